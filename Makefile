@@ -1,0 +1,35 @@
+# The README's two commands: `make demo` and `make test`. Both create the virtual environment when missing.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+# The CPU build of torch (a wheel of it lies on disk); an unpinned torch pulls a multi-GB CUDA build.
+TORCH_PIN ?= torch==2.13.0
+SHARED_DATA := $(abspath ../shared/data)
+ifneq ($(wildcard $(SHARED_DATA)/stackoverflow.csv),)
+export HF_TEXTCLUSTER_DATA_DIR ?= $(SHARED_DATA)
+endif
+export HF_HUB_OFFLINE ?= 1
+export TOKENIZERS_PARALLELISM ?= false
+
+.PHONY: setup demo test bench clean
+
+setup: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q "$(TORCH_PIN)"
+	$(PY) -m pip install -q -e ".[all]" "$(TORCH_PIN)"
+	touch $@
+
+demo: setup
+	$(VENV)/bin/hf-textcluster demo
+
+test: setup
+	$(PY) -m pytest -q
+
+bench: setup
+	$(PY) training/bench.py $(BENCH_ARGS)
+
+clean:
+	rm -rf $(VENV) build *.egg-info
