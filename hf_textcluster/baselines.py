@@ -1,0 +1,102 @@
+"""Reference baselines, the floor of every results table: BoW / TF-IDF + k-means, and encoder embeddings + k-means.
+
+Each baseline is a small estimator with scikit-learn's shape: ``fit_predict(texts) -> cluster ids`` and a
+``random_state``. The SCCL paper's BoW/TF-IDF baselines use 1,500 features; so do these.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+from sklearn.cluster import KMeans
+from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
+
+from .data.validation import validate_texts
+
+BASELINES = ("bow-kmeans", "tfidf-kmeans", "embeddings-kmeans")
+
+
+def _check_num_clusters(num_clusters, num_texts: int) -> None:
+    if isinstance(num_clusters, bool) or not isinstance(num_clusters, (int, np.integer)):
+        raise TypeError(f"`num_clusters` must be an integer, got {type(num_clusters).__name__}.")
+    if num_clusters < 2:
+        raise ValueError(f"`num_clusters` must be at least 2, got {num_clusters}.")
+    if num_clusters > num_texts:
+        raise ValueError(
+            f"`num_clusters` ({num_clusters}) is larger than the number of texts ({num_texts}); "
+            "pass more texts or a smaller `num_clusters`."
+        )
+
+
+@dataclass
+class VectorizerKMeans:
+    """BoW (``kind="bow"``) or TF-IDF (``kind="tfidf"``) features + k-means."""
+
+    num_clusters: int
+    kind: str = "tfidf"
+    max_features: int = 1500
+    n_init: int = 10
+    random_state: int | None = 0
+    labels_: np.ndarray | None = field(default=None, init=False)
+
+    def fit_predict(self, texts: Sequence[str]) -> np.ndarray:
+        texts = validate_texts(texts)
+        _check_num_clusters(self.num_clusters, len(texts))
+        if self.kind not in ("bow", "tfidf"):
+            raise ValueError(f"`kind` must be 'bow' or 'tfidf', got {self.kind!r}.")
+        vectorizer_cls = CountVectorizer if self.kind == "bow" else TfidfVectorizer
+        features = vectorizer_cls(max_features=self.max_features, stop_words="english").fit_transform(texts)
+        kmeans = KMeans(n_clusters=self.num_clusters, n_init=self.n_init, random_state=self.random_state)
+        self.labels_ = kmeans.fit_predict(features)
+        return self.labels_
+
+
+@dataclass
+class EmbeddingKMeans:
+    """Sentence embeddings of a pretrained encoder (pooled and normalised as its sentence-transformers config says)
+    + k-means. ``encoder`` is a hub id or local path; None means the pip-shipped default (all-MiniLM-L6-v2)."""
+
+    num_clusters: int
+    encoder: str | None = None
+    batch_size: int = 128
+    max_length: int | None = None
+    n_init: int = 10
+    random_state: int | None = 0
+    show_progress_bar: bool = True
+    device: str | None = None
+    labels_: np.ndarray | None = field(default=None, init=False)
+    embeddings_: np.ndarray | None = field(default=None, init=False)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        from sentence_transformers import SentenceTransformer
+
+        from .backbones import resolve_encoder
+
+        spec = resolve_encoder(self.encoder)
+        model = SentenceTransformer(spec.name_or_path, device=self.device or "cpu")
+        if self.max_length is not None:
+            model.max_seq_length = self.max_length
+        return model.encode(
+            list(texts), batch_size=self.batch_size, show_progress_bar=self.show_progress_bar, convert_to_numpy=True
+        )
+
+    def fit_predict(self, texts: Sequence[str]) -> np.ndarray:
+        texts = validate_texts(texts)
+        _check_num_clusters(self.num_clusters, len(texts))
+        self.embeddings_ = self.embed(texts)
+        kmeans = KMeans(n_clusters=self.num_clusters, n_init=self.n_init, random_state=self.random_state)
+        self.labels_ = kmeans.fit_predict(self.embeddings_)
+        return self.labels_
+
+
+def make_baseline(method: str, num_clusters: int, random_state: int | None = 0, **kwargs):
+    """A baseline by its CLI name: ``bow-kmeans``, ``tfidf-kmeans`` or ``embeddings-kmeans``."""
+    if method == "bow-kmeans":
+        return VectorizerKMeans(num_clusters, kind="bow", random_state=random_state, **kwargs)
+    if method == "tfidf-kmeans":
+        return VectorizerKMeans(num_clusters, kind="tfidf", random_state=random_state, **kwargs)
+    if method == "embeddings-kmeans":
+        return EmbeddingKMeans(num_clusters, random_state=random_state, **kwargs)
+    raise ValueError(f"Unknown baseline {method!r}; choose one of {', '.join(BASELINES)}.")

@@ -1,0 +1,54 @@
+"""TextClusteringConfig: what every clusterer's config holds (encoder sub-config, K, pooling, max length)."""
+
+from __future__ import annotations
+
+import re
+
+from transformers import AutoConfig, PreTrainedConfig
+from transformers.configuration_utils import SubConfigSpec
+
+POOLING_MODES = ("mean", "cls")
+
+
+class TextClusteringConfig(PreTrainedConfig):
+    r"""
+    Base configuration of a text clusterer: a transformer encoder (a nested config, e.g. ``BertConfig``) whose
+    pooled output is assigned to ``num_clusters`` clusters.
+
+    Args:
+        encoder (`PreTrainedConfig` or `dict`): the encoder's configuration.
+        num_clusters (`int`): K, the number of clusters.
+        pooling (`str`): ``"mean"`` (average of the token states under the attention mask) or ``"cls"``.
+        normalize_embeddings (`bool`): L2-normalise the pooled embedding before the heads.
+        max_length (`int`): texts are truncated to this many tokens (short-text papers use 32).
+        centroids_initialized (`bool`): set once the cluster parameters were fitted (k-means) or trained;
+            an uninitialised clusterer refuses to predict.
+        id2label (`dict[int, str]`): a name per cluster (defaults to ``cluster_<i>``).
+    """
+
+    model_type = "text-clustering"
+    sub_configs_defaults = {"encoder": SubConfigSpec(config_class=AutoConfig, model_type="bert")}
+
+    encoder: PreTrainedConfig | dict | None = None
+    num_clusters: int = 8
+    pooling: str = "mean"
+    normalize_embeddings: bool = False
+    max_length: int = 32
+    centroids_initialized: bool = False
+
+    def __post_init__(self, **kwargs):
+        super().__post_init__(**kwargs)
+        if isinstance(self.num_clusters, bool) or not isinstance(self.num_clusters, int) or self.num_clusters < 2:
+            raise ValueError(f"`num_clusters` must be an integer >= 2, got {self.num_clusters!r}.")
+        if self.pooling not in POOLING_MODES:
+            raise ValueError(f"`pooling` must be one of {POOLING_MODES}, got {self.pooling!r}.")
+        if not isinstance(self.max_length, int) or self.max_length < 1:
+            raise ValueError(f"`max_length` must be a positive integer, got {self.max_length!r}.")
+        if self.id2label is None or len(self.id2label) != self.num_clusters:
+            if self.id2label and not all(re.fullmatch(r"LABEL_\d+", str(v)) for v in self.id2label.values()):
+                raise ValueError(
+                    f"`id2label` names {len(self.id2label)} clusters but `num_clusters` is {self.num_clusters}; "
+                    "give one name per cluster."
+                )
+            self.id2label = {i: f"cluster_{i}" for i in range(self.num_clusters)}
+            self.label2id = {name: i for i, name in self.id2label.items()}

@@ -1,0 +1,97 @@
+"""Clustering metrics: accuracy under the best one-to-one matching (Hungarian), NMI, ARI and purity.
+
+All functions take ground-truth labels and predicted cluster ids of any hashable type; the number of
+predicted clusters may differ from the number of classes (unmatched clusters count as errors in ACC).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+from sklearn import metrics as sk_metrics
+
+
+def _as_label_arrays(labels_true, labels_pred) -> tuple[np.ndarray, np.ndarray]:
+    if labels_true is None or labels_pred is None:
+        raise ValueError("`labels_true` and `labels_pred` must not be None.")
+    y_true = np.asarray(labels_true).reshape(-1)
+    y_pred = np.asarray(labels_pred).reshape(-1)
+    if y_true.shape[0] != y_pred.shape[0]:
+        raise ValueError(
+            f"`labels_true` has {y_true.shape[0]} items but `labels_pred` has {y_pred.shape[0]}; "
+            "pass one prediction per labelled text."
+        )
+    if y_true.shape[0] == 0:
+        raise ValueError("`labels_true` and `labels_pred` are empty; pass at least one labelled prediction.")
+    return y_true, y_pred
+
+
+def contingency_matrix(labels_true, labels_pred) -> np.ndarray:
+    """Counts of (class, cluster) pairs: rows are classes, columns are clusters."""
+    y_true, y_pred = _as_label_arrays(labels_true, labels_pred)
+    return sk_metrics.cluster.contingency_matrix(y_true, y_pred)
+
+
+def best_cluster_to_class_mapping(labels_true, labels_pred) -> dict[Any, Any]:
+    """The one-to-one map cluster -> class that maximises the number of matches (Hungarian algorithm).
+
+    Clusters left without a class (more clusters than classes) are absent from the map.
+    """
+    y_true, y_pred = _as_label_arrays(labels_true, labels_pred)
+    classes, true_idx = np.unique(y_true, return_inverse=True)
+    clusters, pred_idx = np.unique(y_pred, return_inverse=True)
+    counts = np.zeros((len(clusters), len(classes)), dtype=np.int64)
+    np.add.at(counts, (pred_idx, true_idx), 1)
+    rows, cols = linear_sum_assignment(counts, maximize=True)
+    return {clusters[r].item(): classes[c].item() for r, c in zip(rows, cols)}
+
+
+def cluster_accuracy(labels_true, labels_pred) -> float:
+    """ACC: the fraction of texts whose cluster maps to their class under the best one-to-one matching."""
+    y_true, y_pred = _as_label_arrays(labels_true, labels_pred)
+    counts = contingency_matrix(y_true, y_pred)  # classes x clusters
+    rows, cols = linear_sum_assignment(counts, maximize=True)
+    return float(counts[rows, cols].sum() / y_true.shape[0])
+
+
+def purity(labels_true, labels_pred) -> float:
+    """Each cluster takes its most frequent class (several clusters may take the same one)."""
+    counts = contingency_matrix(labels_true, labels_pred)
+    return float(counts.max(axis=0).sum() / counts.sum())
+
+
+def normalized_mutual_info(labels_true, labels_pred) -> float:
+    y_true, y_pred = _as_label_arrays(labels_true, labels_pred)
+    return float(sk_metrics.normalized_mutual_info_score(y_true, y_pred))
+
+
+def adjusted_rand_index(labels_true, labels_pred) -> float:
+    y_true, y_pred = _as_label_arrays(labels_true, labels_pred)
+    return float(sk_metrics.adjusted_rand_score(y_true, y_pred))
+
+
+def clustering_scores(labels_true, labels_pred, prefix: str = "") -> dict[str, float]:
+    """ACC, NMI, ARI and purity in one dict (keys optionally prefixed, e.g. ``kmeans_acc``)."""
+    return {
+        f"{prefix}acc": cluster_accuracy(labels_true, labels_pred),
+        f"{prefix}nmi": normalized_mutual_info(labels_true, labels_pred),
+        f"{prefix}ari": adjusted_rand_index(labels_true, labels_pred),
+        f"{prefix}purity": purity(labels_true, labels_pred),
+    }
+
+
+def compute_metrics(eval_pred) -> dict[str, float]:
+    """A ``compute_metrics`` for ``transformers.Trainer``.
+
+    ``eval_pred.predictions`` are soft assignments / logits (N x K, argmax taken) or cluster ids (N,);
+    ``eval_pred.label_ids`` are the ground-truth classes.
+    """
+    predictions, label_ids = eval_pred.predictions, eval_pred.label_ids
+    if isinstance(predictions, (tuple, list)):
+        predictions = predictions[0]
+    predictions = np.asarray(predictions)
+    if predictions.ndim == 2:
+        predictions = predictions.argmax(axis=-1)
+    return clustering_scores(label_ids, predictions)

@@ -1,0 +1,297 @@
+"""TextClusteringPreTrainedModel: an encoder + pooling whose embedding is assigned to clusters by a method's head."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+from tqdm.auto import tqdm
+from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedModel
+from transformers.utils import ModelOutput, logging
+
+from .backbones import resolve_encoder
+from .configuration_utils import TextClusteringConfig
+from .data.validation import validate_texts
+from .layers import StudentTAssignment
+
+logger = logging.get_logger(__name__)
+
+
+@dataclass
+class ClusteringOutput(ModelOutput):
+    """Output of a clusterer's forward.
+
+    Args:
+        loss: the training objective, when the forward computed one.
+        embeddings: pooled text embeddings (batch x hidden).
+        cluster_probs: soft cluster assignment q (batch x K), rows sum to 1.
+        logits: log q, so that ``argmax(logits)`` is the cluster and ``Trainer`` metrics work unchanged.
+    """
+
+    loss: torch.FloatTensor | None = None
+    embeddings: torch.FloatTensor | None = None
+    cluster_probs: torch.FloatTensor | None = None
+    logits: torch.FloatTensor | None = None
+
+
+def mean_pool(token_states: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    mask = attention_mask.unsqueeze(-1).to(token_states.dtype)
+    return (token_states * mask).sum(dim=1) / mask.sum(dim=1).clamp_min(1e-9)
+
+
+class TextClusteringPreTrainedModel(PreTrainedModel):
+    """Base class of all clusterers: builds the encoder from ``config.encoder`` (never downloads in ``__init__``),
+    pools its token states into one embedding per text, and hands the embedding to the method's cluster head
+    (``cluster_probabilities``). Holds an optional ``tokenizer`` so that ``embed``/``predict`` take raw texts and
+    ``save_pretrained`` writes a self-contained directory."""
+
+    config_class = TextClusteringConfig
+    config: TextClusteringConfig
+    base_model_prefix = "encoder"
+    main_input_name = "input_ids"
+    supports_gradient_checkpointing = True
+    _supports_sdpa = True
+
+    def __init__(self, config: TextClusteringConfig):
+        super().__init__(config)
+        self.encoder = AutoModel.from_config(config.encoder)
+        self.tokenizer = None
+
+    # ----- weights -------------------------------------------------------------------------------------------
+    @torch.no_grad()
+    def _init_weights(self, module):
+        if module is not self.encoder and any(module is m for m in self.encoder.modules()):
+            self.encoder._init_weights(module)
+            return
+        super()._init_weights(module)
+        if isinstance(module, StudentTAssignment):
+            # Placeholder values: real centroids come from k-means on the corpus (`initialize_centroids`).
+            nn.init.normal_(module.centroids, mean=0.0, std=0.02)
+
+    def _check_centroids_initialized(self):
+        if not self.config.centroids_initialized:
+            raise RuntimeError(
+                f"This {type(self).__name__}'s clusters were never initialised: train it (the trainer runs k-means "
+                "first) or call `model.initialize_centroids(texts)` before predicting."
+            )
+
+    # ----- forward -------------------------------------------------------------------------------------------
+    def pool(self, token_states: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        if self.config.pooling == "cls":
+            pooled = token_states[:, 0]
+        else:
+            pooled = mean_pool(token_states, attention_mask)
+        if self.config.normalize_embeddings:
+            pooled = nn.functional.normalize(pooled, dim=-1)
+        return pooled
+
+    def encode(self, input_ids, attention_mask, token_type_ids=None) -> torch.Tensor:
+        """Pooled embeddings of already tokenized texts (gradients flow; used by the trainers)."""
+        encoder_inputs = {"input_ids": input_ids, "attention_mask": attention_mask}
+        if token_type_ids is not None:
+            encoder_inputs["token_type_ids"] = token_type_ids
+        token_states = self.encoder(**encoder_inputs).last_hidden_state
+        return self.pool(token_states, attention_mask)
+
+    def cluster_probabilities(self, embeddings: torch.Tensor) -> torch.Tensor:
+        """Soft assignment (batch x K) of pooled embeddings; each method defines its own head."""
+        raise NotImplementedError
+
+    def forward(
+        self,
+        input_ids: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        token_type_ids: torch.Tensor | None = None,
+        return_dict: bool | None = None,
+    ) -> ClusteringOutput | tuple:
+        if input_ids is None:
+            raise ValueError("`input_ids` is required: tokenize the texts first, or call `model.predict(texts)`.")
+        if attention_mask is None:
+            attention_mask = torch.ones_like(input_ids)
+        embeddings = self.encode(input_ids, attention_mask, token_type_ids)
+        probs = self.cluster_probabilities(embeddings)
+        output = ClusteringOutput(embeddings=embeddings, cluster_probs=probs, logits=torch.log(probs.clamp_min(1e-12)))
+        return output if return_dict is not False else output.to_tuple()
+
+    # ----- clusters ------------------------------------------------------------------------------------------
+    def set_centroids(self, centroids: torch.Tensor | np.ndarray) -> None:
+        """Write K x d cluster centres into the method's head (k-means initialisation)."""
+        raise NotImplementedError(f"{type(self).__name__} has no centroids to set.")
+
+    def initialize_centroids(
+        self,
+        texts: Sequence[str] | None = None,
+        embeddings: np.ndarray | None = None,
+        random_state: int | None = 0,
+        n_init: int = 10,
+        batch_size: int = 128,
+        show_progress_bar: bool | None = None,
+    ) -> np.ndarray:
+        """Fit k-means (K = ``config.num_clusters``) on the embeddings of ``texts`` and use its centres as the
+        initial centroids. Returns the k-means labels."""
+        from sklearn.cluster import KMeans
+
+        if embeddings is None:
+            texts = validate_texts(texts)
+            embeddings = self.embed(texts, batch_size=batch_size, show_progress_bar=show_progress_bar)
+        embeddings = np.asarray(embeddings, dtype=np.float32)
+        num_clusters = self.config.num_clusters
+        if embeddings.shape[0] < num_clusters:
+            raise ValueError(
+                f"`num_clusters` ({num_clusters}) is larger than the number of texts ({embeddings.shape[0]}); "
+                "pass more texts or a smaller `num_clusters`."
+            )
+        kmeans = KMeans(n_clusters=num_clusters, n_init=n_init, random_state=random_state).fit(embeddings)
+        self.set_centroids(kmeans.cluster_centers_)
+        self.config.centroids_initialized = True
+        return kmeans.labels_
+
+    # ----- raw-text conveniences -----------------------------------------------------------------------------
+    def _require_tokenizer(self):
+        if self.tokenizer is None:
+            raise ValueError(
+                f"{type(self).__name__} has no tokenizer: the directory it was loaded from has none. Pass "
+                "`tokenizer=AutoTokenizer.from_pretrained(<encoder>)` to `from_pretrained`, or set `model.tokenizer`."
+            )
+        return self.tokenizer
+
+    def tokenize(self, texts: Sequence[str], padding: bool | str = True) -> dict[str, torch.Tensor]:
+        tokenizer = self._require_tokenizer()
+        return tokenizer(
+            list(texts), padding=padding, truncation=True, max_length=self.config.max_length, return_tensors="pt"
+        )
+
+    @torch.inference_mode()
+    def _batched_forward(self, texts, batch_size, show_progress_bar, want) -> np.ndarray:
+        texts = validate_texts(texts)
+        if not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"`batch_size` must be a positive integer, got {batch_size!r}.")
+        was_training = self.training
+        self.eval()
+        # Sort by length so that each batch pads to similar lengths (as sentence-transformers does).
+        order = np.argsort([-len(t) for t in texts], kind="stable")
+        chunks = []
+        if show_progress_bar is None:
+            show_progress_bar = len(texts) > 10 * batch_size and logger.getEffectiveLevel() <= logging.INFO
+        try:
+            for start in tqdm(range(0, len(texts), batch_size), desc=want.capitalize(), disable=not show_progress_bar):
+                batch = [texts[i] for i in order[start : start + batch_size]]
+                inputs = {k: v.to(self.device) for k, v in self.tokenize(batch).items()}
+                embeddings = self.encode(**inputs)
+                result = embeddings if want == "embedding" else self.cluster_probabilities(embeddings)
+                chunks.append(result.float().cpu().numpy())
+        finally:
+            self.train(was_training)
+        stacked = np.concatenate(chunks, axis=0)
+        out = np.empty_like(stacked)
+        out[order] = stacked
+        return out
+
+    def embed(self, texts: Sequence[str], batch_size: int = 64, show_progress_bar: bool | None = None) -> np.ndarray:
+        """Pooled embeddings (N x hidden) of raw texts, batched, as a numpy array."""
+        return self._batched_forward(texts, batch_size, show_progress_bar, "embedding")
+
+    def predict_proba(
+        self, texts: Sequence[str], batch_size: int = 64, show_progress_bar: bool | None = None
+    ) -> np.ndarray:
+        """Soft cluster assignments (N x K) of raw texts."""
+        self._check_centroids_initialized()
+        return self._batched_forward(texts, batch_size, show_progress_bar, "probabilities")
+
+    def predict(self, texts: Sequence[str], batch_size: int = 64, show_progress_bar: bool | None = None) -> np.ndarray:
+        """Cluster ids (N,) of raw texts."""
+        return self.predict_proba(texts, batch_size, show_progress_bar).argmax(axis=-1)
+
+    # ----- construction, loading and saving ------------------------------------------------------------------
+    @classmethod
+    def from_encoder_pretrained(
+        cls, encoder: str | os.PathLike | None = None, num_clusters: int = 8, **config_kwargs
+    ) -> "TextClusteringPreTrainedModel":
+        """A new clusterer around a pretrained encoder (hub id or local path; None = the pip-shipped default).
+
+        Pooling and max length follow a sentence-transformers folder's metadata unless given. The cluster
+        parameters are not fitted yet: the trainer (or ``initialize_centroids``) does that.
+        """
+        spec = resolve_encoder(encoder)
+        config_kwargs.setdefault("pooling", spec.pooling)
+        encoder_model = AutoModel.from_pretrained(spec.name_or_path)
+        tokenizer = AutoTokenizer.from_pretrained(spec.name_or_path)
+        config = cls.config_class(encoder=encoder_model.config.to_dict(), num_clusters=num_clusters, **config_kwargs)
+        model = cls(config)
+        model.encoder.load_state_dict(encoder_model.state_dict())
+        model.tokenizer = tokenizer
+        model.config.name_or_path = spec.name_or_path
+        return model
+
+    @classmethod
+    def _expected_model_types(cls) -> set[str] | None:
+        if cls.config_class is TextClusteringConfig:
+            return None  # the base class loads any clusterer
+        return {cls.config_class.model_type}
+
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path, *model_args, tokenizer=None, **kwargs):
+        path = str(pretrained_model_name_or_path)
+        config = kwargs.pop("config", None)
+        num_clusters = kwargs.pop("num_clusters", None)
+        hub_kwargs = {k: kwargs[k] for k in ("revision", "token", "cache_dir", "local_files_only") if k in kwargs}
+        if config is None:
+            config = AutoConfig.from_pretrained(path, **hub_kwargs)
+        expected = cls._expected_model_types()
+        if not isinstance(config, TextClusteringConfig) or (expected and config.model_type not in expected):
+            raise ValueError(
+                f"The checkpoint at {path!r} is a {config.model_type!r} model, not "
+                f"{' or '.join(sorted(expected)) if expected else 'an hf_textcluster clusterer'}. Load it with "
+                "`AutoModel.from_pretrained` (after `import hf_textcluster`) or with its own model class."
+            )
+        if num_clusters is not None and num_clusters != config.num_clusters:
+            raise ValueError(
+                f"`num_clusters={num_clusters}` disagrees with the checkpoint at {path!r}, whose centroids are for "
+                f"{config.num_clusters} clusters. Omit `num_clusters`, or train a new model with "
+                "`from_encoder_pretrained(..., num_clusters=...)`."
+            )
+        kwargs.setdefault("use_safetensors", True)  # loading never unpickles
+        try:
+            model = super().from_pretrained(path, *model_args, config=config, **kwargs)
+        except Exception as err:
+            if "safetensors" in type(err).__module__ or "header" in str(err).lower() or "deserializ" in str(err).lower():
+                raise OSError(
+                    f"The weights file in {path!r} is corrupted or incomplete ({err}). Re-download or re-save the model."
+                ) from err
+            raise
+        if tokenizer is None:
+            try:
+                tokenizer = AutoTokenizer.from_pretrained(path, **hub_kwargs)
+            except Exception as err:  # noqa: BLE001 - a missing tokenizer is reported when texts are used
+                logger.warning(
+                    f"No tokenizer could be loaded from {path!r} ({type(err).__name__}). `predict`/`embed` and the "
+                    "pipeline need one: pass `tokenizer=` or set `model.tokenizer`."
+                )
+        model.tokenizer = tokenizer
+        return model
+
+    def save_pretrained(self, save_directory: str | os.PathLike, *args, **kwargs):
+        """Save config, ``model.safetensors`` and the tokenizer. Files are written to a temporary folder first and
+        moved into place, so an interrupted save never leaves a half-written checkpoint behind."""
+        if kwargs.get("push_to_hub"):
+            return super().save_pretrained(save_directory, *args, **kwargs)
+        save_directory = os.fspath(save_directory)
+        os.makedirs(save_directory, exist_ok=True)
+        staging = tempfile.mkdtemp(prefix=".saving-", dir=save_directory)
+        try:
+            super().save_pretrained(staging, *args, **kwargs)
+            if self.tokenizer is not None:
+                self.tokenizer.save_pretrained(staging)
+            for name in os.listdir(staging):
+                target = os.path.join(save_directory, name)
+                if os.path.isdir(target) and not os.path.islink(target):
+                    shutil.rmtree(target)
+                os.replace(os.path.join(staging, name), target)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)

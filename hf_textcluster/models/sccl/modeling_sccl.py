@@ -1,0 +1,39 @@
+"""SCCL model: encoder ψ, contrast head g and clustering head f (centroids + Student's t, Eq. 3)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ...layers import ProjectionHead, StudentTAssignment
+from ...modeling_utils import TextClusteringPreTrainedModel
+from .configuration_sccl import SCCLConfig
+
+
+class SCCLModel(TextClusteringPreTrainedModel):
+    config_class = SCCLConfig
+    config: SCCLConfig
+
+    def __init__(self, config: SCCLConfig):
+        super().__init__(config)
+        hidden_size = config.encoder.hidden_size
+        self.contrast_head = ProjectionHead(hidden_size, hidden_size, config.contrast_dim)
+        self.cluster_head = StudentTAssignment(config.num_clusters, hidden_size, alpha=config.alpha)
+        self.post_init()
+
+    def contrast_features(self, embeddings: torch.Tensor) -> torch.Tensor:
+        """z = g(ψ(x)), the features the instance contrastive loss compares."""
+        return self.contrast_head(embeddings)
+
+    def cluster_probabilities(self, embeddings: torch.Tensor) -> torch.Tensor:
+        return self.cluster_head(embeddings)
+
+    def set_centroids(self, centroids) -> None:
+        centroids = torch.as_tensor(np.asarray(centroids), dtype=self.cluster_head.centroids.dtype)
+        if tuple(centroids.shape) != tuple(self.cluster_head.centroids.shape):
+            raise ValueError(
+                f"Centroids of shape {tuple(centroids.shape)} do not fit this model "
+                f"({tuple(self.cluster_head.centroids.shape)} = num_clusters x hidden_size)."
+            )
+        with torch.no_grad():
+            self.cluster_head.centroids.copy_(centroids.to(self.cluster_head.centroids.device))

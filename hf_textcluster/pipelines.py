@@ -1,0 +1,82 @@
+"""The ``text-clustering`` pipeline: texts -> ``{"cluster", "label", "score"}`` from any hf_textcluster model."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from transformers import Pipeline
+
+from .data.validation import validate_texts
+
+DEFAULT_BATCH_SIZE = 64
+
+
+class TextClusteringPipeline(Pipeline):
+    """Assigns texts to the clusters of a trained clusterer.
+
+    ``clusterer(texts)`` returns, per text, ``{"cluster": int, "label": str, "score": float}`` (the most likely
+    cluster, its name from ``config.id2label`` and its soft-assignment probability); with ``top_k=k`` a list of
+    the k most likely clusters per text. Lists are processed in batches (default 64), sorted by length so that
+    each batch pads little, and returned in the input order.
+    """
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("batch_size", DEFAULT_BATCH_SIZE)
+        super().__init__(*args, **kwargs)
+        if self.tokenizer is None:
+            self.tokenizer = getattr(self.model, "tokenizer", None)
+        if self.tokenizer is None:
+            raise ValueError("The text-clustering pipeline needs a tokenizer: pass `tokenizer=` to `pipeline(...)`.")
+        if not hasattr(self.model, "cluster_probabilities"):
+            raise ValueError(
+                f"{type(self.model).__name__} is not an hf_textcluster clusterer; the text-clustering pipeline needs "
+                "a model such as SCCLModel (load it with AutoModel after `import hf_textcluster`)."
+            )
+        self.model._check_centroids_initialized()
+
+    def _sanitize_parameters(self, top_k=None, max_length=None, **kwargs):
+        preprocess_params = {}
+        if max_length is not None:
+            preprocess_params["max_length"] = max_length
+        postprocess_params = {}
+        if top_k is not None:
+            num_clusters = self.model.config.num_clusters
+            if not isinstance(top_k, int) or not 1 <= top_k <= num_clusters:
+                raise ValueError(f"`top_k` must be an integer between 1 and {num_clusters}, got {top_k!r}.")
+            postprocess_params["top_k"] = top_k
+        return preprocess_params, {}, postprocess_params
+
+    def __call__(self, inputs, **kwargs):
+        if isinstance(inputs, str):
+            validate_texts([inputs], argument_name="inputs")
+            return super().__call__([inputs], **kwargs)[0]
+        if isinstance(inputs, (list, tuple)):
+            texts = validate_texts(list(inputs), argument_name="inputs")
+            order = np.argsort([-len(t) for t in texts], kind="stable")
+            results = super().__call__([texts[i] for i in order], **kwargs)
+            unsorted = [None] * len(texts)
+            for position, result in zip(order, results):
+                unsorted[position] = result
+            return unsorted
+        return super().__call__(inputs, **kwargs)  # datasets / generators stream through unchanged
+
+    def preprocess(self, text, max_length=None):
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError(f"Every input must be a non-empty string, got {text!r}.")
+        return self.tokenizer(
+            text, truncation=True, max_length=max_length or self.model.config.max_length, return_tensors="pt"
+        )
+
+    def _forward(self, model_inputs):
+        return {"cluster_probs": self.model(**model_inputs).cluster_probs}
+
+    def postprocess(self, model_outputs, top_k=None):
+        probs = model_outputs["cluster_probs"][0].float()
+        id2label = self.model.config.id2label
+        k = top_k or 1
+        scores, clusters = torch.topk(probs, k)
+        results = [
+            {"cluster": int(c), "label": id2label.get(int(c), f"cluster_{int(c)}"), "score": float(s)}
+            for s, c in zip(scores, clusters)
+        ]
+        return results if top_k is not None else results[0]

@@ -1,0 +1,224 @@
+"""ClusteringTrainer: the Trainer shared by all clusterers (text collation, two learning rates, k-means
+initialisation before the first step, clustering evaluation from the head and from k-means on embeddings)."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+from transformers import Trainer, TrainingArguments
+from transformers.utils import logging
+
+from .metrics import clustering_scores
+
+logger = logging.get_logger(__name__)
+
+
+@dataclass
+class ClusteringTrainingArguments(TrainingArguments):
+    """``TrainingArguments`` plus what clustering training needs. ``remove_unused_columns`` defaults to False:
+    the datasets hold raw text columns that the collator tokenizes."""
+
+    head_learning_rate: float | None = field(
+        default=None,
+        metadata={"help": "Learning rate of the heads and centroids (default: 100 x learning_rate, as in SCCL)."},
+    )
+    kmeans_n_init: int = field(default=10, metadata={"help": "k-means restarts (initialisation and evaluation)."})
+    eval_kmeans: bool = field(
+        default=True, metadata={"help": "Also evaluate k-means on the learned embeddings (the SCCL paper's protocol)."}
+    )
+    pad_to_max_length: bool = field(
+        default=False, metadata={"help": "Pad every batch to max_length instead of the longest text (dynamic)."}
+    )
+    remove_unused_columns: bool = field(default=False, metadata={"help": "Keep raw text columns for the collator."})
+
+
+class TextViewsCollator:
+    """Tokenizes one or more text columns of a batch of rows into ``{prefix}input_ids`` / ``{prefix}attention_mask``.
+
+    All views are tokenized in one call and padded to one common length, so a trainer can run them through the
+    encoder as one concatenated batch. ``index`` (row positions in the dataset) is passed through when present.
+    """
+
+    def __init__(self, tokenizer, max_length: int, views: dict[str, str], pad_to_max_length: bool = False):
+        self.tokenizer = tokenizer
+        self.max_length = max_length
+        self.views = views  # output prefix -> dataset column
+        self.pad_to_max_length = pad_to_max_length
+
+    def __call__(self, rows: Sequence[dict[str, Any]]) -> dict[str, torch.Tensor]:
+        texts = []
+        for column in self.views.values():
+            texts.extend(row[column] for row in rows)
+        encoded = self.tokenizer(
+            texts,
+            padding="max_length" if self.pad_to_max_length else True,
+            truncation=True,
+            max_length=self.max_length,
+            return_tensors="pt",
+        )
+        batch: dict[str, torch.Tensor] = {}
+        n = len(rows)
+        for view_index, prefix in enumerate(self.views):
+            for key, value in encoded.items():
+                batch[f"{prefix}{key}"] = value[view_index * n : (view_index + 1) * n]
+        if "index" in rows[0]:
+            batch["index"] = torch.tensor([row["index"] for row in rows], dtype=torch.long)
+        return batch
+
+
+class ClusteringTrainer(Trainer):
+    """Base trainer of all clusterers. Subclasses set ``views`` (prefix -> text column) and implement
+    ``compute_loss``, recording each loss term with ``self.record_loss_terms`` so they show up in the logs."""
+
+    views: dict[str, str] = {"": "text"}
+    # compute_loss returns a per-batch mean: the Trainer must divide it under gradient accumulation.
+    loss_is_scaled_for_ga = False
+
+    def __init__(self, model=None, args: TrainingArguments | None = None, data_collator=None, **kwargs):
+        if args is None:
+            args = ClusteringTrainingArguments(output_dir="tmp_trainer")
+        if args.remove_unused_columns:
+            raise ValueError(
+                "`remove_unused_columns=True` would drop the raw text columns the collator tokenizes; "
+                "use `ClusteringTrainingArguments` (it defaults to False) or pass `remove_unused_columns=False`."
+            )
+        kwargs.setdefault("processing_class", getattr(model, "tokenizer", None))
+        if kwargs["processing_class"] is None:
+            raise ValueError("The model has no tokenizer: pass `processing_class=` (the encoder's tokenizer).")
+        for name in ("train_dataset", "eval_dataset"):
+            dataset = kwargs.get(name)
+            if dataset is not None and hasattr(dataset, "column_names") and "text" not in dataset.column_names:
+                raise ValueError(f"`{name}` needs a 'text' column; it has {dataset.column_names}.")
+        if data_collator is None:
+            data_collator = TextViewsCollator(
+                kwargs["processing_class"],
+                model.config.max_length,
+                self.views,
+                pad_to_max_length=getattr(args, "pad_to_max_length", False),
+            )
+        super().__init__(model=model, args=args, data_collator=data_collator, **kwargs)
+        self._loss_terms: dict[str, list[float]] = {}
+
+    # ----- loss bookkeeping ----------------------------------------------------------------------------------
+    def record_loss_terms(self, **terms: torch.Tensor) -> None:
+        if self.model.training:
+            for name, value in terms.items():
+                self._loss_terms.setdefault(name, []).append(float(value.detach()))
+
+    def log(self, logs: dict[str, float], *args, **kwargs) -> None:
+        if "loss" in logs and self._loss_terms:
+            for name, values in self._loss_terms.items():
+                logs[f"loss_{name}"] = round(float(np.mean(values)), 6)
+            self._loss_terms = {}
+        super().log(logs, *args, **kwargs)
+
+    @staticmethod
+    def encode_views(model, inputs: dict[str, torch.Tensor], prefixes: Sequence[str]) -> list[torch.Tensor]:
+        """Run several tokenized views through the encoder as one batch; returns one embedding tensor per view."""
+        input_ids = torch.cat([inputs[f"{p}input_ids"] for p in prefixes])
+        attention_mask = torch.cat([inputs[f"{p}attention_mask"] for p in prefixes])
+        token_type_ids = None
+        if f"{prefixes[0]}token_type_ids" in inputs:
+            token_type_ids = torch.cat([inputs[f"{p}token_type_ids"] for p in prefixes])
+        embeddings = model.encode(input_ids, attention_mask, token_type_ids)
+        return list(embeddings.chunk(len(prefixes)))
+
+    # ----- optimisation --------------------------------------------------------------------------------------
+    def create_optimizer(self, model=None):
+        """Two learning rates: ``learning_rate`` for the encoder, ``head_learning_rate`` for heads and centroids."""
+        opt_model = self.model if model is None else model
+        if self.optimizer is None:
+            head_lr = getattr(self.args, "head_learning_rate", None) or self.args.learning_rate * 100
+            encoder_params, head_params = [], []
+            for name, param in opt_model.named_parameters():
+                if param.requires_grad:
+                    (encoder_params if name.startswith("encoder.") else head_params).append(param)
+            groups = [
+                {"params": encoder_params, "lr": self.args.learning_rate, "weight_decay": self.args.weight_decay},
+                {"params": head_params, "lr": head_lr, "weight_decay": 0.0},
+            ]
+            optimizer_cls, optimizer_kwargs = self.get_optimizer_cls_and_kwargs(self.args, opt_model)
+            optimizer_kwargs.pop("lr", None)
+            self.optimizer = optimizer_cls([g for g in groups if g["params"]], **optimizer_kwargs)
+        return self.optimizer
+
+    # ----- cluster initialisation ----------------------------------------------------------------------------
+    def initialize_clusters(self) -> None:
+        """k-means on the embeddings of the training texts; its centres become the initial centroids."""
+        if self.train_dataset is None:
+            raise ValueError("Pass a `train_dataset`: its texts initialise the clusters.")
+        texts = self.train_dataset["text"]
+        if len(texts) < self.model.config.num_clusters:
+            raise ValueError(
+                f"`num_clusters` ({self.model.config.num_clusters}) is larger than the number of training texts "
+                f"({len(texts)}); pass more texts or a smaller `num_clusters`."
+            )
+        start = time.perf_counter()
+        self.model.initialize_centroids(
+            texts,
+            random_state=self.args.seed,
+            n_init=getattr(self.args, "kmeans_n_init", 10),
+            batch_size=self.args.per_device_eval_batch_size,
+            show_progress_bar=not self.args.disable_tqdm,
+        )
+        logger.info(f"Initialised {self.model.config.num_clusters} centroids by k-means in {time.perf_counter() - start:.1f}s.")
+
+    def train(self, resume_from_checkpoint: str | bool | None = None, **kwargs):
+        # A resumed run restores trained centroids from its checkpoint; a fresh run fits them first.
+        if not resume_from_checkpoint and not self.model.config.centroids_initialized:
+            self.initialize_clusters()
+        return super().train(resume_from_checkpoint=resume_from_checkpoint, **kwargs)
+
+    # ----- evaluation ----------------------------------------------------------------------------------------
+    def evaluate(self, eval_dataset=None, ignore_keys=None, metric_key_prefix: str = "eval") -> dict[str, float]:
+        """ACC/NMI/ARI/purity of the cluster head's argmax and (``eval_kmeans``) of k-means on the embeddings."""
+        dataset = eval_dataset if eval_dataset is not None else self.eval_dataset
+        if dataset is None:
+            raise ValueError("Pass an `eval_dataset` (with a 'text' column, and 'label' for ACC/NMI).")
+        start = time.perf_counter()
+        metrics = evaluate_clusterer(
+            self.model,
+            dataset["text"],
+            dataset["label"] if "label" in dataset.column_names else None,
+            batch_size=self.args.per_device_eval_batch_size,
+            kmeans=getattr(self.args, "eval_kmeans", True),
+            n_init=getattr(self.args, "kmeans_n_init", 10),
+            random_state=self.args.seed,
+            show_progress_bar=not self.args.disable_tqdm,
+        )
+        metrics = {f"{metric_key_prefix}_{k}": v for k, v in metrics.items()}
+        metrics[f"{metric_key_prefix}_runtime"] = round(time.perf_counter() - start, 4)
+        self.log(metrics)
+        self.control = self.callback_handler.on_evaluate(self.args, self.state, self.control, metrics)
+        return metrics
+
+
+def evaluate_clusterer(
+    model,
+    texts: Sequence[str],
+    labels: Sequence[int] | None = None,
+    batch_size: int = 64,
+    kmeans: bool = True,
+    n_init: int = 10,
+    random_state: int | None = 0,
+    show_progress_bar: bool | None = None,
+) -> dict[str, float]:
+    """Clustering quality of a clusterer on ``texts``: from its head (``acc``, ``nmi``, ...) and, with ``kmeans``,
+    from k-means on its embeddings (``kmeans_acc``, ...). Without labels, only the number of used clusters."""
+    from sklearn.cluster import KMeans
+
+    embeddings = model.embed(texts, batch_size=batch_size, show_progress_bar=show_progress_bar)
+    with torch.no_grad():
+        probs = model.cluster_probabilities(torch.from_numpy(embeddings).to(model.device))
+    head_pred = probs.argmax(dim=-1).cpu().numpy()
+    metrics: dict[str, float] = {"clusters_used": float(len(np.unique(head_pred)))}
+    if labels is not None:
+        metrics.update(clustering_scores(labels, head_pred))
+    if kmeans and labels is not None:
+        km = KMeans(n_clusters=model.config.num_clusters, n_init=n_init, random_state=random_state)
+        metrics.update(clustering_scores(labels, km.fit_predict(embeddings), prefix="kmeans_"))
+    return metrics

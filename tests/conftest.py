@@ -1,0 +1,83 @@
+"""Shared fixtures: tiny randomly initialised encoders built from a config (no download), offline settings."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+WORDS = (
+    "how do i join two tables in oracle sql query select from where database index python list dict sort "
+    "file read write open java class method string int array loop error exception install package linux bash "
+    "shell script command line apple cocoa window view button click event matlab plot matrix vector excel "
+    "cell formula sheet hibernate spring bean session mapping haskell monad type function scala actor akka"
+).split()
+
+
+def shared_data_dir() -> Path | None:
+    candidate = os.environ.get("HF_TEXTCLUSTER_DATA_DIR") or str(REPO_ROOT.parent / "shared" / "data")
+    path = Path(candidate)
+    return path if (path / "stackoverflow.csv").is_file() else None
+
+
+@pytest.fixture(scope="session")
+def tiny_encoder_dir(tmp_path_factory) -> Path:
+    """A 2-layer, 32-wide BERT with a WordPiece vocabulary of the words above, saved like any checkpoint."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+    from transformers import BertConfig, BertModel, PreTrainedTokenizerFast
+
+    path = tmp_path_factory.mktemp("tiny-bert")
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + sorted(set(WORDS)) + list("abcdefghijklmnopqrstuvwxyz?")
+    vocab_map = {token: i for i, token in enumerate(dict.fromkeys(vocab))}
+    backend = Tokenizer(models.WordPiece(vocab_map, unk_token="[UNK]"))
+    backend.normalizer = normalizers.BertNormalizer(lowercase=True)
+    backend.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    from tokenizers import processors
+
+    backend.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", special_tokens=[("[CLS]", vocab_map["[CLS]"]), ("[SEP]", vocab_map["[SEP]"])]
+    )
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=backend,
+        unk_token="[UNK]",
+        pad_token="[PAD]",
+        cls_token="[CLS]",
+        sep_token="[SEP]",
+        mask_token="[MASK]",
+    )
+    config = BertConfig(
+        vocab_size=len(vocab_map),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+    )
+    import torch
+
+    torch.manual_seed(0)
+    BertModel(config).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def toy_corpus() -> tuple[list[str], list[int]]:
+    """120 short texts in 3 topics, deterministic, with labels."""
+    import random
+
+    rng = random.Random(0)
+    topics = [WORDS[0:17], WORDS[17:33], WORDS[33:]]
+    texts, labels = [], []
+    for i in range(120):
+        label = i % 3
+        texts.append(" ".join(rng.choice(topics[label]) for _ in range(rng.randint(3, 9))))
+        labels.append(label)
+    return texts, labels
