@@ -227,7 +227,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         model.encoder.load_state_dict(encoder_model.state_dict())
         model.tokenizer = tokenizer
         model.config.name_or_path = spec.name_or_path
-        return model
+        return model.eval()  # like from_pretrained: dropout off until a trainer calls train()
 
     @classmethod
     def _expected_model_types(cls) -> set[str] | None:
@@ -247,7 +247,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         if not isinstance(config, TextClusteringConfig) or (expected and config.model_type not in expected):
             raise ValueError(
                 f"The checkpoint at {path!r} is a {config.model_type!r} model, not "
-                f"{' or '.join(sorted(expected)) if expected else 'an hf_textcluster clusterer'}. Load it with "
+                f"{' or '.join(repr(t) for t in sorted(expected)) if expected else 'an hf_textcluster clusterer'}. Load it with "
                 "`AutoModel.from_pretrained` (after `import hf_textcluster`) or with its own model class."
             )
         if num_clusters is not None and num_clusters != config.num_clusters:

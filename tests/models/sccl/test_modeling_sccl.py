@@ -1,0 +1,171 @@
+"""SCCLModel: config, forward, centroids, save/load round trips and the errors a user can hit."""
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+from transformers import AutoConfig, AutoModel, AutoTokenizer
+
+import hf_textcluster  # noqa: F401  (registers the Auto classes)
+from hf_textcluster import SCCLConfig, SCCLModel
+
+
+@pytest.fixture()
+def fitted_model(tiny_encoder_dir, toy_corpus):
+    texts, _ = toy_corpus
+    torch.manual_seed(0)
+    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model.initialize_centroids(texts, random_state=0)
+    return model
+
+
+def test_config_defaults_and_validation():
+    config = SCCLConfig(encoder={"model_type": "bert", "hidden_size": 32, "num_attention_heads": 2}, num_clusters=4)
+    assert config.encoder.hidden_size == 32 and config.contrast_dim == 128 and config.eta == 10.0
+    assert config.id2label == {0: "cluster_0", 1: "cluster_1", 2: "cluster_2", 3: "cluster_3"}
+    with pytest.raises(ValueError, match="num_clusters"):
+        SCCLConfig(num_clusters=1)
+    with pytest.raises(ValueError, match="pooling"):
+        SCCLConfig(pooling="max")
+    with pytest.raises(ValueError, match="temperature"):
+        SCCLConfig(temperature=0.0)
+    with pytest.raises(ValueError, match="id2label"):
+        SCCLConfig(num_clusters=3, id2label={0: "a", 1: "b"})
+
+
+def test_init_builds_from_config_without_download():
+    config = SCCLConfig(
+        encoder={"model_type": "bert", "vocab_size": 50, "hidden_size": 16, "num_hidden_layers": 1,
+                 "num_attention_heads": 2, "intermediate_size": 32},
+        num_clusters=5,
+    )
+    model = SCCLModel(config)
+    assert model.cluster_head.centroids.shape == (5, 16)
+    assert model.contrast_head.out_proj.out_features == 128
+    assert not config.centroids_initialized
+
+
+def test_forward_outputs(fitted_model, toy_corpus):
+    inputs = fitted_model.tokenize(toy_corpus[0][:4])
+    out = fitted_model(**inputs)
+    assert out.embeddings.shape == (4, 32)
+    assert out.cluster_probs.shape == (4, 3)
+    torch.testing.assert_close(out.cluster_probs.sum(-1), torch.ones(4))
+    torch.testing.assert_close(out.logits.exp(), out.cluster_probs)
+
+
+def test_mean_and_cls_pooling_differ(tiny_encoder_dir, toy_corpus):
+    mean = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, pooling="mean")
+    cls = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, pooling="cls")
+    inputs = mean.tokenize(toy_corpus[0][:2])
+    hidden = mean.encoder(**inputs).last_hidden_state
+    mask = inputs["attention_mask"].unsqueeze(-1).float()
+    torch.testing.assert_close(mean.encode(**inputs), (hidden * mask).sum(1) / mask.sum(1))
+    torch.testing.assert_close(cls.encode(**inputs), hidden[:, 0])
+
+
+def test_initialize_centroids_uses_kmeans(fitted_model, toy_corpus):
+    from sklearn.cluster import KMeans
+
+    texts, _ = toy_corpus
+    embeddings = fitted_model.embed(texts)
+    expected = KMeans(n_clusters=3, n_init=10, random_state=0).fit(embeddings).cluster_centers_
+    np.testing.assert_allclose(fitted_model.cluster_head.centroids.detach().numpy(), expected, rtol=1e-4, atol=1e-5)
+    assert fitted_model.config.centroids_initialized
+    with pytest.raises(ValueError, match="larger than the number of texts"):
+        fitted_model.initialize_centroids(texts[:2])
+
+
+def test_round_trip_gives_identical_predictions(fitted_model, toy_corpus, tmp_path):
+    texts, _ = toy_corpus
+    fitted_model.save_pretrained(tmp_path)
+    files = set(p.name for p in tmp_path.iterdir())
+    assert {"config.json", "model.safetensors", "tokenizer.json"} <= files
+    assert not any(name.endswith((".bin", ".pt", ".pkl")) for name in files)
+    assert not any(name.startswith(".saving-") for name in files)
+    assert json.loads((tmp_path / "config.json").read_text())["model_type"] == "sccl"
+    loaded = AutoModel.from_pretrained(tmp_path)
+    assert isinstance(loaded, SCCLModel) and isinstance(AutoConfig.from_pretrained(tmp_path), SCCLConfig)
+    np.testing.assert_array_equal(loaded.predict(texts), fitted_model.predict(texts))
+    np.testing.assert_allclose(loaded.predict_proba(texts), fitted_model.predict_proba(texts), rtol=1e-5, atol=1e-6)
+
+
+def test_predict_requires_fitted_centroids(tiny_encoder_dir, toy_corpus):
+    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    with pytest.raises(RuntimeError, match="initialize_centroids"):
+        model.predict(toy_corpus[0])
+
+
+@pytest.mark.parametrize(
+    "bad,error,match",
+    [
+        (None, TypeError, "None"),
+        ("one string", TypeError, "list of strings"),
+        ([], ValueError, "empty"),
+        (["ok", 3], TypeError, "item 1"),
+        (["ok", "  "], ValueError, "1"),
+    ],
+)
+def test_predict_rejects_bad_texts(fitted_model, bad, error, match):
+    with pytest.raises(error, match=match):
+        fitted_model.predict(bad)
+
+
+def test_loading_another_model_type_is_a_clear_error(tiny_encoder_dir):
+    with pytest.raises(ValueError, match="is a 'bert' model, not 'sccl'"):
+        SCCLModel.from_pretrained(tiny_encoder_dir)
+
+
+def test_num_clusters_disagreeing_with_checkpoint(fitted_model, tmp_path):
+    fitted_model.save_pretrained(tmp_path)
+    with pytest.raises(ValueError, match="num_clusters=5"):
+        SCCLModel.from_pretrained(tmp_path, num_clusters=5)
+
+
+def test_edited_config_that_no_longer_fits_the_weights(fitted_model, tmp_path):
+    fitted_model.save_pretrained(tmp_path)
+    config = json.loads((tmp_path / "config.json").read_text())
+    config["num_clusters"] = 4
+    config.pop("id2label"), config.pop("label2id")
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    with pytest.raises((ValueError, RuntimeError), match="(?i)size|shape"):
+        SCCLModel.from_pretrained(tmp_path)
+
+
+def test_corrupted_weights_file(fitted_model, tmp_path):
+    fitted_model.save_pretrained(tmp_path)
+    weights = tmp_path / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:100])
+    with pytest.raises(OSError, match="corrupted"):
+        SCCLModel.from_pretrained(tmp_path)
+
+
+def test_missing_tokenizer_is_reported_when_texts_are_used(fitted_model, tmp_path, toy_corpus):
+    fitted_model.save_pretrained(tmp_path)
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        (tmp_path / name).unlink()
+    loaded = SCCLModel.from_pretrained(tmp_path)
+    with pytest.raises(ValueError, match="no tokenizer"):
+        loaded.predict(toy_corpus[0])
+    loaded = SCCLModel.from_pretrained(tmp_path, tokenizer=fitted_model.tokenizer)
+    assert loaded.predict(toy_corpus[0][:3]).shape == (3,)
+
+
+def test_pipeline_in_a_fresh_process(fitted_model, toy_corpus, tmp_path):
+    fitted_model.save_pretrained(tmp_path)
+    expected = fitted_model.predict(toy_corpus[0][:5]).tolist()
+    script = (
+        "import json, sys, hf_textcluster\n"
+        "from transformers import pipeline\n"
+        f"clusterer = pipeline('text-clustering', model={str(tmp_path)!r})\n"
+        "texts = json.loads(sys.stdin.read())\n"
+        "print(json.dumps([r['cluster'] for r in clusterer(texts)]))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], input=json.dumps(toy_corpus[0][:5]), capture_output=True, text=True,
+        timeout=300, check=True,
+    )
+    assert json.loads(result.stdout.strip().splitlines()[-1]) == expected
