@@ -1,0 +1,50 @@
+"""Data for short-text clustering: the benchmark corpora as ``datasets``, user texts, and augmented views.
+
+>>> from hf_textcluster.data import load_benchmark
+>>> ds = load_benchmark("stackoverflow", data_dir="../shared/data")     # text, label (ClassLabel, 20 names)
+>>> ds = load_benchmark("stackoverflow", augmentation="sccl_contextual")  # + text_aug1, text_aug2
+"""
+
+from .augmentation import (
+    AUGMENTERS,
+    ContextualWordSubstitution,
+    RandomWordDeletion,
+    RandomWordSwap,
+    TextAugmenter,
+    VirtualAugmenter,
+    WordNetSynonymAugmenter,
+    add_augmented_views,
+    get_augmenter,
+)
+from .benchmark import DATA_DIR_ENV, ShortTextClusteringBenchmark, ShortTextClusteringConfig
+from .corpora import BENCHMARKS, CORPORA, CorpusSpec, parse_json_lines, parse_label_tab_text, parse_line_aligned
+from .loading import default_data_dir, load_benchmark, load_text_file, load_texts
+from .precomputed import AUGMENTATION_FAMILIES
+from .validation import validate_texts
+
+__all__ = [
+    "AUGMENTATION_FAMILIES",
+    "AUGMENTERS",
+    "BENCHMARKS",
+    "CORPORA",
+    "ContextualWordSubstitution",
+    "CorpusSpec",
+    "DATA_DIR_ENV",
+    "RandomWordDeletion",
+    "RandomWordSwap",
+    "ShortTextClusteringBenchmark",
+    "ShortTextClusteringConfig",
+    "TextAugmenter",
+    "VirtualAugmenter",
+    "WordNetSynonymAugmenter",
+    "add_augmented_views",
+    "default_data_dir",
+    "get_augmenter",
+    "load_benchmark",
+    "load_text_file",
+    "load_texts",
+    "parse_json_lines",
+    "parse_label_tab_text",
+    "parse_line_aligned",
+    "validate_texts",
+]

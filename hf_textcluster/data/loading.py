@@ -1,0 +1,149 @@
+"""Loaders: a benchmark corpus, a user's list of texts, or a user's file, each as a ``datasets.Dataset``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import datasets
+
+from .benchmark import DATA_DIR_ENV, ShortTextClusteringBenchmark
+from .corpora import read_csv_frame, resolve_benchmark_name
+from .validation import validate_labels, validate_texts
+
+__all__ = ["load_benchmark", "load_texts", "load_text_file", "default_data_dir"]
+
+TEXT_FILE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet", ".txt")
+
+
+def default_data_dir() -> str | None:
+    """The folder named by the ``HF_TEXTCLUSTER_DATA_DIR`` environment variable, or ``None``."""
+    return os.environ.get(DATA_DIR_ENV) or None
+
+
+def load_benchmark(
+    name: str,
+    data_dir: str | os.PathLike | None = None,
+    augmentation: str | None = None,
+    cache_dir: str | os.PathLike | None = None,
+    *,
+    augmented_dir: str | os.PathLike | None = None,
+) -> datasets.Dataset:
+    """Load one benchmark corpus (split ``train``) as a ``datasets.Dataset``.
+
+    Args:
+        name: one of :data:`~hf_textcluster.data.BENCHMARKS`.
+        data_dir: folder holding ``<name>.csv``. Defaults to ``$HF_TEXTCLUSTER_DATA_DIR``; when neither is set,
+            the raw public sources are downloaded (needs internet once; the result is cached).
+        augmentation: ``None``, ``"sccl_contextual"``, ``"mist_contextual"`` or ``"aecl_eda"``: join the
+            precomputed views as ``text_aug1``/``text_aug2`` (see :mod:`hf_textcluster.data.precomputed`).
+        cache_dir: the ``datasets`` cache folder (default: the ``datasets`` default).
+        augmented_dir: folder holding ``<family>/<name>.csv``; default ``<data_dir>/augmented``.
+
+    Returns:
+        A dataset with columns ``text`` (str), ``label`` (``ClassLabel``) and, with augmentation,
+        ``text_aug1``/``text_aug2``.
+    """
+    name = resolve_benchmark_name(name)
+    if data_dir is None:
+        data_dir = default_data_dir()
+    builder = ShortTextClusteringBenchmark(
+        config_name=name,
+        data_dir=data_dir,
+        augmentation=augmentation,
+        augmented_dir=augmented_dir,
+        cache_dir=os.fspath(cache_dir) if cache_dir is not None else None,
+    )
+    builder.download_and_prepare()
+    return builder.as_dataset(split="train")
+
+
+def _numeric_aware_key(value: str):
+    try:
+        return (0, float(value), value)
+    except ValueError:
+        return (1, 0.0, value)
+
+
+def load_texts(texts, labels=None) -> datasets.Dataset:
+    """A ``datasets.Dataset`` with a ``text`` column (and a ``label`` column when ``labels`` is given).
+
+    Args:
+        texts: a list (or any iterable) of non-blank strings; checked with
+            :func:`~hf_textcluster.data.validate_texts`.
+        labels: optional, one label per text (str or int). They become a ``ClassLabel`` whose names are the
+            distinct labels as strings, in numeric order when they are numbers (so integer labels ``0..K-1`` keep
+            their values).
+    """
+    texts = validate_texts(texts, "texts")
+    columns: dict = {"text": texts}
+    features: dict = {"text": datasets.Value("string")}
+    if labels is not None:
+        labels = [str(label) for label in validate_labels(labels, len(texts), "labels")]
+        names = sorted(set(labels), key=_numeric_aware_key)
+        index = {name: i for i, name in enumerate(names)}
+        columns["label"] = [index[label] for label in labels]
+        features["label"] = datasets.ClassLabel(names=names)
+    return datasets.Dataset.from_dict(columns, features=datasets.Features(features))
+
+
+def _read_table(path: Path):
+    import pandas as pd
+
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        return read_csv_frame(path)
+    if suffix == ".tsv":
+        return pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8")
+    if suffix in (".jsonl", ".json"):
+        try:
+            return pd.read_json(path, lines=True, dtype=False)
+        except ValueError:
+            if suffix == ".jsonl":
+                raise
+            return pd.read_json(path, dtype=False)  # a JSON array of records
+    if suffix == ".parquet":
+        return pd.read_parquet(path)
+    raise ValueError(
+        f"Unsupported file type {path.suffix!r} for {path}. Supported: {', '.join(TEXT_FILE_SUFFIXES)}."
+    )
+
+
+def load_text_file(
+    path: str | os.PathLike, text_column: str = "text", label_column: str | None = None
+) -> datasets.Dataset:
+    """Load a user's file of texts as a ``datasets.Dataset`` (columns ``text`` and, optionally, ``label``).
+
+    Formats, from the suffix: ``.csv`` / ``.tsv`` (a header row; read with pandas, every field as a string,
+    no NA conversion), ``.jsonl`` / ``.json`` (JSON lines or a JSON array of records), ``.parquet``, and
+    ``.txt`` (one text per line; ``text_column``/``label_column`` do not apply).
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+        ValueError: unsupported suffix; ``text_column`` or ``label_column`` missing (the message lists the
+            available columns); blank texts (the message names the row).
+        TypeError: non-string texts (e.g. numbers or nulls in the text column).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"Text file not found: {path.resolve()}. Pass the path of an existing file.")
+    if path.suffix.lower() == ".txt":
+        if label_column is not None:
+            raise ValueError(f"{path} is a plain-text file (one text per line): it has no label column.")
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            lines = handle.read().split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        texts = [line[:-1] if line.endswith("\r") else line for line in lines]
+        return load_texts(validate_texts(texts, f"lines of {path} (0-based)"))
+
+    frame = _read_table(path)
+    available = [str(column) for column in frame.columns]
+    for argument, column in (("text_column", text_column), ("label_column", label_column)):
+        if column is not None and column not in frame.columns:
+            raise ValueError(
+                f"{path} has no column {column!r}. Available columns: {available}. Pass {argument}= one of them."
+            )
+    texts = validate_texts(frame[text_column].tolist(), f"column {text_column!r} of {path} (0-based rows)")
+    labels = frame[label_column].tolist() if label_column is not None else None
+    return load_texts(texts, labels)

@@ -1,0 +1,90 @@
+"""Input checks shared by every entry point that accepts texts.
+
+One function, :func:`validate_texts`, so that a bad argument gets the same clear message whether it reaches
+the library through :func:`~hf_textcluster.data.load_texts`, a file loader, an augmenter or a model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+__all__ = ["validate_texts"]
+
+
+def _shorten(value: object, width: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def validate_texts(texts: object, argument_name: str = "texts") -> list[str]:
+    """Check that ``texts`` is a non-empty list of non-blank strings and return it as a ``list[str]``.
+
+    Accepts any sequence or iterable of strings (list, tuple, numpy array of ``str``, a ``datasets`` column, a
+    generator, ...). Strings are returned unchanged (no stripping: leading or trailing spaces are kept).
+
+    Raises:
+        TypeError: ``texts`` is ``None``, a single ``str``/``bytes``, not iterable, or holds a non-``str`` item
+            (the message names the first bad index and its type).
+        ValueError: ``texts`` is empty, or one of its strings is empty or only whitespace (the message names the
+            first such index and how many there are).
+    """
+    if texts is None:
+        raise TypeError(
+            f"`{argument_name}` is None. Pass a list of strings, e.g. {argument_name}=['first text', 'second text']."
+        )
+    if isinstance(texts, (str, bytes)):
+        raise TypeError(
+            f"`{argument_name}` must be a list of strings, got a single {type(texts).__name__} "
+            f"({_shorten(texts)}). Wrap it in a list: {argument_name}=[{_shorten(texts, 40)}]."
+        )
+    if not isinstance(texts, Iterable):
+        raise TypeError(
+            f"`{argument_name}` must be a list of strings, got {type(texts).__name__}. "
+            f"Pass e.g. {argument_name}=['first text', 'second text']."
+        )
+    items = texts if isinstance(texts, list) else list(texts)
+    if len(items) == 0:
+        raise ValueError(f"`{argument_name}` is empty. Pass at least one non-empty string.")
+
+    for index, item in enumerate(items):
+        if not isinstance(item, str):
+            missing = item is None or _is_nan(item)
+            hint = " Drop the missing values first." if missing else " Convert the items to str first."
+            raise TypeError(
+                f"`{argument_name}` must contain only strings, but item {index} is "
+                f"{type(item).__name__} ({_shorten(item)}).{hint}"
+            )
+
+    blank = [index for index, item in enumerate(items) if not item.strip()]
+    if blank:
+        first = blank[0]
+        more = f" ({len(blank)} blank items in total, e.g. at indices {blank[:5]})" if len(blank) > 1 else ""
+        raise ValueError(
+            f"`{argument_name}` item {first} is empty or only whitespace ({items[first]!r}){more}. "
+            "Remove blank texts before clustering: they carry no content to cluster."
+        )
+    return items
+
+
+def _is_nan(value: object) -> bool:
+    return isinstance(value, float) and value != value
+
+
+def validate_labels(labels: object, num_texts: int, argument_name: str = "labels") -> list:
+    """Check that ``labels`` is a sequence with one entry per text (used by the loaders)."""
+    if isinstance(labels, (str, bytes)) or not isinstance(labels, (Sequence, Iterable)):
+        raise TypeError(
+            f"`{argument_name}` must be a list with one label per text, got {type(labels).__name__}."
+        )
+    items = list(labels)
+    if len(items) != num_texts:
+        raise ValueError(
+            f"`{argument_name}` has {len(items)} entries but there are {num_texts} texts; pass one label per text."
+        )
+    bad = [i for i, label in enumerate(items) if label is None or _is_nan(label)]
+    if bad:
+        raise ValueError(
+            f"`{argument_name}` item {bad[0]} is missing ({items[bad[0]]!r}). Every text needs a label, "
+            "or pass labels=None."
+        )
+    return items
