@@ -58,6 +58,16 @@ class ShortTextClusteringConfig(datasets.BuilderConfig):
     augmented_dir: str | None = None
 
 
+@dataclass
+class _Table:
+    """The rows of the split, column by column (one object, not lists: datasets treats list kwargs as shards)."""
+
+    texts: list
+    labels: list
+    views1: list | None = None
+    views2: list | None = None
+
+
 def _input_files(name: str, data_dir, augmentation, augmented_dir) -> tuple[Path | None, Path | None]:
     """(primary CSV or None when downloading, augmented CSV or None) for these settings."""
     primary = Path(data_dir) / f"{name}.csv" if data_dir else None
@@ -159,7 +169,9 @@ class ShortTextClusteringBenchmark(datasets.GeneratorBasedBuilder):
         )
 
     def _split_generators(self, dl_manager):
-        name, config = self.config.name, self.config
+        # All reading, checking and joining happens here, not in _generate_examples, so that a bad file raises
+        # its own error (datasets wraps errors raised while generating in a generic DatasetGenerationError).
+        name, config, spec = self.config.name, self.config, self.spec
         primary, augmented = _input_files(name, config.data_dir, config.augmentation, config.augmented_dir)
         if primary is not None:
             if not primary.is_file():
@@ -168,34 +180,24 @@ class ShortTextClusteringBenchmark(datasets.GeneratorBasedBuilder):
                     f"--data-dir / data_dir= or the {DATA_DIR_ENV} environment variable to the folder that holds "
                     f"{name}.csv, or pass data_dir=None to download the raw public sources."
                 )
-            gen_kwargs = {"csv_path": str(primary), "raw_paths": None}
+            rows, source = corpora.read_text_label_csv(primary), str(primary)
         else:
-            gen_kwargs = {"csv_path": None, "raw_paths": dl_manager.download(dict(self.spec.urls))}
-        if augmented is not None and not augmented.is_file():
-            raise precomputed.missing_file_error(config.augmentation, name, augmented)
-        gen_kwargs["augmented_path"] = str(augmented) if augmented is not None else None
-        return [datasets.SplitGenerator(name=datasets.Split.TRAIN, gen_kwargs=gen_kwargs)]
-
-    def _generate_examples(self, csv_path, raw_paths, augmented_path):
-        spec = self.spec
-        if csv_path is not None:
-            rows = corpora.read_text_label_csv(csv_path)
-            source = csv_path
-        else:
-            rows = corpora.parse_raw(spec, raw_paths)
-            source = spec.urls
+            rows, source = corpora.parse_raw(spec, dl_manager.download(dict(spec.urls))), " + ".join(spec.urls.values())
         validate_texts([text for text, _ in rows], argument_name=f"texts of {source}")
-        if augmented_path is None:
-            for index, (text, label) in enumerate(rows):
-                yield index, {"text": text, "label": spec.label_index(label)}
-            return
-        joined = precomputed.join_views(rows, augmented_path, self.config.augmentation, spec.name)
-        for index, (text, label, view1, view2) in enumerate(
-            zip(joined.texts, joined.labels, joined.views1, joined.views2)
-        ):
-            yield index, {
-                "text": text,
-                "label": spec.label_index(label),
-                "text_aug1": view1,
-                "text_aug2": view2,
-            }
+        if augmented is None:
+            table = _Table(texts=[text for text, _ in rows], labels=[label for _, label in rows])
+        else:
+            if not augmented.is_file():
+                raise precomputed.missing_file_error(config.augmentation, name, augmented)
+            joined = precomputed.join_views(rows, augmented, config.augmentation, name)
+            table = _Table(joined.texts, joined.labels, joined.views1, joined.views2)
+        table.labels = [spec.label_index(label) for label in table.labels]
+        return [datasets.SplitGenerator(name=datasets.Split.TRAIN, gen_kwargs={"table": table})]
+
+    def _generate_examples(self, table):
+        columns = {"text": table.texts, "label": table.labels}
+        if table.views1 is not None:
+            columns.update(text_aug1=table.views1, text_aug2=table.views2)
+        names = list(columns)
+        for index, values in enumerate(zip(*columns.values())):
+            yield index, dict(zip(names, values))

@@ -1,0 +1,298 @@
+"""The datasets builder: real corpora (skipped without them), tiny synthetic folders, the download path."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter, defaultdict
+
+import datasets
+import pytest
+from data_test_utils import write_csv
+
+from hf_textcluster.data import (
+    BENCHMARKS,
+    CORPORA,
+    ShortTextClusteringBenchmark,
+    load_benchmark,
+)
+
+# rows, number of labels (SOURCES.md)
+EXPECTED = {
+    "agnews": (8000, 4),
+    "searchsnippets": (12340, 8),
+    "stackoverflow": (20000, 20),
+    "biomedical": (20000, 20),
+    "googlenews_ts": (11109, 152),
+    "googlenews_t": (11108, 152),
+    "googlenews_s": (11108, 152),
+    "tweet": (2472, 89),
+}
+
+
+def build(name, tmp_path, **kwargs) -> datasets.Dataset:
+    builder = ShortTextClusteringBenchmark(config_name=name, cache_dir=str(tmp_path / "cache"), **kwargs)
+    builder.download_and_prepare()
+    return builder.as_dataset("train")
+
+
+# ------------------------------------------------------------------------------------------------ real corpora
+
+
+@pytest.mark.parametrize("name", BENCHMARKS)
+def test_real_corpus_rows_and_labels(name, data_dir, session_cache):
+    ds = load_benchmark(name, data_dir=data_dir, cache_dir=session_cache)
+    rows, num_labels = EXPECTED[name]
+    assert ds.num_rows == rows
+    assert ds.column_names == ["text", "label"]
+    assert ds.features["label"].num_classes == num_labels
+    assert len(set(ds["label"])) == num_labels  # every class occurs
+
+
+def test_real_stackoverflow_label_names(data_dir, session_cache):
+    ds = load_benchmark("stackoverflow", data_dir=data_dir, cache_dir=session_cache)
+    names = ds.features["label"].names
+    assert names[:3] == ["wordpress", "oracle", "svn"] and names[11] == "hibernate" and names[-1] == "magento"
+    first = ds[0]
+    assert first["text"] == "How do I fill a DataSet or a DataTable from a LINQ query resultset ?"
+    assert names[first["label"]] == "linq"  # raw id 18
+    assert "\t" in ds[10343]["text"]  # the title with a TAB is kept whole
+
+
+def test_real_tweet_has_89_classes_with_raw_ids(data_dir, session_cache):
+    ds = load_benchmark("tweet", data_dir=data_dir, cache_dir=session_cache)
+    names = ds.features["label"].names
+    assert len(names) == 89
+    assert names[:3] == ["1", "10", "11"] and names[-1] == "110" and "2" not in names
+    assert names[ds[0]["label"]] == "37"
+
+
+def test_real_texts_are_kept_exactly(data_dir, session_cache):
+    snippets = load_benchmark("searchsnippets", data_dir=data_dir, cache_dir=session_cache)
+    assert snippets[0]["text"].endswith("business ")
+    agnews = load_benchmark("agnews", data_dir=data_dir, cache_dir=session_cache)
+    assert agnews.features["label"].names == ["World", "Sports", "Business", "Sci/Tech"]
+
+
+def test_real_augmented_stackoverflow_is_row_aligned(data_dir, session_cache):
+    plain = load_benchmark("stackoverflow", data_dir=data_dir, cache_dir=session_cache)
+    ds = load_benchmark("stackoverflow", data_dir=data_dir, augmentation="sccl_contextual", cache_dir=session_cache)
+    assert ds.column_names == ["text", "label", "text_aug1", "text_aug2"]
+    assert ds["text"] == plain["text"] and ds["label"] == plain["label"]  # primary text and labels kept
+    assert ds[1]["text_aug1"] == "How do you page that collection with LINQ?"
+    assert ds[1]["text_aug2"] == "how do you win a collection with linq?"
+    changed = sum(a != t for a, t in zip(ds["text_aug1"], ds["text"]))
+    assert changed > 0.9 * ds.num_rows
+
+
+def test_real_augmented_googlenews_t_uses_the_files_own_text(data_dir, session_cache, caplog):
+    plain = load_benchmark("googlenews_t", data_dir=data_dir, cache_dir=session_cache)
+    with caplog.at_level(logging.WARNING, logger="hf_textcluster"):
+        ds = load_benchmark("googlenews_t", data_dir=data_dir, augmentation="sccl_contextual", cache_dir=session_cache)
+    assert "not row-aligned" in caplog.text and "own text" in caplog.text
+    assert ds.num_rows == 11108 and ds.features["label"].names == plain.features["label"].names
+    assert ds[0]["text"] == "centrepoint winter white gala london"
+    assert ds[0]["text_aug1"] == "centrepoint winter white gala glasses"
+    assert "kensin" in " ".join(ds["text"][:200])  # Rakib's variant text ("kensington" truncated)
+    # The labels are the primary GSDMM ids: every text found in the primary file has the same label there.
+    primary = defaultdict(set)
+    for text, label in zip(plain["text"], plain["label"]):
+        primary[text].add(label)
+    matched = [(primary[t], label) for t, label in zip(ds["text"], ds["label"]) if len(primary.get(t, ())) == 1]
+    assert len(matched) > 9000 and all(labels == {label} for labels, label in matched)
+    assert Counter(ds["label"]) == Counter(plain["label"])
+
+
+def test_real_aecl_eda_has_one_view_and_no_ts(data_dir, session_cache):
+    ds = load_benchmark("tweet", data_dir=data_dir, augmentation="aecl_eda", cache_dir=session_cache)
+    plain = load_benchmark("tweet", data_dir=data_dir, cache_dir=session_cache)
+    assert ds["text_aug2"] == ds["text"] == plain["text"] and ds["label"] == plain["label"]
+    assert ds[0]["text_aug1"] == "brain fluid buildup runny delay giffords rehab"
+    with pytest.raises(FileNotFoundError, match="AECL published no GoogleNews-TS"):
+        load_benchmark("googlenews_ts", data_dir=data_dir, augmentation="aecl_eda", cache_dir=session_cache)
+
+
+# --------------------------------------------------------------------------------------------- synthetic folders
+
+
+def _stackoverflow_rows(n_per_class=2):
+    return [[f"question {i} about topic {label}", str(label)] for label in range(1, 21) for i in range(n_per_class)]
+
+
+def test_csv_folder_and_env_var(tmp_path, monkeypatch):
+    rows = _stackoverflow_rows()
+    write_csv(tmp_path / "data" / "stackoverflow.csv", ["text", "label"], rows)
+    monkeypatch.setenv("HF_TEXTCLUSTER_DATA_DIR", str(tmp_path / "data"))
+    ds = load_benchmark("StackOverflow", cache_dir=tmp_path / "cache")
+    assert ds["text"] == [r[0] for r in rows]
+    assert [ds.features["label"].int2str(i) for i in ds["label"][:4]] == ["wordpress"] * 2 + ["oracle"] * 2
+
+
+def test_changed_file_is_not_served_from_a_stale_cache(tmp_path):
+    path = write_csv(tmp_path / "data" / "stackoverflow.csv", ["text", "label"], _stackoverflow_rows())
+    assert build("stackoverflow", tmp_path, data_dir=str(tmp_path / "data"))[0]["text"] == "question 0 about topic 1"
+    rows = _stackoverflow_rows()
+    rows[0][0] = "an edited first question"
+    write_csv(path, ["text", "label"], rows)
+    assert build("stackoverflow", tmp_path, data_dir=str(tmp_path / "data"))[0]["text"] == "an edited first question"
+
+
+def test_missing_file_names_path_and_fix(tmp_path):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError) as error:
+        load_benchmark("tweet", data_dir=tmp_path / "empty", cache_dir=tmp_path / "cache")
+    message = str(error.value)
+    assert str((tmp_path / "empty" / "tweet.csv").resolve()) in message
+    assert "--data-dir" in message and "HF_TEXTCLUSTER_DATA_DIR" in message
+
+
+def test_bad_names_and_arguments(tmp_path):
+    with pytest.raises(ValueError, match="Valid names: agnews, .*tweet"):
+        load_benchmark("news", data_dir=tmp_path, cache_dir=tmp_path / "cache")
+    with pytest.raises(ValueError, match="Valid names"):
+        ShortTextClusteringBenchmark(config_name="stack", cache_dir=str(tmp_path / "cache"))
+    with pytest.raises(ValueError, match="Unknown augmentation 'eda'.*sccl_contextual"):
+        load_benchmark("tweet", data_dir=tmp_path, augmentation="eda", cache_dir=tmp_path / "cache")
+    with pytest.raises(ValueError, match="needs the precomputed views"):
+        ShortTextClusteringBenchmark(config_name="tweet", augmentation="aecl_eda", cache_dir=str(tmp_path / "c"))
+
+
+def test_blank_text_and_unknown_label_in_csv(tmp_path):
+    write_csv(tmp_path / "d1" / "agnews.csv", ["text", "label"], [["fine", "1"], ["  ", "2"]])
+    with pytest.raises(ValueError, match="item 1 is empty or only whitespace"):
+        build("agnews", tmp_path, data_dir=str(tmp_path / "d1"))
+    write_csv(tmp_path / "d2" / "agnews.csv", ["text", "label"], [["fine", "1"], ["other", "5"]])
+    with pytest.raises(ValueError, match="Unknown label '5'"):
+        build("agnews", tmp_path, data_dir=str(tmp_path / "d2"))
+    write_csv(tmp_path / "d3" / "agnews.csv", ["sentence", "label"], [["fine", "1"]])
+    with pytest.raises(ValueError, match=r"no column\(s\) \['text'\]; its columns are \['sentence', 'label'\]"):
+        build("agnews", tmp_path, data_dir=str(tmp_path / "d3"))
+
+
+def test_row_aligned_views_keep_primary_text_and_labels(tmp_path):
+    rows = _stackoverflow_rows()
+    write_csv(tmp_path / "stackoverflow.csv", ["text", "label"], rows)
+    aug_rows = [[str(21 - int(label)), text, f"v1 {text}", f"v2 {text}"] for text, label in rows]  # renumbered
+    aug_rows[0][1] = "question 0 about topic 1 (other copy)"  # one text differs (Rakib's copy)
+    write_csv(tmp_path / "augmented" / "sccl_contextual" / "stackoverflow.csv", ["label", "text", "text1", "text2"], aug_rows)
+    ds = build("stackoverflow", tmp_path, data_dir=str(tmp_path), augmentation="sccl_contextual")
+    assert ds["text"] == [r[0] for r in rows]
+    assert [ds.features["label"].int2str(i) for i in ds["label"][:3]] == ["wordpress", "wordpress", "oracle"]
+    assert ds[2]["text_aug1"] == "v1 question 0 about topic 2" and ds[2]["text_aug2"] == "v2 question 0 about topic 2"
+
+
+def test_row_aligned_file_with_another_partition_is_rejected(tmp_path):
+    rows = _stackoverflow_rows()
+    write_csv(tmp_path / "stackoverflow.csv", ["text", "label"], rows)
+    aug_rows = [[str(i % 20 + 1), text, "a", "b"] for i, (text, _) in enumerate(rows)]
+    write_csv(tmp_path / "augmented" / "sccl_contextual" / "stackoverflow.csv", ["label", "text", "text1", "text2"], aug_rows)
+    with pytest.raises(ValueError, match="different partition"):
+        build("stackoverflow", tmp_path, data_dir=str(tmp_path), augmentation="sccl_contextual")
+
+
+def _googlenews_folder(tmp_path, family="sccl_contextual"):
+    """A primary file in GSDMM order and an augmented file in Rakib's form: sorted by cluster, ids 1..K, some
+    texts altered (and one whole class with no exact match, so the word-overlap stage is needed)."""
+    clusters = {"65": "taylor swift gala", "96": "mourinho chelsea killer", "72": "golden globe johansson",
+                "140": "storm cold florida", "89": "welker turnover patriots"}  # fmt: skip
+    primary = [[f"{words} story {i} kensington", cid] for i in range(4) for cid, words in clusters.items()]
+    write_csv(tmp_path / "googlenews_t.csv", ["text", "label"], primary)
+    order = sorted(range(len(primary)), key=lambda i: int(primary[i][1]))  # stably sorted by cluster
+    rakib_id = {cid: str(k + 1) for k, cid in enumerate(sorted(clusters, key=int))}
+    aug = []
+    for i in order:
+        text, cid = primary[i]
+        if i % 2 or cid == "140":
+            text = text.replace("kensington", "kensin")  # Rakib's "lt"/"gt" truncation
+        aug.append([rakib_id[cid], text, f"view1 {text}", f"view2 {text}"])
+    if family == "aecl_eda":
+        aug = [[label, text, view1] for label, text, view1, _ in aug]
+        header = ["label", "text0", "text1"]
+    else:
+        header = ["label", "text", "text1", "text2"]
+    write_csv(tmp_path / "augmented" / family / "googlenews_t.csv", header, aug)
+    return primary, aug
+
+
+def test_not_aligned_file_uses_own_text_and_translated_labels(tmp_path, caplog):
+    primary, aug = _googlenews_folder(tmp_path)
+    with caplog.at_level(logging.WARNING, logger="hf_textcluster"):
+        ds = build("googlenews_t", tmp_path, data_dir=str(tmp_path), augmentation="sccl_contextual")
+    assert "not row-aligned" in caplog.text
+    assert ds["text"] == [row[1] for row in aug]
+    assert ds["text_aug1"] == [row[2] for row in aug]
+    # Labels are the primary GSDMM ids of the same cluster, not Rakib's 1..K.
+    names = ds.features["label"]
+    primary_label = {text.replace("kensington", ""): label for text, label in primary}
+    for text, label in zip(ds["text"], ds["label"]):
+        assert names.int2str(label) == primary_label[text.replace("kensington", "").replace("kensin", "")]
+
+
+def test_aecl_eda_own_text_second_view_is_the_text(tmp_path):
+    _, aug = _googlenews_folder(tmp_path, family="aecl_eda")
+    ds = build("googlenews_t", tmp_path, data_dir=str(tmp_path), augmentation="aecl_eda")
+    assert ds["text_aug1"] == [row[2] for row in aug] and ds["text_aug2"] == ds["text"]
+
+
+def test_missing_augmented_file(tmp_path):
+    write_csv(tmp_path / "tweet.csv", ["text", "label"], [["a tweet", "1"]])
+    with pytest.raises(FileNotFoundError, match="augmented_dir="):
+        build("tweet", tmp_path, data_dir=str(tmp_path), augmentation="sccl_contextual")
+
+
+# ------------------------------------------------------------------------------------------------ download path
+
+def _raw_files(tmp_path) -> dict:
+    """Tiny files in the raw formats of the three public sources, keyed by the URL they stand for."""
+    so_text = tmp_path / "StackOverflow.txt"
+    so_text.write_bytes("\ufeffHow do I use LINQ?\r\nsvn  merge\ttrouble\r\n".encode())
+    so_gnd = tmp_path / "StackOverflow_gnd.txt"
+    so_gnd.write_text("18\n3\n", encoding="utf-8")
+    t_file = tmp_path / "T"
+    t_file.write_text(
+        "".join(json.dumps(r) + "\n" for r in [{"text": "gala london", "cluster": 65}, {"text": "", "cluster": 17},
+                                              {"text": "killer instinct", "cluster": 96}]),
+        encoding="utf-8",
+    )  # fmt: skip
+    ag_file = tmp_path / "agnewsdataraw-8000"
+    ag_file.write_text("3\tbhp billiton copper\n2\tgame season\n", encoding="utf-8")
+    urls = {**CORPORA["stackoverflow"].urls, **CORPORA["googlenews_t"].urls}
+    files = {
+        CORPORA["stackoverflow"].urls["texts"]: so_text,
+        CORPORA["stackoverflow"].urls["labels"]: so_gnd,
+        CORPORA["googlenews_t"].urls["data"]: t_file,
+        CORPORA["agnews"].urls["data"]: ag_file,
+    }
+    assert set(urls.values()) <= set(files)
+    return {url: str(path) for url, path in files.items()}
+
+
+def test_download_path_parses_raw_sources(tmp_path, monkeypatch):
+    files = _raw_files(tmp_path)
+    requested = []
+
+    def fake_download(self, url_or_urls):
+        requested.append(url_or_urls)
+        return {key: files[url] for key, url in url_or_urls.items()}
+
+    monkeypatch.setattr(datasets.DownloadManager, "download", fake_download)
+    so = build("stackoverflow", tmp_path)
+    assert so["text"] == ["How do I use LINQ?", "svn  merge\ttrouble"]
+    assert [so.features["label"].int2str(i) for i in so["label"]] == ["linq", "svn"]
+    t = build("googlenews_t", tmp_path)
+    assert t["text"] == ["gala london", "killer instinct"]
+    assert [t.features["label"].int2str(i) for i in t["label"]] == ["65", "96"]
+    ag = build("agnews", tmp_path)
+    assert ag["text"] == ["bhp billiton copper", "game season"]
+    assert [ag.features["label"].int2str(i) for i in ag["label"]] == ["Business", "Sports"]
+    assert requested[0] == dict(CORPORA["stackoverflow"].urls)
+    assert all("raw.githubusercontent.com" in url for request in requested for url in request.values())
+
+
+def test_load_benchmark_without_data_dir_downloads(tmp_path, monkeypatch):
+    files = _raw_files(tmp_path)
+    monkeypatch.delenv("HF_TEXTCLUSTER_DATA_DIR", raising=False)
+    monkeypatch.setattr(
+        datasets.DownloadManager, "download", lambda self, urls: {k: files[u] for k, u in urls.items()}
+    )
+    assert load_benchmark("agnews", cache_dir=tmp_path / "cache").num_rows == 2
