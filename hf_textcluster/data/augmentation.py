@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import inspect
 import logging
 import os
 import random
@@ -397,7 +398,14 @@ def get_augmenter(name: str | TextAugmenter, **kwargs) -> TextAugmenter:
         return name
     if name not in AUGMENTERS:
         raise ValueError(f"Unknown augmenter {name!r}. Valid names: {', '.join(AUGMENTERS)}.")
-    return AUGMENTERS[name](**kwargs)
+    cls = AUGMENTERS[name]
+    try:
+        return cls(**kwargs)
+    except TypeError as error:
+        raise TypeError(
+            f"Augmenter {name!r} cannot be built from {kwargs or 'no arguments'} ({error}). Pass its arguments, "
+            f"e.g. {cls.__name__}{inspect.signature(cls.__init__)}, or pass an augmenter object instead of a name."
+        ) from error
 
 
 def add_augmented_views(

@@ -191,6 +191,12 @@ class ShortTextClusteringBenchmark(datasets.GeneratorBasedBuilder):
                 raise precomputed.missing_file_error(config.augmentation, name, augmented)
             joined = precomputed.join_views(rows, augmented, config.augmentation, name)
             table = _Table(joined.texts, joined.labels, joined.views1, joined.views2)
+            # Saved with the prepared dataset, so a cached copy still says where its text and views come from.
+            self.info.description = f"{spec.description} Views: {config.augmentation} ({augmented}), " + (
+                "row-aligned: primary text and labels."
+                if joined.row_aligned
+                else "not row-aligned: `text` is the augmented file's own text, labels its partition in primary ids."
+            )
         table.labels = [spec.label_index(label) for label in table.labels]
         return [datasets.SplitGenerator(name=datasets.Split.TRAIN, gen_kwargs={"table": table})]
 

@@ -31,6 +31,7 @@ __all__ = [
     "parse_line_aligned",
     "parse_json_lines",
     "parse_label_tab_text",
+    "read_lines",
     "read_text_label_csv",
 ]
 
@@ -222,7 +223,7 @@ def resolve_benchmark_name(name: object) -> str:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def _read_lines(path: str | os.PathLike) -> list[str]:
+def read_lines(path: str | os.PathLike) -> list[str]:
     """Lines of a UTF-8 file, without the BOM and without the LF / CRLF terminators.
 
     Splits on ``\\n`` only (``str.splitlines`` would also split on form feeds, ``\\x1c``, ``\\u2028``, ...), and
@@ -245,8 +246,8 @@ def _drop_blank(rows: list[tuple[str, str]], source: str | os.PathLike) -> list[
 
 def parse_line_aligned(text_path: str | os.PathLike, label_path: str | os.PathLike) -> list[tuple[str, str]]:
     """Rows of a line-aligned pair of files (jacoxu/STC2: ``X.txt`` + ``X_gnd.txt``, one label per line)."""
-    texts = _read_lines(text_path)
-    labels = [label.strip() for label in _read_lines(label_path)]
+    texts = read_lines(text_path)
+    labels = [label.strip() for label in read_lines(label_path)]
     if len(texts) != len(labels):
         raise ValueError(
             f"{text_path} has {len(texts)} lines but {label_path} has {len(labels)}; the two files must be "
@@ -260,7 +261,7 @@ def parse_json_lines(
 ) -> list[tuple[str, str]]:
     """Rows of a JSON-lines file (jackyin12/GSDMM: ``{"text": ..., "cluster": 17}`` per line)."""
     rows = []
-    for number, line in enumerate(_read_lines(path)):
+    for number, line in enumerate(read_lines(path)):
         if not line.strip():
             continue
         try:
@@ -277,7 +278,7 @@ def parse_json_lines(
 def parse_label_tab_text(path: str | os.PathLike) -> list[tuple[str, str]]:
     """Rows of a ``label<TAB>text`` file (rashadulrakib/short-text-clustering-enhancement)."""
     rows = []
-    for number, line in enumerate(_read_lines(path)):
+    for number, line in enumerate(read_lines(path)):
         label, tab, text = line.partition("\t")
         if not tab:
             raise ValueError(f"{path}, line {number + 1}: expected `label<TAB>text`, found no TAB.")
@@ -296,11 +297,11 @@ def parse_raw(spec: CorpusSpec, paths: dict) -> list[tuple[str, str]]:
     raise ValueError(f"Unknown raw format {spec.raw_format!r}.")
 
 
-def read_csv_frame(path: str | os.PathLike, required: tuple[str, ...] = ()):
+def read_csv_frame(path: str | os.PathLike, required: tuple[str, ...] = (), sep: str = ","):
     """Read a CSV file with every field as a string, exactly as written (no NA conversion, no stripping)."""
     import pandas as pd
 
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8")
+    frame = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8")
     missing = [column for column in required if column not in frame.columns]
     if missing:
         raise ValueError(f"{path} has no column(s) {missing}; its columns are {list(frame.columns)}.")

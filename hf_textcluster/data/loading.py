@@ -8,7 +8,7 @@ from pathlib import Path
 import datasets
 
 from .benchmark import DATA_DIR_ENV, ShortTextClusteringBenchmark
-from .corpora import read_csv_frame, resolve_benchmark_name
+from .corpora import read_csv_frame, read_lines, resolve_benchmark_name
 from .validation import validate_labels, validate_texts
 
 __all__ = ["load_benchmark", "load_texts", "load_text_file", "default_data_dir"]
@@ -91,17 +91,12 @@ def _read_table(path: Path):
     import pandas as pd
 
     suffix = path.suffix.lower()
-    if suffix == ".csv":
-        return read_csv_frame(path)
-    if suffix == ".tsv":
-        return pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8")
+    if suffix in (".csv", ".tsv"):
+        return read_csv_frame(path, sep="\t" if suffix == ".tsv" else ",")
     if suffix in (".jsonl", ".json"):
-        try:
-            return pd.read_json(path, lines=True, dtype=False)
-        except ValueError:
-            if suffix == ".jsonl":
-                raise
-            return pd.read_json(path, dtype=False)  # a JSON array of records
+        with open(path, encoding="utf-8-sig") as handle:
+            head = handle.read(4096).lstrip()
+        return pd.read_json(path, lines=not head.startswith("["), dtype=False, encoding="utf-8-sig")
     if suffix == ".parquet":
         return pd.read_parquet(path)
     raise ValueError(
@@ -130,12 +125,7 @@ def load_text_file(
     if path.suffix.lower() == ".txt":
         if label_column is not None:
             raise ValueError(f"{path} is a plain-text file (one text per line): it has no label column.")
-        with open(path, encoding="utf-8-sig", newline="") as handle:
-            lines = handle.read().split("\n")
-        if lines and lines[-1] == "":
-            lines.pop()
-        texts = [line[:-1] if line.endswith("\r") else line for line in lines]
-        return load_texts(validate_texts(texts, f"lines of {path} (0-based)"))
+        return load_texts(validate_texts(read_lines(path), f"lines of {path} (0-based)"))
 
     frame = _read_table(path)
     available = [str(column) for column in frame.columns]

@@ -80,3 +80,28 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(before)
+
+
+@pytest.fixture(scope="session")
+def tiny_roberta_mlm_dir(tmp_path_factory) -> Path:
+    """A randomly initialised RobertaForMaskedLM with a byte-level BPE trained here on a few sentences."""
+    import torch
+    from tokenizers import ByteLevelBPETokenizer
+    from transformers import RobertaConfig, RobertaForMaskedLM, RobertaTokenizer
+
+    path = tmp_path_factory.mktemp("tiny-roberta")
+    bpe = ByteLevelBPETokenizer()
+    sentences = [" ".join(MLM_WORDS[i : i + 6]) for i in range(0, len(MLM_WORDS), 3)]
+    bpe.train_from_iterator(sentences * 5, vocab_size=400, min_frequency=1,
+                            special_tokens=["<s>", "<pad>", "</s>", "<unk>", "<mask>"])  # fmt: skip
+    bpe.save_model(str(path))
+    merges = [tuple(line.split()) for line in (path / "merges.txt").read_text().splitlines()[1:] if line]
+    tokenizer = RobertaTokenizer(vocab=bpe.get_vocab(), merges=merges)
+    tokenizer.save_pretrained(path)
+    torch.manual_seed(0)
+    config = RobertaConfig(
+        vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
+        max_position_embeddings=66, pad_token_id=tokenizer.pad_token_id, bos_token_id=0, eos_token_id=2,
+    )
+    RobertaForMaskedLM(config).save_pretrained(path)
+    return path

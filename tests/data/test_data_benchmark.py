@@ -79,6 +79,7 @@ def test_real_augmented_stackoverflow_is_row_aligned(data_dir, session_cache):
     ds = load_benchmark("stackoverflow", data_dir=data_dir, augmentation="sccl_contextual", cache_dir=session_cache)
     assert ds.column_names == ["text", "label", "text_aug1", "text_aug2"]
     assert ds["text"] == plain["text"] and ds["label"] == plain["label"]  # primary text and labels kept
+    assert "sccl_contextual" in ds.info.description and "row-aligned: primary text" in ds.info.description
     assert ds[1]["text_aug1"] == "How do you page that collection with LINQ?"
     assert ds[1]["text_aug2"] == "how do you win a collection with linq?"
     changed = sum(a != t for a, t in zip(ds["text_aug1"], ds["text"]))
@@ -91,6 +92,7 @@ def test_real_augmented_googlenews_t_uses_the_files_own_text(data_dir, session_c
         ds = load_benchmark("googlenews_t", data_dir=data_dir, augmentation="sccl_contextual", cache_dir=session_cache)
     assert "not row-aligned" in caplog.text and "own text" in caplog.text
     assert ds.num_rows == 11108 and ds.features["label"].names == plain.features["label"].names
+    assert "not row-aligned" in ds.info.description and "row-aligned" not in plain.info.description
     assert ds[0]["text"] == "centrepoint winter white gala london"
     assert ds[0]["text_aug1"] == "centrepoint winter white gala glasses"
     assert "kensin" in " ".join(ds["text"][:200])  # Rakib's variant text ("kensington" truncated)
