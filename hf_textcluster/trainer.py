@@ -3,6 +3,8 @@ initialisation before the first step, clustering evaluation from the head and fr
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -10,6 +12,7 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 from transformers import Trainer, TrainingArguments
+from transformers.trainer_utils import get_last_checkpoint
 from transformers.utils import logging
 
 from .metrics import clustering_scores
@@ -158,18 +161,32 @@ class ClusteringTrainer(Trainer):
                 f"({len(texts)}); pass more texts or a smaller `num_clusters`."
             )
         start = time.perf_counter()
-        self.model.initialize_centroids(
+        # Kept so that callers can score plain k-means on the same encoder, measured in the same run.
+        self.initial_kmeans_labels = self.model.initialize_centroids(
             texts,
             random_state=self.args.seed,
             n_init=getattr(self.args, "kmeans_n_init", 10),
             batch_size=self.args.per_device_eval_batch_size,
             show_progress_bar=not self.args.disable_tqdm,
+            autocast_dtype=self._inference_autocast_dtype(),
         )
         logger.info(f"Initialised {self.model.config.num_clusters} centroids by k-means in {time.perf_counter() - start:.1f}s.")
 
+    def _inference_autocast_dtype(self):
+        return torch.bfloat16 if self.args.bf16 else (torch.float16 if self.args.fp16 else None)
+
     def train(self, resume_from_checkpoint: str | bool | None = None, **kwargs):
         # A resumed run restores trained centroids from its checkpoint; a fresh run fits them first.
-        if not resume_from_checkpoint and not self.model.config.centroids_initialized:
+        if resume_from_checkpoint:
+            checkpoint = resume_from_checkpoint
+            if checkpoint is True:
+                checkpoint = get_last_checkpoint(self.args.output_dir)
+            if checkpoint and os.path.isfile(os.path.join(checkpoint, "config.json")):
+                with open(os.path.join(checkpoint, "config.json")) as f:
+                    saved = json.load(f).get("centroids_initialized", False)
+                # The Trainer restores the weights only; the flag travels in the checkpoint's config.
+                self.model.config.centroids_initialized = self.model.config.centroids_initialized or saved
+        elif not self.model.config.centroids_initialized:
             self.initialize_clusters()
         return super().train(resume_from_checkpoint=resume_from_checkpoint, **kwargs)
 
@@ -189,6 +206,7 @@ class ClusteringTrainer(Trainer):
             n_init=getattr(self.args, "kmeans_n_init", 10),
             random_state=self.args.seed,
             show_progress_bar=not self.args.disable_tqdm,
+            autocast_dtype=self._inference_autocast_dtype(),
         )
         metrics = {f"{metric_key_prefix}_{k}": v for k, v in metrics.items()}
         metrics[f"{metric_key_prefix}_runtime"] = round(time.perf_counter() - start, 4)
@@ -206,12 +224,15 @@ def evaluate_clusterer(
     n_init: int = 10,
     random_state: int | None = 0,
     show_progress_bar: bool | None = None,
+    autocast_dtype: torch.dtype | None = None,
 ) -> dict[str, float]:
     """Clustering quality of a clusterer on ``texts``: from its head (``acc``, ``nmi``, ...) and, with ``kmeans``,
     from k-means on its embeddings (``kmeans_acc``, ...). Without labels, only the number of used clusters."""
     from sklearn.cluster import KMeans
 
-    embeddings = model.embed(texts, batch_size=batch_size, show_progress_bar=show_progress_bar)
+    embeddings = model.embed(
+        texts, batch_size=batch_size, show_progress_bar=show_progress_bar, autocast_dtype=autocast_dtype
+    )
     with torch.no_grad():
         probs = model.cluster_probabilities(torch.from_numpy(embeddings).to(model.device))
     head_pred = probs.argmax(dim=-1).cpu().numpy()

@@ -1,0 +1,209 @@
+"""``hf-textcluster``: train | predict | evaluate | demo.
+
+Every command that reads a benchmark takes ``--data-dir`` (default: ``$HF_TEXTCLUSTER_DATA_DIR``, else the corpora's
+public download URLs). ``train`` passes any ``TrainingArguments`` flag through (``--max_steps 100``,
+``--per_device_train_batch_size 32``, ...).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+DEMO_DATASET = "stackoverflow"
+
+
+def _add_data_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--data-dir",
+        default=os.environ.get("HF_TEXTCLUSTER_DATA_DIR"),
+        help="Folder with <dataset>.csv (default: $HF_TEXTCLUSTER_DATA_DIR; otherwise the public sources).",
+    )
+
+
+def _format_scores(metrics: dict, keys=("acc", "nmi", "ari")) -> str:
+    return "  ".join(f"{k.upper()} {100 * metrics[k]:.1f}" for k in keys if k in metrics)
+
+
+def _parse_pass_through(pairs: list[str]) -> dict:
+    """``--max_steps 10 --bf16`` style TrainingArguments flags, parsed by HfArgumentParser into typed values."""
+    from transformers import HfArgumentParser
+
+    from .trainer import ClusteringTrainingArguments
+
+    if not pairs:
+        return {}
+    parser = HfArgumentParser(ClusteringTrainingArguments)
+    (parsed,) = parser.parse_args_into_dataclasses(args=["--output_dir", "unused", *pairs])
+    given = {arg.lstrip("-").split("=")[0].replace("-", "_") for arg in pairs if arg.startswith("--")}
+    return {name: getattr(parsed, name) for name in given if hasattr(parsed, name)}
+
+
+def cmd_train(args, extra: list[str]) -> int:
+    from .training import train_clusterer
+
+    overrides = _parse_pass_through(extra)
+    config_overrides = {}
+    for item in args.config or []:
+        key, _, value = item.partition("=")
+        config_overrides[key] = json.loads(value) if value[:1] in "0123456789-[{tfn" else value
+    result = train_clusterer(
+        args.method,
+        args.dataset if args.dataset else _user_dataset(args),
+        args.output_dir,
+        encoder=args.encoder,
+        recipe=args.recipe,
+        augmentation=args.augmentation,
+        num_clusters=args.num_clusters,
+        data_dir=args.data_dir,
+        seed=args.seed,
+        config_overrides=config_overrides,
+        training_overrides=overrides,
+        resume=not args.no_resume,
+    )
+    m = result.metrics
+    print(f"\nSaved {args.method} to {result.output_dir} (trained {result.train_seconds:.0f}s)")
+    if "eval_acc" in m:
+        print(f"cluster head         : {_format_scores({k[5:]: v for k, v in m.items() if k.startswith('eval_')})}")
+        print(f"k-means on embeddings: {_format_scores({k[12:]: v for k, v in m.items() if k.startswith('eval_kmeans_')})}")
+    return 0
+
+
+def _user_dataset(args):
+    from .data import load_text_file
+
+    if not args.input:
+        raise SystemExit("error: pass --dataset <benchmark> or --input <file> (csv/jsonl/parquet/txt).")
+    if args.num_clusters is None:
+        raise SystemExit("error: --num-clusters is required when training on your own file.")
+    return load_text_file(args.input, text_column=args.text_column)
+
+
+def cmd_predict(args, extra) -> int:
+    from transformers import pipeline
+
+    import hf_textcluster  # noqa: F401
+
+    from .data import load_text_file
+
+    texts = load_text_file(args.input, text_column=args.text_column)["text"]
+    clusterer = pipeline("text-clustering", model=args.model, device=args.device)
+    results = clusterer(texts, batch_size=args.batch_size, **({"top_k": args.top_k} if args.top_k else {}))
+    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    try:
+        for text, result in zip(texts, results):
+            out.write(json.dumps({"text": text, **(result if isinstance(result, dict) else {"top_k": result})}) + "\n")
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    return 0
+
+
+def cmd_evaluate(args, extra) -> int:
+    from .baselines import BASELINES, make_baseline
+    from .data import load_benchmark
+    from .metrics import clustering_scores
+
+    dataset = load_benchmark(args.dataset, data_dir=args.data_dir)
+    texts, labels = dataset["text"], dataset["label"]
+    num_clusters = args.num_clusters or dataset.features["label"].num_classes
+    start = time.perf_counter()
+    if args.model:
+        from transformers import AutoModel
+
+        import hf_textcluster  # noqa: F401
+
+        from .trainer import evaluate_clusterer
+
+        model = AutoModel.from_pretrained(args.model)
+        metrics = evaluate_clusterer(model, texts, labels, random_state=args.seed, show_progress_bar=True)
+        name = args.model
+    else:
+        if args.method not in BASELINES:
+            raise SystemExit(f"error: --method must be one of {', '.join(BASELINES)} (or pass --model <dir>).")
+        kwargs = {"encoder": args.encoder} if args.method == "embeddings-kmeans" and args.encoder else {}
+        predictions = make_baseline(args.method, num_clusters, random_state=args.seed, **kwargs).fit_predict(texts)
+        metrics = clustering_scores(labels, predictions)
+        name = args.method
+    seconds = time.perf_counter() - start
+    print(f"{name} on {args.dataset} (N={len(texts)}, K={num_clusters}, seed={args.seed})")
+    print(f"{_format_scores(metrics, ('acc', 'nmi', 'ari', 'purity'))}  time {seconds:.1f}s")
+    if "kmeans_acc" in metrics:
+        print(f"k-means on embeddings: {_format_scores({k[7:]: v for k, v in metrics.items() if k.startswith('kmeans_')})}")
+    return 0
+
+
+def cmd_demo(args, extra) -> int:
+    from .demo import run_demo
+
+    return run_demo(data_dir=args.data_dir, output_dir=args.output_dir, max_steps=args.max_steps)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .training import AUGMENTATIONS, METHODS
+
+    parser = argparse.ArgumentParser(prog="hf-textcluster", description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    train = sub.add_parser("train", help="Train a clusterer (extra --flags go to TrainingArguments).")
+    train.add_argument("--method", required=True, choices=sorted(METHODS))
+    train.add_argument("--dataset", help="A benchmark corpus name (or use --input).")
+    train.add_argument("--input", help="Your own texts: csv / jsonl / parquet / txt.")
+    train.add_argument("--text-column", default="text")
+    train.add_argument("--output-dir", required=True)
+    train.add_argument("--encoder", help="Hub id or local path (default: the pip-shipped all-MiniLM-L6-v2).")
+    train.add_argument("--recipe", default="cpu", help="Recipe variant: 'cpu' (default) or 'paper'.")
+    train.add_argument("--augmentation", default="recipe", choices=["recipe", *AUGMENTATIONS])
+    train.add_argument("--num-clusters", type=int)
+    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--config", action="append", metavar="KEY=VALUE", help="Model config override, e.g. eta=5.")
+    train.add_argument("--no-resume", action="store_true", help="Ignore checkpoints already in --output-dir.")
+    _add_data_args(train)
+    train.set_defaults(func=cmd_train)
+
+    predict = sub.add_parser("predict", help="Cluster texts with a trained model (JSON lines out).")
+    predict.add_argument("--model", required=True, help="A trained model directory or hub id.")
+    predict.add_argument("--input", required=True, help="Texts: .txt (one per line), csv, jsonl or parquet.")
+    predict.add_argument("--text-column", default="text")
+    predict.add_argument("--output", help="Write JSON lines here instead of stdout.")
+    predict.add_argument("--top-k", type=int)
+    predict.add_argument("--batch-size", type=int, default=64)
+    predict.add_argument("--device", default="cpu")
+    predict.set_defaults(func=cmd_predict)
+
+    evaluate = sub.add_parser("evaluate", help="ACC / NMI / ARI of a baseline or a trained model on a benchmark.")
+    evaluate.add_argument("--method", default="embeddings-kmeans", help="bow-kmeans, tfidf-kmeans, embeddings-kmeans.")
+    evaluate.add_argument("--model", help="Evaluate a trained model directory instead of a baseline.")
+    evaluate.add_argument("--dataset", required=True)
+    evaluate.add_argument("--encoder", help="Encoder of embeddings-kmeans (default: all-MiniLM-L6-v2).")
+    evaluate.add_argument("--num-clusters", type=int)
+    evaluate.add_argument("--seed", type=int, default=0)
+    _add_data_args(evaluate)
+    evaluate.set_defaults(func=cmd_evaluate)
+
+    demo = sub.add_parser("demo", help=f"Train SCCL briefly on {DEMO_DATASET} beside the k-means baseline.")
+    demo.add_argument("--output-dir", default="runs/demo-sccl-stackoverflow")
+    demo.add_argument("--max-steps", type=int, default=None)
+    _add_data_args(demo)
+    demo.set_defaults(func=cmd_demo)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra and args.command != "train":
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    try:
+        return args.func(args, extra)
+    except (ValueError, TypeError, FileNotFoundError, ImportError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

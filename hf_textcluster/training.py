@@ -1,0 +1,152 @@
+"""Training a clusterer end to end: recipe -> data with augmented views -> model -> Trainer -> saved model + metrics.
+
+Used by ``hf-textcluster train``, ``make demo`` and ``training/bench.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass, fields
+
+import datasets
+from transformers import set_seed
+from transformers.trainer_utils import get_last_checkpoint
+from transformers.utils import logging
+
+from .data import AUGMENTATION_FAMILIES, AUGMENTERS, add_augmented_views, load_benchmark
+from .models.sccl import SCCLModel
+from .models.sccl.trainer_sccl import SCCLTrainer
+from .recipes import load_recipe
+from .trainer import ClusteringTrainingArguments
+
+logger = logging.get_logger(__name__)
+
+# method name -> (model class, trainer class, whether it trains on augmented views)
+METHODS = {
+    "sccl": (SCCLModel, SCCLTrainer, True),
+}
+
+AUGMENTATIONS = tuple(AUGMENTATION_FAMILIES) + tuple(AUGMENTERS)
+
+
+def _check_method(method: str):
+    if method not in METHODS:
+        raise ValueError(f"Unknown method {method!r}; choose one of {', '.join(METHODS)}.")
+    return METHODS[method]
+
+
+def prepare_dataset(
+    dataset: str | datasets.Dataset,
+    augmentation: str | None,
+    data_dir: str | None = None,
+    seed: int = 0,
+) -> datasets.Dataset:
+    """A benchmark name or a Dataset with a ``text`` column -> a Dataset with ``text_aug1``/``text_aug2`` as asked:
+    a precomputed family (joined from files) or an on-the-fly augmenter (computed with ``map``, cached)."""
+    if augmentation is not None and augmentation not in AUGMENTATIONS:
+        raise ValueError(f"Unknown augmentation {augmentation!r}; choose one of {', '.join(AUGMENTATIONS)}.")
+    if isinstance(dataset, str):
+        family = augmentation if augmentation in AUGMENTATION_FAMILIES else None
+        dataset = load_benchmark(dataset, data_dir=data_dir, augmentation=family)
+    elif augmentation in AUGMENTATION_FAMILIES:
+        raise ValueError(f"Precomputed augmentation {augmentation!r} only exists for the benchmark corpora.")
+    if augmentation in AUGMENTERS:
+        dataset = add_augmented_views(dataset, augmentation, seed=seed)
+    return dataset
+
+
+@dataclass
+class TrainingResult:
+    model: object
+    trainer: object
+    metrics: dict
+    output_dir: str
+    train_seconds: float
+
+
+def build_training_arguments(output_dir: str, recipe_training: dict, overrides: dict | None = None, seed: int = 0):
+    values = {"output_dir": output_dir, "seed": seed, "report_to": "none", "save_total_limit": 2, "logging_steps": 50}
+    values.update(recipe_training)
+    values.update(overrides or {})
+    known = {f.name for f in fields(ClusteringTrainingArguments)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise ValueError(f"Unknown training arguments {unknown}; see `hf-textcluster train --help`.")
+    return ClusteringTrainingArguments(**values)
+
+
+def train_clusterer(
+    method: str,
+    dataset: str | datasets.Dataset,
+    output_dir: str,
+    *,
+    encoder: str | None = None,
+    recipe: str = "cpu",
+    augmentation: str | None = "recipe",
+    num_clusters: int | None = None,
+    data_dir: str | None = None,
+    seed: int = 0,
+    config_overrides: dict | None = None,
+    training_overrides: dict | None = None,
+    resume: bool = True,
+    evaluate: bool = True,
+    save: bool = True,
+) -> TrainingResult:
+    """Train ``method`` on a benchmark (by name) or a Dataset, save it to ``output_dir`` and evaluate it.
+
+    Checkpoints go to ``output_dir`` as the Trainer writes them; with ``resume`` an interrupted run continues from
+    the last one. ``num_clusters`` defaults to the number of classes of a labelled dataset.
+    """
+    model_cls, trainer_cls, uses_views = _check_method(method)
+    dataset_name = dataset if isinstance(dataset, str) else None
+    plan = load_recipe(method, recipe, dataset_name)
+    if augmentation == "recipe":
+        augmentation = plan.get("augmentation") if uses_views else None
+        if isinstance(dataset, datasets.Dataset) and augmentation in AUGMENTATION_FAMILIES:
+            augmentation = "virtual" if not {"text_aug1", "text_aug2"} <= set(dataset.column_names) else None
+    set_seed(seed)
+    train_dataset = prepare_dataset(dataset, augmentation, data_dir=data_dir, seed=seed)
+    if num_clusters is None:
+        label_feature = train_dataset.features.get("label")
+        if label_feature is None:
+            raise ValueError("`num_clusters` is required for a dataset without labels.")
+        num_clusters = (
+            label_feature.num_classes if hasattr(label_feature, "num_classes") else len(set(train_dataset["label"]))
+        )
+    if num_clusters > len(train_dataset):
+        raise ValueError(
+            f"`num_clusters` ({num_clusters}) is larger than the number of texts ({len(train_dataset)}); "
+            "pass more texts or a smaller `num_clusters`."
+        )
+    config_kwargs = {**plan["config"], **(config_overrides or {})}
+    args = build_training_arguments(output_dir, plan["training"], training_overrides, seed=seed)
+
+    last_checkpoint = get_last_checkpoint(output_dir) if resume and os.path.isdir(output_dir) else None
+    model = model_cls.from_encoder_pretrained(encoder, num_clusters=num_clusters, **config_kwargs)
+    trainer = trainer_cls(model=model, args=args, train_dataset=train_dataset, eval_dataset=train_dataset)
+    if last_checkpoint:
+        logger.warning(f"Resuming from {last_checkpoint}.")
+    start = time.perf_counter()
+    trainer.train(resume_from_checkpoint=last_checkpoint)
+    train_seconds = time.perf_counter() - start
+    metrics = {"train_seconds": round(train_seconds, 2)}
+    if evaluate:
+        metrics.update(trainer.evaluate())
+    if save:
+        model.save_pretrained(output_dir)
+        run_info = {
+            "method": method,
+            "dataset": dataset_name,
+            "recipe": recipe,
+            "augmentation": augmentation,
+            "encoder": model.config.name_or_path,
+            "seed": seed,
+            "config_overrides": config_overrides or {},
+            "training_overrides": training_overrides or {},
+            "metrics": metrics,
+        }
+        with open(os.path.join(output_dir, "training_run.json"), "w") as f:
+            json.dump(run_info, f, indent=2)
+    return TrainingResult(model=model, trainer=trainer, metrics=metrics, output_dir=output_dir, train_seconds=train_seconds)
