@@ -6,7 +6,7 @@ the library through :func:`~hf_textcluster.data.load_texts`, a file loader, an a
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 
 __all__ = ["validate_texts"]
 
@@ -72,7 +72,7 @@ def _is_nan(value: object) -> bool:
 
 def validate_labels(labels: object, num_texts: int, argument_name: str = "labels") -> list:
     """Check that ``labels`` is a sequence with one entry per text (used by the loaders)."""
-    if isinstance(labels, (str, bytes)) or not isinstance(labels, (Sequence, Iterable)):
+    if isinstance(labels, (str, bytes)) or not isinstance(labels, Iterable):
         raise TypeError(
             f"`{argument_name}` must be a list with one label per text, got {type(labels).__name__}."
         )
