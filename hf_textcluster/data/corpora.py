@@ -106,9 +106,19 @@ _TWEET_IDS = tuple(
     )
 )  # fmt: skip
 
-_GOOGLENEWS_DESCRIPTION = (
-    "GoogleNews ({part}) of Yin & Wang (GSDMM release, JSON lines); 152 clusters, labels are the GSDMM cluster ids."
-)
+
+def _googlenews(suffix: str, source_file: str, num_rows: int, part: str) -> CorpusSpec:
+    return CorpusSpec(
+        name=f"googlenews_{suffix}",
+        label_ids=_ids(152),
+        label_names=_ids(152),
+        num_rows=num_rows,
+        raw_format=JSON_LINES,
+        urls={"data": _GSDMM + source_file},
+        description=f"GoogleNews ({part}) of Yin & Wang (GSDMM release, JSON lines); 152 clusters, labels are the "
+        "GSDMM cluster ids.",
+    )
+
 
 CORPORA: dict[str, CorpusSpec] = {
     spec.name: spec
@@ -161,33 +171,9 @@ CORPORA: dict[str, CorpusSpec] = {
             urls={"texts": _STC2 + "Biomedical.txt", "labels": _STC2 + "Biomedical_gnd.txt"},
             description="Biomedical paper titles (BioASQ, STC2 release); 20 topic groups, 1000 each.",
         ),
-        CorpusSpec(
-            name="googlenews_ts",
-            label_ids=_ids(152),
-            label_names=_ids(152),
-            num_rows=11109,
-            raw_format=JSON_LINES,
-            urls={"data": _GSDMM + "TS"},
-            description=_GOOGLENEWS_DESCRIPTION.format(part="title + snippet"),
-        ),
-        CorpusSpec(
-            name="googlenews_t",
-            label_ids=_ids(152),
-            label_names=_ids(152),
-            num_rows=11108,
-            raw_format=JSON_LINES,
-            urls={"data": _GSDMM + "T"},
-            description=_GOOGLENEWS_DESCRIPTION.format(part="titles; the one empty title is dropped"),
-        ),
-        CorpusSpec(
-            name="googlenews_s",
-            label_ids=_ids(152),
-            label_names=_ids(152),
-            num_rows=11108,
-            raw_format=JSON_LINES,
-            urls={"data": _GSDMM + "S"},
-            description=_GOOGLENEWS_DESCRIPTION.format(part="snippets; the one empty snippet is dropped"),
-        ),
+        _googlenews("ts", "TS", 11109, "title + snippet"),
+        _googlenews("t", "T", 11108, "titles; the one empty title is dropped"),
+        _googlenews("s", "S", 11108, "snippets; the one empty snippet is dropped"),
         CorpusSpec(
             name="tweet",
             label_ids=_TWEET_IDS,
