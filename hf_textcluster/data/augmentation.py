@@ -104,7 +104,8 @@ class TextAugmenter:
         return self.augment_batch(texts, [derive_seed(seed, i, view) for i in range(len(texts))])
 
     def views(self, texts, seed: int = 0) -> tuple[list[str], list[str]]:
-        """Two views per text: ``(view1, view2)``, the same as :func:`add_augmented_views` gives row by row."""
+        """Two views per text: ``(view1, view2)``. Unless ``batch_seeded``, the same views as
+        :func:`add_augmented_views` gives with this ``seed``."""
         return self(texts, seed=seed, view=1), self(texts, seed=seed, view=2)
 
 
