@@ -68,7 +68,7 @@ def read_sentence_transformers_spec(path: str | os.PathLike) -> EncoderSpec | No
             elif pooling_config.get("pooling_mode_mean_tokens"):
                 spec.pooling = "mean"
             else:
-                modes = [k for k, v in pooling_config.items() if k.startswith("pooling_mode") and v]
+                modes = [k.replace("pooling_mode_", "") for k, v in pooling_config.items() if k.startswith("pooling_mode") and v]
                 raise ValueError(
                     f"The sentence-transformers model at {path} uses pooling {modes}; hf_textcluster supports "
                     "mean and CLS pooling. Pass `pooling='mean'` or `pooling='cls'` explicitly."

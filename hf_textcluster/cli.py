@@ -89,7 +89,7 @@ def cmd_predict(args, extra) -> int:
 
     from .data import load_text_file
 
-    texts = load_text_file(args.input, text_column=args.text_column)["text"]
+    texts = list(load_text_file(args.input, text_column=args.text_column)["text"])
     clusterer = pipeline("text-clustering", model=args.model, device=args.device)
     results = clusterer(texts, batch_size=args.batch_size, **({"top_k": args.top_k} if args.top_k else {}))
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout

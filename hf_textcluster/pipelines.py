@@ -11,6 +11,11 @@ from .data.validation import validate_texts
 DEFAULT_BATCH_SIZE = 64
 
 
+def _is_text_column(inputs) -> bool:
+    """A ``datasets`` column (``dataset["text"]``) or a numpy array of strings: sized, indexable, not a mapping."""
+    return isinstance(inputs, np.ndarray) or type(inputs).__name__ == "Column"
+
+
 class TextClusteringPipeline(Pipeline):
     """Assigns texts to the clusters of a trained clusterer.
 
@@ -50,7 +55,7 @@ class TextClusteringPipeline(Pipeline):
         if isinstance(inputs, str):
             validate_texts([inputs], argument_name="inputs")
             return super().__call__([inputs], **kwargs)[0]
-        if isinstance(inputs, (list, tuple)):
+        if isinstance(inputs, (list, tuple)) or _is_text_column(inputs):
             texts = validate_texts(list(inputs), argument_name="inputs")
             order = np.argsort([-len(t) for t in texts], kind="stable")
             results = super().__call__([texts[i] for i in order], **kwargs)

@@ -3,6 +3,7 @@ initialisation before the first step, clustering evaluation from the head and fr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -171,6 +172,14 @@ class ClusteringTrainer(Trainer):
             autocast_dtype=self._inference_autocast_dtype(),
         )
         logger.info(f"Initialised {self.model.config.num_clusters} centroids by k-means in {time.perf_counter() - start:.1f}s.")
+
+    def autocast_smart_context_manager(self, cache_enabled: bool | None = True):
+        # Accelerate applies bf16/fp16 autocast by wrapping `model.forward`; our losses call `model.encode` and the
+        # heads directly, so without this the "mixed precision" run would silently stay in fp32.
+        dtype = self._inference_autocast_dtype()
+        if dtype is None:
+            return contextlib.nullcontext()
+        return torch.autocast(self.args.device.type, dtype=dtype, cache_enabled=cache_enabled)
 
     def _inference_autocast_dtype(self):
         return torch.bfloat16 if self.args.bf16 else (torch.float16 if self.args.fp16 else None)

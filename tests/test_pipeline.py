@@ -1,0 +1,63 @@
+"""pipeline("text-clustering"): output format, top_k, batching order, devices and bad input."""
+
+import pytest
+import torch
+from transformers import pipeline
+
+import hf_textcluster  # noqa: F401
+from hf_textcluster import SCCLModel
+
+
+@pytest.fixture(scope="module")
+def model_dir(tiny_encoder_dir, toy_corpus, tmp_path_factory):
+    torch.manual_seed(0)
+    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model.initialize_centroids(toy_corpus[0])
+    model.config.id2label = {0: "oracle · sql", 1: "java · class", 2: "haskell · monad"}
+    path = tmp_path_factory.mktemp("sccl")
+    model.save_pretrained(path)
+    return path
+
+
+def test_outputs_cluster_label_score(model_dir, toy_corpus):
+    clusterer = pipeline("text-clustering", model=str(model_dir))
+    model = SCCLModel.from_pretrained(model_dir)
+    texts = toy_corpus[0][:10]
+    results = clusterer(texts)
+    assert [r["cluster"] for r in results] == model.predict(texts).tolist()
+    probs = model.predict_proba(texts)
+    for r, p in zip(results, probs):
+        assert r["label"] == model.config.id2label[r["cluster"]]
+        assert r["score"] == pytest.approx(float(p.max()), rel=1e-4)
+    single = clusterer(texts[0])
+    assert single == results[0]
+
+
+def test_top_k_is_sorted_and_sums_below_one(model_dir, toy_corpus):
+    clusterer = pipeline("text-clustering", model=str(model_dir))
+    result = clusterer(toy_corpus[0][:3], top_k=3)
+    for ranked in result:
+        scores = [r["score"] for r in ranked]
+        assert scores == sorted(scores, reverse=True) and sum(scores) == pytest.approx(1.0, rel=1e-4)
+    with pytest.raises(ValueError, match="top_k"):
+        clusterer(toy_corpus[0][:3], top_k=4)
+
+
+def test_batching_keeps_input_order(model_dir, toy_corpus):
+    clusterer = pipeline("text-clustering", model=str(model_dir), device="cpu")
+    texts = toy_corpus[0][:37]
+    one_by_one = [clusterer(t)["cluster"] for t in texts]
+    assert [r["cluster"] for r in clusterer(texts, batch_size=8)] == one_by_one
+
+
+@pytest.mark.parametrize("bad,match", [([], "empty"), (["ok", ""], "1"), ([None], "item 0"), ("", "item 0|empty|blank")])
+def test_bad_inputs(model_dir, bad, match):
+    clusterer = pipeline("text-clustering", model=str(model_dir))
+    with pytest.raises((ValueError, TypeError), match=match):
+        clusterer(bad)
+
+
+def test_unfitted_model_is_refused(tiny_encoder_dir, tmp_path):
+    SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3).save_pretrained(tmp_path)
+    with pytest.raises(RuntimeError, match="never initialised"):
+        pipeline("text-clustering", model=str(tmp_path))
