@@ -16,6 +16,8 @@ from transformers.trainer_utils import get_last_checkpoint
 from transformers.utils import logging
 
 from .data import AUGMENTATION_FAMILIES, AUGMENTERS, add_augmented_views, load_benchmark
+from .models.decmlm import DECMLMModel
+from .models.decmlm.trainer_decmlm import DECMLMTrainer
 from .models.sccl import SCCLModel
 from .models.sccl.trainer_sccl import SCCLTrainer
 from .recipes import load_recipe
@@ -26,6 +28,7 @@ logger = logging.get_logger(__name__)
 # method name -> (model class, trainer class, whether it trains on augmented views)
 METHODS = {
     "sccl": (SCCLModel, SCCLTrainer, True),
+    "decmlm": (DECMLMModel, DECMLMTrainer, False),
 }
 
 AUGMENTATIONS = tuple(AUGMENTATION_FAMILIES) + tuple(AUGMENTERS)
@@ -70,6 +73,10 @@ def build_training_arguments(output_dir: str, recipe_training: dict, overrides: 
     values = {"output_dir": output_dir, "seed": seed, "report_to": "none", "save_total_limit": 2, "logging_steps": 50}
     values.update(recipe_training)
     values.update(overrides or {})
+    import torch
+
+    if not torch.cuda.is_available():
+        values.setdefault("use_cpu", True)  # TrainingArguments refuses bf16 without a GPU unless told it is on CPU
     known = {f.name for f in fields(ClusteringTrainingArguments)}
     unknown = sorted(set(values) - known)
     if unknown:
