@@ -11,6 +11,8 @@ from .backbones import DEFAULT_ENCODER, resolve_encoder
 from .configuration_utils import TextClusteringConfig
 from .metrics import adjusted_rand_index, cluster_accuracy, clustering_scores, compute_metrics, normalized_mutual_info, purity
 from .modeling_utils import ClusteringOutput, TextClusteringPreTrainedModel
+from .models.decmlm import DECMLMConfig, DECMLMModel
+from .models.decmlm.trainer_decmlm import DECMLMTrainer
 from .models.sccl import SCCLConfig, SCCLModel
 from .models.sccl.trainer_sccl import SCCLTrainer
 from .pipelines import TextClusteringPipeline
@@ -18,7 +20,7 @@ from .trainer import ClusteringTrainer, ClusteringTrainingArguments, evaluate_cl
 
 __version__ = "0.1.0"
 
-_MODELS = [(SCCLConfig, SCCLModel)]
+_MODELS = [(SCCLConfig, SCCLModel), (DECMLMConfig, DECMLMModel)]
 for _config_class, _model_class in _MODELS:
     AutoConfig.register(_config_class.model_type, _config_class, exist_ok=True)
     AutoModel.register(_config_class, _model_class, exist_ok=True)
@@ -30,6 +32,9 @@ __all__ = [
     "ClusteringOutput",
     "ClusteringTrainer",
     "ClusteringTrainingArguments",
+    "DECMLMConfig",
+    "DECMLMModel",
+    "DECMLMTrainer",
     "SCCLConfig",
     "SCCLModel",
     "SCCLTrainer",

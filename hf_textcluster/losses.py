@@ -4,6 +4,8 @@ References (equation numbers are the papers'):
 - SCCL: Zhang et al., "Supporting Clustering with Contrastive Learning", NAACL 2021.
 - DEC: Xie et al., "Unsupervised Deep Embedding for Clustering Analysis", ICML 2016 (Eq. 3-6 of SCCL,
   Eq. 2-5 of DEC-MLM).
+- DEC-MLM: Huang et al., "Unsupervised Fine-tuning for Text Clustering", COLING 2020 (L_m of Eq. 1: BERT's
+  masked-LM loss).
 """
 
 from __future__ import annotations
@@ -59,3 +61,19 @@ def instance_contrastive_loss(z1: torch.Tensor, z2: torch.Tensor, temperature: f
     logits = logits.masked_fill(self_mask, float("-inf"))
     positives = torch.cat([torch.arange(batch_size, 2 * batch_size), torch.arange(0, batch_size)]).to(z.device)
     return F.cross_entropy(logits, positives)
+
+
+def masked_lm_loss(logits: torch.Tensor, labels: torch.Tensor, ignore_index: int = -100) -> torch.Tensor:
+    """Masked-LM loss L_m (DEC-MLM Eq. 1, as in BERT): mean cross-entropy over the masked positions only.
+
+    ``labels`` holds the original token id at masked positions and ``ignore_index`` elsewhere; ``logits`` has one
+    more (vocabulary) dimension than ``labels``. A batch without any masked token gives 0 (not NaN).
+    """
+    logits = logits.reshape(-1, logits.shape[-1]).float()
+    labels = labels.reshape(-1)
+    if logits.shape[0] != labels.shape[0]:
+        raise ValueError(f"`logits` has {logits.shape[0]} positions but `labels` has {labels.shape[0]}.")
+    selected = labels != ignore_index
+    if not bool(selected.any()):
+        return logits.sum() * 0.0
+    return F.cross_entropy(logits[selected], labels[selected])

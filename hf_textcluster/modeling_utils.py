@@ -18,7 +18,7 @@ from transformers.utils import ModelOutput, logging
 from .backbones import resolve_encoder
 from .configuration_utils import TextClusteringConfig
 from .data.validation import validate_texts
-from .layers import StudentTAssignment
+from .layers import MaskedLMHead, StudentTAssignment
 
 logger = logging.get_logger(__name__)
 
@@ -73,6 +73,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         if isinstance(module, StudentTAssignment):
             # Placeholder values: real centroids come from k-means on the corpus (`initialize_centroids`).
             nn.init.normal_(module.centroids, mean=0.0, std=0.02)
+        elif isinstance(module, MaskedLMHead):
+            nn.init.zeros_(module.bias)
 
     def _check_centroids_initialized(self):
         if not self.config.centroids_initialized:
@@ -121,8 +123,20 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
 
     # ----- clusters ------------------------------------------------------------------------------------------
     def set_centroids(self, centroids: torch.Tensor | np.ndarray) -> None:
-        """Write K x d cluster centres into the method's head (k-means initialisation)."""
-        raise NotImplementedError(f"{type(self).__name__} has no centroids to set.")
+        """Write K x d cluster centres into the method's head (k-means initialisation).
+
+        Works for every method whose ``cluster_head`` is a [`StudentTAssignment`]; others override it."""
+        head = getattr(self, "cluster_head", None)
+        if not isinstance(head, StudentTAssignment):
+            raise NotImplementedError(f"{type(self).__name__} has no centroids to set.")
+        centroids = torch.as_tensor(np.asarray(centroids), dtype=head.centroids.dtype)
+        if tuple(centroids.shape) != tuple(head.centroids.shape):
+            raise ValueError(
+                f"Centroids of shape {tuple(centroids.shape)} do not fit this model "
+                f"({tuple(head.centroids.shape)} = num_clusters x hidden_size)."
+            )
+        with torch.no_grad():
+            head.centroids.copy_(centroids.to(head.centroids.device))
 
     def initialize_centroids(
         self,

@@ -151,8 +151,10 @@ class ClusteringTrainer(Trainer):
         return self.optimizer
 
     # ----- cluster initialisation ----------------------------------------------------------------------------
-    def initialize_clusters(self) -> None:
-        """k-means on the embeddings of the training texts; its centres become the initial centroids."""
+    def initialize_clusters(self, embeddings: np.ndarray | None = None) -> None:
+        """k-means on the embeddings of the training texts; its centres become the initial centroids.
+
+        ``embeddings`` (N x d, one row per training text) skips the encoding pass when a subclass already has them."""
         if self.train_dataset is None:
             raise ValueError("Pass a `train_dataset`: its texts initialise the clusters.")
         texts = self.train_dataset["text"]
@@ -164,7 +166,8 @@ class ClusteringTrainer(Trainer):
         start = time.perf_counter()
         # Kept so that callers can score plain k-means on the same encoder, measured in the same run.
         self.initial_kmeans_labels = self.model.initialize_centroids(
-            texts,
+            texts if embeddings is None else None,
+            embeddings=embeddings,
             random_state=self.args.seed,
             n_init=getattr(self.args, "kmeans_n_init", 10),
             batch_size=self.args.per_device_eval_batch_size,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 
 from ...layers import ProjectionHead, StudentTAssignment
@@ -27,13 +26,3 @@ class SCCLModel(TextClusteringPreTrainedModel):
 
     def cluster_probabilities(self, embeddings: torch.Tensor) -> torch.Tensor:
         return self.cluster_head(embeddings)
-
-    def set_centroids(self, centroids) -> None:
-        centroids = torch.as_tensor(np.asarray(centroids), dtype=self.cluster_head.centroids.dtype)
-        if tuple(centroids.shape) != tuple(self.cluster_head.centroids.shape):
-            raise ValueError(
-                f"Centroids of shape {tuple(centroids.shape)} do not fit this model "
-                f"({tuple(self.cluster_head.centroids.shape)} = num_clusters x hidden_size)."
-            )
-        with torch.no_grad():
-            self.cluster_head.centroids.copy_(centroids.to(self.cluster_head.centroids.device))

@@ -1,0 +1,60 @@
+"""DEC-MLM configuration (Huang et al., "Unsupervised Fine-tuning for Text Clustering", COLING 2020)."""
+
+from __future__ import annotations
+
+from ...configuration_utils import TextClusteringConfig
+
+
+class DECMLMConfig(TextClusteringConfig):
+    r"""
+    Configuration of [`DECMLMModel`]: an encoder with a masked-LM head (decoder tied to the input word embeddings)
+    and K centroids with a Student's t soft assignment. Pooling is ``"mean"`` as in the paper (``"cls"`` is its
+    "w/o average pooling" ablation).
+
+    Args:
+        alpha (`float`): degrees of freedom of the Student's t kernel, Eq. 3 (1 in the paper).
+        mlm_probability (`float`): share of the (non-special) tokens selected for the masked-LM loss (0.1).
+        mlm_mask_fraction (`float`): of the selected tokens, the share replaced by the mask token (BERT: 0.8).
+        mlm_random_fraction (`float`): of the selected tokens, the share replaced by a random token (BERT: 0.1);
+            the rest is left unchanged (but still predicted).
+        mlm_loss_weight (`float`): weight of L_m in Eq. 1 (1; 0 is the paper's "w/o masked LM loss" ablation, which
+            also skips masking and the head).
+        cluster_loss_weight (`float`): weight of L_c = KL(P‖Q), Eq. 2 (1).
+        mlm_head_pretrained (`bool`): whether the masked-LM head started from pretrained weights (False when the
+            encoder checkpoint had no MLM head, e.g. a sentence-transformers model: the head was trained from scratch).
+    """
+
+    model_type = "decmlm"
+
+    alpha: float = 1.0
+    mlm_probability: float = 0.1
+    mlm_mask_fraction: float = 0.8
+    mlm_random_fraction: float = 0.1
+    mlm_loss_weight: float = 1.0
+    cluster_loss_weight: float = 1.0
+    mlm_head_pretrained: bool = False
+
+    def __post_init__(self, **kwargs):
+        super().__post_init__(**kwargs)
+        for name in ("alpha", "mlm_probability", "mlm_mask_fraction", "mlm_random_fraction", "mlm_loss_weight",
+                     "cluster_loss_weight"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"`{name}` must be a number, got {value!r}.")
+        if not self.alpha > 0:
+            raise ValueError(f"`alpha` must be > 0, got {self.alpha!r}.")
+        if not 0 < self.mlm_probability < 1:
+            raise ValueError(f"`mlm_probability` must be in (0, 1), got {self.mlm_probability!r} (the paper masks 0.1).")
+        for name in ("mlm_mask_fraction", "mlm_random_fraction"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise ValueError(f"`{name}` must be in [0, 1], got {getattr(self, name)!r}.")
+        if self.mlm_mask_fraction + self.mlm_random_fraction > 1:
+            raise ValueError(
+                f"`mlm_mask_fraction` + `mlm_random_fraction` must be <= 1 (the rest of the selected tokens stays "
+                f"unchanged), got {self.mlm_mask_fraction} + {self.mlm_random_fraction}."
+            )
+        for name in ("mlm_loss_weight", "cluster_loss_weight"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"`{name}` must be >= 0, got {getattr(self, name)!r}.")
+        if self.mlm_loss_weight == 0 and self.cluster_loss_weight == 0:
+            raise ValueError("`mlm_loss_weight` and `cluster_loss_weight` are both 0: nothing would be trained.")

@@ -1,0 +1,228 @@
+"""DECMLMTrainer: the joint objective of DEC-MLM, Eq. 1: L = L_m (masked LM) + L_c (KL(P‖Q), Eq. 2-5).
+
+The target P is refreshed once per epoch over the whole training set, from unmasked inputs (Sec. 2.2: "we update
+the target distribution P ... per epoch rather than per batch ... without masking any token"); each batch looks
+its rows' targets up by their ``index``.
+"""
+
+from __future__ import annotations
+
+import time
+import weakref
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+from transformers import TrainerCallback
+from transformers.utils import logging
+
+from ...losses import dec_kl_loss, dec_target_distribution, masked_lm_loss
+from ...trainer import ClusteringTrainer, ClusteringTrainingArguments, TextViewsCollator
+
+logger = logging.get_logger(__name__)
+
+IGNORE_INDEX = -100
+
+
+def mask_tokens(
+    input_ids: torch.Tensor,
+    maskable: torch.Tensor,
+    mask_token_id: int,
+    replacement_ids: torch.Tensor,
+    probability: float = 0.1,
+    mask_fraction: float = 0.8,
+    random_fraction: float = 0.1,
+    generator: torch.Generator | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """BERT's masking: select each ``maskable`` token with ``probability``; of the selected, replace
+    ``mask_fraction`` by the mask token, ``random_fraction`` by a random id from ``replacement_ids`` and keep the
+    rest. Returns ``(masked_input_ids, labels)``; labels are the original ids at selected positions, -100 elsewhere.
+    """
+    draw = torch.rand(input_ids.shape, generator=generator)
+    selected = (draw < probability) & maskable.bool()
+    labels = torch.where(selected, input_ids, torch.full_like(input_ids, IGNORE_INDEX))
+    action = torch.rand(input_ids.shape, generator=generator)
+    to_mask = selected & (action < mask_fraction)
+    to_random = selected & (action >= mask_fraction) & (action < mask_fraction + random_fraction)
+    masked = input_ids.clone()
+    masked[to_mask] = mask_token_id
+    picks = torch.randint(len(replacement_ids), input_ids.shape, generator=generator)
+    masked[to_random] = replacement_ids[picks[to_random]].to(masked.dtype)
+    return masked, labels
+
+
+class MaskedLMCollator(TextViewsCollator):
+    """Tokenizes the ``text`` column (``input_ids``, ``attention_mask``, ``index``) and adds a masked copy for the
+    masked-LM loss: ``mlm_input_ids`` and ``mlm_labels`` (BERT 80/10/10 masking of ``probability`` of the tokens;
+    special and padding tokens are never selected). With ``probability=0`` nothing is masked or added."""
+
+    def __init__(
+        self,
+        tokenizer,
+        max_length: int,
+        probability: float = 0.1,
+        mask_fraction: float = 0.8,
+        random_fraction: float = 0.1,
+        vocab_size: int | None = None,
+        pad_to_max_length: bool = False,
+        generator: torch.Generator | None = None,
+    ):
+        super().__init__(tokenizer, max_length, {"": "text"}, pad_to_max_length=pad_to_max_length)
+        self.probability = probability
+        self.mask_fraction = mask_fraction
+        self.random_fraction = random_fraction
+        self.generator = generator
+        self.special_ids = torch.tensor(sorted(set(tokenizer.all_special_ids)), dtype=torch.long)
+        if probability > 0 and tokenizer.mask_token_id is None:
+            raise ValueError(
+                f"The tokenizer ({type(tokenizer).__name__}) has no mask token, which the masked-LM loss needs; use "
+                "an encoder with a masked-LM vocabulary or set `mlm_loss_weight=0`."
+            )
+        vocab_size = min(len(tokenizer), vocab_size) if vocab_size else len(tokenizer)
+        candidates = torch.arange(vocab_size)
+        self.replacement_ids = candidates[~torch.isin(candidates, self.special_ids)]
+
+    def __call__(self, rows: Sequence[dict[str, Any]]) -> dict[str, torch.Tensor]:
+        batch = super().__call__(rows)
+        if self.probability > 0:
+            input_ids = batch["input_ids"]
+            maskable = batch["attention_mask"].bool() & ~torch.isin(input_ids, self.special_ids)
+            batch["mlm_input_ids"], batch["mlm_labels"] = mask_tokens(
+                input_ids,
+                maskable,
+                self.tokenizer.mask_token_id,
+                self.replacement_ids,
+                probability=self.probability,
+                mask_fraction=self.mask_fraction,
+                random_fraction=self.random_fraction,
+                generator=self.generator,
+            )
+        return batch
+
+
+class DECTargetRefreshCallback(TrainerCallback):
+    """At the beginning of every epoch, recomputes the DEC target P of every training row (one inference pass over
+    the train dataset with unmasked inputs) and stores it in the trainer."""
+
+    def __init__(self, trainer: "DECMLMTrainer"):
+        self._trainer = weakref.ref(trainer)
+
+    def on_epoch_begin(self, args, state, control, **kwargs):
+        trainer = self._trainer()
+        if trainer is not None:
+            trainer.refresh_targets()
+
+
+class DECMLMTrainer(ClusteringTrainer):
+    """Trains a [`DECMLMModel`] on rows ``{text}`` (no augmented views).
+
+    Loss = ``mlm_loss_weight`` · L_m + ``cluster_loss_weight`` · KL(P‖Q). The centroids come from k-means on the
+    initial embeddings (before the first step). Each step runs the encoder once on the masked batch: the token
+    states feed the MLM head at the masked positions and their mean pool gives Q. P is not computed per batch: a
+    callback recomputes it over all N training rows from unmasked inputs at every epoch start (``self.targets``,
+    N x K, row i = the dataset's row i), and each batch looks up its rows by ``index`` (a column added here when
+    the dataset has none). With ``mlm_loss_weight=0`` nothing is masked and the MLM head never runs.
+    """
+
+    views = {"": "text"}
+
+    def __init__(self, model=None, args=None, data_collator=None, train_dataset=None, **kwargs):
+        if args is None:
+            args = ClusteringTrainingArguments(output_dir="tmp_trainer")
+        train_dataset = self._with_index_column(train_dataset)
+        tokenizer = kwargs.get("processing_class") or getattr(model, "tokenizer", None)
+        if data_collator is None and tokenizer is not None and model is not None:
+            config = model.config
+            data_collator = MaskedLMCollator(
+                tokenizer,
+                config.max_length,
+                probability=config.mlm_probability if config.mlm_loss_weight > 0 else 0.0,
+                mask_fraction=config.mlm_mask_fraction,
+                random_fraction=config.mlm_random_fraction,
+                vocab_size=config.encoder.vocab_size,
+                pad_to_max_length=getattr(args, "pad_to_max_length", False),
+            )
+        super().__init__(model=model, args=args, data_collator=data_collator, train_dataset=train_dataset, **kwargs)
+        self.targets: torch.Tensor | None = None  # N x K, the DEC target P of every training row
+        self.target_refreshes = 0
+        self._targets_fresh = False  # set when k-means init already computed P from the same weights
+        self.add_callback(DECTargetRefreshCallback(self))
+
+    @staticmethod
+    def _with_index_column(dataset):
+        if dataset is None or not hasattr(dataset, "column_names") or not hasattr(dataset, "add_column"):
+            return dataset
+        if "index" in dataset.column_names:
+            if not np.array_equal(np.asarray(dataset["index"]), np.arange(len(dataset))):
+                raise ValueError(
+                    "`train_dataset` has an 'index' column that is not the row position 0..N-1; DEC-MLM uses "
+                    "'index' to look up each row's target distribution. Remove or rename that column."
+                )
+            return dataset
+        return dataset.add_column("index", list(range(len(dataset))))
+
+    # ----- the target distribution P ------------------------------------------------------------------------
+    def _embed_train_texts(self) -> np.ndarray:
+        return self.model.embed(
+            self.train_dataset["text"],
+            batch_size=self.args.per_device_eval_batch_size,
+            show_progress_bar=not self.args.disable_tqdm,
+            autocast_dtype=self._inference_autocast_dtype(),
+        )
+
+    def _set_targets(self, embeddings: np.ndarray) -> None:
+        model = self.model
+        with torch.no_grad():
+            q = model.cluster_probabilities(torch.from_numpy(embeddings).to(model.device))
+        self.targets = dec_target_distribution(q).float()  # Eq. 5 with f_j summed over all N rows
+        self.target_refreshes += 1
+
+    def refresh_targets(self) -> None:
+        """Recompute P over the whole training set from unmasked inputs (dropout off)."""
+        if self._targets_fresh:  # k-means initialisation just computed P from these very weights
+            self._targets_fresh = False
+            return
+        if self.train_dataset is None:
+            raise ValueError("Pass a `train_dataset`: DEC-MLM's targets are computed over all its rows.")
+        start = time.perf_counter()
+        self._set_targets(self._embed_train_texts())
+        logger.info(f"Refreshed the DEC targets of {len(self.targets)} rows in {time.perf_counter() - start:.1f}s.")
+
+    def initialize_clusters(self, embeddings: np.ndarray | None = None) -> None:
+        # One encoding pass serves both k-means and the first epoch's targets.
+        if embeddings is None and self.train_dataset is not None and len(self.train_dataset) >= self.model.config.num_clusters:
+            embeddings = self._embed_train_texts()
+        super().initialize_clusters(embeddings=embeddings)
+        self._set_targets(embeddings)
+        self._targets_fresh = True
+
+    # ----- the loss ------------------------------------------------------------------------------------------
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        config = model.config
+        if "index" not in inputs:
+            raise ValueError(
+                "DEC-MLM batches need the rows' 'index' (to look up their targets); train on a `datasets.Dataset` "
+                "(the trainer adds the column) or add an 'index' column with the row positions."
+            )
+        if self.targets is None:
+            raise RuntimeError("The DEC targets were never computed: call `trainer.refresh_targets()` (train() does).")
+        p = self.targets[inputs["index"].to(self.targets.device)].to(model.device)
+        attention_mask = inputs["attention_mask"]
+        token_type_ids = inputs.get("token_type_ids")
+        terms = {}
+        if config.mlm_loss_weight > 0:
+            if "mlm_input_ids" not in inputs:
+                raise ValueError("The batch has no 'mlm_input_ids'/'mlm_labels': use the trainer's MaskedLMCollator.")
+            embeddings, logits, labels = model.encode_masked(
+                inputs["mlm_input_ids"], attention_mask, inputs["mlm_labels"], token_type_ids
+            )
+            terms["mlm"] = masked_lm_loss(logits, labels)
+        else:  # the "w/o masked LM loss" ablation: unmasked inputs, no MLM head
+            embeddings = model.encode(inputs["input_ids"], attention_mask, token_type_ids)
+        q = model.cluster_probabilities(embeddings)
+        terms["cluster_kl"] = dec_kl_loss(p, q)
+        loss = config.cluster_loss_weight * terms["cluster_kl"]
+        if "mlm" in terms:
+            loss = config.mlm_loss_weight * terms["mlm"] + loss
+        self.record_loss_terms(**terms)
+        return (loss, {"cluster_probs": q, "embeddings": embeddings}) if return_outputs else loss
