@@ -140,7 +140,7 @@ class ClusteringTrainer(Trainer):
             encoder_params, head_params = [], []
             for name, param in opt_model.named_parameters():
                 if param.requires_grad:
-                    (encoder_params if name.startswith("encoder.") else head_params).append(param)
+                    (encoder_params if self.is_encoder_parameter(name) else head_params).append(param)
             groups = [
                 {"params": encoder_params, "lr": self.args.learning_rate, "weight_decay": self.args.weight_decay},
                 {"params": head_params, "lr": head_lr, "weight_decay": 0.0},
@@ -149,6 +149,10 @@ class ClusteringTrainer(Trainer):
             optimizer_kwargs.pop("lr", None)
             self.optimizer = optimizer_cls([g for g in groups if g["params"]], **optimizer_kwargs)
         return self.optimizer
+
+    def is_encoder_parameter(self, name: str) -> bool:
+        """Whether the parameter ``name`` trains at ``learning_rate`` (the encoder) rather than ``head_learning_rate``."""
+        return name.startswith("encoder.")
 
     # ----- cluster initialisation ----------------------------------------------------------------------------
     def initialize_clusters(self, embeddings: np.ndarray | None = None) -> None:

@@ -117,7 +117,8 @@ class DECMLMTrainer(ClusteringTrainer):
     """Trains a [`DECMLMModel`] on rows ``{text}`` (no augmented views).
 
     Loss = ``mlm_loss_weight`` · L_m + ``cluster_loss_weight`` · KL(P‖Q). The centroids come from k-means on the
-    initial embeddings (before the first step). Each step runs the encoder once on the masked batch: the token
+    initial embeddings (before the first step). Learning rates: ``learning_rate`` for the encoder (and for the MLM
+    head when it started pretrained), ``head_learning_rate`` for the centroids (and for an untrained MLM head). Each step runs the encoder once on the masked batch: the token
     states feed the MLM head at the masked positions and their mean pool gives Q. P is not computed per batch: a
     callback recomputes it over all N training rows from unmasked inputs at every epoch start (``self.targets``,
     N x K, row i = the dataset's row i), and each batch looks up its rows by ``index`` (a column added here when
@@ -147,6 +148,13 @@ class DECMLMTrainer(ClusteringTrainer):
         self.target_refreshes = 0
         self._targets_fresh = False  # set when k-means init already computed P from the same weights
         self.add_callback(DECTargetRefreshCallback(self))
+
+    def is_encoder_parameter(self, name: str) -> bool:
+        # A pretrained MLM head is fine-tuned with the encoder (the paper: one learning rate); an untrained one
+        # (an encoder checkpoint without MLM head) learns at the heads' rate, like the centroids.
+        if name.startswith("mlm_head."):
+            return bool(self.model.config.mlm_head_pretrained)
+        return super().is_encoder_parameter(name)
 
     @staticmethod
     def _with_index_column(dataset):
