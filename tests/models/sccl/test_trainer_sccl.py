@@ -154,7 +154,10 @@ def test_bf16_flag_really_runs_the_loss_under_autocast(tiny_encoder_dir, views_d
     # Accelerate only autocasts model.forward; the SCCL loss calls encode() and the heads directly.
     model = _model(tiny_encoder_dir)
     dtypes = []
-    model.encoder.register_forward_hook(lambda module, args, output: dtypes.append(output.last_hidden_state.dtype))
+    # a Linear layer inside the encoder (LayerNorm outputs stay fp32 under autocast)
+    model.encoder.encoder.layer[0].intermediate.dense.register_forward_hook(
+        lambda module, args, output: dtypes.append(output.dtype)
+    )
     SCCLTrainer(model=model, args=_args(tmp_path, bf16=True, max_steps=1), train_dataset=views_dataset).train()
     assert dtypes[-1] == torch.bfloat16
     dtypes.clear()
