@@ -38,6 +38,10 @@ class TextClusteringConfig(PreTrainedConfig):
 
     def __post_init__(self, **kwargs):
         super().__post_init__(**kwargs)
+        # A pushed repository's remote-code entries (see hf_textcluster.hub) are for users without this package;
+        # with it, the registered classes and pipeline apply, so they are dropped (a re-save adds them when asked).
+        for key in ("auto_map", "custom_pipelines"):
+            self.__dict__.pop(key, None)
         if isinstance(self.num_clusters, bool) or not isinstance(self.num_clusters, int) or self.num_clusters < 2:
             raise ValueError(f"`num_clusters` must be an integer >= 2, got {self.num_clusters!r}.")
         if self.pooling not in POOLING_MODES:

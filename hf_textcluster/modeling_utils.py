@@ -313,11 +313,29 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         model.tokenizer = tokenizer
         return model
 
-    def save_pretrained(self, save_directory: str | os.PathLike, *args, **kwargs):
+    def save_pretrained(
+        self,
+        save_directory: str | os.PathLike,
+        *args,
+        model_card: bool | str | dict = False,
+        remote_code: bool | None = None,
+        **kwargs,
+    ):
         """Save config, ``model.safetensors`` and the tokenizer. Files are written to a temporary folder first and
-        moved into place, so an interrupted save never leaves a half-written checkpoint behind."""
-        if kwargs.get("push_to_hub"):
-            return super().save_pretrained(save_directory, *args, **kwargs)
+        moved into place, so an interrupted save never leaves a half-written checkpoint behind.
+
+        Only when asked: ``model_card=True`` (or a dict of :func:`~hf_textcluster.modelcard.generate_model_card`
+        arguments, or the card's text) also writes ``README.md``; ``remote_code=True`` (default: whether the class was
+        ``register_for_auto_class``-ed) adds the self-contained code and the ``auto_map`` / ``custom_pipelines``
+        entries that ``trust_remote_code=True`` needs (see :mod:`hf_textcluster.hub`).
+        """
+        if kwargs.pop("push_to_hub", False):
+            self.save_pretrained(save_directory, *args, model_card=model_card, remote_code=remote_code, **kwargs)
+            repo_id = kwargs.pop("repo_id", None) or os.path.basename(os.path.normpath(os.fspath(save_directory)))
+            hub_kwargs = {k: kwargs[k] for k in ("token", "private", "commit_message", "create_pr") if k in kwargs}
+            return self.push_to_hub(repo_id, remote_code=remote_code is not False, **hub_kwargs)
+        if remote_code is None:
+            remote_code = type(self)._ship_remote_code
         save_directory = os.fspath(save_directory)
         os.makedirs(save_directory, exist_ok=True)
         staging = tempfile.mkdtemp(prefix=".saving-", dir=save_directory)
@@ -325,6 +343,22 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             super().save_pretrained(staging, *args, **kwargs)
             if self.tokenizer is not None:
                 self.tokenizer.save_pretrained(staging)
+            if remote_code:
+                from .hub import add_remote_code
+
+                add_remote_code(staging, self.config.model_type)
+            if model_card is not False and model_card is not None:
+                from .modelcard import generate_model_card, read_training_run
+
+                if isinstance(model_card, str):
+                    card = model_card
+                else:
+                    card_kwargs = dict(model_card) if isinstance(model_card, dict) else {}
+                    card_kwargs.setdefault("training_run", read_training_run(save_directory))
+                    card_kwargs.setdefault("remote_code", bool(remote_code))
+                    card = generate_model_card(self, **card_kwargs)
+                with open(os.path.join(staging, "README.md"), "w", encoding="utf-8") as f:
+                    f.write(card)
             for name in os.listdir(staging):
                 target = os.path.join(save_directory, name)
                 if os.path.isdir(target) and not os.path.islink(target):
@@ -332,3 +366,42 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
                 os.replace(os.path.join(staging, name), target)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
+
+    # ----- the Hub ---------------------------------------------------------------------------------------------------
+    _ship_remote_code = False
+
+    @classmethod
+    def register_for_auto_class(cls, auto_class="AutoModel"):
+        """Make ``save_pretrained`` ship remote code for this class (``push_to_hub`` always does): the method's
+        self-contained ``standalone_<method>.py`` and ``config.json``'s ``auto_map`` (``AutoConfig``/``AutoModel``) and
+        ``custom_pipelines`` (``text-clustering``), so that ``trust_remote_code=True`` loads it without hf_textcluster.
+
+        Unlike transformers' default, the package's own module is not copied: it imports the rest of hf_textcluster.
+        """
+        if not isinstance(auto_class, str):
+            auto_class = auto_class.__name__
+        if auto_class != "AutoModel":
+            raise ValueError(f"hf_textcluster clusterers register for 'AutoModel' only, got {auto_class!r}.")
+        cls._ship_remote_code = True
+
+    def push_to_hub(
+        self,
+        repo_id: str,
+        *,
+        metrics: dict | None = None,
+        texts: Sequence[str] | None = None,
+        training_run: dict | None = None,
+        model_card: bool | str = True,
+        remote_code: bool = True,
+        **kwargs,
+    ):
+        """Upload this trained clusterer to ``repo_id`` in one commit: weights, config, tokenizer, a generated model
+        card (README.md, with ``metrics`` / ``training_run`` and the clusters' keywords from ``texts``) and the
+        self-contained remote code. Refuses (before uploading anything) a model whose clusters were never initialised.
+        Other arguments: see :func:`hf_textcluster.hub.push_to_hub`. Returns the ``CommitInfo``."""
+        from .hub import push_to_hub
+
+        return push_to_hub(
+            self, repo_id, metrics=metrics, texts=texts, training_run=training_run, model_card=model_card,
+            remote_code=remote_code, **kwargs,
+        )

@@ -1,0 +1,505 @@
+"""Model cards for clusterers: a template per method (``hf_textcluster/model_cards/<model_type>.md``, linked as
+``model_cards/`` at the repository root; ``generic.md`` for methods without one) filled with the model's config, its
+training run (``training_run.json``), the measured ACC/NMI and the top keywords of each cluster.
+
+>>> card = generate_model_card(model, training_run=run, texts=train_texts, repo_id="org/sccl-stackoverflow")
+>>> write_model_card("runs/sccl-so")                 # README.md beside the weights, without pushing
+>>> label_clusters(model, train_texts)               # id2label = {0: "oracle · sql · table", ...}
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import string
+import warnings
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+
+TEMPLATE_DIR = Path(__file__).resolve().parent / "model_cards"
+TRAINING_RUN_FILE = "training_run.json"
+NOT_MEASURED = "not measured"
+PLACEHOLDER_REPO_ID = "your-org/your-model"
+
+# Per method: display name, the loss terms (card tags, sentence-transformers style) and the remote code file.
+METHOD_INFO: dict[str, dict[str, Any]] = {
+    "sccl": {"name": "SCCL", "losses": ["InstanceContrastiveLoss", "ClusteringKLLoss"]},
+}
+# Metrics of the model-index, in display order: key in the metrics dict -> (model-index type, display name).
+CARD_METRICS = {"acc": ("accuracy", "ACC"), "nmi": ("nmi", "NMI"), "ari": ("ari", "ARI")}
+REQUIRED_METRICS = ("acc", "nmi")
+# Training arguments worth a row of the hyper-parameter table, in this order.
+TRAINING_KEYS = (
+    "per_device_train_batch_size", "learning_rate", "head_learning_rate", "lr_scheduler_type", "warmup_steps",
+    "weight_decay", "max_steps", "num_train_epochs", "bf16", "pad_to_max_length",
+)
+
+
+class MetricsNotMeasuredWarning(UserWarning):
+    """A card was written without some of the clustering metrics (ACC / NMI)."""
+
+
+# ----- cluster keywords ---------------------------------------------------------------------------------------------
+def cluster_keywords(
+    texts: Sequence[str], clusters: Sequence[int], num_clusters: int, top_n: int = 8, stop_words: str | None = "english"
+) -> dict[int, list[str]]:
+    """The ``top_n`` most distinctive words of each cluster (class-based TF-IDF).
+
+    The texts of a cluster are treated as one document; a word scores ``tf(word, cluster) * log(1 + A / f(word))``
+    where ``tf`` is its share of the cluster's words, ``f`` its count over all clusters and ``A`` the average number of
+    words per cluster, so words frequent in one cluster but rare elsewhere rank first. Empty clusters get ``[]``.
+    """
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    texts = list(texts)
+    clusters = np.asarray(clusters, dtype=int)
+    if len(texts) != len(clusters):
+        raise ValueError(f"`texts` has {len(texts)} items but `clusters` has {len(clusters)}; give one cluster per text.")
+    documents = [" ".join(texts[i] for i in np.flatnonzero(clusters == k)) for k in range(num_clusters)]
+    vectorizer = CountVectorizer(stop_words=stop_words, token_pattern=r"(?u)\b[^\W\d_][\w+#]*[\w+#]\b", lowercase=True)
+    try:
+        counts = vectorizer.fit_transform(documents).toarray().astype(np.float64)
+    except ValueError:  # an empty vocabulary: nothing but stop words / digits
+        return {k: [] for k in range(num_clusters)}
+    vocabulary = vectorizer.get_feature_names_out()
+    words_per_cluster = counts.sum(axis=1, keepdims=True)
+    tf = np.divide(counts, words_per_cluster, out=np.zeros_like(counts), where=words_per_cluster > 0)
+    average_words = max(words_per_cluster.mean(), 1.0)
+    idf = np.log1p(average_words / np.maximum(counts.sum(axis=0), 1.0))
+    scores = tf * idf
+    keywords = {}
+    for k in range(num_clusters):
+        order = np.argsort(-scores[k], kind="stable")[:top_n]
+        keywords[k] = [str(vocabulary[i]) for i in order if scores[k, i] > 0]
+    return keywords
+
+
+def keyword_labels(keywords: Mapping[int, Sequence[str]], words_per_label: int = 3) -> dict[int, str]:
+    """Cluster names made of their top keywords (``"oracle · sql · table"``), unique, ``cluster_<k>`` if none."""
+    labels: dict[int, str] = {}
+    seen: set[str] = set()
+    for k in sorted(keywords):
+        name = " · ".join(keywords[k][:words_per_label]) or f"cluster_{k}"
+        if name in seen:
+            name = f"{name} ({k})"
+        seen.add(name)
+        labels[k] = name
+    return labels
+
+
+def label_clusters(model, texts: Sequence[str], words_per_label: int = 3, batch_size: int = 64) -> dict[int, str]:
+    """Name each cluster of ``model`` after its top keywords on ``texts`` and store the names as
+    ``model.config.id2label`` (what the pipeline returns as ``"label"``). Returns the names."""
+    from .data.validation import validate_texts
+
+    texts = validate_texts(texts)
+    clusters = model.predict(texts, batch_size=batch_size)
+    labels = keyword_labels(cluster_keywords(texts, clusters, model.config.num_clusters), words_per_label)
+    model.config.id2label = labels
+    model.config.label2id = {name: k for k, name in labels.items()}
+    return labels
+
+
+# ----- pieces of the card -------------------------------------------------------------------------------------------
+def read_training_run(model_dir: str | os.PathLike) -> dict | None:
+    """The ``training_run.json`` that ``train_clusterer`` writes beside the model, or ``None``."""
+    path = Path(model_dir) / TRAINING_RUN_FILE
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path} is not valid JSON ({err}); fix or delete it.") from err
+
+
+def normalize_metrics(metrics: Mapping[str, Any] | None) -> dict[str, float]:
+    """``{"eval_acc": .., "eval_kmeans_nmi": ..}`` or ``{"acc": ..}`` -> ``{"acc": .., "kmeans_nmi": ..}`` (floats
+    only; ``None`` / NaN values are dropped, i.e. count as not measured)."""
+    normalized = {}
+    for key, value in (metrics or {}).items():
+        key = key[len("eval_"):] if key.startswith("eval_") else key
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+            continue
+        normalized[key] = float(value)
+    return normalized
+
+
+def encoder_hub_id(name_or_path: str | None) -> str | None:
+    """A hub id for ``base_model``: the default encoder's pip-shipped folder maps back to its hub id; other local
+    folders have none."""
+    from .backbones import _PIP_SHIPPED_ENCODERS, resolve_encoder_path
+
+    if not name_or_path:
+        return None
+    name_or_path = str(name_or_path)
+    for hub_id in _PIP_SHIPPED_ENCODERS:
+        if name_or_path == hub_id:
+            return hub_id
+        try:
+            if os.path.realpath(resolve_encoder_path(hub_id)) == os.path.realpath(name_or_path):
+                return hub_id
+        except ImportError:
+            continue
+    if os.path.exists(name_or_path) or os.path.isabs(name_or_path) or name_or_path.count("/") != 1:
+        return None
+    return name_or_path
+
+
+def _method_fields(config) -> dict[str, Any]:
+    """The config fields a clusterer adds to ``PreTrainedConfig`` (K, pooling, the method's hyper-parameters)."""
+    from transformers import PreTrainedConfig
+
+    base = {f.name for f in dataclasses.fields(PreTrainedConfig)}
+    skip = base | {"encoder", "centroids_initialized"}
+    return {f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.name not in skip}
+
+
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def training_command(run: Mapping[str, Any] | None, num_clusters: int, output_dir: str = "runs/model") -> str:
+    """The ``hf-textcluster train`` command that reproduces ``run`` (a ``training_run.json``)."""
+    if not run:
+        return "# not recorded: this model was not trained with `hf-textcluster train` (no training_run.json)"
+    parts = ["hf-textcluster train", f"--method {run.get('method', '?')}"]
+    if run.get("dataset"):
+        parts.append(f"--dataset {run['dataset']}")
+    else:
+        parts += ["--input <your texts file>", f"--num-clusters {num_clusters}"]
+    parts.append(f"--output-dir {output_dir}")
+    parts.append(f"--recipe {run.get('recipe', 'cpu')}")
+    if run.get("augmentation"):
+        parts.append(f"--augmentation {run['augmentation']}")
+    parts.append(f"--seed {run.get('seed', 0)}")
+    encoder = encoder_hub_id(run.get("encoder"))
+    if encoder and encoder != "sentence-transformers/all-MiniLM-L6-v2":
+        parts.append(f"--encoder {encoder}")
+    for key, value in (run.get("config_overrides") or {}).items():
+        parts.append(f"--config {key}={json.dumps(value) if not isinstance(value, str) else value}")
+    for key, value in (run.get("training_overrides") or {}).items():
+        parts.append(f"--{key} {_fmt(value)}")
+    return " \\\n    ".join(parts)
+
+
+def _training_arguments(run: Mapping[str, Any] | None) -> dict[str, Any]:
+    if not run or not run.get("method"):
+        return {}
+    from .recipes import load_recipe
+
+    try:
+        values = dict(load_recipe(run["method"], run.get("recipe", "cpu"), run.get("dataset"))["training"])
+    except ValueError:
+        values = {}
+    values.update(run.get("training_overrides") or {})
+    values["seed"] = run.get("seed", 0)
+    return values
+
+
+def hyperparameters_section(config, run: Mapping[str, Any] | None) -> str:
+    rows = [("model", key, value) for key, value in _method_fields(config).items() if key not in ("id2label", "label2id")]
+    training = _training_arguments(run)
+    rows += [("training", key, training[key]) for key in (*TRAINING_KEYS, "seed") if key in training]
+    if run and run.get("augmentation"):
+        rows.append(("data", "augmentation", run["augmentation"]))
+    lines = ["| | hyper-parameter | value |", "|---|---|---|"]
+    lines += [f"| {group} | `{key}` | {_fmt(value)} |" for group, key, value in rows]
+    return "\n".join(lines)
+
+
+def metrics_section(metrics: Mapping[str, float], dataset_name: str | None) -> str:
+    dataset = dataset_name or "the training texts"
+    rows = []
+    for prefix, protocol in (("", "cluster head (argmax of q)"), ("kmeans_", "k-means on the learned embeddings")):
+        if prefix and not any(f"{prefix}{key}" in metrics for key in CARD_METRICS):
+            continue
+        cells = [
+            f"{100 * metrics[f'{prefix}{key}']:.1f}" if f"{prefix}{key}" in metrics else NOT_MEASURED
+            for key in CARD_METRICS
+        ]
+        rows.append(f"| {protocol} | {dataset} | " + " | ".join(cells) + " |")
+    header = "| protocol | dataset | ACC (%) | NMI (%) | ARI (%) |\n|---|---|---|---|---|"
+    note = (
+        "\n\nACC matches clusters to the gold classes with the Hungarian algorithm; labels were used for this "
+        "evaluation only, never for training."
+    )
+    missing = [CARD_METRICS[key][1] for key in REQUIRED_METRICS if key not in metrics]
+    if missing:
+        note += (
+            f"\n\n**{' and '.join(missing)} {'was' if len(missing) == 1 else 'were'} not measured** for this model "
+            "(no labelled evaluation was recorded): judge it on your own data before use."
+        )
+    return header + "\n" + "\n".join(rows) + note
+
+
+def clusters_section(config, keywords: Mapping[int, Sequence[str]] | None, sizes: Mapping[int, int] | None) -> str:
+    id2label = config.id2label or {}
+    if keywords is None:
+        lines = [
+            "Keywords not computed: the card was generated without training texts (pass `texts=` to "
+            "`generate_model_card`, or `--data-dir` to `hf-textcluster card` / `push`).",
+            "",
+            "| cluster | label |",
+            "|---|---|",
+        ]
+        lines += [f"| {k} | {id2label.get(k, f'cluster_{k}')} |" for k in range(config.num_clusters)]
+        return "\n".join(lines)
+    total = max(sum((sizes or {}).values()), 1)
+    lines = [
+        "Top words of each cluster (class-based TF-IDF over the training texts assigned to it):",
+        "",
+        "| cluster | label | share of training texts | top keywords |",
+        "|---|---|---|---|",
+    ]
+    for k in range(config.num_clusters):
+        share = f"{100 * (sizes or {}).get(k, 0) / total:.1f}%"
+        words = ", ".join(keywords.get(k, [])) or "(no training text assigned)"
+        lines.append(f"| {k} | {id2label.get(k, f'cluster_{k}')} | {share} | {words} |")
+    return "\n".join(lines)
+
+
+def remote_code_section(repo_id: str, code_file: str | None) -> str:
+    if not code_file:
+        return "This repository ships no remote code: install `hf_textcluster` to use it."
+    return (
+        "Without the package, with the self-contained inference code shipped in this repository "
+        f"(`{code_file}`: config, model and pipeline; read it before trusting it):\n\n"
+        "```python\n"
+        "from transformers import AutoModel, pipeline\n\n"
+        f'clusterer = pipeline("text-clustering", model="{repo_id}", trust_remote_code=True)\n'
+        f'model = AutoModel.from_pretrained("{repo_id}", trust_remote_code=True)\n'
+        "```"
+    )
+
+
+def _template_for(model_type: str) -> str:
+    path = TEMPLATE_DIR / f"{model_type}.md"
+    if not path.is_file():
+        path = TEMPLATE_DIR / "generic.md"
+    return path.read_text(encoding="utf-8")
+
+
+# ----- the card -----------------------------------------------------------------------------------------------------
+def generate_model_card(
+    model,
+    *,
+    training_run: Mapping[str, Any] | None = None,
+    metrics: Mapping[str, Any] | None = None,
+    texts: Sequence[str] | None = None,
+    clusters: Sequence[int] | None = None,
+    repo_id: str | None = None,
+    dataset_name: str | None = None,
+    base_model: str | None = None,
+    license: str = "apache-2.0",
+    language: str | list[str] | None = "en",
+    tags: Sequence[str] | None = None,
+    remote_code: bool = True,
+    top_keywords: int = 8,
+) -> str:
+    """The README.md (YAML front matter + markdown body) of a trained clusterer.
+
+    Args:
+        model: a clusterer (``SCCLModel``, ...).
+        training_run: the ``training_run.json`` of the run (method, dataset, recipe, overrides, metrics).
+        metrics: ACC / NMI / ARI (``{"acc": ..}`` or ``{"eval_acc": ..}``, fractions); override those of
+            ``training_run``. Missing ACC or NMI emits a :class:`MetricsNotMeasuredWarning` and the card says
+            "not measured".
+        texts: training texts: each cluster's top keywords are computed from them (``clusters`` = their predicted
+            clusters, computed with the model when not given).
+        repo_id: the hub id the card is for (used in the usage snippets).
+        dataset_name, base_model, license, language, tags: front matter; ``dataset_name`` and ``base_model``
+            default to the training run's dataset and encoder.
+        remote_code: whether the repository ships the self-contained code (``trust_remote_code`` snippet and tag).
+    """
+    from huggingface_hub import ModelCardData
+    from huggingface_hub.repocard_data import EvalResult
+
+    from . import __version__
+    from .hub import remote_code_file
+
+    config = model.config
+    model_type = config.model_type
+    method = METHOD_INFO.get(model_type, {"name": model_type.upper(), "losses": []})
+    run = dict(training_run or {})
+    dataset_name = dataset_name or run.get("dataset")
+    measured = normalize_metrics(run.get("metrics"))
+    measured.update(normalize_metrics(metrics))
+    missing = [CARD_METRICS[key][1] for key in REQUIRED_METRICS if key not in measured]
+    if missing:
+        warnings.warn(
+            f"The model card has no {' / '.join(missing)}: they were not measured (no `metrics=` and no evaluation in "
+            "training_run.json). The card says 'not measured'; evaluate with `hf_textcluster.evaluate_clusterer` "
+            "and pass `metrics=` to report them.",
+            MetricsNotMeasuredWarning,
+            stacklevel=2,
+        )
+    code_file = remote_code_file(model_type) if remote_code else None
+    code_name = code_file.name if code_file is not None else None
+    repo = repo_id or PLACEHOLDER_REPO_ID
+
+    keywords = sizes = None
+    if texts is not None:
+        texts = list(texts)
+        if clusters is None:
+            if model.tokenizer is None:
+                raise ValueError("Computing cluster keywords needs the model's tokenizer; set `model.tokenizer`.")
+            clusters = model.predict(texts)
+        clusters = np.asarray(clusters, dtype=int)
+        keywords = cluster_keywords(texts, clusters, config.num_clusters, top_n=top_keywords)
+        sizes = {k: int((clusters == k).sum()) for k in range(config.num_clusters)}
+
+    base = base_model or encoder_hub_id(run.get("encoder")) or encoder_hub_id(getattr(config, "name_or_path", None))
+    card_tags = ["hf_textcluster", "text-clustering", "clustering", "unsupervised", model_type]
+    if run:
+        card_tags.append("generated_from_trainer")
+    if texts is not None:
+        card_tags.append(f"dataset_size:{len(texts)}")
+    card_tags += [f"loss:{loss}" for loss in method["losses"]]
+    if code_name:
+        card_tags.append("custom_code")
+    card_tags += [t for t in (tags or []) if t not in card_tags]
+
+    model_name = repo_id.split("/")[-1] if repo_id else f"{method['name']} clusterer" + (
+        f" on {dataset_name}" if dataset_name else ""
+    )
+    eval_results = []
+    for prefix, label in (("", "cluster head"), ("kmeans_", "k-means on embeddings")):
+        for key, (metric_type, metric_name) in CARD_METRICS.items():
+            if f"{prefix}{key}" in measured:
+                eval_results.append(
+                    EvalResult(
+                        task_type="text-clustering",
+                        task_name="Text Clustering",
+                        dataset_type=dataset_name or "custom",
+                        dataset_name=dataset_name or "custom texts",
+                        dataset_split="train",
+                        metric_type=f"{prefix}{metric_type}",
+                        metric_name=f"{metric_name} ({label})",
+                        metric_value=round(measured[f"{prefix}{key}"], 4),
+                    )
+                )
+    card_data = ModelCardData(
+        language=language,
+        license=license,
+        library_name="hf_textcluster",
+        tags=card_tags,
+        datasets=[dataset_name] if dataset_name else None,
+        base_model=base,
+        model_name=model_name if eval_results else None,
+        eval_results=eval_results or None,
+        metrics=[CARD_METRICS[k][0] for k in CARD_METRICS] if eval_results else None,
+    )
+
+    extra = []
+    if run.get("recipe") == "cpu":
+        steps = _training_arguments(run).get("max_steps")
+        extra.append(
+            f"- Trained with the short CPU recipe ({steps} steps), far shorter than the paper's schedule; the "
+            "paper's numbers need the `paper` recipe."
+        )
+    if missing:
+        extra.append("- Clustering quality (" + " / ".join(missing) + ") was not measured for this model.")
+    if texts is None:
+        extra.append("- Cluster keywords were not computed for this card.")
+    if base is None:
+        extra.append("- The base encoder is a local folder, not a Hub model: `base_model` is not set.")
+
+    training_data = (
+        f"`{dataset_name}`" if dataset_name else "user-provided texts"
+    ) + (f" ({len(texts)} texts used for the keywords below)" if texts is not None else "")
+    fields = {
+        "front_matter": card_data.to_yaml(),
+        "model_name": model_name,
+        "method_name": method["name"],
+        "model_type": model_type,
+        "repo_id": repo,
+        "num_clusters": config.num_clusters,
+        "pooling": config.pooling,
+        "max_length": config.max_length,
+        "base_model_text": f"[`{base}`](https://huggingface.co/{base})" if base else "a local encoder (not on the Hub)",
+        "training_data": training_data,
+        "metrics_section": metrics_section(measured, dataset_name),
+        "clusters_section": clusters_section(config, keywords, sizes),
+        "remote_code_section": remote_code_section(repo, code_name),
+        "training_command": training_command(run, config.num_clusters),
+        "hyperparameters_section": hyperparameters_section(config, run),
+        "extra_limitations": "\n".join(extra),
+        "library_version": __version__,
+    }
+    fields.update({k: _fmt(v) for k, v in _method_fields(config).items() if k not in fields})
+    return string.Template(_template_for(model_type)).safe_substitute(fields)
+
+
+def _sample(texts: list[str], max_texts: int | None, seed: int = 0) -> list[str]:
+    if max_texts is None or len(texts) <= max_texts:
+        return texts
+    rng = np.random.default_rng(seed)
+    return [texts[i] for i in sorted(rng.choice(len(texts), size=max_texts, replace=False))]
+
+
+def training_texts_for(run: Mapping[str, Any] | None, data_dir: str | os.PathLike | None = None) -> list[str] | None:
+    """The texts a run was trained on, when it used a benchmark whose files are available locally (``data_dir`` or
+    ``$HF_TEXTCLUSTER_DATA_DIR``); ``None`` otherwise (never downloads)."""
+    from .data import default_data_dir, load_benchmark
+
+    data_dir = data_dir or default_data_dir()
+    if not run or not run.get("dataset") or not data_dir:
+        return None
+    return list(load_benchmark(run["dataset"], data_dir=data_dir)["text"])
+
+
+def load_clusterer(model_dir: str | os.PathLike, **kwargs):
+    """``AutoModel.from_pretrained(model_dir)`` that insists on an hf_textcluster clusterer."""
+    from transformers import AutoModel
+
+    from .modeling_utils import TextClusteringPreTrainedModel
+
+    model = AutoModel.from_pretrained(os.fspath(model_dir), **kwargs)
+    if not isinstance(model, TextClusteringPreTrainedModel):
+        raise ValueError(
+            f"{os.fspath(model_dir)!r} holds a {type(model).__name__}, not an hf_textcluster clusterer; train one "
+            "with `hf-textcluster train`."
+        )
+    return model
+
+
+def write_model_card(
+    model_dir: str | os.PathLike,
+    output: str | os.PathLike | None = None,
+    *,
+    texts: Sequence[str] | None = None,
+    data_dir: str | os.PathLike | None = None,
+    max_texts: int | None = 5000,
+    model=None,
+    **card_kwargs,
+) -> str:
+    """Generate the card of a trained model directory (weights + ``training_run.json``) without pushing anything.
+
+    The training texts for the cluster keywords are ``texts``, else the run's benchmark when its files are available
+    locally (``data_dir`` / ``$HF_TEXTCLUSTER_DATA_DIR``), sampled down to ``max_texts``. The card is written to
+    ``output`` (``<model_dir>/README.md`` when ``output`` is None; pass ``output="-"`` to only return it).
+    """
+    model_dir = Path(model_dir)
+    if not (model_dir / "config.json").is_file():
+        raise FileNotFoundError(f"{model_dir} is not a saved model directory (no config.json).")
+    model = model if model is not None else load_clusterer(model_dir)
+    run = read_training_run(model_dir)
+    if texts is None:
+        texts = training_texts_for(run, data_dir)
+    if texts is not None:
+        texts = _sample(list(texts), max_texts)
+        if model.tokenizer is None:
+            warnings.warn(f"{model_dir} has no tokenizer: cluster keywords are not computed.", stacklevel=2)
+            texts = None
+    card = generate_model_card(model, training_run=run, texts=texts, **card_kwargs)
+    if output is None:
+        output = model_dir / "README.md"
+    if os.fspath(output) != "-":
+        Path(output).write_text(card, encoding="utf-8")
+    return card
