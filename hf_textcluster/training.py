@@ -109,6 +109,9 @@ def train_clusterer(
     model_cls, trainer_cls, uses_views = _check_method(method)
     dataset_name = dataset if isinstance(dataset, str) else None
     plan = load_recipe(method, recipe, dataset_name)
+    if not uses_views and augmentation not in (None, "recipe"):
+        logger.warning(f"{method} trains on the texts alone; augmentation {augmentation!r} is ignored.")
+        augmentation = None
     if augmentation == "recipe":
         augmentation = plan.get("augmentation") if uses_views else None
         if isinstance(dataset, datasets.Dataset) and augmentation in AUGMENTATION_FAMILIES:

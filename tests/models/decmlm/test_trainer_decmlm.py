@@ -270,6 +270,7 @@ def test_cli_train_method_decmlm(tiny_encoder_dir, toy_corpus, tmp_path):
     code = main([
         "train", "--method", "decmlm", "--input", str(data), "--text-column", "body", "--num-clusters", "3",
         "--encoder", str(tiny_encoder_dir), "--output-dir", str(out_dir), "--config", "mlm_probability=0.2",
+        "--augmentation", "word_deletion",  # DEC-MLM uses no views: ignored with a warning
         "--max_steps", "2", "--per_device_train_batch_size", "8", "--bf16", "false", "--save_strategy", "no",
         "--disable_tqdm", "true",
     ])
