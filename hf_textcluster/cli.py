@@ -1,4 +1,4 @@
-"""``hf-textcluster``: train | predict | evaluate | demo.
+"""``hf-textcluster``: train | predict | evaluate | demo | push | card.
 
 Every command that reads a benchmark takes ``--data-dir`` (default: ``$HF_TEXTCLUSTER_DATA_DIR``, else the corpora's
 public download URLs). ``train`` passes any ``TrainingArguments`` flag through (``--max_steps 100``,
@@ -142,6 +142,68 @@ def cmd_demo(args, extra) -> int:
     return run_demo(data_dir=args.data_dir, output_dir=args.output_dir, max_steps=args.max_steps)
 
 
+def _card_kwargs(args) -> dict:
+    kwargs = {"license": args.license}
+    if args.dataset_name:
+        kwargs["dataset_name"] = args.dataset_name
+    if args.base_model:
+        kwargs["base_model"] = args.base_model
+    return kwargs
+
+
+def cmd_push(args, extra) -> int:
+    from huggingface_hub.errors import HfHubHTTPError
+
+    from .hub import push_model_dir
+
+    try:
+        commit = _push(args, push_model_dir)
+    except (RuntimeError, OSError, HfHubHTTPError) as err:  # untrained model, Hub unreachable, rejected upload
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    print(f"Pushed {args.model_dir} to {args.repo_id}: {commit.commit_url}")
+    return 0
+
+
+def _push(args, push_model_dir):
+    return push_model_dir(
+        args.model_dir,
+        args.repo_id,
+        data_dir=args.data_dir,
+        max_texts=args.max_texts,
+        label_clusters=args.label_clusters,
+        model_card=not args.no_card,
+        remote_code=not args.no_remote_code,
+        private=args.private or None,
+        token=args.token,
+        revision=args.revision,
+        create_pr=args.create_pr,
+        commit_message=args.commit_message,
+        **_card_kwargs(args),
+    )
+
+
+def cmd_card(args, extra) -> int:
+    from .modelcard import write_model_card
+
+    card = write_model_card(
+        args.model_dir, args.output or "-", data_dir=args.data_dir, max_texts=args.max_texts,
+        repo_id=args.repo_id, remote_code=not args.no_remote_code, **_card_kwargs(args),
+    )
+    if not args.output:
+        sys.stdout.write(card)
+    return 0
+
+
+def _add_card_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--license", default="apache-2.0", help="Card license (default: apache-2.0).")
+    parser.add_argument("--dataset-name", help="Card dataset (default: the run's benchmark).")
+    parser.add_argument("--base-model", help="Card base_model hub id (default: the run's encoder when on the Hub).")
+    parser.add_argument("--max-texts", type=int, default=5000, help="Training texts sampled for cluster keywords.")
+    parser.add_argument("--no-remote-code", action="store_true", help="Do not ship the self-contained code.")
+    _add_data_args(parser)
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .training import AUGMENTATIONS, METHODS
 
@@ -189,6 +251,26 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--max-steps", type=int, default=None)
     _add_data_args(demo)
     demo.set_defaults(func=cmd_demo)
+
+    push = sub.add_parser("push", help="Upload a trained model directory to the Hub with a generated model card.")
+    push.add_argument("model_dir", help="A directory written by `train` (weights, tokenizer, training_run.json).")
+    push.add_argument("repo_id", help="Target repository, e.g. org/sccl-stackoverflow (created if missing).")
+    push.add_argument("--private", action="store_true")
+    push.add_argument("--token", help="Hub token (default: the logged-in token / $HF_TOKEN).")
+    push.add_argument("--revision", help="Branch to push to (default: main).")
+    push.add_argument("--create-pr", action="store_true")
+    push.add_argument("--commit-message")
+    push.add_argument("--no-card", action="store_true", help="Upload no README.md.")
+    push.add_argument("--label-clusters", action="store_true", help="Name clusters after their keywords (id2label).")
+    _add_card_args(push)
+    push.set_defaults(func=cmd_push)
+
+    card = sub.add_parser("card", help="Write the model card of a trained directory (no upload).")
+    card.add_argument("model_dir")
+    card.add_argument("--output", help="Write here (e.g. docs/example_model_card.md) instead of stdout.")
+    card.add_argument("--repo-id", help="Hub id used in the card's usage snippets.")
+    _add_card_args(card)
+    card.set_defaults(func=cmd_card)
     return parser
 
 

@@ -1,0 +1,169 @@
+"""Hub round trip over real HTTP on 127.0.0.1: push -> load by repo id -> identical predictions.
+
+The server (``tests/hub/hub_server.py``) is a STAND-IN for the Hugging Face Hub: a small standard-library server that
+implements the routes huggingface_hub 2.x uses to create a repository, upload (preupload, LFS batch + PUT, ndjson
+commit) and download (repository info, tree, resolve). It is not the Hub, and passing here does not prove that the
+real Hub accepts the same requests; it does prove that the files go over HTTP through huggingface_hub's real client
+code, and that what comes back is what was pushed.
+
+Every client runs in a subprocess (huggingface_hub reads ``HF_ENDPOINT`` at import time).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+import numpy as np
+import pytest
+import yaml
+
+from hub_client import run_client
+
+pytestmark = pytest.mark.timeout(600)
+
+PUSH_AND_LOAD = """
+import hf_textcluster
+from hf_textcluster.cli import main as cli_main
+from huggingface_hub import HfApi, hf_hub_download
+from transformers import AutoModel, pipeline
+
+texts = PAYLOAD["texts"]
+run = json.load(open(PAYLOAD["run_dir"] + "/training_run.json"))
+model = AutoModel.from_pretrained(PAYLOAD["run_dir"])
+commit = model.push_to_hub("org/sccl-toy", training_run=run, texts=texts, dataset_name="toy-topics")
+cli_exit = cli_main(["push", PAYLOAD["run_dir"], "org/sccl-toy-cli", "--commit-message", "pushed by the CLI"])
+
+loaded = AutoModel.from_pretrained("org/sccl-toy")
+clusterer = pipeline("text-clustering", model="org/sccl-toy")
+from_cli = AutoModel.from_pretrained("org/sccl-toy-cli")
+api = HfApi()
+emit({
+    "commit": commit.oid,
+    "class": type(loaded).__name__,
+    "predictions": loaded.predict(texts).tolist(),
+    "probabilities": loaded.predict_proba(texts).tolist(),
+    "pipeline": [r["cluster"] for r in clusterer(texts)],
+    "cli_exit": cli_exit,
+    "cli_predictions": from_cli.predict(texts).tolist(),
+    "files": sorted(api.list_repo_files("org/sccl-toy")),
+    "cli_files": sorted(api.list_repo_files("org/sccl-toy-cli")),
+    "readme": open(hf_hub_download("org/sccl-toy", "README.md")).read(),
+    "config": json.load(open(hf_hub_download("org/sccl-toy", "config.json"))),
+})
+"""
+
+WITHOUT_THE_PACKAGE = """
+import importlib.util
+try:
+    import hf_textcluster  # noqa: F401
+    hidden = False
+except ModuleNotFoundError:
+    hidden = True
+from transformers import AutoModel, pipeline
+
+texts = PAYLOAD["texts"]
+model = AutoModel.from_pretrained("org/sccl-toy", trust_remote_code=True)
+clusterer = pipeline("text-clustering", model="org/sccl-toy", trust_remote_code=True)
+top = clusterer(texts[0], top_k=2)
+emit({
+    "hidden": hidden,
+    "class": type(model).__module__ + "." + type(model).__name__,
+    "pipeline_class": type(clusterer).__module__ + "." + type(clusterer).__name__,
+    "predictions": model.predict(texts).tolist(),
+    "probabilities": model.predict_proba(texts).tolist(),
+    "pipeline": [r["cluster"] for r in clusterer(texts)],
+    "top_k": top,
+    "loaded_modules": sorted(m for m in sys.modules if m.split(".")[0] == "hf_textcluster"),
+    "no_trust": error_of(lambda: pipeline("text-clustering", model="org/sccl-toy")),
+})
+"""
+
+
+@pytest.fixture(scope="module")
+def pushed(hub_server, hub_env, trained_run, toy_corpus):
+    """Push the trained toy model twice (Python API and CLI) and load it back by repo id, in one client process."""
+    texts = toy_corpus[0][:40]
+    result = run_client(PUSH_AND_LOAD, hub_env, {"run_dir": str(trained_run), "texts": texts})
+    return result
+
+
+@pytest.fixture(scope="module")
+def local_predictions(trained_run, toy_corpus):
+    from transformers import AutoModel
+
+    import hf_textcluster  # noqa: F401
+
+    model = AutoModel.from_pretrained(trained_run)
+    texts = toy_corpus[0][:40]
+    return model.predict(texts).tolist(), model.predict_proba(texts)
+
+
+def _front_matter(readme: str) -> dict:
+    match = re.match(r"---\n(.*?)\n---\n", readme, flags=re.S)
+    assert match, readme[:300]
+    return yaml.safe_load(match.group(1))
+
+
+def test_push_then_load_by_repo_id_gives_identical_predictions(pushed, local_predictions):
+    predictions, probabilities = local_predictions
+    assert pushed["class"] == "SCCLModel"
+    assert pushed["predictions"] == predictions
+    assert pushed["pipeline"] == predictions
+    np.testing.assert_allclose(np.array(pushed["probabilities"]), probabilities, rtol=1e-5, atol=1e-6)
+    assert pushed["cli_exit"] == 0 and pushed["cli_predictions"] == predictions
+
+
+def test_pushed_repository_holds_weights_tokenizer_card_and_remote_code(pushed):
+    expected = {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "README.md",
+                "standalone_sccl.py", "training_run.json"}
+    assert expected <= set(pushed["files"])
+    assert expected <= set(pushed["cli_files"])
+    assert not any(name.endswith((".bin", ".pt", ".pkl")) for name in pushed["files"])
+    config = pushed["config"]
+    assert config["auto_map"] == {"AutoConfig": "standalone_sccl.SCCLConfig", "AutoModel": "standalone_sccl.SCCLModel"}
+    assert config["custom_pipelines"]["text-clustering"]["impl"] == "standalone_sccl.TextClusteringPipeline"
+    assert config["centroids_initialized"] is True
+
+
+def test_pushed_card_reports_the_measured_metrics(pushed, trained_run):
+    run = json.loads((trained_run / "training_run.json").read_text())
+    meta = _front_matter(pushed["readme"])
+    assert meta["library_name"] == "hf_textcluster"
+    assert {"text-clustering", "sccl", "hf_textcluster"} <= set(meta["tags"])
+    assert meta["datasets"] == ["toy-topics"] and meta["license"] == "apache-2.0"
+    results = meta["model-index"][0]["results"][0]
+    values = {m["type"]: m["value"] for m in results["metrics"]}
+    assert values["accuracy"] == pytest.approx(run["metrics"]["eval_acc"], abs=1e-4)
+    assert values["nmi"] == pytest.approx(run["metrics"]["eval_nmi"], abs=1e-4)
+    assert f"{100 * run['metrics']['eval_acc']:.1f}" in pushed["readme"]
+    assert 'pipeline("text-clustering", model="org/sccl-toy", trust_remote_code=True)' in pushed["readme"]
+    assert "hf-textcluster train" in pushed["readme"] and "top keywords" in pushed["readme"]
+
+
+def test_the_bytes_went_over_http(pushed, hub_server, trained_run):
+    weights = (trained_run / "model.safetensors").read_bytes()
+    oid = hashlib.sha256(weights).hexdigest()
+    puts = hub_server.state.requests("PUT", f"^/__lfs__/{oid}$")
+    assert puts and puts[0]["status"] == 200 and puts[0]["bytes_in"] == len(weights)
+    commits = hub_server.state.requests("POST", r"^/api/models/org/sccl-toy/commit/main$")
+    assert commits and commits[0]["status"] == 200
+    downloads = [r for r in hub_server.state.requests("GET", r"^/org/sccl-toy/resolve/[0-9a-f]{40}/model\.safetensors$")]
+    assert downloads and downloads[0]["bytes_out"] == len(weights)
+    stored = hub_server.state.repos[("model", "org/sccl-toy")]
+    head = stored.commits[stored.branches["main"]]
+    assert head.oid == pushed["commit"] and head.files["model.safetensors"].data == weights
+
+
+def test_remote_code_works_where_hf_textcluster_is_not_installed(pushed, hub_env, local_predictions, toy_corpus):
+    predictions, probabilities = local_predictions
+    texts = toy_corpus[0][:40]
+    result = run_client(WITHOUT_THE_PACKAGE, hub_env, {"texts": texts}, hide_package=True)
+    assert result["hidden"] and result["loaded_modules"] == []
+    assert result["class"].endswith("standalone_sccl.SCCLModel") and result["class"].startswith("transformers_modules")
+    assert result["pipeline_class"].endswith("standalone_sccl.TextClusteringPipeline")
+    assert result["predictions"] == predictions and result["pipeline"] == predictions
+    np.testing.assert_allclose(np.array(result["probabilities"]), probabilities, rtol=1e-5, atol=1e-6)
+    assert len(result["top_k"]) == 2 and {"cluster", "label", "score"} == set(result["top_k"][0])
+    assert result["no_trust"] is not None and "trust_remote_code" in result["no_trust"]["message"]
