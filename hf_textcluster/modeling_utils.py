@@ -279,7 +279,20 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         num_clusters = kwargs.pop("num_clusters", None)
         hub_kwargs = {k: kwargs[k] for k in ("revision", "token", "cache_dir", "local_files_only") if k in kwargs}
         if config is None:
-            config = AutoConfig.from_pretrained(path, **hub_kwargs)
+            try:
+                config = AutoConfig.from_pretrained(path, **hub_kwargs)
+            except OSError as err:
+                from huggingface_hub.errors import RepositoryNotFoundError
+
+                if os.path.isdir(path) or not isinstance(err.__cause__, RepositoryNotFoundError):
+                    raise
+                from huggingface_hub import constants
+
+                raise OSError(
+                    f"No model {path!r}: it is not a local folder, and the Hub at {constants.ENDPOINT} has no "
+                    "repository with that id. Check the spelling (e.g. 'org/sccl-stackoverflow'); for a private "
+                    "repository pass `token=` or log in with `hf auth login`."
+                ) from err
         expected = cls._expected_model_types()
         if not isinstance(config, TextClusteringConfig) or (expected and config.model_type not in expected):
             raise ValueError(
