@@ -71,3 +71,10 @@ def run_client(code: str, env: dict, payload: dict | None = None, hide_package: 
         if line.startswith(RESULT_MARKER):
             return json.loads(line[len(RESULT_MARKER):])
     raise AssertionError(f"client failed (exit {proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}")
+
+
+def shared_data_dir(name: str = "tweet") -> Path | None:
+    """The benchmark CSV folder ($HF_TEXTCLUSTER_DATA_DIR, else ../shared/data) when it holds ``<name>.csv``."""
+    candidate = os.environ.get("HF_TEXTCLUSTER_DATA_DIR") or str(Path(__file__).resolve().parents[2].parent / "shared" / "data")
+    path = Path(candidate)
+    return path if (path / f"{name}.csv").is_file() else None
