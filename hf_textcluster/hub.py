@@ -142,6 +142,8 @@ def push_to_hub(
             Path(folder, TRAINING_RUN_FILE).write_text(json.dumps(run, indent=2), encoding="utf-8")
         api = HfApi(token=token)
         repo_url = api.create_repo(repo_id, private=private, exist_ok=True, repo_type="model")
+        if revision is not None and not create_pr:
+            api.create_branch(repo_url.repo_id, branch=revision, exist_ok=True)
         return api.upload_folder(
             repo_id=repo_url.repo_id,
             folder_path=folder,

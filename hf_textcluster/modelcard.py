@@ -25,9 +25,10 @@ TRAINING_RUN_FILE = "training_run.json"
 NOT_MEASURED = "not measured"
 PLACEHOLDER_REPO_ID = "your-org/your-model"
 
-# Per method: display name, the loss terms (card tags, sentence-transformers style) and the remote code file.
+# Per method: display name and loss terms (card tags, sentence-transformers style); others get model_type.upper().
 METHOD_INFO: dict[str, dict[str, Any]] = {
     "sccl": {"name": "SCCL", "losses": ["InstanceContrastiveLoss", "ClusteringKLLoss"]},
+    "decmlm": {"name": "DEC-MLM", "losses": ["MaskedLMLoss", "ClusteringKLLoss"]},
 }
 # Metrics of the model-index, in display order: key in the metrics dict -> (model-index type, display name).
 CARD_METRICS = {"acc": ("accuracy", "ACC"), "nmi": ("nmi", "NMI"), "ari": ("ari", "ARI")}
@@ -265,11 +266,14 @@ def clusters_section(config, keywords: Mapping[int, Sequence[str]] | None, sizes
 
 
 def remote_code_section(repo_id: str, code_file: str | None) -> str:
+    import transformers
+
     if not code_file:
         return "This repository ships no remote code: install `hf_textcluster` to use it."
     return (
         "Without the package, with the self-contained inference code shipped in this repository "
-        f"(`{code_file}`: config, model and pipeline; read it before trusting it):\n\n"
+        f"(`{code_file}`: config, model and pipeline, importing only torch, numpy and transformers — written for "
+        f"transformers {transformers.__version__}; read it before trusting it):\n\n"
         "```python\n"
         "from transformers import AutoModel, pipeline\n\n"
         f'clusterer = pipeline("text-clustering", model="{repo_id}", trust_remote_code=True)\n'

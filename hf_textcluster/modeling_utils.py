@@ -342,10 +342,11 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         ``register_for_auto_class``-ed) adds the self-contained code and the ``auto_map`` / ``custom_pipelines``
         entries that ``trust_remote_code=True`` needs (see :mod:`hf_textcluster.hub`).
         """
-        if kwargs.pop("push_to_hub", False):
-            self.save_pretrained(save_directory, *args, model_card=model_card, remote_code=remote_code, **kwargs)
+        if kwargs.pop("push_to_hub", False):  # transformers' spelling of "save, then push to repo_id"
+            hub_keys = ("token", "private", "commit_message", "create_pr", "revision")
+            hub_kwargs = {k: kwargs.pop(k) for k in hub_keys if k in kwargs}
             repo_id = kwargs.pop("repo_id", None) or os.path.basename(os.path.normpath(os.fspath(save_directory)))
-            hub_kwargs = {k: kwargs[k] for k in ("token", "private", "commit_message", "create_pr") if k in kwargs}
+            self.save_pretrained(save_directory, *args, model_card=model_card, remote_code=remote_code, **kwargs)
             return self.push_to_hub(repo_id, remote_code=remote_code is not False, **hub_kwargs)
         if remote_code is None:
             remote_code = type(self)._ship_remote_code

@@ -13,7 +13,7 @@ create a repository, upload files in one commit and download them again:
 ``POST /api/{type}s/{repo}/commit/{rev}``                    ndjson commit: regular files (base64), LFS pointers,
                                                              deletions; one atomic commit per request
 ``GET  /api/{type}s/{repo}/tree/{rev}[/{path}]``             file listing; ``POST .../paths-info/{rev}`` likewise
-``GET  /api/{type}s/{repo}/refs`` and ``/commits/{rev}``     branches and history
+``GET  /api/{type}s/{repo}/refs`` and ``/commits/{rev}``     branches and history; ``POST .../branch/{name}``
 ``HEAD/GET /{prefix}{repo}/resolve/{rev}/{path}``            downloads with the Hub's headers (X-Repo-Commit,
                                                              ETag, X-Linked-Etag/-Size) and byte ranges
 ==========================================================  ==================================================
@@ -276,6 +276,13 @@ class HubRequestHandler(BaseHTTPRequestHandler):
             return self._tree(repo, revision, unquote(subpath).strip("/"), recursive)
         if method == "POST" and rest.startswith("/paths-info/"):
             return self._paths_info(repo, rest[len("/paths-info/"):], body)
+        if method == "POST" and rest.startswith("/branch/"):
+            branch = unquote(rest[len("/branch/"):])
+            if branch in repo.branches:
+                raise HubError(409, f"Branch {branch} already exists")
+            start = json.loads(body or b"{}").get("startingPoint") or "main"
+            repo.branches[branch] = self.state.commit(repo, start).oid
+            return self._json({})
         if method == "GET" and rest == "/refs":
             return self._json({
                 "branches": [{"name": b, "ref": f"refs/heads/{b}", "targetCommit": oid} for b, oid in repo.branches.items()],

@@ -24,6 +24,7 @@ from hub_client import run_client
 pytestmark = pytest.mark.timeout(600)
 
 PUSH_AND_LOAD = """
+import os
 import hf_textcluster
 from hf_textcluster.cli import main as cli_main
 from huggingface_hub import HfApi, hf_hub_download
@@ -34,6 +35,8 @@ run = json.load(open(PAYLOAD["run_dir"] + "/training_run.json"))
 model = AutoModel.from_pretrained(PAYLOAD["run_dir"])
 commit = model.push_to_hub("org/sccl-toy", training_run=run, texts=texts, dataset_name="toy-topics")
 cli_exit = cli_main(["push", PAYLOAD["run_dir"], "org/sccl-toy-cli", "--commit-message", "pushed by the CLI"])
+model.push_to_hub("org/sccl-toy", revision="v2", model_card=False, commit_message="to a branch")
+model.save_pretrained(PAYLOAD["save_dir"], push_to_hub=True, repo_id="org/sccl-toy-save")
 
 loaded = AutoModel.from_pretrained("org/sccl-toy")
 clusterer = pipeline("text-clustering", model="org/sccl-toy")
@@ -49,6 +52,10 @@ emit({
     "cli_predictions": from_cli.predict(texts).tolist(),
     "files": sorted(api.list_repo_files("org/sccl-toy")),
     "cli_files": sorted(api.list_repo_files("org/sccl-toy-cli")),
+    "branch_predictions": AutoModel.from_pretrained("org/sccl-toy", revision="v2").predict(texts).tolist(),
+    "branch_files": sorted(api.list_repo_files("org/sccl-toy", revision="v2")),
+    "save_push_files": sorted(api.list_repo_files("org/sccl-toy-save")),
+    "save_dir_files": sorted(os.listdir(PAYLOAD["save_dir"])),
     "readme": open(hf_hub_download("org/sccl-toy", "README.md")).read(),
     "config": json.load(open(hf_hub_download("org/sccl-toy", "config.json"))),
 })
@@ -82,10 +89,11 @@ emit({
 
 
 @pytest.fixture(scope="module")
-def pushed(hub_server, hub_env, trained_run, toy_corpus):
+def pushed(hub_server, hub_env, trained_run, toy_corpus, tmp_path_factory):
     """Push the trained toy model twice (Python API and CLI) and load it back by repo id, in one client process."""
     texts = toy_corpus[0][:40]
-    result = run_client(PUSH_AND_LOAD, hub_env, {"run_dir": str(trained_run), "texts": texts})
+    payload = {"run_dir": str(trained_run), "texts": texts, "save_dir": str(tmp_path_factory.mktemp("save-push"))}
+    result = run_client(PUSH_AND_LOAD, hub_env, payload)
     return result
 
 
@@ -113,6 +121,16 @@ def test_push_then_load_by_repo_id_gives_identical_predictions(pushed, local_pre
     assert pushed["pipeline"] == predictions
     np.testing.assert_allclose(np.array(pushed["probabilities"]), probabilities, rtol=1e-5, atol=1e-6)
     assert pushed["cli_exit"] == 0 and pushed["cli_predictions"] == predictions
+    assert pushed["branch_predictions"] == predictions  # pushed to a new branch, loaded with revision=
+
+
+def test_other_ways_to_push(pushed, hub_server):
+    repo = hub_server.state.repos[("model", "org/sccl-toy")]
+    assert repo.commits[repo.branches["v2"]].title == "to a branch" and repo.branches["v2"] != repo.branches["main"]
+    assert "model.safetensors" in pushed["branch_files"]
+    assert {"model.safetensors", "standalone_sccl.py", "README.md"} <= set(pushed["save_push_files"])
+    # save_pretrained(push_to_hub=True) also saved locally, without card or remote code (as asked: nothing)
+    assert "model.safetensors" in pushed["save_dir_files"] and "README.md" not in pushed["save_dir_files"]
 
 
 def test_pushed_repository_holds_weights_tokenizer_card_and_remote_code(pushed):

@@ -120,6 +120,14 @@ def test_a_method_without_a_template_gets_the_generic_card(model, monkeypatch):
     assert "ships no remote code" in card and "custom_code" not in front_matter(card)["tags"]
 
 
+def test_a_method_without_remote_code_saves_without_it(model, monkeypatch, tmp_path):
+    monkeypatch.setattr(model.config, "model_type", "newmethod")
+    with pytest.warns(UserWarning, match="no self-contained remote code"):
+        model.save_pretrained(tmp_path, remote_code=True)
+    assert "auto_map" not in json.loads((tmp_path / "config.json").read_text())
+    assert not list(tmp_path.glob("standalone_*.py"))
+
+
 def test_training_command_for_user_texts():
     command = training_command({"method": "sccl", "dataset": None, "recipe": "cpu", "seed": 1,
                                 "config_overrides": {"eta": 5}, "training_overrides": {"max_steps": 10}}, 12)
