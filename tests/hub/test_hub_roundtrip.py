@@ -35,7 +35,7 @@ run = json.load(open(PAYLOAD["run_dir"] + "/training_run.json"))
 model = AutoModel.from_pretrained(PAYLOAD["run_dir"])
 commit = model.push_to_hub("org/sccl-toy", training_run=run, texts=texts, dataset_name="toy-topics")
 cli_exit = cli_main(["push", PAYLOAD["run_dir"], "org/sccl-toy-cli", "--commit-message", "pushed by the CLI"])
-model.push_to_hub("org/sccl-toy", revision="v2", model_card=False, commit_message="to a branch")
+model.push_to_hub("org/sccl-toy", revision="v2", license="mit", commit_message="to a branch")
 model.save_pretrained(PAYLOAD["save_dir"], push_to_hub=True, repo_id="org/sccl-toy-save")
 
 loaded = AutoModel.from_pretrained("org/sccl-toy")
