@@ -45,7 +45,8 @@ def run_demo(data_dir: str | None = None, output_dir: str = "runs/demo-sccl-stac
 
     start = time.perf_counter()
     embeddings = model.embed(texts, batch_size=128, show_progress_bar=True, autocast_dtype=torch.bfloat16)
-    head = model.cluster_probabilities(torch.from_numpy(embeddings)).argmax(-1).numpy()
+    probs = model.cluster_probabilities(torch.from_numpy(embeddings)).detach().numpy()
+    head = probs.argmax(-1)
     kmeans_trained = KMeans(len(label_names), n_init=10, random_state=0).fit_predict(embeddings)
     eval_seconds = time.perf_counter() - start
 
@@ -60,12 +61,12 @@ def run_demo(data_dir: str | None = None, output_dir: str = "runs/demo-sccl-stac
     print(_row(f"SCCL ({max_steps or DEMO_STEPS} steps): cluster head", clustering_scores(labels, head), train_seconds))
     print(_row("SCCL: k-means on its embeddings", clustering_scores(labels, kmeans_trained), eval_seconds))
 
-    print("\nA few SCCL clusters (majority label and three member texts):")
+    print("\nA few SCCL clusters (the true label most of its texts have, and its three most confident members):")
     for cluster in [c for c, _ in Counter(head.tolist()).most_common()][:5]:
         members = np.flatnonzero(head == cluster)
-        majority = Counter(labels[members].tolist()).most_common(1)[0][0]
-        print(f"\n  cluster {cluster} ({len(members)} texts, mostly '{label_names[majority]}'):")
-        for i in members[:3]:
+        majority, count = Counter(labels[members].tolist()).most_common(1)[0]
+        print(f"\n  cluster {cluster}: {len(members)} texts, {100 * count / len(members):.0f}% '{label_names[majority]}'")
+        for i in members[np.argsort(-probs[members, cluster])[:3]]:
             print(f"    - {texts[i]}")
     print(f"\nThe trained model is in {output_dir}; try:\n  hf-textcluster predict --model {output_dir} --input my_texts.txt")
     return 0
