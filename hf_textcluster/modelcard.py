@@ -431,7 +431,9 @@ def generate_model_card(
         "metrics_section": metrics_section(measured, dataset_name),
         "clusters_section": clusters_section(config, keywords, sizes),
         "remote_code_section": remote_code_section(repo, code_name),
-        "training_command": training_command(run, config.num_clusters),
+        "training_command": training_command(
+            run, config.num_clusters, output_dir=f"runs/{repo_id.split('/')[-1]}" if repo_id else "runs/model"
+        ),
         "hyperparameters_section": hyperparameters_section(config, run),
         "extra_limitations": "\n".join(extra),
         "library_version": __version__,
