@@ -30,8 +30,8 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import numpy as np  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-RESULTS_JSON = REPO / "docs" / "results.json"
-RESULTS_MD = REPO / "docs" / "results.md"
+RESULTS_JSON = Path(os.environ.get("HF_TEXTCLUSTER_BENCH_STORE", REPO / "docs" / "results.json"))
+RESULTS_MD = RESULTS_JSON.with_suffix(".md")
 
 # Published numbers (ACC / NMI, %) for the side-by-side columns. SCCL: Zhang et al. 2021, Table 1.
 PAPER = {
@@ -147,13 +147,14 @@ def run_method(args, store, run_id) -> None:
     for name in args.datasets:
         labels = load_benchmark(name, data_dir=args.data_dir)["label"]
         for seed in args.seeds:
-            with tempfile.TemporaryDirectory() as output_dir:
-                result = train_clusterer(
-                    args.section, name, output_dir, data_dir=args.data_dir, recipe=args.recipe, seed=seed,
-                    augmentation=args.augmentation or "recipe", training_overrides=overrides,
-                    config_overrides={k: json.loads(v) for k, _, v in (c.partition("=") for c in args.config)},
-                    resume=False, evaluate=False, save=False,
-                )
+            # Each trained model is kept (runs/ is git-ignored) so a model card can be made from a real run.
+            output_dir = str(REPO / "runs" / "bench" / f"{args.section}-{name}-seed{seed}{'-' + args.variant if args.variant else ''}")
+            result = train_clusterer(
+                args.section, name, output_dir, data_dir=args.data_dir, recipe=args.recipe, seed=seed,
+                augmentation=args.augmentation or "recipe", training_overrides=overrides,
+                config_overrides={k: json.loads(v) for k, _, v in (c.partition("=") for c in args.config)},
+                resume=False, evaluate=False, save=True,
+            )
             trainer = result.trainer
             baseline = clustering_scores(trainer.train_dataset["label"], trainer.initial_kmeans_labels)
             start = time.perf_counter()
@@ -169,6 +170,11 @@ def run_method(args, store, run_id) -> None:
                    **{f"init_kmeans_{k}": v for k, v in baseline.items()}, **metrics}
             if len(trainer.train_dataset) != len(labels):
                 row["note"] = "rows from the augmented file"
+            run_file = Path(output_dir) / "training_run.json"
+            run_info = json.loads(run_file.read_text())
+            run_info["metrics"].update({f"eval_{k}": v for k, v in metrics.items()})
+            run_info["command"] = store["runs"][run_id]["command"]
+            run_file.write_text(json.dumps(run_info, indent=2))
             put_row(store, row)
             save_store(store)
             print(f"{name:15s} seed {seed} {args.section}: head ACC {100 * metrics['acc']:.1f} NMI {100 * metrics['nmi']:.1f}"
