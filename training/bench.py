@@ -351,7 +351,7 @@ def render(store: dict) -> str:
                           _mean_std([r["nmi"] for r in by[m]]) if by[m] else "–"]
             spec = CORPORA[name]
             seconds = statistics.mean(r["seconds"] for r in by["embeddings-kmeans"]) if by["embeddings-kmeans"] else 0
-            out.append(f"| {name} | {spec.num_rows:,} | {spec.num_classes} | " + " | ".join(cells)
+            out.append(f"| {name} | {spec.num_rows:,} | {spec.num_labels} | " + " | ".join(cells)
                        + f" | {_paper('tfidf-kmeans', name, 0)} / {_paper('tfidf-kmeans', name, 1)}"
                        + f" | {len(by['embeddings-kmeans'])} | {seconds:.0f} |")
         out.append("")
