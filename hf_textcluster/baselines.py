@@ -13,21 +13,9 @@ import numpy as np
 from sklearn.cluster import KMeans
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 
-from .data.validation import validate_texts
+from .data.validation import check_num_clusters, validate_texts
 
 BASELINES = ("bow-kmeans", "tfidf-kmeans", "embeddings-kmeans")
-
-
-def _check_num_clusters(num_clusters, num_texts: int) -> None:
-    if isinstance(num_clusters, bool) or not isinstance(num_clusters, (int, np.integer)):
-        raise TypeError(f"`num_clusters` must be an integer, got {type(num_clusters).__name__}.")
-    if num_clusters < 2:
-        raise ValueError(f"`num_clusters` must be at least 2, got {num_clusters}.")
-    if num_clusters > num_texts:
-        raise ValueError(
-            f"`num_clusters` ({num_clusters}) is larger than the number of texts ({num_texts}); "
-            "pass more texts or a smaller `num_clusters`."
-        )
 
 
 @dataclass
@@ -43,7 +31,7 @@ class VectorizerKMeans:
 
     def fit_predict(self, texts: Sequence[str]) -> np.ndarray:
         texts = validate_texts(texts)
-        _check_num_clusters(self.num_clusters, len(texts))
+        check_num_clusters(self.num_clusters, len(texts))
         if self.kind not in ("bow", "tfidf"):
             raise ValueError(f"`kind` must be 'bow' or 'tfidf', got {self.kind!r}.")
         vectorizer_cls = CountVectorizer if self.kind == "bow" else TfidfVectorizer
@@ -84,7 +72,7 @@ class EmbeddingKMeans:
 
     def fit_predict(self, texts: Sequence[str]) -> np.ndarray:
         texts = validate_texts(texts)
-        _check_num_clusters(self.num_clusters, len(texts))
+        check_num_clusters(self.num_clusters, len(texts))
         self.embeddings_ = self.embed(texts)
         kmeans = KMeans(n_clusters=self.num_clusters, n_init=self.n_init, random_state=self.random_state)
         self.labels_ = kmeans.fit_predict(self.embeddings_)

@@ -17,7 +17,7 @@ from transformers.utils import ModelOutput, logging
 
 from .backbones import resolve_encoder
 from .configuration_utils import TextClusteringConfig
-from .data.validation import validate_texts
+from .data.validation import check_num_clusters, validate_texts
 from .layers import MaskedLMHead, StudentTAssignment
 
 logger = logging.get_logger(__name__)
@@ -152,18 +152,15 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         initial centroids. Returns the k-means labels."""
         from sklearn.cluster import KMeans
 
+        num_clusters = self.config.num_clusters
         if embeddings is None:
             texts = validate_texts(texts)
+            check_num_clusters(num_clusters, len(texts))  # before the encoding pass, not after
             embeddings = self.embed(
                 texts, batch_size=batch_size, show_progress_bar=show_progress_bar, autocast_dtype=autocast_dtype
             )
         embeddings = np.asarray(embeddings, dtype=np.float32)
-        num_clusters = self.config.num_clusters
-        if embeddings.shape[0] < num_clusters:
-            raise ValueError(
-                f"`num_clusters` ({num_clusters}) is larger than the number of texts ({embeddings.shape[0]}); "
-                "pass more texts or a smaller `num_clusters`."
-            )
+        check_num_clusters(num_clusters, embeddings.shape[0])
         kmeans = KMeans(n_clusters=num_clusters, n_init=n_init, random_state=random_state).fit(embeddings)
         self.set_centroids(kmeans.cluster_centers_)
         self.config.centroids_initialized = True

@@ -16,6 +16,7 @@ from transformers import Trainer, TrainingArguments
 from transformers.trainer_utils import get_last_checkpoint
 from transformers.utils import logging
 
+from .data.validation import check_num_clusters
 from .metrics import clustering_scores
 
 logger = logging.get_logger(__name__)
@@ -162,11 +163,7 @@ class ClusteringTrainer(Trainer):
         if self.train_dataset is None:
             raise ValueError("Pass a `train_dataset`: its texts initialise the clusters.")
         texts = self.train_dataset["text"]
-        if len(texts) < self.model.config.num_clusters:
-            raise ValueError(
-                f"`num_clusters` ({self.model.config.num_clusters}) is larger than the number of training texts "
-                f"({len(texts)}); pass more texts or a smaller `num_clusters`."
-            )
+        check_num_clusters(self.model.config.num_clusters, len(texts))  # before the encoding pass, not after
         start = time.perf_counter()
         # Kept so that callers can score plain k-means on the same encoder, measured in the same run.
         self.initial_kmeans_labels = self.model.initialize_centroids(

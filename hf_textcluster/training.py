@@ -15,6 +15,7 @@ from transformers import set_seed
 from transformers.trainer_utils import get_last_checkpoint
 from transformers.utils import logging
 
+from .data.validation import check_num_clusters
 from .data import AUGMENTATION_FAMILIES, AUGMENTERS, add_augmented_views, load_benchmark
 from .models.decmlm import DECMLMModel
 from .models.decmlm.trainer_decmlm import DECMLMTrainer
@@ -125,11 +126,7 @@ def train_clusterer(
         num_clusters = (
             label_feature.num_classes if hasattr(label_feature, "num_classes") else len(set(train_dataset["label"]))
         )
-    if num_clusters > len(train_dataset):
-        raise ValueError(
-            f"`num_clusters` ({num_clusters}) is larger than the number of texts ({len(train_dataset)}); "
-            "pass more texts or a smaller `num_clusters`."
-        )
+    check_num_clusters(num_clusters, len(train_dataset))
     config_kwargs = {**plan["config"], **(config_overrides or {})}
     args = build_training_arguments(output_dir, plan["training"], training_overrides, seed=seed)
 

@@ -136,7 +136,7 @@ def run_baselines(args, store, run_id) -> None:
 def run_method(args, store, run_id) -> None:
     import torch
 
-    from hf_textcluster.data import load_benchmark
+    from hf_textcluster.data import CORPORA
     from hf_textcluster.metrics import clustering_scores
     from hf_textcluster.trainer import evaluate_clusterer
     from hf_textcluster.training import train_clusterer
@@ -145,7 +145,6 @@ def run_method(args, store, run_id) -> None:
     if args.max_steps:
         overrides["max_steps"] = args.max_steps
     for name in args.datasets:
-        labels = load_benchmark(name, data_dir=args.data_dir)["label"]
         for seed in args.seeds:
             # Each trained model is kept (runs/ is git-ignored) so a model card can be made from a real run.
             output_dir = str(REPO / "runs" / "bench" / f"{args.section}-{name}-seed{seed}{'-' + args.variant if args.variant else ''}")
@@ -168,7 +167,7 @@ def run_method(args, store, run_id) -> None:
                    "steps": trainer.state.global_step, "batch_size": trainer.args.per_device_train_batch_size,
                    "augmentation": result.trainer.train_dataset.info.description or args.augmentation or "recipe",
                    **{f"init_kmeans_{k}": v for k, v in baseline.items()}, **metrics}
-            if len(trainer.train_dataset) != len(labels):
+            if len(trainer.train_dataset) != CORPORA[name].num_rows:
                 row["note"] = "rows from the augmented file"
             run_file = Path(output_dir) / "training_run.json"
             run_info = json.loads(run_file.read_text())

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-__all__ = ["validate_texts"]
+import numpy as np
+
+__all__ = ["check_num_clusters", "validate_texts"]
 
 
 def _shorten(value: object, width: int = 60) -> str:
@@ -88,3 +90,16 @@ def validate_labels(labels: object, num_texts: int, argument_name: str = "labels
             "or pass labels=None."
         )
     return items
+
+
+def check_num_clusters(num_clusters: object, num_texts: int) -> None:
+    """K must be an integer with 2 <= K <= the number of texts; a clear error naming `num_clusters` otherwise."""
+    if isinstance(num_clusters, bool) or not isinstance(num_clusters, (int, np.integer)):
+        raise TypeError(f"`num_clusters` must be an integer, got {type(num_clusters).__name__}.")
+    if num_clusters < 2:
+        raise ValueError(f"`num_clusters` must be at least 2, got {num_clusters}.")
+    if num_clusters > num_texts:
+        raise ValueError(
+            f"`num_clusters` ({num_clusters}) is larger than the number of texts ({num_texts}); "
+            "pass more texts or a smaller `num_clusters`."
+        )
