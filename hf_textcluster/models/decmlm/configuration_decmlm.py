@@ -20,6 +20,9 @@ class DECMLMConfig(TextClusteringConfig):
         mlm_loss_weight (`float`): weight of L_m in Eq. 1 (1; 0 is the paper's "w/o masked LM loss" ablation, which
             also skips masking and the head).
         cluster_loss_weight (`float`): weight of L_c = KL(P‖Q), Eq. 2 (1).
+        target_refresh_steps (`int`, *optional*): recompute the target P every this many optimizer steps instead of
+            once per epoch (the paper). ``None`` (default) is the paper's per-epoch refresh; an interval is the
+            original DEC's ``update_interval``, for runs shorter than an epoch (the CPU recipe).
         mlm_head_pretrained (`bool`): whether the masked-LM head started from pretrained weights (False when the
             encoder checkpoint had no MLM head, e.g. a sentence-transformers model: the head was trained from scratch).
     """
@@ -32,6 +35,7 @@ class DECMLMConfig(TextClusteringConfig):
     mlm_random_fraction: float = 0.1
     mlm_loss_weight: float = 1.0
     cluster_loss_weight: float = 1.0
+    target_refresh_steps: int | None = None
     mlm_head_pretrained: bool = False
 
     def __post_init__(self, **kwargs):
@@ -56,5 +60,11 @@ class DECMLMConfig(TextClusteringConfig):
         for name in ("mlm_loss_weight", "cluster_loss_weight"):
             if getattr(self, name) < 0:
                 raise ValueError(f"`{name}` must be >= 0, got {getattr(self, name)!r}.")
+        steps = self.target_refresh_steps
+        if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
+            raise ValueError(
+                f"`target_refresh_steps` must be a positive integer or None (refresh once per epoch, as the paper), "
+                f"got {steps!r}."
+            )
         if self.mlm_loss_weight == 0 and self.cluster_loss_weight == 0:
             raise ValueError("`mlm_loss_weight` and `cluster_loss_weight` are both 0: nothing would be trained.")

@@ -101,16 +101,22 @@ class MaskedLMCollator(TextViewsCollator):
 
 
 class DECTargetRefreshCallback(TrainerCallback):
-    """At the beginning of every epoch, recomputes the DEC target P of every training row (one inference pass over
-    the train dataset with unmasked inputs) and stores it in the trainer."""
+    """Recomputes the DEC target P of every training row (one inference pass over the train dataset with unmasked
+    inputs) at the beginning of every epoch, or every ``config.target_refresh_steps`` optimizer steps when set."""
 
     def __init__(self, trainer: "DECMLMTrainer"):
         self._trainer = weakref.ref(trainer)
 
     def on_epoch_begin(self, args, state, control, **kwargs):
         trainer = self._trainer()
-        if trainer is not None:
-            trainer.refresh_targets()
+        if trainer is not None and (trainer.model.config.target_refresh_steps is None or trainer.targets is None):
+            trainer.refresh_stale_targets(state.global_step)
+
+    def on_step_begin(self, args, state, control, **kwargs):
+        trainer = self._trainer()
+        interval = trainer.model.config.target_refresh_steps if trainer is not None else None
+        if interval is not None and state.global_step % interval == 0:
+            trainer.refresh_stale_targets(state.global_step)
 
 
 class DECMLMTrainer(ClusteringTrainer):
@@ -122,7 +128,8 @@ class DECMLMTrainer(ClusteringTrainer):
     states feed the MLM head at the masked positions and their mean pool gives Q. P is not computed per batch: a
     callback recomputes it over all N training rows from unmasked inputs at every epoch start (``self.targets``,
     N x K, row i = the dataset's row i), and each batch looks up its rows by ``index`` (a column added here when
-    the dataset has none). With ``mlm_loss_weight=0`` nothing is masked and the MLM head never runs.
+    the dataset has none); ``config.target_refresh_steps`` refreshes every that many steps instead. With
+    ``mlm_loss_weight=0`` nothing is masked and the MLM head never runs.
     """
 
     views = {"": "text"}
@@ -146,7 +153,7 @@ class DECMLMTrainer(ClusteringTrainer):
         super().__init__(model=model, args=args, data_collator=data_collator, train_dataset=train_dataset, **kwargs)
         self.targets: torch.Tensor | None = None  # N x K, the DEC target P of every training row
         self.target_refreshes = 0
-        self._targets_fresh = False  # set when k-means init already computed P from the same weights
+        self._targets_step: int | None = None  # the optimizer step whose weights computed the current targets
         self.add_callback(DECTargetRefreshCallback(self))
 
     def is_encoder_parameter(self, name: str) -> bool:
@@ -187,14 +194,18 @@ class DECMLMTrainer(ClusteringTrainer):
 
     def refresh_targets(self) -> None:
         """Recompute P over the whole training set from unmasked inputs (dropout off)."""
-        if self._targets_fresh:  # k-means initialisation just computed P from these very weights
-            self._targets_fresh = False
-            return
         if self.train_dataset is None:
             raise ValueError("Pass a `train_dataset`: DEC-MLM's targets are computed over all its rows.")
         start = time.perf_counter()
         self._set_targets(self._embed_train_texts())
+        self._targets_step = self.state.global_step
         logger.info(f"Refreshed the DEC targets of {len(self.targets)} rows in {time.perf_counter() - start:.1f}s.")
+
+    def refresh_stale_targets(self, global_step: int) -> None:
+        """Refresh P unless it was computed at this very step (the k-means initialisation pass before step 1, or a
+        refresh already done at this step: the callback fires on epoch and step boundaries that can coincide)."""
+        if self.targets is None or self._targets_step != global_step:
+            self.refresh_targets()
 
     def initialize_clusters(self, embeddings: np.ndarray | None = None) -> None:
         # One encoding pass serves both k-means and the first epoch's targets.
@@ -202,7 +213,7 @@ class DECMLMTrainer(ClusteringTrainer):
             embeddings = self._embed_train_texts()
         super().initialize_clusters(embeddings=embeddings)
         self._set_targets(embeddings)
-        self._targets_fresh = True
+        self._targets_step = self.state.global_step
 
     # ----- the loss ------------------------------------------------------------------------------------------
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):

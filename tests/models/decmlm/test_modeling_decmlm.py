@@ -38,6 +38,7 @@ def test_config_defaults_and_validation():
     assert config.mlm_probability == 0.1 and config.mlm_loss_weight == 1.0 and config.cluster_loss_weight == 1.0
     assert (config.mlm_mask_fraction, config.mlm_random_fraction) == (0.8, 0.1)
     assert config.mlm_head_pretrained is False
+    assert config.target_refresh_steps is None  # the paper: once per epoch
     assert DECMLMConfig(mlm_loss_weight=0.0).mlm_loss_weight == 0.0  # the "w/o masked LM loss" ablation
     assert DECMLMConfig(pooling="cls").pooling == "cls"  # the "w/o average pooling" ablation
     for kwargs, match in [
@@ -51,6 +52,8 @@ def test_config_defaults_and_validation():
         ({"mlm_probability": "0.1"}, "number"),
         ({"pooling": "max"}, "pooling"),
         ({"num_clusters": 1}, "num_clusters"),
+        ({"target_refresh_steps": 0}, "target_refresh_steps"),
+        ({"target_refresh_steps": 2.5}, "target_refresh_steps"),
     ]:
         with pytest.raises(ValueError, match=match):
             DECMLMConfig(**kwargs)

@@ -114,44 +114,66 @@ def test_compute_loss_matches_direct_recomputation(tiny_encoder_dir, dataset, tm
     assert not torch.allclose(p, dec_target_distribution(q), atol=1e-4)
 
 
-def test_targets_change_only_at_epoch_boundaries(tiny_encoder_dir, dataset, tmp_path):
-    small = dataset.select(range(48))
-    model = _model(tiny_encoder_dir)
+class _TargetRecorder(TrainerCallback):
+    """Records the trainer's targets before every step, and the full-pass target P from the current weights at the
+    start of training and after every step."""
 
-    class Recorder(TrainerCallback):
-        def __init__(self):
-            self.per_step, self.expected = [], []
+    def __init__(self, model, texts):
+        self.model, self.texts = model, texts
+        self.trainer = None
+        self.per_step, self.expected_after_step = [], {}
 
-        def _full_pass_target(self):  # P over all rows, unmasked inputs, from the current weights
-            probs = torch.from_numpy(model.predict_proba(small["text"]))
-            self.expected.append(dec_target_distribution(probs))
+    def _full_pass_target(self):  # P over all rows, unmasked inputs, from the current weights
+        return dec_target_distribution(torch.from_numpy(self.model.predict_proba(self.texts)))
 
-        def on_train_begin(self, args, state, control, **kwargs):
-            self._full_pass_target()
+    def on_train_begin(self, args, state, control, **kwargs):
+        self.expected_after_step[0] = self._full_pass_target()
 
-        def on_epoch_end(self, args, state, control, **kwargs):
-            self._full_pass_target()
+    def on_step_end(self, args, state, control, **kwargs):
+        self.expected_after_step[state.global_step] = self._full_pass_target()
 
-        def on_step_begin(self, args, state, control, **kwargs):
-            self.per_step.append(trainer.targets.clone())
+    def on_step_begin(self, args, state, control, **kwargs):
+        self.per_step.append(self.trainer.targets.clone())
 
+
+def _train_recording_targets(model, dataset, tmp_path):
     trainer = DECMLMTrainer(
         model=model,
         args=_args(tmp_path, max_steps=-1, num_train_epochs=2, per_device_train_batch_size=8, learning_rate=1e-3,
                    head_learning_rate=1e-2),
-        train_dataset=small,
+        train_dataset=dataset,
     )
-    recorder = Recorder()
+    recorder = _TargetRecorder(model, dataset["text"])
+    recorder.trainer = trainer
     trainer.add_callback(recorder)
     trainer.train()
+    return trainer, recorder
+
+
+def _steps_where_targets_change(per_step):
+    return [i for i in range(1, len(per_step)) if not torch.allclose(per_step[i - 1], per_step[i], atol=1e-4)]
+
+
+def test_targets_change_only_at_epoch_boundaries(tiny_encoder_dir, dataset, tmp_path):
+    small = dataset.select(range(48))
+    trainer, recorder = _train_recording_targets(_model(tiny_encoder_dir), small, tmp_path)
     steps = recorder.per_step
     assert len(steps) == 12  # 6 steps per epoch
-    for epoch in (steps[:6], steps[6:]):
-        assert all(torch.equal(epoch[0], t) for t in epoch[1:])
-    assert not torch.allclose(steps[5], steps[6], atol=1e-4)
-    torch.testing.assert_close(steps[0], recorder.expected[0], rtol=1e-4, atol=1e-6)  # from the k-means pass
-    torch.testing.assert_close(steps[6], recorder.expected[1], rtol=1e-4, atol=1e-6)  # refreshed after epoch 1
+    assert _steps_where_targets_change(steps) == [6]
+    torch.testing.assert_close(steps[0], recorder.expected_after_step[0], rtol=1e-4, atol=1e-6)  # the k-means pass
+    torch.testing.assert_close(steps[6], recorder.expected_after_step[6], rtol=1e-4, atol=1e-6)  # after epoch 1
     assert trainer.target_refreshes == 2  # the first epoch reuses the k-means initialisation's encoding pass
+
+
+def test_target_refresh_steps_refreshes_every_k_steps_instead_of_per_epoch(tiny_encoder_dir, dataset, tmp_path):
+    small = dataset.select(range(48))
+    trainer, recorder = _train_recording_targets(_model(tiny_encoder_dir, target_refresh_steps=4), small, tmp_path)
+    steps = recorder.per_step
+    assert len(steps) == 12
+    assert _steps_where_targets_change(steps) == [4, 8]  # not at the epoch boundary (step 6)
+    for step in (4, 8):
+        torch.testing.assert_close(steps[step], recorder.expected_after_step[step], rtol=1e-4, atol=1e-6)
+    assert trainer.target_refreshes == 3  # the k-means pass, then steps 4 and 8
 
 
 def test_loss_terms_are_logged(tiny_encoder_dir, dataset, tmp_path):
