@@ -159,6 +159,28 @@ def _method_fields(config) -> dict[str, Any]:
     return {f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.name not in skip}
 
 
+def _method_card_fields(config) -> dict[str, str]:
+    """Sentences of a method's card template that depend on its config (beyond the raw hyper-parameters)."""
+    if config.model_type != "decmlm":
+        return {}
+    steps = config.target_refresh_steps
+    refresh = (
+        "once per epoch, as the paper" if steps is None
+        else f"every {steps} optimizer steps (the original DEC's update interval; the paper refreshes once per "
+        "epoch, which a run shorter than an epoch would never reach)"
+    )
+    if config.mlm_head_pretrained:
+        head = "The masked-LM head started from the encoder checkpoint's pretrained head, as the paper's BERT."
+    else:
+        head = (
+            "**The masked-LM head started untrained**: the base encoder checkpoint has no MLM head (sentence-transformers "
+            "models ship the bare encoder), so its transform layer and output bias were learned from scratch during "
+            "this run (decoder tied to the input word embeddings). The paper fine-tunes BERT's pretrained head; what "
+            "L_m contributes here can differ from the paper's ablation."
+        )
+    return {"target_refresh": refresh, "mlm_head_note": head}
+
+
 def _fmt(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:g}"
@@ -411,6 +433,8 @@ def generate_model_card(
         extra.append("- Clustering quality (" + " / ".join(missing) + ") was not measured for this model.")
     if texts is None:
         extra.append("- Cluster keywords were not computed for this card.")
+    if model_type == "decmlm" and not config.mlm_head_pretrained:
+        extra.append("- The masked-LM head was trained from scratch (no pretrained head in the base encoder).")
     if base is None:
         extra.append("- The base encoder is a local folder, not a Hub model: `base_model` is not set.")
 
@@ -438,6 +462,7 @@ def generate_model_card(
         "extra_limitations": "\n".join(extra),
         "library_version": __version__,
     }
+    fields.update(_method_card_fields(config))
     fields.update({k: _fmt(v) for k, v in _method_fields(config).items() if k not in fields})
     return string.Template(_template_for(model_type)).safe_substitute(fields)
 

@@ -120,6 +120,22 @@ def test_a_method_without_a_template_gets_the_generic_card(model, monkeypatch):
     assert "ships no remote code" in card and "custom_code" not in front_matter(card)["tags"]
 
 
+def test_decmlm_card_says_the_mlm_head_started_untrained_and_how_p_is_refreshed(tiny_encoder_dir):
+    from hf_textcluster import DECMLMModel
+
+    model = DECMLMModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, target_refresh_steps=50)
+    assert model.config.mlm_head_pretrained is False
+    card = generate_model_card(model, metrics={"acc": 0.5, "nmi": 0.4}, remote_code=False)
+    assert "${" not in card and "DEC-MLM" in card and "huang-etal-2020-unsupervised" in card
+    assert "The masked-LM head started untrained" in card and "trained from scratch" in card
+    assert "every 50 optimizer steps" in card
+    assert "loss:MaskedLMLoss" in front_matter(card)["tags"]
+
+    model.config.mlm_head_pretrained, model.config.target_refresh_steps = True, None
+    card = generate_model_card(model, metrics={"acc": 0.5, "nmi": 0.4}, remote_code=False)
+    assert "started untrained" not in card and "pretrained head" in card and "once per epoch, as the paper" in card
+
+
 def test_a_method_without_remote_code_saves_without_it(model, monkeypatch, tmp_path):
     monkeypatch.setattr(model.config, "model_type", "newmethod")
     with pytest.warns(UserWarning, match="no self-contained remote code"):
