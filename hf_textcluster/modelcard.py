@@ -384,8 +384,8 @@ def generate_model_card(
     card_tags = ["hf_textcluster", "text-clustering", "clustering", "unsupervised", model_type]
     if run:
         card_tags.append("generated_from_trainer")
-    if texts is not None:
-        card_tags.append(f"dataset_size:{len(texts)}")
+    if run.get("num_train_texts") or texts is not None:  # the training set's size, else the texts given here
+        card_tags.append(f"dataset_size:{run.get('num_train_texts') or len(texts)}")
     card_tags += [f"loss:{loss}" for loss in method["losses"]]
     if code_name:
         card_tags.append("custom_code")

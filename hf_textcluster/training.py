@@ -150,6 +150,7 @@ def train_clusterer(
             "augmentation": augmentation,
             "encoder": model.config.name_or_path,
             "seed": seed,
+            "num_train_texts": len(train_dataset),
             "config_overrides": config_overrides or {},
             "training_overrides": training_overrides or {},
             "metrics": metrics,
