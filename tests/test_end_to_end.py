@@ -46,3 +46,26 @@ def test_train_save_load_and_serve(so_sample, tmp_path, all_threads):
     np.testing.assert_array_equal(loaded.predict(texts), result.model.predict(texts))
     clusterer = pipeline("text-clustering", model=str(tmp_path / "sccl"))
     assert [r["cluster"] for r in clusterer(texts)] == loaded.predict(texts).tolist()
+
+
+def test_decmlm_on_minilm_trains_the_untrained_mlm_head_and_serves(so_sample, tmp_path, all_threads):
+    # 150 texts, batch 16 -> 9 steps per epoch: 12 steps cross one epoch boundary, so P is refreshed once.
+    sample = so_sample.select_columns(["text", "label"]).select(range(0, len(so_sample), 2))
+    result = train_clusterer(
+        "decmlm", sample, str(tmp_path / "decmlm"), num_clusters=20,
+        training_overrides={"max_steps": 12, "per_device_train_batch_size": 16, "save_strategy": "no",
+                            "disable_tqdm": True, "logging_steps": 1},
+        config_overrides={"target_refresh_steps": None},
+    )
+    trainer = result.trainer
+    assert result.model.config.mlm_head_pretrained is False  # MiniLM ships no masked-LM head
+    assert trainer.target_refreshes == 2  # the k-means pass, then the second epoch
+    mlm_losses = [log["loss_mlm"] for log in trainer.state.log_history if "loss_mlm" in log]
+    assert mlm_losses[0] > 7 and mlm_losses[-1] < mlm_losses[0]  # starts near ln(vocab), the head learns
+    assert result.metrics["eval_acc"] > 0.3
+    loaded = AutoModel.from_pretrained(tmp_path / "decmlm")
+    assert type(loaded).__name__ == "DECMLMModel"
+    texts = sample["text"][:50]
+    np.testing.assert_array_equal(loaded.predict(texts), result.model.predict(texts))
+    clusterer = pipeline("text-clustering", model=str(tmp_path / "decmlm"))
+    assert [r["cluster"] for r in clusterer(texts)] == loaded.predict(texts).tolist()
