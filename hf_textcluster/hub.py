@@ -2,12 +2,16 @@
 this package.
 
 A pushed repository holds ``config.json``, ``model.safetensors``, the tokenizer, a generated ``README.md`` (see
-:mod:`hf_textcluster.modelcard`), ``training_run.json`` when known, and the method's self-contained inference code
-(``standalone_<method>.py``: config + model + ``text-clustering`` pipeline, importing only torch / numpy /
-transformers). ``config.json`` then carries
+:mod:`hf_textcluster.modelcard`), ``training_run.json`` when known, and the self-contained inference code
+``standalone_textcluster.py``: one file, the same for every method that has remote code (SCCL, DEC-MLM), holding
+the shared config fields, pooling, Student's t assignment, batched ``embed`` / ``predict`` / ``predict_proba`` and
+the ``text-clustering`` pipeline once, plus each method's config and model class (with the heads its checkpoints
+hold, under the package's parameter names). It imports only torch / numpy / transformers. ``config.json`` then
+carries
 
-- ``auto_map`` (``AutoConfig`` / ``AutoModel`` -> the classes of that file), so that
-  ``AutoModel.from_pretrained(repo, trust_remote_code=True)`` works without ``hf_textcluster``;
+- ``auto_map`` (``AutoConfig`` / ``AutoModel`` -> the method's classes in that file, e.g.
+  ``standalone_textcluster.DECMLMModel``), so that ``AutoModel.from_pretrained(repo, trust_remote_code=True)`` works
+  without ``hf_textcluster``;
 - ``custom_pipelines`` (``text-clustering`` -> the pipeline class of that file), which is how transformers finds a
   repository's own pipeline: ``pipeline("text-clustering", model=repo, trust_remote_code=True)``.
 
@@ -27,11 +31,12 @@ from typing import Any, Mapping, Sequence
 
 from .modelcard import TRAINING_RUN_FILE, encoder_hub_id, generate_model_card
 
-_MODELS_DIR = Path(__file__).resolve().parent / "models"
+STANDALONE_FILE = Path(__file__).resolve().parent / "standalone_textcluster.py"
 
 # model_type -> (self-contained code file, its config class, its model class). The file ships as-is.
 REMOTE_CODE = {
-    "sccl": (_MODELS_DIR / "sccl" / "standalone_sccl.py", "SCCLConfig", "SCCLModel"),
+    "sccl": (STANDALONE_FILE, "SCCLConfig", "SCCLModel"),
+    "decmlm": (STANDALONE_FILE, "DECMLMConfig", "DECMLMModel"),
 }
 PIPELINE_TASK = "text-clustering"
 PIPELINE_CLASS = "TextClusteringPipeline"
@@ -119,7 +124,7 @@ def push_to_hub(
         metrics, texts, training_run, **card_kwargs: for :func:`~hf_textcluster.modelcard.generate_model_card`
             (``dataset_name``, ``base_model``, ``license``, ``language``, ``tags``).
         model_card: ``True`` to generate the card, a string to upload as README.md, ``False`` for none.
-        remote_code: ship ``standalone_<method>.py`` and the ``auto_map`` / ``custom_pipelines`` entries.
+        remote_code: ship ``standalone_textcluster.py`` and the ``auto_map`` / ``custom_pipelines`` entries.
         private, token, revision, create_pr, commit_message, commit_description: as in ``HfApi.upload_folder``.
     """
     from huggingface_hub import HfApi

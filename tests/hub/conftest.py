@@ -1,5 +1,6 @@
-"""Fixtures of the Hub tests: a real training run on the tiny encoder, the stand-in Hub server, and a way to run client
-code in a fresh Python process whose environment points huggingface_hub at that server.
+"""Fixtures of the Hub tests: a real training run on the tiny encoder (SCCL), a fitted DEC-MLM model, the stand-in Hub
+server, and a way to run client code in a fresh Python process whose environment points huggingface_hub at that
+server.
 
 ``huggingface_hub`` reads ``HF_ENDPOINT`` (and ``HF_HUB_DISABLE_XET``, ``HF_HOME``) once, at import time, and this
 test process imported it long ago with ``HF_HUB_OFFLINE=1``: every client runs in a subprocess with its own
@@ -49,3 +50,36 @@ def trained_run(tiny_encoder_dir, toy_corpus, tmp_path_factory) -> Path:
                             "logging_steps": 1},
     )
     return output_dir
+
+
+@pytest.fixture(scope="session")
+def decmlm_dir(tiny_encoder_dir, toy_corpus, tmp_path_factory) -> Path:
+    """A fitted DEC-MLM model saved with its tokenizer: k-means centroids on the toy corpus, and masked-LM head weights
+    moved away from their initial values (as after training), so that a test can tell whether they were loaded."""
+    import torch
+
+    from hf_textcluster import DECMLMModel
+
+    torch.manual_seed(0)
+    model = DECMLMModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    with torch.no_grad():
+        for param in model.mlm_head.parameters():
+            param.add_(torch.randn_like(param) * 0.1)
+    model.initialize_centroids(toy_corpus[0], random_state=0)
+    output_dir = tmp_path_factory.mktemp("runs") / "decmlm-toy"
+    model.save_pretrained(output_dir)
+    return output_dir
+
+
+# A saved model of each method with remote code (hf_textcluster.hub.REMOTE_CODE), by fixture name.
+MODEL_DIR_FIXTURES = {"sccl": "trained_run", "decmlm": "decmlm_dir"}
+
+
+@pytest.fixture(scope="session")
+def model_dir_of(request):
+    """``model_dir_of(method)``: the saved model directory of that method (built on first use)."""
+
+    def get(method: str) -> Path:
+        return request.getfixturevalue(MODEL_DIR_FIXTURES[method])
+
+    return get

@@ -61,8 +61,23 @@ emit({
 })
 """
 
+PUSH_DECMLM = """
+import hf_textcluster
+from huggingface_hub import HfApi, hf_hub_download
+from transformers import AutoModel
+
+model = AutoModel.from_pretrained(PAYLOAD["model_dir"])
+model.push_to_hub(PAYLOAD["repo_id"], texts=PAYLOAD["texts"], metrics={"acc": 0.5, "nmi": 0.4})
+emit({
+    "files": sorted(HfApi().list_repo_files(PAYLOAD["repo_id"])),
+    "readme": open(hf_hub_download(PAYLOAD["repo_id"], "README.md")).read(),
+    "config": json.load(open(hf_hub_download(PAYLOAD["repo_id"], "config.json"))),
+})
+"""
+
 WITHOUT_THE_PACKAGE = """
 import importlib.util
+import logging
 try:
     import hf_textcluster  # noqa: F401
     hidden = False
@@ -70,22 +85,40 @@ except ModuleNotFoundError:
     hidden = True
 from transformers import AutoModel, pipeline
 
-texts = PAYLOAD["texts"]
-model = AutoModel.from_pretrained("org/sccl-toy", trust_remote_code=True)
-clusterer = pipeline("text-clustering", model="org/sccl-toy", trust_remote_code=True)
+class Keep(logging.Handler):  # transformers' warnings (its load report lists missing / unexpected weights)
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.messages = []
+    def emit(self, record):
+        self.messages.append(record.getMessage())
+warnings_seen = Keep()
+logging.getLogger("transformers").addHandler(warnings_seen)
+
+texts, repo = PAYLOAD["texts"], PAYLOAD["repo_id"]
+model, loading = AutoModel.from_pretrained(repo, trust_remote_code=True, output_loading_info=True)
+load_warnings = list(warnings_seen.messages)
+clusterer = pipeline("text-clustering", model=repo, trust_remote_code=True)
 top = clusterer(texts[0], top_k=2)
+model.save_pretrained(PAYLOAD["save_dir"])  # the remote class writes the checkpoint back
+model.save_pretrained(PAYLOAD["save_dir"] + "-pushed", push_to_hub=True, repo_id=repo + "-resaved")
+from huggingface_hub import HfApi
 emit({
     "hidden": hidden,
     "class": type(model).__module__ + "." + type(model).__name__,
     "pipeline_class": type(clusterer).__module__ + "." + type(clusterer).__name__,
+    "loading": {key: sorted(value) for key, value in loading.items()},
+    "load_warnings": load_warnings,
     "predictions": model.predict(texts).tolist(),
     "probabilities": model.predict_proba(texts).tolist(),
     "pipeline": [r["cluster"] for r in clusterer(texts)],
     "top_k": top,
     "loaded_modules": sorted(m for m in sys.modules if m.split(".")[0] == "hf_textcluster"),
-    "no_trust": error_of(lambda: pipeline("text-clustering", model="org/sccl-toy")),
+    "no_trust": error_of(lambda: pipeline("text-clustering", model=repo)),
+    "resaved_files": sorted(HfApi().list_repo_files(repo + "-resaved")),
 })
 """
+
+REPO_IDS = {"sccl": "org/sccl-toy", "decmlm": "org/decmlm-toy"}
 
 
 @pytest.fixture(scope="module")
@@ -98,14 +131,30 @@ def pushed(hub_server, hub_env, trained_run, toy_corpus, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def local_predictions(trained_run, toy_corpus):
+def pushed_decmlm(hub_server, hub_env, decmlm_dir, toy_corpus):
+    """The fitted DEC-MLM model pushed (Python API, default remote code) to org/decmlm-toy."""
+    payload = {"model_dir": str(decmlm_dir), "repo_id": REPO_IDS["decmlm"], "texts": toy_corpus[0][:40]}
+    return run_client(PUSH_DECMLM, hub_env, payload)
+
+
+@pytest.fixture(scope="module")
+def pushed_by_method(request):
+    """``pushed_by_method(method)``: what the push of that method's model returned (files, config, card)."""
+    return lambda method: request.getfixturevalue({"sccl": "pushed", "decmlm": "pushed_decmlm"}[method])
+
+
+def package_predictions(model_dir, texts):
     from transformers import AutoModel
 
     import hf_textcluster  # noqa: F401
 
-    model = AutoModel.from_pretrained(trained_run)
-    texts = toy_corpus[0][:40]
+    model = AutoModel.from_pretrained(model_dir)
     return model.predict(texts).tolist(), model.predict_proba(texts)
+
+
+@pytest.fixture(scope="module")
+def local_predictions(trained_run, toy_corpus):
+    return package_predictions(trained_run, toy_corpus[0][:40])
 
 
 def _front_matter(readme: str) -> dict:
@@ -128,21 +177,33 @@ def test_other_ways_to_push(pushed, hub_server):
     repo = hub_server.state.repos[("model", "org/sccl-toy")]
     assert repo.commits[repo.branches["v2"]].title == "to a branch" and repo.branches["v2"] != repo.branches["main"]
     assert "model.safetensors" in pushed["branch_files"]
-    assert {"model.safetensors", "standalone_sccl.py", "README.md"} <= set(pushed["save_push_files"])
+    assert {"model.safetensors", "standalone_textcluster.py", "README.md"} <= set(pushed["save_push_files"])
     # save_pretrained(push_to_hub=True) also saved locally, without card or remote code (as asked: nothing)
     assert "model.safetensors" in pushed["save_dir_files"] and "README.md" not in pushed["save_dir_files"]
 
 
 def test_pushed_repository_holds_weights_tokenizer_card_and_remote_code(pushed):
     expected = {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "README.md",
-                "standalone_sccl.py", "training_run.json"}
+                "standalone_textcluster.py", "training_run.json"}
     assert expected <= set(pushed["files"])
     assert expected <= set(pushed["cli_files"])
+
+
+@pytest.mark.parametrize("method", sorted(REPO_IDS))
+def test_pushed_repository_ships_the_remote_code_of_its_method(method, pushed_by_method):
+    pushed = pushed_by_method(method)
+    expected = {"config.json", "model.safetensors", "tokenizer.json", "README.md", "standalone_textcluster.py"}
+    assert expected <= set(pushed["files"])
     assert not any(name.endswith((".bin", ".pt", ".pkl")) for name in pushed["files"])
+    assert [name for name in pushed["files"] if name.endswith(".py")] == ["standalone_textcluster.py"]
     config = pushed["config"]
-    assert config["auto_map"] == {"AutoConfig": "standalone_sccl.SCCLConfig", "AutoModel": "standalone_sccl.SCCLModel"}
-    assert config["custom_pipelines"]["text-clustering"]["impl"] == "standalone_sccl.TextClusteringPipeline"
-    assert config["centroids_initialized"] is True
+    prefix = {"sccl": "SCCL", "decmlm": "DECMLM"}[method]
+    assert config["model_type"] == method and config["centroids_initialized"] is True
+    assert config["auto_map"] == {"AutoConfig": f"standalone_textcluster.{prefix}Config",
+                                  "AutoModel": f"standalone_textcluster.{prefix}Model"}
+    assert config["custom_pipelines"]["text-clustering"]["impl"] == "standalone_textcluster.TextClusteringPipeline"
+    assert f'pipeline("text-clustering", model="{REPO_IDS[method]}", trust_remote_code=True)' in pushed["readme"]
+    assert "custom_code" in _front_matter(pushed["readme"])["tags"]
 
 
 def test_pushed_card_reports_the_measured_metrics(pushed, trained_run):
@@ -174,14 +235,41 @@ def test_the_bytes_went_over_http(pushed, hub_server, trained_run):
     assert head.oid == pushed["commit"] and head.files["model.safetensors"].data == weights
 
 
-def test_remote_code_works_where_hf_textcluster_is_not_installed(pushed, hub_env, local_predictions, toy_corpus):
-    predictions, probabilities = local_predictions
+@pytest.mark.parametrize("method", sorted(REPO_IDS))
+def test_remote_code_works_where_hf_textcluster_is_not_installed(
+    method, pushed_by_method, model_dir_of, hub_env, toy_corpus, tmp_path
+):
+    pushed_by_method(method)
+    model_dir = model_dir_of(method)
     texts = toy_corpus[0][:40]
-    result = run_client(WITHOUT_THE_PACKAGE, hub_env, {"texts": texts}, hide_package=True)
+    predictions, probabilities = package_predictions(model_dir, texts)
+    payload = {"texts": texts, "repo_id": REPO_IDS[method], "save_dir": str(tmp_path / "saved-back")}
+    result = run_client(WITHOUT_THE_PACKAGE, hub_env, payload, hide_package=True)
     assert result["hidden"] and result["loaded_modules"] == []
-    assert result["class"].endswith("standalone_sccl.SCCLModel") and result["class"].startswith("transformers_modules")
-    assert result["pipeline_class"].endswith("standalone_sccl.TextClusteringPipeline")
+    model_class = {"sccl": "SCCLModel", "decmlm": "DECMLMModel"}[method]
+    assert result["class"].startswith("transformers_modules")
+    assert result["class"].endswith(f"standalone_textcluster.{model_class}")
+    assert result["pipeline_class"].endswith("standalone_textcluster.TextClusteringPipeline")
+    # every weight of the checkpoint has its place in the remote class (DEC-MLM's masked-LM head included)
+    assert result["loading"] == {"missing_keys": [], "unexpected_keys": [], "mismatched_keys": [], "error_msgs": []}
+    assert not [m for m in result["load_warnings"] if "LOAD REPORT" in m or "weights" in m.lower()], result
     assert result["predictions"] == predictions and result["pipeline"] == predictions
     np.testing.assert_allclose(np.array(result["probabilities"]), probabilities, rtol=1e-5, atol=1e-6)
     assert len(result["top_k"]) == 2 and {"cluster", "label", "score"} == set(result["top_k"][0])
     assert result["no_trust"] is not None and "trust_remote_code" in result["no_trust"]["message"]
+
+    # What the remote class saved back is the complete checkpoint, which the package loads and predicts with.
+    from safetensors.torch import load_file
+
+    saved_back = tmp_path / "saved-back"
+    original, written = load_file(model_dir / "model.safetensors"), load_file(saved_back / "model.safetensors")
+    assert set(written) == set(original)
+    for name, tensor in original.items():
+        assert written[name].equal(tensor), name
+    assert {"config.json", "model.safetensors", "tokenizer.json", "standalone_textcluster.py"} <= {
+        p.name for p in saved_back.iterdir()
+    }
+    assert {"config.json", "model.safetensors", "tokenizer.json", "standalone_textcluster.py"} <= set(
+        result["resaved_files"]
+    )
+    assert package_predictions(saved_back, texts)[0] == predictions

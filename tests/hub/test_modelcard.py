@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 import pytest
+import torch
 import yaml
 from transformers import AutoModel
 
@@ -165,21 +166,35 @@ def test_encoder_hub_id(tmp_path):
 def test_default_save_is_unchanged(model, tmp_path):
     model.save_pretrained(tmp_path)
     files = {p.name for p in tmp_path.iterdir()}
-    assert "README.md" not in files and "standalone_sccl.py" not in files
+    assert "README.md" not in files and not any(name.startswith("standalone_") for name in files)
     assert "auto_map" not in json.loads((tmp_path / "config.json").read_text())
 
 
-def test_save_with_card_and_remote_code(model, tmp_path, trained_run):
-    (tmp_path / "training_run.json").write_text((trained_run / "training_run.json").read_text())
-    model.save_pretrained(tmp_path, model_card=True, remote_code=True)
+@pytest.mark.parametrize("method", sorted(REMOTE_CODE))
+def test_save_with_card_and_remote_code(method, model_dir_of, tmp_path):
+    source = model_dir_of(method)
+    model = AutoModel.from_pretrained(source)
+    if (source / "training_run.json").is_file():
+        (tmp_path / "training_run.json").write_text((source / "training_run.json").read_text())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MetricsNotMeasuredWarning)
+        model.save_pretrained(tmp_path, model_card=True, remote_code=True)
     config = json.loads((tmp_path / "config.json").read_text())
-    assert config["auto_map"]["AutoModel"] == "standalone_sccl.SCCLModel"
+    _, config_class, model_class = REMOTE_CODE[method]
+    assert config["auto_map"] == {"AutoConfig": f"standalone_textcluster.{config_class}",
+                                  "AutoModel": f"standalone_textcluster.{model_class}"}
+    assert config["custom_pipelines"]["text-clustering"]["impl"] == "standalone_textcluster.TextClusteringPipeline"
     assert config["custom_pipelines"]["text-clustering"]["pt"] == ["AutoModel"]
-    assert (tmp_path / "standalone_sccl.py").read_bytes() == remote_code_file("sccl").read_bytes()
-    assert "hf-textcluster train" in (tmp_path / "README.md").read_text()  # read the training_run.json beside it
+    assert (tmp_path / "standalone_textcluster.py").read_bytes() == remote_code_file(method).read_bytes()
+    assert [p.name for p in tmp_path.glob("standalone_*.py")] == ["standalone_textcluster.py"]
+    card = (tmp_path / "README.md").read_text()
+    assert "`standalone_textcluster.py`" in card and "trust_remote_code=True" in card
+    assert "custom_code" in front_matter(card)["tags"]
+    if (source / "training_run.json").is_file():
+        assert "hf-textcluster train" in card  # read the training_run.json beside it
     reloaded = AutoModel.from_pretrained(tmp_path)  # the package's classes win; the config drops the remote entries
-    assert isinstance(reloaded, SCCLModel) and not hasattr(reloaded.config, "auto_map")
-    assert not hasattr(reloaded.config, "custom_pipelines")
+    assert type(reloaded) is type(model) and type(reloaded).__module__.startswith("hf_textcluster.models.")
+    assert not hasattr(reloaded.config, "auto_map") and not hasattr(reloaded.config, "custom_pipelines")
 
 
 def test_register_for_auto_class_makes_save_ship_remote_code(model, tmp_path):
@@ -188,7 +203,7 @@ def test_register_for_auto_class_makes_save_ship_remote_code(model, tmp_path):
         model.save_pretrained(tmp_path)
     finally:
         SCCLModel._ship_remote_code = False
-    assert (tmp_path / "standalone_sccl.py").is_file()
+    assert (tmp_path / "standalone_textcluster.py").is_file()
     assert "auto_map" in json.loads((tmp_path / "config.json").read_text())
     with pytest.raises(ValueError, match="AutoModel"):
         SCCLModel.register_for_auto_class("AutoModelForMaskedLM")
@@ -213,9 +228,37 @@ def test_write_model_card_and_the_card_command(trained_run, toy_corpus, tmp_path
 
 
 # ----- the self-contained remote code -----------------------------------------------------------------------------------
-@pytest.mark.parametrize("model_type", sorted(REMOTE_CODE))
-def test_remote_code_imports_nothing_but_torch_numpy_transformers(model_type):
-    tree = ast.parse(remote_code_file(model_type).read_text())
+@pytest.fixture(scope="module")
+def standalone():
+    """The shipped remote code, imported from its file as transformers would (not as part of hf_textcluster)."""
+    path = remote_code_file("sccl")
+    spec = importlib.util.spec_from_file_location("standalone_textcluster_under_test", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses (the configs) look their module up
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules[spec.name]
+    return module
+
+
+def test_every_method_with_remote_code_ships_the_one_shared_file(standalone):
+    assert {str(entry[0]) for entry in REMOTE_CODE.values()} == {str(remote_code_file("sccl"))}
+    assert remote_code_file("sccl").name == "standalone_textcluster.py"
+    assert {"sccl", "decmlm"} <= set(REMOTE_CODE)
+    for model_type, (_, config_class, model_class) in REMOTE_CODE.items():
+        config_cls, model_cls = getattr(standalone, config_class), getattr(standalone, model_class)
+        assert config_cls.model_type == model_type and model_cls.config_class is config_cls
+        # the shared parts exist once: every model inherits them from the same base
+        assert issubclass(model_cls, standalone.TextClusteringModel)
+        assert issubclass(config_cls, standalone.TextClusteringConfig)
+        for name in ("predict", "predict_proba", "embed", "pool", "forward", "from_pretrained", "cluster_probabilities"):
+            assert name not in vars(model_cls), (model_class, name)
+    assert issubclass(standalone.TextClusteringPipeline, __import__("transformers").Pipeline)
+
+
+def test_remote_code_imports_nothing_but_torch_numpy_transformers():
+    tree = ast.parse(remote_code_file("sccl").read_text())
     roots = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -223,21 +266,42 @@ def test_remote_code_imports_nothing_but_torch_numpy_transformers(model_type):
         elif isinstance(node, ast.ImportFrom):
             assert node.level == 0, "relative imports cannot be shipped"
             roots.add(node.module.split(".")[0])
-    assert roots <= {"__future__", "dataclasses", "numpy", "torch", "transformers"}, roots
+    assert roots <= {"__future__", "dataclasses", "os", "numpy", "torch", "transformers"}, roots
 
 
-def test_remote_code_predicts_like_the_package(trained_run, toy_corpus):
-    spec = importlib.util.spec_from_file_location("standalone_sccl_under_test", remote_code_file("sccl"))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses (the config) look their module up
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        del sys.modules[spec.name]
+@pytest.mark.parametrize("method", sorted(REMOTE_CODE))
+def test_remote_code_predicts_like_the_package(method, standalone, model_dir_of, toy_corpus, tmp_path):
+    model_dir = model_dir_of(method)
     texts = toy_corpus[0]
-    standalone = module.SCCLModel.from_pretrained(trained_run)
-    package = AutoModel.from_pretrained(trained_run)
-    assert standalone.tokenizer is not None
-    np.testing.assert_array_equal(standalone.predict(texts), package.predict(texts))
-    np.testing.assert_allclose(standalone.predict_proba(texts), package.predict_proba(texts), rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(standalone.embed(texts[:5]), package.embed(texts[:5]), rtol=1e-5, atol=1e-6)
+    model_class = getattr(standalone, REMOTE_CODE[method][2])
+    remote, info = model_class.from_pretrained(model_dir, output_loading_info=True)
+    package = AutoModel.from_pretrained(model_dir)
+    assert type(remote) is model_class and remote.tokenizer is not None
+    assert not any(info[key] for key in ("missing_keys", "unexpected_keys", "mismatched_keys", "error_msgs")), info
+    np.testing.assert_array_equal(remote.predict(texts), package.predict(texts))
+    np.testing.assert_allclose(remote.predict_proba(texts), package.predict_proba(texts), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(remote.embed(texts[:5]), package.embed(texts[:5]), rtol=1e-5, atol=1e-6)
+    # every weight of the package's model, under the same name: a save from the remote class is a full checkpoint
+    remote_state, package_state = remote.state_dict(), package.state_dict()
+    assert set(remote_state) == set(package_state)
+    for name, tensor in package_state.items():
+        torch.testing.assert_close(remote_state[name], tensor, rtol=0, atol=0, msg=name)
+    remote.save_pretrained(tmp_path)
+    assert {"model.safetensors", "tokenizer.json"} <= {p.name for p in tmp_path.iterdir()}
+    np.testing.assert_array_equal(AutoModel.from_pretrained(tmp_path).predict(texts), package.predict(texts))
+
+
+def test_remote_decmlm_keeps_the_mlm_head_and_never_runs_it(standalone, decmlm_dir, toy_corpus):
+    from hf_textcluster import DECMLMModel
+
+    remote = standalone.DECMLMModel.from_pretrained(decmlm_dir)
+    package = DECMLMModel.from_pretrained(decmlm_dir)
+    calls = []
+    remote.mlm_head.register_forward_hook(lambda module, args, output: calls.append(output.shape))
+    texts = toy_corpus[0][:6]
+    remote.predict(texts), remote.embed(texts), remote(**package.tokenize(texts))
+    clusterer = standalone.TextClusteringPipeline(model=remote, tokenizer=remote.tokenizer)
+    assert [r["cluster"] for r in clusterer(texts)] == package.predict(texts).tolist()
+    assert calls == []
+    hidden = package.encoder(**package.tokenize(texts[:2])).last_hidden_state
+    torch.testing.assert_close(remote.mlm_logits(hidden), package.mlm_logits(hidden))
