@@ -305,7 +305,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             )
         kwargs.setdefault("use_safetensors", True)  # loading never unpickles
         try:
-            model = super().from_pretrained(path, *model_args, config=config, **kwargs)
+            loaded = super().from_pretrained(path, *model_args, config=config, **kwargs)
         except Exception as err:
             if "safetensors" in type(err).__module__ or "header" in str(err).lower() or "deserializ" in str(err).lower():
                 raise OSError(
@@ -320,8 +320,9 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
                     f"No tokenizer could be loaded from {path!r} ({type(err).__name__}). `predict`/`embed` and the "
                     "pipeline need one: pass `tokenizer=` or set `model.tokenizer`."
                 )
+        model = loaded[0] if kwargs.get("output_loading_info") else loaded  # (model, loading_info) when asked
         model.tokenizer = tokenizer
-        return model
+        return loaded
 
     def save_pretrained(
         self,
@@ -384,7 +385,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     @classmethod
     def register_for_auto_class(cls, auto_class="AutoModel"):
         """Make ``save_pretrained`` ship remote code for this class (``push_to_hub`` always does): the method's
-        self-contained ``standalone_<method>.py`` and ``config.json``'s ``auto_map`` (``AutoConfig``/``AutoModel``) and
+        self-contained ``standalone_textcluster.py`` and ``config.json``'s ``auto_map`` (``AutoConfig``/``AutoModel``) and
         ``custom_pipelines`` (``text-clustering``), so that ``trust_remote_code=True`` loads it without hf_textcluster.
 
         Unlike transformers' default, the package's own module is not copied: it imports the rest of hf_textcluster.

@@ -141,8 +141,10 @@ def test_round_trip_keeps_predictions_and_the_mlm_head(fitted_model, toy_corpus,
         keys = set(f.keys())
     assert {"mlm_head.dense.weight", "mlm_head.dense.bias", "mlm_head.layer_norm.weight", "mlm_head.layer_norm.bias",
             "mlm_head.bias", "cluster_head.centroids"} <= keys
-    loaded = AutoModel.from_pretrained(tmp_path)
+    loaded, info = AutoModel.from_pretrained(tmp_path, output_loading_info=True)
+    assert not any(info[key] for key in ("missing_keys", "unexpected_keys", "mismatched_keys")), info
     assert isinstance(loaded, DECMLMModel) and isinstance(AutoConfig.from_pretrained(tmp_path), DECMLMConfig)
+    assert loaded.tokenizer is not None
     np.testing.assert_array_equal(loaded.predict(texts), fitted_model.predict(texts))
     np.testing.assert_allclose(loaded.predict_proba(texts), fitted_model.predict_proba(texts), rtol=1e-5, atol=1e-6)
     for name, tensor in fitted_model.mlm_head.state_dict().items():
