@@ -118,6 +118,11 @@ class DECTargetRefreshCallback(TrainerCallback):
         if interval is not None and state.global_step % interval == 0:
             trainer.refresh_stale_targets(state.global_step)
 
+    def on_train_end(self, args, state, control, **kwargs):
+        trainer = self._trainer()
+        if trainer is not None:  # the weights moved on: a later train() must not reuse P as "computed at step 0"
+            trainer._targets_step = None
+
 
 class DECMLMTrainer(ClusteringTrainer):
     """Trains a [`DECMLMModel`] on rows ``{text}`` (no augmented views).

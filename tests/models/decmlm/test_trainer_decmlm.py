@@ -176,6 +176,16 @@ def test_target_refresh_steps_refreshes_every_k_steps_instead_of_per_epoch(tiny_
     assert trainer.target_refreshes == 3  # the k-means pass, then steps 4 and 8
 
 
+def test_a_second_train_call_recomputes_the_targets(tiny_encoder_dir, dataset, tmp_path):
+    model = _model(tiny_encoder_dir)
+    trainer = DECMLMTrainer(model=model, args=_args(tmp_path, max_steps=2, learning_rate=1e-3), train_dataset=dataset)
+    trainer.train()
+    assert trainer.target_refreshes == 1  # the k-means pass only
+    before = trainer.targets.clone()
+    trainer.train()  # centroids already fitted: no k-means, but P must come from the trained weights, not be reused
+    assert trainer.target_refreshes == 2 and not torch.allclose(before, trainer.targets, atol=1e-6)
+
+
 def test_loss_terms_are_logged(tiny_encoder_dir, dataset, tmp_path):
     model = _model(tiny_encoder_dir)
     trainer = DECMLMTrainer(model=model, args=_args(tmp_path, logging_steps=1), train_dataset=dataset)
