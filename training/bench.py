@@ -20,6 +20,7 @@ import datetime as dt
 import json
 import os
 import platform
+import re
 import shlex
 import statistics
 import sys
@@ -161,7 +162,8 @@ def run_method(args, store, run_id) -> None:
     for name in args.datasets:
         for seed in args.seeds:
             # Each trained model is kept (runs/ is git-ignored) so a model card can be made from a real run.
-            output_dir = str(REPO / "runs" / "bench" / f"{args.section}-{name}-seed{seed}{'-' + args.variant if args.variant else ''}")
+            variant_slug = re.sub(r"[^a-z0-9]+", "-", args.variant.lower()).strip("-")  # "w/o MLM" -> "w-o-mlm"
+            output_dir = str(REPO / "runs" / "bench" / f"{args.section}-{name}-seed{seed}{'-' + variant_slug if variant_slug else ''}")
             result = train_clusterer(
                 args.section, name, output_dir, data_dir=args.data_dir, recipe=args.recipe, seed=seed,
                 augmentation=args.augmentation or "recipe", training_overrides=overrides,
