@@ -13,15 +13,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-
-def student_t_assignment(embeddings: torch.Tensor, centroids: torch.Tensor, alpha: float = 1.0) -> torch.Tensor:
-    """Soft assignment q_jk with a Student's t kernel (SCCL Eq. 3, DEC-MLM Eq. 3).
-
-    q_jk ∝ (1 + ||e_j - μ_k||² / α)^(-(α+1)/2), normalised over k. Computed in log space for stability.
-    """
-    squared_distances = torch.cdist(embeddings.float(), centroids.float()).pow(2)
-    log_kernel = -(alpha + 1.0) / 2.0 * torch.log1p(squared_distances / alpha)
-    return torch.softmax(log_kernel, dim=-1)
+# Eq. 3 (SCCL, DEC-MLM) is also what inference runs: it is defined once, in the self-contained remote code.
+from .standalone_textcluster import student_t_assignment  # noqa: F401
 
 
 def dec_target_distribution(q: torch.Tensor) -> torch.Tensor:

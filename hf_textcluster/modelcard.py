@@ -159,26 +159,29 @@ def _method_fields(config) -> dict[str, Any]:
     return {f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.name not in skip}
 
 
-def _method_card_fields(config) -> dict[str, str]:
-    """Sentences of a method's card template that depend on its config (beyond the raw hyper-parameters)."""
+def _method_card_fields(config) -> tuple[dict[str, str], list[str]]:
+    """Sentences of a method's card that depend on its config (beyond the raw hyper-parameters): the fields of its
+    template, and lines for the Limitations section."""
     if config.model_type != "decmlm":
-        return {}
+        return {}, []
     steps = config.target_refresh_steps
     refresh = (
         "once per epoch, as the paper" if steps is None
         else f"every {steps} optimizer steps (the original DEC's update interval; the paper refreshes once per "
         "epoch, which a run shorter than an epoch would never reach)"
     )
+    limitations = []
     if config.mlm_head_pretrained:
         head = "The masked-LM head started from the encoder checkpoint's pretrained head, as the paper's BERT."
     else:
+        limitations.append("- The masked-LM head was trained from scratch (no pretrained head in the base encoder).")
         head = (
             "**The masked-LM head started untrained**: the base encoder checkpoint has no MLM head (sentence-transformers "
             "models ship the bare encoder), so its transform layer and output bias were learned from scratch during "
             "this run (decoder tied to the input word embeddings). The paper fine-tunes BERT's pretrained head; what "
             "L_m contributes here can differ from the paper's ablation."
         )
-    return {"target_refresh": refresh, "mlm_head_note": head}
+    return {"target_refresh": refresh, "mlm_head_note": head}, limitations
 
 
 def _fmt(value: Any) -> str:
@@ -433,8 +436,8 @@ def generate_model_card(
         extra.append("- Clustering quality (" + " / ".join(missing) + ") was not measured for this model.")
     if texts is None:
         extra.append("- Cluster keywords were not computed for this card.")
-    if model_type == "decmlm" and not config.mlm_head_pretrained:
-        extra.append("- The masked-LM head was trained from scratch (no pretrained head in the base encoder).")
+    method_fields, method_limitations = _method_card_fields(config)
+    extra += method_limitations
     if base is None:
         extra.append("- The base encoder is a local folder, not a Hub model: `base_model` is not set.")
 
@@ -462,7 +465,7 @@ def generate_model_card(
         "extra_limitations": "\n".join(extra),
         "library_version": __version__,
     }
-    fields.update(_method_card_fields(config))
+    fields.update(method_fields)
     fields.update({k: _fmt(v) for k, v in _method_fields(config).items() if k not in fields})
     return string.Template(_template_for(model_type)).safe_substitute(fields)
 

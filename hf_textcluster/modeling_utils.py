@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
@@ -13,36 +12,15 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedModel
-from transformers.utils import ModelOutput, logging
+from transformers.utils import logging
 
 from .backbones import resolve_encoder
 from .configuration_utils import TextClusteringConfig
 from .data.validation import check_num_clusters, validate_texts
 from .layers import MaskedLMHead, StudentTAssignment
+from .standalone_textcluster import ClusteringOutput, pool_token_states
 
 logger = logging.get_logger(__name__)
-
-
-@dataclass
-class ClusteringOutput(ModelOutput):
-    """Output of a clusterer's forward.
-
-    Args:
-        loss: the training objective, when the forward computed one.
-        embeddings: pooled text embeddings (batch x hidden).
-        cluster_probs: soft cluster assignment q (batch x K), rows sum to 1.
-        logits: log q, so that ``argmax(logits)`` is the cluster and ``Trainer`` metrics work unchanged.
-    """
-
-    loss: torch.FloatTensor | None = None
-    embeddings: torch.FloatTensor | None = None
-    cluster_probs: torch.FloatTensor | None = None
-    logits: torch.FloatTensor | None = None
-
-
-def mean_pool(token_states: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-    mask = attention_mask.unsqueeze(-1).to(token_states.dtype)
-    return (token_states * mask).sum(dim=1) / mask.sum(dim=1).clamp_min(1e-9)
 
 
 class TextClusteringPreTrainedModel(PreTrainedModel):
@@ -85,13 +63,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
 
     # ----- forward -------------------------------------------------------------------------------------------
     def pool(self, token_states: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        if self.config.pooling == "cls":
-            pooled = token_states[:, 0]
-        else:
-            pooled = mean_pool(token_states, attention_mask)
-        if self.config.normalize_embeddings:
-            pooled = nn.functional.normalize(pooled, dim=-1)
-        return pooled
+        return pool_token_states(token_states, attention_mask, self.config.pooling, self.config.normalize_embeddings)
 
     def encode(self, input_ids, attention_mask, token_type_ids=None) -> torch.Tensor:
         """Pooled embeddings of already tokenized texts (gradients flow; used by the trainers)."""

@@ -108,9 +108,18 @@ class DECMLMConfig(TextClusteringConfig):
 
 
 # ----- layers -------------------------------------------------------------------------------------------------------
+# hf_textcluster's own models and losses import these definitions, so the checkpoint layout (parameter names and
+# shapes), the pooling and the soft assignment exist once, here.
 @dataclass
 class ClusteringOutput(ModelOutput):
-    """``embeddings`` (batch x hidden), ``cluster_probs`` (batch x K, rows sum to 1), ``logits`` = log q."""
+    """Output of a clusterer's forward.
+
+    Args:
+        loss: the training objective, when the forward computed one.
+        embeddings: pooled text embeddings (batch x hidden).
+        cluster_probs: soft cluster assignment q (batch x K), rows sum to 1.
+        logits: log q, so that ``argmax(logits)`` is the cluster and ``Trainer`` metrics work unchanged.
+    """
 
     loss: torch.FloatTensor | None = None
     embeddings: torch.FloatTensor | None = None
@@ -118,8 +127,33 @@ class ClusteringOutput(ModelOutput):
     logits: torch.FloatTensor | None = None
 
 
+def pool_token_states(
+    token_states: torch.Tensor, attention_mask: torch.Tensor, pooling: str = "mean", normalize: bool = False
+) -> torch.Tensor:
+    """One embedding per text: the mean of the non-padding token states (``"mean"``) or the first one (``"cls"``),
+    L2-normalised when ``normalize``."""
+    if pooling == "cls":
+        pooled = token_states[:, 0]
+    else:
+        mask = attention_mask.unsqueeze(-1).to(token_states.dtype)
+        pooled = (token_states * mask).sum(dim=1) / mask.sum(dim=1).clamp_min(1e-9)
+    if normalize:
+        pooled = nn.functional.normalize(pooled, dim=-1)
+    return pooled
+
+
+def student_t_assignment(embeddings: torch.Tensor, centroids: torch.Tensor, alpha: float = 1.0) -> torch.Tensor:
+    """Soft assignment q_jk with a Student's t kernel (SCCL Eq. 3, DEC-MLM Eq. 3).
+
+    q_jk ∝ (1 + ||e_j - μ_k||² / α)^(-(α+1)/2), normalised over k. Computed in log space for stability.
+    """
+    squared_distances = torch.cdist(embeddings.float(), centroids.float()).pow(2)
+    log_kernel = -(alpha + 1.0) / 2.0 * torch.log1p(squared_distances / alpha)
+    return torch.softmax(log_kernel, dim=-1)
+
+
 class StudentTAssignment(nn.Module):
-    """K centroids and the Student's t soft assignment q_jk ∝ (1 + ||e_j - μ_k||² / α)^(-(α+1)/2)."""
+    """Cluster centroids (a K x d weight) and the Student's t soft assignment to them (SCCL Eq. 3)."""
 
     def __init__(self, num_clusters: int, embedding_dim: int, alpha: float = 1.0):
         super().__init__()
@@ -127,13 +161,11 @@ class StudentTAssignment(nn.Module):
         self.centroids = nn.Parameter(torch.empty(num_clusters, embedding_dim))
 
     def forward(self, embeddings: torch.Tensor) -> torch.Tensor:
-        squared_distances = torch.cdist(embeddings.float(), self.centroids.float()).pow(2)
-        log_kernel = -(self.alpha + 1.0) / 2.0 * torch.log1p(squared_distances / self.alpha)
-        return torch.softmax(log_kernel, dim=-1)
+        return student_t_assignment(embeddings, self.centroids, self.alpha)
 
 
 class ProjectionHead(nn.Module):
-    """SCCL's contrast head g: Linear - ReLU - Linear."""
+    """Linear - ReLU - Linear, the contrast head g(·) of SCCL (and the projectors of SimCLR-style methods)."""
 
     def __init__(self, input_dim: int, hidden_dim: int, output_dim: int):
         super().__init__()
@@ -146,11 +178,21 @@ class ProjectionHead(nn.Module):
 
 
 class MaskedLMHead(nn.Module):
-    """DEC-MLM's masked-LM head: dense - activation - LayerNorm, then scores over the vocabulary with the encoder's
-    input word embeddings (passed at call time) as the decoder; only the per-token ``bias`` is the head's own."""
+    """The masked-LM head of BERT-style encoders: dense - activation - LayerNorm, then scores over the vocabulary.
 
-    def __init__(self, hidden_size: int, vocab_size: int, embedding_dim: int | None = None,
-                 hidden_act: str = "gelu", layer_norm_eps: float = 1e-12):
+    The decoder is tied to the encoder's input word embeddings, which are passed in at call time: the tie cannot
+    break on loading or resizing, and the matrix is stored once (only the per-token ``bias`` is the head's own).
+    ``embedding_dim`` is the width of the word embeddings (the hidden size, except for factorised embeddings).
+    """
+
+    def __init__(
+        self,
+        hidden_size: int,
+        vocab_size: int,
+        embedding_dim: int | None = None,
+        hidden_act: str = "gelu",
+        layer_norm_eps: float = 1e-12,
+    ):
         super().__init__()
         embedding_dim = embedding_dim or hidden_size
         self.dense = nn.Linear(hidden_size, embedding_dim)
@@ -159,6 +201,7 @@ class MaskedLMHead(nn.Module):
         self.bias = nn.Parameter(torch.zeros(vocab_size))
 
     def forward(self, hidden_states: torch.Tensor, word_embeddings: torch.Tensor) -> torch.Tensor:
+        """Vocabulary logits (..., vocab_size) of token states (..., hidden_size)."""
         transformed = self.layer_norm(self.activation(self.dense(hidden_states)))
         return nn.functional.linear(transformed, word_embeddings, self.bias)
 
@@ -225,14 +268,7 @@ class TextClusteringModel(PreTrainedModel):
             )
 
     def pool(self, token_states: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        if self.config.pooling == "cls":
-            pooled = token_states[:, 0]
-        else:
-            mask = attention_mask.unsqueeze(-1).to(token_states.dtype)
-            pooled = (token_states * mask).sum(dim=1) / mask.sum(dim=1).clamp_min(1e-9)
-        if self.config.normalize_embeddings:
-            pooled = nn.functional.normalize(pooled, dim=-1)
-        return pooled
+        return pool_token_states(token_states, attention_mask, self.config.pooling, self.config.normalize_embeddings)
 
     def encode(self, input_ids, attention_mask, token_type_ids=None) -> torch.Tensor:
         inputs = {"input_ids": input_ids, "attention_mask": attention_mask}
