@@ -1,43 +1,45 @@
 """hf_textcluster: deep short-text clustering as Hugging Face models.
 
-Importing the package registers the clusterers with ``AutoConfig``/``AutoModel`` and the ``text-clustering``
-pipeline, so ``AutoModel.from_pretrained(dir)`` and ``pipeline("text-clustering", model=dir)`` just work.
+Importing the package registers every method of the registry (:mod:`hf_textcluster.models`) with
+``AutoConfig``/``AutoModel``, the ``text-clustering`` pipeline, and the Hub layer (model cards, remote code), so
+``AutoModel.from_pretrained(dir)`` and ``pipeline("text-clustering", model=dir)`` just work. Each method's config,
+model and trainer classes are exported here under their own names (``SCCLModel``, ``DECMLMTrainer``, ...).
 """
 
 from transformers import AutoConfig, AutoModel
 from transformers.pipelines import PIPELINE_REGISTRY
 
+from . import hub
 from .backbones import DEFAULT_ENCODER, resolve_encoder
 from .configuration_utils import TextClusteringConfig
 from .metrics import adjusted_rand_index, cluster_accuracy, clustering_scores, compute_metrics, normalized_mutual_info, purity
 from .modeling_utils import ClusteringOutput, TextClusteringPreTrainedModel
-from .models.decmlm import DECMLMConfig, DECMLMModel
-from .models.decmlm.trainer_decmlm import DECMLMTrainer
-from .models.sccl import SCCLConfig, SCCLModel
-from .models.sccl.trainer_sccl import SCCLTrainer
+from .models import METHODS, ClusteringMethod, get_method
 from .pipelines import TextClusteringPipeline
+from .runs import train_clusterer
 from .trainer import ClusteringTrainer, ClusteringTrainingArguments, evaluate_clusterer
 
 __version__ = "0.1.0"
 
-_MODELS = [(SCCLConfig, SCCLModel), (DECMLMConfig, DECMLMModel)]
-for _config_class, _model_class in _MODELS:
-    AutoConfig.register(_config_class.model_type, _config_class, exist_ok=True)
-    AutoModel.register(_config_class, _model_class, exist_ok=True)
-
+TextClusteringPreTrainedModel.hub_layer = hub
 PIPELINE_REGISTRY.register_pipeline("text-clustering", pipeline_class=TextClusteringPipeline, pt_model=AutoModel)
+
+_method_classes = {}
+for _method in METHODS.values():
+    AutoConfig.register(_method.name, _method.config_class, exist_ok=True)
+    AutoModel.register(_method.config_class, _method.model_class, exist_ok=True)
+    for _cls in (_method.config_class, _method.model_class, _method.trainer_class):
+        _method_classes[_cls.__name__] = _cls
+globals().update(_method_classes)
+
 
 __all__ = [
     "DEFAULT_ENCODER",
+    "METHODS",
+    "ClusteringMethod",
     "ClusteringOutput",
     "ClusteringTrainer",
     "ClusteringTrainingArguments",
-    "DECMLMConfig",
-    "DECMLMModel",
-    "DECMLMTrainer",
-    "SCCLConfig",
-    "SCCLModel",
-    "SCCLTrainer",
     "TextClusteringConfig",
     "TextClusteringPipeline",
     "TextClusteringPreTrainedModel",
@@ -46,7 +48,10 @@ __all__ = [
     "clustering_scores",
     "compute_metrics",
     "evaluate_clusterer",
+    "get_method",
     "normalized_mutual_info",
     "purity",
     "resolve_encoder",
+    "train_clusterer",
+    *sorted(_method_classes),
 ]

@@ -43,7 +43,8 @@ def _parse_pass_through(pairs: list[str]) -> dict:
 
 
 def cmd_train(args, extra: list[str]) -> int:
-    from .training import train_clusterer
+    from .models import get_method
+    from .runs import train_clusterer
 
     overrides = _parse_pass_through(extra)
     config_overrides = {}
@@ -65,7 +66,8 @@ def cmd_train(args, extra: list[str]) -> int:
         resume=not args.no_resume,
     )
     m = result.metrics
-    print(f"\nSaved {args.method} to {result.output_dir} (trained {result.train_seconds:.0f}s)")
+    print(f"\nSaved {get_method(args.method).display_name} to {result.output_dir} (trained {result.train_seconds:.0f}s, "
+          f"precision {result.trainer.precision_description()})")
     if "eval_acc" in m:
         print(f"cluster head         : {_format_scores({k[5:]: v for k, v in m.items() if k.startswith('eval_')})}")
         print(f"k-means on embeddings: {_format_scores({k[12:]: v for k, v in m.items() if k.startswith('eval_kmeans_')})}")
@@ -139,7 +141,10 @@ def cmd_evaluate(args, extra) -> int:
 def cmd_demo(args, extra) -> int:
     from .demo import run_demo
 
-    return run_demo(data_dir=args.data_dir, output_dir=args.output_dir, max_steps=args.max_steps)
+    return run_demo(
+        method=args.method, data_dir=args.data_dir, output_dir=args.output_dir, max_steps=args.max_steps,
+        num_texts=args.num_texts,
+    )
 
 
 def _card_kwargs(args) -> dict:
@@ -200,12 +205,14 @@ def _add_card_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset-name", help="Card dataset (default: the run's benchmark).")
     parser.add_argument("--base-model", help="Card base_model hub id (default: the run's encoder when on the Hub).")
     parser.add_argument("--max-texts", type=int, default=5000, help="Training texts sampled for cluster keywords.")
-    parser.add_argument("--no-remote-code", action="store_true", help="Do not ship the self-contained code.")
+    parser.add_argument("--no-remote-code", action="store_true", help="Do not ship the inference code for trust_remote_code.")
     _add_data_args(parser)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .training import AUGMENTATIONS, METHODS
+    from .models import METHODS
+    from .modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
+    from .runs import AUGMENTATIONS
 
     parser = argparse.ArgumentParser(prog="hf-textcluster", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -232,7 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("--text-column", default="text")
     predict.add_argument("--output", help="Write JSON lines here instead of stdout.")
     predict.add_argument("--top-k", type=int)
-    predict.add_argument("--batch-size", type=int, default=64)
+    predict.add_argument("--batch-size", type=int, default=DEFAULT_ENCODE_BATCH_SIZE)
     predict.add_argument("--device", default="cpu")
     predict.set_defaults(func=cmd_predict)
 
@@ -246,9 +253,11 @@ def build_parser() -> argparse.ArgumentParser:
     _add_data_args(evaluate)
     evaluate.set_defaults(func=cmd_evaluate)
 
-    demo = sub.add_parser("demo", help=f"Train SCCL briefly on {DEMO_DATASET} beside the k-means baseline.")
-    demo.add_argument("--output-dir", default="runs/demo-sccl-stackoverflow")
+    demo = sub.add_parser("demo", help=f"Train a method briefly on {DEMO_DATASET} beside plain k-means (minutes).")
+    demo.add_argument("--method", default="sccl", choices=sorted(METHODS))
+    demo.add_argument("--output-dir", help="Where the trained model goes (default: runs/demo-<method>-<dataset>).")
     demo.add_argument("--max-steps", type=int, default=None)
+    demo.add_argument("--num-texts", type=int, default=None, help="Texts sampled from the corpus (default: the demo's).")
     _add_data_args(demo)
     demo.set_defaults(func=cmd_demo)
 

@@ -1,4 +1,8 @@
-"""TextClusteringConfig: what every clusterer's config holds (encoder sub-config, K, pooling, max length)."""
+"""TextClusteringConfig: what every clusterer's config holds (encoder sub-config, K, pooling, max length).
+
+Part of the inference code that every pushed repository carries (see :mod:`hf_textcluster.hub`): imports only
+transformers.
+"""
 
 from __future__ import annotations
 
@@ -21,8 +25,9 @@ class TextClusteringConfig(PreTrainedConfig):
         pooling (`str`): ``"mean"`` (average of the token states under the attention mask) or ``"cls"``.
         normalize_embeddings (`bool`): L2-normalise the pooled embedding before the heads.
         max_length (`int`): texts are truncated to this many tokens (short-text papers use 32).
-        centroids_initialized (`bool`): set once the cluster parameters were fitted (k-means) or trained;
-            an uninitialised clusterer refuses to predict.
+        centroids_initialized (`bool`): set once the cluster head was fitted (k-means) or trained; an
+            uninitialised clusterer refuses to predict. (The name predates heads without centroids; it is kept so
+            that existing checkpoints load.)
         id2label (`dict[int, str]`): a name per cluster (defaults to ``cluster_<i>``).
     """
 
@@ -38,10 +43,12 @@ class TextClusteringConfig(PreTrainedConfig):
 
     def __post_init__(self, **kwargs):
         super().__post_init__(**kwargs)
-        # A pushed repository's remote-code entries (see hf_textcluster.hub) are for users without this package;
-        # with it, the registered classes and pipeline apply, so they are dropped (a re-save adds them when asked).
-        for key in ("auto_map", "custom_pipelines"):
-            self.__dict__.pop(key, None)
+        if type(self).__module__.startswith("hf_textcluster."):
+            # A pushed repository's remote-code entries (see hf_textcluster.hub) are for users without this package;
+            # with it, the registered classes and pipeline apply, so they are dropped (a re-save adds them when
+            # asked). The same class loaded as remote code keeps them.
+            for key in ("auto_map", "custom_pipelines"):
+                self.__dict__.pop(key, None)
         if isinstance(self.num_clusters, bool) or not isinstance(self.num_clusters, int) or self.num_clusters < 2:
             raise ValueError(f"`num_clusters` must be an integer >= 2, got {self.num_clusters!r}.")
         if self.pooling not in POOLING_MODES:
@@ -56,3 +63,8 @@ class TextClusteringConfig(PreTrainedConfig):
                 )
             self.id2label = {i: f"cluster_{i}" for i in range(self.num_clusters)}
             self.label2id = {name: i for i, name in self.id2label.items()}
+
+    def card_fields(self) -> tuple[dict[str, str], list[str]]:
+        """What a method's model card says that depends on this config beyond its raw hyper-parameters: the values
+        of its template's ``$fields``, and lines for the card's Limitations section. Methods override it."""
+        return {}, []

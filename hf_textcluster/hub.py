@@ -1,19 +1,19 @@
 """Sharing clusterers on the Hugging Face Hub: ``push_to_hub`` with a model card, and remote code for users without
 this package.
 
-A pushed repository holds ``config.json``, ``model.safetensors``, the tokenizer, a generated ``README.md`` (see
-:mod:`hf_textcluster.modelcard`), ``training_run.json`` when known, and the self-contained inference code
-``standalone_textcluster.py``: one file, the same for every method that has remote code (SCCL, DEC-MLM), holding
-the shared config fields, pooling, Student's t assignment, batched ``embed`` / ``predict`` / ``predict_proba`` and
-the ``text-clustering`` pipeline once, plus each method's config and model class (with the heads its checkpoints
-hold, under the package's parameter names). It imports only torch / numpy / transformers. ``config.json`` then
-carries
+This is the Hub layer of the package: it sits above the models and plugs into them when ``hf_textcluster`` is
+imported (``TextClusteringPreTrainedModel.hub_layer``), so ``model.save_pretrained(dir, model_card=True)`` and
+``model.push_to_hub(repo)`` go through :func:`add_to_saved_model` and :func:`push_to_hub` here.
 
-- ``auto_map`` (``AutoConfig`` / ``AutoModel`` -> the method's classes in that file, e.g.
-  ``standalone_textcluster.DECMLMModel``), so that ``AutoModel.from_pretrained(repo, trust_remote_code=True)`` works
-  without ``hf_textcluster``;
-- ``custom_pipelines`` (``text-clustering`` -> the pipeline class of that file), which is how transformers finds a
-  repository's own pipeline: ``pipeline("text-clustering", model=repo, trust_remote_code=True)``.
+A pushed repository holds ``config.json``, ``model.safetensors``, the tokenizer, a generated ``README.md`` (see
+:mod:`hf_textcluster.modelcard`), ``training_run.json`` when known, and the method's inference code (see
+:mod:`hf_textcluster.remote_code`: the package's own configuration / modeling / pipeline files, importing only
+torch, numpy and transformers). ``config.json`` then carries
+
+- ``auto_map`` (``AutoConfig`` / ``AutoModel`` -> e.g. ``modeling_decmlm.DECMLMModel``), so that
+  ``AutoModel.from_pretrained(repo, trust_remote_code=True)`` works without ``hf_textcluster``;
+- ``custom_pipelines`` (``text-clustering`` -> ``pipelines.TextClusteringPipeline``), which is how transformers
+  finds a repository's own pipeline: ``pipeline("text-clustering", model=repo, trust_remote_code=True)``.
 
 Where ``hf_textcluster`` is imported, its registered classes and pipeline take precedence (the config drops both keys
 on load), so nothing needs ``trust_remote_code``.
@@ -23,68 +23,52 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import tempfile
-import warnings
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from .modelcard import TRAINING_RUN_FILE, encoder_hub_id, generate_model_card
-
-STANDALONE_FILE = Path(__file__).resolve().parent / "standalone_textcluster.py"
-
-# model_type -> (self-contained code file, its config class, its model class). The file ships as-is.
-REMOTE_CODE = {
-    "sccl": (STANDALONE_FILE, "SCCLConfig", "SCCLModel"),
-    "decmlm": (STANDALONE_FILE, "DECMLMConfig", "DECMLMModel"),
-}
-PIPELINE_TASK = "text-clustering"
-PIPELINE_CLASS = "TextClusteringPipeline"
-
-
-def remote_code_file(model_type: str) -> Path | None:
-    """The self-contained inference file of a method, or ``None`` when the method has none yet."""
-    entry = REMOTE_CODE.get(model_type)
-    return entry[0] if entry is not None else None
+from .modelcard import (
+    TRAINING_RUN_FILE,
+    sample_texts,
+    encoder_hub_id,
+    generate_model_card,
+    label_clusters as name_clusters,
+    load_clusterer,
+    read_training_run,
+    training_texts_for,
+)
+from .modeling_utils import TextClusteringPreTrainedModel
+from .remote_code import add_remote_code
 
 
-def add_remote_code(directory: str | os.PathLike, model_type: str) -> list[str]:
-    """Copy the method's self-contained code into a saved model ``directory`` and point ``config.json``'s
-    ``auto_map`` and ``custom_pipelines`` at it. Returns the files added (none, with a warning, for a method without
-    remote code: such a repository needs ``pip install hf_textcluster``)."""
-    directory = Path(directory)
-    entry = REMOTE_CODE.get(model_type)
-    if entry is None:
-        warnings.warn(
-            f"Method {model_type!r} has no self-contained remote code yet: the repository will need "
-            "`pip install hf_textcluster` to be used (trust_remote_code=True will not work).",
-            stacklevel=2,
-        )
-        return []
-    source, config_class, model_class = entry
-    config_path = directory / "config.json"
-    config = json.loads(config_path.read_text(encoding="utf-8"))
-    module = source.stem
-    config["auto_map"] = {"AutoConfig": f"{module}.{config_class}", "AutoModel": f"{module}.{model_class}"}
-    config["custom_pipelines"] = {
-        PIPELINE_TASK: {"impl": f"{module}.{PIPELINE_CLASS}", "pt": ["AutoModel"], "tf": [], "type": "text"}
-    }
-    shutil.copyfile(source, directory / source.name)
-    config_path.write_text(json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    return [source.name]
+def add_to_saved_model(model, directory, *, save_directory, model_card=None, remote_code: bool = False) -> None:
+    """What ``save_pretrained`` adds with the package: the inference code (``remote_code``) and ``README.md``
+    (``model_card``: True, a dict of :func:`~hf_textcluster.modelcard.generate_model_card` arguments, or the card's
+    text). ``directory`` is the staging folder; ``save_directory`` the final one (its ``training_run.json`` feeds
+    the card)."""
+    if remote_code:
+        add_remote_code(directory, model.config.model_type)
+    if model_card is None or model_card is False:
+        return
+    if isinstance(model_card, str):
+        card = model_card
+    else:
+        card_kwargs = dict(model_card) if isinstance(model_card, dict) else {}
+        card_kwargs.setdefault("training_run", read_training_run(save_directory))
+        card_kwargs.setdefault("remote_code", bool(remote_code))
+        card = generate_model_card(model, **card_kwargs)
+    Path(directory, "README.md").write_text(card, encoding="utf-8")
 
 
 def check_ready_to_push(model) -> None:
     """Raise before anything is uploaded if ``model`` is not something a user could use from the Hub."""
-    from .modeling_utils import TextClusteringPreTrainedModel
-
     if not isinstance(model, TextClusteringPreTrainedModel):
         raise TypeError(f"push_to_hub expects an hf_textcluster clusterer, got {type(model).__name__}.")
     if not model.config.centroids_initialized:
         raise RuntimeError(
             f"Refusing to push this {type(model).__name__}: its clusters were never initialised (the model was not "
             "trained), so nobody could predict with it. Nothing was uploaded. Train it first (`hf-textcluster "
-            "train`, or a trainer, or `model.initialize_centroids(texts)`)."
+            "train`, or a trainer, or `model.initialize_clusters(texts)`)."
         )
     if model.tokenizer is None:
         raise ValueError(
@@ -124,7 +108,7 @@ def push_to_hub(
         metrics, texts, training_run, **card_kwargs: for :func:`~hf_textcluster.modelcard.generate_model_card`
             (``dataset_name``, ``base_model``, ``license``, ``language``, ``tags``).
         model_card: ``True`` to generate the card, a string to upload as README.md, ``False`` for none.
-        remote_code: ship ``standalone_textcluster.py`` and the ``auto_map`` / ``custom_pipelines`` entries.
+        remote_code: ship the inference code and the ``auto_map`` / ``custom_pipelines`` entries.
         private, token, revision, create_pr, commit_message, commit_description: as in ``HfApi.upload_folder``.
     """
     from huggingface_hub import HfApi
@@ -173,8 +157,6 @@ def push_model_dir(
     """Push a trained model directory (what ``hf-textcluster train`` wrote): the model is loaded and checked, its
     ``training_run.json`` supplies the card's metrics and command, and the run's benchmark texts (when available
     locally) the cluster keywords. ``label_clusters`` names the clusters after their keywords (``id2label``)."""
-    from .modelcard import _sample, label_clusters as name_clusters, load_clusterer, read_training_run, training_texts_for
-
     model_dir = Path(model_dir)
     if not (model_dir / "config.json").is_file():
         raise FileNotFoundError(f"{model_dir} is not a saved model directory (no config.json).")
@@ -184,7 +166,7 @@ def push_model_dir(
     if texts is None:
         texts = training_texts_for(run, data_dir)
     if texts is not None:
-        texts = _sample(list(texts), max_texts)
+        texts = sample_texts(list(texts), max_texts)
         if label_clusters:
             name_clusters(model, texts)
     elif label_clusters:

@@ -1,9 +1,118 @@
-"""Building blocks shared by the clustering methods.
+"""Building blocks shared by the clustering methods: pooling, cluster heads, projection and masked-LM heads.
 
-They are defined in the self-contained remote code (``standalone_textcluster.py``, shipped with every pushed model)
-and imported here, so that the package and ``trust_remote_code`` models share one checkpoint layout.
+Part of the inference code that every pushed repository carries (see :mod:`hf_textcluster.hub`): imports only
+torch and transformers.
+
+A **cluster head** maps pooled embeddings (batch x d) to a soft assignment q (batch x K, rows summing to 1). Besides
+``forward`` it may define
+
+- ``init_from_kmeans(centers)``: start from k-means centres (K x d) fitted on the corpus before training; heads
+  without it (e.g. a softmax classifier trained from pseudo-labels) are not initialised by k-means;
+- ``reset_own_parameters()``: placeholder values of the parameters it holds itself (not its sub-modules') for a
+  new model; ``_init_weights`` calls it, real values come from k-means or training.
 """
 
-from .standalone_textcluster import MaskedLMHead, ProjectionHead, StudentTAssignment
+from __future__ import annotations
 
-__all__ = ["MaskedLMHead", "ProjectionHead", "StudentTAssignment"]
+import torch
+from torch import nn
+from transformers.activations import ACT2FN
+
+
+def pool_token_states(
+    token_states: torch.Tensor, attention_mask: torch.Tensor, pooling: str = "mean", normalize: bool = False
+) -> torch.Tensor:
+    """One embedding per text: the mean of the non-padding token states (``"mean"``) or the first one (``"cls"``),
+    L2-normalised when ``normalize``."""
+    if pooling == "cls":
+        pooled = token_states[:, 0]
+    else:
+        mask = attention_mask.unsqueeze(-1).to(token_states.dtype)
+        pooled = (token_states * mask).sum(dim=1) / mask.sum(dim=1).clamp_min(1e-9)
+    if normalize:
+        pooled = nn.functional.normalize(pooled, dim=-1)
+    return pooled
+
+
+def student_t_assignment(embeddings: torch.Tensor, centroids: torch.Tensor, alpha: float = 1.0) -> torch.Tensor:
+    """Soft assignment q_jk with a Student's t kernel (SCCL Eq. 3, DEC-MLM Eq. 3).
+
+    q_jk ∝ (1 + ||e_j - μ_k||² / α)^(-(α+1)/2), normalised over k. Computed in log space for stability.
+    """
+    squared_distances = torch.cdist(embeddings.float(), centroids.float()).pow(2)
+    log_kernel = -(alpha + 1.0) / 2.0 * torch.log1p(squared_distances / alpha)
+    return torch.softmax(log_kernel, dim=-1)
+
+
+class StudentTAssignment(nn.Module):
+    """A cluster head: K centroids (a K x d weight) and the Student's t soft assignment to them (SCCL Eq. 3)."""
+
+    def __init__(self, num_clusters: int, embedding_dim: int, alpha: float = 1.0):
+        super().__init__()
+        self.alpha = alpha
+        self.centroids = nn.Parameter(torch.empty(num_clusters, embedding_dim))
+
+    def forward(self, embeddings: torch.Tensor) -> torch.Tensor:
+        return student_t_assignment(embeddings, self.centroids, self.alpha)
+
+    def reset_own_parameters(self) -> None:
+        nn.init.normal_(self.centroids, mean=0.0, std=0.02)
+
+    @torch.no_grad()
+    def init_from_kmeans(self, centers) -> None:
+        """Use k-means centres (K x d, array or tensor) as the centroids."""
+        centers = torch.as_tensor(centers, dtype=self.centroids.dtype)
+        if tuple(centers.shape) != tuple(self.centroids.shape):
+            raise ValueError(
+                f"Centroids of shape {tuple(centers.shape)} do not fit this head "
+                f"({tuple(self.centroids.shape)} = num_clusters x hidden_size)."
+            )
+        self.centroids.copy_(centers.to(self.centroids.device))
+
+
+class ProjectionHead(nn.Module):
+    """Linear - ReLU - Linear, the contrast head g(·) of SCCL (and the projectors of SimCLR-style methods)."""
+
+    def __init__(self, input_dim: int, hidden_dim: int, output_dim: int):
+        super().__init__()
+        self.dense = nn.Linear(input_dim, hidden_dim)
+        self.activation = nn.ReLU()
+        self.out_proj = nn.Linear(hidden_dim, output_dim)
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        return self.out_proj(self.activation(self.dense(hidden)))
+
+
+class MaskedLMHead(nn.Module):
+    """The masked-LM head of BERT-style encoders: dense - activation - LayerNorm, then scores over the vocabulary.
+
+    The decoder is tied to the encoder's input word embeddings, which are passed in at call time: the tie cannot
+    break on loading or resizing, and the matrix is stored once (only the per-token ``bias`` is the head's own).
+    ``embedding_dim`` is the width of the word embeddings (the hidden size, except for factorised embeddings).
+    """
+
+    def __init__(
+        self,
+        hidden_size: int,
+        vocab_size: int,
+        embedding_dim: int | None = None,
+        hidden_act: str = "gelu",
+        layer_norm_eps: float = 1e-12,
+    ):
+        super().__init__()
+        embedding_dim = embedding_dim or hidden_size
+        self.dense = nn.Linear(hidden_size, embedding_dim)
+        self.activation = ACT2FN[hidden_act] if isinstance(hidden_act, str) else hidden_act
+        self.layer_norm = nn.LayerNorm(embedding_dim, eps=layer_norm_eps)
+        self.bias = nn.Parameter(torch.zeros(vocab_size))
+
+    def forward(self, hidden_states: torch.Tensor, word_embeddings: torch.Tensor) -> torch.Tensor:
+        """Vocabulary logits (..., vocab_size) of token states (..., hidden_size)."""
+        transformed = self.layer_norm(self.activation(self.dense(hidden_states)))
+        return nn.functional.linear(transformed, word_embeddings, self.bias)
+
+    def reset_own_parameters(self) -> None:
+        nn.init.zeros_(self.bias)
+
+
+__all__ = ["MaskedLMHead", "ProjectionHead", "StudentTAssignment", "pool_token_states", "student_t_assignment"]

@@ -1,5 +1,5 @@
-"""Model cards for clusterers: a template per method (``hf_textcluster/model_cards/<model_type>.md``, linked as
-``model_cards/`` at the repository root; ``generic.md`` for methods without one) filled with the model's config, its
+"""Model cards for clusterers: a template per method (``models/<method>/model_card.md``;
+``model_cards/generic.md`` for a clusterer whose method has none) filled with the model's config, its
 training run (``training_run.json``), the measured ACC/NMI and the top keywords of each cluster.
 
 >>> card = generate_model_card(model, training_run=run, texts=train_texts, repo_id="org/sccl-stackoverflow")
@@ -20,23 +20,22 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
+from .modeling_utils import TextClusteringPreTrainedModel
+from .models import METHODS
+from .remote_code import model_file
+
 TEMPLATE_DIR = Path(__file__).resolve().parent / "model_cards"
 TRAINING_RUN_FILE = "training_run.json"
 NOT_MEASURED = "not measured"
 PLACEHOLDER_REPO_ID = "your-org/your-model"
 
-# Per method: display name and loss terms (card tags, sentence-transformers style); others get model_type.upper().
-METHOD_INFO: dict[str, dict[str, Any]] = {
-    "sccl": {"name": "SCCL", "losses": ["InstanceContrastiveLoss", "ClusteringKLLoss"]},
-    "decmlm": {"name": "DEC-MLM", "losses": ["MaskedLMLoss", "ClusteringKLLoss"]},
-}
 # Metrics of the model-index, in display order: key in the metrics dict -> (model-index type, display name).
 CARD_METRICS = {"acc": ("accuracy", "ACC"), "nmi": ("nmi", "NMI"), "ari": ("ari", "ARI")}
 REQUIRED_METRICS = ("acc", "nmi")
 # Training arguments worth a row of the hyper-parameter table, in this order.
 TRAINING_KEYS = (
     "per_device_train_batch_size", "learning_rate", "head_learning_rate", "lr_scheduler_type", "warmup_steps",
-    "weight_decay", "max_steps", "num_train_epochs", "bf16", "pad_to_max_length",
+    "weight_decay", "max_steps", "num_train_epochs", "pad_to_max_length",
 )
 
 
@@ -159,31 +158,6 @@ def _method_fields(config) -> dict[str, Any]:
     return {f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.name not in skip}
 
 
-def _method_card_fields(config) -> tuple[dict[str, str], list[str]]:
-    """Sentences of a method's card that depend on its config (beyond the raw hyper-parameters): the fields of its
-    template, and lines for the Limitations section."""
-    if config.model_type != "decmlm":
-        return {}, []
-    steps = config.target_refresh_steps
-    refresh = (
-        "once per epoch, as the paper" if steps is None
-        else f"every {steps} optimizer steps (the original DEC's update interval; the paper refreshes once per "
-        "epoch, which a run shorter than an epoch would never reach)"
-    )
-    limitations = []
-    if config.mlm_head_pretrained:
-        head = "The masked-LM head started from the encoder checkpoint's pretrained head, as the paper's BERT."
-    else:
-        limitations.append("- The masked-LM head was trained from scratch (no pretrained head in the base encoder).")
-        head = (
-            "**The masked-LM head started untrained**: the base encoder checkpoint has no MLM head (sentence-transformers "
-            "models ship the bare encoder), so its transform layer and output bias were learned from scratch during "
-            "this run (decoder tied to the input word embeddings). The paper fine-tunes BERT's pretrained head; what "
-            "L_m contributes here can differ from the paper's ablation."
-        )
-    return {"target_refresh": refresh, "mlm_head_note": head}, limitations
-
-
 def _fmt(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:g}"
@@ -232,6 +206,8 @@ def hyperparameters_section(config, run: Mapping[str, Any] | None) -> str:
     rows = [("model", key, value) for key, value in _method_fields(config).items() if key not in ("id2label", "label2id")]
     training = _training_arguments(run)
     rows += [("training", key, training[key]) for key in (*TRAINING_KEYS, "seed") if key in training]
+    if run and run.get("precision"):
+        rows.append(("training", "precision", run["precision"]))
     if run and run.get("augmentation"):
         rows.append(("data", "augmentation", run["augmentation"]))
     lines = ["| | hyper-parameter | value |", "|---|---|---|"]
@@ -296,8 +272,9 @@ def remote_code_section(repo_id: str, code_file: str | None) -> str:
     if not code_file:
         return "This repository ships no remote code: install `hf_textcluster` to use it."
     return (
-        "Without the package, with the self-contained inference code shipped in this repository "
-        f"(`{code_file}`: config, model and pipeline, importing only torch, numpy and transformers — written for "
+        "Without the package, with the inference code shipped in this repository "
+        f"(`{code_file}` and the files it imports: config, model and pipeline, importing only torch, numpy and "
+        "transformers; the same code the package runs — written for "
         f"transformers {transformers.__version__}; read it before trusting it):\n\n"
         "```python\n"
         "from transformers import AutoModel, pipeline\n\n"
@@ -308,13 +285,105 @@ def remote_code_section(repo_id: str, code_file: str | None) -> str:
 
 
 def _template_for(model_type: str) -> str:
-    path = TEMPLATE_DIR / f"{model_type}.md"
-    if not path.is_file():
+    method = METHODS.get(model_type)
+    path = method.card_template if method is not None else None
+    if path is None or not path.is_file():
         path = TEMPLATE_DIR / "generic.md"
     return path.read_text(encoding="utf-8")
 
 
 # ----- the card -----------------------------------------------------------------------------------------------------
+def _measured_metrics(run: Mapping[str, Any], metrics: Mapping[str, Any] | None) -> tuple[dict[str, float], list[str]]:
+    """The metrics to report (``metrics`` over the run's) and the display names of the required ones missing."""
+    measured = normalize_metrics(run.get("metrics"))
+    measured.update(normalize_metrics(metrics))
+    missing = [CARD_METRICS[key][1] for key in REQUIRED_METRICS if key not in measured]
+    if missing:
+        warnings.warn(
+            f"The model card has no {' / '.join(missing)}: they were not measured (no `metrics=` and no evaluation in "
+            "training_run.json). The card says 'not measured'; evaluate with `hf_textcluster.evaluate_clusterer` "
+            "and pass `metrics=` to report them.",
+            MetricsNotMeasuredWarning,
+            stacklevel=3,
+        )
+    return measured, missing
+
+
+def _keywords_and_sizes(model, texts, clusters, top_n: int):
+    """Each cluster's top keywords and size over ``texts`` (predicted with the model unless ``clusters`` given)."""
+    if texts is None:
+        return None, None
+    if clusters is None:
+        if model.tokenizer is None:
+            raise ValueError("Computing cluster keywords needs the model's tokenizer; set `model.tokenizer`.")
+        clusters = model.predict(texts)
+    clusters = np.asarray(clusters, dtype=int)
+    num_clusters = model.config.num_clusters
+    keywords = cluster_keywords(texts, clusters, num_clusters, top_n=top_n)
+    return keywords, {k: int((clusters == k).sum()) for k in range(num_clusters)}
+
+
+def _front_matter(*, model_type, run, texts, code_name, tags, dataset_name, model_name, measured, **card_data) -> str:
+    """The YAML front matter: tags (method, loss terms, dataset size, custom code) and the model-index results."""
+    method = METHODS.get(model_type)
+    card_tags = ["hf_textcluster", "text-clustering", "clustering", "unsupervised", model_type]
+    if run:
+        card_tags.append("generated_from_trainer")
+    if run.get("num_train_texts") or texts is not None:  # the training set's size, else the texts given here
+        card_tags.append(f"dataset_size:{run.get('num_train_texts') or len(texts)}")
+    card_tags += [f"loss:{term}" for term in (method.loss_terms if method else ())]
+    if code_name:
+        card_tags.append("custom_code")
+    card_tags += [t for t in (tags or []) if t not in card_tags]
+
+    from huggingface_hub import ModelCardData
+    from huggingface_hub.repocard_data import EvalResult
+
+    eval_results = [
+        EvalResult(
+            task_type="text-clustering",
+            task_name="Text Clustering",
+            dataset_type=dataset_name or "custom",
+            dataset_name=dataset_name or "custom texts",
+            dataset_split="train",
+            metric_type=f"{prefix}{metric_type}",
+            metric_name=f"{metric_name} ({label})",
+            metric_value=round(measured[f"{prefix}{key}"], 4),
+        )
+        for prefix, label in (("", "cluster head"), ("kmeans_", "k-means on embeddings"))
+        for key, (metric_type, metric_name) in CARD_METRICS.items()
+        if f"{prefix}{key}" in measured
+    ]
+    return ModelCardData(
+        library_name="hf_textcluster",
+        tags=card_tags,
+        datasets=[dataset_name] if dataset_name else None,
+        model_name=model_name if eval_results else None,
+        eval_results=eval_results or None,
+        metrics=[CARD_METRICS[k][0] for k in CARD_METRICS] if eval_results else None,
+        **card_data,
+    ).to_yaml()
+
+
+def _limitations(config, run: Mapping[str, Any], missing: list[str], texts, base: str | None) -> str:
+    """The card's run-specific limitation lines (the template holds the method's general ones)."""
+    lines = []
+    if run.get("recipe") == "cpu":
+        steps = _training_arguments(run).get("max_steps")
+        lines.append(
+            f"- Trained with the short CPU recipe ({steps} steps), far shorter than the paper's schedule; the "
+            "paper's numbers need the `paper` recipe."
+        )
+    if missing:
+        lines.append("- Clustering quality (" + " / ".join(missing) + ") was not measured for this model.")
+    if texts is None:
+        lines.append("- Cluster keywords were not computed for this card.")
+    lines += config.card_fields()[1]
+    if base is None:
+        lines.append("- The base encoder is a local folder, not a Hub model: `base_model` is not set.")
+    return "\n".join(lines)
+
+
 def generate_model_card(
     model,
     *,
@@ -331,11 +400,11 @@ def generate_model_card(
     remote_code: bool = True,
     top_keywords: int = 8,
 ) -> str:
-    """The README.md (YAML front matter + markdown body) of a trained clusterer.
+    """The README.md (YAML front matter + markdown body) of a trained clusterer, from its method's template.
 
     Args:
         model: a clusterer (``SCCLModel``, ...).
-        training_run: the ``training_run.json`` of the run (method, dataset, recipe, overrides, metrics).
+        training_run: the ``training_run.json`` of the run (method, dataset, recipe, overrides, precision, metrics).
         metrics: ACC / NMI / ARI (``{"acc": ..}`` or ``{"eval_acc": ..}``, fractions); override those of
             ``training_run``. Missing ACC or NMI emits a :class:`MetricsNotMeasuredWarning` and the card says
             "not measured".
@@ -344,110 +413,35 @@ def generate_model_card(
         repo_id: the hub id the card is for (used in the usage snippets).
         dataset_name, base_model, license, language, tags: front matter; ``dataset_name`` and ``base_model``
             default to the training run's dataset and encoder.
-        remote_code: whether the repository ships the self-contained code (``trust_remote_code`` snippet and tag).
+        remote_code: whether the repository ships the inference code (``trust_remote_code`` snippet and tag).
     """
-    from huggingface_hub import ModelCardData
-    from huggingface_hub.repocard_data import EvalResult
-
     from . import __version__
-    from .hub import remote_code_file
 
     config = model.config
     model_type = config.model_type
-    method = METHOD_INFO.get(model_type, {"name": model_type.upper(), "losses": []})
+    method = METHODS.get(model_type)
+    method_name = method.display_name if method else model_type.upper()
     run = dict(training_run or {})
     dataset_name = dataset_name or run.get("dataset")
-    measured = normalize_metrics(run.get("metrics"))
-    measured.update(normalize_metrics(metrics))
-    missing = [CARD_METRICS[key][1] for key in REQUIRED_METRICS if key not in measured]
-    if missing:
-        warnings.warn(
-            f"The model card has no {' / '.join(missing)}: they were not measured (no `metrics=` and no evaluation in "
-            "training_run.json). The card says 'not measured'; evaluate with `hf_textcluster.evaluate_clusterer` "
-            "and pass `metrics=` to report them.",
-            MetricsNotMeasuredWarning,
-            stacklevel=2,
-        )
-    code_file = remote_code_file(model_type) if remote_code else None
-    code_name = code_file.name if code_file is not None else None
-    repo = repo_id or PLACEHOLDER_REPO_ID
-
-    keywords = sizes = None
-    if texts is not None:
-        texts = list(texts)
-        if clusters is None:
-            if model.tokenizer is None:
-                raise ValueError("Computing cluster keywords needs the model's tokenizer; set `model.tokenizer`.")
-            clusters = model.predict(texts)
-        clusters = np.asarray(clusters, dtype=int)
-        keywords = cluster_keywords(texts, clusters, config.num_clusters, top_n=top_keywords)
-        sizes = {k: int((clusters == k).sum()) for k in range(config.num_clusters)}
-
+    measured, missing = _measured_metrics(run, metrics)
+    code_name = model_file(model_type) if remote_code and method else None
+    texts = list(texts) if texts is not None else None
+    keywords, sizes = _keywords_and_sizes(model, texts, clusters, top_keywords)
     base = base_model or encoder_hub_id(run.get("encoder")) or encoder_hub_id(getattr(config, "name_or_path", None))
-    card_tags = ["hf_textcluster", "text-clustering", "clustering", "unsupervised", model_type]
-    if run:
-        card_tags.append("generated_from_trainer")
-    if run.get("num_train_texts") or texts is not None:  # the training set's size, else the texts given here
-        card_tags.append(f"dataset_size:{run.get('num_train_texts') or len(texts)}")
-    card_tags += [f"loss:{loss}" for loss in method["losses"]]
-    if code_name:
-        card_tags.append("custom_code")
-    card_tags += [t for t in (tags or []) if t not in card_tags]
-
-    model_name = repo_id.split("/")[-1] if repo_id else f"{method['name']} clusterer" + (
+    model_name = repo_id.split("/")[-1] if repo_id else f"{method_name} clusterer" + (
         f" on {dataset_name}" if dataset_name else ""
     )
-    eval_results = []
-    for prefix, label in (("", "cluster head"), ("kmeans_", "k-means on embeddings")):
-        for key, (metric_type, metric_name) in CARD_METRICS.items():
-            if f"{prefix}{key}" in measured:
-                eval_results.append(
-                    EvalResult(
-                        task_type="text-clustering",
-                        task_name="Text Clustering",
-                        dataset_type=dataset_name or "custom",
-                        dataset_name=dataset_name or "custom texts",
-                        dataset_split="train",
-                        metric_type=f"{prefix}{metric_type}",
-                        metric_name=f"{metric_name} ({label})",
-                        metric_value=round(measured[f"{prefix}{key}"], 4),
-                    )
-                )
-    card_data = ModelCardData(
-        language=language,
-        license=license,
-        library_name="hf_textcluster",
-        tags=card_tags,
-        datasets=[dataset_name] if dataset_name else None,
-        base_model=base,
-        model_name=model_name if eval_results else None,
-        eval_results=eval_results or None,
-        metrics=[CARD_METRICS[k][0] for k in CARD_METRICS] if eval_results else None,
+    repo = repo_id or PLACEHOLDER_REPO_ID
+    training_data = (f"`{dataset_name}`" if dataset_name else "user-provided texts") + (
+        f" ({len(texts)} texts used for the keywords below)" if texts is not None else ""
     )
-
-    extra = []
-    if run.get("recipe") == "cpu":
-        steps = _training_arguments(run).get("max_steps")
-        extra.append(
-            f"- Trained with the short CPU recipe ({steps} steps), far shorter than the paper's schedule; the "
-            "paper's numbers need the `paper` recipe."
-        )
-    if missing:
-        extra.append("- Clustering quality (" + " / ".join(missing) + ") was not measured for this model.")
-    if texts is None:
-        extra.append("- Cluster keywords were not computed for this card.")
-    method_fields, method_limitations = _method_card_fields(config)
-    extra += method_limitations
-    if base is None:
-        extra.append("- The base encoder is a local folder, not a Hub model: `base_model` is not set.")
-
-    training_data = (
-        f"`{dataset_name}`" if dataset_name else "user-provided texts"
-    ) + (f" ({len(texts)} texts used for the keywords below)" if texts is not None else "")
     fields = {
-        "front_matter": card_data.to_yaml(),
+        "front_matter": _front_matter(
+            model_type=model_type, run=run, texts=texts, code_name=code_name, tags=tags, dataset_name=dataset_name,
+            model_name=model_name, measured=measured, language=language, license=license, base_model=base,
+        ),
         "model_name": model_name,
-        "method_name": method["name"],
+        "method_name": method_name,
         "model_type": model_type,
         "repo_id": repo,
         "num_clusters": config.num_clusters,
@@ -462,15 +456,15 @@ def generate_model_card(
             run, config.num_clusters, output_dir=f"runs/{repo_id.split('/')[-1]}" if repo_id else "runs/model"
         ),
         "hyperparameters_section": hyperparameters_section(config, run),
-        "extra_limitations": "\n".join(extra),
+        "extra_limitations": _limitations(config, run, missing, texts, base),
         "library_version": __version__,
     }
-    fields.update(method_fields)
+    fields.update(config.card_fields()[0])
     fields.update({k: _fmt(v) for k, v in _method_fields(config).items() if k not in fields})
     return string.Template(_template_for(model_type)).safe_substitute(fields)
 
 
-def _sample(texts: list[str], max_texts: int | None, seed: int = 0) -> list[str]:
+def sample_texts(texts: list[str], max_texts: int | None, seed: int = 0) -> list[str]:
     if max_texts is None or len(texts) <= max_texts:
         return texts
     rng = np.random.default_rng(seed)
@@ -491,8 +485,6 @@ def training_texts_for(run: Mapping[str, Any] | None, data_dir: str | os.PathLik
 def load_clusterer(model_dir: str | os.PathLike, **kwargs):
     """``AutoModel.from_pretrained(model_dir)`` that insists on an hf_textcluster clusterer."""
     from transformers import AutoModel
-
-    from .modeling_utils import TextClusteringPreTrainedModel
 
     model = AutoModel.from_pretrained(os.fspath(model_dir), **kwargs)
     if not isinstance(model, TextClusteringPreTrainedModel):
@@ -527,7 +519,7 @@ def write_model_card(
     if texts is None:
         texts = training_texts_for(run, data_dir)
     if texts is not None:
-        texts = _sample(list(texts), max_texts)
+        texts = sample_texts(list(texts), max_texts)
         if model.tokenizer is None:
             warnings.warn(f"{model_dir} has no tokenizer: cluster keywords are not computed.", stacklevel=2)
             texts = None

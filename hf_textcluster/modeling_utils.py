@@ -1,33 +1,62 @@
-"""TextClusteringPreTrainedModel: an encoder + pooling whose embedding is assigned to clusters by a method's head."""
+"""TextClusteringPreTrainedModel: an encoder + pooling whose embedding is assigned to clusters by a method's head.
+
+Part of the inference code that every pushed repository carries (see :mod:`hf_textcluster.hub`): this module, the
+config, layers, pipeline and each method's configuration/modeling files import only torch, numpy, transformers and
+each other, so that ``trust_remote_code=True`` works where hf_textcluster is not installed. Model cards, remote code
+on save and one-commit pushes come from the package's Hub layer, which plugs in through ``hub_layer`` (below).
+"""
 
 from __future__ import annotations
 
 import os
 import shutil
 import tempfile
-from typing import Any, Sequence
+from dataclasses import dataclass
+from typing import Sequence
 
 import numpy as np
 import torch
-from torch import nn
 from tqdm.auto import tqdm
 from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedModel
-from transformers.utils import logging
+from transformers.utils import ModelOutput, logging
 
 from .backbones import resolve_encoder
 from .configuration_utils import TextClusteringConfig
 from .data.validation import check_num_clusters, validate_texts
-from .layers import MaskedLMHead, StudentTAssignment
-from .standalone_textcluster import ClusteringOutput, pool_token_states
+from .layers import pool_token_states
+from .precision import autocast_dtype
 
 logger = logging.get_logger(__name__)
+
+# Encoding passes (k-means initialisation, targets, evaluation, predict) are inference: a batch far larger than a
+# training batch keeps the matrix products efficient; texts are sorted by length so each batch pads little.
+DEFAULT_ENCODE_BATCH_SIZE = 128
+# True when this file runs as a repository's remote code (the user already trusted it) rather than in the package.
+_AS_REMOTE_CODE = not __name__.startswith("hf_textcluster.")
+
+
+@dataclass
+class ClusteringOutput(ModelOutput):
+    """Output of a clusterer's forward pass.
+
+    Args:
+        loss: the training loss, when computed.
+        embeddings: pooled sentence embeddings (batch x hidden).
+        cluster_probs: soft cluster assignment q (batch x K); rows sum to 1.
+        logits: ``log(cluster_probs)``, so that ``argmax(logits)`` is the cluster and ``Trainer`` metrics work unchanged.
+    """
+
+    loss: torch.FloatTensor | None = None
+    embeddings: torch.FloatTensor | None = None
+    cluster_probs: torch.FloatTensor | None = None
+    logits: torch.FloatTensor | None = None
 
 
 class TextClusteringPreTrainedModel(PreTrainedModel):
     """Base class of all clusterers: builds the encoder from ``config.encoder`` (never downloads in ``__init__``),
-    pools its token states into one embedding per text, and hands the embedding to the method's cluster head
-    (``cluster_probabilities``). Holds an optional ``tokenizer`` so that ``embed``/``predict`` take raw texts and
-    ``save_pretrained`` writes a self-contained directory."""
+    pools its token states into one embedding per text, and hands the embedding to the method's ``cluster_head``
+    (see :mod:`hf_textcluster.layers` for what a head provides). Holds an optional ``tokenizer`` so that
+    ``embed``/``predict`` take raw texts and ``save_pretrained`` writes a self-contained directory."""
 
     config_class = TextClusteringConfig
     config: TextClusteringConfig
@@ -35,6 +64,12 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     main_input_name = "input_ids"
     supports_gradient_checkpointing = True
     _supports_sdpa = True
+
+    # hf_textcluster's Hub layer (its `hub` module: cards, remote code, one-commit pushes) sits above the models and
+    # plugs in here when the package is imported. Without it (this file running as remote code), saving and pushing
+    # are transformers' own, plus the tokenizer.
+    hub_layer = None
+    _ship_remote_code = False
 
     def __init__(self, config: TextClusteringConfig):
         super().__init__(config)
@@ -48,18 +83,9 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             self.encoder._init_weights(module)
             return
         super()._init_weights(module)
-        if isinstance(module, StudentTAssignment):
-            # Placeholder values: real centroids come from k-means on the corpus (`initialize_centroids`).
-            nn.init.normal_(module.centroids, mean=0.0, std=0.02)
-        elif isinstance(module, MaskedLMHead):
-            nn.init.zeros_(module.bias)
-
-    def _check_centroids_initialized(self):
-        if not self.config.centroids_initialized:
-            raise RuntimeError(
-                f"This {type(self).__name__}'s clusters were never initialised: train it (the trainer runs k-means "
-                "first) or call `model.initialize_centroids(texts)` before predicting."
-            )
+        reset = getattr(module, "reset_own_parameters", None)
+        if reset is not None:  # a head's own parameters (centroids, biases): placeholders until k-means / training
+            reset()
 
     # ----- forward -------------------------------------------------------------------------------------------
     def pool(self, token_states: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
@@ -74,8 +100,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         return self.pool(token_states, attention_mask)
 
     def cluster_probabilities(self, embeddings: torch.Tensor) -> torch.Tensor:
-        """Soft assignment (batch x K) of pooled embeddings; each method defines its own head."""
-        raise NotImplementedError
+        """Soft assignment (batch x K) of pooled embeddings by the method's ``cluster_head``."""
+        return self.cluster_head(embeddings)
 
     def forward(
         self,
@@ -94,48 +120,53 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         return output if return_dict is not False else output.to_tuple()
 
     # ----- clusters ------------------------------------------------------------------------------------------
-    def set_centroids(self, centroids: torch.Tensor | np.ndarray) -> None:
-        """Write K x d cluster centres into the method's head (k-means initialisation).
-
-        Works for every method whose ``cluster_head`` is a [`StudentTAssignment`]; others override it."""
-        head = getattr(self, "cluster_head", None)
-        if not isinstance(head, StudentTAssignment):
-            raise NotImplementedError(f"{type(self).__name__} has no centroids to set.")
-        centroids = torch.as_tensor(np.asarray(centroids), dtype=head.centroids.dtype)
-        if tuple(centroids.shape) != tuple(head.centroids.shape):
-            raise ValueError(
-                f"Centroids of shape {tuple(centroids.shape)} do not fit this model "
-                f"({tuple(head.centroids.shape)} = num_clusters x hidden_size)."
+    def _check_clusters_initialized(self):
+        if not self.config.centroids_initialized:
+            raise RuntimeError(
+                f"This {type(self).__name__}'s clusters were never initialised: train it (with the hf_textcluster "
+                "package: the trainer fits them first) or call `model.initialize_clusters(texts)` before predicting."
             )
-        with torch.no_grad():
-            head.centroids.copy_(centroids.to(head.centroids.device))
 
-    def initialize_centroids(
+    @property
+    def uses_kmeans_init(self) -> bool:
+        """Whether training starts from k-means on the corpus (the head defines ``init_from_kmeans``)."""
+        return callable(getattr(getattr(self, "cluster_head", None), "init_from_kmeans", None))
+
+    def init_clusters_from_kmeans(self, centers: np.ndarray | torch.Tensor) -> None:
+        """Start the cluster head from k-means centres (K x hidden) and mark the clusters initialised."""
+        if not self.uses_kmeans_init:
+            raise NotImplementedError(
+                f"{type(self).__name__}'s cluster head is not initialised from k-means centres; its trainer fits it."
+            )
+        self.cluster_head.init_from_kmeans(np.asarray(centers, dtype=np.float32))
+        self.config.centroids_initialized = True
+
+    def initialize_clusters(
         self,
         texts: Sequence[str] | None = None,
         embeddings: np.ndarray | None = None,
         random_state: int | None = 0,
         n_init: int = 10,
-        batch_size: int = 128,
+        batch_size: int = DEFAULT_ENCODE_BATCH_SIZE,
         show_progress_bar: bool | None = None,
-        autocast_dtype: torch.dtype | None = None,
+        precision: str | torch.dtype | None = "auto",
     ) -> np.ndarray:
-        """Fit k-means (K = ``config.num_clusters``) on the embeddings of ``texts`` and use its centres as the
-        initial centroids. Returns the k-means labels."""
-        from sklearn.cluster import KMeans
+        """Fit k-means (K = ``config.num_clusters``) on the embeddings of ``texts`` (or on ``embeddings``) and start
+        the cluster head from its centres. Returns the k-means labels."""
+        try:
+            from sklearn.cluster import KMeans
+        except ImportError as err:
+            raise ImportError("`initialize_clusters` needs scikit-learn: `pip install scikit-learn`.") from err
 
         num_clusters = self.config.num_clusters
         if embeddings is None:
             texts = validate_texts(texts)
             check_num_clusters(num_clusters, len(texts))  # before the encoding pass, not after
-            embeddings = self.embed(
-                texts, batch_size=batch_size, show_progress_bar=show_progress_bar, autocast_dtype=autocast_dtype
-            )
+            embeddings = self.embed(texts, batch_size=batch_size, show_progress_bar=show_progress_bar, precision=precision)
         embeddings = np.asarray(embeddings, dtype=np.float32)
         check_num_clusters(num_clusters, embeddings.shape[0])
         kmeans = KMeans(n_clusters=num_clusters, n_init=n_init, random_state=random_state).fit(embeddings)
-        self.set_centroids(kmeans.cluster_centers_)
-        self.config.centroids_initialized = True
+        self.init_clusters_from_kmeans(kmeans.cluster_centers_)
         return kmeans.labels_
 
     # ----- raw-text conveniences -----------------------------------------------------------------------------
@@ -154,10 +185,11 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         )
 
     @torch.inference_mode()
-    def _batched_forward(self, texts, batch_size, show_progress_bar, want, autocast_dtype=None) -> np.ndarray:
+    def _batched_forward(self, texts, batch_size, show_progress_bar, want, precision="auto") -> np.ndarray:
         texts = validate_texts(texts)
-        if not isinstance(batch_size, int) or batch_size < 1:
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"`batch_size` must be a positive integer, got {batch_size!r}.")
+        dtype = autocast_dtype(precision, self.device)
         was_training = self.training
         self.eval()
         # Sort by length so that each batch pads to similar lengths (as sentence-transformers does).
@@ -169,7 +201,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             for start in tqdm(range(0, len(texts), batch_size), desc=want.capitalize(), disable=not show_progress_bar):
                 batch = [texts[i] for i in order[start : start + batch_size]]
                 inputs = {k: v.to(self.device) for k, v in self.tokenize(batch).items()}
-                with torch.autocast(self.device.type, dtype=autocast_dtype, enabled=autocast_dtype is not None):
+                with torch.autocast(self.device.type, dtype=dtype, enabled=dtype is not None):
                     embeddings = self.encode(**inputs).float()
                 result = embeddings if want == "embedding" else self.cluster_probabilities(embeddings)
                 chunks.append(result.float().cpu().numpy())
@@ -183,36 +215,37 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     def embed(
         self,
         texts: Sequence[str],
-        batch_size: int = 64,
+        batch_size: int = DEFAULT_ENCODE_BATCH_SIZE,
         show_progress_bar: bool | None = None,
-        autocast_dtype: torch.dtype | None = None,
+        precision: str | torch.dtype | None = "auto",
     ) -> np.ndarray:
         """Pooled embeddings (N x hidden) of raw texts, batched, as a float32 numpy array.
 
-        ``autocast_dtype=torch.bfloat16`` runs the encoder under autocast (fast on CPUs with AMX / AVX-512 bf16).
+        ``precision``: ``"auto"`` (bf16 autocast only where the device runs bf16 natively, see
+        :mod:`hf_textcluster.precision`), ``"fp32"``, ``"bf16"`` or ``"fp16"``.
         """
-        return self._batched_forward(texts, batch_size, show_progress_bar, "embedding", autocast_dtype)
+        return self._batched_forward(texts, batch_size, show_progress_bar, "embedding", precision)
 
     def predict_proba(
         self,
         texts: Sequence[str],
-        batch_size: int = 64,
+        batch_size: int = DEFAULT_ENCODE_BATCH_SIZE,
         show_progress_bar: bool | None = None,
-        autocast_dtype: torch.dtype | None = None,
+        precision: str | torch.dtype | None = "auto",
     ) -> np.ndarray:
         """Soft cluster assignments (N x K) of raw texts."""
-        self._check_centroids_initialized()
-        return self._batched_forward(texts, batch_size, show_progress_bar, "probabilities", autocast_dtype)
+        self._check_clusters_initialized()
+        return self._batched_forward(texts, batch_size, show_progress_bar, "probabilities", precision)
 
     def predict(
         self,
         texts: Sequence[str],
-        batch_size: int = 64,
+        batch_size: int = DEFAULT_ENCODE_BATCH_SIZE,
         show_progress_bar: bool | None = None,
-        autocast_dtype: torch.dtype | None = None,
+        precision: str | torch.dtype | None = "auto",
     ) -> np.ndarray:
         """Cluster ids (N,) of raw texts."""
-        return self.predict_proba(texts, batch_size, show_progress_bar, autocast_dtype).argmax(axis=-1)
+        return self.predict_proba(texts, batch_size, show_progress_bar, precision).argmax(axis=-1)
 
     # ----- construction, loading and saving ------------------------------------------------------------------
     @classmethod
@@ -221,8 +254,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     ) -> "TextClusteringPreTrainedModel":
         """A new clusterer around a pretrained encoder (hub id or local path; None = the pip-shipped default).
 
-        Pooling and max length follow a sentence-transformers folder's metadata unless given. The cluster
-        parameters are not fitted yet: the trainer (or ``initialize_centroids``) does that.
+        Pooling follows a sentence-transformers folder's metadata unless given. The cluster head is not fitted
+        yet: the trainer (or ``initialize_clusters``) does that.
         """
         spec = resolve_encoder(encoder)
         config_kwargs.setdefault("pooling", spec.pooling)
@@ -249,7 +282,10 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         hub_kwargs = {k: kwargs[k] for k in ("revision", "token", "cache_dir", "local_files_only") if k in kwargs}
         if config is None:
             try:
-                config = AutoConfig.from_pretrained(path, **hub_kwargs)
+                # As remote code, the class's own config class (AutoConfig would pick the package's where it is
+                # also installed); in the package, AutoConfig, so that another method's checkpoint is recognised.
+                config_class = cls.config_class if _AS_REMOTE_CODE else AutoConfig
+                config = config_class.from_pretrained(path, **hub_kwargs)
             except OSError as err:
                 from huggingface_hub.errors import RepositoryNotFoundError
 
@@ -286,7 +322,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             raise
         if tokenizer is None:
             try:
-                tokenizer = AutoTokenizer.from_pretrained(path, **hub_kwargs)
+                tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=_AS_REMOTE_CODE, **hub_kwargs)
             except Exception as err:  # noqa: BLE001 - a missing tokenizer is reported when texts are used
                 logger.warning(
                     f"No tokenizer could be loaded from {path!r} ({type(err).__name__}). `predict`/`embed` and the "
@@ -307,19 +343,27 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         """Save config, ``model.safetensors`` and the tokenizer. Files are written to a temporary folder first and
         moved into place, so an interrupted save never leaves a half-written checkpoint behind.
 
-        Only when asked: ``model_card=True`` (or a dict of :func:`~hf_textcluster.modelcard.generate_model_card`
-        arguments, or the card's text) also writes ``README.md``; ``remote_code=True`` (default: whether the class was
-        ``register_for_auto_class``-ed) adds the self-contained code and the ``auto_map`` / ``custom_pipelines``
-        entries that ``trust_remote_code=True`` needs (see :mod:`hf_textcluster.hub`).
+        With the hf_textcluster package, and only when asked: ``model_card=True`` (or a dict of
+        :func:`~hf_textcluster.modelcard.generate_model_card` arguments, or the card's text) also writes
+        ``README.md``; ``remote_code=True`` (default: whether the class was ``register_for_auto_class``-ed) adds the
+        inference code and the ``auto_map`` / ``custom_pipelines`` entries that ``trust_remote_code=True`` needs.
         """
         if kwargs.pop("push_to_hub", False):  # transformers' spelling of "save, then push to repo_id"
             hub_keys = ("token", "private", "commit_message", "create_pr", "revision")
             hub_kwargs = {k: kwargs.pop(k) for k in hub_keys if k in kwargs}
             repo_id = kwargs.pop("repo_id", None) or os.path.basename(os.path.normpath(os.fspath(save_directory)))
             self.save_pretrained(save_directory, *args, model_card=model_card, remote_code=remote_code, **kwargs)
+            if self.hub_layer is None:
+                return super().push_to_hub(repo_id, **hub_kwargs)
             return self.push_to_hub(repo_id, remote_code=remote_code is not False, **hub_kwargs)
         if remote_code is None:
             remote_code = type(self)._ship_remote_code
+        wants_card = model_card is not False and model_card is not None
+        if (wants_card or remote_code) and self.hub_layer is None:
+            raise ValueError(
+                "`model_card` and `remote_code` need the hf_textcluster package (`pip install hf_textcluster`); this "
+                "model runs as a repository's remote code."
+            )
         save_directory = os.fspath(save_directory)
         os.makedirs(save_directory, exist_ok=True)
         staging = tempfile.mkdtemp(prefix=".saving-", dir=save_directory)
@@ -327,22 +371,11 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             super().save_pretrained(staging, *args, **kwargs)
             if self.tokenizer is not None:
                 self.tokenizer.save_pretrained(staging)
-            if remote_code:
-                from .hub import add_remote_code
-
-                add_remote_code(staging, self.config.model_type)
-            if model_card is not False and model_card is not None:
-                from .modelcard import generate_model_card, read_training_run
-
-                if isinstance(model_card, str):
-                    card = model_card
-                else:
-                    card_kwargs = dict(model_card) if isinstance(model_card, dict) else {}
-                    card_kwargs.setdefault("training_run", read_training_run(save_directory))
-                    card_kwargs.setdefault("remote_code", bool(remote_code))
-                    card = generate_model_card(self, **card_kwargs)
-                with open(os.path.join(staging, "README.md"), "w", encoding="utf-8") as f:
-                    f.write(card)
+            if self.hub_layer is not None:
+                self.hub_layer.add_to_saved_model(
+                    self, staging, save_directory=save_directory, model_card=model_card if wants_card else None,
+                    remote_code=bool(remote_code),
+                )
             for name in os.listdir(staging):
                 target = os.path.join(save_directory, name)
                 if os.path.isdir(target) and not os.path.islink(target):
@@ -352,40 +385,24 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             shutil.rmtree(staging, ignore_errors=True)
 
     # ----- the Hub ---------------------------------------------------------------------------------------------------
-    _ship_remote_code = False
-
     @classmethod
     def register_for_auto_class(cls, auto_class="AutoModel"):
-        """Make ``save_pretrained`` ship remote code for this class (``push_to_hub`` always does): the method's
-        self-contained ``standalone_textcluster.py`` and ``config.json``'s ``auto_map`` (``AutoConfig``/``AutoModel``) and
-        ``custom_pipelines`` (``text-clustering``), so that ``trust_remote_code=True`` loads it without hf_textcluster.
-
-        Unlike transformers' default, the package's own module is not copied: it imports the rest of hf_textcluster.
-        """
+        """Make ``save_pretrained`` ship remote code for this class (``push_to_hub`` always does): the inference code
+        and ``config.json``'s ``auto_map`` (``AutoConfig``/``AutoModel``) and ``custom_pipelines``
+        (``text-clustering``), so that ``trust_remote_code=True`` loads it without hf_textcluster."""
+        if cls.hub_layer is None:  # running as remote code: transformers copies this file and its imports itself
+            return super().register_for_auto_class(auto_class)
         if not isinstance(auto_class, str):
             auto_class = auto_class.__name__
         if auto_class != "AutoModel":
             raise ValueError(f"hf_textcluster clusterers register for 'AutoModel' only, got {auto_class!r}.")
         cls._ship_remote_code = True
 
-    def push_to_hub(
-        self,
-        repo_id: str,
-        *,
-        metrics: dict | None = None,
-        texts: Sequence[str] | None = None,
-        training_run: dict | None = None,
-        model_card: bool | str = True,
-        remote_code: bool = True,
-        **kwargs,
-    ):
+    def push_to_hub(self, repo_id: str, **kwargs):
         """Upload this trained clusterer to ``repo_id`` in one commit: weights, config, tokenizer, a generated model
-        card (README.md, with ``metrics`` / ``training_run`` and the clusters' keywords from ``texts``) and the
-        self-contained remote code. Refuses (before uploading anything) a model whose clusters were never initialised.
-        Other arguments: see :func:`hf_textcluster.hub.push_to_hub`. Returns the ``CommitInfo``."""
-        from .hub import push_to_hub
-
-        return push_to_hub(
-            self, repo_id, metrics=metrics, texts=texts, training_run=training_run, model_card=model_card,
-            remote_code=remote_code, **kwargs,
-        )
+        card (with ``metrics=`` / ``training_run=`` and the clusters' keywords from ``texts=``) and the inference code
+        for ``trust_remote_code``. Refuses (before uploading anything) a model whose clusters were never initialised.
+        Arguments: see :func:`hf_textcluster.hub.push_to_hub`. Returns the ``CommitInfo``."""
+        if self.hub_layer is None:
+            return super().push_to_hub(repo_id, **kwargs)
+        return self.hub_layer.push_to_hub(self, repo_id, **kwargs)

@@ -1,4 +1,7 @@
-"""The ``text-clustering`` pipeline: texts -> ``{"cluster", "label", "score"}`` from any hf_textcluster model."""
+"""The ``text-clustering`` pipeline: texts -> ``{"cluster", "label", "score"}`` from any hf_textcluster model.
+
+Part of the inference code that every pushed repository carries (see :mod:`hf_textcluster.hub`).
+"""
 
 from __future__ import annotations
 
@@ -7,8 +10,8 @@ import torch
 from transformers import Pipeline
 
 from .data.validation import validate_texts
-
-DEFAULT_BATCH_SIZE = 64
+from .modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
+from .precision import autocast_dtype
 
 
 def _is_text_column(inputs) -> bool:
@@ -21,12 +24,13 @@ class TextClusteringPipeline(Pipeline):
 
     ``clusterer(texts)`` returns, per text, ``{"cluster": int, "label": str, "score": float}`` (the most likely
     cluster, its name from ``config.id2label`` and its soft-assignment probability); with ``top_k=k`` a list of
-    the k most likely clusters per text. Lists are processed in batches (default 64), sorted by length so that
-    each batch pads little, and returned in the input order.
+    the k most likely clusters per text. Lists are processed in batches (default 128), sorted by length so that
+    each batch pads little, and returned in the input order. The encoder runs under bf16 autocast only where the
+    device has native bf16 (``$HF_TEXTCLUSTER_PRECISION`` overrides; see :mod:`hf_textcluster.precision`).
     """
 
     def __init__(self, *args, **kwargs):
-        kwargs.setdefault("batch_size", DEFAULT_BATCH_SIZE)
+        kwargs.setdefault("batch_size", DEFAULT_ENCODE_BATCH_SIZE)
         super().__init__(*args, **kwargs)
         if self.tokenizer is None:
             self.tokenizer = getattr(self.model, "tokenizer", None)
@@ -37,7 +41,8 @@ class TextClusteringPipeline(Pipeline):
                 f"{type(self.model).__name__} is not an hf_textcluster clusterer; the text-clustering pipeline needs "
                 "a model such as SCCLModel (load it with AutoModel after `import hf_textcluster`)."
             )
-        self.model._check_centroids_initialized()
+        self.model._check_clusters_initialized()
+        self._autocast_dtype = autocast_dtype("auto", self.model.device)
 
     def _sanitize_parameters(self, top_k=None, max_length=None, **kwargs):
         preprocess_params = {}
@@ -73,7 +78,9 @@ class TextClusteringPipeline(Pipeline):
         )
 
     def _forward(self, model_inputs):
-        return {"cluster_probs": self.model(**model_inputs).cluster_probs}
+        dtype = self._autocast_dtype
+        with torch.autocast(self.model.device.type, dtype=dtype, enabled=dtype is not None):
+            return {"cluster_probs": self.model(**model_inputs).cluster_probs.float()}
 
     def postprocess(self, model_outputs, top_k=None):
         probs = model_outputs["cluster_probs"][0].float()

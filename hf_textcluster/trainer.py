@@ -18,6 +18,8 @@ from transformers.utils import logging
 
 from .data.validation import check_num_clusters
 from .metrics import clustering_scores
+from .modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
+from .precision import autocast_dtype, cpu_capability, native_bf16
 
 logger = logging.get_logger(__name__)
 
@@ -39,6 +41,37 @@ class ClusteringTrainingArguments(TrainingArguments):
         default=False, metadata={"help": "Pad every batch to max_length instead of the longest text (dynamic)."}
     )
     remove_unused_columns: bool = field(default=False, metadata={"help": "Keep raw text columns for the collator."})
+    bf16: bool | None = field(
+        default=None,
+        metadata={"help": "bf16 autocast. Default (None) = auto: on where the device runs bf16 natively (a GPU with "
+                  "bf16, a CPU with AVX-512-BF16 / AMX), off elsewhere (emulated bf16 is 9-30x slower)."},
+    )
+    encode_batch_size: int = field(
+        default=DEFAULT_ENCODE_BATCH_SIZE,
+        metadata={"help": "Batch size of the encoding passes (k-means initialisation, targets, evaluation)."},
+    )
+
+    def __post_init__(self):
+        on_gpu = torch.cuda.is_available() and not self.use_cpu
+        if self.bf16 is None:
+            self.bf16 = not self.fp16 and native_bf16("cuda" if on_gpu else "cpu")
+            self.precision_source = "auto"
+        else:
+            self.precision_source = "forced"
+        if self.bf16 and not on_gpu:
+            self.use_cpu = True  # TrainingArguments refuses bf16 without a GPU unless told it runs on the CPU
+        if isinstance(self.encode_batch_size, bool) or not isinstance(self.encode_batch_size, int) or self.encode_batch_size < 1:
+            raise ValueError(f"`encode_batch_size` must be a positive integer, got {self.encode_batch_size!r}.")
+        super().__post_init__()
+
+
+_LOGGED_PRECISIONS: set[str] = set()
+
+
+def _log_precision_once(description: str) -> None:
+    if description not in _LOGGED_PRECISIONS:
+        _LOGGED_PRECISIONS.add(description)
+        logger.warning(f"Training precision: {description}.")
 
 
 class TextViewsCollator:
@@ -107,6 +140,22 @@ class ClusteringTrainer(Trainer):
             )
         super().__init__(model=model, args=args, data_collator=data_collator, **kwargs)
         self._loss_terms: dict[str, list[float]] = {}
+        _log_precision_once(self.precision_description())
+
+    @property
+    def precision(self) -> str:
+        """``"bf16"``, ``"fp16"`` or ``"fp32"``: the precision of training and of every encoding pass."""
+        return "bf16" if self.args.bf16 else ("fp16" if self.args.fp16 else "fp32")
+
+    def precision_description(self) -> str:
+        """The precision and why it was chosen, for logs, ``training_run.json`` and model cards."""
+        source = getattr(self.args, "precision_source", "forced")
+        device = "GPU" if self.args.device.type == "cuda" else f"CPU {cpu_capability()}"
+        return f"{self.precision} ({source}; {device})"
+
+    @property
+    def encode_batch_size(self) -> int:
+        return getattr(self.args, "encode_batch_size", DEFAULT_ENCODE_BATCH_SIZE)
 
     # ----- loss bookkeeping ----------------------------------------------------------------------------------
     def record_loss_terms(self, **terms: torch.Tensor) -> None:
@@ -157,36 +206,36 @@ class ClusteringTrainer(Trainer):
 
     # ----- cluster initialisation ----------------------------------------------------------------------------
     def initialize_clusters(self, embeddings: np.ndarray | None = None) -> None:
-        """k-means on the embeddings of the training texts; its centres become the initial centroids.
+        """k-means on the embeddings of the training texts; the model's cluster head starts from its centres (for
+        methods whose head has ``init_from_kmeans``; others fit their head in their own trainer).
 
         ``embeddings`` (N x d, one row per training text) skips the encoding pass when a subclass already has them."""
+        if not self.model.uses_kmeans_init:
+            return
         if self.train_dataset is None:
             raise ValueError("Pass a `train_dataset`: its texts initialise the clusters.")
         texts = self.train_dataset["text"]
         check_num_clusters(self.model.config.num_clusters, len(texts))  # before the encoding pass, not after
         start = time.perf_counter()
         # Kept so that callers can score plain k-means on the same encoder, measured in the same run.
-        self.initial_kmeans_labels = self.model.initialize_centroids(
+        self.initial_kmeans_labels = self.model.initialize_clusters(
             texts if embeddings is None else None,
             embeddings=embeddings,
             random_state=self.args.seed,
             n_init=getattr(self.args, "kmeans_n_init", 10),
-            batch_size=self.args.per_device_eval_batch_size,
+            batch_size=self.encode_batch_size,
             show_progress_bar=not self.args.disable_tqdm,
-            autocast_dtype=self._inference_autocast_dtype(),
+            precision=self.precision,
         )
-        logger.info(f"Initialised {self.model.config.num_clusters} centroids by k-means in {time.perf_counter() - start:.1f}s.")
+        logger.info(f"Initialised {self.model.config.num_clusters} clusters by k-means in {time.perf_counter() - start:.1f}s.")
 
     def autocast_smart_context_manager(self, cache_enabled: bool | None = True):
         # Accelerate applies bf16/fp16 autocast by wrapping `model.forward`; our losses call `model.encode` and the
         # heads directly, so without this the "mixed precision" run would silently stay in fp32.
-        dtype = self._inference_autocast_dtype()
+        dtype = autocast_dtype(self.precision, self.args.device)
         if dtype is None:
             return contextlib.nullcontext()
         return torch.autocast(self.args.device.type, dtype=dtype, cache_enabled=cache_enabled)
-
-    def _inference_autocast_dtype(self):
-        return torch.bfloat16 if self.args.bf16 else (torch.float16 if self.args.fp16 else None)
 
     def train(self, resume_from_checkpoint: str | bool | None = None, **kwargs):
         # A resumed run restores trained centroids from its checkpoint; a fresh run fits them first.
@@ -214,12 +263,12 @@ class ClusteringTrainer(Trainer):
             self.model,
             dataset["text"],
             dataset["label"] if "label" in dataset.column_names else None,
-            batch_size=self.args.per_device_eval_batch_size,
+            batch_size=self.encode_batch_size,
             kmeans=getattr(self.args, "eval_kmeans", True),
             n_init=getattr(self.args, "kmeans_n_init", 10),
             random_state=self.args.seed,
             show_progress_bar=not self.args.disable_tqdm,
-            autocast_dtype=self._inference_autocast_dtype(),
+            precision=self.precision,
         )
         metrics = {f"{metric_key_prefix}_{k}": v for k, v in metrics.items()}
         metrics[f"{metric_key_prefix}_runtime"] = round(time.perf_counter() - start, 4)
@@ -232,19 +281,19 @@ def evaluate_clusterer(
     model,
     texts: Sequence[str],
     labels: Sequence[int] | None = None,
-    batch_size: int = 64,
+    batch_size: int = DEFAULT_ENCODE_BATCH_SIZE,
     kmeans: bool = True,
     n_init: int = 10,
     random_state: int | None = 0,
     show_progress_bar: bool | None = None,
-    autocast_dtype: torch.dtype | None = None,
+    precision: str | torch.dtype | None = "auto",
 ) -> dict[str, float]:
     """Clustering quality of a clusterer on ``texts``: from its head (``acc``, ``nmi``, ...) and, with ``kmeans``,
     from k-means on its embeddings (``kmeans_acc``, ...). Without labels, only the number of used clusters."""
     from sklearn.cluster import KMeans
 
     embeddings = model.embed(
-        texts, batch_size=batch_size, show_progress_bar=show_progress_bar, autocast_dtype=autocast_dtype
+        texts, batch_size=batch_size, show_progress_bar=show_progress_bar, precision=precision
     )
     with torch.no_grad():
         probs = model.cluster_probabilities(torch.from_numpy(embeddings).to(model.device))

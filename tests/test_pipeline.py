@@ -12,7 +12,7 @@ from hf_textcluster import SCCLModel
 def model_dir(tiny_encoder_dir, toy_corpus, tmp_path_factory):
     torch.manual_seed(0)
     model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
-    model.initialize_centroids(toy_corpus[0])
+    model.initialize_clusters(toy_corpus[0])
     model.config.id2label = {0: "oracle · sql", 1: "java · class", 2: "haskell · monad"}
     path = tmp_path_factory.mktemp("sccl")
     model.save_pretrained(path)

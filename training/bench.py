@@ -2,9 +2,11 @@
 """Benchmarks: methods x corpora x seeds, and speed ratios. Writes docs/results.md (never edit it by hand).
 
     python training/bench.py baselines --datasets all --seeds 0 1 2
-    python training/bench.py sccl --datasets stackoverflow searchsnippets agnews biomedical tweet --seeds 0 1 2
-    python training/bench.py decmlm --datasets stackoverflow searchsnippets agnews biomedical tweet --seeds 0 1 2
+    python training/bench.py <method> --datasets stackoverflow searchsnippets agnews biomedical tweet --seeds 0 1 2
     python training/bench.py decmlm ... --config mlm_loss_weight=0 --variant "w/o MLM"    # the paper's ablation
+
+<method> is any registered method (hf_textcluster.models.METHODS: sccl, decmlm, ...); its paper's numbers and
+display name come from the registry.
     python training/bench.py speed
     python training/bench.py render        # re-write docs/results.md from docs/results.json
 
@@ -25,6 +27,7 @@ import shlex
 import statistics
 import sys
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 
@@ -37,14 +40,9 @@ REPO = Path(__file__).resolve().parents[1]
 RESULTS_JSON = Path(os.environ.get("HF_TEXTCLUSTER_BENCH_STORE", REPO / "docs" / "results.json"))
 RESULTS_MD = RESULTS_JSON.with_suffix(".md")
 
-# Published numbers (ACC / NMI, %) for the side-by-side columns. SCCL: Zhang et al. 2021, Table 1.
-PAPER = {
-    "sccl": {
-        "agnews": (88.2, 68.2), "searchsnippets": (85.2, 71.1), "stackoverflow": (75.5, 74.5),
-        "biomedical": (46.2, 41.5), "googlenews_ts": (89.8, 94.9), "googlenews_t": (75.8, 88.3),
-        "googlenews_s": (83.1, 90.4), "tweet": (78.2, 89.2),
-    },
-    # BoW / TF-IDF + k-means as reported in the SCCL paper's Table 1.
+# Published numbers (ACC / NMI, %) of the baselines, as reported in the SCCL paper's Table 1; each method's own
+# paper numbers come from the method registry (`paper_results`, `paper_note`).
+PAPER_BASELINES = {
     "bow-kmeans": {
         "agnews": (27.6, 2.6), "searchsnippets": (24.3, 9.3), "stackoverflow": (18.5, 14.0), "biomedical": (14.3, 9.2),
         "googlenews_ts": (57.5, 81.9), "googlenews_t": (49.8, 73.2), "googlenews_s": (49.0, 73.5), "tweet": (49.7, 73.6),
@@ -55,16 +53,16 @@ PAPER = {
     },
 }
 
-# Methods whose papers report on corpora we do not have: what they report, for the section's text.
-PAPER_NOTES = {
-    "decmlm": (
-        "The DEC-MLM paper reports purity on TREC-6 / DBpedia / Yelp only (bert-base-uncased, 10 epochs; none of our",
-        "corpora): BERT+k-means 38.5 / 63.3 / 30.0 -> DEC-MLM 39.9 / 67.0 / 33.4, and 39.1 / 64.3 / 32.1 without the",
-        "masked-LM loss (Tables 1-2). Compare the gains (head purity vs k-means before), not the levels.",
-    ),
-}
-# Display names of the methods and the order of the side-by-side summary.
-METHOD_NAMES = {"sccl": "SCCL", "decmlm": "DEC-MLM"}
+
+def _methods() -> dict:
+    from hf_textcluster.models import METHODS
+
+    return METHODS
+
+
+def _display_name(method: str) -> str:
+    spec = _methods().get(method)
+    return spec.display_name if spec else method.upper()
 
 
 # ----- bookkeeping ---------------------------------------------------------------------------------------------------
@@ -87,9 +85,13 @@ def environment() -> dict:
         pass
     import torch
 
+    from hf_textcluster.precision import cpu_capability
+
+    emulated = " [ONEDNN_MAX_CPU_ISA=" + os.environ["ONEDNN_MAX_CPU_ISA"] + "]" if os.environ.get("ONEDNN_MAX_CPU_ISA") else ""
     return {
         "versions": versions,
-        "machine": f"{cpu}, {os.cpu_count()} cores, torch threads {torch.get_num_threads()}, Python {platform.python_version()}",
+        "machine": f"{cpu}, {cpu_capability()}{emulated}, {os.cpu_count()} cores, torch threads "
+                   f"{torch.get_num_threads()}, Python {platform.python_version()}",
         "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "command": "python training/bench.py " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
     }
@@ -154,7 +156,7 @@ def run_method(args, store, run_id) -> None:
     from hf_textcluster.data import CORPORA
     from hf_textcluster.metrics import clustering_scores
     from hf_textcluster.trainer import evaluate_clusterer
-    from hf_textcluster.training import train_clusterer
+    from hf_textcluster.runs import train_clusterer
 
     overrides = {"save_strategy": "no", "disable_tqdm": True, "logging_steps": 100}
     if args.max_steps:
@@ -175,7 +177,7 @@ def run_method(args, store, run_id) -> None:
             start = time.perf_counter()
             metrics = evaluate_clusterer(
                 result.model, trainer.train_dataset["text"], trainer.train_dataset["label"], batch_size=128,
-                random_state=seed, autocast_dtype=trainer._inference_autocast_dtype(),
+                random_state=seed, precision=trainer.precision,
             )
             row = {"section": "method", "method": args.section, "dataset": name, "seed": seed, "run": run_id,
                    "variant": args.variant, "train_seconds": round(result.train_seconds, 1),
@@ -229,7 +231,7 @@ def run_speed(args, store, run_id) -> None:
     trainer = SCCLTrainer(model=model, args=ClusteringTrainingArguments(output_dir=tempfile.mkdtemp(), report_to="none"),
                           train_dataset=dataset)
     model.config.centroids_initialized = True
-    model.set_centroids(torch.randn(20, model.config.encoder.hidden_size))
+    model.init_clusters_from_kmeans(torch.randn(20, model.config.encoder.hidden_size))
     batches = {}
     rng = np.random.default_rng(0)
     indices = [rng.choice(len(dataset), 64, replace=False).tolist() for _ in range(args.speed_repeats)]
@@ -281,7 +283,7 @@ def run_speed(args, store, run_id) -> None:
     model.eval()
     for dtype_name, dtype in (("fp32", None), ("bf16", torch.bfloat16)):
         start = time.perf_counter()
-        emb = model.embed(texts, batch_size=128, autocast_dtype=dtype)
+        emb = model.embed(texts, batch_size=128, precision=dtype_name)
         seconds = time.perf_counter() - start
         scores = clustering_scores(labels, KMeans(20, n_init=10, random_state=0).fit_predict(emb))
         rows.append({"measure": f"k-means on MiniLM embeddings of stackoverflow, inference in {dtype_name}: ACC / NMI",
@@ -318,7 +320,8 @@ def _mean_std(values: list[float]) -> str:
 
 
 def _paper(method: str, dataset: str, index: int) -> str:
-    value = PAPER.get(method, {}).get(dataset)
+    spec = _methods().get(method)
+    value = (spec.paper_results if spec else PAPER_BASELINES.get(method, {})).get(dataset)
     return f"{value[index]:.1f}" if value else "–"
 
 
@@ -332,7 +335,8 @@ def _run_header(store: dict, rows: list[dict]) -> list[str]:
 
 
 def _method_order(method: str) -> tuple[int, str]:
-    return (list(METHOD_NAMES).index(method) if method in METHOD_NAMES else len(METHOD_NAMES), method)
+    order = list(_methods())
+    return (order.index(method) if method in order else len(order), method)
 
 
 def _gain(rows: list[dict], metric: str) -> str:
@@ -367,7 +371,7 @@ def _summary(rows: list[dict]) -> list[str]:
             drows = [r for r in method_rows if (r["method"], r.get("variant", ""), r["dataset"]) == (method, variant, name)]
             if not drows:
                 continue
-            label = METHOD_NAMES.get(method, method.upper()) + (f" ({variant})" if variant else "")
+            label = _display_name(method) + (f" ({variant})" if variant else "")
             out.append(
                 f"| {name} | {label} | {_mean_std([r['acc'] for r in drows])} | {_mean_std([r['nmi'] for r in drows])}"
                 f" | {_mean_std([r['purity'] for r in drows])} | {_gain(drows, 'acc')} | {_gain(drows, 'purity')}"
@@ -422,10 +426,11 @@ def render(store: dict) -> str:
         mrows = [r for r in method_rows if r["method"] == method]
         for variant in sorted({r.get("variant", "") for r in mrows}):
             vrows = [r for r in mrows if r.get("variant", "") == variant]
-            out += [f"## {METHOD_NAMES.get(method, method.upper())}{f' ({variant})' if variant else ''}", ""]
+            out += [f"## {_display_name(method)}{f' ({variant})' if variant else ''}", ""]
             out += _run_header(store, vrows) + [""]
-            if method in PAPER_NOTES and not variant:
-                out += [*PAPER_NOTES[method], ""]
+            note = _methods()[method].paper_note if method in _methods() else ""
+            if note and not variant:
+                out += [*textwrap.wrap(note, 110, break_on_hyphens=False), ""]
             out += ["*k-means before* = k-means (seeded) on the same encoder's embeddings with the method's pooling, before",
                     "training (the centroid initialisation, same run). *head* = argmax of the trained cluster head. *k-means",
                     "after* = k-means on the trained embeddings (the protocol of the SCCL paper's headline numbers). *purity*",
@@ -462,7 +467,7 @@ def main(argv=None) -> int:
     from hf_textcluster.data import BENCHMARKS
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("section", choices=["baselines", "sccl", "decmlm", "speed", "render"])
+    parser.add_argument("section", choices=["baselines", *_methods(), "speed", "render"])
     parser.add_argument("--datasets", nargs="+", default=["all"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--data-dir", default=os.environ.get("HF_TEXTCLUSTER_DATA_DIR") or str(REPO.parent / "shared" / "data"))

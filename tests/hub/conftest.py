@@ -39,7 +39,7 @@ def trained_run(tiny_encoder_dir, toy_corpus, tmp_path_factory) -> Path:
     import torch
 
     from hf_textcluster.data import load_texts
-    from hf_textcluster.training import train_clusterer
+    from hf_textcluster.runs import train_clusterer
 
     texts, labels = toy_corpus
     output_dir = tmp_path_factory.mktemp("runs") / "sccl-toy"
@@ -65,13 +65,13 @@ def decmlm_dir(tiny_encoder_dir, toy_corpus, tmp_path_factory) -> Path:
     with torch.no_grad():
         for param in model.mlm_head.parameters():
             param.add_(torch.randn_like(param) * 0.1)
-    model.initialize_centroids(toy_corpus[0], random_state=0)
+    model.initialize_clusters(toy_corpus[0], random_state=0)
     output_dir = tmp_path_factory.mktemp("runs") / "decmlm-toy"
     model.save_pretrained(output_dir)
     return output_dir
 
 
-# A saved model of each method with remote code (hf_textcluster.hub.REMOTE_CODE), by fixture name.
+# A saved model of each registered method (hf_textcluster.models.METHODS), by fixture name.
 MODEL_DIR_FIXTURES = {"sccl": "trained_run", "decmlm": "decmlm_dir"}
 
 

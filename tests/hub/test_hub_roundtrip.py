@@ -21,6 +21,9 @@ import yaml
 
 from hub_client import run_client
 
+from hf_textcluster.models import METHODS
+from hf_textcluster.remote_code import auto_map, remote_code_files
+
 pytestmark = pytest.mark.timeout(600)
 
 PUSH_AND_LOAD = """
@@ -177,14 +180,14 @@ def test_other_ways_to_push(pushed, hub_server):
     repo = hub_server.state.repos[("model", "org/sccl-toy")]
     assert repo.commits[repo.branches["v2"]].title == "to a branch" and repo.branches["v2"] != repo.branches["main"]
     assert "model.safetensors" in pushed["branch_files"]
-    assert {"model.safetensors", "standalone_textcluster.py", "README.md"} <= set(pushed["save_push_files"])
+    assert {"model.safetensors", "modeling_sccl.py", "README.md"} <= set(pushed["save_push_files"])
     # save_pretrained(push_to_hub=True) also saved locally, without card or remote code (as asked: nothing)
     assert "model.safetensors" in pushed["save_dir_files"] and "README.md" not in pushed["save_dir_files"]
 
 
 def test_pushed_repository_holds_weights_tokenizer_card_and_remote_code(pushed):
     expected = {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "README.md",
-                "standalone_textcluster.py", "training_run.json"}
+                "modeling_sccl.py", "training_run.json"}
     assert expected <= set(pushed["files"])
     assert expected <= set(pushed["cli_files"])
 
@@ -192,16 +195,13 @@ def test_pushed_repository_holds_weights_tokenizer_card_and_remote_code(pushed):
 @pytest.mark.parametrize("method", sorted(REPO_IDS))
 def test_pushed_repository_ships_the_remote_code_of_its_method(method, pushed_by_method):
     pushed = pushed_by_method(method)
-    expected = {"config.json", "model.safetensors", "tokenizer.json", "README.md", "standalone_textcluster.py"}
+    expected = {"config.json", "model.safetensors", "tokenizer.json", "README.md", f"modeling_{method}.py"}
     assert expected <= set(pushed["files"])
     assert not any(name.endswith((".bin", ".pt", ".pkl")) for name in pushed["files"])
-    assert [name for name in pushed["files"] if name.endswith(".py")] == ["standalone_textcluster.py"]
+    assert sorted(name for name in pushed["files"] if name.endswith(".py")) == sorted(remote_code_files(method))
     config = pushed["config"]
-    prefix = {"sccl": "SCCL", "decmlm": "DECMLM"}[method]
     assert config["model_type"] == method and config["centroids_initialized"] is True
-    assert config["auto_map"] == {"AutoConfig": f"standalone_textcluster.{prefix}Config",
-                                  "AutoModel": f"standalone_textcluster.{prefix}Model"}
-    assert config["custom_pipelines"]["text-clustering"]["impl"] == "standalone_textcluster.TextClusteringPipeline"
+    assert {k: config[k] for k in ("auto_map", "custom_pipelines")} == auto_map(method)
     assert f'pipeline("text-clustering", model="{REPO_IDS[method]}", trust_remote_code=True)' in pushed["readme"]
     assert "custom_code" in _front_matter(pushed["readme"])["tags"]
 
@@ -246,10 +246,10 @@ def test_remote_code_works_where_hf_textcluster_is_not_installed(
     payload = {"texts": texts, "repo_id": REPO_IDS[method], "save_dir": str(tmp_path / "saved-back")}
     result = run_client(WITHOUT_THE_PACKAGE, hub_env, payload, hide_package=True)
     assert result["hidden"] and result["loaded_modules"] == []
-    model_class = {"sccl": "SCCLModel", "decmlm": "DECMLMModel"}[method]
+    model_class = METHODS[method].model_class.__name__
     assert result["class"].startswith("transformers_modules")
-    assert result["class"].endswith(f"standalone_textcluster.{model_class}")
-    assert result["pipeline_class"].endswith("standalone_textcluster.TextClusteringPipeline")
+    assert result["class"].endswith(f"modeling_{method}.{model_class}")
+    assert result["pipeline_class"].endswith("pipelines.TextClusteringPipeline")
     # every weight of the checkpoint has its place in the remote class (DEC-MLM's masked-LM head included)
     assert result["loading"] == {"missing_keys": [], "unexpected_keys": [], "mismatched_keys": [], "error_msgs": []}
     assert not [m for m in result["load_warnings"] if "LOAD REPORT" in m or "weights" in m.lower()], result
@@ -266,10 +266,11 @@ def test_remote_code_works_where_hf_textcluster_is_not_installed(
     assert set(written) == set(original)
     for name, tensor in original.items():
         assert written[name].equal(tensor), name
-    assert {"config.json", "model.safetensors", "tokenizer.json", "standalone_textcluster.py"} <= {
+    # transformers' own save of a remote class copies its code files along
+    assert {"config.json", "model.safetensors", "tokenizer.json", f"modeling_{method}.py"} <= {
         p.name for p in saved_back.iterdir()
     }
-    assert {"config.json", "model.safetensors", "tokenizer.json", "standalone_textcluster.py"} <= set(
+    assert {"config.json", "model.safetensors", "tokenizer.json", f"modeling_{method}.py"} <= set(
         result["resaved_files"]
     )
     assert package_predictions(saved_back, texts)[0] == predictions

@@ -2,23 +2,19 @@
 
 from __future__ import annotations
 
-import ast
-import importlib.util
 import json
 import re
-import sys
 import warnings
 
-import numpy as np
 import pytest
-import torch
 import yaml
 from transformers import AutoModel
 
 import hf_textcluster  # noqa: F401
 from hf_textcluster import SCCLModel
 from hf_textcluster.cli import main as cli_main
-from hf_textcluster.hub import REMOTE_CODE, remote_code_file
+from hf_textcluster.models import METHODS
+from hf_textcluster.remote_code import auto_map, remote_code_files
 from hf_textcluster.modelcard import (
     MetricsNotMeasuredWarning,
     cluster_keywords,
@@ -84,7 +80,7 @@ def test_card_from_a_training_run(model, run, toy_corpus):
         card = generate_model_card(model, training_run=run, texts=texts, repo_id="org/sccl-toy", dataset_name="toy")
     meta = front_matter(card)
     assert meta["library_name"] == "hf_textcluster" and meta["license"] == "apache-2.0"
-    assert {"text-clustering", "sccl", f"dataset_size:{len(texts)}", "loss:InstanceContrastiveLoss",
+    assert {"text-clustering", "sccl", f"dataset_size:{len(texts)}", "loss:instance_cl",
             "custom_code", "generated_from_trainer"} <= set(meta["tags"])
     assert meta["datasets"] == ["toy"] and "base_model" not in meta  # a local encoder has no hub id
     index = meta["model-index"][0]
@@ -130,19 +126,16 @@ def test_decmlm_card_says_the_mlm_head_started_untrained_and_how_p_is_refreshed(
     assert "${" not in card and "DEC-MLM" in card and "huang-etal-2020-unsupervised" in card
     assert "The masked-LM head started untrained" in card and "trained from scratch" in card
     assert "every 50 optimizer steps" in card
-    assert "loss:MaskedLMLoss" in front_matter(card)["tags"]
+    assert {"loss:mlm", "loss:cluster_kl"} <= set(front_matter(card)["tags"])
 
     model.config.mlm_head_pretrained, model.config.target_refresh_steps = True, None
     card = generate_model_card(model, metrics={"acc": 0.5, "nmi": 0.4}, remote_code=False)
     assert "started untrained" not in card and "pretrained head" in card and "once per epoch, as the paper" in card
 
 
-def test_a_method_without_remote_code_saves_without_it(model, monkeypatch, tmp_path):
-    monkeypatch.setattr(model.config, "model_type", "newmethod")
-    with pytest.warns(UserWarning, match="no self-contained remote code"):
-        model.save_pretrained(tmp_path, remote_code=True)
-    assert "auto_map" not in json.loads((tmp_path / "config.json").read_text())
-    assert not list(tmp_path.glob("standalone_*.py"))
+def test_remote_code_of_an_unregistered_method_is_a_clear_error():
+    with pytest.raises(ValueError, match="Unknown method 'newmethod'"):
+        remote_code_files("newmethod")
 
 
 def test_training_command_for_user_texts():
@@ -166,11 +159,11 @@ def test_encoder_hub_id(tmp_path):
 def test_default_save_is_unchanged(model, tmp_path):
     model.save_pretrained(tmp_path)
     files = {p.name for p in tmp_path.iterdir()}
-    assert "README.md" not in files and not any(name.startswith("standalone_") for name in files)
+    assert "README.md" not in files and not any(name.endswith(".py") for name in files)
     assert "auto_map" not in json.loads((tmp_path / "config.json").read_text())
 
 
-@pytest.mark.parametrize("method", sorted(REMOTE_CODE))
+@pytest.mark.parametrize("method", sorted(METHODS))
 def test_save_with_card_and_remote_code(method, model_dir_of, tmp_path):
     source = model_dir_of(method)
     model = AutoModel.from_pretrained(source)
@@ -180,15 +173,16 @@ def test_save_with_card_and_remote_code(method, model_dir_of, tmp_path):
         warnings.simplefilter("ignore", MetricsNotMeasuredWarning)
         model.save_pretrained(tmp_path, model_card=True, remote_code=True)
     config = json.loads((tmp_path / "config.json").read_text())
-    _, config_class, model_class = REMOTE_CODE[method]
-    assert config["auto_map"] == {"AutoConfig": f"standalone_textcluster.{config_class}",
-                                  "AutoModel": f"standalone_textcluster.{model_class}"}
-    assert config["custom_pipelines"]["text-clustering"]["impl"] == "standalone_textcluster.TextClusteringPipeline"
-    assert config["custom_pipelines"]["text-clustering"]["pt"] == ["AutoModel"]
-    assert (tmp_path / "standalone_textcluster.py").read_bytes() == remote_code_file(method).read_bytes()
-    assert [p.name for p in tmp_path.glob("standalone_*.py")] == ["standalone_textcluster.py"]
+    spec = METHODS[method]
+    assert config["auto_map"] == {"AutoConfig": f"configuration_{method}.{spec.config_class.__name__}",
+                                  "AutoModel": f"modeling_{method}.{spec.model_class.__name__}"}
+    assert config["custom_pipelines"] == auto_map(method)["custom_pipelines"]
+    assert config["custom_pipelines"]["text-clustering"]["impl"] == "pipelines.TextClusteringPipeline"
+    shipped = remote_code_files(method)
+    assert sorted(p.name for p in tmp_path.glob("*.py")) == sorted(shipped)
+    assert all((tmp_path / name).read_text() == source for name, source in shipped.items())
     card = (tmp_path / "README.md").read_text()
-    assert "`standalone_textcluster.py`" in card and "trust_remote_code=True" in card
+    assert f"`modeling_{method}.py`" in card and "trust_remote_code=True" in card
     assert "custom_code" in front_matter(card)["tags"]
     if (source / "training_run.json").is_file():
         assert "hf-textcluster train" in card  # read the training_run.json beside it
@@ -203,7 +197,7 @@ def test_register_for_auto_class_makes_save_ship_remote_code(model, tmp_path):
         model.save_pretrained(tmp_path)
     finally:
         SCCLModel._ship_remote_code = False
-    assert (tmp_path / "standalone_textcluster.py").is_file()
+    assert (tmp_path / "modeling_sccl.py").is_file()
     assert "auto_map" in json.loads((tmp_path / "config.json").read_text())
     with pytest.raises(ValueError, match="AutoModel"):
         SCCLModel.register_for_auto_class("AutoModelForMaskedLM")
@@ -225,83 +219,3 @@ def test_write_model_card_and_the_card_command(trained_run, toy_corpus, tmp_path
     assert cli_main(["card", str(run_dir), "--output", str(tmp_path / "card.md")]) == 0
     assert (tmp_path / "card.md").read_text().startswith("---")
     assert cli_main(["card", str(tmp_path / "nowhere")]) == 2
-
-
-# ----- the self-contained remote code -----------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def standalone():
-    """The shipped remote code, imported from its file as transformers would (not as part of hf_textcluster)."""
-    path = remote_code_file("sccl")
-    spec = importlib.util.spec_from_file_location("standalone_textcluster_under_test", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses (the configs) look their module up
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        del sys.modules[spec.name]
-    return module
-
-
-def test_every_method_with_remote_code_ships_the_one_shared_file(standalone):
-    assert {str(entry[0]) for entry in REMOTE_CODE.values()} == {str(remote_code_file("sccl"))}
-    assert remote_code_file("sccl").name == "standalone_textcluster.py"
-    assert {"sccl", "decmlm"} <= set(REMOTE_CODE)
-    for model_type, (_, config_class, model_class) in REMOTE_CODE.items():
-        config_cls, model_cls = getattr(standalone, config_class), getattr(standalone, model_class)
-        assert config_cls.model_type == model_type and model_cls.config_class is config_cls
-        # the shared parts exist once: every model inherits them from the same base
-        assert issubclass(model_cls, standalone.TextClusteringModel)
-        assert issubclass(config_cls, standalone.TextClusteringConfig)
-        for name in ("predict", "predict_proba", "embed", "pool", "forward", "from_pretrained", "cluster_probabilities"):
-            assert name not in vars(model_cls), (model_class, name)
-    assert issubclass(standalone.TextClusteringPipeline, __import__("transformers").Pipeline)
-
-
-def test_remote_code_imports_nothing_but_torch_numpy_transformers():
-    tree = ast.parse(remote_code_file("sccl").read_text())
-    roots = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            roots |= {alias.name.split(".")[0] for alias in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            assert node.level == 0, "relative imports cannot be shipped"
-            roots.add(node.module.split(".")[0])
-    assert roots <= {"__future__", "dataclasses", "os", "numpy", "torch", "transformers"}, roots
-
-
-@pytest.mark.parametrize("method", sorted(REMOTE_CODE))
-def test_remote_code_predicts_like_the_package(method, standalone, model_dir_of, toy_corpus, tmp_path):
-    model_dir = model_dir_of(method)
-    texts = toy_corpus[0]
-    model_class = getattr(standalone, REMOTE_CODE[method][2])
-    remote, info = model_class.from_pretrained(model_dir, output_loading_info=True)
-    package = AutoModel.from_pretrained(model_dir)
-    assert type(remote) is model_class and remote.tokenizer is not None
-    assert not any(info[key] for key in ("missing_keys", "unexpected_keys", "mismatched_keys", "error_msgs")), info
-    np.testing.assert_array_equal(remote.predict(texts), package.predict(texts))
-    np.testing.assert_allclose(remote.predict_proba(texts), package.predict_proba(texts), rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(remote.embed(texts[:5]), package.embed(texts[:5]), rtol=1e-5, atol=1e-6)
-    # every weight of the package's model, under the same name: a save from the remote class is a full checkpoint
-    remote_state, package_state = remote.state_dict(), package.state_dict()
-    assert set(remote_state) == set(package_state)
-    for name, tensor in package_state.items():
-        torch.testing.assert_close(remote_state[name], tensor, rtol=0, atol=0, msg=name)
-    remote.save_pretrained(tmp_path)
-    assert {"model.safetensors", "tokenizer.json"} <= {p.name for p in tmp_path.iterdir()}
-    np.testing.assert_array_equal(AutoModel.from_pretrained(tmp_path).predict(texts), package.predict(texts))
-
-
-def test_remote_decmlm_keeps_the_mlm_head_and_never_runs_it(standalone, decmlm_dir, toy_corpus):
-    from hf_textcluster import DECMLMModel
-
-    remote = standalone.DECMLMModel.from_pretrained(decmlm_dir)
-    package = DECMLMModel.from_pretrained(decmlm_dir)
-    calls = []
-    remote.mlm_head.register_forward_hook(lambda module, args, output: calls.append(output.shape))
-    texts = toy_corpus[0][:6]
-    remote.predict(texts), remote.embed(texts), remote(**package.tokenize(texts))
-    clusterer = standalone.TextClusteringPipeline(model=remote, tokenizer=remote.tokenizer)
-    assert [r["cluster"] for r in clusterer(texts)] == package.predict(texts).tolist()
-    assert calls == []
-    hidden = package.encoder(**package.tokenize(texts[:2])).last_hidden_state
-    torch.testing.assert_close(remote.mlm_logits(hidden), package.mlm_logits(hidden))

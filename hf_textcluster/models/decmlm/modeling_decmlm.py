@@ -53,9 +53,6 @@ class DECMLMModel(TextClusteringPreTrainedModel):
         self.cluster_head = StudentTAssignment(config.num_clusters, hidden_size, alpha=config.alpha)
         self.post_init()
 
-    def cluster_probabilities(self, embeddings: torch.Tensor) -> torch.Tensor:
-        return self.cluster_head(embeddings)
-
     # ----- masked LM (training only) -------------------------------------------------------------------------
     def mlm_logits(self, token_states: torch.Tensor) -> torch.Tensor:
         """Vocabulary logits of encoder token states; the decoder is the encoder's input word embedding matrix."""

@@ -185,9 +185,9 @@ class DECMLMTrainer(ClusteringTrainer):
     def _embed_train_texts(self) -> np.ndarray:
         return self.model.embed(
             self.train_dataset["text"],
-            batch_size=self.args.per_device_eval_batch_size,
+            batch_size=self.encode_batch_size,
             show_progress_bar=not self.args.disable_tqdm,
-            autocast_dtype=self._inference_autocast_dtype(),
+            precision=self.precision,
         )
 
     def _set_targets(self, embeddings: np.ndarray) -> None:

@@ -23,6 +23,3 @@ class SCCLModel(TextClusteringPreTrainedModel):
     def contrast_features(self, embeddings: torch.Tensor) -> torch.Tensor:
         """z = g(ψ(x)), the features the instance contrastive loss compares."""
         return self.contrast_head(embeddings)
-
-    def cluster_probabilities(self, embeddings: torch.Tensor) -> torch.Tensor:
-        return self.cluster_head(embeddings)

@@ -12,7 +12,7 @@ from safetensors import safe_open
 from transformers import AutoConfig, AutoModel, BertForMaskedLM, pipeline
 
 import hf_textcluster  # noqa: F401  (registers the Auto classes)
-from hf_textcluster import DECMLMConfig, DECMLMModel, SCCLModel
+from hf_textcluster import DECMLMConfig, DECMLMModel
 
 TINY_ENCODER = {"model_type": "bert", "vocab_size": 50, "hidden_size": 16, "num_hidden_layers": 1,
                 "num_attention_heads": 2, "intermediate_size": 32}
@@ -22,7 +22,7 @@ TINY_ENCODER = {"model_type": "bert", "vocab_size": 50, "hidden_size": 16, "num_
 def fitted_model(tiny_encoder_dir, toy_corpus):
     torch.manual_seed(0)
     model = DECMLMModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
-    model.initialize_centroids(toy_corpus[0], random_state=0)
+    model.initialize_clusters(toy_corpus[0], random_state=0)
     return model
 
 
@@ -167,22 +167,9 @@ def test_pipeline_from_a_saved_directory(fitted_model, toy_corpus, tmp_path):
     assert calls == []
 
 
-def test_sccl_and_decmlm_checkpoints_are_not_interchangeable(fitted_model, tiny_encoder_dir, toy_corpus, tmp_path):
-    fitted_model.save_pretrained(tmp_path / "decmlm")
-    sccl = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
-    sccl.initialize_centroids(toy_corpus[0])
-    sccl.save_pretrained(tmp_path / "sccl")
-    with pytest.raises(ValueError, match="is a 'sccl' model, not 'decmlm'"):
-        DECMLMModel.from_pretrained(tmp_path / "sccl")
-    with pytest.raises(ValueError, match="is a 'decmlm' model, not 'sccl'"):
-        SCCLModel.from_pretrained(tmp_path / "decmlm")
-    with pytest.raises(ValueError, match="is a 'bert' model, not 'decmlm'"):
-        DECMLMModel.from_pretrained(tiny_encoder_dir)
-
-
 def test_predict_requires_fitted_centroids(tiny_encoder_dir, toy_corpus):
     model = DECMLMModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
-    with pytest.raises(RuntimeError, match="initialize_centroids"):
+    with pytest.raises(RuntimeError, match="initialize_clusters"):
         model.predict(toy_corpus[0])
     with pytest.raises(ValueError, match="do not fit"):
-        model.set_centroids(np.zeros((4, 32)))
+        model.init_clusters_from_kmeans(np.zeros((4, 32)))

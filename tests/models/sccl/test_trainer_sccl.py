@@ -9,7 +9,6 @@ from transformers import TrainerCallback
 
 from hf_textcluster import ClusteringTrainingArguments, SCCLModel, SCCLTrainer
 from hf_textcluster.losses import dec_kl_loss, dec_target_distribution, instance_contrastive_loss
-from hf_textcluster.training import train_clusterer
 
 
 @pytest.fixture()
@@ -35,7 +34,7 @@ def _model(tiny_encoder_dir, **kwargs):
 def test_compute_loss_is_eq7(tiny_encoder_dir, views_dataset, tmp_path):
     model = _model(tiny_encoder_dir, eta=3.0, temperature=0.7, cluster_loss_weight=0.5)
     trainer = SCCLTrainer(model=model, args=_args(tmp_path), train_dataset=views_dataset)
-    model.initialize_centroids(views_dataset["text"])
+    model.initialize_clusters(views_dataset["text"])
     batch = trainer.data_collator([views_dataset[i] for i in range(8)])
     model.eval()  # no dropout, so the direct computation sees the same embeddings
     loss = trainer.compute_loss(model, batch)
@@ -117,37 +116,6 @@ class _Interrupt(TrainerCallback):
     def on_step_end(self, args, state, control, **kwargs):
         if state.global_step == 3:
             raise KeyboardInterrupt
-
-
-def test_interrupted_training_resumes_from_last_checkpoint(tiny_encoder_dir, views_dataset, tmp_path, monkeypatch):
-    output_dir = str(tmp_path / "run")
-    overrides = dict(max_steps=4, save_steps=2, per_device_train_batch_size=16, use_cpu=True, disable_tqdm=True,
-                     bf16=False, logging_steps=1)
-    original_init = SCCLTrainer.__init__
-
-    def init_with_interrupt(self, *args, **kwargs):
-        original_init(self, *args, **kwargs)
-        self.add_callback(_Interrupt())
-
-    monkeypatch.setattr(SCCLTrainer, "__init__", init_with_interrupt)
-    with pytest.raises(KeyboardInterrupt):
-        train_clusterer("sccl", views_dataset, output_dir, encoder=str(tiny_encoder_dir), training_overrides=overrides,
-                        evaluate=False)
-    assert (tmp_path / "run" / "checkpoint-2" / "model.safetensors").is_file()
-    recorder = _StepRecorder()
-
-    def init_with_recorder(self, *args, **kwargs):
-        original_init(self, *args, **kwargs)
-        self.add_callback(recorder)
-
-    monkeypatch.setattr(SCCLTrainer, "__init__", init_with_recorder)
-    result = train_clusterer("sccl", views_dataset, output_dir, encoder=str(tiny_encoder_dir),
-                             training_overrides=overrides, evaluate=False)
-    assert result.trainer.state.global_step == 4
-    assert recorder.steps == [3, 4]  # steps 1-2 came from checkpoint-2, not from a fresh start
-    assert (tmp_path / "run" / "model.safetensors").is_file()
-    reloaded = SCCLModel.from_pretrained(output_dir)
-    np.testing.assert_array_equal(reloaded.predict(views_dataset["text"]), result.model.predict(views_dataset["text"]))
 
 
 def test_bf16_flag_really_runs_the_loss_under_autocast(tiny_encoder_dir, views_dataset, tmp_path):

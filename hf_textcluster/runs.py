@@ -1,4 +1,4 @@
-"""Training a clusterer end to end: recipe -> data with augmented views -> model -> Trainer -> saved model + metrics.
+"""Training runs: a clusterer trained end to end: recipe -> data with augmented views -> model -> Trainer -> saved model + metrics.
 
 Used by ``hf-textcluster train``, ``make demo`` and ``training/bench.py``.
 """
@@ -15,30 +15,15 @@ from transformers import set_seed
 from transformers.trainer_utils import get_last_checkpoint
 from transformers.utils import logging
 
-from .data.validation import check_num_clusters
 from .data import AUGMENTATION_FAMILIES, AUGMENTERS, add_augmented_views, load_benchmark
-from .models.decmlm import DECMLMModel
-from .models.decmlm.trainer_decmlm import DECMLMTrainer
-from .models.sccl import SCCLModel
-from .models.sccl.trainer_sccl import SCCLTrainer
+from .data.validation import check_num_clusters
+from .models import get_method
 from .recipes import load_recipe
 from .trainer import ClusteringTrainingArguments
 
 logger = logging.get_logger(__name__)
 
-# method name -> (model class, trainer class, whether it trains on augmented views)
-METHODS = {
-    "sccl": (SCCLModel, SCCLTrainer, True),
-    "decmlm": (DECMLMModel, DECMLMTrainer, False),
-}
-
 AUGMENTATIONS = tuple(AUGMENTATION_FAMILIES) + tuple(AUGMENTERS)
-
-
-def _check_method(method: str):
-    if method not in METHODS:
-        raise ValueError(f"Unknown method {method!r}; choose one of {', '.join(METHODS)}.")
-    return METHODS[method]
 
 
 def prepare_dataset(
@@ -107,7 +92,8 @@ def train_clusterer(
     Checkpoints go to ``output_dir`` as the Trainer writes them; with ``resume`` an interrupted run continues from
     the last one. ``num_clusters`` defaults to the number of classes of a labelled dataset.
     """
-    model_cls, trainer_cls, uses_views = _check_method(method)
+    spec = get_method(method)
+    uses_views = spec.uses_augmented_views
     dataset_name = dataset if isinstance(dataset, str) else None
     plan = load_recipe(method, recipe, dataset_name)
     if not uses_views and augmentation not in (None, "recipe"):
@@ -131,8 +117,8 @@ def train_clusterer(
     args = build_training_arguments(output_dir, plan["training"], training_overrides, seed=seed)
 
     last_checkpoint = get_last_checkpoint(output_dir) if resume and os.path.isdir(output_dir) else None
-    model = model_cls.from_encoder_pretrained(encoder, num_clusters=num_clusters, **config_kwargs)
-    trainer = trainer_cls(model=model, args=args, train_dataset=train_dataset, eval_dataset=train_dataset)
+    model = spec.model_class.from_encoder_pretrained(encoder, num_clusters=num_clusters, **config_kwargs)
+    trainer = spec.trainer_class(model=model, args=args, train_dataset=train_dataset, eval_dataset=train_dataset)
     if last_checkpoint:
         logger.warning(f"Resuming from {last_checkpoint}.")
     start = time.perf_counter()
@@ -151,6 +137,7 @@ def train_clusterer(
             "encoder": model.config.name_or_path,
             "seed": seed,
             "num_train_texts": len(train_dataset),
+            "precision": trainer.precision_description(),
             "config_overrides": config_overrides or {},
             "training_overrides": training_overrides or {},
             "metrics": metrics,

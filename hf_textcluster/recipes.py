@@ -1,32 +1,32 @@
 """Hyper-parameter recipes per method: ``paper`` (the paper's / authors' values) and ``cpu`` (a 2-core budget).
 
-Each ``<method>.json`` holds, per variant, ``config`` (model config fields), ``training`` (TrainingArguments
-fields), ``augmentation`` and per-dataset overrides under ``datasets``. ``training/recipes`` links here.
+Each method folder's ``recipes.json`` holds, per variant, ``config`` (model config fields), ``training``
+(TrainingArguments fields), ``augmentation`` and per-dataset overrides under ``datasets``. Precision is never set by
+a recipe: it follows the hardware (see :mod:`hf_textcluster.precision`).
 """
 
 from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 
-RECIPE_DIR = Path(__file__).resolve().parent
+from .models import METHODS, get_method
+
+
+def _variants(method: str) -> dict:
+    return json.loads(get_method(method).recipe_file.read_text())
 
 
 def available_recipes() -> dict[str, list[str]]:
-    return {
-        path.stem: [k for k in json.loads(path.read_text()) if k != "method"] for path in sorted(RECIPE_DIR.glob("*.json"))
-    }
+    return {name: [k for k in _variants(name) if k != "method"] for name in METHODS}
 
 
 def load_recipe(method: str, variant: str = "cpu", dataset: str | None = None) -> dict:
     """The recipe of ``method`` / ``variant`` with the overrides for ``dataset`` merged in."""
-    path = RECIPE_DIR / f"{method}.json"
-    if not path.is_file():
-        raise ValueError(f"No recipe for method {method!r}; recipes exist for {sorted(available_recipes())}.")
-    recipes = json.loads(path.read_text())
+    recipes = _variants(method)
     if variant not in recipes or variant == "method":
-        raise ValueError(f"Method {method!r} has no recipe {variant!r}; choose one of {available_recipes()[method]}.")
+        choices = [k for k in recipes if k != "method"]
+        raise ValueError(f"Method {method!r} has no recipe {variant!r}; choose one of {choices}.")
     recipe = copy.deepcopy(recipes[variant])
     overrides = recipe.pop("datasets", {}).get(dataset or "", {})
     for section in ("config", "training"):

@@ -1,0 +1,61 @@
+"""The method registry: what the rest of the package needs to know about each clustering method.
+
+Each ``models/<method>/__init__.py`` declares one :class:`ClusteringMethod` as ``METHOD``; ``models/__init__.py``
+lists the method folders. Auto classes, ``train_clusterer``, the CLI's ``--method`` choices, remote code, model cards
+and ``training/bench.py`` read from here; nothing else names a method.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+
+@dataclass(frozen=True)
+class ClusteringMethod:
+    """One clustering method.
+
+    Args:
+        name: the method id: ``model_type`` of its config, ``--method`` of the CLI, the key of recipes and results.
+        display_name: how tables and cards name it (``"DEC-MLM"``).
+        paper: a short reference (authors, venue, year).
+        config_class, model_class, trainer_class: its ``TextClusteringConfig`` / ``TextClusteringPreTrainedModel`` /
+            ``ClusteringTrainer`` subclasses.
+        loss_terms: the terms of its objective by the name the trainer logs them under (``loss_<name>``) and cards
+            tag them with (``loss:<name>``), each with what it is (the paper's equation).
+        uses_augmented_views: whether it trains on ``text_aug1`` / ``text_aug2`` (augmentation applies).
+        paper_results: ACC / NMI (%) its paper reports per benchmark corpus, for the results tables.
+        paper_note: what its paper reports when not on our corpora (a sentence for the results section).
+    """
+
+    name: str
+    display_name: str
+    paper: str
+    config_class: type
+    model_class: type
+    trainer_class: type
+    loss_terms: Mapping[str, str]
+    uses_augmented_views: bool = False
+    paper_results: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    paper_note: str = ""
+
+    def __post_init__(self):
+        if self.config_class.model_type != self.name:
+            raise ValueError(f"{self.config_class.__name__}.model_type must be the method id {self.name!r}.")
+        if self.model_class.config_class is not self.config_class:
+            raise ValueError(f"{self.model_class.__name__}.config_class must be {self.config_class.__name__}.")
+
+    @property
+    def folder(self) -> Path:
+        """The method's folder (``models/<method>/``): its code, ``recipes.json`` and ``model_card.md``."""
+        return Path(inspect.getfile(self.config_class)).parent
+
+    @property
+    def recipe_file(self) -> Path:
+        return self.folder / "recipes.json"
+
+    @property
+    def card_template(self) -> Path:
+        return self.folder / "model_card.md"

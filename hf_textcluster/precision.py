@@ -1,0 +1,90 @@
+"""Numerical precision chosen by the hardware: bf16 autocast only where the device runs bf16 natively.
+
+CPUs differ: with AVX-512-BF16 or AMX, bf16 autocast is ~2.8x faster than fp32 for MiniLM; on an AVX2-only CPU
+oneDNN emulates it and the same code runs 9x (inference) to 30x (training) *slower*. So nothing here assumes a CPU:
+``"auto"`` means bf16 on a CUDA device that supports it and on a CPU whose instruction set has native bf16, fp32
+everywhere else. ``$HF_TEXTCLUSTER_PRECISION`` (``auto`` / ``fp32`` / ``bf16`` / ``fp16``) overrides the default
+for a whole process.
+
+Part of the inference code that every pushed repository carries (see :mod:`hf_textcluster.hub`): imports only torch.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+
+import torch
+
+PRECISIONS = ("auto", "fp32", "bf16", "fp16")
+PRECISION_ENV = "HF_TEXTCLUSTER_PRECISION"
+_DTYPES = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+@functools.lru_cache(maxsize=None)
+def cpu_has_native_bf16() -> bool:
+    """Whether this CPU runs bf16 matrix products in hardware (AVX-512-BF16 or AMX) *and* oneDNN may use them.
+
+    oneDNN's own check is included so that ``ONEDNN_MAX_CPU_ISA=AVX2`` (which caps the kernels it picks) counts as
+    an AVX2-only CPU, as it behaves like one."""
+    cpu = getattr(torch, "cpu", None)
+    try:
+        has_instructions = bool(cpu._is_avx512_bf16_supported() or cpu._is_amx_tile_supported())
+        onednn = bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    except (AttributeError, RuntimeError):  # a torch build without these probes: assume the slow case
+        return False
+    return has_instructions and onednn
+
+
+def cpu_capability() -> str:
+    """A short description of the CPU's vector capability, for logs, benchmark tables and model cards."""
+    capability = torch.backends.cpu.get_cpu_capability()
+    extras = []
+    cpu = torch.cpu
+    for name, probe in (("AVX512-BF16", "_is_avx512_bf16_supported"), ("AMX", "_is_amx_tile_supported")):
+        try:
+            if getattr(cpu, probe)():
+                extras.append(name)
+        except (AttributeError, RuntimeError):
+            pass
+    native = "native bf16" if cpu_has_native_bf16() else "no native bf16"
+    return f"{capability}{''.join(' + ' + e for e in extras)} ({native})"
+
+
+def native_bf16(device: torch.device | str = "cpu") -> bool:
+    """Whether bf16 autocast is fast (not emulated) on ``device``."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+    if device.type == "cpu":
+        return cpu_has_native_bf16()
+    return False
+
+
+def check_precision(precision) -> str:
+    if precision is None:
+        precision = os.environ.get(PRECISION_ENV, "auto")
+    if isinstance(precision, torch.dtype):
+        precision = {torch.float32: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}.get(precision, precision)
+    if precision not in PRECISIONS:
+        raise ValueError(
+            f"`precision` must be one of {PRECISIONS} (or ${PRECISION_ENV}), got {precision!r}. 'auto' uses bf16 only "
+            "where the device runs it natively."
+        )
+    return precision
+
+
+def resolve_precision(precision: str | torch.dtype | None = "auto", device: torch.device | str = "cpu") -> str:
+    """``"fp32"``, ``"bf16"`` or ``"fp16"``: ``precision`` itself, or for ``"auto"`` (``None``: the environment's
+    default) the fastest safe choice on ``device``."""
+    precision = check_precision(precision)
+    if precision == "auto" and os.environ.get(PRECISION_ENV, "auto") != "auto":
+        precision = check_precision(os.environ[PRECISION_ENV])
+    if precision == "auto":
+        return "bf16" if native_bf16(device) else "fp32"
+    return precision
+
+
+def autocast_dtype(precision: str | torch.dtype | None = "auto", device: torch.device | str = "cpu") -> torch.dtype | None:
+    """The dtype to autocast to on ``device`` (``None``: run in fp32)."""
+    return _DTYPES[resolve_precision(precision, device)]

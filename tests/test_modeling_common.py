@@ -1,0 +1,228 @@
+"""The contract every registered method keeps (transformers' test_modeling_common habit): one suite, parametrised over
+``hf_textcluster.models.METHODS``, on the tiny encoder. A new method runs it by being registered; its own test folder
+keeps only what is specific to its paper."""
+
+from __future__ import annotations
+
+import ast
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from transformers import AutoModel, TrainerCallback, pipeline
+from transformers.dynamic_module_utils import get_class_from_dynamic_module, get_imports
+
+import hf_textcluster  # noqa: F401
+from hf_textcluster.data import load_texts
+from hf_textcluster.models import METHODS
+from hf_textcluster.remote_code import auto_map, remote_code_files
+from hf_textcluster.runs import train_clusterer
+
+METHOD_NAMES = sorted(METHODS)
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "checkpoints_eef6bf0"
+TRAIN = dict(per_device_train_batch_size=16, bf16=False, save_strategy="no", logging_steps=1, disable_tqdm=True)
+
+
+def _train(method, tiny_encoder_dir, toy_corpus, output_dir, **overrides):
+    texts, labels = toy_corpus
+    torch.manual_seed(0)
+    return train_clusterer(
+        method, load_texts(texts, labels), str(output_dir), encoder=str(tiny_encoder_dir),
+        training_overrides={**TRAIN, "max_steps": 3, **overrides}, evaluate=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def trained(tiny_encoder_dir, toy_corpus, tmp_path_factory):
+    """``trained(method)``: the directory of a real 3-step training run of that method (made on first use)."""
+    runs = {}
+
+    def get(method):
+        if method not in runs:
+            runs[method] = _train(method, tiny_encoder_dir, toy_corpus, tmp_path_factory.mktemp(method) / "run").output_dir
+        return Path(runs[method])
+
+    return get
+
+
+# ----- the registry ----------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("method", METHOD_NAMES)
+def test_registry_entry_is_complete(method):
+    spec = METHODS[method]
+    assert spec.config_class.model_type == method and spec.model_class.config_class is spec.config_class
+    assert {"paper", "cpu"} <= set(json.loads(spec.recipe_file.read_text()))
+    assert spec.card_template.is_file() and "${front_matter}" in spec.card_template.read_text()
+    assert spec.loss_terms and all(name.isidentifier() for name in spec.loss_terms)
+    # one registry feeds the package's names, the Auto classes and the CLI
+    assert getattr(hf_textcluster, spec.model_class.__name__) is spec.model_class
+    from hf_textcluster.cli import build_parser
+
+    assert build_parser().parse_args(["train", "--method", method, "--output-dir", "x"]).method == method
+
+
+# ----- training, logging, saving, loading ------------------------------------------------------------------------------
+@pytest.mark.parametrize("method", METHOD_NAMES)
+def test_trained_model_round_trips_through_auto_model_and_pipeline(method, trained, toy_corpus):
+    texts = toy_corpus[0]
+    run_dir = trained(method)
+    model = AutoModel.from_pretrained(run_dir)
+    assert type(model) is METHODS[method].model_class and model.config.centroids_initialized
+    files = {p.name for p in run_dir.iterdir()}
+    assert {"config.json", "model.safetensors", "tokenizer.json", "training_run.json"} <= files
+    assert not any(name.endswith((".bin", ".pt", ".pkl")) or name.startswith(".saving-") for name in files)
+    predictions = model.predict(texts)
+    again = METHODS[method].model_class.from_pretrained(run_dir)
+    np.testing.assert_array_equal(again.predict(texts), predictions)
+    np.testing.assert_allclose(again.predict_proba(texts), model.predict_proba(texts), rtol=1e-6, atol=1e-7)
+    clusterer = pipeline("text-clustering", model=str(run_dir))
+    assert [r["cluster"] for r in clusterer(texts)] == predictions.tolist()
+    run = json.loads((run_dir / "training_run.json").read_text())
+    assert run["method"] == method and run["precision"].startswith("fp32 (forced")
+
+
+@pytest.mark.parametrize("method", METHOD_NAMES)
+def test_logged_loss_terms_are_the_registered_ones(method, tiny_encoder_dir, toy_corpus, tmp_path):
+    result = _train(method, tiny_encoder_dir, toy_corpus, tmp_path / "run", max_steps=2)
+    logged = {key[len("loss_"):] for entry in result.trainer.state.log_history for key in entry if key.startswith("loss_")}
+    assert logged and logged <= set(METHODS[method].loss_terms), logged
+
+
+@pytest.mark.parametrize("method", METHOD_NAMES)
+def test_predict_before_fitting_is_a_clear_error(method, tiny_encoder_dir, toy_corpus, tmp_path):
+    model = METHODS[method].model_class.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    with pytest.raises(RuntimeError, match="never initialised"):
+        model.predict(toy_corpus[0][:3])
+    model.save_pretrained(tmp_path)
+    with pytest.raises(RuntimeError, match="never initialised"):
+        pipeline("text-clustering", model=str(tmp_path))
+
+
+@pytest.mark.parametrize("method", METHOD_NAMES)
+def test_loading_with_another_methods_class_is_a_clear_error(method, trained):
+    for other in METHODS.values():
+        if other.name != method:
+            with pytest.raises(ValueError, match=f"is a '{method}' model"):
+                other.model_class.from_pretrained(trained(method))
+
+
+@pytest.mark.parametrize("method", METHOD_NAMES)
+def test_loading_an_encoder_checkpoint_is_a_clear_error(method, tiny_encoder_dir):
+    with pytest.raises(ValueError, match=f"is a 'bert' model, not '{method}'"):
+        METHODS[method].model_class.from_pretrained(tiny_encoder_dir)
+
+
+@pytest.mark.parametrize("method", METHOD_NAMES)
+def test_an_edited_config_that_no_longer_fits_the_weights(method, trained, tmp_path):
+    shutil.copytree(trained(method), tmp_path / "run")
+    config = json.loads((tmp_path / "run" / "config.json").read_text())
+    config["num_clusters"] = 4
+    config.pop("id2label"), config.pop("label2id")
+    (tmp_path / "run" / "config.json").write_text(json.dumps(config))
+    with pytest.raises((ValueError, RuntimeError), match="(?i)size|shape"):
+        METHODS[method].model_class.from_pretrained(tmp_path / "run")
+
+
+@pytest.mark.parametrize(
+    "bad,error,match",
+    [(None, TypeError, "None"), ("one string", TypeError, "list of strings"), ([], ValueError, "empty"),
+     (["ok", 3], TypeError, "item 1"), (["ok", "  "], ValueError, "1")],
+)
+@pytest.mark.parametrize("method", METHOD_NAMES)
+def test_predict_rejects_bad_texts(method, trained, bad, error, match):
+    with pytest.raises(error, match=match):
+        AutoModel.from_pretrained(trained(method)).predict(bad)
+
+
+@pytest.mark.parametrize("method", METHOD_NAMES)
+def test_num_clusters_that_disagrees_with_the_checkpoint(method, trained):
+    with pytest.raises(ValueError, match="num_clusters=5"):
+        METHODS[method].model_class.from_pretrained(trained(method), num_clusters=5)
+
+
+class _InterruptAfter(TrainerCallback):
+    def __init__(self, step):
+        self.step = step
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if state.global_step == self.step:
+            raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("method", METHOD_NAMES)
+def test_an_interrupted_run_resumes_to_the_same_weights(method, tiny_encoder_dir, toy_corpus, tmp_path, monkeypatch):
+    straight = _train(method, tiny_encoder_dir, toy_corpus, tmp_path / "straight", max_steps=4).model
+    trainer_class = METHODS[method].trainer_class
+    original_init = trainer_class.__init__
+
+    def init_with_interrupt(self, *args, **kwargs):
+        original_init(self, *args, **kwargs)
+        self.add_callback(_InterruptAfter(2))
+
+    monkeypatch.setattr(trainer_class, "__init__", init_with_interrupt)
+    with pytest.raises(KeyboardInterrupt):
+        _train(method, tiny_encoder_dir, toy_corpus, tmp_path / "resumed", max_steps=4, save_strategy="steps", save_steps=2)
+    monkeypatch.setattr(trainer_class, "__init__", original_init)
+    resumed = _train(method, tiny_encoder_dir, toy_corpus, tmp_path / "resumed", max_steps=4, save_strategy="steps",
+                     save_steps=2)
+    assert resumed.trainer.state.global_step == 4
+    for name, tensor in straight.state_dict().items():
+        torch.testing.assert_close(resumed.model.state_dict()[name], tensor, rtol=1e-5, atol=1e-6, msg=name)
+
+
+# ----- remote code: the package's own classes, shipped -----------------------------------------------------------------
+ALLOWED_REMOTE_IMPORTS = {
+    "__future__", "collections", "contextlib", "dataclasses", "functools", "json", "os", "pathlib", "re", "shutil",
+    "tempfile", "typing", "numpy", "torch", "tqdm", "transformers", "huggingface_hub",
+}
+
+
+@pytest.mark.parametrize("method", METHOD_NAMES)
+def test_shipped_code_imports_only_torch_numpy_transformers(method, tmp_path):
+    files = remote_code_files(method)
+    assert f"modeling_{method}.py" in files and "pipelines.py" in files
+    for name, source in files.items():
+        (tmp_path / name).write_text(source)
+        assert set(get_imports(tmp_path / name)) <= ALLOWED_REMOTE_IMPORTS, (name, get_imports(tmp_path / name))
+        for node in ast.walk(ast.parse(source)):  # relative imports point at sibling files that are shipped too
+            if isinstance(node, ast.ImportFrom) and node.level:
+                assert node.level == 1 and f"{node.module}.py" in files, (name, node.module)
+
+
+@pytest.mark.parametrize("method", METHOD_NAMES)
+def test_remote_code_predicts_like_the_package(method, trained, toy_corpus, tmp_path):
+    """The shipped files, loaded by transformers' dynamic-module machinery, give the package's predictions."""
+    texts = toy_corpus[0]
+    shutil.copytree(trained(method), tmp_path / "repo")
+    repo = tmp_path / "repo"
+    package = AutoModel.from_pretrained(repo)
+    package.save_pretrained(repo, remote_code=True)
+    config = json.loads((repo / "config.json").read_text())
+    assert {k: config[k] for k in ("auto_map", "custom_pipelines")} == auto_map(method)
+    model_class = get_class_from_dynamic_module(config["auto_map"]["AutoModel"], str(repo))
+    assert model_class.__module__.startswith("transformers_modules.") and model_class is not type(package)
+    remote, info = model_class.from_pretrained(repo, output_loading_info=True)
+    assert not any(info[key] for key in ("missing_keys", "unexpected_keys", "mismatched_keys", "error_msgs")), info
+    np.testing.assert_array_equal(remote.predict(texts), package.predict(texts))
+    np.testing.assert_allclose(remote.predict_proba(texts), package.predict_proba(texts), rtol=1e-6, atol=1e-7)
+    pipeline_class = get_class_from_dynamic_module(config["custom_pipelines"]["text-clustering"]["impl"], str(repo))
+    clusterer = pipeline_class(model=remote, tokenizer=remote.tokenizer)
+    assert [r["cluster"] for r in clusterer(texts)] == package.predict(texts).tolist()
+    # the remote class saves a complete checkpoint back, without the package's card / remote-code options
+    remote.save_pretrained(tmp_path / "resaved")
+    np.testing.assert_array_equal(AutoModel.from_pretrained(tmp_path / "resaved").predict(texts), package.predict(texts))
+    with pytest.raises(ValueError, match="need the hf_textcluster package"):
+        remote.save_pretrained(tmp_path / "card", model_card=True)
+
+
+# ----- checkpoints made before the method registry still load and predict the same -----------------------------------
+@pytest.mark.parametrize("method", sorted(p.name for p in FIXTURES.iterdir()))
+def test_checkpoints_from_before_the_registry_predict_the_same(method):
+    expected = json.loads((FIXTURES / method / "expected_predictions.json").read_text())
+    model = AutoModel.from_pretrained(FIXTURES / method)
+    assert type(model) is METHODS[method].model_class
+    probs = model.predict_proba(expected["texts"], precision="fp32")
+    np.testing.assert_allclose(probs, np.asarray(expected["probs"]), rtol=1e-5, atol=1e-6)
+    assert probs.argmax(-1).tolist() == expected["clusters"]

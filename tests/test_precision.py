@@ -1,0 +1,94 @@
+"""Precision chosen by the hardware: bf16 only where it is native, fp32 elsewhere, forced values respected."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from hf_textcluster import ClusteringTrainingArguments, precision
+from hf_textcluster.precision import autocast_dtype, resolve_precision
+
+
+@pytest.fixture()
+def cpu_bf16(monkeypatch):
+    """``cpu_bf16(native)``: pretend the CPU has (or lacks) native bf16, as the detection sees it."""
+
+    def set_native(native: bool):
+        precision.cpu_has_native_bf16.cache_clear()
+        monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: native)
+        monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: native)
+        monkeypatch.setattr(torch.ops.mkldnn, "_is_mkldnn_bf16_supported", lambda: True)
+        monkeypatch.delenv(precision.PRECISION_ENV, raising=False)
+
+    yield set_native
+    precision.cpu_has_native_bf16.cache_clear()
+
+
+def test_auto_is_fp32_without_native_bf16(cpu_bf16, tmp_path):
+    cpu_bf16(False)
+    assert resolve_precision("auto", "cpu") == "fp32" and autocast_dtype("auto", "cpu") is None
+    args = ClusteringTrainingArguments(output_dir=str(tmp_path), report_to="none", use_cpu=True)
+    assert args.bf16 is False and args.precision_source == "auto"
+
+
+def test_auto_is_bf16_with_native_bf16(cpu_bf16, tmp_path):
+    cpu_bf16(True)
+    assert resolve_precision("auto", "cpu") == "bf16" and autocast_dtype(None, "cpu") is torch.bfloat16
+    args = ClusteringTrainingArguments(output_dir=str(tmp_path), report_to="none")
+    assert args.bf16 is True and args.use_cpu  # bf16 on a CPU needs use_cpu, set for the user
+
+
+def test_forced_values_win_over_the_hardware(cpu_bf16, tmp_path, monkeypatch):
+    cpu_bf16(False)
+    assert resolve_precision("bf16", "cpu") == "bf16" and resolve_precision(torch.float32, "cpu") == "fp32"
+    args = ClusteringTrainingArguments(output_dir=str(tmp_path), report_to="none", bf16=True)
+    assert args.bf16 is True and args.precision_source == "forced"
+    monkeypatch.setenv(precision.PRECISION_ENV, "bf16")  # the process-wide override
+    assert resolve_precision("auto", "cpu") == "bf16"
+
+
+def test_a_missing_probe_counts_as_no_native_bf16(monkeypatch):
+    precision.cpu_has_native_bf16.cache_clear()
+    monkeypatch.delattr(torch.cpu, "_is_avx512_bf16_supported")
+    try:
+        assert precision.cpu_has_native_bf16() is False
+    finally:
+        precision.cpu_has_native_bf16.cache_clear()
+
+
+def test_bad_precision_names_the_argument():
+    with pytest.raises(ValueError, match="`precision` must be one of"):
+        resolve_precision("float8")
+
+
+def test_the_onednn_isa_cap_counts_as_a_cpu_without_bf16():
+    """ONEDNN_MAX_CPU_ISA=AVX2 makes oneDNN emulate bf16 (slow): the real detection, in a fresh process, says fp32."""
+    code = "from hf_textcluster.precision import resolve_precision; print(resolve_precision('auto', 'cpu'))"
+    env = {"ONEDNN_MAX_CPU_ISA": "AVX2", "HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "fp32"
+
+
+def test_training_run_and_model_card_record_the_precision(trained_tiny_run):
+    run = json.loads((trained_tiny_run / "training_run.json").read_text())
+    assert run["precision"].startswith("fp32 (forced; CPU ")
+    from hf_textcluster.modelcard import write_model_card
+
+    card = write_model_card(trained_tiny_run, output="-", texts=["sql query"] * 3)
+    assert "| training | `precision` | fp32 (forced; CPU" in card
+
+
+@pytest.fixture()
+def trained_tiny_run(tiny_encoder_dir, toy_corpus, tmp_path):
+    from hf_textcluster.data import load_texts
+    from hf_textcluster.runs import train_clusterer
+
+    texts, labels = toy_corpus
+    train_clusterer("sccl", load_texts(texts, labels), str(tmp_path / "run"), encoder=str(tiny_encoder_dir),
+                    training_overrides={"max_steps": 1, "per_device_train_batch_size": 16, "bf16": False,
+                                        "save_strategy": "no"}, evaluate=True)
+    return tmp_path / "run"
