@@ -36,6 +36,10 @@ def _parse_pass_through(pairs: list[str]) -> dict:
 
     if not pairs:
         return {}
+    # `--bf16` alone means True, as for the other boolean flags (its default is None: chosen by the hardware)
+    pairs = [p for i, arg in enumerate(pairs)
+             for p in ([arg, "True"] if arg == "--bf16" and (i + 1 == len(pairs) or pairs[i + 1].startswith("--"))
+                       else [arg])]
     parser = HfArgumentParser(ClusteringTrainingArguments)
     (parsed,) = parser.parse_args_into_dataclasses(args=["--output_dir", "unused", *pairs])
     given = {arg.lstrip("-").split("=")[0].replace("-", "_") for arg in pairs if arg.startswith("--")}

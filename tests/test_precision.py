@@ -92,3 +92,12 @@ def trained_tiny_run(tiny_encoder_dir, toy_corpus, tmp_path):
                     training_overrides={"max_steps": 1, "per_device_train_batch_size": 16, "bf16": False,
                                         "save_strategy": "no"}, evaluate=True)
     return tmp_path / "run"
+
+
+def test_cli_bf16_flag_forces_either_way():
+    from hf_textcluster.cli import _parse_pass_through
+
+    assert _parse_pass_through(["--bf16"]) == {"bf16": True}
+    assert _parse_pass_through(["--bf16", "--max_steps", "3"]) == {"bf16": True, "max_steps": 3}
+    assert _parse_pass_through(["--bf16", "False"]) == {"bf16": False}
+    assert "bf16" not in _parse_pass_through(["--max_steps", "3"])  # not given: the hardware decides
