@@ -99,9 +99,13 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         token_states = self.encoder(**encoder_inputs).last_hidden_state
         return self.pool(token_states, attention_mask)
 
+    def cluster_features(self, embeddings: torch.Tensor) -> torch.Tensor:
+        """The space the cluster head works in: the pooled embedding itself, unless a method maps it first."""
+        return embeddings
+
     def cluster_probabilities(self, embeddings: torch.Tensor) -> torch.Tensor:
         """Soft assignment (batch x K) of pooled embeddings by the method's ``cluster_head``."""
-        return self.cluster_head(embeddings)
+        return self.cluster_head(self.cluster_features(embeddings))
 
     def forward(
         self,
@@ -165,7 +169,9 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             embeddings = self.embed(texts, batch_size=batch_size, show_progress_bar=show_progress_bar, precision=precision)
         embeddings = np.asarray(embeddings, dtype=np.float32)
         check_num_clusters(num_clusters, embeddings.shape[0])
-        kmeans = KMeans(n_clusters=num_clusters, n_init=n_init, random_state=random_state).fit(embeddings)
+        with torch.no_grad():  # k-means runs where the head does
+            features = self.cluster_features(torch.from_numpy(embeddings).to(self.device)).float().cpu().numpy()
+        kmeans = KMeans(n_clusters=num_clusters, n_init=n_init, random_state=random_state).fit(features)
         self.init_clusters_from_kmeans(kmeans.cluster_centers_)
         return kmeans.labels_
 

@@ -8,6 +8,7 @@
 <method> is any registered method (hf_textcluster.models.METHODS: sccl, decmlm, ...); its paper's numbers and
 display name come from the registry.
     python training/bench.py speed
+    python training/bench.py authors-sccl --from side_by_side.jsonl   # record timings of the authors' code, run outside
     python training/bench.py render        # re-write docs/results.md from docs/results.json
 
 Each run stores its rows in docs/results.json (keyed by section/method/dataset/seed, with the exact command, the
@@ -210,6 +211,12 @@ def _median_time(fn, repeats: int) -> float:
     return statistics.median(times)
 
 
+def _speed_variant() -> str:
+    """Rows measured with oneDNN capped (an AVX2-only CPU emulated) are kept apart from native ones."""
+    isa = os.environ.get("ONEDNN_MAX_CPU_ISA")
+    return f"oneDNN capped to {isa}" if isa else ""
+
+
 def run_speed(args, store, run_id) -> None:
     import torch
     from sentence_transformers import SentenceTransformer
@@ -219,18 +226,24 @@ def run_speed(args, store, run_id) -> None:
     from hf_textcluster import SCCLModel, SCCLTrainer
     from hf_textcluster.backbones import resolve_encoder
     from hf_textcluster.data import load_benchmark
+    from hf_textcluster.demo import DEMO_NUM_TEXTS, DEMO_STEPS
     from hf_textcluster.metrics import clustering_scores
+    from hf_textcluster.precision import native_bf16, resolve_precision
+    from hf_textcluster.runs import train_clusterer
     from hf_textcluster.trainer import ClusteringTrainingArguments, TextViewsCollator
 
+    variant = _speed_variant()
+    capped = bool(variant)
+    auto = resolve_precision("auto", "cpu")
     dataset = load_benchmark("stackoverflow", data_dir=args.data_dir, augmentation="sccl_contextual")
-    texts, labels = dataset["text"], dataset["label"]
+    texts, labels = list(dataset["text"]), dataset["label"]
     model = SCCLModel.from_encoder_pretrained(None, num_clusters=20)
-    rows = []
+    rows = [{"measure": "precision chosen by `auto` on this CPU", "value": auto,
+             "detail": f"native bf16: {native_bf16('cpu')}"}]
 
-    # (1) + (3): a training step vs the bare encoder's forward + backward on the same three views.
-    trainer = SCCLTrainer(model=model, args=ClusteringTrainingArguments(output_dir=tempfile.mkdtemp(), report_to="none"),
-                          train_dataset=dataset)
-    model.config.centroids_initialized = True
+    # (1) a training step vs the bare encoder's forward + backward on the same three views, per precision / padding.
+    trainer = SCCLTrainer(model=model, args=ClusteringTrainingArguments(output_dir=tempfile.mkdtemp(), report_to="none",
+                                                                        bf16=False), train_dataset=dataset)
     model.init_clusters_from_kmeans(torch.randn(20, model.config.encoder.hidden_size))
     batches = {}
     rng = np.random.default_rng(0)
@@ -255,60 +268,151 @@ def run_speed(args, store, run_id) -> None:
 
     model.train()
     timings = {}
-    for dtype_name, dtype in (("fp32", None), ("bf16", torch.bfloat16)):
-        for pad in (False, True):
-            for kind, step in (("bare", bare_step), ("sccl", sccl_step)):
-                step(batches[pad][0], dtype)  # warm-up
-                timings[(dtype_name, pad, kind)] = statistics.median(
-                    _median_time(lambda b=b: step(b, dtype), 1) for b in batches[pad][1:]
-                )
-    for dtype_name in ("fp32", "bf16"):
-        for pad in (False, True):
-            ratio = timings[(dtype_name, pad, "sccl")] / timings[(dtype_name, pad, "bare")]
-            rows.append({"measure": f"SCCL step / bare encoder fwd+bwd, 3 views x 64, {dtype_name}, "
-                                    f"{'pad to 32' if pad else 'dynamic padding'}",
-                         "value": round(ratio, 3), "detail": f"{timings[(dtype_name, pad, 'sccl')]:.2f}s vs "
-                                                           f"{timings[(dtype_name, pad, 'bare')]:.2f}s"})
+    # Emulated bf16 is ~30x slower per step: on a capped CPU it is timed once, with dynamic padding only.
+    settings = [("fp32", None, pad) for pad in (False, True)]
+    settings += [("bf16", torch.bfloat16, pad) for pad in ((False,) if capped else (False, True))]
+    for dtype_name, dtype, pad in settings:
+        timed = batches[pad][1:2] if (capped and dtype is not None) else batches[pad][1:]
+        for kind, step in (("bare", bare_step), ("sccl", sccl_step)):
+            step(batches[pad][0], dtype)  # warm-up
+            timings[(dtype_name, pad, kind)] = statistics.median(_median_time(lambda b=b: step(b, dtype), 1) for b in timed)
+    for dtype_name, _, pad in settings:
+        ratio = timings[(dtype_name, pad, "sccl")] / timings[(dtype_name, pad, "bare")]
+        rows.append({"measure": f"SCCL step / bare encoder fwd+bwd, 3 views x 64, {dtype_name}, "
+                                f"{'pad to 32' if pad else 'dynamic padding'}",
+                     "value": round(ratio, 3), "detail": f"{timings[(dtype_name, pad, 'sccl')]:.2f}s vs "
+                                                       f"{timings[(dtype_name, pad, 'bare')]:.2f}s"})
     base = timings[("fp32", True, "sccl")]
-    for dtype_name in ("fp32", "bf16"):
-        for pad in (False, True):
-            rows.append({"measure": f"SCCL step speed-up vs fp32 + pad to 32: {dtype_name}, "
-                                    f"{'pad to 32' if pad else 'dynamic padding'}",
-                         "value": round(base / timings[(dtype_name, pad, "sccl")], 2),
-                         "detail": f"{timings[(dtype_name, pad, 'sccl')]:.2f}s per step"})
+    for dtype_name, _, pad in settings:
+        rows.append({"measure": f"SCCL step speed-up vs fp32 + pad to 32: {dtype_name}, "
+                                f"{'pad to 32' if pad else 'dynamic padding'}",
+                     "value": round(base / timings[(dtype_name, pad, "sccl")], 2),
+                     "detail": f"{timings[(dtype_name, pad, 'sccl')]:.2f}s per step"})
 
-    # (3, quality): k-means on the encoder's embeddings computed in fp32 vs under bf16 autocast.
+    # (2) pipeline("text-clustering") vs SentenceTransformer.encode on the same 20,000 texts, same batch (128):
+    # both in fp32, and the pipeline at its default (auto) precision.
+    model.eval()
+    with tempfile.TemporaryDirectory() as model_dir:
+        model.save_pretrained(model_dir)
+        encoder = SentenceTransformer(resolve_encoder(None).name_or_path, device="cpu")
+        encoder.max_seq_length = 32
+        clusterers = {}
+        for precision in ("fp32", "auto"):
+            os.environ["HF_TEXTCLUSTER_PRECISION"] = precision
+            clusterers[precision] = pipeline("text-clustering", model=model_dir, device="cpu")
+        os.environ.pop("HF_TEXTCLUSTER_PRECISION")
+        encoder.encode(texts[:256], batch_size=128)
+        times = {"st": [], "fp32": [], "auto": []}
+        for _ in range(args.pipeline_repeats):
+            start = time.perf_counter(); encoder.encode(texts, batch_size=128); times["st"].append(time.perf_counter() - start)
+            for precision, clusterer in clusterers.items():
+                clusterer(texts[:256], batch_size=128)  # warm-up
+                start = time.perf_counter(); clusterer(texts, batch_size=128); times[precision].append(time.perf_counter() - start)
+        st = min(times["st"])
+        for precision in ("fp32", "auto"):
+            pipe = min(times[precision])
+            rows.append({"measure": f"pipeline('text-clustering') throughput / SentenceTransformer.encode (fp32), "
+                                    f"20,000 texts, batch 128, pipeline {precision}"
+                                    + (f" (= {auto})" if precision == "auto" else ""),
+                         "value": round(st / pipe, 3),
+                         "detail": f"{len(texts) / pipe:.0f} vs {len(texts) / st:.0f} texts/s (best of {args.pipeline_repeats})"})
+
+    # (3) inference paths on a trained model (the demo's SCCL run: 60 steps x 64 on 4,000 titles, fp32 training):
+    # throughput on all 20,000 texts and how the head's clusters change.
+    sample = dataset.shuffle(seed=0).select(range(DEMO_NUM_TEXTS))
+    with tempfile.TemporaryDirectory() as run_dir:
+        trained = train_clusterer("sccl", sample, run_dir, recipe="cpu", resume=False, evaluate=False, save=False,
+                                  training_overrides={"max_steps": DEMO_STEPS, "save_strategy": "no",
+                                                      "disable_tqdm": True, "bf16": False}).model.eval()
+    import copy
+
+    quantized = copy.deepcopy(trained)
+    quantized.encoder = torch.ao.quantization.quantize_dynamic(quantized.encoder, {torch.nn.Linear}, dtype=torch.qint8)
+    paths = [("fp32", trained, "fp32"), ("int8 dynamic quantization of the encoder's Linear layers", quantized, "fp32")]
+    if not capped:
+        paths.insert(1, ("bf16 autocast", trained, "bf16"))
+    reference = None
+    for name, clusterer_model, precision in paths:
+        clusterer_model.predict(texts[:256], precision=precision)  # warm-up
+        start = time.perf_counter()
+        predictions = clusterer_model.predict(texts, precision=precision)
+        seconds = time.perf_counter() - start
+        scores = clustering_scores(labels, predictions)
+        if reference is None:
+            reference = (predictions, seconds, scores)
+        rows.append({"measure": f"predict on a trained SCCL model (demo run), {name}: speed-up vs fp32 / head ACC change",
+                     "value": f"{reference[1] / seconds:.2f}x / {100 * (scores['acc'] - reference[2]['acc']):+.2f}",
+                     "detail": f"{len(texts) / seconds:.0f} texts/s, head ACC {100 * scores['acc']:.1f}, "
+                               f"{100 * (predictions == reference[0]).mean():.1f}% of texts in the fp32 cluster"})
+
+    # (4) k-means on the encoder's embeddings computed in fp32 vs under bf16 autocast (skipped when emulated).
     from sklearn.cluster import KMeans
 
-    model.eval()
-    for dtype_name, dtype in (("fp32", None), ("bf16", torch.bfloat16)):
+    fresh = SCCLModel.from_encoder_pretrained(None, num_clusters=20)
+    for dtype_name in ("fp32",) if capped else ("fp32", "bf16"):
         start = time.perf_counter()
-        emb = model.embed(texts, batch_size=128, precision=dtype_name)
+        emb = fresh.embed(texts, precision=dtype_name)
         seconds = time.perf_counter() - start
         scores = clustering_scores(labels, KMeans(20, n_init=10, random_state=0).fit_predict(emb))
         rows.append({"measure": f"k-means on MiniLM embeddings of stackoverflow, inference in {dtype_name}: ACC / NMI",
                      "value": f"{100 * scores['acc']:.1f} / {100 * scores['nmi']:.1f}",
                      "detail": f"embedding 20,000 texts took {seconds:.1f}s"})
-
-    # (2): pipeline("text-clustering") vs SentenceTransformer.encode on the same 20,000 texts (fp32, batch 64).
-    with tempfile.TemporaryDirectory() as model_dir:
-        model.save_pretrained(model_dir)
-        clusterer = pipeline("text-clustering", model=model_dir, device="cpu")
-        encoder = SentenceTransformer(resolve_encoder(None).name_or_path, device="cpu")
-        encoder.max_seq_length = 32
-        clusterer(texts[:256]), encoder.encode(texts[:256], batch_size=64)  # warm-up
-        pipe_times, st_times = [], []
-        for _ in range(args.pipeline_repeats):
-            start = time.perf_counter(); encoder.encode(texts, batch_size=64); st_times.append(time.perf_counter() - start)
-            start = time.perf_counter(); clusterer(texts, batch_size=64); pipe_times.append(time.perf_counter() - start)
-        st, pipe = min(st_times), min(pipe_times)
-        rows.append({"measure": "pipeline('text-clustering') throughput / SentenceTransformer.encode, 20,000 texts, fp32",
-                     "value": round(st / pipe, 3),
-                     "detail": f"{len(texts) / pipe:.0f} vs {len(texts) / st:.0f} texts/s (best of {args.pipeline_repeats})"})
     for i, row in enumerate(rows):
-        put_row(store, {"section": "speed", "method": "sccl", "dataset": "stackoverflow", "seed": i, "run": run_id, **row})
+        put_row(store, {"section": "speed", "method": "sccl", "dataset": "stackoverflow", "seed": i, "run": run_id,
+                        "variant": variant, **row})
         print(f"{row['measure']}: {row['value']} ({row['detail']})", flush=True)
+    store["rows"] = [r for r in store["rows"] if not (r["section"] == "speed" and r.get("variant", "") == variant
+                                                       and r["run"] != run_id)]  # a re-run replaces the old rows
     save_store(store)
+
+
+def record_authors_sccl(args, store, run_id) -> None:
+    """Record a side-by-side timing of the SCCL authors' code and ours, measured outside this repository.
+
+    The authors' code (github.com/amazon-science/sccl) is never part of this repository: it was checked out elsewhere
+    and timed by a driver that imports it unchanged and monkeypatches what a CPU-only, offline, transformers-5 run
+    needs (each patch is listed in the rows). Each line of ``--from`` is one run: ``{"who": "authors" | "ours",
+    "seconds_per_step": ..., "steps": ..., "isa": ..., "precision": ..., "patches": [...]}``."""
+    runs = [json.loads(line) for line in Path(args.source).read_text().splitlines() if line.startswith("{")]
+    for i, run in enumerate(runs):
+        put_row(store, {"section": "authors-sccl", "method": "sccl", "dataset": "stackoverflow", "seed": i,
+                        "run": run_id, **run})
+    store["rows"] = [r for r in store["rows"] if not (r["section"] == "authors-sccl" and r["run"] != run_id)]
+    save_store(store)
+
+
+def _render_authors_sccl(store: dict, rows: list[dict]) -> list[str]:
+    if not rows:
+        return []
+    out = ["## SCCL training step: ours vs the authors' code", "",
+           *_run_header(store, rows), "",
+           "Same machine, encoder (the pip-shipped all-MiniLM-L6-v2), batch 64, StackOverflow with the authors' contextual",
+           "augmentation file, max length 32, lr 1e-5 / heads x100, seconds per step between the first and the last timed",
+           "step (k-means initialisation excluded), one process at a time, torch threads 2. Ours: `train_clusterer(\"sccl\",",
+           "\"stackoverflow\", recipe=\"cpu\")` (dynamic padding, the three views in one encoder pass, the Trainer's loop).",
+           "Theirs: `SCCLvTrainer.train_step_explicit` of github.com/amazon-science/sccl (pads to 32, three encoder passes,",
+           "Adam, their DataLoader with 4 workers), run outside this repository with the patches below. *oneDNN capped to",
+           "AVX2* emulates a CPU without native bf16 (`auto` then picks fp32).", "",
+           "| run | CPU mode | precision | steps × batch | s / step |", "|---|---|---|---|---|"]
+    for r in sorted(rows, key=lambda r: r["seed"]):
+        mode = "native" if r.get("isa", "native") == "native" else f"oneDNN capped to {r['isa']}"
+        out.append(f"| {r['who']} | {mode} | {r.get('precision', 'fp32 (their code)')} | {r['steps']} × 64 | "
+                   f"{r['seconds_per_step']:.2f} |")
+    out.append("")
+    for mode in sorted({r.get("isa", "native") for r in rows}):
+        theirs = [r["seconds_per_step"] for r in rows if r["who"] == "authors" and r.get("isa", "native") == mode]
+        for precision in sorted({r.get("precision", "").split(" ")[0] for r in rows if r["who"] == "ours"}):
+            ours = [r["seconds_per_step"] for r in rows if r["who"] == "ours" and r.get("isa", "native") == mode
+                    and r.get("precision", "").startswith(precision)]
+            if theirs and ours:
+                out.append(f"- {'native' if mode == 'native' else 'capped to ' + mode}: theirs (fp32) / ours ({precision})"
+                           f" = **{statistics.mean(theirs) / statistics.mean(ours):.2f}x** "
+                           f"(means of {len(theirs)} and {len(ours)} runs)")
+    patches = next((r["patches"] for r in rows if r.get("patches")), [])
+    if patches:
+        out += ["", "Patches the authors' code needed here (applied by the driver, their files unchanged):", ""]
+        out += [f"- {p}" for p in patches]
+    return out + [""]
 
 
 # ----- rendering -----------------------------------------------------------------------------------------------------
@@ -452,14 +556,20 @@ def render(store: dict) -> str:
             out.append("")
 
     out += _summary(rows)
+    out += _render_authors_sccl(store, [r for r in rows if r["section"] == "authors-sccl"])
 
-    speed_rows = sorted([r for r in rows if r["section"] == "speed"], key=lambda r: r["seed"])
+    speed_rows = [r for r in rows if r["section"] == "speed"]
     if speed_rows:
-        out += ["## Speed (ratios measured side by side in one process)", ""]
-        out += _run_header(store, speed_rows) + [""]
-        out += ["| measure | value | detail |", "|---|---|---|"]
-        out += [f"| {r['measure']} | {r['value']} | {r['detail']} |" for r in speed_rows]
-        out.append("")
+        out += ["## Speed (ratios measured side by side in one process)", "",
+                "The machine line names the CPU and its vector capability. *oneDNN capped to AVX2*: the same CPU run with",
+                "`ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2`, which emulates a CPU without native bf16 (bf16 becomes",
+                "as slow as on an AVX2-only EPYC); `auto` then chooses fp32.", ""]
+        for variant in sorted({r.get("variant", "") for r in speed_rows}):
+            vrows = sorted([r for r in speed_rows if r.get("variant", "") == variant], key=lambda r: r["seed"])
+            out += [f"### {variant or 'Native'}", ""] + _run_header(store, vrows) + [""]
+            out += ["| measure | value | detail |", "|---|---|---|"]
+            out += [f"| {r['measure']} | {r['value']} | {r['detail']} |" for r in vrows]
+            out.append("")
     return "\n".join(out) + "\n"
 
 
@@ -467,7 +577,8 @@ def main(argv=None) -> int:
     from hf_textcluster.data import BENCHMARKS
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("section", choices=["baselines", *_methods(), "speed", "render"])
+    parser.add_argument("section", choices=["baselines", *_methods(), "speed", "authors-sccl", "render"])
+    parser.add_argument("--from", dest="source", help="authors-sccl: the JSON lines of the side-by-side runs.")
     parser.add_argument("--datasets", nargs="+", default=["all"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--data-dir", default=os.environ.get("HF_TEXTCLUSTER_DATA_DIR") or str(REPO.parent / "shared" / "data"))
@@ -491,6 +602,10 @@ def main(argv=None) -> int:
         run_baselines(args, store, run_id)
     elif args.section == "speed":
         run_speed(args, store, run_id)
+    elif args.section == "authors-sccl":
+        if not args.source:
+            parser.error("authors-sccl needs --from <side-by-side JSON lines>")
+        record_authors_sccl(args, store, run_id)
     else:
         run_method(args, store, run_id)
     print(f"Wrote {RESULTS_MD.relative_to(REPO)}")

@@ -6,7 +6,7 @@ import importlib
 
 from .registry import ClusteringMethod
 
-METHOD_FOLDERS = ("sccl", "decmlm")
+METHOD_FOLDERS = ("sccl", "decmlm", "deccrl")
 
 METHODS: dict[str, ClusteringMethod] = {}
 for _folder in METHOD_FOLDERS:

@@ -1,0 +1,87 @@
+"""DEC-CRL configuration (Yin et al., "Improving Deep Embedded Clustering via Learning Cluster-level Representations",
+COLING 2022)."""
+
+from __future__ import annotations
+
+from ...configuration_utils import TextClusteringConfig
+
+CRL_CLUSTER_CHOICES = ("argmax", "expectation", "sample")
+
+
+class DECCRLConfig(TextClusteringConfig):
+    r"""
+    Configuration of [`DECCRLModel`]: an encoder and `FC_e` to a latent space of size L (Eq. 1), SCCL's contrast head,
+    K centroids with a Student's t assignment o (Eq. 5), and the cluster-level representation learning (CRL) module:
+    T topic vectors u_t, `FC_g` making topic embeddings α_k^t = FC_g(c_k ⊕ u_t) (Eq. 10), word embeddings ρ (V x 2L),
+    β_k = softmax(ρ α_k) over the vocabulary (Eq. 11), and an inference network BoW* -> hidden -> (μ, log σ²) (Eq. 14).
+
+    Args:
+        latent_dim (`int`): L, the size of `FC_e`'s output (not given in the paper).
+        contrast_dim (`int`): output size of the contrast head (128, as SCCL).
+        alpha (`float`): degrees of freedom of the Student's t kernel, Eq. 5 (1; 10 for Biomedical).
+        temperature (`float`): τ of the contrastive loss, Eq. 2-3 (0.5).
+        num_topics (`int`): T, topics per cluster (5 for AgNews / StackOverflow, 20 for Biomedical).
+        inference_hidden_dim (`int`): width of the inference network's hidden layer (not given in the paper).
+        cluster_loss_weight (`float`): λ_c of Eq. 16.
+        reconstruction_loss_weight (`float`): λ_r of Eq. 16 (0 is the paper's "w/o CRL" ablation).
+        crl_cluster (`str`): which cluster's β_k reconstructs a text in Eq. 13, which the paper leaves open:
+            ``"argmax"`` (default: the text's cluster, argmax o_i = argmax s_i), ``"expectation"`` (E_{k~s_i} of
+            the log-likelihood) or ``"sample"`` (k drawn from s_i, as "can be sampled" in Section 3.2).
+        vocabulary (`list[str]`): the V words of the bag-of-words, fitted on the training texts before training and
+            stored with the checkpoint (so topics and the BoW survive save / load / push).
+        max_vocabulary_size (`int`): at most this many words (the most frequent, English stop words removed).
+        word_embeddings_source (`str`): where ρ came from (``"word2vec"``: trained on the corpus with gensim).
+        train_word_embeddings (`bool`): update ρ during training (the paper uses fixed Word2Vec embeddings).
+    """
+
+    model_type = "deccrl"
+
+    latent_dim: int = 128
+    contrast_dim: int = 128
+    alpha: float = 1.0
+    temperature: float = 0.5
+    num_topics: int = 5
+    inference_hidden_dim: int = 256
+    cluster_loss_weight: float = 1.0
+    reconstruction_loss_weight: float = 1.0
+    crl_cluster: str = "argmax"
+    vocabulary: list | None = None
+    max_vocabulary_size: int = 5000
+    word_embeddings_source: str = "word2vec"
+    train_word_embeddings: bool = False
+
+    def __post_init__(self, **kwargs):
+        super().__post_init__(**kwargs)
+        for name in ("latent_dim", "contrast_dim", "num_topics", "inference_hidden_dim", "max_vocabulary_size"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"`{name}` must be a positive integer, got {value!r}.")
+        for name in ("alpha", "temperature"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"`{name}` must be > 0, got {getattr(self, name)!r}.")
+        for name in ("cluster_loss_weight", "reconstruction_loss_weight"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise ValueError(f"`{name}` must be a number >= 0, got {value!r}.")
+        if self.crl_cluster not in CRL_CLUSTER_CHOICES:
+            raise ValueError(f"`crl_cluster` must be one of {CRL_CLUSTER_CHOICES}, got {self.crl_cluster!r}.")
+        if self.vocabulary is not None and (
+            not isinstance(self.vocabulary, list) or not all(isinstance(w, str) for w in self.vocabulary)
+            or len(set(self.vocabulary)) != len(self.vocabulary) or not self.vocabulary
+        ):
+            raise ValueError("`vocabulary` must be a non-empty list of distinct words (or None before fitting).")
+
+    @property
+    def vocabulary_size(self) -> int:
+        return len(self.vocabulary) if self.vocabulary else 1  # a placeholder row until the vocabulary is fitted
+
+    def card_fields(self) -> tuple[dict[str, str], list[str]]:
+        limitations = []
+        if self.reconstruction_loss_weight == 0:
+            limitations.append("- Trained without the CRL reconstruction (λ_r = 0, the paper's \"w/o CRL\" ablation).")
+        choice = {
+            "argmax": "the text's own cluster (argmax of o_i, which is also the argmax of s_i)",
+            "expectation": "the expectation over s_i of the per-cluster log-likelihoods",
+            "sample": "a cluster drawn from s_i at every step",
+        }[self.crl_cluster]
+        return {"crl_cluster_text": choice, "vocabulary_size": str(len(self.vocabulary or []))}, limitations

@@ -1,0 +1,142 @@
+"""DEC-CRL model: SCCL's encoder, contrast head and Student's t clustering in a latent space `FC_e` maps to (Eq. 1,
+5), plus the cluster-level representation learning (CRL) module, an embedded topic model whose topic embeddings are
+made from the cluster centroids (Eq. 10-15). Prediction runs the encoder, `FC_e` and the centroids only; the CRL
+weights are part of the checkpoint because they hold each cluster's topics (``cluster_topics``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from torch import nn
+
+from ...layers import ProjectionHead, StudentTAssignment
+from ...modeling_utils import TextClusteringPreTrainedModel
+from .configuration_deccrl import DECCRLConfig
+
+
+class TopicDecoder(nn.Module):
+    """The generative part of CRL: topic vectors u_t (T x L), `FC_g` (2L -> 2L) and word embeddings ρ (V x 2L).
+    ``beta(centroids)`` gives β (K x T x V): for cluster k and topic t, softmax over the vocabulary of ρ α_k^t with
+    α_k^t = FC_g(c_k ⊕ u_t) (Eq. 10-11)."""
+
+    def __init__(self, num_topics: int, latent_dim: int, vocabulary_size: int, train_word_embeddings: bool = False):
+        super().__init__()
+        self.topic_vectors = nn.Parameter(torch.empty(num_topics, latent_dim))
+        self.fc_g = nn.Linear(2 * latent_dim, 2 * latent_dim)
+        self.word_embeddings = nn.Parameter(torch.empty(vocabulary_size, 2 * latent_dim),
+                                            requires_grad=train_word_embeddings)
+
+    def reset_own_parameters(self) -> None:
+        nn.init.normal_(self.topic_vectors, std=0.02)
+        nn.init.normal_(self.word_embeddings, std=0.02)
+
+    def topic_embeddings(self, centroids: torch.Tensor) -> torch.Tensor:
+        """α (K x T x 2L) = FC_g(c_k ⊕ u_t), Eq. 10."""
+        num_clusters, num_topics = centroids.shape[0], self.topic_vectors.shape[0]
+        pairs = torch.cat([centroids.unsqueeze(1).expand(-1, num_topics, -1),
+                           self.topic_vectors.unsqueeze(0).expand(num_clusters, -1, -1)], dim=-1)
+        return self.fc_g(pairs)
+
+    def forward(self, centroids: torch.Tensor) -> torch.Tensor:
+        """β (K x T x V): each topic's distribution over the vocabulary, Eq. 11."""
+        logits = torch.einsum("ktd,vd->ktv", self.topic_embeddings(centroids.float()), self.word_embeddings.float())
+        return torch.softmax(logits, dim=-1)
+
+
+class TopicInference(nn.Module):
+    """The inference part of CRL: normalised BoW -> hidden -> (μ, log σ²) of x̂ (T-dim), Eq. 14."""
+
+    def __init__(self, vocabulary_size: int, hidden_dim: int, num_topics: int):
+        super().__init__()
+        self.hidden = nn.Sequential(nn.Linear(vocabulary_size, hidden_dim), nn.Softplus())
+        self.mu = nn.Linear(hidden_dim, num_topics)
+        self.logvar = nn.Linear(hidden_dim, num_topics)
+
+    def forward(self, bow: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        normalized = bow.float() / bow.float().sum(dim=1, keepdim=True).clamp_min(1.0)  # BoW* (empty rows stay 0)
+        hidden = self.hidden(normalized)
+        return self.mu(hidden), self.logvar(hidden)
+
+
+class DECCRLModel(TextClusteringPreTrainedModel):
+    config_class = DECCRLConfig
+    config: DECCRLConfig
+
+    def __init__(self, config: DECCRLConfig):
+        super().__init__(config)
+        hidden_size, latent = config.encoder.hidden_size, config.latent_dim
+        self.fc_e = nn.Linear(hidden_size, latent)
+        self.contrast_head = ProjectionHead(latent, latent, config.contrast_dim)
+        self.cluster_head = StudentTAssignment(config.num_clusters, latent, alpha=config.alpha)
+        self.topic_decoder = TopicDecoder(config.num_topics, latent, config.vocabulary_size, config.train_word_embeddings)
+        self.topic_inference = TopicInference(config.vocabulary_size, config.inference_hidden_dim, config.num_topics)
+        self.post_init()
+
+    def cluster_features(self, embeddings: torch.Tensor) -> torch.Tensor:
+        """h = FC_e(SentenceBERT(x)), Eq. 1: the latent space of the centroids."""
+        return self.fc_e(embeddings)
+
+    def contrast_features(self, latent: torch.Tensor) -> torch.Tensor:
+        """ṽ = the contrast head of a latent h̃ (Section 3.1)."""
+        return self.contrast_head(latent)
+
+    # ----- CRL ---------------------------------------------------------------------------------------------------------
+    def topic_word_distributions(self) -> torch.Tensor:
+        """β (K x T x V), Eq. 11."""
+        return self.topic_decoder(self.cluster_head.centroids)
+
+    def word_log_likelihoods(
+        self, bow: torch.Tensor, clusters: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """log(β_k θ_i) over the vocabulary (Eq. 13) with θ_i = softmax(x̂_i), x̂_i = μ_i + ε σ_i (Eq. 14; ε = 0 in
+        eval mode): for the cluster ``clusters[i]`` of each text (M x V) or, without ``clusters``, for every cluster
+        (M x K x V). Also returns μ and log σ² for the KL term of Eq. 15."""
+        mu, logvar = self.topic_inference(bow)
+        x_hat = mu + torch.randn_like(mu) * torch.exp(0.5 * logvar) if self.training else mu
+        theta = torch.softmax(x_hat, dim=-1)
+        beta = self.topic_word_distributions()
+        if clusters is None:
+            word_probs = torch.einsum("mt,ktv->mkv", theta, beta)
+        else:
+            word_probs = torch.einsum("mt,mtv->mv", theta, beta[clusters])
+        return torch.log(word_probs.clamp_min(1e-10)), mu, logvar
+
+    @torch.no_grad()
+    def set_vocabulary(self, vocabulary: list[str], word_embeddings: np.ndarray | torch.Tensor) -> None:
+        """Fix the BoW vocabulary (V words) and ρ (V x 2L) before training; the vocabulary-sized layers are rebuilt."""
+        word_embeddings = torch.as_tensor(np.asarray(word_embeddings), dtype=torch.float32)
+        expected = (len(vocabulary), 2 * self.config.latent_dim)
+        if tuple(word_embeddings.shape) != expected:
+            raise ValueError(f"`word_embeddings` must be V x 2L = {expected}, got {tuple(word_embeddings.shape)}.")
+        self.config.vocabulary = list(vocabulary)
+        device = self.fc_e.weight.device
+        decoder = self.topic_decoder
+        decoder.word_embeddings = nn.Parameter(word_embeddings.to(device),
+                                               requires_grad=self.config.train_word_embeddings)
+        inference = TopicInference(len(vocabulary), self.config.inference_hidden_dim, self.config.num_topics)
+        for module in inference.modules():
+            self._init_weights(module)
+        self.topic_inference = inference.to(device)
+
+    def cluster_topics(self, top_n: int = 4) -> dict[int, list[list[str]]]:
+        """Each cluster's topics as its ``top_n`` most probable words (β_k, Eq. 11): ``{k: [[w, ...] per topic]}``."""
+        self._check_clusters_initialized()
+        if not self.config.vocabulary:
+            raise RuntimeError("This DEC-CRL model has no vocabulary yet: it is fitted on the training texts.")
+        beta = self.topic_word_distributions().detach().float().cpu()
+        top = beta.topk(min(top_n, beta.shape[-1]), dim=-1).indices.numpy()
+        words = self.config.vocabulary
+        return {k: [[words[i] for i in topic] for topic in top[k]] for k in range(top.shape[0])}
+
+    def label_clusters_with_topics(self, words_per_label: int = 3) -> dict[int, str]:
+        """Name the clusters (``config.id2label``) after the top words of their first topic; returns the names."""
+        topics = self.cluster_topics(top_n=words_per_label)
+        names = {k: " · ".join(topic_list[0]) or f"cluster_{k}" for k, topic_list in topics.items()}
+        seen: dict[str, int] = {}
+        for k, name in names.items():  # two clusters may share top words: keep names unique
+            seen[name] = seen.get(name, 0) + 1
+            if seen[name] > 1:
+                names[k] = f"{name} ({k})"
+        self.config.id2label = names
+        self.config.label2id = {name: k for k, name in names.items()}
+        return names

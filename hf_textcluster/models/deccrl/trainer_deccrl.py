@@ -1,0 +1,172 @@
+"""DECCRLTrainer: the joint objective of DEC-CRL, Eq. 16 = L_CL (Eq. 2-4) + λ_c · L_Cluster (Eq. 7-9) + λ_r · L_RC
+(Eq. 13-15), and what the CRL module needs before the first step: the bag-of-words vocabulary of the training texts
+and word embeddings ρ trained on them with gensim's Word2Vec (the paper uses Word2Vec embeddings; pretrained ones
+cannot be downloaded here)."""
+
+from __future__ import annotations
+
+import json
+import os
+import zlib
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+from transformers.trainer_utils import get_last_checkpoint
+from transformers.utils import logging
+
+from ...losses import (
+    cross_view_contrastive_loss,
+    dec_kl_loss,
+    dec_target_distribution,
+    etm_reconstruction_loss,
+    gaussian_kl_loss,
+)
+from ...trainer import ClusteringTrainer, TextViewsCollator
+
+logger = logging.get_logger(__name__)
+
+# Words: letters first, then letters, digits, + and # (c++, c#, 2d), at least two characters; lowercased.
+TOKEN_PATTERN = r"(?u)\b[^\W\d_][\w+#]*[\w+#]\b"
+
+
+def _vectorizer(vocabulary=None, max_features=None):
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    return CountVectorizer(token_pattern=TOKEN_PATTERN, lowercase=True, stop_words="english",
+                           vocabulary=vocabulary, max_features=max_features)
+
+
+def fit_vocabulary(texts: Sequence[str], max_size: int) -> list[str]:
+    """The ``max_size`` most frequent words of ``texts`` (English stop words removed), in a stable order."""
+    vectorizer = _vectorizer(max_features=max_size)
+    try:
+        vectorizer.fit(texts)
+    except ValueError as err:  # nothing but stop words / digits
+        raise ValueError("The training texts have no words for DEC-CRL's bag-of-words vocabulary.") from err
+    return [str(w) for w in vectorizer.get_feature_names_out()]
+
+
+def _stable_hash(text: str) -> int:
+    """gensim seeds each word's initial vector with ``hash``, which Python randomises per process; this one is not."""
+    return zlib.crc32(text.encode("utf-8"))
+
+
+def train_word_embeddings(texts: Sequence[str], vocabulary: list[str], dim: int, seed: int = 0) -> np.ndarray:
+    """ρ (V x dim): Word2Vec (gensim, skip-gram) trained on the tokenised ``texts``; a word Word2Vec skipped gets a
+    small random vector."""
+    try:
+        from gensim.models import Word2Vec
+    except ImportError as err:
+        raise ImportError(
+            "DEC-CRL trains its word embeddings with gensim: `pip install 'hf_textcluster[deccrl]'` (or gensim)."
+        ) from err
+    analyzer = _vectorizer().build_analyzer()
+    sentences = [analyzer(text) for text in texts]
+    model = Word2Vec(sentences, vector_size=dim, window=5, min_count=1, sg=1, epochs=10, seed=seed, workers=1,
+                     hashfxn=_stable_hash)
+    rng = np.random.default_rng(seed)
+    vectors = np.stack([model.wv[w] if w in model.wv else rng.normal(0, 0.1, dim) for w in vocabulary])
+    return vectors.astype(np.float32)
+
+
+class BagOfWordsCollator(TextViewsCollator):
+    """The three tokenized views plus ``bow`` (M x V word counts of the original text over the model's vocabulary,
+    read at call time: the vocabulary is fitted when training starts)."""
+
+    def __init__(self, model, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.model = model
+        self._vectorizer = None
+        self._vocabulary = None
+
+    def __call__(self, rows: Sequence[dict[str, Any]]) -> dict[str, torch.Tensor]:
+        batch = super().__call__(rows)
+        vocabulary = self.model.config.vocabulary
+        if vocabulary is None:
+            raise RuntimeError("DEC-CRL's vocabulary is not fitted yet: `trainer.train()` fits it before step 1.")
+        if vocabulary is not self._vocabulary:
+            self._vectorizer, self._vocabulary = _vectorizer(vocabulary=vocabulary), vocabulary
+        counts = self._vectorizer.transform([row["text"] for row in rows])
+        batch["bow"] = torch.from_numpy(counts.toarray().astype(np.float32))
+        return batch
+
+
+class DECCRLTrainer(ClusteringTrainer):
+    """Trains a [`DECCRLModel`] on rows ``{text, text_aug1, text_aug2}``: the contrastive loss on the two augmented
+    views, the clustering loss and the CRL reconstruction on the original text. The three views go through the
+    encoder as one batch."""
+
+    views = {"": "text", "aug1_": "text_aug1", "aug2_": "text_aug2"}
+
+    def __init__(self, model=None, args=None, data_collator=None, **kwargs):
+        if data_collator is None and model is not None:
+            tokenizer = kwargs.get("processing_class") or getattr(model, "tokenizer", None)
+            if tokenizer is not None:
+                data_collator = BagOfWordsCollator(model, tokenizer, model.config.max_length, self.views,
+                                                   pad_to_max_length=getattr(args, "pad_to_max_length", False))
+        super().__init__(model=model, args=args, data_collator=data_collator, **kwargs)
+        dataset = self.train_dataset
+        if dataset is not None and hasattr(dataset, "column_names"):
+            missing = [c for c in ("text_aug1", "text_aug2") if c not in dataset.column_names]
+            if missing:
+                raise ValueError(
+                    f"DEC-CRL trains on two augmented views per text, but `train_dataset` lacks {missing}. Add them "
+                    "with `hf_textcluster.data.add_augmented_views(dataset, ...)` or load a benchmark with "
+                    "`augmentation=...`."
+                )
+
+    # ----- before step 1 -------------------------------------------------------------------------------------------
+    def fit_vocabulary(self) -> None:
+        """Fit the BoW vocabulary and ρ on the training texts (once: a model that has a vocabulary keeps it)."""
+        if self.model.config.vocabulary is not None:
+            return
+        texts = list(self.train_dataset["text"])
+        vocabulary = fit_vocabulary(texts, self.model.config.max_vocabulary_size)
+        rho = train_word_embeddings(texts, vocabulary, 2 * self.model.config.latent_dim, seed=self.args.seed)
+        self.model.set_vocabulary(vocabulary, rho)
+        logger.info(f"DEC-CRL vocabulary: {len(vocabulary)} words; Word2Vec embeddings of size {rho.shape[1]}.")
+
+    def initialize_clusters(self, embeddings: np.ndarray | None = None) -> None:
+        self.fit_vocabulary()
+        super().initialize_clusters(embeddings=embeddings)
+
+    def train(self, resume_from_checkpoint=None, **kwargs):
+        # A resumed run rebuilds the vocabulary-sized layers from the checkpoint's config before its weights load.
+        checkpoint = get_last_checkpoint(self.args.output_dir) if resume_from_checkpoint is True else resume_from_checkpoint
+        if checkpoint and self.model.config.vocabulary is None:
+            with open(os.path.join(checkpoint, "config.json")) as f:
+                vocabulary = json.load(f).get("vocabulary")
+            if vocabulary:
+                self.model.set_vocabulary(vocabulary, np.zeros((len(vocabulary), 2 * self.model.config.latent_dim)))
+        return super().train(resume_from_checkpoint=resume_from_checkpoint, **kwargs)
+
+    # ----- the loss ------------------------------------------------------------------------------------------------
+    def reconstruction_terms(self, model, bow: torch.Tensor, o: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The two parts of L_RC (Eq. 15): the reconstruction -E[Σ_n log p(w_{i,n} | x̂_i)] with β_k of the cluster
+        chosen by ``config.crl_cluster`` (Eq. 13), and D_KL(q(x̂ | BoW*) ‖ N(0, I))."""
+        choice = model.config.crl_cluster
+        s = torch.softmax(o, dim=-1)  # Eq. 6: s_i = softmax(o_i)
+        if choice == "expectation":
+            log_probs, mu, logvar = model.word_log_likelihoods(bow)  # M x K x V
+            reconstruction = -(s.unsqueeze(-1) * bow.unsqueeze(1) * log_probs).sum(dim=(1, 2)).mean()
+        else:
+            clusters = o.argmax(dim=-1) if choice == "argmax" else torch.multinomial(s.detach(), 1).squeeze(1)
+            log_probs, mu, logvar = model.word_log_likelihoods(bow, clusters)
+            reconstruction = etm_reconstruction_loss(bow, log_probs)
+        return reconstruction, gaussian_kl_loss(mu, logvar)
+
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        config = model.config
+        original, view1, view2 = self.encode_views(model, inputs, ("", "aug1_", "aug2_"))
+        h, h1, h2 = model.cluster_features(original), model.cluster_features(view1), model.cluster_features(view2)
+        terms = {"cross_view_cl": cross_view_contrastive_loss(
+            model.contrast_features(h1), model.contrast_features(h2), temperature=config.temperature)}
+        o = model.cluster_head(h)  # Eq. 5
+        terms["cluster_kl"] = dec_kl_loss(dec_target_distribution(o), o)  # Eq. 7-9
+        loss = terms["cross_view_cl"] + config.cluster_loss_weight * terms["cluster_kl"]
+        if config.reconstruction_loss_weight > 0:  # 0: the paper's "w/o CRL" ablation
+            terms["etm_reconstruction"], terms["etm_kl"] = self.reconstruction_terms(model, inputs["bow"], o)
+            loss = loss + config.reconstruction_loss_weight * (terms["etm_reconstruction"] + terms["etm_kl"])
+        self.record_loss_terms(**terms)
+        return (loss, {"cluster_probs": o, "embeddings": original}) if return_outputs else loss

@@ -1,0 +1,188 @@
+"""DEC-CRL: each loss term against a direct re-computation (Eq. 2-4, 7-9, 13-15), the CRL module's shapes (Eq. 10-11),
+the vocabulary and topics surviving save / load, and the choices the paper leaves open."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+from datasets import Dataset
+from transformers import AutoModel
+
+from hf_textcluster import ClusteringTrainingArguments, DECCRLConfig, DECCRLModel, DECCRLTrainer
+from hf_textcluster.losses import (
+    cross_view_contrastive_loss,
+    dec_kl_loss,
+    dec_target_distribution,
+    etm_reconstruction_loss,
+    gaussian_kl_loss,
+)
+
+
+@pytest.fixture()
+def views_dataset(toy_corpus):
+    texts, labels = toy_corpus
+    rng = np.random.default_rng(0)
+    aug = [" ".join(w for w in t.split() if rng.random() > 0.2) or t for t in texts]
+    return Dataset.from_dict({"text": texts, "text_aug1": aug, "text_aug2": texts, "label": labels})
+
+
+def _trainer(tiny_encoder_dir, dataset, tmp_path, **config):
+    torch.manual_seed(0)
+    model = DECCRLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, latent_dim=8, num_topics=2,
+                                                inference_hidden_dim=16, **config)
+    args = ClusteringTrainingArguments(output_dir=str(tmp_path / "run"), per_device_train_batch_size=16, max_steps=2,
+                                       report_to="none", disable_tqdm=True, use_cpu=True, save_strategy="no", bf16=False,
+                                       logging_steps=1)
+    return DECCRLTrainer(model=model, args=args, train_dataset=dataset)
+
+
+# ----- the loss functions, by their equations ------------------------------------------------------------------------
+def test_cross_view_contrastive_loss_is_eq_2_to_4():
+    torch.manual_seed(0)
+    v1, v2, tau = torch.randn(4, 5), torch.randn(4, 5), 0.5
+
+    def sim(a, b):
+        return float(torch.dot(a, b) / (a.norm() * b.norm()))
+
+    total = 0.0
+    for i in range(4):
+        for a, b in ((v1, v2), (v2, v1)):
+            numerator = math.exp(sim(a[i], b[i]) / tau)
+            denominator = sum(math.exp(sim(a[i], b[m]) / tau) for m in range(4) if m != i)
+            total += -math.log(numerator / denominator)
+    assert cross_view_contrastive_loss(v1, v2, tau).item() == pytest.approx(total / 4, rel=1e-5)
+    with pytest.raises(ValueError, match="at least 2"):
+        cross_view_contrastive_loss(v1[:1], v2[:1])
+
+
+def test_etm_reconstruction_and_gaussian_kl_are_eq_15():
+    torch.manual_seed(0)
+    bow = torch.tensor([[2.0, 0.0, 1.0], [0.0, 0.0, 0.0]])
+    probs = torch.softmax(torch.randn(2, 3), dim=-1)
+    expected = -(2 * math.log(float(probs[0, 0])) + math.log(float(probs[0, 2]))) / 2  # the empty text: 0
+    assert etm_reconstruction_loss(bow, probs.log()).item() == pytest.approx(expected, rel=1e-6)
+    mu, logvar = torch.randn(2, 3), torch.randn(2, 3)
+    kl = [sum(0.5 * (math.exp(float(logvar[i, j])) + float(mu[i, j]) ** 2 - 1 - float(logvar[i, j])) for j in range(3))
+          for i in range(2)]
+    assert gaussian_kl_loss(mu, logvar).item() == pytest.approx(sum(kl) / 2, rel=1e-5)
+
+
+def test_topic_decoder_is_eq_10_and_11(tiny_encoder_dir):
+    config = dict(latent_dim=4, num_topics=2, vocabulary=["a", "b", "c"])
+    model = DECCRLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, **config)
+    decoder, centroids = model.topic_decoder, model.cluster_head.centroids
+    beta = model.topic_word_distributions()
+    assert beta.shape == (3, 2, 3) and torch.allclose(beta.sum(-1), torch.ones(3, 2))
+    k, t = 1, 0
+    alpha = decoder.fc_g(torch.cat([centroids[k], decoder.topic_vectors[t]]))  # Eq. 10
+    torch.testing.assert_close(beta[k, t], torch.softmax(decoder.word_embeddings @ alpha, dim=0))  # Eq. 11
+
+
+def test_compute_loss_is_eq_16(tiny_encoder_dir, views_dataset, tmp_path):
+    trainer = _trainer(tiny_encoder_dir, views_dataset, tmp_path, cluster_loss_weight=0.7,
+                       reconstruction_loss_weight=0.3)
+    model = trainer.model
+    trainer.initialize_clusters()
+    batch = trainer.data_collator([views_dataset[i] for i in range(8)])
+    model.eval()  # no dropout and ε = 0 (x̂ = μ), so the direct re-computation sees the same numbers
+    loss = trainer.compute_loss(model, batch)
+    e = [model.encode(batch[f"{p}input_ids"], batch[f"{p}attention_mask"]) for p in ("", "aug1_", "aug2_")]
+    h, h1, h2 = (model.fc_e(x) for x in e)
+    cl = cross_view_contrastive_loss(model.contrast_head(h1), model.contrast_head(h2), 0.5)
+    o = model.cluster_head(h)
+    cluster = dec_kl_loss(dec_target_distribution(o), o)
+    mu, logvar = model.topic_inference(batch["bow"])
+    theta = torch.softmax(mu, dim=-1)
+    beta = model.topic_word_distributions()[o.argmax(-1)]  # M x T x V: each text's own cluster (argmax)
+    log_p = torch.log(torch.einsum("mt,mtv->mv", theta, beta))
+    reconstruction = -(batch["bow"] * log_p).sum(1).mean()
+    expected = cl + 0.7 * cluster + 0.3 * (reconstruction + gaussian_kl_loss(mu, logvar))
+    torch.testing.assert_close(loss, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("choice", ["expectation", "sample"])
+def test_the_other_cluster_choices_of_eq_13(choice, tiny_encoder_dir, views_dataset, tmp_path):
+    trainer = _trainer(tiny_encoder_dir, views_dataset, tmp_path, crl_cluster=choice)
+    trainer.initialize_clusters()
+    model = trainer.model.eval()
+    bow = trainer.data_collator([views_dataset[i] for i in range(6)])["bow"]
+    o = torch.softmax(torch.randn(6, 3), dim=-1)
+    reconstruction, _ = trainer.reconstruction_terms(model, bow, o)
+    log_p, _, _ = model.word_log_likelihoods(bow)  # M x K x V
+    per_cluster = -(bow.unsqueeze(1) * log_p).sum(-1)  # M x K
+    s = torch.softmax(o, dim=-1)
+    if choice == "expectation":
+        torch.testing.assert_close(reconstruction, (s * per_cluster).sum(1).mean())
+    else:  # a sampled cluster's loss lies between the best and the worst cluster's
+        assert per_cluster.min(1).values.mean() - 1e-5 <= reconstruction <= per_cluster.max(1).values.mean() + 1e-5
+
+
+def test_without_crl_skips_the_topic_model(tiny_encoder_dir, views_dataset, tmp_path):
+    trainer = _trainer(tiny_encoder_dir, views_dataset, tmp_path, reconstruction_loss_weight=0)
+    trainer.train()
+    logged = {k for entry in trainer.state.log_history for k in entry if k.startswith("loss_")}
+    assert logged == {"loss_cross_view_cl", "loss_cluster_kl"}
+
+
+# ----- vocabulary, word embeddings, topics ---------------------------------------------------------------------------
+def test_vocabulary_and_word2vec_embeddings_are_fitted_once(tiny_encoder_dir, views_dataset, tmp_path):
+    trainer = _trainer(tiny_encoder_dir, views_dataset, tmp_path)
+    model = trainer.model
+    assert model.config.vocabulary is None
+    trainer.train()
+    vocabulary = model.config.vocabulary
+    assert vocabulary and "oracle" in vocabulary and "the" not in vocabulary  # stop words removed
+    rho = model.topic_decoder.word_embeddings
+    assert rho.shape == (len(vocabulary), 16) and not rho.requires_grad and rho.abs().sum() > 0
+    assert model.topic_inference.hidden[0].in_features == len(vocabulary)
+    before = rho.detach().clone()
+    trainer.train()  # a second run keeps the vocabulary and ρ
+    assert model.config.vocabulary is vocabulary and torch.equal(model.topic_decoder.word_embeddings, before)
+
+
+def test_word2vec_embeddings_do_not_depend_on_the_process(toy_corpus):
+    import subprocess
+    import sys
+
+    code = ("from hf_textcluster.models.deccrl.trainer_deccrl import train_word_embeddings as t;"
+            "import sys; print(float(t(sys.argv[1:], ['oracle', 'sql'], 8, seed=0).sum()))")
+    runs = {subprocess.run([sys.executable, "-c", code, *toy_corpus[0][:30]], capture_output=True, text=True,
+                           check=True, env={"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin"}).stdout
+            for seed in ("1", "2")}
+    assert len(runs) == 1, runs
+
+
+def test_topics_survive_save_and_load(tiny_encoder_dir, views_dataset, tmp_path):
+    trainer = _trainer(tiny_encoder_dir, views_dataset, tmp_path)
+    trainer.train()
+    model = trainer.model
+    topics = model.cluster_topics(top_n=3)
+    assert set(topics) == {0, 1, 2} and all(len(t) == 2 and all(len(w) == 3 for w in t) for t in topics.values())
+    assert all(w in model.config.vocabulary for t in topics.values() for words in t for w in words)
+    names = model.label_clusters_with_topics()
+    assert len(set(names.values())) == 3
+    model.save_pretrained(tmp_path / "saved")
+    loaded = AutoModel.from_pretrained(tmp_path / "saved")
+    assert isinstance(loaded, DECCRLModel) and loaded.config.vocabulary == model.config.vocabulary
+    assert loaded.cluster_topics(top_n=3) == topics and loaded.config.id2label == names
+    texts = views_dataset["text"]
+    np.testing.assert_array_equal(loaded.predict(texts), model.predict(texts))
+
+
+def test_config_validation():
+    with pytest.raises(ValueError, match="crl_cluster"):
+        DECCRLConfig(crl_cluster="mean")
+    with pytest.raises(ValueError, match="vocabulary"):
+        DECCRLConfig(vocabulary=["a", "a"])
+    with pytest.raises(ValueError, match="reconstruction_loss_weight"):
+        DECCRLConfig(reconstruction_loss_weight=-1)
+    assert DECCRLConfig().crl_cluster == "argmax" and DECCRLConfig().num_topics == 5
+
+
+def test_topics_before_training_is_a_clear_error(tiny_encoder_dir):
+    model = DECCRLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    with pytest.raises(RuntimeError, match="never initialised"):
+        model.cluster_topics()
