@@ -62,6 +62,8 @@ class TextClusteringPipeline(Pipeline):
             return super().__call__([inputs], **kwargs)[0]
         if isinstance(inputs, (list, tuple)) or _is_text_column(inputs):
             texts = validate_texts(list(inputs), argument_name="inputs")
+            if set(kwargs) <= {"batch_size", "top_k"} and getattr(self.model, "tokenizer", None) is self.tokenizer:
+                return self._cluster_list(texts, **kwargs)
             order = np.argsort([-len(t) for t in texts], kind="stable")
             results = super().__call__([texts[i] for i in order], **kwargs)
             unsorted = [None] * len(texts)
@@ -69,6 +71,16 @@ class TextClusteringPipeline(Pipeline):
                 unsorted[position] = result
             return unsorted
         return super().__call__(inputs, **kwargs)  # datasets / generators stream through unchanged
+
+    def _cluster_list(self, texts: list[str], batch_size: int | None = None, top_k: int | None = None) -> list:
+        """A list in one go: the model's batched, length-sorted ``predict_proba`` (tokenizing a whole batch at once
+        instead of text by text), then the usual postprocessing. Same results as the per-text path."""
+        _, _, postprocess_params = self._sanitize_parameters(top_k=top_k)
+        batch_size = batch_size or self._batch_size or DEFAULT_ENCODE_BATCH_SIZE
+        precision = {None: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}[self._autocast_dtype]
+        probs = self.model.predict_proba(texts, batch_size=batch_size, show_progress_bar=False, precision=precision)
+        probs = torch.from_numpy(probs)
+        return [self.postprocess({"cluster_probs": row.unsqueeze(0)}, **postprocess_params) for row in probs]
 
     def preprocess(self, text, max_length=None):
         if not isinstance(text, str) or not text.strip():

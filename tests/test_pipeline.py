@@ -61,3 +61,15 @@ def test_unfitted_model_is_refused(tiny_encoder_dir, tmp_path):
     SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3).save_pretrained(tmp_path)
     with pytest.raises(RuntimeError, match="never initialised"):
         pipeline("text-clustering", model=str(tmp_path))
+
+
+def test_a_list_in_one_go_gives_the_per_text_results(model_dir, toy_corpus):
+    """Lists take the batched path (the model's predict_proba); generators the per-text one: same answers."""
+    clusterer = pipeline("text-clustering", model=str(model_dir))
+    texts = toy_corpus[0][:30]
+    batched = clusterer(texts, batch_size=7, top_k=2)
+    streamed = list(clusterer((t for t in texts), batch_size=7, top_k=2))
+    assert [[r["cluster"] for r in row] for row in batched] == [[r["cluster"] for r in row] for row in streamed]
+    for row_b, row_s in zip(batched, streamed):
+        for a, b in zip(row_b, row_s):
+            assert a["label"] == b["label"] and abs(a["score"] - b["score"]) < 1e-5

@@ -218,19 +218,11 @@ def _speed_variant() -> str:
 
 
 def run_speed(args, store, run_id) -> None:
-    import torch
-    from sentence_transformers import SentenceTransformer
-    from transformers import pipeline
 
     import hf_textcluster  # noqa: F401
-    from hf_textcluster import SCCLModel, SCCLTrainer
-    from hf_textcluster.backbones import resolve_encoder
+    from hf_textcluster import SCCLModel
     from hf_textcluster.data import load_benchmark
-    from hf_textcluster.demo import DEMO_NUM_TEXTS, DEMO_STEPS
-    from hf_textcluster.metrics import clustering_scores
     from hf_textcluster.precision import native_bf16, resolve_precision
-    from hf_textcluster.runs import train_clusterer
-    from hf_textcluster.trainer import ClusteringTrainingArguments, TextViewsCollator
 
     variant = _speed_variant()
     capped = bool(variant)
@@ -238,10 +230,49 @@ def run_speed(args, store, run_id) -> None:
     dataset = load_benchmark("stackoverflow", data_dir=args.data_dir, augmentation="sccl_contextual")
     texts, labels = list(dataset["text"]), dataset["label"]
     model = SCCLModel.from_encoder_pretrained(None, num_clusters=20)
-    rows = [{"measure": "precision chosen by `auto` on this CPU", "value": auto,
+    parts = set(args.parts)
+    rows = [{"part": "precision", "measure": "precision chosen by `auto` on this CPU", "value": auto,
              "detail": f"native bf16: {native_bf16('cpu')}"}]
 
     # (1) a training step vs the bare encoder's forward + backward on the same three views, per precision / padding.
+    step_rows = _speed_steps(args, dataset, model, capped) if "steps" in parts else []
+    rows += [{"part": "steps", **row} for row in step_rows]
+
+    # (2) pipeline("text-clustering") vs SentenceTransformer.encode on the same 20,000 texts, same batch (128):
+    # both in fp32, and the pipeline at its default (auto) precision.
+    if "pipeline" in parts:
+        rows += [{"part": "pipeline", **row} for row in _speed_pipeline(args, texts, model, auto)]
+
+    # (3) inference paths on a trained model (the demo's SCCL run: 60 steps x 64 on 4,000 titles, fp32 training):
+    # throughput on all 20,000 texts and how the head's clusters change.
+    if "inference" in parts:
+        rows += [{"part": "inference", **row} for row in _speed_inference(dataset, texts, labels, capped)]
+
+    # (4) k-means on the encoder's embeddings computed in fp32 vs under bf16 autocast (skipped when emulated).
+    if "kmeans" in parts:
+        rows += [{"part": "kmeans", **row} for row in _speed_kmeans(texts, labels, capped)]
+    offsets = {"precision": 0, "steps": 10, "pipeline": 40, "inference": 50, "kmeans": 60}
+    counts: dict[str, int] = {}
+    for row in rows:
+        part = row.pop("part")
+        seed = offsets[part] + counts.get(part, 0)
+        counts[part] = counts.get(part, 0) + 1
+        put_row(store, {"section": "speed", "method": "sccl", "dataset": "stackoverflow", "seed": seed, "run": run_id,
+                        "variant": variant, "part": part, **row})
+        print(f"{row['measure']}: {row['value']} ({row['detail']})", flush=True)
+    # a re-run replaces the rows of the parts it measured
+    store["rows"] = [r for r in store["rows"] if not (r["section"] == "speed" and r.get("variant", "") == variant
+                                                       and r["run"] != run_id and r.get("part", "steps") in counts)]
+    save_store(store)
+
+
+def _speed_steps(args, dataset, model, capped) -> list[dict]:
+    import torch
+
+    from hf_textcluster import SCCLTrainer
+    from hf_textcluster.trainer import ClusteringTrainingArguments, TextViewsCollator
+
+    rows = []
     trainer = SCCLTrainer(model=model, args=ClusteringTrainingArguments(output_dir=tempfile.mkdtemp(), report_to="none",
                                                                         bf16=False), train_dataset=dataset)
     model.init_clusters_from_kmeans(torch.randn(20, model.config.encoder.hidden_size))
@@ -289,8 +320,17 @@ def run_speed(args, store, run_id) -> None:
                      "value": round(base / timings[(dtype_name, pad, "sccl")], 2),
                      "detail": f"{timings[(dtype_name, pad, 'sccl')]:.2f}s per step"})
 
-    # (2) pipeline("text-clustering") vs SentenceTransformer.encode on the same 20,000 texts, same batch (128):
-    # both in fp32, and the pipeline at its default (auto) precision.
+    return rows
+
+
+def _speed_pipeline(args, texts, model, auto) -> list[dict]:
+
+    from sentence_transformers import SentenceTransformer
+    from transformers import pipeline
+
+    from hf_textcluster.backbones import resolve_encoder
+
+    rows = []
     model.eval()
     with tempfile.TemporaryDirectory() as model_dir:
         model.save_pretrained(model_dir)
@@ -317,15 +357,24 @@ def run_speed(args, store, run_id) -> None:
                          "value": round(st / pipe, 3),
                          "detail": f"{len(texts) / pipe:.0f} vs {len(texts) / st:.0f} texts/s (best of {args.pipeline_repeats})"})
 
-    # (3) inference paths on a trained model (the demo's SCCL run: 60 steps x 64 on 4,000 titles, fp32 training):
-    # throughput on all 20,000 texts and how the head's clusters change.
+    return rows
+
+
+def _speed_inference(dataset, texts, labels, capped) -> list[dict]:
+    import copy
+
+    import torch
+
+    from hf_textcluster.demo import DEMO_NUM_TEXTS, DEMO_STEPS
+    from hf_textcluster.metrics import clustering_scores
+    from hf_textcluster.runs import train_clusterer
+
+    rows = []
     sample = dataset.shuffle(seed=0).select(range(DEMO_NUM_TEXTS))
     with tempfile.TemporaryDirectory() as run_dir:
         trained = train_clusterer("sccl", sample, run_dir, recipe="cpu", resume=False, evaluate=False, save=False,
                                   training_overrides={"max_steps": DEMO_STEPS, "save_strategy": "no",
                                                       "disable_tqdm": True, "bf16": False}).model.eval()
-    import copy
-
     quantized = copy.deepcopy(trained)
     quantized.encoder = torch.ao.quantization.quantize_dynamic(quantized.encoder, {torch.nn.Linear}, dtype=torch.qint8)
     paths = [("fp32", trained, "fp32"), ("int8 dynamic quantization of the encoder's Linear layers", quantized, "fp32")]
@@ -345,7 +394,14 @@ def run_speed(args, store, run_id) -> None:
                      "detail": f"{len(texts) / seconds:.0f} texts/s, head ACC {100 * scores['acc']:.1f}, "
                                f"{100 * (predictions == reference[0]).mean():.1f}% of texts in the fp32 cluster"})
 
-    # (4) k-means on the encoder's embeddings computed in fp32 vs under bf16 autocast (skipped when emulated).
+    return rows
+
+
+def _speed_kmeans(texts, labels, capped) -> list[dict]:
+    from hf_textcluster import SCCLModel
+    from hf_textcluster.metrics import clustering_scores
+
+    rows = []
     from sklearn.cluster import KMeans
 
     fresh = SCCLModel.from_encoder_pretrained(None, num_clusters=20)
@@ -357,13 +413,7 @@ def run_speed(args, store, run_id) -> None:
         rows.append({"measure": f"k-means on MiniLM embeddings of stackoverflow, inference in {dtype_name}: ACC / NMI",
                      "value": f"{100 * scores['acc']:.1f} / {100 * scores['nmi']:.1f}",
                      "detail": f"embedding 20,000 texts took {seconds:.1f}s"})
-    for i, row in enumerate(rows):
-        put_row(store, {"section": "speed", "method": "sccl", "dataset": "stackoverflow", "seed": i, "run": run_id,
-                        "variant": variant, **row})
-        print(f"{row['measure']}: {row['value']} ({row['detail']})", flush=True)
-    store["rows"] = [r for r in store["rows"] if not (r["section"] == "speed" and r.get("variant", "") == variant
-                                                       and r["run"] != run_id)]  # a re-run replaces the old rows
-    save_store(store)
+    return rows
 
 
 def record_authors_sccl(args, store, run_id) -> None:
@@ -590,6 +640,8 @@ def main(argv=None) -> int:
                         help="Model config override (JSON value), e.g. mlm_loss_weight=0 for DEC-MLM's ablation.")
     parser.add_argument("--speed-repeats", type=int, default=6)
     parser.add_argument("--pipeline-repeats", type=int, default=2)
+    parser.add_argument("--parts", nargs="+", default=["steps", "pipeline", "inference", "kmeans"],
+                        choices=["steps", "pipeline", "inference", "kmeans"], help="speed: which measurements to (re)run.")
     args = parser.parse_args(argv)
     args.datasets = list(BENCHMARKS) if args.datasets == ["all"] else args.datasets
     store = load_store()
