@@ -163,7 +163,7 @@ def test_default_save_is_unchanged(model, tmp_path):
     assert "auto_map" not in json.loads((tmp_path / "config.json").read_text())
 
 
-@pytest.mark.parametrize("method", sorted(METHODS))
+@pytest.mark.parametrize("method", ["sccl", "decmlm"])  # the methods with a saved model in tests/hub/conftest.py
 def test_save_with_card_and_remote_code(method, model_dir_of, tmp_path):
     source = model_dir_of(method)
     model = AutoModel.from_pretrained(source)
