@@ -131,6 +131,15 @@ class ClusteringTrainer(Trainer):
             dataset = kwargs.get(name)
             if dataset is not None and hasattr(dataset, "column_names") and "text" not in dataset.column_names:
                 raise ValueError(f"`{name}` needs a 'text' column; it has {dataset.column_names}.")
+        dataset = kwargs.get("train_dataset")
+        if dataset is not None and hasattr(dataset, "column_names"):
+            missing = [c for c in self.views.values() if c not in dataset.column_names]
+            if missing:
+                raise ValueError(
+                    f"{type(self).__name__} trains on the columns {list(self.views.values())}, but `train_dataset` "
+                    f"lacks {missing}. Add augmented views with `hf_textcluster.data.add_augmented_views(dataset, ...)` "
+                    "or load a benchmark with `augmentation=...`."
+                )
         if data_collator is None:
             data_collator = TextViewsCollator(
                 kwargs["processing_class"],

@@ -106,15 +106,6 @@ class DECCRLTrainer(ClusteringTrainer):
                 data_collator = BagOfWordsCollator(model, tokenizer, model.config.max_length, self.views,
                                                    pad_to_max_length=getattr(args, "pad_to_max_length", False))
         super().__init__(model=model, args=args, data_collator=data_collator, **kwargs)
-        dataset = self.train_dataset
-        if dataset is not None and hasattr(dataset, "column_names"):
-            missing = [c for c in ("text_aug1", "text_aug2") if c not in dataset.column_names]
-            if missing:
-                raise ValueError(
-                    f"DEC-CRL trains on two augmented views per text, but `train_dataset` lacks {missing}. Add them "
-                    "with `hf_textcluster.data.add_augmented_views(dataset, ...)` or load a benchmark with "
-                    "`augmentation=...`."
-                )
 
     # ----- before step 1 -------------------------------------------------------------------------------------------
     def fit_vocabulary(self) -> None:

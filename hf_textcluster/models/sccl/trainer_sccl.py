@@ -17,18 +17,6 @@ class SCCLTrainer(ClusteringTrainer):
 
     views = {"": "text", "aug1_": "text_aug1", "aug2_": "text_aug2"}
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        dataset = self.train_dataset
-        if dataset is not None and hasattr(dataset, "column_names"):
-            missing = [c for c in ("text_aug1", "text_aug2") if c not in dataset.column_names]
-            if missing:
-                raise ValueError(
-                    f"SCCL trains on two augmented views per text, but `train_dataset` lacks {missing}. Add them "
-                    "with `hf_textcluster.data.add_augmented_views(dataset, ...)` or load a benchmark with "
-                    "`augmentation=...`."
-                )
-
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         config = model.config
         original, view1, view2 = self.encode_views(model, inputs, ("", "aug1_", "aug2_"))

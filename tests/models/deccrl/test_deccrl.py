@@ -8,7 +8,6 @@ import math
 import numpy as np
 import pytest
 import torch
-from datasets import Dataset
 from transformers import AutoModel
 
 from hf_textcluster import ClusteringTrainingArguments, DECCRLConfig, DECCRLModel, DECCRLTrainer
@@ -19,14 +18,6 @@ from hf_textcluster.losses import (
     etm_reconstruction_loss,
     gaussian_kl_loss,
 )
-
-
-@pytest.fixture()
-def views_dataset(toy_corpus):
-    texts, labels = toy_corpus
-    rng = np.random.default_rng(0)
-    aug = [" ".join(w for w in t.split() if rng.random() > 0.2) or t for t in texts]
-    return Dataset.from_dict({"text": texts, "text_aug1": aug, "text_aug2": texts, "label": labels})
 
 
 def _trainer(tiny_encoder_dir, dataset, tmp_path, **config):

@@ -11,14 +11,6 @@ from hf_textcluster import ClusteringTrainingArguments, SCCLModel, SCCLTrainer
 from hf_textcluster.losses import dec_kl_loss, dec_target_distribution, instance_contrastive_loss
 
 
-@pytest.fixture()
-def views_dataset(toy_corpus):
-    texts, labels = toy_corpus
-    rng = np.random.default_rng(0)
-    aug = [" ".join(w for w in t.split() if rng.random() > 0.2) or t for t in texts]
-    return Dataset.from_dict({"text": texts, "text_aug1": aug, "text_aug2": texts, "label": labels})
-
-
 def _args(tmp_path, **kwargs):
     defaults = dict(output_dir=str(tmp_path / "run"), per_device_train_batch_size=16, learning_rate=1e-4,
                     report_to="none", disable_tqdm=True, use_cpu=True, save_strategy="no", max_steps=3, seed=0)
