@@ -64,6 +64,11 @@ class TextClusteringConfig(PreTrainedConfig):
             self.id2label = {i: f"cluster_{i}" for i in range(self.num_clusters)}
             self.label2id = {name: i for i, name in self.id2label.items()}
 
+    @property
+    def has_topic_model(self) -> bool:
+        """Whether the model learns topics (``model.cluster_topics``): methods with a topic model override it."""
+        return False
+
     def card_fields(self) -> tuple[dict[str, str], list[str]]:
         """What a method's model card says that depends on this config beyond its raw hyper-parameters: the values
         of its template's ``$fields``, and lines for the card's Limitations section. Methods override it."""

@@ -169,6 +169,8 @@ def push_model_dir(
         texts = sample_texts(list(texts), max_texts)
         if label_clusters:
             name_clusters(model, texts)
+    elif label_clusters and model.config.has_topic_model:
+        name_clusters(model)
     elif label_clusters:
         raise ValueError(
             "`label_clusters` needs the training texts: pass `texts=` or `data_dir=` (the run's benchmark folder)."

@@ -103,3 +103,9 @@ def gaussian_kl_loss(mu: torch.Tensor, logvar: torch.Tensor) -> torch.Tensor:
     -½ Σ (1 + log σ² - μ² - σ²)."""
     mu, logvar = mu.float(), logvar.float()
     return (-0.5 * (1 + logvar - mu.pow(2) - logvar.exp()).sum(dim=1)).mean()
+
+
+def latent_reconstruction_loss(latent: torch.Tensor, reconstructed: torch.Tensor) -> torch.Tensor:
+    """The LSR loss of DEC-CRL's ablation (Section 5.2, "w/o CRL w LSR"): the difference between an autoencoder's
+    input h and output ĥ, as the mean squared error over all entries."""
+    return torch.nn.functional.mse_loss(reconstructed.float(), latent.float())

@@ -91,14 +91,26 @@ def keyword_labels(keywords: Mapping[int, Sequence[str]], words_per_label: int =
     return labels
 
 
-def label_clusters(model, texts: Sequence[str], words_per_label: int = 3, batch_size: int = 64) -> dict[int, str]:
-    """Name each cluster of ``model`` after its top keywords on ``texts`` and store the names as
-    ``model.config.id2label`` (what the pipeline returns as ``"label"``). Returns the names."""
-    from .data.validation import validate_texts
+def label_clusters(
+    model, texts: Sequence[str] | None = None, words_per_label: int = 3, batch_size: int = 64
+) -> dict[int, str]:
+    """Name each cluster of ``model`` and store the names as ``model.config.id2label`` (what the pipeline returns as
+    ``"label"``). A model with a topic model (DEC-CRL) is named after the words it learned (``cluster_top_words``);
+    any other after its top keywords on ``texts``. Returns the names."""
+    if model.config.has_topic_model:
+        keywords = model.cluster_top_words(top_n=words_per_label)
+    else:
+        from .data.validation import validate_texts
 
-    texts = validate_texts(texts)
-    clusters = model.predict(texts, batch_size=batch_size)
-    labels = keyword_labels(cluster_keywords(texts, clusters, model.config.num_clusters), words_per_label)
+        if texts is None:
+            raise ValueError(
+                f"`texts` is required: {type(model).__name__} learns no topics, its clusters are named after their "
+                "keywords on texts (pass the training texts)."
+            )
+        texts = validate_texts(texts)
+        clusters = model.predict(texts, batch_size=batch_size)
+        keywords = cluster_keywords(texts, clusters, model.config.num_clusters)
+    labels = keyword_labels(keywords, words_per_label)
     model.config.id2label = labels
     model.config.label2id = {name: k for k, name in labels.items()}
     return labels
@@ -238,6 +250,27 @@ def metrics_section(metrics: Mapping[str, float], dataset_name: str | None) -> s
             "(no labelled evaluation was recorded): judge it on your own data before use."
         )
     return header + "\n" + "\n".join(rows) + note
+
+
+def topics_section(model, top_n: int = 4) -> str:
+    """The topics a model learned (DEC-CRL's β_k, the paper's Table 4), or "" for a model without a topic model."""
+    if not model.config.has_topic_model or not model.config.vocabulary:
+        return ""
+    topics = model.cluster_topics(top_n=top_n)
+    id2label = model.config.id2label or {}
+    num_topics = max(len(t) for t in topics.values())
+    lines = [
+        "",
+        f"Topics the model learned for each cluster (the top {top_n} words of each of its {num_topics} topics, β_k; "
+        "`model.cluster_topics()`):",
+        "",
+        "| cluster | label | " + " | ".join(f"topic {t + 1}" for t in range(num_topics)) + " |",
+        "|---|---|" + "---|" * num_topics,
+    ]
+    for k, cluster_topics in sorted(topics.items()):
+        words = " | ".join(", ".join(topic) for topic in cluster_topics)
+        lines.append(f"| {k} | {id2label.get(k, f'cluster_{k}')} | {words} |")
+    return "\n".join(lines)
 
 
 def clusters_section(config, keywords: Mapping[int, Sequence[str]] | None, sizes: Mapping[int, int] | None) -> str:
@@ -450,7 +483,7 @@ def generate_model_card(
         "base_model_text": f"[`{base}`](https://huggingface.co/{base})" if base else "a local encoder (not on the Hub)",
         "training_data": training_data,
         "metrics_section": metrics_section(measured, dataset_name),
-        "clusters_section": clusters_section(config, keywords, sizes),
+        "clusters_section": clusters_section(config, keywords, sizes) + topics_section(model),
         "remote_code_section": remote_code_section(repo, code_name),
         "training_command": training_command(
             run, config.num_clusters, output_dir=f"runs/{repo_id.split('/')[-1]}" if repo_id else "runs/model"

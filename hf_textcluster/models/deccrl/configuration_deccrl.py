@@ -6,6 +6,7 @@ from __future__ import annotations
 from ...configuration_utils import TextClusteringConfig
 
 CRL_CLUSTER_CHOICES = ("argmax", "expectation", "sample")
+RECONSTRUCTION_MODULES = ("crl", "lsr")
 
 
 class DECCRLConfig(TextClusteringConfig):
@@ -24,6 +25,9 @@ class DECCRLConfig(TextClusteringConfig):
         inference_hidden_dim (`int`): width of the inference network's hidden layer (not given in the paper).
         cluster_loss_weight (`float`): λ_c of Eq. 16.
         reconstruction_loss_weight (`float`): λ_r of Eq. 16 (0 is the paper's "w/o CRL" ablation).
+        reconstruction_module (`str`): what λ_r weighs: ``"crl"`` (the embedded topic model, Eq. 10-15) or ``"lsr"``
+            (the paper's "w/o CRL w LSR" ablation, Section 5.2: an autoencoder L -> L/2 -> L on the latent h whose
+            mean squared reconstruction error is the loss; such a model has no topics).
         crl_cluster (`str`): which cluster's β_k reconstructs a text in Eq. 13, which the paper leaves open:
             ``"argmax"`` (default: the text's cluster, argmax o_i = argmax s_i), ``"expectation"`` (E_{k~s_i} of
             the log-likelihood) or ``"sample"`` (k drawn from s_i, as "can be sampled" in Section 3.2).
@@ -45,6 +49,7 @@ class DECCRLConfig(TextClusteringConfig):
     cluster_loss_weight: float = 1.0
     reconstruction_loss_weight: float = 1.0
     crl_cluster: str = "argmax"
+    reconstruction_module: str = "crl"
     vocabulary: list | None = None
     max_vocabulary_size: int = 5000
     word_embeddings_source: str = "word2vec"
@@ -65,11 +70,20 @@ class DECCRLConfig(TextClusteringConfig):
                 raise ValueError(f"`{name}` must be a number >= 0, got {value!r}.")
         if self.crl_cluster not in CRL_CLUSTER_CHOICES:
             raise ValueError(f"`crl_cluster` must be one of {CRL_CLUSTER_CHOICES}, got {self.crl_cluster!r}.")
+        if self.reconstruction_module not in RECONSTRUCTION_MODULES:
+            raise ValueError(
+                f"`reconstruction_module` must be one of {RECONSTRUCTION_MODULES}, got {self.reconstruction_module!r}."
+            )
         if self.vocabulary is not None and (
             not isinstance(self.vocabulary, list) or not all(isinstance(w, str) for w in self.vocabulary)
             or len(set(self.vocabulary)) != len(self.vocabulary) or not self.vocabulary
         ):
             raise ValueError("`vocabulary` must be a non-empty list of distinct words (or None before fitting).")
+
+    @property
+    def has_topic_model(self) -> bool:
+        """Whether the model holds the CRL topic model (and so a vocabulary and topics)."""
+        return self.reconstruction_module == "crl"
 
     @property
     def vocabulary_size(self) -> int:
@@ -79,6 +93,9 @@ class DECCRLConfig(TextClusteringConfig):
         limitations = []
         if self.reconstruction_loss_weight == 0:
             limitations.append("- Trained without the CRL reconstruction (λ_r = 0, the paper's \"w/o CRL\" ablation).")
+        elif not self.has_topic_model:
+            limitations.append("- Trained with a latent-space autoencoder instead of the topic model (the paper's \"w/o "
+                               "CRL w LSR\" ablation): it has no topics.")
         choice = {
             "argmax": "the text's own cluster (argmax of o_i, which is also the argmax of s_i)",
             "expectation": "the expectation over s_i of the per-cluster log-likelihoods",

@@ -58,6 +58,19 @@ class TopicInference(nn.Module):
         return self.mu(hidden), self.logvar(hidden)
 
 
+class LatentAutoencoder(nn.Module):
+    """The "LSR" of the paper's ablation (Section 5.2): h (L) -> encoder -> L/2 -> decoder -> ĥ (L)."""
+
+    def __init__(self, latent_dim: int):
+        super().__init__()
+        code_dim = max(1, latent_dim // 2)
+        self.encoder = nn.Sequential(nn.Linear(latent_dim, latent_dim), nn.ReLU(), nn.Linear(latent_dim, code_dim))
+        self.decoder = nn.Sequential(nn.Linear(code_dim, latent_dim), nn.ReLU(), nn.Linear(latent_dim, latent_dim))
+
+    def forward(self, latent: torch.Tensor) -> torch.Tensor:
+        return self.decoder(self.encoder(latent))
+
+
 class DECCRLModel(TextClusteringPreTrainedModel):
     config_class = DECCRLConfig
     config: DECCRLConfig
@@ -68,8 +81,12 @@ class DECCRLModel(TextClusteringPreTrainedModel):
         self.fc_e = nn.Linear(hidden_size, latent)
         self.contrast_head = ProjectionHead(latent, latent, config.contrast_dim)
         self.cluster_head = StudentTAssignment(config.num_clusters, latent, alpha=config.alpha)
-        self.topic_decoder = TopicDecoder(config.num_topics, latent, config.vocabulary_size, config.train_word_embeddings)
-        self.topic_inference = TopicInference(config.vocabulary_size, config.inference_hidden_dim, config.num_topics)
+        if config.has_topic_model:
+            self.topic_decoder = TopicDecoder(config.num_topics, latent, config.vocabulary_size,
+                                              config.train_word_embeddings)
+            self.topic_inference = TopicInference(config.vocabulary_size, config.inference_hidden_dim, config.num_topics)
+        else:  # the "w/o CRL w LSR" ablation
+            self.latent_autoencoder = LatentAutoencoder(latent)
         self.post_init()
 
     def cluster_features(self, embeddings: torch.Tensor) -> torch.Tensor:
@@ -104,6 +121,8 @@ class DECCRLModel(TextClusteringPreTrainedModel):
     @torch.no_grad()
     def set_vocabulary(self, vocabulary: list[str], word_embeddings: np.ndarray | torch.Tensor) -> None:
         """Fix the BoW vocabulary (V words) and ρ (V x 2L) before training; the vocabulary-sized layers are rebuilt."""
+        if not self.config.has_topic_model:
+            raise RuntimeError("A DEC-CRL model with `reconstruction_module='lsr'` has no topic model to set words of.")
         word_embeddings = torch.as_tensor(np.asarray(word_embeddings), dtype=torch.float32)
         expected = (len(vocabulary), 2 * self.config.latent_dim)
         if tuple(word_embeddings.shape) != expected:
@@ -118,25 +137,25 @@ class DECCRLModel(TextClusteringPreTrainedModel):
             self._init_weights(module)
         self.topic_inference = inference.to(device)
 
-    def cluster_topics(self, top_n: int = 4) -> dict[int, list[list[str]]]:
-        """Each cluster's topics as its ``top_n`` most probable words (β_k, Eq. 11): ``{k: [[w, ...] per topic]}``."""
+    def _check_topics(self) -> None:
         self._check_clusters_initialized()
+        if not self.config.has_topic_model:
+            raise RuntimeError("This DEC-CRL model was trained with `reconstruction_module='lsr'`: it has no topics.")
         if not self.config.vocabulary:
             raise RuntimeError("This DEC-CRL model has no vocabulary yet: it is fitted on the training texts.")
+
+    def cluster_topics(self, top_n: int = 4) -> dict[int, list[list[str]]]:
+        """Each cluster's topics as its ``top_n`` most probable words (β_k, Eq. 11): ``{k: [[w, ...] per topic]}``."""
+        self._check_topics()
         beta = self.topic_word_distributions().detach().float().cpu()
         top = beta.topk(min(top_n, beta.shape[-1]), dim=-1).indices.numpy()
         words = self.config.vocabulary
         return {k: [[words[i] for i in topic] for topic in top[k]] for k in range(top.shape[0])}
 
-    def label_clusters_with_topics(self, words_per_label: int = 3) -> dict[int, str]:
-        """Name the clusters (``config.id2label``) after the top words of their first topic; returns the names."""
-        topics = self.cluster_topics(top_n=words_per_label)
-        names = {k: " · ".join(topic_list[0]) or f"cluster_{k}" for k, topic_list in topics.items()}
-        seen: dict[str, int] = {}
-        for k, name in names.items():  # two clusters may share top words: keep names unique
-            seen[name] = seen.get(name, 0) + 1
-            if seen[name] > 1:
-                names[k] = f"{name} ({k})"
-        self.config.id2label = names
-        self.config.label2id = {name: k for k, name in names.items()}
-        return names
+    def cluster_top_words(self, top_n: int = 8) -> dict[int, list[str]]:
+        """Each cluster's ``top_n`` most probable words under an even mix of its topics (the mean over t of β_k^t):
+        the keywords ``hf_textcluster.modelcard.label_clusters`` names the clusters after."""
+        self._check_topics()
+        beta = self.topic_word_distributions().detach().float().mean(dim=1).cpu()  # K x V
+        top = beta.topk(min(top_n, beta.shape[-1]), dim=-1).indices.numpy()
+        return {k: [self.config.vocabulary[i] for i in top[k]] for k in range(top.shape[0])}

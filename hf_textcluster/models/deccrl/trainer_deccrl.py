@@ -21,6 +21,7 @@ from ...losses import (
     dec_target_distribution,
     etm_reconstruction_loss,
     gaussian_kl_loss,
+    latent_reconstruction_loss,
 )
 from ...trainer import ClusteringTrainer, TextViewsCollator
 
@@ -102,7 +103,7 @@ class DECCRLTrainer(ClusteringTrainer):
     def __init__(self, model=None, args=None, data_collator=None, **kwargs):
         if data_collator is None and model is not None:
             tokenizer = kwargs.get("processing_class") or getattr(model, "tokenizer", None)
-            if tokenizer is not None:
+            if tokenizer is not None and model.config.has_topic_model:
                 data_collator = BagOfWordsCollator(model, tokenizer, model.config.max_length, self.views,
                                                    pad_to_max_length=getattr(args, "pad_to_max_length", False))
         super().__init__(model=model, args=args, data_collator=data_collator, **kwargs)
@@ -110,7 +111,7 @@ class DECCRLTrainer(ClusteringTrainer):
     # ----- before step 1 -------------------------------------------------------------------------------------------
     def fit_vocabulary(self) -> None:
         """Fit the BoW vocabulary and ρ on the training texts (once: a model that has a vocabulary keeps it)."""
-        if self.model.config.vocabulary is not None:
+        if self.model.config.vocabulary is not None or not self.model.config.has_topic_model:
             return
         texts = list(self.train_dataset["text"])
         vocabulary = fit_vocabulary(texts, self.model.config.max_vocabulary_size)
@@ -156,8 +157,11 @@ class DECCRLTrainer(ClusteringTrainer):
         o = model.cluster_head(h)  # Eq. 5
         terms["cluster_kl"] = dec_kl_loss(dec_target_distribution(o), o)  # Eq. 7-9
         loss = terms["cross_view_cl"] + config.cluster_loss_weight * terms["cluster_kl"]
-        if config.reconstruction_loss_weight > 0:  # 0: the paper's "w/o CRL" ablation
+        if config.reconstruction_loss_weight > 0 and config.has_topic_model:  # λ_r = 0: the paper's "w/o CRL"
             terms["etm_reconstruction"], terms["etm_kl"] = self.reconstruction_terms(model, inputs["bow"], o)
             loss = loss + config.reconstruction_loss_weight * (terms["etm_reconstruction"] + terms["etm_kl"])
+        elif config.reconstruction_loss_weight > 0:  # "w/o CRL w LSR"
+            terms["lsr_reconstruction"] = latent_reconstruction_loss(h, model.latent_autoencoder(h))
+            loss = loss + config.reconstruction_loss_weight * terms["lsr_reconstruction"]
         self.record_loss_terms(**terms)
         return (loss, {"cluster_probs": o, "embeddings": original}) if return_outputs else loss

@@ -11,12 +11,14 @@ import torch
 from transformers import AutoModel
 
 from hf_textcluster import ClusteringTrainingArguments, DECCRLConfig, DECCRLModel, DECCRLTrainer
+from hf_textcluster.modelcard import generate_model_card, label_clusters
 from hf_textcluster.losses import (
     cross_view_contrastive_loss,
     dec_kl_loss,
     dec_target_distribution,
     etm_reconstruction_loss,
     gaussian_kl_loss,
+    latent_reconstruction_loss,
 )
 
 
@@ -153,17 +155,28 @@ def test_topics_survive_save_and_load(tiny_encoder_dir, views_dataset, tmp_path)
     topics = model.cluster_topics(top_n=3)
     assert set(topics) == {0, 1, 2} and all(len(t) == 2 and all(len(w) == 3 for w in t) for t in topics.values())
     assert all(w in model.config.vocabulary for t in topics.values() for words in t for w in words)
-    names = model.label_clusters_with_topics()
+    names = label_clusters(model)  # no texts: the learned words name the clusters
+    top_words = model.cluster_top_words(top_n=3)
+    assert all(names[k].startswith(" · ".join(words)) for k, words in top_words.items())  # "(k)" if two clash
     assert len(set(names.values())) == 3
+    beta = model.topic_word_distributions().mean(1)  # the even topic mix of each cluster
+    assert all(beta[k, model.config.vocabulary.index(w)] >= beta[k].topk(3).values[-1] - 1e-7
+               for k, words in top_words.items() for w in words)
     model.save_pretrained(tmp_path / "saved")
     loaded = AutoModel.from_pretrained(tmp_path / "saved")
     assert isinstance(loaded, DECCRLModel) and loaded.config.vocabulary == model.config.vocabulary
     assert loaded.cluster_topics(top_n=3) == topics and loaded.config.id2label == names
     texts = views_dataset["text"]
     np.testing.assert_array_equal(loaded.predict(texts), model.predict(texts))
+    card = generate_model_card(loaded, metrics={"acc": 0.5, "nmi": 0.5})
+    assert "| topic 1 | topic 2 |" in card
+    four = loaded.cluster_topics(top_n=4)  # the card shows four words per topic, as the paper's Table 4
+    assert all(f"| {k} | {names[k]} | {', '.join(four[k][0])} | {', '.join(four[k][1])} |" in card for k in four)
 
 
 def test_config_validation():
+    with pytest.raises(ValueError, match="reconstruction_module"):
+        DECCRLConfig(reconstruction_module="vae")
     with pytest.raises(ValueError, match="crl_cluster"):
         DECCRLConfig(crl_cluster="mean")
     with pytest.raises(ValueError, match="vocabulary"):
@@ -177,3 +190,37 @@ def test_topics_before_training_is_a_clear_error(tiny_encoder_dir):
     model = DECCRLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
     with pytest.raises(RuntimeError, match="never initialised"):
         model.cluster_topics()
+
+
+# ----- the "w/o CRL w LSR" ablation ----------------------------------------------------------------------------------
+def test_latent_reconstruction_loss_is_a_mean_squared_error():
+    h, h_hat = torch.tensor([[1.0, 2.0], [0.0, -1.0]]), torch.tensor([[0.0, 2.0], [1.0, 1.0]])
+    assert latent_reconstruction_loss(h, h_hat).item() == pytest.approx((1 + 0 + 1 + 4) / 4)
+
+
+def test_lsr_ablation_replaces_the_topic_model(tiny_encoder_dir, views_dataset, tmp_path):
+    trainer = _trainer(tiny_encoder_dir, views_dataset, tmp_path, reconstruction_module="lsr",
+                       reconstruction_loss_weight=0.5)
+    model = trainer.model
+    assert not hasattr(model, "topic_decoder") and model.latent_autoencoder.encoder[-1].out_features == 4  # L/2
+    trainer.initialize_clusters()
+    batch = trainer.data_collator([views_dataset[i] for i in range(8)])
+    assert "bow" not in batch
+    model.eval()
+    loss = trainer.compute_loss(model, batch)
+    e = [model.encode(batch[f"{p}input_ids"], batch[f"{p}attention_mask"]) for p in ("", "aug1_", "aug2_")]
+    h, h1, h2 = (model.fc_e(x) for x in e)
+    o = model.cluster_head(h)
+    expected = (cross_view_contrastive_loss(model.contrast_head(h1), model.contrast_head(h2), 0.5)
+                + dec_kl_loss(dec_target_distribution(o), o)
+                + 0.5 * ((model.latent_autoencoder(h) - h) ** 2).mean())
+    torch.testing.assert_close(loss, expected, rtol=1e-5, atol=1e-5)
+    trainer.train()
+    assert model.config.vocabulary is None
+    with pytest.raises(RuntimeError, match="no topics"):
+        model.cluster_topics()
+    model.save_pretrained(tmp_path / "lsr")
+    loaded = AutoModel.from_pretrained(tmp_path / "lsr")
+    assert loaded.config.reconstruction_module == "lsr" and hasattr(loaded, "latent_autoencoder")
+    with pytest.raises(ValueError, match="`texts` is required"):
+        label_clusters(loaded)
