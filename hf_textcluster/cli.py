@@ -68,14 +68,24 @@ def cmd_train(args, extra: list[str]) -> int:
         config_overrides=config_overrides,
         training_overrides=overrides,
         resume=not args.no_resume,
+        test_size=args.test_size,
     )
     m = result.metrics
     print(f"\nSaved {get_method(args.method).display_name} to {result.output_dir} (trained {result.train_seconds:.0f}s, "
           f"precision {result.trainer.precision_description()})")
+    if result.test_dataset is not None:
+        print(f"Scored on the {len(result.test_dataset)} held-out texts (never trained on).")
     if "eval_acc" in m:
         print(f"cluster head         : {_format_scores({k[5:]: v for k, v in m.items() if k.startswith('eval_')})}")
         print(f"k-means on embeddings: {_format_scores({k[12:]: v for k, v in m.items() if k.startswith('eval_kmeans_')})}")
     return 0
+
+
+def _count_or_fraction(value: str) -> int | float:
+    try:
+        return float(value) if "." in value else int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of texts (1600) or a fraction (0.2), got {value!r}")
 
 
 def _user_dataset(args):
@@ -85,7 +95,7 @@ def _user_dataset(args):
         raise SystemExit("error: pass --dataset <benchmark> or --input <file> (csv/jsonl/parquet/txt).")
     if args.num_clusters is None:
         raise SystemExit("error: --num-clusters is required when training on your own file.")
-    return load_text_file(args.input, text_column=args.text_column)
+    return load_text_file(args.input, text_column=args.text_column, label_column=args.label_column)
 
 
 def cmd_predict(args, extra) -> int:
@@ -226,6 +236,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--dataset", help="A benchmark corpus name (or use --input).")
     train.add_argument("--input", help="Your own texts: csv / jsonl / parquet / txt.")
     train.add_argument("--text-column", default="text")
+    train.add_argument("--label-column", help="Known classes of your file: only scored against (ACC / NMI), never "
+                                              "trained on.")
     train.add_argument("--output-dir", required=True)
     train.add_argument("--encoder", help="Hub id or local path (default: the pip-shipped all-MiniLM-L6-v2).")
     train.add_argument("--recipe", default="cpu", help="Recipe variant: 'cpu' (default) or 'paper'.")
@@ -234,6 +246,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--config", action="append", metavar="KEY=VALUE", help="Model config override, e.g. eta=5.")
     train.add_argument("--no-resume", action="store_true", help="Ignore checkpoints already in --output-dir.")
+    train.add_argument("--test-size", type=_count_or_fraction, metavar="N|F",
+                       help="Hold out N texts (or a fraction F < 1), stratified by label; evaluate on them only.")
     _add_data_args(train)
     train.set_defaults(func=cmd_train)
 

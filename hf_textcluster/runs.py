@@ -46,6 +46,24 @@ def prepare_dataset(
     return dataset
 
 
+def split_held_out(
+    dataset: datasets.Dataset, test_size: int | float, seed: int = 0
+) -> tuple[datasets.Dataset, datasets.Dataset]:
+    """(train, test): ``test_size`` texts (a count, or a fraction in (0, 1)) held out, stratified by ``label`` when
+    the dataset has class labels; the split depends on ``seed`` only, not on the training seed."""
+    n = len(dataset)
+    if isinstance(test_size, bool) or not isinstance(test_size, (int, float)) or not (
+        (isinstance(test_size, int) and 1 <= test_size < n) or (isinstance(test_size, float) and 0 < test_size < 1)
+    ):
+        raise ValueError(
+            f"`test_size` must be a number of texts in [1, {n - 1}] or a fraction in (0, 1), got {test_size!r}."
+        )
+    label = dataset.features.get("label")
+    stratify = "label" if isinstance(label, datasets.ClassLabel) else None
+    parts = dataset.train_test_split(test_size=test_size, seed=seed, stratify_by_column=stratify)
+    return parts["train"], parts["test"]
+
+
 @dataclass
 class TrainingResult:
     model: object
@@ -53,6 +71,7 @@ class TrainingResult:
     metrics: dict
     output_dir: str
     train_seconds: float
+    test_dataset: datasets.Dataset | None = None  # the held-out texts (``test_size``), never trained on
 
 
 def build_training_arguments(output_dir: str, recipe_training: dict, overrides: dict | None = None, seed: int = 0):
@@ -86,11 +105,15 @@ def train_clusterer(
     resume: bool = True,
     evaluate: bool = True,
     save: bool = True,
+    test_size: int | float | None = None,
+    split_seed: int = 0,
 ) -> TrainingResult:
     """Train ``method`` on a benchmark (by name) or a Dataset, save it to ``output_dir`` and evaluate it.
 
     Checkpoints go to ``output_dir`` as the Trainer writes them; with ``resume`` an interrupted run continues from
-    the last one. ``num_clusters`` defaults to the number of classes of a labelled dataset.
+    the last one. ``num_clusters`` defaults to the number of classes of a labelled dataset. With ``test_size`` (a
+    number of texts or a fraction), that many texts are held out (stratified by label, split by ``split_seed``):
+    the model never trains on them and the evaluation is on them (``TrainingResult.test_dataset``).
     """
     spec = get_method(method)
     uses_views = spec.uses_augmented_views
@@ -105,6 +128,9 @@ def train_clusterer(
             augmentation = "virtual" if not {"text_aug1", "text_aug2"} <= set(dataset.column_names) else None
     set_seed(seed)
     train_dataset = prepare_dataset(dataset, augmentation, data_dir=data_dir, seed=seed)
+    test_dataset = None
+    if test_size is not None:
+        train_dataset, test_dataset = split_held_out(train_dataset, test_size, seed=split_seed)
     if num_clusters is None:
         label_feature = train_dataset.features.get("label")
         if label_feature is None:
@@ -118,7 +144,8 @@ def train_clusterer(
 
     last_checkpoint = get_last_checkpoint(output_dir) if resume and os.path.isdir(output_dir) else None
     model = spec.model_class.from_encoder_pretrained(encoder, num_clusters=num_clusters, **config_kwargs)
-    trainer = spec.trainer_class(model=model, args=args, train_dataset=train_dataset, eval_dataset=train_dataset)
+    trainer = spec.trainer_class(model=model, args=args, train_dataset=train_dataset,
+                                 eval_dataset=test_dataset if test_dataset is not None else train_dataset)
     if last_checkpoint:
         logger.warning(f"Resuming from {last_checkpoint}.")
     start = time.perf_counter()
@@ -137,6 +164,8 @@ def train_clusterer(
             "encoder": model.config.name_or_path,
             "seed": seed,
             "num_train_texts": len(train_dataset),
+            **({"num_test_texts": len(test_dataset), "test_size": test_size, "split_seed": split_seed}
+               if test_dataset is not None else {}),
             "precision": trainer.precision_description(),
             "config_overrides": config_overrides or {},
             "training_overrides": training_overrides or {},
@@ -144,4 +173,5 @@ def train_clusterer(
         }
         with open(os.path.join(output_dir, "training_run.json"), "w") as f:
             json.dump(run_info, f, indent=2)
-    return TrainingResult(model=model, trainer=trainer, metrics=metrics, output_dir=output_dir, train_seconds=train_seconds)
+    return TrainingResult(model=model, trainer=trainer, metrics=metrics, output_dir=output_dir,
+                          train_seconds=train_seconds, test_dataset=test_dataset)

@@ -53,3 +53,36 @@ def test_train_on_own_file_needs_num_clusters(tmp_path):
     data.write_text("a b\nc d\n")
     with pytest.raises(SystemExit, match="num-clusters"):
         main(["train", "--method", "sccl", "--input", str(data), "--output-dir", str(tmp_path / "o")])
+
+
+def test_held_out_split_is_stratified_and_never_trained_on(tiny_encoder_dir, toy_corpus, tmp_path, capsys):
+    from hf_textcluster.data import load_texts
+    from hf_textcluster.runs import split_held_out
+
+    texts, labels = toy_corpus
+    dataset = load_texts(texts, labels).add_column("row", list(range(len(texts))))
+    train, test = split_held_out(dataset, 30, seed=0)
+    assert len(test) == 30 and sorted(test["label"]) == [0] * 10 + [1] * 10 + [2] * 10  # stratified
+    assert len(train) == 90 and not set(train["row"]) & set(test["row"])
+    again_train, again_test = split_held_out(dataset, 30, seed=0)
+    assert again_test["text"] == test["text"]  # fixed by the split seed
+    for bad in (0, 120, 1.0, -0.1, True):
+        with pytest.raises(ValueError, match="`test_size`"):
+            split_held_out(dataset, bad)
+
+    data = tmp_path / "texts.csv"
+    data.write_text("text,label\n" + "\n".join(f"{t},{y}" for t, y in zip(texts, labels)))
+    out_dir = tmp_path / "held"
+    assert main([
+        "train", "--method", "sccl", "--input", str(data), "--num-clusters", "3", "--encoder", str(tiny_encoder_dir),
+        "--label-column", "label", "--augmentation", "word_deletion", "--output-dir", str(out_dir), "--test-size",
+        "0.25", "--max_steps", "1",
+        "--per_device_train_batch_size", "8", "--bf16", "false", "--save_strategy", "no", "--disable_tqdm", "true",
+    ]) == 0
+    out = capsys.readouterr().out
+    assert "Scored on the 30 held-out texts" in out and "cluster head" in out
+    run = json.loads((out_dir / "training_run.json").read_text())
+    assert (run["num_train_texts"], run["num_test_texts"]) == (90, 30)
+    with pytest.raises(SystemExit):
+        main(["train", "--method", "sccl", "--input", str(data), "--num-clusters", "3", "--output-dir",
+              str(out_dir), "--test-size", "many"])

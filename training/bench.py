@@ -154,39 +154,62 @@ def run_baselines(args, store, run_id) -> None:
 def run_method(args, store, run_id) -> None:
     import torch
 
+    from hf_textcluster.baselines import EmbeddingKMeans
     from hf_textcluster.data import CORPORA
     from hf_textcluster.metrics import clustering_scores
     from hf_textcluster.trainer import evaluate_clusterer
     from hf_textcluster.runs import train_clusterer
 
+    spec = _methods()[args.section]
+    variant = args.variant
+    if args.held_out:
+        missing = [name for name in args.datasets if name not in spec.paper_test_sizes]
+        if missing:
+            raise SystemExit(f"error: --held-out: the {spec.display_name} paper gives no test split for {missing} "
+                             f"(it has {sorted(spec.paper_test_sizes) or 'none'}).")
+        variant = f"{variant}, held-out split" if variant else "held-out split"
     overrides = {"save_strategy": "no", "disable_tqdm": True, "logging_steps": 100}
     if args.max_steps:
         overrides["max_steps"] = args.max_steps
+    done = {(r["dataset"], r.get("seed")) for r in store["rows"]
+            if r["section"] == "method" and r["method"] == args.section and r.get("variant", "") == variant}
     for name in args.datasets:
         for seed in args.seeds:
+            if args.skip_done and (name, seed) in done:
+                print(f"{name:15s} seed {seed} {args.section}: stored already (--skip-done)", flush=True)
+                continue
             # Each trained model is kept (runs/ is git-ignored) so a model card can be made from a real run.
-            variant_slug = re.sub(r"[^a-z0-9]+", "-", args.variant.lower()).strip("-")  # "w/o MLM" -> "w-o-mlm"
+            variant_slug = re.sub(r"[^a-z0-9]+", "-", variant.lower()).strip("-")  # "w/o MLM" -> "w-o-mlm"
             output_dir = str(REPO / "runs" / "bench" / f"{args.section}-{name}-seed{seed}{'-' + variant_slug if variant_slug else ''}")
             result = train_clusterer(
                 args.section, name, output_dir, data_dir=args.data_dir, recipe=args.recipe, seed=seed,
                 augmentation=args.augmentation or "recipe", training_overrides=overrides,
                 config_overrides={k: json.loads(v) for k, _, v in (c.partition("=") for c in args.config)},
                 resume=False, evaluate=False, save=True,
+                test_size=spec.paper_test_sizes[name] if args.held_out else None,
             )
             trainer = result.trainer
-            baseline = clustering_scores(trainer.train_dataset["label"], trainer.initial_kmeans_labels)
+            scored = result.test_dataset if result.test_dataset is not None else trainer.train_dataset
+            if result.test_dataset is None:
+                baseline = clustering_scores(trainer.train_dataset["label"], trainer.initial_kmeans_labels)
+            else:  # the held-out texts were not in the centroid initialisation: MiniLM+k-means on them instead
+                k = trainer.model.config.num_clusters
+                baseline = clustering_scores(scored["label"], EmbeddingKMeans(k, random_state=seed, show_progress_bar=False)
+                                             .fit_predict(scored["text"]))
             start = time.perf_counter()
             metrics = evaluate_clusterer(
-                result.model, trainer.train_dataset["text"], trainer.train_dataset["label"], batch_size=128,
+                result.model, scored["text"], scored["label"], batch_size=128,
                 random_state=seed, precision=trainer.precision,
             )
             row = {"section": "method", "method": args.section, "dataset": name, "seed": seed, "run": run_id,
-                   "variant": args.variant, "train_seconds": round(result.train_seconds, 1),
+                   "variant": variant, "train_seconds": round(result.train_seconds, 1),
                    "eval_seconds": round(time.perf_counter() - start, 1),
                    "steps": trainer.state.global_step, "batch_size": trainer.args.per_device_train_batch_size,
                    "augmentation": result.trainer.train_dataset.info.description or args.augmentation or "recipe",
                    **{f"init_kmeans_{k}": v for k, v in baseline.items()}, **metrics}
-            if len(trainer.train_dataset) != CORPORA[name].num_rows:
+            if result.test_dataset is not None:
+                row["note"] = f"trained on {len(trainer.train_dataset):,}, scored on {len(scored):,} held-out texts"
+            elif len(trainer.train_dataset) != CORPORA[name].num_rows:
                 row["note"] = "rows from the augmented file"
             run_file = Path(output_dir) / "training_run.json"
             run_info = json.loads(run_file.read_text())
@@ -585,6 +608,11 @@ def render(store: dict) -> str:
             note = _methods()[method].paper_note if method in _methods() else ""
             if note and not variant:
                 out += [*textwrap.wrap(note, 110, break_on_hyphens=False), ""]
+            notes = sorted({r["note"] for r in vrows if r.get("note", "").startswith("trained on")})
+            if notes:  # --held-out
+                out += ["Trained on the paper's training split and scored on its held-out test split (sizes from the",
+                        "paper; which texts is not published: a stratified split of ours, the same for every seed): "
+                        + "; ".join(notes) + ". *k-means before* = MiniLM+k-means on the held-out texts.", ""]
             out += ["*k-means before* = k-means (seeded) on the same encoder's embeddings with the method's pooling, before",
                     "training (the centroid initialisation, same run). *head* = argmax of the trained cluster head. *k-means",
                     "after* = k-means on the trained embeddings (the protocol of the SCCL paper's headline numbers). *purity*",
@@ -636,6 +664,10 @@ def main(argv=None) -> int:
     parser.add_argument("--variant", default="", help="A label for this configuration in the tables.")
     parser.add_argument("--augmentation", default=None)
     parser.add_argument("--max-steps", type=int, default=None)
+    parser.add_argument("--held-out", action="store_true",
+                        help="Train on the paper's train split, score on its held-out test split (sizes: the registry).")
+    parser.add_argument("--skip-done", action="store_true",
+                        help="Skip (dataset, seed) runs of this method and variant already in results.json (resume).")
     parser.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
                         help="Model config override (JSON value), e.g. mlm_loss_weight=0 for DEC-MLM's ablation.")
     parser.add_argument("--speed-repeats", type=int, default=6)

@@ -28,6 +28,8 @@ class ClusteringMethod:
         uses_augmented_views: whether it trains on ``text_aug1`` / ``text_aug2`` (augmentation applies).
         paper_results: ACC / NMI (%) its paper reports per benchmark corpus, for the results tables.
         paper_note: what its paper reports when not on our corpora (a sentence for the results section).
+        paper_test_sizes: the held-out test split its paper reports on, as a number of texts per corpus
+            (``bench.py --held-out``); empty when the paper reports on all texts.
     """
 
     name: str
@@ -40,6 +42,7 @@ class ClusteringMethod:
     uses_augmented_views: bool = False
     paper_results: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     paper_note: str = ""
+    paper_test_sizes: Mapping[str, int] = field(default_factory=dict)
 
     def __post_init__(self):
         if self.config_class.model_type != self.name:
