@@ -207,6 +207,8 @@ def run_method(args, store, run_id) -> None:
                    "steps": trainer.state.global_step, "batch_size": trainer.args.per_device_train_batch_size,
                    "augmentation": result.trainer.train_dataset.info.description or args.augmentation or "recipe",
                    **{f"init_kmeans_{k}": v for k, v in baseline.items()}, **metrics}
+            if result.model.config.has_topic_model:
+                row["topics"] = topics_by_cluster(result.model, trainer.train_dataset)
             if result.test_dataset is not None:
                 row["note"] = f"trained on {len(trainer.train_dataset):,}, scored on {len(scored):,} held-out texts"
             elif len(trainer.train_dataset) != CORPORA[name].num_rows:
@@ -223,6 +225,17 @@ def run_method(args, store, run_id) -> None:
                   f" | k-means before ACC {100 * baseline['acc']:.1f} NMI {100 * baseline['nmi']:.1f}", flush=True)
             del result, trainer
             torch.manual_seed(0)
+
+
+def topics_by_cluster(model, dataset) -> dict:
+    """A topic model's learned topics per cluster, with the class most of the cluster's ``dataset`` texts have."""
+    predicted = model.predict(dataset["text"], batch_size=128)
+    names, gold = dataset.features["label"].names, np.asarray(dataset["label"])
+    return {
+        str(k): {"topics": words, "size": int((predicted == k).sum()),
+                 "majority_class": names[int(np.bincount(gold[predicted == k]).argmax())] if (predicted == k).any() else None}
+        for k, words in model.cluster_topics(top_n=4).items()
+    }
 
 
 def _median_time(fn, repeats: int) -> float:
@@ -558,6 +571,39 @@ def _summary(rows: list[dict]) -> list[str]:
     return out
 
 
+TABLE4_CLUSTERS = ("osx", "excel", "oracle")  # the StackOverflow clusters of the DEC-CRL paper's Table 4
+
+
+def _render_topics(rows: list[dict]) -> list[str]:
+    """The DEC-CRL paper's Table 4: the top four words of learned topics of the StackOverflow clusters whose texts are
+    mostly 'osx', 'excel' and 'oracle' (seed 0 of the plain configuration first, else the first run with topics)."""
+    candidates = [r for r in rows if r["section"] == "method" and r.get("topics") and r["dataset"] == "stackoverflow"]
+    if not candidates:
+        return []
+    row = sorted(candidates, key=lambda r: (r.get("variant", "") != "", r.get("seed") or 0))[0]
+    clusters = row["topics"]
+    variant = f" ({row['variant']})" if row.get("variant") else ""
+    out = [f"## {_display_name(row['method'])} topics (the paper's Table 4)", "",
+           f"StackOverflow, {_display_name(row['method'])}{variant}, seed {row['seed']}: each cluster's topics as the four "
+           "most probable words of β_k^t (`model.cluster_topics(top_n=4)`). A cluster is named by the class most of its",
+           "training texts belong to (labels are used for this naming only); the paper shows 'osx', 'excel', 'oracle'.", ""]
+    num_topics = max(len(c["topics"]) for c in clusters.values())
+    out += ["| cluster (majority class, texts) | " + " | ".join(f"topic {t + 1}" for t in range(num_topics)) + " |",
+            "|---|" + "---|" * num_topics]
+    chosen = [(k, c) for name in TABLE4_CLUSTERS for k, c in sorted(clusters.items(), key=lambda kc: int(kc[0]))
+              if c["majority_class"] == name]
+    for k, c in chosen:
+        out.append(f"| {k} ({c['majority_class']}, {c['size']:,}) | " + " | ".join(", ".join(t) for t in c["topics"]) + " |")
+    missing = [name for name in TABLE4_CLUSTERS if name not in {c["majority_class"] for c in clusters.values()}]
+    if missing:
+        out += ["", f"No cluster has a majority of {', '.join(repr(m) for m in missing)} texts in this run."]
+    out += ["", "All clusters (first topic only):", "",
+            "| cluster | majority class | texts | topic 1 |", "|---|---|---|---|"]
+    out += [f"| {k} | {c['majority_class']} | {c['size']:,} | {', '.join(c['topics'][0])} |"
+            for k, c in sorted(clusters.items(), key=lambda kc: int(kc[0]))]
+    return out + [""]
+
+
 def render(store: dict) -> str:
     from hf_textcluster.data import BENCHMARKS
 
@@ -633,6 +679,7 @@ def render(store: dict) -> str:
                 )
             out.append("")
 
+    out += _render_topics(rows)
     out += _summary(rows)
     out += _render_authors_sccl(store, [r for r in rows if r["section"] == "authors-sccl"])
 
