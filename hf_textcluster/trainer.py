@@ -190,6 +190,31 @@ class ClusteringTrainer(Trainer):
         embeddings = model.encode(input_ids, attention_mask, token_type_ids)
         return list(embeddings.chunk(len(prefixes)))
 
+    # ----- whole-dataset passes (targets, pseudo-labels) ------------------------------------------------------
+    @classmethod
+    def with_index_column(cls, dataset, purpose: str):
+        """``dataset`` with an ``index`` column of row positions 0..N-1 (the collator passes it on), which a method
+        uses ``purpose`` (e.g. "to look up each row's pseudo-label")."""
+        if dataset is None or not hasattr(dataset, "column_names") or not hasattr(dataset, "add_column"):
+            return dataset
+        if "index" in dataset.column_names:
+            if not np.array_equal(np.asarray(dataset["index"]), np.arange(len(dataset))):
+                raise ValueError(
+                    f"`train_dataset` has an 'index' column that is not the row position 0..N-1; {cls.__name__} uses "
+                    f"'index' {purpose}. Remove or rename that column."
+                )
+            return dataset
+        return dataset.add_column("index", list(range(len(dataset))))
+
+    def embed_train_texts(self) -> np.ndarray:
+        """The pooled embeddings of every training text (one inference pass, dropout off)."""
+        return self.model.embed(
+            self.train_dataset["text"],
+            batch_size=self.encode_batch_size,
+            show_progress_bar=not self.args.disable_tqdm,
+            precision=self.precision,
+        )
+
     # ----- optimisation --------------------------------------------------------------------------------------
     def create_optimizer(self, model=None):
         """Two learning rates: ``learning_rate`` for the encoder, ``head_learning_rate`` for heads and centroids."""

@@ -142,7 +142,7 @@ class DECMLMTrainer(ClusteringTrainer):
     def __init__(self, model=None, args=None, data_collator=None, train_dataset=None, **kwargs):
         if args is None:
             args = ClusteringTrainingArguments(output_dir="tmp_trainer")
-        train_dataset = self._with_index_column(train_dataset)
+        train_dataset = self.with_index_column(train_dataset, "to look up each row's target distribution")
         tokenizer = kwargs.get("processing_class") or getattr(model, "tokenizer", None)
         if data_collator is None and tokenizer is not None and model is not None:
             config = model.config
@@ -168,28 +168,7 @@ class DECMLMTrainer(ClusteringTrainer):
             return bool(self.model.config.mlm_head_pretrained)
         return super().is_encoder_parameter(name)
 
-    @staticmethod
-    def _with_index_column(dataset):
-        if dataset is None or not hasattr(dataset, "column_names") or not hasattr(dataset, "add_column"):
-            return dataset
-        if "index" in dataset.column_names:
-            if not np.array_equal(np.asarray(dataset["index"]), np.arange(len(dataset))):
-                raise ValueError(
-                    "`train_dataset` has an 'index' column that is not the row position 0..N-1; DEC-MLM uses "
-                    "'index' to look up each row's target distribution. Remove or rename that column."
-                )
-            return dataset
-        return dataset.add_column("index", list(range(len(dataset))))
-
     # ----- the target distribution P ------------------------------------------------------------------------
-    def _embed_train_texts(self) -> np.ndarray:
-        return self.model.embed(
-            self.train_dataset["text"],
-            batch_size=self.encode_batch_size,
-            show_progress_bar=not self.args.disable_tqdm,
-            precision=self.precision,
-        )
-
     def _set_targets(self, embeddings: np.ndarray) -> None:
         model = self.model
         with torch.no_grad():
@@ -202,7 +181,7 @@ class DECMLMTrainer(ClusteringTrainer):
         if self.train_dataset is None:
             raise ValueError("Pass a `train_dataset`: DEC-MLM's targets are computed over all its rows.")
         start = time.perf_counter()
-        self._set_targets(self._embed_train_texts())
+        self._set_targets(self.embed_train_texts())
         self._targets_step = self.state.global_step
         logger.info(f"Refreshed the DEC targets of {len(self.targets)} rows in {time.perf_counter() - start:.1f}s.")
 
@@ -215,7 +194,7 @@ class DECMLMTrainer(ClusteringTrainer):
     def initialize_clusters(self, embeddings: np.ndarray | None = None) -> None:
         # One encoding pass serves both k-means and the first epoch's targets.
         if embeddings is None and self.train_dataset is not None and len(self.train_dataset) >= self.model.config.num_clusters:
-            embeddings = self._embed_train_texts()
+            embeddings = self.embed_train_texts()
         super().initialize_clusters(embeddings=embeddings)
         self._set_targets(embeddings)
         self._targets_step = self.state.global_step

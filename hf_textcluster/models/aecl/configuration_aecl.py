@@ -1,0 +1,111 @@
+"""AECL configuration (Yao and Li, "Discriminative Representation learning via Attention-Enhanced Contrastive Learning for
+Short Text Clustering"; code: YZH0905/AECL-STC)."""
+
+from __future__ import annotations
+
+from ...configuration_utils import TextClusteringConfig
+
+SERVING_ATTENTION_CHOICES = ("reference", "self", "batch")
+
+
+class AECLConfig(TextClusteringConfig):
+    r"""
+    Configuration of [`AECLModel`]: an encoder, a projecting network G_z to ``projection_dim``, the sample-level
+    attention network G_h (one head over the samples of a batch, Eq. 1-3, inside the authors' post-norm transformer
+    layer), and the clustering network G_p (an MLP with dropout, softmax over K). No centroids.
+
+    Args:
+        projection_dim (`int`): D_2, the size of z and h (128).
+        attention_ff_dim (`int`): the feed-forward width of the attention layer (256, the authors' code).
+        attention_dropout (`float`): dropout inside the attention layer (0.1, torch's transformer-layer default the
+            authors' code keeps).
+        cluster_dropout (`float`): the clustering network's dropout (0.5, the authors' code).
+        instance_temperature (`float`): τ_I of Eq. 6-7. The authors' code uses 0.5 (default here), the paper says 1.
+        cluster_temperature (`float`): τ_C of Eq. 10. The authors' code uses 1.0 (default here), the paper says 0.5.
+        instance_loss_weight (`float`): λ1 of Eq. 14-15 (10).
+        pseudo_label_loss_weight (`float`): λ2 (5).
+        row_entropy_weight (`float`): λ3, the weight of L_E1 (Eq. 5, the mean row entropy). The authors' code uses
+            -0.01 (default: a little row entropy is rewarded, so predictions do not turn one-hot too early, which is
+            what Section 3.2 says the term is for); the paper's +0.01 would penalise it.
+        marginal_entropy_weight (`float`): λ4, the weight of L_E2 (Eq. 13, the entropy of the cluster marginals). The
+            authors' code adds 0.18 · Σ_v (log K - H(q^(v))) = -0.36 · L_E2 + const (default -0.36: the batch is
+            spread over the clusters, "to avoid degenerating into a trivial solution"); the paper's positive λ4
+            (0.09 / 0.18 / 10 by imbalance) would concentrate it.
+        confidence_threshold (`float`): Eq. 4's thres: stage-3 pseudo-labels only where max p^(0) >= it (0.95).
+        stage1_fraction (`float`): E_1 as a share of the training steps: L_I only (Algorithm 1, lines 8-10).
+        stage2_fraction (`float`): E_2 as a share: k-means pseudo-labels and Eq. 14. The rest is stage 3 (Eq. 15).
+            0 removes a stage (the paper's "No Stage 1" / "No Stage 2" ablations).
+        pseudo_label_refresh_steps (`int`, *optional*): recompute stage 2's k-means pseudo-labels every that many
+            steps (the authors' code: once per epoch); ``None``: once, when stage 2 starts.
+        serving_attention (`str`): what a text attends to at prediction, where the training-time batch is gone:
+            ``"reference"`` (default: itself and a fixed reference set of training texts stored with the checkpoint,
+            so the cluster of a text never depends on the other texts of the call), ``"self"`` (only itself: S = 1),
+            ``"batch"`` (the other texts of the call, as the authors' code does; batch-dependent, for comparison).
+        reference_size (`int`): how many training texts form the reference set (400, the paper's batch size).
+        num_reference_texts (`int`): how many the checkpoint holds (set when the reference set is stored).
+    """
+
+    model_type = "aecl"
+
+    projection_dim: int = 128
+    attention_ff_dim: int = 256
+    attention_dropout: float = 0.1
+    cluster_dropout: float = 0.5
+    instance_temperature: float = 0.5
+    cluster_temperature: float = 1.0
+    instance_loss_weight: float = 10.0
+    pseudo_label_loss_weight: float = 5.0
+    row_entropy_weight: float = -0.01
+    marginal_entropy_weight: float = -0.36
+    confidence_threshold: float = 0.95
+    stage1_fraction: float = 1 / 3
+    stage2_fraction: float = 1 / 6
+    pseudo_label_refresh_steps: int | None = None
+    serving_attention: str = "reference"
+    reference_size: int = 400
+    num_reference_texts: int = 0
+
+    def __post_init__(self, **kwargs):
+        super().__post_init__(**kwargs)
+        for name in ("projection_dim", "attention_ff_dim", "reference_size"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"`{name}` must be a positive integer, got {value!r}.")
+        for name in ("instance_temperature", "cluster_temperature"):
+            if not getattr(self, name) > 0:
+                raise ValueError(f"`{name}` must be > 0, got {getattr(self, name)!r}.")
+        for name in ("attention_dropout", "cluster_dropout", "stage1_fraction", "stage2_fraction"):
+            value = getattr(self, name)
+            if not 0 <= value < 1:
+                raise ValueError(f"`{name}` must be in [0, 1), got {value!r}.")
+        if self.stage1_fraction + self.stage2_fraction >= 1:
+            raise ValueError(
+                f"`stage1_fraction` + `stage2_fraction` must leave steps for stage 3, got "
+                f"{self.stage1_fraction} + {self.stage2_fraction}."
+            )
+        if not 0 < self.confidence_threshold <= 1:
+            raise ValueError(f"`confidence_threshold` must be in (0, 1], got {self.confidence_threshold!r}.")
+        if self.pseudo_label_refresh_steps is not None and (
+            isinstance(self.pseudo_label_refresh_steps, bool) or not isinstance(self.pseudo_label_refresh_steps, int)
+            or self.pseudo_label_refresh_steps < 1
+        ):
+            raise ValueError(
+                f"`pseudo_label_refresh_steps` must be a positive integer or None, got {self.pseudo_label_refresh_steps!r}."
+            )
+        if self.serving_attention not in SERVING_ATTENTION_CHOICES:
+            raise ValueError(
+                f"`serving_attention` must be one of {SERVING_ATTENTION_CHOICES}, got {self.serving_attention!r}."
+            )
+
+    def card_fields(self) -> tuple[dict[str, str], list[str]]:
+        limitations = []
+        if self.serving_attention == "batch":
+            limitations.append("- `serving_attention=\"batch\"`: a text's cluster depends on the other texts of the "
+                               "call (the authors' behaviour); set it to \"reference\" to serve.")
+        serving = {
+            "reference": f"itself and a fixed reference set of {self.num_reference_texts} training texts stored with "
+                         "the checkpoint",
+            "self": "only itself (S = 1)",
+            "batch": "the other texts of the same call (batch-dependent)",
+        }[self.serving_attention]
+        return {"serving_text": serving}, limitations

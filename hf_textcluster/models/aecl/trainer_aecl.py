@@ -1,0 +1,177 @@
+"""AECLTrainer: AECL's three training stages (Algorithm 1) as one training run.
+
+Stage 1 (the first ``stage1_fraction`` of the steps): λ1 · L_I only (Eq. 9). Stage 2 (the next ``stage2_fraction``):
+pseudo-labels from k-means on the encoder's embeddings V of all training texts, L = λ1 L_I + λ2 L_P (Eq. 14).
+Stage 3: the model's own confident predictions are the pseudo-labels (Eq. 4), L = L_C + λ1 L_I + λ2 L_P + λ3 L_E1 +
+λ4 L_E2 (Eq. 15). The k-means pseudo-labels are saved with every checkpoint, so a resumed run continues in the right
+stage with the right labels. At the end, a reference set of training texts is stored for batch-independent serving.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+import weakref
+
+import numpy as np
+import torch
+from transformers import TrainerCallback
+from transformers.trainer_utils import get_last_checkpoint
+from transformers.utils import logging
+
+from ...losses import (
+    cluster_contrastive_loss,
+    marginal_entropy,
+    pseudo_label_loss,
+    row_entropy,
+    similarity_guided_contrastive_loss,
+)
+from ...trainer import ClusteringTrainer, ClusteringTrainingArguments
+
+logger = logging.get_logger(__name__)
+
+PSEUDO_LABELS_FILE = "aecl_pseudo_labels.npy"
+
+
+class AECLStageCallback(TrainerCallback):
+    """Computes stage 2's k-means pseudo-labels when stage 2 starts (and every ``pseudo_label_refresh_steps`` within
+    it), saves them into each checkpoint, and stores the serving reference set when training ends."""
+
+    def __init__(self, trainer: "AECLTrainer"):
+        self._trainer = weakref.ref(trainer)
+
+    def on_step_begin(self, args, state, control, **kwargs):
+        trainer = self._trainer()
+        if trainer is None or trainer.stage(state.global_step) != 2:
+            return
+        first, _ = trainer.stage_bounds()
+        interval = trainer.model.config.pseudo_label_refresh_steps
+        due = interval is not None and (state.global_step - first) % interval == 0
+        if trainer.kmeans_pseudo_labels is None or (due and trainer._pseudo_labels_step != state.global_step):
+            trainer.refresh_kmeans_pseudo_labels()
+
+    def on_save(self, args, state, control, **kwargs):
+        trainer = self._trainer()
+        if trainer is not None and trainer.kmeans_pseudo_labels is not None:
+            folder = os.path.join(args.output_dir, f"checkpoint-{state.global_step}")
+            if os.path.isdir(folder):
+                np.save(os.path.join(folder, PSEUDO_LABELS_FILE), trainer.kmeans_pseudo_labels.cpu().numpy())
+
+    def on_train_end(self, args, state, control, **kwargs):
+        trainer = self._trainer()
+        if trainer is not None and trainer.model.config.centroids_initialized:
+            trainer.store_reference_set()
+
+
+class AECLTrainer(ClusteringTrainer):
+    """Trains an [`AECLModel`] on rows ``{text, text_aug1}``: the original X^(0) and one augmented view X^(1) (the
+    authors' EDA view: ``augmentation="aecl_eda"``). Both views go through the encoder as one batch; the attention
+    runs over the samples of the batch."""
+
+    views = {"": "text", "aug1_": "text_aug1"}
+
+    def __init__(self, model=None, args=None, data_collator=None, train_dataset=None, **kwargs):
+        if args is None:
+            args = ClusteringTrainingArguments(output_dir="tmp_trainer")
+        train_dataset = self.with_index_column(train_dataset, "to look up each row's k-means pseudo-label")
+        super().__init__(model=model, args=args, data_collator=data_collator, train_dataset=train_dataset, **kwargs)
+        self.kmeans_pseudo_labels: torch.Tensor | None = None  # N, stage 2's labels of every training row
+        self._pseudo_labels_step: int | None = None
+        self.add_callback(AECLStageCallback(self))
+
+    # ----- stages --------------------------------------------------------------------------------------------------
+    def stage_bounds(self) -> tuple[int, int]:
+        """(first step of stage 2, first step of stage 3) for this run's ``max_steps``: a stage with a non-zero
+        fraction gets at least one step."""
+        config, total = self.model.config, max(int(self.state.max_steps or self.args.max_steps or 0), 1)
+        stage1 = math.floor(config.stage1_fraction * total)
+        stage2 = math.floor(config.stage2_fraction * total)
+        stage1 = max(stage1, 1) if config.stage1_fraction > 0 and total > 2 else stage1
+        stage2 = max(stage2, 1) if config.stage2_fraction > 0 and total > stage1 + 1 else stage2
+        return stage1, stage1 + stage2
+
+    def stage(self, step: int) -> int:
+        """The stage (1, 2 or 3) of the optimizer step that starts at ``global_step == step``."""
+        first2, first3 = self.stage_bounds()
+        return 1 if step < first2 else (2 if step < first3 else 3)
+
+    # ----- pseudo-labels and the reference set --------------------------------------------------------------------
+    def _kmeans(self, embeddings: np.ndarray) -> np.ndarray:
+        from sklearn.cluster import KMeans
+
+        kmeans = KMeans(self.model.config.num_clusters, n_init=getattr(self.args, "kmeans_n_init", 10),
+                        random_state=self.args.seed)
+        return kmeans.fit_predict(embeddings)
+
+    def initialize_clusters(self, embeddings: np.ndarray | None = None) -> None:
+        """k-means on the initial embeddings V of the training texts (the authors' code does this before epoch 1):
+        ``initial_kmeans_labels`` (plain k-means, measured in the same run), and stage 2's labels if it starts at
+        step 0. AECL has no centroids to initialise."""
+        if self.train_dataset is None:
+            raise ValueError("Pass a `train_dataset`: AECL's pseudo-labels are computed over all its rows.")
+        self.initial_kmeans_labels = self._kmeans(self.embed_train_texts() if embeddings is None else embeddings)
+        if self.stage(0) == 2:
+            self._set_kmeans_pseudo_labels(self.initial_kmeans_labels, step=0)
+
+    def refresh_kmeans_pseudo_labels(self) -> None:
+        """Stage 2's pseudo-labels: k-means (seeded) on the current encoder's embeddings V of all training texts."""
+        start = time.perf_counter()
+        self._set_kmeans_pseudo_labels(self._kmeans(self.embed_train_texts()), step=self.state.global_step)
+        logger.info(f"AECL stage 2: k-means pseudo-labels of {len(self.kmeans_pseudo_labels)} rows in "
+                    f"{time.perf_counter() - start:.1f}s.")
+
+    def _set_kmeans_pseudo_labels(self, labels: np.ndarray, step: int | None) -> None:
+        self.kmeans_pseudo_labels = torch.as_tensor(np.asarray(labels), dtype=torch.long)
+        self._pseudo_labels_step = step
+        self.model.config.centroids_initialized = True  # the clustering network trains from here on
+
+    def store_reference_set(self) -> None:
+        """Store ``reference_size`` training texts (a seeded sample) as the serving reference set."""
+        texts = self.train_dataset["text"]
+        size = min(self.model.config.reference_size, len(texts))
+        rows = np.random.default_rng(self.args.seed).choice(len(texts), size=size, replace=False)
+        self.model.set_reference_texts([texts[i] for i in sorted(rows)], batch_size=self.encode_batch_size,
+                                       precision=self.precision)
+
+    def train(self, resume_from_checkpoint=None, **kwargs):
+        checkpoint = get_last_checkpoint(self.args.output_dir) if resume_from_checkpoint is True else resume_from_checkpoint
+        if checkpoint and os.path.isfile(os.path.join(checkpoint, PSEUDO_LABELS_FILE)):
+            labels = np.load(os.path.join(checkpoint, PSEUDO_LABELS_FILE))
+            self._set_kmeans_pseudo_labels(labels, step=None)
+        return super().train(resume_from_checkpoint=resume_from_checkpoint, **kwargs)
+
+    # ----- the loss ------------------------------------------------------------------------------------------------
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        config = model.config
+        stage = self.stage(self.state.global_step)
+        v0, v1 = self.encode_views(model, inputs, ("", "aug1_"))
+        z0, z1 = model.cluster_features(v0), model.cluster_features(v1)
+        (h0, s0), (h1, s1) = model.attention(z0), model.attention(z1)  # over the batch
+        logits0, logits1 = model.cluster_head(h0).float(), model.cluster_head(h1).float()
+        p0, p1 = torch.softmax(logits0, dim=-1), torch.softmax(logits1, dim=-1)
+        predicted = p0.detach().argmax(dim=-1)  # Λ_i: the texts of the same predicted cluster
+        terms = {"similarity_guided_cl": similarity_guided_contrastive_loss(
+            z0, z1, h0, h1, s0, s1, predicted, temperature=config.instance_temperature)}
+        loss = config.instance_loss_weight * terms["similarity_guided_cl"]
+        if stage >= 2:
+            if stage == 2:
+                if "index" not in inputs:
+                    raise ValueError("AECL batches need the rows' 'index' (to look up their k-means pseudo-labels); "
+                                     "train on a `datasets.Dataset` (the trainer adds the column).")
+                if self.kmeans_pseudo_labels is None:
+                    raise RuntimeError("Stage 2 started without k-means pseudo-labels (the trainer computes them).")
+                labels = self.kmeans_pseudo_labels[inputs["index"].cpu()].to(p1.device)
+            else:  # Eq. 4: the model's own confident predictions
+                confidence = p0.detach().max(dim=-1).values
+                labels = torch.where(confidence >= config.confidence_threshold, predicted, torch.full_like(predicted, -1))
+            terms["pseudo_label"] = pseudo_label_loss(torch.log_softmax(logits1, dim=-1), labels)
+            loss = loss + config.pseudo_label_loss_weight * terms["pseudo_label"]
+        if stage == 3:
+            terms["cluster_cl"] = cluster_contrastive_loss(p0, p1, temperature=config.cluster_temperature)
+            terms["row_entropy"] = row_entropy(p0)
+            terms["marginal_entropy"] = marginal_entropy(p0, p1)
+            loss = (loss + terms["cluster_cl"] + config.row_entropy_weight * terms["row_entropy"]
+                    + config.marginal_entropy_weight * terms["marginal_entropy"])
+        self.record_loss_terms(**terms)
+        return (loss, {"cluster_probs": p0, "embeddings": v0}) if return_outputs else loss
