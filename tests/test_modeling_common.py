@@ -143,10 +143,13 @@ def test_num_clusters_that_disagrees_with_the_checkpoint(method, trained):
 
 
 class _InterruptAfter(TrainerCallback):
+    """Interrupts when step ``step`` is done and its checkpoint written (at the start of the next step: on_step_end
+    runs before the Trainer saves)."""
+
     def __init__(self, step):
         self.step = step
 
-    def on_step_end(self, args, state, control, **kwargs):
+    def on_step_begin(self, args, state, control, **kwargs):
         if state.global_step == self.step:
             raise KeyboardInterrupt
 
@@ -165,6 +168,7 @@ def test_an_interrupted_run_resumes_to_the_same_weights(method, tiny_encoder_dir
     with pytest.raises(KeyboardInterrupt):
         _train(method, tiny_encoder_dir, toy_corpus, tmp_path / "resumed", max_steps=4, save_strategy="steps", save_steps=2)
     monkeypatch.setattr(trainer_class, "__init__", original_init)
+    assert (tmp_path / "resumed" / "checkpoint-2").is_dir()  # there is something to resume from
     resumed = _train(method, tiny_encoder_dir, toy_corpus, tmp_path / "resumed", max_steps=4, save_strategy="steps",
                      save_steps=2)
     assert resumed.trainer.state.global_step == 4
