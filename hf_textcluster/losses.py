@@ -157,12 +157,16 @@ def similarity_guided_contrastive_loss(
     s1: torch.Tensor,
     clusters: torch.Tensor,
     temperature: float = 0.5,
+    similarity_guided: bool = True,
 ) -> torch.Tensor:
     """L_I of AECL, Eq. 6-9: (1 / 2N) Σ_i Σ_v -log(l_{1,i} + l^v_{2,i}). l_1 (Eq. 6) contrasts the two views' projections
     z^(0), z^(1); l^v_2 (Eq. 7) contrasts z^(v) with the attention outputs h^(v), its positives the texts j of the
-    same predicted cluster (``clusters`` = argmax p^(0), the set Λ_i) weighted by the similarity S^(v)_ij."""
-    same_cluster = clusters.view(-1, 1) == clusters.view(1, -1)
+    same predicted cluster (``clusters`` = argmax p^(0), the set Λ_i) weighted by the similarity S^(v)_ij. Without
+    ``similarity_guided`` the l_2 terms are left out (the paper's "No IC" ablation, Table 3): -log l_{1,i}."""
     l1_a, l1_b = _two_way_log_ratios(z0, z1, temperature)
+    if not similarity_guided:
+        return -torch.logsumexp(torch.stack([l1_a, l1_b]), dim=0).mean()
+    same_cluster = clusters.view(-1, 1) == clusters.view(1, -1)
     total = 0.0
     for z, h, s in ((z0, h0, s0), (z1, h1, s1)):
         l2_a, l2_b = _two_way_log_ratios(z, h, temperature, weights=s.float() * same_cluster)

@@ -22,6 +22,8 @@ class AECLConfig(TextClusteringConfig):
         cluster_dropout (`float`): the clustering network's dropout (0.5, the authors' code).
         instance_temperature (`float`): τ_I of Eq. 6-7. The authors' code uses 0.5 (default here), the paper says 1.
         cluster_temperature (`float`): τ_C of Eq. 10. The authors' code uses 1.0 (default here), the paper says 0.5.
+        similarity_guided (`bool`): L_I with the similarity-guided positives of Eq. 7 (default); ``False`` keeps
+            Eq. 6 alone (the paper's "No IC" ablation, Table 3).
         instance_loss_weight (`float`): λ1 of Eq. 14-15 (10).
         pseudo_label_loss_weight (`float`): λ2 (5).
         row_entropy_weight (`float`): λ3, the weight of L_E1 (Eq. 5, the mean row entropy). The authors' code uses
@@ -53,6 +55,7 @@ class AECLConfig(TextClusteringConfig):
     cluster_dropout: float = 0.5
     instance_temperature: float = 0.5
     cluster_temperature: float = 1.0
+    similarity_guided: bool = True
     instance_loss_weight: float = 10.0
     pseudo_label_loss_weight: float = 5.0
     row_entropy_weight: float = -0.01

@@ -152,7 +152,8 @@ class AECLTrainer(ClusteringTrainer):
         p0, p1 = torch.softmax(logits0, dim=-1), torch.softmax(logits1, dim=-1)
         predicted = p0.detach().argmax(dim=-1)  # Λ_i: the texts of the same predicted cluster
         terms = {"similarity_guided_cl": similarity_guided_contrastive_loss(
-            z0, z1, h0, h1, s0, s1, predicted, temperature=config.instance_temperature)}
+            z0, z1, h0, h1, s0, s1, predicted, temperature=config.instance_temperature,
+            similarity_guided=config.similarity_guided)}
         loss = config.instance_loss_weight * terms["similarity_guided_cl"]
         if stage >= 2:
             if stage == 2:

@@ -49,6 +49,10 @@ def test_similarity_guided_contrastive_loss_is_eq_6_to_9():
             total += -math.log(l1 + l2)  # Eq. 9
     loss = similarity_guided_contrastive_loss(z0, z1, h0, h1, s0, s1, clusters, temperature=tau)
     assert loss.item() == pytest.approx(total / (2 * n), rel=1e-5)
+    no_ic = sum(-math.log(_fraction(z0, z0, z1, i, tau, math.exp(_cos(z0[i], z1[i]) / tau))
+                          + _fraction(z1, z1, z0, i, tau, math.exp(_cos(z1[i], z0[i]) / tau))) for i in range(n))
+    loss = similarity_guided_contrastive_loss(z0, z1, h0, h1, s0, s1, clusters, tau, similarity_guided=False)
+    assert loss.item() == pytest.approx(no_ic / n, rel=1e-5)  # "No IC": Eq. 6 alone
 
 
 def test_similarity_guided_loss_has_finite_gradients_with_zero_weights():

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The AECL benchmark queue (issue 12), most informative runs first. Resumable: each command skips the rows
+# docs/results.json already has.   nohup bash training/queues/aecl.sh > aecl-queue.log 2>&1 &
+# One run of the cpu recipe (300 x 64, two views) takes ~20 min on a 2-core AVX2 EPYC (fp32).
+set -u
+cd "$(dirname "$0")/../.."
+PY=${PY:-.venv/bin/python}
+B="$PY training/bench.py aecl --skip-done"
+$B --datasets stackoverflow searchsnippets biomedical tweet --seeds 0
+$B --datasets stackoverflow --config stage1_fraction=0 --variant "No Stage 1" --seeds 0
+$B --datasets stackoverflow --config stage2_fraction=0 --variant "No Stage 2" --seeds 0
+$B --datasets stackoverflow --config similarity_guided=false --variant "No IC" --seeds 0
+$B --datasets agnews googlenews_ts googlenews_t googlenews_s --seeds 0
+$B --datasets stackoverflow searchsnippets biomedical tweet --seeds 1 2
