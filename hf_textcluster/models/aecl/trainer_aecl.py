@@ -43,7 +43,10 @@ class AECLStageCallback(TrainerCallback):
 
     def on_step_begin(self, args, state, control, **kwargs):
         trainer = self._trainer()
-        if trainer is None or trainer.stage(state.global_step) != 2:
+        if trainer is None or trainer.stage(state.global_step) == 1:
+            return
+        trainer.model.config.centroids_initialized = True  # the clustering network trains from stage 2 (or 3) on
+        if trainer.stage(state.global_step) != 2:
             return
         first, _ = trainer.stage_bounds()
         interval = trainer.model.config.pseudo_label_refresh_steps
@@ -111,7 +114,7 @@ class AECLTrainer(ClusteringTrainer):
         if self.train_dataset is None:
             raise ValueError("Pass a `train_dataset`: AECL's pseudo-labels are computed over all its rows.")
         self.initial_kmeans_labels = self._kmeans(self.embed_train_texts() if embeddings is None else embeddings)
-        if self.stage(0) == 2:
+        if self.model.config.stage1_fraction == 0 and self.model.config.stage2_fraction > 0:  # stage 2 starts now
             self._set_kmeans_pseudo_labels(self.initial_kmeans_labels, step=0)
 
     def refresh_kmeans_pseudo_labels(self) -> None:
@@ -124,7 +127,6 @@ class AECLTrainer(ClusteringTrainer):
     def _set_kmeans_pseudo_labels(self, labels: np.ndarray, step: int | None) -> None:
         self.kmeans_pseudo_labels = torch.as_tensor(np.asarray(labels), dtype=torch.long)
         self._pseudo_labels_step = step
-        self.model.config.centroids_initialized = True  # the clustering network trains from here on
 
     def store_reference_set(self) -> None:
         """Store ``reference_size`` training texts (a seeded sample) as the serving reference set."""

@@ -122,6 +122,15 @@ def test_without_stage_1_the_initial_kmeans_labels_are_stage_2s(tiny_encoder_dir
     np.testing.assert_array_equal(trainer.kmeans_pseudo_labels.numpy(), trainer.initial_kmeans_labels)
 
 
+def test_without_stage_2_the_clustering_network_still_trains(tiny_encoder_dir, views_dataset, tmp_path):
+    trainer = _aecl_trainer(tiny_encoder_dir, views_dataset, tmp_path / "run", max_steps=4, stage1_fraction=0.5,
+                            stage2_fraction=0.0)
+    trainer.train()
+    assert trainer.stage_bounds() == (2, 2) and trainer.kmeans_pseudo_labels is None
+    assert trainer.model.config.centroids_initialized and trainer.model.config.num_reference_texts == 20
+    assert len(trainer.model.predict(list(views_dataset["text"][:5]))) == 5
+
+
 def test_stage_2_pseudo_labels_refresh_and_resume_from_a_checkpoint(tiny_encoder_dir, views_dataset, tmp_path):
     config = dict(stage1_fraction=1 / 6, stage2_fraction=1 / 2, pseudo_label_refresh_steps=2)
     straight = _aecl_trainer(tiny_encoder_dir, views_dataset, tmp_path / "straight", **config)
