@@ -12,8 +12,10 @@ from typing import Any, Sequence
 
 import numpy as np
 import torch
-from transformers import Trainer, TrainingArguments
-from transformers.trainer_utils import get_last_checkpoint
+import weakref
+
+from transformers import Trainer, TrainerCallback, TrainingArguments
+from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR, get_last_checkpoint
 from transformers.utils import logging
 
 from .data.validation import check_num_clusters
@@ -108,6 +110,28 @@ class TextViewsCollator:
         return batch
 
 
+CHECKPOINT_ARRAY_PREFIX = "hf_textcluster_"
+
+
+class _CheckpointArraysCallback(TrainerCallback):
+    """Writes the trainer's ``checkpoint_arrays()`` into every checkpoint it saves (atomically: a temporary file, then
+    a rename), so that a resumed run gets back what its weights alone do not hold."""
+
+    def __init__(self, trainer: "ClusteringTrainer"):
+        self._trainer = weakref.ref(trainer)
+
+    def on_save(self, args, state, control, **kwargs):
+        trainer = self._trainer()
+        folder = os.path.join(args.output_dir, f"{PREFIX_CHECKPOINT_DIR}-{state.global_step}")
+        if trainer is None or not os.path.isdir(folder):
+            return
+        for name, array in trainer.checkpoint_arrays().items():
+            path = os.path.join(folder, f"{CHECKPOINT_ARRAY_PREFIX}{name}.npy")
+            with open(path + ".tmp", "wb") as f:
+                np.save(f, np.asarray(array))
+            os.replace(path + ".tmp", path)
+
+
 class ClusteringTrainer(Trainer):
     """Base trainer of all clusterers. Subclasses set ``views`` (prefix -> text column) and implement
     ``compute_loss``, recording each loss term with ``self.record_loss_terms`` so they show up in the logs."""
@@ -149,6 +173,7 @@ class ClusteringTrainer(Trainer):
             )
         super().__init__(model=model, args=args, data_collator=data_collator, **kwargs)
         self._loss_terms: dict[str, list[float]] = {}
+        self.add_callback(_CheckpointArraysCallback(self))
         _log_precision_once(self.precision_description())
 
     @property
@@ -189,6 +214,24 @@ class ClusteringTrainer(Trainer):
             token_type_ids = torch.cat([inputs[f"{p}token_type_ids"] for p in prefixes])
         embeddings = model.encode(input_ids, attention_mask, token_type_ids)
         return list(embeddings.chunk(len(prefixes)))
+
+    # ----- training state beyond the weights --------------------------------------------------------------------
+    def checkpoint_arrays(self) -> dict[str, np.ndarray]:
+        """What a resumed run needs besides weights, optimizer and RNG states (targets, pseudo-labels), by name; saved
+        as ``hf_textcluster_<name>.npy`` in each checkpoint and handed to ``restore_checkpoint_arrays`` on resume."""
+        return {}
+
+    def restore_checkpoint_arrays(self, arrays: dict[str, np.ndarray]) -> None:
+        """Take back what ``checkpoint_arrays`` saved (called before a resumed run's first step)."""
+
+    def _restore_from_checkpoint_folder(self, checkpoint: str) -> None:
+        arrays = {
+            name[len(CHECKPOINT_ARRAY_PREFIX):-len(".npy")]: np.load(os.path.join(checkpoint, name))
+            for name in sorted(os.listdir(checkpoint))
+            if name.startswith(CHECKPOINT_ARRAY_PREFIX) and name.endswith(".npy")
+        }
+        if arrays:
+            self.restore_checkpoint_arrays(arrays)
 
     # ----- whole-dataset passes (targets, pseudo-labels) ------------------------------------------------------
     @classmethod
@@ -282,6 +325,8 @@ class ClusteringTrainer(Trainer):
                     saved = json.load(f).get("centroids_initialized", False)
                 # The Trainer restores the weights only; the flag travels in the checkpoint's config.
                 self.model.config.centroids_initialized = self.model.config.centroids_initialized or saved
+            if checkpoint and os.path.isdir(checkpoint):
+                self._restore_from_checkpoint_folder(checkpoint)
         elif not self.model.config.centroids_initialized:
             self.initialize_clusters()
         return super().train(resume_from_checkpoint=resume_from_checkpoint, **kwargs)

@@ -10,14 +10,12 @@ stage with the right labels. At the end, a reference set of training texts is st
 from __future__ import annotations
 
 import math
-import os
 import time
 import weakref
 
 import numpy as np
 import torch
 from transformers import TrainerCallback
-from transformers.trainer_utils import get_last_checkpoint
 from transformers.utils import logging
 
 from ...losses import (
@@ -31,12 +29,10 @@ from ...trainer import ClusteringTrainer, ClusteringTrainingArguments
 
 logger = logging.get_logger(__name__)
 
-PSEUDO_LABELS_FILE = "aecl_pseudo_labels.npy"
-
-
 class AECLStageCallback(TrainerCallback):
     """Computes stage 2's k-means pseudo-labels when stage 2 starts (and every ``pseudo_label_refresh_steps`` within
-    it), saves them into each checkpoint, and stores the serving reference set when training ends."""
+    it) and stores the serving reference set when training ends. (The labels go into each checkpoint through
+    ``checkpoint_arrays``.)"""
 
     def __init__(self, trainer: "AECLTrainer"):
         self._trainer = weakref.ref(trainer)
@@ -53,13 +49,6 @@ class AECLStageCallback(TrainerCallback):
         due = interval is not None and (state.global_step - first) % interval == 0
         if trainer.kmeans_pseudo_labels is None or (due and trainer._pseudo_labels_step != state.global_step):
             trainer.refresh_kmeans_pseudo_labels()
-
-    def on_save(self, args, state, control, **kwargs):
-        trainer = self._trainer()
-        if trainer is not None and trainer.kmeans_pseudo_labels is not None:
-            folder = os.path.join(args.output_dir, f"checkpoint-{state.global_step}")
-            if os.path.isdir(folder):
-                np.save(os.path.join(folder, PSEUDO_LABELS_FILE), trainer.kmeans_pseudo_labels.cpu().numpy())
 
     def on_train_end(self, args, state, control, **kwargs):
         trainer = self._trainer()
@@ -136,12 +125,16 @@ class AECLTrainer(ClusteringTrainer):
         self.model.set_reference_texts([texts[i] for i in sorted(rows)], batch_size=self.encode_batch_size,
                                        precision=self.precision)
 
-    def train(self, resume_from_checkpoint=None, **kwargs):
-        checkpoint = get_last_checkpoint(self.args.output_dir) if resume_from_checkpoint is True else resume_from_checkpoint
-        if checkpoint and os.path.isfile(os.path.join(checkpoint, PSEUDO_LABELS_FILE)):
-            labels = np.load(os.path.join(checkpoint, PSEUDO_LABELS_FILE))
-            self._set_kmeans_pseudo_labels(labels, step=None)
-        return super().train(resume_from_checkpoint=resume_from_checkpoint, **kwargs)
+    def checkpoint_arrays(self) -> dict[str, np.ndarray]:
+        if self.kmeans_pseudo_labels is None:
+            return {}
+        return {"aecl_pseudo_labels": self.kmeans_pseudo_labels.numpy(),
+                "aecl_pseudo_labels_step": np.asarray(-1 if self._pseudo_labels_step is None else self._pseudo_labels_step)}
+
+    def restore_checkpoint_arrays(self, arrays: dict[str, np.ndarray]) -> None:
+        if "aecl_pseudo_labels" in arrays:
+            step = int(arrays.get("aecl_pseudo_labels_step", -1))
+            self._set_kmeans_pseudo_labels(arrays["aecl_pseudo_labels"], step=None if step < 0 else step)
 
     # ----- the loss ------------------------------------------------------------------------------------------------
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):

@@ -7,6 +7,7 @@ its rows' targets up by their ``index``.
 
 from __future__ import annotations
 
+import math
 import time
 import weakref
 from typing import Any, Sequence
@@ -66,12 +67,16 @@ class MaskedLMCollator(TextViewsCollator):
         vocab_size: int | None = None,
         pad_to_max_length: bool = False,
         generator: torch.Generator | None = None,
+        mask_when_collating: bool = True,
     ):
         super().__init__(tokenizer, max_length, {"": "text"}, pad_to_max_length=pad_to_max_length)
         self.probability = probability
         self.mask_fraction = mask_fraction
         self.random_fraction = random_fraction
         self.generator = generator
+        # The trainer masks in the training step instead: the Trainer collates the next batch ahead of time, so
+        # masks drawn while collating would not follow the RNG state a checkpoint saves (resume would differ).
+        self.mask_when_collating = mask_when_collating
         self.special_ids = torch.tensor(sorted(set(tokenizer.all_special_ids)), dtype=torch.long)
         if probability > 0 and tokenizer.mask_token_id is None:
             raise ValueError(
@@ -84,10 +89,18 @@ class MaskedLMCollator(TextViewsCollator):
 
     def __call__(self, rows: Sequence[dict[str, Any]]) -> dict[str, torch.Tensor]:
         batch = super().__call__(rows)
+        if self.mask_when_collating:
+            self.add_masks(batch)
+        return batch
+
+    def add_masks(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        """Add ``mlm_input_ids`` / ``mlm_labels`` to a tokenized batch (in place; also returned)."""
         if self.probability > 0:
             input_ids = batch["input_ids"]
-            maskable = batch["attention_mask"].bool() & ~torch.isin(input_ids, self.special_ids)
-            batch["mlm_input_ids"], batch["mlm_labels"] = mask_tokens(
+            device = input_ids.device
+            input_ids = input_ids.cpu()
+            maskable = batch["attention_mask"].cpu().bool() & ~torch.isin(input_ids, self.special_ids)
+            masked, labels = mask_tokens(
                 input_ids,
                 maskable,
                 self.tokenizer.mask_token_id,
@@ -97,6 +110,7 @@ class MaskedLMCollator(TextViewsCollator):
                 random_fraction=self.random_fraction,
                 generator=self.generator,
             )
+            batch["mlm_input_ids"], batch["mlm_labels"] = masked.to(device), labels.to(device)
         return batch
 
 
@@ -109,8 +123,14 @@ class DECTargetRefreshCallback(TrainerCallback):
 
     def on_epoch_begin(self, args, state, control, **kwargs):
         trainer = self._trainer()
-        if trainer is not None and (trainer.model.config.target_refresh_steps is None or trainer.targets is None):
+        if trainer is None:
+            return
+        if trainer.targets is None:
             trainer.refresh_stale_targets(state.global_step)
+        elif trainer.model.config.target_refresh_steps is None:
+            # A run resumed inside an epoch keeps the P its checkpoint holds (computed when that epoch began).
+            if trainer._targets_epoch is None or trainer._targets_epoch < math.floor(state.epoch + 1e-9):
+                trainer.refresh_stale_targets(state.global_step)
 
     def on_step_begin(self, args, state, control, **kwargs):
         trainer = self._trainer()
@@ -121,7 +141,7 @@ class DECTargetRefreshCallback(TrainerCallback):
     def on_train_end(self, args, state, control, **kwargs):
         trainer = self._trainer()
         if trainer is not None:  # the weights moved on: a later train() must not reuse P as "computed at step 0"
-            trainer._targets_step = None
+            trainer._targets_step = trainer._targets_epoch = None
 
 
 class DECMLMTrainer(ClusteringTrainer):
@@ -154,11 +174,13 @@ class DECMLMTrainer(ClusteringTrainer):
                 random_fraction=config.mlm_random_fraction,
                 vocab_size=config.encoder.vocab_size,
                 pad_to_max_length=getattr(args, "pad_to_max_length", False),
+                mask_when_collating=False,
             )
         super().__init__(model=model, args=args, data_collator=data_collator, train_dataset=train_dataset, **kwargs)
         self.targets: torch.Tensor | None = None  # N x K, the DEC target P of every training row
         self.target_refreshes = 0
         self._targets_step: int | None = None  # the optimizer step whose weights computed the current targets
+        self._targets_epoch: int | None = None  # and the epoch it was in
         self.add_callback(DECTargetRefreshCallback(self))
 
     def is_encoder_parameter(self, name: str) -> bool:
@@ -183,6 +205,7 @@ class DECMLMTrainer(ClusteringTrainer):
         start = time.perf_counter()
         self._set_targets(self.embed_train_texts())
         self._targets_step = self.state.global_step
+        self._targets_epoch = math.floor((self.state.epoch or 0) + 1e-9)
         logger.info(f"Refreshed the DEC targets of {len(self.targets)} rows in {time.perf_counter() - start:.1f}s.")
 
     def refresh_stale_targets(self, global_step: int) -> None:
@@ -191,6 +214,18 @@ class DECMLMTrainer(ClusteringTrainer):
         if self.targets is None or self._targets_step != global_step:
             self.refresh_targets()
 
+    def checkpoint_arrays(self) -> dict[str, np.ndarray]:
+        if self.targets is None:
+            return {}
+        at = [-1 if v is None else v for v in (self._targets_step, self._targets_epoch)]
+        return {"dec_targets": self.targets.cpu().numpy(), "dec_targets_at": np.asarray(at)}
+
+    def restore_checkpoint_arrays(self, arrays: dict[str, np.ndarray]) -> None:
+        if "dec_targets" in arrays:  # P as the interrupted run had it, not recomputed from the restored weights
+            self.targets = torch.from_numpy(arrays["dec_targets"]).float()
+            step, epoch = (int(v) for v in arrays.get("dec_targets_at", [-1, -1]))
+            self._targets_step, self._targets_epoch = (None if step < 0 else step), (None if epoch < 0 else epoch)
+
     def initialize_clusters(self, embeddings: np.ndarray | None = None) -> None:
         # One encoding pass serves both k-means and the first epoch's targets.
         if embeddings is None and self.train_dataset is not None and len(self.train_dataset) >= self.model.config.num_clusters:
@@ -198,6 +233,7 @@ class DECMLMTrainer(ClusteringTrainer):
         super().initialize_clusters(embeddings=embeddings)
         self._set_targets(embeddings)
         self._targets_step = self.state.global_step
+        self._targets_epoch = math.floor((self.state.epoch or 0) + 1e-9)
 
     # ----- the loss ------------------------------------------------------------------------------------------
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
@@ -215,7 +251,9 @@ class DECMLMTrainer(ClusteringTrainer):
         terms = {}
         if config.mlm_loss_weight > 0:
             if "mlm_input_ids" not in inputs:
-                raise ValueError("The batch has no 'mlm_input_ids'/'mlm_labels': use the trainer's MaskedLMCollator.")
+                if not isinstance(self.data_collator, MaskedLMCollator):
+                    raise ValueError("The batch has no 'mlm_input_ids'/'mlm_labels': use the trainer's MaskedLMCollator.")
+                self.data_collator.add_masks(inputs)  # here, not while collating: see MaskedLMCollator
             embeddings, logits, labels = model.encode_masked(
                 inputs["mlm_input_ids"], attention_mask, inputs["mlm_labels"], token_type_ids
             )

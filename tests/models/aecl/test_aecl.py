@@ -160,7 +160,7 @@ def test_stage_2_pseudo_labels_refresh_and_resume_from_a_checkpoint(tiny_encoder
     first.add_callback(Interrupt())
     with pytest.raises(KeyboardInterrupt):
         first.train()
-    assert (tmp_path / "resumed" / "checkpoint-2" / "aecl_pseudo_labels.npy").is_file()
+    assert (tmp_path / "resumed" / "checkpoint-2" / "hf_textcluster_aecl_pseudo_labels.npy").is_file()
     resumed = _aecl_trainer(tiny_encoder_dir, views_dataset, tmp_path / "resumed", **config)
     refreshes.clear()
     AECLTrainer.refresh_kmeans_pseudo_labels = counting
