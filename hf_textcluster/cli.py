@@ -309,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return args.func(args, extra)
-    except (ValueError, TypeError, FileNotFoundError, ImportError) as err:
+    except (ValueError, TypeError, FileNotFoundError, ImportError, FloatingPointError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
 

@@ -338,6 +338,16 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         model.tokenizer = tokenizer
         return loaded
 
+    def _check_finite_weights(self) -> None:
+        """A model with NaN / inf weights (a diverged run) is never saved, carded or pushed."""
+        bad = [name for name, tensor in self.state_dict().items()
+               if tensor.is_floating_point() and not torch.isfinite(tensor).all()]
+        if bad:
+            raise ValueError(
+                f"{len(bad)} of this model's tensors hold NaN or inf (e.g. {bad[0]!r}): training diverged. Not saving "
+                "it; retrain with a lower learning rate (the last good checkpoint in the run folder is kept)."
+            )
+
     def save_pretrained(
         self,
         save_directory: str | os.PathLike,
@@ -370,6 +380,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
                 "`model_card` and `remote_code` need the hf_textcluster package (`pip install hf_textcluster`); this "
                 "model runs as a repository's remote code."
             )
+        self._check_finite_weights()
         save_directory = os.fspath(save_directory)
         os.makedirs(save_directory, exist_ok=True)
         staging = tempfile.mkdtemp(prefix=".saving-", dir=save_directory)

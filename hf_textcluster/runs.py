@@ -78,6 +78,9 @@ def build_training_arguments(output_dir: str, recipe_training: dict, overrides: 
     values = {"output_dir": output_dir, "seed": seed, "report_to": "none", "save_total_limit": 2, "logging_steps": 50}
     values.update(recipe_training)
     values.update(overrides or {})
+    if values.get("max_steps", -1) > 0 and "save_steps" not in values and values.get("save_strategy", "steps") == "steps":
+        # Checkpoints every ~10% of the run, so an interrupted `train` has something to resume from.
+        values["save_strategy"], values["save_steps"] = "steps", max(1, values["max_steps"] // 10)
     import torch
 
     if not torch.cuda.is_available():

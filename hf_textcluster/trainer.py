@@ -314,7 +314,32 @@ class ClusteringTrainer(Trainer):
             return contextlib.nullcontext()
         return torch.autocast(self.args.device.type, dtype=dtype, cache_enabled=cache_enabled)
 
+    def training_step(self, model, inputs, num_items_in_batch=None):
+        loss = super().training_step(model, inputs, num_items_in_batch)
+        if not torch.isfinite(loss).all():
+            terms = {name: values[-1] for name, values in self._loss_terms.items() if values}
+            raise FloatingPointError(
+                f"The loss became {float(loss)} at step {self.state.global_step + 1} (terms: {terms}): training "
+                "diverged. Lower the learning rate (`learning_rate` / `head_learning_rate`) and retrain; checkpoints "
+                "already written are kept, the diverged weights are not saved."
+            )
+        return loss
+
+    def _check_some_steps(self) -> None:
+        """A run that would train no step at all is an error, not a saved k-means initialisation."""
+        dataset, args = self.train_dataset, self.args
+        if dataset is None or not hasattr(dataset, "__len__") or args.max_steps == 0:
+            return
+        batch = args.per_device_train_batch_size * max(1, args.n_gpu)
+        if args.dataloader_drop_last and len(dataset) < batch:
+            raise ValueError(
+                f"`train_dataset` has {len(dataset)} rows but `per_device_train_batch_size` is {batch} with "
+                f"`dataloader_drop_last=True`: not one full batch, so nothing would be trained. Lower the batch size "
+                f"(e.g. --per_device_train_batch_size {max(2, len(dataset) // 2)}) or pass --dataloader_drop_last false."
+            )
+
     def train(self, resume_from_checkpoint: str | bool | None = None, **kwargs):
+        self._check_some_steps()
         # A resumed run restores trained centroids from its checkpoint; a fresh run fits them first.
         if resume_from_checkpoint:
             checkpoint = resume_from_checkpoint

@@ -86,3 +86,51 @@ def test_held_out_split_is_stratified_and_never_trained_on(tiny_encoder_dir, toy
     with pytest.raises(SystemExit):
         main(["train", "--method", "sccl", "--input", str(data), "--num-clusters", "3", "--output-dir",
               str(out_dir), "--test-size", "many"])
+
+
+def test_a_run_that_would_train_nothing_is_an_error(tiny_encoder_dir, toy_corpus, tmp_path, capsys):
+    texts, _ = toy_corpus
+    data = tmp_path / "few.txt"
+    data.write_text("\n".join(texts[:50]) + "\n")
+    code = main(["train", "--method", "sccl", "--input", str(data), "--num-clusters", "3", "--encoder",
+                 str(tiny_encoder_dir), "--augmentation", "word_deletion", "--output-dir", str(tmp_path / "m"),
+                 "--bf16", "false"])  # the cpu recipe: batch 64, dataloader_drop_last
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "50 rows" in err and "--per_device_train_batch_size 25" in err and "--dataloader_drop_last false" in err
+    assert not (tmp_path / "m" / "model.safetensors").exists()
+
+
+def test_a_diverging_run_stops_and_saves_nothing(tiny_encoder_dir, toy_corpus, tmp_path, capsys):
+    texts, _ = toy_corpus
+    data = tmp_path / "texts.txt"
+    data.write_text("\n".join(texts) + "\n")
+    code = main(["train", "--method", "sccl", "--input", str(data), "--num-clusters", "3", "--encoder",
+                 str(tiny_encoder_dir), "--augmentation", "word_deletion", "--output-dir", str(tmp_path / "m"),
+                 "--bf16", "false", "--per_device_train_batch_size", "16", "--max_steps", "6",
+                 "--learning_rate", "1e10", "--head_learning_rate", "1e10", "--save_strategy", "no"])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "diverged" in err and "learning rate" in err
+    assert not (tmp_path / "m" / "model.safetensors").exists()
+
+
+def test_non_finite_weights_are_never_saved(tiny_encoder_dir, tmp_path):
+    import torch
+
+    from hf_textcluster import SCCLModel
+
+    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    with torch.no_grad():
+        model.cluster_head.centroids[0, 0] = float("nan")
+    with pytest.raises(ValueError, match="NaN or inf"):
+        model.save_pretrained(tmp_path / "bad")
+    assert not (tmp_path / "bad" / "model.safetensors").exists()
+
+
+def test_train_writes_checkpoints_by_default(tmp_path):
+    from hf_textcluster.runs import build_training_arguments
+
+    args = build_training_arguments(str(tmp_path), {"max_steps": 300})
+    assert (args.save_strategy, args.save_steps) == ("steps", 30)
+    assert build_training_arguments(str(tmp_path), {"max_steps": 300}, {"save_strategy": "no"}).save_strategy == "no"
