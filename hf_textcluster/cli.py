@@ -50,6 +50,8 @@ def cmd_train(args, extra: list[str]) -> int:
     from .models import get_method
     from .runs import train_clusterer
 
+    if args.dataset and args.input:
+        raise ValueError("Pass either --dataset (a benchmark) or --input (your file), not both.")
     overrides = _parse_pass_through(extra)
     config_overrides = {}
     for item in args.config or []:
@@ -81,6 +83,16 @@ def cmd_train(args, extra: list[str]) -> int:
     return 0
 
 
+def _positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {value!r}")
+    return number
+
+
 def _count_or_fraction(value: str) -> int | float:
     try:
         return float(value) if "." in value else int(value)
@@ -105,6 +117,12 @@ def cmd_predict(args, extra) -> int:
 
     from .data import load_text_file
 
+    if args.output:  # before any work: a wrong --output must not cost the whole prediction pass
+        if os.path.abspath(args.output) == os.path.abspath(args.input):
+            raise ValueError(f"--output {args.output} is the --input file: it would replace your texts. Write elsewhere.")
+        folder = os.path.dirname(os.path.abspath(args.output))
+        if not os.path.isdir(folder):
+            raise FileNotFoundError(f"--output {args.output}: the folder {folder} does not exist; create it first.")
     texts = list(load_text_file(args.input, text_column=args.text_column)["text"])
     clusterer = pipeline("text-clustering", model=args.model, device=args.device)
     results = clusterer(texts, batch_size=args.batch_size, **({"top_k": args.top_k} if args.top_k else {}))
@@ -229,6 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .runs import AUGMENTATIONS
 
     parser = argparse.ArgumentParser(prog="hf-textcluster", description=__doc__.split("\n")[0])
+    parser.add_argument("--debug", action="store_true", help="Show the full traceback of an error.")
     sub = parser.add_subparsers(dest="command", required=True)
 
     train = sub.add_parser("train", help="Train a clusterer (extra --flags go to TrainingArguments).")
@@ -256,8 +275,8 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("--input", required=True, help="Texts: .txt (one per line), csv, jsonl or parquet.")
     predict.add_argument("--text-column", default="text")
     predict.add_argument("--output", help="Write JSON lines here instead of stdout.")
-    predict.add_argument("--top-k", type=int)
-    predict.add_argument("--batch-size", type=int, default=DEFAULT_ENCODE_BATCH_SIZE)
+    predict.add_argument("--top-k", type=_positive_int, help="Also return the K most likely clusters per text.")
+    predict.add_argument("--batch-size", type=_positive_int, default=DEFAULT_ENCODE_BATCH_SIZE)
     predict.add_argument("--device", default="cpu")
     predict.set_defaults(func=cmd_predict)
 
@@ -310,8 +329,15 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args, extra)
     except (ValueError, TypeError, FileNotFoundError, ImportError, FloatingPointError) as err:
+        if args.debug:
+            raise
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except Exception as err:  # anything else (disk full, a corrupted file, no CUDA): one line, not a traceback
+        if args.debug:
+            raise
+        print(f"error: {type(err).__name__}: {err} (run with --debug for the traceback)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

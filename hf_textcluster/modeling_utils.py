@@ -118,6 +118,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             raise ValueError("`input_ids` is required: tokenize the texts first, or call `model.predict(texts)`.")
         if attention_mask is None:
             attention_mask = torch.ones_like(input_ids)
+        self._check_clusters_initialized()  # random centroids would give meaningless clusters
         embeddings = self.encode(input_ids, attention_mask, token_type_ids)
         probs = self.cluster_probabilities(embeddings)
         output = ClusteringOutput(embeddings=embeddings, cluster_probs=probs, logits=torch.log(probs.clamp_min(1e-12)))

@@ -64,6 +64,25 @@ def split_held_out(
     return parts["train"], parts["test"]
 
 
+def check_config_overrides(config_class, overrides: dict) -> None:
+    """Unknown keys and values of the wrong kind are errors here, not a silently stored key or a failure at step 1."""
+    import difflib
+
+    defaults = config_class()
+    for key, value in overrides.items():
+        if key == "encoder" or not hasattr(defaults, key):
+            known = sorted(k for k in defaults.to_dict() if not k.startswith("_") and k not in ("encoder", "transformers_version"))
+            close = difflib.get_close_matches(key, known, n=1)
+            raise ValueError(f"Unknown {config_class.__name__} key {key!r}" + (f"; did you mean {close[0]!r}?" if close
+                             else f". Known keys: {', '.join(known)}."))
+        default = getattr(defaults, key)
+        numeric = isinstance(default, (int, float)) and not isinstance(default, bool)
+        if numeric and (isinstance(value, bool) or not isinstance(value, (int, float))):
+            raise ValueError(f"Config key {key!r} takes a number (default {default!r}), got {value!r}.")
+        if isinstance(default, bool) and not isinstance(value, bool):
+            raise ValueError(f"Config key {key!r} takes true or false, got {value!r}.")
+
+
 @dataclass
 class TrainingResult:
     model: object
@@ -142,6 +161,7 @@ def train_clusterer(
             label_feature.num_classes if hasattr(label_feature, "num_classes") else len(set(train_dataset["label"]))
         )
     check_num_clusters(num_clusters, len(train_dataset))
+    check_config_overrides(spec.config_class, config_overrides or {})
     config_kwargs = {**plan["config"], **(config_overrides or {})}
     args = build_training_arguments(output_dir, plan["training"], training_overrides, seed=seed)
 

@@ -134,3 +134,55 @@ def test_train_writes_checkpoints_by_default(tmp_path):
     args = build_training_arguments(str(tmp_path), {"max_steps": 300})
     assert (args.save_strategy, args.save_steps) == ("steps", 30)
     assert build_training_arguments(str(tmp_path), {"max_steps": 300}, {"save_strategy": "no"}).save_strategy == "no"
+
+
+@pytest.mark.parametrize(
+    "argv,match",
+    [
+        (["--config", "etaa=5"], "Unknown SCCLConfig key 'etaa'; did you mean 'eta'"),
+        (["--config", "eta=abc"], "'eta' takes a number"),
+        (["--dataset", "stackoverflow"], "either --dataset .* or --input"),
+    ],
+)
+def test_train_arguments_that_would_be_ignored_are_errors(argv, match, tiny_encoder_dir, toy_corpus, tmp_path, capsys):
+    import re
+
+    data = tmp_path / "texts.txt"
+    data.write_text("\n".join(toy_corpus[0]) + "\n")
+    code = main(["train", "--method", "sccl", "--input", str(data), "--num-clusters", "3", "--encoder",
+                 str(tiny_encoder_dir), "--output-dir", str(tmp_path / "m"), *argv])
+    assert code == 2 and re.search(match, capsys.readouterr().err)
+
+
+def test_predict_checks_its_output_before_working(tmp_path, capsys):
+    texts = tmp_path / "texts.txt"
+    texts.write_text("a text\n")
+    assert main(["predict", "--model", str(tmp_path), "--input", str(texts), "--output", str(texts)]) == 2
+    assert "would replace your texts" in capsys.readouterr().err and texts.read_text() == "a text\n"
+    assert main(["predict", "--model", str(tmp_path), "--input", str(texts), "--output",
+                 str(tmp_path / "missing" / "out.jsonl")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["predict", "--model", str(tmp_path), "--input", str(texts), "--top-k", "0"])
+
+
+def test_unexpected_errors_are_one_line_unless_debug(tmp_path, capsys, monkeypatch):
+    import hf_textcluster.cli as cli
+
+    def broken(args, extra):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(cli, "cmd_evaluate", broken)
+    assert main(["evaluate", "--dataset", "tweet"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: OSError:") and "No space left" in err and "--debug" in err
+    with pytest.raises(OSError):
+        main(["--debug", "evaluate", "--dataset", "tweet"])
+
+
+def test_forward_on_a_never_initialised_model_is_an_error(tiny_encoder_dir):
+    from hf_textcluster import SCCLModel
+
+    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    with pytest.raises(RuntimeError, match="never initialised"):
+        model(**model.tokenize(["a text"]))
