@@ -64,6 +64,24 @@ class TextClusteringConfig(PreTrainedConfig):
             self.id2label = {i: f"cluster_{i}" for i in range(self.num_clusters)}
             self.label2id = {name: i for i, name in self.id2label.items()}
 
+    # ----- validation helpers for the methods' __post_init__ --------------------------------------------------------
+    def check_positive_integers(self, *names: str, allow_none: bool = False) -> None:
+        for name in names:
+            value = getattr(self, name)
+            if value is None and allow_none:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"`{name}` must be a positive integer{' or None' if allow_none else ''}, got {value!r}.")
+
+    def check_numbers(self, *names: str, minimum: float | None = None, strict: bool = False) -> None:
+        """Each of ``names`` is a number (not a bool), ``> minimum`` (``strict``) or ``>= minimum``."""
+        for name in names:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"`{name}` must be a number, got {value!r}.")
+            if minimum is not None and (value <= minimum if strict else value < minimum):
+                raise ValueError(f"`{name}` must be {'>' if strict else '>='} {minimum}, got {value!r}.")
+
     @property
     def has_topic_model(self) -> bool:
         """Whether the model learns topics (``model.cluster_topics``): methods with a topic model override it."""

@@ -70,31 +70,23 @@ class AECLConfig(TextClusteringConfig):
 
     def __post_init__(self, **kwargs):
         super().__post_init__(**kwargs)
-        for name in ("projection_dim", "attention_ff_dim", "reference_size"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"`{name}` must be a positive integer, got {value!r}.")
-        for name in ("instance_temperature", "cluster_temperature"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"`{name}` must be > 0, got {getattr(self, name)!r}.")
+        self.check_positive_integers("projection_dim", "attention_ff_dim", "reference_size")
+        self.check_positive_integers("pseudo_label_refresh_steps", allow_none=True)
+        self.check_numbers("instance_temperature", "cluster_temperature", minimum=0, strict=True)
+        self.check_numbers("instance_loss_weight", "pseudo_label_loss_weight", "row_entropy_weight",
+                           "marginal_entropy_weight")
         for name in ("attention_dropout", "cluster_dropout", "stage1_fraction", "stage2_fraction"):
-            value = getattr(self, name)
-            if not 0 <= value < 1:
-                raise ValueError(f"`{name}` must be in [0, 1), got {value!r}.")
+            self.check_numbers(name, minimum=0)
+            if not getattr(self, name) < 1:
+                raise ValueError(f"`{name}` must be in [0, 1), got {getattr(self, name)!r}.")
         if self.stage1_fraction + self.stage2_fraction >= 1:
             raise ValueError(
                 f"`stage1_fraction` + `stage2_fraction` must leave steps for stage 3, got "
                 f"{self.stage1_fraction} + {self.stage2_fraction}."
             )
-        if not 0 < self.confidence_threshold <= 1:
+        self.check_numbers("confidence_threshold", minimum=0, strict=True)
+        if self.confidence_threshold > 1:
             raise ValueError(f"`confidence_threshold` must be in (0, 1], got {self.confidence_threshold!r}.")
-        if self.pseudo_label_refresh_steps is not None and (
-            isinstance(self.pseudo_label_refresh_steps, bool) or not isinstance(self.pseudo_label_refresh_steps, int)
-            or self.pseudo_label_refresh_steps < 1
-        ):
-            raise ValueError(
-                f"`pseudo_label_refresh_steps` must be a positive integer or None, got {self.pseudo_label_refresh_steps!r}."
-            )
         if self.serving_attention not in SERVING_ATTENTION_CHOICES:
             raise ValueError(
                 f"`serving_attention` must be one of {SERVING_ATTENTION_CHOICES}, got {self.serving_attention!r}."

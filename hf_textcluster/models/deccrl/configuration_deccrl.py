@@ -57,17 +57,10 @@ class DECCRLConfig(TextClusteringConfig):
 
     def __post_init__(self, **kwargs):
         super().__post_init__(**kwargs)
-        for name in ("latent_dim", "contrast_dim", "num_topics", "inference_hidden_dim", "max_vocabulary_size"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"`{name}` must be a positive integer, got {value!r}.")
-        for name in ("alpha", "temperature"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"`{name}` must be > 0, got {getattr(self, name)!r}.")
-        for name in ("cluster_loss_weight", "reconstruction_loss_weight"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise ValueError(f"`{name}` must be a number >= 0, got {value!r}.")
+        self.check_positive_integers("latent_dim", "contrast_dim", "num_topics", "inference_hidden_dim",
+                                     "max_vocabulary_size")
+        self.check_numbers("alpha", "temperature", minimum=0, strict=True)
+        self.check_numbers("cluster_loss_weight", "reconstruction_loss_weight", minimum=0)
         if self.crl_cluster not in CRL_CLUSTER_CHOICES:
             raise ValueError(f"`crl_cluster` must be one of {CRL_CLUSTER_CHOICES}, got {self.crl_cluster!r}.")
         if self.reconstruction_module not in RECONSTRUCTION_MODULES:

@@ -40,13 +40,9 @@ class DECMLMConfig(TextClusteringConfig):
 
     def __post_init__(self, **kwargs):
         super().__post_init__(**kwargs)
-        for name in ("alpha", "mlm_probability", "mlm_mask_fraction", "mlm_random_fraction", "mlm_loss_weight",
-                     "cluster_loss_weight"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ValueError(f"`{name}` must be a number, got {value!r}.")
-        if not self.alpha > 0:
-            raise ValueError(f"`alpha` must be > 0, got {self.alpha!r}.")
+        self.check_numbers("mlm_probability", "mlm_mask_fraction", "mlm_random_fraction")
+        self.check_numbers("alpha", minimum=0, strict=True)
+        self.check_numbers("mlm_loss_weight", "cluster_loss_weight", minimum=0)
         if not 0 < self.mlm_probability < 1:
             raise ValueError(f"`mlm_probability` must be in (0, 1), got {self.mlm_probability!r} (the paper masks 0.1).")
         for name in ("mlm_mask_fraction", "mlm_random_fraction"):
@@ -57,15 +53,7 @@ class DECMLMConfig(TextClusteringConfig):
                 f"`mlm_mask_fraction` + `mlm_random_fraction` must be <= 1 (the rest of the selected tokens stays "
                 f"unchanged), got {self.mlm_mask_fraction} + {self.mlm_random_fraction}."
             )
-        for name in ("mlm_loss_weight", "cluster_loss_weight"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"`{name}` must be >= 0, got {getattr(self, name)!r}.")
-        steps = self.target_refresh_steps
-        if steps is not None and (isinstance(steps, bool) or not isinstance(steps, int) or steps < 1):
-            raise ValueError(
-                f"`target_refresh_steps` must be a positive integer or None (refresh once per epoch, as the paper), "
-                f"got {steps!r}."
-            )
+        self.check_positive_integers("target_refresh_steps", allow_none=True)  # None: once per epoch, as the paper
         if self.mlm_loss_weight == 0 and self.cluster_loss_weight == 0:
             raise ValueError("`mlm_loss_weight` and `cluster_loss_weight` are both 0: nothing would be trained.")
 

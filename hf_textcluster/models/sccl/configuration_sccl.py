@@ -29,6 +29,4 @@ class SCCLConfig(TextClusteringConfig):
 
     def __post_init__(self, **kwargs):
         super().__post_init__(**kwargs)
-        for name in ("alpha", "temperature"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"`{name}` must be > 0, got {getattr(self, name)!r}.")
+        self.check_numbers("alpha", "temperature", minimum=0, strict=True)
