@@ -171,6 +171,7 @@ def run_method(args, store, run_id) -> None:
     overrides = {"save_strategy": "no", "disable_tqdm": True, "logging_steps": 100}
     if args.max_steps:
         overrides["max_steps"] = args.max_steps
+    overrides.update({k: json.loads(v) for k, _, v in (c.partition("=") for c in args.training)})
     done = {(r["dataset"], r.get("seed")) for r in store["rows"]
             if r["section"] == "method" and r["method"] == args.section and r.get("variant", "") == variant}
     for name in args.datasets:
@@ -763,6 +764,8 @@ def main(argv=None) -> int:
     parser.add_argument("--variant", default="", help="A label for this configuration in the tables.")
     parser.add_argument("--augmentation", default=None)
     parser.add_argument("--max-steps", type=int, default=None)
+    parser.add_argument("--training", action="append", default=[], metavar="KEY=VALUE",
+                        help="A TrainingArguments override (JSON value), e.g. max_grad_norm=0.")
     parser.add_argument("--held-out", action="store_true",
                         help="Train on the paper's train split, score on its held-out test split (sizes: the registry).")
     parser.add_argument("--skip-done", action="store_true",
