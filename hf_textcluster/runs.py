@@ -12,7 +12,6 @@ from dataclasses import dataclass, fields
 
 import datasets
 from transformers import set_seed
-from transformers.trainer_utils import get_last_checkpoint
 from transformers.utils import logging
 
 from .data import AUGMENTATION_FAMILIES, AUGMENTERS, add_augmented_views, load_benchmark
@@ -62,6 +61,50 @@ def split_held_out(
     stratify = "label" if isinstance(label, datasets.ClassLabel) else None
     parts = dataset.train_test_split(test_size=test_size, seed=seed, stratify_by_column=stratify)
     return parts["train"], parts["test"]
+
+
+RUN_IDENTITY_FILE = "run_identity.json"
+
+
+def last_complete_checkpoint(output_dir: str) -> str | None:
+    """The newest ``checkpoint-N`` of ``output_dir`` that was written completely (a save killed half-way leaves a
+    folder without ``trainer_state.json``: it is skipped, with a warning)."""
+    folders = sorted(
+        (d for d in os.listdir(output_dir) if d.startswith("checkpoint-") and d.split("-")[-1].isdigit()),
+        key=lambda d: int(d.split("-")[-1]), reverse=True,
+    )
+    for name in folders:
+        folder = os.path.join(output_dir, name)
+        if os.path.isfile(os.path.join(folder, "trainer_state.json")) and os.path.isfile(os.path.join(folder, "config.json")):
+            return folder
+        logger.warning(f"Skipping the incomplete checkpoint {folder} (interrupted while saving).")
+    return None
+
+
+def _run_identity(method, num_clusters, encoder, config_kwargs, dataset) -> dict:
+    import hashlib
+
+    digest = hashlib.sha1()
+    for text in dataset["text"]:
+        digest.update(text.encode("utf-8", "replace") + b"\0")
+    return {"method": method, "num_clusters": num_clusters, "encoder": encoder or "default",
+            "num_train_texts": len(dataset), "texts_sha1": digest.hexdigest(),
+            "config": {k: v for k, v in sorted(config_kwargs.items()) if isinstance(v, (int, float, str, bool))}}
+
+
+def _check_same_run(output_dir: str, identity: dict) -> None:
+    """Resuming continues *this* run only: another method, K, encoder, config or other texts is an error."""
+    path = os.path.join(output_dir, RUN_IDENTITY_FILE)
+    if not os.path.isfile(path):
+        return
+    with open(path) as f:
+        saved = json.load(f)
+    differs = [key for key in identity if saved.get(key) != identity[key]]
+    if differs:
+        raise ValueError(
+            f"{output_dir} holds checkpoints of another run (its {', '.join(differs)} differ from this one's), which "
+            "this run would resume from. Pass --no-resume (resume=False) to start over there, or another --output-dir."
+        )
 
 
 def check_config_overrides(config_class, overrides: dict) -> None:
@@ -160,12 +203,18 @@ def train_clusterer(
         num_clusters = (
             label_feature.num_classes if hasattr(label_feature, "num_classes") else len(set(train_dataset["label"]))
         )
-    check_num_clusters(num_clusters, len(train_dataset))
+    check_num_clusters(num_clusters, len(train_dataset), texts=train_dataset["text"])
     check_config_overrides(spec.config_class, config_overrides or {})
     config_kwargs = {**plan["config"], **(config_overrides or {})}
     args = build_training_arguments(output_dir, plan["training"], training_overrides, seed=seed)
 
-    last_checkpoint = get_last_checkpoint(output_dir) if resume and os.path.isdir(output_dir) else None
+    identity = _run_identity(method, num_clusters, encoder, config_kwargs, train_dataset)
+    last_checkpoint = last_complete_checkpoint(output_dir) if resume and os.path.isdir(output_dir) else None
+    if last_checkpoint:
+        _check_same_run(output_dir, identity)
+    os.makedirs(output_dir, exist_ok=True)
+    with open(os.path.join(output_dir, RUN_IDENTITY_FILE), "w") as f:
+        json.dump(identity, f, indent=2)
     model = spec.model_class.from_encoder_pretrained(encoder, num_clusters=num_clusters, **config_kwargs)
     trainer = spec.trainer_class(model=model, args=args, train_dataset=train_dataset,
                                  eval_dataset=test_dataset if test_dataset is not None else train_dataset)

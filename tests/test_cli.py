@@ -186,3 +186,41 @@ def test_forward_on_a_never_initialised_model_is_an_error(tiny_encoder_dir):
     model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
     with pytest.raises(RuntimeError, match="never initialised"):
         model(**model.tokenize(["a text"]))
+
+
+def test_resume_refuses_another_runs_checkpoints_and_skips_incomplete_ones(tiny_encoder_dir, toy_corpus, tmp_path):
+    import shutil
+
+    from hf_textcluster.data import load_texts
+    from hf_textcluster.runs import last_complete_checkpoint, train_clusterer
+
+    texts, labels = toy_corpus
+    out = tmp_path / "run"
+    common = dict(encoder=str(tiny_encoder_dir), evaluate=False,
+                  training_overrides={"max_steps": 2, "per_device_train_batch_size": 16, "bf16": False,
+                                      "save_steps": 1, "disable_tqdm": True})
+    train_clusterer("sccl", load_texts(texts, labels), str(out), **common)
+    assert last_complete_checkpoint(str(out)).endswith("checkpoint-2")
+    (out / "checkpoint-2" / "trainer_state.json").unlink()  # as if killed while saving
+    assert last_complete_checkpoint(str(out)).endswith("checkpoint-1")
+    with pytest.raises(ValueError, match="another run .*texts_sha1.*--no-resume"):
+        train_clusterer("sccl", load_texts(texts[:90], labels[:90]), str(out), **common)
+    with pytest.raises(ValueError, match="another run .*num_clusters"):
+        train_clusterer("sccl", load_texts(texts, labels), str(out), num_clusters=4, **common)
+    train_clusterer("sccl", load_texts(texts[:90], labels[:90]), str(out), resume=False, **common)  # start over
+    shutil.rmtree(out)
+
+
+@pytest.mark.parametrize(
+    "texts,match",
+    [(["same text"] * 40, "distinct texts \\(1 of 40"),
+     (["Same  text", "same text ", "SAME TEXT\u200b"] * 10, "distinct texts \\(1 of 30"),
+     (["ok text"] * 5 + ["\u200b\u200b"], "item 5 is empty or only whitespace / invisible")],
+)
+def test_degenerate_texts_are_errors(texts, match, tiny_encoder_dir, tmp_path):
+    from hf_textcluster.data import load_texts
+    from hf_textcluster.runs import train_clusterer
+
+    with pytest.raises(ValueError, match=match):
+        train_clusterer("sccl", load_texts(texts), str(tmp_path / "m"), encoder=str(tiny_encoder_dir), num_clusters=3,
+                        augmentation="word_deletion", evaluate=False, training_overrides={"max_steps": 1})

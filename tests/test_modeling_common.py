@@ -179,7 +179,7 @@ def test_an_interrupted_run_resumes_to_the_same_weights(method, tiny_encoder_dir
 # ----- remote code: the package's own classes, shipped -----------------------------------------------------------------
 ALLOWED_REMOTE_IMPORTS = {
     "__future__", "collections", "contextlib", "dataclasses", "functools", "json", "math", "os", "pathlib", "re", "shutil",
-    "tempfile", "typing", "numpy", "torch", "tqdm", "transformers", "huggingface_hub",
+    "tempfile", "typing", "unicodedata", "numpy", "torch", "tqdm", "transformers", "huggingface_hub",
 }
 
 

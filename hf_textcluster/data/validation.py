@@ -6,6 +6,7 @@ the library through :func:`~hf_textcluster.data.load_texts`, a file loader, an a
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable
 
 import numpy as np
@@ -57,15 +58,20 @@ def validate_texts(texts: object, argument_name: str = "texts") -> list[str]:
                 f"{type(item).__name__} ({_shorten(item)}).{hint}"
             )
 
-    blank = [index for index, item in enumerate(items) if not item.strip()]
+    blank = [index for index, item in enumerate(items) if not _visible(item)]
     if blank:
         first = blank[0]
         more = f" ({len(blank)} blank items in total, e.g. at indices {blank[:5]})" if len(blank) > 1 else ""
         raise ValueError(
-            f"`{argument_name}` item {first} is empty or only whitespace ({items[first]!r}){more}. "
-            "Remove blank texts before clustering: they carry no content to cluster."
+            f"`{argument_name}` item {first} is empty or only whitespace / invisible characters ({items[first]!r})"
+            f"{more}. Remove blank texts before clustering: they carry no content to cluster."
         )
     return items
+
+
+def _visible(text: str) -> str:
+    """``text`` without whitespace, control and format characters (zero-width spaces, BOMs, ...)."""
+    return "".join(ch for ch in text if unicodedata.category(ch)[0] not in "CZ")
 
 
 def _is_nan(value: object) -> bool:
@@ -92,8 +98,9 @@ def validate_labels(labels: object, num_texts: int, argument_name: str = "labels
     return items
 
 
-def check_num_clusters(num_clusters: object, num_texts: int) -> None:
-    """K must be an integer with 2 <= K <= the number of texts; a clear error naming `num_clusters` otherwise."""
+def check_num_clusters(num_clusters: object, num_texts: int, texts: Iterable[str] | None = None) -> None:
+    """K must be an integer with 2 <= K <= the number of texts (of distinct texts, when ``texts`` are given: K
+    clusters of copies of fewer texts mean nothing); a clear error naming `num_clusters` otherwise."""
     if isinstance(num_clusters, bool) or not isinstance(num_clusters, (int, np.integer)):
         raise TypeError(f"`num_clusters` must be an integer, got {type(num_clusters).__name__}.")
     if num_clusters < 2:
@@ -103,3 +110,15 @@ def check_num_clusters(num_clusters: object, num_texts: int) -> None:
             f"`num_clusters` ({num_clusters}) is larger than the number of texts ({num_texts}); "
             "pass more texts or a smaller `num_clusters`."
         )
+    if texts is not None:
+        distinct = len({" ".join(_visible_words(t)) for t in texts})
+        if distinct < num_clusters:
+            raise ValueError(
+                f"`num_clusters` ({num_clusters}) is larger than the number of distinct texts ({distinct} of "
+                f"{num_texts}, ignoring case, spacing and invisible characters); pass more varied texts or "
+                "`num_clusters` <= that number."
+            )
+
+
+def _visible_words(text: str) -> list[str]:
+    return ["".join(ch for ch in word if unicodedata.category(ch)[0] != "C").casefold() for word in text.split()]
