@@ -116,7 +116,9 @@ def cmd_predict(args, extra) -> int:
     import hf_textcluster  # noqa: F401
 
     from .data import load_text_file
+    from .data.validation import check_local_path
 
+    check_local_path(args.model, "--model")
     if args.output:  # before any work: a wrong --output must not cost the whole prediction pass
         if os.path.abspath(args.output) == os.path.abspath(args.input):
             raise ValueError(f"--output {args.output} is the --input file: it would replace your texts. Write elsewhere.")

@@ -22,7 +22,7 @@ from transformers.utils import ModelOutput, logging
 
 from .backbones import resolve_encoder
 from .configuration_utils import TextClusteringConfig
-from .data.validation import check_num_clusters, validate_texts
+from .data.validation import check_local_path, check_num_clusters, validate_texts
 from .layers import pool_token_states
 from .precision import autocast_dtype
 
@@ -284,6 +284,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path, *model_args, tokenizer=None, **kwargs):
         path = str(pretrained_model_name_or_path)
+        check_local_path(path, "pretrained_model_name_or_path")
         config = kwargs.pop("config", None)
         num_clusters = kwargs.pop("num_clusters", None)
         hub_kwargs = {k: kwargs[k] for k in ("revision", "token", "cache_dir", "local_files_only") if k in kwargs}

@@ -45,13 +45,21 @@ class TextClusteringPipeline(Pipeline):
         self._autocast_dtype = autocast_dtype("auto", self.model.device)
 
     def _sanitize_parameters(self, top_k=None, max_length=None, **kwargs):
+        # transformers passes its own call options (batch_size, num_workers, ...) through here too; anything else is
+        # a misspelt option that would otherwise be ignored.
+        unknown = sorted(set(kwargs) - {"batch_size", "num_workers", "device", "binary_output", "torch_dtype", "dtype"})
+        if unknown:
+            raise TypeError(f"Unknown text-clustering option(s) {unknown}; the options are `top_k`, `max_length`, "
+                            "`batch_size`.")
         preprocess_params = {}
         if max_length is not None:
+            if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 2:
+                raise ValueError(f"`max_length` must be an integer >= 2 (tokens, special ones included), got {max_length!r}.")
             preprocess_params["max_length"] = max_length
         postprocess_params = {}
         if top_k is not None:
             num_clusters = self.model.config.num_clusters
-            if not isinstance(top_k, int) or not 1 <= top_k <= num_clusters:
+            if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= num_clusters:
                 raise ValueError(f"`top_k` must be an integer between 1 and {num_clusters}, got {top_k!r}.")
             postprocess_params["top_k"] = top_k
         return preprocess_params, {}, postprocess_params

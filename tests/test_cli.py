@@ -224,3 +224,18 @@ def test_degenerate_texts_are_errors(texts, match, tiny_encoder_dir, tmp_path):
     with pytest.raises(ValueError, match=match):
         train_clusterer("sccl", load_texts(texts), str(tmp_path / "m"), encoder=str(tiny_encoder_dir), num_clusters=3,
                         augmentation="word_deletion", evaluate=False, training_overrides={"max_steps": 1})
+
+
+def test_a_missing_local_path_is_named_as_such(tmp_path, capsys):
+    from hf_textcluster import SCCLModel
+
+    missing = str(tmp_path / "no" / "such" / "model")
+    for path in (missing, "./nope-model", "runs/a/b"):
+        with pytest.raises(FileNotFoundError, match="no such folder"):
+            SCCLModel.from_pretrained(path)
+    with pytest.raises(FileNotFoundError, match="`encoder`: no such folder"):
+        SCCLModel.from_encoder_pretrained(missing, num_clusters=3)
+    texts = tmp_path / "t.txt"
+    texts.write_text("a text\n")
+    assert main(["predict", "--model", missing, "--input", str(texts)]) == 2
+    assert "`--model`: no such folder" in capsys.readouterr().err

@@ -73,3 +73,15 @@ def test_a_list_in_one_go_gives_the_per_text_results(model_dir, toy_corpus):
     for row_b, row_s in zip(batched, streamed):
         for a, b in zip(row_b, row_s):
             assert a["label"] == b["label"] and abs(a["score"] - b["score"]) < 1e-5
+
+
+def test_misspelt_or_invalid_options_are_errors(model_dir):
+    clusterer = pipeline("text-clustering", model=str(model_dir))
+    with pytest.raises(TypeError, match="Unknown text-clustering option.*topk"):
+        clusterer(["a text"], topk=3)
+    for bad in (0, 1, -5, True):
+        with pytest.raises(ValueError, match="max_length"):
+            clusterer(["a text"], max_length=bad)
+    with pytest.raises(ValueError, match="top_k"):
+        clusterer(["a text"], top_k=True)
+    assert len(clusterer(["a text", "another"], batch_size=1)) == 2

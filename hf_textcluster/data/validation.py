@@ -11,7 +11,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-__all__ = ["check_num_clusters", "validate_texts"]
+__all__ = ["check_local_path", "check_num_clusters", "validate_texts"]
 
 
 def _shorten(value: object, width: int = 60) -> str:
@@ -122,3 +122,15 @@ def check_num_clusters(num_clusters: object, num_texts: int, texts: Iterable[str
 
 def _visible_words(text: str) -> list[str]:
     return ["".join(ch for ch in word if unicodedata.category(ch)[0] != "C").casefold() for word in text.split()]
+
+
+def check_local_path(name_or_path: str, argument_name: str) -> None:
+    """A string that can only be a local path (absolute, ``./``, ``../``, ``~``, or with more than one ``/``: a Hub
+    id is ``name`` or ``org/name``) must exist; otherwise a FileNotFoundError naming the argument, instead of the
+    Hub's "Repo id must be in the form ..."."""
+    import os
+
+    path = str(name_or_path)
+    looks_local = path.startswith(("/", "./", "../", "~", ".\\")) or path.count("/") > 1 or os.sep in path.replace("/", "")
+    if looks_local and not os.path.exists(os.path.expanduser(path)):
+        raise FileNotFoundError(f"`{argument_name}`: no such folder {path!r} (check the path; a Hub id looks like 'org/name').")
