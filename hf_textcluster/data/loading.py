@@ -88,6 +88,27 @@ def load_texts(texts, labels=None) -> datasets.Dataset:
 
 
 def _read_table(path: Path):
+    """The file as a DataFrame; a file that cannot be parsed is a ValueError naming it, what went wrong and the fix."""
+    if path.stat().st_size == 0 and path.suffix.lower() in TEXT_FILE_SUFFIXES:
+        raise ValueError(f"{path} is empty (0 bytes): nothing to read.")
+    try:
+        frame = _parse_table(path)
+    except UnicodeDecodeError as err:
+        raise ValueError(
+            f"{path} is not UTF-8 text ({err.reason} at byte {err.start}); re-save it as UTF-8 (e.g. with "
+            "`iconv -f latin1 -t utf-8`)."
+        ) from err
+    except ValueError as err:
+        if str(err).startswith("Unsupported file type"):
+            raise
+        raise ValueError(f"{path} could not be parsed as {path.suffix.lstrip('.').upper()}: {err}") from err
+    columns = [str(c) for c in frame.columns]
+    if path.suffix.lower() == ".csv" and len(columns) == 1 and "\t" in columns[0]:
+        raise ValueError(f"{path} looks tab-separated (its header is {columns[0]!r}): rename it to .tsv.")
+    return frame
+
+
+def _parse_table(path: Path):
     import pandas as pd
 
     suffix = path.suffix.lower()

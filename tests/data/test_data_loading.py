@@ -103,3 +103,20 @@ def test_load_text_file_errors(tmp_path):
     (tmp_path / "n.jsonl").write_text('{"text": "ok"}\n{"text": 5}\n', encoding="utf-8")
     with pytest.raises(TypeError, match=r"item 1 is int \(5\)"):
         load_text_file(tmp_path / "n.jsonl")
+
+
+@pytest.mark.parametrize(
+    "name,content,match",
+    [
+        ("empty.csv", b"", "is empty \\(0 bytes\\)"),
+        ("latin1.csv", "text\ncaf\xe9 au lait\n".encode("latin-1"), "not UTF-8 .*re-save it as UTF-8"),
+        ("tabs.csv", b"text\tlabel\nhello\t1\n", "looks tab-separated .*rename it to .tsv"),
+        ("broken.jsonl", b'{"text": "ok"}\n{"text": \n', "could not be parsed as JSONL"),
+    ],
+)
+def test_unreadable_files_name_the_file_and_the_fix(name, content, match, tmp_path):
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(ValueError, match=match) as info:
+        load_text_file(path)
+    assert str(path) in str(info.value)
