@@ -335,6 +335,9 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as err:
+        print(f"interrupted{': ' + str(err) if str(err) else ''}", file=sys.stderr)
+        return 130
     except Exception as err:  # anything else (disk full, a corrupted file, no CUDA): one line, not a traceback
         if args.debug:
             raise

@@ -320,8 +320,9 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
                 "`from_encoder_pretrained(..., num_clusters=...)`."
             )
         kwargs.setdefault("use_safetensors", True)  # loading never unpickles
+        wants_info = kwargs.pop("output_loading_info", False)
         try:
-            loaded = super().from_pretrained(path, *model_args, config=config, **kwargs)
+            loaded = super().from_pretrained(path, *model_args, config=config, output_loading_info=True, **kwargs)
         except Exception as err:
             if "safetensors" in type(err).__module__ or "header" in str(err).lower() or "deserializ" in str(err).lower():
                 raise OSError(
@@ -336,9 +337,18 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
                     f"No tokenizer could be loaded from {path!r} ({type(err).__name__}). `predict`/`embed` and the "
                     "pipeline need one: pass `tokenizer=` or set `model.tokenizer`."
                 )
-        model = loaded[0] if kwargs.get("output_loading_info") else loaded  # (model, loading_info) when asked
+        model, info = loaded
+        # Weights that do not fit the class (a config.json of another method over these weights) are an error, not
+        # a load report: the missing ones would be random.
+        missing, unexpected = list(info.get("missing_keys") or []), list(info.get("unexpected_keys") or [])
+        if missing or unexpected:
+            raise ValueError(
+                f"The weights in {path!r} do not fit a {cls.__name__} ({config.model_type!r} in its config.json): "
+                f"{len(missing)} missing (e.g. {missing[:2]}) and {len(unexpected)} unexpected (e.g. {unexpected[:2]}). "
+                "Its config.json and model.safetensors do not belong together; re-save the model."
+            )
         model.tokenizer = tokenizer
-        return loaded
+        return (model, info) if wants_info else model
 
     def _check_finite_weights(self) -> None:
         """A model with NaN / inf weights (a diverged run) is never saved, carded or pushed."""

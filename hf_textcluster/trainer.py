@@ -132,6 +132,18 @@ class _CheckpointArraysCallback(TrainerCallback):
             os.replace(path + ".tmp", path)
 
 
+class _StopOnSignalCallback(TrainerCallback):
+    """After SIGINT / SIGTERM (Ctrl-C, a scheduler's kill), finish the current step, save a checkpoint and stop."""
+
+    def __init__(self):
+        self.received: int | None = None
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if self.received is not None:
+            control.should_save = True
+            control.should_training_stop = True
+
+
 class ClusteringTrainer(Trainer):
     """Base trainer of all clusterers. Subclasses set ``views`` (prefix -> text column) and implement
     ``compute_loss``, recording each loss term with ``self.record_loss_terms`` so they show up in the logs."""
@@ -174,6 +186,8 @@ class ClusteringTrainer(Trainer):
         super().__init__(model=model, args=args, data_collator=data_collator, **kwargs)
         self._loss_terms: dict[str, list[float]] = {}
         self.add_callback(_CheckpointArraysCallback(self))
+        self._stop_on_signal = _StopOnSignalCallback()
+        self.add_callback(self._stop_on_signal)
         _log_precision_once(self.precision_description())
 
     @property
@@ -340,6 +354,41 @@ class ClusteringTrainer(Trainer):
 
     def train(self, resume_from_checkpoint: str | bool | None = None, **kwargs):
         self._check_some_steps()
+        with self._signals_stop_training():
+            self._train_with_resume(resume_from_checkpoint, **kwargs)
+            if self._stop_on_signal.received is not None:
+                raise KeyboardInterrupt(
+                    f"Interrupted at step {self.state.global_step}: a checkpoint is saved in {self.args.output_dir}; "
+                    "run the same command again to resume from it."
+                )
+        return self._train_output
+
+    @contextlib.contextmanager
+    def _signals_stop_training(self):
+        """The first SIGINT / SIGTERM stops training after the current step, with a checkpoint; a second one stops at
+        once. (Only in the main thread, where Python delivers signals.)"""
+        import signal
+        import threading
+
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        self._stop_on_signal.received = None
+
+        def handler(signum, frame):
+            if self._stop_on_signal.received is not None:
+                raise KeyboardInterrupt
+            self._stop_on_signal.received = signum
+            logger.warning("Stopping after this step and saving a checkpoint (interrupt again to stop at once).")
+
+        previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, old in previous.items():
+                signal.signal(sig, old)
+
+    def _train_with_resume(self, resume_from_checkpoint, **kwargs):
         # A resumed run restores trained centroids from its checkpoint; a fresh run fits them first.
         if resume_from_checkpoint:
             checkpoint = resume_from_checkpoint
@@ -354,7 +403,7 @@ class ClusteringTrainer(Trainer):
                 self._restore_from_checkpoint_folder(checkpoint)
         elif not self.model.config.centroids_initialized:
             self.initialize_clusters()
-        return super().train(resume_from_checkpoint=resume_from_checkpoint, **kwargs)
+        self._train_output = super().train(resume_from_checkpoint=resume_from_checkpoint, **kwargs)
 
     # ----- evaluation ----------------------------------------------------------------------------------------
     def evaluate(self, eval_dataset=None, ignore_keys=None, metric_key_prefix: str = "eval") -> dict[str, float]:

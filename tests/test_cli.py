@@ -239,3 +239,53 @@ def test_a_missing_local_path_is_named_as_such(tmp_path, capsys):
     texts.write_text("a text\n")
     assert main(["predict", "--model", missing, "--input", str(texts)]) == 2
     assert "`--model`: no such folder" in capsys.readouterr().err
+
+
+def test_a_config_of_another_method_over_these_weights_is_an_error(tmp_path):
+    import json
+    import shutil
+    from pathlib import Path
+
+    from transformers import AutoModel
+
+    fixture = Path(__file__).resolve().parent / "fixtures" / "checkpoints_eef6bf0" / "sccl"
+    shutil.copytree(fixture, tmp_path / "m")
+    config = json.loads((tmp_path / "m" / "config.json").read_text())
+    config["model_type"] = "decmlm"
+    (tmp_path / "m" / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ValueError, match="do not fit a DECMLMModel .*missing .*unexpected"):
+        AutoModel.from_pretrained(tmp_path / "m")
+
+
+def test_ctrl_c_saves_a_checkpoint_and_the_rerun_resumes(tiny_encoder_dir, toy_corpus, tmp_path, monkeypatch, capsys):
+    import os
+    import signal
+
+    from transformers import TrainerCallback
+
+    from hf_textcluster.models.sccl import SCCLTrainer
+
+    class CtrlC(TrainerCallback):
+        def on_step_begin(self, args, state, control, **kwargs):
+            if state.global_step == 1:
+                os.kill(os.getpid(), signal.SIGINT)
+
+    original_init = SCCLTrainer.__init__
+
+    def init_with_ctrl_c(self, *args, **kwargs):
+        original_init(self, *args, **kwargs)
+        self.add_callback(CtrlC())
+
+    data = tmp_path / "texts.txt"
+    data.write_text("\n".join(toy_corpus[0]) + "\n")
+    argv = ["train", "--method", "sccl", "--input", str(data), "--num-clusters", "3", "--encoder", str(tiny_encoder_dir),
+            "--augmentation", "word_deletion", "--output-dir", str(tmp_path / "m"), "--bf16", "false",
+            "--per_device_train_batch_size", "16", "--max_steps", "4", "--save_steps", "100"]
+    monkeypatch.setattr(SCCLTrainer, "__init__", init_with_ctrl_c)
+    assert main(argv) == 130
+    assert "Interrupted at step 2" in capsys.readouterr().err
+    assert (tmp_path / "m" / "checkpoint-2").is_dir() and not (tmp_path / "m" / "model.safetensors").exists()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # handlers restored
+    monkeypatch.setattr(SCCLTrainer, "__init__", original_init)
+    assert main(argv) == 0
+    assert (tmp_path / "m" / "model.safetensors").exists()
