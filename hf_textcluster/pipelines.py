@@ -15,8 +15,8 @@ from .precision import autocast_dtype
 
 
 def _is_text_column(inputs) -> bool:
-    """A ``datasets`` column (``dataset["text"]``) or a numpy array of strings: sized, indexable, not a mapping."""
-    return isinstance(inputs, np.ndarray) or type(inputs).__name__ == "Column"
+    """A ``datasets`` column (``dataset["text"]``), a pandas Series or a numpy array of strings."""
+    return isinstance(inputs, np.ndarray) or type(inputs).__name__ in ("Column", "Series")
 
 
 class TextClusteringPipeline(Pipeline):

@@ -85,3 +85,11 @@ def test_misspelt_or_invalid_options_are_errors(model_dir):
     with pytest.raises(ValueError, match="top_k"):
         clusterer(["a text"], top_k=True)
     assert len(clusterer(["a text", "another"], batch_size=1)) == 2
+
+
+def test_a_pandas_series_is_a_list_of_texts(model_dir, toy_corpus):
+    import pandas as pd
+
+    clusterer = pipeline("text-clustering", model=str(model_dir))
+    texts = toy_corpus[0][:5]
+    assert clusterer(pd.Series(texts, index=[10, 11, 12, 13, 14])) == clusterer(texts)
