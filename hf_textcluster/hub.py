@@ -70,6 +70,7 @@ def check_ready_to_push(model) -> None:
             "trained), so nobody could predict with it. Nothing was uploaded. Train it first (`hf-textcluster "
             "train`, or a trainer, or `model.initialize_clusters(texts)`)."
         )
+    model._check_finite_weights()  # a diverged model is never uploaded
     if model.tokenizer is None:
         raise ValueError(
             f"Refusing to push this {type(model).__name__} without a tokenizer: the pipeline and `predict` need one. "

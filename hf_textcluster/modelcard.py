@@ -450,6 +450,7 @@ def generate_model_card(
     """
     from . import __version__
 
+    model._check_finite_weights()  # no card for a diverged model
     config = model.config
     model_type = config.model_type
     method = METHODS.get(model_type)

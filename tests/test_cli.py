@@ -126,6 +126,14 @@ def test_non_finite_weights_are_never_saved(tiny_encoder_dir, tmp_path):
     with pytest.raises(ValueError, match="NaN or inf"):
         model.save_pretrained(tmp_path / "bad")
     assert not (tmp_path / "bad" / "model.safetensors").exists()
+    from hf_textcluster.hub import check_ready_to_push
+    from hf_textcluster.modelcard import generate_model_card
+
+    model.config.centroids_initialized = True
+    model.tokenizer = object()
+    for refuse in (check_ready_to_push, generate_model_card):  # no card, no upload
+        with pytest.raises(ValueError, match="NaN or inf"):
+            refuse(model)
 
 
 def test_train_writes_checkpoints_by_default(tmp_path):
