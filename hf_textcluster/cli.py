@@ -126,7 +126,15 @@ def cmd_predict(args, extra) -> int:
         if not os.path.isdir(folder):
             raise FileNotFoundError(f"--output {args.output}: the folder {folder} does not exist; create it first.")
     texts = list(load_text_file(args.input, text_column=args.text_column)["text"])
-    clusterer = pipeline("text-clustering", model=args.model, device=args.device)
+    from transformers import AutoModel
+
+    from .modeling_utils import TextClusteringPreTrainedModel
+
+    model = AutoModel.from_pretrained(args.model)  # loaded here: its errors are one clear line, not the pipeline's
+    if not isinstance(model, TextClusteringPreTrainedModel):
+        raise ValueError(f"--model {args.model} is a {type(model).__name__} (model_type {model.config.model_type!r}), "
+                         "not an hf_textcluster clusterer: train one with `hf-textcluster train`.")
+    clusterer = pipeline("text-clustering", model=model, tokenizer=model.tokenizer, device=args.device)
     results = clusterer(texts, batch_size=args.batch_size, **({"top_k": args.top_k} if args.top_k else {}))
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     try:

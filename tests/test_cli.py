@@ -297,3 +297,21 @@ def test_ctrl_c_saves_a_checkpoint_and_the_rerun_resumes(tiny_encoder_dir, toy_c
     monkeypatch.setattr(SCCLTrainer, "__init__", original_init)
     assert main(argv) == 0
     assert (tmp_path / "m" / "model.safetensors").exists()
+
+
+def test_predict_with_a_broken_or_foreign_model_is_one_line(tiny_encoder_dir, tmp_path, capsys):
+    import shutil
+    from pathlib import Path
+
+    texts = tmp_path / "t.txt"
+    texts.write_text("a text\n")
+    fixture = Path(__file__).resolve().parent / "fixtures" / "checkpoints_eef6bf0" / "sccl"
+    shutil.copytree(fixture, tmp_path / "m")
+    weights = tmp_path / "m" / "model.safetensors"
+    weights.write_bytes(weights.read_bytes()[:1000])  # truncated download
+    assert main(["predict", "--model", str(tmp_path / "m"), "--input", str(texts)]) in (1, 2)
+    err = capsys.readouterr().err
+    assert "corrupted or incomplete" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert main(["predict", "--model", str(tiny_encoder_dir), "--input", str(texts)]) in (1, 2)  # a plain BERT
+    err = capsys.readouterr().err
+    assert "not an hf_textcluster clusterer" in err and "Traceback" not in err
