@@ -55,6 +55,13 @@ class TextClusteringConfig(PreTrainedConfig):
             raise ValueError(f"`pooling` must be one of {POOLING_MODES}, got {self.pooling!r}.")
         if not isinstance(self.max_length, int) or self.max_length < 1:
             raise ValueError(f"`max_length` must be a positive integer, got {self.max_length!r}.")
+        encoder = self.encoder.to_dict() if hasattr(self.encoder, "to_dict") else (self.encoder or {})
+        positions = encoder.get("max_position_embeddings")
+        if isinstance(positions, int) and self.max_length > positions:
+            raise ValueError(
+                f"`max_length` is {self.max_length} tokens but the encoder has positions for {positions} "
+                f"(`max_position_embeddings`): use at most {positions}, and split longer documents into passages."
+            )
         if self.id2label is None or len(self.id2label) != self.num_clusters:
             if self.id2label and not all(re.fullmatch(r"LABEL_\d+", str(v)) for v in self.id2label.values()):
                 raise ValueError(

@@ -200,3 +200,9 @@ def marginal_entropy(p0: torch.Tensor, p1: torch.Tensor, eps: float = 1e-12) -> 
     P^(v): the average entropy of the two views' cluster marginals."""
     q0, q1 = p0.float().mean(dim=0), p1.float().mean(dim=0)
     return -0.5 * ((q0 * torch.log(q0.clamp_min(eps))).sum() + (q1 * torch.log(q1.clamp_min(eps))).sum())
+
+
+def target_cross_entropy(log_probs: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """L_cl of ClusterBERT, Eq. 3: CE(P̃, Q) = -(1/N) Σ_i Σ_j q_ij log p̃_ij, the log-predictions for the noised texts
+    (N x K) against the targets Q (N x K: one-hot k-means clusters in stage 2, Eq. 5 in stage 3)."""
+    return -(targets * log_probs).sum(dim=-1).mean()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -67,6 +68,23 @@ class ClusteringTrainingArguments(TrainingArguments):
         super().__post_init__()
 
 
+def warn_if_truncated(texts: Sequence[str], tokenizer, max_length: int, sample_size: int = 5000, seed: int = 0) -> float:
+    """Warn when training texts are longer than ``max_length`` tokens (they are cut); returns the share cut, measured
+    on a seeded sample of at most ``sample_size`` texts (tokenizing a million texts only to warn would take minutes)."""
+    n = len(texts)
+    rows = range(n) if n <= sample_size else np.random.default_rng(seed).choice(n, size=sample_size, replace=False)
+    lengths = np.asarray([len(ids) for ids in tokenizer([texts[int(i)] for i in rows], truncation=False)["input_ids"]])
+    share = float((lengths > max_length).mean()) if len(lengths) else 0.0
+    if share > 0:
+        logger.warning(
+            f"{100 * share:.1f}% of the training texts{' (in a sample of %d)' % len(lengths) if n > sample_size else ''} "
+            f"are longer than max_length={max_length} tokens and are truncated to it (the longest has {lengths.max()} "
+            f"tokens, the median {int(np.median(lengths))}). If their ends matter, raise it (--config max_length=N, "
+            "at most the encoder's position limit; longer is slower) or split long documents into passages."
+        )
+    return share
+
+
 _LOGGED_PRECISIONS: set[str] = set()
 
 
@@ -80,14 +98,21 @@ class TextViewsCollator:
     """Tokenizes one or more text columns of a batch of rows into ``{prefix}input_ids`` / ``{prefix}attention_mask``.
 
     All views are tokenized in one call and padded to one common length, so a trainer can run them through the
-    encoder as one concatenated batch. ``index`` (row positions in the dataset) is passed through when present.
+    encoder as one concatenated batch. ``index`` (row positions in the dataset) is passed through when present. With
+    ``word_ids``, ``{prefix}word_ids`` gives each token's word number in its text (-1 for special and padding tokens),
+    for noise that deletes whole words.
     """
 
-    def __init__(self, tokenizer, max_length: int, views: dict[str, str], pad_to_max_length: bool = False):
+    def __init__(self, tokenizer, max_length: int, views: dict[str, str], pad_to_max_length: bool = False,
+                 word_ids: bool = False):
+        if word_ids and not getattr(tokenizer, "is_fast", False):
+            raise ValueError("Word-level noise needs a fast tokenizer (`tokenizer.is_fast`): load the encoder's "
+                             "tokenizer with `AutoTokenizer.from_pretrained(..., use_fast=True)`.")
         self.tokenizer = tokenizer
         self.max_length = max_length
         self.views = views  # output prefix -> dataset column
         self.pad_to_max_length = pad_to_max_length
+        self.word_ids = word_ids
 
     def __call__(self, rows: Sequence[dict[str, Any]]) -> dict[str, torch.Tensor]:
         texts = []
@@ -105,9 +130,28 @@ class TextViewsCollator:
         for view_index, prefix in enumerate(self.views):
             for key, value in encoded.items():
                 batch[f"{prefix}{key}"] = value[view_index * n : (view_index + 1) * n]
+            if self.word_ids:
+                batch[f"{prefix}word_ids"] = torch.tensor(
+                    [[-1 if w is None else w for w in encoded.word_ids(view_index * n + i)] for i in range(n)],
+                    dtype=torch.long,
+                )
         if "index" in rows[0]:
             batch["index"] = torch.tensor([row["index"] for row in rows], dtype=torch.long)
         return batch
+
+
+def stage_starts(total_steps: int, fractions: Sequence[float]) -> list[int]:
+    """The first step of each stage after the first, for stages that take ``fractions`` of ``total_steps`` in turn
+    (the last stage gets the rest). A stage with a non-zero fraction gets at least one step while the stages after it
+    still have one each."""
+    starts, step = [], 0
+    for i, fraction in enumerate(fractions):
+        length = math.floor(fraction * total_steps)
+        if fraction > 0 and length == 0 and total_steps > step + len(fractions) - i:
+            length = 1
+        step += length
+        starts.append(step)
+    return starts
 
 
 CHECKPOINT_ARRAY_PREFIX = "hf_textcluster_"
@@ -130,6 +174,15 @@ class _CheckpointArraysCallback(TrainerCallback):
             with open(path + ".tmp", "wb") as f:
                 np.save(f, np.asarray(array))
             os.replace(path + ".tmp", path)
+        if trainer.training_modules():
+            from safetensors.torch import save_file
+
+            path = os.path.join(folder, TRAINING_MODULES_FILE)
+            save_file(trainer.training_module_state(), path + ".tmp")
+            os.replace(path + ".tmp", path)
+
+
+TRAINING_MODULES_FILE = f"{CHECKPOINT_ARRAY_PREFIX}training_modules.safetensors"
 
 
 class _StopOnSignalCallback(TrainerCallback):
@@ -149,6 +202,8 @@ class ClusteringTrainer(Trainer):
     ``compute_loss``, recording each loss term with ``self.record_loss_terms`` so they show up in the logs."""
 
     views: dict[str, str] = {"": "text"}
+    # Whether batches carry each token's word number (``{prefix}word_ids``), for word-level noise in the step.
+    word_ids: bool = False
     # compute_loss returns a per-batch mean: the Trainer must divide it under gradient accumulation.
     loss_is_scaled_for_ga = False
 
@@ -182,7 +237,10 @@ class ClusteringTrainer(Trainer):
                 model.config.max_length,
                 self.views,
                 pad_to_max_length=getattr(args, "pad_to_max_length", False),
+                word_ids=self.word_ids,
             )
+        if dataset is not None and hasattr(dataset, "column_names"):
+            warn_if_truncated(dataset["text"], kwargs["processing_class"], model.config.max_length)
         super().__init__(model=model, args=args, data_collator=data_collator, **kwargs)
         self._loss_terms: dict[str, list[float]] = {}
         self.add_callback(_CheckpointArraysCallback(self))
@@ -238,6 +296,33 @@ class ClusteringTrainer(Trainer):
     def restore_checkpoint_arrays(self, arrays: dict[str, np.ndarray]) -> None:
         """Take back what ``checkpoint_arrays`` saved (called before a resumed run's first step)."""
 
+    def training_modules(self) -> dict[str, torch.nn.Module]:
+        """Modules that train with the model but are not part of the served model (e.g. a denoising decoder), by
+        name. Their parameters join the optimizer (where ``is_encoder_parameter("<name>.<param>")`` says) and their
+        own tensors (those not shared with the model) go into every checkpoint, so a resumed run gets them back."""
+        return {}
+
+    def _training_module_parameters(self) -> list[tuple[str, torch.nn.Parameter]]:
+        in_model = {id(p) for p in self.model.parameters()}
+        return [(f"{name}.{param_name}", param) for name, module in self.training_modules().items()
+                for param_name, param in module.named_parameters() if id(param) not in in_model]
+
+    def training_module_state(self) -> dict[str, torch.Tensor]:
+        """The training modules' own tensors (parameters and buffers not shared with the model), by qualified name."""
+        in_model = {t.data_ptr() for t in self.model.state_dict().values()}
+        state = {}
+        for name, module in self.training_modules().items():
+            for key, tensor in module.state_dict().items():
+                if tensor.data_ptr() not in in_model and f"{name}.{key}" not in state:
+                    state[f"{name}.{key}"] = tensor.detach().cpu().contiguous()
+        # tensors tied inside a module (a decoder's output layer and input embeddings) are stored once
+        seen, unique = set(), {}
+        for key, tensor in state.items():
+            if tensor.data_ptr() not in seen:
+                seen.add(tensor.data_ptr())
+                unique[key] = tensor
+        return unique
+
     def _restore_from_checkpoint_folder(self, checkpoint: str) -> None:
         arrays = {
             name[len(CHECKPOINT_ARRAY_PREFIX):-len(".npy")]: np.load(os.path.join(checkpoint, name))
@@ -246,6 +331,20 @@ class ClusteringTrainer(Trainer):
         }
         if arrays:
             self.restore_checkpoint_arrays(arrays)
+        modules_file = os.path.join(checkpoint, TRAINING_MODULES_FILE)
+        if self.training_modules():
+            if not os.path.isfile(modules_file):
+                raise ValueError(f"{checkpoint} lacks {TRAINING_MODULES_FILE} (the {', '.join(self.training_modules())} "
+                                 "this method trains besides the model): resume with --no-resume to start over.")
+            from safetensors.torch import load_file
+
+            saved = load_file(modules_file)
+            for name, module in self.training_modules().items():
+                own = {k[len(name) + 1:]: v for k, v in saved.items() if k.startswith(f"{name}.")}
+                state = module.state_dict()
+                with torch.no_grad():
+                    for key, value in own.items():
+                        state[key].copy_(value)
 
     # ----- whole-dataset passes (targets, pseudo-labels) ------------------------------------------------------
     @classmethod
@@ -279,7 +378,7 @@ class ClusteringTrainer(Trainer):
         if self.optimizer is None:
             head_lr = getattr(self.args, "head_learning_rate", None) or self.args.learning_rate * 100
             encoder_params, head_params = [], []
-            for name, param in opt_model.named_parameters():
+            for name, param in [*opt_model.named_parameters(), *self._training_module_parameters()]:
                 if param.requires_grad:
                     (encoder_params if self.is_encoder_parameter(name) else head_params).append(param)
             groups = [

@@ -6,7 +6,7 @@ import importlib
 
 from .registry import ClusteringMethod
 
-METHOD_FOLDERS = ("sccl", "decmlm", "deccrl", "aecl")
+METHOD_FOLDERS = ("sccl", "decmlm", "deccrl", "aecl", "clusterbert")
 
 METHODS: dict[str, ClusteringMethod] = {}
 for _folder in METHOD_FOLDERS:

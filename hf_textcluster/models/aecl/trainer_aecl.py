@@ -9,7 +9,6 @@ stage with the right labels. At the end, a reference set of training texts is st
 
 from __future__ import annotations
 
-import math
 import time
 import weakref
 
@@ -25,7 +24,7 @@ from ...losses import (
     row_entropy,
     similarity_guided_contrastive_loss,
 )
-from ...trainer import ClusteringTrainer, ClusteringTrainingArguments
+from ...trainer import ClusteringTrainer, ClusteringTrainingArguments, stage_starts
 
 logger = logging.get_logger(__name__)
 
@@ -74,14 +73,10 @@ class AECLTrainer(ClusteringTrainer):
 
     # ----- stages --------------------------------------------------------------------------------------------------
     def stage_bounds(self) -> tuple[int, int]:
-        """(first step of stage 2, first step of stage 3) for this run's ``max_steps``: a stage with a non-zero
-        fraction gets at least one step."""
+        """(first step of stage 2, first step of stage 3) for this run's ``max_steps`` (see ``stage_starts``)."""
         config, total = self.model.config, max(int(self.state.max_steps or self.args.max_steps or 0), 1)
-        stage1 = math.floor(config.stage1_fraction * total)
-        stage2 = math.floor(config.stage2_fraction * total)
-        stage1 = max(stage1, 1) if config.stage1_fraction > 0 and total > 2 else stage1
-        stage2 = max(stage2, 1) if config.stage2_fraction > 0 and total > stage1 + 1 else stage2
-        return stage1, stage1 + stage2
+        first2, first3 = stage_starts(total, (config.stage1_fraction, config.stage2_fraction))
+        return first2, first3
 
     def stage(self, step: int) -> int:
         """The stage (1, 2 or 3) of the optimizer step that starts at ``global_step == step``."""

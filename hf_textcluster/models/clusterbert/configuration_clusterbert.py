@@ -1,0 +1,72 @@
+"""ClusterBERT configuration ("ClusterBERT: Multi-stage fine-tuning of transformers for deep text clustering")."""
+
+from __future__ import annotations
+
+from ...configuration_utils import TextClusteringConfig
+
+HEAD_INIT_CHOICES = ("random", "kmeans")
+
+
+class ClusterBERTConfig(TextClusteringConfig):
+    r"""
+    Configuration of [`ClusterBERTModel`]: an encoder whose pooled sentence embedding z (CLS in the paper) feeds a
+    linear clustering head with softmax (Eq. 2). The denoising decoder of stage 1 (TSDAE) is a training-time part,
+    not in the served model.
+
+    Args:
+        deletion_ratio (`float`): the share of words deleted from a text to make its noised input x̃ (TSDAE's 0.6).
+        stage1_fraction (`float`): the share of the training steps spent on domain adaptation (L_rec only, Eq. 1).
+            0 skips it (the "no domain adaptation" comparison).
+        stage2_fraction (`float`): the share spent on clustering against k-means targets (Eq. 3-4). The rest is the
+            hardening stage (Eq. 5). Must be > 0: hardening needs a trained head.
+        clustering_rounds (`int`): how many times stage 2 computes its targets Q by k-means on the embeddings of all
+            training texts (at evenly spaced steps; the paper re-clusters 1-2 times).
+        hardening_rounds (`int`): how many times stage 3 recomputes Q by Eq. 5 from the head's predictions on the
+            un-noised texts (the paper: once per epoch, 2 epochs).
+        clustering_weight (`float`): λ of Eq. 4 in stage 2 (0.8); 1 drops the reconstruction loss (the paper's
+            ablation).
+        hardening_weight (`float`): λ of Eq. 4 in stage 3 (0.75).
+        head_init (`str`): how the clustering head starts at each k-means round: ``"random"`` (the paper: it learns
+            Q from scratch) or ``"kmeans"`` (its logits start as -‖z - c_k‖² + ‖z‖² of the round's k-means centres,
+            so the head predicts the k-means clusters from the first step: a choice of ours for short budgets).
+        keep_decoder (`bool`): also save the trained denoising decoder (a ``*ForCausalLM`` folder, ``decoder/``
+            beside the model) for further training; the served model never contains it.
+    """
+
+    model_type = "clusterbert"
+
+    pooling: str = "cls"
+    deletion_ratio: float = 0.6
+    stage1_fraction: float = 0.25
+    stage2_fraction: float = 0.5
+    clustering_rounds: int = 2
+    hardening_rounds: int = 2
+    clustering_weight: float = 0.8
+    hardening_weight: float = 0.75
+    head_init: str = "random"
+    keep_decoder: bool = False
+
+    def __post_init__(self, **kwargs):
+        super().__post_init__(**kwargs)
+        self.check_positive_integers("clustering_rounds", "hardening_rounds")
+        for name in ("deletion_ratio", "stage1_fraction", "stage2_fraction"):
+            self.check_numbers(name, minimum=0)
+            if not getattr(self, name) < 1:
+                raise ValueError(f"`{name}` must be in [0, 1), got {getattr(self, name)!r}.")
+        if not self.stage2_fraction > 0:
+            raise ValueError("`stage2_fraction` must be > 0: the hardening stage sharpens the predictions of a head "
+                             "that stage 2 trained. To stop after domain adaptation, train a plain encoder with TSDAE.")
+        if self.stage1_fraction + self.stage2_fraction > 1:
+            raise ValueError(f"`stage1_fraction` + `stage2_fraction` must be at most 1, got "
+                             f"{self.stage1_fraction} + {self.stage2_fraction}.")
+        for name in ("clustering_weight", "hardening_weight"):
+            self.check_numbers(name, minimum=0)
+            if getattr(self, name) > 1:
+                raise ValueError(f"`{name}` (λ of Eq. 4) must be in [0, 1], got {getattr(self, name)!r}.")
+        if self.head_init not in HEAD_INIT_CHOICES:
+            raise ValueError(f"`head_init` must be one of {HEAD_INIT_CHOICES}, got {self.head_init!r}.")
+
+    def card_fields(self) -> tuple[dict[str, str], list[str]]:
+        decoder = ("kept in `decoder/` beside the model (`keep_decoder=True`), for further training" if self.keep_decoder
+                   else "not kept: the served model is the encoder and the clustering head only")
+        return {"decoder_text": decoder}, []

@@ -1,0 +1,315 @@
+"""ClusterBERTTrainer: Algorithm 1 of ClusterBERT as one training run with three resumable stages.
+
+Stage 1 (domain adaptation, the first ``stage1_fraction`` of the steps): L_rec (Eq. 1), TSDAE: a decoder that
+cross-attends only to the sentence embedding z of the noised text x̃ reconstructs the original text. Stage 2
+(clustering, the next ``stage2_fraction``): targets Q from k-means on the embeddings of all (un-noised) training
+texts, recomputed ``clustering_rounds`` times; L_full = λ·CE(P̃, Q) + (1-λ)·L_rec (Eq. 3-4), P̃ the head's
+prediction for x̃. Stage 3 (hardening, the rest): Q from Eq. 5 on the head's predictions for the un-noised texts,
+recomputed ``hardening_rounds`` times, same loss with λ = ``hardening_weight``.
+
+The decoder, its construction and the reconstruction loss are sentence-transformers' ``DenoisingAutoEncoderLoss``
+(decoder tied to the encoder, as TSDAE). The noise is TSDAE's word deletion, applied in the training step to the
+tokenized batch (whole words, by the tokenizer's word boundaries) so that it follows the checkpointed RNG and a
+resumed run is exact; sentence-transformers' own noise function draws from numpy's global RNG while the Trainer
+collates ahead, and needs NLTK's punkt data (a download).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+import time
+import weakref
+
+import numpy as np
+import torch
+from transformers import TrainerCallback
+from transformers.utils import logging
+
+from ...losses import dec_target_distribution, target_cross_entropy
+from ...metrics import clustering_scores
+from ...trainer import ClusteringTrainer, ClusteringTrainingArguments, stage_starts
+
+logger = logging.get_logger(__name__)
+
+STAGE_NAMES = {0: "pretrained encoder", 1: "domain adaptation", 2: "clustering", 3: "hardening"}
+
+
+def delete_words(input_ids: torch.Tensor, attention_mask: torch.Tensor, word_ids: torch.Tensor, ratio: float,
+                 pad_token_id: int) -> dict[str, torch.Tensor]:
+    """TSDAE's noise on a tokenized batch: each word (all its tokens; ``word_ids`` -1 marks special and padding
+    tokens) is deleted with probability ``ratio``, at least one word is kept, special tokens stay. Draws from torch's
+    RNG. Returns the noised ``input_ids`` / ``attention_mask``, re-padded."""
+    rows = []
+    for ids, mask, words in zip(input_ids, attention_mask.bool(), word_ids):
+        present = torch.unique(words[words >= 0])
+        keep_word = torch.rand(len(present)) >= ratio
+        if len(present) and not keep_word.any():
+            keep_word[torch.randint(len(present), (1,))] = True
+        kept = torch.isin(words, present[keep_word].to(words.device)) | ((words < 0) & mask)
+        rows.append(ids[kept])
+    length = max(len(r) for r in rows)
+    noised = torch.full((len(rows), length), pad_token_id, dtype=input_ids.dtype, device=input_ids.device)
+    noised_mask = torch.zeros((len(rows), length), dtype=attention_mask.dtype, device=input_ids.device)
+    for i, row in enumerate(rows):
+        noised[i, : len(row)], noised_mask[i, : len(row)] = row, 1
+    return {"input_ids": noised, "attention_mask": noised_mask}
+
+
+def build_denoising_loss(model):
+    """sentence-transformers' ``DenoisingAutoEncoderLoss`` around ``model``'s own encoder: a decoder of the
+    encoder's architecture with cross-attention, initialised from the encoder's current weights and tied to them
+    (the encoder's parameters become the decoder's shared ones), reading z pooled as ``model`` pools."""
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.base.modules.transformer import Transformer
+    from sentence_transformers.sentence_transformer.losses import DenoisingAutoEncoderLoss
+    from sentence_transformers.sentence_transformer.modules import Normalize, Pooling
+    from transformers.utils import logging as hf_logging
+
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()  # the decoder's cross-attention and LM head are new: no load report
+    try:
+        with tempfile.TemporaryDirectory() as folder:  # the loss builds its decoder from a checkpoint folder
+            model.encoder.save_pretrained(folder)
+            model.tokenizer.save_pretrained(folder)
+            transformer = Transformer(folder, max_seq_length=model.config.max_length)
+            transformer.model = model.encoder  # the encoder that trains is the clusterer's
+            modules = [transformer, Pooling(model.config.encoder.hidden_size, pooling_mode=model.config.pooling)]
+            if model.config.normalize_embeddings:
+                modules.append(Normalize())
+            sentence_model = SentenceTransformer(modules=modules, device=str(model.device))
+            loss = DenoisingAutoEncoderLoss(sentence_model, tie_encoder_decoder=True)
+    finally:
+        hf_logging.set_verbosity(verbosity)
+    return loss.to(model.device)
+
+
+class ClusterBERTStageCallback(TrainerCallback):
+    """Recomputes the targets Q at the steps where a round of stage 2 (k-means) or stage 3 (Eq. 5) begins, and
+    scores the embeddings at each stage boundary when the training texts have labels (reporting only)."""
+
+    def __init__(self, trainer: "ClusterBERTTrainer"):
+        self._trainer = weakref.ref(trainer)
+
+    def on_step_begin(self, args, state, control, **kwargs):
+        trainer = self._trainer()
+        if trainer is None:
+            return
+        step = state.global_step
+        stage = trainer.stage(step)
+        if stage == 1:
+            return
+        if step in trainer.round_starts() and trainer._targets_step != step or trainer.targets is None:
+            trainer.refresh_targets(stage)
+
+    def on_train_end(self, args, state, control, **kwargs):
+        trainer = self._trainer()
+        if trainer is None:
+            return
+        if trainer.labels is not None and state.global_step >= state.max_steps > 0:  # finished, not interrupted
+            trainer.record_stage_metrics(trainer.stage(state.global_step - 1), trainer.embed_train_texts())
+        if trainer.model.config.keep_decoder:
+            trainer.save_decoder(os.path.join(args.output_dir, "decoder"))
+
+
+class ClusterBERTTrainer(ClusteringTrainer):
+    """Trains a [`ClusterBERTModel`] on rows ``{text}``: no augmented views; the noised input is made in the step."""
+
+    views = {"": "text"}
+    word_ids = True
+
+    def __init__(self, model=None, args=None, data_collator=None, train_dataset=None, **kwargs):
+        if args is None:
+            args = ClusteringTrainingArguments(output_dir="tmp_trainer")
+        train_dataset = self.with_index_column(train_dataset, "to look up each row's cluster target")
+        super().__init__(model=model, args=args, data_collator=data_collator, train_dataset=train_dataset, **kwargs)
+        self.reconstruction = build_denoising_loss(self.model)
+        self._noised_embedding: torch.Tensor | None = None
+        self.reconstruction.encoder.register_forward_hook(self._keep_embedding)
+        self.targets: torch.Tensor | None = None  # N (k-means cluster ids, stage 2) or N x K (Eq. 5, stage 3)
+        self._targets_step: int | None = None
+        # Labels of the training texts, when present, score each stage (Figure 3 of the paper); never trained on.
+        self.labels = (np.asarray(train_dataset["label"]) if train_dataset is not None
+                       and "label" in getattr(train_dataset, "column_names", ()) else None)
+        self.stage_metrics: list[dict] = []
+        self._initial_kmeans = None
+        self.add_callback(ClusterBERTStageCallback(self))
+
+    def _keep_embedding(self, module, args, output):
+        self._noised_embedding = output["sentence_embedding"]
+
+    def training_modules(self) -> dict[str, torch.nn.Module]:
+        return {"decoder": self.reconstruction.decoder}
+
+    def is_encoder_parameter(self, name: str) -> bool:
+        return name.startswith(("encoder.", "decoder."))  # the decoder trains at the encoder's learning rate
+
+    # ----- stages ----------------------------------------------------------------------------------------------------
+    def stage_bounds(self) -> tuple[int, int]:
+        """(first step of stage 2, first step of stage 3) for this run's ``max_steps``."""
+        config, total = self.model.config, max(int(self.state.max_steps or self.args.max_steps or 0), 1)
+        first2, first3 = stage_starts(total, (config.stage1_fraction, config.stage2_fraction))
+        return first2, first3
+
+    def stage(self, step: int) -> int:
+        """The stage (1, 2 or 3) of the optimizer step that starts at ``global_step == step``."""
+        first2, first3 = self.stage_bounds()
+        return 1 if step < first2 else (2 if step < first3 else 3)
+
+    def round_starts(self) -> dict[int, int]:
+        """Step -> stage, for every step at which a stage-2 or stage-3 round recomputes Q."""
+        total = max(int(self.state.max_steps or self.args.max_steps or 0), 1)
+        first2, first3 = self.stage_bounds()
+        starts = {}
+        for stage, (first, end, rounds) in {3: (first3, total, self.model.config.hardening_rounds),
+                                            2: (first2, first3, self.model.config.clustering_rounds)}.items():
+            for r in range(rounds):
+                if first + (end - first) * r // rounds < end:
+                    starts.setdefault(first + (end - first) * r // rounds, stage)
+        return starts
+
+    # ----- targets ---------------------------------------------------------------------------------------------------
+    def _kmeans(self, embeddings: np.ndarray):
+        from sklearn.cluster import KMeans
+
+        return KMeans(self.model.config.num_clusters, n_init=getattr(self.args, "kmeans_n_init", 10),
+                      random_state=self.args.seed).fit(embeddings)
+
+    def initialize_clusters(self, embeddings: np.ndarray | None = None) -> None:
+        """k-means on the pretrained encoder's embeddings: ``initial_kmeans_labels`` (plain k-means, measured in the
+        same run). The head is trained from stage 2 on; ClusterBERT has no centroids."""
+        if self.train_dataset is None:
+            raise ValueError("Pass a `train_dataset`: ClusterBERT's targets are computed over all its rows.")
+        embeddings = self.embed_train_texts() if embeddings is None else embeddings
+        kmeans = self._kmeans(embeddings)
+        self.initial_kmeans_labels = kmeans.labels_
+        self._initial_kmeans = kmeans if self.model.config.stage1_fraction == 0 else None  # stage 2 starts on them
+        self.record_stage_metrics(0, embeddings, kmeans_labels=kmeans.labels_)
+
+    def refresh_targets(self, stage: int) -> None:
+        """Q for the round of ``stage`` that starts now: k-means clusters of the embeddings of all training texts
+        (stage 2), or Eq. 5 on the head's predictions for them (stage 3)."""
+        start, step = time.perf_counter(), self.state.global_step
+        model, (first2, first3) = self.model, self.stage_bounds()
+        kmeans = self._initial_kmeans if step == 0 else None  # no stage 1: the initial k-means is this round's
+        embeddings = None if kmeans is not None else self.embed_train_texts()
+        if stage == 2:
+            kmeans = kmeans or self._kmeans(embeddings)
+            labels, centers = kmeans.labels_, kmeans.cluster_centers_
+            if step == first2 and step > 0:
+                self.record_stage_metrics(1, embeddings, kmeans_labels=labels)
+            if model.config.centroids_initialized:  # a re-clustering: keep the head's cluster ids (a renaming only)
+                order = self._match_to_head(labels, embeddings)
+                labels, centers = order[labels], centers[np.argsort(order)]
+            if model.config.head_init == "kmeans":
+                model.init_head_from_centroids(centers)
+            self._set_targets(torch.as_tensor(labels, dtype=torch.long), step)
+        else:
+            with torch.no_grad():
+                probs = model.cluster_probabilities(torch.from_numpy(embeddings).to(model.device)).cpu()
+            if step == first3:
+                self.record_stage_metrics(2, embeddings, head_labels=probs.argmax(-1).numpy())
+            self._set_targets(dec_target_distribution(probs), step)  # Eq. 5 is DEC's target distribution
+        model.config.centroids_initialized = True  # the head trains from the first stage-2 step on
+        logger.info(f"ClusterBERT stage {stage}: targets of {len(self.targets)} texts in {time.perf_counter() - start:.1f}s.")
+
+    def _match_to_head(self, labels: np.ndarray, embeddings: np.ndarray) -> np.ndarray:
+        """The renaming of k-means clusters that best agrees with the head's current predictions (Hungarian)."""
+        from scipy.optimize import linear_sum_assignment
+
+        with torch.no_grad():
+            head = self.model.cluster_probabilities(torch.from_numpy(embeddings).to(self.model.device)).argmax(-1)
+        k = self.model.config.num_clusters
+        counts = np.zeros((k, k), dtype=np.int64)
+        np.add.at(counts, (labels, head.cpu().numpy()), 1)
+        rows, cols = linear_sum_assignment(-counts)
+        order = np.empty(k, dtype=np.int64)
+        order[rows] = cols
+        return order
+
+    def _set_targets(self, targets: torch.Tensor, step: int | None) -> None:
+        self.targets, self._targets_step = targets, step
+
+    def checkpoint_arrays(self) -> dict[str, np.ndarray]:
+        arrays = {}
+        if self.targets is not None:
+            arrays = {"clusterbert_targets": self.targets.numpy(),
+                      "clusterbert_targets_step": np.asarray(-1 if self._targets_step is None else self._targets_step)}
+        if self.stage_metrics:
+            arrays["clusterbert_stage_metrics"] = np.asarray(
+                [[m["stage"], m["step"], *(m.get(k, np.nan) for k in STAGE_METRIC_KEYS)] for m in self.stage_metrics])
+        return arrays
+
+    def restore_checkpoint_arrays(self, arrays: dict[str, np.ndarray]) -> None:
+        if "clusterbert_targets" in arrays:
+            step = int(arrays.get("clusterbert_targets_step", -1))
+            self._set_targets(torch.as_tensor(arrays["clusterbert_targets"]), None if step < 0 else step)
+        if "clusterbert_stage_metrics" in arrays:
+            self.stage_metrics = [
+                {"stage": int(row[0]), "step": int(row[1]),
+                 **{k: float(v) for k, v in zip(STAGE_METRIC_KEYS, row[2:]) if not np.isnan(v)}}
+                for row in np.atleast_2d(arrays["clusterbert_stage_metrics"])]
+
+    # ----- the paper's Figure 3: clusters after each stage ---------------------------------------------------------
+    def record_stage_metrics(self, stage: int, embeddings: np.ndarray, kmeans_labels: np.ndarray | None = None,
+                             head_labels: np.ndarray | None = None) -> None:
+        """ACC / NMI of k-means on ``embeddings`` (and of the head, from stage 2 on) and the silhouette index of the
+        k-means clusters, after ``stage``; only when the training texts have labels (never used for training)."""
+        if self.labels is None or any(m["stage"] == stage for m in self.stage_metrics):
+            return
+        from sklearn.metrics import silhouette_score
+
+        if kmeans_labels is None:
+            kmeans_labels = self._kmeans(embeddings).labels_
+        entry = {"stage": stage, "step": self.state.global_step}
+        entry.update({f"kmeans_{k}": v for k, v in clustering_scores(self.labels, kmeans_labels).items()
+                      if k in ("acc", "nmi")})
+        if stage >= 2 or head_labels is not None:
+            if head_labels is None:
+                with torch.no_grad():
+                    head_labels = self.model.cluster_probabilities(
+                        torch.from_numpy(embeddings).to(self.model.device)).argmax(-1).cpu().numpy()
+            entry.update({f"head_{k}": v for k, v in clustering_scores(self.labels, head_labels).items()
+                          if k in ("acc", "nmi")})
+        sample = min(len(embeddings), 3000)
+        entry["silhouette"] = float(silhouette_score(embeddings, kmeans_labels, sample_size=sample,
+                                                     random_state=self.args.seed))
+        self.stage_metrics.append(entry)
+        logger.info(f"ClusterBERT after stage {stage} ({STAGE_NAMES[stage]}): {entry}")
+
+    # ----- the decoder -----------------------------------------------------------------------------------------------
+    def save_decoder(self, folder: str) -> None:
+        """The trained decoder as a ``*ForCausalLM`` folder (with the tokenizer), for further TSDAE training."""
+        self.reconstruction.decoder.save_pretrained(folder)
+        self.model.tokenizer.save_pretrained(folder)
+
+    # ----- the loss --------------------------------------------------------------------------------------------------
+    def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
+        config = model.config
+        stage = self.stage(self.state.global_step)
+        clean = {k: inputs[k] for k in ("input_ids", "attention_mask", "token_type_ids") if k in inputs}
+        noised = delete_words(inputs["input_ids"], inputs["attention_mask"], inputs["word_ids"],
+                              config.deletion_ratio, self.processing_class.pad_token_id)
+        self.reconstruction.decoder.train(model.training)
+        terms = {"reconstruction": self.reconstruction([noised, clean], None)}  # Eq. 1; z̃ kept by the hook
+        loss = terms["reconstruction"]
+        noised_embedding = self._noised_embedding
+        if stage >= 2:
+            if self.targets is None:
+                raise RuntimeError(f"Stage {stage} started without targets Q (the trainer computes them).")
+            if "index" not in inputs:
+                raise ValueError("ClusterBERT batches need the rows' 'index' (to look up their targets); train on a "
+                                 "`datasets.Dataset` (the trainer adds the column).")
+            targets = self.targets[inputs["index"].cpu()].to(noised_embedding.device)
+            if targets.ndim == 1:  # k-means clusters: one-hot Q
+                targets = torch.nn.functional.one_hot(targets, config.num_clusters).float()
+            log_probs = torch.log_softmax(model.cluster_head(noised_embedding).float(), dim=-1)
+            terms["clustering"] = target_cross_entropy(log_probs, targets)  # Eq. 3
+            weight = config.clustering_weight if stage == 2 else config.hardening_weight
+            loss = weight * terms["clustering"] + (1 - weight) * terms["reconstruction"]  # Eq. 4
+        self.record_loss_terms(**terms)
+        return (loss, {"embeddings": noised_embedding}) if return_outputs else loss
+
+
+STAGE_METRIC_KEYS = ("kmeans_acc", "kmeans_nmi", "head_acc", "head_nmi", "silhouette")
