@@ -3,6 +3,7 @@
 import json
 
 import pytest
+import torch
 
 from hf_textcluster.cli import main
 
@@ -315,3 +316,49 @@ def test_predict_with_a_broken_or_foreign_model_is_one_line(tiny_encoder_dir, tm
     assert main(["predict", "--model", str(tiny_encoder_dir), "--input", str(texts)]) in (1, 2)  # a plain BERT
     err = capsys.readouterr().err
     assert "not an hf_textcluster clusterer" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("signal_name", ["SIGINT", "SIGKILL"])
+def test_a_signalled_run_rerun_ends_with_the_uninterrupted_weights(signal_name, tiny_encoder_dir, toy_corpus, tmp_path):
+    """The real entry point in a subprocess, stopped by a real signal once a checkpoint exists (SIGINT: saves and
+    exits 130; SIGKILL: dies at once, perhaps mid-save), then the same command again: the weights equal those of a
+    run never interrupted."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from safetensors.torch import load_file
+
+    data = tmp_path / "texts.txt"
+    data.write_text("\n".join(toy_corpus[0]) + "\n")
+
+    def command(output_dir):
+        return [sys.executable, "-m", "hf_textcluster.cli", "train", "--method", "sccl", "--input", str(data),
+                "--num-clusters", "3", "--encoder", str(tiny_encoder_dir), "--augmentation", "word_deletion",
+                "--output-dir", str(output_dir), "--bf16", "false", "--per_device_train_batch_size", "16",
+                "--max_steps", "120", "--save_steps", "5"]
+
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    straight = subprocess.run(command(tmp_path / "straight"), env=env, capture_output=True, text=True)
+    assert straight.returncode == 0, straight.stderr[-2000:]
+    run = tmp_path / "signalled"
+    process = subprocess.Popen(command(run), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while not (run / "checkpoint-10" / "trainer_state.json").exists():
+        assert process.poll() is None and time.monotonic() < deadline, "the run ended before it could be interrupted"
+        time.sleep(0.02)
+    process.send_signal(getattr(signal, signal_name))
+    _, err = process.communicate(timeout=120)
+    assert not (run / "model.safetensors").exists(), "interrupted before the end"
+    assert process.returncode == (130 if signal_name == "SIGINT" else -signal.SIGKILL), err[-2000:]
+    if signal_name == "SIGINT":
+        assert "Interrupted at step" in err and "run the same command again" in err
+    again = subprocess.run(command(run), env=env, capture_output=True, text=True)
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert "Resuming from" in again.stderr
+    expected, resumed = load_file(tmp_path / "straight" / "model.safetensors"), load_file(run / "model.safetensors")
+    assert expected.keys() == resumed.keys()
+    for name, tensor in expected.items():
+        torch.testing.assert_close(resumed[name], tensor, rtol=1e-5, atol=1e-6, msg=name)

@@ -210,6 +210,8 @@ def run_method(args, store, run_id) -> None:
                    **{f"init_kmeans_{k}": v for k, v in baseline.items()}, **metrics}
             if result.model.config.has_topic_model:
                 row["topics"] = topics_by_cluster(result.model, trainer.train_dataset)
+            if getattr(trainer, "stage_metrics", None):  # ClusterBERT: scores after each stage (its Figure 3)
+                row["stages"] = trainer.stage_metrics
             if hasattr(result.model.config, "serving_attention"):
                 row.update(serving_modes(result.model, scored, trainer.args.per_device_train_batch_size, seed))
             if result.test_dataset is not None:
@@ -623,6 +625,31 @@ def _render_serving(rows: list[dict]) -> list[str]:
     return out + [""]
 
 
+def _render_stages(rows: list[dict]) -> list[str]:
+    """Scores after each training stage (the ClusterBERT paper's Figure 3), mean over seeds."""
+    staged = [r for r in rows if r["section"] == "method" and r.get("stages")]
+    if not staged:
+        return []
+    from hf_textcluster.models.clusterbert.trainer_clusterbert import STAGE_NAMES
+
+    out = ["## After each stage (the ClusterBERT paper's Figure 3)", "",
+           "k-means (seeded) on the embeddings of all training texts after each stage, the head's argmax from stage 2 on,",
+           "and the silhouette index of the k-means clusters (Euclidean, a seeded sample of 3,000 texts). Stage 0 is the",
+           "pretrained encoder. ACC / NMI in %, mean ± std over seeds.", "",
+           "| method | dataset | stage | step | k-means ACC | NMI | head ACC | NMI | silhouette | seeds |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
+    for key in sorted({(r["method"], r.get("variant", ""), r["dataset"]) for r in staged}):
+        drows = [r for r in staged if (r["method"], r.get("variant", ""), r["dataset"]) == key]
+        name = _display_name(key[0]) + (f" ({key[1]})" if key[1] else "")
+        for stage in sorted({m["stage"] for r in drows for m in r["stages"]}):
+            entries = [m for r in drows for m in r["stages"] if m["stage"] == stage]
+            cell = lambda k: _mean_std([m[k] for m in entries]) if all(k in m for m in entries) else "–"  # noqa: E731
+            sil = statistics.mean(m["silhouette"] for m in entries)
+            out.append(f"| {name} | {key[2]} | {stage} {STAGE_NAMES[stage]} | {entries[0]['step']} | {cell('kmeans_acc')}"
+                       f" | {cell('kmeans_nmi')} | {cell('head_acc')} | {cell('head_nmi')} | {sil:.3f} | {len(entries)} |")
+    return out + [""]
+
+
 TABLE4_CLUSTERS = ("osx", "excel", "oracle")  # the StackOverflow clusters of the DEC-CRL paper's Table 4
 
 
@@ -732,6 +759,7 @@ def render(store: dict) -> str:
             out.append("")
 
     out += _render_topics(rows)
+    out += _render_stages(rows)
     out += _render_serving(rows)
     out += _summary(rows)
     out += _render_authors_sccl(store, [r for r in rows if r["section"] == "authors-sccl"])

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The ClusterBERT benchmark queue (issue 13), most informative runs first. Resumable: each command skips the rows
+# docs/results.json already has.   nohup bash training/queues/clusterbert.sh > clusterbert-queue.log 2>&1 &
+# One run of the cpu recipe (300 x 32, a TSDAE decoder, three encoding passes of the corpus) takes ~15 min on a
+# 2-core AVX2 EPYC (fp32).
+set -u
+cd "$(dirname "$0")/../.."
+PY=${PY:-.venv/bin/python}
+B="$PY training/bench.py clusterbert --skip-done"
+$B --datasets stackoverflow searchsnippets --seeds 0
+$B --datasets stackoverflow --config stage1_fraction=0 --variant "no domain adaptation" --seeds 0
+$B --datasets stackoverflow --config clustering_weight=1.0 --config hardening_weight=1.0 --variant "without reconstruction" --seeds 0
+$B --datasets biomedical agnews googlenews_ts --seeds 0
+$B --datasets stackoverflow searchsnippets --seeds 1 2
