@@ -547,8 +547,13 @@ def evaluate_clusterer(
     embeddings = model.embed(
         texts, batch_size=batch_size, show_progress_bar=show_progress_bar, precision=precision
     )
-    with torch.no_grad():
-        probs = model.cluster_probabilities(torch.from_numpy(embeddings).to(model.device))
+    was_training = model.training
+    model.eval()  # a head with dropout (AECL's) must not drop units while it is scored
+    try:
+        with torch.no_grad():
+            probs = model.cluster_probabilities(torch.from_numpy(embeddings).to(model.device))
+    finally:
+        model.train(was_training)
     head_pred = probs.argmax(dim=-1).cpu().numpy()
     metrics: dict[str, float] = {"clusters_used": float(len(np.unique(head_pred)))}
     if labels is not None:

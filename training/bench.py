@@ -104,7 +104,20 @@ def load_store() -> dict:
     return {"rows": [], "runs": {}}
 
 
+def _row_key(row: dict) -> tuple:
+    return (row["section"], row["method"], row["dataset"], row.get("seed"), row.get("variant", ""))
+
+
 def save_store(store: dict) -> None:
+    """Write the rows this process put (``put_row``) into the file as it is now: rows written meanwhile by another
+    bench process (or corrected by hand) are kept, not overwritten with this process's copy from its start."""
+    current = load_store()
+    dirty = store.pop("_dirty", set())
+    current["runs"] = {**current.get("runs", {}), **store.get("runs", {})}
+    mine = {_row_key(r): r for r in store["rows"] if _row_key(r) in dirty}
+    current["rows"] = [r for r in current["rows"] if _row_key(r) not in mine] + list(mine.values())
+    store.clear()
+    store.update(current)
     RESULTS_JSON.parent.mkdir(parents=True, exist_ok=True)
     tmp = RESULTS_JSON.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(store, indent=1, sort_keys=True))
@@ -113,11 +126,10 @@ def save_store(store: dict) -> None:
 
 
 def put_row(store: dict, row: dict) -> None:
-    key = (row["section"], row["method"], row["dataset"], row.get("seed"), row.get("variant", ""))
-    store["rows"] = [
-        r for r in store["rows"] if (r["section"], r["method"], r["dataset"], r.get("seed"), r.get("variant", "")) != key
-    ]
+    key = _row_key(row)
+    store["rows"] = [r for r in store["rows"] if _row_key(r) != key]
     store["rows"].append(row)
+    store.setdefault("_dirty", set()).add(key)
 
 
 # ----- sections ------------------------------------------------------------------------------------------------------

@@ -221,3 +221,19 @@ def test_config_validation():
     config = AECLConfig()
     assert (config.instance_temperature, config.cluster_temperature) == (0.5, 1.0)  # the authors' code
     assert config.row_entropy_weight < 0 and config.marginal_entropy_weight < 0
+
+
+def test_evaluation_scores_the_head_without_dropout(tiny_encoder_dir, toy_corpus, tmp_path):
+    """A trainer leaves the model in training mode; scoring its head must not apply the clustering network's dropout."""
+    from hf_textcluster.trainer import evaluate_clusterer
+
+    texts, labels = toy_corpus
+    model = AECLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, cluster_dropout=0.5)
+    model.config.centroids_initialized = True
+    model.set_reference_texts(texts[:20])
+    model.train()
+    scored = [evaluate_clusterer(model, texts, labels, kmeans=False)["acc"] for _ in range(3)]
+    assert model.training  # restored
+    model.eval()
+    expected = evaluate_clusterer(model, texts, labels, kmeans=False)["acc"]
+    assert scored == [expected] * 3

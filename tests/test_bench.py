@@ -1,0 +1,49 @@
+"""training/bench.py's results store: rows written by another bench process meanwhile are kept."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[1] / "training" / "bench.py"
+
+
+@pytest.fixture()
+def bench(tmp_path, monkeypatch):
+    spec = importlib.util.spec_from_file_location("bench_under_test", BENCH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setattr(module, "RESULTS_JSON", tmp_path / "results.json")
+    monkeypatch.setattr(module, "RESULTS_MD", tmp_path / "results.md")
+    return module
+
+
+RUN = {"command": "bench.py", "date": "2026-11-23", "machine": "test", "versions": {}}
+
+
+def _row(method, dataset, acc, run):
+    return {"section": "method", "method": method, "dataset": dataset, "seed": 0, "variant": "", "acc": acc, "nmi": acc,
+            "purity": acc, "ari": acc, "kmeans_acc": acc, "kmeans_nmi": acc, "kmeans_ari": acc, "kmeans_purity": acc,
+            **{f"init_kmeans_{k}": acc for k in ("acc", "nmi", "ari", "purity")},
+            "steps": 1, "batch_size": 1, "train_seconds": 1.0, "run": run}
+
+
+def test_a_process_saving_keeps_rows_others_wrote_meanwhile(bench):
+    mine = bench.load_store()  # this process starts
+    mine["runs"]["mine"] = RUN
+    other = bench.load_store()  # another process starts, writes a row and corrects it
+    other["runs"]["other"] = RUN
+    bench.put_row(other, _row("aecl", "stackoverflow", 0.7, "other"))
+    bench.save_store(other)
+    on_disk = json.loads(bench.RESULTS_JSON.read_text())
+    on_disk["rows"][0]["acc"] = 0.75  # a correction by hand
+    bench.RESULTS_JSON.write_text(json.dumps(on_disk))
+    bench.put_row(mine, _row("sccl", "stackoverflow", 0.8, "mine"))
+    bench.save_store(mine)
+    rows = {(r["method"], r["dataset"]): r["acc"] for r in json.loads(bench.RESULTS_JSON.read_text())["rows"]}
+    assert rows == {("aecl", "stackoverflow"): 0.75, ("sccl", "stackoverflow"): 0.8}
+    assert "mine" in json.loads(bench.RESULTS_JSON.read_text())["runs"]
+    assert "## SCCL" in bench.RESULTS_MD.read_text() and "## AECL" in bench.RESULTS_MD.read_text()
