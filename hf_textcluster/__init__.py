@@ -12,7 +12,15 @@ from transformers.pipelines import PIPELINE_REGISTRY
 from . import hub
 from .backbones import DEFAULT_ENCODER, resolve_encoder
 from .configuration_utils import TextClusteringConfig
-from .metrics import adjusted_rand_index, cluster_accuracy, clustering_scores, compute_metrics, normalized_mutual_info, purity
+from .metrics import (
+    adjusted_rand_index,
+    cluster_accuracy,
+    clustering_scores,
+    compute_metrics,
+    load_clustering_metric,
+    normalized_mutual_info,
+    purity,
+)
 from .modeling_utils import ClusteringOutput, TextClusteringPreTrainedModel
 from .models import METHODS, ClusteringMethod, get_method
 from .pipelines import TextClusteringPipeline
@@ -49,6 +57,7 @@ __all__ = [
     "compute_metrics",
     "evaluate_clusterer",
     "get_method",
+    "load_clustering_metric",
     "normalized_mutual_info",
     "purity",
     "resolve_encoder",

@@ -2,6 +2,12 @@
 
 All functions take ground-truth labels and predicted cluster ids of any hashable type; the number of
 predicted clusters may differ from the number of classes (unmatched clusters count as errors in ACC).
+
+The same scores as an ``evaluate`` metric shipped in the package (loaded offline, no Hub):
+
+>>> metric = load_clustering_metric()      # evaluate.load("<package>/evaluate_metrics/clustering_metrics")
+>>> metric.compute(predictions=[1, 1, 0], references=[0, 0, 1])
+{'acc': 1.0, 'nmi': 1.0, 'ari': 1.0, 'purity': 1.0}
 """
 
 from __future__ import annotations
@@ -80,6 +86,24 @@ def clustering_scores(labels_true, labels_pred, prefix: str = "") -> dict[str, f
         f"{prefix}ari": adjusted_rand_index(labels_true, labels_pred),
         f"{prefix}purity": purity(labels_true, labels_pred),
     }
+
+
+def clustering_metric_path() -> str:
+    """The folder of the package's ``evaluate`` metric script (``evaluate.load(clustering_metric_path())``)."""
+    from .evaluate_metrics import CLUSTERING_METRICS_PATH
+
+    return CLUSTERING_METRICS_PATH
+
+
+def load_clustering_metric(**kwargs):
+    """ACC / NMI / ARI / purity as an ``evaluate.EvaluationModule``: ``evaluate.load`` of the metric script shipped in
+    the package (works offline). Its ``compute(predictions=cluster_ids, references=classes)`` returns what
+    :func:`clustering_scores` does. ``kwargs`` go to ``evaluate.load`` (``keep_in_memory`` defaults to True: nothing
+    is written to the ``evaluate`` cache folder)."""
+    import evaluate
+
+    kwargs.setdefault("keep_in_memory", True)
+    return evaluate.load(clustering_metric_path(), **kwargs)
 
 
 def compute_metrics(eval_pred) -> dict[str, float]:

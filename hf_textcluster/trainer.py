@@ -20,7 +20,7 @@ from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR, get_last_checkpoin
 from transformers.utils import logging
 
 from .data.validation import check_num_clusters
-from .metrics import clustering_scores
+from .metrics import load_clustering_metric
 from .modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
 from .precision import autocast_dtype, cpu_capability, native_bf16
 
@@ -556,9 +556,12 @@ def evaluate_clusterer(
         model.train(was_training)
     head_pred = probs.argmax(dim=-1).cpu().numpy()
     metrics: dict[str, float] = {"clusters_used": float(len(np.unique(head_pred)))}
-    if labels is not None:
-        metrics.update(clustering_scores(labels, head_pred))
-    if kmeans and labels is not None:
+    if labels is None:
+        return metrics
+    scorer = load_clustering_metric()  # the package's `evaluate` metric: ACC / NMI / ARI / purity
+    metrics.update(scorer.compute(predictions=head_pred, references=labels))
+    if kmeans:
         km = KMeans(n_clusters=model.config.num_clusters, n_init=n_init, random_state=random_state)
-        metrics.update(clustering_scores(labels, km.fit_predict(embeddings), prefix="kmeans_"))
+        kmeans_scores = scorer.compute(predictions=km.fit_predict(embeddings), references=labels)
+        metrics.update({f"kmeans_{key}": value for key, value in kmeans_scores.items()})
     return metrics
