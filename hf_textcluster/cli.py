@@ -71,6 +71,7 @@ def cmd_train(args, extra: list[str]) -> int:
         training_overrides=overrides,
         resume=not args.no_resume,
         test_size=args.test_size,
+        input_file=_input_source(args),
     )
     m = result.metrics
     print(f"\nSaved {get_method(args.method).display_name} to {result.output_dir} (trained {result.train_seconds:.0f}s, "
@@ -78,6 +79,8 @@ def cmd_train(args, extra: list[str]) -> int:
     if result.test_dataset is not None:
         print(f"Scored on the {len(result.test_dataset)} held-out texts (never trained on).")
     if "eval_acc" in m:
+        if args.label_column:
+            print(f"Scores against the labels of column {args.label_column!r} (used only for scoring, never trained on):")
         print(f"cluster head         : {_format_scores({k[5:]: v for k, v in m.items() if k.startswith('eval_')})}")
         print(f"k-means on embeddings: {_format_scores({k[12:]: v for k, v in m.items() if k.startswith('eval_kmeans_')})}")
     return 0
@@ -105,9 +108,16 @@ def _user_dataset(args):
 
     if not args.input:
         raise SystemExit("error: pass --dataset <benchmark> or --input <file> (csv/jsonl/parquet/txt).")
-    if args.num_clusters is None:
-        raise SystemExit("error: --num-clusters is required when training on your own file.")
+    if args.num_clusters is None and not args.label_column:
+        raise SystemExit("error: --num-clusters is required when training on your own file (without --label-column).")
     return load_text_file(args.input, text_column=args.text_column, label_column=args.label_column)
+
+
+def _input_source(args) -> dict | None:
+    """Where a run's texts came from, for ``training_run.json`` (the card reads its cluster keywords from the file)."""
+    if not args.input:
+        return None
+    return {"path": os.path.abspath(args.input), "text_column": args.text_column, "label_column": args.label_column}
 
 
 def cmd_predict(args, extra) -> int:
@@ -146,34 +156,55 @@ def cmd_predict(args, extra) -> int:
     return 0
 
 
+def _evaluation_dataset(args):
+    """The labelled texts to score on: a benchmark (``--dataset``) or the user's file (``--input`` + ``--label-column``)."""
+    from .data import load_benchmark, load_text_file
+
+    if bool(args.dataset) == bool(args.input):
+        raise ValueError("Pass exactly one of --dataset <benchmark> or --input <your labelled file> (csv / jsonl / "
+                         "parquet), " + ("not both." if args.dataset else "to say which texts to score on."))
+    if args.dataset:
+        if args.label_column or args.text_column:
+            raise ValueError("--text-column / --label-column apply to --input (your file), not to --dataset.")
+        return load_benchmark(args.dataset, data_dir=args.data_dir), args.dataset
+    if not args.label_column:
+        raise ValueError(f"evaluate --input needs --label-column <the column of {args.input} with the known classes>: "
+                         "ACC / NMI compare the clusters with those labels (to cluster unlabelled texts, use predict).")
+    dataset = load_text_file(args.input, text_column=args.text_column or "text", label_column=args.label_column)
+    return dataset, args.input
+
+
 def cmd_evaluate(args, extra) -> int:
     from .baselines import BASELINES, make_baseline
-    from .data import load_benchmark
     from .metrics import clustering_scores
 
-    dataset = load_benchmark(args.dataset, data_dir=args.data_dir)
+    if not args.model and args.method not in BASELINES:  # before reading any data
+        raise ValueError(f"--method must be one of {', '.join(BASELINES)} (or pass --model <dir>), got {args.method!r}.")
+    dataset, source = _evaluation_dataset(args)
     texts, labels = dataset["text"], dataset["label"]
-    num_clusters = args.num_clusters or dataset.features["label"].num_classes
+    num_classes = dataset.features["label"].num_classes
+    num_clusters = args.num_clusters or num_classes
     start = time.perf_counter()
     if args.model:
-        from transformers import AutoModel
-
-        import hf_textcluster  # noqa: F401
-
+        from .data.validation import check_local_path
+        from .modelcard import load_clusterer
         from .trainer import evaluate_clusterer
 
-        model = AutoModel.from_pretrained(args.model)
+        check_local_path(args.model, "--model")
+        model = load_clusterer(args.model)
+        if args.num_clusters and args.num_clusters != model.config.num_clusters:
+            raise ValueError(f"--num-clusters {args.num_clusters}: the model {args.model} has "
+                             f"{model.config.num_clusters} clusters (fixed when it was trained); drop --num-clusters.")
+        num_clusters = model.config.num_clusters
         metrics = evaluate_clusterer(model, texts, labels, random_state=args.seed, show_progress_bar=True)
         name = args.model
     else:
-        if args.method not in BASELINES:
-            raise SystemExit(f"error: --method must be one of {', '.join(BASELINES)} (or pass --model <dir>).")
         kwargs = {"encoder": args.encoder} if args.method == "embeddings-kmeans" and args.encoder else {}
         predictions = make_baseline(args.method, num_clusters, random_state=args.seed, **kwargs).fit_predict(texts)
         metrics = clustering_scores(labels, predictions)
         name = args.method
     seconds = time.perf_counter() - start
-    print(f"{name} on {args.dataset} (N={len(texts)}, K={num_clusters}, seed={args.seed})")
+    print(f"{name} on {source} (N={len(texts)}, K={num_clusters}, {num_classes} classes, seed={args.seed})")
     print(f"{_format_scores(metrics, ('acc', 'nmi', 'ari', 'purity'))}  time {seconds:.1f}s")
     if "kmeans_acc" in metrics:
         print(f"k-means on embeddings: {_format_scores({k[7:]: v for k, v in metrics.items() if k.startswith('kmeans_')})}")
@@ -271,7 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--encoder", help="Hub id or local path (default: the pip-shipped all-MiniLM-L6-v2).")
     train.add_argument("--recipe", default="cpu", help="Recipe variant: 'cpu' (default) or 'paper'.")
     train.add_argument("--augmentation", default="recipe", choices=["recipe", *AUGMENTATIONS])
-    train.add_argument("--num-clusters", type=int)
+    train.add_argument("--num-clusters", type=int, help="K (default with --label-column: the number of classes).")
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--config", action="append", metavar="KEY=VALUE", help="Model config override, e.g. eta=5.")
     train.add_argument("--no-resume", action="store_true", help="Ignore checkpoints already in --output-dir.")
@@ -290,12 +321,17 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("--device", default="cpu")
     predict.set_defaults(func=cmd_predict)
 
-    evaluate = sub.add_parser("evaluate", help="ACC / NMI / ARI of a baseline or a trained model on a benchmark.")
+    evaluate = sub.add_parser("evaluate", help="ACC / NMI / ARI of a baseline or a trained model on a benchmark or "
+                                                "your own labelled file.")
     evaluate.add_argument("--method", default="embeddings-kmeans", help="bow-kmeans, tfidf-kmeans, embeddings-kmeans.")
     evaluate.add_argument("--model", help="Evaluate a trained model directory instead of a baseline.")
-    evaluate.add_argument("--dataset", required=True)
+    evaluate.add_argument("--dataset", help="A benchmark corpus name (or use --input).")
+    evaluate.add_argument("--input", help="Your own labelled texts: csv / jsonl / parquet (with --label-column).")
+    evaluate.add_argument("--text-column", help="Column of --input holding the texts (default: text).")
+    evaluate.add_argument("--label-column", help="Column of --input holding the known classes (required with --input).")
     evaluate.add_argument("--encoder", help="Encoder of embeddings-kmeans (default: all-MiniLM-L6-v2).")
-    evaluate.add_argument("--num-clusters", type=int)
+    evaluate.add_argument("--num-clusters", type=_positive_int,
+                          help="K of a baseline (default: the number of classes).")
     evaluate.add_argument("--seed", type=int, default=0)
     _add_data_args(evaluate)
     evaluate.set_defaults(func=cmd_evaluate)

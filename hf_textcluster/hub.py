@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -31,11 +32,11 @@ from .modelcard import (
     TRAINING_RUN_FILE,
     sample_texts,
     encoder_hub_id,
+    find_training_texts,
     generate_model_card,
     label_clusters as name_clusters,
     load_clusterer,
     read_training_run,
-    training_texts_for,
 )
 from .modeling_utils import TextClusteringPreTrainedModel
 from .remote_code import add_remote_code
@@ -129,6 +130,8 @@ def push_to_hub(
             run = dict(training_run)
             if run.get("encoder"):  # a local path says nothing to others (and may leak a home folder)
                 run["encoder"] = encoder_hub_id(run["encoder"]) or os.path.basename(str(run["encoder"]).rstrip("/"))
+            if isinstance(run.get("input"), dict) and run["input"].get("path"):  # the user's file: its name only
+                run["input"] = {**run["input"], "path": os.path.basename(str(run["input"]["path"]))}
             Path(folder, TRAINING_RUN_FILE).write_text(json.dumps(run, indent=2), encoding="utf-8")
         api = HfApi(token=token)
         repo_url = api.create_repo(repo_id, private=private, exist_ok=True, repo_type="model")
@@ -156,16 +159,20 @@ def push_model_dir(
     **kwargs,
 ):
     """Push a trained model directory (what ``hf-textcluster train`` wrote): the model is loaded and checked, its
-    ``training_run.json`` supplies the card's metrics and command, and the run's benchmark texts (when available
-    locally) the cluster keywords. ``label_clusters`` names the clusters after their keywords (``id2label``)."""
+    ``training_run.json`` supplies the card's metrics and command, and the run's own input file (``train --input``) or
+    its benchmark texts (when available locally) the cluster keywords. ``label_clusters`` names the clusters after their keywords (``id2label``)."""
     model_dir = Path(model_dir)
     if not (model_dir / "config.json").is_file():
         raise FileNotFoundError(f"{model_dir} is not a saved model directory (no config.json).")
     model = load_clusterer(model_dir)
     check_ready_to_push(model)
     run = read_training_run(model_dir)
+    why_no_texts = None
     if texts is None:
-        texts = training_texts_for(run, data_dir)
+        texts, why_no_texts = find_training_texts(run, data_dir)
+        if why_no_texts:
+            warnings.warn(f"Cluster keywords are not computed: {why_no_texts}.", stacklevel=2)
+            kwargs.setdefault("why_no_keywords", why_no_texts)
     if texts is not None:
         texts = sample_texts(list(texts), max_texts)
         if label_clusters:
@@ -174,6 +181,7 @@ def push_model_dir(
         name_clusters(model)
     elif label_clusters:
         raise ValueError(
-            "`label_clusters` needs the training texts: pass `texts=` or `data_dir=` (the run's benchmark folder)."
+            "`label_clusters` needs the training texts: pass `texts=` or `data_dir=` (the run's benchmark folder)"
+            + (f"; {why_no_texts}." if why_no_texts else ".")
         )
     return push_to_hub(model, repo_id, texts=texts, training_run=run, **kwargs)

@@ -181,8 +181,16 @@ def training_command(run: Mapping[str, Any] | None, num_clusters: int, output_di
     if not run:
         return "# not recorded: this model was not trained with `hf-textcluster train` (no training_run.json)"
     parts = ["hf-textcluster train", f"--method {run.get('method', '?')}"]
+    source = run_input_file(run)
     if run.get("dataset"):
         parts.append(f"--dataset {run['dataset']}")
+    elif source:
+        parts.append(f"--input {os.path.basename(source['path'])}")
+        if source.get("text_column") not in (None, "text"):
+            parts.append(f"--text-column {source['text_column']}")
+        if source.get("label_column"):
+            parts.append(f"--label-column {source['label_column']}")
+        parts.append(f"--num-clusters {num_clusters}")
     else:
         parts += ["--input <your texts file>", f"--num-clusters {num_clusters}"]
     parts.append(f"--output-dir {output_dir}")
@@ -273,12 +281,17 @@ def topics_section(model, top_n: int = 4) -> str:
     return "\n".join(lines)
 
 
-def clusters_section(config, keywords: Mapping[int, Sequence[str]] | None, sizes: Mapping[int, int] | None) -> str:
+def clusters_section(
+    config, keywords: Mapping[int, Sequence[str]] | None, sizes: Mapping[int, int] | None, why_no_keywords: str | None = None
+) -> str:
     id2label = config.id2label or {}
     if keywords is None:
+        why = (f"{why_no_keywords} (restore it, or pass `texts=` to `generate_model_card` / `write_model_card`)"
+               if why_no_keywords else
+               "the card was generated without training texts (pass `texts=` to `generate_model_card`, or "
+               "`--data-dir` to `hf-textcluster card` / `push`)")
         lines = [
-            "Keywords not computed: the card was generated without training texts (pass `texts=` to "
-            "`generate_model_card`, or `--data-dir` to `hf-textcluster card` / `push`).",
+            f"Keywords not computed: {why}.",
             "",
             "| cluster | label |",
             "|---|---|",
@@ -398,7 +411,8 @@ def _front_matter(*, model_type, run, texts, code_name, tags, dataset_name, mode
     ).to_yaml()
 
 
-def _limitations(config, run: Mapping[str, Any], missing: list[str], texts, base: str | None) -> str:
+def _limitations(config, run: Mapping[str, Any], missing: list[str], texts, base: str | None,
+                 why_no_keywords: str | None = None) -> str:
     """The card's run-specific limitation lines (the template holds the method's general ones)."""
     lines = []
     if run.get("recipe") == "cpu":
@@ -410,7 +424,8 @@ def _limitations(config, run: Mapping[str, Any], missing: list[str], texts, base
     if missing:
         lines.append("- Clustering quality (" + " / ".join(missing) + ") was not measured for this model.")
     if texts is None:
-        lines.append("- Cluster keywords were not computed for this card.")
+        lines.append("- Cluster keywords were not computed for this card" + (f": {why_no_keywords}." if why_no_keywords
+                                                                           else "."))
     lines += config.card_fields()[1]
     if base is None:
         lines.append("- The base encoder is a local folder, not a Hub model: `base_model` is not set.")
@@ -432,6 +447,7 @@ def generate_model_card(
     tags: Sequence[str] | None = None,
     remote_code: bool = True,
     top_keywords: int = 8,
+    why_no_keywords: str | None = None,
 ) -> str:
     """The README.md (YAML front matter + markdown body) of a trained clusterer, from its method's template.
 
@@ -447,6 +463,8 @@ def generate_model_card(
         dataset_name, base_model, license, language, tags: front matter; ``dataset_name`` and ``base_model``
             default to the training run's dataset and encoder.
         remote_code: whether the repository ships the inference code (``trust_remote_code`` snippet and tag).
+        why_no_keywords: without ``texts``, why the training texts were not found (e.g. "the run's input file ... is
+            no longer there"), said in the card.
     """
     from . import __version__
 
@@ -466,7 +484,9 @@ def generate_model_card(
         f" on {dataset_name}" if dataset_name else ""
     )
     repo = repo_id or PLACEHOLDER_REPO_ID
-    training_data = (f"`{dataset_name}`" if dataset_name else "user-provided texts") + (
+    source = run_input_file(run)
+    user_texts = f"user-provided texts (`{os.path.basename(source['path'])}`)" if source else "user-provided texts"
+    training_data = (f"`{dataset_name}`" if dataset_name else user_texts) + (
         f" ({len(texts)} texts used for the keywords below)" if texts is not None else ""
     )
     fields = {
@@ -484,13 +504,13 @@ def generate_model_card(
         "base_model_text": f"[`{base}`](https://huggingface.co/{base})" if base else "a local encoder (not on the Hub)",
         "training_data": training_data,
         "metrics_section": metrics_section(measured, dataset_name),
-        "clusters_section": clusters_section(config, keywords, sizes) + topics_section(model),
+        "clusters_section": clusters_section(config, keywords, sizes, why_no_keywords) + topics_section(model),
         "remote_code_section": remote_code_section(repo, code_name),
         "training_command": training_command(
             run, config.num_clusters, output_dir=f"runs/{repo_id.split('/')[-1]}" if repo_id else "runs/model"
         ),
         "hyperparameters_section": hyperparameters_section(config, run),
-        "extra_limitations": _limitations(config, run, missing, texts, base),
+        "extra_limitations": _limitations(config, run, missing, texts, base, why_no_keywords),
         "library_version": __version__,
     }
     fields.update(config.card_fields()[0])
@@ -505,15 +525,40 @@ def sample_texts(texts: list[str], max_texts: int | None, seed: int = 0) -> list
     return [texts[i] for i in sorted(rng.choice(len(texts), size=max_texts, replace=False))]
 
 
-def training_texts_for(run: Mapping[str, Any] | None, data_dir: str | os.PathLike | None = None) -> list[str] | None:
-    """The texts a run was trained on, when it used a benchmark whose files are available locally (``data_dir`` or
-    ``$HF_TEXTCLUSTER_DATA_DIR``); ``None`` otherwise (never downloads)."""
-    from .data import default_data_dir, load_benchmark
+def run_input_file(run: Mapping[str, Any] | None) -> dict | None:
+    """The user's file a run was trained on (``training_run.json``'s ``"input"``: path, text_column, label_column)."""
+    source = (run or {}).get("input")
+    return dict(source) if isinstance(source, Mapping) and source.get("path") else None
 
+
+def find_training_texts(
+    run: Mapping[str, Any] | None, data_dir: str | os.PathLike | None = None
+) -> tuple[list[str] | None, str | None]:
+    """``(texts, None)``: the texts a run was trained on, from the user's file it recorded (``"input"``) or from its
+    benchmark when the files are available locally (``data_dir`` or ``$HF_TEXTCLUSTER_DATA_DIR``; never downloads).
+    ``(None, why)`` when the run's file is gone or unreadable; ``(None, None)`` when there is nothing to look for."""
+    from .data import default_data_dir, load_benchmark, load_text_file
+
+    source = run_input_file(run)
+    if source is not None:
+        path = source["path"]
+        if not os.path.isfile(path):
+            return None, f"the run's input file {path} is no longer there"
+        try:
+            dataset = load_text_file(path, text_column=source.get("text_column") or "text")
+        except (ValueError, TypeError, OSError) as err:
+            return None, f"the run's input file {path} could not be read ({err})"
+        return list(dataset["text"]), None
     data_dir = data_dir or default_data_dir()
     if not run or not run.get("dataset") or not data_dir:
-        return None
-    return list(load_benchmark(run["dataset"], data_dir=data_dir)["text"])
+        return None, None
+    return list(load_benchmark(run["dataset"], data_dir=data_dir)["text"]), None
+
+
+def training_texts_for(run: Mapping[str, Any] | None, data_dir: str | os.PathLike | None = None) -> list[str] | None:
+    """The texts a run was trained on (its recorded input file, or its benchmark when available locally), or
+    ``None``; see :func:`find_training_texts`."""
+    return find_training_texts(run, data_dir)[0]
 
 
 def load_clusterer(model_dir: str | os.PathLike, **kwargs):
@@ -541,7 +586,8 @@ def write_model_card(
 ) -> str:
     """Generate the card of a trained model directory (weights + ``training_run.json``) without pushing anything.
 
-    The training texts for the cluster keywords are ``texts``, else the run's benchmark when its files are available
+    The training texts for the cluster keywords are ``texts``, else the run's own input file (recorded in
+    ``training_run.json`` by ``hf-textcluster train --input``), else the run's benchmark when its files are available
     locally (``data_dir`` / ``$HF_TEXTCLUSTER_DATA_DIR``), sampled down to ``max_texts``. The card is written to
     ``output`` (``<model_dir>/README.md`` when ``output`` is None; pass ``output="-"`` to only return it).
     """
@@ -551,7 +597,10 @@ def write_model_card(
     model = model if model is not None else load_clusterer(model_dir)
     run = read_training_run(model_dir)
     if texts is None:
-        texts = training_texts_for(run, data_dir)
+        texts, why = find_training_texts(run, data_dir)
+        if why:
+            warnings.warn(f"Cluster keywords are not computed: {why}.", stacklevel=2)
+            card_kwargs.setdefault("why_no_keywords", why)
     if texts is not None:
         texts = sample_texts(list(texts), max_texts)
         if model.tokenizer is None:

@@ -172,6 +172,7 @@ def train_clusterer(
     save: bool = True,
     test_size: int | float | None = None,
     split_seed: int = 0,
+    input_file: dict | None = None,
 ) -> TrainingResult:
     """Train ``method`` on a benchmark (by name) or a Dataset, save it to ``output_dir`` and evaluate it.
 
@@ -179,6 +180,9 @@ def train_clusterer(
     the last one. ``num_clusters`` defaults to the number of classes of a labelled dataset. With ``test_size`` (a
     number of texts or a fraction), that many texts are held out (stratified by label, split by ``split_seed``):
     the model never trains on them and the evaluation is on them (``TrainingResult.test_dataset``).
+    ``input_file`` (``{"path": <absolute path>, "text_column": .., "label_column": ..}``) records the user's file the
+    Dataset was read from in ``training_run.json`` (``"input"``): ``hf-textcluster card`` / ``push`` read the cluster
+    keywords from it.
     """
     spec = get_method(method)
     uses_views = spec.uses_augmented_views
@@ -231,6 +235,7 @@ def train_clusterer(
         run_info = {
             "method": method,
             "dataset": dataset_name,
+            **({"input": dict(input_file)} if input_file and not dataset_name else {}),
             "recipe": recipe,
             "augmentation": augmentation,
             "encoder": model.config.name_or_path,
