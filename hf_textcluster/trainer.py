@@ -53,6 +53,19 @@ class ClusteringTrainingArguments(TrainingArguments):
         default=DEFAULT_ENCODE_BATCH_SIZE,
         metadata={"help": "Batch size of the encoding passes (k-means initialisation, targets, evaluation)."},
     )
+    health_check_steps: int | None = field(
+        default=None,
+        metadata={"help": "Check the clusters every this many steps (default: ~10 checks per run): the head's "
+                  "agreement with the initial k-means, the cluster sizes, how many texts changed cluster. 0: never."},
+    )
+    health_sample_size: int = field(
+        default=1000, metadata={"help": "How many training texts (a seeded sample) the cluster checks predict."}
+    )
+    early_stopping_tol: float | None = field(
+        default=None,
+        metadata={"help": "Stop when fewer than this share of the checked texts changed cluster since the previous "
+                  "check (DEC's criterion; e.g. 0.001). No labels are used. Default: off."},
+    )
 
     def __post_init__(self):
         on_gpu = torch.cuda.is_available() and not self.use_cpu
@@ -65,6 +78,12 @@ class ClusteringTrainingArguments(TrainingArguments):
             self.use_cpu = True  # TrainingArguments refuses bf16 without a GPU unless told it runs on the CPU
         if isinstance(self.encode_batch_size, bool) or not isinstance(self.encode_batch_size, int) or self.encode_batch_size < 1:
             raise ValueError(f"`encode_batch_size` must be a positive integer, got {self.encode_batch_size!r}.")
+        if self.health_check_steps is not None and (not isinstance(self.health_check_steps, int) or self.health_check_steps < 0):
+            raise ValueError(f"`health_check_steps` must be a whole number >= 0 (0: no checks), got {self.health_check_steps!r}.")
+        if not isinstance(self.health_sample_size, int) or self.health_sample_size < 2:
+            raise ValueError(f"`health_sample_size` must be an integer >= 2, got {self.health_sample_size!r}.")
+        if self.early_stopping_tol is not None and not 0 < self.early_stopping_tol < 1:
+            raise ValueError(f"`early_stopping_tol` must be in (0, 1) (a share of texts), got {self.early_stopping_tol!r}.")
         super().__post_init__()
 
 
@@ -185,6 +204,78 @@ class _CheckpointArraysCallback(TrainerCallback):
 TRAINING_MODULES_FILE = f"{CHECKPOINT_ARRAY_PREFIX}training_modules.safetensors"
 
 
+class ClusterHealthCallback(TrainerCallback):
+    """Every ``health_check_steps``, predicts a seeded sample of training texts with the head and logs
+    ``health_agreement`` (NMI with the initial k-means on the same texts), ``health_size_entropy`` (entropy of the
+    cluster sizes / log K; 1 = equal sizes), ``health_clusters_used`` and ``health_changed`` (share of the texts whose
+    cluster changed since the previous check). Warns once when the clusters collapse (fewer than half of them used,
+    the size entropy below 3/4 of the k-means start's, or agreement below 0.3) and, with ``early_stopping_tol``,
+    stops when fewer texts than that changed cluster. No labels are used."""
+
+    def __init__(self, trainer: "ClusteringTrainer"):
+        self._trainer = weakref.ref(trainer)
+        self.sample: np.ndarray | None = None
+        self.previous: np.ndarray | None = None
+        self.warned = False
+
+    def interval(self, args, state) -> int:
+        steps = getattr(args, "health_check_steps", None)
+        return max(1, (state.max_steps or 0) // 10) if steps is None else steps
+
+    def on_step_end(self, args, state, control, **kwargs):
+        trainer = self._trainer()
+        interval = self.interval(args, state)
+        if trainer is None or not interval or state.global_step % interval or trainer.train_dataset is None:
+            return
+        model = trainer.model
+        if not model.config.centroids_initialized or getattr(trainer, "initial_kmeans_labels", None) is None:
+            return  # the head is not trained yet (a first stage without it) or there is no k-means start
+        texts = trainer.train_dataset["text"]
+        if self.sample is None:
+            size = min(getattr(args, "health_sample_size", 1000), len(texts))
+            self.sample = np.sort(np.random.default_rng(args.seed).choice(len(texts), size=size, replace=False))
+        predicted = trainer.head_predictions([texts[int(i)] for i in self.sample])
+        entry = {"step": state.global_step, **cluster_health(predicted, trainer.initial_kmeans_labels[self.sample],
+                                                             model.config.num_clusters)}
+        if self.previous is not None:
+            entry["changed"] = float((predicted != self.previous).mean())
+        self.previous = predicted
+        trainer.health_history.append(entry)
+        # shown with the next loss log (logging from inside on_step_end would swallow the Trainer's own log)
+        trainer._pending_logs.update({f"health_{k}": round(v, 4) for k, v in entry.items() if k != "step"})
+        start = cluster_health(trainer.initial_kmeans_labels[self.sample], trainer.initial_kmeans_labels[self.sample],
+                               model.config.num_clusters)
+        k = model.config.num_clusters
+        collapsed = (entry["clusters_used"] < k / 2 or entry["size_entropy"] < 0.75 * start["size_entropy"]
+                     or entry["agreement"] < 0.3)
+        if collapsed and not self.warned:
+            self.warned = True
+            logger.warning(
+                f"The clusters may be collapsing at step {state.global_step}: on {len(self.sample)} training texts the "
+                f"head uses {int(entry['clusters_used'])} of {k} clusters, size entropy {entry['size_entropy']:.2f} (k-means "
+                f"start {start['size_entropy']:.2f}), agreement with the initial k-means NMI {entry['agreement']:.2f}. "
+                "The trained head may end below plain k-means: compare it with k-means on the trained embeddings, and "
+                "consider fewer steps, a lower head learning rate or --early_stopping_tol."
+            )
+        tol = getattr(args, "early_stopping_tol", None)
+        if tol is not None and entry.get("changed", 1.0) < tol:
+            logger.warning(f"Early stopping at step {state.global_step}: {100 * entry['changed']:.2f}% of the checked "
+                           f"texts changed cluster since the last check (< early_stopping_tol={tol}).")
+            control.should_training_stop = True
+
+
+def cluster_health(predicted: np.ndarray, reference: np.ndarray, num_clusters: int) -> dict[str, float]:
+    """Label-free health of a clustering: NMI with ``reference`` (the initial k-means), the entropy of the cluster
+    sizes over log K, and how many clusters are used."""
+    from .metrics import normalized_mutual_info
+
+    counts = np.bincount(np.asarray(predicted), minlength=num_clusters).astype(float)
+    share = counts[counts > 0] / counts.sum()
+    return {"agreement": float(normalized_mutual_info(reference, predicted)),
+            "size_entropy": max(0.0, float(-(share * np.log(share)).sum() / np.log(num_clusters))),
+            "clusters_used": float((counts > 0).sum())}
+
+
 class _StopOnSignalCallback(TrainerCallback):
     """After SIGINT / SIGTERM (Ctrl-C, a scheduler's kill), finish the current step, save a checkpoint and stop."""
 
@@ -246,6 +337,9 @@ class ClusteringTrainer(Trainer):
         self.add_callback(_CheckpointArraysCallback(self))
         self._stop_on_signal = _StopOnSignalCallback()
         self.add_callback(self._stop_on_signal)
+        self.health_history: list[dict] = []
+        self._pending_logs: dict[str, float] = {}
+        self.add_callback(ClusterHealthCallback(self))
         _log_precision_once(self.precision_description())
 
     @property
@@ -274,6 +368,9 @@ class ClusteringTrainer(Trainer):
             for name, values in self._loss_terms.items():
                 logs[f"loss_{name}"] = round(float(np.mean(values)), 6)
             self._loss_terms = {}
+        if "loss" in logs and self._pending_logs:
+            logs.update(self._pending_logs)
+            self._pending_logs = {}
         super().log(logs, *args, **kwargs)
 
     @staticmethod
@@ -345,6 +442,11 @@ class ClusteringTrainer(Trainer):
                 with torch.no_grad():
                     for key, value in own.items():
                         state[key].copy_(value)
+
+    def head_predictions(self, texts: Sequence[str]) -> np.ndarray:
+        """The head's clusters of ``texts`` mid-training (eval mode), for the cluster health checks."""
+        return self.model.predict(texts, batch_size=self.encode_batch_size, show_progress_bar=False,
+                                  precision=self.precision)
 
     # ----- whole-dataset passes (targets, pseudo-labels) ------------------------------------------------------
     @classmethod

@@ -222,6 +222,8 @@ def run_method(args, store, run_id) -> None:
                    **{f"init_kmeans_{k}": v for k, v in baseline.items()}, **metrics}
             if result.model.config.has_topic_model:
                 row["topics"] = topics_by_cluster(result.model, trainer.train_dataset)
+            if trainer.health_history:  # label-free checks during training (agreement with k-means, sizes)
+                row["health"] = trainer.health_history
             if getattr(trainer, "stage_metrics", None):  # ClusterBERT: scores after each stage (its Figure 3)
                 row["stages"] = trainer.stage_metrics
             if hasattr(result.model.config, "serving_attention"):

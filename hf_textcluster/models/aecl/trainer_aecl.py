@@ -120,6 +120,18 @@ class AECLTrainer(ClusteringTrainer):
         self.model.set_reference_texts([texts[i] for i in sorted(rows)], batch_size=self.encode_batch_size,
                                        precision=self.precision)
 
+    def head_predictions(self, texts) -> np.ndarray:
+        """Mid-training there is no reference set yet: each text attends to itself (``"self"``)."""
+        model, was_training = self.model, self.model.training
+        embeddings = torch.from_numpy(model.embed(texts, batch_size=self.encode_batch_size, precision=self.precision))
+        model.eval()
+        try:
+            with torch.no_grad():
+                h, _ = model.attend(model.cluster_features(embeddings.to(model.device)), mode="self")
+                return model.cluster_head(h).argmax(-1).cpu().numpy()
+        finally:
+            model.train(was_training)
+
     def checkpoint_arrays(self) -> dict[str, np.ndarray]:
         if self.kmeans_pseudo_labels is None:
             return {}
