@@ -95,7 +95,8 @@ def warn_if_truncated(texts: Sequence[str], tokenizer, max_length: int, sample_s
     lengths = np.asarray([len(ids) for ids in tokenizer([texts[int(i)] for i in rows], truncation=False)["input_ids"]])
     share = float((lengths > max_length).mean()) if len(lengths) else 0.0
     if share > 0:
-        logger.warning(
+        # a warning from 1% of the texts on (short-text corpora have a few long outliers), a note below that
+        (logger.warning if share >= 0.01 else logger.info)(
             f"{100 * share:.1f}% of the training texts{' (in a sample of %d)' % len(lengths) if n > sample_size else ''} "
             f"are longer than max_length={max_length} tokens and are truncated to it (the longest has {lengths.max()} "
             f"tokens, the median {int(np.median(lengths))}). If their ends matter, raise it (--config max_length=N, "
