@@ -771,6 +771,10 @@ def render(store: dict) -> str:
                     f" | {drows[0]['steps']} × {drows[0]['batch_size']} | {statistics.mean(r['train_seconds'] for r in drows):.0f} | {len(drows)} |"
                 )
             out.append("")
+            other_notes = [(r["dataset"], r.get("seed"), r["note"]) for r in vrows
+                           if r.get("note") and not r["note"].startswith(("trained on", "rows from"))]
+            if other_notes:
+                out += [f"- {name}, seed {seed}: {note}" for name, seed, note in sorted(other_notes)] + [""]
 
     out += _render_topics(rows)
     out += _render_stages(rows)
