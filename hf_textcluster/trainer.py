@@ -385,6 +385,19 @@ class ClusteringTrainer(Trainer):
         embeddings = model.encode(input_ids, attention_mask, token_type_ids)
         return list(embeddings.chunk(len(prefixes)))
 
+    # ----- stages (methods trained in stages within one run) -------------------------------------------------------
+    # Config fields holding the share of the steps of each stage but the last (e.g. ("stage1_fraction", ...)).
+    stage_fractions: tuple[str, ...] = ()
+
+    def stage_bounds(self) -> tuple[int, ...]:
+        """The first step of each stage after the first, for this run's ``max_steps`` (see ``stage_starts``)."""
+        total = max(int(self.state.max_steps or self.args.max_steps or 0), 1)
+        return tuple(stage_starts(total, [getattr(self.model.config, name) for name in self.stage_fractions]))
+
+    def stage(self, step: int) -> int:
+        """The stage (1, 2, ...) of the optimizer step that starts at ``global_step == step``."""
+        return 1 + sum(step >= start for start in self.stage_bounds())
+
     # ----- training state beyond the weights --------------------------------------------------------------------
     def checkpoint_arrays(self) -> dict[str, np.ndarray]:
         """What a resumed run needs besides weights, optimizer and RNG states (targets, pseudo-labels), by name; saved

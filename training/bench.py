@@ -10,6 +10,7 @@ display name come from the registry.
     python training/bench.py speed
     python training/bench.py authors-sccl --from side_by_side.jsonl   # record timings of the authors' code, run outside
     python training/bench.py render        # re-write docs/results.md from docs/results.json
+    python training/bench.py auto-k --datasets all --seeds 0   # choosing K without labels: criteria and BERTopic
 
 Each run stores its rows in docs/results.json (keyed by section/method/dataset/seed, with the exact command, the
 package versions and the machine) and re-renders docs/results.md from everything stored, so sections can be
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import math
 import os
 import platform
 import re
@@ -547,6 +549,143 @@ def _render_authors_sccl(store: dict, rows: list[dict]) -> list[str]:
     return out + [""]
 
 
+# ----- choosing K without labels (hf_textcluster.auto_k) -------------------------------------------------------------
+def run_auto_k(args, store, run_id) -> None:
+    """Per corpus: MiniLM embeddings (as the baselines' embeddings-kmeans), each criterion of hf_textcluster.auto_k
+    (default range and sample), k-means (10 restarts) at the K found and at the true K; and BERTopic's default
+    pipeline (seeded UMAP -> HDBSCAN) on the same embeddings, when installed (the `bench` extra)."""
+    from sklearn.cluster import KMeans
+
+    from hf_textcluster.auto_k import CRITERIA, compare_criteria
+    from hf_textcluster.baselines import EmbeddingKMeans
+    from hf_textcluster.data import load_benchmark
+    from hf_textcluster.metrics import clustering_scores
+
+    wanted = list(CRITERIA) + ["bertopic"] if args.k_criteria == ["all"] else args.k_criteria
+    unknown = sorted(set(wanted) - set(CRITERIA) - {"bertopic"})
+    if unknown:
+        raise SystemExit(f"error: --k-criteria: unknown {unknown}; choose from {', '.join(CRITERIA)}, bertopic, all.")
+    criteria = [c for c in wanted if c != "bertopic"]
+    for name in args.datasets:
+        dataset = load_benchmark(name, data_dir=args.data_dir)
+        texts, labels = dataset["text"], np.asarray(dataset["label"])
+        k_true = dataset.features["label"].num_classes
+        start = time.perf_counter()
+        embeddings = EmbeddingKMeans(k_true, show_progress_bar=False).embed(texts)  # the baselines' code path
+        embed_seconds = round(time.perf_counter() - start, 2)
+        for seed in args.seeds:
+            at_k: dict[int, dict] = {}
+
+            def kmeans_scores(k):
+                if k not in at_k:
+                    at_k[k] = clustering_scores(labels, KMeans(k, n_init=10, random_state=seed).fit_predict(embeddings))
+                return at_k[k]
+
+            truth = kmeans_scores(k_true)
+            common = {"section": "auto-k", "dataset": name, "seed": seed, "run": run_id, "k_true": k_true,
+                      "num_texts": len(texts), "embed_seconds": embed_seconds,
+                      "true_k_acc": truth["acc"], "true_k_nmi": truth["nmi"]}
+            results = compare_criteria(embeddings, methods=criteria, random_state=seed) if criteria else {}
+            for criterion, result in results.items():
+                found = kmeans_scores(result.num_clusters)
+                put_row(store, {**common, "method": criterion, "k_found": result.num_clusters,
+                                "k_range": [result.k_min, result.k_max], "sample_size": result.sample_size,
+                                "seconds": round(result.seconds, 2), "acc": found["acc"], "nmi": found["nmi"],
+                                "scores": {str(k): round(v, 6) for k, v in sorted(result.scores.items())}})
+                print(f"{name:15s} seed {seed} {criterion:18s} K {result.num_clusters:3d} (true {k_true}) "
+                      f"ACC {100 * found['acc']:.1f} NMI {100 * found['nmi']:.1f} | at true K ACC {100 * truth['acc']:.1f} "
+                      f"NMI {100 * truth['nmi']:.1f} | {result.seconds:.0f}s", flush=True)
+            if "bertopic" in wanted:
+                row = _bertopic_row(texts, labels, embeddings, seed)
+                if row is not None:
+                    put_row(store, {**common, **row})
+                    print(f"{name:15s} seed {seed} bertopic           {row['k_found']} topics, "
+                          f"{100 * row['outlier_share']:.1f}% outliers, ACC {100 * row['acc']:.1f} NMI {100 * row['nmi']:.1f} "
+                          f"(non-outliers ACC {100 * row['inlier_acc']:.1f} NMI {100 * row['inlier_nmi']:.1f}) | "
+                          f"{row['seconds']:.0f}s", flush=True)
+            save_store(store)
+
+
+def _bertopic_row(texts, labels, embeddings, seed) -> dict | None:
+    """BERTopic with its defaults (UMAP 15 neighbours -> 5 dims, cosine; HDBSCAN min_cluster_size 10), UMAP seeded,
+    on the given embeddings: its topics as clusters, topic -1 (outliers) as one more cluster or left out."""
+    try:
+        from bertopic import BERTopic
+        from umap import UMAP
+    except ImportError as err:
+        print(f"bertopic skipped: {err} (pip install -e '.[bench]')", flush=True)
+        return None
+    from hf_textcluster.metrics import clustering_scores
+
+    start = time.perf_counter()
+    umap_model = UMAP(n_neighbors=15, n_components=5, min_dist=0.0, metric="cosine", random_state=seed)
+    topics, _ = BERTopic(umap_model=umap_model).fit_transform(list(texts), embeddings=embeddings)
+    seconds = time.perf_counter() - start
+    topics = np.asarray(topics)
+    inliers = topics != -1
+    everything = clustering_scores(labels, topics)
+    kept = clustering_scores(labels[inliers], topics[inliers]) if inliers.any() else {"acc": 0.0, "nmi": 0.0}
+    return {"method": "bertopic", "k_found": int(len(set(topics[inliers].tolist()))),
+            "outlier_share": float(1 - inliers.mean()), "seconds": round(seconds, 2),
+            "acc": everything["acc"], "nmi": everything["nmi"], "inlier_acc": kept["acc"], "inlier_nmi": kept["nmi"]}
+
+
+def _render_auto_k(store: dict, rows: list[dict]) -> list[str]:
+    """The K each criterion found per corpus, k-means at that K vs at the true K, and one line per criterion."""
+    if not rows:
+        return []
+    from hf_textcluster.auto_k import CRITERIA, DEFAULT_CRITERION
+    from hf_textcluster.data import BENCHMARKS
+
+    order = {m: i for i, m in enumerate([*CRITERIA, "bertopic"])}
+    label = lambda m: "BERTopic default (UMAP -> HDBSCAN)" if m == "bertopic" else f"`{m}`"  # noqa: E731
+    out = ["## Choosing K without labels", "", *_run_header(store, rows), "",
+           "MiniLM embeddings of every text (as in the baselines). Each criterion of `hf_textcluster.auto_k`",
+           "(`--num-clusters auto`) searches K in its default range, 2..min(200, 3√N), on a seeded sample of at most",
+           "4,000 texts; then k-means (10 restarts, seeded) on all embeddings at the K found and at the true K (the",
+           "number of classes, which the criteria never see). BERTopic: its default pipeline (UMAP, seeded -> HDBSCAN)",
+           "on the same embeddings; its topics are its clusters; ACC / NMI with the outliers (topic -1) as one more",
+           "cluster, and on the non-outliers only. ACC / NMI in %, mean over seeds; K found per seed.", "",
+           "| dataset | N | true K | criterion | K found | ACC at K found | NMI | ACC at true K | NMI | outliers "
+           "| non-outliers ACC / NMI | search (s) | seeds |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    names = [n for n in BENCHMARKS if any(r["dataset"] == n for r in rows)]
+    names += sorted({r["dataset"] for r in rows} - set(names))
+    for name in names:
+        for method in sorted({r["method"] for r in rows if r["dataset"] == name}, key=lambda m: (order.get(m, 99), m)):
+            drows = sorted([r for r in rows if r["dataset"] == name and r["method"] == method], key=lambda r: r["seed"])
+            found = ", ".join(str(k) for k in dict.fromkeys(r["k_found"] for r in drows))
+            bert = method == "bertopic"
+            outliers = f"{100 * statistics.mean(r['outlier_share'] for r in drows):.1f}%" if bert else "–"
+            inliers = (f"{_mean_std([r['inlier_acc'] for r in drows])} / {_mean_std([r['inlier_nmi'] for r in drows])}"
+                       if bert else "–")
+            out.append(f"| {name} | {drows[0]['num_texts']:,} | {drows[0]['k_true']} | {label(method)} | {found}"
+                       f" | {_mean_std([r['acc'] for r in drows])} | {_mean_std([r['nmi'] for r in drows])}"
+                       f" | {_mean_std([r['true_k_acc'] for r in drows])} | {_mean_std([r['true_k_nmi'] for r in drows])}"
+                       f" | {outliers} | {inliers} | {statistics.mean(r['seconds'] for r in drows):.0f} | {len(drows)} |")
+    out += ["", "Per criterion, over the corpora above (each corpus and seed counts once): *log2 error* = the absolute",
+            "value of log2(K found / true K) (1.0 = off by a factor of 2), median and mean; *within 25%* = corpora-seeds",
+            "with K found within ±25% of the true K; *Δ ACC / Δ NMI* = k-means at K found minus at the true K, in points.",
+            "", "| criterion | median log2 error | mean log2 error | within 25% | Δ ACC | Δ NMI | mean search (s) |",
+            "|---|---|---|---|---|---|---|"]
+    errors = {}
+    for method in sorted({r["method"] for r in rows}, key=lambda m: (order.get(m, 99), m)):
+        mrows = [r for r in rows if r["method"] == method]
+        err = [abs(math.log2(max(r["k_found"], 1) / r["k_true"])) for r in mrows]
+        errors[method] = statistics.median(err)
+        within = sum(abs(r["k_found"] - r["k_true"]) <= 0.25 * r["k_true"] for r in mrows)
+        d_acc = 100 * statistics.mean(r["acc"] - r["true_k_acc"] for r in mrows)
+        d_nmi = 100 * statistics.mean(r["nmi"] - r["true_k_nmi"] for r in mrows)
+        out.append(f"| {label(method)} | {statistics.median(err):.2f} | {statistics.mean(err):.2f} | {within} of {len(mrows)}"
+                   f" | {d_acc + 0.0:+.1f} | {d_nmi + 0.0:+.1f} | {statistics.mean(r['seconds'] for r in mrows):.0f} |")
+    measured = [m for m in errors if m in CRITERIA]
+    if measured:
+        best = min(measured, key=lambda m: (errors[m], order[m]))
+        out += ["", f"Lowest median log2 error among the criteria: `{best}`; the default of `--num-clusters auto` is "
+                    f"`{DEFAULT_CRITERION}` (`hf_textcluster.auto_k.DEFAULT_CRITERION`)."]
+    return out + [""]
+
+
 # ----- rendering -----------------------------------------------------------------------------------------------------
 def _mean_std(values: list[float]) -> str:
     values = [100 * v for v in values]
@@ -617,6 +756,13 @@ def _summary(rows: list[dict]) -> list[str]:
     return out
 
 
+def _by_method_and_dataset(rows: list[dict]):
+    """(display name with variant, dataset, rows) per method, variant and dataset, in a stable order."""
+    for key in sorted({(r["method"], r.get("variant", ""), r["dataset"]) for r in rows}):
+        name = _display_name(key[0]) + (f" ({key[1]})" if key[1] else "")
+        yield name, key[2], [r for r in rows if (r["method"], r.get("variant", ""), r["dataset"]) == key]
+
+
 def _render_serving(rows: list[dict]) -> list[str]:
     """Served (reference set) vs. the authors' batch-dependent prediction, measured on the same trained models."""
     served = [r for r in rows if r["section"] == "method" and "serving_batch_acc" in r]
@@ -629,11 +775,9 @@ def _render_serving(rows: list[dict]) -> list[str]:
            "evaluation, batch-dependent). ACC / NMI in %, mean ± std over seeds.", "",
            "| method | dataset | reference ACC | NMI | self ACC | NMI | batch ACC | NMI | ACC reference − batch | seeds |",
            "|---|---|---|---|---|---|---|---|---|---|"]
-    for key in sorted({(r["method"], r.get("variant", ""), r["dataset"]) for r in served}):
-        drows = [r for r in served if (r["method"], r.get("variant", ""), r["dataset"]) == key]
-        name = _display_name(key[0]) + (f" ({key[1]})" if key[1] else "")
+    for name, dataset, drows in _by_method_and_dataset(served):
         diff = [r["serving_reference_acc"] - r["serving_batch_acc"] for r in drows]
-        out.append(f"| {name} | {key[2]} | " + " | ".join(
+        out.append(f"| {name} | {dataset} | " + " | ".join(
             _mean_std([r[f"serving_{m}_{k}"] for r in drows]) for m in ("reference", "self", "batch") for k in ("acc", "nmi"))
             + f" | {_mean_std(diff)} | {len(drows)} |")
     return out + [""]
@@ -652,14 +796,12 @@ def _render_stages(rows: list[dict]) -> list[str]:
            "pretrained encoder. ACC / NMI in %, mean ± std over seeds.", "",
            "| method | dataset | stage | step | k-means ACC | NMI | head ACC | NMI | silhouette | seeds |",
            "|---|---|---|---|---|---|---|---|---|---|"]
-    for key in sorted({(r["method"], r.get("variant", ""), r["dataset"]) for r in staged}):
-        drows = [r for r in staged if (r["method"], r.get("variant", ""), r["dataset"]) == key]
-        name = _display_name(key[0]) + (f" ({key[1]})" if key[1] else "")
+    for name, dataset, drows in _by_method_and_dataset(staged):
         for stage in sorted({m["stage"] for r in drows for m in r["stages"]}):
             entries = [m for r in drows for m in r["stages"] if m["stage"] == stage]
             cell = lambda k: _mean_std([m[k] for m in entries]) if all(k in m for m in entries) else "–"  # noqa: E731
             sil = statistics.mean(m["silhouette"] for m in entries)
-            out.append(f"| {name} | {key[2]} | {stage} {STAGE_NAMES[stage]} | {entries[0]['step']} | {cell('kmeans_acc')}"
+            out.append(f"| {name} | {dataset} | {stage} {STAGE_NAMES[stage]} | {entries[0]['step']} | {cell('kmeans_acc')}"
                        f" | {cell('kmeans_nmi')} | {cell('head_acc')} | {cell('head_nmi')} | {sil:.3f} | {len(entries)} |")
     return out + [""]
 
@@ -781,6 +923,7 @@ def render(store: dict) -> str:
     out += _render_serving(rows)
     out += _summary(rows)
     out += _render_authors_sccl(store, [r for r in rows if r["section"] == "authors-sccl"])
+    out += _render_auto_k(store, [r for r in rows if r["section"] == "auto-k"])
 
     speed_rows = [r for r in rows if r["section"] == "speed"]
     if speed_rows:
@@ -801,7 +944,7 @@ def main(argv=None) -> int:
     from hf_textcluster.data import BENCHMARKS
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("section", choices=["baselines", *_methods(), "speed", "authors-sccl", "render"])
+    parser.add_argument("section", choices=["baselines", *_methods(), "speed", "authors-sccl", "auto-k", "render"])
     parser.add_argument("--from", dest="source", help="authors-sccl: the JSON lines of the side-by-side runs.")
     parser.add_argument("--datasets", nargs="+", default=["all"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
@@ -822,6 +965,8 @@ def main(argv=None) -> int:
     parser.add_argument("--pipeline-repeats", type=int, default=2)
     parser.add_argument("--parts", nargs="+", default=["steps", "pipeline", "inference", "kmeans"],
                         choices=["steps", "pipeline", "inference", "kmeans"], help="speed: which measurements to (re)run.")
+    parser.add_argument("--k-criteria", nargs="+", default=["all"], metavar="NAME",
+                        help="auto-k: the criteria of hf_textcluster.auto_k to run, and/or bertopic (default: all).")
     args = parser.parse_args(argv)
     args.datasets = list(BENCHMARKS) if args.datasets == ["all"] else args.datasets
     store = load_store()
@@ -838,6 +983,8 @@ def main(argv=None) -> int:
         if not args.source:
             parser.error("authors-sccl needs --from <side-by-side JSON lines>")
         record_authors_sccl(args, store, run_id)
+    elif args.section == "auto-k":
+        run_auto_k(args, store, run_id)
     else:
         run_method(args, store, run_id)
     print(f"Wrote {RESULTS_MD}")

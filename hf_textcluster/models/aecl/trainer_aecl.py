@@ -24,7 +24,7 @@ from ...losses import (
     row_entropy,
     similarity_guided_contrastive_loss,
 )
-from ...trainer import ClusteringTrainer, ClusteringTrainingArguments, stage_starts
+from ...trainer import ClusteringTrainer, ClusteringTrainingArguments
 
 logger = logging.get_logger(__name__)
 
@@ -61,6 +61,7 @@ class AECLTrainer(ClusteringTrainer):
     runs over the samples of the batch."""
 
     views = {"": "text", "aug1_": "text_aug1"}
+    stage_fractions = ("stage1_fraction", "stage2_fraction")
 
     def __init__(self, model=None, args=None, data_collator=None, train_dataset=None, **kwargs):
         if args is None:
@@ -70,18 +71,6 @@ class AECLTrainer(ClusteringTrainer):
         self.kmeans_pseudo_labels: torch.Tensor | None = None  # N, stage 2's labels of every training row
         self._pseudo_labels_step: int | None = None
         self.add_callback(AECLStageCallback(self))
-
-    # ----- stages --------------------------------------------------------------------------------------------------
-    def stage_bounds(self) -> tuple[int, int]:
-        """(first step of stage 2, first step of stage 3) for this run's ``max_steps`` (see ``stage_starts``)."""
-        config, total = self.model.config, max(int(self.state.max_steps or self.args.max_steps or 0), 1)
-        first2, first3 = stage_starts(total, (config.stage1_fraction, config.stage2_fraction))
-        return first2, first3
-
-    def stage(self, step: int) -> int:
-        """The stage (1, 2 or 3) of the optimizer step that starts at ``global_step == step``."""
-        first2, first3 = self.stage_bounds()
-        return 1 if step < first2 else (2 if step < first3 else 3)
 
     # ----- pseudo-labels and the reference set --------------------------------------------------------------------
     def _kmeans(self, embeddings: np.ndarray) -> np.ndarray:

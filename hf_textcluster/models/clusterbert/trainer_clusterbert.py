@@ -29,7 +29,7 @@ from transformers.utils import logging
 
 from ...losses import dec_target_distribution, target_cross_entropy
 from ...metrics import clustering_scores
-from ...trainer import ClusteringTrainer, ClusteringTrainingArguments, stage_starts
+from ...trainer import ClusteringTrainer, ClusteringTrainingArguments
 
 logger = logging.get_logger(__name__)
 
@@ -118,6 +118,7 @@ class ClusterBERTTrainer(ClusteringTrainer):
 
     views = {"": "text"}
     word_ids = True
+    stage_fractions = ("stage1_fraction", "stage2_fraction")
 
     def __init__(self, model=None, args=None, data_collator=None, train_dataset=None, **kwargs):
         if args is None:
@@ -146,17 +147,6 @@ class ClusterBERTTrainer(ClusteringTrainer):
         return name.startswith(("encoder.", "decoder."))  # the decoder trains at the encoder's learning rate
 
     # ----- stages ----------------------------------------------------------------------------------------------------
-    def stage_bounds(self) -> tuple[int, int]:
-        """(first step of stage 2, first step of stage 3) for this run's ``max_steps``."""
-        config, total = self.model.config, max(int(self.state.max_steps or self.args.max_steps or 0), 1)
-        first2, first3 = stage_starts(total, (config.stage1_fraction, config.stage2_fraction))
-        return first2, first3
-
-    def stage(self, step: int) -> int:
-        """The stage (1, 2 or 3) of the optimizer step that starts at ``global_step == step``."""
-        first2, first3 = self.stage_bounds()
-        return 1 if step < first2 else (2 if step < first3 else 3)
-
     def round_starts(self) -> dict[int, int]:
         """Step -> stage, for every step at which a stage-2 or stage-3 round recomputes Q."""
         total = max(int(self.state.max_steps or self.args.max_steps or 0), 1)
