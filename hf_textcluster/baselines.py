@@ -44,9 +44,13 @@ class VectorizerKMeans:
 @dataclass
 class EmbeddingKMeans:
     """Sentence embeddings of a pretrained encoder (pooled and normalised as its sentence-transformers config says)
-    + k-means. ``encoder`` is a hub id or local path; None means the pip-shipped default (all-MiniLM-L6-v2)."""
+    + k-means. ``encoder`` is a hub id or local path; None means the pip-shipped default (all-MiniLM-L6-v2).
 
-    num_clusters: int
+    ``num_clusters="auto"`` chooses K from the embeddings without labels (:mod:`hf_textcluster.auto_k`), within
+    ``k_range=(k_min, k_max)`` (None: the defaults) by ``k_criterion`` (None: the default criterion); the choice is
+    in ``auto_k_`` after ``fit_predict``."""
+
+    num_clusters: int | str
     encoder: str | None = None
     batch_size: int = 128
     max_length: int | None = None
@@ -54,8 +58,11 @@ class EmbeddingKMeans:
     random_state: int | None = 0
     show_progress_bar: bool = True
     device: str | None = None
+    k_range: tuple[int | None, int | None] | None = None
+    k_criterion: str | None = None
     labels_: np.ndarray | None = field(default=None, init=False)
     embeddings_: np.ndarray | None = field(default=None, init=False)
+    auto_k_: object | None = field(default=None, init=False)  # an AutoKResult with num_clusters="auto"
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         from sentence_transformers import SentenceTransformer
@@ -72,9 +79,27 @@ class EmbeddingKMeans:
 
     def fit_predict(self, texts: Sequence[str]) -> np.ndarray:
         texts = validate_texts(texts)
-        check_num_clusters(self.num_clusters, len(texts))
+        auto = self.num_clusters == "auto"
+        if auto:
+            from .auto_k import CRITERIA, DEFAULT_CRITERION, check_k_range, estimate_num_clusters
+
+            k_min, k_max = self.k_range if self.k_range is not None else (None, None)
+            k_min = 2 if k_min is None else k_min
+            criterion = self.k_criterion or DEFAULT_CRITERION
+            if criterion not in CRITERIA:
+                raise ValueError(f"Unknown `k_criterion` {criterion!r}; choose one of {', '.join(CRITERIA)}.")
+            check_k_range(k_min, k_max, len(texts))  # before the encoding pass
+        else:
+            if self.k_range is not None or self.k_criterion is not None:
+                raise ValueError("`k_range` / `k_criterion` apply to num_clusters='auto'.")
+            check_num_clusters(self.num_clusters, len(texts))
         self.embeddings_ = self.embed(texts)
-        kmeans = KMeans(n_clusters=self.num_clusters, n_init=self.n_init, random_state=self.random_state)
+        num_clusters = self.num_clusters
+        if auto:
+            self.auto_k_ = estimate_num_clusters(self.embeddings_, k_min=k_min, k_max=k_max, method=criterion,
+                                                 random_state=self.random_state)
+            num_clusters = self.auto_k_.num_clusters
+        kmeans = KMeans(n_clusters=num_clusters, n_init=self.n_init, random_state=self.random_state)
         self.labels_ = kmeans.fit_predict(self.embeddings_)
         return self.labels_
 

@@ -65,6 +65,8 @@ def cmd_train(args, extra: list[str]) -> int:
         recipe=args.recipe,
         augmentation=args.augmentation,
         num_clusters=args.num_clusters,
+        k_range=args.k_range,
+        k_criterion=args.k_criterion,
         data_dir=args.data_dir,
         seed=args.seed,
         config_overrides=config_overrides,
@@ -76,6 +78,8 @@ def cmd_train(args, extra: list[str]) -> int:
     m = result.metrics
     print(f"\nSaved {get_method(args.method).display_name} to {result.output_dir} (trained {result.train_seconds:.0f}s, "
           f"precision {result.trainer.precision_description()})")
+    if result.k_selection is not None:
+        print(_describe_k_selection(result.k_selection))
     if result.test_dataset is not None:
         print(f"Scored on the {len(result.test_dataset)} held-out texts (never trained on).")
     if "eval_acc" in m:
@@ -96,6 +100,47 @@ def _positive_int(value: str) -> int:
     return number
 
 
+def _num_clusters_or_auto(value: str) -> int | str:
+    """``--num-clusters``: a whole number, or ``auto`` (chosen from the embeddings, see ``--k-range``)."""
+    if value.strip().lower() == "auto":
+        return "auto"
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of clusters (20) or 'auto', got {value!r}")
+
+
+def _k_range(value: str) -> tuple[int | None, int | None]:
+    """``--k-range 2:60`` -> (2, 60); either side may be left out (``:60``, ``5:``) for its default."""
+    low, sep, high = value.partition(":")
+    try:
+        if not sep:
+            raise ValueError
+        return (int(low) if low.strip() else None, int(high) if high.strip() else None)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected K_MIN:K_MAX, e.g. 2:60 (or :60, 5:), got {value!r}")
+
+
+def _describe_k_selection(selection: dict) -> str:
+    k_min, k_max = selection["k_range"]
+    return (f"K = {selection['num_clusters']}, chosen without labels by {selection['criterion']} among K in "
+            f"{k_min}..{k_max} ({selection['sample_size']:,} of {selection['num_texts']:,} texts, "
+            f"{selection['seconds']:.1f}s)")
+
+
+def _add_k_selection_args(parser: argparse.ArgumentParser) -> None:
+    from .auto_k import CRITERIA, DEFAULT_CRITERION
+
+    parser.add_argument("--k-range", type=_k_range, metavar="K_MIN:K_MAX",
+                        help="With --num-clusters auto: the range searched (default 2:min(200, 3 sqrt(N))).")
+    parser.add_argument("--k-criterion", choices=CRITERIA,
+                        help=f"With --num-clusters auto: how K is chosen (default: {DEFAULT_CRITERION}).")
+
+
+def _positive_int_or_auto(value: str) -> int | str:
+    return "auto" if value.strip().lower() == "auto" else _positive_int(value)
+
+
 def _count_or_fraction(value: str) -> int | float:
     try:
         return float(value) if "." in value else int(value)
@@ -109,7 +154,8 @@ def _user_dataset(args):
     if not args.input:
         raise SystemExit("error: pass --dataset <benchmark> or --input <file> (csv/jsonl/parquet/txt).")
     if args.num_clusters is None and not args.label_column:
-        raise SystemExit("error: --num-clusters is required when training on your own file (without --label-column).")
+        raise SystemExit("error: --num-clusters is required when training on your own file (without --label-column): "
+                         "a number, or 'auto' to choose it from the embeddings.")
     return load_text_file(args.input, text_column=args.text_column, label_column=args.label_column)
 
 
@@ -225,6 +271,13 @@ def cmd_evaluate(args, extra) -> int:
 
     if not args.model and args.method not in BASELINES:  # before reading any data
         raise ValueError(f"--method must be one of {', '.join(BASELINES)} (or pass --model <dir>), got {args.method!r}.")
+    auto = args.num_clusters == "auto"
+    if auto and (args.model or args.method != "embeddings-kmeans"):
+        raise ValueError("--num-clusters auto chooses K from encoder embeddings: it works with --method "
+                         "embeddings-kmeans" + (" (a trained model's K is fixed: drop --num-clusters)." if args.model
+                                                else f", not {args.method}."))
+    if not auto and (args.k_range or args.k_criterion):
+        raise ValueError("--k-range / --k-criterion apply to --num-clusters auto.")
     dataset, source = _evaluation_dataset(args)
     texts, labels = dataset["text"], dataset["label"]
     num_classes = dataset.features["label"].num_classes
@@ -245,11 +298,18 @@ def cmd_evaluate(args, extra) -> int:
         name = args.model
     else:
         kwargs = {"encoder": args.encoder} if args.method == "embeddings-kmeans" and args.encoder else {}
-        predictions = make_baseline(args.method, num_clusters, random_state=args.seed, **kwargs).fit_predict(texts)
+        if auto:
+            kwargs.update(k_range=args.k_range, k_criterion=args.k_criterion)
+        baseline = make_baseline(args.method, num_clusters, random_state=args.seed, **kwargs)
+        predictions = baseline.fit_predict(texts)
         metrics = clustering_scores(labels, predictions)
         name = args.method
+        if auto:
+            num_clusters = baseline.auto_k_.num_clusters
     seconds = time.perf_counter() - start
     print(f"{name} on {source} (N={len(texts)}, K={num_clusters}, {num_classes} classes, seed={args.seed})")
+    if auto:
+        print(_describe_k_selection(baseline.auto_k_.to_dict()) + f"; the labels have {num_classes} classes")
     print(f"{_format_scores(metrics, ('acc', 'nmi', 'ari', 'purity'))}  time {seconds:.1f}s")
     if "kmeans_acc" in metrics:
         print(f"k-means on embeddings: {_format_scores({k[7:]: v for k, v in metrics.items() if k.startswith('kmeans_')})}")
@@ -347,7 +407,10 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--encoder", help="Hub id or local path (default: the pip-shipped all-MiniLM-L6-v2).")
     train.add_argument("--recipe", default="cpu", help="Recipe variant: 'cpu' (default) or 'paper'.")
     train.add_argument("--augmentation", default="recipe", choices=["recipe", *AUGMENTATIONS])
-    train.add_argument("--num-clusters", type=int, help="K (default with --label-column: the number of classes).")
+    train.add_argument("--num-clusters", type=_num_clusters_or_auto, metavar="K|auto",
+                       help="K, or 'auto' to choose it from the embeddings of the training texts (see --k-range); "
+                            "default with --label-column: the number of classes.")
+    _add_k_selection_args(train)
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--config", action="append", metavar="KEY=VALUE", help="Model config override, e.g. eta=5.")
     train.add_argument("--no-resume", action="store_true", help="Ignore checkpoints already in --output-dir.")
@@ -390,8 +453,10 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--text-column", help="Column of --input holding the texts (default: text).")
     evaluate.add_argument("--label-column", help="Column of --input holding the known classes (required with --input).")
     evaluate.add_argument("--encoder", help="Encoder of embeddings-kmeans (default: all-MiniLM-L6-v2).")
-    evaluate.add_argument("--num-clusters", type=_positive_int,
-                          help="K of a baseline (default: the number of classes).")
+    evaluate.add_argument("--num-clusters", type=_positive_int_or_auto, metavar="K|auto",
+                          help="K of a baseline (default: the number of classes); 'auto' (embeddings-kmeans): "
+                               "chosen from the embeddings, without the labels.")
+    _add_k_selection_args(evaluate)
     evaluate.add_argument("--seed", type=int, default=0)
     _add_data_args(evaluate)
     evaluate.set_defaults(func=cmd_evaluate)

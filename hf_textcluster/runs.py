@@ -134,6 +134,7 @@ class TrainingResult:
     output_dir: str
     train_seconds: float
     test_dataset: datasets.Dataset | None = None  # the held-out texts (``test_size``), never trained on
+    k_selection: dict | None = None  # num_clusters="auto": how K was chosen (AutoKResult.to_dict() + the request)
 
 
 def build_training_arguments(output_dir: str, recipe_training: dict, overrides: dict | None = None, seed: int = 0):
@@ -162,7 +163,9 @@ def train_clusterer(
     encoder: str | None = None,
     recipe: str = "cpu",
     augmentation: str | None = "recipe",
-    num_clusters: int | None = None,
+    num_clusters: int | str | None = None,
+    k_range: tuple[int | None, int | None] | None = None,
+    k_criterion: str | None = None,
     data_dir: str | None = None,
     seed: int = 0,
     config_overrides: dict | None = None,
@@ -180,11 +183,17 @@ def train_clusterer(
     the last one. ``num_clusters`` defaults to the number of classes of a labelled dataset. With ``test_size`` (a
     number of texts or a fraction), that many texts are held out (stratified by label, split by ``split_seed``):
     the model never trains on them and the evaluation is on them (``TrainingResult.test_dataset``).
+    ``num_clusters="auto"`` chooses K from the training texts' embeddings (the method's encoder and pooling, one
+    encoding pass, reused for the k-means initialisation) with :func:`~hf_textcluster.auto_k.estimate_num_clusters`:
+    ``k_range=(k_min, k_max)`` bounds the search (either may be None: 2, and min(200, 3 sqrt(N))), ``k_criterion``
+    picks the criterion (default :data:`~hf_textcluster.auto_k.DEFAULT_CRITERION`). K is logged and recorded in
+    ``training_run.json`` (``k_selection``); a resumed run keeps the K it chose when it started.
     ``input_file`` (``{"path": <absolute path>, "text_column": .., "label_column": ..}``) records the user's file the
     Dataset was read from in ``training_run.json`` (``"input"``): ``hf-textcluster card`` / ``push`` read the cluster
     keywords from it.
     """
     spec = get_method(method)
+    auto_k = _check_auto_k_request(num_clusters, k_range, k_criterion)
     uses_views = spec.uses_augmented_views
     dataset_name = dataset if isinstance(dataset, str) else None
     plan = load_recipe(method, recipe, dataset_name)
@@ -200,20 +209,38 @@ def train_clusterer(
     test_dataset = None
     if test_size is not None:
         train_dataset, test_dataset = split_held_out(train_dataset, test_size, seed=split_seed)
-    if num_clusters is None:
+    if auto_k is not None:
+        from .auto_k import check_k_range
+
+        check_k_range(*auto_k["k_range"], len(train_dataset))  # a bad range fails before the encoding pass
+    elif num_clusters is None:
         label_feature = train_dataset.features.get("label")
         if label_feature is None:
             raise ValueError("`num_clusters` is required for a dataset without labels.")
         num_clusters = (
             label_feature.num_classes if hasattr(label_feature, "num_classes") else len(set(train_dataset["label"]))
         )
-    check_num_clusters(num_clusters, len(train_dataset), texts=train_dataset["text"])
+    if auto_k is None:
+        check_num_clusters(num_clusters, len(train_dataset), texts=train_dataset["text"])
     check_config_overrides(spec.config_class, config_overrides or {})
     config_kwargs = {**plan["config"], **(config_overrides or {})}
     args = build_training_arguments(output_dir, plan["training"], training_overrides, seed=seed)
 
     identity = _run_identity(method, num_clusters, encoder, config_kwargs, train_dataset)
     last_checkpoint = last_complete_checkpoint(output_dir) if resume and os.path.isdir(output_dir) else None
+    k_selection, embeddings = None, None
+    if auto_k is not None:
+        k_selection = _saved_k_selection(output_dir, auto_k, identity) if last_checkpoint else None
+        if k_selection is not None:
+            logger.warning(f"num_clusters='auto': resuming with K={k_selection['num_clusters']}, as chosen by "
+                           f"{k_selection['criterion']} when this run started.")
+        else:
+            k_selection, embeddings = _choose_num_clusters(spec, encoder, config_kwargs, args, train_dataset, auto_k,
+                                                           seed)
+        num_clusters = identity["num_clusters"] = k_selection["num_clusters"]
+        identity["k_selection"] = k_selection
+        check_num_clusters(num_clusters, len(train_dataset), texts=train_dataset["text"])
+        set_seed(seed)  # the model starts as it would with --num-clusters K
     if last_checkpoint:
         _check_same_run(output_dir, identity)
     os.makedirs(output_dir, exist_ok=True)
@@ -222,6 +249,8 @@ def train_clusterer(
     model = spec.model_class.from_encoder_pretrained(encoder, num_clusters=num_clusters, **config_kwargs)
     trainer = spec.trainer_class(model=model, args=args, train_dataset=train_dataset,
                                  eval_dataset=test_dataset if test_dataset is not None else train_dataset)
+    if embeddings is not None:
+        _reuse_embeddings_once(trainer, embeddings)
     if last_checkpoint:
         logger.warning(f"Resuming from {last_checkpoint}.")
     start = time.perf_counter()
@@ -244,6 +273,7 @@ def train_clusterer(
             **({"num_test_texts": len(test_dataset), "test_size": test_size, "split_seed": split_seed}
                if test_dataset is not None else {}),
             "precision": trainer.precision_description(),
+            **({"k_selection": k_selection} if k_selection is not None else {}),
             "config_overrides": config_overrides or {},
             "training_overrides": training_overrides or {},
             "metrics": metrics,
@@ -251,4 +281,73 @@ def train_clusterer(
         with open(os.path.join(output_dir, "training_run.json"), "w") as f:
             json.dump(run_info, f, indent=2)
     return TrainingResult(model=model, trainer=trainer, metrics=metrics, output_dir=output_dir,
-                          train_seconds=train_seconds, test_dataset=test_dataset)
+                          train_seconds=train_seconds, test_dataset=test_dataset, k_selection=k_selection)
+
+
+# ----- num_clusters="auto" -------------------------------------------------------------------------------------------
+def _check_auto_k_request(num_clusters, k_range, k_criterion) -> dict | None:
+    """``{"criterion": .., "k_range": [k_min, k_max]}`` for ``num_clusters="auto"``, None for a given K; errors for
+    a malformed request (before any data is read)."""
+    from .auto_k import CRITERIA, DEFAULT_CRITERION
+
+    if isinstance(num_clusters, str):
+        if num_clusters != "auto":
+            raise ValueError(f"`num_clusters` must be a whole number of clusters or 'auto' (chosen from the "
+                             f"embeddings), got {num_clusters!r}.")
+    elif k_range is not None or k_criterion is not None:
+        raise ValueError(f"`k_range` / `k_criterion` apply to num_clusters='auto' (got num_clusters={num_clusters!r}); "
+                         "pass num_clusters='auto' (--num-clusters auto) or drop them.")
+    else:
+        return None
+    if k_criterion is not None and k_criterion not in CRITERIA:
+        raise ValueError(f"Unknown `k_criterion` {k_criterion!r}; choose one of {', '.join(CRITERIA)}.")
+    if k_range is None:
+        k_range = (2, None)
+    if isinstance(k_range, (str, bytes)) or not hasattr(k_range, "__len__") or len(k_range) != 2:
+        raise ValueError(f"`k_range` must be a pair (k_min, k_max), e.g. (2, 60) (--k-range 2:60), got {k_range!r}.")
+    k_min, k_max = k_range
+    return {"criterion": k_criterion or DEFAULT_CRITERION, "k_range": [2 if k_min is None else k_min, k_max]}
+
+
+def _choose_num_clusters(spec, encoder, config_kwargs, args, train_dataset, request, seed) -> tuple[dict, object]:
+    """Embed the training texts once with the method's encoder and pooling (a model built with a placeholder K, at
+    the precision and batch size the trainer will use), choose K; returns the record and the embeddings."""
+    from .auto_k import estimate_num_clusters
+
+    placeholder = spec.model_class.from_encoder_pretrained(encoder, num_clusters=2, **config_kwargs).to(args.device)
+    precision = "bf16" if args.bf16 else ("fp16" if args.fp16 else "fp32")  # ClusteringTrainer.precision
+    start = time.perf_counter()
+    embeddings = placeholder.embed(train_dataset["text"], batch_size=args.encode_batch_size,
+                                   show_progress_bar=not args.disable_tqdm, precision=precision)
+    embed_seconds = time.perf_counter() - start
+    del placeholder
+    k_min, k_max = request["k_range"]
+    result = estimate_num_clusters(embeddings, k_min=k_min, k_max=k_max, method=request["criterion"],
+                                   random_state=seed)
+    logger.warning(f"num_clusters='auto': {result}; embedding took {embed_seconds:.0f}s; no labels used.")
+    for note in result.notes:
+        logger.warning(f"num_clusters='auto': {note}.")
+    return {**result.to_dict(), "requested_k_range": request["k_range"]}, embeddings
+
+
+def _saved_k_selection(output_dir: str, request: dict, identity: dict) -> dict | None:
+    """The K an interrupted run of the same request on the same texts chose (its run_identity.json), if any."""
+    path = os.path.join(output_dir, RUN_IDENTITY_FILE)
+    if not os.path.isfile(path):
+        return None
+    with open(path) as f:
+        saved = json.load(f)
+    selection = saved.get("k_selection") or {}
+    same = (saved.get("texts_sha1") == identity["texts_sha1"] and selection.get("criterion") == request["criterion"]
+            and selection.get("requested_k_range") == request["k_range"])
+    return selection if same and isinstance(selection.get("num_clusters"), int) else None
+
+
+def _reuse_embeddings_once(trainer, embeddings) -> None:
+    """The trainer's k-means initialisation (``initialize_clusters``, before step 1) starts from the embeddings
+    already computed to choose K (same encoder, texts, precision and batch size) instead of a second encoding pass."""
+    def initialize_clusters(embeddings_=None):
+        del trainer.initialize_clusters  # once: later calls are the class's own
+        return type(trainer).initialize_clusters(trainer, embeddings=embeddings if embeddings_ is None else embeddings_)
+
+    trainer.initialize_clusters = initialize_clusters

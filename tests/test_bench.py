@@ -47,3 +47,28 @@ def test_a_process_saving_keeps_rows_others_wrote_meanwhile(bench):
     assert rows == {("aecl", "stackoverflow"): 0.75, ("sccl", "stackoverflow"): 0.8}
     assert "mine" in json.loads(bench.RESULTS_JSON.read_text())["runs"]
     assert "## SCCL" in bench.RESULTS_MD.read_text() and "## AECL" in bench.RESULTS_MD.read_text()
+
+
+def test_auto_k_section_renders_its_table_only_when_it_has_rows(bench):
+    store = bench.load_store()
+    store["runs"]["k"] = {**RUN, "command": "bench.py auto-k"}
+    bench.put_row(store, _row("sccl", "stackoverflow", 0.8, "k"))
+    bench.save_store(store)
+    assert "Choosing K without labels" not in bench.RESULTS_MD.read_text()
+
+    common = {"section": "auto-k", "dataset": "tweet", "seed": 0, "run": "k", "k_true": 89, "num_texts": 2472,
+              "embed_seconds": 3.0, "true_k_acc": 0.8, "true_k_nmi": 0.85}
+    bench.put_row(store, {**common, "method": "eigengap", "k_found": 80, "k_range": [2, 149], "sample_size": 2472,
+                          "seconds": 12.0, "acc": 0.78, "nmi": 0.84, "scores": {}})
+    bench.put_row(store, {**common, "method": "silhouette", "k_found": 178, "k_range": [2, 149], "sample_size": 2472,
+                          "seconds": 40.0, "acc": 0.7, "nmi": 0.86, "scores": {}})
+    bench.put_row(store, {**common, "method": "bertopic", "k_found": 60, "outlier_share": 0.3, "seconds": 20.0,
+                          "acc": 0.5, "nmi": 0.7, "inlier_acc": 0.6, "inlier_nmi": 0.8})
+    bench.save_store(store)
+    md = bench.RESULTS_MD.read_text()
+    assert "## Choosing K without labels" in md and "`bench.py auto-k`" in md
+    assert "| tweet | 2,472 | 89 | `eigengap` | 80 | 78.0 | 84.0 | 80.0 | 85.0 | – | – | 12 | 1 |" in md
+    assert "| tweet | 2,472 | 89 | BERTopic default (UMAP -> HDBSCAN) | 60 | 50.0 | 70.0 | 80.0 | 85.0 | 30.0% | 60.0 / 80.0 |" in md
+    assert "| `silhouette` | 1.00 | 1.00 | 0 of 1 | -10.0 | +1.0 | 40 |" in md  # 178 = 2 x 89
+    assert "Lowest median log2 error among the criteria: `eigengap`" in md
+    assert "## SCCL" in md  # the other sections are still there

@@ -1,0 +1,383 @@
+"""Choosing the number of clusters K without labels, from the embeddings of the texts.
+
+>>> from hf_textcluster.auto_k import estimate_num_clusters
+>>> result = estimate_num_clusters(embeddings, k_min=2, k_max=60)          # N x d, e.g. MiniLM embeddings
+>>> result.num_clusters, result.method, result.scores[result.num_clusters]
+
+Every criterion looks at a seeded sample of at most ``sample_size`` texts (L2-normalised embeddings, so Euclidean
+k-means and cosine similarity agree), which keeps the search affordable for any N; the embeddings themselves are the
+costly part. The criteria (``CRITERIA``):
+
+- ``silhouette``: k-means (seeded, k-means++) for each K of a grid (every K up to 16, then ~10% steps, then every
+  K around the best grid point); the K with the highest mean silhouette, with cosine distance (computed exactly in
+  O(N K d) from the cluster sums, so the whole sample is scored).
+- ``calinski_harabasz``: the same k-means solutions; the K with the highest Calinski-Harabasz index (between- over
+  within-cluster dispersion, each per degree of freedom).
+- ``davies_bouldin``: the same k-means solutions; the K with the lowest Davies-Bouldin index (mean over clusters of
+  the worst ratio of spreads to centroid distance).
+- ``eigengap``: no k-means: the normalised Laplacian of a symmetric kNN graph of the sample (cosine distance, the
+  self-tuning Gaussian weights of Zelnik-Manor and Perona, 2004); K is where the gap between consecutive smallest
+  eigenvalues, lambda_{K+1} - lambda_K, is largest.
+
+``DEFAULT_CRITERION`` is ``eigengap`` for now: on synthetic data shaped like sentence embeddings (384-d, unit norm,
+a shared direction, topics grouped under broader ones, uneven sizes, K from 4 to 152) it came closest to the true K
+and is the cheapest for large K, while the silhouette and Davies-Bouldin under-shot and Calinski-Harabasz chose 2 or
+3 almost always. ``training/bench.py auto-k`` measures all of them on the eight benchmark corpora (docs/results.md,
+"Choosing K without labels"); the default follows that measurement. The others stay selectable with ``method=``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+CRITERIA = ("silhouette", "calinski_harabasz", "davies_bouldin", "eigengap")
+DEFAULT_CRITERION = "eigengap"
+KMEANS_CRITERIA = ("silhouette", "calinski_harabasz", "davies_bouldin")
+LOWER_IS_BETTER = ("davies_bouldin",)
+
+DEFAULT_SAMPLE_SIZE = 4000
+K_MAX_CAP = 200  # the default k_max is at most this (the benchmark corpora have 4 to 152 classes)
+DENSE_UP_TO = 16  # every K up to here is tried; above, a ~10% geometric grid, refined around the best point
+GRID_RATIO = 1.1
+REFINE_POINTS = 10
+MINIBATCH_ABOVE = 20000
+KMEANS_DIMS = 64  # k-means runs on the sample's first 64 principal components (~10x faster); scores use all dims  # samples larger than this are clustered with MiniBatchKMeans
+
+
+@dataclass
+class AutoKResult:
+    """The K a criterion chose, with the score of every K it tried (``scores``: K -> value; higher is better except
+    for ``davies_bouldin``, lower is better; ``eigengap``: lambda_{K+1} - lambda_K)."""
+
+    num_clusters: int
+    method: str
+    scores: dict[int, float]
+    k_min: int
+    k_max: int  # the largest K tried (the requested k_max, or less when the sample is too small for it)
+    sample_size: int  # how many texts the criterion looked at
+    num_texts: int
+    seconds: float
+    random_state: int | None = 0
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        """A JSON-ready record (``training_run.json``'s ``k_selection``)."""
+        return {"num_clusters": self.num_clusters, "criterion": self.method, "k_range": [self.k_min, self.k_max],
+                "sample_size": self.sample_size, "num_texts": self.num_texts, "seconds": round(self.seconds, 2),
+                "random_state": self.random_state,
+                "scores": {str(k): round(float(v), 6) for k, v in sorted(self.scores.items())},
+                **({"notes": list(self.notes)} if self.notes else {})}
+
+    def __str__(self) -> str:
+        return (f"K={self.num_clusters} chosen by {self.method} among K in {self.k_min}..{self.k_max} "
+                f"({len(self.scores)} values tried on {self.sample_size:,} of {self.num_texts:,} texts, "
+                f"{self.seconds:.1f}s)")
+
+
+def default_k_max(num_texts: int, k_min: int = 2) -> int:
+    """min(200, 3 sqrt(N)), at least ``k_min``: 149 for 2,472 texts, 200 from 4,445 texts on."""
+    return max(k_min, min(K_MAX_CAP, int(3 * math.sqrt(num_texts))))
+
+
+def candidate_ks(k_min: int, k_max: int) -> list[int]:
+    """The grid searched first: every K from ``k_min`` to 16, then steps of ~10% up to ``k_max`` (always included)."""
+    ks = list(range(k_min, max(k_min, min(k_max, DENSE_UP_TO)) + 1))
+    k = float(ks[-1])
+    while ks[-1] < k_max:
+        k = max(k * GRID_RATIO, ks[-1] + 1)
+        ks.append(min(k_max, int(round(k))))
+    return ks
+
+
+def _check_int(name: str, value, fix: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"`{name}` must be a whole number, got {value!r} ({type(value).__name__}); {fix}.")
+    return int(value)
+
+
+def check_k_range(k_min, k_max, num_texts: int) -> tuple[int, int]:
+    """(k_min, k_max) checked against each other and the number of texts; ``k_max=None`` -> :func:`default_k_max`.
+    Errors name the argument and the fix."""
+    k_min = _check_int("k_min", k_min, "pass e.g. k_min=2")
+    if k_min < 2:
+        raise ValueError(f"`k_min` must be at least 2 (one cluster is no clustering), got {k_min}; pass k_min=2 or more.")
+    if k_min >= num_texts:
+        raise ValueError(
+            f"`k_min` ({k_min}) is not smaller than the number of texts ({num_texts}): more clusters than texts leave "
+            f"nothing to group; pass k_min <= {max(2, num_texts - 1)} or more texts."
+        )
+    if k_max is None:
+        return k_min, min(default_k_max(num_texts, k_min), num_texts - 1)
+    k_max = _check_int("k_max", k_max, "pass e.g. k_max=60, or None for the default min(200, 3 sqrt(N))")
+    if k_max < k_min:
+        raise ValueError(f"`k_max` ({k_max}) is smaller than `k_min` ({k_min}); pass k_max >= {k_min} "
+                         "(or k_max=None for the default, min(200, 3 sqrt(N))).")
+    if k_max >= num_texts:
+        raise ValueError(
+            f"`k_max` ({k_max}) is not smaller than the number of texts ({num_texts}): more clusters than texts; "
+            f"pass k_max <= {num_texts - 1} (or k_max=None for the default)."
+        )
+    return k_min, k_max
+
+
+def _as_embeddings(embeddings) -> np.ndarray:
+    if embeddings is None or isinstance(embeddings, (str, bytes)):
+        raise TypeError(f"`embeddings` must be an N x d array of numbers (one row per text), got {type(embeddings).__name__}.")
+    try:
+        array = np.asarray(embeddings, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"`embeddings` must be an N x d array of numbers (one row per text): {err}") from err
+    if array.ndim != 2:
+        raise ValueError(f"`embeddings` must be 2-D (N texts x d dimensions), got shape {array.shape}; "
+                         "embed a list of texts, e.g. model.embed(texts).")
+    if array.shape[0] < 3:
+        raise ValueError(f"`embeddings` has {array.shape[0]} rows: choosing K needs at least 3 texts.")
+    if not np.isfinite(array).all():
+        bad = int(np.flatnonzero(~np.isfinite(array).all(axis=1))[0])
+        raise ValueError(f"`embeddings` row {bad} holds NaN or infinite values; re-embed (in fp32) or drop that text.")
+    return array
+
+
+def _normalise(x: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return x / np.maximum(norms, 1e-12)
+
+
+def cosine_silhouette(x: np.ndarray, labels: np.ndarray) -> float:
+    """Mean silhouette with cosine distance of the L2-normalised rows ``x`` (what ``sklearn.metrics.silhouette_score(
+    x, labels, metric="cosine")`` returns), in O(N K d): the summed distance of text i to cluster c is
+    n_c - x_i . s_c, with s_c the sum of the cluster's rows."""
+    from scipy import sparse
+
+    n = x.shape[0]
+    labels = np.unique(labels, return_inverse=True)[1]
+    k = int(labels.max()) + 1
+    if k < 2 or k >= n:
+        raise ValueError(f"The silhouette needs 2 <= K <= N - 1 clusters, got K={k} for N={n}.")
+    counts = np.bincount(labels, minlength=k).astype(np.float64)
+    onehot = sparse.csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(k, n))
+    sums = np.asarray(onehot @ x)  # K x d
+    summed = np.maximum(counts[None, :] - x @ sums.T, 0.0)  # N x K summed cosine distances (self: 1 - 1 = 0)
+    rows = np.arange(n)
+    own = counts[labels]
+    a = summed[rows, labels] / np.maximum(own - 1, 1)
+    mean_to = summed / counts[None, :]
+    mean_to[rows, labels] = np.inf
+    b = mean_to.min(axis=1)
+    denom = np.maximum(a, b)
+    s = np.where(denom > 0, (b - a) / np.where(denom > 0, denom, 1.0), 0.0)
+    s[own == 1] = 0.0  # sklearn's convention for singleton clusters
+    return float(s.mean())
+
+
+class _KMeansSearch:
+    """k-means solutions of one sample, computed once per K and shared by the k-means criteria (each gets the same
+    labels for a K, so comparing the criteria compares only how they score them)."""
+
+    def __init__(self, x: np.ndarray, random_state, n_init: int, dims: int | None = KMEANS_DIMS):
+        self.random_state, self.n_init = random_state, n_init
+        if dims and dims < min(x.shape):
+            from sklearn.decomposition import PCA
+
+            x = PCA(dims, random_state=random_state).fit_transform(x)
+        self.x32 = np.ascontiguousarray(x, dtype=np.float32)
+        self.labels: dict[int, np.ndarray] = {}
+        self.fit_seconds: dict[int, float] = {}
+
+    def __call__(self, k: int) -> np.ndarray:
+        if k not in self.labels:
+            from sklearn.cluster import KMeans, MiniBatchKMeans
+
+            start = time.perf_counter()
+            if len(self.x32) > MINIBATCH_ABOVE:
+                model = MiniBatchKMeans(k, n_init=self.n_init, random_state=self.random_state, batch_size=4096)
+            else:
+                model = KMeans(k, n_init=self.n_init, random_state=self.random_state)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # ConvergenceWarning on near-duplicate texts
+                self.labels[k] = model.fit_predict(self.x32)
+            self.fit_seconds[k] = time.perf_counter() - start
+        return self.labels[k]
+
+
+def _kmeans_score(method: str, x: np.ndarray, labels: np.ndarray) -> float:
+    from sklearn import metrics
+
+    if len(np.unique(labels)) < 2:
+        return -np.inf if method not in LOWER_IS_BETTER else np.inf
+    if method == "silhouette":
+        return cosine_silhouette(x, labels)
+    if method == "calinski_harabasz":
+        return float(metrics.calinski_harabasz_score(x, labels))
+    return float(metrics.davies_bouldin_score(x, labels))
+
+
+def _best(method: str, scores: dict[int, float]) -> int:
+    sign = -1.0 if method in LOWER_IS_BETTER else 1.0
+    return max(scores, key=lambda k: (sign * scores[k], -k))  # ties: the smaller K
+
+
+def knn_affinity(x: np.ndarray, n_neighbors: int = 10, scale_neighbor: int = 7):
+    """Symmetric sparse kNN affinity of the normalised rows ``x``: w_ij = exp(-d_ij^2 / (sigma_i sigma_j)), d the
+    cosine distance, sigma_i the distance of i to its ``scale_neighbor``-th neighbour (self-tuning)."""
+    from scipy import sparse
+
+    n = x.shape[0]
+    k = min(n_neighbors, n - 1)
+    neighbors = np.empty((n, k), dtype=np.int64)
+    distances = np.empty((n, k))
+    for start in range(0, n, 2048):
+        sim = x[start:start + 2048] @ x.T
+        rows = np.arange(sim.shape[0])
+        sim[rows, start + rows] = -np.inf  # not one's own neighbour
+        part = np.argpartition(-sim, k - 1, axis=1)[:, :k]
+        order = np.argsort(-np.take_along_axis(sim, part, axis=1), axis=1)
+        neighbors[start:start + len(rows)] = np.take_along_axis(part, order, axis=1)
+        distances[start:start + len(rows)] = np.maximum(1.0 - np.take_along_axis(sim, neighbors[start:start + len(rows)], axis=1), 0.0)
+    sigma = np.maximum(distances[:, min(scale_neighbor, k) - 1], 1e-6)
+    weights = np.exp(-distances ** 2 / (sigma[:, None] * sigma[neighbors]))
+    w = sparse.csr_matrix((weights.ravel(), (np.repeat(np.arange(n), k), neighbors.ravel())), shape=(n, n))
+    return w.maximum(w.T)
+
+
+def laplacian_spectrum(x: np.ndarray, num_eigenvalues: int, n_neighbors: int = 10, random_state=0) -> np.ndarray:
+    """The ``num_eigenvalues`` smallest eigenvalues (ascending) of the normalised Laplacian I - D^-1/2 W D^-1/2 of
+    the kNN affinity of ``x``."""
+    from scipy import sparse
+    from scipy.sparse.linalg import eigsh
+
+    w = knn_affinity(x, n_neighbors)
+    degree = np.asarray(w.sum(axis=1)).ravel()
+    inv_sqrt = sparse.diags(1.0 / np.sqrt(np.maximum(degree, 1e-12)))
+    n = x.shape[0]
+    laplacian = (sparse.identity(n) - inv_sqrt @ w @ inv_sqrt).tocsc()
+    if n <= 1500 or num_eigenvalues >= n // 2:
+        lam = np.linalg.eigvalsh(laplacian.toarray())[:num_eigenvalues]
+    else:
+        # shift-invert around 0 (L + 1e-3 I is positive definite): the smallest eigenvalues converge in a few
+        # iterations; which="SA" / "LA" without it misses some of them when they are many and close together
+        v0 = np.random.default_rng(random_state if isinstance(random_state, int) else 0).random(n)
+        lam = np.sort(eigsh(laplacian, k=num_eigenvalues, sigma=-1e-3, which="LM", return_eigenvectors=False, v0=v0))
+    return np.clip(lam, 0.0, 2.0)
+
+
+def _search_eigengap(x: np.ndarray, k_min: int, k_max: int, random_state, n_neighbors: int) -> dict[int, float]:
+    lam = laplacian_spectrum(x, k_max + 1, n_neighbors=n_neighbors, random_state=random_state)
+    return {k: float(lam[k] - lam[k - 1]) for k in range(k_min, k_max + 1)}  # lam[k-1] is the k-th smallest
+
+
+def _prepare(embeddings, k_min, k_max, method, sample_size, random_state):
+    methods = [method] if isinstance(method, str) else list(method)
+    for m in methods:
+        if m not in CRITERIA:
+            raise ValueError(f"Unknown `method` {m!r} for choosing K; choose one of {', '.join(CRITERIA)}.")
+    x = _as_embeddings(embeddings)
+    n = x.shape[0]
+    sample_size = _check_int("sample_size", sample_size, f"pass e.g. sample_size={DEFAULT_SAMPLE_SIZE}")
+    if sample_size < 3:
+        raise ValueError(f"`sample_size` must be at least 3, got {sample_size}; pass e.g. sample_size={DEFAULT_SAMPLE_SIZE}.")
+    requested_k_max = k_max
+    k_min, k_max = check_k_range(k_min, k_max, n)
+    notes = []
+    if n > sample_size:
+        rows = np.sort(np.random.default_rng(random_state).choice(n, size=sample_size, replace=False))
+        x = x[rows]
+    x = _normalise(x)
+    distinct = len(np.unique(np.round(x, 5), axis=0))
+    limit = distinct - 1 if len(x) == n else min(distinct - 1, len(x) // 2)  # a sample: >= ~2 texts per cluster
+    if k_max > limit:
+        if limit < k_min:
+            raise ValueError(
+                f"`k_min` ({k_min}) is too large for these texts: {'a sample of ' if len(x) < n else ''}{len(x)} "
+                f"texts with {distinct} distinct embeddings; pass a smaller k_min"
+                + (" or a larger sample_size." if len(x) < n else " or more varied texts."))
+        note = (f"k_max lowered from {k_max} to {limit}: " + (f"the sample of {len(x)} texts is too small for more "
+                f"clusters (raise sample_size)" if len(x) < n else f"only {distinct} distinct embeddings"))
+        if requested_k_max is not None:
+            warnings.warn(note, stacklevel=3)
+        notes.append(note)
+        k_max = limit
+    return methods, x, n, k_min, k_max, notes
+
+
+def compare_criteria(
+    embeddings,
+    k_min: int = 2,
+    k_max: int | None = None,
+    methods=CRITERIA,
+    sample_size: int = DEFAULT_SAMPLE_SIZE,
+    random_state: int | None = 0,
+    n_init: int = 1,
+    n_neighbors: int = 10,
+) -> dict[str, AutoKResult]:
+    """:func:`estimate_num_clusters` for several criteria on the same sample, sharing the k-means fits (each result is
+    the one ``estimate_num_clusters(method=m)`` returns; its ``seconds`` count every k-means fit it used)."""
+    methods, x, n, k_min, k_max, notes = _prepare(embeddings, k_min, k_max, methods, sample_size, random_state)
+    fits = _KMeansSearch(x, random_state, n_init)
+    results = {}
+    for method in methods:
+        start = time.perf_counter()
+        fitted_before = dict(fits.fit_seconds)
+        if method == "eigengap":
+            scores = _search_eigengap(x, k_min, k_max, random_state, n_neighbors)
+            seconds = time.perf_counter() - start
+        else:
+            grid_start = time.perf_counter()
+            scores = _search_kmeans(method, x, k_min, k_max, fits)
+            elapsed = time.perf_counter() - grid_start
+            reused = sum(fits.fit_seconds[k] for k in scores if k in fitted_before)  # fitted for an earlier criterion
+            seconds = elapsed + reused
+        results[method] = AutoKResult(num_clusters=_best(method, scores), method=method, scores=scores, k_min=k_min,
+                                      k_max=k_max, sample_size=len(x), num_texts=n, seconds=seconds,
+                                      random_state=random_state, notes=list(notes))
+    return results
+
+
+def _search_kmeans(method: str, x: np.ndarray, k_min: int, k_max: int, fits: _KMeansSearch) -> dict[int, float]:
+    """Scores of the grid, then of every K (at most REFINE_POINTS) between the best grid point's neighbours."""
+    scores: dict[int, float] = {}
+    grid = candidate_ks(k_min, k_max)
+    for k in grid:
+        scores[k] = _kmeans_score(method, x, fits(k))
+    best = _best(method, scores)
+    i = grid.index(best)
+    low, high = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
+    between = [k for k in range(low + 1, high) if k not in scores]
+    if len(between) > REFINE_POINTS:
+        between = sorted({between[int(round(j))] for j in np.linspace(0, len(between) - 1, REFINE_POINTS)})
+    for k in between:
+        scores[k] = _kmeans_score(method, x, fits(k))
+    return scores
+
+
+def estimate_num_clusters(
+    embeddings,
+    k_min: int = 2,
+    k_max: int | None = None,
+    method: str = DEFAULT_CRITERION,
+    sample_size: int = DEFAULT_SAMPLE_SIZE,
+    random_state: int | None = 0,
+    n_init: int = 1,
+    n_neighbors: int = 10,
+) -> AutoKResult:
+    """The number of clusters K in [``k_min``, ``k_max``] that ``method`` (one of :data:`CRITERIA`) finds in
+    ``embeddings`` (N x d, one row per text), without labels.
+
+    ``k_max=None``: min(200, 3 sqrt(N)) (:func:`default_k_max`). The search runs on a seeded sample of at most
+    ``sample_size`` rows (``random_state`` also seeds k-means), L2-normalised; k_max is lowered (with a note in the
+    result) when that sample has too few distinct rows for it. ``n_init``: k-means restarts per K; ``n_neighbors``:
+    the kNN graph of ``eigengap``.
+
+    Raises ValueError naming the argument: k_min < 2, k_max < k_min, k_min or k_max not smaller than the number of
+    texts, an unknown method; TypeError for embeddings that are not an N x d array of numbers.
+    """
+    if not isinstance(method, str):
+        raise TypeError(f"`method` must be one criterion name ({', '.join(CRITERIA)}), got {type(method).__name__}; "
+                        "use compare_criteria(...) for several.")
+    return compare_criteria(embeddings, k_min=k_min, k_max=k_max, methods=(method,), sample_size=sample_size,
+                            random_state=random_state, n_init=n_init, n_neighbors=n_neighbors)[method]

@@ -1,0 +1,207 @@
+"""num_clusters="auto": the criteria of hf_textcluster.auto_k on synthetic data, their errors, and the wiring
+(train_clusterer, EmbeddingKMeans, the CLI)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_blobs
+
+from hf_textcluster.auto_k import (
+    CRITERIA,
+    DEFAULT_CRITERION,
+    candidate_ks,
+    compare_criteria,
+    cosine_silhouette,
+    default_k_max,
+    estimate_num_clusters,
+)
+
+
+def blobs(k: int, per_cluster: int = 40, seed: int = 0):
+    return make_blobs(n_samples=k * per_cluster, n_features=16, centers=k, cluster_std=1.0, random_state=seed)
+
+
+@pytest.mark.parametrize("k", [4, 8, 15])
+def test_every_criterion_recovers_k_of_well_separated_blobs(k):
+    x, _ = blobs(k, seed=k)
+    results = compare_criteria(x, k_min=2, k_max=30, random_state=0)
+    assert set(results) == set(CRITERIA)
+    for method, result in results.items():
+        assert result.num_clusters == k, (method, result.num_clusters)
+        assert result.method == method and (result.k_min, result.k_max) == (2, 30)
+        assert k in result.scores and min(result.scores) == 2 and max(result.scores) <= 30
+    # one criterion alone gives the same answer as in the comparison (same sample, same k-means fits)
+    alone = estimate_num_clusters(x, k_min=2, k_max=30, method="silhouette")
+    assert alone.num_clusters == k and alone.scores == results["silhouette"].scores
+
+
+def test_default_criterion_and_range():
+    x, _ = blobs(6, per_cluster=30)
+    result = estimate_num_clusters(x)
+    assert result.method == DEFAULT_CRITERION and result.num_clusters == 6
+    assert (result.k_min, result.k_max) == (2, default_k_max(180)) == (2, 40)
+    assert default_k_max(2472) == 149 and default_k_max(20000) == 200 and default_k_max(1_000_000) == 200
+    record = result.to_dict()
+    assert record["num_clusters"] == 6 and record["criterion"] == DEFAULT_CRITERION and record["k_range"] == [2, 40]
+    json.dumps(record)
+
+
+def test_large_n_is_searched_on_a_seeded_sample():
+    x, _ = make_blobs(n_samples=3000, n_features=8, centers=5, cluster_std=0.5, random_state=1)
+    a = estimate_num_clusters(x, k_max=12, method="calinski_harabasz", sample_size=500, random_state=3)
+    b = estimate_num_clusters(x, k_max=12, method="calinski_harabasz", sample_size=500, random_state=3)
+    assert a.num_clusters == b.num_clusters == 5 and a.scores == b.scores
+    assert a.sample_size == 500 and a.num_texts == 3000
+
+
+def test_grid_is_dense_then_geometric():
+    assert candidate_ks(2, 10) == list(range(2, 11))
+    grid = candidate_ks(2, 200)
+    assert grid[:15] == list(range(2, 17)) and grid[-1] == 200 and len(grid) < 45
+    assert all(b / a <= 1.14 for a, b in zip(grid[15:], grid[16:]))  # ~10% steps, rounded
+    assert candidate_ks(20, 25)[0] == 20 and candidate_ks(7, 7) == [7]
+
+
+def test_cosine_silhouette_is_sklearns():
+    from sklearn.metrics import silhouette_score
+
+    x, _ = blobs(5, per_cluster=20)
+    labels = np.random.default_rng(0).integers(0, 4, len(x))
+    labels[0] = 7  # a singleton cluster
+    unit = x / np.linalg.norm(x, axis=1, keepdims=True)
+    assert cosine_silhouette(unit, labels) == pytest.approx(silhouette_score(unit, labels, metric="cosine"), abs=1e-9)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"k_min": 1}, "`k_min` must be at least 2"),
+    ({"k_min": 10, "k_max": 5}, r"`k_max` \(5\) is smaller than `k_min` \(10\); pass k_max >= 10"),
+    ({"k_min": 60}, r"`k_min` \(60\) is not smaller than the number of texts \(60\)"),
+    ({"k_max": 100}, r"`k_max` \(100\) is not smaller than the number of texts \(60\): more clusters than texts; pass k_max <= 59"),
+    ({"method": "elbow"}, "Unknown `method` 'elbow'.*eigengap"),
+    ({"sample_size": 2}, "`sample_size` must be at least 3"),
+])
+def test_bad_arguments_name_the_argument_and_the_fix(kwargs, match):
+    x, _ = blobs(3, per_cluster=20)
+    with pytest.raises(ValueError, match=match):
+        estimate_num_clusters(x, **kwargs)
+
+
+def test_bad_embeddings():
+    with pytest.raises(ValueError, match="2-D"):
+        estimate_num_clusters(np.zeros(10))
+    with pytest.raises(ValueError, match="row 1 holds NaN"):
+        estimate_num_clusters(np.array([[0.0, 1.0], [np.nan, 0.0], [1.0, 0.0], [1.0, 1.0]]))
+    with pytest.raises(TypeError, match="k_min"):
+        estimate_num_clusters(np.eye(5), k_min=2.5)
+    with pytest.raises(ValueError, match="distinct"):  # 40 copies of 2 texts: no K >= 3 to choose
+        estimate_num_clusters(np.repeat(np.eye(2), 20, axis=0), k_min=3)
+
+
+def test_train_clusterer_chooses_and_records_k(tiny_encoder_dir, toy_corpus, tmp_path, monkeypatch):
+    from hf_textcluster.data import load_texts
+    from hf_textcluster.modeling_utils import TextClusteringPreTrainedModel
+    from hf_textcluster.runs import train_clusterer
+
+    texts, labels = toy_corpus
+    calls = []
+    embed = TextClusteringPreTrainedModel.embed
+    monkeypatch.setattr(TextClusteringPreTrainedModel, "embed",
+                        lambda self, *a, **k: calls.append(len(a[0])) or embed(self, *a, **k))
+    out = tmp_path / "auto"
+    result = train_clusterer(
+        "sccl", load_texts(texts, labels), str(out), encoder=str(tiny_encoder_dir), augmentation="word_deletion",
+        num_clusters="auto", k_range=(2, 6), seed=0, evaluate=False,
+        training_overrides={"max_steps": 2, "per_device_train_batch_size": 8, "save_strategy": "no", "bf16": False,
+                            "disable_tqdm": True},
+    )
+    k = result.model.config.num_clusters
+    assert 2 <= k <= 6 and result.trainer.state.global_step == 2
+    assert calls == [len(texts)]  # one encoding pass: choosing K and the k-means initialisation share it
+    run = json.loads((out / "training_run.json").read_text())
+    selection = run["k_selection"]
+    assert selection["num_clusters"] == k and selection["criterion"] == DEFAULT_CRITERION
+    assert selection["k_range"] == [2, 6] and selection["requested_k_range"] == [2, 6]
+    assert set(map(int, selection["scores"])) == set(range(2, 7))
+    assert json.loads((out / "config.json").read_text())["num_clusters"] == k
+    assert result.k_selection == selection
+
+
+def test_a_resumed_auto_run_keeps_its_k(tiny_encoder_dir, toy_corpus, tmp_path, monkeypatch):
+    from hf_textcluster.data import load_texts
+    from hf_textcluster.modeling_utils import TextClusteringPreTrainedModel
+    from hf_textcluster.runs import train_clusterer
+
+    texts, labels = toy_corpus
+    out = tmp_path / "resumed"
+    kwargs = dict(encoder=str(tiny_encoder_dir), augmentation="word_deletion", num_clusters="auto", k_range=(2, 6),
+                  k_criterion="silhouette", evaluate=False, save=False)
+    overrides = {"per_device_train_batch_size": 8, "bf16": False, "disable_tqdm": True, "save_steps": 1}
+    first = train_clusterer("sccl", load_texts(texts, labels), str(out), training_overrides={**overrides, "max_steps": 1},
+                            **kwargs)
+    calls = []
+    monkeypatch.setattr(TextClusteringPreTrainedModel, "embed", lambda self, *a, **k: calls.append(1))
+    again = train_clusterer("sccl", load_texts(texts, labels), str(out), training_overrides={**overrides, "max_steps": 2},
+                            **kwargs)
+    assert again.trainer.state.global_step == 2 and not calls  # resumed from checkpoint-1, nothing re-embedded
+    assert again.model.config.num_clusters == first.model.config.num_clusters
+    assert again.k_selection == first.k_selection
+
+
+def test_train_clusterer_rejects_a_bad_k_request(tmp_path):
+    from hf_textcluster.runs import train_clusterer
+
+    with pytest.raises(ValueError, match="'auto'"):
+        train_clusterer("sccl", "tweet", str(tmp_path), num_clusters="many")
+    with pytest.raises(ValueError, match="`k_range` / `k_criterion` apply to num_clusters='auto'"):
+        train_clusterer("sccl", "tweet", str(tmp_path), num_clusters=5, k_range=(2, 10))
+    with pytest.raises(ValueError, match="Unknown `k_criterion`"):
+        train_clusterer("sccl", "tweet", str(tmp_path), num_clusters="auto", k_criterion="gap")
+
+
+def test_cli_parses_auto_and_k_range():
+    from hf_textcluster.cli import build_parser
+
+    parser = build_parser()
+    args, _ = parser.parse_known_args(["train", "--method", "sccl", "--output-dir", "o", "--num-clusters", "auto",
+                                       "--k-range", "2:60", "--k-criterion", "silhouette"])
+    assert args.num_clusters == "auto" and args.k_range == (2, 60) and args.k_criterion == "silhouette"
+    args, _ = parser.parse_known_args(["train", "--method", "sccl", "--output-dir", "o", "--num-clusters", "12"])
+    assert args.num_clusters == 12 and args.k_range is None and args.k_criterion is None
+    assert parser.parse_args(["evaluate", "--num-clusters", "AUTO", "--k-range", ":40"]).k_range == (None, 40)
+    assert parser.parse_args(["evaluate", "--num-clusters", "auto", "--k-range", "5:"]).k_range == (5, None)
+    assert parser.parse_args(["evaluate", "--num-clusters", "7"]).num_clusters == 7
+    for bad in (["train", "--method", "sccl", "--output-dir", "o", "--num-clusters", "lots"],
+                ["evaluate", "--num-clusters", "auto", "--k-range", "2-60"],
+                ["evaluate", "--num-clusters", "0"]):
+        with pytest.raises(SystemExit):
+            parser.parse_args(bad)
+
+
+def test_cli_auto_errors_before_reading_data(tmp_path, capsys):
+    from hf_textcluster.cli import main
+
+    assert main(["evaluate", "--method", "tfidf-kmeans", "--dataset", "tweet", "--num-clusters", "auto"]) == 2
+    assert "works with --method embeddings-kmeans" in capsys.readouterr().err
+    assert main(["evaluate", "--dataset", "tweet", "--k-range", "2:9"]) == 2
+    assert "apply to --num-clusters auto" in capsys.readouterr().err
+    assert main(["train", "--method", "sccl", "--dataset", "tweet", "--output-dir", str(tmp_path), "--num-clusters",
+                 "5", "--k-range", "2:9"]) == 2
+    assert "apply to num_clusters='auto'" in capsys.readouterr().err
+
+
+def test_cli_evaluate_embeddings_kmeans_auto_prints_k(tiny_encoder_dir, toy_corpus, tmp_path, capsys):
+    from hf_textcluster.cli import main
+
+    texts, labels = toy_corpus
+    data = tmp_path / "labelled.csv"
+    data.write_text("text,topic\n" + "\n".join(f"{t},{y}" for t, y in zip(texts, labels)))
+    assert main(["evaluate", "--method", "embeddings-kmeans", "--input", str(data), "--label-column", "topic",
+                 "--encoder", str(tiny_encoder_dir), "--num-clusters", "auto", "--k-range", "2:5",
+                 "--k-criterion", "silhouette"]) == 0
+    out = capsys.readouterr().out
+    assert "chosen without labels by silhouette among K in 2..5" in out and "the labels have 3 classes" in out
+    k = int(out.split("K=")[1].split(",")[0])
+    assert 2 <= k <= 5
