@@ -129,7 +129,9 @@ def _as_embeddings(embeddings) -> np.ndarray:
     if embeddings is None or isinstance(embeddings, (str, bytes)):
         raise TypeError(f"`embeddings` must be an N x d array of numbers (one row per text), got {type(embeddings).__name__}.")
     try:
-        array = np.asarray(embeddings, dtype=np.float64)
+        array = np.asarray(embeddings)  # no copy of a float32 array (N may be a million): only the sample is
+        if array.dtype.kind not in "fiu":
+            array = array.astype(np.float64)
     except (TypeError, ValueError) as err:
         raise TypeError(f"`embeddings` must be an N x d array of numbers (one row per text): {err}") from err
     if array.ndim != 2:
@@ -137,10 +139,14 @@ def _as_embeddings(embeddings) -> np.ndarray:
                          "embed a list of texts, e.g. model.embed(texts).")
     if array.shape[0] < 3:
         raise ValueError(f"`embeddings` has {array.shape[0]} rows: choosing K needs at least 3 texts.")
-    if not np.isfinite(array).all():
-        bad = int(np.flatnonzero(~np.isfinite(array).all(axis=1))[0])
-        raise ValueError(f"`embeddings` row {bad} holds NaN or infinite values; re-embed (in fp32) or drop that text.")
     return array
+
+
+def _check_finite(x: np.ndarray, rows: np.ndarray | None) -> None:
+    if not np.isfinite(x).all():
+        bad = int(np.flatnonzero(~np.isfinite(x).all(axis=1))[0])
+        bad = bad if rows is None else int(rows[bad])
+        raise ValueError(f"`embeddings` row {bad} holds NaN or infinite values; re-embed (in fp32) or drop that text.")
 
 
 def _normalise(x: np.ndarray) -> np.ndarray:
@@ -287,6 +293,10 @@ def _prepare(embeddings, k_min, k_max, method, sample_size, random_state):
     if n > sample_size:
         rows = np.sort(np.random.default_rng(random_state).choice(n, size=sample_size, replace=False))
         x = x[rows]
+    else:
+        rows = None
+    x = np.asarray(x, dtype=np.float64)
+    _check_finite(x, rows)
     x = _normalise(x)
     distinct = len(np.unique(np.round(x, 5), axis=0))
     limit = distinct - 1 if len(x) == n else min(distinct - 1, len(x) // 2)  # a sample: >= ~2 texts per cluster

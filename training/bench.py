@@ -680,7 +680,7 @@ def _render_auto_k(store: dict, rows: list[dict]) -> list[str]:
                    f" | {d_acc + 0.0:+.1f} | {d_nmi + 0.0:+.1f} | {statistics.mean(r['seconds'] for r in mrows):.0f} |")
     measured = [m for m in errors if m in CRITERIA]
     if measured:
-        best = min(measured, key=lambda m: (errors[m], order[m]))
+        best = min(measured, key=lambda m: (errors[m], m != DEFAULT_CRITERION, order[m]))  # ties: the default
         out += ["", f"Lowest median log2 error among the criteria: `{best}`; the default of `--num-clusters auto` is "
                     f"`{DEFAULT_CRITERION}` (`hf_textcluster.auto_k.DEFAULT_CRITERION`)."]
     return out + [""]
