@@ -419,7 +419,10 @@ def plot_training_curves(
     for ax in axes[panels:]:
         ax.set_visible(False)
     if title:
-        fig.suptitle(title)
+        import textwrap
+
+        width = max(40, int(18 * fig.get_size_inches()[0]))  # characters that fit the figure's width
+        fig.suptitle("\n".join(textwrap.wrap(title, width)), fontsize="medium")
     return _finish(fig, path)
 
 

@@ -237,6 +237,7 @@ def run_method(args, store, run_id) -> None:
             run_file = Path(output_dir) / "training_run.json"
             run_info = json.loads(run_file.read_text())
             run_info["metrics"].update({f"eval_{k}": v for k, v in metrics.items()})
+            run_info["log_history"] = trainer.state.log_history  # losses per step, for training/figures.py
             run_info["command"] = store["runs"][run_id]["command"]
             run_file.write_text(json.dumps(run_info, indent=2))
             put_row(store, row)
