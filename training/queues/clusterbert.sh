@@ -8,7 +8,7 @@ cd "$(dirname "$0")/../.."
 PY=${PY:-.venv/bin/python}
 B="$PY training/bench.py clusterbert --skip-done"
 $B --datasets stackoverflow searchsnippets --seeds 0
-$B --datasets stackoverflow --config stage1_fraction=0 --variant "no domain adaptation" --seeds 0
 $B --datasets stackoverflow --config clustering_weight=1.0 --config hardening_weight=1.0 --variant "without reconstruction" --seeds 0
 $B --datasets biomedical agnews googlenews_ts --seeds 0
 $B --datasets stackoverflow searchsnippets --seeds 1 2
+$B --datasets stackoverflow --config stage1_fraction=0 --variant "no domain adaptation" --seeds 0
