@@ -167,38 +167,29 @@ def _input_source(args) -> dict | None:
 
 
 def cmd_predict(args, extra) -> int:
-    from transformers import pipeline
+    from transformers import AutoModel, pipeline
 
     import hf_textcluster  # noqa: F401
 
-    from .data import load_text_file
     from .data.validation import check_local_path
+    from .modeling_utils import TextClusteringPreTrainedModel
+    from .streaming import check_output, predict_file
 
     check_local_path(args.model, "--model")
-    if args.output:  # before any work: a wrong --output must not cost the whole prediction pass
-        if os.path.abspath(args.output) == os.path.abspath(args.input):
-            raise ValueError(f"--output {args.output} is the --input file: it would replace your texts. Write elsewhere.")
-        folder = os.path.dirname(os.path.abspath(args.output))
-        if not os.path.isdir(folder):
-            raise FileNotFoundError(f"--output {args.output}: the folder {folder} does not exist; create it first.")
-    texts = list(load_text_file(args.input, text_column=args.text_column)["text"])
-    from transformers import AutoModel
-
-    from .modeling_utils import TextClusteringPreTrainedModel
-
+    if args.output:
+        check_output(args.input, args.output)
     model = AutoModel.from_pretrained(args.model)  # loaded here: its errors are one clear line, not the pipeline's
     if not isinstance(model, TextClusteringPreTrainedModel):
         raise ValueError(f"--model {args.model} is a {type(model).__name__} (model_type {model.config.model_type!r}), "
                          "not an hf_textcluster clusterer: train one with `hf-textcluster train`.")
     clusterer = pipeline("text-clustering", model=model, tokenizer=model.tokenizer, device=args.device)
-    results = clusterer(texts, batch_size=args.batch_size, **({"top_k": args.top_k} if args.top_k else {}))
-    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
-    try:
-        for text, result in zip(texts, results):
-            out.write(json.dumps({"text": text, **(result if isinstance(result, dict) else {"top_k": result})}) + "\n")
-    finally:
-        if out is not sys.stdout:
-            out.close()
+    options = {"batch_size": args.batch_size, **({"top_k": args.top_k} if args.top_k else {})}
+    stats = predict_file(clusterer, args.input, args.output, text_column=args.text_column, chunk_size=args.chunk_size,
+                         overwrite=args.overwrite, **options)
+    if args.output:
+        print(f"{stats['texts']:,} texts -> {args.output} ({stats['texts_per_second']} texts/s"
+              f"{', resumed after %s' % format(stats['resumed_after'], ',') if stats['resumed_after'] else ''}).",
+              file=sys.stderr)
     return 0
 
 
@@ -390,6 +381,7 @@ def _add_card_args(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     from .models import METHODS
     from .modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
+    from .streaming import DEFAULT_CHUNK_SIZE
     from .runs import AUGMENTATIONS
 
     parser = argparse.ArgumentParser(prog="hf-textcluster", description=__doc__.split("\n")[0])
@@ -427,6 +419,11 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("--top-k", type=_positive_int, help="Also return the K most likely clusters per text.")
     predict.add_argument("--batch-size", type=_positive_int, default=DEFAULT_ENCODE_BATCH_SIZE)
     predict.add_argument("--device", default="cpu")
+    predict.add_argument("--chunk-size", type=_positive_int, default=DEFAULT_CHUNK_SIZE,
+                         help="Texts read, clustered and written at a time (memory holds one chunk).")
+    predict.add_argument("--overwrite", action="store_true",
+                         help="Replace an existing --output (by default a half-written one is resumed, a finished "
+                              "one is kept).")
     predict.set_defaults(func=cmd_predict)
 
     plot = sub.add_parser("plot", help="A PNG of a trained model's clusters on your texts: a 2-D map coloured by "

@@ -23,6 +23,7 @@ from transformers.utils import ModelOutput, logging
 from .backbones import resolve_encoder
 from .configuration_utils import TextClusteringConfig
 from .data.validation import check_local_path, check_num_clusters, validate_texts
+from .kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
 from .layers import pool_token_states
 from .precision import autocast_dtype
 
@@ -155,14 +156,11 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         batch_size: int = DEFAULT_ENCODE_BATCH_SIZE,
         show_progress_bar: bool | None = None,
         precision: str | torch.dtype | None = "auto",
+        max_samples: int | None = DEFAULT_KMEANS_MAX_SAMPLES,
     ) -> np.ndarray:
         """Fit k-means (K = ``config.num_clusters``) on the embeddings of ``texts`` (or on ``embeddings``) and start
-        the cluster head from its centres. Returns the k-means labels."""
-        try:
-            from sklearn.cluster import KMeans
-        except ImportError as err:
-            raise ImportError("`initialize_clusters` needs scikit-learn: `pip install scikit-learn`.") from err
-
+        the cluster head from its centres. Returns the k-means labels of every text. ``max_samples``: the centres
+        are fitted on a seeded sample of at most this many texts (None: all), see :func:`~hf_textcluster.kmeans.fit_kmeans`."""
         num_clusters = self.config.num_clusters
         if embeddings is None:
             texts = validate_texts(texts)
@@ -172,7 +170,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         check_num_clusters(num_clusters, embeddings.shape[0])
         with torch.no_grad():  # k-means runs where the head does
             features = self.cluster_features(torch.from_numpy(embeddings).to(self.device)).float().cpu().numpy()
-        kmeans = KMeans(n_clusters=num_clusters, n_init=n_init, random_state=random_state).fit(features)
+        kmeans = fit_kmeans(features, num_clusters, n_init=n_init, random_state=random_state, max_samples=max_samples)
         self.init_clusters_from_kmeans(kmeans.cluster_centers_)
         return kmeans.labels_
 

@@ -20,6 +20,7 @@ from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR, get_last_checkpoin
 from transformers.utils import logging
 
 from .data.validation import check_num_clusters
+from .kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
 from .metrics import load_clustering_metric
 from .modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
 from .precision import autocast_dtype, cpu_capability, native_bf16
@@ -37,6 +38,11 @@ class ClusteringTrainingArguments(TrainingArguments):
         metadata={"help": "Learning rate of the heads and centroids (default: 100 x learning_rate, as in SCCL)."},
     )
     kmeans_n_init: int = field(default=10, metadata={"help": "k-means restarts (initialisation and evaluation)."})
+    kmeans_max_samples: int | None = field(
+        default=DEFAULT_KMEANS_MAX_SAMPLES,
+        metadata={"help": "k-means centres are fitted on a seeded sample of at most this many texts, then every text "
+                  "is assigned to its nearest centre (bounded time on large corpora; None: all texts)."},
+    )
     eval_kmeans: bool = field(
         default=True, metadata={"help": "Also evaluate k-means on the learned embeddings (the SCCL paper's protocol)."}
     )
@@ -511,6 +517,12 @@ class ClusteringTrainer(Trainer):
         return name.startswith("encoder.")
 
     # ----- cluster initialisation ----------------------------------------------------------------------------
+    def kmeans(self, features: np.ndarray):
+        """k-means (seeded, the run's restarts and sample size) on one row per training text: a fitted ``KMeans``."""
+        return fit_kmeans(features, self.model.config.num_clusters, n_init=getattr(self.args, "kmeans_n_init", 10),
+                          random_state=self.args.seed,
+                          max_samples=getattr(self.args, "kmeans_max_samples", DEFAULT_KMEANS_MAX_SAMPLES))
+
     def initialize_clusters(self, embeddings: np.ndarray | None = None) -> None:
         """k-means on the embeddings of the training texts; the model's cluster head starts from its centres (for
         methods whose head has ``init_from_kmeans``; others fit their head in their own trainer).
@@ -532,6 +544,7 @@ class ClusteringTrainer(Trainer):
             batch_size=self.encode_batch_size,
             show_progress_bar=not self.args.disable_tqdm,
             precision=self.precision,
+            max_samples=getattr(self.args, "kmeans_max_samples", DEFAULT_KMEANS_MAX_SAMPLES),
         )
         logger.info(f"Initialised {self.model.config.num_clusters} clusters by k-means in {time.perf_counter() - start:.1f}s.")
 
@@ -655,11 +668,10 @@ def evaluate_clusterer(
     random_state: int | None = 0,
     show_progress_bar: bool | None = None,
     precision: str | torch.dtype | None = "auto",
+    kmeans_max_samples: int | None = DEFAULT_KMEANS_MAX_SAMPLES,
 ) -> dict[str, float]:
     """Clustering quality of a clusterer on ``texts``: from its head (``acc``, ``nmi``, ...) and, with ``kmeans``,
     from k-means on its embeddings (``kmeans_acc``, ...). Without labels, only the number of used clusters."""
-    from sklearn.cluster import KMeans
-
     embeddings = model.embed(
         texts, batch_size=batch_size, show_progress_bar=show_progress_bar, precision=precision
     )
@@ -677,7 +689,8 @@ def evaluate_clusterer(
     scorer = load_clustering_metric()  # the package's `evaluate` metric: ACC / NMI / ARI / purity
     metrics.update(scorer.compute(predictions=head_pred, references=labels))
     if kmeans:
-        km = KMeans(n_clusters=model.config.num_clusters, n_init=n_init, random_state=random_state)
-        kmeans_scores = scorer.compute(predictions=km.fit_predict(embeddings), references=labels)
+        km = fit_kmeans(embeddings, model.config.num_clusters, n_init=n_init, random_state=random_state,
+                        max_samples=kmeans_max_samples)
+        kmeans_scores = scorer.compute(predictions=km.labels_, references=labels)
         metrics.update({f"kmeans_{key}": value for key, value in kmeans_scores.items()})
     return metrics

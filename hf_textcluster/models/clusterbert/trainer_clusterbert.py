@@ -160,19 +160,13 @@ class ClusterBERTTrainer(ClusteringTrainer):
         return starts
 
     # ----- targets ---------------------------------------------------------------------------------------------------
-    def _kmeans(self, embeddings: np.ndarray):
-        from sklearn.cluster import KMeans
-
-        return KMeans(self.model.config.num_clusters, n_init=getattr(self.args, "kmeans_n_init", 10),
-                      random_state=self.args.seed).fit(embeddings)
-
     def initialize_clusters(self, embeddings: np.ndarray | None = None) -> None:
         """k-means on the pretrained encoder's embeddings: ``initial_kmeans_labels`` (plain k-means, measured in the
         same run). The head is trained from stage 2 on; ClusterBERT has no centroids."""
         if self.train_dataset is None:
             raise ValueError("Pass a `train_dataset`: ClusterBERT's targets are computed over all its rows.")
         embeddings = self.embed_train_texts() if embeddings is None else embeddings
-        kmeans = self._kmeans(embeddings)
+        kmeans = self.kmeans(embeddings)
         self.initial_kmeans_labels = kmeans.labels_
         self._initial_kmeans = kmeans if self.model.config.stage1_fraction == 0 else None  # stage 2 starts on them
         self.record_stage_metrics(0, embeddings, kmeans_labels=kmeans.labels_)
@@ -185,7 +179,7 @@ class ClusterBERTTrainer(ClusteringTrainer):
         kmeans = self._initial_kmeans if step == 0 else None  # no stage 1: the initial k-means is this round's
         embeddings = None if kmeans is not None else self.embed_train_texts()
         if stage == 2:
-            kmeans = kmeans or self._kmeans(embeddings)
+            kmeans = kmeans or self.kmeans(embeddings)
             labels, centers = kmeans.labels_, kmeans.cluster_centers_
             if step == first2 and step > 0:
                 self.record_stage_metrics(1, embeddings, kmeans_labels=labels)
@@ -251,7 +245,7 @@ class ClusterBERTTrainer(ClusteringTrainer):
         from sklearn.metrics import silhouette_score
 
         if kmeans_labels is None:
-            kmeans_labels = self._kmeans(embeddings).labels_
+            kmeans_labels = self.kmeans(embeddings).labels_
         entry = {"stage": stage, "step": self.state.global_step}
         entry.update({f"kmeans_{k}": v for k, v in clustering_scores(self.labels, kmeans_labels).items()
                       if k in ("acc", "nmi")})
