@@ -76,6 +76,8 @@ def cmd_train(args, extra: list[str]) -> int:
         input_file=_input_source(args),
     )
     m = result.metrics
+    if not result.trainer.is_world_process_zero():  # under several processes, the main one reports
+        return 0
     print(f"\nSaved {get_method(args.method).display_name} to {result.output_dir} (trained {result.train_seconds:.0f}s, "
           f"precision {result.trainer.precision_description()})")
     if result.k_selection is not None:

@@ -259,7 +259,7 @@ def train_clusterer(
     metrics = {"train_seconds": round(train_seconds, 2)}
     if evaluate:
         metrics.update(trainer.evaluate())
-    if save:
+    if save and trainer.is_world_process_zero():  # under several processes, the main one writes
         model.save_pretrained(output_dir)
         run_info = {
             "method": method,

@@ -193,7 +193,7 @@ class _CheckpointArraysCallback(TrainerCallback):
     def on_save(self, args, state, control, **kwargs):
         trainer = self._trainer()
         folder = os.path.join(args.output_dir, f"{PREFIX_CHECKPOINT_DIR}-{state.global_step}")
-        if trainer is None or not os.path.isdir(folder):
+        if trainer is None or not state.is_world_process_zero or not os.path.isdir(folder):
             return
         for name, array in trainer.checkpoint_arrays().items():
             path = os.path.join(folder, f"{CHECKPOINT_ARRAY_PREFIX}{name}.npy")
@@ -485,13 +485,13 @@ class ClusteringTrainer(Trainer):
         return dataset.add_column("index", list(range(len(dataset))))
 
     def embed_train_texts(self) -> np.ndarray:
-        """The pooled embeddings of every training text (one inference pass, dropout off)."""
-        return self.model.embed(
+        """The pooled embeddings of every training text (one inference pass, dropout off; on the main process)."""
+        return self.share_from_main(lambda: self.model.embed(
             self.train_dataset["text"],
             batch_size=self.encode_batch_size,
             show_progress_bar=not self.args.disable_tqdm,
             precision=self.precision,
-        )
+        ))
 
     # ----- optimisation --------------------------------------------------------------------------------------
     def create_optimizer(self, model=None):
@@ -519,9 +519,9 @@ class ClusteringTrainer(Trainer):
     # ----- cluster initialisation ----------------------------------------------------------------------------
     def kmeans(self, features: np.ndarray):
         """k-means (seeded, the run's restarts and sample size) on one row per training text: a fitted ``KMeans``."""
-        return fit_kmeans(features, self.model.config.num_clusters, n_init=getattr(self.args, "kmeans_n_init", 10),
-                          random_state=self.args.seed,
-                          max_samples=getattr(self.args, "kmeans_max_samples", DEFAULT_KMEANS_MAX_SAMPLES))
+        return self.share_from_main(lambda: fit_kmeans(
+            features, self.model.config.num_clusters, n_init=getattr(self.args, "kmeans_n_init", 10),
+            random_state=self.args.seed, max_samples=getattr(self.args, "kmeans_max_samples", DEFAULT_KMEANS_MAX_SAMPLES)))
 
     def initialize_clusters(self, embeddings: np.ndarray | None = None) -> None:
         """k-means on the embeddings of the training texts; the model's cluster head starts from its centres (for
@@ -532,20 +532,24 @@ class ClusteringTrainer(Trainer):
             return
         if self.train_dataset is None:
             raise ValueError("Pass a `train_dataset`: its texts initialise the clusters.")
-        texts = self.train_dataset["text"]
-        check_num_clusters(self.model.config.num_clusters, len(texts))  # before the encoding pass, not after
+        check_num_clusters(self.model.config.num_clusters, len(self.train_dataset))  # before the encoding pass
         start = time.perf_counter()
+        embeddings = self.embed_train_texts() if embeddings is None else embeddings
+
+        def fit():
+            labels = self.model.initialize_clusters(
+                embeddings=embeddings,
+                random_state=self.args.seed,
+                n_init=getattr(self.args, "kmeans_n_init", 10),
+                max_samples=getattr(self.args, "kmeans_max_samples", DEFAULT_KMEANS_MAX_SAMPLES),
+            )
+            return labels, self.model.cluster_head.state_dict()
+
         # Kept so that callers can score plain k-means on the same encoder, measured in the same run.
-        self.initial_kmeans_labels = self.model.initialize_clusters(
-            texts if embeddings is None else None,
-            embeddings=embeddings,
-            random_state=self.args.seed,
-            n_init=getattr(self.args, "kmeans_n_init", 10),
-            batch_size=self.encode_batch_size,
-            show_progress_bar=not self.args.disable_tqdm,
-            precision=self.precision,
-            max_samples=getattr(self.args, "kmeans_max_samples", DEFAULT_KMEANS_MAX_SAMPLES),
-        )
+        self.initial_kmeans_labels, head_state = self.share_from_main(fit)
+        if not self.accelerator.is_main_process:
+            self.model.cluster_head.load_state_dict(head_state)
+            self.model.config.centroids_initialized = True
         logger.info(f"Initialised {self.model.config.num_clusters} clusters by k-means in {time.perf_counter() - start:.1f}s.")
 
     def autocast_smart_context_manager(self, cache_enabled: bool | None = True):
@@ -556,8 +560,88 @@ class ClusteringTrainer(Trainer):
             return contextlib.nullcontext()
         return torch.autocast(self.args.device.type, dtype=dtype, cache_enabled=cache_enabled)
 
+    # ----- several processes (accelerate launch / torchrun) -------------------------------------------------------
+    @property
+    def num_processes(self) -> int:
+        return self.accelerator.num_processes
+
+    def gather(self, *tensors: torch.Tensor):
+        """The global batch: each tensor (one row per text) concatenated over the processes in rank order; the tensor
+        itself in a single process. A tensor that needs gradients goes through ``torch.distributed.nn``'s all-gather,
+        whose backward sums what every process computes for this process's rows: when every process computes the
+        same global loss from the gathered rows, the averaged gradient is the single-process one."""
+        if self.num_processes == 1:
+            return tensors[0] if len(tensors) == 1 else tensors
+        import torch.distributed as dist
+        from torch.distributed.nn.functional import all_gather
+
+        gathered = []
+        for tensor in tensors:
+            if tensor.requires_grad:
+                parts = all_gather(tensor)
+            else:
+                parts = [torch.empty_like(tensor) for _ in range(self.num_processes)]
+                dist.all_gather(parts, tensor.contiguous())
+            gathered.append(torch.cat(list(parts)))
+        return gathered[0] if len(gathered) == 1 else tuple(gathered)
+
+    def global_mean(self, local_mean: torch.Tensor, count) -> torch.Tensor:
+        """A mean over the global batch's items from this process's mean over its ``count`` items (e.g. a per-token
+        loss over this process's tokens): every process sees the global mean, and the averaged gradient is the
+        single-process one. ``local_mean`` itself in a single process."""
+        if self.num_processes == 1:
+            return local_mean
+        import torch.distributed as dist
+
+        total = local_mean * count
+        stats = torch.stack([total.detach().float(), torch.as_tensor(count, dtype=torch.float32, device=total.device)])
+        dist.all_reduce(stats)
+        scaled = total * self.num_processes  # the gradient average divides by the number of processes
+        return (scaled - scaled.detach() + stats[0]) / stats[1].clamp_min(1)
+
+    def share_from_main(self, compute):
+        """``compute()`` on the main process only, its (picklable) result sent to the others: whole-corpus passes
+        (embeddings, k-means, word vectors) are computed once however many processes train."""
+        if self.num_processes == 1:
+            return compute()
+        from accelerate.utils import broadcast_object_list
+
+        box = [None]
+        if self.accelerator.is_main_process:
+            try:
+                box = [("ok", compute())]
+            except Exception as err:  # the others must not wait forever for a result that will not come
+                box = [("error", err)]
+                broadcast_object_list(box, from_process=0)
+                raise
+        broadcast_object_list(box, from_process=0)
+        status, value = box[0]
+        if status == "error":
+            raise RuntimeError(f"The main process failed computing a shared result: {value!r}")
+        return value
+
+    def _average_gradients(self) -> None:
+        """The mean of every process's gradients (one flat all-reduce). Done here rather than by DDP: the methods call
+        the model's parts (encode, heads, training modules) instead of its forward, which DDP's hooks rely on."""
+        import torch.distributed as dist
+
+        params = [p for _, p in [*self.model.named_parameters(), *self._training_module_parameters()]
+                  if p.grad is not None]
+        if not params:
+            return
+        flat = torch.cat([p.grad.reshape(-1).float() for p in params])
+        dist.all_reduce(flat)
+        flat /= self.num_processes
+        offset = 0
+        for p in params:
+            p.grad.copy_(flat[offset : offset + p.grad.numel()].view_as(p.grad))
+            offset += p.grad.numel()
+
     def training_step(self, model, inputs, num_items_in_batch=None):
-        loss = super().training_step(model, inputs, num_items_in_batch)
+        # The unwrapped model: see _average_gradients.
+        loss = super().training_step(self.accelerator.unwrap_model(model), inputs, num_items_in_batch)
+        if self.num_processes > 1:
+            self._average_gradients()
         if not torch.isfinite(loss).all():
             terms = {name: values[-1] for name, values in self._loss_terms.items() if values}
             raise FloatingPointError(

@@ -607,6 +607,114 @@ def run_auto_k(args, store, run_id) -> None:
             save_store(store)
 
 
+def run_scale(args, store, run_id) -> None:
+    """Time and peak memory of clustering 10k / 100k / 1M texts, and of the k-means initialisation at those sizes.
+
+    predict: `hf-textcluster predict` in its own process (its peak RSS from wait4), streaming a .txt of N lines made
+    by cycling the eight corpora's texts, with an SCCL model = MiniLM + 20 centroids from k-means on StackOverflow
+    (prediction costs the same trained or not: one encoder pass per text). kmeans: fit_kmeans (K 20, 10 restarts,
+    centres on a sample of at most 100k rows) on N embeddings made by cycling StackOverflow's MiniLM embeddings with
+    a little noise, beside scikit-learn's exact KMeans up to 100k rows."""
+    import subprocess
+
+    from sklearn.cluster import KMeans
+
+    from hf_textcluster import SCCLModel
+    from hf_textcluster.data import load_benchmark
+    from hf_textcluster.kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
+
+    work = REPO / "runs" / "scale"
+    work.mkdir(parents=True, exist_ok=True)
+    done = {(r["method"], r["num_texts"]) for r in store["rows"] if r["section"] == "scale"} if args.skip_done else set()
+    model_dir = work / "model"
+    stackoverflow = load_benchmark("stackoverflow", data_dir=args.data_dir)["text"]
+    embeddings = None
+    if not (model_dir / "config.json").exists() or "kmeans" in args.parts:
+        model = SCCLModel.from_encoder_pretrained(None, num_clusters=20)
+        embeddings = model.embed(stackoverflow, show_progress_bar=False)
+        model.initialize_clusters(embeddings=embeddings, random_state=0)
+        model.save_pretrained(model_dir)
+    if "predict" in args.parts:
+        corpus = [t.replace("\n", " ") for name in BENCHMARKS_FOR_SCALE
+                  for t in load_benchmark(name, data_dir=args.data_dir)["text"]]
+        for n in args.sizes:
+            if ("predict", n) in done:
+                continue
+            source = work / f"texts-{n}.txt"
+            if not source.exists():
+                with open(source, "w", encoding="utf-8") as handle:
+                    for i in range(n):
+                        handle.write(corpus[i % len(corpus)] + "\n")
+            output = work / f"clusters-{n}.jsonl"
+            command = [sys.executable, "-m", "hf_textcluster.cli", "predict", "--model", str(model_dir), "--input",
+                       str(source), "--output", str(output), "--overwrite"]
+            start = time.perf_counter()
+            process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            _, status, usage = os.wait4(process.pid, 0)
+            seconds = time.perf_counter() - start
+            if status != 0:
+                raise SystemExit(f"scale: {' '.join(command)} failed (status {status}).")
+            with open(output, "rb") as handle:
+                lines = sum(1 for _ in handle)
+            assert lines == n, f"{output} has {lines} lines for {n} texts"
+            put_row(store, {"section": "scale", "method": "predict", "dataset": f"{n} texts", "num_texts": n, "run": run_id,
+                            "seconds": round(seconds, 1), "texts_per_second": round(n / seconds, 1),
+                            "peak_rss_mb": round(usage.ru_maxrss / 1024), "output_mb": round(output.stat().st_size / 2**20)})
+            save_store(store)
+            print(f"predict {n:>9,} texts: {seconds:7.1f}s, {n / seconds:6.1f} texts/s, peak RSS "
+                  f"{usage.ru_maxrss / 1024:,.0f} MB", flush=True)
+            output.unlink()  # up to ~150 MB per million texts: measured, not kept
+    if "kmeans" in args.parts:
+        rng = np.random.default_rng(0)
+        for n in args.sizes:
+            if ("kmeans", n) in done:
+                continue
+            features = embeddings[np.arange(n) % len(embeddings)]
+            features = features + rng.normal(scale=0.01, size=features.shape).astype(np.float32)
+            start = time.perf_counter()
+            sampled = fit_kmeans(features, 20, n_init=10, random_state=0)
+            seconds = time.perf_counter() - start
+            row = {"section": "scale", "method": "kmeans", "dataset": f"{n} texts", "num_texts": n, "run": run_id,
+                   "seconds": round(seconds, 1),
+                   "sample": min(n, DEFAULT_KMEANS_MAX_SAMPLES)}
+            if DEFAULT_KMEANS_MAX_SAMPLES < n <= 10 * DEFAULT_KMEANS_MAX_SAMPLES:  # below, the two are the same fit
+                start = time.perf_counter()
+                exact = KMeans(20, n_init=10, random_state=0).fit(features)
+                row["exact_seconds"] = round(time.perf_counter() - start, 1)
+                from hf_textcluster.metrics import normalized_mutual_info
+
+                row["agreement_nmi"] = round(normalized_mutual_info(exact.labels_, sampled.labels_), 4)
+                row["inertia_ratio"] = round(float(((features - sampled.cluster_centers_[sampled.labels_]) ** 2).sum())
+                                             / exact.inertia_, 4)
+            put_row(store, row)
+            save_store(store)
+            print(f"kmeans  {n:>9,} rows: {seconds:7.1f}s (sample {row['sample']:,})"
+                  + (f", exact {row['exact_seconds']}s, NMI(sampled, exact) {row['agreement_nmi']}, inertia ratio "
+                     f"{row['inertia_ratio']}" if "exact_seconds" in row else ""), flush=True)
+
+
+BENCHMARKS_FOR_SCALE = ("stackoverflow", "searchsnippets", "biomedical", "agnews", "googlenews_ts", "tweet")
+
+
+def _render_scale(store: dict, rows: list[dict]) -> list[str]:
+    if not rows:
+        return []
+    out = ["## Scale: 10k, 100k, 1M texts", "", *_run_header(store, rows), "",
+           "*predict*: `hf-textcluster predict` streaming a .txt of N short texts (the corpora's texts, cycled) in chunks",
+           "of 10,000 to a JSON-lines file, in its own process (wall time includes loading the model; peak RSS of that",
+           "process). *k-means*: the initialisation's k-means (K 20, 10 restarts) on N MiniLM embeddings (StackOverflow's,",
+           "cycled, plus a little noise): centres fitted on a seeded sample of at most 100,000 rows, then every row",
+           "assigned; beside scikit-learn's exact KMeans on all rows where it was run (agreement NMI, and the sampled",
+           "fit's inertia on all rows over the exact fit's).", "",
+           "| measure | texts | time (s) | texts/s | peak RSS (MB) | exact k-means (s) | NMI sampled vs exact | inertia ratio |",
+           "|---|---|---|---|---|---|---|---|"]
+    for r in sorted(rows, key=lambda r: (r["method"] != "predict", r["num_texts"])):
+        out.append(f"| {r['method']} | {r['num_texts']:,} | {r['seconds']} | {r.get('texts_per_second', '–')}"
+                   f" | {r.get('peak_rss_mb', '–')} | {r.get('exact_seconds', '–')} | {r.get('agreement_nmi', '–')}"
+                   f" | {r.get('inertia_ratio', '–')} |")
+    return out + [""]
+
+
 def _bertopic_row(texts, labels, embeddings, seed) -> dict | None:
     """BERTopic with its defaults (UMAP 15 neighbours -> 5 dims, cosine; HDBSCAN min_cluster_size 10), UMAP seeded,
     on the given embeddings: its topics as clusters, topic -1 (outliers) as one more cluster or left out."""
@@ -925,6 +1033,7 @@ def render(store: dict) -> str:
     out += _summary(rows)
     out += _render_authors_sccl(store, [r for r in rows if r["section"] == "authors-sccl"])
     out += _render_auto_k(store, [r for r in rows if r["section"] == "auto-k"])
+    out += _render_scale(store, [r for r in rows if r["section"] == "scale"])
 
     speed_rows = [r for r in rows if r["section"] == "speed"]
     if speed_rows:
@@ -945,7 +1054,7 @@ def main(argv=None) -> int:
     from hf_textcluster.data import BENCHMARKS
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("section", choices=["baselines", *_methods(), "speed", "authors-sccl", "auto-k", "render"])
+    parser.add_argument("section", choices=["baselines", *_methods(), "speed", "authors-sccl", "auto-k", "scale", "render"])
     parser.add_argument("--from", dest="source", help="authors-sccl: the JSON lines of the side-by-side runs.")
     parser.add_argument("--datasets", nargs="+", default=["all"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
@@ -964,8 +1073,11 @@ def main(argv=None) -> int:
                         help="Model config override (JSON value), e.g. mlm_loss_weight=0 for DEC-MLM's ablation.")
     parser.add_argument("--speed-repeats", type=int, default=6)
     parser.add_argument("--pipeline-repeats", type=int, default=2)
-    parser.add_argument("--parts", nargs="+", default=["steps", "pipeline", "inference", "kmeans"],
-                        choices=["steps", "pipeline", "inference", "kmeans"], help="speed: which measurements to (re)run.")
+    parser.add_argument("--parts", nargs="+", default=None,
+                        choices=["steps", "pipeline", "inference", "kmeans", "predict"],
+                        help="speed: steps, pipeline, inference, kmeans (default: all four); scale: predict, kmeans.")
+    parser.add_argument("--sizes", nargs="+", type=int, default=[10_000, 100_000, 1_000_000],
+                        help="scale: numbers of texts.")
     parser.add_argument("--k-criteria", nargs="+", default=["all"], metavar="NAME",
                         help="auto-k: the criteria of hf_textcluster.auto_k to run, and/or bertopic (default: all).")
     args = parser.parse_args(argv)
@@ -976,6 +1088,8 @@ def main(argv=None) -> int:
         return 0
     run_id = f"{args.section}-{dt.datetime.now(dt.timezone.utc).strftime('%Y%m%dT%H%M%S')}"
     store["runs"][run_id] = environment()
+    if args.section == "speed":
+        args.parts = args.parts or ["steps", "pipeline", "inference", "kmeans"]
     if args.section == "baselines":
         run_baselines(args, store, run_id)
     elif args.section == "speed":
@@ -986,6 +1100,9 @@ def main(argv=None) -> int:
         record_authors_sccl(args, store, run_id)
     elif args.section == "auto-k":
         run_auto_k(args, store, run_id)
+    elif args.section == "scale":
+        args.parts = args.parts or ["predict", "kmeans"]
+        run_scale(args, store, run_id)
     else:
         run_method(args, store, run_id)
     print(f"Wrote {RESULTS_MD}")

@@ -129,7 +129,7 @@ class AECLTrainer(ClusteringTrainer):
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         config = model.config
         stage = self.stage(self.state.global_step)
-        v0, v1 = self.encode_views(model, inputs, ("", "aug1_"))
+        v0, v1 = self.gather(*self.encode_views(model, inputs, ("", "aug1_")))
         z0, z1 = model.cluster_features(v0), model.cluster_features(v1)
         (h0, s0), (h1, s1) = model.attention(z0), model.attention(z1)  # over the batch
         logits0, logits1 = model.cluster_head(h0).float(), model.cluster_head(h1).float()
@@ -146,7 +146,7 @@ class AECLTrainer(ClusteringTrainer):
                                      "train on a `datasets.Dataset` (the trainer adds the column).")
                 if self.kmeans_pseudo_labels is None:
                     raise RuntimeError("Stage 2 started without k-means pseudo-labels (the trainer computes them).")
-                labels = self.kmeans_pseudo_labels[inputs["index"].cpu()].to(p1.device)
+                labels = self.kmeans_pseudo_labels[self.gather(inputs["index"]).cpu()].to(p1.device)
             else:  # Eq. 4: the model's own confident predictions
                 confidence = p0.detach().max(dim=-1).values
                 labels = torch.where(confidence >= config.confidence_threshold, predicted, torch.full_like(predicted, -1))
