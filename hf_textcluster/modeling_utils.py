@@ -278,10 +278,10 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         """Whether ``calibrate`` was run (the trainer does it at the end of training)."""
         return bool(getattr(self.config, "num_calibration_texts", 0))
 
-    def _require_calibration(self, what: str = "Calibrated confidence and outlier flags") -> None:
+    def _require_calibration(self, what: str = "`predict_with_confidence`") -> None:
         if not self.is_calibrated:
             raise ValueError(
-                f"{what} need a calibrated model, and this {type(self).__name__} is not calibrated (models trained "
+                f"{what} needs a calibrated model, and this {type(self).__name__} is not calibrated (models trained "
                 "before hf_textcluster calibrated them at the end of training). Call `model.calibrate(texts)` with "
                 "(a sample of) its training texts and save it, or run `hf-textcluster calibrate --model DIR --input "
                 "FILE`."
