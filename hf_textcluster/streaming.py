@@ -207,6 +207,8 @@ def predict_file(clusterer, source, output: str | os.PathLike | None = None, tex
     Returns ``{"texts", "resumed_after", "seconds", "texts_per_second"}`` (the rate of this call's texts).
     """
     clusterer = _as_pipeline(clusterer)
+    if hasattr(clusterer, "_sanitize_parameters"):  # bad options fail now, not after the output is started
+        clusterer._sanitize_parameters(**call_kwargs)
     to_stdout = output is None or str(output) == "-"
     chunks, total = text_chunks(source, text_column, chunk_size)  # checks the input before any output is touched
     done, handle, progress_path, identity = 0, sys.stdout, None, None

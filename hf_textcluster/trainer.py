@@ -67,6 +67,11 @@ class ClusteringTrainingArguments(TrainingArguments):
     health_sample_size: int = field(
         default=1000, metadata={"help": "How many training texts (a seeded sample) the cluster checks predict."}
     )
+    calibration_sample_size: int = field(
+        default=10_000,
+        metadata={"help": "At the end of training, calibrate the model's confidence and outlier distances on a seeded "
+                  "sample of this many training texts (one encoding pass; see `model.calibrate`). 0: do not."},
+    )
     early_stopping_tol: float | None = field(
         default=None,
         metadata={"help": "Stop when fewer than this share of the checked texts changed cluster since the previous "
@@ -88,6 +93,10 @@ class ClusteringTrainingArguments(TrainingArguments):
             raise ValueError(f"`health_check_steps` must be a whole number >= 0 (0: no checks), got {self.health_check_steps!r}.")
         if not isinstance(self.health_sample_size, int) or self.health_sample_size < 2:
             raise ValueError(f"`health_sample_size` must be an integer >= 2, got {self.health_sample_size!r}.")
+        if isinstance(self.calibration_sample_size, bool) or not isinstance(self.calibration_sample_size, int) \
+                or self.calibration_sample_size < 0 or self.calibration_sample_size == 1:
+            raise ValueError("`calibration_sample_size` must be 0 (no calibration) or an integer >= 2, got "
+                             f"{self.calibration_sample_size!r}.")
         if self.early_stopping_tol is not None and not 0 < self.early_stopping_tol < 1:
             raise ValueError(f"`early_stopping_tol` must be in (0, 1) (a share of texts), got {self.early_stopping_tol!r}.")
         super().__post_init__()
@@ -363,6 +372,8 @@ class ClusteringTrainer(Trainer):
     @property
     def encode_batch_size(self) -> int:
         return getattr(self.args, "encode_batch_size", DEFAULT_ENCODE_BATCH_SIZE)
+
+    calibration_seconds: float = 0.0  # the end-of-training calibration's share of `train()`'s time
 
     # ----- loss bookkeeping ----------------------------------------------------------------------------------
     def record_loss_terms(self, **terms: torch.Tensor) -> None:
@@ -673,7 +684,22 @@ class ClusteringTrainer(Trainer):
                     f"Interrupted at step {self.state.global_step}: a checkpoint is saved in {self.args.output_dir}; "
                     "run the same command again to resume from it."
                 )
+        self.calibrate_model()
         return self._train_output
+
+    def calibrate_model(self) -> None:
+        """Calibrate the trained model's confidence and outlier distances on a seeded sample of
+        ``calibration_sample_size`` training texts (``model.calibrate``), so that every saved model carries them."""
+        size = getattr(self.args, "calibration_sample_size", 10_000)
+        if not size or self.train_dataset is None or not self.model.config.centroids_initialized:
+            return
+        start = time.perf_counter()
+        self.model.calibrate(self.train_dataset["text"], sample_size=size, random_state=self.args.seed,
+                             batch_size=self.encode_batch_size, show_progress_bar=False, precision=self.precision)
+        # kept apart, so that training times stay comparable with runs from before calibration
+        self.calibration_seconds = time.perf_counter() - start
+        logger.info(f"Calibrated the confidence and outlier distances on {self.model.config.num_calibration_texts} "
+                    f"training texts in {self.calibration_seconds:.1f}s.")
 
     @contextlib.contextmanager
     def _signals_stop_training(self):
