@@ -8,6 +8,7 @@ import json
 import math
 import os
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -589,7 +590,9 @@ class ClusteringTrainer(Trainer):
         gathered = []
         for tensor in tensors:
             if tensor.requires_grad:
-                parts = all_gather(tensor)
+                with warnings.catch_warnings():  # deprecated for a private API (torch 2.13); still the public one
+                    warnings.simplefilter("ignore", FutureWarning)
+                    parts = all_gather(tensor)
             else:
                 parts = [torch.empty_like(tensor) for _ in range(self.num_processes)]
                 dist.all_gather(parts, tensor.contiguous())
@@ -694,8 +697,16 @@ class ClusteringTrainer(Trainer):
         if not size or self.train_dataset is None or not self.model.config.centroids_initialized:
             return
         start = time.perf_counter()
-        self.model.calibrate(self.train_dataset["text"], sample_size=size, random_state=self.args.seed,
-                             batch_size=self.encode_batch_size, show_progress_bar=False, precision=self.precision)
+
+        def fit():
+            self.model.calibrate(self.train_dataset["text"], sample_size=size, random_state=self.args.seed,
+                                 batch_size=self.encode_batch_size, show_progress_bar=False, precision=self.precision)
+            return self.model.calibration.state_dict(), self.model.config.num_calibration_texts
+
+        state, count = self.share_from_main(fit)  # once, on the main process
+        if not self.accelerator.is_main_process:
+            self.model.calibration.load_state_dict(state)
+            self.model.config.num_calibration_texts = count
         # kept apart, so that training times stay comparable with runs from before calibration
         self.calibration_seconds = time.perf_counter() - start
         logger.info(f"Calibrated the confidence and outlier distances on {self.model.config.num_calibration_texts} "
