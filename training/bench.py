@@ -597,13 +597,16 @@ def run_auto_k(args, store, run_id) -> None:
                       f"ACC {100 * found['acc']:.1f} NMI {100 * found['nmi']:.1f} | at true K ACC {100 * truth['acc']:.1f} "
                       f"NMI {100 * truth['nmi']:.1f} | {result.seconds:.0f}s", flush=True)
             if "bertopic" in wanted:
-                row = _bertopic_row(texts, labels, embeddings, seed)
-                if row is not None:
+                rows = _bertopic_rows(texts, labels, embeddings, seed, k_true)
+                if rows is not None:
+                    row, with_k = rows
                     put_row(store, {**common, **row})
+                    put_row(store, {**common, **with_k})
                     print(f"{name:15s} seed {seed} bertopic           {row['k_found']} topics, "
                           f"{100 * row['outlier_share']:.1f}% outliers, ACC {100 * row['acc']:.1f} NMI {100 * row['nmi']:.1f} "
                           f"(non-outliers ACC {100 * row['inlier_acc']:.1f} NMI {100 * row['inlier_nmi']:.1f}) | "
-                          f"{row['seconds']:.0f}s", flush=True)
+                          f"{row['seconds']:.0f}s; UMAP -> k-means at the true K: ACC {100 * with_k['acc']:.1f} "
+                          f"NMI {100 * with_k['nmi']:.1f}", flush=True)
             save_store(store)
 
 
@@ -721,9 +724,10 @@ def _render_scale(store: dict, rows: list[dict]) -> list[str]:
     return out + [""]
 
 
-def _bertopic_row(texts, labels, embeddings, seed) -> dict | None:
+def _bertopic_rows(texts, labels, embeddings, seed, k_true) -> list[dict] | None:
     """BERTopic with its defaults (UMAP 15 neighbours -> 5 dims, cosine; HDBSCAN min_cluster_size 10), UMAP seeded,
-    on the given embeddings: its topics as clusters, topic -1 (outliers) as one more cluster or left out."""
+    on the given embeddings: its topics as clusters, topic -1 (outliers) as one more cluster or left out; and the
+    same UMAP reduction clustered by k-means with the true K."""
     try:
         from bertopic import BERTopic
         from umap import UMAP
@@ -731,6 +735,8 @@ def _bertopic_row(texts, labels, embeddings, seed) -> dict | None:
         print(f"bertopic skipped: {err} (pip install -e '.[bench]')", flush=True)
         return None
     from hf_textcluster.metrics import clustering_scores
+
+    from sklearn.cluster import KMeans
 
     start = time.perf_counter()
     umap_model = UMAP(n_neighbors=15, n_components=5, min_dist=0.0, metric="cosine", random_state=seed)
@@ -740,9 +746,15 @@ def _bertopic_row(texts, labels, embeddings, seed) -> dict | None:
     inliers = topics != -1
     everything = clustering_scores(labels, topics)
     kept = clustering_scores(labels[inliers], topics[inliers]) if inliers.any() else {"acc": 0.0, "nmi": 0.0}
-    return {"method": "bertopic", "k_found": int(len(set(topics[inliers].tolist()))),
-            "outlier_share": float(1 - inliers.mean()), "seconds": round(seconds, 2),
-            "acc": everything["acc"], "nmi": everything["nmi"], "inlier_acc": kept["acc"], "inlier_nmi": kept["nmi"]}
+    # the BERTopic way with the true K: the same UMAP reduction, then k-means (BERTopic's `hdbscan_model=KMeans(K)`)
+    start = time.perf_counter()
+    reduced = KMeans(k_true, n_init=10, random_state=seed).fit_predict(umap_model.embedding_)
+    with_k = clustering_scores(labels, reduced)
+    return [{"method": "bertopic", "k_found": int(len(set(topics[inliers].tolist()))),
+             "outlier_share": float(1 - inliers.mean()), "seconds": round(seconds, 2),
+             "acc": everything["acc"], "nmi": everything["nmi"], "inlier_acc": kept["acc"], "inlier_nmi": kept["nmi"]},
+            {"method": "bertopic-kmeans", "k_found": k_true, "seconds": round(time.perf_counter() - start, 2),
+             "acc": with_k["acc"], "nmi": with_k["nmi"]}]
 
 
 def _render_auto_k(store: dict, rows: list[dict]) -> list[str]:
@@ -752,15 +764,17 @@ def _render_auto_k(store: dict, rows: list[dict]) -> list[str]:
     from hf_textcluster.auto_k import CRITERIA, DEFAULT_CRITERION
     from hf_textcluster.data import BENCHMARKS
 
-    order = {m: i for i, m in enumerate([*CRITERIA, "bertopic"])}
-    label = lambda m: "BERTopic default (UMAP -> HDBSCAN)" if m == "bertopic" else f"`{m}`"  # noqa: E731
+    order = {m: i for i, m in enumerate([*CRITERIA, "bertopic", "bertopic-kmeans"])}
+    names_of = {"bertopic": "BERTopic default (UMAP -> HDBSCAN)", "bertopic-kmeans": "BERTopic, true K (UMAP -> k-means)"}
+    label = lambda m: names_of.get(m, f"`{m}`")  # noqa: E731
     out = ["## Choosing K without labels", "", *_run_header(store, rows), "",
            "MiniLM embeddings of every text (as in the baselines). Each criterion of `hf_textcluster.auto_k`",
            "(`--num-clusters auto`) searches K in its default range, 2..min(200, 3√N), on a seeded sample of at most",
            "4,000 texts; then k-means (10 restarts, seeded) on all embeddings at the K found and at the true K (the",
            "number of classes, which the criteria never see). BERTopic: its default pipeline (UMAP, seeded -> HDBSCAN)",
            "on the same embeddings; its topics are its clusters; ACC / NMI with the outliers (topic -1) as one more",
-           "cluster, and on the non-outliers only. ACC / NMI in %, mean over seeds; K found per seed.", "",
+           "cluster, and on the non-outliers only; and the same UMAP reduction clustered by k-means at the true K (the",
+           "BERTopic way when K is known). ACC / NMI in %, mean over seeds; K found per seed.", "",
            "| dataset | N | true K | criterion | K found | ACC at K found | NMI | ACC at true K | NMI | outliers "
            "| non-outliers ACC / NMI | search (s) | seeds |",
            "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -784,7 +798,7 @@ def _render_auto_k(store: dict, rows: list[dict]) -> list[str]:
             "", "| criterion | median log2 error | mean log2 error | within 25% | Δ ACC | Δ NMI | mean search (s) |",
             "|---|---|---|---|---|---|---|"]
     errors = {}
-    for method in sorted({r["method"] for r in rows}, key=lambda m: (order.get(m, 99), m)):
+    for method in sorted({r["method"] for r in rows} - {"bertopic-kmeans"}, key=lambda m: (order.get(m, 99), m)):
         mrows = [r for r in rows if r["method"] == method]
         err = [abs(math.log2(max(r["k_found"], 1) / r["k_true"])) for r in mrows]
         errors[method] = statistics.median(err)
