@@ -885,6 +885,80 @@ def _summary(rows: list[dict]) -> list[str]:
     return out
 
 
+def _render_leaderboard(rows: list[dict]) -> list[str]:
+    """Per corpus: the baselines (TF-IDF / MiniLM + k-means, the BERTopic way with the true K and its HDBSCAN default)
+    and every method's main configuration (head, k-means after, k-means before), the best ACC marked; then, per corpus,
+    our best against the baselines and against the best number the five papers report."""
+    from hf_textcluster.data import BENCHMARKS
+
+    method_rows = [r for r in rows if r["section"] == "method" and not r.get("variant")]
+    if not method_rows:
+        return []
+    out = ["## Leaderboard", "",
+           "Means over seeds of the sections above; each method in its main configuration (no ablations), trained on",
+           "this CPU with its `cpu` recipe (steps × batch in the method sections). For each corpus the best ACC is in",
+           "bold. *head* = the trained cluster head; *k-means after* = k-means on the trained embeddings; *before* =",
+           "k-means on the same run's initial embeddings. BERTopic rows come from the auto-K measurement (same MiniLM",
+           "embeddings): UMAP -> k-means at the true K, and its default UMAP -> HDBSCAN (its number of topics and outlier",
+           "share in brackets; outliers counted as one more cluster).", "",
+           "| dataset | entry | ACC | NMI | k-means after ACC | NMI | k-means before ACC | seeds |",
+           "|---|---|---|---|---|---|---|---|"]
+    verdicts = []
+    for name in BENCHMARKS:
+        mrows = [r for r in method_rows if r["dataset"] == name]
+        if not mrows:
+            continue
+        entries = []  # (label, acc values, nmi values, after acc, after nmi, before acc, seeds)
+
+        def baseline(method):
+            return [r for r in rows if r["section"] == "baselines" and r["method"] == method and r["dataset"] == name]
+
+        for method, label in (("tfidf-kmeans", "TF-IDF + k-means"), ("embeddings-kmeans", "MiniLM + k-means")):
+            b = baseline(method)
+            if b:
+                entries.append((label, [r["acc"] for r in b], [r["nmi"] for r in b], None, None, None, len(b), "baseline"))
+        for method, label in (("bertopic-kmeans", "BERTopic way, true K (UMAP -> k-means)"),
+                              ("bertopic", "BERTopic default (UMAP -> HDBSCAN)")):
+            b = [r for r in rows if r["section"] == "auto-k" and r["method"] == method and r["dataset"] == name]
+            if b:
+                if method == "bertopic":
+                    label += f" [{b[0]['k_found']} topics, {100 * statistics.mean(r['outlier_share'] for r in b):.0f}% outliers]"
+                entries.append((label, [r["acc"] for r in b], [r["nmi"] for r in b], None, None, None, len(b), "baseline"))
+        for method in sorted({r["method"] for r in mrows}, key=_method_order):
+            d = [r for r in mrows if r["method"] == method]
+            entries.append((_display_name(method), [r["acc"] for r in d], [r["nmi"] for r in d],
+                            [r["kmeans_acc"] for r in d], [r["kmeans_nmi"] for r in d],
+                            [r["init_kmeans_acc"] for r in d], len(d), "method"))
+        mean = lambda values: statistics.mean(values) if values else -1.0  # noqa: E731
+        best = max(max(mean(e[1]), mean(e[3] or [])) for e in entries)
+
+        def cell(values):
+            if not values:
+                return "–"
+            text = _mean_std(values)
+            return f"**{text}**" if abs(mean(values) - best) < 1e-12 else text
+
+        for label, acc, nmi, after_acc, after_nmi, before, seeds, _ in entries:
+            out.append(f"| {name} | {label} | {cell(acc)} | {_mean_std(nmi)} | {cell(after_acc)}"
+                       f" | {_mean_std(after_nmi) if after_nmi else '–'} | {_mean_std(before) if before else '–'} | {seeds} |")
+        ours = max((max(mean(e[1]), mean(e[3])), e[0]) for e in entries if e[7] == "method")
+        baselines = [(mean(e[1]), e[0]) for e in entries if e[7] == "baseline"]
+        strongest = max(baselines) if baselines else None
+        papers = [(spec.paper_results[name][0], spec.display_name) for spec in _methods().values()
+                  if name in spec.paper_results]
+        paper = max(papers) if papers else None
+        verdicts.append(
+            f"| {name} | {100 * ours[0]:.1f} ({ours[1]}) | "
+            + (f"{100 * strongest[0]:.1f} ({strongest[1].split(' [')[0]}) | {100 * (ours[0] - strongest[0]):+.1f} | "
+               if strongest else "– | – | ")
+            + (f"{paper[0]:.1f} ({paper[1]}) | {100 * ours[0] - paper[0]:+.1f} |" if paper else "– | – |"))
+    out += ["", "Per corpus: our best ACC (head or k-means after, any method) against the strongest baseline above and",
+            "against the best ACC the five papers report for the corpus (their encoders, GPUs and schedules).", "",
+            "| dataset | our best ACC | strongest baseline ACC | Δ | best paper ACC | Δ |", "|---|---|---|---|---|---|",
+            *verdicts, ""]
+    return out
+
+
 def _by_method_and_dataset(rows: list[dict]):
     """(display name with variant, dataset, rows) per method, variant and dataset, in a stable order."""
     for key in sorted({(r["method"], r.get("variant", ""), r["dataset"]) for r in rows}):
@@ -1051,6 +1125,7 @@ def render(store: dict) -> str:
     out += _render_stages(rows)
     out += _render_serving(rows)
     out += _summary(rows)
+    out += _render_leaderboard(rows)
     out += _render_authors_sccl(store, [r for r in rows if r["section"] == "authors-sccl"])
     out += _render_auto_k(store, [r for r in rows if r["section"] == "auto-k"])
     out += _render_scale(store, [r for r in rows if r["section"] == "scale"])
