@@ -10,10 +10,10 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
-from sklearn.cluster import KMeans
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 
 from .data.validation import check_num_clusters, validate_texts
+from .kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
 
 BASELINES = ("bow-kmeans", "tfidf-kmeans", "embeddings-kmeans")
 
@@ -26,6 +26,7 @@ class VectorizerKMeans:
     kind: str = "tfidf"
     max_features: int = 1500
     n_init: int = 10
+    kmeans_max_samples: int | None = DEFAULT_KMEANS_MAX_SAMPLES  # centres fitted on a seeded sample above this
     random_state: int | None = 0
     labels_: np.ndarray | None = field(default=None, init=False)
 
@@ -36,8 +37,8 @@ class VectorizerKMeans:
             raise ValueError(f"`kind` must be 'bow' or 'tfidf', got {self.kind!r}.")
         vectorizer_cls = CountVectorizer if self.kind == "bow" else TfidfVectorizer
         features = vectorizer_cls(max_features=self.max_features, stop_words="english").fit_transform(texts)
-        kmeans = KMeans(n_clusters=self.num_clusters, n_init=self.n_init, random_state=self.random_state)
-        self.labels_ = kmeans.fit_predict(features)
+        self.labels_ = fit_kmeans(features, self.num_clusters, n_init=self.n_init, random_state=self.random_state,
+                                  max_samples=self.kmeans_max_samples).labels_
         return self.labels_
 
 
@@ -55,6 +56,7 @@ class EmbeddingKMeans:
     batch_size: int = 128
     max_length: int | None = None
     n_init: int = 10
+    kmeans_max_samples: int | None = DEFAULT_KMEANS_MAX_SAMPLES  # centres fitted on a seeded sample above this
     random_state: int | None = 0
     show_progress_bar: bool = True
     device: str | None = None
@@ -99,8 +101,8 @@ class EmbeddingKMeans:
             self.auto_k_ = estimate_num_clusters(self.embeddings_, k_min=k_min, k_max=k_max, method=criterion,
                                                  random_state=self.random_state)
             num_clusters = self.auto_k_.num_clusters
-        kmeans = KMeans(n_clusters=num_clusters, n_init=self.n_init, random_state=self.random_state)
-        self.labels_ = kmeans.fit_predict(self.embeddings_)
+        self.labels_ = fit_kmeans(self.embeddings_, num_clusters, n_init=self.n_init, random_state=self.random_state,
+                                  max_samples=self.kmeans_max_samples).labels_
         return self.labels_
 
 

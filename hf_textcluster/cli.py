@@ -1,4 +1,4 @@
-"""``hf-textcluster``: train | predict | plot | evaluate | demo | push | card.
+"""``hf-textcluster``: train | predict | calibrate | plot | evaluate | demo | push | card.
 
 Every command that reads a benchmark takes ``--data-dir`` (default: ``$HF_TEXTCLUSTER_DATA_DIR``, else the corpora's
 public download URLs). ``train`` passes any ``TrainingArguments`` flag through (``--max_steps 100``,
@@ -76,6 +76,8 @@ def cmd_train(args, extra: list[str]) -> int:
         input_file=_input_source(args),
     )
     m = result.metrics
+    if not result.trainer.is_world_process_zero():  # under several processes, the main one reports
+        return 0
     print(f"\nSaved {get_method(args.method).display_name} to {result.output_dir} (trained {result.train_seconds:.0f}s, "
           f"precision {result.trainer.precision_description()})")
     if result.k_selection is not None:
@@ -167,38 +169,71 @@ def _input_source(args) -> dict | None:
 
 
 def cmd_predict(args, extra) -> int:
-    from transformers import pipeline
+    from transformers import AutoModel, pipeline
 
     import hf_textcluster  # noqa: F401
 
-    from .data import load_text_file
     from .data.validation import check_local_path
+    from .modeling_utils import TextClusteringPreTrainedModel
+    from .streaming import check_output, predict_file
 
     check_local_path(args.model, "--model")
-    if args.output:  # before any work: a wrong --output must not cost the whole prediction pass
-        if os.path.abspath(args.output) == os.path.abspath(args.input):
-            raise ValueError(f"--output {args.output} is the --input file: it would replace your texts. Write elsewhere.")
-        folder = os.path.dirname(os.path.abspath(args.output))
-        if not os.path.isdir(folder):
-            raise FileNotFoundError(f"--output {args.output}: the folder {folder} does not exist; create it first.")
-    texts = list(load_text_file(args.input, text_column=args.text_column)["text"])
-    from transformers import AutoModel
-
-    from .modeling_utils import TextClusteringPreTrainedModel
-
+    if args.output:
+        check_output(args.input, args.output)
     model = AutoModel.from_pretrained(args.model)  # loaded here: its errors are one clear line, not the pipeline's
     if not isinstance(model, TextClusteringPreTrainedModel):
         raise ValueError(f"--model {args.model} is a {type(model).__name__} (model_type {model.config.model_type!r}), "
                          "not an hf_textcluster clusterer: train one with `hf-textcluster train`.")
     clusterer = pipeline("text-clustering", model=model, tokenizer=model.tokenizer, device=args.device)
-    results = clusterer(texts, batch_size=args.batch_size, **({"top_k": args.top_k} if args.top_k else {}))
-    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    options = {"batch_size": args.batch_size, **({"top_k": args.top_k} if args.top_k else {})}
+    if args.flag_outliers:
+        options["flag_outliers"] = True
+    if args.outlier_quantile is not None:
+        options["outlier_quantile"] = args.outlier_quantile
     try:
-        for text, result in zip(texts, results):
-            out.write(json.dumps({"text": text, **(result if isinstance(result, dict) else {"top_k": result})}) + "\n")
-    finally:
-        if out is not sys.stdout:
-            out.close()
+        stats = predict_file(clusterer, args.input, args.output, text_column=args.text_column,
+                             chunk_size=args.chunk_size, overwrite=args.overwrite, **options)
+    except ValueError as err:  # the pipeline names its Python options; say the flags
+        message = str(err).replace("`flag_outliers=True`", "--flag-outliers")
+        raise ValueError(message.replace("`flag_outliers`", "--flag-outliers").replace(
+            "`outlier_quantile`", "--outlier-quantile").replace("`top_k`", "--top-k")) from err
+    if args.output:
+        print(f"{stats['texts']:,} texts -> {args.output} ({stats['texts_per_second']} texts/s"
+              f"{', resumed after %s' % format(stats['resumed_after'], ',') if stats['resumed_after'] else ''}).",
+              file=sys.stderr)
+    return 0
+
+
+def cmd_calibrate(args, extra) -> int:
+    """Calibrate a trained model's confidence and outlier distances on ``--input`` and save it (in place by default):
+    models trained before calibration existed get it without retraining."""
+    from .data import load_text_file
+    from .data.validation import check_local_path
+    from .modelcard import load_clusterer
+
+    check_local_path(args.model, "--model")
+    output_dir = args.output_dir or args.model
+    if not os.path.isdir(args.model) and not args.output_dir:
+        raise ValueError(f"--model {args.model} is not a local folder: calibrate saves the model back, so pass "
+                         "--output-dir <folder> for a Hub model.")
+    if os.path.exists(output_dir) and not os.path.isdir(output_dir):
+        raise ValueError(f"--output-dir {output_dir} is a file, not a folder.")
+    texts = list(load_text_file(args.input, text_column=args.text_column)["text"])
+    model = load_clusterer(args.model)
+    start = time.perf_counter()
+    model.calibrate(texts, sample_size=args.sample_size, random_state=args.seed, batch_size=args.batch_size,
+                    show_progress_bar=True)
+    seconds = time.perf_counter() - start
+    # A folder that ships remote code keeps it: its config.json's auto_map would otherwise be dropped on saving.
+    config_file = os.path.join(args.model, "config.json")
+    remote_code = None
+    if os.path.isfile(config_file):
+        with open(config_file, encoding="utf-8") as f:
+            remote_code = "auto_map" in json.load(f) or None
+    # Nothing on disk changes before this point; save_pretrained stages the files and moves them into place.
+    model.save_pretrained(output_dir, remote_code=remote_code)
+    print(f"Calibrated {args.model} on {model.config.num_calibration_texts:,} texts of {args.input} in {seconds:.1f}s; "
+          f"saved to {output_dir}. `predict` now gives each text a confidence, and --flag-outliers works.")
     return 0
 
 
@@ -390,6 +425,7 @@ def _add_card_args(parser: argparse.ArgumentParser) -> None:
 def build_parser() -> argparse.ArgumentParser:
     from .models import METHODS
     from .modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
+    from .streaming import DEFAULT_CHUNK_SIZE
     from .runs import AUGMENTATIONS
 
     parser = argparse.ArgumentParser(prog="hf-textcluster", description=__doc__.split("\n")[0])
@@ -427,7 +463,30 @@ def build_parser() -> argparse.ArgumentParser:
     predict.add_argument("--top-k", type=_positive_int, help="Also return the K most likely clusters per text.")
     predict.add_argument("--batch-size", type=_positive_int, default=DEFAULT_ENCODE_BATCH_SIZE)
     predict.add_argument("--device", default="cpu")
+    predict.add_argument("--chunk-size", type=_positive_int, default=DEFAULT_CHUNK_SIZE,
+                         help="Texts read, clustered and written at a time (memory holds one chunk).")
+    predict.add_argument("--overwrite", action="store_true",
+                         help="Replace an existing --output (by default a half-written one is resumed, a finished "
+                              "one is kept).")
+    predict.add_argument("--flag-outliers", action="store_true",
+                         help="Give a text farther from its cluster's centre than --outlier-quantile of that cluster's "
+                              "training texts cluster -1 ('outlier') and its nearest cluster (a calibrated model).")
+    predict.add_argument("--outlier-quantile", type=float, metavar="Q",
+                         help="With --flag-outliers: the share of each cluster's training texts that are not outliers "
+                              "(default 0.99).")
     predict.set_defaults(func=cmd_predict)
+
+    calibrate = sub.add_parser("calibrate", help="Calibrate a trained model's confidence and outlier distances on "
+                                                 "your texts (its training texts) and save it.")
+    calibrate.add_argument("--model", required=True, help="A trained model directory (saved back in place).")
+    calibrate.add_argument("--input", required=True, help="Texts: .txt (one per line), csv, jsonl or parquet.")
+    calibrate.add_argument("--text-column", default="text")
+    calibrate.add_argument("--output-dir", help="Save the calibrated model here instead of over --model.")
+    calibrate.add_argument("--sample-size", type=_positive_int, default=10_000,
+                           help="Calibrate on a seeded sample of this many texts (default 10000).")
+    calibrate.add_argument("--seed", type=int, default=0, help="Seed of the sample.")
+    calibrate.add_argument("--batch-size", type=_positive_int, default=DEFAULT_ENCODE_BATCH_SIZE)
+    calibrate.set_defaults(func=cmd_calibrate)
 
     plot = sub.add_parser("plot", help="A PNG of a trained model's clusters on your texts: a 2-D map coloured by "
                                         "cluster (and by label) and the cluster sizes (needs the plot extra).")

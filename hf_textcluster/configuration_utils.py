@@ -40,6 +40,7 @@ class TextClusteringConfig(PreTrainedConfig):
     normalize_embeddings: bool = False
     max_length: int = 32
     centroids_initialized: bool = False
+    num_calibration_texts: int = 0
 
     def __post_init__(self, **kwargs):
         super().__post_init__(**kwargs)
@@ -55,6 +56,9 @@ class TextClusteringConfig(PreTrainedConfig):
             raise ValueError(f"`pooling` must be one of {POOLING_MODES}, got {self.pooling!r}.")
         if not isinstance(self.max_length, int) or self.max_length < 1:
             raise ValueError(f"`max_length` must be a positive integer, got {self.max_length!r}.")
+        if isinstance(self.num_calibration_texts, bool) or not isinstance(self.num_calibration_texts, int) \
+                or self.num_calibration_texts < 0:
+            raise ValueError(f"`num_calibration_texts` must be a whole number >= 0, got {self.num_calibration_texts!r}.")
         encoder = self.encoder.to_dict() if hasattr(self.encoder, "to_dict") else (self.encoder or {})
         positions = encoder.get("max_position_embeddings")
         if isinstance(positions, int) and self.max_length > positions:

@@ -411,10 +411,25 @@ def _front_matter(*, model_type, run, texts, code_name, tags, dataset_name, mode
     ).to_yaml()
 
 
+def calibration_lines(config) -> list[str]:
+    """What the card says about the model's calibration (see :mod:`hf_textcluster.calibration`)."""
+    n = getattr(config, "num_calibration_texts", 0)
+    if not n:
+        return ["- Not calibrated: the pipeline's `confidence` is None and `flag_outliers` is unavailable; "
+                "`hf-textcluster calibrate --model DIR --input TRAINING_TEXTS` adds both."]
+    return [
+        f"- Calibrated on {n:,} training texts. The pipeline's `confidence` (beside `score`) is the share of them "
+        "assigned less or as clearly (top-1 minus top-2 probability): 0.9 = clearer than 90% of the training texts.",
+        "- Outliers (off by default): with `flag_outliers=True`, a text farther from its cluster's centre than "
+        "`outlier_quantile` (default 0.99) of that cluster's calibration texts gets cluster -1 (`\"outlier\"`) and "
+        "its `nearest_cluster`, instead of being forced into it.",
+    ]
+
+
 def _limitations(config, run: Mapping[str, Any], missing: list[str], texts, base: str | None,
                  why_no_keywords: str | None = None) -> str:
     """The card's run-specific limitation lines (the template holds the method's general ones)."""
-    lines = []
+    lines = calibration_lines(config)
     if run.get("recipe") == "cpu":
         steps = _training_arguments(run).get("max_steps")
         lines.append(

@@ -21,8 +21,10 @@ from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedModel
 from transformers.utils import ModelOutput, logging
 
 from .backbones import resolve_encoder
+from .calibration import DEFAULT_OUTLIER_QUANTILE, ClusterCalibration, check_outlier_quantile
 from .configuration_utils import TextClusteringConfig
 from .data.validation import check_local_path, check_num_clusters, validate_texts
+from .kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
 from .layers import pool_token_states
 from .precision import autocast_dtype
 
@@ -70,10 +72,13 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     # are transformers' own, plus the tokenizer.
     hub_layer = None
     _ship_remote_code = False
+    # Checkpoints from before calibration have no `calibration.*` buffers: they load uncalibrated (zeros), silently.
+    _keys_to_ignore_on_load_missing = [r"^calibration\."]
 
     def __init__(self, config: TextClusteringConfig):
         super().__init__(config)
         self.encoder = AutoModel.from_config(config.encoder)
+        self.calibration = ClusterCalibration(config.num_clusters, config.encoder.hidden_size)
         self.tokenizer = None
 
     # ----- weights -------------------------------------------------------------------------------------------
@@ -155,14 +160,11 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         batch_size: int = DEFAULT_ENCODE_BATCH_SIZE,
         show_progress_bar: bool | None = None,
         precision: str | torch.dtype | None = "auto",
+        max_samples: int | None = DEFAULT_KMEANS_MAX_SAMPLES,
     ) -> np.ndarray:
         """Fit k-means (K = ``config.num_clusters``) on the embeddings of ``texts`` (or on ``embeddings``) and start
-        the cluster head from its centres. Returns the k-means labels."""
-        try:
-            from sklearn.cluster import KMeans
-        except ImportError as err:
-            raise ImportError("`initialize_clusters` needs scikit-learn: `pip install scikit-learn`.") from err
-
+        the cluster head from its centres. Returns the k-means labels of every text. ``max_samples``: the centres
+        are fitted on a seeded sample of at most this many texts (None: all), see :func:`~hf_textcluster.kmeans.fit_kmeans`."""
         num_clusters = self.config.num_clusters
         if embeddings is None:
             texts = validate_texts(texts)
@@ -172,7 +174,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         check_num_clusters(num_clusters, embeddings.shape[0])
         with torch.no_grad():  # k-means runs where the head does
             features = self.cluster_features(torch.from_numpy(embeddings).to(self.device)).float().cpu().numpy()
-        kmeans = KMeans(n_clusters=num_clusters, n_init=n_init, random_state=random_state).fit(features)
+        kmeans = fit_kmeans(features, num_clusters, n_init=n_init, random_state=random_state, max_samples=max_samples)
         self.init_clusters_from_kmeans(kmeans.cluster_centers_)
         return kmeans.labels_
 
@@ -191,6 +193,20 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             list(texts), padding=padding, truncation=True, max_length=self.config.max_length, return_tensors="pt"
         )
 
+    def _batch_outputs(self, embeddings: torch.Tensor, want: str) -> torch.Tensor:
+        """What one batch of an encoding pass returns, by ``want``: ``"embedding"`` (B x d), ``"probabilities"``
+        (B x K), ``"embedding+probabilities"`` (B x (d + K), for calibration) or ``"probabilities+distance"``
+        (B x (K + 1): q and the cosine distance to the best cluster's calibrated centre)."""
+        if want == "embedding":
+            return embeddings
+        probs = self.cluster_probabilities(embeddings).float()
+        if want == "probabilities":
+            return probs
+        if want == "embedding+probabilities":
+            return torch.cat([embeddings, probs], dim=-1)
+        distances = self.calibration.distance(embeddings, probs.argmax(dim=-1))
+        return torch.cat([probs, distances.unsqueeze(-1)], dim=-1)
+
     @torch.inference_mode()
     def _batched_forward(self, texts, batch_size, show_progress_bar, want, precision="auto") -> np.ndarray:
         texts = validate_texts(texts)
@@ -205,13 +221,13 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         if show_progress_bar is None:
             show_progress_bar = len(texts) > 10 * batch_size and logger.getEffectiveLevel() <= logging.INFO
         try:
-            for start in tqdm(range(0, len(texts), batch_size), desc=want.capitalize(), disable=not show_progress_bar):
+            for start in tqdm(range(0, len(texts), batch_size), desc=want.split("+")[0].capitalize(),
+                              disable=not show_progress_bar):
                 batch = [texts[i] for i in order[start : start + batch_size]]
                 inputs = {k: v.to(self.device) for k, v in self.tokenize(batch).items()}
                 with torch.autocast(self.device.type, dtype=dtype, enabled=dtype is not None):
                     embeddings = self.encode(**inputs).float()
-                result = embeddings if want == "embedding" else self.cluster_probabilities(embeddings)
-                chunks.append(result.float().cpu().numpy())
+                chunks.append(self._batch_outputs(embeddings, want).float().cpu().numpy())
         finally:
             self.train(was_training)
         stacked = np.concatenate(chunks, axis=0)
@@ -253,6 +269,92 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     ) -> np.ndarray:
         """Cluster ids (N,) of raw texts."""
         return self.predict_proba(texts, batch_size, show_progress_bar, precision).argmax(axis=-1)
+
+    # ----- calibration: a confidence and outliers (see hf_textcluster.calibration) ---------------------------
+    @property
+    def is_calibrated(self) -> bool:
+        """Whether ``calibrate`` was run (the trainer does it at the end of training)."""
+        return bool(getattr(self.config, "num_calibration_texts", 0))
+
+    def _require_calibration(self, what: str = "`predict_with_confidence`") -> None:
+        if not self.is_calibrated:
+            raise ValueError(
+                f"{what} needs a calibrated model, and this {type(self).__name__} is not calibrated (models trained "
+                "before hf_textcluster calibrated them at the end of training). Call `model.calibrate(texts)` with "
+                "(a sample of) its training texts and save it, or run `hf-textcluster calibrate --model DIR --input "
+                "FILE`."
+            )
+
+    def calibrate(
+        self,
+        texts: Sequence[str],
+        sample_size: int | None = 10_000,
+        random_state: int | None = 0,
+        batch_size: int = DEFAULT_ENCODE_BATCH_SIZE,
+        show_progress_bar: bool | None = None,
+        precision: str | torch.dtype | None = "auto",
+    ) -> "TextClusteringPreTrainedModel":
+        """Calibrate the confidence and the outlier distances on a seeded sample of ``sample_size`` of ``texts``
+        (all of them when None or fewer; use the training texts). One encoding pass. Stores the result in the model's
+        ``calibration`` buffers (saved with the weights) and ``config.num_calibration_texts``; returns the model.
+
+        Afterwards ``predict_with_confidence`` and the pipeline's ``confidence`` / ``flag_outliers`` work: a text's
+        confidence is the share of these calibration texts assigned less or as clearly (top-1 minus top-2
+        probability); a text is an outlier when it is farther (cosine distance of its pooled embedding) from its
+        cluster's centre than ``outlier_quantile`` of that cluster's calibration texts. A cluster with fewer than
+        ``calibration.MIN_CLUSTER_SIZE`` (20) calibration texts uses the distances of all calibration texts instead.
+        """
+        self._check_clusters_initialized()
+        texts = validate_texts(texts)
+        if sample_size is not None and (isinstance(sample_size, bool) or not isinstance(sample_size, int)
+                                        or sample_size < 2):
+            raise ValueError(f"`sample_size` must be an integer >= 2 or None (all texts), got {sample_size!r}.")
+        if len(texts) < 2:
+            raise ValueError(f"Calibration needs at least 2 texts, got {len(texts)}.")
+        if sample_size is not None and len(texts) > sample_size:
+            rows = np.sort(np.random.default_rng(random_state).choice(len(texts), size=sample_size, replace=False))
+            texts = [texts[int(i)] for i in rows]
+        outputs = torch.from_numpy(
+            self._batched_forward(texts, batch_size, show_progress_bar, "embedding+probabilities", precision)
+        )
+        num_clusters = self.config.num_clusters
+        self.calibration.fit(outputs[:, :-num_clusters], outputs[:, -num_clusters:])
+        self.config.num_calibration_texts = len(texts)
+        return self
+
+    def predict_with_confidence(
+        self,
+        texts: Sequence[str],
+        outlier_quantile: float = DEFAULT_OUTLIER_QUANTILE,
+        batch_size: int = DEFAULT_ENCODE_BATCH_SIZE,
+        show_progress_bar: bool | None = None,
+        precision: str | torch.dtype | None = "auto",
+    ) -> dict[str, np.ndarray]:
+        """Each text's assignment with its calibrated confidence and outlier flag (a calibrated model only; see
+        ``calibrate``), as arrays of length N (``pandas.DataFrame(result)`` makes a table):
+
+        - ``cluster``: the most likely cluster (never -1 here: ``is_outlier`` says whether it is far);
+        - ``probability``: its soft-assignment probability (the method's own q; the pipeline's ``score``);
+        - ``confidence``: the share of calibration texts assigned less or as clearly (margin top-1 minus top-2), in
+          [0, 1];
+        - ``distance``: the cosine distance of the text's pooled embedding to its cluster's calibrated centre;
+        - ``is_outlier``: ``distance`` beyond the ``outlier_quantile`` of the cluster's calibration texts' distances.
+        """
+        self._require_calibration()
+        outlier_quantile = check_outlier_quantile(outlier_quantile)
+        self._check_clusters_initialized()
+        outputs = torch.from_numpy(
+            self._batched_forward(texts, batch_size, show_progress_bar, "probabilities+distance", precision)
+        )
+        probs, distances = outputs[:, :-1], outputs[:, -1]
+        probability, clusters = probs.max(dim=-1)
+        return {
+            "cluster": clusters.numpy(),
+            "probability": probability.numpy(),
+            "confidence": self.calibration.confidence(probs).numpy(),
+            "distance": distances.numpy(),
+            "is_outlier": (distances > self.calibration.thresholds(outlier_quantile).cpu()[clusters]).numpy(),
+        }
 
     # ----- construction, loading and saving ------------------------------------------------------------------
     @classmethod

@@ -9,6 +9,7 @@ import numpy as np
 import torch
 from transformers import Pipeline
 
+from .calibration import DEFAULT_OUTLIER_QUANTILE, check_outlier_quantile
 from .data.validation import validate_texts
 from .modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
 from .precision import autocast_dtype
@@ -22,11 +23,23 @@ def _is_text_column(inputs) -> bool:
 class TextClusteringPipeline(Pipeline):
     """Assigns texts to the clusters of a trained clusterer.
 
-    ``clusterer(texts)`` returns, per text, ``{"cluster": int, "label": str, "score": float}`` (the most likely
-    cluster, its name from ``config.id2label`` and its soft-assignment probability); with ``top_k=k`` a list of
-    the k most likely clusters per text. Lists are processed in batches (default 128), sorted by length so that
-    each batch pads little, and returned in the input order. The encoder runs under bf16 autocast only where the
-    device has native bf16 (``$HF_TEXTCLUSTER_PRECISION`` overrides; see :mod:`hf_textcluster.precision`).
+    ``clusterer(texts)`` returns, per text, ``{"cluster": int, "label": str, "score": float, "confidence": float}``:
+    the most likely cluster, its name from ``config.id2label``, its soft-assignment probability (the method's own q,
+    often nearly flat) and a calibrated ``confidence`` in [0, 1]: the share of the model's calibration texts (a sample
+    of its training texts) that were assigned less or as clearly (top-1 minus top-2 probability). ``confidence`` is
+    None when the model is not calibrated (models trained before calibration existed; ``model.calibrate(texts)`` or
+    ``hf-textcluster calibrate`` adds it). With ``top_k=k``, a list of the k most likely clusters per text
+    (``cluster``, ``label``, ``score``).
+
+    ``flag_outliers=True`` (off by default; a calibrated model only; not with ``top_k``): a text farther from its
+    cluster's centre (cosine distance of the pooled embedding) than ``outlier_quantile`` (default 0.99) of that
+    cluster's calibration texts gets ``"cluster": -1, "label": "outlier"`` (the HDBSCAN / BERTopic convention) instead
+    of being forced into it, plus ``"nearest_cluster"`` / ``"nearest_label"``; ``score`` and ``confidence`` stay
+    those of the nearest cluster.
+
+    Lists are processed in batches (default 128), sorted by length so that each batch pads little, and returned in
+    the input order. The encoder runs under bf16 autocast only where the device has native bf16
+    (``$HF_TEXTCLUSTER_PRECISION`` overrides; see :mod:`hf_textcluster.precision`).
     """
 
     def __init__(self, *args, **kwargs):
@@ -44,13 +57,13 @@ class TextClusteringPipeline(Pipeline):
         self.model._check_clusters_initialized()
         self._autocast_dtype = autocast_dtype("auto", self.model.device)
 
-    def _sanitize_parameters(self, top_k=None, max_length=None, **kwargs):
+    def _sanitize_parameters(self, top_k=None, max_length=None, flag_outliers=None, outlier_quantile=None, **kwargs):
         # transformers passes its own call options (batch_size, num_workers, ...) through here too; anything else is
         # a misspelt option that would otherwise be ignored.
         unknown = sorted(set(kwargs) - {"batch_size", "num_workers", "device", "binary_output", "torch_dtype", "dtype"})
         if unknown:
             raise TypeError(f"Unknown text-clustering option(s) {unknown}; the options are `top_k`, `max_length`, "
-                            "`batch_size`.")
+                            "`batch_size`, `flag_outliers`, `outlier_quantile`.")
         preprocess_params = {}
         if max_length is not None:
             if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 2:
@@ -62,6 +75,20 @@ class TextClusteringPipeline(Pipeline):
             if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= num_clusters:
                 raise ValueError(f"`top_k` must be an integer between 1 and {num_clusters}, got {top_k!r}.")
             postprocess_params["top_k"] = top_k
+        if flag_outliers is not None and not isinstance(flag_outliers, bool):
+            raise ValueError(f"`flag_outliers` must be True or False, got {flag_outliers!r}.")
+        if outlier_quantile is not None and not flag_outliers:
+            raise ValueError("`outlier_quantile` applies with `flag_outliers=True`; pass both (or neither).")
+        if flag_outliers:
+            if top_k is not None:
+                raise ValueError("`flag_outliers` decides about the best cluster only; it cannot be combined with "
+                                 "`top_k` (call the pipeline once with each).")
+            if not getattr(self.model, "is_calibrated", False):
+                self.model._require_calibration("`flag_outliers`")
+            # in postprocess, a quantile means "flag outliers at it"
+            postprocess_params["outlier_quantile"] = check_outlier_quantile(
+                DEFAULT_OUTLIER_QUANTILE if outlier_quantile is None else outlier_quantile
+            )
         return preprocess_params, {}, postprocess_params
 
     def __call__(self, inputs, **kwargs):
@@ -70,7 +97,7 @@ class TextClusteringPipeline(Pipeline):
             return super().__call__([inputs], **kwargs)[0]
         if isinstance(inputs, (list, tuple)) or _is_text_column(inputs):
             texts = validate_texts(list(inputs), argument_name="inputs")
-            if set(kwargs) <= {"batch_size", "top_k"} and getattr(self.model, "tokenizer", None) is self.tokenizer:
+            if set(kwargs) <= {"batch_size", "top_k", "flag_outliers", "outlier_quantile"} and getattr(self.model, "tokenizer", None) is self.tokenizer:
                 return self._cluster_list(texts, **kwargs)
             order = np.argsort([-len(t) for t in texts], kind="stable")
             results = super().__call__([texts[i] for i in order], **kwargs)
@@ -80,15 +107,27 @@ class TextClusteringPipeline(Pipeline):
             return unsorted
         return super().__call__(inputs, **kwargs)  # datasets / generators stream through unchanged
 
-    def _cluster_list(self, texts: list[str], batch_size: int | None = None, top_k: int | None = None) -> list:
-        """A list in one go: the model's batched, length-sorted ``predict_proba`` (tokenizing a whole batch at once
+    def _cluster_list(self, texts: list[str], batch_size: int | None = None, **options) -> list:
+        """A list in one go: the model's batched, length-sorted encoding pass (tokenizing a whole batch at once
         instead of text by text), then the usual postprocessing. Same results as the per-text path."""
-        _, _, postprocess_params = self._sanitize_parameters(top_k=top_k)
+        _, _, postprocess_params = self._sanitize_parameters(**options)
         batch_size = batch_size or self._batch_size or DEFAULT_ENCODE_BATCH_SIZE
         precision = {None: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}[self._autocast_dtype]
-        probs = self.model.predict_proba(texts, batch_size=batch_size, show_progress_bar=False, precision=precision)
-        probs = torch.from_numpy(probs)
-        return [self.postprocess({"cluster_probs": row.unsqueeze(0)}, **postprocess_params) for row in probs]
+        calibrated = getattr(self.model, "is_calibrated", False)
+        outputs = torch.from_numpy(self.model._batched_forward(
+            texts, batch_size, False, "probabilities+distance" if calibrated else "probabilities", precision
+        ))
+        probs = outputs[:, :-1] if calibrated else outputs
+        extra = self._calibrated_outputs(probs, outputs[:, -1]) if calibrated else {}
+        return [
+            self.postprocess({"cluster_probs": row.unsqueeze(0), **{k: v[i : i + 1] for k, v in extra.items()}},
+                             **postprocess_params)
+            for i, row in enumerate(probs)
+        ]
+
+    def _calibrated_outputs(self, probs: torch.Tensor, distances: torch.Tensor) -> dict[str, torch.Tensor]:
+        """The confidence of each row of ``probs`` and (as given) the distance to its cluster's centre."""
+        return {"confidence": self.model.calibration.confidence(probs).cpu(), "distance": distances.float().cpu()}
 
     def preprocess(self, text, max_length=None):
         if not isinstance(text, str) or not text.strip():
@@ -100,9 +139,14 @@ class TextClusteringPipeline(Pipeline):
     def _forward(self, model_inputs):
         dtype = self._autocast_dtype
         with torch.autocast(self.model.device.type, dtype=dtype, enabled=dtype is not None):
-            return {"cluster_probs": self.model(**model_inputs).cluster_probs.float()}
+            outputs = self.model(**model_inputs)
+        probs = outputs.cluster_probs.float()
+        if not getattr(self.model, "is_calibrated", False):
+            return {"cluster_probs": probs}
+        distances = self.model.calibration.distance(outputs.embeddings.float(), probs.argmax(dim=-1))
+        return {"cluster_probs": probs, **self._calibrated_outputs(probs, distances)}
 
-    def postprocess(self, model_outputs, top_k=None):
+    def postprocess(self, model_outputs, top_k=None, outlier_quantile=None):
         probs = model_outputs["cluster_probs"][0].float()
         id2label = self.model.config.id2label
         k = top_k or 1
@@ -111,4 +155,15 @@ class TextClusteringPipeline(Pipeline):
             {"cluster": int(c), "label": id2label.get(int(c), f"cluster_{int(c)}"), "score": float(s)}
             for s, c in zip(scores, clusters)
         ]
-        return results if top_k is not None else results[0]
+        if top_k is not None:
+            return results
+        result = results[0]
+        confidence = model_outputs.get("confidence")
+        result["confidence"] = None if confidence is None else float(confidence[0])
+        if outlier_quantile is not None:
+            threshold = self.model.calibration.thresholds(outlier_quantile)[result["cluster"]]
+            if float(model_outputs["distance"][0]) > float(threshold):
+                result = {"cluster": -1, "label": "outlier", "score": result["score"],
+                          "confidence": result["confidence"], "nearest_cluster": result["cluster"],
+                          "nearest_label": result["label"]}
+        return result

@@ -255,11 +255,13 @@ def train_clusterer(
         logger.warning(f"Resuming from {last_checkpoint}.")
     start = time.perf_counter()
     trainer.train(resume_from_checkpoint=last_checkpoint)
-    train_seconds = time.perf_counter() - start
+    train_seconds = time.perf_counter() - start - trainer.calibration_seconds
     metrics = {"train_seconds": round(train_seconds, 2)}
+    if trainer.calibration_seconds:
+        metrics["calibration_seconds"] = round(trainer.calibration_seconds, 2)
     if evaluate:
         metrics.update(trainer.evaluate())
-    if save:
+    if save and trainer.is_world_process_zero():  # under several processes, the main one writes
         model.save_pretrained(output_dir)
         run_info = {
             "method": method,

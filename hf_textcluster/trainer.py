@@ -8,6 +8,7 @@ import json
 import math
 import os
 import time
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -20,6 +21,7 @@ from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR, get_last_checkpoin
 from transformers.utils import logging
 
 from .data.validation import check_num_clusters
+from .kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
 from .metrics import load_clustering_metric
 from .modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
 from .precision import autocast_dtype, cpu_capability, native_bf16
@@ -37,6 +39,11 @@ class ClusteringTrainingArguments(TrainingArguments):
         metadata={"help": "Learning rate of the heads and centroids (default: 100 x learning_rate, as in SCCL)."},
     )
     kmeans_n_init: int = field(default=10, metadata={"help": "k-means restarts (initialisation and evaluation)."})
+    kmeans_max_samples: int | None = field(
+        default=DEFAULT_KMEANS_MAX_SAMPLES,
+        metadata={"help": "k-means centres are fitted on a seeded sample of at most this many texts, then every text "
+                  "is assigned to its nearest centre (bounded time on large corpora; None: all texts)."},
+    )
     eval_kmeans: bool = field(
         default=True, metadata={"help": "Also evaluate k-means on the learned embeddings (the SCCL paper's protocol)."}
     )
@@ -61,6 +68,11 @@ class ClusteringTrainingArguments(TrainingArguments):
     health_sample_size: int = field(
         default=1000, metadata={"help": "How many training texts (a seeded sample) the cluster checks predict."}
     )
+    calibration_sample_size: int = field(
+        default=10_000,
+        metadata={"help": "At the end of training, calibrate the model's confidence and outlier distances on a seeded "
+                  "sample of this many training texts (one encoding pass; see `model.calibrate`). 0: do not."},
+    )
     early_stopping_tol: float | None = field(
         default=None,
         metadata={"help": "Stop when fewer than this share of the checked texts changed cluster since the previous "
@@ -82,6 +94,10 @@ class ClusteringTrainingArguments(TrainingArguments):
             raise ValueError(f"`health_check_steps` must be a whole number >= 0 (0: no checks), got {self.health_check_steps!r}.")
         if not isinstance(self.health_sample_size, int) or self.health_sample_size < 2:
             raise ValueError(f"`health_sample_size` must be an integer >= 2, got {self.health_sample_size!r}.")
+        if isinstance(self.calibration_sample_size, bool) or not isinstance(self.calibration_sample_size, int) \
+                or self.calibration_sample_size < 0 or self.calibration_sample_size == 1:
+            raise ValueError("`calibration_sample_size` must be 0 (no calibration) or an integer >= 2, got "
+                             f"{self.calibration_sample_size!r}.")
         if self.early_stopping_tol is not None and not 0 < self.early_stopping_tol < 1:
             raise ValueError(f"`early_stopping_tol` must be in (0, 1) (a share of texts), got {self.early_stopping_tol!r}.")
         super().__post_init__()
@@ -187,7 +203,7 @@ class _CheckpointArraysCallback(TrainerCallback):
     def on_save(self, args, state, control, **kwargs):
         trainer = self._trainer()
         folder = os.path.join(args.output_dir, f"{PREFIX_CHECKPOINT_DIR}-{state.global_step}")
-        if trainer is None or not os.path.isdir(folder):
+        if trainer is None or not state.is_world_process_zero or not os.path.isdir(folder):
             return
         for name, array in trainer.checkpoint_arrays().items():
             path = os.path.join(folder, f"{CHECKPOINT_ARRAY_PREFIX}{name}.npy")
@@ -358,6 +374,8 @@ class ClusteringTrainer(Trainer):
     def encode_batch_size(self) -> int:
         return getattr(self.args, "encode_batch_size", DEFAULT_ENCODE_BATCH_SIZE)
 
+    calibration_seconds: float = 0.0  # the end-of-training calibration's share of `train()`'s time
+
     # ----- loss bookkeeping ----------------------------------------------------------------------------------
     def record_loss_terms(self, **terms: torch.Tensor) -> None:
         if self.model.training:
@@ -479,13 +497,13 @@ class ClusteringTrainer(Trainer):
         return dataset.add_column("index", list(range(len(dataset))))
 
     def embed_train_texts(self) -> np.ndarray:
-        """The pooled embeddings of every training text (one inference pass, dropout off)."""
-        return self.model.embed(
+        """The pooled embeddings of every training text (one inference pass, dropout off; on the main process)."""
+        return self.share_from_main(lambda: self.model.embed(
             self.train_dataset["text"],
             batch_size=self.encode_batch_size,
             show_progress_bar=not self.args.disable_tqdm,
             precision=self.precision,
-        )
+        ))
 
     # ----- optimisation --------------------------------------------------------------------------------------
     def create_optimizer(self, model=None):
@@ -511,6 +529,12 @@ class ClusteringTrainer(Trainer):
         return name.startswith("encoder.")
 
     # ----- cluster initialisation ----------------------------------------------------------------------------
+    def kmeans(self, features: np.ndarray):
+        """k-means (seeded, the run's restarts and sample size) on one row per training text: a fitted ``KMeans``."""
+        return self.share_from_main(lambda: fit_kmeans(
+            features, self.model.config.num_clusters, n_init=getattr(self.args, "kmeans_n_init", 10),
+            random_state=self.args.seed, max_samples=getattr(self.args, "kmeans_max_samples", DEFAULT_KMEANS_MAX_SAMPLES)))
+
     def initialize_clusters(self, embeddings: np.ndarray | None = None) -> None:
         """k-means on the embeddings of the training texts; the model's cluster head starts from its centres (for
         methods whose head has ``init_from_kmeans``; others fit their head in their own trainer).
@@ -520,19 +544,24 @@ class ClusteringTrainer(Trainer):
             return
         if self.train_dataset is None:
             raise ValueError("Pass a `train_dataset`: its texts initialise the clusters.")
-        texts = self.train_dataset["text"]
-        check_num_clusters(self.model.config.num_clusters, len(texts))  # before the encoding pass, not after
+        check_num_clusters(self.model.config.num_clusters, len(self.train_dataset))  # before the encoding pass
         start = time.perf_counter()
+        embeddings = self.embed_train_texts() if embeddings is None else embeddings
+
+        def fit():
+            labels = self.model.initialize_clusters(
+                embeddings=embeddings,
+                random_state=self.args.seed,
+                n_init=getattr(self.args, "kmeans_n_init", 10),
+                max_samples=getattr(self.args, "kmeans_max_samples", DEFAULT_KMEANS_MAX_SAMPLES),
+            )
+            return labels, self.model.cluster_head.state_dict()
+
         # Kept so that callers can score plain k-means on the same encoder, measured in the same run.
-        self.initial_kmeans_labels = self.model.initialize_clusters(
-            texts if embeddings is None else None,
-            embeddings=embeddings,
-            random_state=self.args.seed,
-            n_init=getattr(self.args, "kmeans_n_init", 10),
-            batch_size=self.encode_batch_size,
-            show_progress_bar=not self.args.disable_tqdm,
-            precision=self.precision,
-        )
+        self.initial_kmeans_labels, head_state = self.share_from_main(fit)
+        if not self.accelerator.is_main_process:
+            self.model.cluster_head.load_state_dict(head_state)
+            self.model.config.centroids_initialized = True
         logger.info(f"Initialised {self.model.config.num_clusters} clusters by k-means in {time.perf_counter() - start:.1f}s.")
 
     def autocast_smart_context_manager(self, cache_enabled: bool | None = True):
@@ -543,8 +572,90 @@ class ClusteringTrainer(Trainer):
             return contextlib.nullcontext()
         return torch.autocast(self.args.device.type, dtype=dtype, cache_enabled=cache_enabled)
 
+    # ----- several processes (accelerate launch / torchrun) -------------------------------------------------------
+    @property
+    def num_processes(self) -> int:
+        return self.accelerator.num_processes
+
+    def gather(self, *tensors: torch.Tensor):
+        """The global batch: each tensor (one row per text) concatenated over the processes in rank order; the tensor
+        itself in a single process. A tensor that needs gradients goes through ``torch.distributed.nn``'s all-gather,
+        whose backward sums what every process computes for this process's rows: when every process computes the
+        same global loss from the gathered rows, the averaged gradient is the single-process one."""
+        if self.num_processes == 1:
+            return tensors[0] if len(tensors) == 1 else tensors
+        import torch.distributed as dist
+        from torch.distributed.nn.functional import all_gather
+
+        gathered = []
+        for tensor in tensors:
+            if tensor.requires_grad:
+                with warnings.catch_warnings():  # deprecated for a private API (torch 2.13); still the public one
+                    warnings.simplefilter("ignore", FutureWarning)
+                    parts = all_gather(tensor)
+            else:
+                parts = [torch.empty_like(tensor) for _ in range(self.num_processes)]
+                dist.all_gather(parts, tensor.contiguous())
+            gathered.append(torch.cat(list(parts)))
+        return gathered[0] if len(gathered) == 1 else tuple(gathered)
+
+    def global_mean(self, local_mean: torch.Tensor, count) -> torch.Tensor:
+        """A mean over the global batch's items from this process's mean over its ``count`` items (e.g. a per-token
+        loss over this process's tokens): every process sees the global mean, and the averaged gradient is the
+        single-process one. ``local_mean`` itself in a single process."""
+        if self.num_processes == 1:
+            return local_mean
+        import torch.distributed as dist
+
+        total = local_mean * count
+        stats = torch.stack([total.detach().float(), torch.as_tensor(count, dtype=torch.float32, device=total.device)])
+        dist.all_reduce(stats)
+        scaled = total * self.num_processes  # the gradient average divides by the number of processes
+        return (scaled - scaled.detach() + stats[0]) / stats[1].clamp_min(1)
+
+    def share_from_main(self, compute):
+        """``compute()`` on the main process only, its (picklable) result sent to the others: whole-corpus passes
+        (embeddings, k-means, word vectors) are computed once however many processes train."""
+        if self.num_processes == 1:
+            return compute()
+        from accelerate.utils import broadcast_object_list
+
+        box = [None]
+        if self.accelerator.is_main_process:
+            try:
+                box = [("ok", compute())]
+            except Exception as err:  # the others must not wait forever for a result that will not come
+                box = [("error", err)]
+                broadcast_object_list(box, from_process=0)
+                raise
+        broadcast_object_list(box, from_process=0)
+        status, value = box[0]
+        if status == "error":
+            raise RuntimeError(f"The main process failed computing a shared result: {value!r}")
+        return value
+
+    def _average_gradients(self) -> None:
+        """The mean of every process's gradients (one flat all-reduce). Done here rather than by DDP: the methods call
+        the model's parts (encode, heads, training modules) instead of its forward, which DDP's hooks rely on."""
+        import torch.distributed as dist
+
+        params = [p for _, p in [*self.model.named_parameters(), *self._training_module_parameters()]
+                  if p.grad is not None]
+        if not params:
+            return
+        flat = torch.cat([p.grad.reshape(-1).float() for p in params])
+        dist.all_reduce(flat)
+        flat /= self.num_processes
+        offset = 0
+        for p in params:
+            p.grad.copy_(flat[offset : offset + p.grad.numel()].view_as(p.grad))
+            offset += p.grad.numel()
+
     def training_step(self, model, inputs, num_items_in_batch=None):
-        loss = super().training_step(model, inputs, num_items_in_batch)
+        # The unwrapped model: see _average_gradients.
+        loss = super().training_step(self.accelerator.unwrap_model(model), inputs, num_items_in_batch)
+        if self.num_processes > 1:
+            self._average_gradients()
         if not torch.isfinite(loss).all():
             terms = {name: values[-1] for name, values in self._loss_terms.items() if values}
             raise FloatingPointError(
@@ -576,7 +687,30 @@ class ClusteringTrainer(Trainer):
                     f"Interrupted at step {self.state.global_step}: a checkpoint is saved in {self.args.output_dir}; "
                     "run the same command again to resume from it."
                 )
+        self.calibrate_model()
         return self._train_output
+
+    def calibrate_model(self) -> None:
+        """Calibrate the trained model's confidence and outlier distances on a seeded sample of
+        ``calibration_sample_size`` training texts (``model.calibrate``), so that every saved model carries them."""
+        size = getattr(self.args, "calibration_sample_size", 10_000)
+        if not size or self.train_dataset is None or not self.model.config.centroids_initialized:
+            return
+        start = time.perf_counter()
+
+        def fit():
+            self.model.calibrate(self.train_dataset["text"], sample_size=size, random_state=self.args.seed,
+                                 batch_size=self.encode_batch_size, show_progress_bar=False, precision=self.precision)
+            return self.model.calibration.state_dict(), self.model.config.num_calibration_texts
+
+        state, count = self.share_from_main(fit)  # once, on the main process
+        if not self.accelerator.is_main_process:
+            self.model.calibration.load_state_dict(state)
+            self.model.config.num_calibration_texts = count
+        # kept apart, so that training times stay comparable with runs from before calibration
+        self.calibration_seconds = time.perf_counter() - start
+        logger.info(f"Calibrated the confidence and outlier distances on {self.model.config.num_calibration_texts} "
+                    f"training texts in {self.calibration_seconds:.1f}s.")
 
     @contextlib.contextmanager
     def _signals_stop_training(self):
@@ -655,11 +789,10 @@ def evaluate_clusterer(
     random_state: int | None = 0,
     show_progress_bar: bool | None = None,
     precision: str | torch.dtype | None = "auto",
+    kmeans_max_samples: int | None = DEFAULT_KMEANS_MAX_SAMPLES,
 ) -> dict[str, float]:
     """Clustering quality of a clusterer on ``texts``: from its head (``acc``, ``nmi``, ...) and, with ``kmeans``,
     from k-means on its embeddings (``kmeans_acc``, ...). Without labels, only the number of used clusters."""
-    from sklearn.cluster import KMeans
-
     embeddings = model.embed(
         texts, batch_size=batch_size, show_progress_bar=show_progress_bar, precision=precision
     )
@@ -677,7 +810,8 @@ def evaluate_clusterer(
     scorer = load_clustering_metric()  # the package's `evaluate` metric: ACC / NMI / ARI / purity
     metrics.update(scorer.compute(predictions=head_pred, references=labels))
     if kmeans:
-        km = KMeans(n_clusters=model.config.num_clusters, n_init=n_init, random_state=random_state)
-        kmeans_scores = scorer.compute(predictions=km.fit_predict(embeddings), references=labels)
+        km = fit_kmeans(embeddings, model.config.num_clusters, n_init=n_init, random_state=random_state,
+                        max_samples=kmeans_max_samples)
+        kmeans_scores = scorer.compute(predictions=km.labels_, references=labels)
         metrics.update({f"kmeans_{key}": value for key, value in kmeans_scores.items()})
     return metrics

@@ -73,27 +73,20 @@ class AECLTrainer(ClusteringTrainer):
         self.add_callback(AECLStageCallback(self))
 
     # ----- pseudo-labels and the reference set --------------------------------------------------------------------
-    def _kmeans(self, embeddings: np.ndarray) -> np.ndarray:
-        from sklearn.cluster import KMeans
-
-        kmeans = KMeans(self.model.config.num_clusters, n_init=getattr(self.args, "kmeans_n_init", 10),
-                        random_state=self.args.seed)
-        return kmeans.fit_predict(embeddings)
-
     def initialize_clusters(self, embeddings: np.ndarray | None = None) -> None:
         """k-means on the initial embeddings V of the training texts (the authors' code does this before epoch 1):
         ``initial_kmeans_labels`` (plain k-means, measured in the same run), and stage 2's labels if it starts at
         step 0. AECL has no centroids to initialise."""
         if self.train_dataset is None:
             raise ValueError("Pass a `train_dataset`: AECL's pseudo-labels are computed over all its rows.")
-        self.initial_kmeans_labels = self._kmeans(self.embed_train_texts() if embeddings is None else embeddings)
+        self.initial_kmeans_labels = self.kmeans(self.embed_train_texts() if embeddings is None else embeddings).labels_
         if self.model.config.stage1_fraction == 0 and self.model.config.stage2_fraction > 0:  # stage 2 starts now
             self._set_kmeans_pseudo_labels(self.initial_kmeans_labels, step=0)
 
     def refresh_kmeans_pseudo_labels(self) -> None:
         """Stage 2's pseudo-labels: k-means (seeded) on the current encoder's embeddings V of all training texts."""
         start = time.perf_counter()
-        self._set_kmeans_pseudo_labels(self._kmeans(self.embed_train_texts()), step=self.state.global_step)
+        self._set_kmeans_pseudo_labels(self.kmeans(self.embed_train_texts()).labels_, step=self.state.global_step)
         logger.info(f"AECL stage 2: k-means pseudo-labels of {len(self.kmeans_pseudo_labels)} rows in "
                     f"{time.perf_counter() - start:.1f}s.")
 
@@ -136,7 +129,7 @@ class AECLTrainer(ClusteringTrainer):
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         config = model.config
         stage = self.stage(self.state.global_step)
-        v0, v1 = self.encode_views(model, inputs, ("", "aug1_"))
+        v0, v1 = self.gather(*self.encode_views(model, inputs, ("", "aug1_")))
         z0, z1 = model.cluster_features(v0), model.cluster_features(v1)
         (h0, s0), (h1, s1) = model.attention(z0), model.attention(z1)  # over the batch
         logits0, logits1 = model.cluster_head(h0).float(), model.cluster_head(h1).float()
@@ -153,7 +146,7 @@ class AECLTrainer(ClusteringTrainer):
                                      "train on a `datasets.Dataset` (the trainer adds the column).")
                 if self.kmeans_pseudo_labels is None:
                     raise RuntimeError("Stage 2 started without k-means pseudo-labels (the trainer computes them).")
-                labels = self.kmeans_pseudo_labels[inputs["index"].cpu()].to(p1.device)
+                labels = self.kmeans_pseudo_labels[self.gather(inputs["index"]).cpu()].to(p1.device)
             else:  # Eq. 4: the model's own confident predictions
                 confidence = p0.detach().max(dim=-1).values
                 labels = torch.where(confidence >= config.confidence_threshold, predicted, torch.full_like(predicted, -1))

@@ -24,6 +24,7 @@ import weakref
 
 import numpy as np
 import torch
+from safetensors.torch import save_file
 from transformers import TrainerCallback
 from transformers.utils import logging
 
@@ -71,7 +72,10 @@ def build_denoising_loss(model):
     hf_logging.set_verbosity_error()  # the decoder's cross-attention and LM head are new: no load report
     try:
         with tempfile.TemporaryDirectory() as folder:  # the loss builds its decoder from a checkpoint folder
-            model.encoder.save_pretrained(folder)
+            # written by hand: save_pretrained writes only on rank 0 of several processes, and every process needs it
+            model.encoder.config.save_pretrained(folder)
+            save_file({k: v.contiguous() for k, v in model.encoder.state_dict().items()},
+                      os.path.join(folder, "model.safetensors"), metadata={"format": "pt"})
             model.tokenizer.save_pretrained(folder)
             transformer = Transformer(folder, max_seq_length=model.config.max_length)
             transformer.model = model.encoder  # the encoder that trains is the clusterer's
@@ -160,19 +164,13 @@ class ClusterBERTTrainer(ClusteringTrainer):
         return starts
 
     # ----- targets ---------------------------------------------------------------------------------------------------
-    def _kmeans(self, embeddings: np.ndarray):
-        from sklearn.cluster import KMeans
-
-        return KMeans(self.model.config.num_clusters, n_init=getattr(self.args, "kmeans_n_init", 10),
-                      random_state=self.args.seed).fit(embeddings)
-
     def initialize_clusters(self, embeddings: np.ndarray | None = None) -> None:
         """k-means on the pretrained encoder's embeddings: ``initial_kmeans_labels`` (plain k-means, measured in the
         same run). The head is trained from stage 2 on; ClusterBERT has no centroids."""
         if self.train_dataset is None:
             raise ValueError("Pass a `train_dataset`: ClusterBERT's targets are computed over all its rows.")
         embeddings = self.embed_train_texts() if embeddings is None else embeddings
-        kmeans = self._kmeans(embeddings)
+        kmeans = self.kmeans(embeddings)
         self.initial_kmeans_labels = kmeans.labels_
         self._initial_kmeans = kmeans if self.model.config.stage1_fraction == 0 else None  # stage 2 starts on them
         self.record_stage_metrics(0, embeddings, kmeans_labels=kmeans.labels_)
@@ -183,9 +181,9 @@ class ClusterBERTTrainer(ClusteringTrainer):
         start, step = time.perf_counter(), self.state.global_step
         model, (first2, first3) = self.model, self.stage_bounds()
         kmeans = self._initial_kmeans if step == 0 else None  # no stage 1: the initial k-means is this round's
-        embeddings = None if kmeans is not None else self.embed_train_texts()
+        embeddings = None if kmeans is not None and stage == 2 else self.embed_train_texts()
         if stage == 2:
-            kmeans = kmeans or self._kmeans(embeddings)
+            kmeans = kmeans or self.kmeans(embeddings)
             labels, centers = kmeans.labels_, kmeans.cluster_centers_
             if step == first2 and step > 0:
                 self.record_stage_metrics(1, embeddings, kmeans_labels=labels)
@@ -251,7 +249,7 @@ class ClusterBERTTrainer(ClusteringTrainer):
         from sklearn.metrics import silhouette_score
 
         if kmeans_labels is None:
-            kmeans_labels = self._kmeans(embeddings).labels_
+            kmeans_labels = self.kmeans(embeddings).labels_
         entry = {"stage": stage, "step": self.state.global_step}
         entry.update({f"kmeans_{k}": v for k, v in clustering_scores(self.labels, kmeans_labels).items()
                       if k in ("acc", "nmi")})
@@ -282,16 +280,19 @@ class ClusterBERTTrainer(ClusteringTrainer):
         noised = delete_words(inputs["input_ids"], inputs["attention_mask"], inputs["word_ids"],
                               config.deletion_ratio, self.processing_class.pad_token_id)
         self.reconstruction.decoder.train(model.training)
-        terms = {"reconstruction": self.reconstruction([noised, clean], None)}  # Eq. 1; z̃ kept by the hook
+        reconstruction = self.reconstruction([noised, clean], None)  # Eq. 1; z̃ kept by the hook
+        # TSDAE's mean is over the decoder's target tokens (the clean ids after the first, without padding)
+        targets = (clean["input_ids"][:, 1:] != self.processing_class.pad_token_id).sum()
+        terms = {"reconstruction": self.global_mean(reconstruction, targets)}
         loss = terms["reconstruction"]
-        noised_embedding = self._noised_embedding
+        noised_embedding = self.gather(self._noised_embedding)
         if stage >= 2:
             if self.targets is None:
                 raise RuntimeError(f"Stage {stage} started without targets Q (the trainer computes them).")
             if "index" not in inputs:
                 raise ValueError("ClusterBERT batches need the rows' 'index' (to look up their targets); train on a "
                                  "`datasets.Dataset` (the trainer adds the column).")
-            targets = self.targets[inputs["index"].cpu()].to(noised_embedding.device)
+            targets = self.targets[self.gather(inputs["index"]).cpu()].to(noised_embedding.device)
             if targets.ndim == 1:  # k-means clusters: one-hot Q
                 targets = torch.nn.functional.one_hot(targets, config.num_clusters).float()
             log_probs = torch.log_softmax(model.cluster_head(noised_embedding).float(), dim=-1)

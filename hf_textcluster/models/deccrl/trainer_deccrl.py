@@ -115,7 +115,8 @@ class DECCRLTrainer(ClusteringTrainer):
             return
         texts = list(self.train_dataset["text"])
         vocabulary = fit_vocabulary(texts, self.model.config.max_vocabulary_size)
-        rho = train_word_embeddings(texts, vocabulary, 2 * self.model.config.latent_dim, seed=self.args.seed)
+        rho = self.share_from_main(
+            lambda: train_word_embeddings(texts, vocabulary, 2 * self.model.config.latent_dim, seed=self.args.seed))
         self.model.set_vocabulary(vocabulary, rho)
         logger.info(f"DEC-CRL vocabulary: {len(vocabulary)} words; Word2Vec embeddings of size {rho.shape[1]}.")
 
@@ -150,7 +151,7 @@ class DECCRLTrainer(ClusteringTrainer):
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         config = model.config
-        original, view1, view2 = self.encode_views(model, inputs, ("", "aug1_", "aug2_"))
+        original, view1, view2 = self.gather(*self.encode_views(model, inputs, ("", "aug1_", "aug2_")))
         h, h1, h2 = model.cluster_features(original), model.cluster_features(view1), model.cluster_features(view2)
         terms = {"cross_view_cl": cross_view_contrastive_loss(
             model.contrast_features(h1), model.contrast_features(h2), temperature=config.temperature)}
@@ -158,7 +159,7 @@ class DECCRLTrainer(ClusteringTrainer):
         terms["cluster_kl"] = dec_kl_loss(dec_target_distribution(o), o)  # Eq. 7-9
         loss = terms["cross_view_cl"] + config.cluster_loss_weight * terms["cluster_kl"]
         if config.reconstruction_loss_weight > 0 and config.has_topic_model:  # λ_r = 0: the paper's "w/o CRL"
-            terms["etm_reconstruction"], terms["etm_kl"] = self.reconstruction_terms(model, inputs["bow"], o)
+            terms["etm_reconstruction"], terms["etm_kl"] = self.reconstruction_terms(model, self.gather(inputs["bow"]), o)
             loss = loss + config.reconstruction_loss_weight * (terms["etm_reconstruction"] + terms["etm_kl"])
         elif config.reconstruction_loss_weight > 0:  # "w/o CRL w LSR"
             terms["lsr_reconstruction"] = latent_reconstruction_loss(h, model.latent_autoencoder(h))

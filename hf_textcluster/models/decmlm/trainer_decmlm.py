@@ -245,7 +245,7 @@ class DECMLMTrainer(ClusteringTrainer):
             )
         if self.targets is None:
             raise RuntimeError("The DEC targets were never computed: call `trainer.refresh_targets()` (train() does).")
-        p = self.targets[inputs["index"].to(self.targets.device)].to(model.device)
+        p = self.targets[self.gather(inputs["index"]).to(self.targets.device)].to(model.device)
         attention_mask = inputs["attention_mask"]
         token_type_ids = inputs.get("token_type_ids")
         terms = {}
@@ -257,9 +257,10 @@ class DECMLMTrainer(ClusteringTrainer):
             embeddings, logits, labels = model.encode_masked(
                 inputs["mlm_input_ids"], attention_mask, inputs["mlm_labels"], token_type_ids
             )
-            terms["mlm"] = masked_lm_loss(logits, labels)
+            terms["mlm"] = self.global_mean(masked_lm_loss(logits, labels), (labels != IGNORE_INDEX).sum())
         else:  # the "w/o masked LM loss" ablation: unmasked inputs, no MLM head
             embeddings = model.encode(inputs["input_ids"], attention_mask, token_type_ids)
+        embeddings = self.gather(embeddings)
         q = model.cluster_probabilities(embeddings)
         terms["cluster_kl"] = dec_kl_loss(p, q)
         loss = config.cluster_loss_weight * terms["cluster_kl"]

@@ -19,7 +19,7 @@ class SCCLTrainer(ClusteringTrainer):
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         config = model.config
-        original, view1, view2 = self.encode_views(model, inputs, ("", "aug1_", "aug2_"))
+        original, view1, view2 = self.gather(*self.encode_views(model, inputs, ("", "aug1_", "aug2_")))
         contrastive = instance_contrastive_loss(
             model.contrast_features(view1), model.contrast_features(view2), temperature=config.temperature
         )

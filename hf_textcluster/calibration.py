@@ -1,0 +1,128 @@
+"""Calibration of a clusterer on its training texts: a confidence that means something, and outlier distances.
+
+A method's soft assignment q (``score``) is often nearly flat (a Student's t kernel on sentence embeddings gives the
+chosen cluster 0.22 where uniform is 0.17), so it says little on its own. Calibration records, on a sample of the
+training texts, two method-agnostic distributions, stored as buffers of the model (they travel in
+``model.safetensors``):
+
+- **confidence**: the margin of a text's assignment (top-1 minus top-2 probability of q), ranked against the margins of
+  the calibration texts. ``confidence = 0.8`` means "assigned more clearly than 80% of the training texts".
+- **outliers**: each cluster's centre (the mean direction of the L2-normalised pooled embeddings of the calibration
+  texts assigned to it) and the distribution of its members' cosine distances to it. A text farther from its
+  cluster's centre than that cluster's ``outlier_quantile`` (e.g. 0.99) of its members is an outlier.
+
+Both distributions are kept as quantiles at ``QUANTILE_LEVELS`` evenly spaced levels (0, 0.01, ..., 1).
+
+Part of the inference code that every pushed repository carries (see :mod:`hf_textcluster.hub`): imports only torch.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+QUANTILE_LEVELS = 101
+# A cluster with fewer calibration members than this has too few distances for its own tail: its outlier threshold
+# comes from the distances of all calibration texts to their own clusters' centres (pooled) instead.
+MIN_CLUSTER_SIZE = 20
+DEFAULT_OUTLIER_QUANTILE = 0.99
+
+
+def check_outlier_quantile(value, argument_name: str = "outlier_quantile") -> float:
+    """``value`` as a float in (0, 1], or a clear error."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+        raise ValueError(
+            f"`{argument_name}` must be a number in (0, 1] (the share of a cluster's training texts that are not "
+            f"outliers, e.g. 0.99), got {value!r}."
+        )
+    return float(value)
+
+
+def assignment_margins(probs: torch.Tensor) -> torch.Tensor:
+    """Top-1 minus top-2 probability of each row of a soft assignment (batch x K)."""
+    top2 = probs.float().topk(2, dim=-1).values
+    return top2[..., 0] - top2[..., 1]
+
+
+def quantile_rank(values: torch.Tensor, quantiles: torch.Tensor) -> torch.Tensor:
+    """The share (in [0, 1]) of a distribution that is <= each of ``values``, from its quantiles at evenly spaced
+    levels (linear between levels; 0 below the smallest, 1 from the largest on; ties count as <=)."""
+    quantiles = quantiles.to(values.device, torch.float32)
+    values = values.float()
+    steps = quantiles.shape[-1] - 1
+    above = torch.searchsorted(quantiles, values.contiguous(), right=True)  # how many quantiles are <= the value
+    low = (above - 1).clamp(0, steps)
+    high = above.clamp(max=steps)
+    span = quantiles[high] - quantiles[low]
+    fraction = torch.where(span > 0, (values - quantiles[low]) / span.clamp_min(1e-12), torch.zeros_like(values))
+    rank = (low.float() + fraction.clamp(0, 1)) / steps
+    return torch.where(above == 0, torch.zeros_like(rank), torch.where(above > steps, torch.ones_like(rank), rank))
+
+
+def quantile_at(quantiles: torch.Tensor, level: float) -> torch.Tensor:
+    """The value at ``level`` (in [0, 1]) of distributions given by their quantiles (..., L) at evenly spaced levels."""
+    steps = quantiles.shape[-1] - 1
+    position = round(level * steps, 9)  # 0.99 * 100 must be exactly level 99
+    low = min(int(position), steps - 1)
+    fraction = position - low
+    return quantiles[..., low] + fraction * (quantiles[..., low + 1] - quantiles[..., low])
+
+
+class ClusterCalibration(nn.Module):
+    """The calibration of a clusterer (see the module docstring): buffers only, zero until ``fit``.
+
+    Buffers: ``margin_quantiles`` (L), ``centres`` (K x d, unit vectors), ``distance_quantiles`` (K x L, cosine
+    distances of each cluster's members to its centre), ``cluster_sizes`` (K, calibration texts per cluster).
+    """
+
+    def __init__(self, num_clusters: int, embedding_dim: int):
+        super().__init__()
+        self.register_buffer("margin_quantiles", torch.zeros(QUANTILE_LEVELS))
+        self.register_buffer("centres", torch.zeros(num_clusters, embedding_dim))
+        self.register_buffer("distance_quantiles", torch.zeros(num_clusters, QUANTILE_LEVELS))
+        self.register_buffer("cluster_sizes", torch.zeros(num_clusters))
+
+    def reset_own_parameters(self) -> None:
+        for buffer in self.buffers():
+            nn.init.zeros_(buffer)
+
+    @torch.no_grad()
+    def fit(self, embeddings: torch.Tensor, probs: torch.Tensor) -> None:
+        """Calibrate on the pooled embeddings (N x d) and soft assignments (N x K) of the calibration texts."""
+        num_clusters = self.centres.shape[0]
+        if probs.ndim != 2 or probs.shape[1] != num_clusters or embeddings.shape != (probs.shape[0], self.centres.shape[1]):
+            raise ValueError(f"Calibration needs N x {self.centres.shape[1]} embeddings and N x {num_clusters} "
+                             f"probabilities, got {tuple(embeddings.shape)} and {tuple(probs.shape)}.")
+        levels = torch.linspace(0, 1, QUANTILE_LEVELS, dtype=torch.float64)
+        probs = probs.double().cpu()
+        self.margin_quantiles.copy_(torch.quantile(assignment_margins(probs).double(), levels))
+        clusters = probs.argmax(dim=-1)
+        sizes = torch.bincount(clusters, minlength=num_clusters)
+        weights = nn.functional.one_hot(clusters, num_clusters).double()
+        # A cluster no calibration text falls in still needs a centre: the probability-weighted mean of all texts.
+        empty = sizes == 0
+        weights[:, empty] = probs[:, empty]
+        unit = nn.functional.normalize(embeddings.double().cpu(), dim=-1)
+        centres = nn.functional.normalize(weights.T @ unit, dim=-1)
+        distances = 1 - (unit * centres[clusters]).sum(dim=-1)
+        pooled = torch.quantile(distances, levels)
+        per_cluster = torch.stack([
+            torch.quantile(distances[clusters == k], levels) if sizes[k] >= MIN_CLUSTER_SIZE else pooled
+            for k in range(num_clusters)
+        ])
+        self.centres.copy_(centres)
+        self.distance_quantiles.copy_(per_cluster)
+        self.cluster_sizes.copy_(sizes)
+
+    def confidence(self, probs: torch.Tensor) -> torch.Tensor:
+        """Per row of ``probs``: the share of calibration texts whose margin is <= this row's margin."""
+        return quantile_rank(assignment_margins(probs), self.margin_quantiles)
+
+    def distance(self, embeddings: torch.Tensor, clusters: torch.Tensor) -> torch.Tensor:
+        """Cosine distance of each pooled embedding to the centre of its cluster."""
+        unit = nn.functional.normalize(embeddings.float(), dim=-1)
+        return 1 - (unit * self.centres.to(unit.device, torch.float32)[clusters]).sum(dim=-1)
+
+    def thresholds(self, outlier_quantile: float) -> torch.Tensor:
+        """Per cluster (K), the distance beyond which a text is an outlier: the ``outlier_quantile`` of its members'."""
+        return quantile_at(self.distance_quantiles.float(), outlier_quantile)

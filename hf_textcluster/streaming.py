@@ -1,0 +1,268 @@
+"""Clustering inputs too large to hold: read in chunks, predict each chunk, write the results as they come.
+
+``predict_iter(clusterer, source)`` yields ``(text, result)`` for every text of a file (txt / csv / tsv / jsonl /
+parquet), a ``datasets.Dataset`` or any iterable of strings, holding one chunk at a time. ``predict_file`` writes
+them as JSON lines and can be stopped and restarted: a small progress file beside the output records how many
+texts are done and how many bytes of the output hold them, so a restart truncates a half-written chunk and
+continues after the last complete one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from transformers.utils import logging
+
+from .data.loading import TEXT_FILE_SUFFIXES, load_text_file
+
+logger = logging.get_logger(__name__)
+
+DEFAULT_CHUNK_SIZE = 10_000
+PROGRESS_SUFFIX = ".progress.json"
+
+
+def _check_chunk(texts: list, start: int, source: str) -> list[str]:
+    """Every text a non-blank string; an error names the row in the whole input (0-based), not in the chunk."""
+    for offset, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise TypeError(f"Row {start + offset} of {source} is {type(text).__name__} ({text!r}), not a string. "
+                            "Every row needs a text.")
+        if not text.strip():
+            raise ValueError(f"Row {start + offset} of {source} is blank. Every row needs a text (every output line "
+                             "answers one input row); remove blank rows first (e.g. `grep -v '^\\s*$' in > out`).")
+    return texts
+
+
+def _chunks_of(items: Iterable, size: int) -> Iterator[list]:
+    iterator = iter(items)
+    while chunk := list(itertools.islice(iterator, size)):
+        yield chunk
+
+
+def _file_chunks(path: Path, text_column: str, size: int) -> tuple[Iterator[list], int | None]:
+    suffix = path.suffix.lower()
+    if suffix == ".txt":
+        def lines():
+            # split on "\n" only, as load_text_file does (not on "\r", form feeds, ...)
+            with open(path, encoding="utf-8-sig", newline="\n") as handle:
+                for line in handle:
+                    yield line.rstrip("\n").removesuffix("\r")
+        return _chunks_of(lines(), size), None
+    if suffix in (".csv", ".tsv"):
+        import pandas as pd
+
+        options = dict(sep="\t" if suffix == ".tsv" else ",", dtype=str, keep_default_na=False, na_filter=False,
+                       encoding="utf-8")
+        columns = [str(c) for c in pd.read_csv(path, nrows=0, **options).columns]
+        if text_column not in columns:
+            raise ValueError(f"{path} has no column {text_column!r}. Available columns: {columns}. "
+                             "Pass text_column= (--text-column) one of them.")
+        frames = pd.read_csv(path, usecols=[text_column], chunksize=size, **options)
+        return (frame[text_column].tolist() for frame in frames), None
+    if suffix == ".jsonl" or (suffix == ".json" and not _starts_with_array(path)):
+        def rows():
+            with open(path, encoding="utf-8-sig") as handle:
+                for number, line in enumerate(handle):
+                    if not line.strip():
+                        continue
+                    record = json.loads(line)
+                    if not isinstance(record, dict) or text_column not in record:
+                        keys = sorted(record) if isinstance(record, dict) else type(record).__name__
+                        raise ValueError(f"Line {number + 1} of {path} has no field {text_column!r} (it has {keys}). "
+                                         "Pass text_column= (--text-column) the field holding the texts.")
+                    yield record[text_column]
+        return _chunks_of(rows(), size), None
+    if suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        parquet = pq.ParquetFile(path)
+        if text_column not in parquet.schema_arrow.names:
+            raise ValueError(f"{path} has no column {text_column!r}. Available columns: {parquet.schema_arrow.names}. "
+                             "Pass text_column= (--text-column) one of them.")
+        batches = parquet.iter_batches(batch_size=size, columns=[text_column])
+        return (batch.column(0).to_pylist() for batch in batches), parquet.metadata.num_rows
+    if suffix == ".json":  # a JSON array cannot be read piecewise: it is loaded whole
+        texts = load_text_file(path, text_column=text_column)["text"]
+        return _chunks_of(texts, size), len(texts)
+    raise ValueError(f"Unsupported file type {path.suffix!r} for {path}; use one of {', '.join(TEXT_FILE_SUFFIXES)}.")
+
+
+def _starts_with_array(path: Path) -> bool:
+    with open(path, encoding="utf-8-sig") as handle:
+        return handle.read(4096).lstrip().startswith("[")
+
+
+def text_chunks(source, text_column: str = "text", chunk_size: int = DEFAULT_CHUNK_SIZE) -> tuple[Iterator[list[str]], int | None]:
+    """``(chunks, total)``: lists of at most ``chunk_size`` texts read lazily from ``source`` (a file path, a
+    ``datasets.Dataset`` whose ``text_column`` holds the texts, or an iterable of strings), and the number of texts
+    when it is known without reading them (None otherwise)."""
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+        raise ValueError(f"`chunk_size` must be a positive integer, got {chunk_size!r}.")
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if not path.is_file():
+            raise FileNotFoundError(f"Text file not found: {path.resolve()}. Pass the path of an existing file.")
+        chunks, total = _file_chunks(path, text_column, chunk_size)
+        name = str(path)
+    elif hasattr(source, "column_names") and hasattr(source, "select"):  # a datasets.Dataset, sliced chunk by chunk
+        if text_column not in source.column_names:
+            raise ValueError(f"The dataset has no column {text_column!r}. Available columns: {source.column_names}. "
+                             "Pass text_column= one of them.")
+        chunks = (source[start : start + chunk_size][text_column] for start in range(0, len(source), chunk_size))
+        total, name = len(source), f"the dataset's column {text_column!r}"
+    elif isinstance(source, Iterable) and not isinstance(source, bytes):
+        chunks = _chunks_of(source, chunk_size)
+        total, name = (len(source) if hasattr(source, "__len__") else None), "the texts"
+    else:
+        raise TypeError(f"`source` must be a file path, a datasets.Dataset or an iterable of strings, got "
+                        f"{type(source).__name__}.")
+
+    def checked():
+        start = 0
+        for chunk in chunks:
+            yield _check_chunk(chunk, start, name)
+            start += len(chunk)
+
+    return checked(), total
+
+
+def _as_pipeline(clusterer):
+    if hasattr(clusterer, "cluster_probabilities"):  # a model: the pipeline formats its results
+        from transformers import pipeline
+
+        return pipeline("text-clustering", model=clusterer, tokenizer=clusterer.tokenizer, device=clusterer.device)
+    return clusterer
+
+
+def predict_iter(clusterer, source, text_column: str = "text", chunk_size: int = DEFAULT_CHUNK_SIZE,
+                 skip: int = 0, **call_kwargs) -> Iterator[tuple[str, dict | list]]:
+    """``(text, result)`` for every text of ``source``, in order, holding one chunk of ``chunk_size`` texts at a
+    time. ``clusterer``: a text-clustering pipeline or an hf_textcluster model; ``call_kwargs`` go to the pipeline
+    (``batch_size``, ``top_k``, ...), and results are what it returns. ``skip``: texts to pass over first."""
+    chunks, _ = text_chunks(source, text_column, chunk_size)
+    for chunk, results in _predicted_chunks(_as_pipeline(clusterer), chunks, skip, call_kwargs):
+        yield from zip(chunk, results)
+
+
+def _predicted_chunks(clusterer, chunks: Iterator[list[str]], skip: int, call_kwargs: dict):
+    """``(texts, results)`` per chunk, after passing over the first ``skip`` texts."""
+    for chunk in chunks:
+        if skip >= len(chunk):
+            skip -= len(chunk)
+            continue
+        chunk, skip = chunk[skip:], 0
+        yield chunk, clusterer(chunk, **call_kwargs)
+
+
+def _source_identity(source, text_column: str, call_kwargs: dict, model_name: str) -> dict:
+    """What a restart must find unchanged to continue a half-written output."""
+    if isinstance(source, (str, os.PathLike)):
+        stat = os.stat(source)
+        what = {"path": os.path.abspath(source), "bytes": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+    elif hasattr(source, "_fingerprint"):
+        what = {"dataset_fingerprint": source._fingerprint, "rows": len(source)}
+    else:
+        what = {"iterable": type(source).__name__}  # nothing to check: the caller vouches that it is the same
+    options = json.dumps(call_kwargs, sort_keys=True, default=str)
+    return {"input": what, "text_column": text_column, "model": model_name,
+            "options_sha1": hashlib.sha1(options.encode()).hexdigest()}
+
+
+def _write_json_atomic(path: Path, payload: dict) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(payload, indent=1), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def check_output(source, output: str | os.PathLike) -> Path:
+    """``output`` as a Path, once it is known that writing it cannot replace the input or fail for a missing folder
+    (checked before any work: a wrong output must not cost a whole prediction pass)."""
+    output = Path(output)
+    if isinstance(source, (str, os.PathLike)) and output.resolve() == Path(source).resolve():
+        raise ValueError(f"`output` {output} is the input file: it would replace your texts. Write elsewhere.")
+    if not output.parent.is_dir():
+        raise FileNotFoundError(f"`output` {output}: the folder {output.parent} does not exist; create it first.")
+    return output
+
+
+def predict_file(clusterer, source, output: str | os.PathLike | None = None, text_column: str = "text",
+                 chunk_size: int = DEFAULT_CHUNK_SIZE, overwrite: bool = False,
+                 show_progress_bar: bool | None = None, **call_kwargs) -> dict:
+    """Cluster every text of ``source`` and write one JSON line per text (``{"text", "cluster", "label", "score",
+    ...}``, in input order) to ``output`` (None or ``"-"``: standard output), chunk by chunk: memory holds one chunk
+    whatever the input's size.
+
+    Resumable: while it runs, ``<output>.progress.json`` records the texts done; started again with the same
+    input, model and options, it continues after the last complete chunk (a chunk cut off by a crash is written
+    again). An output that exists without a progress file is a finished one: it is only replaced with
+    ``overwrite=True``, which also discards a half-written one.
+
+    Returns ``{"texts", "resumed_after", "seconds", "texts_per_second"}`` (the rate of this call's texts).
+    """
+    clusterer = _as_pipeline(clusterer)
+    if hasattr(clusterer, "_sanitize_parameters"):  # bad options fail now, not after the output is started
+        clusterer._sanitize_parameters(**call_kwargs)
+    to_stdout = output is None or str(output) == "-"
+    chunks, total = text_chunks(source, text_column, chunk_size)  # checks the input before any output is touched
+    done, handle, progress_path, identity = 0, sys.stdout, None, None
+    if not to_stdout:
+        output = check_output(source, output)
+        progress_path = output.with_name(output.name + PROGRESS_SUFFIX)
+        identity = _source_identity(source, text_column, call_kwargs,
+                                    str(getattr(clusterer.model.config, "name_or_path", "")))
+        if output.exists() and not overwrite:
+            if not progress_path.exists():
+                raise FileExistsError(f"{output} already exists (a finished prediction: it has no {progress_path.name}). "
+                                      "Pass overwrite=True (--overwrite) to replace it, or write elsewhere.")
+            progress = json.loads(progress_path.read_text(encoding="utf-8"))
+            if progress.get("identity") != identity:
+                raise ValueError(f"{output} is a half-written prediction of another input, model or options "
+                                 f"(see {progress_path}). Pass overwrite=True (--overwrite) to start again.")
+            done = int(progress["texts_done"])
+            with open(output, "r+b") as partial:  # drop a chunk that a crash cut off after the last record
+                partial.truncate(int(progress["output_bytes"]))
+            logger.warning(f"Resuming {output} after {done:,} texts.")
+        handle = open(output, "ab" if done else "wb")
+        if not done:
+            _write_json_atomic(progress_path, {"identity": identity, "texts_done": 0, "output_bytes": 0})
+    if show_progress_bar is None:
+        show_progress_bar = logging.get_verbosity() <= logging.INFO or not to_stdout
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=total, initial=done, unit=" texts", unit_scale=True, desc="Clustering",
+               disable=not show_progress_bar, file=sys.stderr)
+    start, count = time.perf_counter(), done
+    try:
+        for chunk, results in _predicted_chunks(clusterer, chunks, done, call_kwargs):
+            lines = "".join(json.dumps({"text": text, **(r if isinstance(r, dict) else {"top_k": r})},
+                                       ensure_ascii=False) + "\n" for text, r in zip(chunk, results))
+            count += len(chunk)
+            if to_stdout:
+                handle.write(lines)
+                handle.flush()
+            else:
+                handle.write(lines.encode("utf-8"))
+                handle.flush()
+                os.fsync(handle.fileno())  # the output holds the chunk before the progress file says so
+                _write_json_atomic(progress_path, {"identity": identity, "texts_done": count,
+                                                   "output_bytes": handle.tell()})
+            bar.update(len(chunk))
+    finally:
+        bar.close()
+        if not to_stdout:
+            handle.close()
+    if progress_path is not None:
+        progress_path.unlink()  # finished: the output is complete
+    seconds = time.perf_counter() - start
+    new = count - done
+    stats = {"texts": count, "resumed_after": done, "seconds": round(seconds, 2),
+             "texts_per_second": round(new / seconds, 1) if seconds > 0 else None}
+    logger.info(f"Clustered {new:,} texts in {seconds:.1f}s ({stats['texts_per_second']} texts/s).")
+    return stats
