@@ -640,10 +640,12 @@ def run_scale(args, store, run_id) -> None:
     if "predict" in args.parts:
         corpus = [t.replace("\n", " ") for name in BENCHMARKS_FOR_SCALE
                   for t in load_benchmark(name, data_dir=args.data_dir)["text"]]
+        # shuffled (seeded): every size gets the same mix of short titles and longer news texts
+        corpus = [corpus[i] for i in np.random.default_rng(0).permutation(len(corpus))]
         for n in args.sizes:
             if ("predict", n) in done:
                 continue
-            source = work / f"texts-{n}.txt"
+            source = work / f"mixed-texts-{n}.txt"
             if not source.exists():
                 with open(source, "w", encoding="utf-8") as handle:
                     for i in range(n):
@@ -709,7 +711,7 @@ def _render_scale(store: dict, rows: list[dict]) -> list[str]:
     if not rows:
         return []
     out = ["## Scale: 10k, 100k, 1M texts", "", *_run_header(store, rows), "",
-           "*predict*: `hf-textcluster predict` streaming a .txt of N short texts (the corpora's texts, cycled) in chunks",
+           "*predict*: `hf-textcluster predict` streaming a .txt of N short texts (six corpora's texts shuffled, cycled) in chunks",
            "of 10,000 to a JSON-lines file, in its own process (wall time includes loading the model; peak RSS of that",
            "process; *pass texts/s*: the CLI's own rate over the clustering pass, without start-up). *k-means*: the initialisation's k-means (K 20, 10 restarts) on N MiniLM embeddings (StackOverflow's,",
            "cycled, plus a little noise): centres fitted on a seeded sample of at most 100,000 rows, then every row",
