@@ -455,7 +455,7 @@ def leaderboard_table(
     rows, metric: str = "acc", variant: str = "", datasets: Sequence[str] | None = None
 ) -> tuple[list[str], dict[str, dict[str, list[float]]]]:
     """(corpora, {series: {corpus: [value per seed]}}) from ``docs/results.json`` rows: the baselines (section
-    ``baselines``), and per method of section ``method`` (runs of ``variant``, "" = the main runs) its head's
+    ``baselines``, and the BERTopic rows of section ``auto-k``), and per method of section ``method`` (runs of ``variant``, "" = the main runs) its head's
     ``metric`` and ``kmeans_<metric>`` (k-means on its trained embeddings)."""
     rows = _rows_of(rows)
     series: dict[str, dict[str, list[float]]] = {}
@@ -469,6 +469,12 @@ def leaderboard_table(
     for row in sorted(baselines, key=lambda r: ("bow-kmeans", "tfidf-kmeans", "embeddings-kmeans").index(r["method"])
                       if r.get("method") in ("bow-kmeans", "tfidf-kmeans", "embeddings-kmeans") else 9):
         add(row["method"], row["dataset"], row.get(metric))
+    # the BERTopic ways, measured with the auto-K benchmark on the same embeddings
+    for method, name in (("bertopic-kmeans", "BERTopic (UMAP -> k-means, true K)"),
+                         ("bertopic", "BERTopic default (UMAP -> HDBSCAN)")):
+        for row in rows:
+            if row.get("section") == "auto-k" and row.get("method") == method:
+                add(name, row["dataset"], row.get(metric))
     try:
         from .models import METHODS
 
