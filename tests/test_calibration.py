@@ -127,7 +127,10 @@ def test_round_trip_keeps_the_calibration(calibrated, calibrated_dir):
 def test_checkpoints_from_before_calibration_load_uncalibrated(method, toy_corpus, caplog, tmp_path):
     with caplog.at_level("WARNING"):
         model, info = AutoModel.from_pretrained(FIXTURES / method, output_loading_info=True)
-    assert not info["missing_keys"] and not any("calibration" in r.getMessage() for r in caplog.records)
+    # (transformers' tensor-parallel check lists every layer as "not sharded" when its logger level is WARNING, which
+    # earlier tests can leave set; that message is not about calibration)
+    assert not info["missing_keys"] and not any("calibration" in r.getMessage() and "not sharded" not in r.getMessage()
+                                                for r in caplog.records)
     assert not model.is_calibrated and not model.calibration.centres.any()
     with pytest.raises(ValueError, match=r"model\.calibrate\(texts\)"):
         model.predict_with_confidence(["a text"])
