@@ -83,8 +83,7 @@ class TextClusteringPipeline(Pipeline):
             if top_k is not None:
                 raise ValueError("`flag_outliers` decides about the best cluster only; it cannot be combined with "
                                  "`top_k` (call the pipeline once with each).")
-            if not getattr(self.model, "is_calibrated", False):
-                self.model._require_calibration("`flag_outliers`")
+            self.model._require_calibration("`flag_outliers`")
             # in postprocess, a quantile means "flag outliers at it"
             postprocess_params["outlier_quantile"] = check_outlier_quantile(
                 DEFAULT_OUTLIER_QUANTILE if outlier_quantile is None else outlier_quantile
@@ -97,7 +96,8 @@ class TextClusteringPipeline(Pipeline):
             return super().__call__([inputs], **kwargs)[0]
         if isinstance(inputs, (list, tuple)) or _is_text_column(inputs):
             texts = validate_texts(list(inputs), argument_name="inputs")
-            if set(kwargs) <= {"batch_size", "top_k", "flag_outliers", "outlier_quantile"} and getattr(self.model, "tokenizer", None) is self.tokenizer:
+            fast_options = {"batch_size", "top_k", "flag_outliers", "outlier_quantile"}
+            if set(kwargs) <= fast_options and getattr(self.model, "tokenizer", None) is self.tokenizer:
                 return self._cluster_list(texts, **kwargs)
             order = np.argsort([-len(t) for t in texts], kind="stable")
             results = super().__call__([texts[i] for i in order], **kwargs)

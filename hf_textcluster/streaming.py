@@ -20,7 +20,8 @@ from typing import Iterable, Iterator
 
 from transformers.utils import logging
 
-from .data.loading import TEXT_FILE_SUFFIXES, load_text_file
+from .data.corpora import CSV_READ_OPTIONS
+from .data.loading import TEXT_FILE_SUFFIXES, check_column, load_text_file
 
 logger = logging.get_logger(__name__)
 
@@ -58,12 +59,8 @@ def _file_chunks(path: Path, text_column: str, size: int) -> tuple[Iterator[list
     if suffix in (".csv", ".tsv"):
         import pandas as pd
 
-        options = dict(sep="\t" if suffix == ".tsv" else ",", dtype=str, keep_default_na=False, na_filter=False,
-                       encoding="utf-8")
-        columns = [str(c) for c in pd.read_csv(path, nrows=0, **options).columns]
-        if text_column not in columns:
-            raise ValueError(f"{path} has no column {text_column!r}. Available columns: {columns}. "
-                             "Pass text_column= (--text-column) one of them.")
+        options = dict(sep="\t" if suffix == ".tsv" else ",", **CSV_READ_OPTIONS)
+        check_column(path, text_column, [str(c) for c in pd.read_csv(path, nrows=0, **options).columns])
         frames = pd.read_csv(path, usecols=[text_column], chunksize=size, **options)
         return (frame[text_column].tolist() for frame in frames), None
     if suffix == ".jsonl" or (suffix == ".json" and not _starts_with_array(path)):
@@ -83,9 +80,7 @@ def _file_chunks(path: Path, text_column: str, size: int) -> tuple[Iterator[list
         import pyarrow.parquet as pq
 
         parquet = pq.ParquetFile(path)
-        if text_column not in parquet.schema_arrow.names:
-            raise ValueError(f"{path} has no column {text_column!r}. Available columns: {parquet.schema_arrow.names}. "
-                             "Pass text_column= (--text-column) one of them.")
+        check_column(path, text_column, parquet.schema_arrow.names)
         batches = parquet.iter_batches(batch_size=size, columns=[text_column])
         return (batch.column(0).to_pylist() for batch in batches), parquet.metadata.num_rows
     if suffix == ".json":  # a JSON array cannot be read piecewise: it is loaded whole
@@ -112,9 +107,7 @@ def text_chunks(source, text_column: str = "text", chunk_size: int = DEFAULT_CHU
         chunks, total = _file_chunks(path, text_column, chunk_size)
         name = str(path)
     elif hasattr(source, "column_names") and hasattr(source, "select"):  # a datasets.Dataset, sliced chunk by chunk
-        if text_column not in source.column_names:
-            raise ValueError(f"The dataset has no column {text_column!r}. Available columns: {source.column_names}. "
-                             "Pass text_column= one of them.")
+        check_column("The dataset", text_column, source.column_names)
         chunks = (source[start : start + chunk_size][text_column] for start in range(0, len(source), chunk_size))
         total, name = len(source), f"the dataset's column {text_column!r}"
     elif isinstance(source, Iterable) and not isinstance(source, bytes):

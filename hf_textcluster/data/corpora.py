@@ -283,11 +283,15 @@ def parse_raw(spec: CorpusSpec, paths: dict) -> list[tuple[str, str]]:
     raise ValueError(f"Unknown raw format {spec.raw_format!r}.")
 
 
+# every field a string, exactly as written (no NA conversion, no stripping)
+CSV_READ_OPTIONS = {"dtype": str, "keep_default_na": False, "na_filter": False, "encoding": "utf-8"}
+
+
 def read_csv_frame(path: str | os.PathLike, required: tuple[str, ...] = (), sep: str = ","):
     """Read a CSV file with every field as a string, exactly as written (no NA conversion, no stripping)."""
     import pandas as pd
 
-    frame = pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8")
+    frame = pd.read_csv(path, sep=sep, **CSV_READ_OPTIONS)
     missing = [column for column in required if column not in frame.columns]
     if missing:
         raise ValueError(f"{path} has no column(s) {missing}; its columns are {list(frame.columns)}.")

@@ -11,7 +11,7 @@ from .benchmark import DATA_DIR_ENV, ShortTextClusteringBenchmark
 from .corpora import read_csv_frame, read_lines, resolve_benchmark_name
 from .validation import validate_labels, validate_texts
 
-__all__ = ["load_benchmark", "load_texts", "load_text_file", "default_data_dir"]
+__all__ = ["load_benchmark", "load_texts", "load_text_file", "check_column", "default_data_dir"]
 
 TEXT_FILE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet", ".txt")
 
@@ -125,6 +125,13 @@ def _parse_table(path: Path):
     )
 
 
+def check_column(source, column: str, available: list, argument: str = "text_column") -> None:
+    """A clear error when ``source`` (a file, a dataset) has no ``column``: what it has, and which argument to set."""
+    if column not in available:
+        raise ValueError(f"{source} has no column {column!r}. Available columns: {list(available)}. "
+                         f"Pass {argument}= one of them.")
+
+
 def load_text_file(
     path: str | os.PathLike, text_column: str = "text", label_column: str | None = None
 ) -> datasets.Dataset:
@@ -151,10 +158,8 @@ def load_text_file(
     frame = _read_table(path)
     available = [str(column) for column in frame.columns]
     for argument, column in (("text_column", text_column), ("label_column", label_column)):
-        if column is not None and column not in frame.columns:
-            raise ValueError(
-                f"{path} has no column {column!r}. Available columns: {available}. Pass {argument}= one of them."
-            )
+        if column is not None:
+            check_column(path, column, available, argument)
     texts = validate_texts(frame[text_column].tolist(), f"column {text_column!r} of {path} (0-based rows)")
     labels = frame[label_column].tolist() if label_column is not None else None
     return load_texts(texts, labels)
