@@ -72,3 +72,27 @@ def test_auto_k_section_renders_its_table_only_when_it_has_rows(bench):
     assert "| `silhouette` | 1.00 | 1.00 | 0 of 1 | -10.0 | +1.0 | 40 |" in md  # 178 = 2 x 89
     assert "Lowest median log2 error among the criteria: `eigengap`" in md
     assert "## SCCL" in md  # the other sections are still there
+
+
+def test_another_encoder_has_its_own_section_and_stays_out_of_the_default_tables(bench):
+    assert bench._encoder_variant(None) == "" and bench._encoder_variant("sentence-transformers/all-MiniLM-L6-v2") == ""
+    assert bench._encoder_variant("sentence-transformers/all-mpnet-base-v2") == "all-mpnet-base-v2"
+    store = bench.load_store()
+    store["runs"]["e"] = {**RUN, "command": "bench.py baselines --encoder x/all-mpnet-base-v2"}
+    base = {"section": "baselines", "method": "embeddings-kmeans", "dataset": "stackoverflow", "seed": 0, "run": "e",
+            "seconds": 1.0, "nmi": 0.7, "ari": 0.5, "purity": 0.7}
+    bench.put_row(store, {**base, "acc": 0.72})
+    bench.put_row(store, {**base, "acc": 0.81, "variant": "all-mpnet-base-v2", "encoder": "x/all-mpnet-base-v2"})
+    bench.put_row(store, _row("sccl", "stackoverflow", 0.75, "e"))
+    bench.put_row(store, {**_row("sccl", "stackoverflow", 0.85, "e"), "variant": "all-mpnet-base-v2",
+                          "encoder": "x/all-mpnet-base-v2"})
+    bench.save_store(store)
+    md = bench.RESULTS_MD.read_text()
+    default_tables, encoders = md.split("## Stronger encoders")
+    assert "81.0" not in default_tables.split("## Side by side")[0].split("## SCCL")[0]  # baseline table: MiniLM only
+    leaderboard = md.split("## Leaderboard")[1].split("## Stronger encoders")[0]  # the main configuration only
+    assert "| stackoverflow | SCCL | **75.0** |" in leaderboard and "85.0" not in leaderboard
+    assert "| stackoverflow | embeddings + k-means | all-MiniLM-L6-v2 | 72.0 |" in encoders
+    assert "| stackoverflow | embeddings + k-means | all-mpnet-base-v2 | 81.0 |" in encoders
+    assert "| stackoverflow | SCCL | all-mpnet-base-v2 | 85.0 |" in encoders
+    assert "| stackoverflow | SCCL | all-MiniLM-L6-v2 | 75.0 |" in encoders
