@@ -564,6 +564,96 @@ def _render_authors_sccl(store: dict, rows: list[dict]) -> list[str]:
     return out + [""]
 
 
+# ----- what the augmented views keep of the label signal --------------------------------------------------------------
+def run_augmentation(args, store, run_id) -> None:
+    """Per corpus: how far the precomputed views (``--augmentation``, default the SCCL authors' contextual ones) move
+    a text in MiniLM space, and whether they cross cluster or class boundaries: the instance contrastive loss pulls
+    a text and its views together, so a view that lands among another class's texts teaches the encoder to merge
+    classes. Measured on the pretrained encoder (what the first steps of training see)."""
+    import torch
+    from sklearn.cluster import KMeans
+
+    from hf_textcluster.baselines import EmbeddingKMeans
+    from hf_textcluster.data import load_benchmark
+    from hf_textcluster.metrics import clustering_scores
+
+    family = args.augmentation or "sccl_contextual"
+    for name in args.datasets:
+        dataset = load_benchmark(name, data_dir=args.data_dir, augmentation=family)
+        labels = np.asarray(dataset["label"])
+        k = dataset.features["label"].num_classes
+        start = time.perf_counter()
+        embed = EmbeddingKMeans(k, show_progress_bar=False).embed
+        texts, views = embed(dataset["text"]), [embed(dataset[c]) for c in ("text_aug1", "text_aug2")]
+        embed_seconds = time.perf_counter() - start
+        originals = torch.from_numpy(texts)
+        for seed in args.seeds:
+            kmeans = KMeans(k, n_init=10, random_state=seed).fit(texts)
+            row = {"section": "augmentation", "method": family, "dataset": name, "seed": seed, "run": run_id,
+                   "num_texts": len(labels), "k": k, "embed_seconds": round(embed_seconds, 1),
+                   "text_kmeans_acc": clustering_scores(labels, kmeans.labels_)["acc"]}
+            cos, moved, own_first, nearest_same_class, view_acc = [], [], [], [], []
+            for view in views:
+                cos.append(float(np.mean(np.sum(texts * view, axis=1))))
+                moved.append(float(np.mean(kmeans.predict(view) != kmeans.labels_)))
+                own, same = _nearest_text(view, originals, labels)
+                own_first.append(own)
+                nearest_same_class.append(same)
+                view_acc.append(clustering_scores(labels, KMeans(k, n_init=10, random_state=seed).fit_predict(view))["acc"])
+            row.update({"cos_text_view": statistics.mean(cos), "view_changes_cluster": statistics.mean(moved),
+                        "view_nearest_is_own_text": statistics.mean(own_first),
+                        "view_nearest_other_same_class": statistics.mean(nearest_same_class),
+                        "view_kmeans_acc": statistics.mean(view_acc)})
+            # the same check for the texts themselves: the level a view should not fall below
+            row["text_nearest_other_same_class"] = _nearest_text(texts, originals, labels)[1]
+            put_row(store, row)
+            save_store(store)
+            print(f"{name:15s} seed {seed} cos {row['cos_text_view']:.3f} changes cluster {row['view_changes_cluster']:.3f} "
+                  f"nearest same class view {row['view_nearest_other_same_class']:.3f} text "
+                  f"{row['text_nearest_other_same_class']:.3f} view ACC {row['view_kmeans_acc']:.3f}", flush=True)
+
+
+def _nearest_text(queries: np.ndarray, texts, labels: np.ndarray) -> tuple[float, float]:
+    """For row i of ``queries`` (a view of text i, or text i itself): the share whose nearest text is text i, and the
+    share whose nearest text other than i has text i's class (cosine; unit vectors)."""
+    import torch
+
+    own, same = [], []
+    for lo in range(0, len(labels), 2048):
+        sims = torch.from_numpy(queries[lo:lo + 2048]) @ texts.T
+        rows = torch.arange(sims.shape[0])
+        own.append((sims.argmax(1) == rows + lo).numpy())
+        sims[rows, rows + lo] = -2.0
+        same.append(labels[sims.argmax(1).numpy()] == labels[lo:lo + 2048])
+    return float(np.concatenate(own).mean()), float(np.concatenate(same).mean())
+
+
+def _render_augmentation(store: dict, rows: list[dict]) -> list[str]:
+    arows = [r for r in rows if r["section"] == "augmentation"]
+    if not arows:
+        return []
+    out = ["## What the augmented views keep", ""] + _run_header(store, arows) + [
+        "", "The precomputed views (two per text) embedded with the pretrained MiniLM, as the first training steps see",
+        "them. *cos* = mean cosine between a text and its view; *changes cluster* = share of views that k-means (fit on",
+        "the texts) puts in another cluster than their text; *own text first* = share of views whose nearest text is",
+        "their own; *nearest other: same class* = share of views (texts, for the last column) whose nearest other text",
+        "has the same class; *k-means ACC* on the texts and on the views alone. Means over the two views and the seeds.",
+        "", "| dataset | views | K | cos | changes cluster | own text first | nearest other: same class (view / text) "
+        "| k-means ACC text / view | seeds |", "|---|---|---|---|---|---|---|---|---|"]
+    from hf_textcluster.data import BENCHMARKS
+
+    for name in BENCHMARKS:
+        for family in sorted({r["method"] for r in arows if r["dataset"] == name}):
+            d = [r for r in arows if (r["dataset"], r["method"]) == (name, family)]
+            m = lambda key: statistics.mean(r[key] for r in d)  # noqa: E731
+            out.append(f"| {name} | {family} | {d[0]['k']} | {m('cos_text_view'):.3f} | {100 * m('view_changes_cluster'):.1f}%"
+                       f" | {100 * m('view_nearest_is_own_text'):.1f}% | {100 * m('view_nearest_other_same_class'):.1f}% / "
+                       f"{100 * m('text_nearest_other_same_class'):.1f}% | {100 * m('text_kmeans_acc'):.1f} / "
+                       f"{100 * m('view_kmeans_acc'):.1f} | {len(d)} |")
+    out.append("")
+    return out
+
+
 # ----- choosing K without labels (hf_textcluster.auto_k) -------------------------------------------------------------
 def run_auto_k(args, store, run_id) -> None:
     """Per corpus: MiniLM embeddings (as the baselines' embeddings-kmeans), each criterion of hf_textcluster.auto_k
@@ -1181,6 +1271,7 @@ def render(store: dict) -> str:
     out += _summary(rows)
     out += _render_leaderboard(rows)
     out += _render_encoders(store, rows)
+    out += _render_augmentation(store, rows)
     out += _render_authors_sccl(store, [r for r in rows if r["section"] == "authors-sccl"])
     out += _render_auto_k(store, [r for r in rows if r["section"] == "auto-k"])
     out += _render_scale(store, [r for r in rows if r["section"] == "scale"])
@@ -1204,7 +1295,8 @@ def main(argv=None) -> int:
     from hf_textcluster.data import BENCHMARKS
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("section", choices=["baselines", *_methods(), "speed", "authors-sccl", "auto-k", "scale", "render"])
+    parser.add_argument("section", choices=["baselines", *_methods(), "speed", "authors-sccl", "auto-k", "scale", "augmentation",
+                                            "render"])
     parser.add_argument("--from", dest="source", help="authors-sccl: the JSON lines of the side-by-side runs.")
     parser.add_argument("--datasets", nargs="+", default=["all"])
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
@@ -1254,6 +1346,8 @@ def main(argv=None) -> int:
         record_authors_sccl(args, store, run_id)
     elif args.section == "auto-k":
         run_auto_k(args, store, run_id)
+    elif args.section == "augmentation":
+        run_augmentation(args, store, run_id)
     elif args.section == "scale":
         args.parts = args.parts or ["predict", "kmeans"]
         run_scale(args, store, run_id)
