@@ -75,6 +75,22 @@ def tiny_encoder_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def tiny_mpnet_dir(tiny_encoder_dir, tmp_path_factory) -> Path:
+    """A 1-layer, 32-wide MPNet (all-mpnet-base-v2's architecture: no token types, no decoder version) with the tiny
+    BERT's tokenizer."""
+    from transformers import AutoTokenizer, MPNetConfig, MPNetModel
+
+    path = tmp_path_factory.mktemp("tiny-mpnet")
+    tokenizer = AutoTokenizer.from_pretrained(tiny_encoder_dir)
+    config = MPNetConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                         intermediate_size=64, max_position_embeddings=66)
+    torch.manual_seed(0)
+    MPNetModel(config).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="session")
 def toy_corpus() -> tuple[list[str], list[int]]:
     """120 short texts in 3 topics, deterministic, with labels."""
     import random

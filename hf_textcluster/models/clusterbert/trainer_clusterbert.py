@@ -66,8 +66,17 @@ def build_denoising_loss(model):
     from sentence_transformers.base.modules.transformer import Transformer
     from sentence_transformers.sentence_transformer.losses import DenoisingAutoEncoderLoss
     from sentence_transformers.sentence_transformer.modules import Normalize, Pooling
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES
     from transformers.utils import logging as hf_logging
 
+    model_type = model.encoder.config.model_type
+    if model_type not in MODEL_FOR_CAUSAL_LM_MAPPING_NAMES:
+        raise ValueError(
+            f"ClusterBERT's denoising decoder (TSDAE) is the encoder's own architecture run as a decoder, and "
+            f"transformers has no decoder version of {model_type!r} (the encoder {model.config.name_or_path!r}). "
+            "Pass `encoder=` an encoder of an architecture that has one (BERT, RoBERTa, MiniLM: e.g. the default "
+            "all-MiniLM-L6-v2), or train another method with this encoder."
+        )
     verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()  # the decoder's cross-attention and LM head are new: no load report
     try:
