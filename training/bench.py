@@ -820,13 +820,15 @@ def _render_scale(store: dict, rows: list[dict]) -> list[str]:
            "process; *pass texts/s*: the CLI's own rate over the clustering pass, without start-up). *k-means*: the initialisation's k-means (K 20, 10 restarts) on N MiniLM embeddings (StackOverflow's,",
            "cycled, plus a little noise): centres fitted on a seeded sample of at most 100,000 rows, then every row",
            "assigned; beside scikit-learn's exact KMeans on all rows where it was run (agreement NMI, and the sampled",
-           "fit's inertia on all rows over the exact fit's).", "",
-           "| measure | texts | time (s) | texts/s | pass texts/s | peak RSS (MB) | exact k-means (s) | NMI sampled vs exact | inertia ratio |",
-           "|---|---|---|---|---|---|---|---|---|"]
+           "fit's inertia on all rows over the exact fit's). *ms / text*: wall time per text (constant = linear cost).", "",
+           "| measure | texts | time (s) | ms / text | texts/s | pass texts/s | peak RSS (MB) | exact k-means (s) | NMI sampled vs exact | inertia ratio |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(rows, key=lambda r: (r["method"] != "predict", r["num_texts"])):
-        out.append(f"| {r['method']} | {r['num_texts']:,} | {r['seconds']} | {r.get('texts_per_second', '–')}"
-                   f" | {r.get('clustering_texts_per_second') or '–'} | {r.get('peak_rss_mb', '–')} | {r.get('exact_seconds', '–')} | {r.get('agreement_nmi', '–')}"
+        out.append(f"| {r['method']} | {r['num_texts']:,} | {r['seconds']} | {1000 * r['seconds'] / r['num_texts']:.2f}"
+                   f" | {r.get('texts_per_second', '–')} | {r.get('clustering_texts_per_second') or '–'}"
+                   f" | {r.get('peak_rss_mb', '–')} | {r.get('exact_seconds', '–')} | {r.get('agreement_nmi', '–')}"
                    f" | {r.get('inertia_ratio', '–')} |")
+    out += [f"- {r['method']}, {r['num_texts']:,} texts: {r['note']}" for r in rows if r.get("note")]
     return out + [""]
 
 
