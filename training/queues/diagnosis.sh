@@ -2,8 +2,8 @@
 # Issue 14: why training hurts Biomedical and gains nothing on Tweet, and the stronger pip-shipped encoder.
 # Most informative first; method runs skip rows docs/results.json already has.
 #   nohup bash training/queues/diagnosis.sh > diagnosis-queue.log 2>&1 &
-# Budget on a 2-core AVX2 EPYC (fp32): augmentation ~3 min a corpus; SCCL 200 x 64 ~5 min (Biomedical), ~3 min
-# (Tweet); all-mpnet-base-v2 embeddings ~5x MiniLM's time.
+# Budget on a 2-core AVX2 EPYC (fp32): augmentation ~3 min a corpus; SCCL 200 x 64 ~14 min (Biomedical), ~5 min
+# (Tweet); all-mpnet-base-v2 ~5x MiniLM's time. Done on 2026-11-23: steps 1, 2 (contrast only) and the dropout views.
 set -u
 cd "$(dirname "$0")/../.."
 PY=${PY:-.venv/bin/python}
