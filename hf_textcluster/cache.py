@@ -1,0 +1,31 @@
+"""hf_textcluster's cache folder, and folders published into it whole (pip-shipped data unpacked on first use)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+
+def cache_dir() -> Path:
+    """``$XDG_CACHE_HOME/hf_textcluster``, else ``~/.cache/hf_textcluster``."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hf_textcluster"
+
+
+def publish_folder(target: Path, build: Callable[[Path], Path], ready: str) -> None:
+    """Make ``target`` by ``build(staging)`` (which fills a folder inside the temporary ``staging`` and returns it)
+    and rename it into place: a half-written folder is never used, and when a concurrent first use (another process)
+    published ``target`` first (it has the file ``ready``), that copy is kept."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    try:
+        built = build(staging)
+        try:
+            os.rename(built, target)
+        except OSError:
+            if not (target / ready).is_file():
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
