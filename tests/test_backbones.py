@@ -71,6 +71,27 @@ def test_split_zip_encoder_is_joined_checked_and_unpacked_once(tmp_path):
     assert (target / "1_Pooling" / "config.json").is_file() and not (target / "desktop.ini").exists()
 
 
+def test_split_parts_read_as_one_seekable_file(tmp_path):
+    import io
+    import random
+
+    from hf_textcluster.backbones import _JoinedParts
+
+    data = bytes(random.Random(0).randrange(256) for _ in range(1000))
+    parts = []
+    for i, (start, stop) in enumerate([(0, 300), (300, 301), (301, 1000)]):
+        parts.append(tmp_path / f"p{i}")
+        parts[-1].write_bytes(data[start:stop])
+    with _JoinedParts(parts) as joined:
+        assert joined.read() == data
+        assert joined.seek(-5, io.SEEK_END) == 995 and joined.read(100) == data[995:]
+        rng = random.Random(1)
+        for _ in range(50):  # reads crossing part boundaries from anywhere
+            start, size = rng.randrange(1000), rng.randrange(400)
+            joined.seek(start)
+            assert joined.read(size) == data[start:start + size] and joined.tell() == min(1000, start + size)
+
+
 def test_pip_shipped_encoder_not_installed_names_the_extra(monkeypatch, tmp_path):
     from hf_textcluster import backbones
 
