@@ -130,6 +130,16 @@ def _describe_k_selection(selection: dict) -> str:
             f"{selection['seconds']:.1f}s)")
 
 
+def _add_model_input_args(parser, model_help: str) -> None:
+    """A trained model applied to a file of texts: predict, calibrate and plot."""
+    from .modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
+
+    parser.add_argument("--model", required=True, help=model_help)
+    parser.add_argument("--input", required=True, help="Texts: .txt (one per line), csv, jsonl or parquet.")
+    parser.add_argument("--text-column", default="text")
+    parser.add_argument("--batch-size", type=_positive_int, default=DEFAULT_ENCODE_BATCH_SIZE)
+
+
 def _add_k_selection_args(parser: argparse.ArgumentParser) -> None:
     from .auto_k import CRITERIA, DEFAULT_CRITERION
 
@@ -456,12 +466,9 @@ def build_parser() -> argparse.ArgumentParser:
     train.set_defaults(func=cmd_train)
 
     predict = sub.add_parser("predict", help="Cluster texts with a trained model (JSON lines out).")
-    predict.add_argument("--model", required=True, help="A trained model directory or hub id.")
-    predict.add_argument("--input", required=True, help="Texts: .txt (one per line), csv, jsonl or parquet.")
-    predict.add_argument("--text-column", default="text")
+    _add_model_input_args(predict, "A trained model directory or hub id.")
     predict.add_argument("--output", help="Write JSON lines here instead of stdout.")
     predict.add_argument("--top-k", type=_positive_int, help="Also return the K most likely clusters per text.")
-    predict.add_argument("--batch-size", type=_positive_int, default=DEFAULT_ENCODE_BATCH_SIZE)
     predict.add_argument("--device", default="cpu")
     predict.add_argument("--chunk-size", type=_positive_int, default=DEFAULT_CHUNK_SIZE,
                          help="Texts read, clustered and written at a time (memory holds one chunk).")
@@ -478,21 +485,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     calibrate = sub.add_parser("calibrate", help="Calibrate a trained model's confidence and outlier distances on "
                                                  "your texts (its training texts) and save it.")
-    calibrate.add_argument("--model", required=True, help="A trained model directory (saved back in place).")
-    calibrate.add_argument("--input", required=True, help="Texts: .txt (one per line), csv, jsonl or parquet.")
-    calibrate.add_argument("--text-column", default="text")
+    _add_model_input_args(calibrate, "A trained model directory (saved back in place).")
     calibrate.add_argument("--output-dir", help="Save the calibrated model here instead of over --model.")
     calibrate.add_argument("--sample-size", type=_positive_int, default=10_000,
                            help="Calibrate on a seeded sample of this many texts (default 10000).")
     calibrate.add_argument("--seed", type=int, default=0, help="Seed of the sample.")
-    calibrate.add_argument("--batch-size", type=_positive_int, default=DEFAULT_ENCODE_BATCH_SIZE)
     calibrate.set_defaults(func=cmd_calibrate)
 
     plot = sub.add_parser("plot", help="A PNG of a trained model's clusters on your texts: a 2-D map coloured by "
                                         "cluster (and by label) and the cluster sizes (needs the plot extra).")
-    plot.add_argument("--model", required=True, help="A trained model directory or hub id.")
-    plot.add_argument("--input", required=True, help="Texts: .txt (one per line), csv, jsonl or parquet.")
-    plot.add_argument("--text-column", default="text")
+    _add_model_input_args(plot, "A trained model directory or hub id.")
     plot.add_argument("--label-column", help="Known classes of --input: a second map coloured by them.")
     plot.add_argument("--method", default="umap", choices=["umap", "tsne", "pca"],
                       help="2-D projection: umap (default; umap-learn), tsne or pca (scikit-learn).")
@@ -500,7 +502,6 @@ def build_parser() -> argparse.ArgumentParser:
     plot.add_argument("--sample-size", type=_positive_int, default=5000,
                       help="At most this many texts in the map, a seeded sample (the sizes count every text).")
     plot.add_argument("--seed", type=int, default=0, help="Seed of the sample and the projection.")
-    plot.add_argument("--batch-size", type=_positive_int, default=DEFAULT_ENCODE_BATCH_SIZE)
     plot.set_defaults(func=cmd_plot)
 
     evaluate = sub.add_parser("evaluate", help="ACC / NMI / ARI of a baseline or a trained model on a benchmark or "
