@@ -326,6 +326,11 @@ class ClusteringTrainer(Trainer):
         kwargs.setdefault("processing_class", getattr(model, "tokenizer", None))
         if kwargs["processing_class"] is None:
             raise ValueError("The model has no tokenizer: pass `processing_class=` (the encoder's tokenizer).")
+        # The clustering config records its tokenizer's special tokens (Trainer would otherwise align them itself
+        # and warn on every run that it did).
+        for name in ("pad_token_id", "bos_token_id", "eos_token_id"):
+            if getattr(kwargs["processing_class"], name, None) is not None:
+                setattr(model.config, name, getattr(kwargs["processing_class"], name))
         for name in ("train_dataset", "eval_dataset"):
             dataset = kwargs.get(name)
             if dataset is not None and hasattr(dataset, "column_names") and "text" not in dataset.column_names:

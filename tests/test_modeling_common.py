@@ -108,8 +108,13 @@ def test_trained_model_round_trips_through_auto_model_and_pipeline(method, train
 
 
 @pytest.mark.parametrize("method", METHOD_NAMES)
-def test_logged_loss_terms_are_the_registered_ones(method, tiny_encoder_dir, toy_corpus, tmp_path):
+def test_logged_loss_terms_are_the_registered_ones(method, tiny_encoder_dir, toy_corpus, tmp_path, monkeypatch):
+    import transformers.trainer_utils
+
+    warned = []  # the Trainer's "tokenizer has new PAD/BOS/EOS tokens" warning: our configs record them up front
+    monkeypatch.setattr(transformers.trainer_utils.logger, "warning", lambda message, *a, **k: warned.append(message))
     result = _train(method, tiny_encoder_dir, toy_corpus, tmp_path / "run", max_steps=2)
+    assert not [m for m in warned if "PAD/BOS/EOS" in m], warned
     logged = {key[len("loss_"):] for entry in result.trainer.state.log_history for key in entry if key.startswith("loss_")}
     assert logged and logged <= set(METHODS[method].loss_terms), logged
 
