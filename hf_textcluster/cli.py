@@ -1,4 +1,4 @@
-"""``hf-textcluster``: train | predict | calibrate | plot | evaluate | demo | push | card.
+"""``hf-textcluster``: train | predict | calibrate | recluster | plot | evaluate | demo | push | card.
 
 Every command that reads a benchmark takes ``--data-dir`` (default: ``$HF_TEXTCLUSTER_DATA_DIR``, else the corpora's
 public download URLs). ``train`` passes any ``TrainingArguments`` flag through (``--max_steps 100``,
@@ -214,9 +214,9 @@ def cmd_predict(args, extra) -> int:
     return 0
 
 
-def cmd_calibrate(args, extra) -> int:
-    """Calibrate a trained model's confidence and outlier distances on ``--input`` and save it (in place by default):
-    models trained before calibration existed get it without retraining."""
+def _update_saved_model(args, command: str, update) -> tuple:
+    """Load ``--model``, ``update(model, texts)`` with the texts of ``--input``, save it (in place unless
+    ``--output-dir``; nothing on disk changes before the update has finished): (model, seconds, output folder)."""
     from .data import load_text_file
     from .data.validation import check_local_path
     from .modelcard import load_clusterer
@@ -224,15 +224,14 @@ def cmd_calibrate(args, extra) -> int:
     check_local_path(args.model, "--model")
     output_dir = args.output_dir or args.model
     if not os.path.isdir(args.model) and not args.output_dir:
-        raise ValueError(f"--model {args.model} is not a local folder: calibrate saves the model back, so pass "
+        raise ValueError(f"--model {args.model} is not a local folder: {command} saves the model back, so pass "
                          "--output-dir <folder> for a Hub model.")
     if os.path.exists(output_dir) and not os.path.isdir(output_dir):
         raise ValueError(f"--output-dir {output_dir} is a file, not a folder.")
     texts = list(load_text_file(args.input, text_column=args.text_column)["text"])
     model = load_clusterer(args.model)
     start = time.perf_counter()
-    model.calibrate(texts, sample_size=args.sample_size, random_state=args.seed, batch_size=args.batch_size,
-                    show_progress_bar=True)
+    update(model, texts)
     seconds = time.perf_counter() - start
     # A folder that ships remote code keeps it: its config.json's auto_map would otherwise be dropped on saving.
     config_file = os.path.join(args.model, "config.json")
@@ -240,10 +239,34 @@ def cmd_calibrate(args, extra) -> int:
     if os.path.isfile(config_file):
         with open(config_file, encoding="utf-8") as f:
             remote_code = "auto_map" in json.load(f) or None
-    # Nothing on disk changes before this point; save_pretrained stages the files and moves them into place.
     model.save_pretrained(output_dir, remote_code=remote_code)
+    return model, seconds, output_dir
+
+
+def _calibrate(model, texts, args) -> None:
+    model.calibrate(texts, sample_size=args.sample_size, random_state=args.seed, batch_size=args.batch_size,
+                    show_progress_bar=True)
+
+
+def cmd_calibrate(args, extra) -> int:
+    """Calibrate a trained model's confidence and outlier distances on ``--input`` and save it (in place by default):
+    models trained before calibration existed get it without retraining."""
+    model, seconds, output_dir = _update_saved_model(args, "calibrate", lambda m, texts: _calibrate(m, texts, args))
     print(f"Calibrated {args.model} on {model.config.num_calibration_texts:,} texts of {args.input} in {seconds:.1f}s; "
           f"saved to {output_dir}. `predict` now gives each text a confidence, and --flag-outliers works.")
+    return 0
+
+
+def cmd_recluster(args, extra) -> int:
+    """Re-fit a trained model's clusters by k-means on its own (trained) embeddings of ``--input``, calibrate them and
+    save: ``predict`` then gives each text its nearest k-means centre (the benchmark's "k-means after" column)."""
+    def update(model, texts):
+        model.initialize_clusters(texts, random_state=args.seed, batch_size=args.batch_size, show_progress_bar=True)
+        _calibrate(model, texts, args)
+
+    model, seconds, output_dir = _update_saved_model(args, "recluster", update)
+    print(f"Re-clustered {args.model} by k-means (K = {model.config.num_clusters}) on its embeddings of the "
+          f"{args.input} texts and calibrated it in {seconds:.1f}s; saved to {output_dir}.")
     return 0
 
 
@@ -485,12 +508,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     calibrate = sub.add_parser("calibrate", help="Calibrate a trained model's confidence and outlier distances on "
                                                  "your texts (its training texts) and save it.")
-    _add_model_input_args(calibrate, "A trained model directory (saved back in place).")
-    calibrate.add_argument("--output-dir", help="Save the calibrated model here instead of over --model.")
-    calibrate.add_argument("--sample-size", type=_positive_int, default=10_000,
-                           help="Calibrate on a seeded sample of this many texts (default 10000).")
-    calibrate.add_argument("--seed", type=int, default=0, help="Seed of the sample.")
-    calibrate.set_defaults(func=cmd_calibrate)
+    recluster = sub.add_parser("recluster", help="Re-fit a trained model's clusters by k-means on its trained "
+                                                 "embeddings of your texts (its training texts), calibrate and save "
+                                                 "it: the benchmark's 'k-means after' as the served model.")
+    for command, func in ((calibrate, cmd_calibrate), (recluster, cmd_recluster)):
+        _add_model_input_args(command, "A trained model directory (saved back in place).")
+        command.add_argument("--output-dir", help="Save the model here instead of over --model.")
+        command.add_argument("--sample-size", type=_positive_int, default=10_000,
+                             help="Calibrate on a seeded sample of this many texts (default 10000).")
+        command.add_argument("--seed", type=int, default=0, help="Seed of the sample (and of k-means).")
+        command.set_defaults(func=func)
 
     plot = sub.add_parser("plot", help="A PNG of a trained model's clusters on your texts: a 2-D map coloured by "
                                         "cluster (and by label) and the cluster sizes (needs the plot extra).")

@@ -143,13 +143,19 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         return callable(getattr(getattr(self, "cluster_head", None), "init_from_kmeans", None))
 
     def init_clusters_from_kmeans(self, centers: np.ndarray | torch.Tensor) -> None:
-        """Start the cluster head from k-means centres (K x hidden) and mark the clusters initialised."""
+        """Set the cluster head from k-means centres (K x the ``cluster_features`` size) so that it predicts each
+        text's nearest centre, and mark the clusters initialised. The old calibration no longer describes them."""
         if not self.uses_kmeans_init:
             raise NotImplementedError(
-                f"{type(self).__name__}'s cluster head is not initialised from k-means centres; its trainer fits it."
+                f"{type(self).__name__}'s cluster head is a classifier its trainer fits, not centres: it cannot be set "
+                "from k-means. For k-means on its trained embeddings use `KMeans().fit(model.embed(texts))`."
             )
         self.cluster_head.init_from_kmeans(np.asarray(centers, dtype=np.float32))
+        self._clusters_set()
+
+    def _clusters_set(self) -> None:
         self.config.centroids_initialized = True
+        self.config.num_calibration_texts = 0  # calibrated on other clusters: calibrate again
 
     def initialize_clusters(
         self,
@@ -163,7 +169,9 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         max_samples: int | None = DEFAULT_KMEANS_MAX_SAMPLES,
     ) -> np.ndarray:
         """Fit k-means (K = ``config.num_clusters``) on the embeddings of ``texts`` (or on ``embeddings``) and start
-        the cluster head from its centres. Returns the k-means labels of every text. ``max_samples``: the centres
+        the cluster head from its centres. Returns the k-means labels of every text. On a trained model this
+        re-clusters: ``predict`` then gives the nearest k-means centre on the trained embeddings (the benchmark's
+        "k-means after"; ``hf-textcluster recluster``); call ``calibrate`` again afterwards. ``max_samples``: the centres
         are fitted on a seeded sample of at most this many texts (None: all), see :func:`~hf_textcluster.kmeans.fit_kmeans`."""
         num_clusters = self.config.num_clusters
         if embeddings is None:

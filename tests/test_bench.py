@@ -96,3 +96,11 @@ def test_another_encoder_has_its_own_section_and_stays_out_of_the_default_tables
     assert "| stackoverflow | embeddings + k-means | all-mpnet-base-v2 | 81.0 |" in encoders
     assert "| stackoverflow | SCCL | all-mpnet-base-v2 | 85.0 |" in encoders
     assert "| stackoverflow | SCCL | all-MiniLM-L6-v2 | 75.0 |" in encoders
+
+
+def test_head_or_kmeans_section_counts_the_cells_where_kmeans_after_wins(bench):
+    rows = [_row("sccl", "stackoverflow", 0.70, "r"), _row("aecl", "stackoverflow", 0.60, "r")]
+    rows[0]["kmeans_acc"], rows[1]["kmeans_acc"] = 0.75, 0.55  # SCCL: +5.0, AECL: -5.0
+    md = "\n".join(bench._render_head_or_kmeans(rows))
+    assert "| SCCL | stackoverflow | 70.0 | 75.0 | +5.0 |" in md and "| AECL | stackoverflow | 60.0 | 55.0 | -5.0 |" in md
+    assert "higher ACC in 1 of 2" in md and "largest loss -5.0" in md

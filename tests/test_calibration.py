@@ -257,6 +257,22 @@ def test_cli_calibrate_then_predict_with_outliers(calibrated, tmp_path, toy_corp
     assert "--outlier-quantile" in capsys.readouterr().err
 
 
+def test_cli_recluster_serves_kmeans_on_the_trained_embeddings(tmp_path, toy_corpus, capsys):
+    texts = toy_corpus[0]
+    model_dir = tmp_path / "model"
+    shutil.copytree(FIXTURES / "sccl", model_dir)
+    (tmp_path / "train.txt").write_text("\n".join(texts) + "\n")
+    expected = AutoModel.from_pretrained(model_dir).initialize_clusters(texts, random_state=3)
+    assert main(["recluster", "--model", str(model_dir), "--input", str(tmp_path / "train.txt"), "--seed", "3",
+                 "--sample-size", "100", "--output-dir", str(tmp_path / "out")]) == 0
+    assert "Re-clustered" in capsys.readouterr().out
+    reclustered = AutoModel.from_pretrained(tmp_path / "out")
+    np.testing.assert_array_equal(reclustered.predict(texts), expected)
+    assert reclustered.config.num_calibration_texts == 100  # calibrated on the new clusters
+    assert main(["recluster", "--model", str(tmp_path / "nowhere"), "--input", str(tmp_path / "train.txt")]) == 2
+    assert "--model" in capsys.readouterr().err
+
+
 def test_model_card_says_whether_calibrated(calibrated, tiny_encoder_dir):
     from hf_textcluster.modelcard import calibration_lines
 

@@ -995,6 +995,40 @@ def _summary(rows: list[dict]) -> list[str]:
     return out
 
 
+def _render_head_or_kmeans(rows: list[dict]) -> list[str]:
+    """Which partition to serve: each method's head against k-means on its own trained embeddings (what
+    ``hf-textcluster recluster`` serves), per corpus, from the main-configuration rows."""
+    from hf_textcluster.data import BENCHMARKS
+
+    method_rows = [r for r in rows if r["section"] == "method" and not r.get("variant") and "kmeans_acc" in r]
+    if not method_rows:
+        return []
+    out = ["## Serve the head or k-means after?", "",
+           "The head's ACC / NMI against k-means on the same trained embeddings (means over seeds; Δ = k-means after −",
+           "head). `hf-textcluster recluster --model DIR --input TRAINING_TEXTS` (or `model.initialize_clusters(texts)`",
+           "then `calibrate`) makes a trained model serve the latter: exactly for the methods whose head works on the",
+           "pooled embedding (SCCL, DEC-MLM, ClusterBERT); DEC-CRL re-clusters in its latent space FC_e (not measured",
+           "here); AECL's clustering network is a classifier and cannot be re-clustered.", "",
+           "| method | dataset | head ACC | k-means after ACC | Δ ACC | Δ NMI | seeds |", "|---|---|---|---|---|---|---|"]
+    deltas = []
+    for method in sorted({r["method"] for r in method_rows}, key=_method_order):
+        for name in BENCHMARKS:
+            d = [r for r in method_rows if r["method"] == method and r["dataset"] == name]
+            if not d:
+                continue
+            acc, after = statistics.mean(r["acc"] for r in d), statistics.mean(r["kmeans_acc"] for r in d)
+            nmi = statistics.mean(r["kmeans_nmi"] - r["nmi"] for r in d)
+            deltas.append((after - acc, nmi))
+            out.append(f"| {_display_name(method)} | {name} | {100 * acc:.1f} | {100 * after:.1f} | "
+                       f"{100 * (after - acc):+.1f} | {100 * nmi:+.1f} | {len(d)} |")
+    better = sum(a > 0 for a, _ in deltas)
+    out += ["", f"k-means after has the higher ACC in {better} of {len(deltas)} method × corpus cells (higher NMI in "
+                f"{sum(n > 0 for _, n in deltas)}); median Δ ACC {100 * statistics.median(a for a, _ in deltas):+.1f}, "
+                f"largest loss {100 * min(a for a, _ in deltas):+.1f}, largest gain {100 * max(a for a, _ in deltas):+.1f}.",
+            ""]
+    return out
+
+
 def _render_leaderboard(rows: list[dict]) -> list[str]:
     """Per corpus: the baselines (TF-IDF / MiniLM + k-means, the BERTopic way with the true K and its HDBSCAN default)
     and every method's main configuration (head, k-means after, k-means before), the best ACC marked; then, per corpus,
@@ -1279,6 +1313,7 @@ def render(store: dict) -> str:
     out += _render_serving(rows)
     out += _summary(rows)
     out += _render_leaderboard(rows)
+    out += _render_head_or_kmeans(rows)
     out += _render_encoders(store, rows)
     out += _render_augmentation(store, rows)
     out += _render_authors_sccl(store, [r for r in rows if r["section"] == "authors-sccl"])

@@ -36,3 +36,9 @@ class ClusterBERTModel(TextClusteringPreTrainedModel):
         centers = centers.to(self.cluster_head.weight.device)
         self.cluster_head.weight.copy_(2 * centers)
         self.cluster_head.bias.copy_(-(centers**2).sum(dim=-1))
+
+    def init_clusters_from_kmeans(self, centers: np.ndarray | torch.Tensor) -> None:
+        """The head as the nearest-centre rule of ``centers`` (``initialize_clusters`` / re-clustering a trained
+        model). Training does not start from it: the head is fitted from stage 2 on."""
+        self.init_head_from_centroids(centers)
+        self._clusters_set()
