@@ -131,7 +131,7 @@ def _describe_k_selection(selection: dict) -> str:
 
 
 def _add_model_input_args(parser, model_help: str) -> None:
-    """A trained model applied to a file of texts: predict, calibrate and plot."""
+    """A trained model applied to a file of texts: predict, calibrate, recluster and plot."""
     from .modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
 
     parser.add_argument("--model", required=True, help=model_help)
