@@ -148,7 +148,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         if not self.uses_kmeans_init:
             raise NotImplementedError(
                 f"{type(self).__name__}'s cluster head is a classifier its trainer fits, not centres: it cannot be set "
-                "from k-means. For k-means on its trained embeddings use `KMeans(model.config.num_clusters).fit(model.embed(texts))`."
+                "from k-means. For k-means on its trained embeddings use "
+                "`KMeans(model.config.num_clusters).fit(model.embed(texts))`."
             )
         self.cluster_head.init_from_kmeans(np.asarray(centers, dtype=np.float32))
         self._clusters_set()
