@@ -261,7 +261,8 @@ def cmd_recluster(args, extra) -> int:
     """Re-fit a trained model's clusters by k-means on its own (trained) embeddings of ``--input``, calibrate them and
     save: ``predict`` then gives each text its nearest k-means centre (the benchmark's "k-means after" column)."""
     def update(model, texts):
-        model.initialize_clusters(texts, random_state=args.seed, batch_size=args.batch_size, show_progress_bar=True)
+        model.initialize_clusters(texts, random_state=args.seed, batch_size=args.batch_size, show_progress_bar=True,
+                                  kmeans_init=args.kmeans_init)
         _calibrate(model, texts, args)
 
     model, seconds, output_dir = _update_saved_model(args, "recluster", update)
@@ -518,6 +519,9 @@ def build_parser() -> argparse.ArgumentParser:
                              help="Calibrate on a seeded sample of this many texts (default 10000).")
         command.add_argument("--seed", type=int, default=0, help="Seed of the sample (and of k-means).")
         command.set_defaults(func=func)
+    recluster.add_argument("--kmeans-init", default="k-means++", choices=["k-means++", "umap"],
+                           help="How k-means starts: k-means++ (default) or umap (from k-means on a UMAP reduction: "
+                                "better with many clusters; needs umap-learn).")
 
     plot = sub.add_parser("plot", help="A PNG of a trained model's clusters on your texts: a 2-D map coloured by "
                                         "cluster (and by label) and the cluster sizes (needs the plot extra).")

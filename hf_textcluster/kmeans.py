@@ -1,7 +1,12 @@
 """k-means as the trainers, the evaluation and the baselines run it: scikit-learn's ``KMeans``, exact up to
 ``max_samples`` rows; above that, fitted on a seeded sample of ``max_samples`` rows and every row then assigned to
 its nearest centre. Lloyd's iterations cost rows x K x dims each, times ``n_init`` restarts: on a million texts the
-sample keeps the fit at the cost of 100k rows, and the assignment is one linear pass (scikit-learn chunks it)."""
+sample keeps the fit at the cost of 100k rows, and the assignment is one linear pass (scikit-learn chunks it).
+
+``init="umap"`` seeds Lloyd's iterations from the clusters of k-means on a UMAP reduction of the rows (BERTopic's
+reduction: 15 neighbours, 5 dimensions, cosine) instead of k-means++: with many clusters, k-means++ restarts end in
+poor local optima that the neighbourhood graph avoids (measured in docs/results.md). The result is still k-means in
+the original space (centres = means of their rows), so a centroid head serves it exactly."""
 
 from __future__ import annotations
 
@@ -11,14 +16,16 @@ from transformers.utils import logging
 logger = logging.get_logger(__name__)
 
 DEFAULT_KMEANS_MAX_SAMPLES = 100_000
+KMEANS_INITS = ("k-means++", "umap")
 
 
 def fit_kmeans(features, num_clusters: int, n_init: int = 10, random_state: int | None = 0,
-               max_samples: int | None = DEFAULT_KMEANS_MAX_SAMPLES):
+               max_samples: int | None = DEFAULT_KMEANS_MAX_SAMPLES, init: str = "k-means++"):
     """A fitted ``sklearn.cluster.KMeans`` whose ``labels_`` cover every row of ``features`` (dense or sparse).
 
     ``max_samples``: rows the centres are fitted on (a seeded sample when there are more; ``None``: all rows).
-    Below it the result is exactly ``KMeans(...).fit(features)``.
+    Below it the result is exactly ``KMeans(...).fit(features)``. ``init``: ``"k-means++"`` (scikit-learn's) or
+    ``"umap"`` (Lloyd's iterations start from the clusters of k-means on a UMAP reduction; needs umap-learn).
     """
     try:  # in a try: transformers' remote-code loader then does not require scikit-learn for inference
         from sklearn.cluster import KMeans
@@ -29,13 +36,39 @@ def fit_kmeans(features, num_clusters: int, n_init: int = 10, random_state: int 
                                     or max_samples < num_clusters):
         raise ValueError(f"`max_samples` must be an integer >= num_clusters ({num_clusters}) or None (all rows), "
                          f"got {max_samples!r}.")
-    kmeans = KMeans(n_clusters=num_clusters, n_init=n_init, random_state=random_state)
+    if init not in KMEANS_INITS:
+        raise ValueError(f"`init` (kmeans_init) must be one of {KMEANS_INITS}, got {init!r}.")
     n = features.shape[0]
-    if max_samples is None or n <= max_samples:
-        return kmeans.fit(features)
-    rows = np.sort(np.random.default_rng(random_state).choice(n, size=max_samples, replace=False))
-    kmeans.fit(features[rows])
-    logger.info("k-means fitted on a seeded sample of %d of %d rows; every row assigned to its nearest centre.",
-                max_samples, n)
-    kmeans.labels_ = kmeans.predict(features)
+    rows = None
+    if max_samples is not None and n > max_samples:
+        rows = np.sort(np.random.default_rng(random_state).choice(n, size=max_samples, replace=False))
+    fitted_on = features if rows is None else features[rows]
+    if init == "umap":
+        kmeans = KMeans(n_clusters=num_clusters, n_init=1, random_state=random_state,
+                        init=_umap_seeded_centres(fitted_on, num_clusters, n_init, random_state))
+    else:
+        kmeans = KMeans(n_clusters=num_clusters, n_init=n_init, random_state=random_state)
+    kmeans.fit(fitted_on)
+    if rows is not None:
+        logger.info("k-means fitted on a seeded sample of %d of %d rows; every row assigned to its nearest centre.",
+                    max_samples, n)
+        kmeans.labels_ = kmeans.predict(features)
     return kmeans
+
+
+def _umap_seeded_centres(features, num_clusters: int, n_init: int, random_state: int | None) -> np.ndarray:
+    """Means, in the original space, of the clusters k-means finds on a UMAP reduction of ``features``."""
+    try:  # optional imports stay in a try (see fit_kmeans)
+        from sklearn.cluster import KMeans
+        from umap import UMAP
+    except ImportError as err:
+        raise ImportError("kmeans_init='umap' needs umap-learn: `pip install umap-learn` (or the plot extra).") from err
+    if hasattr(features, "toarray"):
+        raise ValueError("kmeans_init='umap' needs dense features (embeddings), not a sparse matrix.")
+    features = np.asarray(features, dtype=np.float32)
+    if features.shape[0] <= 16:  # UMAP's spectral layout needs more rows than its 15 neighbours
+        raise ValueError(f"kmeans_init='umap' needs more than 16 texts, got {features.shape[0]}; use 'k-means++'.")
+    reduced = UMAP(n_neighbors=15, n_components=5, min_dist=0.0, metric="cosine",
+                   random_state=random_state).fit_transform(features)
+    groups = KMeans(n_clusters=num_clusters, n_init=n_init, random_state=random_state).fit_predict(reduced)
+    return np.stack([features[groups == k].mean(axis=0) for k in range(num_clusters)])

@@ -168,12 +168,14 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         show_progress_bar: bool | None = None,
         precision: str | torch.dtype | None = "auto",
         max_samples: int | None = DEFAULT_KMEANS_MAX_SAMPLES,
+        kmeans_init: str = "k-means++",
     ) -> np.ndarray:
         """Fit k-means (K = ``config.num_clusters``) on the embeddings of ``texts`` (or on ``embeddings``) and start
         the cluster head from its centres. Returns the k-means labels of every text. On a trained model this
         re-clusters: ``predict`` then gives the nearest k-means centre on the trained embeddings (the benchmark's
         "k-means after"; ``hf-textcluster recluster``); call ``calibrate`` again afterwards. ``max_samples``: the centres
-        are fitted on a seeded sample of at most this many texts (None: all), see :func:`~hf_textcluster.kmeans.fit_kmeans`."""
+        are fitted on a seeded sample of at most this many texts (None: all); ``kmeans_init``: ``"k-means++"`` or
+        ``"umap"`` (see :func:`~hf_textcluster.kmeans.fit_kmeans`)."""
         num_clusters = self.config.num_clusters
         if embeddings is None:
             texts = validate_texts(texts)
@@ -183,7 +185,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         check_num_clusters(num_clusters, embeddings.shape[0])
         with torch.no_grad():  # k-means runs where the head does
             features = self.cluster_features(torch.from_numpy(embeddings).to(self.device)).float().cpu().numpy()
-        kmeans = fit_kmeans(features, num_clusters, n_init=n_init, random_state=random_state, max_samples=max_samples)
+        kmeans = fit_kmeans(features, num_clusters, n_init=n_init, random_state=random_state, max_samples=max_samples,
+                            init=kmeans_init)
         self.init_clusters_from_kmeans(kmeans.cluster_centers_)
         return kmeans.labels_
 

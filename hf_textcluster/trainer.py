@@ -21,7 +21,7 @@ from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR, get_last_checkpoin
 from transformers.utils import logging
 
 from .data.validation import check_num_clusters
-from .kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
+from .kmeans import DEFAULT_KMEANS_MAX_SAMPLES, KMEANS_INITS, fit_kmeans
 from .metrics import load_clustering_metric
 from .modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
 from .precision import autocast_dtype, cpu_capability, native_bf16
@@ -43,6 +43,11 @@ class ClusteringTrainingArguments(TrainingArguments):
         default=DEFAULT_KMEANS_MAX_SAMPLES,
         metadata={"help": "k-means centres are fitted on a seeded sample of at most this many texts, then every text "
                   "is assigned to its nearest centre (bounded time on large corpora; None: all texts)."},
+    )
+    kmeans_init: str = field(
+        default="k-means++",
+        metadata={"help": "How the initialisation's k-means starts: 'k-means++' (the papers') or 'umap' (from the "
+                  "clusters of k-means on a UMAP reduction; better with many clusters, needs umap-learn)."},
     )
     eval_kmeans: bool = field(
         default=True, metadata={"help": "Also evaluate k-means on the learned embeddings (the SCCL paper's protocol)."}
@@ -88,6 +93,8 @@ class ClusteringTrainingArguments(TrainingArguments):
             self.precision_source = "forced"
         if self.bf16 and not on_gpu:
             self.use_cpu = True  # TrainingArguments refuses bf16 without a GPU unless told it runs on the CPU
+        if self.kmeans_init not in KMEANS_INITS:
+            raise ValueError(f"`kmeans_init` must be one of {KMEANS_INITS}, got {self.kmeans_init!r}.")
         if isinstance(self.encode_batch_size, bool) or not isinstance(self.encode_batch_size, int) or self.encode_batch_size < 1:
             raise ValueError(f"`encode_batch_size` must be a positive integer, got {self.encode_batch_size!r}.")
         if self.health_check_steps is not None and (not isinstance(self.health_check_steps, int) or self.health_check_steps < 0):
@@ -538,7 +545,8 @@ class ClusteringTrainer(Trainer):
         """k-means (seeded, the run's restarts and sample size) on one row per training text: a fitted ``KMeans``."""
         return self.share_from_main(lambda: fit_kmeans(
             features, self.model.config.num_clusters, n_init=getattr(self.args, "kmeans_n_init", 10),
-            random_state=self.args.seed, max_samples=getattr(self.args, "kmeans_max_samples", DEFAULT_KMEANS_MAX_SAMPLES)))
+            random_state=self.args.seed, max_samples=getattr(self.args, "kmeans_max_samples", DEFAULT_KMEANS_MAX_SAMPLES),
+            init=getattr(self.args, "kmeans_init", "k-means++")))
 
     def initialize_clusters(self, embeddings: np.ndarray | None = None) -> None:
         """k-means on the embeddings of the training texts; the model's cluster head starts from its centres (for
@@ -559,6 +567,7 @@ class ClusteringTrainer(Trainer):
                 random_state=self.args.seed,
                 n_init=getattr(self.args, "kmeans_n_init", 10),
                 max_samples=getattr(self.args, "kmeans_max_samples", DEFAULT_KMEANS_MAX_SAMPLES),
+                kmeans_init=getattr(self.args, "kmeans_init", "k-means++"),
             )
             return labels, self.model.cluster_head.state_dict()
 

@@ -281,3 +281,24 @@ def test_checkpoints_from_before_the_registry_predict_the_same(method):
     probs = model.predict_proba(expected["texts"], precision="fp32")
     np.testing.assert_allclose(probs, np.asarray(expected["probs"]), rtol=1e-5, atol=1e-6)
     assert probs.argmax(-1).tolist() == expected["clusters"]
+
+
+def test_kmeans_init_is_checked_and_starts_the_trainer_from_umap_seeded_kmeans(tiny_encoder_dir, toy_corpus, tmp_path,
+                                                                             monkeypatch):
+    pytest.importorskip("umap")
+    import hf_textcluster.modeling_utils
+    from hf_textcluster.kmeans import fit_kmeans
+    from hf_textcluster.trainer import ClusteringTrainingArguments
+
+    with pytest.raises(ValueError, match="kmeans_init"):
+        ClusteringTrainingArguments(output_dir=str(tmp_path / "x"), kmeans_init="kmeans")
+    fits = []
+
+    def recording_fit(features, *args, **kwargs):
+        fits.append((kwargs.get("init"), fit_kmeans(features, *args, **kwargs)))
+        return fits[-1][1]
+
+    monkeypatch.setattr(hf_textcluster.modeling_utils, "fit_kmeans", recording_fit)
+    result = _train("sccl", tiny_encoder_dir, toy_corpus, tmp_path / "run", max_steps=1, kmeans_init="umap")
+    assert [init for init, _ in fits] == ["umap"]  # the initialisation; the evaluation's k-means is not this one
+    np.testing.assert_array_equal(result.trainer.initial_kmeans_labels, fits[0][1].labels_)
