@@ -3,10 +3,11 @@
 its nearest centre. Lloyd's iterations cost rows x K x dims each, times ``n_init`` restarts: on a million texts the
 sample keeps the fit at the cost of 100k rows, and the assignment is one linear pass (scikit-learn chunks it).
 
-``init="umap"`` seeds Lloyd's iterations from the clusters of k-means on a UMAP reduction of the rows (BERTopic's
-reduction: 15 neighbours, 5 dimensions, cosine) instead of k-means++: with many clusters, k-means++ restarts end in
-poor local optima that the neighbourhood graph avoids (measured in docs/results.md). The result is still k-means in
-the original space (centres = means of their rows), so a centroid head serves it exactly."""
+``init="umap"``: the centres are the means, in the original space, of the clusters k-means finds on a UMAP
+reduction of the rows (BERTopic's: 15 neighbours, 5 dimensions, cosine), and each row goes to its nearest centre. With
+many clusters k-means++ restarts end in poor local optima that the neighbourhood graph avoids; Lloyd's iterations
+from these centres would fall back into them (``bench.py kmeans-init`` in docs/results.md), so there are none. A
+centroid head serves the result exactly (nearest centre)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def fit_kmeans(features, num_clusters: int, n_init: int = 10, random_state: int 
 
     ``max_samples``: rows the centres are fitted on (a seeded sample when there are more; ``None``: all rows).
     Below it the result is exactly ``KMeans(...).fit(features)``. ``init``: ``"k-means++"`` (scikit-learn's) or
-    ``"umap"`` (Lloyd's iterations start from the clusters of k-means on a UMAP reduction; needs umap-learn).
+    ``"umap"`` (the nearest of the means of the clusters k-means finds on a UMAP reduction; needs umap-learn).
     """
     try:  # in a try: transformers' remote-code loader then does not require scikit-learn for inference
         from sklearn.cluster import KMeans
@@ -44,11 +45,10 @@ def fit_kmeans(features, num_clusters: int, n_init: int = 10, random_state: int 
         rows = np.sort(np.random.default_rng(random_state).choice(n, size=max_samples, replace=False))
     fitted_on = features if rows is None else features[rows]
     if init == "umap":
-        kmeans = KMeans(n_clusters=num_clusters, n_init=1, random_state=random_state,
-                        init=_umap_seeded_centres(fitted_on, num_clusters, n_init, random_state))
+        kmeans = NearestCentres(_umap_seeded_centres(fitted_on, num_clusters, n_init, random_state))
+        kmeans.labels_ = kmeans.predict(fitted_on)
     else:
-        kmeans = KMeans(n_clusters=num_clusters, n_init=n_init, random_state=random_state)
-    kmeans.fit(fitted_on)
+        kmeans = KMeans(n_clusters=num_clusters, n_init=n_init, random_state=random_state).fit(fitted_on)
     if rows is not None:
         logger.info("k-means fitted on a seeded sample of %d of %d rows; every row assigned to its nearest centre.",
                     max_samples, n)
@@ -56,8 +56,22 @@ def fit_kmeans(features, num_clusters: int, n_init: int = 10, random_state: int 
     return kmeans
 
 
-def _umap_seeded_centres(features, num_clusters: int, n_init: int, random_state: int | None) -> np.ndarray:
-    """Means, in the original space, of the clusters k-means finds on a UMAP reduction of ``features``."""
+class NearestCentres:
+    """Fixed centres and the nearest-centre rule, with the attributes of a fitted ``KMeans`` callers use."""
+
+    def __init__(self, centres: np.ndarray):
+        self.cluster_centers_ = centres
+        self.labels_ = None
+
+    def predict(self, features) -> np.ndarray:
+        from sklearn.metrics import pairwise_distances_argmin
+
+        return pairwise_distances_argmin(np.asarray(features, dtype=self.cluster_centers_.dtype), self.cluster_centers_)
+
+
+def umap_kmeans_groups(features, num_clusters: int, n_init: int = 10, random_state: int | None = 0) -> np.ndarray:
+    """The clusters k-means finds on a UMAP reduction of ``features`` (BERTopic's: 15 neighbours, 5 dimensions,
+    cosine; seeded)."""
     try:  # optional imports stay in a try (see fit_kmeans)
         from sklearn.cluster import KMeans
         from umap import UMAP
@@ -65,10 +79,15 @@ def _umap_seeded_centres(features, num_clusters: int, n_init: int, random_state:
         raise ImportError("kmeans_init='umap' needs umap-learn: `pip install umap-learn` (or the plot extra).") from err
     if hasattr(features, "toarray"):
         raise ValueError("kmeans_init='umap' needs dense features (embeddings), not a sparse matrix.")
-    features = np.asarray(features, dtype=np.float32)
     if features.shape[0] <= 16:  # UMAP's spectral layout needs more rows than its 15 neighbours
         raise ValueError(f"kmeans_init='umap' needs more than 16 texts, got {features.shape[0]}; use 'k-means++'.")
     reduced = UMAP(n_neighbors=15, n_components=5, min_dist=0.0, metric="cosine",
                    random_state=random_state).fit_transform(features)
-    groups = KMeans(n_clusters=num_clusters, n_init=n_init, random_state=random_state).fit_predict(reduced)
+    return KMeans(n_clusters=num_clusters, n_init=n_init, random_state=random_state).fit_predict(reduced)
+
+
+def _umap_seeded_centres(features, num_clusters: int, n_init: int, random_state: int | None) -> np.ndarray:
+    """Means, in the original space, of the clusters of :func:`umap_kmeans_groups`."""
+    features = np.asarray(features, dtype=np.float32) if not hasattr(features, "toarray") else features
+    groups = umap_kmeans_groups(features, num_clusters, n_init, random_state)
     return np.stack([features[groups == k].mean(axis=0) for k in range(num_clusters)])

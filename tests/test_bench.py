@@ -104,3 +104,12 @@ def test_head_or_kmeans_section_counts_the_cells_where_kmeans_after_wins(bench):
     md = "\n".join(bench._render_head_or_kmeans(rows))
     assert "| SCCL | stackoverflow | 70.0 | 75.0 | +5.0 |" in md and "| AECL | stackoverflow | 60.0 | 55.0 | -5.0 |" in md
     assert "higher ACC in 1 of 2" in md and "largest loss -5.0" in md
+
+
+def test_kmeans_init_section_has_one_column_per_start(bench):
+    store = {"runs": {"r": RUN}}
+    rows = [{"section": "kmeans-init", "method": m, "dataset": "stackoverflow", "seed": 0, "run": "r", "k": 20,
+             "acc": acc, "nmi": acc, **({"seconds": 2.0} if m in ("k-means++", "umap") else {})}
+            for m, acc in zip(bench.KMEANS_INIT_ENTRIES, (0.72, 0.744, 0.753, 0.717))]
+    md = "\n".join(bench._render_kmeans_init(store, rows))
+    assert "| stackoverflow | 20 | 72.0 / 72.0 | 74.4 / 74.4 | 75.3 / 75.3 | 71.7 / 71.7 | 2 / 2 | 1 |" in md

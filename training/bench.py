@@ -656,6 +656,76 @@ def _render_augmentation(store: dict, rows: list[dict]) -> list[str]:
     return out
 
 
+# ----- how the k-means of the initialisation starts (hf_textcluster.kmeans: kmeans_init) ----------------------------
+KMEANS_INIT_ENTRIES = ("k-means++", "umap", "umap groups", "umap + Lloyd")
+
+
+def run_kmeans_init(args, store, run_id) -> None:
+    """Per corpus, on the pretrained MiniLM embeddings: k-means++ (the default start), ``kmeans_init="umap"`` (the
+    nearest of the means of the UMAP -> k-means clusters), the UMAP -> k-means clusters themselves (the BERTopic way,
+    not servable by a centroid head) and Lloyd's iterations started from the umap centres."""
+    from sklearn.cluster import KMeans
+
+    from hf_textcluster.baselines import EmbeddingKMeans
+    from hf_textcluster.data import load_benchmark
+    from hf_textcluster.kmeans import fit_kmeans, umap_kmeans_groups
+    from hf_textcluster.metrics import clustering_scores
+
+    for name in args.datasets:
+        dataset = load_benchmark(name, data_dir=args.data_dir)
+        labels = np.asarray(dataset["label"])
+        k = dataset.features["label"].num_classes
+        embeddings = EmbeddingKMeans(k, show_progress_bar=False).embed(list(dataset["text"]))
+        for seed in args.seeds:
+            timed = {}
+            for entry in ("k-means++", "umap"):
+                start = time.perf_counter()
+                timed[entry] = (fit_kmeans(embeddings, k, random_state=seed, init=entry), time.perf_counter() - start)
+            centres = timed["umap"][0].cluster_centers_
+            umap_groups = umap_kmeans_groups(embeddings, k, n_init=10, random_state=seed)  # as fit_kmeans made them
+            lloyd = KMeans(k, init=centres, n_init=1).fit_predict(embeddings)
+            partitions = {"k-means++": timed["k-means++"][0].labels_, "umap": timed["umap"][0].labels_,
+                          "umap groups": umap_groups, "umap + Lloyd": lloyd}
+            for entry, predicted in partitions.items():
+                scores = clustering_scores(labels, predicted)
+                row = {"section": "kmeans-init", "method": entry, "dataset": name, "seed": seed, "run": run_id,
+                       "k": k, "acc": scores["acc"], "nmi": scores["nmi"]}
+                if entry in timed:
+                    row["seconds"] = round(timed[entry][1], 1)
+                put_row(store, row)
+            save_store(store)
+            print(f"{name:15s} seed {seed} " + " | ".join(
+                f"{e} {100 * clustering_scores(labels, p)['acc']:.1f}" for e, p in partitions.items()), flush=True)
+
+
+def _render_kmeans_init(store: dict, rows: list[dict]) -> list[str]:
+    krows = [r for r in rows if r["section"] == "kmeans-init"]
+    if not krows:
+        return []
+    from hf_textcluster.data import BENCHMARKS
+
+    out = ["## How the initial k-means starts (`kmeans_init`)", ""] + _run_header(store, krows) + [
+        "", "ACC / NMI of the partitions every method's training starts from, on the pretrained MiniLM embeddings.",
+        "*k-means++*: scikit-learn's, 10 restarts (the default). *umap*: `kmeans_init=\"umap\"` — the nearest of the",
+        "means of the clusters k-means finds on a UMAP reduction (BERTopic's settings), what a centroid head serves.",
+        "*umap groups*: those UMAP clusters themselves (the BERTopic way with the true K). *umap + Lloyd*: Lloyd's",
+        "iterations in the original space started from the umap centres. Seconds: the k-means (+ UMAP) fit.", "",
+        "| dataset | K | " + " | ".join(f"{e} ACC / NMI" for e in KMEANS_INIT_ENTRIES) + " | seconds k-means++ / umap | seeds |",
+        "|---|---|" + "---|" * len(KMEANS_INIT_ENTRIES) + "---|---|"]
+    for name in BENCHMARKS:
+        d = [r for r in krows if r["dataset"] == name]
+        if not d:
+            continue
+        cells = []
+        for entry in KMEANS_INIT_ENTRIES:
+            e = [r for r in d if r["method"] == entry]
+            cells.append(f"{_mean_std([r['acc'] for r in e])} / {_mean_std([r['nmi'] for r in e])}" if e else "–")
+        secs = [statistics.mean(r["seconds"] for r in d if r["method"] == m) for m in ("k-means++", "umap")]
+        out.append(f"| {name} | {d[0]['k']} | " + " | ".join(cells) + f" | {secs[0]:.0f} / {secs[1]:.0f} | "
+                   f"{len({r['seed'] for r in d})} |")
+    return out + [""]
+
+
 # ----- choosing K without labels (hf_textcluster.auto_k) -------------------------------------------------------------
 def run_auto_k(args, store, run_id) -> None:
     """Per corpus: MiniLM embeddings (as the baselines' embeddings-kmeans), each criterion of hf_textcluster.auto_k
@@ -1316,6 +1386,7 @@ def render(store: dict) -> str:
     out += _render_head_or_kmeans(rows)
     out += _render_encoders(store, rows)
     out += _render_augmentation(store, rows)
+    out += _render_kmeans_init(store, rows)
     out += _render_authors_sccl(store, [r for r in rows if r["section"] == "authors-sccl"])
     out += _render_auto_k(store, [r for r in rows if r["section"] == "auto-k"])
     out += _render_scale(store, [r for r in rows if r["section"] == "scale"])
@@ -1339,7 +1410,7 @@ def main(argv=None) -> int:
     from hf_textcluster.data import BENCHMARKS
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("section", choices=["baselines", *_methods(), "speed", "authors-sccl", "auto-k", "scale", "augmentation",
+    parser.add_argument("section", choices=["baselines", *_methods(), "speed", "authors-sccl", "auto-k", "scale", "augmentation", "kmeans-init",
                                             "render"])
     parser.add_argument("--from", dest="source", help="authors-sccl: the JSON lines of the side-by-side runs.")
     parser.add_argument("--datasets", nargs="+", default=["all"])
@@ -1392,6 +1463,8 @@ def main(argv=None) -> int:
         run_auto_k(args, store, run_id)
     elif args.section == "augmentation":
         run_augmentation(args, store, run_id)
+    elif args.section == "kmeans-init":
+        run_kmeans_init(args, store, run_id)
     elif args.section == "scale":
         args.parts = args.parts or ["predict", "kmeans"]
         run_scale(args, store, run_id)
