@@ -20,3 +20,8 @@ $B sccl --skip-done --datasets biomedical --seeds 0 --max-steps 200 --augmentati
 $B augmentation --datasets searchsnippets agnews --seeds 0
 $B baselines --encoder sentence-transformers/all-mpnet-base-v2 --datasets biomedical tweet --seeds 0 1 2
 $B sccl --skip-done --datasets stackoverflow searchsnippets --seeds 0 --max-steps 200 --encoder sentence-transformers/all-mpnet-base-v2
+# 5. The k-means start (kmeans_init): k-means++ vs UMAP-seeded on the pretrained MiniLM, then SCCL from the UMAP start
+$B kmeans-init --datasets googlenews_ts stackoverflow biomedical tweet --seeds 0
+$B sccl --skip-done --datasets googlenews_ts --seeds 0 --training kmeans_init='"umap"' --variant "UMAP k-means init"
+$B kmeans-init --datasets searchsnippets agnews googlenews_t googlenews_s --seeds 0
+$B sccl --skip-done --datasets stackoverflow searchsnippets --seeds 0 --training kmeans_init='"umap"' --variant "UMAP k-means init"
