@@ -12,6 +12,8 @@ vs 51.2). Lloyd's iterations from these centres are skipped: on StackOverflow th
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from transformers.utils import logging
 
@@ -82,8 +84,10 @@ def umap_kmeans_groups(features, num_clusters: int, n_init: int = 10, random_sta
         raise ValueError("kmeans_init='umap' needs dense features (embeddings), not a sparse matrix.")
     if features.shape[0] <= 16:  # UMAP's spectral layout needs more rows than its 15 neighbours
         raise ValueError(f"kmeans_init='umap' needs more than 16 texts, got {features.shape[0]}; use 'k-means++'.")
-    reduced = UMAP(n_neighbors=15, n_components=5, min_dist=0.0, metric="cosine",
-                   random_state=random_state).fit_transform(features)
+    with warnings.catch_warnings():  # a seeded UMAP runs single-threaded and says so on every call
+        warnings.filterwarnings("ignore", message="n_jobs value .* overridden")
+        reduced = UMAP(n_neighbors=15, n_components=5, min_dist=0.0, metric="cosine",
+                       random_state=random_state).fit_transform(features)
     return KMeans(n_clusters=num_clusters, n_init=n_init, random_state=random_state).fit_predict(reduced)
 
 
