@@ -67,8 +67,10 @@ class NearestCentres:
         self.labels_ = None
 
     def predict(self, features) -> np.ndarray:
-        from sklearn.metrics import pairwise_distances_argmin
-
+        try:  # optional imports stay in a try (see fit_kmeans)
+            from sklearn.metrics import pairwise_distances_argmin
+        except ImportError as err:
+            raise ImportError("k-means needs scikit-learn: `pip install scikit-learn`.") from err
         return pairwise_distances_argmin(np.asarray(features, dtype=self.cluster_centers_.dtype), self.cluster_centers_)
 
 
