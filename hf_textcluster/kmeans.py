@@ -48,8 +48,7 @@ def fit_kmeans(features, num_clusters: int, n_init: int = 10, random_state: int 
         rows = np.sort(np.random.default_rng(random_state).choice(n, size=max_samples, replace=False))
     fitted_on = features if rows is None else features[rows]
     if init == "umap":
-        kmeans = NearestCentres(_umap_seeded_centres(fitted_on, num_clusters, n_init, random_state))
-        kmeans.labels_ = kmeans.predict(fitted_on)
+        kmeans = NearestCentres.of_groups(fitted_on, _umap_kmeans_groups(fitted_on, num_clusters, n_init, random_state))
     else:
         kmeans = KMeans(n_clusters=num_clusters, n_init=n_init, random_state=random_state).fit(fitted_on)
     if rows is not None:
@@ -66,6 +65,16 @@ class NearestCentres:
         self.cluster_centers_ = centres
         self.labels_ = None
 
+    @classmethod
+    def of_groups(cls, features, groups: np.ndarray) -> "NearestCentres":
+        """The means of ``groups`` of ``features`` as centres; ``labels_`` = each row's nearest centre, ``groups_`` =
+        the groups themselves."""
+        features = np.asarray(features, dtype=np.float32)
+        fitted = cls(np.stack([features[groups == k].mean(axis=0) for k in range(int(groups.max()) + 1)]))
+        fitted.groups_ = groups
+        fitted.labels_ = fitted.predict(features)
+        return fitted
+
     def predict(self, features) -> np.ndarray:
         try:  # optional imports stay in a try (see fit_kmeans)
             from sklearn.metrics import pairwise_distances_argmin
@@ -74,7 +83,7 @@ class NearestCentres:
         return pairwise_distances_argmin(np.asarray(features, dtype=self.cluster_centers_.dtype), self.cluster_centers_)
 
 
-def umap_kmeans_groups(features, num_clusters: int, n_init: int = 10, random_state: int | None = 0) -> np.ndarray:
+def _umap_kmeans_groups(features, num_clusters: int, n_init: int = 10, random_state: int | None = 0) -> np.ndarray:
     """The clusters k-means finds on a UMAP reduction of ``features`` (BERTopic's: 15 neighbours, 5 dimensions,
     cosine; seeded)."""
     try:  # optional imports stay in a try (see fit_kmeans)
@@ -92,9 +101,3 @@ def umap_kmeans_groups(features, num_clusters: int, n_init: int = 10, random_sta
                        random_state=random_state).fit_transform(features)
     return KMeans(n_clusters=num_clusters, n_init=n_init, random_state=random_state).fit_predict(reduced)
 
-
-def _umap_seeded_centres(features, num_clusters: int, n_init: int, random_state: int | None) -> np.ndarray:
-    """Means, in the original space, of the clusters of :func:`umap_kmeans_groups`."""
-    features = np.asarray(features, dtype=np.float32) if not hasattr(features, "toarray") else features
-    groups = umap_kmeans_groups(features, num_clusters, n_init, random_state)
-    return np.stack([features[groups == k].mean(axis=0) for k in range(num_clusters)])

@@ -187,6 +187,7 @@ def test_umap_seeded_kmeans_is_the_nearest_of_the_means_of_the_reduced_clusters(
     reduced = UMAP(n_neighbors=15, n_components=5, min_dist=0.0, metric="cosine", random_state=0).fit_transform(x)
     groups = KMeans(6, n_init=2, random_state=0).fit_predict(reduced)
     means = np.stack([x[groups == k].mean(axis=0) for k in range(6)])
+    np.testing.assert_array_equal(fitted.groups_, groups)
     np.testing.assert_allclose(fitted.cluster_centers_, means, rtol=1e-5, atol=1e-5)
     nearest = ((x[:, None, :] - means[None]) ** 2).sum(-1).argmin(1)
     np.testing.assert_array_equal(fitted.labels_, nearest)

@@ -663,12 +663,12 @@ KMEANS_INIT_ENTRIES = ("k-means++", "umap", "umap groups", "umap + Lloyd")
 def run_kmeans_init(args, store, run_id) -> None:
     """Per corpus, on the pretrained MiniLM embeddings: k-means++ (the default start), ``kmeans_init="umap"`` (the
     nearest of the means of the UMAP -> k-means clusters), the UMAP -> k-means clusters themselves (the BERTopic way,
-    not servable by a centroid head) and Lloyd's iterations started from the umap centres."""
+    not servable by a centroid head; the same UMAP run) and Lloyd's iterations started from the umap centres."""
     from sklearn.cluster import KMeans
 
     from hf_textcluster.baselines import EmbeddingKMeans
     from hf_textcluster.data import load_benchmark
-    from hf_textcluster.kmeans import fit_kmeans, umap_kmeans_groups
+    from hf_textcluster.kmeans import fit_kmeans
     from hf_textcluster.metrics import clustering_scores
 
     for name in args.datasets:
@@ -681,21 +681,21 @@ def run_kmeans_init(args, store, run_id) -> None:
             for entry in ("k-means++", "umap"):
                 start = time.perf_counter()
                 timed[entry] = (fit_kmeans(embeddings, k, random_state=seed, init=entry), time.perf_counter() - start)
-            centres = timed["umap"][0].cluster_centers_
-            umap_groups = umap_kmeans_groups(embeddings, k, n_init=10, random_state=seed)  # as fit_kmeans made them
-            lloyd = KMeans(k, init=centres, n_init=1).fit_predict(embeddings)
-            partitions = {"k-means++": timed["k-means++"][0].labels_, "umap": timed["umap"][0].labels_,
-                          "umap groups": umap_groups, "umap + Lloyd": lloyd}
+            umap = timed["umap"][0]
+            lloyd = KMeans(k, init=umap.cluster_centers_, n_init=1).fit_predict(embeddings)
+            partitions = {"k-means++": timed["k-means++"][0].labels_, "umap": umap.labels_,
+                          "umap groups": umap.groups_, "umap + Lloyd": lloyd}
+            accs = []
             for entry, predicted in partitions.items():
                 scores = clustering_scores(labels, predicted)
+                accs.append(f"{entry} {100 * scores['acc']:.1f}")
                 row = {"section": "kmeans-init", "method": entry, "dataset": name, "seed": seed, "run": run_id,
                        "k": k, "acc": scores["acc"], "nmi": scores["nmi"]}
                 if entry in timed:
                     row["seconds"] = round(timed[entry][1], 1)
                 put_row(store, row)
             save_store(store)
-            print(f"{name:15s} seed {seed} " + " | ".join(
-                f"{e} {100 * clustering_scores(labels, p)['acc']:.1f}" for e, p in partitions.items()), flush=True)
+            print(f"{name:15s} seed {seed} " + " | ".join(accs), flush=True)
 
 
 def _render_kmeans_init(store: dict, rows: list[dict]) -> list[str]:
