@@ -113,3 +113,14 @@ def test_kmeans_init_section_has_one_column_per_start(bench):
             for m, acc in zip(bench.KMEANS_INIT_ENTRIES, (0.72, 0.744, 0.753, 0.717))]
     md = "\n".join(bench._render_kmeans_init(store, rows))
     assert "| stackoverflow | 20 | 72.0 / 72.0 | 74.4 / 74.4 | 75.3 / 75.3 | 71.7 / 71.7 | 2 / 2 | 1 |" in md
+
+
+def test_train_time_is_a_mean_per_cpu_kind_without_the_runs_another_job_slowed(bench):
+    store = {"runs": {"xeon": {**RUN, "machine": "Intel(R) Xeon(R), AVX512 + AVX512-BF16 + AMX (native bf16), 2 cores"},
+                      "epyc": {**RUN, "machine": "AMD EPYC, AVX2 (no native bf16), 2 cores"}}}
+    rows = [_row("sccl", "stackoverflow", 0.7, run) for run in ("xeon", "epyc", "epyc")]
+    for row, seconds in zip(rows, (300.0, 1000.0, 1600.0)):
+        row["train_seconds"] = seconds
+    rows[2]["note"] = "train time inflated by unit tests running on the same 2 cores"
+    assert bench._train_time(store, rows) == "1000 (AVX2) / 300 (bf16)"
+    assert bench._train_time(store, rows[2:]) == "1600† (AVX2)"  # only slowed runs: shown, marked

@@ -1009,6 +1009,25 @@ def _paper(method: str, dataset: str, index: int) -> str:
     return f"{value[index]:.1f}" if value else "–"
 
 
+def _train_time(store: dict, rows: list[dict]) -> str:
+    """Mean train seconds per CPU kind: a mean over a bf16 Xeon and an AVX2 EPYC would mean nothing. A run whose
+    time another job inflated (its note says so) counts only when its kind has no other (then marked †)."""
+    by_kind: dict[str, list[dict]] = {}
+    for r in rows:
+        machine = store.get("runs", {}).get(r.get("run"), {}).get("machine", "")
+        kind = "?" if not machine else "AVX2" if "no native bf16" in machine else "bf16"
+        by_kind.setdefault(kind, []).append(r)
+    parts = []
+    for kind, krows in sorted(by_kind.items()):
+        clean = [r for r in krows if "inflated" not in r.get("note", "")]
+        parts.append(f"{statistics.mean(r['train_seconds'] for r in clean or krows):.0f}{'' if clean else '†'} ({kind})")
+    return " / ".join(parts)
+
+
+TRAIN_TIME_LEGEND = ("*train (s)*: mean per CPU kind (bf16 = native bf16, AVX2 = fp32 without it); a run that shared "
+                     "the CPU with another job (its note says so) is left out unless all of its kind did (†).")
+
+
 def _run_header(store: dict, rows: list[dict]) -> list[str]:
     lines = []
     for run_id in sorted({r["run"] for r in rows}):
@@ -1192,7 +1211,7 @@ def _render_encoders(store: dict, rows: list[dict]) -> list[str]:
     out = ["## Stronger encoders", ""] + _run_header(store, [r for r in base + methods if r.get("variant")]) + [
         "", "The same entries with the default MiniLM and with another encoder (its short name in the encoder column);",
         "`--encoder` of `training/bench.py`. Methods run their `cpu` recipe unchanged (same steps × batch); their time",
-        "column shows what the bigger encoder costs on this CPU.", "",
+        "column shows what the bigger encoder costs on this CPU.", *textwrap.wrap(TRAIN_TIME_LEGEND, 110), "",
         "| dataset | entry | encoder | ACC | NMI | k-means after ACC | NMI | train (s) | seeds |",
         "|---|---|---|---|---|---|---|---|---|"]
     for name in BENCHMARKS:
@@ -1211,7 +1230,7 @@ def _render_encoders(store: dict, rows: list[dict]) -> list[str]:
                     out.append(f"| {name} | {_display_name(method)} | {encoder or 'all-MiniLM-L6-v2'}"
                                f" | {_mean_std([r['acc'] for r in d])} | {_mean_std([r['nmi'] for r in d])}"
                                f" | {_mean_std([r['kmeans_acc'] for r in d])} | {_mean_std([r['kmeans_nmi'] for r in d])}"
-                               f" | {statistics.mean(r['train_seconds'] for r in d):.0f} | {len(d)} |")
+                               f" | {_train_time(store, d)} | {len(d)} |")
     out.append("")
     return out
 
@@ -1357,7 +1376,7 @@ def render(store: dict) -> str:
             out += ["*k-means before* = k-means (seeded) on the same encoder's embeddings with the method's pooling, before",
                     "training (the centroid initialisation, same run). *head* = argmax of the trained cluster head. *k-means",
                     "after* = k-means on the trained embeddings (the protocol of the SCCL paper's headline numbers). *purity*",
-                    "is the head's (DEC-MLM's metric).", ""]
+                    "is the head's (DEC-MLM's metric).", *textwrap.wrap(TRAIN_TIME_LEGEND, 110), ""]
             out += ["| dataset | k-means before ACC | NMI | head ACC | NMI | purity | k-means after ACC | NMI | paper ACC | NMI | steps × batch | train (s) | seeds |",
                     "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
             for name in BENCHMARKS:
@@ -1370,7 +1389,7 @@ def render(store: dict) -> str:
                     f" | {_mean_std([r['purity'] for r in drows])}"
                     f" | {_mean_std([r['kmeans_acc'] for r in drows])} | {_mean_std([r['kmeans_nmi'] for r in drows])}"
                     f" | {_paper(method, name, 0)} | {_paper(method, name, 1)}"
-                    f" | {drows[0]['steps']} × {drows[0]['batch_size']} | {statistics.mean(r['train_seconds'] for r in drows):.0f} | {len(drows)} |"
+                    f" | {drows[0]['steps']} × {drows[0]['batch_size']} | {_train_time(store, drows)} | {len(drows)} |"
                 )
             out.append("")
             other_notes = [(r["dataset"], r.get("seed"), r["note"]) for r in vrows
