@@ -7,6 +7,7 @@ from ...configuration_utils import TextClusteringConfig
 
 CRL_CLUSTER_CHOICES = ("argmax", "expectation", "sample")
 RECONSTRUCTION_MODULES = ("crl", "lsr")
+LATENT_INITS = ("random", "pca")
 
 
 class DECCRLConfig(TextClusteringConfig):
@@ -18,6 +19,10 @@ class DECCRLConfig(TextClusteringConfig):
 
     Args:
         latent_dim (`int`): L, the size of `FC_e`'s output (not given in the paper).
+        latent_init (`str`): how `FC_e` starts, which the paper does not say: ``"random"`` (default: PyTorch's
+            initialisation) or ``"pca"`` (the projection onto the top L principal directions of the training
+            embeddings, centred: the centroids' k-means then runs on a space that keeps the embeddings' geometry
+            instead of a random projection of it).
         contrast_dim (`int`): output size of the contrast head (128, as SCCL).
         alpha (`float`): degrees of freedom of the Student's t kernel, Eq. 5 (1; 10 for Biomedical).
         temperature (`float`): τ of the contrastive loss, Eq. 2-3 (0.5).
@@ -41,6 +46,7 @@ class DECCRLConfig(TextClusteringConfig):
     model_type = "deccrl"
 
     latent_dim: int = 128
+    latent_init: str = "random"
     contrast_dim: int = 128
     alpha: float = 1.0
     temperature: float = 0.5
@@ -63,6 +69,8 @@ class DECCRLConfig(TextClusteringConfig):
         self.check_numbers("cluster_loss_weight", "reconstruction_loss_weight", minimum=0)
         if self.crl_cluster not in CRL_CLUSTER_CHOICES:
             raise ValueError(f"`crl_cluster` must be one of {CRL_CLUSTER_CHOICES}, got {self.crl_cluster!r}.")
+        if self.latent_init not in LATENT_INITS:
+            raise ValueError(f"`latent_init` must be one of {LATENT_INITS}, got {self.latent_init!r}.")
         if self.reconstruction_module not in RECONSTRUCTION_MODULES:
             raise ValueError(
                 f"`reconstruction_module` must be one of {RECONSTRUCTION_MODULES}, got {self.reconstruction_module!r}."

@@ -93,6 +93,22 @@ class DECCRLModel(TextClusteringPreTrainedModel):
         """h = FC_e(SentenceBERT(x)), Eq. 1: the latent space of the centroids."""
         return self.fc_e(embeddings)
 
+    @torch.no_grad()
+    def init_latent_from_pca(self, embeddings: np.ndarray | torch.Tensor, max_samples: int = 50_000) -> None:
+        """Set `FC_e` to h = W (e - mean) with W the top principal directions of ``embeddings`` (N x d, a seeded
+        sample of at most ``max_samples`` rows): distances within those directions are kept exactly. With L > d
+        the rows beyond d keep their random start."""
+        embeddings = torch.as_tensor(np.asarray(embeddings), dtype=torch.float32)
+        if len(embeddings) > max_samples:
+            generator = torch.Generator().manual_seed(0)
+            embeddings = embeddings[torch.randperm(len(embeddings), generator=generator)[:max_samples]]
+        mean = embeddings.mean(dim=0)
+        _, _, vh = torch.linalg.svd(embeddings - mean, full_matrices=False)
+        rows = min(self.config.latent_dim, vh.shape[0])
+        weight = self.fc_e.weight
+        weight[:rows] = vh[:rows].to(weight.device, weight.dtype)
+        self.fc_e.bias[:rows] = -(vh[:rows] @ mean).to(weight.device, weight.dtype)
+
     def contrast_features(self, latent: torch.Tensor) -> torch.Tensor:
         """ṽ = the contrast head of a latent h̃ (Section 3.1)."""
         return self.contrast_head(latent)

@@ -122,6 +122,14 @@ class DECCRLTrainer(ClusteringTrainer):
 
     def initialize_clusters(self, embeddings: np.ndarray | None = None) -> None:
         self.fit_vocabulary()
+        if self.model.config.latent_init == "pca" and not self.model.config.centroids_initialized:
+            embeddings = self.embed_train_texts() if embeddings is None else embeddings
+
+            def pca():  # once, on the main process; the others load its FC_e
+                self.model.init_latent_from_pca(embeddings)
+                return {k: v.cpu() for k, v in self.model.fc_e.state_dict().items()}
+
+            self.model.fc_e.load_state_dict(self.share_from_main(pca))
         super().initialize_clusters(embeddings=embeddings)
 
     def train(self, resume_from_checkpoint=None, **kwargs):

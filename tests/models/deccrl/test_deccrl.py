@@ -174,11 +174,28 @@ def test_topics_survive_save_and_load(tiny_encoder_dir, views_dataset, tmp_path)
     assert all(f"| {k} | {names[k]} | {', '.join(four[k][0])} | {', '.join(four[k][1])} |" in card for k in four)
 
 
+def test_pca_latent_init_projects_on_the_top_principal_directions(tiny_encoder_dir, views_dataset, tmp_path):
+    trainer = _trainer(tiny_encoder_dir, views_dataset, tmp_path, latent_init="pca")
+    model = trainer.model
+    embeddings = trainer.embed_train_texts()
+    trainer.initialize_clusters(embeddings=embeddings)
+    h = model.cluster_features(torch.from_numpy(embeddings)).detach().numpy()
+    centred = embeddings - embeddings.mean(axis=0)
+    expected = centred @ np.linalg.svd(centred, full_matrices=False)[2][:8].T  # L = 8 directions
+    signs = np.sign((h * expected).sum(axis=0))  # a principal direction's sign is arbitrary
+    np.testing.assert_allclose(h * signs, expected, atol=1e-4)
+    fc_e = model.fc_e.weight.detach().clone()
+    trainer.initialize_clusters(embeddings=embeddings[::-1].copy())  # clusters set: FC_e is not re-fitted
+    assert torch.equal(model.fc_e.weight, fc_e)
+
+
 def test_config_validation():
     with pytest.raises(ValueError, match="reconstruction_module"):
         DECCRLConfig(reconstruction_module="vae")
     with pytest.raises(ValueError, match="crl_cluster"):
         DECCRLConfig(crl_cluster="mean")
+    with pytest.raises(ValueError, match="latent_init"):
+        DECCRLConfig(latent_init="svd")
     with pytest.raises(ValueError, match="vocabulary"):
         DECCRLConfig(vocabulary=["a", "a"])
     with pytest.raises(ValueError, match="reconstruction_loss_weight"):
