@@ -657,14 +657,18 @@ def _render_augmentation(store: dict, rows: list[dict]) -> list[str]:
 
 
 # ----- how the k-means of the initialisation starts (hf_textcluster.kmeans: kmeans_init) ----------------------------
-KMEANS_INIT_ENTRIES = ("k-means++", "umap", "umap groups", "umap + Lloyd")
+KMEANS_INIT_ENTRIES = ("k-means++", "umap", "umap groups", "umap + Lloyd", "DEC-CRL random FC_e", "DEC-CRL pca FC_e")
 
 
 def run_kmeans_init(args, store, run_id) -> None:
     """Per corpus, on the pretrained MiniLM embeddings: k-means++ (the default start), ``kmeans_init="umap"`` (the
     nearest of the means of the UMAP -> k-means clusters), the UMAP -> k-means clusters themselves (the BERTopic way,
-    not servable by a centroid head; the same UMAP run) and Lloyd's iterations started from the umap centres."""
+    not servable by a centroid head; the same UMAP run), Lloyd's iterations started from the umap centres, and
+    k-means++ where DEC-CRL runs it: after its FC_e (L 128) at its random start and with ``latent_init="pca"``."""
+    import torch
     from sklearn.cluster import KMeans
+
+    from hf_textcluster import DECCRLModel
 
     from hf_textcluster.baselines import EmbeddingKMeans
     from hf_textcluster.data import load_benchmark
@@ -685,6 +689,14 @@ def run_kmeans_init(args, store, run_id) -> None:
             lloyd = KMeans(k, init=umap.cluster_centers_, n_init=1).fit_predict(embeddings)
             partitions = {"k-means++": timed["k-means++"][0].labels_, "umap": umap.labels_,
                           "umap groups": umap.groups_, "umap + Lloyd": lloyd}
+            torch.manual_seed(seed)  # the model's own FC_e, as a DEC-CRL run builds it
+            deccrl = DECCRLModel.from_encoder_pretrained(None, num_clusters=k)
+            for entry in ("DEC-CRL random FC_e", "DEC-CRL pca FC_e"):
+                if entry.endswith("pca FC_e"):
+                    deccrl.init_latent_from_pca(embeddings)
+                with torch.no_grad():
+                    latent = deccrl.cluster_features(torch.from_numpy(embeddings)).numpy()
+                partitions[entry] = fit_kmeans(latent, k, random_state=seed).labels_
             accs = []
             for entry, predicted in partitions.items():
                 scores = clustering_scores(labels, predicted)
@@ -709,7 +721,9 @@ def _render_kmeans_init(store: dict, rows: list[dict]) -> list[str]:
         "*k-means++*: scikit-learn's, 10 restarts (the default). *umap*: `kmeans_init=\"umap\"` — the nearest of the",
         "means of the clusters k-means finds on a UMAP reduction (BERTopic's settings), what a centroid head serves.",
         "*umap groups*: those UMAP clusters themselves (the BERTopic way with the true K). *umap + Lloyd*: Lloyd's",
-        "iterations in the original space started from the umap centres. Seconds: the k-means (+ UMAP) fit.", "",
+        "iterations in the original space started from the umap centres. *DEC-CRL random / pca FC_e*: k-means++ where",
+        "DEC-CRL runs it, on its latent h = FC_e(embedding) (L 128), `FC_e` at its random start (the default) or",
+        "`latent_init=\"pca\"`. Seconds: the k-means (+ UMAP) fit.", "",
         "| dataset | K | " + " | ".join(f"{e} ACC / NMI" for e in KMEANS_INIT_ENTRIES) + " | seconds k-means++ / umap | seeds |",
         "|---|---|" + "---|" * len(KMEANS_INIT_ENTRIES) + "---|---|"]
     for name in BENCHMARKS:
