@@ -11,10 +11,12 @@ PY=${PY:-.venv/bin/python}
 B="$PY training/bench.py deccrl --skip-done"
 LSR=(--config reconstruction_module='"lsr"' --variant "w/o CRL w LSR")
 NOCRL=(--config reconstruction_loss_weight=0 --variant "w/o CRL")
+PCA=(--config latent_init='"pca"' --variant "latent_init pca")  # FC_e's start (not the paper's; see the card)
 # a queue restarted while one of its runs is still going waits for it rather than racing it
 while pgrep -f "bench.py deccrl" > /dev/null; do sleep 30; done
 $B --datasets stackoverflow tweet searchsnippets agnews biomedical --seeds 0
 $B --datasets stackoverflow tweet searchsnippets --seeds 1 2
+$B --datasets searchsnippets stackoverflow biomedical "${PCA[@]}" --seeds 0
 $B --datasets stackoverflow "${LSR[@]}" --seeds 0
 $B --datasets stackoverflow --held-out --seeds 0
 $B --datasets agnews biomedical --seeds 1 2
