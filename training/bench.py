@@ -669,7 +669,6 @@ def run_kmeans_init(args, store, run_id) -> None:
     from sklearn.cluster import KMeans
 
     from hf_textcluster import DECCRLModel
-
     from hf_textcluster.baselines import EmbeddingKMeans
     from hf_textcluster.data import load_benchmark
     from hf_textcluster.kmeans import fit_kmeans
