@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Issue 11's runs: DEC-CRL on the paper's three corpora and SearchSnippets / Tweet (3 seeds), then the paper's
 # ablations (λ_r = 0 "w/o CRL", the latent autoencoder "w/o CRL w LSR") and the held-out splits of its Table 2;
-# cheapest first (short texts train fastest: Tweet, StackOverflow ~6 min, SearchSnippets ~15, AgNews and Biomedical
-# ~30-40 on 2 AVX2 cores, fp32; anything else on the CPU inflates that several times).
+# cheapest first. Measured on 2 AVX2 cores, fp32: Tweet ~14 min, StackOverflow ~20, SearchSnippets ~23-27, AgNews and
+# Biomedical ~34-42 (~6 min with native bf16); anything else on the CPU inflates that several times.
 # Resumable: each command skips the rows docs/results.json already has.
 #   nohup bash training/queues/deccrl.sh > deccrl.log 2>&1 &
 set -u
