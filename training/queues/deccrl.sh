@@ -15,8 +15,8 @@ PCA=(--config latent_init='"pca"' --variant "latent_init pca")  # FC_e's start (
 # a queue restarted while one of its runs is still going waits for it rather than racing it
 while pgrep -f "bench.py deccrl" > /dev/null; do sleep 30; done
 $B --datasets stackoverflow tweet searchsnippets agnews biomedical --seeds 0
+$B --datasets stackoverflow searchsnippets biomedical "${PCA[@]}" --seeds 0  # does the PCA start close the gap?
 $B --datasets stackoverflow tweet searchsnippets --seeds 1 2
-$B --datasets searchsnippets stackoverflow biomedical "${PCA[@]}" --seeds 0
 $B --datasets stackoverflow "${LSR[@]}" --seeds 0
 $B --datasets stackoverflow --held-out --seeds 0
 $B --datasets agnews biomedical --seeds 1 2
