@@ -806,7 +806,8 @@ def evaluate_clusterer(
     kmeans_max_samples: int | None = DEFAULT_KMEANS_MAX_SAMPLES,
 ) -> dict[str, float]:
     """Clustering quality of a clusterer on ``texts``: from its head (``acc``, ``nmi``, ...) and, with ``kmeans``,
-    from k-means on its embeddings (``kmeans_acc``, ...). Without labels, only the number of used clusters."""
+    from k-means on its embeddings (``kmeans_acc``, ...) and, for a head working in a space of its own (DEC-CRL,
+    AECL), from k-means in that space (``latent_kmeans_acc``, ...). Without labels, only the number of used clusters."""
     embeddings = model.embed(
         texts, batch_size=batch_size, show_progress_bar=show_progress_bar, precision=precision
     )
@@ -814,7 +815,9 @@ def evaluate_clusterer(
     model.eval()  # a head with dropout (AECL's) must not drop units while it is scored
     try:
         with torch.no_grad():
-            probs = model.cluster_probabilities(torch.from_numpy(embeddings).to(model.device))
+            inputs = torch.from_numpy(embeddings).to(model.device)
+            probs = model.cluster_probabilities(inputs)
+            features = model.cluster_features(inputs).float().cpu().numpy()
     finally:
         model.train(was_training)
     head_pred = probs.argmax(dim=-1).cpu().numpy()
@@ -828,4 +831,11 @@ def evaluate_clusterer(
                         max_samples=kmeans_max_samples)
         kmeans_scores = scorer.compute(predictions=km.labels_, references=labels)
         metrics.update({f"kmeans_{key}": value for key, value in kmeans_scores.items()})
+        # a head in a space of its own (DEC-CRL's FC_e, AECL's projector) gets k-means there too: for DEC-CRL that
+        # is what `recluster` serves
+        if features.shape != embeddings.shape or not np.array_equal(features, embeddings):
+            km = fit_kmeans(features, model.config.num_clusters, n_init=n_init, random_state=random_state,
+                            max_samples=kmeans_max_samples)
+            latent_scores = scorer.compute(predictions=km.labels_, references=labels)
+            metrics.update({f"latent_kmeans_{key}": value for key, value in latent_scores.items()})
     return metrics

@@ -104,6 +104,45 @@ def test_head_or_kmeans_section_counts_the_cells_where_kmeans_after_wins(bench):
     md = "\n".join(bench._render_head_or_kmeans(rows))
     assert "| SCCL | stackoverflow | 70.0 | 75.0 | +5.0 |" in md and "| AECL | stackoverflow | 60.0 | 55.0 | -5.0 |" in md
     assert "higher ACC in 1 of 2" in md and "largest loss -5.0" in md
+    assert "| SCCL | stackoverflow | 70.0 | 75.0 | +5.0 | +0.0 | – | – | 1 |" in md
+    rows[1].update(latent_kmeans_acc=0.65, latent_kmeans_nmi=0.6)  # a head in a space of its own
+    md = "\n".join(bench._render_head_or_kmeans(rows))
+    assert "| AECL | stackoverflow | 60.0 | 55.0 | -5.0 | +0.0 | 65.0 (1) | 60.0 | 1 |" in md
+
+
+def test_rescore_adds_the_metrics_a_kept_model_lacks_and_changes_nothing_stored(bench, tiny_encoder_dir, toy_corpus,
+                                                                                  tmp_path, monkeypatch):
+    import datasets
+
+    import hf_textcluster.runs
+    from hf_textcluster import DECCRLModel
+    from hf_textcluster.trainer import evaluate_clusterer
+
+    texts, labels = toy_corpus
+    monkeypatch.setattr(bench, "REPO", tmp_path)
+    monkeypatch.setattr(hf_textcluster.runs, "prepare_dataset",
+                        lambda name, augmentation, data_dir=None, seed=0: datasets.Dataset.from_dict(
+                            {"text": texts, "label": labels}))
+    model = DECCRLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, latent_dim=8)
+    model.initialize_clusters(texts)
+    stored = {k: v for k, v in evaluate_clusterer(model, texts, labels).items() if not k.startswith("latent_")}
+    for seed, variant in ((0, ""), (1, "")):
+        directory = bench.run_dir("deccrl", "stackoverflow", seed, variant)
+        model.save_pretrained(directory)
+        (directory / "training_run.json").write_text(json.dumps({"augmentation": None}))
+    store = {"runs": {"r": RUN}, "rows": []}
+    rows = [{**_row("deccrl", "stackoverflow", 0.0, "r"), **stored, "seed": 0},
+            {**_row("deccrl", "stackoverflow", 0.0, "r"), **stored, "seed": 1, "acc": stored["acc"] - 0.1},  # not this model
+            {**_row("deccrl", "stackoverflow", 0.0, "r"), **stored, "seed": 2}]  # no kept model
+    for row in rows:
+        bench.put_row(store, row)
+    bench.save_store(store)
+    args = bench.argparse.Namespace(datasets=["stackoverflow"], seeds=[0, 1, 2], methods=None, data_dir=None)
+    bench.run_rescore(args, store, "rescore-1")
+    after = {r["seed"]: r for r in json.loads(bench.RESULTS_JSON.read_text())["rows"]}
+    assert after[0] == {**rows[0], **evaluate_clusterer(model, texts, labels), "rescored": "rescore-1"}
+    assert "latent_kmeans_acc" in after[0]
+    assert after[1] == rows[1] and after[2] == rows[2]
 
 
 def test_kmeans_init_section_has_one_column_per_start(bench):

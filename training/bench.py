@@ -179,6 +179,13 @@ def run_baselines(args, store, run_id) -> None:
             save_store(store)
 
 
+def run_dir(method: str, dataset: str, seed: int, variant: str) -> Path:
+    """Where a method run keeps its trained model (runs/ is git-ignored), so a model card or a later measurement
+    (`rescore`) can use a real run."""
+    variant_slug = re.sub(r"[^a-z0-9]+", "-", variant.lower()).strip("-")  # "w/o MLM" -> "w-o-mlm"
+    return REPO / "runs" / "bench" / f"{method}-{dataset}-seed{seed}{'-' + variant_slug if variant_slug else ''}"
+
+
 def run_method(args, store, run_id) -> None:
     import torch
 
@@ -207,9 +214,7 @@ def run_method(args, store, run_id) -> None:
             if args.skip_done and (name, seed) in done:
                 print(f"{name:15s} seed {seed} {args.section}: stored already (--skip-done)", flush=True)
                 continue
-            # Each trained model is kept (runs/ is git-ignored) so a model card can be made from a real run.
-            variant_slug = re.sub(r"[^a-z0-9]+", "-", variant.lower()).strip("-")  # "w/o MLM" -> "w-o-mlm"
-            output_dir = str(REPO / "runs" / "bench" / f"{args.section}-{name}-seed{seed}{'-' + variant_slug if variant_slug else ''}")
+            output_dir = str(run_dir(args.section, name, seed, variant))
             result = train_clusterer(
                 args.section, name, output_dir, data_dir=args.data_dir, recipe=args.recipe, seed=seed,
                 augmentation=args.augmentation or "recipe", training_overrides=overrides,
@@ -261,6 +266,37 @@ def run_method(args, store, run_id) -> None:
                   f" | k-means before ACC {100 * baseline['acc']:.1f} NMI {100 * baseline['nmi']:.1f}", flush=True)
             del result, trainer
             torch.manual_seed(0)
+
+
+def run_rescore(args, store, run_id) -> None:
+    """Score the models earlier method runs kept (`run_dir`) with today's `evaluate_clusterer` and add the metrics
+    their rows lack (e.g. ``latent_kmeans_*``, added after those runs); stored numbers are not changed, and a model
+    whose head no longer gives the stored ACC on the same texts is left alone."""
+    from transformers import AutoModel
+
+    from hf_textcluster.runs import prepare_dataset
+    from hf_textcluster.trainer import evaluate_clusterer
+
+    rows = [r for r in store["rows"] if r["section"] == "method" and r["dataset"] in args.datasets
+            and r.get("seed") in args.seeds and (not args.methods or r["method"] in args.methods)]
+    for row in rows:
+        label = f"{row['dataset']:15s} seed {row['seed']} {row['method']} {row.get('variant') or ''}".rstrip()
+        directory = run_dir(row["method"], row["dataset"], row["seed"], row.get("variant", ""))
+        if "held-out" in row.get("variant", "") or not (directory / "training_run.json").exists():
+            print(f"{label}: skipped ({'held-out split' if directory.exists() else 'no kept model'})", flush=True)
+            continue
+        run_info = json.loads((directory / "training_run.json").read_text())
+        dataset = prepare_dataset(row["dataset"], run_info["augmentation"], data_dir=args.data_dir, seed=row["seed"])
+        model = AutoModel.from_pretrained(str(directory))
+        metrics = evaluate_clusterer(model, dataset["text"], dataset["label"], batch_size=128, random_state=row["seed"])
+        if not math.isclose(metrics["acc"], row["acc"], abs_tol=1e-3):
+            print(f"{label}: skipped (head ACC {metrics['acc']:.4f} here, {row['acc']:.4f} stored)", flush=True)
+            continue
+        added = {k: v for k, v in metrics.items() if k not in row}
+        if added:
+            put_row(store, {**row, **added, "rescored": run_id})
+            save_store(store)
+        print(f"{label}: added {sorted(added) or 'nothing'}", flush=True)
 
 
 def topics_by_cluster(model, dataset) -> dict:
@@ -1109,9 +1145,12 @@ def _render_head_or_kmeans(rows: list[dict]) -> list[str]:
            "The head's ACC / NMI against k-means on the same trained embeddings (means over seeds; Δ = k-means after −",
            "head). `hf-textcluster recluster --model DIR --input TRAINING_TEXTS` (or `model.initialize_clusters(texts)`",
            "then `calibrate`) makes a trained model serve the latter: exactly for the methods whose head works on the",
-           "pooled embedding (SCCL, DEC-MLM, ClusterBERT); DEC-CRL re-clusters in its latent space FC_e (not measured",
-           "here); AECL's clustering network is a classifier and cannot be re-clustered.", "",
-           "| method | dataset | head ACC | k-means after ACC | Δ ACC | Δ NMI | seeds |", "|---|---|---|---|---|---|---|"]
+           "pooled embedding (SCCL, DEC-MLM, ClusterBERT). DEC-CRL re-clusters in its latent space FC_e: *k-means in",
+           "the head's space* is that partition (for AECL: k-means on its projector's output, which it cannot serve:",
+           "its clustering network is a classifier). Models trained before that column existed were re-scored by",
+           "`bench.py rescore` (seeds without a kept model show –).", "",
+           "| method | dataset | head ACC | k-means after ACC | Δ ACC | Δ NMI | k-means in the head's space ACC | NMI "
+           "| seeds |", "|---|---|---|---|---|---|---|---|---|"]
     deltas = []
     for method in sorted({r["method"] for r in method_rows}, key=_method_order):
         for name in BENCHMARKS:
@@ -1121,8 +1160,11 @@ def _render_head_or_kmeans(rows: list[dict]) -> list[str]:
             acc, after = statistics.mean(r["acc"] for r in d), statistics.mean(r["kmeans_acc"] for r in d)
             nmi = statistics.mean(r["kmeans_nmi"] - r["nmi"] for r in d)
             deltas.append((after - acc, nmi))
+            latent = [r for r in d if "latent_kmeans_acc" in r]
+            own_space = (f"{_mean_std([r['latent_kmeans_acc'] for r in latent])} ({len(latent)}) | "
+                         f"{_mean_std([r['latent_kmeans_nmi'] for r in latent])}" if latent else "– | –")
             out.append(f"| {_display_name(method)} | {name} | {100 * acc:.1f} | {100 * after:.1f} | "
-                       f"{100 * (after - acc):+.1f} | {100 * nmi:+.1f} | {len(d)} |")
+                       f"{100 * (after - acc):+.1f} | {100 * nmi:+.1f} | {own_space} | {len(d)} |")
     better = sum(a > 0 for a, _ in deltas)
     out += ["", f"k-means after has the higher ACC in {better} of {len(deltas)} method × corpus cells (higher NMI in "
                 f"{sum(n > 0 for _, n in deltas)}); median Δ ACC {100 * statistics.median(a for a, _ in deltas):+.1f}, "
@@ -1443,9 +1485,10 @@ def main(argv=None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("section", choices=["baselines", *_methods(), "speed", "authors-sccl", "auto-k", "scale", "augmentation", "kmeans-init",
-                                            "render"])
+                                            "rescore", "render"])
     parser.add_argument("--from", dest="source", help="authors-sccl: the JSON lines of the side-by-side runs.")
     parser.add_argument("--datasets", nargs="+", default=["all"])
+    parser.add_argument("--methods", nargs="+", default=None, help="rescore: only these methods' runs (default: all).")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--data-dir", default=os.environ.get("HF_TEXTCLUSTER_DATA_DIR") or str(REPO.parent / "shared" / "data"))
     parser.add_argument("--recipe", default="cpu")
@@ -1497,6 +1540,8 @@ def main(argv=None) -> int:
         run_augmentation(args, store, run_id)
     elif args.section == "kmeans-init":
         run_kmeans_init(args, store, run_id)
+    elif args.section == "rescore":
+        run_rescore(args, store, run_id)
     elif args.section == "scale":
         args.parts = args.parts or ["predict", "kmeans"]
         run_scale(args, store, run_id)

@@ -189,6 +189,21 @@ def test_pca_latent_init_projects_on_the_top_principal_directions(tiny_encoder_d
     assert torch.equal(model.fc_e.weight, fc_e)
 
 
+def test_evaluation_scores_k_means_in_the_latent_space_as_recluster_serves_it(tiny_encoder_dir, toy_corpus):
+    from hf_textcluster.metrics import clustering_scores
+    from hf_textcluster.trainer import evaluate_clusterer
+
+    texts, labels = toy_corpus
+    torch.manual_seed(0)
+    model = DECCRLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, latent_dim=8)
+    model.initialize_clusters(texts, random_state=1)
+    metrics = evaluate_clusterer(model, texts, labels, random_state=0)
+    assert metrics["acc"] == pytest.approx(clustering_scores(labels, model.predict(texts))["acc"])
+    model.initialize_clusters(texts, random_state=0)  # what `hf-textcluster recluster` does
+    reclustered = clustering_scores(labels, model.predict(texts))
+    assert {k: metrics[f"latent_kmeans_{k}"] for k in reclustered} == pytest.approx(reclustered)
+
+
 def test_config_validation():
     with pytest.raises(ValueError, match="reconstruction_module"):
         DECCRLConfig(reconstruction_module="vae")
