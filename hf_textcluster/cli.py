@@ -89,7 +89,15 @@ def cmd_train(args, extra: list[str]) -> int:
             print(f"Scores against the labels of column {args.label_column!r} (used only for scoring, never trained on):")
         print(f"cluster head         : {_format_scores({k[5:]: v for k, v in m.items() if k.startswith('eval_')})}")
         print(f"k-means on embeddings: {_format_scores({k[12:]: v for k, v in m.items() if k.startswith('eval_kmeans_')})}")
+        _print_latent_kmeans({k[5:]: v for k, v in m.items() if k.startswith("eval_")})
     return 0
+
+
+def _print_latent_kmeans(metrics: dict) -> None:
+    """A head in a space of its own (DEC-CRL's FC_e, AECL's projector): k-means there, what DEC-CRL's recluster serves."""
+    if "latent_kmeans_acc" in metrics:
+        scores = {k[len("latent_kmeans_"):]: v for k, v in metrics.items() if k.startswith("latent_kmeans_")}
+        print(f"k-means in the head's space: {_format_scores(scores)}")
 
 
 def _positive_int(value: str) -> int:
@@ -382,6 +390,7 @@ def cmd_evaluate(args, extra) -> int:
     print(f"{_format_scores(metrics, ('acc', 'nmi', 'ari', 'purity'))}  time {seconds:.1f}s")
     if "kmeans_acc" in metrics:
         print(f"k-means on embeddings: {_format_scores({k[7:]: v for k, v in metrics.items() if k.startswith('kmeans_')})}")
+        _print_latent_kmeans(metrics)
     return 0
 
 

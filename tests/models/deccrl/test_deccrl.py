@@ -204,6 +204,27 @@ def test_evaluation_scores_k_means_in_the_latent_space_as_recluster_serves_it(ti
     assert {k: metrics[f"latent_kmeans_{k}"] for k in reclustered} == pytest.approx(reclustered)
 
 
+def test_cli_evaluate_prints_k_means_in_the_latent_space(tiny_encoder_dir, toy_corpus, tmp_path, capsys):
+    import csv
+
+    from hf_textcluster.cli import main
+    from hf_textcluster.metrics import clustering_scores
+
+    texts, labels = toy_corpus
+    model = DECCRLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, latent_dim=8)
+    model.initialize_clusters(texts)
+    model.save_pretrained(tmp_path / "model")
+    with open(tmp_path / "texts.csv", "w", newline="") as f:
+        csv.writer(f).writerows([("text", "label"), *zip(texts, labels)])
+    assert main(["evaluate", "--model", str(tmp_path / "model"), "--input", str(tmp_path / "texts.csv"),
+                 "--label-column", "label"]) == 0
+    out = capsys.readouterr().out
+    assert "k-means on embeddings: ACC" in out
+    model.initialize_clusters(texts, random_state=0)  # recluster: the head's space partition
+    acc = 100 * clustering_scores(labels, model.predict(texts))["acc"]
+    assert f"k-means in the head's space: ACC {acc:.1f}" in out
+
+
 def test_config_validation():
     with pytest.raises(ValueError, match="reconstruction_module"):
         DECCRLConfig(reconstruction_module="vae")
