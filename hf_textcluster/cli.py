@@ -87,9 +87,10 @@ def cmd_train(args, extra: list[str]) -> int:
     if "eval_acc" in m:
         if args.label_column:
             print(f"Scores against the labels of column {args.label_column!r} (used only for scoring, never trained on):")
-        print(f"cluster head         : {_format_scores({k[5:]: v for k, v in m.items() if k.startswith('eval_')})}")
-        print(f"k-means on embeddings: {_format_scores({k[12:]: v for k, v in m.items() if k.startswith('eval_kmeans_')})}")
-        _print_latent_kmeans({k[5:]: v for k, v in m.items() if k.startswith("eval_")})
+        scores = {k[5:]: v for k, v in m.items() if k.startswith("eval_")}
+        print(f"cluster head         : {_format_scores(scores)}")
+        print(f"k-means on embeddings: {_format_scores({k[7:]: v for k, v in scores.items() if k.startswith('kmeans_')})}")
+        _print_latent_kmeans(scores)
     return 0
 
 

@@ -817,7 +817,8 @@ def evaluate_clusterer(
         with torch.no_grad():
             inputs = torch.from_numpy(embeddings).to(model.device)
             probs = model.cluster_probabilities(inputs)
-            features = model.cluster_features(inputs).float().cpu().numpy()
+            # the head's own space, only when it is scored below
+            features = model.cluster_features(inputs).float().cpu().numpy() if kmeans and labels is not None else None
     finally:
         model.train(was_training)
     head_pred = probs.argmax(dim=-1).cpu().numpy()
@@ -833,7 +834,7 @@ def evaluate_clusterer(
         metrics.update({f"kmeans_{key}": value for key, value in kmeans_scores.items()})
         # a head in a space of its own (DEC-CRL's FC_e, AECL's projector) gets k-means there too: for DEC-CRL that
         # is what `recluster` serves
-        if features.shape != embeddings.shape or not np.array_equal(features, embeddings):
+        if features.shape != embeddings.shape or not np.array_equal(features, embeddings):  # not the identity
             km = fit_kmeans(features, model.config.num_clusters, n_init=n_init, random_state=random_state,
                             max_samples=kmeans_max_samples)
             latent_scores = scorer.compute(predictions=km.labels_, references=labels)

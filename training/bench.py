@@ -282,8 +282,11 @@ def run_rescore(args, store, run_id) -> None:
     for row in rows:
         label = f"{row['dataset']:15s} seed {row['seed']} {row['method']} {row.get('variant') or ''}".rstrip()
         directory = run_dir(row["method"], row["dataset"], row["seed"], row.get("variant", ""))
-        if "held-out" in row.get("variant", "") or not (directory / "training_run.json").exists():
-            print(f"{label}: skipped ({'held-out split' if directory.exists() else 'no kept model'})", flush=True)
+        if "held-out" in row.get("variant", ""):  # scored on a split rescore would have to rebuild
+            print(f"{label}: skipped (held-out split)", flush=True)
+            continue
+        if not (directory / "training_run.json").exists():
+            print(f"{label}: skipped (no kept model)", flush=True)
             continue
         run_info = json.loads((directory / "training_run.json").read_text())
         dataset = prepare_dataset(row["dataset"], run_info["augmentation"], data_dir=args.data_dir, seed=row["seed"])
