@@ -156,10 +156,28 @@ def test_kmeans_init_section_has_one_column_per_start(bench):
 
 def test_train_time_is_a_mean_per_cpu_kind_without_the_runs_another_job_slowed(bench):
     store = {"runs": {"xeon": {**RUN, "machine": "Intel(R) Xeon(R), AVX512 + AVX512-BF16 + AMX (native bf16), 2 cores"},
-                      "epyc": {**RUN, "machine": "AMD EPYC, AVX2 (no native bf16), 2 cores"}}}
-    rows = [_row("sccl", "stackoverflow", 0.7, run) for run in ("xeon", "epyc", "epyc")]
-    for row, seconds in zip(rows, (300.0, 1000.0, 1600.0)):
+                      "epyc": {**RUN, "machine": "AMD EPYC, AVX2 (no native bf16), 2 cores"},
+                      "zen4": {**RUN, "machine": "AMD EPYC, AVX512 + AVX512-BF16 (native bf16), 2 cores"}}}
+    rows = [_row("sccl", "stackoverflow", 0.7, run) for run in ("xeon", "epyc", "epyc", "zen4")]
+    for row, seconds in zip(rows, (300.0, 1000.0, 1600.0, 500.0)):
         row["train_seconds"] = seconds
     rows[2]["note"] = "train time inflated by unit tests running on the same 2 cores"
-    assert bench._train_time(store, rows) == "1000 (AVX2) / 300 (bf16)"
-    assert bench._train_time(store, rows[2:]) == "1600† (AVX2)"  # only slowed runs: shown, marked
+    assert bench._train_time(store, rows) == "1000 (AVX2) / 300 (bf16 AMX) / 500 (bf16 AVX512)"
+    assert bench._train_time(store, rows[2:3]) == "1600† (AVX2)"  # only slowed runs: shown, marked
+
+
+@pytest.mark.parametrize(("capped", "capability", "variant"), [
+    ("AVX2", "AVX2 + AVX512-BF16 + AMX (no native bf16)", "oneDNN capped to AVX2"),
+    (None, "AVX512 + AVX512-BF16 + AMX (native bf16)", ""),  # the first kind measured keeps its rows
+    (None, "AVX512 + AVX512-BF16 (native bf16)", "Native, AVX512 + AVX512-BF16 (native bf16)"),
+    (None, "AVX2 (no native bf16)", "Native, AVX2 (no native bf16)"),
+])
+def test_speed_rows_of_another_cpu_kind_get_their_own_section(bench, monkeypatch, capped, capability, variant):
+    import hf_textcluster.precision
+
+    monkeypatch.setattr(hf_textcluster.precision, "cpu_capability", lambda: capability)
+    if capped:
+        monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", capped)
+    else:
+        monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)
+    assert bench._speed_variant() == variant

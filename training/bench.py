@@ -350,9 +350,16 @@ def _median_time(fn, repeats: int) -> float:
 
 
 def _speed_variant() -> str:
-    """Rows measured with oneDNN capped (an AVX2-only CPU emulated) are kept apart from native ones."""
+    """Rows measured with oneDNN capped (an AVX2-only CPU emulated) are kept apart from native ones, and native rows
+    per CPU kind ("": the first kind measured, a Xeon with AMX), so that a run on another kind adds a section
+    instead of replacing the rows of the first."""
     isa = os.environ.get("ONEDNN_MAX_CPU_ISA")
-    return f"oneDNN capped to {isa}" if isa else ""
+    if isa:
+        return f"oneDNN capped to {isa}"
+    from hf_textcluster.precision import cpu_capability
+
+    capability = cpu_capability()
+    return "" if "AMX" in capability and "(native bf16)" in capability else f"Native, {capability}"
 
 
 def run_speed(args, store, run_id) -> None:
@@ -1062,12 +1069,14 @@ def _paper(method: str, dataset: str, index: int) -> str:
 
 
 def _train_time(store: dict, rows: list[dict]) -> str:
-    """Mean train seconds per CPU kind: a mean over a bf16 Xeon and an AVX2 EPYC would mean nothing. A run whose
-    time another job inflated (its note says so) counts only when its kind has no other (then marked †)."""
+    """Mean train seconds per CPU kind: a mean over a bf16 Xeon and an AVX2 EPYC would mean nothing, and bf16 with
+    AMX (a Xeon) runs faster than bf16 on AVX-512-BF16 alone (a Zen 4 EPYC). A run whose time another job inflated
+    (its note says so) counts only when its kind has no other (then marked †)."""
     by_kind: dict[str, list[dict]] = {}
     for r in rows:
         machine = store.get("runs", {}).get(r.get("run"), {}).get("machine", "")
-        kind = "?" if not machine else "AVX2" if "no native bf16" in machine else "bf16"
+        kind = ("?" if not machine else "AVX2" if "no native bf16" in machine
+                else "bf16 AMX" if "AMX" in machine else "bf16 AVX512")
         by_kind.setdefault(kind, []).append(r)
     parts = []
     for kind, krows in sorted(by_kind.items()):
@@ -1076,7 +1085,8 @@ def _train_time(store: dict, rows: list[dict]) -> str:
     return " / ".join(parts)
 
 
-TRAIN_TIME_LEGEND = ("*train (s)*: mean per CPU kind (bf16 = native bf16, AVX2 = fp32 without it); a run that shared "
+TRAIN_TIME_LEGEND = ("*train (s)*: mean per CPU kind (bf16 AMX = native bf16 with AMX, a Xeon; bf16 AVX512 = native "
+                     "bf16 without AMX, a Zen 4 EPYC; AVX2 = fp32, no native bf16); a run that shared "
                      "the CPU with another job (its note says so) is left out unless all of its kind did (†).")
 
 
@@ -1476,7 +1486,7 @@ def render(store: dict) -> str:
                 "as slow as on an AVX2-only EPYC); `auto` then chooses fp32.", ""]
         for variant in sorted({r.get("variant", "") for r in speed_rows}):
             vrows = sorted([r for r in speed_rows if r.get("variant", "") == variant], key=lambda r: r["seed"])
-            out += [f"### {variant or 'Native'}", ""] + _run_header(store, vrows) + [""]
+            out += [f"### {variant or 'Native, AVX512 + AVX512-BF16 + AMX'}", ""] + _run_header(store, vrows) + [""]
             out += ["| measure | value | detail |", "|---|---|---|"]
             out += [f"| {r['measure']} | {r['value']} | {r['detail']} |" for r in vrows]
             out.append("")
