@@ -97,7 +97,7 @@ class TextClusteringPipeline(Pipeline):
         if isinstance(inputs, (list, tuple)) or _is_text_column(inputs):
             texts = validate_texts(list(inputs), argument_name="inputs")
             fast_options = {"batch_size", "top_k", "flag_outliers", "outlier_quantile"}
-            if set(kwargs) <= fast_options and getattr(self.model, "tokenizer", None) is self.tokenizer:
+            if set(kwargs) <= fast_options and _same_tokenizer(getattr(self.model, "tokenizer", None), self.tokenizer):
                 return self._cluster_list(texts, **kwargs)
             order = np.argsort([-len(t) for t in texts], kind="stable")
             results = super().__call__([texts[i] for i in order], **kwargs)
@@ -137,14 +137,17 @@ class TextClusteringPipeline(Pipeline):
         )
 
     def _forward(self, model_inputs):
+        # As `predict`: autocast covers the encoder only; the cluster head runs in fp32 (under bf16 it would round
+        # the probabilities and flip near-ties between the pipeline and `predict`).
         dtype = self._autocast_dtype
         with torch.autocast(self.model.device.type, dtype=dtype, enabled=dtype is not None):
-            outputs = self.model(**model_inputs)
-        probs = outputs.cluster_probs.float()
-        if not getattr(self.model, "is_calibrated", False):
-            return {"cluster_probs": probs}
-        distances = self.model.calibration.distance(outputs.embeddings.float(), probs.argmax(dim=-1))
-        return {"cluster_probs": probs, **self._calibrated_outputs(probs, distances)}
+            embeddings = self.model.encode(**model_inputs).float()
+        calibrated = getattr(self.model, "is_calibrated", False)
+        outputs = self.model._batch_outputs(embeddings, "probabilities+distance" if calibrated else "probabilities")
+        if not calibrated:
+            return {"cluster_probs": outputs}
+        probs = outputs[:, :-1]
+        return {"cluster_probs": probs, **self._calibrated_outputs(probs, outputs[:, -1])}
 
     def postprocess(self, model_outputs, top_k=None, outlier_quantile=None):
         probs = model_outputs["cluster_probs"][0].float()
@@ -167,3 +170,10 @@ class TextClusteringPipeline(Pipeline):
                           "confidence": result["confidence"], "nearest_cluster": result["cluster"],
                           "nearest_label": result["label"]}
         return result
+
+
+def _same_tokenizer(a, b) -> bool:
+    """Whether the model's own tokenizer tokenizes as the pipeline's does: the same object, or (``pipeline(model=path)``
+    loads its own copy) the same class loaded from the same place with the same vocabulary."""
+    return a is b or (a is not None and b is not None and type(a) is type(b)
+                      and a.name_or_path == b.name_or_path and len(a) == len(b))

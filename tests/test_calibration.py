@@ -214,8 +214,8 @@ def test_trainer_calibrates_at_the_end_of_training(tiny_encoder_dir, toy_corpus,
     model = AutoModel.from_pretrained(result.output_dir)
     assert model.is_calibrated and model.config.num_calibration_texts == 50
     expected = result.model.calibration.margin_quantiles.clone()
-    # the same seeded sample of the trained model's training texts
-    result.model.calibrate(texts, sample_size=50, random_state=0)
+    # the same seeded sample of the trained model's training texts, at the precision the trainer used (bf16=False)
+    result.model.calibrate(texts, sample_size=50, random_state=0, precision="fp32")
     torch.testing.assert_close(model.calibration.margin_quantiles, expected)
     torch.testing.assert_close(result.model.calibration.margin_quantiles, expected)
     off = train_clusterer("sccl", load_texts(texts, labels), str(tmp_path / "off"), encoder=str(tiny_encoder_dir),

@@ -63,16 +63,41 @@ def test_unfitted_model_is_refused(tiny_encoder_dir, tmp_path):
         pipeline("text-clustering", model=str(tmp_path))
 
 
-def test_a_list_in_one_go_gives_the_per_text_results(model_dir, toy_corpus):
+def test_a_list_in_one_go_gives_the_per_text_results(model_dir, toy_corpus, monkeypatch):
     """Lists take the batched path (the model's predict_proba); generators the per-text one: same answers."""
-    clusterer = pipeline("text-clustering", model=str(model_dir))
+    clusterer = pipeline("text-clustering", model=str(model_dir))  # loads its own copy of the model's tokenizer
     texts = toy_corpus[0][:30]
+    calls = []
+    batched_forward = clusterer.model._batched_forward
+    monkeypatch.setattr(clusterer.model, "_batched_forward", lambda *a, **k: calls.append(1) or batched_forward(*a, **k))
     batched = clusterer(texts, batch_size=7, top_k=2)
+    assert calls, "a list did not take the batched path"
     streamed = list(clusterer((t for t in texts), batch_size=7, top_k=2))
     assert [[r["cluster"] for r in row] for row in batched] == [[r["cluster"] for r in row] for row in streamed]
     for row_b, row_s in zip(batched, streamed):
         for a, b in zip(row_b, row_s):
             assert a["label"] == b["label"] and abs(a["score"] - b["score"]) < 1e-5
+
+
+def test_under_bf16_the_head_runs_in_fp32_as_in_predict(tiny_encoder_dir, toy_corpus, tmp_path, monkeypatch):
+    """Autocast covers the encoder only, in the pipeline's per-text path as in ``predict_proba``: a text alone (no
+    padding) gets the same probabilities from both. AECL's head is linear layers, which bf16 would round (~1e-3)."""
+    from hf_textcluster import AECLModel
+    from hf_textcluster.precision import PRECISION_ENV
+
+    texts = toy_corpus[0]
+    torch.manual_seed(0)
+    model = AECLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, projection_dim=8)
+    model.config.centroids_initialized = True
+    model.set_reference_texts(texts[:20], precision="fp32")
+    model.save_pretrained(tmp_path)
+    monkeypatch.setenv(PRECISION_ENV, "bf16")  # emulated, slowly, where the CPU has no bf16: a tiny model
+    clusterer = pipeline("text-clustering", model=str(tmp_path))
+    streamed = list(clusterer((t for t in texts[:5]), batch_size=1, top_k=3))
+    for text, ranked in zip(texts, streamed):
+        probs = model.predict_proba([text], precision="bf16")[0]
+        for r in ranked:
+            assert r["score"] == pytest.approx(float(probs[r["cluster"]]), abs=1e-6)
 
 
 def test_misspelt_or_invalid_options_are_errors(model_dir):
