@@ -108,6 +108,11 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         """The space the cluster head works in: the pooled embedding itself, unless a method maps it first."""
         return embeddings
 
+    def kmeans_features(self, embeddings: torch.Tensor) -> torch.Tensor:
+        """The space ``initialize_clusters`` runs k-means in and ``init_clusters_from_kmeans`` takes centres of: the
+        cluster head's (``cluster_features``), unless a method re-clusters elsewhere (AECL: the embeddings)."""
+        return self.cluster_features(embeddings)
+
     def cluster_probabilities(self, embeddings: torch.Tensor) -> torch.Tensor:
         """Soft assignment (batch x K) of pooled embeddings by the method's ``cluster_head``."""
         return self.cluster_head(self.cluster_features(embeddings))
@@ -143,7 +148,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         return callable(getattr(getattr(self, "cluster_head", None), "init_from_kmeans", None))
 
     def init_clusters_from_kmeans(self, centers: np.ndarray | torch.Tensor) -> None:
-        """Set the cluster head from k-means centres (K x the ``cluster_features`` size) so that it predicts each
+        """Set the cluster head from k-means centres (K x the ``kmeans_features`` size) so that it predicts each
         text's nearest centre, and mark the clusters initialised. The old calibration no longer describes them."""
         if not self.uses_kmeans_init:
             raise NotImplementedError(
@@ -184,7 +189,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         embeddings = np.asarray(embeddings, dtype=np.float32)
         check_num_clusters(num_clusters, embeddings.shape[0])
         with torch.no_grad():  # k-means runs where the head does
-            features = self.cluster_features(torch.from_numpy(embeddings).to(self.device)).float().cpu().numpy()
+            features = self.kmeans_features(torch.from_numpy(embeddings).to(self.device)).float().cpu().numpy()
         kmeans = fit_kmeans(features, num_clusters, n_init=n_init, random_state=random_state, max_samples=max_samples,
                             init=kmeans_init)
         self.init_clusters_from_kmeans(kmeans.cluster_centers_)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ...configuration_utils import TextClusteringConfig
 
 SERVING_ATTENTION_CHOICES = ("reference", "self", "batch")
+SERVING_HEAD_CHOICES = ("network", "kmeans")
 
 
 class AECLConfig(TextClusteringConfig):
@@ -45,6 +46,9 @@ class AECLConfig(TextClusteringConfig):
             ``"batch"`` (the other texts of the call, as the authors' code does; batch-dependent, for comparison).
         reference_size (`int`): how many training texts form the reference set (400, the paper's batch size).
         num_reference_texts (`int`): how many the checkpoint holds (set when the reference set is stored).
+        serving_head (`str`): what predicts a text's cluster: ``"network"`` (default: the clustering network G_p, as
+            trained) or ``"kmeans"`` (the nearest k-means centre on the trained embeddings; set by re-clustering a
+            trained model, ``model.initialize_clusters(texts)`` / ``hf-textcluster recluster``).
     """
 
     model_type = "aecl"
@@ -67,6 +71,7 @@ class AECLConfig(TextClusteringConfig):
     serving_attention: str = "reference"
     reference_size: int = 400
     num_reference_texts: int = 0
+    serving_head: str = "network"
 
     def __post_init__(self, **kwargs):
         super().__post_init__(**kwargs)
@@ -91,6 +96,11 @@ class AECLConfig(TextClusteringConfig):
             raise ValueError(
                 f"`serving_attention` must be one of {SERVING_ATTENTION_CHOICES}, got {self.serving_attention!r}."
             )
+        if self.serving_head not in SERVING_HEAD_CHOICES:
+            raise ValueError(
+                f"`serving_head` must be one of {SERVING_HEAD_CHOICES}, got {self.serving_head!r}: \"kmeans\" is set "
+                "by re-clustering a trained model (`model.initialize_clusters(texts)`), which also fits the centres."
+            )
 
     def card_fields(self) -> tuple[dict[str, str], list[str]]:
         limitations = []
@@ -103,4 +113,8 @@ class AECLConfig(TextClusteringConfig):
             "self": "only itself (S = 1)",
             "batch": "the other texts of the same call (batch-dependent)",
         }[self.serving_attention]
-        return {"serving_text": serving}, limitations
+        head = ("the nearest of k-means centres fitted on its trained embeddings (`serving_head=\"kmeans\"`: this model "
+                "was re-clustered after training; the clustering network's weights are kept, not served, so the "
+                "attention setting below does not apply)" if self.serving_head == "kmeans" else
+                "the clustering network G_p's argmax (`serving_head=\"network\"`, as trained)")
+        return {"serving_text": serving, "serving_head_text": head}, limitations

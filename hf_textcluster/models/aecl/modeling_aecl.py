@@ -1,7 +1,9 @@
 """AECL model: an encoder, the projecting network G_z, the sample-level attention network G_h (Eq. 1-3) and the
 clustering network G_p. In training, the attention runs over the samples of a batch; a served model must not let
 a text's cluster depend on its companions, so prediction attends to the text itself and a fixed reference set of
-training texts stored with the checkpoint (``config.serving_attention``)."""
+training texts stored with the checkpoint (``config.serving_attention``). A re-clustered model (``initialize_clusters``
+on a trained one, ``hf-textcluster recluster``) serves k-means centres on its trained embeddings instead
+(``config.serving_head="kmeans"``)."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from ...layers import StudentTAssignment
 from ...modeling_utils import TextClusteringPreTrainedModel
 from .configuration_aecl import AECLConfig
 
@@ -51,6 +54,8 @@ class SampleAttention(nn.Module):
 class AECLModel(TextClusteringPreTrainedModel):
     config_class = AECLConfig
     config: AECLConfig
+    # Checkpoints from before re-clustering existed have no `kmeans_head.*`: they serve the clustering network.
+    _keys_to_ignore_on_load_missing = [*TextClusteringPreTrainedModel._keys_to_ignore_on_load_missing, r"^kmeans_head\."]
 
     def __init__(self, config: AECLConfig):
         super().__init__(config)
@@ -64,6 +69,8 @@ class AECLModel(TextClusteringPreTrainedModel):
         )
         # The projections z of the reference texts (serving_attention="reference"), stored with the weights.
         self.register_buffer("reference_projections", torch.zeros(config.num_reference_texts, dim))
+        # k-means centres on the trained embeddings v, served instead of G_p once the model is re-clustered.
+        self.kmeans_head = StudentTAssignment(config.num_clusters, hidden)
         self.post_init()
 
     def cluster_features(self, embeddings: torch.Tensor) -> torch.Tensor:
@@ -80,9 +87,25 @@ class AECLModel(TextClusteringPreTrainedModel):
             )
         return self.attention(z, self.reference_projections.to(z.dtype), mode=mode)
 
+    def kmeans_features(self, embeddings: torch.Tensor) -> torch.Tensor:
+        """Re-clustering runs k-means on the embeddings v, not on z: k-means on the trained v is the better partition
+        (the benchmark's "k-means after"; in z it scores lower)."""
+        return embeddings
+
+    def init_clusters_from_kmeans(self, centers: np.ndarray | torch.Tensor) -> None:
+        """Serve the nearest of ``centers`` (K x hidden, k-means on the embeddings; Student-t probabilities) instead of
+        the clustering network G_p (``config.serving_head="kmeans"``). G_p's weights are kept: set
+        ``config.serving_head="network"`` to serve it again."""
+        self.kmeans_head.init_from_kmeans(np.asarray(centers, dtype=np.float32))
+        self.config.serving_head = "kmeans"
+        self._clusters_set()
+
     def cluster_probabilities(self, embeddings: torch.Tensor) -> torch.Tensor:
-        """p = softmax(G_p(h)), h the attention output of z = G_z(v) in ``config.serving_attention`` mode."""
+        """p = softmax(G_p(h)), h the attention output of z = G_z(v) in ``config.serving_attention`` mode; a
+        re-clustered model: the Student-t assignment of v to its k-means centres."""
         self._check_clusters_initialized()
+        if self.config.serving_head == "kmeans":
+            return self.kmeans_head(embeddings)
         h, _ = self.attend(self.cluster_features(embeddings))
         return torch.softmax(self.cluster_head(h).float(), dim=-1)
 

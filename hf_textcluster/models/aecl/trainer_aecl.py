@@ -67,6 +67,11 @@ class AECLTrainer(ClusteringTrainer):
         if args is None:
             args = ClusteringTrainingArguments(output_dir="tmp_trainer")
         train_dataset = self.with_index_column(train_dataset, "to look up each row's k-means pseudo-label")
+        if model is not None and model.config.serving_head == "kmeans":
+            logger.warning("This AECL model was re-clustered (serving_head='kmeans'). Training fits the clustering "
+                           "network, so the model serves it again (serving_head='network'); re-cluster after training "
+                           "to serve k-means centres.")
+            model.config.serving_head = "network"
         super().__init__(model=model, args=args, data_collator=data_collator, train_dataset=train_dataset, **kwargs)
         self.kmeans_pseudo_labels: torch.Tensor | None = None  # N, stage 2's labels of every training row
         self._pseudo_labels_step: int | None = None

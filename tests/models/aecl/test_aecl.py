@@ -213,6 +213,7 @@ def test_reference_serving_without_a_reference_set_is_a_clear_error(tiny_encoder
 def test_config_validation():
     for kwargs, match in [({"stage1_fraction": 0.6, "stage2_fraction": 0.4}, "leave steps for stage 3"),
                           ({"serving_attention": "all"}, "serving_attention"),
+                          ({"serving_head": "centroids"}, "serving_head"),
                           ({"confidence_threshold": 0}, "confidence_threshold"),
                           ({"pseudo_label_refresh_steps": 0}, "pseudo_label_refresh_steps"),
                           ({"instance_temperature": 0}, "instance_temperature")]:
@@ -237,3 +238,31 @@ def test_evaluation_scores_the_head_without_dropout(tiny_encoder_dir, toy_corpus
     model.eval()
     expected = evaluate_clusterer(model, texts, labels, kmeans=False)["acc"]
     assert scored == [expected] * 3
+
+
+def test_a_checkpoint_from_before_reclustering_loads_and_serves_its_network(tiny_encoder_dir, toy_corpus, tmp_path):
+    """Checkpoints saved before `kmeans_head` existed lack its weights: they load without a missing-weights report and
+    serve the clustering network, as before."""
+    from safetensors.torch import load_file, save_file
+
+    texts = toy_corpus[0]
+    model = AECLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, projection_dim=8)
+    model.config.centroids_initialized = True
+    model.set_reference_texts(texts[:20])
+    model.save_pretrained(tmp_path / "old")
+    weights = load_file(tmp_path / "old" / "model.safetensors")
+    save_file({k: v for k, v in weights.items() if not k.startswith("kmeans_head.")}, tmp_path / "old" / "model.safetensors",
+              metadata={"format": "pt"})
+    loaded, info = AECLModel.from_pretrained(tmp_path / "old", output_loading_info=True)
+    assert not info["missing_keys"], info
+    assert loaded.config.serving_head == "network"
+    np.testing.assert_allclose(loaded.predict_proba(texts), model.predict_proba(texts), rtol=1e-5, atol=1e-6)
+
+
+def test_training_a_reclustered_model_serves_its_network_again(tiny_encoder_dir, views_dataset, tmp_path):
+    model = AECLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, projection_dim=8)
+    model.initialize_clusters(list(views_dataset["text"]))
+    assert model.config.serving_head == "kmeans" and model.config.centroids_initialized
+    AECLTrainer(model=model, args=ClusteringTrainingArguments(output_dir=str(tmp_path / "run"), report_to="none"),
+                train_dataset=views_dataset)
+    assert model.config.serving_head == "network"
