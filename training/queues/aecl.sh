@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The AECL benchmark queue (issue 12), most informative runs first. Resumable: each command skips the rows
 # docs/results.json already has.   nohup bash training/queues/aecl.sh > aecl-queue.log 2>&1 &
-# One run of the cpu recipe (300 x 64, two views) takes ~20 min on a 2-core AVX2 EPYC (fp32).
+# One run of the cpu recipe (300 x 64, two views) takes ~20 min on a 2-core AVX2 EPYC (fp32), ~10 min on a Zen 4
+# EPYC (bf16).
 set -u
 cd "$(dirname "$0")/../.."
 PY=${PY:-.venv/bin/python}
