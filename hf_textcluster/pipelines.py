@@ -113,21 +113,23 @@ class TextClusteringPipeline(Pipeline):
         _, _, postprocess_params = self._sanitize_parameters(**options)
         batch_size = batch_size or self._batch_size or DEFAULT_ENCODE_BATCH_SIZE
         precision = {None: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}[self._autocast_dtype]
-        calibrated = getattr(self.model, "is_calibrated", False)
-        outputs = torch.from_numpy(self.model._batched_forward(
-            texts, batch_size, False, "probabilities+distance" if calibrated else "probabilities", precision
-        ))
-        probs = outputs[:, :-1] if calibrated else outputs
-        extra = self._calibrated_outputs(probs, outputs[:, -1]) if calibrated else {}
-        return [
-            self.postprocess({"cluster_probs": row.unsqueeze(0), **{k: v[i : i + 1] for k, v in extra.items()}},
-                             **postprocess_params)
-            for i, row in enumerate(probs)
-        ]
+        outputs = self._model_outputs(torch.from_numpy(self.model._batched_forward(
+            texts, batch_size, False, self._wanted_outputs(), precision
+        )))
+        return [self.postprocess({k: v[i : i + 1] for k, v in outputs.items()}, **postprocess_params)
+                for i in range(len(texts))]
 
-    def _calibrated_outputs(self, probs: torch.Tensor, distances: torch.Tensor) -> dict[str, torch.Tensor]:
-        """The confidence of each row of ``probs`` and (as given) the distance to its cluster's centre."""
-        return {"confidence": self.model.calibration.confidence(probs).cpu(), "distance": distances.float().cpu()}
+    def _wanted_outputs(self) -> str:
+        """What the model's encoding pass returns per text: q, plus the distance to its centre once calibrated."""
+        return "probabilities+distance" if getattr(self.model, "is_calibrated", False) else "probabilities"
+
+    def _model_outputs(self, outputs: torch.Tensor) -> dict[str, torch.Tensor]:
+        """``cluster_probs`` from a ``_wanted_outputs`` pass, with each row's calibrated confidence and distance."""
+        if self._wanted_outputs() == "probabilities":
+            return {"cluster_probs": outputs}
+        probs = outputs[:, :-1]
+        return {"cluster_probs": probs, "confidence": self.model.calibration.confidence(probs).cpu(),
+                "distance": outputs[:, -1].float().cpu()}
 
     def preprocess(self, text, max_length=None):
         if not isinstance(text, str) or not text.strip():
@@ -142,12 +144,7 @@ class TextClusteringPipeline(Pipeline):
         dtype = self._autocast_dtype
         with torch.autocast(self.model.device.type, dtype=dtype, enabled=dtype is not None):
             embeddings = self.model.encode(**model_inputs).float()
-        calibrated = getattr(self.model, "is_calibrated", False)
-        outputs = self.model._batch_outputs(embeddings, "probabilities+distance" if calibrated else "probabilities")
-        if not calibrated:
-            return {"cluster_probs": outputs}
-        probs = outputs[:, :-1]
-        return {"cluster_probs": probs, **self._calibrated_outputs(probs, outputs[:, -1])}
+        return self._model_outputs(self.model._batch_outputs(embeddings, self._wanted_outputs()))
 
     def postprocess(self, model_outputs, top_k=None, outlier_quantile=None):
         probs = model_outputs["cluster_probs"][0].float()
