@@ -359,7 +359,7 @@ def _speed_variant() -> str:
     from hf_textcluster.precision import cpu_capability
 
     capability = cpu_capability()
-    return "" if "AMX" in capability and "(native bf16)" in capability else f"Native, {capability}"
+    return "" if _cpu_kind(capability) == "bf16 AMX" else f"Native, {capability}"
 
 
 def run_speed(args, store, run_id) -> None:
@@ -1068,6 +1068,14 @@ def _paper(method: str, dataset: str, index: int) -> str:
     return f"{value[index]:.1f}" if value else "–"
 
 
+def _cpu_kind(machine: str) -> str:
+    """The CPU kind of a machine description (`hf_textcluster.precision.cpu_capability`'s words): fp32 without native
+    bf16, bf16 with AMX (a Xeon), bf16 on AVX-512-BF16 alone (a Zen 4 EPYC)."""
+    if not machine:
+        return "?"
+    return "AVX2" if "no native bf16" in machine else "bf16 AMX" if "AMX" in machine else "bf16 AVX512"
+
+
 def _train_time(store: dict, rows: list[dict]) -> str:
     """Mean train seconds per CPU kind: a mean over a bf16 Xeon and an AVX2 EPYC would mean nothing, and bf16 with
     AMX (a Xeon) runs faster than bf16 on AVX-512-BF16 alone (a Zen 4 EPYC). A run whose time another job inflated
@@ -1075,9 +1083,7 @@ def _train_time(store: dict, rows: list[dict]) -> str:
     by_kind: dict[str, list[dict]] = {}
     for r in rows:
         machine = store.get("runs", {}).get(r.get("run"), {}).get("machine", "")
-        kind = ("?" if not machine else "AVX2" if "no native bf16" in machine
-                else "bf16 AMX" if "AMX" in machine else "bf16 AVX512")
-        by_kind.setdefault(kind, []).append(r)
+        by_kind.setdefault(_cpu_kind(machine), []).append(r)
     parts = []
     for kind, krows in sorted(by_kind.items()):
         clean = [r for r in krows if "inflated" not in r.get("note", "")]
