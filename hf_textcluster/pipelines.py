@@ -12,7 +12,7 @@ from transformers import Pipeline
 from .calibration import DEFAULT_OUTLIER_QUANTILE, check_outlier_quantile
 from .data.validation import validate_texts
 from .modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
-from .precision import autocast_dtype
+from .precision import resolve_precision
 
 
 def _is_text_column(inputs) -> bool:
@@ -38,8 +38,9 @@ class TextClusteringPipeline(Pipeline):
     those of the nearest cluster.
 
     Lists are processed in batches (default 128), sorted by length so that each batch pads little, and returned in
-    the input order. The encoder runs under bf16 autocast only where the device has native bf16
-    (``$HF_TEXTCLUSTER_PRECISION`` overrides; see :mod:`hf_textcluster.precision`).
+    the input order. ``precision`` (at construction or per call) is ``predict``'s: by default (``"auto"``) the encoder
+    runs under bf16 autocast only where the device has native bf16 (``$HF_TEXTCLUSTER_PRECISION`` overrides; see
+    :mod:`hf_textcluster.precision`); ``"int8"`` quantizes the encoder for the CPU.
     """
 
     def __init__(self, *args, **kwargs):
@@ -55,15 +56,15 @@ class TextClusteringPipeline(Pipeline):
                 "a model such as SCCLModel (load it with AutoModel after `import hf_textcluster`)."
             )
         self.model._check_clusters_initialized()
-        self._autocast_dtype = autocast_dtype("auto", self.model.device)
 
-    def _sanitize_parameters(self, top_k=None, max_length=None, flag_outliers=None, outlier_quantile=None, **kwargs):
+    def _sanitize_parameters(self, top_k=None, max_length=None, flag_outliers=None, outlier_quantile=None,
+                             precision=None, **kwargs):
         # transformers passes its own call options (batch_size, num_workers, ...) through here too; anything else is
         # a misspelt option that would otherwise be ignored.
         unknown = sorted(set(kwargs) - {"batch_size", "num_workers", "device", "binary_output", "torch_dtype", "dtype"})
         if unknown:
             raise TypeError(f"Unknown text-clustering option(s) {unknown}; the options are `top_k`, `max_length`, "
-                            "`batch_size`, `flag_outliers`, `outlier_quantile`.")
+                            "`batch_size`, `flag_outliers`, `outlier_quantile`, `precision`.")
         preprocess_params = {}
         if max_length is not None:
             if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 2:
@@ -88,7 +89,10 @@ class TextClusteringPipeline(Pipeline):
             postprocess_params["outlier_quantile"] = check_outlier_quantile(
                 DEFAULT_OUTLIER_QUANTILE if outlier_quantile is None else outlier_quantile
             )
-        return preprocess_params, {}, postprocess_params
+        forward_params = {}
+        if precision is not None:
+            forward_params["precision"] = resolve_precision(precision, self.model.device, inference=True)
+        return preprocess_params, forward_params, postprocess_params
 
     def __call__(self, inputs, **kwargs):
         if isinstance(inputs, str):
@@ -96,7 +100,7 @@ class TextClusteringPipeline(Pipeline):
             return super().__call__([inputs], **kwargs)[0]
         if isinstance(inputs, (list, tuple)) or _is_text_column(inputs):
             texts = validate_texts(list(inputs), argument_name="inputs")
-            fast_options = {"batch_size", "top_k", "flag_outliers", "outlier_quantile"}
+            fast_options = {"batch_size", "top_k", "flag_outliers", "outlier_quantile", "precision"}
             if set(kwargs) <= fast_options and _same_tokenizer(getattr(self.model, "tokenizer", None), self.tokenizer):
                 return self._cluster_list(texts, **kwargs)
             order = np.argsort([-len(t) for t in texts], kind="stable")
@@ -110,9 +114,9 @@ class TextClusteringPipeline(Pipeline):
     def _cluster_list(self, texts: list[str], batch_size: int | None = None, **options) -> list:
         """A list in one go: the model's batched, length-sorted encoding pass (tokenizing a whole batch at once
         instead of text by text), then the usual postprocessing. Same results as the per-text path."""
-        _, _, postprocess_params = self._sanitize_parameters(**options)
+        _, forward_params, postprocess_params = self._sanitize_parameters(**options)
         batch_size = batch_size or self._batch_size or DEFAULT_ENCODE_BATCH_SIZE
-        precision = {None: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}[self._autocast_dtype]
+        precision = forward_params.get("precision", self._forward_params.get("precision", "auto"))
         outputs = self._model_outputs(torch.from_numpy(self.model._batched_forward(
             texts, batch_size, False, self._wanted_outputs(), precision
         )))
@@ -138,12 +142,10 @@ class TextClusteringPipeline(Pipeline):
             text, truncation=True, max_length=max_length or self.model.config.max_length, return_tensors="pt"
         )
 
-    def _forward(self, model_inputs):
-        # As `predict`: autocast covers the encoder only; the cluster head runs in fp32 (under bf16 it would round
-        # the probabilities and flip near-ties between the pipeline and `predict`).
-        dtype = self._autocast_dtype
-        with torch.autocast(self.model.device.type, dtype=dtype, enabled=dtype is not None):
-            embeddings = self.model.encode(**model_inputs).float()
+    def _forward(self, model_inputs, precision="auto"):
+        # As `predict`: the precision covers the encoder only; the cluster head runs in fp32 (under bf16 it would
+        # round the probabilities and flip near-ties between the pipeline and `predict`).
+        embeddings = self.model.serving_embeddings(model_inputs, precision)
         return self._model_outputs(self.model._batch_outputs(embeddings, self._wanted_outputs()))
 
     def postprocess(self, model_outputs, top_k=None, outlier_quantile=None):

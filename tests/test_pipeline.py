@@ -118,3 +118,25 @@ def test_a_pandas_series_is_a_list_of_texts(model_dir, toy_corpus):
     clusterer = pipeline("text-clustering", model=str(model_dir))
     texts = toy_corpus[0][:5]
     assert clusterer(pd.Series(texts, index=[10, 11, 12, 13, 14])) == clusterer(texts)
+
+
+def test_int8_serving_is_predicts_int8_in_both_paths(model_dir, toy_corpus):
+    """``precision="int8"`` at construction or per call: the batched and the per-text path give ``predict``'s int8
+    scores for the same batches; the fp32 model's encoder is left as it was. Dynamic quantization scales activations
+    per batch, so a text's int8 score moves slightly with its batch companions (documented; not so in fp32)."""
+    model = SCCLModel.from_pretrained(model_dir)
+    texts = toy_corpus[0][:12]
+    probs = model.predict_proba(texts, precision="int8")
+    alone = [model.predict_proba([t], precision="int8")[0] for t in texts]
+    assert type(model.encoder.encoder.layer[0].attention.self.query) is torch.nn.Linear  # not quantized in place
+    for clusterer, options in ((pipeline("text-clustering", model=str(model_dir), precision="int8"), {}),
+                               (pipeline("text-clustering", model=str(model_dir)), {"precision": "int8"})):
+        batched = clusterer(texts, **options)
+        streamed = list(clusterer((t for t in texts), batch_size=1, **options))
+        for r_b, r_s, p, p_alone in zip(batched, streamed, probs, alone):
+            assert r_b["cluster"] == int(p.argmax()) and r_b["score"] == pytest.approx(float(p.max()), abs=1e-6)
+            assert r_s["cluster"] == int(p_alone.argmax())
+            assert r_s["score"] == pytest.approx(float(p_alone.max()), abs=1e-6)
+            assert r_s["score"] == pytest.approx(r_b["score"], abs=0.02)
+    with pytest.raises(ValueError, match="`precision` must be one of"):
+        pipeline("text-clustering", model=str(model_dir))(texts, precision="int4")

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import torch
 
@@ -101,3 +102,35 @@ def test_cli_bf16_flag_forces_either_way():
     assert _parse_pass_through(["--bf16", "--max_steps", "3"]) == {"bf16": True, "max_steps": 3}
     assert _parse_pass_through(["--bf16", "False"]) == {"bf16": False}
     assert "bf16" not in _parse_pass_through(["--max_steps", "3"])  # not given: the hardware decides
+
+
+def test_int8_is_for_serving_on_the_cpu_only():
+    assert resolve_precision("int8", "cpu", inference=True) == "int8"
+    with pytest.raises(ValueError, match="int8' is for inference only"):
+        resolve_precision("int8", "cpu")  # training: there is no int8 training here
+    with pytest.raises(ValueError, match="CPU only"):
+        resolve_precision("int8", "cuda", inference=True)
+
+
+def test_int8_quantizes_a_cached_copy_of_the_encoder_and_follows_its_weights(tiny_encoder_dir, toy_corpus):
+    from hf_textcluster import SCCLModel
+
+    torch.manual_seed(0)
+    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    texts = toy_corpus[0][:40]
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    fp32, int8 = model.embed(texts, precision="fp32"), model.embed(texts, precision="int8")
+    quantized = model._int8_encoder()
+    assert type(quantized.encoder.layer[0].attention.self.query) is not torch.nn.Linear
+    assert all(torch.equal(v, model.state_dict()[k]) for k, v in before.items())  # the served weights are untouched
+    assert "_int8_cache" not in "".join(model.state_dict())  # never saved
+    cosine = (fp32 * int8).sum(1) / (np.linalg.norm(fp32, axis=1) * np.linalg.norm(int8, axis=1))
+    assert cosine.min() > 0.95 and not np.allclose(fp32, int8)  # quantized, yet close
+    model.embed(texts[:3], precision="int8")
+    assert model._int8_encoder() is quantized  # made once
+    with torch.no_grad():  # as an optimizer step does: the next int8 pass quantizes the new weights
+        model.encoder.encoder.layer[0].attention.self.query.weight.mul_(2.0)
+    assert model._int8_encoder() is not quantized
+    fresh = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    fresh.load_state_dict(model.state_dict())
+    np.testing.assert_allclose(fresh.embed(texts, precision="int8"), model.embed(texts, precision="int8"), atol=1e-5)
