@@ -96,7 +96,9 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     def pool(self, token_states: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         return pool_token_states(token_states, attention_mask, self.config.pooling, self.config.normalize_embeddings)
 
-    def encode(self, input_ids, attention_mask, token_type_ids=None, encoder: torch.nn.Module | None = None) -> torch.Tensor:
+    def encode(
+        self, input_ids, attention_mask, token_type_ids=None, encoder: torch.nn.Module | None = None
+    ) -> torch.Tensor:
         """Pooled embeddings of already tokenized texts (gradients flow; used by the trainers). ``encoder``: run this
         copy of the encoder instead (serving at int8 passes its quantized one)."""
         encoder_inputs = {"input_ids": input_ids, "attention_mask": attention_mask}

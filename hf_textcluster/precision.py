@@ -76,7 +76,8 @@ def check_precision(precision, inference: bool = False) -> str:
         precision = {torch.float32: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}.get(precision, precision)
     allowed = INFERENCE_PRECISIONS if inference else PRECISIONS
     if precision not in allowed:
-        extra = "" if inference or precision != "int8" else " ('int8' is for inference only: predict, embed, the pipeline)"
+        extra = ("" if inference or precision != "int8"
+                 else " ('int8' is for inference only: predict, embed, the pipeline)")
         raise ValueError(
             f"`precision` must be one of {allowed} (or ${PRECISION_ENV}), got {precision!r}{extra}. 'auto' uses bf16 "
             "only where the device runs it natively."
@@ -113,4 +114,6 @@ def quantize_int8(module: torch.nn.Module) -> torch.nn.Module:
         warnings.simplefilter("ignore", category=DeprecationWarning)
         warnings.simplefilter("ignore", category=FutureWarning)
         warnings.simplefilter("ignore", category=UserWarning)
-        return torch.ao.quantization.quantize_dynamic(copy.deepcopy(module).eval(), {torch.nn.Linear}, dtype=torch.qint8)
+        return torch.ao.quantization.quantize_dynamic(
+            copy.deepcopy(module).eval(), {torch.nn.Linear}, dtype=torch.qint8
+        )
