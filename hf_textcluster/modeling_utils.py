@@ -286,7 +286,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         ``precision``: ``"auto"`` (bf16 autocast only where the device runs bf16 natively, see
         :mod:`hf_textcluster.precision`), ``"fp32"``, ``"bf16"``, ``"fp16"`` or ``"int8"`` (CPU: the encoder's
         Linear layers dynamically quantized, 1.7x-2.5x fp32 on every CPU kind measured, ~96% of texts in the same
-        cluster as fp32; every method here takes the same ``precision``).
+        cluster as fp32; its activations are scaled per batch, so a few % of texts change cluster with their batch
+        companions; every method here takes the same ``precision``).
         """
         return self._batched_forward(texts, batch_size, show_progress_bar, "embedding", precision)
 
