@@ -252,7 +252,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         texts = validate_texts(texts)
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"`batch_size` must be a positive integer, got {batch_size!r}.")
-        resolve_precision(precision, self.device, inference=True)  # a bad value fails before any work
+        precision = resolve_precision(precision, self.device, inference=True)  # once, and before any work
         was_training = self.training
         self.eval()
         # Sort by length so that each batch pads to similar lengths (as sentence-transformers does).

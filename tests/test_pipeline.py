@@ -120,7 +120,7 @@ def test_a_pandas_series_is_a_list_of_texts(model_dir, toy_corpus):
     assert clusterer(pd.Series(texts, index=[10, 11, 12, 13, 14])) == clusterer(texts)
 
 
-def test_int8_serving_is_predicts_int8_in_both_paths(model_dir, toy_corpus):
+def test_int8_serving_gives_predicts_int8_scores_in_both_paths(model_dir, toy_corpus):
     """``precision="int8"`` at construction or per call: the batched and the per-text path give ``predict``'s int8
     scores for the same batches; the fp32 model's encoder is left as it was. Dynamic quantization scales activations
     per batch, so a text's int8 score moves slightly with its batch companions (documented; not so in fp32)."""
