@@ -12,7 +12,7 @@ from transformers import Pipeline
 from .calibration import DEFAULT_OUTLIER_QUANTILE, check_outlier_quantile
 from .data.validation import validate_texts
 from .modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
-from .precision import resolve_precision
+from .precision import check_precision, resolve_precision
 
 
 def _is_text_column(inputs) -> bool:
@@ -91,7 +91,10 @@ class TextClusteringPipeline(Pipeline):
             )
         forward_params = {}
         if precision is not None:
-            forward_params["precision"] = resolve_precision(precision, self.model.device, inference=True)
+            # Checked now (a bad value or int8 off the CPU fails at construction), resolved per call: "auto" then
+            # means what it means for `predict` at that moment ($HF_TEXTCLUSTER_PRECISION included).
+            resolve_precision(precision, self.model.device, inference=True)
+            forward_params["precision"] = check_precision(precision, inference=True)
         return preprocess_params, forward_params, postprocess_params
 
     def __call__(self, inputs, **kwargs):

@@ -1,5 +1,6 @@
 """pipeline("text-clustering"): output format, top_k, batching order, devices and bad input."""
 
+import numpy as np
 import pytest
 import torch
 from transformers import pipeline
@@ -98,6 +99,28 @@ def test_under_bf16_the_head_runs_in_fp32_as_in_predict(tiny_encoder_dir, toy_co
         probs = model.predict_proba([text], precision="bf16")[0]
         for r in ranked:
             assert r["score"] == pytest.approx(float(probs[r["cluster"]]), abs=1e-6)
+
+
+def test_precision_auto_is_resolved_per_call_as_in_predict(model_dir, toy_corpus, monkeypatch):
+    """``pipeline(..., precision="auto")`` means what ``predict``'s "auto" means at call time: a later
+    $HF_TEXTCLUSTER_PRECISION is seen (it used to be frozen at construction), on both the list and per-text path."""
+    from hf_textcluster.precision import PRECISION_ENV, resolve_precision
+
+    monkeypatch.setenv(PRECISION_ENV, "fp32")
+    clusterer = pipeline("text-clustering", model=str(model_dir), precision="auto")
+    used = []
+    serving_embeddings = clusterer.model.serving_embeddings
+
+    def spy(inputs, precision="auto"):
+        used.append(resolve_precision(precision, clusterer.model.device, inference=True))
+        return serving_embeddings(inputs, precision)
+
+    monkeypatch.setattr(clusterer.model, "serving_embeddings", spy)
+    monkeypatch.setenv(PRECISION_ENV, "bf16")  # emulated where the CPU has no bf16: a tiny model
+    texts = toy_corpus[0][:3]
+    clusterer(texts)
+    list(clusterer(t for t in texts))
+    assert used and set(used) == {"bf16"}
 
 
 def test_misspelt_or_invalid_options_are_errors(model_dir):
