@@ -804,10 +804,14 @@ def evaluate_clusterer(
     show_progress_bar: bool | None = None,
     precision: str | torch.dtype | None = "auto",
     kmeans_max_samples: int | None = DEFAULT_KMEANS_MAX_SAMPLES,
+    umap_kmeans: bool = False,
 ) -> dict[str, float]:
     """Clustering quality of a clusterer on ``texts``: from its head (``acc``, ``nmi``, ...) and, with ``kmeans``,
     from k-means on its embeddings (``kmeans_acc``, ...) and, for a head working in a space of its own (DEC-CRL,
-    AECL), from k-means in that space (``latent_kmeans_acc``, ...). Without labels, only the number of used clusters."""
+    AECL), from k-means in that space (``latent_kmeans_acc``, ...). ``umap_kmeans`` (with ``kmeans``; needs
+    umap-learn, minutes on a large corpus): also ``umap_kmeans_*``, the partition ``recluster --kmeans-init umap``
+    would serve (nearest of the means of the clusters k-means finds on a UMAP reduction of the embeddings). Without
+    labels, only the number of used clusters."""
     embeddings = model.embed(
         texts, batch_size=batch_size, show_progress_bar=show_progress_bar, precision=precision
     )
@@ -839,4 +843,9 @@ def evaluate_clusterer(
                             max_samples=kmeans_max_samples)
             latent_scores = scorer.compute(predictions=km.labels_, references=labels)
             metrics.update({f"latent_kmeans_{key}": value for key, value in latent_scores.items()})
+        if umap_kmeans:
+            km = fit_kmeans(embeddings, model.config.num_clusters, n_init=n_init, random_state=random_state,
+                            max_samples=kmeans_max_samples, init="umap")
+            umap_scores = scorer.compute(predictions=km.labels_, references=labels)
+            metrics.update({f"umap_kmeans_{key}": value for key, value in umap_scores.items()})
     return metrics

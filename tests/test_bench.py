@@ -98,6 +98,17 @@ def test_another_encoder_has_its_own_section_and_stays_out_of_the_default_tables
     assert "| stackoverflow | SCCL | all-MiniLM-L6-v2 | 75.0 |" in encoders
 
 
+def test_the_leaderboard_counts_umap_kmeans_after_where_measured(bench):
+    """UMAP k-means after is a servable partition: shown with how many seeds have it, and our best when highest."""
+    store = {"runs": {"r": RUN}, "rows": []}
+    bench.put_row(store, {**_row("sccl", "stackoverflow", 0.75, "r"), "umap_kmeans_acc": 0.8, "umap_kmeans_nmi": 0.7})
+    bench.put_row(store, {**_row("sccl", "stackoverflow", 0.73, "r"), "seed": 1})
+    bench.save_store(store)
+    leaderboard = bench.RESULTS_MD.read_text().split("## Leaderboard")[1].split("## ")[0]
+    assert "| stackoverflow | SCCL | 74.0 ± 1.4 |" in leaderboard and "| **80.0** (1) | 70.0 |" in leaderboard
+    assert "| stackoverflow | 80.0 (SCCL, UMAP k-means after) |" in leaderboard
+
+
 def test_head_or_kmeans_section_counts_the_cells_where_kmeans_after_wins(bench):
     rows = [_row("sccl", "stackoverflow", 0.70, "r"), _row("aecl", "stackoverflow", 0.60, "r")]
     rows[0]["kmeans_acc"], rows[1]["kmeans_acc"] = 0.75, 0.55  # SCCL: +5.0, AECL: -5.0
@@ -140,8 +151,8 @@ def test_rescore_adds_the_metrics_a_kept_model_lacks_and_changes_nothing_stored(
     args = bench.argparse.Namespace(datasets=["stackoverflow"], seeds=[0, 1, 2], methods=None, data_dir=None)
     bench.run_rescore(args, store, "rescore-1")
     after = {r["seed"]: r for r in json.loads(bench.RESULTS_JSON.read_text())["rows"]}
-    assert after[0] == {**rows[0], **evaluate_clusterer(model, texts, labels), "rescored": "rescore-1"}
-    assert "latent_kmeans_acc" in after[0]
+    assert after[0] == {**rows[0], **evaluate_clusterer(model, texts, labels, umap_kmeans=True), "rescored": "rescore-1"}
+    assert "latent_kmeans_acc" in after[0] and "umap_kmeans_acc" in after[0]
     assert after[1] == rows[1] and after[2] == rows[2]
 
 
@@ -181,3 +192,33 @@ def test_speed_rows_of_another_cpu_kind_get_their_own_section(bench, monkeypatch
     else:
         monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)
     assert bench._speed_variant() == variant
+
+
+def test_a_method_run_end_to_end_writes_its_row_model_and_tables(bench, tiny_encoder_dir, toy_corpus, tmp_path,
+                                                               monkeypatch):
+    """The smoke run: `bench.py sccl` for 2 steps on a tiny encoder and the toy corpus (standing in for a benchmark):
+    one row with the head, k-means after / before and UMAP k-means after, the kept model rescore can use, the tables;
+    `--skip-done` then skips it."""
+    import datasets
+
+    import hf_textcluster.runs
+
+    texts, labels = toy_corpus
+    toy = datasets.Dataset.from_dict(
+        {"text": texts, "label": labels, "text_aug1": texts, "text_aug2": texts},
+        features=datasets.Features({"text": datasets.Value("string"), "label": datasets.ClassLabel(names=["a", "b", "c"]),
+                                    "text_aug1": datasets.Value("string"), "text_aug2": datasets.Value("string")}))
+    monkeypatch.setattr(bench, "REPO", tmp_path)
+    monkeypatch.setattr(hf_textcluster.runs, "prepare_dataset", lambda *args, **kwargs: toy)
+    argv = ["sccl", "--datasets", "stackoverflow", "--seeds", "0", "--max-steps", "2", "--training",
+            "per_device_train_batch_size=8", "--encoder", str(tiny_encoder_dir), "--skip-done"]
+    assert bench.main(argv) == 0
+    (row,) = [r for r in json.loads(bench.RESULTS_JSON.read_text())["rows"] if r["section"] == "method"]
+    assert (row["method"], row["dataset"], row["seed"], row["steps"], row["batch_size"]) == ("sccl", "stackoverflow", 0, 2, 8)
+    assert row["variant"] == bench._encoder_variant(str(tiny_encoder_dir))
+    for key in ("acc", "kmeans_acc", "init_kmeans_acc", "umap_kmeans_acc"):
+        assert 0 < row[key] <= 1
+    assert (bench.run_dir("sccl", "stackoverflow", 0, row["variant"]) / "model.safetensors").exists()
+    assert "## SCCL" in bench.RESULTS_MD.read_text()
+    stored = bench.RESULTS_JSON.read_text()
+    assert bench.main(argv) == 0 and bench.RESULTS_JSON.read_text() == stored  # --skip-done: nothing re-run

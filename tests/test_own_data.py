@@ -164,6 +164,25 @@ def test_the_trainer_evaluation_goes_through_the_metric_with_the_same_keys(tiny_
     assert trainer_module.evaluate_clusterer(model, texts, None) == {"clusters_used": metrics["clusters_used"]}
 
 
+def test_umap_kmeans_scores_the_partition_recluster_umap_serves(tiny_encoder_dir, toy_corpus):
+    """``umap_kmeans=True`` adds ``umap_kmeans_*``: the scores of ``fit_kmeans(init="umap")`` on the embeddings (what
+    ``recluster --kmeans-init umap`` serves), nothing else changed."""
+    from hf_textcluster import SCCLModel
+    from hf_textcluster.kmeans import fit_kmeans
+    from hf_textcluster.metrics import clustering_scores
+    from hf_textcluster.trainer import evaluate_clusterer
+
+    texts, labels = toy_corpus
+    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model.initialize_clusters(texts)
+    plain = evaluate_clusterer(model, texts, labels, random_state=0)
+    with_umap = evaluate_clusterer(model, texts, labels, random_state=0, umap_kmeans=True)
+    served = fit_kmeans(model.embed(texts), 3, random_state=0, init="umap").labels_
+    assert {k: v for k, v in with_umap.items() if not k.startswith("umap_")} == plain
+    assert {k[len("umap_kmeans_"):]: v for k, v in with_umap.items() if k.startswith("umap_")} == pytest.approx(
+        clustering_scores(labels, served))
+
+
 def test_the_metric_script_is_package_data_of_the_wheel():
     """The script sits in a package folder (setuptools packs every ``hf_textcluster*`` package's modules)."""
     from setuptools import find_packages
