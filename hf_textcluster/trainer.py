@@ -809,8 +809,9 @@ def evaluate_clusterer(
     """Clustering quality of a clusterer on ``texts``: from its head (``acc``, ``nmi``, ...) and, with ``kmeans``,
     from k-means on its embeddings (``kmeans_acc``, ...) and, for a head working in a space of its own (DEC-CRL,
     AECL), from k-means in that space (``latent_kmeans_acc``, ...). ``umap_kmeans`` (with ``kmeans``; needs
-    umap-learn, minutes on a large corpus): also ``umap_kmeans_*``, the partition ``recluster --kmeans-init umap``
-    would serve (nearest of the means of the clusters k-means finds on a UMAP reduction of the embeddings). Without
+    umap-learn, minutes on a large corpus): also ``umap_kmeans_*``, the nearest of the means of the clusters k-means
+    finds on a UMAP reduction of the embeddings (what ``recluster --kmeans-init umap`` serves, but for DEC-CRL, which
+    re-clusters in its latent space). Without
     labels, only the number of used clusters."""
     embeddings = model.embed(
         texts, batch_size=batch_size, show_progress_bar=show_progress_bar, precision=precision
