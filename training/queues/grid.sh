@@ -23,3 +23,7 @@ $B clusterbert --skip-done --datasets googlenews_t googlenews_s --seeds 0
 for m in deccrl aecl clusterbert; do
   $B $m --skip-done --datasets stackoverflow searchsnippets biomedical tweet --seeds 1 2
 done
+# A stronger encoder (needs the mpnet-encoder extra; ~5x the time per step): two methods on StackOverflow and
+# SearchSnippets
+$B sccl --skip-done --datasets stackoverflow searchsnippets --encoder sentence-transformers/all-mpnet-base-v2 --seeds 0
+$B aecl --skip-done --datasets stackoverflow searchsnippets --encoder sentence-transformers/all-mpnet-base-v2 --seeds 0
