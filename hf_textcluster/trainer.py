@@ -811,8 +811,7 @@ def evaluate_clusterer(
     AECL), from k-means in that space (``latent_kmeans_acc``, ...). ``umap_kmeans`` (with ``kmeans``; needs
     umap-learn, minutes on a large corpus): also ``umap_kmeans_*``, the nearest of the means of the clusters k-means
     finds on a UMAP reduction of the embeddings (what ``recluster --kmeans-init umap`` serves, but for DEC-CRL, which
-    re-clusters in its latent space). Without
-    labels, only the number of used clusters."""
+    re-clusters in its latent space). Without labels, only the number of used clusters."""
     embeddings = model.embed(
         texts, batch_size=batch_size, show_progress_bar=show_progress_bar, precision=precision
     )
@@ -833,20 +832,17 @@ def evaluate_clusterer(
     scorer = load_clustering_metric()  # the package's `evaluate` metric: ACC / NMI / ARI / purity
     metrics.update(scorer.compute(predictions=head_pred, references=labels))
     if kmeans:
-        km = fit_kmeans(embeddings, model.config.num_clusters, n_init=n_init, random_state=random_state,
-                        max_samples=kmeans_max_samples)
-        kmeans_scores = scorer.compute(predictions=km.labels_, references=labels)
-        metrics.update({f"kmeans_{key}": value for key, value in kmeans_scores.items()})
+        def add_kmeans_scores(prefix, points, init="k-means++"):
+            km = fit_kmeans(points, model.config.num_clusters, n_init=n_init, random_state=random_state,
+                            max_samples=kmeans_max_samples, init=init)
+            scores = scorer.compute(predictions=km.labels_, references=labels)
+            metrics.update({f"{prefix}_{key}": value for key, value in scores.items()})
+
+        add_kmeans_scores("kmeans", embeddings)
         # a head in a space of its own (DEC-CRL's FC_e, AECL's projector) gets k-means there too: for DEC-CRL that
         # is what `recluster` serves
         if features.shape != embeddings.shape or not np.array_equal(features, embeddings):  # not the identity
-            km = fit_kmeans(features, model.config.num_clusters, n_init=n_init, random_state=random_state,
-                            max_samples=kmeans_max_samples)
-            latent_scores = scorer.compute(predictions=km.labels_, references=labels)
-            metrics.update({f"latent_kmeans_{key}": value for key, value in latent_scores.items()})
+            add_kmeans_scores("latent_kmeans", features)
         if umap_kmeans:
-            km = fit_kmeans(embeddings, model.config.num_clusters, n_init=n_init, random_state=random_state,
-                            max_samples=kmeans_max_samples, init="umap")
-            umap_scores = scorer.compute(predictions=km.labels_, references=labels)
-            metrics.update({f"umap_kmeans_{key}": value for key, value in umap_scores.items()})
+            add_kmeans_scores("umap_kmeans", embeddings, init="umap")
     return metrics

@@ -1,6 +1,5 @@
 """pipeline("text-clustering"): output format, top_k, batching order, devices and bad input."""
 
-import numpy as np
 import pytest
 import torch
 from transformers import pipeline

@@ -33,6 +33,7 @@ import tempfile
 import textwrap
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -1195,6 +1196,20 @@ def _render_head_or_kmeans(rows: list[dict]) -> list[str]:
     return out
 
 
+class _Entry(NamedTuple):
+    """One leaderboard line: ACC / NMI values over seeds; the "after" / "before" lists are empty for baselines."""
+    label: str
+    acc: list
+    nmi: list
+    seeds: int
+    kind: str  # "baseline" or "method"
+    after_acc: list = []
+    after_nmi: list = []
+    before_acc: list = []
+    umap_acc: list = []
+    umap_nmi: list = []
+
+
 def _render_leaderboard(rows: list[dict]) -> list[str]:
     """Per corpus: the baselines (TF-IDF / MiniLM + k-means, the BERTopic way with the true K and its HDBSCAN default)
     and every method's main configuration (head, k-means after, k-means before), the best ACC marked; then, per corpus,
@@ -1222,7 +1237,7 @@ def _render_leaderboard(rows: list[dict]) -> list[str]:
         mrows = [r for r in method_rows if r["dataset"] == name]
         if not mrows:
             continue
-        entries = []  # (label, acc, nmi, after acc, after nmi, before acc, seeds, kind, UMAP-after acc, its nmi)
+        entries = []
 
         def baseline(method):
             return [r for r in _default_baselines(rows) if r["method"] == method and r["dataset"] == name]
@@ -1230,25 +1245,23 @@ def _render_leaderboard(rows: list[dict]) -> list[str]:
         for method, label in (("tfidf-kmeans", "TF-IDF + k-means"), ("embeddings-kmeans", "MiniLM + k-means")):
             b = baseline(method)
             if b:
-                entries.append((label, [r["acc"] for r in b], [r["nmi"] for r in b], None, None, None, len(b), "baseline",
-                                None, None))
+                entries.append(_Entry(label, [r["acc"] for r in b], [r["nmi"] for r in b], len(b), "baseline"))
         for method, label in (("bertopic-kmeans", "BERTopic way, true K (UMAP -> k-means)"),
                               ("bertopic", "BERTopic default (UMAP -> HDBSCAN)")):
             b = [r for r in rows if r["section"] == "auto-k" and r["method"] == method and r["dataset"] == name]
             if b:
                 if method == "bertopic":
                     label += f" [{b[0]['k_found']} topics, {100 * statistics.mean(r['outlier_share'] for r in b):.0f}% outliers]"
-                entries.append((label, [r["acc"] for r in b], [r["nmi"] for r in b], None, None, None, len(b), "baseline",
-                                None, None))
+                entries.append(_Entry(label, [r["acc"] for r in b], [r["nmi"] for r in b], len(b), "baseline"))
         for method in sorted({r["method"] for r in mrows}, key=_method_order):
             d = [r for r in mrows if r["method"] == method]
-            entries.append((_display_name(method), [r["acc"] for r in d], [r["nmi"] for r in d],
-                            [r["kmeans_acc"] for r in d], [r["kmeans_nmi"] for r in d],
-                            [r["init_kmeans_acc"] for r in d], len(d), "method",
-                            [r["umap_kmeans_acc"] for r in d if "umap_kmeans_acc" in r],
-                            [r["umap_kmeans_nmi"] for r in d if "umap_kmeans_nmi" in r]))
+            entries.append(_Entry(_display_name(method), [r["acc"] for r in d], [r["nmi"] for r in d], len(d), "method",
+                                  [r["kmeans_acc"] for r in d], [r["kmeans_nmi"] for r in d],
+                                  [r["init_kmeans_acc"] for r in d],
+                                  [r["umap_kmeans_acc"] for r in d if "umap_kmeans_acc" in r],
+                                  [r["umap_kmeans_nmi"] for r in d if "umap_kmeans_nmi" in r]))
         mean = lambda values: statistics.mean(values) if values else -1.0  # noqa: E731
-        best = max(max(mean(e[1]), mean(e[3] or []), mean(e[8] or [])) for e in entries)
+        best = max(max(mean(e.acc), mean(e.after_acc), mean(e.umap_acc)) for e in entries)
 
         def cell(values):
             if not values:
@@ -1256,16 +1269,16 @@ def _render_leaderboard(rows: list[dict]) -> list[str]:
             text = _mean_std(values)
             return f"**{text}**" if abs(mean(values) - best) < 1e-12 else text
 
-        for label, acc, nmi, after_acc, after_nmi, before, seeds, _, umap_acc, umap_nmi in entries:
-            umap_cells = (f"{cell(umap_acc)}" + (f" ({len(umap_acc)})" if len(umap_acc) < seeds else "")
-                          + f" | {_mean_std(umap_nmi)}" if umap_acc else "– | –")
-            out.append(f"| {name} | {label} | {cell(acc)} | {_mean_std(nmi)} | {cell(after_acc)}"
-                       f" | {_mean_std(after_nmi) if after_nmi else '–'} | {umap_cells}"
-                       f" | {_mean_std(before) if before else '–'} | {seeds} |")
-        ours = max((value, f"{e[0]}{how}") for e in entries if e[7] == "method"
-                   for value, how in ((mean(e[1]), ""), (mean(e[3]), ", k-means after"),
-                                      (mean(e[8]), ", UMAP k-means after")))
-        baselines = [(mean(e[1]), e[0]) for e in entries if e[7] == "baseline"]
+        for e in entries:
+            umap_cells = (f"{cell(e.umap_acc)}" + (f" ({len(e.umap_acc)})" if len(e.umap_acc) < e.seeds else "")
+                          + f" | {_mean_std(e.umap_nmi)}" if e.umap_acc else "– | –")
+            out.append(f"| {name} | {e.label} | {cell(e.acc)} | {_mean_std(e.nmi)} | {cell(e.after_acc)}"
+                       f" | {_mean_std(e.after_nmi) if e.after_nmi else '–'} | {umap_cells}"
+                       f" | {_mean_std(e.before_acc) if e.before_acc else '–'} | {e.seeds} |")
+        ours = max((value, f"{e.label}{how}") for e in entries if e.kind == "method"
+                   for value, how in ((mean(e.acc), ""), (mean(e.after_acc), ", k-means after"),
+                                      (mean(e.umap_acc), ", UMAP k-means after")))
+        baselines = [(mean(e.acc), e.label) for e in entries if e.kind == "baseline"]
         strongest = max(baselines) if baselines else None
         papers = [(spec.paper_results[name][0], spec.display_name) for spec in _methods().values()
                   if name in spec.paper_results]
