@@ -222,3 +222,19 @@ def test_a_method_run_end_to_end_writes_its_row_model_and_tables(bench, tiny_enc
     assert "## SCCL" in bench.RESULTS_MD.read_text()
     stored = bench.RESULTS_JSON.read_text()
     assert bench.main(argv) == 0 and bench.RESULTS_JSON.read_text() == stored  # --skip-done: nothing re-run
+
+
+def test_readme_verdict_table_is_rewritten_between_its_markers_only(bench):
+    """README's leaderboard-in-short comes from the store: the lines between the markers are replaced, nothing else."""
+    store = {"runs": {"r": RUN}, "rows": []}
+    bench.put_row(store, _row("sccl", "stackoverflow", 0.75, "r"))
+    verdicts = bench._render_leaderboard(store["rows"])[1]
+    start, end = bench.README_MARKERS
+    text = f"# Title\n\nbefore\n{start}\n| stale | table |\n{end}\nafter\n"
+    new = bench.readme_with_verdicts(text, verdicts)
+    assert "| stale |" not in new and new.startswith("# Title\n\nbefore\n") and new.endswith(f"{end}\nafter\n")
+    # display names, and the best reported number includes HAC-SD's row of SCCL's Table 1 where it tops the five
+    assert "| StackOverflow | 75.0 (SCCL" in new and "83.2 (AECL) | -8.2 |" in new
+    assert bench.readme_with_verdicts("no markers here\n", verdicts) == "no markers here\n"
+    tweet = bench._render_leaderboard([_row("sccl", "tweet", 0.70, "r")])[1][0]
+    assert (tweet.paper, tweet.paper_label) == (89.6, "HAC-SD, SCCL's Table 1")
