@@ -238,3 +238,14 @@ def test_readme_verdict_table_is_rewritten_between_its_markers_only(bench):
     assert bench.readme_with_verdicts("no markers here\n", verdicts) == "no markers here\n"
     tweet = bench._render_leaderboard([_row("sccl", "tweet", 0.70, "r")])[1][0]
     assert (tweet.paper, tweet.paper_label) == (89.6, "HAC-SD, SCCL's Table 1")
+
+
+def test_verdict_names_a_better_variant_and_leaves_out_other_encoders_and_held_out_splits(bench):
+    main = _row("decmlm", "tweet", 0.60, "r")
+    variant = {**_row("decmlm", "tweet", 0.62, "r"), "variant": "w/o MLM", "kmeans_acc": 0.80}
+    mpnet = {**_row("sccl", "tweet", 0.95, "r"), "variant": "all-mpnet-base-v2", "encoder": "mpnet"}
+    held_out = {**_row("deccrl", "tweet", 0.97, "r"), "variant": "held-out split"}
+    verdict = bench._render_leaderboard([main, variant, mpnet, held_out])[1][0]
+    assert verdict.ours == 60.0
+    assert (verdict.any_config, verdict.any_config_how) == (80.0, "DEC-MLM w/o MLM, k-means after; 1 seed")
+    assert bench._verdict_table([verdict], "dataset")[2].endswith("| 80.0 (DEC-MLM w/o MLM, k-means after; 1 seed) |")

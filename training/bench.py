@@ -1299,14 +1299,29 @@ def _render_leaderboard(rows: list[dict]) -> tuple[list[str], list[_Verdict]]:
                   if name in spec.paper_results]
         papers += [(acc[name], f"{other}, SCCL's Table 1") for other, acc in PAPER_OTHER_METHODS.items() if name in acc]
         paper = max(papers) if papers else None
+        # The same over every configuration measured with the default encoder (ablations and earlier recipes too):
+        # what a user could train today with the variant's --config, chosen with labels like "our best" is.
+        configs = {}
+        for r in rows:
+            if (r["section"] == "method" and r["dataset"] == name and not r.get("encoder")
+                    and "held-out" not in (r.get("variant") or "")):
+                configs.setdefault((r["method"], r.get("variant") or ""), []).append(r)
+        any_best = max((mean([r[key] for r in d if key in r]), len([r for r in d if key in r]),
+                        f"{_display_name(method)}{f' {variant}' if variant else ''}{how}")
+                       for (method, variant), d in configs.items()
+                       for key, how in (("acc", ""), ("kmeans_acc", ", k-means after"),
+                                        ("umap_kmeans_acc", ", UMAP k-means after")))
         verdicts.append(_Verdict(name, 100 * ours[0], ours[1], strongest and 100 * strongest[0],
-                                 strongest and strongest[1].split(" [")[0], paper and paper[0], paper and paper[1]))
+                                 strongest and strongest[1].split(" [")[0], paper and paper[0], paper and paper[1],
+                                 100 * any_best[0], f"{any_best[2]}; {any_best[1]} seed{'s' * (any_best[1] > 1)}"))
     out += ["", "Per corpus: our best ACC (head, k-means after or UMAP k-means after, any method; servable with `recluster`",
             "except DEC-CRL's \"after\" partitions)",
             "against the strongest baseline above and against the best ACC the five papers report for the corpus (their",
             "encoders, GPUs and schedules): their own methods' numbers and the rows of other methods in their tables",
             "that top them (HAC-SD and Self-Train in the SCCL paper's Table 1; the papers disagree on such rows: the",
-            "AECL paper reports Self-Train at 40.1 on Biomedical where SCCL's reports 54.8).", "",
+            "AECL paper reports Self-Train at 40.1 on Biomedical where SCCL's reports 54.8). The last column takes every",
+            "configuration measured with MiniLM (ablations and earlier recipes too; each trainable with the `--config` of",
+            "its section's command), when one beats our best: a choice made with labels, so optimistic on one seed.", "",
             *_verdict_table(verdicts, "dataset"), ""]
     return out, verdicts
 
@@ -1320,17 +1335,20 @@ class _Verdict(NamedTuple):
     baseline_label: str | None
     paper: float | None
     paper_label: str | None
+    any_config: float  # the best over every configuration measured, variants included
+    any_config_how: str
 
 
 def _verdict_table(verdicts: list[_Verdict], first_column: str, names: dict | None = None) -> list[str]:
     """The leaderboard in short as markdown lines; `names` maps corpus keys to display names (README)."""
-    lines = [f"| {first_column} | our best ACC | strongest baseline ACC | Δ | best reported ACC | Δ |",
-             "|---|---|---|---|---|---|"]
+    lines = [f"| {first_column} | our best ACC | strongest baseline ACC | Δ | best reported ACC | Δ "
+             "| best of any configuration measured |", "|---|---|---|---|---|---|---|"]
     for v in verdicts:
         lines.append(
             f"| {(names or {}).get(v.dataset, v.dataset)} | {v.ours:.1f} ({v.ours_how}) | "
             + (f"{v.baseline:.1f} ({v.baseline_label}) | {v.ours - v.baseline:+.1f} | " if v.baseline else "– | – | ")
-            + (f"{v.paper:.1f} ({v.paper_label}) | {v.ours - v.paper:+.1f} |" if v.paper else "– | – |"))
+            + (f"{v.paper:.1f} ({v.paper_label}) | {v.ours - v.paper:+.1f} | " if v.paper else "– | – | ")
+            + (f"{v.any_config:.1f} ({v.any_config_how}) |" if v.any_config > v.ours + 1e-9 else "the same |"))
     return lines
 
 
