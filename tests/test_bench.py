@@ -154,6 +154,12 @@ def test_rescore_adds_the_metrics_a_kept_model_lacks_and_changes_nothing_stored(
     assert after[0] == {**rows[0], **evaluate_clusterer(model, texts, labels, umap_kmeans=True), "rescored": "rescore-1"}
     assert "latent_kmeans_acc" in after[0] and "umap_kmeans_acc" in after[0]
     assert after[1] == rows[1] and after[2] == rows[2]
+    # a second pass does not score the rescored model again (minutes a model on a real corpus)
+    import hf_textcluster.trainer
+
+    monkeypatch.setattr(hf_textcluster.trainer, "evaluate_clusterer", lambda *a, **k: pytest.fail("scored again"))
+    bench.run_rescore(bench.argparse.Namespace(datasets=["stackoverflow"], seeds=[0], methods=None, data_dir=None),
+                      json.loads(bench.RESULTS_JSON.read_text()), "rescore-2")
 
 
 def test_kmeans_init_section_has_one_column_per_start(bench):

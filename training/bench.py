@@ -304,6 +304,9 @@ def run_rescore(args, store, run_id) -> None:
         if not (directory / "training_run.json").exists():
             print(f"{label}: skipped (no kept model)", flush=True)
             continue
+        if "umap_kmeans_acc" in row:  # the newest metric: such a row was scored by today's evaluate_clusterer
+            print(f"{label}: skipped (has every metric)", flush=True)
+            continue
         run_info = json.loads((directory / "training_run.json").read_text())
         dataset = prepare_dataset(row["dataset"], run_info["augmentation"], data_dir=args.data_dir, seed=row["seed"])
         model = AutoModel.from_pretrained(str(directory))
