@@ -96,6 +96,31 @@ def test_another_encoder_has_its_own_section_and_stays_out_of_the_default_tables
     assert "| stackoverflow | embeddings + k-means | all-mpnet-base-v2 | 81.0 |" in encoders
     assert "| stackoverflow | SCCL | all-mpnet-base-v2 | 85.0 |" in encoders
     assert "| stackoverflow | SCCL | all-MiniLM-L6-v2 | 75.0 |" in encoders
+    # the BERTopic way per encoder: MiniLM's from the auto-k section, another encoder's from its baselines run
+    bench.put_row(store, {**base, "section": "auto-k", "method": "bertopic-kmeans", "acc": 0.765, "k_found": 20,
+                          "num_texts": 100, "embed_seconds": 1.0, "true_k_acc": 0.7, "true_k_nmi": 0.7,
+                          "k_true": 20})
+    bench.put_row(store, {**base, "method": "bertopic-kmeans", "acc": 0.83, "variant": "all-mpnet-base-v2",
+                          "encoder": "x/all-mpnet-base-v2"})
+    bench.save_store(store)
+    encoders = bench.RESULTS_MD.read_text().split("## Stronger encoders")[1]
+    assert "| stackoverflow | BERTopic way, true K | all-MiniLM-L6-v2 | 76.5 |" in encoders
+    assert "| stackoverflow | BERTopic way, true K | all-mpnet-base-v2 | 83.0 |" in encoders
+
+
+def test_baselines_with_another_encoder_run_its_kmeans_and_bertopic_way(bench, tiny_encoder_dir, toy_corpus, monkeypatch):
+    import datasets
+
+    import hf_textcluster.data
+
+    texts, labels = toy_corpus
+    toy = datasets.Dataset.from_dict({"text": texts, "label": labels}, features=datasets.Features(
+        {"text": datasets.Value("string"), "label": datasets.ClassLabel(names=["a", "b", "c"])}))
+    monkeypatch.setattr(hf_textcluster.data, "load_benchmark", lambda *args, **kwargs: toy)
+    assert bench.main(["baselines", "--datasets", "stackoverflow", "--seeds", "0", "--encoder", str(tiny_encoder_dir)]) == 0
+    rows = json.loads(bench.RESULTS_JSON.read_text())["rows"]
+    assert sorted(r["method"] for r in rows) == ["bertopic-kmeans", "embeddings-kmeans"]
+    assert all(r["variant"] == bench._encoder_variant(str(tiny_encoder_dir)) and 0 < r["acc"] <= 1 for r in rows)
 
 
 def test_the_leaderboard_counts_umap_kmeans_after_where_measured(bench):

@@ -167,7 +167,8 @@ def run_baselines(args, store, run_id) -> None:
     from hf_textcluster.data import load_benchmark
     from hf_textcluster.metrics import clustering_scores
 
-    # With --encoder only the embeddings baseline runs, stored under the encoder's short name as its variant.
+    # With --encoder only the embeddings baselines run (k-means, and the BERTopic way at the true K), stored under
+    # the encoder's short name as their variant.
     variant = _encoder_variant(args.encoder)
     for name in args.datasets:
         dataset = load_benchmark(name, data_dir=args.data_dir)
@@ -183,7 +184,10 @@ def run_baselines(args, store, run_id) -> None:
                 ("tfidf-kmeans", lambda s: VectorizerKMeans(k, kind="tfidf", random_state=s).fit_predict(texts)),
                 ("embeddings-kmeans", lambda s: KMeans(k, n_init=10, random_state=s).fit_predict(embeddings)),
             ]
-            for method, fit in [f for f in fits if not variant or f[0] == "embeddings-kmeans"]:
+            if variant:  # the BERTopic way at the true K on this encoder (MiniLM's is in the auto-k section)
+                fits.append(("bertopic-kmeans", lambda s: KMeans(k, n_init=10, random_state=s).fit_predict(
+                    _bertopic_umap(s).fit(embeddings).embedding_)))
+            for method, fit in [f for f in fits if not variant or f[0] in ("embeddings-kmeans", "bertopic-kmeans")]:
                 start = time.perf_counter()
                 predictions = fit(seed)
                 seconds = time.perf_counter() - start + (embed_seconds if method == "embeddings-kmeans" else 0.0)
@@ -984,13 +988,19 @@ def _render_scale(store: dict, rows: list[dict]) -> list[str]:
     return out + [""]
 
 
+def _bertopic_umap(seed: int):
+    """BERTopic's default UMAP (15 neighbours -> 5 dims, cosine), seeded."""
+    from umap import UMAP
+
+    return UMAP(n_neighbors=15, n_components=5, min_dist=0.0, metric="cosine", random_state=seed)
+
+
 def _bertopic_rows(texts, labels, embeddings, seed, k_true) -> list[dict] | None:
     """BERTopic with its defaults (UMAP 15 neighbours -> 5 dims, cosine; HDBSCAN min_cluster_size 10), UMAP seeded,
     on the given embeddings: its topics as clusters, topic -1 (outliers) as one more cluster or left out; and the
     same UMAP reduction clustered by k-means with the true K."""
     try:
         from bertopic import BERTopic
-        from umap import UMAP
     except ImportError as err:
         print(f"bertopic skipped: {err} (pip install -e '.[bench]')", flush=True)
         return None
@@ -999,7 +1009,7 @@ def _bertopic_rows(texts, labels, embeddings, seed, k_true) -> list[dict] | None
     from sklearn.cluster import KMeans
 
     start = time.perf_counter()
-    umap_model = UMAP(n_neighbors=15, n_components=5, min_dist=0.0, metric="cosine", random_state=seed)
+    umap_model = _bertopic_umap(seed)
     topics, _ = BERTopic(umap_model=umap_model).fit_transform(list(texts), embeddings=embeddings)
     seconds = time.perf_counter() - start
     topics = np.asarray(topics)
@@ -1369,22 +1379,27 @@ def _render_encoders(store: dict, rows: list[dict]) -> list[str]:
                       | {r["variant"] for r in rows if r["section"] == "method" and r.get("encoder")})
     if not encoders:
         return []
-    base = [r for r in rows if r["section"] == "baselines" and r["method"] == "embeddings-kmeans"]
+    base = [r for r in rows if r["section"] == "baselines" and r["method"] in ("embeddings-kmeans", "bertopic-kmeans")]
+    base += [{**r, "section": "baselines"} for r in rows  # MiniLM's BERTopic way comes from the auto-k section
+             if r["section"] == "auto-k" and r["method"] == "bertopic-kmeans" and not r.get("variant")]
     methods = [r for r in rows if r["section"] == "method" and r.get("variant", "") in ("", *encoders)]
     out = ["## Stronger encoders", ""] + _run_header(store, [r for r in base + methods if r.get("variant")]) + [
         "", "The same entries with the default MiniLM and with another encoder (its short name in the encoder column);",
         "`--encoder` of `training/bench.py`. Methods run their `cpu` recipe unchanged (same steps × batch); their time",
         "column shows what the bigger encoder costs on this CPU.", *textwrap.wrap(TRAIN_TIME_LEGEND, 110), "",
-        "| dataset | entry | encoder | ACC | NMI | k-means after ACC | NMI | train (s) | seeds |",
-        "|---|---|---|---|---|---|---|---|---|"]
+        "*BERTopic way* = UMAP -> k-means at the true K on the untrained embeddings; *UMAP k-means after* = the same on",
+        "the trained ones (`recluster --kmeans-init umap`; how many seeds in brackets when fewer).", "",
+        "| dataset | entry | encoder | ACC | NMI | k-means after ACC | NMI | UMAP k-means after ACC | NMI | train (s) "
+        "| seeds |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for name in BENCHMARKS:
         if not any(r["dataset"] == name and r.get("variant") in encoders for r in base + methods):
             continue
-        for encoder in ("", *encoders):
-            b = [r for r in base if r["dataset"] == name and r.get("variant", "") == encoder]
-            if b:
-                out.append(f"| {name} | embeddings + k-means | {encoder or 'all-MiniLM-L6-v2'} | {_mean_std([r['acc'] for r in b])}"
-                           f" | {_mean_std([r['nmi'] for r in b])} | – | – | – | {len(b)} |")
+        for method, label in (("embeddings-kmeans", "embeddings + k-means"), ("bertopic-kmeans", "BERTopic way, true K")):
+            for encoder in ("", *encoders):
+                b = [r for r in base if (r["dataset"], r["method"], r.get("variant", "")) == (name, method, encoder)]
+                if b:
+                    out.append(f"| {name} | {label} | {encoder or 'all-MiniLM-L6-v2'} | {_mean_std([r['acc'] for r in b])}"
+                               f" | {_mean_std([r['nmi'] for r in b])} | – | – | – | – | – | {len(b)} |")
         with_encoder = {r["method"] for r in methods if r["dataset"] == name and r.get("variant")}
         for method in sorted(with_encoder, key=_method_order):
             for encoder in ("", *encoders):
@@ -1393,9 +1408,18 @@ def _render_encoders(store: dict, rows: list[dict]) -> list[str]:
                     out.append(f"| {name} | {_display_name(method)} | {encoder or 'all-MiniLM-L6-v2'}"
                                f" | {_mean_std([r['acc'] for r in d])} | {_mean_std([r['nmi'] for r in d])}"
                                f" | {_mean_std([r['kmeans_acc'] for r in d])} | {_mean_std([r['kmeans_nmi'] for r in d])}"
-                               f" | {_train_time(store, d)} | {len(d)} |")
+                               f" | {_umap_cells(d)} | {_train_time(store, d)} | {len(d)} |")
     out.append("")
     return out
+
+
+def _umap_cells(rows: list[dict]) -> str:
+    """UMAP k-means after ACC | NMI over the rows that have it (their count in brackets when not all do)."""
+    have = [r for r in rows if "umap_kmeans_acc" in r]
+    if not have:
+        return "– | –"
+    count = f" ({len(have)})" if len(have) < len(rows) else ""
+    return f"{_mean_std([r['umap_kmeans_acc'] for r in have])}{count} | {_mean_std([r['umap_kmeans_nmi'] for r in have])}"
 
 
 def _by_method_and_dataset(rows: list[dict]):
