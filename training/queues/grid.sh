@@ -25,5 +25,5 @@ for m in deccrl aecl clusterbert; do
 done
 # A stronger encoder (needs the mpnet-encoder extra; ~5x the time per step): two methods on StackOverflow and
 # SearchSnippets
-$B sccl --skip-done --datasets stackoverflow searchsnippets --encoder sentence-transformers/all-mpnet-base-v2 --seeds 0
-$B aecl --skip-done --datasets stackoverflow searchsnippets --encoder sentence-transformers/all-mpnet-base-v2 --seeds 0
+$B sccl --skip-done --datasets stackoverflow searchsnippets --encoder sentence-transformers/all-mpnet-base-v2 --seeds 0  # done 2026-11-24
+$B aecl --skip-done --datasets stackoverflow searchsnippets --encoder sentence-transformers/all-mpnet-base-v2 --seeds 0  # done 2026-11-24
