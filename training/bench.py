@@ -1285,9 +1285,7 @@ def _render_leaderboard(rows: list[dict]) -> tuple[list[str], list[_Verdict]]:
             d = [r for r in mrows if r["method"] == method]
             entries.append(_Entry(_display_name(method), [r["acc"] for r in d], [r["nmi"] for r in d], len(d), "method",
                                   [r["kmeans_acc"] for r in d], [r["kmeans_nmi"] for r in d],
-                                  [r["init_kmeans_acc"] for r in d],
-                                  [r["umap_kmeans_acc"] for r in d if "umap_kmeans_acc" in r],
-                                  [r["umap_kmeans_nmi"] for r in d if "umap_kmeans_nmi" in r]))
+                                  [r["init_kmeans_acc"] for r in d], *_umap_scores(d)))
         mean = lambda values: statistics.mean(values) if values else -1.0  # noqa: E731
         best = max(max(mean(e.acc), mean(e.after_acc), mean(e.umap_acc)) for e in entries)
 
@@ -1298,10 +1296,9 @@ def _render_leaderboard(rows: list[dict]) -> tuple[list[str], list[_Verdict]]:
             return f"**{text}**" if abs(mean(values) - best) < 1e-12 else text
 
         for e in entries:
-            umap_cells = (f"{cell(e.umap_acc)}" + (f" ({len(e.umap_acc)})" if len(e.umap_acc) < e.seeds else "")
-                          + f" | {_mean_std(e.umap_nmi)}" if e.umap_acc else "– | –")
             out.append(f"| {name} | {e.label} | {cell(e.acc)} | {_mean_std(e.nmi)} | {cell(e.after_acc)}"
-                       f" | {_mean_std(e.after_nmi) if e.after_nmi else '–'} | {umap_cells}"
+                       f" | {_mean_std(e.after_nmi) if e.after_nmi else '–'}"
+                       f" | {_umap_cells(e.umap_acc, e.umap_nmi, e.seeds, cell)}"
                        f" | {_mean_std(e.before_acc) if e.before_acc else '–'} | {e.seeds} |")
         ours = max((value, f"{e.label}{how}") for e in entries if e.kind == "method"
                    for value, how in ((mean(e.acc), ""), (mean(e.after_acc), ", k-means after"),
@@ -1408,18 +1405,22 @@ def _render_encoders(store: dict, rows: list[dict]) -> list[str]:
                     out.append(f"| {name} | {_display_name(method)} | {encoder or 'all-MiniLM-L6-v2'}"
                                f" | {_mean_std([r['acc'] for r in d])} | {_mean_std([r['nmi'] for r in d])}"
                                f" | {_mean_std([r['kmeans_acc'] for r in d])} | {_mean_std([r['kmeans_nmi'] for r in d])}"
-                               f" | {_umap_cells(d)} | {_train_time(store, d)} | {len(d)} |")
+                               f" | {_umap_cells(*_umap_scores(d), len(d))} | {_train_time(store, d)} | {len(d)} |")
     out.append("")
     return out
 
 
-def _umap_cells(rows: list[dict]) -> str:
-    """UMAP k-means after ACC | NMI over the rows that have it (their count in brackets when not all do)."""
+def _umap_scores(rows: list[dict]) -> tuple[list, list]:
+    """UMAP k-means after ACC and NMI of the rows that have them (runs made or rescored since the metric exists)."""
     have = [r for r in rows if "umap_kmeans_acc" in r]
-    if not have:
+    return [r["umap_kmeans_acc"] for r in have], [r["umap_kmeans_nmi"] for r in have]
+
+
+def _umap_cells(acc: list, nmi: list, seeds: int, acc_cell=_mean_std) -> str:
+    """The UMAP k-means after ACC | NMI cells: how many of the seeds have it in brackets when not all do."""
+    if not acc:
         return "– | –"
-    count = f" ({len(have)})" if len(have) < len(rows) else ""
-    return f"{_mean_std([r['umap_kmeans_acc'] for r in have])}{count} | {_mean_std([r['umap_kmeans_nmi'] for r in have])}"
+    return f"{acc_cell(acc)}{f' ({len(acc)})' if len(acc) < seeds else ''} | {_mean_std(nmi)}"
 
 
 def _by_method_and_dataset(rows: list[dict]):
