@@ -1131,7 +1131,7 @@ def _run_header(store: dict, rows: list[dict]) -> list[str]:
     lines = []
     for run_id in sorted({r["run"] for r in rows}):
         run = store["runs"][run_id]
-        versions = ", ".join(f"{k} {v}" for k, v in run["versions"].items())
+        versions = ", ".join(f"{k} {v}" for k, v in sorted(run["versions"].items()))
         lines.append(f"- `{run['command']}` ({run['date']}; {run['machine']}; {versions})")
     return lines
 
