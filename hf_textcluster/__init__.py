@@ -10,9 +10,12 @@ from transformers import AutoConfig, AutoModel
 from transformers.pipelines import PIPELINE_REGISTRY
 
 from . import hub
-from .backbones import DEFAULT_ENCODER, resolve_encoder
-from .configuration_utils import TextClusteringConfig
-from .metrics import (
+from .encoders import DEFAULT_ENCODER, resolve_encoder
+from .modeling.configuration_utils import TextClusteringConfig
+from .modeling.modeling_utils import ClusteringOutput, TextClusteringPreTrainedModel
+from .modeling.pipelines import TextClusteringPipeline
+from .models import METHODS, ClusteringMethod, get_method
+from .training.metrics import (
     adjusted_rand_index,
     cluster_accuracy,
     clustering_scores,
@@ -21,11 +24,8 @@ from .metrics import (
     normalized_mutual_info,
     purity,
 )
-from .modeling_utils import ClusteringOutput, TextClusteringPreTrainedModel
-from .models import METHODS, ClusteringMethod, get_method
-from .pipelines import TextClusteringPipeline
-from .runs import train_clusterer
-from .trainer import ClusteringTrainer, ClusteringTrainingArguments, evaluate_clusterer
+from .training.runs import train_clusterer
+from .training.trainer import ClusteringTrainer, ClusteringTrainingArguments, evaluate_clusterer
 
 __version__ = "0.1.0"
 

@@ -1,4 +1,4 @@
-"""num_clusters="auto": the criteria of hf_textcluster.auto_k on synthetic data, their errors, and the wiring
+"""num_clusters="auto": the criteria of hf_textcluster.training.auto_k on synthetic data, their errors, and the wiring
 (train_clusterer, EmbeddingKMeans, the CLI)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_blobs
 
-from hf_textcluster.auto_k import (
+from hf_textcluster.training.auto_k import (
     CRITERIA,
     DEFAULT_CRITERION,
     candidate_ks,
@@ -102,8 +102,8 @@ def test_bad_embeddings():
 
 def test_train_clusterer_chooses_and_records_k(tiny_encoder_dir, toy_corpus, tmp_path, monkeypatch):
     from hf_textcluster.data import load_texts
-    from hf_textcluster.modeling_utils import TextClusteringPreTrainedModel
-    from hf_textcluster.runs import train_clusterer
+    from hf_textcluster.modeling.modeling_utils import TextClusteringPreTrainedModel
+    from hf_textcluster.training.runs import train_clusterer
 
     texts, labels = toy_corpus
     calls = []
@@ -131,8 +131,8 @@ def test_train_clusterer_chooses_and_records_k(tiny_encoder_dir, toy_corpus, tmp
 
 def test_a_resumed_auto_run_keeps_its_k(tiny_encoder_dir, toy_corpus, tmp_path, monkeypatch):
     from hf_textcluster.data import load_texts
-    from hf_textcluster.modeling_utils import TextClusteringPreTrainedModel
-    from hf_textcluster.runs import train_clusterer
+    from hf_textcluster.modeling.modeling_utils import TextClusteringPreTrainedModel
+    from hf_textcluster.training.runs import train_clusterer
 
     texts, labels = toy_corpus
     out = tmp_path / "resumed"
@@ -151,7 +151,7 @@ def test_a_resumed_auto_run_keeps_its_k(tiny_encoder_dir, toy_corpus, tmp_path, 
 
 
 def test_train_clusterer_rejects_a_bad_k_request(tmp_path):
-    from hf_textcluster.runs import train_clusterer
+    from hf_textcluster.training.runs import train_clusterer
 
     with pytest.raises(ValueError, match="'auto'"):
         train_clusterer("sccl", "tweet", str(tmp_path), num_clusters="many")

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from hf_textcluster.backbones import DEFAULT_ENCODER, read_sentence_transformers_spec, resolve_encoder
+from hf_textcluster.encoders import DEFAULT_ENCODER, read_sentence_transformers_spec, resolve_encoder
 
 
 def test_default_encoder_resolves_offline_to_the_pip_package():
@@ -49,7 +49,7 @@ def test_split_zip_encoder_is_joined_checked_and_unpacked_once(tmp_path):
     import io
     import zipfile
 
-    from hf_textcluster.backbones import unpack_split_zip
+    from hf_textcluster.encoders import unpack_split_zip
 
     weights = bytes(range(256)) * 40
     buffer = io.BytesIO()
@@ -75,7 +75,7 @@ def test_split_parts_read_as_one_seekable_file(tmp_path):
     import io
     import random
 
-    from hf_textcluster.backbones import _JoinedParts
+    from hf_textcluster.encoders import _JoinedParts
 
     data = bytes(random.Random(0).randrange(256) for _ in range(1000))
     parts = []
@@ -93,7 +93,7 @@ def test_split_parts_read_as_one_seekable_file(tmp_path):
 
 
 def test_pip_shipped_encoder_not_installed_names_the_extra(monkeypatch, tmp_path):
-    from hf_textcluster import backbones
+    from hf_textcluster import encoders as backbones
 
     monkeypatch.setenv("HF_TEXTCLUSTER_CACHE", str(tmp_path))
     monkeypatch.setattr(backbones, "_MPNET_PARTS", ["no-such-package-part-001"])

@@ -150,13 +150,13 @@ def test_rescore_adds_the_metrics_a_kept_model_lacks_and_changes_nothing_stored(
                                                                                   tmp_path, monkeypatch):
     import datasets
 
-    import hf_textcluster.runs
+    import hf_textcluster.training.runs
     from hf_textcluster import DECCRLModel
-    from hf_textcluster.trainer import evaluate_clusterer
+    from hf_textcluster.training.trainer import evaluate_clusterer
 
     texts, labels = toy_corpus
     monkeypatch.setattr(bench, "REPO", tmp_path)
-    monkeypatch.setattr(hf_textcluster.runs, "prepare_dataset",
+    monkeypatch.setattr(hf_textcluster.training.runs, "prepare_dataset",
                         lambda name, augmentation, data_dir=None, seed=0: datasets.Dataset.from_dict(
                             {"text": texts, "label": labels}))
     model = DECCRLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, latent_dim=8)
@@ -180,9 +180,9 @@ def test_rescore_adds_the_metrics_a_kept_model_lacks_and_changes_nothing_stored(
     assert "latent_kmeans_acc" in after[0] and "umap_kmeans_acc" in after[0]
     assert after[1] == rows[1] and after[2] == rows[2]
     # a second pass does not score the rescored model again (minutes a model on a real corpus)
-    import hf_textcluster.trainer
+    import hf_textcluster.training.trainer
 
-    monkeypatch.setattr(hf_textcluster.trainer, "evaluate_clusterer", lambda *a, **k: pytest.fail("scored again"))
+    monkeypatch.setattr(hf_textcluster.training.trainer, "evaluate_clusterer", lambda *a, **k: pytest.fail("scored again"))
     bench.run_rescore(bench.argparse.Namespace(datasets=["stackoverflow"], seeds=[0], methods=None, data_dir=None),
                       json.loads(bench.RESULTS_JSON.read_text()), "rescore-2")
 
@@ -215,9 +215,9 @@ def test_train_time_is_a_mean_per_cpu_kind_without_the_runs_another_job_slowed(b
     (None, "AVX2 (no native bf16)", "Native, AVX2 (no native bf16)"),
 ])
 def test_speed_rows_of_another_cpu_kind_get_their_own_section(bench, monkeypatch, capped, capability, variant):
-    import hf_textcluster.precision
+    import hf_textcluster.modeling.precision
 
-    monkeypatch.setattr(hf_textcluster.precision, "cpu_capability", lambda: capability)
+    monkeypatch.setattr(hf_textcluster.modeling.precision, "cpu_capability", lambda: capability)
     if capped:
         monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", capped)
     else:
@@ -232,7 +232,7 @@ def test_a_method_run_end_to_end_writes_its_row_model_and_tables(bench, tiny_enc
     `--skip-done` then skips it."""
     import datasets
 
-    import hf_textcluster.runs
+    import hf_textcluster.training.runs
 
     texts, labels = toy_corpus
     toy = datasets.Dataset.from_dict(
@@ -240,7 +240,7 @@ def test_a_method_run_end_to_end_writes_its_row_model_and_tables(bench, tiny_enc
         features=datasets.Features({"text": datasets.Value("string"), "label": datasets.ClassLabel(names=["a", "b", "c"]),
                                     "text_aug1": datasets.Value("string"), "text_aug2": datasets.Value("string")}))
     monkeypatch.setattr(bench, "REPO", tmp_path)
-    monkeypatch.setattr(hf_textcluster.runs, "prepare_dataset", lambda *args, **kwargs: toy)
+    monkeypatch.setattr(hf_textcluster.training.runs, "prepare_dataset", lambda *args, **kwargs: toy)
     argv = ["sccl", "--datasets", "stackoverflow", "--seeds", "0", "--max-steps", "2", "--training",
             "per_device_train_batch_size=8", "--encoder", str(tiny_encoder_dir), "--skip-done"]
     assert bench.main(argv) == 0

@@ -13,7 +13,7 @@ from transformers import AutoModel, pipeline
 
 import hf_textcluster  # noqa: F401
 from hf_textcluster import SCCLModel
-from hf_textcluster.calibration import MIN_CLUSTER_SIZE, QUANTILE_LEVELS
+from hf_textcluster.modeling.calibration import MIN_CLUSTER_SIZE, QUANTILE_LEVELS
 from hf_textcluster.cli import main
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "checkpoints_eef6bf0"
@@ -205,7 +205,7 @@ def test_calibration_samples_with_its_seed(calibrated, toy_corpus):
 
 def test_trainer_calibrates_at_the_end_of_training(tiny_encoder_dir, toy_corpus, tmp_path):
     from hf_textcluster.data import load_texts
-    from hf_textcluster.runs import train_clusterer
+    from hf_textcluster.training.runs import train_clusterer
 
     texts, labels = toy_corpus
     overrides = dict(per_device_train_batch_size=16, bf16=False, save_strategy="no", disable_tqdm=True, max_steps=2)
@@ -224,7 +224,7 @@ def test_trainer_calibrates_at_the_end_of_training(tiny_encoder_dir, toy_corpus,
 
 
 def test_bad_calibration_sample_size_in_training_arguments(tmp_path):
-    from hf_textcluster.trainer import ClusteringTrainingArguments
+    from hf_textcluster.training.trainer import ClusteringTrainingArguments
 
     for bad in (-1, 1, 2.5):
         with pytest.raises(ValueError, match="calibration_sample_size"):
@@ -274,7 +274,7 @@ def test_cli_recluster_serves_kmeans_on_the_trained_embeddings(tmp_path, toy_cor
 
 
 def test_model_card_says_whether_calibrated(calibrated, tiny_encoder_dir):
-    from hf_textcluster.modelcard import calibration_lines
+    from hf_textcluster.hub.model_card import calibration_lines
 
     assert "Calibrated on 120 training texts" in "\n".join(calibration_lines(calibrated.config))
     fresh = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)

@@ -50,7 +50,7 @@ def test_train_on_a_file_then_predict(tiny_encoder_dir, toy_corpus, tmp_path, ca
 
     assert main(["predict", "--model", str(out_dir), "--input", str(queries), "--precision", "int8"]) == 0
     int8_lines = [json.loads(line) for line in capsys.readouterr().out.strip().splitlines()]
-    from hf_textcluster.modelcard import load_clusterer
+    from hf_textcluster.hub.model_card import load_clusterer
 
     expected = load_clusterer(str(out_dir)).predict_proba(texts[:4], precision="int8").max(axis=1)
     assert [line["score"] for line in int8_lines] == pytest.approx(expected.tolist(), abs=1e-6)
@@ -65,7 +65,7 @@ def test_train_on_own_file_needs_num_clusters(tmp_path):
 
 def test_held_out_split_is_stratified_and_never_trained_on(tiny_encoder_dir, toy_corpus, tmp_path, capsys):
     from hf_textcluster.data import load_texts
-    from hf_textcluster.runs import split_held_out
+    from hf_textcluster.training.runs import split_held_out
 
     texts, labels = toy_corpus
     dataset = load_texts(texts, labels).add_column("row", list(range(len(texts))))
@@ -134,8 +134,8 @@ def test_non_finite_weights_are_never_saved(tiny_encoder_dir, tmp_path):
     with pytest.raises(ValueError, match="NaN or inf"):
         model.save_pretrained(tmp_path / "bad")
     assert not (tmp_path / "bad" / "model.safetensors").exists()
-    from hf_textcluster.hub import check_ready_to_push
-    from hf_textcluster.modelcard import generate_model_card
+    from hf_textcluster.hub.push import check_ready_to_push
+    from hf_textcluster.hub.model_card import generate_model_card
 
     model.config.centroids_initialized = True
     model.tokenizer = object()
@@ -145,7 +145,7 @@ def test_non_finite_weights_are_never_saved(tiny_encoder_dir, tmp_path):
 
 
 def test_train_writes_checkpoints_by_default(tmp_path):
-    from hf_textcluster.runs import build_training_arguments
+    from hf_textcluster.training.runs import build_training_arguments
 
     args = build_training_arguments(str(tmp_path), {"max_steps": 300})
     assert (args.save_strategy, args.save_steps) == ("steps", 30)
@@ -208,7 +208,7 @@ def test_resume_refuses_another_runs_checkpoints_and_skips_incomplete_ones(tiny_
     import shutil
 
     from hf_textcluster.data import load_texts
-    from hf_textcluster.runs import last_complete_checkpoint, train_clusterer
+    from hf_textcluster.training.runs import last_complete_checkpoint, train_clusterer
 
     texts, labels = toy_corpus
     out = tmp_path / "run"
@@ -235,7 +235,7 @@ def test_resume_refuses_another_runs_checkpoints_and_skips_incomplete_ones(tiny_
 )
 def test_degenerate_texts_are_errors(texts, match, tiny_encoder_dir, tmp_path):
     from hf_textcluster.data import load_texts
-    from hf_textcluster.runs import train_clusterer
+    from hf_textcluster.training.runs import train_clusterer
 
     with pytest.raises(ValueError, match=match):
         train_clusterer("sccl", load_texts(texts), str(tmp_path / "m"), encoder=str(tiny_encoder_dir), num_clusters=3,

@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from hf_textcluster.losses import dec_kl_loss, dec_target_distribution, instance_contrastive_loss, student_t_assignment
+from hf_textcluster.training.losses import dec_kl_loss, dec_target_distribution, instance_contrastive_loss, student_t_assignment
 
 
 def _cos(a, b):

@@ -19,8 +19,8 @@ from transformers.dynamic_module_utils import get_class_from_dynamic_module, get
 import hf_textcluster  # noqa: F401
 from hf_textcluster.data import load_texts
 from hf_textcluster.models import METHODS
-from hf_textcluster.remote_code import auto_map, remote_code_files
-from hf_textcluster.runs import train_clusterer
+from hf_textcluster.hub.remote_code import auto_map, remote_code_files
+from hf_textcluster.training.runs import train_clusterer
 
 METHOD_NAMES = sorted(METHODS)
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "checkpoints_eef6bf0"
@@ -288,9 +288,9 @@ def test_checkpoints_from_before_the_registry_predict_the_same(method):
 def test_kmeans_init_is_checked_and_starts_the_trainer_from_umap_seeded_kmeans(tiny_encoder_dir, toy_corpus, tmp_path,
                                                                              monkeypatch):
     pytest.importorskip("umap")
-    import hf_textcluster.modeling_utils
-    from hf_textcluster.kmeans import fit_kmeans
-    from hf_textcluster.trainer import ClusteringTrainingArguments
+    import hf_textcluster.modeling.modeling_utils
+    from hf_textcluster.modeling.kmeans import fit_kmeans
+    from hf_textcluster.training.trainer import ClusteringTrainingArguments
 
     with pytest.raises(ValueError, match="kmeans_init"):
         ClusteringTrainingArguments(output_dir=str(tmp_path / "x"), kmeans_init="kmeans")
@@ -300,7 +300,7 @@ def test_kmeans_init_is_checked_and_starts_the_trainer_from_umap_seeded_kmeans(t
         fits.append((kwargs.get("init"), fit_kmeans(features, *args, **kwargs)))
         return fits[-1][1]
 
-    monkeypatch.setattr(hf_textcluster.modeling_utils, "fit_kmeans", recording_fit)
+    monkeypatch.setattr(hf_textcluster.modeling.modeling_utils, "fit_kmeans", recording_fit)
     result = _train("sccl", tiny_encoder_dir, toy_corpus, tmp_path / "run", max_steps=1, kmeans_init="umap")
     assert [init for init, _ in fits] == ["umap"]  # the initialisation; the evaluation's k-means is not this one
     np.testing.assert_array_equal(result.trainer.initial_kmeans_labels, fits[0][1].labels_)

@@ -83,7 +83,7 @@ def test_under_bf16_the_head_runs_in_fp32_as_in_predict(tiny_encoder_dir, toy_co
     """Autocast covers the encoder only, in the pipeline's per-text path as in ``predict_proba``: a text alone (no
     padding) gets the same probabilities from both. AECL's head is linear layers, which bf16 would round (~1e-3)."""
     from hf_textcluster import AECLModel
-    from hf_textcluster.precision import PRECISION_ENV
+    from hf_textcluster.modeling.precision import PRECISION_ENV
 
     texts = toy_corpus[0]
     torch.manual_seed(0)
@@ -103,7 +103,7 @@ def test_under_bf16_the_head_runs_in_fp32_as_in_predict(tiny_encoder_dir, toy_co
 def test_precision_auto_is_resolved_per_call_as_in_predict(model_dir, toy_corpus, monkeypatch):
     """``pipeline(..., precision="auto")`` means what ``predict``'s "auto" means at call time: a later
     $HF_TEXTCLUSTER_PRECISION is seen (it used to be frozen at construction), on both the list and per-text path."""
-    from hf_textcluster.precision import PRECISION_ENV, resolve_precision
+    from hf_textcluster.modeling.precision import PRECISION_ENV, resolve_precision
 
     monkeypatch.setenv(PRECISION_ENV, "fp32")
     clusterer = pipeline("text-clustering", model=str(model_dir), precision="auto")

@@ -1,4 +1,4 @@
-"""Pictures: hf_textcluster.plotting, `hf-textcluster plot` and training/figures.py (issue 14)."""
+"""Pictures: hf_textcluster.apps.plotting, `hf-textcluster plot` and training/figures.py (issue 14)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ pytest.importorskip("matplotlib")
 
 from matplotlib.figure import Figure  # noqa: E402
 
-from hf_textcluster import plotting  # noqa: E402
+from hf_textcluster.apps import plotting  # noqa: E402
 from hf_textcluster.cli import main  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -172,7 +172,7 @@ def test_package_imports_without_the_plot_extra():
     code = (
         "import sys\n"
         "sys.modules['matplotlib'] = None; sys.modules['umap'] = None\n"
-        "import hf_textcluster, hf_textcluster.cli, hf_textcluster.plotting as p\n"
+        "import hf_textcluster, hf_textcluster.cli, hf_textcluster.apps.plotting as p\n"
         "try:\n"
         "    p.plot_cluster_sizes([0, 1, 1], 2)\n"
         "except ImportError as err:\n"
@@ -194,7 +194,7 @@ def test_package_imports_without_the_plot_extra():
 @pytest.fixture(scope="module")
 def trained_dir(tiny_encoder_dir, toy_corpus, tmp_path_factory) -> Path:
     from hf_textcluster.data import load_texts
-    from hf_textcluster.runs import train_clusterer
+    from hf_textcluster.training.runs import train_clusterer
 
     texts, labels = toy_corpus
     out_dir = tmp_path_factory.mktemp("runs") / "sccl-stackoverflow-seed0"

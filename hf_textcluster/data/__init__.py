@@ -5,6 +5,7 @@
 >>> ds = load_benchmark("stackoverflow", augmentation="sccl_contextual")  # + text_aug1, text_aug2
 """
 
+from ..modeling.validation import validate_texts
 from .augmentation import (
     AUGMENTERS,
     ContextualWordSubstitution,
@@ -20,7 +21,6 @@ from .benchmark import DATA_DIR_ENV, ShortTextClusteringBenchmark, ShortTextClus
 from .corpora import BENCHMARKS, CORPORA, CorpusSpec, parse_json_lines, parse_label_tab_text, parse_line_aligned
 from .loading import default_data_dir, load_benchmark, load_text_file, load_texts
 from .precomputed import AUGMENTATION_FAMILIES
-from .validation import validate_texts
 
 __all__ = [
     "AUGMENTATION_FAMILIES",

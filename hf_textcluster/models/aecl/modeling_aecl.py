@@ -13,8 +13,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from ...layers import StudentTAssignment
-from ...modeling_utils import TextClusteringPreTrainedModel
+from ...modeling.layers import StudentTAssignment
+from ...modeling.modeling_utils import TextClusteringPreTrainedModel
 from .configuration_aecl import AECLConfig
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...configuration_utils import TextClusteringConfig
+from ...modeling.configuration_utils import TextClusteringConfig
 
 HEAD_INIT_CHOICES = ("random", "kmeans")
 

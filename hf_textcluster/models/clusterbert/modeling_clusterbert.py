@@ -8,7 +8,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ...modeling_utils import TextClusteringPreTrainedModel
+from ...modeling.modeling_utils import TextClusteringPreTrainedModel
 from .configuration_clusterbert import ClusterBERTConfig
 
 

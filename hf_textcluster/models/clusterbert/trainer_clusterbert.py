@@ -16,7 +16,6 @@ collates ahead, and needs NLTK's punkt data (a download).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import tempfile
 import time
@@ -28,9 +27,9 @@ from safetensors.torch import save_file
 from transformers import TrainerCallback
 from transformers.utils import logging
 
-from ...losses import dec_target_distribution, target_cross_entropy
-from ...metrics import clustering_scores
-from ...trainer import ClusteringTrainer, ClusteringTrainingArguments
+from ...training.losses import dec_target_distribution, target_cross_entropy
+from ...training.metrics import clustering_scores
+from ...training.trainer import ClusteringTrainer, ClusteringTrainingArguments
 
 logger = logging.get_logger(__name__)
 

@@ -3,7 +3,7 @@ COLING 2022)."""
 
 from __future__ import annotations
 
-from ...configuration_utils import TextClusteringConfig
+from ...modeling.configuration_utils import TextClusteringConfig
 
 CRL_CLUSTER_CHOICES = ("argmax", "expectation", "sample")
 RECONSTRUCTION_MODULES = ("crl", "lsr")

@@ -15,7 +15,7 @@ import torch
 from transformers.trainer_utils import get_last_checkpoint
 from transformers.utils import logging
 
-from ...losses import (
+from ...training.losses import (
     cross_view_contrastive_loss,
     dec_kl_loss,
     dec_target_distribution,
@@ -23,7 +23,7 @@ from ...losses import (
     gaussian_kl_loss,
     latent_reconstruction_loss,
 )
-from ...trainer import ClusteringTrainer, TextViewsCollator
+from ...training.trainer import ClusteringTrainer, TextViewsCollator
 
 logger = logging.get_logger(__name__)
 

@@ -13,8 +13,8 @@ import torch
 from torch import nn
 from transformers.utils import logging
 
-from ...layers import MaskedLMHead, StudentTAssignment
-from ...modeling_utils import TextClusteringPreTrainedModel
+from ...modeling.layers import MaskedLMHead, StudentTAssignment
+from ...modeling.modeling_utils import TextClusteringPreTrainedModel
 from .configuration_decmlm import DECMLMConfig
 
 logger = logging.get_logger(__name__)

@@ -17,8 +17,8 @@ import torch
 from transformers import TrainerCallback
 from transformers.utils import logging
 
-from ...losses import dec_kl_loss, dec_target_distribution, masked_lm_loss
-from ...trainer import ClusteringTrainer, ClusteringTrainingArguments, TextViewsCollator
+from ...training.losses import dec_kl_loss, dec_target_distribution, masked_lm_loss
+from ...training.trainer import ClusteringTrainer, ClusteringTrainingArguments, TextViewsCollator
 
 logger = logging.get_logger(__name__)
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from ...layers import ProjectionHead, StudentTAssignment
-from ...modeling_utils import TextClusteringPreTrainedModel
+from ...modeling.layers import ProjectionHead, StudentTAssignment
+from ...modeling.modeling_utils import TextClusteringPreTrainedModel
 from .configuration_sccl import SCCLConfig
 
 

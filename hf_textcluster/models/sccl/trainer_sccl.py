@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ...losses import dec_kl_loss, dec_target_distribution, instance_contrastive_loss
-from ...trainer import ClusteringTrainer
+from ...training.losses import dec_kl_loss, dec_target_distribution, instance_contrastive_loss
+from ...training.trainer import ClusteringTrainer
 
 
 class SCCLTrainer(ClusteringTrainer):

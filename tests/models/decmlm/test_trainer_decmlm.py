@@ -11,9 +11,9 @@ from datasets import Dataset
 from transformers import TrainerCallback
 
 from hf_textcluster import ClusteringTrainingArguments, DECMLMModel, DECMLMTrainer
-from hf_textcluster.losses import dec_target_distribution, masked_lm_loss
+from hf_textcluster.training.losses import dec_target_distribution, masked_lm_loss
 from hf_textcluster.models.decmlm.trainer_decmlm import MaskedLMCollator, mask_tokens
-from hf_textcluster.runs import train_clusterer
+from hf_textcluster.training.runs import train_clusterer
 
 
 @pytest.fixture()
@@ -316,7 +316,7 @@ def test_cli_train_method_decmlm(tiny_encoder_dir, toy_corpus, tmp_path):
 
 
 def test_recipes_load():
-    from hf_textcluster.recipes import load_recipe
+    from hf_textcluster.training.recipes import load_recipe
 
     paper = load_recipe("decmlm", "paper")
     assert paper["config"]["max_length"] == 128 and paper["config"]["mlm_probability"] == 0.1

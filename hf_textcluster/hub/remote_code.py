@@ -15,10 +15,10 @@ import json
 import re
 from pathlib import Path
 
-from .models import get_method
+from ..models import get_method
 
 PIPELINE_TASK = "text-clustering"
-PIPELINE_MODULE = "hf_textcluster.pipelines"
+PIPELINE_MODULE = "hf_textcluster.modeling.pipelines"
 PIPELINE_CLASS = "TextClusteringPipeline"
 _HEADER = (
     "# Inference code of an hf_textcluster model, shipped for `trust_remote_code=True` (it needs only torch, numpy\n"
@@ -56,7 +56,7 @@ def _flatten(module: str) -> tuple[str, list[str]]:
             names = [node.module] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
             if any(name and name.split(".")[0] == "hf_textcluster" for name in names):
                 raise ValueError(f"{path} imports hf_textcluster absolutely: remote code must not need the package.")
-    package_root = Path(__file__).resolve().parent
+    package_root = Path(__file__).resolve().parents[1]
     try:
         shown = path.resolve().relative_to(package_root.parent).as_posix()
     except ValueError:

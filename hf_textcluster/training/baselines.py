@@ -12,8 +12,8 @@ from typing import Sequence
 import numpy as np
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 
-from .data.validation import check_num_clusters, validate_texts
-from .kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
+from ..modeling.kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
+from ..modeling.validation import check_num_clusters, validate_texts
 
 BASELINES = ("bow-kmeans", "tfidf-kmeans", "embeddings-kmeans")
 
@@ -47,7 +47,7 @@ class EmbeddingKMeans:
     """Sentence embeddings of a pretrained encoder (pooled and normalised as its sentence-transformers config says)
     + k-means. ``encoder`` is a hub id or local path; None means the pip-shipped default (all-MiniLM-L6-v2).
 
-    ``num_clusters="auto"`` chooses K from the embeddings without labels (:mod:`hf_textcluster.auto_k`), within
+    ``num_clusters="auto"`` chooses K from the embeddings without labels (:mod:`hf_textcluster.training.auto_k`), within
     ``k_range=(k_min, k_max)`` (None: the defaults) by ``k_criterion`` (None: the default criterion); the choice is
     in ``auto_k_`` after ``fit_predict``."""
 
@@ -69,7 +69,7 @@ class EmbeddingKMeans:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         from sentence_transformers import SentenceTransformer
 
-        from .backbones import resolve_encoder
+        from ..encoders import resolve_encoder
 
         spec = resolve_encoder(self.encoder)
         model = SentenceTransformer(spec.name_or_path, device=self.device or "cpu")

@@ -2,7 +2,7 @@
 
 Each method folder's ``recipes.json`` holds, per variant, ``config`` (model config fields), ``training``
 (TrainingArguments fields), ``augmentation`` and per-dataset overrides under ``datasets``. Precision is never set by
-a recipe: it follows the hardware (see :mod:`hf_textcluster.precision`).
+a recipe: it follows the hardware (see :mod:`hf_textcluster.modeling.precision`).
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 import json
 
-from .models import METHODS, get_method
+from ..models import METHODS, get_method
 
 
 def _variants(method: str) -> dict:

@@ -6,8 +6,8 @@ imported (``TextClusteringPreTrainedModel.hub_layer``), so ``model.save_pretrain
 ``model.push_to_hub(repo)`` go through :func:`add_to_saved_model` and :func:`push_to_hub` here.
 
 A pushed repository holds ``config.json``, ``model.safetensors``, the tokenizer, a generated ``README.md`` (see
-:mod:`hf_textcluster.modelcard`), ``training_run.json`` when known, and the method's inference code (see
-:mod:`hf_textcluster.remote_code`: the package's own configuration / modeling / pipeline files, importing only
+:mod:`hf_textcluster.hub.model_card`), ``training_run.json`` when known, and the method's inference code (see
+:mod:`hf_textcluster.hub.remote_code`: the package's own configuration / modeling / pipeline files, importing only
 torch, numpy and transformers). ``config.json`` then carries
 
 - ``auto_map`` (``AutoConfig`` / ``AutoModel`` -> e.g. ``modeling_decmlm.DECMLMModel``), so that
@@ -28,23 +28,25 @@ import warnings
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from .modelcard import (
+from ..modeling.modeling_utils import TextClusteringPreTrainedModel
+from .model_card import (
     TRAINING_RUN_FILE,
-    sample_texts,
     encoder_hub_id,
     find_training_texts,
     generate_model_card,
-    label_clusters as name_clusters,
     load_clusterer,
     read_training_run,
+    sample_texts,
 )
-from .modeling_utils import TextClusteringPreTrainedModel
+from .model_card import (
+    label_clusters as name_clusters,
+)
 from .remote_code import add_remote_code
 
 
 def add_to_saved_model(model, directory, *, save_directory, model_card=None, remote_code: bool = False) -> None:
     """What ``save_pretrained`` adds with the package: the inference code (``remote_code``) and ``README.md``
-    (``model_card``: True, a dict of :func:`~hf_textcluster.modelcard.generate_model_card` arguments, or the card's
+    (``model_card``: True, a dict of :func:`~hf_textcluster.hub.model_card.generate_model_card` arguments, or the card's
     text). ``directory`` is the staging folder; ``save_directory`` the final one (its ``training_run.json`` feeds
     the card)."""
     if remote_code:
@@ -107,7 +109,7 @@ def push_to_hub(
     Args:
         model: a trained clusterer (``config.centroids_initialized`` must be set).
         repo_id: ``"org/name"`` (created if missing).
-        metrics, texts, training_run, **card_kwargs: for :func:`~hf_textcluster.modelcard.generate_model_card`
+        metrics, texts, training_run, **card_kwargs: for :func:`~hf_textcluster.hub.model_card.generate_model_card`
             (``dataset_name``, ``base_model``, ``license``, ``language``, ``tags``).
         model_card: ``True`` to generate the card, a string to upload as README.md, ``False`` for none.
         remote_code: ship the inference code and the ``auto_map`` / ``custom_pipelines`` entries.

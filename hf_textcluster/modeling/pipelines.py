@@ -1,6 +1,6 @@
 """The ``text-clustering`` pipeline: texts -> ``{"cluster", "label", "score"}`` from any hf_textcluster model.
 
-Part of the inference code that every pushed repository carries (see :mod:`hf_textcluster.hub`).
+Part of the inference code that every pushed repository carries (see :mod:`hf_textcluster.hub.push`).
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import torch
 from transformers import Pipeline
 
 from .calibration import DEFAULT_OUTLIER_QUANTILE, check_outlier_quantile
-from .data.validation import validate_texts
 from .modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
 from .precision import check_precision, resolve_precision
+from .validation import validate_texts
 
 
 def _is_text_column(inputs) -> bool:
@@ -40,7 +40,7 @@ class TextClusteringPipeline(Pipeline):
     Lists are processed in batches (default 128), sorted by length so that each batch pads little, and returned in
     the input order. ``precision`` (at construction or per call) is ``predict``'s: by default (``"auto"``) the encoder
     runs under bf16 autocast only where the device has native bf16 (``$HF_TEXTCLUSTER_PRECISION`` overrides; see
-    :mod:`hf_textcluster.precision`); ``"int8"`` quantizes the encoder for the CPU.
+    :mod:`hf_textcluster.modeling.precision`); ``"int8"`` quantizes the encoder for the CPU.
     """
 
     def __init__(self, *args, **kwargs):

@@ -176,7 +176,7 @@ def resolve_encoder_path(name_or_path: str | os.PathLike | None = None) -> str:
     name_or_path = str(name_or_path)
     if os.path.isdir(name_or_path):
         return name_or_path
-    from .data.validation import check_local_path
+    from .modeling.validation import check_local_path
 
     check_local_path(name_or_path, "encoder")
     shipped = _PIP_SHIPPED_ENCODERS.get(name_or_path)

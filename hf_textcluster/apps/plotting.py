@@ -5,7 +5,7 @@ to pyplot's global backend), returns the ``matplotlib.figure.Figure`` and, given
 format matplotlib writes, from the suffix). matplotlib and umap-learn are optional: ``pip install
 "hf_textcluster[plot]"``; t-SNE and PCA maps use scikit-learn, which the package already needs.
 
-    from hf_textcluster.plotting import plot_embedding_map, plot_cluster_sizes, plot_training_curves
+    from hf_textcluster.apps.plotting import plot_embedding_map, plot_cluster_sizes, plot_training_curves
     plot_embedding_map(model.embed(texts), labels=labels, path="map.png")           # UMAP, coloured by label
     plot_cluster_sizes(model.predict(texts), model.config.num_clusters, names=model.config.id2label)
     plot_training_curves(trainer.state.log_history)     # or a checkpoint's trainer_state.json
@@ -440,7 +440,7 @@ def _rows_of(rows) -> list[dict]:
 
 def _display_name(method: str) -> str:
     try:
-        from .models import METHODS
+        from ..models import METHODS
 
         spec = METHODS.get(method)
         return spec.display_name if spec else method
@@ -476,7 +476,7 @@ def leaderboard_table(
             if row.get("section") == "auto-k" and row.get("method") == method:
                 add(name, row["dataset"], row.get(metric))
     try:
-        from .models import METHODS
+        from ..models import METHODS
 
         registry_order = list(METHODS)
     except Exception:  # noqa: BLE001
@@ -488,7 +488,7 @@ def leaderboard_table(
         add(f"{name}{_KMEANS_SERIES}", row["dataset"], row.get(f"kmeans_{metric}"))
     present = list(dict.fromkeys(d for values in series.values() for d in values))
     try:
-        from .data import CORPORA
+        from ..data import CORPORA
 
         present.sort(key=lambda d: (list(CORPORA).index(d) if d in CORPORA else len(CORPORA), d))
     except Exception:  # noqa: BLE001

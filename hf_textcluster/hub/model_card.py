@@ -1,5 +1,5 @@
 """Model cards for clusterers: a template per method (``models/<method>/model_card.md``;
-``model_cards/generic.md`` for a clusterer whose method has none) filled with the model's config, its
+``hub/templates/generic.md`` for a clusterer whose method has none) filled with the model's config, its
 training run (``training_run.json``), the measured ACC/NMI and the top keywords of each cluster.
 
 >>> card = generate_model_card(model, training_run=run, texts=train_texts, repo_id="org/sccl-stackoverflow")
@@ -20,11 +20,11 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from .modeling_utils import TextClusteringPreTrainedModel
-from .models import METHODS
+from ..modeling.modeling_utils import TextClusteringPreTrainedModel
+from ..models import METHODS
 from .remote_code import model_file
 
-TEMPLATE_DIR = Path(__file__).resolve().parent / "model_cards"
+TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
 TRAINING_RUN_FILE = "training_run.json"
 NOT_MEASURED = "not measured"
 PLACEHOLDER_REPO_ID = "your-org/your-model"
@@ -100,7 +100,7 @@ def label_clusters(
     if model.config.has_topic_model:
         keywords = model.cluster_top_words(top_n=words_per_label)
     else:
-        from .data.validation import validate_texts
+        from ..modeling.validation import validate_texts
 
         if texts is None:
             raise ValueError(
@@ -143,7 +143,7 @@ def normalize_metrics(metrics: Mapping[str, Any] | None) -> dict[str, float]:
 def encoder_hub_id(name_or_path: str | None) -> str | None:
     """A hub id for ``base_model``: a pip-shipped encoder's folder maps back to its hub id; other local folders
     have none."""
-    from .backbones import _PIP_SHIPPED_ENCODERS, shipped_encoder_id
+    from ..encoders import _PIP_SHIPPED_ENCODERS, shipped_encoder_id
 
     if not name_or_path:
         return None
@@ -208,7 +208,7 @@ def training_command(run: Mapping[str, Any] | None, num_clusters: int, output_di
 def _training_arguments(run: Mapping[str, Any] | None) -> dict[str, Any]:
     if not run or not run.get("method"):
         return {}
-    from .recipes import load_recipe
+    from ..training.recipes import load_recipe
 
     try:
         values = dict(load_recipe(run["method"], run.get("recipe", "cpu"), run.get("dataset"))["training"])
@@ -409,7 +409,7 @@ def _front_matter(*, model_type, run, texts, code_name, tags, dataset_name, mode
 
 
 def calibration_lines(config) -> list[str]:
-    """What the card says about the model's calibration (see :mod:`hf_textcluster.calibration`)."""
+    """What the card says about the model's calibration (see :mod:`hf_textcluster.modeling.calibration`)."""
     n = getattr(config, "num_calibration_texts", 0)
     if not n:
         return ["- Not calibrated: the pipeline's `confidence` is None and `flag_outliers` is unavailable; "
@@ -478,7 +478,7 @@ def generate_model_card(
         why_no_keywords: without ``texts``, why the training texts were not found (e.g. "the run's input file ... is
             no longer there"), said in the card.
     """
-    from . import __version__
+    from .. import __version__
 
     model._check_finite_weights()  # no card for a diverged model
     config = model.config
@@ -549,7 +549,7 @@ def find_training_texts(
     """``(texts, None)``: the texts a run was trained on, from the user's file it recorded (``"input"``) or from its
     benchmark when the files are available locally (``data_dir`` or ``$HF_TEXTCLUSTER_DATA_DIR``; never downloads).
     ``(None, why)`` when the run's file is gone or unreadable; ``(None, None)`` when there is nothing to look for."""
-    from .data import default_data_dir, load_benchmark, load_text_file
+    from ..data import default_data_dir, load_benchmark, load_text_file
 
     source = run_input_file(run)
     if source is not None:

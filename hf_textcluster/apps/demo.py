@@ -9,9 +9,9 @@ from collections import Counter
 
 import numpy as np
 
-from .data import AUGMENTATION_FAMILIES, load_benchmark
-from .metrics import clustering_scores
-from .models import get_method
+from ..data import AUGMENTATION_FAMILIES, load_benchmark
+from ..models import get_method
+from ..training.metrics import clustering_scores
 
 DEMO_DATASET = "stackoverflow"
 DEMO_NUM_TEXTS = 4000
@@ -34,8 +34,8 @@ def run_demo(
 ) -> int:
     from sklearn.cluster import KMeans
 
-    from .recipes import load_recipe
-    from .runs import train_clusterer
+    from ..training.recipes import load_recipe
+    from ..training.runs import train_clusterer
 
     total_start = time.perf_counter()
     spec = get_method(method)

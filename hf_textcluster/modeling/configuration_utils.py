@@ -1,6 +1,6 @@
 """TextClusteringConfig: what every clusterer's config holds (encoder sub-config, K, pooling, max length).
 
-Part of the inference code that every pushed repository carries (see :mod:`hf_textcluster.hub`): imports only
+Part of the inference code that every pushed repository carries (see :mod:`hf_textcluster.hub.push`): imports only
 transformers.
 """
 
@@ -45,7 +45,7 @@ class TextClusteringConfig(PreTrainedConfig):
     def __post_init__(self, **kwargs):
         super().__post_init__(**kwargs)
         if type(self).__module__.startswith("hf_textcluster."):
-            # A pushed repository's remote-code entries (see hf_textcluster.hub) are for users without this package;
+            # A pushed repository's remote-code entries (see hf_textcluster.hub.push) are for users without this package;
             # with it, the registered classes and pipeline apply, so they are dropped (a re-save adds them when
             # asked). The same class loaded as remote code keeps them.
             for key in ("auto_map", "custom_pipelines"):

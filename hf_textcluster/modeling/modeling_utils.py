@@ -1,6 +1,6 @@
 """TextClusteringPreTrainedModel: an encoder + pooling whose embedding is assigned to clusters by a method's head.
 
-Part of the inference code that every pushed repository carries (see :mod:`hf_textcluster.hub`): this module, the
+Part of the inference code that every pushed repository carries (see :mod:`hf_textcluster.hub.push`): this module, the
 config, layers, pipeline and each method's configuration/modeling files import only torch, numpy, transformers and
 each other, so that ``trust_remote_code=True`` works where hf_textcluster is not installed. Model cards, remote code
 on save and one-commit pushes come from the package's Hub layer, which plugs in through ``hub_layer`` (below).
@@ -20,13 +20,13 @@ from tqdm.auto import tqdm
 from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedModel
 from transformers.utils import ModelOutput, logging
 
-from .backbones import resolve_encoder
+from ..encoders import resolve_encoder
 from .calibration import DEFAULT_OUTLIER_QUANTILE, ClusterCalibration, check_outlier_quantile
 from .configuration_utils import TextClusteringConfig
-from .data.validation import check_local_path, check_num_clusters, validate_texts
 from .kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
 from .layers import pool_token_states
 from .precision import autocast_dtype, quantize_int8, resolve_precision
+from .validation import check_local_path, check_num_clusters, validate_texts
 
 logger = logging.get_logger(__name__)
 
@@ -57,7 +57,7 @@ class ClusteringOutput(ModelOutput):
 class TextClusteringPreTrainedModel(PreTrainedModel):
     """Base class of all clusterers: builds the encoder from ``config.encoder`` (never downloads in ``__init__``),
     pools its token states into one embedding per text, and hands the embedding to the method's ``cluster_head``
-    (see :mod:`hf_textcluster.layers` for what a head provides). Holds an optional ``tokenizer`` so that
+    (see :mod:`hf_textcluster.modeling.layers` for what a head provides). Holds an optional ``tokenizer`` so that
     ``embed``/``predict`` take raw texts and ``save_pretrained`` writes a self-contained directory."""
 
     config_class = TextClusteringConfig
@@ -203,7 +203,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         re-clusters: ``predict`` then gives the nearest k-means centre on the trained embeddings (the benchmark's
         "k-means after"; ``hf-textcluster recluster``); call ``calibrate`` again afterwards. ``max_samples``: the centres
         are fitted on a seeded sample of at most this many texts (None: all); ``kmeans_init``: ``"k-means++"`` or
-        ``"umap"`` (see :func:`~hf_textcluster.kmeans.fit_kmeans`)."""
+        ``"umap"`` (see :func:`~hf_textcluster.modeling.kmeans.fit_kmeans`)."""
         num_clusters = self.config.num_clusters
         if embeddings is None:
             texts = validate_texts(texts)
@@ -284,7 +284,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         """Pooled embeddings (N x hidden) of raw texts, batched, as a float32 numpy array.
 
         ``precision``: ``"auto"`` (bf16 autocast only where the device runs bf16 natively, see
-        :mod:`hf_textcluster.precision`), ``"fp32"``, ``"bf16"``, ``"fp16"`` or ``"int8"`` (CPU: the encoder's
+        :mod:`hf_textcluster.modeling.precision`), ``"fp32"``, ``"bf16"``, ``"fp16"`` or ``"int8"`` (CPU: the encoder's
         Linear layers dynamically quantized, 1.7x-2.5x fp32 on every CPU kind measured, ~96% of texts in the same
         cluster as fp32; its activations are scaled per batch, so a few % of texts change cluster with their batch
         companions; every method here takes the same ``precision``).
@@ -312,7 +312,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         """Cluster ids (N,) of raw texts."""
         return self.predict_proba(texts, batch_size, show_progress_bar, precision).argmax(axis=-1)
 
-    # ----- calibration: a confidence and outliers (see hf_textcluster.calibration) ---------------------------
+    # ----- calibration: a confidence and outliers (see hf_textcluster.modeling.calibration) ---------------------------
     @property
     def is_calibrated(self) -> bool:
         """Whether ``calibrate`` was run (the trainer does it at the end of training)."""
@@ -516,7 +516,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         moved into place, so an interrupted save never leaves a half-written checkpoint behind.
 
         With the hf_textcluster package, and only when asked: ``model_card=True`` (or a dict of
-        :func:`~hf_textcluster.modelcard.generate_model_card` arguments, or the card's text) also writes
+        :func:`~hf_textcluster.hub.model_card.generate_model_card` arguments, or the card's text) also writes
         ``README.md``; ``remote_code=True`` (default: whether the class was ``register_for_auto_class``-ed) adds the
         inference code and the ``auto_map`` / ``custom_pipelines`` entries that ``trust_remote_code=True`` needs.
         """
@@ -575,7 +575,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         """Upload this trained clusterer to ``repo_id`` in one commit: weights, config, tokenizer, a generated model
         card (with ``metrics=`` / ``training_run=`` and the clusters' keywords from ``texts=``) and the inference code
         for ``trust_remote_code``. Refuses (before uploading anything) a model whose clusters were never initialised.
-        Arguments: see :func:`hf_textcluster.hub.push_to_hub`. Returns the ``CommitInfo``."""
+        Arguments: see :func:`hf_textcluster.hub.push.push_to_hub`. Returns the ``CommitInfo``."""
         if self.hub_layer is None:
             return super().push_to_hub(repo_id, **kwargs)
         return self.hub_layer.push_to_hub(self, repo_id, **kwargs)

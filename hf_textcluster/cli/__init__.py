@@ -32,7 +32,7 @@ def _parse_pass_through(pairs: list[str]) -> dict:
     """``--max_steps 10 --bf16`` style TrainingArguments flags, parsed by HfArgumentParser into typed values."""
     from transformers import HfArgumentParser
 
-    from .trainer import ClusteringTrainingArguments
+    from ..training.trainer import ClusteringTrainingArguments
 
     if not pairs:
         return {}
@@ -47,8 +47,8 @@ def _parse_pass_through(pairs: list[str]) -> dict:
 
 
 def cmd_train(args, extra: list[str]) -> int:
-    from .models import get_method
-    from .runs import train_clusterer
+    from ..models import get_method
+    from ..training.runs import train_clusterer
 
     if args.dataset and args.input:
         raise ValueError("Pass either --dataset (a benchmark) or --input (your file), not both.")
@@ -141,7 +141,7 @@ def _describe_k_selection(selection: dict) -> str:
 
 def _add_model_input_args(parser, model_help: str) -> None:
     """A trained model applied to a file of texts: predict, calibrate, recluster and plot."""
-    from .modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
+    from ..modeling.modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
 
     parser.add_argument("--model", required=True, help=model_help)
     parser.add_argument("--input", required=True, help="Texts: .txt (one per line), csv, jsonl or parquet.")
@@ -150,7 +150,7 @@ def _add_model_input_args(parser, model_help: str) -> None:
 
 
 def _add_k_selection_args(parser: argparse.ArgumentParser) -> None:
-    from .auto_k import CRITERIA, DEFAULT_CRITERION
+    from ..training.auto_k import CRITERIA, DEFAULT_CRITERION
 
     parser.add_argument("--k-range", type=_k_range, metavar="K_MIN:K_MAX",
                         help="With --num-clusters auto: the range searched (default 2:min(200, 3 sqrt(N))).")
@@ -170,7 +170,7 @@ def _count_or_fraction(value: str) -> int | float:
 
 
 def _user_dataset(args):
-    from .data import load_text_file
+    from ..data import load_text_file
 
     if not args.input:
         raise SystemExit("error: pass --dataset <benchmark> or --input <file> (csv/jsonl/parquet/txt).")
@@ -192,9 +192,9 @@ def cmd_predict(args, extra) -> int:
 
     import hf_textcluster  # noqa: F401
 
-    from .data.validation import check_local_path
-    from .modeling_utils import TextClusteringPreTrainedModel
-    from .streaming import check_output, predict_file
+    from ..apps.streaming import check_output, predict_file
+    from ..modeling.modeling_utils import TextClusteringPreTrainedModel
+    from ..modeling.validation import check_local_path
 
     check_local_path(args.model, "--model")
     if args.output:
@@ -228,9 +228,9 @@ def cmd_predict(args, extra) -> int:
 def _update_saved_model(args, command: str, update) -> tuple:
     """Load ``--model``, ``update(model, texts)`` with the texts of ``--input``, save it (in place unless
     ``--output-dir``; nothing on disk changes before the update has finished): (model, seconds, output folder)."""
-    from .data import load_text_file
-    from .data.validation import check_local_path
-    from .modelcard import load_clusterer
+    from ..data import load_text_file
+    from ..hub.model_card import load_clusterer
+    from ..modeling.validation import check_local_path
 
     check_local_path(args.model, "--model")
     output_dir = args.output_dir or args.model
@@ -283,10 +283,10 @@ def cmd_recluster(args, extra) -> int:
 
 
 def cmd_plot(args, extra) -> int:
-    from .data import load_text_file
-    from .data.validation import check_local_path
-    from .modelcard import load_clusterer
-    from .plotting import check_image_path, is_placeholder_names, plot_clustering_overview, sample_indices
+    from ..apps.plotting import check_image_path, is_placeholder_names, plot_clustering_overview, sample_indices
+    from ..data import load_text_file
+    from ..hub.model_card import load_clusterer
+    from ..modeling.validation import check_local_path
 
     check_image_path(args.output)  # before any work: matplotlib missing, an unknown format or no such folder
     if args.method == "umap":
@@ -329,7 +329,7 @@ def cmd_plot(args, extra) -> int:
 
 def _evaluation_dataset(args):
     """The labelled texts to score on: a benchmark (``--dataset``) or the user's file (``--input`` + ``--label-column``)."""
-    from .data import load_benchmark, load_text_file
+    from ..data import load_benchmark, load_text_file
 
     if bool(args.dataset) == bool(args.input):
         raise ValueError("Pass exactly one of --dataset <benchmark> or --input <your labelled file> (csv / jsonl / "
@@ -346,8 +346,8 @@ def _evaluation_dataset(args):
 
 
 def cmd_evaluate(args, extra) -> int:
-    from .baselines import BASELINES, make_baseline
-    from .metrics import clustering_scores
+    from ..training.baselines import BASELINES, make_baseline
+    from ..training.metrics import clustering_scores
 
     if not args.model and args.method not in BASELINES:  # before reading any data
         raise ValueError(f"--method must be one of {', '.join(BASELINES)} (or pass --model <dir>), got {args.method!r}.")
@@ -364,9 +364,9 @@ def cmd_evaluate(args, extra) -> int:
     num_clusters = args.num_clusters or num_classes
     start = time.perf_counter()
     if args.model:
-        from .data.validation import check_local_path
-        from .modelcard import load_clusterer
-        from .trainer import evaluate_clusterer
+        from ..hub.model_card import load_clusterer
+        from ..modeling.validation import check_local_path
+        from ..training.trainer import evaluate_clusterer
 
         check_local_path(args.model, "--model")
         model = load_clusterer(args.model)
@@ -398,7 +398,7 @@ def cmd_evaluate(args, extra) -> int:
 
 
 def cmd_demo(args, extra) -> int:
-    from .demo import run_demo
+    from ..apps.demo import run_demo
 
     return run_demo(
         method=args.method, data_dir=args.data_dir, output_dir=args.output_dir, max_steps=args.max_steps,
@@ -418,7 +418,7 @@ def _card_kwargs(args) -> dict:
 def cmd_push(args, extra) -> int:
     from huggingface_hub.errors import HfHubHTTPError
 
-    from .hub import push_model_dir
+    from ..hub.push import push_model_dir
 
     try:
         commit = _push(args, push_model_dir)
@@ -448,7 +448,7 @@ def _push(args, push_model_dir):
 
 
 def cmd_card(args, extra) -> int:
-    from .modelcard import write_model_card
+    from ..hub.model_card import write_model_card
 
     card = write_model_card(
         args.model_dir, args.output or "-", data_dir=args.data_dir, max_texts=args.max_texts,
@@ -469,11 +469,11 @@ def _add_card_args(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .models import METHODS
-    from .modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
-    from .streaming import DEFAULT_CHUNK_SIZE
-    from .precision import INFERENCE_PRECISIONS
-    from .runs import AUGMENTATIONS
+    from ..apps.streaming import DEFAULT_CHUNK_SIZE
+    from ..modeling.modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
+    from ..modeling.precision import INFERENCE_PRECISIONS
+    from ..models import METHODS
+    from ..training.runs import AUGMENTATIONS
 
     parser = argparse.ArgumentParser(prog="hf-textcluster", description=__doc__.split("\n")[0])
     parser.add_argument("--debug", action="store_true", help="Show the full traceback of an error.")

@@ -20,8 +20,8 @@ from typing import Iterable, Iterator
 
 from transformers.utils import logging
 
-from .data.corpora import CSV_READ_OPTIONS
-from .data.loading import TEXT_FILE_SUFFIXES, check_column, load_text_file
+from ..data.corpora import CSV_READ_OPTIONS
+from ..data.loading import TEXT_FILE_SUFFIXES, check_column, load_text_file
 
 logger = logging.get_logger(__name__)
 

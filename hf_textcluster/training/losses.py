@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 
 # Eq. 3 (SCCL, DEC-MLM) is also what inference runs: it is defined once, with the cluster heads.
-from .layers import student_t_assignment  # noqa: F401
+from ..modeling.layers import student_t_assignment  # noqa: F401
 
 
 def dec_target_distribution(q: torch.Tensor) -> torch.Tensor:

@@ -9,22 +9,21 @@ import math
 import os
 import time
 import warnings
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
 import torch
-import weakref
-
 from transformers import Trainer, TrainerCallback, TrainingArguments
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR, get_last_checkpoint
 from transformers.utils import logging
 
-from .data.validation import check_num_clusters
-from .kmeans import DEFAULT_KMEANS_MAX_SAMPLES, KMEANS_INITS, fit_kmeans
+from ..modeling.kmeans import DEFAULT_KMEANS_MAX_SAMPLES, KMEANS_INITS, fit_kmeans
+from ..modeling.modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
+from ..modeling.precision import autocast_dtype, cpu_capability, native_bf16
+from ..modeling.validation import check_num_clusters
 from .metrics import load_clustering_metric
-from .modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
-from .precision import autocast_dtype, cpu_capability, native_bf16
 
 logger = logging.get_logger(__name__)
 

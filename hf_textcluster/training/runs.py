@@ -14,9 +14,9 @@ import datasets
 from transformers import set_seed
 from transformers.utils import logging
 
-from .data import AUGMENTATION_FAMILIES, AUGMENTERS, add_augmented_views, load_benchmark
-from .data.validation import check_num_clusters
-from .models import get_method
+from ..data import AUGMENTATION_FAMILIES, AUGMENTERS, add_augmented_views, load_benchmark
+from ..modeling.validation import check_num_clusters
+from ..models import get_method
 from .recipes import load_recipe
 from .trainer import ClusteringTrainingArguments
 
@@ -184,9 +184,9 @@ def train_clusterer(
     number of texts or a fraction), that many texts are held out (stratified by label, split by ``split_seed``):
     the model never trains on them and the evaluation is on them (``TrainingResult.test_dataset``).
     ``num_clusters="auto"`` chooses K from the training texts' embeddings (the method's encoder and pooling, one
-    encoding pass, reused for the k-means initialisation) with :func:`~hf_textcluster.auto_k.estimate_num_clusters`:
+    encoding pass, reused for the k-means initialisation) with :func:`~hf_textcluster.training.auto_k.estimate_num_clusters`:
     ``k_range=(k_min, k_max)`` bounds the search (either may be None: 2, and min(200, 3 sqrt(N))), ``k_criterion``
-    picks the criterion (default :data:`~hf_textcluster.auto_k.DEFAULT_CRITERION`). K is logged and recorded in
+    picks the criterion (default :data:`~hf_textcluster.training.auto_k.DEFAULT_CRITERION`). K is logged and recorded in
     ``training_run.json`` (``k_selection``); a resumed run keeps the K it chose when it started.
     ``input_file`` (``{"path": <absolute path>, "text_column": .., "label_column": ..}``) records the user's file the
     Dataset was read from in ``training_run.json`` (``"input"``): ``hf-textcluster card`` / ``push`` read the cluster

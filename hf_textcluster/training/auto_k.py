@@ -1,6 +1,6 @@
 """Choosing the number of clusters K without labels, from the embeddings of the texts.
 
->>> from hf_textcluster.auto_k import estimate_num_clusters
+>>> from hf_textcluster.training.auto_k import estimate_num_clusters
 >>> result = estimate_num_clusters(embeddings, k_min=2, k_max=60)          # N x d, e.g. MiniLM embeddings
 >>> result.num_clusters, result.method, result.scores[result.num_clusters]
 

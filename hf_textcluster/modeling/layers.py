@@ -1,6 +1,6 @@
 """Building blocks shared by the clustering methods: pooling, cluster heads, projection and masked-LM heads.
 
-Part of the inference code that every pushed repository carries (see :mod:`hf_textcluster.hub`): imports only
+Part of the inference code that every pushed repository carries (see :mod:`hf_textcluster.hub.push`): imports only
 torch and transformers.
 
 A **cluster head** maps pooled embeddings (batch x d) to a soft assignment q (batch x K, rows summing to 1). Besides
