@@ -29,6 +29,11 @@ class TextClusteringConfig(PreTrainedConfig):
             uninitialised clusterer refuses to predict. (The name predates heads without centroids; it is kept so
             that existing checkpoints load.)
         id2label (`dict[int, str]`): a name per cluster (defaults to ``cluster_<i>``).
+        served_partition (`str`): which of a trained model's candidate partitions it serves: ``"head"`` (the
+            method's own cluster head), ``"kmeans"`` / ``"umap_kmeans"`` (centres re-fitted on its embeddings), or one
+            of these followed by ``"+refined"`` (refined by iterative classification and served by ``refined_head``).
+        refined_head_dim (`int`): input size of the linear ``refined_head`` that serves a refined partition on the
+            L2-normalised ``kmeans_features``; 0 when the model has none.
     """
 
     model_type = "text-clustering"
@@ -41,6 +46,8 @@ class TextClusteringConfig(PreTrainedConfig):
     max_length: int = 32
     centroids_initialized: bool = False
     num_calibration_texts: int = 0
+    served_partition: str = "head"
+    refined_head_dim: int = 0
 
     def __post_init__(self, **kwargs):
         super().__post_init__(**kwargs)
@@ -59,6 +66,9 @@ class TextClusteringConfig(PreTrainedConfig):
         if isinstance(self.num_calibration_texts, bool) or not isinstance(self.num_calibration_texts, int) \
                 or self.num_calibration_texts < 0:
             raise ValueError(f"`num_calibration_texts` must be a whole number >= 0, got {self.num_calibration_texts!r}.")
+        if isinstance(self.refined_head_dim, bool) or not isinstance(self.refined_head_dim, int) \
+                or self.refined_head_dim < 0:
+            raise ValueError(f"`refined_head_dim` must be a whole number >= 0, got {self.refined_head_dim!r}.")
         encoder = self.encoder.to_dict() if hasattr(self.encoder, "to_dict") else (self.encoder or {})
         positions = encoder.get("max_position_embeddings")
         if isinstance(positions, int) and self.max_length > positions:

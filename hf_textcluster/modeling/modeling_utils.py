@@ -79,6 +79,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         super().__init__(config)
         self.encoder = AutoModel.from_config(config.encoder)
         self.calibration = ClusterCalibration(config.num_clusters, config.encoder.hidden_size)
+        if config.refined_head_dim:  # a refined partition, served instead of the method's head (see set_refined_head)
+            self.refined_head = torch.nn.Linear(config.refined_head_dim, config.num_clusters)
         self.tokenizer = None
 
     # ----- weights -------------------------------------------------------------------------------------------
@@ -136,9 +138,44 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         cluster head's (``cluster_features``), unless a method re-clusters elsewhere (AECL: the embeddings)."""
         return self.cluster_features(embeddings)
 
-    def cluster_probabilities(self, embeddings: torch.Tensor) -> torch.Tensor:
-        """Soft assignment (batch x K) of pooled embeddings by the method's ``cluster_head``."""
+    def head_probabilities(self, embeddings: torch.Tensor) -> torch.Tensor:
+        """Soft assignment (batch x K) of pooled embeddings by the method's own ``cluster_head``."""
         return self.cluster_head(self.cluster_features(embeddings))
+
+    def cluster_probabilities(self, embeddings: torch.Tensor) -> torch.Tensor:
+        """Soft assignment (batch x K) of pooled embeddings by what the model serves: the method's head
+        (``head_probabilities``), or the linear ``refined_head`` on the L2-normalised ``kmeans_features`` once a
+        refined partition was set (``set_refined_head``)."""
+        if not self.config.refined_head_dim:
+            return self.head_probabilities(embeddings)
+        features = torch.nn.functional.normalize(self.kmeans_features(embeddings).float(), dim=-1)
+        return torch.softmax(self.refined_head(features).float(), dim=-1)
+
+    @torch.no_grad()
+    def set_refined_head(self, coef, intercept, served_partition: str = "refined") -> None:
+        """Serve a refined partition: a linear layer (K x d weights ``coef``, K biases ``intercept``) on the
+        L2-normalised ``kmeans_features`` replaces the method's head for prediction (the head's weights are kept).
+        The calibration no longer describes the clusters: calibrate again.
+
+        Example:
+            >>> result = refine_partition(features, labels)            # doctest: +SKIP
+            >>> model.set_refined_head(result.coef, result.intercept)   # doctest: +SKIP
+        """
+        coef = torch.as_tensor(np.asarray(coef), dtype=torch.float32)
+        intercept = torch.as_tensor(np.asarray(intercept), dtype=torch.float32)
+        num_clusters = self.config.num_clusters
+        if coef.ndim != 2 or coef.shape[0] != num_clusters or tuple(intercept.shape) != (num_clusters,):
+            raise ValueError(f"`coef` must be {num_clusters} x d and `intercept` of length {num_clusters} "
+                             f"(num_clusters), got {tuple(coef.shape)} and {tuple(intercept.shape)}.")
+        if not (torch.isfinite(coef).all() and torch.isfinite(intercept).all()):
+            raise ValueError("`coef` and `intercept` must be finite.")
+        self._clusters_set()
+        head = torch.nn.Linear(coef.shape[1], num_clusters).to(self.device)
+        head.weight.copy_(coef)
+        head.bias.copy_(intercept)
+        self.refined_head = head
+        self.config.refined_head_dim = int(coef.shape[1])
+        self.config.served_partition = served_partition
 
     def forward(
         self,
@@ -185,6 +222,10 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     def _clusters_set(self) -> None:
         self.config.centroids_initialized = True
         self.config.num_calibration_texts = 0  # calibrated on other clusters: calibrate again
+        # New centres replace whatever was served before (a refined head included).
+        self.config.refined_head_dim = 0
+        self.config.served_partition = "head"
+        self.__dict__["_modules"].pop("refined_head", None)
 
     def initialize_clusters(
         self,

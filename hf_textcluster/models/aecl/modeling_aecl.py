@@ -100,7 +100,7 @@ class AECLModel(TextClusteringPreTrainedModel):
         self.config.serving_head = "kmeans"
         self._clusters_set()
 
-    def cluster_probabilities(self, embeddings: torch.Tensor) -> torch.Tensor:
+    def head_probabilities(self, embeddings: torch.Tensor) -> torch.Tensor:
         """p = softmax(G_p(h)), h the attention output of z = G_z(v) in ``config.serving_attention`` mode; a
         re-clustered model: the Student-t assignment of v to its k-means centres."""
         self._check_clusters_initialized()

@@ -21,7 +21,7 @@ class ClusterBERTModel(TextClusteringPreTrainedModel):
         self.cluster_head = nn.Linear(config.encoder.hidden_size, config.num_clusters)  # h of Eq. 2 (logits)
         self.post_init()
 
-    def cluster_probabilities(self, embeddings: torch.Tensor) -> torch.Tensor:
+    def head_probabilities(self, embeddings: torch.Tensor) -> torch.Tensor:
         """p_ij = softmax(h(z_i))_j (Eq. 2)."""
         return torch.softmax(self.cluster_head(embeddings).float(), dim=-1)
 
