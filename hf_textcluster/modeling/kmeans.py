@@ -8,13 +8,19 @@ reduction of the rows (BERTopic's: 15 neighbours, 5 dimensions, cosine), and eac
 a centroid head serves the result exactly. With many clusters k-means++ restarts end in poor local optima that the
 neighbourhood graph avoids (GoogleNews-TS, K 152: 80.2 vs 71.9 ACC on MiniLM), but not everywhere (Biomedical: 47.6
 vs 51.2). Lloyd's iterations from these centres are skipped: on StackOverflow they fall back to k-means++'s optimum
-(72.5 vs 75.2), elsewhere they moved ACC by at most 1.8 (``bench.py kmeans-init`` in docs/results.md)."""
+(72.5 vs 75.2), elsewhere they moved ACC by at most 1.8 (``bench.py kmeans-init`` in docs/results.md).
+
+Features that are a CUDA tensor are clustered on the GPU by :func:`torch_kmeans` (the same k-means++ restarts, Lloyd's
+iterations and selection by inertia, seeded, in torch), so a GPU run never copies the corpus' embeddings to the host
+for k-means; everything else (numpy, sparse, CPU tensors) goes to scikit-learn, whose results CPU runs keep."""
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
+import torch
 from transformers.utils import logging
 
 logger = logging.get_logger(__name__)
@@ -30,16 +36,20 @@ def fit_kmeans(features, num_clusters: int, n_init: int = 10, random_state: int 
     ``max_samples``: rows the centres are fitted on (a seeded sample when there are more; ``None``: all rows).
     Below it the result is exactly ``KMeans(...).fit(features)``. ``init``: ``"k-means++"`` (scikit-learn's) or
     ``"umap"`` (the nearest of the means of the clusters k-means finds on a UMAP reduction; needs umap-learn).
+
+    ``features`` on a CUDA device (a torch tensor) with ``init="k-means++"``: :func:`torch_kmeans` on that device
+    instead (a :class:`TorchKMeans`, with the same attributes); a CPU tensor is clustered by scikit-learn.
     """
+    if isinstance(features, torch.Tensor):
+        if features.is_cuda and init == "k-means++":
+            return _torch_fit_kmeans(features, num_clusters, n_init, random_state, max_samples)
+        features = features.detach().float().cpu().numpy()
     try:  # in a try: transformers' remote-code loader then does not require scikit-learn for inference
         from sklearn.cluster import KMeans
     except ImportError as err:
         raise ImportError("k-means needs scikit-learn: `pip install scikit-learn`.") from err
 
-    if max_samples is not None and (isinstance(max_samples, bool) or not isinstance(max_samples, int)
-                                    or max_samples < num_clusters):
-        raise ValueError(f"`max_samples` must be an integer >= num_clusters ({num_clusters}) or None (all rows), "
-                         f"got {max_samples!r}.")
+    _check_max_samples(max_samples, num_clusters)
     if init not in KMEANS_INITS:
         raise ValueError(f"`init` (kmeans_init) must be one of {KMEANS_INITS}, got {init!r}.")
     n = features.shape[0]
@@ -58,6 +68,143 @@ def fit_kmeans(features, num_clusters: int, n_init: int = 10, random_state: int 
     return kmeans
 
 
+def _check_max_samples(max_samples, num_clusters: int) -> None:
+    if max_samples is not None and (isinstance(max_samples, bool) or not isinstance(max_samples, int)
+                                    or max_samples < num_clusters):
+        raise ValueError(f"`max_samples` must be an integer >= num_clusters ({num_clusters}) or None (all rows), "
+                         f"got {max_samples!r}.")
+
+
+def _torch_fit_kmeans(features: torch.Tensor, num_clusters: int, n_init: int, random_state: int | None,
+                      max_samples: int | None) -> TorchKMeans:
+    """fit_kmeans' sample-then-assign rule with :func:`torch_kmeans` on the tensor's device."""
+    _check_max_samples(max_samples, num_clusters)
+    n = features.shape[0]
+    if max_samples is None or n <= max_samples:
+        return torch_kmeans(features, num_clusters, n_init=n_init, random_state=random_state)
+    rows = np.sort(np.random.default_rng(random_state).choice(n, size=max_samples, replace=False))
+    kmeans = torch_kmeans(features[torch.from_numpy(rows).to(features.device)], num_clusters, n_init=n_init,
+                          random_state=random_state)
+    logger.info("k-means fitted on a seeded sample of %d of %d rows; every row assigned to its nearest centre.",
+                max_samples, n)
+    kmeans.labels_ = kmeans.predict(features)
+    return kmeans
+
+
+class TorchKMeans:
+    """The result of :func:`torch_kmeans`, with the fitted attributes of ``sklearn.cluster.KMeans`` that callers use
+    (``cluster_centers_``, ``labels_``, ``inertia_``, ``n_iter_`` as numpy / Python values; ``predict``).
+    ``centers`` keeps the centres as a tensor on the device they were fitted on."""
+
+    def __init__(self, centers: torch.Tensor, labels: torch.Tensor, inertia: float, n_iter: int):
+        self.centers = centers
+        self.cluster_centers_ = centers.float().cpu().numpy()
+        self.labels_ = labels.cpu().numpy()
+        self.inertia_ = inertia
+        self.n_iter_ = n_iter
+
+    def predict(self, features) -> np.ndarray:
+        """The nearest centre of each row of ``features`` (a tensor on any device, or an array)."""
+        features = torch.as_tensor(np.asarray(features) if not isinstance(features, torch.Tensor) else features)
+        labels, _ = _nearest(features.to(self.centers.device).float(), self.centers)
+        return labels.cpu().numpy()
+
+
+def _squared_distances(x: torch.Tensor, centers: torch.Tensor) -> torch.Tensor:
+    """Squared Euclidean distances (rows x centres), from norms and one matrix product (as scikit-learn computes them)."""
+    distances = (x * x).sum(1, keepdim=True) - 2 * x @ centers.T + (centers * centers).sum(1)
+    return distances.clamp_min_(0)
+
+
+def _nearest(x: torch.Tensor, centers: torch.Tensor, chunk: int = 65_536) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each row's nearest centre and its squared distance (in chunks of rows: memory stays rows x K per chunk)."""
+    labels, distances = [], []
+    for start in range(0, x.shape[0], chunk):
+        best = _squared_distances(x[start : start + chunk], centers).min(dim=1)
+        distances.append(best.values)
+        labels.append(best.indices)
+    return torch.cat(labels), torch.cat(distances)
+
+
+def _kmeans_plus_plus(x: torch.Tensor, num_clusters: int, generator: torch.Generator) -> torch.Tensor:
+    """Greedy k-means++ seeding (scikit-learn's: 2 + log K candidate centres per step, the one that lowers the
+    potential most is kept)."""
+    n = x.shape[0]
+    trials = 2 + int(math.log(num_clusters))
+    first = int(torch.randint(n, (1,), generator=generator, device=x.device))
+    centers = [x[first]]
+    closest = _squared_distances(x, x[first : first + 1]).squeeze(1)
+    potential = closest.sum()
+    for _ in range(1, num_clusters):
+        draws = torch.rand(trials, generator=generator, device=x.device, dtype=x.dtype) * potential
+        candidates = torch.searchsorted(torch.cumsum(closest, 0), draws).clamp_(max=n - 1)
+        candidate_closest = torch.minimum(closest.unsqueeze(0), _squared_distances(x[candidates], x))
+        potentials = candidate_closest.sum(1)
+        best = int(potentials.argmin())
+        closest, potential = candidate_closest[best], potentials[best]
+        centers.append(x[candidates[best]])
+    return torch.stack(centers)
+
+
+def torch_kmeans(features: torch.Tensor, num_clusters: int, n_init: int = 10, random_state: int | None = 0,
+                 max_iter: int = 300, tol: float = 1e-4) -> TorchKMeans:
+    """k-means in torch on the tensor's own device (CUDA or CPU): ``n_init`` greedy k-means++ restarts, Lloyd's
+    iterations until the centres move less than ``tol`` x the features' mean variance (scikit-learn's rule), the
+    restart with the lowest inertia kept. Seeded by ``random_state`` (a generator on the device; the same seed on
+    another device or torch version may start elsewhere). An emptied cluster takes the row farthest from its centre.
+
+    Args:
+        features: rows x dims tensor (any float dtype; computed in fp32).
+        num_clusters: K, at most the number of rows.
+        n_init: restarts.
+        random_state: seed (None: 0).
+        max_iter: Lloyd's iterations per restart at most.
+        tol: convergence tolerance, relative to the mean variance of the features.
+
+    Returns:
+        A :class:`TorchKMeans` (``cluster_centers_``, ``labels_``, ``inertia_``, ``predict`` like scikit-learn's).
+
+    Example:
+        >>> x = torch.cat([torch.randn(50, 2) - 5, torch.randn(50, 2) + 5])
+        >>> torch_kmeans(x, 2, random_state=0).labels_.shape
+        (100,)
+    """
+    if not isinstance(features, torch.Tensor) or features.ndim != 2:
+        shape = f" of shape {tuple(features.shape)}" if hasattr(features, "shape") else ""
+        raise ValueError(f"`features` must be a 2-D torch tensor (rows x dims), got {type(features).__name__}{shape}.")
+    if isinstance(num_clusters, bool) or not isinstance(num_clusters, int) or not 1 <= num_clusters <= len(features):
+        raise ValueError(f"`num_clusters` must be an integer in [1, {len(features)}] (the number of rows), "
+                         f"got {num_clusters!r}.")
+    if isinstance(n_init, bool) or not isinstance(n_init, int) or n_init < 1:
+        raise ValueError(f"`n_init` must be a positive integer, got {n_init!r}.")
+    x = features.detach().float()
+    generator = torch.Generator(device=x.device)
+    generator.manual_seed(0 if random_state is None else int(random_state))
+    threshold = tol * float(x.var(dim=0, unbiased=False).mean())
+    best = None
+    with torch.no_grad():
+        for _ in range(n_init):
+            centers = _kmeans_plus_plus(x, num_clusters, generator)
+            for iteration in range(1, max_iter + 1):
+                labels, distances = _nearest(x, centers)
+                sums = torch.zeros_like(centers).index_add_(0, labels, x)
+                counts = torch.bincount(labels, minlength=num_clusters)
+                empty = torch.nonzero(counts == 0).flatten()
+                if len(empty):  # re-seed each emptied cluster with one of the rows farthest from their centres
+                    far = distances.topk(len(empty)).indices
+                    sums[empty], counts[empty] = x[far], 1
+                new_centers = sums / counts.unsqueeze(1).to(sums.dtype)
+                shift = float(((new_centers - centers) ** 2).sum())  # one sync per iteration, not per row
+                centers = new_centers
+                if shift <= threshold:
+                    break
+            labels, distances = _nearest(x, centers)
+            inertia = float(distances.sum())
+            if best is None or inertia < best[2]:
+                best = (centers, labels, inertia, iteration)
+    return TorchKMeans(*best)
+
+
 class NearestCentres:
     """Fixed centres and the nearest-centre rule, with the attributes of a fitted ``KMeans`` callers use."""
 
@@ -66,7 +213,7 @@ class NearestCentres:
         self.labels_ = None
 
     @classmethod
-    def of_groups(cls, features, groups: np.ndarray) -> "NearestCentres":
+    def of_groups(cls, features, groups: np.ndarray) -> NearestCentres:
         """The means of ``groups`` of ``features`` as centres; ``labels_`` = each row's nearest centre, ``groups_`` =
         the groups themselves."""
         features = np.asarray(features, dtype=np.float32)
