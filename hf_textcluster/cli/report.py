@@ -1,0 +1,51 @@
+"""``hf-textcluster report``: one self-contained HTML page of a trained model's clusters on your texts (needs the
+report extra): a 2-D map, each cluster's keywords, size and typical members, confidence, outliers and, with
+``--label-column``, the confusion against the known classes."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from ..apps.report import DEFAULT_SAMPLE_SIZE, MAP_METHODS, check_report_path, cluster_report
+from ..data import load_text_file
+from ..hub.model_card import load_clusterer
+from ..modeling.validation import check_local_path
+from ._args import add_model_input_args, positive_int
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    report = subparsers.add_parser("report", help="An HTML page of a trained model's clusters on your texts: map, "
+                                                  "keywords, typical members, confidence, outliers (report extra).")
+    add_model_input_args(report, "A trained model directory or hub id.")
+    report.add_argument("--label-column", help="Known classes of --input: scores and the confusion against them.")
+    report.add_argument("--output", default="report.html", help="The page to write (default: report.html).")
+    report.add_argument("--sample-size", type=positive_int, default=DEFAULT_SAMPLE_SIZE,
+                        help=f"At most this many texts in the map, a seeded sample (default {DEFAULT_SAMPLE_SIZE}; "
+                             "the tables count every text).")
+    report.add_argument("--method", default="auto", choices=MAP_METHODS,
+                        help="2-D projection: auto (UMAP when umap-learn is installed, else PCA), umap or pca.")
+    report.add_argument("--seed", type=int, default=0, help="Seed of the map's sample and projection.")
+    report.set_defaults(func=run)
+    return report
+
+
+def run(args: argparse.Namespace, extra: list[str]) -> int:
+    # everything that can be refused is refused before the model is loaded
+    check_report_path(args.output)
+    check_local_path(args.model, "--model")
+    if os.path.abspath(args.output) == os.path.abspath(args.input):
+        raise ValueError(f"--output {args.output} is the --input file: it would replace your texts. Write elsewhere.")
+    dataset = load_text_file(args.input, text_column=args.text_column, label_column=args.label_column)
+    texts = list(dataset["text"])
+    labels = label_names = None
+    if args.label_column:
+        labels = list(dataset["label"])
+        label_names = dataset.features["label"].names
+    model = load_clusterer(args.model)
+    title = f"{os.path.basename(os.path.normpath(args.model))} on {os.path.basename(args.input)}"
+    path = cluster_report(model, texts, labels, args.output, label_names=label_names, sample_size=args.sample_size,
+                          map_method=args.method, batch_size=args.batch_size, random_state=args.seed, title=title)
+    print(f"Wrote {path}: {len(texts):,} texts in {model.config.num_clusters} clusters"
+          f"{', scored against ' + repr(args.label_column) if args.label_column else ''}; open it in a browser.")
+    return 0

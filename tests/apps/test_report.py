@@ -1,0 +1,234 @@
+"""The HTML cluster report: ``hf_textcluster.apps.report`` and ``hf-textcluster report``, on a tiny trained model,
+and the page as headless Chromium renders it."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("plotly")
+
+from hf_textcluster.apps.report import cluster_report, cluster_summaries, render_report  # noqa: E402
+from hf_textcluster.cli import main  # noqa: E402
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
+                  "--disable-dev-shm-usage"]
+
+
+@pytest.fixture(scope="module")
+def trained_dir(tiny_encoder_dir, toy_corpus, tmp_path_factory) -> Path:
+    """A tiny SCCL clusterer with k-means clusters and a calibration, saved like a trained one."""
+    import torch
+
+    from hf_textcluster.models.sccl import SCCLModel
+
+    torch.manual_seed(0)
+    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model.initialize_clusters(toy_corpus[0])
+    model.calibrate(toy_corpus[0], precision="fp32")
+    out_dir = tmp_path_factory.mktemp("runs") / "sccl-toy"
+    model.save_pretrained(out_dir)
+    return out_dir
+
+
+@pytest.fixture()
+def model(trained_dir):
+    from hf_textcluster.hub.model_card import load_clusterer
+
+    return load_clusterer(trained_dir)
+
+
+def _names_in(page: str) -> list[str]:
+    return [html.unescape(name) for name in re.findall(r"<td class='name'>(.*?)</td>", page)]
+
+
+def _cluster_ids_in(page: str) -> list[int]:
+    return [int(k) for k in re.findall(r"<tr><td class='num'>(\d+)</td><td class='name'>", page)]
+
+
+# ----- the function --------------------------------------------------------------------------------------------------
+def test_report_is_one_offline_file_with_map_clusters_outliers_and_confusion(model, toy_corpus, tmp_path):
+    texts, labels = toy_corpus
+    assert model.is_calibrated
+    path = cluster_report(model, texts, labels, tmp_path / "report.html", label_names=["sql", "code", "apps"],
+                          sample_size=100, map_method="pca")
+    assert path == tmp_path / "report.html" and not (tmp_path / "report.html.tmp").exists()
+    page = path.read_text(encoding="utf-8")
+    # self-contained: plotly's library inlined, nothing fetched from a CDN or anywhere else
+    assert "Plotly" in page and len(page) > 1_000_000
+    assert not re.search(r"<(script|link|img|iframe)\b[^>]*\b(src|href)=", page)
+    clusters = model.predict(texts)
+    used = len(set(clusters.tolist()))
+    names = _names_in(page)
+    assert len(names) == used and all(name for name in names)
+    assert "100 of 120 texts, PCA projection" in page
+    assert "Confidence: calibrated" in page and "<h2>Outliers</h2>" in page
+    assert "Against the known labels" in page and "ACC " in page and '"sql"' in page  # class names on the heatmap
+    from hf_textcluster.training.metrics import cluster_accuracy
+
+    assert f"ACC {100 * cluster_accuracy(labels, clusters):.1f}" in page
+
+
+def test_uncalibrated_model_reports_probabilities_and_says_how_to_flag(model, toy_corpus, tmp_path):
+    texts, _ = toy_corpus
+    model.config.num_calibration_texts = 0
+    page = cluster_report(model, texts, output=tmp_path / "r.html", map_method="pca").read_text(encoding="utf-8")
+    assert "the top probability (the model is not calibrated)" in page
+    assert "Not flagged: the model is not calibrated" in page and "hf-textcluster calibrate" in page
+    assert "Against the known labels" not in page
+    assert "members ordered by assignment probability" in page
+
+
+def test_render_report_on_arrays_orders_members_and_matches_clusters_to_classes(tmp_path):
+    rng = np.random.default_rng(0)
+    words = [["oracle", "sql", "table", "join"], ["python", "list", "dict", "sort"], ["excel", "cell", "formula"]]
+    texts, clusters = [], []
+    for i in range(60):
+        k = i % 3
+        texts.append(" ".join(rng.choice(words[k], size=4)) + f" {i}")
+        clusters.append(k)
+    clusters = np.array(clusters)
+    probs = np.full((60, 3), 0.1)
+    probs[np.arange(60), clusters] = 0.8
+    embeddings = rng.normal(size=(60, 8)) + 5 * np.eye(3, 8)[clusters]
+    distance = rng.uniform(0.1, 0.9, size=60)
+    is_outlier = distance > 0.85
+    labels = (clusters + 1) % 3  # a permutation of the clusters: the Hungarian match makes it perfect
+    path = render_report(texts, probs, embeddings, tmp_path / "arrays.html", confidence=1 - distance,
+                         distance=distance, is_outlier=is_outlier, labels=labels, map_method="pca", sample_size=None)
+    page = path.read_text(encoding="utf-8")
+    assert "ACC 100.0" in page and "NMI 100.0" in page
+    names = _names_in(page)
+    assert {names[0].split(" · ")[0], names[1].split(" · ")[0], names[2].split(" · ")[0]} <= {w for ws in words
+                                                                                               for w in ws}
+    assert f"{int(is_outlier.sum())} texts" in page
+    summaries = cluster_summaries(texts, probs, distance=distance, is_outlier=is_outlier)
+    for s in summaries:
+        members = np.flatnonzero(clusters == s["cluster"])
+        assert s["size"] == len(members) == 20
+        assert s["typical"] == members[np.argsort(distance[members])][:3].tolist()
+        assert s["atypical"] == members[np.argsort(-distance[members])][:3].tolist()
+        assert s["num_outliers"] == int(is_outlier[members].sum())
+
+
+def test_confusion_puts_the_hungarian_match_on_the_diagonal(tmp_path):
+    import plotly.graph_objects as go
+
+    from hf_textcluster.apps.report import _confusion
+
+    labels = np.array([0] * 10 + [1] * 10 + [2] * 10)
+    clusters = np.array([2] * 9 + [0] + [0] * 10 + [1] * 10)  # class 0 -> cluster 2, 1 -> 0, 2 -> 1
+    fig, line = _confusion(go, labels, clusters, ["a", "b", "c"], {0: "x", 1: "y", 2: "z"})
+    heat = fig.data[0]
+    assert list(heat.x) == ["2: z", "0: x", "1: y"] and list(heat.y) == ["a", "b", "c"]
+    assert np.asarray(heat.customdata).tolist() == [[9, 1, 0], [0, 10, 0], [0, 0, 10]]
+    assert line.startswith("ACC 96.7")
+
+
+@pytest.mark.parametrize("case", ["suffix", "folder", "labels", "sample_size", "map_method", "model", "texts"])
+def test_report_arguments_fail_at_the_edge_with_one_line(case, model, toy_corpus, tmp_path):
+    texts, labels = toy_corpus
+    kwargs = {"output": tmp_path / "r.html", "labels": labels, "map_method": "pca"}
+    expected = {
+        "suffix": ("output", tmp_path / "r.png", ValueError, "must end in .html"),
+        "folder": ("output", tmp_path / "nope" / "r.html", FileNotFoundError, "does not exist"),
+        "labels": ("labels", labels[:5], ValueError, "`labels` has 5 items"),
+        "sample_size": ("sample_size", 0, ValueError, "`sample_size` must be a positive integer"),
+        "map_method": ("map_method", "tsne", ValueError, "`map_method` must be one of auto, umap, pca"),
+        "model": ("model", object(), TypeError, "`model` must be an hf_textcluster clusterer"),
+        "texts": ("texts", [], ValueError, "text"),
+    }[case]
+    kwargs[expected[0]] = expected[1]
+    the_model = kwargs.pop("model", model)
+    the_texts = kwargs.pop("texts", texts)
+    with pytest.raises(expected[2], match=re.escape(expected[3])) as err:
+        cluster_report(the_model, the_texts, **kwargs)
+    assert "\n" not in str(err.value)
+    assert not list(tmp_path.glob("*.html"))
+
+
+# ----- the command ---------------------------------------------------------------------------------------------------
+def _texts_file(tmp_path: Path, toy_corpus) -> Path:
+    texts, labels = toy_corpus
+    path = tmp_path / "texts.jsonl"
+    path.write_text("\n".join(json.dumps({"body": t, "topic": ["sql", "code", "apps"][y]})
+                              for t, y in zip(texts, labels)))
+    return path
+
+
+def test_cli_report_writes_the_page(trained_dir, toy_corpus, tmp_path, capsys):
+    data = _texts_file(tmp_path, toy_corpus)
+    output = tmp_path / "report.html"
+    code = main(["report", "--model", str(trained_dir), "--input", str(data), "--text-column", "body",
+                 "--label-column", "topic", "--sample-size", "50", "--output", str(output)])
+    assert code == 0
+    page = output.read_text(encoding="utf-8")
+    assert "50 of 120 texts" in page and "Against the known labels" in page and '"apps"' in page
+    out = capsys.readouterr().out
+    assert f"Wrote {output}" in out and "120 texts" in out
+
+
+@pytest.mark.parametrize("case", ["no model folder", "no texts file", "bad suffix", "label column"])
+def test_cli_report_errors_are_one_line(case, trained_dir, toy_corpus, tmp_path, capsys):
+    data = _texts_file(tmp_path, toy_corpus)
+    args = {"--model": str(trained_dir), "--input": str(data), "--text-column": "body",
+            "--output": str(tmp_path / "r.html")}
+    expected = {
+        "no model folder": ("--model", str(tmp_path / "missing"), "no such folder"),
+        "no texts file": ("--input", str(tmp_path / "missing.csv"), "Text file not found"),
+        "bad suffix": ("--output", str(tmp_path / "r.pdf"), "must end in .html"),
+        "label column": ("--label-column", "team", "no column 'team'"),
+    }[case]
+    args[expected[0]] = expected[1]
+    assert main(["report", *[item for pair in args.items() for item in pair]]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and expected[2] in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "r.html").exists()
+
+
+# ----- the page in a browser ------------------------------------------------------------------------------------------
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium chromium-driver; "
+                                             ".ci/run installs it)")
+def test_report_renders_in_headless_chromium(model, toy_corpus, tmp_path):
+    from PIL import Image
+
+    texts, labels = toy_corpus
+    path = cluster_report(model, texts, labels, tmp_path / "report.html", map_method="pca").resolve()
+    page = path.read_text(encoding="utf-8")
+    names = _names_in(page)
+
+    def chromium(*args: str, profile: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / profile}", *args, path.as_uri()],
+            capture_output=True, text=True, timeout=120,
+        )
+
+    shot = tmp_path / "shot.png"
+    done = chromium(f"--screenshot={shot}", "--window-size=1280,900", "--virtual-time-budget=10000",
+                    "--hide-scrollbars", profile="profile-shot")
+    assert shot.is_file(), f"chromium wrote no screenshot: {done.stderr[-2000:]}"
+    image = Image.open(shot).convert("RGB")
+    colours = image.getcolors(maxcolors=1 << 20)
+    assert colours is not None and len(colours) > 50, "the screenshot is (nearly) blank"
+    # the map's markers are saturated colours; text, grid and background are greys
+    rgb = np.asarray(image, dtype=np.int16)
+    saturated = (rgb.max(axis=-1) - rgb.min(axis=-1)) > 100
+    assert saturated.sum() > 500, f"only {saturated.sum()} coloured pixels: the map was not drawn"
+
+    dom = chromium("--dump-dom", "--virtual-time-budget=10000", profile="profile-dom").stdout
+    assert dom.count('class="main-svg"') >= 3, "plotly drew fewer figures than the map, histogram and confusion"
+    legend = re.findall(r'class="legendtext"[^>]*>([^<]*)<', dom)
+    # the clusters' names as the browser shows them: in the table and in the map's legend, one entry per cluster
+    assert sorted(_names_in(dom.replace('"', "'"))) == sorted(names)
+    ids = _cluster_ids_in(page)
+    assert sorted(entry for entry in legend if re.match(r"\d+: ", entry)) == sorted(
+        f"{k}: {name}" for k, name in zip(ids, names))
