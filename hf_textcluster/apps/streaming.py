@@ -154,11 +154,19 @@ def _predicted_chunks(clusterer, chunks: Iterator[list[str]], skip: int, call_kw
         yield chunk, clusterer(chunk, **call_kwargs)
 
 
+def _file_sha256(path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def _source_identity(source, text_column: str, call_kwargs: dict, model_name: str) -> dict:
-    """What a restart must find unchanged to continue a half-written output."""
+    """What a restart must find unchanged to continue a half-written output: for a file, its content (a hash, one
+    read of the file: a size and a modification time can stay the same while the texts change)."""
     if isinstance(source, (str, os.PathLike)):
-        stat = os.stat(source)
-        what = {"path": os.path.abspath(source), "bytes": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+        what = {"path": os.path.abspath(source), "bytes": os.path.getsize(source), "sha256": _file_sha256(source)}
     elif hasattr(source, "_fingerprint"):
         what = {"dataset_fingerprint": source._fingerprint, "rows": len(source)}
     else:
@@ -166,6 +174,15 @@ def _source_identity(source, text_column: str, call_kwargs: dict, model_name: st
     options = json.dumps(call_kwargs, sort_keys=True, default=str)
     return {"input": what, "text_column": text_column, "model": model_name,
             "options_sha1": hashlib.sha1(options.encode()).hexdigest()}
+
+
+def _sha256_of_prefix(path: Path, size: int):
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while size > 0 and (block := handle.read(min(1 << 20, size))):
+            digest.update(block)
+            size -= len(block)
+    return digest
 
 
 def _write_json_atomic(path: Path, payload: dict) -> None:
@@ -182,7 +199,87 @@ def check_output(source, output: str | os.PathLike) -> Path:
         raise ValueError(f"`output` {output} is the input file: it would replace your texts. Write elsewhere.")
     if not output.parent.is_dir():
         raise FileNotFoundError(f"`output` {output}: the folder {output.parent} does not exist; create it first.")
+    if output.exists() and not output.is_file():
+        kind = "a folder" if output.is_dir() else "not a regular file (a device, a pipe, ...)"
+        raise ValueError(f"`output` {output} is {kind}: predictions are written to a file (resumable, with a progress "
+                         "record beside it). Pass a file path, or omit the output to write to standard output.")
     return output
+
+
+LOCK_SUFFIX = ".lock"
+
+
+class _OutputLock:
+    """An exclusive lock on ``<output>.lock`` (``fcntl.flock``): a second process writing the same output fails at
+    once instead of interleaving its lines. The kernel releases it when the process dies, so a killed run never
+    leaves a stale lock behind."""
+
+    def __init__(self, output: Path):
+        self.path = output.with_name(output.name + LOCK_SUFFIX)
+        self.output = output
+        self.handle = None
+
+    def __enter__(self):
+        try:
+            import fcntl
+        except ImportError:  # no flock (Windows): no protection against a second writer
+            return self
+        self.handle = open(self.path, "a")
+        try:
+            fcntl.flock(self.handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self.handle.close()
+            self.handle = None
+            raise RuntimeError(f"Another process is writing {self.output} (it holds the lock {self.path}): wait for "
+                               "it to finish or stop it, or write to another output.") from None
+        return self
+
+    def release(self, remove: bool) -> None:
+        if self.handle is not None:
+            if remove:
+                self.path.unlink(missing_ok=True)
+            self.handle.close()
+            self.handle = None
+
+    def __exit__(self, *exc):
+        self.release(remove=False)
+
+
+def _read_progress(progress_path: Path) -> dict:
+    try:
+        progress = json.loads(progress_path.read_text(encoding="utf-8"))
+        int(progress["texts_done"]), int(progress["output_bytes"])
+    except (ValueError, KeyError, TypeError) as err:
+        raise ValueError(f"The progress record {progress_path} is damaged ({err}): it cannot say where to resume. "
+                         "Pass overwrite=True (--overwrite) to predict again from the start.") from None
+    return progress
+
+
+def _resume_point(output: Path, progress: dict) -> tuple[int, int, "hashlib._Hash"]:
+    """``(texts_done, bytes to keep, sha256 of those bytes)`` to resume from. The output must still start with what
+    the progress record describes (its first ``output_bytes``, by hash, holding ``texts_done`` lines); one shorter
+    than the record (cut off by a copy, a full disk) resumes after its last complete line, never padded. Anything
+    else is an error."""
+    recorded, done = int(progress["output_bytes"]), int(progress["texts_done"])
+    region = min(output.stat().st_size, recorded)
+    digest, lines, last_newline, position = hashlib.sha256(), 0, -1, 0
+    with open(output, "rb") as handle:
+        while position < region and (block := handle.read(min(1 << 20, region - position))):
+            digest.update(block)
+            lines += block.count(b"\n")
+            if (found := block.rfind(b"\n")) >= 0:
+                last_newline = position + found
+            position += len(block)
+    if region == recorded:
+        if progress.get("output_sha256", digest.hexdigest()) != digest.hexdigest() or lines != done:
+            raise ValueError(f"{output} no longer holds what its progress record {output.name}{PROGRESS_SUFFIX} "
+                             f"describes (its first {done:,} lines): it was changed since. Pass overwrite=True "
+                             "(--overwrite) to predict again from the start.")
+        return done, recorded, digest
+    kept = last_newline + 1
+    logger.warning(f"{output} is shorter than its progress record says ({region:,} of {recorded:,} bytes): resuming "
+                   f"after its last complete line ({lines:,} texts).")
+    return lines, kept, _sha256_of_prefix(output, kept)
 
 
 def predict_file(clusterer, source, output: str | os.PathLike | None = None, text_column: str = "text",
@@ -210,21 +307,29 @@ def predict_file(clusterer, source, output: str | os.PathLike | None = None, tex
         progress_path = output.with_name(output.name + PROGRESS_SUFFIX)
         identity = _source_identity(source, text_column, call_kwargs,
                                     str(getattr(clusterer.model.config, "name_or_path", "")))
-        if output.exists() and not overwrite:
-            if not progress_path.exists():
-                raise FileExistsError(f"{output} already exists (a finished prediction: it has no {progress_path.name}). "
-                                      "Pass overwrite=True (--overwrite) to replace it, or write elsewhere.")
-            progress = json.loads(progress_path.read_text(encoding="utf-8"))
-            if progress.get("identity") != identity:
-                raise ValueError(f"{output} is a half-written prediction of another input, model or options "
-                                 f"(see {progress_path}). Pass overwrite=True (--overwrite) to start again.")
-            done = int(progress["texts_done"])
-            with open(output, "r+b") as partial:  # drop a chunk that a crash cut off after the last record
-                partial.truncate(int(progress["output_bytes"]))
-            logger.warning(f"Resuming {output} after {done:,} texts.")
-        handle = open(output, "ab" if done else "wb")
+        lock = _OutputLock(output).__enter__()  # held until the output is finished (or this process ends)
+        digest = hashlib.sha256()
+        try:
+            if output.exists() and not overwrite:
+                if not progress_path.exists():
+                    raise FileExistsError(f"{output} already exists (a finished prediction: it has no "
+                                          f"{progress_path.name}). Pass overwrite=True (--overwrite) to replace it, or "
+                                          "write elsewhere.")
+                progress = _read_progress(progress_path)
+                if progress.get("identity") != identity:
+                    raise ValueError(f"{output} is a half-written prediction of another input, model or options "
+                                     f"(see {progress_path}). Pass overwrite=True (--overwrite) to start again.")
+                done, kept, digest = _resume_point(output, progress)
+                with open(output, "r+b") as partial:  # drop a chunk that a crash cut off after the last record
+                    partial.truncate(kept)
+                logger.warning(f"Resuming {output} after {done:,} texts.")
+            handle = open(output, "ab" if done else "wb")
+        except BaseException:
+            lock.release(remove=False)
+            raise
         if not done:
-            _write_json_atomic(progress_path, {"identity": identity, "texts_done": 0, "output_bytes": 0})
+            _write_json_atomic(progress_path, {"identity": identity, "texts_done": 0, "output_bytes": 0,
+                                               "output_sha256": digest.hexdigest()})
     if show_progress_bar is None:
         show_progress_bar = logging.get_verbosity() <= logging.INFO or not to_stdout
     from tqdm.auto import tqdm
@@ -241,18 +346,26 @@ def predict_file(clusterer, source, output: str | os.PathLike | None = None, tex
                 handle.write(lines)
                 handle.flush()
             else:
-                handle.write(lines.encode("utf-8"))
-                handle.flush()
-                os.fsync(handle.fileno())  # the output holds the chunk before the progress file says so
+                data = lines.encode("utf-8")
+                try:
+                    handle.write(data)
+                    handle.flush()
+                    os.fsync(handle.fileno())  # the output holds the chunk before the progress file says so
+                except OSError as err:
+                    raise OSError(f"Could not write `output` {output}: {err.strerror or err} (the texts before this "
+                                  "chunk are kept; free space or write elsewhere, then run the same command again to "
+                                  "resume).") from err
+                digest.update(data)
                 _write_json_atomic(progress_path, {"identity": identity, "texts_done": count,
-                                                   "output_bytes": handle.tell()})
+                                                   "output_bytes": handle.tell(), "output_sha256": digest.hexdigest()})
             bar.update(len(chunk))
+        if progress_path is not None:
+            progress_path.unlink()  # finished: the output is complete
     finally:
         bar.close()
         if not to_stdout:
             handle.close()
-    if progress_path is not None:
-        progress_path.unlink()  # finished: the output is complete
+            lock.release(remove=not progress_path.exists())
     seconds = time.perf_counter() - start
     new = count - done
     stats = {"texts": count, "resumed_after": done, "seconds": round(seconds, 2),
