@@ -304,3 +304,38 @@ def test_kmeans_init_is_checked_and_starts_the_trainer_from_umap_seeded_kmeans(t
     result = _train("sccl", tiny_encoder_dir, toy_corpus, tmp_path / "run", max_steps=1, kmeans_init="umap")
     assert [init for init, _ in fits] == ["umap"]  # the initialisation; the evaluation's k-means is not this one
     np.testing.assert_array_equal(result.trainer.initial_kmeans_labels, fits[0][1].labels_)
+
+
+# ----- serving a refined partition -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("method", METHOD_NAMES)
+def test_a_refined_partition_is_served_after_save_load_pipeline_and_remote_code(method, trained, toy_corpus, tmp_path):
+    """``serve_partition(serve="kmeans+refined")``: the linear refined head predicts the refined partition of the
+    training texts, assigns unseen texts, survives save / AutoModel / the pipeline / remote code, and a later
+    re-clustering replaces it."""
+    from hf_textcluster.training.serving import serve_partition
+
+    texts = toy_corpus[0]
+    model = AutoModel.from_pretrained(trained(method))
+    choice = serve_partition(model, model.embed(texts), serve="kmeans+refined", random_state=0)
+    assert choice.served == model.config.served_partition == "kmeans+refined"
+    assert model.config.refined_head_dim > 0 and not model.is_calibrated
+    np.testing.assert_array_equal(model.predict(texts), choice.labels)
+    # direct recomputation of what the head serves: argmax of W x/|x| + b on the k-means features
+    features = model.kmeans_features(torch.from_numpy(model.embed(texts))).detach()
+    logits = torch.nn.functional.normalize(features, dim=-1) @ model.refined_head.weight.T + model.refined_head.bias
+    np.testing.assert_array_equal(logits.argmax(-1).numpy(), choice.labels)
+    model.calibrate(texts)
+    unseen = ["a text the model never saw", "another unseen sentence about tables"]
+    model.save_pretrained(tmp_path / "refined", remote_code=True)
+    reloaded = AutoModel.from_pretrained(tmp_path / "refined")
+    assert reloaded.config.served_partition == "kmeans+refined"
+    np.testing.assert_array_equal(reloaded.predict(texts), choice.labels)
+    np.testing.assert_array_equal(reloaded.predict(unseen), model.predict(unseen))
+    clusterer = pipeline("text-clustering", model=str(tmp_path / "refined"))
+    assert [r["cluster"] for r in clusterer(texts)] == choice.labels.tolist()
+    config = json.loads((tmp_path / "refined" / "config.json").read_text())
+    remote = get_class_from_dynamic_module(config["auto_map"]["AutoModel"], str(tmp_path / "refined"))
+    np.testing.assert_array_equal(remote.from_pretrained(tmp_path / "refined").predict(texts), choice.labels)
+    reloaded.initialize_clusters(texts, random_state=1)  # new centres replace the refined head
+    assert reloaded.config.refined_head_dim == 0 and reloaded.config.served_partition == "head"
+    assert "refined_head" not in dict(reloaded.named_children())

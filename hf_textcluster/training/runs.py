@@ -18,7 +18,7 @@ from ..data import AUGMENTATION_FAMILIES, AUGMENTERS, add_augmented_views, load_
 from ..modeling.validation import check_num_clusters
 from ..models import get_method
 from .recipes import load_recipe
-from .trainer import ClusteringTrainingArguments
+from .trainer import ClusteringTrainingArguments, last_complete_checkpoint
 
 logger = logging.get_logger(__name__)
 
@@ -64,21 +64,6 @@ def split_held_out(
 
 
 RUN_IDENTITY_FILE = "run_identity.json"
-
-
-def last_complete_checkpoint(output_dir: str) -> str | None:
-    """The newest ``checkpoint-N`` of ``output_dir`` that was written completely (a save killed half-way leaves a
-    folder without ``trainer_state.json``: it is skipped, with a warning)."""
-    folders = sorted(
-        (d for d in os.listdir(output_dir) if d.startswith("checkpoint-") and d.split("-")[-1].isdigit()),
-        key=lambda d: int(d.split("-")[-1]), reverse=True,
-    )
-    for name in folders:
-        folder = os.path.join(output_dir, name)
-        if os.path.isfile(os.path.join(folder, "trainer_state.json")) and os.path.isfile(os.path.join(folder, "config.json")):
-            return folder
-        logger.warning(f"Skipping the incomplete checkpoint {folder} (interrupted while saving).")
-    return None
 
 
 def _run_identity(method, num_clusters, encoder, config_kwargs, dataset) -> dict:
@@ -276,6 +261,7 @@ def train_clusterer(
                if test_dataset is not None else {}),
             "precision": trainer.precision_description(),
             **({"k_selection": k_selection} if k_selection is not None else {}),
+            **({"serving": trainer.serving_choice} if trainer.serving_choice else {}),
             "config_overrides": config_overrides or {},
             "training_overrides": training_overrides or {},
             "metrics": metrics,

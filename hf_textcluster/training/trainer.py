@@ -16,14 +16,16 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 from transformers import Trainer, TrainerCallback, TrainingArguments
-from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR, get_last_checkpoint
+from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 from transformers.utils import logging
 
+from ..distributed import sharded_passes
 from ..modeling.kmeans import DEFAULT_KMEANS_MAX_SAMPLES, KMEANS_INITS, fit_kmeans
 from ..modeling.modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.precision import autocast_dtype, cpu_capability, native_bf16
 from ..modeling.validation import check_num_clusters
 from .metrics import load_clustering_metric
+from .serving import apply_partition, check_serve, serve_partition
 
 logger = logging.get_logger(__name__)
 
@@ -77,6 +79,12 @@ class ClusteringTrainingArguments(TrainingArguments):
         metadata={"help": "At the end of training, calibrate the model's confidence and outlier distances on a seeded "
                   "sample of this many training texts (one encoding pass; see `model.calibrate`). 0: do not."},
     )
+    serve: str = field(
+        default="head",
+        metadata={"help": "What the trained model serves: 'auto' (the best of its head, k-means and UMAP k-means on "
+                  "its embeddings, each refined by iterative classification or not, chosen by an internal criterion, "
+                  "no labels) or one of them by name ('head' keeps the paper's output). See training.serving."},
+    )
     early_stopping_tol: float | None = field(
         default=None,
         metadata={"help": "Stop when fewer than this share of the checked texts changed cluster since the previous "
@@ -104,6 +112,7 @@ class ClusteringTrainingArguments(TrainingArguments):
                 or self.calibration_sample_size < 0 or self.calibration_sample_size == 1:
             raise ValueError("`calibration_sample_size` must be 0 (no calibration) or an integer >= 2, got "
                              f"{self.calibration_sample_size!r}.")
+        check_serve(self.serve)
         if self.early_stopping_tol is not None and not 0 < self.early_stopping_tol < 1:
             raise ValueError(f"`early_stopping_tol` must be in (0, 1) (a share of texts), got {self.early_stopping_tol!r}.")
         super().__post_init__()
@@ -199,29 +208,59 @@ def stage_starts(total_steps: int, fractions: Sequence[float]) -> list[int]:
 CHECKPOINT_ARRAY_PREFIX = "hf_textcluster_"
 
 
-class _CheckpointArraysCallback(TrainerCallback):
-    """Writes the trainer's ``checkpoint_arrays()`` into every checkpoint it saves (atomically: a temporary file, then
-    a rename), so that a resumed run gets back what its weights alone do not hold."""
+# Written last into each checkpoint, after the weights, optimizer, RNG states and the method's own files: it lists those
+# files, so that a checkpoint a crash cut off before its end is recognised as incomplete.
+CHECKPOINT_MANIFEST = f"{CHECKPOINT_ARRAY_PREFIX}checkpoint.json"
 
-    def __init__(self, trainer: "ClusteringTrainer"):
-        self._trainer = weakref.ref(trainer)
 
-    def on_save(self, args, state, control, **kwargs):
-        trainer = self._trainer()
-        folder = os.path.join(args.output_dir, f"{PREFIX_CHECKPOINT_DIR}-{state.global_step}")
-        if trainer is None or not state.is_world_process_zero or not os.path.isdir(folder):
-            return
-        for name, array in trainer.checkpoint_arrays().items():
-            path = os.path.join(folder, f"{CHECKPOINT_ARRAY_PREFIX}{name}.npy")
-            with open(path + ".tmp", "wb") as f:
-                np.save(f, np.asarray(array))
-            os.replace(path + ".tmp", path)
-        if trainer.training_modules():
-            from safetensors.torch import save_file
+def _checkpoint_problem(folder: str) -> str | None:
+    """Why ``folder`` (a ``checkpoint-N``) cannot be resumed from, or None when it is complete."""
+    for name in ("config.json", "model.safetensors", "trainer_state.json"):
+        if not os.path.isfile(os.path.join(folder, name)):
+            return f"it has no {name}"
+    try:
+        with open(os.path.join(folder, "trainer_state.json")) as f:
+            json.load(f)
+    except (OSError, ValueError):
+        return "its trainer_state.json is cut off"
+    manifest = os.path.join(folder, CHECKPOINT_MANIFEST)
+    if os.path.isfile(manifest):  # checkpoints written before the manifest existed have none
+        try:
+            with open(manifest) as f:
+                needed = json.load(f)["files"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return f"its {CHECKPOINT_MANIFEST} is cut off"
+        missing = [name for name in needed if not os.path.isfile(os.path.join(folder, name))]
+        if missing:
+            return f"it lacks {', '.join(missing)}"
+    return None
 
-            path = os.path.join(folder, TRAINING_MODULES_FILE)
-            save_file(trainer.training_module_state(), path + ".tmp")
-            os.replace(path + ".tmp", path)
+
+def last_complete_checkpoint(output_dir: str) -> str | None:
+    """The newest ``checkpoint-N`` of ``output_dir`` that holds everything a resumed run needs (weights, trainer
+    state, and the method's own files listed in its manifest). A newer one that a crash cut off is skipped with a
+    warning naming it and the checkpoint used instead."""
+    if not os.path.isdir(output_dir):
+        return None
+    folders = sorted(
+        (d for d in os.listdir(output_dir) if d.startswith(f"{PREFIX_CHECKPOINT_DIR}-") and d.split("-")[-1].isdigit()
+         and os.path.isdir(os.path.join(output_dir, d))),
+        key=lambda d: int(d.split("-")[-1]), reverse=True,
+    )
+    skipped = []
+    for name in folders:
+        folder = os.path.join(output_dir, name)
+        problem = _checkpoint_problem(folder)
+        if problem is None:
+            if skipped:
+                logger.warning(f"Skipping the incomplete checkpoint{'s' if len(skipped) > 1 else ''} "
+                               f"{'; '.join(skipped)} (interrupted while saving); resuming from {folder} instead.")
+            return folder
+        skipped.append(f"{folder} ({problem})")
+    if skipped:
+        logger.warning(f"No complete checkpoint in {output_dir}: skipping {'; '.join(skipped)} (interrupted while "
+                       "saving).")
+    return None
 
 
 TRAINING_MODULES_FILE = f"{CHECKPOINT_ARRAY_PREFIX}training_modules.safetensors"
@@ -309,6 +348,10 @@ class _StopOnSignalCallback(TrainerCallback):
         if self.received is not None:
             control.should_save = True
             control.should_training_stop = True
+        if state.max_steps and state.global_step >= state.max_steps and args.save_strategy == "steps":
+            # the last step is always a checkpoint: a run killed during the final calibration, or started again
+            # once finished, resumes there instead of training again
+            control.should_save = True
 
 
 class ClusteringTrainer(Trainer):
@@ -362,7 +405,6 @@ class ClusteringTrainer(Trainer):
             warn_if_truncated(dataset["text"], kwargs["processing_class"], model.config.max_length)
         super().__init__(model=model, args=args, data_collator=data_collator, **kwargs)
         self._loss_terms: dict[str, list[float]] = {}
-        self.add_callback(_CheckpointArraysCallback(self))
         self._stop_on_signal = _StopOnSignalCallback()
         self.add_callback(self._stop_on_signal)
         self.health_history: list[dict] = []
@@ -386,6 +428,7 @@ class ClusteringTrainer(Trainer):
         return getattr(self.args, "encode_batch_size", DEFAULT_ENCODE_BATCH_SIZE)
 
     calibration_seconds: float = 0.0  # the end-of-training calibration's share of `train()`'s time
+    serving_choice: dict | None = None  # what serve_chosen_partition chose, for training_run.json
 
     # ----- loss bookkeeping ----------------------------------------------------------------------------------
     def record_loss_terms(self, **terms: torch.Tensor) -> None:
@@ -463,6 +506,46 @@ class ClusteringTrainer(Trainer):
                 unique[key] = tensor
         return unique
 
+    def save_model(self, output_dir: str | None = None, _internal_call: bool = False):
+        super().save_model(output_dir, _internal_call=_internal_call)
+        folder = output_dir or self.args.output_dir
+        if _internal_call and os.path.basename(os.path.normpath(folder)).startswith(f"{PREFIX_CHECKPOINT_DIR}-"):
+            self._save_resume_files(folder)
+
+    def _save_resume_files(self, folder: str) -> None:
+        """The method's own files (``checkpoint_arrays``, the training modules) and the manifest naming them, written
+        while the Trainer saves a checkpoint: before its ``trainer_state.json`` and before older checkpoints are
+        rotated away, so a checkpoint that looks complete is complete (each file atomically: a temporary file, then a
+        rename)."""
+        if not self.args.should_save:
+            return
+        written = []
+        for name, array in self.checkpoint_arrays().items():
+            path = os.path.join(folder, f"{CHECKPOINT_ARRAY_PREFIX}{name}.npy")
+            with open(path + ".tmp", "wb") as f:
+                np.save(f, np.asarray(array))
+            os.replace(path + ".tmp", path)
+            written.append(os.path.basename(path))
+        if self.training_modules():
+            from safetensors.torch import save_file
+
+            path = os.path.join(folder, TRAINING_MODULES_FILE)
+            save_file(self.training_module_state(), path + ".tmp")
+            os.replace(path + ".tmp", path)
+            written.append(TRAINING_MODULES_FILE)
+        path = os.path.join(folder, CHECKPOINT_MANIFEST)
+        with open(path + ".tmp", "w") as f:
+            json.dump({"files": written}, f)
+        os.replace(path + ".tmp", path)
+
+    def _run_epoch(self, *args, **kwargs):
+        # A run resumed from its last step (a finished run started again, or one killed during the final
+        # calibration) trains no further step: the Trainer would otherwise train one more before it checks.
+        if self.state.max_steps and self.state.global_step >= self.state.max_steps:
+            self.control.should_training_stop = True
+            return None
+        return super()._run_epoch(*args, **kwargs)
+
     def _restore_from_checkpoint_folder(self, checkpoint: str) -> None:
         arrays = {
             name[len(CHECKPOINT_ARRAY_PREFIX):-len(".npy")]: np.load(os.path.join(checkpoint, name))
@@ -508,13 +591,27 @@ class ClusteringTrainer(Trainer):
         return dataset.add_column("index", list(range(len(dataset))))
 
     def embed_train_texts(self) -> np.ndarray:
-        """The pooled embeddings of every training text (one inference pass, dropout off; on the main process)."""
-        return self.share_from_main(lambda: self.model.embed(
-            self.train_dataset["text"],
-            batch_size=self.encode_batch_size,
-            show_progress_bar=not self.args.disable_tqdm,
-            precision=self.precision,
-        ))
+        """The pooled embeddings of every training text (one inference pass, dropout off), on every process; with
+        several processes each encodes its share of the texts (see ``sharded_passes``)."""
+        with self.sharded_passes():
+            return self.model.embed(
+                self.train_dataset["text"],
+                batch_size=self.encode_batch_size,
+                show_progress_bar=not self.args.disable_tqdm,
+                precision=self.precision,
+            )
+
+    _main_only = False  # True while share_from_main computes on the main process alone
+
+    def sharded_passes(self):
+        """A context in which the model's encoding passes (``embed``, ``predict``, ``calibrate``) are split between the
+        processes and gathered to each (:func:`hf_textcluster.distributed.sharded_passes`): every process must make
+        the same calls. Nothing changes in one process or inside ``share_from_main``'s computation."""
+        if self.num_processes == 1 or self._main_only:
+            return contextlib.nullcontext(self.model)
+        from accelerate import PartialState
+
+        return sharded_passes(self.model, PartialState())
 
     # ----- optimisation --------------------------------------------------------------------------------------
     def create_optimizer(self, model=None):
@@ -541,7 +638,10 @@ class ClusteringTrainer(Trainer):
 
     # ----- cluster initialisation ----------------------------------------------------------------------------
     def kmeans(self, features: np.ndarray):
-        """k-means (seeded, the run's restarts and sample size) on one row per training text: a fitted ``KMeans``."""
+        """k-means (seeded, the run's restarts and sample size) on one row per training text: a fitted ``KMeans`` (on a
+        GPU, the torch k-means there: :func:`~hf_textcluster.modeling.kmeans.torch_kmeans`)."""
+        if self.args.device.type == "cuda" and isinstance(features, np.ndarray):
+            features = torch.from_numpy(features).to(self.args.device)
         return self.share_from_main(lambda: fit_kmeans(
             features, self.model.config.num_clusters, n_init=getattr(self.args, "kmeans_n_init", 10),
             random_state=self.args.seed, max_samples=getattr(self.args, "kmeans_max_samples", DEFAULT_KMEANS_MAX_SAMPLES),
@@ -635,12 +735,15 @@ class ClusteringTrainer(Trainer):
 
         box = [None]
         if self.accelerator.is_main_process:
+            self._main_only = True  # an encoding pass inside runs here alone, not split between the processes
             try:
                 box = [("ok", compute())]
             except Exception as err:  # the others must not wait forever for a result that will not come
                 box = [("error", err)]
                 broadcast_object_list(box, from_process=0)
                 raise
+            finally:
+                self._main_only = False
         broadcast_object_list(box, from_process=0)
         status, value = box[0]
         if status == "error":
@@ -700,8 +803,29 @@ class ClusteringTrainer(Trainer):
                     f"Interrupted at step {self.state.global_step}: a checkpoint is saved in {self.args.output_dir}; "
                     "run the same command again to resume from it."
                 )
+        self.serve_chosen_partition()
         self.calibrate_model()
         return self._train_output
+
+    def serve_chosen_partition(self) -> None:
+        """Make the trained model serve the partition ``args.serve`` asks for (by default the label-free choice among
+        its candidate partitions, see :mod:`~hf_textcluster.training.serving`), chosen once on the main process from
+        the training texts' embeddings. Recorded in ``serving_choice`` (``training_run.json``)."""
+        serve = self.args.serve
+        if serve == "head" or self.train_dataset is None or not self.model.config.centroids_initialized:
+            return
+        start = time.perf_counter()
+
+        def choose():
+            choice = serve_partition(self.model, self.embed_train_texts(), serve=serve, random_state=self.args.seed)
+            return choice.to_dict(), choice.serving
+
+        record, serving = self.share_from_main(choose)
+        if not self.accelerator.is_main_process:
+            apply_partition(self.model, record["served"], serving)
+        self.serving_choice = {**record, "seconds": round(time.perf_counter() - start, 2)}
+        logger.info(f"Serving the {record['served']} partition (criterion {record['criterion']}: "
+                    f"{record['scores']}), chosen in {self.serving_choice['seconds']:.1f}s.")
 
     def calibrate_model(self) -> None:
         """Calibrate the trained model's confidence and outlier distances on a seeded sample of
@@ -711,15 +835,9 @@ class ClusteringTrainer(Trainer):
             return
         start = time.perf_counter()
 
-        def fit():
+        with self.sharded_passes():  # every process encodes its share and fits the same calibration from all of it
             self.model.calibrate(self.train_dataset["text"], sample_size=size, random_state=self.args.seed,
                                  batch_size=self.encode_batch_size, show_progress_bar=False, precision=self.precision)
-            return self.model.calibration.state_dict(), self.model.config.num_calibration_texts
-
-        state, count = self.share_from_main(fit)  # once, on the main process
-        if not self.accelerator.is_main_process:
-            self.model.calibration.load_state_dict(state)
-            self.model.config.num_calibration_texts = count
         # kept apart, so that training times stay comparable with runs from before calibration
         self.calibration_seconds = time.perf_counter() - start
         logger.info(f"Calibrated the confidence and outlier distances on {self.model.config.num_calibration_texts} "
@@ -755,7 +873,10 @@ class ClusteringTrainer(Trainer):
         if resume_from_checkpoint:
             checkpoint = resume_from_checkpoint
             if checkpoint is True:
-                checkpoint = get_last_checkpoint(self.args.output_dir)
+                checkpoint = last_complete_checkpoint(self.args.output_dir)
+                if checkpoint is None:
+                    raise ValueError(f"resume_from_checkpoint=True, but {self.args.output_dir} holds no complete "
+                                     "checkpoint to resume from. Pass resume_from_checkpoint=None to start over.")
             if checkpoint and os.path.isfile(os.path.join(checkpoint, "config.json")):
                 with open(os.path.join(checkpoint, "config.json")) as f:
                     saved = json.load(f).get("centroids_initialized", False)
@@ -765,7 +886,8 @@ class ClusteringTrainer(Trainer):
                 self._restore_from_checkpoint_folder(checkpoint)
         elif not self.model.config.centroids_initialized:
             self.initialize_clusters()
-        self._train_output = super().train(resume_from_checkpoint=resume_from_checkpoint, **kwargs)
+        self._train_output = super().train(resume_from_checkpoint=checkpoint if resume_from_checkpoint else
+                                           resume_from_checkpoint, **kwargs)
 
     # ----- evaluation ----------------------------------------------------------------------------------------
     def evaluate(self, eval_dataset=None, ignore_keys=None, metric_key_prefix: str = "eval") -> dict[str, float]:

@@ -1,0 +1,219 @@
+"""What a trained clusterer serves: its candidate partitions, refined or not, and a label-free choice among them.
+
+A trained model holds several partitions of its training texts: its own cluster head (the paper's output), k-means
+on its trained embeddings ("k-means after") and the BERTopic way on them (UMAP -> k-means, "UMAP k-means after").
+Each can be refined by iterative classification (:mod:`~hf_textcluster.training.refinement`). Which one is best
+differs from corpus to corpus, and only labels tell for sure; :func:`serve_partition` ranks the candidates with an
+internal criterion (:mod:`~hf_textcluster.training.selection`, no labels) and makes the model serve the winner:
+
+- ``"head"``: nothing changes;
+- ``"kmeans"`` / ``"umap_kmeans"``: the centres (means of each cluster's ``kmeans_features``) replace the head, as
+  ``hf-textcluster recluster`` does;
+- ``"<candidate>+refined"``: a linear ``refined_head`` on the L2-normalised ``kmeans_features`` replaces the head
+  (``TextClusteringPreTrainedModel.set_refined_head``).
+
+Every candidate is scored as the model would serve it, so the choice ranks what a user gets. The choice, each
+candidate's criterion value and what refinement did are returned as a :class:`ServingChoice` (``to_dict`` is what
+``training_run.json`` and the model card record).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import numpy as np
+import torch
+
+from ..modeling.kmeans import NearestCentres, fit_kmeans
+from ..modeling.modeling_utils import TextClusteringPreTrainedModel
+from .refinement import RefinementResult, refine_partition
+from .selection import DEFAULT_CRITERION, choose_partition
+
+BASE_CANDIDATES = ("head", "kmeans", "umap_kmeans")
+REFINED_SUFFIX = "+refined"
+CANDIDATES = (*BASE_CANDIDATES, *(f"{name}{REFINED_SUFFIX}" for name in BASE_CANDIDATES))
+SERVE_CHOICES = ("auto", *CANDIDATES)
+
+
+@dataclass
+class ServingChoice:
+    """The partition a model serves and why.
+
+    Attributes:
+        served: the candidate the model now serves (one of :data:`CANDIDATES`).
+        criterion: the label-free criterion the candidates were ranked by (None when ``served`` was asked for).
+        scores: each candidate's criterion value (higher is better).
+        labels: the served partition of the texts it was chosen on.
+        refinement: per refined candidate, what refinement did (rounds, fraction changed, declined and why).
+        candidates: every candidate's partition of those texts (for benchmarks; not recorded).
+        serving: what serving ``served`` took (see :func:`apply_partition`), to apply it to another copy.
+    """
+
+    served: str
+    criterion: str | None
+    scores: dict[str, float]
+    labels: np.ndarray
+    refinement: dict[str, dict] = field(default_factory=dict)
+    candidates: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    serving: object = field(default=None, repr=False)
+
+    def to_dict(self) -> dict:
+        """What ``training_run.json`` and the model card record (no per-text arrays)."""
+        return {"served": self.served, "criterion": self.criterion,
+                "scores": {name: round(float(value), 6) for name, value in self.scores.items()},
+                "refinement": self.refinement}
+
+
+def check_serve(value: str, argument_name: str = "serve") -> str:
+    """``value`` if it names a servable partition or ``"auto"``, else one clear error."""
+    if value not in SERVE_CHOICES:
+        raise ValueError(f"`{argument_name}` must be one of {', '.join(SERVE_CHOICES)}; got {value!r}.")
+    return value
+
+
+UMAP_MIN_TEXTS = 16
+
+
+def _has_umap() -> bool:
+    return importlib.util.find_spec("umap") is not None
+
+
+def _features(model: TextClusteringPreTrainedModel, embeddings: np.ndarray) -> np.ndarray:
+    with torch.no_grad():
+        tensor = torch.from_numpy(np.asarray(embeddings, dtype=np.float32)).to(model.device)
+        return model.kmeans_features(tensor).float().cpu().numpy()
+
+
+def _head_labels(model: TextClusteringPreTrainedModel, embeddings: np.ndarray) -> np.ndarray:
+    with torch.no_grad():
+        tensor = torch.from_numpy(np.asarray(embeddings, dtype=np.float32)).to(model.device)
+        return model.cluster_probabilities(tensor).argmax(dim=-1).cpu().numpy()
+
+
+def _centres(features: np.ndarray, labels: np.ndarray, num_clusters: int) -> np.ndarray | None:
+    """Means of each cluster's features; None when a cluster is empty (its centre would be undefined)."""
+    if np.bincount(labels, minlength=num_clusters).min() == 0:
+        return None
+    return NearestCentres.of_groups(features, labels).cluster_centers_
+
+
+def candidate_partitions(
+    model: TextClusteringPreTrainedModel,
+    embeddings: np.ndarray,
+    *,
+    candidates: Sequence[str] = CANDIDATES,
+    random_state: int = 0,
+) -> tuple[dict[str, np.ndarray], dict[str, object]]:
+    """Each candidate partition of the texts whose pooled ``embeddings`` are given, as the model would serve it.
+
+    Args:
+        model: a trained clusterer (its clusters initialised).
+        embeddings: ``model.embed(texts)`` of the texts to partition (N x hidden).
+        candidates: which of :data:`CANDIDATES` to compute (a refined one brings its base along).
+        random_state: seed of k-means, UMAP and refinement.
+
+    Returns:
+        ``(partitions, how)``: candidate name -> served labels (N,), and candidate name -> what serving it needs
+        (``None`` for the head, the centres for k-means ones, the :class:`RefinementResult` for refined ones).
+
+    Raises:
+        ValueError: an unknown candidate name.
+
+    Example:
+        >>> partitions, _ = candidate_partitions(model, model.embed(texts), candidates=("head", "kmeans"))  # doctest: +SKIP
+    """
+    for name in candidates:
+        check_serve(name, "candidates")
+    wanted_bases = [b for b in BASE_CANDIDATES if b in candidates or f"{b}{REFINED_SUFFIX}" in candidates]
+    num_clusters = model.config.num_clusters
+    features = _features(model, embeddings)
+    partitions: dict[str, np.ndarray] = {}
+    how: dict[str, object] = {}
+    for base in wanted_bases:
+        if base == "head":
+            labels, serving = _head_labels(model, embeddings), None
+        else:
+            init = "umap" if base == "umap_kmeans" else "k-means++"
+            if init == "umap" and (features.shape[0] <= UMAP_MIN_TEXTS or not _has_umap()):
+                continue  # UMAP needs more texts than its neighbours, and umap-learn
+            fitted = fit_kmeans(features, num_clusters, random_state=random_state, init=init)
+            labels = np.asarray(fitted.labels_)
+            serving = _centres(features, labels, num_clusters)
+            if serving is None:  # an empty cluster cannot be served by centres
+                continue
+            labels = NearestCentres(serving).predict(features)
+        if base in candidates:
+            partitions[base], how[base] = labels, serving
+        refined_name = f"{base}{REFINED_SUFFIX}"
+        if refined_name in candidates:
+            result = refine_partition(features, labels, num_clusters=num_clusters, random_state=random_state)
+            partitions[refined_name], how[refined_name] = result.predict(features), result
+    return partitions, how
+
+
+def _refinement_record(result: RefinementResult) -> dict:
+    return {"rounds": int(result.rounds), "changed": round(float(result.changed), 4), "declined": bool(result.declined),
+            "reason": result.reason}
+
+
+def apply_partition(model: TextClusteringPreTrainedModel, name: str, serving: object) -> None:
+    """Make ``model`` serve candidate ``name`` (see :func:`candidate_partitions` for ``serving``)."""
+    if name == "head":
+        return
+    if isinstance(serving, RefinementResult):
+        model.set_refined_head(serving.coef, serving.intercept, served_partition=name)
+        return
+    model.init_clusters_from_kmeans(serving)
+    model.config.served_partition = name
+
+
+def serve_partition(
+    model: TextClusteringPreTrainedModel,
+    embeddings: np.ndarray,
+    *,
+    serve: str = "auto",
+    candidates: Sequence[str] = CANDIDATES,
+    criterion: str = DEFAULT_CRITERION,
+    random_state: int = 0,
+) -> ServingChoice:
+    """Choose (without labels) or take the partition ``model`` serves, and make it serve it.
+
+    Args:
+        model: a trained clusterer; changed in place (calibrate it again afterwards, as ``train`` does).
+        embeddings: ``model.embed(texts)`` of its training texts (or a sample of them).
+        serve: ``"auto"`` (the label-free choice among ``candidates``) or one candidate name (e.g. ``"head"``,
+            the paper's output).
+        candidates: what ``"auto"`` chooses among (default: all of :data:`CANDIDATES`).
+        criterion: the internal criterion of :func:`~hf_textcluster.training.selection.choose_partition`.
+        random_state: seed of k-means, UMAP, refinement and the criterion.
+
+    Returns:
+        The :class:`ServingChoice`.
+
+    Raises:
+        ValueError: ``serve`` or a candidate is not a known partition, or the model's clusters are not initialised.
+
+    Example:
+        >>> choice = serve_partition(model, model.embed(texts))   # doctest: +SKIP
+        >>> choice.served, model.config.served_partition            # doctest: +SKIP
+        ('umap_kmeans+refined', 'umap_kmeans+refined')
+    """
+    check_serve(serve)
+    model._check_clusters_initialized()
+    wanted = tuple(candidates) if serve == "auto" else (serve,)
+    partitions, how = candidate_partitions(model, embeddings, candidates=wanted, random_state=random_state)
+    if serve == "auto":
+        served, scores = choose_partition(_features(model, embeddings), partitions, criterion=criterion,
+                                          random_state=random_state)
+        used_criterion = criterion
+    else:
+        if serve not in partitions:
+            raise ValueError(f"`serve`={serve!r} cannot be served here: one of its clusters is empty.")
+        served, scores, used_criterion = serve, {}, None
+    apply_partition(model, served, how[served])
+    refinement = {name: _refinement_record(result) for name, result in how.items()
+                  if isinstance(result, RefinementResult)}
+    return ServingChoice(served=served, criterion=used_criterion, scores=scores, labels=partitions[served],
+                         refinement=refinement, candidates=partitions, serving=how[served])
