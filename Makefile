@@ -11,7 +11,7 @@ endif
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup demo test bench clean
+.PHONY: setup demo test docs lint bench clean
 
 setup: $(VENV)/.installed
 
@@ -25,11 +25,21 @@ $(VENV)/.installed: pyproject.toml
 demo: setup
 	$(VENV)/bin/hf-textcluster demo
 
+# The tests (every snippet of README and docs/ included: tests/test_docs.py), then lint, then the strict docs build.
 test: setup
 	$(PY) -m pytest -q
+	$(MAKE) lint docs
+
+# ruff's rules are in pyproject.toml ([tool.ruff]); `ruff format` is not enforced (most files predate it).
+lint: setup
+	$(PY) -m ruff check hf_textcluster training tests
+
+# The documentation site into site/ (not committed); --strict: a broken link, anchor or API reference fails.
+docs: setup
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
 
 bench: setup
-	$(PY) training/bench.py $(BENCH_ARGS)
+	$(PY) -m training.bench $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -1,24 +1,27 @@
-"""training/bench.py's results store: rows written by another bench process meanwhile are kept."""
+"""The benchmark package (training/bench/): its results store keeps rows another bench process wrote meanwhile, each
+section renders its table from the store, a method run writes its row end to end."""
 
 from __future__ import annotations
 
-import importlib.util
+import argparse
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[1] / "training" / "bench.py"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # training/ is a folder of the checkout, not installed
+from training.bench import comparisons, common, kmeans_init, leaderboard, render, rescore, speed  # noqa: E402
+from training.bench import store as results  # noqa: E402
+from training.bench.__main__ import main  # noqa: E402
 
 
 @pytest.fixture()
 def bench(tmp_path, monkeypatch):
-    spec = importlib.util.spec_from_file_location("bench_under_test", BENCH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    monkeypatch.setattr(module, "RESULTS_JSON", tmp_path / "results.json")
-    monkeypatch.setattr(module, "RESULTS_MD", tmp_path / "results.md")
-    return module
+    """The store module writing to a temporary results.json / results.md (README untouched)."""
+    monkeypatch.setattr(results, "RESULTS_JSON", tmp_path / "results.json")
+    monkeypatch.setattr(results, "RESULTS_MD", tmp_path / "results.md")
+    return results
 
 
 RUN = {"command": "bench.py", "date": "2026-11-23", "machine": "test", "versions": {}}
@@ -75,8 +78,8 @@ def test_auto_k_section_renders_its_table_only_when_it_has_rows(bench):
 
 
 def test_another_encoder_has_its_own_section_and_stays_out_of_the_default_tables(bench):
-    assert bench._encoder_variant(None) == "" and bench._encoder_variant("sentence-transformers/all-MiniLM-L6-v2") == ""
-    assert bench._encoder_variant("sentence-transformers/all-mpnet-base-v2") == "all-mpnet-base-v2"
+    assert common.encoder_variant(None) == "" and common.encoder_variant("sentence-transformers/all-MiniLM-L6-v2") == ""
+    assert common.encoder_variant("sentence-transformers/all-mpnet-base-v2") == "all-mpnet-base-v2"
     store = bench.load_store()
     store["runs"]["e"] = {**RUN, "command": "bench.py baselines --encoder x/all-mpnet-base-v2"}
     base = {"section": "baselines", "method": "embeddings-kmeans", "dataset": "stackoverflow", "seed": 0, "run": "e",
@@ -117,10 +120,10 @@ def test_baselines_with_another_encoder_run_its_kmeans_and_bertopic_way(bench, t
     toy = datasets.Dataset.from_dict({"text": texts, "label": labels}, features=datasets.Features(
         {"text": datasets.Value("string"), "label": datasets.ClassLabel(names=["a", "b", "c"])}))
     monkeypatch.setattr(hf_textcluster.data, "load_benchmark", lambda *args, **kwargs: toy)
-    assert bench.main(["baselines", "--datasets", "stackoverflow", "--seeds", "0", "--encoder", str(tiny_encoder_dir)]) == 0
+    assert main(["baselines", "--datasets", "stackoverflow", "--seeds", "0", "--encoder", str(tiny_encoder_dir)]) == 0
     rows = json.loads(bench.RESULTS_JSON.read_text())["rows"]
     assert sorted(r["method"] for r in rows) == ["bertopic-kmeans", "embeddings-kmeans"]
-    assert all(r["variant"] == bench._encoder_variant(str(tiny_encoder_dir)) and 0 < r["acc"] <= 1 for r in rows)
+    assert all(r["variant"] == common.encoder_variant(str(tiny_encoder_dir)) and 0 < r["acc"] <= 1 for r in rows)
 
 
 def test_the_leaderboard_counts_umap_kmeans_after_where_measured(bench):
@@ -137,12 +140,12 @@ def test_the_leaderboard_counts_umap_kmeans_after_where_measured(bench):
 def test_head_or_kmeans_section_counts_the_cells_where_kmeans_after_wins(bench):
     rows = [_row("sccl", "stackoverflow", 0.70, "r"), _row("aecl", "stackoverflow", 0.60, "r")]
     rows[0]["kmeans_acc"], rows[1]["kmeans_acc"] = 0.75, 0.55  # SCCL: +5.0, AECL: -5.0
-    md = "\n".join(bench._render_head_or_kmeans(rows))
+    md = "\n".join(comparisons.render_head_or_kmeans(rows))
     assert "| SCCL | stackoverflow | 70.0 | 75.0 | +5.0 |" in md and "| AECL | stackoverflow | 60.0 | 55.0 | -5.0 |" in md
     assert "higher ACC in 1 of 2" in md and "largest loss -5.0" in md
     assert "| SCCL | stackoverflow | 70.0 | 75.0 | +5.0 | +0.0 | – | – | 1 |" in md
     rows[1].update(latent_kmeans_acc=0.65, latent_kmeans_nmi=0.6)  # a head in a space of its own
-    md = "\n".join(bench._render_head_or_kmeans(rows))
+    md = "\n".join(comparisons.render_head_or_kmeans(rows))
     assert "| AECL | stackoverflow | 60.0 | 55.0 | -5.0 | +0.0 | 65.0 (1) | 60.0 | 1 |" in md
 
 
@@ -155,7 +158,7 @@ def test_rescore_adds_the_metrics_a_kept_model_lacks_and_changes_nothing_stored(
     from hf_textcluster.training.trainer import evaluate_clusterer
 
     texts, labels = toy_corpus
-    monkeypatch.setattr(bench, "REPO", tmp_path)
+    monkeypatch.setattr(results, "REPO", tmp_path)
     monkeypatch.setattr(hf_textcluster.training.runs, "prepare_dataset",
                         lambda name, augmentation, data_dir=None, seed=0: datasets.Dataset.from_dict(
                             {"text": texts, "label": labels}))
@@ -173,8 +176,8 @@ def test_rescore_adds_the_metrics_a_kept_model_lacks_and_changes_nothing_stored(
     for row in rows:
         bench.put_row(store, row)
     bench.save_store(store)
-    args = bench.argparse.Namespace(datasets=["stackoverflow"], seeds=[0, 1, 2], methods=None, data_dir=None)
-    bench.run_rescore(args, store, "rescore-1")
+    args = argparse.Namespace(datasets=["stackoverflow"], seeds=[0, 1, 2], methods=None, data_dir=None)
+    rescore.run(args, store, "rescore-1")
     after = {r["seed"]: r for r in json.loads(bench.RESULTS_JSON.read_text())["rows"]}
     assert after[0] == {**rows[0], **evaluate_clusterer(model, texts, labels, umap_kmeans=True), "rescored": "rescore-1"}
     assert "latent_kmeans_acc" in after[0] and "umap_kmeans_acc" in after[0]
@@ -183,7 +186,7 @@ def test_rescore_adds_the_metrics_a_kept_model_lacks_and_changes_nothing_stored(
     import hf_textcluster.training.trainer
 
     monkeypatch.setattr(hf_textcluster.training.trainer, "evaluate_clusterer", lambda *a, **k: pytest.fail("scored again"))
-    bench.run_rescore(bench.argparse.Namespace(datasets=["stackoverflow"], seeds=[0], methods=None, data_dir=None),
+    rescore.run(argparse.Namespace(datasets=["stackoverflow"], seeds=[0], methods=None, data_dir=None),
                       json.loads(bench.RESULTS_JSON.read_text()), "rescore-2")
 
 
@@ -191,8 +194,8 @@ def test_kmeans_init_section_has_one_column_per_start(bench):
     store = {"runs": {"r": RUN}}
     rows = [{"section": "kmeans-init", "method": m, "dataset": "stackoverflow", "seed": 0, "run": "r", "k": 20,
              "acc": acc, "nmi": acc, **({"seconds": 2.0} if m in ("k-means++", "umap") else {})}
-            for m, acc in zip(bench.KMEANS_INIT_ENTRIES, (0.72, 0.744, 0.753, 0.717, 0.65))]  # no pca FC_e row
-    md = "\n".join(bench._render_kmeans_init(store, rows))
+            for m, acc in zip(kmeans_init.KMEANS_INIT_ENTRIES, (0.72, 0.744, 0.753, 0.717, 0.65))]  # no pca FC_e row
+    md = "\n".join(kmeans_init.render(store, rows))
     assert "| stackoverflow | 20 | 72.0 / 72.0 | 74.4 / 74.4 | 75.3 / 75.3 | 71.7 / 71.7 | 65.0 / 65.0 | – | 2 / 2 | 1 |" in md
 
 
@@ -204,8 +207,8 @@ def test_train_time_is_a_mean_per_cpu_kind_without_the_runs_another_job_slowed(b
     for row, seconds in zip(rows, (300.0, 1000.0, 1600.0, 500.0)):
         row["train_seconds"] = seconds
     rows[2]["note"] = "train time inflated by unit tests running on the same 2 cores"
-    assert bench._train_time(store, rows) == "1000 (AVX2) / 300 (bf16 AMX) / 500 (bf16 AVX512)"
-    assert bench._train_time(store, rows[2:3]) == "1600† (AVX2)"  # only slowed runs: shown, marked
+    assert common.train_time(store, rows) == "1000 (AVX2) / 300 (bf16 AMX) / 500 (bf16 AVX512)"
+    assert common.train_time(store, rows[2:3]) == "1600† (AVX2)"  # only slowed runs: shown, marked
 
 
 @pytest.mark.parametrize(("capped", "capability", "variant"), [
@@ -222,12 +225,12 @@ def test_speed_rows_of_another_cpu_kind_get_their_own_section(bench, monkeypatch
         monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", capped)
     else:
         monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)
-    assert bench._speed_variant() == variant
+    assert speed.speed_variant() == variant
 
 
 def test_a_method_run_end_to_end_writes_its_row_model_and_tables(bench, tiny_encoder_dir, toy_corpus, tmp_path,
                                                                monkeypatch):
-    """The smoke run: `bench.py sccl` for 2 steps on a tiny encoder and the toy corpus (standing in for a benchmark):
+    """The smoke run: `python -m training.bench sccl` for 2 steps on a tiny encoder and the toy corpus (standing in for a benchmark):
     one row with the head, k-means after / before and UMAP k-means after, the kept model rescore can use, the tables;
     `--skip-done` then skips it."""
     import datasets
@@ -239,35 +242,35 @@ def test_a_method_run_end_to_end_writes_its_row_model_and_tables(bench, tiny_enc
         {"text": texts, "label": labels, "text_aug1": texts, "text_aug2": texts},
         features=datasets.Features({"text": datasets.Value("string"), "label": datasets.ClassLabel(names=["a", "b", "c"]),
                                     "text_aug1": datasets.Value("string"), "text_aug2": datasets.Value("string")}))
-    monkeypatch.setattr(bench, "REPO", tmp_path)
+    monkeypatch.setattr(results, "REPO", tmp_path)
     monkeypatch.setattr(hf_textcluster.training.runs, "prepare_dataset", lambda *args, **kwargs: toy)
     argv = ["sccl", "--datasets", "stackoverflow", "--seeds", "0", "--max-steps", "2", "--training",
             "per_device_train_batch_size=8", "--encoder", str(tiny_encoder_dir), "--skip-done"]
-    assert bench.main(argv) == 0
+    assert main(argv) == 0
     (row,) = [r for r in json.loads(bench.RESULTS_JSON.read_text())["rows"] if r["section"] == "method"]
     assert (row["method"], row["dataset"], row["seed"], row["steps"], row["batch_size"]) == ("sccl", "stackoverflow", 0, 2, 8)
-    assert row["variant"] == bench._encoder_variant(str(tiny_encoder_dir))
+    assert row["variant"] == common.encoder_variant(str(tiny_encoder_dir))
     for key in ("acc", "kmeans_acc", "init_kmeans_acc", "umap_kmeans_acc"):
         assert 0 < row[key] <= 1
     assert (bench.run_dir("sccl", "stackoverflow", 0, row["variant"]) / "model.safetensors").exists()
     assert "## SCCL" in bench.RESULTS_MD.read_text()
     stored = bench.RESULTS_JSON.read_text()
-    assert bench.main(argv) == 0 and bench.RESULTS_JSON.read_text() == stored  # --skip-done: nothing re-run
+    assert main(argv) == 0 and bench.RESULTS_JSON.read_text() == stored  # --skip-done: nothing re-run
 
 
 def test_readme_verdict_table_is_rewritten_between_its_markers_only(bench):
     """README's leaderboard-in-short comes from the store: the lines between the markers are replaced, nothing else."""
     store = {"runs": {"r": RUN}, "rows": []}
     bench.put_row(store, _row("sccl", "stackoverflow", 0.75, "r"))
-    verdicts = bench._render_leaderboard(store["rows"])[1]
-    start, end = bench.README_MARKERS
+    verdicts = leaderboard.render_leaderboard(store["rows"])[1]
+    start, end = render.README_MARKERS
     text = f"# Title\n\nbefore\n{start}\n| stale | table |\n{end}\nafter\n"
-    new = bench.readme_with_verdicts(text, verdicts)
+    new = render.readme_with_verdicts(text, verdicts)
     assert "| stale |" not in new and new.startswith("# Title\n\nbefore\n") and new.endswith(f"{end}\nafter\n")
     # display names, and the best reported number includes HAC-SD's row of SCCL's Table 1 where it tops the five
     assert "| StackOverflow | 75.0 (SCCL" in new and "83.2 (AECL) | -8.2 |" in new
-    assert bench.readme_with_verdicts("no markers here\n", verdicts) == "no markers here\n"
-    tweet = bench._render_leaderboard([_row("sccl", "tweet", 0.70, "r")])[1][0]
+    assert render.readme_with_verdicts("no markers here\n", verdicts) == "no markers here\n"
+    tweet = leaderboard.render_leaderboard([_row("sccl", "tweet", 0.70, "r")])[1][0]
     assert (tweet.paper, tweet.paper_label) == (89.6, "HAC-SD, SCCL's Table 1")
 
 
@@ -276,7 +279,27 @@ def test_verdict_names_a_better_variant_and_leaves_out_other_encoders_and_held_o
     variant = {**_row("decmlm", "tweet", 0.62, "r"), "variant": "w/o MLM", "kmeans_acc": 0.80}
     mpnet = {**_row("sccl", "tweet", 0.95, "r"), "variant": "all-mpnet-base-v2", "encoder": "mpnet"}
     held_out = {**_row("deccrl", "tweet", 0.97, "r"), "variant": "held-out split"}
-    verdict = bench._render_leaderboard([main, variant, mpnet, held_out])[1][0]
+    verdict = leaderboard.render_leaderboard([main, variant, mpnet, held_out])[1][0]
     assert verdict.ours == 60.0
     assert (verdict.any_config, verdict.any_config_how) == (80.0, "DEC-MLM w/o MLM, k-means after; 1 seed")
-    assert bench._verdict_table([verdict], "dataset")[2].endswith("| 80.0 (DEC-MLM w/o MLM, k-means after; 1 seed) |")
+    assert leaderboard.verdict_table([verdict], "dataset")[2].endswith("| 80.0 (DEC-MLM w/o MLM, k-means after; 1 seed) |")
+
+
+def test_render_rewrites_the_committed_results_page_from_its_store():
+    """`python -m training.bench render` gives back docs/results.md exactly from docs/results.json."""
+    docs = Path(__file__).resolve().parents[1] / "docs"
+    assert render.render(json.loads((docs / "results.json").read_text())) == (docs / "results.md").read_text()
+
+
+def test_each_section_and_each_registered_method_is_a_sub_command():
+    from hf_textcluster.models import METHODS
+
+    from training.bench.__main__ import SECTIONS, build_parser
+
+    parser = build_parser()
+    for name in [*SECTIONS, *METHODS]:
+        assert parser.parse_args([name] + (["--from", "x.jsonl"] if name == "authors-sccl" else [])).section == name
+    args = parser.parse_args(["sccl", "--datasets", "tweet", "--seeds", "0", "--max-steps", "5", "--skip-done"])
+    assert (args.datasets, args.seeds, args.max_steps, args.skip_done) == (["tweet"], [0], 5, True)
+    with pytest.raises(SystemExit):
+        parser.parse_args(["authors-sccl"])  # --from is required

@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""The pictures in docs/, made from what training/bench.py saved (never drawn by hand).
+"""The pictures in docs/, made from what the benchmark (python -m training.bench) saved (never drawn by hand).
 
     python training/figures.py                                   # SCCL on StackOverflow, seed 0
     python training/figures.py --method decmlm --dataset searchsnippets --projection tsne --sample-size 3000
@@ -84,7 +84,7 @@ def make_map(args, run_dir: Path, run_info: dict | None, row: dict | None) -> st
 
     if not (run_dir / "config.json").is_file():
         raise FileNotFoundError(f"no trained model in {run_dir} (no config.json): train it first, e.g. `python "
-                                f"training/bench.py {args.method} --datasets {args.dataset} --seeds {args.seed}`.")
+                                f"python -m training.bench {args.method} --datasets {args.dataset} --seeds {args.seed}`.")
     if run_info and run_info.get("dataset") not in (None, args.dataset):
         raise ValueError(f"{run_dir} was trained on {run_info['dataset']!r}, not --dataset {args.dataset!r}.")
     dataset = load_benchmark(args.dataset, data_dir=args.data_dir)
@@ -159,7 +159,7 @@ def make_leaderboard(args, results: dict | None) -> str:
     from hf_textcluster.apps.plotting import plot_leaderboard
 
     if results is None:
-        raise FileNotFoundError(f"no results file {args.results} (training/bench.py writes it).")
+        raise FileNotFoundError(f"no results file {args.results} (python -m training.bench writes it).")
     path = Path(args.output_dir) / f"leaderboard_{args.metric}.png"
     plot_leaderboard(results, metric=args.metric, path=path)
     return f"wrote {path}: {args.metric.upper()} per corpus from {args.results}"

@@ -6,7 +6,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 PY=${PY:-.venv/bin/python}
-B="$PY training/bench.py aecl --skip-done"
+B="$PY -m training.bench aecl --skip-done"
 $B --datasets stackoverflow searchsnippets biomedical tweet --seeds 0
 $B --datasets stackoverflow --config stage1_fraction=0 --variant "No Stage 1" --seeds 0
 $B --datasets stackoverflow --config stage2_fraction=0 --variant "No Stage 2" --seeds 0

@@ -6,7 +6,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 PY=${PY:-.venv/bin/python}
-B="$PY training/bench.py clusterbert --skip-done"
+B="$PY -m training.bench clusterbert --skip-done"
 # The cpu recipe's learning rate is the paper's 2e-5 since 2026-11-24 (5e-5 wrecked Biomedical in stage 1); the rows
 # at 5e-5 are kept as the variant "lr 5e-5 (cpu recipe until 2026-11-24)".
 $B --datasets stackoverflow searchsnippets biomedical --seeds 0

@@ -8,12 +8,12 @@
 set -u
 cd "$(dirname "$0")/../.."
 PY=${PY:-.venv/bin/python}
-B="$PY training/bench.py deccrl --skip-done"
+B="$PY -m training.bench deccrl --skip-done"
 LSR=(--config reconstruction_module='"lsr"' --variant "w/o CRL w LSR")
 NOCRL=(--config reconstruction_loss_weight=0 --variant "w/o CRL")
 PCA=(--config latent_init='"pca"' --variant "latent_init pca")  # FC_e's start (not the paper's; see the card)
 # a queue restarted while one of its runs is still going waits for it rather than racing it
-while pgrep -f "bench.py deccrl" > /dev/null; do sleep 30; done
+while pgrep -f "training.bench deccrl" > /dev/null; do sleep 30; done
 $B --datasets stackoverflow tweet searchsnippets agnews biomedical --seeds 0
 $B --datasets stackoverflow searchsnippets biomedical "${PCA[@]}" --seeds 0  # does the PCA start close the gap?
 # seed 0 said yes on SearchSnippets / Biomedical (head +5 / +15 ACC): these decide whether it becomes the default

@@ -7,7 +7,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 PY=${PY:-.venv/bin/python}
-B="$PY training/bench.py"
+B="$PY -m training.bench"
 # 1. Do the SCCL authors' augmented views keep each corpus's classes apart (pretrained MiniLM)?
 $B augmentation --datasets biomedical stackoverflow tweet --seeds 0
 # 2. Which SCCL term hurts Biomedical: the instance contrast alone, the clustering (DEC) alone, or the views?

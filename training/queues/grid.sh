@@ -7,7 +7,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 PY=${PY:-.venv/bin/python}
-B="$PY training/bench.py"
+B="$PY -m training.bench"
 GN=(googlenews_ts googlenews_t googlenews_s)
 $B sccl --skip-done --datasets "${GN[@]}" --seeds 0
 # seed 1 of DEC-CRL on StackOverflow also stores the topics of the paper's Table 4

@@ -8,6 +8,6 @@
 set -u
 cd "$(dirname "$0")/../.."
 PY=${PY:-.venv/bin/python}
-B="$PY training/bench.py"
+B="$PY -m training.bench"
 $B sccl --datasets agnews biomedical --seeds 0 1 2
 $B rescore --datasets stackoverflow searchsnippets biomedical tweet agnews googlenews_ts googlenews_t googlenews_s --seeds 0 1 2

@@ -1,0 +1,74 @@
+"""``python -m training.bench <section> [options]``: one sub-command per section and per registered method."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+from . import (  # noqa: E402
+    augmentation,
+    authors_sccl,
+    auto_k,
+    baselines,
+    kmeans_init,
+    method,
+    rescore,
+    scale,
+    speed,
+)
+from . import store as results  # noqa: E402
+from .common import environment, methods, new_run_id  # noqa: E402
+
+# sub-command -> (module, one-line help); each registered method is a sub-command of its own (the `method` module)
+SECTIONS = {
+    "baselines": (baselines, "BoW / TF-IDF / embeddings + k-means (and the BERTopic way with --encoder)."),
+    "speed": (speed, "Speed ratios measured side by side in one process."),
+    "authors-sccl": (authors_sccl, "Record a side-by-side timing of the SCCL authors' code, run outside."),
+    "auto-k": (auto_k, "Choosing K without labels: the criteria and BERTopic."),
+    "scale": (scale, "Time and peak memory at 10k / 100k / 1M texts."),
+    "augmentation": (augmentation, "What the augmented views keep of the label signal."),
+    "kmeans-init": (kmeans_init, "How the initial k-means starts."),
+    "rescore": (rescore, "Add today's metrics to the rows of kept models."),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser: one sub-command per section, per registered method, and ``render``."""
+    parser = argparse.ArgumentParser(prog="python -m training.bench", description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="section", required=True, metavar="section")
+    for name, (module, help_text) in SECTIONS.items():
+        module.add_arguments(commands.add_parser(name, help=help_text, description=help_text))
+    for name, spec in methods().items():
+        help_text = f"Train and score {spec.display_name} (the `cpu` recipe unless --recipe)."
+        method.add_arguments(commands.add_parser(name, help=help_text, description=help_text))
+    commands.add_parser("render", help="Re-write docs/results.md (and README's table) from docs/results.json.")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one section (its rows are saved as they are measured) and re-render; ``render`` only re-renders."""
+    from hf_textcluster.data import BENCHMARKS
+
+    args = build_parser().parse_args(argv)
+    if getattr(args, "datasets", None) == ["all"]:
+        args.datasets = list(BENCHMARKS)
+    store = results.load_store()
+    if args.section == "render":
+        from .render import write_rendered
+
+        write_rendered(store)
+        return 0
+    run_id = new_run_id(args.section)
+    store["runs"][run_id] = environment()
+    module = SECTIONS[args.section][0] if args.section in SECTIONS else method
+    module.run(args, store, run_id)
+    print(f"Wrote {results.RESULTS_MD}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""docs/results.md, the leaderboard and README's "leaderboard in short" table, rendered from the store alone.
+
+Each section renders its own table (``<section>.render``); this module puts them in the page's order and writes
+README's table between its markers. ``python -m training.bench render`` re-writes both from docs/results.json.
+"""
+
+from __future__ import annotations
+
+from . import (
+    auto_k,
+    augmentation,
+    authors_sccl,
+    baselines,
+    capabilities,
+    comparisons,
+    kmeans_init,
+    leaderboard,
+    method,
+    scale,
+    speed,
+    store as results,
+)
+
+# README's "leaderboard in short" table sits between these lines; every render rewrites it from the store.
+README_MARKERS = ("<!-- bench.py: leaderboard in short -->", "<!-- /bench.py -->")
+README_CORPUS_NAMES = {"agnews": "AgNews", "searchsnippets": "SearchSnippets", "stackoverflow": "StackOverflow",
+                       "biomedical": "Biomedical", "googlenews_ts": "GoogleNews-TS", "googlenews_t": "GoogleNews-T",
+                       "googlenews_s": "GoogleNews-S", "tweet": "Tweet"}
+
+
+def render(store: dict) -> str:
+    """docs/results.md as text: every section that has rows, in a fixed order."""
+    rows = store["rows"]
+    out = [
+        "# Results",
+        "",
+        "Written by `training/bench.py` from `docs/results.json`; do not edit by hand. ACC and NMI in %, mean ± std over",
+        "seeds. All runs on CPU with the pip-shipped `sentence-transformers/all-MiniLM-L6-v2` (the default encoder).",
+        "Labels are used only for scoring. Paper columns are the numbers the papers report (other encoders, GPUs,",
+        "longer training): they are a reference point, not a like-for-like comparison.",
+        "",
+    ]
+    out += baselines.render(store, rows)
+    out += method.render(store, rows)
+    out += capabilities.render_topics(rows)
+    out += capabilities.render_stages(rows)
+    out += capabilities.render_serving(rows)
+    out += method.render_side_by_side(rows)
+    out += leaderboard.render_leaderboard(rows)[0]
+    out += comparisons.render_head_or_kmeans(rows)
+    out += comparisons.render_encoders(store, rows)
+    out += augmentation.render(store, rows)
+    out += kmeans_init.render(store, rows)
+    out += authors_sccl.render(store, [r for r in rows if r["section"] == "authors-sccl"])
+    out += auto_k.render(store, [r for r in rows if r["section"] == "auto-k"])
+    out += scale.render(store, [r for r in rows if r["section"] == "scale"])
+    out += speed.render(store, [r for r in rows if r["section"] == "speed"])
+    return "\n".join(out) + "\n"
+
+
+def readme_with_verdicts(text: str, verdicts: list[leaderboard.Verdict]) -> str:
+    """`text` with the lines between README_MARKERS replaced by the verdict table (unchanged without markers)."""
+    start, end = README_MARKERS
+    if start not in text or end not in text or not verdicts:
+        return text
+    head, rest = text.split(start, 1)
+    table = "\n".join(leaderboard.verdict_table(verdicts, "corpus", README_CORPUS_NAMES))
+    return f"{head}{start}\n{table}\n{end}{rest.split(end, 1)[1]}"
+
+
+def write_rendered(store: dict) -> None:
+    """results.md from the store, and README's leaderboard-in-short table when the store is the repository's own."""
+    results.RESULTS_MD.write_text(render(store))
+    readme = results.README_MD
+    if results.RESULTS_JSON.resolve() == (results.REPO / "docs" / "results.json").resolve() and readme.exists():
+        readme.write_text(readme_with_verdicts(readme.read_text(), leaderboard.render_leaderboard(store["rows"])[1]))
