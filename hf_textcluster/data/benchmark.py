@@ -102,7 +102,7 @@ class ShortTextClusteringBenchmark(datasets.GeneratorBasedBuilder):
             googlenews_s, tweet`` (case and ``-``/``_`` insensitive).
         data_dir: folder with ``<name>.csv``; ``None`` downloads the raw public sources.
         augmentation, augmented_dir: see :class:`ShortTextClusteringConfig`.
-        cache_dir, and any other ``datasets.DatasetBuilder`` argument.
+        cache_dir: the ``datasets`` cache folder; any other ``datasets.DatasetBuilder`` argument is passed on.
 
     Raises:
         ValueError: unknown corpus or augmentation name, or augmentation without data_dir/augmented_dir.

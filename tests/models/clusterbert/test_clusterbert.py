@@ -4,9 +4,7 @@ stage 3, the per-stage scores, and long documents."""
 
 from __future__ import annotations
 
-import json
 import logging
-import math
 
 import numpy as np
 import pytest
