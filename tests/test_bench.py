@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # training/ is a folder of the checkout, not installed
-from training.bench import comparisons, common, kmeans_init, leaderboard, render, rescore, speed  # noqa: E402
+from training.bench import comparisons, common, kmeans_init, leaderboard, partitions, render, rescore, speed  # noqa: E402
 from training.bench import store as results  # noqa: E402
 from training.bench.__main__ import main  # noqa: E402
 
@@ -254,6 +254,12 @@ def test_a_method_run_end_to_end_writes_its_row_model_and_tables(bench, tiny_enc
         assert 0 < row[key] <= 1
     assert (bench.run_dir("sccl", "stackoverflow", 0, row["variant"]) / "model.safetensors").exists()
     assert "## SCCL" in bench.RESULTS_MD.read_text()
+    # every candidate partition scored, the label-free choice among them, the oracle the best ACC (labels)
+    assert {"head", "kmeans", "head+refined", "kmeans+refined"} <= set(row["partitions"])
+    assert row["served_by_default"] in row["partitions"] and row["oracle"] in row["partitions"]
+    assert row["oracle_acc"] == max(p["acc"] for p in row["partitions"].values()) >= row["served_acc"]
+    assert row["partitions"]["head"]["acc"] == row["acc"]  # trained with serve="head": the head is the trained head
+    assert "## Which partition to serve" in bench.RESULTS_MD.read_text()
     stored = bench.RESULTS_JSON.read_text()
     assert main(argv) == 0 and bench.RESULTS_JSON.read_text() == stored  # --skip-done: nothing re-run
 
@@ -303,3 +309,62 @@ def test_each_section_and_each_registered_method_is_a_sub_command():
     assert (args.datasets, args.seeds, args.max_steps, args.skip_done) == (["tweet"], [0], 5, True)
     with pytest.raises(SystemExit):
         parser.parse_args(["authors-sccl"])  # --from is required
+
+
+def _scored(method, dataset, seed, accs, served, run="r"):
+    """A method row with partition columns: ``accs`` maps candidate -> ACC; the oracle is the best of them."""
+    oracle = max(accs, key=accs.get)
+    return {**_row(method, dataset, accs["head"], run), "seed": seed, "selection_criterion": "silhouette",
+            "partitions": {n: {"acc": a, "nmi": a, "selection": 0.1} for n, a in accs.items()},
+            "served_by_default": served, "served_acc": accs[served], "served_nmi": accs[served], "oracle": oracle,
+            "oracle_acc": accs[oracle], "oracle_nmi": accs[oracle], "partitions_seconds": 30.0}
+
+
+def test_partitions_section_scores_the_label_free_choice_against_the_oracle(bench):
+    rows = [_scored("sccl", "stackoverflow", 0, {"head": 0.70, "kmeans": 0.75, "kmeans+refined": 0.80}, "kmeans+refined"),
+            _scored("sccl", "stackoverflow", 1, {"head": 0.72, "kmeans": 0.78, "kmeans+refined": 0.76}, "kmeans+refined"),
+            _scored("aecl", "tweet", 0, {"head": 0.60, "kmeans": 0.50, "kmeans+refined": 0.55}, "kmeans")]
+    md = "\n".join(partitions.render({"runs": {"r": RUN}}, rows))
+    assert "| head ACC | kmeans ACC | kmeans+refined ACC | served ACC |" in md
+    # served 80 / 76 against the oracle 80 / 78: one of two seeds hits it, -1.0 on average
+    assert ("| SCCL | stackoverflow | 71.0 ± 1.4 | 76.5 ± 2.1 | 78.0 ± 2.8 | 78.0 ± 2.8 | kmeans+refined | 79.0 ± 1.4 "
+            "| kmeans ×1, kmeans+refined ×1 | -1.0 | 2 |") in md
+    assert "| AECL | tweet | 60.0 | 50.0 | 55.0 | 50.0 | kmeans | 60.0 | head | -10.0 | 1 |" in md
+    assert "picks the oracle's partition in 1 of 3 runs" in md and "4.0 points on average" in md
+    assert "largest 10.0" in md and "**chosen with labels**" in md
+    assert partitions.render({"runs": {}}, [_row("sccl", "tweet", 0.7, "r")]) == []  # no columns, no section
+
+
+def test_the_leaderboard_sets_what_is_served_beside_the_shallow_baselines_and_their_refined_versions(bench):
+    base = {"section": "baselines", "dataset": "stackoverflow", "seed": 0, "run": "r", "nmi": 0.5, "seconds": 1.0}
+    rows = [_scored("sccl", "stackoverflow", 0, {"head": 0.70, "umap_kmeans+refined": 0.85}, "umap_kmeans+refined"),
+            {**base, "method": "embeddings-kmeans", "acc": 0.72},
+            {**base, "method": "embeddings-kmeans+refined", "acc": 0.74, "unrefined_acc": 0.72,
+             "refinement": {"declined": False}},
+            {**base, "section": "auto-k", "method": "bertopic-kmeans", "acc": 0.80, "k_found": 20, "k_true": 20,
+             "num_texts": 100, "true_k_acc": 0.72, "true_k_nmi": 0.5}]
+    md = "\n".join(partitions.render_served_against_baselines(rows))
+    assert "| stackoverflow | SCCL | 85.0 (umap_kmeans+refined) | 72.0 | 74.0 | 80.0 | – | +5.0 |" in md
+    assert ("| stackoverflow | MiniLM + k-means, refined | 72.0 | 74.0 | 50.0 | 0 | 1 |"
+            in "\n".join(partitions.render({"runs": {}}, rows)))
+    store = {"runs": {"r": RUN}, "rows": []}
+    for row in rows:
+        bench.put_row(store, row)
+    bench.save_store(store)
+    page = bench.RESULTS_MD.read_text()
+    assert page.index("## Leaderboard") < page.index("Served by default") < page.index("## Serve the head")
+    assert "74.0" not in page.split("## Leaderboard")[0].split("## SCCL")[0]  # refined rows stay out of the baselines
+
+
+def test_partition_scores_of_a_model_rank_every_candidate_as_served(tiny_encoder_dir, toy_corpus):
+    from hf_textcluster import SCCLModel
+
+    texts, labels = toy_corpus
+    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model.initialize_clusters(texts, random_state=0)
+    fields = partitions.partition_scores(model, texts, labels, seed=0)
+    assert fields["partitions"]["head"]["acc"] == pytest.approx(
+        __import__("hf_textcluster").training.metrics.clustering_scores(labels, model.predict(texts))["acc"])
+    assert set(fields["refinement"]) == {n for n in fields["partitions"] if n.endswith("+refined")}
+    assert fields["oracle_acc"] == max(p["acc"] for p in fields["partitions"].values()) >= fields["served_acc"]
+    assert fields["served_by_default"] == max(fields["partitions"], key=lambda n: fields["partitions"][n]["selection"])

@@ -16,6 +16,7 @@ from . import (  # noqa: E402
     baselines,
     kmeans_init,
     method,
+    partitions,
     rescore,
     scale,
     speed,
@@ -33,12 +34,14 @@ SECTIONS = {
     "augmentation": (augmentation, "What the augmented views keep of the label signal."),
     "kmeans-init": (kmeans_init, "How the initial k-means starts."),
     "rescore": (rescore, "Add today's metrics to the rows of kept models."),
+    "partitions": (partitions, "Every candidate partition of kept models, the label-free choice, the oracle; "
+                               "the shallow baselines refined."),
 }
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser: one sub-command per section, per registered method, and ``render``."""
-    parser = argparse.ArgumentParser(prog="python -m training.bench", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m training.bench", description="The benchmark: one sub-command per section and per registered method.")
     commands = parser.add_subparsers(dest="section", required=True, metavar="section")
     for name, (module, help_text) in SECTIONS.items():
         module.add_arguments(commands.add_parser(name, help=help_text, description=help_text))

@@ -11,7 +11,21 @@ import time
 from pathlib import Path
 
 from .capabilities import serving_modes, topics_by_cluster
-from .common import TRAIN_TIME_LEGEND, add_corpus_arguments, default_baselines, display_name, encoder_variant, gain, mean_std, method_order, methods, paper_cell, run_header, train_time
+from .common import (
+    TRAIN_TIME_LEGEND,
+    add_corpus_arguments,
+    default_baselines,
+    display_name,
+    encoder_variant,
+    gain,
+    mean_std,
+    method_order,
+    methods,
+    paper_cell,
+    run_header,
+    train_time,
+)
+from .partitions import partition_scores, summary_line
 from .store import put_row, run_dir, save_store
 
 
@@ -33,17 +47,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="Skip (dataset, seed) runs of this method and variant already in results.json (resume).")
     parser.add_argument("--config", action="append", default=[], metavar="KEY=VALUE",
                         help="Model config override (JSON value), e.g. mlm_loss_weight=0 for DEC-MLM's ablation.")
+    parser.add_argument("--no-partitions", action="store_true",
+                        help="Skip scoring every candidate partition (refined ones, the label-free choice, the oracle).")
 
 
 def run(args, store: dict, run_id: str) -> None:
     """Train ``args.section`` (a registered method) on every corpus and seed, keep the model, store one row per run."""
     import torch
 
-    from hf_textcluster.training.baselines import EmbeddingKMeans
     from hf_textcluster.data import CORPORA
+    from hf_textcluster.training.baselines import EmbeddingKMeans
     from hf_textcluster.training.metrics import clustering_scores
-    from hf_textcluster.training.trainer import evaluate_clusterer
     from hf_textcluster.training.runs import train_clusterer
+    from hf_textcluster.training.trainer import evaluate_clusterer
 
     spec = methods()[args.section]
     variant = ", ".join(v for v in (args.variant, encoder_variant(args.encoder)) if v)
@@ -101,6 +117,8 @@ def run(args, store: dict, run_id: str) -> None:
                 row["stages"] = trainer.stage_metrics
             if hasattr(result.model.config, "serving_attention"):
                 row.update(serving_modes(result.model, scored, trainer.args.per_device_train_batch_size, seed))
+            if not args.no_partitions:  # every candidate partition, the label-free choice and the oracle
+                row.update(partition_scores(result.model, scored["text"], scored["label"], seed))
             if result.test_dataset is not None:
                 row["note"] = f"trained on {len(trainer.train_dataset):,}, scored on {len(scored):,} held-out texts"
             elif len(trainer.train_dataset) != CORPORA[name].num_rows:
@@ -115,7 +133,8 @@ def run(args, store: dict, run_id: str) -> None:
             save_store(store)
             print(f"{name:15s} seed {seed} {args.section}: head ACC {100 * metrics['acc']:.1f} NMI {100 * metrics['nmi']:.1f}"
                   f" | k-means on trained ACC {100 * metrics['kmeans_acc']:.1f} NMI {100 * metrics['kmeans_nmi']:.1f}"
-                  f" | k-means before ACC {100 * baseline['acc']:.1f} NMI {100 * baseline['nmi']:.1f}", flush=True)
+                  f" | k-means before ACC {100 * baseline['acc']:.1f} NMI {100 * baseline['nmi']:.1f}"
+                  + (f" | {summary_line(row)}" if "partitions" in row else ""), flush=True)
             del result, trainer
             torch.manual_seed(0)
 

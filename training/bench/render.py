@@ -16,6 +16,7 @@ from . import (
     kmeans_init,
     leaderboard,
     method,
+    partitions,
     scale,
     speed,
     store as results,
@@ -47,7 +48,9 @@ def render(store: dict) -> str:
     out += capabilities.render_serving(rows)
     out += method.render_side_by_side(rows)
     out += leaderboard.render_leaderboard(rows)[0]
+    out += partitions.render_served_against_baselines(rows)
     out += comparisons.render_head_or_kmeans(rows)
+    out += partitions.render(store, rows)
     out += comparisons.render_encoders(store, rows)
     out += augmentation.render(store, rows)
     out += kmeans_init.render(store, rows)
