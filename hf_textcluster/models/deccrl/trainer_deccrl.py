@@ -12,7 +12,6 @@ from typing import Any, Sequence
 
 import numpy as np
 import torch
-from transformers.trainer_utils import get_last_checkpoint
 from transformers.utils import logging
 
 from ...training.losses import (
@@ -23,7 +22,7 @@ from ...training.losses import (
     gaussian_kl_loss,
     latent_reconstruction_loss,
 )
-from ...training.trainer import ClusteringTrainer, TextViewsCollator
+from ...training.trainer import ClusteringTrainer, TextViewsCollator, last_complete_checkpoint
 
 logger = logging.get_logger(__name__)
 
@@ -134,7 +133,7 @@ class DECCRLTrainer(ClusteringTrainer):
 
     def train(self, resume_from_checkpoint=None, **kwargs):
         # A resumed run rebuilds the vocabulary-sized layers from the checkpoint's config before its weights load.
-        checkpoint = get_last_checkpoint(self.args.output_dir) if resume_from_checkpoint is True else resume_from_checkpoint
+        checkpoint = last_complete_checkpoint(self.args.output_dir) if resume_from_checkpoint is True else resume_from_checkpoint
         if checkpoint and self.model.config.vocabulary is None:
             with open(os.path.join(checkpoint, "config.json")) as f:
                 vocabulary = json.load(f).get("vocabulary")
