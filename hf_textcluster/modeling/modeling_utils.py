@@ -252,8 +252,9 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             embeddings = self.embed(texts, batch_size=batch_size, show_progress_bar=show_progress_bar, precision=precision)
         embeddings = np.asarray(embeddings, dtype=np.float32)
         check_num_clusters(num_clusters, embeddings.shape[0])
-        with torch.no_grad():  # k-means runs where the head does
-            features = self.kmeans_features(torch.from_numpy(embeddings).to(self.device)).float().cpu().numpy()
+        with torch.no_grad():  # k-means runs where the head does (on a GPU: torch's k-means, no copy to the host)
+            features = self.kmeans_features(torch.from_numpy(embeddings).to(self.device)).float()
+        features = features if features.is_cuda else features.cpu().numpy()
         kmeans = fit_kmeans(features, num_clusters, n_init=n_init, random_state=random_state, max_samples=max_samples,
                             init=kmeans_init)
         self.init_clusters_from_kmeans(kmeans.cluster_centers_)

@@ -30,6 +30,10 @@ from .serving import apply_partition, check_serve, serve_partition
 logger = logging.get_logger(__name__)
 
 
+# The encoding passes' batch on a GPU: MiniLM-sized encoders on 32-token texts keep a GPU busy from about here.
+GPU_ENCODE_BATCH_SIZE = 1024
+
+
 @dataclass
 class ClusteringTrainingArguments(TrainingArguments):
     """``TrainingArguments`` plus what clustering training needs. ``remove_unused_columns`` defaults to False:
@@ -62,9 +66,10 @@ class ClusteringTrainingArguments(TrainingArguments):
         metadata={"help": "bf16 autocast. Default (None) = auto: on where the device runs bf16 natively (a GPU with "
                   "bf16, a CPU with AVX-512-BF16 / AMX), off elsewhere (emulated bf16 is 9-30x slower)."},
     )
-    encode_batch_size: int = field(
-        default=DEFAULT_ENCODE_BATCH_SIZE,
-        metadata={"help": "Batch size of the encoding passes (k-means initialisation, targets, evaluation)."},
+    encode_batch_size: int | None = field(
+        default=None,
+        metadata={"help": "Batch size of the encoding passes (k-means initialisation, targets, evaluation). Default: "
+                  f"{DEFAULT_ENCODE_BATCH_SIZE} on a CPU, {GPU_ENCODE_BATCH_SIZE} on a GPU."},
     )
     health_check_steps: int | None = field(
         default=None,
@@ -98,8 +103,13 @@ class ClusteringTrainingArguments(TrainingArguments):
             self.precision_source = "auto"
         else:
             self.precision_source = "forced"
-        if self.bf16 and not on_gpu:
-            self.use_cpu = True  # TrainingArguments refuses bf16 without a GPU unless told it runs on the CPU
+        if not on_gpu and (self.bf16 or not torch.backends.mps.is_available()):  # an Apple GPU keeps its default
+            # TrainingArguments refuses bf16 without a GPU unless told it runs on the CPU, and only then does accelerate
+            # count the processes of a CPU `accelerate launch` (gloo)
+            self.use_cpu = True
+            self.dataloader_pin_memory = False  # pinned host memory only speeds up copies to a GPU
+        if self.encode_batch_size is None:  # inference passes: a GPU keeps busy only with far larger batches
+            self.encode_batch_size = GPU_ENCODE_BATCH_SIZE if on_gpu else DEFAULT_ENCODE_BATCH_SIZE
         if self.kmeans_init not in KMEANS_INITS:
             raise ValueError(f"`kmeans_init` must be one of {KMEANS_INITS}, got {self.kmeans_init!r}.")
         if isinstance(self.encode_batch_size, bool) or not isinstance(self.encode_batch_size, int) or self.encode_batch_size < 1:
@@ -609,9 +619,7 @@ class ClusteringTrainer(Trainer):
         the same calls. Nothing changes in one process or inside ``share_from_main``'s computation."""
         if self.num_processes == 1 or self._main_only:
             return contextlib.nullcontext(self.model)
-        from accelerate import PartialState
-
-        return sharded_passes(self.model, PartialState())
+        return sharded_passes(self.model, self.accelerator.state)
 
     # ----- optimisation --------------------------------------------------------------------------------------
     def create_optimizer(self, model=None):
