@@ -136,3 +136,13 @@ def test_snippet(case, page_folders, monkeypatch):
     # pytest-markdown-docs prepends the snippets a `continuation` goes on from, so each test runs its page's chain.
     code = compile(source, str(REPO_ROOT / page), "exec")
     exec(code, {"__name__": "__docs__"})
+
+
+def test_readme_links_point_to_files():
+    """README is not part of the site (mkdocs --strict checks the site's links): its relative links are checked here."""
+    text = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    targets = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text)
+    local = [t for t in targets if not re.match(r"[a-z]+://", t)]
+    assert local, "README links to no local file"
+    missing = [t for t in local if not (REPO_ROOT / t).exists()]
+    assert not missing, f"README links to missing files: {missing}"

@@ -69,11 +69,29 @@ def purity(labels_true, labels_pred) -> float:
 
 
 def normalized_mutual_info(labels_true, labels_pred) -> float:
+    """Normalised mutual information between two partitions (scikit-learn's, arithmetic mean).
+
+    Args:
+        labels_true: the known classes, one per text.
+        labels_pred: the cluster ids, one per text (their values need not match the classes').
+
+    Returns:
+        A float in [0, 1]; 1 for identical partitions up to renaming.
+    """
     y_true, y_pred = _as_label_arrays(labels_true, labels_pred)
     return float(sk_metrics.normalized_mutual_info_score(y_true, y_pred))
 
 
 def adjusted_rand_index(labels_true, labels_pred) -> float:
+    """Adjusted Rand index between two partitions (scikit-learn's).
+
+    Args:
+        labels_true: the known classes, one per text.
+        labels_pred: the cluster ids, one per text.
+
+    Returns:
+        A float at most 1; about 0 for a random partition, 1 for identical ones up to renaming.
+    """
     y_true, y_pred = _as_label_arrays(labels_true, labels_pred)
     return float(sk_metrics.adjusted_rand_score(y_true, y_pred))
 

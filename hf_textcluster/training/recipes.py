@@ -18,6 +18,7 @@ def _variants(method: str) -> dict:
 
 
 def available_recipes() -> dict[str, list[str]]:
+    """The recipe variants of every registered method, e.g. ``{"sccl": ["paper", "cpu"], ...}``."""
     return {name: [k for k in _variants(name) if k != "method"] for name in METHODS}
 
 

@@ -113,6 +113,18 @@ def check_config_overrides(config_class, overrides: dict) -> None:
 
 @dataclass
 class TrainingResult:
+    """What :func:`train_clusterer` returns.
+
+    Attributes:
+        model: the trained clusterer (also saved in ``output_dir`` unless ``save=False``).
+        trainer: the method's Trainer, e.g. for ``trainer.state.log_history`` or ClusterBERT's ``stage_metrics``.
+        metrics: ACC / NMI / ARI of the head and of k-means on the trained embeddings (empty without labels).
+        output_dir: where the model, its checkpoints and ``training_run.json`` are.
+        train_seconds: wall-clock seconds of training.
+        test_dataset: the held-out texts (``test_size``), never trained on.
+        k_selection: with ``num_clusters="auto"``, how K was chosen.
+    """
+
     model: object
     trainer: object
     metrics: dict
@@ -165,17 +177,51 @@ def train_clusterer(
     """Train ``method`` on a benchmark (by name) or a Dataset, save it to ``output_dir`` and evaluate it.
 
     Checkpoints go to ``output_dir`` as the Trainer writes them; with ``resume`` an interrupted run continues from
-    the last one. ``num_clusters`` defaults to the number of classes of a labelled dataset. With ``test_size`` (a
-    number of texts or a fraction), that many texts are held out (stratified by label, split by ``split_seed``):
-    the model never trains on them and the evaluation is on them (``TrainingResult.test_dataset``).
-    ``num_clusters="auto"`` chooses K from the training texts' embeddings (the method's encoder and pooling, one
-    encoding pass, reused for the k-means initialisation) with :func:`~hf_textcluster.training.auto_k.estimate_num_clusters`:
-    ``k_range=(k_min, k_max)`` bounds the search (either may be None: 2, and min(200, 3 sqrt(N))), ``k_criterion``
-    picks the criterion (default :data:`~hf_textcluster.training.auto_k.DEFAULT_CRITERION`). K is logged and recorded in
-    ``training_run.json`` (``k_selection``); a resumed run keeps the K it chose when it started.
-    ``input_file`` (``{"path": <absolute path>, "text_column": .., "label_column": ..}``) records the user's file the
-    Dataset was read from in ``training_run.json`` (``"input"``): ``hf-textcluster card`` / ``push`` read the cluster
-    keywords from it.
+    the last one. The run is recorded in ``<output_dir>/training_run.json`` (method, data, recipe, overrides,
+    precision, metrics), which ``hf-textcluster card`` / ``push`` read.
+
+    Args:
+        method: a registered method name (``"sccl"``, ``"decmlm"``, ``"deccrl"``, ``"aecl"``, ``"clusterbert"``).
+        dataset: a benchmark name (see :data:`~hf_textcluster.data.BENCHMARKS`) or a ``datasets.Dataset`` with a
+            ``text`` column (and ``text_aug1`` / ``text_aug2`` for methods that train on augmented views; an
+            optional ``label`` column is only scored against).
+        output_dir: where checkpoints, the model and ``training_run.json`` go.
+        encoder: a hub id or local path; ``None`` is the pip-shipped all-MiniLM-L6-v2.
+        recipe: the recipe variant in the method's ``recipes.json``: ``"cpu"`` (default) or ``"paper"``.
+        augmentation: ``"recipe"`` (the recipe's precomputed views for a benchmark), an augmenter name, or ``None``.
+        num_clusters: K; defaults to the number of classes of a labelled dataset. ``"auto"`` chooses K from the
+            training texts' embeddings (one encoding pass, reused for the k-means initialisation) with
+            :func:`~hf_textcluster.training.auto_k.estimate_num_clusters`; a resumed run keeps the K it chose.
+        k_range: with ``"auto"``, ``(k_min, k_max)`` bounds the search (either may be None: 2, and
+            min(200, 3 sqrt(N))).
+        k_criterion: with ``"auto"``, the criterion (default
+            :data:`~hf_textcluster.training.auto_k.DEFAULT_CRITERION`).
+        data_dir: the folder of the benchmark CSVs (default ``$HF_TEXTCLUSTER_DATA_DIR``).
+        seed: the training seed.
+        config_overrides: model config fields over the recipe's, e.g. ``{"mlm_loss_weight": 0}``.
+        training_overrides: ``ClusteringTrainingArguments`` fields over the recipe's, e.g. ``{"max_steps": 100}``.
+        resume: continue from the last checkpoint in ``output_dir`` when there is one.
+        evaluate: score the trained model (labels needed).
+        save: save the model into ``output_dir``.
+        test_size: hold out that many texts (an int) or that share (a float), stratified by label and split by
+            ``split_seed``: the model never trains on them and the evaluation is on them.
+        split_seed: the seed of the held-out split.
+        input_file: ``{"path": <absolute path>, "text_column": .., "label_column": ..}``, the user's file the Dataset
+            was read from, recorded in ``training_run.json`` so ``card`` / ``push`` compute cluster keywords from it.
+
+    Returns:
+        A :class:`TrainingResult` (model, trainer, metrics, output_dir, train_seconds, test_dataset, k_selection).
+
+    Raises:
+        ValueError: an unknown method, augmentation, config key or training argument; ``num_clusters`` missing for
+            texts without labels; ``k_range`` / ``k_criterion`` without ``num_clusters="auto"``; an ``output_dir``
+            holding another run's checkpoints.
+
+    Example:
+        >>> from hf_textcluster import train_clusterer
+        >>> from hf_textcluster.data import add_augmented_views, load_text_file
+        >>> train = add_augmented_views(load_text_file("tickets.csv"), "word_deletion")  # doctest: +SKIP
+        >>> result = train_clusterer("sccl", train, "runs/tickets", num_clusters=12)       # doctest: +SKIP
     """
     spec = get_method(method)
     auto_k = _check_auto_k_request(num_clusters, k_range, k_criterion)
