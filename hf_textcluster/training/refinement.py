@@ -372,7 +372,7 @@ def refine_partition(
     )
 
     # Final head on every text: the served partition is its argmax, so head and labels agree exactly.
-    head_template = template if _linear_head(_fit_probe(template), k, x.shape[1]) is not None else None
+    head_template = template if _linear_head(_fit_probe(template), 3, 2) is not None else None  # the probe: 3 classes, 2-D
     head_clf = _fit_classifier(head_template or default_classifier(), x, y, random_state)
     y_head = np.asarray(head_clf.predict(x), dtype=np.int64)
     _, why = _guard(sizes_in, np.bincount(y_head, minlength=k), min_kept, max_collapsed)

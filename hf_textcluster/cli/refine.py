@@ -1,0 +1,65 @@
+"""``hf-textcluster refine``: serve the best of a trained model's partitions, refined by iterative classification."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+from ..training.serving import CANDIDATES, SERVE_CHOICES, serve_partition
+from .calibrate import add_saved_model_args, calibrate_model, update_saved_model
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    refine = subparsers.add_parser(
+        "refine", help="Refine a trained model's partitions of your texts (its training texts) by iterative "
+                       "classification, choose without labels which partition it serves, calibrate and save it.")
+    add_saved_model_args(refine)
+    refine.add_argument("--serve", default="auto", choices=SERVE_CHOICES,
+                        help="auto (default): the label-free choice among the head, k-means and UMAP k-means on the "
+                             "model's embeddings, each refined or not; or one of them by name.")
+    refine.add_argument("--candidates", nargs="+", default=list(CANDIDATES), choices=CANDIDATES, metavar="NAME",
+                        help=f"What --serve auto chooses among (default: all of {', '.join(CANDIDATES)}).")
+    refine.set_defaults(func=run)
+    return refine
+
+
+def _record(model_dir: str, output_dir: str, choice) -> None:
+    """Write the model's ``training_run.json`` (what the model card reads) into ``output_dir`` with the choice
+    added, keeping what it held."""
+    source = os.path.join(model_dir, "training_run.json")
+    run = {}
+    if os.path.isfile(source):
+        with open(source, encoding="utf-8") as f:
+            run = json.load(f)
+    run["serving"] = choice.to_dict()
+    path = os.path.join(output_dir, "training_run.json")
+    tmp = f"{path}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(run, f, indent=2)
+    os.replace(tmp, path)
+
+
+def run(args: argparse.Namespace, extra: list[str]) -> int:
+    """Choose and serve a partition of ``--input`` (see :func:`~hf_textcluster.training.serving.serve_partition`),
+    calibrate the model on it and save it (in place unless ``--output-dir``)."""
+    choices = {}
+
+    def update(model, texts):
+        embeddings = model.embed(texts, batch_size=args.batch_size, show_progress_bar=True)
+        choices["choice"] = serve_partition(model, embeddings, serve=args.serve, candidates=args.candidates,
+                                            random_state=args.seed)
+        calibrate_model(model, texts, args)
+
+    model, seconds, output_dir = update_saved_model(args, "refine", update)
+    choice = choices["choice"]
+    _record(args.model, output_dir, choice)
+    scores = ", ".join(f"{name} {value:.3f}" for name, value in choice.scores.items())
+    print(f"{args.model} now serves its {choice.served} partition of the {args.input} texts"
+          + (f" (chosen by {choice.criterion}: {scores})" if choice.criterion else "")
+          + f"; calibrated and saved to {output_dir} in {seconds:.1f}s.")
+    for name, record in choice.refinement.items():
+        state = f"declined ({record['reason']})" if record["declined"] else \
+            f"{record['rounds']} rounds, {100 * record['changed']:.1f}% of texts moved"
+        print(f"  {name}: {state}")
+    return 0

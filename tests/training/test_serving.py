@@ -1,0 +1,96 @@
+"""The label-free choice of what a trained model serves, and `hf-textcluster refine`: served after save / load, the
+choice recorded, and no label ever used (the same outputs with the label column removed)."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+from transformers import AutoModel
+
+import hf_textcluster  # noqa: F401
+from hf_textcluster.cli import main
+from hf_textcluster.data import load_texts
+from hf_textcluster.training.runs import train_clusterer
+from hf_textcluster.training.serving import CANDIDATES, check_serve, serve_partition
+
+TRAIN = dict(per_device_train_batch_size=16, bf16=False, save_strategy="no", logging_steps=1, disable_tqdm=True,
+             max_steps=3)
+
+
+def _write_csv(path, texts, labels=None):
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["text", "label"] if labels is not None else ["text"])
+        for i, text in enumerate(texts):
+            writer.writerow([text, labels[i]] if labels is not None else [text])
+
+
+@pytest.fixture(scope="module")
+def trained_sccl(tiny_encoder_dir, toy_corpus, tmp_path_factory):
+    texts, labels = toy_corpus
+    out = tmp_path_factory.mktemp("sccl") / "run"
+    train_clusterer("sccl", load_texts(texts, labels), str(out), encoder=str(tiny_encoder_dir),
+                    training_overrides=TRAIN, evaluate=False)
+    return out
+
+
+def test_train_serves_the_label_free_choice_and_records_it(tiny_encoder_dir, toy_corpus, tmp_path):
+    """``serve="auto"``: the end of training chooses among the candidates (from the texts' embeddings only: the
+    choice's signature takes no labels; the refine command's test below removes the label column), serves the choice,
+    calibrates it and records it."""
+    texts, labels = toy_corpus
+    out = tmp_path / "run"
+    result = train_clusterer("sccl", load_texts(texts, labels), str(out), encoder=str(tiny_encoder_dir),
+                             training_overrides={**TRAIN, "serve": "auto"}, evaluate=False)
+    serving = json.loads((out / "training_run.json").read_text())["serving"]
+    assert serving["served"] in CANDIDATES and serving["criterion"]
+    assert set(serving["scores"]) <= set(CANDIDATES) and serving["served"] in serving["scores"]
+    assert serving == {**result.trainer.serving_choice}
+    model = AutoModel.from_pretrained(out)
+    assert model.config.served_partition == serving["served"] and model.is_calibrated
+    # what is served is what was chosen: re-scoring the saved model's candidates gives the same values
+    again = serve_partition(AutoModel.from_pretrained(out), model.embed(texts), serve=serving["served"])
+    np.testing.assert_array_equal(model.predict(texts), again.labels)
+
+
+def test_refine_command_serves_the_choice_and_ignores_the_label_column(trained_sccl, toy_corpus, tmp_path, capsys):
+    texts, labels = toy_corpus
+    _write_csv(tmp_path / "labelled.csv", texts, labels)
+    _write_csv(tmp_path / "plain.csv", texts)
+    served = []
+    for name in ("labelled", "plain"):
+        out = tmp_path / f"refined-{name}"
+        assert main(["refine", "--model", str(trained_sccl), "--input", str(tmp_path / f"{name}.csv"),
+                     "--output-dir", str(out)]) == 0
+        model = AutoModel.from_pretrained(out)
+        run = json.loads((out / "training_run.json").read_text())
+        assert run["serving"]["served"] == model.config.served_partition
+        assert run["method"] == "sccl"  # the training record is kept
+        served.append((model.config.served_partition, model.predict(texts)))
+    assert served[0][0] == served[1][0]
+    np.testing.assert_array_equal(served[0][1], served[1][1])
+    printed = capsys.readouterr().out
+    assert "now serves its" in printed and "chosen by" in printed
+
+
+def test_refine_command_serves_a_named_partition(trained_sccl, toy_corpus, tmp_path):
+    texts, _ = toy_corpus
+    _write_csv(tmp_path / "plain.csv", texts)
+    out = tmp_path / "kmeans"
+    assert main(["refine", "--model", str(trained_sccl), "--input", str(tmp_path / "plain.csv"), "--serve", "kmeans",
+                 "--output-dir", str(out)]) == 0
+    model = AutoModel.from_pretrained(out)
+    assert model.config.served_partition == "kmeans" and model.config.refined_head_dim == 0
+    assert model.is_calibrated
+
+
+def test_serve_is_checked(trained_sccl):
+    with pytest.raises(ValueError, match="`serve` must be one of"):
+        check_serve("best")
+    model = AutoModel.from_pretrained(trained_sccl)
+    with pytest.raises(ValueError, match="`candidates` must be one of"):
+        serve_partition(model, np.zeros((4, model.config.encoder.hidden_size), dtype=np.float32),
+                        candidates=("head", "oracle"))
