@@ -183,12 +183,12 @@ def test_predict_checks_its_output_before_working(tmp_path, capsys):
 
 
 def test_unexpected_errors_are_one_line_unless_debug(tmp_path, capsys, monkeypatch):
-    import hf_textcluster.cli as cli
+    import hf_textcluster.cli.evaluate as evaluate_command
 
     def broken(args, extra):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(cli, "cmd_evaluate", broken)
+    monkeypatch.setattr(evaluate_command, "run", broken)
     assert main(["evaluate", "--dataset", "tweet"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: OSError:") and "No space left" in err and "--debug" in err

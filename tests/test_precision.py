@@ -97,7 +97,7 @@ def trained_tiny_run(tiny_encoder_dir, toy_corpus, tmp_path):
 
 
 def test_cli_bf16_flag_forces_either_way():
-    from hf_textcluster.cli import _parse_pass_through
+    from hf_textcluster.cli.train import parse_pass_through as _parse_pass_through
 
     assert _parse_pass_through(["--bf16"]) == {"bf16": True}
     assert _parse_pass_through(["--bf16", "--max_steps", "3"]) == {"bf16": True, "max_steps": 3}

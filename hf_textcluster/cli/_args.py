@@ -1,0 +1,111 @@
+"""Argument types and helpers shared by several ``hf-textcluster`` commands."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from ..modeling.modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
+from ..training.auto_k import CRITERIA, DEFAULT_CRITERION
+
+
+def add_data_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--data-dir",
+        default=os.environ.get("HF_TEXTCLUSTER_DATA_DIR"),
+        help="Folder with <dataset>.csv (default: $HF_TEXTCLUSTER_DATA_DIR; otherwise the public sources).",
+    )
+
+
+def format_scores(metrics: dict, keys=("acc", "nmi", "ari")) -> str:
+    return "  ".join(f"{k.upper()} {100 * metrics[k]:.1f}" for k in keys if k in metrics)
+
+
+def print_latent_kmeans(metrics: dict) -> None:
+    """A head in a space of its own (DEC-CRL's FC_e, AECL's projector): k-means there, what DEC-CRL's recluster serves."""
+    if "latent_kmeans_acc" in metrics:
+        scores = {k[len("latent_kmeans_"):]: v for k, v in metrics.items() if k.startswith("latent_kmeans_")}
+        print(f"k-means in the head's space: {format_scores(scores)}")
+
+
+def positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {value!r}")
+    return number
+
+
+def num_clusters_or_auto(value: str) -> int | str:
+    """``--num-clusters``: a whole number, or ``auto`` (chosen from the embeddings, see ``--k-range``)."""
+    if value.strip().lower() == "auto":
+        return "auto"
+    try:
+        return int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of clusters (20) or 'auto', got {value!r}")
+
+
+def positive_int_or_auto(value: str) -> int | str:
+    return "auto" if value.strip().lower() == "auto" else positive_int(value)
+
+
+def k_range(value: str) -> tuple[int | None, int | None]:
+    """``--k-range 2:60`` -> (2, 60); either side may be left out (``:60``, ``5:``) for its default."""
+    low, sep, high = value.partition(":")
+    try:
+        if not sep:
+            raise ValueError
+        return (int(low) if low.strip() else None, int(high) if high.strip() else None)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected K_MIN:K_MAX, e.g. 2:60 (or :60, 5:), got {value!r}")
+
+
+def count_or_fraction(value: str) -> int | float:
+    try:
+        return float(value) if "." in value else int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of texts (1600) or a fraction (0.2), got {value!r}")
+
+
+def add_k_selection_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--k-range", type=k_range, metavar="K_MIN:K_MAX",
+                        help="With --num-clusters auto: the range searched (default 2:min(200, 3 sqrt(N))).")
+    parser.add_argument("--k-criterion", choices=CRITERIA,
+                        help=f"With --num-clusters auto: how K is chosen (default: {DEFAULT_CRITERION}).")
+
+
+def describe_k_selection(selection: dict) -> str:
+    k_min, k_max = selection["k_range"]
+    return (f"K = {selection['num_clusters']}, chosen without labels by {selection['criterion']} among K in "
+            f"{k_min}..{k_max} ({selection['sample_size']:,} of {selection['num_texts']:,} texts, "
+            f"{selection['seconds']:.1f}s)")
+
+
+def add_model_input_args(parser: argparse.ArgumentParser, model_help: str) -> None:
+    """A trained model applied to a file of texts: predict, calibrate, recluster and plot."""
+    parser.add_argument("--model", required=True, help=model_help)
+    parser.add_argument("--input", required=True, help="Texts: .txt (one per line), csv, jsonl or parquet.")
+    parser.add_argument("--text-column", default="text")
+    parser.add_argument("--batch-size", type=positive_int, default=DEFAULT_ENCODE_BATCH_SIZE)
+
+
+def add_card_args(parser: argparse.ArgumentParser) -> None:
+    """What the model card says about a run (``card`` and ``push``)."""
+    parser.add_argument("--license", default="apache-2.0", help="Card license (default: apache-2.0).")
+    parser.add_argument("--dataset-name", help="Card dataset (default: the run's benchmark).")
+    parser.add_argument("--base-model", help="Card base_model hub id (default: the run's encoder when on the Hub).")
+    parser.add_argument("--max-texts", type=int, default=5000, help="Training texts sampled for cluster keywords.")
+    parser.add_argument("--no-remote-code", action="store_true", help="Do not ship the inference code for trust_remote_code.")
+    add_data_args(parser)
+
+
+def card_kwargs(args: argparse.Namespace) -> dict:
+    kwargs = {"license": args.license}
+    if args.dataset_name:
+        kwargs["dataset_name"] = args.dataset_name
+    if args.base_model:
+        kwargs["base_model"] = args.base_model
+    return kwargs

@@ -1,0 +1,72 @@
+"""``hf-textcluster plot``: a picture of a trained model's clusters on your texts (needs the plot extra)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from ..apps.plotting import check_image_path, is_placeholder_names, plot_clustering_overview, sample_indices
+from ..data import load_text_file
+from ..hub.model_card import load_clusterer
+from ..modeling.validation import check_local_path
+from ._args import add_model_input_args, positive_int
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    plot = subparsers.add_parser("plot", help="A PNG of a trained model's clusters on your texts: a 2-D map coloured "
+                                              "by cluster (and by label) and the cluster sizes (needs the plot extra).")
+    add_model_input_args(plot, "A trained model directory or hub id.")
+    plot.add_argument("--label-column", help="Known classes of --input: a second map coloured by them.")
+    plot.add_argument("--method", default="umap", choices=["umap", "tsne", "pca"],
+                      help="2-D projection: umap (default; umap-learn), tsne or pca (scikit-learn).")
+    plot.add_argument("--output", default="map.png", help="The picture (default: map.png; .png, .pdf, .svg, ...).")
+    plot.add_argument("--sample-size", type=positive_int, default=5000,
+                      help="At most this many texts in the map, a seeded sample (the sizes count every text).")
+    plot.add_argument("--seed", type=int, default=0, help="Seed of the sample and the projection.")
+    plot.set_defaults(func=run)
+    return plot
+
+
+def _check_arguments(args: argparse.Namespace) -> None:
+    """Everything that can be refused before any work: matplotlib / umap-learn missing, a bad --output."""
+    check_image_path(args.output)  # matplotlib missing, an unknown format or no such folder
+    if args.method == "umap":
+        try:
+            import umap  # noqa: F401  (optional: the plot extra)
+        except ImportError as err:
+            raise ImportError('--method umap needs umap-learn: pip install "hf_textcluster[plot]" (or pass '
+                              "--method tsne).") from err
+    check_local_path(args.model, "--model")
+    if os.path.abspath(args.output) == os.path.abspath(args.input):
+        raise ValueError(f"--output {args.output} is the --input file: it would replace your texts. Write elsewhere.")
+
+
+def run(args: argparse.Namespace, extra: list[str]) -> int:
+    _check_arguments(args)
+    dataset = load_text_file(args.input, text_column=args.text_column, label_column=args.label_column)
+    texts = list(dataset["text"])
+    if len(texts) < 4:
+        raise ValueError(f"{args.input} holds {len(texts)} text(s): a map needs at least 4.")
+    model = load_clusterer(args.model)
+    # every text's cluster for the sizes; the map shows a seeded sample of them
+    clusters = model.predict(texts, batch_size=args.batch_size)
+    rows = sample_indices(len(texts), args.sample_size, args.seed)
+    embeddings = model.embed([texts[i] for i in rows], batch_size=args.batch_size)
+    labels = label_names = None
+    if args.label_column:
+        all_labels = dataset["label"]
+        labels = [all_labels[int(i)] for i in rows]
+        label_names = dataset.features["label"].names
+    names = None if is_placeholder_names(model.config.id2label) else model.config.id2label
+    k = model.config.num_clusters
+    shown = f"{len(rows):,} of {len(texts):,}" if len(rows) < len(texts) else f"{len(texts):,}"
+    plot_clustering_overview(
+        embeddings, clusters[rows], labels, num_clusters=k, cluster_names=names, label_names=label_names,
+        all_clusters=clusters, method=args.method, random_state=args.seed, path=args.output,
+        title=f"{os.path.basename(os.path.normpath(args.model))} on {os.path.basename(args.input)}: {shown} texts mapped",
+    )
+    used = len(set(clusters.tolist()))
+    print(f"Wrote {args.output}: {args.method} map of {shown} texts coloured by cluster"
+          f"{' and by ' + repr(args.label_column) if args.label_column else ''}, and the sizes of the {k} clusters "
+          f"({used} used).")
+    return 0

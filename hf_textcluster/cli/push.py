@@ -1,0 +1,52 @@
+"""``hf-textcluster push``: upload a trained model directory to the Hub with a generated model card."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from huggingface_hub.errors import HfHubHTTPError
+
+from ..hub.push import push_model_dir
+from ._args import add_card_args, card_kwargs
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    push = subparsers.add_parser("push", help="Upload a trained model directory to the Hub with a generated model "
+                                              "card.")
+    push.add_argument("model_dir", help="A directory written by `train` (weights, tokenizer, training_run.json).")
+    push.add_argument("repo_id", help="Target repository, e.g. org/sccl-stackoverflow (created if missing).")
+    push.add_argument("--private", action="store_true")
+    push.add_argument("--token", help="Hub token (default: the logged-in token / $HF_TOKEN).")
+    push.add_argument("--revision", help="Branch to push to (default: main).")
+    push.add_argument("--create-pr", action="store_true")
+    push.add_argument("--commit-message")
+    push.add_argument("--no-card", action="store_true", help="Upload no README.md.")
+    push.add_argument("--label-clusters", action="store_true", help="Name clusters after their keywords (id2label).")
+    add_card_args(push)
+    push.set_defaults(func=run)
+    return push
+
+
+def run(args: argparse.Namespace, extra: list[str]) -> int:
+    try:
+        commit = push_model_dir(
+            args.model_dir,
+            args.repo_id,
+            data_dir=args.data_dir,
+            max_texts=args.max_texts,
+            label_clusters=args.label_clusters,
+            model_card=not args.no_card,
+            remote_code=not args.no_remote_code,
+            private=args.private or None,
+            token=args.token,
+            revision=args.revision,
+            create_pr=args.create_pr,
+            commit_message=args.commit_message,
+            **card_kwargs(args),
+        )
+    except (RuntimeError, OSError, HfHubHTTPError) as err:  # untrained model, Hub unreachable, rejected upload
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    print(f"Pushed {args.model_dir} to {args.repo_id}: {commit.commit_url}")
+    return 0
