@@ -323,13 +323,24 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         show_progress_bar: bool | None = None,
         precision: str | torch.dtype | None = "auto",
     ) -> np.ndarray:
-        """Pooled embeddings (N x hidden) of raw texts, batched, as a float32 numpy array.
+        """Pooled embeddings of raw texts, batched (sorted by length), the space the clusters are formed in.
 
-        ``precision``: ``"auto"`` (bf16 autocast only where the device runs bf16 natively, see
-        :mod:`hf_textcluster.modeling.precision`), ``"fp32"``, ``"bf16"``, ``"fp16"`` or ``"int8"`` (CPU: the encoder's
-        Linear layers dynamically quantized, 1.7x-2.5x fp32 on every CPU kind measured, ~96% of texts in the same
-        cluster as fp32; its activations are scaled per batch, so a few % of texts change cluster with their batch
-        companions; every method here takes the same ``precision``).
+        Args:
+            texts: the texts (non-blank strings).
+            batch_size: texts per encoder call.
+            show_progress_bar: a tqdm bar; ``None`` shows one for large inputs only.
+            precision: ``"auto"`` (bf16 autocast only where the device runs bf16 natively, see
+                :mod:`hf_textcluster.modeling.precision`), ``"fp32"``, ``"bf16"``, ``"fp16"`` or ``"int8"`` (CPU: the
+                encoder's Linear layers dynamically quantized, 1.7x-2.5x fp32 on every CPU kind measured, ~96% of
+                texts in the same cluster as fp32; its activations are scaled per batch, so a few % of texts change
+                cluster with their batch companions; every method here takes the same ``precision``).
+
+        Returns:
+            A float32 array of shape (N, hidden).
+
+        Example:
+            >>> model.embed(["how do i join two tables in oracle"]).shape  # doctest: +SKIP
+            (1, 384)
         """
         return self._batched_forward(texts, batch_size, show_progress_bar, "embedding", precision)
 
@@ -340,7 +351,21 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         show_progress_bar: bool | None = None,
         precision: str | torch.dtype | None = "auto",
     ) -> np.ndarray:
-        """Soft cluster assignments (N x K) of raw texts."""
+        """Soft cluster assignments of raw texts: the method's own probabilities (often nearly flat; see
+        ``predict_with_confidence`` for a calibrated confidence).
+
+        Args:
+            texts: the texts (non-blank strings).
+            batch_size: texts per encoder call.
+            show_progress_bar: a tqdm bar; ``None`` shows one for large inputs only.
+            precision: as for ``embed``.
+
+        Returns:
+            A float array of shape (N, K); rows sum to 1.
+
+        Raises:
+            ValueError: the model's clusters were never initialised (an untrained model).
+        """
         self._check_clusters_initialized()
         return self._batched_forward(texts, batch_size, show_progress_bar, "probabilities", precision)
 
@@ -351,7 +376,25 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         show_progress_bar: bool | None = None,
         precision: str | torch.dtype | None = "auto",
     ) -> np.ndarray:
-        """Cluster ids (N,) of raw texts."""
+        """Cluster ids of raw texts; outside int8, a text's cluster never depends on the other texts of the call.
+
+        Args:
+            texts: the texts (non-blank strings).
+            batch_size: texts per encoder call.
+            show_progress_bar: a tqdm bar; ``None`` shows one for large inputs only.
+            precision: as for ``embed``.
+
+        Returns:
+            An int array of shape (N,), values in ``0 .. K-1``.
+
+        Raises:
+            ValueError: the model's clusters were never initialised (an untrained model).
+
+        Example:
+            >>> model = AutoModel.from_pretrained("runs/tickets")  # doctest: +SKIP
+            >>> model.predict(["how do i join two tables in oracle", "my cat sleeps all day"])  # doctest: +SKIP
+            array([3, 7])
+        """
         return self.predict_proba(texts, batch_size, show_progress_bar, precision).argmax(axis=-1)
 
     # ----- calibration: a confidence and outliers (see hf_textcluster.modeling.calibration) ---------------------------
