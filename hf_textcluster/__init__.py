@@ -2,65 +2,122 @@
 
 Importing the package registers every method of the registry (:mod:`hf_textcluster.models`) with
 ``AutoConfig``/``AutoModel``, the ``text-clustering`` pipeline, and the Hub layer (model cards, remote code), so
-``AutoModel.from_pretrained(dir)`` and ``pipeline("text-clustering", model=dir)`` just work. Each method's config,
-model and trainer classes are exported here under their own names (``SCCLModel``, ``DECMLMTrainer``, ...).
+``AutoModel.from_pretrained(dir)`` and ``pipeline("text-clustering", model=dir)`` just work.
+
+The public names below are exported explicitly; those of the training, Hub and application layers are imported on
+first use (as transformers' lazy modules do), so ``import hf_textcluster`` stays light.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
 
 from transformers import AutoConfig, AutoModel
 from transformers.pipelines import PIPELINE_REGISTRY
 
 from . import hub
-from .encoders import DEFAULT_ENCODER, resolve_encoder
 from .modeling.configuration_utils import TextClusteringConfig
 from .modeling.modeling_utils import ClusteringOutput, TextClusteringPreTrainedModel
 from .modeling.pipelines import TextClusteringPipeline
 from .models import METHODS, ClusteringMethod, get_method
-from .training.metrics import (
-    adjusted_rand_index,
-    cluster_accuracy,
-    clustering_scores,
-    compute_metrics,
-    load_clustering_metric,
-    normalized_mutual_info,
-    purity,
-)
-from .training.runs import train_clusterer
-from .training.trainer import ClusteringTrainer, ClusteringTrainingArguments, evaluate_clusterer
 
 __version__ = "0.1.0"
 
+# Where each lazily exported name lives (module relative to this package).
+_LAZY = {
+    "DEFAULT_ENCODER": ".encoders",
+    "resolve_encoder": ".encoders",
+    "adjusted_rand_index": ".training.metrics",
+    "cluster_accuracy": ".training.metrics",
+    "clustering_scores": ".training.metrics",
+    "compute_metrics": ".training.metrics",
+    "load_clustering_metric": ".training.metrics",
+    "normalized_mutual_info": ".training.metrics",
+    "purity": ".training.metrics",
+    "train_clusterer": ".training.runs",
+    "ClusteringTrainer": ".training.trainer",
+    "ClusteringTrainingArguments": ".training.trainer",
+    "evaluate_clusterer": ".training.trainer",
+    "refine_partition": ".training.refinement",
+    "serve_partition": ".training.serving",
+    "ServingChoice": ".training.serving",
+    "cluster_report": ".apps.report",
+}
+# Each method's classes, by the names its registry entry gives them.
+_METHOD_CLASSES = {
+    "SCCLConfig": ("sccl", "config_class"), "SCCLModel": ("sccl", "model_class"),
+    "SCCLTrainer": ("sccl", "trainer_class"),
+    "DECMLMConfig": ("decmlm", "config_class"), "DECMLMModel": ("decmlm", "model_class"),
+    "DECMLMTrainer": ("decmlm", "trainer_class"),
+    "DECCRLConfig": ("deccrl", "config_class"), "DECCRLModel": ("deccrl", "model_class"),
+    "DECCRLTrainer": ("deccrl", "trainer_class"),
+    "AECLConfig": ("aecl", "config_class"), "AECLModel": ("aecl", "model_class"),
+    "AECLTrainer": ("aecl", "trainer_class"),
+    "ClusterBERTConfig": ("clusterbert", "config_class"), "ClusterBERTModel": ("clusterbert", "model_class"),
+    "ClusterBERTTrainer": ("clusterbert", "trainer_class"),
+}
+
+if TYPE_CHECKING:
+    from .apps.report import cluster_report
+    from .encoders import DEFAULT_ENCODER, resolve_encoder
+    from .models.aecl import AECLConfig, AECLModel, AECLTrainer
+    from .models.clusterbert import ClusterBERTConfig, ClusterBERTModel, ClusterBERTTrainer
+    from .models.deccrl import DECCRLConfig, DECCRLModel, DECCRLTrainer
+    from .models.decmlm import DECMLMConfig, DECMLMModel, DECMLMTrainer
+    from .models.sccl import SCCLConfig, SCCLModel, SCCLTrainer
+    from .training.metrics import (
+        adjusted_rand_index,
+        cluster_accuracy,
+        clustering_scores,
+        compute_metrics,
+        load_clustering_metric,
+        normalized_mutual_info,
+        purity,
+    )
+    from .training.refinement import refine_partition
+    from .training.runs import train_clusterer
+    from .training.serving import ServingChoice, serve_partition
+    from .training.trainer import ClusteringTrainer, ClusteringTrainingArguments, evaluate_clusterer
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+    elif name in _METHOD_CLASSES:
+        method, attribute = _METHOD_CLASSES[name]
+        value = getattr(METHODS[method], attribute)
+    elif name in _registered_classes():  # a method registered after this list was written
+        value = _registered_classes()[name]
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value  # resolved once
+    return value
+
+
+def _registered_classes() -> dict[str, type]:
+    return {cls.__name__: cls for method in METHODS.values()
+            for cls in (method.config_class, method.model_class, method.trainer_class)}
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__) | set(_registered_classes()))
+
+
 TextClusteringPreTrainedModel.hub_layer = hub
 PIPELINE_REGISTRY.register_pipeline("text-clustering", pipeline_class=TextClusteringPipeline, pt_model=AutoModel)
-
-_method_classes = {}
 for _method in METHODS.values():
     AutoConfig.register(_method.name, _method.config_class, exist_ok=True)
     AutoModel.register(_method.config_class, _method.model_class, exist_ok=True)
-    for _cls in (_method.config_class, _method.model_class, _method.trainer_class):
-        _method_classes[_cls.__name__] = _cls
-globals().update(_method_classes)
-
 
 __all__ = [
-    "DEFAULT_ENCODER",
     "METHODS",
     "ClusteringMethod",
     "ClusteringOutput",
-    "ClusteringTrainer",
-    "ClusteringTrainingArguments",
     "TextClusteringConfig",
     "TextClusteringPipeline",
     "TextClusteringPreTrainedModel",
-    "adjusted_rand_index",
-    "cluster_accuracy",
-    "clustering_scores",
-    "compute_metrics",
-    "evaluate_clusterer",
     "get_method",
-    "load_clustering_metric",
-    "normalized_mutual_info",
-    "purity",
-    "resolve_encoder",
-    "train_clusterer",
-    *sorted(_method_classes),
+    *_LAZY,
+    *_METHOD_CLASSES,
 ]

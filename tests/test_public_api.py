@@ -1,0 +1,28 @@
+"""The package's public names: exported explicitly, each resolvable, every registered method's classes among them."""
+
+from __future__ import annotations
+
+import hf_textcluster
+from hf_textcluster.models import METHODS
+
+
+def test_every_public_name_resolves():
+    for name in hf_textcluster.__all__:
+        assert getattr(hf_textcluster, name) is not None, name
+
+
+def test_every_registered_methods_classes_are_listed_explicitly():
+    listed = set(hf_textcluster._METHOD_CLASSES)
+    for method in METHODS.values():
+        for cls in (method.config_class, method.model_class, method.trainer_class):
+            assert cls.__name__ in listed, f"add {cls.__name__} to hf_textcluster._METHOD_CLASSES"
+            assert getattr(hf_textcluster, cls.__name__) is cls
+
+
+def test_an_unknown_name_is_an_attribute_error():
+    try:
+        hf_textcluster.NoSuchModel  # noqa: B018
+    except AttributeError as err:
+        assert "NoSuchModel" in str(err)
+    else:
+        raise AssertionError("expected AttributeError")
