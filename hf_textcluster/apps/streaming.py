@@ -136,9 +136,23 @@ def _as_pipeline(clusterer):
 
 def predict_iter(clusterer, source, text_column: str = "text", chunk_size: int = DEFAULT_CHUNK_SIZE,
                  skip: int = 0, **call_kwargs) -> Iterator[tuple[str, dict | list]]:
-    """``(text, result)`` for every text of ``source``, in order, holding one chunk of ``chunk_size`` texts at a
-    time. ``clusterer``: a text-clustering pipeline or an hf_textcluster model; ``call_kwargs`` go to the pipeline
-    (``batch_size``, ``top_k``, ...), and results are what it returns. ``skip``: texts to pass over first."""
+    """``(text, result)`` for every text of ``source``, in order, lazily, holding one chunk of texts at a time.
+
+    Args:
+        clusterer: a ``text-clustering`` pipeline or an hf_textcluster model.
+        source: a file path (txt, csv, jsonl, parquet), a ``datasets.Dataset`` or any iterable of strings.
+        text_column: the column holding the texts (files with columns and datasets).
+        chunk_size: texts held in memory at a time.
+        skip: texts to pass over first.
+        **call_kwargs: pipeline options (``batch_size``, ``top_k``, ``flag_outliers``, ...).
+
+    Returns:
+        An iterator of ``(text, result)``; ``result`` is what the pipeline returns for that text.
+
+    Example:
+        >>> for text, result in predict_iter(model, ["reset my password"]):  # doctest: +SKIP
+        ...     print(result["cluster"], text)
+    """
     chunks, _ = text_chunks(source, text_column, chunk_size)
     for chunk, results in _predicted_chunks(_as_pipeline(clusterer), chunks, skip, call_kwargs):
         yield from zip(chunk, results)
@@ -294,7 +308,30 @@ def predict_file(clusterer, source, output: str | os.PathLike | None = None, tex
     again). An output that exists without a progress file is a finished one: it is only replaced with
     ``overwrite=True``, which also discards a half-written one.
 
-    Returns ``{"texts", "resumed_after", "seconds", "texts_per_second"}`` (the rate of this call's texts).
+    Args:
+        clusterer: a ``text-clustering`` pipeline or an hf_textcluster model.
+        source: a file path (txt, csv, jsonl, parquet), a ``datasets.Dataset`` or any iterable of strings.
+        output: the JSON-lines file; ``None`` or ``"-"`` writes to standard output (not resumable).
+        text_column: the column holding the texts.
+        chunk_size: texts held in memory, and written, at a time.
+        overwrite: replace a finished output (or discard a half-written one).
+        show_progress_bar: a tqdm bar with the throughput; ``None`` shows it when writing to a file.
+        **call_kwargs: pipeline options (``batch_size``, ``top_k``, ``flag_outliers``, ...); checked before any
+            output is written.
+
+    Returns:
+        ``{"texts", "resumed_after", "seconds", "texts_per_second"}`` (the rate of this call's texts).
+
+    Raises:
+        FileExistsError: ``output`` is finished and ``overwrite`` is False.
+        ValueError: ``output`` is a half-written prediction of another input, model or options; ``output`` is the
+            input; a bad pipeline option value; a blank text (named by its row).
+        TypeError: an unknown pipeline option, or a text that is not a string.
+        RuntimeError: another process is writing ``output``.
+
+    Example:
+        >>> predict_file(model, "titles.txt", "clusters.jsonl", chunk_size=10_000)  # doctest: +SKIP
+        {'texts': 120000, 'resumed_after': 0, 'seconds': 612.4, 'texts_per_second': 196.0}
     """
     clusterer = _as_pipeline(clusterer)
     if hasattr(clusterer, "_sanitize_parameters"):  # bad options fail now, not after the output is started

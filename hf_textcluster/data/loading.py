@@ -141,6 +141,14 @@ def load_text_file(
     no NA conversion), ``.jsonl`` / ``.json`` (JSON lines or a JSON array of records), ``.parquet``, and
     ``.txt`` (one text per line; ``text_column``/``label_column`` do not apply).
 
+    Args:
+        path: the file.
+        text_column: the column holding the texts.
+        label_column: a column of known classes, kept as ``label`` (only ever scored against, never trained on).
+
+    Returns:
+        A dataset with a ``text`` column and, with ``label_column``, a ``label`` ``ClassLabel`` column.
+
     Raises:
         FileNotFoundError: ``path`` does not exist.
         ValueError: unsupported suffix; ``text_column`` or ``label_column`` missing (the message lists the
