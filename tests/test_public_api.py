@@ -26,3 +26,8 @@ def test_an_unknown_name_is_an_attribute_error():
         assert "NoSuchModel" in str(err)
     else:
         raise AssertionError("expected AttributeError")
+
+
+def test_all_lists_exactly_the_lazy_and_eager_exports():
+    lazy = set(hf_textcluster._LAZY) | set(hf_textcluster._METHOD_CLASSES)
+    assert lazy <= set(hf_textcluster.__all__)
