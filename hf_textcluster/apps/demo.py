@@ -4,6 +4,7 @@ plain k-means on the same embeddings (the run's own k-means initialisation). Siz
 
 from __future__ import annotations
 
+import os
 import time
 from collections import Counter
 
@@ -12,10 +13,14 @@ import numpy as np
 from ..data import AUGMENTATION_FAMILIES, load_benchmark
 from ..models import get_method
 from ..training.metrics import clustering_scores
+from .report import cluster_summaries, model_outputs, render_report
 
 DEMO_DATASET = "stackoverflow"
 DEMO_NUM_TEXTS = 4000
 DEMO_STEPS = 60
+# The report's map projects a sample (UMAP's cost grows with the points); its tables count every text.
+DEMO_MAP_SAMPLE = 2000
+DEMO_SHOWN = 5
 
 
 def _row(name: str, scores: dict, seconds: float | None = None) -> str:
@@ -61,28 +66,56 @@ def run_demo(
 
     start = time.perf_counter()
     embeddings = model.embed(texts, show_progress_bar=False, precision=trainer.precision)
-    import torch
-
-    with torch.no_grad():
-        probs = model.cluster_probabilities(torch.from_numpy(embeddings)).numpy()
-    head = probs.argmax(-1)
+    outputs = model_outputs(model, embeddings)
+    probs = outputs["probabilities"]
+    served_clusters = probs.argmax(-1)
     kmeans_trained = KMeans(len(label_names), n_init=10, random_state=seed).fit_predict(embeddings)
     eval_seconds = time.perf_counter() - start
+    served = _served_partition(model, trainer)
 
     print(f"\nResults on the {num_texts:,} texts (higher is better):")
     print(_row("MiniLM embeddings + k-means (before)", clustering_scores(labels, trainer.initial_kmeans_labels)))
-    print(_row(f"{spec.display_name} ({steps} steps x {trainer.args.per_device_train_batch_size}): cluster head",
-               clustering_scores(labels, head), train_seconds))
+    print(_row(f"{spec.display_name} ({steps} steps x {trainer.args.per_device_train_batch_size}): served ({served})",
+               clustering_scores(labels, served_clusters), train_seconds))
     print(_row(f"{spec.display_name}: k-means on its embeddings", clustering_scores(labels, kmeans_trained), eval_seconds))
 
-    print(f"\nA few {spec.display_name} clusters (the true label most of its texts have, and its three most confident "
-          "members):")
-    for cluster in [c for c, _ in Counter(head.tolist()).most_common()][:5]:
-        members = np.flatnonzero(head == cluster)
+    start = time.perf_counter()
+    summaries = cluster_summaries(texts, probs, confidence=outputs.get("confidence"), distance=outputs.get("distance"),
+                                  is_outlier=outputs.get("is_outlier"))
+    keywords = {s["cluster"]: s["keywords"] for s in summaries}  # c-TF-IDF once, for the report too
+    report_path = render_report(
+        texts, probs, embeddings, os.path.join(output_dir, "report.html"), confidence=outputs.get("confidence"),
+        distance=outputs.get("distance"), is_outlier=outputs.get("is_outlier"), labels=labels,
+        label_names=label_names, keywords=keywords, calibrated=model.is_calibrated, sample_size=DEMO_MAP_SAMPLE,
+        random_state=seed, title=f"{spec.display_name} on {num_texts:,} StackOverflow titles (demo)",
+    )
+    report_seconds = time.perf_counter() - start
+
+    # the clusters the model itself is surest of (no labels): the most confident among those of a useful size
+    min_size = max(10, num_texts // (4 * model.config.num_clusters))
+    shown = sorted((s for s in summaries if s["size"] >= min_size), key=lambda s: -s["mean_confidence"])[:DEMO_SHOWN]
+    what = "calibrated confidence" if model.is_calibrated else "top probability"
+    print(f"\nWhat the model serves by default ({served}): {len(summaries)} clusters. The {len(shown)} it is most "
+          f"confident about (mean {what}, clusters of >= {min_size} texts), with their keywords, the true label most of "
+          "their texts have (scoring only) and their three most typical members:")
+    for s in shown:
+        members = np.flatnonzero(served_clusters == s["cluster"])
         majority, count = Counter(labels[members].tolist()).most_common(1)[0]
-        print(f"\n  cluster {cluster}: {len(members)} texts, {100 * count / len(members):.0f}% '{label_names[majority]}'")
-        for i in members[np.argsort(-probs[members, cluster])[:3]]:
+        print(f"\n  cluster {s['cluster']} [{', '.join(s['keywords'][:5])}]: {s['size']} texts, mean confidence "
+              f"{s['mean_confidence']:.2f}, {100 * count / s['size']:.0f}% '{label_names[majority]}'")
+        for i in s["typical"]:
             print(f"    - {texts[i]}")
-    print(f"\nPrecision: {trainer.precision_description()}. Demo total: {time.perf_counter() - total_start:.0f}s.")
-    print(f"The trained model is in {output_dir}; try:\n  hf-textcluster predict --model {output_dir} --input my_texts.txt")
+    print(f"\nThe report of every cluster (map, keywords, typical members, outliers, confusion against the labels; "
+          f"{report_seconds:.0f}s): {os.path.abspath(report_path)}")
+    print(f"Precision: {trainer.precision_description()}. Demo total: {time.perf_counter() - total_start:.0f}s.")
+    print(f"The trained model is in {output_dir}; try:\n  hf-textcluster predict --model {output_dir} --input my_texts.txt"
+          f"\n  hf-textcluster report --model {output_dir} --input my_texts.txt --output my_report.html")
     return 0
+
+
+def _served_partition(model, trainer) -> str:
+    """The partition the trained model serves by default: the trainer's label-free choice when it made one."""
+    choice = getattr(trainer, "serving_choice", None)
+    if choice:
+        return str(choice["served"])
+    return str(getattr(model.config, "served_partition", None) or "head")

@@ -188,15 +188,24 @@ def _members_list(indices: Sequence[int], texts: Sequence[str]) -> str:
     return "<ul>" + "".join(f"<li>{_e(_short(texts[i], 200))}</li>" for i in indices) + "</ul>"
 
 
+def _palette(count: int) -> list[str]:
+    """Distinct colours for ``count`` clusters: plotly's 10, else its 24 (which repeat beyond 24)."""
+    from plotly.colors import qualitative
+
+    return qualitative.Plotly if count <= 10 else qualitative.Dark24
+
+
 def _map_figure(go, coords, clusters, rows, texts, names, confidence, method, title):
     fig = go.Figure()
-    for k in np.unique(clusters[rows]).tolist():
+    shown = np.unique(clusters[rows]).tolist()
+    colours = _palette(len(shown))
+    for position, k in enumerate(shown):
         points = rows[clusters[rows] == k]
         positions = np.searchsorted(rows, points)
         hover = [f"{_e(_short(texts[i]))}<br><i>{_e(names[k])}</i> · confidence {confidence[i]:.2f}" for i in points]
         fig.add_trace(go.Scatter(
             x=coords[positions, 0], y=coords[positions, 1], mode="markers", name=f"{k}: {names[k]}",
-            marker={"size": 6, "opacity": 0.75}, text=hover, hovertemplate="%{text}<extra></extra>",
+            marker={"size": 6, "opacity": 0.75, "color": colours[position % len(colours)]}, text=hover, hovertemplate="%{text}<extra></extra>",
         ))
     fig.update_layout(title=title, height=650, legend={"itemsizing": "constant", "font": {"size": 10}},
                       xaxis={"title": f"{method} 1", "showticklabels": False},
@@ -398,33 +407,48 @@ def render_report(
     return path
 
 
-def model_outputs(model, texts: Sequence[str], *, batch_size: int | None = None, precision="auto",
-                  outlier_quantile: float | None = None) -> dict[str, np.ndarray]:
-    """Everything the report needs from ``model`` in ONE encoding pass: ``embeddings``, ``probabilities`` and, when
-    the model is calibrated, ``confidence``, ``distance`` and ``is_outlier`` as ``predict_with_confidence`` computes
-    them."""
+def model_outputs(model, embeddings, *, outlier_quantile: float | None = None,
+                  batch_size: int = 4096) -> dict[str, np.ndarray]:
+    """What the report needs from ``model``, from embeddings already computed (``model.embed(texts)``), so a caller
+    that has them encodes nothing twice: ``probabilities`` and, when the model is calibrated, ``confidence``,
+    ``distance`` and ``is_outlier`` as ``predict_with_confidence`` computes them.
+
+    Args:
+        model: A clusterer with initialised clusters.
+        embeddings: N x d ``model.embed(texts)``.
+        outlier_quantile: A calibrated model's outlier threshold (default: the pipeline's, 0.99).
+        batch_size: Rows per call of the model's head.
+
+    Returns:
+        A dict of N-row numpy arrays.
+    """
     import torch
 
     from ..modeling.calibration import DEFAULT_OUTLIER_QUANTILE, check_outlier_quantile
-    from ..modeling.modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
 
     quantile = check_outlier_quantile(DEFAULT_OUTLIER_QUANTILE if outlier_quantile is None else outlier_quantile)
     model._check_clusters_initialized()
-    # embed + predict_with_confidence would encode every text twice; the batched pass returns both at once
-    stacked = model._batched_forward(texts, batch_size or DEFAULT_ENCODE_BATCH_SIZE, None,
-                                     "embedding+probabilities", precision)
-    k = model.config.num_clusters
-    embeddings, probs = stacked[:, :-k], stacked[:, -k:]
-    out = {"embeddings": embeddings, "probabilities": probs}
-    if model.is_calibrated:
-        calibration = model.calibration
-        with torch.no_grad():
-            p = torch.from_numpy(probs)
-            clusters = p.argmax(dim=-1)
-            distance = calibration.distance(torch.from_numpy(embeddings), clusters).cpu()
-            out["confidence"] = calibration.confidence(p).cpu().numpy()
-            out["distance"] = distance.numpy()
-            out["is_outlier"] = (distance > calibration.thresholds(quantile).cpu()[clusters]).numpy()
+    embeddings = torch.from_numpy(np.ascontiguousarray(embeddings, dtype=np.float32))
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.inference_mode():
+            probs = torch.cat([model.cluster_probabilities(embeddings[i : i + batch_size].to(model.device)).float().cpu()
+                               for i in range(0, len(embeddings), batch_size)])
+            out = {"probabilities": probs.numpy()}
+            if model.is_calibrated:
+                calibration = model.calibration
+                clusters = probs.argmax(dim=-1)
+                distance = torch.cat([
+                    calibration.distance(embeddings[i : i + batch_size].to(model.device),
+                                         clusters[i : i + batch_size].to(model.device)).cpu()
+                    for i in range(0, len(embeddings), batch_size)
+                ])
+                out["confidence"] = calibration.confidence(probs.to(model.device)).cpu().numpy()
+                out["distance"] = distance.numpy()
+                out["is_outlier"] = (distance > calibration.thresholds(quantile).cpu()[clusters]).numpy()
+    finally:
+        model.train(was_training)
     return out
 
 
@@ -485,10 +509,15 @@ def cluster_report(
     if labels is not None and len(labels) != len(texts):
         raise ValueError(f"`labels` has {len(labels)} items but `texts` has {len(texts)}; give one label per text.")
     sample_indices(len(texts), sample_size, random_state)  # a bad sample_size fails before the encoding pass
-    outputs = model_outputs(model, texts, batch_size=batch_size, precision=precision,
-                            outlier_quantile=outlier_quantile)
+    from ..modeling.calibration import DEFAULT_OUTLIER_QUANTILE, check_outlier_quantile
+    from ..modeling.modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
+
+    check_outlier_quantile(DEFAULT_OUTLIER_QUANTILE if outlier_quantile is None else outlier_quantile)
+    model._check_clusters_initialized()
+    embeddings = model.embed(texts, batch_size=batch_size or DEFAULT_ENCODE_BATCH_SIZE, precision=precision)
+    outputs = model_outputs(model, embeddings, outlier_quantile=outlier_quantile)
     return render_report(
-        texts, outputs["probabilities"], outputs["embeddings"], path,
+        texts, outputs["probabilities"], embeddings, path,
         confidence=outputs.get("confidence"), distance=outputs.get("distance"), is_outlier=outputs.get("is_outlier"),
         labels=labels, label_names=label_names, cluster_names=getattr(model.config, "id2label", None),
         calibrated=model.is_calibrated, sample_size=sample_size, map_method=map_method, random_state=random_state,

@@ -78,6 +78,19 @@ def test_report_is_one_offline_file_with_map_clusters_outliers_and_confusion(mod
     assert f"ACC {100 * cluster_accuracy(labels, clusters):.1f}" in page
 
 
+def test_model_outputs_match_predict_with_confidence(model, toy_corpus):
+    from hf_textcluster.apps.report import model_outputs
+
+    texts, _ = toy_corpus
+    outputs = model_outputs(model, model.embed(texts, precision="fp32"))
+    direct = model.predict_with_confidence(texts, precision="fp32")
+    np.testing.assert_allclose(outputs["probabilities"], model.predict_proba(texts, precision="fp32"), atol=1e-5)
+    np.testing.assert_array_equal(outputs["probabilities"].argmax(1), direct["cluster"])
+    np.testing.assert_allclose(outputs["confidence"], direct["confidence"], atol=1e-3)  # quantile interpolation
+    np.testing.assert_allclose(outputs["distance"], direct["distance"], atol=1e-5)
+    np.testing.assert_array_equal(outputs["is_outlier"], direct["is_outlier"])
+
+
 def test_uncalibrated_model_reports_probabilities_and_says_how_to_flag(model, toy_corpus, tmp_path):
     texts, _ = toy_corpus
     model.config.num_calibration_texts = 0
