@@ -91,9 +91,8 @@ def run_demo(
     )
     report_seconds = time.perf_counter() - start
 
-    # the clusters the model itself is surest of (no labels): the most confident among those of a useful size
-    min_size = max(10, num_texts // (4 * model.config.num_clusters))
-    shown = sorted((s for s in summaries if s["size"] >= min_size), key=lambda s: -s["mean_confidence"])[:DEMO_SHOWN]
+    min_size = min_shown_size(num_texts, model.config.num_clusters)
+    shown = most_confident_clusters(summaries, min_size, DEMO_SHOWN)
     what = "calibrated confidence" if model.is_calibrated else "top probability"
     print(f"\nWhat the model serves by default ({served}): {len(summaries)} clusters. The {len(shown)} it is most "
           f"confident about (mean {what}, clusters of >= {min_size} texts), with their keywords, the true label most of "
@@ -111,6 +110,19 @@ def run_demo(
     print(f"The trained model is in {output_dir}; try:\n  hf-textcluster predict --model {output_dir} --input my_texts.txt"
           f"\n  hf-textcluster report --model {output_dir} --input my_texts.txt --output my_report.html")
     return 0
+
+
+def min_shown_size(num_texts: int, num_clusters: int) -> int:
+    """The smallest cluster the demo shows: a quarter of an even share, at least 10 texts (a handful of texts is
+    trivially confident and says little)."""
+    return max(10, num_texts // (4 * num_clusters))
+
+
+def most_confident_clusters(summaries: list[dict], min_size: int, count: int = DEMO_SHOWN) -> list[dict]:
+    """The ``count`` clusters the model itself is surest of, without labels: highest mean confidence among the
+    ``cluster_summaries`` of at least ``min_size`` texts (all of them when none is that large)."""
+    large = [s for s in summaries if s["size"] >= min_size] or list(summaries)
+    return sorted(large, key=lambda s: -s["mean_confidence"])[:count]
 
 
 def _served_partition(model, trainer) -> str:

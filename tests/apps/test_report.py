@@ -245,3 +245,28 @@ def test_report_renders_in_headless_chromium(model, toy_corpus, tmp_path):
     ids = _cluster_ids_in(page)
     assert sorted(entry for entry in legend if re.match(r"\d+: ", entry)) == sorted(
         f"{k}: {name}" for k, name in zip(ids, names))
+
+
+# ----- the demo's ending ----------------------------------------------------------------------------------------------
+def test_demo_shows_the_most_confident_clusters_of_a_useful_size_not_the_largest():
+    from hf_textcluster.apps.demo import min_shown_size, most_confident_clusters
+
+    summaries = [{"cluster": k, "size": size, "mean_confidence": conf}
+                 for k, (size, conf) in enumerate([(500, 0.2), (300, 0.9), (40, 0.7), (5, 1.0), (60, 0.8)])]
+    assert min_shown_size(4000, 20) == 50 and min_shown_size(100, 20) == 10
+    assert [s["cluster"] for s in most_confident_clusters(summaries, 50, 2)] == [1, 4]
+    assert [s["cluster"] for s in most_confident_clusters(summaries, 10, 5)] == [1, 4, 2, 0]
+    assert [s["cluster"] for s in most_confident_clusters(summaries, 1000, 2)] == [3, 1]  # none that large: all
+
+
+def test_demo_names_what_the_trained_model_serves():
+    from types import SimpleNamespace
+
+    from hf_textcluster.apps.demo import _served_partition
+
+    model = SimpleNamespace(config=SimpleNamespace(served_partition=None))
+    assert _served_partition(model, SimpleNamespace()) == "head"
+    assert _served_partition(model, SimpleNamespace(serving_choice={"served": "umap_kmeans+refined"})) == (
+        "umap_kmeans+refined")
+    model.config.served_partition = "kmeans"
+    assert _served_partition(model, SimpleNamespace(serving_choice=None)) == "kmeans"
