@@ -248,10 +248,16 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         num_clusters = self.config.num_clusters
         if embeddings is None:
             texts = validate_texts(texts)
-            check_num_clusters(num_clusters, len(texts))  # before the encoding pass, not after
+            # before the encoding pass, not after; K clusters of copies of fewer texts would be meaningless
+            check_num_clusters(num_clusters, len(texts), texts=texts)
             embeddings = self.embed(texts, batch_size=batch_size, show_progress_bar=show_progress_bar, precision=precision)
         embeddings = np.asarray(embeddings, dtype=np.float32)
         check_num_clusters(num_clusters, embeddings.shape[0])
+        distinct = len({row.tobytes() for row in np.ascontiguousarray(embeddings)})
+        if distinct < num_clusters:
+            raise ValueError(f"`num_clusters` ({num_clusters}) is larger than the number of distinct embeddings "
+                             f"({distinct} of {embeddings.shape[0]}): k-means cannot find that many clusters. Pass more "
+                             "varied texts or `num_clusters` <= that number.")
         with torch.no_grad():  # k-means runs where the head does (on a GPU: torch's k-means, no copy to the host)
             features = self.kmeans_features(torch.from_numpy(embeddings).to(self.device)).float()
         features = features if features.is_cuda else features.cpu().numpy()
@@ -536,7 +542,10 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
                     "repository pass `token=` or log in with `hf auth login`."
                 ) from err
         expected = cls._expected_model_types()
-        if not isinstance(config, TextClusteringConfig) or (expected and config.model_type not in expected):
+        # by class name, not identity: a folder's remote code loaded next to the package (or twice, from
+        # transformers' module cache) has its own copy of TextClusteringConfig
+        is_clusterer = any(c.__name__ == TextClusteringConfig.__name__ for c in type(config).__mro__)
+        if not is_clusterer or (expected and config.model_type not in expected):
             raise ValueError(
                 f"The checkpoint at {path!r} is a {config.model_type!r} model, not "
                 f"{' or '.join(repr(t) for t in sorted(expected)) if expected else 'an hf_textcluster clusterer'}. Load it with "
@@ -550,6 +559,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             )
         kwargs.setdefault("use_safetensors", True)  # loading never unpickles
         wants_info = kwargs.pop("output_loading_info", False)
+        cls._check_weights_fit_config(path, config)
         try:
             loaded = super().from_pretrained(path, *model_args, config=config, output_loading_info=True, **kwargs)
         except Exception as err:
@@ -577,12 +587,51 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
                 "Its config.json and model.safetensors do not belong together; re-save the model."
             )
         model.tokenizer = tokenizer
+        bad = model._non_finite_tensors()
+        if bad:  # refused at load as at save: it would serve every text in one cluster with a NaN score
+            raise ValueError(
+                f"The weights in {path!r} hold NaN or inf ({bad[0]!r}{f' and {len(bad) - 1} more' if len(bad) > 1 else ''}"
+                "): the model was saved from a diverged run or the file was damaged. Not loading it; retrain, or load "
+                "the last good checkpoint of its run folder."
+            )
         return (model, info) if wants_info else model
 
+    @classmethod
+    def _check_weights_fit_config(cls, path: str, config) -> None:
+        """A local folder whose config.json and model.safetensors disagree on a tensor's shape (an edited
+        ``num_clusters`` or ``model_type``, a cut weights file) is one clear error, before transformers' load report
+        suggests ``ignore_mismatched_sizes`` (which would load those tensors random)."""
+        weights = os.path.join(path, "model.safetensors")
+        if cls.config_class is TextClusteringConfig or not os.path.isfile(weights):
+            return
+        try:
+            from safetensors import safe_open
+
+            with safe_open(weights, "pt") as f:
+                saved = {key: tuple(f.get_slice(key).get_shape()) for key in f.keys()}
+            with torch.device("meta"):
+                expected = {key: tuple(t.shape) for key, t in cls(config).state_dict().items()}
+        except Exception:  # noqa: BLE001 - an unreadable file is reported by the load itself
+            return
+        differ = [key for key in expected if key in saved and saved[key] != expected[key]]
+        if differ:
+            key = differ[0]
+            raise ValueError(
+                f"The folder {path!r} is inconsistent: its config.json ({config.model_type!r}, "
+                f"num_clusters={config.num_clusters}) does not fit its model.safetensors: {key!r} is "
+                f"{list(saved[key])} in the weights but {list(expected[key])} for that config"
+                f"{f' ({len(differ) - 1} more tensors differ)' if len(differ) > 1 else ''}. Was config.json edited or the "
+                "weights file replaced? Re-save the model from its run folder (loading it with ignore_mismatched_sizes "
+                "would give random clusters)."
+            )
+
+    def _non_finite_tensors(self) -> list[str]:
+        return [name for name, tensor in self.state_dict().items()
+                if tensor.is_floating_point() and not torch.isfinite(tensor).all()]
+
     def _check_finite_weights(self) -> None:
-        """A model with NaN / inf weights (a diverged run) is never saved, carded or pushed."""
-        bad = [name for name, tensor in self.state_dict().items()
-               if tensor.is_floating_point() and not torch.isfinite(tensor).all()]
+        """A model with NaN / inf weights (a diverged run) is never saved, carded or pushed (nor loaded)."""
+        bad = self._non_finite_tensors()
         if bad:
             raise ValueError(
                 f"{len(bad)} of this model's tensors hold NaN or inf (e.g. {bad[0]!r}): training diverged. Not saving "

@@ -132,5 +132,7 @@ def check_local_path(name_or_path: str, argument_name: str) -> None:
 
     path = str(name_or_path)
     looks_local = path.startswith(("/", "./", "../", "~", ".\\")) or path.count("/") > 1 or os.sep in path.replace("/", "")
+    # `runs/name` where `runs` is a local folder is a path with a typo, not the Hub id of an org called "runs"
+    looks_local = looks_local or (path.count("/") == 1 and os.path.isdir(path.split("/")[0]))
     if looks_local and not os.path.exists(os.path.expanduser(path)):
         raise FileNotFoundError(f"`{argument_name}`: no such folder {path!r} (check the path; a Hub id looks like 'org/name').")
