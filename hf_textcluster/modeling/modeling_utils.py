@@ -427,15 +427,30 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         show_progress_bar: bool | None = None,
         precision: str | torch.dtype | None = "auto",
     ) -> "TextClusteringPreTrainedModel":
-        """Calibrate the confidence and the outlier distances on a seeded sample of ``sample_size`` of ``texts``
-        (all of them when None or fewer; use the training texts). One encoding pass. Stores the result in the model's
-        ``calibration`` buffers (saved with the weights) and ``config.num_calibration_texts``; returns the model.
+        """Calibrate the confidence and the outlier distances on a seeded sample of ``texts`` (use the training texts).
+
+        One encoding pass. Stores the result in the model's ``calibration`` buffers (saved with the weights) and
+        ``config.num_calibration_texts``.
 
         Afterwards ``predict_with_confidence`` and the pipeline's ``confidence`` / ``flag_outliers`` work: a text's
         confidence is the share of these calibration texts assigned less or as clearly (top-1 minus top-2
         probability); a text is an outlier when it is farther (cosine distance of its pooled embedding) from its
         cluster's centre than ``outlier_quantile`` of that cluster's calibration texts. A cluster with fewer than
         ``calibration.MIN_CLUSTER_SIZE`` (20) calibration texts uses the distances of all calibration texts instead.
+
+        Args:
+            texts: the texts to calibrate on (non-blank strings).
+            sample_size: at most this many of them, a seeded sample (``None``: all).
+            random_state: the sample's seed.
+            batch_size: texts per encoder call.
+            show_progress_bar: a tqdm bar; ``None`` shows one for large inputs only.
+            precision: as for ``embed``.
+
+        Returns:
+            The model itself (save it with ``save_pretrained`` to keep the calibration).
+
+        Example:
+            >>> model.calibrate(training_texts).save_pretrained("runs/old-model")  # doctest: +SKIP
         """
         self._check_clusters_initialized()
         texts = validate_texts(texts)
@@ -472,6 +487,23 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
           [0, 1];
         - ``distance``: the cosine distance of the text's pooled embedding to its cluster's calibrated centre;
         - ``is_outlier``: ``distance`` beyond the ``outlier_quantile`` of the cluster's calibration texts' distances.
+
+        Args:
+            texts: the texts (non-blank strings).
+            outlier_quantile: the quantile of a cluster's calibration distances beyond which a text is an outlier.
+            batch_size: texts per encoder call.
+            show_progress_bar: a tqdm bar; ``None`` shows one for large inputs only.
+            precision: as for ``embed``.
+
+        Returns:
+            A dict of the five arrays above, each of length N.
+
+        Raises:
+            ValueError: the model is not calibrated (see ``calibrate``).
+
+        Example:
+            >>> import pandas as pd
+            >>> pd.DataFrame(model.predict_with_confidence(["how do i join two tables"]))  # doctest: +SKIP
         """
         self._require_calibration()
         outlier_quantile = check_outlier_quantile(outlier_quantile)
@@ -494,10 +526,22 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     def from_encoder_pretrained(
         cls, encoder: str | os.PathLike | None = None, num_clusters: int = 8, **config_kwargs
     ) -> "TextClusteringPreTrainedModel":
-        """A new clusterer around a pretrained encoder (hub id or local path; None = the pip-shipped default).
+        """A new, untrained clusterer around a pretrained encoder.
 
         Pooling follows a sentence-transformers folder's metadata unless given. The cluster head is not fitted
         yet: the trainer (or ``initialize_clusters``) does that.
+
+        Args:
+            encoder: a hub id or local path; ``None`` is the pip-shipped all-MiniLM-L6-v2.
+            num_clusters: K.
+            **config_kwargs: fields of the method's config (``max_length``, ``pooling``, its loss weights, ...).
+
+        Returns:
+            The model, in eval mode, with the encoder's tokenizer attached.
+
+        Example:
+            >>> from hf_textcluster import SCCLModel
+            >>> model = SCCLModel.from_encoder_pretrained(None, num_clusters=20, max_length=32)  # doctest: +SKIP
         """
         spec = resolve_encoder(encoder)
         config_kwargs.setdefault("pooling", spec.pooling)
