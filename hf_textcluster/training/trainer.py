@@ -37,7 +37,30 @@ GPU_ENCODE_BATCH_SIZE = 1024
 @dataclass
 class ClusteringTrainingArguments(TrainingArguments):
     """``TrainingArguments`` plus what clustering training needs. ``remove_unused_columns`` defaults to False:
-    the datasets hold raw text columns that the collator tokenizes."""
+    the datasets hold raw text columns that the collator tokenizes. ``bf16=None`` (the default) chooses bf16
+    autocast only where the hardware runs it natively.
+
+    Attributes:
+        head_learning_rate: learning rate of the heads and centroids (default: 100 x ``learning_rate``, as in SCCL).
+        kmeans_n_init: k-means restarts (initialisation and evaluation).
+        kmeans_max_samples: k-means centres are fitted on a seeded sample of at most this many texts, then every
+            text is assigned to its nearest centre (``None``: all texts).
+        kmeans_init: how the initialisation's k-means starts: ``"k-means++"`` (the papers') or ``"umap"``.
+        eval_kmeans: also evaluate k-means on the learned embeddings (the SCCL paper's protocol).
+        pad_to_max_length: pad every batch to ``max_length`` instead of its longest text.
+        encode_batch_size: batch size of the encoding passes (default 128 on a CPU, 1024 on a GPU).
+        health_check_steps: check the clusters every this many steps (default: ~10 checks per run; 0: never).
+        health_sample_size: how many training texts (a seeded sample) the cluster checks predict.
+        calibration_sample_size: training texts the model's confidence is calibrated on at the end (0: do not).
+        serve: what the trained model serves: ``"head"`` (the paper's output, default), ``"auto"`` (the label-free
+            choice of :mod:`~hf_textcluster.training.serving`) or a candidate by name.
+        early_stopping_tol: stop when fewer than this share of the checked texts changed cluster since the
+            previous check (DEC's criterion, e.g. 0.001; off by default).
+
+    Example:
+        >>> args = ClusteringTrainingArguments(output_dir="runs/sccl", max_steps=300, per_device_train_batch_size=64,
+        ...                                    learning_rate=1e-5, head_learning_rate=1e-3)  # doctest: +SKIP
+    """
 
     head_learning_rate: float | None = field(
         default=None,
