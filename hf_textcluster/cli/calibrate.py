@@ -9,7 +9,7 @@ import time
 
 from ..data import load_text_file
 from ..hub.model_card import load_clusterer
-from ..modeling.validation import check_local_path
+from ..modeling.validation import check_local_path, check_may_replace_model
 from ._args import add_model_input_args, positive_int
 
 
@@ -25,6 +25,8 @@ def add_saved_model_args(parser: argparse.ArgumentParser) -> None:
     """A trained model updated on ``--input`` and saved back: calibrate and recluster."""
     add_model_input_args(parser, "A trained model directory (saved back in place).")
     parser.add_argument("--output-dir", help="Save the model here instead of over --model.")
+    parser.add_argument("--overwrite", action="store_true",
+                        help="Replace another trained model already in --output-dir.")
     parser.add_argument("--sample-size", type=positive_int, default=10_000,
                         help="Calibrate on a seeded sample of this many texts (default 10000).")
     parser.add_argument("--seed", type=int, default=0, help="Seed of the sample (and of k-means).")
@@ -38,8 +40,8 @@ def update_saved_model(args: argparse.Namespace, command: str, update) -> tuple:
     if not os.path.isdir(args.model) and not args.output_dir:
         raise ValueError(f"--model {args.model} is not a local folder: {command} saves the model back, so pass "
                          "--output-dir <folder> for a Hub model.")
-    if os.path.exists(output_dir) and not os.path.isdir(output_dir):
-        raise ValueError(f"--output-dir {output_dir} is a file, not a folder.")
+    check_may_replace_model(output_dir, overwrite=getattr(args, "overwrite", False), argument="--output-dir",
+                            command=command, source=args.model)
     texts = list(load_text_file(args.input, text_column=args.text_column)["text"])
     model = load_clusterer(args.model)
     start = time.perf_counter()
@@ -51,8 +53,35 @@ def update_saved_model(args: argparse.Namespace, command: str, update) -> tuple:
     if os.path.isfile(config_file):
         with open(config_file, encoding="utf-8") as f:
             remote_code = "auto_map" in json.load(f) or None
+    if command != "calibrate" and os.path.isdir(output_dir) and os.path.isdir(args.model) \
+            and os.path.samefile(output_dir, args.model):
+        keep_trained_model(args.model)
     model.save_pretrained(output_dir, remote_code=remote_code)
     return model, seconds, output_dir
+
+
+TRAINED_MODEL_FOLDER = "trained"
+
+
+def keep_trained_model(model_dir: str) -> str:
+    """Before a command replaces a model's clusters in place, keep the trained model's config.json, weights and
+    training_run.json in ``<model_dir>/trained/`` (once: later replacements keep the first, trained, one). Load it
+    from there to go back. Returns that folder."""
+    import shutil
+
+    keep = os.path.join(model_dir, TRAINED_MODEL_FOLDER)
+    if os.path.isdir(keep):
+        return keep
+    staging = keep + ".tmp"
+    shutil.rmtree(staging, ignore_errors=True)
+    os.makedirs(staging)
+    for name in sorted(os.listdir(model_dir)):
+        path = os.path.join(model_dir, name)
+        if os.path.isfile(path) and not name.startswith("."):
+            shutil.copy2(path, os.path.join(staging, name))
+    os.replace(staging, keep)
+    print(f"The trained model is kept in {keep} (load it from there to go back).")
+    return keep
 
 
 def calibrate_model(model, texts: list[str], args: argparse.Namespace) -> None:
@@ -60,11 +89,34 @@ def calibrate_model(model, texts: list[str], args: argparse.Namespace) -> None:
                     show_progress_bar=True)
 
 
+# Above this share of outliers (1% expected on the texts a model was calibrated on), the texts are not like those.
+UNLIKE_CALIBRATION = 0.1
+
+
+def warn_if_unlike_calibration(model, texts: list[str], args: argparse.Namespace, sample_size: int = 2000) -> None:
+    """A calibrated model re-calibrated on texts its calibration finds mostly outliers: one warning line."""
+    if not model.is_calibrated:
+        return
+    import numpy as np
+
+    rows = np.random.default_rng(args.seed).choice(len(texts), size=min(sample_size, len(texts)), replace=False)
+    flagged = model.predict_with_confidence([texts[int(i)] for i in rows], batch_size=args.batch_size)["is_outlier"]
+    if flagged.mean() > UNLIKE_CALIBRATION:
+        from transformers.utils import logging
+
+        logging.get_logger(__name__).warning(
+            f"{100 * flagged.mean():.0f}% of the texts of {args.input} are outliers for the model's current "
+            "calibration (about 1% of its training texts are): are they its training texts? Calibrate on those.")
+
+
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     """Calibrate a trained model's confidence and outlier distances on ``--input`` and save it (in place by default):
     models trained before calibration existed get it without retraining."""
-    model, seconds, output_dir = update_saved_model(args, "calibrate",
-                                                    lambda m, texts: calibrate_model(m, texts, args))
+    def update(model, texts):
+        warn_if_unlike_calibration(model, texts, args)
+        calibrate_model(model, texts, args)
+
+    model, seconds, output_dir = update_saved_model(args, "calibrate", update)
     print(f"Calibrated {args.model} on {model.config.num_calibration_texts:,} texts of {args.input} in {seconds:.1f}s; "
           f"saved to {output_dir}. `predict` now gives each text a confidence, and --flag-outliers works.")
     return 0

@@ -4,7 +4,48 @@ from __future__ import annotations
 
 import argparse
 
+import numpy as np
+import torch
+from transformers.utils import logging
+
 from .calibrate import add_saved_model_args, calibrate_model, update_saved_model
+
+logger = logging.get_logger(__name__)
+
+# Below this share of texts in the same cluster (ids matched), the texts are probably not the model's training texts.
+LOW_AGREEMENT = 0.5
+
+
+def head_clusters(model, embeddings: np.ndarray) -> np.ndarray:
+    """The model's clusters of already computed embeddings (one pass through its head, no encoding)."""
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            probs = model.cluster_probabilities(torch.from_numpy(embeddings).to(model.device))
+    finally:
+        model.train(was_training)
+    return probs.argmax(dim=-1).cpu().numpy()
+
+
+def agreement(before: np.ndarray, after: np.ndarray) -> float:
+    """The share of texts in the same cluster in both partitions once cluster ids are matched one to one."""
+    from scipy.optimize import linear_sum_assignment
+
+    k = int(max(before.max(), after.max())) + 1
+    counts = np.zeros((k, k), dtype=np.int64)
+    np.add.at(counts, (before, after), 1)
+    rows, cols = linear_sum_assignment(-counts)
+    return float(counts[rows, cols].sum() / len(before))
+
+
+def warn_if_low_agreement(before: np.ndarray, after: np.ndarray, source: str) -> float:
+    share = agreement(before, after)
+    if share < LOW_AGREEMENT:
+        logger.warning(f"The new clusters agree with the trained head on only {100 * share:.0f}% of the texts of "
+                       f"{source}: are they the model's training texts? Re-cluster on those (the trained model is "
+                       "kept: see above).")
+    return share
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -23,8 +64,11 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     """Re-fit a trained model's clusters by k-means on its own (trained) embeddings of ``--input``, calibrate them and
     save: ``predict`` then gives each text its nearest k-means centre (the benchmark's "k-means after" column)."""
     def update(model, texts):
-        model.initialize_clusters(texts, random_state=args.seed, batch_size=args.batch_size, show_progress_bar=True,
-                                  kmeans_init=args.kmeans_init)
+        embeddings = model.embed(texts, batch_size=args.batch_size, show_progress_bar=True)
+        before = head_clusters(model, embeddings) if model.config.centroids_initialized else None
+        model.initialize_clusters(embeddings=embeddings, random_state=args.seed, kmeans_init=args.kmeans_init)
+        if before is not None:
+            warn_if_low_agreement(before, head_clusters(model, embeddings), args.input)
         calibrate_model(model, texts, args)
 
     model, seconds, output_dir = update_saved_model(args, "recluster", update)

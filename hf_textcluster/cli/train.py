@@ -42,6 +42,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--config", action="append", metavar="KEY=VALUE", help="Model config override, e.g. eta=5.")
     train.add_argument("--no-resume", action="store_true", help="Ignore checkpoints already in --output-dir.")
+    train.add_argument("--overwrite", action="store_true",
+                       help="Replace a trained model already in --output-dir (by default a folder holding one is only "
+                            "written to when this run resumes its own checkpoints there).")
     train.add_argument("--test-size", type=count_or_fraction, metavar="N|F",
                        help="Hold out N texts (or a fraction F < 1), stratified by label; evaluate on them only.")
     add_data_args(train)
@@ -107,6 +110,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         config_overrides=_config_overrides(args.config),
         training_overrides=overrides,
         resume=not args.no_resume,
+        overwrite=args.overwrite,
         test_size=args.test_size,
         input_file=_input_source(args),
     )

@@ -15,7 +15,7 @@ from transformers import set_seed
 from transformers.utils import logging
 
 from ..data import AUGMENTATION_FAMILIES, AUGMENTERS, add_augmented_views, load_benchmark
-from ..modeling.validation import check_num_clusters
+from ..modeling.validation import check_may_replace_model, check_num_clusters
 from ..models import get_method
 from .recipes import load_recipe
 from .trainer import ClusteringTrainingArguments, last_complete_checkpoint
@@ -173,6 +173,7 @@ def train_clusterer(
     test_size: int | float | None = None,
     split_seed: int = 0,
     input_file: dict | None = None,
+    overwrite: bool = False,
 ) -> TrainingResult:
     """Train ``method`` on a benchmark (by name) or a Dataset, save it to ``output_dir`` and evaluate it.
 
@@ -201,6 +202,8 @@ def train_clusterer(
         config_overrides: model config fields over the recipe's, e.g. ``{"mlm_loss_weight": 0}``.
         training_overrides: ``ClusteringTrainingArguments`` fields over the recipe's, e.g. ``{"max_steps": 100}``.
         resume: continue from the last checkpoint in ``output_dir`` when there is one.
+        overwrite: replace a trained model already in ``output_dir`` (without it, a folder holding a saved model is
+            only written to when it resumes this run's own checkpoints).
         evaluate: score the trained model (labels needed).
         save: save the model into ``output_dir``.
         test_size: hold out that many texts (an int) or that share (a float), stratified by label and split by
@@ -224,6 +227,8 @@ def train_clusterer(
         >>> result = train_clusterer("sccl", train, "runs/tickets", num_clusters=12)       # doctest: +SKIP
     """
     spec = get_method(method)
+    if save and not (resume and last_complete_checkpoint(output_dir)):  # resuming this run's checkpoints replaces nothing
+        check_may_replace_model(output_dir, overwrite=overwrite, argument="output_dir (--output-dir)", command="train")
     auto_k = _check_auto_k_request(num_clusters, k_range, k_criterion)
     uses_views = spec.uses_augmented_views
     dataset_name = dataset if isinstance(dataset, str) else None
