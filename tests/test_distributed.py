@@ -110,3 +110,18 @@ def test_predict_under_two_processes_writes_one_output_in_input_order(passes):
     assert [json.loads(line)["text"] for line in two.splitlines()] == texts
     assert two == one
     assert not list(passes.glob("predict-2.jsonl.*"))  # no progress record or lock left behind
+
+
+def test_cli_predict_under_accelerate_launch_equals_one_process(passes):
+    model, texts = passes / "model-1", passes / "texts.txt"
+    outputs = [passes / "cli-1.jsonl", passes / "cli-2.jsonl"]
+    arguments = ["predict", "--model", str(model), "--input", str(texts), "--batch-size", "25", "--chunk-size", "70"]
+    one = [sys.executable, "-m", "hf_textcluster.cli", *arguments, "--output", str(outputs[0])]
+    two = [*_launch_two(Path("hf_textcluster.cli"))[:-1], "-m", "hf_textcluster.cli", *arguments,
+           "--output", str(outputs[1])]
+    for command in (one, two):
+        done = subprocess.run(command, env=_environment(), capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stderr[-4000:]
+    lines = outputs[1].read_text(encoding="utf-8").splitlines()
+    assert [json.loads(line)["text"] for line in lines] == texts.read_text(encoding="utf-8").splitlines()
+    assert outputs[1].read_text(encoding="utf-8") == outputs[0].read_text(encoding="utf-8")

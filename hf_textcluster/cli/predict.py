@@ -8,6 +8,7 @@ import sys
 from transformers import AutoModel, pipeline
 
 from ..apps.streaming import DEFAULT_CHUNK_SIZE, check_output, predict_file
+from ..distributed import run_with_processes, running_processes
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.precision import INFERENCE_PRECISIONS
 from ..modeling.validation import check_local_path
@@ -19,7 +20,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     add_model_input_args(predict, "A trained model directory or hub id.")
     predict.add_argument("--output", help="Write JSON lines here instead of stdout.")
     predict.add_argument("--top-k", type=positive_int, help="Also return the K most likely clusters per text.")
-    predict.add_argument("--device", default="cpu")
+    predict.add_argument("--device", default="cpu",
+                         help="Where the model runs (cpu, cuda, cuda:1, ...). Under `accelerate launch` each process "
+                              "uses its own device instead, encodes its share of each chunk, and the main process "
+                              "writes the output in input order.")
     predict.add_argument("--chunk-size", type=positive_int, default=DEFAULT_CHUNK_SIZE,
                          help="Texts read, clustered and written at a time (memory holds one chunk).")
     predict.add_argument("--overwrite", action="store_true",
@@ -58,14 +62,19 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     if not isinstance(model, TextClusteringPreTrainedModel):
         raise ValueError(f"--model {args.model} is a {type(model).__name__} (model_type {model.config.model_type!r}), "
                          "not an hf_textcluster clusterer: train one with `hf-textcluster train`.")
-    clusterer = pipeline("text-clustering", model=model, tokenizer=model.tokenizer, device=args.device)
+    processes = running_processes()  # several under `accelerate launch`: each encodes a share, the main one writes
+    device = args.device if processes is None else processes.device
+    clusterer = pipeline("text-clustering", model=model, tokenizer=model.tokenizer, device=device)
     try:
-        stats = predict_file(clusterer, args.input, args.output, text_column=args.text_column,
-                             chunk_size=args.chunk_size, overwrite=args.overwrite, **_pipeline_options(args))
+        stats = run_with_processes(clusterer, lambda shared: predict_file(
+            shared, args.input, args.output, text_column=args.text_column, chunk_size=args.chunk_size,
+            overwrite=args.overwrite, **_pipeline_options(args)), processes)
     except ValueError as err:  # the pipeline names its Python options; say the flags
         message = str(err).replace("`flag_outliers=True`", "--flag-outliers")
         raise ValueError(message.replace("`flag_outliers`", "--flag-outliers").replace(
             "`outlier_quantile`", "--outlier-quantile").replace("`top_k`", "--top-k")) from err
+    if stats is None:  # a process that helped the main one
+        return 0
     if args.output:
         print(f"{stats['texts']:,} texts -> {args.output} ({stats['texts_per_second']} texts/s"
               f"{', resumed after %s' % format(stats['resumed_after'], ',') if stats['resumed_after'] else ''}).",

@@ -96,6 +96,7 @@ def main(out: Path, encoder: str) -> None:
     (out / f"encoded-{processes}-rank{rank}.json").write_text(json.dumps(encoded[0]))
     if trainer.is_world_process_zero():
         np.savez(out / f"passes-{processes}.npz", **results)
+        model.save_pretrained(out / f"model-{processes}")  # for `hf-textcluster predict` under accelerate launch
 
 
 if __name__ == "__main__":
