@@ -553,7 +553,10 @@ class ClusteringTrainer(Trainer):
         if not self.args.should_save:
             return
         written = []
-        for name, array in self.checkpoint_arrays().items():
+        arrays = dict(self.checkpoint_arrays())
+        if getattr(self, "initial_kmeans_labels", None) is not None:  # the health checks' reference, after a resume too
+            arrays.setdefault("initial_kmeans_labels", np.asarray(self.initial_kmeans_labels))
+        for name, array in arrays.items():
             path = os.path.join(folder, f"{CHECKPOINT_ARRAY_PREFIX}{name}.npy")
             with open(path + ".tmp", "wb") as f:
                 np.save(f, np.asarray(array))
@@ -585,6 +588,8 @@ class ClusteringTrainer(Trainer):
             for name in sorted(os.listdir(checkpoint))
             if name.startswith(CHECKPOINT_ARRAY_PREFIX) and name.endswith(".npy")
         }
+        if "initial_kmeans_labels" in arrays:
+            self.initial_kmeans_labels = arrays.pop("initial_kmeans_labels")
         if arrays:
             self.restore_checkpoint_arrays(arrays)
         modules_file = os.path.join(checkpoint, TRAINING_MODULES_FILE)
@@ -836,7 +841,35 @@ class ClusteringTrainer(Trainer):
                 )
         self.serve_chosen_partition()
         self.calibrate_model()
+        self.check_final_health()
         return self._train_output
+
+    final_health: dict | None = None  # check_final_health's record
+
+    def check_final_health(self) -> dict | None:
+        """The trained model's clusters of a seeded sample of ``health_sample_size`` training texts, as it serves
+        them, once training has ended: every method, whatever its stages (a check during training may have run
+        before a head existed, or on a head mode other than the served one). Warns when the clusters collapsed (fewer
+        than half of them used, or one holding 90% of the texts). Off with ``health_check_steps=0``."""
+        if (getattr(self.args, "health_check_steps", None) == 0 or self.train_dataset is None
+                or not self.model.config.centroids_initialized or not self.accelerator.is_main_process):
+            return None
+        texts = self.train_dataset["text"]
+        size = min(getattr(self.args, "health_sample_size", 1000), len(texts))
+        rows = np.sort(np.random.default_rng(self.args.seed).choice(len(texts), size=size, replace=False))
+        predicted = self.model.predict([texts[int(i)] for i in rows], batch_size=self.encode_batch_size,
+                                       show_progress_bar=False, precision=self.precision)
+        k = self.model.config.num_clusters
+        counts = np.bincount(predicted, minlength=k)
+        self.final_health = {"clusters_used": int((counts > 0).sum()), "largest_share": float(counts.max() / size)}
+        if self.final_health["clusters_used"] < k / 2 or self.final_health["largest_share"] >= 0.9:
+            logger.warning(
+                f"The trained model puts {100 * self.final_health['largest_share']:.0f}% of {size} training texts (a "
+                f"seeded sample) in one cluster and uses {self.final_health['clusters_used']} of its {k} clusters: "
+                "its clusters collapsed. Compare it with k-means on its embeddings (`hf-textcluster recluster`), or "
+                "train again with more steps, a lower head learning rate or another seed."
+            )
+        return self.final_health
 
     def serve_chosen_partition(self) -> None:
         """Make the trained model serve the partition ``args.serve`` asks for (by default the label-free choice among
