@@ -205,3 +205,41 @@ def test_cli_evaluate_embeddings_kmeans_auto_prints_k(tiny_encoder_dir, toy_corp
     assert "chosen without labels by silhouette among K in 2..5" in out and "the labels have 3 classes" in out
     k = int(out.split("K=")[1].split(",")[0])
     assert 2 <= k <= 5
+
+
+def test_cluster_count_request_is_parsed_and_checked_once():
+    from hf_textcluster.training.auto_k import ClusterCountRequest
+
+    request = ClusterCountRequest.parse("AUTO", k_range=(None, 40), k_criterion="silhouette")
+    assert request.is_auto and request.k_range == (2, 40) and request.criterion == "silhouette"
+    assert request.to_dict() == {"criterion": "silhouette", "k_range": [2, 40]}
+    assert ClusterCountRequest.parse(request) is request
+    fixed = ClusterCountRequest.parse(12)
+    assert not fixed.is_auto and fixed.num_clusters == 12 and ClusterCountRequest.parse(None).num_clusters is None
+    with pytest.raises(ValueError, match=r"`k_max` \(5\) is smaller than `k_min` \(10\)"):
+        ClusterCountRequest.parse("auto", k_range=(10, 5))  # no data needed to refuse it
+    with pytest.raises(ValueError, match="must be a pair"):
+        ClusterCountRequest.parse("auto", k_range=(2, 5, 9))
+    with pytest.raises(ValueError, match="'auto'"):
+        ClusterCountRequest("many")
+    with pytest.raises(ValueError, match="not smaller than the number of texts"):
+        ClusterCountRequest.parse("auto", k_range=(2, 50)).check(30)
+    with pytest.raises(ValueError, match="is fixed"):
+        fixed.choose(np.eye(4))
+    assert ClusterCountRequest.parse_num_clusters(" Auto ") == "auto" and ClusterCountRequest.parse_k_range("5:") == (5, None)
+    with pytest.raises(ValueError, match="K_MIN:K_MAX"):
+        ClusterCountRequest.parse_k_range("2-60")
+
+
+def test_baselines_take_a_cluster_count_request(tiny_encoder_dir, toy_corpus):
+    from hf_textcluster.training.auto_k import ClusterCountRequest
+    from hf_textcluster.training.baselines import make_baseline
+
+    texts, _ = toy_corpus
+    with pytest.raises(ValueError, match="works with embeddings-kmeans, not tfidf-kmeans"):
+        make_baseline("tfidf-kmeans", ClusterCountRequest("auto"))
+    assert len(set(make_baseline("tfidf-kmeans", ClusterCountRequest(3)).fit_predict(texts))) == 3
+    baseline = make_baseline("embeddings-kmeans", ClusterCountRequest.parse("auto", k_range=(2, 5)),
+                             encoder=str(tiny_encoder_dir), show_progress_bar=False)
+    baseline.fit_predict(texts)
+    assert 2 <= baseline.auto_k_.num_clusters <= 5 and baseline.auto_k_.k_max == 5

@@ -50,7 +50,7 @@ def test_train_on_a_file_then_predict(tiny_encoder_dir, toy_corpus, tmp_path, ca
 
     assert main(["predict", "--model", str(out_dir), "--input", str(queries), "--precision", "int8"]) == 0
     int8_lines = [json.loads(line) for line in capsys.readouterr().out.strip().splitlines()]
-    from hf_textcluster.hub.model_card import load_clusterer
+    from hf_textcluster.training.runs import load_clusterer
 
     expected = load_clusterer(str(out_dir)).predict_proba(texts[:4], precision="int8").max(axis=1)
     assert [line["score"] for line in int8_lines] == pytest.approx(expected.tolist(), abs=1e-6)

@@ -6,7 +6,7 @@ import argparse
 import os
 
 from ..modeling.modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
-from ..training.auto_k import CRITERIA, DEFAULT_CRITERION
+from ..training.auto_k import CRITERIA, DEFAULT_CRITERION, ClusterCountRequest
 
 
 def add_data_args(parser: argparse.ArgumentParser) -> None:
@@ -40,27 +40,28 @@ def positive_int(value: str) -> int:
 
 def num_clusters_or_auto(value: str) -> int | str:
     """``--num-clusters``: a whole number, or ``auto`` (chosen from the embeddings, see ``--k-range``)."""
-    if value.strip().lower() == "auto":
-        return "auto"
     try:
-        return int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of clusters (20) or 'auto', got {value!r}")
+        return ClusterCountRequest.parse_num_clusters(value)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def positive_int_or_auto(value: str) -> int | str:
-    return "auto" if value.strip().lower() == "auto" else positive_int(value)
+    return "auto" if num_clusters_or_auto(value) == "auto" else positive_int(value)
 
 
 def k_range(value: str) -> tuple[int | None, int | None]:
     """``--k-range 2:60`` -> (2, 60); either side may be left out (``:60``, ``5:``) for its default."""
-    low, sep, high = value.partition(":")
     try:
-        if not sep:
-            raise ValueError
-        return (int(low) if low.strip() else None, int(high) if high.strip() else None)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected K_MIN:K_MAX, e.g. 2:60 (or :60, 5:), got {value!r}")
+        return ClusterCountRequest.parse_k_range(value)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def cluster_count_request(args: argparse.Namespace, default: int | None = None) -> ClusterCountRequest:
+    """The K request of ``--num-clusters`` / ``--k-range`` / ``--k-criterion`` (``default`` when K is not given)."""
+    num_clusters = default if args.num_clusters is None else args.num_clusters
+    return ClusterCountRequest.parse(num_clusters, args.k_range, args.k_criterion)
 
 
 def count_or_fraction(value: str) -> int | float:

@@ -8,7 +8,7 @@ import os
 import time
 
 from ..data import load_text_file
-from ..hub.model_card import load_clusterer
+from ..training.runs import load_clusterer
 from ..modeling.validation import check_local_path, check_may_replace_model
 from ._args import add_model_input_args, positive_int
 

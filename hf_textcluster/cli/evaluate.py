@@ -6,14 +6,16 @@ import argparse
 import time
 
 from ..data import load_benchmark, load_text_file
-from ..hub.model_card import load_clusterer
+from ..training.runs import load_clusterer
 from ..modeling.validation import check_local_path
+from ..training.auto_k import ClusterCountRequest
 from ..training.baselines import BASELINES, make_baseline
 from ..training.metrics import clustering_scores
 from ..training.trainer import evaluate_clusterer
 from ._args import (
     add_data_args,
     add_k_selection_args,
+    cluster_count_request,
     describe_k_selection,
     format_scores,
     positive_int_or_auto,
@@ -81,25 +83,26 @@ def _score_model(args: argparse.Namespace, texts, labels) -> tuple[dict, int]:
     return metrics, model.config.num_clusters
 
 
+def _score_baseline(args: argparse.Namespace, request: ClusterCountRequest, texts, labels) -> tuple[dict, object]:
+    kwargs = {"encoder": args.encoder} if args.method == "embeddings-kmeans" and args.encoder else {}
+    baseline = make_baseline(args.method, request, random_state=args.seed, **kwargs)
+    return clustering_scores(labels, baseline.fit_predict(texts)), baseline
+
+
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     auto = _check_arguments(args)
     dataset, source = _evaluation_dataset(args)
     texts, labels = dataset["text"], dataset["label"]
     num_classes = dataset.features["label"].num_classes
-    num_clusters = args.num_clusters or num_classes
     start = time.perf_counter()
     if args.model:
         metrics, num_clusters = _score_model(args, texts, labels)
         name = args.model
     else:
-        kwargs = {"encoder": args.encoder} if args.method == "embeddings-kmeans" and args.encoder else {}
-        if auto:
-            kwargs.update(k_range=args.k_range, k_criterion=args.k_criterion)
-        baseline = make_baseline(args.method, num_clusters, random_state=args.seed, **kwargs)
-        metrics = clustering_scores(labels, baseline.fit_predict(texts))
+        request = cluster_count_request(args, default=num_classes)
+        metrics, baseline = _score_baseline(args, request, texts, labels)
+        num_clusters = baseline.auto_k_.num_clusters if auto else request.num_clusters
         name = args.method
-        if auto:
-            num_clusters = baseline.auto_k_.num_clusters
     seconds = time.perf_counter() - start
     print(f"{name} on {source} (N={len(texts)}, K={num_clusters}, {num_classes} classes, seed={args.seed})")
     if auto:

@@ -7,7 +7,7 @@ import os
 
 from ..apps.plotting import check_image_path, is_placeholder_names, plot_clustering_overview, sample_indices
 from ..data import load_text_file
-from ..hub.model_card import load_clusterer
+from ..training.runs import load_clusterer
 from ..modeling.validation import check_local_path
 from ._args import add_model_input_args, positive_int
 

@@ -9,7 +9,7 @@ import os
 
 from ..apps.report import DEFAULT_SAMPLE_SIZE, MAP_METHODS, check_report_path, cluster_report
 from ..data import load_text_file
-from ..hub.model_card import load_clusterer
+from ..training.runs import load_clusterer
 from ..modeling.validation import check_local_path
 from ._args import add_model_input_args, positive_int
 

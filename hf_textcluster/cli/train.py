@@ -15,6 +15,7 @@ from ..training.trainer import ClusteringTrainingArguments
 from ._args import (
     add_data_args,
     add_k_selection_args,
+    cluster_count_request,
     count_or_fraction,
     describe_k_selection,
     format_scores,
@@ -94,6 +95,7 @@ def _input_source(args) -> dict | None:
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     if args.dataset and args.input:
         raise ValueError("Pass either --dataset (a benchmark) or --input (your file), not both.")
+    request = cluster_count_request(args)  # a malformed request fails before any data is read
     overrides = parse_pass_through(extra)
     result = train_clusterer(
         args.method,
@@ -102,9 +104,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         encoder=args.encoder,
         recipe=args.recipe,
         augmentation=args.augmentation,
-        num_clusters=args.num_clusters,
-        k_range=args.k_range,
-        k_criterion=args.k_criterion,
+        num_clusters=request,
         data_dir=args.data_dir,
         seed=args.seed,
         config_overrides=_config_overrides(args.config),

@@ -29,18 +29,9 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
-from .model_card import (
-    TRAINING_RUN_FILE,
-    encoder_hub_id,
-    find_training_texts,
-    generate_model_card,
-    load_clusterer,
-    read_training_run,
-    sample_texts,
-)
-from .model_card import (
-    label_clusters as name_clusters,
-)
+from ..representation import label_clusters as name_clusters
+from ..training.runs import TRAINING_RUN_FILE, find_training_texts, load_clusterer, read_training_run
+from .model_card import encoder_hub_id, generate_model_card, sample_texts
 from .remote_code import add_remote_code
 
 

@@ -100,12 +100,24 @@ def _check_int(name: str, value, fix: str) -> int:
     return int(value)
 
 
-def check_k_range(k_min, k_max, num_texts: int) -> tuple[int, int]:
-    """(k_min, k_max) checked against each other and the number of texts; ``k_max=None`` -> :func:`default_k_max`.
-    Errors name the argument and the fix."""
+def _check_k_bounds(k_min, k_max) -> tuple[int, int | None]:
+    """The checks of (k_min, k_max) that need no data: whole numbers, k_min >= 2, k_max >= k_min (or None)."""
     k_min = _check_int("k_min", k_min, "pass e.g. k_min=2")
     if k_min < 2:
         raise ValueError(f"`k_min` must be at least 2 (one cluster is no clustering), got {k_min}; pass k_min=2 or more.")
+    if k_max is None:
+        return k_min, None
+    k_max = _check_int("k_max", k_max, "pass e.g. k_max=60, or None for the default min(200, 3 sqrt(N))")
+    if k_max < k_min:
+        raise ValueError(f"`k_max` ({k_max}) is smaller than `k_min` ({k_min}); pass k_max >= {k_min} "
+                         "(or k_max=None for the default, min(200, 3 sqrt(N))).")
+    return k_min, k_max
+
+
+def check_k_range(k_min, k_max, num_texts: int) -> tuple[int, int]:
+    """(k_min, k_max) checked against each other and the number of texts; ``k_max=None`` -> :func:`default_k_max`.
+    Errors name the argument and the fix."""
+    k_min, k_max = _check_k_bounds(k_min, k_max)
     if k_min >= num_texts:
         raise ValueError(
             f"`k_min` ({k_min}) is not smaller than the number of texts ({num_texts}): more clusters than texts leave "
@@ -113,16 +125,129 @@ def check_k_range(k_min, k_max, num_texts: int) -> tuple[int, int]:
         )
     if k_max is None:
         return k_min, min(default_k_max(num_texts, k_min), num_texts - 1)
-    k_max = _check_int("k_max", k_max, "pass e.g. k_max=60, or None for the default min(200, 3 sqrt(N))")
-    if k_max < k_min:
-        raise ValueError(f"`k_max` ({k_max}) is smaller than `k_min` ({k_min}); pass k_max >= {k_min} "
-                         "(or k_max=None for the default, min(200, 3 sqrt(N))).")
     if k_max >= num_texts:
         raise ValueError(
             f"`k_max` ({k_max}) is not smaller than the number of texts ({num_texts}): more clusters than texts; "
             f"pass k_max <= {num_texts - 1} (or k_max=None for the default)."
         )
     return k_min, k_max
+
+
+@dataclass(frozen=True)
+class ClusterCountRequest:
+    """How many clusters a run asks for: a fixed K, K from the labels, or ``"auto"`` (chosen without labels).
+
+    Built once at the public edge (:meth:`parse`; the CLI, :func:`~hf_textcluster.training.runs.train_clusterer` and
+    :class:`~hf_textcluster.training.baselines.EmbeddingKMeans` all go through it); what it holds is already checked
+    for everything that needs no data, and :meth:`check` adds what the texts decide.
+
+    Attributes:
+        num_clusters: a whole number K, ``"auto"``, or None (the number of classes of labelled texts).
+        k_min: with ``"auto"``, the smallest K searched (default 2).
+        k_max: with ``"auto"``, the largest K searched (None: min(200, 3 sqrt(N)), :func:`default_k_max`).
+        criterion: with ``"auto"``, one of :data:`CRITERIA` (default :data:`DEFAULT_CRITERION`).
+
+    Example:
+        >>> request = ClusterCountRequest.parse("auto", k_range=(2, 60), k_criterion="silhouette")
+        >>> request.is_auto, request.k_range
+        (True, (2, 60))
+        >>> ClusterCountRequest.parse(20).num_clusters
+        20
+    """
+
+    num_clusters: int | str | None = None
+    k_min: int = 2
+    k_max: int | None = None
+    criterion: str = DEFAULT_CRITERION
+
+    def __post_init__(self):
+        if isinstance(self.num_clusters, str) and self.num_clusters != "auto":
+            raise ValueError(f"`num_clusters` must be a whole number of clusters or 'auto' (chosen from the "
+                             f"embeddings), got {self.num_clusters!r}.")
+        if self.criterion not in CRITERIA:
+            raise ValueError(f"Unknown `k_criterion` {self.criterion!r}; choose one of {', '.join(CRITERIA)}.")
+        k_min, k_max = _check_k_bounds(self.k_min, self.k_max)
+        object.__setattr__(self, "k_min", k_min)
+        object.__setattr__(self, "k_max", k_max)
+
+    @classmethod
+    def parse(cls, num_clusters=None, k_range=None, k_criterion: str | None = None) -> ClusterCountRequest:
+        """The request from the loose values users pass: ``num_clusters`` a whole number, ``"auto"`` (any case),
+        None or already a request; ``k_range=(k_min, k_max)`` (either None for its default) and ``k_criterion``
+        only with ``"auto"``.
+
+        Raises:
+            ValueError: a string other than "auto"; ``k_range`` / ``k_criterion`` for a fixed K; a malformed or
+                inverted range; an unknown criterion.
+            TypeError: a range bound that is not a whole number.
+        """
+        if isinstance(num_clusters, cls):
+            if k_range is not None or k_criterion is not None:
+                raise ValueError("Pass `k_range` / `k_criterion` inside the ClusterCountRequest, not beside it.")
+            return num_clusters
+        if isinstance(num_clusters, str) and num_clusters.strip().lower() == "auto":
+            num_clusters = "auto"
+        if num_clusters != "auto":
+            if isinstance(num_clusters, str):
+                cls(num_clusters)  # the error for a string that is not "auto"
+            if k_range is not None or k_criterion is not None:
+                raise ValueError(f"`k_range` / `k_criterion` apply to num_clusters='auto' (got num_clusters="
+                                 f"{num_clusters!r}); pass num_clusters='auto' (--num-clusters auto) or drop them.")
+            return cls(num_clusters)
+        if k_range is None:
+            k_range = (None, None)
+        if isinstance(k_range, (str, bytes)) or not hasattr(k_range, "__len__") or len(k_range) != 2:
+            raise ValueError(f"`k_range` must be a pair (k_min, k_max), e.g. (2, 60) (--k-range 2:60), got {k_range!r}.")
+        k_min, k_max = k_range
+        return cls("auto", k_min=2 if k_min is None else k_min, k_max=k_max,
+                   criterion=DEFAULT_CRITERION if k_criterion is None else k_criterion)
+
+    @staticmethod
+    def parse_num_clusters(value: str) -> int | str:
+        """Command-line text -> a whole number or ``"auto"`` (any case); ValueError otherwise."""
+        if value.strip().lower() == "auto":
+            return "auto"
+        try:
+            return int(value)
+        except ValueError:
+            raise ValueError(f"expected a number of clusters (20) or 'auto', got {value!r}") from None
+
+    @staticmethod
+    def parse_k_range(value: str) -> tuple[int | None, int | None]:
+        """Command-line ``K_MIN:K_MAX`` -> (k_min, k_max); either side may be left out (``:60``, ``5:``)."""
+        low, sep, high = value.partition(":")
+        try:
+            if not sep:
+                raise ValueError
+            return (int(low) if low.strip() else None, int(high) if high.strip() else None)
+        except ValueError:
+            raise ValueError(f"expected K_MIN:K_MAX, e.g. 2:60 (or :60, 5:), got {value!r}") from None
+
+    @property
+    def is_auto(self) -> bool:
+        return self.num_clusters == "auto"
+
+    @property
+    def k_range(self) -> tuple[int, int | None]:
+        """(k_min, k_max) as requested (k_max None: the default for the number of texts)."""
+        return self.k_min, self.k_max
+
+    def check(self, num_texts: int) -> None:
+        """With ``"auto"``: the range against the number of texts (before any encoding pass). A fixed K is checked
+        where it is used (:func:`~hf_textcluster.modeling.validation.check_num_clusters`, with the texts)."""
+        if self.is_auto:
+            check_k_range(self.k_min, self.k_max, num_texts)
+
+    def choose(self, embeddings, random_state: int | None = 0) -> AutoKResult:
+        """K for these embeddings (``"auto"`` only), by :func:`estimate_num_clusters`."""
+        if not self.is_auto:
+            raise ValueError(f"num_clusters={self.num_clusters!r} is fixed: there is no K to choose.")
+        return estimate_num_clusters(embeddings, k_min=self.k_min, k_max=self.k_max, method=self.criterion,
+                                     random_state=random_state)
+
+    def to_dict(self) -> dict:
+        """The request as ``training_run.json`` records it: ``{"criterion": .., "k_range": [k_min, k_max]}``."""
+        return {"criterion": self.criterion, "k_range": [self.k_min, self.k_max]}
 
 
 def _as_embeddings(embeddings) -> np.ndarray:

@@ -14,6 +14,7 @@ from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 
 from ..modeling.kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
 from ..modeling.validation import check_num_clusters, validate_texts
+from .auto_k import ClusterCountRequest
 
 BASELINES = ("bow-kmeans", "tfidf-kmeans", "embeddings-kmeans")
 
@@ -48,10 +49,10 @@ class EmbeddingKMeans:
     + k-means. ``encoder`` is a hub id or local path; None means the pip-shipped default (all-MiniLM-L6-v2).
 
     ``num_clusters="auto"`` chooses K from the embeddings without labels (:mod:`hf_textcluster.training.auto_k`), within
-    ``k_range=(k_min, k_max)`` (None: the defaults) by ``k_criterion`` (None: the default criterion); the choice is
-    in ``auto_k_`` after ``fit_predict``."""
+    ``k_range=(k_min, k_max)`` (None: the defaults) by ``k_criterion`` (None: the default criterion), or pass a
+    :class:`~hf_textcluster.training.auto_k.ClusterCountRequest`; the choice is in ``auto_k_`` after ``fit_predict``."""
 
-    num_clusters: int | str
+    num_clusters: int | str | ClusterCountRequest
     encoder: str | None = None
     batch_size: int = 128
     max_length: int | None = None
@@ -81,33 +82,30 @@ class EmbeddingKMeans:
 
     def fit_predict(self, texts: Sequence[str]) -> np.ndarray:
         texts = validate_texts(texts)
-        auto = self.num_clusters == "auto"
-        if auto:
-            from .auto_k import CRITERIA, DEFAULT_CRITERION, check_k_range, estimate_num_clusters
-
-            k_min, k_max = self.k_range if self.k_range is not None else (None, None)
-            k_min = 2 if k_min is None else k_min
-            criterion = self.k_criterion or DEFAULT_CRITERION
-            if criterion not in CRITERIA:
-                raise ValueError(f"Unknown `k_criterion` {criterion!r}; choose one of {', '.join(CRITERIA)}.")
-            check_k_range(k_min, k_max, len(texts))  # before the encoding pass
+        request = ClusterCountRequest.parse(self.num_clusters, self.k_range, self.k_criterion)
+        if request.is_auto:
+            request.check(len(texts))  # before the encoding pass
         else:
-            if self.k_range is not None or self.k_criterion is not None:
-                raise ValueError("`k_range` / `k_criterion` apply to num_clusters='auto'.")
-            check_num_clusters(self.num_clusters, len(texts))
+            check_num_clusters(request.num_clusters, len(texts))
         self.embeddings_ = self.embed(texts)
-        num_clusters = self.num_clusters
-        if auto:
-            self.auto_k_ = estimate_num_clusters(self.embeddings_, k_min=k_min, k_max=k_max, method=criterion,
-                                                 random_state=self.random_state)
+        num_clusters = request.num_clusters
+        if request.is_auto:
+            self.auto_k_ = request.choose(self.embeddings_, random_state=self.random_state)
             num_clusters = self.auto_k_.num_clusters
         self.labels_ = fit_kmeans(self.embeddings_, num_clusters, n_init=self.n_init, random_state=self.random_state,
                                   max_samples=self.kmeans_max_samples).labels_
         return self.labels_
 
 
-def make_baseline(method: str, num_clusters: int, random_state: int | None = 0, **kwargs):
-    """A baseline by its CLI name: ``bow-kmeans``, ``tfidf-kmeans`` or ``embeddings-kmeans``."""
+def make_baseline(method: str, num_clusters: int | str | ClusterCountRequest, random_state: int | None = 0, **kwargs):
+    """A baseline by its CLI name: ``bow-kmeans``, ``tfidf-kmeans`` or ``embeddings-kmeans``.
+
+    ``num_clusters`` is K, or (``embeddings-kmeans`` only) ``"auto"`` / a :class:`ClusterCountRequest`."""
+    if isinstance(num_clusters, ClusterCountRequest) and method != "embeddings-kmeans":
+        if num_clusters.is_auto:
+            raise ValueError(f"num_clusters='auto' chooses K from encoder embeddings: it works with "
+                             f"embeddings-kmeans, not {method}.")
+        num_clusters = num_clusters.num_clusters
     if method == "bow-kmeans":
         return VectorizerKMeans(num_clusters, kind="bow", random_state=random_state, **kwargs)
     if method == "tfidf-kmeans":

@@ -9,14 +9,25 @@ import json
 import os
 import time
 from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any, Mapping
 
 import datasets
-from transformers import set_seed
+from transformers import AutoModel, set_seed
 from transformers.utils import logging
 
-from ..data import AUGMENTATION_FAMILIES, AUGMENTERS, add_augmented_views, load_benchmark
+from ..data import (
+    AUGMENTATION_FAMILIES,
+    AUGMENTERS,
+    add_augmented_views,
+    default_data_dir,
+    load_benchmark,
+    load_text_file,
+)
+from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.validation import check_may_replace_model, check_num_clusters
 from ..models import get_method
+from .auto_k import ClusterCountRequest
 from .recipes import load_recipe
 from .trainer import ClusteringTrainingArguments, last_complete_checkpoint
 
@@ -64,6 +75,7 @@ def split_held_out(
 
 
 RUN_IDENTITY_FILE = "run_identity.json"
+TRAINING_RUN_FILE = "training_run.json"  # what a run records; cards and `push` read it
 
 
 def _run_identity(method, num_clusters, encoder, config_kwargs, dataset) -> dict:
@@ -160,7 +172,7 @@ def train_clusterer(
     encoder: str | None = None,
     recipe: str = "cpu",
     augmentation: str | None = "recipe",
-    num_clusters: int | str | None = None,
+    num_clusters: int | str | ClusterCountRequest | None = None,
     k_range: tuple[int | None, int | None] | None = None,
     k_criterion: str | None = None,
     data_dir: str | None = None,
@@ -192,7 +204,9 @@ def train_clusterer(
         augmentation: ``"recipe"`` (the recipe's precomputed views for a benchmark), an augmenter name, or ``None``.
         num_clusters: K; defaults to the number of classes of a labelled dataset. ``"auto"`` chooses K from the
             training texts' embeddings (one encoding pass, reused for the k-means initialisation) with
-            :func:`~hf_textcluster.training.auto_k.estimate_num_clusters`; a resumed run keeps the K it chose.
+            :func:`~hf_textcluster.training.auto_k.estimate_num_clusters`; a resumed run keeps the K it chose. A
+            :class:`~hf_textcluster.training.auto_k.ClusterCountRequest` holds the whole request (then no
+            ``k_range`` / ``k_criterion``).
         k_range: with ``"auto"``, ``(k_min, k_max)`` bounds the search (either may be None: 2, and
             min(200, 3 sqrt(N))).
         k_criterion: with ``"auto"``, the criterion (default
@@ -229,74 +243,31 @@ def train_clusterer(
     spec = get_method(method)
     if save and not (resume and last_complete_checkpoint(output_dir)):  # resuming this run's checkpoints replaces nothing
         check_may_replace_model(output_dir, overwrite=overwrite, argument="output_dir (--output-dir)", command="train")
-    auto_k = _check_auto_k_request(num_clusters, k_range, k_criterion)
-    uses_views = spec.uses_augmented_views
+    request = ClusterCountRequest.parse(num_clusters, k_range, k_criterion)  # before any data is read
     dataset_name = dataset if isinstance(dataset, str) else None
     plan = load_recipe(method, recipe, dataset_name)
-    if not uses_views and augmentation not in (None, "recipe"):
-        logger.warning(f"{method} trains on the texts alone; augmentation {augmentation!r} is ignored.")
-        augmentation = None
-    if augmentation == "recipe":
-        augmentation = plan.get("augmentation") if uses_views else None
-        if isinstance(dataset, datasets.Dataset) and augmentation in AUGMENTATION_FAMILIES:
-            augmentation = "virtual" if not {"text_aug1", "text_aug2"} <= set(dataset.column_names) else None
+    augmentation = _resolve_augmentation(spec, plan, dataset, augmentation)
     set_seed(seed)
     train_dataset = prepare_dataset(dataset, augmentation, data_dir=data_dir, seed=seed)
     test_dataset = None
     if test_size is not None:
         train_dataset, test_dataset = split_held_out(train_dataset, test_size, seed=split_seed)
-    if auto_k is not None:
-        from .auto_k import check_k_range
-
-        check_k_range(*auto_k["k_range"], len(train_dataset))  # a bad range fails before the encoding pass
-    elif num_clusters is None:
-        label_feature = train_dataset.features.get("label")
-        if label_feature is None:
-            raise ValueError("`num_clusters` is required for a dataset without labels.")
-        num_clusters = (
-            label_feature.num_classes if hasattr(label_feature, "num_classes") else len(set(train_dataset["label"]))
-        )
-    if auto_k is None:
-        check_num_clusters(num_clusters, len(train_dataset), texts=train_dataset["text"])
+    request = _check_cluster_count(request, train_dataset)
     check_config_overrides(spec.config_class, config_overrides or {})
     config_kwargs = {**plan["config"], **(config_overrides or {})}
     args = build_training_arguments(output_dir, plan["training"], training_overrides, seed=seed)
-
-    identity = _run_identity(method, num_clusters, encoder, config_kwargs, train_dataset)
+    identity = _run_identity(method, request.num_clusters, encoder, config_kwargs, train_dataset)
     last_checkpoint = last_complete_checkpoint(output_dir) if resume and os.path.isdir(output_dir) else None
     k_selection, embeddings = None, None
-    if auto_k is not None:
-        k_selection = _saved_k_selection(output_dir, auto_k, identity) if last_checkpoint else None
-        if k_selection is not None:
-            logger.warning(f"num_clusters='auto': resuming with K={k_selection['num_clusters']}, as chosen by "
-                           f"{k_selection['criterion']} when this run started.")
-        else:
-            k_selection, embeddings = _choose_num_clusters(spec, encoder, config_kwargs, args, train_dataset, auto_k,
-                                                           seed)
-        num_clusters = identity["num_clusters"] = k_selection["num_clusters"]
-        identity["k_selection"] = k_selection
-        check_num_clusters(num_clusters, len(train_dataset), texts=train_dataset["text"])
-        set_seed(seed)  # the model starts as it would with --num-clusters K
-    if last_checkpoint:
-        _check_same_run(output_dir, identity)
-    os.makedirs(output_dir, exist_ok=True)
-    with open(os.path.join(output_dir, RUN_IDENTITY_FILE), "w") as f:
-        json.dump(identity, f, indent=2)
-    model = spec.model_class.from_encoder_pretrained(encoder, num_clusters=num_clusters, **config_kwargs)
-    trainer = spec.trainer_class(model=model, args=args, train_dataset=train_dataset,
+    if request.is_auto:
+        k_selection, embeddings = _settle_auto_k(request, output_dir, identity, last_checkpoint, encoder,
+                                                 config_kwargs, args, train_dataset, seed)
+    _record_run_identity(output_dir, identity, last_checkpoint)
+    # Built once K is known; the embeddings that chose K (if any) are the k-means initialisation's.
+    model = spec.model_class.from_encoder_pretrained(encoder, num_clusters=identity["num_clusters"], **config_kwargs)
+    trainer = spec.trainer_class(model=model, args=args, train_dataset=train_dataset, init_embeddings=embeddings,
                                  eval_dataset=test_dataset if test_dataset is not None else train_dataset)
-    if embeddings is not None:
-        _reuse_embeddings_once(trainer, embeddings)
-    if last_checkpoint:
-        logger.warning(f"Resuming from {last_checkpoint}.")
-    start = time.perf_counter()
-    trainer.train(resume_from_checkpoint=last_checkpoint)
-    train_seconds = time.perf_counter() - start - trainer.calibration_seconds
-    metrics = {"train_seconds": round(train_seconds, 2)}
-    if trainer.calibration_seconds:
-        metrics["calibration_seconds"] = round(trainer.calibration_seconds, 2)
-    if evaluate:
-        metrics.update(trainer.evaluate())
+    metrics, train_seconds = _train(trainer, last_checkpoint, evaluate)
     if save and trainer.is_world_process_zero():  # under several processes, the main one writes
         model.save_pretrained(output_dir)
         run_info = {
@@ -317,59 +288,109 @@ def train_clusterer(
             "training_overrides": training_overrides or {},
             "metrics": metrics,
         }
-        with open(os.path.join(output_dir, "training_run.json"), "w") as f:
+        with open(os.path.join(output_dir, TRAINING_RUN_FILE), "w") as f:
             json.dump(run_info, f, indent=2)
     return TrainingResult(model=model, trainer=trainer, metrics=metrics, output_dir=output_dir,
                           train_seconds=train_seconds, test_dataset=test_dataset, k_selection=k_selection)
 
 
-# ----- num_clusters="auto" -------------------------------------------------------------------------------------------
-def _check_auto_k_request(num_clusters, k_range, k_criterion) -> dict | None:
-    """``{"criterion": .., "k_range": [k_min, k_max]}`` for ``num_clusters="auto"``, None for a given K; errors for
-    a malformed request (before any data is read)."""
-    from .auto_k import CRITERIA, DEFAULT_CRITERION
-
-    if isinstance(num_clusters, str):
-        if num_clusters != "auto":
-            raise ValueError(f"`num_clusters` must be a whole number of clusters or 'auto' (chosen from the "
-                             f"embeddings), got {num_clusters!r}.")
-    elif k_range is not None or k_criterion is not None:
-        raise ValueError(f"`k_range` / `k_criterion` apply to num_clusters='auto' (got num_clusters={num_clusters!r}); "
-                         "pass num_clusters='auto' (--num-clusters auto) or drop them.")
-    else:
+def _resolve_augmentation(spec, plan: dict, dataset, augmentation: str | None) -> str | None:
+    """``"recipe"`` -> the recipe's views (``"virtual"`` for a Dataset without them); None for methods without views."""
+    uses_views = spec.uses_augmented_views
+    if not uses_views and augmentation not in (None, "recipe"):
+        logger.warning(f"{spec.name} trains on the texts alone; augmentation {augmentation!r} is ignored.")
         return None
-    if k_criterion is not None and k_criterion not in CRITERIA:
-        raise ValueError(f"Unknown `k_criterion` {k_criterion!r}; choose one of {', '.join(CRITERIA)}.")
-    if k_range is None:
-        k_range = (2, None)
-    if isinstance(k_range, (str, bytes)) or not hasattr(k_range, "__len__") or len(k_range) != 2:
-        raise ValueError(f"`k_range` must be a pair (k_min, k_max), e.g. (2, 60) (--k-range 2:60), got {k_range!r}.")
-    k_min, k_max = k_range
-    return {"criterion": k_criterion or DEFAULT_CRITERION, "k_range": [2 if k_min is None else k_min, k_max]}
+    if augmentation == "recipe":
+        augmentation = plan.get("augmentation") if uses_views else None
+        if isinstance(dataset, datasets.Dataset) and augmentation in AUGMENTATION_FAMILIES:
+            augmentation = "virtual" if not {"text_aug1", "text_aug2"} <= set(dataset.column_names) else None
+    return augmentation
 
 
-def _choose_num_clusters(spec, encoder, config_kwargs, args, train_dataset, request, seed) -> tuple[dict, object]:
-    """Embed the training texts once with the method's encoder and pooling (a model built with a placeholder K, at
-    the precision and batch size the trainer will use), choose K; returns the record and the embeddings."""
-    from .auto_k import estimate_num_clusters
+def _check_cluster_count(request: ClusterCountRequest, train_dataset: datasets.Dataset) -> ClusterCountRequest:
+    """The request checked against the training texts; K from the labels when none was given."""
+    if request.is_auto:
+        request.check(len(train_dataset))  # a bad range fails before the encoding pass
+        return request
+    num_clusters = request.num_clusters
+    if num_clusters is None:
+        label_feature = train_dataset.features.get("label")
+        if label_feature is None:
+            raise ValueError("`num_clusters` is required for a dataset without labels.")
+        num_clusters = (
+            label_feature.num_classes if hasattr(label_feature, "num_classes") else len(set(train_dataset["label"]))
+        )
+    check_num_clusters(num_clusters, len(train_dataset), texts=train_dataset["text"])
+    return ClusterCountRequest(num_clusters)
 
-    placeholder = spec.model_class.from_encoder_pretrained(encoder, num_clusters=2, **config_kwargs).to(args.device)
+
+def _record_run_identity(output_dir: str, identity: dict, last_checkpoint: str | None) -> None:
+    if last_checkpoint:
+        _check_same_run(output_dir, identity)
+    os.makedirs(output_dir, exist_ok=True)
+    with open(os.path.join(output_dir, RUN_IDENTITY_FILE), "w") as f:
+        json.dump(identity, f, indent=2)
+
+
+def _train(trainer, last_checkpoint: str | None, evaluate: bool) -> tuple[dict, float]:
+    """Train (resuming from ``last_checkpoint``), then evaluate: (metrics, training seconds without calibration)."""
+    if last_checkpoint:
+        logger.warning(f"Resuming from {last_checkpoint}.")
+    start = time.perf_counter()
+    trainer.train(resume_from_checkpoint=last_checkpoint)
+    train_seconds = time.perf_counter() - start - trainer.calibration_seconds
+    metrics = {"train_seconds": round(train_seconds, 2)}
+    if trainer.calibration_seconds:
+        metrics["calibration_seconds"] = round(trainer.calibration_seconds, 2)
+    if evaluate:
+        metrics.update(trainer.evaluate())
+    return metrics, train_seconds
+
+
+# ----- num_clusters="auto" -------------------------------------------------------------------------------------------
+def _settle_auto_k(request, output_dir, identity, last_checkpoint, encoder, config_kwargs, args, train_dataset,
+                   seed) -> tuple[dict, object]:
+    """K for ``num_clusters="auto"``: the one a resumed run chose, else chosen now from the training texts'
+    embeddings (returned too, for the k-means initialisation); ``identity`` records it."""
+    k_selection = _saved_k_selection(output_dir, request, identity) if last_checkpoint else None
+    embeddings = None
+    if k_selection is not None:
+        logger.warning(f"num_clusters='auto': resuming with K={k_selection['num_clusters']}, as chosen by "
+                       f"{k_selection['criterion']} when this run started.")
+    else:
+        k_selection, embeddings = _choose_num_clusters(encoder, config_kwargs, args, train_dataset, request, seed)
+    identity["num_clusters"] = k_selection["num_clusters"]
+    identity["k_selection"] = k_selection
+    check_num_clusters(identity["num_clusters"], len(train_dataset), texts=train_dataset["text"])
+    set_seed(seed)  # the model starts as it would with --num-clusters K
+    return k_selection, embeddings
+
+
+EMBEDDING_CONFIG_KEYS = ("pooling", "normalize_embeddings", "max_length")
+
+
+def _choose_num_clusters(encoder, config_kwargs, args, train_dataset, request: ClusterCountRequest,
+                         seed) -> tuple[dict, object]:
+    """Embed the training texts once with the encoder, pooling and length the method's model will use (the
+    encoder alone: no method heads, at the precision and batch size the trainer will use), choose K; returns the
+    record and the embeddings."""
+    embedding_kwargs = {k: v for k, v in config_kwargs.items() if k in EMBEDDING_CONFIG_KEYS}
+    embedder = TextClusteringPreTrainedModel.from_encoder_pretrained(encoder, num_clusters=request.k_min,
+                                                                     **embedding_kwargs).to(args.device)
     precision = "bf16" if args.bf16 else ("fp16" if args.fp16 else "fp32")  # ClusteringTrainer.precision
     start = time.perf_counter()
-    embeddings = placeholder.embed(train_dataset["text"], batch_size=args.encode_batch_size,
-                                   show_progress_bar=not args.disable_tqdm, precision=precision)
+    embeddings = embedder.embed(train_dataset["text"], batch_size=args.encode_batch_size,
+                                show_progress_bar=not args.disable_tqdm, precision=precision)
     embed_seconds = time.perf_counter() - start
-    del placeholder
-    k_min, k_max = request["k_range"]
-    result = estimate_num_clusters(embeddings, k_min=k_min, k_max=k_max, method=request["criterion"],
-                                   random_state=seed)
+    del embedder
+    result = request.choose(embeddings, random_state=seed)
     logger.warning(f"num_clusters='auto': {result}; embedding took {embed_seconds:.0f}s; no labels used.")
     for note in result.notes:
         logger.warning(f"num_clusters='auto': {note}.")
-    return {**result.to_dict(), "requested_k_range": request["k_range"]}, embeddings
+    return {**result.to_dict(), "requested_k_range": request.to_dict()["k_range"]}, embeddings
 
 
-def _saved_k_selection(output_dir: str, request: dict, identity: dict) -> dict | None:
+def _saved_k_selection(output_dir: str, request: ClusterCountRequest, identity: dict) -> dict | None:
     """The K an interrupted run of the same request on the same texts chose (its run_identity.json), if any."""
     path = os.path.join(output_dir, RUN_IDENTITY_FILE)
     if not os.path.isfile(path):
@@ -377,16 +398,65 @@ def _saved_k_selection(output_dir: str, request: dict, identity: dict) -> dict |
     with open(path) as f:
         saved = json.load(f)
     selection = saved.get("k_selection") or {}
-    same = (saved.get("texts_sha1") == identity["texts_sha1"] and selection.get("criterion") == request["criterion"]
-            and selection.get("requested_k_range") == request["k_range"])
+    same = (saved.get("texts_sha1") == identity["texts_sha1"] and selection.get("criterion") == request.criterion
+            and selection.get("requested_k_range") == request.to_dict()["k_range"])
     return selection if same and isinstance(selection.get("num_clusters"), int) else None
 
 
-def _reuse_embeddings_once(trainer, embeddings) -> None:
-    """The trainer's k-means initialisation (``initialize_clusters``, before step 1) starts from the embeddings
-    already computed to choose K (same encoder, texts, precision and batch size) instead of a second encoding pass."""
-    def initialize_clusters(embeddings_=None):
-        del trainer.initialize_clusters  # once: later calls are the class's own
-        return type(trainer).initialize_clusters(trainer, embeddings=embeddings if embeddings_ is None else embeddings_)
+# ----- reading a trained run back: its record, its texts, its model --------------------------------------------------
+def read_training_run(model_dir: str | os.PathLike) -> dict | None:
+    """The ``training_run.json`` that ``train_clusterer`` writes beside the model, or ``None``."""
+    path = Path(model_dir) / TRAINING_RUN_FILE
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise ValueError(f"{path} is not valid JSON ({err}); fix or delete it.") from err
 
-    trainer.initialize_clusters = initialize_clusters
+
+
+
+def run_input_file(run: Mapping[str, Any] | None) -> dict | None:
+    """The user's file a run was trained on (``training_run.json``'s ``"input"``: path, text_column, label_column)."""
+    source = (run or {}).get("input")
+    return dict(source) if isinstance(source, Mapping) and source.get("path") else None
+
+
+def find_training_texts(
+    run: Mapping[str, Any] | None, data_dir: str | os.PathLike | None = None
+) -> tuple[list[str] | None, str | None]:
+    """``(texts, None)``: the texts a run was trained on, from the user's file it recorded (``"input"``) or from its
+    benchmark when the files are available locally (``data_dir`` or ``$HF_TEXTCLUSTER_DATA_DIR``; never downloads).
+    ``(None, why)`` when the run's file is gone or unreadable; ``(None, None)`` when there is nothing to look for."""
+    source = run_input_file(run)
+    if source is not None:
+        path = source["path"]
+        if not os.path.isfile(path):
+            return None, f"the run's input file {path} is no longer there"
+        try:
+            dataset = load_text_file(path, text_column=source.get("text_column") or "text")
+        except (ValueError, TypeError, OSError) as err:
+            return None, f"the run's input file {path} could not be read ({err})"
+        return list(dataset["text"]), None
+    data_dir = data_dir or default_data_dir()
+    if not run or not run.get("dataset") or not data_dir:
+        return None, None
+    return list(load_benchmark(run["dataset"], data_dir=data_dir)["text"]), None
+
+
+def training_texts_for(run: Mapping[str, Any] | None, data_dir: str | os.PathLike | None = None) -> list[str] | None:
+    """The texts a run was trained on (its recorded input file, or its benchmark when available locally), or
+    ``None``; see :func:`find_training_texts`."""
+    return find_training_texts(run, data_dir)[0]
+
+
+def load_clusterer(model_dir: str | os.PathLike, **kwargs):
+    """``AutoModel.from_pretrained(model_dir)`` that insists on an hf_textcluster clusterer."""
+    model = AutoModel.from_pretrained(os.fspath(model_dir), **kwargs)
+    if not isinstance(model, TextClusteringPreTrainedModel):
+        raise ValueError(
+            f"{os.fspath(model_dir)!r} holds a {type(model).__name__}, not an hf_textcluster clusterer; train one "
+            "with `hf-textcluster train`."
+        )
+    return model

@@ -397,7 +397,11 @@ class ClusteringTrainer(Trainer):
     # compute_loss returns a per-batch mean: the Trainer must divide it under gradient accumulation.
     loss_is_scaled_for_ga = False
 
-    def __init__(self, model=None, args: TrainingArguments | None = None, data_collator=None, **kwargs):
+    def __init__(self, model=None, args: TrainingArguments | None = None, data_collator=None, init_embeddings=None,
+                 **kwargs):
+        # `init_embeddings` (N x d, one row per training text, e.g. computed to choose K): the k-means
+        # initialisation before step 1 starts from them instead of a second encoding pass (used once).
+        self.init_embeddings = init_embeddings
         if args is None:
             args = ClusteringTrainingArguments(output_dir="tmp_trainer")
         if args.remove_unused_columns:
@@ -949,7 +953,8 @@ class ClusteringTrainer(Trainer):
             if checkpoint and os.path.isdir(checkpoint):
                 self._restore_from_checkpoint_folder(checkpoint)
         elif not self.model.config.centroids_initialized:
-            self.initialize_clusters()
+            embeddings, self.init_embeddings = self.init_embeddings, None
+            self.initialize_clusters(embeddings)
         self._train_output = super().train(resume_from_checkpoint=checkpoint if resume_from_checkpoint else
                                            resume_from_checkpoint, **kwargs)
 

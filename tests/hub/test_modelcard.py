@@ -17,15 +17,13 @@ from hf_textcluster.models import METHODS
 from hf_textcluster.hub.remote_code import auto_map, remote_code_files
 from hf_textcluster.hub.model_card import (
     MetricsNotMeasuredWarning,
-    cluster_keywords,
     encoder_hub_id,
     generate_model_card,
-    keyword_labels,
-    label_clusters,
-    read_training_run,
     training_command,
     write_model_card,
 )
+from hf_textcluster.representation import cluster_keywords, keyword_labels, label_clusters
+from hf_textcluster.training.runs import read_training_run
 
 
 def front_matter(card: str) -> dict:

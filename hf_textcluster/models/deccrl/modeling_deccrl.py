@@ -170,7 +170,7 @@ class DECCRLModel(TextClusteringPreTrainedModel):
 
     def cluster_top_words(self, top_n: int = 8) -> dict[int, list[str]]:
         """Each cluster's ``top_n`` most probable words under an even mix of its topics (the mean over t of β_k^t):
-        the keywords ``hf_textcluster.hub.model_card.label_clusters`` names the clusters after."""
+        the keywords ``hf_textcluster.representation.label_clusters`` names the clusters after."""
         self._check_topics()
         beta = self.topic_word_distributions().detach().float().mean(dim=1).cpu()  # K x V
         top = beta.topk(min(top_n, beta.shape[-1]), dim=-1).indices.numpy()

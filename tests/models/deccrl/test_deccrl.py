@@ -11,7 +11,8 @@ import torch
 from transformers import AutoModel
 
 from hf_textcluster import ClusteringTrainingArguments, DECCRLConfig, DECCRLModel, DECCRLTrainer
-from hf_textcluster.hub.model_card import generate_model_card, label_clusters
+from hf_textcluster.hub.model_card import generate_model_card
+from hf_textcluster.representation import label_clusters
 from hf_textcluster.training.losses import (
     cross_view_contrastive_loss,
     dec_kl_loss,

@@ -1,0 +1,40 @@
+"""What every cluster representation provides: keywords per cluster, and names made of them."""
+
+from __future__ import annotations
+
+from typing import Mapping, Sequence
+
+
+class BaseRepresentation:
+    """Words that describe each cluster of a partition (as BERTopic's ``representation`` models do).
+
+    Subclasses implement :meth:`extract`; :meth:`labels` turns its keywords into short, unique cluster names
+    (``"oracle · sql · table"``), the ``id2label`` a model serves.
+    """
+
+    def extract(self, texts: Sequence[str] | None, clusters: Sequence[int] | None,
+                num_clusters: int) -> dict[int, list[str]]:
+        """Keywords of each cluster ``0 .. num_clusters - 1`` (best first; ``[]`` for a cluster with none).
+
+        Args:
+            texts: the texts that were clustered (representations learned by a model may not need them).
+            clusters: one cluster id per text.
+            num_clusters: how many clusters the partition has (empty ones included).
+
+        Returns:
+            ``{cluster: [keyword, ...]}`` for every cluster.
+        """
+        raise NotImplementedError(f"{type(self).__name__} must implement `extract(texts, clusters, num_clusters)`.")
+
+    @staticmethod
+    def labels(keywords: Mapping[int, Sequence[str]], words_per_label: int = 3) -> dict[int, str]:
+        """Cluster names made of their top keywords (``"oracle · sql · table"``), unique, ``cluster_<k>`` if none."""
+        labels: dict[int, str] = {}
+        seen: set[str] = set()
+        for k in sorted(keywords):
+            name = " · ".join(keywords[k][:words_per_label]) or f"cluster_{k}"
+            if name in seen:
+                name = f"{name} ({k})"
+            seen.add(name)
+            labels[k] = name
+        return labels

@@ -1,0 +1,63 @@
+"""Class-based TF-IDF keywords: the words frequent in one cluster and rare in the others (BERTopic's c-TF-IDF)."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+from sklearn.feature_extraction.text import CountVectorizer
+
+from ._base import BaseRepresentation
+
+# Words of at least two characters that start with a letter (``c++``, ``c#`` and ``node_js`` kept, numbers not).
+TOKEN_PATTERN = r"(?u)\b[^\W\d_][\w+#]*[\w+#]\b"
+
+
+class ClassTfidfRepresentation(BaseRepresentation):
+    """The ``top_n`` most distinctive words of each cluster (class-based TF-IDF).
+
+    The texts of a cluster are treated as one document; a word scores ``tf(word, cluster) * log(1 + A / f(word))``
+    where ``tf`` is its share of the cluster's words, ``f`` its count over all clusters and ``A`` the average number of
+    words per cluster, so words frequent in one cluster but rare elsewhere rank first. Empty clusters get ``[]``.
+
+    Args:
+        top_n: keywords per cluster.
+        stop_words: passed to scikit-learn's ``CountVectorizer`` (``"english"``, a list, or None).
+
+    Example:
+        >>> ClassTfidfRepresentation(top_n=2).extract(["sql join", "sql table", "git push"], [0, 0, 1], 2)
+        {0: ['sql', 'join'], 1: ['git', 'push']}
+    """
+
+    def __init__(self, top_n: int = 8, stop_words: str | list[str] | None = "english"):
+        self.top_n = top_n
+        self.stop_words = stop_words
+
+    def extract(self, texts: Sequence[str], clusters: Sequence[int], num_clusters: int) -> dict[int, list[str]]:
+        texts = list(texts)
+        clusters = np.asarray(clusters, dtype=int)
+        if len(texts) != len(clusters):
+            raise ValueError(f"`texts` has {len(texts)} items but `clusters` has {len(clusters)}; give one cluster per "
+                             "text.")
+        documents = [" ".join(texts[i] for i in np.flatnonzero(clusters == k)) for k in range(num_clusters)]
+        vectorizer = CountVectorizer(stop_words=self.stop_words, token_pattern=TOKEN_PATTERN, lowercase=True)
+        try:
+            counts = vectorizer.fit_transform(documents).toarray().astype(np.float64)
+        except ValueError:  # an empty vocabulary: nothing but stop words / digits
+            return {k: [] for k in range(num_clusters)}
+        vocabulary = vectorizer.get_feature_names_out()
+        scores = self._scores(counts)
+        keywords = {}
+        for k in range(num_clusters):
+            order = np.argsort(-scores[k], kind="stable")[: self.top_n]
+            keywords[k] = [str(vocabulary[i]) for i in order if scores[k, i] > 0]
+        return keywords
+
+    @staticmethod
+    def _scores(counts: np.ndarray) -> np.ndarray:
+        """c-TF-IDF of a clusters x words count matrix."""
+        words_per_cluster = counts.sum(axis=1, keepdims=True)
+        tf = np.divide(counts, words_per_cluster, out=np.zeros_like(counts), where=words_per_cluster > 0)
+        average_words = max(words_per_cluster.mean(), 1.0)
+        idf = np.log1p(average_words / np.maximum(counts.sum(axis=0), 1.0))
+        return tf * idf

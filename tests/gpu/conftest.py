@@ -1,0 +1,13 @@
+"""``@pytest.mark.cuda`` tests skip where torch sees no CUDA GPU (CI, CPU machines)."""
+
+import pytest
+import torch
+
+
+def pytest_collection_modifyitems(config, items):
+    if torch.cuda.is_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU (torch.cuda.is_available() is False)")
+    for item in items:
+        if "cuda" in item.keywords:
+            item.add_marker(skip)
