@@ -55,7 +55,7 @@ def test_registry_entry_is_complete(method):
     spec = METHODS[method]
     assert spec.config_class.model_type == method and spec.model_class.config_class is spec.config_class
     assert {"paper", "cpu"} <= set(json.loads(spec.recipe_file.read_text()))
-    assert spec.card_template.is_file() and "${front_matter}" in spec.card_template.read_text()
+    assert spec.card_fragment.is_file() and "## Objective" in spec.card_fragment.read_text()
     assert spec.loss_terms and all(name.isidentifier() for name in spec.loss_terms)
     # one registry feeds the package's names, the Auto classes and the CLI
     assert getattr(hf_textcluster, spec.model_class.__name__) is spec.model_class

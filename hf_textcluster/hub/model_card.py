@@ -1,10 +1,12 @@
-"""Model cards for clusterers: a template per method (``models/<method>/model_card.md``;
-``hub/templates/generic.md`` for a clusterer whose method has none) filled with the model's config, its
-training run (``training_run.json``), the measured ACC/NMI and the top keywords of each cluster.
+"""Model cards for clusterers: one template (``hub/templates/model_card.md``) with the method's fragment in place
+(``models/<method>/model_card.md``: its paper, objective, choices and weaknesses), filled with the model's config,
+its training run (``training_run.json``), the measured ACC/NMI and the top keywords of each cluster.
 
 >>> card = generate_model_card(model, training_run=run, texts=train_texts, repo_id="org/sccl-stackoverflow")
 >>> write_model_card("runs/sccl-so")                 # README.md beside the weights, without pushing
->>> label_clusters(model, train_texts)               # id2label = {0: "oracle · sql · table", ...}
+
+Cluster keywords and names come from :mod:`hf_textcluster.representation`; the run record and the trained model are
+read by :mod:`hf_textcluster.training.runs`.
 """
 
 from __future__ import annotations
@@ -20,12 +22,12 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..models import METHODS
+from ..representation import LearnedTopicsRepresentation, cluster_keywords
+from ..training.runs import find_training_texts, load_clusterer, read_training_run, run_input_file
 from .remote_code import model_file
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
-TRAINING_RUN_FILE = "training_run.json"
 NOT_MEASURED = "not measured"
 PLACEHOLDER_REPO_ID = "your-org/your-model"
 
@@ -43,91 +45,7 @@ class MetricsNotMeasuredWarning(UserWarning):
     """A card was written without some of the clustering metrics (ACC / NMI)."""
 
 
-# ----- cluster keywords ---------------------------------------------------------------------------------------------
-def cluster_keywords(
-    texts: Sequence[str], clusters: Sequence[int], num_clusters: int, top_n: int = 8, stop_words: str | None = "english"
-) -> dict[int, list[str]]:
-    """The ``top_n`` most distinctive words of each cluster (class-based TF-IDF).
-
-    The texts of a cluster are treated as one document; a word scores ``tf(word, cluster) * log(1 + A / f(word))``
-    where ``tf`` is its share of the cluster's words, ``f`` its count over all clusters and ``A`` the average number of
-    words per cluster, so words frequent in one cluster but rare elsewhere rank first. Empty clusters get ``[]``.
-    """
-    from sklearn.feature_extraction.text import CountVectorizer
-
-    texts = list(texts)
-    clusters = np.asarray(clusters, dtype=int)
-    if len(texts) != len(clusters):
-        raise ValueError(f"`texts` has {len(texts)} items but `clusters` has {len(clusters)}; give one cluster per text.")
-    documents = [" ".join(texts[i] for i in np.flatnonzero(clusters == k)) for k in range(num_clusters)]
-    vectorizer = CountVectorizer(stop_words=stop_words, token_pattern=r"(?u)\b[^\W\d_][\w+#]*[\w+#]\b", lowercase=True)
-    try:
-        counts = vectorizer.fit_transform(documents).toarray().astype(np.float64)
-    except ValueError:  # an empty vocabulary: nothing but stop words / digits
-        return {k: [] for k in range(num_clusters)}
-    vocabulary = vectorizer.get_feature_names_out()
-    words_per_cluster = counts.sum(axis=1, keepdims=True)
-    tf = np.divide(counts, words_per_cluster, out=np.zeros_like(counts), where=words_per_cluster > 0)
-    average_words = max(words_per_cluster.mean(), 1.0)
-    idf = np.log1p(average_words / np.maximum(counts.sum(axis=0), 1.0))
-    scores = tf * idf
-    keywords = {}
-    for k in range(num_clusters):
-        order = np.argsort(-scores[k], kind="stable")[:top_n]
-        keywords[k] = [str(vocabulary[i]) for i in order if scores[k, i] > 0]
-    return keywords
-
-
-def keyword_labels(keywords: Mapping[int, Sequence[str]], words_per_label: int = 3) -> dict[int, str]:
-    """Cluster names made of their top keywords (``"oracle · sql · table"``), unique, ``cluster_<k>`` if none."""
-    labels: dict[int, str] = {}
-    seen: set[str] = set()
-    for k in sorted(keywords):
-        name = " · ".join(keywords[k][:words_per_label]) or f"cluster_{k}"
-        if name in seen:
-            name = f"{name} ({k})"
-        seen.add(name)
-        labels[k] = name
-    return labels
-
-
-def label_clusters(
-    model, texts: Sequence[str] | None = None, words_per_label: int = 3, batch_size: int = 64
-) -> dict[int, str]:
-    """Name each cluster of ``model`` and store the names as ``model.config.id2label`` (what the pipeline returns as
-    ``"label"``). A model with a topic model (DEC-CRL) is named after the words it learned (``cluster_top_words``);
-    any other after its top keywords on ``texts``. Returns the names."""
-    if model.config.has_topic_model:
-        keywords = model.cluster_top_words(top_n=words_per_label)
-    else:
-        from ..modeling.validation import validate_texts
-
-        if texts is None:
-            raise ValueError(
-                f"`texts` is required: {type(model).__name__} learns no topics, its clusters are named after their "
-                "keywords on texts (pass the training texts)."
-            )
-        texts = validate_texts(texts)
-        clusters = model.predict(texts, batch_size=batch_size)
-        keywords = cluster_keywords(texts, clusters, model.config.num_clusters)
-    labels = keyword_labels(keywords, words_per_label)
-    model.config.id2label = labels
-    model.config.label2id = {name: k for k, name in labels.items()}
-    return labels
-
-
 # ----- pieces of the card -------------------------------------------------------------------------------------------
-def read_training_run(model_dir: str | os.PathLike) -> dict | None:
-    """The ``training_run.json`` that ``train_clusterer`` writes beside the model, or ``None``."""
-    path = Path(model_dir) / TRAINING_RUN_FILE
-    if not path.is_file():
-        return None
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path} is not valid JSON ({err}); fix or delete it.") from err
-
-
 def normalize_metrics(metrics: Mapping[str, Any] | None) -> dict[str, float]:
     """``{"eval_acc": .., "eval_kmeans_nmi": ..}`` or ``{"acc": ..}`` -> ``{"acc": .., "kmeans_nmi": ..}`` (floats
     only; ``None`` / NaN values are dropped, i.e. count as not measured)."""
@@ -261,7 +179,7 @@ def topics_section(model, top_n: int = 4) -> str:
     """The topics a model learned (DEC-CRL's β_k, the paper's Table 4), or "" for a model without a topic model."""
     if not model.config.has_topic_model or not model.config.vocabulary:
         return ""
-    topics = model.cluster_topics(top_n=top_n)
+    topics = LearnedTopicsRepresentation(model).topics(top_n=top_n)
     id2label = model.config.id2label or {}
     num_topics = max(len(t) for t in topics.values())
     lines = [
@@ -327,12 +245,51 @@ def remote_code_section(repo_id: str, code_file: str | None) -> str:
     )
 
 
-def _template_for(model_type: str) -> str:
+CARD_TEMPLATE = TEMPLATE_DIR / "model_card.md"
+GENERIC_USAGE = 'model.predict(["How do I join two tables in Oracle?"])         # cluster ids'
+CHOICES_HEADING = "Choices followed"
+
+
+def read_card_fragment(path: str | os.PathLike) -> dict[str, str]:
+    """A method's card fragment (``models/<method>/model_card.md``): the body of each ``## <heading>`` by its
+    lower-cased heading (``summary``, ``objective``, ``details``, ``usage``, ``usage note``, ``known weaknesses``,
+    ``citation``); the section whose heading starts with "Choices followed" is ``choices``, its heading
+    ``choices_title``. Text before the first heading (a comment) is ignored."""
+    sections: dict[str, list[str]] = {}
+    current = None
+    for line in Path(path).read_text(encoding="utf-8").splitlines():
+        if line.startswith("## "):
+            heading = line[3:].strip()
+            current = "choices" if heading.startswith(CHOICES_HEADING) else heading.lower()
+            if current == "choices":
+                sections["choices_title"] = [heading]
+            sections[current] = []
+        elif current is not None:
+            sections[current].append(line)
+    return {name: "\n".join(lines).strip("\n") for name, lines in sections.items()}
+
+
+def _template_for(model_type: str, method_name: str) -> str:
+    """The one card template with the method's fragment in place (its ``${...}`` config fields still to fill); a
+    model of no registered method gets the generic parts."""
     method = METHODS.get(model_type)
-    path = method.card_template if method is not None else None
-    if path is None or not path.is_file():
-        path = TEMPLATE_DIR / "generic.md"
-    return path.read_text(encoding="utf-8")
+    path = method.card_fragment if method is not None else None
+    fragment = read_card_fragment(path) if path is not None and path.is_file() else {}
+    choices, citation = fragment.get("choices"), fragment.get("citation")
+    details, note, weaknesses = fragment.get("details"), fragment.get("usage note"), fragment.get("known weaknesses")
+    pieces = {
+        "article": "An" if method_name[:1].upper() in "AEFHILMNORSX" else "A",  # as the letter is spoken
+        "summary": fragment.get("summary", ""),
+        "objective": fragment.get("objective", f"{method_name} (model type `{model_type}`)").replace("\n", "\n  "),
+        "details": f"{details}\n" if details else "",
+        "usage": fragment.get("usage", GENERIC_USAGE),
+        "usage_note": f"\n{note}\n" if note else "",
+        "choices_section": f"\n### {fragment['choices_title']}\n\n{choices}\n" if choices else "",
+        "weaknesses": f"{weaknesses}\n" if weaknesses else "",
+        "citation_section": f"\n## Citation\n\n```bibtex\n{citation}\n```\n" if citation else "",
+        "card_note": "" if fragment else "; the method has no\ncard template of its own yet",
+    }
+    return string.Template(CARD_TEMPLATE.read_text(encoding="utf-8")).safe_substitute(pieces)
 
 
 # ----- the card -----------------------------------------------------------------------------------------------------
@@ -524,10 +481,11 @@ def generate_model_card(
         "hyperparameters_section": hyperparameters_section(config, run),
         "extra_limitations": _limitations(config, run, missing, texts, base, why_no_keywords),
         "library_version": __version__,
+        "model_class": type(model).__name__,
     }
     fields.update(config.card_fields()[0])
     fields.update({k: _fmt(v) for k, v in _method_fields(config).items() if k not in fields})
-    return string.Template(_template_for(model_type)).safe_substitute(fields)
+    return string.Template(_template_for(model_type, method_name)).safe_substitute(fields)
 
 
 def sample_texts(texts: list[str], max_texts: int | None, seed: int = 0) -> list[str]:
@@ -535,55 +493,6 @@ def sample_texts(texts: list[str], max_texts: int | None, seed: int = 0) -> list
         return texts
     rng = np.random.default_rng(seed)
     return [texts[i] for i in sorted(rng.choice(len(texts), size=max_texts, replace=False))]
-
-
-def run_input_file(run: Mapping[str, Any] | None) -> dict | None:
-    """The user's file a run was trained on (``training_run.json``'s ``"input"``: path, text_column, label_column)."""
-    source = (run or {}).get("input")
-    return dict(source) if isinstance(source, Mapping) and source.get("path") else None
-
-
-def find_training_texts(
-    run: Mapping[str, Any] | None, data_dir: str | os.PathLike | None = None
-) -> tuple[list[str] | None, str | None]:
-    """``(texts, None)``: the texts a run was trained on, from the user's file it recorded (``"input"``) or from its
-    benchmark when the files are available locally (``data_dir`` or ``$HF_TEXTCLUSTER_DATA_DIR``; never downloads).
-    ``(None, why)`` when the run's file is gone or unreadable; ``(None, None)`` when there is nothing to look for."""
-    from ..data import default_data_dir, load_benchmark, load_text_file
-
-    source = run_input_file(run)
-    if source is not None:
-        path = source["path"]
-        if not os.path.isfile(path):
-            return None, f"the run's input file {path} is no longer there"
-        try:
-            dataset = load_text_file(path, text_column=source.get("text_column") or "text")
-        except (ValueError, TypeError, OSError) as err:
-            return None, f"the run's input file {path} could not be read ({err})"
-        return list(dataset["text"]), None
-    data_dir = data_dir or default_data_dir()
-    if not run or not run.get("dataset") or not data_dir:
-        return None, None
-    return list(load_benchmark(run["dataset"], data_dir=data_dir)["text"]), None
-
-
-def training_texts_for(run: Mapping[str, Any] | None, data_dir: str | os.PathLike | None = None) -> list[str] | None:
-    """The texts a run was trained on (its recorded input file, or its benchmark when available locally), or
-    ``None``; see :func:`find_training_texts`."""
-    return find_training_texts(run, data_dir)[0]
-
-
-def load_clusterer(model_dir: str | os.PathLike, **kwargs):
-    """``AutoModel.from_pretrained(model_dir)`` that insists on an hf_textcluster clusterer."""
-    from transformers import AutoModel
-
-    model = AutoModel.from_pretrained(os.fspath(model_dir), **kwargs)
-    if not isinstance(model, TextClusteringPreTrainedModel):
-        raise ValueError(
-            f"{os.fspath(model_dir)!r} holds a {type(model).__name__}, not an hf_textcluster clusterer; train one "
-            "with `hf-textcluster train`."
-        )
-    return model
 
 
 def write_model_card(

@@ -60,5 +60,7 @@ class ClusteringMethod:
         return self.folder / "recipes.json"
 
     @property
-    def card_template(self) -> Path:
+    def card_fragment(self) -> Path:
+        """The method's part of its model card (``## Summary``, ``## Objective``, ``## Choices followed ...``,
+        ``## Known weaknesses``, ``## Citation``), rendered into the Hub layer's one card template."""
         return self.folder / "model_card.md"
