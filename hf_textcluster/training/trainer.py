@@ -653,6 +653,16 @@ class ClusteringTrainer(Trainer):
             return contextlib.nullcontext(self.model)
         return sharded_passes(self.model, self.accelerator.state)
 
+    def on_device(self, tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
+        """``tensor`` (a per-row array the steps look up: targets, pseudo-labels) on ``device``, copied once per tensor:
+        a lookup on the GPU then needs no copy to the host and back in every step."""
+        if tensor.device == torch.device(device):
+            return tensor
+        cached = getattr(self, "_device_copy", None)
+        if cached is None or cached[0] is not tensor or cached[1].device != torch.device(device):
+            self._device_copy = cached = (tensor, tensor.to(device))
+        return cached[1]
+
     # ----- optimisation --------------------------------------------------------------------------------------
     def create_optimizer(self, model=None):
         """Two learning rates: ``learning_rate`` for the encoder, ``head_learning_rate`` for heads and centroids."""

@@ -151,7 +151,7 @@ class AECLTrainer(ClusteringTrainer):
                                      "train on a `datasets.Dataset` (the trainer adds the column).")
                 if self.kmeans_pseudo_labels is None:
                     raise RuntimeError("Stage 2 started without k-means pseudo-labels (the trainer computes them).")
-                labels = self.kmeans_pseudo_labels[self.gather(inputs["index"]).cpu()].to(p1.device)
+                labels = self.on_device(self.kmeans_pseudo_labels, p1.device)[self.gather(inputs["index"]).to(p1.device)]
             else:  # Eq. 4: the model's own confident predictions
                 confidence = p0.detach().max(dim=-1).values
                 labels = torch.where(confidence >= config.confidence_threshold, predicted, torch.full_like(predicted, -1))

@@ -300,7 +300,8 @@ class ClusterBERTTrainer(ClusteringTrainer):
             if "index" not in inputs:
                 raise ValueError("ClusterBERT batches need the rows' 'index' (to look up their targets); train on a "
                                  "`datasets.Dataset` (the trainer adds the column).")
-            targets = self.targets[self.gather(inputs["index"]).cpu()].to(noised_embedding.device)
+            device = noised_embedding.device
+            targets = self.on_device(self.targets, device)[self.gather(inputs["index"]).to(device)]
             if targets.ndim == 1:  # k-means clusters: one-hot Q
                 targets = torch.nn.functional.one_hot(targets, config.num_clusters).float()
             log_probs = torch.log_softmax(model.cluster_head(noised_embedding).float(), dim=-1)

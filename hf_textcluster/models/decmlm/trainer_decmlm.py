@@ -245,7 +245,7 @@ class DECMLMTrainer(ClusteringTrainer):
             )
         if self.targets is None:
             raise RuntimeError("The DEC targets were never computed: call `trainer.refresh_targets()` (train() does).")
-        p = self.targets[self.gather(inputs["index"]).to(self.targets.device)].to(model.device)
+        p = self.on_device(self.targets, model.device)[self.gather(inputs["index"]).to(model.device)]
         attention_mask = inputs["attention_mask"]
         token_type_ids = inputs.get("token_type_ids")
         terms = {}
