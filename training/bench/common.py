@@ -70,10 +70,11 @@ def environment() -> dict:
     from hf_textcluster.modeling.precision import cpu_capability
 
     emulated = " [ONEDNN_MAX_CPU_ISA=" + os.environ["ONEDNN_MAX_CPU_ISA"] + "]" if os.environ.get("ONEDNN_MAX_CPU_ISA") else ""
+    gpu = f", GPU {torch.cuda.get_device_name(0)}" if torch.cuda.is_available() else ""  # rows name their GPU
     return {
         "versions": versions,
         "machine": f"{cpu}, {cpu_capability()}{emulated}, {os.cpu_count()} cores, torch threads "
-                   f"{torch.get_num_threads()}, Python {platform.python_version()}",
+                   f"{torch.get_num_threads()}, Python {platform.python_version()}{gpu}",
         "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "command": "python -m training.bench " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
     }
