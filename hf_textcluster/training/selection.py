@@ -1,0 +1,205 @@
+"""Label-free choice among candidate partitions of the same texts.
+
+A trained clusterer offers several partitions of its corpus: its own head, k-means on its embeddings,
+UMAP -> k-means on them, each refined or not. Without labels, pick one by an internal criterion computed
+on the embeddings (higher is always better here):
+
+* ``"silhouette"``: mean cosine silhouette in the embedding space (on a seeded sample of at most 5,000 texts);
+* ``"silhouette_pca"``: euclidean silhouette after PCA to 10 dimensions (whitening-free, seeded);
+* ``"silhouette_umap"``: euclidean silhouette in a 5-d cosine UMAP of the embeddings (needs ``umap-learn``;
+  the slowest: one UMAP fit shared by all candidates);
+* ``"agreement"``: mean NMI of a candidate with every other candidate (the consensus pick; needs >= 3);
+* ``"agreement_ari"``: the same with the adjusted Rand index;
+* ``"separability"``: 3-fold cross-validated accuracy of a ridge classifier predicting the partition from
+  the normalised embeddings;
+* ``"calinski_harabasz"`` and ``"davies_bouldin"`` (negated, so higher is better).
+
+No labels ever enter this module. Ties go to the candidate listed first. Depends on numpy and scikit-learn
+(and umap-learn for ``"silhouette_umap"`` only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from sklearn.decomposition import PCA
+from sklearn.linear_model import RidgeClassifier
+from sklearn.metrics import (
+    adjusted_rand_score,
+    calinski_harabasz_score,
+    davies_bouldin_score,
+    normalized_mutual_info_score,
+    silhouette_score,
+)
+from sklearn.model_selection import KFold, cross_val_score
+
+__all__ = ["CRITERIA", "DEFAULT_CRITERION", "score_partitions", "choose_partition"]
+
+CRITERIA = (
+    "silhouette",
+    "silhouette_pca",
+    "silhouette_umap",
+    "agreement",
+    "agreement_ari",
+    "separability",
+    "calinski_harabasz",
+    "davies_bouldin",
+)
+DEFAULT_CRITERION = "silhouette_umap"
+_SAMPLE = 5000
+
+
+def _check_inputs(embeddings: Any, candidates: Any, criterion: str, random_state: Any) -> tuple[np.ndarray, dict]:
+    x = np.asarray(embeddings)
+    if x.ndim != 2 or x.shape[0] < 3:
+        raise ValueError(f"`embeddings` must be a 2-D array (N texts x d dims, N >= 3); got shape {x.shape}.")
+    if not np.issubdtype(x.dtype, np.number) or not np.all(np.isfinite(x)):
+        raise ValueError("`embeddings` must be finite numbers; drop or re-encode rows with NaN/inf.")
+    if not isinstance(candidates, Mapping) or len(candidates) == 0:
+        raise ValueError("`candidates` must be a non-empty mapping name -> (N,) cluster ids.")
+    if criterion not in CRITERIA:
+        raise ValueError(f"`criterion` must be one of {', '.join(CRITERIA)}; got {criterion!r}.")
+    if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)):
+        raise ValueError(f"`random_state` must be an int; got {random_state!r}.")
+    parts = {}
+    for name, labels in candidates.items():
+        y = np.asarray(labels)
+        if y.ndim != 1 or y.shape[0] != x.shape[0]:
+            raise ValueError(
+                f"`candidates[{name!r}]` must hold one cluster id per embedding ({x.shape[0]}); got shape {y.shape}."
+            )
+        parts[str(name)] = np.unique(y, return_inverse=True)[1].astype(np.int64)
+    if criterion.startswith("agreement") and len(parts) < 3:
+        raise ValueError(f"`criterion` {criterion!r} needs at least 3 candidates; pass more or pick another criterion.")
+    return x.astype(np.float64), parts
+
+
+def _normalize(x: np.ndarray) -> np.ndarray:
+    return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+
+
+def _silhouette(x: np.ndarray, y: np.ndarray, metric: str, random_state: int) -> float:
+    if np.unique(y).size < 2 or np.unique(y).size >= x.shape[0]:
+        return -1.0
+    size = min(_SAMPLE, x.shape[0])
+    # Same sample for every candidate: the seed, not the partition, decides which texts are scored.
+    idx = np.random.default_rng(random_state).choice(x.shape[0], size=size, replace=False)
+    if np.unique(y[idx]).size < 2:
+        return -1.0
+    return float(silhouette_score(x[idx], y[idx], metric=metric))
+
+
+def _reduce_umap(x: np.ndarray, random_state: int) -> np.ndarray:
+    try:
+        import umap
+    except ImportError as err:  # pragma: no cover - optional dependency
+        raise ValueError(
+            "`criterion` 'silhouette_umap' needs umap-learn; install it or pick another criterion."
+        ) from err
+    reducer = umap.UMAP(n_components=5, metric="cosine", n_neighbors=15, min_dist=0.0, random_state=random_state)
+    return reducer.fit_transform(x)
+
+
+def _separability(x: np.ndarray, y: np.ndarray, random_state: int) -> float:
+    if np.unique(y).size < 2:
+        return 0.0
+    folds = KFold(n_splits=3, shuffle=True, random_state=random_state)
+    return float(cross_val_score(RidgeClassifier(alpha=1.0), x, y, cv=folds).mean())
+
+
+def score_partitions(
+    embeddings: np.ndarray,
+    candidates: Mapping[str, np.ndarray],
+    *,
+    criterion: str = DEFAULT_CRITERION,
+    random_state: int = 0,
+    reduced: np.ndarray | None = None,
+) -> dict[str, float]:
+    """Score every candidate partition of the same texts by a label-free criterion (higher is better).
+
+    Args:
+        embeddings: ``(N, d)`` array, one row per text (L2-normalised inside where the criterion is cosine).
+        candidates: name -> ``(N,)`` cluster ids (any hashable ids; only the grouping matters).
+        criterion: one of :data:`CRITERIA` (see the module docstring); default :data:`DEFAULT_CRITERION`.
+        random_state: seed of the silhouette sample, PCA/UMAP and the cross-validation folds.
+        reduced: optional precomputed ``(N, m)`` reduction (e.g. the UMAP a pipeline already fitted) used by
+            ``"silhouette_umap"`` instead of fitting one.
+
+    Returns:
+        ``{name: score}`` in the order of ``candidates``.
+
+    Raises:
+        ValueError: on malformed embeddings or candidates, an unknown criterion, or too few candidates for
+            an agreement criterion.
+
+    Example:
+        >>> rng = np.random.default_rng(0)
+        >>> x = np.repeat(np.eye(3) * 5, 20, axis=0) + rng.normal(size=(60, 3))
+        >>> clean = np.repeat(np.arange(3), 20)
+        >>> scores = score_partitions(x, {"clean": clean, "shuffled": rng.permutation(clean)}, criterion="silhouette")
+        >>> scores["clean"] > scores["shuffled"]
+        True
+    """
+    x, parts = _check_inputs(embeddings, candidates, criterion, random_state)
+    xn = _normalize(x)
+    names = list(parts)
+    if criterion == "silhouette":
+        return {n: _silhouette(xn, parts[n], "cosine", random_state) for n in names}
+    if criterion == "silhouette_pca":
+        z = PCA(n_components=min(10, x.shape[1], x.shape[0]), random_state=random_state).fit_transform(xn)
+        return {n: _silhouette(z, parts[n], "euclidean", random_state) for n in names}
+    if criterion == "silhouette_umap":
+        if reduced is None:
+            z = _reduce_umap(xn, random_state)
+        else:
+            z = np.asarray(reduced, dtype=np.float64)
+            if z.ndim != 2 or z.shape[0] != x.shape[0]:
+                raise ValueError(f"`reduced` must be (N={x.shape[0]}, m); got shape {z.shape}. Pass the same texts.")
+        return {n: _silhouette(z, parts[n], "euclidean", random_state) for n in names}
+    if criterion in ("agreement", "agreement_ari"):
+        pair = normalized_mutual_info_score if criterion == "agreement" else adjusted_rand_score
+        return {n: float(np.mean([pair(parts[n], parts[m]) for m in names if m != n])) for n in names}
+    if criterion == "separability":
+        return {n: _separability(xn, parts[n], random_state) for n in names}
+    if criterion == "calinski_harabasz":
+        return {n: float(calinski_harabasz_score(xn, parts[n])) if np.unique(parts[n]).size > 1 else 0.0 for n in names}
+    return {  # davies_bouldin: lower is better, negated
+        n: -float(davies_bouldin_score(xn, parts[n])) if np.unique(parts[n]).size > 1 else -np.inf for n in names
+    }
+
+
+def choose_partition(
+    embeddings: np.ndarray,
+    candidates: Mapping[str, np.ndarray],
+    *,
+    criterion: str = DEFAULT_CRITERION,
+    random_state: int = 0,
+    reduced: np.ndarray | None = None,
+) -> tuple[str, dict[str, float]]:
+    """The candidate with the highest :func:`score_partitions` score (ties: the first listed), and all scores.
+
+    Args:
+        embeddings: ``(N, d)`` array, one row per text.
+        candidates: name -> ``(N,)`` cluster ids.
+        criterion: one of :data:`CRITERIA`; default :data:`DEFAULT_CRITERION`.
+        random_state: seed, as in :func:`score_partitions`.
+        reduced: optional precomputed reduction for ``"silhouette_umap"``.
+
+    Returns:
+        ``(name, scores)``.
+
+    Raises:
+        ValueError: as :func:`score_partitions`.
+
+    Example:
+        >>> x = np.repeat(np.eye(2) * 5, 10, axis=0)
+        >>> choose_partition(x, {"a": [0] * 10 + [1] * 10, "b": [0, 1] * 10}, criterion="silhouette")[0]
+        'a'
+    """
+    scores = score_partitions(embeddings, candidates, criterion=criterion, random_state=random_state, reduced=reduced)
+    best = max(scores.values())
+    # Strict order of insertion decides ties: deterministic.
+    name = next(n for n, s in scores.items() if s == best)
+    return name, scores

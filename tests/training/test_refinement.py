@@ -1,0 +1,130 @@
+"""Refinement by iterative classification and the label-free choice of a partition, on synthetic blobs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LogisticRegression
+
+from hf_textcluster.training.refinement import RefinementResult, l2_normalize, refine_partition
+from hf_textcluster.training.selection import CRITERIA, choose_partition, score_partitions
+
+
+def _blobs(sizes, dim=16, spread=0.35, seed=0):
+    """Well-separated directions on the sphere (what a sentence encoder's clusters look like)."""
+    rng = np.random.default_rng(seed)
+    centres = l2_normalize(rng.normal(size=(len(sizes), dim)))
+    x = np.concatenate([c + spread * rng.normal(size=(n, dim)) / np.sqrt(dim) for c, n in zip(centres, sizes)])
+    y = np.repeat(np.arange(len(sizes)), sizes)
+    return x, y
+
+
+def _corrupt(y, fraction, k, seed=0):
+    rng = np.random.default_rng(seed)
+    noisy = y.copy()
+    idx = rng.choice(len(y), size=int(fraction * len(y)), replace=False)
+    noisy[idx] = (noisy[idx] + rng.integers(1, k, size=idx.size)) % k
+    return noisy
+
+
+def test_refinement_repairs_a_corrupted_partition():
+    x, y = _blobs([60, 80, 100, 70])
+    noisy = _corrupt(y, 0.25, 4)
+    result = refine_partition(x, noisy, random_state=0)
+    assert isinstance(result, RefinementResult)
+    assert not result.declined, result.reason
+    assert np.mean(noisy == y) < 0.8
+    assert np.mean(result.labels == y) > 0.98
+    assert 0.2 < result.changed < 0.3
+    assert 1 <= result.rounds == len(result.history) <= 20
+    assert result.labels.dtype == np.int64
+
+
+def test_linear_head_reproduces_the_labels():
+    x, y = _blobs([60, 80, 100, 70])
+    result = refine_partition(x * 7.0, _corrupt(y, 0.2, 4), random_state=0)  # scale must not matter
+    assert result.coef.shape == (4, 16) and result.coef.dtype == np.float32
+    assert result.intercept.shape == (4,) and result.centroids.shape == (4, 16)
+    head = np.argmax(l2_normalize(x) @ result.coef.T + result.intercept, axis=1)
+    assert np.mean(head == result.labels) == result.head_agreement == 1.0
+    assert np.array_equal(result.predict(x), result.labels)
+
+
+def test_declines_when_small_clusters_would_be_wiped_out():
+    # Two tiny clusters sit inside big ones: an input that splits them off cannot survive classification
+    # with a classifier that starves small classes; the guard must return the input and say why.
+    x, y = _blobs([150, 150], seed=1)
+    labels = y.copy()
+    labels[:3] = 2
+    labels[150:153] = 3
+    starving = LogisticRegression(C=0.01, max_iter=200)
+    result = refine_partition(x, labels, classifier=starving, random_state=0)
+    assert result.declined
+    assert "vanished" in result.reason or "kept under" in result.reason
+    assert np.array_equal(result.labels, labels)
+    assert result.changed == 0.0
+    assert np.mean(result.predict(x) == labels) == result.head_agreement
+
+
+def test_deterministic_under_random_state():
+    x, y = _blobs([40, 50, 60], seed=2)
+    noisy = _corrupt(y, 0.3, 3, seed=3)
+    a = refine_partition(x, noisy, random_state=5)
+    b = refine_partition(x, noisy, random_state=5)
+    assert np.array_equal(a.labels, b.labels) and np.array_equal(a.coef, b.coef)
+    assert a.history == b.history
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"embeddings": np.zeros(5)}, "embeddings"),
+        ({"labels": np.zeros(7, dtype=int)}, "labels"),
+        ({"labels": np.array(["a"] * 10)}, "labels"),
+        ({"labels": -np.ones(10, dtype=int)}, "labels"),
+        ({"num_clusters": 1}, "num_clusters"),
+        ({"num_clusters": 2, "labels": np.arange(10) % 3}, "num_clusters"),
+        ({"max_rounds": 0}, "max_rounds"),
+        ({"tol": 1.5}, "tol"),
+        ({"outlier_fraction": 0.7}, "outlier_fraction"),
+        ({"train_fraction": (0.9, 0.5)}, "train_fraction"),
+        ({"classifier": object()}, "classifier"),
+        ({"random_state": "zero"}, "random_state"),
+    ],
+)
+def test_argument_validation(kwargs, match):
+    args = {"embeddings": np.random.default_rng(0).normal(size=(10, 4)), "labels": np.arange(10) % 2}
+    args.update(kwargs)
+    embeddings, labels = args.pop("embeddings"), args.pop("labels")
+    with pytest.raises(ValueError, match=match):
+        refine_partition(embeddings, labels, **args)
+
+
+@pytest.mark.parametrize("criterion", [c for c in CRITERIA if c != "silhouette_umap"])
+def test_choose_partition_prefers_the_clean_partition(criterion):
+    x, y = _blobs([40, 50, 60], seed=4)
+    rng = np.random.default_rng(0)
+    candidates = {"shuffled": rng.permutation(y), "clean": y, "half": np.where(rng.random(y.size) < 0.5, y, 0)}
+    name, scores = choose_partition(x, candidates, criterion=criterion, random_state=0)
+    assert name == "clean", scores
+    assert list(scores) == list(candidates)
+
+
+def test_selection_ties_and_validation():
+    x, y = _blobs([30, 30], seed=5)
+    name, scores = choose_partition(x, {"b": y, "a": 1 - y}, criterion="silhouette")
+    assert name == "b" and scores["a"] == scores["b"]
+    with pytest.raises(ValueError, match="criterion"):
+        score_partitions(x, {"a": y}, criterion="inertia")
+    with pytest.raises(ValueError, match="candidates"):
+        score_partitions(x, {"a": y[:-1]}, criterion="silhouette")
+    with pytest.raises(ValueError, match="criterion"):
+        score_partitions(x, {"a": y, "b": y}, criterion="agreement")
+
+
+def test_default_recipe_keeps_small_real_clusters():
+    x, y = _blobs([6, 120, 9, 150, 12], seed=6)
+    result = refine_partition(x, _corrupt(y, 0.1, 5, seed=1), random_state=0)
+    assert not result.declined, result.reason
+    assert np.mean(result.labels == y) > 0.97
+    assert np.bincount(result.labels, minlength=5).min() >= 5
