@@ -21,9 +21,15 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import numpy as np
+import transformers
+from huggingface_hub import ModelCardData
+from huggingface_hub.repocard_data import EvalResult
+from transformers import PreTrainedConfig
 
+from ..encoders import _PIP_SHIPPED_ENCODERS, shipped_encoder_id
 from ..models import METHODS
 from ..representation import LearnedTopicsRepresentation, cluster_keywords
+from ..training.recipes import load_recipe
 from ..training.runs import find_training_texts, load_clusterer, read_training_run, run_input_file
 from .remote_code import model_file
 
@@ -61,8 +67,6 @@ def normalize_metrics(metrics: Mapping[str, Any] | None) -> dict[str, float]:
 def encoder_hub_id(name_or_path: str | None) -> str | None:
     """A hub id for ``base_model``: a pip-shipped encoder's folder maps back to its hub id; other local folders
     have none."""
-    from ..encoders import _PIP_SHIPPED_ENCODERS, shipped_encoder_id
-
     if not name_or_path:
         return None
     name_or_path = str(name_or_path)
@@ -78,8 +82,6 @@ def encoder_hub_id(name_or_path: str | None) -> str | None:
 
 def _method_fields(config) -> dict[str, Any]:
     """The config fields a clusterer adds to ``PreTrainedConfig`` (K, pooling, the method's hyper-parameters)."""
-    from transformers import PreTrainedConfig
-
     base = {f.name for f in dataclasses.fields(PreTrainedConfig)}
     skip = base | {"encoder", "centroids_initialized"}
     return {f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.name not in skip}
@@ -126,8 +128,6 @@ def training_command(run: Mapping[str, Any] | None, num_clusters: int, output_di
 def _training_arguments(run: Mapping[str, Any] | None) -> dict[str, Any]:
     if not run or not run.get("method"):
         return {}
-    from ..training.recipes import load_recipe
-
     try:
         values = dict(load_recipe(run["method"], run.get("recipe", "cpu"), run.get("dataset"))["training"])
     except ValueError:
@@ -228,8 +228,6 @@ def clusters_section(
 
 
 def remote_code_section(repo_id: str, code_file: str | None) -> str:
-    import transformers
-
     if not code_file:
         return "This repository ships no remote code: install `hf_textcluster` to use it."
     return (
@@ -336,9 +334,6 @@ def _front_matter(*, model_type, run, texts, code_name, tags, dataset_name, mode
         card_tags.append("custom_code")
     card_tags += [t for t in (tags or []) if t not in card_tags]
 
-    from huggingface_hub import ModelCardData
-    from huggingface_hub.repocard_data import EvalResult
-
     eval_results = [
         EvalResult(
             task_type="text-clustering",
@@ -363,6 +358,31 @@ def _front_matter(*, model_type, run, texts, code_name, tags, dataset_name, mode
         metrics=[CARD_METRICS[k][0] for k in CARD_METRICS] if eval_results else None,
         **card_data,
     ).to_yaml()
+
+
+_PARTITIONS = {
+    "head": "the method's own cluster head (the paper's output)",
+    "kmeans": "k-means on the trained embeddings (centres served by the nearest-centre rule)",
+    "umap_kmeans": "UMAP -> k-means on the trained embeddings (the BERTopic way; centres served by the nearest-centre "
+                   "rule)",
+}
+
+
+def serving_line(config, run: Mapping[str, Any] | None) -> str:
+    """What the model serves (``config.served_partition``) and, from ``training_run.json``'s ``serving``, how it was
+    refined and chosen without labels."""
+    served = getattr(config, "served_partition", "head") or "head"
+    base, refined = served.split("+")[0], served.endswith("+refined")
+    line = f"`{served}`: {_PARTITIONS.get(base, base)}"
+    record = (run or {}).get("serving") or {}
+    if refined:
+        how = record.get("refinement", {}).get(served, {})
+        rounds = f" ({how['rounds']} rounds, {100 * how['changed']:.1f}% of the texts moved)" if how else ""
+        line += f", refined by iterative classification{rounds} and served by a linear head on its embeddings"
+    if record.get("criterion") and record.get("served") == served:
+        scores = ", ".join(f"{name} {value:.3f}" for name, value in record["scores"].items())
+        line += f"; chosen without labels by {record['criterion']} (higher is better) among: {scores}"
+    return line + "."
 
 
 def calibration_lines(config) -> list[str]:
@@ -435,7 +455,7 @@ def generate_model_card(
         why_no_keywords: without ``texts``, why the training texts were not found (e.g. "the run's input file ... is
             no longer there"), said in the card.
     """
-    from .. import __version__
+    from .. import __version__  # here: the package defines it after importing this layer
 
     model._check_finite_weights()  # no card for a diverged model
     config = model.config
@@ -472,6 +492,7 @@ def generate_model_card(
         "max_length": config.max_length,
         "base_model_text": f"[`{base}`](https://huggingface.co/{base})" if base else "a local encoder (not on the Hub)",
         "training_data": training_data,
+        "serving": serving_line(config, run),
         "metrics_section": metrics_section(measured, dataset_name),
         "clusters_section": clusters_section(config, keywords, sizes, why_no_keywords) + topics_section(model),
         "remote_code_section": remote_code_section(repo, code_name),

@@ -34,6 +34,9 @@ import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy import sparse
+from scipy.sparse.linalg import eigsh
+from sklearn import metrics
 
 CRITERIA = ("silhouette", "calinski_harabasz", "davies_bouldin", "eigengap")
 DEFAULT_CRITERION = "eigengap"
@@ -283,8 +286,6 @@ def cosine_silhouette(x: np.ndarray, labels: np.ndarray) -> float:
     """Mean silhouette with cosine distance of the L2-normalised rows ``x`` (what ``sklearn.metrics.silhouette_score(
     x, labels, metric="cosine")`` returns), in O(N K d): the summed distance of text i to cluster c is
     n_c - x_i . s_c, with s_c the sum of the cluster's rows."""
-    from scipy import sparse
-
     n = x.shape[0]
     labels = np.unique(labels, return_inverse=True)[1]
     k = int(labels.max()) + 1
@@ -337,8 +338,6 @@ class _KMeansSearch:
 
 
 def _kmeans_score(method: str, x: np.ndarray, labels: np.ndarray) -> float:
-    from sklearn import metrics
-
     if len(np.unique(labels)) < 2:
         return -np.inf if method not in LOWER_IS_BETTER else np.inf
     if method == "silhouette":
@@ -356,8 +355,6 @@ def _best(method: str, scores: dict[int, float]) -> int:
 def knn_affinity(x: np.ndarray, n_neighbors: int = 10, scale_neighbor: int = 7):
     """Symmetric sparse kNN affinity of the normalised rows ``x``: w_ij = exp(-d_ij^2 / (sigma_i sigma_j)), d the
     cosine distance, sigma_i the distance of i to its ``scale_neighbor``-th neighbour (self-tuning)."""
-    from scipy import sparse
-
     n = x.shape[0]
     k = min(n_neighbors, n - 1)
     neighbors = np.empty((n, k), dtype=np.int64)
@@ -379,9 +376,6 @@ def knn_affinity(x: np.ndarray, n_neighbors: int = 10, scale_neighbor: int = 7):
 def laplacian_spectrum(x: np.ndarray, num_eigenvalues: int, n_neighbors: int = 10, random_state=0) -> np.ndarray:
     """The ``num_eigenvalues`` smallest eigenvalues (ascending) of the normalised Laplacian I - D^-1/2 W D^-1/2 of
     the kNN affinity of ``x``."""
-    from scipy import sparse
-    from scipy.sparse.linalg import eigsh
-
     w = knn_affinity(x, n_neighbors)
     degree = np.asarray(w.sum(axis=1)).ravel()
     inv_sqrt = sparse.diags(1.0 / np.sqrt(np.maximum(degree, 1e-12)))

@@ -12,6 +12,7 @@ from typing import Sequence
 import numpy as np
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 
+from ..encoders import resolve_encoder
 from ..modeling.kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
 from ..modeling.validation import check_num_clusters, validate_texts
 from .auto_k import ClusterCountRequest
@@ -68,9 +69,7 @@ class EmbeddingKMeans:
     auto_k_: object | None = field(default=None, init=False)  # an AutoKResult with num_clusters="auto"
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        from sentence_transformers import SentenceTransformer
-
-        from ..encoders import resolve_encoder
+        from sentence_transformers import SentenceTransformer  # here: a slow import, for this baseline only
 
         spec = resolve_encoder(self.encoder)
         model = SentenceTransformer(spec.name_or_path, device=self.device or "cpu")

@@ -5,6 +5,8 @@ Used by ``hf-textcluster train``, ``make demo`` and ``training/bench.py``.
 
 from __future__ import annotations
 
+import difflib
+import hashlib
 import json
 import os
 import time
@@ -13,6 +15,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 import datasets
+import torch
 from transformers import AutoModel, set_seed
 from transformers.utils import logging
 
@@ -79,8 +82,6 @@ TRAINING_RUN_FILE = "training_run.json"  # what a run records; cards and `push` 
 
 
 def _run_identity(method, num_clusters, encoder, config_kwargs, dataset) -> dict:
-    import hashlib
-
     digest = hashlib.sha1()
     for text in dataset["text"]:
         digest.update(text.encode("utf-8", "replace") + b"\0")
@@ -106,8 +107,6 @@ def _check_same_run(output_dir: str, identity: dict) -> None:
 
 def check_config_overrides(config_class, overrides: dict) -> None:
     """Unknown keys and values of the wrong kind are errors here, not a silently stored key or a failure at step 1."""
-    import difflib
-
     defaults = config_class()
     for key, value in overrides.items():
         if key == "encoder" or not hasattr(defaults, key):
@@ -153,8 +152,6 @@ def build_training_arguments(output_dir: str, recipe_training: dict, overrides: 
     if values.get("max_steps", -1) > 0 and "save_steps" not in values and values.get("save_strategy", "steps") == "steps":
         # Checkpoints every ~10% of the run, so an interrupted `train` has something to resume from.
         values["save_strategy"], values["save_steps"] = "steps", max(1, values["max_steps"] // 10)
-    import torch
-
     if not torch.cuda.is_available():
         values.setdefault("use_cpu", True)  # TrainingArguments refuses bf16 without a GPU unless told it is on CPU
     known = {f.name for f in fields(ClusteringTrainingArguments)}
@@ -270,28 +267,38 @@ def train_clusterer(
     metrics, train_seconds = _train(trainer, last_checkpoint, evaluate)
     if save and trainer.is_world_process_zero():  # under several processes, the main one writes
         model.save_pretrained(output_dir)
-        run_info = {
-            "method": method,
-            "dataset": dataset_name,
-            **({"input": dict(input_file)} if input_file and not dataset_name else {}),
-            "recipe": recipe,
-            "augmentation": augmentation,
-            "encoder": model.config.name_or_path,
-            "seed": seed,
-            "num_train_texts": len(train_dataset),
-            **({"num_test_texts": len(test_dataset), "test_size": test_size, "split_seed": split_seed}
-               if test_dataset is not None else {}),
-            "precision": trainer.precision_description(),
-            **({"k_selection": k_selection} if k_selection is not None else {}),
-            **({"serving": trainer.serving_choice} if trainer.serving_choice else {}),
-            "config_overrides": config_overrides or {},
-            "training_overrides": training_overrides or {},
-            "metrics": metrics,
-        }
-        with open(os.path.join(output_dir, TRAINING_RUN_FILE), "w") as f:
-            json.dump(run_info, f, indent=2)
+        record = {"method": method, "dataset": dataset_name, "input": input_file, "recipe": recipe,
+                  "augmentation": augmentation, "seed": seed, "test_size": test_size, "split_seed": split_seed,
+                  "k_selection": k_selection, "config_overrides": config_overrides,
+                  "training_overrides": training_overrides, "metrics": metrics}
+        _write_training_run(output_dir, model, trainer, train_dataset, test_dataset, record)
     return TrainingResult(model=model, trainer=trainer, metrics=metrics, output_dir=output_dir,
                           train_seconds=train_seconds, test_dataset=test_dataset, k_selection=k_selection)
+
+
+def _write_training_run(output_dir: str, model, trainer, train_dataset, test_dataset, record: dict) -> None:
+    """``training_run.json``: what ``card`` / ``push`` and the benchmark read back (see :func:`read_training_run`)."""
+    input_file = record["input"] if not record["dataset"] else None
+    run_info = {
+        "method": record["method"],
+        "dataset": record["dataset"],
+        **({"input": dict(input_file)} if input_file else {}),
+        "recipe": record["recipe"],
+        "augmentation": record["augmentation"],
+        "encoder": model.config.name_or_path,
+        "seed": record["seed"],
+        "num_train_texts": len(train_dataset),
+        **({"num_test_texts": len(test_dataset), "test_size": record["test_size"], "split_seed": record["split_seed"]}
+           if test_dataset is not None else {}),
+        "precision": trainer.precision_description(),
+        **({"k_selection": record["k_selection"]} if record["k_selection"] is not None else {}),
+        **({"serving": trainer.serving_choice} if trainer.serving_choice else {}),
+        "config_overrides": record["config_overrides"] or {},
+        "training_overrides": record["training_overrides"] or {},
+        "metrics": record["metrics"],
+    }
+    with open(os.path.join(output_dir, TRAINING_RUN_FILE), "w") as f:
+        json.dump(run_info, f, indent=2)
 
 
 def _resolve_augmentation(spec, plan: dict, dataset, augmentation: str | None) -> str | None:
