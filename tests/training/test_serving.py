@@ -94,3 +94,19 @@ def test_serve_is_checked(trained_sccl):
     with pytest.raises(ValueError, match="`candidates` must be one of"):
         serve_partition(model, np.zeros((4, model.config.encoder.hidden_size), dtype=np.float32),
                         candidates=("head", "oracle"))
+
+
+def test_the_card_says_what_is_served_and_how_it_was_chosen(trained_sccl, toy_corpus, tmp_path):
+    from hf_textcluster.hub.model_card import generate_model_card
+
+    texts, _ = toy_corpus
+    model = AutoModel.from_pretrained(trained_sccl)
+    assert "**Served partition:** `head`: the method's own cluster head" in generate_model_card(model, texts=texts)
+    choice = serve_partition(model, model.embed(texts), candidates=("head", "kmeans", "kmeans+refined"))
+    model.calibrate(texts)
+    card = generate_model_card(model, training_run={"method": "sccl", "serving": choice.to_dict()}, texts=texts)
+    line = next(row for row in card.splitlines() if row.startswith("- **Served partition:**"))
+    assert f"`{choice.served}`" in line and "chosen without labels by" in line
+    assert all(name in line for name in choice.scores)
+    if choice.served.endswith("+refined"):
+        assert "refined by iterative classification" in line
