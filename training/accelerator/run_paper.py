@@ -99,7 +99,7 @@ def run_paper(args) -> int:
               "and no UMAP columns only when --without-umap is given.", file=sys.stderr)
         if not args.without_umap:
             return 1
-        command = [sys.executable, str(Path(__file__).resolve()), "--bench-without-umap", "--", *command[2:]]
+        command = [sys.executable, str(Path(__file__).resolve()), "--bench-without-umap", "--", *command[3:]]
     print(" ".join(command), flush=True)
     done = subprocess.run(command, cwd=REPO, env=env)
     if done.returncode == 0:
