@@ -26,7 +26,7 @@ from .configuration_utils import TextClusteringConfig
 from .kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
 from .layers import pool_token_states
 from .precision import autocast_dtype, quantize_int8, resolve_precision
-from .validation import check_local_path, check_num_clusters, validate_texts
+from .validation import check_local_path, check_num_clusters, clip_text, validate_texts
 
 logger = logging.get_logger(__name__)
 
@@ -278,7 +278,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     def tokenize(self, texts: Sequence[str], padding: bool | str = True) -> dict[str, torch.Tensor]:
         tokenizer = self._require_tokenizer()
         return tokenizer(
-            list(texts), padding=padding, truncation=True, max_length=self.config.max_length, return_tensors="pt"
+            [clip_text(t, self.config.max_length) for t in texts], padding=padding, truncation=True,
+            max_length=self.config.max_length, return_tensors="pt",
         )
 
     def _batch_outputs(self, embeddings: torch.Tensor, want: str) -> torch.Tensor:

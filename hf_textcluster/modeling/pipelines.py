@@ -12,7 +12,7 @@ from transformers import Pipeline
 from .calibration import DEFAULT_OUTLIER_QUANTILE, check_outlier_quantile
 from .modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
 from .precision import check_precision, resolve_precision
-from .validation import validate_texts
+from .validation import clip_text, validate_texts
 
 
 def _is_text_column(inputs) -> bool:
@@ -141,9 +141,8 @@ class TextClusteringPipeline(Pipeline):
     def preprocess(self, text, max_length=None):
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"Every input must be a non-empty string, got {text!r}.")
-        return self.tokenizer(
-            text, truncation=True, max_length=max_length or self.model.config.max_length, return_tensors="pt"
-        )
+        max_length = max_length or self.model.config.max_length
+        return self.tokenizer(clip_text(text, max_length), truncation=True, max_length=max_length, return_tensors="pt")
 
     def _forward(self, model_inputs, precision="auto"):
         # As `predict`: the precision covers the encoder only; the cluster head runs in fp32 (under bf16 it would

@@ -170,3 +170,15 @@ def check_may_replace_model(output_dir: str, *, overwrite: bool, argument: str =
         return
     raise FileExistsError(f"{argument} {output_dir} already holds a trained model, which {command} would replace. "
                           "Pass --overwrite (overwrite=True) to replace it, or choose another folder.")
+
+
+# A token is rarely longer than a few characters: cutting a text at this many characters per token of `max_length`
+# changes no tokenization that `max_length` keeps, and spares tokenizing a 50 MB line whole (gigabytes of memory).
+MAX_CHARS_PER_TOKEN = 32
+
+
+def clip_text(text: str, max_length: int) -> str:
+    """``text`` cut to ``MAX_CHARS_PER_TOKEN * max_length`` characters before tokenizing (the one place predict,
+    train and the pipeline bound the work a single huge text costs); shorter texts are returned unchanged."""
+    limit = MAX_CHARS_PER_TOKEN * int(max_length)
+    return text if len(text) <= limit else text[:limit]

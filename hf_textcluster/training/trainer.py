@@ -23,7 +23,7 @@ from ..distributed import sharded_passes
 from ..modeling.kmeans import DEFAULT_KMEANS_MAX_SAMPLES, KMEANS_INITS, fit_kmeans
 from ..modeling.modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.precision import autocast_dtype, cpu_capability, native_bf16
-from ..modeling.validation import check_num_clusters
+from ..modeling.validation import check_num_clusters, clip_text
 from .metrics import load_clustering_metric
 from .serving import apply_partition, check_serve, serve_partition
 
@@ -156,7 +156,7 @@ def warn_if_truncated(texts: Sequence[str], tokenizer, max_length: int, sample_s
     on a seeded sample of at most ``sample_size`` texts (tokenizing a million texts only to warn would take minutes)."""
     n = len(texts)
     rows = range(n) if n <= sample_size else np.random.default_rng(seed).choice(n, size=sample_size, replace=False)
-    lengths = np.asarray([len(ids) for ids in tokenizer([texts[int(i)] for i in rows], truncation=False)["input_ids"]])
+    lengths = np.asarray([len(ids) for ids in tokenizer([clip_text(texts[int(i)], max_length) for i in rows], truncation=False)["input_ids"]])
     share = float((lengths > max_length).mean()) if len(lengths) else 0.0
     if share > 0:
         # a warning from 1% of the texts on (short-text corpora have a few long outliers), a note below that
@@ -201,7 +201,7 @@ class TextViewsCollator:
     def __call__(self, rows: Sequence[dict[str, Any]]) -> dict[str, torch.Tensor]:
         texts = []
         for column in self.views.values():
-            texts.extend(row[column] for row in rows)
+            texts.extend(clip_text(row[column], self.max_length) for row in rows)
         encoded = self.tokenizer(
             texts,
             padding="max_length" if self.pad_to_max_length else True,
