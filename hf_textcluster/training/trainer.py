@@ -888,14 +888,15 @@ class ClusteringTrainer(Trainer):
     def serve_chosen_partition(self) -> None:
         """Make the trained model serve the partition ``args.serve`` asks for (by default the label-free choice among
         its candidate partitions, see :mod:`~hf_textcluster.training.serving`), chosen once on the main process from
-        the training texts' embeddings. Recorded in ``serving_choice`` (``training_run.json``)."""
+        the training texts' embeddings (encoded by every process). Recorded in ``serving_choice`` (``training_run.json``)."""
         serve = self.args.serve
         if serve == "head" or self.train_dataset is None or not self.model.config.centroids_initialized:
             return
         start = time.perf_counter()
+        embeddings = self.embed_train_texts()  # every process encodes its share; the choice is made once
 
         def choose():
-            choice = serve_partition(self.model, self.embed_train_texts(), serve=serve, random_state=self.args.seed)
+            choice = serve_partition(self.model, embeddings, serve=serve, random_state=self.args.seed)
             return choice.to_dict(), choice.serving
 
         record, serving = self.share_from_main(choose)
