@@ -111,6 +111,7 @@ def push_to_hub(
     if not isinstance(repo_id, str) or not repo_id.strip("/"):
         raise ValueError(f"`repo_id` must be a Hub repository id such as 'org/name', got {repo_id!r}.")
     check_ready_to_push(model)
+    check_hub_answers(HfApi(token=token).endpoint)  # before any work: an endpoint that never answers must not hang
     with tempfile.TemporaryDirectory(prefix="hf-textcluster-push-") as folder:
         model.save_pretrained(folder, remote_code=remote_code, max_shard_size=max_shard_size)
         if model_card:
@@ -139,6 +140,34 @@ def push_to_hub(
             commit_message=commit_message or f"Upload {type(model).__name__} ({model.config.num_clusters} clusters)",
             commit_description=commit_description,
         )
+
+
+def check_hub_answers(endpoint: str, timeout: float | None = None) -> None:
+    """One request to ``endpoint`` with a timeout (``HF_HUB_ETAG_TIMEOUT``, 10 s by default): a Hub that refuses
+    connections or never answers is a one-line ConnectionError naming the URL, not a silent hang (huggingface_hub's
+    own requests have no timeout). Any HTTP answer, even an error status, means it is there."""
+    import socket
+    import urllib.error
+    import urllib.request
+
+    from huggingface_hub import constants
+
+    timeout = float(timeout if timeout is not None else constants.HF_HUB_ETAG_TIMEOUT)
+    url = endpoint.rstrip("/") + "/api/whoami-v2"
+    try:
+        urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=timeout).close()
+    except urllib.error.HTTPError:
+        return  # it answered
+    except (TimeoutError, socket.timeout) as err:
+        raise ConnectionError(f"The Hub at {endpoint} did not answer within {timeout:g}s ({url}): check HF_ENDPOINT "
+                              "and your network, or raise HF_HUB_ETAG_TIMEOUT.") from err
+    except (urllib.error.URLError, OSError) as err:
+        reason = getattr(err, "reason", err)
+        if isinstance(reason, (TimeoutError, socket.timeout)):
+            raise ConnectionError(f"The Hub at {endpoint} did not answer within {timeout:g}s ({url}): check "
+                                  "HF_ENDPOINT and your network, or raise HF_HUB_ETAG_TIMEOUT.") from err
+        raise ConnectionError(f"Cannot reach the Hub at {endpoint} ({url}): {getattr(reason, 'strerror', None) or reason}."
+                              " Check HF_ENDPOINT and your network.") from err
 
 
 def push_model_dir(
