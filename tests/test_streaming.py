@@ -70,7 +70,7 @@ def test_a_dataset_and_a_generator_are_read_lazily(texts):
 def test_a_blank_row_is_named_by_its_row_in_the_whole_input(tmp_path, texts):
     path = tmp_path / "in.txt"
     path.write_text("\n".join(texts[:30] + ["  "] + texts[30:40]) + "\n")
-    with pytest.raises(ValueError, match=r"Row 30 of .*in\.txt is blank"):
+    with pytest.raises(ValueError, match=r"Line 31 of .*in\.txt is blank"):
         list(text_chunks(path, chunk_size=8)[0])
     with pytest.raises(ValueError, match="no column 'body'.*Available columns: \\['text'\\]"):
         text_chunks(_write_csv_without_body(tmp_path), text_column="body")

@@ -29,14 +29,26 @@ DEFAULT_CHUNK_SIZE = 10_000
 PROGRESS_SUFFIX = ".progress.json"
 
 
-def _check_chunk(texts: list, start: int, source: str) -> list[str]:
-    """Every text a non-blank string; an error names the row in the whole input (0-based), not in the chunk."""
+def _text_position(index: int, suffix: str | None) -> str:
+    """Where the text at ``index`` (0-based, in the whole input) is, in the words of its file: a line of a .txt, a
+    data row (and its line, after the header) of a CSV / TSV, else the text's number."""
+    if suffix == ".txt":
+        return f"Line {index + 1}"
+    if suffix in (".csv", ".tsv"):
+        return f"Data row {index + 1} (line {index + 2}, after the header)"
+    return f"Text {index + 1}"
+
+
+def _check_chunk(texts: list, start: int, source: str, suffix: str | None = None) -> list[str]:
+    """Every text a non-blank string; an error names the text's place in the whole input (its line in a text file),
+    not in the chunk."""
     for offset, text in enumerate(texts):
+        where = _text_position(start + offset, suffix)
         if not isinstance(text, str):
-            raise TypeError(f"Row {start + offset} of {source} is {type(text).__name__} ({text!r}), not a string. "
+            raise TypeError(f"{where} of {source} is {type(text).__name__} ({text!r}), not a string. "
                             "Every row needs a text.")
         if not text.strip():
-            raise ValueError(f"Row {start + offset} of {source} is blank. Every row needs a text (every output line "
+            raise ValueError(f"{where} of {source} is blank. Every row needs a text (every output line "
                              "answers one input row); remove blank rows first (e.g. `grep -v '^\\s*$' in > out`).")
     return texts
 
@@ -59,7 +71,8 @@ def _file_chunks(path: Path, text_column: str, size: int) -> tuple[Iterator[list
     if suffix in (".csv", ".tsv"):
         import pandas as pd
 
-        options = dict(sep="\t" if suffix == ".tsv" else ",", **CSV_READ_OPTIONS)
+        # a blank line is a blank text (an error below), never silently skipped: each output line answers one row
+        options = dict(sep="\t" if suffix == ".tsv" else ",", skip_blank_lines=False, **CSV_READ_OPTIONS)
         check_column(path, text_column, [str(c) for c in pd.read_csv(path, nrows=0, **options).columns])
         frames = pd.read_csv(path, usecols=[text_column], chunksize=size, **options)
         return (frame[text_column].tolist() for frame in frames), None
@@ -100,12 +113,13 @@ def text_chunks(source, text_column: str = "text", chunk_size: int = DEFAULT_CHU
     when it is known without reading them (None otherwise)."""
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
         raise ValueError(f"`chunk_size` must be a positive integer, got {chunk_size!r}.")
+    suffix = None
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)
         if not path.is_file():
             raise FileNotFoundError(f"Text file not found: {path.resolve()}. Pass the path of an existing file.")
         chunks, total = _file_chunks(path, text_column, chunk_size)
-        name = str(path)
+        name, suffix = str(path), path.suffix.lower()
     elif hasattr(source, "column_names") and hasattr(source, "select"):  # a datasets.Dataset, sliced chunk by chunk
         check_column("The dataset", text_column, source.column_names)
         chunks = (source[start : start + chunk_size][text_column] for start in range(0, len(source), chunk_size))
@@ -120,7 +134,7 @@ def text_chunks(source, text_column: str = "text", chunk_size: int = DEFAULT_CHU
     def checked():
         start = 0
         for chunk in chunks:
-            yield _check_chunk(chunk, start, name)
+            yield _check_chunk(chunk, start, name, suffix)
             start += len(chunk)
 
     return checked(), total

@@ -144,3 +144,14 @@ def test_a_damaged_progress_record_is_named(clusterer, source, tmp_path, monkeyp
 def test_a_device_as_output_is_named_not_already_existing(clusterer, source):
     with pytest.raises(ValueError, match="`output` /dev/full is not a regular file"):
         predict_file(clusterer, source, "/dev/full", chunk_size=25)
+
+
+def test_a_blank_text_is_named_by_its_line_in_the_file(clusterer, tmp_path):
+    lines = [f"how do i join two tables {i}" for i in range(300)]
+    lines[248] = "   "  # line 249 of the file
+    (tmp_path / "in.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"Line 249 of .*in\.txt is blank"):
+        predict_file(clusterer, tmp_path / "in.txt", tmp_path / "out.jsonl", chunk_size=100)
+    (tmp_path / "in.csv").write_text("text\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"Data row 249 \(line 250, after the header\) of .*in\.csv is blank"):
+        predict_file(clusterer, tmp_path / "in.csv", tmp_path / "out2.jsonl", chunk_size=100)
