@@ -368,3 +368,39 @@ def test_partition_scores_of_a_model_rank_every_candidate_as_served(tiny_encoder
     assert set(fields["refinement"]) == {n for n in fields["partitions"] if n.endswith("+refined")}
     assert fields["oracle_acc"] == max(p["acc"] for p in fields["partitions"].values()) >= fields["served_acc"]
     assert fields["served_by_default"] == max(fields["partitions"], key=lambda n: fields["partitions"][n]["selection"])
+
+
+def test_partitions_sub_command_adds_its_columns_to_kept_runs_only(bench, tiny_encoder_dir, toy_corpus, tmp_path,
+                                                                  monkeypatch):
+    import datasets
+
+    import hf_textcluster.training.runs
+    from hf_textcluster import SCCLModel
+    from hf_textcluster.training.metrics import clustering_scores
+
+    texts, labels = toy_corpus
+    monkeypatch.setattr(results, "REPO", tmp_path)
+    monkeypatch.setattr(hf_textcluster.training.runs, "prepare_dataset",
+                        lambda name, augmentation, data_dir=None, seed=0: datasets.Dataset.from_dict(
+                            {"text": texts, "label": labels}))
+    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model.initialize_clusters(texts, random_state=0)
+    head = clustering_scores(labels, model.predict(texts))["acc"]
+    for seed in (0, 1):
+        directory = bench.run_dir("sccl", "stackoverflow", seed, "")
+        model.save_pretrained(directory)
+        (directory / "training_run.json").write_text(json.dumps({"augmentation": None}))
+    store = {"runs": {"r": RUN}, "rows": []}
+    rows = [{**_row("sccl", "stackoverflow", head, "r"), "seed": 0},
+            {**_row("sccl", "stackoverflow", head - 0.1, "r"), "seed": 1},  # not this model
+            {**_row("sccl", "stackoverflow", head, "r"), "seed": 2}]  # no kept model
+    for row in rows:
+        bench.put_row(store, row)
+    bench.save_store(store)
+    args = argparse.Namespace(datasets=["stackoverflow"], seeds=[0, 1, 2], methods=None, data_dir=None, force=False)
+    partitions.run_kept_models(args, store, "partitions-1")
+    after = {r["seed"]: r for r in json.loads(bench.RESULTS_JSON.read_text())["rows"]}
+    assert after[0]["partitions"]["head"]["acc"] == after[0]["acc"] == head and after[0]["partitions_run"] == "partitions-1"
+    assert {k: v for k, v in after[0].items() if k in rows[0]} == rows[0]  # stored numbers unchanged
+    assert after[1] == rows[1] and after[2] == rows[2]
+    assert "## Which partition to serve" in bench.RESULTS_MD.read_text()
