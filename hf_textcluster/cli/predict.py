@@ -54,8 +54,23 @@ def _pipeline_options(args: argparse.Namespace) -> dict:
     return options
 
 
+def _check_device(device: str) -> None:
+    """A device this machine lacks is one line naming --device, not torch's bare AssertionError later."""
+    import torch
+
+    if str(device).startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise ValueError(f"--device {device}: this machine has no CUDA GPU that torch can use "
+                             "(torch.cuda.is_available() is False); pass --device cpu.")
+        index = str(device).partition(":")[2]
+        if index.isdigit() and int(index) >= torch.cuda.device_count():
+            raise ValueError(f"--device {device}: this machine has {torch.cuda.device_count()} CUDA GPU(s) "
+                             f"(cuda:0 to cuda:{torch.cuda.device_count() - 1}).")
+
+
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     check_local_path(args.model, "--model")
+    _check_device(args.device)
     if args.output:
         check_output(args.input, args.output)
     model = AutoModel.from_pretrained(args.model)  # loaded here: its errors are one clear line, not the pipeline's

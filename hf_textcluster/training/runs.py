@@ -73,6 +73,16 @@ def split_held_out(
         )
     label = dataset.features.get("label")
     stratify = "label" if isinstance(label, datasets.ClassLabel) else None
+    import math
+
+    held_out = test_size if isinstance(test_size, int) else math.ceil(test_size * n)
+    classes = label.num_classes if stratify else 1
+    if min(held_out, n - held_out) < max(2, classes):  # scikit-learn's own message names none of this
+        why = " (one per class, the split is stratified)" if stratify else ""
+        raise ValueError(
+            f"`test_size` {test_size!r} (--test-size) holds out {held_out} of {n} texts, leaving {n - held_out} to "
+            f"train on; each side needs at least {max(2, classes)} texts{why}. Pass a smaller --test-size (e.g. 0.2)."
+        )
     parts = dataset.train_test_split(test_size=test_size, seed=seed, stratify_by_column=stratify)
     return parts["train"], parts["test"]
 
