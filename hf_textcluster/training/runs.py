@@ -248,7 +248,8 @@ def train_clusterer(
         >>> result = train_clusterer("sccl", train, "runs/tickets", num_clusters=12)       # doctest: +SKIP
     """
     spec = get_method(method)
-    if save and not (resume and last_complete_checkpoint(output_dir)):  # resuming this run's checkpoints replaces nothing
+    # resuming this run's own checkpoints replaces nothing
+    if save and not (resume and last_complete_checkpoint(output_dir)):
         check_may_replace_model(output_dir, overwrite=overwrite, argument="output_dir (--output-dir)", command="train")
     request = ClusterCountRequest.parse(num_clusters, k_range, k_criterion)  # before any data is read
     dataset_name = dataset if isinstance(dataset, str) else None
