@@ -223,7 +223,8 @@ def test_resume_refuses_another_runs_checkpoints_and_skips_incomplete_ones(tiny_
         train_clusterer("sccl", load_texts(texts[:90], labels[:90]), str(out), **common)
     with pytest.raises(ValueError, match="another run .*num_clusters"):
         train_clusterer("sccl", load_texts(texts, labels), str(out), num_clusters=4, **common)
-    train_clusterer("sccl", load_texts(texts[:90], labels[:90]), str(out), resume=False, **common)  # start over
+    train_clusterer("sccl", load_texts(texts[:90], labels[:90]), str(out), resume=False, overwrite=True,
+                    **common)  # start over, replacing the finished model
     shutil.rmtree(out)
 
 

@@ -59,7 +59,7 @@ def run_demo(
     result = train_clusterer(
         method, dataset, output_dir, recipe="cpu", seed=seed,
         training_overrides={"max_steps": steps, "save_strategy": "no", "logging_steps": 10},
-        resume=False, evaluate=False,
+        resume=False, evaluate=False, overwrite=True,  # the demo folder holds the last demo
     )
     model, trainer = result.model, result.trainer
     train_seconds = time.perf_counter() - start

@@ -88,6 +88,7 @@ def run(args, store: dict, run_id: str) -> None:
                 augmentation=args.augmentation or "recipe", training_overrides=overrides,
                 config_overrides={k: json.loads(v) for k, _, v in (c.partition("=") for c in args.config)},
                 resume=False, evaluate=False, save=True, encoder=args.encoder,
+                overwrite=True,  # a rerun replaces its own row's run
                 test_size=spec.paper_test_sizes[name] if args.held_out else None,
             )
             trainer = result.trainer
