@@ -189,10 +189,12 @@ def render(store: dict, rows: list[dict]) -> list[str]:
     """Per method run group: ACC of every candidate, the label-free choice's and the oracle's; then how often the
     choice picks the oracle's partition and what it loses against it."""
     scored = [r for r in rows if r["section"] == "method" and r.get("partitions")]
+    title = ["## Which partition to serve: refined, chosen without labels, oracle", ""]
     if not scored:
-        return []
+        refined = _render_refined_baselines(rows)
+        return title + refined if refined else []
     names = _candidates(scored)
-    out = ["## Which partition to serve: refined, chosen without labels, oracle", "",
+    out = [*title,
            "Every candidate partition of a trained model, scored as the model would serve it "
            "(`hf_textcluster.training.serving`):",
            "*head*, *kmeans* (k-means after), *umap_kmeans* (UMAP k-means after), each also *+refined* (iterative",
