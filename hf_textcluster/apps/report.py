@@ -84,18 +84,14 @@ def _check_rows(name: str, values, num_rows: int, dtype=None) -> np.ndarray | No
 
 # ----- what the report shows, as plain data ------------------------------------------------------------------------
 def _keywords(texts: Sequence[str], clusters: np.ndarray, num_clusters: int) -> dict[int, list[str]]:
-    try:  # c-TF-IDF: its home is hf_textcluster.representation once it lands there
-        from ..representation import cluster_keywords
-    except ImportError:
-        from ..hub.model_card import cluster_keywords
+    from ..representation import cluster_keywords  # c-TF-IDF
+
     return cluster_keywords(texts, clusters, num_clusters, top_n=NUM_KEYWORDS)
 
 
 def _keyword_names(keywords: Mapping[int, Sequence[str]]) -> dict[int, str]:
-    try:
-        from ..representation import keyword_labels
-    except ImportError:
-        from ..hub.model_card import keyword_labels
+    from ..representation import keyword_labels
+
     return keyword_labels(keywords)
 
 
