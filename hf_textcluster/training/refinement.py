@@ -3,8 +3,7 @@
 Rakib et al. (2020), "Enhancement of Short Text Clustering by Iterative Classification", and Pugachev &
 Burtsev (2021) on sentence-encoder embeddings: start from any partition, and in every round set aside the
 members each cluster's outlier detector flags, train a classifier on a sample of the remaining members with
-their cluster ids as targets, and let it reassign the texts it was not trained on. Repeat until the
-assignments settle.
+their cluster ids as targets, and let it reassign the texts. Repeat until the assignments settle.
 
 What keeps it from collapsing many small clusters (measured on the eight short-text corpora with MiniLM):
 
@@ -14,10 +13,18 @@ What keeps it from collapsing many small clusters (measured on the eight short-t
   ten-member cluster is not starved by regularisation the way a penalised logistic regression starves it;
 * a cluster contributes at most a fraction of the *average* cluster size to the training sample, so large
   clusters do not dominate the classifier;
-* the texts a round trains on keep their cluster (only the held-out texts move), so no cluster can be
-  emptied within a round;
+* every text is reassigned each round (keeping the training sample's ids instead, as Rakib et al. do, scored
+  slightly lower with this classifier), and the partition the rounds settle on is the final head's argmax;
 * a guard compares the result to the input and declines (returns the input unchanged, with the reason) when
   a cluster vanished or too many clusters lost most of their members.
+
+Measured (MiniLM embeddings, true K, seed 0; ACC): refinement helps partitions made by k-means in the embedding
+space where the encoder separates the classes poorly (SearchSnippets 74.6 -> 77.0, Biomedical 49.7 -> 52.5,
+StackOverflow NMI 70.0 -> 72.4) and is neutral on many small clusters (Tweet, GoogleNews: within 1 point, no
+cluster lost). It pulls a partition towards what a linear classifier on the embeddings can express, so it
+*hurts* partitions made in a non-linear space (UMAP -> k-means: GoogleNews-T 76.7 -> 71.9, AG News 70.8 ->
+67.3) unless the embedding space agrees with them (Biomedical 45.1 -> 52.9). Choose between refined and
+unrefined candidates with :mod:`~hf_textcluster.training.selection` rather than always refining.
 
 This module depends on numpy, scipy and scikit-learn only.
 """
@@ -273,7 +280,7 @@ def _rounds(
     present = int((sizes_in > 0).sum())
     y = y_in.copy()
     history: list[dict[str, float]] = []
-    reason = f"max_rounds ({max_rounds}) reached"
+    reason = f"max_rounds ({max_rounds}) reached" if max_rounds else "no rounds: the input distilled into the head"
     rounds = 0
     for rounds in range(1, max_rounds + 1):
         seed = int(rng.integers(2**31 - 1))
@@ -344,7 +351,7 @@ def refine_partition(
     Every round: per cluster, flag outliers (the ``outlier_fraction`` members farthest from the cluster mean
     by cosine, or ``outlier_detector``'s ``-1`` predictions); from the rest take a random sample of at most
     ``p * N / K`` members (``p`` drawn per round from ``train_fraction``); fit the classifier on the sample
-    with cluster ids as targets; reassign every text outside the sample with it. Stops when fewer than
+    with cluster ids as targets; reassign every text with it. Stops when fewer than
     ``tol`` of the texts changed cluster in a round, or after ``max_rounds``. Finally a linear head is fitted
     on all texts and the final partition is its argmax, so the head reproduces ``labels`` exactly.
 
@@ -352,7 +359,10 @@ def refine_partition(
         embeddings: ``(N, d)`` array, one row per text (L2-normalised inside).
         labels: ``(N,)`` integer cluster ids in ``[0, K)``, from any clustering method.
         num_clusters: K; defaults to ``max(labels) + 1``. Clusters empty at input stay empty.
-        max_rounds: upper bound on classification rounds (>= 1).
+        max_rounds: upper bound on classification rounds. 0 runs none: the input partition is only distilled
+            into the linear head (fitted on every text, labels = its argmax), the faithful way to serve a partition
+            made elsewhere (UMAP -> k-means: within ~0.5 ACC of it on 7 of 8 corpora, where nearest centres lose
+            up to 3 points and the default rounds up to 5).
         tol: stop when the fraction of texts that changed cluster in a round is below this (0 <= tol < 1).
         outlier_fraction: share of each cluster set aside by the default outlier rule (0 <= f < 0.5).
         train_fraction: ``(low, high)`` range of ``p``; the per-cluster training cap is ``p * N / K``.
@@ -384,8 +394,10 @@ def refine_partition(
     """
     x = l2_normalize(_check_embeddings(embeddings))
     y_in, k = _check_labels(labels, x.shape[0], num_clusters)
-    if isinstance(max_rounds, bool) or not isinstance(max_rounds, (int, np.integer)) or max_rounds < 1:
-        raise ValueError(f"`max_rounds` must be an int >= 1; got {max_rounds!r}.")
+    if isinstance(max_rounds, bool) or not isinstance(max_rounds, (int, np.integer)) or max_rounds < 0:
+        raise ValueError(
+            f"`max_rounds` must be an int >= 0 (0: only distil the input into the head); got {max_rounds!r}."
+        )
     tol = _check_fraction("tol", tol, 0.0, 0.999)
     outlier_fraction = _check_fraction("outlier_fraction", outlier_fraction, 0.0, 0.49)
     if not isinstance(train_fraction, (tuple, list)) or len(train_fraction) != 2:

@@ -84,7 +84,7 @@ def test_deterministic_under_random_state():
         ({"labels": -np.ones(10, dtype=int)}, "labels"),
         ({"num_clusters": 1}, "num_clusters"),
         ({"num_clusters": 2, "labels": np.arange(10) % 3}, "num_clusters"),
-        ({"max_rounds": 0}, "max_rounds"),
+        ({"max_rounds": -1}, "max_rounds"),
         ({"tol": 1.5}, "tol"),
         ({"outlier_fraction": 0.7}, "outlier_fraction"),
         ({"train_fraction": (0.9, 0.5)}, "train_fraction"),
@@ -128,3 +128,18 @@ def test_default_recipe_keeps_small_real_clusters():
     assert not result.declined, result.reason
     assert np.mean(result.labels == y) > 0.97
     assert np.bincount(result.labels, minlength=5).min() >= 5
+
+
+def test_zero_rounds_only_distils_the_partition_into_the_head():
+    x, y = _blobs([50, 60, 70], seed=7)
+    result = refine_partition(x, y, max_rounds=0)
+    assert result.rounds == 0 and result.history == [] and not result.declined
+    assert "distilled" in result.reason
+    assert np.array_equal(result.labels, y) and np.array_equal(result.predict(x), y)
+
+
+def test_default_criterion_prefers_the_clean_partition():
+    x, y = _blobs([40, 50, 60], seed=8)
+    noisy = _corrupt(y, 0.3, 3, seed=2)
+    name, _ = choose_partition(x, {"noisy": noisy, "clean": y})  # DEFAULT_CRITERION
+    assert name == "clean"
