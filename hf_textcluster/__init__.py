@@ -20,6 +20,7 @@ from . import hub
 from .modeling.configuration_utils import TextClusteringConfig
 from .modeling.modeling_utils import ClusteringOutput, TextClusteringPreTrainedModel
 from .modeling.pipelines import TextClusteringPipeline
+from .encoders import resolve_encoder as _resolve_encoder
 from .models import METHODS, ClusteringMethod, get_method
 
 __version__ = "0.1.0"
@@ -105,6 +106,7 @@ def __dir__() -> list[str]:
 
 
 TextClusteringPreTrainedModel.hub_layer = hub
+TextClusteringPreTrainedModel.encoder_resolver = staticmethod(_resolve_encoder)
 PIPELINE_REGISTRY.register_pipeline("text-clustering", pipeline_class=TextClusteringPipeline, pt_model=AutoModel)
 for _method in METHODS.values():
     AutoConfig.register(_method.name, _method.config_class, exist_ok=True)

@@ -31,3 +31,17 @@ def test_an_unknown_name_is_an_attribute_error():
 def test_all_lists_exactly_the_lazy_and_eager_exports():
     lazy = set(hf_textcluster._LAZY) | set(hf_textcluster._METHOD_CLASSES)
     assert lazy <= set(hf_textcluster.__all__)
+
+
+def test_shipped_remote_code_is_the_modeling_set_plus_the_method():
+    """A pushed repository carries modeling/ and its method's configuration/modeling files, nothing that resolves
+    pip-shipped encoders."""
+    from pathlib import Path
+
+    from hf_textcluster.hub.remote_code import remote_code_files
+
+    modeling = {p.name for p in (Path(hf_textcluster.__file__).parent / "modeling").glob("*.py")} - {"__init__.py"}
+    for name in METHODS:
+        shipped = set(remote_code_files(name))
+        assert shipped - modeling == {f"configuration_{name}.py", f"modeling_{name}.py"}, shipped - modeling
+        assert not {"encoders.py", "cache.py"} & shipped

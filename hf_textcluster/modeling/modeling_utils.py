@@ -20,7 +20,6 @@ from tqdm.auto import tqdm
 from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedModel
 from transformers.utils import ModelOutput, logging
 
-from ..encoders import resolve_encoder
 from .calibration import DEFAULT_OUTLIER_QUANTILE, ClusterCalibration, check_outlier_quantile
 from .configuration_utils import TextClusteringConfig
 from .kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
@@ -46,12 +45,15 @@ class ClusteringOutput(ModelOutput):
         embeddings: pooled sentence embeddings (batch x hidden).
         cluster_probs: soft cluster assignment q (batch x K); rows sum to 1.
         logits: ``log(cluster_probs)``, so that ``argmax(logits)`` is the cluster and ``Trainer`` metrics work unchanged.
+        distance: cosine distance (batch,) of each embedding to its best cluster's calibrated centre; set by
+            ``cluster_batch`` on a calibrated model only.
     """
 
     loss: torch.FloatTensor | None = None
     embeddings: torch.FloatTensor | None = None
     cluster_probs: torch.FloatTensor | None = None
     logits: torch.FloatTensor | None = None
+    distance: torch.FloatTensor | None = None
 
 
 class TextClusteringPreTrainedModel(PreTrainedModel):
@@ -71,6 +73,9 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     # plugs in here when the package is imported. Without it (this file running as remote code), saving and pushing
     # are transformers' own, plus the tokenizer.
     hub_layer = None
+    # The package's encoder resolution (hf_textcluster.encoders.resolve_encoder: pip-shipped encoders offline, a
+    # sentence-transformers folder's pooling), plugged in like the Hub layer; remote code takes hub ids and paths.
+    encoder_resolver = None
     _ship_remote_code = False
     # Checkpoints from before calibration have no `calibration.*` buffers: they load uncalibrated (zeros), silently.
     _keys_to_ignore_on_load_missing = [r"^calibration\."]
@@ -109,15 +114,47 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         token_states = (encoder or self.encoder)(**encoder_inputs).last_hidden_state
         return self.pool(token_states, attention_mask)
 
-    def serving_embeddings(self, inputs: dict[str, torch.Tensor], precision: str | torch.dtype | None = "auto"):
-        """fp32 pooled embeddings of a tokenized batch at a serving ``precision`` (see ``predict``): the encoder under
-        autocast, or its int8 copy. Only the encoder runs at that precision; heads then run in fp32 on the result."""
+    @torch.inference_mode()
+    def cluster_batch(
+        self, inputs: dict[str, torch.Tensor], precision: str | torch.dtype | None = "auto", with_clusters: bool = True
+    ) -> ClusteringOutput:
+        """The serving pass over one tokenized batch: what ``embed``, ``predict``, ``calibrate`` and the
+        ``text-clustering`` pipeline run. Only the encoder runs at ``precision`` (see ``predict``: autocast, or its int8
+        copy); the heads run in fp32 on its fp32 result, since bf16 would round the probabilities and flip near-ties.
+
+        Args:
+            inputs: the tokenizer's tensors (``input_ids``, ``attention_mask``, optionally ``token_type_ids``), on the
+                model's device.
+            precision: as for ``embed``.
+            with_clusters: False for the embeddings only (the cluster fields are then None; no head needed).
+
+        Returns:
+            A ``ClusteringOutput`` of fp32 tensors: ``embeddings``; with clusters, ``cluster_probs`` and ``logits``, and
+            ``distance`` once the model is calibrated (else None).
+
+        Raises:
+            ValueError: a bad ``precision``.
+            RuntimeError: clusters are asked for and were never initialised.
+        """
         precision = resolve_precision(precision, self.device, inference=True)
+        if with_clusters:
+            self._check_clusters_initialized()
+        return self._cluster_batch(inputs, precision, with_clusters)
+
+    def _cluster_batch(self, inputs: dict[str, torch.Tensor], precision: str, with_clusters: bool) -> ClusteringOutput:
+        """``cluster_batch`` without its checks: ``precision`` is already resolved (``resolve_precision``)."""
         if precision == "int8":
-            return self.encode(**inputs, encoder=self._int8_encoder()).float()
-        dtype = autocast_dtype(precision, self.device)
-        with torch.autocast(self.device.type, dtype=dtype, enabled=dtype is not None):
-            return self.encode(**inputs).float()
+            embeddings = self.encode(**inputs, encoder=self._int8_encoder()).float()
+        else:
+            dtype = autocast_dtype(precision, self.device)
+            with torch.autocast(self.device.type, dtype=dtype, enabled=dtype is not None):
+                embeddings = self.encode(**inputs).float()
+        if not with_clusters:
+            return ClusteringOutput(embeddings=embeddings)
+        probs = self.cluster_probabilities(embeddings).float()
+        distance = self.calibration.distance(embeddings, probs.argmax(dim=-1)) if self.is_calibrated else None
+        return ClusteringOutput(embeddings=embeddings, cluster_probs=probs, logits=torch.log(probs.clamp_min(1e-12)),
+                                distance=distance)
 
     def _int8_encoder(self) -> torch.nn.Module:
         """The encoder quantized to int8, made once and again only when its weights change (training steps and
@@ -544,15 +581,21 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             >>> from hf_textcluster import SCCLModel
             >>> model = SCCLModel.from_encoder_pretrained(None, num_clusters=20, max_length=32)  # doctest: +SKIP
         """
-        spec = resolve_encoder(encoder)
-        config_kwargs.setdefault("pooling", spec.pooling)
-        encoder_model = AutoModel.from_pretrained(spec.name_or_path)
-        tokenizer = AutoTokenizer.from_pretrained(spec.name_or_path)
+        if cls.encoder_resolver is not None:  # the package's: pip-shipped encoders, sentence-transformers pooling
+            spec = cls.encoder_resolver(encoder)
+            name_or_path, pooling = spec.name_or_path, spec.pooling
+        elif encoder is None:
+            raise ValueError("`encoder` is required here (the pip-shipped default needs the hf_textcluster package).")
+        else:
+            name_or_path, pooling = str(encoder), "mean"
+        config_kwargs.setdefault("pooling", pooling)
+        encoder_model = AutoModel.from_pretrained(name_or_path)
+        tokenizer = AutoTokenizer.from_pretrained(name_or_path)
         config = cls.config_class(encoder=encoder_model.config.to_dict(), num_clusters=num_clusters, **config_kwargs)
         model = cls(config)
         model.encoder.load_state_dict(encoder_model.state_dict())
         model.tokenizer = tokenizer
-        model.config.name_or_path = spec.name_or_path
+        model.config.name_or_path = name_or_path
         return model.eval()  # like from_pretrained: dropout off until a trainer calls train()
 
     @classmethod
