@@ -111,7 +111,9 @@ def push_to_hub(
     if not isinstance(repo_id, str) or not repo_id.strip("/"):
         raise ValueError(f"`repo_id` must be a Hub repository id such as 'org/name', got {repo_id!r}.")
     check_ready_to_push(model)
-    check_hub_answers(HfApi(token=token).endpoint)  # before any work: an endpoint that never answers must not hang
+    api = HfApi(token=token)
+    if getattr(api, "endpoint", None):  # before any work: an endpoint that never answers must not hang
+        check_hub_answers(api.endpoint)
     with tempfile.TemporaryDirectory(prefix="hf-textcluster-push-") as folder:
         model.save_pretrained(folder, remote_code=remote_code, max_shard_size=max_shard_size)
         if model_card:
@@ -127,7 +129,6 @@ def push_to_hub(
             if isinstance(run.get("input"), dict) and run["input"].get("path"):  # the user's file: its name only
                 run["input"] = {**run["input"], "path": os.path.basename(str(run["input"]["path"]))}
             Path(folder, TRAINING_RUN_FILE).write_text(json.dumps(run, indent=2), encoding="utf-8")
-        api = HfApi(token=token)
         repo_url = api.create_repo(repo_id, private=private, exist_ok=True, repo_type="model")
         if revision is not None and not create_pr:
             api.create_branch(repo_url.repo_id, branch=revision, exist_ok=True)
