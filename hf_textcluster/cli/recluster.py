@@ -8,6 +8,7 @@ import numpy as np
 import torch
 from transformers.utils import logging
 
+from ..modeling.kmeans import KMEANS_INITS
 from .calibrate import add_saved_model_args, calibrate_model, update_saved_model
 
 logger = logging.get_logger(__name__)
@@ -53,9 +54,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                                                         "embeddings of your texts (its training texts), calibrate and "
                                                         "save it: the benchmark's 'k-means after' as the served model.")
     add_saved_model_args(recluster)
-    recluster.add_argument("--kmeans-init", default="k-means++", choices=["k-means++", "umap"],
-                           help="How k-means starts: k-means++ (default) or umap (from k-means on a UMAP reduction: "
-                                "better with many clusters; needs umap-learn).")
+    recluster.add_argument("--kmeans-init", default="k-means++", choices=list(KMEANS_INITS),
+                           help="How k-means starts: k-means++ (default: the benchmark's 'k-means after'), umap (from "
+                                "k-means on a UMAP reduction: better with many clusters; needs umap-learn) or best "
+                                "(the lower inertia of k-means++ and a run started from the UMAP clusters).")
     recluster.set_defaults(func=run)
     return recluster
 

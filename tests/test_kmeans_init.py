@@ -1,0 +1,155 @@
+"""``fit_kmeans(init="best")``: k-means++ restarts against one Lloyd run from the UMAP clusters, the lower inertia kept;
+the default start of the trainers and of ``initialize_clusters``."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+from hf_textcluster.modeling import kmeans as kmeans_module
+from hf_textcluster.modeling.kmeans import KMEANS_INITS, fit_kmeans
+
+
+def _many_small_blobs(seed: int = 0) -> np.ndarray:
+    """40 well-separated blobs of unequal sizes: k-means++ restarts leave some blobs merged and others split, the UMAP
+    neighbourhood graph sees every blob."""
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(scale=6, size=(40, 10))
+    sizes = rng.integers(5, 40, size=40)
+    return np.concatenate([c + rng.normal(size=(s, 10)) for c, s in zip(centres, sizes)]).astype(np.float32)
+
+
+def _one_gaussian(seed: int = 0) -> np.ndarray:
+    """One Gaussian cut into 3 parts: no structure for the UMAP graph to find, the k-means++ restarts do best."""
+    return np.random.default_rng(seed).normal(size=(300, 4)).astype(np.float32)
+
+
+def _umap_started(x: np.ndarray, k: int, n_init: int):
+    from sklearn.cluster import KMeans
+
+    groups = kmeans_module._umap_kmeans_groups(x, k, n_init, 0)
+    means = np.stack([x[groups == c].mean(axis=0) for c in range(k)])
+    return KMeans(n_clusters=k, init=means, n_init=1, random_state=0).fit(x)
+
+
+def test_best_is_one_of_the_accepted_starts():
+    assert "best" in KMEANS_INITS and "k-means++" in KMEANS_INITS and "umap" in KMEANS_INITS
+
+
+def test_the_umap_start_wins_by_inertia_on_many_small_blobs():
+    pytest.importorskip("umap")
+    from sklearn.cluster import KMeans
+
+    x = _many_small_blobs()
+    plus_plus = KMeans(n_clusters=40, n_init=2, random_state=0).fit(x)
+    from_umap = _umap_started(x, 40, 2)
+    assert from_umap.inertia_ < plus_plus.inertia_  # the premise: here the UMAP start is the better one
+    best = fit_kmeans(x, 40, n_init=2, random_state=0, init="best")
+    assert best.start_ == "umap"
+    assert best.inertia_ == pytest.approx(from_umap.inertia_)
+    np.testing.assert_array_equal(best.labels_, from_umap.labels_)
+    assert best.labels_.shape == (len(x),)
+
+
+def test_k_means_plus_plus_wins_without_structure_and_is_then_exactly_k_means_plus_plus():
+    pytest.importorskip("umap")
+    from sklearn.cluster import KMeans
+
+    x = _one_gaussian()
+    plus_plus = KMeans(n_clusters=3, n_init=10, random_state=0).fit(x)
+    from_umap = _umap_started(x, 3, 10)
+    assert plus_plus.inertia_ <= from_umap.inertia_
+    best = fit_kmeans(x, 3, n_init=10, random_state=0, init="best")
+    assert best.start_ == "k-means++"
+    np.testing.assert_array_equal(best.labels_, plus_plus.labels_)
+    assert best.inertia_ == pytest.approx(min(plus_plus.inertia_, from_umap.inertia_))
+
+
+def test_best_is_deterministic_for_a_seed():
+    pytest.importorskip("umap")
+    x = _many_small_blobs(seed=3)[:400]
+    first = fit_kmeans(x, 12, n_init=2, random_state=5, init="best")
+    second = fit_kmeans(x, 12, n_init=2, random_state=5, init="best")
+    assert first.start_ == second.start_
+    np.testing.assert_array_equal(first.labels_, second.labels_)
+    np.testing.assert_array_equal(first.cluster_centers_, second.cluster_centers_)
+
+
+def test_every_start_records_itself():
+    x = _one_gaussian()
+    assert fit_kmeans(x, 3, n_init=2, init="k-means++").start_ == "k-means++"
+    if importlib.util.find_spec("umap") is not None:
+        assert fit_kmeans(x, 3, n_init=2, init="umap").start_ == "umap"
+
+
+@pytest.mark.parametrize("why", ["no umap", "too few rows", "sparse"])
+def test_best_falls_back_to_k_means_plus_plus_alone(why, monkeypatch, caplog):
+    from scipy import sparse
+    from sklearn.cluster import KMeans
+    from transformers.utils import logging as hf_logging
+
+    x = _one_gaussian()
+    if why == "no umap":
+        real_find_spec = importlib.util.find_spec
+        monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "umap" else real_find_spec(name, *a))
+    elif why == "too few rows":
+        x = x[:16]
+    else:
+        x = sparse.csr_matrix(np.where(x > 0.5, x, 0))
+
+    def no_umap(*args, **kwargs):
+        raise AssertionError("UMAP must not run here")
+
+    monkeypatch.setattr(kmeans_module, "_umap_kmeans_groups", no_umap)
+    hf_logging.set_verbosity_info()
+    hf_logging.enable_propagation()
+    try:
+        with caplog.at_level("INFO", logger="hf_textcluster.modeling.kmeans"):
+            best = fit_kmeans(x, 3, n_init=3, random_state=0, init="best")
+    finally:
+        hf_logging.disable_propagation()
+        hf_logging.set_verbosity_warning()
+    assert best.start_ == "k-means++"
+    np.testing.assert_array_equal(best.labels_, KMeans(n_clusters=3, n_init=3, random_state=0).fit(x).labels_)
+    assert "k-means++ alone" in caplog.text
+    expected = {"no umap": "umap-learn", "too few rows": "too few", "sparse": "sparse"}[why]
+    assert expected in caplog.text
+
+
+def test_best_with_a_sample_assigns_every_row():
+    pytest.importorskip("umap")
+    x = _many_small_blobs(seed=1)
+    fitted = fit_kmeans(x, 10, n_init=2, random_state=0, max_samples=200, init="best")
+    assert fitted.labels_.shape == (len(x),) and fitted.start_ in ("k-means++", "umap")
+    np.testing.assert_array_equal(fitted.labels_, fitted.predict(x))
+
+
+def test_a_bad_start_is_refused_with_the_choices():
+    x = _one_gaussian()
+    with pytest.raises(ValueError, match=r"`init` \(kmeans_init\) must be one of .*'best'.*got 'auto'"):
+        fit_kmeans(x, 3, init="auto")
+    with pytest.raises(ValueError, match="max_samples"):
+        fit_kmeans(x, 3, init="best", max_samples=2)
+
+
+def test_training_arguments_accept_best_and_refuse_others(tmp_path):
+    from hf_textcluster.training.trainer import ClusteringTrainingArguments
+
+    assert ClusteringTrainingArguments(output_dir=str(tmp_path), kmeans_init="best").kmeans_init == "best"
+    with pytest.raises(ValueError, match="kmeans_init"):
+        ClusteringTrainingArguments(output_dir=str(tmp_path), kmeans_init="umap-lloyd")
+
+
+def test_recluster_cli_offers_best():
+    import argparse
+
+    from hf_textcluster.cli import recluster
+
+    parser = argparse.ArgumentParser()
+    recluster.add_parser(parser.add_subparsers())
+    args = parser.parse_args(["recluster", "--model", "m", "--input", "t.csv", "--kmeans-init", "best"])
+    assert args.kmeans_init == "best"
+    with pytest.raises(SystemExit):
+        parser.parse_args(["recluster", "--model", "m", "--input", "t.csv", "--kmeans-init", "auto"])
