@@ -45,7 +45,9 @@ class ClusteringTrainingArguments(TrainingArguments):
         kmeans_n_init: k-means restarts (initialisation and evaluation).
         kmeans_max_samples: k-means centres are fitted on a seeded sample of at most this many texts, then every
             text is assigned to its nearest centre (``None``: all texts).
-        kmeans_init: how the initialisation's k-means starts: ``"k-means++"`` (the papers') or ``"umap"``.
+        kmeans_init: how the initialisation's k-means starts: ``"best"`` (default: the lower inertia of k-means++ and
+            a run started from the UMAP clusters), ``"k-means++"`` (the papers') or ``"umap"`` (see
+            :func:`~hf_textcluster.modeling.kmeans.fit_kmeans`).
         eval_kmeans: also evaluate k-means on the learned embeddings (the SCCL paper's protocol).
         pad_to_max_length: pad every batch to ``max_length`` instead of its longest text.
         encode_batch_size: batch size of the encoding passes (default 128 on a CPU, 1024 on a GPU).
@@ -73,9 +75,10 @@ class ClusteringTrainingArguments(TrainingArguments):
                   "is assigned to its nearest centre (bounded time on large corpora; None: all texts)."},
     )
     kmeans_init: str = field(
-        default="k-means++",
-        metadata={"help": "How the initialisation's k-means starts: 'k-means++' (the papers') or 'umap' (from the "
-                  "clusters of k-means on a UMAP reduction; better with many clusters, needs umap-learn)."},
+        default="best",
+        metadata={"help": "How the initialisation's k-means starts: 'best' (the lower inertia of k-means++ and of a "
+                  "run started from the clusters of k-means on a UMAP reduction; k-means++ alone without umap-learn), "
+                  "'k-means++' (the papers') or 'umap' (the UMAP clusters' nearest means, no Lloyd's iterations)."},
     )
     eval_kmeans: bool = field(
         default=True, metadata={"help": "Also evaluate k-means on the learned embeddings (the SCCL paper's protocol)."}
@@ -692,10 +695,18 @@ class ClusteringTrainer(Trainer):
         GPU, the torch k-means there: :func:`~hf_textcluster.modeling.kmeans.torch_kmeans`)."""
         if self.args.device.type == "cuda" and isinstance(features, np.ndarray):
             features = torch.from_numpy(features).to(self.args.device)
-        return self.share_from_main(lambda: fit_kmeans(
+        kmeans = self.share_from_main(lambda: fit_kmeans(
             features, self.model.config.num_clusters, n_init=getattr(self.args, "kmeans_n_init", 10),
             random_state=self.args.seed, max_samples=getattr(self.args, "kmeans_max_samples", DEFAULT_KMEANS_MAX_SAMPLES),
-            init=getattr(self.args, "kmeans_init", "k-means++")))
+            init=getattr(self.args, "kmeans_init", "best")))
+        self._log_kmeans_start(getattr(kmeans, "start_", None))
+        return kmeans
+
+    def _log_kmeans_start(self, start: str | None) -> None:
+        """Say once per run which start the k-means came from (``kmeans_init="best"`` chooses it by inertia)."""
+        if start is not None and not getattr(self, "_kmeans_start_logged", False):
+            self._kmeans_start_logged = True
+            logger.info(f"k-means (kmeans_init={getattr(self.args, 'kmeans_init', 'best')!r}) started from {start}.")
 
     def initialize_clusters(self, embeddings: np.ndarray | None = None) -> None:
         """k-means on the embeddings of the training texts; the model's cluster head starts from its centres (for
@@ -716,12 +727,13 @@ class ClusteringTrainer(Trainer):
                 random_state=self.args.seed,
                 n_init=getattr(self.args, "kmeans_n_init", 10),
                 max_samples=getattr(self.args, "kmeans_max_samples", DEFAULT_KMEANS_MAX_SAMPLES),
-                kmeans_init=getattr(self.args, "kmeans_init", "k-means++"),
+                kmeans_init=getattr(self.args, "kmeans_init", "best"),
             )
             return labels, self.model.cluster_head.state_dict()
 
         # Kept so that callers can score plain k-means on the same encoder, measured in the same run.
         self.initial_kmeans_labels, head_state = self.share_from_main(fit)
+        self._log_kmeans_start(getattr(self.model, "kmeans_start_", None))  # on the main process, where it ran
         if not self.accelerator.is_main_process:
             self.model.cluster_head.load_state_dict(head_state)
             self.model.config.centroids_initialized = True
