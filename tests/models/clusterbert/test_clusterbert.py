@@ -218,7 +218,10 @@ def test_resume_inside_the_hardening_stage_is_exact(tiny_encoder_dir, toy_corpus
                    save_strategy="steps", save_steps=4)
     assert resumed.trainer.state.global_step == 10
     for name, tensor in straight.model.state_dict().items():
-        torch.testing.assert_close(resumed.model.state_dict()[name], tensor, rtol=1e-5, atol=1e-6, msg=name)
+        # The calibration quantiles are statistics of the weights' outputs: weights equal to rtol 1e-5 move them by
+        # ~1e-6 (seen: 1.27e-6 on margins of 0.011 after another test ran in the same process).
+        atol = 1e-5 if name.startswith("calibration.") else 1e-6
+        torch.testing.assert_close(resumed.model.state_dict()[name], tensor, rtol=1e-5, atol=atol, msg=name)
     assert [m["stage"] for m in resumed.trainer.stage_metrics] == [0, 1, 2, 3]  # the earlier stages' scores survive
 
 
