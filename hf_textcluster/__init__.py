@@ -17,13 +17,13 @@ from transformers import AutoConfig, AutoModel
 from transformers.pipelines import PIPELINE_REGISTRY
 
 from . import hub
+from ._version import __version__ as __version__
 from .modeling.configuration_utils import TextClusteringConfig
 from .modeling.modeling_utils import ClusteringOutput, TextClusteringPreTrainedModel
 from .modeling.pipelines import TextClusteringPipeline
 from .encoders import resolve_encoder as _resolve_encoder
 from .models import METHODS, ClusteringMethod, get_method
 
-__version__ = "0.1.0"
 
 # Where each lazily exported name lives (module relative to this package).
 _LAZY = {

@@ -26,6 +26,7 @@ from huggingface_hub import ModelCardData
 from huggingface_hub.repocard_data import EvalResult
 from transformers import PreTrainedConfig
 
+from .._version import __version__
 from ..encoders import _PIP_SHIPPED_ENCODERS, shipped_encoder_id
 from ..models import METHODS
 from ..representation import LearnedTopicsRepresentation, cluster_keywords
@@ -455,7 +456,6 @@ def generate_model_card(
         why_no_keywords: without ``texts``, why the training texts were not found (e.g. "the run's input file ... is
             no longer there"), said in the card.
     """
-    from .. import __version__  # here: the package defines it after importing this layer
 
     model._check_finite_weights()  # no card for a diverged model
     config = model.config
