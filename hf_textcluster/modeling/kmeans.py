@@ -105,7 +105,7 @@ def fit_kmeans(features, num_clusters: int, n_init: int = 10, random_state: int 
         kmeans = NearestCentres.of_groups(fitted_on, _umap_kmeans_groups(fitted_on, num_clusters, n_init, random_state))
         kmeans.start_ = "umap"
     elif init == "best":
-        kmeans = _best_start_kmeans(fitted_on, num_clusters, n_init, random_state)
+        kmeans = _best_start_kmeans(fitted_on, num_clusters, n_init, random_state, KMeans)
     else:
         kmeans = KMeans(n_clusters=num_clusters, n_init=n_init, random_state=random_state).fit(fitted_on)
         kmeans.start_ = "k-means++"
@@ -127,12 +127,10 @@ def _umap_start_unavailable(features) -> str | None:
     return None
 
 
-def _best_start_kmeans(features, num_clusters: int, n_init: int, random_state: int | None):
+def _best_start_kmeans(features, num_clusters: int, n_init: int, random_state: int | None, KMeans):
     """``init="best"``: k-means++ (``n_init`` restarts) and one Lloyd run from the means of the UMAP clusters, both
     on ``features``; the one with the lower inertia (ties, up to a relative 1e-6: k-means++), its ``start_`` saying
-    which."""
-    from sklearn.cluster import KMeans
-
+    which. ``KMeans``: scikit-learn's class (imported by fit_kmeans in a try, for remote code)."""
     kmeans = KMeans(n_clusters=num_clusters, n_init=n_init, random_state=random_state).fit(features)
     kmeans.start_ = "k-means++"
     why_not = _umap_start_unavailable(features)
