@@ -46,7 +46,7 @@ def shard_rows(texts: Sequence[str], batch_size: int, state) -> np.ndarray:
     texts (``state.split_between_processes`` over the batches; a process may get none when there are fewer batches
     than processes)."""
     _check_batch_size(batch_size)
-    order = np.argsort([-len(t) for t in texts], kind="stable")  # the model's own order (_batched_forward)
+    order = np.argsort([-len(t) for t in texts], kind="stable")  # the model's own order (its whole-list pass)
     batches = list(range(math.ceil(len(texts) / batch_size)))
     with state.split_between_processes(batches) as mine:
         mine = list(mine)
@@ -70,6 +70,8 @@ def _gather_in_order(rows: np.ndarray, local, total: int, state):
         meta = ("list",)
     metas = gather_object([(len(rows), meta)])
     kinds = {m[0] for _, m in metas} - {"empty"}
+    if not kinds:  # nothing on any process (an output field the pass does not produce)
+        return None
     if len(kinds) != 1:
         raise RuntimeError(f"The processes returned different kinds of outputs for one pass: {metas}.")
     if kinds == {"list"}:
@@ -122,36 +124,52 @@ def map_across_processes(function: Callable[[list[str]], np.ndarray | list], tex
     return _gather_in_order(rows, local, len(texts), state)
 
 
+class ShardedPasses:
+    """A model's ``encoding_passes`` (see :class:`~hf_textcluster.modeling.modeling_utils.EncodingPasses`) that splits
+    each whole-list pass between the processes of ``state`` and gathers its outputs, in input order, to every one."""
+
+    def __init__(self, state):
+        self.state = state
+
+    def run(self, encode, texts, batch_size, show_progress_bar):
+        import torch
+
+        from .modeling.modeling_utils import ClusteringOutput
+
+        state = self.state
+        rows = shard_rows(texts, batch_size, state)
+        # the main process alone shows a bar (for its share)
+        local = encode([texts[int(i)] for i in rows], show_progress_bar if state.is_main_process else False) \
+            if len(rows) else None
+        fields = {}
+        for name in ClusteringOutput.__dataclass_fields__:  # one gather per field, in the same order everywhere
+            value = None if local is None or local.get(name) is None else local[name].numpy()
+            gathered = _gather_in_order(rows, value, len(texts), state)
+            if gathered is not None:
+                fields[name] = torch.from_numpy(gathered)
+        return ClusteringOutput(**fields)
+
+
 @contextlib.contextmanager
 def sharded_passes(model, state=None):
     """Inside, the model's encoding passes (``embed``, ``predict``, ``predict_proba``, ``calibrate``,
-    ``initialize_clusters`` from texts, the text-clustering pipeline's lists) are split between all processes and
-    their results gathered to each (see :func:`map_across_processes`). Every process must make the same calls. In a
-    single process, or when already inside, nothing changes.
+    ``initialize_clusters`` from texts) are split between all processes and their results gathered to each (see
+    :func:`map_across_processes`): the model's ``encoding_passes`` is a :class:`ShardedPasses` until the end. Every
+    process must make the same calls. In a single process, or when already inside, nothing changes.
 
     Example:
         >>> with sharded_passes(model):                            # doctest: +SKIP
         ...     model.calibrate(texts)  # every process encodes 1/N of the texts, every process gets the calibration
     """
     state = running_processes() if state is None else state
-    if state is None or state.num_processes == 1 or "_batched_forward" in vars(model):
+    if state is None or state.num_processes == 1 or model.encoding_passes is not None:
         yield model
         return
-    from .modeling.validation import validate_texts
-
-    original = model._batched_forward
-
-    def sharded(texts, batch_size, show_progress_bar, want, precision="auto"):
-        texts = validate_texts(texts)
-        return map_across_processes(
-            lambda shard: original(shard, batch_size, show_progress_bar if state.is_main_process else False, want,
-                                   precision), texts, batch_size, state)
-
-    model._batched_forward = sharded  # an instance attribute, removed on the way out
+    model.encoding_passes = ShardedPasses(state)
     try:
         yield model
     finally:
-        del model._batched_forward
+        model.encoding_passes = None
 
 
 class SharedPipeline:
@@ -170,8 +188,7 @@ class SharedPipeline:
 
         inputs = list(inputs)
         broadcast_object_list([("call", inputs, kwargs)], from_process=0)
-        with sharded_passes(self.pipeline.model, self.state):
-            return self.pipeline(inputs, **kwargs)
+        return _shared_call(self.pipeline, inputs, kwargs, self.state)
 
     def __getattr__(self, name):
         return getattr(self.pipeline, name)
@@ -194,8 +211,21 @@ def follow_main_process(pipeline, state) -> None:
         what, inputs, kwargs = box[0]
         if what == "stop":
             return
-        with sharded_passes(pipeline.model, state):
-            pipeline(inputs, **kwargs)
+        _shared_call(pipeline, inputs, kwargs, state)
+
+
+def _shared_call(pipeline, inputs, kwargs, state):
+    """``pipeline(inputs, **kwargs)`` with the texts split between the processes: each answers a contiguous run of
+    whole batches of the length-sorted texts (the pipeline sorts its share the same way, so each batch is the one a
+    single process would have made), and every process gets all answers in input order. The texts and options are
+    checked first on every process, so that all of them fail alike rather than some waiting for the others."""
+    from .modeling.modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
+    from .modeling.validation import validate_texts
+
+    texts = validate_texts(inputs, argument_name="inputs")
+    pipeline._sanitize_parameters(**kwargs)
+    batch_size = kwargs.get("batch_size") or getattr(pipeline, "_batch_size", None) or DEFAULT_ENCODE_BATCH_SIZE
+    return map_across_processes(lambda shard: pipeline(shard, **kwargs), texts, batch_size, state)
 
 
 def run_with_processes(pipeline, work: Callable, state=None):

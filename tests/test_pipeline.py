@@ -64,14 +64,15 @@ def test_unfitted_model_is_refused(tiny_encoder_dir, tmp_path):
 
 
 def test_a_list_in_one_go_gives_the_per_text_results(model_dir, toy_corpus, monkeypatch):
-    """Lists take the batched path (the model's predict_proba); generators the per-text one: same answers."""
+    """Lists go to the model in batches (length-sorted, answered in input order); generators stream: same answers."""
     clusterer = pipeline("text-clustering", model=str(model_dir))  # loads its own copy of the model's tokenizer
     texts = toy_corpus[0][:30]
     calls = []
-    batched_forward = clusterer.model._batched_forward
-    monkeypatch.setattr(clusterer.model, "_batched_forward", lambda *a, **k: calls.append(1) or batched_forward(*a, **k))
+    cluster_batch = clusterer.model.cluster_batch
+    monkeypatch.setattr(clusterer.model, "cluster_batch",
+                        lambda inputs, *a, **k: calls.append(len(inputs["input_ids"])) or cluster_batch(inputs, *a, **k))
     batched = clusterer(texts, batch_size=7, top_k=2)
-    assert calls, "a list did not take the batched path"
+    assert calls == [7, 7, 7, 7, 2], "a list did not go to the model in batches"
     streamed = list(clusterer((t for t in texts), batch_size=7, top_k=2))
     assert [[r["cluster"] for r in row] for row in batched] == [[r["cluster"] for r in row] for row in streamed]
     for row_b, row_s in zip(batched, streamed):
@@ -108,13 +109,13 @@ def test_precision_auto_is_resolved_per_call_as_in_predict(model_dir, toy_corpus
     monkeypatch.setenv(PRECISION_ENV, "fp32")
     clusterer = pipeline("text-clustering", model=str(model_dir), precision="auto")
     used = []
-    serving_embeddings = clusterer.model.serving_embeddings
+    cluster_batch = clusterer.model.cluster_batch
 
-    def spy(inputs, precision="auto"):
+    def spy(inputs, precision="auto", *args, **kwargs):
         used.append(resolve_precision(precision, clusterer.model.device, inference=True))
-        return serving_embeddings(inputs, precision)
+        return cluster_batch(inputs, precision, *args, **kwargs)
 
-    monkeypatch.setattr(clusterer.model, "serving_embeddings", spy)
+    monkeypatch.setattr(clusterer.model, "cluster_batch", spy)
     monkeypatch.setenv(PRECISION_ENV, "bf16")  # emulated where the CPU has no bf16: a tiny model
     texts = toy_corpus[0][:3]
     clusterer(texts)

@@ -56,6 +56,20 @@ class ClusteringOutput(ModelOutput):
     distance: torch.FloatTensor | None = None
 
 
+class EncodingPasses:
+    """Where a model's whole-list encoding passes (``embed``, ``predict*``, ``calibrate``) run: here, in this process,
+    batch after batch. A model's ``encoding_passes`` attribute holds one (None: this one);
+    :func:`hf_textcluster.distributed.sharded_passes` sets one that splits each pass between processes."""
+
+    def run(self, encode, texts: list[str], batch_size: int, show_progress_bar: bool | None) -> ClusteringOutput:
+        """``encode(texts, show_progress_bar)``: the model's pass over ``texts`` (validated), cut into length-sorted
+        batches of ``batch_size``, returning a ``ClusteringOutput`` of CPU tensors in the order of ``texts``."""
+        return encode(texts, show_progress_bar)
+
+
+LOCAL_PASSES = EncodingPasses()
+
+
 class TextClusteringPreTrainedModel(PreTrainedModel):
     """Base class of all clusterers: builds the encoder from ``config.encoder`` (never downloads in ``__init__``),
     pools its token states into one embedding per text, and hands the embedding to the method's ``cluster_head``
@@ -73,6 +87,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     # plugs in here when the package is imported. Without it (this file running as remote code), saving and pushing
     # are transformers' own, plus the tokenizer.
     hub_layer = None
+    # How whole-list passes run (an EncodingPasses; None: in this process). A plain attribute, never saved.
+    encoding_passes = None
     # The package's encoder resolution (hf_textcluster.encoders.resolve_encoder: pip-shipped encoders offline, a
     # sentence-transformers folder's pooling), plugged in like the Hub layer; remote code takes hub ids and paths.
     encoder_resolver = None
@@ -274,14 +290,15 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         show_progress_bar: bool | None = None,
         precision: str | torch.dtype | None = "auto",
         max_samples: int | None = DEFAULT_KMEANS_MAX_SAMPLES,
-        kmeans_init: str = "k-means++",
+        kmeans_init: str = "best",
     ) -> np.ndarray:
         """Fit k-means (K = ``config.num_clusters``) on the embeddings of ``texts`` (or on ``embeddings``) and start
         the cluster head from its centres. Returns the k-means labels of every text. On a trained model this
         re-clusters: ``predict`` then gives the nearest k-means centre on the trained embeddings (the benchmark's
         "k-means after"; ``hf-textcluster recluster``); call ``calibrate`` again afterwards. ``max_samples``: the centres
-        are fitted on a seeded sample of at most this many texts (None: all); ``kmeans_init``: ``"k-means++"`` or
-        ``"umap"`` (see :func:`~hf_textcluster.modeling.kmeans.fit_kmeans`)."""
+        are fitted on a seeded sample of at most this many texts (None: all); ``kmeans_init``: ``"best"`` (default: the
+        lower inertia of k-means++ and of a run started from the UMAP clusters), ``"k-means++"`` or ``"umap"`` (see
+        :func:`~hf_textcluster.modeling.kmeans.fit_kmeans`); ``kmeans_start_`` then says which start won."""
         num_clusters = self.config.num_clusters
         if embeddings is None:
             texts = validate_texts(texts)
@@ -300,6 +317,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         features = features if features.is_cuda else features.cpu().numpy()
         kmeans = fit_kmeans(features, num_clusters, n_init=n_init, random_state=random_state, max_samples=max_samples,
                             init=kmeans_init)
+        self.kmeans_start_ = getattr(kmeans, "start_", kmeans_init)
         self.init_clusters_from_kmeans(kmeans.cluster_centers_)
         return kmeans.labels_
 
@@ -319,46 +337,50 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             max_length=self.config.max_length, return_tensors="pt",
         )
 
-    def _batch_outputs(self, embeddings: torch.Tensor, want: str) -> torch.Tensor:
-        """What one batch of an encoding pass returns, by ``want``: ``"embedding"`` (B x d), ``"probabilities"``
-        (B x K), ``"embedding+probabilities"`` (B x (d + K), for calibration) or ``"probabilities+distance"``
-        (B x (K + 1): q and the cosine distance to the best cluster's calibrated centre)."""
-        if want == "embedding":
-            return embeddings
-        probs = self.cluster_probabilities(embeddings).float()
-        if want == "probabilities":
-            return probs
-        if want == "embedding+probabilities":
-            return torch.cat([embeddings, probs], dim=-1)
-        distances = self.calibration.distance(embeddings, probs.argmax(dim=-1))
-        return torch.cat([probs, distances.unsqueeze(-1)], dim=-1)
+    @torch.no_grad()
+    def _encode_texts(
+        self, texts: list[str], batch_size: int, show_progress_bar: bool | None, precision: str, fields: tuple[str, ...]
+    ) -> ClusteringOutput:
+        """The whole-list pass behind ``embed``, ``predict*`` and ``calibrate``: ``cluster_batch`` over length-sorted
+        batches, the ``ClusteringOutput`` ``fields`` asked for (only those: a corpus' embeddings are large) as CPU
+        tensors in input order. ``texts`` are already validated and ``precision`` resolved (by the public method
+        calling it). ``encoding_passes`` decides where the batches run (here, or split between processes:
+        :func:`hf_textcluster.distributed.sharded_passes`)."""
+        passes = self.encoding_passes or LOCAL_PASSES
+        return passes.run(
+            lambda shard, show: self._encode_sorted(shard, batch_size, show, precision, fields),
+            texts, batch_size, show_progress_bar,
+        )
 
-    @torch.inference_mode()
-    def _batched_forward(self, texts, batch_size, show_progress_bar, want, precision="auto") -> np.ndarray:
-        texts = validate_texts(texts)
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"`batch_size` must be a positive integer, got {batch_size!r}.")
-        precision = resolve_precision(precision, self.device, inference=True)  # once, and before any work
+    def _encode_sorted(self, texts, batch_size, show_progress_bar, precision, fields) -> ClusteringOutput:
+        with_clusters = fields != ("embeddings",)
         was_training = self.training
         self.eval()
         # Sort by length so that each batch pads to similar lengths (as sentence-transformers does).
         order = np.argsort([-len(t) for t in texts], kind="stable")
-        chunks = []
         if show_progress_bar is None:
             show_progress_bar = len(texts) > 10 * batch_size and logger.getEffectiveLevel() <= logging.INFO
+        batches = []
         try:
-            for start in tqdm(range(0, len(texts), batch_size), desc=want.split("+")[0].capitalize(),
-                              disable=not show_progress_bar):
+            for start in tqdm(range(0, len(texts), batch_size), desc="Encoding", disable=not show_progress_bar):
                 batch = [texts[i] for i in order[start : start + batch_size]]
                 inputs = {k: v.to(self.device) for k, v in self.tokenize(batch).items()}
-                embeddings = self.serving_embeddings(inputs, precision)
-                chunks.append(self._batch_outputs(embeddings, want).float().cpu().numpy())
+                with torch.inference_mode():
+                    output = self._cluster_batch(inputs, precision, with_clusters)
+                # on the CPU batch by batch: a corpus' outputs never pile up on an accelerator
+                batches.append({k: output[k].float().cpu() for k in fields if output[k] is not None})
         finally:
             self.train(was_training)
-        stacked = np.concatenate(chunks, axis=0)
-        out = np.empty_like(stacked)
-        out[order] = stacked
-        return out
+        # outside inference mode: cat and the reordering give ordinary tensors (callers may fit buffers on them)
+        where = torch.from_numpy(np.argsort(order, kind="stable"))
+        return ClusteringOutput(**{k: torch.cat([batch[k] for batch in batches])[where] for k in batches[0]})
+
+    def _serving_arguments(self, texts, batch_size, precision) -> tuple[list[str], str]:
+        """The public encoding methods' checks, made once: the texts, ``batch_size`` and the resolved precision."""
+        texts = validate_texts(texts)
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"`batch_size` must be a positive integer, got {batch_size!r}.")
+        return texts, resolve_precision(precision, self.device, inference=True)  # before any work
 
     def embed(
         self,
@@ -386,7 +408,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             >>> model.embed(["how do i join two tables in oracle"]).shape  # doctest: +SKIP
             (1, 384)
         """
-        return self._batched_forward(texts, batch_size, show_progress_bar, "embedding", precision)
+        texts, precision = self._serving_arguments(texts, batch_size, precision)
+        return self._encode_texts(texts, batch_size, show_progress_bar, precision, ("embeddings",)).embeddings.numpy()
 
     def predict_proba(
         self,
@@ -411,7 +434,9 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             ValueError: the model's clusters were never initialised (an untrained model).
         """
         self._check_clusters_initialized()
-        return self._batched_forward(texts, batch_size, show_progress_bar, "probabilities", precision)
+        texts, precision = self._serving_arguments(texts, batch_size, precision)
+        outputs = self._encode_texts(texts, batch_size, show_progress_bar, precision, ("cluster_probs",))
+        return outputs.cluster_probs.numpy()
 
     def predict(
         self,
@@ -456,6 +481,14 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
                 "FILE`."
             )
 
+    def check_can_serve(self, needs_calibration: str | None = None) -> None:
+        """Raise the error a prediction would, before any text: the clusters were never initialised (RuntimeError),
+        or, when ``needs_calibration`` names the option that needs it (e.g. ``"`flag_outliers`"``), the model is not
+        calibrated (ValueError). The pipeline checks this at construction and per call."""
+        self._check_clusters_initialized()
+        if needs_calibration:
+            self._require_calibration(needs_calibration)
+
     def calibrate(
         self,
         texts: Sequence[str],
@@ -491,7 +524,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             >>> model.calibrate(training_texts).save_pretrained("runs/old-model")  # doctest: +SKIP
         """
         self._check_clusters_initialized()
-        texts = validate_texts(texts)
+        texts, precision = self._serving_arguments(texts, batch_size, precision)
         if sample_size is not None and (isinstance(sample_size, bool) or not isinstance(sample_size, int)
                                         or sample_size < 2):
             raise ValueError(f"`sample_size` must be an integer >= 2 or None (all texts), got {sample_size!r}.")
@@ -500,11 +533,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         if sample_size is not None and len(texts) > sample_size:
             rows = np.sort(np.random.default_rng(random_state).choice(len(texts), size=sample_size, replace=False))
             texts = [texts[int(i)] for i in rows]
-        outputs = torch.from_numpy(
-            self._batched_forward(texts, batch_size, show_progress_bar, "embedding+probabilities", precision)
-        )
-        num_clusters = self.config.num_clusters
-        self.calibration.fit(outputs[:, :-num_clusters], outputs[:, -num_clusters:])
+        outputs = self._encode_texts(texts, batch_size, show_progress_bar, precision, ("embeddings", "cluster_probs"))
+        self.calibration.fit(outputs.embeddings, outputs.cluster_probs)
         self.config.num_calibration_texts = len(texts)
         return self
 
@@ -546,10 +576,9 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         self._require_calibration()
         outlier_quantile = check_outlier_quantile(outlier_quantile)
         self._check_clusters_initialized()
-        outputs = torch.from_numpy(
-            self._batched_forward(texts, batch_size, show_progress_bar, "probabilities+distance", precision)
-        )
-        probs, distances = outputs[:, :-1], outputs[:, -1]
+        texts, precision = self._serving_arguments(texts, batch_size, precision)
+        outputs = self._encode_texts(texts, batch_size, show_progress_bar, precision, ("cluster_probs", "distance"))
+        probs, distances = outputs.cluster_probs, outputs.distance
         probability, clusters = probs.max(dim=-1)
         return {
             "cluster": clusters.numpy(),

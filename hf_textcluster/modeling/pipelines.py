@@ -50,12 +50,12 @@ class TextClusteringPipeline(Pipeline):
             self.tokenizer = getattr(self.model, "tokenizer", None)
         if self.tokenizer is None:
             raise ValueError("The text-clustering pipeline needs a tokenizer: pass `tokenizer=` to `pipeline(...)`.")
-        if not hasattr(self.model, "cluster_probabilities"):
+        if not hasattr(self.model, "cluster_batch"):
             raise ValueError(
                 f"{type(self.model).__name__} is not an hf_textcluster clusterer; the text-clustering pipeline needs "
                 "a model such as SCCLModel (load it with AutoModel after `import hf_textcluster`)."
             )
-        self.model._check_clusters_initialized()
+        self.model.check_can_serve()
 
     def _sanitize_parameters(self, top_k=None, max_length=None, flag_outliers=None, outlier_quantile=None,
                              precision=None, **kwargs):
@@ -84,7 +84,7 @@ class TextClusteringPipeline(Pipeline):
             if top_k is not None:
                 raise ValueError("`flag_outliers` decides about the best cluster only; it cannot be combined with "
                                  "`top_k` (call the pipeline once with each).")
-            self.model._require_calibration("`flag_outliers`")
+            self.model.check_can_serve(needs_calibration="`flag_outliers`")
             # in postprocess, a quantile means "flag outliers at it"
             postprocess_params["outlier_quantile"] = check_outlier_quantile(
                 DEFAULT_OUTLIER_QUANTILE if outlier_quantile is None else outlier_quantile
@@ -102,10 +102,9 @@ class TextClusteringPipeline(Pipeline):
             validate_texts([inputs], argument_name="inputs")
             return super().__call__([inputs], **kwargs)[0]
         if isinstance(inputs, (list, tuple)) or _is_text_column(inputs):
-            texts = validate_texts(list(inputs), argument_name="inputs")
-            fast_options = {"batch_size", "top_k", "flag_outliers", "outlier_quantile", "precision"}
-            if set(kwargs) <= fast_options and _same_tokenizer(getattr(self.model, "tokenizer", None), self.tokenizer):
-                return self._cluster_list(texts, **kwargs)
+            texts = validate_texts(list(inputs), argument_name="inputs")  # once, naming the bad row
+            # Batched in length order, so that each batch pads little (the batches `predict` makes, hence its exact
+            # results), and answered in the input order.
             order = np.argsort([-len(t) for t in texts], kind="stable")
             results = super().__call__([texts[i] for i in order], **kwargs)
             unsorted = [None] * len(texts)
@@ -114,30 +113,6 @@ class TextClusteringPipeline(Pipeline):
             return unsorted
         return super().__call__(inputs, **kwargs)  # datasets / generators stream through unchanged
 
-    def _cluster_list(self, texts: list[str], batch_size: int | None = None, **options) -> list:
-        """A list in one go: the model's batched, length-sorted encoding pass (tokenizing a whole batch at once
-        instead of text by text), then the usual postprocessing. Same results as the per-text path."""
-        _, forward_params, postprocess_params = self._sanitize_parameters(**options)
-        batch_size = batch_size or self._batch_size or DEFAULT_ENCODE_BATCH_SIZE
-        precision = forward_params.get("precision", self._forward_params.get("precision", "auto"))
-        outputs = self._model_outputs(torch.from_numpy(self.model._batched_forward(
-            texts, batch_size, False, self._wanted_outputs(), precision
-        )))
-        return [self.postprocess({k: v[i : i + 1] for k, v in outputs.items()}, **postprocess_params)
-                for i in range(len(texts))]
-
-    def _wanted_outputs(self) -> str:
-        """What the model's encoding pass returns per text: q, plus the distance to its centre once calibrated."""
-        return "probabilities+distance" if getattr(self.model, "is_calibrated", False) else "probabilities"
-
-    def _model_outputs(self, outputs: torch.Tensor) -> dict[str, torch.Tensor]:
-        """``cluster_probs`` from a ``_wanted_outputs`` pass, with each row's calibrated confidence and distance."""
-        if self._wanted_outputs() == "probabilities":
-            return {"cluster_probs": outputs}
-        probs = outputs[:, :-1]
-        return {"cluster_probs": probs, "confidence": self.model.calibration.confidence(probs).cpu(),
-                "distance": outputs[:, -1].float().cpu()}
-
     def preprocess(self, text, max_length=None):
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"Every input must be a non-empty string, got {text!r}.")
@@ -145,10 +120,13 @@ class TextClusteringPipeline(Pipeline):
         return self.tokenizer(clip_text(text, max_length), truncation=True, max_length=max_length, return_tensors="pt")
 
     def _forward(self, model_inputs, precision="auto"):
-        # As `predict`: the precision covers the encoder only; the cluster head runs in fp32 (under bf16 it would
-        # round the probabilities and flip near-ties between the pipeline and `predict`).
-        embeddings = self.model.serving_embeddings(model_inputs, precision)
-        return self._model_outputs(self.model._batch_outputs(embeddings, self._wanted_outputs()))
+        # The model's serving call: the precision covers the encoder only, the heads run in fp32 (as in `predict`).
+        outputs = self.model.cluster_batch(model_inputs, precision)
+        result = {"cluster_probs": outputs.cluster_probs}
+        if outputs.distance is not None:  # a calibrated model; the confidence lookup is vectorised over the batch
+            result["distance"] = outputs.distance
+            result["confidence"] = self.model.calibration.confidence(outputs.cluster_probs)
+        return result
 
     def postprocess(self, model_outputs, top_k=None, outlier_quantile=None):
         probs = model_outputs["cluster_probs"][0].float()
@@ -172,9 +150,3 @@ class TextClusteringPipeline(Pipeline):
                           "nearest_label": result["label"]}
         return result
 
-
-def _same_tokenizer(a, b) -> bool:
-    """Whether the model's own tokenizer tokenizes as the pipeline's does: the same object, or (``pipeline(model=path)``
-    loads its own copy) the same class loaded from the same place with the same vocabulary."""
-    return a is b or (a is not None and b is not None and type(a) is type(b)
-                      and a.name_or_path == b.name_or_path and len(a) == len(b))

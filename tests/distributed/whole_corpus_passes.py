@@ -37,13 +37,13 @@ def count_encoded_texts() -> list[int]:
     """Counts, in this process, the texts that go through the encoder in inference passes (to show each process
     encodes its share only)."""
     counter = [0]
-    serving_embeddings = TextClusteringPreTrainedModel.serving_embeddings
+    cluster_batch = TextClusteringPreTrainedModel._cluster_batch  # every inference batch, pipeline's included
 
     def counting(self, inputs, *args, **kwargs):
         counter[0] += len(inputs["input_ids"])
-        return serving_embeddings(self, inputs, *args, **kwargs)
+        return cluster_batch(self, inputs, *args, **kwargs)
 
-    TextClusteringPreTrainedModel.serving_embeddings = counting
+    TextClusteringPreTrainedModel._cluster_batch = counting
     return counter
 
 
