@@ -153,3 +153,37 @@ def test_recluster_cli_offers_best():
     assert args.kmeans_init == "best"
     with pytest.raises(SystemExit):
         parser.parse_args(["recluster", "--model", "m", "--input", "t.csv", "--kmeans-init", "auto"])
+
+
+def test_the_trainer_starts_from_best_by_default_and_says_which_start_won(tiny_encoder_dir, toy_corpus, tmp_path,
+                                                                        caplog):
+    pytest.importorskip("umap")
+    import torch
+    from datasets import Dataset
+    from transformers.utils import logging as hf_logging
+
+    from hf_textcluster import ClusteringTrainingArguments, SCCLModel, SCCLTrainer
+
+    texts, labels = toy_corpus
+    dataset = Dataset.from_dict({"text": texts, "text_aug1": texts, "text_aug2": texts, "label": labels})
+    args = ClusteringTrainingArguments(output_dir=str(tmp_path / "run"), report_to="none", disable_tqdm=True,
+                                       use_cpu=True, save_strategy="no", max_steps=0, seed=0)
+    assert args.kmeans_init == "best"
+    torch.manual_seed(0)
+    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    trainer = SCCLTrainer(model=model, args=args, train_dataset=dataset)
+    hf_logging.set_verbosity_info()
+    hf_logging.enable_propagation()
+    try:
+        with caplog.at_level("INFO"):
+            trainer.initialize_clusters()
+            trainer.kmeans(model.embed(texts))  # a later k-means of the same run is not announced again
+    finally:
+        hf_logging.disable_propagation()
+        hf_logging.set_verbosity_warning()
+    expected = fit_kmeans(model.kmeans_features(torch.from_numpy(model.embed(texts))).detach().numpy(), 3,
+                          random_state=0, init="best")
+    assert model.kmeans_start_ == expected.start_
+    np.testing.assert_array_equal(trainer.initial_kmeans_labels, expected.labels_)
+    announced = [r.getMessage() for r in caplog.records if "started from" in r.getMessage()]
+    assert announced == [f"k-means (kmeans_init='best') started from {expected.start_}."]
