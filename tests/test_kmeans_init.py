@@ -187,3 +187,15 @@ def test_the_trainer_starts_from_best_by_default_and_says_which_start_won(tiny_e
     np.testing.assert_array_equal(trainer.initial_kmeans_labels, expected.labels_)
     announced = [r.getMessage() for r in caplog.records if "started from" in r.getMessage()]
     assert announced == [f"k-means (kmeans_init='best') started from {expected.start_}."]
+
+
+def test_best_on_a_cuda_tensor_is_the_torch_k_means_there():
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs a CUDA device")
+    from hf_textcluster.modeling.kmeans import TorchKMeans
+
+    x = torch.from_numpy(_many_small_blobs()).cuda()
+    fitted = fit_kmeans(x, 40, n_init=2, random_state=0, init="best")
+    assert isinstance(fitted, TorchKMeans) and fitted.start_ == "k-means++" and fitted.centers.is_cuda
