@@ -95,7 +95,7 @@ def docs_world(tmp_path_factory, tiny_encoder_dir, toy_corpus):
         return real_resolve(name_or_path)
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(modeling_utils, "resolve_encoder", resolve_tiny)
+        mp.setattr(modeling_utils.TextClusteringPreTrainedModel, "encoder_resolver", staticmethod(resolve_tiny))
         mp.setattr(encoders, "resolve_encoder", resolve_tiny)
         mp.setattr(hf_textcluster, "resolve_encoder", resolve_tiny)
         mp.setenv("HF_HUB_OFFLINE", "1")
