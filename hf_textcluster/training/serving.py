@@ -165,9 +165,12 @@ def candidate_partitions(
     return partitions, how
 
 
-def _refinement_record(result: RefinementResult) -> dict:
-    return {"rounds": int(result.rounds), "changed": round(float(result.changed), 4), "declined": bool(result.declined),
-            "reason": result.reason}
+def refinement_records(how: dict[str, object]) -> dict[str, dict]:
+    """What refinement did for each refined candidate of ``how`` (see :func:`candidate_partitions`): rounds, share of
+    texts moved, whether it declined and why. (``umap_kmeans``' head fitted once is not a refinement.)"""
+    return {name: {"rounds": int(result.rounds), "changed": round(float(result.changed), 4),
+                   "declined": bool(result.declined), "reason": result.reason}
+            for name, result in how.items() if name.endswith(REFINED_SUFFIX) and isinstance(result, RefinementResult)}
 
 
 def apply_partition(model: TextClusteringPreTrainedModel, name: str, serving: object) -> None:
@@ -225,7 +228,6 @@ def serve_partition(
             raise ValueError(f"`serve`={serve!r} cannot be served here: one of its clusters is empty.")
         served, scores, used_criterion = serve, {}, None
     apply_partition(model, served, how[served])
-    refinement = {name: _refinement_record(result) for name, result in how.items()
-                  if isinstance(result, RefinementResult)}
+    refinement = refinement_records(how)
     return ServingChoice(served=served, criterion=used_criterion, scores=scores, labels=partitions[served],
                          refinement=refinement, candidates=partitions, serving=how[served])

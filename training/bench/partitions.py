@@ -61,7 +61,7 @@ def partition_scores(model, texts, labels, seed: int) -> dict:
 
     from hf_textcluster.training.metrics import clustering_scores
     from hf_textcluster.training.selection import DEFAULT_CRITERION, choose_partition
-    from hf_textcluster.training.serving import candidate_partitions
+    from hf_textcluster.training.serving import candidate_partitions, refinement_records
 
     start = time.perf_counter()
     embeddings = model.embed(list(texts), batch_size=128)
@@ -73,8 +73,7 @@ def partition_scores(model, texts, labels, seed: int) -> dict:
     scored = {name: {**clustering_scores(labels, predicted), "selection": round(float(criterion_values[name]), 6)}
               for name, predicted in partitions.items()}
     oracle = max(scored, key=lambda name: (scored[name]["acc"], -list(scored).index(name)))
-    refinement = {name: {"rounds": int(r.rounds), "changed": round(float(r.changed), 4), "declined": bool(r.declined),
-                         "reason": r.reason} for name, r in how.items() if hasattr(r, "declined")}
+    refinement = refinement_records(how)
     return {"partitions": scored, "refinement": refinement, "selection_criterion": DEFAULT_CRITERION,
             "served_by_default": served, "served_acc": scored[served]["acc"], "served_nmi": scored[served]["nmi"],
             "oracle": oracle, "oracle_acc": scored[oracle]["acc"], "oracle_nmi": scored[oracle]["nmi"],
