@@ -84,6 +84,9 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         stats = run_with_processes(clusterer, lambda shared: predict_file(
             shared, args.input, args.output, text_column=args.text_column, chunk_size=args.chunk_size,
             overwrite=args.overwrite, **_pipeline_options(args)), processes)
+        if processes is not None:  # leave together, with the process group torn down (gloo aborts otherwise)
+            processes.wait_for_everyone()
+            processes.destroy_process_group()
     except ValueError as err:  # the pipeline names its Python options; say the flags
         message = str(err).replace("`flag_outliers=True`", "--flag-outliers")
         raise ValueError(message.replace("`flag_outliers`", "--flag-outliers").replace(
