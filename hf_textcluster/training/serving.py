@@ -119,7 +119,8 @@ def candidate_partitions(
 
     Returns:
         ``(partitions, how)``: candidate name -> served labels (N,), and candidate name -> what serving it needs
-        (``None`` for the head, the centres for k-means ones, the :class:`RefinementResult` for refined ones).
+        (``None`` for the head, the centres for ``kmeans``, a :class:`RefinementResult` for ``umap_kmeans`` (its head
+        fitted once, no rounds) and for the refined ones).
 
     Raises:
         ValueError: an unknown candidate name.
