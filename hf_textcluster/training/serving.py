@@ -130,9 +130,13 @@ def candidate_partitions(
     """
     for name in candidates:
         check_serve(name, "candidates")
+    return _candidates(model, embeddings, _features(model, embeddings), candidates, random_state)
+
+
+def _candidates(model, embeddings: np.ndarray, features: np.ndarray, candidates: Sequence[str], random_state: int):
+    """:func:`candidate_partitions` on checked names, with the model's ``kmeans_features`` of ``embeddings``."""
     wanted_bases = [b for b in BASE_CANDIDATES if b in candidates or f"{b}{REFINED_SUFFIX}" in candidates]
     num_clusters = model.config.num_clusters
-    features = _features(model, embeddings)
     partitions: dict[str, np.ndarray] = {}
     how: dict[str, object] = {}
     for base in wanted_bases:
@@ -219,10 +223,12 @@ def serve_partition(
     check_serve(serve)
     model._check_clusters_initialized()
     wanted = tuple(candidates) if serve == "auto" else (serve,)
-    partitions, how = candidate_partitions(model, embeddings, candidates=wanted, random_state=random_state)
+    for name in wanted:
+        check_serve(name, "candidates")
+    features = _features(model, embeddings)  # once: the candidates and the criterion both work on them
+    partitions, how = _candidates(model, embeddings, features, wanted, random_state)
     if serve == "auto":
-        served, scores = choose_partition(_features(model, embeddings), partitions, criterion=criterion,
-                                          random_state=random_state)
+        served, scores = choose_partition(features, partitions, criterion=criterion, random_state=random_state)
         used_criterion = criterion
     else:
         if serve not in partitions:
