@@ -155,3 +155,34 @@ def test_a_blank_text_is_named_by_its_line_in_the_file(clusterer, tmp_path):
     (tmp_path / "in.csv").write_text("text\n" + "\n".join(lines) + "\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"Data row 249 \(line 250, after the header\) of .*in\.csv is blank"):
         predict_file(clusterer, tmp_path / "in.csv", tmp_path / "out2.jsonl", chunk_size=100)
+
+
+def test_two_predict_processes_on_one_output_leave_one_complete_output(clusterer, tmp_path, toy_corpus):
+    """Two real `hf-textcluster predict` processes started together on one --output: one writes it, the other stops
+    at once with one line naming the output; the output is the uninterrupted one, every line once."""
+    import subprocess
+    import sys
+
+    clusterer.model.save_pretrained(tmp_path / "model")
+    clusterer.tokenizer.save_pretrained(tmp_path / "model")
+    source = tmp_path / "many.txt"  # long enough that the first writer still holds the lock when the second starts
+    texts = [f"{text} {i}" for i in range(160) for text in toy_corpus[0][:50]]
+    source.write_text("\n".join(texts) + "\n", encoding="utf-8")
+    expected = tmp_path / "straight.jsonl"
+    predict_file(clusterer, source, expected, chunk_size=500)
+    out = tmp_path / "out.jsonl"
+    command = [sys.executable, "-m", "hf_textcluster.cli", "predict", "--model", str(tmp_path / "model"),
+               "--input", str(source), "--output", str(out), "--chunk-size", "500"]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    both = [subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(2)]
+    results = [(p.wait(timeout=600), p.stderr.read()) for p in both]
+    refused = [err for code, err in results if code != 0]
+    assert sorted(code for code, _ in results)[0] == 0, results
+    if refused:  # the usual case: the second process reached the lock while the first was writing
+        assert len(refused) == 1
+        last_line = refused[0].strip().splitlines()[-1]
+        assert last_line.startswith("error: ") and f"Another process is writing {out} " in last_line, refused[0]
+        assert "Traceback" not in refused[0]
+    assert out.read_bytes() == expected.read_bytes()
+    assert len(out.read_text().splitlines()) == len(texts)
