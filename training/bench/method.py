@@ -75,8 +75,10 @@ def run(args, store: dict, run_id: str) -> None:
     if args.max_steps:
         overrides["max_steps"] = args.max_steps
     overrides.update({k: json.loads(v) for k, _, v in (c.partition("=") for c in args.training)})
+    # A row stored before candidate partitions were scored is not done when they are asked for.
     done = {(r["dataset"], r.get("seed")) for r in store["rows"]
-            if r["section"] == "method" and r["method"] == args.section and r.get("variant", "") == variant}
+            if r["section"] == "method" and r["method"] == args.section and r.get("variant", "") == variant
+            and (args.no_partitions or "partitions" in r)}
     for name in args.datasets:
         for seed in args.seeds:
             if args.skip_done and (name, seed) in done:
