@@ -406,3 +406,22 @@ def test_partitions_sub_command_adds_its_columns_to_kept_runs_only(bench, tiny_e
     assert {k: v for k, v in after[0].items() if k in rows[0]} == rows[0]  # stored numbers unchanged
     assert after[1] == rows[1] and after[2] == rows[2]
     assert "## Which partition to serve" in bench.RESULTS_MD.read_text()
+
+
+def test_processes_section_times_each_pass_in_one_and_two_processes(bench, tiny_encoder_dir, toy_corpus, tmp_path):
+    from training.bench import processes
+
+    corpus = tmp_path / "toy.csv"
+    corpus.write_text("text,label\n" + "".join(f"{t},{label}\n" for t, label in zip(*toy_corpus)), encoding="utf-8")
+    args = argparse.Namespace(data_dir=str(tmp_path), dataset=str(corpus), texts=100, encoder=str(tiny_encoder_dir),
+                              work_dir=str(tmp_path / "work"))
+    store = bench.load_store()
+    store["runs"]["p"] = {**RUN, "command": "bench.py processes"}
+    processes.run(args, store, "p")
+    (row,) = [r for r in bench.load_store()["rows"] if r["section"] == "processes"]
+    assert row["num_texts"] == 100 and row["same_predictions"] and row["same_clusters_threads"]
+    assert sorted(row["layouts"]) == ["1x1", "1x2", "2x1"]
+    assert [row["layouts"][k]["processes"] for k in ("1x1", "2x1", "1x2")] == [1, 2, 1]
+    assert all(set(layout["seconds"]) == set(processes.PASSES) for layout in row["layouts"].values())
+    page = bench.RESULTS_MD.read_text()
+    assert "## Across processes" in page and "| **all four** |" in page and "byte-identical to" in page

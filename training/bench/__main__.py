@@ -17,6 +17,7 @@ from . import (  # noqa: E402
     kmeans_init,
     method,
     partitions,
+    processes,
     rescore,
     scale,
     speed,
@@ -33,6 +34,7 @@ SECTIONS = {
     "scale": (scale, "Time and peak memory at 10k / 100k / 1M texts."),
     "augmentation": (augmentation, "What the augmented views keep of the label signal."),
     "kmeans-init": (kmeans_init, "How the initial k-means starts."),
+    "processes": (processes, "The whole-corpus passes in one process and split between two (accelerate launch)."),
     "rescore": (rescore, "Add today's metrics to the rows of kept models."),
     "partitions": (partitions, "Every candidate partition of kept models, the label-free choice, the oracle; "
                                "the shallow baselines refined."),

@@ -17,6 +17,7 @@ from . import (
     leaderboard,
     method,
     partitions,
+    processes,
     scale,
     speed,
     store as results,
@@ -57,6 +58,7 @@ def render(store: dict) -> str:
     out += authors_sccl.render(store, [r for r in rows if r["section"] == "authors-sccl"])
     out += auto_k.render(store, [r for r in rows if r["section"] == "auto-k"])
     out += scale.render(store, [r for r in rows if r["section"] == "scale"])
+    out += processes.render(store, [r for r in rows if r["section"] == "processes"])
     out += speed.render(store, [r for r in rows if r["section"] == "speed"])
     return "\n".join(out) + "\n"
 
