@@ -60,7 +60,7 @@ def partition_scores(model, texts, labels, seed: int) -> dict:
     import torch
 
     from hf_textcluster.training.metrics import clustering_scores
-    from hf_textcluster.training.selection import DEFAULT_CRITERION, choose_partition
+    from hf_textcluster.training.selection import CRITERIA, DEFAULT_CRITERION, choose_partition, score_partitions
     from hf_textcluster.training.serving import candidate_partitions, refinement_records
 
     start = time.perf_counter()
@@ -68,9 +68,16 @@ def partition_scores(model, texts, labels, seed: int) -> dict:
     partitions, how = candidate_partitions(model, embeddings, random_state=seed)
     with torch.no_grad():  # the space the choice ranks in, as serving.serve_partition ranks
         features = model.kmeans_features(torch.from_numpy(np.asarray(embeddings, dtype=np.float32)).to(model.device))
-    served, criterion_values = choose_partition(features.float().cpu().numpy(), partitions, random_state=seed)
+    features = features.float().cpu().numpy()
+    served, criterion_values = choose_partition(features, partitions, random_state=seed)
+    # every other criterion's values too (the UMAP one aside: a UMAP fit of its own), so that criteria can be
+    # compared on trained models after the fact, without labels entering the choice
+    others = {criterion: score_partitions(features, partitions, criterion=criterion, random_state=seed)
+              for criterion in CRITERIA if criterion not in (DEFAULT_CRITERION, "silhouette_umap")}
     labels = np.asarray(labels)
-    scored = {name: {**clustering_scores(labels, predicted), "selection": round(float(criterion_values[name]), 6)}
+    scored = {name: {**clustering_scores(labels, predicted), "selection": round(float(criterion_values[name]), 6),
+                     "criteria": {c: round(float(v[name]), 6) if np.isfinite(v[name]) else None
+                                  for c, v in others.items()}}
               for name, predicted in partitions.items()}
     oracle = max(scored, key=lambda name: (scored[name]["acc"], -list(scored).index(name)))
     refinement = refinement_records(how)
