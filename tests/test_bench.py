@@ -425,3 +425,20 @@ def test_processes_section_times_each_pass_in_one_and_two_processes(bench, tiny_
     assert all(set(layout["seconds"]) == set(processes.PASSES) for layout in row["layouts"].values())
     page = bench.RESULTS_MD.read_text()
     assert "## Across processes" in page and "| **all four** |" in page and "byte-identical to" in page
+
+
+def test_partitions_section_compares_every_recorded_criterion_on_the_same_runs(bench):
+    rows = [_scored("sccl", "stackoverflow", 0, {"head": 0.70, "kmeans": 0.75, "kmeans+refined": 0.80}, "kmeans+refined"),
+            _scored("aecl", "tweet", 0, {"head": 0.60, "kmeans": 0.50, "kmeans+refined": 0.55}, "kmeans")]
+    md = "\n".join(partitions.render({"runs": {"r": RUN}}, rows))
+    assert "Every criterion's pick" not in md  # rows without the other criteria's values: no table
+    for row, agreement in zip(rows, ({"head": 0.1, "kmeans": 0.3, "kmeans+refined": 0.2},
+                                     {"head": 0.9, "kmeans": 0.1, "kmeans+refined": None})):
+        for name, part in row["partitions"].items():
+            part["selection"] = 1.0 if name == row["served_by_default"] else 0.0
+            part["criteria"] = {"agreement": agreement[name]}
+    md = "\n".join(partitions.render({"runs": {"r": RUN}}, rows))
+    assert "Every criterion's pick on the same 2 runs" in md
+    # the default: stackoverflow's oracle (80, no loss), tweet's kmeans (50 against 60); agreement: kmeans (-5), head (0)
+    assert "| **silhouette** | 1 of 2 | 5.0 | 10.0 | " in md
+    assert "| agreement | 1 of 2 | 2.5 | 5.0 | " in md

@@ -227,8 +227,36 @@ def render(store: dict, rows: list[dict]) -> list[str]:
                 f"against the oracle is {statistics.mean(losses):.1f} points on average (median "
                 f"{statistics.median(losses):.1f}, largest {max(losses):.1f}). Scoring every candidate took "
                 f"{seconds:.0f} s a run on average.", ""]
+    out += _render_criteria(scored)
     out += _render_refined_baselines(rows)
     return out
+
+
+def _render_criteria(scored: list[dict]) -> list[str]:
+    """Each label-free criterion's picks on the runs that recorded them all: how often it picks the oracle's
+    partition and its mean / largest ACC loss against it (the serving default's criterion beside the others)."""
+    runs = [r for r in scored if all("criteria" in p for p in r["partitions"].values())]
+    if not runs:
+        return []
+    default = runs[0]["selection_criterion"]
+    criteria = [default, *runs[0]["partitions"][next(iter(runs[0]["partitions"]))]["criteria"]]
+    out = [f"Every criterion's pick on the same {len(runs)} runs (the UMAP silhouette aside: a UMAP fit of its own). "
+           "*picks the oracle*: runs where", "it chose the oracle's partition; loss: oracle ACC − its pick's ACC, in "
+           "points. The serving default is in bold.", "",
+           "| criterion | picks the oracle | mean loss | largest loss | most often picks |", "|---|---|---|---|---|"]
+    for criterion in criteria:
+        picks = []
+        for r in runs:
+            values = {name: (p["selection"] if criterion == default else p["criteria"][criterion])
+                      for name, p in r["partitions"].items()}
+            values = {name: v for name, v in values.items() if v is not None}
+            picks.append(max(values, key=lambda name: (values[name], -list(values).index(name))))
+        losses = [100 * (r["oracle_acc"] - r["partitions"][pick]["acc"]) for r, pick in zip(runs, picks)]
+        common_pick = max(set(picks), key=picks.count)
+        name = f"**{criterion}**" if criterion == default else criterion
+        out.append(f"| {name} | {sum(p == r['oracle'] for p, r in zip(picks, runs))} of {len(runs)} | "
+                   f"{statistics.mean(losses):.1f} | {max(losses):.1f} | {common_pick} ({picks.count(common_pick)}) |")
+    return out + [""]
 
 
 def _render_refined_baselines(rows: list[dict]) -> list[str]:
