@@ -683,7 +683,18 @@ class ClusteringTrainer(Trainer):
             optimizer_cls, optimizer_kwargs = self.get_optimizer_cls_and_kwargs(self.args, opt_model)
             optimizer_kwargs.pop("lr", None)
             self.optimizer = optimizer_cls([g for g in groups if g["params"]], **optimizer_kwargs)
+            own = [param for _, param in self._training_module_parameters()]
+            if own:  # the Trainer zeroes the model's gradients only: without this, these would sum over all steps
+                self.optimizer.register_step_post_hook(lambda *_: [setattr(p, "grad", None) for p in own])
         return self.optimizer
+
+    def _clip_grad_norm(self, model):
+        # The training modules' own parameters are clipped with the model's, as one norm (sentence-transformers
+        # clips its whole loss model, a TSDAE decoder included); the Trainer alone would clip the model's only.
+        own = [param for _, param in self._training_module_parameters()]
+        if not own or self._has_mixed_mesh_grads(model):
+            return super()._clip_grad_norm(model)
+        return self.accelerator.clip_grad_norm_([*model.parameters(), *own], self.args.max_grad_norm)
 
     def is_encoder_parameter(self, name: str) -> bool:
         """Whether the parameter ``name`` trains at ``learning_rate`` (the encoder) rather than ``head_learning_rate``."""

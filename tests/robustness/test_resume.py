@@ -63,3 +63,15 @@ def test_killed_mid_run_then_the_same_command_equals_the_uninterrupted_run(metho
     assert resumed.model.predict(texts).tolist() == straight.model.predict(texts).tolist()
     for name, tensor in straight.model.state_dict().items():
         torch.testing.assert_close(resumed.model.state_dict()[name], tensor, rtol=1e-5, atol=1e-5, msg=name)
+    # what trains besides the model (ClusterBERT's decoder) resumes exactly too
+    resumed_modules = resumed.trainer.training_module_state()
+    for name, tensor in straight.trainer.training_module_state().items():
+        torch.testing.assert_close(resumed_modules[name], tensor, rtol=1e-5, atol=1e-5, msg=name)
+
+
+def test_what_trains_besides_the_model_starts_each_step_from_zero_gradients(tiny_encoder_dir, toy_corpus, tmp_path):
+    """The Trainer zeroes the model's gradients only; ClusterBERT's decoder has parameters of its own (its
+    cross-attention), whose gradients must not sum over the steps."""
+    result = _run("clusterbert", tiny_encoder_dir, toy_corpus, tmp_path / "run", False)
+    own = [param for _, param in result.trainer._training_module_parameters()]
+    assert own and all(param.grad is None for param in own)
