@@ -2,8 +2,8 @@
 
 An encoding pass over the corpus (k-means initialisation, DEC target refreshes, AECL's pseudo-labels, calibration,
 re-clustering, ``predict``) is split between the processes: the texts are sorted by length as the model's own pass
-sorts them, cut into its batches, and each process encodes a contiguous run of whole batches; the outputs are then
-gathered to every process and put back in input order. Each batch is the one a single process would have encoded,
+sorts them, cut into its batches, and the batches are dealt out to the processes in snake order (long and short ones
+to every process); the outputs are then gathered to every process and put back in input order. Each batch is the one a single process would have encoded,
 with the same texts and the same padding, so the result equals the single-process one exactly (on the same hardware)
 and N processes encode the corpus about N times faster.
 
@@ -42,17 +42,19 @@ def _check_batch_size(batch_size) -> None:
 
 
 def shard_rows(texts: Sequence[str], batch_size: int, state) -> np.ndarray:
-    """The input positions of the texts this process encodes: a contiguous run of whole batches of the length-sorted
-    texts (``state.split_between_processes`` over the batches; a process may get none when there are fewer batches
-    than processes)."""
+    """The input positions of the texts this process encodes: whole batches of the length-sorted texts, dealt out in
+    snake order (batches 0, 1, ..., N-1 to processes 0 to N-1, the next N back from N-1 to 0, and so on), so that
+    every process gets long and short texts alike: contiguous runs would give the first process all the longest
+    batches. The positions stay in the global length order, so the process's own length-sorted pass cuts exactly the
+    batches a single process would have made. A process may get none when there are fewer batches than processes."""
     _check_batch_size(batch_size)
     order = np.argsort([-len(t) for t in texts], kind="stable")  # the model's own order (its whole-list pass)
-    batches = list(range(math.ceil(len(texts) / batch_size)))
-    with state.split_between_processes(batches) as mine:
-        mine = list(mine)
+    count, rank = state.num_processes, state.process_index
+    mine = [b for b in range(math.ceil(len(texts) / batch_size))
+            if (b % count if (b // count) % 2 == 0 else count - 1 - b % count) == rank]
     if not mine:
         return order[:0]
-    return order[mine[0] * batch_size : (mine[-1] + 1) * batch_size]
+    return np.concatenate([order[b * batch_size : (b + 1) * batch_size] for b in mine])
 
 
 def _gather_in_order(rows: np.ndarray, local, total: int, state):
@@ -215,9 +217,9 @@ def follow_main_process(pipeline, state) -> None:
 
 
 def _shared_call(pipeline, inputs, kwargs, state):
-    """``pipeline(inputs, **kwargs)`` with the texts split between the processes: each answers a contiguous run of
-    whole batches of the length-sorted texts (the pipeline sorts its share the same way, so each batch is the one a
-    single process would have made), and every process gets all answers in input order. The texts and options are
+    """``pipeline(inputs, **kwargs)`` with the texts split between the processes: each answers its share of whole
+    batches of the length-sorted texts (``shard_rows``; the pipeline sorts its share the same way, so each batch is the
+    one a single process would have made), and every process gets all answers in input order. The texts and options are
     checked first on every process, so that all of them fail alike rather than some waiting for the others."""
     from .modeling.modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
     from .modeling.validation import validate_texts

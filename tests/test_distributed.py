@@ -125,3 +125,17 @@ def test_cli_predict_under_accelerate_launch_equals_one_process(passes):
     lines = outputs[1].read_text(encoding="utf-8").splitlines()
     assert [json.loads(line)["text"] for line in lines] == texts.read_text(encoding="utf-8").splitlines()
     assert outputs[1].read_text(encoding="utf-8") == outputs[0].read_text(encoding="utf-8")
+
+
+def test_batches_are_dealt_out_in_snake_order_so_every_process_gets_long_and_short_texts():
+    from types import SimpleNamespace
+
+    from hf_textcluster.distributed import shard_rows
+
+    texts = ["x" * (100 - i) for i in range(95)]  # already longest first: position = rank in the length order
+    shares = [shard_rows(texts, 10, SimpleNamespace(num_processes=2, process_index=rank)).tolist() for rank in (0, 1)]
+    batches = [sorted({i // 10 for i in share}) for share in shares]
+    assert batches == [[0, 3, 4, 7, 8], [1, 2, 5, 6, 9]]  # 0 | 1, 2 | 3, 4 | 5, ...: balanced, the short last batch once
+    assert sorted(shares[0] + shares[1]) == list(range(95))
+    assert all(share == sorted(share) for share in shares)  # each share in the global length order
+    assert shard_rows(texts[:5], 10, SimpleNamespace(num_processes=2, process_index=1)).tolist() == []
