@@ -332,6 +332,8 @@ def test_partitions_section_scores_the_label_free_choice_against_the_oracle(benc
     assert "| AECL | tweet | 60.0 | 50.0 | 55.0 | 50.0 | kmeans | 60.0 | head | -10.0 | 1 |" in md
     assert "picks the oracle's partition in 1 of 3 runs" in md and "4.0 points on average" in md
     assert "largest 10.0" in md and "**chosen with labels**" in md
+    # served against the head: +10, +4, -10
+    assert "better in 2, equal in 0 and worse in 1 of 3 runs: +1.3 ACC on average (from -10.0 to +10.0)" in md
     assert partitions.render({"runs": {}}, [_row("sccl", "tweet", 0.7, "r")]) == []  # no columns, no section
 
 
