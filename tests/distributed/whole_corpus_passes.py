@@ -97,6 +97,11 @@ def main(out: Path, encoder: str) -> None:
     if trainer.is_world_process_zero():
         np.savez(out / f"passes-{processes}.npz", **results)
         model.save_pretrained(out / f"model-{processes}")  # for `hf-textcluster predict` under accelerate launch
+    if processes > 1:  # leave together, with the process group torn down (a gloo child aborts at exit otherwise)
+        trainer.accelerator.wait_for_everyone()
+        from accelerate import PartialState
+
+        PartialState().destroy_process_group()
 
 
 if __name__ == "__main__":

@@ -59,6 +59,11 @@ def main(out: Path, data_dir: str, corpus: str, num_texts: int, encoder: str | N
         (out / f"times-{processes}.json").write_text(json.dumps({
             "processes": processes, "threads_per_process": torch.get_num_threads(), "num_texts": len(dataset),
             "embedding_dim": int(embeddings.shape[1]), "seconds": times}))
+    if processes > 1:  # leave together, with the process group torn down (a gloo child aborts at exit otherwise)
+        trainer.accelerator.wait_for_everyone()
+        from accelerate import PartialState
+
+        PartialState().destroy_process_group()
 
 
 if __name__ == "__main__":
