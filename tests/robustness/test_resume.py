@@ -1,6 +1,7 @@
-"""SIGINT / SIGKILL at any moment of training, then the same command, equals the uninterrupted run: SCCL and the two
-multi-stage methods (AECL, ClusterBERT), in fp32 and in bf16 autocast (bf16 works on every CPU, slower without
-native support; the models are tiny)."""
+"""SIGINT / SIGKILL at any moment of training, then the same command, equals the uninterrupted run: every method (the
+multi-stage ones inside their last stage, DEC-MLM between its per-epoch target refreshes, DEC-CRL with its topic
+decoder), in fp32 and in bf16 autocast (bf16 works on every CPU, slower without native support; the models are
+tiny)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ CONFIGS = {
     "clusterbert": {"stage1_fraction": 0.2, "stage2_fraction": 0.4},
     "aecl": {"stage1_fraction": 0.2, "stage2_fraction": 0.4, "projection_dim": 8, "attention_ff_dim": 16,
              "reference_size": 20},
+    "deccrl": {"latent_dim": 8, "num_topics": 2},
+    "decmlm": None,
 }
 
 
