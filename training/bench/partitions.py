@@ -206,7 +206,7 @@ def render(store: dict, rows: list[dict]) -> list[str]:
            "*head*, *kmeans* (k-means after), *umap_kmeans* (UMAP k-means after), each also *+refined* (iterative",
            "classification, `refine_partition`). *served* = the candidate the label-free choice serves",
            f"(`choose_partition`, criterion `{scored[0]['selection_criterion']}`; what `refine` and `train --serve auto` "
-           "serve; `train` serves the head by default). *oracle* = the",
+           "serve, and `train` by default). *oracle* = the",
            "candidate with the highest ACC: **chosen with labels**, a bound no user can reach without them. ACC in %,",
            "mean over seeds; the candidate chosen per seed in brackets when seeds differ.", "",
            "| method | dataset | " + " | ".join(f"{n} ACC" for n in names) + " | served ACC | served | oracle ACC (labels) "
@@ -225,7 +225,7 @@ def render(store: dict, rows: list[dict]) -> list[str]:
     seconds = statistics.mean(r["partitions_seconds"] for r in scored)
     gains = [100 * (r["served_acc"] - r["partitions"]["head"]["acc"]) for r in scored if "head" in r["partitions"]]
     if gains:
-        out += ["", f"Against the head (the paper's output, what `train` serves by default), the label-free choice is "
+        out += ["", f"Against the head (the paper's output, `train --serve head`), the label-free choice is "
                     f"better in {sum(g > 0 for g in gains)}, equal in {sum(g == 0 for g in gains)} and worse in "
                     f"{sum(g < 0 for g in gains)} of {len(gains)} runs: {statistics.mean(gains):+.1f} ACC on average "
                     f"(from {min(gains):+.1f} to {max(gains):+.1f})."]
