@@ -364,8 +364,7 @@ def _front_matter(*, model_type, run, texts, code_name, tags, dataset_name, mode
 _PARTITIONS = {
     "head": "the method's own cluster head (the paper's output)",
     "kmeans": "k-means on the trained embeddings (centres served by the nearest-centre rule)",
-    "umap_kmeans": "UMAP -> k-means on the trained embeddings (the BERTopic way; centres served by the nearest-centre "
-                   "rule)",
+    "umap_kmeans": "UMAP -> k-means on the trained embeddings (the BERTopic way)",
 }
 
 
@@ -380,6 +379,9 @@ def serving_line(config, run: Mapping[str, Any] | None) -> str:
         how = record.get("refinement", {}).get(served, {})
         rounds = f" ({how['rounds']} rounds, {100 * how['changed']:.1f}% of the texts moved)" if how else ""
         line += f", refined by iterative classification{rounds} and served by a linear head on its embeddings"
+    elif base == "umap_kmeans":  # `train`/`refine` fit a linear head to its clusters; `recluster` serves the centres
+        line += (", served by a linear head fitted to its clusters" if getattr(config, "refined_head_dim", 0)
+                 else ", served by the nearest of its clusters' centres")
     if record.get("criterion") and record.get("served") == served:
         scores = ", ".join(f"{name} {value:.3f}" for name, value in record["scores"].items())
         line += f"; chosen without labels by {record['criterion']} (higher is better) among: {scores}"

@@ -54,8 +54,9 @@ class ClusteringTrainingArguments(TrainingArguments):
         health_check_steps: check the clusters every this many steps (default: ~10 checks per run; 0: never).
         health_sample_size: how many training texts (a seeded sample) the cluster checks predict.
         calibration_sample_size: training texts the model's confidence is calibrated on at the end (0: do not).
-        serve: what the trained model serves: ``"head"`` (the paper's output, default), ``"auto"`` (the label-free
-            choice of :mod:`~hf_textcluster.training.serving`) or a candidate by name.
+        serve: what the trained model serves: ``"auto"`` (default: the label-free choice of
+            :mod:`~hf_textcluster.training.serving` among its head, k-means and UMAP k-means on its embeddings, each
+            refined or not), ``"head"`` (the paper's output) or another candidate by name.
         early_stopping_tol: stop when fewer than this share of the checked texts changed cluster since the
             previous check (DEC's criterion, e.g. 0.001; off by default).
 
@@ -111,8 +112,8 @@ class ClusteringTrainingArguments(TrainingArguments):
                   "sample of this many training texts (one encoding pass; see `model.calibrate`). 0: do not."},
     )
     serve: str = field(
-        default="head",
-        metadata={"help": "What the trained model serves: 'auto' (the best of its head, k-means and UMAP k-means on "
+        default="auto",
+        metadata={"help": "What the trained model serves: 'auto' (default: the best of its head, k-means and UMAP k-means on "
                   "its embeddings, each refined by iterative classification or not, chosen by an internal criterion, "
                   "no labels) or one of them by name ('head' keeps the paper's output). See training.serving."},
     )
