@@ -150,6 +150,8 @@ def _candidates(model, embeddings: np.ndarray, features: np.ndarray, candidates:
             fitted = fit_kmeans(features, num_clusters, random_state=random_state, init=init)
             labels = raw = np.asarray(fitted.labels_)
             if init == "umap":
+                if np.unique(labels).size < 2:  # identical features: one cluster, nothing to fit a head to
+                    continue
                 # Its clusters were found in the UMAP space: a linear head fitted once on them keeps them far better
                 # than the nearest of their centres in the embedding space (SearchSnippets 79.0 vs 76.2 ACC, MiniLM).
                 serving = refine_partition(features, labels, num_clusters=num_clusters, max_rounds=0,
@@ -163,7 +165,7 @@ def _candidates(model, embeddings: np.ndarray, features: np.ndarray, candidates:
         if base in candidates:
             partitions[base], how[base] = labels, serving
         refined_name = f"{base}{REFINED_SUFFIX}"
-        if refined_name in candidates:
+        if refined_name in candidates and np.unique(raw).size > 1:  # a collapsed head (one cluster) is not refined
             # refined from the partition itself (UMAP's own clusters, not their served approximation)
             result = refine_partition(features, raw, num_clusters=num_clusters, random_state=random_state)
             partitions[refined_name], how[refined_name] = result.predict(features), result
@@ -232,7 +234,8 @@ def serve_partition(
         used_criterion = criterion
     else:
         if serve not in partitions:
-            raise ValueError(f"`serve`={serve!r} cannot be served here: one of its clusters is empty.")
+            raise ValueError(f"`serve`={serve!r} cannot be served here: its partition has an empty cluster or only "
+                             "one cluster; pass serve='auto' or another candidate.")
         served, scores, used_criterion = serve, {}, None
     apply_partition(model, served, how[served])
     refinement = refinement_records(how)

@@ -33,18 +33,19 @@ def trained_sccl(tiny_encoder_dir, toy_corpus, tmp_path_factory):
     texts, labels = toy_corpus
     out = tmp_path_factory.mktemp("sccl") / "run"
     train_clusterer("sccl", load_texts(texts, labels), str(out), encoder=str(tiny_encoder_dir),
-                    training_overrides=TRAIN, evaluate=False)
+                    training_overrides={**TRAIN, "serve": "head"}, evaluate=False)  # the paper's output, to refine
     return out
 
 
-def test_train_serves_the_label_free_choice_and_records_it(tiny_encoder_dir, toy_corpus, tmp_path):
-    """``serve="auto"``: the end of training chooses among the candidates (from the texts' embeddings only: the
-    choice's signature takes no labels; the refine command's test below removes the label column), serves the choice,
-    calibrates it and records it."""
+def test_train_serves_the_label_free_choice_by_default_and_records_it(tiny_encoder_dir, toy_corpus, tmp_path):
+    """No ``serve`` given (``"auto"``): the end of training chooses among the candidates (from the texts' embeddings
+    only: the choice's signature takes no labels; the refine command's test below removes the label column), serves
+    the choice, calibrates it and records it."""
     texts, labels = toy_corpus
     out = tmp_path / "run"
     result = train_clusterer("sccl", load_texts(texts, labels), str(out), encoder=str(tiny_encoder_dir),
-                             training_overrides={**TRAIN, "serve": "auto"}, evaluate=False)
+                             training_overrides=TRAIN, evaluate=False)
+    assert result.trainer.args.serve == "auto"
     serving = json.loads((out / "training_run.json").read_text())["serving"]
     assert serving["served"] in CANDIDATES and serving["criterion"]
     assert set(serving["scores"]) <= set(CANDIDATES) and serving["served"] in serving["scores"]
@@ -109,3 +110,22 @@ def test_the_card_says_what_is_served_and_how_it_was_chosen(trained_sccl, toy_co
     assert all(name in line for name in choice.scores)
     if choice.served.endswith("+refined"):
         assert "refined by iterative classification" in line
+
+
+def test_a_collapsed_head_is_not_refined_and_the_choice_serves_another_partition(trained_sccl, toy_corpus):
+    """A head that puts every text in one cluster (every centre the same) has no partition to refine: the choice
+    leaves its refined candidate out instead of failing at the end of training, and serves a real partition."""
+    import torch
+
+    texts, _ = toy_corpus
+    model = AutoModel.from_pretrained(trained_sccl)
+    embeddings = model.embed(texts)
+    with torch.no_grad():
+        centre = model.kmeans_features(torch.from_numpy(embeddings)).mean(0).numpy()
+    model.init_clusters_from_kmeans(np.repeat(centre[None], model.config.num_clusters, axis=0))
+    assert np.unique(model.predict(texts)).size == 1
+    with pytest.raises(ValueError, match="only one cluster"):
+        serve_partition(model, embeddings, serve="head+refined")
+    choice = serve_partition(model, embeddings)
+    assert "head" in choice.scores and "head+refined" not in choice.scores
+    assert choice.served != "head" and np.unique(model.predict(texts)).size > 1
