@@ -288,7 +288,24 @@ def test_verdict_names_a_better_variant_and_leaves_out_other_encoders_and_held_o
     verdict = leaderboard.render_leaderboard([main, variant, mpnet, held_out])[1][0]
     assert verdict.ours == 60.0
     assert (verdict.any_config, verdict.any_config_how) == (80.0, "DEC-MLM w/o MLM, k-means after; 1 seed")
-    assert leaderboard.verdict_table([verdict], "dataset")[2].endswith("| 80.0 (DEC-MLM w/o MLM, k-means after; 1 seed) |")
+    assert ("| 80.0 (DEC-MLM w/o MLM, k-means after; 1 seed) | not measured |"
+            in leaderboard.verdict_table([verdict], "dataset")[2])
+
+
+def test_verdict_gives_what_train_serves_by_default_for_the_method_whose_choice_scored_best(bench):
+    """The served column is the label-free choice's ACC (not the head's nor the oracle's), best method by it, with its
+    differences to the strongest baseline and the best reported number."""
+    def scored(method, head, served, oracle):
+        return {**_row(method, "tweet", head, "r"), "partitions": {"head": {"acc": head}},
+                "served_by_default": "kmeans+refined", "served_acc": served, "oracle": "kmeans", "oracle_acc": oracle}
+
+    baseline = {"section": "baselines", "method": "embeddings-kmeans", "dataset": "tweet", "seed": 0, "acc": 0.64,
+                "nmi": 0.8, "run": "r"}
+    rows = [scored("sccl", 0.61, 0.66, 0.70), scored("decmlm", 0.62, 0.68, 0.69), _row("aecl", "tweet", 0.90, "r"),
+            baseline]
+    verdict = leaderboard.render_leaderboard(rows)[1][0]
+    assert (verdict.served, verdict.served_how) == (68.0, "DEC-MLM; 1 seed")
+    assert leaderboard.verdict_table([verdict], "dataset")[2].endswith("| 68.0 (DEC-MLM; 1 seed) | +4.0 | -21.6 |")
 
 
 def test_render_rewrites_the_committed_results_page_from_its_store():

@@ -258,7 +258,7 @@ def _render_criteria(scored: list[dict]) -> list[str]:
             values = {name: v for name, v in values.items() if v is not None}
             picks.append(max(values, key=lambda name: (values[name], -list(values).index(name))))
         losses = [100 * (r["oracle_acc"] - r["partitions"][pick]["acc"]) for r, pick in zip(runs, picks)]
-        common_pick = max(set(picks), key=picks.count)
+        common_pick = max(sorted(set(picks)), key=picks.count)  # sorted: ties the same in every process
         name = f"**{criterion}**" if criterion == default else criterion
         out.append(f"| {name} | {sum(p == r['oracle'] for p, r in zip(picks, runs))} of {len(runs)} | "
                    f"{statistics.mean(losses):.1f} | {max(losses):.1f} | {common_pick} ({picks.count(common_pick)}) |")
