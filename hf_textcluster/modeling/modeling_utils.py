@@ -230,6 +230,12 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         self.config.refined_head_dim = int(coef.shape[1])
         self.config.served_partition = served_partition
 
+    def serve_method_head(self) -> None:
+        """Serve the method's own head again (its weights were kept under a refined head): what training continues
+        from, since the method's losses train that head. The calibration no longer describes the clusters."""
+        if self.config.refined_head_dim:
+            self._clusters_set()
+
     def forward(
         self,
         input_ids: torch.Tensor | None = None,

@@ -870,6 +870,12 @@ class ClusteringTrainer(Trainer):
 
     def train(self, resume_from_checkpoint: str | bool | None = None, **kwargs):
         self._check_some_steps()
+        if getattr(self.model.config, "refined_head_dim", 0):
+            # the losses train the method's head: a refined head in front of it would take its gradients instead
+            logger.warning(f"The model serves its {self.model.config.served_partition} partition; training continues "
+                           f"the method's own head, and what it serves is set again at the end (serve="
+                           f"{self.args.serve!r}).")
+            self.model.serve_method_head()
         with self._signals_stop_training():
             self._train_with_resume(resume_from_checkpoint, **kwargs)
             if self._stop_on_signal.received is not None:

@@ -129,3 +129,24 @@ def test_a_collapsed_head_is_not_refined_and_the_choice_serves_another_partition
     choice = serve_partition(model, embeddings)
     assert "head" in choice.scores and "head+refined" not in choice.scores
     assert choice.served != "head" and np.unique(model.predict(texts)).size > 1
+
+
+def test_training_a_model_that_serves_a_refined_partition_trains_the_methods_head(trained_sccl, toy_corpus, tmp_path):
+    """The losses train the method's head: training continues from it (a refined head in front would take its
+    gradients), and the end of training sets what is served again."""
+    import torch
+
+    from hf_textcluster.data import add_augmented_views
+    from hf_textcluster.models.sccl import SCCLTrainer
+    from hf_textcluster.training.trainer import ClusteringTrainingArguments
+
+    texts, labels = toy_corpus
+    model = AutoModel.from_pretrained(trained_sccl)
+    serve_partition(model, model.embed(texts), serve="kmeans+refined")
+    assert model.config.refined_head_dim
+    centroids = model.cluster_head.centroids.detach().clone()
+    args = ClusteringTrainingArguments(output_dir=str(tmp_path / "more"), serve="head", **TRAIN)
+    dataset = add_augmented_views(load_texts(texts, labels), "word_deletion")
+    SCCLTrainer(model=model, args=args, train_dataset=dataset).train()
+    assert not torch.equal(centroids, model.cluster_head.centroids.detach())
+    assert model.config.refined_head_dim == 0 and model.config.served_partition == "head"
