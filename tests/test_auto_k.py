@@ -115,7 +115,7 @@ def test_train_clusterer_chooses_and_records_k(tiny_encoder_dir, toy_corpus, tmp
         "sccl", load_texts(texts, labels), str(out), encoder=str(tiny_encoder_dir), augmentation="word_deletion",
         num_clusters="auto", k_range=(2, 6), seed=0, evaluate=False,
         training_overrides={"max_steps": 2, "per_device_train_batch_size": 8, "save_strategy": "no", "bf16": False,
-                            "disable_tqdm": True},
+                            "disable_tqdm": True, "serve": "head"},  # the choice of what to serve encodes again
     )
     k = result.model.config.num_clusters
     assert 2 <= k <= 6 and result.trainer.state.global_step == 2
@@ -138,7 +138,8 @@ def test_a_resumed_auto_run_keeps_its_k(tiny_encoder_dir, toy_corpus, tmp_path, 
     out = tmp_path / "resumed"
     kwargs = dict(encoder=str(tiny_encoder_dir), augmentation="word_deletion", num_clusters="auto", k_range=(2, 6),
                   k_criterion="silhouette", evaluate=False, save=False)
-    overrides = {"per_device_train_batch_size": 8, "bf16": False, "disable_tqdm": True, "save_steps": 1}
+    overrides = {"per_device_train_batch_size": 8, "bf16": False, "disable_tqdm": True, "save_steps": 1,
+                 "serve": "head"}  # no encoding pass at all on resume (the choice of what to serve makes one)
     first = train_clusterer("sccl", load_texts(texts, labels), str(out), training_overrides={**overrides, "max_steps": 1},
                             **kwargs)
     calls = []

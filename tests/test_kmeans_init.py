@@ -199,3 +199,18 @@ def test_best_on_a_cuda_tensor_is_the_torch_k_means_there():
     x = torch.from_numpy(_many_small_blobs()).cuda()
     fitted = fit_kmeans(x, 40, n_init=2, random_state=0, init="best")
     assert isinstance(fitted, TorchKMeans) and fitted.start_ == "k-means++" and fitted.centers.is_cuda
+
+
+def test_a_umap_start_leaves_torch_s_thread_count_as_it_was():
+    """UMAP's numba threads reset the OpenMP thread count torch shares: training after a UMAP start would compute with
+    another count than a resumed run that skips it, and the two would differ in the last bits."""
+    pytest.importorskip("umap")
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        fit_kmeans(np.random.default_rng(0).normal(size=(60, 8)).astype(np.float32), 3, init="umap")
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)

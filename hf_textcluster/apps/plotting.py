@@ -21,6 +21,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ..modeling.kmeans import keeping_torch_threads
+
 PLOT_EXTRA = 'pip install "hf_textcluster[plot]"'
 MAP_METHODS = ("umap", "tsne", "pca")
 # More categories than this: no legend (the colours still tell them apart locally).
@@ -102,7 +104,7 @@ def project_2d(embeddings, method: str = "umap", random_state: int | None = 0, *
         options.update(kwargs)
         import warnings
 
-        with warnings.catch_warnings():  # "n_jobs overridden to 1 by setting random_state": expected, seeded maps
+        with warnings.catch_warnings(), keeping_torch_threads():  # "n_jobs overridden to 1": expected, seeded maps
             warnings.filterwarnings("ignore", message=".*n_jobs.*", category=UserWarning)
             return np.asarray(umap.UMAP(n_components=2, **options).fit_transform(x), dtype=np.float32)
     if method == "tsne":

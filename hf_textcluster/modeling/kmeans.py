@@ -19,6 +19,7 @@ for k-means; everything else (numpy, sparse, CPU tensors) goes to scikit-learn, 
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import math
 import warnings
@@ -311,6 +312,24 @@ class NearestCentres:
         return pairwise_distances_argmin(np.asarray(features, dtype=self.cluster_centers_.dtype), self.cluster_centers_)
 
 
+@contextlib.contextmanager
+def keeping_torch_threads():
+    """Restore torch's thread count after the block. A UMAP fit starts numba's OpenMP threads, which resets the count
+    torch shares with them (1 became 2 here): the training that follows would then compute with another number of
+    threads than a resumed run that never fitted UMAP, and the two would no longer agree bit for bit.
+
+    Example:
+        >>> with keeping_torch_threads():
+        ...     reduced = UMAP(random_state=0).fit_transform(features)   # doctest: +SKIP
+    """
+    threads = torch.get_num_threads()
+    try:
+        yield
+    finally:
+        if torch.get_num_threads() != threads:
+            torch.set_num_threads(threads)
+
+
 def _umap_kmeans_groups(features, num_clusters: int, n_init: int = 10, random_state: int | None = 0) -> np.ndarray:
     """The clusters k-means finds on a UMAP reduction of ``features`` (BERTopic's: 15 neighbours, 5 dimensions,
     cosine; seeded)."""
@@ -323,7 +342,7 @@ def _umap_kmeans_groups(features, num_clusters: int, n_init: int = 10, random_st
         raise ValueError("kmeans_init='umap' needs dense features (embeddings), not a sparse matrix.")
     if features.shape[0] < UMAP_MIN_ROWS:
         raise ValueError(f"kmeans_init='umap' needs more than 16 texts, got {features.shape[0]}; use 'k-means++'.")
-    with warnings.catch_warnings():  # a seeded UMAP runs single-threaded and says so on every call
+    with warnings.catch_warnings(), keeping_torch_threads():  # a seeded UMAP runs single-threaded and says so
         warnings.filterwarnings("ignore", message="n_jobs value .* overridden")
         reduced = UMAP(n_neighbors=15, n_components=5, min_dist=0.0, metric="cosine",
                        random_state=random_state).fit_transform(features)

@@ -44,6 +44,8 @@ from sklearn.metrics import (
 )
 from sklearn.model_selection import KFold, cross_val_score
 
+from ..modeling.kmeans import keeping_torch_threads
+
 __all__ = ["CRITERIA", "DEFAULT_CRITERION", "score_partitions", "choose_partition"]
 
 CRITERIA = (
@@ -110,7 +112,8 @@ def _reduce_umap(x: np.ndarray, random_state: int) -> np.ndarray:
             "`criterion` 'silhouette_umap' needs umap-learn; install it or pick another criterion."
         ) from err
     reducer = umap.UMAP(n_components=5, metric="cosine", n_neighbors=15, min_dist=0.0, random_state=random_state)
-    return reducer.fit_transform(x)
+    with keeping_torch_threads():
+        return reducer.fit_transform(x)
 
 
 def _separability(x: np.ndarray, y: np.ndarray, random_state: int) -> float:
