@@ -52,7 +52,10 @@ def main(out: Path, encoder: str, global_batch: int, methods: list[str]) -> None
                 config_overrides=config, evaluate=False, save=False,
                 training_overrides={"max_steps": 2 if method == "clusterbert" else 1, "per_device_train_batch_size": global_batch // processes,
                                     "optim": "sgd", "learning_rate": 0.05, "head_learning_rate": 0.05,
-                                    "save_strategy": "no", "logging_steps": 1, "disable_tqdm": True, "bf16": False},
+                                    "save_strategy": "no", "logging_steps": 1, "disable_tqdm": True, "bf16": False,
+                                    # the head as trained: the label-free choice of what to serve may move with the
+                                    # last bits in which one and two processes' weights differ
+                                    "serve": "head"},
             )
         finally:
             trainer_class.compute_loss = compute_loss
