@@ -113,9 +113,10 @@ class ClusteringTrainingArguments(TrainingArguments):
     )
     serve: str = field(
         default="auto",
-        metadata={"help": "What the trained model serves: 'auto' (default: the best of its head, k-means and UMAP k-means on "
-                  "its embeddings, each refined by iterative classification or not, chosen by an internal criterion, "
-                  "no labels) or one of them by name ('head' keeps the paper's output). See training.serving."},
+        metadata={"help": "What the trained model serves: 'auto' (default: the best of its head, k-means and UMAP "
+                  "k-means on its embeddings, each refined by iterative classification or not, chosen by an internal "
+                  "criterion, no labels) or one of them by name ('head' keeps the paper's output). See "
+                  "training.serving."},
     )
     early_stopping_tol: float | None = field(
         default=None,
