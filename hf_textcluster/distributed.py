@@ -36,6 +36,23 @@ def running_processes():
     return state if state.num_processes > 1 else None
 
 
+def leave_together(state) -> None:
+    """Wait for every process, then tear the process group down: a gloo child process can abort at exit otherwise.
+    Every process must call this, as the last collective step.
+
+    Args:
+        state: accelerate's ``PartialState`` or ``AcceleratorState`` of the running processes (e.g.
+            :func:`running_processes`, or a trainer's ``accelerator.state``).
+
+    Example:
+        >>> processes = running_processes()                   # doctest: +SKIP
+        >>> if processes is not None:                          # doctest: +SKIP
+        ...     leave_together(processes)
+    """
+    state.wait_for_everyone()
+    state.destroy_process_group()
+
+
 def _check_batch_size(batch_size) -> None:
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"`batch_size` must be a positive integer, got {batch_size!r}.")

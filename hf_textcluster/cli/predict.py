@@ -8,7 +8,7 @@ import sys
 from transformers import AutoModel, pipeline
 
 from ..apps.streaming import DEFAULT_CHUNK_SIZE, check_output, predict_file
-from ..distributed import run_with_processes, running_processes
+from ..distributed import leave_together, run_with_processes, running_processes
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.precision import INFERENCE_PRECISIONS
 from ..modeling.validation import check_local_path
@@ -84,9 +84,8 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         stats = run_with_processes(clusterer, lambda shared: predict_file(
             shared, args.input, args.output, text_column=args.text_column, chunk_size=args.chunk_size,
             overwrite=args.overwrite, **_pipeline_options(args)), processes)
-        if processes is not None:  # leave together, with the process group torn down (gloo aborts otherwise)
-            processes.wait_for_everyone()
-            processes.destroy_process_group()
+        if processes is not None:
+            leave_together(processes)
     except ValueError as err:  # the pipeline names its Python options; say the flags
         message = str(err).replace("`flag_outliers=True`", "--flag-outliers")
         raise ValueError(message.replace("`flag_outliers`", "--flag-outliers").replace(

@@ -18,7 +18,7 @@ import conftest  # noqa: E402  (the toy corpus)
 import hf_textcluster  # noqa: E402
 from hf_textcluster.apps.streaming import predict_file  # noqa: E402
 from hf_textcluster.data import load_texts  # noqa: E402
-from hf_textcluster.distributed import run_with_processes, sharded_passes  # noqa: E402
+from hf_textcluster.distributed import leave_together, run_with_processes, sharded_passes  # noqa: E402
 from hf_textcluster.modeling.modeling_utils import TextClusteringPreTrainedModel  # noqa: E402
 from hf_textcluster.training.trainer import ClusteringTrainingArguments  # noqa: E402
 
@@ -97,11 +97,8 @@ def main(out: Path, encoder: str) -> None:
     if trainer.is_world_process_zero():
         np.savez(out / f"passes-{processes}.npz", **results)
         model.save_pretrained(out / f"model-{processes}")  # for `hf-textcluster predict` under accelerate launch
-    if processes > 1:  # leave together, with the process group torn down (a gloo child aborts at exit otherwise)
-        trainer.accelerator.wait_for_everyone()
-        from accelerate import PartialState
-
-        PartialState().destroy_process_group()
+    if processes > 1:
+        leave_together(trainer.accelerator.state)
 
 
 if __name__ == "__main__":

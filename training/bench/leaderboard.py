@@ -112,9 +112,8 @@ def render_leaderboard(rows: list[dict]) -> tuple[list[str], list[Verdict]]:
                       if (d := [r for r in mrows if r["method"] == method and r.get("partitions")])), default=None)
         verdicts.append(Verdict(name, 100 * ours[0], ours[1], strongest and 100 * strongest[0],
                                  strongest and strongest[1].split(" [")[0], paper and paper[0], paper and paper[1],
-                                 100 * any_best[0], f"{any_best[2]}; {any_best[1]} seed{'s' * (any_best[1] > 1)}",
-                                 served and 100 * served[0],
-                                 served and f"{served[2]}; {served[1]} seed{'s' * (served[1] > 1)}"))
+                                 100 * any_best[0], _with_seeds(any_best[2], any_best[1]),
+                                 served and 100 * served[0], served and _with_seeds(served[2], served[1])))
     out += ["", "Per corpus: our best ACC (head, k-means after or UMAP k-means after, any method; servable with `recluster`",
             "except DEC-CRL's \"after\" partitions)",
             "against the strongest baseline above and against the best ACC the five papers report for the corpus (their",
@@ -129,6 +128,10 @@ def render_leaderboard(rows: list[dict]) -> tuple[list[str], list[Verdict]]:
             "partitions; choosing the method is the leaderboard's (labels), choosing its partition is not.", "",
             *verdict_table(verdicts, "dataset"), ""]
     return out, verdicts
+
+
+def _with_seeds(label: str, seeds: int) -> str:
+    return f"{label}; {seeds} seed{'s' * (seeds > 1)}"
 
 
 class Verdict(NamedTuple):

@@ -22,7 +22,7 @@ def main(out: Path, data_dir: str, corpus: str, num_texts: int, encoder: str | N
     from hf_textcluster import SCCLModel
     from hf_textcluster.apps.streaming import predict_file
     from hf_textcluster.data import load_benchmark, load_text_file
-    from hf_textcluster.distributed import run_with_processes
+    from hf_textcluster.distributed import leave_together, run_with_processes
     from hf_textcluster.training.trainer import ClusteringTrainer, ClusteringTrainingArguments
 
     dataset = load_text_file(corpus, label_column="label") if corpus.endswith(".csv") \
@@ -59,11 +59,8 @@ def main(out: Path, data_dir: str, corpus: str, num_texts: int, encoder: str | N
         (out / f"times-{processes}.json").write_text(json.dumps({
             "processes": processes, "threads_per_process": torch.get_num_threads(), "num_texts": len(dataset),
             "embedding_dim": int(embeddings.shape[1]), "seconds": times}))
-    if processes > 1:  # leave together, with the process group torn down (a gloo child aborts at exit otherwise)
-        trainer.accelerator.wait_for_everyone()
-        from accelerate import PartialState
-
-        PartialState().destroy_process_group()
+    if processes > 1:
+        leave_together(trainer.accelerator.state)
 
 
 if __name__ == "__main__":
