@@ -30,9 +30,10 @@ test: setup
 	$(PY) -m pytest -q
 	$(MAKE) lint docs
 
-# ruff's rules are in pyproject.toml ([tool.ruff]); `ruff format` is not enforced (most files predate it).
+# ruff's rules are in pyproject.toml ([tool.ruff]); the code is kept in `ruff format`'s style.
 lint: setup
 	$(PY) -m ruff check hf_textcluster training tests
+	$(PY) -m ruff format --check hf_textcluster training tests docs
 
 # The documentation site into site/ (not committed); --strict: a broken link, anchor or API reference fails.
 docs: setup

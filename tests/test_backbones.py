@@ -27,8 +27,10 @@ def test_hub_ids_pass_through_unchanged():
 def _st_folder(tmp_path, pooling):
     (tmp_path / "1_Pooling").mkdir()
     (tmp_path / "1_Pooling" / "config.json").write_text(json.dumps(pooling))
-    modules = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
-               {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"}]
+    modules = [
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+    ]
     (tmp_path / "modules.json").write_text(json.dumps(modules))
     (tmp_path / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 64}))
     return tmp_path
@@ -61,7 +63,7 @@ def test_split_zip_encoder_is_joined_checked_and_unpacked_once(tmp_path):
     parts = []
     for i, start in enumerate(range(0, len(data), len(data) // 3 + 1)):
         parts.append(tmp_path / f"enc.zip.{i + 1:03d}")
-        parts[-1].write_bytes(data[start:start + len(data) // 3 + 1])
+        parts[-1].write_bytes(data[start : start + len(data) // 3 + 1])
     target = tmp_path / "cache" / "enc"
     with pytest.raises(OSError, match="expected sha256"):
         unpack_split_zip(parts, "enc", target, "0" * 64)
@@ -89,7 +91,7 @@ def test_split_parts_read_as_one_seekable_file(tmp_path):
         for _ in range(50):  # reads crossing part boundaries from anywhere
             start, size = rng.randrange(1000), rng.randrange(400)
             joined.seek(start)
-            assert joined.read(size) == data[start:start + size] and joined.tell() == min(1000, start + size)
+            assert joined.read(size) == data[start : start + size] and joined.tell() == min(1000, start + size)
 
 
 def test_pip_shipped_encoder_not_installed_names_the_extra(monkeypatch, tmp_path):

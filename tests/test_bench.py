@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # training/ is a folder of the checkout, not installed
-from training.bench import comparisons, common, kmeans_init, leaderboard, partitions, render, rescore, speed  # noqa: E402
+from training.bench import common, comparisons, kmeans_init, leaderboard, partitions, render, rescore, speed  # noqa: E402
 from training.bench import store as results  # noqa: E402
 from training.bench.__main__ import main  # noqa: E402
 
@@ -28,10 +28,26 @@ RUN = {"command": "bench.py", "date": "2026-11-23", "machine": "test", "versions
 
 
 def _row(method, dataset, acc, run):
-    return {"section": "method", "method": method, "dataset": dataset, "seed": 0, "variant": "", "acc": acc, "nmi": acc,
-            "purity": acc, "ari": acc, "kmeans_acc": acc, "kmeans_nmi": acc, "kmeans_ari": acc, "kmeans_purity": acc,
-            **{f"init_kmeans_{k}": acc for k in ("acc", "nmi", "ari", "purity")},
-            "steps": 1, "batch_size": 1, "train_seconds": 1.0, "run": run}
+    return {
+        "section": "method",
+        "method": method,
+        "dataset": dataset,
+        "seed": 0,
+        "variant": "",
+        "acc": acc,
+        "nmi": acc,
+        "purity": acc,
+        "ari": acc,
+        "kmeans_acc": acc,
+        "kmeans_nmi": acc,
+        "kmeans_ari": acc,
+        "kmeans_purity": acc,
+        **{f"init_kmeans_{k}": acc for k in ("acc", "nmi", "ari", "purity")},
+        "steps": 1,
+        "batch_size": 1,
+        "train_seconds": 1.0,
+        "run": run,
+    }
 
 
 def test_a_process_saving_keeps_rows_others_wrote_meanwhile(bench):
@@ -59,19 +75,67 @@ def test_auto_k_section_renders_its_table_only_when_it_has_rows(bench):
     bench.save_store(store)
     assert "Choosing K without labels" not in bench.RESULTS_MD.read_text()
 
-    common = {"section": "auto-k", "dataset": "tweet", "seed": 0, "run": "k", "k_true": 89, "num_texts": 2472,
-              "embed_seconds": 3.0, "true_k_acc": 0.8, "true_k_nmi": 0.85}
-    bench.put_row(store, {**common, "method": "eigengap", "k_found": 80, "k_range": [2, 149], "sample_size": 2472,
-                          "seconds": 12.0, "acc": 0.78, "nmi": 0.84, "scores": {}})
-    bench.put_row(store, {**common, "method": "silhouette", "k_found": 178, "k_range": [2, 149], "sample_size": 2472,
-                          "seconds": 40.0, "acc": 0.7, "nmi": 0.86, "scores": {}})
-    bench.put_row(store, {**common, "method": "bertopic", "k_found": 60, "outlier_share": 0.3, "seconds": 20.0,
-                          "acc": 0.5, "nmi": 0.7, "inlier_acc": 0.6, "inlier_nmi": 0.8})
+    common = {
+        "section": "auto-k",
+        "dataset": "tweet",
+        "seed": 0,
+        "run": "k",
+        "k_true": 89,
+        "num_texts": 2472,
+        "embed_seconds": 3.0,
+        "true_k_acc": 0.8,
+        "true_k_nmi": 0.85,
+    }
+    bench.put_row(
+        store,
+        {
+            **common,
+            "method": "eigengap",
+            "k_found": 80,
+            "k_range": [2, 149],
+            "sample_size": 2472,
+            "seconds": 12.0,
+            "acc": 0.78,
+            "nmi": 0.84,
+            "scores": {},
+        },
+    )
+    bench.put_row(
+        store,
+        {
+            **common,
+            "method": "silhouette",
+            "k_found": 178,
+            "k_range": [2, 149],
+            "sample_size": 2472,
+            "seconds": 40.0,
+            "acc": 0.7,
+            "nmi": 0.86,
+            "scores": {},
+        },
+    )
+    bench.put_row(
+        store,
+        {
+            **common,
+            "method": "bertopic",
+            "k_found": 60,
+            "outlier_share": 0.3,
+            "seconds": 20.0,
+            "acc": 0.5,
+            "nmi": 0.7,
+            "inlier_acc": 0.6,
+            "inlier_nmi": 0.8,
+        },
+    )
     bench.save_store(store)
     md = bench.RESULTS_MD.read_text()
     assert "## Choosing K without labels" in md and "`bench.py auto-k`" in md
     assert "| tweet | 2,472 | 89 | `eigengap` | 80 | 78.0 | 84.0 | 80.0 | 85.0 | – | – | 12 | 1 |" in md
-    assert "| tweet | 2,472 | 89 | BERTopic default (UMAP -> HDBSCAN) | 60 | 50.0 | 70.0 | 80.0 | 85.0 | 30.0% | 60.0 / 80.0 |" in md
+    assert (
+        "| tweet | 2,472 | 89 | BERTopic default (UMAP -> HDBSCAN) | 60 | 50.0 | 70.0 | 80.0 | 85.0 | 30.0% | 60.0 / 80.0 |"
+        in md
+    )
     assert "| `silhouette` | 1.00 | 1.00 | 0 of 1 | -10.0 | +1.0 | 40 |" in md  # 178 = 2 x 89
     assert "Lowest median log2 error among the criteria: `eigengap`" in md
     assert "## SCCL" in md  # the other sections are still there
@@ -82,13 +146,24 @@ def test_another_encoder_has_its_own_section_and_stays_out_of_the_default_tables
     assert common.encoder_variant("sentence-transformers/all-mpnet-base-v2") == "all-mpnet-base-v2"
     store = bench.load_store()
     store["runs"]["e"] = {**RUN, "command": "bench.py baselines --encoder x/all-mpnet-base-v2"}
-    base = {"section": "baselines", "method": "embeddings-kmeans", "dataset": "stackoverflow", "seed": 0, "run": "e",
-            "seconds": 1.0, "nmi": 0.7, "ari": 0.5, "purity": 0.7}
+    base = {
+        "section": "baselines",
+        "method": "embeddings-kmeans",
+        "dataset": "stackoverflow",
+        "seed": 0,
+        "run": "e",
+        "seconds": 1.0,
+        "nmi": 0.7,
+        "ari": 0.5,
+        "purity": 0.7,
+    }
     bench.put_row(store, {**base, "acc": 0.72})
     bench.put_row(store, {**base, "acc": 0.81, "variant": "all-mpnet-base-v2", "encoder": "x/all-mpnet-base-v2"})
     bench.put_row(store, _row("sccl", "stackoverflow", 0.75, "e"))
-    bench.put_row(store, {**_row("sccl", "stackoverflow", 0.85, "e"), "variant": "all-mpnet-base-v2",
-                          "encoder": "x/all-mpnet-base-v2"})
+    bench.put_row(
+        store,
+        {**_row("sccl", "stackoverflow", 0.85, "e"), "variant": "all-mpnet-base-v2", "encoder": "x/all-mpnet-base-v2"},
+    )
     bench.save_store(store)
     md = bench.RESULTS_MD.read_text()
     default_tables, encoders = md.split("## Stronger encoders")
@@ -100,25 +175,51 @@ def test_another_encoder_has_its_own_section_and_stays_out_of_the_default_tables
     assert "| stackoverflow | SCCL | all-mpnet-base-v2 | 85.0 |" in encoders
     assert "| stackoverflow | SCCL | all-MiniLM-L6-v2 | 75.0 |" in encoders
     # the BERTopic way per encoder: MiniLM's from the auto-k section, another encoder's from its baselines run
-    bench.put_row(store, {**base, "section": "auto-k", "method": "bertopic-kmeans", "acc": 0.765, "k_found": 20,
-                          "num_texts": 100, "embed_seconds": 1.0, "true_k_acc": 0.7, "true_k_nmi": 0.7,
-                          "k_true": 20})
-    bench.put_row(store, {**base, "method": "bertopic-kmeans", "acc": 0.83, "variant": "all-mpnet-base-v2",
-                          "encoder": "x/all-mpnet-base-v2"})
+    bench.put_row(
+        store,
+        {
+            **base,
+            "section": "auto-k",
+            "method": "bertopic-kmeans",
+            "acc": 0.765,
+            "k_found": 20,
+            "num_texts": 100,
+            "embed_seconds": 1.0,
+            "true_k_acc": 0.7,
+            "true_k_nmi": 0.7,
+            "k_true": 20,
+        },
+    )
+    bench.put_row(
+        store,
+        {
+            **base,
+            "method": "bertopic-kmeans",
+            "acc": 0.83,
+            "variant": "all-mpnet-base-v2",
+            "encoder": "x/all-mpnet-base-v2",
+        },
+    )
     bench.save_store(store)
     encoders = bench.RESULTS_MD.read_text().split("## Stronger encoders")[1]
     assert "| stackoverflow | BERTopic way, true K | all-MiniLM-L6-v2 | 76.5 |" in encoders
     assert "| stackoverflow | BERTopic way, true K | all-mpnet-base-v2 | 83.0 |" in encoders
 
 
-def test_baselines_with_another_encoder_run_its_kmeans_and_bertopic_way(bench, tiny_encoder_dir, toy_corpus, monkeypatch):
+def test_baselines_with_another_encoder_run_its_kmeans_and_bertopic_way(
+    bench, tiny_encoder_dir, toy_corpus, monkeypatch
+):
     import datasets
 
     import hf_textcluster.data
 
     texts, labels = toy_corpus
-    toy = datasets.Dataset.from_dict({"text": texts, "label": labels}, features=datasets.Features(
-        {"text": datasets.Value("string"), "label": datasets.ClassLabel(names=["a", "b", "c"])}))
+    toy = datasets.Dataset.from_dict(
+        {"text": texts, "label": labels},
+        features=datasets.Features(
+            {"text": datasets.Value("string"), "label": datasets.ClassLabel(names=["a", "b", "c"])}
+        ),
+    )
     monkeypatch.setattr(hf_textcluster.data, "load_benchmark", lambda *args, **kwargs: toy)
     assert main(["baselines", "--datasets", "stackoverflow", "--seeds", "0", "--encoder", str(tiny_encoder_dir)]) == 0
     rows = json.loads(bench.RESULTS_JSON.read_text())["rows"]
@@ -141,7 +242,9 @@ def test_head_or_kmeans_section_counts_the_cells_where_kmeans_after_wins(bench):
     rows = [_row("sccl", "stackoverflow", 0.70, "r"), _row("aecl", "stackoverflow", 0.60, "r")]
     rows[0]["kmeans_acc"], rows[1]["kmeans_acc"] = 0.75, 0.55  # SCCL: +5.0, AECL: -5.0
     md = "\n".join(comparisons.render_head_or_kmeans(rows))
-    assert "| SCCL | stackoverflow | 70.0 | 75.0 | +5.0 |" in md and "| AECL | stackoverflow | 60.0 | 55.0 | -5.0 |" in md
+    assert (
+        "| SCCL | stackoverflow | 70.0 | 75.0 | +5.0 |" in md and "| AECL | stackoverflow | 60.0 | 55.0 | -5.0 |" in md
+    )
     assert "higher ACC in 1 of 2" in md and "largest loss -5.0" in md
     assert "| SCCL | stackoverflow | 70.0 | 75.0 | +5.0 | +0.0 | – | – | 1 |" in md
     rows[1].update(latent_kmeans_acc=0.65, latent_kmeans_nmi=0.6)  # a head in a space of its own
@@ -149,8 +252,9 @@ def test_head_or_kmeans_section_counts_the_cells_where_kmeans_after_wins(bench):
     assert "| AECL | stackoverflow | 60.0 | 55.0 | -5.0 | +0.0 | 65.0 (1) | 60.0 | 1 |" in md
 
 
-def test_rescore_adds_the_metrics_a_kept_model_lacks_and_changes_nothing_stored(bench, tiny_encoder_dir, toy_corpus,
-                                                                                  tmp_path, monkeypatch):
+def test_rescore_adds_the_metrics_a_kept_model_lacks_and_changes_nothing_stored(
+    bench, tiny_encoder_dir, toy_corpus, tmp_path, monkeypatch
+):
     import datasets
 
     import hf_textcluster.training.runs
@@ -159,9 +263,11 @@ def test_rescore_adds_the_metrics_a_kept_model_lacks_and_changes_nothing_stored(
 
     texts, labels = toy_corpus
     monkeypatch.setattr(results, "REPO", tmp_path)
-    monkeypatch.setattr(hf_textcluster.training.runs, "prepare_dataset",
-                        lambda name, augmentation, data_dir=None, seed=0: datasets.Dataset.from_dict(
-                            {"text": texts, "label": labels}))
+    monkeypatch.setattr(
+        hf_textcluster.training.runs,
+        "prepare_dataset",
+        lambda name, augmentation, data_dir=None, seed=0: datasets.Dataset.from_dict({"text": texts, "label": labels}),
+    )
     model = DECCRLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, latent_dim=8)
     model.initialize_clusters(texts)
     stored = {k: v for k, v in evaluate_clusterer(model, texts, labels).items() if not k.startswith("latent_")}
@@ -170,39 +276,73 @@ def test_rescore_adds_the_metrics_a_kept_model_lacks_and_changes_nothing_stored(
         model.save_pretrained(directory)
         (directory / "training_run.json").write_text(json.dumps({"augmentation": None}))
     store = {"runs": {"r": RUN}, "rows": []}
-    rows = [{**_row("deccrl", "stackoverflow", 0.0, "r"), **stored, "seed": 0},
-            {**_row("deccrl", "stackoverflow", 0.0, "r"), **stored, "seed": 1, "acc": stored["acc"] - 0.1},  # not this model
-            {**_row("deccrl", "stackoverflow", 0.0, "r"), **stored, "seed": 2}]  # no kept model
+    rows = [
+        {**_row("deccrl", "stackoverflow", 0.0, "r"), **stored, "seed": 0},
+        {
+            **_row("deccrl", "stackoverflow", 0.0, "r"),
+            **stored,
+            "seed": 1,
+            "acc": stored["acc"] - 0.1,
+        },  # not this model
+        {**_row("deccrl", "stackoverflow", 0.0, "r"), **stored, "seed": 2},
+    ]  # no kept model
     for row in rows:
         bench.put_row(store, row)
     bench.save_store(store)
     args = argparse.Namespace(datasets=["stackoverflow"], seeds=[0, 1, 2], methods=None, data_dir=None)
     rescore.run(args, store, "rescore-1")
     after = {r["seed"]: r for r in json.loads(bench.RESULTS_JSON.read_text())["rows"]}
-    assert after[0] == {**rows[0], **evaluate_clusterer(model, texts, labels, umap_kmeans=True), "rescored": "rescore-1"}
+    assert after[0] == {
+        **rows[0],
+        **evaluate_clusterer(model, texts, labels, umap_kmeans=True),
+        "rescored": "rescore-1",
+    }
     assert "latent_kmeans_acc" in after[0] and "umap_kmeans_acc" in after[0]
     assert after[1] == rows[1] and after[2] == rows[2]
     # a second pass does not score the rescored model again (minutes a model on a real corpus)
     import hf_textcluster.training.trainer
 
-    monkeypatch.setattr(hf_textcluster.training.trainer, "evaluate_clusterer", lambda *a, **k: pytest.fail("scored again"))
-    rescore.run(argparse.Namespace(datasets=["stackoverflow"], seeds=[0], methods=None, data_dir=None),
-                      json.loads(bench.RESULTS_JSON.read_text()), "rescore-2")
+    monkeypatch.setattr(
+        hf_textcluster.training.trainer, "evaluate_clusterer", lambda *a, **k: pytest.fail("scored again")
+    )
+    rescore.run(
+        argparse.Namespace(datasets=["stackoverflow"], seeds=[0], methods=None, data_dir=None),
+        json.loads(bench.RESULTS_JSON.read_text()),
+        "rescore-2",
+    )
 
 
 def test_kmeans_init_section_has_one_column_per_start(bench):
     store = {"runs": {"r": RUN}}
-    rows = [{"section": "kmeans-init", "method": m, "dataset": "stackoverflow", "seed": 0, "run": "r", "k": 20,
-             "acc": acc, "nmi": acc, **({"seconds": 2.0} if m in ("k-means++", "umap") else {})}
-            for m, acc in zip(kmeans_init.KMEANS_INIT_ENTRIES, (0.72, 0.744, 0.753, 0.717, 0.65))]  # no pca FC_e row
+    rows = [
+        {
+            "section": "kmeans-init",
+            "method": m,
+            "dataset": "stackoverflow",
+            "seed": 0,
+            "run": "r",
+            "k": 20,
+            "acc": acc,
+            "nmi": acc,
+            **({"seconds": 2.0} if m in ("k-means++", "umap") else {}),
+        }
+        for m, acc in zip(kmeans_init.KMEANS_INIT_ENTRIES, (0.72, 0.744, 0.753, 0.717, 0.65))
+    ]  # no pca FC_e row
     md = "\n".join(kmeans_init.render(store, rows))
-    assert "| stackoverflow | 20 | 72.0 / 72.0 | 74.4 / 74.4 | 75.3 / 75.3 | 71.7 / 71.7 | 65.0 / 65.0 | – | 2 / 2 | 1 |" in md
+    assert (
+        "| stackoverflow | 20 | 72.0 / 72.0 | 74.4 / 74.4 | 75.3 / 75.3 | 71.7 / 71.7 | 65.0 / 65.0 | – | 2 / 2 | 1 |"
+        in md
+    )
 
 
 def test_train_time_is_a_mean_per_cpu_kind_without_the_runs_another_job_slowed(bench):
-    store = {"runs": {"xeon": {**RUN, "machine": "Intel(R) Xeon(R), AVX512 + AVX512-BF16 + AMX (native bf16), 2 cores"},
-                      "epyc": {**RUN, "machine": "AMD EPYC, AVX2 (no native bf16), 2 cores"},
-                      "zen4": {**RUN, "machine": "AMD EPYC, AVX512 + AVX512-BF16 (native bf16), 2 cores"}}}
+    store = {
+        "runs": {
+            "xeon": {**RUN, "machine": "Intel(R) Xeon(R), AVX512 + AVX512-BF16 + AMX (native bf16), 2 cores"},
+            "epyc": {**RUN, "machine": "AMD EPYC, AVX2 (no native bf16), 2 cores"},
+            "zen4": {**RUN, "machine": "AMD EPYC, AVX512 + AVX512-BF16 (native bf16), 2 cores"},
+        }
+    }
     rows = [_row("sccl", "stackoverflow", 0.7, run) for run in ("xeon", "epyc", "epyc", "zen4")]
     for row, seconds in zip(rows, (300.0, 1000.0, 1600.0, 500.0)):
         row["train_seconds"] = seconds
@@ -211,12 +351,15 @@ def test_train_time_is_a_mean_per_cpu_kind_without_the_runs_another_job_slowed(b
     assert common.train_time(store, rows[2:3]) == "1600† (AVX2)"  # only slowed runs: shown, marked
 
 
-@pytest.mark.parametrize(("capped", "capability", "variant"), [
-    ("AVX2", "AVX2 + AVX512-BF16 + AMX (no native bf16)", "oneDNN capped to AVX2"),
-    (None, "AVX512 + AVX512-BF16 + AMX (native bf16)", ""),  # the first kind measured keeps its rows
-    (None, "AVX512 + AVX512-BF16 (native bf16)", "Native, AVX512 + AVX512-BF16 (native bf16)"),
-    (None, "AVX2 (no native bf16)", "Native, AVX2 (no native bf16)"),
-])
+@pytest.mark.parametrize(
+    ("capped", "capability", "variant"),
+    [
+        ("AVX2", "AVX2 + AVX512-BF16 + AMX (no native bf16)", "oneDNN capped to AVX2"),
+        (None, "AVX512 + AVX512-BF16 + AMX (native bf16)", ""),  # the first kind measured keeps its rows
+        (None, "AVX512 + AVX512-BF16 (native bf16)", "Native, AVX512 + AVX512-BF16 (native bf16)"),
+        (None, "AVX2 (no native bf16)", "Native, AVX2 (no native bf16)"),
+    ],
+)
 def test_speed_rows_of_another_cpu_kind_get_their_own_section(bench, monkeypatch, capped, capability, variant):
     import hf_textcluster.modeling.precision
 
@@ -228,8 +371,9 @@ def test_speed_rows_of_another_cpu_kind_get_their_own_section(bench, monkeypatch
     assert speed.speed_variant() == variant
 
 
-def test_a_method_run_end_to_end_writes_its_row_model_and_tables(bench, tiny_encoder_dir, toy_corpus, tmp_path,
-                                                               monkeypatch):
+def test_a_method_run_end_to_end_writes_its_row_model_and_tables(
+    bench, tiny_encoder_dir, toy_corpus, tmp_path, monkeypatch
+):
     """The smoke run: `python -m training.bench sccl` for 2 steps on a tiny encoder and the toy corpus (standing in for a benchmark):
     one row with the head, k-means after / before and UMAP k-means after, the kept model rescore can use, the tables;
     `--skip-done` then skips it."""
@@ -240,15 +384,40 @@ def test_a_method_run_end_to_end_writes_its_row_model_and_tables(bench, tiny_enc
     texts, labels = toy_corpus
     toy = datasets.Dataset.from_dict(
         {"text": texts, "label": labels, "text_aug1": texts, "text_aug2": texts},
-        features=datasets.Features({"text": datasets.Value("string"), "label": datasets.ClassLabel(names=["a", "b", "c"]),
-                                    "text_aug1": datasets.Value("string"), "text_aug2": datasets.Value("string")}))
+        features=datasets.Features(
+            {
+                "text": datasets.Value("string"),
+                "label": datasets.ClassLabel(names=["a", "b", "c"]),
+                "text_aug1": datasets.Value("string"),
+                "text_aug2": datasets.Value("string"),
+            }
+        ),
+    )
     monkeypatch.setattr(results, "REPO", tmp_path)
     monkeypatch.setattr(hf_textcluster.training.runs, "prepare_dataset", lambda *args, **kwargs: toy)
-    argv = ["sccl", "--datasets", "stackoverflow", "--seeds", "0", "--max-steps", "2", "--training",
-            "per_device_train_batch_size=8", "--encoder", str(tiny_encoder_dir), "--skip-done"]
+    argv = [
+        "sccl",
+        "--datasets",
+        "stackoverflow",
+        "--seeds",
+        "0",
+        "--max-steps",
+        "2",
+        "--training",
+        "per_device_train_batch_size=8",
+        "--encoder",
+        str(tiny_encoder_dir),
+        "--skip-done",
+    ]
     assert main(argv) == 0
     (row,) = [r for r in json.loads(bench.RESULTS_JSON.read_text())["rows"] if r["section"] == "method"]
-    assert (row["method"], row["dataset"], row["seed"], row["steps"], row["batch_size"]) == ("sccl", "stackoverflow", 0, 2, 8)
+    assert (row["method"], row["dataset"], row["seed"], row["steps"], row["batch_size"]) == (
+        "sccl",
+        "stackoverflow",
+        0,
+        2,
+        8,
+    )
     assert row["variant"] == common.encoder_variant(str(tiny_encoder_dir))
     for key in ("acc", "kmeans_acc", "init_kmeans_acc", "umap_kmeans_acc"):
         assert 0 < row[key] <= 1
@@ -288,21 +457,41 @@ def test_verdict_names_a_better_variant_and_leaves_out_other_encoders_and_held_o
     verdict = leaderboard.render_leaderboard([main, variant, mpnet, held_out])[1][0]
     assert verdict.ours == 60.0
     assert (verdict.any_config, verdict.any_config_how) == (80.0, "DEC-MLM w/o MLM, k-means after; 1 seed")
-    assert ("| 80.0 (DEC-MLM w/o MLM, k-means after; 1 seed) | not measured |"
-            in leaderboard.verdict_table([verdict], "dataset")[2])
+    assert (
+        "| 80.0 (DEC-MLM w/o MLM, k-means after; 1 seed) | not measured |"
+        in leaderboard.verdict_table([verdict], "dataset")[2]
+    )
 
 
 def test_verdict_gives_what_train_serves_by_default_for_the_method_whose_choice_scored_best(bench):
     """The served column is the label-free choice's ACC (not the head's nor the oracle's), best method by it, with its
     differences to the strongest baseline and the best reported number."""
-    def scored(method, head, served, oracle):
-        return {**_row(method, "tweet", head, "r"), "partitions": {"head": {"acc": head}},
-                "served_by_default": "kmeans+refined", "served_acc": served, "oracle": "kmeans", "oracle_acc": oracle}
 
-    baseline = {"section": "baselines", "method": "embeddings-kmeans", "dataset": "tweet", "seed": 0, "acc": 0.64,
-                "nmi": 0.8, "run": "r"}
-    rows = [scored("sccl", 0.61, 0.66, 0.70), scored("decmlm", 0.62, 0.68, 0.69), _row("aecl", "tweet", 0.90, "r"),
-            baseline]
+    def scored(method, head, served, oracle):
+        return {
+            **_row(method, "tweet", head, "r"),
+            "partitions": {"head": {"acc": head}},
+            "served_by_default": "kmeans+refined",
+            "served_acc": served,
+            "oracle": "kmeans",
+            "oracle_acc": oracle,
+        }
+
+    baseline = {
+        "section": "baselines",
+        "method": "embeddings-kmeans",
+        "dataset": "tweet",
+        "seed": 0,
+        "acc": 0.64,
+        "nmi": 0.8,
+        "run": "r",
+    }
+    rows = [
+        scored("sccl", 0.61, 0.66, 0.70),
+        scored("decmlm", 0.62, 0.68, 0.69),
+        _row("aecl", "tweet", 0.90, "r"),
+        baseline,
+    ]
     verdict = leaderboard.render_leaderboard(rows)[1][0]
     assert (verdict.served, verdict.served_how) == (68.0, "DEC-MLM; 1 seed")
     assert leaderboard.verdict_table([verdict], "dataset")[2].endswith("| 68.0 (DEC-MLM; 1 seed) | +4.0 | -21.6 |")
@@ -316,7 +505,6 @@ def test_render_rewrites_the_committed_results_page_from_its_store():
 
 def test_each_section_and_each_registered_method_is_a_sub_command():
     from hf_textcluster.models import METHODS
-
     from training.bench.__main__ import SECTIONS, build_parser
 
     parser = build_parser()
@@ -331,21 +519,34 @@ def test_each_section_and_each_registered_method_is_a_sub_command():
 def _scored(method, dataset, seed, accs, served, run="r"):
     """A method row with partition columns: ``accs`` maps candidate -> ACC; the oracle is the best of them."""
     oracle = max(accs, key=accs.get)
-    return {**_row(method, dataset, accs["head"], run), "seed": seed, "selection_criterion": "silhouette",
-            "partitions": {n: {"acc": a, "nmi": a, "selection": 0.1} for n, a in accs.items()},
-            "served_by_default": served, "served_acc": accs[served], "served_nmi": accs[served], "oracle": oracle,
-            "oracle_acc": accs[oracle], "oracle_nmi": accs[oracle], "partitions_seconds": 30.0}
+    return {
+        **_row(method, dataset, accs["head"], run),
+        "seed": seed,
+        "selection_criterion": "silhouette",
+        "partitions": {n: {"acc": a, "nmi": a, "selection": 0.1} for n, a in accs.items()},
+        "served_by_default": served,
+        "served_acc": accs[served],
+        "served_nmi": accs[served],
+        "oracle": oracle,
+        "oracle_acc": accs[oracle],
+        "oracle_nmi": accs[oracle],
+        "partitions_seconds": 30.0,
+    }
 
 
 def test_partitions_section_scores_the_label_free_choice_against_the_oracle(bench):
-    rows = [_scored("sccl", "stackoverflow", 0, {"head": 0.70, "kmeans": 0.75, "kmeans+refined": 0.80}, "kmeans+refined"),
-            _scored("sccl", "stackoverflow", 1, {"head": 0.72, "kmeans": 0.78, "kmeans+refined": 0.76}, "kmeans+refined"),
-            _scored("aecl", "tweet", 0, {"head": 0.60, "kmeans": 0.50, "kmeans+refined": 0.55}, "kmeans")]
+    rows = [
+        _scored("sccl", "stackoverflow", 0, {"head": 0.70, "kmeans": 0.75, "kmeans+refined": 0.80}, "kmeans+refined"),
+        _scored("sccl", "stackoverflow", 1, {"head": 0.72, "kmeans": 0.78, "kmeans+refined": 0.76}, "kmeans+refined"),
+        _scored("aecl", "tweet", 0, {"head": 0.60, "kmeans": 0.50, "kmeans+refined": 0.55}, "kmeans"),
+    ]
     md = "\n".join(partitions.render({"runs": {"r": RUN}}, rows))
     assert "| head ACC | kmeans ACC | kmeans+refined ACC | served ACC |" in md
     # served 80 / 76 against the oracle 80 / 78: one of two seeds hits it, -1.0 on average
-    assert ("| SCCL | stackoverflow | 71.0 ± 1.4 | 76.5 ± 2.1 | 78.0 ± 2.8 | 78.0 ± 2.8 | kmeans+refined | 79.0 ± 1.4 "
-            "| kmeans ×1, kmeans+refined ×1 | -1.0 | 2 |") in md
+    assert (
+        "| SCCL | stackoverflow | 71.0 ± 1.4 | 76.5 ± 2.1 | 78.0 ± 2.8 | 78.0 ± 2.8 | kmeans+refined | 79.0 ± 1.4 "
+        "| kmeans ×1, kmeans+refined ×1 | -1.0 | 2 |"
+    ) in md
     assert "| AECL | tweet | 60.0 | 50.0 | 55.0 | 50.0 | kmeans | 60.0 | head | -10.0 | 1 |" in md
     assert "picks the oracle's partition in 1 of 3 runs" in md and "4.0 points on average" in md
     assert "largest 10.0" in md and "**chosen with labels**" in md
@@ -356,18 +557,36 @@ def test_partitions_section_scores_the_label_free_choice_against_the_oracle(benc
 
 def test_the_leaderboard_sets_what_is_served_beside_the_shallow_baselines_and_their_refined_versions(bench):
     base = {"section": "baselines", "dataset": "stackoverflow", "seed": 0, "run": "r", "nmi": 0.5, "seconds": 1.0}
-    rows = [_scored("sccl", "stackoverflow", 0, {"head": 0.70, "umap_kmeans+refined": 0.85}, "umap_kmeans+refined"),
-            {**base, "method": "embeddings-kmeans", "acc": 0.72},
-            {**base, "method": "embeddings-kmeans+refined", "acc": 0.74, "unrefined_acc": 0.72,
-             "refinement": {"declined": False}},
-            {**base, "section": "auto-k", "method": "bertopic-kmeans", "acc": 0.80, "k_found": 20, "k_true": 20,
-             "num_texts": 100, "true_k_acc": 0.72, "true_k_nmi": 0.5}]
+    rows = [
+        _scored("sccl", "stackoverflow", 0, {"head": 0.70, "umap_kmeans+refined": 0.85}, "umap_kmeans+refined"),
+        {**base, "method": "embeddings-kmeans", "acc": 0.72},
+        {
+            **base,
+            "method": "embeddings-kmeans+refined",
+            "acc": 0.74,
+            "unrefined_acc": 0.72,
+            "refinement": {"declined": False},
+        },
+        {
+            **base,
+            "section": "auto-k",
+            "method": "bertopic-kmeans",
+            "acc": 0.80,
+            "k_found": 20,
+            "k_true": 20,
+            "num_texts": 100,
+            "true_k_acc": 0.72,
+            "true_k_nmi": 0.5,
+        },
+    ]
     md = "\n".join(partitions.render_served_against_baselines(rows))
     assert "| stackoverflow | SCCL | 85.0 (umap_kmeans+refined) | 72.0 | 74.0 | 80.0 | – | +5.0 |" in md
-    assert ("| stackoverflow | MiniLM + k-means, refined | 72.0 | 74.0 | 50.0 | 0 | 1 |"
-            in "\n".join(partitions.render({"runs": {}}, rows)))
-    assert ("| stackoverflow | MiniLM + k-means, refined | 72.0 | 74.0 | 50.0 | 0 | 1 |"
-            in "\n".join(partitions.render({"runs": {}}, rows[1:])))  # refined baselines alone: their table still
+    assert "| stackoverflow | MiniLM + k-means, refined | 72.0 | 74.0 | 50.0 | 0 | 1 |" in "\n".join(
+        partitions.render({"runs": {}}, rows)
+    )
+    assert "| stackoverflow | MiniLM + k-means, refined | 72.0 | 74.0 | 50.0 | 0 | 1 |" in "\n".join(
+        partitions.render({"runs": {}}, rows[1:])
+    )  # refined baselines alone: their table still
     store = {"runs": {"r": RUN}, "rows": []}
     for row in rows:
         bench.put_row(store, row)
@@ -385,14 +604,16 @@ def test_partition_scores_of_a_model_rank_every_candidate_as_served(tiny_encoder
     model.initialize_clusters(texts, random_state=0)
     fields = partitions.partition_scores(model, texts, labels, seed=0)
     assert fields["partitions"]["head"]["acc"] == pytest.approx(
-        __import__("hf_textcluster").training.metrics.clustering_scores(labels, model.predict(texts))["acc"])
+        __import__("hf_textcluster").training.metrics.clustering_scores(labels, model.predict(texts))["acc"]
+    )
     assert set(fields["refinement"]) == {n for n in fields["partitions"] if n.endswith("+refined")}
     assert fields["oracle_acc"] == max(p["acc"] for p in fields["partitions"].values()) >= fields["served_acc"]
     assert fields["served_by_default"] == max(fields["partitions"], key=lambda n: fields["partitions"][n]["selection"])
 
 
-def test_partitions_sub_command_adds_its_columns_to_kept_runs_only(bench, tiny_encoder_dir, toy_corpus, tmp_path,
-                                                                  monkeypatch):
+def test_partitions_sub_command_adds_its_columns_to_kept_runs_only(
+    bench, tiny_encoder_dir, toy_corpus, tmp_path, monkeypatch
+):
     import datasets
 
     import hf_textcluster.training.runs
@@ -401,9 +622,11 @@ def test_partitions_sub_command_adds_its_columns_to_kept_runs_only(bench, tiny_e
 
     texts, labels = toy_corpus
     monkeypatch.setattr(results, "REPO", tmp_path)
-    monkeypatch.setattr(hf_textcluster.training.runs, "prepare_dataset",
-                        lambda name, augmentation, data_dir=None, seed=0: datasets.Dataset.from_dict(
-                            {"text": texts, "label": labels}))
+    monkeypatch.setattr(
+        hf_textcluster.training.runs,
+        "prepare_dataset",
+        lambda name, augmentation, data_dir=None, seed=0: datasets.Dataset.from_dict({"text": texts, "label": labels}),
+    )
     model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
     model.initialize_clusters(texts, random_state=0)
     head = clustering_scores(labels, model.predict(texts))["acc"]
@@ -412,16 +635,21 @@ def test_partitions_sub_command_adds_its_columns_to_kept_runs_only(bench, tiny_e
         model.save_pretrained(directory)
         (directory / "training_run.json").write_text(json.dumps({"augmentation": None}))
     store = {"runs": {"r": RUN}, "rows": []}
-    rows = [{**_row("sccl", "stackoverflow", head, "r"), "seed": 0},
-            {**_row("sccl", "stackoverflow", head - 0.1, "r"), "seed": 1},  # not this model
-            {**_row("sccl", "stackoverflow", head, "r"), "seed": 2}]  # no kept model
+    rows = [
+        {**_row("sccl", "stackoverflow", head, "r"), "seed": 0},
+        {**_row("sccl", "stackoverflow", head - 0.1, "r"), "seed": 1},  # not this model
+        {**_row("sccl", "stackoverflow", head, "r"), "seed": 2},
+    ]  # no kept model
     for row in rows:
         bench.put_row(store, row)
     bench.save_store(store)
     args = argparse.Namespace(datasets=["stackoverflow"], seeds=[0, 1, 2], methods=None, data_dir=None, force=False)
     partitions.run_kept_models(args, store, "partitions-1")
     after = {r["seed"]: r for r in json.loads(bench.RESULTS_JSON.read_text())["rows"]}
-    assert after[0]["partitions"]["head"]["acc"] == after[0]["acc"] == head and after[0]["partitions_run"] == "partitions-1"
+    assert (
+        after[0]["partitions"]["head"]["acc"] == after[0]["acc"] == head
+        and after[0]["partitions_run"] == "partitions-1"
+    )
     assert {k: v for k, v in after[0].items() if k in rows[0]} == rows[0]  # stored numbers unchanged
     assert after[1] == rows[1] and after[2] == rows[2]
     assert "## Which partition to serve" in bench.RESULTS_MD.read_text()
@@ -432,8 +660,13 @@ def test_processes_section_times_each_pass_in_one_and_two_processes(bench, tiny_
 
     corpus = tmp_path / "toy.csv"
     corpus.write_text("text,label\n" + "".join(f"{t},{label}\n" for t, label in zip(*toy_corpus)), encoding="utf-8")
-    args = argparse.Namespace(data_dir=str(tmp_path), dataset=str(corpus), texts=100, encoder=str(tiny_encoder_dir),
-                              work_dir=str(tmp_path / "work"))
+    args = argparse.Namespace(
+        data_dir=str(tmp_path),
+        dataset=str(corpus),
+        texts=100,
+        encoder=str(tiny_encoder_dir),
+        work_dir=str(tmp_path / "work"),
+    )
     store = bench.load_store()
     store["runs"]["p"] = {**RUN, "command": "bench.py processes"}
     processes.run(args, store, "p")
@@ -447,12 +680,16 @@ def test_processes_section_times_each_pass_in_one_and_two_processes(bench, tiny_
 
 
 def test_partitions_section_compares_every_recorded_criterion_on_the_same_runs(bench):
-    rows = [_scored("sccl", "stackoverflow", 0, {"head": 0.70, "kmeans": 0.75, "kmeans+refined": 0.80}, "kmeans+refined"),
-            _scored("aecl", "tweet", 0, {"head": 0.60, "kmeans": 0.50, "kmeans+refined": 0.55}, "kmeans")]
+    rows = [
+        _scored("sccl", "stackoverflow", 0, {"head": 0.70, "kmeans": 0.75, "kmeans+refined": 0.80}, "kmeans+refined"),
+        _scored("aecl", "tweet", 0, {"head": 0.60, "kmeans": 0.50, "kmeans+refined": 0.55}, "kmeans"),
+    ]
     md = "\n".join(partitions.render({"runs": {"r": RUN}}, rows))
     assert "Every criterion's pick" not in md  # rows without the other criteria's values: no table
-    for row, agreement in zip(rows, ({"head": 0.1, "kmeans": 0.3, "kmeans+refined": 0.2},
-                                     {"head": 0.9, "kmeans": 0.1, "kmeans+refined": None})):
+    for row, agreement in zip(
+        rows,
+        ({"head": 0.1, "kmeans": 0.3, "kmeans+refined": 0.2}, {"head": 0.9, "kmeans": 0.1, "kmeans+refined": None}),
+    ):
         for name, part in row["partitions"].items():
             part["selection"] = 1.0 if name == row["served_by_default"] else 0.0
             part["criteria"] = {"agreement": agreement[name]}

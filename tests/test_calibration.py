@@ -13,8 +13,8 @@ from transformers import AutoModel, pipeline
 
 import hf_textcluster  # noqa: F401
 from hf_textcluster import SCCLModel
-from hf_textcluster.modeling.calibration import MIN_CLUSTER_SIZE, QUANTILE_LEVELS
 from hf_textcluster.cli import main
+from hf_textcluster.modeling.calibration import MIN_CLUSTER_SIZE, QUANTILE_LEVELS
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "checkpoints_eef6bf0"
 LEVELS = np.linspace(0, 1, QUANTILE_LEVELS)
@@ -60,8 +60,9 @@ def test_calibration_is_the_direct_recomputation(calibrated, toy_corpus):
         distances[clusters == k] = 1 - unit[clusters == k] @ centre
     for k in range(3):  # clusters too small for their own tail use the pooled distances of all texts
         expected = distances[clusters == k] if sizes[k] >= MIN_CLUSTER_SIZE else distances
-        np.testing.assert_allclose(calibrated.calibration.distance_quantiles[k].numpy(), np.quantile(expected, LEVELS),
-                                   atol=1e-5)
+        np.testing.assert_allclose(
+            calibrated.calibration.distance_quantiles[k].numpy(), np.quantile(expected, LEVELS), atol=1e-5
+        )
 
 
 def test_confidence_is_the_empirical_share_of_calibration_margins(calibrated, toy_corpus):
@@ -90,7 +91,9 @@ def test_outliers_use_their_clusters_calibrated_quantile(calibrated, toy_corpus)
         details = calibrated.predict_with_confidence(texts, outlier_quantile=quantile, precision="fp32")
         distances = 1 - (unit * centres[clusters]).sum(-1)
         np.testing.assert_allclose(details["distance"], distances, atol=1e-5)
-        thresholds = np.array([np.interp(quantile, LEVELS, q) for q in calibrated.calibration.distance_quantiles.numpy()])
+        thresholds = np.array(
+            [np.interp(quantile, LEVELS, q) for q in calibrated.calibration.distance_quantiles.numpy()]
+        )
         np.testing.assert_array_equal(details["is_outlier"], details["distance"] > thresholds[clusters])
         clear = np.abs(distances - thresholds[clusters]) > 1e-5  # a calibration text can sit on its own quantile
         np.testing.assert_array_equal(details["is_outlier"][clear], (distances > thresholds[clusters])[clear])
@@ -103,8 +106,9 @@ def test_flagged_clusters_are_those_beyond_threshold_in_the_pipeline(calibrated_
     details = model.predict_with_confidence(texts, outlier_quantile=0.8)
     clusterer = pipeline("text-clustering", model=str(calibrated_dir))
     results = clusterer(texts, flag_outliers=True, outlier_quantile=0.8)
-    for result, cluster, outlier, confidence in zip(results, details["cluster"], details["is_outlier"],
-                                                    details["confidence"]):
+    for result, cluster, outlier, confidence in zip(
+        results, details["cluster"], details["is_outlier"], details["confidence"]
+    ):
         assert result["confidence"] == pytest.approx(float(confidence), abs=1e-5)
         if outlier:
             assert result["cluster"] == -1 and result["label"] == "outlier"
@@ -129,8 +133,9 @@ def test_checkpoints_from_before_calibration_load_uncalibrated(method, toy_corpu
         model, info = AutoModel.from_pretrained(FIXTURES / method, output_loading_info=True)
     # (transformers' tensor-parallel check lists every layer as "not sharded" when its logger level is WARNING, which
     # earlier tests can leave set; that message is not about calibration)
-    assert not info["missing_keys"] and not any("calibration" in r.getMessage() and "not sharded" not in r.getMessage()
-                                                for r in caplog.records)
+    assert not info["missing_keys"] and not any(
+        "calibration" in r.getMessage() and "not sharded" not in r.getMessage() for r in caplog.records
+    )
     assert not model.is_calibrated and not model.calibration.centres.any()
     with pytest.raises(ValueError, match=r"model\.calibrate\(texts\)"):
         model.predict_with_confidence(["a text"])
@@ -152,8 +157,9 @@ def test_list_path_equals_per_text_path(calibrated_dir, toy_corpus):
         assert len(batched) == len(streamed) == len(texts)
         for a, b in zip(batched, streamed):
             assert set(a) == set(b)
-            assert {k: v for k, v in a.items() if k not in ("score", "confidence")} == \
-                {k: v for k, v in b.items() if k not in ("score", "confidence")}
+            assert {k: v for k, v in a.items() if k not in ("score", "confidence")} == {
+                k: v for k, v in b.items() if k not in ("score", "confidence")
+            }
             assert a["score"] == pytest.approx(b["score"], abs=1e-5)
             assert a["confidence"] == pytest.approx(b["confidence"], abs=1e-4)
         if options:
@@ -162,14 +168,17 @@ def test_list_path_equals_per_text_path(calibrated_dir, toy_corpus):
     assert all(len(row) == 2 and set(row[0]) == {"cluster", "label", "score"} for row in ranked)
 
 
-@pytest.mark.parametrize("options,match", [
-    ({"flag_outliers": "yes"}, "flag_outliers"),
-    ({"flag_outliers": True, "outlier_quantile": 0}, "outlier_quantile"),
-    ({"flag_outliers": True, "outlier_quantile": 1.5}, "outlier_quantile"),
-    ({"flag_outliers": True, "outlier_quantile": True}, "outlier_quantile"),
-    ({"outlier_quantile": 0.9}, "applies with `flag_outliers=True`"),
-    ({"flag_outliers": True, "top_k": 2}, "top_k"),
-])
+@pytest.mark.parametrize(
+    "options,match",
+    [
+        ({"flag_outliers": "yes"}, "flag_outliers"),
+        ({"flag_outliers": True, "outlier_quantile": 0}, "outlier_quantile"),
+        ({"flag_outliers": True, "outlier_quantile": 1.5}, "outlier_quantile"),
+        ({"flag_outliers": True, "outlier_quantile": True}, "outlier_quantile"),
+        ({"outlier_quantile": 0.9}, "applies with `flag_outliers=True`"),
+        ({"flag_outliers": True, "top_k": 2}, "top_k"),
+    ],
+)
 def test_bad_pipeline_options_are_clear_errors(calibrated_dir, options, match):
     clusterer = pipeline("text-clustering", model=str(calibrated_dir))
     for inputs in (["a text"], "a text"):
@@ -209,8 +218,14 @@ def test_trainer_calibrates_at_the_end_of_training(tiny_encoder_dir, toy_corpus,
 
     texts, labels = toy_corpus
     overrides = dict(per_device_train_batch_size=16, bf16=False, save_strategy="no", disable_tqdm=True, max_steps=2)
-    result = train_clusterer("sccl", load_texts(texts, labels), str(tmp_path / "run"), encoder=str(tiny_encoder_dir),
-                             training_overrides={**overrides, "calibration_sample_size": 50}, evaluate=False)
+    result = train_clusterer(
+        "sccl",
+        load_texts(texts, labels),
+        str(tmp_path / "run"),
+        encoder=str(tiny_encoder_dir),
+        training_overrides={**overrides, "calibration_sample_size": 50},
+        evaluate=False,
+    )
     model = AutoModel.from_pretrained(result.output_dir)
     assert model.is_calibrated and model.config.num_calibration_texts == 50
     expected = result.model.calibration.margin_quantiles.clone()
@@ -218,8 +233,14 @@ def test_trainer_calibrates_at_the_end_of_training(tiny_encoder_dir, toy_corpus,
     result.model.calibrate(texts, sample_size=50, random_state=0, precision="fp32")
     torch.testing.assert_close(model.calibration.margin_quantiles, expected)
     torch.testing.assert_close(result.model.calibration.margin_quantiles, expected)
-    off = train_clusterer("sccl", load_texts(texts, labels), str(tmp_path / "off"), encoder=str(tiny_encoder_dir),
-                          training_overrides={**overrides, "calibration_sample_size": 0}, evaluate=False)
+    off = train_clusterer(
+        "sccl",
+        load_texts(texts, labels),
+        str(tmp_path / "off"),
+        encoder=str(tiny_encoder_dir),
+        training_overrides={**overrides, "calibration_sample_size": 0},
+        evaluate=False,
+    )
     assert not off.model.is_calibrated
 
 
@@ -240,20 +261,48 @@ def test_cli_calibrate_then_predict_with_outliers(calibrated, tmp_path, toy_corp
     queries.write_text("\n".join(texts[:6]) + "\n")
     assert main(["predict", "--model", str(model_dir), "--input", str(queries), "--flag-outliers"]) == 2
     assert "hf-textcluster calibrate" in capsys.readouterr().err
-    assert main(["calibrate", "--model", str(model_dir), "--input", str(tmp_path / "train.txt"),
-                 "--sample-size", "100"]) == 0
+    assert (
+        main(["calibrate", "--model", str(model_dir), "--input", str(tmp_path / "train.txt"), "--sample-size", "100"])
+        == 0
+    )
     assert "100 texts" in capsys.readouterr().out
     assert json.loads((model_dir / "config.json").read_text())["num_calibration_texts"] == 100
-    assert main(["predict", "--model", str(model_dir), "--input", str(queries), "--flag-outliers",
-                 "--outlier-quantile", "0.5"]) == 0
+    assert (
+        main(
+            [
+                "predict",
+                "--model",
+                str(model_dir),
+                "--input",
+                str(queries),
+                "--flag-outliers",
+                "--outlier-quantile",
+                "0.5",
+            ]
+        )
+        == 0
+    )
     lines = [json.loads(line) for line in capsys.readouterr().out.strip().splitlines()]
     assert [line["text"] for line in lines] == texts[:6]
     assert all(0 <= line["confidence"] <= 1 for line in lines)
     assert all(line["cluster"] == -1 and line["label"] == "outlier" or "nearest_cluster" not in line for line in lines)
     assert main(["predict", "--model", str(model_dir), "--input", str(queries), "--outlier-quantile", "0.5"]) == 2
     assert "--outlier-quantile applies with --flag-outliers" in capsys.readouterr().err
-    assert main(["predict", "--model", str(model_dir), "--input", str(queries), "--flag-outliers",
-                 "--outlier-quantile", "7"]) == 2
+    assert (
+        main(
+            [
+                "predict",
+                "--model",
+                str(model_dir),
+                "--input",
+                str(queries),
+                "--flag-outliers",
+                "--outlier-quantile",
+                "7",
+            ]
+        )
+        == 2
+    )
     assert "--outlier-quantile" in capsys.readouterr().err
 
 
@@ -263,8 +312,24 @@ def test_cli_recluster_serves_kmeans_on_the_trained_embeddings(tmp_path, toy_cor
     shutil.copytree(FIXTURES / "sccl", model_dir)
     (tmp_path / "train.txt").write_text("\n".join(texts) + "\n")
     expected = AutoModel.from_pretrained(model_dir).initialize_clusters(texts, random_state=3)
-    assert main(["recluster", "--model", str(model_dir), "--input", str(tmp_path / "train.txt"), "--seed", "3",
-                 "--sample-size", "100", "--output-dir", str(tmp_path / "out")]) == 0
+    assert (
+        main(
+            [
+                "recluster",
+                "--model",
+                str(model_dir),
+                "--input",
+                str(tmp_path / "train.txt"),
+                "--seed",
+                "3",
+                "--sample-size",
+                "100",
+                "--output-dir",
+                str(tmp_path / "out"),
+            ]
+        )
+        == 0
+    )
     assert "Re-clustered" in capsys.readouterr().out
     reclustered = AutoModel.from_pretrained(tmp_path / "out")
     np.testing.assert_array_equal(reclustered.predict(texts), expected)

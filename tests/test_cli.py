@@ -9,7 +9,9 @@ from hf_textcluster.cli import main
 
 
 def test_evaluate_a_baseline_on_a_benchmark(data_dir_or_skip, capsys):
-    assert main(["evaluate", "--method", "tfidf-kmeans", "--dataset", "tweet", "--data-dir", str(data_dir_or_skip)]) == 0
+    assert (
+        main(["evaluate", "--method", "tfidf-kmeans", "--dataset", "tweet", "--data-dir", str(data_dir_or_skip)]) == 0
+    )
     out = capsys.readouterr().out
     assert "tfidf-kmeans on tweet (N=2472, K=89" in out and "ACC" in out and "NMI" in out and "time" in out
 
@@ -29,12 +31,37 @@ def test_train_on_a_file_then_predict(tiny_encoder_dir, toy_corpus, tmp_path, ca
     data = tmp_path / "texts.jsonl"
     data.write_text("\n".join(json.dumps({"body": t}) for t in texts))
     out_dir = tmp_path / "model"
-    code = main([
-        "train", "--method", "sccl", "--input", str(data), "--text-column", "body", "--num-clusters", "3",
-        "--encoder", str(tiny_encoder_dir), "--augmentation", "word_deletion", "--output-dir", str(out_dir),
-        "--config", "eta=2.5", "--max_steps", "2", "--per_device_train_batch_size", "8", "--bf16", "false",
-        "--save_strategy", "no", "--disable_tqdm", "true",
-    ])
+    code = main(
+        [
+            "train",
+            "--method",
+            "sccl",
+            "--input",
+            str(data),
+            "--text-column",
+            "body",
+            "--num-clusters",
+            "3",
+            "--encoder",
+            str(tiny_encoder_dir),
+            "--augmentation",
+            "word_deletion",
+            "--output-dir",
+            str(out_dir),
+            "--config",
+            "eta=2.5",
+            "--max_steps",
+            "2",
+            "--per_device_train_batch_size",
+            "8",
+            "--bf16",
+            "false",
+            "--save_strategy",
+            "no",
+            "--disable_tqdm",
+            "true",
+        ]
+    )
     assert code == 0
     run = json.loads((out_dir / "training_run.json").read_text())
     assert run["training_overrides"]["per_device_train_batch_size"] == 8
@@ -81,28 +108,85 @@ def test_held_out_split_is_stratified_and_never_trained_on(tiny_encoder_dir, toy
     data = tmp_path / "texts.csv"
     data.write_text("text,label\n" + "\n".join(f"{t},{y}" for t, y in zip(texts, labels)))
     out_dir = tmp_path / "held"
-    assert main([
-        "train", "--method", "sccl", "--input", str(data), "--num-clusters", "3", "--encoder", str(tiny_encoder_dir),
-        "--label-column", "label", "--augmentation", "word_deletion", "--output-dir", str(out_dir), "--test-size",
-        "0.25", "--max_steps", "1",
-        "--per_device_train_batch_size", "8", "--bf16", "false", "--save_strategy", "no", "--disable_tqdm", "true",
-    ]) == 0
+    assert (
+        main(
+            [
+                "train",
+                "--method",
+                "sccl",
+                "--input",
+                str(data),
+                "--num-clusters",
+                "3",
+                "--encoder",
+                str(tiny_encoder_dir),
+                "--label-column",
+                "label",
+                "--augmentation",
+                "word_deletion",
+                "--output-dir",
+                str(out_dir),
+                "--test-size",
+                "0.25",
+                "--max_steps",
+                "1",
+                "--per_device_train_batch_size",
+                "8",
+                "--bf16",
+                "false",
+                "--save_strategy",
+                "no",
+                "--disable_tqdm",
+                "true",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "Scored on the 30 held-out texts" in out and "cluster head" in out
     run = json.loads((out_dir / "training_run.json").read_text())
     assert (run["num_train_texts"], run["num_test_texts"]) == (90, 30)
     with pytest.raises(SystemExit):
-        main(["train", "--method", "sccl", "--input", str(data), "--num-clusters", "3", "--output-dir",
-              str(out_dir), "--test-size", "many"])
+        main(
+            [
+                "train",
+                "--method",
+                "sccl",
+                "--input",
+                str(data),
+                "--num-clusters",
+                "3",
+                "--output-dir",
+                str(out_dir),
+                "--test-size",
+                "many",
+            ]
+        )
 
 
 def test_a_run_that_would_train_nothing_is_an_error(tiny_encoder_dir, toy_corpus, tmp_path, capsys):
     texts, _ = toy_corpus
     data = tmp_path / "few.txt"
     data.write_text("\n".join(texts[:50]) + "\n")
-    code = main(["train", "--method", "sccl", "--input", str(data), "--num-clusters", "3", "--encoder",
-                 str(tiny_encoder_dir), "--augmentation", "word_deletion", "--output-dir", str(tmp_path / "m"),
-                 "--bf16", "false"])  # the cpu recipe: batch 64, dataloader_drop_last
+    code = main(
+        [
+            "train",
+            "--method",
+            "sccl",
+            "--input",
+            str(data),
+            "--num-clusters",
+            "3",
+            "--encoder",
+            str(tiny_encoder_dir),
+            "--augmentation",
+            "word_deletion",
+            "--output-dir",
+            str(tmp_path / "m"),
+            "--bf16",
+            "false",
+        ]
+    )  # the cpu recipe: batch 64, dataloader_drop_last
     assert code == 2
     err = capsys.readouterr().err
     assert "50 rows" in err and "--per_device_train_batch_size 25" in err and "--dataloader_drop_last false" in err
@@ -113,10 +197,35 @@ def test_a_diverging_run_stops_and_saves_nothing(tiny_encoder_dir, toy_corpus, t
     texts, _ = toy_corpus
     data = tmp_path / "texts.txt"
     data.write_text("\n".join(texts) + "\n")
-    code = main(["train", "--method", "sccl", "--input", str(data), "--num-clusters", "3", "--encoder",
-                 str(tiny_encoder_dir), "--augmentation", "word_deletion", "--output-dir", str(tmp_path / "m"),
-                 "--bf16", "false", "--per_device_train_batch_size", "16", "--max_steps", "6",
-                 "--learning_rate", "1e10", "--head_learning_rate", "1e10", "--save_strategy", "no"])
+    code = main(
+        [
+            "train",
+            "--method",
+            "sccl",
+            "--input",
+            str(data),
+            "--num-clusters",
+            "3",
+            "--encoder",
+            str(tiny_encoder_dir),
+            "--augmentation",
+            "word_deletion",
+            "--output-dir",
+            str(tmp_path / "m"),
+            "--bf16",
+            "false",
+            "--per_device_train_batch_size",
+            "16",
+            "--max_steps",
+            "6",
+            "--learning_rate",
+            "1e10",
+            "--head_learning_rate",
+            "1e10",
+            "--save_strategy",
+            "no",
+        ]
+    )
     assert code == 2
     err = capsys.readouterr().err
     assert "diverged" in err and "learning rate" in err
@@ -134,8 +243,8 @@ def test_non_finite_weights_are_never_saved(tiny_encoder_dir, tmp_path):
     with pytest.raises(ValueError, match="NaN or inf"):
         model.save_pretrained(tmp_path / "bad")
     assert not (tmp_path / "bad" / "model.safetensors").exists()
-    from hf_textcluster.hub.push import check_ready_to_push
     from hf_textcluster.hub.model_card import generate_model_card
+    from hf_textcluster.hub.push import check_ready_to_push
 
     model.config.centroids_initialized = True
     model.tokenizer = object()
@@ -165,8 +274,22 @@ def test_train_arguments_that_would_be_ignored_are_errors(argv, match, tiny_enco
 
     data = tmp_path / "texts.txt"
     data.write_text("\n".join(toy_corpus[0]) + "\n")
-    code = main(["train", "--method", "sccl", "--input", str(data), "--num-clusters", "3", "--encoder",
-                 str(tiny_encoder_dir), "--output-dir", str(tmp_path / "m"), *argv])
+    code = main(
+        [
+            "train",
+            "--method",
+            "sccl",
+            "--input",
+            str(data),
+            "--num-clusters",
+            "3",
+            "--encoder",
+            str(tiny_encoder_dir),
+            "--output-dir",
+            str(tmp_path / "m"),
+            *argv,
+        ]
+    )
     assert code == 2 and re.search(match, capsys.readouterr().err)
 
 
@@ -175,8 +298,20 @@ def test_predict_checks_its_output_before_working(tmp_path, capsys):
     texts.write_text("a text\n")
     assert main(["predict", "--model", str(tmp_path), "--input", str(texts), "--output", str(texts)]) == 2
     assert "would replace your texts" in capsys.readouterr().err and texts.read_text() == "a text\n"
-    assert main(["predict", "--model", str(tmp_path), "--input", str(texts), "--output",
-                 str(tmp_path / "missing" / "out.jsonl")]) == 2
+    assert (
+        main(
+            [
+                "predict",
+                "--model",
+                str(tmp_path),
+                "--input",
+                str(texts),
+                "--output",
+                str(tmp_path / "missing" / "out.jsonl"),
+            ]
+        )
+        == 2
+    )
     assert "does not exist" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["predict", "--model", str(tmp_path), "--input", str(texts), "--top-k", "0"])
@@ -212,9 +347,17 @@ def test_resume_refuses_another_runs_checkpoints_and_skips_incomplete_ones(tiny_
 
     texts, labels = toy_corpus
     out = tmp_path / "run"
-    common = dict(encoder=str(tiny_encoder_dir), evaluate=False,
-                  training_overrides={"max_steps": 2, "per_device_train_batch_size": 16, "bf16": False,
-                                      "save_steps": 1, "disable_tqdm": True})
+    common = dict(
+        encoder=str(tiny_encoder_dir),
+        evaluate=False,
+        training_overrides={
+            "max_steps": 2,
+            "per_device_train_batch_size": 16,
+            "bf16": False,
+            "save_steps": 1,
+            "disable_tqdm": True,
+        },
+    )
     train_clusterer("sccl", load_texts(texts, labels), str(out), **common)
     assert last_complete_checkpoint(str(out)).endswith("checkpoint-2")
     (out / "checkpoint-2" / "trainer_state.json").unlink()  # as if killed while saving
@@ -223,24 +366,35 @@ def test_resume_refuses_another_runs_checkpoints_and_skips_incomplete_ones(tiny_
         train_clusterer("sccl", load_texts(texts[:90], labels[:90]), str(out), **common)
     with pytest.raises(ValueError, match="another run .*num_clusters"):
         train_clusterer("sccl", load_texts(texts, labels), str(out), num_clusters=4, **common)
-    train_clusterer("sccl", load_texts(texts[:90], labels[:90]), str(out), resume=False, overwrite=True,
-                    **common)  # start over, replacing the finished model
+    train_clusterer(
+        "sccl", load_texts(texts[:90], labels[:90]), str(out), resume=False, overwrite=True, **common
+    )  # start over, replacing the finished model
     shutil.rmtree(out)
 
 
 @pytest.mark.parametrize(
     "texts,match",
-    [(["same text"] * 40, "distinct texts \\(1 of 40"),
-     (["Same  text", "same text ", "SAME TEXT\u200b"] * 10, "distinct texts \\(1 of 30"),
-     (["ok text"] * 5 + ["\u200b\u200b"], "item 5 is empty or only whitespace / invisible")],
+    [
+        (["same text"] * 40, "distinct texts \\(1 of 40"),
+        (["Same  text", "same text ", "SAME TEXT\u200b"] * 10, "distinct texts \\(1 of 30"),
+        (["ok text"] * 5 + ["\u200b\u200b"], "item 5 is empty or only whitespace / invisible"),
+    ],
 )
 def test_degenerate_texts_are_errors(texts, match, tiny_encoder_dir, tmp_path):
     from hf_textcluster.data import load_texts
     from hf_textcluster.training.runs import train_clusterer
 
     with pytest.raises(ValueError, match=match):
-        train_clusterer("sccl", load_texts(texts), str(tmp_path / "m"), encoder=str(tiny_encoder_dir), num_clusters=3,
-                        augmentation="word_deletion", evaluate=False, training_overrides={"max_steps": 1})
+        train_clusterer(
+            "sccl",
+            load_texts(texts),
+            str(tmp_path / "m"),
+            encoder=str(tiny_encoder_dir),
+            num_clusters=3,
+            augmentation="word_deletion",
+            evaluate=False,
+            training_overrides={"max_steps": 1},
+        )
 
 
 def test_a_missing_local_path_is_named_as_such(tmp_path, capsys):
@@ -295,9 +449,29 @@ def test_ctrl_c_saves_a_checkpoint_and_the_rerun_resumes(tiny_encoder_dir, toy_c
 
     data = tmp_path / "texts.txt"
     data.write_text("\n".join(toy_corpus[0]) + "\n")
-    argv = ["train", "--method", "sccl", "--input", str(data), "--num-clusters", "3", "--encoder", str(tiny_encoder_dir),
-            "--augmentation", "word_deletion", "--output-dir", str(tmp_path / "m"), "--bf16", "false",
-            "--per_device_train_batch_size", "16", "--max_steps", "4", "--save_steps", "100"]
+    argv = [
+        "train",
+        "--method",
+        "sccl",
+        "--input",
+        str(data),
+        "--num-clusters",
+        "3",
+        "--encoder",
+        str(tiny_encoder_dir),
+        "--augmentation",
+        "word_deletion",
+        "--output-dir",
+        str(tmp_path / "m"),
+        "--bf16",
+        "false",
+        "--per_device_train_batch_size",
+        "16",
+        "--max_steps",
+        "4",
+        "--save_steps",
+        "100",
+    ]
     monkeypatch.setattr(SCCLTrainer, "__init__", init_with_ctrl_c)
     before = signal.getsignal(signal.SIGINT)  # SIG_IGN when pytest itself runs in the background (nohup, &)
     assert main(argv) == 130
@@ -344,10 +518,32 @@ def test_a_signalled_run_rerun_ends_with_the_uninterrupted_weights(signal_name, 
     data.write_text("\n".join(toy_corpus[0]) + "\n")
 
     def command(output_dir):
-        return [sys.executable, "-m", "hf_textcluster.cli", "train", "--method", "sccl", "--input", str(data),
-                "--num-clusters", "3", "--encoder", str(tiny_encoder_dir), "--augmentation", "word_deletion",
-                "--output-dir", str(output_dir), "--bf16", "false", "--per_device_train_batch_size", "16",
-                "--max_steps", "120", "--save_steps", "5"]
+        return [
+            sys.executable,
+            "-m",
+            "hf_textcluster.cli",
+            "train",
+            "--method",
+            "sccl",
+            "--input",
+            str(data),
+            "--num-clusters",
+            "3",
+            "--encoder",
+            str(tiny_encoder_dir),
+            "--augmentation",
+            "word_deletion",
+            "--output-dir",
+            str(output_dir),
+            "--bf16",
+            "false",
+            "--per_device_train_batch_size",
+            "16",
+            "--max_steps",
+            "120",
+            "--save_steps",
+            "5",
+        ]
 
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     straight = subprocess.run(command(tmp_path / "straight"), env=env, capture_output=True, text=True)

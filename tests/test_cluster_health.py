@@ -25,9 +25,21 @@ def test_cluster_health_values():
 def _train(tiny_encoder_dir, toy_corpus, tmp_path, **training):
     texts, labels = toy_corpus
     return train_clusterer(
-        "sccl", load_texts(texts, labels), str(tmp_path), encoder=str(tiny_encoder_dir), augmentation="word_deletion",
-        training_overrides={"per_device_train_batch_size": 16, "bf16": False, "save_strategy": "no", "logging_steps": 1,
-                            "disable_tqdm": True, "max_steps": 10, "health_check_steps": 2, **training},
+        "sccl",
+        load_texts(texts, labels),
+        str(tmp_path),
+        encoder=str(tiny_encoder_dir),
+        augmentation="word_deletion",
+        training_overrides={
+            "per_device_train_batch_size": 16,
+            "bf16": False,
+            "save_strategy": "no",
+            "logging_steps": 1,
+            "disable_tqdm": True,
+            "max_steps": 10,
+            "health_check_steps": 2,
+            **training,
+        },
         evaluate=False,
     )
 
@@ -61,7 +73,9 @@ def test_early_stopping_when_assignments_stop_changing(tiny_encoder_dir, toy_cor
     assert any("Early stopping at step 4" in r.getMessage() for r in caplog.records)
 
 
-@pytest.mark.parametrize("field,value", [("health_check_steps", -1), ("health_sample_size", 1), ("early_stopping_tol", 1.5)])
+@pytest.mark.parametrize(
+    "field,value", [("health_check_steps", -1), ("health_sample_size", 1), ("early_stopping_tol", 1.5)]
+)
 def test_bad_health_arguments(field, value, tmp_path):
     with pytest.raises(ValueError, match=field):
         ClusteringTrainingArguments(output_dir=str(tmp_path), **{field: value})

@@ -31,14 +31,34 @@ def _free_port() -> int:
 
 
 def _environment() -> dict:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
-            "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
+    return {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+        "HF_HUB_OFFLINE": "1",
+        "OMP_NUM_THREADS": "1",
+        "CUDA_VISIBLE_DEVICES": "",
+    }
 
 
 def _launch_two(script: Path, *args: str) -> list[str]:
-    return [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2", "--num_machines",
-            "1", "--mixed_precision", "no", "--dynamo_backend", "no", "--main_process_port", str(_free_port()),
-            str(script), *args]
+    return [
+        sys.executable,
+        "-m",
+        "accelerate.commands.launch",
+        "--multi_gpu",
+        "--num_processes",
+        "2",
+        "--num_machines",
+        "1",
+        "--mixed_precision",
+        "no",
+        "--dynamo_backend",
+        "no",
+        "--main_process_port",
+        str(_free_port()),
+        str(script),
+        *args,
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -74,16 +94,29 @@ def test_two_processes_train_as_one_on_the_same_global_batch(runs, method):
 @pytest.fixture(scope="module")
 def passes(tiny_encoder_dir, tmp_path_factory):
     out = tmp_path_factory.mktemp("passes")
-    for command in ([sys.executable, str(PASSES_SCRIPT), str(out), str(tiny_encoder_dir)],
-                    _launch_two(PASSES_SCRIPT, str(out), str(tiny_encoder_dir))):
+    for command in (
+        [sys.executable, str(PASSES_SCRIPT), str(out), str(tiny_encoder_dir)],
+        _launch_two(PASSES_SCRIPT, str(out), str(tiny_encoder_dir)),
+    ):
         done = subprocess.run(command, env=_environment(), capture_output=True, text=True, timeout=900)
         assert done.returncode == 0, done.stderr[-4000:]
     return out
 
 
-PASSES = ["embeddings", "kmeans_labels", "centroids", "calibration_centres", "calibration_margin_quantiles",
-          "calibration_distance_quantiles", "calibration_cluster_sizes", "recluster_labels", "predict_proba",
-          "dec_targets_init", "dec_targets", "aecl_pseudo_labels"]
+PASSES = [
+    "embeddings",
+    "kmeans_labels",
+    "centroids",
+    "calibration_centres",
+    "calibration_margin_quantiles",
+    "calibration_distance_quantiles",
+    "calibration_cluster_sizes",
+    "recluster_labels",
+    "predict_proba",
+    "dec_targets_init",
+    "dec_targets",
+    "aecl_pseudo_labels",
+]
 
 
 def test_whole_corpus_passes_split_between_two_processes_equal_one_process(passes):
@@ -117,8 +150,14 @@ def test_cli_predict_under_accelerate_launch_equals_one_process(passes):
     outputs = [passes / "cli-1.jsonl", passes / "cli-2.jsonl"]
     arguments = ["predict", "--model", str(model), "--input", str(texts), "--batch-size", "25", "--chunk-size", "70"]
     one = [sys.executable, "-m", "hf_textcluster.cli", *arguments, "--output", str(outputs[0])]
-    two = [*_launch_two(Path("hf_textcluster.cli"))[:-1], "-m", "hf_textcluster.cli", *arguments,
-           "--output", str(outputs[1])]
+    two = [
+        *_launch_two(Path("hf_textcluster.cli"))[:-1],
+        "-m",
+        "hf_textcluster.cli",
+        *arguments,
+        "--output",
+        str(outputs[1]),
+    ]
     for command in (one, two):
         done = subprocess.run(command, env=_environment(), capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr[-4000:]
@@ -135,7 +174,10 @@ def test_batches_are_dealt_out_in_snake_order_so_every_process_gets_long_and_sho
     texts = ["x" * (100 - i) for i in range(95)]  # already longest first: position = rank in the length order
     shares = [shard_rows(texts, 10, SimpleNamespace(num_processes=2, process_index=rank)).tolist() for rank in (0, 1)]
     batches = [sorted({i // 10 for i in share}) for share in shares]
-    assert batches == [[0, 3, 4, 7, 8], [1, 2, 5, 6, 9]]  # 0 | 1, 2 | 3, 4 | 5, ...: balanced, the short last batch once
+    assert batches == [
+        [0, 3, 4, 7, 8],
+        [1, 2, 5, 6, 9],
+    ]  # 0 | 1, 2 | 3, 4 | 5, ...: balanced, the short last batch once
     assert sorted(shares[0] + shares[1]) == list(range(95))
     assert all(share == sorted(share) for share in shares)  # each share in the global length order
     assert shard_rows(texts[:5], 10, SimpleNamespace(num_processes=2, process_index=1)).tolist() == []

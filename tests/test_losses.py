@@ -5,7 +5,12 @@ import math
 import pytest
 import torch
 
-from hf_textcluster.training.losses import dec_kl_loss, dec_target_distribution, instance_contrastive_loss, student_t_assignment
+from hf_textcluster.training.losses import (
+    dec_kl_loss,
+    dec_target_distribution,
+    instance_contrastive_loss,
+    student_t_assignment,
+)
 
 
 def _cos(a, b):
@@ -39,9 +44,9 @@ def test_dec_kl_matches_eq5_6():
     torch.manual_seed(2)
     q = torch.softmax(torch.randn(4, 3), dim=1)
     p = torch.softmax(torch.randn(4, 3), dim=1)
-    expected = sum(
-        sum(float(p[j, k]) * math.log(float(p[j, k]) / float(q[j, k])) for k in range(3)) for j in range(4)
-    ) / 4
+    expected = (
+        sum(sum(float(p[j, k]) * math.log(float(p[j, k]) / float(q[j, k])) for k in range(3)) for j in range(4)) / 4
+    )
     assert dec_kl_loss(p, q).item() == pytest.approx(expected, rel=1e-5)
     assert dec_kl_loss(q, q).item() == pytest.approx(0.0, abs=1e-6)
 
@@ -64,6 +69,8 @@ def test_instance_contrastive_matches_eq1_2(tau):
 def test_instance_contrastive_rewards_aligned_views():
     torch.manual_seed(4)
     z = torch.randn(8, 16)
-    assert instance_contrastive_loss(z, z + 0.01 * torch.randn(8, 16)) < instance_contrastive_loss(z, torch.randn(8, 16))
+    assert instance_contrastive_loss(z, z + 0.01 * torch.randn(8, 16)) < instance_contrastive_loss(
+        z, torch.randn(8, 16)
+    )
     with pytest.raises(ValueError, match="same shape"):
         instance_contrastive_loss(z, z[:4])

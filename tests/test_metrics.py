@@ -67,7 +67,12 @@ def test_compute_metrics_for_trainer_takes_probabilities():
     probs = np.eye(3)[[0, 0, 1, 2]]
     scores = compute_metrics(EvalPrediction(predictions=probs, label_ids=np.array([5, 5, 6, 7])))
     assert scores["acc"] == 1.0 and scores["nmi"] == pytest.approx(1.0)
-    assert set(clustering_scores([0, 1], [1, 0], prefix="kmeans_")) == {"kmeans_acc", "kmeans_nmi", "kmeans_ari", "kmeans_purity"}
+    assert set(clustering_scores([0, 1], [1, 0], prefix="kmeans_")) == {
+        "kmeans_acc",
+        "kmeans_nmi",
+        "kmeans_ari",
+        "kmeans_purity",
+    }
 
 
 def test_bad_metric_input():

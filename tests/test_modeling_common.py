@@ -18,8 +18,8 @@ from transformers.dynamic_module_utils import get_class_from_dynamic_module, get
 
 import hf_textcluster  # noqa: F401
 from hf_textcluster.data import load_texts
-from hf_textcluster.models import METHODS
 from hf_textcluster.hub.remote_code import auto_map, remote_code_files
+from hf_textcluster.models import METHODS
 from hf_textcluster.training.runs import train_clusterer
 
 METHOD_NAMES = sorted(METHODS)
@@ -31,8 +31,12 @@ def _train(method, tiny_encoder_dir, toy_corpus, output_dir, **overrides):
     texts, labels = toy_corpus
     torch.manual_seed(0)
     return train_clusterer(
-        method, load_texts(texts, labels), str(output_dir), encoder=str(tiny_encoder_dir),
-        training_overrides={**TRAIN, "max_steps": 3, **overrides}, evaluate=False,
+        method,
+        load_texts(texts, labels),
+        str(output_dir),
+        encoder=str(tiny_encoder_dir),
+        training_overrides={**TRAIN, "max_steps": 3, **overrides},
+        evaluate=False,
     )
 
 
@@ -43,7 +47,9 @@ def trained(tiny_encoder_dir, toy_corpus, tmp_path_factory):
 
     def get(method):
         if method not in runs:
-            runs[method] = _train(method, tiny_encoder_dir, toy_corpus, tmp_path_factory.mktemp(method) / "run").output_dir
+            runs[method] = _train(
+                method, tiny_encoder_dir, toy_corpus, tmp_path_factory.mktemp(method) / "run"
+            ).output_dir
         return Path(runs[method])
 
     return get
@@ -66,8 +72,9 @@ def test_registry_entry_is_complete(method):
 
 # ----- training, logging, saving, loading ------------------------------------------------------------------------------
 @pytest.mark.parametrize("method", METHOD_NAMES)
-def test_another_encoder_architecture_trains_and_round_trips_or_is_refused_by_name(method, tiny_mpnet_dir, toy_corpus,
-                                                                                   tmp_path):
+def test_another_encoder_architecture_trains_and_round_trips_or_is_refused_by_name(
+    method, tiny_mpnet_dir, toy_corpus, tmp_path
+):
     """MPNet (all-mpnet-base-v2, the stronger pip-shipped encoder): no token type ids, a different attention."""
     if method == "clusterbert":  # TSDAE runs the encoder's architecture as a decoder; transformers has no MPNet one
         with pytest.raises(ValueError, match=r"no decoder version of 'mpnet'.*Pass `encoder=`"):
@@ -76,8 +83,9 @@ def test_another_encoder_architecture_trains_and_round_trips_or_is_refused_by_na
     run_dir = _train(method, tiny_mpnet_dir, toy_corpus, tmp_path / "run", max_steps=1).output_dir
     model = AutoModel.from_pretrained(run_dir)
     assert model.encoder.config.model_type == "mpnet"
-    np.testing.assert_array_equal(model.predict(toy_corpus[0]), METHODS[method].model_class.from_pretrained(run_dir)
-                                  .predict(toy_corpus[0]))
+    np.testing.assert_array_equal(
+        model.predict(toy_corpus[0]), METHODS[method].model_class.from_pretrained(run_dir).predict(toy_corpus[0])
+    )
 
 
 @pytest.mark.parametrize("method", METHOD_NAMES)
@@ -137,7 +145,9 @@ def test_logged_loss_terms_are_the_registered_ones(method, tiny_encoder_dir, toy
     monkeypatch.setattr(transformers.trainer_utils.logger, "warning", lambda message, *a, **k: warned.append(message))
     result = _train(method, tiny_encoder_dir, toy_corpus, tmp_path / "run", max_steps=2)
     assert not [m for m in warned if "PAD/BOS/EOS" in m], warned
-    logged = {key[len("loss_"):] for entry in result.trainer.state.log_history for key in entry if key.startswith("loss_")}
+    logged = {
+        key[len("loss_") :] for entry in result.trainer.state.log_history for key in entry if key.startswith("loss_")
+    }
     assert logged and logged <= set(METHODS[method].loss_terms), logged
 
 
@@ -178,8 +188,13 @@ def test_an_edited_config_that_no_longer_fits_the_weights(method, trained, tmp_p
 
 @pytest.mark.parametrize(
     "bad,error,match",
-    [(None, TypeError, "None"), ("one string", TypeError, "list of strings"), ([], ValueError, "empty"),
-     (["ok", 3], TypeError, "item 1"), (["ok", "  "], ValueError, "1")],
+    [
+        (None, TypeError, "None"),
+        ("one string", TypeError, "list of strings"),
+        ([], ValueError, "empty"),
+        (["ok", 3], TypeError, "item 1"),
+        (["ok", "  "], ValueError, "1"),
+    ],
 )
 @pytest.mark.parametrize("method", METHOD_NAMES)
 def test_predict_rejects_bad_texts(method, trained, bad, error, match):
@@ -217,11 +232,14 @@ def test_an_interrupted_run_resumes_to_the_same_weights(method, tiny_encoder_dir
 
     monkeypatch.setattr(trainer_class, "__init__", init_with_interrupt)
     with pytest.raises(KeyboardInterrupt):
-        _train(method, tiny_encoder_dir, toy_corpus, tmp_path / "resumed", max_steps=4, save_strategy="steps", save_steps=2)
+        _train(
+            method, tiny_encoder_dir, toy_corpus, tmp_path / "resumed", max_steps=4, save_strategy="steps", save_steps=2
+        )
     monkeypatch.setattr(trainer_class, "__init__", original_init)
     assert (tmp_path / "resumed" / "checkpoint-2").is_dir()  # there is something to resume from
-    resumed = _train(method, tiny_encoder_dir, toy_corpus, tmp_path / "resumed", max_steps=4, save_strategy="steps",
-                     save_steps=2)
+    resumed = _train(
+        method, tiny_encoder_dir, toy_corpus, tmp_path / "resumed", max_steps=4, save_strategy="steps", save_steps=2
+    )
     assert resumed.trainer.state.global_step == 4
     for name, tensor in straight.state_dict().items():
         # the calibration is computed from the weights (an encoding pass): their 1e-7 noise reaches it amplified
@@ -262,14 +280,19 @@ def test_remote_code_predicts_like_the_package(method, trained, toy_corpus, tmp_
     assert not any(info[key] for key in ("missing_keys", "unexpected_keys", "mismatched_keys", "error_msgs")), info
     np.testing.assert_array_equal(remote.predict(texts), package.predict(texts))
     np.testing.assert_allclose(remote.predict_proba(texts), package.predict_proba(texts), rtol=1e-6, atol=1e-7)
-    np.testing.assert_allclose(remote.predict_with_confidence(texts)["confidence"],
-                               package.predict_with_confidence(texts)["confidence"], atol=1e-6)
+    np.testing.assert_allclose(
+        remote.predict_with_confidence(texts)["confidence"],
+        package.predict_with_confidence(texts)["confidence"],
+        atol=1e-6,
+    )
     pipeline_class = get_class_from_dynamic_module(config["custom_pipelines"]["text-clustering"]["impl"], str(repo))
     clusterer = pipeline_class(model=remote, tokenizer=remote.tokenizer)
     assert [r["cluster"] for r in clusterer(texts)] == package.predict(texts).tolist()
     # the remote class saves a complete checkpoint back, without the package's card / remote-code options
     remote.save_pretrained(tmp_path / "resaved")
-    np.testing.assert_array_equal(AutoModel.from_pretrained(tmp_path / "resaved").predict(texts), package.predict(texts))
+    np.testing.assert_array_equal(
+        AutoModel.from_pretrained(tmp_path / "resaved").predict(texts), package.predict(texts)
+    )
     with pytest.raises(ValueError, match="need the hf_textcluster package"):
         remote.save_pretrained(tmp_path / "card", model_card=True)
 
@@ -285,8 +308,9 @@ def test_checkpoints_from_before_the_registry_predict_the_same(method):
     assert probs.argmax(-1).tolist() == expected["clusters"]
 
 
-def test_kmeans_init_is_checked_and_starts_the_trainer_from_umap_seeded_kmeans(tiny_encoder_dir, toy_corpus, tmp_path,
-                                                                             monkeypatch):
+def test_kmeans_init_is_checked_and_starts_the_trainer_from_umap_seeded_kmeans(
+    tiny_encoder_dir, toy_corpus, tmp_path, monkeypatch
+):
     pytest.importorskip("umap")
     import hf_textcluster.modeling.modeling_utils
     from hf_textcluster.modeling.kmeans import fit_kmeans

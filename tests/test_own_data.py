@@ -49,26 +49,53 @@ def own_run(tiny_encoder_dir, labelled_csv, tmp_path_factory):
     out_dir = tmp_path_factory.mktemp("runs") / "tickets"
     stdout = io.StringIO()
     with contextlib.redirect_stdout(stdout):
-        code = main([
-            "train", "--method", "sccl", "--input", str(labelled_csv), "--text-column", "body", "--label-column",
-            "team", "--encoder", str(tiny_encoder_dir), "--augmentation", "word_deletion", "--output-dir", str(out_dir),
-            "--max_steps", "2", "--per_device_train_batch_size", "16", "--bf16", "false", "--save_strategy", "no",
-            "--disable_tqdm", "true",
-        ])
+        code = main(
+            [
+                "train",
+                "--method",
+                "sccl",
+                "--input",
+                str(labelled_csv),
+                "--text-column",
+                "body",
+                "--label-column",
+                "team",
+                "--encoder",
+                str(tiny_encoder_dir),
+                "--augmentation",
+                "word_deletion",
+                "--output-dir",
+                str(out_dir),
+                "--max_steps",
+                "2",
+                "--per_device_train_batch_size",
+                "16",
+                "--bf16",
+                "false",
+                "--save_strategy",
+                "no",
+                "--disable_tqdm",
+                "true",
+            ]
+        )
     assert code == 0
     return out_dir, stdout.getvalue()
 
 
 # ----- evaluate --input -------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("suffix,method", [(".csv", "tfidf-kmeans"), (".jsonl", "bow-kmeans"), (".parquet", "tfidf-kmeans")])
+@pytest.mark.parametrize(
+    "suffix,method", [(".csv", "tfidf-kmeans"), (".jsonl", "bow-kmeans"), (".parquet", "tfidf-kmeans")]
+)
 def test_evaluate_a_baseline_on_your_own_labelled_file(suffix, method, toy_corpus, tmp_path, capsys):
     from hf_textcluster.training.baselines import make_baseline
     from hf_textcluster.training.metrics import clustering_scores
 
     texts, labels = toy_corpus
     data = write_labelled(tmp_path / f"tickets{suffix}", texts, labels)
-    assert main(["evaluate", "--input", str(data), "--text-column", "body", "--label-column", "team",
-                 "--method", method]) == 0
+    assert (
+        main(["evaluate", "--input", str(data), "--text-column", "body", "--label-column", "team", "--method", method])
+        == 0
+    )
     header, scores = capsys.readouterr().out.strip().splitlines()[:2]
     assert header.startswith(f"{method} on {data} (N=120, K=3, 3 classes")  # K: the number of distinct labels
     expected = clustering_scores(labels, make_baseline(method, 3, random_state=0).fit_predict(texts))
@@ -76,8 +103,24 @@ def test_evaluate_a_baseline_on_your_own_labelled_file(suffix, method, toy_corpu
 
 
 def test_evaluate_your_file_with_another_k(labelled_csv, capsys):
-    assert main(["evaluate", "--input", str(labelled_csv), "--text-column", "body", "--label-column", "team",
-                 "--method", "tfidf-kmeans", "--num-clusters", "5"]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                "--input",
+                str(labelled_csv),
+                "--text-column",
+                "body",
+                "--label-column",
+                "team",
+                "--method",
+                "tfidf-kmeans",
+                "--num-clusters",
+                "5",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "(N=120, K=5, 3 classes" in out and "ACC" in out and "NMI" in out
 
@@ -85,7 +128,10 @@ def test_evaluate_your_file_with_another_k(labelled_csv, capsys):
 @pytest.mark.parametrize(
     "argv,message",
     [
-        (["--dataset", "tweet", "--input", "{csv}", "--label-column", "team"], "exactly one of --dataset .* or --input"),
+        (
+            ["--dataset", "tweet", "--input", "{csv}", "--label-column", "team"],
+            "exactly one of --dataset .* or --input",
+        ),
         ([], "exactly one of --dataset .* or --input"),
         (["--input", "{csv}", "--text-column", "body"], "evaluate --input needs --label-column .*ACC / NMI"),
         (["--dataset", "tweet", "--label-column", "team"], "--label-column apply to --input"),
@@ -102,8 +148,22 @@ def test_evaluate_input_errors_are_one_clear_line(argv, message, labelled_csv, c
 
 def test_evaluate_a_trained_model_on_your_own_labelled_file(own_run, labelled_csv, capsys):
     out_dir, train_out = own_run
-    assert main(["evaluate", "--model", str(out_dir), "--input", str(labelled_csv), "--text-column", "body",
-                 "--label-column", "team"]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                "--model",
+                str(out_dir),
+                "--input",
+                str(labelled_csv),
+                "--text-column",
+                "body",
+                "--label-column",
+                "team",
+            ]
+        )
+        == 0
+    )
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[0].startswith(f"{out_dir} on {labelled_csv} (N=120, K=3, 3 classes")
     head, kmeans = scores_of(lines[1]), scores_of(lines[2])
@@ -113,8 +173,24 @@ def test_evaluate_a_trained_model_on_your_own_labelled_file(own_run, labelled_cs
     assert trained["cluster head"] == {k: head[k] for k in ("acc", "nmi", "ari")}
     assert trained["k-means on embeddings"] == {k: kmeans[k] for k in ("acc", "nmi", "ari")}
 
-    assert main(["evaluate", "--model", str(out_dir), "--input", str(labelled_csv), "--text-column", "body",
-                 "--label-column", "team", "--num-clusters", "4"]) == 2
+    assert (
+        main(
+            [
+                "evaluate",
+                "--model",
+                str(out_dir),
+                "--input",
+                str(labelled_csv),
+                "--text-column",
+                "body",
+                "--label-column",
+                "team",
+                "--num-clusters",
+                "4",
+            ]
+        )
+        == 2
+    )
     assert "has 3 clusters" in capsys.readouterr().err
 
 
@@ -137,9 +213,14 @@ def test_the_metric_script_loads_offline_and_scores_like_clustering_scores():
     assert list(expected) == ["acc", "nmi", "ari", "purity"]
     named = [TEAMS[r % 3] + str(r) for r in references]  # string classes, integer clusters
     assert load_clustering_metric().compute(predictions=predictions, references=named) == clustering_scores(
-        named, predictions)
+        named, predictions
+    )
     assert load_clustering_metric().compute(predictions=[1, 1, 0], references=[0, 0, 1]) == {
-        "acc": 1.0, "nmi": 1.0, "ari": 1.0, "purity": 1.0}
+        "acc": 1.0,
+        "nmi": 1.0,
+        "ari": 1.0,
+        "purity": 1.0,
+    }
 
 
 def test_the_trainer_evaluation_goes_through_the_metric_with_the_same_keys(tiny_encoder_dir, toy_corpus, monkeypatch):
@@ -156,8 +237,17 @@ def test_the_trainer_evaluation_goes_through_the_metric_with_the_same_keys(tiny_
     monkeypatch.setattr(trainer_module, "load_clustering_metric", lambda: loads.append(1) or load_clustering_metric())
     metrics = trainer_module.evaluate_clusterer(model, texts, labels, random_state=0)
     assert loads == [1]
-    assert list(metrics) == ["clusters_used", "acc", "nmi", "ari", "purity",
-                             "kmeans_acc", "kmeans_nmi", "kmeans_ari", "kmeans_purity"]
+    assert list(metrics) == [
+        "clusters_used",
+        "acc",
+        "nmi",
+        "ari",
+        "purity",
+        "kmeans_acc",
+        "kmeans_nmi",
+        "kmeans_ari",
+        "kmeans_purity",
+    ]
     head = model.predict(texts)
     assert {k: metrics[k] for k in ("acc", "nmi", "ari", "purity")} == pytest.approx(clustering_scores(labels, head))
     assert metrics["clusters_used"] == float(len(np.unique(head)))
@@ -179,8 +269,9 @@ def test_umap_kmeans_scores_the_partition_recluster_umap_serves(tiny_encoder_dir
     with_umap = evaluate_clusterer(model, texts, labels, random_state=0, umap_kmeans=True)
     served = fit_kmeans(model.embed(texts), 3, random_state=0, init="umap").labels_
     assert {k: v for k, v in with_umap.items() if not k.startswith("umap_")} == plain
-    assert {k[len("umap_kmeans_"):]: v for k, v in with_umap.items() if k.startswith("umap_")} == pytest.approx(
-        clustering_scores(labels, served))
+    assert {k[len("umap_kmeans_") :]: v for k, v in with_umap.items() if k.startswith("umap_")} == pytest.approx(
+        clustering_scores(labels, served)
+    )
 
 
 def test_the_metric_script_is_package_data_of_the_wheel():

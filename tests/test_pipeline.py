@@ -50,7 +50,9 @@ def test_batching_keeps_input_order(model_dir, toy_corpus):
     assert [r["cluster"] for r in clusterer(texts, batch_size=8)] == one_by_one
 
 
-@pytest.mark.parametrize("bad,match", [([], "empty"), (["ok", ""], "1"), ([None], "item 0"), ("", "item 0|empty|blank")])
+@pytest.mark.parametrize(
+    "bad,match", [([], "empty"), (["ok", ""], "1"), ([None], "item 0"), ("", "item 0|empty|blank")]
+)
 def test_bad_inputs(model_dir, bad, match):
     clusterer = pipeline("text-clustering", model=str(model_dir))
     with pytest.raises((ValueError, TypeError), match=match):
@@ -69,8 +71,11 @@ def test_a_list_in_one_go_gives_the_per_text_results(model_dir, toy_corpus, monk
     texts = toy_corpus[0][:30]
     calls = []
     cluster_batch = clusterer.model.cluster_batch
-    monkeypatch.setattr(clusterer.model, "cluster_batch",
-                        lambda inputs, *a, **k: calls.append(len(inputs["input_ids"])) or cluster_batch(inputs, *a, **k))
+    monkeypatch.setattr(
+        clusterer.model,
+        "cluster_batch",
+        lambda inputs, *a, **k: calls.append(len(inputs["input_ids"])) or cluster_batch(inputs, *a, **k),
+    )
     batched = clusterer(texts, batch_size=7, top_k=2)
     assert calls == [7, 7, 7, 7, 2], "a list did not go to the model in batches"
     streamed = list(clusterer((t for t in texts), batch_size=7, top_k=2))
@@ -152,8 +157,10 @@ def test_int8_serving_gives_predicts_int8_scores_in_both_paths(model_dir, toy_co
     probs = model.predict_proba(texts, precision="int8")
     alone = [model.predict_proba([t], precision="int8")[0] for t in texts]
     assert type(model.encoder.encoder.layer[0].attention.self.query) is torch.nn.Linear  # not quantized in place
-    for clusterer, options in ((pipeline("text-clustering", model=str(model_dir), precision="int8"), {}),
-                               (pipeline("text-clustering", model=str(model_dir)), {"precision": "int8"})):
+    for clusterer, options in (
+        (pipeline("text-clustering", model=str(model_dir), precision="int8"), {}),
+        (pipeline("text-clustering", model=str(model_dir)), {"precision": "int8"}),
+    ):
         batched = clusterer(texts, **options)
         streamed = list(clusterer((t for t in texts), batch_size=1, **options))
         for r_b, r_s, p, p_alone in zip(batched, streamed, probs, alone):

@@ -40,8 +40,9 @@ def _colours(ax) -> set[tuple]:
 def test_embedding_map_umap_colours_by_label_when_given(tmp_path):
     x, labels = _blobs()
     clusters = np.arange(len(x)) % 5  # 5 clusters that cut across the 3 labels
-    fig = plotting.plot_embedding_map(x, labels=labels, clusters=clusters, label_names=["a", "b", "c"],
-                                      path=tmp_path / "map.png")
+    fig = plotting.plot_embedding_map(
+        x, labels=labels, clusters=clusters, label_names=["a", "b", "c"], path=tmp_path / "map.png"
+    )
     assert isinstance(fig, Figure) and _png(tmp_path / "map.png")
     ax = fig.axes[0]
     assert len(_colours(ax)) == 3  # by label, not by the 5 clusters
@@ -57,8 +58,9 @@ def test_embedding_map_by_cluster_without_labels_and_seeded_sample(tmp_path):
     assert len(ax.collections[0].get_offsets()) == 50 and "50 of 300" in ax.get_title()
     assert len(_colours(ax)) == 5 and "cluster" in ax.get_title()
     again = plotting.plot_embedding_map(x, clusters=clusters, method="pca", sample_size=50)
-    assert np.allclose(np.sort(again.axes[0].collections[0].get_offsets(), axis=0),
-                       np.sort(ax.collections[0].get_offsets(), axis=0))  # same seed, same sample
+    assert np.allclose(
+        np.sort(again.axes[0].collections[0].get_offsets(), axis=0), np.sort(ax.collections[0].get_offsets(), axis=0)
+    )  # same seed, same sample
     assert _png(tmp_path / "m.png")
 
 
@@ -75,8 +77,9 @@ def test_embedding_map_errors():
 def test_maps_before_after_share_the_sample(tmp_path):
     x, labels = _blobs(n_per=20)
     after = x + np.random.default_rng(1).normal(0, 0.5, x.shape).astype(np.float32)
-    fig = plotting.plot_maps_before_after(x, after, labels, method="tsne", sample_size=45, path=tmp_path / "ba.png",
-                                          titles=("before", "after"))
+    fig = plotting.plot_maps_before_after(
+        x, after, labels, method="tsne", sample_size=45, path=tmp_path / "ba.png", titles=("before", "after")
+    )
     assert isinstance(fig, Figure) and _png(tmp_path / "ba.png")
     maps = [ax for ax in fig.axes if ax.collections]
     assert [ax.get_title() for ax in maps] == ["before", "after"]
@@ -87,8 +90,9 @@ def test_maps_before_after_share_the_sample(tmp_path):
 
 def test_cluster_sizes_sorted_with_names(tmp_path):
     clusters = np.array([2] * 5 + [0] * 3 + [1] * 1)
-    fig = plotting.plot_cluster_sizes(clusters, 4, names={0: "oracle", 1: "svn", 2: "excel", 3: "qt"},
-                                      path=tmp_path / "sizes.png")
+    fig = plotting.plot_cluster_sizes(
+        clusters, 4, names={0: "oracle", 1: "svn", 2: "excel", 3: "qt"}, path=tmp_path / "sizes.png"
+    )
     assert isinstance(fig, Figure) and _png(tmp_path / "sizes.png")
     ax = fig.axes[0]
     assert [p.get_height() for p in ax.patches] == [5, 3, 1, 0]
@@ -99,8 +103,17 @@ def test_cluster_sizes_sorted_with_names(tmp_path):
 
 
 def _log_history() -> list[dict]:
-    history = [{"loss": 2.0 - 0.1 * i, "loss_instance": 1.5 - 0.1 * i, "loss_cluster": 0.5, "learning_rate": 1e-5,
-                "step": 10 * (i + 1), "epoch": 0.1 * i} for i in range(5)]
+    history = [
+        {
+            "loss": 2.0 - 0.1 * i,
+            "loss_instance": 1.5 - 0.1 * i,
+            "loss_cluster": 0.5,
+            "learning_rate": 1e-5,
+            "step": 10 * (i + 1),
+            "epoch": 0.1 * i,
+        }
+        for i in range(5)
+    ]
     history[1].update(health_agreement=0.9, health_size_entropy=0.97, health_clusters_used=3.0)
     history[3].update(health_agreement=0.85, health_size_entropy=0.95, health_clusters_used=3.0, health_changed=0.02)
     history.append({"eval_acc": 0.7, "eval_nmi": 0.6, "step": 50, "epoch": 0.5})
@@ -136,15 +149,40 @@ def _results_rows() -> list[dict]:
     rows = []
     for seed, shift in ((0, 0.0), (1, 0.02)):
         for method, acc in (("bow-kmeans", 0.3), ("tfidf-kmeans", 0.5), ("embeddings-kmeans", 0.7)):
-            rows += [{"section": "baselines", "method": method, "dataset": d, "seed": seed, "acc": acc + shift,
-                      "nmi": acc} for d in ("stackoverflow", "agnews")]
-        rows.append({"section": "method", "method": "sccl", "dataset": "stackoverflow", "seed": seed, "variant": "",
-                     "acc": 0.8 + shift, "kmeans_acc": 0.75, "nmi": 0.7, "kmeans_nmi": 0.7, "init_kmeans_acc": 0.7,
-                     "steps": 2, "health": [{"step": 1, "agreement": 0.9, "size_entropy": 0.9, "clusters_used": 3.0},
-                                            {"step": 2, "agreement": 0.8, "size_entropy": 0.9, "clusters_used": 3.0,
-                                             "changed": 0.1}]})
-    rows.append({"section": "method", "method": "sccl", "dataset": "stackoverflow", "seed": 0, "variant": "w/o x",
-                 "acc": 0.1, "kmeans_acc": 0.1})
+            rows += [
+                {"section": "baselines", "method": method, "dataset": d, "seed": seed, "acc": acc + shift, "nmi": acc}
+                for d in ("stackoverflow", "agnews")
+            ]
+        rows.append(
+            {
+                "section": "method",
+                "method": "sccl",
+                "dataset": "stackoverflow",
+                "seed": seed,
+                "variant": "",
+                "acc": 0.8 + shift,
+                "kmeans_acc": 0.75,
+                "nmi": 0.7,
+                "kmeans_nmi": 0.7,
+                "init_kmeans_acc": 0.7,
+                "steps": 2,
+                "health": [
+                    {"step": 1, "agreement": 0.9, "size_entropy": 0.9, "clusters_used": 3.0},
+                    {"step": 2, "agreement": 0.8, "size_entropy": 0.9, "clusters_used": 3.0, "changed": 0.1},
+                ],
+            }
+        )
+    rows.append(
+        {
+            "section": "method",
+            "method": "sccl",
+            "dataset": "stackoverflow",
+            "seed": 0,
+            "variant": "w/o x",
+            "acc": 0.1,
+            "kmeans_acc": 0.1,
+        }
+    )
     rows.append({"section": "speed", "method": "sccl", "dataset": "stackoverflow", "seed": None, "variant": ""})
     return rows
 
@@ -198,26 +236,55 @@ def trained_dir(tiny_encoder_dir, toy_corpus, tmp_path_factory) -> Path:
 
     texts, labels = toy_corpus
     out_dir = tmp_path_factory.mktemp("runs") / "sccl-stackoverflow-seed0"
-    train_clusterer("sccl", load_texts(texts, labels), str(out_dir), encoder=str(tiny_encoder_dir),
-                    augmentation="word_deletion", evaluate=False,
-                    training_overrides={"max_steps": 2, "per_device_train_batch_size": 16, "bf16": False,
-                                        "save_strategy": "no", "disable_tqdm": True})
+    train_clusterer(
+        "sccl",
+        load_texts(texts, labels),
+        str(out_dir),
+        encoder=str(tiny_encoder_dir),
+        augmentation="word_deletion",
+        evaluate=False,
+        training_overrides={
+            "max_steps": 2,
+            "per_device_train_batch_size": 16,
+            "bf16": False,
+            "save_strategy": "no",
+            "disable_tqdm": True,
+        },
+    )
     return out_dir
 
 
 def _texts_file(tmp_path: Path, toy_corpus) -> Path:
     texts, labels = toy_corpus
     path = tmp_path / "texts.jsonl"
-    path.write_text("\n".join(json.dumps({"body": t, "topic": ["sql", "code", "apps"][y]})
-                              for t, y in zip(texts, labels)))
+    path.write_text(
+        "\n".join(json.dumps({"body": t, "topic": ["sql", "code", "apps"][y]}) for t, y in zip(texts, labels))
+    )
     return path
 
 
 def test_cli_plot_writes_map_by_cluster_and_label_with_sizes(trained_dir, toy_corpus, tmp_path, capsys):
     data = _texts_file(tmp_path, toy_corpus)
     output = tmp_path / "map.png"
-    code = main(["plot", "--model", str(trained_dir), "--input", str(data), "--text-column", "body",
-                 "--label-column", "topic", "--method", "pca", "--sample-size", "100", "--output", str(output)])
+    code = main(
+        [
+            "plot",
+            "--model",
+            str(trained_dir),
+            "--input",
+            str(data),
+            "--text-column",
+            "body",
+            "--label-column",
+            "topic",
+            "--method",
+            "pca",
+            "--sample-size",
+            "100",
+            "--output",
+            str(output),
+        ]
+    )
     assert code == 0
     assert _png(output)
     out = capsys.readouterr().out
@@ -237,8 +304,13 @@ def test_cli_plot_without_labels_draws_one_map(trained_dir, toy_corpus, tmp_path
 @pytest.mark.parametrize("case", ["no model folder", "no texts file", "bad suffix", "no output folder", "label column"])
 def test_cli_plot_errors_are_one_line(case, trained_dir, toy_corpus, tmp_path, capsys):
     data = _texts_file(tmp_path, toy_corpus)
-    args = {"--model": str(trained_dir), "--input": str(data), "--text-column": "body",
-            "--output": str(tmp_path / "m.png"), "--method": "pca"}
+    args = {
+        "--model": str(trained_dir),
+        "--input": str(data),
+        "--text-column": "body",
+        "--output": str(tmp_path / "m.png"),
+        "--method": "pca",
+    }
     expected = {
         "no model folder": ("--model", str(tmp_path / "missing"), "no such folder"),
         "no texts file": ("--input", str(tmp_path / "missing.csv"), "Text file not found"),
@@ -279,8 +351,20 @@ def test_figures_script_on_a_tiny_fake_benchmark(figures, trained_dir, toy_corpu
     results.write_text(json.dumps({"rows": _results_rows(), "runs": {}}))
     out_dir = tmp_path / "docs"
     out_dir.mkdir()
-    argv = ["--run-dir", str(trained_dir), "--data-dir", str(data_dir), "--results", str(results),
-            "--output-dir", str(out_dir), "--sample-size", "60", "--projection", "pca"]
+    argv = [
+        "--run-dir",
+        str(trained_dir),
+        "--data-dir",
+        str(data_dir),
+        "--results",
+        str(results),
+        "--output-dir",
+        str(out_dir),
+        "--sample-size",
+        "60",
+        "--projection",
+        "pca",
+    ]
     assert figures.main(argv) == 0
     out = capsys.readouterr().out
     for name in ("map_sccl_stackoverflow.png", "training_sccl_stackoverflow.png", "leaderboard_acc.png"):

@@ -90,9 +90,14 @@ def trained_tiny_run(tiny_encoder_dir, toy_corpus, tmp_path):
     from hf_textcluster.training.runs import train_clusterer
 
     texts, labels = toy_corpus
-    train_clusterer("sccl", load_texts(texts, labels), str(tmp_path / "run"), encoder=str(tiny_encoder_dir),
-                    training_overrides={"max_steps": 1, "per_device_train_batch_size": 16, "bf16": False,
-                                        "save_strategy": "no"}, evaluate=True)
+    train_clusterer(
+        "sccl",
+        load_texts(texts, labels),
+        str(tmp_path / "run"),
+        encoder=str(tiny_encoder_dir),
+        training_overrides={"max_steps": 1, "per_device_train_batch_size": 16, "bf16": False, "save_strategy": "no"},
+        evaluate=True,
+    )
     return tmp_path / "run"
 
 

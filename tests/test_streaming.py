@@ -10,9 +10,9 @@ from transformers import pipeline
 
 import hf_textcluster  # noqa: F401
 from hf_textcluster import SCCLModel
+from hf_textcluster.apps.streaming import PROGRESS_SUFFIX, predict_file, predict_iter, text_chunks
 from hf_textcluster.data import load_texts
 from hf_textcluster.modeling.kmeans import fit_kmeans
-from hf_textcluster.apps.streaming import PROGRESS_SUFFIX, predict_file, predict_iter, text_chunks
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +100,13 @@ class _Crashes:
     """A clusterer that fails on its n-th call, as a killed process would stop."""
 
     def __init__(self, clusterer, fail_on_call):
-        self.clusterer, self.model, self.fail_on_call, self.calls, self.texts_seen = clusterer, clusterer.model, fail_on_call, 0, 0
+        self.clusterer, self.model, self.fail_on_call, self.calls, self.texts_seen = (
+            clusterer,
+            clusterer.model,
+            fail_on_call,
+            0,
+            0,
+        )
 
     def __call__(self, texts, **kwargs):
         self.calls += 1

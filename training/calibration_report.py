@@ -61,17 +61,21 @@ def main(argv: list[str] | None = None) -> int:
     dataset = load_text_file(args.data, label_column="label")
     texts, labels = list(dataset["text"]), np.asarray(dataset["label"])
     if args.calibration_size + args.eval_size > len(texts):
-        raise SystemExit(f"error: {args.calibration_size} + {args.eval_size} texts asked, {args.data} has {len(texts)}.")
+        raise SystemExit(
+            f"error: {args.calibration_size} + {args.eval_size} texts asked, {args.data} has {len(texts)}."
+        )
     order = np.random.default_rng(args.seed).permutation(len(texts))
     calibration_rows = order[: args.calibration_size]
     eval_rows = order[args.calibration_size : args.calibration_size + args.eval_size]
 
     model = load_clusterer(args.model)
-    model.calibrate([texts[i] for i in calibration_rows], sample_size=None, batch_size=args.batch_size,
-                    show_progress_bar=False)
+    model.calibrate(
+        [texts[i] for i in calibration_rows], sample_size=None, batch_size=args.batch_size, show_progress_bar=False
+    )
     # every text once: the clusters of all texts for the matching, and the confidences / distances of the held-out ones
-    base = model.predict_with_confidence(texts, outlier_quantile=args.outlier_quantiles[0], batch_size=args.batch_size,
-                                         show_progress_bar=False)
+    base = model.predict_with_confidence(
+        texts, outlier_quantile=args.outlier_quantiles[0], batch_size=args.batch_size, show_progress_bar=False
+    )
     thresholds = {q: model.calibration.thresholds(q).numpy() for q in args.outlier_quantiles}
     mapping = best_cluster_to_class_mapping(labels, base["cluster"])
     mapped = np.asarray([mapping.get(int(c), -1) for c in base["cluster"]])
@@ -95,17 +99,24 @@ def main(argv: list[str] | None = None) -> int:
     bins = np.minimum((confidence * 10).astype(int), 9)
     for b in range(10):
         rows = bins == b
-        lines.append(f"| {b / 10:.1f}–{(b + 1) / 10:.1f} | {rows.sum():,} | {accuracy(correct[rows])} | "
-                     f"{score[rows].mean() if rows.any() else float('nan'):.3f} | "
-                     f"{confidence[rows].mean() if rows.any() else float('nan'):.2f} |")
+        lines.append(
+            f"| {b / 10:.1f}–{(b + 1) / 10:.1f} | {rows.sum():,} | {accuracy(correct[rows])} | "
+            f"{score[rows].mean() if rows.any() else float('nan'):.3f} | "
+            f"{confidence[rows].mean() if rows.any() else float('nan'):.2f} |"
+        )
     lines += ["", "| `outlier_quantile` | flagged | ACC % kept | ACC % flagged |", "|---|---:|---:|---:|"]
     for q in args.outlier_quantiles:
         flagged = distance > thresholds[q][clusters]
-        lines.append(f"| {q} | {flagged.sum():,} ({100 * flagged.mean():.1f}%) | {accuracy(correct[~flagged])} | "
-                     f"{accuracy(correct[flagged])} |")
-    lines += ["", f"Command: `python {shlex.join(['training/calibration_report.py', *sys.argv[1:]])}` · CPU: "
-              f"{cpu_model()}, {args.threads} torch thread(s) · wall time {seconds:.0f}s (both encoding passes "
-              f"included: {len(calibration_rows):,} + {len(texts):,} texts)."]
+        lines.append(
+            f"| {q} | {flagged.sum():,} ({100 * flagged.mean():.1f}%) | {accuracy(correct[~flagged])} | "
+            f"{accuracy(correct[flagged])} |"
+        )
+    lines += [
+        "",
+        f"Command: `python {shlex.join(['training/calibration_report.py', *sys.argv[1:]])}` · CPU: "
+        f"{cpu_model()}, {args.threads} torch thread(s) · wall time {seconds:.0f}s (both encoding passes "
+        f"included: {len(calibration_rows):,} + {len(texts):,} texts).",
+    ]
     print("\n".join(lines))
     return 0
 

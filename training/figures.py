@@ -48,7 +48,11 @@ def _read_json(path: Path) -> dict | None:
 def _result_row(results: dict | None, method: str, dataset: str, seed: int) -> dict | None:
     for row in (results or {}).get("rows", []):
         if (row.get("section"), row.get("method"), row.get("dataset"), row.get("seed"), row.get("variant") or "") == (
-            "method", method, dataset, seed, ""
+            "method",
+            method,
+            dataset,
+            seed,
+            "",
         ):
             return row
     return None
@@ -78,13 +82,15 @@ def make_map(args, run_dir: Path, run_info: dict | None, row: dict | None) -> st
     import numpy as np
 
     from hf_textcluster import TextClusteringPreTrainedModel, get_method
+    from hf_textcluster.apps.plotting import plot_maps_before_after, sample_indices
     from hf_textcluster.data import load_benchmark
     from hf_textcluster.training.runs import load_clusterer
-    from hf_textcluster.apps.plotting import plot_maps_before_after, sample_indices
 
     if not (run_dir / "config.json").is_file():
-        raise FileNotFoundError(f"no trained model in {run_dir} (no config.json): train it first, e.g. `python "
-                                f"python -m training.bench {args.method} --datasets {args.dataset} --seeds {args.seed}`.")
+        raise FileNotFoundError(
+            f"no trained model in {run_dir} (no config.json): train it first, e.g. `python "
+            f"python -m training.bench {args.method} --datasets {args.dataset} --seeds {args.seed}`."
+        )
     if run_info and run_info.get("dataset") not in (None, args.dataset):
         raise ValueError(f"{run_dir} was trained on {run_info['dataset']!r}, not --dataset {args.dataset!r}.")
     dataset = load_benchmark(args.dataset, data_dir=args.data_dir)
@@ -97,8 +103,11 @@ def make_map(args, run_dir: Path, run_info: dict | None, row: dict | None) -> st
     encoder, encoder_note = _before_encoder(run_info)
     config = trained.config
     before_model = TextClusteringPreTrainedModel.from_encoder_pretrained(
-        encoder, num_clusters=config.num_clusters, pooling=config.pooling,
-        normalize_embeddings=config.normalize_embeddings, max_length=config.max_length,
+        encoder,
+        num_clusters=config.num_clusters,
+        pooling=config.pooling,
+        normalize_embeddings=config.normalize_embeddings,
+        max_length=config.max_length,
     )
     before = before_model.embed(sample, show_progress_bar=False)
     del before_model
@@ -110,19 +119,29 @@ def make_map(args, run_dir: Path, run_info: dict | None, row: dict | None) -> st
     steps = f", {row['steps']} steps" if row and row.get("steps") else ""
     scores = ""
     if row and "init_kmeans_acc" in row and "kmeans_acc" in row:
-        scores = (f"\nk-means on these embeddings (all texts): ACC {100 * row['init_kmeans_acc']:.1f} before, "
-                  f"{100 * row['kmeans_acc']:.1f} after; the trained head: ACC {100 * row['acc']:.1f}")
+        scores = (
+            f"\nk-means on these embeddings (all texts): ACC {100 * row['init_kmeans_acc']:.1f} before, "
+            f"{100 * row['kmeans_acc']:.1f} after; the trained head: ACC {100 * row['acc']:.1f}"
+        )
     path = Path(args.output_dir) / f"map_{args.method}_{args.dataset}.png"
     projection = {"umap": "UMAP", "tsne": "t-SNE", "pca": "PCA"}[args.projection]
     shown = f"{len(rows):,} of {len(texts):,}" if len(rows) < len(texts) else f"{len(texts):,}"
     plot_maps_before_after(
-        before, after, labels=labels[rows], label_names=dataset.features["label"].names, sample_size=None,
-        method=args.projection, random_state=args.random_state, path=path,
+        before,
+        after,
+        labels=labels[rows],
+        label_names=dataset.features["label"].names,
+        sample_size=None,
+        method=args.projection,
+        random_state=args.random_state,
+        path=path,
         titles=(f"before: {_encoder_label(encoder_note)} (pretrained)", f"after: {name} (seed {args.seed}{steps})"),
         suptitle=f"{args.dataset}: {projection} of {shown} texts, coloured by their true label{scores}",
     )
-    return (f"wrote {path}: {projection} of {shown} {args.dataset} texts, encoder {encoder_note} before vs "
-            f"{run_dir} after, coloured by true label")
+    return (
+        f"wrote {path}: {projection} of {shown} {args.dataset} texts, encoder {encoder_note} before vs "
+        f"{run_dir} after, coloured by true label"
+    )
 
 
 def find_log_history(run_dir: Path, run_info: dict | None, row: dict | None) -> tuple[list[dict] | None, str]:
@@ -136,12 +155,18 @@ def find_log_history(run_dir: Path, run_info: dict | None, row: dict | None) -> 
     if run_info and isinstance(run_info.get("log_history"), list):
         return run_info["log_history"], "training_run.json's log_history"
     if row and row.get("health"):
-        history = [{"step": entry["step"], **{f"health_{k}": v for k, v in entry.items() if k != "step"}}
-                   for entry in row["health"]]
-        return history, ("the cluster health checks stored in results.json only (no losses: the run was saved with "
-                         "save_strategy='no', without trainer_state.json)")
-    return None, ("no log history: the run has no trainer_state.json (saved with save_strategy='no'), its "
-                  "training_run.json holds no log_history and results.json no health checks for it")
+        history = [
+            {"step": entry["step"], **{f"health_{k}": v for k, v in entry.items() if k != "step"}}
+            for entry in row["health"]
+        ]
+        return history, (
+            "the cluster health checks stored in results.json only (no losses: the run was saved with "
+            "save_strategy='no', without trainer_state.json)"
+        )
+    return None, (
+        "no log history: the run has no trainer_state.json (saved with save_strategy='no'), its "
+        "training_run.json holds no log_history and results.json no health checks for it"
+    )
 
 
 def make_curves(args, run_dir: Path, run_info: dict | None, row: dict | None) -> str:
@@ -166,8 +191,11 @@ def make_leaderboard(args, results: dict | None) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n\n", 1)[1],
+    )
     parser.add_argument("--method", default="sccl", help="The benchmarked method whose run is drawn (default: sccl).")
     parser.add_argument("--dataset", default="stackoverflow", help="The corpus (default: stackoverflow).")
     parser.add_argument("--seed", type=int, default=0, help="The run's training seed (default 0).")
@@ -178,10 +206,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--metric", default="acc", choices=["acc", "nmi"], help="Of the leaderboard (default acc).")
     parser.add_argument("--results", default=str(REPO / "docs" / "results.json"))
     parser.add_argument("--output-dir", default=str(REPO / "docs"))
-    parser.add_argument("--data-dir", default=_default_data_dir(),
-                        help="Folder with <dataset>.csv (default: $HF_TEXTCLUSTER_DATA_DIR or ../shared/data).")
-    parser.add_argument("--only", nargs="+", choices=["map", "curves", "leaderboard"],
-                        default=["map", "curves", "leaderboard"], help="Make only these pictures.")
+    parser.add_argument(
+        "--data-dir",
+        default=_default_data_dir(),
+        help="Folder with <dataset>.csv (default: $HF_TEXTCLUSTER_DATA_DIR or ../shared/data).",
+    )
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=["map", "curves", "leaderboard"],
+        default=["map", "curves", "leaderboard"],
+        help="Make only these pictures.",
+    )
     args = parser.parse_args(argv)
 
     if not Path(args.output_dir).is_dir():
@@ -192,9 +228,11 @@ def main(argv: list[str] | None = None) -> int:
     row = _result_row(results, args.method, args.dataset, args.seed)
 
     failures = 0
-    steps = {"leaderboard": lambda: make_leaderboard(args, results),
-             "curves": lambda: make_curves(args, run_dir, run_info, row),
-             "map": lambda: make_map(args, run_dir, run_info, row)}
+    steps = {
+        "leaderboard": lambda: make_leaderboard(args, results),
+        "curves": lambda: make_curves(args, run_dir, run_info, row),
+        "map": lambda: make_map(args, run_dir, run_info, row),
+    }
     for name in ("leaderboard", "curves", "map"):  # the quick ones first
         if name not in args.only:
             continue

@@ -25,8 +25,10 @@ DEMO_SHOWN = 5
 
 def _row(name: str, scores: dict, seconds: float | None = None) -> str:
     took = f"   ({seconds:.0f}s)" if seconds is not None else ""
-    return (f"  {name:<40} ACC {100 * scores['acc']:5.1f}   NMI {100 * scores['nmi']:5.1f}   "
-            f"ARI {100 * scores['ari']:5.1f}{took}")
+    return (
+        f"  {name:<40} ACC {100 * scores['acc']:5.1f}   NMI {100 * scores['nmi']:5.1f}   "
+        f"ARI {100 * scores['ari']:5.1f}{took}"
+    )
 
 
 def run_demo(
@@ -47,19 +49,29 @@ def run_demo(
     steps = max_steps or DEMO_STEPS
     output_dir = output_dir or f"runs/demo-{method}-{DEMO_DATASET}"
     family = load_recipe(method, "cpu", DEMO_DATASET).get("augmentation") if spec.uses_augmented_views else None
-    dataset = load_benchmark(DEMO_DATASET, data_dir=data_dir, augmentation=family if family in AUGMENTATION_FAMILIES else None)
+    dataset = load_benchmark(
+        DEMO_DATASET, data_dir=data_dir, augmentation=family if family in AUGMENTATION_FAMILIES else None
+    )
     num_texts = min(num_texts or DEMO_NUM_TEXTS, len(dataset))
     dataset = dataset.shuffle(seed=seed).select(range(num_texts))
     texts, labels = list(dataset["text"]), np.asarray(dataset["label"])
     label_names = dataset.features["label"].names
-    print(f"Clustering {num_texts:,} StackOverflow question titles (a random sample of the corpus) into "
-          f"{len(label_names)} clusters with {spec.display_name}; labels are used only to score.\n")
+    print(
+        f"Clustering {num_texts:,} StackOverflow question titles (a random sample of the corpus) into "
+        f"{len(label_names)} clusters with {spec.display_name}; labels are used only to score.\n"
+    )
 
     start = time.perf_counter()
     result = train_clusterer(
-        method, dataset, output_dir, recipe="cpu", seed=seed,
+        method,
+        dataset,
+        output_dir,
+        recipe="cpu",
+        seed=seed,
         training_overrides={"max_steps": steps, "save_strategy": "no", "logging_steps": 10},
-        resume=False, evaluate=False, overwrite=True,  # the demo folder holds the last demo
+        resume=False,
+        evaluate=False,
+        overwrite=True,  # the demo folder holds the last demo
     )
     model, trainer = result.model, result.trainer
     train_seconds = time.perf_counter() - start
@@ -75,40 +87,70 @@ def run_demo(
 
     print(f"\nResults on the {num_texts:,} texts (higher is better):")
     print(_row("MiniLM embeddings + k-means (before)", clustering_scores(labels, trainer.initial_kmeans_labels)))
-    print(_row(f"{spec.display_name} ({steps} steps x {trainer.args.per_device_train_batch_size}): served ({served})",
-               clustering_scores(labels, served_clusters), train_seconds))
-    print(_row(f"{spec.display_name}: k-means on its embeddings", clustering_scores(labels, kmeans_trained), eval_seconds))
+    print(
+        _row(
+            f"{spec.display_name} ({steps} steps x {trainer.args.per_device_train_batch_size}): served ({served})",
+            clustering_scores(labels, served_clusters),
+            train_seconds,
+        )
+    )
+    print(
+        _row(f"{spec.display_name}: k-means on its embeddings", clustering_scores(labels, kmeans_trained), eval_seconds)
+    )
 
     start = time.perf_counter()
-    summaries = cluster_summaries(texts, probs, confidence=outputs.get("confidence"), distance=outputs.get("distance"),
-                                  is_outlier=outputs.get("is_outlier"))
+    summaries = cluster_summaries(
+        texts,
+        probs,
+        confidence=outputs.get("confidence"),
+        distance=outputs.get("distance"),
+        is_outlier=outputs.get("is_outlier"),
+    )
     keywords = {s["cluster"]: s["keywords"] for s in summaries}  # c-TF-IDF once, for the report too
     report_path = render_report(
-        texts, probs, embeddings, os.path.join(output_dir, "report.html"), confidence=outputs.get("confidence"),
-        distance=outputs.get("distance"), is_outlier=outputs.get("is_outlier"), labels=labels,
-        label_names=label_names, keywords=keywords, calibrated=model.is_calibrated, sample_size=DEMO_MAP_SAMPLE,
-        random_state=seed, title=f"{spec.display_name} on {num_texts:,} StackOverflow titles (demo)",
+        texts,
+        probs,
+        embeddings,
+        os.path.join(output_dir, "report.html"),
+        confidence=outputs.get("confidence"),
+        distance=outputs.get("distance"),
+        is_outlier=outputs.get("is_outlier"),
+        labels=labels,
+        label_names=label_names,
+        keywords=keywords,
+        calibrated=model.is_calibrated,
+        sample_size=DEMO_MAP_SAMPLE,
+        random_state=seed,
+        title=f"{spec.display_name} on {num_texts:,} StackOverflow titles (demo)",
     )
     report_seconds = time.perf_counter() - start
 
     min_size = min_shown_size(num_texts, model.config.num_clusters)
     shown = most_confident_clusters(summaries, min_size, DEMO_SHOWN)
     what = "calibrated confidence" if model.is_calibrated else "top probability"
-    print(f"\nWhat the model serves by default ({served}): {len(summaries)} clusters. The {len(shown)} it is most "
-          f"confident about (mean {what}, clusters of >= {min_size} texts), with their keywords, the true label most of "
-          "their texts have (scoring only) and their three most typical members:")
+    print(
+        f"\nWhat the model serves by default ({served}): {len(summaries)} clusters. The {len(shown)} it is most "
+        f"confident about (mean {what}, clusters of >= {min_size} texts), with their keywords, the true label most of "
+        "their texts have (scoring only) and their three most typical members:"
+    )
     for s in shown:
         members = np.flatnonzero(served_clusters == s["cluster"])
         majority, count = Counter(labels[members].tolist()).most_common(1)[0]
-        print(f"\n  cluster {s['cluster']} [{', '.join(s['keywords'][:5])}]: {s['size']} texts, mean confidence "
-              f"{s['mean_confidence']:.2f}, {100 * count / s['size']:.0f}% '{label_names[majority]}'")
+        print(
+            f"\n  cluster {s['cluster']} [{', '.join(s['keywords'][:5])}]: {s['size']} texts, mean confidence "
+            f"{s['mean_confidence']:.2f}, {100 * count / s['size']:.0f}% '{label_names[majority]}'"
+        )
         for i in s["typical"]:
             print(f"    - {texts[i]}")
-    print(f"\nThe report of every cluster (map, keywords, typical members, outliers, confusion against the labels; "
-          f"{report_seconds:.0f}s): {os.path.abspath(report_path)}")
+    print(
+        f"\nThe report of every cluster (map, keywords, typical members, outliers, confusion against the labels; "
+        f"{report_seconds:.0f}s): {os.path.abspath(report_path)}"
+    )
     print(f"Precision: {trainer.precision_description()}. Demo total: {time.perf_counter() - total_start:.0f}s.")
-    print(f"The trained model is in {output_dir}; try:\n  hf-textcluster predict --model {output_dir} --input my_texts.txt"
-          f"\n  hf-textcluster report --model {output_dir} --input my_texts.txt --output my_report.html")
+    print(
+        f"The trained model is in {output_dir}; try:\n  hf-textcluster predict --model {output_dir} --input my_texts.txt"
+        f"\n  hf-textcluster report --model {output_dir} --input my_texts.txt --output my_report.html"
+    )
     return 0
 
 

@@ -16,8 +16,9 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -64,8 +65,10 @@ def check_image_path(path: str | os.PathLike) -> None:
     suffix = path.suffix.lower().lstrip(".")
     formats = FigureCanvasAgg.get_supported_filetypes()
     if suffix not in formats:
-        raise ValueError(f"{path}: matplotlib cannot write {'.' + suffix if suffix else 'a file without a suffix'}; "
-                         f"use one of {', '.join('.' + f for f in sorted(formats))} (e.g. map.png).")
+        raise ValueError(
+            f"{path}: matplotlib cannot write {'.' + suffix if suffix else 'a file without a suffix'}; "
+            f"use one of {', '.join('.' + f for f in sorted(formats))} (e.g. map.png)."
+        )
     if not path.parent.resolve().is_dir():
         raise FileNotFoundError(f"{path}: the folder {path.parent.resolve()} does not exist; create it first.")
 
@@ -73,7 +76,9 @@ def check_image_path(path: str | os.PathLike) -> None:
 # ----- 2-D maps -----------------------------------------------------------------------------------------------------
 def sample_indices(num_rows: int, sample_size: int | None, random_state: int | None = 0) -> np.ndarray:
     """Sorted row indices: all rows, or a seeded sample of ``sample_size`` of them when there are more."""
-    if sample_size is not None and (isinstance(sample_size, bool) or not isinstance(sample_size, int) or sample_size < 1):
+    if sample_size is not None and (
+        isinstance(sample_size, bool) or not isinstance(sample_size, int) or sample_size < 1
+    ):
         raise ValueError(f"`sample_size` must be a positive integer or None, got {sample_size!r}.")
     if sample_size is None or num_rows <= sample_size:
         return np.arange(num_rows)
@@ -96,8 +101,10 @@ def project_2d(embeddings, method: str = "umap", random_state: int | None = 0, *
         try:
             import umap
         except ImportError as err:
-            raise ImportError(f"UMAP maps need umap-learn, which is not installed: {PLOT_EXTRA} "
-                              "(or pass method='tsne', which scikit-learn draws).") from err
+            raise ImportError(
+                f"UMAP maps need umap-learn, which is not installed: {PLOT_EXTRA} "
+                "(or pass method='tsne', which scikit-learn draws)."
+            ) from err
         options = {"n_neighbors": min(15, n - 1), "min_dist": 0.1, "metric": "cosine", "random_state": random_state}
         if n < 20:  # the spectral initialisation needs more points than a handful
             options["init"] = "random"
@@ -110,8 +117,12 @@ def project_2d(embeddings, method: str = "umap", random_state: int | None = 0, *
     if method == "tsne":
         from sklearn.manifold import TSNE
 
-        options = {"perplexity": float(min(30.0, max(1.0, (n - 1) / 3))), "init": "pca", "metric": "cosine",
-                   "random_state": random_state}
+        options = {
+            "perplexity": float(min(30.0, max(1.0, (n - 1) / 3))),
+            "init": "pca",
+            "metric": "cosine",
+            "random_state": random_state,
+        }
         options.update(kwargs)
         return np.asarray(TSNE(n_components=2, **options).fit_transform(x), dtype=np.float32)
     if method == "pca":
@@ -148,8 +159,16 @@ def _palette(count: int) -> np.ndarray:
     return colormaps["turbo"](np.linspace(0.03, 0.97, count)[order])
 
 
-def _draw_map(ax, coords: np.ndarray, values=None, names=None, title: str | None = None, legend_title: str | None = None,
-              random_state: int | None = 0, point_size: float | None = None) -> None:
+def _draw_map(
+    ax,
+    coords: np.ndarray,
+    values=None,
+    names=None,
+    title: str | None = None,
+    legend_title: str | None = None,
+    random_state: int | None = 0,
+    point_size: float | None = None,
+) -> None:
     n = coords.shape[0]
     size = point_size if point_size is not None else float(np.clip(2000 / max(n, 1), 2, 30))
     order = np.random.default_rng(random_state).permutation(n)  # no category is always drawn on top
@@ -162,13 +181,31 @@ def _draw_map(ax, coords: np.ndarray, values=None, names=None, title: str | None
         if len(display) <= MAX_LEGEND_ENTRIES:
             from matplotlib.lines import Line2D
 
-            handles = [Line2D([], [], marker="o", linestyle="", color=colours[i], label=display[i])
-                       for i in range(len(display))]
-            ax.legend(handles=handles, title=legend_title, loc="upper left", bbox_to_anchor=(1.0, 1.0),
-                      fontsize="small", title_fontsize="small", frameon=False, markerscale=0.9)
+            handles = [
+                Line2D([], [], marker="o", linestyle="", color=colours[i], label=display[i])
+                for i in range(len(display))
+            ]
+            ax.legend(
+                handles=handles,
+                title=legend_title,
+                loc="upper left",
+                bbox_to_anchor=(1.0, 1.0),
+                fontsize="small",
+                title_fontsize="small",
+                frameon=False,
+                markerscale=0.9,
+            )
         else:
-            ax.text(0.99, 0.01, f"{len(display)} {legend_title or 'categories'} (too many for a legend)",
-                    transform=ax.transAxes, ha="right", va="bottom", fontsize="x-small", color="0.4")
+            ax.text(
+                0.99,
+                0.01,
+                f"{len(display)} {legend_title or 'categories'} (too many for a legend)",
+                transform=ax.transAxes,
+                ha="right",
+                va="bottom",
+                fontsize="x-small",
+                color="0.4",
+            )
     ax.set_xticks([])
     ax.set_yticks([])
     if title:
@@ -228,9 +265,15 @@ def plot_embedding_map(
     fig = ax.figure if ax is not None else _new_figure(figsize)
     ax = ax if ax is not None else fig.add_subplot()
     default_title = f"{_method_title(method)} of {len(rows):,}" + (f" of {n:,}" if len(rows) < n else "") + " texts"
-    _draw_map(ax, coords, None if values is None else values[rows], names,
-              title=title or default_title + (f", coloured by {kind}" if kind else ""), legend_title=kind,
-              random_state=random_state)
+    _draw_map(
+        ax,
+        coords,
+        None if values is None else values[rows],
+        names,
+        title=title or default_title + (f", coloured by {kind}" if kind else ""),
+        legend_title=kind,
+        random_state=random_state,
+    )
     return _finish(fig, path)
 
 
@@ -260,8 +303,10 @@ def plot_maps_before_after(
     projected on its own, coloured by ``labels`` (else ``clusters``) alike. Returns the Figure."""
     before, after = _embedding_matrix(before, "before"), _embedding_matrix(after, "after")
     if before.shape[0] != after.shape[0]:
-        raise ValueError(f"`before` and `after` must be embedding matrices of the same texts (same rows), got shapes "
-                         f"{before.shape} and {after.shape}.")
+        raise ValueError(
+            f"`before` and `after` must be embedding matrices of the same texts (same rows), got shapes "
+            f"{before.shape} and {after.shape}."
+        )
     n = before.shape[0]
     labels, clusters = _check_rows("labels", labels, n), _check_rows("clusters", clusters, n)
     rows = sample_indices(n, sample_size, random_state)
@@ -270,12 +315,24 @@ def plot_maps_before_after(
     axes = fig.subplots(1, 2)
     for ax, matrix, title in zip(axes, (before, after), titles):
         coords = project_2d(matrix[rows], method=method, random_state=random_state, **projection_kwargs)
-        _draw_map(ax, coords, None if values is None else values[rows], names, title=title,
-                  legend_title=kind if ax is axes[-1] else None, random_state=random_state)
+        _draw_map(
+            ax,
+            coords,
+            None if values is None else values[rows],
+            names,
+            title=title,
+            legend_title=kind if ax is axes[-1] else None,
+            random_state=random_state,
+        )
         if ax is not axes[-1] and ax.get_legend() is not None:
             ax.get_legend().remove()  # one legend, right of the second map
-    fig.suptitle(suptitle or f"{_method_title(method)} of {len(rows):,}" + (f" of {n:,}" if len(rows) < n else "")
-                 + " texts" + (f", coloured by {kind}" if kind else ""))
+    fig.suptitle(
+        suptitle
+        or f"{_method_title(method)} of {len(rows):,}"
+        + (f" of {n:,}" if len(rows) < n else "")
+        + " texts"
+        + (f", coloured by {kind}" if kind else "")
+    )
     return _finish(fig, path)
 
 
@@ -318,8 +375,9 @@ def plot_cluster_sizes(
     ax.axhline(clusters.size / k_total, color="0.4", linestyle="--", linewidth=1, label="equal sizes")
     step = max(1, math.ceil(k_total / 60))  # at most ~60 tick labels
     ax.set_xticks(positions[::step])
-    ax.set_xticklabels(tick_names[::step], rotation=90 if max(map(len, tick_names)) > 3 or k_total > 20 else 0,
-                       fontsize="small")
+    ax.set_xticklabels(
+        tick_names[::step], rotation=90 if max(map(len, tick_names)) > 3 or k_total > 20 else 0, fontsize="small"
+    )
     ax.set_xlim(-0.6, k_total - 0.4)
     ax.set_ylabel("texts")
     ax.set_xlabel("cluster (largest first)")
@@ -336,13 +394,18 @@ def load_log_history(source: str | os.PathLike) -> list[dict]:
     path = Path(source)
     if path.is_dir():
         candidates = [path / "trainer_state.json"]
-        checkpoints = sorted((p for p in path.glob("checkpoint-*") if p.name.split("-")[-1].isdigit()),
-                             key=lambda p: int(p.name.split("-")[-1]), reverse=True)
+        checkpoints = sorted(
+            (p for p in path.glob("checkpoint-*") if p.name.split("-")[-1].isdigit()),
+            key=lambda p: int(p.name.split("-")[-1]),
+            reverse=True,
+        )
         candidates += [p / "trainer_state.json" for p in checkpoints]
         found = next((c for c in candidates if c.is_file()), None)
         if found is None:
-            raise FileNotFoundError(f"{path} holds no trainer_state.json (nor a checkpoint-N with one): the run was "
-                                    "saved without checkpoints (save_strategy='no'), so no log history was kept.")
+            raise FileNotFoundError(
+                f"{path} holds no trainer_state.json (nor a checkpoint-N with one): the run was "
+                "saved without checkpoints (save_strategy='no'), so no log history was kept."
+            )
         path = found
     if not path.is_file():
         raise FileNotFoundError(f"No log history file {path.resolve()}.")
@@ -387,8 +450,10 @@ def plot_training_curves(
     has_used = bool(_series(history, "health_clusters_used")[0])
     panels = len(loss_keys) + (1 if score_keys or has_used else 0)
     if panels == 0:
-        raise ValueError("The log history holds no loss, health_* or eval_acc / eval_nmi values with a step: nothing "
-                         "to plot (was anything logged? see --logging_steps).")
+        raise ValueError(
+            "The log history holds no loss, health_* or eval_acc / eval_nmi values with a step: nothing "
+            "to plot (was anything logged? see --logging_steps)."
+        )
     ncols = max(1, min(ncols, panels))
     nrows = math.ceil(panels / ncols)
     fig = _new_figure((4.6 * ncols, 3.4 * nrows))
@@ -412,8 +477,9 @@ def plot_training_curves(
         if has_used:
             twin = ax.twinx()
             steps, values = _series(history, "health_clusters_used")
-            line = twin.plot(steps, values, color="0.35", linestyle="--", marker="s", markersize=3,
-                             label="health_clusters_used")
+            line = twin.plot(
+                steps, values, color="0.35", linestyle="--", marker="s", markersize=3, label="health_clusters_used"
+            )
             twin.set_ylabel("clusters used")
             twin.set_ylim(0, max(values) * 1.1 + 1)
             handles, names = handles + line, names + ["health_clusters_used (right)"]
@@ -468,12 +534,20 @@ def leaderboard_table(
 
     baselines = [r for r in rows if r.get("section") == "baselines"]
     methods = [r for r in rows if r.get("section") == "method" and (r.get("variant") or "") == variant]
-    for row in sorted(baselines, key=lambda r: ("bow-kmeans", "tfidf-kmeans", "embeddings-kmeans").index(r["method"])
-                      if r.get("method") in ("bow-kmeans", "tfidf-kmeans", "embeddings-kmeans") else 9):
+    for row in sorted(
+        baselines,
+        key=lambda r: (
+            ("bow-kmeans", "tfidf-kmeans", "embeddings-kmeans").index(r["method"])
+            if r.get("method") in ("bow-kmeans", "tfidf-kmeans", "embeddings-kmeans")
+            else 9
+        ),
+    ):
         add(row["method"], row["dataset"], row.get(metric))
     # the BERTopic ways, measured with the auto-K benchmark on the same embeddings
-    for method, name in (("bertopic-kmeans", "BERTopic (UMAP -> k-means, true K)"),
-                         ("bertopic", "BERTopic default (UMAP -> HDBSCAN)")):
+    for method, name in (
+        ("bertopic-kmeans", "BERTopic (UMAP -> k-means, true K)"),
+        ("bertopic", "BERTopic default (UMAP -> HDBSCAN)"),
+    ):
         for row in rows:
             if row.get("section") == "auto-k" and row.get("method") == method:
                 add(name, row["dataset"], row.get(metric))
@@ -533,9 +607,19 @@ def plot_leaderboard(
         stds = [float(np.std(series[name][d])) if len(series[name].get(d, [])) > 1 else 0.0 for d in corpora]
         hatched = name.endswith(_KMEANS_SERIES)
         colour = colours[name.removesuffix(_KMEANS_SERIES).removesuffix(" head")]
-        ax.bar(positions - 0.4 + (i + 0.5) * width, means, width, yerr=stds, label=name, color=colour,
-               hatch="///" if hatched else None, edgecolor="white" if hatched else colour, linewidth=0,
-               alpha=0.75 if hatched else 1.0, error_kw={"elinewidth": 0.8})
+        ax.bar(
+            positions - 0.4 + (i + 0.5) * width,
+            means,
+            width,
+            yerr=stds,
+            label=name,
+            color=colour,
+            hatch="///" if hatched else None,
+            edgecolor="white" if hatched else colour,
+            linewidth=0,
+            alpha=0.75 if hatched else 1.0,
+            error_kw={"elinewidth": 0.8},
+        )
     ax.set_xticks(positions)
     ax.set_xticklabels(corpora, rotation=20 if len(corpora) > 5 else 0)
     ax.set_ylabel(f"{metric.upper()} (%)")
@@ -544,8 +628,13 @@ def plot_leaderboard(
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     seeds = sorted({len(v) for values in series.values() for v in values.values()})
     over = f"{seeds[0]}" if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}"
-    ax.set_title(title or f"{metric.upper()} per corpus (mean over {over} seed{'s' if seeds[-1] > 1 else ''} per bar"
-                 + ("; error bar: std" if seeds[-1] > 1 else "") + (f"; variant {variant!r}" if variant else "") + ")")
+    ax.set_title(
+        title
+        or f"{metric.upper()} per corpus (mean over {over} seed{'s' if seeds[-1] > 1 else ''} per bar"
+        + ("; error bar: std" if seeds[-1] > 1 else "")
+        + (f"; variant {variant!r}" if variant else "")
+        + ")"
+    )
     return _finish(fig, path)
 
 
@@ -577,14 +666,32 @@ def plot_clustering_overview(
     grid = fig.add_gridspec(2, maps, height_ratios=(2.2, 1))
     name = _method_title(method)
     ax = fig.add_subplot(grid[0, 0])
-    _draw_map(ax, coords, clusters, cluster_names, title=f"{name}, coloured by cluster", legend_title="cluster",
-              random_state=random_state)
+    _draw_map(
+        ax,
+        coords,
+        clusters,
+        cluster_names,
+        title=f"{name}, coloured by cluster",
+        legend_title="cluster",
+        random_state=random_state,
+    )
     if labels is not None:
         ax = fig.add_subplot(grid[0, 1])
-        _draw_map(ax, coords, labels, label_names, title=f"{name}, coloured by label", legend_title="label",
-                  random_state=random_state)
-    plot_cluster_sizes(all_clusters if all_clusters is not None else clusters, num_clusters, cluster_names,
-                       ax=fig.add_subplot(grid[1, :]))
+        _draw_map(
+            ax,
+            coords,
+            labels,
+            label_names,
+            title=f"{name}, coloured by label",
+            legend_title="label",
+            random_state=random_state,
+        )
+    plot_cluster_sizes(
+        all_clusters if all_clusters is not None else clusters,
+        num_clusters,
+        cluster_names,
+        ax=fig.add_subplot(grid[1, :]),
+    )
     if title:
         fig.suptitle(title)
     return _finish(fig, path)

@@ -146,17 +146,19 @@ def cluster_summaries(
         if len(members) == 0:
             continue
         order = members[np.argsort(atypicality[members], kind="stable")]
-        summaries.append({
-            "cluster": int(k),
-            "name": str(cluster_names.get(int(k), cluster_names.get(str(k), f"cluster_{k}"))),
-            "keywords": list(keywords.get(int(k), [])),
-            "size": len(members),
-            "share": len(members) / len(texts),
-            "mean_confidence": float(confidence[members].mean()),
-            "num_outliers": int(is_outlier[members].sum()) if is_outlier is not None else 0,
-            "typical": order[:num_members].tolist(),
-            "atypical": order[::-1][:num_members].tolist(),
-        })
+        summaries.append(
+            {
+                "cluster": int(k),
+                "name": str(cluster_names.get(int(k), cluster_names.get(str(k), f"cluster_{k}"))),
+                "keywords": list(keywords.get(int(k), [])),
+                "size": len(members),
+                "share": len(members) / len(texts),
+                "mean_confidence": float(confidence[members].mean()),
+                "num_outliers": int(is_outlier[members].sum()) if is_outlier is not None else 0,
+                "typical": order[:num_members].tolist(),
+                "atypical": order[::-1][:num_members].tolist(),
+            }
+        )
     return summaries
 
 
@@ -199,13 +201,25 @@ def _map_figure(go, coords, clusters, rows, texts, names, confidence, method, ti
         points = rows[clusters[rows] == k]
         positions = np.searchsorted(rows, points)
         hover = [f"{_e(_short(texts[i]))}<br><i>{_e(names[k])}</i> · confidence {confidence[i]:.2f}" for i in points]
-        fig.add_trace(go.Scatter(
-            x=coords[positions, 0], y=coords[positions, 1], mode="markers", name=f"{k}: {names[k]}",
-            marker={"size": 6, "opacity": 0.75, "color": colours[position % len(colours)]}, text=hover, hovertemplate="%{text}<extra></extra>",
-        ))
-    fig.update_layout(title=title, height=650, legend={"itemsizing": "constant", "font": {"size": 10}},
-                      xaxis={"title": f"{method} 1", "showticklabels": False},
-                      yaxis={"title": f"{method} 2", "showticklabels": False}, margin={"t": 60})
+        fig.add_trace(
+            go.Scatter(
+                x=coords[positions, 0],
+                y=coords[positions, 1],
+                mode="markers",
+                name=f"{k}: {names[k]}",
+                marker={"size": 6, "opacity": 0.75, "color": colours[position % len(colours)]},
+                text=hover,
+                hovertemplate="%{text}<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        title=title,
+        height=650,
+        legend={"itemsizing": "constant", "font": {"size": 10}},
+        xaxis={"title": f"{method} 1", "showticklabels": False},
+        yaxis={"title": f"{method} 2", "showticklabels": False},
+        margin={"t": 60},
+    )
     return fig
 
 
@@ -218,10 +232,12 @@ def _confidence_figure(go, confidence, is_outlier, calibrated: bool):
         fig.update_layout(barmode="stack")
     else:
         fig.add_trace(go.Histogram(x=confidence, xbins=bins, name="texts"))
-    what = ("calibrated confidence (share of calibration texts assigned less clearly)" if calibrated
-            else "top soft-assignment probability")
-    fig.update_layout(height=350, xaxis={"title": what, "range": [0, 1]}, yaxis={"title": "texts"},
-                      margin={"t": 30})
+    what = (
+        "calibrated confidence (share of calibration texts assigned less clearly)"
+        if calibrated
+        else "top soft-assignment probability"
+    )
+    fig.update_layout(height=350, xaxis={"title": what, "range": [0, 1]}, yaxis={"title": "texts"}, margin={"t": 30})
     return fig
 
 
@@ -249,17 +265,30 @@ def _confusion(go, labels, clusters, label_names, cluster_names):
     x = [f"{int(used[j])}: {_short(cluster_names[int(used[j])], 40)}" for j in order]
     yl = [class_name(v) for v in classes.tolist()]
     share = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
-    fig = go.Figure(go.Heatmap(
-        z=share, x=x, y=yl, customdata=counts, colorscale="Blues", zmin=0, zmax=1,
-        colorbar={"title": "share of class"},
-        hovertemplate="class %{y}<br>cluster %{x}<br>%{customdata} texts (%{z:.0%} of the class)<extra></extra>",
-    ))
-    fig.update_layout(height=max(400, 22 * len(yl) + 200), xaxis={"title": "cluster (Hungarian-matched order)",
-                      "tickangle": 45, "automargin": True}, yaxis={"title": "class", "autorange": "reversed",
-                      "automargin": True}, margin={"t": 30})
+    fig = go.Figure(
+        go.Heatmap(
+            z=share,
+            x=x,
+            y=yl,
+            customdata=counts,
+            colorscale="Blues",
+            zmin=0,
+            zmax=1,
+            colorbar={"title": "share of class"},
+            hovertemplate="class %{y}<br>cluster %{x}<br>%{customdata} texts (%{z:.0%} of the class)<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        height=max(400, 22 * len(yl) + 200),
+        xaxis={"title": "cluster (Hungarian-matched order)", "tickangle": 45, "automargin": True},
+        yaxis={"title": "class", "autorange": "reversed", "automargin": True},
+        margin={"t": 30},
+    )
     scores = clustering_scores(labels, clusters)
-    line = (f"ACC {100 * scores['acc']:.1f} · NMI {100 * scores['nmi']:.1f} · ARI {100 * scores['ari']:.1f} "
-            f"on {len(labels):,} texts, {len(classes)} classes, {len(used)} clusters used.")
+    line = (
+        f"ACC {100 * scores['acc']:.1f} · NMI {100 * scores['nmi']:.1f} · ARI {100 * scores['ari']:.1f} "
+        f"on {len(labels):,} texts, {len(classes)} classes, {len(used)} clusters used."
+    )
     return fig, line
 
 
@@ -340,19 +369,39 @@ def render_report(
     if cluster_names is None or is_placeholder_names(cluster_names):
         cluster_names = _keyword_names(keywords)
     names = {k: str(cluster_names.get(k, cluster_names.get(str(k), f"cluster_{k}"))) for k in range(num_clusters)}
-    summaries = cluster_summaries(texts, probs, confidence=confidence, distance=distance, is_outlier=is_outlier,
-                                  cluster_names=names, keywords=keywords)
+    summaries = cluster_summaries(
+        texts,
+        probs,
+        confidence=confidence,
+        distance=distance,
+        is_outlier=is_outlier,
+        cluster_names=names,
+        keywords=keywords,
+    )
 
     coords = project_2d(embeddings[rows], method=method, random_state=random_state)
     shown = f"{len(rows):,} of {n:,}" if len(rows) < n else f"{n:,}"
-    map_fig = _map_figure(go, coords, clusters, rows, texts, names, confidence, method.upper(),
-                          f"{shown} texts, {method.upper()} projection of the embeddings")
+    map_fig = _map_figure(
+        go,
+        coords,
+        clusters,
+        rows,
+        texts,
+        names,
+        confidence,
+        method.upper(),
+        f"{shown} texts, {method.upper()} projection of the embeddings",
+    )
     parts = [map_fig.to_html(full_html=False, include_plotlyjs=True, default_width="100%")]
 
     # clusters table
     typical_by = "distance to the cluster's calibrated centre" if distance is not None else "assignment probability"
-    table = [("<table><tr><th>cluster</th><th>name</th><th>keywords</th><th>texts</th><th>mean confidence</th>"
-             "<th>outliers</th><th>most typical</th><th>least typical</th></tr>")]
+    table = [
+        (
+            "<table><tr><th>cluster</th><th>name</th><th>keywords</th><th>texts</th><th>mean confidence</th>"
+            "<th>outliers</th><th>most typical</th><th>least typical</th></tr>"
+        )
+    ]
     for s in summaries:
         table.append(
             f"<tr><td class='num'>{s['cluster']}</td><td class='name'>{_e(s['name'])}</td>"
@@ -361,16 +410,20 @@ def render_report(
             f"<td>{_members_list(s['typical'], texts)}</td><td>{_members_list(s['atypical'], texts)}</td></tr>"
         )
     table.append("</table>")
-    parts.append(f"<h2>Clusters</h2><p class='muted'>{len(summaries)} of {num_clusters} clusters hold texts, largest "
-                 f"first; keywords by c-TF-IDF on these texts; members ordered by {typical_by}.</p>" + "".join(table))
+    parts.append(
+        f"<h2>Clusters</h2><p class='muted'>{len(summaries)} of {num_clusters} clusters hold texts, largest "
+        f"first; keywords by c-TF-IDF on these texts; members ordered by {typical_by}.</p>" + "".join(table)
+    )
 
     # confidence and outliers
     hist = _confidence_figure(go, confidence, is_outlier, calibrated)
     parts.append("<h2>Confidence</h2>" + hist.to_html(full_html=False, include_plotlyjs=False, default_width="100%"))
     if is_outlier is None:
-        parts.append("<h2>Outliers</h2><p class='muted'>Not flagged: the model is not calibrated. Run "
-                     "<code>hf-textcluster calibrate --model DIR --input FILE</code> (or <code>model.calibrate(texts)"
-                     "</code>) to flag texts far from their cluster.</p>")
+        parts.append(
+            "<h2>Outliers</h2><p class='muted'>Not flagged: the model is not calibrated. Run "
+            "<code>hf-textcluster calibrate --model DIR --input FILE</code> (or <code>model.calibrate(texts)"
+            "</code>) to flag texts far from their cluster.</p>"
+        )
     else:
         flagged = np.flatnonzero(is_outlier)
         if distance is not None:
@@ -378,33 +431,47 @@ def render_report(
         rows_html = "".join(
             f"<tr><td>{_e(_short(texts[i], 200))}</td><td>{clusters[i]}: {_e(names[int(clusters[i])])}</td>"
             f"<td class='num'>{'' if distance is None else f'{distance[i]:.3f}'}</td>"
-            f"<td class='num'>{confidence[i]:.2f}</td></tr>" for i in flagged[:MAX_OUTLIERS_SHOWN]
+            f"<td class='num'>{confidence[i]:.2f}</td></tr>"
+            for i in flagged[:MAX_OUTLIERS_SHOWN]
         )
         more = f", the {MAX_OUTLIERS_SHOWN} farthest shown" if len(flagged) > MAX_OUTLIERS_SHOWN else ""
-        parts.append(f"<h2>Outliers</h2><p class='muted'>{len(flagged):,} texts ({100 * len(flagged) / n:.1f}%) lie "
-                     f"farther from their cluster's centre than the model's calibration allows{more}.</p>"
-                     + ("<table><tr><th>text</th><th>cluster</th><th>distance</th><th>confidence</th></tr>"
-                        f"{rows_html}</table>" if len(flagged) else ""))
+        parts.append(
+            f"<h2>Outliers</h2><p class='muted'>{len(flagged):,} texts ({100 * len(flagged) / n:.1f}%) lie "
+            f"farther from their cluster's centre than the model's calibration allows{more}.</p>"
+            + (
+                f"<table><tr><th>text</th><th>cluster</th><th>distance</th><th>confidence</th></tr>{rows_html}</table>"
+                if len(flagged)
+                else ""
+            )
+        )
 
     if labels is not None:
         fig, line = _confusion(go, labels, clusters, label_names, names)
-        parts.append(f"<h2>Against the known labels</h2><p>{_e(line)}</p>"
-                     + fig.to_html(full_html=False, include_plotlyjs=False, default_width="100%"))
+        parts.append(
+            f"<h2>Against the known labels</h2><p>{_e(line)}</p>"
+            + fig.to_html(full_html=False, include_plotlyjs=False, default_width="100%")
+        )
 
-    header = (f"<h1>{_e(title)}</h1><p>{n:,} texts in {len(summaries)} clusters (of {num_clusters}). Confidence: "
-              f"{'calibrated' if calibrated else 'the top probability (the model is not calibrated)'}. "
-              f"Map: {method.upper()} of {shown} texts (seed {random_state}).</p>")
-    document = ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
-                f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>{header}<h2>Map</h2>"
-                + "".join(parts) + "</body></html>")
+    header = (
+        f"<h1>{_e(title)}</h1><p>{n:,} texts in {len(summaries)} clusters (of {num_clusters}). Confidence: "
+        f"{'calibrated' if calibrated else 'the top probability (the model is not calibrated)'}. "
+        f"Map: {method.upper()} of {shown} texts (seed {random_state}).</p>"
+    )
+    document = (
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>{header}<h2>Map</h2>"
+        + "".join(parts)
+        + "</body></html>"
+    )
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(document, encoding="utf-8")
     os.replace(tmp, path)  # atomic: a reader never sees half a report
     return path
 
 
-def model_outputs(model, embeddings, *, outlier_quantile: float | None = None,
-                  batch_size: int = 4096) -> dict[str, np.ndarray]:
+def model_outputs(
+    model, embeddings, *, outlier_quantile: float | None = None, batch_size: int = 4096
+) -> dict[str, np.ndarray]:
     """What the report needs from ``model``, from embeddings already computed (``model.embed(texts)``), so a caller
     that has them encodes nothing twice: ``probabilities`` and, when the model is calibrated, ``confidence``,
     ``distance`` and ``is_outlier`` as ``predict_with_confidence`` computes them.
@@ -429,17 +496,25 @@ def model_outputs(model, embeddings, *, outlier_quantile: float | None = None,
     model.eval()
     try:
         with torch.inference_mode():
-            probs = torch.cat([model.cluster_probabilities(embeddings[i : i + batch_size].to(model.device)).float().cpu()
-                               for i in range(0, len(embeddings), batch_size)])
+            probs = torch.cat(
+                [
+                    model.cluster_probabilities(embeddings[i : i + batch_size].to(model.device)).float().cpu()
+                    for i in range(0, len(embeddings), batch_size)
+                ]
+            )
             out = {"probabilities": probs.numpy()}
             if model.is_calibrated:
                 calibration = model.calibration
                 clusters = probs.argmax(dim=-1)
-                distance = torch.cat([
-                    calibration.distance(embeddings[i : i + batch_size].to(model.device),
-                                         clusters[i : i + batch_size].to(model.device)).cpu()
-                    for i in range(0, len(embeddings), batch_size)
-                ])
+                distance = torch.cat(
+                    [
+                        calibration.distance(
+                            embeddings[i : i + batch_size].to(model.device),
+                            clusters[i : i + batch_size].to(model.device),
+                        ).cpu()
+                        for i in range(0, len(embeddings), batch_size)
+                    ]
+                )
                 out["confidence"] = calibration.confidence(probs.to(model.device)).cpu().numpy()
                 out["distance"] = distance.numpy()
                 out["is_outlier"] = (distance > calibration.thresholds(quantile).cpu()[clusters]).numpy()
@@ -499,8 +574,10 @@ def cluster_report(
     path = check_report_path(output)
     _check_map_method(map_method)
     if not isinstance(model, TextClusteringPreTrainedModel):
-        raise TypeError(f"`model` must be an hf_textcluster clusterer (AutoModel.from_pretrained of a trained "
-                        f"directory), got {type(model).__name__}.")
+        raise TypeError(
+            f"`model` must be an hf_textcluster clusterer (AutoModel.from_pretrained of a trained "
+            f"directory), got {type(model).__name__}."
+        )
     texts = validate_texts(texts)
     if labels is not None and len(labels) != len(texts):
         raise ValueError(f"`labels` has {len(labels)} items but `texts` has {len(texts)}; give one label per text.")
@@ -513,9 +590,19 @@ def cluster_report(
     embeddings = model.embed(texts, batch_size=batch_size or DEFAULT_ENCODE_BATCH_SIZE, precision=precision)
     outputs = model_outputs(model, embeddings, outlier_quantile=outlier_quantile)
     return render_report(
-        texts, outputs["probabilities"], embeddings, path,
-        confidence=outputs.get("confidence"), distance=outputs.get("distance"), is_outlier=outputs.get("is_outlier"),
-        labels=labels, label_names=label_names, cluster_names=getattr(model.config, "id2label", None),
-        calibrated=model.is_calibrated, sample_size=sample_size, map_method=map_method, random_state=random_state,
+        texts,
+        outputs["probabilities"],
+        embeddings,
+        path,
+        confidence=outputs.get("confidence"),
+        distance=outputs.get("distance"),
+        is_outlier=outputs.get("is_outlier"),
+        labels=labels,
+        label_names=label_names,
+        cluster_names=getattr(model.config, "id2label", None),
+        calibrated=model.is_calibrated,
+        sample_size=sample_size,
+        map_method=map_method,
+        random_state=random_state,
         title=title or f"{type(model).__name__}: cluster report",
     )

@@ -15,8 +15,8 @@ import json
 import os
 import sys
 import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from transformers.utils import logging
 
@@ -45,11 +45,14 @@ def _check_chunk(texts: list, start: int, source: str, suffix: str | None = None
     for offset, text in enumerate(texts):
         where = _text_position(start + offset, suffix)
         if not isinstance(text, str):
-            raise TypeError(f"{where} of {source} is {type(text).__name__} ({text!r}), not a string. "
-                            "Every row needs a text.")
+            raise TypeError(
+                f"{where} of {source} is {type(text).__name__} ({text!r}), not a string. Every row needs a text."
+            )
         if not text.strip():
-            raise ValueError(f"{where} of {source} is blank. Every row needs a text (every output line "
-                             "answers one input row); remove blank rows first (e.g. `grep -v '^\\s*$' in > out`).")
+            raise ValueError(
+                f"{where} of {source} is blank. Every row needs a text (every output line "
+                "answers one input row); remove blank rows first (e.g. `grep -v '^\\s*$' in > out`)."
+            )
     return texts
 
 
@@ -62,11 +65,13 @@ def _chunks_of(items: Iterable, size: int) -> Iterator[list]:
 def _file_chunks(path: Path, text_column: str, size: int) -> tuple[Iterator[list], int | None]:
     suffix = path.suffix.lower()
     if suffix == ".txt":
+
         def lines():
             # split on "\n" only, as load_text_file does (not on "\r", form feeds, ...)
             with open(path, encoding="utf-8-sig", newline="\n") as handle:
                 for line in handle:
                     yield line.rstrip("\n").removesuffix("\r")
+
         return _chunks_of(lines(), size), None
     if suffix in (".csv", ".tsv"):
         import pandas as pd
@@ -77,6 +82,7 @@ def _file_chunks(path: Path, text_column: str, size: int) -> tuple[Iterator[list
         frames = pd.read_csv(path, usecols=[text_column], chunksize=size, **options)
         return (frame[text_column].tolist() for frame in frames), None
     if suffix == ".jsonl" or (suffix == ".json" and not _starts_with_array(path)):
+
         def rows():
             with open(path, encoding="utf-8-sig") as handle:
                 for number, line in enumerate(handle):
@@ -85,9 +91,12 @@ def _file_chunks(path: Path, text_column: str, size: int) -> tuple[Iterator[list
                     record = json.loads(line)
                     if not isinstance(record, dict) or text_column not in record:
                         keys = sorted(record) if isinstance(record, dict) else type(record).__name__
-                        raise ValueError(f"Line {number + 1} of {path} has no field {text_column!r} (it has {keys}). "
-                                         "Pass text_column= (--text-column) the field holding the texts.")
+                        raise ValueError(
+                            f"Line {number + 1} of {path} has no field {text_column!r} (it has {keys}). "
+                            "Pass text_column= (--text-column) the field holding the texts."
+                        )
                     yield record[text_column]
+
         return _chunks_of(rows(), size), None
     if suffix == ".parquet":
         import pyarrow.parquet as pq
@@ -107,7 +116,9 @@ def _starts_with_array(path: Path) -> bool:
         return handle.read(4096).lstrip().startswith("[")
 
 
-def text_chunks(source, text_column: str = "text", chunk_size: int = DEFAULT_CHUNK_SIZE) -> tuple[Iterator[list[str]], int | None]:
+def text_chunks(
+    source, text_column: str = "text", chunk_size: int = DEFAULT_CHUNK_SIZE
+) -> tuple[Iterator[list[str]], int | None]:
     """``(chunks, total)``: lists of at most ``chunk_size`` texts read lazily from ``source`` (a file path, a
     ``datasets.Dataset`` whose ``text_column`` holds the texts, or an iterable of strings), and the number of texts
     when it is known without reading them (None otherwise)."""
@@ -128,8 +139,9 @@ def text_chunks(source, text_column: str = "text", chunk_size: int = DEFAULT_CHU
         chunks = _chunks_of(source, chunk_size)
         total, name = (len(source) if hasattr(source, "__len__") else None), "the texts"
     else:
-        raise TypeError(f"`source` must be a file path, a datasets.Dataset or an iterable of strings, got "
-                        f"{type(source).__name__}.")
+        raise TypeError(
+            f"`source` must be a file path, a datasets.Dataset or an iterable of strings, got {type(source).__name__}."
+        )
 
     def checked():
         start = 0
@@ -148,8 +160,9 @@ def _as_pipeline(clusterer):
     return clusterer
 
 
-def predict_iter(clusterer, source, text_column: str = "text", chunk_size: int = DEFAULT_CHUNK_SIZE,
-                 skip: int = 0, **call_kwargs) -> Iterator[tuple[str, dict | list]]:
+def predict_iter(
+    clusterer, source, text_column: str = "text", chunk_size: int = DEFAULT_CHUNK_SIZE, skip: int = 0, **call_kwargs
+) -> Iterator[tuple[str, dict | list]]:
     """``(text, result)`` for every text of ``source``, in order, lazily, holding one chunk of texts at a time.
 
     Args:
@@ -200,8 +213,12 @@ def _source_identity(source, text_column: str, call_kwargs: dict, model_name: st
     else:
         what = {"iterable": type(source).__name__}  # nothing to check: the caller vouches that it is the same
     options = json.dumps(call_kwargs, sort_keys=True, default=str)
-    return {"input": what, "text_column": text_column, "model": model_name,
-            "options_sha1": hashlib.sha1(options.encode()).hexdigest()}
+    return {
+        "input": what,
+        "text_column": text_column,
+        "model": model_name,
+        "options_sha1": hashlib.sha1(options.encode()).hexdigest(),
+    }
 
 
 def _sha256_of_prefix(path: Path, size: int):
@@ -229,8 +246,10 @@ def check_output(source, output: str | os.PathLike) -> Path:
         raise FileNotFoundError(f"`output` {output}: the folder {output.parent} does not exist; create it first.")
     if output.exists() and not output.is_file():
         kind = "a folder" if output.is_dir() else "not a regular file (a device, a pipe, ...)"
-        raise ValueError(f"`output` {output} is {kind}: predictions are written to a file (resumable, with a progress "
-                         "record beside it). Pass a file path, or omit the output to write to standard output.")
+        raise ValueError(
+            f"`output` {output} is {kind}: predictions are written to a file (resumable, with a progress "
+            "record beside it). Pass a file path, or omit the output to write to standard output."
+        )
     return output
 
 
@@ -258,8 +277,10 @@ class _OutputLock:
         except OSError:
             self.handle.close()
             self.handle = None
-            raise RuntimeError(f"Another process is writing {self.output} (it holds the lock {self.path}): wait for "
-                               "it to finish or stop it, or write to another output.") from None
+            raise RuntimeError(
+                f"Another process is writing {self.output} (it holds the lock {self.path}): wait for "
+                "it to finish or stop it, or write to another output."
+            ) from None
         return self
 
     def release(self, remove: bool) -> None:
@@ -278,12 +299,14 @@ def _read_progress(progress_path: Path) -> dict:
         progress = json.loads(progress_path.read_text(encoding="utf-8"))
         int(progress["texts_done"]), int(progress["output_bytes"])
     except (ValueError, KeyError, TypeError) as err:
-        raise ValueError(f"The progress record {progress_path} is damaged ({err}): it cannot say where to resume. "
-                         "Pass overwrite=True (--overwrite) to predict again from the start.") from None
+        raise ValueError(
+            f"The progress record {progress_path} is damaged ({err}): it cannot say where to resume. "
+            "Pass overwrite=True (--overwrite) to predict again from the start."
+        ) from None
     return progress
 
 
-def _resume_point(output: Path, progress: dict) -> tuple[int, int, "hashlib._Hash"]:
+def _resume_point(output: Path, progress: dict) -> tuple[int, int, hashlib._Hash]:
     """``(texts_done, bytes to keep, sha256 of those bytes)`` to resume from. The output must still start with what
     the progress record describes (its first ``output_bytes``, by hash, holding ``texts_done`` lines); one shorter
     than the record (cut off by a copy, a full disk) resumes after its last complete line, never padded. Anything
@@ -300,19 +323,30 @@ def _resume_point(output: Path, progress: dict) -> tuple[int, int, "hashlib._Has
             position += len(block)
     if region == recorded:
         if progress.get("output_sha256", digest.hexdigest()) != digest.hexdigest() or lines != done:
-            raise ValueError(f"{output} no longer holds what its progress record {output.name}{PROGRESS_SUFFIX} "
-                             f"describes (its first {done:,} lines): it was changed since. Pass overwrite=True "
-                             "(--overwrite) to predict again from the start.")
+            raise ValueError(
+                f"{output} no longer holds what its progress record {output.name}{PROGRESS_SUFFIX} "
+                f"describes (its first {done:,} lines): it was changed since. Pass overwrite=True "
+                "(--overwrite) to predict again from the start."
+            )
         return done, recorded, digest
     kept = last_newline + 1
-    logger.warning(f"{output} is shorter than its progress record says ({region:,} of {recorded:,} bytes): resuming "
-                   f"after its last complete line ({lines:,} texts).")
+    logger.warning(
+        f"{output} is shorter than its progress record says ({region:,} of {recorded:,} bytes): resuming "
+        f"after its last complete line ({lines:,} texts)."
+    )
     return lines, kept, _sha256_of_prefix(output, kept)
 
 
-def predict_file(clusterer, source, output: str | os.PathLike | None = None, text_column: str = "text",
-                 chunk_size: int = DEFAULT_CHUNK_SIZE, overwrite: bool = False,
-                 show_progress_bar: bool | None = None, **call_kwargs) -> dict:
+def predict_file(
+    clusterer,
+    source,
+    output: str | os.PathLike | None = None,
+    text_column: str = "text",
+    chunk_size: int = DEFAULT_CHUNK_SIZE,
+    overwrite: bool = False,
+    show_progress_bar: bool | None = None,
+    **call_kwargs,
+) -> dict:
     """Cluster every text of ``source`` and write one JSON line per text (``{"text", "cluster", "label", "score",
     ...}``, in input order) to ``output`` (None or ``"-"``: standard output), chunk by chunk: memory holds one chunk
     whatever the input's size.
@@ -356,20 +390,25 @@ def predict_file(clusterer, source, output: str | os.PathLike | None = None, tex
     if not to_stdout:
         output = check_output(source, output)
         progress_path = output.with_name(output.name + PROGRESS_SUFFIX)
-        identity = _source_identity(source, text_column, call_kwargs,
-                                    str(getattr(clusterer.model.config, "name_or_path", "")))
+        identity = _source_identity(
+            source, text_column, call_kwargs, str(getattr(clusterer.model.config, "name_or_path", ""))
+        )
         lock = _OutputLock(output).__enter__()  # held until the output is finished (or this process ends)
         digest = hashlib.sha256()
         try:
             if output.exists() and not overwrite:
                 if not progress_path.exists():
-                    raise FileExistsError(f"{output} already exists (a finished prediction: it has no "
-                                          f"{progress_path.name}). Pass overwrite=True (--overwrite) to replace it, or "
-                                          "write elsewhere.")
+                    raise FileExistsError(
+                        f"{output} already exists (a finished prediction: it has no "
+                        f"{progress_path.name}). Pass overwrite=True (--overwrite) to replace it, or "
+                        "write elsewhere."
+                    )
                 progress = _read_progress(progress_path)
                 if progress.get("identity") != identity:
-                    raise ValueError(f"{output} is a half-written prediction of another input, model or options "
-                                     f"(see {progress_path}). Pass overwrite=True (--overwrite) to start again.")
+                    raise ValueError(
+                        f"{output} is a half-written prediction of another input, model or options "
+                        f"(see {progress_path}). Pass overwrite=True (--overwrite) to start again."
+                    )
                 done, kept, digest = _resume_point(output, progress)
                 with open(output, "r+b") as partial:  # drop a chunk that a crash cut off after the last record
                     partial.truncate(kept)
@@ -379,19 +418,30 @@ def predict_file(clusterer, source, output: str | os.PathLike | None = None, tex
             lock.release(remove=False)
             raise
         if not done:
-            _write_json_atomic(progress_path, {"identity": identity, "texts_done": 0, "output_bytes": 0,
-                                               "output_sha256": digest.hexdigest()})
+            _write_json_atomic(
+                progress_path,
+                {"identity": identity, "texts_done": 0, "output_bytes": 0, "output_sha256": digest.hexdigest()},
+            )
     if show_progress_bar is None:
         show_progress_bar = logging.get_verbosity() <= logging.INFO or not to_stdout
     from tqdm.auto import tqdm
 
-    bar = tqdm(total=total, initial=done, unit=" texts", unit_scale=True, desc="Clustering",
-               disable=not show_progress_bar, file=sys.stderr)
+    bar = tqdm(
+        total=total,
+        initial=done,
+        unit=" texts",
+        unit_scale=True,
+        desc="Clustering",
+        disable=not show_progress_bar,
+        file=sys.stderr,
+    )
     start, count = time.perf_counter(), done
     try:
         for chunk, results in _predicted_chunks(clusterer, chunks, done, call_kwargs):
-            lines = "".join(json.dumps({"text": text, **(r if isinstance(r, dict) else {"top_k": r})},
-                                       ensure_ascii=False) + "\n" for text, r in zip(chunk, results))
+            lines = "".join(
+                json.dumps({"text": text, **(r if isinstance(r, dict) else {"top_k": r})}, ensure_ascii=False) + "\n"
+                for text, r in zip(chunk, results)
+            )
             count += len(chunk)
             if to_stdout:
                 handle.write(lines)
@@ -403,12 +453,21 @@ def predict_file(clusterer, source, output: str | os.PathLike | None = None, tex
                     handle.flush()
                     os.fsync(handle.fileno())  # the output holds the chunk before the progress file says so
                 except OSError as err:
-                    raise OSError(f"Could not write `output` {output}: {err.strerror or err} (the texts before this "
-                                  "chunk are kept; free space or write elsewhere, then run the same command again to "
-                                  "resume).") from err
+                    raise OSError(
+                        f"Could not write `output` {output}: {err.strerror or err} (the texts before this "
+                        "chunk are kept; free space or write elsewhere, then run the same command again to "
+                        "resume)."
+                    ) from err
                 digest.update(data)
-                _write_json_atomic(progress_path, {"identity": identity, "texts_done": count,
-                                                   "output_bytes": handle.tell(), "output_sha256": digest.hexdigest()})
+                _write_json_atomic(
+                    progress_path,
+                    {
+                        "identity": identity,
+                        "texts_done": count,
+                        "output_bytes": handle.tell(),
+                        "output_sha256": digest.hexdigest(),
+                    },
+                )
             bar.update(len(chunk))
         if progress_path is not None:
             progress_path.unlink()  # finished: the output is complete
@@ -419,7 +478,11 @@ def predict_file(clusterer, source, output: str | os.PathLike | None = None, tex
             lock.release(remove=not progress_path.exists())
     seconds = time.perf_counter() - start
     new = count - done
-    stats = {"texts": count, "resumed_after": done, "seconds": round(seconds, 2),
-             "texts_per_second": round(new / seconds, 1) if seconds > 0 else None}
+    stats = {
+        "texts": count,
+        "resumed_after": done,
+        "seconds": round(seconds, 2),
+        "texts_per_second": round(new / seconds, 1) if seconds > 0 else None,
+    }
     logger.info(f"Clustered {new:,} texts in {seconds:.1f}s ({stats['texts_per_second']} texts/s).")
     return stats

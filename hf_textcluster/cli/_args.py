@@ -24,7 +24,7 @@ def format_scores(metrics: dict, keys=("acc", "nmi", "ari")) -> str:
 def print_latent_kmeans(metrics: dict) -> None:
     """A head in a space of its own (DEC-CRL's FC_e, AECL's projector): k-means there, what DEC-CRL's recluster serves."""
     if "latent_kmeans_acc" in metrics:
-        scores = {k[len("latent_kmeans_"):]: v for k, v in metrics.items() if k.startswith("latent_kmeans_")}
+        scores = {k[len("latent_kmeans_") :]: v for k, v in metrics.items() if k.startswith("latent_kmeans_")}
         print(f"k-means in the head's space: {format_scores(scores)}")
 
 
@@ -72,17 +72,26 @@ def count_or_fraction(value: str) -> int | float:
 
 
 def add_k_selection_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--k-range", type=k_range, metavar="K_MIN:K_MAX",
-                        help="With --num-clusters auto: the range searched (default 2:min(200, 3 sqrt(N))).")
-    parser.add_argument("--k-criterion", choices=CRITERIA,
-                        help=f"With --num-clusters auto: how K is chosen (default: {DEFAULT_CRITERION}).")
+    parser.add_argument(
+        "--k-range",
+        type=k_range,
+        metavar="K_MIN:K_MAX",
+        help="With --num-clusters auto: the range searched (default 2:min(200, 3 sqrt(N))).",
+    )
+    parser.add_argument(
+        "--k-criterion",
+        choices=CRITERIA,
+        help=f"With --num-clusters auto: how K is chosen (default: {DEFAULT_CRITERION}).",
+    )
 
 
 def describe_k_selection(selection: dict) -> str:
     k_min, k_max = selection["k_range"]
-    return (f"K = {selection['num_clusters']}, chosen without labels by {selection['criterion']} among K in "
-            f"{k_min}..{k_max} ({selection['sample_size']:,} of {selection['num_texts']:,} texts, "
-            f"{selection['seconds']:.1f}s)")
+    return (
+        f"K = {selection['num_clusters']}, chosen without labels by {selection['criterion']} among K in "
+        f"{k_min}..{k_max} ({selection['sample_size']:,} of {selection['num_texts']:,} texts, "
+        f"{selection['seconds']:.1f}s)"
+    )
 
 
 def add_model_input_args(parser: argparse.ArgumentParser, model_help: str) -> None:
@@ -99,7 +108,9 @@ def add_card_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset-name", help="Card dataset (default: the run's benchmark).")
     parser.add_argument("--base-model", help="Card base_model hub id (default: the run's encoder when on the Hub).")
     parser.add_argument("--max-texts", type=int, default=5000, help="Training texts sampled for cluster keywords.")
-    parser.add_argument("--no-remote-code", action="store_true", help="Do not ship the inference code for trust_remote_code.")
+    parser.add_argument(
+        "--no-remote-code", action="store_true", help="Do not ship the inference code for trust_remote_code."
+    )
     add_data_args(parser)
 
 

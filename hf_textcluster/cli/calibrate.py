@@ -8,14 +8,17 @@ import os
 import time
 
 from ..data import load_text_file
-from ..training.runs import load_clusterer
 from ..modeling.validation import check_local_path, check_may_replace_model
+from ..training.runs import load_clusterer
 from ._args import add_model_input_args, positive_int
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    calibrate = subparsers.add_parser("calibrate", help="Calibrate a trained model's confidence and outlier distances "
-                                                        "on your texts (its training texts) and save it.")
+    calibrate = subparsers.add_parser(
+        "calibrate",
+        help="Calibrate a trained model's confidence and outlier distances "
+        "on your texts (its training texts) and save it.",
+    )
     add_saved_model_args(calibrate)
     calibrate.set_defaults(func=run)
     return calibrate
@@ -25,10 +28,15 @@ def add_saved_model_args(parser: argparse.ArgumentParser) -> None:
     """A trained model updated on ``--input`` and saved back: calibrate and recluster."""
     add_model_input_args(parser, "A trained model directory (saved back in place).")
     parser.add_argument("--output-dir", help="Save the model here instead of over --model.")
-    parser.add_argument("--overwrite", action="store_true",
-                        help="Replace another trained model already in --output-dir.")
-    parser.add_argument("--sample-size", type=positive_int, default=10_000,
-                        help="Calibrate on a seeded sample of this many texts (default 10000).")
+    parser.add_argument(
+        "--overwrite", action="store_true", help="Replace another trained model already in --output-dir."
+    )
+    parser.add_argument(
+        "--sample-size",
+        type=positive_int,
+        default=10_000,
+        help="Calibrate on a seeded sample of this many texts (default 10000).",
+    )
     parser.add_argument("--seed", type=int, default=0, help="Seed of the sample (and of k-means).")
 
 
@@ -38,10 +46,17 @@ def update_saved_model(args: argparse.Namespace, command: str, update) -> tuple:
     check_local_path(args.model, "--model")
     output_dir = args.output_dir or args.model
     if not os.path.isdir(args.model) and not args.output_dir:
-        raise ValueError(f"--model {args.model} is not a local folder: {command} saves the model back, so pass "
-                         "--output-dir <folder> for a Hub model.")
-    check_may_replace_model(output_dir, overwrite=getattr(args, "overwrite", False), argument="--output-dir",
-                            command=command, source=args.model)
+        raise ValueError(
+            f"--model {args.model} is not a local folder: {command} saves the model back, so pass "
+            "--output-dir <folder> for a Hub model."
+        )
+    check_may_replace_model(
+        output_dir,
+        overwrite=getattr(args, "overwrite", False),
+        argument="--output-dir",
+        command=command,
+        source=args.model,
+    )
     texts = list(load_text_file(args.input, text_column=args.text_column)["text"])
     model = load_clusterer(args.model)
     start = time.perf_counter()
@@ -53,8 +68,12 @@ def update_saved_model(args: argparse.Namespace, command: str, update) -> tuple:
     if os.path.isfile(config_file):
         with open(config_file, encoding="utf-8") as f:
             remote_code = "auto_map" in json.load(f) or None
-    if command != "calibrate" and os.path.isdir(output_dir) and os.path.isdir(args.model) \
-            and os.path.samefile(output_dir, args.model):
+    if (
+        command != "calibrate"
+        and os.path.isdir(output_dir)
+        and os.path.isdir(args.model)
+        and os.path.samefile(output_dir, args.model)
+    ):
         keep_trained_model(args.model)
     model.save_pretrained(output_dir, remote_code=remote_code)
     return model, seconds, output_dir
@@ -85,8 +104,9 @@ def keep_trained_model(model_dir: str) -> str:
 
 
 def calibrate_model(model, texts: list[str], args: argparse.Namespace) -> None:
-    model.calibrate(texts, sample_size=args.sample_size, random_state=args.seed, batch_size=args.batch_size,
-                    show_progress_bar=True)
+    model.calibrate(
+        texts, sample_size=args.sample_size, random_state=args.seed, batch_size=args.batch_size, show_progress_bar=True
+    )
 
 
 # Above this share of outliers (1% expected on the texts a model was calibrated on), the texts are not like those.
@@ -106,17 +126,21 @@ def warn_if_unlike_calibration(model, texts: list[str], args: argparse.Namespace
 
         logging.get_logger(__name__).warning(
             f"{100 * flagged.mean():.0f}% of the texts of {args.input} are outliers for the model's current "
-            "calibration (about 1% of its training texts are): are they its training texts? Calibrate on those.")
+            "calibration (about 1% of its training texts are): are they its training texts? Calibrate on those."
+        )
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     """Calibrate a trained model's confidence and outlier distances on ``--input`` and save it (in place by default):
     models trained before calibration existed get it without retraining."""
+
     def update(model, texts):
         warn_if_unlike_calibration(model, texts, args)
         calibrate_model(model, texts, args)
 
     model, seconds, output_dir = update_saved_model(args, "calibrate", update)
-    print(f"Calibrated {args.model} on {model.config.num_calibration_texts:,} texts of {args.input} in {seconds:.1f}s; "
-          f"saved to {output_dir}. `predict` now gives each text a confidence, and --flag-outliers works.")
+    print(
+        f"Calibrated {args.model} on {model.config.num_calibration_texts:,} texts of {args.input} in {seconds:.1f}s; "
+        f"saved to {output_dir}. `predict` now gives each text a confidence, and --flag-outliers works."
+    )
     return 0

@@ -21,8 +21,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     card = write_model_card(
-        args.model_dir, args.output or "-", data_dir=args.data_dir, max_texts=args.max_texts,
-        repo_id=args.repo_id, remote_code=not args.no_remote_code, **card_kwargs(args),
+        args.model_dir,
+        args.output or "-",
+        data_dir=args.data_dir,
+        max_texts=args.max_texts,
+        repo_id=args.repo_id,
+        remote_code=not args.no_remote_code,
+        **card_kwargs(args),
     )
     if not args.output:
         sys.stdout.write(card)

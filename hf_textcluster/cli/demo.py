@@ -10,12 +10,15 @@ from ._args import add_data_args
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    demo = subparsers.add_parser("demo", help=f"Train a method briefly on {DEMO_DATASET} beside plain k-means "
-                                              "(minutes).")
+    demo = subparsers.add_parser(
+        "demo", help=f"Train a method briefly on {DEMO_DATASET} beside plain k-means (minutes)."
+    )
     demo.add_argument("--method", default="sccl", choices=sorted(METHODS))
     demo.add_argument("--output-dir", help="Where the trained model goes (default: runs/demo-<method>-<dataset>).")
     demo.add_argument("--max-steps", type=int, default=None)
-    demo.add_argument("--num-texts", type=int, default=None, help="Texts sampled from the corpus (default: the demo's).")
+    demo.add_argument(
+        "--num-texts", type=int, default=None, help="Texts sampled from the corpus (default: the demo's)."
+    )
     add_data_args(demo)
     demo.set_defaults(func=run)
     return demo
@@ -23,6 +26,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     return run_demo(
-        method=args.method, data_dir=args.data_dir, output_dir=args.output_dir, max_steps=args.max_steps,
+        method=args.method,
+        data_dir=args.data_dir,
+        output_dir=args.output_dir,
+        max_steps=args.max_steps,
         num_texts=args.num_texts,
     )

@@ -6,11 +6,11 @@ import argparse
 import time
 
 from ..data import load_benchmark, load_text_file
-from ..training.runs import load_clusterer
 from ..modeling.validation import check_local_path
 from ..training.auto_k import ClusterCountRequest
 from ..training.baselines import BASELINES, make_baseline
 from ..training.metrics import clustering_scores
+from ..training.runs import load_clusterer
 from ..training.trainer import evaluate_clusterer
 from ._args import (
     add_data_args,
@@ -24,8 +24,9 @@ from ._args import (
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    evaluate = subparsers.add_parser("evaluate", help="ACC / NMI / ARI of a baseline or a trained model on a "
-                                                      "benchmark or your own labelled file.")
+    evaluate = subparsers.add_parser(
+        "evaluate", help="ACC / NMI / ARI of a baseline or a trained model on a benchmark or your own labelled file."
+    )
     evaluate.add_argument("--method", default="embeddings-kmeans", help="bow-kmeans, tfidf-kmeans, embeddings-kmeans.")
     evaluate.add_argument("--model", help="Evaluate a trained model directory instead of a baseline.")
     evaluate.add_argument("--dataset", help="A benchmark corpus name (or use --input).")
@@ -33,9 +34,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     evaluate.add_argument("--text-column", help="Column of --input holding the texts (default: text).")
     evaluate.add_argument("--label-column", help="Column of --input holding the known classes (required with --input).")
     evaluate.add_argument("--encoder", help="Encoder of embeddings-kmeans (default: all-MiniLM-L6-v2).")
-    evaluate.add_argument("--num-clusters", type=positive_int_or_auto, metavar="K|auto",
-                          help="K of a baseline (default: the number of classes); 'auto' (embeddings-kmeans): "
-                               "chosen from the embeddings, without the labels.")
+    evaluate.add_argument(
+        "--num-clusters",
+        type=positive_int_or_auto,
+        metavar="K|auto",
+        help="K of a baseline (default: the number of classes); 'auto' (embeddings-kmeans): "
+        "chosen from the embeddings, without the labels.",
+    )
     add_k_selection_args(evaluate)
     evaluate.add_argument("--seed", type=int, default=0)
     add_data_args(evaluate)
@@ -46,15 +51,19 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def _evaluation_dataset(args: argparse.Namespace):
     """The labelled texts to score on: a benchmark (``--dataset``) or the user's file (``--input`` + ``--label-column``)."""
     if bool(args.dataset) == bool(args.input):
-        raise ValueError("Pass exactly one of --dataset <benchmark> or --input <your labelled file> (csv / jsonl / "
-                         "parquet), " + ("not both." if args.dataset else "to say which texts to score on."))
+        raise ValueError(
+            "Pass exactly one of --dataset <benchmark> or --input <your labelled file> (csv / jsonl / "
+            "parquet), " + ("not both." if args.dataset else "to say which texts to score on.")
+        )
     if args.dataset:
         if args.label_column or args.text_column:
             raise ValueError("--text-column / --label-column apply to --input (your file), not to --dataset.")
         return load_benchmark(args.dataset, data_dir=args.data_dir), args.dataset
     if not args.label_column:
-        raise ValueError(f"evaluate --input needs --label-column <the column of {args.input} with the known classes>: "
-                         "ACC / NMI compare the clusters with those labels (to cluster unlabelled texts, use predict).")
+        raise ValueError(
+            f"evaluate --input needs --label-column <the column of {args.input} with the known classes>: "
+            "ACC / NMI compare the clusters with those labels (to cluster unlabelled texts, use predict)."
+        )
     dataset = load_text_file(args.input, text_column=args.text_column or "text", label_column=args.label_column)
     return dataset, args.input
 
@@ -62,12 +71,16 @@ def _evaluation_dataset(args: argparse.Namespace):
 def _check_arguments(args: argparse.Namespace) -> bool:
     """Refuse a bad combination before reading any data; True when K is to be chosen (``--num-clusters auto``)."""
     if not args.model and args.method not in BASELINES:
-        raise ValueError(f"--method must be one of {', '.join(BASELINES)} (or pass --model <dir>), got {args.method!r}.")
+        raise ValueError(
+            f"--method must be one of {', '.join(BASELINES)} (or pass --model <dir>), got {args.method!r}."
+        )
     auto = args.num_clusters == "auto"
     if auto and (args.model or args.method != "embeddings-kmeans"):
-        raise ValueError("--num-clusters auto chooses K from encoder embeddings: it works with --method "
-                         "embeddings-kmeans" + (" (a trained model's K is fixed: drop --num-clusters)." if args.model
-                                                else f", not {args.method}."))
+        raise ValueError(
+            "--num-clusters auto chooses K from encoder embeddings: it works with --method "
+            "embeddings-kmeans"
+            + (" (a trained model's K is fixed: drop --num-clusters)." if args.model else f", not {args.method}.")
+        )
     if not auto and (args.k_range or args.k_criterion):
         raise ValueError("--k-range / --k-criterion apply to --num-clusters auto.")
     return auto
@@ -77,8 +90,10 @@ def _score_model(args: argparse.Namespace, texts, labels) -> tuple[dict, int]:
     check_local_path(args.model, "--model")
     model = load_clusterer(args.model)
     if args.num_clusters and args.num_clusters != model.config.num_clusters:
-        raise ValueError(f"--num-clusters {args.num_clusters}: the model {args.model} has "
-                         f"{model.config.num_clusters} clusters (fixed when it was trained); drop --num-clusters.")
+        raise ValueError(
+            f"--num-clusters {args.num_clusters}: the model {args.model} has "
+            f"{model.config.num_clusters} clusters (fixed when it was trained); drop --num-clusters."
+        )
     metrics = evaluate_clusterer(model, texts, labels, random_state=args.seed, show_progress_bar=True)
     return metrics, model.config.num_clusters
 
@@ -109,6 +124,8 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         print(describe_k_selection(baseline.auto_k_.to_dict()) + f"; the labels have {num_classes} classes")
     print(f"{format_scores(metrics, ('acc', 'nmi', 'ari', 'purity'))}  time {seconds:.1f}s")
     if "kmeans_acc" in metrics:
-        print(f"k-means on embeddings: {format_scores({k[7:]: v for k, v in metrics.items() if k.startswith('kmeans_')})}")
+        print(
+            f"k-means on embeddings: {format_scores({k[7:]: v for k, v in metrics.items() if k.startswith('kmeans_')})}"
+        )
         print_latent_kmeans(metrics)
     return 0

@@ -7,21 +7,32 @@ import os
 
 from ..apps.plotting import check_image_path, is_placeholder_names, plot_clustering_overview, sample_indices
 from ..data import load_text_file
-from ..training.runs import load_clusterer
 from ..modeling.validation import check_local_path
+from ..training.runs import load_clusterer
 from ._args import add_model_input_args, positive_int
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    plot = subparsers.add_parser("plot", help="A PNG of a trained model's clusters on your texts: a 2-D map coloured "
-                                              "by cluster (and by label) and the cluster sizes (needs the plot extra).")
+    plot = subparsers.add_parser(
+        "plot",
+        help="A PNG of a trained model's clusters on your texts: a 2-D map coloured "
+        "by cluster (and by label) and the cluster sizes (needs the plot extra).",
+    )
     add_model_input_args(plot, "A trained model directory or hub id.")
     plot.add_argument("--label-column", help="Known classes of --input: a second map coloured by them.")
-    plot.add_argument("--method", default="umap", choices=["umap", "tsne", "pca"],
-                      help="2-D projection: umap (default; umap-learn), tsne or pca (scikit-learn).")
+    plot.add_argument(
+        "--method",
+        default="umap",
+        choices=["umap", "tsne", "pca"],
+        help="2-D projection: umap (default; umap-learn), tsne or pca (scikit-learn).",
+    )
     plot.add_argument("--output", default="map.png", help="The picture (default: map.png; .png, .pdf, .svg, ...).")
-    plot.add_argument("--sample-size", type=positive_int, default=5000,
-                      help="At most this many texts in the map, a seeded sample (the sizes count every text).")
+    plot.add_argument(
+        "--sample-size",
+        type=positive_int,
+        default=5000,
+        help="At most this many texts in the map, a seeded sample (the sizes count every text).",
+    )
     plot.add_argument("--seed", type=int, default=0, help="Seed of the sample and the projection.")
     plot.set_defaults(func=run)
     return plot
@@ -34,8 +45,9 @@ def _check_arguments(args: argparse.Namespace) -> None:
         try:
             import umap  # noqa: F401  (optional: the plot extra)
         except ImportError as err:
-            raise ImportError('--method umap needs umap-learn: pip install "hf_textcluster[plot]" (or pass '
-                              "--method tsne).") from err
+            raise ImportError(
+                '--method umap needs umap-learn: pip install "hf_textcluster[plot]" (or pass --method tsne).'
+            ) from err
     check_local_path(args.model, "--model")
     if os.path.abspath(args.output) == os.path.abspath(args.input):
         raise ValueError(f"--output {args.output} is the --input file: it would replace your texts. Write elsewhere.")
@@ -61,12 +73,22 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     k = model.config.num_clusters
     shown = f"{len(rows):,} of {len(texts):,}" if len(rows) < len(texts) else f"{len(texts):,}"
     plot_clustering_overview(
-        embeddings, clusters[rows], labels, num_clusters=k, cluster_names=names, label_names=label_names,
-        all_clusters=clusters, method=args.method, random_state=args.seed, path=args.output,
+        embeddings,
+        clusters[rows],
+        labels,
+        num_clusters=k,
+        cluster_names=names,
+        label_names=label_names,
+        all_clusters=clusters,
+        method=args.method,
+        random_state=args.seed,
+        path=args.output,
         title=f"{os.path.basename(os.path.normpath(args.model))} on {os.path.basename(args.input)}: {shown} texts mapped",
     )
     used = len(set(clusters.tolist()))
-    print(f"Wrote {args.output}: {args.method} map of {shown} texts coloured by cluster"
-          f"{' and by ' + repr(args.label_column) if args.label_column else ''}, and the sizes of the {k} clusters "
-          f"({used} used).")
+    print(
+        f"Wrote {args.output}: {args.method} map of {shown} texts coloured by cluster"
+        f"{' and by ' + repr(args.label_column) if args.label_column else ''}, and the sizes of the {k} clusters "
+        f"({used} used)."
+    )
     return 0

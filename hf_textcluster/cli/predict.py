@@ -20,25 +20,44 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     add_model_input_args(predict, "A trained model directory or hub id.")
     predict.add_argument("--output", help="Write JSON lines here instead of stdout.")
     predict.add_argument("--top-k", type=positive_int, help="Also return the K most likely clusters per text.")
-    predict.add_argument("--device", default="cpu",
-                         help="Where the model runs (cpu, cuda, cuda:1, ...). Under `accelerate launch` each process "
-                              "uses its own device instead, encodes its share of each chunk, and the main process "
-                              "writes the output in input order.")
-    predict.add_argument("--chunk-size", type=positive_int, default=DEFAULT_CHUNK_SIZE,
-                         help="Texts read, clustered and written at a time (memory holds one chunk).")
-    predict.add_argument("--overwrite", action="store_true",
-                         help="Replace an existing --output (by default a half-written one is resumed, a finished "
-                              "one is kept).")
-    predict.add_argument("--flag-outliers", action="store_true",
-                         help="Give a text farther from its cluster's centre than --outlier-quantile of that cluster's "
-                              "training texts cluster -1 ('outlier') and its nearest cluster (a calibrated model).")
-    predict.add_argument("--outlier-quantile", type=float, metavar="Q",
-                         help="With --flag-outliers: the share of each cluster's training texts that are not outliers "
-                              "(default 0.99).")
-    predict.add_argument("--precision", choices=INFERENCE_PRECISIONS, default="auto",
-                         help="The encoder's precision: auto (bf16 where the CPU runs it natively, else fp32), or int8 "
-                              "(dynamic quantization, CPU: faster on every CPU kind measured, ~96%% of texts in the "
-                              "fp32 cluster).")
+    predict.add_argument(
+        "--device",
+        default="cpu",
+        help="Where the model runs (cpu, cuda, cuda:1, ...). Under `accelerate launch` each process "
+        "uses its own device instead, encodes its share of each chunk, and the main process "
+        "writes the output in input order.",
+    )
+    predict.add_argument(
+        "--chunk-size",
+        type=positive_int,
+        default=DEFAULT_CHUNK_SIZE,
+        help="Texts read, clustered and written at a time (memory holds one chunk).",
+    )
+    predict.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="Replace an existing --output (by default a half-written one is resumed, a finished one is kept).",
+    )
+    predict.add_argument(
+        "--flag-outliers",
+        action="store_true",
+        help="Give a text farther from its cluster's centre than --outlier-quantile of that cluster's "
+        "training texts cluster -1 ('outlier') and its nearest cluster (a calibrated model).",
+    )
+    predict.add_argument(
+        "--outlier-quantile",
+        type=float,
+        metavar="Q",
+        help="With --flag-outliers: the share of each cluster's training texts that are not outliers (default 0.99).",
+    )
+    predict.add_argument(
+        "--precision",
+        choices=INFERENCE_PRECISIONS,
+        default="auto",
+        help="The encoder's precision: auto (bf16 where the CPU runs it natively, else fp32), or int8 "
+        "(dynamic quantization, CPU: faster on every CPU kind measured, ~96%% of texts in the "
+        "fp32 cluster).",
+    )
     predict.set_defaults(func=run)
     return predict
 
@@ -60,12 +79,16 @@ def _check_device(device: str) -> None:
 
     if str(device).startswith("cuda"):
         if not torch.cuda.is_available():
-            raise ValueError(f"--device {device}: this machine has no CUDA GPU that torch can use "
-                             "(torch.cuda.is_available() is False); pass --device cpu.")
+            raise ValueError(
+                f"--device {device}: this machine has no CUDA GPU that torch can use "
+                "(torch.cuda.is_available() is False); pass --device cpu."
+            )
         index = str(device).partition(":")[2]
         if index.isdigit() and int(index) >= torch.cuda.device_count():
-            raise ValueError(f"--device {device}: this machine has {torch.cuda.device_count()} CUDA GPU(s) "
-                             f"(cuda:0 to cuda:{torch.cuda.device_count() - 1}).")
+            raise ValueError(
+                f"--device {device}: this machine has {torch.cuda.device_count()} CUDA GPU(s) "
+                f"(cuda:0 to cuda:{torch.cuda.device_count() - 1})."
+            )
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
@@ -75,25 +98,42 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         check_output(args.input, args.output)
     model = AutoModel.from_pretrained(args.model)  # loaded here: its errors are one clear line, not the pipeline's
     if not isinstance(model, TextClusteringPreTrainedModel):
-        raise ValueError(f"--model {args.model} is a {type(model).__name__} (model_type {model.config.model_type!r}), "
-                         "not an hf_textcluster clusterer: train one with `hf-textcluster train`.")
+        raise ValueError(
+            f"--model {args.model} is a {type(model).__name__} (model_type {model.config.model_type!r}), "
+            "not an hf_textcluster clusterer: train one with `hf-textcluster train`."
+        )
     processes = running_processes()  # several under `accelerate launch`: each encodes a share, the main one writes
     device = args.device if processes is None else processes.device
     clusterer = pipeline("text-clustering", model=model, tokenizer=model.tokenizer, device=device)
     try:
-        stats = run_with_processes(clusterer, lambda shared: predict_file(
-            shared, args.input, args.output, text_column=args.text_column, chunk_size=args.chunk_size,
-            overwrite=args.overwrite, **_pipeline_options(args)), processes)
+        stats = run_with_processes(
+            clusterer,
+            lambda shared: predict_file(
+                shared,
+                args.input,
+                args.output,
+                text_column=args.text_column,
+                chunk_size=args.chunk_size,
+                overwrite=args.overwrite,
+                **_pipeline_options(args),
+            ),
+            processes,
+        )
         if processes is not None:
             leave_together(processes)
     except ValueError as err:  # the pipeline names its Python options; say the flags
         message = str(err).replace("`flag_outliers=True`", "--flag-outliers")
-        raise ValueError(message.replace("`flag_outliers`", "--flag-outliers").replace(
-            "`outlier_quantile`", "--outlier-quantile").replace("`top_k`", "--top-k")) from err
+        raise ValueError(
+            message.replace("`flag_outliers`", "--flag-outliers")
+            .replace("`outlier_quantile`", "--outlier-quantile")
+            .replace("`top_k`", "--top-k")
+        ) from err
     if stats is None:  # a process that helped the main one
         return 0
     if args.output:
-        print(f"{stats['texts']:,} texts -> {args.output} ({stats['texts_per_second']} texts/s"
-              f"{', resumed after %s' % format(stats['resumed_after'], ',') if stats['resumed_after'] else ''}).",
-              file=sys.stderr)
+        print(
+            f"{stats['texts']:,} texts -> {args.output} ({stats['texts_per_second']} texts/s"
+            f"{', resumed after %s' % format(stats['resumed_after'], ',') if stats['resumed_after'] else ''}).",
+            file=sys.stderr,
+        )
     return 0

@@ -12,8 +12,9 @@ from ._args import add_card_args, card_kwargs
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    push = subparsers.add_parser("push", help="Upload a trained model directory to the Hub with a generated model "
-                                              "card.")
+    push = subparsers.add_parser(
+        "push", help="Upload a trained model directory to the Hub with a generated model card."
+    )
     push.add_argument("model_dir", help="A directory written by `train` (weights, tokenizer, training_run.json).")
     push.add_argument("repo_id", help="Target repository, e.g. org/sccl-stackoverflow (created if missing).")
     push.add_argument("--private", action="store_true")

@@ -43,21 +43,30 @@ def agreement(before: np.ndarray, after: np.ndarray) -> float:
 def warn_if_low_agreement(before: np.ndarray, after: np.ndarray, source: str) -> float:
     share = agreement(before, after)
     if share < LOW_AGREEMENT:
-        logger.warning(f"The new clusters agree with the trained head on only {100 * share:.0f}% of the texts of "
-                       f"{source}: are they the model's training texts? Re-cluster on those (the trained model is "
-                       "kept: see above).")
+        logger.warning(
+            f"The new clusters agree with the trained head on only {100 * share:.0f}% of the texts of "
+            f"{source}: are they the model's training texts? Re-cluster on those (the trained model is "
+            "kept: see above)."
+        )
     return share
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    recluster = subparsers.add_parser("recluster", help="Re-fit a trained model's clusters by k-means on its trained "
-                                                        "embeddings of your texts (its training texts), calibrate and "
-                                                        "save it: the benchmark's 'k-means after' as the served model.")
+    recluster = subparsers.add_parser(
+        "recluster",
+        help="Re-fit a trained model's clusters by k-means on its trained "
+        "embeddings of your texts (its training texts), calibrate and "
+        "save it: the benchmark's 'k-means after' as the served model.",
+    )
     add_saved_model_args(recluster)
-    recluster.add_argument("--kmeans-init", default="k-means++", choices=list(KMEANS_INITS),
-                           help="How k-means starts: k-means++ (default: the benchmark's 'k-means after'), umap (from "
-                                "k-means on a UMAP reduction: better with many clusters; needs umap-learn) or best "
-                                "(the lower inertia of k-means++ and a run started from the UMAP clusters).")
+    recluster.add_argument(
+        "--kmeans-init",
+        default="k-means++",
+        choices=list(KMEANS_INITS),
+        help="How k-means starts: k-means++ (default: the benchmark's 'k-means after'), umap (from "
+        "k-means on a UMAP reduction: better with many clusters; needs umap-learn) or best "
+        "(the lower inertia of k-means++ and a run started from the UMAP clusters).",
+    )
     recluster.set_defaults(func=run)
     return recluster
 
@@ -65,6 +74,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     """Re-fit a trained model's clusters by k-means on its own (trained) embeddings of ``--input``, calibrate them and
     save: ``predict`` then gives each text its nearest k-means centre (the benchmark's "k-means after" column)."""
+
     def update(model, texts):
         embeddings = model.embed(texts, batch_size=args.batch_size, show_progress_bar=True)
         before = head_clusters(model, embeddings) if model.config.centroids_initialized else None
@@ -74,6 +84,8 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         calibrate_model(model, texts, args)
 
     model, seconds, output_dir = update_saved_model(args, "recluster", update)
-    print(f"Re-clustered {args.model} by k-means (K = {model.config.num_clusters}) on its embeddings of the "
-          f"{args.input} texts and calibrated it in {seconds:.1f}s; saved to {output_dir}.")
+    print(
+        f"Re-clustered {args.model} by k-means (K = {model.config.num_clusters}) on its embeddings of the "
+        f"{args.input} texts and calibrated it in {seconds:.1f}s; saved to {output_dir}."
+    )
     return 0

@@ -12,14 +12,26 @@ from .calibrate import add_saved_model_args, calibrate_model, update_saved_model
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     refine = subparsers.add_parser(
-        "refine", help="Refine a trained model's partitions of your texts (its training texts) by iterative "
-                       "classification, choose without labels which partition it serves, calibrate and save it.")
+        "refine",
+        help="Refine a trained model's partitions of your texts (its training texts) by iterative "
+        "classification, choose without labels which partition it serves, calibrate and save it.",
+    )
     add_saved_model_args(refine)
-    refine.add_argument("--serve", default="auto", choices=SERVE_CHOICES,
-                        help="auto (default): the label-free choice among the head, k-means and UMAP k-means on the "
-                             "model's embeddings, each refined or not; or one of them by name.")
-    refine.add_argument("--candidates", nargs="+", default=list(CANDIDATES), choices=CANDIDATES, metavar="NAME",
-                        help=f"What --serve auto chooses among (default: all of {', '.join(CANDIDATES)}).")
+    refine.add_argument(
+        "--serve",
+        default="auto",
+        choices=SERVE_CHOICES,
+        help="auto (default): the label-free choice among the head, k-means and UMAP k-means on the "
+        "model's embeddings, each refined or not; or one of them by name.",
+    )
+    refine.add_argument(
+        "--candidates",
+        nargs="+",
+        default=list(CANDIDATES),
+        choices=CANDIDATES,
+        metavar="NAME",
+        help=f"What --serve auto chooses among (default: all of {', '.join(CANDIDATES)}).",
+    )
     refine.set_defaults(func=run)
     return refine
 
@@ -47,19 +59,25 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
 
     def update(model, texts):
         embeddings = model.embed(texts, batch_size=args.batch_size, show_progress_bar=True)
-        choices["choice"] = serve_partition(model, embeddings, serve=args.serve, candidates=args.candidates,
-                                            random_state=args.seed)
+        choices["choice"] = serve_partition(
+            model, embeddings, serve=args.serve, candidates=args.candidates, random_state=args.seed
+        )
         calibrate_model(model, texts, args)
 
     model, seconds, output_dir = update_saved_model(args, "refine", update)
     choice = choices["choice"]
     _record(args.model, output_dir, choice)
     scores = ", ".join(f"{name} {value:.3f}" for name, value in choice.scores.items())
-    print(f"{args.model} now serves its {choice.served} partition of the {args.input} texts"
-          + (f" (chosen by {choice.criterion}: {scores})" if choice.criterion else "")
-          + f"; calibrated and saved to {output_dir} in {seconds:.1f}s.")
+    print(
+        f"{args.model} now serves its {choice.served} partition of the {args.input} texts"
+        + (f" (chosen by {choice.criterion}: {scores})" if choice.criterion else "")
+        + f"; calibrated and saved to {output_dir} in {seconds:.1f}s."
+    )
     for name, record in choice.refinement.items():
-        state = f"declined ({record['reason']})" if record["declined"] else \
-            f"{record['rounds']} rounds, {100 * record['changed']:.1f}% of texts moved"
+        state = (
+            f"declined ({record['reason']})"
+            if record["declined"]
+            else f"{record['rounds']} rounds, {100 * record['changed']:.1f}% of texts moved"
+        )
         print(f"  {name}: {state}")
     return 0

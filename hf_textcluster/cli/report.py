@@ -9,22 +9,33 @@ import os
 
 from ..apps.report import DEFAULT_SAMPLE_SIZE, MAP_METHODS, check_report_path, cluster_report
 from ..data import load_text_file
-from ..training.runs import load_clusterer
 from ..modeling.validation import check_local_path
+from ..training.runs import load_clusterer
 from ._args import add_model_input_args, positive_int
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    report = subparsers.add_parser("report", help="An HTML page of a trained model's clusters on your texts: map, "
-                                                  "keywords, typical members, confidence, outliers (report extra).")
+    report = subparsers.add_parser(
+        "report",
+        help="An HTML page of a trained model's clusters on your texts: map, "
+        "keywords, typical members, confidence, outliers (report extra).",
+    )
     add_model_input_args(report, "A trained model directory or hub id.")
     report.add_argument("--label-column", help="Known classes of --input: scores and the confusion against them.")
     report.add_argument("--output", default="report.html", help="The page to write (default: report.html).")
-    report.add_argument("--sample-size", type=positive_int, default=DEFAULT_SAMPLE_SIZE,
-                        help=f"At most this many texts in the map, a seeded sample (default {DEFAULT_SAMPLE_SIZE}; "
-                             "the tables count every text).")
-    report.add_argument("--method", default="auto", choices=MAP_METHODS,
-                        help="2-D projection: auto (UMAP when umap-learn is installed, else PCA), umap or pca.")
+    report.add_argument(
+        "--sample-size",
+        type=positive_int,
+        default=DEFAULT_SAMPLE_SIZE,
+        help=f"At most this many texts in the map, a seeded sample (default {DEFAULT_SAMPLE_SIZE}; "
+        "the tables count every text).",
+    )
+    report.add_argument(
+        "--method",
+        default="auto",
+        choices=MAP_METHODS,
+        help="2-D projection: auto (UMAP when umap-learn is installed, else PCA), umap or pca.",
+    )
     report.add_argument("--seed", type=int, default=0, help="Seed of the map's sample and projection.")
     report.set_defaults(func=run)
     return report
@@ -44,8 +55,20 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         label_names = dataset.features["label"].names
     model = load_clusterer(args.model)
     title = f"{os.path.basename(os.path.normpath(args.model))} on {os.path.basename(args.input)}"
-    path = cluster_report(model, texts, labels, args.output, label_names=label_names, sample_size=args.sample_size,
-                          map_method=args.method, batch_size=args.batch_size, random_state=args.seed, title=title)
-    print(f"Wrote {path}: {len(texts):,} texts in {model.config.num_clusters} clusters"
-          f"{', scored against ' + repr(args.label_column) if args.label_column else ''}; open it in a browser.")
+    path = cluster_report(
+        model,
+        texts,
+        labels,
+        args.output,
+        label_names=label_names,
+        sample_size=args.sample_size,
+        map_method=args.method,
+        batch_size=args.batch_size,
+        random_state=args.seed,
+        title=title,
+    )
+    print(
+        f"Wrote {path}: {len(texts):,} texts in {model.config.num_clusters} clusters"
+        f"{', scored against ' + repr(args.label_column) if args.label_column else ''}; open it in a browser."
+    )
     return 0

@@ -30,24 +30,36 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     train.add_argument("--dataset", help="A benchmark corpus name (or use --input).")
     train.add_argument("--input", help="Your own texts: csv / jsonl / parquet / txt.")
     train.add_argument("--text-column", default="text")
-    train.add_argument("--label-column", help="Known classes of your file: only scored against (ACC / NMI), never "
-                                              "trained on.")
+    train.add_argument(
+        "--label-column", help="Known classes of your file: only scored against (ACC / NMI), never trained on."
+    )
     train.add_argument("--output-dir", required=True)
     train.add_argument("--encoder", help="Hub id or local path (default: the pip-shipped all-MiniLM-L6-v2).")
     train.add_argument("--recipe", default="cpu", help="Recipe variant: 'cpu' (default) or 'paper'.")
     train.add_argument("--augmentation", default="recipe", choices=["recipe", *AUGMENTATIONS])
-    train.add_argument("--num-clusters", type=num_clusters_or_auto, metavar="K|auto",
-                       help="K, or 'auto' to choose it from the embeddings of the training texts (see --k-range); "
-                            "default with --label-column: the number of classes.")
+    train.add_argument(
+        "--num-clusters",
+        type=num_clusters_or_auto,
+        metavar="K|auto",
+        help="K, or 'auto' to choose it from the embeddings of the training texts (see --k-range); "
+        "default with --label-column: the number of classes.",
+    )
     add_k_selection_args(train)
     train.add_argument("--seed", type=int, default=0)
     train.add_argument("--config", action="append", metavar="KEY=VALUE", help="Model config override, e.g. eta=5.")
     train.add_argument("--no-resume", action="store_true", help="Ignore checkpoints already in --output-dir.")
-    train.add_argument("--overwrite", action="store_true",
-                       help="Replace a trained model already in --output-dir (by default a folder holding one is only "
-                            "written to when this run resumes its own checkpoints there).")
-    train.add_argument("--test-size", type=count_or_fraction, metavar="N|F",
-                       help="Hold out N texts (or a fraction F < 1), stratified by label; evaluate on them only.")
+    train.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="Replace a trained model already in --output-dir (by default a folder holding one is only "
+        "written to when this run resumes its own checkpoints there).",
+    )
+    train.add_argument(
+        "--test-size",
+        type=count_or_fraction,
+        metavar="N|F",
+        help="Hold out N texts (or a fraction F < 1), stratified by label; evaluate on them only.",
+    )
     add_data_args(train)
     train.set_defaults(func=run)
     return train
@@ -58,9 +70,13 @@ def parse_pass_through(pairs: list[str]) -> dict:
     if not pairs:
         return {}
     # `--bf16` alone means True, as for the other boolean flags (its default is None: chosen by the hardware)
-    pairs = [p for i, arg in enumerate(pairs)
-             for p in ([arg, "True"] if arg == "--bf16" and (i + 1 == len(pairs) or pairs[i + 1].startswith("--"))
-                       else [arg])]
+    pairs = [
+        p
+        for i, arg in enumerate(pairs)
+        for p in (
+            [arg, "True"] if arg == "--bf16" and (i + 1 == len(pairs) or pairs[i + 1].startswith("--")) else [arg]
+        )
+    ]
     parser = HfArgumentParser(ClusteringTrainingArguments)
     (parsed,) = parser.parse_args_into_dataclasses(args=["--output_dir", "unused", *pairs])
     given = {arg.lstrip("-").split("=")[0].replace("-", "_") for arg in pairs if arg.startswith("--")}
@@ -80,8 +96,10 @@ def _user_dataset(args):
     if not args.input:
         raise SystemExit("error: pass --dataset <benchmark> or --input <file> (csv/jsonl/parquet/txt).")
     if args.num_clusters is None and not args.label_column:
-        raise SystemExit("error: --num-clusters is required when training on your own file (without --label-column): "
-                         "a number, or 'auto' to choose it from the embeddings.")
+        raise SystemExit(
+            "error: --num-clusters is required when training on your own file (without --label-column): "
+            "a number, or 'auto' to choose it from the embeddings."
+        )
     return load_text_file(args.input, text_column=args.text_column, label_column=args.label_column)
 
 
@@ -122,16 +140,22 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
 
 def _print_result(args: argparse.Namespace, result) -> None:
     m = result.metrics
-    print(f"\nSaved {get_method(args.method).display_name} to {result.output_dir} (trained {result.train_seconds:.0f}s, "
-          f"precision {result.trainer.precision_description()})")
+    print(
+        f"\nSaved {get_method(args.method).display_name} to {result.output_dir} (trained {result.train_seconds:.0f}s, "
+        f"precision {result.trainer.precision_description()})"
+    )
     if result.k_selection is not None:
         print(describe_k_selection(result.k_selection))
     if result.test_dataset is not None:
         print(f"Scored on the {len(result.test_dataset)} held-out texts (never trained on).")
     if "eval_acc" in m:
         if args.label_column:
-            print(f"Scores against the labels of column {args.label_column!r} (used only for scoring, never trained on):")
+            print(
+                f"Scores against the labels of column {args.label_column!r} (used only for scoring, never trained on):"
+            )
         scores = {k[5:]: v for k, v in m.items() if k.startswith("eval_")}
         print(f"cluster head         : {format_scores(scores)}")
-        print(f"k-means on embeddings: {format_scores({k[7:]: v for k, v in scores.items() if k.startswith('kmeans_')})}")
+        print(
+            f"k-means on embeddings: {format_scores({k[7:]: v for k, v in scores.items() if k.startswith('kmeans_')})}"
+        )
         print_latent_kmeans(scores)

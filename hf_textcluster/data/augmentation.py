@@ -175,15 +175,148 @@ class RandomWordSwap(TextAugmenter):
 # English function words that a synonym replacement should leave alone (WordNet maps e.g. "a" to "vitamin A",
 # "in" to "inch", "i" to "iodine"). Written for this library; pass stopwords=() to disable.
 DEFAULT_STOPWORDS: frozenset[str] = frozenset(
-    """
-    a about above after again against all am an and any are as at be because been before being below between
-    both but by can could did do does doing down during each few for from further had has have having he her
-    here hers herself him himself his how i if in into is it its itself just me more most my myself no nor not
-    now of off on once only or other our ours ourselves out over own same she should so some such than that the
-    their theirs them themselves then there these they this those through to too under until up very was we
-    were what when where which while who whom why will with would you your yours yourself yourselves s t ll re
-    ve d m o y can't don't won't isn't aren't
-    """.split()
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "below",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "herself",
+        "him",
+        "himself",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "myself",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "ourselves",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "themselves",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "yourself",
+        "yourselves",
+        "s",
+        "t",
+        "ll",
+        "re",
+        "ve",
+        "d",
+        "m",
+        "o",
+        "y",
+        "can't",
+        "don't",
+        "won't",
+        "isn't",
+        "aren't",
+    ]
 )
 
 
@@ -255,7 +388,10 @@ class WordNetSynonymAugmenter(TextAugmenter):
                 )
             stopwords = sorted(set(self.stopwords) | {word.lower() for word in self.stopwords})
             aug = naw.SynonymAug(
-                aug_src="wordnet", aug_p=self.aug_p, aug_min=self.aug_min, aug_max=self.aug_max,
+                aug_src="wordnet",
+                aug_p=self.aug_p,
+                aug_min=self.aug_min,
+                aug_max=self.aug_max,
                 stopwords=stopwords or None,
             )
             if not use_tagger:
@@ -362,8 +498,14 @@ class ContextualWordSubstitution(TextAugmenter):
             from ._contextual import build_contextual_augmenter
 
             self._aug = build_contextual_augmenter(
-                self.model_path, model_type=self.model_type, aug_p=self.aug_p, aug_min=self.aug_min,
-                aug_max=self.aug_max, top_k=self.top_k, device=self.device, batch_size=self.batch_size,
+                self.model_path,
+                model_type=self.model_type,
+                aug_p=self.aug_p,
+                aug_min=self.aug_min,
+                aug_max=self.aug_max,
+                top_k=self.top_k,
+                device=self.device,
+                batch_size=self.batch_size,
             )
             self.model_type = self._aug.model_type
         return self._aug
@@ -389,7 +531,13 @@ class ContextualWordSubstitution(TextAugmenter):
 
 AUGMENTERS: dict[str, type[TextAugmenter]] = {
     cls.name: cls
-    for cls in (VirtualAugmenter, RandomWordDeletion, RandomWordSwap, WordNetSynonymAugmenter, ContextualWordSubstitution)
+    for cls in (
+        VirtualAugmenter,
+        RandomWordDeletion,
+        RandomWordSwap,
+        WordNetSynonymAugmenter,
+        ContextualWordSubstitution,
+    )
 }
 
 

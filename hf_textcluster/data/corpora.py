@@ -154,8 +154,26 @@ CORPORA: dict[str, CorpusSpec] = {
             name="stackoverflow",
             label_ids=_ids(20),
             label_names=(
-                "wordpress", "oracle", "svn", "apache", "excel", "matlab", "visual-studio", "cocoa", "osx", "bash",
-                "spring", "hibernate", "scala", "sharepoint", "ajax", "qt", "drupal", "linq", "haskell", "magento",
+                "wordpress",
+                "oracle",
+                "svn",
+                "apache",
+                "excel",
+                "matlab",
+                "visual-studio",
+                "cocoa",
+                "osx",
+                "bash",
+                "spring",
+                "hibernate",
+                "scala",
+                "sharepoint",
+                "ajax",
+                "qt",
+                "drupal",
+                "linq",
+                "haskell",
+                "magento",
             ),  # fmt: skip
             num_rows=20000,
             raw_format=LINE_ALIGNED,
@@ -255,8 +273,7 @@ def parse_json_lines(
             rows.append((record[text_key], str(record[label_key]).strip()))
         except (json.JSONDecodeError, KeyError, TypeError) as error:
             raise ValueError(
-                f"{path}, line {number + 1}: expected a JSON object with keys {text_key!r} and {label_key!r} "
-                f"({error})."
+                f"{path}, line {number + 1}: expected a JSON object with keys {text_key!r} and {label_key!r} ({error})."
             ) from error
     return _drop_blank(rows, path)
 

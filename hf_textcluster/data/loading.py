@@ -120,16 +120,15 @@ def _parse_table(path: Path):
         return pd.read_json(path, lines=not head.startswith("["), dtype=False, encoding="utf-8-sig")
     if suffix == ".parquet":
         return pd.read_parquet(path)
-    raise ValueError(
-        f"Unsupported file type {path.suffix!r} for {path}. Supported: {', '.join(TEXT_FILE_SUFFIXES)}."
-    )
+    raise ValueError(f"Unsupported file type {path.suffix!r} for {path}. Supported: {', '.join(TEXT_FILE_SUFFIXES)}.")
 
 
 def check_column(source, column: str, available: list, argument: str = "text_column") -> None:
     """A clear error when ``source`` (a file, a dataset) has no ``column``: what it has, and which argument to set."""
     if column not in available:
-        raise ValueError(f"{source} has no column {column!r}. Available columns: {list(available)}. "
-                         f"Pass {argument}= one of them.")
+        raise ValueError(
+            f"{source} has no column {column!r}. Available columns: {list(available)}. Pass {argument}= one of them."
+        )
 
 
 def load_text_file(

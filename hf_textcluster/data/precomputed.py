@@ -104,9 +104,7 @@ def _view_columns(family: str, frame, path) -> tuple[str, str | None, str]:
     return text_column, second, "text1"
 
 
-def join_views(
-    primary: list[tuple[str, str]], path: str | os.PathLike, family: str, name: str
-) -> JoinedRows:
+def join_views(primary: list[tuple[str, str]], path: str | os.PathLike, family: str, name: str) -> JoinedRows:
     """Join the views of the augmented file ``path`` to the ``primary`` rows ``(text, raw_label)``.
 
     See the module docstring for the rule. Returns the final texts, raw labels (primary ids) and two views.
@@ -126,7 +124,11 @@ def join_views(
         if equal < len(primary):
             logger.info(
                 "%s: %d of %d texts differ from the primary %s texts; their views were made from the augmented "
-                "file's text.", path, len(primary) - equal, len(primary), name,
+                "file's text.",
+                path,
+                len(primary) - equal,
+                len(primary),
+                name,
             )
         texts, labels = primary_texts, primary_labels
         views2 = frame[second].tolist() if second else list(texts)
@@ -137,7 +139,12 @@ def join_views(
         "the augmented file's own text as `text` (so each view belongs to the text it was made from) and its "
         "partition as labels, translated to the primary label ids. Results are comparable with work that used "
         "this file, not with runs on the primary %s text.",
-        path, name, len(frame), len(primary), 100 * fraction, name,
+        path,
+        name,
+        len(frame),
+        len(primary),
+        100 * fraction,
+        name,
     )
     labels = _translate_labels(aug_texts, aug_labels, primary_texts, primary_labels, path)
     views2 = frame[second].tolist() if second else list(aug_texts)
@@ -181,6 +188,7 @@ def _translate_labels(
     free_aug = set(aug_labels) - set(mapping)
     free_primary = set(primary_labels) - set(mapping.values())
     if free_aug and free_primary:
+
         def bag(texts_, labels_, label_set):
             bags = defaultdict(Counter)
             for text, label in zip(texts_, labels_):

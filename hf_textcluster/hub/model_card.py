@@ -17,8 +17,9 @@ import math
 import os
 import string
 import warnings
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import transformers
@@ -43,8 +44,15 @@ CARD_METRICS = {"acc": ("accuracy", "ACC"), "nmi": ("nmi", "NMI"), "ari": ("ari"
 REQUIRED_METRICS = ("acc", "nmi")
 # Training arguments worth a row of the hyper-parameter table, in this order.
 TRAINING_KEYS = (
-    "per_device_train_batch_size", "learning_rate", "head_learning_rate", "lr_scheduler_type", "warmup_steps",
-    "weight_decay", "max_steps", "num_train_epochs", "pad_to_max_length",
+    "per_device_train_batch_size",
+    "learning_rate",
+    "head_learning_rate",
+    "lr_scheduler_type",
+    "warmup_steps",
+    "weight_decay",
+    "max_steps",
+    "num_train_epochs",
+    "pad_to_max_length",
 )
 
 
@@ -58,7 +66,7 @@ def normalize_metrics(metrics: Mapping[str, Any] | None) -> dict[str, float]:
     only; ``None`` / NaN values are dropped, i.e. count as not measured)."""
     normalized = {}
     for key, value in (metrics or {}).items():
-        key = key[len("eval_"):] if key.startswith("eval_") else key
+        key = key[len("eval_") :] if key.startswith("eval_") else key
         if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
             continue
         normalized[key] = float(value)
@@ -139,7 +147,9 @@ def _training_arguments(run: Mapping[str, Any] | None) -> dict[str, Any]:
 
 
 def hyperparameters_section(config, run: Mapping[str, Any] | None) -> str:
-    rows = [("model", key, value) for key, value in _method_fields(config).items() if key not in ("id2label", "label2id")]
+    rows = [
+        ("model", key, value) for key, value in _method_fields(config).items() if key not in ("id2label", "label2id")
+    ]
     training = _training_arguments(run)
     rows += [("training", key, training[key]) for key in (*TRAINING_KEYS, "seed") if key in training]
     if run and run.get("precision"):
@@ -198,14 +208,19 @@ def topics_section(model, top_n: int = 4) -> str:
 
 
 def clusters_section(
-    config, keywords: Mapping[int, Sequence[str]] | None, sizes: Mapping[int, int] | None, why_no_keywords: str | None = None
+    config,
+    keywords: Mapping[int, Sequence[str]] | None,
+    sizes: Mapping[int, int] | None,
+    why_no_keywords: str | None = None,
 ) -> str:
     id2label = config.id2label or {}
     if keywords is None:
-        why = (f"{why_no_keywords} (restore it, or pass `texts=` to `generate_model_card` / `write_model_card`)"
-               if why_no_keywords else
-               "the card was generated without training texts (pass `texts=` to `generate_model_card`, or "
-               "`--data-dir` to `hf-textcluster card` / `push`)")
+        why = (
+            f"{why_no_keywords} (restore it, or pass `texts=` to `generate_model_card` / `write_model_card`)"
+            if why_no_keywords
+            else "the card was generated without training texts (pass `texts=` to `generate_model_card`, or "
+            "`--data-dir` to `hf-textcluster card` / `push`)"
+        )
         lines = [
             f"Keywords not computed: {why}.",
             "",
@@ -380,8 +395,11 @@ def serving_line(config, run: Mapping[str, Any] | None) -> str:
         rounds = f" ({how['rounds']} rounds, {100 * how['changed']:.1f}% of the texts moved)" if how else ""
         line += f", refined by iterative classification{rounds} and served by a linear head on its embeddings"
     elif base == "umap_kmeans":  # `train`/`refine` fit a linear head to its clusters; `recluster` serves the centres
-        line += (", served by a linear head fitted to its clusters" if getattr(config, "refined_head_dim", 0)
-                 else ", served by the nearest of its clusters' centres")
+        line += (
+            ", served by a linear head fitted to its clusters"
+            if getattr(config, "refined_head_dim", 0)
+            else ", served by the nearest of its clusters' centres"
+        )
     if record.get("criterion") and record.get("served") == served:
         scores = ", ".join(f"{name} {value:.3f}" for name, value in record["scores"].items())
         line += f"; chosen without labels by {record['criterion']} (higher is better) among: {scores}"
@@ -392,19 +410,22 @@ def calibration_lines(config) -> list[str]:
     """What the card says about the model's calibration (see :mod:`hf_textcluster.modeling.calibration`)."""
     n = getattr(config, "num_calibration_texts", 0)
     if not n:
-        return ["- Not calibrated: the pipeline's `confidence` is None and `flag_outliers` is unavailable; "
-                "`hf-textcluster calibrate --model DIR --input TRAINING_TEXTS` adds both."]
+        return [
+            "- Not calibrated: the pipeline's `confidence` is None and `flag_outliers` is unavailable; "
+            "`hf-textcluster calibrate --model DIR --input TRAINING_TEXTS` adds both."
+        ]
     return [
         f"- Calibrated on {n:,} training texts. The pipeline's `confidence` (beside `score`) is the share of them "
         "assigned less or as clearly (top-1 minus top-2 probability): 0.9 = clearer than 90% of the training texts.",
         "- Outliers (off by default): with `flag_outliers=True`, a text farther from its cluster's centre than "
-        "`outlier_quantile` (default 0.99) of that cluster's calibration texts gets cluster -1 (`\"outlier\"`) and "
+        '`outlier_quantile` (default 0.99) of that cluster\'s calibration texts gets cluster -1 (`"outlier"`) and '
         "its `nearest_cluster`, instead of being forced into it.",
     ]
 
 
-def _limitations(config, run: Mapping[str, Any], missing: list[str], texts, base: str | None,
-                 why_no_keywords: str | None = None) -> str:
+def _limitations(
+    config, run: Mapping[str, Any], missing: list[str], texts, base: str | None, why_no_keywords: str | None = None
+) -> str:
     """The card's run-specific limitation lines (the template holds the method's general ones)."""
     lines = calibration_lines(config)
     if run.get("recipe") == "cpu":
@@ -416,8 +437,9 @@ def _limitations(config, run: Mapping[str, Any], missing: list[str], texts, base
     if missing:
         lines.append("- Clustering quality (" + " / ".join(missing) + ") was not measured for this model.")
     if texts is None:
-        lines.append("- Cluster keywords were not computed for this card" + (f": {why_no_keywords}." if why_no_keywords
-                                                                           else "."))
+        lines.append(
+            "- Cluster keywords were not computed for this card" + (f": {why_no_keywords}." if why_no_keywords else ".")
+        )
     lines += config.card_fields()[1]
     if base is None:
         lines.append("- The base encoder is a local folder, not a Hub model: `base_model` is not set.")
@@ -471,8 +493,10 @@ def generate_model_card(
     texts = list(texts) if texts is not None else None
     keywords, sizes = _keywords_and_sizes(model, texts, clusters, top_keywords)
     base = base_model or encoder_hub_id(run.get("encoder")) or encoder_hub_id(getattr(config, "name_or_path", None))
-    model_name = repo_id.split("/")[-1] if repo_id else f"{method_name} clusterer" + (
-        f" on {dataset_name}" if dataset_name else ""
+    model_name = (
+        repo_id.split("/")[-1]
+        if repo_id
+        else f"{method_name} clusterer" + (f" on {dataset_name}" if dataset_name else "")
     )
     repo = repo_id or PLACEHOLDER_REPO_ID
     source = run_input_file(run)
@@ -482,8 +506,17 @@ def generate_model_card(
     )
     fields = {
         "front_matter": _front_matter(
-            model_type=model_type, run=run, texts=texts, code_name=code_name, tags=tags, dataset_name=dataset_name,
-            model_name=model_name, measured=measured, language=language, license=license, base_model=base,
+            model_type=model_type,
+            run=run,
+            texts=texts,
+            code_name=code_name,
+            tags=tags,
+            dataset_name=dataset_name,
+            model_name=model_name,
+            measured=measured,
+            language=language,
+            license=license,
+            base_model=base,
         ),
         "model_name": model_name,
         "method_name": method_name,

@@ -25,8 +25,9 @@ import json
 import os
 import tempfile
 import warnings
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..representation import label_clusters as name_clusters
@@ -117,9 +118,18 @@ def push_to_hub(
     with tempfile.TemporaryDirectory(prefix="hf-textcluster-push-") as folder:
         model.save_pretrained(folder, remote_code=remote_code, max_shard_size=max_shard_size)
         if model_card:
-            card = model_card if isinstance(model_card, str) else generate_model_card(
-                model, training_run=training_run, metrics=metrics, texts=texts, repo_id=repo_id,
-                remote_code=remote_code, **card_kwargs,
+            card = (
+                model_card
+                if isinstance(model_card, str)
+                else generate_model_card(
+                    model,
+                    training_run=training_run,
+                    metrics=metrics,
+                    texts=texts,
+                    repo_id=repo_id,
+                    remote_code=remote_code,
+                    **card_kwargs,
+                )
             )
             Path(folder, "README.md").write_text(card, encoding="utf-8")
         if training_run:
@@ -159,16 +169,22 @@ def check_hub_answers(endpoint: str, timeout: float | None = None) -> None:
         urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=timeout).close()
     except urllib.error.HTTPError:
         return  # it answered
-    except (TimeoutError, socket.timeout) as err:
-        raise ConnectionError(f"The Hub at {endpoint} did not answer within {timeout:g}s ({url}): check HF_ENDPOINT "
-                              "and your network, or raise HF_HUB_ETAG_TIMEOUT.") from err
+    except TimeoutError as err:
+        raise ConnectionError(
+            f"The Hub at {endpoint} did not answer within {timeout:g}s ({url}): check HF_ENDPOINT "
+            "and your network, or raise HF_HUB_ETAG_TIMEOUT."
+        ) from err
     except (urllib.error.URLError, OSError) as err:
         reason = getattr(err, "reason", err)
         if isinstance(reason, (TimeoutError, socket.timeout)):
-            raise ConnectionError(f"The Hub at {endpoint} did not answer within {timeout:g}s ({url}): check "
-                                  "HF_ENDPOINT and your network, or raise HF_HUB_ETAG_TIMEOUT.") from err
-        raise ConnectionError(f"Cannot reach the Hub at {endpoint} ({url}): {getattr(reason, 'strerror', None) or reason}."
-                              " Check HF_ENDPOINT and your network.") from err
+            raise ConnectionError(
+                f"The Hub at {endpoint} did not answer within {timeout:g}s ({url}): check "
+                "HF_ENDPOINT and your network, or raise HF_HUB_ETAG_TIMEOUT."
+            ) from err
+        raise ConnectionError(
+            f"Cannot reach the Hub at {endpoint} ({url}): {getattr(reason, 'strerror', None) or reason}."
+            " Check HF_ENDPOINT and your network."
+        ) from err
 
 
 def push_model_dir(

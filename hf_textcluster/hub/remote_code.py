@@ -94,7 +94,10 @@ def auto_map(model_type: str) -> dict:
         },
         "custom_pipelines": {
             PIPELINE_TASK: {
-                "impl": f"{_flat_name(PIPELINE_MODULE)}.{PIPELINE_CLASS}", "pt": ["AutoModel"], "tf": [], "type": "text"
+                "impl": f"{_flat_name(PIPELINE_MODULE)}.{PIPELINE_CLASS}",
+                "pt": ["AutoModel"],
+                "tf": [],
+                "type": "text",
             }
         },
     }

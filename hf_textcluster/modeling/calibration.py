@@ -90,9 +90,15 @@ class ClusterCalibration(nn.Module):
     def fit(self, embeddings: torch.Tensor, probs: torch.Tensor) -> None:
         """Calibrate on the pooled embeddings (N x d) and soft assignments (N x K) of the calibration texts."""
         num_clusters = self.centres.shape[0]
-        if probs.ndim != 2 or probs.shape[1] != num_clusters or embeddings.shape != (probs.shape[0], self.centres.shape[1]):
-            raise ValueError(f"Calibration needs N x {self.centres.shape[1]} embeddings and N x {num_clusters} "
-                             f"probabilities, got {tuple(embeddings.shape)} and {tuple(probs.shape)}.")
+        if (
+            probs.ndim != 2
+            or probs.shape[1] != num_clusters
+            or embeddings.shape != (probs.shape[0], self.centres.shape[1])
+        ):
+            raise ValueError(
+                f"Calibration needs N x {self.centres.shape[1]} embeddings and N x {num_clusters} "
+                f"probabilities, got {tuple(embeddings.shape)} and {tuple(probs.shape)}."
+            )
         levels = torch.linspace(0, 1, QUANTILE_LEVELS, dtype=torch.float64)
         probs = probs.double().cpu()
         self.margin_quantiles.copy_(torch.quantile(assignment_margins(probs).double(), levels))
@@ -106,10 +112,12 @@ class ClusterCalibration(nn.Module):
         centres = nn.functional.normalize(weights.T @ unit, dim=-1)
         distances = 1 - (unit * centres[clusters]).sum(dim=-1)
         pooled = torch.quantile(distances, levels)
-        per_cluster = torch.stack([
-            torch.quantile(distances[clusters == k], levels) if sizes[k] >= MIN_CLUSTER_SIZE else pooled
-            for k in range(num_clusters)
-        ])
+        per_cluster = torch.stack(
+            [
+                torch.quantile(distances[clusters == k], levels) if sizes[k] >= MIN_CLUSTER_SIZE else pooled
+                for k in range(num_clusters)
+            ]
+        )
         self.centres.copy_(centres)
         self.distance_quantiles.copy_(per_cluster)
         self.cluster_sizes.copy_(sizes)

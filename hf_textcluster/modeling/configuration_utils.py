@@ -63,11 +63,19 @@ class TextClusteringConfig(PreTrainedConfig):
             raise ValueError(f"`pooling` must be one of {POOLING_MODES}, got {self.pooling!r}.")
         if not isinstance(self.max_length, int) or self.max_length < 1:
             raise ValueError(f"`max_length` must be a positive integer, got {self.max_length!r}.")
-        if isinstance(self.num_calibration_texts, bool) or not isinstance(self.num_calibration_texts, int) \
-                or self.num_calibration_texts < 0:
-            raise ValueError(f"`num_calibration_texts` must be a whole number >= 0, got {self.num_calibration_texts!r}.")
-        if isinstance(self.refined_head_dim, bool) or not isinstance(self.refined_head_dim, int) \
-                or self.refined_head_dim < 0:
+        if (
+            isinstance(self.num_calibration_texts, bool)
+            or not isinstance(self.num_calibration_texts, int)
+            or self.num_calibration_texts < 0
+        ):
+            raise ValueError(
+                f"`num_calibration_texts` must be a whole number >= 0, got {self.num_calibration_texts!r}."
+            )
+        if (
+            isinstance(self.refined_head_dim, bool)
+            or not isinstance(self.refined_head_dim, int)
+            or self.refined_head_dim < 0
+        ):
             raise ValueError(f"`refined_head_dim` must be a whole number >= 0, got {self.refined_head_dim!r}.")
         encoder = self.encoder.to_dict() if hasattr(self.encoder, "to_dict") else (self.encoder or {})
         positions = encoder.get("max_position_embeddings")
@@ -92,7 +100,9 @@ class TextClusteringConfig(PreTrainedConfig):
             if value is None and allow_none:
                 continue
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"`{name}` must be a positive integer{' or None' if allow_none else ''}, got {value!r}.")
+                raise ValueError(
+                    f"`{name}` must be a positive integer{' or None' if allow_none else ''}, got {value!r}."
+                )
 
     def check_numbers(self, *names: str, minimum: float | None = None, strict: bool = False) -> None:
         """Each of ``names`` is a number (not a bool), ``> minimum`` (``strict``) or ``>= minimum``."""

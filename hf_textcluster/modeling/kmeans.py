@@ -36,8 +36,14 @@ KMEANS_INITS = ("k-means++", "umap", "best")
 UMAP_MIN_ROWS = 17
 
 
-def fit_kmeans(features, num_clusters: int, n_init: int = 10, random_state: int | None = 0,
-               max_samples: int | None = DEFAULT_KMEANS_MAX_SAMPLES, init: str = "k-means++"):
+def fit_kmeans(
+    features,
+    num_clusters: int,
+    n_init: int = 10,
+    random_state: int | None = 0,
+    max_samples: int | None = DEFAULT_KMEANS_MAX_SAMPLES,
+    init: str = "k-means++",
+):
     """A fitted ``sklearn.cluster.KMeans`` whose ``labels_`` cover every row of ``features`` (dense or sparse).
 
     ``max_samples``: rows the centres are fitted on (a seeded sample when there are more; ``None``: all rows).
@@ -111,8 +117,11 @@ def fit_kmeans(features, num_clusters: int, n_init: int = 10, random_state: int 
         kmeans = KMeans(n_clusters=num_clusters, n_init=n_init, random_state=random_state).fit(fitted_on)
         kmeans.start_ = "k-means++"
     if rows is not None:
-        logger.info("k-means fitted on a seeded sample of %d of %d rows; every row assigned to its nearest centre.",
-                    max_samples, n)
+        logger.info(
+            "k-means fitted on a seeded sample of %d of %d rows; every row assigned to its nearest centre.",
+            max_samples,
+            n,
+        )
         kmeans.labels_ = kmeans.predict(features)
     return kmeans
 
@@ -145,30 +154,41 @@ def _best_start_kmeans(features, num_clusters: int, n_init: int, random_state: i
     from_umap.start_ = "umap"
     # the same optimum reached from both starts differs only by rounding: then k-means++ (the papers' start) is kept
     winner = from_umap if from_umap.inertia_ < kmeans.inertia_ * (1 - 1e-6) else kmeans
-    logger.info("kmeans_init='best': the %s start won (inertia %.6g; k-means++ %.6g, UMAP-started %.6g).",
-                winner.start_, winner.inertia_, kmeans.inertia_, from_umap.inertia_)
+    logger.info(
+        "kmeans_init='best': the %s start won (inertia %.6g; k-means++ %.6g, UMAP-started %.6g).",
+        winner.start_,
+        winner.inertia_,
+        kmeans.inertia_,
+        from_umap.inertia_,
+    )
     return winner
 
 
 def _check_max_samples(max_samples, num_clusters: int) -> None:
-    if max_samples is not None and (isinstance(max_samples, bool) or not isinstance(max_samples, int)
-                                    or max_samples < num_clusters):
-        raise ValueError(f"`max_samples` must be an integer >= num_clusters ({num_clusters}) or None (all rows), "
-                         f"got {max_samples!r}.")
+    if max_samples is not None and (
+        isinstance(max_samples, bool) or not isinstance(max_samples, int) or max_samples < num_clusters
+    ):
+        raise ValueError(
+            f"`max_samples` must be an integer >= num_clusters ({num_clusters}) or None (all rows), "
+            f"got {max_samples!r}."
+        )
 
 
-def _torch_fit_kmeans(features: torch.Tensor, num_clusters: int, n_init: int, random_state: int | None,
-                      max_samples: int | None) -> TorchKMeans:
+def _torch_fit_kmeans(
+    features: torch.Tensor, num_clusters: int, n_init: int, random_state: int | None, max_samples: int | None
+) -> TorchKMeans:
     """fit_kmeans' sample-then-assign rule with :func:`torch_kmeans` on the tensor's device."""
     _check_max_samples(max_samples, num_clusters)
     n = features.shape[0]
     if max_samples is None or n <= max_samples:
         return torch_kmeans(features, num_clusters, n_init=n_init, random_state=random_state)
     rows = np.sort(np.random.default_rng(random_state).choice(n, size=max_samples, replace=False))
-    kmeans = torch_kmeans(features[torch.from_numpy(rows).to(features.device)], num_clusters, n_init=n_init,
-                          random_state=random_state)
-    logger.info("k-means fitted on a seeded sample of %d of %d rows; every row assigned to its nearest centre.",
-                max_samples, n)
+    kmeans = torch_kmeans(
+        features[torch.from_numpy(rows).to(features.device)], num_clusters, n_init=n_init, random_state=random_state
+    )
+    logger.info(
+        "k-means fitted on a seeded sample of %d of %d rows; every row assigned to its nearest centre.", max_samples, n
+    )
     kmeans.labels_ = kmeans.predict(features)
     return kmeans
 
@@ -228,8 +248,14 @@ def _kmeans_plus_plus(x: torch.Tensor, num_clusters: int, generator: torch.Gener
     return torch.stack(centers)
 
 
-def torch_kmeans(features: torch.Tensor, num_clusters: int, n_init: int = 10, random_state: int | None = 0,
-                 max_iter: int = 300, tol: float = 1e-4) -> TorchKMeans:
+def torch_kmeans(
+    features: torch.Tensor,
+    num_clusters: int,
+    n_init: int = 10,
+    random_state: int | None = 0,
+    max_iter: int = 300,
+    tol: float = 1e-4,
+) -> TorchKMeans:
     """k-means in torch on the tensor's own device (CUDA or CPU): ``n_init`` greedy k-means++ restarts, Lloyd's
     iterations until the centres move less than ``tol`` x the features' mean variance (scikit-learn's rule), the
     restart with the lowest inertia kept. Seeded by ``random_state`` (a generator on the device; the same seed on
@@ -255,8 +281,9 @@ def torch_kmeans(features: torch.Tensor, num_clusters: int, n_init: int = 10, ra
         shape = f" of shape {tuple(features.shape)}" if hasattr(features, "shape") else ""
         raise ValueError(f"`features` must be a 2-D torch tensor (rows x dims), got {type(features).__name__}{shape}.")
     if isinstance(num_clusters, bool) or not isinstance(num_clusters, int) or not 1 <= num_clusters <= len(features):
-        raise ValueError(f"`num_clusters` must be an integer in [1, {len(features)}] (the number of rows), "
-                         f"got {num_clusters!r}.")
+        raise ValueError(
+            f"`num_clusters` must be an integer in [1, {len(features)}] (the number of rows), got {num_clusters!r}."
+        )
     if isinstance(n_init, bool) or not isinstance(n_init, int) or n_init < 1:
         raise ValueError(f"`n_init` must be a positive integer, got {n_init!r}.")
     x = features.detach().float()
@@ -344,7 +371,7 @@ def _umap_kmeans_groups(features, num_clusters: int, n_init: int = 10, random_st
         raise ValueError(f"kmeans_init='umap' needs more than 16 texts, got {features.shape[0]}; use 'k-means++'.")
     with warnings.catch_warnings(), keeping_torch_threads():  # a seeded UMAP runs single-threaded and says so
         warnings.filterwarnings("ignore", message="n_jobs value .* overridden")
-        reduced = UMAP(n_neighbors=15, n_components=5, min_dist=0.0, metric="cosine",
-                       random_state=random_state).fit_transform(features)
+        reduced = UMAP(
+            n_neighbors=15, n_components=5, min_dist=0.0, metric="cosine", random_state=random_state
+        ).fit_transform(features)
     return KMeans(n_clusters=num_clusters, n_init=n_init, random_state=random_state).fit_predict(reduced)
-

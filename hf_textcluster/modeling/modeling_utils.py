@@ -11,8 +11,8 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import torch
@@ -169,8 +169,9 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             return ClusteringOutput(embeddings=embeddings)
         probs = self.cluster_probabilities(embeddings).float()
         distance = self.calibration.distance(embeddings, probs.argmax(dim=-1)) if self.is_calibrated else None
-        return ClusteringOutput(embeddings=embeddings, cluster_probs=probs, logits=torch.log(probs.clamp_min(1e-12)),
-                                distance=distance)
+        return ClusteringOutput(
+            embeddings=embeddings, cluster_probs=probs, logits=torch.log(probs.clamp_min(1e-12)), distance=distance
+        )
 
     def _int8_encoder(self) -> torch.nn.Module:
         """The encoder quantized to int8, made once and again only when its weights change (training steps and
@@ -218,8 +219,10 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         intercept = torch.as_tensor(np.asarray(intercept), dtype=torch.float32)
         num_clusters = self.config.num_clusters
         if coef.ndim != 2 or coef.shape[0] != num_clusters or tuple(intercept.shape) != (num_clusters,):
-            raise ValueError(f"`coef` must be {num_clusters} x d and `intercept` of length {num_clusters} "
-                             f"(num_clusters), got {tuple(coef.shape)} and {tuple(intercept.shape)}.")
+            raise ValueError(
+                f"`coef` must be {num_clusters} x d and `intercept` of length {num_clusters} "
+                f"(num_clusters), got {tuple(coef.shape)} and {tuple(intercept.shape)}."
+            )
         if not (torch.isfinite(coef).all() and torch.isfinite(intercept).all()):
             raise ValueError("`coef` and `intercept` must be finite.")
         self._clusters_set()
@@ -310,19 +313,24 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             texts = validate_texts(texts)
             # before the encoding pass, not after; K clusters of copies of fewer texts would be meaningless
             check_num_clusters(num_clusters, len(texts), texts=texts)
-            embeddings = self.embed(texts, batch_size=batch_size, show_progress_bar=show_progress_bar, precision=precision)
+            embeddings = self.embed(
+                texts, batch_size=batch_size, show_progress_bar=show_progress_bar, precision=precision
+            )
         embeddings = np.asarray(embeddings, dtype=np.float32)
         check_num_clusters(num_clusters, embeddings.shape[0])
         distinct = len({row.tobytes() for row in np.ascontiguousarray(embeddings)})
         if distinct < num_clusters:
-            raise ValueError(f"`num_clusters` ({num_clusters}) is larger than the number of distinct embeddings "
-                             f"({distinct} of {embeddings.shape[0]}): k-means cannot find that many clusters. Pass more "
-                             "varied texts or `num_clusters` <= that number.")
+            raise ValueError(
+                f"`num_clusters` ({num_clusters}) is larger than the number of distinct embeddings "
+                f"({distinct} of {embeddings.shape[0]}): k-means cannot find that many clusters. Pass more "
+                "varied texts or `num_clusters` <= that number."
+            )
         with torch.no_grad():  # k-means runs where the head does (on a GPU: torch's k-means, no copy to the host)
             features = self.kmeans_features(torch.from_numpy(embeddings).to(self.device)).float()
         features = features if features.is_cuda else features.cpu().numpy()
-        kmeans = fit_kmeans(features, num_clusters, n_init=n_init, random_state=random_state, max_samples=max_samples,
-                            init=kmeans_init)
+        kmeans = fit_kmeans(
+            features, num_clusters, n_init=n_init, random_state=random_state, max_samples=max_samples, init=kmeans_init
+        )
         self.kmeans_start_ = getattr(kmeans, "start_", kmeans_init)
         self.init_clusters_from_kmeans(kmeans.cluster_centers_)
         return kmeans.labels_
@@ -339,8 +347,11 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     def tokenize(self, texts: Sequence[str], padding: bool | str = True) -> dict[str, torch.Tensor]:
         tokenizer = self._require_tokenizer()
         return tokenizer(
-            [clip_text(t, self.config.max_length) for t in texts], padding=padding, truncation=True,
-            max_length=self.config.max_length, return_tensors="pt",
+            [clip_text(t, self.config.max_length) for t in texts],
+            padding=padding,
+            truncation=True,
+            max_length=self.config.max_length,
+            return_tensors="pt",
         )
 
     @torch.no_grad()
@@ -355,7 +366,9 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         passes = self.encoding_passes or LOCAL_PASSES
         return passes.run(
             lambda shard, show: self._encode_sorted(shard, batch_size, show, precision, fields),
-            texts, batch_size, show_progress_bar,
+            texts,
+            batch_size,
+            show_progress_bar,
         )
 
     def _encode_sorted(self, texts, batch_size, show_progress_bar, precision, fields) -> ClusteringOutput:
@@ -503,7 +516,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         batch_size: int = DEFAULT_ENCODE_BATCH_SIZE,
         show_progress_bar: bool | None = None,
         precision: str | torch.dtype | None = "auto",
-    ) -> "TextClusteringPreTrainedModel":
+    ) -> TextClusteringPreTrainedModel:
         """Calibrate the confidence and the outlier distances on a seeded sample of ``texts`` (use the training texts).
 
         One encoding pass. Stores the result in the model's ``calibration`` buffers (saved with the weights) and
@@ -531,8 +544,9 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         """
         self._check_clusters_initialized()
         texts, precision = self._serving_arguments(texts, batch_size, precision)
-        if sample_size is not None and (isinstance(sample_size, bool) or not isinstance(sample_size, int)
-                                        or sample_size < 2):
+        if sample_size is not None and (
+            isinstance(sample_size, bool) or not isinstance(sample_size, int) or sample_size < 2
+        ):
             raise ValueError(f"`sample_size` must be an integer >= 2 or None (all texts), got {sample_size!r}.")
         if len(texts) < 2:
             raise ValueError(f"Calibration needs at least 2 texts, got {len(texts)}.")
@@ -598,7 +612,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     @classmethod
     def from_encoder_pretrained(
         cls, encoder: str | os.PathLike | None = None, num_clusters: int = 8, **config_kwargs
-    ) -> "TextClusteringPreTrainedModel":
+    ) -> TextClusteringPreTrainedModel:
         """A new, untrained clusterer around a pretrained encoder.
 
         Pooling follows a sentence-transformers folder's metadata unless given. The cluster head is not fitted
@@ -686,7 +700,11 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         try:
             loaded = super().from_pretrained(path, *model_args, config=config, output_loading_info=True, **kwargs)
         except Exception as err:
-            if "safetensors" in type(err).__module__ or "header" in str(err).lower() or "deserializ" in str(err).lower():
+            if (
+                "safetensors" in type(err).__module__
+                or "header" in str(err).lower()
+                or "deserializ" in str(err).lower()
+            ):
                 raise OSError(
                     f"The weights file in {path!r} is corrupted or incomplete ({err}). Re-download or re-save the model."
                 ) from err
@@ -749,8 +767,11 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             )
 
     def _non_finite_tensors(self) -> list[str]:
-        return [name for name, tensor in self.state_dict().items()
-                if tensor.is_floating_point() and not torch.isfinite(tensor).all()]
+        return [
+            name
+            for name, tensor in self.state_dict().items()
+            if tensor.is_floating_point() and not torch.isfinite(tensor).all()
+        ]
 
     def _check_finite_weights(self) -> None:
         """A model with NaN / inf weights (a diverged run) is never saved, carded or pushed (nor loaded)."""
@@ -803,7 +824,10 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
                 self.tokenizer.save_pretrained(staging)
             if self.hub_layer is not None:
                 self.hub_layer.add_to_saved_model(
-                    self, staging, save_directory=save_directory, model_card=model_card if wants_card else None,
+                    self,
+                    staging,
+                    save_directory=save_directory,
+                    model_card=model_card if wants_card else None,
                     remote_code=bool(remote_code),
                 )
             for name in os.listdir(staging):

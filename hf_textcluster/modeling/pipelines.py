@@ -57,18 +57,23 @@ class TextClusteringPipeline(Pipeline):
             )
         self.model.check_can_serve()
 
-    def _sanitize_parameters(self, top_k=None, max_length=None, flag_outliers=None, outlier_quantile=None,
-                             precision=None, **kwargs):
+    def _sanitize_parameters(
+        self, top_k=None, max_length=None, flag_outliers=None, outlier_quantile=None, precision=None, **kwargs
+    ):
         # transformers passes its own call options (batch_size, num_workers, ...) through here too; anything else is
         # a misspelt option that would otherwise be ignored.
         unknown = sorted(set(kwargs) - {"batch_size", "num_workers", "device", "binary_output", "torch_dtype", "dtype"})
         if unknown:
-            raise TypeError(f"Unknown text-clustering option(s) {unknown}; the options are `top_k`, `max_length`, "
-                            "`batch_size`, `flag_outliers`, `outlier_quantile`, `precision`.")
+            raise TypeError(
+                f"Unknown text-clustering option(s) {unknown}; the options are `top_k`, `max_length`, "
+                "`batch_size`, `flag_outliers`, `outlier_quantile`, `precision`."
+            )
         preprocess_params = {}
         if max_length is not None:
             if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 2:
-                raise ValueError(f"`max_length` must be an integer >= 2 (tokens, special ones included), got {max_length!r}.")
+                raise ValueError(
+                    f"`max_length` must be an integer >= 2 (tokens, special ones included), got {max_length!r}."
+                )
             preprocess_params["max_length"] = max_length
         postprocess_params = {}
         if top_k is not None:
@@ -82,8 +87,10 @@ class TextClusteringPipeline(Pipeline):
             raise ValueError("`outlier_quantile` applies with `flag_outliers=True`; pass both (or neither).")
         if flag_outliers:
             if top_k is not None:
-                raise ValueError("`flag_outliers` decides about the best cluster only; it cannot be combined with "
-                                 "`top_k` (call the pipeline once with each).")
+                raise ValueError(
+                    "`flag_outliers` decides about the best cluster only; it cannot be combined with "
+                    "`top_k` (call the pipeline once with each)."
+                )
             self.model.check_can_serve(needs_calibration="`flag_outliers`")
             # in postprocess, a quantile means "flag outliers at it"
             postprocess_params["outlier_quantile"] = check_outlier_quantile(
@@ -145,8 +152,12 @@ class TextClusteringPipeline(Pipeline):
         if outlier_quantile is not None:
             threshold = self.model.calibration.thresholds(outlier_quantile)[result["cluster"]]
             if float(model_outputs["distance"][0]) > float(threshold):
-                result = {"cluster": -1, "label": "outlier", "score": result["score"],
-                          "confidence": result["confidence"], "nearest_cluster": result["cluster"],
-                          "nearest_label": result["label"]}
+                result = {
+                    "cluster": -1,
+                    "label": "outlier",
+                    "score": result["score"],
+                    "confidence": result["confidence"],
+                    "nearest_cluster": result["cluster"],
+                    "nearest_label": result["label"],
+                }
         return result
-

@@ -28,7 +28,7 @@ PRECISION_ENV = "HF_TEXTCLUSTER_PRECISION"
 _DTYPES = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def cpu_has_native_bf16() -> bool:
     """Whether this CPU runs bf16 matrix products in hardware (AVX-512-BF16 or AMX) *and* oneDNN may use them.
 
@@ -76,8 +76,9 @@ def check_precision(precision, inference: bool = False) -> str:
         precision = {torch.float32: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}.get(precision, precision)
     allowed = INFERENCE_PRECISIONS if inference else PRECISIONS
     if precision not in allowed:
-        extra = ("" if inference or precision != "int8"
-                 else " ('int8' is for inference only: predict, embed, the pipeline)")
+        extra = (
+            "" if inference or precision != "int8" else " ('int8' is for inference only: predict, embed, the pipeline)"
+        )
         raise ValueError(
             f"`precision` must be one of {allowed} (or ${PRECISION_ENV}), got {precision!r}{extra}. 'auto' uses bf16 "
             "only where the device runs it natively."
@@ -96,12 +97,16 @@ def resolve_precision(
     if precision == "auto":
         return "bf16" if native_bf16(device) else "fp32"
     if precision == "int8" and torch.device(device).type != "cpu":
-        raise ValueError(f"`precision='int8'` (dynamic int8 quantization) runs on CPU only; the model is on {device}. "
-                         "Use 'auto' there, or move the model to the CPU.")
+        raise ValueError(
+            f"`precision='int8'` (dynamic int8 quantization) runs on CPU only; the model is on {device}. "
+            "Use 'auto' there, or move the model to the CPU."
+        )
     return precision
 
 
-def autocast_dtype(precision: str | torch.dtype | None = "auto", device: torch.device | str = "cpu") -> torch.dtype | None:
+def autocast_dtype(
+    precision: str | torch.dtype | None = "auto", device: torch.device | str = "cpu"
+) -> torch.dtype | None:
     """The dtype to autocast to on ``device`` (``None``: run in fp32)."""
     return _DTYPES[resolve_precision(precision, device)]
 

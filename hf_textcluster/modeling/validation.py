@@ -81,9 +81,7 @@ def _is_nan(value: object) -> bool:
 def validate_labels(labels: object, num_texts: int, argument_name: str = "labels") -> list:
     """Check that ``labels`` is a sequence with one entry per text (used by the loaders)."""
     if isinstance(labels, (str, bytes)) or not isinstance(labels, Iterable):
-        raise TypeError(
-            f"`{argument_name}` must be a list with one label per text, got {type(labels).__name__}."
-        )
+        raise TypeError(f"`{argument_name}` must be a list with one label per text, got {type(labels).__name__}.")
     items = list(labels)
     if len(items) != num_texts:
         raise ValueError(
@@ -131,11 +129,15 @@ def check_local_path(name_or_path: str, argument_name: str) -> None:
     import os
 
     path = str(name_or_path)
-    looks_local = path.startswith(("/", "./", "../", "~", ".\\")) or path.count("/") > 1 or os.sep in path.replace("/", "")
+    looks_local = (
+        path.startswith(("/", "./", "../", "~", ".\\")) or path.count("/") > 1 or os.sep in path.replace("/", "")
+    )
     # `runs/name` where `runs` is a local folder is a path with a typo, not the Hub id of an org called "runs"
     looks_local = looks_local or (path.count("/") == 1 and os.path.isdir(path.split("/")[0]))
     if looks_local and not os.path.exists(os.path.expanduser(path)):
-        raise FileNotFoundError(f"`{argument_name}`: no such folder {path!r} (check the path; a Hub id looks like 'org/name').")
+        raise FileNotFoundError(
+            f"`{argument_name}`: no such folder {path!r} (check the path; a Hub id looks like 'org/name')."
+        )
 
 
 def holds_trained_model(folder: str) -> bool:
@@ -145,7 +147,8 @@ def holds_trained_model(folder: str) -> bool:
 
     config = os.path.join(folder, "config.json")
     if not os.path.isfile(config) or not any(
-            os.path.isfile(os.path.join(folder, name)) for name in ("model.safetensors", "model.safetensors.index.json")):
+        os.path.isfile(os.path.join(folder, name)) for name in ("model.safetensors", "model.safetensors.index.json")
+    ):
         return False
     try:
         with open(config, encoding="utf-8") as f:
@@ -154,22 +157,31 @@ def holds_trained_model(folder: str) -> bool:
         return False
 
 
-def check_may_replace_model(output_dir: str, *, overwrite: bool, argument: str = "--output-dir",
-                            command: str = "this command", source: str | None = None) -> None:
+def check_may_replace_model(
+    output_dir: str,
+    *,
+    overwrite: bool,
+    argument: str = "--output-dir",
+    command: str = "this command",
+    source: str | None = None,
+) -> None:
     """The one ownership check of every writer (train, recluster, refine, calibrate): a folder holding a trained
     model is replaced only with ``overwrite`` (or when it is ``source``, the model being updated in place); a path that
     is a file is an error. Raises FileExistsError / NotADirectoryError naming the argument and the fix."""
     import os
 
     if os.path.exists(output_dir) and not os.path.isdir(output_dir):
-        raise NotADirectoryError(f"{argument} {output_dir} is a file, not a folder: pass a folder (it is created if "
-                                 "missing).")
+        raise NotADirectoryError(
+            f"{argument} {output_dir} is a file, not a folder: pass a folder (it is created if missing)."
+        )
     if overwrite or not holds_trained_model(output_dir):
         return
     if source is not None and os.path.isdir(source) and os.path.samefile(source, output_dir):
         return
-    raise FileExistsError(f"{argument} {output_dir} already holds a trained model, which {command} would replace. "
-                          "Pass --overwrite (overwrite=True) to replace it, or choose another folder.")
+    raise FileExistsError(
+        f"{argument} {output_dir} already holds a trained model, which {command} would replace. "
+        "Pass --overwrite (overwrite=True) to replace it, or choose another folder."
+    )
 
 
 # A token is rarely longer than a few characters: cutting a text at this many characters per token of `max_length`

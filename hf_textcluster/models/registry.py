@@ -8,9 +8,9 @@ and ``training/bench.py`` read from here; nothing else names a method.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ names in a model's ``id2label``, what the ``text-clustering`` pipeline returns a
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from ..modeling.validation import validate_texts
 from ._base import BaseRepresentation

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 
 class BaseRepresentation:
@@ -12,8 +12,9 @@ class BaseRepresentation:
     (``"oracle · sql · table"``), the ``id2label`` a model serves.
     """
 
-    def extract(self, texts: Sequence[str] | None, clusters: Sequence[int] | None,
-                num_clusters: int) -> dict[int, list[str]]:
+    def extract(
+        self, texts: Sequence[str] | None, clusters: Sequence[int] | None, num_clusters: int
+    ) -> dict[int, list[str]]:
         """Keywords of each cluster ``0 .. num_clusters - 1`` (best first; ``[]`` for a cluster with none).
 
         Args:

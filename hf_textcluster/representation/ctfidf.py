@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from sklearn.feature_extraction.text import CountVectorizer
@@ -37,8 +37,9 @@ class ClassTfidfRepresentation(BaseRepresentation):
         texts = list(texts)
         clusters = np.asarray(clusters, dtype=int)
         if len(texts) != len(clusters):
-            raise ValueError(f"`texts` has {len(texts)} items but `clusters` has {len(clusters)}; give one cluster per "
-                             "text.")
+            raise ValueError(
+                f"`texts` has {len(texts)} items but `clusters` has {len(clusters)}; give one cluster per text."
+            )
         documents = [" ".join(texts[i] for i in np.flatnonzero(clusters == k)) for k in range(num_clusters)]
         vectorizer = CountVectorizer(stop_words=self.stop_words, token_pattern=TOKEN_PATTERN, lowercase=True)
         try:

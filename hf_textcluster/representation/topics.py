@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ._base import BaseRepresentation
 
@@ -18,13 +18,16 @@ class LearnedTopicsRepresentation(BaseRepresentation):
 
     def __init__(self, model, top_n: int = 8):
         if not getattr(model.config, "has_topic_model", False):
-            raise ValueError(f"{type(model).__name__} learns no topics: describe its clusters with "
-                             "ClassTfidfRepresentation on their texts instead.")
+            raise ValueError(
+                f"{type(model).__name__} learns no topics: describe its clusters with "
+                "ClassTfidfRepresentation on their texts instead."
+            )
         self.model = model
         self.top_n = top_n
 
-    def extract(self, texts: Sequence[str] | None = None, clusters: Sequence[int] | None = None,
-                num_clusters: int | None = None) -> dict[int, list[str]]:
+    def extract(
+        self, texts: Sequence[str] | None = None, clusters: Sequence[int] | None = None, num_clusters: int | None = None
+    ) -> dict[int, list[str]]:
         """The learned keywords of every cluster (``texts`` / ``clusters`` are not needed: the model holds them)."""
         return self.model.cluster_top_words(top_n=self.top_n)
 

@@ -70,16 +70,24 @@ class AutoKResult:
 
     def to_dict(self) -> dict:
         """A JSON-ready record (``training_run.json``'s ``k_selection``)."""
-        return {"num_clusters": self.num_clusters, "criterion": self.method, "k_range": [self.k_min, self.k_max],
-                "sample_size": self.sample_size, "num_texts": self.num_texts, "seconds": round(self.seconds, 2),
-                "random_state": self.random_state,
-                "scores": {str(k): round(float(v), 6) for k, v in sorted(self.scores.items())},
-                **({"notes": list(self.notes)} if self.notes else {})}
+        return {
+            "num_clusters": self.num_clusters,
+            "criterion": self.method,
+            "k_range": [self.k_min, self.k_max],
+            "sample_size": self.sample_size,
+            "num_texts": self.num_texts,
+            "seconds": round(self.seconds, 2),
+            "random_state": self.random_state,
+            "scores": {str(k): round(float(v), 6) for k, v in sorted(self.scores.items())},
+            **({"notes": list(self.notes)} if self.notes else {}),
+        }
 
     def __str__(self) -> str:
-        return (f"K={self.num_clusters} chosen by {self.method} among K in {self.k_min}..{self.k_max} "
-                f"({len(self.scores)} values tried on {self.sample_size:,} of {self.num_texts:,} texts, "
-                f"{self.seconds:.1f}s)")
+        return (
+            f"K={self.num_clusters} chosen by {self.method} among K in {self.k_min}..{self.k_max} "
+            f"({len(self.scores)} values tried on {self.sample_size:,} of {self.num_texts:,} texts, "
+            f"{self.seconds:.1f}s)"
+        )
 
 
 def default_k_max(num_texts: int, k_min: int = 2) -> int:
@@ -107,13 +115,17 @@ def _check_k_bounds(k_min, k_max) -> tuple[int, int | None]:
     """The checks of (k_min, k_max) that need no data: whole numbers, k_min >= 2, k_max >= k_min (or None)."""
     k_min = _check_int("k_min", k_min, "pass e.g. k_min=2")
     if k_min < 2:
-        raise ValueError(f"`k_min` must be at least 2 (one cluster is no clustering), got {k_min}; pass k_min=2 or more.")
+        raise ValueError(
+            f"`k_min` must be at least 2 (one cluster is no clustering), got {k_min}; pass k_min=2 or more."
+        )
     if k_max is None:
         return k_min, None
     k_max = _check_int("k_max", k_max, "pass e.g. k_max=60, or None for the default min(200, 3 sqrt(N))")
     if k_max < k_min:
-        raise ValueError(f"`k_max` ({k_max}) is smaller than `k_min` ({k_min}); pass k_max >= {k_min} "
-                         "(or k_max=None for the default, min(200, 3 sqrt(N))).")
+        raise ValueError(
+            f"`k_max` ({k_max}) is smaller than `k_min` ({k_min}); pass k_max >= {k_min} "
+            "(or k_max=None for the default, min(200, 3 sqrt(N)))."
+        )
     return k_min, k_max
 
 
@@ -165,8 +177,10 @@ class ClusterCountRequest:
 
     def __post_init__(self):
         if isinstance(self.num_clusters, str) and self.num_clusters != "auto":
-            raise ValueError(f"`num_clusters` must be a whole number of clusters or 'auto' (chosen from the "
-                             f"embeddings), got {self.num_clusters!r}.")
+            raise ValueError(
+                f"`num_clusters` must be a whole number of clusters or 'auto' (chosen from the "
+                f"embeddings), got {self.num_clusters!r}."
+            )
         if self.criterion not in CRITERIA:
             raise ValueError(f"Unknown `k_criterion` {self.criterion!r}; choose one of {', '.join(CRITERIA)}.")
         k_min, k_max = _check_k_bounds(self.k_min, self.k_max)
@@ -194,16 +208,24 @@ class ClusterCountRequest:
             if isinstance(num_clusters, str):
                 cls(num_clusters)  # the error for a string that is not "auto"
             if k_range is not None or k_criterion is not None:
-                raise ValueError(f"`k_range` / `k_criterion` apply to num_clusters='auto' (got num_clusters="
-                                 f"{num_clusters!r}); pass num_clusters='auto' (--num-clusters auto) or drop them.")
+                raise ValueError(
+                    f"`k_range` / `k_criterion` apply to num_clusters='auto' (got num_clusters="
+                    f"{num_clusters!r}); pass num_clusters='auto' (--num-clusters auto) or drop them."
+                )
             return cls(num_clusters)
         if k_range is None:
             k_range = (None, None)
         if isinstance(k_range, (str, bytes)) or not hasattr(k_range, "__len__") or len(k_range) != 2:
-            raise ValueError(f"`k_range` must be a pair (k_min, k_max), e.g. (2, 60) (--k-range 2:60), got {k_range!r}.")
+            raise ValueError(
+                f"`k_range` must be a pair (k_min, k_max), e.g. (2, 60) (--k-range 2:60), got {k_range!r}."
+            )
         k_min, k_max = k_range
-        return cls("auto", k_min=2 if k_min is None else k_min, k_max=k_max,
-                   criterion=DEFAULT_CRITERION if k_criterion is None else k_criterion)
+        return cls(
+            "auto",
+            k_min=2 if k_min is None else k_min,
+            k_max=k_max,
+            criterion=DEFAULT_CRITERION if k_criterion is None else k_criterion,
+        )
 
     @staticmethod
     def parse_num_clusters(value: str) -> int | str:
@@ -245,8 +267,9 @@ class ClusterCountRequest:
         """K for these embeddings (``"auto"`` only), by :func:`estimate_num_clusters`."""
         if not self.is_auto:
             raise ValueError(f"num_clusters={self.num_clusters!r} is fixed: there is no K to choose.")
-        return estimate_num_clusters(embeddings, k_min=self.k_min, k_max=self.k_max, method=self.criterion,
-                                     random_state=random_state)
+        return estimate_num_clusters(
+            embeddings, k_min=self.k_min, k_max=self.k_max, method=self.criterion, random_state=random_state
+        )
 
     def to_dict(self) -> dict:
         """The request as ``training_run.json`` records it: ``{"criterion": .., "k_range": [k_min, k_max]}``."""
@@ -255,7 +278,9 @@ class ClusterCountRequest:
 
 def _as_embeddings(embeddings) -> np.ndarray:
     if embeddings is None or isinstance(embeddings, (str, bytes)):
-        raise TypeError(f"`embeddings` must be an N x d array of numbers (one row per text), got {type(embeddings).__name__}.")
+        raise TypeError(
+            f"`embeddings` must be an N x d array of numbers (one row per text), got {type(embeddings).__name__}."
+        )
     try:
         array = np.asarray(embeddings)  # no copy of a float32 array (N may be a million): only the sample is
         if array.dtype.kind not in "fiu":
@@ -263,8 +288,10 @@ def _as_embeddings(embeddings) -> np.ndarray:
     except (TypeError, ValueError) as err:
         raise TypeError(f"`embeddings` must be an N x d array of numbers (one row per text): {err}") from err
     if array.ndim != 2:
-        raise ValueError(f"`embeddings` must be 2-D (N texts x d dimensions), got shape {array.shape}; "
-                         "embed a list of texts, e.g. model.embed(texts).")
+        raise ValueError(
+            f"`embeddings` must be 2-D (N texts x d dimensions), got shape {array.shape}; "
+            "embed a list of texts, e.g. model.embed(texts)."
+        )
     if array.shape[0] < 3:
         raise ValueError(f"`embeddings` has {array.shape[0]} rows: choosing K needs at least 3 texts.")
     return array
@@ -360,15 +387,17 @@ def knn_affinity(x: np.ndarray, n_neighbors: int = 10, scale_neighbor: int = 7):
     neighbors = np.empty((n, k), dtype=np.int64)
     distances = np.empty((n, k))
     for start in range(0, n, 2048):
-        sim = x[start:start + 2048] @ x.T
+        sim = x[start : start + 2048] @ x.T
         rows = np.arange(sim.shape[0])
         sim[rows, start + rows] = -np.inf  # not one's own neighbour
         part = np.argpartition(-sim, k - 1, axis=1)[:, :k]
         order = np.argsort(-np.take_along_axis(sim, part, axis=1), axis=1)
-        neighbors[start:start + len(rows)] = np.take_along_axis(part, order, axis=1)
-        distances[start:start + len(rows)] = np.maximum(1.0 - np.take_along_axis(sim, neighbors[start:start + len(rows)], axis=1), 0.0)
+        neighbors[start : start + len(rows)] = np.take_along_axis(part, order, axis=1)
+        distances[start : start + len(rows)] = np.maximum(
+            1.0 - np.take_along_axis(sim, neighbors[start : start + len(rows)], axis=1), 0.0
+        )
     sigma = np.maximum(distances[:, min(scale_neighbor, k) - 1], 1e-6)
-    weights = np.exp(-distances ** 2 / (sigma[:, None] * sigma[neighbors]))
+    weights = np.exp(-(distances**2) / (sigma[:, None] * sigma[neighbors]))
     w = sparse.csr_matrix((weights.ravel(), (np.repeat(np.arange(n), k), neighbors.ravel())), shape=(n, n))
     return w.maximum(w.T)
 
@@ -405,7 +434,9 @@ def _prepare(embeddings, k_min, k_max, method, sample_size, random_state):
     n = x.shape[0]
     sample_size = _check_int("sample_size", sample_size, f"pass e.g. sample_size={DEFAULT_SAMPLE_SIZE}")
     if sample_size < 3:
-        raise ValueError(f"`sample_size` must be at least 3, got {sample_size}; pass e.g. sample_size={DEFAULT_SAMPLE_SIZE}.")
+        raise ValueError(
+            f"`sample_size` must be at least 3, got {sample_size}; pass e.g. sample_size={DEFAULT_SAMPLE_SIZE}."
+        )
     requested_k_max = k_max
     k_min, k_max = check_k_range(k_min, k_max, n)
     notes = []
@@ -424,9 +455,13 @@ def _prepare(embeddings, k_min, k_max, method, sample_size, random_state):
             raise ValueError(
                 f"`k_min` ({k_min}) is too large for these texts: {'a sample of ' if len(x) < n else ''}{len(x)} "
                 f"texts with {distinct} distinct embeddings; pass a smaller k_min"
-                + (" or a larger sample_size." if len(x) < n else " or more varied texts."))
-        note = (f"k_max lowered from {k_max} to {limit}: " + (f"the sample of {len(x)} texts is too small for more "
-                f"clusters (raise sample_size)" if len(x) < n else f"only {distinct} distinct embeddings"))
+                + (" or a larger sample_size." if len(x) < n else " or more varied texts.")
+            )
+        note = f"k_max lowered from {k_max} to {limit}: " + (
+            f"the sample of {len(x)} texts is too small for more clusters (raise sample_size)"
+            if len(x) < n
+            else f"only {distinct} distinct embeddings"
+        )
         if requested_k_max is not None:
             warnings.warn(note, stacklevel=3)
         notes.append(note)
@@ -461,9 +496,18 @@ def compare_criteria(
             elapsed = time.perf_counter() - grid_start
             reused = sum(fits.fit_seconds[k] for k in scores if k in fitted_before)  # fitted for an earlier criterion
             seconds = elapsed + reused
-        results[method] = AutoKResult(num_clusters=_best(method, scores), method=method, scores=scores, k_min=k_min,
-                                      k_max=k_max, sample_size=len(x), num_texts=n, seconds=seconds,
-                                      random_state=random_state, notes=list(notes))
+        results[method] = AutoKResult(
+            num_clusters=_best(method, scores),
+            method=method,
+            scores=scores,
+            k_min=k_min,
+            k_max=k_max,
+            sample_size=len(x),
+            num_texts=n,
+            seconds=seconds,
+            random_state=random_state,
+            notes=list(notes),
+        )
     return results
 
 
@@ -506,7 +550,17 @@ def estimate_num_clusters(
     texts, an unknown method; TypeError for embeddings that are not an N x d array of numbers.
     """
     if not isinstance(method, str):
-        raise TypeError(f"`method` must be one criterion name ({', '.join(CRITERIA)}), got {type(method).__name__}; "
-                        "use compare_criteria(...) for several.")
-    return compare_criteria(embeddings, k_min=k_min, k_max=k_max, methods=(method,), sample_size=sample_size,
-                            random_state=random_state, n_init=n_init, n_neighbors=n_neighbors)[method]
+        raise TypeError(
+            f"`method` must be one criterion name ({', '.join(CRITERIA)}), got {type(method).__name__}; "
+            "use compare_criteria(...) for several."
+        )
+    return compare_criteria(
+        embeddings,
+        k_min=k_min,
+        k_max=k_max,
+        methods=(method,),
+        sample_size=sample_size,
+        random_state=random_state,
+        n_init=n_init,
+        n_neighbors=n_neighbors,
+    )[method]

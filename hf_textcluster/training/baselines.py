@@ -6,8 +6,8 @@ Each baseline is a small estimator with scikit-learn's shape: ``fit_predict(text
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
@@ -39,8 +39,13 @@ class VectorizerKMeans:
             raise ValueError(f"`kind` must be 'bow' or 'tfidf', got {self.kind!r}.")
         vectorizer_cls = CountVectorizer if self.kind == "bow" else TfidfVectorizer
         features = vectorizer_cls(max_features=self.max_features, stop_words="english").fit_transform(texts)
-        self.labels_ = fit_kmeans(features, self.num_clusters, n_init=self.n_init, random_state=self.random_state,
-                                  max_samples=self.kmeans_max_samples).labels_
+        self.labels_ = fit_kmeans(
+            features,
+            self.num_clusters,
+            n_init=self.n_init,
+            random_state=self.random_state,
+            max_samples=self.kmeans_max_samples,
+        ).labels_
         return self.labels_
 
 
@@ -91,8 +96,13 @@ class EmbeddingKMeans:
         if request.is_auto:
             self.auto_k_ = request.choose(self.embeddings_, random_state=self.random_state)
             num_clusters = self.auto_k_.num_clusters
-        self.labels_ = fit_kmeans(self.embeddings_, num_clusters, n_init=self.n_init, random_state=self.random_state,
-                                  max_samples=self.kmeans_max_samples).labels_
+        self.labels_ = fit_kmeans(
+            self.embeddings_,
+            num_clusters,
+            n_init=self.n_init,
+            random_state=self.random_state,
+            max_samples=self.kmeans_max_samples,
+        ).labels_
         return self.labels_
 
 
@@ -102,8 +112,9 @@ def make_baseline(method: str, num_clusters: int | str | ClusterCountRequest, ra
     ``num_clusters`` is K, or (``embeddings-kmeans`` only) ``"auto"`` / a :class:`ClusterCountRequest`."""
     if isinstance(num_clusters, ClusterCountRequest) and method != "embeddings-kmeans":
         if num_clusters.is_auto:
-            raise ValueError(f"num_clusters='auto' chooses K from encoder embeddings: it works with "
-                             f"embeddings-kmeans, not {method}.")
+            raise ValueError(
+                f"num_clusters='auto' chooses K from encoder embeddings: it works with embeddings-kmeans, not {method}."
+            )
         num_clusters = num_clusters.num_clusters
     if method == "bow-kmeans":
         return VectorizerKMeans(num_clusters, kind="bow", random_state=random_state, **kwargs)

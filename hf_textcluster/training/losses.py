@@ -134,8 +134,9 @@ def _two_way_log_ratios(
     minus_inf = torch.finfo(s_aa.dtype).min
 
     def log_denominator(same, other):
-        return torch.logsumexp(torch.cat([same.masked_fill(~others, minus_inf), other.masked_fill(~others, minus_inf)],
-                                         dim=1), dim=1)
+        return torch.logsumexp(
+            torch.cat([same.masked_fill(~others, minus_inf), other.masked_fill(~others, minus_inf)], dim=1), dim=1
+        )
 
     if weights is None:
         log_num_a = log_num_b = s_ab.diagonal()

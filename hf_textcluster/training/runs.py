@@ -10,9 +10,10 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import datasets
 import torch
@@ -65,8 +66,12 @@ def split_held_out(
     """(train, test): ``test_size`` texts (a count, or a fraction in (0, 1)) held out, stratified by ``label`` when
     the dataset has class labels; the split depends on ``seed`` only, not on the training seed."""
     n = len(dataset)
-    if isinstance(test_size, bool) or not isinstance(test_size, (int, float)) or not (
-        (isinstance(test_size, int) and 1 <= test_size < n) or (isinstance(test_size, float) and 0 < test_size < 1)
+    if (
+        isinstance(test_size, bool)
+        or not isinstance(test_size, (int, float))
+        or not (
+            (isinstance(test_size, int) and 1 <= test_size < n) or (isinstance(test_size, float) and 0 < test_size < 1)
+        )
     ):
         raise ValueError(
             f"`test_size` must be a number of texts in [1, {n - 1}] or a fraction in (0, 1), got {test_size!r}."
@@ -95,9 +100,14 @@ def _run_identity(method, num_clusters, encoder, config_kwargs, dataset) -> dict
     digest = hashlib.sha1()
     for text in dataset["text"]:
         digest.update(text.encode("utf-8", "replace") + b"\0")
-    return {"method": method, "num_clusters": num_clusters, "encoder": encoder or "default",
-            "num_train_texts": len(dataset), "texts_sha1": digest.hexdigest(),
-            "config": {k: v for k, v in sorted(config_kwargs.items()) if isinstance(v, (int, float, str, bool))}}
+    return {
+        "method": method,
+        "num_clusters": num_clusters,
+        "encoder": encoder or "default",
+        "num_train_texts": len(dataset),
+        "texts_sha1": digest.hexdigest(),
+        "config": {k: v for k, v in sorted(config_kwargs.items()) if isinstance(v, (int, float, str, bool))},
+    }
 
 
 def _check_same_run(output_dir: str, identity: dict) -> None:
@@ -120,10 +130,14 @@ def check_config_overrides(config_class, overrides: dict) -> None:
     defaults = config_class()
     for key, value in overrides.items():
         if key == "encoder" or not hasattr(defaults, key):
-            known = sorted(k for k in defaults.to_dict() if not k.startswith("_") and k not in ("encoder", "transformers_version"))
+            known = sorted(
+                k for k in defaults.to_dict() if not k.startswith("_") and k not in ("encoder", "transformers_version")
+            )
             close = difflib.get_close_matches(key, known, n=1)
-            raise ValueError(f"Unknown {config_class.__name__} key {key!r}" + (f"; did you mean {close[0]!r}?" if close
-                             else f". Known keys: {', '.join(known)}."))
+            raise ValueError(
+                f"Unknown {config_class.__name__} key {key!r}"
+                + (f"; did you mean {close[0]!r}?" if close else f". Known keys: {', '.join(known)}.")
+            )
         default = getattr(defaults, key)
         numeric = isinstance(default, (int, float)) and not isinstance(default, bool)
         if numeric and (isinstance(value, bool) or not isinstance(value, (int, float))):
@@ -159,7 +173,11 @@ def build_training_arguments(output_dir: str, recipe_training: dict, overrides: 
     values = {"output_dir": output_dir, "seed": seed, "report_to": "none", "save_total_limit": 2, "logging_steps": 50}
     values.update(recipe_training)
     values.update(overrides or {})
-    if values.get("max_steps", -1) > 0 and "save_steps" not in values and values.get("save_strategy", "steps") == "steps":
+    if (
+        values.get("max_steps", -1) > 0
+        and "save_steps" not in values
+        and values.get("save_strategy", "steps") == "steps"
+    ):
         # Checkpoints every ~10% of the run, so an interrupted `train` has something to resume from.
         values["save_strategy"], values["save_steps"] = "steps", max(1, values["max_steps"] // 10)
     if not torch.cuda.is_available():
@@ -268,23 +286,46 @@ def train_clusterer(
     last_checkpoint = last_complete_checkpoint(output_dir) if resume and os.path.isdir(output_dir) else None
     k_selection, embeddings = None, None
     if request.is_auto:
-        k_selection, embeddings = _settle_auto_k(request, output_dir, identity, last_checkpoint, encoder,
-                                                 config_kwargs, args, train_dataset, seed)
+        k_selection, embeddings = _settle_auto_k(
+            request, output_dir, identity, last_checkpoint, encoder, config_kwargs, args, train_dataset, seed
+        )
     _record_run_identity(output_dir, identity, last_checkpoint)
     # Built once K is known; the embeddings that chose K (if any) are the k-means initialisation's.
     model = spec.model_class.from_encoder_pretrained(encoder, num_clusters=identity["num_clusters"], **config_kwargs)
-    trainer = spec.trainer_class(model=model, args=args, train_dataset=train_dataset, init_embeddings=embeddings,
-                                 eval_dataset=test_dataset if test_dataset is not None else train_dataset)
+    trainer = spec.trainer_class(
+        model=model,
+        args=args,
+        train_dataset=train_dataset,
+        init_embeddings=embeddings,
+        eval_dataset=test_dataset if test_dataset is not None else train_dataset,
+    )
     metrics, train_seconds = _train(trainer, last_checkpoint, evaluate)
     if save and trainer.is_world_process_zero():  # under several processes, the main one writes
         model.save_pretrained(output_dir)
-        record = {"method": method, "dataset": dataset_name, "input": input_file, "recipe": recipe,
-                  "augmentation": augmentation, "seed": seed, "test_size": test_size, "split_seed": split_seed,
-                  "k_selection": k_selection, "config_overrides": config_overrides,
-                  "training_overrides": training_overrides, "metrics": metrics}
+        record = {
+            "method": method,
+            "dataset": dataset_name,
+            "input": input_file,
+            "recipe": recipe,
+            "augmentation": augmentation,
+            "seed": seed,
+            "test_size": test_size,
+            "split_seed": split_seed,
+            "k_selection": k_selection,
+            "config_overrides": config_overrides,
+            "training_overrides": training_overrides,
+            "metrics": metrics,
+        }
         _write_training_run(output_dir, model, trainer, train_dataset, test_dataset, record)
-    return TrainingResult(model=model, trainer=trainer, metrics=metrics, output_dir=output_dir,
-                          train_seconds=train_seconds, test_dataset=test_dataset, k_selection=k_selection)
+    return TrainingResult(
+        model=model,
+        trainer=trainer,
+        metrics=metrics,
+        output_dir=output_dir,
+        train_seconds=train_seconds,
+        test_dataset=test_dataset,
+        k_selection=k_selection,
+    )
 
 
 def _write_training_run(output_dir: str, model, trainer, train_dataset, test_dataset, record: dict) -> None:
@@ -299,8 +340,11 @@ def _write_training_run(output_dir: str, model, trainer, train_dataset, test_dat
         "encoder": model.config.name_or_path,
         "seed": record["seed"],
         "num_train_texts": len(train_dataset),
-        **({"num_test_texts": len(test_dataset), "test_size": record["test_size"], "split_seed": record["split_seed"]}
-           if test_dataset is not None else {}),
+        **(
+            {"num_test_texts": len(test_dataset), "test_size": record["test_size"], "split_seed": record["split_seed"]}
+            if test_dataset is not None
+            else {}
+        ),
         "precision": trainer.precision_description(),
         **({"k_selection": record["k_selection"]} if record["k_selection"] is not None else {}),
         **({"serving": trainer.serving_choice} if trainer.serving_choice else {}),
@@ -366,15 +410,18 @@ def _train(trainer, last_checkpoint: str | None, evaluate: bool) -> tuple[dict, 
 
 
 # ----- num_clusters="auto" -------------------------------------------------------------------------------------------
-def _settle_auto_k(request, output_dir, identity, last_checkpoint, encoder, config_kwargs, args, train_dataset,
-                   seed) -> tuple[dict, object]:
+def _settle_auto_k(
+    request, output_dir, identity, last_checkpoint, encoder, config_kwargs, args, train_dataset, seed
+) -> tuple[dict, object]:
     """K for ``num_clusters="auto"``: the one a resumed run chose, else chosen now from the training texts'
     embeddings (returned too, for the k-means initialisation); ``identity`` records it."""
     k_selection = _saved_k_selection(output_dir, request, identity) if last_checkpoint else None
     embeddings = None
     if k_selection is not None:
-        logger.warning(f"num_clusters='auto': resuming with K={k_selection['num_clusters']}, as chosen by "
-                       f"{k_selection['criterion']} when this run started.")
+        logger.warning(
+            f"num_clusters='auto': resuming with K={k_selection['num_clusters']}, as chosen by "
+            f"{k_selection['criterion']} when this run started."
+        )
     else:
         k_selection, embeddings = _choose_num_clusters(encoder, config_kwargs, args, train_dataset, request, seed)
     identity["num_clusters"] = k_selection["num_clusters"]
@@ -387,18 +434,24 @@ def _settle_auto_k(request, output_dir, identity, last_checkpoint, encoder, conf
 EMBEDDING_CONFIG_KEYS = ("pooling", "normalize_embeddings", "max_length")
 
 
-def _choose_num_clusters(encoder, config_kwargs, args, train_dataset, request: ClusterCountRequest,
-                         seed) -> tuple[dict, object]:
+def _choose_num_clusters(
+    encoder, config_kwargs, args, train_dataset, request: ClusterCountRequest, seed
+) -> tuple[dict, object]:
     """Embed the training texts once with the encoder, pooling and length the method's model will use (the
     encoder alone: no method heads, at the precision and batch size the trainer will use), choose K; returns the
     record and the embeddings."""
     embedding_kwargs = {k: v for k, v in config_kwargs.items() if k in EMBEDDING_CONFIG_KEYS}
-    embedder = TextClusteringPreTrainedModel.from_encoder_pretrained(encoder, num_clusters=request.k_min,
-                                                                     **embedding_kwargs).to(args.device)
+    embedder = TextClusteringPreTrainedModel.from_encoder_pretrained(
+        encoder, num_clusters=request.k_min, **embedding_kwargs
+    ).to(args.device)
     precision = "bf16" if args.bf16 else ("fp16" if args.fp16 else "fp32")  # ClusteringTrainer.precision
     start = time.perf_counter()
-    embeddings = embedder.embed(train_dataset["text"], batch_size=args.encode_batch_size,
-                                show_progress_bar=not args.disable_tqdm, precision=precision)
+    embeddings = embedder.embed(
+        train_dataset["text"],
+        batch_size=args.encode_batch_size,
+        show_progress_bar=not args.disable_tqdm,
+        precision=precision,
+    )
     embed_seconds = time.perf_counter() - start
     del embedder
     result = request.choose(embeddings, random_state=seed)
@@ -416,8 +469,11 @@ def _saved_k_selection(output_dir: str, request: ClusterCountRequest, identity: 
     with open(path) as f:
         saved = json.load(f)
     selection = saved.get("k_selection") or {}
-    same = (saved.get("texts_sha1") == identity["texts_sha1"] and selection.get("criterion") == request.criterion
-            and selection.get("requested_k_range") == request.to_dict()["k_range"])
+    same = (
+        saved.get("texts_sha1") == identity["texts_sha1"]
+        and selection.get("criterion") == request.criterion
+        and selection.get("requested_k_range") == request.to_dict()["k_range"]
+    )
     return selection if same and isinstance(selection.get("num_clusters"), int) else None
 
 
@@ -431,8 +487,6 @@ def read_training_run(model_dir: str | os.PathLike) -> dict | None:
         return json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as err:
         raise ValueError(f"{path} is not valid JSON ({err}); fix or delete it.") from err
-
-
 
 
 def run_input_file(run: Mapping[str, Any] | None) -> dict | None:

@@ -23,8 +23,8 @@ candidate's criterion value and what refinement did are returned as a :class:`Se
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 import numpy as np
 import torch
@@ -64,9 +64,12 @@ class ServingChoice:
 
     def to_dict(self) -> dict:
         """What ``training_run.json`` and the model card record (no per-text arrays)."""
-        return {"served": self.served, "criterion": self.criterion,
-                "scores": {name: round(float(value), 6) for name, value in self.scores.items()},
-                "refinement": self.refinement}
+        return {
+            "served": self.served,
+            "criterion": self.criterion,
+            "scores": {name: round(float(value), 6) for name, value in self.scores.items()},
+            "refinement": self.refinement,
+        }
 
 
 def check_serve(value: str, argument_name: str = "serve") -> str:
@@ -154,8 +157,9 @@ def _candidates(model, embeddings: np.ndarray, features: np.ndarray, candidates:
                     continue
                 # Its clusters were found in the UMAP space: a linear head fitted once on them keeps them far better
                 # than the nearest of their centres in the embedding space (SearchSnippets 79.0 vs 76.2 ACC, MiniLM).
-                serving = refine_partition(features, labels, num_clusters=num_clusters, max_rounds=0,
-                                           random_state=random_state)
+                serving = refine_partition(
+                    features, labels, num_clusters=num_clusters, max_rounds=0, random_state=random_state
+                )
                 labels = serving.predict(features)
             else:
                 serving = _centres(features, labels, num_clusters)
@@ -175,9 +179,16 @@ def _candidates(model, embeddings: np.ndarray, features: np.ndarray, candidates:
 def refinement_records(how: dict[str, object]) -> dict[str, dict]:
     """What refinement did for each refined candidate of ``how`` (see :func:`candidate_partitions`): rounds, share of
     texts moved, whether it declined and why. (``umap_kmeans``' head fitted once is not a refinement.)"""
-    return {name: {"rounds": int(result.rounds), "changed": round(float(result.changed), 4),
-                   "declined": bool(result.declined), "reason": result.reason}
-            for name, result in how.items() if name.endswith(REFINED_SUFFIX) and isinstance(result, RefinementResult)}
+    return {
+        name: {
+            "rounds": int(result.rounds),
+            "changed": round(float(result.changed), 4),
+            "declined": bool(result.declined),
+            "reason": result.reason,
+        }
+        for name, result in how.items()
+        if name.endswith(REFINED_SUFFIX) and isinstance(result, RefinementResult)
+    }
 
 
 def apply_partition(model: TextClusteringPreTrainedModel, name: str, serving: object) -> None:
@@ -234,10 +245,19 @@ def serve_partition(
         used_criterion = criterion
     else:
         if serve not in partitions:
-            raise ValueError(f"`serve`={serve!r} cannot be served here: its partition has an empty cluster or only "
-                             "one cluster; pass serve='auto' or another candidate.")
+            raise ValueError(
+                f"`serve`={serve!r} cannot be served here: its partition has an empty cluster or only "
+                "one cluster; pass serve='auto' or another candidate."
+            )
         served, scores, used_criterion = serve, {}, None
     apply_partition(model, served, how[served])
     refinement = refinement_records(how)
-    return ServingChoice(served=served, criterion=used_criterion, scores=scores, labels=partitions[served],
-                         refinement=refinement, candidates=partitions, serving=how[served])
+    return ServingChoice(
+        served=served,
+        criterion=used_criterion,
+        scores=scores,
+        labels=partitions[served],
+        refinement=refinement,
+        candidates=partitions,
+        serving=how[served],
+    )

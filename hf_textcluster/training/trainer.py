@@ -10,8 +10,9 @@ import os
 import time
 import warnings
 import weakref
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -72,14 +73,18 @@ class ClusteringTrainingArguments(TrainingArguments):
     kmeans_n_init: int = field(default=10, metadata={"help": "k-means restarts (initialisation and evaluation)."})
     kmeans_max_samples: int | None = field(
         default=DEFAULT_KMEANS_MAX_SAMPLES,
-        metadata={"help": "k-means centres are fitted on a seeded sample of at most this many texts, then every text "
-                  "is assigned to its nearest centre (bounded time on large corpora; None: all texts)."},
+        metadata={
+            "help": "k-means centres are fitted on a seeded sample of at most this many texts, then every text "
+            "is assigned to its nearest centre (bounded time on large corpora; None: all texts)."
+        },
     )
     kmeans_init: str = field(
         default="best",
-        metadata={"help": "How the initialisation's k-means starts: 'best' (the lower inertia of k-means++ and of a "
-                  "run started from the clusters of k-means on a UMAP reduction; k-means++ alone without umap-learn), "
-                  "'k-means++' (the papers') or 'umap' (the UMAP clusters' nearest means, no Lloyd's iterations)."},
+        metadata={
+            "help": "How the initialisation's k-means starts: 'best' (the lower inertia of k-means++ and of a "
+            "run started from the clusters of k-means on a UMAP reduction; k-means++ alone without umap-learn), "
+            "'k-means++' (the papers') or 'umap' (the UMAP clusters' nearest means, no Lloyd's iterations)."
+        },
     )
     eval_kmeans: bool = field(
         default=True, metadata={"help": "Also evaluate k-means on the learned embeddings (the SCCL paper's protocol)."}
@@ -90,38 +95,50 @@ class ClusteringTrainingArguments(TrainingArguments):
     remove_unused_columns: bool = field(default=False, metadata={"help": "Keep raw text columns for the collator."})
     bf16: bool | None = field(
         default=None,
-        metadata={"help": "bf16 autocast. Default (None) = auto: on where the device runs bf16 natively (a GPU with "
-                  "bf16, a CPU with AVX-512-BF16 / AMX), off elsewhere (emulated bf16 is 9-30x slower)."},
+        metadata={
+            "help": "bf16 autocast. Default (None) = auto: on where the device runs bf16 natively (a GPU with "
+            "bf16, a CPU with AVX-512-BF16 / AMX), off elsewhere (emulated bf16 is 9-30x slower)."
+        },
     )
     encode_batch_size: int | None = field(
         default=None,
-        metadata={"help": "Batch size of the encoding passes (k-means initialisation, targets, evaluation). Default: "
-                  f"{DEFAULT_ENCODE_BATCH_SIZE} on a CPU, {GPU_ENCODE_BATCH_SIZE} on a GPU."},
+        metadata={
+            "help": "Batch size of the encoding passes (k-means initialisation, targets, evaluation). Default: "
+            f"{DEFAULT_ENCODE_BATCH_SIZE} on a CPU, {GPU_ENCODE_BATCH_SIZE} on a GPU."
+        },
     )
     health_check_steps: int | None = field(
         default=None,
-        metadata={"help": "Check the clusters every this many steps (default: ~10 checks per run): the head's "
-                  "agreement with the initial k-means, the cluster sizes, how many texts changed cluster. 0: never."},
+        metadata={
+            "help": "Check the clusters every this many steps (default: ~10 checks per run): the head's "
+            "agreement with the initial k-means, the cluster sizes, how many texts changed cluster. 0: never."
+        },
     )
     health_sample_size: int = field(
         default=1000, metadata={"help": "How many training texts (a seeded sample) the cluster checks predict."}
     )
     calibration_sample_size: int = field(
         default=10_000,
-        metadata={"help": "At the end of training, calibrate the model's confidence and outlier distances on a seeded "
-                  "sample of this many training texts (one encoding pass; see `model.calibrate`). 0: do not."},
+        metadata={
+            "help": "At the end of training, calibrate the model's confidence and outlier distances on a seeded "
+            "sample of this many training texts (one encoding pass; see `model.calibrate`). 0: do not."
+        },
     )
     serve: str = field(
         default="auto",
-        metadata={"help": "What the trained model serves: 'auto' (default: the best of its head, k-means and UMAP "
-                  "k-means on its embeddings, each refined by iterative classification or not, chosen by an internal "
-                  "criterion, no labels) or one of them by name ('head' keeps the paper's output). See "
-                  "training.serving."},
+        metadata={
+            "help": "What the trained model serves: 'auto' (default: the best of its head, k-means and UMAP "
+            "k-means on its embeddings, each refined by iterative classification or not, chosen by an internal "
+            "criterion, no labels) or one of them by name ('head' keeps the paper's output). See "
+            "training.serving."
+        },
     )
     early_stopping_tol: float | None = field(
         default=None,
-        metadata={"help": "Stop when fewer than this share of the checked texts changed cluster since the previous "
-                  "check (DEC's criterion; e.g. 0.001). No labels are used. Default: off."},
+        metadata={
+            "help": "Stop when fewer than this share of the checked texts changed cluster since the previous "
+            "check (DEC's criterion; e.g. 0.001). No labels are used. Default: off."
+        },
     )
 
     def __post_init__(self):
@@ -140,28 +157,51 @@ class ClusteringTrainingArguments(TrainingArguments):
             self.encode_batch_size = GPU_ENCODE_BATCH_SIZE if on_gpu else DEFAULT_ENCODE_BATCH_SIZE
         if self.kmeans_init not in KMEANS_INITS:
             raise ValueError(f"`kmeans_init` must be one of {KMEANS_INITS}, got {self.kmeans_init!r}.")
-        if isinstance(self.encode_batch_size, bool) or not isinstance(self.encode_batch_size, int) or self.encode_batch_size < 1:
+        if (
+            isinstance(self.encode_batch_size, bool)
+            or not isinstance(self.encode_batch_size, int)
+            or self.encode_batch_size < 1
+        ):
             raise ValueError(f"`encode_batch_size` must be a positive integer, got {self.encode_batch_size!r}.")
-        if self.health_check_steps is not None and (not isinstance(self.health_check_steps, int) or self.health_check_steps < 0):
-            raise ValueError(f"`health_check_steps` must be a whole number >= 0 (0: no checks), got {self.health_check_steps!r}.")
+        if self.health_check_steps is not None and (
+            not isinstance(self.health_check_steps, int) or self.health_check_steps < 0
+        ):
+            raise ValueError(
+                f"`health_check_steps` must be a whole number >= 0 (0: no checks), got {self.health_check_steps!r}."
+            )
         if not isinstance(self.health_sample_size, int) or self.health_sample_size < 2:
             raise ValueError(f"`health_sample_size` must be an integer >= 2, got {self.health_sample_size!r}.")
-        if isinstance(self.calibration_sample_size, bool) or not isinstance(self.calibration_sample_size, int) \
-                or self.calibration_sample_size < 0 or self.calibration_sample_size == 1:
-            raise ValueError("`calibration_sample_size` must be 0 (no calibration) or an integer >= 2, got "
-                             f"{self.calibration_sample_size!r}.")
+        if (
+            isinstance(self.calibration_sample_size, bool)
+            or not isinstance(self.calibration_sample_size, int)
+            or self.calibration_sample_size < 0
+            or self.calibration_sample_size == 1
+        ):
+            raise ValueError(
+                "`calibration_sample_size` must be 0 (no calibration) or an integer >= 2, got "
+                f"{self.calibration_sample_size!r}."
+            )
         check_serve(self.serve)
         if self.early_stopping_tol is not None and not 0 < self.early_stopping_tol < 1:
-            raise ValueError(f"`early_stopping_tol` must be in (0, 1) (a share of texts), got {self.early_stopping_tol!r}.")
+            raise ValueError(
+                f"`early_stopping_tol` must be in (0, 1) (a share of texts), got {self.early_stopping_tol!r}."
+            )
         super().__post_init__()
 
 
-def warn_if_truncated(texts: Sequence[str], tokenizer, max_length: int, sample_size: int = 5000, seed: int = 0) -> float:
+def warn_if_truncated(
+    texts: Sequence[str], tokenizer, max_length: int, sample_size: int = 5000, seed: int = 0
+) -> float:
     """Warn when training texts are longer than ``max_length`` tokens (they are cut); returns the share cut, measured
     on a seeded sample of at most ``sample_size`` texts (tokenizing a million texts only to warn would take minutes)."""
     n = len(texts)
     rows = range(n) if n <= sample_size else np.random.default_rng(seed).choice(n, size=sample_size, replace=False)
-    lengths = np.asarray([len(ids) for ids in tokenizer([clip_text(texts[int(i)], max_length) for i in rows], truncation=False)["input_ids"]])
+    lengths = np.asarray(
+        [
+            len(ids)
+            for ids in tokenizer([clip_text(texts[int(i)], max_length) for i in rows], truncation=False)["input_ids"]
+        ]
+    )
     share = float((lengths > max_length).mean()) if len(lengths) else 0.0
     if share > 0:
         # a warning from 1% of the texts on (short-text corpora have a few long outliers), a note below that
@@ -192,11 +232,14 @@ class TextViewsCollator:
     for noise that deletes whole words.
     """
 
-    def __init__(self, tokenizer, max_length: int, views: dict[str, str], pad_to_max_length: bool = False,
-                 word_ids: bool = False):
+    def __init__(
+        self, tokenizer, max_length: int, views: dict[str, str], pad_to_max_length: bool = False, word_ids: bool = False
+    ):
         if word_ids and not getattr(tokenizer, "is_fast", False):
-            raise ValueError("Word-level noise needs a fast tokenizer (`tokenizer.is_fast`): load the encoder's "
-                             "tokenizer with `AutoTokenizer.from_pretrained(..., use_fast=True)`.")
+            raise ValueError(
+                "Word-level noise needs a fast tokenizer (`tokenizer.is_fast`): load the encoder's "
+                "tokenizer with `AutoTokenizer.from_pretrained(..., use_fast=True)`."
+            )
         self.tokenizer = tokenizer
         self.max_length = max_length
         self.views = views  # output prefix -> dataset column
@@ -281,9 +324,15 @@ def last_complete_checkpoint(output_dir: str) -> str | None:
     if not os.path.isdir(output_dir):
         return None
     folders = sorted(
-        (d for d in os.listdir(output_dir) if d.startswith(f"{PREFIX_CHECKPOINT_DIR}-") and d.split("-")[-1].isdigit()
-         and os.path.isdir(os.path.join(output_dir, d))),
-        key=lambda d: int(d.split("-")[-1]), reverse=True,
+        (
+            d
+            for d in os.listdir(output_dir)
+            if d.startswith(f"{PREFIX_CHECKPOINT_DIR}-")
+            and d.split("-")[-1].isdigit()
+            and os.path.isdir(os.path.join(output_dir, d))
+        ),
+        key=lambda d: int(d.split("-")[-1]),
+        reverse=True,
     )
     skipped = []
     for name in folders:
@@ -291,13 +340,16 @@ def last_complete_checkpoint(output_dir: str) -> str | None:
         problem = _checkpoint_problem(folder)
         if problem is None:
             if skipped:
-                logger.warning(f"Skipping the incomplete checkpoint{'s' if len(skipped) > 1 else ''} "
-                               f"{'; '.join(skipped)} (interrupted while saving); resuming from {folder} instead.")
+                logger.warning(
+                    f"Skipping the incomplete checkpoint{'s' if len(skipped) > 1 else ''} "
+                    f"{'; '.join(skipped)} (interrupted while saving); resuming from {folder} instead."
+                )
             return folder
         skipped.append(f"{folder} ({problem})")
     if skipped:
-        logger.warning(f"No complete checkpoint in {output_dir}: skipping {'; '.join(skipped)} (interrupted while "
-                       "saving).")
+        logger.warning(
+            f"No complete checkpoint in {output_dir}: skipping {'; '.join(skipped)} (interrupted while saving)."
+        )
     return None
 
 
@@ -312,7 +364,7 @@ class ClusterHealthCallback(TrainerCallback):
     the size entropy below 3/4 of the k-means start's, or agreement below 0.3) and, with ``early_stopping_tol``,
     stops when fewer texts than that changed cluster. No labels are used."""
 
-    def __init__(self, trainer: "ClusteringTrainer"):
+    def __init__(self, trainer: ClusteringTrainer):
         self._trainer = weakref.ref(trainer)
         self.sample: np.ndarray | None = None
         self.previous: np.ndarray | None = None
@@ -335,19 +387,27 @@ class ClusterHealthCallback(TrainerCallback):
             size = min(getattr(args, "health_sample_size", 1000), len(texts))
             self.sample = np.sort(np.random.default_rng(args.seed).choice(len(texts), size=size, replace=False))
         predicted = trainer.head_predictions([texts[int(i)] for i in self.sample])
-        entry = {"step": state.global_step, **cluster_health(predicted, trainer.initial_kmeans_labels[self.sample],
-                                                             model.config.num_clusters)}
+        entry = {
+            "step": state.global_step,
+            **cluster_health(predicted, trainer.initial_kmeans_labels[self.sample], model.config.num_clusters),
+        }
         if self.previous is not None:
             entry["changed"] = float((predicted != self.previous).mean())
         self.previous = predicted
         trainer.health_history.append(entry)
         # shown with the next loss log (logging from inside on_step_end would swallow the Trainer's own log)
         trainer._pending_logs.update({f"health_{k}": round(v, 4) for k, v in entry.items() if k != "step"})
-        start = cluster_health(trainer.initial_kmeans_labels[self.sample], trainer.initial_kmeans_labels[self.sample],
-                               model.config.num_clusters)
+        start = cluster_health(
+            trainer.initial_kmeans_labels[self.sample],
+            trainer.initial_kmeans_labels[self.sample],
+            model.config.num_clusters,
+        )
         k = model.config.num_clusters
-        collapsed = (entry["clusters_used"] < k / 2 or entry["size_entropy"] < 0.75 * start["size_entropy"]
-                     or entry["agreement"] < 0.3)
+        collapsed = (
+            entry["clusters_used"] < k / 2
+            or entry["size_entropy"] < 0.75 * start["size_entropy"]
+            or entry["agreement"] < 0.3
+        )
         if collapsed and not self.warned:
             self.warned = True
             logger.warning(
@@ -359,8 +419,10 @@ class ClusterHealthCallback(TrainerCallback):
             )
         tol = getattr(args, "early_stopping_tol", None)
         if tol is not None and entry.get("changed", 1.0) < tol:
-            logger.warning(f"Early stopping at step {state.global_step}: {100 * entry['changed']:.2f}% of the checked "
-                           f"texts changed cluster since the last check (< early_stopping_tol={tol}).")
+            logger.warning(
+                f"Early stopping at step {state.global_step}: {100 * entry['changed']:.2f}% of the checked "
+                f"texts changed cluster since the last check (< early_stopping_tol={tol})."
+            )
             control.should_training_stop = True
 
 
@@ -371,9 +433,11 @@ def cluster_health(predicted: np.ndarray, reference: np.ndarray, num_clusters: i
 
     counts = np.bincount(np.asarray(predicted), minlength=num_clusters).astype(float)
     share = counts[counts > 0] / counts.sum()
-    return {"agreement": float(normalized_mutual_info(reference, predicted)),
-            "size_entropy": max(0.0, float(-(share * np.log(share)).sum() / np.log(num_clusters))),
-            "clusters_used": float((counts > 0).sum())}
+    return {
+        "agreement": float(normalized_mutual_info(reference, predicted)),
+        "size_entropy": max(0.0, float(-(share * np.log(share)).sum() / np.log(num_clusters))),
+        "clusters_used": float((counts > 0).sum()),
+    }
 
 
 class _StopOnSignalCallback(TrainerCallback):
@@ -402,8 +466,9 @@ class ClusteringTrainer(Trainer):
     # compute_loss returns a per-batch mean: the Trainer must divide it under gradient accumulation.
     loss_is_scaled_for_ga = False
 
-    def __init__(self, model=None, args: TrainingArguments | None = None, data_collator=None, init_embeddings=None,
-                 **kwargs):
+    def __init__(
+        self, model=None, args: TrainingArguments | None = None, data_collator=None, init_embeddings=None, **kwargs
+    ):
         # `init_embeddings` (N x d, one row per training text, e.g. computed to choose K): the k-means
         # initialisation before step 1 starts from them instead of a second encoding pass (used once).
         self.init_embeddings = init_embeddings
@@ -529,8 +594,12 @@ class ClusteringTrainer(Trainer):
 
     def _training_module_parameters(self) -> list[tuple[str, torch.nn.Parameter]]:
         in_model = {id(p) for p in self.model.parameters()}
-        return [(f"{name}.{param_name}", param) for name, module in self.training_modules().items()
-                for param_name, param in module.named_parameters() if id(param) not in in_model]
+        return [
+            (f"{name}.{param_name}", param)
+            for name, module in self.training_modules().items()
+            for param_name, param in module.named_parameters()
+            if id(param) not in in_model
+        ]
 
     def training_module_state(self) -> dict[str, torch.Tensor]:
         """The training modules' own tensors (parameters and buffers not shared with the model), by qualified name."""
@@ -593,7 +662,7 @@ class ClusteringTrainer(Trainer):
 
     def _restore_from_checkpoint_folder(self, checkpoint: str) -> None:
         arrays = {
-            name[len(CHECKPOINT_ARRAY_PREFIX):-len(".npy")]: np.load(os.path.join(checkpoint, name))
+            name[len(CHECKPOINT_ARRAY_PREFIX) : -len(".npy")]: np.load(os.path.join(checkpoint, name))
             for name in sorted(os.listdir(checkpoint))
             if name.startswith(CHECKPOINT_ARRAY_PREFIX) and name.endswith(".npy")
         }
@@ -604,13 +673,15 @@ class ClusteringTrainer(Trainer):
         modules_file = os.path.join(checkpoint, TRAINING_MODULES_FILE)
         if self.training_modules():
             if not os.path.isfile(modules_file):
-                raise ValueError(f"{checkpoint} lacks {TRAINING_MODULES_FILE} (the {', '.join(self.training_modules())} "
-                                 "this method trains besides the model): resume with --no-resume to start over.")
+                raise ValueError(
+                    f"{checkpoint} lacks {TRAINING_MODULES_FILE} (the {', '.join(self.training_modules())} "
+                    "this method trains besides the model): resume with --no-resume to start over."
+                )
             from safetensors.torch import load_file
 
             saved = load_file(modules_file)
             for name, module in self.training_modules().items():
-                own = {k[len(name) + 1:]: v for k, v in saved.items() if k.startswith(f"{name}.")}
+                own = {k[len(name) + 1 :]: v for k, v in saved.items() if k.startswith(f"{name}.")}
                 state = module.state_dict()
                 with torch.no_grad():
                     for key, value in own.items():
@@ -618,8 +689,9 @@ class ClusteringTrainer(Trainer):
 
     def head_predictions(self, texts: Sequence[str]) -> np.ndarray:
         """The head's clusters of ``texts`` mid-training (eval mode), for the cluster health checks."""
-        return self.model.predict(texts, batch_size=self.encode_batch_size, show_progress_bar=False,
-                                  precision=self.precision)
+        return self.model.predict(
+            texts, batch_size=self.encode_batch_size, show_progress_bar=False, precision=self.precision
+        )
 
     # ----- whole-dataset passes (targets, pseudo-labels) ------------------------------------------------------
     @classmethod
@@ -708,10 +780,16 @@ class ClusteringTrainer(Trainer):
         GPU, the torch k-means there: :func:`~hf_textcluster.modeling.kmeans.torch_kmeans`)."""
         if self.args.device.type == "cuda" and isinstance(features, np.ndarray):
             features = torch.from_numpy(features).to(self.args.device)
-        kmeans = self.share_from_main(lambda: fit_kmeans(
-            features, self.model.config.num_clusters, n_init=getattr(self.args, "kmeans_n_init", 10),
-            random_state=self.args.seed, max_samples=getattr(self.args, "kmeans_max_samples", DEFAULT_KMEANS_MAX_SAMPLES),
-            init=getattr(self.args, "kmeans_init", "best")))
+        kmeans = self.share_from_main(
+            lambda: fit_kmeans(
+                features,
+                self.model.config.num_clusters,
+                n_init=getattr(self.args, "kmeans_n_init", 10),
+                random_state=self.args.seed,
+                max_samples=getattr(self.args, "kmeans_max_samples", DEFAULT_KMEANS_MAX_SAMPLES),
+                init=getattr(self.args, "kmeans_init", "best"),
+            )
+        )
         self._log_kmeans_start(getattr(kmeans, "start_", None))
         return kmeans
 
@@ -750,7 +828,9 @@ class ClusteringTrainer(Trainer):
         if not self.accelerator.is_main_process:
             self.model.cluster_head.load_state_dict(head_state)
             self.model.config.centroids_initialized = True
-        logger.info(f"Initialised {self.model.config.num_clusters} clusters by k-means in {time.perf_counter() - start:.1f}s.")
+        logger.info(
+            f"Initialised {self.model.config.num_clusters} clusters by k-means in {time.perf_counter() - start:.1f}s."
+        )
 
     def autocast_smart_context_manager(self, cache_enabled: bool | None = True):
         # Accelerate applies bf16/fp16 autocast by wrapping `model.forward`; our losses call `model.encode` and the
@@ -830,8 +910,9 @@ class ClusteringTrainer(Trainer):
         the model's parts (encode, heads, training modules) instead of its forward, which DDP's hooks rely on."""
         import torch.distributed as dist
 
-        params = [p for _, p in [*self.model.named_parameters(), *self._training_module_parameters()]
-                  if p.grad is not None]
+        params = [
+            p for _, p in [*self.model.named_parameters(), *self._training_module_parameters()] if p.grad is not None
+        ]
         if not params:
             return
         flat = torch.cat([p.grad.reshape(-1).float() for p in params])
@@ -873,9 +954,11 @@ class ClusteringTrainer(Trainer):
         self._check_some_steps()
         if getattr(self.model.config, "refined_head_dim", 0):
             # the losses train the method's head: a refined head in front of it would take its gradients instead
-            logger.warning(f"The model serves its {self.model.config.served_partition} partition; training continues "
-                           f"the method's own head, and what it serves is set again at the end (serve="
-                           f"{self.args.serve!r}).")
+            logger.warning(
+                f"The model serves its {self.model.config.served_partition} partition; training continues "
+                f"the method's own head, and what it serves is set again at the end (serve="
+                f"{self.args.serve!r})."
+            )
             self.model.serve_method_head()
         with self._signals_stop_training():
             self._train_with_resume(resume_from_checkpoint, **kwargs)
@@ -896,14 +979,22 @@ class ClusteringTrainer(Trainer):
         them, once training has ended: every method, whatever its stages (a check during training may have run
         before a head existed, or on a head mode other than the served one). Warns when the clusters collapsed (fewer
         than half of them used, or one holding 90% of the texts). Off with ``health_check_steps=0``."""
-        if (getattr(self.args, "health_check_steps", None) == 0 or self.train_dataset is None
-                or not self.model.config.centroids_initialized or not self.accelerator.is_main_process):
+        if (
+            getattr(self.args, "health_check_steps", None) == 0
+            or self.train_dataset is None
+            or not self.model.config.centroids_initialized
+            or not self.accelerator.is_main_process
+        ):
             return None
         texts = self.train_dataset["text"]
         size = min(getattr(self.args, "health_sample_size", 1000), len(texts))
         rows = np.sort(np.random.default_rng(self.args.seed).choice(len(texts), size=size, replace=False))
-        predicted = self.model.predict([texts[int(i)] for i in rows], batch_size=self.encode_batch_size,
-                                       show_progress_bar=False, precision=self.precision)
+        predicted = self.model.predict(
+            [texts[int(i)] for i in rows],
+            batch_size=self.encode_batch_size,
+            show_progress_bar=False,
+            precision=self.precision,
+        )
         k = self.model.config.num_clusters
         counts = np.bincount(predicted, minlength=k)
         self.final_health = {"clusters_used": int((counts > 0).sum()), "largest_share": float(counts.max() / size)}
@@ -934,8 +1025,10 @@ class ClusteringTrainer(Trainer):
         if not self.accelerator.is_main_process:
             apply_partition(self.model, record["served"], serving)
         self.serving_choice = {**record, "seconds": round(time.perf_counter() - start, 2)}
-        logger.info(f"Serving the {record['served']} partition (criterion {record['criterion']}: "
-                    f"{record['scores']}), chosen in {self.serving_choice['seconds']:.1f}s.")
+        logger.info(
+            f"Serving the {record['served']} partition (criterion {record['criterion']}: "
+            f"{record['scores']}), chosen in {self.serving_choice['seconds']:.1f}s."
+        )
 
     def calibrate_model(self) -> None:
         """Calibrate the trained model's confidence and outlier distances on a seeded sample of
@@ -946,12 +1039,20 @@ class ClusteringTrainer(Trainer):
         start = time.perf_counter()
 
         with self.sharded_passes():  # every process encodes its share and fits the same calibration from all of it
-            self.model.calibrate(self.train_dataset["text"], sample_size=size, random_state=self.args.seed,
-                                 batch_size=self.encode_batch_size, show_progress_bar=False, precision=self.precision)
+            self.model.calibrate(
+                self.train_dataset["text"],
+                sample_size=size,
+                random_state=self.args.seed,
+                batch_size=self.encode_batch_size,
+                show_progress_bar=False,
+                precision=self.precision,
+            )
         # kept apart, so that training times stay comparable with runs from before calibration
         self.calibration_seconds = time.perf_counter() - start
-        logger.info(f"Calibrated the confidence and outlier distances on {self.model.config.num_calibration_texts} "
-                    f"training texts in {self.calibration_seconds:.1f}s.")
+        logger.info(
+            f"Calibrated the confidence and outlier distances on {self.model.config.num_calibration_texts} "
+            f"training texts in {self.calibration_seconds:.1f}s."
+        )
 
     @contextlib.contextmanager
     def _signals_stop_training(self):
@@ -985,8 +1086,10 @@ class ClusteringTrainer(Trainer):
             if checkpoint is True:
                 checkpoint = last_complete_checkpoint(self.args.output_dir)
                 if checkpoint is None:
-                    raise ValueError(f"resume_from_checkpoint=True, but {self.args.output_dir} holds no complete "
-                                     "checkpoint to resume from. Pass resume_from_checkpoint=None to start over.")
+                    raise ValueError(
+                        f"resume_from_checkpoint=True, but {self.args.output_dir} holds no complete "
+                        "checkpoint to resume from. Pass resume_from_checkpoint=None to start over."
+                    )
             if checkpoint and os.path.isfile(os.path.join(checkpoint, "config.json")):
                 with open(os.path.join(checkpoint, "config.json")) as f:
                     saved = json.load(f).get("centroids_initialized", False)
@@ -997,8 +1100,9 @@ class ClusteringTrainer(Trainer):
         elif not self.model.config.centroids_initialized:
             embeddings, self.init_embeddings = self.init_embeddings, None
             self.initialize_clusters(embeddings)
-        self._train_output = super().train(resume_from_checkpoint=checkpoint if resume_from_checkpoint else
-                                           resume_from_checkpoint, **kwargs)
+        self._train_output = super().train(
+            resume_from_checkpoint=checkpoint if resume_from_checkpoint else resume_from_checkpoint, **kwargs
+        )
 
     # ----- evaluation ----------------------------------------------------------------------------------------
     def evaluate(self, eval_dataset=None, ignore_keys=None, metric_key_prefix: str = "eval") -> dict[str, float]:
@@ -1044,9 +1148,7 @@ def evaluate_clusterer(
     umap-learn, minutes on a large corpus): also ``umap_kmeans_*``, the nearest of the means of the clusters k-means
     finds on a UMAP reduction of the embeddings (what ``recluster --kmeans-init umap`` serves, but for DEC-CRL, which
     re-clusters in its latent space). Without labels, only the number of used clusters."""
-    embeddings = model.embed(
-        texts, batch_size=batch_size, show_progress_bar=show_progress_bar, precision=precision
-    )
+    embeddings = model.embed(texts, batch_size=batch_size, show_progress_bar=show_progress_bar, precision=precision)
     was_training = model.training
     model.eval()  # a head with dropout (AECL's) must not drop units while it is scored
     try:
@@ -1064,9 +1166,16 @@ def evaluate_clusterer(
     scorer = load_clustering_metric()  # the package's `evaluate` metric: ACC / NMI / ARI / purity
     metrics.update(scorer.compute(predictions=head_pred, references=labels))
     if kmeans:
+
         def add_kmeans_scores(prefix, points, init="k-means++"):
-            km = fit_kmeans(points, model.config.num_clusters, n_init=n_init, random_state=random_state,
-                            max_samples=kmeans_max_samples, init=init)
+            km = fit_kmeans(
+                points,
+                model.config.num_clusters,
+                n_init=n_init,
+                random_state=random_state,
+                max_samples=kmeans_max_samples,
+                init=init,
+            )
             scores = scorer.compute(predictions=km.labels_, references=labels)
             metrics.update({f"{prefix}_{key}": value for key, value in scores.items()})
 

@@ -19,9 +19,17 @@ from hf_textcluster.apps.report import cluster_report, cluster_summaries, render
 from hf_textcluster.cli import main  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                  "--disable-dev-shm-usage"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
 
 
 @pytest.fixture(scope="module")
@@ -59,8 +67,15 @@ def _cluster_ids_in(page: str) -> list[int]:
 def test_report_is_one_offline_file_with_map_clusters_outliers_and_confusion(model, toy_corpus, tmp_path):
     texts, labels = toy_corpus
     assert model.is_calibrated
-    path = cluster_report(model, texts, labels, tmp_path / "report.html", label_names=["sql", "code", "apps"],
-                          sample_size=100, map_method="pca")
+    path = cluster_report(
+        model,
+        texts,
+        labels,
+        tmp_path / "report.html",
+        label_names=["sql", "code", "apps"],
+        sample_size=100,
+        map_method="pca",
+    )
     assert path == tmp_path / "report.html" and not (tmp_path / "report.html.tmp").exists()
     page = path.read_text(encoding="utf-8")
     # self-contained: plotly's library inlined, nothing fetched from a CDN or anywhere else
@@ -116,13 +131,24 @@ def test_render_report_on_arrays_orders_members_and_matches_clusters_to_classes(
     distance = rng.uniform(0.1, 0.9, size=60)
     is_outlier = distance > 0.85
     labels = (clusters + 1) % 3  # a permutation of the clusters: the Hungarian match makes it perfect
-    path = render_report(texts, probs, embeddings, tmp_path / "arrays.html", confidence=1 - distance,
-                         distance=distance, is_outlier=is_outlier, labels=labels, map_method="pca", sample_size=None)
+    path = render_report(
+        texts,
+        probs,
+        embeddings,
+        tmp_path / "arrays.html",
+        confidence=1 - distance,
+        distance=distance,
+        is_outlier=is_outlier,
+        labels=labels,
+        map_method="pca",
+        sample_size=None,
+    )
     page = path.read_text(encoding="utf-8")
     assert "ACC 100.0" in page and "NMI 100.0" in page
     names = _names_in(page)
-    assert {names[0].split(" · ")[0], names[1].split(" · ")[0], names[2].split(" · ")[0]} <= {w for ws in words
-                                                                                               for w in ws}
+    assert {names[0].split(" · ")[0], names[1].split(" · ")[0], names[2].split(" · ")[0]} <= {
+        w for ws in words for w in ws
+    }
     assert f"{int(is_outlier.sum())} texts" in page
     summaries = cluster_summaries(texts, probs, distance=distance, is_outlier=is_outlier)
     for s in summaries:
@@ -173,16 +199,32 @@ def test_report_arguments_fail_at_the_edge_with_one_line(case, model, toy_corpus
 def _texts_file(tmp_path: Path, toy_corpus) -> Path:
     texts, labels = toy_corpus
     path = tmp_path / "texts.jsonl"
-    path.write_text("\n".join(json.dumps({"body": t, "topic": ["sql", "code", "apps"][y]})
-                              for t, y in zip(texts, labels)))
+    path.write_text(
+        "\n".join(json.dumps({"body": t, "topic": ["sql", "code", "apps"][y]}) for t, y in zip(texts, labels))
+    )
     return path
 
 
 def test_cli_report_writes_the_page(trained_dir, toy_corpus, tmp_path, capsys):
     data = _texts_file(tmp_path, toy_corpus)
     output = tmp_path / "report.html"
-    code = main(["report", "--model", str(trained_dir), "--input", str(data), "--text-column", "body",
-                 "--label-column", "topic", "--sample-size", "50", "--output", str(output)])
+    code = main(
+        [
+            "report",
+            "--model",
+            str(trained_dir),
+            "--input",
+            str(data),
+            "--text-column",
+            "body",
+            "--label-column",
+            "topic",
+            "--sample-size",
+            "50",
+            "--output",
+            str(output),
+        ]
+    )
     assert code == 0
     page = output.read_text(encoding="utf-8")
     assert "50 of 120 texts" in page and "Against the known labels" in page and '"apps"' in page
@@ -193,8 +235,12 @@ def test_cli_report_writes_the_page(trained_dir, toy_corpus, tmp_path, capsys):
 @pytest.mark.parametrize("case", ["no model folder", "no texts file", "bad suffix", "label column"])
 def test_cli_report_errors_are_one_line(case, trained_dir, toy_corpus, tmp_path, capsys):
     data = _texts_file(tmp_path, toy_corpus)
-    args = {"--model": str(trained_dir), "--input": str(data), "--text-column": "body",
-            "--output": str(tmp_path / "r.html")}
+    args = {
+        "--model": str(trained_dir),
+        "--input": str(data),
+        "--text-column": "body",
+        "--output": str(tmp_path / "r.html"),
+    }
     expected = {
         "no model folder": ("--model", str(tmp_path / "missing"), "no such folder"),
         "no texts file": ("--input", str(tmp_path / "missing.csv"), "Text file not found"),
@@ -209,8 +255,9 @@ def test_cli_report_errors_are_one_line(case, trained_dir, toy_corpus, tmp_path,
 
 
 # ----- the page in a browser ------------------------------------------------------------------------------------------
-@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium chromium-driver; "
-                                             ".ci/run installs it)")
+@pytest.mark.skipif(
+    CHROMIUM is None, reason="chromium is not installed (apt-get install chromium chromium-driver; .ci/run installs it)"
+)
 def test_report_renders_in_headless_chromium(model, toy_corpus, tmp_path):
     from PIL import Image
 
@@ -222,12 +269,19 @@ def test_report_renders_in_headless_chromium(model, toy_corpus, tmp_path):
     def chromium(*args: str, profile: str) -> subprocess.CompletedProcess:
         return subprocess.run(
             [CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / profile}", *args, path.as_uri()],
-            capture_output=True, text=True, timeout=120,
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
 
     shot = tmp_path / "shot.png"
-    done = chromium(f"--screenshot={shot}", "--window-size=1280,900", "--virtual-time-budget=10000",
-                    "--hide-scrollbars", profile="profile-shot")
+    done = chromium(
+        f"--screenshot={shot}",
+        "--window-size=1280,900",
+        "--virtual-time-budget=10000",
+        "--hide-scrollbars",
+        profile="profile-shot",
+    )
     assert shot.is_file(), f"chromium wrote no screenshot: {done.stderr[-2000:]}"
     image = Image.open(shot).convert("RGB")
     colours = image.getcolors(maxcolors=1 << 20)
@@ -244,15 +298,18 @@ def test_report_renders_in_headless_chromium(model, toy_corpus, tmp_path):
     assert sorted(_names_in(dom.replace('"', "'"))) == sorted(names)
     ids = _cluster_ids_in(page)
     assert sorted(entry for entry in legend if re.match(r"\d+: ", entry)) == sorted(
-        f"{k}: {name}" for k, name in zip(ids, names))
+        f"{k}: {name}" for k, name in zip(ids, names)
+    )
 
 
 # ----- the demo's ending ----------------------------------------------------------------------------------------------
 def test_demo_shows_the_most_confident_clusters_of_a_useful_size_not_the_largest():
     from hf_textcluster.apps.demo import min_shown_size, most_confident_clusters
 
-    summaries = [{"cluster": k, "size": size, "mean_confidence": conf}
-                 for k, (size, conf) in enumerate([(500, 0.2), (300, 0.9), (40, 0.7), (5, 1.0), (60, 0.8)])]
+    summaries = [
+        {"cluster": k, "size": size, "mean_confidence": conf}
+        for k, (size, conf) in enumerate([(500, 0.2), (300, 0.9), (40, 0.7), (5, 1.0), (60, 0.8)])
+    ]
     assert min_shown_size(4000, 20) == 50 and min_shown_size(100, 20) == 10
     assert [s["cluster"] for s in most_confident_clusters(summaries, 50, 2)] == [1, 4]
     assert [s["cluster"] for s in most_confident_clusters(summaries, 10, 5)] == [1, 4, 2, 0]
@@ -267,6 +324,7 @@ def test_demo_names_what_the_trained_model_serves():
     model = SimpleNamespace(config=SimpleNamespace(served_partition=None))
     assert _served_partition(model, SimpleNamespace()) == "head"
     assert _served_partition(model, SimpleNamespace(serving_choice={"served": "umap_kmeans+refined"})) == (
-        "umap_kmeans+refined")
+        "umap_kmeans+refined"
+    )
     model.config.served_partition = "kmeans"
     assert _served_partition(model, SimpleNamespace(serving_choice=None)) == "kmeans"

@@ -36,10 +36,42 @@ def session_cache(tmp_path_factory) -> str:
     return str(tmp_path_factory.mktemp("hf_datasets_cache"))
 
 
-MLM_WORDS = (
-    "how do i query a table in oracle database python list of string data java strings arrays what error "
-    "server code using windows linux function class file read write sql select join index loop"
-).split()
+MLM_WORDS = [
+    "how",
+    "do",
+    "i",
+    "query",
+    "a",
+    "table",
+    "in",
+    "oracle",
+    "database",
+    "python",
+    "list",
+    "of",
+    "string",
+    "data",
+    "java",
+    "strings",
+    "arrays",
+    "what",
+    "error",
+    "server",
+    "code",
+    "using",
+    "windows",
+    "linux",
+    "function",
+    "class",
+    "file",
+    "read",
+    "write",
+    "sql",
+    "select",
+    "join",
+    "index",
+    "loop",
+]
 
 
 @pytest.fixture(scope="session")
@@ -64,7 +96,11 @@ def tiny_mlm_dir(tmp_path_factory) -> Path:
     tokenizer.save_pretrained(path)
     torch.manual_seed(0)
     config = BertConfig(
-        vocab_size=len(vocab), hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
+        vocab_size=len(vocab),
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
         max_position_embeddings=64,
     )
     BertForMaskedLM(config).save_pretrained(path)
@@ -100,8 +136,15 @@ def tiny_roberta_mlm_dir(tmp_path_factory) -> Path:
     tokenizer.save_pretrained(path)
     torch.manual_seed(0)
     config = RobertaConfig(
-        vocab_size=len(tokenizer), hidden_size=16, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
-        max_position_embeddings=66, pad_token_id=tokenizer.pad_token_id, bos_token_id=0, eos_token_id=2,
+        vocab_size=len(tokenizer),
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        intermediate_size=32,
+        max_position_embeddings=66,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=0,
+        eos_token_id=2,
     )
     RobertaForMaskedLM(config).save_pretrained(path)
     return path

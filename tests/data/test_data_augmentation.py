@@ -12,11 +12,11 @@ from hf_textcluster.data import (
     RandomWordSwap,
     VirtualAugmenter,
     WordNetSynonymAugmenter,
+    _nltk,
     add_augmented_views,
     get_augmenter,
     load_texts,
 )
-from hf_textcluster.data import _nltk
 
 TEXTS = [
     "How do I join two tables in Oracle SQL?",

@@ -176,7 +176,9 @@ def test_row_aligned_views_keep_primary_text_and_labels(tmp_path):
     write_csv(tmp_path / "stackoverflow.csv", ["text", "label"], rows)
     aug_rows = [[str(21 - int(label)), text, f"v1 {text}", f"v2 {text}"] for text, label in rows]  # renumbered
     aug_rows[0][1] = "question 0 about topic 1 (other copy)"  # one text differs (Rakib's copy)
-    write_csv(tmp_path / "augmented" / "sccl_contextual" / "stackoverflow.csv", ["label", "text", "text1", "text2"], aug_rows)
+    write_csv(
+        tmp_path / "augmented" / "sccl_contextual" / "stackoverflow.csv", ["label", "text", "text1", "text2"], aug_rows
+    )
     ds = build("stackoverflow", tmp_path, data_dir=str(tmp_path), augmentation="sccl_contextual")
     assert ds["text"] == [r[0] for r in rows]
     assert [ds.features["label"].int2str(i) for i in ds["label"][:3]] == ["wordpress", "wordpress", "oracle"]
@@ -187,7 +189,9 @@ def test_row_aligned_file_with_another_partition_is_rejected(tmp_path):
     rows = _stackoverflow_rows()
     write_csv(tmp_path / "stackoverflow.csv", ["text", "label"], rows)
     aug_rows = [[str(i % 20 + 1), text, "a", "b"] for i, (text, _) in enumerate(rows)]
-    write_csv(tmp_path / "augmented" / "sccl_contextual" / "stackoverflow.csv", ["label", "text", "text1", "text2"], aug_rows)
+    write_csv(
+        tmp_path / "augmented" / "sccl_contextual" / "stackoverflow.csv", ["label", "text", "text1", "text2"], aug_rows
+    )
     with pytest.raises(ValueError, match="different partition"):
         build("stackoverflow", tmp_path, data_dir=str(tmp_path), augmentation="sccl_contextual")
 
@@ -244,6 +248,7 @@ def test_missing_augmented_file(tmp_path):
 
 # ------------------------------------------------------------------------------------------------ download path
 
+
 def _raw_files(tmp_path) -> dict:
     """Tiny files in the raw formats of the three public sources, keyed by the URL they stand for."""
     so_text = tmp_path / "StackOverflow.txt"
@@ -294,7 +299,5 @@ def test_download_path_parses_raw_sources(tmp_path, monkeypatch):
 def test_load_benchmark_without_data_dir_downloads(tmp_path, monkeypatch):
     files = _raw_files(tmp_path)
     monkeypatch.delenv("HF_TEXTCLUSTER_DATA_DIR", raising=False)
-    monkeypatch.setattr(
-        datasets.DownloadManager, "download", lambda self, urls: {k: files[u] for k, u in urls.items()}
-    )
+    monkeypatch.setattr(datasets.DownloadManager, "download", lambda self, urls: {k: files[u] for k, u in urls.items()})
     assert load_benchmark("agnews", cache_dir=tmp_path / "cache").num_rows == 2

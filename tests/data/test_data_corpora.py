@@ -60,7 +60,10 @@ def test_json_lines_reports_the_bad_line(tmp_path):
 def test_label_tab_text(tmp_path):
     path = tmp_path / "agnewsdataraw-8000"
     path.write_text("3\tbhp billiton approves chile copper project\n1\tiraq president lt gt\n", encoding="utf-8")
-    assert parse_label_tab_text(path) == [("bhp billiton approves chile copper project", "3"), ("iraq president lt gt", "1")]
+    assert parse_label_tab_text(path) == [
+        ("bhp billiton approves chile copper project", "3"),
+        ("iraq president lt gt", "1"),
+    ]
     path.write_text("no tab here\n", encoding="utf-8")
     with pytest.raises(ValueError, match="TAB"):
         parse_label_tab_text(path)

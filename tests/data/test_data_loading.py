@@ -82,7 +82,7 @@ def test_load_tsv_jsonl_json_parquet(tmp_path):
 
 def test_load_txt_one_text_per_line(tmp_path):
     path = tmp_path / "t.txt"
-    path.write_bytes("\ufefffirst line \r\nsecond, \"quoted\"\nthird\n".encode())
+    path.write_bytes('\ufefffirst line \r\nsecond, "quoted"\nthird\n'.encode())
     assert load_text_file(path)["text"] == ["first line ", 'second, "quoted"', "third"]
     path.write_text("first\n\nthird\n", encoding="utf-8")
     with pytest.raises(ValueError, match=r"lines of .*t\.txt \(0-based\)` item 1 is empty"):
@@ -91,7 +91,9 @@ def test_load_txt_one_text_per_line(tmp_path):
 
 def test_load_text_file_errors(tmp_path):
     path = write_csv(tmp_path / "t.csv", ["sentence", "topic"], [["a", "x"]])
-    with pytest.raises(ValueError, match=r"no column 'text'\. Available columns: \['sentence', 'topic'\]\. Pass text_column="):
+    with pytest.raises(
+        ValueError, match=r"no column 'text'\. Available columns: \['sentence', 'topic'\]\. Pass text_column="
+    ):
         load_text_file(path)
     with pytest.raises(ValueError, match=r"no column 'label'.*Pass label_column="):
         load_text_file(path, text_column="sentence", label_column="label")

@@ -47,22 +47,39 @@ def main(out: Path, encoder: str, global_batch: int, methods: list[str]) -> None
         trainer_class.compute_loss = recording
         try:
             result = hf_textcluster.train_clusterer(
-                method, dataset, str(out / f"run-{method}"), encoder=encoder, num_clusters=3, resume=False,
+                method,
+                dataset,
+                str(out / f"run-{method}"),
+                encoder=encoder,
+                num_clusters=3,
+                resume=False,
                 augmentation="word_deletion" if hf_textcluster.get_method(method).uses_augmented_views else None,
-                config_overrides=config, evaluate=False, save=False,
-                training_overrides={"max_steps": 2 if method == "clusterbert" else 1, "per_device_train_batch_size": global_batch // processes,
-                                    "optim": "sgd", "learning_rate": 0.05, "head_learning_rate": 0.05,
-                                    "save_strategy": "no", "logging_steps": 1, "disable_tqdm": True, "bf16": False,
-                                    # the head as trained: the label-free choice of what to serve may move with the
-                                    # last bits in which one and two processes' weights differ
-                                    "serve": "head"},
+                config_overrides=config,
+                evaluate=False,
+                save=False,
+                training_overrides={
+                    "max_steps": 2 if method == "clusterbert" else 1,
+                    "per_device_train_batch_size": global_batch // processes,
+                    "optim": "sgd",
+                    "learning_rate": 0.05,
+                    "head_learning_rate": 0.05,
+                    "save_strategy": "no",
+                    "logging_steps": 1,
+                    "disable_tqdm": True,
+                    "bf16": False,
+                    # the head as trained: the label-free choice of what to serve may move with the
+                    # last bits in which one and two processes' weights differ
+                    "serve": "head",
+                },
             )
         finally:
             trainer_class.compute_loss = compute_loss
         trainer = result.trainer
         if trainer.is_world_process_zero():
-            save_file({k: v.contiguous() for k, v in result.model.state_dict().items()},
-                      str(out / f"{method}-{trainer.num_processes}.safetensors"))
+            save_file(
+                {k: v.contiguous() for k, v in result.model.state_dict().items()},
+                str(out / f"{method}-{trainer.num_processes}.safetensors"),
+            )
             (out / f"{method}-{trainer.num_processes}.json").write_text(json.dumps(seen))
 
 

@@ -28,8 +28,15 @@ BATCH = 25
 def trainer_for(method: str, encoder: str, dataset, out: Path):
     spec = hf_textcluster.get_method(method)
     model = spec.model_class.from_encoder_pretrained(encoder, num_clusters=3)
-    args = ClusteringTrainingArguments(output_dir=str(out / f"run-{method}"), encode_batch_size=BATCH, bf16=False,
-                                       disable_tqdm=True, report_to=[], calibration_sample_size=100, kmeans_n_init=3)
+    args = ClusteringTrainingArguments(
+        output_dir=str(out / f"run-{method}"),
+        encode_batch_size=BATCH,
+        bf16=False,
+        disable_tqdm=True,
+        report_to=[],
+        calibration_sample_size=100,
+        kmeans_n_init=3,
+    )
     return spec.trainer_class(model=model, args=args, train_dataset=dataset)
 
 
@@ -59,9 +66,11 @@ def main(out: Path, encoder: str) -> None:
     results["embeddings"] = trainer.embed_train_texts()
     trainer.initialize_clusters()
     results["kmeans_labels"] = np.asarray(trainer.initial_kmeans_labels)
-    results["centroids"] = trainer.model.cluster_head.state_dict()["centroids"].numpy() \
-        if "centroids" in trainer.model.cluster_head.state_dict() else \
-        next(iter(trainer.model.cluster_head.state_dict().values())).numpy()
+    results["centroids"] = (
+        trainer.model.cluster_head.state_dict()["centroids"].numpy()
+        if "centroids" in trainer.model.cluster_head.state_dict()
+        else next(iter(trainer.model.cluster_head.state_dict().values())).numpy()
+    )
     trainer.calibrate_model()
     for name, value in trainer.model.calibration.state_dict().items():
         results[f"calibration_{name}"] = value.numpy()
@@ -90,8 +99,17 @@ def main(out: Path, encoder: str) -> None:
     if trainer.is_world_process_zero():
         source.write_text("\n".join(texts) + "\n", encoding="utf-8")
     trainer.accelerator.wait_for_everyone()
-    run_with_processes(clusterer, lambda c: predict_file(c, str(source), str(out / f"predict-{processes}.jsonl"),
-                                                         chunk_size=70, batch_size=BATCH, show_progress_bar=False))
+    run_with_processes(
+        clusterer,
+        lambda c: predict_file(
+            c,
+            str(source),
+            str(out / f"predict-{processes}.jsonl"),
+            chunk_size=70,
+            batch_size=BATCH,
+            show_progress_bar=False,
+        ),
+    )
     rank = int(os.environ.get("RANK", 0))
     (out / f"encoded-{processes}-rank{rank}.json").write_text(json.dumps(encoded[0]))
     if trainer.is_world_process_zero():

@@ -28,8 +28,14 @@ TRAIN = dict(per_device_train_batch_size=16, save_strategy="no", logging_steps=1
 def _train(method, encoder, corpus, output_dir, **overrides):
     texts, labels = corpus
     torch.manual_seed(0)
-    return train_clusterer(method, load_texts(texts, labels), str(output_dir), encoder=str(encoder),
-                           training_overrides={**TRAIN, **overrides}, evaluate=False)
+    return train_clusterer(
+        method,
+        load_texts(texts, labels),
+        str(output_dir),
+        encoder=str(encoder),
+        training_overrides={**TRAIN, **overrides},
+        evaluate=False,
+    )
 
 
 def _same_cluster_share(a: np.ndarray, b: np.ndarray) -> float:

@@ -51,12 +51,15 @@ def test_fit_kmeans_keeps_sklearn_for_cpu_tensors(blobs):
     np.testing.assert_array_equal(from_tensor.labels_, from_array.labels_)
 
 
-@pytest.mark.parametrize("bad, message", [
-    (dict(features=np.zeros((4, 2))), "2-D torch tensor"),
-    (dict(num_clusters=0), "num_clusters"),
-    (dict(num_clusters=11), "num_clusters"),
-    (dict(n_init=0), "n_init"),
-])
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        (dict(features=np.zeros((4, 2))), "2-D torch tensor"),
+        (dict(num_clusters=0), "num_clusters"),
+        (dict(num_clusters=11), "num_clusters"),
+        (dict(n_init=0), "n_init"),
+    ],
+)
 def test_torch_kmeans_names_the_bad_argument(bad, message):
     kwargs = dict(features=torch.zeros(10, 2), num_clusters=2, n_init=1)
     kwargs.update(bad)

@@ -45,9 +45,17 @@ def trained_run(tiny_encoder_dir, toy_corpus, tmp_path_factory) -> Path:
     output_dir = tmp_path_factory.mktemp("runs") / "sccl-toy"
     torch.manual_seed(0)
     train_clusterer(
-        "sccl", load_texts(texts, labels), str(output_dir), encoder=str(tiny_encoder_dir),
-        training_overrides={"max_steps": 3, "per_device_train_batch_size": 16, "bf16": False, "save_strategy": "no",
-                            "logging_steps": 1},
+        "sccl",
+        load_texts(texts, labels),
+        str(output_dir),
+        encoder=str(tiny_encoder_dir),
+        training_overrides={
+            "max_steps": 3,
+            "per_device_train_batch_size": 16,
+            "bf16": False,
+            "save_strategy": "no",
+            "logging_steps": 1,
+        },
     )
     return output_dir
 

@@ -13,7 +13,8 @@ CLIENT_TIMEOUT = 300
 RESULT_MARKER = "@@RESULT@@"
 
 # Runs first in every client: the payload from the test, `emit` to answer, `error_of` to capture an exception.
-CLIENT_PRELUDE = '''
+CLIENT_PRELUDE = (
+    """
 import json, sys, warnings
 PAYLOAD = json.loads(sys.stdin.read() or "{}")
 def emit(result):
@@ -24,11 +25,13 @@ def error_of(fn):
     except Exception as err:  # noqa: BLE001
         return {"type": type(err).__name__, "message": str(err)}
     return None
-''' % RESULT_MARKER
+"""
+    % RESULT_MARKER
+)
 
 # Makes `import hf_textcluster` fail in the client, as on a machine where the package is not installed (it is
 # installed in editable mode here, so removing a path is not enough: a meta path finder refuses it first).
-HIDE_PACKAGE = '''
+HIDE_PACKAGE = """
 import importlib.abc
 class _NotInstalled(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path=None, target=None):
@@ -36,7 +39,7 @@ class _NotInstalled(importlib.abc.MetaPathFinder):
             raise ModuleNotFoundError(f"No module named {name!r}", name=name)
         return None
 sys.meta_path.insert(0, _NotInstalled())
-'''
+"""
 
 
 def hub_environment(endpoint: str, hf_home: Path) -> dict[str, str]:
@@ -64,17 +67,24 @@ def run_client(code: str, env: dict, payload: dict | None = None, hide_package: 
     """Run ``code`` in a fresh interpreter with ``env``; return what it passed to ``emit``."""
     script = CLIENT_PRELUDE + (HIDE_PACKAGE if hide_package else "") + textwrap.dedent(code)
     proc = subprocess.run(
-        [sys.executable, "-c", script], input=json.dumps(payload or {}), capture_output=True, text=True, env=env,
-        timeout=CLIENT_TIMEOUT, cwd=cwd,
+        [sys.executable, "-c", script],
+        input=json.dumps(payload or {}),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=CLIENT_TIMEOUT,
+        cwd=cwd,
     )
     for line in reversed(proc.stdout.splitlines()):
         if line.startswith(RESULT_MARKER):
-            return json.loads(line[len(RESULT_MARKER):])
+            return json.loads(line[len(RESULT_MARKER) :])
     raise AssertionError(f"client failed (exit {proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-6000:]}")
 
 
 def shared_data_dir(name: str = "tweet") -> Path | None:
     """The benchmark CSV folder ($HF_TEXTCLUSTER_DATA_DIR, else ../shared/data) when it holds ``<name>.csv``."""
-    candidate = os.environ.get("HF_TEXTCLUSTER_DATA_DIR") or str(Path(__file__).resolve().parents[2].parent / "shared" / "data")
+    candidate = os.environ.get("HF_TEXTCLUSTER_DATA_DIR") or str(
+        Path(__file__).resolve().parents[2].parent / "shared" / "data"
+    )
     path = Path(candidate)
     return path if (path / f"{name}.csv").is_file() else None

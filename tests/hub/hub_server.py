@@ -91,7 +91,7 @@ class Repo:
 
     def resolve(self, revision: str) -> Commit | None:
         revision = unquote(revision)
-        revision = revision[len("refs/heads/"):] if revision.startswith("refs/heads/") else revision
+        revision = revision[len("refs/heads/") :] if revision.startswith("refs/heads/") else revision
         if revision in self.branches:
             return self.commits[self.branches[revision]]
         return self.commits.get(revision)
@@ -158,7 +158,8 @@ class HubState:
 
     def requests(self, method: str | None = None, pattern: str | None = None) -> list[dict]:
         return [
-            r for r in self.log
+            r
+            for r in self.log
             if (method is None or r["method"] == method) and (pattern is None or re.search(pattern, r["path"]))
         ]
 
@@ -211,8 +212,14 @@ class HubRequestHandler(BaseHTTPRequestHandler):
 
     def _handle(self):
         url = urlsplit(self.path)
-        self._record = {"method": self.command, "path": unquote(url.path), "query": url.query, "status": None,
-                        "bytes_in": 0, "bytes_out": 0}
+        self._record = {
+            "method": self.command,
+            "path": unquote(url.path),
+            "query": url.query,
+            "status": None,
+            "bytes_in": 0,
+            "bytes_out": 0,
+        }
         body = self._read_body() if self.command in ("POST", "PUT") else b""
         self._record["bytes_in"] = len(body)
         try:
@@ -241,10 +248,17 @@ class HubRequestHandler(BaseHTTPRequestHandler):
         if method == "POST" and path == "/api/validate-yaml":
             return self._validate_yaml(json.loads(body or b"{}"))
         if method == "GET" and path == "/api/whoami-v2":
-            return self._json({"type": "user", "name": "user", "fullname": "Test User", "orgs": [],
-                               "auth": {"accessToken": {"role": "write"}}})
+            return self._json(
+                {
+                    "type": "user",
+                    "name": "user",
+                    "fullname": "Test User",
+                    "orgs": [],
+                    "auth": {"accessToken": {"role": "write"}},
+                }
+            )
         if path.startswith("/__lfs__/"):
-            return self._lfs_object(method, path[len("/__lfs__/"):], body)
+            return self._lfs_object(method, path[len("/__lfs__/") :], body)
         match = re.fullmatch(r"/((?:datasets/|spaces/)?)([^/]+/[^/]+)\.git/info/lfs/objects/batch", path)
         if match and method == "POST":
             repo_type = {"": "model", "datasets/": "dataset", "spaces/": "space"}[match.group(1)]
@@ -263,37 +277,49 @@ class HubRequestHandler(BaseHTTPRequestHandler):
         if method == "GET" and rest in ("", "/"):
             return self._repo_info(repo, "main")
         if method == "GET" and rest.startswith("/revision/"):
-            return self._repo_info(repo, rest[len("/revision/"):])
+            return self._repo_info(repo, rest[len("/revision/") :])
         if method == "POST" and rest.startswith("/preupload/"):
-            return self._preupload(repo, rest[len("/preupload/"):], json.loads(body or b"{}"))
+            return self._preupload(repo, rest[len("/preupload/") :], json.loads(body or b"{}"))
         if method == "POST" and rest.startswith("/commit/"):
             if query.get("create_pr"):
                 raise HubError(400, "The test Hub does not support pull requests.")
-            return self._commit(repo, rest[len("/commit/"):], body)
+            return self._commit(repo, rest[len("/commit/") :], body)
         if method == "GET" and rest.startswith("/tree/"):
-            revision, _, subpath = rest[len("/tree/"):].partition("/")
+            revision, _, subpath = rest[len("/tree/") :].partition("/")
             recursive = query.get("recursive", ["false"])[0].lower() in ("1", "true")
             return self._tree(repo, revision, unquote(subpath).strip("/"), recursive)
         if method == "POST" and rest.startswith("/paths-info/"):
-            return self._paths_info(repo, rest[len("/paths-info/"):], body)
+            return self._paths_info(repo, rest[len("/paths-info/") :], body)
         if method == "POST" and rest.startswith("/branch/"):
-            branch = unquote(rest[len("/branch/"):])
+            branch = unquote(rest[len("/branch/") :])
             if branch in repo.branches:
                 raise HubError(409, f"Branch {branch} already exists")
             start = json.loads(body or b"{}").get("startingPoint") or "main"
             repo.branches[branch] = self.state.commit(repo, start).oid
             return self._json({})
         if method == "GET" and rest == "/refs":
-            return self._json({
-                "branches": [{"name": b, "ref": f"refs/heads/{b}", "targetCommit": oid} for b, oid in repo.branches.items()],
-                "tags": [], "converts": [],
-            })
+            return self._json(
+                {
+                    "branches": [
+                        {"name": b, "ref": f"refs/heads/{b}", "targetCommit": oid} for b, oid in repo.branches.items()
+                    ],
+                    "tags": [],
+                    "converts": [],
+                }
+            )
         if method == "GET" and rest.startswith("/commits/"):
-            commit = self.state.commit(repo, rest[len("/commits/"):])
+            commit = self.state.commit(repo, rest[len("/commits/") :])
             history = []
             while commit is not None:
-                history.append({"id": commit.oid, "title": commit.title, "message": commit.message,
-                                "authors": [{"user": "user"}], "date": commit.date})
+                history.append(
+                    {
+                        "id": commit.oid,
+                        "title": commit.title,
+                        "message": commit.message,
+                        "authors": [{"user": "user"}],
+                        "date": commit.date,
+                    }
+                )
                 commit = repo.commits.get(commit.parent) if commit.parent else None
             return self._json(history)
         raise HubError(404, f"Not implemented by the test Hub: {method} /api/{repo_type}s/{repo_id}{rest}")
@@ -317,9 +343,18 @@ class HubRequestHandler(BaseHTTPRequestHandler):
     def _repo_info(self, repo: Repo, revision: str):
         commit = self.state.commit(repo, revision)
         info = {
-            "id": repo.repo_id, "_id": repo.repo_id, "sha": commit.oid, "private": repo.private, "disabled": False,
-            "gated": False, "lastModified": commit.date, "createdAt": commit.date, "tags": [], "downloads": 0,
-            "likes": 0, "author": repo.repo_id.split("/")[0],
+            "id": repo.repo_id,
+            "_id": repo.repo_id,
+            "sha": commit.oid,
+            "private": repo.private,
+            "disabled": False,
+            "gated": False,
+            "lastModified": commit.date,
+            "createdAt": commit.date,
+            "tags": [],
+            "downloads": 0,
+            "likes": 0,
+            "author": repo.repo_id.split("/")[0],
             "siblings": [{"rfilename": path} for path in sorted(commit.files)],
         }
         if repo.repo_type == "model" and "config.json" in commit.files:
@@ -347,8 +382,9 @@ class HubRequestHandler(BaseHTTPRequestHandler):
             oid = None
             if existing is not None:
                 oid = existing.lfs_oid if (lfs and existing.lfs_oid) else git_blob_sha1(existing.data)
-            files.append({"path": item["path"], "uploadMode": "lfs" if lfs else "regular", "shouldIgnore": False,
-                          "oid": oid})
+            files.append(
+                {"path": item["path"], "uploadMode": "lfs" if lfs else "regular", "shouldIgnore": False, "oid": oid}
+            )
         return self._json({"files": files, "commitOid": commit.oid if commit else None})
 
     def _lfs_batch(self, repo_type: str, repo_id: str, payload: dict):
@@ -362,7 +398,9 @@ class HubRequestHandler(BaseHTTPRequestHandler):
                 href = f"{self.base_url}/__lfs__/{obj['oid']}"
                 entry["actions"] = {"upload": {"href": href, "header": {}}, "verify": {"href": f"{href}/verify"}}
             objects.append(entry)
-        return self._json({"transfer": "basic", "objects": objects}, headers={"Content-Type": "application/vnd.git-lfs+json"})
+        return self._json(
+            {"transfer": "basic", "objects": objects}, headers={"Content-Type": "application/vnd.git-lfs+json"}
+        )
 
     def _lfs_object(self, method: str, rest: str, body: bytes):
         oid, _, action = rest.partition("/")
@@ -384,8 +422,9 @@ class HubRequestHandler(BaseHTTPRequestHandler):
         branch = unquote(revision)
         parent_oid = repo.branches.get(branch)
         if parent_oid is None:
-            raise HubError(404, f"Invalid rev id: {branch} (the test Hub commits to existing branches only)",
-                           "RevisionNotFound")
+            raise HubError(
+                404, f"Invalid rev id: {branch} (the test Hub commits to existing branches only)", "RevisionNotFound"
+            )
         lines = [json.loads(line) for line in body.splitlines() if line.strip()]
         if not lines or lines[0].get("key") != "header":
             raise HubError(400, "A commit starts with a header line")
@@ -426,7 +465,7 @@ class HubRequestHandler(BaseHTTPRequestHandler):
         for path in sorted(commit.files):
             if not path.startswith(prefix):
                 continue
-            rest = path[len(prefix):]
+            rest = path[len(prefix) :]
             if "/" in rest and not recursive:
                 folders.add(prefix + rest.split("/")[0])
                 continue
@@ -459,8 +498,9 @@ class HubRequestHandler(BaseHTTPRequestHandler):
             if path in commit.files:
                 result.append(commit.files[path].entry(path))
             elif any(p.startswith(path + "/") for p in commit.files):
-                result.append({"type": "directory", "path": path, "oid": hashlib.sha1(path.encode()).hexdigest(),
-                               "size": 0})
+                result.append(
+                    {"type": "directory", "path": path, "oid": hashlib.sha1(path.encode()).hexdigest(), "size": 0}
+                )
         return self._json(result)
 
     def _resolve(self, repo_type: str, repo_id: str, revision: str, path: str):
@@ -507,7 +547,7 @@ class HubServer:
     def log(self) -> list[dict]:
         return self.state.log
 
-    def start(self) -> "HubServer":
+    def start(self) -> HubServer:
         self.thread.start()
         return self
 

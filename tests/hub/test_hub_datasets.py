@@ -5,7 +5,6 @@ stand-in for the Hub, see tests/hub/hub_server.py). Uses the ``tweet`` benchmark
 from __future__ import annotations
 
 import pytest
-
 from hub_client import run_client, shared_data_dir
 
 pytestmark = pytest.mark.timeout(600)

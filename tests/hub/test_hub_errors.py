@@ -5,7 +5,6 @@ Each must give a clear error or warning, and never a silent half-upload."""
 from __future__ import annotations
 
 import pytest
-
 from hub_client import run_client
 
 pytestmark = pytest.mark.timeout(600)

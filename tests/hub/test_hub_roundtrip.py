@@ -18,11 +18,10 @@ import re
 import numpy as np
 import pytest
 import yaml
-
 from hub_client import run_client
 
-from hf_textcluster.models import METHODS
 from hf_textcluster.hub.remote_code import auto_map, remote_code_files
+from hf_textcluster.models import METHODS
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -186,8 +185,15 @@ def test_other_ways_to_push(pushed, hub_server):
 
 
 def test_pushed_repository_holds_weights_tokenizer_card_and_remote_code(pushed):
-    expected = {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "README.md",
-                "modeling_sccl.py", "training_run.json"}
+    expected = {
+        "config.json",
+        "model.safetensors",
+        "tokenizer.json",
+        "tokenizer_config.json",
+        "README.md",
+        "modeling_sccl.py",
+        "training_run.json",
+    }
     assert expected <= set(pushed["files"])
     assert expected <= set(pushed["cli_files"])
 
@@ -228,7 +234,9 @@ def test_the_bytes_went_over_http(pushed, hub_server, trained_run):
     assert puts and puts[0]["status"] == 200 and puts[0]["bytes_in"] == len(weights)
     commits = hub_server.state.requests("POST", r"^/api/models/org/sccl-toy/commit/main$")
     assert commits and commits[0]["status"] == 200
-    downloads = [r for r in hub_server.state.requests("GET", r"^/org/sccl-toy/resolve/[0-9a-f]{40}/model\.safetensors$")]
+    downloads = [
+        r for r in hub_server.state.requests("GET", r"^/org/sccl-toy/resolve/[0-9a-f]{40}/model\.safetensors$")
+    ]
     assert downloads and downloads[0]["bytes_out"] == len(weights)
     stored = hub_server.state.repos[("model", "org/sccl-toy")]
     head = stored.commits[stored.branches["main"]]

@@ -13,8 +13,6 @@ from transformers import AutoModel
 import hf_textcluster  # noqa: F401
 from hf_textcluster import SCCLModel
 from hf_textcluster.cli import main as cli_main
-from hf_textcluster.models import METHODS
-from hf_textcluster.hub.remote_code import auto_map, remote_code_files
 from hf_textcluster.hub.model_card import (
     MetricsNotMeasuredWarning,
     encoder_hub_id,
@@ -22,6 +20,8 @@ from hf_textcluster.hub.model_card import (
     training_command,
     write_model_card,
 )
+from hf_textcluster.hub.remote_code import auto_map, remote_code_files
+from hf_textcluster.models import METHODS
 from hf_textcluster.representation import cluster_keywords, keyword_labels, label_clusters
 from hf_textcluster.training.runs import read_training_run
 
@@ -78,8 +78,14 @@ def test_card_from_a_training_run(model, run, toy_corpus):
         card = generate_model_card(model, training_run=run, texts=texts, repo_id="org/sccl-toy", dataset_name="toy")
     meta = front_matter(card)
     assert meta["library_name"] == "hf_textcluster" and meta["license"] == "apache-2.0"
-    assert {"text-clustering", "sccl", f"dataset_size:{len(texts)}", "loss:instance_cl",
-            "custom_code", "generated_from_trainer"} <= set(meta["tags"])
+    assert {
+        "text-clustering",
+        "sccl",
+        f"dataset_size:{len(texts)}",
+        "loss:instance_cl",
+        "custom_code",
+        "generated_from_trainer",
+    } <= set(meta["tags"])
     assert meta["datasets"] == ["toy"] and "base_model" not in meta  # a local encoder has no hub id
     index = meta["model-index"][0]
     assert index["name"] == "sccl-toy"
@@ -137,8 +143,17 @@ def test_remote_code_of_an_unregistered_method_is_a_clear_error():
 
 
 def test_training_command_for_user_texts():
-    command = training_command({"method": "sccl", "dataset": None, "recipe": "cpu", "seed": 1,
-                                "config_overrides": {"eta": 5}, "training_overrides": {"max_steps": 10}}, 12)
+    command = training_command(
+        {
+            "method": "sccl",
+            "dataset": None,
+            "recipe": "cpu",
+            "seed": 1,
+            "config_overrides": {"eta": 5},
+            "training_overrides": {"max_steps": 10},
+        },
+        12,
+    )
     assert "--input <your texts file>" in command and "--num-clusters 12" in command
     assert "--config eta=5" in command and "--max_steps 10" in command and "--seed 1" in command
     assert "not recorded" in training_command(None, 3)
@@ -172,8 +187,10 @@ def test_save_with_card_and_remote_code(method, model_dir_of, tmp_path):
         model.save_pretrained(tmp_path, model_card=True, remote_code=True)
     config = json.loads((tmp_path / "config.json").read_text())
     spec = METHODS[method]
-    assert config["auto_map"] == {"AutoConfig": f"configuration_{method}.{spec.config_class.__name__}",
-                                  "AutoModel": f"modeling_{method}.{spec.model_class.__name__}"}
+    assert config["auto_map"] == {
+        "AutoConfig": f"configuration_{method}.{spec.config_class.__name__}",
+        "AutoModel": f"modeling_{method}.{spec.model_class.__name__}",
+    }
     assert config["custom_pipelines"] == auto_map(method)["custom_pipelines"]
     assert config["custom_pipelines"]["text-clustering"]["impl"] == "pipelines.TextClusteringPipeline"
     shipped = remote_code_files(method)

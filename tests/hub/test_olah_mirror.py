@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from hub_client import hub_environment, run_client
 
 pytestmark = pytest.mark.timeout(600)
@@ -44,9 +43,20 @@ emit({
 
 
 def _git(*args, cwd):
-    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
-                   env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
-                        "GIT_COMMITTER_EMAIL": "t@example.com", "HOME": str(cwd), "PATH": "/usr/bin:/bin"})
+    subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+        env={
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@example.com",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@example.com",
+            "HOME": str(cwd),
+            "PATH": "/usr/bin:/bin",
+        },
+    )
 
 
 @pytest.fixture(scope="module")
@@ -69,7 +79,9 @@ def olah_endpoint(trained_run, tmp_path_factory):
     log = open(root / "olah.out", "wb")
     proc = subprocess.Popen(
         [sys.executable, str(LAUNCHER), str(config), str(root / "logs"), str(port_file)],
-        stdout=log, stderr=subprocess.STDOUT, cwd=root,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        cwd=root,
     )
     try:
         deadline = time.monotonic() + STARTUP_SECONDS

@@ -21,7 +21,9 @@ from hf_textcluster.training.trainer import (
     last_complete_checkpoint,
 )
 
-TRAIN = dict(per_device_train_batch_size=16, bf16=False, logging_steps=1, disable_tqdm=True, report_to="none", serve="head")
+TRAIN = dict(
+    per_device_train_batch_size=16, bf16=False, logging_steps=1, disable_tqdm=True, report_to="none", serve="head"
+)
 
 
 class _Killed(BaseException):
@@ -31,8 +33,15 @@ class _Killed(BaseException):
 def _run(method, encoder, corpus, output_dir, config=None, **training):
     torch.manual_seed(0)
     texts, labels = corpus
-    return train_clusterer(method, load_texts(texts, labels), str(output_dir), encoder=str(encoder),
-                           config_overrides=config, training_overrides={**TRAIN, **training}, evaluate=False)
+    return train_clusterer(
+        method,
+        load_texts(texts, labels),
+        str(output_dir),
+        encoder=str(encoder),
+        config_overrides=config,
+        training_overrides={**TRAIN, **training},
+        evaluate=False,
+    )
 
 
 def _assert_same_weights(a, b):
@@ -55,13 +64,19 @@ def _kill_after_trainer_state(monkeypatch, checkpoint: str):
 
 
 CLUSTERBERT = {"stage1_fraction": 0.2, "stage2_fraction": 0.4}  # 10 steps: stage 3 from step 6
-AECL = {"stage1_fraction": 0.2, "stage2_fraction": 0.4, "projection_dim": 8, "attention_ff_dim": 16,
-        "reference_size": 20}
+AECL = {
+    "stage1_fraction": 0.2,
+    "stage2_fraction": 0.4,
+    "projection_dim": 8,
+    "attention_ff_dim": 16,
+    "reference_size": 20,
+}
 
 
 @pytest.mark.parametrize("method,config", [("clusterbert", CLUSTERBERT), ("aecl", AECL)])
-def test_killed_right_after_trainer_state_resumes_exactly(method, config, tiny_encoder_dir, toy_corpus, tmp_path,
-                                                          monkeypatch):
+def test_killed_right_after_trainer_state_resumes_exactly(
+    method, config, tiny_encoder_dir, toy_corpus, tmp_path, monkeypatch
+):
     # ClusterBERT's decoder weights and AECL's stage-2 pseudo-labels are written with the checkpoint, not after it
     steps = dict(max_steps=10, save_strategy="steps", save_steps=4)
     straight = _run(method, tiny_encoder_dir, toy_corpus, tmp_path / "straight", config, **steps)
@@ -80,8 +95,9 @@ def test_killed_right_after_trainer_state_resumes_exactly(method, config, tiny_e
     _assert_same_weights(straight.model, resumed.model)
 
 
-def test_a_checkpoint_cut_off_falls_back_to_the_previous_one(tiny_encoder_dir, toy_corpus, tmp_path, monkeypatch,
-                                                             caplog):
+def test_a_checkpoint_cut_off_falls_back_to_the_previous_one(
+    tiny_encoder_dir, toy_corpus, tmp_path, monkeypatch, caplog
+):
     steps = dict(max_steps=10, save_strategy="steps", save_steps=4)
     straight = _run("clusterbert", tiny_encoder_dir, toy_corpus, tmp_path / "straight", CLUSTERBERT, **steps)
     restore = _kill_after_trainer_state(monkeypatch, "checkpoint-8")
@@ -129,8 +145,9 @@ def test_a_finished_run_started_again_is_not_trained_further(tiny_encoder_dir, t
         torch.testing.assert_close(again.model.state_dict()[name], tensor, msg=name)
 
 
-def test_killed_during_the_final_calibration_resumes_without_training(tiny_encoder_dir, toy_corpus, tmp_path,
-                                                                      monkeypatch):
+def test_killed_during_the_final_calibration_resumes_without_training(
+    tiny_encoder_dir, toy_corpus, tmp_path, monkeypatch
+):
     steps = dict(max_steps=5, save_strategy="steps", save_steps=2)  # checkpoints at 2 and 4: 5 is the last step
     straight = _run("sccl", tiny_encoder_dir, toy_corpus, tmp_path / "straight", **steps)
 

@@ -14,8 +14,13 @@ from hf_textcluster.data import load_texts
 from hf_textcluster.training.runs import train_clusterer
 
 TRAIN = dict(per_device_train_batch_size=16, bf16=False, disable_tqdm=True, report_to="none", serve="head")
-AECL = {"stage1_fraction": 0.4, "stage2_fraction": 0.3, "projection_dim": 8, "attention_ff_dim": 16,
-        "reference_size": 20}
+AECL = {
+    "stage1_fraction": 0.4,
+    "stage2_fraction": 0.3,
+    "projection_dim": 8,
+    "attention_ff_dim": 16,
+    "reference_size": 20,
+}
 
 
 class _CollapseAtTheEnd(TrainerCallback):
@@ -44,8 +49,15 @@ def _run(tiny_encoder_dir, corpus, output_dir, monkeypatch=None, collapse=False,
 
         monkeypatch.setattr(AECLTrainer, "__init__", init)
     torch.manual_seed(0)
-    return train_clusterer("aecl", load_texts(*corpus), str(output_dir), encoder=str(tiny_encoder_dir),
-                           config_overrides=AECL, training_overrides={**TRAIN, **training}, evaluate=False)
+    return train_clusterer(
+        "aecl",
+        load_texts(*corpus),
+        str(output_dir),
+        encoder=str(tiny_encoder_dir),
+        config_overrides=AECL,
+        training_overrides={**TRAIN, **training},
+        evaluate=False,
+    )
 
 
 def test_a_collapsed_aecl_model_is_announced(tiny_encoder_dir, toy_corpus, tmp_path, monkeypatch, caplog):
@@ -68,8 +80,14 @@ def test_a_small_budget_aecl_collapse_is_announced(tiny_encoder_dir, toy_corpus,
 def test_a_healthy_model_is_not_flagged(tiny_encoder_dir, toy_corpus, tmp_path, caplog):
     torch.manual_seed(0)
     with caplog.at_level(logging.WARNING, logger="hf_textcluster"):
-        result = train_clusterer("sccl", load_texts(*toy_corpus), str(tmp_path / "sccl"), encoder=str(tiny_encoder_dir),
-                                 training_overrides={**TRAIN, "max_steps": 4}, evaluate=False)
+        result = train_clusterer(
+            "sccl",
+            load_texts(*toy_corpus),
+            str(tmp_path / "sccl"),
+            encoder=str(tiny_encoder_dir),
+            training_overrides={**TRAIN, "max_steps": 4},
+            evaluate=False,
+        )
     assert not [r for r in caplog.records if "collapsed" in r.getMessage()]
     assert result.trainer.final_health["clusters_used"] == 3
 

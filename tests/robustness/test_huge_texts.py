@@ -57,9 +57,20 @@ def test_training_never_tokenizes_a_huge_text_whole(tiny_encoder_dir, toy_corpus
     texts, labels = toy_corpus
     seen = _record_lengths(AutoTokenizer.from_pretrained(str(tiny_encoder_dir)), monkeypatch)
     torch.manual_seed(0)
-    result = train_clusterer("sccl", load_texts([HUGE, *texts[1:]], labels), str(tmp_path / "run"),
-                             encoder=str(tiny_encoder_dir), evaluate=False,
-                             training_overrides={"max_steps": 2, "per_device_train_batch_size": 16, "bf16": False,
-                                                 "disable_tqdm": True, "report_to": "none", "serve": "head"})
+    result = train_clusterer(
+        "sccl",
+        load_texts([HUGE, *texts[1:]], labels),
+        str(tmp_path / "run"),
+        encoder=str(tiny_encoder_dir),
+        evaluate=False,
+        training_overrides={
+            "max_steps": 2,
+            "per_device_train_batch_size": 16,
+            "bf16": False,
+            "disable_tqdm": True,
+            "report_to": "none",
+            "serve": "head",
+        },
+    )
     assert result.trainer.state.global_step == 2
     assert seen and max(seen) <= MAX_CHARS_PER_TOKEN * result.model.config.max_length

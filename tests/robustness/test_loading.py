@@ -60,17 +60,22 @@ def test_non_finite_weights_are_refused_at_load(saved, tmp_path, tensor):
 def test_a_config_that_does_not_fit_the_weights_says_the_folder_is_inconsistent(saved, tmp_path, case):
     folder = _copy(saved, tmp_path)
     if case == "num_clusters":
+
         def edit(config):
             config["num_clusters"] = 5
             config.pop("id2label", None)
             config.pop("label2id", None)
+
         _edit_config(folder, edit)
     elif case == "cut_centroids":
         _edit_weights(folder, lambda w: w.update({"cluster_head.centroids": w["cluster_head.centroids"][:2].clone()}))
     else:
         _edit_config(folder, lambda config: config.update({"model_type": "deccrl"}))
-    with pytest.raises(ValueError, match=rf"The folder '{folder}' is inconsistent: its config.json .* does not fit its "
-                                         r"model.safetensors: '.*' is \[.*\] in the weights but \[.*\]") as info:
+    with pytest.raises(
+        ValueError,
+        match=rf"The folder '{folder}' is inconsistent: its config.json .* does not fit its "
+        r"model.safetensors: '.*' is \[.*\] in the weights but \[.*\]",
+    ) as info:
         AutoModel.from_pretrained(str(folder))
     assert "ignore_mismatched_sizes to `False`" not in str(info.value)
 
@@ -117,8 +122,13 @@ def test_a_local_remote_code_folder_loads_without_the_package(tiny_encoder_dir, 
     model.initialize_clusters(toy_corpus[0])
     model.save_pretrained(tmp_path / "remote", remote_code=True)
     env = {**os.environ, "HF_HOME": str(tmp_path / "hf_home"), "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run([sys.executable, "-c", REMOTE_CODE_CLIENT, str(tmp_path / "remote")], env=env,
-                          capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", REMOTE_CODE_CLIENT, str(tmp_path / "remote")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["class"] == "SCCLModel" and result["clusters"] == model.predict(["how do i join two tables"]).tolist()

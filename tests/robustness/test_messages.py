@@ -22,8 +22,11 @@ def test_predict_on_a_missing_gpu_names_the_device(tmp_path, capsys):
 
 def test_a_test_size_leaving_too_few_texts_names_the_argument(toy_corpus):
     dataset = load_texts(*toy_corpus)  # 120 texts in 3 classes
-    with pytest.raises(ValueError, match=r"`test_size` 0.99 \(--test-size\) holds out 119 of 120 texts, leaving 1 to "
-                                         r"train on; each side needs at least 3 texts.*smaller --test-size"):
+    with pytest.raises(
+        ValueError,
+        match=r"`test_size` 0.99 \(--test-size\) holds out 119 of 120 texts, leaving 1 to "
+        r"train on; each side needs at least 3 texts.*smaller --test-size",
+    ):
         split_held_out(dataset, 0.99)
     train, test = split_held_out(dataset, 0.2)
     assert len(train) == 96 and len(test) == 24

@@ -8,7 +8,6 @@ import random
 import shutil
 
 import numpy as np
-
 import pytest
 import torch
 from transformers import AutoModel
@@ -20,8 +19,7 @@ from hf_textcluster.data import load_texts
 from hf_textcluster.modeling.validation import check_may_replace_model
 from hf_textcluster.training.runs import train_clusterer
 
-TRAIN = dict(per_device_train_batch_size=16, bf16=False, disable_tqdm=True, report_to="none", max_steps=2,
-             save_steps=1)
+TRAIN = dict(per_device_train_batch_size=16, bf16=False, disable_tqdm=True, report_to="none", max_steps=2, save_steps=1)
 
 
 @pytest.fixture(scope="module")
@@ -40,15 +38,25 @@ def _copy(trained, tmp_path, name):
 
 
 def _train(encoder, corpus, output_dir, **kwargs):
-    return train_clusterer("sccl", load_texts(*corpus), str(output_dir), encoder=str(encoder), evaluate=False,
-                           training_overrides=TRAIN, **kwargs)
+    return train_clusterer(
+        "sccl",
+        load_texts(*corpus),
+        str(output_dir),
+        encoder=str(encoder),
+        evaluate=False,
+        training_overrides=TRAIN,
+        **kwargs,
+    )
 
 
 def test_train_never_replaces_a_saved_model_without_overwrite(trained, tiny_encoder_dir, toy_corpus, tmp_path):
     folder = _copy(trained, tmp_path, "other")
     before = (folder / "model.safetensors").read_bytes()
-    with pytest.raises(FileExistsError, match=rf"output_dir \(--output-dir\) {folder} already holds a trained model, "
-                                              r"which train would replace.*--overwrite"):
+    with pytest.raises(
+        FileExistsError,
+        match=rf"output_dir \(--output-dir\) {folder} already holds a trained model, "
+        r"which train would replace.*--overwrite",
+    ):
         _train(tiny_encoder_dir, toy_corpus, folder)
     assert (folder / "model.safetensors").read_bytes() == before
     _train(tiny_encoder_dir, toy_corpus, folder, overwrite=True)
@@ -66,8 +74,23 @@ def test_train_refuses_a_finished_run_whose_checkpoints_were_deleted(tiny_encode
     with pytest.raises(FileExistsError, match="already holds a trained model"):
         _train(tiny_encoder_dir, toy_corpus, run, resume=False)
     (tmp_path / "texts.txt").write_text("\n".join(toy_corpus[0]) + "\n")
-    code = main(["train", "--method", "sccl", "--input", str(tmp_path / "texts.txt"), "--num-clusters", "3",
-                 "--encoder", str(tiny_encoder_dir), "--output-dir", str(run), "--max_steps", "2"])
+    code = main(
+        [
+            "train",
+            "--method",
+            "sccl",
+            "--input",
+            str(tmp_path / "texts.txt"),
+            "--num-clusters",
+            "3",
+            "--encoder",
+            str(tiny_encoder_dir),
+            "--output-dir",
+            str(run),
+            "--max_steps",
+            "2",
+        ]
+    )
     errors = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
     assert code != 0 and len(errors) == 1
     assert f"{run} already holds a trained model" in errors[0] and "--overwrite" in errors[0]
@@ -105,9 +128,12 @@ def test_recluster_in_place_keeps_the_trained_model(trained, toy_corpus, tmp_pat
 
 
 # single letters: in the tiny encoder's vocabulary, unlike any training text (whole words)
-UNRELATED = [" ".join(random.Random(i).choice("abcdefghijklmnopqrstuvwxyz") for _ in range(random.Random(i + 1000)
-                                                                                           .randint(2, 12)))
-             for i in range(200)]
+UNRELATED = [
+    " ".join(
+        random.Random(i).choice("abcdefghijklmnopqrstuvwxyz") for _ in range(random.Random(i + 1000).randint(2, 12))
+    )
+    for i in range(200)
+]
 
 
 def test_recluster_on_unrelated_texts_warns_with_the_agreement(trained, toy_corpus, tmp_path, caplog):
@@ -115,12 +141,36 @@ def test_recluster_on_unrelated_texts_warns_with_the_agreement(trained, toy_corp
     (tmp_path / "train.txt").write_text("\n".join(toy_corpus[0]) + "\n")
     (tmp_path / "other.txt").write_text("\n".join(UNRELATED) + "\n")
     with caplog.at_level(logging.WARNING, logger="hf_textcluster"):
-        assert main(["recluster", "--model", str(folder), "--input", str(tmp_path / "train.txt"),
-                     "--output-dir", str(tmp_path / "same")]) == 0
+        assert (
+            main(
+                [
+                    "recluster",
+                    "--model",
+                    str(folder),
+                    "--input",
+                    str(tmp_path / "train.txt"),
+                    "--output-dir",
+                    str(tmp_path / "same"),
+                ]
+            )
+            == 0
+        )
     assert not [r for r in caplog.records if "agree with the trained head" in r.getMessage()]
     with caplog.at_level(logging.WARNING, logger="hf_textcluster"):
-        assert main(["recluster", "--model", str(folder), "--input", str(tmp_path / "other.txt"),
-                     "--output-dir", str(tmp_path / "unrelated")]) == 0
+        assert (
+            main(
+                [
+                    "recluster",
+                    "--model",
+                    str(folder),
+                    "--input",
+                    str(tmp_path / "other.txt"),
+                    "--output-dir",
+                    str(tmp_path / "unrelated"),
+                ]
+            )
+            == 0
+        )
     warned = [r.getMessage() for r in caplog.records if "agree with the trained head" in r.getMessage()]
     assert len(warned) == 1 and "% of the texts of" in warned[0] and "training texts" in warned[0]
 
@@ -138,5 +188,7 @@ def test_calibrate_on_unrelated_texts_warns(trained, tmp_path, caplog):
     (tmp_path / "other.txt").write_text("\n".join(UNRELATED) + "\n")
     with caplog.at_level(logging.WARNING, logger="hf_textcluster"):
         assert main(["calibrate", "--model", str(folder), "--input", str(tmp_path / "other.txt")]) == 0
-    warned = [r.getMessage() for r in caplog.records if "outliers for the model's current calibration" in r.getMessage()]
+    warned = [
+        r.getMessage() for r in caplog.records if "outliers for the model's current calibration" in r.getMessage()
+    ]
     assert len(warned) == 1

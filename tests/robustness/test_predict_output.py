@@ -70,8 +70,9 @@ def test_a_second_writer_of_the_same_output_is_refused(clusterer, source, tmp_pa
 
 
 @pytest.mark.parametrize("records", [1, 2, 4])  # killed before any chunk, after one, after three of five
-def test_killed_then_run_again_equals_the_uninterrupted_output(clusterer, source, tmp_path, expected, monkeypatch,
-                                                               records):
+def test_killed_then_run_again_equals_the_uninterrupted_output(
+    clusterer, source, tmp_path, expected, monkeypatch, records
+):
     out = tmp_path / "out.jsonl"
     restore = _kill_after_progress_records(monkeypatch, records)
     with pytest.raises(_Killed):
@@ -171,11 +172,24 @@ def test_two_predict_processes_on_one_output_leave_one_complete_output(clusterer
     expected = tmp_path / "straight.jsonl"
     predict_file(clusterer, source, expected, chunk_size=500)
     out = tmp_path / "out.jsonl"
-    command = [sys.executable, "-m", "hf_textcluster.cli", "predict", "--model", str(tmp_path / "model"),
-               "--input", str(source), "--output", str(out), "--chunk-size", "500"]
+    command = [
+        sys.executable,
+        "-m",
+        "hf_textcluster.cli",
+        "predict",
+        "--model",
+        str(tmp_path / "model"),
+        "--input",
+        str(source),
+        "--output",
+        str(out),
+        "--chunk-size",
+        "500",
+    ]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
-    both = [subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            for _ in range(2)]
+    both = [
+        subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)
+    ]
     results = [(p.wait(timeout=600), p.stderr.read()) for p in both]
     refused = [err for code, err in results if code != 0]
     assert sorted(code for code, _ in results)[0] == 0, results

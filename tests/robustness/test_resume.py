@@ -13,13 +13,25 @@ from hf_textcluster.data import load_texts
 from hf_textcluster.training.runs import train_clusterer
 from hf_textcluster.training.trainer import ClusteringTrainer
 
-TRAIN = dict(per_device_train_batch_size=16, disable_tqdm=True, report_to="none", serve="head", max_steps=10,
-             save_strategy="steps", save_steps=3)
+TRAIN = dict(
+    per_device_train_batch_size=16,
+    disable_tqdm=True,
+    report_to="none",
+    serve="head",
+    max_steps=10,
+    save_strategy="steps",
+    save_steps=3,
+)
 CONFIGS = {
     "sccl": None,
     "clusterbert": {"stage1_fraction": 0.2, "stage2_fraction": 0.4},
-    "aecl": {"stage1_fraction": 0.2, "stage2_fraction": 0.4, "projection_dim": 8, "attention_ff_dim": 16,
-             "reference_size": 20},
+    "aecl": {
+        "stage1_fraction": 0.2,
+        "stage2_fraction": 0.4,
+        "projection_dim": 8,
+        "attention_ff_dim": 16,
+        "reference_size": 20,
+    },
     "deccrl": {"latent_dim": 8, "num_topics": 2},
     "decmlm": None,
 }
@@ -40,15 +52,22 @@ class _KillAt(TrainerCallback):
 
 def _run(method, encoder, corpus, output_dir, bf16):
     torch.manual_seed(0)
-    return train_clusterer(method, load_texts(*corpus), str(output_dir), encoder=str(encoder),
-                           config_overrides=CONFIGS[method], training_overrides={**TRAIN, "bf16": bf16},
-                           evaluate=False)
+    return train_clusterer(
+        method,
+        load_texts(*corpus),
+        str(output_dir),
+        encoder=str(encoder),
+        config_overrides=CONFIGS[method],
+        training_overrides={**TRAIN, "bf16": bf16},
+        evaluate=False,
+    )
 
 
 @pytest.mark.parametrize("bf16", [False, True], ids=["fp32", "bf16"])
 @pytest.mark.parametrize("method", list(CONFIGS))
-def test_killed_mid_run_then_the_same_command_equals_the_uninterrupted_run(method, bf16, tiny_encoder_dir,
-                                                                           toy_corpus, tmp_path, monkeypatch):
+def test_killed_mid_run_then_the_same_command_equals_the_uninterrupted_run(
+    method, bf16, tiny_encoder_dir, toy_corpus, tmp_path, monkeypatch
+):
     straight = _run(method, tiny_encoder_dir, toy_corpus, tmp_path / "straight", bf16)
     original = ClusteringTrainer.__init__
 

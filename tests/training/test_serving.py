@@ -16,8 +16,9 @@ from hf_textcluster.data import load_texts
 from hf_textcluster.training.runs import train_clusterer
 from hf_textcluster.training.serving import CANDIDATES, check_serve, serve_partition
 
-TRAIN = dict(per_device_train_batch_size=16, bf16=False, save_strategy="no", logging_steps=1, disable_tqdm=True,
-             max_steps=3)
+TRAIN = dict(
+    per_device_train_batch_size=16, bf16=False, save_strategy="no", logging_steps=1, disable_tqdm=True, max_steps=3
+)
 
 
 def _write_csv(path, texts, labels=None):
@@ -32,8 +33,14 @@ def _write_csv(path, texts, labels=None):
 def trained_sccl(tiny_encoder_dir, toy_corpus, tmp_path_factory):
     texts, labels = toy_corpus
     out = tmp_path_factory.mktemp("sccl") / "run"
-    train_clusterer("sccl", load_texts(texts, labels), str(out), encoder=str(tiny_encoder_dir),
-                    training_overrides={**TRAIN, "serve": "head"}, evaluate=False)  # the paper's output, to refine
+    train_clusterer(
+        "sccl",
+        load_texts(texts, labels),
+        str(out),
+        encoder=str(tiny_encoder_dir),
+        training_overrides={**TRAIN, "serve": "head"},
+        evaluate=False,
+    )  # the paper's output, to refine
     return out
 
 
@@ -43,8 +50,14 @@ def test_train_serves_the_label_free_choice_by_default_and_records_it(tiny_encod
     the choice, calibrates it and records it."""
     texts, labels = toy_corpus
     out = tmp_path / "run"
-    result = train_clusterer("sccl", load_texts(texts, labels), str(out), encoder=str(tiny_encoder_dir),
-                             training_overrides=TRAIN, evaluate=False)
+    result = train_clusterer(
+        "sccl",
+        load_texts(texts, labels),
+        str(out),
+        encoder=str(tiny_encoder_dir),
+        training_overrides=TRAIN,
+        evaluate=False,
+    )
     assert result.trainer.args.serve == "auto"
     serving = json.loads((out / "training_run.json").read_text())["serving"]
     assert serving["served"] in CANDIDATES and serving["criterion"]
@@ -63,8 +76,20 @@ def test_refine_command_serves_the_choice_and_ignores_the_label_column(trained_s
     served = []
     for name in ("labelled", "plain"):
         out = tmp_path / f"refined-{name}"
-        assert main(["refine", "--model", str(trained_sccl), "--input", str(tmp_path / f"{name}.csv"),
-                     "--output-dir", str(out)]) == 0
+        assert (
+            main(
+                [
+                    "refine",
+                    "--model",
+                    str(trained_sccl),
+                    "--input",
+                    str(tmp_path / f"{name}.csv"),
+                    "--output-dir",
+                    str(out),
+                ]
+            )
+            == 0
+        )
         model = AutoModel.from_pretrained(out)
         run = json.loads((out / "training_run.json").read_text())
         assert run["serving"]["served"] == model.config.served_partition
@@ -80,8 +105,22 @@ def test_refine_command_serves_a_named_partition(trained_sccl, toy_corpus, tmp_p
     texts, _ = toy_corpus
     _write_csv(tmp_path / "plain.csv", texts)
     out = tmp_path / "kmeans"
-    assert main(["refine", "--model", str(trained_sccl), "--input", str(tmp_path / "plain.csv"), "--serve", "kmeans",
-                 "--output-dir", str(out)]) == 0
+    assert (
+        main(
+            [
+                "refine",
+                "--model",
+                str(trained_sccl),
+                "--input",
+                str(tmp_path / "plain.csv"),
+                "--serve",
+                "kmeans",
+                "--output-dir",
+                str(out),
+            ]
+        )
+        == 0
+    )
     model = AutoModel.from_pretrained(out)
     assert model.config.served_partition == "kmeans" and model.config.refined_head_dim == 0
     assert model.is_calibrated
@@ -92,8 +131,9 @@ def test_serve_is_checked(trained_sccl):
         check_serve("best")
     model = AutoModel.from_pretrained(trained_sccl)
     with pytest.raises(ValueError, match="`candidates` must be one of"):
-        serve_partition(model, np.zeros((4, model.config.encoder.hidden_size), dtype=np.float32),
-                        candidates=("head", "oracle"))
+        serve_partition(
+            model, np.zeros((4, model.config.encoder.hidden_size), dtype=np.float32), candidates=("head", "oracle")
+        )
 
 
 def test_the_card_says_what_is_served_and_how_it_was_chosen(trained_sccl, toy_corpus, tmp_path):

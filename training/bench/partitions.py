@@ -28,16 +28,23 @@ from .common import (
 from .store import put_row, run_dir, save_store
 
 # The refined shallow baselines (section "baselines"): MiniLM + k-means and the BERTopic way at the true K, refined.
-REFINED_BASELINES = {"embeddings-kmeans+refined": "MiniLM + k-means, refined",
-                     "bertopic-kmeans+refined": "BERTopic way, true K, refined"}
+REFINED_BASELINES = {
+    "embeddings-kmeans+refined": "MiniLM + k-means, refined",
+    "bertopic-kmeans+refined": "BERTopic way, true K, refined",
+}
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """``partitions``: the corpora, seeds and methods whose kept runs are scored, and which parts run."""
     add_corpus_arguments(parser)
     parser.add_argument("--methods", nargs="+", default=None, help="Only these methods' kept runs (default: all).")
-    parser.add_argument("--parts", nargs="+", default=["methods", "baselines"], choices=["methods", "baselines"],
-                        help="methods: the partitions of kept method runs; baselines: the shallow baselines refined.")
+    parser.add_argument(
+        "--parts",
+        nargs="+",
+        default=["methods", "baselines"],
+        choices=["methods", "baselines"],
+        help="methods: the partitions of kept method runs; baselines: the shallow baselines refined.",
+    )
     parser.add_argument("--force", action="store_true", help="Score rows that have partition columns again.")
 
 
@@ -72,19 +79,34 @@ def partition_scores(model, texts, labels, seed: int) -> dict:
     served, criterion_values = choose_partition(features, partitions, random_state=seed)
     # every other criterion's values too (the UMAP one aside: a UMAP fit of its own), so that criteria can be
     # compared on trained models after the fact, without labels entering the choice
-    others = {criterion: score_partitions(features, partitions, criterion=criterion, random_state=seed)
-              for criterion in CRITERIA if criterion not in (DEFAULT_CRITERION, "silhouette_umap")}
+    others = {
+        criterion: score_partitions(features, partitions, criterion=criterion, random_state=seed)
+        for criterion in CRITERIA
+        if criterion not in (DEFAULT_CRITERION, "silhouette_umap")
+    }
     labels = np.asarray(labels)
-    scored = {name: {**clustering_scores(labels, predicted), "selection": round(float(criterion_values[name]), 6),
-                     "criteria": {c: round(float(v[name]), 6) if np.isfinite(v[name]) else None
-                                  for c, v in others.items()}}
-              for name, predicted in partitions.items()}
+    scored = {
+        name: {
+            **clustering_scores(labels, predicted),
+            "selection": round(float(criterion_values[name]), 6),
+            "criteria": {c: round(float(v[name]), 6) if np.isfinite(v[name]) else None for c, v in others.items()},
+        }
+        for name, predicted in partitions.items()
+    }
     oracle = max(scored, key=lambda name: (scored[name]["acc"], -list(scored).index(name)))
     refinement = refinement_records(how)
-    return {"partitions": scored, "refinement": refinement, "selection_criterion": DEFAULT_CRITERION,
-            "served_by_default": served, "served_acc": scored[served]["acc"], "served_nmi": scored[served]["nmi"],
-            "oracle": oracle, "oracle_acc": scored[oracle]["acc"], "oracle_nmi": scored[oracle]["nmi"],
-            "partitions_seconds": round(time.perf_counter() - start, 1)}
+    return {
+        "partitions": scored,
+        "refinement": refinement,
+        "selection_criterion": DEFAULT_CRITERION,
+        "served_by_default": served,
+        "served_acc": scored[served]["acc"],
+        "served_nmi": scored[served]["nmi"],
+        "oracle": oracle,
+        "oracle_acc": scored[oracle]["acc"],
+        "oracle_nmi": scored[oracle]["nmi"],
+        "partitions_seconds": round(time.perf_counter() - start, 1),
+    }
 
 
 def run(args, store: dict, run_id: str) -> None:
@@ -121,13 +143,30 @@ def run_refined_baselines(args, store: dict, run_id: str) -> None:
                 result = refine_partition(embeddings, before, num_clusters=k, random_state=seed)
                 predicted = result.predict(embeddings)
                 scores = clustering_scores(labels, predicted)
-                put_row(store, {"section": "baselines", "method": method, "dataset": name, "seed": seed, "run": run_id,
-                                "seconds": round(time.perf_counter() - start + embed_seconds, 2), **scores,
-                                "unrefined_acc": clustering_scores(labels, before)["acc"],
-                                "refinement": {"rounds": int(result.rounds), "changed": round(float(result.changed), 4),
-                                               "declined": bool(result.declined), "reason": result.reason}})
-                print(f"{name:15s} seed {seed} {method:26s} ACC {100 * scores['acc']:.1f} NMI {100 * scores['nmi']:.1f} "
-                      f"(before refinement ACC {100 * clustering_scores(labels, before)['acc']:.1f})", flush=True)
+                put_row(
+                    store,
+                    {
+                        "section": "baselines",
+                        "method": method,
+                        "dataset": name,
+                        "seed": seed,
+                        "run": run_id,
+                        "seconds": round(time.perf_counter() - start + embed_seconds, 2),
+                        **scores,
+                        "unrefined_acc": clustering_scores(labels, before)["acc"],
+                        "refinement": {
+                            "rounds": int(result.rounds),
+                            "changed": round(float(result.changed), 4),
+                            "declined": bool(result.declined),
+                            "reason": result.reason,
+                        },
+                    },
+                )
+                print(
+                    f"{name:15s} seed {seed} {method:26s} ACC {100 * scores['acc']:.1f} NMI {100 * scores['nmi']:.1f} "
+                    f"(before refinement ACC {100 * clustering_scores(labels, before)['acc']:.1f})",
+                    flush=True,
+                )
             save_store(store)
 
 
@@ -141,8 +180,14 @@ def run_kept_models(args, store: dict, run_id: str) -> None:
     from hf_textcluster.training.metrics import clustering_scores
     from hf_textcluster.training.runs import prepare_dataset
 
-    rows = [r for r in store["rows"] if r["section"] == "method" and r["dataset"] in args.datasets
-            and r.get("seed") in args.seeds and (not args.methods or r["method"] in args.methods)]
+    rows = [
+        r
+        for r in store["rows"]
+        if r["section"] == "method"
+        and r["dataset"] in args.datasets
+        and r.get("seed") in args.seeds
+        and (not args.methods or r["method"] in args.methods)
+    ]
     for row in rows:
         label = f"{row['dataset']:15s} seed {row['seed']} {row['method']} {row.get('variant') or ''}".rstrip()
         directory = run_dir(row["method"], row["dataset"], row["seed"], row.get("variant", ""))
@@ -170,8 +215,10 @@ def run_kept_models(args, store: dict, run_id: str) -> None:
 
 def summary_line(fields: dict) -> str:
     """One log line: the label-free choice and the oracle."""
-    return (f"serves {fields['served_by_default']} ACC {100 * fields['served_acc']:.1f} | oracle {fields['oracle']} "
-            f"ACC {100 * fields['oracle_acc']:.1f} | {fields['partitions_seconds']:.0f}s")
+    return (
+        f"serves {fields['served_by_default']} ACC {100 * fields['served_acc']:.1f} | oracle {fields['oracle']} "
+        f"ACC {100 * fields['oracle_acc']:.1f} | {fields['partitions_seconds']:.0f}s"
+    )
 
 
 def _candidates(rows: list[dict]) -> list[str]:
@@ -200,39 +247,58 @@ def render(store: dict, rows: list[dict]) -> list[str]:
         refined = _render_refined_baselines(rows)
         return title + refined if refined else []
     names = _candidates(scored)
-    out = [*title,
-           "Every candidate partition of a trained model, scored as the model would serve it "
-           "(`hf_textcluster.training.serving`):",
-           "*head*, *kmeans* (k-means after), *umap_kmeans* (UMAP k-means after), each also *+refined* (iterative",
-           "classification, `refine_partition`). *served* = the candidate the label-free choice serves",
-           f"(`choose_partition`, criterion `{scored[0]['selection_criterion']}`; what `refine` and `train --serve auto` "
-           "serve, and `train` by default). *oracle* = the",
-           "candidate with the highest ACC: **chosen with labels**, a bound no user can reach without them. ACC in %,",
-           "mean over seeds; the candidate chosen per seed in brackets when seeds differ.", "",
-           "| method | dataset | " + " | ".join(f"{n} ACC" for n in names) + " | served ACC | served | oracle ACC (labels) "
-           "| oracle | served − oracle | seeds |",
-           "|---|---|" + "---|" * len(names) + "---|---|---|---|---|---|"]
+    out = [
+        *title,
+        "Every candidate partition of a trained model, scored as the model would serve it "
+        "(`hf_textcluster.training.serving`):",
+        "*head*, *kmeans* (k-means after), *umap_kmeans* (UMAP k-means after), each also *+refined* (iterative",
+        "classification, `refine_partition`). *served* = the candidate the label-free choice serves",
+        f"(`choose_partition`, criterion `{scored[0]['selection_criterion']}`; what `refine` and `train --serve auto` "
+        "serve, and `train` by default). *oracle* = the",
+        "candidate with the highest ACC: **chosen with labels**, a bound no user can reach without them. ACC in %,",
+        "mean over seeds; the candidate chosen per seed in brackets when seeds differ.",
+        "",
+        "| method | dataset | "
+        + " | ".join(f"{n} ACC" for n in names)
+        + " | served ACC | served | oracle ACC (labels) "
+        "| oracle | served − oracle | seeds |",
+        "|---|---|" + "---|" * len(names) + "---|---|---|---|---|---|",
+    ]
     for label, dataset, drows in by_method_and_dataset(scored):
-        cells = [mean_std([r["partitions"][n]["acc"] for r in drows if n in r["partitions"]])
-                 if any(n in r["partitions"] for r in drows) else "–" for n in names]
+        cells = [
+            mean_std([r["partitions"][n]["acc"] for r in drows if n in r["partitions"]])
+            if any(n in r["partitions"] for r in drows)
+            else "–"
+            for n in names
+        ]
         loss = [r["served_acc"] - r["oracle_acc"] for r in drows]
-        out.append(f"| {label} | {dataset} | " + " | ".join(cells)
-                   + f" | {mean_std([r['served_acc'] for r in drows])} | {_choices(drows, 'served_by_default')}"
-                   + f" | {mean_std([r['oracle_acc'] for r in drows])} | {_choices(drows, 'oracle')}"
-                   + f" | {100 * statistics.mean(loss) + 0.0:+.1f} | {len(drows)} |")
+        out.append(
+            f"| {label} | {dataset} | "
+            + " | ".join(cells)
+            + f" | {mean_std([r['served_acc'] for r in drows])} | {_choices(drows, 'served_by_default')}"
+            + f" | {mean_std([r['oracle_acc'] for r in drows])} | {_choices(drows, 'oracle')}"
+            + f" | {100 * statistics.mean(loss) + 0.0:+.1f} | {len(drows)} |"
+        )
     hits = sum(r["served_by_default"] == r["oracle"] for r in scored)
     losses = [100 * (r["oracle_acc"] - r["served_acc"]) for r in scored]
     seconds = statistics.mean(r["partitions_seconds"] for r in scored)
     gains = [100 * (r["served_acc"] - r["partitions"]["head"]["acc"]) for r in scored if "head" in r["partitions"]]
     if gains:
-        out += ["", f"Against the head (the paper's output, `train --serve head`), the label-free choice is "
-                    f"better in {sum(g > 0 for g in gains)}, equal in {sum(g == 0 for g in gains)} and worse in "
-                    f"{sum(g < 0 for g in gains)} of {len(gains)} runs: {statistics.mean(gains):+.1f} ACC on average "
-                    f"(from {min(gains):+.1f} to {max(gains):+.1f})."]
-    out += ["", f"The label-free choice picks the oracle's partition in {hits} of {len(scored)} runs; its ACC loss "
-                f"against the oracle is {statistics.mean(losses):.1f} points on average (median "
-                f"{statistics.median(losses):.1f}, largest {max(losses):.1f}). Scoring every candidate took "
-                f"{seconds:.0f} s a run on average.", ""]
+        out += [
+            "",
+            f"Against the head (the paper's output, `train --serve head`), the label-free choice is "
+            f"better in {sum(g > 0 for g in gains)}, equal in {sum(g == 0 for g in gains)} and worse in "
+            f"{sum(g < 0 for g in gains)} of {len(gains)} runs: {statistics.mean(gains):+.1f} ACC on average "
+            f"(from {min(gains):+.1f} to {max(gains):+.1f}).",
+        ]
+    out += [
+        "",
+        f"The label-free choice picks the oracle's partition in {hits} of {len(scored)} runs; its ACC loss "
+        f"against the oracle is {statistics.mean(losses):.1f} points on average (median "
+        f"{statistics.median(losses):.1f}, largest {max(losses):.1f}). Scoring every candidate took "
+        f"{seconds:.0f} s a run on average.",
+        "",
+    ]
     out += _render_criteria(scored)
     out += _render_refined_baselines(rows)
     return out
@@ -246,22 +312,31 @@ def _render_criteria(scored: list[dict]) -> list[str]:
         return []
     default = runs[0]["selection_criterion"]
     criteria = [default, *runs[0]["partitions"][next(iter(runs[0]["partitions"]))]["criteria"]]
-    out = [f"Every criterion's pick on the same {len(runs)} runs (the UMAP silhouette aside: a UMAP fit of its own). "
-           "*picks the oracle*: runs where", "it chose the oracle's partition; loss: oracle ACC − its pick's ACC, in "
-           "points. The serving default is in bold.", "",
-           "| criterion | picks the oracle | mean loss | largest loss | most often picks |", "|---|---|---|---|---|"]
+    out = [
+        f"Every criterion's pick on the same {len(runs)} runs (the UMAP silhouette aside: a UMAP fit of its own). "
+        "*picks the oracle*: runs where",
+        "it chose the oracle's partition; loss: oracle ACC − its pick's ACC, in "
+        "points. The serving default is in bold.",
+        "",
+        "| criterion | picks the oracle | mean loss | largest loss | most often picks |",
+        "|---|---|---|---|---|",
+    ]
     for criterion in criteria:
         picks = []
         for r in runs:
-            values = {name: (p["selection"] if criterion == default else p["criteria"][criterion])
-                      for name, p in r["partitions"].items()}
+            values = {
+                name: (p["selection"] if criterion == default else p["criteria"][criterion])
+                for name, p in r["partitions"].items()
+            }
             values = {name: v for name, v in values.items() if v is not None}
             picks.append(max(values, key=lambda name: (values[name], -list(values).index(name))))
         losses = [100 * (r["oracle_acc"] - r["partitions"][pick]["acc"]) for r, pick in zip(runs, picks)]
         common_pick = max(sorted(set(picks)), key=picks.count)  # sorted: ties the same in every process
         name = f"**{criterion}**" if criterion == default else criterion
-        out.append(f"| {name} | {sum(p == r['oracle'] for p, r in zip(picks, runs))} of {len(runs)} | "
-                   f"{statistics.mean(losses):.1f} | {max(losses):.1f} | {common_pick} ({picks.count(common_pick)}) |")
+        out.append(
+            f"| {name} | {sum(p == r['oracle'] for p, r in zip(picks, runs))} of {len(runs)} | "
+            f"{statistics.mean(losses):.1f} | {max(losses):.1f} | {common_pick} ({picks.count(common_pick)}) |"
+        )
     return out + [""]
 
 
@@ -271,16 +346,22 @@ def _render_refined_baselines(rows: list[dict]) -> list[str]:
         return []
     from hf_textcluster.data import BENCHMARKS
 
-    out = ["Refinement applies to the shallow baselines too (MiniLM embeddings; refined on them, the BERTopic way's",
-           "UMAP space only finding the start); ACC before → after refinement, mean over seeds:", "",
-           "| dataset | baseline | ACC before | ACC refined | NMI refined | declined | seeds |", "|---|---|---|---|---|---|---|"]
+    out = [
+        "Refinement applies to the shallow baselines too (MiniLM embeddings; refined on them, the BERTopic way's",
+        "UMAP space only finding the start); ACC before → after refinement, mean over seeds:",
+        "",
+        "| dataset | baseline | ACC before | ACC refined | NMI refined | declined | seeds |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for name in BENCHMARKS:
         for method, label in REFINED_BASELINES.items():
             d = [r for r in refined if (r["dataset"], r["method"]) == (name, method)]
             if d:
-                out.append(f"| {name} | {label} | {mean_std([r['unrefined_acc'] for r in d])} | "
-                           f"{mean_std([r['acc'] for r in d])} | {mean_std([r['nmi'] for r in d])} | "
-                           f"{sum(r['refinement']['declined'] for r in d)} | {len(d)} |")
+                out.append(
+                    f"| {name} | {label} | {mean_std([r['unrefined_acc'] for r in d])} | "
+                    f"{mean_std([r['acc'] for r in d])} | {mean_std([r['nmi'] for r in d])} | "
+                    f"{sum(r['refinement']['declined'] for r in d)} | {len(d)} |"
+                )
     return out + [""]
 
 
@@ -292,20 +373,30 @@ def render_served_against_baselines(rows: list[dict]) -> list[str]:
     served = [r for r in rows if r["section"] == "method" and not r.get("variant") and r.get("partitions")]
     if not served:
         return []
-    out = ["Served by default (the label-free choice, main configuration) against the strongest shallow baselines:",
-           "*MiniLM + k-means* (baselines section), *BERTopic way* (UMAP -> k-means at the true K, auto-k section) and",
-           "both refined. Δ = served − the best of the shallow entries. ACC in %, mean over seeds.", "",
-           "| dataset | method | served ACC (partition) | MiniLM + k-means | refined | BERTopic way, true K | refined | Δ |",
-           "|---|---|---|---|---|---|---|---|"]
+    out = [
+        "Served by default (the label-free choice, main configuration) against the strongest shallow baselines:",
+        "*MiniLM + k-means* (baselines section), *BERTopic way* (UMAP -> k-means at the true K, auto-k section) and",
+        "both refined. Δ = served − the best of the shallow entries. ACC in %, mean over seeds.",
+        "",
+        "| dataset | method | served ACC (partition) | MiniLM + k-means | refined | BERTopic way, true K | refined | Δ |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for name in BENCHMARKS:
         d = [r for r in served if r["dataset"] == name]
         if not d:
             continue
         shallow = {}
-        for method, section in (("embeddings-kmeans", "baselines"), ("embeddings-kmeans+refined", "baselines"),
-                                ("bertopic-kmeans", "auto-k"), ("bertopic-kmeans+refined", "baselines")):
-            pool = default_baselines(rows) if section == "baselines" else [r for r in rows if r["section"] == "auto-k"
-                                                                           and not r.get("variant")]
+        for method, section in (
+            ("embeddings-kmeans", "baselines"),
+            ("embeddings-kmeans+refined", "baselines"),
+            ("bertopic-kmeans", "auto-k"),
+            ("bertopic-kmeans+refined", "baselines"),
+        ):
+            pool = (
+                default_baselines(rows)
+                if section == "baselines"
+                else [r for r in rows if r["section"] == "auto-k" and not r.get("variant")]
+            )
             values = [r["acc"] for r in pool if r["dataset"] == name and r["method"] == method]
             shallow[method] = values
         best = max((statistics.mean(v) for v in shallow.values() if v), default=None)
@@ -314,6 +405,8 @@ def render_served_against_baselines(rows: list[dict]) -> list[str]:
             m = [r for r in d if r["method"] == method]
             acc = statistics.mean(r["served_acc"] for r in m)
             delta = f"{100 * (acc - best) + 0.0:+.1f}" if best is not None else "–"
-            out.append(f"| {name} | {display_name(method)} | {mean_std([r['served_acc'] for r in m])} "
-                       f"({_choices(m, 'served_by_default')}) | {cells} | {delta} |")
+            out.append(
+                f"| {name} | {display_name(method)} | {mean_std([r['served_acc'] for r in m])} "
+                f"({_choices(m, 'served_by_default')}) | {cells} | {delta} |"
+            )
     return out + [""]

@@ -25,14 +25,22 @@ def main(out: Path, data_dir: str, corpus: str, num_texts: int, encoder: str | N
     from hf_textcluster.distributed import leave_together, run_with_processes
     from hf_textcluster.training.trainer import ClusteringTrainer, ClusteringTrainingArguments
 
-    dataset = load_text_file(corpus, label_column="label") if corpus.endswith(".csv") \
+    dataset = (
+        load_text_file(corpus, label_column="label")
+        if corpus.endswith(".csv")
         else load_benchmark(corpus, data_dir=data_dir)
+    )
     dataset = dataset.select(range(min(num_texts, len(dataset))))
     num_clusters = dataset.features["label"].num_classes
     torch.manual_seed(0)
     model = SCCLModel.from_encoder_pretrained(encoder, num_clusters=num_clusters)
-    args = ClusteringTrainingArguments(output_dir=str(out / "run"), disable_tqdm=True, report_to=[],
-                                       calibration_sample_size=len(dataset), kmeans_init="k-means++")
+    args = ClusteringTrainingArguments(
+        output_dir=str(out / "run"),
+        disable_tqdm=True,
+        report_to=[],
+        calibration_sample_size=len(dataset),
+        kmeans_init="k-means++",
+    )
     trainer = ClusteringTrainer(model=model, args=args, train_dataset=dataset)
     processes = trainer.num_processes
     times = {}
@@ -53,12 +61,27 @@ def main(out: Path, data_dir: str, corpus: str, num_texts: int, encoder: str | N
         source.write_text("\n".join(t.replace("\n", " ") for t in dataset["text"]) + "\n", encoding="utf-8")
     clusterer = pipeline("text-clustering", model=trainer.model, tokenizer=trainer.model.tokenizer, device="cpu")
     output = out / f"predict-{processes}.jsonl"
-    timed("predict", lambda: run_with_processes(clusterer, lambda c: predict_file(
-        c, str(source), str(output), overwrite=True, batch_size=args.encode_batch_size, show_progress_bar=False)))
+    timed(
+        "predict",
+        lambda: run_with_processes(
+            clusterer,
+            lambda c: predict_file(
+                c, str(source), str(output), overwrite=True, batch_size=args.encode_batch_size, show_progress_bar=False
+            ),
+        ),
+    )
     if trainer.is_world_process_zero():
-        (out / f"times-{processes}.json").write_text(json.dumps({
-            "processes": processes, "threads_per_process": torch.get_num_threads(), "num_texts": len(dataset),
-            "embedding_dim": int(embeddings.shape[1]), "seconds": times}))
+        (out / f"times-{processes}.json").write_text(
+            json.dumps(
+                {
+                    "processes": processes,
+                    "threads_per_process": torch.get_num_threads(),
+                    "num_texts": len(dataset),
+                    "embedding_dim": int(embeddings.shape[1]),
+                    "seconds": times,
+                }
+            )
+        )
     if processes > 1:
         leave_together(trainer.accelerator.state)
 

@@ -7,9 +7,9 @@ README's table between its markers. ``python -m training.bench render`` re-write
 from __future__ import annotations
 
 from . import (
-    auto_k,
     augmentation,
     authors_sccl,
+    auto_k,
     baselines,
     capabilities,
     comparisons,
@@ -20,14 +20,23 @@ from . import (
     processes,
     scale,
     speed,
+)
+from . import (
     store as results,
 )
 
 # README's "leaderboard in short" table sits between these lines; every render rewrites it from the store.
 README_MARKERS = ("<!-- bench.py: leaderboard in short -->", "<!-- /bench.py -->")
-README_CORPUS_NAMES = {"agnews": "AgNews", "searchsnippets": "SearchSnippets", "stackoverflow": "StackOverflow",
-                       "biomedical": "Biomedical", "googlenews_ts": "GoogleNews-TS", "googlenews_t": "GoogleNews-T",
-                       "googlenews_s": "GoogleNews-S", "tweet": "Tweet"}
+README_CORPUS_NAMES = {
+    "agnews": "AgNews",
+    "searchsnippets": "SearchSnippets",
+    "stackoverflow": "StackOverflow",
+    "biomedical": "Biomedical",
+    "googlenews_ts": "GoogleNews-TS",
+    "googlenews_t": "GoogleNews-T",
+    "googlenews_s": "GoogleNews-S",
+    "tweet": "Tweet",
+}
 
 
 def render(store: dict) -> str:

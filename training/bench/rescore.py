@@ -15,6 +15,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_corpus_arguments(parser)
     parser.add_argument("--methods", nargs="+", default=None, help="Only these methods' runs (default: all).")
 
+
 def run(args, store: dict, run_id: str) -> None:
     """Score the models earlier method runs kept (`run_dir`) with today's `evaluate_clusterer` and add the metrics
     their rows lack (e.g. ``latent_kmeans_*``, added after those runs); stored numbers are not changed, and a model
@@ -24,8 +25,14 @@ def run(args, store: dict, run_id: str) -> None:
     from hf_textcluster.training.runs import prepare_dataset
     from hf_textcluster.training.trainer import evaluate_clusterer
 
-    rows = [r for r in store["rows"] if r["section"] == "method" and r["dataset"] in args.datasets
-            and r.get("seed") in args.seeds and (not args.methods or r["method"] in args.methods)]
+    rows = [
+        r
+        for r in store["rows"]
+        if r["section"] == "method"
+        and r["dataset"] in args.datasets
+        and r.get("seed") in args.seeds
+        and (not args.methods or r["method"] in args.methods)
+    ]
     for row in rows:
         label = f"{row['dataset']:15s} seed {row['seed']} {row['method']} {row.get('variant') or ''}".rstrip()
         directory = run_dir(row["method"], row["dataset"], row["seed"], row.get("variant", ""))
@@ -41,8 +48,9 @@ def run(args, store: dict, run_id: str) -> None:
         run_info = json.loads((directory / "training_run.json").read_text())
         dataset = prepare_dataset(row["dataset"], run_info["augmentation"], data_dir=args.data_dir, seed=row["seed"])
         model = AutoModel.from_pretrained(str(directory))
-        metrics = evaluate_clusterer(model, dataset["text"], dataset["label"], batch_size=128, random_state=row["seed"],
-                                     umap_kmeans=True)
+        metrics = evaluate_clusterer(
+            model, dataset["text"], dataset["label"], batch_size=128, random_state=row["seed"], umap_kmeans=True
+        )
         if not math.isclose(metrics["acc"], row["acc"], abs_tol=1e-3):
             print(f"{label}: skipped (head ACC {metrics['acc']:.4f} here, {row['acc']:.4f} stored)", flush=True)
             continue

@@ -11,8 +11,8 @@ import time
 
 import numpy as np
 
-from .common import default_data_dir, run_header
 from . import store as results
+from .common import default_data_dir, run_header
 from .store import put_row, save_store
 
 
@@ -42,7 +42,9 @@ def run(args, store: dict, run_id: str) -> None:
 
     work = results.REPO / "runs" / "scale"
     work.mkdir(parents=True, exist_ok=True)
-    done = {(r["method"], r["num_texts"]) for r in store["rows"] if r["section"] == "scale"} if args.skip_done else set()
+    done = (
+        {(r["method"], r["num_texts"]) for r in store["rows"] if r["section"] == "scale"} if args.skip_done else set()
+    )
     model_dir = work / "model"
     stackoverflow = load_benchmark("stackoverflow", data_dir=args.data_dir)["text"]
     embeddings = None
@@ -52,8 +54,11 @@ def run(args, store: dict, run_id: str) -> None:
         model.initialize_clusters(embeddings=embeddings, random_state=0)
         model.save_pretrained(model_dir)
     if "predict" in args.parts:
-        corpus = [t.replace("\n", " ") for name in BENCHMARKS_FOR_SCALE
-                  for t in load_benchmark(name, data_dir=args.data_dir)["text"]]
+        corpus = [
+            t.replace("\n", " ")
+            for name in BENCHMARKS_FOR_SCALE
+            for t in load_benchmark(name, data_dir=args.data_dir)["text"]
+        ]
         # shuffled (seeded): every size gets the same mix of short titles and longer news texts
         corpus = [corpus[i] for i in np.random.default_rng(0).permutation(len(corpus))]
         for n in args.sizes:
@@ -65,8 +70,19 @@ def run(args, store: dict, run_id: str) -> None:
                     for i in range(n):
                         handle.write(corpus[i % len(corpus)] + "\n")
             output = work / f"clusters-{n}.jsonl"
-            command = [sys.executable, "-m", "hf_textcluster.cli", "predict", "--model", str(model_dir), "--input",
-                       str(source), "--output", str(output), "--overwrite"]
+            command = [
+                sys.executable,
+                "-m",
+                "hf_textcluster.cli",
+                "predict",
+                "--model",
+                str(model_dir),
+                "--input",
+                str(source),
+                "--output",
+                str(output),
+                "--overwrite",
+            ]
             start = time.perf_counter()
             log = work / f"predict-{n}.log"
             with open(log, "w") as stderr:
@@ -80,14 +96,28 @@ def run(args, store: dict, run_id: str) -> None:
             with open(output, "rb") as handle:
                 lines = sum(1 for _ in handle)
             assert lines == n, f"{output} has {lines} lines for {n} texts"
-            put_row(store, {"section": "scale", "method": "predict", "dataset": f"{n} texts", "num_texts": n, "run": run_id,
-                            "seconds": round(seconds, 1), "texts_per_second": round(n / seconds, 1),
-                            "clustering_texts_per_second": float(rate.group(1)) if rate else None,
-                            "peak_rss_mb": round(usage.ru_maxrss / 1024), "output_mb": round(output.stat().st_size / 2**20)})
+            put_row(
+                store,
+                {
+                    "section": "scale",
+                    "method": "predict",
+                    "dataset": f"{n} texts",
+                    "num_texts": n,
+                    "run": run_id,
+                    "seconds": round(seconds, 1),
+                    "texts_per_second": round(n / seconds, 1),
+                    "clustering_texts_per_second": float(rate.group(1)) if rate else None,
+                    "peak_rss_mb": round(usage.ru_maxrss / 1024),
+                    "output_mb": round(output.stat().st_size / 2**20),
+                },
+            )
             save_store(store)
-            print(f"predict {n:>9,} texts: {seconds:7.1f}s, {n / seconds:6.1f} texts/s "
-                  f"({rate.group(1) if rate else '?'} in the clustering pass), peak RSS "
-                  f"{usage.ru_maxrss / 1024:,.0f} MB", flush=True)
+            print(
+                f"predict {n:>9,} texts: {seconds:7.1f}s, {n / seconds:6.1f} texts/s "
+                f"({rate.group(1) if rate else '?'} in the clustering pass), peak RSS "
+                f"{usage.ru_maxrss / 1024:,.0f} MB",
+                flush=True,
+            )
             output.unlink()  # up to ~150 MB per million texts: measured, not kept
     if "kmeans" in args.parts:
         rng = np.random.default_rng(0)
@@ -99,9 +129,15 @@ def run(args, store: dict, run_id: str) -> None:
             start = time.perf_counter()
             sampled = fit_kmeans(features, 20, n_init=10, random_state=0)
             seconds = time.perf_counter() - start
-            row = {"section": "scale", "method": "kmeans", "dataset": f"{n} texts", "num_texts": n, "run": run_id,
-                   "seconds": round(seconds, 1),
-                   "sample": min(n, DEFAULT_KMEANS_MAX_SAMPLES)}
+            row = {
+                "section": "scale",
+                "method": "kmeans",
+                "dataset": f"{n} texts",
+                "num_texts": n,
+                "run": run_id,
+                "seconds": round(seconds, 1),
+                "sample": min(n, DEFAULT_KMEANS_MAX_SAMPLES),
+            }
             if DEFAULT_KMEANS_MAX_SAMPLES < n <= 10 * DEFAULT_KMEANS_MAX_SAMPLES:  # below, the two are the same fit
                 start = time.perf_counter()
                 exact = KMeans(20, n_init=10, random_state=0).fit(features)
@@ -109,13 +145,21 @@ def run(args, store: dict, run_id: str) -> None:
                 from hf_textcluster.training.metrics import normalized_mutual_info
 
                 row["agreement_nmi"] = round(normalized_mutual_info(exact.labels_, sampled.labels_), 4)
-                row["inertia_ratio"] = round(float(((features - sampled.cluster_centers_[sampled.labels_]) ** 2).sum())
-                                             / exact.inertia_, 4)
+                row["inertia_ratio"] = round(
+                    float(((features - sampled.cluster_centers_[sampled.labels_]) ** 2).sum()) / exact.inertia_, 4
+                )
             put_row(store, row)
             save_store(store)
-            print(f"kmeans  {n:>9,} rows: {seconds:7.1f}s (sample {row['sample']:,})"
-                  + (f", exact {row['exact_seconds']}s, NMI(sampled, exact) {row['agreement_nmi']}, inertia ratio "
-                     f"{row['inertia_ratio']}" if "exact_seconds" in row else ""), flush=True)
+            print(
+                f"kmeans  {n:>9,} rows: {seconds:7.1f}s (sample {row['sample']:,})"
+                + (
+                    f", exact {row['exact_seconds']}s, NMI(sampled, exact) {row['agreement_nmi']}, inertia ratio "
+                    f"{row['inertia_ratio']}"
+                    if "exact_seconds" in row
+                    else ""
+                ),
+                flush=True,
+            )
 
 
 BENCHMARKS_FOR_SCALE = ("stackoverflow", "searchsnippets", "biomedical", "agnews", "googlenews_ts", "tweet")
@@ -125,19 +169,27 @@ def render(store: dict, rows: list[dict]) -> list[str]:
     """One line per measure and size."""
     if not rows:
         return []
-    out = ["## Scale: 10k, 100k, 1M texts", "", *run_header(store, rows), "",
-           "*predict*: `hf-textcluster predict` streaming a .txt of N short texts (six corpora's texts shuffled, cycled) in chunks",
-           "of 10,000 to a JSON-lines file, in its own process (wall time includes loading the model; peak RSS of that",
-           "process; *pass texts/s*: the CLI's own rate over the clustering pass, without start-up). *k-means*: the initialisation's k-means (K 20, 10 restarts) on N MiniLM embeddings (StackOverflow's,",
-           "cycled, plus a little noise): centres fitted on a seeded sample of at most 100,000 rows, then every row",
-           "assigned; beside scikit-learn's exact KMeans on all rows where it was run (agreement NMI, and the sampled",
-           "fit's inertia on all rows over the exact fit's). *ms / text*: wall time per text (constant = linear cost).", "",
-           "| measure | texts | time (s) | ms / text | texts/s | pass texts/s | peak RSS (MB) | exact k-means (s) | NMI sampled vs exact | inertia ratio |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
+    out = [
+        "## Scale: 10k, 100k, 1M texts",
+        "",
+        *run_header(store, rows),
+        "",
+        "*predict*: `hf-textcluster predict` streaming a .txt of N short texts (six corpora's texts shuffled, cycled) in chunks",
+        "of 10,000 to a JSON-lines file, in its own process (wall time includes loading the model; peak RSS of that",
+        "process; *pass texts/s*: the CLI's own rate over the clustering pass, without start-up). *k-means*: the initialisation's k-means (K 20, 10 restarts) on N MiniLM embeddings (StackOverflow's,",
+        "cycled, plus a little noise): centres fitted on a seeded sample of at most 100,000 rows, then every row",
+        "assigned; beside scikit-learn's exact KMeans on all rows where it was run (agreement NMI, and the sampled",
+        "fit's inertia on all rows over the exact fit's). *ms / text*: wall time per text (constant = linear cost).",
+        "",
+        "| measure | texts | time (s) | ms / text | texts/s | pass texts/s | peak RSS (MB) | exact k-means (s) | NMI sampled vs exact | inertia ratio |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in sorted(rows, key=lambda r: (r["method"] != "predict", r["num_texts"])):
-        out.append(f"| {r['method']} | {r['num_texts']:,} | {r['seconds']} | {1000 * r['seconds'] / r['num_texts']:.2f}"
-                   f" | {r.get('texts_per_second', '–')} | {r.get('clustering_texts_per_second') or '–'}"
-                   f" | {r.get('peak_rss_mb', '–')} | {r.get('exact_seconds', '–')} | {r.get('agreement_nmi', '–')}"
-                   f" | {r.get('inertia_ratio', '–')} |")
+        out.append(
+            f"| {r['method']} | {r['num_texts']:,} | {r['seconds']} | {1000 * r['seconds'] / r['num_texts']:.2f}"
+            f" | {r.get('texts_per_second', '–')} | {r.get('clustering_texts_per_second') or '–'}"
+            f" | {r.get('peak_rss_mb', '–')} | {r.get('exact_seconds', '–')} | {r.get('agreement_nmi', '–')}"
+            f" | {r.get('inertia_ratio', '–')} |"
+        )
     out += [f"- {r['method']}, {r['num_texts']:,} texts: {r['note']}" for r in rows if r.get("note")]
     return out + [""]

@@ -20,8 +20,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data-dir", default=default_data_dir())
     parser.add_argument("--speed-repeats", type=int, default=6)
     parser.add_argument("--pipeline-repeats", type=int, default=2)
-    parser.add_argument("--parts", nargs="+", default=["steps", "pipeline", "inference", "kmeans"],
-                        choices=["steps", "pipeline", "inference", "kmeans"])
+    parser.add_argument(
+        "--parts",
+        nargs="+",
+        default=["steps", "pipeline", "inference", "kmeans"],
+        choices=["steps", "pipeline", "inference", "kmeans"],
+    )
 
 
 def median_time(fn, repeats: int) -> float:
@@ -60,8 +64,14 @@ def run(args, store: dict, run_id: str) -> None:
     texts, labels = list(dataset["text"]), dataset["label"]
     model = SCCLModel.from_encoder_pretrained(None, num_clusters=20)
     parts = set(args.parts)
-    rows = [{"part": "precision", "measure": "precision chosen by `auto` on this CPU", "value": auto,
-             "detail": f"native bf16: {native_bf16('cpu')}"}]
+    rows = [
+        {
+            "part": "precision",
+            "measure": "precision chosen by `auto` on this CPU",
+            "value": auto,
+            "detail": f"native bf16: {native_bf16('cpu')}",
+        }
+    ]
 
     # (1) a training step vs the bare encoder's forward + backward on the same three views, per precision / padding.
     step_rows = _speed_steps(args, dataset, model, emulated) if "steps" in parts else []
@@ -86,12 +96,31 @@ def run(args, store: dict, run_id: str) -> None:
         part = row.pop("part")
         seed = offsets[part] + counts.get(part, 0)
         counts[part] = counts.get(part, 0) + 1
-        put_row(store, {"section": "speed", "method": "sccl", "dataset": "stackoverflow", "seed": seed, "run": run_id,
-                        "variant": variant, "part": part, **row})
+        put_row(
+            store,
+            {
+                "section": "speed",
+                "method": "sccl",
+                "dataset": "stackoverflow",
+                "seed": seed,
+                "run": run_id,
+                "variant": variant,
+                "part": part,
+                **row,
+            },
+        )
         print(f"{row['measure']}: {row['value']} ({row['detail']})", flush=True)
     # a re-run replaces the rows of the parts it measured
-    store["rows"] = [r for r in store["rows"] if not (r["section"] == "speed" and r.get("variant", "") == variant
-                                                       and r["run"] != run_id and r.get("part", "steps") in counts)]
+    store["rows"] = [
+        r
+        for r in store["rows"]
+        if not (
+            r["section"] == "speed"
+            and r.get("variant", "") == variant
+            and r["run"] != run_id
+            and r.get("part", "steps") in counts
+        )
+    ]
     save_store(store)
 
 
@@ -102,8 +131,11 @@ def _speed_steps(args, dataset, model, emulated) -> list[dict]:
     from hf_textcluster.training.trainer import ClusteringTrainingArguments, TextViewsCollator
 
     rows = []
-    trainer = SCCLTrainer(model=model, args=ClusteringTrainingArguments(output_dir=tempfile.mkdtemp(), report_to="none",
-                                                                        bf16=False), train_dataset=dataset)
+    trainer = SCCLTrainer(
+        model=model,
+        args=ClusteringTrainingArguments(output_dir=tempfile.mkdtemp(), report_to="none", bf16=False),
+        train_dataset=dataset,
+    )
     model.init_clusters_from_kmeans(torch.randn(20, model.config.encoder.hidden_size))
     batches = {}
     rng = np.random.default_rng(0)
@@ -135,19 +167,29 @@ def _speed_steps(args, dataset, model, emulated) -> list[dict]:
         timed = batches[pad][1:2] if (emulated and dtype is not None) else batches[pad][1:]
         for kind, step in (("bare", bare_step), ("sccl", sccl_step)):
             step(batches[pad][0], dtype)  # warm-up
-            timings[(dtype_name, pad, kind)] = statistics.median(median_time(lambda b=b: step(b, dtype), 1) for b in timed)
+            timings[(dtype_name, pad, kind)] = statistics.median(
+                median_time(lambda b=b: step(b, dtype), 1) for b in timed
+            )
     for dtype_name, _, pad in settings:
         ratio = timings[(dtype_name, pad, "sccl")] / timings[(dtype_name, pad, "bare")]
-        rows.append({"measure": f"SCCL step / bare encoder fwd+bwd, 3 views x 64, {dtype_name}, "
-                                f"{'pad to 32' if pad else 'dynamic padding'}",
-                     "value": round(ratio, 3), "detail": f"{timings[(dtype_name, pad, 'sccl')]:.2f}s vs "
-                                                       f"{timings[(dtype_name, pad, 'bare')]:.2f}s"})
+        rows.append(
+            {
+                "measure": f"SCCL step / bare encoder fwd+bwd, 3 views x 64, {dtype_name}, "
+                f"{'pad to 32' if pad else 'dynamic padding'}",
+                "value": round(ratio, 3),
+                "detail": f"{timings[(dtype_name, pad, 'sccl')]:.2f}s vs {timings[(dtype_name, pad, 'bare')]:.2f}s",
+            }
+        )
     base = timings[("fp32", True, "sccl")]
     for dtype_name, _, pad in settings:
-        rows.append({"measure": f"SCCL step speed-up vs fp32 + pad to 32: {dtype_name}, "
-                                f"{'pad to 32' if pad else 'dynamic padding'}",
-                     "value": round(base / timings[(dtype_name, pad, "sccl")], 2),
-                     "detail": f"{timings[(dtype_name, pad, 'sccl')]:.2f}s per step"})
+        rows.append(
+            {
+                "measure": f"SCCL step speed-up vs fp32 + pad to 32: {dtype_name}, "
+                f"{'pad to 32' if pad else 'dynamic padding'}",
+                "value": round(base / timings[(dtype_name, pad, "sccl")], 2),
+                "detail": f"{timings[(dtype_name, pad, 'sccl')]:.2f}s per step",
+            }
+        )
 
     return rows
 
@@ -182,11 +224,14 @@ def _speed_pipeline(args, texts, model, auto) -> list[dict]:
         st = min(times["st"])
         for precision in ("fp32", "auto"):
             pipe = min(times[precision])
-            rows.append({"measure": f"pipeline('text-clustering') throughput / SentenceTransformer.encode (fp32), "
-                                    f"20,000 texts, batch 128, pipeline {precision}"
-                                    + (f" (= {auto})" if precision == "auto" else ""),
-                         "value": round(st / pipe, 3),
-                         "detail": f"{len(texts) / pipe:.0f} vs {len(texts) / st:.0f} texts/s (best of {args.pipeline_repeats})"})
+            rows.append(
+                {
+                    "measure": f"pipeline('text-clustering') throughput / SentenceTransformer.encode (fp32), "
+                    f"20,000 texts, batch 128, pipeline {precision}" + (f" (= {auto})" if precision == "auto" else ""),
+                    "value": round(st / pipe, 3),
+                    "detail": f"{len(texts) / pipe:.0f} vs {len(texts) / st:.0f} texts/s (best of {args.pipeline_repeats})",
+                }
+            )
 
     return rows
 
@@ -199,9 +244,16 @@ def _speed_inference(dataset, texts, labels, emulated) -> list[dict]:
     rows = []
     sample = dataset.shuffle(seed=0).select(range(DEMO_NUM_TEXTS))
     with tempfile.TemporaryDirectory() as run_dir:
-        trained = train_clusterer("sccl", sample, run_dir, recipe="cpu", resume=False, evaluate=False, save=False,
-                                  training_overrides={"max_steps": DEMO_STEPS, "save_strategy": "no",
-                                                      "disable_tqdm": True, "bf16": False}).model.eval()
+        trained = train_clusterer(
+            "sccl",
+            sample,
+            run_dir,
+            recipe="cpu",
+            resume=False,
+            evaluate=False,
+            save=False,
+            training_overrides={"max_steps": DEMO_STEPS, "save_strategy": "no", "disable_tqdm": True, "bf16": False},
+        ).model.eval()
     # predict's own precisions; the int8 one quantizes in its warm-up call (the quantized copy is cached)
     paths = [("fp32", "fp32"), ("int8 dynamic quantization of the encoder's Linear layers", "int8")]
     if not emulated:
@@ -215,18 +267,26 @@ def _speed_inference(dataset, texts, labels, emulated) -> list[dict]:
         scores = clustering_scores(labels, predictions)
         if reference is None:
             reference = (predictions, seconds, scores)
-        rows.append({"measure": f"predict on a trained SCCL model (demo run), {name}: speed-up vs fp32 / head ACC change",
-                     "value": f"{reference[1] / seconds:.2f}x / {100 * (scores['acc'] - reference[2]['acc']):+.2f}",
-                     "detail": f"{len(texts) / seconds:.0f} texts/s, head ACC {100 * scores['acc']:.1f}, "
-                               f"{100 * (predictions == reference[0]).mean():.1f}% of texts in the fp32 cluster"})
+        rows.append(
+            {
+                "measure": f"predict on a trained SCCL model (demo run), {name}: speed-up vs fp32 / head ACC change",
+                "value": f"{reference[1] / seconds:.2f}x / {100 * (scores['acc'] - reference[2]['acc']):+.2f}",
+                "detail": f"{len(texts) / seconds:.0f} texts/s, head ACC {100 * scores['acc']:.1f}, "
+                f"{100 * (predictions == reference[0]).mean():.1f}% of texts in the fp32 cluster",
+            }
+        )
     # int8 scales activations per batch: how often does a text's cluster depend on its batch companions?
     sample_texts = texts[:2000]
     for precision in ("fp32", "int8"):
         alone = trained.predict(sample_texts, batch_size=1, precision=precision)
         together = trained.predict(sample_texts, precision=precision)
-        rows.append({"measure": f"predict at {precision}: texts whose cluster differs between batch 1 and batch 128",
-                     "value": f"{100 * (alone != together).mean():.2f}%",
-                     "detail": "first 2,000 texts of stackoverflow, the same trained SCCL model"})
+        rows.append(
+            {
+                "measure": f"predict at {precision}: texts whose cluster differs between batch 1 and batch 128",
+                "value": f"{100 * (alone != together).mean():.2f}%",
+                "detail": "first 2,000 texts of stackoverflow, the same trained SCCL model",
+            }
+        )
 
     return rows
 
@@ -244,9 +304,13 @@ def _speed_kmeans(texts, labels, emulated) -> list[dict]:
         emb = fresh.embed(texts, precision=dtype_name)
         seconds = time.perf_counter() - start
         scores = clustering_scores(labels, KMeans(20, n_init=10, random_state=0).fit_predict(emb))
-        rows.append({"measure": f"k-means on MiniLM embeddings of stackoverflow, inference in {dtype_name}: ACC / NMI",
-                     "value": f"{100 * scores['acc']:.1f} / {100 * scores['nmi']:.1f}",
-                     "detail": f"embedding 20,000 texts took {seconds:.1f}s"})
+        rows.append(
+            {
+                "measure": f"k-means on MiniLM embeddings of stackoverflow, inference in {dtype_name}: ACC / NMI",
+                "value": f"{100 * scores['acc']:.1f} / {100 * scores['nmi']:.1f}",
+                "detail": f"embedding 20,000 texts took {seconds:.1f}s",
+            }
+        )
     return rows
 
 
@@ -255,10 +319,14 @@ def render(store: dict, rows: list[dict]) -> list[str]:
     out = []
     speed_rows = rows
     if speed_rows:
-        out += ["## Speed (ratios measured side by side in one process)", "",
-                "The machine line names the CPU and its vector capability. *oneDNN capped to AVX2*: the same CPU run with",
-                "`ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2`, which emulates a CPU without native bf16 (bf16 becomes",
-                "as slow as on an AVX2-only EPYC); `auto` then chooses fp32.", ""]
+        out += [
+            "## Speed (ratios measured side by side in one process)",
+            "",
+            "The machine line names the CPU and its vector capability. *oneDNN capped to AVX2*: the same CPU run with",
+            "`ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2`, which emulates a CPU without native bf16 (bf16 becomes",
+            "as slow as on an AVX2-only EPYC); `auto` then chooses fp32.",
+            "",
+        ]
         for variant in sorted({r.get("variant", "") for r in speed_rows}):
             vrows = sorted([r for r in speed_rows if r.get("variant", "") == variant], key=lambda r: r["seed"])
             out += [f"### {variant or 'Native, AVX512 + AVX512-BF16 + AMX'}", ""] + run_header(store, vrows) + [""]

@@ -17,6 +17,8 @@ REPO = Path(__file__).resolve().parents[2]
 RESULTS_JSON = Path(os.environ.get("HF_TEXTCLUSTER_BENCH_STORE", REPO / "docs" / "results.json"))
 RESULTS_MD = RESULTS_JSON.with_suffix(".md")
 README_MD = REPO / "README.md"
+
+
 def load_store() -> dict:
     """The store as it is on disk (``{"rows": [...], "runs": {...}}``), empty when there is none yet."""
     if RESULTS_JSON.is_file():
@@ -65,5 +67,9 @@ def run_dir(method: str, dataset: str, seed: int, variant: str) -> Path:
 
 def select_rows(store: dict, section: str, **where) -> list[dict]:
     """The stored rows of ``section`` whose fields equal ``where`` (``variant`` compares "" and absent as equal)."""
-    return [r for r in store["rows"] if r["section"] == section
-            and all((r.get(k) or "" if k == "variant" else r.get(k)) == v for k, v in where.items())]
+    return [
+        r
+        for r in store["rows"]
+        if r["section"] == section
+        and all((r.get(k) or "" if k == "variant" else r.get(k)) == v for k, v in where.items())
+    ]

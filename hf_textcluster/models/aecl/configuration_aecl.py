@@ -78,8 +78,9 @@ class AECLConfig(TextClusteringConfig):
         self.check_positive_integers("projection_dim", "attention_ff_dim", "reference_size")
         self.check_positive_integers("pseudo_label_refresh_steps", allow_none=True)
         self.check_numbers("instance_temperature", "cluster_temperature", minimum=0, strict=True)
-        self.check_numbers("instance_loss_weight", "pseudo_label_loss_weight", "row_entropy_weight",
-                           "marginal_entropy_weight")
+        self.check_numbers(
+            "instance_loss_weight", "pseudo_label_loss_weight", "row_entropy_weight", "marginal_entropy_weight"
+        )
         for name in ("attention_dropout", "cluster_dropout", "stage1_fraction", "stage2_fraction"):
             self.check_numbers(name, minimum=0)
             if not getattr(self, name) < 1:
@@ -98,23 +99,28 @@ class AECLConfig(TextClusteringConfig):
             )
         if self.serving_head not in SERVING_HEAD_CHOICES:
             raise ValueError(
-                f"`serving_head` must be one of {SERVING_HEAD_CHOICES}, got {self.serving_head!r}: \"kmeans\" is set "
+                f'`serving_head` must be one of {SERVING_HEAD_CHOICES}, got {self.serving_head!r}: "kmeans" is set '
                 "by re-clustering a trained model (`model.initialize_clusters(texts)`), which also fits the centres."
             )
 
     def card_fields(self) -> tuple[dict[str, str], list[str]]:
         limitations = []
         if self.serving_attention == "batch":
-            limitations.append("- `serving_attention=\"batch\"`: a text's cluster depends on the other texts of the "
-                               "call (the authors' behaviour); set it to \"reference\" to serve.")
+            limitations.append(
+                '- `serving_attention="batch"`: a text\'s cluster depends on the other texts of the '
+                'call (the authors\' behaviour); set it to "reference" to serve.'
+            )
         serving = {
             "reference": f"itself and a fixed reference set of {self.num_reference_texts} training texts stored with "
-                         "the checkpoint",
+            "the checkpoint",
             "self": "only itself (S = 1)",
             "batch": "the other texts of the same call (batch-dependent)",
         }[self.serving_attention]
-        head = ("the nearest of k-means centres fitted on its trained embeddings (`serving_head=\"kmeans\"`: this model "
-                "was re-clustered after training; the clustering network's weights are kept, not served, so the "
-                "attention setting below does not apply)" if self.serving_head == "kmeans" else
-                "the clustering network G_p's argmax (`serving_head=\"network\"`, as trained)")
+        head = (
+            'the nearest of k-means centres fitted on its trained embeddings (`serving_head="kmeans"`: this model '
+            "was re-clustered after training; the clustering network's weights are kept, not served, so the "
+            "attention setting below does not apply)"
+            if self.serving_head == "kmeans"
+            else 'the clustering network G_p\'s argmax (`serving_head="network"`, as trained)'
+        )
         return {"serving_text": serving, "serving_head_text": head}, limitations

@@ -26,7 +26,9 @@ class SampleAttention(nn.Module):
         super().__init__()
         self.key1, self.key2, self.value = nn.Linear(dim, dim), nn.Linear(dim, dim), nn.Linear(dim, dim)
         self.output = nn.Linear(dim, dim)
-        self.feed_forward = nn.Sequential(nn.Linear(dim, ff_dim), nn.ReLU(), nn.Dropout(dropout), nn.Linear(ff_dim, dim))
+        self.feed_forward = nn.Sequential(
+            nn.Linear(dim, ff_dim), nn.ReLU(), nn.Dropout(dropout), nn.Linear(ff_dim, dim)
+        )
         self.norm1, self.norm2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
         self.dropout = nn.Dropout(dropout)
         self.scale = 1.0 / math.sqrt(dim)
@@ -55,7 +57,10 @@ class AECLModel(TextClusteringPreTrainedModel):
     config_class = AECLConfig
     config: AECLConfig
     # Checkpoints from before re-clustering existed have no `kmeans_head.*`: they serve the clustering network.
-    _keys_to_ignore_on_load_missing = [*TextClusteringPreTrainedModel._keys_to_ignore_on_load_missing, r"^kmeans_head\."]
+    _keys_to_ignore_on_load_missing = [
+        *TextClusteringPreTrainedModel._keys_to_ignore_on_load_missing,
+        r"^kmeans_head\.",
+    ]
 
     def __init__(self, config: AECLConfig):
         super().__init__(config)
@@ -63,8 +68,12 @@ class AECLModel(TextClusteringPreTrainedModel):
         self.projector = nn.Sequential(nn.Linear(hidden, hidden), nn.ReLU(), nn.Linear(hidden, dim))  # G_z
         self.attention = SampleAttention(dim, config.attention_ff_dim, config.attention_dropout)  # G_h
         self.cluster_head = nn.Sequential(  # G_p (logits; softmax in `cluster_logits`' callers)
-            nn.Dropout(config.cluster_dropout), nn.Linear(dim, hidden), nn.ReLU(),
-            nn.Dropout(config.cluster_dropout), nn.Linear(hidden, hidden), nn.ReLU(),
+            nn.Dropout(config.cluster_dropout),
+            nn.Linear(dim, hidden),
+            nn.ReLU(),
+            nn.Dropout(config.cluster_dropout),
+            nn.Linear(hidden, hidden),
+            nn.ReLU(),
             nn.Linear(hidden, config.num_clusters),
         )
         # The projections z of the reference texts (serving_attention="reference"), stored with the weights.
@@ -114,8 +123,9 @@ class AECLModel(TextClusteringPreTrainedModel):
         """Store the reference set (R x D2 projections z of training texts) the served attention uses."""
         projections = torch.as_tensor(np.asarray(projections), dtype=torch.float32)
         if projections.ndim != 2 or projections.shape[1] != self.config.projection_dim or projections.shape[0] < 1:
-            raise ValueError(f"`projections` must be R x {self.config.projection_dim} with R >= 1, "
-                             f"got {tuple(projections.shape)}.")
+            raise ValueError(
+                f"`projections` must be R x {self.config.projection_dim} with R >= 1, got {tuple(projections.shape)}."
+            )
         self.reference_projections = projections.to(self.reference_projections.device)
         self.config.num_reference_texts = projections.shape[0]
 

@@ -28,12 +28,13 @@ from ...training.trainer import ClusteringTrainer, ClusteringTrainingArguments
 
 logger = logging.get_logger(__name__)
 
+
 class AECLStageCallback(TrainerCallback):
     """Computes stage 2's k-means pseudo-labels when stage 2 starts (and every ``pseudo_label_refresh_steps`` within
     it) and stores the serving reference set when training ends. (The labels go into each checkpoint through
     ``checkpoint_arrays``.)"""
 
-    def __init__(self, trainer: "AECLTrainer"):
+    def __init__(self, trainer: AECLTrainer):
         self._trainer = weakref.ref(trainer)
 
     def on_step_begin(self, args, state, control, **kwargs):
@@ -68,9 +69,11 @@ class AECLTrainer(ClusteringTrainer):
             args = ClusteringTrainingArguments(output_dir="tmp_trainer")
         train_dataset = self.with_index_column(train_dataset, "to look up each row's k-means pseudo-label")
         if model is not None and model.config.serving_head == "kmeans":
-            logger.warning("This AECL model was re-clustered (serving_head='kmeans'). Training fits the clustering "
-                           "network, so the model serves it again (serving_head='network'); re-cluster after training "
-                           "to serve k-means centres.")
+            logger.warning(
+                "This AECL model was re-clustered (serving_head='kmeans'). Training fits the clustering "
+                "network, so the model serves it again (serving_head='network'); re-cluster after training "
+                "to serve k-means centres."
+            )
             model.config.serving_head = "network"
         super().__init__(model=model, args=args, data_collator=data_collator, train_dataset=train_dataset, **kwargs)
         self.kmeans_pseudo_labels: torch.Tensor | None = None  # N, stage 2's labels of every training row
@@ -92,8 +95,10 @@ class AECLTrainer(ClusteringTrainer):
         """Stage 2's pseudo-labels: k-means (seeded) on the current encoder's embeddings V of all training texts."""
         start = time.perf_counter()
         self._set_kmeans_pseudo_labels(self.kmeans(self.embed_train_texts()).labels_, step=self.state.global_step)
-        logger.info(f"AECL stage 2: k-means pseudo-labels of {len(self.kmeans_pseudo_labels)} rows in "
-                    f"{time.perf_counter() - start:.1f}s.")
+        logger.info(
+            f"AECL stage 2: k-means pseudo-labels of {len(self.kmeans_pseudo_labels)} rows in "
+            f"{time.perf_counter() - start:.1f}s."
+        )
 
     def _set_kmeans_pseudo_labels(self, labels: np.ndarray, step: int | None) -> None:
         self.kmeans_pseudo_labels = torch.as_tensor(np.asarray(labels), dtype=torch.long)
@@ -104,8 +109,9 @@ class AECLTrainer(ClusteringTrainer):
         texts = self.train_dataset["text"]
         size = min(self.model.config.reference_size, len(texts))
         rows = np.random.default_rng(self.args.seed).choice(len(texts), size=size, replace=False)
-        self.model.set_reference_texts([texts[i] for i in sorted(rows)], batch_size=self.encode_batch_size,
-                                       precision=self.precision)
+        self.model.set_reference_texts(
+            [texts[i] for i in sorted(rows)], batch_size=self.encode_batch_size, precision=self.precision
+        )
 
     def head_predictions(self, texts) -> np.ndarray:
         """Mid-training there is no reference set yet: each text attends to itself (``"self"``)."""
@@ -122,8 +128,10 @@ class AECLTrainer(ClusteringTrainer):
     def checkpoint_arrays(self) -> dict[str, np.ndarray]:
         if self.kmeans_pseudo_labels is None:
             return {}
-        return {"aecl_pseudo_labels": self.kmeans_pseudo_labels.numpy(),
-                "aecl_pseudo_labels_step": np.asarray(-1 if self._pseudo_labels_step is None else self._pseudo_labels_step)}
+        return {
+            "aecl_pseudo_labels": self.kmeans_pseudo_labels.numpy(),
+            "aecl_pseudo_labels_step": np.asarray(-1 if self._pseudo_labels_step is None else self._pseudo_labels_step),
+        }
 
     def restore_checkpoint_arrays(self, arrays: dict[str, np.ndarray]) -> None:
         if "aecl_pseudo_labels" in arrays:
@@ -140,28 +148,48 @@ class AECLTrainer(ClusteringTrainer):
         logits0, logits1 = model.cluster_head(h0).float(), model.cluster_head(h1).float()
         p0, p1 = torch.softmax(logits0, dim=-1), torch.softmax(logits1, dim=-1)
         predicted = p0.detach().argmax(dim=-1)  # Λ_i: the texts of the same predicted cluster
-        terms = {"similarity_guided_cl": similarity_guided_contrastive_loss(
-            z0, z1, h0, h1, s0, s1, predicted, temperature=config.instance_temperature,
-            similarity_guided=config.similarity_guided)}
+        terms = {
+            "similarity_guided_cl": similarity_guided_contrastive_loss(
+                z0,
+                z1,
+                h0,
+                h1,
+                s0,
+                s1,
+                predicted,
+                temperature=config.instance_temperature,
+                similarity_guided=config.similarity_guided,
+            )
+        }
         loss = config.instance_loss_weight * terms["similarity_guided_cl"]
         if stage >= 2:
             if stage == 2:
                 if "index" not in inputs:
-                    raise ValueError("AECL batches need the rows' 'index' (to look up their k-means pseudo-labels); "
-                                     "train on a `datasets.Dataset` (the trainer adds the column).")
+                    raise ValueError(
+                        "AECL batches need the rows' 'index' (to look up their k-means pseudo-labels); "
+                        "train on a `datasets.Dataset` (the trainer adds the column)."
+                    )
                 if self.kmeans_pseudo_labels is None:
                     raise RuntimeError("Stage 2 started without k-means pseudo-labels (the trainer computes them).")
-                labels = self.on_device(self.kmeans_pseudo_labels, p1.device)[self.gather(inputs["index"]).to(p1.device)]
+                labels = self.on_device(self.kmeans_pseudo_labels, p1.device)[
+                    self.gather(inputs["index"]).to(p1.device)
+                ]
             else:  # Eq. 4: the model's own confident predictions
                 confidence = p0.detach().max(dim=-1).values
-                labels = torch.where(confidence >= config.confidence_threshold, predicted, torch.full_like(predicted, -1))
+                labels = torch.where(
+                    confidence >= config.confidence_threshold, predicted, torch.full_like(predicted, -1)
+                )
             terms["pseudo_label"] = pseudo_label_loss(torch.log_softmax(logits1, dim=-1), labels)
             loss = loss + config.pseudo_label_loss_weight * terms["pseudo_label"]
         if stage == 3:
             terms["cluster_cl"] = cluster_contrastive_loss(p0, p1, temperature=config.cluster_temperature)
             terms["row_entropy"] = row_entropy(p0)
             terms["marginal_entropy"] = marginal_entropy(p0, p1)
-            loss = (loss + terms["cluster_cl"] + config.row_entropy_weight * terms["row_entropy"]
-                    + config.marginal_entropy_weight * terms["marginal_entropy"])
+            loss = (
+                loss
+                + terms["cluster_cl"]
+                + config.row_entropy_weight * terms["row_entropy"]
+                + config.marginal_entropy_weight * terms["marginal_entropy"]
+            )
         self.record_loss_terms(**terms)
         return (loss, {"cluster_probs": p0, "embeddings": v0}) if return_outputs else loss

@@ -15,18 +15,21 @@ METHOD = ClusteringMethod(
     trainer_class=ClusterBERTTrainer,
     loss_terms={
         "reconstruction": "TSDAE reconstruction loss L_rec of the noised text, Eq. 1 (sentence-transformers' "
-                          "DenoisingAutoEncoderLoss)",
+        "DenoisingAutoEncoderLoss)",
         "clustering": "cross-entropy CE(P̃, Q) of the noised text's prediction against the targets, Eq. 3 (Q from "
-                      "k-means in stage 2, from Eq. 5 in stage 3)",
+        "k-means in stage 2, from Eq. 5 in stage 3)",
     },
     # Table 2 of the paper (k-means on the embeddings; ACC / NMI, %). The paper also reports BBC-News (87.8 / 67.9),
     # not one of our corpora; its GoogleNews is the 152-class set, compared here with GoogleNews-TS.
     paper_results={
-        "stackoverflow": (79.9, 75.6), "biomedical": (38.2, 43.4), "searchsnippets": (57.6, 65.5),
-        "googlenews_ts": (63.2, 76.9), "agnews": (87.1, 67.2),
+        "stackoverflow": (79.9, 75.6),
+        "biomedical": (38.2, 43.4),
+        "searchsnippets": (57.6, 65.5),
+        "googlenews_ts": (63.2, 76.9),
+        "agnews": (87.1, 67.2),
     },
     paper_note="ClusterBERT's paper reports k-means on its embeddings (our 'k-means after'), with roberta-base after "
-               "TSDAE on 10^6 Wikipedia sentences; its GoogleNews is compared with our GoogleNews-TS.",
+    "TSDAE on 10^6 Wikipedia sentences; its GoogleNews is compared with our GoogleNews-TS.",
 )
 
 __all__ = ["METHOD", "ClusterBERTConfig", "ClusterBERTModel", "ClusterBERTTrainer"]

@@ -54,11 +54,15 @@ class ClusterBERTConfig(TextClusteringConfig):
             if not getattr(self, name) < 1:
                 raise ValueError(f"`{name}` must be in [0, 1), got {getattr(self, name)!r}.")
         if not self.stage2_fraction > 0:
-            raise ValueError("`stage2_fraction` must be > 0: the hardening stage sharpens the predictions of a head "
-                             "that stage 2 trained. To stop after domain adaptation, train a plain encoder with TSDAE.")
+            raise ValueError(
+                "`stage2_fraction` must be > 0: the hardening stage sharpens the predictions of a head "
+                "that stage 2 trained. To stop after domain adaptation, train a plain encoder with TSDAE."
+            )
         if self.stage1_fraction + self.stage2_fraction > 1:
-            raise ValueError(f"`stage1_fraction` + `stage2_fraction` must be at most 1, got "
-                             f"{self.stage1_fraction} + {self.stage2_fraction}.")
+            raise ValueError(
+                f"`stage1_fraction` + `stage2_fraction` must be at most 1, got "
+                f"{self.stage1_fraction} + {self.stage2_fraction}."
+            )
         for name in ("clustering_weight", "hardening_weight"):
             self.check_numbers(name, minimum=0)
             if getattr(self, name) > 1:
@@ -67,6 +71,9 @@ class ClusterBERTConfig(TextClusteringConfig):
             raise ValueError(f"`head_init` must be one of {HEAD_INIT_CHOICES}, got {self.head_init!r}.")
 
     def card_fields(self) -> tuple[dict[str, str], list[str]]:
-        decoder = ("kept in `decoder/` beside the model (`keep_decoder=True`), for further training" if self.keep_decoder
-                   else "not kept: the served model is the encoder and the clustering head only")
+        decoder = (
+            "kept in `decoder/` beside the model (`keep_decoder=True`), for further training"
+            if self.keep_decoder
+            else "not kept: the served model is the encoder and the clustering head only"
+        )
         return {"decoder_text": decoder}, []

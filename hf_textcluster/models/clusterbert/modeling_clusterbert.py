@@ -31,8 +31,10 @@ class ClusterBERTModel(TextClusteringPreTrainedModel):
         nearest k-means centre does (``head_init="kmeans"``)."""
         centers = torch.as_tensor(np.asarray(centers), dtype=self.cluster_head.weight.dtype)
         if tuple(centers.shape) != tuple(self.cluster_head.weight.shape):
-            raise ValueError(f"Centres of shape {tuple(centers.shape)} do not fit the head "
-                             f"({tuple(self.cluster_head.weight.shape)} = num_clusters x hidden_size).")
+            raise ValueError(
+                f"Centres of shape {tuple(centers.shape)} do not fit the head "
+                f"({tuple(self.cluster_head.weight.shape)} = num_clusters x hidden_size)."
+            )
         centers = centers.to(self.cluster_head.weight.device)
         self.cluster_head.weight.copy_(2 * centers)
         self.cluster_head.bias.copy_(-(centers**2).sum(dim=-1))

@@ -36,8 +36,9 @@ logger = logging.get_logger(__name__)
 STAGE_NAMES = {0: "pretrained encoder", 1: "domain adaptation", 2: "clustering", 3: "hardening"}
 
 
-def delete_words(input_ids: torch.Tensor, attention_mask: torch.Tensor, word_ids: torch.Tensor, ratio: float,
-                 pad_token_id: int) -> dict[str, torch.Tensor]:
+def delete_words(
+    input_ids: torch.Tensor, attention_mask: torch.Tensor, word_ids: torch.Tensor, ratio: float, pad_token_id: int
+) -> dict[str, torch.Tensor]:
     """TSDAE's noise on a tokenized batch: each word (all its tokens; ``word_ids`` -1 marks special and padding
     tokens) is deleted with probability ``ratio``, at least one word is kept, special tokens stay. Draws from torch's
     RNG. Returns the noised ``input_ids`` / ``attention_mask``, re-padded."""
@@ -82,8 +83,11 @@ def build_denoising_loss(model):
         with tempfile.TemporaryDirectory() as folder:  # the loss builds its decoder from a checkpoint folder
             # written by hand: save_pretrained writes only on rank 0 of several processes, and every process needs it
             model.encoder.config.save_pretrained(folder)
-            save_file({k: v.contiguous() for k, v in model.encoder.state_dict().items()},
-                      os.path.join(folder, "model.safetensors"), metadata={"format": "pt"})
+            save_file(
+                {k: v.contiguous() for k, v in model.encoder.state_dict().items()},
+                os.path.join(folder, "model.safetensors"),
+                metadata={"format": "pt"},
+            )
             model.tokenizer.save_pretrained(folder)
             transformer = Transformer(folder, max_seq_length=model.config.max_length)
             transformer.model = model.encoder  # the encoder that trains is the clusterer's
@@ -101,7 +105,7 @@ class ClusterBERTStageCallback(TrainerCallback):
     """Recomputes the targets Q at the steps where a round of stage 2 (k-means) or stage 3 (Eq. 5) begins, and
     scores the embeddings at each stage boundary when the training texts have labels (reporting only)."""
 
-    def __init__(self, trainer: "ClusterBERTTrainer"):
+    def __init__(self, trainer: ClusterBERTTrainer):
         self._trainer = weakref.ref(trainer)
 
     def on_step_begin(self, args, state, control, **kwargs):
@@ -143,8 +147,11 @@ class ClusterBERTTrainer(ClusteringTrainer):
         self.targets: torch.Tensor | None = None  # N (k-means cluster ids, stage 2) or N x K (Eq. 5, stage 3)
         self._targets_step: int | None = None
         # Labels of the training texts, when present, score each stage (Figure 3 of the paper); never trained on.
-        self.labels = (np.asarray(train_dataset["label"]) if train_dataset is not None
-                       and "label" in getattr(train_dataset, "column_names", ()) else None)
+        self.labels = (
+            np.asarray(train_dataset["label"])
+            if train_dataset is not None and "label" in getattr(train_dataset, "column_names", ())
+            else None
+        )
         self.stage_metrics: list[dict] = []
         self._initial_kmeans = None
         self.add_callback(ClusterBERTStageCallback(self))
@@ -164,8 +171,10 @@ class ClusterBERTTrainer(ClusteringTrainer):
         total = max(int(self.state.max_steps or self.args.max_steps or 0), 1)
         first2, first3 = self.stage_bounds()
         starts = {}
-        for stage, (first, end, rounds) in {3: (first3, total, self.model.config.hardening_rounds),
-                                            2: (first2, first3, self.model.config.clustering_rounds)}.items():
+        for stage, (first, end, rounds) in {
+            3: (first3, total, self.model.config.hardening_rounds),
+            2: (first2, first3, self.model.config.clustering_rounds),
+        }.items():
             for r in range(rounds):
                 if first + (end - first) * r // rounds < end:
                     starts.setdefault(first + (end - first) * r // rounds, stage)
@@ -208,7 +217,9 @@ class ClusterBERTTrainer(ClusteringTrainer):
                 self.record_stage_metrics(2, embeddings, head_labels=probs.argmax(-1).numpy())
             self._set_targets(dec_target_distribution(probs), step)  # Eq. 5 is DEC's target distribution
         model.config.centroids_initialized = True  # the head trains from the first stage-2 step on
-        logger.info(f"ClusterBERT stage {stage}: targets of {len(self.targets)} texts in {time.perf_counter() - start:.1f}s.")
+        logger.info(
+            f"ClusterBERT stage {stage}: targets of {len(self.targets)} texts in {time.perf_counter() - start:.1f}s."
+        )
 
     def _match_to_head(self, labels: np.ndarray, embeddings: np.ndarray) -> np.ndarray:
         """The renaming of k-means clusters that best agrees with the head's current predictions (Hungarian)."""
@@ -230,11 +241,14 @@ class ClusterBERTTrainer(ClusteringTrainer):
     def checkpoint_arrays(self) -> dict[str, np.ndarray]:
         arrays = {}
         if self.targets is not None:
-            arrays = {"clusterbert_targets": self.targets.numpy(),
-                      "clusterbert_targets_step": np.asarray(-1 if self._targets_step is None else self._targets_step)}
+            arrays = {
+                "clusterbert_targets": self.targets.numpy(),
+                "clusterbert_targets_step": np.asarray(-1 if self._targets_step is None else self._targets_step),
+            }
         if self.stage_metrics:
             arrays["clusterbert_stage_metrics"] = np.asarray(
-                [[m["stage"], m["step"], *(m.get(k, np.nan) for k in STAGE_METRIC_KEYS)] for m in self.stage_metrics])
+                [[m["stage"], m["step"], *(m.get(k, np.nan) for k in STAGE_METRIC_KEYS)] for m in self.stage_metrics]
+            )
         return arrays
 
     def restore_checkpoint_arrays(self, arrays: dict[str, np.ndarray]) -> None:
@@ -243,13 +257,22 @@ class ClusterBERTTrainer(ClusteringTrainer):
             self._set_targets(torch.as_tensor(arrays["clusterbert_targets"]), None if step < 0 else step)
         if "clusterbert_stage_metrics" in arrays:
             self.stage_metrics = [
-                {"stage": int(row[0]), "step": int(row[1]),
-                 **{k: float(v) for k, v in zip(STAGE_METRIC_KEYS, row[2:]) if not np.isnan(v)}}
-                for row in np.atleast_2d(arrays["clusterbert_stage_metrics"])]
+                {
+                    "stage": int(row[0]),
+                    "step": int(row[1]),
+                    **{k: float(v) for k, v in zip(STAGE_METRIC_KEYS, row[2:]) if not np.isnan(v)},
+                }
+                for row in np.atleast_2d(arrays["clusterbert_stage_metrics"])
+            ]
 
     # ----- the paper's Figure 3: clusters after each stage ---------------------------------------------------------
-    def record_stage_metrics(self, stage: int, embeddings: np.ndarray, kmeans_labels: np.ndarray | None = None,
-                             head_labels: np.ndarray | None = None) -> None:
+    def record_stage_metrics(
+        self,
+        stage: int,
+        embeddings: np.ndarray,
+        kmeans_labels: np.ndarray | None = None,
+        head_labels: np.ndarray | None = None,
+    ) -> None:
         """ACC / NMI of k-means on ``embeddings`` (and of the head, from stage 2 on) and the silhouette index of the
         k-means clusters, after ``stage``; only when the training texts have labels (never used for training)."""
         if self.labels is None or any(m["stage"] == stage for m in self.stage_metrics):
@@ -259,18 +282,25 @@ class ClusterBERTTrainer(ClusteringTrainer):
         if kmeans_labels is None:
             kmeans_labels = self.kmeans(embeddings).labels_
         entry = {"stage": stage, "step": self.state.global_step}
-        entry.update({f"kmeans_{k}": v for k, v in clustering_scores(self.labels, kmeans_labels).items()
-                      if k in ("acc", "nmi")})
+        entry.update(
+            {f"kmeans_{k}": v for k, v in clustering_scores(self.labels, kmeans_labels).items() if k in ("acc", "nmi")}
+        )
         if stage >= 2 or head_labels is not None:
             if head_labels is None:
                 with torch.no_grad():
-                    head_labels = self.model.cluster_probabilities(
-                        torch.from_numpy(embeddings).to(self.model.device)).argmax(-1).cpu().numpy()
-            entry.update({f"head_{k}": v for k, v in clustering_scores(self.labels, head_labels).items()
-                          if k in ("acc", "nmi")})
+                    head_labels = (
+                        self.model.cluster_probabilities(torch.from_numpy(embeddings).to(self.model.device))
+                        .argmax(-1)
+                        .cpu()
+                        .numpy()
+                    )
+            entry.update(
+                {f"head_{k}": v for k, v in clustering_scores(self.labels, head_labels).items() if k in ("acc", "nmi")}
+            )
         sample = min(len(embeddings), 3000)
-        entry["silhouette"] = float(silhouette_score(embeddings, kmeans_labels, sample_size=sample,
-                                                     random_state=self.args.seed))
+        entry["silhouette"] = float(
+            silhouette_score(embeddings, kmeans_labels, sample_size=sample, random_state=self.args.seed)
+        )
         self.stage_metrics.append(entry)
         logger.info(f"ClusterBERT after stage {stage} ({STAGE_NAMES[stage]}): {entry}")
 
@@ -285,8 +315,13 @@ class ClusterBERTTrainer(ClusteringTrainer):
         config = model.config
         stage = self.stage(self.state.global_step)
         clean = {k: inputs[k] for k in ("input_ids", "attention_mask", "token_type_ids") if k in inputs}
-        noised = delete_words(inputs["input_ids"], inputs["attention_mask"], inputs["word_ids"],
-                              config.deletion_ratio, self.processing_class.pad_token_id)
+        noised = delete_words(
+            inputs["input_ids"],
+            inputs["attention_mask"],
+            inputs["word_ids"],
+            config.deletion_ratio,
+            self.processing_class.pad_token_id,
+        )
         self.reconstruction.decoder.train(model.training)
         reconstruction = self.reconstruction([noised, clean], None)  # Eq. 1; z̃ kept by the hook
         # TSDAE's mean is over the decoder's target tokens (the clean ids after the first, without padding)
@@ -298,8 +333,10 @@ class ClusterBERTTrainer(ClusteringTrainer):
             if self.targets is None:
                 raise RuntimeError(f"Stage {stage} started without targets Q (the trainer computes them).")
             if "index" not in inputs:
-                raise ValueError("ClusterBERT batches need the rows' 'index' (to look up their targets); train on a "
-                                 "`datasets.Dataset` (the trainer adds the column).")
+                raise ValueError(
+                    "ClusterBERT batches need the rows' 'index' (to look up their targets); train on a "
+                    "`datasets.Dataset` (the trainer adds the column)."
+                )
             device = noised_embedding.device
             targets = self.on_device(self.targets, device)[self.gather(inputs["index"]).to(device)]
             if targets.ndim == 1:  # k-means clusters: one-hot Q

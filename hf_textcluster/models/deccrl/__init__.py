@@ -17,7 +17,7 @@ METHOD = ClusteringMethod(
         "cluster_kl": "KL(T‖O) of the Student's t assignment to its sharpened target, Eq. 7-9",
         "etm_reconstruction": "negative log-likelihood of the text's words under its cluster's topics, Eq. 13, 15",
         "etm_kl": "KL of the topic-proportion posterior to the standard normal prior, Eq. 15",
-        "lsr_reconstruction": "mean squared error of a latent autoencoder (the \"w/o CRL w LSR\" ablation, Section 5.2)",
+        "lsr_reconstruction": 'mean squared error of a latent autoencoder (the "w/o CRL w LSR" ablation, Section 5.2)',
     },
     uses_augmented_views=True,
     # Table 2 of the paper (ACC / NMI, %), on its test splits.

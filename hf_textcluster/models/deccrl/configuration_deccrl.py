@@ -63,8 +63,9 @@ class DECCRLConfig(TextClusteringConfig):
 
     def __post_init__(self, **kwargs):
         super().__post_init__(**kwargs)
-        self.check_positive_integers("latent_dim", "contrast_dim", "num_topics", "inference_hidden_dim",
-                                     "max_vocabulary_size")
+        self.check_positive_integers(
+            "latent_dim", "contrast_dim", "num_topics", "inference_hidden_dim", "max_vocabulary_size"
+        )
         self.check_numbers("alpha", "temperature", minimum=0, strict=True)
         self.check_numbers("cluster_loss_weight", "reconstruction_loss_weight", minimum=0)
         if self.crl_cluster not in CRL_CLUSTER_CHOICES:
@@ -76,8 +77,10 @@ class DECCRLConfig(TextClusteringConfig):
                 f"`reconstruction_module` must be one of {RECONSTRUCTION_MODULES}, got {self.reconstruction_module!r}."
             )
         if self.vocabulary is not None and (
-            not isinstance(self.vocabulary, list) or not all(isinstance(w, str) for w in self.vocabulary)
-            or len(set(self.vocabulary)) != len(self.vocabulary) or not self.vocabulary
+            not isinstance(self.vocabulary, list)
+            or not all(isinstance(w, str) for w in self.vocabulary)
+            or len(set(self.vocabulary)) != len(self.vocabulary)
+            or not self.vocabulary
         ):
             raise ValueError("`vocabulary` must be a non-empty list of distinct words (or None before fitting).")
 
@@ -93,10 +96,12 @@ class DECCRLConfig(TextClusteringConfig):
     def card_fields(self) -> tuple[dict[str, str], list[str]]:
         limitations = []
         if self.reconstruction_loss_weight == 0:
-            limitations.append("- Trained without the CRL reconstruction (λ_r = 0, the paper's \"w/o CRL\" ablation).")
+            limitations.append('- Trained without the CRL reconstruction (λ_r = 0, the paper\'s "w/o CRL" ablation).')
         elif not self.has_topic_model:
-            limitations.append("- Trained with a latent-space autoencoder instead of the topic model (the paper's \"w/o "
-                               "CRL w LSR\" ablation): it has no topics.")
+            limitations.append(
+                "- Trained with a latent-space autoencoder instead of the topic model (the paper's \"w/o "
+                'CRL w LSR" ablation): it has no topics.'
+            )
         choice = {
             "argmax": "the text's own cluster (argmax of o_i, which is also the argmax of s_i)",
             "expectation": "the expectation over s_i of the per-cluster log-likelihoods",

@@ -23,8 +23,9 @@ class TopicDecoder(nn.Module):
         super().__init__()
         self.topic_vectors = nn.Parameter(torch.empty(num_topics, latent_dim))
         self.fc_g = nn.Linear(2 * latent_dim, 2 * latent_dim)
-        self.word_embeddings = nn.Parameter(torch.empty(vocabulary_size, 2 * latent_dim),
-                                            requires_grad=train_word_embeddings)
+        self.word_embeddings = nn.Parameter(
+            torch.empty(vocabulary_size, 2 * latent_dim), requires_grad=train_word_embeddings
+        )
 
     def reset_own_parameters(self) -> None:
         nn.init.normal_(self.topic_vectors, std=0.02)
@@ -33,8 +34,13 @@ class TopicDecoder(nn.Module):
     def topic_embeddings(self, centroids: torch.Tensor) -> torch.Tensor:
         """α (K x T x 2L) = FC_g(c_k ⊕ u_t), Eq. 10."""
         num_clusters, num_topics = centroids.shape[0], self.topic_vectors.shape[0]
-        pairs = torch.cat([centroids.unsqueeze(1).expand(-1, num_topics, -1),
-                           self.topic_vectors.unsqueeze(0).expand(num_clusters, -1, -1)], dim=-1)
+        pairs = torch.cat(
+            [
+                centroids.unsqueeze(1).expand(-1, num_topics, -1),
+                self.topic_vectors.unsqueeze(0).expand(num_clusters, -1, -1),
+            ],
+            dim=-1,
+        )
         return self.fc_g(pairs)
 
     def forward(self, centroids: torch.Tensor) -> torch.Tensor:
@@ -82,9 +88,12 @@ class DECCRLModel(TextClusteringPreTrainedModel):
         self.contrast_head = ProjectionHead(latent, latent, config.contrast_dim)
         self.cluster_head = StudentTAssignment(config.num_clusters, latent, alpha=config.alpha)
         if config.has_topic_model:
-            self.topic_decoder = TopicDecoder(config.num_topics, latent, config.vocabulary_size,
-                                              config.train_word_embeddings)
-            self.topic_inference = TopicInference(config.vocabulary_size, config.inference_hidden_dim, config.num_topics)
+            self.topic_decoder = TopicDecoder(
+                config.num_topics, latent, config.vocabulary_size, config.train_word_embeddings
+            )
+            self.topic_inference = TopicInference(
+                config.vocabulary_size, config.inference_hidden_dim, config.num_topics
+            )
         else:  # the "w/o CRL w LSR" ablation
             self.latent_autoencoder = LatentAutoencoder(latent)
         self.post_init()
@@ -146,8 +155,9 @@ class DECCRLModel(TextClusteringPreTrainedModel):
         self.config.vocabulary = list(vocabulary)
         device = self.fc_e.weight.device
         decoder = self.topic_decoder
-        decoder.word_embeddings = nn.Parameter(word_embeddings.to(device),
-                                               requires_grad=self.config.train_word_embeddings)
+        decoder.word_embeddings = nn.Parameter(
+            word_embeddings.to(device), requires_grad=self.config.train_word_embeddings
+        )
         inference = TopicInference(len(vocabulary), self.config.inference_hidden_dim, self.config.num_topics)
         for module in inference.modules():
             self._init_weights(module)

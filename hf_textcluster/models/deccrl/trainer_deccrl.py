@@ -8,7 +8,8 @@ from __future__ import annotations
 import json
 import os
 import zlib
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -33,8 +34,13 @@ TOKEN_PATTERN = r"(?u)\b[^\W\d_][\w+#]*[\w+#]\b"
 def _vectorizer(vocabulary=None, max_features=None):
     from sklearn.feature_extraction.text import CountVectorizer
 
-    return CountVectorizer(token_pattern=TOKEN_PATTERN, lowercase=True, stop_words="english",
-                           vocabulary=vocabulary, max_features=max_features)
+    return CountVectorizer(
+        token_pattern=TOKEN_PATTERN,
+        lowercase=True,
+        stop_words="english",
+        vocabulary=vocabulary,
+        max_features=max_features,
+    )
 
 
 def fit_vocabulary(texts: Sequence[str], max_size: int) -> list[str]:
@@ -63,8 +69,9 @@ def train_word_embeddings(texts: Sequence[str], vocabulary: list[str], dim: int,
         ) from err
     analyzer = _vectorizer().build_analyzer()
     sentences = [analyzer(text) for text in texts]
-    model = Word2Vec(sentences, vector_size=dim, window=5, min_count=1, sg=1, epochs=10, seed=seed, workers=1,
-                     hashfxn=_stable_hash)
+    model = Word2Vec(
+        sentences, vector_size=dim, window=5, min_count=1, sg=1, epochs=10, seed=seed, workers=1, hashfxn=_stable_hash
+    )
     rng = np.random.default_rng(seed)
     vectors = np.stack([model.wv[w] if w in model.wv else rng.normal(0, 0.1, dim) for w in vocabulary])
     return vectors.astype(np.float32)
@@ -103,8 +110,13 @@ class DECCRLTrainer(ClusteringTrainer):
         if data_collator is None and model is not None:
             tokenizer = kwargs.get("processing_class") or getattr(model, "tokenizer", None)
             if tokenizer is not None and model.config.has_topic_model:
-                data_collator = BagOfWordsCollator(model, tokenizer, model.config.max_length, self.views,
-                                                   pad_to_max_length=getattr(args, "pad_to_max_length", False))
+                data_collator = BagOfWordsCollator(
+                    model,
+                    tokenizer,
+                    model.config.max_length,
+                    self.views,
+                    pad_to_max_length=getattr(args, "pad_to_max_length", False),
+                )
         super().__init__(model=model, args=args, data_collator=data_collator, **kwargs)
 
     # ----- before step 1 -------------------------------------------------------------------------------------------
@@ -115,7 +127,8 @@ class DECCRLTrainer(ClusteringTrainer):
         texts = list(self.train_dataset["text"])
         vocabulary = fit_vocabulary(texts, self.model.config.max_vocabulary_size)
         rho = self.share_from_main(
-            lambda: train_word_embeddings(texts, vocabulary, 2 * self.model.config.latent_dim, seed=self.args.seed))
+            lambda: train_word_embeddings(texts, vocabulary, 2 * self.model.config.latent_dim, seed=self.args.seed)
+        )
         self.model.set_vocabulary(vocabulary, rho)
         logger.info(f"DEC-CRL vocabulary: {len(vocabulary)} words; Word2Vec embeddings of size {rho.shape[1]}.")
 
@@ -133,7 +146,9 @@ class DECCRLTrainer(ClusteringTrainer):
 
     def train(self, resume_from_checkpoint=None, **kwargs):
         # A resumed run rebuilds the vocabulary-sized layers from the checkpoint's config before its weights load.
-        checkpoint = last_complete_checkpoint(self.args.output_dir) if resume_from_checkpoint is True else resume_from_checkpoint
+        checkpoint = (
+            last_complete_checkpoint(self.args.output_dir) if resume_from_checkpoint is True else resume_from_checkpoint
+        )
         if checkpoint and self.model.config.vocabulary is None:
             with open(os.path.join(checkpoint, "config.json")) as f:
                 vocabulary = json.load(f).get("vocabulary")
@@ -160,13 +175,18 @@ class DECCRLTrainer(ClusteringTrainer):
         config = model.config
         original, view1, view2 = self.gather(*self.encode_views(model, inputs, ("", "aug1_", "aug2_")))
         h, h1, h2 = model.cluster_features(original), model.cluster_features(view1), model.cluster_features(view2)
-        terms = {"cross_view_cl": cross_view_contrastive_loss(
-            model.contrast_features(h1), model.contrast_features(h2), temperature=config.temperature)}
+        terms = {
+            "cross_view_cl": cross_view_contrastive_loss(
+                model.contrast_features(h1), model.contrast_features(h2), temperature=config.temperature
+            )
+        }
         o = model.cluster_head(h)  # Eq. 5
         terms["cluster_kl"] = dec_kl_loss(dec_target_distribution(o), o)  # Eq. 7-9
         loss = terms["cross_view_cl"] + config.cluster_loss_weight * terms["cluster_kl"]
         if config.reconstruction_loss_weight > 0 and config.has_topic_model:  # λ_r = 0: the paper's "w/o CRL"
-            terms["etm_reconstruction"], terms["etm_kl"] = self.reconstruction_terms(model, self.gather(inputs["bow"]), o)
+            terms["etm_reconstruction"], terms["etm_kl"] = self.reconstruction_terms(
+                model, self.gather(inputs["bow"]), o
+            )
             loss = loss + config.reconstruction_loss_weight * (terms["etm_reconstruction"] + terms["etm_kl"])
         elif config.reconstruction_loss_weight > 0:  # "w/o CRL w LSR"
             terms["lsr_reconstruction"] = latent_reconstruction_loss(h, model.latent_autoencoder(h))

@@ -44,7 +44,9 @@ class DECMLMConfig(TextClusteringConfig):
         self.check_numbers("alpha", minimum=0, strict=True)
         self.check_numbers("mlm_loss_weight", "cluster_loss_weight", minimum=0)
         if not 0 < self.mlm_probability < 1:
-            raise ValueError(f"`mlm_probability` must be in (0, 1), got {self.mlm_probability!r} (the paper masks 0.1).")
+            raise ValueError(
+                f"`mlm_probability` must be in (0, 1), got {self.mlm_probability!r} (the paper masks 0.1)."
+            )
         for name in ("mlm_mask_fraction", "mlm_random_fraction"):
             if not 0 <= getattr(self, name) <= 1:
                 raise ValueError(f"`{name}` must be in [0, 1], got {getattr(self, name)!r}.")
@@ -61,7 +63,8 @@ class DECMLMConfig(TextClusteringConfig):
         """The card's sentences on how P was refreshed and where the masked-LM head started."""
         steps = self.target_refresh_steps
         refresh = (
-            "once per epoch, as the paper" if steps is None
+            "once per epoch, as the paper"
+            if steps is None
             else f"every {steps} optimizer steps (the original DEC's update interval; the paper refreshes once per "
             "epoch, which a run shorter than an epoch would never reach)"
         )
@@ -69,7 +72,9 @@ class DECMLMConfig(TextClusteringConfig):
         if self.mlm_head_pretrained:
             head = "The masked-LM head started from the encoder checkpoint's pretrained head, as the paper's BERT."
         else:
-            limitations.append("- The masked-LM head was trained from scratch (no pretrained head in the base encoder).")
+            limitations.append(
+                "- The masked-LM head was trained from scratch (no pretrained head in the base encoder)."
+            )
             head = (
                 "**The masked-LM head started untrained**: the base encoder checkpoint has no MLM head "
                 "(sentence-transformers models ship the bare encoder), so its transform layer and output bias were "

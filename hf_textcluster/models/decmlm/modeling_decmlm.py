@@ -79,7 +79,7 @@ class DECMLMModel(TextClusteringPreTrainedModel):
     @classmethod
     def from_encoder_pretrained(
         cls, encoder: str | os.PathLike | None = None, num_clusters: int = 8, **config_kwargs
-    ) -> "DECMLMModel":
+    ) -> DECMLMModel:
         """A new DEC-MLM clusterer around a pretrained encoder. When the checkpoint also holds a masked-LM head
         (e.g. ``bert-base-uncased``), the head is loaded too; otherwise (e.g. the default MiniLM, a
         sentence-transformers ``BertModel``) its transform layer starts untrained and a warning says so. The
@@ -117,10 +117,16 @@ class DECMLMModel(TextClusteringPreTrainedModel):
         head_modules = [m for m in mlm_model.modules() if id(m) not in base_modules]
         embedding_dim = self.mlm_head.dense.out_features
         hidden_size = self.mlm_head.dense.in_features
-        denses = [m for m in head_modules if isinstance(m, nn.Linear) and m.in_features == hidden_size
-                  and m.out_features == embedding_dim]
-        norms = [m for m in head_modules if "LayerNorm" in type(m).__name__
-                 and tuple(getattr(m, "normalized_shape", ())) == (embedding_dim,)]
+        denses = [
+            m
+            for m in head_modules
+            if isinstance(m, nn.Linear) and m.in_features == hidden_size and m.out_features == embedding_dim
+        ]
+        norms = [
+            m
+            for m in head_modules
+            if "LayerNorm" in type(m).__name__ and tuple(getattr(m, "normalized_shape", ())) == (embedding_dim,)
+        ]
         decoder = mlm_model.get_output_embeddings()
         if len(denses) != 1 or len(norms) != 1 or decoder is None or getattr(decoder, "bias", None) is None:
             logger.warning(

@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 import time
 import weakref
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -118,7 +119,7 @@ class DECTargetRefreshCallback(TrainerCallback):
     """Recomputes the DEC target P of every training row (one inference pass over the train dataset with unmasked
     inputs) at the beginning of every epoch, or every ``config.target_refresh_steps`` optimizer steps when set."""
 
-    def __init__(self, trainer: "DECMLMTrainer"):
+    def __init__(self, trainer: DECMLMTrainer):
         self._trainer = weakref.ref(trainer)
 
     def on_epoch_begin(self, args, state, control, **kwargs):
@@ -228,7 +229,11 @@ class DECMLMTrainer(ClusteringTrainer):
 
     def initialize_clusters(self, embeddings: np.ndarray | None = None) -> None:
         # One encoding pass serves both k-means and the first epoch's targets.
-        if embeddings is None and self.train_dataset is not None and len(self.train_dataset) >= self.model.config.num_clusters:
+        if (
+            embeddings is None
+            and self.train_dataset is not None
+            and len(self.train_dataset) >= self.model.config.num_clusters
+        ):
             embeddings = self.embed_train_texts()
         super().initialize_clusters(embeddings=embeddings)
         self._set_targets(embeddings)
@@ -252,7 +257,9 @@ class DECMLMTrainer(ClusteringTrainer):
         if config.mlm_loss_weight > 0:
             if "mlm_input_ids" not in inputs:
                 if not isinstance(self.data_collator, MaskedLMCollator):
-                    raise ValueError("The batch has no 'mlm_input_ids'/'mlm_labels': use the trainer's MaskedLMCollator.")
+                    raise ValueError(
+                        "The batch has no 'mlm_input_ids'/'mlm_labels': use the trainer's MaskedLMCollator."
+                    )
                 self.data_collator.add_masks(inputs)  # here, not while collating: see MaskedLMCollator
             embeddings, logits, labels = model.encode_masked(
                 inputs["mlm_input_ids"], attention_mask, inputs["mlm_labels"], token_type_ids

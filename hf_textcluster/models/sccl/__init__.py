@@ -19,9 +19,14 @@ METHOD = ClusteringMethod(
     uses_augmented_views=True,
     # Table 1 of the paper (ACC / NMI, %).
     paper_results={
-        "agnews": (88.2, 68.2), "searchsnippets": (85.2, 71.1), "stackoverflow": (75.5, 74.5),
-        "biomedical": (46.2, 41.5), "googlenews_ts": (89.8, 94.9), "googlenews_t": (75.8, 88.3),
-        "googlenews_s": (83.1, 90.4), "tweet": (78.2, 89.2),
+        "agnews": (88.2, 68.2),
+        "searchsnippets": (85.2, 71.1),
+        "stackoverflow": (75.5, 74.5),
+        "biomedical": (46.2, 41.5),
+        "googlenews_ts": (89.8, 94.9),
+        "googlenews_t": (75.8, 88.3),
+        "googlenews_s": (83.1, 90.4),
+        "tweet": (78.2, 89.2),
     },
 )
 

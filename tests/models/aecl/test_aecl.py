@@ -26,8 +26,11 @@ def _cos(a, b):
 
 def _fraction(anchor, own, other, i, tau, numerator):
     """numerator / Σ_{k≠i} [exp(sim(anchor_i, own_k)/τ) + exp(sim(anchor_i, other_k)/τ)]."""
-    denominator = sum(math.exp(_cos(anchor[i], own[k]) / tau) + math.exp(_cos(anchor[i], other[k]) / tau)
-                      for k in range(len(anchor)) if k != i)
+    denominator = sum(
+        math.exp(_cos(anchor[i], own[k]) / tau) + math.exp(_cos(anchor[i], other[k]) / tau)
+        for k in range(len(anchor))
+        if k != i
+    )
     return numerator / denominator
 
 
@@ -40,17 +43,25 @@ def test_similarity_guided_contrastive_loss_is_eq_6_to_9():
     clusters = torch.tensor([0, 1, 0, 2, 1])
     total = 0.0
     for i in range(n):
-        l1 = (_fraction(z0, z0, z1, i, tau, math.exp(_cos(z0[i], z1[i]) / tau))  # Eq. 6
-              + _fraction(z1, z1, z0, i, tau, math.exp(_cos(z1[i], z0[i]) / tau)))
+        l1 = (
+            _fraction(z0, z0, z1, i, tau, math.exp(_cos(z0[i], z1[i]) / tau))  # Eq. 6
+            + _fraction(z1, z1, z0, i, tau, math.exp(_cos(z1[i], z0[i]) / tau))
+        )
         for z, h, s in ((z0, h0, s0), (z1, h1, s1)):
             same = [j for j in range(n) if clusters[j] == clusters[i]]  # Λ_i
-            l2 = (_fraction(z, z, h, i, tau, sum(float(s[i, j]) * math.exp(_cos(z[i], h[j]) / tau) for j in same))
-                  + _fraction(h, h, z, i, tau, sum(float(s[i, j]) * math.exp(_cos(h[i], z[j]) / tau) for j in same)))
+            l2 = _fraction(
+                z, z, h, i, tau, sum(float(s[i, j]) * math.exp(_cos(z[i], h[j]) / tau) for j in same)
+            ) + _fraction(h, h, z, i, tau, sum(float(s[i, j]) * math.exp(_cos(h[i], z[j]) / tau) for j in same))
             total += -math.log(l1 + l2)  # Eq. 9
     loss = similarity_guided_contrastive_loss(z0, z1, h0, h1, s0, s1, clusters, temperature=tau)
     assert loss.item() == pytest.approx(total / (2 * n), rel=1e-5)
-    no_ic = sum(-math.log(_fraction(z0, z0, z1, i, tau, math.exp(_cos(z0[i], z1[i]) / tau))
-                          + _fraction(z1, z1, z0, i, tau, math.exp(_cos(z1[i], z0[i]) / tau))) for i in range(n))
+    no_ic = sum(
+        -math.log(
+            _fraction(z0, z0, z1, i, tau, math.exp(_cos(z0[i], z1[i]) / tau))
+            + _fraction(z1, z1, z0, i, tau, math.exp(_cos(z1[i], z0[i]) / tau))
+        )
+        for i in range(n)
+    )
     loss = similarity_guided_contrastive_loss(z0, z1, h0, h1, s0, s1, clusters, tau, similarity_guided=False)
     assert loss.item() == pytest.approx(no_ic / n, rel=1e-5)  # "No IC": Eq. 6 alone
 
@@ -67,8 +78,11 @@ def test_cluster_contrastive_loss_is_eq_10_and_11():
     torch.manual_seed(1)
     p0, p1 = torch.softmax(torch.randn(6, 3), -1), torch.softmax(torch.randn(6, 3), -1)
     c0, c1, tau, m = p0.T, p1.T, 1.0, 3
-    total = sum(-math.log(_fraction(c0, c0, c1, i, tau, math.exp(_cos(c0[i], c1[i]) / tau)))
-                - math.log(_fraction(c1, c1, c0, i, tau, math.exp(_cos(c1[i], c0[i]) / tau))) for i in range(m))
+    total = sum(
+        -math.log(_fraction(c0, c0, c1, i, tau, math.exp(_cos(c0[i], c1[i]) / tau)))
+        - math.log(_fraction(c1, c1, c0, i, tau, math.exp(_cos(c1[i], c0[i]) / tau)))
+        for i in range(m)
+    )
     assert cluster_contrastive_loss(p0, p1, tau).item() == pytest.approx(total / (2 * m), rel=1e-5)
 
 
@@ -87,25 +101,40 @@ def test_pseudo_label_and_entropy_losses_are_eq_12_5_13():
 # ----- the trainer: stages, pseudo-labels, resume ---------------------------------------------------------------------
 def _aecl_trainer(tiny_encoder_dir, dataset, output_dir, max_steps=6, **config):
     torch.manual_seed(0)
-    model = AECLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, projection_dim=8,
-                                              attention_ff_dim=16, reference_size=20, **config)
-    args = ClusteringTrainingArguments(output_dir=str(output_dir), per_device_train_batch_size=16, max_steps=max_steps,
-                                       report_to="none", disable_tqdm=True, use_cpu=True, save_strategy="no",
-                                       bf16=False, logging_steps=1)
+    model = AECLModel.from_encoder_pretrained(
+        str(tiny_encoder_dir), num_clusters=3, projection_dim=8, attention_ff_dim=16, reference_size=20, **config
+    )
+    args = ClusteringTrainingArguments(
+        output_dir=str(output_dir),
+        per_device_train_batch_size=16,
+        max_steps=max_steps,
+        report_to="none",
+        disable_tqdm=True,
+        use_cpu=True,
+        save_strategy="no",
+        bf16=False,
+        logging_steps=1,
+    )
     return AECLTrainer(model=model, args=args, train_dataset=dataset)
 
 
 def test_three_stages_log_their_loss_terms(tiny_encoder_dir, views_dataset, tmp_path):
-    trainer = _aecl_trainer(tiny_encoder_dir, views_dataset, tmp_path / "run", stage1_fraction=1 / 3,
-                            stage2_fraction=1 / 3)
+    trainer = _aecl_trainer(
+        tiny_encoder_dir, views_dataset, tmp_path / "run", stage1_fraction=1 / 3, stage2_fraction=1 / 3
+    )
     assert trainer.model.config.centroids_initialized is False
     trainer.train()
     assert trainer.stage_bounds() == (2, 4)
     terms = [{k for k in entry if k.startswith("loss_")} for entry in trainer.state.log_history if "loss" in entry]
     assert terms[0] == terms[1] == {"loss_similarity_guided_cl"}
     assert terms[2] == terms[3] == {"loss_similarity_guided_cl", "loss_pseudo_label"}
-    assert terms[4] == {"loss_similarity_guided_cl", "loss_pseudo_label", "loss_cluster_cl", "loss_row_entropy",
-                        "loss_marginal_entropy"}
+    assert terms[4] == {
+        "loss_similarity_guided_cl",
+        "loss_pseudo_label",
+        "loss_cluster_cl",
+        "loss_row_entropy",
+        "loss_marginal_entropy",
+    }
     labels = trainer.kmeans_pseudo_labels
     assert labels.shape == (len(views_dataset),) and set(labels.tolist()) == {0, 1, 2}
     assert trainer.initial_kmeans_labels.shape == (len(views_dataset),)
@@ -115,16 +144,18 @@ def test_three_stages_log_their_loss_terms(tiny_encoder_dir, views_dataset, tmp_
 
 
 def test_without_stage_1_the_initial_kmeans_labels_are_stage_2s(tiny_encoder_dir, views_dataset, tmp_path):
-    trainer = _aecl_trainer(tiny_encoder_dir, views_dataset, tmp_path / "run", max_steps=3, stage1_fraction=0.0,
-                            stage2_fraction=0.4)
+    trainer = _aecl_trainer(
+        tiny_encoder_dir, views_dataset, tmp_path / "run", max_steps=3, stage1_fraction=0.0, stage2_fraction=0.4
+    )
     trainer.train()
     assert trainer.stage_bounds() == (0, 1)
     np.testing.assert_array_equal(trainer.kmeans_pseudo_labels.numpy(), trainer.initial_kmeans_labels)
 
 
 def test_without_stage_2_the_clustering_network_still_trains(tiny_encoder_dir, views_dataset, tmp_path):
-    trainer = _aecl_trainer(tiny_encoder_dir, views_dataset, tmp_path / "run", max_steps=4, stage1_fraction=0.5,
-                            stage2_fraction=0.0)
+    trainer = _aecl_trainer(
+        tiny_encoder_dir, views_dataset, tmp_path / "run", max_steps=4, stage1_fraction=0.5, stage2_fraction=0.0
+    )
     trainer.train()
     assert trainer.stage_bounds() == (2, 2) and trainer.kmeans_pseudo_labels is None
     assert trainer.model.config.centroids_initialized and trainer.model.config.num_reference_texts == 20
@@ -199,8 +230,12 @@ def test_serving_does_not_depend_on_the_batch(tiny_encoder_dir, views_dataset, t
     assert (h_alone - h_with_others[:3]).abs().max() > 1e-4  # float noise is ~1e-7
     torch.testing.assert_close(h_reference, h_reference_with_others[:3], rtol=1e-5, atol=1e-6)
     model.config.serving_attention = "self"
-    np.testing.assert_allclose(np.concatenate([model.predict_proba([t]) for t in texts[:5]]),
-                               model.predict_proba(texts[:5]), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        np.concatenate([model.predict_proba([t]) for t in texts[:5]]),
+        model.predict_proba(texts[:5]),
+        rtol=1e-5,
+        atol=1e-6,
+    )
 
 
 def test_reference_serving_without_a_reference_set_is_a_clear_error(tiny_encoder_dir):
@@ -211,12 +246,14 @@ def test_reference_serving_without_a_reference_set_is_a_clear_error(tiny_encoder
 
 
 def test_config_validation():
-    for kwargs, match in [({"stage1_fraction": 0.6, "stage2_fraction": 0.4}, "leave steps for stage 3"),
-                          ({"serving_attention": "all"}, "serving_attention"),
-                          ({"serving_head": "centroids"}, "serving_head"),
-                          ({"confidence_threshold": 0}, "confidence_threshold"),
-                          ({"pseudo_label_refresh_steps": 0}, "pseudo_label_refresh_steps"),
-                          ({"instance_temperature": 0}, "instance_temperature")]:
+    for kwargs, match in [
+        ({"stage1_fraction": 0.6, "stage2_fraction": 0.4}, "leave steps for stage 3"),
+        ({"serving_attention": "all"}, "serving_attention"),
+        ({"serving_head": "centroids"}, "serving_head"),
+        ({"confidence_threshold": 0}, "confidence_threshold"),
+        ({"pseudo_label_refresh_steps": 0}, "pseudo_label_refresh_steps"),
+        ({"instance_temperature": 0}, "instance_temperature"),
+    ]:
         with pytest.raises(ValueError, match=match):
             AECLConfig(**kwargs)
     config = AECLConfig()
@@ -251,8 +288,11 @@ def test_a_checkpoint_from_before_reclustering_loads_and_serves_its_network(tiny
     model.set_reference_texts(texts[:20])
     model.save_pretrained(tmp_path / "old")
     weights = load_file(tmp_path / "old" / "model.safetensors")
-    save_file({k: v for k, v in weights.items() if not k.startswith("kmeans_head.")}, tmp_path / "old" / "model.safetensors",
-              metadata={"format": "pt"})
+    save_file(
+        {k: v for k, v in weights.items() if not k.startswith("kmeans_head.")},
+        tmp_path / "old" / "model.safetensors",
+        metadata={"format": "pt"},
+    )
     loaded, info = AECLModel.from_pretrained(tmp_path / "old", output_loading_info=True)
     assert not info["missing_keys"], info
     assert loaded.config.serving_head == "network"
@@ -263,6 +303,9 @@ def test_training_a_reclustered_model_serves_its_network_again(tiny_encoder_dir,
     model = AECLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, projection_dim=8)
     model.initialize_clusters(list(views_dataset["text"]))
     assert model.config.serving_head == "kmeans" and model.config.centroids_initialized
-    AECLTrainer(model=model, args=ClusteringTrainingArguments(output_dir=str(tmp_path / "run"), report_to="none"),
-                train_dataset=views_dataset)
+    AECLTrainer(
+        model=model,
+        args=ClusteringTrainingArguments(output_dir=str(tmp_path / "run"), report_to="none"),
+        train_dataset=views_dataset,
+    )
     assert model.config.serving_head == "network"

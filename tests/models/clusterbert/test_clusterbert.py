@@ -13,12 +13,13 @@ from transformers import AutoModelForCausalLM, TrainerCallback
 
 from hf_textcluster import ClusterBERTConfig, ClusterBERTModel, ClusterBERTTrainer, ClusteringTrainingArguments
 from hf_textcluster.data import load_texts
-from hf_textcluster.training.losses import dec_target_distribution, target_cross_entropy
 from hf_textcluster.models.clusterbert.trainer_clusterbert import delete_words
+from hf_textcluster.training.losses import dec_target_distribution, target_cross_entropy
 from hf_textcluster.training.runs import train_clusterer
 
-TRAIN = dict(per_device_train_batch_size=16, bf16=False, save_strategy="no", logging_steps=1, disable_tqdm=True,
-             report_to="none")
+TRAIN = dict(
+    per_device_train_batch_size=16, bf16=False, save_strategy="no", logging_steps=1, disable_tqdm=True, report_to="none"
+)
 
 
 # ----- the losses, by their equations ----------------------------------------------------------------------------------
@@ -30,7 +31,8 @@ def test_clustering_loss_is_eq_3():
     assert target_cross_entropy(log_p, q).item() == pytest.approx(direct, rel=1e-6)
     one_hot = torch.nn.functional.one_hot(torch.tensor([2, 0, 1, 1, 0]), 3).float()  # stage 2: k-means clusters
     assert target_cross_entropy(log_p, one_hot).item() == pytest.approx(
-        -sum(float(log_p[i, c]) for i, c in enumerate([2, 0, 1, 1, 0])) / 5, rel=1e-6)
+        -sum(float(log_p[i, c]) for i, c in enumerate([2, 0, 1, 1, 0])) / 5, rel=1e-6
+    )
 
 
 def test_hardening_targets_are_eq_5():
@@ -40,8 +42,9 @@ def test_hardening_targets_are_eq_5():
     for i in range(6):
         denominator = sum(float(p[i, k]) ** 2 / f[k] for k in range(4))
         for j in range(4):
-            assert float(dec_target_distribution(p)[i, j]) == pytest.approx(float(p[i, j]) ** 2 / f[j] / denominator,
-                                                                             rel=1e-5)
+            assert float(dec_target_distribution(p)[i, j]) == pytest.approx(
+                float(p[i, j]) ** 2 / f[j] / denominator, rel=1e-5
+            )
 
 
 def _trainer(tiny_encoder_dir, toy_corpus, tmp_path, **config):
@@ -56,7 +59,10 @@ def test_reconstruction_loss_is_eq_1_with_a_decoder_tied_to_the_encoder(tiny_enc
     model, decoder = trainer.model, trainer.reconstruction.decoder
     # TSDAE ties the decoder to the encoder: the encoder's parameters are the decoder's own
     assert model.encoder.embeddings.word_embeddings.weight is decoder.bert.embeddings.word_embeddings.weight
-    assert model.encoder.encoder.layer[0].attention.self.query.weight is decoder.bert.encoder.layer[0].attention.self.query.weight
+    assert (
+        model.encoder.encoder.layer[0].attention.self.query.weight
+        is decoder.bert.encoder.layer[0].attention.self.query.weight
+    )
     assert any("crossattention" in name for name, _ in trainer._training_module_parameters())
     model.eval(), decoder.eval()
     texts = toy_corpus[0][:4]
@@ -67,8 +73,12 @@ def test_reconstruction_loss_is_eq_1_with_a_decoder_tied_to_the_encoder(tiny_enc
     torch.testing.assert_close(trainer._noised_embedding, z)
     logits = decoder(input_ids=clean["input_ids"][:, :-1], encoder_hidden_states=z[:, None]).logits
     log_probs = torch.log_softmax(logits, -1).detach()
-    terms = [-float(log_probs[i, t, clean["input_ids"][i, t + 1]]) for i in range(len(texts))
-             for t in range(clean["input_ids"].shape[1] - 1) if clean["input_ids"][i, t + 1] != 0]  # 0 = [PAD]
+    terms = [
+        -float(log_probs[i, t, clean["input_ids"][i, t + 1]])
+        for i in range(len(texts))
+        for t in range(clean["input_ids"].shape[1] - 1)
+        if clean["input_ids"][i, t + 1] != 0
+    ]  # 0 = [PAD]
     assert loss.item() == pytest.approx(sum(terms) / len(terms), rel=1e-4)  # CE over the original's tokens
 
 
@@ -108,8 +118,9 @@ class _Record(TrainerCallback):
 
     def on_step_end(self, args, state, control, **kwargs):
         t = self.trainer
-        self.seen.append((state.global_step - 1, t.stage(state.global_step - 1),
-                          None if t.targets is None else t.targets.clone()))
+        self.seen.append(
+            (state.global_step - 1, t.stage(state.global_step - 1), None if t.targets is None else t.targets.clone())
+        )
 
 
 def test_three_stages_with_their_targets_and_loss(tiny_encoder_dir, toy_corpus, tmp_path):
@@ -128,8 +139,11 @@ def test_three_stages_with_their_targets_and_loss(tiny_encoder_dir, toy_corpus, 
     logs = [e for e in trainer.state.log_history if "loss" in e and "loss_reconstruction" in e]
     assert "loss_clustering" not in logs[0] and "loss_clustering" in logs[2]
     for entry, weight in ((logs[0], None), (logs[3], 0.8), (logs[7], 0.75)):  # Eq. 4 with each stage's λ
-        expected = entry["loss_reconstruction"] if weight is None else (
-            weight * entry["loss_clustering"] + (1 - weight) * entry["loss_reconstruction"])
+        expected = (
+            entry["loss_reconstruction"]
+            if weight is None
+            else (weight * entry["loss_clustering"] + (1 - weight) * entry["loss_reconstruction"])
+        )
         assert entry["loss"] == pytest.approx(expected, rel=1e-4)
     assert trainer.model.config.centroids_initialized
     # labels present: the paper's Figure 3 (scores after each stage; labels never trained on)
@@ -168,9 +182,15 @@ def test_config_errors():
 # ----- saving: the served model has no decoder ---------------------------------------------------------------------------
 def _run(tiny_encoder_dir, texts, labels, output_dir, config=None, **training):
     torch.manual_seed(0)
-    return train_clusterer("clusterbert", load_texts(texts, labels), str(output_dir), encoder=str(tiny_encoder_dir),
-                           config_overrides=config, training_overrides={**TRAIN, "max_steps": 4, **training},
-                           evaluate=False)
+    return train_clusterer(
+        "clusterbert",
+        load_texts(texts, labels),
+        str(output_dir),
+        encoder=str(tiny_encoder_dir),
+        config_overrides=config,
+        training_overrides={**TRAIN, "max_steps": 4, **training},
+        evaluate=False,
+    )
 
 
 def test_the_served_checkpoint_has_no_decoder_unless_kept(tiny_encoder_dir, toy_corpus, tmp_path):
@@ -182,9 +202,13 @@ def test_the_served_checkpoint_has_no_decoder_unless_kept(tiny_encoder_dir, toy_
     assert not (tmp_path / "served" / "decoder").exists()
     kept = _run(tiny_encoder_dir, *toy_corpus, tmp_path / "kept", config={"keep_decoder": True})
     decoder = AutoModelForCausalLM.from_pretrained(tmp_path / "kept" / "decoder")
-    torch.testing.assert_close(decoder.bert.embeddings.word_embeddings.weight,
-                               kept.model.encoder.embeddings.word_embeddings.weight)
-    assert decoder.config.add_cross_attention and "kept in `decoder/`" in kept.model.config.card_fields()[0]["decoder_text"]
+    torch.testing.assert_close(
+        decoder.bert.embeddings.word_embeddings.weight, kept.model.encoder.embeddings.word_embeddings.weight
+    )
+    assert (
+        decoder.config.add_cross_attention
+        and "kept in `decoder/`" in kept.model.config.card_fields()[0]["decoder_text"]
+    )
     assert served.model.config.card_fields()[0]["decoder_text"].startswith("not kept")
 
 
@@ -208,14 +232,28 @@ def test_resume_inside_the_hardening_stage_is_exact(tiny_encoder_dir, toy_corpus
 
     monkeypatch.setattr(ClusterBERTTrainer, "__init__", init_with_interrupt)
     with pytest.raises(KeyboardInterrupt):
-        _run(tiny_encoder_dir, *toy_corpus, tmp_path / "resumed", config=config, max_steps=10, save_strategy="steps",
-             save_steps=4)
+        _run(
+            tiny_encoder_dir,
+            *toy_corpus,
+            tmp_path / "resumed",
+            config=config,
+            max_steps=10,
+            save_strategy="steps",
+            save_steps=4,
+        )
     monkeypatch.setattr(ClusterBERTTrainer, "__init__", original_init)
     checkpoint = tmp_path / "resumed" / "checkpoint-8"
     assert (checkpoint / "hf_textcluster_training_modules.safetensors").is_file()  # the decoder's own weights
     assert np.load(checkpoint / "hf_textcluster_clusterbert_targets.npy").shape == (120, 3)  # Eq. 5 targets
-    resumed = _run(tiny_encoder_dir, *toy_corpus, tmp_path / "resumed", config=config, max_steps=10,
-                   save_strategy="steps", save_steps=4)
+    resumed = _run(
+        tiny_encoder_dir,
+        *toy_corpus,
+        tmp_path / "resumed",
+        config=config,
+        max_steps=10,
+        save_strategy="steps",
+        save_steps=4,
+    )
     assert resumed.trainer.state.global_step == 10
     for name, tensor in straight.model.state_dict().items():
         # The calibration quantiles are statistics of the weights' outputs: weights equal to rtol 1e-5 move them by
@@ -230,8 +268,14 @@ def test_long_documents_train_and_truncation_is_announced(tiny_encoder_dir, toy_
     texts, labels = toy_corpus
     long_texts = [" ".join([t] * 12) for t in texts]  # ~30-100 words each
     with caplog.at_level(logging.WARNING, logger="hf_textcluster"):
-        result = _run(tiny_encoder_dir, long_texts, labels, tmp_path / "long", config={"max_length": 64},
-                      per_device_train_batch_size=4)
+        result = _run(
+            tiny_encoder_dir,
+            long_texts,
+            labels,
+            tmp_path / "long",
+            config={"max_length": 64},
+            per_device_train_batch_size=4,
+        )
     assert result.trainer.state.global_step == 4
     warning = [r.getMessage() for r in caplog.records if "truncated" in r.getMessage()]
     assert warning and "max_length=64" in warning[0] and "--config max_length" in warning[0]

@@ -25,11 +25,20 @@ from hf_textcluster.training.losses import (
 
 def _trainer(tiny_encoder_dir, dataset, tmp_path, **config):
     torch.manual_seed(0)
-    model = DECCRLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, latent_dim=8, num_topics=2,
-                                                inference_hidden_dim=16, **config)
-    args = ClusteringTrainingArguments(output_dir=str(tmp_path / "run"), per_device_train_batch_size=16, max_steps=2,
-                                       report_to="none", disable_tqdm=True, use_cpu=True, save_strategy="no", bf16=False,
-                                       logging_steps=1)
+    model = DECCRLModel.from_encoder_pretrained(
+        str(tiny_encoder_dir), num_clusters=3, latent_dim=8, num_topics=2, inference_hidden_dim=16, **config
+    )
+    args = ClusteringTrainingArguments(
+        output_dir=str(tmp_path / "run"),
+        per_device_train_batch_size=16,
+        max_steps=2,
+        report_to="none",
+        disable_tqdm=True,
+        use_cpu=True,
+        save_strategy="no",
+        bf16=False,
+        logging_steps=1,
+    )
     return DECCRLTrainer(model=model, args=args, train_dataset=dataset)
 
 
@@ -59,8 +68,10 @@ def test_etm_reconstruction_and_gaussian_kl_are_eq_15():
     expected = -(2 * math.log(float(probs[0, 0])) + math.log(float(probs[0, 2]))) / 2  # the empty text: 0
     assert etm_reconstruction_loss(bow, probs.log()).item() == pytest.approx(expected, rel=1e-6)
     mu, logvar = torch.randn(2, 3), torch.randn(2, 3)
-    kl = [sum(0.5 * (math.exp(float(logvar[i, j])) + float(mu[i, j]) ** 2 - 1 - float(logvar[i, j])) for j in range(3))
-          for i in range(2)]
+    kl = [
+        sum(0.5 * (math.exp(float(logvar[i, j])) + float(mu[i, j]) ** 2 - 1 - float(logvar[i, j])) for j in range(3))
+        for i in range(2)
+    ]
     assert gaussian_kl_loss(mu, logvar).item() == pytest.approx(sum(kl) / 2, rel=1e-5)
 
 
@@ -76,8 +87,9 @@ def test_topic_decoder_is_eq_10_and_11(tiny_encoder_dir):
 
 
 def test_compute_loss_is_eq_16(tiny_encoder_dir, views_dataset, tmp_path):
-    trainer = _trainer(tiny_encoder_dir, views_dataset, tmp_path, cluster_loss_weight=0.7,
-                       reconstruction_loss_weight=0.3)
+    trainer = _trainer(
+        tiny_encoder_dir, views_dataset, tmp_path, cluster_loss_weight=0.7, reconstruction_loss_weight=0.3
+    )
     model = trainer.model
     trainer.initialize_clusters()
     batch = trainer.data_collator([views_dataset[i] for i in range(8)])
@@ -141,11 +153,20 @@ def test_word2vec_embeddings_do_not_depend_on_the_process(toy_corpus):
     import subprocess
     import sys
 
-    code = ("from hf_textcluster.models.deccrl.trainer_deccrl import train_word_embeddings as t;"
-            "import sys; print(float(t(sys.argv[1:], ['oracle', 'sql'], 8, seed=0).sum()))")
-    runs = {subprocess.run([sys.executable, "-c", code, *toy_corpus[0][:30]], capture_output=True, text=True,
-                           check=True, env={"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin"}).stdout
-            for seed in ("1", "2")}
+    code = (
+        "from hf_textcluster.models.deccrl.trainer_deccrl import train_word_embeddings as t;"
+        "import sys; print(float(t(sys.argv[1:], ['oracle', 'sql'], 8, seed=0).sum()))"
+    )
+    runs = {
+        subprocess.run(
+            [sys.executable, "-c", code, *toy_corpus[0][:30]],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin"},
+        ).stdout
+        for seed in ("1", "2")
+    }
     assert len(runs) == 1, runs
 
 
@@ -161,8 +182,11 @@ def test_topics_survive_save_and_load(tiny_encoder_dir, views_dataset, tmp_path)
     assert all(names[k].startswith(" · ".join(words)) for k, words in top_words.items())  # "(k)" if two clash
     assert len(set(names.values())) == 3
     beta = model.topic_word_distributions().mean(1)  # the even topic mix of each cluster
-    assert all(beta[k, model.config.vocabulary.index(w)] >= beta[k].topk(3).values[-1] - 1e-7
-               for k, words in top_words.items() for w in words)
+    assert all(
+        beta[k, model.config.vocabulary.index(w)] >= beta[k].topk(3).values[-1] - 1e-7
+        for k, words in top_words.items()
+        for w in words
+    )
     model.save_pretrained(tmp_path / "saved")
     loaded = AutoModel.from_pretrained(tmp_path / "saved")
     assert isinstance(loaded, DECCRLModel) and loaded.config.vocabulary == model.config.vocabulary
@@ -217,8 +241,20 @@ def test_cli_evaluate_prints_k_means_in_the_latent_space(tiny_encoder_dir, toy_c
     model.save_pretrained(tmp_path / "model")
     with open(tmp_path / "texts.csv", "w", newline="") as f:
         csv.writer(f).writerows([("text", "label"), *zip(texts, labels)])
-    assert main(["evaluate", "--model", str(tmp_path / "model"), "--input", str(tmp_path / "texts.csv"),
-                 "--label-column", "label"]) == 0
+    assert (
+        main(
+            [
+                "evaluate",
+                "--model",
+                str(tmp_path / "model"),
+                "--input",
+                str(tmp_path / "texts.csv"),
+                "--label-column",
+                "label",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "k-means on embeddings: ACC" in out
     model.initialize_clusters(texts, random_state=0)  # recluster: the head's space partition
@@ -253,8 +289,9 @@ def test_latent_reconstruction_loss_is_a_mean_squared_error():
 
 
 def test_lsr_ablation_replaces_the_topic_model(tiny_encoder_dir, views_dataset, tmp_path):
-    trainer = _trainer(tiny_encoder_dir, views_dataset, tmp_path, reconstruction_module="lsr",
-                       reconstruction_loss_weight=0.5)
+    trainer = _trainer(
+        tiny_encoder_dir, views_dataset, tmp_path, reconstruction_module="lsr", reconstruction_loss_weight=0.5
+    )
     model = trainer.model
     assert not hasattr(model, "topic_decoder") and model.latent_autoencoder.encoder[-1].out_features == 4  # L/2
     trainer.initialize_clusters()
@@ -265,9 +302,11 @@ def test_lsr_ablation_replaces_the_topic_model(tiny_encoder_dir, views_dataset, 
     e = [model.encode(batch[f"{p}input_ids"], batch[f"{p}attention_mask"]) for p in ("", "aug1_", "aug2_")]
     h, h1, h2 = (model.fc_e(x) for x in e)
     o = model.cluster_head(h)
-    expected = (cross_view_contrastive_loss(model.contrast_head(h1), model.contrast_head(h2), 0.5)
-                + dec_kl_loss(dec_target_distribution(o), o)
-                + 0.5 * ((model.latent_autoencoder(h) - h) ** 2).mean())
+    expected = (
+        cross_view_contrastive_loss(model.contrast_head(h1), model.contrast_head(h2), 0.5)
+        + dec_kl_loss(dec_target_distribution(o), o)
+        + 0.5 * ((model.latent_autoencoder(h) - h) ** 2).mean()
+    )
     torch.testing.assert_close(loss, expected, rtol=1e-5, atol=1e-5)
     trainer.train()
     assert model.config.vocabulary is None

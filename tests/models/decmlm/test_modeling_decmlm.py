@@ -14,8 +14,14 @@ from transformers import AutoConfig, AutoModel, BertForMaskedLM, pipeline
 import hf_textcluster  # noqa: F401  (registers the Auto classes)
 from hf_textcluster import DECMLMConfig, DECMLMModel
 
-TINY_ENCODER = {"model_type": "bert", "vocab_size": 50, "hidden_size": 16, "num_hidden_layers": 1,
-                "num_attention_heads": 2, "intermediate_size": 32}
+TINY_ENCODER = {
+    "model_type": "bert",
+    "vocab_size": 50,
+    "hidden_size": 16,
+    "num_hidden_layers": 1,
+    "num_attention_heads": 2,
+    "intermediate_size": 32,
+}
 
 
 @pytest.fixture()
@@ -75,8 +81,13 @@ def test_mlm_logits_are_the_bert_head_with_tied_decoder(fitted_model, toy_corpus
     inputs = fitted_model.tokenize(toy_corpus[0][:3])
     hidden = fitted_model.encoder(**inputs).last_hidden_state
     head = fitted_model.mlm_head
-    transformed = F.layer_norm(F.gelu(hidden @ head.dense.weight.T + head.dense.bias), (32,), head.layer_norm.weight,
-                               head.layer_norm.bias, eps=1e-12)
+    transformed = F.layer_norm(
+        F.gelu(hidden @ head.dense.weight.T + head.dense.bias),
+        (32,),
+        head.layer_norm.weight,
+        head.layer_norm.bias,
+        eps=1e-12,
+    )
     expected = transformed @ fitted_model.encoder.embeddings.word_embeddings.weight.T + head.bias
     torch.testing.assert_close(fitted_model.mlm_logits(hidden), expected)
 
@@ -139,8 +150,14 @@ def test_round_trip_keeps_predictions_and_the_mlm_head(fitted_model, toy_corpus,
     assert saved["model_type"] == "decmlm" and saved["mlm_head_pretrained"] is False
     with safe_open(tmp_path / "model.safetensors", "pt") as f:
         keys = set(f.keys())
-    assert {"mlm_head.dense.weight", "mlm_head.dense.bias", "mlm_head.layer_norm.weight", "mlm_head.layer_norm.bias",
-            "mlm_head.bias", "cluster_head.centroids"} <= keys
+    assert {
+        "mlm_head.dense.weight",
+        "mlm_head.dense.bias",
+        "mlm_head.layer_norm.weight",
+        "mlm_head.layer_norm.bias",
+        "mlm_head.bias",
+        "cluster_head.centroids",
+    } <= keys
     loaded, info = AutoModel.from_pretrained(tmp_path, output_loading_info=True)
     assert not any(info[key] for key in ("missing_keys", "unexpected_keys", "mismatched_keys")), info
     assert isinstance(loaded, DECMLMModel) and isinstance(AutoConfig.from_pretrained(tmp_path), DECMLMConfig)

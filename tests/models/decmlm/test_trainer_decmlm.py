@@ -11,8 +11,8 @@ from datasets import Dataset
 from transformers import TrainerCallback
 
 from hf_textcluster import ClusteringTrainingArguments, DECMLMModel, DECMLMTrainer
-from hf_textcluster.training.losses import dec_target_distribution, masked_lm_loss
 from hf_textcluster.models.decmlm.trainer_decmlm import MaskedLMCollator, mask_tokens
+from hf_textcluster.training.losses import dec_target_distribution, masked_lm_loss
 from hf_textcluster.training.runs import train_clusterer
 
 
@@ -23,8 +23,17 @@ def dataset(toy_corpus):
 
 
 def _args(tmp_path, **kwargs):
-    defaults = dict(output_dir=str(tmp_path / "run"), per_device_train_batch_size=16, learning_rate=1e-4,
-                    report_to="none", disable_tqdm=True, use_cpu=True, save_strategy="no", max_steps=3, seed=0)
+    defaults = dict(
+        output_dir=str(tmp_path / "run"),
+        per_device_train_batch_size=16,
+        learning_rate=1e-4,
+        report_to="none",
+        disable_tqdm=True,
+        use_cpu=True,
+        save_strategy="no",
+        max_steps=3,
+        seed=0,
+    )
     defaults.update(kwargs)
     return ClusteringTrainingArguments(**defaults)
 
@@ -38,8 +47,13 @@ def _model(encoder_dir, **kwargs):
 def test_masking_rate_and_never_special_or_padding_tokens(tiny_encoder_dir, toy_corpus):
     model = _model(tiny_encoder_dir)
     tokenizer = model.tokenizer
-    collator = MaskedLMCollator(tokenizer, 32, probability=0.1, vocab_size=model.config.encoder.vocab_size,
-                                generator=torch.Generator().manual_seed(0))
+    collator = MaskedLMCollator(
+        tokenizer,
+        32,
+        probability=0.1,
+        vocab_size=model.config.encoder.vocab_size,
+        generator=torch.Generator().manual_seed(0),
+    )
     rows = [{"text": t, "index": i} for i, t in enumerate(toy_corpus[0] * 10)]
     batch = collator(rows)
     ids, masked, labels = batch["input_ids"], batch["mlm_input_ids"], batch["mlm_labels"]
@@ -64,8 +78,16 @@ def test_mask_tokens_all_mask_and_the_paper_variant():
     ids = torch.arange(10, 30).reshape(2, 10)
     maskable = torch.ones_like(ids, dtype=torch.bool)
     maskable[:, 0] = False
-    masked, labels = mask_tokens(ids, maskable, mask_token_id=4, replacement_ids=torch.arange(5, 50), probability=0.99,
-                                 mask_fraction=1.0, random_fraction=0.0, generator=torch.Generator().manual_seed(0))
+    masked, labels = mask_tokens(
+        ids,
+        maskable,
+        mask_token_id=4,
+        replacement_ids=torch.arange(5, 50),
+        probability=0.99,
+        mask_fraction=1.0,
+        random_fraction=0.0,
+        generator=torch.Generator().manual_seed(0),
+    )
     selected = labels != -100
     assert not selected[:, 0].any() and selected.sum() >= 15
     assert (masked[selected] == 4).all() and torch.equal(masked[~selected], ids[~selected])
@@ -96,8 +118,11 @@ def test_compute_loss_matches_direct_recomputation(tiny_encoder_dir, dataset, tm
     model.eval()  # no dropout, so the direct computation sees the same token states
     loss = trainer.compute_loss(model, batch)
 
-    hidden = model.encoder(input_ids=batch["mlm_input_ids"], attention_mask=batch["attention_mask"],
-                           token_type_ids=batch.get("token_type_ids")).last_hidden_state
+    hidden = model.encoder(
+        input_ids=batch["mlm_input_ids"],
+        attention_mask=batch["attention_mask"],
+        token_type_ids=batch.get("token_type_ids"),
+    ).last_hidden_state
     mask = batch["attention_mask"].unsqueeze(-1).float()
     z = (hidden * mask).sum(1) / mask.sum(1)
     distances = torch.cdist(z, model.cluster_head.centroids).pow(2)
@@ -139,8 +164,14 @@ class _TargetRecorder(TrainerCallback):
 def _train_recording_targets(model, dataset, tmp_path):
     trainer = DECMLMTrainer(
         model=model,
-        args=_args(tmp_path, max_steps=-1, num_train_epochs=2, per_device_train_batch_size=8, learning_rate=1e-3,
-                   head_learning_rate=1e-2),
+        args=_args(
+            tmp_path,
+            max_steps=-1,
+            num_train_epochs=2,
+            per_device_train_batch_size=8,
+            learning_rate=1e-3,
+            head_learning_rate=1e-2,
+        ),
         train_dataset=dataset,
     )
     recorder = _TargetRecorder(model, dataset["text"])
@@ -208,8 +239,9 @@ def test_without_masked_lm_loss_skips_masking_and_the_head(tiny_encoder_dir, dat
     torch.testing.assert_close(model.mlm_head.dense.weight, head_before)
     assert not torch.equal(encoder_before, model.encoder.embeddings.word_embeddings.weight.detach())
     logged = [entry for entry in trainer.state.log_history if "loss" in entry]
-    assert logged and all("loss_mlm" not in e and e["loss"] == pytest.approx(e["loss_cluster_kl"], rel=1e-4)
-                          for e in logged)
+    assert logged and all(
+        "loss_mlm" not in e and e["loss"] == pytest.approx(e["loss_cluster_kl"], rel=1e-4) for e in logged
+    )
 
 
 # ----- optimisation, data, precision ---------------------------------------------------------------------------
@@ -272,8 +304,15 @@ class _Interrupt(TrainerCallback):
 
 def test_interrupted_training_resumes_and_recomputes_the_targets(tiny_encoder_dir, dataset, tmp_path, monkeypatch):
     output_dir = str(tmp_path / "run")
-    overrides = dict(max_steps=4, save_steps=2, per_device_train_batch_size=16, use_cpu=True, disable_tqdm=True,
-                     bf16=False, logging_steps=1)
+    overrides = dict(
+        max_steps=4,
+        save_steps=2,
+        per_device_train_batch_size=16,
+        use_cpu=True,
+        disable_tqdm=True,
+        bf16=False,
+        logging_steps=1,
+    )
     original_init = DECMLMTrainer.__init__
 
     def init_with_interrupt(self, *args, **kwargs):
@@ -282,11 +321,13 @@ def test_interrupted_training_resumes_and_recomputes_the_targets(tiny_encoder_di
 
     monkeypatch.setattr(DECMLMTrainer, "__init__", init_with_interrupt)
     with pytest.raises(KeyboardInterrupt):
-        train_clusterer("decmlm", dataset, output_dir, encoder=str(tiny_encoder_dir), training_overrides=overrides,
-                        evaluate=False)
+        train_clusterer(
+            "decmlm", dataset, output_dir, encoder=str(tiny_encoder_dir), training_overrides=overrides, evaluate=False
+        )
     monkeypatch.setattr(DECMLMTrainer, "__init__", original_init)
-    result = train_clusterer("decmlm", dataset, output_dir, encoder=str(tiny_encoder_dir),
-                             training_overrides=overrides, evaluate=False)
+    result = train_clusterer(
+        "decmlm", dataset, output_dir, encoder=str(tiny_encoder_dir), training_overrides=overrides, evaluate=False
+    )
     assert result.trainer.state.global_step == 4
     assert result.trainer.target_refreshes == 0  # no k-means and no refresh on resume: P comes from the checkpoint
     reloaded = DECMLMModel.from_pretrained(output_dir)
@@ -300,13 +341,37 @@ def test_cli_train_method_decmlm(tiny_encoder_dir, toy_corpus, tmp_path):
     data = tmp_path / "texts.jsonl"
     data.write_text("\n".join(json.dumps({"body": t}) for t in texts))
     out_dir = tmp_path / "model"
-    code = main([
-        "train", "--method", "decmlm", "--input", str(data), "--text-column", "body", "--num-clusters", "3",
-        "--encoder", str(tiny_encoder_dir), "--output-dir", str(out_dir), "--config", "mlm_probability=0.2",
-        "--augmentation", "word_deletion",  # DEC-MLM uses no views: ignored with a warning
-        "--max_steps", "2", "--per_device_train_batch_size", "8", "--bf16", "false", "--save_strategy", "no",
-        "--disable_tqdm", "true",
-    ])
+    code = main(
+        [
+            "train",
+            "--method",
+            "decmlm",
+            "--input",
+            str(data),
+            "--text-column",
+            "body",
+            "--num-clusters",
+            "3",
+            "--encoder",
+            str(tiny_encoder_dir),
+            "--output-dir",
+            str(out_dir),
+            "--config",
+            "mlm_probability=0.2",
+            "--augmentation",
+            "word_deletion",  # DEC-MLM uses no views: ignored with a warning
+            "--max_steps",
+            "2",
+            "--per_device_train_batch_size",
+            "8",
+            "--bf16",
+            "false",
+            "--save_strategy",
+            "no",
+            "--disable_tqdm",
+            "true",
+        ]
+    )
     assert code == 0
     run = json.loads((out_dir / "training_run.json").read_text())
     assert run["method"] == "decmlm" and run["augmentation"] is None

@@ -37,8 +37,14 @@ def test_config_defaults_and_validation():
 
 def test_init_builds_from_config_without_download():
     config = SCCLConfig(
-        encoder={"model_type": "bert", "vocab_size": 50, "hidden_size": 16, "num_hidden_layers": 1,
-                 "num_attention_heads": 2, "intermediate_size": 32},
+        encoder={
+            "model_type": "bert",
+            "vocab_size": 50,
+            "hidden_size": 16,
+            "num_hidden_layers": 1,
+            "num_attention_heads": 2,
+            "intermediate_size": 32,
+        },
         num_clusters=5,
     )
     model = SCCLModel(config)
@@ -108,7 +114,11 @@ def test_pipeline_in_a_fresh_process(fitted_model, toy_corpus, tmp_path):
         "print(json.dumps([r['cluster'] for r in clusterer(texts)]))\n"
     )
     result = subprocess.run(
-        [sys.executable, "-c", script], input=json.dumps(toy_corpus[0][:5]), capture_output=True, text=True,
-        timeout=300, check=True,
+        [sys.executable, "-c", script],
+        input=json.dumps(toy_corpus[0][:5]),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
     )
     assert json.loads(result.stdout.strip().splitlines()[-1]) == expected

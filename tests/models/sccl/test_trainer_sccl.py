@@ -12,8 +12,17 @@ from hf_textcluster.training.losses import dec_kl_loss, dec_target_distribution,
 
 
 def _args(tmp_path, **kwargs):
-    defaults = dict(output_dir=str(tmp_path / "run"), per_device_train_batch_size=16, learning_rate=1e-4,
-                    report_to="none", disable_tqdm=True, use_cpu=True, save_strategy="no", max_steps=3, seed=0)
+    defaults = dict(
+        output_dir=str(tmp_path / "run"),
+        per_device_train_batch_size=16,
+        learning_rate=1e-4,
+        report_to="none",
+        disable_tqdm=True,
+        use_cpu=True,
+        save_strategy="no",
+        max_steps=3,
+        seed=0,
+    )
     defaults.update(kwargs)
     return ClusteringTrainingArguments(**defaults)
 
@@ -32,7 +41,9 @@ def test_compute_loss_is_eq7(tiny_encoder_dir, views_dataset, tmp_path):
     loss = trainer.compute_loss(model, batch)
 
     def embed(prefix):
-        return model.encode(batch[f"{prefix}input_ids"], batch[f"{prefix}attention_mask"], batch.get(f"{prefix}token_type_ids"))
+        return model.encode(
+            batch[f"{prefix}input_ids"], batch[f"{prefix}attention_mask"], batch.get(f"{prefix}token_type_ids")
+        )
 
     z1, z2 = model.contrast_head(embed("aug1_")), model.contrast_head(embed("aug2_"))
     q = model.cluster_head(embed(""))
