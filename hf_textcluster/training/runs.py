@@ -370,7 +370,15 @@ def _resolve_augmentation(spec, plan: dict, dataset, augmentation: str | None) -
     if augmentation == "recipe":
         augmentation = plan.get("augmentation") if uses_views else None
         if isinstance(dataset, datasets.Dataset) and augmentation in AUGMENTATION_FAMILIES:
-            augmentation = "virtual" if not {"text_aug1", "text_aug2"} <= set(dataset.column_names) else None
+            if {"text_aug1", "text_aug2"} <= set(dataset.column_names):
+                return None  # the views given with the data
+            # one line, so a user knows what their texts train on and how to get text views instead
+            logger.warning(
+                f"The recipe's {augmentation} views exist only for the benchmark corpora: {spec.display_name} trains "
+                "on dropout-only views of these texts ('virtual': both views are the text itself). For text views "
+                "pass --augmentation word_deletion (augmentation='word_deletion'; or word_swap, wordnet, contextual)."
+            )
+            augmentation = "virtual"
     return augmentation
 
 
