@@ -28,20 +28,20 @@ from .models import METHODS, ClusteringMethod, get_method
 _LAZY = {
     "DEFAULT_ENCODER": ".encoders",
     "resolve_encoder": ".encoders",
-    "adjusted_rand_index": ".training.metrics",
-    "cluster_accuracy": ".training.metrics",
-    "clustering_scores": ".training.metrics",
-    "compute_metrics": ".training.metrics",
-    "load_clustering_metric": ".training.metrics",
-    "normalized_mutual_info": ".training.metrics",
-    "purity": ".training.metrics",
-    "train_clusterer": ".training.runs",
+    "adjusted_rand_index": ".evaluation.metrics",
+    "cluster_accuracy": ".evaluation.metrics",
+    "clustering_scores": ".evaluation.metrics",
+    "compute_metrics": ".evaluation.metrics",
+    "load_clustering_metric": ".evaluation.metrics",
+    "normalized_mutual_info": ".evaluation.metrics",
+    "purity": ".evaluation.metrics",
+    "train_clusterer": ".runs.train",
     "ClusteringTrainer": ".training.trainer",
     "ClusteringTrainingArguments": ".training.trainer",
     "evaluate_clusterer": ".training.trainer",
-    "refine_partition": ".training.refinement",
-    "serve_partition": ".training.serving",
-    "ServingChoice": ".training.serving",
+    "refine_partition": ".choosing.refinement",
+    "serve_partition": ".choosing.serving",
+    "ServingChoice": ".choosing.serving",
     "cluster_report": ".apps.report",
 }
 # Each method's classes, by the names its registry entry gives them.
@@ -65,13 +65,10 @@ _METHOD_CLASSES = {
 
 if TYPE_CHECKING:
     from .apps.report import cluster_report
+    from .choosing.refinement import refine_partition
+    from .choosing.serving import ServingChoice, serve_partition
     from .encoders import DEFAULT_ENCODER, resolve_encoder
-    from .models.aecl import AECLConfig, AECLModel, AECLTrainer
-    from .models.clusterbert import ClusterBERTConfig, ClusterBERTModel, ClusterBERTTrainer
-    from .models.deccrl import DECCRLConfig, DECCRLModel, DECCRLTrainer
-    from .models.decmlm import DECMLMConfig, DECMLMModel, DECMLMTrainer
-    from .models.sccl import SCCLConfig, SCCLModel, SCCLTrainer
-    from .training.metrics import (
+    from .evaluation.metrics import (
         adjusted_rand_index,
         cluster_accuracy,
         clustering_scores,
@@ -80,9 +77,12 @@ if TYPE_CHECKING:
         normalized_mutual_info,
         purity,
     )
-    from .training.refinement import refine_partition
-    from .training.runs import train_clusterer
-    from .training.serving import ServingChoice, serve_partition
+    from .models.aecl import AECLConfig, AECLModel, AECLTrainer
+    from .models.clusterbert import ClusterBERTConfig, ClusterBERTModel, ClusterBERTTrainer
+    from .models.deccrl import DECCRLConfig, DECCRLModel, DECCRLTrainer
+    from .models.decmlm import DECMLMConfig, DECMLMModel, DECMLMTrainer
+    from .models.sccl import SCCLConfig, SCCLModel, SCCLTrainer
+    from .runs.train import train_clusterer
     from .training.trainer import ClusteringTrainer, ClusteringTrainingArguments, evaluate_clusterer
 
 

@@ -31,7 +31,7 @@ from typing import Any
 
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..representation import label_clusters as name_clusters
-from ..training.runs import TRAINING_RUN_FILE, find_training_texts, load_clusterer, read_training_run
+from ..runs.train import TRAINING_RUN_FILE, find_training_texts, load_clusterer, read_training_run
 from .model_card import encoder_hub_id, generate_model_card, sample_texts
 from .remote_code import add_remote_code
 
