@@ -72,7 +72,7 @@ def test_recipe_views_on_own_texts_become_dropout_only_with_one_line():
 
     from hf_textcluster.data import load_texts
     from hf_textcluster.models import get_method
-    from hf_textcluster.training import runs
+    from hf_textcluster.runs import train as runs
 
     with CaptureLogger(runs.logger) as captured:
         chosen = runs._resolve_augmentation(

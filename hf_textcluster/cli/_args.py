@@ -6,8 +6,8 @@ import argparse
 import os
 import sys
 
+from ..choosing.auto_k import CRITERIA, DEFAULT_CRITERION, ClusterCountRequest
 from ..modeling.modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
-from ..training.auto_k import CRITERIA, DEFAULT_CRITERION, ClusterCountRequest
 
 
 class HelpFormatter(argparse.HelpFormatter):

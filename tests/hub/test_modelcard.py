@@ -23,7 +23,7 @@ from hf_textcluster.hub.model_card import (
 from hf_textcluster.hub.remote_code import auto_map, remote_code_files
 from hf_textcluster.models import METHODS
 from hf_textcluster.representation import cluster_keywords, keyword_labels, label_clusters
-from hf_textcluster.training.runs import read_training_run
+from hf_textcluster.runs.train import read_training_run
 
 
 def front_matter(card: str) -> dict:
@@ -271,7 +271,7 @@ def test_training_data_line_names_the_corpus_sample_the_file_or_the_dataset():
 
 def test_views_made_by_an_augmenter_are_recorded_by_name(tiny_encoder_dir, toy_corpus, tmp_path):
     from hf_textcluster.data import add_augmented_views, load_texts, views_augmentation
-    from hf_textcluster.training.runs import train_clusterer
+    from hf_textcluster.runs.train import train_clusterer
 
     texts, labels = toy_corpus
     train = add_augmented_views(load_texts(texts, labels), "word_deletion")
@@ -294,7 +294,7 @@ def test_views_made_by_an_augmenter_are_recorded_by_name(tiny_encoder_dir, toy_c
 def test_card_input_computes_keywords_and_recorded_metrics_are_shown(trained_run, toy_corpus, tmp_path, capsys):
     import shutil
 
-    from hf_textcluster.training.runs import record_metrics
+    from hf_textcluster.runs.train import record_metrics
 
     run_dir = tmp_path / "run"
     shutil.copytree(trained_run, run_dir)
