@@ -8,7 +8,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from ..training.trainer import ClusteringTrainingArguments
+from ..modeling.modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
+from ..training.trainer import GPU_ENCODE_BATCH_SIZE, ClusteringTrainingArguments
 
 # In `train --help` order; the recipe sets the schedule, so those defaults are the recipe's.
 LISTED = (
@@ -26,6 +27,11 @@ LISTED = (
 )
 FROM_RECIPE = {"max_steps", "num_train_epochs", "per_device_train_batch_size", "learning_rate", "head_learning_rate"}
 PREFIX = "trainer__"
+# Defaults the Trainer chooses at run time (None in the dataclass).
+DOC_DEFAULTS = {
+    "bf16": "auto: the hardware's native precision",
+    "encode_batch_size": f"{DEFAULT_ENCODE_BATCH_SIZE} on a CPU, {GPU_ENCODE_BATCH_SIZE} on a GPU",
+}
 # Where the field's own help does not fit a command line that starts from a recipe.
 HELP = {
     "head_learning_rate": "Learning rate of the heads and centroids (default: the recipe's; without one, 100 x "
@@ -64,12 +70,19 @@ def add_trainer_flags(parser: argparse.ArgumentParser) -> None:
         extra = (
             {"nargs": "?", "const": "True", "metavar": "True|False"} if name == "bf16" else {"metavar": name.upper()}
         )
-        group.add_argument(
+        action = group.add_argument(
             f"--{name.replace('_', '-')}",
             dest=PREFIX + name,
-            default=argparse.SUPPRESS,
+            default=argparse.SUPPRESS,  # not given: the recipe's or the Trainer's own value
             help=_help(fields[name]),
             **extra,
+        )
+        # the default the reference page shows (docs/cli.md)
+        default = fields[name].default
+        action.doc_default = (
+            "the recipe's"
+            if name in FROM_RECIPE
+            else DOC_DEFAULTS.get(name, "–" if default is None else f"`{default}`")
         )
 
 
