@@ -131,7 +131,7 @@ def training_command(run: Mapping[str, Any] | None, num_clusters: int, output_di
     for key, value in (run.get("config_overrides") or {}).items():
         parts.append(f"--config {key}={json.dumps(value) if not isinstance(value, str) else value}")
     for key, value in (run.get("training_overrides") or {}).items():
-        parts.append(f"--{key} {_fmt(value)}")
+        parts.append(f"--{key.replace('_', '-')} {_fmt(value)}")  # the CLI spells every option with dashes
     return " \\\n    ".join(parts)
 
 
