@@ -321,7 +321,7 @@ def test_cluster_count_request_is_parsed_and_checked_once():
 
 def test_baselines_take_a_cluster_count_request(tiny_encoder_dir, toy_corpus):
     from hf_textcluster.choosing.auto_k import ClusterCountRequest
-    from hf_textcluster.evaluation.baselines import make_baseline
+    from hf_textcluster.runs.baselines import make_baseline
 
     texts, _ = toy_corpus
     with pytest.raises(ValueError, match="works with embeddings-kmeans, not tfidf-kmeans"):

@@ -153,7 +153,7 @@ class ClusterCountRequest:
     """How many clusters a run asks for: a fixed K, K from the labels, or ``"auto"`` (chosen without labels).
 
     Built once at the public edge (:meth:`parse`; the CLI, :func:`~hf_textcluster.runs.train.train_clusterer` and
-    :class:`~hf_textcluster.evaluation.baselines.EmbeddingKMeans` all go through it); what it holds is already checked
+    :class:`~hf_textcluster.runs.baselines.EmbeddingKMeans` all go through it); what it holds is already checked
     for everything that needs no data, and :meth:`check` adds what the texts decide.
 
     Attributes:

@@ -34,8 +34,8 @@ def run(args, store: dict, run_id: str) -> None:
 
     from hf_textcluster.choosing.auto_k import CRITERIA, compare_criteria
     from hf_textcluster.data import load_benchmark
-    from hf_textcluster.evaluation.baselines import EmbeddingKMeans
     from hf_textcluster.evaluation.metrics import clustering_scores
+    from hf_textcluster.runs.baselines import EmbeddingKMeans
 
     wanted = list(CRITERIA) + ["bertopic"] if args.k_criteria == ["all"] else args.k_criteria
     unknown = sorted(set(wanted) - set(CRITERIA) - {"bertopic"})
