@@ -69,7 +69,7 @@ def run(args, store: dict, run_id: str) -> None:
                 "true_k_acc": truth["acc"],
                 "true_k_nmi": truth["nmi"],
             }
-            results = compare_criteria(embeddings, methods=criteria, random_state=seed) if criteria else {}
+            results = compare_criteria(embeddings, criteria=criteria, random_state=seed) if criteria else {}
             for criterion, result in results.items():
                 found = kmeans_scores(result.num_clusters)
                 put_row(
