@@ -42,7 +42,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "chosen from the embeddings, without the labels.",
     )
     add_k_selection_args(evaluate)
-    evaluate.add_argument("--seed", type=int, default=0)
+    evaluate.add_argument("--seed", type=int, default=0, help="Seed of k-means (and of the K search).")
     add_data_args(evaluate)
     evaluate.set_defaults(func=run)
     return evaluate
