@@ -87,8 +87,8 @@ def own_run(tiny_encoder_dir, labelled_csv, tmp_path_factory):
     "suffix,method", [(".csv", "tfidf-kmeans"), (".jsonl", "bow-kmeans"), (".parquet", "tfidf-kmeans")]
 )
 def test_evaluate_a_baseline_on_your_own_labelled_file(suffix, method, toy_corpus, tmp_path, capsys):
-    from hf_textcluster.evaluation.baselines import make_baseline
     from hf_textcluster.evaluation.metrics import clustering_scores
+    from hf_textcluster.runs.baselines import make_baseline
 
     texts, labels = toy_corpus
     data = write_labelled(tmp_path / f"tickets{suffix}", texts, labels)

@@ -7,9 +7,9 @@ import time
 
 from ..choosing.auto_k import ClusterCountRequest
 from ..data import load_benchmark, load_text_file
-from ..evaluation.baselines import BASELINES, make_baseline
 from ..evaluation.metrics import clustering_scores
 from ..modeling.validation import check_local_path
+from ..runs.baselines import BASELINES, make_baseline
 from ..runs.train import load_clusterer
 from ..training.trainer import evaluate_clusterer
 from ._args import (
