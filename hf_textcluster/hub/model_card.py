@@ -169,8 +169,8 @@ def training_data_line(run: Mapping[str, Any], dataset_name: str | None) -> str:
     source = run_input_file(run)
     if corpus in CORPORA:
         whole = run.get("dataset") and not run.get("num_test_texts")
-        line = f"{'the' if whole else ''} {count} of the `{corpus}` benchmark corpus ({CORPORA[corpus].description})"
-        line = line.strip()
+        description = CORPORA[corpus].description.rstrip(".")
+        line = f"{'the ' if whole else ''}{count} of the `{corpus}` benchmark corpus ({description})"
     elif dataset_name:
         line = f"{count} of `{dataset_name}`"
     elif source:

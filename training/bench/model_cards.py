@@ -60,7 +60,7 @@ def _strongest_baselines(rows: list[dict]) -> dict[str, tuple[float, str]]:
 
 
 def _recipe_steps(method: str, dataset: str) -> int | None:
-    from hf_textcluster.training.recipes import load_recipe
+    from hf_textcluster.runs.recipes import load_recipe
 
     return load_recipe(method, RECIPE, dataset)["training"].get("max_steps")
 
@@ -112,7 +112,7 @@ def _unbuilt_model(row: dict):
     from hf_textcluster.data import CORPORA
     from hf_textcluster.encoders import resolve_encoder
     from hf_textcluster.models import METHODS
-    from hf_textcluster.training.recipes import load_recipe
+    from hf_textcluster.runs.recipes import load_recipe
     from hf_textcluster.training.trainer import ClusteringTrainingArguments
 
     spec = METHODS[row["method"]]
@@ -192,7 +192,7 @@ def provenance_section(entry: dict, repo_id: str) -> str:
             "This card was generated from the project's benchmark store (`python -m training.bench model-cards`), not "
             "from weights on the Hub: the weights are what the training command under *Training* produces "
             f"(`--output-dir runs/{name}`), and this repository holds them only once they are pushed "
-            f"(`hf-textcluster push --model runs/{name} --repo-id {repo_id}`).",
+            f"(`hf-textcluster push runs/{name} {repo_id}`).",
             "",
             f"The scores under *Results* come from the benchmark run {described(run)}, which trained the same recipe "
             f"and seed (in {row['train_seconds']:.0f} s){scored_by}: the partition `train` serves, "
