@@ -155,7 +155,7 @@ def test_training_command_for_user_texts():
         12,
     )
     assert "--input <your texts file>" in command and "--num-clusters 12" in command
-    assert "--config eta=5" in command and "--max_steps 10" in command and "--seed 1" in command
+    assert "--config eta=5" in command and "--max-steps 10" in command and "--seed 1" in command
     assert "not recorded" in training_command(None, 3)
 
 
