@@ -415,7 +415,7 @@ class ClusterHealthCallback(TrainerCallback):
                 f"head uses {int(entry['clusters_used'])} of {k} clusters, size entropy {entry['size_entropy']:.2f} (k-means "
                 f"start {start['size_entropy']:.2f}), agreement with the initial k-means NMI {entry['agreement']:.2f}. "
                 "The trained head may end below plain k-means: compare it with k-means on the trained embeddings, and "
-                "consider fewer steps, a lower head learning rate or --early_stopping_tol."
+                "consider fewer steps, a lower head learning rate or --early-stopping-tol."
             )
         tol = getattr(args, "early_stopping_tol", None)
         if tol is not None and entry.get("changed", 1.0) < tol:
@@ -947,7 +947,7 @@ class ClusteringTrainer(Trainer):
             raise ValueError(
                 f"`train_dataset` has {len(dataset)} rows but `per_device_train_batch_size` is {batch} with "
                 f"`dataloader_drop_last=True`: not one full batch, so nothing would be trained. Lower the batch size "
-                f"(e.g. --per_device_train_batch_size {max(2, len(dataset) // 2)}) or pass --dataloader_drop_last false."
+                f"(e.g. --per-device-train-batch-size {max(2, len(dataset) // 2)}) or pass --dataloader-drop-last false."
             )
 
     def train(self, resume_from_checkpoint: str | bool | None = None, **kwargs):
