@@ -12,6 +12,11 @@ from transformers import AutoConfig, PreTrainedConfig
 from transformers.configuration_utils import SubConfigSpec
 
 POOLING_MODES = ("mean", "cls")
+# Bounds on the sizes a config.json can set, checked before anything is built from it: a config is data from anyone
+# (a repository on the Hub), and `"num_clusters": 1000000000` alone would otherwise build a billion cluster names.
+# Far above any clustering of texts; the weights' shapes then pin every size exactly (see from_pretrained).
+MAX_NUM_CLUSTERS = 100_000
+MAX_SIZE = 2**24
 
 
 class TextClusteringConfig(PreTrainedConfig):
@@ -50,6 +55,22 @@ class TextClusteringConfig(PreTrainedConfig):
     refined_head_dim: int = 0
 
     def __post_init__(self, **kwargs):
+        # before transformers' own __post_init__, which builds `num_labels` names (of the encoder's config too)
+        check_size("num_clusters", self.num_clusters, minimum=2, maximum=MAX_NUM_CLUSTERS)
+        check_size("num_labels", kwargs.get("num_labels"), minimum=0, maximum=MAX_NUM_CLUSTERS, allow_none=True)
+        if self.encoder is not None and not isinstance(self.encoder, (dict, PreTrainedConfig)):
+            raise ValueError(f"`encoder` must be an encoder's config (a dict), got {type(self.encoder).__name__}.")
+        if isinstance(self.encoder, dict):
+            check_size(
+                "encoder.num_labels",
+                self.encoder.get("num_labels"),
+                minimum=0,
+                maximum=MAX_NUM_CLUSTERS,
+                allow_none=True,
+            )
+            for key, value in self.encoder.items():
+                if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SIZE:
+                    raise ValueError(f"`encoder.{key}` is {value}, beyond any encoder (at most {MAX_SIZE}).")
         super().__post_init__(**kwargs)
         if type(self).__module__.startswith("hf_textcluster."):
             # A pushed repository's remote-code entries (see hf_textcluster.hub.push) are for users without this package;
@@ -57,26 +78,11 @@ class TextClusteringConfig(PreTrainedConfig):
             # asked). The same class loaded as remote code keeps them.
             for key in ("auto_map", "custom_pipelines"):
                 self.__dict__.pop(key, None)
-        if isinstance(self.num_clusters, bool) or not isinstance(self.num_clusters, int) or self.num_clusters < 2:
-            raise ValueError(f"`num_clusters` must be an integer >= 2, got {self.num_clusters!r}.")
         if self.pooling not in POOLING_MODES:
             raise ValueError(f"`pooling` must be one of {POOLING_MODES}, got {self.pooling!r}.")
-        if not isinstance(self.max_length, int) or self.max_length < 1:
-            raise ValueError(f"`max_length` must be a positive integer, got {self.max_length!r}.")
-        if (
-            isinstance(self.num_calibration_texts, bool)
-            or not isinstance(self.num_calibration_texts, int)
-            or self.num_calibration_texts < 0
-        ):
-            raise ValueError(
-                f"`num_calibration_texts` must be a whole number >= 0, got {self.num_calibration_texts!r}."
-            )
-        if (
-            isinstance(self.refined_head_dim, bool)
-            or not isinstance(self.refined_head_dim, int)
-            or self.refined_head_dim < 0
-        ):
-            raise ValueError(f"`refined_head_dim` must be a whole number >= 0, got {self.refined_head_dim!r}.")
+        check_size("max_length", self.max_length, minimum=1, maximum=MAX_SIZE)
+        check_size("num_calibration_texts", self.num_calibration_texts, minimum=0, maximum=2**62)
+        check_size("refined_head_dim", self.refined_head_dim, minimum=0, maximum=MAX_SIZE)
         encoder = self.encoder.to_dict() if hasattr(self.encoder, "to_dict") else (self.encoder or {})
         positions = encoder.get("max_position_embeddings")
         if isinstance(positions, int) and self.max_length > positions:
@@ -93,16 +99,23 @@ class TextClusteringConfig(PreTrainedConfig):
             self.id2label = {i: f"cluster_{i}" for i in range(self.num_clusters)}
             self.label2id = {name: i for i, name in self.id2label.items()}
 
+    @classmethod
+    def from_dict(cls, config_dict, **kwargs):
+        """transformers' ``from_dict`` (what loading a config.json runs), whose field-type errors (a string where an
+        encoder's number belongs) span several lines: one line each here, as every other config error."""
+        try:
+            return super().from_dict(config_dict, **kwargs)
+        except Exception as err:  # huggingface_hub's StrictDataclassError is no ValueError: named by its class
+            strict = type(err).__name__.startswith("StrictDataclass")
+            if not strict and (not isinstance(err, (ValueError, TypeError)) or "\n" not in str(err).strip()):
+                raise
+            raise ValueError(f"The config is not valid: {' '.join(str(err).split())}") from None
+
     # ----- validation helpers for the methods' __post_init__ --------------------------------------------------------
-    def check_positive_integers(self, *names: str, allow_none: bool = False) -> None:
+    def check_positive_integers(self, *names: str, allow_none: bool = False, maximum: int = MAX_SIZE) -> None:
+        """Each of ``names`` is an integer from 1 to ``maximum`` (or None, with ``allow_none``)."""
         for name in names:
-            value = getattr(self, name)
-            if value is None and allow_none:
-                continue
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(
-                    f"`{name}` must be a positive integer{' or None' if allow_none else ''}, got {value!r}."
-                )
+            check_size(name, getattr(self, name), minimum=1, maximum=maximum, allow_none=allow_none)
 
     def check_numbers(self, *names: str, minimum: float | None = None, strict: bool = False) -> None:
         """Each of ``names`` is a number (not a bool), ``> minimum`` (``strict``) or ``>= minimum``."""
@@ -122,3 +135,19 @@ class TextClusteringConfig(PreTrainedConfig):
         """What a method's model card says that depends on this config beyond its raw hyper-parameters: the values
         of its template's ``$fields``, and lines for the card's Limitations section. Methods override it."""
         return {}, []
+
+
+def check_size(name: str, value: object, *, minimum: int, maximum: int, allow_none: bool = False) -> None:
+    """A size read from a config: an integer (not a bool, not a string) from ``minimum`` to ``maximum``; otherwise one
+    ValueError naming the field.
+
+    Example:
+        >>> check_size("num_clusters", 20, minimum=2, maximum=MAX_NUM_CLUSTERS)
+    """
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+        kind = "a whole number" if minimum == 0 else "an integer"
+        raise ValueError(
+            f"`{name}` must be {kind} from {minimum} to {maximum}{' or None' if allow_none else ''}, got {value!r}."
+        )
