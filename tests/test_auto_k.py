@@ -1,4 +1,4 @@
-"""num_clusters="auto": the criteria of hf_textcluster.training.auto_k on synthetic data, their errors, and the wiring
+"""num_clusters="auto": the criteria of hf_textcluster.choosing.auto_k on synthetic data, their errors, and the wiring
 (train_clusterer, EmbeddingKMeans, the CLI)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_blobs
 
-from hf_textcluster.training.auto_k import (
+from hf_textcluster.choosing.auto_k import (
     CRITERIA,
     DEFAULT_CRITERION,
     candidate_ks,
@@ -109,7 +109,7 @@ def test_bad_embeddings():
 def test_train_clusterer_chooses_and_records_k(tiny_encoder_dir, toy_corpus, tmp_path, monkeypatch):
     from hf_textcluster.data import load_texts
     from hf_textcluster.modeling.modeling_utils import TextClusteringPreTrainedModel
-    from hf_textcluster.training.runs import train_clusterer
+    from hf_textcluster.runs.train import train_clusterer
 
     texts, labels = toy_corpus
     calls = []
@@ -152,7 +152,7 @@ def test_train_clusterer_chooses_and_records_k(tiny_encoder_dir, toy_corpus, tmp
 def test_a_resumed_auto_run_keeps_its_k(tiny_encoder_dir, toy_corpus, tmp_path, monkeypatch):
     from hf_textcluster.data import load_texts
     from hf_textcluster.modeling.modeling_utils import TextClusteringPreTrainedModel
-    from hf_textcluster.training.runs import train_clusterer
+    from hf_textcluster.runs.train import train_clusterer
 
     texts, labels = toy_corpus
     out = tmp_path / "resumed"
@@ -186,7 +186,7 @@ def test_a_resumed_auto_run_keeps_its_k(tiny_encoder_dir, toy_corpus, tmp_path, 
 
 
 def test_train_clusterer_rejects_a_bad_k_request(tmp_path):
-    from hf_textcluster.training.runs import train_clusterer
+    from hf_textcluster.runs.train import train_clusterer
 
     with pytest.raises(ValueError, match="'auto'"):
         train_clusterer("sccl", "tweet", str(tmp_path), num_clusters="many")
@@ -293,7 +293,7 @@ def test_cli_evaluate_embeddings_kmeans_auto_prints_k(tiny_encoder_dir, toy_corp
 
 
 def test_cluster_count_request_is_parsed_and_checked_once():
-    from hf_textcluster.training.auto_k import ClusterCountRequest
+    from hf_textcluster.choosing.auto_k import ClusterCountRequest
 
     request = ClusterCountRequest.parse("AUTO", k_range=(None, 40), k_criterion="silhouette")
     assert request.is_auto and request.k_range == (2, 40) and request.criterion == "silhouette"
@@ -320,8 +320,8 @@ def test_cluster_count_request_is_parsed_and_checked_once():
 
 
 def test_baselines_take_a_cluster_count_request(tiny_encoder_dir, toy_corpus):
-    from hf_textcluster.training.auto_k import ClusterCountRequest
-    from hf_textcluster.training.baselines import make_baseline
+    from hf_textcluster.choosing.auto_k import ClusterCountRequest
+    from hf_textcluster.evaluation.baselines import make_baseline
 
     texts, _ = toy_corpus
     with pytest.raises(ValueError, match="works with embeddings-kmeans, not tfidf-kmeans"):

@@ -54,8 +54,8 @@ def main(argv: list[str] | None = None) -> int:
 
     torch.set_num_threads(args.threads)
     from hf_textcluster.data import load_text_file
-    from hf_textcluster.training.metrics import best_cluster_to_class_mapping
-    from hf_textcluster.training.runs import load_clusterer
+    from hf_textcluster.evaluation.metrics import best_cluster_to_class_mapping
+    from hf_textcluster.runs.train import load_clusterer
 
     start = time.perf_counter()
     dataset = load_text_file(args.data, label_column="label")

@@ -6,9 +6,9 @@ Three stages, each cached so a rerun only does what is missing:
    ``<cache>/<corpus>.npy`` + ``<corpus>_labels.npy``;
 2. per corpus and seed, with the true K: k-means (n_init 1 / 10 / 50), UMAP (5-d, cosine) -> k-means, k-means
    started from the UMAP partition, and both k-means and UMAP k-means refined by
-   :func:`hf_textcluster.training.refinement.refine_partition`; ACC / NMI, inertia and timings go to
+   :func:`hf_textcluster.choosing.refinement.refine_partition`; ACC / NMI, inertia and timings go to
    ``<out>/results.jsonl``, the partitions and the UMAP to ``<out>/<corpus>_s<seed>.npz``;
-3. every criterion of :mod:`hf_textcluster.training.selection` picks among the six candidates; how often it picks
+3. every criterion of :mod:`hf_textcluster.choosing.selection` picks among the six candidates; how often it picks
    the best-by-ACC one and its mean ACC loss are printed.
 
 Labels only score; they never enter clustering, refinement or selection.
@@ -67,8 +67,8 @@ def bench(cache: Path, out: Path, corpora: list[str], seeds: list[int]) -> None:
     from sklearn.cluster import KMeans
     from sklearn.metrics import normalized_mutual_info_score
 
-    from hf_textcluster.training.metrics import cluster_accuracy
-    from hf_textcluster.training.refinement import l2_normalize, refine_partition
+    from hf_textcluster.choosing.refinement import l2_normalize, refine_partition
+    from hf_textcluster.evaluation.metrics import cluster_accuracy
 
     done = set()
     if (out / "results.jsonl").exists():
@@ -138,8 +138,8 @@ def bench(cache: Path, out: Path, corpora: list[str], seeds: list[int]) -> None:
 
 
 def select(cache: Path, out: Path) -> None:
-    from hf_textcluster.training.metrics import cluster_accuracy
-    from hf_textcluster.training.selection import CRITERIA, score_partitions
+    from hf_textcluster.choosing.selection import CRITERIA, score_partitions
+    from hf_textcluster.evaluation.metrics import cluster_accuracy
 
     rows = [json.loads(line) for line in open(out / "results.jsonl")]
     summary = {c: {"hits": 0, "loss": [], "secs": 0.0} for c in CRITERIA}

@@ -11,8 +11,8 @@ from collections import Counter
 import numpy as np
 
 from ..data import AUGMENTATION_FAMILIES, load_benchmark
+from ..evaluation.metrics import clustering_scores
 from ..models import get_method
-from ..training.metrics import clustering_scores
 from .report import cluster_summaries, model_outputs, render_report
 
 DEMO_DATASET = "stackoverflow"
@@ -41,8 +41,8 @@ def run_demo(
 ) -> int:
     from sklearn.cluster import KMeans
 
-    from ..training.recipes import load_recipe
-    from ..training.runs import train_clusterer
+    from ..runs.recipes import load_recipe
+    from ..runs.train import train_clusterer
 
     total_start = time.perf_counter()
     spec = get_method(method)

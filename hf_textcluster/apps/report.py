@@ -246,7 +246,7 @@ def _confusion(go, labels, clusters, label_names, cluster_names):
     """(figure, scores line): classes x clusters counts, clusters reordered so the Hungarian match is the diagonal."""
     from scipy.optimize import linear_sum_assignment
 
-    from ..training.metrics import clustering_scores
+    from ..evaluation.metrics import clustering_scores
 
     classes, y = np.unique(labels, return_inverse=True)
     used, c = np.unique(clusters, return_inverse=True)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 
+from ..choosing.auto_k import CRITERIA, DEFAULT_CRITERION, ClusterCountRequest
 from ..modeling.modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
-from ..training.auto_k import CRITERIA, DEFAULT_CRITERION, ClusterCountRequest
 
 
 def add_data_args(parser: argparse.ArgumentParser) -> None:

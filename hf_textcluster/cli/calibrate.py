@@ -9,7 +9,7 @@ import time
 
 from ..data import load_text_file
 from ..modeling.validation import check_local_path, check_may_replace_model
-from ..training.runs import load_clusterer
+from ..runs.train import load_clusterer
 from ._args import add_model_input_args, positive_int
 
 

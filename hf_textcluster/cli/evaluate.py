@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import time
 
+from ..choosing.auto_k import ClusterCountRequest
 from ..data import load_benchmark, load_text_file
+from ..evaluation.baselines import BASELINES, make_baseline
+from ..evaluation.metrics import clustering_scores
 from ..modeling.validation import check_local_path
-from ..training.auto_k import ClusterCountRequest
-from ..training.baselines import BASELINES, make_baseline
-from ..training.metrics import clustering_scores
-from ..training.runs import load_clusterer
+from ..runs.train import load_clusterer
 from ..training.trainer import evaluate_clusterer
 from ._args import (
     add_data_args,

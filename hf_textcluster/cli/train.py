@@ -10,7 +10,7 @@ from transformers import HfArgumentParser
 
 from ..data import load_text_file
 from ..models import METHODS, get_method
-from ..training.runs import AUGMENTATIONS, train_clusterer
+from ..runs.train import AUGMENTATIONS, train_clusterer
 from ..training.trainer import ClusteringTrainingArguments
 from ._args import (
     add_data_args,

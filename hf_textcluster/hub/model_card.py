@@ -6,7 +6,7 @@ its training run (``training_run.json``), the measured ACC/NMI and the top keywo
 >>> write_model_card("runs/sccl-so")                 # README.md beside the weights, without pushing
 
 Cluster keywords and names come from :mod:`hf_textcluster.representation`; the run record and the trained model are
-read by :mod:`hf_textcluster.training.runs`.
+read by :mod:`hf_textcluster.runs.train`.
 """
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ from ..encoders import _PIP_SHIPPED_ENCODERS, shipped_encoder_id
 from ..markup import escape_markdown, markdown_code, one_line
 from ..models import METHODS
 from ..representation import LearnedTopicsRepresentation, cluster_keywords
-from ..training.recipes import load_recipe
-from ..training.runs import find_training_texts, load_clusterer, read_training_run, run_input_file
+from ..runs.recipes import load_recipe
+from ..runs.train import find_training_texts, load_clusterer, read_training_run, run_input_file
 from .remote_code import model_file
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"

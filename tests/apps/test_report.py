@@ -88,7 +88,7 @@ def test_report_is_one_offline_file_with_map_clusters_outliers_and_confusion(mod
     assert "100 of 120 texts, PCA projection" in page
     assert "Confidence: calibrated" in page and "<h2>Outliers</h2>" in page
     assert "Against the known labels" in page and "ACC " in page and '"sql"' in page  # class names on the heatmap
-    from hf_textcluster.training.metrics import cluster_accuracy
+    from hf_textcluster.evaluation.metrics import cluster_accuracy
 
     assert f"ACC {100 * cluster_accuracy(labels, clusters):.1f}" in page
 

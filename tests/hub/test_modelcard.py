@@ -23,7 +23,7 @@ from hf_textcluster.hub.model_card import (
 from hf_textcluster.hub.remote_code import auto_map, remote_code_files
 from hf_textcluster.models import METHODS
 from hf_textcluster.representation import cluster_keywords, keyword_labels, label_clusters
-from hf_textcluster.training.runs import read_training_run
+from hf_textcluster.runs.train import read_training_run
 
 
 def front_matter(card: str) -> dict:

@@ -31,9 +31,9 @@ from ..data import (
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.validation import check_may_replace_model, check_num_clusters
 from ..models import get_method
-from .auto_k import ClusterCountRequest
+from ..choosing.auto_k import ClusterCountRequest
 from .recipes import load_recipe
-from .trainer import ClusteringTrainingArguments, last_complete_checkpoint
+from ..training.trainer import ClusteringTrainingArguments, last_complete_checkpoint
 
 logger = logging.get_logger(__name__)
 
@@ -229,13 +229,13 @@ def train_clusterer(
         augmentation: ``"recipe"`` (the recipe's precomputed views for a benchmark), an augmenter name, or ``None``.
         num_clusters: K; defaults to the number of classes of a labelled dataset. ``"auto"`` chooses K from the
             training texts' embeddings (one encoding pass, reused for the k-means initialisation) with
-            :func:`~hf_textcluster.training.auto_k.estimate_num_clusters`; a resumed run keeps the K it chose. A
-            :class:`~hf_textcluster.training.auto_k.ClusterCountRequest` holds the whole request (then no
+            :func:`~hf_textcluster.choosing.auto_k.estimate_num_clusters`; a resumed run keeps the K it chose. A
+            :class:`~hf_textcluster.choosing.auto_k.ClusterCountRequest` holds the whole request (then no
             ``k_range`` / ``k_criterion``).
         k_range: with ``"auto"``, ``(k_min, k_max)`` bounds the search (either may be None: 2, and
             min(200, 3 sqrt(N))).
         k_criterion: with ``"auto"``, the criterion (default
-            :data:`~hf_textcluster.training.auto_k.DEFAULT_CRITERION`).
+            :data:`~hf_textcluster.choosing.auto_k.DEFAULT_CRITERION`).
         data_dir: the folder of the benchmark CSVs (default ``$HF_TEXTCLUSTER_DATA_DIR``).
         seed: the training seed.
         config_overrides: model config fields over the recipe's, e.g. ``{"mlm_loss_weight": 0}``.

@@ -1,6 +1,6 @@
 """Choosing the number of clusters K without labels, from the embeddings of the texts.
 
->>> from hf_textcluster.training.auto_k import estimate_num_clusters
+>>> from hf_textcluster.choosing.auto_k import estimate_num_clusters
 >>> result = estimate_num_clusters(embeddings, k_min=2, k_max=60)          # N x d, e.g. MiniLM embeddings
 >>> result.num_clusters, result.method, result.scores[result.num_clusters]
 
@@ -152,8 +152,8 @@ def check_k_range(k_min, k_max, num_texts: int) -> tuple[int, int]:
 class ClusterCountRequest:
     """How many clusters a run asks for: a fixed K, K from the labels, or ``"auto"`` (chosen without labels).
 
-    Built once at the public edge (:meth:`parse`; the CLI, :func:`~hf_textcluster.training.runs.train_clusterer` and
-    :class:`~hf_textcluster.training.baselines.EmbeddingKMeans` all go through it); what it holds is already checked
+    Built once at the public edge (:meth:`parse`; the CLI, :func:`~hf_textcluster.runs.train.train_clusterer` and
+    :class:`~hf_textcluster.evaluation.baselines.EmbeddingKMeans` all go through it); what it holds is already checked
     for everything that needs no data, and :meth:`check` adds what the texts decide.
 
     Attributes:
