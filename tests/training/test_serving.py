@@ -190,3 +190,27 @@ def test_training_a_model_that_serves_a_refined_partition_trains_the_methods_hea
     SCCLTrainer(model=model, args=args, train_dataset=dataset).train()
     assert not torch.equal(centroids, model.cluster_head.centroids.detach())
     assert model.config.refined_head_dim == 0 and model.config.served_partition == "head"
+
+
+def test_serving_the_head_after_a_refined_partition_serves_and_records_the_head(trained_sccl, toy_corpus, tmp_path):
+    """`refine --serve head` on a model serving a refined partition: config.json, training_run.json and the printed
+    line all say `head`, and the model predicts what its method's head does; running it again changes nothing."""
+    import torch
+
+    texts, _ = toy_corpus
+    _write_csv(tmp_path / "plain.csv", texts)
+    refined = tmp_path / "refined"
+    model = AutoModel.from_pretrained(trained_sccl)
+    serve_partition(model, model.embed(texts), serve="kmeans+refined")
+    model.save_pretrained(refined)
+    assert AutoModel.from_pretrained(refined).config.served_partition == "kmeans+refined"
+    for _ in range(2):
+        argv = ["refine", "--model", str(refined), "--input", str(tmp_path / "plain.csv"), "--serve", "head"]
+        assert main(argv) == 0
+        model = AutoModel.from_pretrained(refined)
+        assert model.config.served_partition == "head" and model.config.refined_head_dim == 0
+        assert json.loads((refined / "training_run.json").read_text())["serving"]["served"] == "head"
+        embeddings = torch.from_numpy(model.embed(texts))
+        with torch.no_grad():
+            head = model.head_probabilities(embeddings).argmax(-1).numpy()
+        assert np.array_equal(model.predict(texts), head)
