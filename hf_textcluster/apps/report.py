@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..markup import escape_html
+from ..modeling.validation import missing_labels
 from .plotting import is_placeholder_names, project_2d, sample_indices
 
 REPORT_EXTRA = 'pip install "hf_textcluster[report]"'
@@ -248,6 +249,8 @@ def _confusion(go, labels, clusters, label_names, cluster_names):
 
     from ..evaluation.metrics import clustering_scores
 
+    labelled = ~missing_labels(labels)  # texts without a known class are not scored, nor a class of their own
+    labels, clusters = np.asarray(labels)[labelled], np.asarray(clusters)[labelled]
     classes, y = np.unique(labels, return_inverse=True)
     used, c = np.unique(clusters, return_inverse=True)
     counts = np.zeros((len(classes), len(used)), dtype=np.int64)
@@ -289,6 +292,7 @@ def _confusion(go, labels, clusters, label_names, cluster_names):
     line = (
         f"ACC {100 * scores['acc']:.1f} · NMI {100 * scores['nmi']:.1f} · ARI {100 * scores['ari']:.1f} "
         f"on {len(labels):,} texts, {len(classes)} classes, {len(used)} clusters used."
+        + (f" {int((~labelled).sum()):,} texts without a label are left out." if not labelled.all() else "")
     )
     return fig, line
 

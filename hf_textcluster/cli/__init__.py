@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         return args.func(args, extra)
-    except (ValueError, TypeError, FileNotFoundError, ImportError, FloatingPointError) as err:
+    except (ValueError, TypeError, FileNotFoundError, FileExistsError, ImportError, FloatingPointError) as err:
         if args.debug:
             raise
         print(f"error: {err}", file=sys.stderr)
