@@ -69,6 +69,17 @@ def validate_texts(texts: object, argument_name: str = "texts") -> list[str]:
     return items
 
 
+def is_blank(text: str) -> bool:
+    """Whether ``text`` holds nothing to cluster: empty, or only whitespace and invisible characters (zero-width
+    spaces, BOMs, ...); the one test of a blank text, used by :func:`validate_texts` and streaming predict.
+
+    Example:
+        >>> is_blank(" \u200b "), is_blank("a")
+        (True, False)
+    """
+    return not _visible(text)
+
+
 def _visible(text: str) -> str:
     """``text`` without whitespace, control and format characters (zero-width spaces, BOMs, ...)."""
     return "".join(ch for ch in text if unicodedata.category(ch)[0] not in "CZ")
