@@ -862,6 +862,10 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             )
         self._check_finite_weights()
         save_directory = os.fspath(save_directory)
+        if os.path.exists(save_directory) and not os.path.isdir(save_directory):
+            raise NotADirectoryError(
+                f"`save_directory` {save_directory} is a file, not a folder: pass a folder (it is created if missing)."
+            )
         os.makedirs(save_directory, exist_ok=True)
         staging = tempfile.mkdtemp(prefix=".saving-", dir=save_directory)
         try:
