@@ -100,3 +100,13 @@ def test_the_report_confusion_has_no_class_for_missing_labels():
     fig, line = _confusion(go, labels, clusters, ["a", "b"], {0: "x", 1: "y"})
     assert list(fig.data[0].y) == ["a", "b"]
     assert line.startswith("ACC 100.0") and "on 20 texts, 2 classes" in line and "3 texts without a label" in line
+
+
+def test_tfidf_on_texts_without_words_names_the_input_and_column(tmp_path, capsys):
+    texts = [c for c in "abcdefghij"] * 4  # one-character texts: scikit-learn's "empty vocabulary"
+    path = _write(tmp_path / "short.csv", texts, [str(i % 2) for i in range(len(texts))])
+    argv = ["evaluate", "--method", "tfidf-kmeans", "--input", str(path), "--label-column", "label"]
+    assert main(argv) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error")]
+    assert len(err) == 1 and err[0].startswith(f"error: --input {path} (column 'text'): `texts`: none of the 40"), err
+    assert "embeddings-kmeans" in err[0]
