@@ -33,6 +33,7 @@ from ..modeling.validation import check_may_replace_model, check_num_clusters
 from ..models import get_method
 from .auto_k import ClusterCountRequest
 from .recipes import load_recipe
+from .serving import serve_chosen_partition
 from .trainer import ClusteringTrainingArguments, last_complete_checkpoint
 
 logger = logging.get_logger(__name__)
@@ -394,12 +395,34 @@ def _record_run_identity(output_dir: str, identity: dict, last_checkpoint: str |
         json.dump(identity, f, indent=2)
 
 
+def finish_training(trainer) -> None:
+    """The steps after ``trainer.train()``, in the order :func:`train_clusterer` runs them: choose what the model
+    serves (``args.serve``: :func:`~hf_textcluster.training.serving.serve_chosen_partition`), calibrate its
+    confidence and outlier distances (``trainer.calibrate_model``), and check that its clusters did not collapse
+    (``trainer.check_final_health``). For a user who trains with a method's Trainer directly.
+
+    Args:
+        trainer: a :class:`~hf_textcluster.training.trainer.ClusteringTrainer` that has trained.
+
+    Example:
+        >>> trainer = SCCLTrainer(model=model, args=args, train_dataset=train)  # doctest: +SKIP
+        >>> trainer.train()  # doctest: +SKIP
+        >>> finish_training(trainer)  # doctest: +SKIP
+        >>> model.save_pretrained("runs/mine")  # doctest: +SKIP
+    """
+    serve_chosen_partition(trainer)
+    trainer.calibrate_model()
+    trainer.check_final_health()
+
+
 def _train(trainer, last_checkpoint: str | None, evaluate: bool) -> tuple[dict, float]:
-    """Train (resuming from ``last_checkpoint``), then evaluate: (metrics, training seconds without calibration)."""
+    """Train (resuming from ``last_checkpoint``) and finish (``finish_training``), then evaluate: (metrics, training
+    seconds without calibration)."""
     if last_checkpoint:
         logger.warning(f"Resuming from {last_checkpoint}.")
     start = time.perf_counter()
     trainer.train(resume_from_checkpoint=last_checkpoint)
+    finish_training(trainer)
     train_seconds = time.perf_counter() - start - trainer.calibration_seconds
     metrics = {"train_seconds": round(train_seconds, 2)}
     if trainer.calibration_seconds:
