@@ -28,6 +28,8 @@ import numpy as np
 import torch
 from transformers.utils import logging
 
+from .validation import check_scalar
+
 logger = logging.get_logger(__name__)
 
 DEFAULT_KMEANS_MAX_SAMPLES = 100_000
@@ -165,13 +167,14 @@ def _best_start_kmeans(features, num_clusters: int, n_init: int, random_state: i
 
 
 def _check_max_samples(max_samples, num_clusters: int) -> None:
-    if max_samples is not None and (
-        isinstance(max_samples, bool) or not isinstance(max_samples, int) or max_samples < num_clusters
-    ):
-        raise ValueError(
-            f"`max_samples` must be an integer >= num_clusters ({num_clusters}) or None (all rows), "
-            f"got {max_samples!r}."
-        )
+    check_scalar(
+        max_samples,
+        "max_samples",
+        int,
+        min_val=num_clusters,
+        allow_none=True,
+        hint="at least num_clusters; None: all rows",
+    )
 
 
 def _torch_fit_kmeans(
@@ -280,12 +283,8 @@ def torch_kmeans(
     if not isinstance(features, torch.Tensor) or features.ndim != 2:
         shape = f" of shape {tuple(features.shape)}" if hasattr(features, "shape") else ""
         raise ValueError(f"`features` must be a 2-D torch tensor (rows x dims), got {type(features).__name__}{shape}.")
-    if isinstance(num_clusters, bool) or not isinstance(num_clusters, int) or not 1 <= num_clusters <= len(features):
-        raise ValueError(
-            f"`num_clusters` must be an integer in [1, {len(features)}] (the number of rows), got {num_clusters!r}."
-        )
-    if isinstance(n_init, bool) or not isinstance(n_init, int) or n_init < 1:
-        raise ValueError(f"`n_init` must be a positive integer, got {n_init!r}.")
+    check_scalar(num_clusters, "num_clusters", int, min_val=1, max_val=len(features), hint="the number of rows")
+    check_scalar(n_init, "n_init", int, min_val=1)
     x = features.detach().float()
     generator = torch.Generator(device=x.device)
     generator.manual_seed(0 if random_state is None else int(random_state))

@@ -25,7 +25,7 @@ from .configuration_utils import TextClusteringConfig
 from .kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
 from .layers import pool_token_states
 from .precision import autocast_dtype, quantize_int8, resolve_precision
-from .validation import check_local_path, check_num_clusters, clip_text, validate_texts
+from .validation import check_local_path, check_num_clusters, check_scalar, clip_text, validate_texts
 
 logger = logging.get_logger(__name__)
 
@@ -397,8 +397,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     def _serving_arguments(self, texts, batch_size, precision) -> tuple[list[str], str]:
         """The public encoding methods' checks, made once: the texts, ``batch_size`` and the resolved precision."""
         texts = validate_texts(texts)
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"`batch_size` must be a positive integer, got {batch_size!r}.")
+        check_scalar(batch_size, "batch_size", int, min_val=1)
         return texts, resolve_precision(precision, self.device, inference=True)  # before any work
 
     def embed(
@@ -544,10 +543,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         """
         self._check_clusters_initialized()
         texts, precision = self._serving_arguments(texts, batch_size, precision)
-        if sample_size is not None and (
-            isinstance(sample_size, bool) or not isinstance(sample_size, int) or sample_size < 2
-        ):
-            raise ValueError(f"`sample_size` must be an integer >= 2 or None (all texts), got {sample_size!r}.")
+        check_scalar(sample_size, "sample_size", int, min_val=2, allow_none=True, hint="None: all texts")
         if len(texts) < 2:
             raise ValueError(f"Calibration needs at least 2 texts, got {len(texts)}.")
         if sample_size is not None and len(texts) > sample_size:

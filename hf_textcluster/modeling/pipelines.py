@@ -12,7 +12,7 @@ from transformers import Pipeline
 from .calibration import DEFAULT_OUTLIER_QUANTILE, check_outlier_quantile
 from .modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
 from .precision import check_precision, resolve_precision
-from .validation import clip_text, validate_texts
+from .validation import check_scalar, clip_text, validate_texts
 
 
 def _is_text_column(inputs) -> bool:
@@ -70,16 +70,12 @@ class TextClusteringPipeline(Pipeline):
             )
         preprocess_params = {}
         if max_length is not None:
-            if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 2:
-                raise ValueError(
-                    f"`max_length` must be an integer >= 2 (tokens, special ones included), got {max_length!r}."
-                )
+            check_scalar(max_length, "max_length", int, min_val=2, hint="tokens, special ones included")
             preprocess_params["max_length"] = max_length
         postprocess_params = {}
         if top_k is not None:
             num_clusters = self.model.config.num_clusters
-            if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= num_clusters:
-                raise ValueError(f"`top_k` must be an integer between 1 and {num_clusters}, got {top_k!r}.")
+            check_scalar(top_k, "top_k", int, min_val=1, max_val=num_clusters)
             postprocess_params["top_k"] = top_k
         if flag_outliers is not None and not isinstance(flag_outliers, bool):
             raise ValueError(f"`flag_outliers` must be True or False, got {flag_outliers!r}.")

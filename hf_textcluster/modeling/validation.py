@@ -11,8 +11,6 @@ import numbers
 import unicodedata
 from collections.abc import Iterable
 
-import numpy as np
-
 __all__ = ["check_local_path", "check_num_clusters", "check_scalar", "validate_texts"]
 
 
@@ -188,10 +186,7 @@ def validate_labels(labels: object, num_texts: int, argument_name: str = "labels
 def check_num_clusters(num_clusters: object, num_texts: int, texts: Iterable[str] | None = None) -> None:
     """K must be an integer with 2 <= K <= the number of texts (of distinct texts, when ``texts`` are given: K
     clusters of copies of fewer texts mean nothing); a clear error naming `num_clusters` otherwise."""
-    if isinstance(num_clusters, bool) or not isinstance(num_clusters, (int, np.integer)):
-        raise TypeError(f"`num_clusters` must be an integer, got {type(num_clusters).__name__}.")
-    if num_clusters < 2:
-        raise ValueError(f"`num_clusters` must be at least 2, got {num_clusters}.")
+    check_scalar(num_clusters, "num_clusters", numbers.Integral, min_val=2, type_error=TypeError)
     if num_clusters > num_texts:
         raise ValueError(
             f"`num_clusters` ({num_clusters}) is larger than the number of texts ({num_texts}); "

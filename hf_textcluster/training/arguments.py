@@ -10,6 +10,7 @@ from transformers import TrainingArguments
 from ..modeling.kmeans import DEFAULT_KMEANS_MAX_SAMPLES, KMEANS_INITS
 from ..modeling.modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.precision import native_bf16
+from ..modeling.validation import check_scalar
 from .serving import check_serve
 
 # The encoding passes' batch on a GPU: MiniLM-sized encoders on 32-token texts keep a GPU busy from about here.
@@ -138,30 +139,15 @@ class ClusteringTrainingArguments(TrainingArguments):
             self.encode_batch_size = GPU_ENCODE_BATCH_SIZE if on_gpu else DEFAULT_ENCODE_BATCH_SIZE
         if self.kmeans_init not in KMEANS_INITS:
             raise ValueError(f"`kmeans_init` must be one of {KMEANS_INITS}, got {self.kmeans_init!r}.")
-        if (
-            isinstance(self.encode_batch_size, bool)
-            or not isinstance(self.encode_batch_size, int)
-            or self.encode_batch_size < 1
-        ):
-            raise ValueError(f"`encode_batch_size` must be a positive integer, got {self.encode_batch_size!r}.")
-        if self.health_check_steps is not None and (
-            not isinstance(self.health_check_steps, int) or self.health_check_steps < 0
-        ):
-            raise ValueError(
-                f"`health_check_steps` must be a whole number >= 0 (0: no checks), got {self.health_check_steps!r}."
-            )
-        if not isinstance(self.health_sample_size, int) or self.health_sample_size < 2:
-            raise ValueError(f"`health_sample_size` must be an integer >= 2, got {self.health_sample_size!r}.")
-        if (
-            isinstance(self.calibration_sample_size, bool)
-            or not isinstance(self.calibration_sample_size, int)
-            or self.calibration_sample_size < 0
-            or self.calibration_sample_size == 1
-        ):
-            raise ValueError(
-                "`calibration_sample_size` must be 0 (no calibration) or an integer >= 2, got "
-                f"{self.calibration_sample_size!r}."
-            )
+        check_scalar(self.encode_batch_size, "encode_batch_size", int, min_val=1)
+        check_scalar(
+            self.health_check_steps, "health_check_steps", int, min_val=0, allow_none=True, hint="0: no checks"
+        )
+        check_scalar(self.health_sample_size, "health_sample_size", int, min_val=2)
+        calibration = "0: no calibration; otherwise at least 2"
+        check_scalar(self.calibration_sample_size, "calibration_sample_size", int, min_val=0, hint=calibration)
+        if self.calibration_sample_size == 1:
+            raise ValueError("`calibration_sample_size` must be 0 (no calibration) or an integer >= 2, got 1.")
         check_serve(self.serve)
         if self.early_stopping_tol is not None and not 0 < self.early_stopping_tol < 1:
             raise ValueError(
