@@ -74,6 +74,12 @@ class ClusterCalibration(nn.Module):
     distances of each cluster's members to its centre), ``cluster_sizes`` (K, calibration texts per cluster).
     """
 
+    # the buffers' types, for type checkers (nn.Module's attribute lookup would say "Tensor | Module")
+    margin_quantiles: torch.Tensor
+    centres: torch.Tensor
+    distance_quantiles: torch.Tensor
+    cluster_sizes: torch.Tensor
+
     def __init__(self, num_clusters: int, embedding_dim: int):
         super().__init__()
         self.register_buffer("margin_quantiles", torch.zeros(QUANTILE_LEVELS))

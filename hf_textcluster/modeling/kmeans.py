@@ -23,6 +23,7 @@ import contextlib
 import importlib.util
 import math
 import warnings
+from typing import Any
 
 import numpy as np
 import torch
@@ -95,9 +96,9 @@ def fit_kmeans(
         raise ValueError(f"`init` (kmeans_init) must be one of {KMEANS_INITS}, got {init!r}.")
     if isinstance(features, torch.Tensor):
         if features.is_cuda and init in ("k-means++", "best"):
-            kmeans = _torch_fit_kmeans(features, num_clusters, n_init, random_state, max_samples)
-            kmeans.start_ = "k-means++"
-            return kmeans
+            torch_fitted = _torch_fit_kmeans(features, num_clusters, n_init, random_state, max_samples)
+            torch_fitted.start_ = "k-means++"
+            return torch_fitted
         features = features.detach().float().cpu().numpy()
     try:  # in a try: transformers' remote-code loader then does not require scikit-learn for inference
         from sklearn.cluster import KMeans
@@ -110,6 +111,7 @@ def fit_kmeans(
     if max_samples is not None and n > max_samples:
         rows = np.sort(np.random.default_rng(random_state).choice(n, size=max_samples, replace=False))
     fitted_on = features if rows is None else features[rows]
+    kmeans: Any
     if init == "umap":
         kmeans = NearestCentres.of_groups(fitted_on, _umap_kmeans_groups(fitted_on, num_clusters, n_init, random_state))
         kmeans.start_ = "umap"
@@ -200,6 +202,8 @@ class TorchKMeans:
     """The result of :func:`torch_kmeans`, with the fitted attributes of ``sklearn.cluster.KMeans`` that callers use
     (``cluster_centers_``, ``labels_``, ``inertia_``, ``n_iter_`` as numpy / Python values; ``predict``).
     ``centers`` keeps the centres as a tensor on the device they were fitted on."""
+
+    start_: str  # how the run started (set by fit_kmeans), as on every fitted k-means it returns
 
     def __init__(self, centers: torch.Tensor, labels: torch.Tensor, inertia: float, n_iter: int):
         self.centers = centers
@@ -310,15 +314,19 @@ def torch_kmeans(
             inertia = float(distances.sum())
             if best is None or inertia < best[2]:
                 best = (centers, labels, inertia, iteration)
+    assert best is not None  # n_init >= 1 restarts ran
     return TorchKMeans(*best)
 
 
 class NearestCentres:
     """Fixed centres and the nearest-centre rule, with the attributes of a fitted ``KMeans`` callers use."""
 
+    start_: str
+    groups_: np.ndarray
+
     def __init__(self, centres: np.ndarray):
         self.cluster_centers_ = centres
-        self.labels_ = None
+        self.labels_: np.ndarray | None = None
 
     @classmethod
     def of_groups(cls, features, groups: np.ndarray) -> NearestCentres:

@@ -13,6 +13,7 @@ import shutil
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -49,11 +50,11 @@ class ClusteringOutput(ModelOutput):
             ``cluster_batch`` on a calibrated model only.
     """
 
-    loss: torch.FloatTensor | None = None
-    embeddings: torch.FloatTensor | None = None
-    cluster_probs: torch.FloatTensor | None = None
-    logits: torch.FloatTensor | None = None
-    distance: torch.FloatTensor | None = None
+    loss: torch.Tensor | None = None
+    embeddings: torch.Tensor | None = None
+    cluster_probs: torch.Tensor | None = None
+    logits: torch.Tensor | None = None
+    distance: torch.Tensor | None = None
 
 
 class EncodingPasses:
@@ -78,6 +79,11 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
 
     config_class = TextClusteringConfig
     config: TextClusteringConfig
+    # submodules' types, for type checkers (nn.Module's attribute lookup would say "Tensor | Module")
+    encoder: PreTrainedModel
+    calibration: ClusterCalibration
+    cluster_head: Any  # the method's head (its own class in each method's modeling file)
+    tokenizer: Any
     base_model_prefix = "encoder"
     main_input_name = "input_ids"
     supports_gradient_checkpointing = True

@@ -10,7 +10,7 @@ import torch
 from transformers import Pipeline
 
 from .calibration import DEFAULT_OUTLIER_QUANTILE, check_outlier_quantile
-from .modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
+from .modeling_utils import DEFAULT_ENCODE_BATCH_SIZE, TextClusteringPreTrainedModel
 from .precision import check_precision, resolve_precision
 from .validation import check_scalar, clip_text, validate_texts
 
@@ -43,6 +43,10 @@ class TextClusteringPipeline(Pipeline):
     :mod:`hf_textcluster.modeling.precision`); ``"int8"`` quantizes the encoder for the CPU.
     """
 
+    model: TextClusteringPreTrainedModel  # checked in __init__ (its `cluster_batch`)
+
+    # Pipeline's stages take their options as **kwargs; these name the options they take (what _sanitize_parameters
+    # returns), hence the `override` ignores.
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("batch_size", DEFAULT_ENCODE_BATCH_SIZE)
         super().__init__(*args, **kwargs)
@@ -100,7 +104,7 @@ class TextClusteringPipeline(Pipeline):
             forward_params["precision"] = check_precision(precision, inference=True)
         return preprocess_params, forward_params, postprocess_params
 
-    def __call__(self, inputs, **kwargs):
+    def __call__(self, inputs, **kwargs):  # type: ignore[override]
         if isinstance(inputs, str):
             validate_texts([inputs], argument_name="inputs")
             return super().__call__([inputs], **kwargs)[0]
@@ -116,13 +120,15 @@ class TextClusteringPipeline(Pipeline):
             return unsorted
         return super().__call__(inputs, **kwargs)  # datasets / generators stream through unchanged
 
-    def preprocess(self, text, max_length=None):
+    def preprocess(self, text, max_length=None):  # type: ignore[override]
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"Every input must be a non-empty string, got {text!r}.")
         max_length = max_length or self.model.config.max_length
-        return self.tokenizer(clip_text(text, max_length), truncation=True, max_length=max_length, return_tensors="pt")
+        tokenizer = self.tokenizer
+        assert tokenizer is not None  # checked in __init__
+        return tokenizer(clip_text(text, max_length), truncation=True, max_length=max_length, return_tensors="pt")
 
-    def _forward(self, model_inputs, precision="auto"):
+    def _forward(self, model_inputs, precision="auto"):  # type: ignore[override]
         # The model's serving call: the precision covers the encoder only, the heads run in fp32 (as in `predict`).
         outputs = self.model.cluster_batch(model_inputs, precision)
         result = {"cluster_probs": outputs.cluster_probs}
@@ -131,9 +137,9 @@ class TextClusteringPipeline(Pipeline):
             result["confidence"] = self.model.calibration.confidence(outputs.cluster_probs)
         return result
 
-    def postprocess(self, model_outputs, top_k=None, outlier_quantile=None):
+    def postprocess(self, model_outputs, top_k=None, outlier_quantile=None):  # type: ignore[override]
         probs = model_outputs["cluster_probs"][0].float()
-        id2label = self.model.config.id2label
+        id2label = self.model.config.id2label or {}
         k = top_k or 1
         scores, clusters = torch.topk(probs, k)
         results = [

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numbers
 import unicodedata
 from collections.abc import Iterable
+from typing import Any
 
 __all__ = ["check_local_path", "check_num_clusters", "check_scalar", "validate_texts"]
 
@@ -23,7 +24,7 @@ _BOUNDARIES = ("both", "left", "right", "neither")
 
 
 def check_scalar(
-    value: object,
+    value: Any,
     name: str,
     target_type: type | tuple[type, ...],
     *,
@@ -183,7 +184,7 @@ def validate_labels(labels: object, num_texts: int, argument_name: str = "labels
     return items
 
 
-def check_num_clusters(num_clusters: object, num_texts: int, texts: Iterable[str] | None = None) -> None:
+def check_num_clusters(num_clusters: Any, num_texts: int, texts: Iterable[str] | None = None) -> None:
     """K must be an integer with 2 <= K <= the number of texts (of distinct texts, when ``texts`` are given: K
     clusters of copies of fewer texts mean nothing); a clear error naming `num_clusters` otherwise."""
     check_scalar(num_clusters, "num_clusters", numbers.Integral, min_val=2, type_error=TypeError)
