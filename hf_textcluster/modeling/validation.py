@@ -12,7 +12,14 @@ import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["check_local_path", "check_num_clusters", "check_scalar", "validate_texts"]
+__all__ = ["check_local_path", "check_num_clusters", "check_scalar", "check_serve", "validate_texts"]
+
+# The partitions a trained model can serve (its config's `served_partition`; hf_textcluster.choosing.serving chooses
+# among them): its head, k-means and UMAP k-means on its embeddings, each also refined.
+BASE_CANDIDATES = ("head", "kmeans", "umap_kmeans")
+REFINED_SUFFIX = "+refined"
+CANDIDATES = (*BASE_CANDIDATES, *(f"{name}{REFINED_SUFFIX}" for name in BASE_CANDIDATES))
+SERVE_CHOICES = ("auto", *CANDIDATES)
 
 
 def _shorten(value: object, width: int = 60) -> str:
@@ -84,6 +91,13 @@ def check_scalar(
         none = " or None" if allow_none else ""
         error = type_error if wrong_type else ValueError
         raise error(f"`{name}` must be {expected}{none}{reason}, got {value!r}.")
+    return value
+
+
+def check_serve(value: str, argument_name: str = "serve") -> str:
+    """``value`` if it names a servable partition or ``"auto"``, else one clear error."""
+    if value not in SERVE_CHOICES:
+        raise ValueError(f"`{argument_name}` must be one of {', '.join(SERVE_CHOICES)}; got {value!r}.")
     return value
 
 

@@ -10,8 +10,7 @@ from transformers import TrainingArguments
 from ..modeling.kmeans import DEFAULT_KMEANS_MAX_SAMPLES, KMEANS_INITS
 from ..modeling.modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.precision import native_bf16
-from ..modeling.validation import check_scalar
-from .serving import check_serve
+from ..modeling.validation import check_scalar, check_serve
 
 # The encoding passes' batch on a GPU: MiniLM-sized encoders on 32-token texts keep a GPU busy from about here.
 GPU_ENCODE_BATCH_SIZE = 1024
@@ -38,7 +37,7 @@ class ClusteringTrainingArguments(TrainingArguments):
         health_sample_size: how many training texts (a seeded sample) the cluster checks predict.
         calibration_sample_size: training texts the model's confidence is calibrated on at the end (0: do not).
         serve: what the trained model serves: ``"auto"`` (default: the label-free choice of
-            :mod:`~hf_textcluster.training.serving` among its head, k-means and UMAP k-means on its embeddings, each
+            :mod:`~hf_textcluster.choosing.serving` among its head, k-means and UMAP k-means on its embeddings, each
             refined or not), ``"head"`` (the paper's output) or another candidate by name.
         early_stopping_tol: stop when fewer than this share of the checked texts changed cluster since the
             previous check (DEC's criterion, e.g. 0.001; off by default).
@@ -112,7 +111,7 @@ class ClusteringTrainingArguments(TrainingArguments):
             "help": "What the trained model serves: 'auto' (default: the best of its head, k-means and UMAP "
             "k-means on its embeddings, each refined by iterative classification or not, chosen by an internal "
             "criterion, no labels) or one of them by name ('head' keeps the paper's output). See "
-            "training.serving."
+            "choosing.serving."
         },
     )
     early_stopping_tol: float | None = field(

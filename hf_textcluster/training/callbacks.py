@@ -89,7 +89,7 @@ class ClusterHealthCallback(TrainerCallback):
 def cluster_health(predicted: np.ndarray, reference: np.ndarray, num_clusters: int) -> dict[str, float]:
     """Label-free health of a clustering: NMI with ``reference`` (the initial k-means), the entropy of the cluster
     sizes over log K, and how many clusters are used."""
-    from .metrics import normalized_mutual_info
+    from ..evaluation.metrics import normalized_mutual_info
 
     counts = np.bincount(np.asarray(predicted), minlength=num_clusters).astype(float)
     share = counts[counts > 0] / counts.sum()

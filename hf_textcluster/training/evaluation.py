@@ -8,9 +8,9 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from ..evaluation.metrics import load_clustering_metric
 from ..modeling.kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
 from ..modeling.modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
-from .metrics import load_clustering_metric
 
 
 def evaluate_clusterer(

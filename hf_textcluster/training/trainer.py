@@ -5,10 +5,10 @@ stopping on a signal), ``distributed`` (several processes) and ``evaluation`` (`
 names are importable from here too.
 
 ``train()`` trains. The steps after it are public methods that
-:func:`~hf_textcluster.training.runs.train_clusterer` calls in this order, and so can a user of the trainer::
+:func:`~hf_textcluster.runs.train.train_clusterer` calls in this order, and so can a user of the trainer::
 
     trainer.train()
-    serve_chosen_partition(trainer)  # hf_textcluster.training.serving: what the model serves (``args.serve``)
+    serve_chosen_partition(trainer)  # hf_textcluster.choosing.serving: what the model serves (``args.serve``)
     trainer.calibrate_model()  # the confidence and outlier distances
     trainer.check_final_health()  # warns when the trained clusters collapsed
 """
@@ -166,7 +166,7 @@ class ClusteringTrainer(ResumeFilesMixin, DistributedTrainerMixin, Trainer):
         return getattr(self.args, "encode_batch_size", DEFAULT_ENCODE_BATCH_SIZE)
 
     calibration_seconds: float = 0.0  # the end-of-training calibration's share of `train()`'s time
-    serving_choice: dict | None = None  # what training.serving.serve_chosen_partition chose (training_run.json)
+    serving_choice: dict | None = None  # what choosing.serving.serve_chosen_partition chose (training_run.json)
 
     # ----- loss bookkeeping ----------------------------------------------------------------------------------
     def record_loss_terms(self, **terms: torch.Tensor) -> None:

@@ -2,9 +2,9 @@
 
 A trained model holds several partitions of its training texts: its own cluster head (the paper's output), k-means
 on its trained embeddings ("k-means after") and the BERTopic way on them (UMAP -> k-means, "UMAP k-means after").
-Each can be refined by iterative classification (:mod:`~hf_textcluster.training.refinement`). Which one is best
+Each can be refined by iterative classification (:mod:`~hf_textcluster.choosing.refinement`). Which one is best
 differs from corpus to corpus, and only labels tell for sure; :func:`serve_partition` ranks the candidates with an
-internal criterion (:mod:`~hf_textcluster.training.selection`, no labels) and makes the model serve the winner:
+internal criterion (:mod:`~hf_textcluster.choosing.selection`, no labels) and makes the model serve the winner:
 
 - ``"head"``: nothing changes;
 - ``"kmeans"``: the centres (means of each cluster's ``kmeans_features``) replace the head, as ``hf-textcluster
@@ -33,15 +33,15 @@ from transformers.utils import logging
 
 from ..modeling.kmeans import NearestCentres, fit_kmeans
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
+
+# The names of the partitions a model can serve live with the model (its config's `served_partition`), so that the
+# training arguments check `serve` without importing this layer; they are part of this module's API too.
+from ..modeling.validation import BASE_CANDIDATES, CANDIDATES, REFINED_SUFFIX, check_serve
+from ..modeling.validation import SERVE_CHOICES as SERVE_CHOICES
 from .refinement import RefinementResult, refine_partition
 from .selection import DEFAULT_CRITERION, choose_partition
 
 logger = logging.get_logger(__name__)
-
-BASE_CANDIDATES = ("head", "kmeans", "umap_kmeans")
-REFINED_SUFFIX = "+refined"
-CANDIDATES = (*BASE_CANDIDATES, *(f"{name}{REFINED_SUFFIX}" for name in BASE_CANDIDATES))
-SERVE_CHOICES = ("auto", *CANDIDATES)
 
 
 @dataclass
@@ -74,13 +74,6 @@ class ServingChoice:
             "scores": {name: round(float(value), 6) for name, value in self.scores.items()},
             "refinement": self.refinement,
         }
-
-
-def check_serve(value: str, argument_name: str = "serve") -> str:
-    """``value`` if it names a servable partition or ``"auto"``, else one clear error."""
-    if value not in SERVE_CHOICES:
-        raise ValueError(f"`{argument_name}` must be one of {', '.join(SERVE_CHOICES)}; got {value!r}.")
-    return value
 
 
 UMAP_MIN_TEXTS = 16
@@ -223,7 +216,7 @@ def serve_partition(
         serve: ``"auto"`` (the label-free choice among ``candidates``) or one candidate name (e.g. ``"head"``,
             the paper's output).
         candidates: what ``"auto"`` chooses among (default: all of :data:`CANDIDATES`).
-        criterion: the internal criterion of :func:`~hf_textcluster.training.selection.choose_partition`.
+        criterion: the internal criterion of :func:`~hf_textcluster.choosing.selection.choose_partition`.
         random_state: seed of k-means, UMAP, refinement and the criterion.
 
     Returns:
@@ -270,7 +263,7 @@ def serve_partition(
 def serve_chosen_partition(trainer) -> dict | None:
     """Make a trainer's model serve the partition its ``args.serve`` asks for (by default the label-free choice among
     its candidate partitions), chosen once on the main process from the training texts' embeddings (each process
-    encodes its share). The step after ``trainer.train()`` in :func:`~hf_textcluster.training.runs.train_clusterer`;
+    encodes its share). The step after ``trainer.train()`` in :func:`~hf_textcluster.runs.train.train_clusterer`;
     recorded in ``trainer.serving_choice`` (``training_run.json``).
 
     Args:
