@@ -31,7 +31,7 @@ from ..data import (
     views_augmentation,
 )
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
-from ..modeling.validation import check_may_replace_model, check_num_clusters
+from ..modeling.validation import check_may_replace_model, check_num_clusters, check_scalar
 from ..models import get_method
 from ..choosing.auto_k import ClusterCountRequest
 from .recipes import load_recipe
@@ -69,16 +69,11 @@ def split_held_out(
     """(train, test): ``test_size`` texts (a count, or a fraction in (0, 1)) held out, stratified by ``label`` when
     the dataset has class labels; the split depends on ``seed`` only, not on the training seed."""
     n = len(dataset)
-    if (
-        isinstance(test_size, bool)
-        or not isinstance(test_size, (int, float))
-        or not (
-            (isinstance(test_size, int) and 1 <= test_size < n) or (isinstance(test_size, float) and 0 < test_size < 1)
-        )
-    ):
-        raise ValueError(
-            f"`test_size` must be a number of texts in [1, {n - 1}] or a fraction in (0, 1), got {test_size!r}."
-        )
+    if isinstance(test_size, float):
+        hint = f"a fraction of the texts; or a number of texts in [1, {n - 1}]"
+        check_scalar(test_size, "test_size", float, min_val=0, max_val=1, include_boundaries="neither", hint=hint)
+    else:
+        check_scalar(test_size, "test_size", int, min_val=1, max_val=n - 1, hint="a number of texts; or a fraction in (0, 1)")
     label = dataset.features.get("label")
     stratify = "label" if isinstance(label, datasets.ClassLabel) else None
     import math
