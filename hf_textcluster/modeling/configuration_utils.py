@@ -7,6 +7,7 @@ transformers.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from transformers import AutoConfig, PreTrainedConfig
 from transformers.configuration_utils import SubConfigSpec
@@ -81,7 +82,8 @@ class TextClusteringConfig(PreTrainedConfig):
             raise ValueError(f"`max_length` must be a positive integer, got {self.max_length!r}.")
         check_scalar(self.num_calibration_texts, "num_calibration_texts", int, min_val=0)
         check_scalar(self.refined_head_dim, "refined_head_dim", int, min_val=0)
-        encoder = self.encoder.to_dict() if hasattr(self.encoder, "to_dict") else (self.encoder or {})
+        given: Any = self.encoder  # a config, its dict, or None
+        encoder = given.to_dict() if hasattr(given, "to_dict") else (given or {})
         positions = encoder.get("max_position_embeddings")
         if isinstance(positions, int) and self.max_length > positions:
             raise ValueError(

@@ -110,7 +110,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     def __init__(self, config: TextClusteringConfig):
         super().__init__(config)
         self.encoder = AutoModel.from_config(config.encoder)
-        self.calibration = ClusterCalibration(config.num_clusters, config.encoder.hidden_size)
+        encoder_config: Any = config.encoder  # a PreTrainedConfig once the config's __post_init__ has run
+        self.calibration = ClusterCalibration(config.num_clusters, encoder_config.hidden_size)
         if config.refined_head_dim:  # a refined partition, served instead of the method's head (see set_refined_head)
             self.refined_head = torch.nn.Linear(config.refined_head_dim, config.num_clusters)
         self.tokenizer = None
@@ -175,7 +176,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         else:
             dtype = autocast_dtype(precision, self.device)
             with torch.autocast(self.device.type, dtype=dtype, enabled=dtype is not None):
-                embeddings = self.encode(**inputs).float()
+                embeddings = self.encode(**inputs).float()  # type: ignore[arg-type]  # the tokenizer's tensors
         if not with_clusters:
             return ClusteringOutput(embeddings=embeddings)
         probs = self.cluster_probabilities(embeddings).float()
@@ -338,9 +339,9 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             )
         with torch.no_grad():  # k-means runs where the head does (on a GPU: torch's k-means, no copy to the host)
             features = self.kmeans_features(torch.from_numpy(embeddings).to(self.device)).float()
-        features = features if features.is_cuda else features.cpu().numpy()
+        points = features if features.is_cuda else features.cpu().numpy()
         kmeans = fit_kmeans(
-            features, num_clusters, n_init=n_init, random_state=random_state, max_samples=max_samples, init=kmeans_init
+            points, num_clusters, n_init=n_init, random_state=random_state, max_samples=max_samples, init=kmeans_init
         )
         self.kmeans_start_ = getattr(kmeans, "start_", kmeans_init)
         self.init_clusters_from_kmeans(kmeans.cluster_centers_)
@@ -368,7 +369,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     @torch.no_grad()
     def _encode_texts(
         self, texts: list[str], batch_size: int, show_progress_bar: bool | None, precision: str, fields: tuple[str, ...]
-    ) -> ClusteringOutput:
+    ) -> Any:
         """The whole-list pass behind ``embed``, ``predict*`` and ``calibrate``: ``cluster_batch`` over length-sorted
         batches, the ``ClusteringOutput`` ``fields`` asked for (only those: a corpus' embeddings are large) as CPU
         tensors in input order. ``texts`` are already validated and ``precision`` resolved (by the public method
@@ -708,7 +709,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         wants_info = kwargs.pop("output_loading_info", False)
         cls._check_weights_fit_config(path, config)
         try:
-            loaded = super().from_pretrained(path, *model_args, config=config, output_loading_info=True, **kwargs)
+            loaded: Any = super().from_pretrained(path, *model_args, config=config, output_loading_info=True, **kwargs)
         except Exception as err:
             if (
                 "safetensors" in type(err).__module__
@@ -816,7 +817,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             repo_id = kwargs.pop("repo_id", None) or os.path.basename(os.path.normpath(os.fspath(save_directory)))
             self.save_pretrained(save_directory, *args, model_card=model_card, remote_code=remote_code, **kwargs)
             if running_as_remote_code():
-                return super().push_to_hub(repo_id, **hub_kwargs)
+                return super().push_to_hub(repo_id, **hub_kwargs)  # type: ignore[arg-type]
             return self.push_to_hub(repo_id, remote_code=remote_code is not False, **hub_kwargs)
         if remote_code is None:
             remote_code = type(self)._ship_remote_code
@@ -864,11 +865,11 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             raise ValueError(f"hf_textcluster clusterers register for 'AutoModel' only, got {auto_class!r}.")
         cls._ship_remote_code = True
 
-    def push_to_hub(self, repo_id: str, **kwargs):
+    def push_to_hub(self, repo_id: str, **kwargs):  # type: ignore[override]  # the Hub layer's options, by name
         """Upload this trained clusterer to ``repo_id`` in one commit: weights, config, tokenizer, a generated model
         card (with ``metrics=`` / ``training_run=`` and the clusters' keywords from ``texts=``) and the inference code
         for ``trust_remote_code``. Refuses (before uploading anything) a model whose clusters were never initialised.
         Arguments: see :func:`hf_textcluster.hub.push.push_to_hub`. Returns the ``CommitInfo``."""
         if running_as_remote_code():
-            return super().push_to_hub(repo_id, **kwargs)
+            return super().push_to_hub(repo_id, **kwargs)  # type: ignore[arg-type]
         return _package_layer("hub").push_to_hub(self, repo_id, **kwargs)

@@ -131,15 +131,16 @@ class TextClusteringPipeline(Pipeline):
     def _forward(self, model_inputs, precision="auto"):  # type: ignore[override]
         # The model's serving call: the precision covers the encoder only, the heads run in fp32 (as in `predict`).
         outputs = self.model.cluster_batch(model_inputs, precision)
-        result = {"cluster_probs": outputs.cluster_probs}
-        if outputs.distance is not None:  # a calibrated model; the confidence lookup is vectorised over the batch
+        probs = outputs.cluster_probs
+        result = {"cluster_probs": probs}
+        if outputs.distance is not None and probs is not None:  # a calibrated model; one vectorised lookup a batch
             result["distance"] = outputs.distance
-            result["confidence"] = self.model.calibration.confidence(outputs.cluster_probs)
+            result["confidence"] = self.model.calibration.confidence(probs)
         return result
 
     def postprocess(self, model_outputs, top_k=None, outlier_quantile=None):  # type: ignore[override]
         probs = model_outputs["cluster_probs"][0].float()
-        id2label = self.model.config.id2label or {}
+        id2label: dict = self.model.config.id2label or {}
         k = top_k or 1
         scores, clusters = torch.topk(probs, k)
         results = [
@@ -152,7 +153,7 @@ class TextClusteringPipeline(Pipeline):
         confidence = model_outputs.get("confidence")
         result["confidence"] = None if confidence is None else float(confidence[0])
         if outlier_quantile is not None:
-            threshold = self.model.calibration.thresholds(outlier_quantile)[result["cluster"]]
+            threshold = self.model.calibration.thresholds(outlier_quantile)[int(result["cluster"])]
             if float(model_outputs["distance"][0]) > float(threshold):
                 result = {
                     "cluster": -1,
