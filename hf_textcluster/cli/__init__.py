@@ -1,4 +1,6 @@
-"""``hf-textcluster``: train | predict | calibrate | recluster | refine | plot | report | evaluate | demo | push | card.
+"""``hf-textcluster``: train, predict, calibrate, recluster, refine, merge, split, update, plot, report, evaluate, demo.
+
+Also ``push`` and ``card`` (the Hub).
 
 Every command that reads a benchmark takes ``--data-dir`` (default: ``$HF_TEXTCLUSTER_DATA_DIR``, else the corpora's
 public download URLs). ``train`` passes any ``TrainingArguments`` flag through (``--max_steps 100``,
@@ -14,10 +16,40 @@ import argparse
 import os
 import sys
 
-from . import calibrate, card, demo, evaluate, plot, predict, push, recluster, refine, report, train
+from . import (
+    calibrate,
+    card,
+    demo,
+    evaluate,
+    merge,
+    plot,
+    predict,
+    push,
+    recluster,
+    refine,
+    report,
+    split,
+    train,
+    update,
+)
 
 # The order of `hf-textcluster --help`.
-COMMANDS = (train, predict, calibrate, recluster, refine, plot, report, evaluate, demo, push, card)
+COMMANDS = (
+    train,
+    predict,
+    calibrate,
+    recluster,
+    refine,
+    merge,
+    split,
+    update,
+    plot,
+    report,
+    evaluate,
+    demo,
+    push,
+    card,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
