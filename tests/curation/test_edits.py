@@ -141,3 +141,21 @@ def test_least_typical_flags_a_share_of_each_cluster(tiny_encoder_dir, corpus):
     assert ((out["typicality"] >= 0) & (out["typicality"] <= 1)).all()
     with pytest.raises(ValueError, match="`fraction`"):
         model.least_typical(corpus, fraction=5)
+
+
+def test_an_edited_model_runs_and_edits_as_remote_code(tiny_encoder_dir, corpus, tmp_path):
+    """The edit arithmetic ships with the model: the remote class loads an edited model, predicts as the package
+    does, and edits it further without the package."""
+    import json
+
+    from transformers.dynamic_module_utils import get_class_from_dynamic_module
+
+    merged = _model("sccl", tiny_encoder_dir, corpus).merge_clusters([[0, 1]], texts=corpus)
+    merged.save_pretrained(tmp_path, remote_code=True)
+    config = json.loads((tmp_path / "config.json").read_text())
+    remote_class = get_class_from_dynamic_module(config["auto_map"]["AutoModel"], str(tmp_path))
+    assert remote_class.__module__.startswith("transformers_modules.")
+    remote = remote_class.from_pretrained(tmp_path)
+    np.testing.assert_array_equal(remote.predict(corpus), merged.predict(corpus))
+    again, package_again = remote.merge_clusters([[0, 1]]), merged.merge_clusters([[0, 1]])
+    np.testing.assert_array_equal(again.predict(corpus), package_again.predict(corpus))
