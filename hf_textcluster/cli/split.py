@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..training.curation import split_saved_model
+from ..runs.curation import split_saved_model
 from ._args import add_curation_args, curation_texts, positive_int, refresh_card
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..data import load_text_file
-from ..training.curation import update_saved_model
+from ..runs.curation import update_saved_model
 from ._args import add_curation_args, curation_texts, refresh_card
 
 

@@ -14,7 +14,7 @@ from transformers import AutoModel, pipeline
 import hf_textcluster  # noqa: F401
 from hf_textcluster.cli import main
 from hf_textcluster.models import get_method
-from hf_textcluster.training.curation import ONLINE_STATE_FILE, merge_saved_model
+from hf_textcluster.runs.curation import ONLINE_STATE_FILE, merge_saved_model
 
 K = 4
 

@@ -10,8 +10,8 @@ import torch
 from transformers import AutoModel, pipeline
 
 import hf_textcluster  # noqa: F401
+from hf_textcluster.choosing.refinement import refine_partition
 from hf_textcluster.models import METHODS, get_method
-from hf_textcluster.training.refinement import refine_partition
 
 K = 5
 

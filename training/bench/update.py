@@ -61,7 +61,7 @@ def new_cluster_scores(final: np.ndarray, new_ids: list[int], held_rows: np.ndar
 
 
 def _train(method, dataset, output_dir, args, seed, num_clusters):
-    from hf_textcluster.training.runs import train_clusterer
+    from hf_textcluster.runs.train import train_clusterer
 
     overrides = {"save_strategy": "no", "disable_tqdm": True, "logging_steps": 100}
     if args.max_steps:
@@ -89,8 +89,8 @@ def run(args, store: dict, run_id: str) -> None:
     those texts, ``update(batch, accept_new=True)`` batch after batch with the 30%, then score every text; retrain on
     every text (K = all classes) and score it; store one row."""
     from hf_textcluster.data import load_benchmark
-    from hf_textcluster.training.metrics import clustering_scores
-    from hf_textcluster.training.recipes import load_recipe
+    from hf_textcluster.evaluation.metrics import clustering_scores
+    from hf_textcluster.runs.recipes import load_recipe
 
     for name in args.datasets:
         family = load_recipe(args.method, args.recipe, name).get("augmentation")
