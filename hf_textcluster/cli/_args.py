@@ -176,8 +176,15 @@ def add_curation_args(parser: argparse.ArgumentParser, input_required: bool) -> 
         help="Texts: .txt (one per line), csv, jsonl or parquet"
         + ("." if input_required else " (default: the run's training texts when they can be found)."),
     )
-    parser.add_argument("--text-column", default="text")
-    parser.add_argument("--batch-size", type=positive_int, default=DEFAULT_ENCODE_BATCH_SIZE)
+    parser.add_argument(
+        "--text-column", default="text", help="Column of --input holding the texts (csv, jsonl, parquet)."
+    )
+    parser.add_argument(
+        "--batch-size",
+        type=positive_int,
+        default=DEFAULT_ENCODE_BATCH_SIZE,
+        help="Texts encoded at a time (memory against speed).",
+    )
     parser.add_argument(
         "--overwrite", action="store_true", help="Replace a model already in --output-dir (or --model itself)."
     )
