@@ -87,8 +87,8 @@ def own_run(tiny_encoder_dir, labelled_csv, tmp_path_factory):
     "suffix,method", [(".csv", "tfidf-kmeans"), (".jsonl", "bow-kmeans"), (".parquet", "tfidf-kmeans")]
 )
 def test_evaluate_a_baseline_on_your_own_labelled_file(suffix, method, toy_corpus, tmp_path, capsys):
-    from hf_textcluster.evaluation.baselines import make_baseline
     from hf_textcluster.evaluation.metrics import clustering_scores
+    from hf_textcluster.runs.baselines import make_baseline
 
     texts, labels = toy_corpus
     data = write_labelled(tmp_path / f"tickets{suffix}", texts, labels)
@@ -226,6 +226,7 @@ def test_the_metric_script_loads_offline_and_scores_like_clustering_scores():
 def test_the_trainer_evaluation_goes_through_the_metric_with_the_same_keys(tiny_encoder_dir, toy_corpus, monkeypatch):
     import numpy as np
 
+    import hf_textcluster.training.evaluation
     import hf_textcluster.training.trainer as trainer_module
     from hf_textcluster import SCCLModel
     from hf_textcluster.evaluation.metrics import clustering_scores, load_clustering_metric
@@ -234,7 +235,12 @@ def test_the_trainer_evaluation_goes_through_the_metric_with_the_same_keys(tiny_
     model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
     model.initialize_clusters(texts)
     loads = []
-    monkeypatch.setattr(trainer_module, "load_clustering_metric", lambda: loads.append(1) or load_clustering_metric())
+    # evaluate_clusterer lives in training.evaluation (the trainer module re-exports it)
+    monkeypatch.setattr(
+        hf_textcluster.training.evaluation,
+        "load_clustering_metric",
+        lambda: loads.append(1) or load_clustering_metric(),
+    )
     metrics = trainer_module.evaluate_clusterer(model, texts, labels, random_state=0)
     assert loads == [1]
     assert list(metrics) == [
@@ -311,7 +317,7 @@ def test_card_and_push_find_the_run_own_texts(own_run, tmp_path, monkeypatch, ca
     card = capsys.readouterr().out
     assert "Keywords not computed" not in card and "| share of training texts | top keywords |" in card
     assert "--input tickets.csv" in card and "--text-column body" in card and "--label-column team" in card
-    assert "user-provided texts (`tickets.csv`) (120 texts used for the keywords below)" in card
+    assert "120 texts of the file `tickets.csv`; 120 of its texts give the keywords below" in card
 
     uploaded = {}
 

@@ -69,7 +69,7 @@ def update_saved_model(args: argparse.Namespace, command: str, update) -> tuple:
         with open(config_file, encoding="utf-8") as f:
             remote_code = "auto_map" in json.load(f) or None
     if (
-        command != "calibrate"
+        command not in ("calibrate", "name")  # they change no cluster: nothing to keep
         and os.path.isdir(output_dir)
         and os.path.isdir(args.model)
         and os.path.samefile(output_dir, args.model)

@@ -7,9 +7,12 @@ transformers.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from transformers import AutoConfig, PreTrainedConfig
 from transformers.configuration_utils import SubConfigSpec
+
+from .validation import check_scalar
 
 POOLING_MODES = ("mean", "cls")
 # Bounds on the sizes a config.json can set, checked before anything is built from it: a config is data from anyone
@@ -93,12 +96,24 @@ class TextClusteringConfig(PreTrainedConfig):
             # asked). The same class loaded as remote code keeps them.
             for key in ("auto_map", "custom_pipelines"):
                 self.__dict__.pop(key, None)
+<<<<<<< HEAD
         if self.pooling not in POOLING_MODES:
             raise ValueError(f"`pooling` must be one of {POOLING_MODES}, got {self.pooling!r}.")
         check_size("max_length", self.max_length, minimum=1, maximum=MAX_SIZE)
         check_size("num_calibration_texts", self.num_calibration_texts, minimum=0, maximum=2**62)
         check_size("refined_head_dim", self.refined_head_dim, minimum=0, maximum=MAX_SIZE)
         encoder = self.encoder.to_dict() if hasattr(self.encoder, "to_dict") else (self.encoder or {})
+=======
+        check_scalar(self.num_clusters, "num_clusters", int, min_val=2)
+        if self.pooling not in POOLING_MODES:
+            raise ValueError(f"`pooling` must be one of {POOLING_MODES}, got {self.pooling!r}.")
+        if not isinstance(self.max_length, int) or self.max_length < 1:
+            raise ValueError(f"`max_length` must be a positive integer, got {self.max_length!r}.")
+        check_scalar(self.num_calibration_texts, "num_calibration_texts", int, min_val=0)
+        check_scalar(self.refined_head_dim, "refined_head_dim", int, min_val=0)
+        given: Any = self.encoder  # a config, its dict, or None
+        encoder = given.to_dict() if hasattr(given, "to_dict") else (given or {})
+>>>>>>> main
         positions = encoder.get("max_position_embeddings")
         if isinstance(positions, int) and self.max_length > positions:
             raise ValueError(
@@ -130,16 +145,18 @@ class TextClusteringConfig(PreTrainedConfig):
     def check_positive_integers(self, *names: str, allow_none: bool = False, maximum: int = MAX_SIZE) -> None:
         """Each of ``names`` is an integer from 1 to ``maximum`` (or None, with ``allow_none``)."""
         for name in names:
+<<<<<<< HEAD
             check_size(name, getattr(self, name), minimum=1, maximum=maximum, allow_none=allow_none)
+=======
+            value = getattr(self, name)
+            check_scalar(value, name, int, min_val=1, allow_none=allow_none)
+>>>>>>> main
 
     def check_numbers(self, *names: str, minimum: float | None = None, strict: bool = False) -> None:
         """Each of ``names`` is a number (not a bool), ``> minimum`` (``strict``) or ``>= minimum``."""
         for name in names:
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ValueError(f"`{name}` must be a number, got {value!r}.")
-            if minimum is not None and (value <= minimum if strict else value < minimum):
-                raise ValueError(f"`{name}` must be {'>' if strict else '>='} {minimum}, got {value!r}.")
+            check_scalar(value, name, (int, float), min_val=minimum, include_boundaries="neither" if strict else "both")
 
     @property
     def has_topic_model(self) -> bool:

@@ -1,6 +1,6 @@
 """Training runs: a clusterer trained end to end: recipe -> data with augmented views -> model -> Trainer -> saved model + metrics.
 
-Used by ``hf-textcluster train``, ``make demo`` and ``training/bench.py``.
+Used by ``hf-textcluster train``, ``make demo`` and the benchmark (``python -m training.bench``).
 """
 
 from __future__ import annotations
@@ -20,20 +20,23 @@ import torch
 from transformers import AutoModel, set_seed
 from transformers.utils import logging
 
+from ..choosing.auto_k import ClusterCountRequest
+from ..choosing.serving import serve_chosen_partition
 from ..data import (
     AUGMENTATION_FAMILIES,
     AUGMENTERS,
     add_augmented_views,
+    benchmark_corpus,
     default_data_dir,
     load_benchmark,
     load_text_file,
+    views_augmentation,
 )
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
-from ..modeling.validation import check_may_replace_model, check_num_clusters
+from ..modeling.validation import check_may_replace_model, check_num_clusters, check_scalar
 from ..models import get_method
-from ..choosing.auto_k import ClusterCountRequest
-from .recipes import load_recipe
 from ..training.trainer import ClusteringTrainingArguments, last_complete_checkpoint
+from .recipes import load_recipe
 
 logger = logging.get_logger(__name__)
 
@@ -66,15 +69,12 @@ def split_held_out(
     """(train, test): ``test_size`` texts (a count, or a fraction in (0, 1)) held out, stratified by ``label`` when
     the dataset has class labels; the split depends on ``seed`` only, not on the training seed."""
     n = len(dataset)
-    if (
-        isinstance(test_size, bool)
-        or not isinstance(test_size, (int, float))
-        or not (
-            (isinstance(test_size, int) and 1 <= test_size < n) or (isinstance(test_size, float) and 0 < test_size < 1)
-        )
-    ):
-        raise ValueError(
-            f"`test_size` must be a number of texts in [1, {n - 1}] or a fraction in (0, 1), got {test_size!r}."
+    if isinstance(test_size, float):
+        hint = f"a fraction of the texts; or a number of texts in [1, {n - 1}]"
+        check_scalar(test_size, "test_size", float, min_val=0, max_val=1, include_boundaries="neither", hint=hint)
+    else:
+        check_scalar(
+            test_size, "test_size", int, min_val=1, max_val=n - 1, hint="a number of texts; or a fraction in (0, 1)"
         )
     label = dataset.features.get("label")
     stratify = "label" if isinstance(label, datasets.ClassLabel) else None
@@ -307,7 +307,8 @@ def train_clusterer(
             "dataset": dataset_name,
             "input": input_file,
             "recipe": recipe,
-            "augmentation": augmentation,
+            # what made the views trained on (an augmenter, a precomputed family), also for a Dataset given with views
+            "augmentation": (views_augmentation(train_dataset) or augmentation) if spec.uses_augmented_views else None,
             "seed": seed,
             "test_size": test_size,
             "split_seed": split_seed,
@@ -335,6 +336,8 @@ def _write_training_run(output_dir: str, model, trainer, train_dataset, test_dat
         "method": record["method"],
         "dataset": record["dataset"],
         **({"input": dict(input_file)} if input_file else {}),
+        # a Dataset loaded from a benchmark (a sample of it, e.g. the demo's) names its corpus
+        **({"corpus": benchmark_corpus(train_dataset)} if benchmark_corpus(train_dataset) else {}),
         "recipe": record["recipe"],
         "augmentation": record["augmentation"],
         "encoder": model.config.name_or_path,
@@ -365,7 +368,15 @@ def _resolve_augmentation(spec, plan: dict, dataset, augmentation: str | None) -
     if augmentation == "recipe":
         augmentation = plan.get("augmentation") if uses_views else None
         if isinstance(dataset, datasets.Dataset) and augmentation in AUGMENTATION_FAMILIES:
-            augmentation = "virtual" if not {"text_aug1", "text_aug2"} <= set(dataset.column_names) else None
+            if {"text_aug1", "text_aug2"} <= set(dataset.column_names):
+                return None  # the views given with the data
+            # one line, so a user knows what their texts train on and how to get text views instead
+            logger.warning(
+                f"The recipe's {augmentation} views exist only for the benchmark corpora: {spec.display_name} trains "
+                "on dropout-only views of these texts ('virtual': both views are the text itself). For text views "
+                "pass --augmentation word_deletion (augmentation='word_deletion'; or word_swap, wordnet, contextual)."
+            )
+            augmentation = "virtual"
     return augmentation
 
 
@@ -394,12 +405,34 @@ def _record_run_identity(output_dir: str, identity: dict, last_checkpoint: str |
         json.dump(identity, f, indent=2)
 
 
+def finish_training(trainer) -> None:
+    """The steps after ``trainer.train()``, in the order :func:`train_clusterer` runs them: choose what the model
+    serves (``args.serve``: :func:`~hf_textcluster.choosing.serving.serve_chosen_partition`), calibrate its
+    confidence and outlier distances (``trainer.calibrate_model``), and check that its clusters did not collapse
+    (``trainer.check_final_health``). For a user who trains with a method's Trainer directly.
+
+    Args:
+        trainer: a :class:`~hf_textcluster.training.trainer.ClusteringTrainer` that has trained.
+
+    Example:
+        >>> trainer = SCCLTrainer(model=model, args=args, train_dataset=train)  # doctest: +SKIP
+        >>> trainer.train()  # doctest: +SKIP
+        >>> finish_training(trainer)  # doctest: +SKIP
+        >>> model.save_pretrained("runs/mine")  # doctest: +SKIP
+    """
+    serve_chosen_partition(trainer)
+    trainer.calibrate_model()
+    trainer.check_final_health()
+
+
 def _train(trainer, last_checkpoint: str | None, evaluate: bool) -> tuple[dict, float]:
-    """Train (resuming from ``last_checkpoint``), then evaluate: (metrics, training seconds without calibration)."""
+    """Train (resuming from ``last_checkpoint``) and finish (``finish_training``), then evaluate: (metrics, training
+    seconds without calibration)."""
     if last_checkpoint:
         logger.warning(f"Resuming from {last_checkpoint}.")
     start = time.perf_counter()
     trainer.train(resume_from_checkpoint=last_checkpoint)
+    finish_training(trainer)
     train_seconds = time.perf_counter() - start - trainer.calibration_seconds
     metrics = {"train_seconds": round(train_seconds, 2)}
     if trainer.calibration_seconds:
@@ -512,9 +545,32 @@ def find_training_texts(
             return None, f"the run's input file {path} could not be read ({err})"
         return list(dataset["text"]), None
     data_dir = data_dir or default_data_dir()
-    if not run or not run.get("dataset") or not data_dir:
+    corpus = (run or {}).get("dataset") or (run or {}).get("corpus")
+    if not corpus or not data_dir:
         return None, None
-    return list(load_benchmark(run["dataset"], data_dir=data_dir)["text"]), None
+    return list(load_benchmark(corpus, data_dir=data_dir)["text"]), None
+
+
+def record_metrics(model_dir: str | os.PathLike, metrics: Mapping[str, float]) -> None:
+    """Add scores measured after training (``{"acc": .., "nmi": ..}``, fractions; against labels, never trained on)
+    to the run's ``training_run.json``, so its card shows them.
+
+    Args:
+        model_dir: a directory ``train_clusterer`` saved (with its ``training_run.json``).
+        metrics: the scores, keyed as :func:`~hf_textcluster.evaluation.metrics.clustering_scores` keys them.
+
+    Raises:
+        FileNotFoundError: ``model_dir`` has no ``training_run.json``.
+
+    Example:
+        >>> record_metrics("runs/demo-sccl-stackoverflow", {"acc": 0.728, "nmi": 0.70})  # doctest: +SKIP
+    """
+    path = Path(model_dir) / TRAINING_RUN_FILE
+    run = read_training_run(model_dir)
+    if run is None:
+        raise FileNotFoundError(f"{path} does not exist: record_metrics adds to a run that train_clusterer saved.")
+    run["metrics"] = {**(run.get("metrics") or {}), **{key: float(value) for key, value in metrics.items()}}
+    path.write_text(json.dumps(run, indent=2), encoding="utf-8")
 
 
 def training_texts_for(run: Mapping[str, Any] | None, data_dir: str | os.PathLike | None = None) -> list[str] | None:

@@ -20,6 +20,7 @@ from . import (
     processes,
     scale,
     speed,
+    update,
 )
 from . import (
     store as results,
@@ -45,7 +46,7 @@ def render(store: dict) -> str:
     out = [
         "# Results",
         "",
-        "Written by `training/bench.py` from `docs/results.json`; do not edit by hand. ACC and NMI in %, mean ± std over",
+        "Written by `python -m training.bench` from `docs/results.json`; do not edit by hand. ACC and NMI in %, mean ± std over",
         "seeds. All runs on CPU with the pip-shipped `sentence-transformers/all-MiniLM-L6-v2` (the default encoder).",
         "Labels are used only for scoring. Paper columns are the numbers the papers report (other encoders, GPUs,",
         "longer training): they are a reference point, not a like-for-like comparison.",
@@ -64,6 +65,7 @@ def render(store: dict) -> str:
     out += comparisons.render_encoders(store, rows)
     out += augmentation.render(store, rows)
     out += kmeans_init.render(store, rows)
+    out += update.render(store, rows)
     out += authors_sccl.render(store, [r for r in rows if r["section"] == "authors-sccl"])
     out += auto_k.render(store, [r for r in rows if r["section"] == "auto-k"])
     out += scale.render(store, [r for r in rows if r["section"] == "scale"])
