@@ -22,11 +22,7 @@ from transformers.utils import logging
 
 from ..data.corpora import CSV_READ_OPTIONS
 from ..data.loading import TEXT_FILE_SUFFIXES, check_column, load_text_file
-<<<<<<< HEAD
-from ..modeling.validation import is_blank
-=======
-from ..modeling.validation import check_scalar
->>>>>>> main
+from ..modeling.validation import check_scalar, is_blank
 
 logger = logging.get_logger(__name__)
 

@@ -195,7 +195,10 @@ def metrics_section(metrics: Mapping[str, float], dataset_name: str | None, serv
     dataset = escape_markdown(dataset_name) if dataset_name else "the training texts"
     rows = []
     what = "the method's cluster head" if served == "head" else "what the model serves"
-    for prefix, protocol in (("", f"{markdown_code(served)} ({what})"), ("kmeans_", "k-means on the learned embeddings")):
+    for prefix, protocol in (
+        ("", f"{markdown_code(served)} ({what})"),
+        ("kmeans_", "k-means on the learned embeddings"),
+    ):
         if prefix and not any(f"{prefix}{key}" in metrics for key in CARD_METRICS):
             continue
         cells = [

@@ -74,18 +74,13 @@ class TextClusteringConfig(PreTrainedConfig):
 
     def __post_init__(self, **kwargs):
         # before transformers' own __post_init__, which builds `num_labels` names (of the encoder's config too)
-        check_size("num_clusters", self.num_clusters, minimum=2, maximum=MAX_NUM_CLUSTERS)
-        check_size("num_labels", kwargs.get("num_labels"), minimum=0, maximum=MAX_NUM_CLUSTERS, allow_none=True)
+        check_scalar(self.num_clusters, "num_clusters", int, min_val=2, max_val=MAX_NUM_CLUSTERS)
+        check_scalar(kwargs.get("num_labels"), "num_labels", int, min_val=0, max_val=MAX_NUM_CLUSTERS, allow_none=True)
         if self.encoder is not None and not isinstance(self.encoder, (dict, PreTrainedConfig)):
             raise ValueError(f"`encoder` must be an encoder's config (a dict), got {type(self.encoder).__name__}.")
         if isinstance(self.encoder, dict):
-            check_size(
-                "encoder.num_labels",
-                self.encoder.get("num_labels"),
-                minimum=0,
-                maximum=MAX_NUM_CLUSTERS,
-                allow_none=True,
-            )
+            num_labels = self.encoder.get("num_labels")
+            check_scalar(num_labels, "encoder.num_labels", int, min_val=0, max_val=MAX_NUM_CLUSTERS, allow_none=True)
             for key, value in self.encoder.items():
                 if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SIZE:
                     raise ValueError(f"`encoder.{key}` is {value}, beyond any encoder (at most {MAX_SIZE}).")
@@ -96,24 +91,13 @@ class TextClusteringConfig(PreTrainedConfig):
             # asked). The same class loaded as remote code keeps them.
             for key in ("auto_map", "custom_pipelines"):
                 self.__dict__.pop(key, None)
-<<<<<<< HEAD
         if self.pooling not in POOLING_MODES:
             raise ValueError(f"`pooling` must be one of {POOLING_MODES}, got {self.pooling!r}.")
-        check_size("max_length", self.max_length, minimum=1, maximum=MAX_SIZE)
-        check_size("num_calibration_texts", self.num_calibration_texts, minimum=0, maximum=2**62)
-        check_size("refined_head_dim", self.refined_head_dim, minimum=0, maximum=MAX_SIZE)
-        encoder = self.encoder.to_dict() if hasattr(self.encoder, "to_dict") else (self.encoder or {})
-=======
-        check_scalar(self.num_clusters, "num_clusters", int, min_val=2)
-        if self.pooling not in POOLING_MODES:
-            raise ValueError(f"`pooling` must be one of {POOLING_MODES}, got {self.pooling!r}.")
-        if not isinstance(self.max_length, int) or self.max_length < 1:
-            raise ValueError(f"`max_length` must be a positive integer, got {self.max_length!r}.")
+        check_scalar(self.max_length, "max_length", int, min_val=1, max_val=MAX_SIZE)
         check_scalar(self.num_calibration_texts, "num_calibration_texts", int, min_val=0)
-        check_scalar(self.refined_head_dim, "refined_head_dim", int, min_val=0)
+        check_scalar(self.refined_head_dim, "refined_head_dim", int, min_val=0, max_val=MAX_SIZE)
         given: Any = self.encoder  # a config, its dict, or None
         encoder = given.to_dict() if hasattr(given, "to_dict") else (given or {})
->>>>>>> main
         positions = encoder.get("max_position_embeddings")
         if isinstance(positions, int) and self.max_length > positions:
             raise ValueError(
@@ -145,12 +129,7 @@ class TextClusteringConfig(PreTrainedConfig):
     def check_positive_integers(self, *names: str, allow_none: bool = False, maximum: int = MAX_SIZE) -> None:
         """Each of ``names`` is an integer from 1 to ``maximum`` (or None, with ``allow_none``)."""
         for name in names:
-<<<<<<< HEAD
-            check_size(name, getattr(self, name), minimum=1, maximum=maximum, allow_none=allow_none)
-=======
-            value = getattr(self, name)
-            check_scalar(value, name, int, min_val=1, allow_none=allow_none)
->>>>>>> main
+            check_scalar(getattr(self, name), name, int, min_val=1, max_val=maximum, allow_none=allow_none)
 
     def check_numbers(self, *names: str, minimum: float | None = None, strict: bool = False) -> None:
         """Each of ``names`` is a number (not a bool), ``> minimum`` (``strict``) or ``>= minimum``."""
@@ -167,19 +146,3 @@ class TextClusteringConfig(PreTrainedConfig):
         """What a method's model card says that depends on this config beyond its raw hyper-parameters: the values
         of its template's ``$fields``, and lines for the card's Limitations section. Methods override it."""
         return {}, []
-
-
-def check_size(name: str, value: object, *, minimum: int, maximum: int, allow_none: bool = False) -> None:
-    """A size read from a config: an integer (not a bool, not a string) from ``minimum`` to ``maximum``; otherwise one
-    ValueError naming the field.
-
-    Example:
-        >>> check_size("num_clusters", 20, minimum=2, maximum=MAX_NUM_CLUSTERS)
-    """
-    if value is None and allow_none:
-        return
-    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
-        kind = "a whole number" if minimum == 0 else "an integer"
-        raise ValueError(
-            f"`{name}` must be {kind} from {minimum} to {maximum}{' or None' if allow_none else ''}, got {value!r}."
-        )

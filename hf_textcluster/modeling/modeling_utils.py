@@ -10,11 +10,8 @@ from __future__ import annotations
 
 import copy
 import importlib
-<<<<<<< HEAD
 import json
-=======
 import math
->>>>>>> main
 import os
 import re
 import shutil

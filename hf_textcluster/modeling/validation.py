@@ -12,18 +12,22 @@ import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["check_local_path", "check_num_clusters", "check_scalar", "check_serve", "validate_texts"]
+__all__ = [
+    "check_local_path",
+    "check_num_clusters",
+    "check_scalar",
+    "check_serve",
+    "is_blank",
+    "missing_labels",
+    "validate_texts",
+]
 
-<<<<<<< HEAD
-__all__ = ["check_local_path", "check_num_clusters", "missing_labels", "validate_texts"]
-=======
 # The partitions a trained model can serve (its config's `served_partition`; hf_textcluster.choosing.serving chooses
 # among them): its head, k-means and UMAP k-means on its embeddings, each also refined.
 BASE_CANDIDATES = ("head", "kmeans", "umap_kmeans")
 REFINED_SUFFIX = "+refined"
 CANDIDATES = (*BASE_CANDIDATES, *(f"{name}{REFINED_SUFFIX}" for name in BASE_CANDIDATES))
 SERVE_CHOICES = ("auto", *CANDIDATES)
->>>>>>> main
 
 
 def _shorten(value: object, width: int = 60) -> str:
@@ -199,7 +203,7 @@ def _is_nan(value: object) -> bool:
 MISSING_LABEL = -1
 
 
-def missing_labels(labels: object, *, encoded: bool = True) -> np.ndarray:
+def missing_labels(labels: object, *, encoded: bool = True) -> Any:
     """The one rule for labels with holes, shared by loading, evaluation, the report and the benchmark: a boolean mask
     of the labels that are missing (None, NaN, empty or blank strings, and with ``encoded`` the class id -1 that
     :func:`~hf_textcluster.data.load_texts` gives them). Texts without a label are clustered but never scored, and
@@ -217,14 +221,18 @@ def missing_labels(labels: object, *, encoded: bool = True) -> np.ndarray:
         >>> missing_labels(["a", "", None, "b"], encoded=False).tolist()
         [False, True, True, False]
     """
+    import numpy as np  # here: the module stays light for what loads a model
+
     items = labels.tolist() if isinstance(labels, np.ndarray) else list(labels)
 
     def missing(value) -> bool:
-        if value is None or _is_nan(value) or (isinstance(value, np.floating) and np.isnan(value)):
+        if value is None or (
+            isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral) and value != value
+        ):
             return True
         if isinstance(value, str):
             return not _visible(value)
-        return encoded and not isinstance(value, bool) and isinstance(value, (int, np.integer)) and value == -1
+        return encoded and not isinstance(value, bool) and isinstance(value, numbers.Integral) and value == -1
 
     return np.fromiter((missing(v) for v in items), dtype=bool, count=len(items))
 
