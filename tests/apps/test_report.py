@@ -255,6 +255,7 @@ def test_cli_report_errors_are_one_line(case, trained_dir, toy_corpus, tmp_path,
 
 
 # ----- the page in a browser ------------------------------------------------------------------------------------------
+@pytest.mark.slow  # a headless browser
 @pytest.mark.skipif(
     CHROMIUM is None, reason="chromium is not installed (apt-get install chromium chromium-driver; .ci/run installs it)"
 )
