@@ -20,6 +20,8 @@ import torch
 from transformers import AutoModel, set_seed
 from transformers.utils import logging
 
+from ..choosing.auto_k import ClusterCountRequest
+from ..choosing.serving import serve_chosen_partition
 from ..data import (
     AUGMENTATION_FAMILIES,
     AUGMENTERS,
@@ -33,10 +35,8 @@ from ..data import (
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.validation import check_may_replace_model, check_num_clusters, check_scalar
 from ..models import get_method
-from ..choosing.auto_k import ClusterCountRequest
-from .recipes import load_recipe
-from ..choosing.serving import serve_chosen_partition
 from ..training.trainer import ClusteringTrainingArguments, last_complete_checkpoint
+from .recipes import load_recipe
 
 logger = logging.get_logger(__name__)
 
@@ -73,7 +73,9 @@ def split_held_out(
         hint = f"a fraction of the texts; or a number of texts in [1, {n - 1}]"
         check_scalar(test_size, "test_size", float, min_val=0, max_val=1, include_boundaries="neither", hint=hint)
     else:
-        check_scalar(test_size, "test_size", int, min_val=1, max_val=n - 1, hint="a number of texts; or a fraction in (0, 1)")
+        check_scalar(
+            test_size, "test_size", int, min_val=1, max_val=n - 1, hint="a number of texts; or a fraction in (0, 1)"
+        )
     label = dataset.features.get("label")
     stratify = "label" if isinstance(label, datasets.ClassLabel) else None
     import math
