@@ -324,6 +324,7 @@ def test_no_script_runs_in_a_report_of_hostile_strings(tmp_path):
 
 
 # ----- the page in a browser ------------------------------------------------------------------------------------------
+@pytest.mark.slow  # a headless browser
 @pytest.mark.skipif(
     CHROMIUM is None, reason="chromium is not installed (apt-get install chromium chromium-driver; .ci/run installs it)"
 )
