@@ -297,13 +297,7 @@ def test_a_report_escapes_names_keywords_texts_and_labels(tmp_path):
 )
 def test_no_script_runs_in_a_report_of_hostile_strings(tmp_path):
     path = _hostile_report(tmp_path).resolve()
-    dom = subprocess.run(
-        [CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom"]
-        + ["--virtual-time-budget=10000", path.as_uri()],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    ).stdout
+    dom = run_chromium(path, "--dump-dom", "--virtual-time-budget=10000", profile=tmp_path / "profile").stdout
     assert dom.count('class="main-svg"') >= 3, "plotly drew fewer figures than the map, histogram and confusion"
     assert "<pwned" not in dom.lower()
     assert not re.search(r"<a[^>]+href=\"javascript:alert", dom)
