@@ -12,6 +12,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from . import (  # noqa: E402
     augmentation,
     authors_sccl,
+    auto,
     auto_k,
     baselines,
     kmeans_init,
@@ -27,6 +28,7 @@ from .common import environment, methods, new_run_id  # noqa: E402
 
 # sub-command -> (module, one-line help); each registered method is a sub-command of its own (the `method` module)
 SECTIONS = {
+    "auto": (auto, "The default, train --method auto: every candidate, the served choice and the oracle."),
     "baselines": (baselines, "BoW / TF-IDF / embeddings + k-means (and the BERTopic way with --encoder)."),
     "speed": (speed, "Speed ratios measured side by side in one process."),
     "authors-sccl": (authors_sccl, "Record a side-by-side timing of the SCCL authors' code, run outside."),
