@@ -410,9 +410,10 @@ def _serve(results, how, features, candidates, served: str, seed: int) -> tuple[
         signal: refine_partition(features[signal], labels, num_clusters=k, max_rounds=0, random_state=seed)
         for signal in results
     }
-    signal = max(fits, key=lambda s: (fits[s].head_agreement, -list(fits).index(s)))
+    # faithfulness: the share of texts whose cluster the head keeps (1 - what distilling it changed)
+    signal = max(fits, key=lambda s: (-fits[s].changed, -list(fits).index(s)))
     apply_partition(results[signal].model, served, fits[signal])
-    return signal, fits[signal].predict(features[signal]), fits[signal].head_agreement
+    return signal, fits[signal].predict(features[signal]), 1.0 - fits[signal].changed
 
 
 def save_candidates(output_dir: str | os.PathLike, partitions: Mapping[str, np.ndarray], record: Mapping) -> None:

@@ -1,0 +1,136 @@
+"""`train --method auto`: two signals trained, every candidate and a consensus kept, one chosen without labels and
+served by one saved model (through AutoModel and the pipeline), the same with the label column removed."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from transformers import AutoModel, pipeline
+
+import hf_textcluster  # noqa: F401
+from hf_textcluster.data import load_texts
+from hf_textcluster.training.auto_run import (
+    CANDIDATES_FILE,
+    CONSENSUS,
+    SIGNALS,
+    auto_steps,
+    read_candidates,
+    texts_match,
+)
+from hf_textcluster.training.runs import train_clusterer
+
+TRAIN = dict(
+    per_device_train_batch_size=16, bf16=False, save_strategy="no", logging_steps=1, disable_tqdm=True, max_steps=2
+)
+
+
+def _train(encoder, texts, labels, out, **overrides):
+    return train_clusterer(
+        "auto",
+        load_texts(texts, labels),
+        str(out),
+        encoder=str(encoder),
+        num_clusters=3,
+        training_overrides={**TRAIN, **overrides},
+        evaluate=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def auto_run(tiny_encoder_dir, toy_corpus, tmp_path_factory):
+    texts, labels = toy_corpus
+    out = tmp_path_factory.mktemp("auto") / "run"
+    return _train(tiny_encoder_dir, texts, labels, out), out
+
+
+def test_auto_trains_every_signal_and_keeps_every_candidate(auto_run, toy_corpus):
+    result, out = auto_run
+    texts = toy_corpus[0]
+    run = json.loads((out / "training_run.json").read_text())
+    record = run["auto"]
+    assert set(record["signals"]) == set(SIGNALS)
+    for name, signal in record["signals"].items():
+        assert signal["steps"] == 2 and (out / signal["folder"] / "model.safetensors").is_file()
+    assert record["signals"]["self_training"]["config"] == {"mlm_loss_weight": 0.0}
+    names = set(record["candidates"])
+    # each signal's six read-outs, the pretrained encoder's two, and the consensus
+    assert {f"{s}/{c}" for s in SIGNALS for c in ("head", "kmeans", "umap_kmeans")} <= names
+    assert {"pretrained/kmeans", "pretrained/umap_kmeans", CONSENSUS} <= names
+    assert all(set(values) == set(record["criteria"]) for values in record["candidates"].values())
+    partitions, metadata = read_candidates(out)
+    assert set(partitions) == names | {"served"} and texts_match(texts, metadata)
+    assert not texts_match(texts[:-1], metadata)
+    for name, labels in partitions.items():
+        assert labels.shape == (len(texts),) and labels.min() >= 0 and labels.max() < 3, name
+        if name != "served":
+            np.testing.assert_array_equal(labels, result.candidates[name])
+
+
+def test_the_choice_is_the_best_by_its_criterion_and_is_served_after_save_and_load(auto_run, toy_corpus):
+    result, out = auto_run
+    texts = toy_corpus[0]
+    record = json.loads((out / "training_run.json").read_text())["auto"]
+    choice = record["choice"]
+    values = {name: v[choice["criterion"]] for name, v in record["candidates"].items()}
+    assert values[choice["served"]] == max(values.values())
+    model = AutoModel.from_pretrained(out)
+    assert model.config.served_partition == choice["served"] and model.is_calibrated
+    assert model.config.model_type == record["signals"][choice["serving_signal"]]["method"]
+    served = read_candidates(out)[0]["served"]
+    np.testing.assert_array_equal(model.predict(texts), served)
+    clusterer = pipeline("text-clustering", model=str(out))
+    assert [r["cluster"] for r in clusterer(texts)] == served.tolist()
+    # the served clusters are the chosen candidate's, up to what a linear head on the embeddings can express
+    assert (served == result.candidates[choice["served"]]).mean() >= 0.9
+
+
+def test_a_candidate_of_another_space_is_served_by_a_linear_head(tiny_encoder_dir, toy_corpus, tmp_path):
+    texts, labels = toy_corpus
+    out = tmp_path / "run"
+    result = _train(tiny_encoder_dir, texts, labels, out, serve="pretrained/kmeans")
+    record = result.auto["choice"]
+    assert record["served"] == "pretrained/kmeans" and record["criterion"] is None
+    model = AutoModel.from_pretrained(out)
+    assert model.config.served_partition == "pretrained/kmeans" and model.config.refined_head_dim > 0
+    np.testing.assert_array_equal(model.predict(texts), result.served_labels)
+    assert record["head_agreement"] == pytest.approx(  # recorded to 4 places
+        float((result.served_labels == result.candidates["pretrained/kmeans"]).mean()), abs=1e-4
+    )
+
+
+def test_the_served_partition_is_identical_without_the_label_column(auto_run, tiny_encoder_dir, toy_corpus, tmp_path):
+    result, out = auto_run
+    texts = toy_corpus[0]
+    plain = _train(tiny_encoder_dir, texts, None, tmp_path / "plain")
+    assert plain.auto["choice"] == result.auto["choice"]
+    assert plain.auto["candidates"] == result.auto["candidates"]
+    np.testing.assert_array_equal(plain.served_labels, result.served_labels)
+    np.testing.assert_array_equal(
+        AutoModel.from_pretrained(tmp_path / "plain").predict(texts), AutoModel.from_pretrained(out).predict(texts)
+    )
+
+
+def test_bad_requests_fail_with_one_clear_line(tiny_encoder_dir, toy_corpus, tmp_path):
+    texts, labels = toy_corpus
+    with pytest.raises(ValueError, match="config_overrides"):
+        train_clusterer("auto", load_texts(texts, labels), str(tmp_path / "a"), config_overrides={"eta": 1.0})
+    with pytest.raises(ValueError, match="not a candidate"):
+        _train(tiny_encoder_dir, texts, labels, tmp_path / "b", serve="nope")
+
+
+def test_the_schedule_depends_on_the_number_of_texts_only():
+    assert auto_steps(20_000, 64, 300) == 300  # the recipe's steps on a corpus of thousands
+    assert auto_steps(1_000, 64, 300) == 125  # about eight passes on a small one
+    assert auto_steps(10, 64, 300) == 100
+    with pytest.raises(ValueError, match="num_texts"):
+        auto_steps(0, 64, 300)
+
+
+def test_candidates_file_is_safetensors(auto_run):
+    _, out = auto_run
+    from safetensors import safe_open
+
+    with safe_open(str(out / CANDIDATES_FILE), framework="numpy") as f:
+        assert f.metadata()["num_train_texts"] == "120"
