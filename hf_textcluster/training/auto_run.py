@@ -43,7 +43,7 @@ from .consensus import consensus_partition
 from .recipes import load_recipe
 from .refinement import refine_partition
 from .selection import score_partitions
-from .serving import CANDIDATES, apply_partition, candidate_partitions, partition_features
+from .serving import CANDIDATES, ServingChoice, apply_partition, candidate_partitions, partition_features
 
 __all__ = [
     "SIGNALS",
@@ -54,6 +54,7 @@ __all__ = [
     "auto_steps",
     "train_auto",
     "read_candidates",
+    "serve_kept_candidate",
 ]
 
 
@@ -79,6 +80,7 @@ PRETRAINED = "pretrained"
 CONSENSUS = "consensus"
 SIGNALS_DIR = "signals"
 CANDIDATES_FILE = "candidates.safetensors"
+SERVED_KEY = "served"  # the training texts' clusters as the saved model serves them, beside the candidates
 PRETRAINED_CANDIDATES = ("kmeans", "umap_kmeans")
 # Label-free criteria computed for every candidate; the choice uses DEFAULT_AUTO_CRITERION. ANMI (Strehl & Ghosh
 # 2002): a candidate's mean NMI with every other candidate; it needs no embedding space, so candidates made in
@@ -342,7 +344,7 @@ def train_auto(
     }
     if save:
         model.save_pretrained(output_dir)
-        save_candidates(output_dir, {**candidates, "served": served_labels}, record)
+        save_candidates(output_dir, {**candidates, SERVED_KEY: served_labels}, record)
         run_info = read_training_run(os.path.join(signals_root, serving_signal)) or {}
         run_info.update(
             {
@@ -451,3 +453,97 @@ def read_candidates(model_dir: str | os.PathLike) -> tuple[dict[str, np.ndarray]
 def texts_match(texts: Sequence[str], metadata: Mapping[str, str]) -> bool:
     """Whether ``texts`` are the training texts a kept candidates file describes (same count and digest)."""
     return str(len(texts)) == metadata.get("num_train_texts") and _texts_sha1(texts) == metadata.get("texts_sha1")
+
+
+def serve_kept_candidate(
+    model: TextClusteringPreTrainedModel,
+    model_dir: str | os.PathLike,
+    texts: Sequence[str],
+    name: str,
+    *,
+    embeddings: np.ndarray | None = None,
+    random_state: int = 0,
+) -> ServingChoice:
+    """Make ``model`` serve candidate ``name`` that a ``train --method auto`` run kept in ``model_dir``, without
+    training: a linear head on the model's embeddings fitted to that partition of ``texts`` (the run's training
+    texts), as refinement fits one with no rounds.
+
+    Args:
+        model: the run's saved model (changed in place; calibrate it again afterwards).
+        model_dir: the run's folder (its :data:`CANDIDATES_FILE`).
+        texts: the run's training texts, in the order it trained on them.
+        name: a kept candidate (see ``training_run.json``'s ``auto.candidates``).
+        embeddings: ``model.embed(texts)`` when already computed.
+        random_state: seed of the head's fit.
+
+    Returns:
+        A :class:`~hf_textcluster.training.serving.ServingChoice` (``criterion`` None: the candidate was asked for).
+
+    Raises:
+        ValueError: the folder keeps no candidates, ``name`` is not one of them, or ``texts`` are not the texts
+            they partition.
+
+    Example:
+        >>> choice = serve_kept_candidate(model, "runs/auto", texts, "self_training/kmeans")   # doctest: +SKIP
+    """
+    kept = read_candidates(model_dir)
+    if kept is None:
+        raise ValueError(
+            f"{os.fspath(model_dir)} keeps no candidate partitions ({CANDIDATES_FILE}): only a `train --method auto` "
+            f"run keeps them; pass --serve auto or one of {', '.join(CANDIDATES)}."
+        )
+    partitions, metadata = kept
+    partitions.pop(SERVED_KEY, None)
+    if name not in partitions:
+        raise ValueError(f"`serve` {name!r} is not a kept candidate; pass one of {', '.join(partitions)}.")
+    if not texts_match(texts, metadata):
+        raise ValueError(
+            f"The kept candidates partition the run's {metadata.get('num_train_texts')} training texts; --input holds "
+            f"{len(texts)} other texts. Pass the texts the run trained on, in the same order."
+        )
+    if embeddings is None:
+        embeddings = model.embed(list(texts), show_progress_bar=False)
+    features = partition_features(model, embeddings)
+    fit = refine_partition(
+        features, partitions[name], num_clusters=model.config.num_clusters, max_rounds=0, random_state=random_state
+    )
+    apply_partition(model, name, fit)
+    return ServingChoice(
+        served=name,
+        criterion=None,
+        scores={},
+        labels=fit.predict(features),
+        candidates={name: partitions[name]},
+        serving=fit,
+    )
+
+
+def check_kept_candidate(model_dir: str | os.PathLike, name: str) -> None:
+    """One clear error unless ``model_dir`` keeps candidate ``name`` (:data:`CANDIDATES_FILE`)."""
+    kept = read_candidates(model_dir) if os.path.isdir(os.fspath(model_dir)) else None
+    if kept is None:
+        raise ValueError(
+            f"--serve {name!r} is not one of auto, {', '.join(CANDIDATES)}, and {os.fspath(model_dir)} keeps no "
+            f"candidate partitions ({CANDIDATES_FILE}, written by `train --method auto`)."
+        )
+    names = [n for n in kept[0] if n != SERVED_KEY]
+    if name not in names:
+        raise ValueError(
+            f"--serve {name!r} is not a kept candidate of {os.fspath(model_dir)}; pass one of {', '.join(names)}."
+        )
+
+
+def keep_candidates(
+    model_dir: str | os.PathLike, output_dir: str | os.PathLike, texts: Sequence[str], served_labels: np.ndarray
+) -> None:
+    """After the model of ``model_dir`` was made to serve another partition and saved to ``output_dir``: keep its
+    candidates there too, with the served clusters of the training texts updated (dropped when ``texts`` are other
+    texts, which the candidates do not partition)."""
+    kept = read_candidates(model_dir)
+    if kept is None:
+        return
+    partitions, metadata = kept
+    partitions.pop(SERVED_KEY, None)
+    if texts_match(texts, metadata):
+        partitions[SERVED_KEY] = np.asarray(served_labels)
+    save_candidates(output_dir, partitions, metadata)

@@ -134,3 +134,60 @@ def test_candidates_file_is_safetensors(auto_run):
 
     with safe_open(str(out / CANDIDATES_FILE), framework="numpy") as f:
         assert f.metadata()["num_train_texts"] == "120"
+
+
+def _write_texts(path, texts, labels=None):
+    import csv
+
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["text", "label"] if labels is not None else ["text"])
+        for i, text in enumerate(texts):
+            writer.writerow([text, labels[i]] if labels is not None else [text])
+
+
+def test_refine_switches_to_a_kept_candidate_without_training(auto_run, toy_corpus, tmp_path, capsys):
+    from hf_textcluster.cli import main
+
+    result, out = auto_run
+    texts = toy_corpus[0]
+    _write_texts(tmp_path / "texts.csv", texts)
+    name = "self_training/kmeans"
+    target = tmp_path / "switched"
+    args = ["refine", "--model", str(out), "--input", str(tmp_path / "texts.csv"), "--output-dir", str(target)]
+    assert main([*args, "--serve", name]) == 0
+    model = AutoModel.from_pretrained(target)
+    assert model.config.served_partition == name and model.is_calibrated
+    served = model.predict(texts)
+    # a linear head fitted to the kept partition reproduces it (up to what it can express)
+    assert (served == result.candidates[name]).mean() >= 0.9
+    partitions, _ = read_candidates(target)  # kept with the new model, its served clusters updated
+    np.testing.assert_array_equal(partitions["served"], served)
+    assert json.loads((target / "training_run.json").read_text())["serving"]["served"] == name
+    assert "now serves its self_training/kmeans partition" in capsys.readouterr().out
+    # other texts than the run's, or a name it did not keep: one clear line, exit status 2
+    _write_texts(tmp_path / "other.csv", texts[:-1])
+    other = ["refine", "--model", str(out), "--input", str(tmp_path / "other.csv"), "--output-dir", str(tmp_path / "x")]
+    assert main([*other, "--serve", name]) == 2
+    assert "training texts" in capsys.readouterr().err
+    assert main([*args, "--overwrite", "--serve", "contrastive/nope"]) == 2
+    assert "not a kept candidate" in capsys.readouterr().err
+
+
+def test_evaluate_scores_every_kept_candidate(auto_run, toy_corpus, tmp_path, capsys):
+    from hf_textcluster.cli import main
+    from hf_textcluster.training.metrics import clustering_scores
+
+    result, out = auto_run
+    texts, labels = toy_corpus
+    _write_texts(tmp_path / "labelled.csv", texts, labels)
+    args = ["evaluate", "--model", str(out), "--input", str(tmp_path / "labelled.csv"), "--label-column", "label"]
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert f"The candidates it kept ({len(result.candidates)})" in printed
+    acc = clustering_scores(labels, result.candidates[CONSENSUS])["acc"]
+    line = next(line for line in printed.splitlines() if line.strip().startswith(CONSENSUS))
+    assert f"ACC {100 * acc:.1f}" in line
+    _write_texts(tmp_path / "fewer.csv", texts[:60], labels[:60])
+    assert main([*args[:3], "--input", str(tmp_path / "fewer.csv"), "--label-column", "label"]) == 0
+    assert "not of these" in capsys.readouterr().out
