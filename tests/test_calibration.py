@@ -214,7 +214,7 @@ def test_calibration_samples_with_its_seed(calibrated, toy_corpus):
 
 def test_trainer_calibrates_at_the_end_of_training(tiny_encoder_dir, toy_corpus, tmp_path):
     from hf_textcluster.data import load_texts
-    from hf_textcluster.training.runs import train_clusterer
+    from hf_textcluster.runs.train import train_clusterer
 
     texts, labels = toy_corpus
     overrides = dict(per_device_train_batch_size=16, bf16=False, save_strategy="no", disable_tqdm=True, max_steps=2)

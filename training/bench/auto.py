@@ -50,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def score_candidates(labels, candidates: dict, served_labels, record: dict) -> dict:
     """Every candidate scored against ``labels`` (with its label-free criteria), the served model's clusters, the
     choice and the oracle: the fields of an ``auto`` row."""
-    from hf_textcluster.training.metrics import clustering_scores
+    from hf_textcluster.evaluation.metrics import clustering_scores
 
     labels = np.asarray(labels)
     scored = {
@@ -79,9 +79,9 @@ def run(args, store: dict, run_id: str) -> None:
     import torch
 
     from hf_textcluster.data import load_benchmark
-    from hf_textcluster.training.auto_run import SIGNALS
-    from hf_textcluster.training.recipes import load_recipe
-    from hf_textcluster.training.runs import train_clusterer
+    from hf_textcluster.runs.auto import SIGNALS
+    from hf_textcluster.runs.recipes import load_recipe
+    from hf_textcluster.runs.train import train_clusterer
 
     overrides = {"save_strategy": "no", "disable_tqdm": True, "logging_steps": 100}
     if args.max_steps:
@@ -181,7 +181,7 @@ def render(store: dict, rows: list[dict]) -> list[str]:
         "`train --method auto` trains two signals (SCCL and DEC self-training without the masked-LM term) within one",
         "schedule set by the number of texts, gathers every read-out of each, k-means and UMAP k-means on the",
         "pretrained encoder's embeddings and their consensus, and serves the candidate a label-free criterion",
-        "chooses (`hf_textcluster.training.auto_run`). *served* = what the saved model serves (ACC of its clusters);",
+        "chooses (`hf_textcluster.runs.auto`). *served* = what the saved model serves (ACC of its clusters);",
         "*oracle* = the candidate with the highest ACC, **chosen with labels** (out of a user's reach). *strongest",
         "shallow baseline* = the best of MiniLM + k-means, the BERTopic way at the true K and BERTopic's default.",
         "ACC in %, mean ± std over seeds; wall time (training, candidates, choice) per CPU kind.",
@@ -230,7 +230,49 @@ def render(store: dict, rows: list[dict]) -> list[str]:
             text = mean_std(values) if values else "–"
             cells.append(f"**{text}**" if values and abs(statistics.mean(values) - best_per[ds]) < 1e-12 else text)
         out.append(f"| {n} | " + " | ".join(cells) + " |")
+    out += render_criteria(auto_rows)
     out += ["", *run_header(store, auto_rows), ""]
+    return out
+
+
+def criterion_picks(row: dict, criterion: str) -> str:
+    """The candidate ``criterion`` picks in ``row`` (the highest value; ties: the first listed)."""
+    values = {n: p["criteria"][criterion] for n, p in row["partitions"].items() if criterion in p.get("criteria", {})}
+    return max(values, key=lambda n: (values[n], -list(values).index(n)))
+
+
+def render_criteria(auto_rows: list[dict]) -> list[str]:
+    """Each label-free criterion's pick on every run that recorded them all: how often it is the oracle's, and its
+    mean and largest ACC loss against the oracle (chosen with labels); beside it, always serving one candidate."""
+    criteria = sorted({c for r in auto_rows for p in r["partitions"].values() for c in p.get("criteria", {})})
+    runs = [r for r in auto_rows if all(set(criteria) <= set(p.get("criteria", {})) for p in r["partitions"].values())]
+    if not runs or not criteria:
+        return []
+    default = runs[-1]["selection_criterion"]
+    out = [
+        "",
+        f"Every criterion's pick on the same {len(runs)} runs (all corpora and seeds above that recorded them all), "
+        "against the *oracle*",
+        "(the best candidate by ACC, **chosen with labels**): *picks the oracle* = runs where it picked the oracle's",
+        "candidate; loss = oracle ACC − its pick's ACC, in points. *always X* serves X whatever the texts. The",
+        "criterion `train --method auto` uses is in bold.",
+        "",
+        "| criterion | picks the oracle | mean loss | largest loss | most often picks |",
+        "|---|---|---|---|---|",
+    ]
+    rules = {c: (lambda r, c=c: criterion_picks(r, c)) for c in criteria}
+    for fixed in ("consensus", "pretrained/umap_kmeans"):
+        if all(fixed in r["partitions"] for r in runs):
+            rules[f"always {fixed}"] = lambda r, fixed=fixed: fixed
+    for name, rule in rules.items():
+        picks = [rule(r) for r in runs]
+        losses = [100 * (r["oracle_acc"] - r["partitions"][p]["acc"]) for r, p in zip(runs, picks)]
+        common = max(sorted(set(picks)), key=picks.count)
+        label = f"**{name}**" if name == default else name
+        out.append(
+            f"| {label} | {sum(p == r['oracle'] for p, r in zip(picks, runs))} of {len(runs)} | "
+            f"{statistics.mean(losses):.1f} | {max(losses):.1f} | {common} ({picks.count(common)}) |"
+        )
     return out
 
 

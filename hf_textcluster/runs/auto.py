@@ -5,11 +5,11 @@ on its embeddings on one, self-training with k-means on another), and only label
 guess: within one budget it trains each of :data:`SIGNALS` as a normal run in a sub-folder (``signals/<name>``), and
 gathers as candidates
 
-- every partition each trained model offers (:func:`~hf_textcluster.training.serving.candidate_partitions`: its head,
+- every partition each trained model offers (:func:`~hf_textcluster.choosing.serving.candidate_partitions`: its head,
   k-means and UMAP k-means on its embeddings, each refined or not), named ``<signal>/<candidate>``;
 - k-means and UMAP k-means on the *pretrained* encoder's embeddings (``pretrained/kmeans``,
   ``pretrained/umap_kmeans``: what a user gets in seconds without training);
-- ``consensus``: the cluster ensemble of all of them (:func:`~hf_textcluster.training.consensus.consensus_partition`).
+- ``consensus``: the cluster ensemble of all of them (:func:`~hf_textcluster.choosing.consensus.consensus_partition`).
 
 A label-free criterion (:data:`DEFAULT_AUTO_CRITERION`) chooses one, and ONE model serves it: the signal that made it,
 or for the consensus and the pretrained candidates, the trained signal whose linear head on its embeddings reproduces
@@ -35,19 +35,21 @@ from typing import NamedTuple
 
 import datasets
 import numpy as np
+from sklearn.metrics import adjusted_rand_score
 
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.validation import check_may_replace_model
 from ..models import get_method
-from .consensus import consensus_partition
 from .recipes import load_recipe
-from .refinement import refine_partition
-from .selection import score_partitions
-from .serving import CANDIDATES, ServingChoice, apply_partition, candidate_partitions, partition_features
+from ..choosing.consensus import average_nmi, consensus_partition
+from ..choosing.refinement import refine_partition
+from ..choosing.selection import score_partitions
+from ..choosing.serving import CANDIDATES, ServingChoice, apply_partition, candidate_partitions, partition_features
 
 __all__ = [
     "SIGNALS",
     "CANDIDATES_FILE",
+    "candidate_criteria",
     "AUTO_CRITERIA",
     "DEFAULT_AUTO_CRITERION",
     "AutoTrainingResult",
@@ -82,10 +84,17 @@ SIGNALS_DIR = "signals"
 CANDIDATES_FILE = "candidates.safetensors"
 SERVED_KEY = "served"  # the training texts' clusters as the saved model serves them, beside the candidates
 PRETRAINED_CANDIDATES = ("kmeans", "umap_kmeans")
-# Label-free criteria computed for every candidate; the choice uses DEFAULT_AUTO_CRITERION. ANMI (Strehl & Ghosh
-# 2002): a candidate's mean NMI with every other candidate; it needs no embedding space, so candidates made in
-# different models' spaces are compared on equal terms.
-AUTO_CRITERIA = ("agreement", "agreement_ari")
+# Label-free criteria computed for every candidate; the choice uses DEFAULT_AUTO_CRITERION.
+# - "agreement": ANMI (Strehl & Ghosh 2002), a candidate's mean NMI with every other candidate; it needs no embedding
+#   space, so candidates made in different models' spaces are compared on equal terms;
+# - "agreement_independent": the same against candidates of *other* sources only (a signal's six read-outs do not
+#   vote for each other; the consensus, made of all, votes for none);
+# - "agreement_ari": the first with the adjusted Rand index;
+# - the registry's "separability", "knn_holdout" (scored on texts that did not shape the vote) and "silhouette",
+#   each in the space the candidate was made in (the consensus: the mean over the trained signals' spaces).
+POOL_CRITERIA = ("agreement", "agreement_independent", "agreement_ari")
+SPACE_CRITERIA = ("separability", "knn_holdout", "silhouette")
+AUTO_CRITERIA = POOL_CRITERIA + SPACE_CRITERIA
 DEFAULT_AUTO_CRITERION = "agreement"
 
 # The schedule: about AUTO_EPOCHS passes over the texts per signal, within [AUTO_MIN_STEPS, the recipe's steps].
@@ -109,7 +118,7 @@ def auto_steps(num_texts: int, batch_size: int, max_steps: int) -> int:
 
 @dataclass
 class AutoTrainingResult:
-    """What :func:`train_auto` returns (the fields of :class:`~hf_textcluster.training.runs.TrainingResult`, and
+    """What :func:`train_auto` returns (the fields of :class:`~hf_textcluster.runs.train.TrainingResult`, and
     the candidates).
 
     Attributes:
@@ -189,7 +198,7 @@ def train_auto(
             signal's own run, with its checkpoints: an interrupted ``auto`` resumes them).
         encoder, recipe, augmentation, num_clusters, k_range, k_criterion, data_dir, seed, resume, evaluate, save,
         test_size, split_seed, input_file, overwrite: as for
-            :func:`~hf_textcluster.training.runs.train_clusterer` (``recipe`` is each signal's).
+            :func:`~hf_textcluster.runs.train.train_clusterer` (``recipe`` is each signal's).
         config_overrides: not accepted (each signal has its own configuration; train one method for those).
         training_overrides: ``ClusteringTrainingArguments`` fields for every signal; ``max_steps`` replaces
             :func:`auto_steps`; ``serve`` is ``"auto"`` (the choice) or a candidate name to serve instead.
@@ -209,7 +218,7 @@ def train_auto(
         >>> result.auto["choice"]["served"]                                    # doctest: +SKIP
         'consensus'
     """
-    from .runs import prepare_dataset, read_training_run, train_clusterer  # the run layer's entry point, one level up
+    from .train import prepare_dataset, read_training_run, train_clusterer  # auto trains each signal through it
 
     signals = _check_signals(signals)
     if config_overrides:
@@ -284,12 +293,14 @@ def train_auto(
         for base, labels in partitions.items():
             candidates[f"{name}/{base}"] = labels
             how[f"{name}/{base}"] = (name, base, serving[base])
-    candidates.update(_pretrained_candidates(first.model, encoder, texts, num_clusters_chosen, first.trainer, seed))
+    pretrained, features[PRETRAINED] = _pretrained_candidates(
+        first.model, encoder, texts, num_clusters_chosen, first.trainer, seed
+    )
+    candidates.update(pretrained)
     candidates[CONSENSUS] = consensus_partition(dict(candidates), num_clusters_chosen, random_state=seed)
 
     # Label-free criteria of every candidate; the choice takes the highest of `criterion`.
-    any_space = next(iter(features.values()))
-    criteria = {c: score_partitions(any_space, candidates, criterion=c, random_state=seed) for c in AUTO_CRITERIA}
+    criteria = candidate_criteria(candidates, features, random_state=seed)
     if serve == "auto":
         best = max(criteria[criterion].values())
         served = next(n for n, v in criteria[criterion].items() if v == best)  # ties: the first listed
@@ -385,7 +396,58 @@ def _held_out_count(test_size, n: int) -> int:
     return test_size if isinstance(test_size, int) else math.ceil(test_size * n)
 
 
-def _pretrained_candidates(model, encoder, texts, num_clusters: int, trainer, seed: int) -> dict[str, np.ndarray]:
+def _source(name: str) -> str | None:
+    """The source of a candidate: the signal (or ``pretrained``) before the slash; None for the consensus."""
+    return name.split("/", 1)[0] if "/" in name else None
+
+
+def candidate_criteria(
+    candidates: Mapping[str, np.ndarray], spaces: Mapping[str, np.ndarray], *, random_state: int = 0
+) -> dict[str, dict[str, float]]:
+    """Every criterion of :data:`AUTO_CRITERIA` for every candidate (higher is better): criterion -> name -> value.
+
+    Args:
+        candidates: ``<source>/<read-out>`` (and ``consensus``) -> ``(N,)`` cluster ids of the same texts.
+        spaces: source -> ``(N, d)`` features the source's candidates were made in (each trained signal's and
+            ``pretrained``'s).
+        random_state: seed of the criteria's samples and folds.
+
+    Returns:
+        ``{criterion: {candidate: value}}``.
+
+    Example:
+        >>> values = candidate_criteria(candidates, {"contrastive": x1, "pretrained": x0})   # doctest: +SKIP
+    """
+    values = {
+        "agreement": average_nmi(candidates),
+        "agreement_independent": average_nmi(candidates, source=_source),
+        "agreement_ari": {
+            n: float(np.mean([adjusted_rand_score(candidates[n], candidates[m]) for m in candidates if m != n]))
+            for n in candidates
+        },
+    }
+    trained = [s for s in spaces if s != PRETRAINED]
+    for criterion in SPACE_CRITERIA:
+        values[criterion] = {}
+        for name, labels in candidates.items():
+            source = _source(name)
+            where = [source] if source in spaces else trained
+            values[criterion][name] = float(
+                np.mean(
+                    [
+                        score_partitions(spaces[s], {name: labels}, criterion=criterion, random_state=random_state)[
+                            name
+                        ]
+                        for s in where
+                    ]
+                )
+            )
+    return values
+
+
+def _pretrained_candidates(
+    model, encoder, texts, num_clusters: int, trainer, seed: int
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """k-means and UMAP k-means on the pretrained encoder's embeddings (pooled and cut as the signals' models)."""
     keys = ("pooling", "normalize_embeddings", "max_length")
     embedder = TextClusteringPreTrainedModel.from_encoder_pretrained(
@@ -395,7 +457,8 @@ def _pretrained_candidates(model, encoder, texts, num_clusters: int, trainer, se
         texts, batch_size=trainer.encode_batch_size, show_progress_bar=False, precision=trainer.precision
     )
     partitions, _ = candidate_partitions(embedder, embeddings, candidates=PRETRAINED_CANDIDATES, random_state=seed)
-    return {f"{PRETRAINED}/{name}": labels for name, labels in partitions.items()}
+    named = {f"{PRETRAINED}/{name}": labels for name, labels in partitions.items()}
+    return named, partition_features(embedder, embeddings)
 
 
 def _serve(results, how, features, candidates, served: str, seed: int) -> tuple[str, np.ndarray, float]:
@@ -477,7 +540,7 @@ def serve_kept_candidate(
         random_state: seed of the head's fit.
 
     Returns:
-        A :class:`~hf_textcluster.training.serving.ServingChoice` (``criterion`` None: the candidate was asked for).
+        A :class:`~hf_textcluster.choosing.serving.ServingChoice` (``criterion`` None: the candidate was asked for).
 
     Raises:
         ValueError: the folder keeps no candidates, ``name`` is not one of them, or ``texts`` are not the texts

@@ -12,14 +12,15 @@ No labels ever enter this module. It depends on numpy, scipy and scikit-learn on
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 import numpy as np
 from scipy import sparse
+from sklearn.metrics import normalized_mutual_info_score
 
 from ..modeling.kmeans import fit_kmeans
 
-__all__ = ["consensus_partition", "membership_matrix"]
+__all__ = ["average_nmi", "consensus_partition", "membership_matrix"]
 
 
 def membership_matrix(partitions: Mapping[str, np.ndarray]) -> sparse.csr_matrix:
@@ -98,3 +99,47 @@ def consensus_partition(
     _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
     order = np.argsort(np.argsort(first))
     return order[inverse.reshape(-1)].astype(np.int64)
+
+
+def average_nmi(
+    partitions: Mapping[str, np.ndarray], *, source: Callable[[str], str | None] | None = None
+) -> dict[str, float]:
+    """ANMI (Strehl & Ghosh 2002, "Cluster ensembles"): each partition's mean normalized mutual information with the
+    others, the quantity a consensus maximises, so a high value marks the partition most others agree with.
+
+    Args:
+        partitions: name -> ``(N,)`` cluster ids of the same texts (at least 2 partitions).
+        source: optional name -> the source that made it (e.g. the model): a partition is then compared only with
+            partitions of *other* sources (``None`` sources, e.g. a consensus made of them all, are never compared
+            with), so a source's near-duplicate read-outs do not vote for each other.
+
+    Returns:
+        ``{name: ANMI}`` in the order of ``partitions`` (0.0 where nothing is left to compare with).
+
+    Raises:
+        ValueError: as :func:`membership_matrix`, or fewer than 2 partitions.
+
+    Example:
+        >>> scores = average_nmi({"a": [0, 0, 1, 1], "b": [0, 0, 1, 1], "c": [0, 1, 0, 1]})
+        >>> scores["a"] == scores["b"] > scores["c"]
+        True
+    """
+    membership_matrix(partitions)  # checks
+    if len(partitions) < 2:
+        raise ValueError(f"`partitions` must hold at least 2 partitions to compare; got {len(partitions)}.")
+    names = list(partitions)
+    ids = {n: np.unique(np.asarray(partitions[n]), return_inverse=True)[1].reshape(-1) for n in names}
+    pair: dict[tuple[str, str], float] = {}
+    scores = {}
+    for n in names:
+        others = [m for m in names if m != n]
+        if source is not None:
+            others = [m for m in others if source(m) is not None and source(m) != source(n)]
+        values = []
+        for m in others:
+            key = (n, m) if n < m else (m, n)
+            if key not in pair:
+                pair[key] = float(normalized_mutual_info_score(ids[n], ids[m]))
+            values.append(pair[key])
+        scores[n] = float(np.mean(values)) if values else 0.0
+    return scores

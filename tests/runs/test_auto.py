@@ -11,7 +11,7 @@ from transformers import AutoModel, pipeline
 
 import hf_textcluster  # noqa: F401
 from hf_textcluster.data import load_texts
-from hf_textcluster.training.auto_run import (
+from hf_textcluster.runs.auto import (
     CANDIDATES_FILE,
     CONSENSUS,
     SIGNALS,
@@ -19,7 +19,7 @@ from hf_textcluster.training.auto_run import (
     read_candidates,
     texts_match,
 )
-from hf_textcluster.training.runs import train_clusterer
+from hf_textcluster.runs.train import train_clusterer
 
 TRAIN = dict(
     per_device_train_batch_size=16, bf16=False, save_strategy="no", logging_steps=1, disable_tqdm=True, max_steps=2
@@ -39,14 +39,14 @@ def _train(encoder, texts, labels, out, **overrides):
 
 
 @pytest.fixture(scope="module")
-def auto_run(tiny_encoder_dir, toy_corpus, tmp_path_factory):
+def auto_trained(tiny_encoder_dir, toy_corpus, tmp_path_factory):
     texts, labels = toy_corpus
     out = tmp_path_factory.mktemp("auto") / "run"
     return _train(tiny_encoder_dir, texts, labels, out), out
 
 
-def test_auto_trains_every_signal_and_keeps_every_candidate(auto_run, toy_corpus):
-    result, out = auto_run
+def test_auto_trains_every_signal_and_keeps_every_candidate(auto_trained, toy_corpus):
+    result, out = auto_trained
     texts = toy_corpus[0]
     run = json.loads((out / "training_run.json").read_text())
     record = run["auto"]
@@ -68,8 +68,8 @@ def test_auto_trains_every_signal_and_keeps_every_candidate(auto_run, toy_corpus
             np.testing.assert_array_equal(labels, result.candidates[name])
 
 
-def test_the_choice_is_the_best_by_its_criterion_and_is_served_after_save_and_load(auto_run, toy_corpus):
-    result, out = auto_run
+def test_the_choice_is_the_best_by_its_criterion_and_is_served_after_save_and_load(auto_trained, toy_corpus):
+    result, out = auto_trained
     texts = toy_corpus[0]
     record = json.loads((out / "training_run.json").read_text())["auto"]
     choice = record["choice"]
@@ -100,8 +100,10 @@ def test_a_candidate_of_another_space_is_served_by_a_linear_head(tiny_encoder_di
     )
 
 
-def test_the_served_partition_is_identical_without_the_label_column(auto_run, tiny_encoder_dir, toy_corpus, tmp_path):
-    result, out = auto_run
+def test_the_served_partition_is_identical_without_the_label_column(
+    auto_trained, tiny_encoder_dir, toy_corpus, tmp_path
+):
+    result, out = auto_trained
     texts = toy_corpus[0]
     plain = _train(tiny_encoder_dir, texts, None, tmp_path / "plain")
     assert plain.auto["choice"] == result.auto["choice"]
@@ -128,8 +130,8 @@ def test_the_schedule_depends_on_the_number_of_texts_only():
         auto_steps(0, 64, 300)
 
 
-def test_candidates_file_is_safetensors(auto_run):
-    _, out = auto_run
+def test_candidates_file_is_safetensors(auto_trained):
+    _, out = auto_trained
     from safetensors import safe_open
 
     with safe_open(str(out / CANDIDATES_FILE), framework="numpy") as f:
@@ -146,10 +148,10 @@ def _write_texts(path, texts, labels=None):
             writer.writerow([text, labels[i]] if labels is not None else [text])
 
 
-def test_refine_switches_to_a_kept_candidate_without_training(auto_run, toy_corpus, tmp_path, capsys):
+def test_refine_switches_to_a_kept_candidate_without_training(auto_trained, toy_corpus, tmp_path, capsys):
     from hf_textcluster.cli import main
 
-    result, out = auto_run
+    result, out = auto_trained
     texts = toy_corpus[0]
     _write_texts(tmp_path / "texts.csv", texts)
     name = "self_training/kmeans"
@@ -174,11 +176,11 @@ def test_refine_switches_to_a_kept_candidate_without_training(auto_run, toy_corp
     assert "not a kept candidate" in capsys.readouterr().err
 
 
-def test_evaluate_scores_every_kept_candidate(auto_run, toy_corpus, tmp_path, capsys):
+def test_evaluate_scores_every_kept_candidate(auto_trained, toy_corpus, tmp_path, capsys):
     from hf_textcluster.cli import main
-    from hf_textcluster.training.metrics import clustering_scores
+    from hf_textcluster.evaluation.metrics import clustering_scores
 
-    result, out = auto_run
+    result, out = auto_trained
     texts, labels = toy_corpus
     _write_texts(tmp_path / "labelled.csv", texts, labels)
     args = ["evaluate", "--model", str(out), "--input", str(tmp_path / "labelled.csv"), "--label-column", "label"]
