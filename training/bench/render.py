@@ -14,6 +14,7 @@ from . import (
     baselines,
     capabilities,
     comparisons,
+    compute_curve,
     kmeans_init,
     leaderboard,
     method,
@@ -60,6 +61,7 @@ def render(store: dict) -> str:
     out += method.render_side_by_side(rows)
     out += leaderboard.render_leaderboard(rows)[0]
     out += auto.render(store, rows)
+    out += compute_curve.render(store, rows)
     out += partitions.render_served_against_baselines(rows)
     out += comparisons.render_head_or_kmeans(rows)
     out += partitions.render(store, rows)
