@@ -7,8 +7,9 @@ import json
 import os
 
 from ..choosing.serving import CANDIDATES, SERVE_CHOICES, serve_partition
+from ..modeling.validation import check_num_clusters
 from ..runs.auto import check_kept_candidate, keep_candidates, serve_kept_candidate
-from .calibrate import add_saved_model_args, calibrate_model, update_saved_model
+from .calibrate import add_saved_model_args, calibrate_model, update_saved_model, warn_if_unlike_calibration
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -64,6 +65,11 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         check_kept_candidate(args.model, args.serve)  # before any model or text is loaded
 
     def update(model, texts):
+        try:  # the texts train refuses (fewer distinct texts than clusters) cannot be partitioned either
+            check_num_clusters(model.config.num_clusters, len(texts), texts=texts)
+        except ValueError as err:
+            raise ValueError(f"--input {args.input}: {err}") from None
+        warn_if_unlike_calibration(model, texts, args)
         embeddings = model.embed(texts, batch_size=args.batch_size, show_progress_bar=True)
         if kept:
             choices["choice"] = serve_kept_candidate(

@@ -37,14 +37,14 @@ import datasets
 import numpy as np
 from sklearn.metrics import adjusted_rand_score
 
-from ..modeling.modeling_utils import TextClusteringPreTrainedModel
-from ..modeling.validation import check_may_replace_model
-from ..models import get_method
-from .recipes import load_recipe
 from ..choosing.consensus import average_nmi, consensus_partition
 from ..choosing.refinement import refine_partition
 from ..choosing.selection import score_partitions
 from ..choosing.serving import CANDIDATES, ServingChoice, apply_partition, candidate_partitions, partition_features
+from ..modeling.modeling_utils import TextClusteringPreTrainedModel
+from ..modeling.validation import check_may_replace_model
+from ..models import get_method
+from .recipes import load_recipe
 
 __all__ = [
     "SIGNALS",

@@ -22,6 +22,7 @@ from . import (
     processes,
     scale,
     speed,
+    update,
 )
 from . import (
     store as results,
@@ -68,6 +69,7 @@ def render(store: dict) -> str:
     out += comparisons.render_encoders(store, rows)
     out += augmentation.render(store, rows)
     out += kmeans_init.render(store, rows)
+    out += update.render(store, rows)
     out += authors_sccl.render(store, [r for r in rows if r["section"] == "authors-sccl"])
     out += auto_k.render(store, [r for r in rows if r["section"] == "auto-k"])
     out += scale.render(store, [r for r in rows if r["section"] == "scale"])
