@@ -888,6 +888,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         to_centres = 1 - unit @ cal.centres.float().cpu().T
         far = (to_centres > cal.thresholds(outlier_quantile).float().cpu()[None, :]).all(dim=-1)
         near = torch.nonzero(~far).flatten()
+        if near.numel() == 0:  # every text is far: nothing moves, but a first batch still starts the state
+            near = torch.arange(len(texts)) if getattr(self, "online_state_", None) is None else near
         if getattr(self, "online_state_", None) is None:
             self.online_state_ = OnlineCentres.start(self, {k: v[near] for k, v in inputs.items()}, labels[near])
             moved = torch.zeros(num_clusters)
@@ -978,13 +980,10 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         outputs = self._encode_texts(texts, batch_size, None, precision, ("cluster_probs", "distance"))
         clusters, distance = outputs.cluster_probs.argmax(dim=-1), outputs.distance.float()
         quantiles = self.calibration.distance_quantiles.float().cpu()
-        typicality = (
-            torch.stack(
-                [1 - quantile_rank(distance[i : i + 1], quantiles[int(clusters[i])])[0] for i in range(len(texts))]
-            )
-            if len(texts)
-            else torch.zeros(0)
-        )
+        typicality = torch.zeros(len(texts))
+        for k in clusters.unique():
+            rows = clusters == k
+            typicality[rows] = 1 - quantile_rank(distance[rows], quantiles[int(k)])
         flagged = np.zeros(len(texts), dtype=bool)
         clusters_np, distance_np = clusters.numpy(), distance.numpy()
         for k in np.unique(clusters_np):
