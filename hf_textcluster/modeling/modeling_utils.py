@@ -1326,11 +1326,12 @@ def _saved_shapes(path: str, hub_kwargs: dict) -> dict[str, tuple[int, ...]] | N
     shapes: dict[str, tuple[int, ...]] = {}
     for file in files:
         try:
-            with open(file, "rb") as f:
-                (length,) = struct.unpack("<Q", f.read(8))
+            assert file is not None  # checked above
+            with open(file, "rb") as weights:
+                (length,) = struct.unpack("<Q", weights.read(8))
                 if length > 100_000_000:  # safetensors' own limit on a header
                     return None
-                header = json.loads(f.read(length))
+                header = json.loads(weights.read(length))
             shapes.update({key: tuple(entry["shape"]) for key, entry in header.items() if key != "__metadata__"})
         except (OSError, ValueError, KeyError, TypeError, AttributeError, struct.error):
             return None  # unreadable: the load reports a corrupted file
