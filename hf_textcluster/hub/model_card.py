@@ -133,7 +133,7 @@ def training_command(run: Mapping[str, Any] | None, num_clusters: int, output_di
     for key, value in (run.get("config_overrides") or {}).items():
         parts.append(f"--config {key}={json.dumps(value) if not isinstance(value, str) else value}")
     for key, value in (run.get("training_overrides") or {}).items():
-        parts.append(f"--{key} {_fmt(value)}")
+        parts.append(f"--{key.replace('_', '-')} {_fmt(value)}")  # the CLI spells every option with dashes
     return " \\\n    ".join(one_line(part) for part in parts)
 
 
@@ -171,8 +171,8 @@ def training_data_line(run: Mapping[str, Any], dataset_name: str | None) -> str:
     source = run_input_file(run)
     if corpus in CORPORA:
         whole = run.get("dataset") and not run.get("num_test_texts")
-        line = f"{'the' if whole else ''} {count} of the `{corpus}` benchmark corpus ({CORPORA[corpus].description})"
-        line = line.strip()
+        description = CORPORA[corpus].description.rstrip(".")
+        line = f"{'the ' if whole else ''}{count} of the `{corpus}` benchmark corpus ({description})"
     elif dataset_name:
         line = f"{count} of {markdown_code(dataset_name)}"
     elif source:
