@@ -60,7 +60,7 @@ def _strongest_baselines(rows: list[dict]) -> dict[str, tuple[float, str]]:
 
 
 def _recipe_steps(method: str, dataset: str) -> int | None:
-    from hf_textcluster.training.recipes import load_recipe
+    from hf_textcluster.runs.recipes import load_recipe
 
     return load_recipe(method, RECIPE, dataset)["training"].get("max_steps")
 
@@ -112,7 +112,7 @@ def _unbuilt_model(row: dict):
     from hf_textcluster.data import CORPORA
     from hf_textcluster.encoders import resolve_encoder
     from hf_textcluster.models import METHODS
-    from hf_textcluster.training.recipes import load_recipe
+    from hf_textcluster.runs.recipes import load_recipe
     from hf_textcluster.training.trainer import ClusteringTrainingArguments
 
     spec = METHODS[row["method"]]
