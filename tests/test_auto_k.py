@@ -34,7 +34,7 @@ def test_every_criterion_recovers_k_of_well_separated_blobs(k):
         assert result.method == method and (result.k_min, result.k_max) == (2, 30)
         assert k in result.scores and min(result.scores) == 2 and max(result.scores) <= 30
     # one criterion alone gives the same answer as in the comparison (same sample, same k-means fits)
-    alone = estimate_num_clusters(x, k_min=2, k_max=30, method="silhouette")
+    alone = estimate_num_clusters(x, k_min=2, k_max=30, criterion="silhouette")
     assert alone.num_clusters == k and alone.scores == results["silhouette"].scores
 
 
@@ -51,8 +51,8 @@ def test_default_criterion_and_range():
 
 def test_large_n_is_searched_on_a_seeded_sample():
     x, _ = make_blobs(n_samples=3000, n_features=8, centers=5, cluster_std=0.5, random_state=1)
-    a = estimate_num_clusters(x, k_max=12, method="calinski_harabasz", sample_size=500, random_state=3)
-    b = estimate_num_clusters(x, k_max=12, method="calinski_harabasz", sample_size=500, random_state=3)
+    a = estimate_num_clusters(x, k_max=12, criterion="calinski_harabasz", sample_size=500, random_state=3)
+    b = estimate_num_clusters(x, k_max=12, criterion="calinski_harabasz", sample_size=500, random_state=3)
     assert a.num_clusters == b.num_clusters == 5 and a.scores == b.scores
     assert a.sample_size == 500 and a.num_texts == 3000
 
@@ -86,6 +86,7 @@ def test_cosine_silhouette_is_sklearns():
             r"`k_max` \(100\) is not smaller than the number of texts \(60\): more clusters than texts; pass k_max <= 59",
         ),
         ({"method": "elbow"}, "Unknown `method` 'elbow'.*eigengap"),
+        ({"criterion": "elbow"}, "Unknown `criterion` 'elbow'.*eigengap"),
         ({"sample_size": 2}, "`sample_size` must be at least 3"),
     ],
 )
@@ -321,7 +322,7 @@ def test_cluster_count_request_is_parsed_and_checked_once():
 
 def test_baselines_take_a_cluster_count_request(tiny_encoder_dir, toy_corpus):
     from hf_textcluster.choosing.auto_k import ClusterCountRequest
-    from hf_textcluster.evaluation.baselines import make_baseline
+    from hf_textcluster.runs.baselines import make_baseline
 
     texts, _ = toy_corpus
     with pytest.raises(ValueError, match="works with embeddings-kmeans, not tfidf-kmeans"):

@@ -87,8 +87,8 @@ def own_run(tiny_encoder_dir, labelled_csv, tmp_path_factory):
     "suffix,method", [(".csv", "tfidf-kmeans"), (".jsonl", "bow-kmeans"), (".parquet", "tfidf-kmeans")]
 )
 def test_evaluate_a_baseline_on_your_own_labelled_file(suffix, method, toy_corpus, tmp_path, capsys):
-    from hf_textcluster.evaluation.baselines import make_baseline
     from hf_textcluster.evaluation.metrics import clustering_scores
+    from hf_textcluster.runs.baselines import make_baseline
 
     texts, labels = toy_corpus
     data = write_labelled(tmp_path / f"tickets{suffix}", texts, labels)
@@ -311,7 +311,7 @@ def test_card_and_push_find_the_run_own_texts(own_run, tmp_path, monkeypatch, ca
     card = capsys.readouterr().out
     assert "Keywords not computed" not in card and "| share of training texts | top keywords |" in card
     assert "--input tickets.csv" in card and "--text-column body" in card and "--label-column team" in card
-    assert "user-provided texts (`tickets.csv`) (120 texts used for the keywords below)" in card
+    assert "120 texts of the file `tickets.csv`; 120 of its texts give the keywords below" in card
 
     uploaded = {}
 

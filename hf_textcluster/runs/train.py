@@ -1,6 +1,6 @@
 """Training runs: a clusterer trained end to end: recipe -> data with augmented views -> model -> Trainer -> saved model + metrics.
 
-Used by ``hf-textcluster train``, ``make demo`` and ``training/bench.py``.
+Used by ``hf-textcluster train``, ``make demo`` and the benchmark (``python -m training.bench``).
 """
 
 from __future__ import annotations
@@ -24,9 +24,11 @@ from ..data import (
     AUGMENTATION_FAMILIES,
     AUGMENTERS,
     add_augmented_views,
+    benchmark_corpus,
     default_data_dir,
     load_benchmark,
     load_text_file,
+    views_augmentation,
 )
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.validation import check_may_replace_model, check_num_clusters
@@ -307,7 +309,8 @@ def train_clusterer(
             "dataset": dataset_name,
             "input": input_file,
             "recipe": recipe,
-            "augmentation": augmentation,
+            # what made the views trained on (an augmenter, a precomputed family), also for a Dataset given with views
+            "augmentation": (views_augmentation(train_dataset) or augmentation) if spec.uses_augmented_views else None,
             "seed": seed,
             "test_size": test_size,
             "split_seed": split_seed,
@@ -335,6 +338,8 @@ def _write_training_run(output_dir: str, model, trainer, train_dataset, test_dat
         "method": record["method"],
         "dataset": record["dataset"],
         **({"input": dict(input_file)} if input_file else {}),
+        # a Dataset loaded from a benchmark (a sample of it, e.g. the demo's) names its corpus
+        **({"corpus": benchmark_corpus(train_dataset)} if benchmark_corpus(train_dataset) else {}),
         "recipe": record["recipe"],
         "augmentation": record["augmentation"],
         "encoder": model.config.name_or_path,
@@ -365,7 +370,15 @@ def _resolve_augmentation(spec, plan: dict, dataset, augmentation: str | None) -
     if augmentation == "recipe":
         augmentation = plan.get("augmentation") if uses_views else None
         if isinstance(dataset, datasets.Dataset) and augmentation in AUGMENTATION_FAMILIES:
-            augmentation = "virtual" if not {"text_aug1", "text_aug2"} <= set(dataset.column_names) else None
+            if {"text_aug1", "text_aug2"} <= set(dataset.column_names):
+                return None  # the views given with the data
+            # one line, so a user knows what their texts train on and how to get text views instead
+            logger.warning(
+                f"The recipe's {augmentation} views exist only for the benchmark corpora: {spec.display_name} trains "
+                "on dropout-only views of these texts ('virtual': both views are the text itself). For text views "
+                "pass --augmentation word_deletion (augmentation='word_deletion'; or word_swap, wordnet, contextual)."
+            )
+            augmentation = "virtual"
     return augmentation
 
 
@@ -512,9 +525,32 @@ def find_training_texts(
             return None, f"the run's input file {path} could not be read ({err})"
         return list(dataset["text"]), None
     data_dir = data_dir or default_data_dir()
-    if not run or not run.get("dataset") or not data_dir:
+    corpus = (run or {}).get("dataset") or (run or {}).get("corpus")
+    if not corpus or not data_dir:
         return None, None
-    return list(load_benchmark(run["dataset"], data_dir=data_dir)["text"]), None
+    return list(load_benchmark(corpus, data_dir=data_dir)["text"]), None
+
+
+def record_metrics(model_dir: str | os.PathLike, metrics: Mapping[str, float]) -> None:
+    """Add scores measured after training (``{"acc": .., "nmi": ..}``, fractions; against labels, never trained on)
+    to the run's ``training_run.json``, so its card shows them.
+
+    Args:
+        model_dir: a directory ``train_clusterer`` saved (with its ``training_run.json``).
+        metrics: the scores, keyed as :func:`~hf_textcluster.evaluation.metrics.clustering_scores` keys them.
+
+    Raises:
+        FileNotFoundError: ``model_dir`` has no ``training_run.json``.
+
+    Example:
+        >>> record_metrics("runs/demo-sccl-stackoverflow", {"acc": 0.728, "nmi": 0.70})  # doctest: +SKIP
+    """
+    path = Path(model_dir) / TRAINING_RUN_FILE
+    run = read_training_run(model_dir)
+    if run is None:
+        raise FileNotFoundError(f"{path} does not exist: record_metrics adds to a run that train_clusterer saved.")
+    run["metrics"] = {**(run.get("metrics") or {}), **{key: float(value) for key, value in metrics.items()}}
+    path.write_text(json.dumps(run, indent=2), encoding="utf-8")
 
 
 def training_texts_for(run: Mapping[str, Any] | None, data_dir: str | os.PathLike | None = None) -> list[str] | None:

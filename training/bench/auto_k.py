@@ -34,8 +34,8 @@ def run(args, store: dict, run_id: str) -> None:
 
     from hf_textcluster.choosing.auto_k import CRITERIA, compare_criteria
     from hf_textcluster.data import load_benchmark
-    from hf_textcluster.evaluation.baselines import EmbeddingKMeans
     from hf_textcluster.evaluation.metrics import clustering_scores
+    from hf_textcluster.runs.baselines import EmbeddingKMeans
 
     wanted = list(CRITERIA) + ["bertopic"] if args.k_criteria == ["all"] else args.k_criteria
     unknown = sorted(set(wanted) - set(CRITERIA) - {"bertopic"})
@@ -69,7 +69,7 @@ def run(args, store: dict, run_id: str) -> None:
                 "true_k_acc": truth["acc"],
                 "true_k_nmi": truth["nmi"],
             }
-            results = compare_criteria(embeddings, methods=criteria, random_state=seed) if criteria else {}
+            results = compare_criteria(embeddings, criteria=criteria, random_state=seed) if criteria else {}
             for criterion, result in results.items():
                 found = kmeans_scores(result.num_clusters)
                 put_row(

@@ -78,8 +78,8 @@ def run(args, store: dict, run_id: str) -> None:
     import torch
 
     from hf_textcluster.data import CORPORA
-    from hf_textcluster.evaluation.baselines import EmbeddingKMeans
     from hf_textcluster.evaluation.metrics import clustering_scores
+    from hf_textcluster.runs.baselines import EmbeddingKMeans
     from hf_textcluster.runs.train import train_clusterer
     from hf_textcluster.training.trainer import evaluate_clusterer
 

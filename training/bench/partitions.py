@@ -123,8 +123,8 @@ def run_refined_baselines(args, store: dict, run_id: str) -> None:
 
     from hf_textcluster.choosing.refinement import refine_partition
     from hf_textcluster.data import load_benchmark
-    from hf_textcluster.evaluation.baselines import EmbeddingKMeans
     from hf_textcluster.evaluation.metrics import clustering_scores
+    from hf_textcluster.runs.baselines import EmbeddingKMeans
 
     from .auto_k import bertopic_umap
 
