@@ -203,6 +203,29 @@ def test_a_tiny_random_language_model_names_every_cluster(model_dir, request, tm
             assert set(name.removesuffix(f" ({k})").split()) <= set(_word_tokenizer().get_vocab())
 
 
+def test_an_instruction_model_gets_the_prompt_through_its_chat_template(tiny_gpt2_dir, tmp_path):
+    import shutil
+
+    from hf_textcluster.representation.generation import _TransformersGenerator
+
+    chat = tmp_path / "tiny-chat"
+    shutil.copytree(tiny_gpt2_dir, chat)
+    tokenizer = _word_tokenizer()
+    tokenizer.chat_template = "{% for m in messages %}group {{ m['content'] }}{% endfor %} name"
+    tokenizer.save_pretrained(chat)
+    prompt = "keywords sql join"
+    plain = _TransformersGenerator(str(tiny_gpt2_dir), 4, None).encode(prompt)["input_ids"][0].tolist()
+    templated = _TransformersGenerator(str(chat), 4, None).encode(prompt)["input_ids"][0].tolist()
+    vocab = tokenizer.get_vocab()
+    assert templated == [vocab["group"], *plain, vocab["name"]]
+    assert GeneratedNamesRepresentation(str(chat), max_new_tokens=3).names(TEXTS, CLUSTERS, 3)
+
+
+def test_a_generator_path_that_does_not_exist_is_refused_at_once(tmp_path):
+    with pytest.raises(FileNotFoundError, match="`generator`: no such folder"):
+        GeneratedNamesRepresentation(str(tmp_path / "missing-model"))
+
+
 def test_a_generator_that_cannot_be_loaded_is_one_clear_error(tmp_path):
     namer = GeneratedNamesRepresentation(str(tmp_path))  # a folder without a model
     with pytest.raises(ValueError, match="could not be loaded as a text-generation or text2text model") as err:
