@@ -212,6 +212,8 @@ def hierarchy_figure(ids: Sequence[int], centres, names: Mapping[int, str]):
         linkagefun=lambda d: linkage(d, LINKAGE),
     )
     fig.update_layout(
+        width=None,  # create_dendrogram fixes a width; the page's is wanted
+        autosize=True,
         height=max(320, 22 * len(labels) + 120),
         xaxis={"title": "cosine distance between the joined groups (average linkage)"},
         yaxis={"automargin": True},
