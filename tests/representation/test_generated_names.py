@@ -289,6 +289,32 @@ def test_cli_name_saves_the_names_and_their_record_beside_the_model(trained_dir,
     assert not (out / "trained").exists()  # naming changes no cluster: no copy of the trained model is kept
 
 
+def test_the_card_of_a_named_model_says_a_language_model_wrote_its_names(
+    trained_dir, tiny_gpt2_dir, toy_corpus, tmp_path
+):
+    import shutil
+
+    from hf_textcluster.cli import main
+    from hf_textcluster.hub.model_card import write_model_card
+
+    model_dir = tmp_path / "model"
+    shutil.copytree(trained_dir, model_dir)
+    (model_dir / "training_run.json").write_text(json.dumps({"method": "sccl", "recipe": "cpu", "seed": 0}))
+    data = tmp_path / "texts.txt"
+    data.write_text("\n".join(toy_corpus[0]))
+    assert main(["name", "--model", str(model_dir), "--input", str(data), "--generator", str(tiny_gpt2_dir)]) == 0
+    record = json.loads((model_dir / "training_run.json").read_text())["names"]
+    sources = json.loads((model_dir / NAMES_FILE).read_text())["last"]["sources"]
+    assert record == {
+        "generator": str(tiny_gpt2_dir),
+        "generated": sum(v == "generated" for v in sources.values()),
+        "file": NAMES_FILE,
+    }
+    card = write_model_card(model_dir, "-", texts=toy_corpus[0])
+    assert f"{record['generated']} of 3 written by the language model `{tiny_gpt2_dir}`" in card
+    assert "computed from the training texts' keywords" not in card
+
+
 def test_cli_name_refuses_a_bad_prompt_file_before_loading_anything(trained_dir, tmp_path, capsys):
     from hf_textcluster.cli import main
 
