@@ -23,21 +23,25 @@ candidate's criterion value and what refinement did are returned as a :class:`Se
 from __future__ import annotations
 
 import importlib.util
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
+from transformers.utils import logging
 
 from ..modeling.kmeans import NearestCentres, fit_kmeans
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
+
+# The names of the partitions a model can serve live with the model (its config's `served_partition`), so that the
+# training arguments check `serve` without importing this layer; they are part of this module's API too.
+from ..modeling.validation import BASE_CANDIDATES, CANDIDATES, REFINED_SUFFIX, check_serve
+from ..modeling.validation import SERVE_CHOICES as SERVE_CHOICES
 from .refinement import RefinementResult, refine_partition
 from .selection import DEFAULT_CRITERION, choose_partition
 
-BASE_CANDIDATES = ("head", "kmeans", "umap_kmeans")
-REFINED_SUFFIX = "+refined"
-CANDIDATES = (*BASE_CANDIDATES, *(f"{name}{REFINED_SUFFIX}" for name in BASE_CANDIDATES))
-SERVE_CHOICES = ("auto", *CANDIDATES)
+logger = logging.get_logger(__name__)
 
 
 @dataclass
@@ -70,13 +74,6 @@ class ServingChoice:
             "scores": {name: round(float(value), 6) for name, value in self.scores.items()},
             "refinement": self.refinement,
         }
-
-
-def check_serve(value: str, argument_name: str = "serve") -> str:
-    """``value`` if it names a servable partition or ``"auto"``, else one clear error."""
-    if value not in SERVE_CHOICES:
-        raise ValueError(f"`{argument_name}` must be one of {', '.join(SERVE_CHOICES)}; got {value!r}.")
-    return value
 
 
 UMAP_MIN_TEXTS = 16
@@ -261,3 +258,42 @@ def serve_partition(
         candidates=partitions,
         serving=how[served],
     )
+
+
+def serve_chosen_partition(trainer) -> dict | None:
+    """Make a trainer's model serve the partition its ``args.serve`` asks for (by default the label-free choice among
+    its candidate partitions), chosen once on the main process from the training texts' embeddings (each process
+    encodes its share). The step after ``trainer.train()`` in :func:`~hf_textcluster.runs.train.train_clusterer`;
+    recorded in ``trainer.serving_choice`` (``training_run.json``).
+
+    Args:
+        trainer: a :class:`~hf_textcluster.training.trainer.ClusteringTrainer` that has trained.
+
+    Returns:
+        The choice's record (``ServingChoice.to_dict()`` plus ``seconds``), or None when nothing is chosen
+        (``serve="head"``, no training texts, or no clusters yet).
+
+    Example:
+        >>> trainer.train()  # doctest: +SKIP
+        >>> serve_chosen_partition(trainer)["served"]  # doctest: +SKIP
+        'kmeans+refined'
+    """
+    serve, model = trainer.args.serve, trainer.model
+    if serve == "head" or trainer.train_dataset is None or not model.config.centroids_initialized:
+        return None
+    start = time.perf_counter()
+    embeddings = trainer.embed_train_texts()  # every process encodes its share; the choice is made once
+
+    def choose():
+        choice = serve_partition(model, embeddings, serve=serve, random_state=trainer.args.seed)
+        return choice.to_dict(), choice.serving
+
+    record, serving = trainer.share_from_main(choose)
+    if not trainer.accelerator.is_main_process:
+        apply_partition(model, record["served"], serving)
+    trainer.serving_choice = {**record, "seconds": round(time.perf_counter() - start, 2)}
+    logger.info(
+        f"Serving the {record['served']} partition (criterion {record['criterion']}: "
+        f"{record['scores']}), chosen in {trainer.serving_choice['seconds']:.1f}s."
+    )
+    return trainer.serving_choice

@@ -1,4 +1,6 @@
-"""``hf-textcluster``: train | predict | calibrate | recluster | refine | name | plot | report | evaluate | demo | push | card.
+"""``hf-textcluster``: train, predict, calibrate, recluster, refine, name, merge, split, update, plot, report, evaluate.
+
+Also ``demo``, and ``push`` and ``card`` (the Hub).
 
 Every command that reads a benchmark takes ``--data-dir`` (default: ``$HF_TEXTCLUSTER_DATA_DIR``, else the corpora's
 public download URLs). ``train`` passes any ``TrainingArguments`` flag through (``--max_steps 100``,
@@ -14,12 +16,44 @@ import argparse
 import os
 import sys
 
-from . import calibrate, card, demo, evaluate, name, plot, predict, push, recluster, refine, report, train
+from . import (
+    calibrate,
+    card,
+    demo,
+    evaluate,
+    merge,
+    name,
+    plot,
+    predict,
+    push,
+    recluster,
+    refine,
+    report,
+    split,
+    train,
+    update,
+)
 from ._args import CommandParser
 from ._trainer_flags import normalize_spelling
 
 # The order of `hf-textcluster --help`.
-COMMANDS = (train, predict, calibrate, recluster, refine, name, plot, report, evaluate, demo, push, card)
+COMMANDS = (
+    train,
+    predict,
+    calibrate,
+    recluster,
+    refine,
+    name,
+    merge,
+    split,
+    update,
+    plot,
+    report,
+    evaluate,
+    demo,
+    push,
+    card,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

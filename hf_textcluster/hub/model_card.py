@@ -457,6 +457,31 @@ def calibration_lines(config) -> list[str]:
     ]
 
 
+def edit_lines(run: Mapping[str, Any]) -> list[str]:
+    """What the card says about the edits made after training (``training_run.json``'s ``edits``), oldest first."""
+    said = []
+    for edit in run.get("edits") or []:
+        op, clusters = edit.get("op"), edit.get("clusters") or []
+        if op == "merge":
+            said.append("merged clusters " + ", ".join(" + ".join(map(str, group)) for group in clusters))
+        elif op == "split":
+            said.append(f"split cluster {clusters[0]} into {edit.get('n')}" if clusters else "split a cluster")
+        elif op == "update":
+            new = f", new cluster {edit['new_cluster']} accepted" if edit.get("new_cluster") is not None else ""
+            said.append(f"updated with {edit.get('texts', 0):,} new texts{new}")
+    if not said:
+        return []
+    scores = (
+        " (the scores measured on the trained model are kept as `metrics_before_edits`)"
+        if run.get("metrics_before_edits")
+        else ""
+    )
+    return [
+        f"- Edited after training{scores}: " + "; ".join(said) + f" ({run.get('num_clusters', '?')} clusters now; "
+        "each edit's record is in `training_run.json`'s `edits`, and the folder it was made from was kept)."
+    ]
+
+
 def score_line(config) -> str:
     """What the pipeline's ``score`` is for the served partition."""
     if served_partition(config) == "head":
@@ -511,6 +536,7 @@ def _limitations(
             "- Cluster keywords were not computed for this card" + (f": {why_no_keywords}." if why_no_keywords else ".")
         )
     lines += config.card_fields()[1]
+    lines += edit_lines(run)
     if base is None:
         lines.append("- The base encoder is a local folder, not a Hub model: `base_model` is not set.")
     return "\n".join(lines)

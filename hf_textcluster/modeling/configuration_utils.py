@@ -7,9 +7,12 @@ transformers.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from transformers import AutoConfig, PreTrainedConfig
 from transformers.configuration_utils import SubConfigSpec
+
+from .validation import check_scalar
 
 POOLING_MODES = ("mean", "cls")
 
@@ -72,27 +75,15 @@ class TextClusteringConfig(PreTrainedConfig):
             # asked). The same class loaded as remote code keeps them.
             for key in ("auto_map", "custom_pipelines"):
                 self.__dict__.pop(key, None)
-        if isinstance(self.num_clusters, bool) or not isinstance(self.num_clusters, int) or self.num_clusters < 2:
-            raise ValueError(f"`num_clusters` must be an integer >= 2, got {self.num_clusters!r}.")
+        check_scalar(self.num_clusters, "num_clusters", int, min_val=2)
         if self.pooling not in POOLING_MODES:
             raise ValueError(f"`pooling` must be one of {POOLING_MODES}, got {self.pooling!r}.")
         if not isinstance(self.max_length, int) or self.max_length < 1:
             raise ValueError(f"`max_length` must be a positive integer, got {self.max_length!r}.")
-        if (
-            isinstance(self.num_calibration_texts, bool)
-            or not isinstance(self.num_calibration_texts, int)
-            or self.num_calibration_texts < 0
-        ):
-            raise ValueError(
-                f"`num_calibration_texts` must be a whole number >= 0, got {self.num_calibration_texts!r}."
-            )
-        if (
-            isinstance(self.refined_head_dim, bool)
-            or not isinstance(self.refined_head_dim, int)
-            or self.refined_head_dim < 0
-        ):
-            raise ValueError(f"`refined_head_dim` must be a whole number >= 0, got {self.refined_head_dim!r}.")
-        encoder = self.encoder.to_dict() if hasattr(self.encoder, "to_dict") else (self.encoder or {})
+        check_scalar(self.num_calibration_texts, "num_calibration_texts", int, min_val=0)
+        check_scalar(self.refined_head_dim, "refined_head_dim", int, min_val=0)
+        given: Any = self.encoder  # a config, its dict, or None
+        encoder = given.to_dict() if hasattr(given, "to_dict") else (given or {})
         positions = encoder.get("max_position_embeddings")
         if isinstance(positions, int) and self.max_length > positions:
             raise ValueError(
@@ -112,21 +103,13 @@ class TextClusteringConfig(PreTrainedConfig):
     def check_positive_integers(self, *names: str, allow_none: bool = False) -> None:
         for name in names:
             value = getattr(self, name)
-            if value is None and allow_none:
-                continue
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(
-                    f"`{name}` must be a positive integer{' or None' if allow_none else ''}, got {value!r}."
-                )
+            check_scalar(value, name, int, min_val=1, allow_none=allow_none)
 
     def check_numbers(self, *names: str, minimum: float | None = None, strict: bool = False) -> None:
         """Each of ``names`` is a number (not a bool), ``> minimum`` (``strict``) or ``>= minimum``."""
         for name in names:
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ValueError(f"`{name}` must be a number, got {value!r}.")
-            if minimum is not None and (value <= minimum if strict else value < minimum):
-                raise ValueError(f"`{name}` must be {'>' if strict else '>='} {minimum}, got {value!r}.")
+            check_scalar(value, name, (int, float), min_val=minimum, include_boundaries="neither" if strict else "both")
 
     @property
     def has_topic_model(self) -> bool:

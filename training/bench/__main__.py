@@ -22,6 +22,7 @@ from . import (  # noqa: E402
     rescore,
     scale,
     speed,
+    update,
 )
 from . import store as results  # noqa: E402
 from .common import environment, methods, new_run_id  # noqa: E402
@@ -37,6 +38,7 @@ SECTIONS = {
     "kmeans-init": (kmeans_init, "How the initial k-means starts."),
     "processes": (processes, "The whole-corpus passes in one process and split between two (accelerate launch)."),
     "rescore": (rescore, "Add today's metrics to the rows of kept models."),
+    "update": (update, "Keeping up with new texts: update against retraining, and a held-out class found again."),
     "partitions": (
         partitions,
         "Every candidate partition of kept models, the label-free choice, the oracle; the shallow baselines refined.",

@@ -20,6 +20,7 @@ from . import (
     processes,
     scale,
     speed,
+    update,
 )
 from . import (
     store as results,
@@ -64,6 +65,7 @@ def render(store: dict) -> str:
     out += comparisons.render_encoders(store, rows)
     out += augmentation.render(store, rows)
     out += kmeans_init.render(store, rows)
+    out += update.render(store, rows)
     out += authors_sccl.render(store, [r for r in rows if r["section"] == "authors-sccl"])
     out += auto_k.render(store, [r for r in rows if r["section"] == "auto-k"])
     out += scale.render(store, [r for r in rows if r["section"] == "scale"])
