@@ -501,6 +501,7 @@ def test_predict_with_a_broken_or_foreign_model_is_one_line(tiny_encoder_dir, tm
     assert "not an hf_textcluster clusterer" in err and "Traceback" not in err
 
 
+@pytest.mark.slow  # the real entry point trained twice in subprocesses
 @pytest.mark.parametrize("signal_name", ["SIGINT", "SIGKILL"])
 def test_a_signalled_run_rerun_ends_with_the_uninterrupted_weights(signal_name, tiny_encoder_dir, toy_corpus, tmp_path):
     """The real entry point in a subprocess, stopped by a real signal once a checkpoint exists (SIGINT: saves and

@@ -22,7 +22,7 @@ from transformers.utils import logging
 
 from ..data.corpora import CSV_READ_OPTIONS
 from ..data.loading import TEXT_FILE_SUFFIXES, check_column, load_text_file
-from ..modeling.validation import check_scalar
+from ..modeling.validation import check_scalar, is_blank
 
 logger = logging.get_logger(__name__)
 
@@ -49,9 +49,9 @@ def _check_chunk(texts: list, start: int, source: str, suffix: str | None = None
             raise TypeError(
                 f"{where} of {source} is {type(text).__name__} ({text!r}), not a string. Every row needs a text."
             )
-        if not text.strip():
+        if is_blank(text):  # the model's own test: a zero-width space is blank there too
             raise ValueError(
-                f"{where} of {source} is blank. Every row needs a text (every output line "
+                f"{where} of {source} is blank ({text!r}). Every row needs a text (every output line "
                 "answers one input row); remove blank rows first (e.g. `grep -v '^\\s*$' in > out`)."
             )
     return texts

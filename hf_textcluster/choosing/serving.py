@@ -6,7 +6,7 @@ Each can be refined by iterative classification (:mod:`~hf_textcluster.choosing.
 differs from corpus to corpus, and only labels tell for sure; :func:`serve_partition` ranks the candidates with an
 internal criterion (:mod:`~hf_textcluster.choosing.selection`, no labels) and makes the model serve the winner:
 
-- ``"head"``: nothing changes;
+- ``"head"``: the method's own head (a refined head served in front of it is dropped; the head's weights were kept);
 - ``"kmeans"``: the centres (means of each cluster's ``kmeans_features``) replace the head, as ``hf-textcluster
   recluster`` does;
 - ``"umap_kmeans"``: a linear ``refined_head`` fitted once on its clusters (no refinement rounds) replaces the head: its
@@ -90,9 +90,10 @@ def _features(model: TextClusteringPreTrainedModel, embeddings: np.ndarray) -> n
 
 
 def _head_labels(model: TextClusteringPreTrainedModel, embeddings: np.ndarray) -> np.ndarray:
+    """The method's own head's clusters, whatever the model serves now (a refined head in front is not the head)."""
     with torch.no_grad():
         tensor = torch.from_numpy(np.asarray(embeddings, dtype=np.float32)).to(model.device)
-        return model.cluster_probabilities(tensor).argmax(dim=-1).cpu().numpy()
+        return model.head_probabilities(tensor).argmax(dim=-1).cpu().numpy()
 
 
 def _centres(features: np.ndarray, labels: np.ndarray, num_clusters: int) -> np.ndarray | None:
@@ -189,8 +190,11 @@ def refinement_records(how: dict[str, object]) -> dict[str, dict]:
 
 
 def apply_partition(model: TextClusteringPreTrainedModel, name: str, serving: object) -> None:
-    """Make ``model`` serve candidate ``name`` (see :func:`candidate_partitions` for ``serving``)."""
-    if name == "head":
+    """Make ``model`` serve candidate ``name`` (see :func:`candidate_partitions` for ``serving``): what it records in
+    ``config.served_partition`` is what it then serves."""
+    if name == "head":  # a refined head in front of it is dropped (the head's weights were kept under it)
+        model.serve_method_head()
+        model.config.served_partition = "head"
         return
     if isinstance(serving, RefinementResult):
         model.set_refined_head(serving.coef, serving.intercept, served_partition=name)

@@ -81,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     args, extra = parse_command_line(argv)
     try:
         return args.func(args, extra)
-    except (ValueError, TypeError, FileNotFoundError, ImportError, FloatingPointError) as err:
+    except (ValueError, TypeError, FileNotFoundError, FileExistsError, ImportError, FloatingPointError) as err:
         if args.debug:
             raise
         print(f"error: {err}", file=sys.stderr)

@@ -101,7 +101,16 @@ def _score_model(args: argparse.Namespace, texts, labels) -> tuple[dict, int]:
 def _score_baseline(args: argparse.Namespace, request: ClusterCountRequest, texts, labels) -> tuple[dict, object]:
     kwargs = {"encoder": args.encoder} if args.method == "embeddings-kmeans" and args.encoder else {}
     baseline = make_baseline(args.method, request, random_state=args.seed, **kwargs)
-    return clustering_scores(labels, baseline.fit_predict(texts)), baseline
+    try:
+        clusters = baseline.fit_predict(texts)
+    except ValueError as err:  # which file and column the texts came from
+        where = (
+            f"--dataset {args.dataset}"
+            if args.dataset
+            else f"--input {args.input} (column {args.text_column or 'text'!r})"
+        )
+        raise ValueError(f"{where}: {err}") from None
+    return clustering_scores(labels, clusters), baseline
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:

@@ -7,7 +7,8 @@ import json
 import os
 
 from ..choosing.serving import CANDIDATES, SERVE_CHOICES, serve_partition
-from .calibrate import add_saved_model_args, calibrate_model, update_saved_model
+from ..modeling.validation import check_num_clusters
+from .calibrate import add_saved_model_args, calibrate_model, update_saved_model, warn_if_unlike_calibration
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -58,6 +59,11 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     choices = {}
 
     def update(model, texts):
+        try:  # the texts train refuses (fewer distinct texts than clusters) cannot be partitioned either
+            check_num_clusters(model.config.num_clusters, len(texts), texts=texts)
+        except ValueError as err:
+            raise ValueError(f"--input {args.input}: {err}") from None
+        warn_if_unlike_calibration(model, texts, args)
         embeddings = model.embed(texts, batch_size=args.batch_size, show_progress_bar=True)
         choices["choice"] = serve_partition(
             model, embeddings, serve=args.serve, candidates=args.candidates, random_state=args.seed

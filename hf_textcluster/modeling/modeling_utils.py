@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import copy
 import importlib
+import json
 import math
 import os
+import re
 import shutil
+import struct
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -1092,7 +1095,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             )
         kwargs.setdefault("use_safetensors", True)  # loading never unpickles
         wants_info = kwargs.pop("output_loading_info", False)
-        cls._check_weights_fit_config(path, config)
+        cls._check_weights_fit_config(path, config, hub_kwargs)
         try:
             loaded: Any = super().from_pretrained(path, *model_args, config=config, output_loading_info=True, **kwargs)
         except Exception as err:
@@ -1136,22 +1139,38 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         return (model, info) if wants_info else model
 
     @classmethod
-    def _check_weights_fit_config(cls, path: str, config) -> None:
-        """A local folder whose config.json and model.safetensors disagree on a tensor's shape (an edited
-        ``num_clusters`` or ``model_type``, a cut weights file) is one clear error, before transformers' load report
-        suggests ``ignore_mismatched_sizes`` (which would load those tensors random)."""
-        weights = os.path.join(path, "model.safetensors")
-        if cls.config_class is TextClusteringConfig or not os.path.isfile(weights):
+    def _check_weights_fit_config(cls, path: str, config, hub_kwargs: dict | None = None) -> None:
+        """Before anything is allocated: the config must describe the weights, tensor by tensor. A config.json is data
+        from anyone, and every size it sets (``num_clusters``, an encoder's layers and widths, a head's dimensions)
+        would otherwise be allocated as asked; checked against the shapes in the safetensors header (read without
+        loading a tensor), loading costs what the weights cost. An edited ``num_clusters`` or ``model_type`` or a cut
+        weights file is one clear error, before transformers' load report suggests ``ignore_mismatched_sizes``
+        (which would load those tensors random)."""
+        if cls.config_class is TextClusteringConfig:
             return
+        saved = _saved_shapes(path, hub_kwargs or {})
+        if saved is None:  # no safetensors file found: the load itself reports that
+            return
+        # An encoder's layer count cannot exceed the tensors stored (each layer has some): checked before the model
+        # is built, since building even on the meta device costs time and memory per layer.
+        encoder = config.encoder.to_dict() if hasattr(config.encoder, "to_dict") else dict(config.encoder or {})
+        for key, value in encoder.items():
+            if key.endswith("layers") and isinstance(value, int) and not isinstance(value, bool) and value > len(saved):
+                raise ValueError(
+                    f"The folder {path!r} is inconsistent: its config.json asks for {value} encoder layers "
+                    f"(`encoder.{key}`) but its weights hold {len(saved)} tensors in all. Was config.json edited? "
+                    "Re-save the model from its run folder."
+                )
         try:
-            from safetensors import safe_open
-
-            with safe_open(weights, "pt") as f:
-                saved = {key: tuple(f.get_slice(key).get_shape()) for key in f.keys()}
             with torch.device("meta"):
-                expected = {key: tuple(t.shape) for key, t in cls(config).state_dict().items()}
-        except Exception:  # noqa: BLE001 - an unreadable file is reported by the load itself
-            return
+                model = cls(config)
+        except Exception as err:  # noqa: BLE001 - whatever the config breaks, it is one line naming the file
+            raise ValueError(
+                f"The config.json in {path!r} does not describe a model that can be built "
+                f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else 'no message'}). Was it edited? "
+                "Re-save the model from its run folder."
+            ) from None
+        expected = {key: tuple(t.shape) for key, t in model.state_dict().items()}
         differ = [key for key in expected if key in saved and saved[key] != expected[key]]
         if differ:
             key = differ[0]
@@ -1162,6 +1181,23 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
                 f"{f' ({len(differ) - 1} more tensors differ)' if len(differ) > 1 else ''}. Was config.json edited or the "
                 "weights file replaced? Re-save the model from its run folder (loading it with ignore_mismatched_sizes "
                 "would give random clusters)."
+            )
+        # Tensors the config asks for that the weights lack would be allocated and left random; tied tensors (one
+        # Parameter under several names) are stored once, and checkpoints may lack what the class ignores.
+        names_of: dict[int, list[str]] = {}
+        for key, tensor in model.state_dict(keep_vars=True).items():
+            names_of.setdefault(id(tensor), []).append(key)
+        ignored = [re.compile(p) for p in (cls._keys_to_ignore_on_load_missing or [])]
+        missing = [
+            names[0]
+            for names in names_of.values()
+            if not any(n in saved for n in names) and not any(p.search(n) for p in ignored for n in names)
+        ]
+        if missing:
+            raise ValueError(
+                f"The folder {path!r} is inconsistent: its config.json ({config.model_type!r}) asks for "
+                f"{len(missing)} tensors its model.safetensors does not hold (e.g. {missing[0]!r}). Was config.json "
+                "edited or the weights file replaced? Re-save the model from its run folder."
             )
 
     def _non_finite_tensors(self) -> list[str]:
@@ -1214,6 +1250,10 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             )
         self._check_finite_weights()
         save_directory = os.fspath(save_directory)
+        if os.path.exists(save_directory) and not os.path.isdir(save_directory):
+            raise NotADirectoryError(
+                f"`save_directory` {save_directory} is a file, not a folder: pass a folder (it is created if missing)."
+            )
         os.makedirs(save_directory, exist_ok=True)
         staging = tempfile.mkdtemp(prefix=".saving-", dir=save_directory)
         try:
@@ -1258,3 +1298,43 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         if running_as_remote_code():
             return super().push_to_hub(repo_id, **kwargs)  # type: ignore[arg-type]
         return _package_layer("hub").push_to_hub(self, repo_id, **kwargs)
+
+
+def _saved_shapes(path: str, hub_kwargs: dict) -> dict[str, tuple[int, ...]] | None:
+    """Every tensor's shape in the safetensors weights of a local folder or a Hub repository (a single file or the
+    shards an index names), read from the files' JSON headers: no tensor is read. None when there is no such file."""
+    from transformers.utils import cached_file
+
+    def resolve(name: str) -> str | None:
+        local = os.path.join(path, name)
+        if os.path.isdir(path):
+            return local if os.path.isfile(local) else None
+        try:  # the Hub: the file is downloaded (its size is what loading costs anyway)
+            return cached_file(path, name, _raise_exceptions_for_missing_entries=False, **hub_kwargs)
+        except Exception:  # noqa: BLE001 - an unreachable Hub or a missing repository is reported by the load
+            return None
+
+    index = resolve("model.safetensors.index.json")
+    if index is not None:
+        try:
+            with open(index, encoding="utf-8") as f:
+                shards = sorted(set(json.load(f)["weight_map"].values()))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None
+        files = [resolve(name) for name in shards]
+    else:
+        files = [resolve("model.safetensors")]
+    if not files or any(f is None for f in files):
+        return None
+    shapes: dict[str, tuple[int, ...]] = {}
+    for file in files:
+        try:
+            with open(file, "rb") as f:
+                (length,) = struct.unpack("<Q", f.read(8))
+                if length > 100_000_000:  # safetensors' own limit on a header
+                    return None
+                header = json.loads(f.read(length))
+            shapes.update({key: tuple(entry["shape"]) for key, entry in header.items() if key != "__metadata__"})
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, struct.error):
+            return None  # unreadable: the load reports a corrupted file
+    return shapes

@@ -12,7 +12,15 @@ import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["check_local_path", "check_num_clusters", "check_scalar", "check_serve", "validate_texts"]
+__all__ = [
+    "check_local_path",
+    "check_num_clusters",
+    "check_scalar",
+    "check_serve",
+    "is_blank",
+    "missing_labels",
+    "validate_texts",
+]
 
 # The partitions a trained model can serve (its config's `served_partition`; hf_textcluster.choosing.serving chooses
 # among them): its head, k-means and UMAP k-means on its embeddings, each also refined.
@@ -171,6 +179,17 @@ def validate_texts(texts: object, argument_name: str = "texts") -> list[str]:
     return items
 
 
+def is_blank(text: str) -> bool:
+    """Whether ``text`` holds nothing to cluster: empty, or only whitespace and invisible characters (zero-width
+    spaces, BOMs, ...); the one test of a blank text, used by :func:`validate_texts` and streaming predict.
+
+    Example:
+        >>> is_blank(" \u200b "), is_blank("a")
+        (True, False)
+    """
+    return not _visible(text)
+
+
 def _visible(text: str) -> str:
     """``text`` without whitespace, control and format characters (zero-width spaces, BOMs, ...)."""
     return "".join(ch for ch in text if unicodedata.category(ch)[0] not in "CZ")
@@ -180,8 +199,47 @@ def _is_nan(value: object) -> bool:
     return isinstance(value, float) and value != value
 
 
+# A text without a known class (the `datasets` ClassLabel convention): clustered like any other, left out of scoring.
+MISSING_LABEL = -1
+
+
+def missing_labels(labels: object, *, encoded: bool = True) -> Any:
+    """The one rule for labels with holes, shared by loading, evaluation, the report and the benchmark: a boolean mask
+    of the labels that are missing (None, NaN, empty or blank strings, and with ``encoded`` the class id -1 that
+    :func:`~hf_textcluster.data.load_texts` gives them). Texts without a label are clustered but never scored, and
+    never a class of their own.
+
+    Args:
+        labels: one label per text (any sequence or array).
+        encoded: whether ``labels`` are class ids (as a ``ClassLabel`` column holds them): then -1 is missing too;
+            False for a file's raw values, where -1 can be a real class.
+
+    Returns:
+        A numpy bool array, True where the label is missing.
+
+    Example:
+        >>> missing_labels(["a", "", None, "b"], encoded=False).tolist()
+        [False, True, True, False]
+    """
+    import numpy as np  # here: the module stays light for what loads a model
+
+    items = labels.tolist() if isinstance(labels, np.ndarray) else list(labels)
+
+    def missing(value) -> bool:
+        if value is None or (
+            isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral) and value != value
+        ):
+            return True
+        if isinstance(value, str):
+            return not _visible(value)
+        return encoded and not isinstance(value, bool) and isinstance(value, numbers.Integral) and value == -1
+
+    return np.fromiter((missing(v) for v in items), dtype=bool, count=len(items))
+
+
 def validate_labels(labels: object, num_texts: int, argument_name: str = "labels") -> list:
-    """Check that ``labels`` is a sequence with one entry per text (used by the loaders)."""
+    """Check that ``labels`` is a sequence with one entry per text (used by the loaders), and that at least one of
+    them is a label (see :func:`missing_labels`: the missing ones are left out of scoring)."""
     if isinstance(labels, (str, bytes)) or not isinstance(labels, Iterable):
         raise TypeError(f"`{argument_name}` must be a list with one label per text, got {type(labels).__name__}.")
     items = list(labels)
@@ -189,11 +247,10 @@ def validate_labels(labels: object, num_texts: int, argument_name: str = "labels
         raise ValueError(
             f"`{argument_name}` has {len(items)} entries but there are {num_texts} texts; pass one label per text."
         )
-    bad = [i for i, label in enumerate(items) if label is None or _is_nan(label)]
-    if bad:
+    if items and missing_labels(items, encoded=False).all():
         raise ValueError(
-            f"`{argument_name}` item {bad[0]} is missing ({items[bad[0]]!r}). Every text needs a label, "
-            "or pass labels=None."
+            f"{argument_name} holds no label at all ({len(items)} empty values): pass the column with the known "
+            "classes, or no labels."
         )
     return items
 

@@ -254,7 +254,77 @@ def test_cli_report_errors_are_one_line(case, trained_dir, toy_corpus, tmp_path,
     assert not (tmp_path / "r.html").exists()
 
 
+# ----- hostile strings -----------------------------------------------------------------------------------------------
+# Each payload, if the page ran it, adds an element called <pwned> to the document (a name no payload spells out).
+PAYLOADS = [
+    "<script>document.body.appendChild(document.createElement('pw'+'ned'))</script>",
+    "<img src=x onerror=\"document.body.appendChild(document.createElement('pw'+'ned'))\">",
+    '<a href="javascript:alert(1)">x</a>',
+    "<svg onload=\"document.body.appendChild(document.createElement('pw'+'ned'))\"></svg>",
+]
+
+
+def _hostile_report(tmp_path):
+    """A report whose cluster names, keywords, texts and label values are all hostile."""
+    rng = np.random.default_rng(0)
+    n, k = 40, 4
+    clusters = np.arange(n) % k
+    probs = np.full((n, k), 0.05)
+    probs[np.arange(n), clusters] = 0.85
+    embeddings = rng.normal(size=(n, 8)) + 5 * np.eye(k, 8)[clusters]
+    texts = [f"text {i} {PAYLOADS[i % len(PAYLOADS)]}" for i in range(n)]
+    labels = np.array([PAYLOADS[(i + 1) % len(PAYLOADS)] + "\n# heading |" for i in range(n)], dtype=object)
+    distance = rng.uniform(0.1, 0.9, size=n)
+    return render_report(
+        texts,
+        probs,
+        embeddings,
+        tmp_path / "hostile.html",
+        confidence=1 - distance,
+        distance=distance,
+        is_outlier=distance > 0.7,
+        labels=labels,
+        cluster_names={c: PAYLOADS[c] for c in range(k)},
+        keywords={c: [PAYLOADS[(c + 2) % len(PAYLOADS)], "<b>bold</b>"] for c in range(k)},
+        map_method="pca",
+        sample_size=None,
+    )
+
+
+def test_a_report_escapes_names_keywords_texts_and_labels(tmp_path):
+    page = _hostile_report(tmp_path).read_text(encoding="utf-8")
+    for payload in PAYLOADS:
+        assert payload not in page, payload
+    assert "<b>bold</b>" not in page
+    # the plotly figures carry the escaped strings: their legend, hover text and the confusion's tick labels
+    figures = [json.loads(m) for m in re.findall(r"Plotly\.newPlot\(\s*\"[^\"]+\",\s*(\[.*?\]),\s*\{", page)]
+    strings = json.dumps(figures)
+    assert "<img" not in strings and "<script" not in strings and "<svg" not in strings
+    assert "&lt;img src=x onerror=" in strings and "&lt;script&gt;" in strings
+    assert "&lt;/td&gt;" not in page  # escaped once, not twice
+
+
+@pytest.mark.skipif(
+    CHROMIUM is None, reason="chromium is not installed (apt-get install chromium chromium-driver; .ci/run installs it)"
+)
+def test_no_script_runs_in_a_report_of_hostile_strings(tmp_path):
+    path = _hostile_report(tmp_path).resolve()
+    dom = subprocess.run(
+        [CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom"]
+        + ["--virtual-time-budget=10000", path.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
+    assert dom.count('class="main-svg"') >= 3, "plotly drew fewer figures than the map, histogram and confusion"
+    assert "<pwned" not in dom.lower()
+    assert not re.search(r"<a[^>]+href=\"javascript:alert", dom)
+    # the names are shown as text, in the table and the map's legend
+    assert "&lt;script&gt;document.body.appendChild" in dom
+
+
 # ----- the page in a browser ------------------------------------------------------------------------------------------
+@pytest.mark.slow  # a headless browser
 @pytest.mark.skipif(
     CHROMIUM is None, reason="chromium is not installed (apt-get install chromium chromium-driver; .ci/run installs it)"
 )
