@@ -176,10 +176,12 @@ def provenance_section(entry: dict, repo_id: str) -> str:
     baseline_acc, baseline = entry["baseline"]
     name = entry["name"]
 
+    from hf_textcluster.markup import escape_markdown, markdown_code
+
     def described(record: dict) -> str:
         return (
-            f"`{record.get('command', '?')}` ({record.get('date', 'date not recorded')}; "
-            f"{record.get('machine', 'machine not recorded')})"
+            f"{markdown_code(record.get('command', '?'))} ({escape_markdown(record.get('date', 'date not recorded'))}; "
+            f"{escape_markdown(record.get('machine', 'machine not recorded'))})"
         )
 
     scored_by = (
