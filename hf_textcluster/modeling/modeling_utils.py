@@ -10,12 +10,17 @@ from __future__ import annotations
 
 import copy
 import importlib
+import json
 import math
+import numbers
 import os
+import re
 import shutil
+import struct
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -43,7 +48,7 @@ from .configuration_utils import TextClusteringConfig, running_as_remote_code
 from .kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
 from .layers import pool_token_states
 from .precision import autocast_dtype, quantize_int8, resolve_precision
-from .validation import check_local_path, check_num_clusters, clip_text, validate_texts
+from .validation import check_local_path, check_num_clusters, check_scalar, clip_text, validate_texts
 
 logger = logging.get_logger(__name__)
 
@@ -75,11 +80,11 @@ class ClusteringOutput(ModelOutput):
             ``cluster_batch`` on a calibrated model only.
     """
 
-    loss: torch.FloatTensor | None = None
-    embeddings: torch.FloatTensor | None = None
-    cluster_probs: torch.FloatTensor | None = None
-    logits: torch.FloatTensor | None = None
-    distance: torch.FloatTensor | None = None
+    loss: torch.Tensor | None = None
+    embeddings: torch.Tensor | None = None
+    cluster_probs: torch.Tensor | None = None
+    logits: torch.Tensor | None = None
+    distance: torch.Tensor | None = None
 
 
 class EncodingPasses:
@@ -104,6 +109,12 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
 
     config_class = TextClusteringConfig
     config: TextClusteringConfig
+    # submodules' types, for type checkers (nn.Module's attribute lookup would say "Tensor | Module")
+    encoder: PreTrainedModel
+    calibration: ClusterCalibration
+    cluster_head: Any  # the method's head (its own class in each method's modeling file)
+    cluster_mapping_: np.ndarray  # set on an edited copy: old cluster id -> new id
+    tokenizer: Any
     base_model_prefix = "encoder"
     main_input_name = "input_ids"
     supports_gradient_checkpointing = True
@@ -123,7 +134,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     def __init__(self, config: TextClusteringConfig):
         super().__init__(config)
         self.encoder = AutoModel.from_config(config.encoder)
-        self.calibration = ClusterCalibration(config.num_clusters, config.encoder.hidden_size)
+        encoder_config: Any = config.encoder  # a PreTrainedConfig once the config's __post_init__ has run
+        self.calibration = ClusterCalibration(config.num_clusters, encoder_config.hidden_size)
         if config.refined_head_dim:  # a refined partition, served instead of the method's head (see set_refined_head)
             self.refined_head = torch.nn.Linear(config.refined_head_dim, config.num_clusters)
         self.tokenizer = None
@@ -188,7 +200,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         else:
             dtype = autocast_dtype(precision, self.device)
             with torch.autocast(self.device.type, dtype=dtype, enabled=dtype is not None):
-                embeddings = self.encode(**inputs).float()
+                embeddings = self.encode(**inputs).float()  # type: ignore[arg-type]  # the tokenizer's tensors
         if not with_clusters:
             return ClusteringOutput(embeddings=embeddings)
         probs = self.cluster_probabilities(embeddings).float()
@@ -351,9 +363,9 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             )
         with torch.no_grad():  # k-means runs where the head does (on a GPU: torch's k-means, no copy to the host)
             features = self.kmeans_features(torch.from_numpy(embeddings).to(self.device)).float()
-        features = features if features.is_cuda else features.cpu().numpy()
+        points = features if features.is_cuda else features.cpu().numpy()
         kmeans = fit_kmeans(
-            features, num_clusters, n_init=n_init, random_state=random_state, max_samples=max_samples, init=kmeans_init
+            points, num_clusters, n_init=n_init, random_state=random_state, max_samples=max_samples, init=kmeans_init
         )
         self.kmeans_start_ = getattr(kmeans, "start_", kmeans_init)
         self.init_clusters_from_kmeans(kmeans.cluster_centers_)
@@ -381,7 +393,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     @torch.no_grad()
     def _encode_texts(
         self, texts: list[str], batch_size: int, show_progress_bar: bool | None, precision: str, fields: tuple[str, ...]
-    ) -> ClusteringOutput:
+    ) -> Any:
         """The whole-list pass behind ``embed``, ``predict*`` and ``calibrate``: ``cluster_batch`` over length-sorted
         batches, the ``ClusteringOutput`` ``fields`` asked for (only those: a corpus' embeddings are large) as CPU
         tensors in input order. ``texts`` are already validated and ``precision`` resolved (by the public method
@@ -421,8 +433,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     def _serving_arguments(self, texts, batch_size, precision) -> tuple[list[str], str]:
         """The public encoding methods' checks, made once: the texts, ``batch_size`` and the resolved precision."""
         texts = validate_texts(texts)
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"`batch_size` must be a positive integer, got {batch_size!r}.")
+        check_scalar(batch_size, "batch_size", int, min_val=1)
         return texts, resolve_precision(precision, self.device, inference=True)  # before any work
 
     def embed(
@@ -568,10 +579,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         """
         self._check_clusters_initialized()
         texts, precision = self._serving_arguments(texts, batch_size, precision)
-        if sample_size is not None and (
-            isinstance(sample_size, bool) or not isinstance(sample_size, int) or sample_size < 2
-        ):
-            raise ValueError(f"`sample_size` must be an integer >= 2 or None (all texts), got {sample_size!r}.")
+        check_scalar(sample_size, "sample_size", int, min_val=2, allow_none=True, hint="None: all texts")
         if len(texts) < 2:
             raise ValueError(f"Calibration needs at least 2 texts, got {len(texts)}.")
         if sample_size is not None and len(texts) > sample_size:
@@ -652,7 +660,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     def _rename_clusters(self, plan: list[list[int]], suffixes: dict[int, str] | None = None) -> None:
         """``id2label`` for clusters made of the old ``plan[i]``: default names (``cluster_<i>``) follow the new ids,
         given names are joined (``a + b``) or suffixed (a split's parts)."""
-        old = {int(k): str(v) for k, v in self.config.id2label.items()}
+        old = {int(k): str(v) for k, v in (self.config.id2label or {}).items()}
         default = all(name == f"cluster_{k}" for k, name in old.items())
         names = {}
         for new_id, members in enumerate(plan):
@@ -775,8 +783,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         """
         self._check_clusters_initialized()
         cluster = self._check_cluster_id(cluster, "cluster")
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
-            raise ValueError(f"`n` must be a whole number >= 2 (the clusters to split into), got {n!r}.")
+        check_scalar(n, "n", numbers.Integral, min_val=2, hint="the clusters to split into")
         if texts is None:
             raise ValueError(
                 "`texts` is required: the cluster's members among them are split (pass the training texts)."
@@ -874,10 +881,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         self._check_clusters_initialized()
         self._require_calibration("`update`")
         outlier_quantile = check_outlier_quantile(outlier_quantile)
-        if min_new_size is not None and (
-            isinstance(min_new_size, bool) or not isinstance(min_new_size, int) or min_new_size < 2
-        ):
-            raise ValueError(f"`min_new_size` must be a whole number >= 2 or None, got {min_new_size!r}.")
+        check_scalar(min_new_size, "min_new_size", int, min_val=2, allow_none=True)
         texts, embeddings = self._embeddings_tensor(texts, batch_size, precision)
         num_clusters = self.config.num_clusters
         probs, inputs = head_inputs(self, embeddings)
@@ -907,15 +911,16 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         if accept_new and proposed is not None:
             rows = torch.as_tensor(proposed)
             new_inputs = {k: v[rows] for k, v in inputs.items()}
-            group = torch.zeros(len(texts), dtype=torch.bool)
-            group[rows] = True
-            append_row(self, inputs, group, self.online_state_.scales, unit[rows])
+            in_group = torch.zeros(len(texts), dtype=torch.bool)
+            in_group[rows] = True
+            append_row(self, inputs, in_group, self.online_state_.scales, unit[rows])
             self.online_state_.grow(new_inputs)
             new_cluster = num_clusters
             self._rename_clusters([[k] for k in range(num_clusters)] + [[]])
             if new_name:
-                self.config.id2label[new_cluster] = str(new_name)
-                self.config.label2id = {name: i for i, name in self.config.id2label.items()}
+                id2label: Any = self.config.id2label  # {int: str} once the config is built
+                id2label[new_cluster] = str(new_name)
+                self.config.label2id = {name: i for i, name in id2label.items()}
         with torch.no_grad():
             probs = self.cluster_probabilities(embeddings).float()
         clusters = probs.argmax(dim=-1)
@@ -971,10 +976,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             >>> merged.predict([t for t, f in zip(texts, flagged) if f])                     # doctest: +SKIP
         """
         self._require_calibration("`least_typical`")
-        if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction < 1:
-            raise ValueError(
-                f"`fraction` must be a share in (0, 1), e.g. 0.05 for the 5% least typical; got {fraction!r}."
-            )
+        hint = "a share, e.g. 0.05 for the 5% least typical"
+        check_scalar(fraction, "fraction", (int, float), min_val=0, max_val=1, include_boundaries="neither", hint=hint)
         self._check_clusters_initialized()
         texts, precision = self._serving_arguments(texts, batch_size, precision)
         outputs = self._encode_texts(texts, batch_size, None, precision, ("cluster_probs", "distance"))
@@ -1088,9 +1091,9 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             )
         kwargs.setdefault("use_safetensors", True)  # loading never unpickles
         wants_info = kwargs.pop("output_loading_info", False)
-        cls._check_weights_fit_config(path, config)
+        cls._check_weights_fit_config(path, config, hub_kwargs)
         try:
-            loaded = super().from_pretrained(path, *model_args, config=config, output_loading_info=True, **kwargs)
+            loaded: Any = super().from_pretrained(path, *model_args, config=config, output_loading_info=True, **kwargs)
         except Exception as err:
             if (
                 "safetensors" in type(err).__module__
@@ -1132,22 +1135,38 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         return (model, info) if wants_info else model
 
     @classmethod
-    def _check_weights_fit_config(cls, path: str, config) -> None:
-        """A local folder whose config.json and model.safetensors disagree on a tensor's shape (an edited
-        ``num_clusters`` or ``model_type``, a cut weights file) is one clear error, before transformers' load report
-        suggests ``ignore_mismatched_sizes`` (which would load those tensors random)."""
-        weights = os.path.join(path, "model.safetensors")
-        if cls.config_class is TextClusteringConfig or not os.path.isfile(weights):
+    def _check_weights_fit_config(cls, path: str, config, hub_kwargs: dict | None = None) -> None:
+        """Before anything is allocated: the config must describe the weights, tensor by tensor. A config.json is data
+        from anyone, and every size it sets (``num_clusters``, an encoder's layers and widths, a head's dimensions)
+        would otherwise be allocated as asked; checked against the shapes in the safetensors header (read without
+        loading a tensor), loading costs what the weights cost. An edited ``num_clusters`` or ``model_type`` or a cut
+        weights file is one clear error, before transformers' load report suggests ``ignore_mismatched_sizes``
+        (which would load those tensors random)."""
+        if cls.config_class is TextClusteringConfig:
             return
+        saved = _saved_shapes(path, hub_kwargs or {})
+        if saved is None:  # no safetensors file found: the load itself reports that
+            return
+        # An encoder's layer count cannot exceed the tensors stored (each layer has some): checked before the model
+        # is built, since building even on the meta device costs time and memory per layer.
+        encoder = config.encoder.to_dict() if hasattr(config.encoder, "to_dict") else dict(config.encoder or {})
+        for key, value in encoder.items():
+            if key.endswith("layers") and isinstance(value, int) and not isinstance(value, bool) and value > len(saved):
+                raise ValueError(
+                    f"The folder {path!r} is inconsistent: its config.json asks for {value} encoder layers "
+                    f"(`encoder.{key}`) but its weights hold {len(saved)} tensors in all. Was config.json edited? "
+                    "Re-save the model from its run folder."
+                )
         try:
-            from safetensors import safe_open
-
-            with safe_open(weights, "pt") as f:
-                saved = {key: tuple(f.get_slice(key).get_shape()) for key in f.keys()}
             with torch.device("meta"):
-                expected = {key: tuple(t.shape) for key, t in cls(config).state_dict().items()}
-        except Exception:  # noqa: BLE001 - an unreadable file is reported by the load itself
-            return
+                model = cls(config)
+        except Exception as err:  # noqa: BLE001 - whatever the config breaks, it is one line naming the file
+            raise ValueError(
+                f"The config.json in {path!r} does not describe a model that can be built "
+                f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else 'no message'}). Was it edited? "
+                "Re-save the model from its run folder."
+            ) from None
+        expected = {key: tuple(t.shape) for key, t in model.state_dict().items()}
         differ = [key for key in expected if key in saved and saved[key] != expected[key]]
         if differ:
             key = differ[0]
@@ -1158,6 +1177,23 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
                 f"{f' ({len(differ) - 1} more tensors differ)' if len(differ) > 1 else ''}. Was config.json edited or the "
                 "weights file replaced? Re-save the model from its run folder (loading it with ignore_mismatched_sizes "
                 "would give random clusters)."
+            )
+        # Tensors the config asks for that the weights lack would be allocated and left random; tied tensors (one
+        # Parameter under several names) are stored once, and checkpoints may lack what the class ignores.
+        names_of: dict[int, list[str]] = {}
+        for key, tensor in model.state_dict(keep_vars=True).items():
+            names_of.setdefault(id(tensor), []).append(key)
+        ignored = [re.compile(p) for p in (cls._keys_to_ignore_on_load_missing or [])]
+        missing = [
+            names[0]
+            for names in names_of.values()
+            if not any(n in saved for n in names) and not any(p.search(n) for p in ignored for n in names)
+        ]
+        if missing:
+            raise ValueError(
+                f"The folder {path!r} is inconsistent: its config.json ({config.model_type!r}) asks for "
+                f"{len(missing)} tensors its model.safetensors does not hold (e.g. {missing[0]!r}). Was config.json "
+                "edited or the weights file replaced? Re-save the model from its run folder."
             )
 
     def _non_finite_tensors(self) -> list[str]:
@@ -1198,7 +1234,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             repo_id = kwargs.pop("repo_id", None) or os.path.basename(os.path.normpath(os.fspath(save_directory)))
             self.save_pretrained(save_directory, *args, model_card=model_card, remote_code=remote_code, **kwargs)
             if running_as_remote_code():
-                return super().push_to_hub(repo_id, **hub_kwargs)
+                return super().push_to_hub(repo_id, **hub_kwargs)  # type: ignore[arg-type]
             return self.push_to_hub(repo_id, remote_code=remote_code is not False, **hub_kwargs)
         if remote_code is None:
             remote_code = type(self)._ship_remote_code
@@ -1210,6 +1246,10 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             )
         self._check_finite_weights()
         save_directory = os.fspath(save_directory)
+        if os.path.exists(save_directory) and not os.path.isdir(save_directory):
+            raise NotADirectoryError(
+                f"`save_directory` {save_directory} is a file, not a folder: pass a folder (it is created if missing)."
+            )
         os.makedirs(save_directory, exist_ok=True)
         staging = tempfile.mkdtemp(prefix=".saving-", dir=save_directory)
         try:
@@ -1246,11 +1286,52 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             raise ValueError(f"hf_textcluster clusterers register for 'AutoModel' only, got {auto_class!r}.")
         cls._ship_remote_code = True
 
-    def push_to_hub(self, repo_id: str, **kwargs):
+    def push_to_hub(self, repo_id: str, **kwargs):  # type: ignore[override]  # the Hub layer's options, by name
         """Upload this trained clusterer to ``repo_id`` in one commit: weights, config, tokenizer, a generated model
         card (with ``metrics=`` / ``training_run=`` and the clusters' keywords from ``texts=``) and the inference code
         for ``trust_remote_code``. Refuses (before uploading anything) a model whose clusters were never initialised.
         Arguments: see :func:`hf_textcluster.hub.push.push_to_hub`. Returns the ``CommitInfo``."""
         if running_as_remote_code():
-            return super().push_to_hub(repo_id, **kwargs)
+            return super().push_to_hub(repo_id, **kwargs)  # type: ignore[arg-type]
         return _package_layer("hub").push_to_hub(self, repo_id, **kwargs)
+
+
+def _saved_shapes(path: str, hub_kwargs: dict) -> dict[str, tuple[int, ...]] | None:
+    """Every tensor's shape in the safetensors weights of a local folder or a Hub repository (a single file or the
+    shards an index names), read from the files' JSON headers: no tensor is read. None when there is no such file."""
+    from transformers.utils import cached_file
+
+    def resolve(name: str) -> str | None:
+        local = os.path.join(path, name)
+        if os.path.isdir(path):
+            return local if os.path.isfile(local) else None
+        try:  # the Hub: the file is downloaded (its size is what loading costs anyway)
+            return cached_file(path, name, _raise_exceptions_for_missing_entries=False, **hub_kwargs)
+        except Exception:  # noqa: BLE001 - an unreachable Hub or a missing repository is reported by the load
+            return None
+
+    index = resolve("model.safetensors.index.json")
+    if index is not None:
+        try:
+            with open(index, encoding="utf-8") as f:
+                shards = sorted(set(json.load(f)["weight_map"].values()))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None
+        files = [resolve(name) for name in shards]
+    else:
+        files = [resolve("model.safetensors")]
+    if not files or any(f is None for f in files):
+        return None
+    shapes: dict[str, tuple[int, ...]] = {}
+    for file in files:
+        try:
+            assert file is not None  # checked above
+            with open(file, "rb") as weights:
+                (length,) = struct.unpack("<Q", weights.read(8))
+                if length > 100_000_000:  # safetensors' own limit on a header
+                    return None
+                header = json.loads(weights.read(length))
+            shapes.update({key: tuple(entry["shape"]) for key, entry in header.items() if key != "__metadata__"})
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, struct.error):
+            return None  # unreadable: the load reports a corrupted file
+    return shapes
