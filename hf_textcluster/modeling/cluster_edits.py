@@ -418,7 +418,9 @@ class OnlineCentres:
         return moved
 
 
-def cohesive_group(unit: np.ndarray, min_size: int, max_distance: float, random_state: int = 0) -> np.ndarray | None:
+def cohesive_group(
+    unit: np.ndarray, min_size: int, max_distance: float, random_state: int | None = 0
+) -> np.ndarray | None:
     """The largest group of at least ``min_size`` rows of ``unit`` (L2-normalised embeddings) whose median cosine
     distance to their own centre is at most ``max_distance``, among k-means partitions of them into 1 to 3 groups;
     the rows' indices, or None."""

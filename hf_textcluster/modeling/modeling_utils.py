@@ -12,6 +12,7 @@ import copy
 import importlib
 import json
 import math
+import numbers
 import os
 import re
 import shutil
@@ -112,6 +113,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     encoder: PreTrainedModel
     calibration: ClusterCalibration
     cluster_head: Any  # the method's head (its own class in each method's modeling file)
+    cluster_mapping_: np.ndarray  # set on an edited copy: old cluster id -> new id
     tokenizer: Any
     base_model_prefix = "encoder"
     main_input_name = "input_ids"
@@ -658,7 +660,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     def _rename_clusters(self, plan: list[list[int]], suffixes: dict[int, str] | None = None) -> None:
         """``id2label`` for clusters made of the old ``plan[i]``: default names (``cluster_<i>``) follow the new ids,
         given names are joined (``a + b``) or suffixed (a split's parts)."""
-        old = {int(k): str(v) for k, v in self.config.id2label.items()}
+        old = {int(k): str(v) for k, v in (self.config.id2label or {}).items()}
         default = all(name == f"cluster_{k}" for k, name in old.items())
         names = {}
         for new_id, members in enumerate(plan):
@@ -781,8 +783,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         """
         self._check_clusters_initialized()
         cluster = self._check_cluster_id(cluster, "cluster")
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
-            raise ValueError(f"`n` must be a whole number >= 2 (the clusters to split into), got {n!r}.")
+        check_scalar(n, "n", numbers.Integral, min_val=2, hint="the clusters to split into")
         if texts is None:
             raise ValueError(
                 "`texts` is required: the cluster's members among them are split (pass the training texts)."
@@ -880,10 +881,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         self._check_clusters_initialized()
         self._require_calibration("`update`")
         outlier_quantile = check_outlier_quantile(outlier_quantile)
-        if min_new_size is not None and (
-            isinstance(min_new_size, bool) or not isinstance(min_new_size, int) or min_new_size < 2
-        ):
-            raise ValueError(f"`min_new_size` must be a whole number >= 2 or None, got {min_new_size!r}.")
+        check_scalar(min_new_size, "min_new_size", int, min_val=2, allow_none=True)
         texts, embeddings = self._embeddings_tensor(texts, batch_size, precision)
         num_clusters = self.config.num_clusters
         probs, inputs = head_inputs(self, embeddings)
@@ -911,15 +909,16 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         if accept_new and proposed is not None:
             rows = torch.as_tensor(proposed)
             new_inputs = {k: v[rows] for k, v in inputs.items()}
-            group = torch.zeros(len(texts), dtype=torch.bool)
-            group[rows] = True
-            append_row(self, inputs, group, self.online_state_.scales, unit[rows])
+            in_group = torch.zeros(len(texts), dtype=torch.bool)
+            in_group[rows] = True
+            append_row(self, inputs, in_group, self.online_state_.scales, unit[rows])
             self.online_state_.grow(new_inputs)
             new_cluster = num_clusters
             self._rename_clusters([[k] for k in range(num_clusters)] + [[]])
             if new_name:
-                self.config.id2label[new_cluster] = str(new_name)
-                self.config.label2id = {name: i for i, name in self.config.id2label.items()}
+                id2label: Any = self.config.id2label  # {int: str} once the config is built
+                id2label[new_cluster] = str(new_name)
+                self.config.label2id = {name: i for i, name in id2label.items()}
         with torch.no_grad():
             probs = self.cluster_probabilities(embeddings).float()
         clusters = probs.argmax(dim=-1)
@@ -975,10 +974,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             >>> merged.predict([t for t, f in zip(texts, flagged) if f])                     # doctest: +SKIP
         """
         self._require_calibration("`least_typical`")
-        if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction < 1:
-            raise ValueError(
-                f"`fraction` must be a share in (0, 1), e.g. 0.05 for the 5% least typical; got {fraction!r}."
-            )
+        hint = "a share, e.g. 0.05 for the 5% least typical"
+        check_scalar(fraction, "fraction", (int, float), min_val=0, max_val=1, include_boundaries="neither", hint=hint)
         self._check_clusters_initialized()
         texts, precision = self._serving_arguments(texts, batch_size, precision)
         outputs = self._encode_texts(texts, batch_size, None, precision, ("cluster_probs", "distance"))
@@ -1329,11 +1326,12 @@ def _saved_shapes(path: str, hub_kwargs: dict) -> dict[str, tuple[int, ...]] | N
     shapes: dict[str, tuple[int, ...]] = {}
     for file in files:
         try:
-            with open(file, "rb") as f:
-                (length,) = struct.unpack("<Q", f.read(8))
+            assert file is not None  # checked above
+            with open(file, "rb") as weights:
+                (length,) = struct.unpack("<Q", weights.read(8))
                 if length > 100_000_000:  # safetensors' own limit on a header
                     return None
-                header = json.loads(f.read(length))
+                header = json.loads(weights.read(length))
             shapes.update({key: tuple(entry["shape"]) for key, entry in header.items() if key != "__metadata__"})
         except (OSError, ValueError, KeyError, TypeError, AttributeError, struct.error):
             return None  # unreadable: the load reports a corrupted file

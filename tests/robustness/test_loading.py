@@ -122,6 +122,7 @@ print(json.dumps({"class": type(model).__name__, "clusters": model.predict(["how
 """
 
 
+@pytest.mark.slow  # a fresh interpreter loading remote code
 def test_a_local_remote_code_folder_loads_without_the_package(tiny_encoder_dir, toy_corpus, tmp_path):
     import os
     import subprocess
