@@ -450,7 +450,7 @@ def plot_training_curves(
     if panels == 0:
         raise ValueError(
             "The log history holds no loss, health_* or eval_acc / eval_nmi values with a step: nothing "
-            "to plot (was anything logged? see --logging_steps)."
+            "to plot (was anything logged? see --logging-steps)."
         )
     ncols = max(1, min(ncols, panels))
     nrows = math.ceil(panels / ncols)

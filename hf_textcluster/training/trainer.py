@@ -309,7 +309,7 @@ class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMi
             raise ValueError(
                 f"`train_dataset` has {len(dataset)} rows but `per_device_train_batch_size` is {batch} with "
                 f"`dataloader_drop_last=True`: not one full batch, so nothing would be trained. Lower the batch size "
-                f"(e.g. --per_device_train_batch_size {max(2, len(dataset) // 2)}) or pass --dataloader_drop_last false."
+                f"(e.g. --per-device-train-batch-size {max(2, len(dataset) // 2)}) or pass --dataloader-drop-last false."
             )
 
     def train(self, resume_from_checkpoint: str | bool | None = None, **kwargs):

@@ -9,10 +9,12 @@ from __future__ import annotations
 from . import (
     augmentation,
     authors_sccl,
+    auto,
     auto_k,
     baselines,
     capabilities,
     comparisons,
+    compute_curve,
     kmeans_init,
     leaderboard,
     method,
@@ -59,6 +61,8 @@ def render(store: dict) -> str:
     out += capabilities.render_serving(rows)
     out += method.render_side_by_side(rows)
     out += leaderboard.render_leaderboard(rows)[0]
+    out += auto.render(store, rows)
+    out += compute_curve.render(store, rows)
     out += partitions.render_served_against_baselines(rows)
     out += comparisons.render_head_or_kmeans(rows)
     out += partitions.render(store, rows)
