@@ -189,7 +189,7 @@ def test_a_run_that_would_train_nothing_is_an_error(tiny_encoder_dir, toy_corpus
     )  # the cpu recipe: batch 64, dataloader_drop_last
     assert code == 2
     err = capsys.readouterr().err
-    assert "50 rows" in err and "--per_device_train_batch_size 25" in err and "--dataloader_drop_last false" in err
+    assert "50 rows" in err and "--per-device-train-batch-size 25" in err and "--dataloader-drop-last false" in err
     assert not (tmp_path / "m" / "model.safetensors").exists()
 
 

@@ -3,8 +3,8 @@
 Also ``demo``, and ``push`` and ``card`` (the Hub).
 
 Every command that reads a benchmark takes ``--data-dir`` (default: ``$HF_TEXTCLUSTER_DATA_DIR``, else the corpora's
-public download URLs). ``train`` passes any ``TrainingArguments`` flag through (``--max_steps 100``,
-``--per_device_train_batch_size 32``, ...).
+public download URLs). ``train`` passes any ``TrainingArguments`` flag through (``--max-steps 100``,
+``--per-device-train-batch-size 32``, ...; the old underscore spellings still work).
 
 One module per command: each defines ``add_parser(subparsers)`` (its arguments, with ``func=run``) and
 ``run(args, extra) -> int`` (its exit status); a new command is a new module and one line in ``COMMANDS``.

@@ -6,8 +6,6 @@ from __future__ import annotations
 import html
 import json
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -17,19 +15,9 @@ pytest.importorskip("plotly")
 
 from hf_textcluster.apps.report import cluster_report, cluster_summaries, render_report  # noqa: E402
 from hf_textcluster.cli import main  # noqa: E402
+from training.docs.screenshot import chromium, chromium_screenshot, run_chromium  # noqa: E402
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-]
+CHROMIUM = chromium()
 
 
 @pytest.fixture(scope="module")
@@ -232,6 +220,20 @@ def test_cli_report_writes_the_page(trained_dir, toy_corpus, tmp_path, capsys):
     assert f"Wrote {output}" in out and "120 texts" in out
 
 
+def test_report_keeps_an_existing_output_unless_overwrite(trained_dir, toy_corpus, tmp_path, capsys):
+    data = _texts_file(tmp_path, toy_corpus)
+    output = tmp_path / "report.html"
+    output.write_text("my earlier report")
+    argv = ["report", "--model", str(trained_dir), "--input", str(data), "--text-column", "body"]
+    argv += ["--sample-size", "50", "--projection", "pca", "--output", str(output)]
+    assert main(argv) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error")]
+    assert err == [f"error: --output {output} already exists: pass --overwrite to replace it, or choose another file."]
+    assert output.read_text() == "my earlier report"
+    assert main([*argv, "--overwrite"]) == 0
+    assert "<!DOCTYPE html>" in output.read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize("case", ["no model folder", "no texts file", "bad suffix", "label column"])
 def test_cli_report_errors_are_one_line(case, trained_dir, toy_corpus, tmp_path, capsys):
     data = _texts_file(tmp_path, toy_corpus)
@@ -309,13 +311,7 @@ def test_a_report_escapes_names_keywords_texts_and_labels(tmp_path):
 )
 def test_no_script_runs_in_a_report_of_hostile_strings(tmp_path):
     path = _hostile_report(tmp_path).resolve()
-    dom = subprocess.run(
-        [CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom"]
-        + ["--virtual-time-budget=10000", path.as_uri()],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    ).stdout
+    dom = run_chromium(path, "--dump-dom", "--virtual-time-budget=10000", profile=tmp_path / "profile").stdout
     assert dom.count('class="main-svg"') >= 3, "plotly drew fewer figures than the map, histogram and confusion"
     assert "<pwned" not in dom.lower()
     assert not re.search(r"<a[^>]+href=\"javascript:alert", dom)
@@ -336,22 +332,8 @@ def test_report_renders_in_headless_chromium(model, toy_corpus, tmp_path):
     page = path.read_text(encoding="utf-8")
     names = _names_in(page)
 
-    def chromium(*args: str, profile: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / profile}", *args, path.as_uri()],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-
-    shot = tmp_path / "shot.png"
-    done = chromium(
-        f"--screenshot={shot}",
-        "--window-size=1280,900",
-        "--virtual-time-budget=10000",
-        "--hide-scrollbars",
-        profile="profile-shot",
-    )
+    shot = tmp_path / "shot.png"  # the same call writes docs/report.png (python -m training.docs screenshot)
+    done = chromium_screenshot(path, shot)
     assert shot.is_file(), f"chromium wrote no screenshot: {done.stderr[-2000:]}"
     image = Image.open(shot).convert("RGB")
     colours = image.getcolors(maxcolors=1 << 20)
@@ -361,7 +343,7 @@ def test_report_renders_in_headless_chromium(model, toy_corpus, tmp_path):
     saturated = (rgb.max(axis=-1) - rgb.min(axis=-1)) > 100
     assert saturated.sum() > 500, f"only {saturated.sum()} coloured pixels: the map was not drawn"
 
-    dom = chromium("--dump-dom", "--virtual-time-budget=10000", profile="profile-dom").stdout
+    dom = run_chromium(path, "--dump-dom", "--virtual-time-budget=10000", profile=tmp_path / "profile-dom").stdout
     assert dom.count('class="main-svg"') >= 3, "plotly drew fewer figures than the map, histogram and confusion"
     legend = re.findall(r'class="legendtext"[^>]*>([^<]*)<', dom)
     # the clusters' names as the browser shows them: in the table and in the map's legend, one entry per cluster

@@ -96,7 +96,7 @@ def test_card_from_a_training_run(model, run, toy_corpus):
     body = card.split("\n---\n", 1)[1]
     assert "Supporting Clustering with Contrastive Learning" in body and "@inproceedings" in body
     assert "Choices followed" in body and "cluster_loss_weight" in body
-    assert "hf-textcluster train" in body and "--method sccl" in body and "--max_steps 3" in body
+    assert "hf-textcluster train" in body and "--method sccl" in body and "--max-steps 3" in body
     assert "| model | `eta` | 10 |" in body and "| training | `max_steps` | 3 |" in body
     assert 'pipeline("text-clustering", model="org/sccl-toy")' in body
     assert 'AutoModel.from_pretrained("org/sccl-toy", trust_remote_code=True)' in body
@@ -155,7 +155,7 @@ def test_training_command_for_user_texts():
         12,
     )
     assert "--input <your texts file>" in command and "--num-clusters 12" in command
-    assert "--config eta=5" in command and "--max_steps 10" in command and "--seed 1" in command
+    assert "--config eta=5" in command and "--max-steps 10" in command and "--seed 1" in command
     assert "not recorded" in training_command(None, 3)
 
 
@@ -168,7 +168,8 @@ def test_encoder_hub_id(tmp_path):
     assert encoder_hub_id(resolve_encoder_path(None)) == DEFAULT_ENCODER
 
 
-# ----- writing cards and remote code to disk ----------------------------------------------------------------------------
+# ----- writing cards and remote code to disk
+# ----------------------------------------------------------------------------
 def test_default_save_is_unchanged(model, tmp_path):
     model.save_pretrained(tmp_path)
     files = {p.name for p in tmp_path.iterdir()}
