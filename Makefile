@@ -39,7 +39,7 @@ test-fast: setup
 # modeling/ and the public API ([tool.mypy]).
 lint: setup
 	$(PY) -m ruff check hf_textcluster training tests
-	$(PY) -m ruff format --check hf_textcluster training tests docs
+	$(PY) -m ruff format --check hf_textcluster training tests docs/_hooks
 	$(PY) -m mypy
 
 # The documentation site into site/ (not committed); --strict: a broken link, anchor or API reference fails.

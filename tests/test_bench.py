@@ -134,8 +134,8 @@ def test_auto_k_section_renders_its_table_only_when_it_has_rows(bench):
     assert "## Choosing K without labels" in md and "`bench.py auto-k`" in md
     assert "| tweet | 2,472 | 89 | `eigengap` | 80 | 78.0 | 84.0 | 80.0 | 85.0 | – | – | 12 | 1 |" in md
     assert (
-        "| tweet | 2,472 | 89 | BERTopic default (UMAP -> HDBSCAN) | 60 | 50.0 | 70.0 | 80.0 | 85.0 | 30.0% | 60.0 / 80.0 |"
-        in md
+        "| tweet | 2,472 | 89 | BERTopic default (UMAP -> HDBSCAN) | 60 | 50.0 | 70.0 | 80.0 | 85.0 | 30.0% | 60.0 / "
+        "80.0 |" in md
     )
     assert "| `silhouette` | 1.00 | 1.00 | 0 of 1 | -10.0 | +1.0 | 40 |" in md  # 178 = 2 x 89
     assert "Lowest median log2 error among the criteria: `eigengap`" in md
@@ -375,7 +375,8 @@ def test_speed_rows_of_another_cpu_kind_get_their_own_section(bench, monkeypatch
 def test_a_method_run_end_to_end_writes_its_row_model_and_tables(
     bench, tiny_encoder_dir, toy_corpus, tmp_path, monkeypatch
 ):
-    """The smoke run: `python -m training.bench sccl` for 2 steps on a tiny encoder and the toy corpus (standing in for a benchmark):
+    """The smoke run: `python -m training.bench sccl` for 2 steps on a tiny encoder and the toy corpus (standing in for
+    a benchmark):
     one row with the head, k-means after / before and UMAP k-means after, the kept model rescore can use, the tables;
     `--skip-done` then skips it."""
     import datasets
@@ -696,7 +697,8 @@ def test_partitions_section_compares_every_recorded_criterion_on_the_same_runs(b
             part["criteria"] = {"agreement": agreement[name]}
     md = "\n".join(partitions.render({"runs": {"r": RUN}}, rows))
     assert "Every criterion's pick on the same 2 runs" in md
-    # the default: stackoverflow's oracle (80, no loss), tweet's kmeans (50 against 60); agreement: kmeans (-5), head (0)
+    # the default: stackoverflow's oracle (80, no loss), tweet's kmeans (50 against 60); agreement: kmeans (-5), head
+    # (0)
     assert "| **silhouette** | 1 of 2 | 5.0 | 10.0 | " in md
     assert "| agreement | 1 of 2 | 2.5 | 5.0 | " in md
 
@@ -717,3 +719,61 @@ def test_the_topics_table_escapes_the_words_and_class_names_a_model_and_its_data
     assert "<script>" not in md and "\n# b" not in md and "[l](javascript" not in md
     for block in re.findall(r"(?:^\|.*\|\n)+", md + "\n", flags=re.M):  # every table keeps its shape
         assert len({len(re.findall(r"(?<!\\)\|", row)) for row in block.strip().split("\n")}) == 1, block
+
+
+def _auto_row(dataset, seed, accs: dict, criteria: dict, served: str, served_acc: float):
+    """An `auto` section row: candidate -> ACC, candidate -> {criterion: value}."""
+    oracle = max(accs, key=accs.get)
+    return {
+        "section": "auto",
+        "method": "auto",
+        "dataset": dataset,
+        "seed": seed,
+        "run": "r",
+        "variant": "",
+        "cpu_kind": "bf16 AMX",
+        "wall_seconds": 100.0,
+        "partitions": {n: {"acc": a, "nmi": a, "criteria": criteria[n]} for n, a in accs.items()},
+        "selection_criterion": "agreement",
+        "served_by_default": served,
+        "served_acc": served_acc,
+        "oracle": oracle,
+        "oracle_acc": accs[oracle],
+    }
+
+
+def test_auto_section_scores_the_choice_and_every_criterion_against_the_oracle(bench):
+    from training.bench import auto
+
+    accs = {"consensus": 0.80, "contrastive/umap_kmeans": 0.86, "self_training/kmeans": 0.70}
+    criteria = {
+        "consensus": {"agreement": 0.9, "knn_holdout": 0.5},
+        "contrastive/umap_kmeans": {"agreement": 0.8, "knn_holdout": 0.7},
+        "self_training/kmeans": {"agreement": 0.7, "knn_holdout": 0.6},
+    }
+    baseline = {
+        "section": "auto-k",
+        "method": "bertopic-kmeans",
+        "dataset": "tweet",
+        "seed": 0,
+        "acc": 0.75,
+        "nmi": 0.7,
+        "run": "r",
+    }
+    rows = [_auto_row("tweet", 0, accs, criteria, "consensus", 0.79), baseline]
+    md = "\n".join(auto.render({"runs": {"r": RUN}}, rows))
+    # the served model's ACC, its candidate, the oracle (labels) and the strongest shallow baseline, with Δ
+    assert (
+        "| tweet | 79.0 | consensus | 86.0 | contrastive/umap_kmeans | 75.0 (BERTopic way) | +4.0 | 100 (bf16 AMX) | 1 |"
+        in md
+    )
+    # agreement picks the consensus (loss 6.0), knn_holdout the oracle (loss 0)
+    assert "| **agreement** | 0 of 1 | 6.0 | 6.0 | consensus (1) |" in md
+    assert "| knn_holdout | 1 of 1 | 0.0 | 0.0 | contrastive/umap_kmeans (1) |" in md
+    assert "| always consensus | 0 of 1 | 6.0 | 6.0 | consensus (1) |" in md
+    assert "| contrastive/umap_kmeans | **86.0** |" in md
+    # the leaderboard in short takes what auto serves for its served column
+    rows.append({**_row("sccl", "tweet", 0.6, "r"), "partitions": {"head": {"acc": 0.6}}, "served_acc": 0.62})
+    verdict = leaderboard.render_leaderboard(rows)[1][0]
+    assert (verdict.served, verdict.served_how) == (79.0, "train --method auto; 1 seed")
+    assert auto.render({"runs": {}}, [baseline]) == []  # no auto rows, no section

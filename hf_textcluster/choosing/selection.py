@@ -63,7 +63,7 @@ _ORDER = (
 # Every criterion the choice of partition accepts: the list above, then any other registered one.
 CRITERIA = _ORDER + tuple(name for name in _registry.CRITERIA if name not in _ORDER)
 # What a registry criterion scores a partition with a single cluster (it cannot be computed); others: -inf.
-_DEGENERATE = {"silhouette": -1.0, "separability": 0.0, "calinski_harabasz": 0.0}
+_DEGENERATE = {"silhouette": -1.0, "separability": 0.0, "calinski_harabasz": 0.0, "knn_holdout": 0.0}
 # Measured best of these on MiniLM embeddings of the 8 corpora (12 corpus x seed cases, 6 candidates each): it picks
 # the best-by-ACC candidate 5 times in 12, with the smallest mean ACC loss against it (1.55; see above).
 DEFAULT_CRITERION = "separability"

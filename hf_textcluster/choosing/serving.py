@@ -83,7 +83,9 @@ def _has_umap() -> bool:
     return importlib.util.find_spec("umap") is not None
 
 
-def _features(model: TextClusteringPreTrainedModel, embeddings: np.ndarray) -> np.ndarray:
+def partition_features(model: TextClusteringPreTrainedModel, embeddings: np.ndarray) -> np.ndarray:
+    """The space the candidates are made, ranked and served in: ``model.kmeans_features`` of pooled ``embeddings``
+    (N x d float32)."""
     with torch.no_grad():
         tensor = torch.from_numpy(np.asarray(embeddings, dtype=np.float32)).to(model.device)
         return model.kmeans_features(tensor).float().cpu().numpy()
@@ -127,11 +129,12 @@ def candidate_partitions(
         ValueError: an unknown candidate name.
 
     Example:
-        >>> partitions, _ = candidate_partitions(model, model.embed(texts), candidates=("head", "kmeans"))  # doctest: +SKIP
+        >>> embeddings = model.embed(texts)  # doctest: +SKIP
+        >>> partitions, _ = candidate_partitions(model, embeddings, candidates=("head", "kmeans"))  # doctest: +SKIP
     """
     for name in candidates:
         check_serve(name, "candidates")
-    return _candidates(model, embeddings, _features(model, embeddings), candidates, random_state)
+    return _candidates(model, embeddings, partition_features(model, embeddings), candidates, random_state)
 
 
 def _candidates(model, embeddings: np.ndarray, features: np.ndarray, candidates: Sequence[str], random_state: int):
@@ -239,7 +242,7 @@ def serve_partition(
     wanted = tuple(candidates) if serve == "auto" else (serve,)
     for name in wanted:
         check_serve(name, "candidates")
-    features = _features(model, embeddings)  # once: the candidates and the criterion both work on them
+    features = partition_features(model, embeddings)  # once: the candidates and the criterion both work on them
     partitions, how = _candidates(model, embeddings, features, wanted, random_state)
     if serve == "auto":
         served, scores = choose_partition(features, partitions, criterion=criterion, random_state=random_state)

@@ -9,6 +9,7 @@ from ..choosing.auto_k import ClusterCountRequest
 from ..data import load_benchmark, load_text_file
 from ..evaluation.metrics import clustering_scores
 from ..modeling.validation import check_local_path
+from ..runs.auto import SERVED_KEY, read_candidates, texts_match
 from ..runs.baselines import BASELINES, make_baseline
 from ..runs.train import load_clusterer
 from ..training.trainer import evaluate_clusterer
@@ -49,7 +50,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def _evaluation_dataset(args: argparse.Namespace):
-    """The labelled texts to score on: a benchmark (``--dataset``) or the user's file (``--input`` + ``--label-column``)."""
+    """The labelled texts to score on: a benchmark (``--dataset``) or the user's file (``--input`` +
+    ``--label-column``)."""
     if bool(args.dataset) == bool(args.input):
         raise ValueError(
             "Pass exactly one of --dataset <benchmark> or --input <your labelled file> (csv / jsonl / "
@@ -137,4 +139,28 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
             f"k-means on embeddings: {format_scores({k[7:]: v for k, v in metrics.items() if k.startswith('kmeans_')})}"
         )
         print_latent_kmeans(metrics)
+    if args.model:
+        _score_kept_candidates(args.model, texts, labels)
     return 0
+
+
+def _score_kept_candidates(model_dir: str, texts, labels) -> None:
+    """The candidates a ``train --method auto`` run kept beside the model, each scored, when ``texts`` are the texts
+    they partition (its training texts)."""
+    kept = read_candidates(model_dir)
+    if kept is None:
+        return
+    partitions, metadata = kept
+    if not texts_match(texts, metadata):
+        print(
+            f"{model_dir} keeps {len(partitions) - 1} candidate partitions of its {metadata.get('num_train_texts')} "
+            "training texts, not of these: score them on its training texts (and their labels)."
+        )
+        return
+    served = partitions.pop(SERVED_KEY, None)
+    print(f"The candidates it kept ({len(partitions)}), on these texts (its training texts):")
+    width = max(len(name) for name in partitions)
+    for name, predicted in partitions.items():
+        print(f"  {name:{width}s} {format_scores(clustering_scores(labels, predicted), ('acc', 'nmi', 'ari'))}")
+    if served is not None:
+        print(f"  {'(served)':{width}s} {format_scores(clustering_scores(labels, served), ('acc', 'nmi', 'ari'))}")

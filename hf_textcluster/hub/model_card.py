@@ -496,16 +496,24 @@ def score_line(config) -> str:
             "confidence; rank texts by `confidence`."
         )
     return (
-        f"- `score` is the probability of what serves {markdown_code(served_partition(config))} (see *Served partition*), not the "
+        f"- `score` is the probability of what serves {markdown_code(served_partition(config))} (see *Served "
+        f"partition*), not the "
         "method's own soft assignment nor a calibrated confidence; rank texts by `confidence`."
     )
 
 
-def names_line(config, keywords) -> str:
-    """The first limitation: what, if anything, describes the clusters in this card."""
+def names_line(config, keywords, names_record: Mapping[str, Any] | None = None) -> str:
+    """The first limitation: what, if anything, describes the clusters in this card (``names_record``: the
+    ``"names"`` of ``training_run.json`` that ``hf-textcluster name`` writes when a language model named them)."""
     id2label = config.id2label or {}
     named = any(str(v) != f"cluster_{k}" for k, v in id2label.items())
-    if named:
+    if named and names_record and names_record.get("generator"):
+        what = (
+            f"their names (`id2label`; {names_record.get('generated', '?')} of {config.num_clusters} written by the "
+            f"language model `{names_record['generator']}` from each cluster's keywords and typical texts, the "
+            "others its keywords)"
+        )
+    elif named:
         what = "their names (`id2label`, computed from the training texts' keywords)"
     elif keywords is not None:
         what = "the keywords above"
@@ -630,7 +638,7 @@ def generate_model_card(
         ),
         "hyperparameters_section": hyperparameters_section(config, run),
         "extra_limitations": _limitations(config, run, missing, texts, base, why_no_keywords),
-        "names_limitation": names_line(config, keywords),
+        "names_limitation": names_line(config, keywords, run.get("names")),
         "install": INSTALL,
         "card_module": __name__,
         "library_version": __version__,

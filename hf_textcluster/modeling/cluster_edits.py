@@ -403,6 +403,9 @@ class OnlineCentres:
             batch_means = sums / batch_counts.clamp_min(1)[:, None].float()
             rate = (batch_counts / (self.counts + batch_counts).clamp_min(1)).float()[:, None]
             new = old + rate * (batch_means - old)
+            if not is_centroid_head(module):
+                # a linear row's first texts only start its mean (it had none: there is nothing to move from)
+                old = torch.where((self.counts == 0)[:, None], new, old)
             moved = torch.maximum(moved, (new - old).norm(dim=-1))
             self.means[name] = new
             if is_centroid_head(module):
@@ -418,7 +421,9 @@ class OnlineCentres:
         return moved
 
 
-def cohesive_group(unit: np.ndarray, min_size: int, max_distance: float, random_state: int = 0) -> np.ndarray | None:
+def cohesive_group(
+    unit: np.ndarray, min_size: int, max_distance: float, random_state: int | None = 0
+) -> np.ndarray | None:
     """The largest group of at least ``min_size`` rows of ``unit`` (L2-normalised embeddings) whose median cosine
     distance to their own centre is at most ``max_distance``, among k-means partitions of them into 1 to 3 groups;
     the rows' indices, or None."""

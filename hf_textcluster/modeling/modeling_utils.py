@@ -12,6 +12,7 @@ import copy
 import importlib
 import json
 import math
+import numbers
 import os
 import re
 import shutil
@@ -74,7 +75,8 @@ class ClusteringOutput(ModelOutput):
         loss: the training loss, when computed.
         embeddings: pooled sentence embeddings (batch x hidden).
         cluster_probs: soft cluster assignment q (batch x K); rows sum to 1.
-        logits: ``log(cluster_probs)``, so that ``argmax(logits)`` is the cluster and ``Trainer`` metrics work unchanged.
+        logits: ``log(cluster_probs)``, so that ``argmax(logits)`` is the cluster and ``Trainer`` metrics work
+        unchanged.
         distance: cosine distance (batch,) of each embedding to its best cluster's calibrated centre; set by
             ``cluster_batch`` on a calibrated model only.
     """
@@ -112,6 +114,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     encoder: PreTrainedModel
     calibration: ClusterCalibration
     cluster_head: Any  # the method's head (its own class in each method's modeling file)
+    cluster_mapping_: np.ndarray  # set on an edited copy: old cluster id -> new id
     tokenizer: Any
     base_model_prefix = "encoder"
     main_input_name = "input_ids"
@@ -338,7 +341,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         """Fit k-means (K = ``config.num_clusters``) on the embeddings of ``texts`` (or on ``embeddings``) and start
         the cluster head from its centres. Returns the k-means labels of every text. On a trained model this
         re-clusters: ``predict`` then gives the nearest k-means centre on the trained embeddings (the benchmark's
-        "k-means after"; ``hf-textcluster recluster``); call ``calibrate`` again afterwards. ``max_samples``: the centres
+        "k-means after"; ``hf-textcluster recluster``); call ``calibrate`` again afterwards. ``max_samples``: the
+        centres
         are fitted on a seeded sample of at most this many texts (None: all); ``kmeans_init``: ``"best"`` (default: the
         lower inertia of k-means++ and of a run started from the UMAP clusters), ``"k-means++"`` or ``"umap"`` (see
         :func:`~hf_textcluster.modeling.kmeans.fit_kmeans`); ``kmeans_start_`` then says which start won."""
@@ -658,7 +662,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     def _rename_clusters(self, plan: list[list[int]], suffixes: dict[int, str] | None = None) -> None:
         """``id2label`` for clusters made of the old ``plan[i]``: default names (``cluster_<i>``) follow the new ids,
         given names are joined (``a + b``) or suffixed (a split's parts)."""
-        old = {int(k): str(v) for k, v in self.config.id2label.items()}
+        old = {int(k): str(v) for k, v in (self.config.id2label or {}).items()}
         default = all(name == f"cluster_{k}" for k, name in old.items())
         names = {}
         for new_id, members in enumerate(plan):
@@ -781,8 +785,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         """
         self._check_clusters_initialized()
         cluster = self._check_cluster_id(cluster, "cluster")
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
-            raise ValueError(f"`n` must be a whole number >= 2 (the clusters to split into), got {n!r}.")
+        check_scalar(n, "n", numbers.Integral, min_val=2, hint="the clusters to split into")
         if texts is None:
             raise ValueError(
                 "`texts` is required: the cluster's members among them are split (pass the training texts)."
@@ -817,7 +820,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         batch_size: int = DEFAULT_ENCODE_BATCH_SIZE,
         precision: str | torch.dtype | None = "auto",
     ) -> TextClusteringPreTrainedModel:
-        """Start what ``update`` keeps (``online_state_``, an :class:`~hf_textcluster.modeling.cluster_edits.OnlineCentres`)
+        """Start what ``update`` keeps (``online_state_``, an
+        :class:`~hf_textcluster.modeling.cluster_edits.OnlineCentres`)
         from ``texts``, the texts the model already describes (its training texts, or a sample): each cluster's mean
         of its texts in every head's input space (a centroid head: its centroids) and their counts. Returns the model.
 
@@ -880,10 +884,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         self._check_clusters_initialized()
         self._require_calibration("`update`")
         outlier_quantile = check_outlier_quantile(outlier_quantile)
-        if min_new_size is not None and (
-            isinstance(min_new_size, bool) or not isinstance(min_new_size, int) or min_new_size < 2
-        ):
-            raise ValueError(f"`min_new_size` must be a whole number >= 2 or None, got {min_new_size!r}.")
+        check_scalar(min_new_size, "min_new_size", int, min_val=2, allow_none=True)
         texts, embeddings = self._embeddings_tensor(texts, batch_size, precision)
         num_clusters = self.config.num_clusters
         probs, inputs = head_inputs(self, embeddings)
@@ -894,6 +895,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         to_centres = 1 - unit @ cal.centres.float().cpu().T
         far = (to_centres > cal.thresholds(outlier_quantile).float().cpu()[None, :]).all(dim=-1)
         near = torch.nonzero(~far).flatten()
+        if near.numel() == 0:  # every text is far: nothing moves, but a first batch still starts the state
+            near = torch.arange(len(texts)) if getattr(self, "online_state_", None) is None else near
         if getattr(self, "online_state_", None) is None:
             self.online_state_ = OnlineCentres.start(self, {k: v[near] for k, v in inputs.items()}, labels[near])
             moved = torch.zeros(num_clusters)
@@ -911,15 +914,16 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         if accept_new and proposed is not None:
             rows = torch.as_tensor(proposed)
             new_inputs = {k: v[rows] for k, v in inputs.items()}
-            group = torch.zeros(len(texts), dtype=torch.bool)
-            group[rows] = True
-            append_row(self, inputs, group, self.online_state_.scales, unit[rows])
+            in_group = torch.zeros(len(texts), dtype=torch.bool)
+            in_group[rows] = True
+            append_row(self, inputs, in_group, self.online_state_.scales, unit[rows])
             self.online_state_.grow(new_inputs)
             new_cluster = num_clusters
             self._rename_clusters([[k] for k in range(num_clusters)] + [[]])
             if new_name:
-                self.config.id2label[new_cluster] = str(new_name)
-                self.config.label2id = {name: i for i, name in self.config.id2label.items()}
+                id2label: Any = self.config.id2label  # {int: str} once the config is built
+                id2label[new_cluster] = str(new_name)
+                self.config.label2id = {name: i for i, name in id2label.items()}
         with torch.no_grad():
             probs = self.cluster_probabilities(embeddings).float()
         clusters = probs.argmax(dim=-1)
@@ -975,22 +979,17 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             >>> merged.predict([t for t, f in zip(texts, flagged) if f])                     # doctest: +SKIP
         """
         self._require_calibration("`least_typical`")
-        if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction < 1:
-            raise ValueError(
-                f"`fraction` must be a share in (0, 1), e.g. 0.05 for the 5% least typical; got {fraction!r}."
-            )
+        hint = "a share, e.g. 0.05 for the 5% least typical"
+        check_scalar(fraction, "fraction", (int, float), min_val=0, max_val=1, include_boundaries="neither", hint=hint)
         self._check_clusters_initialized()
         texts, precision = self._serving_arguments(texts, batch_size, precision)
         outputs = self._encode_texts(texts, batch_size, None, precision, ("cluster_probs", "distance"))
         clusters, distance = outputs.cluster_probs.argmax(dim=-1), outputs.distance.float()
         quantiles = self.calibration.distance_quantiles.float().cpu()
-        typicality = (
-            torch.stack(
-                [1 - quantile_rank(distance[i : i + 1], quantiles[int(clusters[i])])[0] for i in range(len(texts))]
-            )
-            if len(texts)
-            else torch.zeros(0)
-        )
+        typicality = torch.zeros(len(texts))
+        for k in clusters.unique():
+            rows = clusters == k
+            typicality[rows] = 1 - quantile_rank(distance[rows], quantiles[int(k)])
         flagged = np.zeros(len(texts), dtype=bool)
         clusters_np, distance_np = clusters.numpy(), distance.numpy()
         for k in np.unique(clusters_np):
@@ -1084,7 +1083,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         if not is_clusterer or (expected and config.model_type not in expected):
             raise ValueError(
                 f"The checkpoint at {path!r} is a {config.model_type!r} model, not "
-                f"{' or '.join(repr(t) for t in sorted(expected)) if expected else 'an hf_textcluster clusterer'}. Load it with "
+                f"{' or '.join(repr(t) for t in sorted(expected)) if expected else 'an hf_textcluster clusterer'}. "
+                f"Load it with "
                 "`AutoModel.from_pretrained` (after `import hf_textcluster`) or with its own model class."
             )
         if num_clusters is not None and num_clusters != config.num_clusters:
@@ -1105,7 +1105,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
                 or "deserializ" in str(err).lower()
             ):
                 raise OSError(
-                    f"The weights file in {path!r} is corrupted or incomplete ({err}). Re-download or re-save the model."
+                    f"The weights file in {path!r} is corrupted or incomplete ({err}). Re-download or re-save the "
+                    f"model."
                 ) from err
             raise
         if tokenizer is None:
@@ -1125,14 +1126,16 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         if missing or unexpected:
             raise ValueError(
                 f"The weights in {path!r} do not fit a {cls.__name__} ({config.model_type!r} in its config.json): "
-                f"{len(missing)} missing (e.g. {missing[:2]}) and {len(unexpected)} unexpected (e.g. {unexpected[:2]}). "
+                f"{len(missing)} missing (e.g. {missing[:2]}) and {len(unexpected)} unexpected (e.g. "
+                f"{unexpected[:2]}). "
                 "Its config.json and model.safetensors do not belong together; re-save the model."
             )
         model.tokenizer = tokenizer
         bad = model._non_finite_tensors()
         if bad:  # refused at load as at save: it would serve every text in one cluster with a NaN score
             raise ValueError(
-                f"The weights in {path!r} hold NaN or inf ({bad[0]!r}{f' and {len(bad) - 1} more' if len(bad) > 1 else ''}"
+                f"The weights in {path!r} hold NaN or inf "
+                f"({bad[0]!r}{f' and {len(bad) - 1} more' if len(bad) > 1 else ''}"
                 "): the model was saved from a diverged run or the file was damaged. Not loading it; retrain, or load "
                 "the last good checkpoint of its run folder."
             )
@@ -1178,7 +1181,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
                 f"The folder {path!r} is inconsistent: its config.json ({config.model_type!r}, "
                 f"num_clusters={config.num_clusters}) does not fit its model.safetensors: {key!r} is "
                 f"{list(saved[key])} in the weights but {list(expected[key])} for that config"
-                f"{f' ({len(differ) - 1} more tensors differ)' if len(differ) > 1 else ''}. Was config.json edited or the "
+                f"{f' ({len(differ) - 1} more tensors differ)' if len(differ) > 1 else ''}. Was config.json edited or "
+                f"the "
                 "weights file replaced? Re-save the model from its run folder (loading it with ignore_mismatched_sizes "
                 "would give random clusters)."
             )
@@ -1329,11 +1333,12 @@ def _saved_shapes(path: str, hub_kwargs: dict) -> dict[str, tuple[int, ...]] | N
     shapes: dict[str, tuple[int, ...]] = {}
     for file in files:
         try:
-            with open(file, "rb") as f:
-                (length,) = struct.unpack("<Q", f.read(8))
+            assert file is not None  # checked above
+            with open(file, "rb") as weights:
+                (length,) = struct.unpack("<Q", weights.read(8))
                 if length > 100_000_000:  # safetensors' own limit on a header
                     return None
-                header = json.loads(f.read(length))
+                header = json.loads(weights.read(length))
             shapes.update({key: tuple(entry["shape"]) for key, entry in header.items() if key != "__metadata__"})
         except (OSError, ValueError, KeyError, TypeError, AttributeError, struct.error):
             return None  # unreadable: the load reports a corrupted file

@@ -203,7 +203,7 @@ def _is_nan(value: object) -> bool:
 MISSING_LABEL = -1
 
 
-def missing_labels(labels: object, *, encoded: bool = True) -> Any:
+def missing_labels(labels: Any, *, encoded: bool = True) -> Any:
     """The one rule for labels with holes, shared by loading, evaluation, the report and the benchmark: a boolean mask
     of the labels that are missing (None, NaN, empty or blank strings, and with ``encoded`` the class id -1 that
     :func:`~hf_textcluster.data.load_texts` gives them). Texts without a label are clustered but never scored, and
@@ -297,7 +297,8 @@ def check_local_path(name_or_path: str, argument_name: str) -> None:
 
 
 def holds_trained_model(folder: str) -> bool:
-    """Whether ``folder`` holds a saved hf_textcluster model (a config.json with ``num_clusters`` beside its weights)."""
+    """Whether ``folder`` holds a saved hf_textcluster model (a config.json with ``num_clusters`` beside its
+    weights)."""
     import json
     import os
 

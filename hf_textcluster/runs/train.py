@@ -1,4 +1,5 @@
-"""Training runs: a clusterer trained end to end: recipe -> data with augmented views -> model -> Trainer -> saved model + metrics.
+"""Training runs: a clusterer trained end to end: recipe -> data with augmented views -> model -> Trainer -> saved
+model + metrics.
 
 Used by ``hf-textcluster train``, ``make demo`` and the benchmark (``python -m training.bench``).
 """
@@ -219,7 +220,10 @@ def train_clusterer(
     precision, metrics), which ``hf-textcluster card`` / ``push`` read.
 
     Args:
-        method: a registered method name (``"sccl"``, ``"decmlm"``, ``"deccrl"``, ``"aecl"``, ``"clusterbert"``).
+        method: a registered method name (``"sccl"``, ``"decmlm"``, ``"deccrl"``, ``"aecl"``, ``"clusterbert"``), or
+            ``"auto"``: several training signals, every read-out of each and their consensus, one served by a
+            label-free choice (:func:`~hf_textcluster.runs.auto.train_auto`, which returns an
+            ``AutoTrainingResult``).
         dataset: a benchmark name (see :data:`~hf_textcluster.data.BENCHMARKS`) or a ``datasets.Dataset`` with a
             ``text`` column (and ``text_aug1`` / ``text_aug2`` for methods that train on augmented views; an
             optional ``label`` column is only scored against).
@@ -265,6 +269,30 @@ def train_clusterer(
         >>> train = add_augmented_views(load_text_file("tickets.csv"), "word_deletion")  # doctest: +SKIP
         >>> result = train_clusterer("sccl", train, "runs/tickets", num_clusters=12)       # doctest: +SKIP
     """
+    if method == "auto":  # several signals, their candidates, a consensus and a label-free choice (runs.auto)
+        from .auto import train_auto  # the same layer; auto trains each signal through this function
+
+        return train_auto(
+            dataset,
+            output_dir,
+            encoder=encoder,
+            recipe=recipe,
+            augmentation=augmentation,
+            num_clusters=num_clusters,
+            k_range=k_range,
+            k_criterion=k_criterion,
+            data_dir=data_dir,
+            seed=seed,
+            config_overrides=config_overrides,
+            training_overrides=training_overrides,
+            resume=resume,
+            evaluate=evaluate,
+            save=save,
+            test_size=test_size,
+            split_seed=split_seed,
+            input_file=input_file,
+            overwrite=overwrite,
+        )
     spec = get_method(method)
     # resuming this run's own checkpoints replaces nothing
     if save and not (resume and last_complete_checkpoint(output_dir)):

@@ -1,11 +1,11 @@
 """ClusteringTrainer: the Trainer shared by all clusterers (two learning rates, k-means initialisation before the first
 step, the loss terms in the logs, clustering evaluation). Its parts live beside it: ``arguments`` (the training
 arguments), ``collator`` (text views), ``checkpoints`` (what a resumed run needs), ``callbacks`` (cluster health,
-stopping on a signal), ``distributed`` (several processes) and ``evaluation`` (``evaluate_clusterer``); their public
-names are importable from here too.
+stopping on a signal), ``distributed`` (several processes), ``initialization`` (the k-means start) and ``evaluation``
+(``evaluate_clusterer``); their public names are importable from here too.
 
-``train()`` trains. The steps after it are public methods that
-:func:`~hf_textcluster.runs.train.train_clusterer` calls in this order, and so can a user of the trainer::
+``train()`` trains. The steps after it are public: :func:`~hf_textcluster.runs.train.train_clusterer` calls them in
+this order (``finish_training(trainer)`` in ``runs.train`` runs the three), and so can a user of the trainer::
 
     trainer.train()
     serve_chosen_partition(trainer)  # hf_textcluster.choosing.serving: what the model serves (``args.serve``)
@@ -27,10 +27,8 @@ import torch
 from transformers import Trainer, TrainingArguments
 from transformers.utils import logging
 
-from ..modeling.kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
 from ..modeling.modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.precision import autocast_dtype, cpu_capability
-from ..modeling.validation import check_num_clusters
 from .arguments import GPU_ENCODE_BATCH_SIZE, ClusteringTrainingArguments
 from .callbacks import ClusterHealthCallback, StopOnSignalCallback, cluster_health, signals_stop_training
 from .checkpoints import (
@@ -43,6 +41,7 @@ from .checkpoints import (
 from .collator import TextViewsCollator, warn_if_truncated
 from .distributed import DistributedTrainerMixin
 from .evaluation import evaluate_clusterer
+from .initialization import ClusterInitMixin
 
 __all__ = [
     "CHECKPOINT_ARRAY_PREFIX",
@@ -87,7 +86,7 @@ def stage_starts(total_steps: int, fractions: Sequence[float]) -> list[int]:
     return starts
 
 
-class ClusteringTrainer(ResumeFilesMixin, DistributedTrainerMixin, Trainer):
+class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMixin, Trainer):
     """Base trainer of all clusterers. Subclasses set ``views`` (prefix -> text column) and implement
     ``compute_loss``, recording each loss term with ``self.record_loss_terms`` so they show up in the logs."""
 
@@ -128,7 +127,8 @@ class ClusteringTrainer(ResumeFilesMixin, DistributedTrainerMixin, Trainer):
             if missing:
                 raise ValueError(
                     f"{type(self).__name__} trains on the columns {list(self.views.values())}, but `train_dataset` "
-                    f"lacks {missing}. Add augmented views with `hf_textcluster.data.add_augmented_views(dataset, ...)` "
+                    f"lacks {missing}. Add augmented views with `hf_textcluster.data.add_augmented_views(dataset, "
+                    f"...)` "
                     "or load a benchmark with `augmentation=...`."
                 )
         if data_collator is None:
@@ -275,66 +275,9 @@ class ClusteringTrainer(ResumeFilesMixin, DistributedTrainerMixin, Trainer):
         return self.accelerator.clip_grad_norm_([*model.parameters(), *own], self.args.max_grad_norm)
 
     def is_encoder_parameter(self, name: str) -> bool:
-        """Whether the parameter ``name`` trains at ``learning_rate`` (the encoder) rather than ``head_learning_rate``."""
+        """Whether the parameter ``name`` trains at ``learning_rate`` (the encoder) rather than
+        ``head_learning_rate``."""
         return name.startswith("encoder.")
-
-    # ----- cluster initialisation ----------------------------------------------------------------------------
-    def kmeans(self, features: np.ndarray):
-        """k-means (seeded, the run's restarts and sample size) on one row per training text: a fitted ``KMeans`` (on a
-        GPU, the torch k-means there: :func:`~hf_textcluster.modeling.kmeans.torch_kmeans`)."""
-        if self.args.device.type == "cuda" and isinstance(features, np.ndarray):
-            features = torch.from_numpy(features).to(self.args.device)
-        kmeans = self.share_from_main(
-            lambda: fit_kmeans(
-                features,
-                self.model.config.num_clusters,
-                n_init=getattr(self.args, "kmeans_n_init", 10),
-                random_state=self.args.seed,
-                max_samples=getattr(self.args, "kmeans_max_samples", DEFAULT_KMEANS_MAX_SAMPLES),
-                init=getattr(self.args, "kmeans_init", "best"),
-            )
-        )
-        self._log_kmeans_start(getattr(kmeans, "start_", None))
-        return kmeans
-
-    def _log_kmeans_start(self, start: str | None) -> None:
-        """Say once per run which start the k-means came from (``kmeans_init="best"`` chooses it by inertia)."""
-        if start is not None and not getattr(self, "_kmeans_start_logged", False):
-            self._kmeans_start_logged = True
-            logger.info(f"k-means (kmeans_init={getattr(self.args, 'kmeans_init', 'best')!r}) started from {start}.")
-
-    def initialize_clusters(self, embeddings: np.ndarray | None = None) -> None:
-        """k-means on the embeddings of the training texts; the model's cluster head starts from its centres (for
-        methods whose head has ``init_from_kmeans``; others fit their head in their own trainer).
-
-        ``embeddings`` (N x d, one row per training text) skips the encoding pass when a subclass already has them."""
-        if not self.model.uses_kmeans_init:
-            return
-        if self.train_dataset is None:
-            raise ValueError("Pass a `train_dataset`: its texts initialise the clusters.")
-        check_num_clusters(self.model.config.num_clusters, len(self.train_dataset))  # before the encoding pass
-        start = time.perf_counter()
-        embeddings = self.embed_train_texts() if embeddings is None else embeddings
-
-        def fit():
-            labels = self.model.initialize_clusters(
-                embeddings=embeddings,
-                random_state=self.args.seed,
-                n_init=getattr(self.args, "kmeans_n_init", 10),
-                max_samples=getattr(self.args, "kmeans_max_samples", DEFAULT_KMEANS_MAX_SAMPLES),
-                kmeans_init=getattr(self.args, "kmeans_init", "best"),
-            )
-            return labels, self.model.cluster_head.state_dict()
-
-        # Kept so that callers can score plain k-means on the same encoder, measured in the same run.
-        self.initial_kmeans_labels, head_state = self.share_from_main(fit)
-        self._log_kmeans_start(getattr(self.model, "kmeans_start_", None))  # on the main process, where it ran
-        if not self.accelerator.is_main_process:
-            self.model.cluster_head.load_state_dict(head_state)
-            self.model.config.centroids_initialized = True
-        logger.info(
-            f"Initialised {self.model.config.num_clusters} clusters by k-means in {time.perf_counter() - start:.1f}s."
-        )
 
     def autocast_smart_context_manager(self, cache_enabled: bool | None = True):
         # Accelerate applies bf16/fp16 autocast by wrapping `model.forward`; our losses call `model.encode` and the
@@ -368,7 +311,8 @@ class ClusteringTrainer(ResumeFilesMixin, DistributedTrainerMixin, Trainer):
             raise ValueError(
                 f"`train_dataset` has {len(dataset)} rows but `per_device_train_batch_size` is {batch} with "
                 f"`dataloader_drop_last=True`: not one full batch, so nothing would be trained. Lower the batch size "
-                f"(e.g. --per-device-train-batch-size {max(2, len(dataset) // 2)}) or pass --dataloader-drop-last false."
+                f"(e.g. --per-device-train-batch-size {max(2, len(dataset) // 2)}) or pass --dataloader-drop-last "
+                f"false."
             )
 
     def train(self, resume_from_checkpoint: str | bool | None = None, **kwargs):

@@ -12,8 +12,10 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from . import (  # noqa: E402
     augmentation,
     authors_sccl,
+    auto,
     auto_k,
     baselines,
+    compute_curve,
     kmeans_init,
     method,
     model_cards,  # noqa: E402
@@ -29,6 +31,8 @@ from .common import environment, methods, new_run_id  # noqa: E402
 
 # sub-command -> (module, one-line help); each registered method is a sub-command of its own (the `method` module)
 SECTIONS = {
+    "auto": (auto, "The default, train --method auto: every candidate, the served choice and the oracle."),
+    "compute-curve": (compute_curve, "Each signal of train --method auto at 1x / 3x / 10x its cpu recipe's steps."),
     "baselines": (baselines, "BoW / TF-IDF / embeddings + k-means (and the BERTopic way with --encoder)."),
     "speed": (speed, "Speed ratios measured side by side in one process."),
     "authors-sccl": (authors_sccl, "Record a side-by-side timing of the SCCL authors' code, run outside."),
@@ -93,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _rewrite_model_cards() -> None:
-    """model_cards/ follows the repository's own store (a test fails when it is stale); once per command, not per row."""
+    """model_cards/ follows the repository's own store (a test fails when it is stale); once per command, not per
+    row."""
     if results.RESULTS_JSON.resolve() == (results.REPO / "docs" / "results.json").resolve():
         model_cards.write_cards()
         print(f"Wrote {model_cards.CARDS_DIR}")

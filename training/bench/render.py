@@ -9,10 +9,12 @@ from __future__ import annotations
 from . import (
     augmentation,
     authors_sccl,
+    auto,
     auto_k,
     baselines,
     capabilities,
     comparisons,
+    compute_curve,
     kmeans_init,
     leaderboard,
     method,
@@ -46,7 +48,8 @@ def render(store: dict) -> str:
     out = [
         "# Results",
         "",
-        "Written by `python -m training.bench` from `docs/results.json`; do not edit by hand. ACC and NMI in %, mean ± std over",
+        "Written by `python -m training.bench` from `docs/results.json`; do not edit by hand. ACC and NMI in %, mean ± "
+        "std over",
         "seeds. All runs on CPU with the pip-shipped `sentence-transformers/all-MiniLM-L6-v2` (the default encoder).",
         "Labels are used only for scoring. Paper columns are the numbers the papers report (other encoders, GPUs,",
         "longer training): they are a reference point, not a like-for-like comparison.",
@@ -59,6 +62,8 @@ def render(store: dict) -> str:
     out += capabilities.render_serving(rows)
     out += method.render_side_by_side(rows)
     out += leaderboard.render_leaderboard(rows)[0]
+    out += auto.render(store, rows)
+    out += compute_curve.render(store, rows)
     out += partitions.render_served_against_baselines(rows)
     out += comparisons.render_head_or_kmeans(rows)
     out += partitions.render(store, rows)
