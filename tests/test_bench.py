@@ -764,8 +764,8 @@ def test_auto_section_scores_the_choice_and_every_criterion_against_the_oracle(b
     md = "\n".join(auto.render({"runs": {"r": RUN}}, rows))
     # the served model's ACC, its candidate, the oracle (labels) and the strongest shallow baseline, with Δ
     assert (
-        "| tweet | 79.0 | consensus | 86.0 | contrastive/umap_kmeans | 75.0 (BERTopic way) | +4.0 | 100 (bf16 AMX) | 1 |"
-        in md
+        "| tweet | 79.0 | consensus | 86.0 | contrastive/umap_kmeans | 75.0 (BERTopic way) | +4.0 | "
+        "100 (bf16 AMX) | 1 |" in md
     )
     # agreement picks the consensus (loss 6.0), knn_holdout the oracle (loss 0)
     assert "| **agreement** | 0 of 1 | 6.0 | 6.0 | consensus (1) |" in md
