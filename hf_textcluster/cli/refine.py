@@ -7,7 +7,8 @@ import json
 import os
 
 from ..choosing.serving import CANDIDATES, SERVE_CHOICES, serve_partition
-from .calibrate import add_saved_model_args, calibrate_model, update_saved_model
+from ._args import update_saved_model
+from .calibrate import add_saved_model_args, calibrate_model
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:

@@ -31,8 +31,8 @@ from .._version import __version__
 from ..encoders import _PIP_SHIPPED_ENCODERS, shipped_encoder_id
 from ..models import METHODS
 from ..representation import LearnedTopicsRepresentation, cluster_keywords
+from ..runs.folder import RunFolder, find_training_texts, run_input_file
 from ..runs.recipes import load_recipe
-from ..runs.train import find_training_texts, load_clusterer, read_training_run, run_input_file
 from .remote_code import model_file
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
@@ -569,10 +569,7 @@ def write_model_card(
     ``output`` (``<model_dir>/README.md`` when ``output`` is None; pass ``output="-"`` to only return it).
     """
     model_dir = Path(model_dir)
-    if not (model_dir / "config.json").is_file():
-        raise FileNotFoundError(f"{model_dir} is not a saved model directory (no config.json).")
-    model = model if model is not None else load_clusterer(model_dir)
-    run = read_training_run(model_dir)
+    model, run = RunFolder(model_dir).open(model=model)
     if texts is None:
         texts, why = find_training_texts(run, data_dir)
         if why:

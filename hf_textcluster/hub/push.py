@@ -21,7 +21,6 @@ on load), so nothing needs ``trust_remote_code``.
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 import warnings
@@ -31,7 +30,7 @@ from typing import Any
 
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..representation import label_clusters as name_clusters
-from ..runs.train import TRAINING_RUN_FILE, find_training_texts, load_clusterer, read_training_run
+from ..runs.folder import RunFolder, find_training_texts
 from .model_card import encoder_hub_id, generate_model_card, sample_texts
 from .remote_code import add_remote_code
 
@@ -49,7 +48,7 @@ def add_to_saved_model(model, directory, *, save_directory, model_card=None, rem
         card = model_card
     else:
         card_kwargs = dict(model_card) if isinstance(model_card, dict) else {}
-        card_kwargs.setdefault("training_run", read_training_run(save_directory))
+        card_kwargs.setdefault("training_run", RunFolder(save_directory).read_training_run())
         card_kwargs.setdefault("remote_code", bool(remote_code))
         card = generate_model_card(model, **card_kwargs)
     Path(directory, "README.md").write_text(card, encoding="utf-8")
@@ -138,7 +137,7 @@ def push_to_hub(
                 run["encoder"] = encoder_hub_id(run["encoder"]) or os.path.basename(str(run["encoder"]).rstrip("/"))
             if isinstance(run.get("input"), dict) and run["input"].get("path"):  # the user's file: its name only
                 run["input"] = {**run["input"], "path": os.path.basename(str(run["input"]["path"]))}
-            Path(folder, TRAINING_RUN_FILE).write_text(json.dumps(run, indent=2), encoding="utf-8")
+            RunFolder(folder).write_training_run(run)
         repo_url = api.create_repo(repo_id, private=private, exist_ok=True, repo_type="model")
         if revision is not None and not create_pr:
             api.create_branch(repo_url.repo_id, branch=revision, exist_ok=True)
@@ -200,12 +199,8 @@ def push_model_dir(
     """Push a trained model directory (what ``hf-textcluster train`` wrote): the model is loaded and checked, its
     ``training_run.json`` supplies the card's metrics and command, and the run's own input file (``train --input``) or
     its benchmark texts (when available locally) the cluster keywords. ``label_clusters`` names the clusters after their keywords (``id2label``)."""
-    model_dir = Path(model_dir)
-    if not (model_dir / "config.json").is_file():
-        raise FileNotFoundError(f"{model_dir} is not a saved model directory (no config.json).")
-    model = load_clusterer(model_dir)
+    model, run = RunFolder(model_dir).open()
     check_ready_to_push(model)
-    run = read_training_run(model_dir)
     why_no_texts = None
     if texts is None:
         texts, why_no_texts = find_training_texts(run, data_dir)
