@@ -311,7 +311,7 @@ def test_card_and_push_find_the_run_own_texts(own_run, tmp_path, monkeypatch, ca
     card = capsys.readouterr().out
     assert "Keywords not computed" not in card and "| share of training texts | top keywords |" in card
     assert "--input tickets.csv" in card and "--text-column body" in card and "--label-column team" in card
-    assert "user-provided texts (`tickets.csv`) (120 texts used for the keywords below)" in card
+    assert "120 texts of the file `tickets.csv`; 120 of its texts give the keywords below" in card
 
     uploaded = {}
 

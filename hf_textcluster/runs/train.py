@@ -1,6 +1,6 @@
 """Training runs: a clusterer trained end to end: recipe -> data with augmented views -> model -> Trainer -> saved model + metrics.
 
-Used by ``hf-textcluster train``, ``make demo`` and ``training/bench.py``.
+Used by ``hf-textcluster train``, ``make demo`` and the benchmark (``python -m training.bench``).
 """
 
 from __future__ import annotations
@@ -20,7 +20,9 @@ from ..data import (
     AUGMENTATION_FAMILIES,
     AUGMENTERS,
     add_augmented_views,
+    benchmark_corpus,
     load_benchmark,
+    views_augmentation,
 )
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.validation import check_num_clusters
@@ -33,6 +35,7 @@ from .folder import (  # noqa: F401  (also importable from here, where they used
     find_training_texts,
     load_clusterer,
     read_training_run,
+    record_metrics,
     run_input_file,
     training_texts_for,
 )
@@ -279,7 +282,8 @@ def train_clusterer(
             "dataset": dataset_name,
             "input": input_file,
             "recipe": recipe,
-            "augmentation": augmentation,
+            # what made the views trained on (an augmenter, a precomputed family), also for a Dataset given with views
+            "augmentation": (views_augmentation(train_dataset) or augmentation) if spec.uses_augmented_views else None,
             "seed": seed,
             "test_size": test_size,
             "split_seed": split_seed,
@@ -307,6 +311,8 @@ def _write_training_run(output_dir: str, model, trainer, train_dataset, test_dat
         "method": record["method"],
         "dataset": record["dataset"],
         **({"input": dict(input_file)} if input_file else {}),
+        # a Dataset loaded from a benchmark (a sample of it, e.g. the demo's) names its corpus
+        **({"corpus": benchmark_corpus(train_dataset)} if benchmark_corpus(train_dataset) else {}),
         "recipe": record["recipe"],
         "augmentation": record["augmentation"],
         "encoder": model.config.name_or_path,
@@ -336,7 +342,15 @@ def _resolve_augmentation(spec, plan: dict, dataset, augmentation: str | None) -
     if augmentation == "recipe":
         augmentation = plan.get("augmentation") if uses_views else None
         if isinstance(dataset, datasets.Dataset) and augmentation in AUGMENTATION_FAMILIES:
-            augmentation = "virtual" if not {"text_aug1", "text_aug2"} <= set(dataset.column_names) else None
+            if {"text_aug1", "text_aug2"} <= set(dataset.column_names):
+                return None  # the views given with the data
+            # one line, so a user knows what their texts train on and how to get text views instead
+            logger.warning(
+                f"The recipe's {augmentation} views exist only for the benchmark corpora: {spec.display_name} trains "
+                "on dropout-only views of these texts ('virtual': both views are the text itself). For text views "
+                "pass --augmentation word_deletion (augmentation='word_deletion'; or word_swap, wordnet, contextual)."
+            )
+            augmentation = "virtual"
     return augmentation
 
 
