@@ -107,12 +107,12 @@ def _unbuilt_model(row: dict):
     card says about its configuration, serving and calibration, without the trained weights."""
     import numpy as np
     import torch
-    from hf_textcluster.runs.recipes import load_recipe
     from transformers import AutoConfig
 
     from hf_textcluster.data import CORPORA
     from hf_textcluster.encoders import resolve_encoder
     from hf_textcluster.models import METHODS
+    from hf_textcluster.runs.recipes import load_recipe
     from hf_textcluster.training.trainer import ClusteringTrainingArguments
 
     spec = METHODS[row["method"]]
