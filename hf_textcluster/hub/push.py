@@ -23,15 +23,14 @@ from __future__ import annotations
 
 import os
 import tempfile
-import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..representation import label_clusters as name_clusters
-from ..runs.folder import RunFolder, find_training_texts
-from .model_card import encoder_hub_id, generate_model_card, sample_texts
+from ..runs.folder import RunFolder
+from .model_card import card_texts, encoder_hub_id, generate_model_card
 from .remote_code import add_remote_code
 
 
@@ -201,14 +200,8 @@ def push_model_dir(
     its benchmark texts (when available locally) the cluster keywords. ``label_clusters`` names the clusters after their keywords (``id2label``)."""
     model, run = RunFolder(model_dir).open()
     check_ready_to_push(model)
-    why_no_texts = None
-    if texts is None:
-        texts, why_no_texts = find_training_texts(run, data_dir)
-        if why_no_texts:
-            warnings.warn(f"Cluster keywords are not computed: {why_no_texts}.", stacklevel=2)
-            kwargs.setdefault("why_no_keywords", why_no_texts)
+    texts, why_no_texts = card_texts(run, texts, data_dir, max_texts, kwargs)
     if texts is not None:
-        texts = sample_texts(list(texts), max_texts)
         if label_clusters:
             name_clusters(model, texts)
     elif label_clusters and model.config.has_topic_model:
