@@ -197,7 +197,8 @@ def push_model_dir(
 ):
     """Push a trained model directory (what ``hf-textcluster train`` wrote): the model is loaded and checked, its
     ``training_run.json`` supplies the card's metrics and command, and the run's own input file (``train --input``) or
-    its benchmark texts (when available locally) the cluster keywords. ``label_clusters`` names the clusters after their keywords (``id2label``)."""
+    its benchmark texts (when available locally) the cluster keywords. ``label_clusters`` names the clusters after
+    their keywords (``id2label``)."""
     model, run = RunFolder(model_dir).open()
     check_ready_to_push(model)
     texts, why_no_texts = card_texts(run, texts, data_dir, max_texts, kwargs)

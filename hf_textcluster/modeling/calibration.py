@@ -13,7 +13,8 @@ training texts, two method-agnostic distributions, stored as buffers of the mode
 
 Both distributions are kept as quantiles at ``QUANTILE_LEVELS`` evenly spaced levels (0, 0.01, ..., 1).
 
-Part of the inference code that every pushed repository carries (see :mod:`hf_textcluster.hub.push`): imports only torch.
+Part of the inference code that every pushed repository carries (see :mod:`hf_textcluster.hub.push`): imports only
+torch.
 """
 
 from __future__ import annotations

@@ -230,7 +230,8 @@ class RunFolder:
         run = self.read_training_run()
         if run is None:
             raise FileNotFoundError(
-                f"{self._file(TRAINING_RUN_FILE)} does not exist: record_metrics adds to a run that train_clusterer saved."
+                f"{self._file(TRAINING_RUN_FILE)} does not exist: record_metrics adds to a run that train_clusterer "
+                "saved."
             )
         run["metrics"] = {**(run.get("metrics") or {}), **{key: float(value) for key, value in metrics.items()}}
         self.write_training_run(run)
@@ -239,7 +240,7 @@ class RunFolder:
         """The texts this run was trained on: see :func:`find_training_texts`."""
         return find_training_texts(self.read_training_run(), data_dir)
 
-    # ----- the model ---------------------------------------------------------------------------------------------------
+    # ----- the model -------------------------------------------------------------------------------------------------
     def holds_trained_model(self) -> bool:
         """Whether the folder holds a saved hf_textcluster model (a config.json with ``num_clusters`` beside its
         weights)."""
@@ -420,7 +421,8 @@ def update_saved_model(
             :meth:`RunFolder.check_may_replace_model`.
 
     Example:
-        >>> update_saved_model("runs/m", "texts.csv", lambda m, t: m.calibrate(t), command="calibrate")  # doctest: +SKIP
+        >>> update = lambda model, texts: model.calibrate(texts)  # doctest: +SKIP
+        >>> update_saved_model("runs/m", "texts.csv", update, command="calibrate")  # doctest: +SKIP
     """
     check_local_path(model, "--model")
     target = RunFolder(output_dir or model)

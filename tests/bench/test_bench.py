@@ -719,3 +719,61 @@ def test_the_topics_table_escapes_the_words_and_class_names_a_model_and_its_data
     assert "<script>" not in md and "\n# b" not in md and "[l](javascript" not in md
     for block in re.findall(r"(?:^\|.*\|\n)+", md + "\n", flags=re.M):  # every table keeps its shape
         assert len({len(re.findall(r"(?<!\\)\|", row)) for row in block.strip().split("\n")}) == 1, block
+
+
+def _auto_row(dataset, seed, accs: dict, criteria: dict, served: str, served_acc: float):
+    """An `auto` section row: candidate -> ACC, candidate -> {criterion: value}."""
+    oracle = max(accs, key=accs.get)
+    return {
+        "section": "auto",
+        "method": "auto",
+        "dataset": dataset,
+        "seed": seed,
+        "run": "r",
+        "variant": "",
+        "cpu_kind": "bf16 AMX",
+        "wall_seconds": 100.0,
+        "partitions": {n: {"acc": a, "nmi": a, "criteria": criteria[n]} for n, a in accs.items()},
+        "selection_criterion": "agreement",
+        "served_by_default": served,
+        "served_acc": served_acc,
+        "oracle": oracle,
+        "oracle_acc": accs[oracle],
+    }
+
+
+def test_auto_section_scores_the_choice_and_every_criterion_against_the_oracle(bench):
+    from training.bench import auto
+
+    accs = {"consensus": 0.80, "contrastive/umap_kmeans": 0.86, "self_training/kmeans": 0.70}
+    criteria = {
+        "consensus": {"agreement": 0.9, "knn_holdout": 0.5},
+        "contrastive/umap_kmeans": {"agreement": 0.8, "knn_holdout": 0.7},
+        "self_training/kmeans": {"agreement": 0.7, "knn_holdout": 0.6},
+    }
+    baseline = {
+        "section": "auto-k",
+        "method": "bertopic-kmeans",
+        "dataset": "tweet",
+        "seed": 0,
+        "acc": 0.75,
+        "nmi": 0.7,
+        "run": "r",
+    }
+    rows = [_auto_row("tweet", 0, accs, criteria, "consensus", 0.79), baseline]
+    md = "\n".join(auto.render({"runs": {"r": RUN}}, rows))
+    # the served model's ACC, its candidate, the oracle (labels) and the strongest shallow baseline, with Δ
+    assert (
+        "| tweet | 79.0 | consensus | 86.0 | contrastive/umap_kmeans | 75.0 (BERTopic way) | +4.0 | 100 (bf16 AMX) | 1 |"
+        in md
+    )
+    # agreement picks the consensus (loss 6.0), knn_holdout the oracle (loss 0)
+    assert "| **agreement** | 0 of 1 | 6.0 | 6.0 | consensus (1) |" in md
+    assert "| knn_holdout | 1 of 1 | 0.0 | 0.0 | contrastive/umap_kmeans (1) |" in md
+    assert "| always consensus | 0 of 1 | 6.0 | 6.0 | consensus (1) |" in md
+    assert "| contrastive/umap_kmeans | **86.0** |" in md
+    # the leaderboard in short takes what auto serves for its served column
+    rows.append({**_row("sccl", "tweet", 0.6, "r"), "partitions": {"head": {"acc": 0.6}}, "served_acc": 0.62})
+    verdict = leaderboard.render_leaderboard(rows)[1][0]
+    assert (verdict.served, verdict.served_how) == (79.0, "train --method auto; 1 seed")
+    assert auto.render({"runs": {}}, [baseline]) == []  # no auto rows, no section
