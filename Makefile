@@ -25,7 +25,7 @@ $(VENV)/.installed: pyproject.toml
 demo: setup
 	$(VENV)/bin/hf-textcluster demo
 
-# The tests (every snippet of README and docs/ included: tests/test_docs.py), then lint, then the strict docs build.
+# The tests (every snippet of README and docs/ included: tests/docs/test_docs.py), then lint, then the strict docs build.
 test: setup
 	$(PY) -m pytest -q
 	$(MAKE) lint docs

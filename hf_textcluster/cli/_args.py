@@ -8,6 +8,7 @@ import sys
 
 from ..choosing.auto_k import CRITERIA, DEFAULT_CRITERION, ClusterCountRequest
 from ..modeling.modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
+from ..runs import folder as runs_folder
 
 
 class HelpFormatter(argparse.HelpFormatter):
@@ -167,6 +168,20 @@ def card_kwargs(args: argparse.Namespace) -> dict:
     if args.base_model:
         kwargs["base_model"] = args.base_model
     return kwargs
+
+
+def update_saved_model(args: argparse.Namespace, command: str, update) -> tuple:
+    """:func:`~hf_textcluster.runs.folder.update_saved_model` with ``--model``, ``--input``, ``--text-column``,
+    ``--output-dir`` and ``--overwrite``: (model, seconds, output folder)."""
+    return runs_folder.update_saved_model(
+        args.model,
+        args.input,
+        update,
+        command=command,
+        text_column=args.text_column,
+        output_dir=args.output_dir,
+        overwrite=getattr(args, "overwrite", False),
+    )
 
 
 def add_curation_args(parser: argparse.ArgumentParser, input_required: bool) -> None:

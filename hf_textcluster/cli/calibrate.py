@@ -3,14 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import time
 
-from ..data import load_text_file
-from ..modeling.validation import check_local_path, check_may_replace_model
-from ..runs.train import load_clusterer
-from ._args import add_model_input_args, positive_int
+from ._args import add_model_input_args, positive_int, update_saved_model
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -38,69 +32,6 @@ def add_saved_model_args(parser: argparse.ArgumentParser) -> None:
         help="Calibrate on a seeded sample of this many texts (default 10000).",
     )
     parser.add_argument("--seed", type=int, default=0, help="Seed of the sample (and of k-means).")
-
-
-def update_saved_model(args: argparse.Namespace, command: str, update) -> tuple:
-    """Load ``--model``, ``update(model, texts)`` with the texts of ``--input``, save it (in place unless
-    ``--output-dir``; nothing on disk changes before the update has finished): (model, seconds, output folder)."""
-    check_local_path(args.model, "--model")
-    output_dir = args.output_dir or args.model
-    if not os.path.isdir(args.model) and not args.output_dir:
-        raise ValueError(
-            f"--model {args.model} is not a local folder: {command} saves the model back, so pass "
-            "--output-dir <folder> for a Hub model."
-        )
-    check_may_replace_model(
-        output_dir,
-        overwrite=getattr(args, "overwrite", False),
-        argument="--output-dir",
-        command=command,
-        source=args.model,
-    )
-    texts = list(load_text_file(args.input, text_column=args.text_column)["text"])
-    model = load_clusterer(args.model)
-    start = time.perf_counter()
-    update(model, texts)
-    seconds = time.perf_counter() - start
-    # A folder that ships remote code keeps it: its config.json's auto_map would otherwise be dropped on saving.
-    config_file = os.path.join(args.model, "config.json")
-    remote_code = None
-    if os.path.isfile(config_file):
-        with open(config_file, encoding="utf-8") as f:
-            remote_code = "auto_map" in json.load(f) or None
-    if (
-        command not in ("calibrate", "name")  # they change no cluster: nothing to keep
-        and os.path.isdir(output_dir)
-        and os.path.isdir(args.model)
-        and os.path.samefile(output_dir, args.model)
-    ):
-        keep_trained_model(args.model)
-    model.save_pretrained(output_dir, remote_code=remote_code)
-    return model, seconds, output_dir
-
-
-TRAINED_MODEL_FOLDER = "trained"
-
-
-def keep_trained_model(model_dir: str) -> str:
-    """Before a command replaces a model's clusters in place, keep the trained model's config.json, weights and
-    training_run.json in ``<model_dir>/trained/`` (once: later replacements keep the first, trained, one). Load it
-    from there to go back. Returns that folder."""
-    import shutil
-
-    keep = os.path.join(model_dir, TRAINED_MODEL_FOLDER)
-    if os.path.isdir(keep):
-        return keep
-    staging = keep + ".tmp"
-    shutil.rmtree(staging, ignore_errors=True)
-    os.makedirs(staging)
-    for name in sorted(os.listdir(model_dir)):
-        path = os.path.join(model_dir, name)
-        if os.path.isfile(path) and not name.startswith("."):
-            shutil.copy2(path, os.path.join(staging, name))
-    os.replace(staging, keep)
-    print(f"The trained model is kept in {keep} (load it from there to go back).")
-    return keep
 
 
 def calibrate_model(model, texts: list[str], args: argparse.Namespace) -> None:

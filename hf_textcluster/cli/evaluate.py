@@ -11,7 +11,7 @@ from ..evaluation.metrics import clustering_scores
 from ..modeling.validation import check_local_path
 from ..runs.auto import SERVED_KEY, read_candidates, texts_match
 from ..runs.baselines import BASELINES, make_baseline
-from ..runs.train import load_clusterer
+from ..runs.folder import load_clusterer
 from ..training.trainer import evaluate_clusterer
 from ._args import (
     add_data_args,

@@ -11,8 +11,7 @@ import shutil
 
 from ..modeling.validation import check_local_path
 from ..representation import DEFAULT_PROMPT, NAMES_FILE, GeneratedNamesRepresentation, label_clusters
-from ._args import add_model_input_args
-from .calibrate import update_saved_model
+from ._args import add_model_input_args, update_saved_model
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -79,7 +78,7 @@ def _record_names(model_dir: str, output_dir: str, record: dict) -> None:
     training run record, a model not trained by ``train``, gets none)."""
     import json
 
-    from ..runs.train import TRAINING_RUN_FILE, read_training_run
+    from ..runs.folder import TRAINING_RUN_FILE, read_training_run
 
     run = read_training_run(output_dir)
     if run is None and os.path.isdir(model_dir):

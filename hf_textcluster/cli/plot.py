@@ -8,7 +8,7 @@ import os
 from ..apps.plotting import check_image_path, is_placeholder_names, plot_clustering_overview, sample_indices
 from ..data import load_text_file
 from ..modeling.validation import check_local_path
-from ..runs.train import load_clusterer
+from ..runs.folder import load_clusterer
 from ._args import DeprecatedAlias, add_model_input_args, positive_int
 
 

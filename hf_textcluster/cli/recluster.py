@@ -9,7 +9,8 @@ import torch
 from transformers.utils import logging
 
 from ..modeling.kmeans import KMEANS_INITS
-from .calibrate import add_saved_model_args, calibrate_model, update_saved_model
+from ._args import update_saved_model
+from .calibrate import add_saved_model_args, calibrate_model
 
 logger = logging.get_logger(__name__)
 

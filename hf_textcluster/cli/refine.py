@@ -9,7 +9,8 @@ import os
 from ..choosing.serving import CANDIDATES, SERVE_CHOICES, serve_partition
 from ..modeling.validation import check_num_clusters
 from ..runs.auto import check_kept_candidate, keep_candidates, serve_kept_candidate
-from .calibrate import add_saved_model_args, calibrate_model, update_saved_model, warn_if_unlike_calibration
+from ._args import update_saved_model
+from .calibrate import add_saved_model_args, calibrate_model, warn_if_unlike_calibration
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:

@@ -10,7 +10,7 @@ import os
 from ..apps.report import DEFAULT_SAMPLE_SIZE, MAP_METHODS, check_report_path, cluster_report
 from ..data import load_text_file
 from ..modeling.validation import check_local_path
-from ..runs.train import load_clusterer
+from ..runs.folder import load_clusterer
 from ._args import DeprecatedAlias, add_model_input_args, positive_int
 
 

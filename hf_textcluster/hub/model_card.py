@@ -34,8 +34,8 @@ from ..encoders import _PIP_SHIPPED_ENCODERS, shipped_encoder_id
 from ..markup import escape_markdown, markdown_code, one_line
 from ..models import METHODS
 from ..representation import LearnedTopicsRepresentation, cluster_keywords
+from ..runs.folder import RunFolder, find_training_texts, run_input_file
 from ..runs.recipes import load_recipe
-from ..runs.train import find_training_texts, load_clusterer, read_training_run, run_input_file
 from .remote_code import model_file
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
@@ -665,6 +665,41 @@ def sample_texts(texts: list[str], max_texts: int | None, seed: int = 0) -> list
     return [texts[i] for i in sorted(rng.choice(len(texts), size=max_texts, replace=False))]
 
 
+def card_texts(
+    run: dict | None,
+    texts: Sequence[str] | None,
+    data_dir: str | os.PathLike | None,
+    max_texts: int | None,
+    card_kwargs: dict,
+) -> tuple[list[str] | None, str | None]:
+    """The texts a card's keywords come from: ``texts``, else the run's training texts (see
+    :meth:`~hf_textcluster.runs.folder.RunFolder.training_texts`), sampled down to ``max_texts``.
+
+    Args:
+        run: the run record (``training_run.json``) or ``None``.
+        texts: texts the caller passed, or ``None``.
+        data_dir: the benchmark files' folder.
+        max_texts: the sample size (``None``: all).
+        card_kwargs: the card's arguments; ``why_no_keywords`` is set there when the run's texts cannot be found.
+
+    Returns:
+        ``(texts or None, why they are missing or None)``; a warning says why when they are missing.
+
+    Example:
+        >>> card_texts(None, ["a", "b", "c"], None, 2, {})[0]  # doctest: +SKIP
+        ['a', 'c']
+    """
+    why = None
+    if texts is None:
+        texts, why = find_training_texts(run, data_dir)
+        if why:
+            warnings.warn(f"Cluster keywords are not computed: {why}.", stacklevel=3)
+            card_kwargs.setdefault("why_no_keywords", why)
+    if texts is not None:
+        texts = sample_texts(list(texts), max_texts)
+    return texts, why
+
+
 def write_model_card(
     model_dir: str | os.PathLike,
     output: str | os.PathLike | None = None,
@@ -683,20 +718,11 @@ def write_model_card(
     ``output`` (``<model_dir>/README.md`` when ``output`` is None; pass ``output="-"`` to only return it).
     """
     model_dir = Path(model_dir)
-    if not (model_dir / "config.json").is_file():
-        raise FileNotFoundError(f"{model_dir} is not a saved model directory (no config.json).")
-    model = model if model is not None else load_clusterer(model_dir)
-    run = read_training_run(model_dir)
-    if texts is None:
-        texts, why = find_training_texts(run, data_dir)
-        if why:
-            warnings.warn(f"Cluster keywords are not computed: {why}.", stacklevel=2)
-            card_kwargs.setdefault("why_no_keywords", why)
-    if texts is not None:
-        texts = sample_texts(list(texts), max_texts)
-        if model.tokenizer is None:
-            warnings.warn(f"{model_dir} has no tokenizer: cluster keywords are not computed.", stacklevel=2)
-            texts = None
+    model, run = RunFolder(model_dir).open(model=model)
+    texts, _ = card_texts(run, texts, data_dir, max_texts, card_kwargs)
+    if texts is not None and model.tokenizer is None:
+        warnings.warn(f"{model_dir} has no tokenizer: cluster keywords are not computed.", stacklevel=2)
+        texts = None
     card = generate_model_card(model, training_run=run, texts=texts, **card_kwargs)
     if output is None:
         output = model_dir / "README.md"

@@ -21,18 +21,16 @@ on load), so nothing needs ``trust_remote_code``.
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
-import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..representation import label_clusters as name_clusters
-from ..runs.train import TRAINING_RUN_FILE, find_training_texts, load_clusterer, read_training_run
-from .model_card import encoder_hub_id, generate_model_card, sample_texts
+from ..runs.folder import RunFolder
+from .model_card import card_texts, encoder_hub_id, generate_model_card
 from .remote_code import add_remote_code
 
 
@@ -49,7 +47,7 @@ def add_to_saved_model(model, directory, *, save_directory, model_card=None, rem
         card = model_card
     else:
         card_kwargs = dict(model_card) if isinstance(model_card, dict) else {}
-        card_kwargs.setdefault("training_run", read_training_run(save_directory))
+        card_kwargs.setdefault("training_run", RunFolder(save_directory).read_training_run())
         card_kwargs.setdefault("remote_code", bool(remote_code))
         card = generate_model_card(model, **card_kwargs)
     Path(directory, "README.md").write_text(card, encoding="utf-8")
@@ -138,7 +136,7 @@ def push_to_hub(
                 run["encoder"] = encoder_hub_id(run["encoder"]) or os.path.basename(str(run["encoder"]).rstrip("/"))
             if isinstance(run.get("input"), dict) and run["input"].get("path"):  # the user's file: its name only
                 run["input"] = {**run["input"], "path": os.path.basename(str(run["input"]["path"]))}
-            Path(folder, TRAINING_RUN_FILE).write_text(json.dumps(run, indent=2), encoding="utf-8")
+            RunFolder(folder).write_training_run(run)
         repo_url = api.create_repo(repo_id, private=private, exist_ok=True, repo_type="model")
         if revision is not None and not create_pr:
             api.create_branch(repo_url.repo_id, branch=revision, exist_ok=True)
@@ -201,20 +199,10 @@ def push_model_dir(
     ``training_run.json`` supplies the card's metrics and command, and the run's own input file (``train --input``) or
     its benchmark texts (when available locally) the cluster keywords. ``label_clusters`` names the clusters after
     their keywords (``id2label``)."""
-    model_dir = Path(model_dir)
-    if not (model_dir / "config.json").is_file():
-        raise FileNotFoundError(f"{model_dir} is not a saved model directory (no config.json).")
-    model = load_clusterer(model_dir)
+    model, run = RunFolder(model_dir).open()
     check_ready_to_push(model)
-    run = read_training_run(model_dir)
-    why_no_texts = None
-    if texts is None:
-        texts, why_no_texts = find_training_texts(run, data_dir)
-        if why_no_texts:
-            warnings.warn(f"Cluster keywords are not computed: {why_no_texts}.", stacklevel=2)
-            kwargs.setdefault("why_no_keywords", why_no_texts)
+    texts, why_no_texts = card_texts(run, texts, data_dir, max_texts, kwargs)
     if texts is not None:
-        texts = sample_texts(list(texts), max_texts)
         if label_clusters:
             name_clusters(model, texts)
     elif label_clusters and model.config.has_topic_model:

@@ -296,51 +296,6 @@ def check_local_path(name_or_path: str, argument_name: str) -> None:
         )
 
 
-def holds_trained_model(folder: str) -> bool:
-    """Whether ``folder`` holds a saved hf_textcluster model (a config.json with ``num_clusters`` beside its
-    weights)."""
-    import json
-    import os
-
-    config = os.path.join(folder, "config.json")
-    if not os.path.isfile(config) or not any(
-        os.path.isfile(os.path.join(folder, name)) for name in ("model.safetensors", "model.safetensors.index.json")
-    ):
-        return False
-    try:
-        with open(config, encoding="utf-8") as f:
-            return "num_clusters" in json.load(f)
-    except (OSError, ValueError):
-        return False
-
-
-def check_may_replace_model(
-    output_dir: str,
-    *,
-    overwrite: bool,
-    argument: str = "--output-dir",
-    command: str = "this command",
-    source: str | None = None,
-) -> None:
-    """The one ownership check of every writer (train, recluster, refine, calibrate): a folder holding a trained
-    model is replaced only with ``overwrite`` (or when it is ``source``, the model being updated in place); a path that
-    is a file is an error. Raises FileExistsError / NotADirectoryError naming the argument and the fix."""
-    import os
-
-    if os.path.exists(output_dir) and not os.path.isdir(output_dir):
-        raise NotADirectoryError(
-            f"{argument} {output_dir} is a file, not a folder: pass a folder (it is created if missing)."
-        )
-    if overwrite or not holds_trained_model(output_dir):
-        return
-    if source is not None and os.path.isdir(source) and os.path.samefile(source, output_dir):
-        return
-    raise FileExistsError(
-        f"{argument} {output_dir} already holds a trained model, which {command} would replace. "
-        "Pass --overwrite (overwrite=True) to replace it, or choose another folder."
-    )
-
-
 # A token is rarely longer than a few characters: cutting a text at this many characters per token of `max_length`
 # changes no tokenization that `max_length` keeps, and spares tokenizing a 50 MB line whole (gigabytes of memory).
 MAX_CHARS_PER_TOKEN = 32

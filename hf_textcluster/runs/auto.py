@@ -42,8 +42,8 @@ from ..choosing.refinement import refine_partition
 from ..choosing.selection import score_partitions
 from ..choosing.serving import CANDIDATES, ServingChoice, apply_partition, candidate_partitions, partition_features
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
-from ..modeling.validation import check_may_replace_model
 from ..models import get_method
+from ..runs.folder import check_may_replace_model
 from .recipes import load_recipe
 
 __all__ = [

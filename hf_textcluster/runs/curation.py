@@ -24,9 +24,9 @@ from pathlib import Path
 import numpy as np
 
 from ..modeling.cluster_edits import OnlineCentres, UpdateResult
-from ..modeling.validation import check_local_path, check_may_replace_model, validate_texts
+from ..modeling.validation import check_local_path, validate_texts
 from ..representation import cluster_keywords, keyword_labels
-from .train import TRAINING_RUN_FILE, find_training_texts, load_clusterer, read_training_run
+from .folder import TRAINING_RUN_FILE, check_may_replace_model, find_training_texts, load_clusterer, read_training_run
 
 ONLINE_STATE_FILE = "online_state.safetensors"
 EDIT_OPS = ("merge", "split", "update")

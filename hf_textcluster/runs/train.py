@@ -7,18 +7,13 @@ Used by ``hf-textcluster train``, ``make demo`` and the benchmark (``python -m t
 from __future__ import annotations
 
 import difflib
-import hashlib
-import json
 import os
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from pathlib import Path
-from typing import Any
 
 import datasets
 import torch
-from transformers import AutoModel, set_seed
+from transformers import set_seed
 from transformers.utils import logging
 
 from ..choosing.auto_k import ClusterCountRequest
@@ -28,15 +23,24 @@ from ..data import (
     AUGMENTERS,
     add_augmented_views,
     benchmark_corpus,
-    default_data_dir,
     load_benchmark,
-    load_text_file,
     views_augmentation,
 )
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
-from ..modeling.validation import check_may_replace_model, check_num_clusters, check_scalar
+from ..modeling.validation import check_num_clusters, check_scalar
 from ..models import get_method
 from ..training.trainer import ClusteringTrainingArguments, last_complete_checkpoint
+from .folder import (  # noqa: F401  (also importable from here, where they used to live)
+    RUN_IDENTITY_FILE,
+    TRAINING_RUN_FILE,
+    RunFolder,
+    find_training_texts,
+    load_clusterer,
+    read_training_run,
+    record_metrics,
+    run_input_file,
+    training_texts_for,
+)
 from .recipes import load_recipe
 
 logger = logging.get_logger(__name__)
@@ -91,39 +95,6 @@ def split_held_out(
         )
     parts = dataset.train_test_split(test_size=test_size, seed=seed, stratify_by_column=stratify)
     return parts["train"], parts["test"]
-
-
-RUN_IDENTITY_FILE = "run_identity.json"
-TRAINING_RUN_FILE = "training_run.json"  # what a run records; cards and `push` read it
-
-
-def _run_identity(method, num_clusters, encoder, config_kwargs, dataset) -> dict:
-    digest = hashlib.sha1()
-    for text in dataset["text"]:
-        digest.update(text.encode("utf-8", "replace") + b"\0")
-    return {
-        "method": method,
-        "num_clusters": num_clusters,
-        "encoder": encoder or "default",
-        "num_train_texts": len(dataset),
-        "texts_sha1": digest.hexdigest(),
-        "config": {k: v for k, v in sorted(config_kwargs.items()) if isinstance(v, (int, float, str, bool))},
-    }
-
-
-def _check_same_run(output_dir: str, identity: dict) -> None:
-    """Resuming continues *this* run only: another method, K, encoder, config or other texts is an error."""
-    path = os.path.join(output_dir, RUN_IDENTITY_FILE)
-    if not os.path.isfile(path):
-        return
-    with open(path) as f:
-        saved = json.load(f)
-    differs = [key for key in identity if saved.get(key) != identity[key]]
-    if differs:
-        raise ValueError(
-            f"{output_dir} holds checkpoints of another run (its {', '.join(differs)} differ from this one's), which "
-            "this run would resume from. Pass --no-resume (resume=False) to start over there, or another --output-dir."
-        )
 
 
 def check_config_overrides(config_class, overrides: dict) -> None:
@@ -296,7 +267,9 @@ def train_clusterer(
     spec = get_method(method)
     # resuming this run's own checkpoints replaces nothing
     if save and not (resume and last_complete_checkpoint(output_dir)):
-        check_may_replace_model(output_dir, overwrite=overwrite, argument="output_dir (--output-dir)", command="train")
+        RunFolder(output_dir).check_may_replace_model(
+            overwrite=overwrite, argument="output_dir (--output-dir)", command="train"
+        )
     request = ClusterCountRequest.parse(num_clusters, k_range, k_criterion)  # before any data is read
     dataset_name = dataset if isinstance(dataset, str) else None
     plan = load_recipe(method, recipe, dataset_name)
@@ -310,14 +283,14 @@ def train_clusterer(
     check_config_overrides(spec.config_class, config_overrides or {})
     config_kwargs = {**plan["config"], **(config_overrides or {})}
     args = build_training_arguments(output_dir, plan["training"], training_overrides, seed=seed)
-    identity = _run_identity(method, request.num_clusters, encoder, config_kwargs, train_dataset)
+    identity = RunFolder.identity_of(method, request.num_clusters, encoder, config_kwargs, train_dataset)
     last_checkpoint = last_complete_checkpoint(output_dir) if resume and os.path.isdir(output_dir) else None
     k_selection, embeddings = None, None
     if request.is_auto:
         k_selection, embeddings = _settle_auto_k(
             request, output_dir, identity, last_checkpoint, encoder, config_kwargs, args, train_dataset, seed
         )
-    _record_run_identity(output_dir, identity, last_checkpoint)
+    RunFolder(output_dir).record_identity(identity, resuming=bool(last_checkpoint))
     # Built once K is known; the embeddings that chose K (if any) are the k-means initialisation's.
     model = spec.model_class.from_encoder_pretrained(encoder, num_clusters=identity["num_clusters"], **config_kwargs)
     trainer = spec.trainer_class(
@@ -383,8 +356,7 @@ def _write_training_run(output_dir: str, model, trainer, train_dataset, test_dat
         "training_overrides": record["training_overrides"] or {},
         "metrics": record["metrics"],
     }
-    with open(os.path.join(output_dir, TRAINING_RUN_FILE), "w") as f:
-        json.dump(run_info, f, indent=2)
+    RunFolder(output_dir).write_training_run(run_info)
 
 
 def _resolve_augmentation(spec, plan: dict, dataset, augmentation: str | None) -> str | None:
@@ -423,14 +395,6 @@ def _check_cluster_count(request: ClusterCountRequest, train_dataset: datasets.D
         )
     check_num_clusters(num_clusters, len(train_dataset), texts=train_dataset["text"])
     return ClusterCountRequest(num_clusters)
-
-
-def _record_run_identity(output_dir: str, identity: dict, last_checkpoint: str | None) -> None:
-    if last_checkpoint:
-        _check_same_run(output_dir, identity)
-    os.makedirs(output_dir, exist_ok=True)
-    with open(os.path.join(output_dir, RUN_IDENTITY_FILE), "w") as f:
-        json.dump(identity, f, indent=2)
 
 
 def finish_training(trainer) -> None:
@@ -524,11 +488,9 @@ def _choose_num_clusters(
 
 def _saved_k_selection(output_dir: str, request: ClusterCountRequest, identity: dict) -> dict | None:
     """The K an interrupted run of the same request on the same texts chose (its run_identity.json), if any."""
-    path = os.path.join(output_dir, RUN_IDENTITY_FILE)
-    if not os.path.isfile(path):
+    saved = RunFolder(output_dir).read_identity()
+    if saved is None:
         return None
-    with open(path) as f:
-        saved = json.load(f)
     selection = saved.get("k_selection") or {}
     same = (
         saved.get("texts_sha1") == identity["texts_sha1"]
@@ -536,83 +498,3 @@ def _saved_k_selection(output_dir: str, request: ClusterCountRequest, identity: 
         and selection.get("requested_k_range") == request.to_dict()["k_range"]
     )
     return selection if same and isinstance(selection.get("num_clusters"), int) else None
-
-
-# ----- reading a trained run back: its record, its texts, its model --------------------------------------------------
-def read_training_run(model_dir: str | os.PathLike) -> dict | None:
-    """The ``training_run.json`` that ``train_clusterer`` writes beside the model, or ``None``."""
-    path = Path(model_dir) / TRAINING_RUN_FILE
-    if not path.is_file():
-        return None
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path} is not valid JSON ({err}); fix or delete it.") from err
-
-
-def run_input_file(run: Mapping[str, Any] | None) -> dict | None:
-    """The user's file a run was trained on (``training_run.json``'s ``"input"``: path, text_column, label_column)."""
-    source = (run or {}).get("input")
-    return dict(source) if isinstance(source, Mapping) and source.get("path") else None
-
-
-def find_training_texts(
-    run: Mapping[str, Any] | None, data_dir: str | os.PathLike | None = None
-) -> tuple[list[str] | None, str | None]:
-    """``(texts, None)``: the texts a run was trained on, from the user's file it recorded (``"input"``) or from its
-    benchmark when the files are available locally (``data_dir`` or ``$HF_TEXTCLUSTER_DATA_DIR``; never downloads).
-    ``(None, why)`` when the run's file is gone or unreadable; ``(None, None)`` when there is nothing to look for."""
-    source = run_input_file(run)
-    if source is not None:
-        path = source["path"]
-        if not os.path.isfile(path):
-            return None, f"the run's input file {path} is no longer there"
-        try:
-            dataset = load_text_file(path, text_column=source.get("text_column") or "text")
-        except (ValueError, TypeError, OSError) as err:
-            return None, f"the run's input file {path} could not be read ({err})"
-        return list(dataset["text"]), None
-    data_dir = data_dir or default_data_dir()
-    corpus = (run or {}).get("dataset") or (run or {}).get("corpus")
-    if not corpus or not data_dir:
-        return None, None
-    return list(load_benchmark(corpus, data_dir=data_dir)["text"]), None
-
-
-def record_metrics(model_dir: str | os.PathLike, metrics: Mapping[str, float]) -> None:
-    """Add scores measured after training (``{"acc": .., "nmi": ..}``, fractions; against labels, never trained on)
-    to the run's ``training_run.json``, so its card shows them.
-
-    Args:
-        model_dir: a directory ``train_clusterer`` saved (with its ``training_run.json``).
-        metrics: the scores, keyed as :func:`~hf_textcluster.evaluation.metrics.clustering_scores` keys them.
-
-    Raises:
-        FileNotFoundError: ``model_dir`` has no ``training_run.json``.
-
-    Example:
-        >>> record_metrics("runs/demo-sccl-stackoverflow", {"acc": 0.728, "nmi": 0.70})  # doctest: +SKIP
-    """
-    path = Path(model_dir) / TRAINING_RUN_FILE
-    run = read_training_run(model_dir)
-    if run is None:
-        raise FileNotFoundError(f"{path} does not exist: record_metrics adds to a run that train_clusterer saved.")
-    run["metrics"] = {**(run.get("metrics") or {}), **{key: float(value) for key, value in metrics.items()}}
-    path.write_text(json.dumps(run, indent=2), encoding="utf-8")
-
-
-def training_texts_for(run: Mapping[str, Any] | None, data_dir: str | os.PathLike | None = None) -> list[str] | None:
-    """The texts a run was trained on (its recorded input file, or its benchmark when available locally), or
-    ``None``; see :func:`find_training_texts`."""
-    return find_training_texts(run, data_dir)[0]
-
-
-def load_clusterer(model_dir: str | os.PathLike, **kwargs):
-    """``AutoModel.from_pretrained(model_dir)`` that insists on an hf_textcluster clusterer."""
-    model = AutoModel.from_pretrained(os.fspath(model_dir), **kwargs)
-    if not isinstance(model, TextClusteringPreTrainedModel):
-        raise ValueError(
-            f"{os.fspath(model_dir)!r} holds a {type(model).__name__}, not an hf_textcluster clusterer; train one "
-            "with `hf-textcluster train`."
-        )
-    return model

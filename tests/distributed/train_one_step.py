@@ -1,8 +1,8 @@
 """One training step of every method on the toy corpus, in however many processes this was launched with
 (``python train_one_step.py OUT BATCH`` or ``accelerate launch --multi_gpu --num_processes 2 train_one_step.py OUT
 BATCH``). The main process writes, per method, the step's loss, the rows of its global batch and the weights after
-the step, for tests/test_distributed.py to compare the runs. Randomness inside the step is switched off (no dropout,
-no word deletion, no masking) so that the runs can be compared exactly."""
+the step, for tests/distributed/test_distributed.py to compare the runs. Randomness inside the step is switched off
+(no dropout, no word deletion, no masking) so that the runs can be compared exactly."""
 
 import json
 import os

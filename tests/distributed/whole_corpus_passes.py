@@ -2,8 +2,8 @@
 re-clustering, streaming predict) on the toy corpus, in however many processes this was launched with
 (``python whole_corpus_passes.py OUT ENCODER`` or ``accelerate launch --multi_gpu --num_processes 2 ...``). The main
 process writes what each pass gave to ``OUT/passes-<processes>.npz`` and the predictions to
-``OUT/predict-<processes>.jsonl``, for tests/test_distributed.py to compare. The encoding batch (25) cuts the 120
-texts into 5 batches, so two processes get uneven shares (3 and 2 batches)."""
+``OUT/predict-<processes>.jsonl``, for tests/distributed/test_distributed.py to compare. The encoding batch (25) cuts
+the 120 texts into 5 batches, so two processes get uneven shares (3 and 2 batches)."""
 
 import json
 import os

@@ -19,9 +19,9 @@ from safetensors.torch import load_file
 
 pytestmark = pytest.mark.slow  # two-process `accelerate launch` runs (minutes)
 
-SCRIPT = Path(__file__).parent / "distributed" / "train_one_step.py"
-PASSES_SCRIPT = Path(__file__).parent / "distributed" / "whole_corpus_passes.py"
-REPO = Path(__file__).resolve().parents[1]
+SCRIPT = Path(__file__).parent / "train_one_step.py"
+PASSES_SCRIPT = Path(__file__).parent / "whole_corpus_passes.py"
+REPO = Path(__file__).resolve().parents[2]
 METHODS = ["sccl", "deccrl", "decmlm", "aecl", "clusterbert"]
 GLOBAL_BATCH = 120  # the whole toy corpus: the rows of a step do not depend on how the sampler shuffles
 

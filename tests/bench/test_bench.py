@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # training/ is a folder of the checkout, not installed
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # training/ is a folder of the checkout, not installed
 from training.bench import common, comparisons, kmeans_init, leaderboard, partitions, render, rescore, speed  # noqa: E402
 from training.bench import store as results  # noqa: E402
 from training.bench.__main__ import main  # noqa: E402
@@ -501,7 +501,7 @@ def test_verdict_gives_what_train_serves_by_default_for_the_method_whose_choice_
 
 def test_render_rewrites_the_committed_results_page_from_its_store():
     """`python -m training.bench render` gives back docs/results.md exactly from docs/results.json."""
-    docs = Path(__file__).resolve().parents[1] / "docs"
+    docs = Path(__file__).resolve().parents[2] / "docs"
     assert render.render(json.loads((docs / "results.json").read_text())) == (docs / "results.md").read_text()
 
 

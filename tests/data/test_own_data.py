@@ -286,7 +286,7 @@ def test_the_metric_script_is_package_data_of_the_wheel():
 
     from hf_textcluster.evaluation.metrics import clustering_metric_path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     folder = Path(clustering_metric_path())
     assert (folder / "clustering_metrics.py").is_file()
     package = ".".join(folder.relative_to(root).parts)

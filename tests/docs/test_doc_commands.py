@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 FENCE = re.compile(r"^```[^\n]*\n(.*?)^```", re.S | re.M)
 SHELL_OPERATORS = {">", ">>", "<", "|", "&&", ";", "||", "&"}
 # how a command starts -> the parser that reads the rest (`accelerate launch ... -m hf_textcluster.cli` included)

@@ -16,7 +16,7 @@ from hf_textcluster import SCCLModel
 from hf_textcluster.cli import main
 from hf_textcluster.modeling.calibration import MIN_CLUSTER_SIZE, QUANTILE_LEVELS
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "checkpoints_eef6bf0"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "checkpoints_eef6bf0"
 LEVELS = np.linspace(0, 1, QUANTILE_LEVELS)
 
 

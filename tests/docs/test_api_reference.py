@@ -9,7 +9,7 @@ import pytest
 
 griffe = pytest.importorskip("griffe")
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_config_fields_get_their_types_and_defaults():

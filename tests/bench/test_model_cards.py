@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO_ROOT))  # training/ is a folder of the checkout, not installed
 from training.bench import model_cards  # noqa: E402
 from training.bench import store as results  # noqa: E402

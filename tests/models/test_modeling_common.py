@@ -23,7 +23,7 @@ from hf_textcluster.models import METHODS
 from hf_textcluster.runs.train import train_clusterer
 
 METHOD_NAMES = sorted(METHODS)
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "checkpoints_eef6bf0"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "checkpoints_eef6bf0"
 TRAIN = dict(per_device_train_batch_size=16, bf16=False, save_strategy="no", logging_steps=1, disable_tqdm=True)
 
 

@@ -18,7 +18,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from hf_textcluster.apps import plotting  # noqa: E402
 from hf_textcluster.cli import main  # noqa: E402
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 

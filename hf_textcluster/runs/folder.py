@@ -1,0 +1,446 @@
+"""The run folder: what ``train`` writes and every later command reads or updates.
+
+A run folder holds the trained model (``config.json``, ``model.safetensors``, the tokenizer), the Trainer's
+checkpoints, ``run_identity.json`` (what makes a resumed run the same run) and ``training_run.json`` (what the run
+did: method, data, recipe, metrics; cards and ``push`` read it). :class:`RunFolder` is the one place that knows
+those files: identity, the run record and its training texts, loading and saving the model, the backup of the
+trained model before a command replaces its clusters, and the ownership check of every writer.
+
+Nothing here ships as remote code: a served model needs none of it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from transformers import AutoModel
+
+from ..data import default_data_dir, load_benchmark, load_text_file
+from ..modeling.modeling_utils import TextClusteringPreTrainedModel
+from ..modeling.validation import check_local_path
+
+__all__ = [
+    "RUN_IDENTITY_FILE",
+    "TRAINED_MODEL_FOLDER",
+    "TRAINING_RUN_FILE",
+    "RunFolder",
+    "check_may_replace_model",
+    "find_training_texts",
+    "holds_trained_model",
+    "keep_trained_model",
+    "load_clusterer",
+    "read_training_run",
+    "record_metrics",
+    "run_input_file",
+    "training_texts_for",
+    "update_saved_model",
+]
+
+RUN_IDENTITY_FILE = "run_identity.json"
+TRAINING_RUN_FILE = "training_run.json"  # what a run records; cards and `push` read it
+TRAINED_MODEL_FOLDER = "trained"  # where the trained model is kept before a command replaces its clusters in place
+
+
+def run_input_file(run: Mapping[str, Any] | None) -> dict | None:
+    """The user's file a run was trained on (``training_run.json``'s ``"input"``: path, text_column, label_column).
+
+    Args:
+        run: a run record (``training_run.json``), or ``None``.
+
+    Returns:
+        The ``"input"`` entry, or ``None`` when the run was trained on a benchmark or is unknown.
+
+    Example:
+        >>> run_input_file({"input": {"path": "tickets.csv", "text_column": "text"}})["path"]
+        'tickets.csv'
+    """
+    source = (run or {}).get("input")
+    return dict(source) if isinstance(source, Mapping) and source.get("path") else None
+
+
+def find_training_texts(
+    run: Mapping[str, Any] | None, data_dir: str | os.PathLike | None = None
+) -> tuple[list[str] | None, str | None]:
+    """The texts a run was trained on: from the user's file it recorded (``"input"``) or from its benchmark when the
+    files are available locally (``data_dir`` or ``$HF_TEXTCLUSTER_DATA_DIR``; never downloads).
+
+    Args:
+        run: a run record (``training_run.json``), or ``None``.
+        data_dir: the folder of the benchmark files.
+
+    Returns:
+        ``(texts, None)``; ``(None, why)`` when the run's file is gone or unreadable; ``(None, None)`` when there is
+        nothing to look for.
+
+    Example:
+        >>> find_training_texts(None)
+        (None, None)
+    """
+    source = run_input_file(run)
+    if source is not None:
+        path = source["path"]
+        if not os.path.isfile(path):
+            return None, f"the run's input file {path} is no longer there"
+        try:
+            dataset = load_text_file(path, text_column=source.get("text_column") or "text")
+        except (ValueError, TypeError, OSError) as err:
+            return None, f"the run's input file {path} could not be read ({err})"
+        return list(dataset["text"]), None
+    data_dir = data_dir or default_data_dir()
+    corpus = (run or {}).get("dataset") or (run or {}).get("corpus")
+    if not corpus or not data_dir:
+        return None, None
+    return list(load_benchmark(corpus, data_dir=data_dir)["text"]), None
+
+
+def training_texts_for(run: Mapping[str, Any] | None, data_dir: str | os.PathLike | None = None) -> list[str] | None:
+    """The texts a run was trained on, or ``None``; see :func:`find_training_texts`.
+
+    Example:
+        >>> training_texts_for(None) is None
+        True
+    """
+    return find_training_texts(run, data_dir)[0]
+
+
+def load_clusterer(model_dir: str | os.PathLike, **kwargs):
+    """``AutoModel.from_pretrained(model_dir)`` that insists on an hf_textcluster clusterer.
+
+    Args:
+        model_dir: a saved model folder or a Hub id.
+        **kwargs: passed to ``from_pretrained``.
+
+    Returns:
+        The clusterer.
+
+    Raises:
+        ValueError: when the folder holds another kind of model.
+
+    Example:
+        >>> model = load_clusterer("runs/sccl-stackoverflow")  # doctest: +SKIP
+    """
+    model = AutoModel.from_pretrained(os.fspath(model_dir), **kwargs)
+    if not isinstance(model, TextClusteringPreTrainedModel):
+        raise ValueError(
+            f"{os.fspath(model_dir)!r} holds a {type(model).__name__}, not an hf_textcluster clusterer; train one "
+            "with `hf-textcluster train`."
+        )
+    return model
+
+
+class RunFolder:
+    """One run folder (see the module docstring).
+
+    Args:
+        path: the folder (it need not exist yet: ``train`` creates it).
+
+    Example:
+        >>> folder = RunFolder("runs/sccl-stackoverflow")
+        >>> folder.holds_trained_model()  # doctest: +SKIP
+        True
+    """
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = os.fspath(path)
+
+    def __repr__(self) -> str:
+        return f"RunFolder({self.path!r})"
+
+    def _file(self, name: str) -> str:
+        return os.path.join(self.path, name)
+
+    # ----- identity: what makes a resumed run the same run ------------------------------------------------------------
+    @staticmethod
+    def identity_of(method, num_clusters, encoder, config_kwargs, dataset) -> dict:
+        """The identity of a run: method, K, encoder, the simple config values and a digest of the training texts."""
+        digest = hashlib.sha1()
+        for text in dataset["text"]:
+            digest.update(text.encode("utf-8", "replace") + b"\0")
+        return {
+            "method": method,
+            "num_clusters": num_clusters,
+            "encoder": encoder or "default",
+            "num_train_texts": len(dataset),
+            "texts_sha1": digest.hexdigest(),
+            "config": {k: v for k, v in sorted(config_kwargs.items()) if isinstance(v, (int, float, str, bool))},
+        }
+
+    def read_identity(self) -> dict | None:
+        """The recorded ``run_identity.json``, or ``None``."""
+        path = self._file(RUN_IDENTITY_FILE)
+        if not os.path.isfile(path):
+            return None
+        with open(path) as f:
+            return json.load(f)
+
+    def check_same_run(self, identity: dict) -> None:
+        """Resuming continues *this* run only: another method, K, encoder, config or other texts is an error."""
+        saved = self.read_identity()
+        if saved is None:
+            return
+        differs = [key for key in identity if saved.get(key) != identity[key]]
+        if differs:
+            raise ValueError(
+                f"{self.path} holds checkpoints of another run (its {', '.join(differs)} differ from this one's), "
+                "which this run would resume from. Pass --no-resume (resume=False) to start over there, or another "
+                "--output-dir."
+            )
+
+    def record_identity(self, identity: dict, resuming: bool) -> None:
+        """Write ``run_identity.json`` (after :meth:`check_same_run` when ``resuming``)."""
+        if resuming:
+            self.check_same_run(identity)
+        os.makedirs(self.path, exist_ok=True)
+        with open(self._file(RUN_IDENTITY_FILE), "w") as f:
+            json.dump(identity, f, indent=2)
+
+    # ----- the run record and its texts -------------------------------------------------------------------------------
+    def read_training_run(self) -> dict | None:
+        """The ``training_run.json`` that ``train_clusterer`` writes beside the model, or ``None``.
+
+        Raises:
+            ValueError: when the file is not valid JSON.
+        """
+        path = Path(self._file(TRAINING_RUN_FILE))
+        if not path.is_file():
+            return None
+        try:
+            return json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as err:
+            raise ValueError(f"{path} is not valid JSON ({err}); fix or delete it.") from err
+
+    def write_training_run(self, run: Mapping[str, Any]) -> None:
+        """Write ``training_run.json``."""
+        with open(self._file(TRAINING_RUN_FILE), "w") as f:
+            json.dump(dict(run), f, indent=2)
+
+    def record_metrics(self, metrics: Mapping[str, float]) -> None:
+        """Add scores measured after training to ``training_run.json`` (see :func:`record_metrics`).
+
+        Raises:
+            FileNotFoundError: the folder has no ``training_run.json``.
+        """
+        run = self.read_training_run()
+        if run is None:
+            raise FileNotFoundError(
+                f"{self._file(TRAINING_RUN_FILE)} does not exist: record_metrics adds to a run that train_clusterer "
+                "saved."
+            )
+        run["metrics"] = {**(run.get("metrics") or {}), **{key: float(value) for key, value in metrics.items()}}
+        self.write_training_run(run)
+
+    def training_texts(self, data_dir: str | os.PathLike | None = None) -> tuple[list[str] | None, str | None]:
+        """The texts this run was trained on: see :func:`find_training_texts`."""
+        return find_training_texts(self.read_training_run(), data_dir)
+
+    # ----- the model -------------------------------------------------------------------------------------------------
+    def holds_trained_model(self) -> bool:
+        """Whether the folder holds a saved hf_textcluster model (a config.json with ``num_clusters`` beside its
+        weights)."""
+        config = self._file("config.json")
+        if not os.path.isfile(config) or not any(
+            os.path.isfile(self._file(name)) for name in ("model.safetensors", "model.safetensors.index.json")
+        ):
+            return False
+        try:
+            with open(config, encoding="utf-8") as f:
+                return "num_clusters" in json.load(f)
+        except (OSError, ValueError):
+            return False
+
+    def check_may_replace_model(
+        self,
+        *,
+        overwrite: bool,
+        argument: str = "--output-dir",
+        command: str = "this command",
+        source: str | None = None,
+    ) -> None:
+        """The one ownership check of every writer (train, recluster, refine, calibrate): a folder holding a trained
+        model is replaced only with ``overwrite`` (or when it is ``source``, the model being updated in place); a
+        path that is a file is an error.
+
+        Raises:
+            FileExistsError: the folder holds a trained model and ``overwrite`` is false.
+            NotADirectoryError: the path is a file.
+        """
+        if os.path.exists(self.path) and not os.path.isdir(self.path):
+            raise NotADirectoryError(
+                f"{argument} {self.path} is a file, not a folder: pass a folder (it is created if missing)."
+            )
+        if overwrite or not self.holds_trained_model():
+            return
+        if source is not None and os.path.isdir(source) and os.path.samefile(source, self.path):
+            return
+        raise FileExistsError(
+            f"{argument} {self.path} already holds a trained model, which {command} would replace. "
+            "Pass --overwrite (overwrite=True) to replace it, or choose another folder."
+        )
+
+    def open(self, model=None, **kwargs) -> tuple[Any, dict | None]:
+        """The saved model and its run record: what ``card`` and ``push`` start from.
+
+        Args:
+            model: the model, when the caller has it loaded already (only the record is read then).
+            **kwargs: passed to :func:`load_clusterer`.
+
+        Returns:
+            ``(model, training_run)`` (the record is ``None`` when the run wrote none).
+
+        Raises:
+            FileNotFoundError: when the folder holds no saved model.
+        """
+        if not os.path.isfile(self._file("config.json")):
+            raise FileNotFoundError(f"{self.path} is not a saved model directory (no config.json).")
+        model = model if model is not None else load_clusterer(self.path, **kwargs)
+        return model, self.read_training_run()
+
+    def ships_remote_code(self) -> bool:
+        """Whether the saved model's ``config.json`` points at shipped remote code (``auto_map``)."""
+        config_file = self._file("config.json")
+        if not os.path.isfile(config_file):
+            return False
+        with open(config_file, encoding="utf-8") as f:
+            return "auto_map" in json.load(f)
+
+    def keep_trained_model(self) -> str:
+        """Before a command replaces a model's clusters in place, keep the trained model's config.json, weights and
+        training_run.json in ``<folder>/trained/`` (once: later replacements keep the first, trained, one). Load it
+        from there to go back.
+
+        Returns:
+            That folder.
+        """
+        keep = self._file(TRAINED_MODEL_FOLDER)
+        if os.path.isdir(keep):
+            return keep
+        staging = keep + ".tmp"
+        shutil.rmtree(staging, ignore_errors=True)
+        os.makedirs(staging)
+        for name in sorted(os.listdir(self.path)):
+            path = self._file(name)
+            if os.path.isfile(path) and not name.startswith("."):
+                shutil.copy2(path, os.path.join(staging, name))
+        os.replace(staging, keep)
+        print(f"The trained model is kept in {keep} (load it from there to go back).")
+        return keep
+
+
+def holds_trained_model(folder: str | os.PathLike) -> bool:
+    """:meth:`RunFolder.holds_trained_model` of ``folder``.
+
+    Example:
+        >>> holds_trained_model("no/such/folder")
+        False
+    """
+    return RunFolder(folder).holds_trained_model()
+
+
+def check_may_replace_model(output_dir: str | os.PathLike, **kwargs) -> None:
+    """:meth:`RunFolder.check_may_replace_model` of ``output_dir`` (same keyword arguments).
+
+    Example:
+        >>> check_may_replace_model("no/such/folder", overwrite=False)
+    """
+    RunFolder(output_dir).check_may_replace_model(**kwargs)
+
+
+def keep_trained_model(model_dir: str | os.PathLike) -> str:
+    """:meth:`RunFolder.keep_trained_model` of ``model_dir``.
+
+    Example:
+        >>> keep_trained_model("runs/sccl-stackoverflow")  # doctest: +SKIP
+        'runs/sccl-stackoverflow/trained'
+    """
+    return RunFolder(model_dir).keep_trained_model()
+
+
+def read_training_run(model_dir: str | os.PathLike) -> dict | None:
+    """:meth:`RunFolder.read_training_run` of ``model_dir``.
+
+    Example:
+        >>> read_training_run("no/such/folder") is None
+        True
+    """
+    return RunFolder(model_dir).read_training_run()
+
+
+def record_metrics(model_dir: str | os.PathLike, metrics: Mapping[str, float]) -> None:
+    """Add scores measured after training (``{"acc": .., "nmi": ..}``, fractions; against labels, never trained on)
+    to the run's ``training_run.json``, so its card shows them.
+
+    Args:
+        model_dir: a directory ``train_clusterer`` saved (with its ``training_run.json``).
+        metrics: the scores, keyed as :func:`~hf_textcluster.evaluation.metrics.clustering_scores` keys them.
+
+    Raises:
+        FileNotFoundError: ``model_dir`` has no ``training_run.json``.
+
+    Example:
+        >>> record_metrics("runs/demo-sccl-stackoverflow", {"acc": 0.728, "nmi": 0.70})  # doctest: +SKIP
+    """
+    RunFolder(model_dir).record_metrics(metrics)
+
+
+def update_saved_model(
+    model: str,
+    input_file: str,
+    update: Callable[[Any, list[str]], None],
+    *,
+    command: str,
+    text_column: str = "text",
+    output_dir: str | None = None,
+    overwrite: bool = False,
+) -> tuple[Any, float, str]:
+    """Load the model in ``model``, ``update(model, texts)`` with the texts of ``input_file``, save it (in place
+    unless ``output_dir``; nothing on disk changes before the update has finished). Replacing a model's clusters in
+    place keeps the trained model first (:meth:`RunFolder.keep_trained_model`; not for ``calibrate``, which changes
+    no cluster, nor for ``name``).
+
+    Args:
+        model: the saved model's folder (or a Hub id, with ``output_dir``).
+        input_file: the texts' file.
+        update: changes the model in place.
+        command: the command's name, for messages (``"calibrate"``, ``"recluster"``, ``"refine"``).
+        text_column: the texts' column of ``input_file``.
+        output_dir: save there instead of over ``model``.
+        overwrite: replace another trained model already in ``output_dir``.
+
+    Returns:
+        ``(model, seconds the update took, the folder it was saved to)``.
+
+    Raises:
+        ValueError: a Hub model without ``output_dir``. FileExistsError / NotADirectoryError: see
+            :meth:`RunFolder.check_may_replace_model`.
+
+    Example:
+        >>> update = lambda model, texts: model.calibrate(texts)  # doctest: +SKIP
+        >>> update_saved_model("runs/m", "texts.csv", update, command="calibrate")  # doctest: +SKIP
+    """
+    check_local_path(model, "--model")
+    target = RunFolder(output_dir or model)
+    if not os.path.isdir(model) and not output_dir:
+        raise ValueError(
+            f"--model {model} is not a local folder: {command} saves the model back, so pass "
+            "--output-dir <folder> for a Hub model."
+        )
+    target.check_may_replace_model(overwrite=overwrite, argument="--output-dir", command=command, source=model)
+    texts = list(load_text_file(input_file, text_column=text_column)["text"])
+    loaded = load_clusterer(model)
+    start = time.perf_counter()
+    update(loaded, texts)
+    seconds = time.perf_counter() - start
+    # A folder that ships remote code keeps it: its config.json's auto_map would otherwise be dropped on saving.
+    remote_code = RunFolder(model).ships_remote_code() or None
+    in_place = os.path.isdir(target.path) and os.path.isdir(model) and os.path.samefile(target.path, model)
+    if command not in ("calibrate", "name") and in_place:  # they change no cluster: nothing to keep
+        RunFolder(model).keep_trained_model()
+    loaded.save_pretrained(target.path, remote_code=remote_code)
+    return loaded, seconds, target.path

@@ -1,0 +1,67 @@
+"""RunFolder: the one place that knows a run folder's files."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from hf_textcluster.runs.folder import TRAINED_MODEL_FOLDER, RunFolder
+
+
+def _fake_model(folder):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "config.json").write_text(json.dumps({"num_clusters": 3}), encoding="utf-8")
+    (folder / "model.safetensors").write_bytes(b"weights")
+
+
+def test_identity_is_recorded_and_guards_resuming(tmp_path):
+    folder = RunFolder(tmp_path / "run")
+    data = {"text": ["a", "b", "c"]}
+    identity = RunFolder.identity_of("sccl", 3, None, {"max_length": 32, "skip": [1]}, data)
+    assert identity["encoder"] == "default" and identity["config"] == {"max_length": 32}
+    folder.record_identity(identity, resuming=False)
+    assert folder.read_identity() == identity
+    folder.record_identity(identity, resuming=True)  # the same run resumes
+    other = RunFolder.identity_of("sccl", 4, None, {}, data)
+    with pytest.raises(ValueError, match=r"holds checkpoints of another run \(its num_clusters, config differ"):
+        folder.record_identity(other, resuming=True)
+
+
+def test_run_record_round_trips_and_bad_json_is_one_clear_error(tmp_path):
+    folder = RunFolder(tmp_path)
+    assert folder.read_training_run() is None
+    folder.write_training_run({"method": "sccl", "input": {"path": str(tmp_path / "gone.csv")}})
+    assert folder.read_training_run()["method"] == "sccl"
+    texts, why = folder.training_texts()
+    assert texts is None and "is no longer there" in why
+    (tmp_path / "training_run.json").write_text("{", encoding="utf-8")
+    with pytest.raises(ValueError, match="is not valid JSON"):
+        folder.read_training_run()
+
+
+def test_ownership_and_backup(tmp_path):
+    folder = RunFolder(tmp_path / "model")
+    assert not folder.holds_trained_model()
+    folder.check_may_replace_model(overwrite=False)  # an empty or missing folder is free
+    _fake_model(tmp_path / "model")
+    assert folder.holds_trained_model()
+    with pytest.raises(FileExistsError, match="already holds a trained model, which train would replace"):
+        folder.check_may_replace_model(overwrite=False, command="train")
+    folder.check_may_replace_model(overwrite=False, source=str(tmp_path / "model"))  # updated in place
+    kept = folder.keep_trained_model()
+    assert kept.endswith(TRAINED_MODEL_FOLDER) and sorted(
+        p.name for p in (tmp_path / "model" / "trained").iterdir()
+    ) == [
+        "config.json",
+        "model.safetensors",
+    ]
+    (tmp_path / "model" / "model.safetensors").write_bytes(b"replaced")
+    assert folder.keep_trained_model() == kept  # the first, trained, model stays
+    assert (tmp_path / "model" / "trained" / "model.safetensors").read_bytes() == b"weights"
+
+
+def test_open_needs_a_saved_model(tmp_path):
+    with pytest.raises(FileNotFoundError, match="is not a saved model directory"):
+        RunFolder(tmp_path).open()
+    assert not RunFolder(tmp_path).ships_remote_code()
