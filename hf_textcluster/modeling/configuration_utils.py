@@ -12,6 +12,10 @@ from transformers import AutoConfig, PreTrainedConfig
 from transformers.configuration_utils import SubConfigSpec
 
 POOLING_MODES = ("mean", "cls")
+# What a calibrated confidence ranks (see hf_textcluster.modeling.calibration): the distance margin between a text's
+# cluster centre and the nearest other one (calibrated now), or the soft assignment's top-1 minus top-2 probability
+# (models calibrated by older versions, whose config.json has no `confidence_measure`: they keep that meaning).
+CONFIDENCE_MEASURES = ("centre_margin", "assignment_margin")
 
 
 class TextClusteringConfig(PreTrainedConfig):
@@ -32,6 +36,9 @@ class TextClusteringConfig(PreTrainedConfig):
         served_partition (`str`): which of a trained model's candidate partitions it serves: ``"head"`` (the
             method's own cluster head), ``"kmeans"`` / ``"umap_kmeans"`` (centres re-fitted on its embeddings), or one
             of these followed by ``"+refined"`` (refined by iterative classification and served by ``refined_head``).
+        confidence_measure (`str`): what the calibrated confidence ranks: ``"centre_margin"`` (set by
+            ``calibrate``) or ``"assignment_margin"`` (models calibrated by older versions; see
+            :mod:`hf_textcluster.modeling.calibration`).
         refined_head_dim (`int`): input size of the linear ``refined_head`` that serves a refined partition on the
             L2-normalised ``kmeans_features``; 0 when the model has none.
     """
@@ -46,6 +53,7 @@ class TextClusteringConfig(PreTrainedConfig):
     max_length: int = 32
     centroids_initialized: bool = False
     num_calibration_texts: int = 0
+    confidence_measure: str = "assignment_margin"  # what old config.json files without the key meant
     served_partition: str = "head"
     refined_head_dim: int = 0
 
@@ -70,6 +78,10 @@ class TextClusteringConfig(PreTrainedConfig):
         ):
             raise ValueError(
                 f"`num_calibration_texts` must be a whole number >= 0, got {self.num_calibration_texts!r}."
+            )
+        if self.confidence_measure not in CONFIDENCE_MEASURES:
+            raise ValueError(
+                f"`confidence_measure` must be one of {CONFIDENCE_MEASURES}, got {self.confidence_measure!r}."
             )
         if (
             isinstance(self.refined_head_dim, bool)
