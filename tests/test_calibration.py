@@ -2,6 +2,8 @@
 (distance to the cluster's centre beyond its calibrated quantile), recomputed directly; saving, old checkpoints, the
 pipeline's two paths, the CLI and the trainer."""
 
+import copy
+import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -15,6 +17,7 @@ import hf_textcluster  # noqa: F401
 from hf_textcluster import SCCLModel
 from hf_textcluster.cli import main
 from hf_textcluster.modeling.calibration import MIN_CLUSTER_SIZE, QUANTILE_LEVELS
+from hf_textcluster.training.serving import CANDIDATES, serve_partition
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "checkpoints_eef6bf0"
 LEVELS = np.linspace(0, 1, QUANTILE_LEVELS)
@@ -381,3 +384,23 @@ def test_model_card_says_whether_calibrated(calibrated, tiny_encoder_dir):
     assert "Calibrated on 120 training texts" in "\n".join(calibration_lines(calibrated.config))
     fresh = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
     assert "Not calibrated" in calibration_lines(fresh.config)[0]
+
+
+@pytest.mark.parametrize("serve", CANDIDATES)
+def test_confidence_spreads_for_every_served_partition(serve, calibrated, toy_corpus):
+    """A hard (k-means) or linear (refined, UMAP) served partition saturates the soft assignment at 1.0; the centre
+    margin still ranks the texts: few exactly 1.0, most strictly between 0.25 and 1."""
+    if serve.startswith("umap") and importlib.util.find_spec("umap") is None:
+        pytest.skip("umap-learn is not installed")
+    texts = toy_corpus[0]
+    model = copy.deepcopy(calibrated)
+    serve_partition(model, model.embed(texts, precision="fp32"), serve=serve)
+    assert model.config.served_partition == serve and model.is_calibrated == (serve == "head")
+    model.calibrate(texts, precision="fp32")
+    details = model.predict_with_confidence(texts, precision="fp32")
+    confidence = details["confidence"]
+    assert (confidence == 1.0).mean() <= 0.05
+    assert ((confidence > 0.25) & (confidence < 1.0)).mean() >= 0.5
+    # and it ranks: the texts nearest their own centre relative to the next one are the most confident
+    order = np.argsort(confidence)
+    assert details["distance"][order[-10:]].mean() < details["distance"][order[:10]].mean()

@@ -109,6 +109,10 @@ def test_trained_model_round_trips_through_auto_model_and_pipeline(method, train
     details = model.predict_with_confidence(texts)
     np.testing.assert_array_equal(details["cluster"], predictions)
     np.testing.assert_allclose([r["confidence"] for r in results], details["confidence"], atol=1e-4)
+    # a confidence a user can threshold, whatever partition the model serves: spread, not saturated at 1.0
+    confidence = details["confidence"]
+    assert (confidence == 1.0).mean() <= 0.05, model.config.served_partition
+    assert ((confidence > 0.25) & (confidence < 1.0)).mean() >= 0.5, model.config.served_partition
     flagged = clusterer(texts, flag_outliers=True)
     assert [r["cluster"] == -1 for r in flagged] == details["is_outlier"].tolist()
     run = json.loads((run_dir / "training_run.json").read_text())
