@@ -115,9 +115,7 @@ def test_old_calibrations_keep_the_assignment_margin(calibrated, calibrated_dir,
     texts = toy_corpus[0][:20]
     probs = old.predict_proba(texts, precision="fp32")
     top2 = -np.sort(-probs, axis=-1)[:, :2]
-    expected = [
-        np.interp(m, old.calibration.margin_quantiles.numpy(), LEVELS) for m in top2[:, 0] - top2[:, 1]
-    ]
+    expected = [np.interp(m, old.calibration.margin_quantiles.numpy(), LEVELS) for m in top2[:, 0] - top2[:, 1]]
     got = old.predict_with_confidence(texts, precision="fp32")["confidence"]
     # np.interp is the quantile rank inside the calibrated range (clamped to 0 / 1 outside it)
     np.testing.assert_allclose(got, np.clip(expected, 0, 1), atol=0.02)

@@ -143,9 +143,7 @@ class ClusterCalibration(nn.Module):
         self.distance_quantiles.copy_(per_cluster)
         self.cluster_sizes.copy_(sizes)
 
-    def confidence(
-        self, embeddings: torch.Tensor, probs: torch.Tensor, measure: str = "centre_margin"
-    ) -> torch.Tensor:
+    def confidence(self, embeddings: torch.Tensor, probs: torch.Tensor, measure: str = "centre_margin") -> torch.Tensor:
         """Per text: the share of calibration texts whose margin is <= its margin (see the module docstring).
 
         Args:

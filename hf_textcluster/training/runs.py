@@ -31,6 +31,7 @@ from ..data import (
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.validation import check_may_replace_model, check_num_clusters
 from ..models import get_method
+from ..representation import ClusterNames, name_clusters
 from .auto_k import ClusterCountRequest
 from .recipes import load_recipe
 from .trainer import ClusteringTrainingArguments, last_complete_checkpoint
@@ -158,6 +159,7 @@ class TrainingResult:
         train_seconds: wall-clock seconds of training.
         test_dataset: the held-out texts (``test_size``), never trained on.
         k_selection: with ``num_clusters="auto"``, how K was chosen.
+        cluster_names: the clusters' names (saved as ``config.id2label``), keywords and sizes on the training texts.
     """
 
     model: object
@@ -167,6 +169,7 @@ class TrainingResult:
     train_seconds: float
     test_dataset: datasets.Dataset | None = None  # the held-out texts (``test_size``), never trained on
     k_selection: dict | None = None  # num_clusters="auto": how K was chosen (AutoKResult.to_dict() + the request)
+    cluster_names: ClusterNames | None = None
 
 
 def build_training_arguments(output_dir: str, recipe_training: dict, overrides: dict | None = None, seed: int = 0):
@@ -300,6 +303,17 @@ def train_clusterer(
         eval_dataset=test_dataset if test_dataset is not None else train_dataset,
     )
     metrics, train_seconds = _train(trainer, last_checkpoint, evaluate)
+    cluster_names = None
+    if model.config.centroids_initialized and trainer.is_world_process_zero():
+        # named once, on the training texts, after the served partition was chosen: predict, the pipeline, the
+        # report and the card then answer names (a seeded sample of at most 10,000 texts)
+        cluster_names = name_clusters(
+            model,
+            train_dataset["text"],
+            random_state=seed,
+            batch_size=trainer.encode_batch_size,
+            precision=trainer.precision,
+        )
     if save and trainer.is_world_process_zero():  # under several processes, the main one writes
         model.save_pretrained(output_dir)
         record = {
@@ -325,6 +339,7 @@ def train_clusterer(
         train_seconds=train_seconds,
         test_dataset=test_dataset,
         k_selection=k_selection,
+        cluster_names=cluster_names,
     )
 
 
