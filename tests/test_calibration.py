@@ -372,6 +372,8 @@ def test_cli_recluster_serves_kmeans_on_the_trained_embeddings(tmp_path, toy_cor
     reclustered = AutoModel.from_pretrained(tmp_path / "out")
     np.testing.assert_array_equal(reclustered.predict(texts), expected)
     assert reclustered.config.num_calibration_texts == 100  # calibrated on the new clusters
+    # and named after the new clusters' keywords (the fixture from before names had `cluster_<k>`)
+    assert all(name != f"cluster_{k}" for k, name in reclustered.config.id2label.items())
     assert main(["recluster", "--model", str(tmp_path / "nowhere"), "--input", str(tmp_path / "train.txt")]) == 2
     assert "--model" in capsys.readouterr().err
 

@@ -9,7 +9,7 @@ import torch
 from transformers.utils import logging
 
 from ..modeling.kmeans import KMEANS_INITS
-from .calibrate import add_saved_model_args, calibrate_model, update_saved_model
+from .calibrate import add_saved_model_args, calibrate_model, rename_clusters, update_saved_model
 
 logger = logging.get_logger(__name__)
 
@@ -82,6 +82,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         if before is not None:
             warn_if_low_agreement(before, head_clusters(model, embeddings), args.input)
         calibrate_model(model, texts, args)
+        rename_clusters(model, texts, args)
 
     model, seconds, output_dir = update_saved_model(args, "recluster", update)
     print(

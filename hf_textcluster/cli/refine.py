@@ -7,7 +7,7 @@ import json
 import os
 
 from ..training.serving import CANDIDATES, SERVE_CHOICES, serve_partition
-from .calibrate import add_saved_model_args, calibrate_model, update_saved_model
+from .calibrate import add_saved_model_args, calibrate_model, rename_clusters, update_saved_model
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -63,6 +63,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
             model, embeddings, serve=args.serve, candidates=args.candidates, random_state=args.seed
         )
         calibrate_model(model, texts, args)
+        rename_clusters(model, texts, args)
 
     model, seconds, output_dir = update_saved_model(args, "refine", update)
     choice = choices["choice"]
