@@ -55,6 +55,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "written to when this run resumes its own checkpoints there).",
     )
     train.add_argument(
+        "--keep-checkpoints",
+        action="store_true",
+        help="Keep the checkpoint-* folders in --output-dir after a successful run (by default they are removed "
+        "once the model is saved; a failed or interrupted run always keeps them, to resume from).",
+    )
+    train.add_argument(
         "--test-size",
         type=count_or_fraction,
         metavar="N|F",
@@ -131,6 +137,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         overwrite=args.overwrite,
         test_size=args.test_size,
         input_file=_input_source(args),
+        keep_checkpoints=args.keep_checkpoints,
     )
     if not result.trainer.is_world_process_zero():  # under several processes, the main one reports
         return 0

@@ -142,6 +142,9 @@ def _training_arguments(run: Mapping[str, Any] | None) -> dict[str, Any]:
     except ValueError:
         values = {}
     values.update(run.get("training_overrides") or {})
+    schedule = run.get("schedule") or {}
+    if schedule.get("max_steps"):  # the steps the run's schedule gave it (sized to its corpus), not the recipe's cap
+        values["max_steps"] = schedule["max_steps"]
     values["seed"] = run.get("seed", 0)
     return values
 
