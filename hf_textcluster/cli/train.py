@@ -22,6 +22,7 @@ from ._args import (
     num_clusters_or_auto,
     print_latent_kmeans,
 )
+from ._train_summary import summary
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -166,3 +167,4 @@ def _print_result(args: argparse.Namespace, result) -> None:
             f"k-means on embeddings: {format_scores({k[7:]: v for k, v in scores.items() if k.startswith('kmeans_')})}"
         )
         print_latent_kmeans(scores)
+    print(summary(result, args.input, args.text_column))

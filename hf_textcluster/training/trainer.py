@@ -26,6 +26,7 @@ from ..modeling.modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.precision import autocast_dtype, cpu_capability, native_bf16
 from ..modeling.validation import check_num_clusters, clip_text
 from .metrics import load_clustering_metric
+from .progress import install_progress_callbacks
 from .serving import apply_partition, check_serve, serve_partition
 
 logger = logging.get_logger(__name__)
@@ -517,6 +518,7 @@ class ClusteringTrainer(Trainer):
         self.health_history: list[dict] = []
         self._pending_logs: dict[str, float] = {}
         self.add_callback(ClusterHealthCallback(self))
+        install_progress_callbacks(self)  # loss terms by name, and an estimate of the time, not raw log dicts
         _log_precision_once(self.precision_description())
 
     @property

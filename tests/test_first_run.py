@@ -1,0 +1,94 @@
+"""The README's quick start on 300 texts of one's own, with the default schedule: the epochs the corpus-sized rule
+gives, a confidence that spreads, clusters saved by name, checkpoints removed, and the block `train` ends with."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pytest
+from transformers import AutoModel, pipeline
+
+import hf_textcluster  # noqa: F401
+from hf_textcluster.cli import main
+from hf_textcluster.training.recipes import load_recipe
+from hf_textcluster.training.schedule import plan_schedule
+
+from conftest import WORDS
+
+NUM_TEXTS = 300
+
+
+@pytest.fixture(scope="module")
+def own_file(tmp_path_factory):
+    """300 short texts in 3 topics, as a user's csv (no labels)."""
+    rng = random.Random(1)
+    topics = [WORDS[0:17], WORDS[17:33], WORDS[33:]]
+    texts = [" ".join(rng.choice(topics[i % 3]) for _ in range(rng.randint(4, 9))) for i in range(NUM_TEXTS)]
+    path = tmp_path_factory.mktemp("own") / "tickets.csv"
+    path.write_text("body\n" + "\n".join(texts) + "\n")
+    return path, texts
+
+
+@pytest.fixture(scope="module")
+def first_run(own_file, tiny_encoder_dir, tmp_path_factory):
+    path, _ = own_file
+    out = tmp_path_factory.mktemp("run") / "tickets"
+    argv = ["train", "--method", "sccl", "--input", str(path), "--text-column", "body", "--num-clusters", "3"]
+    argv += ["--encoder", str(tiny_encoder_dir), "--output-dir", str(out), "--bf16", "false"]
+    return out, argv
+
+
+def test_300_texts_train_the_epochs_the_schedule_gives(first_run, own_file, capsys, caplog):
+    out, argv = first_run
+    with caplog.at_level("WARNING"):
+        assert main(argv) == 0
+    printed = capsys.readouterr()
+    # the rule: 10 epochs of 300 // 64 = 4 full batches = 40 steps (at least 30, at most 300)
+    expected = plan_schedule(load_recipe("sccl", "cpu"), NUM_TEXTS)
+    assert expected.max_steps == 40 and expected.epochs == pytest.approx(10.0)
+    run = json.loads((out / "training_run.json").read_text())
+    assert run["schedule"]["max_steps"] == 40 and run["schedule"]["source"] == "corpus"
+    state = json.loads((out / "trainer_state.json").read_text()) if (out / "trainer_state.json").is_file() else None
+    if state is not None:
+        assert state["global_step"] == 40
+    # said before training, and the end block: the served partition, the clusters by name, the next commands
+    assert "40 steps of 64 texts, 10.0 epochs of 300 texts" in caplog.text
+    assert "Estimated training time on this machine" in printed.out + printed.err
+    assert "Serves its" in printed.out and "Next:" in printed.out
+    assert f"hf-textcluster predict --model {out}" in printed.out and "--text-column body" in printed.out
+    assert "{'loss'" not in printed.out + printed.err  # the loss terms are in the bar, not raw log dicts
+    # a successful run removes its checkpoints (the saved model stays)
+    assert not list(out.glob("checkpoint-*")) and (out / "model.safetensors").is_file()
+
+
+def test_300_texts_names_are_saved_and_returned(first_run, own_file):
+    out, _ = first_run
+    _, texts = own_file
+    config = json.loads((out / "config.json").read_text())
+    names = {int(k): v for k, v in config["id2label"].items()}
+    assert len(names) == 3 and all(name != f"cluster_{k}" and " · " in name for k, name in names.items())
+    results = pipeline("text-clustering", model=str(out))(texts[:10])
+    assert [r["label"] for r in results] == [names[r["cluster"]] for r in results]
+
+
+def test_300_texts_confidence_spreads(first_run, own_file):
+    out, _ = first_run
+    _, texts = own_file
+    model = AutoModel.from_pretrained(out)
+    confidence = model.predict_with_confidence(texts, precision="fp32")["confidence"]
+    assert (confidence == 1.0).mean() <= 0.05
+    assert ((confidence > 0.25) & (confidence < 1.0)).mean() >= 0.5
+    assert np.quantile(confidence, 0.9) - np.quantile(confidence, 0.1) >= 0.5  # a range one can threshold in
+
+
+def test_keep_checkpoints_keeps_them(own_file, tiny_encoder_dir, tmp_path):
+    path, _ = own_file
+    out = tmp_path / "kept"
+    argv = ["train", "--method", "sccl", "--input", str(path), "--text-column", "body", "--num-clusters", "3"]
+    argv += ["--encoder", str(tiny_encoder_dir), "--output-dir", str(out), "--keep-checkpoints", "--max_steps", "4"]
+    assert main([*argv, "--disable_tqdm", "true", "--bf16", "false"]) == 0
+    assert sorted(p.name for p in out.glob("checkpoint-*")) == ["checkpoint-3", "checkpoint-4"]
+    run = json.loads((out / "training_run.json").read_text())
+    assert run["schedule"]["max_steps"] == 4 and run["schedule"]["source"] == "explicit"
