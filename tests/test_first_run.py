@@ -8,14 +8,13 @@ import random
 
 import numpy as np
 import pytest
+from conftest import WORDS
 from transformers import AutoModel, pipeline
 
 import hf_textcluster  # noqa: F401
 from hf_textcluster.cli import main
 from hf_textcluster.training.recipes import load_recipe
 from hf_textcluster.training.schedule import plan_schedule
-
-from conftest import WORDS
 
 NUM_TEXTS = 300
 
