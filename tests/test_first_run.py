@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 
 import numpy as np
 import pytest
@@ -82,7 +83,7 @@ def test_300_texts_confidence_spreads(first_run, own_file):
     assert np.quantile(confidence, 0.9) - np.quantile(confidence, 0.1) >= 0.5  # a range one can threshold in
 
 
-def test_keep_checkpoints_keeps_them(own_file, tiny_encoder_dir, tmp_path):
+def test_keep_checkpoints_keeps_them_and_predict_says_a_run_is_unfinished(own_file, tiny_encoder_dir, tmp_path, capsys):
     path, _ = own_file
     out = tmp_path / "kept"
     argv = ["train", "--method", "sccl", "--input", str(path), "--text-column", "body", "--num-clusters", "3"]
@@ -91,3 +92,22 @@ def test_keep_checkpoints_keeps_them(own_file, tiny_encoder_dir, tmp_path):
     assert sorted(p.name for p in out.glob("checkpoint-*")) == ["checkpoint-3", "checkpoint-4"]
     run = json.loads((out / "training_run.json").read_text())
     assert run["schedule"]["max_steps"] == 4 and run["schedule"]["source"] == "explicit"
+    # the same folder while a run is still training (checkpoints and a run record, no saved model yet)
+    unfinished = tmp_path / "unfinished"
+    unfinished.mkdir()
+    shutil.copytree(out / "checkpoint-4", unfinished / "checkpoint-4")
+    shutil.copy(out / "run_identity.json", unfinished / "run_identity.json")
+    capsys.readouterr()
+    assert main(["predict", "--model", str(unfinished), "--input", str(path), "--text-column", "body"]) == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "has not finished" in error and "checkpoint-4" in error and "model_type" not in error
+
+
+def test_a_wrong_column_names_the_flag(own_file, tmp_path, capsys):
+    path, _ = own_file
+    argv = ["train", "--method", "sccl", "--input", str(path), "--num-clusters", "3", "--output-dir", str(tmp_path)]
+    assert main(argv) == 2
+    error = capsys.readouterr().err.strip()
+    assert (
+        error.endswith("Available columns: ['body']. Pass --text-column one of them.") and "text_column=" not in error
+    )

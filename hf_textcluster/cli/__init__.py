@@ -29,6 +29,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# What the library's messages call a Python argument, as the command line spells it.
+_PYTHON_TO_FLAG = (
+    ("Pass text_column= one of them", "Pass --text-column one of them"),
+    ("Pass label_column= one of them", "Pass --label-column one of them"),
+    ("Pass text_column= (--text-column)", "Pass --text-column"),
+)
+
+
+def cli_spelling(message: str) -> str:
+    """A library error as the command line says it: ``--text-column``, not ``text_column=``."""
+    for python, flag in _PYTHON_TO_FLAG:
+        message = message.replace(python, flag)
+    return message
+
+
 def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     parser = build_parser()
@@ -40,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, TypeError, FileNotFoundError, ImportError, FloatingPointError) as err:
         if args.debug:
             raise
-        print(f"error: {err}", file=sys.stderr)
+        print(f"error: {cli_spelling(str(err))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as err:
         print(f"interrupted{': ' + str(err) if str(err) else ''}", file=sys.stderr)
