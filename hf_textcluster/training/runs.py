@@ -352,6 +352,8 @@ def train_clusterer(
             "schedule": schedule.to_dict(),
         }
         _write_training_run(output_dir, model, trainer, train_dataset, test_dataset, record)
+        # the log history (losses, health checks) stays beside the model for `plot`, whatever happens to checkpoints
+        trainer.state.save_to_json(os.path.join(output_dir, "trainer_state.json"))
         if not keep_checkpoints:  # the model is saved: checkpoints only served to resume this run
             remove_checkpoints(output_dir)
     return TrainingResult(

@@ -328,3 +328,23 @@ def test_demo_names_what_the_trained_model_serves():
     )
     model.config.served_partition = "kmeans"
     assert _served_partition(model, SimpleNamespace(serving_choice=None)) == "kmeans"
+
+
+@pytest.mark.parametrize("with_outliers", [False, True])
+def test_confidence_histogram_covers_zero_to_one_inclusive(with_outliers):
+    """Every text is counted, those at exactly 0.0 and 1.0 included (plotly's own bins leave out the right edge)."""
+    import plotly.graph_objects as go
+
+    from hf_textcluster.apps.report import _confidence_figure
+
+    confidence = np.array([0.0, 0.0, 0.3, 0.5, 0.98, 0.99, 1.0, 1.0, 1.0])
+    is_outlier = np.array([True, False, False, False, False, False, True, False, False]) if with_outliers else None
+    figure = _confidence_figure(go, confidence, is_outlier, calibrated=True)
+    counts = np.sum([np.asarray(trace.y) for trace in figure.data], axis=0)
+    assert counts.sum() == len(confidence)
+    edges = [
+        (float(x) - float(w) / 2, float(x) + float(w) / 2)
+        for x, w in zip(figure.data[0].x, [figure.data[0].width] * 40)
+    ]
+    assert edges[0][0] == pytest.approx(0.0) and edges[-1][1] == pytest.approx(1.0)
+    assert counts[0] == 2 and counts[-1] == 5  # [0.975, 1] closed: 0.98, 0.99 and the three at 1.0
