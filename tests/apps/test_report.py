@@ -342,9 +342,6 @@ def test_confidence_histogram_covers_zero_to_one_inclusive(with_outliers):
     figure = _confidence_figure(go, confidence, is_outlier, calibrated=True)
     counts = np.sum([np.asarray(trace.y) for trace in figure.data], axis=0)
     assert counts.sum() == len(confidence)
-    edges = [
-        (float(x) - float(w) / 2, float(x) + float(w) / 2)
-        for x, w in zip(figure.data[0].x, [figure.data[0].width] * 40)
-    ]
-    assert edges[0][0] == pytest.approx(0.0) and edges[-1][1] == pytest.approx(1.0)
+    bars = figure.data[0]
+    assert bars.x[0] - bars.width / 2 == pytest.approx(0.0) and bars.x[-1] + bars.width / 2 == pytest.approx(1.0)
     assert counts[0] == 2 and counts[-1] == 5  # [0.975, 1] closed: 0.98, 0.99 and the three at 1.0
