@@ -110,3 +110,28 @@ def test_a_wrong_column_names_the_flag(own_file, tmp_path, capsys):
     assert (
         error.endswith("Available columns: ['body']. Pass --text-column one of them.") and "text_column=" not in error
     )
+
+
+def test_train_clusterer_is_quiet_when_asked(own_file, tiny_encoder_dir, tmp_path, capsys, caplog):
+    """verbose=False: no bar, nothing printed; the schedule, the estimate and the loss terms are INFO log lines."""
+    from hf_textcluster.data import add_augmented_views, load_texts
+    from hf_textcluster.training.runs import train_clusterer
+
+    _, texts = own_file
+    train = add_augmented_views(load_texts(texts), "word_deletion")
+    with caplog.at_level("INFO", logger="hf_textcluster"):
+        result = train_clusterer(
+            "sccl",
+            train,
+            str(tmp_path / "quiet"),
+            encoder=str(tiny_encoder_dir),
+            num_clusters=3,
+            training_overrides={"max_steps": 5, "bf16": False, "serve": "head", "logging_steps": 1},
+            verbose=False,
+        )
+    printed = capsys.readouterr()
+    assert "Estimated" not in printed.out + printed.err and "loss" not in printed.out + printed.err
+    said = {record.getMessage().split(":")[0]: record.levelname for record in caplog.records}
+    assert said["Training SCCL with the cpu recipe"] == "INFO" and said["step 5/5"] == "INFO"
+    assert said["Estimated training time on this machine"] == "INFO"
+    assert result.schedule.max_steps == 5 and result.cluster_names.num_texts == NUM_TEXTS
