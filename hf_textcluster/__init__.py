@@ -1,11 +1,12 @@
 """hf_textcluster: deep short-text clustering as Hugging Face models.
 
 Importing the package registers every method of the registry (:mod:`hf_textcluster.models`) with
-``AutoConfig``/``AutoModel``, the ``text-clustering`` pipeline, and the Hub layer (model cards, remote code), so
-``AutoModel.from_pretrained(dir)`` and ``pipeline("text-clustering", model=dir)`` just work.
+``AutoConfig``/``AutoModel`` and the ``text-clustering`` pipeline, so ``AutoModel.from_pretrained(dir)`` and
+``pipeline("text-clustering", model=dir)`` just work. That needs only each method's config and model classes.
 
-The public names below are exported explicitly; those of the training, Hub and application layers are imported on
-first use (as transformers' lazy modules do), so ``import hf_textcluster`` stays light.
+Every other public name (trainers, metrics, ``train_clusterer``, the Hub layer, reports) is imported on first use (PEP
+562, as transformers' lazy modules do): ``import hf_textcluster`` imports neither ``transformers.Trainer`` nor
+scikit-learn nor datasets.
 """
 
 from __future__ import annotations
@@ -16,9 +17,7 @@ from typing import TYPE_CHECKING
 from transformers import AutoConfig, AutoModel
 from transformers.pipelines import PIPELINE_REGISTRY
 
-from . import hub
 from ._version import __version__ as __version__
-from .encoders import resolve_encoder as _resolve_encoder
 from .modeling.configuration_utils import TextClusteringConfig
 from .modeling.modeling_utils import ClusteringOutput, TextClusteringPreTrainedModel
 from .modeling.pipelines import TextClusteringPipeline
@@ -28,20 +27,20 @@ from .models import METHODS, ClusteringMethod, get_method
 _LAZY = {
     "DEFAULT_ENCODER": ".encoders",
     "resolve_encoder": ".encoders",
-    "adjusted_rand_index": ".training.metrics",
-    "cluster_accuracy": ".training.metrics",
-    "clustering_scores": ".training.metrics",
-    "compute_metrics": ".training.metrics",
-    "load_clustering_metric": ".training.metrics",
-    "normalized_mutual_info": ".training.metrics",
-    "purity": ".training.metrics",
-    "train_clusterer": ".training.runs",
+    "adjusted_rand_index": ".evaluation.metrics",
+    "cluster_accuracy": ".evaluation.metrics",
+    "clustering_scores": ".evaluation.metrics",
+    "compute_metrics": ".evaluation.metrics",
+    "load_clustering_metric": ".evaluation.metrics",
+    "normalized_mutual_info": ".evaluation.metrics",
+    "purity": ".evaluation.metrics",
+    "train_clusterer": ".runs.train",
     "ClusteringTrainer": ".training.trainer",
     "ClusteringTrainingArguments": ".training.trainer",
     "evaluate_clusterer": ".training.trainer",
-    "refine_partition": ".training.refinement",
-    "serve_partition": ".training.serving",
-    "ServingChoice": ".training.serving",
+    "refine_partition": ".choosing.refinement",
+    "serve_partition": ".choosing.serving",
+    "ServingChoice": ".choosing.serving",
     "cluster_report": ".apps.report",
 }
 # Each method's classes, by the names its registry entry gives them.
@@ -65,13 +64,10 @@ _METHOD_CLASSES = {
 
 if TYPE_CHECKING:
     from .apps.report import cluster_report
+    from .choosing.refinement import refine_partition
+    from .choosing.serving import ServingChoice, serve_partition
     from .encoders import DEFAULT_ENCODER, resolve_encoder
-    from .models.aecl import AECLConfig, AECLModel, AECLTrainer
-    from .models.clusterbert import ClusterBERTConfig, ClusterBERTModel, ClusterBERTTrainer
-    from .models.deccrl import DECCRLConfig, DECCRLModel, DECCRLTrainer
-    from .models.decmlm import DECMLMConfig, DECMLMModel, DECMLMTrainer
-    from .models.sccl import SCCLConfig, SCCLModel, SCCLTrainer
-    from .training.metrics import (
+    from .evaluation.metrics import (
         adjusted_rand_index,
         cluster_accuracy,
         clustering_scores,
@@ -80,9 +76,12 @@ if TYPE_CHECKING:
         normalized_mutual_info,
         purity,
     )
-    from .training.refinement import refine_partition
-    from .training.runs import train_clusterer
-    from .training.serving import ServingChoice, serve_partition
+    from .models.aecl import AECLConfig, AECLModel, AECLTrainer
+    from .models.clusterbert import ClusterBERTConfig, ClusterBERTModel, ClusterBERTTrainer
+    from .models.deccrl import DECCRLConfig, DECCRLModel, DECCRLTrainer
+    from .models.decmlm import DECMLMConfig, DECMLMModel, DECMLMTrainer
+    from .models.sccl import SCCLConfig, SCCLModel, SCCLTrainer
+    from .runs.train import train_clusterer
     from .training.trainer import ClusteringTrainer, ClusteringTrainingArguments, evaluate_clusterer
 
 
@@ -93,27 +92,28 @@ def __getattr__(name: str):
         method, attribute = _METHOD_CLASSES[name]
         value = getattr(METHODS[method], attribute)
     elif name in _registered_classes():  # a method registered after this list was written
-        value = _registered_classes()[name]
+        method, attribute = _registered_classes()[name]
+        value = getattr(METHODS[method], attribute)
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value  # resolved once
     return value
 
 
-def _registered_classes() -> dict[str, type]:
-    return {
-        cls.__name__: cls
-        for method in METHODS.values()
-        for cls in (method.config_class, method.model_class, method.trainer_class)
-    }
+def _registered_classes() -> dict[str, tuple[str, str]]:
+    """Class name -> (method, registry attribute) of every registered method; the trainer is named, not imported."""
+    names = {}
+    for method in METHODS.values():
+        names[method.config_class.__name__] = (method.name, "config_class")
+        names[method.model_class.__name__] = (method.name, "model_class")
+        names[method.trainer.rpartition(":")[2]] = (method.name, "trainer_class")
+    return names
 
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__) | set(_registered_classes()))
 
 
-TextClusteringPreTrainedModel.hub_layer = hub
-TextClusteringPreTrainedModel.encoder_resolver = staticmethod(_resolve_encoder)
 PIPELINE_REGISTRY.register_pipeline("text-clustering", pipeline_class=TextClusteringPipeline, pt_model=AutoModel)
 for _method in METHODS.values():
     AutoConfig.register(_method.name, _method.config_class, exist_ok=True)

@@ -1,4 +1,4 @@
-"""num_clusters="auto": the criteria of hf_textcluster.training.auto_k on synthetic data, their errors, and the wiring
+"""num_clusters="auto": the criteria of hf_textcluster.choosing.auto_k on synthetic data, their errors, and the wiring
 (train_clusterer, EmbeddingKMeans, the CLI)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_blobs
 
-from hf_textcluster.training.auto_k import (
+from hf_textcluster.choosing.auto_k import (
     CRITERIA,
     DEFAULT_CRITERION,
     candidate_ks,
@@ -34,7 +34,7 @@ def test_every_criterion_recovers_k_of_well_separated_blobs(k):
         assert result.method == method and (result.k_min, result.k_max) == (2, 30)
         assert k in result.scores and min(result.scores) == 2 and max(result.scores) <= 30
     # one criterion alone gives the same answer as in the comparison (same sample, same k-means fits)
-    alone = estimate_num_clusters(x, k_min=2, k_max=30, method="silhouette")
+    alone = estimate_num_clusters(x, k_min=2, k_max=30, criterion="silhouette")
     assert alone.num_clusters == k and alone.scores == results["silhouette"].scores
 
 
@@ -51,8 +51,8 @@ def test_default_criterion_and_range():
 
 def test_large_n_is_searched_on_a_seeded_sample():
     x, _ = make_blobs(n_samples=3000, n_features=8, centers=5, cluster_std=0.5, random_state=1)
-    a = estimate_num_clusters(x, k_max=12, method="calinski_harabasz", sample_size=500, random_state=3)
-    b = estimate_num_clusters(x, k_max=12, method="calinski_harabasz", sample_size=500, random_state=3)
+    a = estimate_num_clusters(x, k_max=12, criterion="calinski_harabasz", sample_size=500, random_state=3)
+    b = estimate_num_clusters(x, k_max=12, criterion="calinski_harabasz", sample_size=500, random_state=3)
     assert a.num_clusters == b.num_clusters == 5 and a.scores == b.scores
     assert a.sample_size == 500 and a.num_texts == 3000
 
@@ -86,6 +86,7 @@ def test_cosine_silhouette_is_sklearns():
             r"`k_max` \(100\) is not smaller than the number of texts \(60\): more clusters than texts; pass k_max <= 59",
         ),
         ({"method": "elbow"}, "Unknown `method` 'elbow'.*eigengap"),
+        ({"criterion": "elbow"}, "Unknown `criterion` 'elbow'.*eigengap"),
         ({"sample_size": 2}, "`sample_size` must be at least 3"),
     ],
 )
@@ -109,7 +110,7 @@ def test_bad_embeddings():
 def test_train_clusterer_chooses_and_records_k(tiny_encoder_dir, toy_corpus, tmp_path, monkeypatch):
     from hf_textcluster.data import load_texts
     from hf_textcluster.modeling.modeling_utils import TextClusteringPreTrainedModel
-    from hf_textcluster.training.runs import train_clusterer
+    from hf_textcluster.runs.train import train_clusterer
 
     texts, labels = toy_corpus
     calls = []
@@ -152,7 +153,7 @@ def test_train_clusterer_chooses_and_records_k(tiny_encoder_dir, toy_corpus, tmp
 def test_a_resumed_auto_run_keeps_its_k(tiny_encoder_dir, toy_corpus, tmp_path, monkeypatch):
     from hf_textcluster.data import load_texts
     from hf_textcluster.modeling.modeling_utils import TextClusteringPreTrainedModel
-    from hf_textcluster.training.runs import train_clusterer
+    from hf_textcluster.runs.train import train_clusterer
 
     texts, labels = toy_corpus
     out = tmp_path / "resumed"
@@ -186,7 +187,7 @@ def test_a_resumed_auto_run_keeps_its_k(tiny_encoder_dir, toy_corpus, tmp_path, 
 
 
 def test_train_clusterer_rejects_a_bad_k_request(tmp_path):
-    from hf_textcluster.training.runs import train_clusterer
+    from hf_textcluster.runs.train import train_clusterer
 
     with pytest.raises(ValueError, match="'auto'"):
         train_clusterer("sccl", "tweet", str(tmp_path), num_clusters="many")
@@ -293,7 +294,7 @@ def test_cli_evaluate_embeddings_kmeans_auto_prints_k(tiny_encoder_dir, toy_corp
 
 
 def test_cluster_count_request_is_parsed_and_checked_once():
-    from hf_textcluster.training.auto_k import ClusterCountRequest
+    from hf_textcluster.choosing.auto_k import ClusterCountRequest
 
     request = ClusterCountRequest.parse("AUTO", k_range=(None, 40), k_criterion="silhouette")
     assert request.is_auto and request.k_range == (2, 40) and request.criterion == "silhouette"
@@ -320,8 +321,8 @@ def test_cluster_count_request_is_parsed_and_checked_once():
 
 
 def test_baselines_take_a_cluster_count_request(tiny_encoder_dir, toy_corpus):
-    from hf_textcluster.training.auto_k import ClusterCountRequest
-    from hf_textcluster.training.baselines import make_baseline
+    from hf_textcluster.choosing.auto_k import ClusterCountRequest
+    from hf_textcluster.runs.baselines import make_baseline
 
     texts, _ = toy_corpus
     with pytest.raises(ValueError, match="works with embeddings-kmeans, not tfidf-kmeans"):

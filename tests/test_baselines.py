@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from hf_textcluster.training.baselines import EmbeddingKMeans, VectorizerKMeans, make_baseline
-from hf_textcluster.training.metrics import cluster_accuracy
+from hf_textcluster.evaluation.metrics import cluster_accuracy
+from hf_textcluster.runs.baselines import EmbeddingKMeans, VectorizerKMeans, make_baseline
 
 
 @pytest.mark.parametrize("kind", ["bow", "tfidf"])

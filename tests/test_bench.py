@@ -257,14 +257,14 @@ def test_rescore_adds_the_metrics_a_kept_model_lacks_and_changes_nothing_stored(
 ):
     import datasets
 
-    import hf_textcluster.training.runs
+    import hf_textcluster.runs.train
     from hf_textcluster import DECCRLModel
     from hf_textcluster.training.trainer import evaluate_clusterer
 
     texts, labels = toy_corpus
     monkeypatch.setattr(results, "REPO", tmp_path)
     monkeypatch.setattr(
-        hf_textcluster.training.runs,
+        hf_textcluster.runs.train,
         "prepare_dataset",
         lambda name, augmentation, data_dir=None, seed=0: datasets.Dataset.from_dict({"text": texts, "label": labels}),
     )
@@ -379,7 +379,7 @@ def test_a_method_run_end_to_end_writes_its_row_model_and_tables(
     `--skip-done` then skips it."""
     import datasets
 
-    import hf_textcluster.training.runs
+    import hf_textcluster.runs.train
 
     texts, labels = toy_corpus
     toy = datasets.Dataset.from_dict(
@@ -394,7 +394,7 @@ def test_a_method_run_end_to_end_writes_its_row_model_and_tables(
         ),
     )
     monkeypatch.setattr(results, "REPO", tmp_path)
-    monkeypatch.setattr(hf_textcluster.training.runs, "prepare_dataset", lambda *args, **kwargs: toy)
+    monkeypatch.setattr(hf_textcluster.runs.train, "prepare_dataset", lambda *args, **kwargs: toy)
     argv = [
         "sccl",
         "--datasets",
@@ -604,7 +604,7 @@ def test_partition_scores_of_a_model_rank_every_candidate_as_served(tiny_encoder
     model.initialize_clusters(texts, random_state=0)
     fields = partitions.partition_scores(model, texts, labels, seed=0)
     assert fields["partitions"]["head"]["acc"] == pytest.approx(
-        __import__("hf_textcluster").training.metrics.clustering_scores(labels, model.predict(texts))["acc"]
+        __import__("hf_textcluster").evaluation.metrics.clustering_scores(labels, model.predict(texts))["acc"]
     )
     assert set(fields["refinement"]) == {n for n in fields["partitions"] if n.endswith("+refined")}
     assert fields["oracle_acc"] == max(p["acc"] for p in fields["partitions"].values()) >= fields["served_acc"]
@@ -616,14 +616,14 @@ def test_partitions_sub_command_adds_its_columns_to_kept_runs_only(
 ):
     import datasets
 
-    import hf_textcluster.training.runs
+    import hf_textcluster.runs.train
     from hf_textcluster import SCCLModel
-    from hf_textcluster.training.metrics import clustering_scores
+    from hf_textcluster.evaluation.metrics import clustering_scores
 
     texts, labels = toy_corpus
     monkeypatch.setattr(results, "REPO", tmp_path)
     monkeypatch.setattr(
-        hf_textcluster.training.runs,
+        hf_textcluster.runs.train,
         "prepare_dataset",
         lambda name, augmentation, data_dir=None, seed=0: datasets.Dataset.from_dict({"text": texts, "label": labels}),
     )

@@ -15,9 +15,9 @@ from transformers import AutoModel, pipeline
 
 import hf_textcluster  # noqa: F401
 from hf_textcluster import SCCLModel
+from hf_textcluster.choosing.serving import CANDIDATES, serve_partition
 from hf_textcluster.cli import main
 from hf_textcluster.modeling.calibration import MIN_CLUSTER_SIZE, QUANTILE_LEVELS
-from hf_textcluster.training.serving import CANDIDATES, serve_partition
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "checkpoints_eef6bf0"
 LEVELS = np.linspace(0, 1, QUANTILE_LEVELS)
@@ -252,7 +252,7 @@ def test_calibration_samples_with_its_seed(calibrated, toy_corpus):
 
 def test_trainer_calibrates_at_the_end_of_training(tiny_encoder_dir, toy_corpus, tmp_path):
     from hf_textcluster.data import load_texts
-    from hf_textcluster.training.runs import train_clusterer
+    from hf_textcluster.runs.train import train_clusterer
 
     texts, labels = toy_corpus
     overrides = dict(per_device_train_batch_size=16, bf16=False, save_strategy="no", disable_tqdm=True, max_steps=2)

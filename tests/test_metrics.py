@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 
-from hf_textcluster.training.metrics import (
+from hf_textcluster.evaluation.metrics import (
     adjusted_rand_index,
     best_cluster_to_class_mapping,
     cluster_accuracy,

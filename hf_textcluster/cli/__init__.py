@@ -1,4 +1,4 @@
-"""``hf-textcluster``: train | predict | calibrate | recluster | refine | plot | report | evaluate | demo | push | card.
+"""``hf-textcluster``: train | predict | calibrate | recluster | refine | name | plot | report | evaluate | demo | push | card.
 
 Every command that reads a benchmark takes ``--data-dir`` (default: ``$HF_TEXTCLUSTER_DATA_DIR``, else the corpora's
 public download URLs). ``train`` passes any ``TrainingArguments`` flag through (``--max_steps 100``,
@@ -14,14 +14,16 @@ import argparse
 import os
 import sys
 
-from . import calibrate, card, demo, evaluate, plot, predict, push, recluster, refine, report, train
+from . import calibrate, card, demo, evaluate, name, plot, predict, push, recluster, refine, report, train
+from ._args import CommandParser
+from ._trainer_flags import normalize_spelling
 
 # The order of `hf-textcluster --help`.
-COMMANDS = (train, predict, calibrate, recluster, refine, plot, report, evaluate, demo, push, card)
+COMMANDS = (train, predict, calibrate, recluster, refine, name, plot, report, evaluate, demo, push, card)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="hf-textcluster", description=__doc__.split("\n")[0])
+    parser = CommandParser(prog="hf-textcluster", description=__doc__.split("\n")[0])
     parser.add_argument("--debug", action="store_true", help="Show the full traceback of an error.")
     subparsers = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
@@ -44,12 +46,20 @@ def cli_spelling(message: str) -> str:
     return message
 
 
-def main(argv: list[str] | None = None) -> int:
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+def parse_command_line(argv: list[str] | None = None) -> tuple[argparse.Namespace, list[str]]:
+    """``(args, extra)`` of a command line (``sys.argv[1:]`` by default): options spelled with dashes or, as before,
+    underscores; ``extra``: ``train``'s pass-through TrainingArguments flags. A bad command line exits (status 2)
+    with argparse's one-line error."""
     parser = build_parser()
-    args, extra = parser.parse_known_args(argv)
+    args, extra = parser.parse_known_args(normalize_spelling(sys.argv[1:] if argv is None else list(argv)))
     if extra and args.command != "train":
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    return args, extra
+
+
+def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    args, extra = parse_command_line(argv)
     try:
         return args.func(args, extra)
     except (ValueError, TypeError, FileNotFoundError, ImportError, FloatingPointError) as err:

@@ -4,9 +4,45 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 
+from ..choosing.auto_k import CRITERIA, DEFAULT_CRITERION, ClusterCountRequest
 from ..modeling.modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
-from ..training.auto_k import CRITERIA, DEFAULT_CRITERION, ClusterCountRequest
+
+
+class HelpFormatter(argparse.HelpFormatter):
+    """``--help`` shows every option's default: appended as ``(default: X)`` unless its help already says it."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        shown = action.default not in (None, False, argparse.SUPPRESS) and action.option_strings
+        if shown and "default" not in text.lower():
+            text += " (default: %(default)s)"
+        return text
+
+
+class CommandParser(argparse.ArgumentParser):
+    """The parser of ``hf-textcluster`` and of each of its commands (sub-parsers are made with the parent's class)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
+
+
+class DeprecatedAlias(argparse.Action):
+    """An old option spelling still accepted: stores into the new option's ``dest`` and says, once, which to use.
+
+    Example: ``report.add_argument("--method", dest="projection", action=DeprecatedAlias, new="--projection",
+    help=argparse.SUPPRESS)``.
+    """
+
+    def __init__(self, option_strings, dest, new: str, **kwargs):
+        self.new = new
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"warning: {option_string} is deprecated, use {self.new} (same values).", file=sys.stderr)
+        setattr(namespace, self.dest, values)
 
 
 def add_data_args(parser: argparse.ArgumentParser) -> None:
@@ -98,8 +134,15 @@ def add_model_input_args(parser: argparse.ArgumentParser, model_help: str) -> No
     """A trained model applied to a file of texts: predict, calibrate, recluster and plot."""
     parser.add_argument("--model", required=True, help=model_help)
     parser.add_argument("--input", required=True, help="Texts: .txt (one per line), csv, jsonl or parquet.")
-    parser.add_argument("--text-column", default="text")
-    parser.add_argument("--batch-size", type=positive_int, default=DEFAULT_ENCODE_BATCH_SIZE)
+    parser.add_argument(
+        "--text-column", default="text", help="Column of --input holding the texts (csv, jsonl, parquet)."
+    )
+    parser.add_argument(
+        "--batch-size",
+        type=positive_int,
+        default=DEFAULT_ENCODE_BATCH_SIZE,
+        help="Texts encoded at a time (memory against speed).",
+    )
 
 
 def add_card_args(parser: argparse.ArgumentParser) -> None:

@@ -10,7 +10,7 @@ import time
 from ..data import load_text_file
 from ..modeling.validation import check_local_path, check_may_replace_model
 from ..representation import name_clusters
-from ..training.runs import load_clusterer
+from ..runs.train import load_clusterer
 from ._args import add_model_input_args, positive_int
 
 
@@ -70,7 +70,7 @@ def update_saved_model(args: argparse.Namespace, command: str, update) -> tuple:
         with open(config_file, encoding="utf-8") as f:
             remote_code = "auto_map" in json.load(f) or None
     if (
-        command != "calibrate"
+        command not in ("calibrate", "name")  # they change no cluster: nothing to keep
         and os.path.isdir(output_dir)
         and os.path.isdir(args.model)
         and os.path.samefile(output_dir, args.model)

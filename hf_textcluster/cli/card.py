@@ -5,24 +5,33 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..data import load_text_file
 from ..hub.model_card import write_model_card
 from ._args import add_card_args, card_kwargs
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     card = subparsers.add_parser("card", help="Write the model card of a trained directory (no upload).")
-    card.add_argument("model_dir")
-    card.add_argument("--output", help="Write here (e.g. docs/example_model_card.md) instead of stdout.")
-    card.add_argument("--repo-id", help="Hub id used in the card's usage snippets.")
+    card.add_argument("model_dir", help="A directory written by `train` (weights, tokenizer, training_run.json).")
+    card.add_argument("--output", help="Write the card here instead of stdout.")
+    card.add_argument("--repo-id", help="Hub id used in the card's usage snippets (default: your-org/your-model).")
+    card.add_argument(
+        "--input",
+        help="The training texts (.txt, csv, jsonl or parquet): each cluster's keywords and size are computed from "
+        "them (default: the file or benchmark the run recorded, when it is still there).",
+    )
+    card.add_argument("--text-column", default="text", help="Column of --input holding the texts.")
     add_card_args(card)
     card.set_defaults(func=run)
     return card
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
+    texts = list(load_text_file(args.input, text_column=args.text_column)["text"]) if args.input else None
     card = write_model_card(
         args.model_dir,
         args.output or "-",
+        texts=texts,
         data_dir=args.data_dir,
         max_texts=args.max_texts,
         repo_id=args.repo_id,

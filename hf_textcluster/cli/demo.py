@@ -13,9 +13,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     demo = subparsers.add_parser(
         "demo", help=f"Train a method briefly on {DEMO_DATASET} beside plain k-means (minutes)."
     )
-    demo.add_argument("--method", default="sccl", choices=sorted(METHODS))
+    demo.add_argument("--method", default="sccl", choices=sorted(METHODS), help="The method to train.")
     demo.add_argument("--output-dir", help="Where the trained model goes (default: runs/demo-<method>-<dataset>).")
-    demo.add_argument("--max-steps", type=int, default=None)
+    demo.add_argument("--max-steps", type=int, default=None, help="Training steps (default: the demo's).")
     demo.add_argument(
         "--num-texts", type=int, default=None, help="Texts sampled from the corpus (default: the demo's)."
     )

@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import time
 
+from ..choosing.auto_k import ClusterCountRequest
 from ..data import load_benchmark, load_text_file
+from ..evaluation.metrics import clustering_scores
 from ..modeling.validation import check_local_path
-from ..training.auto_k import ClusterCountRequest
-from ..training.baselines import BASELINES, make_baseline
-from ..training.metrics import clustering_scores
-from ..training.runs import load_clusterer
+from ..runs.baselines import BASELINES, make_baseline
+from ..runs.train import load_clusterer
 from ..training.trainer import evaluate_clusterer
 from ._args import (
     add_data_args,
@@ -42,7 +42,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "chosen from the embeddings, without the labels.",
     )
     add_k_selection_args(evaluate)
-    evaluate.add_argument("--seed", type=int, default=0)
+    evaluate.add_argument("--seed", type=int, default=0, help="Seed of k-means (and of the K search).")
     add_data_args(evaluate)
     evaluate.set_defaults(func=run)
     return evaluate

@@ -8,8 +8,8 @@ import os
 from ..apps.plotting import check_image_path, is_placeholder_names, plot_clustering_overview, sample_indices
 from ..data import load_text_file
 from ..modeling.validation import check_local_path
-from ..training.runs import load_clusterer
-from ._args import add_model_input_args, positive_int
+from ..runs.train import load_clusterer
+from ._args import DeprecatedAlias, add_model_input_args, positive_int
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -21,7 +21,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     add_model_input_args(plot, "A trained model directory or hub id.")
     plot.add_argument("--label-column", help="Known classes of --input: a second map coloured by them.")
     plot.add_argument(
-        "--method",
+        "--projection",
         default="umap",
         choices=["umap", "tsne", "pca"],
         help="2-D projection: umap (default; umap-learn), tsne or pca (scikit-learn).",
@@ -33,6 +33,15 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         default=5000,
         help="At most this many texts in the map, a seeded sample (the sizes count every text).",
     )
+    # the option's name until train's --method (the paper) made it ambiguous
+    plot.add_argument(
+        "--method",
+        dest="projection",
+        action=DeprecatedAlias,
+        new="--projection",
+        choices=["umap", "tsne", "pca"],
+        help=argparse.SUPPRESS,
+    )
     plot.add_argument("--seed", type=int, default=0, help="Seed of the sample and the projection.")
     plot.set_defaults(func=run)
     return plot
@@ -41,12 +50,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def _check_arguments(args: argparse.Namespace) -> None:
     """Everything that can be refused before any work: matplotlib / umap-learn missing, a bad --output."""
     check_image_path(args.output)  # matplotlib missing, an unknown format or no such folder
-    if args.method == "umap":
+    if args.projection == "umap":
         try:
             import umap  # noqa: F401  (optional: the plot extra)
         except ImportError as err:
             raise ImportError(
-                '--method umap needs umap-learn: pip install "hf_textcluster[plot]" (or pass --method tsne).'
+                '--projection umap needs umap-learn: pip install "hf_textcluster[plot]" (or pass --projection tsne).'
             ) from err
     check_local_path(args.model, "--model")
     if os.path.abspath(args.output) == os.path.abspath(args.input):
@@ -80,14 +89,14 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         cluster_names=names,
         label_names=label_names,
         all_clusters=clusters,
-        method=args.method,
+        method=args.projection,
         random_state=args.seed,
         path=args.output,
         title=f"{os.path.basename(os.path.normpath(args.model))} on {os.path.basename(args.input)}: {shown} texts mapped",
     )
     used = len(set(clusters.tolist()))
     print(
-        f"Wrote {args.output}: {args.method} map of {shown} texts coloured by cluster"
+        f"Wrote {args.output}: {args.projection} map of {shown} texts coloured by cluster"
         f"{' and by ' + repr(args.label_column) if args.label_column else ''}, and the sizes of the {k} clusters "
         f"({used} used)."
     )

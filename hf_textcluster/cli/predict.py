@@ -12,7 +12,7 @@ from ..distributed import leave_together, run_with_processes, running_processes
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.precision import INFERENCE_PRECISIONS
 from ..modeling.validation import check_local_path
-from ..training.runs import check_finished_run
+from ..runs.train import check_finished_run
 from ._args import add_model_input_args, positive_int
 
 

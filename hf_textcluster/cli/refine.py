@@ -6,7 +6,7 @@ import argparse
 import json
 import os
 
-from ..training.serving import CANDIDATES, SERVE_CHOICES, serve_partition
+from ..choosing.serving import CANDIDATES, SERVE_CHOICES, serve_partition
 from .calibrate import add_saved_model_args, calibrate_model, rename_clusters, update_saved_model
 
 
@@ -53,7 +53,7 @@ def _record(model_dir: str, output_dir: str, choice) -> None:
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
-    """Choose and serve a partition of ``--input`` (see :func:`~hf_textcluster.training.serving.serve_partition`),
+    """Choose and serve a partition of ``--input`` (see :func:`~hf_textcluster.choosing.serving.serve_partition`),
     calibrate the model on it and save it (in place unless ``--output-dir``)."""
     choices = {}
 

@@ -10,8 +10,8 @@ import os
 from ..apps.report import DEFAULT_SAMPLE_SIZE, MAP_METHODS, check_report_path, cluster_report
 from ..data import load_text_file
 from ..modeling.validation import check_local_path
-from ..training.runs import load_clusterer
-from ._args import add_model_input_args, positive_int
+from ..runs.train import load_clusterer
+from ._args import DeprecatedAlias, add_model_input_args, positive_int
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -31,10 +31,19 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "the tables count every text).",
     )
     report.add_argument(
-        "--method",
+        "--projection",
         default="auto",
         choices=MAP_METHODS,
         help="2-D projection: auto (UMAP when umap-learn is installed, else PCA), umap or pca.",
+    )
+    # the option's name until train's --method (the paper) made it ambiguous
+    report.add_argument(
+        "--method",
+        dest="projection",
+        action=DeprecatedAlias,
+        new="--projection",
+        choices=MAP_METHODS,
+        help=argparse.SUPPRESS,
     )
     report.add_argument("--seed", type=int, default=0, help="Seed of the map's sample and projection.")
     report.set_defaults(func=run)
@@ -62,7 +71,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         args.output,
         label_names=label_names,
         sample_size=args.sample_size,
-        map_method=args.method,
+        map_method=args.projection,
         batch_size=args.batch_size,
         random_state=args.seed,
         title=title,

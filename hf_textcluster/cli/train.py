@@ -10,7 +10,7 @@ from transformers import HfArgumentParser
 
 from ..data import load_text_file
 from ..models import METHODS, get_method
-from ..training.runs import AUGMENTATIONS, train_clusterer
+from ..runs.train import AUGMENTATIONS, train_clusterer
 from ..training.trainer import ClusteringTrainingArguments
 from ._args import (
     add_data_args,
@@ -23,21 +23,38 @@ from ._args import (
     print_latent_kmeans,
 )
 from ._train_summary import summary
+from ._trainer_flags import add_trainer_flags, trainer_flags
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
-    train = subparsers.add_parser("train", help="Train a clusterer (extra --flags go to TrainingArguments).")
-    train.add_argument("--method", required=True, choices=sorted(METHODS))
+    train = subparsers.add_parser(
+        "train", help="Train a clusterer (Trainer options and any other TrainingArguments --flag pass through)."
+    )
+    train.add_argument("--method", required=True, choices=sorted(METHODS), help="The paper's method to train.")
     train.add_argument("--dataset", help="A benchmark corpus name (or use --input).")
     train.add_argument("--input", help="Your own texts: csv / jsonl / parquet / txt.")
-    train.add_argument("--text-column", default="text")
+    train.add_argument(
+        "--text-column", default="text", help="Column of --input holding the texts (csv, jsonl, parquet)."
+    )
     train.add_argument(
         "--label-column", help="Known classes of your file: only scored against (ACC / NMI), never trained on."
     )
-    train.add_argument("--output-dir", required=True)
+    train.add_argument(
+        "--output-dir",
+        required=True,
+        help="Where checkpoints, the trained model and training_run.json go (an interrupted run resumes there).",
+    )
     train.add_argument("--encoder", help="Hub id or local path (default: the pip-shipped all-MiniLM-L6-v2).")
     train.add_argument("--recipe", default="cpu", help="Recipe variant: 'cpu' (default) or 'paper'.")
-    train.add_argument("--augmentation", default="recipe", choices=["recipe", *AUGMENTATIONS])
+    train.add_argument(
+        "--augmentation",
+        default="recipe",
+        choices=["recipe", *AUGMENTATIONS],
+        help="The two augmented views of each text that SCCL, DEC-CRL and AECL train on. 'recipe' (default): the "
+        "recipe's precomputed views, which exist only for the benchmark corpora: with --input they become "
+        "dropout-only views ('virtual': both views are the text itself; a line says so); name an augmenter "
+        "(word_deletion, word_swap, wordnet, contextual) for text views of your file.",
+    )
     train.add_argument(
         "--num-clusters",
         type=num_clusters_or_auto,
@@ -46,7 +63,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "default with --label-column: the number of classes.",
     )
     add_k_selection_args(train)
-    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--seed", type=int, default=0, help="Seed of the model's initialisation, k-means and the views.")
     train.add_argument("--config", action="append", metavar="KEY=VALUE", help="Model config override, e.g. eta=5.")
     train.add_argument("--no-resume", action="store_true", help="Ignore checkpoints already in --output-dir.")
     train.add_argument(
@@ -68,6 +85,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="Hold out N texts (or a fraction F < 1), stratified by label; evaluate on them only.",
     )
     add_data_args(train)
+    add_trainer_flags(train)
     train.set_defaults(func=run)
     return train
 
@@ -121,7 +139,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     if args.dataset and args.input:
         raise ValueError("Pass either --dataset (a benchmark) or --input (your file), not both.")
     request = cluster_count_request(args)  # a malformed request fails before any data is read
-    overrides = parse_pass_through(extra)
+    overrides = parse_pass_through(trainer_flags(args) + extra)
     result = train_clusterer(
         args.method,
         args.dataset if args.dataset else _user_dataset(args),

@@ -21,6 +21,7 @@ from .benchmark import DATA_DIR_ENV, ShortTextClusteringBenchmark, ShortTextClus
 from .corpora import BENCHMARKS, CORPORA, CorpusSpec, parse_json_lines, parse_label_tab_text, parse_line_aligned
 from .loading import default_data_dir, load_benchmark, load_text_file, load_texts
 from .precomputed import AUGMENTATION_FAMILIES
+from .provenance import benchmark_corpus, views_augmentation
 
 __all__ = [
     "AUGMENTATION_FAMILIES",
@@ -38,6 +39,7 @@ __all__ = [
     "VirtualAugmenter",
     "WordNetSynonymAugmenter",
     "add_augmented_views",
+    "benchmark_corpus",
     "default_data_dir",
     "get_augmenter",
     "load_benchmark",
@@ -47,4 +49,5 @@ __all__ = [
     "parse_label_tab_text",
     "parse_line_aligned",
     "validate_texts",
+    "views_augmentation",
 ]

@@ -599,6 +599,9 @@ def add_augmented_views(
     batch_size = batch_size or augmenter.batch_size
     batching = (batch_size, num_proc) if augmenter.batch_seeded else None
     fingerprint = Hasher.hash([dataset._fingerprint, augmenter.config(), seed, text_column, batching, "text_aug1/2"])
+    # the views' feature id names their augmenter, so a training run can record what it trained on
+    view = datasets.Value("string", id=augmenter.name)
+    features = datasets.Features({**dataset.features, "text_aug1": view, "text_aug2": view})
     return dataset.map(
         add_views,
         batched=True,
@@ -606,5 +609,6 @@ def add_augmented_views(
         batch_size=batch_size,
         num_proc=num_proc,
         new_fingerprint=fingerprint,
+        features=features,
         desc=f"Augmenting ({augmenter.name})",
     )

@@ -6,7 +6,7 @@ its training run (``training_run.json``), the measured ACC/NMI and the top keywo
 >>> write_model_card("runs/sccl-so")                 # README.md beside the weights, without pushing
 
 Cluster keywords and names come from :mod:`hf_textcluster.representation`; the run record and the trained model are
-read by :mod:`hf_textcluster.training.runs`.
+read by :mod:`hf_textcluster.runs.train`.
 """
 
 from __future__ import annotations
@@ -28,11 +28,12 @@ from huggingface_hub.repocard_data import EvalResult
 from transformers import PreTrainedConfig
 
 from .._version import __version__
+from ..data import CORPORA
 from ..encoders import _PIP_SHIPPED_ENCODERS, shipped_encoder_id
 from ..models import METHODS
 from ..representation import LearnedTopicsRepresentation, cluster_keywords
-from ..training.recipes import load_recipe
-from ..training.runs import find_training_texts, load_clusterer, read_training_run, run_input_file
+from ..runs.recipes import load_recipe
+from ..runs.train import find_training_texts, load_clusterer, read_training_run, run_input_file
 from .remote_code import model_file
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
@@ -121,7 +122,7 @@ def training_command(run: Mapping[str, Any] | None, num_clusters: int, output_di
         parts += ["--input <your texts file>", f"--num-clusters {num_clusters}"]
     parts.append(f"--output-dir {output_dir}")
     parts.append(f"--recipe {run.get('recipe', 'cpu')}")
-    if run.get("augmentation"):
+    if run.get("augmentation") and run["augmentation"] != "custom":  # "custom": views given with the data
         parts.append(f"--augmentation {run['augmentation']}")
     parts.append(f"--seed {run.get('seed', 0)}")
     encoder = encoder_hub_id(run.get("encoder"))
@@ -164,10 +165,38 @@ def hyperparameters_section(config, run: Mapping[str, Any] | None) -> str:
     return "\n".join(lines)
 
 
-def metrics_section(metrics: Mapping[str, float], dataset_name: str | None) -> str:
+def training_data_line(run: Mapping[str, Any], dataset_name: str | None) -> str:
+    """What a model was trained on: a benchmark corpus (all of it or a sample), the user's file, or a Dataset."""
+    count = f"{run['num_train_texts']:,} texts" if run.get("num_train_texts") else "texts"
+    corpus = run.get("dataset") or run.get("corpus")
+    source = run_input_file(run)
+    if corpus in CORPORA:
+        whole = run.get("dataset") and not run.get("num_test_texts")
+        line = f"{'the' if whole else ''} {count} of the `{corpus}` benchmark corpus ({CORPORA[corpus].description})"
+        line = line.strip()
+    elif dataset_name:
+        line = f"{count} of `{dataset_name}`"
+    elif source:
+        line = f"{count} of the file `{os.path.basename(source['path'])}`"
+    else:
+        line = f"{count} given to `train_clusterer` as a `datasets.Dataset`"
+    augmentation = run.get("augmentation")
+    if augmentation:
+        views = "views given with the data" if augmentation == "custom" else f"`{augmentation}` views"
+        line += f", trained on two augmented views of each text ({views})"
+    return line
+
+
+def served_partition(config) -> str:
+    """The partition a model serves (``config.served_partition``; ``"head"``: the method's own cluster head)."""
+    return getattr(config, "served_partition", None) or "head"
+
+
+def metrics_section(metrics: Mapping[str, float], dataset_name: str | None, served: str = "head") -> str:
     dataset = dataset_name or "the training texts"
     rows = []
-    for prefix, protocol in (("", "cluster head (argmax of q)"), ("kmeans_", "k-means on the learned embeddings")):
+    what = "the method's cluster head" if served == "head" else "what the model serves"
+    for prefix, protocol in (("", f"`{served}` ({what})"), ("kmeans_", "k-means on the learned embeddings")):
         if prefix and not any(f"{prefix}{key}" in metrics for key in CARD_METRICS):
             continue
         cells = [
@@ -175,7 +204,7 @@ def metrics_section(metrics: Mapping[str, float], dataset_name: str | None) -> s
             for key in CARD_METRICS
         ]
         rows.append(f"| {protocol} | {dataset} | " + " | ".join(cells) + " |")
-    header = "| protocol | dataset | ACC (%) | NMI (%) | ARI (%) |\n|---|---|---|---|---|"
+    header = "| partition | dataset | ACC (%) | NMI (%) | ARI (%) |\n|---|---|---|---|---|"
     note = (
         "\n\nACC matches clusters to the gold classes with the Hungarian algorithm; labels were used for this "
         "evaluation only, never for training."
@@ -219,10 +248,11 @@ def clusters_section(
     id2label = config.id2label or {}
     if keywords is None:
         why = (
-            f"{why_no_keywords} (restore it, or pass `texts=` to `generate_model_card` / `write_model_card`)"
+            f"{why_no_keywords} (restore it, or pass `--input FILE` to `hf-textcluster card`, `texts=` to "
+            "`write_model_card`)"
             if why_no_keywords
-            else "the card was generated without training texts (pass `texts=` to `generate_model_card`, or "
-            "`--data-dir` to `hf-textcluster card` / `push`)"
+            else "the card was generated without training texts (pass `--input FILE` to `hf-textcluster card`, "
+            "`texts=` to `generate_model_card` / `write_model_card`)"
         )
         lines = [
             f"Keywords not computed: {why}.",
@@ -248,7 +278,7 @@ def clusters_section(
 
 def remote_code_section(repo_id: str, code_file: str | None) -> str:
     if not code_file:
-        return "This repository ships no remote code: install `hf_textcluster` to use it."
+        return f"This repository ships no remote code: install `hf_textcluster` ({INSTALL}) to use it."
     return (
         "Without the package, with the inference code shipped in this repository "
         f"(`{code_file}` and the files it imports: config, model and pipeline, importing only torch, numpy and "
@@ -263,6 +293,8 @@ def remote_code_section(repo_id: str, code_file: str | None) -> str:
 
 
 CARD_TEMPLATE = TEMPLATE_DIR / "model_card.md"
+# The package is installed from a checkout of its source (no package index serves it).
+INSTALL = 'from a checkout of its source: `pip install -e ".[default-encoder]"`'
 GENERIC_USAGE = 'model.predict(["How do I join two tables in Oracle?"])         # cluster ids'
 CHOICES_HEADING = "Choices followed"
 
@@ -340,7 +372,9 @@ def _keywords_and_sizes(model, texts, clusters, top_n: int):
     return keywords, {k: int((clusters == k).sum()) for k in range(num_clusters)}
 
 
-def _front_matter(*, model_type, run, texts, code_name, tags, dataset_name, model_name, measured, **card_data) -> str:
+def _front_matter(
+    *, config, model_type, run, texts, code_name, tags, dataset_name, model_name, measured, **card_data
+) -> str:
     """The YAML front matter: tags (method, loss terms, dataset size, custom code) and the model-index results."""
     method = METHODS.get(model_type)
     card_tags = ["hf_textcluster", "text-clustering", "clustering", "unsupervised", model_type]
@@ -364,7 +398,7 @@ def _front_matter(*, model_type, run, texts, code_name, tags, dataset_name, mode
             metric_name=f"{metric_name} ({label})",
             metric_value=round(measured[f"{prefix}{key}"], 4),
         )
-        for prefix, label in (("", "cluster head"), ("kmeans_", "k-means on embeddings"))
+        for prefix, label in (("", served_partition(config)), ("kmeans_", "k-means on embeddings"))
         for key, (metric_type, metric_name) in CARD_METRICS.items()
         if f"{prefix}{key}" in measured
     ]
@@ -389,7 +423,7 @@ _PARTITIONS = {
 def serving_line(config, run: Mapping[str, Any] | None) -> str:
     """What the model serves (``config.served_partition``) and, from ``training_run.json``'s ``serving``, how it was
     refined and chosen without labels."""
-    served = getattr(config, "served_partition", "head") or "head"
+    served = served_partition(config)
     base, refined = served.split("+")[0], served.endswith("+refined")
     line = f"`{served}`: {_PARTITIONS.get(base, base)}"
     record = (run or {}).get("serving") or {}
@@ -436,11 +470,40 @@ def calibration_lines(config) -> list[str]:
     ]
 
 
+def score_line(config) -> str:
+    """What the pipeline's ``score`` is for the served partition."""
+    if served_partition(config) == "head":
+        return (
+            "- `score` is the method's own soft assignment (its cluster head's probability), not a calibrated "
+            "confidence; rank texts by `confidence`."
+        )
+    return (
+        f"- `score` is the probability of what serves `{served_partition(config)}` (see *Served partition*), not the "
+        "method's own soft assignment nor a calibrated confidence; rank texts by `confidence`."
+    )
+
+
+def names_line(config, keywords) -> str:
+    """The first limitation: what, if anything, describes the clusters in this card."""
+    id2label = config.id2label or {}
+    named = any(str(v) != f"cluster_{k}" for k, v in id2label.items())
+    if named:
+        what = "their names (`id2label`, computed from the training texts' keywords)"
+    elif keywords is not None:
+        what = "the keywords above"
+    else:
+        return (
+            "- Clusters are unnamed: their ids are arbitrary and this card lists no keywords (`hf-textcluster card "
+            "DIR --input TRAINING_TEXTS` adds them); check a sample of texts before relying on a cluster's meaning."
+        )
+    return f"- Cluster ids are arbitrary and only {what} describe them; check a sample of texts before relying on them."
+
+
 def _limitations(
     config, run: Mapping[str, Any], missing: list[str], texts, base: str | None, why_no_keywords: str | None = None
 ) -> str:
     """The card's run-specific limitation lines (the template holds the method's general ones)."""
-    lines = calibration_lines(config)
+    lines = [score_line(config), *calibration_lines(config)]
     if run.get("recipe") == "cpu":
         steps = _training_arguments(run).get("max_steps")
         lines.append(
@@ -512,13 +575,12 @@ def generate_model_card(
         else f"{method_name} clusterer" + (f" on {dataset_name}" if dataset_name else "")
     )
     repo = repo_id or PLACEHOLDER_REPO_ID
-    source = run_input_file(run)
-    user_texts = f"user-provided texts (`{os.path.basename(source['path'])}`)" if source else "user-provided texts"
-    training_data = (f"`{dataset_name}`" if dataset_name else user_texts) + (
-        f" ({len(texts)} texts used for the keywords below)" if texts is not None else ""
+    training_data = training_data_line(run, dataset_name) + (
+        f"; {len(texts):,} of its texts give the keywords below" if texts is not None else ""
     )
     fields = {
         "front_matter": _front_matter(
+            config=config,
             model_type=model_type,
             run=run,
             texts=texts,
@@ -541,7 +603,7 @@ def generate_model_card(
         "base_model_text": f"[`{base}`](https://huggingface.co/{base})" if base else "a local encoder (not on the Hub)",
         "training_data": training_data,
         "serving": serving_line(config, run),
-        "metrics_section": metrics_section(measured, dataset_name),
+        "metrics_section": metrics_section(measured, dataset_name, served_partition(config)),
         "clusters_section": clusters_section(config, keywords, sizes, why_no_keywords) + topics_section(model),
         "remote_code_section": remote_code_section(repo, code_name),
         "training_command": training_command(
@@ -549,6 +611,9 @@ def generate_model_card(
         ),
         "hyperparameters_section": hyperparameters_section(config, run),
         "extra_limitations": _limitations(config, run, missing, texts, base, why_no_keywords),
+        "names_limitation": names_line(config, keywords),
+        "install": INSTALL,
+        "card_module": __name__,
         "library_version": __version__,
         "model_class": type(model).__name__,
     }

@@ -1,9 +1,9 @@
 """Sharing clusterers on the Hugging Face Hub: ``push_to_hub`` with a model card, and remote code for users without
 this package.
 
-This is the Hub layer of the package: it sits above the models and plugs into them when ``hf_textcluster`` is
-imported (``TextClusteringPreTrainedModel.hub_layer``), so ``model.save_pretrained(dir, model_card=True)`` and
-``model.push_to_hub(repo)`` go through :func:`add_to_saved_model` and :func:`push_to_hub` here.
+This is the Hub layer of the package: it sits above the models, which import it on first use inside the package (never
+as remote code), so ``model.save_pretrained(dir, model_card=True)`` and ``model.push_to_hub(repo)`` go through
+:func:`add_to_saved_model` and :func:`push_to_hub` here.
 
 A pushed repository holds ``config.json``, ``model.safetensors``, the tokenizer, a generated ``README.md`` (see
 :mod:`hf_textcluster.hub.model_card`), ``training_run.json`` when known, and the method's inference code (see
@@ -31,7 +31,7 @@ from typing import Any
 
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..representation import label_clusters as name_clusters
-from ..training.runs import TRAINING_RUN_FILE, find_training_texts, load_clusterer, read_training_run
+from ..runs.train import TRAINING_RUN_FILE, find_training_texts, load_clusterer, read_training_run
 from .model_card import encoder_hub_id, generate_model_card, sample_texts
 from .remote_code import add_remote_code
 

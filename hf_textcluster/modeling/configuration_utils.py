@@ -18,6 +18,21 @@ POOLING_MODES = ("mean", "cls")
 CONFIDENCE_MEASURES = ("centre_margin", "assignment_margin")
 
 
+def running_as_remote_code() -> bool:
+    """Whether this code runs as a pushed repository's remote code (``trust_remote_code=True``, no hf_textcluster
+    package) rather than from the installed package. The one answer to that question: transformers loads remote code
+    under its own module names, the package's modules are named ``hf_textcluster.*``.
+
+    Returns:
+        ``True`` as remote code, ``False`` inside the package.
+
+    Example:
+        >>> running_as_remote_code()
+        False
+    """
+    return not __name__.startswith("hf_textcluster.")
+
+
 class TextClusteringConfig(PreTrainedConfig):
     r"""
     Base configuration of a text clusterer: a transformer encoder (a nested config, e.g. ``BertConfig``) whose
@@ -59,7 +74,7 @@ class TextClusteringConfig(PreTrainedConfig):
 
     def __post_init__(self, **kwargs):
         super().__post_init__(**kwargs)
-        if type(self).__module__.startswith("hf_textcluster."):
+        if not running_as_remote_code():
             # A pushed repository's remote-code entries (see hf_textcluster.hub.push) are for users without this package;
             # with it, the registered classes and pipeline apply, so they are dropped (a re-save adds them when
             # asked). The same class loaded as remote code keeps them.

@@ -3,11 +3,12 @@
 Part of the inference code that every pushed repository carries (see :mod:`hf_textcluster.hub.push`): this module, the
 config, layers, pipeline and each method's configuration/modeling files import only torch, numpy, transformers and
 each other, so that ``trust_remote_code=True`` works where hf_textcluster is not installed. Model cards, remote code
-on save and one-commit pushes come from the package's Hub layer, which plugs in through ``hub_layer`` (below).
+on save and one-commit pushes come from the package's Hub layer, imported on first use (``_package_layer`` below).
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import tempfile
@@ -21,7 +22,7 @@ from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedModel
 from transformers.utils import ModelOutput, logging
 
 from .calibration import DEFAULT_OUTLIER_QUANTILE, ClusterCalibration, check_outlier_quantile
-from .configuration_utils import TextClusteringConfig
+from .configuration_utils import TextClusteringConfig, running_as_remote_code
 from .kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
 from .layers import pool_token_states
 from .precision import autocast_dtype, quantize_int8, resolve_precision
@@ -32,8 +33,16 @@ logger = logging.get_logger(__name__)
 # Encoding passes (k-means initialisation, targets, evaluation, predict) are inference: a batch far larger than a
 # training batch keeps the matrix products efficient; texts are sorted by length so each batch pads little.
 DEFAULT_ENCODE_BATCH_SIZE = 128
-# True when this file runs as a repository's remote code (the user already trusted it) rather than in the package.
-_AS_REMOTE_CODE = not __name__.startswith("hf_textcluster.")
+# The package's layers above the models that a model's own methods offer when the package is installed: the Hub layer
+# (cards and remote code on save, one-commit pushes) and the encoder resolution (pip-shipped encoders offline, a
+# sentence-transformers folder's pooling). Named here and imported on first use, never at import time and never as
+# remote code (running_as_remote_code(): saving and pushing are then transformers' own, encoders hub ids or paths).
+_PACKAGE_LAYERS = {"hub": "hf_textcluster.hub", "encoders": "hf_textcluster.encoders"}
+
+
+def _package_layer(name: str):
+    """The package's module ``_PACKAGE_LAYERS[name]``, imported on first use; ``None`` as remote code."""
+    return None if running_as_remote_code() else importlib.import_module(_PACKAGE_LAYERS[name])
 
 
 @dataclass
@@ -86,14 +95,10 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     supports_gradient_checkpointing = True
     _supports_sdpa = True
 
-    # hf_textcluster's Hub layer (its `hub` module: cards, remote code, one-commit pushes) sits above the models and
-    # plugs in here when the package is imported. Without it (this file running as remote code), saving and pushing
-    # are transformers' own, plus the tokenizer.
-    hub_layer = None
     # How whole-list passes run (an EncodingPasses; None: in this process). A plain attribute, never saved.
     encoding_passes = None
-    # The package's encoder resolution (hf_textcluster.encoders.resolve_encoder: pip-shipped encoders offline, a
-    # sentence-transformers folder's pooling), plugged in like the Hub layer; remote code takes hub ids and paths.
+    # A callable that resolves `encoder` (name_or_path, pooling); None: the package's resolve_encoder (see
+    # _PACKAGE_LAYERS), or as remote code a hub id or path as given. Set it to resolve encoders your own way.
     encoder_resolver = None
     _ship_remote_code = False
     # Checkpoints from before calibration have no `calibration.*` buffers: they load uncalibrated (zeros), silently.
@@ -657,8 +662,11 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             >>> from hf_textcluster import SCCLModel
             >>> model = SCCLModel.from_encoder_pretrained(None, num_clusters=20, max_length=32)  # doctest: +SKIP
         """
-        if cls.encoder_resolver is not None:  # the package's: pip-shipped encoders, sentence-transformers pooling
-            spec = cls.encoder_resolver(encoder)
+        resolver = cls.encoder_resolver
+        if resolver is None and (encoders := _package_layer("encoders")) is not None:
+            resolver = encoders.resolve_encoder
+        if resolver is not None:  # the package's: pip-shipped encoders, sentence-transformers pooling
+            spec = resolver(encoder)
             name_or_path, pooling = spec.name_or_path, spec.pooling
         elif encoder is None:
             raise ValueError("`encoder` is required here (the pip-shipped default needs the hf_textcluster package).")
@@ -691,7 +699,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             try:
                 # As remote code, the class's own config class (AutoConfig would pick the package's where it is
                 # also installed); in the package, AutoConfig, so that another method's checkpoint is recognised.
-                config_class = cls.config_class if _AS_REMOTE_CODE else AutoConfig
+                config_class = cls.config_class if running_as_remote_code() else AutoConfig
                 config = config_class.from_pretrained(path, **hub_kwargs)
             except OSError as err:
                 from huggingface_hub.errors import RepositoryNotFoundError
@@ -738,7 +746,9 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             raise
         if tokenizer is None:
             try:
-                tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=_AS_REMOTE_CODE, **hub_kwargs)
+                tokenizer = AutoTokenizer.from_pretrained(
+                    path, trust_remote_code=running_as_remote_code(), **hub_kwargs
+                )
             except Exception as err:  # noqa: BLE001 - a missing tokenizer is reported when texts are used
                 logger.warning(
                     f"No tokenizer could be loaded from {path!r} ({type(err).__name__}). `predict`/`embed` and the "
@@ -830,13 +840,13 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             hub_kwargs = {k: kwargs.pop(k) for k in hub_keys if k in kwargs}
             repo_id = kwargs.pop("repo_id", None) or os.path.basename(os.path.normpath(os.fspath(save_directory)))
             self.save_pretrained(save_directory, *args, model_card=model_card, remote_code=remote_code, **kwargs)
-            if self.hub_layer is None:
+            if running_as_remote_code():
                 return super().push_to_hub(repo_id, **hub_kwargs)
             return self.push_to_hub(repo_id, remote_code=remote_code is not False, **hub_kwargs)
         if remote_code is None:
             remote_code = type(self)._ship_remote_code
         wants_card = model_card is not False and model_card is not None
-        if (wants_card or remote_code) and self.hub_layer is None:
+        if (wants_card or remote_code) and running_as_remote_code():
             raise ValueError(
                 "`model_card` and `remote_code` need the hf_textcluster package (`pip install hf_textcluster`); this "
                 "model runs as a repository's remote code."
@@ -849,8 +859,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             super().save_pretrained(staging, *args, **kwargs)
             if self.tokenizer is not None:
                 self.tokenizer.save_pretrained(staging)
-            if self.hub_layer is not None:
-                self.hub_layer.add_to_saved_model(
+            if (hub := _package_layer("hub")) is not None:
+                hub.add_to_saved_model(
                     self,
                     staging,
                     save_directory=save_directory,
@@ -871,7 +881,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         """Make ``save_pretrained`` ship remote code for this class (``push_to_hub`` always does): the inference code
         and ``config.json``'s ``auto_map`` (``AutoConfig``/``AutoModel``) and ``custom_pipelines``
         (``text-clustering``), so that ``trust_remote_code=True`` loads it without hf_textcluster."""
-        if cls.hub_layer is None:  # running as remote code: transformers copies this file and its imports itself
+        if running_as_remote_code():  # transformers copies this file and its imports itself
             return super().register_for_auto_class(auto_class)
         if not isinstance(auto_class, str):
             auto_class = auto_class.__name__
@@ -884,6 +894,6 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         card (with ``metrics=`` / ``training_run=`` and the clusters' keywords from ``texts=``) and the inference code
         for ``trust_remote_code``. Refuses (before uploading anything) a model whose clusters were never initialised.
         Arguments: see :func:`hf_textcluster.hub.push.push_to_hub`. Returns the ``CommitInfo``."""
-        if self.hub_layer is None:
+        if running_as_remote_code():
             return super().push_to_hub(repo_id, **kwargs)
-        return self.hub_layer.push_to_hub(self, repo_id, **kwargs)
+        return _package_layer("hub").push_to_hub(self, repo_id, **kwargs)

@@ -2,11 +2,15 @@
 
 Each ``models/<method>/__init__.py`` declares one :class:`ClusteringMethod` as ``METHOD``; ``models/__init__.py``
 lists the method folders. Auto classes, ``train_clusterer``, the CLI's ``--method`` choices, remote code, model cards
-and ``training/bench.py`` read from here; nothing else names a method.
+and the benchmark read from here; nothing else names a method.
+
+A method's trainer is named by a dotted path and imported on first use (:attr:`ClusteringMethod.trainer_class`):
+registering the config and model classes (what ``import hf_textcluster`` does) never imports the training layer.
 """
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -21,8 +25,9 @@ class ClusteringMethod:
         name: the method id: ``model_type`` of its config, ``--method`` of the CLI, the key of recipes and results.
         display_name: how tables and cards name it (``"DEC-MLM"``).
         paper: a short reference (authors, venue, year).
-        config_class, model_class, trainer_class: its ``TextClusteringConfig`` / ``TextClusteringPreTrainedModel`` /
-            ``ClusteringTrainer`` subclasses.
+        config_class, model_class: its ``TextClusteringConfig`` / ``TextClusteringPreTrainedModel`` subclasses.
+        trainer: where its ``ClusteringTrainer`` subclass lives, as ``"module:Class"`` (the module relative to the
+            method's package, e.g. ``".trainer_sccl:SCCLTrainer"``, or absolute); :attr:`trainer_class` imports it.
         loss_terms: the terms of its objective by the name the trainer logs them under (``loss_<name>``) and cards
             tag them with (``loss:<name>``), each with what it is (the paper's equation).
         uses_augmented_views: whether it trains on ``text_aug1`` / ``text_aug2`` (augmentation applies).
@@ -37,7 +42,7 @@ class ClusteringMethod:
     paper: str
     config_class: type
     model_class: type
-    trainer_class: type
+    trainer: str
     loss_terms: Mapping[str, str]
     uses_augmented_views: bool = False
     paper_results: Mapping[str, tuple[float, float]] = field(default_factory=dict)
@@ -49,6 +54,21 @@ class ClusteringMethod:
             raise ValueError(f"{self.config_class.__name__}.model_type must be the method id {self.name!r}.")
         if self.model_class.config_class is not self.config_class:
             raise ValueError(f"{self.model_class.__name__}.config_class must be {self.config_class.__name__}.")
+        if not isinstance(self.trainer, str) or self.trainer.count(":") != 1:
+            raise ValueError(f"`trainer` of {self.name!r} must be 'module:Class', got {self.trainer!r}.")
+
+    @property
+    def trainer_class(self) -> type:
+        """The method's ``ClusteringTrainer`` subclass, imported on first use (with it, the training layer).
+
+        Example:
+            >>> from hf_textcluster.models import get_method
+            >>> get_method("sccl").trainer_class.__name__
+            'SCCLTrainer'
+        """
+        module, _, name = self.trainer.partition(":")
+        package = self.config_class.__module__.rpartition(".")[0]
+        return getattr(importlib.import_module(module, package if module.startswith(".") else None), name)
 
     @property
     def folder(self) -> Path:

@@ -34,6 +34,31 @@ class ClassTfidfRepresentation(BaseRepresentation):
         self.stop_words = stop_words
 
     def extract(self, texts: Sequence[str], clusters: Sequence[int], num_clusters: int) -> dict[int, list[str]]:
+        return {
+            k: [word for word, _ in scored] for k, scored in self.extract_weights(texts, clusters, num_clusters).items()
+        }
+
+    def extract_weights(
+        self, texts: Sequence[str], clusters: Sequence[int], num_clusters: int
+    ) -> dict[int, list[tuple[str, float]]]:
+        """The keywords of :meth:`extract` with their c-TF-IDF weights (what a keyword bar chart shows).
+
+        Args:
+            texts: the texts that were clustered.
+            clusters: one cluster id per text.
+            num_clusters: how many clusters the partition has (empty ones included).
+
+        Returns:
+            ``{cluster: [(keyword, weight), ...]}``, highest weight first; ``[]`` for a cluster with none.
+
+        Raises:
+            ValueError: ``texts`` and ``clusters`` of different lengths.
+
+        Example:
+            >>> scored = ClassTfidfRepresentation(top_n=1).extract_weights(["sql join", "git push"], [0, 1], 2)
+            >>> [word for word, _ in scored[0]]
+            ['join']
+        """
         texts = list(texts)
         clusters = np.asarray(clusters, dtype=int)
         if len(texts) != len(clusters):
@@ -51,7 +76,7 @@ class ClassTfidfRepresentation(BaseRepresentation):
         keywords = {}
         for k in range(num_clusters):
             order = np.argsort(-scores[k], kind="stable")[: self.top_n]
-            keywords[k] = [str(vocabulary[i]) for i in order if scores[k, i] > 0]
+            keywords[k] = [(str(vocabulary[i]), float(scores[k, i])) for i in order if scores[k, i] > 0]
         return keywords
 
     @staticmethod

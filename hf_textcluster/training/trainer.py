@@ -20,14 +20,14 @@ from transformers import Trainer, TrainerCallback, TrainingArguments
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 from transformers.utils import logging
 
+from ..choosing.serving import apply_partition, check_serve, serve_partition
 from ..distributed import sharded_passes
+from ..evaluation.metrics import load_clustering_metric
 from ..modeling.kmeans import DEFAULT_KMEANS_MAX_SAMPLES, KMEANS_INITS, fit_kmeans
 from ..modeling.modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.precision import autocast_dtype, cpu_capability, native_bf16
 from ..modeling.validation import check_num_clusters, clip_text
-from .metrics import load_clustering_metric
 from .progress import install_progress_callbacks
-from .serving import apply_partition, check_serve, serve_partition
 
 logger = logging.get_logger(__name__)
 
@@ -57,7 +57,7 @@ class ClusteringTrainingArguments(TrainingArguments):
         health_sample_size: how many training texts (a seeded sample) the cluster checks predict.
         calibration_sample_size: training texts the model's confidence is calibrated on at the end (0: do not).
         serve: what the trained model serves: ``"auto"`` (default: the label-free choice of
-            :mod:`~hf_textcluster.training.serving` among its head, k-means and UMAP k-means on its embeddings, each
+            :mod:`~hf_textcluster.choosing.serving` among its head, k-means and UMAP k-means on its embeddings, each
             refined or not), ``"head"`` (the paper's output) or another candidate by name.
         early_stopping_tol: stop when fewer than this share of the checked texts changed cluster since the
             previous check (DEC's criterion, e.g. 0.001; off by default).
@@ -131,7 +131,7 @@ class ClusteringTrainingArguments(TrainingArguments):
             "help": "What the trained model serves: 'auto' (default: the best of its head, k-means and UMAP "
             "k-means on its embeddings, each refined by iterative classification or not, chosen by an internal "
             "criterion, no labels) or one of them by name ('head' keeps the paper's output). See "
-            "training.serving."
+            "choosing.serving."
         },
     )
     early_stopping_tol: float | None = field(
@@ -430,7 +430,7 @@ class ClusterHealthCallback(TrainerCallback):
 def cluster_health(predicted: np.ndarray, reference: np.ndarray, num_clusters: int) -> dict[str, float]:
     """Label-free health of a clustering: NMI with ``reference`` (the initial k-means), the entropy of the cluster
     sizes over log K, and how many clusters are used."""
-    from .metrics import normalized_mutual_info
+    from ..evaluation.metrics import normalized_mutual_info
 
     counts = np.bincount(np.asarray(predicted), minlength=num_clusters).astype(float)
     share = counts[counts > 0] / counts.sum()
@@ -1011,7 +1011,7 @@ class ClusteringTrainer(Trainer):
 
     def serve_chosen_partition(self) -> None:
         """Make the trained model serve the partition ``args.serve`` asks for (by default the label-free choice among
-        its candidate partitions, see :mod:`~hf_textcluster.training.serving`), chosen once on the main process from
+        its candidate partitions, see :mod:`~hf_textcluster.choosing.serving`), chosen once on the main process from
         the training texts' embeddings (encoded by every process). Recorded in ``serving_choice`` (``training_run.json``)."""
         serve = self.args.serve
         if serve == "head" or self.train_dataset is None or not self.model.config.centroids_initialized:

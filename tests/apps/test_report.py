@@ -88,7 +88,7 @@ def test_report_is_one_offline_file_with_map_clusters_outliers_and_confusion(mod
     assert "100 of 120 texts, PCA projection" in page
     assert "Confidence: calibrated" in page and "<h2>Outliers</h2>" in page
     assert "Against the known labels" in page and "ACC " in page and '"sql"' in page  # class names on the heatmap
-    from hf_textcluster.training.metrics import cluster_accuracy
+    from hf_textcluster.evaluation.metrics import cluster_accuracy
 
     assert f"ACC {100 * cluster_accuracy(labels, clusters):.1f}" in page
 
@@ -328,6 +328,97 @@ def test_demo_names_what_the_trained_model_serves():
     )
     model.config.served_partition = "kmeans"
     assert _served_partition(model, SimpleNamespace(serving_choice=None)) == "kmeans"
+
+
+# ----- the pictures of the clusters: keyword bars, map by similarity, hierarchy ---------------------------------------
+def _figures_in(page: str) -> list[dict]:
+    """The plotly figures of a page, as the JSON each ``Plotly.newPlot`` call carries (data and layout)."""
+    decoder = json.JSONDecoder()
+    figures = []
+    for match in re.finditer(r"Plotly\.newPlot\(\s*\"[^\"]+\",\s*", page):
+        data, end = decoder.raw_decode(page, match.end())
+        layout, _ = decoder.raw_decode(page, end + page[end:].index("{"))
+        figures.append({"data": data, "layout": layout})
+    return figures
+
+
+def _section(page: str, heading: str) -> str:
+    start = page.index(f"<h2>{heading}</h2>")
+    end = page.find("<h2>", start + 1)
+    return page[start : end if end > 0 else len(page)]
+
+
+def test_report_shows_keyword_bars_with_their_ctfidf_weights_a_cluster_map_and_the_hierarchy(
+    model, toy_corpus, tmp_path
+):
+    from hf_textcluster.apps.report_figures import cluster_centres, first_joins
+    from hf_textcluster.representation import ClassTfidfRepresentation
+
+    texts, _ = toy_corpus
+    page = cluster_report(model, texts, output=tmp_path / "r.html", map_method="pca").read_text(encoding="utf-8")
+    clusters = model.predict(texts)
+    used = sorted(set(clusters.tolist()))
+    assert len(used) >= 2
+    weights = ClassTfidfRepresentation(top_n=8).extract_weights(texts, clusters, model.config.num_clusters)
+
+    bars = _figures_in(_section(page, "Keywords"))
+    assert len(bars) == 1
+    traces = bars[0]["data"]
+    assert len(traces) == len(used)
+    sizes = np.bincount(clusters, minlength=model.config.num_clusters)
+    for trace in traces:
+        k = int(trace["name"].split(":")[0])
+        expected = weights[k][:5][::-1]  # drawn bottom-up: the heaviest word on top
+        assert trace["y"] == [word for word, _ in expected]
+        np.testing.assert_allclose(trace["x"], [w for _, w in expected], rtol=1e-12)
+    # panels in the clusters table's order: largest first
+    assert [int(t["name"].split(":")[0]) for t in traces] == sorted(used, key=lambda k: -sizes[k])
+
+    (cluster_map,) = _figures_in(_section(page, "Clusters by similarity"))
+    points = cluster_map["data"][0]
+    assert sorted(int(k) for k, _ in points["customdata"]) == used
+    assert {int(k): int(n) for k, n in points["customdata"]} == {k: int(sizes[k]) for k in used}
+    diameter = dict(zip((int(k) for k, _ in points["customdata"]), points["marker"]["size"]))
+    largest, smallest = max(used, key=lambda k: sizes[k]), min(used, key=lambda k: sizes[k])
+    assert diameter[largest] >= diameter[smallest]
+
+    hierarchy = _section(page, "Hierarchy")
+    (dendrogram,) = _figures_in(hierarchy)
+    leaves = dendrogram["layout"]["yaxis"]["ticktext"]
+    assert len(leaves) == len(used) and sorted(int(leaf.split(":")[0]) for leaf in leaves) == used
+    assert len(dendrogram["data"]) == len(used) - 1  # one U-shaped link per join
+    ids, centres, _ = cluster_centres(model.embed(texts, precision="fp32"), clusters, model.config.num_clusters)
+    left, right, distance = first_joins(ids, centres)[0]
+    assert f"{', '.join(map(str, left))} with {', '.join(map(str, right))} (cosine distance {distance:.3f})" in (
+        hierarchy
+    )
+
+
+def test_hierarchy_joins_the_closest_centres_first_and_leaves_are_the_clusters():
+    from hf_textcluster.apps.report_figures import cluster_centres, first_joins, hierarchy_figure
+
+    rng = np.random.default_rng(0)
+    directions = np.eye(6, 8)
+    directions[1] = directions[0] + 0.1 * directions[1]  # clusters 0 and 1 nearly alike
+    clusters = np.repeat(np.arange(6), 10)
+    embeddings = directions[clusters] + 0.01 * rng.normal(size=(60, 8))
+    clusters[clusters == 5] = 7  # a cluster id beyond an empty one: K = 8, 6 used
+    ids, centres, sizes = cluster_centres(embeddings, clusters, 8)
+    assert ids.tolist() == [0, 1, 2, 3, 4, 7] and sizes.tolist() == [10] * 6
+    assert first_joins(ids, centres, count=1)[0][:2] == ([0], [1])
+    fig = hierarchy_figure(ids, centres, {0: "<b>sql</b>"})
+    assert len(fig.layout.yaxis.ticktext) == 6
+    assert "0: &lt;b&gt;sql&lt;/b&gt;" in fig.layout.yaxis.ticktext  # names are escaped, never markup
+
+
+def test_a_report_with_one_cluster_says_there_is_nothing_to_map(tmp_path):
+    texts = [f"sql table join {i}" for i in range(8)]
+    probs = np.tile([[0.9, 0.1]], (8, 1))
+    page = render_report(
+        texts, probs, np.random.default_rng(0).normal(size=(8, 4)), tmp_path / "one.html", map_method="pca"
+    ).read_text(encoding="utf-8")
+    assert "<h2>Keywords</h2>" in page and "One cluster holds every text: no map." in page
+    assert "<h2>Hierarchy</h2>" not in page
 
 
 @pytest.mark.parametrize("with_outliers", [False, True])

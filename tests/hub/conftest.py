@@ -39,7 +39,7 @@ def trained_run(tiny_encoder_dir, toy_corpus, tmp_path_factory) -> Path:
     import torch
 
     from hf_textcluster.data import load_texts
-    from hf_textcluster.training.runs import train_clusterer
+    from hf_textcluster.runs.train import train_clusterer
 
     texts, labels = toy_corpus
     output_dir = tmp_path_factory.mktemp("runs") / "sccl-toy"

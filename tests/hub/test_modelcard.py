@@ -23,7 +23,7 @@ from hf_textcluster.hub.model_card import (
 from hf_textcluster.hub.remote_code import auto_map, remote_code_files
 from hf_textcluster.models import METHODS
 from hf_textcluster.representation import cluster_keywords, keyword_labels, label_clusters
-from hf_textcluster.training.runs import read_training_run
+from hf_textcluster.runs.train import read_training_run
 
 
 def front_matter(card: str) -> dict:
@@ -234,3 +234,79 @@ def test_write_model_card_and_the_card_command(trained_run, toy_corpus, tmp_path
     assert cli_main(["card", str(run_dir), "--output", str(tmp_path / "card.md")]) == 0
     assert (tmp_path / "card.md").read_text().startswith("---")
     assert cli_main(["card", str(tmp_path / "nowhere")]) == 2
+
+
+# ----- what the card says is true ---------------------------------------------------------------------------------
+def test_card_names_the_served_partition_the_training_views_the_install_and_its_module(model, run):
+    from hf_textcluster.hub.model_card import served_partition
+
+    served = served_partition(model.config)
+    card = generate_model_card(model, training_run=run)
+    body = card.split("\n---\n", 1)[1]
+    assert run["augmentation"] == "virtual"  # a Dataset without views trains on the recipe's fallback
+    assert "trained on two augmented views of each text (`virtual` views)" in body
+    assert re.search(rf"^\| `{re.escape(served)}` \(", body, flags=re.M), "the results row names the served partition"
+    assert "pip install hf_textcluster" not in body and 'pip install -e ".[default-encoder]"' in body
+    assert "`hf_textcluster.hub.model_card`" in body and "hf_textcluster.modelcard" not in body
+    limitations = body.split("## Limitations", 1)[1]
+    assert "Student's t" not in limitations and "keyword names above" not in limitations
+    assert f"what serves `{served}`" in limitations or served == "head"
+    assert "this card lists no keywords" in limitations and "--input TRAINING_TEXTS" in limitations
+    keyworded = generate_model_card(model, training_run=run, texts=["sql join table", "vpn drops wifi"] * 5)
+    assert "only the keywords above describe them" in keyworded
+
+
+def test_training_data_line_names_the_corpus_sample_the_file_or_the_dataset():
+    from hf_textcluster.hub.model_card import training_data_line
+
+    demo = {"corpus": "stackoverflow", "num_train_texts": 4000, "augmentation": "sccl_contextual"}
+    line = training_data_line(demo, None)
+    assert line.startswith("4,000 texts of the `stackoverflow` benchmark corpus (StackOverflow question titles")
+    assert line.endswith("(`sccl_contextual` views)")
+    assert training_data_line({"dataset": "agnews", "num_train_texts": 8000}, "agnews").startswith("the 8,000 texts")
+    own = {"input": {"path": "/tmp/tickets.csv"}, "num_train_texts": 300}
+    assert training_data_line(own, None) == "300 texts of the file `tickets.csv`"
+    assert "user-provided" not in training_data_line({}, None)
+
+
+def test_views_made_by_an_augmenter_are_recorded_by_name(tiny_encoder_dir, toy_corpus, tmp_path):
+    from hf_textcluster.data import add_augmented_views, load_texts, views_augmentation
+    from hf_textcluster.runs.train import train_clusterer
+
+    texts, labels = toy_corpus
+    train = add_augmented_views(load_texts(texts, labels), "word_deletion")
+    assert (
+        views_augmentation(train) == "word_deletion" and views_augmentation(train.select(range(5))) == "word_deletion"
+    )
+    assert views_augmentation(load_texts(texts)) is None
+    train_clusterer(
+        "sccl",
+        train,
+        str(tmp_path / "run"),
+        encoder=str(tiny_encoder_dir),
+        num_clusters=3,
+        evaluate=False,
+        training_overrides={"max_steps": 1, "per_device_train_batch_size": 16, "bf16": False, "save_strategy": "no"},
+    )
+    assert read_training_run(tmp_path / "run")["augmentation"] == "word_deletion"
+
+
+def test_card_input_computes_keywords_and_recorded_metrics_are_shown(trained_run, toy_corpus, tmp_path, capsys):
+    import shutil
+
+    from hf_textcluster.runs.train import record_metrics
+
+    run_dir = tmp_path / "run"
+    shutil.copytree(trained_run, run_dir)
+    unscored = {**read_training_run(run_dir), "metrics": {}}  # a run trained without evaluation (as the demo's)
+    (run_dir / "training_run.json").write_text(json.dumps(unscored), encoding="utf-8")
+    (tmp_path / "texts.txt").write_text("\n".join(toy_corpus[0]) + "\n", encoding="utf-8")
+    with pytest.warns(MetricsNotMeasuredWarning):
+        assert cli_main(["card", str(run_dir), "--input", str(tmp_path / "texts.txt")]) == 0
+    card = capsys.readouterr().out
+    assert "Keywords not computed" not in card and "| share of training texts | top keywords |" in card
+    record_metrics(run_dir, {"acc": 0.728, "nmi": 0.7, "ari": 0.6})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", MetricsNotMeasuredWarning)
+        card = write_model_card(run_dir, "-", texts=toy_corpus[0])
+    assert "| 72.8 | 70.0 | 60.0 |" in card and "not measured" not in card

@@ -13,7 +13,7 @@ import torch
 from transformers.trainer_callback import TrainerState
 
 from hf_textcluster.data import load_texts
-from hf_textcluster.training.runs import train_clusterer
+from hf_textcluster.runs.train import train_clusterer
 from hf_textcluster.training.trainer import (
     CHECKPOINT_MANIFEST,
     TRAINING_MODULES_FILE,

@@ -52,7 +52,7 @@ def test_training_never_tokenizes_a_huge_text_whole(tiny_encoder_dir, toy_corpus
     from transformers import AutoTokenizer
 
     from hf_textcluster.data import load_texts
-    from hf_textcluster.training.runs import train_clusterer
+    from hf_textcluster.runs.train import train_clusterer
 
     texts, labels = toy_corpus
     seen = _record_lengths(AutoTokenizer.from_pretrained(str(tiny_encoder_dir)), monkeypatch)

@@ -7,7 +7,7 @@ import torch
 
 from hf_textcluster.cli import main
 from hf_textcluster.data import load_texts
-from hf_textcluster.training.runs import split_held_out
+from hf_textcluster.runs.train import split_held_out
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="needs a machine without CUDA")

@@ -17,7 +17,7 @@ from hf_textcluster import SCCLModel
 from hf_textcluster.cli import main
 from hf_textcluster.data import load_texts
 from hf_textcluster.modeling.validation import check_may_replace_model
-from hf_textcluster.training.runs import train_clusterer
+from hf_textcluster.runs.train import train_clusterer
 
 TRAIN = dict(per_device_train_batch_size=16, bf16=False, disable_tqdm=True, report_to="none", max_steps=2, save_steps=1)
 

@@ -10,7 +10,7 @@ import torch
 from transformers import TrainerCallback
 
 from hf_textcluster.data import load_texts
-from hf_textcluster.training.runs import train_clusterer
+from hf_textcluster.runs.train import train_clusterer
 from hf_textcluster.training.trainer import ClusteringTrainer
 
 TRAIN = dict(

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
 
-from hf_textcluster.training.refinement import RefinementResult, l2_normalize, refine_partition
-from hf_textcluster.training.selection import CRITERIA, choose_partition, score_partitions
+from hf_textcluster.choosing.refinement import RefinementResult, l2_normalize, refine_partition
+from hf_textcluster.choosing.selection import CRITERIA, choose_partition, score_partitions
 
 
 def _blobs(sizes, dim=16, spread=0.35, seed=0):

@@ -16,6 +16,7 @@ from . import (  # noqa: E402
     baselines,
     kmeans_init,
     method,
+    model_cards,  # noqa: E402
     partitions,
     processes,
     rescore,
@@ -56,6 +57,11 @@ def build_parser() -> argparse.ArgumentParser:
         help_text = f"Train and score {spec.display_name} (the `cpu` recipe unless --recipe)."
         method.add_arguments(commands.add_parser(name, help=help_text, description=help_text))
     commands.add_parser("render", help="Re-write docs/results.md (and README's table) from docs/results.json.")
+    for name, push, help_text in (
+        ("model-cards", False, "Re-write model_cards/ (the cards of the published clusterers) from docs/results.json."),
+        ("push-cards", True, "Push each published clusterer's card as the README.md of <org>/<name> on the Hub."),
+    ):
+        model_cards.add_card_arguments(commands.add_parser(name, help=help_text, description=help_text), push)
     return parser
 
 
@@ -66,18 +72,29 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if getattr(args, "datasets", None) == ["all"]:
         args.datasets = list(BENCHMARKS)
+    if args.section in ("model-cards", "push-cards"):
+        return model_cards.run_cards(args)
     store = results.load_store()
     if args.section == "render":
         from .render import write_rendered
 
         write_rendered(store)
+        _rewrite_model_cards()
         return 0
     run_id = new_run_id(args.section)
     store["runs"][run_id] = environment()
     module = SECTIONS[args.section][0] if args.section in SECTIONS else method
     module.run(args, store, run_id)
     print(f"Wrote {results.RESULTS_MD}")
+    _rewrite_model_cards()
     return 0
+
+
+def _rewrite_model_cards() -> None:
+    """model_cards/ follows the repository's own store (a test fails when it is stale); once per command, not per row."""
+    if results.RESULTS_JSON.resolve() == (results.REPO / "docs" / "results.json").resolve():
+        model_cards.write_cards()
+        print(f"Wrote {model_cards.CARDS_DIR}")
 
 
 if __name__ == "__main__":

@@ -32,8 +32,8 @@ def run(args, store: dict, run_id: str) -> None:
     from sklearn.cluster import KMeans
 
     from hf_textcluster.data import load_benchmark
-    from hf_textcluster.training.baselines import EmbeddingKMeans
-    from hf_textcluster.training.metrics import clustering_scores
+    from hf_textcluster.evaluation.metrics import clustering_scores
+    from hf_textcluster.runs.baselines import EmbeddingKMeans
 
     family = args.augmentation or "sccl_contextual"
     for name in args.datasets:

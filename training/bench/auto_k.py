@@ -1,4 +1,4 @@
-"""Choosing K without labels (hf_textcluster.training.auto_k): each criterion per corpus, k-means at the K found and
+"""Choosing K without labels (hf_textcluster.choosing.auto_k): each criterion per corpus, k-means at the K found and
 at the true K, and BERTopic's default pipeline and the BERTopic way at the true K on the same embeddings."""
 
 from __future__ import annotations
@@ -22,20 +22,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         nargs="+",
         default=["all"],
         metavar="NAME",
-        help="The criteria of hf_textcluster.training.auto_k to run, and/or bertopic (default: all).",
+        help="The criteria of hf_textcluster.choosing.auto_k to run, and/or bertopic (default: all).",
     )
 
 
 def run(args, store: dict, run_id: str) -> None:
-    """Per corpus: MiniLM embeddings (as the baselines' embeddings-kmeans), each criterion of hf_textcluster.training.auto_k
+    """Per corpus: MiniLM embeddings (as the baselines' embeddings-kmeans), each criterion of hf_textcluster.choosing.auto_k
     (default range and sample), k-means (10 restarts) at the K found and at the true K; and BERTopic's default
     pipeline (seeded UMAP -> HDBSCAN) on the same embeddings, when installed (the `bench` extra)."""
     from sklearn.cluster import KMeans
 
+    from hf_textcluster.choosing.auto_k import CRITERIA, compare_criteria
     from hf_textcluster.data import load_benchmark
-    from hf_textcluster.training.auto_k import CRITERIA, compare_criteria
-    from hf_textcluster.training.baselines import EmbeddingKMeans
-    from hf_textcluster.training.metrics import clustering_scores
+    from hf_textcluster.evaluation.metrics import clustering_scores
+    from hf_textcluster.runs.baselines import EmbeddingKMeans
 
     wanted = list(CRITERIA) + ["bertopic"] if args.k_criteria == ["all"] else args.k_criteria
     unknown = sorted(set(wanted) - set(CRITERIA) - {"bertopic"})
@@ -69,7 +69,7 @@ def run(args, store: dict, run_id: str) -> None:
                 "true_k_acc": truth["acc"],
                 "true_k_nmi": truth["nmi"],
             }
-            results = compare_criteria(embeddings, methods=criteria, random_state=seed) if criteria else {}
+            results = compare_criteria(embeddings, criteria=criteria, random_state=seed) if criteria else {}
             for criterion, result in results.items():
                 found = kmeans_scores(result.num_clusters)
                 put_row(
@@ -127,7 +127,7 @@ def bertopic_rows(texts, labels, embeddings, seed, k_true) -> list[dict] | None:
         return None
     from sklearn.cluster import KMeans
 
-    from hf_textcluster.training.metrics import clustering_scores
+    from hf_textcluster.evaluation.metrics import clustering_scores
 
     start = time.perf_counter()
     umap_model = bertopic_umap(seed)
@@ -166,8 +166,8 @@ def render(store: dict, rows: list[dict]) -> list[str]:
     """The K each criterion found per corpus, k-means at that K vs at the true K, and one line per criterion."""
     if not rows:
         return []
+    from hf_textcluster.choosing.auto_k import CRITERIA, DEFAULT_CRITERION
     from hf_textcluster.data import BENCHMARKS
-    from hf_textcluster.training.auto_k import CRITERIA, DEFAULT_CRITERION
 
     order = {m: i for i, m in enumerate([*CRITERIA, "bertopic", "bertopic-kmeans"])}
     names_of = {
@@ -180,7 +180,7 @@ def render(store: dict, rows: list[dict]) -> list[str]:
         "",
         *run_header(store, rows),
         "",
-        "MiniLM embeddings of every text (as in the baselines). Each criterion of `hf_textcluster.training.auto_k`",
+        "MiniLM embeddings of every text (as in the baselines). Each criterion of `hf_textcluster.choosing.auto_k`",
         "(`--num-clusters auto`) searches K in its default range, 2..min(200, 3√N), on a seeded sample of at most",
         "4,000 texts; then k-means (10 restarts, seeded) on all embeddings at the K found and at the true K (the",
         "number of classes, which the criteria never see). BERTopic: its default pipeline (UMAP, seeded -> HDBSCAN)",
@@ -238,6 +238,6 @@ def render(store: dict, rows: list[dict]) -> list[str]:
         out += [
             "",
             f"Lowest median log2 error among the criteria: `{best}`; the default of `--num-clusters auto` is "
-            f"`{DEFAULT_CRITERION}` (`hf_textcluster.training.auto_k.DEFAULT_CRITERION`).",
+            f"`{DEFAULT_CRITERION}` (`hf_textcluster.choosing.auto_k.DEFAULT_CRITERION`).",
         ]
     return out + [""]

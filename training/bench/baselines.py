@@ -28,8 +28,8 @@ def run(args, store: dict, run_id: str) -> None:
     from sklearn.cluster import KMeans
 
     from hf_textcluster.data import load_benchmark
-    from hf_textcluster.training.baselines import EmbeddingKMeans, VectorizerKMeans
-    from hf_textcluster.training.metrics import clustering_scores
+    from hf_textcluster.evaluation.metrics import clustering_scores
+    from hf_textcluster.runs.baselines import EmbeddingKMeans, VectorizerKMeans
 
     # With --encoder only the embeddings baselines run (k-means, and the BERTopic way at the true K), stored under
     # the encoder's short name as their variant.

@@ -34,7 +34,7 @@ def serving_modes(model, dataset, batch_size: int, seed: int) -> dict:
     itself only, and to the other texts of random batches of the training batch size (the authors' evaluation)."""
     import torch
 
-    from hf_textcluster.training.metrics import clustering_scores
+    from hf_textcluster.evaluation.metrics import clustering_scores
 
     embeddings = torch.from_numpy(model.embed(dataset["text"], batch_size=128))
     labels = dataset["label"]

@@ -11,6 +11,10 @@ import statistics
 import sys
 from pathlib import Path
 
+# Runs recorded before the benchmark became a package called the script `training/bench.py`; shown as today's command.
+OLD_SCRIPT = "python training/bench.py "
+COMMAND = "python -m training.bench "
+
 # Published numbers (ACC / NMI, %) of the baselines, as reported in the SCCL paper's Table 1; each method's own
 # paper numbers come from the method registry (`paper_results`, `paper_note`).
 PAPER_BASELINES = {
@@ -100,7 +104,7 @@ def environment() -> dict:
         "machine": f"{cpu}, {cpu_capability()}{emulated}, {os.cpu_count()} cores, torch threads "
         f"{torch.get_num_threads()}, Python {platform.python_version()}{gpu}",
         "date": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "command": "python -m training.bench " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
+        "command": COMMAND + " ".join(shlex.quote(a) for a in sys.argv[1:]),
     }
 
 
@@ -151,12 +155,18 @@ def train_time(store: dict, rows: list[dict]) -> str:
     return " / ".join(parts)
 
 
+def run_command(run: dict) -> str:
+    """The command that made a run, spelled as it is run today (``python -m training.bench <section> ...``)."""
+    command = run["command"]
+    return COMMAND + command[len(OLD_SCRIPT) :] if command.startswith(OLD_SCRIPT) else command
+
+
 def run_header(store: dict, rows: list[dict]) -> list[str]:
     lines = []
     for run_id in sorted({r["run"] for r in rows}):
         run = store["runs"][run_id]
         versions = ", ".join(f"{k} {v}" for k, v in sorted(run["versions"].items()))
-        lines.append(f"- `{run['command']}` ({run['date']}; {run['machine']}; {versions})")
+        lines.append(f"- `{run_command(run)}` ({run['date']}; {run['machine']}; {versions})")
     return lines
 
 

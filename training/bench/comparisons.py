@@ -36,7 +36,7 @@ def render_head_or_kmeans(rows: list[dict]) -> list[str]:
         "on the embeddings instead of its clustering network). DEC-CRL re-clusters in its latent space FC_e:",
         "*k-means in the head's space* is that partition (for AECL: k-means on its projector's output, shown for",
         "comparison; not what it serves). Models trained before that column existed were re-scored by",
-        "`bench.py rescore` (seeds without a kept model show –).",
+        "`python -m training.bench rescore` (seeds without a kept model show –).",
         "",
         "| method | dataset | head ACC | k-means after ACC | Δ ACC | Δ NMI | k-means in the head's space ACC | NMI "
         "| seeds |",
@@ -97,7 +97,7 @@ def render_encoders(store: dict, rows: list[dict]) -> list[str]:
         + [
             "",
             "The same entries with the default MiniLM and with another encoder (its short name in the encoder column);",
-            "`--encoder` of `training/bench.py`. Methods run their `cpu` recipe unchanged (same steps × batch); their time",
+            "`--encoder` of `python -m training.bench`. Methods run their `cpu` recipe unchanged (same steps × batch); their time",
             "column shows what the bigger encoder costs on this CPU.",
             *textwrap.wrap(TRAIN_TIME_LEGEND, 110),
             "",

@@ -78,9 +78,9 @@ def run(args, store: dict, run_id: str) -> None:
     import torch
 
     from hf_textcluster.data import CORPORA
-    from hf_textcluster.training.baselines import EmbeddingKMeans
-    from hf_textcluster.training.metrics import clustering_scores
-    from hf_textcluster.training.runs import train_clusterer
+    from hf_textcluster.evaluation.metrics import clustering_scores
+    from hf_textcluster.runs.baselines import EmbeddingKMeans
+    from hf_textcluster.runs.train import train_clusterer
     from hf_textcluster.training.trainer import evaluate_clusterer
 
     spec = methods()[args.section]

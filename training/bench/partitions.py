@@ -1,5 +1,5 @@
 """Which partition to serve: every candidate partition of a trained model (its head, k-means after, UMAP k-means
-after, each refined or not, as ``hf_textcluster.training.serving`` serves them), the one the label-free choice
+after, each refined or not, as ``hf_textcluster.choosing.serving`` serves them), the one the label-free choice
 serves, and the oracle (the candidate with the highest ACC: chosen with labels, so out of a user's reach).
 
 ``python -m training.bench partitions`` adds these columns to the rows of method runs whose model was kept
@@ -66,9 +66,9 @@ def partition_scores(model, texts, labels, seed: int) -> dict:
     """
     import torch
 
-    from hf_textcluster.training.metrics import clustering_scores
-    from hf_textcluster.training.selection import CRITERIA, DEFAULT_CRITERION, choose_partition, score_partitions
-    from hf_textcluster.training.serving import candidate_partitions, refinement_records
+    from hf_textcluster.choosing.selection import CRITERIA, DEFAULT_CRITERION, choose_partition, score_partitions
+    from hf_textcluster.choosing.serving import candidate_partitions, refinement_records
+    from hf_textcluster.evaluation.metrics import clustering_scores
 
     start = time.perf_counter()
     embeddings = model.embed(list(texts), batch_size=128)
@@ -121,10 +121,10 @@ def run_refined_baselines(args, store: dict, run_id: str) -> None:
     """MiniLM + k-means and the BERTopic way at the true K (UMAP -> k-means), each refined, as baseline rows."""
     from sklearn.cluster import KMeans
 
+    from hf_textcluster.choosing.refinement import refine_partition
     from hf_textcluster.data import load_benchmark
-    from hf_textcluster.training.baselines import EmbeddingKMeans
-    from hf_textcluster.training.metrics import clustering_scores
-    from hf_textcluster.training.refinement import refine_partition
+    from hf_textcluster.evaluation.metrics import clustering_scores
+    from hf_textcluster.runs.baselines import EmbeddingKMeans
 
     from .auto_k import bertopic_umap
 
@@ -177,8 +177,8 @@ def run_kept_models(args, store: dict, run_id: str) -> None:
 
     from transformers import AutoModel
 
-    from hf_textcluster.training.metrics import clustering_scores
-    from hf_textcluster.training.runs import prepare_dataset
+    from hf_textcluster.evaluation.metrics import clustering_scores
+    from hf_textcluster.runs.train import prepare_dataset
 
     rows = [
         r
@@ -222,7 +222,7 @@ def summary_line(fields: dict) -> str:
 
 
 def _candidates(rows: list[dict]) -> list[str]:
-    from hf_textcluster.training.serving import CANDIDATES
+    from hf_textcluster.choosing.serving import CANDIDATES
 
     present = {name for r in rows for name in r["partitions"]}
     return [c for c in CANDIDATES if c in present] + sorted(present - set(CANDIDATES))
@@ -250,7 +250,7 @@ def render(store: dict, rows: list[dict]) -> list[str]:
     out = [
         *title,
         "Every candidate partition of a trained model, scored as the model would serve it "
-        "(`hf_textcluster.training.serving`):",
+        "(`hf_textcluster.choosing.serving`):",
         "*head*, *kmeans* (k-means after), *umap_kmeans* (UMAP k-means after), each also *+refined* (iterative",
         "classification, `refine_partition`). *served* = the candidate the label-free choice serves",
         f"(`choose_partition`, criterion `{scored[0]['selection_criterion']}`; what `refine` and `train --serve auto` "

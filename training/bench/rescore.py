@@ -22,7 +22,7 @@ def run(args, store: dict, run_id: str) -> None:
     whose head no longer gives the stored ACC on the same texts is left alone."""
     from transformers import AutoModel
 
-    from hf_textcluster.training.runs import prepare_dataset
+    from hf_textcluster.runs.train import prepare_dataset
     from hf_textcluster.training.trainer import evaluate_clusterer
 
     rows = [

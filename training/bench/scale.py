@@ -142,7 +142,7 @@ def run(args, store: dict, run_id: str) -> None:
                 start = time.perf_counter()
                 exact = KMeans(20, n_init=10, random_state=0).fit(features)
                 row["exact_seconds"] = round(time.perf_counter() - start, 1)
-                from hf_textcluster.training.metrics import normalized_mutual_info
+                from hf_textcluster.evaluation.metrics import normalized_mutual_info
 
                 row["agreement_nmi"] = round(normalized_mutual_info(exact.labels_, sampled.labels_), 4)
                 row["inertia_ratio"] = round(

@@ -238,8 +238,8 @@ def _speed_pipeline(args, texts, model, auto) -> list[dict]:
 
 def _speed_inference(dataset, texts, labels, emulated) -> list[dict]:
     from hf_textcluster.apps.demo import DEMO_NUM_TEXTS, DEMO_STEPS
-    from hf_textcluster.training.metrics import clustering_scores
-    from hf_textcluster.training.runs import train_clusterer
+    from hf_textcluster.evaluation.metrics import clustering_scores
+    from hf_textcluster.runs.train import train_clusterer
 
     rows = []
     sample = dataset.shuffle(seed=0).select(range(DEMO_NUM_TEXTS))
@@ -293,7 +293,7 @@ def _speed_inference(dataset, texts, labels, emulated) -> list[dict]:
 
 def _speed_kmeans(texts, labels, emulated) -> list[dict]:
     from hf_textcluster import SCCLModel
-    from hf_textcluster.training.metrics import clustering_scores
+    from hf_textcluster.evaluation.metrics import clustering_scores
 
     rows = []
     from sklearn.cluster import KMeans

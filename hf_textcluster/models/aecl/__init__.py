@@ -3,7 +3,6 @@
 from ..registry import ClusteringMethod
 from .configuration_aecl import AECLConfig
 from .modeling_aecl import AECLModel
-from .trainer_aecl import AECLTrainer
 
 METHOD = ClusteringMethod(
     name="aecl",
@@ -11,7 +10,7 @@ METHOD = ClusteringMethod(
     paper="Yao and Li, Discriminative Representation learning via Attention-Enhanced Contrastive Learning for Short Text Clustering (code: YZH0905/AECL-STC)",
     config_class=AECLConfig,
     model_class=AECLModel,
-    trainer_class=AECLTrainer,
+    trainer=".trainer_aecl:AECLTrainer",
     loss_terms={
         "similarity_guided_cl": "similarity-guided instance contrastive loss L_I, Eq. 6-9",
         "pseudo_label": "cross-entropy of the augmented view against the pseudo-labels L_P, Eq. 12 (k-means in "
@@ -35,3 +34,10 @@ METHOD = ClusteringMethod(
 )
 
 __all__ = ["METHOD", "AECLConfig", "AECLModel", "AECLTrainer"]
+
+
+def __getattr__(name: str):
+    # The trainer (and with it the training layer) is imported on first use only.
+    if name == "AECLTrainer":
+        return METHOD.trainer_class
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

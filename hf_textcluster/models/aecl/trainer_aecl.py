@@ -17,14 +17,14 @@ import torch
 from transformers import TrainerCallback
 from transformers.utils import logging
 
-from ...training.losses import (
+from ...training.trainer import ClusteringTrainer, ClusteringTrainingArguments
+from .losses_aecl import (
     cluster_contrastive_loss,
     marginal_entropy,
     pseudo_label_loss,
     row_entropy,
     similarity_guided_contrastive_loss,
 )
-from ...training.trainer import ClusteringTrainer, ClusteringTrainingArguments
 
 logger = logging.get_logger(__name__)
 

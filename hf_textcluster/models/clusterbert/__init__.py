@@ -4,7 +4,6 @@ clustering against k-means targets, hardening)."""
 from ..registry import ClusteringMethod
 from .configuration_clusterbert import ClusterBERTConfig
 from .modeling_clusterbert import ClusterBERTModel
-from .trainer_clusterbert import ClusterBERTTrainer
 
 METHOD = ClusteringMethod(
     name="clusterbert",
@@ -12,7 +11,7 @@ METHOD = ClusteringMethod(
     paper="ClusterBERT: Multi-stage fine-tuning of transformers for deep text clustering (anonymous, under review)",
     config_class=ClusterBERTConfig,
     model_class=ClusterBERTModel,
-    trainer_class=ClusterBERTTrainer,
+    trainer=".trainer_clusterbert:ClusterBERTTrainer",
     loss_terms={
         "reconstruction": "TSDAE reconstruction loss L_rec of the noised text, Eq. 1 (sentence-transformers' "
         "DenoisingAutoEncoderLoss)",
@@ -33,3 +32,10 @@ METHOD = ClusteringMethod(
 )
 
 __all__ = ["METHOD", "ClusterBERTConfig", "ClusterBERTModel", "ClusterBERTTrainer"]
+
+
+def __getattr__(name: str):
+    # The trainer (and with it the training layer) is imported on first use only.
+    if name == "ClusterBERTTrainer":
+        return METHOD.trainer_class
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

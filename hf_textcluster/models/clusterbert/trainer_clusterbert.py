@@ -27,9 +27,10 @@ from safetensors.torch import save_file
 from transformers import TrainerCallback
 from transformers.utils import logging
 
-from ...training.losses import dec_target_distribution, target_cross_entropy
-from ...training.metrics import clustering_scores
+from ...evaluation.metrics import clustering_scores
+from ...training.losses import dec_target_distribution
 from ...training.trainer import ClusteringTrainer, ClusteringTrainingArguments
+from .losses_clusterbert import target_cross_entropy
 
 logger = logging.get_logger(__name__)
 

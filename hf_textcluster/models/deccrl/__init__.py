@@ -3,7 +3,6 @@
 from ..registry import ClusteringMethod
 from .configuration_deccrl import DECCRLConfig
 from .modeling_deccrl import DECCRLModel
-from .trainer_deccrl import DECCRLTrainer
 
 METHOD = ClusteringMethod(
     name="deccrl",
@@ -11,7 +10,7 @@ METHOD = ClusteringMethod(
     paper="Yin et al., Improving Deep Embedded Clustering via Learning Cluster-level Representations, COLING 2022",
     config_class=DECCRLConfig,
     model_class=DECCRLModel,
-    trainer_class=DECCRLTrainer,
+    trainer=".trainer_deccrl:DECCRLTrainer",
     loss_terms={
         "cross_view_cl": "contrastive loss between the two augmented views, Eq. 2-4",
         "cluster_kl": "KL(T‖O) of the Student's t assignment to its sharpened target, Eq. 7-9",
@@ -27,3 +26,10 @@ METHOD = ClusteringMethod(
 )
 
 __all__ = ["METHOD", "DECCRLConfig", "DECCRLModel", "DECCRLTrainer"]
+
+
+def __getattr__(name: str):
+    # The trainer (and with it the training layer) is imported on first use only.
+    if name == "DECCRLTrainer":
+        return METHOD.trainer_class
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

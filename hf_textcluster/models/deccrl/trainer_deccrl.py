@@ -15,15 +15,14 @@ import numpy as np
 import torch
 from transformers.utils import logging
 
-from ...training.losses import (
+from ...training.losses import dec_kl_loss, dec_target_distribution
+from ...training.trainer import ClusteringTrainer, TextViewsCollator, last_complete_checkpoint
+from .losses_deccrl import (
     cross_view_contrastive_loss,
-    dec_kl_loss,
-    dec_target_distribution,
     etm_reconstruction_loss,
     gaussian_kl_loss,
     latent_reconstruction_loss,
 )
-from ...training.trainer import ClusteringTrainer, TextViewsCollator, last_complete_checkpoint
 
 logger = logging.get_logger(__name__)
 

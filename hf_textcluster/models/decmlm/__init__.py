@@ -3,7 +3,6 @@
 from ..registry import ClusteringMethod
 from .configuration_decmlm import DECMLMConfig
 from .modeling_decmlm import DECMLMModel
-from .trainer_decmlm import DECMLMTrainer
 
 METHOD = ClusteringMethod(
     name="decmlm",
@@ -11,7 +10,7 @@ METHOD = ClusteringMethod(
     paper="Huang et al., Unsupervised Fine-tuning for Text Clustering, COLING 2020",
     config_class=DECMLMConfig,
     model_class=DECMLMModel,
-    trainer_class=DECMLMTrainer,
+    trainer=".trainer_decmlm:DECMLMTrainer",
     loss_terms={
         "mlm": "masked-LM loss L_m, Eq. 1",
         "cluster_kl": "KL(P‖Q) of the Student's t assignment to its target, refreshed per epoch, Eq. 2-5",
@@ -24,3 +23,10 @@ METHOD = ClusteringMethod(
 )
 
 __all__ = ["METHOD", "DECMLMConfig", "DECMLMModel", "DECMLMTrainer"]
+
+
+def __getattr__(name: str):
+    # The trainer (and with it the training layer) is imported on first use only.
+    if name == "DECMLMTrainer":
+        return METHOD.trainer_class
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

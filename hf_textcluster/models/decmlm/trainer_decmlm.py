@@ -18,8 +18,9 @@ import torch
 from transformers import TrainerCallback
 from transformers.utils import logging
 
-from ...training.losses import dec_kl_loss, dec_target_distribution, masked_lm_loss
+from ...training.losses import dec_kl_loss, dec_target_distribution
 from ...training.trainer import ClusteringTrainer, ClusteringTrainingArguments, TextViewsCollator
+from .losses_decmlm import masked_lm_loss
 
 logger = logging.get_logger(__name__)
 

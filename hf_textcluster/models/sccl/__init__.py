@@ -3,7 +3,6 @@
 from ..registry import ClusteringMethod
 from .configuration_sccl import SCCLConfig
 from .modeling_sccl import SCCLModel
-from .trainer_sccl import SCCLTrainer
 
 METHOD = ClusteringMethod(
     name="sccl",
@@ -11,7 +10,7 @@ METHOD = ClusteringMethod(
     paper="Zhang et al., Supporting Clustering with Contrastive Learning, NAACL 2021",
     config_class=SCCLConfig,
     model_class=SCCLModel,
-    trainer_class=SCCLTrainer,
+    trainer=".trainer_sccl:SCCLTrainer",
     loss_terms={
         "instance_cl": "instance contrastive loss (NT-Xent) on two augmented views, Eq. 1-2",
         "cluster_kl": "KL(P‖Q) of the Student's t assignment to its sharpened target, Eq. 4-6",
@@ -31,3 +30,10 @@ METHOD = ClusteringMethod(
 )
 
 __all__ = ["METHOD", "SCCLConfig", "SCCLModel", "SCCLTrainer"]
+
+
+def __getattr__(name: str):
+    # The trainer (and with it the training layer) is imported on first use only.
+    if name == "SCCLTrainer":
+        return METHOD.trainer_class
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

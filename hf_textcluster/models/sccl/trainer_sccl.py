@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from ...training.losses import dec_kl_loss, dec_target_distribution, instance_contrastive_loss
+from ...training.losses import dec_kl_loss, dec_target_distribution
 from ...training.trainer import ClusteringTrainer
+from .losses_sccl import instance_contrastive_loss
 
 
 class SCCLTrainer(ClusteringTrainer):

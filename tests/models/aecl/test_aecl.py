@@ -11,7 +11,7 @@ import torch
 from transformers import TrainerCallback
 
 from hf_textcluster import AECLConfig, AECLModel, AECLTrainer, ClusteringTrainingArguments
-from hf_textcluster.training.losses import (
+from hf_textcluster.models.aecl.losses_aecl import (
     cluster_contrastive_loss,
     marginal_entropy,
     pseudo_label_loss,

@@ -13,9 +13,10 @@ from transformers import AutoModelForCausalLM, TrainerCallback
 
 from hf_textcluster import ClusterBERTConfig, ClusterBERTModel, ClusterBERTTrainer, ClusteringTrainingArguments
 from hf_textcluster.data import load_texts
+from hf_textcluster.models.clusterbert.losses_clusterbert import target_cross_entropy
 from hf_textcluster.models.clusterbert.trainer_clusterbert import delete_words
-from hf_textcluster.training.losses import dec_target_distribution, target_cross_entropy
-from hf_textcluster.training.runs import train_clusterer
+from hf_textcluster.runs.train import train_clusterer
+from hf_textcluster.training.losses import dec_target_distribution
 
 TRAIN = dict(
     per_device_train_batch_size=16, bf16=False, save_strategy="no", logging_steps=1, disable_tqdm=True, report_to="none"

@@ -12,15 +12,14 @@ from transformers import AutoModel
 
 from hf_textcluster import ClusteringTrainingArguments, DECCRLConfig, DECCRLModel, DECCRLTrainer
 from hf_textcluster.hub.model_card import generate_model_card
-from hf_textcluster.representation import label_clusters
-from hf_textcluster.training.losses import (
+from hf_textcluster.models.deccrl.losses_deccrl import (
     cross_view_contrastive_loss,
-    dec_kl_loss,
-    dec_target_distribution,
     etm_reconstruction_loss,
     gaussian_kl_loss,
     latent_reconstruction_loss,
 )
+from hf_textcluster.representation import label_clusters
+from hf_textcluster.training.losses import dec_kl_loss, dec_target_distribution
 
 
 def _trainer(tiny_encoder_dir, dataset, tmp_path, **config):
@@ -215,7 +214,7 @@ def test_pca_latent_init_projects_on_the_top_principal_directions(tiny_encoder_d
 
 
 def test_evaluation_scores_k_means_in_the_latent_space_as_recluster_serves_it(tiny_encoder_dir, toy_corpus):
-    from hf_textcluster.training.metrics import clustering_scores
+    from hf_textcluster.evaluation.metrics import clustering_scores
     from hf_textcluster.training.trainer import evaluate_clusterer
 
     texts, labels = toy_corpus
@@ -233,7 +232,7 @@ def test_cli_evaluate_prints_k_means_in_the_latent_space(tiny_encoder_dir, toy_c
     import csv
 
     from hf_textcluster.cli import main
-    from hf_textcluster.training.metrics import clustering_scores
+    from hf_textcluster.evaluation.metrics import clustering_scores
 
     texts, labels = toy_corpus
     model = DECCRLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, latent_dim=8)

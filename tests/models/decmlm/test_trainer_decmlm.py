@@ -11,9 +11,10 @@ from datasets import Dataset
 from transformers import TrainerCallback
 
 from hf_textcluster import ClusteringTrainingArguments, DECMLMModel, DECMLMTrainer
+from hf_textcluster.models.decmlm.losses_decmlm import masked_lm_loss
 from hf_textcluster.models.decmlm.trainer_decmlm import MaskedLMCollator, mask_tokens
-from hf_textcluster.training.losses import dec_target_distribution, masked_lm_loss
-from hf_textcluster.training.runs import train_clusterer
+from hf_textcluster.runs.train import train_clusterer
+from hf_textcluster.training.losses import dec_target_distribution
 
 
 @pytest.fixture()
@@ -381,7 +382,7 @@ def test_cli_train_method_decmlm(tiny_encoder_dir, toy_corpus, tmp_path):
 
 
 def test_recipes_load():
-    from hf_textcluster.training.recipes import load_recipe
+    from hf_textcluster.runs.recipes import load_recipe
 
     paper = load_recipe("decmlm", "paper")
     assert paper["config"]["max_length"] == 128 and paper["config"]["mlm_probability"] == 0.1

@@ -8,7 +8,8 @@ from datasets import Dataset
 from transformers import TrainerCallback
 
 from hf_textcluster import ClusteringTrainingArguments, SCCLModel, SCCLTrainer
-from hf_textcluster.training.losses import dec_kl_loss, dec_target_distribution, instance_contrastive_loss
+from hf_textcluster.models.sccl.losses_sccl import instance_contrastive_loss
+from hf_textcluster.training.losses import dec_kl_loss, dec_target_distribution
 
 
 def _args(tmp_path, **kwargs):

@@ -61,7 +61,7 @@ def _check_schedule(schedule: Mapping) -> None:
 
 
 def plan_schedule(recipe: Mapping, num_texts: int, overrides: Mapping | None = None) -> Schedule:
-    """The schedule of a run of ``recipe`` (as :func:`~hf_textcluster.training.recipes.load_recipe` returns it) on
+    """The schedule of a run of ``recipe`` (as :func:`~hf_textcluster.runs.recipes.load_recipe` returns it) on
     ``num_texts`` training texts, given the caller's ``TrainingArguments`` ``overrides``.
 
     Args:
@@ -108,5 +108,5 @@ def plan_schedule(recipe: Mapping, num_texts: int, overrides: Mapping | None = N
         raise ValueError(f"A recipe with a schedule needs `max_steps` (the cap) in its training values, got {cap!r}.")
     epochs, min_steps = schedule["epochs"], int(schedule["min_steps"])
     steps = min(cap, max(min_steps, math.ceil(epochs * per_epoch)))
-    rule = f"{epochs:g} epochs, at least {min_steps} and at most {cap} steps; --max_steps N overrides"
+    rule = f"{epochs:g} epochs, at least {min_steps} and at most {cap} steps; --max-steps N overrides"
     return Schedule(steps, steps / per_epoch, batch, num_texts, "corpus", rule)

@@ -1,14 +1,14 @@
 """ACC / NMI / ARI / purity of a clustering as an ``evaluate`` metric.
 
-Loaded offline from the installed package (no Hub): ``hf_textcluster.training.metrics.load_clustering_metric()``, which is
-``evaluate.load(<this folder>)``. The scores are those of :func:`hf_textcluster.training.metrics.clustering_scores` (the same
+Loaded offline from the installed package (no Hub): ``hf_textcluster.evaluation.metrics.load_clustering_metric()``, which is
+``evaluate.load(<this folder>)``. The scores are those of :func:`hf_textcluster.evaluation.metrics.clustering_scores` (the same
 functions, not a copy).
 """
 
 import datasets
 import evaluate
 
-from hf_textcluster.training.metrics import clustering_scores
+from hf_textcluster.evaluation.metrics import clustering_scores
 
 _DESCRIPTION = """\
 Clustering quality against gold classes: ACC (accuracy under the best one-to-one cluster-to-class matching, Hungarian

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 import numpy as np
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 
+from ..choosing.auto_k import ClusterCountRequest
 from ..encoders import resolve_encoder
 from ..modeling.kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
 from ..modeling.validation import check_num_clusters, validate_texts
-from .auto_k import ClusterCountRequest
 
 BASELINES = ("bow-kmeans", "tfidf-kmeans", "embeddings-kmeans")
 
@@ -54,9 +54,9 @@ class EmbeddingKMeans:
     """Sentence embeddings of a pretrained encoder (pooled and normalised as its sentence-transformers config says)
     + k-means. ``encoder`` is a hub id or local path; None means the pip-shipped default (all-MiniLM-L6-v2).
 
-    ``num_clusters="auto"`` chooses K from the embeddings without labels (:mod:`hf_textcluster.training.auto_k`), within
+    ``num_clusters="auto"`` chooses K from the embeddings without labels (:mod:`hf_textcluster.choosing.auto_k`), within
     ``k_range=(k_min, k_max)`` (None: the defaults) by ``k_criterion`` (None: the default criterion), or pass a
-    :class:`~hf_textcluster.training.auto_k.ClusterCountRequest`; the choice is in ``auto_k_`` after ``fit_predict``."""
+    :class:`~hf_textcluster.choosing.auto_k.ClusterCountRequest`; the choice is in ``auto_k_`` after ``fit_predict``."""
 
     num_clusters: int | str | ClusterCountRequest
     encoder: str | None = None

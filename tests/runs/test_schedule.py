@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from hf_textcluster.models import METHODS
-from hf_textcluster.training.recipes import load_recipe
-from hf_textcluster.training.runs import build_training_arguments
-from hf_textcluster.training.schedule import plan_schedule
+from hf_textcluster.runs.recipes import load_recipe
+from hf_textcluster.runs.train import build_training_arguments
+from hf_textcluster.runs.schedule import plan_schedule
 
 
 @pytest.mark.parametrize("method", sorted(METHODS))

@@ -12,7 +12,12 @@ on the embeddings (higher is always better here):
 * ``"agreement_ari"``: the same with the adjusted Rand index;
 * ``"separability"``: 3-fold cross-validated accuracy of a ridge classifier predicting the partition from
   the normalised embeddings;
-* ``"calinski_harabasz"`` and ``"davies_bouldin"`` (negated, so higher is better).
+* ``"calinski_harabasz"`` and ``"davies_bouldin"`` (negated, so higher is better);
+* any other criterion registered in :mod:`~hf_textcluster.choosing.criteria`.
+
+``silhouette``, ``separability``, ``calinski_harabasz`` and ``davies_bouldin`` are the registry's
+(:data:`~hf_textcluster.choosing.criteria.CRITERIA`, shared with the choice of K); the PCA / UMAP silhouettes and
+the agreements are this module's own, because they score every candidate in one shared space or against each other.
 
 Measured on the eight short-text corpora (MiniLM embeddings, true K; 12 corpus/seed cases; six candidates each:
 k-means n_init 1 and 10, UMAP -> k-means, k-means started from the UMAP partition, the two k-means ones refined
@@ -34,21 +39,16 @@ from typing import Any
 
 import numpy as np
 from sklearn.decomposition import PCA
-from sklearn.linear_model import RidgeClassifier
-from sklearn.metrics import (
-    adjusted_rand_score,
-    calinski_harabasz_score,
-    davies_bouldin_score,
-    normalized_mutual_info_score,
-    silhouette_score,
-)
-from sklearn.model_selection import KFold, cross_val_score
+from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score, silhouette_score
 
 from ..modeling.kmeans import keeping_torch_threads
+from . import criteria as _registry
 
 __all__ = ["CRITERIA", "DEFAULT_CRITERION", "score_partitions", "choose_partition"]
 
-CRITERIA = (
+# This module's own criteria, which score the candidates in one shared space or against each other.
+_OWN = ("silhouette_pca", "silhouette_umap", "agreement", "agreement_ari")
+_ORDER = (
     "silhouette",
     "silhouette_pca",
     "silhouette_umap",
@@ -58,6 +58,10 @@ CRITERIA = (
     "calinski_harabasz",
     "davies_bouldin",
 )
+# Every criterion the choice of partition accepts: the list above, then any other registered one.
+CRITERIA = _ORDER + tuple(name for name in _registry.CRITERIA if name not in _ORDER)
+# What a registry criterion scores a partition with a single cluster (it cannot be computed); others: -inf.
+_DEGENERATE = {"silhouette": -1.0, "separability": 0.0, "calinski_harabasz": 0.0}
 # Measured best of these on MiniLM embeddings of the 8 corpora (12 corpus x seed cases, 6 candidates each): it picks
 # the best-by-ACC candidate 5 times in 12, with the smallest mean ACC loss against it (1.55; see above).
 DEFAULT_CRITERION = "separability"
@@ -72,7 +76,7 @@ def _check_inputs(embeddings: Any, candidates: Any, criterion: str, random_state
         raise ValueError("`embeddings` must be finite numbers; drop or re-encode rows with NaN/inf.")
     if not isinstance(candidates, Mapping) or len(candidates) == 0:
         raise ValueError("`candidates` must be a non-empty mapping name -> (N,) cluster ids.")
-    if criterion not in CRITERIA:
+    if criterion not in CRITERIA and criterion not in _registry.CRITERIA:
         raise ValueError(f"`criterion` must be one of {', '.join(CRITERIA)}; got {criterion!r}.")
     if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)):
         raise ValueError(f"`random_state` must be an int; got {random_state!r}.")
@@ -101,6 +105,8 @@ def _silhouette(x: np.ndarray, y: np.ndarray, metric: str, random_state: int) ->
     idx = np.random.default_rng(random_state).choice(x.shape[0], size=size, replace=False)
     if np.unique(y[idx]).size < 2:
         return -1.0
+    if metric == "cosine":  # the registry's silhouette (x is L2-normalised)
+        return _registry.CRITERIA["silhouette"].score(x[idx], y[idx], random_state)
     return float(silhouette_score(x[idx], y[idx], metric=metric))
 
 
@@ -116,11 +122,14 @@ def _reduce_umap(x: np.ndarray, random_state: int) -> np.ndarray:
         return reducer.fit_transform(x)
 
 
-def _separability(x: np.ndarray, y: np.ndarray, random_state: int) -> float:
+def _registered(criterion: str, x: np.ndarray, y: np.ndarray, random_state: int) -> float:
+    """A registry criterion's score of partition ``y``, oriented so that higher is better."""
+    if criterion == "silhouette":
+        return _silhouette(x, y, "cosine", random_state)  # on a seeded sample of at most _SAMPLE texts
     if np.unique(y).size < 2:
-        return 0.0
-    folds = KFold(n_splits=3, shuffle=True, random_state=random_state)
-    return float(cross_val_score(RidgeClassifier(alpha=1.0), x, y, cv=folds).mean())
+        return _DEGENERATE.get(criterion, -np.inf)
+    found = _registry.CRITERIA[criterion]
+    return found.signed(found.score(x, y, random_state))
 
 
 def score_partitions(
@@ -159,8 +168,6 @@ def score_partitions(
     x, parts = _check_inputs(embeddings, candidates, criterion, random_state)
     xn = _normalize(x)
     names = list(parts)
-    if criterion == "silhouette":
-        return {n: _silhouette(xn, parts[n], "cosine", random_state) for n in names}
     if criterion == "silhouette_pca":
         z = PCA(n_components=min(10, x.shape[1], x.shape[0]), random_state=random_state).fit_transform(xn)
         return {n: _silhouette(z, parts[n], "euclidean", random_state) for n in names}
@@ -175,13 +182,7 @@ def score_partitions(
     if criterion in ("agreement", "agreement_ari"):
         pair = normalized_mutual_info_score if criterion == "agreement" else adjusted_rand_score
         return {n: float(np.mean([pair(parts[n], parts[m]) for m in names if m != n])) for n in names}
-    if criterion == "separability":
-        return {n: _separability(xn, parts[n], random_state) for n in names}
-    if criterion == "calinski_harabasz":
-        return {n: float(calinski_harabasz_score(xn, parts[n])) if np.unique(parts[n]).size > 1 else 0.0 for n in names}
-    return {  # davies_bouldin: lower is better, negated
-        n: -float(davies_bouldin_score(xn, parts[n])) if np.unique(parts[n]).size > 1 else -np.inf for n in names
-    }
+    return {n: _registered(criterion, xn, parts[n], random_state) for n in names}
 
 
 def choose_partition(

@@ -1,8 +1,8 @@
 """Choosing the number of clusters K without labels, from the embeddings of the texts.
 
->>> from hf_textcluster.training.auto_k import estimate_num_clusters
+>>> from hf_textcluster.choosing.auto_k import estimate_num_clusters
 >>> result = estimate_num_clusters(embeddings, k_min=2, k_max=60)          # N x d, e.g. MiniLM embeddings
->>> result.num_clusters, result.method, result.scores[result.num_clusters]
+>>> result.num_clusters, result.criterion, result.scores[result.num_clusters]
 
 Every criterion looks at a seeded sample of at most ``sample_size`` texts (L2-normalised embeddings, so Euclidean
 k-means and cosine similarity agree), which keeps the search affordable for any N; the embeddings themselves are the
@@ -22,8 +22,11 @@ costly part. The criteria (``CRITERIA``):
 ``DEFAULT_CRITERION`` is ``eigengap`` for now: on synthetic data shaped like sentence embeddings (384-d, unit norm,
 a shared direction, topics grouped under broader ones, uneven sizes, K from 4 to 152) it came closest to the true K
 and is the cheapest for large K, while the silhouette and Davies-Bouldin under-shot and Calinski-Harabasz chose 2 or
-3 almost always. ``training/bench.py auto-k`` measures all of them on the eight benchmark corpora (docs/results.md,
-"Choosing K without labels"); the default follows that measurement. The others stay selectable with ``method=``.
+3 almost always. ``python -m training.bench auto-k`` measures all of them on the eight benchmark corpora (docs/results.md,
+"Choosing K without labels"); the default follows that measurement. The others stay selectable with ``criterion=``.
+
+The k-means criteria are the registry's (:mod:`~hf_textcluster.choosing.criteria`), which the choice of the served
+partition also uses; ``eigengap`` is this module's own (it scores K from a spectrum, not a partition).
 """
 
 from __future__ import annotations
@@ -36,12 +39,15 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import sparse
 from scipy.sparse.linalg import eigsh
-from sklearn import metrics
+
+from . import criteria as _registry
+from .criteria import cosine_silhouette as cosine_silhouette  # where it used to live
 
 CRITERIA = ("silhouette", "calinski_harabasz", "davies_bouldin", "eigengap")
 DEFAULT_CRITERION = "eigengap"
 KMEANS_CRITERIA = ("silhouette", "calinski_harabasz", "davies_bouldin")
-LOWER_IS_BETTER = ("davies_bouldin",)
+# Lower-is-better criteria, from the registry (kept as a name for the benchmark and old callers).
+LOWER_IS_BETTER = tuple(name for name in KMEANS_CRITERIA if not _registry.CRITERIA[name].higher_is_better)
 
 DEFAULT_SAMPLE_SIZE = 4000
 K_MAX_CAP = 200  # the default k_max is at most this (the benchmark corpora have 4 to 152 classes)
@@ -58,7 +64,7 @@ class AutoKResult:
     for ``davies_bouldin``, lower is better; ``eigengap``: lambda_{K+1} - lambda_K)."""
 
     num_clusters: int
-    method: str
+    criterion: str
     scores: dict[int, float]
     k_min: int
     k_max: int  # the largest K tried (the requested k_max, or less when the sample is too small for it)
@@ -68,11 +74,16 @@ class AutoKResult:
     random_state: int | None = 0
     notes: list[str] = field(default_factory=list)
 
+    @property
+    def method(self) -> str:
+        """The old name of :attr:`criterion`."""
+        return self.criterion
+
     def to_dict(self) -> dict:
         """A JSON-ready record (``training_run.json``'s ``k_selection``)."""
         return {
             "num_clusters": self.num_clusters,
-            "criterion": self.method,
+            "criterion": self.criterion,
             "k_range": [self.k_min, self.k_max],
             "sample_size": self.sample_size,
             "num_texts": self.num_texts,
@@ -84,7 +95,7 @@ class AutoKResult:
 
     def __str__(self) -> str:
         return (
-            f"K={self.num_clusters} chosen by {self.method} among K in {self.k_min}..{self.k_max} "
+            f"K={self.num_clusters} chosen by {self.criterion} among K in {self.k_min}..{self.k_max} "
             f"({len(self.scores)} values tried on {self.sample_size:,} of {self.num_texts:,} texts, "
             f"{self.seconds:.1f}s)"
         )
@@ -152,8 +163,8 @@ def check_k_range(k_min, k_max, num_texts: int) -> tuple[int, int]:
 class ClusterCountRequest:
     """How many clusters a run asks for: a fixed K, K from the labels, or ``"auto"`` (chosen without labels).
 
-    Built once at the public edge (:meth:`parse`; the CLI, :func:`~hf_textcluster.training.runs.train_clusterer` and
-    :class:`~hf_textcluster.training.baselines.EmbeddingKMeans` all go through it); what it holds is already checked
+    Built once at the public edge (:meth:`parse`; the CLI, :func:`~hf_textcluster.runs.train.train_clusterer` and
+    :class:`~hf_textcluster.runs.baselines.EmbeddingKMeans` all go through it); what it holds is already checked
     for everything that needs no data, and :meth:`check` adds what the texts decide.
 
     Attributes:
@@ -268,7 +279,7 @@ class ClusterCountRequest:
         if not self.is_auto:
             raise ValueError(f"num_clusters={self.num_clusters!r} is fixed: there is no K to choose.")
         return estimate_num_clusters(
-            embeddings, k_min=self.k_min, k_max=self.k_max, method=self.criterion, random_state=random_state
+            embeddings, k_min=self.k_min, k_max=self.k_max, criterion=self.criterion, random_state=random_state
         )
 
     def to_dict(self) -> dict:
@@ -309,31 +320,6 @@ def _normalise(x: np.ndarray) -> np.ndarray:
     return x / np.maximum(norms, 1e-12)
 
 
-def cosine_silhouette(x: np.ndarray, labels: np.ndarray) -> float:
-    """Mean silhouette with cosine distance of the L2-normalised rows ``x`` (what ``sklearn.metrics.silhouette_score(
-    x, labels, metric="cosine")`` returns), in O(N K d): the summed distance of text i to cluster c is
-    n_c - x_i . s_c, with s_c the sum of the cluster's rows."""
-    n = x.shape[0]
-    labels = np.unique(labels, return_inverse=True)[1]
-    k = int(labels.max()) + 1
-    if k < 2 or k >= n:
-        raise ValueError(f"The silhouette needs 2 <= K <= N - 1 clusters, got K={k} for N={n}.")
-    counts = np.bincount(labels, minlength=k).astype(np.float64)
-    onehot = sparse.csr_matrix((np.ones(n), (labels, np.arange(n))), shape=(k, n))
-    sums = np.asarray(onehot @ x)  # K x d
-    summed = np.maximum(counts[None, :] - x @ sums.T, 0.0)  # N x K summed cosine distances (self: 1 - 1 = 0)
-    rows = np.arange(n)
-    own = counts[labels]
-    a = summed[rows, labels] / np.maximum(own - 1, 1)
-    mean_to = summed / counts[None, :]
-    mean_to[rows, labels] = np.inf
-    b = mean_to.min(axis=1)
-    denom = np.maximum(a, b)
-    s = np.where(denom > 0, (b - a) / np.where(denom > 0, denom, 1.0), 0.0)
-    s[own == 1] = 0.0  # sklearn's convention for singleton clusters
-    return float(s.mean())
-
-
 class _KMeansSearch:
     """k-means solutions of one sample, computed once per K and shared by the k-means criteria (each gets the same
     labels for a K, so comparing the criteria compares only how they score them)."""
@@ -364,18 +350,14 @@ class _KMeansSearch:
         return self.labels[k]
 
 
-def _kmeans_score(method: str, x: np.ndarray, labels: np.ndarray) -> float:
+def _kmeans_score(criterion: str, x: np.ndarray, labels: np.ndarray, random_state=None) -> float:
     if len(np.unique(labels)) < 2:
-        return -np.inf if method not in LOWER_IS_BETTER else np.inf
-    if method == "silhouette":
-        return cosine_silhouette(x, labels)
-    if method == "calinski_harabasz":
-        return float(metrics.calinski_harabasz_score(x, labels))
-    return float(metrics.davies_bouldin_score(x, labels))
+        return -np.inf if criterion not in LOWER_IS_BETTER else np.inf
+    return _registry.CRITERIA[criterion].score(x, labels, random_state)
 
 
-def _best(method: str, scores: dict[int, float]) -> int:
-    sign = -1.0 if method in LOWER_IS_BETTER else 1.0
+def _best(criterion: str, scores: dict[int, float]) -> int:
+    sign = -1.0 if criterion in LOWER_IS_BETTER else 1.0
     return max(scores, key=lambda k: (sign * scores[k], -k))  # ties: the smaller K
 
 
@@ -425,11 +407,11 @@ def _search_eigengap(x: np.ndarray, k_min: int, k_max: int, random_state, n_neig
     return {k: float(lam[k] - lam[k - 1]) for k in range(k_min, k_max + 1)}  # lam[k-1] is the k-th smallest
 
 
-def _prepare(embeddings, k_min, k_max, method, sample_size, random_state):
-    methods = [method] if isinstance(method, str) else list(method)
-    for m in methods:
-        if m not in CRITERIA:
-            raise ValueError(f"Unknown `method` {m!r} for choosing K; choose one of {', '.join(CRITERIA)}.")
+def _prepare(embeddings, k_min, k_max, criteria, sample_size, random_state):
+    criteria = [criteria] if isinstance(criteria, str) else list(criteria)
+    for c in criteria:
+        if c not in CRITERIA:
+            raise ValueError(f"Unknown `criterion` {c!r} for choosing K; choose one of {', '.join(CRITERIA)}.")
     x = _as_embeddings(embeddings)
     n = x.shape[0]
     sample_size = _check_int("sample_size", sample_size, f"pass e.g. sample_size={DEFAULT_SAMPLE_SIZE}")
@@ -466,39 +448,54 @@ def _prepare(embeddings, k_min, k_max, method, sample_size, random_state):
             warnings.warn(note, stacklevel=3)
         notes.append(note)
         k_max = limit
-    return methods, x, n, k_min, k_max, notes
+    return criteria, x, n, k_min, k_max, notes
+
+
+def _renamed(old: str, new: str, old_value, new_value, default):
+    """``new_value``, or ``old_value`` passed under the old keyword ``old`` (with a DeprecationWarning)."""
+    if old_value is None:
+        return default if new_value is None else new_value
+    if new_value is not None:
+        raise ValueError(f"Pass `{new}` only (`{old}` is its old name).")
+    warnings.warn(f"`{old}=` is now `{new}=`; the old name will be removed.", DeprecationWarning, stacklevel=3)
+    return old_value
 
 
 def compare_criteria(
     embeddings,
     k_min: int = 2,
     k_max: int | None = None,
-    methods=CRITERIA,
+    criteria=None,
     sample_size: int = DEFAULT_SAMPLE_SIZE,
     random_state: int | None = 0,
     n_init: int = 1,
     n_neighbors: int = 10,
+    *,
+    methods=None,
 ) -> dict[str, AutoKResult]:
     """:func:`estimate_num_clusters` for several criteria on the same sample, sharing the k-means fits (each result is
-    the one ``estimate_num_clusters(method=m)`` returns; its ``seconds`` count every k-means fit it used)."""
-    methods, x, n, k_min, k_max, notes = _prepare(embeddings, k_min, k_max, methods, sample_size, random_state)
+    the one ``estimate_num_clusters(criterion=c)`` returns; its ``seconds`` count every k-means fit it used).
+
+    ``criteria``: names from :data:`CRITERIA` (default: all); ``methods=`` is its old name (deprecated)."""
+    criteria = _renamed("methods", "criteria", methods, criteria, CRITERIA)
+    criteria, x, n, k_min, k_max, notes = _prepare(embeddings, k_min, k_max, criteria, sample_size, random_state)
     fits = _KMeansSearch(x, random_state, n_init)
     results = {}
-    for method in methods:
+    for criterion in criteria:
         start = time.perf_counter()
         fitted_before = dict(fits.fit_seconds)
-        if method == "eigengap":
+        if criterion == "eigengap":
             scores = _search_eigengap(x, k_min, k_max, random_state, n_neighbors)
             seconds = time.perf_counter() - start
         else:
             grid_start = time.perf_counter()
-            scores = _search_kmeans(method, x, k_min, k_max, fits)
+            scores = _search_kmeans(criterion, x, k_min, k_max, fits)
             elapsed = time.perf_counter() - grid_start
             reused = sum(fits.fit_seconds[k] for k in scores if k in fitted_before)  # fitted for an earlier criterion
             seconds = elapsed + reused
-        results[method] = AutoKResult(
-            num_clusters=_best(method, scores),
-            method=method,
+        results[criterion] = AutoKResult(
+            num_clusters=_best(criterion, scores),
+            criterion=criterion,
             scores=scores,
             k_min=k_min,
             k_max=k_max,
@@ -511,20 +508,20 @@ def compare_criteria(
     return results
 
 
-def _search_kmeans(method: str, x: np.ndarray, k_min: int, k_max: int, fits: _KMeansSearch) -> dict[int, float]:
+def _search_kmeans(criterion: str, x: np.ndarray, k_min: int, k_max: int, fits: _KMeansSearch) -> dict[int, float]:
     """Scores of the grid, then of every K (at most REFINE_POINTS) between the best grid point's neighbours."""
     scores: dict[int, float] = {}
     grid = candidate_ks(k_min, k_max)
     for k in grid:
-        scores[k] = _kmeans_score(method, x, fits(k))
-    best = _best(method, scores)
+        scores[k] = _kmeans_score(criterion, x, fits(k), fits.random_state)
+    best = _best(criterion, scores)
     i = grid.index(best)
     low, high = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
     between = [k for k in range(low + 1, high) if k not in scores]
     if len(between) > REFINE_POINTS:
         between = sorted({between[int(round(j))] for j in np.linspace(0, len(between) - 1, REFINE_POINTS)})
     for k in between:
-        scores[k] = _kmeans_score(method, x, fits(k))
+        scores[k] = _kmeans_score(criterion, x, fits(k), fits.random_state)
     return scores
 
 
@@ -532,35 +529,47 @@ def estimate_num_clusters(
     embeddings,
     k_min: int = 2,
     k_max: int | None = None,
-    method: str = DEFAULT_CRITERION,
+    criterion: str | None = None,
     sample_size: int = DEFAULT_SAMPLE_SIZE,
     random_state: int | None = 0,
     n_init: int = 1,
     n_neighbors: int = 10,
+    *,
+    method: str | None = None,
 ) -> AutoKResult:
-    """The number of clusters K in [``k_min``, ``k_max``] that ``method`` (one of :data:`CRITERIA`) finds in
-    ``embeddings`` (N x d, one row per text), without labels.
+    """The number of clusters K in [``k_min``, ``k_max``] that ``criterion`` (one of :data:`CRITERIA`, default
+    :data:`DEFAULT_CRITERION`) finds in ``embeddings`` (N x d, one row per text), without labels.
 
     ``k_max=None``: min(200, 3 sqrt(N)) (:func:`default_k_max`). The search runs on a seeded sample of at most
     ``sample_size`` rows (``random_state`` also seeds k-means), L2-normalised; k_max is lowered (with a note in the
     result) when that sample has too few distinct rows for it. ``n_init``: k-means restarts per K; ``n_neighbors``:
-    the kNN graph of ``eigengap``.
+    the kNN graph of ``eigengap``. ``method=`` is the old name of ``criterion=`` (deprecated).
 
     Raises ValueError naming the argument: k_min < 2, k_max < k_min, k_min or k_max not smaller than the number of
-    texts, an unknown method; TypeError for embeddings that are not an N x d array of numbers.
+    texts, an unknown criterion; TypeError for embeddings that are not an N x d array of numbers.
+
+    Example:
+        >>> rng = np.random.default_rng(0)
+        >>> x = np.repeat(np.eye(4) * 5, 25, axis=0) + rng.normal(size=(100, 4))
+        >>> estimate_num_clusters(x, k_max=8, criterion="silhouette").num_clusters
+        4
     """
-    if not isinstance(method, str):
+    argument = "criterion" if method is None else "method"  # errors name the keyword the caller used
+    criterion = _renamed("method", "criterion", method, criterion, DEFAULT_CRITERION)
+    if not isinstance(criterion, str):
         raise TypeError(
-            f"`method` must be one criterion name ({', '.join(CRITERIA)}), got {type(method).__name__}; "
+            f"`{argument}` must be one criterion name ({', '.join(CRITERIA)}), got {type(criterion).__name__}; "
             "use compare_criteria(...) for several."
         )
+    if criterion not in CRITERIA:
+        raise ValueError(f"Unknown `{argument}` {criterion!r} for choosing K; choose one of {', '.join(CRITERIA)}.")
     return compare_criteria(
         embeddings,
         k_min=k_min,
         k_max=k_max,
-        methods=(method,),
+        criteria=(criterion,),
         sample_size=sample_size,
         random_state=random_state,
         n_init=n_init,
         n_neighbors=n_neighbors,
-    )[method]
+    )[criterion]

@@ -2,9 +2,9 @@
 
 A trained model holds several partitions of its training texts: its own cluster head (the paper's output), k-means
 on its trained embeddings ("k-means after") and the BERTopic way on them (UMAP -> k-means, "UMAP k-means after").
-Each can be refined by iterative classification (:mod:`~hf_textcluster.training.refinement`). Which one is best
+Each can be refined by iterative classification (:mod:`~hf_textcluster.choosing.refinement`). Which one is best
 differs from corpus to corpus, and only labels tell for sure; :func:`serve_partition` ranks the candidates with an
-internal criterion (:mod:`~hf_textcluster.training.selection`, no labels) and makes the model serve the winner:
+internal criterion (:mod:`~hf_textcluster.choosing.selection`, no labels) and makes the model serve the winner:
 
 - ``"head"``: nothing changes;
 - ``"kmeans"``: the centres (means of each cluster's ``kmeans_features``) replace the head, as ``hf-textcluster
@@ -219,7 +219,7 @@ def serve_partition(
         serve: ``"auto"`` (the label-free choice among ``candidates``) or one candidate name (e.g. ``"head"``,
             the paper's output).
         candidates: what ``"auto"`` chooses among (default: all of :data:`CANDIDATES`).
-        criterion: the internal criterion of :func:`~hf_textcluster.training.selection.choose_partition`.
+        criterion: the internal criterion of :func:`~hf_textcluster.choosing.selection.choose_partition`.
         random_state: seed of k-means, UMAP, refinement and the criterion.
 
     Returns:

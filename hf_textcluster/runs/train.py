@@ -1,6 +1,6 @@
 """Training runs: a clusterer trained end to end: recipe -> data with augmented views -> model -> Trainer -> saved model + metrics.
 
-Used by ``hf-textcluster train``, ``make demo`` and ``training/bench.py``.
+Used by ``hf-textcluster train``, ``make demo`` and the benchmark (``python -m training.bench``).
 """
 
 from __future__ import annotations
@@ -25,18 +25,20 @@ from ..data import (
     AUGMENTATION_FAMILIES,
     AUGMENTERS,
     add_augmented_views,
+    benchmark_corpus,
     default_data_dir,
     load_benchmark,
     load_text_file,
+    views_augmentation,
 )
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.validation import check_may_replace_model, check_num_clusters
 from ..models import get_method
+from ..choosing.auto_k import ClusterCountRequest
 from ..representation import ClusterNames, name_clusters
-from .auto_k import ClusterCountRequest
+from ..training.trainer import ClusteringTrainingArguments, last_complete_checkpoint
 from .recipes import load_recipe
 from .schedule import Schedule, plan_schedule
-from .trainer import ClusteringTrainingArguments, last_complete_checkpoint
 
 logger = logging.get_logger(__name__)
 
@@ -162,7 +164,7 @@ class TrainingResult:
         test_dataset: the held-out texts (``test_size``), never trained on.
         k_selection: with ``num_clusters="auto"``, how K was chosen.
         cluster_names: the clusters' names (saved as ``config.id2label``), keywords and sizes on the training texts.
-        schedule: how many steps the run trained and why (see :mod:`~hf_textcluster.training.schedule`).
+        schedule: how many steps the run trained and why (see :mod:`~hf_textcluster.runs.schedule`).
     """
 
     model: object
@@ -223,7 +225,7 @@ def train_clusterer(
 ) -> TrainingResult:
     """Train ``method`` on a benchmark (by name) or a Dataset, save it to ``output_dir`` and evaluate it.
 
-    How long it trains follows the recipe's schedule (:mod:`~hf_textcluster.training.schedule`): the ``cpu`` recipes
+    How long it trains follows the recipe's schedule (:mod:`~hf_textcluster.runs.schedule`): the ``cpu`` recipes
     train 10 epochs of the training texts within 30 to 300 steps, the ``paper`` recipes their own numbers, and a
     ``max_steps`` (or ``num_train_epochs``) in ``training_overrides`` wins. Checkpoints go to ``output_dir`` as the
     Trainer writes them; with ``resume`` an interrupted run continues from the last one, and a run that ends well
@@ -241,13 +243,13 @@ def train_clusterer(
         augmentation: ``"recipe"`` (the recipe's precomputed views for a benchmark), an augmenter name, or ``None``.
         num_clusters: K; defaults to the number of classes of a labelled dataset. ``"auto"`` chooses K from the
             training texts' embeddings (one encoding pass, reused for the k-means initialisation) with
-            :func:`~hf_textcluster.training.auto_k.estimate_num_clusters`; a resumed run keeps the K it chose. A
-            :class:`~hf_textcluster.training.auto_k.ClusterCountRequest` holds the whole request (then no
+            :func:`~hf_textcluster.choosing.auto_k.estimate_num_clusters`; a resumed run keeps the K it chose. A
+            :class:`~hf_textcluster.choosing.auto_k.ClusterCountRequest` holds the whole request (then no
             ``k_range`` / ``k_criterion``).
         k_range: with ``"auto"``, ``(k_min, k_max)`` bounds the search (either may be None: 2, and
             min(200, 3 sqrt(N))).
         k_criterion: with ``"auto"``, the criterion (default
-            :data:`~hf_textcluster.training.auto_k.DEFAULT_CRITERION`).
+            :data:`~hf_textcluster.choosing.auto_k.DEFAULT_CRITERION`).
         data_dir: the folder of the benchmark CSVs (default ``$HF_TEXTCLUSTER_DATA_DIR``).
         seed: the training seed.
         config_overrides: model config fields over the recipe's, e.g. ``{"mlm_loss_weight": 0}``.
@@ -341,7 +343,8 @@ def train_clusterer(
             "dataset": dataset_name,
             "input": input_file,
             "recipe": recipe,
-            "augmentation": augmentation,
+            # what made the views trained on (an augmenter, a precomputed family), also for a Dataset given with views
+            "augmentation": (views_augmentation(train_dataset) or augmentation) if spec.uses_augmented_views else None,
             "seed": seed,
             "test_size": test_size,
             "split_seed": split_seed,
@@ -388,6 +391,8 @@ def _write_training_run(output_dir: str, model, trainer, train_dataset, test_dat
         "method": record["method"],
         "dataset": record["dataset"],
         **({"input": dict(input_file)} if input_file else {}),
+        # a Dataset loaded from a benchmark (a sample of it, e.g. the demo's) names its corpus
+        **({"corpus": benchmark_corpus(train_dataset)} if benchmark_corpus(train_dataset) else {}),
         "recipe": record["recipe"],
         "augmentation": record["augmentation"],
         "encoder": model.config.name_or_path,
@@ -419,7 +424,15 @@ def _resolve_augmentation(spec, plan: dict, dataset, augmentation: str | None) -
     if augmentation == "recipe":
         augmentation = plan.get("augmentation") if uses_views else None
         if isinstance(dataset, datasets.Dataset) and augmentation in AUGMENTATION_FAMILIES:
-            augmentation = "virtual" if not {"text_aug1", "text_aug2"} <= set(dataset.column_names) else None
+            if {"text_aug1", "text_aug2"} <= set(dataset.column_names):
+                return None  # the views given with the data
+            # one line, so a user knows what their texts train on and how to get text views instead
+            logger.warning(
+                f"The recipe's {augmentation} views exist only for the benchmark corpora: {spec.display_name} trains "
+                "on dropout-only views of these texts ('virtual': both views are the text itself). For text views "
+                "pass --augmentation word_deletion (augmentation='word_deletion'; or word_swap, wordnet, contextual)."
+            )
+            augmentation = "virtual"
     return augmentation
 
 
@@ -566,9 +579,32 @@ def find_training_texts(
             return None, f"the run's input file {path} could not be read ({err})"
         return list(dataset["text"]), None
     data_dir = data_dir or default_data_dir()
-    if not run or not run.get("dataset") or not data_dir:
+    corpus = (run or {}).get("dataset") or (run or {}).get("corpus")
+    if not corpus or not data_dir:
         return None, None
-    return list(load_benchmark(run["dataset"], data_dir=data_dir)["text"]), None
+    return list(load_benchmark(corpus, data_dir=data_dir)["text"]), None
+
+
+def record_metrics(model_dir: str | os.PathLike, metrics: Mapping[str, float]) -> None:
+    """Add scores measured after training (``{"acc": .., "nmi": ..}``, fractions; against labels, never trained on)
+    to the run's ``training_run.json``, so its card shows them.
+
+    Args:
+        model_dir: a directory ``train_clusterer`` saved (with its ``training_run.json``).
+        metrics: the scores, keyed as :func:`~hf_textcluster.evaluation.metrics.clustering_scores` keys them.
+
+    Raises:
+        FileNotFoundError: ``model_dir`` has no ``training_run.json``.
+
+    Example:
+        >>> record_metrics("runs/demo-sccl-stackoverflow", {"acc": 0.728, "nmi": 0.70})  # doctest: +SKIP
+    """
+    path = Path(model_dir) / TRAINING_RUN_FILE
+    run = read_training_run(model_dir)
+    if run is None:
+        raise FileNotFoundError(f"{path} does not exist: record_metrics adds to a run that train_clusterer saved.")
+    run["metrics"] = {**(run.get("metrics") or {}), **{key: float(value) for key, value in metrics.items()}}
+    path.write_text(json.dumps(run, indent=2), encoding="utf-8")
 
 
 def training_texts_for(run: Mapping[str, Any] | None, data_dir: str | os.PathLike | None = None) -> list[str] | None:

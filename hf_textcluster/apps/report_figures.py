@@ -1,0 +1,221 @@
+"""The report's pictures of the clusters themselves (what BERTopic's ``visualize_barchart``, ``visualize_topics`` and
+``visualize_hierarchy`` show), as plotly figures built from plain arrays:
+
+- :func:`keyword_bars_figure`: each cluster's top keywords as bars of their c-TF-IDF weights;
+- :func:`cluster_map_figure`: the clusters' centres projected to 2-D (PCA), each a disc sized by its cluster;
+- :func:`hierarchy_figure`: the dendrogram of the centres (average linkage, cosine distance), whose lowest joins are
+  the clusters a merge would join first (:func:`first_joins` lists them).
+
+A cluster's centre here is the mean of its texts' L2-normalised embeddings (:func:`cluster_centres`), whatever the
+method: the same picture for every clusterer, computed from the texts the report shows.
+
+    from hf_textcluster.apps.report_figures import cluster_centres, hierarchy_figure
+    ids, centres, sizes = cluster_centres(embeddings, clusters, num_clusters)
+    hierarchy_figure(ids, centres, names).write_html("hierarchy.html")
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+# The largest clusters get a bar chart each; more would make the page a wall of bars.
+MAX_BAR_CLUSTERS = 12
+BAR_WORDS = 5
+BAR_COLUMNS = 3
+LINKAGE = "average"
+
+
+def _e(value) -> str:
+    return html.escape(str(value))
+
+
+def _label(k: int, names: Mapping[int, str], limit: int = 40) -> str:
+    name = str(names.get(k, f"cluster_{k}"))
+    return _e(f"{k}: {name if len(name) <= limit else name[: limit - 1] + '…'}")
+
+
+def cluster_centres(embeddings, clusters, num_clusters: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The centre of every cluster that holds texts: the mean of its texts' L2-normalised embeddings, normalised.
+
+    Args:
+        embeddings: N x d embeddings.
+        clusters: N cluster ids in ``0 .. num_clusters - 1``.
+        num_clusters: K.
+
+    Returns:
+        ``(ids, centres, sizes)``: the used cluster ids (ascending), their centres (one row each) and sizes.
+
+    Raises:
+        ValueError: ``embeddings`` and ``clusters`` of different lengths.
+
+    Example:
+        >>> ids, centres, sizes = cluster_centres(np.eye(3), [0, 2, 2], 3)
+        >>> ids.tolist(), sizes.tolist()
+        ([0, 2], [1, 2])
+    """
+    x = np.asarray(embeddings, dtype=np.float64)
+    clusters = np.asarray(clusters, dtype=int)
+    if x.ndim != 2 or len(x) != len(clusters):
+        raise ValueError(f"`embeddings` must be an N x d matrix with N = {len(clusters)} (one row per cluster id).")
+    x = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+    counts = np.bincount(clusters, minlength=num_clusters)
+    ids = np.flatnonzero(counts)
+    centres = np.stack([x[clusters == k].mean(axis=0) for k in ids])
+    centres /= np.maximum(np.linalg.norm(centres, axis=1, keepdims=True), 1e-12)
+    return ids, centres, counts[ids]
+
+
+def centre_linkage(centres) -> np.ndarray:
+    """scipy's linkage matrix of the centres: average linkage of their cosine distances (what the dendrogram draws)."""
+    from scipy.cluster.hierarchy import linkage
+    from scipy.spatial.distance import pdist
+
+    return linkage(pdist(np.asarray(centres, dtype=np.float64), "cosine"), LINKAGE)
+
+
+def first_joins(ids: Sequence[int], centres, count: int = 3) -> list[tuple[list[int], list[int], float]]:
+    """The first ``count`` joins of the hierarchy: which clusters a merge would join, closest first.
+
+    Returns:
+        ``[(cluster ids on one side, on the other, cosine distance), ...]`` in the order the hierarchy joins them.
+
+    Example:
+        >>> first_joins([0, 1, 2], np.array([[1.0, 0.0], [0.99, 0.14], [0.0, 1.0]]), count=1)[0][:2]
+        ([0], [1])
+    """
+    ids = [int(k) for k in ids]
+    if len(ids) < 2:
+        return []
+    members = {i: [k] for i, k in enumerate(ids)}
+    joins = []
+    for step, (a, b, distance, _) in enumerate(centre_linkage(centres)):
+        left, right = members[int(a)], members[int(b)]
+        members[len(ids) + step] = sorted(left + right)
+        joins.append((sorted(left), sorted(right), float(distance)))
+    return joins[:count]
+
+
+def keyword_bars_figure(
+    weights: Mapping[int, Sequence[tuple[str, float]]],
+    order: Sequence[int],
+    names: Mapping[int, str],
+    *,
+    max_clusters: int = MAX_BAR_CLUSTERS,
+    words: int = BAR_WORDS,
+    columns: int = BAR_COLUMNS,
+):
+    """One bar chart per cluster of ``order`` (the first ``max_clusters``): its top ``words`` keywords, each bar its
+    c-TF-IDF weight (:meth:`ClassTfidfRepresentation.extract_weights`), the highest on top.
+
+    Args:
+        weights: ``{cluster: [(keyword, weight), ...]}``, highest weight first.
+        order: cluster ids in the order to draw them (the report: largest first).
+        names: cluster id -> name (the panel titles).
+
+    Returns:
+        A plotly Figure (one subplot per cluster; trace ``i`` is the ``i``-th cluster's bars).
+    """
+    from plotly.subplots import make_subplots
+
+    shown = [int(k) for k in order][:max_clusters]
+    rows = max(1, math.ceil(len(shown) / columns))
+    fig = make_subplots(
+        rows=rows,
+        cols=columns,
+        subplot_titles=[_label(k, names, 32) for k in shown],
+        horizontal_spacing=0.12,
+        vertical_spacing=min(0.12, 0.5 / rows),
+    )
+    for i, k in enumerate(shown):
+        scored = list(weights.get(k, []))[:words][::-1]  # plotly draws the first bar at the bottom
+        fig.add_bar(
+            x=[w for _, w in scored],
+            y=[_e(word) for word, _ in scored],
+            orientation="h",
+            name=_label(k, names),
+            showlegend=False,
+            hovertemplate="%{y}: c-TF-IDF %{x:.4f}<extra></extra>",
+            row=i // columns + 1,
+            col=i % columns + 1,
+        )
+    fig.update_layout(height=max(260, 210 * rows), margin={"t": 50, "l": 10, "r": 10})
+    fig.update_xaxes(showticklabels=False)
+    return fig
+
+
+def cluster_map_figure(ids: Sequence[int], centres, sizes: Sequence[int], names: Mapping[int, str]):
+    """The clusters as discs on a 2-D PCA projection of their centres, each sized by (the square root of) its number
+    of texts: nearby discs are clusters with similar texts. Needs at least two clusters.
+
+    Returns:
+        A plotly Figure with one Scatter trace whose ``customdata`` holds ``[cluster id, size]`` per point.
+    """
+    import plotly.graph_objects as go
+    from sklearn.decomposition import PCA
+
+    centres = np.asarray(centres, dtype=np.float64)
+    sizes = np.asarray(sizes, dtype=np.int64)
+    if len(centres) < 2:
+        raise ValueError(f"A map of clusters needs at least 2 clusters holding texts, got {len(centres)}.")
+    components = min(2, centres.shape[1])
+    coords = PCA(n_components=components, random_state=0).fit_transform(centres)
+    if components == 1:
+        coords = np.column_stack([coords[:, 0], np.zeros(len(coords))])
+    diameter = 12 + 48 * np.sqrt(sizes / max(sizes.max(), 1))
+    fig = go.Figure(
+        go.Scatter(
+            x=coords[:, 0].tolist(),  # lists: the page carries plain numbers, not base64 typed arrays
+            y=coords[:, 1].tolist(),
+            mode="markers+text",
+            text=[str(int(k)) for k in ids],
+            textposition="middle center",
+            customdata=[[int(k), int(n)] for k, n in zip(ids, sizes)],
+            hovertext=[f"{_label(int(k), names)}<br>{int(n):,} texts" for k, n in zip(ids, sizes)],
+            hovertemplate="%{hovertext}<extra></extra>",
+            marker={"size": diameter.tolist(), "opacity": 0.55, "line": {"width": 1, "color": "#333"}},
+            showlegend=False,
+        )
+    )
+    fig.update_layout(
+        height=520,
+        xaxis={"title": "PCA 1 of the cluster centres", "showticklabels": False, "zeroline": False},
+        yaxis={"title": "PCA 2", "showticklabels": False, "zeroline": False},
+        margin={"t": 30},
+    )
+    return fig
+
+
+def hierarchy_figure(ids: Sequence[int], centres, names: Mapping[int, str]):
+    """The dendrogram of the cluster centres (average linkage of cosine distances, :func:`centre_linkage`): one leaf
+    per cluster holding texts; the lower two branches join, the more alike their clusters. Needs at least two.
+
+    Returns:
+        A plotly Figure (``plotly.figure_factory.create_dendrogram``); the leaves are the y-axis tick labels.
+    """
+    import plotly.figure_factory as ff
+    from scipy.cluster.hierarchy import linkage
+    from scipy.spatial.distance import pdist
+
+    centres = np.asarray(centres, dtype=np.float64)
+    if len(centres) < 2:
+        raise ValueError(f"A hierarchy needs at least 2 clusters holding texts, got {len(centres)}.")
+    labels = [_label(int(k), names) for k in ids]
+    fig = ff.create_dendrogram(
+        centres,
+        orientation="left",
+        labels=labels,
+        distfun=lambda x: pdist(x, "cosine"),
+        linkagefun=lambda d: linkage(d, LINKAGE),
+    )
+    fig.update_layout(
+        height=max(320, 22 * len(labels) + 120),
+        xaxis={"title": "cosine distance between the joined groups (average linkage)"},
+        yaxis={"automargin": True},
+        showlegend=False,
+        margin={"t": 30},
+    )
+    return fig

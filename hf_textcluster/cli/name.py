@@ -1,0 +1,80 @@
+"""``hf-textcluster name``: a language model names a trained model's clusters from their keywords and typical texts
+(any ``transformers`` text-generation or text2text model, a Hub id or a local folder); the names become the model's
+``id2label`` (what the pipeline returns as ``"label"``), a cluster whose answer fails or is unusable keeps its keyword
+name, and the answers are cached beside the model (``cluster_names.json``)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+
+from ..modeling.validation import check_local_path
+from ..representation import DEFAULT_PROMPT, NAMES_FILE, GeneratedNamesRepresentation, label_clusters
+from ._args import add_model_input_args
+from .calibrate import update_saved_model
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    name = subparsers.add_parser(
+        "name",
+        help="Name a trained model's clusters with a language model (any text-generation or text2text model) "
+        "from their keywords and typical texts; saved as its id2label.",
+    )
+    add_model_input_args(name, "A trained model directory (saved back in place unless --output-dir).")
+    name.add_argument(
+        "--generator",
+        required=True,
+        help="A Hub id or local folder of a transformers text-generation (GPT-2, Llama, Qwen...) or text2text "
+        "(T5, FLAN-T5, BART...) model.",
+    )
+    name.add_argument(
+        "--prompt-file",
+        help="A text file holding the prompt template, with {keywords} and optionally {documents} "
+        "(default: the documented prompt).",
+    )
+    name.add_argument("--output-dir", help="Save the named model here instead of over --model.")
+    name.add_argument("--overwrite", action="store_true", help="Replace another trained model already in --output-dir.")
+    name.set_defaults(func=run)
+    return name
+
+
+def run(args: argparse.Namespace, extra: list[str]) -> int:
+    # everything that can be refused is refused before the model (or the generator) is loaded
+    check_local_path(args.model, "--model")
+    check_local_path(args.generator, "--generator")
+    prompt = DEFAULT_PROMPT
+    if args.prompt_file:
+        if not os.path.isfile(args.prompt_file):
+            raise FileNotFoundError(f"--prompt-file {args.prompt_file}: no such file.")
+        with open(args.prompt_file, encoding="utf-8") as f:
+            prompt = f.read()
+    GeneratedNamesRepresentation(args.generator, prompt=prompt)  # a bad prompt fails here, in one line
+    output_dir = args.output_dir or args.model
+    cache = os.path.join(output_dir, NAMES_FILE)
+    sources = {}
+
+    def update(model, texts):
+        earlier = os.path.join(args.model, NAMES_FILE)
+        if os.path.isfile(earlier) and not os.path.exists(cache):
+            os.makedirs(output_dir, exist_ok=True)
+            shutil.copy2(earlier, cache)  # the answers already generated travel with the model
+        label_clusters(model, texts, batch_size=args.batch_size, generator=args.generator, prompt=prompt, cache=cache)
+        sources.update(_sources(cache))
+
+    model, _, output_dir = update_saved_model(args, "name", update)
+    generated = sum(source == "generated" for source in sources.values())
+    for k, label in sorted(model.config.id2label.items()):
+        print(f"{k:>4}  {sources.get(str(k), 'keywords'):<9}  {label}")
+    print(
+        f"Named {generated} of {model.config.num_clusters} clusters with {args.generator} (the others keep their "
+        f"keyword names); saved in {output_dir} (answers cached in {cache})."
+    )
+    return 0
+
+
+def _sources(cache: str) -> dict:
+    import json
+
+    with open(cache, encoding="utf-8") as f:
+        return json.load(f).get("last", {}).get("sources", {})

@@ -1,0 +1,126 @@
+"""The package's layers: every import between two of its folders points down (see docs/architecture.md).
+
+Every module is parsed, and every import of the package is checked, including those inside functions (an import
+in a function is still an arrow, it only arrives later).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "hf_textcluster"
+
+# Rank of each layer (a top-level folder or module of the package): a module may import its own layer and any layer
+# of a lower rank, never one of its own rank or higher. Keep in step with docs/architecture.md.
+RANKS = {
+    "__init__": 9,  # the public facade: lazy exports of every layer
+    "__main__": 9,
+    "cli": 8,
+    "apps": 7,
+    "hub": 6,
+    "runs": 5,
+    "choosing": 4,
+    "models": 3,
+    "training": 2,
+    "evaluation": 1,
+    "data": 1,
+    "representation": 1,
+    "encoders": 1,
+    "distributed": 1,
+    "modeling": 0,
+    "cache": 0,
+    "_version": 0,
+}
+# Upward arrows that exist today, each with why and how it goes away. A test below fails once one is no longer used,
+# so that this list only shrinks.
+KNOWN_UPWARD = {
+    ("training", "choosing"): "the trainer still chooses the served partition at the end of train(); that step "
+    "belongs to runs' train_clusterer",
+}
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def _modules():
+    for path in sorted(PACKAGE.rglob("*.py")):
+        relative = path.relative_to(PACKAGE.parent).with_suffix("")
+        parts = list(relative.parts)
+        is_package = parts[-1] == "__init__"
+        if is_package:
+            parts.pop()
+        module = ".".join(parts)
+        yield path, module, module if is_package else module.rpartition(".")[0]
+
+
+def _imports(path: Path, package: str):
+    """(line, imported module) for every import of the package in the file, at any depth."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = importlib.util.resolve_name("." * node.level + base, package)
+            # `from . import x` / `from hf_textcluster import hub`: the names may be modules of their own
+            names = (
+                [base] + [f"{base}.{alias.name}" for alias in node.names]
+                if not node.module or not node.level
+                else [base]
+            )
+        else:
+            continue
+        for name in names:
+            if name == "hf_textcluster" or name.startswith("hf_textcluster."):
+                yield node.lineno, name
+
+
+def _arrows():
+    """(where, source layer, target layer, imported name) for every import that crosses two layers."""
+    for path, module, package in _modules():
+        for line, target in _imports(path, package):
+            target_layer = _layer(target)
+            if target_layer not in RANKS:  # `from hf_textcluster import Name`: the facade, counted through its base
+                continue
+            if target_layer != _layer(module):
+                yield f"{module}:{line}", _layer(module), target_layer, target
+
+
+def test_every_layer_has_a_rank():
+    layers = {_layer(module) for _, module, _ in _modules()}
+    assert layers <= set(RANKS), (
+        f"give these new folders a rank here and in docs/architecture.md: {layers - set(RANKS)}"
+    )
+
+
+def test_no_import_points_up():
+    upward = [
+        f"{where} ({source} -> {target}): imports {name}"
+        for where, source, target, name in _arrows()
+        if RANKS[target] >= RANKS[source] and (source, target) not in KNOWN_UPWARD
+    ]
+    assert upward == [], "imports against the layers (see docs/architecture.md):\n" + "\n".join(upward)
+
+
+@pytest.mark.parametrize("pair", sorted(KNOWN_UPWARD))
+def test_each_known_upward_arrow_is_still_there(pair):
+    used = {(source, target) for _, source, target, _ in _arrows()}
+    assert pair in used, f"{pair[0]} -> {pair[1]} is gone: delete it from KNOWN_UPWARD"
+
+
+def test_modeling_imports_nothing_else_of_the_package():
+    """modeling/ is what remote code ships: it must stand alone."""
+    outside = [f"{where}: imports {name}" for where, source, target, name in _arrows() if source == "modeling"]
+    assert outside == []
+
+
+def test_the_checker_sees_function_level_imports(tmp_path):
+    source = tmp_path / "probe.py"
+    source.write_text("def f():\n    from ..hub import push\n", encoding="utf-8")
+    assert list(_imports(source, "hf_textcluster.modeling")) == [(2, "hf_textcluster.hub")]

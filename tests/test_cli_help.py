@@ -1,0 +1,83 @@
+"""``--help`` documents every option of every command with its default; one spelling (dashes) per option, the old
+underscore spellings and report/plot's ``--method`` still accepted."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from hf_textcluster.cli import COMMANDS, build_parser, parse_command_line
+from hf_textcluster.cli.train import parse_pass_through
+
+
+def _commands() -> dict[str, argparse.ArgumentParser]:
+    parser = build_parser()
+    action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(action.choices)
+
+
+def test_every_command_is_listed():
+    assert set(_commands()) == {module.__name__.rsplit(".", 1)[1] for module in COMMANDS}
+
+
+@pytest.mark.parametrize("name", sorted(_commands()))
+def test_every_option_has_help_and_its_default_shows(name):
+    command = _commands()[name]
+    text = command.format_help()
+    for action in command._actions:
+        if isinstance(action, argparse._HelpAction) or action.help == argparse.SUPPRESS:
+            continue
+        label = action.option_strings[0] if action.option_strings else action.dest
+        assert action.help, f"{name} {label} has no help"
+        assert "_" not in "".join(action.option_strings), f"{name} {label}: options are spelled with dashes"
+        if action.default not in (None, False, argparse.SUPPRESS):
+            help_text = command._get_formatter()._format_action(action)
+            assert "default" in help_text.lower(), f"{name} {label}: its default {action.default!r} is not shown"
+    assert "%(" not in text
+
+
+def test_train_help_lists_the_trainer_options_and_what_recipe_augmentation_does():
+    text = " ".join(_commands()["train"].format_help().split()).replace("- ", "-")  # argparse wraps at hyphens
+    for option in ("--serve", "--max-steps", "--kmeans-init", "--num-train-epochs", "--bf16 [True|False]"):
+        assert option in text
+    assert "dropout-only views" in text and "(default: the recipe's)" in text and "--save-steps 100" in text
+
+
+def test_underscore_spellings_still_work_and_reach_the_trainer():
+    from hf_textcluster.cli._trainer_flags import trainer_flags
+
+    args, extra = parse_command_line(
+        ["train", "--method", "sccl", "--output_dir", "runs/x", "--max_steps", "7", "--save_steps", "3", "--bf16"]
+    )
+    assert args.output_dir == "runs/x" and extra == ["--save-steps", "3"]
+    overrides = parse_pass_through(trainer_flags(args) + extra)
+    assert overrides == {"max_steps": 7, "save_steps": 3, "bf16": True}
+    args, _ = parse_command_line(["train", "--method", "sccl", "--output-dir", "x", "--kmeans-init", "umap"])
+    assert parse_pass_through(trainer_flags(args)) == {"kmeans_init": "umap"}
+
+
+def test_report_projection_and_its_deprecated_spelling(capsys):
+    base = ["report", "--model", "m", "--input", "t.txt"]
+    assert parse_command_line([*base, "--projection", "pca"])[0].projection == "pca"
+    assert "deprecated" not in capsys.readouterr().err
+    assert parse_command_line([*base, "--method", "pca"])[0].projection == "pca"
+    assert "--method is deprecated, use --projection" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        parse_command_line([*base, "--method", "mds"])
+
+
+def test_recipe_views_on_own_texts_become_dropout_only_with_one_line():
+    from transformers.testing_utils import CaptureLogger
+
+    from hf_textcluster.data import load_texts
+    from hf_textcluster.models import get_method
+    from hf_textcluster.runs import train as runs
+
+    with CaptureLogger(runs.logger) as captured:
+        chosen = runs._resolve_augmentation(
+            get_method("sccl"), {"augmentation": "sccl_contextual"}, load_texts(["a b", "c d"]), "recipe"
+        )
+    assert chosen == "virtual"
+    assert "dropout-only views" in captured.out and "--augmentation word_deletion" in captured.out
+    assert len(captured.out.strip().splitlines()) == 1
