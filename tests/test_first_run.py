@@ -9,7 +9,6 @@ import shutil
 
 import numpy as np
 import pytest
-from conftest import WORDS
 from transformers import AutoModel, pipeline
 
 import hf_textcluster  # noqa: F401
@@ -21,14 +20,15 @@ NUM_TEXTS = 300
 
 
 @pytest.fixture(scope="module")
-def own_file(tmp_path_factory):
-    """300 short texts in 3 topics, as a user's csv (no labels)."""
+def own_file(toy_corpus, tmp_path_factory):
+    """300 short texts in 3 topics (the toy corpus's words, recombined), as a user's csv without labels."""
     rng = random.Random(1)
-    topics = [WORDS[0:17], WORDS[17:33], WORDS[33:]]
-    texts = [" ".join(rng.choice(topics[i % 3]) for _ in range(rng.randint(4, 9))) for i in range(NUM_TEXTS)]
+    texts, labels = toy_corpus
+    topics = [sorted({w for t, y in zip(texts, labels) if y == k for w in t.split()}) for k in range(3)]
+    own = [" ".join(rng.choice(topics[i % 3]) for _ in range(rng.randint(4, 9))) for i in range(NUM_TEXTS)]
     path = tmp_path_factory.mktemp("own") / "tickets.csv"
-    path.write_text("body\n" + "\n".join(texts) + "\n")
-    return path, texts
+    path.write_text("body\n" + "\n".join(own) + "\n")
+    return path, own
 
 
 @pytest.fixture(scope="module")
