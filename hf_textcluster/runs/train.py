@@ -179,9 +179,13 @@ class TrainingResult:
 
 
 def build_training_arguments(output_dir: str, recipe_training: dict, overrides: dict | None = None, seed: int = 0):
-    values = {"output_dir": output_dir, "seed": seed, "report_to": "none", "save_total_limit": 2, "logging_steps": 50}
+    values = {"output_dir": output_dir, "seed": seed, "report_to": "none", "save_total_limit": 2}
     values.update(recipe_training)
     values.update(overrides or {})
+    # the loss terms every ~10% of a short run (the progress bar shows them), at most every 50 steps
+    values.setdefault(
+        "logging_steps", min(50, max(1, values["max_steps"] // 10)) if values.get("max_steps", -1) > 0 else 50
+    )
     if (
         values.get("max_steps", -1) > 0
         and "save_steps" not in values

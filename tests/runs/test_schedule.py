@@ -46,3 +46,14 @@ def test_a_malformed_schedule_is_one_clear_error():
     recipe = {"training": {"per_device_train_batch_size": 8}, "schedule": {"epochs": 1, "min_steps": 1}}
     with pytest.raises(ValueError, match="`max_steps` \\(the cap\\)"):
         plan_schedule(recipe, 100)
+
+
+def test_short_runs_log_their_loss_terms_every_tenth_of_the_run():
+    """The progress bar shows the loss terms of the last log: a 40-step run must log before its end."""
+    assert [build_training_arguments("unused", {"max_steps": n}).logging_steps for n in (5, 40, 300, 3000)] == [
+        1,
+        4,
+        30,
+        50,
+    ]
+    assert build_training_arguments("unused", {"max_steps": 40}, {"logging_steps": 7}).logging_steps == 7
