@@ -11,7 +11,7 @@ endif
 export HF_HUB_OFFLINE ?= 1
 export TOKENIZERS_PARALLELISM ?= false
 
-.PHONY: setup demo test docs lint bench clean
+.PHONY: setup demo test test-fast docs docs-generated lint bench clean
 
 setup: $(VENV)/.installed
 
@@ -30,14 +30,25 @@ test: setup
 	$(PY) -m pytest -q
 	$(MAKE) lint docs
 
-# ruff's rules are in pyproject.toml ([tool.ruff]); the code is kept in `ruff format`'s style.
+# While developing: the tests without the slow ones (two-process launches, the local Hub server, the real MiniLM,
+# whole training runs); `make test` (CI) still runs everything.
+test-fast: setup
+	$(PY) -m pytest -q -m "not slow"
+
+# ruff's rules are in pyproject.toml ([tool.ruff]); the code is kept in `ruff format`'s style. mypy type-checks
+# modeling/ and the public API ([tool.mypy]).
 lint: setup
 	$(PY) -m ruff check hf_textcluster training tests
-	$(PY) -m ruff format --check hf_textcluster training tests docs
+	$(PY) -m ruff format --check hf_textcluster training tests docs/_hooks
+	$(PY) -m mypy
 
 # The documentation site into site/ (not committed); --strict: a broken link, anchor or API reference fails.
 docs: setup
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict
+
+# The generated parts of docs/: the CLI reference, the example cards and the report's screenshot (needs chromium).
+docs-generated: setup
+	$(PY) -m training.docs all
 
 bench: setup
 	$(PY) -m training.bench $(BENCH_ARGS)

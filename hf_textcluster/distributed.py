@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from .modeling.validation import check_scalar
+
 
 def running_processes():
     """accelerate's ``PartialState`` when this process is one of several (launched by ``accelerate launch`` or
@@ -54,8 +56,7 @@ def leave_together(state) -> None:
 
 
 def _check_batch_size(batch_size) -> None:
-    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-        raise ValueError(f"`batch_size` must be a positive integer, got {batch_size!r}.")
+    check_scalar(batch_size, "batch_size", int, min_val=1)
 
 
 def shard_rows(texts: Sequence[str], batch_size: int, state) -> np.ndarray:

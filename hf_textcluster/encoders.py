@@ -184,7 +184,27 @@ def resolve_encoder_path(name_or_path: str | os.PathLike | None = None) -> str:
     shipped = _PIP_SHIPPED_ENCODERS.get(name_or_path)
     if shipped is not None:
         return shipped.locate(True)
+    _check_reachable_offline(name_or_path)
     return name_or_path
+
+
+def _check_reachable_offline(hub_id: str) -> None:
+    """Offline, a Hub id that is not in the local cache cannot load: one line naming the encoder and offline mode,
+    instead of transformers' "couldn't connect to huggingface.co"."""
+    from huggingface_hub import constants, try_to_load_from_cache
+
+    if not constants.is_offline_mode():
+        return
+    try:
+        cached = try_to_load_from_cache(hub_id, "config.json")
+    except Exception:  # noqa: BLE001 - not a valid Hub id: transformers' load names it
+        return
+    if not isinstance(cached, str):
+        raise FileNotFoundError(
+            f"`encoder` (--encoder) {hub_id!r} is not a local folder, not an encoder a pip package ships, nor in the "
+            "Hugging Face cache, and the Hub is offline (HF_HUB_OFFLINE=1): pass a local folder, or download it "
+            "with the Hub online once."
+        )
 
 
 def read_sentence_transformers_spec(path: str | os.PathLike) -> EncoderSpec | None:

@@ -187,3 +187,15 @@ def data_dir_or_skip() -> Path:
     if path is None:
         pytest.skip("benchmark CSVs not found: set HF_TEXTCLUSTER_DATA_DIR (default <repo>/../shared/data)")
     return path
+
+
+# Fixtures that make a test slow wherever it sits (`make test-fast` leaves such tests out; `make test` runs them):
+# the stand-in Hub server and the olah mirror (real HTTP servers, client subprocesses) and the real MiniLM
+# (`all_threads`).
+SLOW_FIXTURES = {"hub_server": "the local Hub server", "olah_endpoint": "the olah mirror", "all_threads": "the MiniLM"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if any(name in SLOW_FIXTURES for name in getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)

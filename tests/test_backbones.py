@@ -20,8 +20,23 @@ def test_plain_checkpoint_defaults_to_mean_pooling(tiny_encoder_dir):
     assert (spec.name_or_path, spec.pooling, spec.is_sentence_transformer) == (str(tiny_encoder_dir), "mean", False)
 
 
-def test_hub_ids_pass_through_unchanged():
+def test_hub_ids_pass_through_unchanged(monkeypatch):
+    from huggingface_hub import constants
+
+    monkeypatch.setattr(constants, "is_offline_mode", lambda: False)
     assert resolve_encoder("org/some-encoder").name_or_path == "org/some-encoder"
+
+
+def test_offline_an_uncached_hub_id_names_the_encoder_and_offline_mode(monkeypatch):
+    from huggingface_hub import constants
+
+    from hf_textcluster import SCCLModel
+
+    monkeypatch.setattr(constants, "is_offline_mode", lambda: True)
+    for load in (resolve_encoder, SCCLModel.from_encoder_pretrained):
+        with pytest.raises(FileNotFoundError, match=r"`encoder` \(--encoder\) 'nobody/x' is not .* offline") as info:
+            load("nobody/x")
+        assert "\n" not in str(info.value) and "huggingface.co" not in str(info.value)
 
 
 def _st_folder(tmp_path, pooling):

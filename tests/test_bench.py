@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -698,3 +699,21 @@ def test_partitions_section_compares_every_recorded_criterion_on_the_same_runs(b
     # the default: stackoverflow's oracle (80, no loss), tweet's kmeans (50 against 60); agreement: kmeans (-5), head (0)
     assert "| **silhouette** | 1 of 2 | 5.0 | 10.0 | " in md
     assert "| agreement | 1 of 2 | 2.5 | 5.0 | " in md
+
+
+def test_the_topics_table_escapes_the_words_and_class_names_a_model_and_its_data_carry():
+    from training.bench import capabilities
+
+    row = {
+        "section": "method",
+        "method": "deccrl",
+        "dataset": "stackoverflow",
+        "seed": 0,
+        "topics": {
+            "0": {"majority_class": "osx|<script>x</script>", "size": 3, "topics": [["a\n# b", "[l](javascript:0)"]]},
+        },
+    }
+    md = "\n".join(capabilities.render_topics([row]))
+    assert "<script>" not in md and "\n# b" not in md and "[l](javascript" not in md
+    for block in re.findall(r"(?:^\|.*\|\n)+", md + "\n", flags=re.M):  # every table keeps its shape
+        assert len({len(re.findall(r"(?<!\\)\|", row)) for row in block.strip().split("\n")}) == 1, block

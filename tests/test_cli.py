@@ -189,7 +189,7 @@ def test_a_run_that_would_train_nothing_is_an_error(tiny_encoder_dir, toy_corpus
     )  # the cpu recipe: batch 64, dataloader_drop_last
     assert code == 2
     err = capsys.readouterr().err
-    assert "50 rows" in err and "--per_device_train_batch_size 25" in err and "--dataloader_drop_last false" in err
+    assert "50 rows" in err and "--per-device-train-batch-size 25" in err and "--dataloader-drop-last false" in err
     assert not (tmp_path / "m" / "model.safetensors").exists()
 
 
@@ -502,6 +502,7 @@ def test_predict_with_a_broken_or_foreign_model_is_one_line(tiny_encoder_dir, tm
     assert "not an hf_textcluster clusterer" in err and "Traceback" not in err
 
 
+@pytest.mark.slow  # the real entry point trained twice in subprocesses
 @pytest.mark.parametrize("signal_name", ["SIGINT", "SIGKILL"])
 def test_a_signalled_run_rerun_ends_with_the_uninterrupted_weights(signal_name, tiny_encoder_dir, toy_corpus, tmp_path):
     """The real entry point in a subprocess, stopped by a real signal once a checkpoint exists (SIGINT: saves and

@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 from safetensors.torch import load_file
 
+pytestmark = pytest.mark.slow  # two-process `accelerate launch` runs (minutes)
+
 SCRIPT = Path(__file__).parent / "distributed" / "train_one_step.py"
 PASSES_SCRIPT = Path(__file__).parent / "distributed" / "whole_corpus_passes.py"
 REPO = Path(__file__).resolve().parents[1]

@@ -25,7 +25,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 pytest_markdown_docs = pytest.importorskip("pytest_markdown_docs.plugin")
 
-# Written by programs (training/bench.py, `hf-textcluster card`), not by hand: their code blocks are examples of
+# Written by programs (`python -m training.bench`, `python -m training.docs cards`), not by hand: their code blocks are examples of
 # generated output (repo ids of the Hub), checked where they are generated.
 GENERATED = {"docs/results.md", "docs/example_model_card.md", "docs/example_model_card_decmlm.md"}
 NOTEST_REASON = re.compile(r"<!--\s*notest:\s*(.+?)\s*-->", re.S)

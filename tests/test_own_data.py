@@ -226,6 +226,7 @@ def test_the_metric_script_loads_offline_and_scores_like_clustering_scores():
 def test_the_trainer_evaluation_goes_through_the_metric_with_the_same_keys(tiny_encoder_dir, toy_corpus, monkeypatch):
     import numpy as np
 
+    import hf_textcluster.training.evaluation
     import hf_textcluster.training.trainer as trainer_module
     from hf_textcluster import SCCLModel
     from hf_textcluster.evaluation.metrics import clustering_scores, load_clustering_metric
@@ -234,7 +235,12 @@ def test_the_trainer_evaluation_goes_through_the_metric_with_the_same_keys(tiny_
     model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
     model.initialize_clusters(texts)
     loads = []
-    monkeypatch.setattr(trainer_module, "load_clustering_metric", lambda: loads.append(1) or load_clustering_metric())
+    # evaluate_clusterer lives in training.evaluation (the trainer module re-exports it)
+    monkeypatch.setattr(
+        hf_textcluster.training.evaluation,
+        "load_clustering_metric",
+        lambda: loads.append(1) or load_clustering_metric(),
+    )
     metrics = trainer_module.evaluate_clusterer(model, texts, labels, random_state=0)
     assert loads == [1]
     assert list(metrics) == [

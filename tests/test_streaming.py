@@ -76,6 +76,17 @@ def test_a_blank_row_is_named_by_its_row_in_the_whole_input(tmp_path, texts):
         text_chunks(_write_csv_without_body(tmp_path), text_column="body")
 
 
+@pytest.mark.parametrize("blank", ["\u200b", "\ufeff \u200b", "\t"])
+def test_an_invisible_text_in_chunked_predict_is_named_by_its_line(clusterer, tmp_path, texts, blank):
+    """A text of only invisible characters is as blank to the file reader as to the model: the error names its line
+    in the file (not "`inputs` item 49" of a chunk)."""
+    path = tmp_path / "in.txt"
+    path.write_text("\n".join(texts[:60] + [blank] + texts[60:70]) + "\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"Line 61 of .*in\.txt is blank") as info:
+        predict_file(clusterer, path, tmp_path / "out.jsonl", chunk_size=16)
+    assert "`inputs`" not in str(info.value)
+
+
 def _write_csv_without_body(tmp_path):
     path = tmp_path / "other.csv"
     pd.DataFrame({"text": ["a"]}).to_csv(path, index=False)

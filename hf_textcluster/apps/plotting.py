@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..modeling.kmeans import keeping_torch_threads
+from ..modeling.validation import check_scalar
 
 PLOT_EXTRA = 'pip install "hf_textcluster[plot]"'
 MAP_METHODS = ("umap", "tsne", "pca")
@@ -76,10 +77,7 @@ def check_image_path(path: str | os.PathLike) -> None:
 # ----- 2-D maps -----------------------------------------------------------------------------------------------------
 def sample_indices(num_rows: int, sample_size: int | None, random_state: int | None = 0) -> np.ndarray:
     """Sorted row indices: all rows, or a seeded sample of ``sample_size`` of them when there are more."""
-    if sample_size is not None and (
-        isinstance(sample_size, bool) or not isinstance(sample_size, int) or sample_size < 1
-    ):
-        raise ValueError(f"`sample_size` must be a positive integer or None, got {sample_size!r}.")
+    check_scalar(sample_size, "sample_size", int, min_val=1, allow_none=True)
     if sample_size is None or num_rows <= sample_size:
         return np.arange(num_rows)
     rng = np.random.default_rng(random_state)
@@ -452,7 +450,7 @@ def plot_training_curves(
     if panels == 0:
         raise ValueError(
             "The log history holds no loss, health_* or eval_acc / eval_nmi values with a step: nothing "
-            "to plot (was anything logged? see --logging_steps)."
+            "to plot (was anything logged? see --logging-steps)."
         )
     ncols = max(1, min(ncols, panels))
     nrows = math.ceil(panels / ncols)

@@ -22,7 +22,6 @@ plotly is optional: ``pip install "hf_textcluster[report]"``.
 
 from __future__ import annotations
 
-import html
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -30,6 +29,8 @@ from typing import Any
 
 import numpy as np
 
+from ..markup import escape_html
+from ..modeling.validation import missing_labels
 from .plotting import is_placeholder_names, project_2d, sample_indices
 
 REPORT_EXTRA = 'pip install "hf_textcluster[report]"'
@@ -183,8 +184,9 @@ ul { margin: 0; padding-left: 1.1em; } .muted { color: #777; } .name { font-weig
 """
 
 
-def _e(value) -> str:
-    return html.escape(str(value))
+# everything a model or a data file carries is escaped before it reaches the page or a plotly figure (plotly renders
+# trace names, tick labels and hover text as HTML)
+_e = escape_html
 
 
 def _short(text: str, limit: int = HOVER_CHARS) -> str:
@@ -215,7 +217,7 @@ def _map_figure(go, coords, clusters, rows, texts, names, confidence, method, ti
                 x=coords[positions, 0],
                 y=coords[positions, 1],
                 mode="markers",
-                name=f"{k}: {names[k]}",
+                name=f"{k}: {_e(names[k])}",
                 marker={"size": 6, "opacity": 0.75, "color": colours[position % len(colours)]},
                 text=hover,
                 hovertemplate="%{text}<extra></extra>",
@@ -270,6 +272,8 @@ def _confusion(go, labels, clusters, label_names, cluster_names):
 
     from ..evaluation.metrics import clustering_scores
 
+    labelled = ~missing_labels(labels)  # texts without a known class are not scored, nor a class of their own
+    labels, clusters = np.asarray(labels)[labelled], np.asarray(clusters)[labelled]
     classes, y = np.unique(labels, return_inverse=True)
     used, c = np.unique(clusters, return_inverse=True)
     counts = np.zeros((len(classes), len(used)), dtype=np.int64)
@@ -285,8 +289,8 @@ def _confusion(go, labels, clusters, label_names, cluster_names):
             return str(label_names[int(value)])
         return str(value)
 
-    x = [f"{int(used[j])}: {_short(cluster_names[int(used[j])], 40)}" for j in order]
-    yl = [class_name(v) for v in classes.tolist()]
+    x = [f"{int(used[j])}: {_e(_short(cluster_names[int(used[j])], 40))}" for j in order]
+    yl = [_e(class_name(v)) for v in classes.tolist()]
     share = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
     fig = go.Figure(
         go.Heatmap(
@@ -311,6 +315,7 @@ def _confusion(go, labels, clusters, label_names, cluster_names):
     line = (
         f"ACC {100 * scores['acc']:.1f} · NMI {100 * scores['nmi']:.1f} · ARI {100 * scores['ari']:.1f} "
         f"on {len(labels):,} texts, {len(classes)} classes, {len(used)} clusters used."
+        + (f" {int((~labelled).sum()):,} texts without a label are left out." if not labelled.all() else "")
     )
     return fig, line
 

@@ -16,11 +16,12 @@ method: the same picture for every clusterer, computed from the texts the report
 
 from __future__ import annotations
 
-import html
 import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+
+from ..markup import escape_html
 
 # The largest clusters get a bar chart each; more would make the page a wall of bars.
 MAX_BAR_CLUSTERS = 12
@@ -29,8 +30,8 @@ BAR_COLUMNS = 3
 LINKAGE = "average"
 
 
-def _e(value) -> str:
-    return html.escape(str(value))
+# names and keywords are a model's data: escaped before a figure (plotly renders a subset of HTML in its labels)
+_e = escape_html
 
 
 def _label(k: int, names: Mapping[int, str], limit: int = 40) -> str:
@@ -212,6 +213,8 @@ def hierarchy_figure(ids: Sequence[int], centres, names: Mapping[int, str]):
         linkagefun=lambda d: linkage(d, LINKAGE),
     )
     fig.update_layout(
+        width=None,  # create_dendrogram fixes a width; the page's is wanted
+        autosize=True,
         height=max(320, 22 * len(labels) + 120),
         xaxis={"title": "cosine distance between the joined groups (average linkage)"},
         yaxis={"automargin": True},

@@ -22,6 +22,7 @@ from transformers.utils import logging
 
 from ..data.corpora import CSV_READ_OPTIONS
 from ..data.loading import TEXT_FILE_SUFFIXES, check_column, load_text_file
+from ..modeling.validation import check_scalar, is_blank
 
 logger = logging.get_logger(__name__)
 
@@ -48,9 +49,9 @@ def _check_chunk(texts: list, start: int, source: str, suffix: str | None = None
             raise TypeError(
                 f"{where} of {source} is {type(text).__name__} ({text!r}), not a string. Every row needs a text."
             )
-        if not text.strip():
+        if is_blank(text):  # the model's own test: a zero-width space is blank there too
             raise ValueError(
-                f"{where} of {source} is blank. Every row needs a text (every output line "
+                f"{where} of {source} is blank ({text!r}). Every row needs a text (every output line "
                 "answers one input row); remove blank rows first (e.g. `grep -v '^\\s*$' in > out`)."
             )
     return texts
@@ -122,8 +123,7 @@ def text_chunks(
     """``(chunks, total)``: lists of at most ``chunk_size`` texts read lazily from ``source`` (a file path, a
     ``datasets.Dataset`` whose ``text_column`` holds the texts, or an iterable of strings), and the number of texts
     when it is known without reading them (None otherwise)."""
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
-        raise ValueError(f"`chunk_size` must be a positive integer, got {chunk_size!r}.")
+    check_scalar(chunk_size, "chunk_size", int, min_val=1)
     suffix = None
     if isinstance(source, (str, os.PathLike)):
         path = Path(source)

@@ -32,6 +32,7 @@ partition also uses; ``eigengap`` is this module's own (it scores K from a spect
 from __future__ import annotations
 
 import math
+import numbers
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -40,6 +41,7 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse.linalg import eigsh
 
+from ..modeling.validation import check_scalar
 from . import criteria as _registry
 from .criteria import cosine_silhouette as cosine_silhouette  # where it used to live
 
@@ -117,9 +119,7 @@ def candidate_ks(k_min: int, k_max: int) -> list[int]:
 
 
 def _check_int(name: str, value, fix: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"`{name}` must be a whole number, got {value!r} ({type(value).__name__}); {fix}.")
-    return int(value)
+    return int(check_scalar(value, name, numbers.Integral, hint=fix, type_error=TypeError))
 
 
 def _check_k_bounds(k_min, k_max) -> tuple[int, int | None]:

@@ -115,6 +115,32 @@ def _separability(features: np.ndarray, labels: np.ndarray, random_state: int | 
     return float(cross_val_score(RidgeClassifier(alpha=1.0), features, labels, cv=folds).mean())
 
 
+# The held-out neighbourhood criterion scores at most this many texts (a seeded sample), half of them held out.
+_KNN_SAMPLE = 10_000
+_KNN_NEIGHBOURS = 10
+
+
+def _knn_holdout(features: np.ndarray, labels: np.ndarray, random_state: int | None) -> float:
+    """Texts split in two halves (seeded); a k-nearest-neighbour vote (cosine, 10 neighbours) among one half's texts
+    predicts the other half's clusters, and the other way round: the mean NMI of the predictions with the partition.
+    The texts it is scored on did not shape the vote, and the vote assumes no cluster shape (neither linear, as
+    ``separability``'s classifier and refinement's heads, nor round, as k-means'); only that neighbours belong
+    together. NMI, not accuracy, so that one giant cluster is not rewarded."""
+    from sklearn.metrics import normalized_mutual_info_score
+    from sklearn.neighbors import KNeighborsClassifier
+
+    rng = np.random.default_rng(random_state)
+    n = features.shape[0]
+    rows = rng.permutation(n)[: min(n, _KNN_SAMPLE)]
+    halves = (rows[: rows.size // 2], rows[rows.size // 2 :])
+    scores = []
+    for fit, held_out in (halves, halves[::-1]):
+        k = min(_KNN_NEIGHBOURS, fit.size)
+        vote = KNeighborsClassifier(n_neighbors=k, metric="cosine", algorithm="brute").fit(features[fit], labels[fit])
+        scores.append(normalized_mutual_info_score(labels[held_out], vote.predict(features[held_out])))
+    return float(np.mean(scores))
+
+
 CRITERIA: dict[str, Criterion] = {}
 
 
@@ -167,5 +193,8 @@ for _criterion in (
     Criterion("calinski_harabasz", _calinski_harabasz, True, "between- over within-cluster dispersion"),
     Criterion("davies_bouldin", _davies_bouldin, False, "mean worst ratio of spreads to centroid distance"),
     Criterion("separability", _separability, True, "3-fold accuracy of a ridge classifier predicting the partition"),
+    Criterion(
+        "knn_holdout", _knn_holdout, True, "NMI of a 10-neighbour vote from one half of the texts on the other half"
+    ),
 ):
     register_criterion(_criterion)

@@ -31,6 +31,7 @@ This module depends on numpy, scipy and scikit-learn only.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,6 +39,8 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.covariance import ledoit_wolf_shrinkage
+
+from ..modeling.validation import check_scalar
 
 __all__ = ["RefinementResult", "SharedCovarianceClassifier", "refine_partition", "default_classifier", "l2_normalize"]
 
@@ -162,23 +165,19 @@ def _check_labels(labels: Any, n: int, num_clusters: int | None) -> tuple[np.nda
         raise ValueError("`labels` must be >= 0; drop or reassign noise points (-1) before refining.")
     if num_clusters is None:
         num_clusters = int(y.max()) + 1
-    elif isinstance(num_clusters, bool) or not isinstance(num_clusters, (int, np.integer)) or num_clusters < 2:
-        raise ValueError(f"`num_clusters` must be an int >= 2 or None; got {num_clusters!r}.")
-    elif y.max() >= num_clusters:
-        raise ValueError(
-            f"`labels` has id {int(y.max())} but `num_clusters` is {num_clusters}; pass num_clusters > max label."
-        )
+    else:
+        check_scalar(num_clusters, "num_clusters", numbers.Integral, min_val=2, allow_none=True)
+        if y.max() >= num_clusters:
+            raise ValueError(
+                f"`labels` has id {int(y.max())} but `num_clusters` is {num_clusters}; pass num_clusters > max label."
+            )
     if np.unique(y).size < 2:
         raise ValueError("`labels` holds a single cluster; refinement needs at least two non-empty clusters.")
     return y, int(num_clusters)
 
 
 def _check_fraction(name: str, value: Any, low: float, high: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
-        raise ValueError(f"`{name}` must be a number in [{low}, {high}]; got {value!r}.")
-    if not low <= float(value) <= high:
-        raise ValueError(f"`{name}` must be in [{low}, {high}]; got {value!r}.")
-    return float(value)
+    return float(check_scalar(value, name, numbers.Real, min_val=low, max_val=high))
 
 
 def _centroid_outliers(x: np.ndarray, fraction: float) -> np.ndarray:
@@ -394,10 +393,7 @@ def refine_partition(
     """
     x = l2_normalize(_check_embeddings(embeddings))
     y_in, k = _check_labels(labels, x.shape[0], num_clusters)
-    if isinstance(max_rounds, bool) or not isinstance(max_rounds, (int, np.integer)) or max_rounds < 0:
-        raise ValueError(
-            f"`max_rounds` must be an int >= 0 (0: only distil the input into the head); got {max_rounds!r}."
-        )
+    check_scalar(max_rounds, "max_rounds", numbers.Integral, min_val=0, hint="0: only distil the input into the head")
     tol = _check_fraction("tol", tol, 0.0, 0.999)
     outlier_fraction = _check_fraction("outlier_fraction", outlier_fraction, 0.0, 0.49)
     if not isinstance(train_fraction, (tuple, list)) or len(train_fraction) != 2:
@@ -408,8 +404,7 @@ def refine_partition(
         raise ValueError(f"`train_fraction` must be (low, high) with low <= high; got {train_fraction!r}.")
     min_kept = _check_fraction("min_kept", min_kept, 0.0, 1.0)
     max_collapsed = _check_fraction("max_collapsed", max_collapsed, 0.0, 1.0)
-    if isinstance(random_state, bool) or not isinstance(random_state, (int, np.integer)):
-        raise ValueError(f"`random_state` must be an int; got {random_state!r}.")
+    check_scalar(random_state, "random_state", numbers.Integral)
     for name, est, method in (("outlier_detector", outlier_detector, "predict"), ("classifier", classifier, "predict")):
         if est is not None and not (hasattr(est, "fit") and hasattr(est, method) and hasattr(est, "get_params")):
             raise ValueError(f"`{name}` must be a scikit-learn estimator with fit/{method}; got {type(est).__name__}.")

@@ -6,7 +6,7 @@ Each can be refined by iterative classification (:mod:`~hf_textcluster.choosing.
 differs from corpus to corpus, and only labels tell for sure; :func:`serve_partition` ranks the candidates with an
 internal criterion (:mod:`~hf_textcluster.choosing.selection`, no labels) and makes the model serve the winner:
 
-- ``"head"``: nothing changes;
+- ``"head"``: the method's own head (a refined head served in front of it is dropped; the head's weights were kept);
 - ``"kmeans"``: the centres (means of each cluster's ``kmeans_features``) replace the head, as ``hf-textcluster
   recluster`` does;
 - ``"umap_kmeans"``: a linear ``refined_head`` fitted once on its clusters (no refinement rounds) replaces the head: its
@@ -23,21 +23,25 @@ candidate's criterion value and what refinement did are returned as a :class:`Se
 from __future__ import annotations
 
 import importlib.util
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
+from transformers.utils import logging
 
 from ..modeling.kmeans import NearestCentres, fit_kmeans
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
+
+# The names of the partitions a model can serve live with the model (its config's `served_partition`), so that the
+# training arguments check `serve` without importing this layer; they are part of this module's API too.
+from ..modeling.validation import BASE_CANDIDATES, CANDIDATES, REFINED_SUFFIX, check_serve
+from ..modeling.validation import SERVE_CHOICES as SERVE_CHOICES
 from .refinement import RefinementResult, refine_partition
 from .selection import DEFAULT_CRITERION, choose_partition
 
-BASE_CANDIDATES = ("head", "kmeans", "umap_kmeans")
-REFINED_SUFFIX = "+refined"
-CANDIDATES = (*BASE_CANDIDATES, *(f"{name}{REFINED_SUFFIX}" for name in BASE_CANDIDATES))
-SERVE_CHOICES = ("auto", *CANDIDATES)
+logger = logging.get_logger(__name__)
 
 
 @dataclass
@@ -72,13 +76,6 @@ class ServingChoice:
         }
 
 
-def check_serve(value: str, argument_name: str = "serve") -> str:
-    """``value`` if it names a servable partition or ``"auto"``, else one clear error."""
-    if value not in SERVE_CHOICES:
-        raise ValueError(f"`{argument_name}` must be one of {', '.join(SERVE_CHOICES)}; got {value!r}.")
-    return value
-
-
 UMAP_MIN_TEXTS = 16
 
 
@@ -86,16 +83,19 @@ def _has_umap() -> bool:
     return importlib.util.find_spec("umap") is not None
 
 
-def _features(model: TextClusteringPreTrainedModel, embeddings: np.ndarray) -> np.ndarray:
+def partition_features(model: TextClusteringPreTrainedModel, embeddings: np.ndarray) -> np.ndarray:
+    """The space the candidates are made, ranked and served in: ``model.kmeans_features`` of pooled ``embeddings``
+    (N x d float32)."""
     with torch.no_grad():
         tensor = torch.from_numpy(np.asarray(embeddings, dtype=np.float32)).to(model.device)
         return model.kmeans_features(tensor).float().cpu().numpy()
 
 
 def _head_labels(model: TextClusteringPreTrainedModel, embeddings: np.ndarray) -> np.ndarray:
+    """The method's own head's clusters, whatever the model serves now (a refined head in front is not the head)."""
     with torch.no_grad():
         tensor = torch.from_numpy(np.asarray(embeddings, dtype=np.float32)).to(model.device)
-        return model.cluster_probabilities(tensor).argmax(dim=-1).cpu().numpy()
+        return model.head_probabilities(tensor).argmax(dim=-1).cpu().numpy()
 
 
 def _centres(features: np.ndarray, labels: np.ndarray, num_clusters: int) -> np.ndarray | None:
@@ -133,7 +133,7 @@ def candidate_partitions(
     """
     for name in candidates:
         check_serve(name, "candidates")
-    return _candidates(model, embeddings, _features(model, embeddings), candidates, random_state)
+    return _candidates(model, embeddings, partition_features(model, embeddings), candidates, random_state)
 
 
 def _candidates(model, embeddings: np.ndarray, features: np.ndarray, candidates: Sequence[str], random_state: int):
@@ -192,8 +192,11 @@ def refinement_records(how: dict[str, object]) -> dict[str, dict]:
 
 
 def apply_partition(model: TextClusteringPreTrainedModel, name: str, serving: object) -> None:
-    """Make ``model`` serve candidate ``name`` (see :func:`candidate_partitions` for ``serving``)."""
-    if name == "head":
+    """Make ``model`` serve candidate ``name`` (see :func:`candidate_partitions` for ``serving``): what it records in
+    ``config.served_partition`` is what it then serves."""
+    if name == "head":  # a refined head in front of it is dropped (the head's weights were kept under it)
+        model.serve_method_head()
+        model.config.served_partition = "head"
         return
     if isinstance(serving, RefinementResult):
         model.set_refined_head(serving.coef, serving.intercept, served_partition=name)
@@ -238,7 +241,7 @@ def serve_partition(
     wanted = tuple(candidates) if serve == "auto" else (serve,)
     for name in wanted:
         check_serve(name, "candidates")
-    features = _features(model, embeddings)  # once: the candidates and the criterion both work on them
+    features = partition_features(model, embeddings)  # once: the candidates and the criterion both work on them
     partitions, how = _candidates(model, embeddings, features, wanted, random_state)
     if serve == "auto":
         served, scores = choose_partition(features, partitions, criterion=criterion, random_state=random_state)
@@ -261,3 +264,42 @@ def serve_partition(
         candidates=partitions,
         serving=how[served],
     )
+
+
+def serve_chosen_partition(trainer) -> dict | None:
+    """Make a trainer's model serve the partition its ``args.serve`` asks for (by default the label-free choice among
+    its candidate partitions), chosen once on the main process from the training texts' embeddings (each process
+    encodes its share). The step after ``trainer.train()`` in :func:`~hf_textcluster.runs.train.train_clusterer`;
+    recorded in ``trainer.serving_choice`` (``training_run.json``).
+
+    Args:
+        trainer: a :class:`~hf_textcluster.training.trainer.ClusteringTrainer` that has trained.
+
+    Returns:
+        The choice's record (``ServingChoice.to_dict()`` plus ``seconds``), or None when nothing is chosen
+        (``serve="head"``, no training texts, or no clusters yet).
+
+    Example:
+        >>> trainer.train()  # doctest: +SKIP
+        >>> serve_chosen_partition(trainer)["served"]  # doctest: +SKIP
+        'kmeans+refined'
+    """
+    serve, model = trainer.args.serve, trainer.model
+    if serve == "head" or trainer.train_dataset is None or not model.config.centroids_initialized:
+        return None
+    start = time.perf_counter()
+    embeddings = trainer.embed_train_texts()  # every process encodes its share; the choice is made once
+
+    def choose():
+        choice = serve_partition(model, embeddings, serve=serve, random_state=trainer.args.seed)
+        return choice.to_dict(), choice.serving
+
+    record, serving = trainer.share_from_main(choose)
+    if not trainer.accelerator.is_main_process:
+        apply_partition(model, record["served"], serving)
+    trainer.serving_choice = {**record, "seconds": round(time.perf_counter() - start, 2)}
+    logger.info(
+        f"Serving the {record['served']} partition (criterion {record['criterion']}: "
+        f"{record['scores']}), chosen in {trainer.serving_choice['seconds']:.1f}s."
+    )
+    return trainer.serving_choice

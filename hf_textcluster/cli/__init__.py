@@ -1,8 +1,10 @@
-"""``hf-textcluster``: train | predict | calibrate | recluster | refine | name | plot | report | evaluate | demo | push | card.
+"""``hf-textcluster``: train, predict, calibrate, recluster, refine, name, merge, split, update, plot, report, evaluate.
+
+Also ``demo``, and ``push`` and ``card`` (the Hub).
 
 Every command that reads a benchmark takes ``--data-dir`` (default: ``$HF_TEXTCLUSTER_DATA_DIR``, else the corpora's
-public download URLs). ``train`` passes any ``TrainingArguments`` flag through (``--max_steps 100``,
-``--per_device_train_batch_size 32``, ...).
+public download URLs). ``train`` passes any ``TrainingArguments`` flag through (``--max-steps 100``,
+``--per-device-train-batch-size 32``, ...; the old underscore spellings still work).
 
 One module per command: each defines ``add_parser(subparsers)`` (its arguments, with ``func=run``) and
 ``run(args, extra) -> int`` (its exit status); a new command is a new module and one line in ``COMMANDS``.
@@ -14,12 +16,44 @@ import argparse
 import os
 import sys
 
-from . import calibrate, card, demo, evaluate, name, plot, predict, push, recluster, refine, report, train
+from . import (
+    calibrate,
+    card,
+    demo,
+    evaluate,
+    merge,
+    name,
+    plot,
+    predict,
+    push,
+    recluster,
+    refine,
+    report,
+    split,
+    train,
+    update,
+)
 from ._args import CommandParser
 from ._trainer_flags import normalize_spelling
 
 # The order of `hf-textcluster --help`.
-COMMANDS = (train, predict, calibrate, recluster, refine, name, plot, report, evaluate, demo, push, card)
+COMMANDS = (
+    train,
+    predict,
+    calibrate,
+    recluster,
+    refine,
+    name,
+    merge,
+    split,
+    update,
+    plot,
+    report,
+    evaluate,
+    demo,
+    push,
+    card,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -62,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     args, extra = parse_command_line(argv)
     try:
         return args.func(args, extra)
-    except (ValueError, TypeError, FileNotFoundError, ImportError, FloatingPointError) as err:
+    except (ValueError, TypeError, FileNotFoundError, FileExistsError, ImportError, FloatingPointError) as err:
         if args.debug:
             raise
         print(f"error: {cli_spelling(str(err))}", file=sys.stderr)

@@ -164,3 +164,48 @@ def card_kwargs(args: argparse.Namespace) -> dict:
     if args.base_model:
         kwargs["base_model"] = args.base_model
     return kwargs
+
+
+def add_curation_args(parser: argparse.ArgumentParser, input_required: bool) -> None:
+    """A trained model edited into a new folder: merge, split and update."""
+    parser.add_argument("--model", required=True, help="A trained model directory (kept unchanged).")
+    parser.add_argument("--output-dir", required=True, help="Where the edited model goes (a new folder).")
+    parser.add_argument(
+        "--input",
+        required=input_required,
+        help="Texts: .txt (one per line), csv, jsonl or parquet"
+        + ("." if input_required else " (default: the run's training texts when they can be found)."),
+    )
+    parser.add_argument(
+        "--text-column", default="text", help="Column of --input holding the texts (csv, jsonl, parquet)."
+    )
+    parser.add_argument(
+        "--batch-size",
+        type=positive_int,
+        default=DEFAULT_ENCODE_BATCH_SIZE,
+        help="Texts encoded at a time (memory against speed).",
+    )
+    parser.add_argument(
+        "--overwrite", action="store_true", help="Replace a model already in --output-dir (or --model itself)."
+    )
+
+
+def curation_texts(args: argparse.Namespace) -> list[str] | None:
+    """The texts of ``--input`` (None when not given)."""
+    from ..data import load_text_file
+
+    return list(load_text_file(args.input, text_column=args.text_column)["text"]) if args.input else None
+
+
+def refresh_card(args: argparse.Namespace, texts: list[str] | None) -> None:
+    """Write the edited model's card again when the model it was made from had one."""
+    import os
+
+    if os.path.isfile(os.path.join(args.model, "README.md")):
+        import warnings
+
+        from ..hub.model_card import MetricsNotMeasuredWarning, write_model_card
+
+        with warnings.catch_warnings():  # the card says the scores were measured before the edits
+            warnings.simplefilter("ignore", MetricsNotMeasuredWarning)
+            write_model_card(args.output_dir, texts=texts)

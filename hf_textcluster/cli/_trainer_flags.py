@@ -9,7 +9,7 @@ import argparse
 import dataclasses
 
 from ..modeling.modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
-from ..training.trainer import GPU_ENCODE_BATCH_SIZE, ClusteringTrainingArguments
+from ..training.arguments import GPU_ENCODE_BATCH_SIZE, ClusteringTrainingArguments
 
 # In `train --help` order; the recipe sets the schedule, so those defaults are the recipe's.
 LISTED = (

@@ -9,6 +9,7 @@ from ..choosing.auto_k import ClusterCountRequest
 from ..data import load_benchmark, load_text_file
 from ..evaluation.metrics import clustering_scores
 from ..modeling.validation import check_local_path
+from ..runs.auto import SERVED_KEY, read_candidates, texts_match
 from ..runs.baselines import BASELINES, make_baseline
 from ..runs.train import load_clusterer
 from ..training.trainer import evaluate_clusterer
@@ -101,7 +102,16 @@ def _score_model(args: argparse.Namespace, texts, labels) -> tuple[dict, int]:
 def _score_baseline(args: argparse.Namespace, request: ClusterCountRequest, texts, labels) -> tuple[dict, object]:
     kwargs = {"encoder": args.encoder} if args.method == "embeddings-kmeans" and args.encoder else {}
     baseline = make_baseline(args.method, request, random_state=args.seed, **kwargs)
-    return clustering_scores(labels, baseline.fit_predict(texts)), baseline
+    try:
+        clusters = baseline.fit_predict(texts)
+    except ValueError as err:  # which file and column the texts came from
+        where = (
+            f"--dataset {args.dataset}"
+            if args.dataset
+            else f"--input {args.input} (column {args.text_column or 'text'!r})"
+        )
+        raise ValueError(f"{where}: {err}") from None
+    return clustering_scores(labels, clusters), baseline
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
@@ -128,4 +138,28 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
             f"k-means on embeddings: {format_scores({k[7:]: v for k, v in metrics.items() if k.startswith('kmeans_')})}"
         )
         print_latent_kmeans(metrics)
+    if args.model:
+        _score_kept_candidates(args.model, texts, labels)
     return 0
+
+
+def _score_kept_candidates(model_dir: str, texts, labels) -> None:
+    """The candidates a ``train --method auto`` run kept beside the model, each scored, when ``texts`` are the texts
+    they partition (its training texts)."""
+    kept = read_candidates(model_dir)
+    if kept is None:
+        return
+    partitions, metadata = kept
+    if not texts_match(texts, metadata):
+        print(
+            f"{model_dir} keeps {len(partitions) - 1} candidate partitions of its {metadata.get('num_train_texts')} "
+            "training texts, not of these: score them on its training texts (and their labels)."
+        )
+        return
+    served = partitions.pop(SERVED_KEY, None)
+    print(f"The candidates it kept ({len(partitions)}), on these texts (its training texts):")
+    width = max(len(name) for name in partitions)
+    for name, predicted in partitions.items():
+        print(f"  {name:{width}s} {format_scores(clustering_scores(labels, predicted), ('acc', 'nmi', 'ari'))}")
+    if served is not None:
+        print(f"  {'(served)':{width}s} {format_scores(clustering_scores(labels, served), ('acc', 'nmi', 'ari'))}")

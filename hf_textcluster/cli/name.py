@@ -64,6 +64,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
 
     model, _, output_dir = update_saved_model(args, "name", update)
     generated = sum(source == "generated" for source in sources.values())
+    _record_names(args.model, output_dir, {"generator": args.generator, "generated": generated, "file": NAMES_FILE})
     for k, label in sorted(model.config.id2label.items()):
         print(f"{k:>4}  {sources.get(str(k), 'keywords'):<9}  {label}")
     print(
@@ -71,6 +72,25 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         f"keyword names); saved in {output_dir} (answers cached in {cache})."
     )
     return 0
+
+
+def _record_names(model_dir: str, output_dir: str, record: dict) -> None:
+    """``training_run.json``'s ``"names"``: where the names came from, what the model card says (a folder without a
+    training run record, a model not trained by ``train``, gets none)."""
+    import json
+
+    from ..runs.train import TRAINING_RUN_FILE, read_training_run
+
+    run = read_training_run(output_dir)
+    if run is None and os.path.isdir(model_dir):
+        run = read_training_run(model_dir)
+    if run is None:
+        return
+    run["names"] = record
+    path = os.path.join(output_dir, TRAINING_RUN_FILE)
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        json.dump(run, f, indent=2)
+    os.replace(path + ".tmp", path)
 
 
 def _sources(cache: str) -> dict:

@@ -7,7 +7,15 @@ import json
 import os
 
 from ..choosing.serving import CANDIDATES, SERVE_CHOICES, serve_partition
-from .calibrate import add_saved_model_args, calibrate_model, rename_clusters, update_saved_model
+from ..modeling.validation import check_num_clusters
+from ..runs.auto import check_kept_candidate, keep_candidates, serve_kept_candidate
+from .calibrate import (
+    add_saved_model_args,
+    calibrate_model,
+    rename_clusters,
+    update_saved_model,
+    warn_if_unlike_calibration,
+)
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -20,9 +28,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     refine.add_argument(
         "--serve",
         default="auto",
-        choices=SERVE_CHOICES,
+        metavar="NAME",
         help="auto (default): the label-free choice among the head, k-means and UMAP k-means on the "
-        "model's embeddings, each refined or not; or one of them by name.",
+        f"model's embeddings, each refined or not; or one of them by name ({', '.join(CANDIDATES)}); or a candidate "
+        "a `train --method auto` run kept (its training_run.json lists them; --input: its training texts).",
     )
     refine.add_argument(
         "--candidates",
@@ -57,17 +66,33 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     calibrate the model on it and save it (in place unless ``--output-dir``)."""
     choices = {}
 
+    kept = args.serve not in SERVE_CHOICES  # a candidate a `train --method auto` run kept beside the model
+    if kept:
+        check_kept_candidate(args.model, args.serve)  # before any model or text is loaded
+
     def update(model, texts):
+        try:  # the texts train refuses (fewer distinct texts than clusters) cannot be partitioned either
+            check_num_clusters(model.config.num_clusters, len(texts), texts=texts)
+        except ValueError as err:
+            raise ValueError(f"--input {args.input}: {err}") from None
+        warn_if_unlike_calibration(model, texts, args)
         embeddings = model.embed(texts, batch_size=args.batch_size, show_progress_bar=True)
-        choices["choice"] = serve_partition(
-            model, embeddings, serve=args.serve, candidates=args.candidates, random_state=args.seed
-        )
+        if kept:
+            choices["choice"] = serve_kept_candidate(
+                model, args.model, texts, args.serve, embeddings=embeddings, random_state=args.seed
+            )
+        else:
+            choices["choice"] = serve_partition(
+                model, embeddings, serve=args.serve, candidates=args.candidates, random_state=args.seed
+            )
         calibrate_model(model, texts, args)
         rename_clusters(model, texts, args)
+        choices["texts"] = texts
 
     model, seconds, output_dir = update_saved_model(args, "refine", update)
     choice = choices["choice"]
     _record(args.model, output_dir, choice)
+    keep_candidates(args.model, output_dir, choices["texts"], choice.labels)
     scores = ", ".join(f"{name} {value:.3f}" for name, value in choice.scores.items())
     print(
         f"{args.model} now serves its {choice.served} partition of the {args.input} texts"

@@ -46,6 +46,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help=argparse.SUPPRESS,
     )
     report.add_argument("--seed", type=int, default=0, help="Seed of the map's sample and projection.")
+    report.add_argument("--overwrite", action="store_true", help="Replace an existing --output (kept by default).")
     report.set_defaults(func=run)
     return report
 
@@ -56,6 +57,10 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     check_local_path(args.model, "--model")
     if os.path.abspath(args.output) == os.path.abspath(args.input):
         raise ValueError(f"--output {args.output} is the --input file: it would replace your texts. Write elsewhere.")
+    if os.path.exists(args.output) and not args.overwrite:
+        raise FileExistsError(
+            f"--output {args.output} already exists: pass --overwrite to replace it, or choose another file."
+        )
     dataset = load_text_file(args.input, text_column=args.text_column, label_column=args.label_column)
     texts = list(dataset["text"])
     labels = label_names = None

@@ -30,7 +30,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     train = subparsers.add_parser(
         "train", help="Train a clusterer (Trainer options and any other TrainingArguments --flag pass through)."
     )
-    train.add_argument("--method", required=True, choices=sorted(METHODS), help="The paper's method to train.")
+    train.add_argument(
+        "--method",
+        required=True,
+        choices=["auto", *sorted(METHODS)],
+        help="The paper's method to train, or auto: SCCL and DEC self-training, every partition of both, the "
+        "pretrained encoder's and their consensus, serving the one a label-free criterion chooses.",
+    )
     train.add_argument("--dataset", help="A benchmark corpus name (or use --input).")
     train.add_argument("--input", help="Your own texts: csv / jsonl / parquet / txt.")
     train.add_argument(
@@ -167,11 +173,17 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
 def _print_result(args: argparse.Namespace, result) -> None:
     m = result.metrics
     print(
-        f"\nSaved {get_method(args.method).display_name} to {result.output_dir} (trained {result.train_seconds:.0f}s, "
+        f"\nSaved {get_method(result.model.config.model_type).display_name} to {result.output_dir} (trained {result.train_seconds:.0f}s, "
         f"precision {result.trainer.precision_description()})"
     )
     if result.k_selection is not None:
         print(describe_k_selection(result.k_selection))
+    if getattr(result, "auto", None):  # --method auto: which candidate it serves
+        choice = result.auto["choice"]
+        print(
+            f"Serving {choice['served']} of {len(result.auto['candidates'])} candidates (chosen by "
+            f"{choice['criterion'] or 'you'}, no labels used); all of them are kept in {result.output_dir}."
+        )
     if result.test_dataset is not None:
         print(f"Scored on the {len(result.test_dataset)} held-out texts (never trained on).")
     if "eval_acc" in m:

@@ -28,7 +28,7 @@ from collections.abc import Sequence
 import datasets
 from datasets.fingerprint import Hasher
 
-from ..modeling.validation import validate_texts
+from ..modeling.validation import check_scalar, validate_texts
 
 logger = logging.getLogger(__name__)
 
@@ -122,9 +122,7 @@ class VirtualAugmenter(TextAugmenter):
 
 
 def _check_probability(value, argument: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value <= 1.0:
-        raise ValueError(f"`{argument}` must be a number in [0, 1], got {value!r}.")
-    return float(value)
+    return float(check_scalar(value, argument, (int, float), min_val=0, max_val=1))
 
 
 class RandomWordDeletion(TextAugmenter):
@@ -157,8 +155,7 @@ class RandomWordSwap(TextAugmenter):
     _config_keys = ("n",)
 
     def __init__(self, n: int = 1):
-        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-            raise ValueError(f"`n` must be a positive int (the number of swaps), got {n!r}.")
+        check_scalar(n, "n", int, min_val=1, hint="the number of swaps")
         self.n = n
 
     def augment_one(self, text: str, seed: int) -> str:
@@ -585,8 +582,7 @@ def add_augmented_views(
             "Pass text_column= one of them."
         )
     augmenter = get_augmenter(augmenter)
-    if isinstance(seed, bool) or not isinstance(seed, int):
-        raise TypeError(f"`seed` must be an int, got {seed!r}.")
+    check_scalar(seed, "seed", int, type_error=TypeError)
     validate_texts(dataset[text_column], f"dataset[{text_column!r}]")
 
     def add_views(batch, indices):

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 
 import datasets
 
-from ..modeling.validation import validate_labels, validate_texts
+from ..modeling.validation import MISSING_LABEL, missing_labels, validate_labels, validate_texts
 from .benchmark import DATA_DIR_ENV, ShortTextClusteringBenchmark
 from .corpora import read_csv_frame, read_lines, resolve_benchmark_name
 
@@ -65,7 +66,7 @@ def _numeric_aware_key(value: str):
         return (1, 0.0, value)
 
 
-def load_texts(texts, labels=None) -> datasets.Dataset:
+def load_texts(texts, labels=None, *, label_source: str = "`labels`") -> datasets.Dataset:
     """A ``datasets.Dataset`` with a ``text`` column (and a ``label`` column when ``labels`` is given).
 
     Args:
@@ -73,16 +74,26 @@ def load_texts(texts, labels=None) -> datasets.Dataset:
             :func:`~hf_textcluster.data.validate_texts`.
         labels: optional, one label per text (str or int). They become a ``ClassLabel`` whose names are the
             distinct labels as strings, in numeric order when they are numbers (so integer labels ``0..K-1`` keep
-            their values).
+            their values). Missing ones (None, NaN, blank) get the class id -1: they are clustered but left out of
+            scoring, with one warning that says how many (see :func:`~hf_textcluster.modeling.validation.missing_labels`);
+            labels that are all missing are an error.
+        label_source: how the warning and errors name the labels (e.g. "column 'label' of data.csv").
     """
     texts = validate_texts(texts, "texts")
     columns: dict = {"text": texts}
     features: dict = {"text": datasets.Value("string")}
     if labels is not None:
-        labels = [str(label) for label in validate_labels(labels, len(texts), "labels")]
-        names = sorted(set(labels), key=_numeric_aware_key)
+        labels = validate_labels(labels, len(texts), label_source)
+        missing = missing_labels(labels, encoded=False)
+        if missing.any():
+            logging.getLogger(__name__).warning(
+                f"{int(missing.sum())} of {len(labels)} texts have no label in {label_source}: they are clustered "
+                "but left out of the scores (never a class of their own)."
+            )
+        labels = [None if gone else str(label) for label, gone in zip(labels, missing)]
+        names = sorted({label for label in labels if label is not None}, key=_numeric_aware_key)
         index = {name: i for i, name in enumerate(names)}
-        columns["label"] = [index[label] for label in labels]
+        columns["label"] = [MISSING_LABEL if label is None else index[label] for label in labels]
         features["label"] = datasets.ClassLabel(names=names)
     return datasets.Dataset.from_dict(columns, features=datasets.Features(features))
 
@@ -169,4 +180,4 @@ def load_text_file(
             check_column(path, column, available, argument)
     texts = validate_texts(frame[text_column].tolist(), f"column {text_column!r} of {path} (0-based rows)")
     labels = frame[label_column].tolist() if label_column is not None else None
-    return load_texts(texts, labels)
+    return load_texts(texts, labels, label_source=f"column {label_column!r} of {path}")

@@ -1,7 +1,9 @@
 """Clustering metrics: accuracy under the best one-to-one matching (Hungarian), NMI, ARI and purity.
 
 All functions take ground-truth labels and predicted cluster ids of any hashable type; the number of
-predicted clusters may differ from the number of classes (unmatched clusters count as errors in ACC).
+predicted clusters may differ from the number of classes (unmatched clusters count as errors in ACC). Texts whose
+label is missing (None, NaN, blank, or the class id -1 that ``load_texts`` gives them: see
+:func:`~hf_textcluster.modeling.validation.missing_labels`) are left out of every score.
 
 The same scores as an ``evaluate`` metric shipped in the package (loaded offline, no Hub):
 
@@ -18,6 +20,8 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 from sklearn import metrics as sk_metrics
 
+from ..modeling.validation import missing_labels
+
 
 def _as_label_arrays(labels_true, labels_pred) -> tuple[np.ndarray, np.ndarray]:
     if labels_true is None or labels_pred is None:
@@ -31,6 +35,13 @@ def _as_label_arrays(labels_true, labels_pred) -> tuple[np.ndarray, np.ndarray]:
         )
     if y_true.shape[0] == 0:
         raise ValueError("`labels_true` and `labels_pred` are empty; pass at least one labelled prediction.")
+    missing = missing_labels(y_true)
+    if missing.any():  # texts without a known class are not scored (never a class of their own)
+        if missing.all():
+            raise ValueError(
+                f"`labels_true` holds no label at all ({len(y_true)} missing): there is nothing to score against."
+            )
+        y_true, y_pred = y_true[~missing], y_pred[~missing]
     return y_true, y_pred
 
 

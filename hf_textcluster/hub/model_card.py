@@ -15,6 +15,7 @@ import dataclasses
 import json
 import math
 import os
+import re
 import string
 import warnings
 from collections.abc import Mapping, Sequence
@@ -30,6 +31,7 @@ from transformers import PreTrainedConfig
 from .._version import __version__
 from ..data import CORPORA
 from ..encoders import _PIP_SHIPPED_ENCODERS, shipped_encoder_id
+from ..markup import escape_markdown, markdown_code, one_line
 from ..models import METHODS
 from ..representation import LearnedTopicsRepresentation, cluster_keywords
 from ..runs.recipes import load_recipe
@@ -131,8 +133,8 @@ def training_command(run: Mapping[str, Any] | None, num_clusters: int, output_di
     for key, value in (run.get("config_overrides") or {}).items():
         parts.append(f"--config {key}={json.dumps(value) if not isinstance(value, str) else value}")
     for key, value in (run.get("training_overrides") or {}).items():
-        parts.append(f"--{key} {_fmt(value)}")
-    return " \\\n    ".join(parts)
+        parts.append(f"--{key.replace('_', '-')} {_fmt(value)}")  # the CLI spells every option with dashes
+    return " \\\n    ".join(one_line(part) for part in parts)
 
 
 def _training_arguments(run: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -161,7 +163,7 @@ def hyperparameters_section(config, run: Mapping[str, Any] | None) -> str:
     if run and run.get("augmentation"):
         rows.append(("data", "augmentation", run["augmentation"]))
     lines = ["| | hyper-parameter | value |", "|---|---|---|"]
-    lines += [f"| {group} | `{key}` | {_fmt(value)} |" for group, key, value in rows]
+    lines += [f"| {group} | {markdown_code(key)} | {escape_markdown(_fmt(value))} |" for group, key, value in rows]
     return "\n".join(lines)
 
 
@@ -172,17 +174,17 @@ def training_data_line(run: Mapping[str, Any], dataset_name: str | None) -> str:
     source = run_input_file(run)
     if corpus in CORPORA:
         whole = run.get("dataset") and not run.get("num_test_texts")
-        line = f"{'the' if whole else ''} {count} of the `{corpus}` benchmark corpus ({CORPORA[corpus].description})"
-        line = line.strip()
+        description = CORPORA[corpus].description.rstrip(".")
+        line = f"{'the ' if whole else ''}{count} of the `{corpus}` benchmark corpus ({description})"
     elif dataset_name:
-        line = f"{count} of `{dataset_name}`"
+        line = f"{count} of {markdown_code(dataset_name)}"
     elif source:
-        line = f"{count} of the file `{os.path.basename(source['path'])}`"
+        line = f"{count} of the file {markdown_code(os.path.basename(source['path']))}"
     else:
         line = f"{count} given to `train_clusterer` as a `datasets.Dataset`"
     augmentation = run.get("augmentation")
     if augmentation:
-        views = "views given with the data" if augmentation == "custom" else f"`{augmentation}` views"
+        views = "views given with the data" if augmentation == "custom" else f"{markdown_code(augmentation)} views"
         line += f", trained on two augmented views of each text ({views})"
     return line
 
@@ -193,10 +195,13 @@ def served_partition(config) -> str:
 
 
 def metrics_section(metrics: Mapping[str, float], dataset_name: str | None, served: str = "head") -> str:
-    dataset = dataset_name or "the training texts"
+    dataset = escape_markdown(dataset_name) if dataset_name else "the training texts"
     rows = []
     what = "the method's cluster head" if served == "head" else "what the model serves"
-    for prefix, protocol in (("", f"`{served}` ({what})"), ("kmeans_", "k-means on the learned embeddings")):
+    for prefix, protocol in (
+        ("", f"{markdown_code(served)} ({what})"),
+        ("kmeans_", "k-means on the learned embeddings"),
+    ):
         if prefix and not any(f"{prefix}{key}" in metrics for key in CARD_METRICS):
             continue
         cells = [
@@ -234,8 +239,8 @@ def topics_section(model, top_n: int = 4) -> str:
         "|---|---|" + "---|" * num_topics,
     ]
     for k, cluster_topics in sorted(topics.items()):
-        words = " | ".join(", ".join(topic) for topic in cluster_topics)
-        lines.append(f"| {k} | {id2label.get(k, f'cluster_{k}')} | {words} |")
+        words = " | ".join(", ".join(escape_markdown(word) for word in topic) for topic in cluster_topics)
+        lines.append(f"| {k} | {escape_markdown(id2label.get(k, f'cluster_{k}'))} | {words} |")
     return "\n".join(lines)
 
 
@@ -260,7 +265,7 @@ def clusters_section(
             "| cluster | label |",
             "|---|---|",
         ]
-        lines += [f"| {k} | {id2label.get(k, f'cluster_{k}')} |" for k in range(config.num_clusters)]
+        lines += [f"| {k} | {escape_markdown(id2label.get(k, f'cluster_{k}'))} |" for k in range(config.num_clusters)]
         return "\n".join(lines)
     total = max(sum((sizes or {}).values()), 1)
     lines = [
@@ -271,12 +276,13 @@ def clusters_section(
     ]
     for k in range(config.num_clusters):
         share = f"{100 * (sizes or {}).get(k, 0) / total:.1f}%"
-        words = ", ".join(keywords.get(k, [])) or "(no training text assigned)"
-        lines.append(f"| {k} | {id2label.get(k, f'cluster_{k}')} | {share} | {words} |")
+        words = ", ".join(escape_markdown(word) for word in keywords.get(k, [])) or "(no training text assigned)"
+        lines.append(f"| {k} | {escape_markdown(id2label.get(k, f'cluster_{k}'))} | {share} | {words} |")
     return "\n".join(lines)
 
 
 def remote_code_section(repo_id: str, code_file: str | None) -> str:
+    repo_id = one_line(repo_id).replace('"', "")
     if not code_file:
         return f"This repository ships no remote code: install `hf_textcluster` ({INSTALL}) to use it."
     return (
@@ -425,7 +431,7 @@ def serving_line(config, run: Mapping[str, Any] | None) -> str:
     refined and chosen without labels."""
     served = served_partition(config)
     base, refined = served.split("+")[0], served.endswith("+refined")
-    line = f"`{served}`: {_PARTITIONS.get(base, base)}"
+    line = f"{markdown_code(served)}: {_PARTITIONS.get(base) or escape_markdown(base)}"
     record = (run or {}).get("serving") or {}
     if refined:
         how = record.get("refinement", {}).get(served, {})
@@ -438,8 +444,8 @@ def serving_line(config, run: Mapping[str, Any] | None) -> str:
             else ", served by the nearest of its clusters' centres"
         )
     if record.get("criterion") and record.get("served") == served:
-        scores = ", ".join(f"{name} {value:.3f}" for name, value in record["scores"].items())
-        line += f"; chosen without labels by {record['criterion']} (higher is better) among: {scores}"
+        scores = ", ".join(f"{escape_markdown(name)} {value:.3f}" for name, value in record["scores"].items())
+        line += f"; chosen without labels by {escape_markdown(record['criterion'])} (higher is better) among: {scores}"
     return line + "."
 
 
@@ -470,6 +476,31 @@ def calibration_lines(config) -> list[str]:
     ]
 
 
+def edit_lines(run: Mapping[str, Any]) -> list[str]:
+    """What the card says about the edits made after training (``training_run.json``'s ``edits``), oldest first."""
+    said = []
+    for edit in run.get("edits") or []:
+        op, clusters = edit.get("op"), edit.get("clusters") or []
+        if op == "merge":
+            said.append("merged clusters " + ", ".join(" + ".join(map(str, group)) for group in clusters))
+        elif op == "split":
+            said.append(f"split cluster {clusters[0]} into {edit.get('n')}" if clusters else "split a cluster")
+        elif op == "update":
+            new = f", new cluster {edit['new_cluster']} accepted" if edit.get("new_cluster") is not None else ""
+            said.append(f"updated with {edit.get('texts', 0):,} new texts{new}")
+    if not said:
+        return []
+    scores = (
+        " (the scores measured on the trained model are kept as `metrics_before_edits`)"
+        if run.get("metrics_before_edits")
+        else ""
+    )
+    return [
+        f"- Edited after training{scores}: " + "; ".join(said) + f" ({run.get('num_clusters', '?')} clusters now; "
+        "each edit's record is in `training_run.json`'s `edits`, and the folder it was made from was kept)."
+    ]
+
+
 def score_line(config) -> str:
     """What the pipeline's ``score`` is for the served partition."""
     if served_partition(config) == "head":
@@ -478,16 +509,23 @@ def score_line(config) -> str:
             "confidence; rank texts by `confidence`."
         )
     return (
-        f"- `score` is the probability of what serves `{served_partition(config)}` (see *Served partition*), not the "
+        f"- `score` is the probability of what serves {markdown_code(served_partition(config))} (see *Served partition*), not the "
         "method's own soft assignment nor a calibrated confidence; rank texts by `confidence`."
     )
 
 
-def names_line(config, keywords) -> str:
-    """The first limitation: what, if anything, describes the clusters in this card."""
+def names_line(config, keywords, names_record: Mapping[str, Any] | None = None) -> str:
+    """The first limitation: what, if anything, describes the clusters in this card (``names_record``: the
+    ``"names"`` of ``training_run.json`` that ``hf-textcluster name`` writes when a language model named them)."""
     id2label = config.id2label or {}
     named = any(str(v) != f"cluster_{k}" for k, v in id2label.items())
-    if named:
+    if named and names_record and names_record.get("generator"):
+        what = (
+            f"their names (`id2label`; {names_record.get('generated', '?')} of {config.num_clusters} written by the "
+            f"language model `{names_record['generator']}` from each cluster's keywords and typical texts, the "
+            "others its keywords)"
+        )
+    elif named:
         what = "their names (`id2label`, computed from the training texts' keywords)"
     elif keywords is not None:
         what = "the keywords above"
@@ -517,6 +555,7 @@ def _limitations(
             "- Cluster keywords were not computed for this card" + (f": {why_no_keywords}." if why_no_keywords else ".")
         )
     lines += config.card_fields()[1]
+    lines += edit_lines(run)
     if base is None:
         lines.append("- The base encoder is a local folder, not a Hub model: `base_model` is not set.")
     return "\n".join(lines)
@@ -593,14 +632,14 @@ def generate_model_card(
             license=license,
             base_model=base,
         ),
-        "model_name": model_name,
+        "model_name": escape_markdown(model_name),
         "method_name": method_name,
         "model_type": model_type,
-        "repo_id": repo,
+        "repo_id": one_line(repo).replace('"', ""),
         "num_clusters": config.num_clusters,
         "pooling": config.pooling,
         "max_length": config.max_length,
-        "base_model_text": f"[`{base}`](https://huggingface.co/{base})" if base else "a local encoder (not on the Hub)",
+        "base_model_text": _base_model_link(base),
         "training_data": training_data,
         "serving": serving_line(config, run),
         "metrics_section": metrics_section(measured, dataset_name, served_partition(config)),
@@ -611,15 +650,24 @@ def generate_model_card(
         ),
         "hyperparameters_section": hyperparameters_section(config, run),
         "extra_limitations": _limitations(config, run, missing, texts, base, why_no_keywords),
-        "names_limitation": names_line(config, keywords),
+        "names_limitation": names_line(config, keywords, run.get("names")),
         "install": INSTALL,
         "card_module": __name__,
         "library_version": __version__,
         "model_class": type(model).__name__,
     }
     fields.update(config.card_fields()[0])
-    fields.update({k: _fmt(v) for k, v in _method_fields(config).items() if k not in fields})
+    fields.update({k: escape_markdown(_fmt(v)) for k, v in _method_fields(config).items() if k not in fields})
     return string.Template(_template_for(model_type, method_name)).safe_substitute(fields)
+
+
+def _base_model_link(base: str | None) -> str:
+    """The base encoder: a link to its Hub page when it is a plain hub id, else its name, shown literally."""
+    if not base:
+        return "a local encoder (not on the Hub)"
+    if re.fullmatch(r"[\w.-]+/[\w.-]+", base):
+        return f"[`{base}`](https://huggingface.co/{base})"
+    return markdown_code(base)
 
 
 def sample_texts(texts: list[str], max_texts: int | None, seed: int = 0) -> list[str]:

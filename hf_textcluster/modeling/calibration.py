@@ -30,6 +30,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from .validation import check_scalar
+
 QUANTILE_LEVELS = 101
 # A cluster with fewer calibration members than this has too few distances for its own tail: its outlier threshold
 # comes from the distances of all calibration texts to their own clusters' centres (pooled) instead.
@@ -39,11 +41,8 @@ DEFAULT_OUTLIER_QUANTILE = 0.99
 
 def check_outlier_quantile(value, argument_name: str = "outlier_quantile") -> float:
     """``value`` as a float in (0, 1], or a clear error."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
-        raise ValueError(
-            f"`{argument_name}` must be a number in (0, 1] (the share of a cluster's training texts that are not "
-            f"outliers, e.g. 0.99), got {value!r}."
-        )
+    hint = "the share of a cluster's training texts that are not outliers, e.g. 0.99"
+    check_scalar(value, argument_name, (int, float), min_val=0, max_val=1, include_boundaries="right", hint=hint)
     return float(value)
 
 
@@ -95,6 +94,12 @@ class ClusterCalibration(nn.Module):
     before ``confidence_measure`` existed), ``centres`` (K x d, unit vectors), ``distance_quantiles`` (K x L, cosine
     distances of each cluster's members to its centre), ``cluster_sizes`` (K, calibration texts per cluster).
     """
+
+    # the buffers' types, for type checkers (nn.Module's attribute lookup would say "Tensor | Module")
+    margin_quantiles: torch.Tensor
+    centres: torch.Tensor
+    distance_quantiles: torch.Tensor
+    cluster_sizes: torch.Tensor
 
     def __init__(self, num_clusters: int, embedding_dim: int):
         super().__init__()

@@ -7,15 +7,23 @@ transformers.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from transformers import AutoConfig, PreTrainedConfig
 from transformers.configuration_utils import SubConfigSpec
+
+from .validation import check_scalar
 
 POOLING_MODES = ("mean", "cls")
 # What a calibrated confidence ranks (see hf_textcluster.modeling.calibration): the distance margin between a text's
 # cluster centre and the nearest other one (calibrated now), or the soft assignment's top-1 minus top-2 probability
 # (models calibrated by older versions, whose config.json has no `confidence_measure`: they keep that meaning).
 CONFIDENCE_MEASURES = ("centre_margin", "assignment_margin")
+# Bounds on the sizes a config.json can set, checked before anything is built from it: a config is data from anyone
+# (a repository on the Hub), and `"num_clusters": 1000000000` alone would otherwise build a billion cluster names.
+# Far above any clustering of texts; the weights' shapes then pin every size exactly (see from_pretrained).
+MAX_NUM_CLUSTERS = 100_000
+MAX_SIZE = 2**24
 
 
 def running_as_remote_code() -> bool:
@@ -73,6 +81,17 @@ class TextClusteringConfig(PreTrainedConfig):
     refined_head_dim: int = 0
 
     def __post_init__(self, **kwargs):
+        # before transformers' own __post_init__, which builds `num_labels` names (of the encoder's config too)
+        check_scalar(self.num_clusters, "num_clusters", int, min_val=2, max_val=MAX_NUM_CLUSTERS)
+        check_scalar(kwargs.get("num_labels"), "num_labels", int, min_val=0, max_val=MAX_NUM_CLUSTERS, allow_none=True)
+        if self.encoder is not None and not isinstance(self.encoder, (dict, PreTrainedConfig)):
+            raise ValueError(f"`encoder` must be an encoder's config (a dict), got {type(self.encoder).__name__}.")
+        if isinstance(self.encoder, dict):
+            num_labels = self.encoder.get("num_labels")
+            check_scalar(num_labels, "encoder.num_labels", int, min_val=0, max_val=MAX_NUM_CLUSTERS, allow_none=True)
+            for key, value in self.encoder.items():
+                if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SIZE:
+                    raise ValueError(f"`encoder.{key}` is {value}, beyond any encoder (at most {MAX_SIZE}).")
         super().__post_init__(**kwargs)
         if not running_as_remote_code():
             # A pushed repository's remote-code entries (see hf_textcluster.hub.push) are for users without this package;
@@ -80,31 +99,17 @@ class TextClusteringConfig(PreTrainedConfig):
             # asked). The same class loaded as remote code keeps them.
             for key in ("auto_map", "custom_pipelines"):
                 self.__dict__.pop(key, None)
-        if isinstance(self.num_clusters, bool) or not isinstance(self.num_clusters, int) or self.num_clusters < 2:
-            raise ValueError(f"`num_clusters` must be an integer >= 2, got {self.num_clusters!r}.")
         if self.pooling not in POOLING_MODES:
             raise ValueError(f"`pooling` must be one of {POOLING_MODES}, got {self.pooling!r}.")
-        if not isinstance(self.max_length, int) or self.max_length < 1:
-            raise ValueError(f"`max_length` must be a positive integer, got {self.max_length!r}.")
-        if (
-            isinstance(self.num_calibration_texts, bool)
-            or not isinstance(self.num_calibration_texts, int)
-            or self.num_calibration_texts < 0
-        ):
-            raise ValueError(
-                f"`num_calibration_texts` must be a whole number >= 0, got {self.num_calibration_texts!r}."
-            )
+        check_scalar(self.max_length, "max_length", int, min_val=1, max_val=MAX_SIZE)
+        check_scalar(self.num_calibration_texts, "num_calibration_texts", int, min_val=0)
+        check_scalar(self.refined_head_dim, "refined_head_dim", int, min_val=0, max_val=MAX_SIZE)
         if self.confidence_measure not in CONFIDENCE_MEASURES:
             raise ValueError(
                 f"`confidence_measure` must be one of {CONFIDENCE_MEASURES}, got {self.confidence_measure!r}."
             )
-        if (
-            isinstance(self.refined_head_dim, bool)
-            or not isinstance(self.refined_head_dim, int)
-            or self.refined_head_dim < 0
-        ):
-            raise ValueError(f"`refined_head_dim` must be a whole number >= 0, got {self.refined_head_dim!r}.")
-        encoder = self.encoder.to_dict() if hasattr(self.encoder, "to_dict") else (self.encoder or {})
+        given: Any = self.encoder  # a config, its dict, or None
+        encoder = given.to_dict() if hasattr(given, "to_dict") else (given or {})
         positions = encoder.get("max_position_embeddings")
         if isinstance(positions, int) and self.max_length > positions:
             raise ValueError(
@@ -120,25 +125,29 @@ class TextClusteringConfig(PreTrainedConfig):
             self.id2label = {i: f"cluster_{i}" for i in range(self.num_clusters)}
             self.label2id = {name: i for i, name in self.id2label.items()}
 
+    @classmethod
+    def from_dict(cls, config_dict, **kwargs):
+        """transformers' ``from_dict`` (what loading a config.json runs), whose field-type errors (a string where an
+        encoder's number belongs) span several lines: one line each here, as every other config error."""
+        try:
+            return super().from_dict(config_dict, **kwargs)
+        except Exception as err:  # huggingface_hub's StrictDataclassError is no ValueError: named by its class
+            strict = type(err).__name__.startswith("StrictDataclass")
+            if not strict and (not isinstance(err, (ValueError, TypeError)) or "\n" not in str(err).strip()):
+                raise
+            raise ValueError(f"The config is not valid: {' '.join(str(err).split())}") from None
+
     # ----- validation helpers for the methods' __post_init__ --------------------------------------------------------
-    def check_positive_integers(self, *names: str, allow_none: bool = False) -> None:
+    def check_positive_integers(self, *names: str, allow_none: bool = False, maximum: int = MAX_SIZE) -> None:
+        """Each of ``names`` is an integer from 1 to ``maximum`` (or None, with ``allow_none``)."""
         for name in names:
-            value = getattr(self, name)
-            if value is None and allow_none:
-                continue
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(
-                    f"`{name}` must be a positive integer{' or None' if allow_none else ''}, got {value!r}."
-                )
+            check_scalar(getattr(self, name), name, int, min_val=1, max_val=maximum, allow_none=allow_none)
 
     def check_numbers(self, *names: str, minimum: float | None = None, strict: bool = False) -> None:
         """Each of ``names`` is a number (not a bool), ``> minimum`` (``strict``) or ``>= minimum``."""
         for name in names:
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)):
-                raise ValueError(f"`{name}` must be a number, got {value!r}.")
-            if minimum is not None and (value <= minimum if strict else value < minimum):
-                raise ValueError(f"`{name}` must be {'>' if strict else '>='} {minimum}, got {value!r}.")
+            check_scalar(value, name, (int, float), min_val=minimum, include_boundaries="neither" if strict else "both")
 
     @property
     def has_topic_model(self) -> bool:

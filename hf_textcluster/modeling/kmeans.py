@@ -23,10 +23,13 @@ import contextlib
 import importlib.util
 import math
 import warnings
+from typing import Any
 
 import numpy as np
 import torch
 from transformers.utils import logging
+
+from .validation import check_scalar
 
 logger = logging.get_logger(__name__)
 
@@ -93,9 +96,9 @@ def fit_kmeans(
         raise ValueError(f"`init` (kmeans_init) must be one of {KMEANS_INITS}, got {init!r}.")
     if isinstance(features, torch.Tensor):
         if features.is_cuda and init in ("k-means++", "best"):
-            kmeans = _torch_fit_kmeans(features, num_clusters, n_init, random_state, max_samples)
-            kmeans.start_ = "k-means++"
-            return kmeans
+            torch_fitted = _torch_fit_kmeans(features, num_clusters, n_init, random_state, max_samples)
+            torch_fitted.start_ = "k-means++"
+            return torch_fitted
         features = features.detach().float().cpu().numpy()
     try:  # in a try: transformers' remote-code loader then does not require scikit-learn for inference
         from sklearn.cluster import KMeans
@@ -108,6 +111,7 @@ def fit_kmeans(
     if max_samples is not None and n > max_samples:
         rows = np.sort(np.random.default_rng(random_state).choice(n, size=max_samples, replace=False))
     fitted_on = features if rows is None else features[rows]
+    kmeans: Any
     if init == "umap":
         kmeans = NearestCentres.of_groups(fitted_on, _umap_kmeans_groups(fitted_on, num_clusters, n_init, random_state))
         kmeans.start_ = "umap"
@@ -165,13 +169,14 @@ def _best_start_kmeans(features, num_clusters: int, n_init: int, random_state: i
 
 
 def _check_max_samples(max_samples, num_clusters: int) -> None:
-    if max_samples is not None and (
-        isinstance(max_samples, bool) or not isinstance(max_samples, int) or max_samples < num_clusters
-    ):
-        raise ValueError(
-            f"`max_samples` must be an integer >= num_clusters ({num_clusters}) or None (all rows), "
-            f"got {max_samples!r}."
-        )
+    check_scalar(
+        max_samples,
+        "max_samples",
+        int,
+        min_val=num_clusters,
+        allow_none=True,
+        hint="at least num_clusters; None: all rows",
+    )
 
 
 def _torch_fit_kmeans(
@@ -197,6 +202,8 @@ class TorchKMeans:
     """The result of :func:`torch_kmeans`, with the fitted attributes of ``sklearn.cluster.KMeans`` that callers use
     (``cluster_centers_``, ``labels_``, ``inertia_``, ``n_iter_`` as numpy / Python values; ``predict``).
     ``centers`` keeps the centres as a tensor on the device they were fitted on."""
+
+    start_: str  # how the run started (set by fit_kmeans), as on every fitted k-means it returns
 
     def __init__(self, centers: torch.Tensor, labels: torch.Tensor, inertia: float, n_iter: int):
         self.centers = centers
@@ -280,12 +287,8 @@ def torch_kmeans(
     if not isinstance(features, torch.Tensor) or features.ndim != 2:
         shape = f" of shape {tuple(features.shape)}" if hasattr(features, "shape") else ""
         raise ValueError(f"`features` must be a 2-D torch tensor (rows x dims), got {type(features).__name__}{shape}.")
-    if isinstance(num_clusters, bool) or not isinstance(num_clusters, int) or not 1 <= num_clusters <= len(features):
-        raise ValueError(
-            f"`num_clusters` must be an integer in [1, {len(features)}] (the number of rows), got {num_clusters!r}."
-        )
-    if isinstance(n_init, bool) or not isinstance(n_init, int) or n_init < 1:
-        raise ValueError(f"`n_init` must be a positive integer, got {n_init!r}.")
+    check_scalar(num_clusters, "num_clusters", int, min_val=1, max_val=len(features), hint="the number of rows")
+    check_scalar(n_init, "n_init", int, min_val=1)
     x = features.detach().float()
     generator = torch.Generator(device=x.device)
     generator.manual_seed(0 if random_state is None else int(random_state))
@@ -311,15 +314,19 @@ def torch_kmeans(
             inertia = float(distances.sum())
             if best is None or inertia < best[2]:
                 best = (centers, labels, inertia, iteration)
+    assert best is not None  # n_init >= 1 restarts ran
     return TorchKMeans(*best)
 
 
 class NearestCentres:
     """Fixed centres and the nearest-centre rule, with the attributes of a fitted ``KMeans`` callers use."""
 
+    start_: str
+    groups_: np.ndarray
+
     def __init__(self, centres: np.ndarray):
         self.cluster_centers_ = centres
-        self.labels_ = None
+        self.labels_: np.ndarray | None = None
 
     @classmethod
     def of_groups(cls, features, groups: np.ndarray) -> NearestCentres:

@@ -8,12 +8,19 @@ on save and one-commit pushes come from the package's Hub layer, imported on fir
 
 from __future__ import annotations
 
+import copy
 import importlib
+import json
+import math
+import numbers
 import os
+import re
 import shutil
+import struct
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -21,12 +28,27 @@ from tqdm.auto import tqdm
 from transformers import AutoConfig, AutoModel, AutoTokenizer, PreTrainedModel
 from transformers.utils import ModelOutput, logging
 
-from .calibration import DEFAULT_OUTLIER_QUANTILE, ClusterCalibration, check_outlier_quantile
+from .calibration import (
+    DEFAULT_OUTLIER_QUANTILE,
+    ClusterCalibration,
+    check_outlier_quantile,
+    quantile_at,
+    quantile_rank,
+)
+from .cluster_edits import (
+    OnlineCentres,
+    UpdateResult,
+    append_row,
+    cohesive_group,
+    head_inputs,
+    merge_rows,
+    split_rows,
+)
 from .configuration_utils import TextClusteringConfig, running_as_remote_code
 from .kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
 from .layers import pool_token_states
 from .precision import autocast_dtype, quantize_int8, resolve_precision
-from .validation import check_local_path, check_num_clusters, clip_text, validate_texts
+from .validation import check_local_path, check_num_clusters, check_scalar, clip_text, validate_texts
 
 logger = logging.get_logger(__name__)
 
@@ -60,12 +82,12 @@ class ClusteringOutput(ModelOutput):
             ``cluster_batch`` on a calibrated model only.
     """
 
-    loss: torch.FloatTensor | None = None
-    embeddings: torch.FloatTensor | None = None
-    cluster_probs: torch.FloatTensor | None = None
-    logits: torch.FloatTensor | None = None
-    distance: torch.FloatTensor | None = None
-    confidence: torch.FloatTensor | None = None
+    loss: torch.Tensor | None = None
+    embeddings: torch.Tensor | None = None
+    cluster_probs: torch.Tensor | None = None
+    logits: torch.Tensor | None = None
+    distance: torch.Tensor | None = None
+    confidence: torch.Tensor | None = None
 
 
 class EncodingPasses:
@@ -90,6 +112,12 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
 
     config_class = TextClusteringConfig
     config: TextClusteringConfig
+    # submodules' types, for type checkers (nn.Module's attribute lookup would say "Tensor | Module")
+    encoder: PreTrainedModel
+    calibration: ClusterCalibration
+    cluster_head: Any  # the method's head (its own class in each method's modeling file)
+    cluster_mapping_: np.ndarray  # set on an edited copy: old cluster id -> new id
+    tokenizer: Any
     base_model_prefix = "encoder"
     main_input_name = "input_ids"
     supports_gradient_checkpointing = True
@@ -101,13 +129,16 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     # _PACKAGE_LAYERS), or as remote code a hub id or path as given. Set it to resolve encoders your own way.
     encoder_resolver = None
     _ship_remote_code = False
+    # The heads that hold one row per cluster (see cluster_edits): what merging, splitting and updating rewrite.
+    _cluster_row_modules = ("cluster_head", "refined_head")
     # Checkpoints from before calibration have no `calibration.*` buffers: they load uncalibrated (zeros), silently.
     _keys_to_ignore_on_load_missing = [r"^calibration\."]
 
     def __init__(self, config: TextClusteringConfig):
         super().__init__(config)
         self.encoder = AutoModel.from_config(config.encoder)
-        self.calibration = ClusterCalibration(config.num_clusters, config.encoder.hidden_size)
+        encoder_config: Any = config.encoder  # a PreTrainedConfig once the config's __post_init__ has run
+        self.calibration = ClusterCalibration(config.num_clusters, encoder_config.hidden_size)
         if config.refined_head_dim:  # a refined partition, served instead of the method's head (see set_refined_head)
             self.refined_head = torch.nn.Linear(config.refined_head_dim, config.num_clusters)
         self.tokenizer = None
@@ -172,7 +203,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         else:
             dtype = autocast_dtype(precision, self.device)
             with torch.autocast(self.device.type, dtype=dtype, enabled=dtype is not None):
-                embeddings = self.encode(**inputs).float()
+                embeddings = self.encode(**inputs).float()  # type: ignore[arg-type]  # the tokenizer's tensors
         if not with_clusters:
             return ClusteringOutput(embeddings=embeddings)
         probs = self.cluster_probabilities(embeddings).float()
@@ -342,9 +373,9 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             )
         with torch.no_grad():  # k-means runs where the head does (on a GPU: torch's k-means, no copy to the host)
             features = self.kmeans_features(torch.from_numpy(embeddings).to(self.device)).float()
-        features = features if features.is_cuda else features.cpu().numpy()
+        points = features if features.is_cuda else features.cpu().numpy()
         kmeans = fit_kmeans(
-            features, num_clusters, n_init=n_init, random_state=random_state, max_samples=max_samples, init=kmeans_init
+            points, num_clusters, n_init=n_init, random_state=random_state, max_samples=max_samples, init=kmeans_init
         )
         self.kmeans_start_ = getattr(kmeans, "start_", kmeans_init)
         self.init_clusters_from_kmeans(kmeans.cluster_centers_)
@@ -372,7 +403,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     @torch.no_grad()
     def _encode_texts(
         self, texts: list[str], batch_size: int, show_progress_bar: bool | None, precision: str, fields: tuple[str, ...]
-    ) -> ClusteringOutput:
+    ) -> Any:
         """The whole-list pass behind ``embed``, ``predict*`` and ``calibrate``: ``cluster_batch`` over length-sorted
         batches, the ``ClusteringOutput`` ``fields`` asked for (only those: a corpus' embeddings are large) as CPU
         tensors in input order. ``texts`` are already validated and ``precision`` resolved (by the public method
@@ -412,8 +443,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     def _serving_arguments(self, texts, batch_size, precision) -> tuple[list[str], str]:
         """The public encoding methods' checks, made once: the texts, ``batch_size`` and the resolved precision."""
         texts = validate_texts(texts)
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise ValueError(f"`batch_size` must be a positive integer, got {batch_size!r}.")
+        check_scalar(batch_size, "batch_size", int, min_val=1)
         return texts, resolve_precision(precision, self.device, inference=True)  # before any work
 
     def embed(
@@ -573,10 +603,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         """
         self._check_clusters_initialized()
         texts, precision = self._serving_arguments(texts, batch_size, precision)
-        if sample_size is not None and (
-            isinstance(sample_size, bool) or not isinstance(sample_size, int) or sample_size < 2
-        ):
-            raise ValueError(f"`sample_size` must be an integer >= 2 or None (all texts), got {sample_size!r}.")
+        check_scalar(sample_size, "sample_size", int, min_val=2, allow_none=True, hint="None: all texts")
         if len(texts) < 2:
             raise ValueError(f"Calibration needs at least 2 texts, got {len(texts)}.")
         if sample_size is not None and len(texts) > sample_size:
@@ -638,6 +665,367 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             "confidence": outputs.confidence.numpy(),
             "distance": distances.numpy(),
             "is_outlier": (distances > self.calibration.thresholds(outlier_quantile).cpu()[clusters]).numpy(),
+        }
+
+    # ----- editing the clusters: merge, split, new texts (weight arithmetic, see cluster_edits) -----------------
+    def _edited_copy(self) -> TextClusteringPreTrainedModel:
+        int8 = self.__dict__.pop("_int8_cache", None)  # a cache, not worth copying
+        try:
+            edited = copy.deepcopy(self)
+        finally:
+            if int8 is not None:
+                self.__dict__["_int8_cache"] = int8
+        edited.__dict__.pop("online_state_", None)  # the running means describe the old clusters
+        return edited
+
+    def _check_cluster_id(self, value, argument_name: str) -> int:
+        num_clusters = self.config.num_clusters
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or not 0 <= value < num_clusters:
+            raise ValueError(f"`{argument_name}` must be a cluster id in 0..{num_clusters - 1}, got {value!r}.")
+        return int(value)
+
+    def _rename_clusters(self, plan: list[list[int]], suffixes: dict[int, str] | None = None) -> None:
+        """``id2label`` for clusters made of the old ``plan[i]``: default names (``cluster_<i>``) follow the new ids,
+        given names are joined (``a + b``) or suffixed (a split's parts)."""
+        old = {int(k): str(v) for k, v in (self.config.id2label or {}).items()}
+        default = all(name == f"cluster_{k}" for k, name in old.items())
+        names = {}
+        for new_id, members in enumerate(plan):
+            if default or not members:
+                names[new_id] = f"cluster_{new_id}"
+            else:
+                names[new_id] = " + ".join(old[k] for k in members) + (suffixes or {}).get(new_id, "")
+        self.config.num_clusters = len(plan)
+        self.config.id2label = names
+        self.config.label2id = {name: i for i, name in names.items()}
+
+    def _embeddings_tensor(self, texts, batch_size, precision) -> tuple[list[str], torch.Tensor]:
+        texts, precision = self._serving_arguments(texts, batch_size, precision)
+        embeddings = self._encode_texts(texts, batch_size, None, precision, ("embeddings",)).embeddings
+        return texts, embeddings.to(self.device)
+
+    def merge_clusters(
+        self,
+        groups: Sequence[Sequence[int]],
+        texts: Sequence[str] | None = None,
+        batch_size: int = DEFAULT_ENCODE_BATCH_SIZE,
+        precision: str | torch.dtype | None = "auto",
+    ) -> TextClusteringPreTrainedModel:
+        """A copy of this model whose clusters ``groups`` are merged, each into one cluster.
+
+        Weight arithmetic: a merged cluster's row in every head is the size-weighted mean of its members' rows (see
+        :mod:`hf_textcluster.modeling.cluster_edits`), so the copy serves the merged partition itself (``predict``,
+        the pipeline, ``save_pretrained`` and the Hub). Ids: a merged cluster takes the smallest id of its group, and
+        the clusters are numbered again from 0 in the order of their smallest old id; ``cluster_mapping_`` on the copy
+        gives each old id's new id. Names (``id2label``) are joined (``"a + b"``). With ``texts`` (the training texts,
+        or a sample), the rows are weighted by the clusters' shares of them, a linear head's merged row keeps the
+        ground its clusters held on them, and the calibration is refitted on them; without, the rows are weighted by
+        the calibration's cluster sizes, its centres averaged and its outlier distances the widest of the members'.
+
+        Args:
+            groups: lists of at least two cluster ids each, no id in two groups, e.g. ``[[3, 7], [1, 4, 9]]``.
+            texts: the training texts (or a sample); optional, recommended.
+            batch_size: texts per encoder call.
+            precision: as for ``embed``.
+
+        Returns:
+            The merged copy (this model is unchanged).
+
+        Raises:
+            ValueError: a bad group (an unknown id, a group of one, an id in two groups, fewer than 2 clusters left).
+
+        Example:
+            >>> merged = model.merge_clusters([[3, 7], [1, 4, 9]], texts=training_texts)   # doctest: +SKIP
+            >>> merged.config.num_clusters, merged.cluster_mapping_[7]                     # doctest: +SKIP
+            (17, 3)
+        """
+        self._check_clusters_initialized()
+        if isinstance(groups, (str, bytes)) or not isinstance(groups, Sequence) or not groups:
+            raise ValueError(
+                f"`groups` must be a list of lists of cluster ids, e.g. [[3, 7], [1, 4, 9]]; got {groups!r}."
+            )
+        seen: set[int] = set()
+        representative = list(range(self.config.num_clusters))
+        for group in groups:
+            if isinstance(group, (str, bytes)) or not isinstance(group, Sequence) or len(set(group)) < 2:
+                raise ValueError(f"Each of `groups` must list at least two different cluster ids; got {group!r}.")
+            ids = sorted({self._check_cluster_id(k, "groups") for k in group})
+            if seen & set(ids):
+                raise ValueError(f"Cluster {min(seen & set(ids))} is in two of `groups`: merge it once.")
+            seen |= set(ids)
+            for k in ids:
+                representative[k] = ids[0]
+        kept = sorted(set(representative))
+        if len(kept) < 2:
+            raise ValueError("Merging these `groups` leaves one cluster: a clusterer needs at least 2.")
+        plan = [[k for k in range(self.config.num_clusters) if representative[k] == rep] for rep in kept]
+        inputs = labels = None
+        if texts is not None:
+            texts, embeddings = self._embeddings_tensor(texts, batch_size, precision)
+            probs, inputs = head_inputs(self, embeddings)
+            inputs, labels = {k: v.cpu() for k, v in inputs.items()}, probs.argmax(dim=-1).cpu()
+        edited = self._edited_copy()
+        merge_rows(edited, plan, inputs, labels)
+        edited._rename_clusters(plan)
+        edited.cluster_mapping_ = np.array([kept.index(rep) for rep in representative], dtype=np.int64)
+        if texts is not None:
+            edited.calibrate(texts, batch_size=batch_size, precision=precision)
+        return edited
+
+    def split_cluster(
+        self,
+        cluster: int,
+        n: int = 2,
+        texts: Sequence[str] | None = None,
+        random_state: int | None = 0,
+        batch_size: int = DEFAULT_ENCODE_BATCH_SIZE,
+        precision: str | torch.dtype | None = "auto",
+    ) -> TextClusteringPreTrainedModel:
+        """A copy of this model whose cluster ``cluster`` is split into ``n`` clusters.
+
+        The cluster's members among ``texts`` are split by k-means in the head's input space; each head gets one row
+        per part from the parts' means (see :mod:`hf_textcluster.modeling.cluster_edits`), so the copy serves the
+        split partition itself. The first part keeps the id ``cluster``, the others get ids ``K .. K+n-2``;
+        ``cluster_mapping_`` (old id -> new id) is the identity. Names get `` (1)``, `` (2)``... The calibration is
+        refitted on ``texts``.
+
+        Args:
+            cluster: the id of the cluster to split.
+            n: into how many clusters (>= 2).
+            texts: the training texts (or a sample with enough of the cluster's members: at least ``2 * n``).
+            random_state: seed of the k-means split.
+            batch_size: texts per encoder call.
+            precision: as for ``embed``.
+
+        Returns:
+            The split copy (this model is unchanged).
+
+        Raises:
+            ValueError: a bad ``cluster`` or ``n``, no ``texts``, or too few (distinct) members of the cluster in them.
+
+        Example:
+            >>> split = model.split_cluster(5, n=2, texts=training_texts)   # doctest: +SKIP
+            >>> split.config.num_clusters                                   # doctest: +SKIP
+            21
+        """
+        self._check_clusters_initialized()
+        cluster = self._check_cluster_id(cluster, "cluster")
+        check_scalar(n, "n", numbers.Integral, min_val=2, hint="the clusters to split into")
+        if texts is None:
+            raise ValueError(
+                "`texts` is required: the cluster's members among them are split (pass the training texts)."
+            )
+        texts, embeddings = self._embeddings_tensor(texts, batch_size, precision)
+        probs, _ = head_inputs(self, embeddings, method_head=False)
+        members = torch.nonzero(probs.argmax(dim=-1).cpu() == cluster).flatten()
+        distinct = len({row.numpy().tobytes() for row in embeddings[members].cpu()})
+        if distinct < 2 * n:
+            raise ValueError(
+                f"Cluster {cluster} has {members.numel()} texts ({distinct} distinct) among `texts`: splitting it into "
+                f"{n} needs at least {2 * n}. Pass more of its texts (the training texts), or a smaller `n`."
+            )
+        _, inputs = head_inputs(self, embeddings)
+        with torch.no_grad():
+            features = self.kmeans_features(embeddings[members]).float().cpu().numpy()
+        parts = torch.as_tensor(fit_kmeans(features, int(n), random_state=random_state).labels_, dtype=torch.long)
+        is_member = torch.zeros(len(texts), dtype=torch.bool)
+        is_member[members] = True
+        edited = self._edited_copy()
+        split_rows(edited, cluster, {k: v.cpu() for k, v in inputs.items()}, is_member, parts)
+        plan = [[k] for k in range(self.config.num_clusters)] + [[cluster]] * (int(n) - 1)
+        suffixes = {cluster: " (1)", **{self.config.num_clusters + j: f" ({j + 2})" for j in range(int(n) - 1)}}
+        edited._rename_clusters(plan, suffixes)
+        edited.cluster_mapping_ = np.arange(self.config.num_clusters)
+        edited.calibrate(texts, batch_size=batch_size, precision=precision)
+        return edited
+
+    def start_online(
+        self,
+        texts: Sequence[str],
+        batch_size: int = DEFAULT_ENCODE_BATCH_SIZE,
+        precision: str | torch.dtype | None = "auto",
+    ) -> TextClusteringPreTrainedModel:
+        """Start what ``update`` keeps (``online_state_``, an :class:`~hf_textcluster.modeling.cluster_edits.OnlineCentres`)
+        from ``texts``, the texts the model already describes (its training texts, or a sample): each cluster's mean
+        of its texts in every head's input space (a centroid head: its centroids) and their counts. Returns the model.
+
+        Example:
+            >>> model.start_online(training_texts).update(new_texts)   # doctest: +SKIP
+        """
+        self._check_clusters_initialized()
+        _, embeddings = self._embeddings_tensor(texts, batch_size, precision)
+        probs, inputs = head_inputs(self, embeddings)
+        self.online_state_ = OnlineCentres.start(self, {k: v.cpu() for k, v in inputs.items()}, probs.argmax(-1).cpu())
+        return self
+
+    def update(
+        self,
+        texts: Sequence[str],
+        accept_new: bool = False,
+        outlier_quantile: float = DEFAULT_OUTLIER_QUANTILE,
+        min_new_size: int | None = None,
+        new_name: str | None = None,
+        random_state: int | None = 0,
+        batch_size: int = DEFAULT_ENCODE_BATCH_SIZE,
+        precision: str | torch.dtype | None = "auto",
+    ):
+        """Take in new texts without retraining the encoder (in place): assign them, move the clusters, and propose
+        an emerging group as a new cluster.
+
+        The online rule is mini-batch k-means' per-centre update on the served features: each cluster's mean of its
+        texts in every head's input space moves by ``m / (count + m) * (batch mean - mean)`` (``m`` of the new texts
+        are assigned to it; counts grow), and the head's row follows (a centroid is the mean; a linear row gets the
+        nearest-mean term ``s(|x - mean|² - |x - new mean|²)``, see :mod:`hf_textcluster.modeling.cluster_edits`). The
+        state starts with ``start_online`` (call it with the training texts first; else this batch starts it and
+        moves nothing). Texts farther from every cluster's calibrated centre than that cluster's
+        ``outlier_quantile`` of its texts are *far*: they move no centre, and the largest cohesive group among them
+        (median distance to its own centre no larger than a typical cluster's, at least ``min_new_size`` texts) is
+        proposed as a new cluster; ``accept_new=True`` adds it (every head grows by one row, the calibration too).
+
+        Args:
+            texts: the new texts.
+            accept_new: add the proposed group as a cluster.
+            outlier_quantile: beyond this quantile of a cluster's calibrated distances a text is far from it.
+            min_new_size: the smallest group proposed; default a quarter of the texts per cluster in this batch
+                (at least 5).
+            new_name: the new cluster's name (default ``cluster_<id>``).
+            random_state: seed of the grouping of the far texts.
+            batch_size: texts per encoder call.
+            precision: as for ``embed``.
+
+        Returns:
+            An :class:`~hf_textcluster.modeling.cluster_edits.UpdateResult`.
+
+        Raises:
+            ValueError: the model is not calibrated, or a bad argument.
+
+        Example:
+            >>> model.start_online(training_texts)                       # doctest: +SKIP
+            >>> result = model.update(new_texts, accept_new=True)       # doctest: +SKIP
+            >>> result.proposed is not None, model.config.num_clusters   # doctest: +SKIP
+            (True, 21)
+        """
+        self._check_clusters_initialized()
+        self._require_calibration("`update`")
+        outlier_quantile = check_outlier_quantile(outlier_quantile)
+        check_scalar(min_new_size, "min_new_size", int, min_val=2, allow_none=True)
+        texts, embeddings = self._embeddings_tensor(texts, batch_size, precision)
+        num_clusters = self.config.num_clusters
+        probs, inputs = head_inputs(self, embeddings)
+        inputs = {k: v.cpu() for k, v in inputs.items()}
+        labels = probs.argmax(dim=-1).cpu()
+        cal = self.calibration
+        unit = torch.nn.functional.normalize(embeddings.float().cpu(), dim=-1)
+        to_centres = 1 - unit @ cal.centres.float().cpu().T
+        far = (to_centres > cal.thresholds(outlier_quantile).float().cpu()[None, :]).all(dim=-1)
+        near = torch.nonzero(~far).flatten()
+        if getattr(self, "online_state_", None) is None:
+            self.online_state_ = OnlineCentres.start(self, {k: v[near] for k, v in inputs.items()}, labels[near])
+            moved = torch.zeros(num_clusters)
+        else:
+            moved = self.online_state_.update(self, {k: v[near] for k, v in inputs.items()}, labels[near])
+            self._move_calibration_centres(unit[near], labels[near])
+        size = min_new_size or max(5, math.ceil(len(texts) / num_clusters / 4))
+        typical = float(quantile_at(cal.distance_quantiles.float(), 0.5).median())
+        proposed = None
+        far_rows = torch.nonzero(far).flatten().numpy()
+        if far_rows.size >= size:
+            group = cohesive_group(unit[far_rows].numpy(), size, typical, random_state=random_state)
+            proposed = None if group is None else far_rows[group]
+        new_cluster = None
+        if accept_new and proposed is not None:
+            rows = torch.as_tensor(proposed)
+            new_inputs = {k: v[rows] for k, v in inputs.items()}
+            in_group = torch.zeros(len(texts), dtype=torch.bool)
+            in_group[rows] = True
+            append_row(self, inputs, in_group, self.online_state_.scales, unit[rows])
+            self.online_state_.grow(new_inputs)
+            new_cluster = num_clusters
+            self._rename_clusters([[k] for k in range(num_clusters)] + [[]])
+            if new_name:
+                id2label: Any = self.config.id2label  # {int: str} once the config is built
+                id2label[new_cluster] = str(new_name)
+                self.config.label2id = {name: i for i, name in id2label.items()}
+        with torch.no_grad():
+            probs = self.cluster_probabilities(embeddings).float()
+        clusters = probs.argmax(dim=-1)
+        distance = cal.distance(embeddings.float(), clusters).cpu()
+        return UpdateResult(
+            clusters=clusters.cpu().numpy(),
+            distance=distance.numpy(),
+            far=far.numpy(),
+            proposed=proposed,
+            accepted=new_cluster is not None,
+            new_cluster=new_cluster,
+            moved=moved.numpy(),
+        )
+
+    @torch.no_grad()
+    def _move_calibration_centres(self, unit: torch.Tensor, labels: torch.Tensor) -> None:
+        """The calibrated centres follow the clusters by the same running mean (of unit embeddings; sizes grow)."""
+        cal = self.calibration
+        counts = cal.cluster_sizes.double().cpu()
+        batch = torch.bincount(labels, minlength=counts.shape[0]).double()
+        sums = torch.zeros_like(cal.centres, dtype=torch.float64, device="cpu").index_add_(0, labels, unit.double())
+        centres = torch.nn.functional.normalize(cal.centres.double().cpu() * counts[:, None] + sums, dim=-1)
+        keep = batch == 0
+        centres[keep] = cal.centres.double().cpu()[keep]
+        cal.centres.copy_(centres.to(cal.centres.device, cal.centres.dtype))
+        cal.cluster_sizes.copy_((counts + batch).to(cal.cluster_sizes.device, cal.cluster_sizes.dtype))
+
+    def least_typical(
+        self,
+        texts: Sequence[str],
+        fraction: float = 0.05,
+        batch_size: int = DEFAULT_ENCODE_BATCH_SIZE,
+        precision: str | torch.dtype | None = "auto",
+    ) -> dict[str, np.ndarray]:
+        """Every text with its cluster, and the ``fraction`` least typical texts of each cluster flagged (no text is
+        left without a cluster): those farthest from their cluster's calibrated centre.
+
+        Returns arrays of length N: ``cluster``; ``distance`` (cosine distance to the cluster's calibrated centre);
+        ``typicality`` (the share of the cluster's calibration texts at least as far, in [0, 1]: 1 at the centre);
+        ``least_typical`` (the ``ceil(fraction * n)`` farthest of each cluster's ``n`` texts here).
+
+        Args:
+            texts: the texts.
+            fraction: the share of each cluster's texts to flag, in (0, 1).
+            batch_size: texts per encoder call.
+            precision: as for ``embed``.
+
+        Raises:
+            ValueError: the model is not calibrated, or ``fraction`` is not in (0, 1).
+
+        Example:
+            >>> flagged = model.least_typical(texts, fraction=0.05)["least_typical"]        # doctest: +SKIP
+            >>> merged.predict([t for t, f in zip(texts, flagged) if f])                     # doctest: +SKIP
+        """
+        self._require_calibration("`least_typical`")
+        hint = "a share, e.g. 0.05 for the 5% least typical"
+        check_scalar(fraction, "fraction", (int, float), min_val=0, max_val=1, include_boundaries="neither", hint=hint)
+        self._check_clusters_initialized()
+        texts, precision = self._serving_arguments(texts, batch_size, precision)
+        outputs = self._encode_texts(texts, batch_size, None, precision, ("cluster_probs", "distance"))
+        clusters, distance = outputs.cluster_probs.argmax(dim=-1), outputs.distance.float()
+        quantiles = self.calibration.distance_quantiles.float().cpu()
+        typicality = (
+            torch.stack(
+                [1 - quantile_rank(distance[i : i + 1], quantiles[int(clusters[i])])[0] for i in range(len(texts))]
+            )
+            if len(texts)
+            else torch.zeros(0)
+        )
+        flagged = np.zeros(len(texts), dtype=bool)
+        clusters_np, distance_np = clusters.numpy(), distance.numpy()
+        for k in np.unique(clusters_np):
+            rows = np.flatnonzero(clusters_np == k)
+            take = math.ceil(fraction * rows.size)
+            flagged[rows[np.argsort(-distance_np[rows], kind="stable")[:take]]] = True
+        return {
+            "cluster": clusters_np,
+            "distance": distance_np,
+            "typicality": typicality.numpy(),
+            "least_typical": flagged,
         }
 
     # ----- construction, loading and saving ------------------------------------------------------------------
@@ -731,9 +1119,9 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             )
         kwargs.setdefault("use_safetensors", True)  # loading never unpickles
         wants_info = kwargs.pop("output_loading_info", False)
-        cls._check_weights_fit_config(path, config)
+        cls._check_weights_fit_config(path, config, hub_kwargs)
         try:
-            loaded = super().from_pretrained(path, *model_args, config=config, output_loading_info=True, **kwargs)
+            loaded: Any = super().from_pretrained(path, *model_args, config=config, output_loading_info=True, **kwargs)
         except Exception as err:
             if (
                 "safetensors" in type(err).__module__
@@ -775,22 +1163,38 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         return (model, info) if wants_info else model
 
     @classmethod
-    def _check_weights_fit_config(cls, path: str, config) -> None:
-        """A local folder whose config.json and model.safetensors disagree on a tensor's shape (an edited
-        ``num_clusters`` or ``model_type``, a cut weights file) is one clear error, before transformers' load report
-        suggests ``ignore_mismatched_sizes`` (which would load those tensors random)."""
-        weights = os.path.join(path, "model.safetensors")
-        if cls.config_class is TextClusteringConfig or not os.path.isfile(weights):
+    def _check_weights_fit_config(cls, path: str, config, hub_kwargs: dict | None = None) -> None:
+        """Before anything is allocated: the config must describe the weights, tensor by tensor. A config.json is data
+        from anyone, and every size it sets (``num_clusters``, an encoder's layers and widths, a head's dimensions)
+        would otherwise be allocated as asked; checked against the shapes in the safetensors header (read without
+        loading a tensor), loading costs what the weights cost. An edited ``num_clusters`` or ``model_type`` or a cut
+        weights file is one clear error, before transformers' load report suggests ``ignore_mismatched_sizes``
+        (which would load those tensors random)."""
+        if cls.config_class is TextClusteringConfig:
             return
+        saved = _saved_shapes(path, hub_kwargs or {})
+        if saved is None:  # no safetensors file found: the load itself reports that
+            return
+        # An encoder's layer count cannot exceed the tensors stored (each layer has some): checked before the model
+        # is built, since building even on the meta device costs time and memory per layer.
+        encoder = config.encoder.to_dict() if hasattr(config.encoder, "to_dict") else dict(config.encoder or {})
+        for key, value in encoder.items():
+            if key.endswith("layers") and isinstance(value, int) and not isinstance(value, bool) and value > len(saved):
+                raise ValueError(
+                    f"The folder {path!r} is inconsistent: its config.json asks for {value} encoder layers "
+                    f"(`encoder.{key}`) but its weights hold {len(saved)} tensors in all. Was config.json edited? "
+                    "Re-save the model from its run folder."
+                )
         try:
-            from safetensors import safe_open
-
-            with safe_open(weights, "pt") as f:
-                saved = {key: tuple(f.get_slice(key).get_shape()) for key in f.keys()}
             with torch.device("meta"):
-                expected = {key: tuple(t.shape) for key, t in cls(config).state_dict().items()}
-        except Exception:  # noqa: BLE001 - an unreadable file is reported by the load itself
-            return
+                model = cls(config)
+        except Exception as err:  # noqa: BLE001 - whatever the config breaks, it is one line naming the file
+            raise ValueError(
+                f"The config.json in {path!r} does not describe a model that can be built "
+                f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else 'no message'}). Was it edited? "
+                "Re-save the model from its run folder."
+            ) from None
+        expected = {key: tuple(t.shape) for key, t in model.state_dict().items()}
         differ = [key for key in expected if key in saved and saved[key] != expected[key]]
         if differ:
             key = differ[0]
@@ -801,6 +1205,23 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
                 f"{f' ({len(differ) - 1} more tensors differ)' if len(differ) > 1 else ''}. Was config.json edited or the "
                 "weights file replaced? Re-save the model from its run folder (loading it with ignore_mismatched_sizes "
                 "would give random clusters)."
+            )
+        # Tensors the config asks for that the weights lack would be allocated and left random; tied tensors (one
+        # Parameter under several names) are stored once, and checkpoints may lack what the class ignores.
+        names_of: dict[int, list[str]] = {}
+        for key, tensor in model.state_dict(keep_vars=True).items():
+            names_of.setdefault(id(tensor), []).append(key)
+        ignored = [re.compile(p) for p in (cls._keys_to_ignore_on_load_missing or [])]
+        missing = [
+            names[0]
+            for names in names_of.values()
+            if not any(n in saved for n in names) and not any(p.search(n) for p in ignored for n in names)
+        ]
+        if missing:
+            raise ValueError(
+                f"The folder {path!r} is inconsistent: its config.json ({config.model_type!r}) asks for "
+                f"{len(missing)} tensors its model.safetensors does not hold (e.g. {missing[0]!r}). Was config.json "
+                "edited or the weights file replaced? Re-save the model from its run folder."
             )
 
     def _non_finite_tensors(self) -> list[str]:
@@ -841,7 +1262,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             repo_id = kwargs.pop("repo_id", None) or os.path.basename(os.path.normpath(os.fspath(save_directory)))
             self.save_pretrained(save_directory, *args, model_card=model_card, remote_code=remote_code, **kwargs)
             if running_as_remote_code():
-                return super().push_to_hub(repo_id, **hub_kwargs)
+                return super().push_to_hub(repo_id, **hub_kwargs)  # type: ignore[arg-type]
             return self.push_to_hub(repo_id, remote_code=remote_code is not False, **hub_kwargs)
         if remote_code is None:
             remote_code = type(self)._ship_remote_code
@@ -853,6 +1274,10 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             )
         self._check_finite_weights()
         save_directory = os.fspath(save_directory)
+        if os.path.exists(save_directory) and not os.path.isdir(save_directory):
+            raise NotADirectoryError(
+                f"`save_directory` {save_directory} is a file, not a folder: pass a folder (it is created if missing)."
+            )
         os.makedirs(save_directory, exist_ok=True)
         staging = tempfile.mkdtemp(prefix=".saving-", dir=save_directory)
         try:
@@ -889,11 +1314,52 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             raise ValueError(f"hf_textcluster clusterers register for 'AutoModel' only, got {auto_class!r}.")
         cls._ship_remote_code = True
 
-    def push_to_hub(self, repo_id: str, **kwargs):
+    def push_to_hub(self, repo_id: str, **kwargs):  # type: ignore[override]  # the Hub layer's options, by name
         """Upload this trained clusterer to ``repo_id`` in one commit: weights, config, tokenizer, a generated model
         card (with ``metrics=`` / ``training_run=`` and the clusters' keywords from ``texts=``) and the inference code
         for ``trust_remote_code``. Refuses (before uploading anything) a model whose clusters were never initialised.
         Arguments: see :func:`hf_textcluster.hub.push.push_to_hub`. Returns the ``CommitInfo``."""
         if running_as_remote_code():
-            return super().push_to_hub(repo_id, **kwargs)
+            return super().push_to_hub(repo_id, **kwargs)  # type: ignore[arg-type]
         return _package_layer("hub").push_to_hub(self, repo_id, **kwargs)
+
+
+def _saved_shapes(path: str, hub_kwargs: dict) -> dict[str, tuple[int, ...]] | None:
+    """Every tensor's shape in the safetensors weights of a local folder or a Hub repository (a single file or the
+    shards an index names), read from the files' JSON headers: no tensor is read. None when there is no such file."""
+    from transformers.utils import cached_file
+
+    def resolve(name: str) -> str | None:
+        local = os.path.join(path, name)
+        if os.path.isdir(path):
+            return local if os.path.isfile(local) else None
+        try:  # the Hub: the file is downloaded (its size is what loading costs anyway)
+            return cached_file(path, name, _raise_exceptions_for_missing_entries=False, **hub_kwargs)
+        except Exception:  # noqa: BLE001 - an unreachable Hub or a missing repository is reported by the load
+            return None
+
+    index = resolve("model.safetensors.index.json")
+    if index is not None:
+        try:
+            with open(index, encoding="utf-8") as f:
+                shards = sorted(set(json.load(f)["weight_map"].values()))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            return None
+        files = [resolve(name) for name in shards]
+    else:
+        files = [resolve("model.safetensors")]
+    if not files or any(f is None for f in files):
+        return None
+    shapes: dict[str, tuple[int, ...]] = {}
+    for file in files:
+        try:
+            assert file is not None  # checked above
+            with open(file, "rb") as weights:
+                (length,) = struct.unpack("<Q", weights.read(8))
+                if length > 100_000_000:  # safetensors' own limit on a header
+                    return None
+                header = json.loads(weights.read(length))
+            shapes.update({key: tuple(entry["shape"]) for key, entry in header.items() if key != "__metadata__"})
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, struct.error):
+            return None  # unreadable: the load reports a corrupted file
+    return shapes

@@ -10,9 +10,9 @@ import torch
 from transformers import Pipeline
 
 from .calibration import DEFAULT_OUTLIER_QUANTILE, check_outlier_quantile
-from .modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
+from .modeling_utils import DEFAULT_ENCODE_BATCH_SIZE, TextClusteringPreTrainedModel
 from .precision import check_precision, resolve_precision
-from .validation import clip_text, validate_texts
+from .validation import check_scalar, clip_text, validate_texts
 
 
 def _is_text_column(inputs) -> bool:
@@ -45,6 +45,10 @@ class TextClusteringPipeline(Pipeline):
     :mod:`hf_textcluster.modeling.precision`); ``"int8"`` quantizes the encoder for the CPU.
     """
 
+    model: TextClusteringPreTrainedModel  # checked in __init__ (its `cluster_batch`)
+
+    # Pipeline's stages take their options as **kwargs; these name the options they take (what _sanitize_parameters
+    # returns), hence the `override` ignores.
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("batch_size", DEFAULT_ENCODE_BATCH_SIZE)
         super().__init__(*args, **kwargs)
@@ -72,16 +76,12 @@ class TextClusteringPipeline(Pipeline):
             )
         preprocess_params = {}
         if max_length is not None:
-            if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 2:
-                raise ValueError(
-                    f"`max_length` must be an integer >= 2 (tokens, special ones included), got {max_length!r}."
-                )
+            check_scalar(max_length, "max_length", int, min_val=2, hint="tokens, special ones included")
             preprocess_params["max_length"] = max_length
         postprocess_params = {}
         if top_k is not None:
             num_clusters = self.model.config.num_clusters
-            if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= num_clusters:
-                raise ValueError(f"`top_k` must be an integer between 1 and {num_clusters}, got {top_k!r}.")
+            check_scalar(top_k, "top_k", int, min_val=1, max_val=num_clusters)
             postprocess_params["top_k"] = top_k
         if flag_outliers is not None and not isinstance(flag_outliers, bool):
             raise ValueError(f"`flag_outliers` must be True or False, got {flag_outliers!r}.")
@@ -106,7 +106,7 @@ class TextClusteringPipeline(Pipeline):
             forward_params["precision"] = check_precision(precision, inference=True)
         return preprocess_params, forward_params, postprocess_params
 
-    def __call__(self, inputs, **kwargs):
+    def __call__(self, inputs, **kwargs):  # type: ignore[override]
         if isinstance(inputs, str):
             validate_texts([inputs], argument_name="inputs")
             return super().__call__([inputs], **kwargs)[0]
@@ -122,24 +122,27 @@ class TextClusteringPipeline(Pipeline):
             return unsorted
         return super().__call__(inputs, **kwargs)  # datasets / generators stream through unchanged
 
-    def preprocess(self, text, max_length=None):
+    def preprocess(self, text, max_length=None):  # type: ignore[override]
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"Every input must be a non-empty string, got {text!r}.")
         max_length = max_length or self.model.config.max_length
-        return self.tokenizer(clip_text(text, max_length), truncation=True, max_length=max_length, return_tensors="pt")
+        tokenizer = self.tokenizer
+        assert tokenizer is not None  # checked in __init__
+        return tokenizer(clip_text(text, max_length), truncation=True, max_length=max_length, return_tensors="pt")
 
-    def _forward(self, model_inputs, precision="auto"):
+    def _forward(self, model_inputs, precision="auto"):  # type: ignore[override]
         # The model's serving call: the precision covers the encoder only, the heads run in fp32 (as in `predict`).
         outputs = self.model.cluster_batch(model_inputs, precision)
-        result = {"cluster_probs": outputs.cluster_probs}
-        if outputs.distance is not None:  # a calibrated model
+        probs = outputs.cluster_probs
+        result = {"cluster_probs": probs}
+        if outputs.distance is not None and probs is not None:  # a calibrated model
             result["distance"] = outputs.distance
             result["confidence"] = outputs.confidence
         return result
 
-    def postprocess(self, model_outputs, top_k=None, outlier_quantile=None):
+    def postprocess(self, model_outputs, top_k=None, outlier_quantile=None):  # type: ignore[override]
         probs = model_outputs["cluster_probs"][0].float()
-        id2label = self.model.config.id2label
+        id2label: dict = self.model.config.id2label or {}
         k = top_k or 1
         scores, clusters = torch.topk(probs, k)
         results = [
@@ -152,7 +155,7 @@ class TextClusteringPipeline(Pipeline):
         confidence = model_outputs.get("confidence")
         result["confidence"] = None if confidence is None else float(confidence[0])
         if outlier_quantile is not None:
-            threshold = self.model.calibration.thresholds(outlier_quantile)[result["cluster"]]
+            threshold = self.model.calibration.thresholds(outlier_quantile)[int(result["cluster"])]
             if float(model_outputs["distance"][0]) > float(threshold):
                 result = {
                     "cluster": -1,

@@ -19,6 +19,7 @@ import copy
 import functools
 import os
 import warnings
+from typing import Any
 
 import torch
 
@@ -34,7 +35,7 @@ def cpu_has_native_bf16() -> bool:
 
     oneDNN's own check is included so that ``ONEDNN_MAX_CPU_ISA=AVX2`` (which caps the kernels it picks) counts as
     an AVX2-only CPU, as it behaves like one."""
-    cpu = getattr(torch, "cpu", None)
+    cpu: Any = getattr(torch, "cpu", None)
     try:
         has_instructions = bool(cpu._is_avx512_bf16_supported() or cpu._is_amx_tile_supported())
         onednn = bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())

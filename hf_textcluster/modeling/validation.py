@@ -1,22 +1,132 @@
-"""Input checks shared by every entry point that accepts texts.
+"""Input checks shared by every entry point.
 
-One function, :func:`validate_texts`, so that a bad argument gets the same clear message whether it reaches
-the library through :func:`~hf_textcluster.data.load_texts`, a file loader, an augmenter or a model.
+:func:`validate_texts`, so that a bad argument gets the same clear message whether it reaches the library through
+:func:`~hf_textcluster.data.load_texts`, a file loader, an augmenter or a model; :func:`check_scalar` for every
+number argument (scikit-learn's ``check_scalar``: a type, optional bounds, and a bool is never a number).
 """
 
 from __future__ import annotations
 
+import numbers
 import unicodedata
 from collections.abc import Iterable
+from typing import Any
 
-import numpy as np
+__all__ = [
+    "check_local_path",
+    "check_num_clusters",
+    "check_scalar",
+    "check_serve",
+    "is_blank",
+    "missing_labels",
+    "validate_texts",
+]
 
-__all__ = ["check_local_path", "check_num_clusters", "validate_texts"]
+# The partitions a trained model can serve (its config's `served_partition`; hf_textcluster.choosing.serving chooses
+# among them): its head, k-means and UMAP k-means on its embeddings, each also refined.
+BASE_CANDIDATES = ("head", "kmeans", "umap_kmeans")
+REFINED_SUFFIX = "+refined"
+CANDIDATES = (*BASE_CANDIDATES, *(f"{name}{REFINED_SUFFIX}" for name in BASE_CANDIDATES))
+SERVE_CHOICES = ("auto", *CANDIDATES)
 
 
 def _shorten(value: object, width: int = 60) -> str:
     text = repr(value)
     return text if len(text) <= width else text[: width - 3] + "..."
+
+
+_BOUNDARIES = ("both", "left", "right", "neither")
+
+
+def check_scalar(
+    value: Any,
+    name: str,
+    target_type: type | tuple[type, ...],
+    *,
+    min_val: float | None = None,
+    max_val: float | None = None,
+    include_boundaries: str = "both",
+    allow_none: bool = False,
+    hint: str | None = None,
+    type_error: type[Exception] = ValueError,
+):
+    """Check a scalar argument's type and range, as :func:`sklearn.utils.check_scalar` does, with one message.
+
+    A bool is never a number (``True`` is not an ``int`` here). The message names the argument, what it must be and
+    the value: ``"`batch_size` must be a positive integer, got 0."``; ``hint`` adds a reason in parentheses after the
+    bounds (e.g. ``"tokens, special ones included"``).
+
+    Args:
+        value: the value to check.
+        name: the argument's name, as the user wrote it.
+        target_type: the accepted types, e.g. ``numbers.Integral`` (ints and numpy ints) or ``numbers.Real``.
+        min_val: the lower bound (None: no bound).
+        max_val: the upper bound (None: no bound).
+        include_boundaries: which bounds are allowed values: ``"both"`` (default), ``"left"``, ``"right"`` or
+            ``"neither"``, as in scikit-learn.
+        allow_none: whether None is accepted (and returned).
+        hint: a short reason appended to what the value must be.
+        type_error: the exception for a value of the wrong type. ValueError by default (scikit-learn raises
+            TypeError): the package's entry points answer every bad value with ValueError, and keep doing so.
+
+    Returns:
+        ``value``, unchanged.
+
+    Raises:
+        ValueError: ``value`` is out of bounds (or of the wrong type, unless ``type_error`` says otherwise).
+
+    Example:
+        >>> check_scalar(8, "batch_size", numbers.Integral, min_val=1)
+        8
+        >>> check_scalar(True, "batch_size", numbers.Integral, min_val=1)
+        Traceback (most recent call last):
+        ...
+        ValueError: `batch_size` must be a positive integer, got True.
+    """
+    if include_boundaries not in _BOUNDARIES:
+        raise ValueError(f"`include_boundaries` must be one of {_BOUNDARIES}, got {include_boundaries!r}.")
+    if value is None and allow_none:
+        return value
+    types = target_type if isinstance(target_type, tuple) else (target_type,)
+    wrong_type = isinstance(value, bool) or not isinstance(value, types)
+    low_ok = include_boundaries in ("both", "left")
+    high_ok = include_boundaries in ("both", "right")
+    below = min_val is not None and not wrong_type and (value < min_val if low_ok else value <= min_val)
+    above = max_val is not None and not wrong_type and (value > max_val if high_ok else value >= max_val)
+    if wrong_type or below or above:
+        expected = _describe(types, min_val, max_val, low_ok, high_ok)
+        reason = f" ({hint})" if hint else ""
+        none = " or None" if allow_none else ""
+        error = type_error if wrong_type else ValueError
+        raise error(f"`{name}` must be {expected}{none}{reason}, got {value!r}.")
+    return value
+
+
+def check_serve(value: str, argument_name: str = "serve") -> str:
+    """``value`` if it names a servable partition or ``"auto"``, else one clear error."""
+    if value not in SERVE_CHOICES:
+        raise ValueError(f"`{argument_name}` must be one of {', '.join(SERVE_CHOICES)}; got {value!r}.")
+    return value
+
+
+def _describe(types: tuple[type, ...], min_val, max_val, low_ok: bool, high_ok: bool) -> str:
+    """What a value must be, in words: ``a positive integer``, ``a number in [0, 1]``, ``an integer >= 2``."""
+    if any(issubclass(t, (float, numbers.Real)) and not issubclass(t, numbers.Integral) for t in types):
+        kind = "a number"
+    elif all(issubclass(t, numbers.Integral) for t in types):
+        kind = "an integer"
+    else:
+        kind = f"of type {' or '.join(t.__name__ for t in types)}"
+    integer = kind == "an integer"
+    if integer and min_val == 1 and low_ok and max_val is None:
+        return "a positive integer"
+    if min_val is not None and max_val is not None:
+        return f"{kind} in {'[' if low_ok else '('}{min_val}, {max_val}{']' if high_ok else ')'}"
+    if min_val is not None:
+        return f"{kind} {'>=' if low_ok else '>'} {min_val}"
+    if max_val is not None:
+        return f"{kind} {'<=' if high_ok else '<'} {max_val}"
+    return kind
 
 
 def validate_texts(texts: object, argument_name: str = "texts") -> list[str]:
@@ -69,6 +179,17 @@ def validate_texts(texts: object, argument_name: str = "texts") -> list[str]:
     return items
 
 
+def is_blank(text: str) -> bool:
+    """Whether ``text`` holds nothing to cluster: empty, or only whitespace and invisible characters (zero-width
+    spaces, BOMs, ...); the one test of a blank text, used by :func:`validate_texts` and streaming predict.
+
+    Example:
+        >>> is_blank(" \u200b "), is_blank("a")
+        (True, False)
+    """
+    return not _visible(text)
+
+
 def _visible(text: str) -> str:
     """``text`` without whitespace, control and format characters (zero-width spaces, BOMs, ...)."""
     return "".join(ch for ch in text if unicodedata.category(ch)[0] not in "CZ")
@@ -78,8 +199,47 @@ def _is_nan(value: object) -> bool:
     return isinstance(value, float) and value != value
 
 
+# A text without a known class (the `datasets` ClassLabel convention): clustered like any other, left out of scoring.
+MISSING_LABEL = -1
+
+
+def missing_labels(labels: Any, *, encoded: bool = True) -> Any:
+    """The one rule for labels with holes, shared by loading, evaluation, the report and the benchmark: a boolean mask
+    of the labels that are missing (None, NaN, empty or blank strings, and with ``encoded`` the class id -1 that
+    :func:`~hf_textcluster.data.load_texts` gives them). Texts without a label are clustered but never scored, and
+    never a class of their own.
+
+    Args:
+        labels: one label per text (any sequence or array).
+        encoded: whether ``labels`` are class ids (as a ``ClassLabel`` column holds them): then -1 is missing too;
+            False for a file's raw values, where -1 can be a real class.
+
+    Returns:
+        A numpy bool array, True where the label is missing.
+
+    Example:
+        >>> missing_labels(["a", "", None, "b"], encoded=False).tolist()
+        [False, True, True, False]
+    """
+    import numpy as np  # here: the module stays light for what loads a model
+
+    items = labels.tolist() if isinstance(labels, np.ndarray) else list(labels)
+
+    def missing(value) -> bool:
+        if value is None or (
+            isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral) and value != value
+        ):
+            return True
+        if isinstance(value, str):
+            return not _visible(value)
+        return encoded and not isinstance(value, bool) and isinstance(value, numbers.Integral) and value == -1
+
+    return np.fromiter((missing(v) for v in items), dtype=bool, count=len(items))
+
+
 def validate_labels(labels: object, num_texts: int, argument_name: str = "labels") -> list:
-    """Check that ``labels`` is a sequence with one entry per text (used by the loaders)."""
+    """Check that ``labels`` is a sequence with one entry per text (used by the loaders), and that at least one of
+    them is a label (see :func:`missing_labels`: the missing ones are left out of scoring)."""
     if isinstance(labels, (str, bytes)) or not isinstance(labels, Iterable):
         raise TypeError(f"`{argument_name}` must be a list with one label per text, got {type(labels).__name__}.")
     items = list(labels)
@@ -87,22 +247,18 @@ def validate_labels(labels: object, num_texts: int, argument_name: str = "labels
         raise ValueError(
             f"`{argument_name}` has {len(items)} entries but there are {num_texts} texts; pass one label per text."
         )
-    bad = [i for i, label in enumerate(items) if label is None or _is_nan(label)]
-    if bad:
+    if items and missing_labels(items, encoded=False).all():
         raise ValueError(
-            f"`{argument_name}` item {bad[0]} is missing ({items[bad[0]]!r}). Every text needs a label, "
-            "or pass labels=None."
+            f"{argument_name} holds no label at all ({len(items)} empty values): pass the column with the known "
+            "classes, or no labels."
         )
     return items
 
 
-def check_num_clusters(num_clusters: object, num_texts: int, texts: Iterable[str] | None = None) -> None:
+def check_num_clusters(num_clusters: Any, num_texts: int, texts: Iterable[str] | None = None) -> None:
     """K must be an integer with 2 <= K <= the number of texts (of distinct texts, when ``texts`` are given: K
     clusters of copies of fewer texts mean nothing); a clear error naming `num_clusters` otherwise."""
-    if isinstance(num_clusters, bool) or not isinstance(num_clusters, (int, np.integer)):
-        raise TypeError(f"`num_clusters` must be an integer, got {type(num_clusters).__name__}.")
-    if num_clusters < 2:
-        raise ValueError(f"`num_clusters` must be at least 2, got {num_clusters}.")
+    check_scalar(num_clusters, "num_clusters", numbers.Integral, min_val=2, type_error=TypeError)
     if num_clusters > num_texts:
         raise ValueError(
             f"`num_clusters` ({num_clusters}) is larger than the number of texts ({num_texts}); "

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..modeling.validation import check_local_path
 from ._base import BaseRepresentation
 from .ctfidf import ClassTfidfRepresentation
 
@@ -96,8 +97,13 @@ def _typical_members(
     return chosen
 
 
+class GeneratorLoadError(ValueError):
+    """The generation model itself cannot be loaded: one error for the whole naming, not a fallback per cluster."""
+
+
 class _TransformersGenerator:
-    """Greedy generation with a causal or sequence-to-sequence language model (loaded on first use)."""
+    """Greedy generation with a causal or sequence-to-sequence language model (loaded on first use). A tokenizer with a
+    chat template (an instruction-tuned model) gets the prompt as one user message; any other, the prompt as is."""
 
     def __init__(self, name_or_path: str, max_new_tokens: int, device: str | None):
         self.name_or_path = name_or_path
@@ -114,7 +120,7 @@ class _TransformersGenerator:
             auto = AutoModelForSeq2SeqLM if getattr(config, "is_encoder_decoder", False) else AutoModelForCausalLM
             model = auto.from_pretrained(self.name_or_path)
         except (OSError, ValueError) as err:
-            raise ValueError(
+            raise GeneratorLoadError(
                 f"`generator` {self.name_or_path!r} could not be loaded as a text-generation or text2text model "
                 f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}); give a Hub id or a local "
                 "folder of one (with HF_HUB_OFFLINE=1 only a local folder or the Hub cache works)."
@@ -124,13 +130,23 @@ class _TransformersGenerator:
         model.eval()
         self._loaded = (tokenizer, model, bool(getattr(config, "is_encoder_decoder", False)))
 
-    def __call__(self, prompt: str) -> str:
-        import torch
-
+    def encode(self, prompt: str):
+        """The model's inputs for ``prompt`` (through the chat template where the tokenizer has one)."""
         if self._loaded is None:
             self._load()
         tokenizer, model, seq2seq = self._loaded
-        inputs = tokenizer(prompt, return_tensors="pt").to(model.device)
+        if getattr(tokenizer, "chat_template", None) and not seq2seq:
+            text = tokenizer.apply_chat_template(
+                [{"role": "user", "content": prompt}], tokenize=False, add_generation_prompt=True
+            )
+            return tokenizer(text, return_tensors="pt", add_special_tokens=False).to(model.device)
+        return tokenizer(prompt, return_tensors="pt").to(model.device)
+
+    def __call__(self, prompt: str) -> str:
+        import torch
+
+        inputs = self.encode(prompt)
+        tokenizer, model, seq2seq = self._loaded
         pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
         with torch.inference_mode():
             output = model.generate(
@@ -162,6 +178,7 @@ class GeneratedNamesRepresentation(BaseRepresentation):
 
     Raises:
         ValueError: a prompt without ``{keywords}``, a generator that is neither a string nor a callable.
+        FileNotFoundError: ``generator`` is a local path (``./model``, ``/models/x``) that does not exist.
 
     Example:
         >>> namer = GeneratedNamesRepresentation(lambda prompt: "Oracle SQL")
@@ -194,6 +211,7 @@ class GeneratedNamesRepresentation(BaseRepresentation):
             self.generator_id = os.fspath(generator)
             if not self.generator_id:
                 raise ValueError("`generator` is empty: give a Hub id or a local folder of a generation model.")
+            check_local_path(self.generator_id, "generator")
             self._generate = _TransformersGenerator(self.generator_id, max_new_tokens, device)
         elif callable(generator):
             self.generator_id = getattr(generator, "__qualname__", type(generator).__name__)
@@ -308,9 +326,9 @@ class GeneratedNamesRepresentation(BaseRepresentation):
                 if key not in answers:
                     try:
                         answers[key] = str(self._generate(prompts[k]))
+                    except GeneratorLoadError:
+                        raise  # the generator itself is wrong: one clear error, not K fallbacks
                     except (RuntimeError, ValueError, IndexError, TypeError) as err:
-                        if isinstance(err, ValueError) and "could not be loaded" in str(err):
-                            raise  # the generator itself is wrong: one clear error, not K fallbacks
                         failures.append(f"cluster {k}: {type(err).__name__}: {err}")
                 if key in answers:
                     name = clean_name(answers[key], self.max_chars)

@@ -38,7 +38,15 @@ class VectorizerKMeans:
         if self.kind not in ("bow", "tfidf"):
             raise ValueError(f"`kind` must be 'bow' or 'tfidf', got {self.kind!r}.")
         vectorizer_cls = CountVectorizer if self.kind == "bow" else TfidfVectorizer
-        features = vectorizer_cls(max_features=self.max_features, stop_words="english").fit_transform(texts)
+        try:
+            features = vectorizer_cls(max_features=self.max_features, stop_words="english").fit_transform(texts)
+        except ValueError as err:
+            if "empty vocabulary" not in str(err):
+                raise
+            raise ValueError(
+                f"`texts`: none of the {len(texts)} texts holds a word {self.kind}-kmeans can count (words of two or "
+                "more characters that are not English stop words); use embeddings-kmeans, or pass texts with words."
+            ) from None
         self.labels_ = fit_kmeans(
             features,
             self.num_clusters,

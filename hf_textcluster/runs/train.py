@@ -21,6 +21,8 @@ import torch
 from transformers import AutoModel, set_seed
 from transformers.utils import logging
 
+from ..choosing.auto_k import ClusterCountRequest
+from ..choosing.serving import serve_chosen_partition
 from ..data import (
     AUGMENTATION_FAMILIES,
     AUGMENTERS,
@@ -32,9 +34,8 @@ from ..data import (
     views_augmentation,
 )
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
-from ..modeling.validation import check_may_replace_model, check_num_clusters
+from ..modeling.validation import check_may_replace_model, check_num_clusters, check_scalar
 from ..models import get_method
-from ..choosing.auto_k import ClusterCountRequest
 from ..representation import ClusterNames, name_clusters
 from ..training.trainer import ClusteringTrainingArguments, last_complete_checkpoint
 from .recipes import load_recipe
@@ -71,15 +72,12 @@ def split_held_out(
     """(train, test): ``test_size`` texts (a count, or a fraction in (0, 1)) held out, stratified by ``label`` when
     the dataset has class labels; the split depends on ``seed`` only, not on the training seed."""
     n = len(dataset)
-    if (
-        isinstance(test_size, bool)
-        or not isinstance(test_size, (int, float))
-        or not (
-            (isinstance(test_size, int) and 1 <= test_size < n) or (isinstance(test_size, float) and 0 < test_size < 1)
-        )
-    ):
-        raise ValueError(
-            f"`test_size` must be a number of texts in [1, {n - 1}] or a fraction in (0, 1), got {test_size!r}."
+    if isinstance(test_size, float):
+        hint = f"a fraction of the texts; or a number of texts in [1, {n - 1}]"
+        check_scalar(test_size, "test_size", float, min_val=0, max_val=1, include_boundaries="neither", hint=hint)
+    else:
+        check_scalar(
+            test_size, "test_size", int, min_val=1, max_val=n - 1, hint="a number of texts; or a fraction in (0, 1)"
         )
     label = dataset.features.get("label")
     stratify = "label" if isinstance(label, datasets.ClassLabel) else None
@@ -237,7 +235,10 @@ def train_clusterer(
     precision, metrics), which ``hf-textcluster card`` / ``push`` read.
 
     Args:
-        method: a registered method name (``"sccl"``, ``"decmlm"``, ``"deccrl"``, ``"aecl"``, ``"clusterbert"``).
+        method: a registered method name (``"sccl"``, ``"decmlm"``, ``"deccrl"``, ``"aecl"``, ``"clusterbert"``), or
+            ``"auto"``: several training signals, every read-out of each and their consensus, one served by a
+            label-free choice (:func:`~hf_textcluster.runs.auto.train_auto`, which returns an
+            ``AutoTrainingResult``).
         dataset: a benchmark name (see :data:`~hf_textcluster.data.BENCHMARKS`) or a ``datasets.Dataset`` with a
             ``text`` column (and ``text_aug1`` / ``text_aug2`` for methods that train on augmented views; an
             optional ``label`` column is only scored against).
@@ -287,6 +288,30 @@ def train_clusterer(
         >>> train = add_augmented_views(load_text_file("tickets.csv"), "word_deletion")  # doctest: +SKIP
         >>> result = train_clusterer("sccl", train, "runs/tickets", num_clusters=12)       # doctest: +SKIP
     """
+    if method == "auto":  # several signals, their candidates, a consensus and a label-free choice (runs.auto)
+        from .auto import train_auto  # the same layer; auto trains each signal through this function
+
+        return train_auto(
+            dataset,
+            output_dir,
+            encoder=encoder,
+            recipe=recipe,
+            augmentation=augmentation,
+            num_clusters=num_clusters,
+            k_range=k_range,
+            k_criterion=k_criterion,
+            data_dir=data_dir,
+            seed=seed,
+            config_overrides=config_overrides,
+            training_overrides=training_overrides,
+            resume=resume,
+            evaluate=evaluate,
+            save=save,
+            test_size=test_size,
+            split_seed=split_seed,
+            input_file=input_file,
+            overwrite=overwrite,
+        )
     spec = get_method(method)
     # resuming this run's own checkpoints replaces nothing
     if save and not (resume and last_complete_checkpoint(output_dir)):
@@ -465,12 +490,34 @@ def _record_run_identity(output_dir: str, identity: dict, last_checkpoint: str |
         json.dump(identity, f, indent=2)
 
 
+def finish_training(trainer) -> None:
+    """The steps after ``trainer.train()``, in the order :func:`train_clusterer` runs them: choose what the model
+    serves (``args.serve``: :func:`~hf_textcluster.choosing.serving.serve_chosen_partition`), calibrate its
+    confidence and outlier distances (``trainer.calibrate_model``), and check that its clusters did not collapse
+    (``trainer.check_final_health``). For a user who trains with a method's Trainer directly.
+
+    Args:
+        trainer: a :class:`~hf_textcluster.training.trainer.ClusteringTrainer` that has trained.
+
+    Example:
+        >>> trainer = SCCLTrainer(model=model, args=args, train_dataset=train)  # doctest: +SKIP
+        >>> trainer.train()  # doctest: +SKIP
+        >>> finish_training(trainer)  # doctest: +SKIP
+        >>> model.save_pretrained("runs/mine")  # doctest: +SKIP
+    """
+    serve_chosen_partition(trainer)
+    trainer.calibrate_model()
+    trainer.check_final_health()
+
+
 def _train(trainer, last_checkpoint: str | None, evaluate: bool) -> tuple[dict, float]:
-    """Train (resuming from ``last_checkpoint``), then evaluate: (metrics, training seconds without calibration)."""
+    """Train (resuming from ``last_checkpoint``) and finish (``finish_training``), then evaluate: (metrics, training
+    seconds without calibration)."""
     if last_checkpoint:
         logger.warning(f"Resuming from {last_checkpoint}.")
     start = time.perf_counter()
     trainer.train(resume_from_checkpoint=last_checkpoint)
+    finish_training(trainer)
     train_seconds = time.perf_counter() - start - trainer.calibration_seconds
     metrics = {"train_seconds": round(train_seconds, 2)}
     if trainer.calibration_seconds:

@@ -6,8 +6,6 @@ from __future__ import annotations
 import html
 import json
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -17,19 +15,9 @@ pytest.importorskip("plotly")
 
 from hf_textcluster.apps.report import cluster_report, cluster_summaries, render_report  # noqa: E402
 from hf_textcluster.cli import main  # noqa: E402
+from training.docs.screenshot import chromium, chromium_screenshot, run_chromium  # noqa: E402
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-dev-shm-usage",
-]
+CHROMIUM = chromium()
 
 
 @pytest.fixture(scope="module")
@@ -254,7 +242,71 @@ def test_cli_report_errors_are_one_line(case, trained_dir, toy_corpus, tmp_path,
     assert not (tmp_path / "r.html").exists()
 
 
+# ----- hostile strings -----------------------------------------------------------------------------------------------
+# Each payload, if the page ran it, adds an element called <pwned> to the document (a name no payload spells out).
+PAYLOADS = [
+    "<script>document.body.appendChild(document.createElement('pw'+'ned'))</script>",
+    "<img src=x onerror=\"document.body.appendChild(document.createElement('pw'+'ned'))\">",
+    '<a href="javascript:alert(1)">x</a>',
+    "<svg onload=\"document.body.appendChild(document.createElement('pw'+'ned'))\"></svg>",
+]
+
+
+def _hostile_report(tmp_path):
+    """A report whose cluster names, keywords, texts and label values are all hostile."""
+    rng = np.random.default_rng(0)
+    n, k = 40, 4
+    clusters = np.arange(n) % k
+    probs = np.full((n, k), 0.05)
+    probs[np.arange(n), clusters] = 0.85
+    embeddings = rng.normal(size=(n, 8)) + 5 * np.eye(k, 8)[clusters]
+    texts = [f"text {i} {PAYLOADS[i % len(PAYLOADS)]}" for i in range(n)]
+    labels = np.array([PAYLOADS[(i + 1) % len(PAYLOADS)] + "\n# heading |" for i in range(n)], dtype=object)
+    distance = rng.uniform(0.1, 0.9, size=n)
+    return render_report(
+        texts,
+        probs,
+        embeddings,
+        tmp_path / "hostile.html",
+        confidence=1 - distance,
+        distance=distance,
+        is_outlier=distance > 0.7,
+        labels=labels,
+        cluster_names={c: PAYLOADS[c] for c in range(k)},
+        keywords={c: [PAYLOADS[(c + 2) % len(PAYLOADS)], "<b>bold</b>"] for c in range(k)},
+        map_method="pca",
+        sample_size=None,
+    )
+
+
+def test_a_report_escapes_names_keywords_texts_and_labels(tmp_path):
+    page = _hostile_report(tmp_path).read_text(encoding="utf-8")
+    for payload in PAYLOADS:
+        assert payload not in page, payload
+    assert "<b>bold</b>" not in page
+    # the plotly figures carry the escaped strings: their legend, hover text and the confusion's tick labels
+    figures = [json.loads(m) for m in re.findall(r"Plotly\.newPlot\(\s*\"[^\"]+\",\s*(\[.*?\]),\s*\{", page)]
+    strings = json.dumps(figures)
+    assert "<img" not in strings and "<script" not in strings and "<svg" not in strings
+    assert "&lt;img src=x onerror=" in strings and "&lt;script&gt;" in strings
+    assert "&lt;/td&gt;" not in page  # escaped once, not twice
+
+
+@pytest.mark.skipif(
+    CHROMIUM is None, reason="chromium is not installed (apt-get install chromium chromium-driver; .ci/run installs it)"
+)
+def test_no_script_runs_in_a_report_of_hostile_strings(tmp_path):
+    path = _hostile_report(tmp_path).resolve()
+    dom = run_chromium(path, "--dump-dom", "--virtual-time-budget=10000", profile=tmp_path / "profile").stdout
+    assert dom.count('class="main-svg"') >= 3, "plotly drew fewer figures than the map, histogram and confusion"
+    assert "<pwned" not in dom.lower()
+    assert not re.search(r"<a[^>]+href=\"javascript:alert", dom)
+    # the names are shown as text, in the table and the map's legend
+    assert "&lt;script&gt;document.body.appendChild" in dom
+
+
 # ----- the page in a browser ------------------------------------------------------------------------------------------
+@pytest.mark.slow  # a headless browser
 @pytest.mark.skipif(
     CHROMIUM is None, reason="chromium is not installed (apt-get install chromium chromium-driver; .ci/run installs it)"
 )
@@ -266,22 +318,8 @@ def test_report_renders_in_headless_chromium(model, toy_corpus, tmp_path):
     page = path.read_text(encoding="utf-8")
     names = _names_in(page)
 
-    def chromium(*args: str, profile: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [CHROMIUM, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / profile}", *args, path.as_uri()],
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-
-    shot = tmp_path / "shot.png"
-    done = chromium(
-        f"--screenshot={shot}",
-        "--window-size=1280,900",
-        "--virtual-time-budget=10000",
-        "--hide-scrollbars",
-        profile="profile-shot",
-    )
+    shot = tmp_path / "shot.png"  # the same call writes docs/report.png (python -m training.docs screenshot)
+    done = chromium_screenshot(path, shot)
     assert shot.is_file(), f"chromium wrote no screenshot: {done.stderr[-2000:]}"
     image = Image.open(shot).convert("RGB")
     colours = image.getcolors(maxcolors=1 << 20)
@@ -291,7 +329,7 @@ def test_report_renders_in_headless_chromium(model, toy_corpus, tmp_path):
     saturated = (rgb.max(axis=-1) - rgb.min(axis=-1)) > 100
     assert saturated.sum() > 500, f"only {saturated.sum()} coloured pixels: the map was not drawn"
 
-    dom = chromium("--dump-dom", "--virtual-time-budget=10000", profile="profile-dom").stdout
+    dom = run_chromium(path, "--dump-dom", "--virtual-time-budget=10000", profile=tmp_path / "profile-dom").stdout
     assert dom.count('class="main-svg"') >= 3, "plotly drew fewer figures than the map, histogram and confusion"
     legend = re.findall(r'class="legendtext"[^>]*>([^<]*)<', dom)
     # the clusters' names as the browser shows them: in the table and in the map's legend, one entry per cluster

@@ -54,8 +54,10 @@ def test_load_texts_with_and_without_labels():
 def test_load_texts_label_errors():
     with pytest.raises(ValueError, match="2 entries but there are 3 texts"):
         load_texts(["a", "b", "c"], labels=[1, 2])
-    with pytest.raises(ValueError, match="item 1 is missing"):
-        load_texts(["a", "b"], labels=[1, None])
+    # a missing label is a text left out of scoring (class id -1), not an error; none at all is one
+    assert load_texts(["a", "b"], labels=[1, None])["label"] == [0, -1]
+    with pytest.raises(ValueError, match="`labels` holds no label at all"):
+        load_texts(["a", "b"], labels=[None, ""])
     with pytest.raises(TypeError, match="single str"):
         load_texts("a")
 

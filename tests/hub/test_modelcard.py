@@ -96,7 +96,7 @@ def test_card_from_a_training_run(model, run, toy_corpus):
     body = card.split("\n---\n", 1)[1]
     assert "Supporting Clustering with Contrastive Learning" in body and "@inproceedings" in body
     assert "Choices followed" in body and "cluster_loss_weight" in body
-    assert "hf-textcluster train" in body and "--method sccl" in body and "--max_steps 3" in body
+    assert "hf-textcluster train" in body and "--method sccl" in body and "--max-steps 3" in body
     assert "| model | `eta` | 10 |" in body and "| training | `max_steps` | 3 |" in body
     assert 'pipeline("text-clustering", model="org/sccl-toy")' in body
     assert 'AutoModel.from_pretrained("org/sccl-toy", trust_remote_code=True)' in body
@@ -155,7 +155,7 @@ def test_training_command_for_user_texts():
         12,
     )
     assert "--input <your texts file>" in command and "--num-clusters 12" in command
-    assert "--config eta=5" in command and "--max_steps 10" in command and "--seed 1" in command
+    assert "--config eta=5" in command and "--max-steps 10" in command and "--seed 1" in command
     assert "not recorded" in training_command(None, 3)
 
 
@@ -310,3 +310,49 @@ def test_card_input_computes_keywords_and_recorded_metrics_are_shown(trained_run
         warnings.simplefilter("error", MetricsNotMeasuredWarning)
         card = write_model_card(run_dir, "-", texts=toy_corpus[0])
     assert "| 72.8 | 70.0 | 60.0 |" in card and "not measured" not in card
+
+
+# ----- hostile strings ------------------------------------------------------------------------------------------------
+HOSTILE = [
+    "<script>alert(1)</script>",
+    "<img src=x onerror=alert(2)>",
+    "[x](javascript:alert(3))",
+    "name\n# injected heading",
+    "a | b | c",
+    "`code` **bold**",
+]
+
+
+def _markdown_html(card: str) -> str:
+    """The card's body rendered as the Hub renders markdown (CommonMark with GFM tables), raw HTML passed through."""
+    markdown = pytest.importorskip("markdown")
+    return markdown.markdown(card.split("\n---\n", 1)[1], extensions=["tables"])
+
+
+def test_a_card_escapes_every_string_the_model_carries(model, run, toy_corpus, tmp_path):
+    import copy
+
+    hostile = copy.deepcopy(model)
+    hostile.config.id2label = {k: HOSTILE[k % len(HOSTILE)] for k in range(hostile.config.num_clusters)}
+    texts = [f"{t} <script>alert(9)</script> [y](javascript:alert(8)) a|b" for t in toy_corpus[0]]
+    hostile_run = {
+        **run,
+        "input": {"path": "/data/<img src=x onerror=alert(4)>|`x`.csv", "text_column": "te\nxt"},
+        "dataset": None,
+    }
+    card = generate_model_card(
+        hostile, training_run=hostile_run, texts=texts, dataset_name="<script>alert(5)</script>\n# x"
+    )
+    body = card.split("\n---\n", 1)[1]
+    for needle in ("\n# injected", "\n# x", "\nxt"):  # no string starts a line of its own
+        assert needle not in body, needle
+    # every table keeps its shape: each row has as many cells as its header
+    for block in re.findall(r"(?:^\|.*\|\n)+", body, flags=re.M):
+        rows = block.strip("\n").split("\n")
+        widths = {len(re.findall(r"(?<!\\)\|", row)) for row in rows}
+        assert len(widths) == 1, rows
+    html = _markdown_html(card)
+    assert "<script" not in html and "<img" not in html and 'href="javascript' not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html  # shown as text, not dropped
+    assert "<h1>injected heading</h1>" not in html and "<h1>x</h1>" not in html
+    assert "<code>&lt;script&gt;alert(5)&lt;/script&gt; # x</code>" in html  # a file or dataset name: literal code

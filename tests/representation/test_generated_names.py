@@ -203,6 +203,29 @@ def test_a_tiny_random_language_model_names_every_cluster(model_dir, request, tm
             assert set(name.removesuffix(f" ({k})").split()) <= set(_word_tokenizer().get_vocab())
 
 
+def test_an_instruction_model_gets_the_prompt_through_its_chat_template(tiny_gpt2_dir, tmp_path):
+    import shutil
+
+    from hf_textcluster.representation.generation import _TransformersGenerator
+
+    chat = tmp_path / "tiny-chat"
+    shutil.copytree(tiny_gpt2_dir, chat)
+    tokenizer = _word_tokenizer()
+    tokenizer.chat_template = "{% for m in messages %}group {{ m['content'] }}{% endfor %} name"
+    tokenizer.save_pretrained(chat)
+    prompt = "keywords sql join"
+    plain = _TransformersGenerator(str(tiny_gpt2_dir), 4, None).encode(prompt)["input_ids"][0].tolist()
+    templated = _TransformersGenerator(str(chat), 4, None).encode(prompt)["input_ids"][0].tolist()
+    vocab = tokenizer.get_vocab()
+    assert templated == [vocab["group"], *plain, vocab["name"]]
+    assert GeneratedNamesRepresentation(str(chat), max_new_tokens=3).names(TEXTS, CLUSTERS, 3)
+
+
+def test_a_generator_path_that_does_not_exist_is_refused_at_once(tmp_path):
+    with pytest.raises(FileNotFoundError, match="`generator`: no such folder"):
+        GeneratedNamesRepresentation(str(tmp_path / "missing-model"))
+
+
 def test_a_generator_that_cannot_be_loaded_is_one_clear_error(tmp_path):
     namer = GeneratedNamesRepresentation(str(tmp_path))  # a folder without a model
     with pytest.raises(ValueError, match="could not be loaded as a text-generation or text2text model") as err:
@@ -264,6 +287,32 @@ def test_cli_name_saves_the_names_and_their_record_beside_the_model(trained_dir,
     assert main(["name", "--model", str(out), "--input", str(data), "--generator", str(tiny_gpt2_dir)]) == 0
     assert json.loads((out / NAMES_FILE).read_text())["answers"] == answers
     assert not (out / "trained").exists()  # naming changes no cluster: no copy of the trained model is kept
+
+
+def test_the_card_of_a_named_model_says_a_language_model_wrote_its_names(
+    trained_dir, tiny_gpt2_dir, toy_corpus, tmp_path
+):
+    import shutil
+
+    from hf_textcluster.cli import main
+    from hf_textcluster.hub.model_card import write_model_card
+
+    model_dir = tmp_path / "model"
+    shutil.copytree(trained_dir, model_dir)
+    (model_dir / "training_run.json").write_text(json.dumps({"method": "sccl", "recipe": "cpu", "seed": 0}))
+    data = tmp_path / "texts.txt"
+    data.write_text("\n".join(toy_corpus[0]))
+    assert main(["name", "--model", str(model_dir), "--input", str(data), "--generator", str(tiny_gpt2_dir)]) == 0
+    record = json.loads((model_dir / "training_run.json").read_text())["names"]
+    sources = json.loads((model_dir / NAMES_FILE).read_text())["last"]["sources"]
+    assert record == {
+        "generator": str(tiny_gpt2_dir),
+        "generated": sum(v == "generated" for v in sources.values()),
+        "file": NAMES_FILE,
+    }
+    card = write_model_card(model_dir, "-", texts=toy_corpus[0])
+    assert f"{record['generated']} of 3 written by the language model `{tiny_gpt2_dir}`" in card
+    assert "computed from the training texts' keywords" not in card
 
 
 def test_cli_name_refuses_a_bad_prompt_file_before_loading_anything(trained_dir, tmp_path, capsys):

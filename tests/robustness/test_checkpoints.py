@@ -21,6 +21,8 @@ from hf_textcluster.training.trainer import (
     last_complete_checkpoint,
 )
 
+pytestmark = pytest.mark.slow  # two or three training runs per case
+
 TRAIN = dict(
     per_device_train_batch_size=16, bf16=False, logging_steps=1, disable_tqdm=True, report_to="none", serve="head"
 )

@@ -80,6 +80,16 @@ def test_a_config_that_does_not_fit_the_weights_says_the_folder_is_inconsistent(
     assert "ignore_mismatched_sizes to `False`" not in str(info.value)
 
 
+def test_saving_into_a_file_says_so_in_one_line(saved, tmp_path):
+    model = SCCLModel.from_pretrained(str(saved))
+    target = tmp_path / "model.bin"
+    target.write_text("not a folder")
+    with pytest.raises(NotADirectoryError, match=rf"`save_directory` {target} is a file, not a folder") as info:
+        model.save_pretrained(target)
+    assert "\n" not in str(info.value) and "Errno" not in str(info.value)
+    assert target.read_text() == "not a folder"
+
+
 def test_a_missing_relative_path_with_one_slash_is_named(saved, tmp_path, monkeypatch):
     (tmp_path / "runs").mkdir()
     monkeypatch.chdir(tmp_path)
@@ -112,6 +122,7 @@ print(json.dumps({"class": type(model).__name__, "clusters": model.predict(["how
 """
 
 
+@pytest.mark.slow  # a fresh interpreter loading remote code
 def test_a_local_remote_code_folder_loads_without_the_package(tiny_encoder_dir, toy_corpus, tmp_path):
     import os
     import subprocess

@@ -158,6 +158,7 @@ def test_a_blank_text_is_named_by_its_line_in_the_file(clusterer, tmp_path):
         predict_file(clusterer, tmp_path / "in.csv", tmp_path / "out2.jsonl", chunk_size=100)
 
 
+@pytest.mark.slow  # two predict subprocesses
 def test_two_predict_processes_on_one_output_leave_one_complete_output(clusterer, tmp_path, toy_corpus):
     """Two real `hf-textcluster predict` processes started together on one --output: one writes it, the other stops
     at once with one line naming the output; the output is the uninterrupted one, every line once."""

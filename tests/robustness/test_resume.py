@@ -13,6 +13,8 @@ from hf_textcluster.data import load_texts
 from hf_textcluster.runs.train import train_clusterer
 from hf_textcluster.training.trainer import ClusteringTrainer
 
+pytestmark = pytest.mark.slow  # three training runs per case, every method in fp32 and bf16
+
 TRAIN = dict(
     per_device_train_batch_size=16,
     disable_tqdm=True,

@@ -190,3 +190,62 @@ def test_training_a_model_that_serves_a_refined_partition_trains_the_methods_hea
     SCCLTrainer(model=model, args=args, train_dataset=dataset).train()
     assert not torch.equal(centroids, model.cluster_head.centroids.detach())
     assert model.config.refined_head_dim == 0 and model.config.served_partition == "head"
+
+
+def test_serving_the_head_after_a_refined_partition_serves_and_records_the_head(trained_sccl, toy_corpus, tmp_path):
+    """`refine --serve head` on a model serving a refined partition: config.json, training_run.json and the printed
+    line all say `head`, and the model predicts what its method's head does; running it again changes nothing."""
+    import torch
+
+    texts, _ = toy_corpus
+    _write_csv(tmp_path / "plain.csv", texts)
+    refined = tmp_path / "refined"
+    model = AutoModel.from_pretrained(trained_sccl)
+    serve_partition(model, model.embed(texts), serve="kmeans+refined")
+    model.save_pretrained(refined)
+    assert AutoModel.from_pretrained(refined).config.served_partition == "kmeans+refined"
+    for _ in range(2):
+        argv = ["refine", "--model", str(refined), "--input", str(tmp_path / "plain.csv"), "--serve", "head"]
+        assert main(argv) == 0
+        model = AutoModel.from_pretrained(refined)
+        assert model.config.served_partition == "head" and model.config.refined_head_dim == 0
+        assert json.loads((refined / "training_run.json").read_text())["serving"]["served"] == "head"
+        embeddings = torch.from_numpy(model.embed(texts))
+        with torch.no_grad():
+            head = model.head_probabilities(embeddings).argmax(-1).numpy()
+        assert np.array_equal(model.predict(texts), head)
+
+
+def test_refine_refuses_degenerate_texts_as_train_does_and_names_the_input(trained_sccl, toy_corpus, tmp_path, capsys):
+    copies, few = tmp_path / "copies.csv", tmp_path / "few.csv"
+    _write_csv(copies, [toy_corpus[0][0]] * 40)
+    _write_csv(few, toy_corpus[0][:2])
+    for path, expected in (
+        (copies, r"`num_clusters` \(3\) is larger than the number of distinct texts \(1 of 40"),
+        (few, r"`num_clusters` \(3\) is larger than the number of texts \(2\)"),
+    ):
+        argv = ["refine", "--model", str(trained_sccl), "--input", str(path), "--output-dir", str(tmp_path / "out")]
+        assert main(argv) == 2
+        lines = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error")]
+        assert len(lines) == 1 and lines[0].startswith(f"error: --input {path}:"), lines
+        err = lines[0]
+        import re
+
+        assert re.search(expected, err), err
+    assert not (tmp_path / "out").exists()
+
+
+def test_refine_warns_when_its_texts_look_unlike_the_models(trained_sccl, tmp_path, caplog):
+    import logging
+    import random
+
+    rng = random.Random(0)
+    # texts of no word the model saw: nearly all outliers for its calibration
+    texts = [" ".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(2, 12))) for _ in range(200)]
+    _write_csv(tmp_path / "other.csv", texts)
+    model = AutoModel.from_pretrained(trained_sccl)
+    assert model.is_calibrated
+    argv = ["refine", "--model", str(trained_sccl), "--input", str(tmp_path / "other.csv")]
+    with caplog.at_level(logging.WARNING, logger="hf_textcluster"):
+        assert main([*argv, "--output-dir", str(tmp_path / "out"), "--serve", "head"]) == 0
+    assert any("are outliers for the model's current calibration" in r.getMessage() for r in caplog.records)

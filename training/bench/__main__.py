@@ -12,8 +12,10 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 from . import (  # noqa: E402
     augmentation,
     authors_sccl,
+    auto,
     auto_k,
     baselines,
+    compute_curve,
     kmeans_init,
     method,
     model_cards,  # noqa: E402
@@ -22,12 +24,15 @@ from . import (  # noqa: E402
     rescore,
     scale,
     speed,
+    update,
 )
 from . import store as results  # noqa: E402
 from .common import environment, methods, new_run_id  # noqa: E402
 
 # sub-command -> (module, one-line help); each registered method is a sub-command of its own (the `method` module)
 SECTIONS = {
+    "auto": (auto, "The default, train --method auto: every candidate, the served choice and the oracle."),
+    "compute-curve": (compute_curve, "Each signal of train --method auto at 1x / 3x / 10x its cpu recipe's steps."),
     "baselines": (baselines, "BoW / TF-IDF / embeddings + k-means (and the BERTopic way with --encoder)."),
     "speed": (speed, "Speed ratios measured side by side in one process."),
     "authors-sccl": (authors_sccl, "Record a side-by-side timing of the SCCL authors' code, run outside."),
@@ -37,6 +42,7 @@ SECTIONS = {
     "kmeans-init": (kmeans_init, "How the initial k-means starts."),
     "processes": (processes, "The whole-corpus passes in one process and split between two (accelerate launch)."),
     "rescore": (rescore, "Add today's metrics to the rows of kept models."),
+    "update": (update, "Keeping up with new texts: update against retraining, and a held-out class found again."),
     "partitions": (
         partitions,
         "Every candidate partition of kept models, the label-free choice, the oracle; the shallow baselines refined.",

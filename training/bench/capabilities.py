@@ -10,6 +10,8 @@ import statistics
 
 import numpy as np
 
+from hf_textcluster.markup import escape_markdown
+
 from .common import by_method_and_dataset, display_name, mean_std
 
 
@@ -86,7 +88,9 @@ def render_topics(rows: list[dict]) -> list[str]:
     ]
     for k, c in chosen:
         out.append(
-            f"| {k} ({c['majority_class']}, {c['size']:,}) | " + " | ".join(", ".join(t) for t in c["topics"]) + " |"
+            f"| {k} ({escape_markdown(c['majority_class'])}, {c['size']:,}) | "
+            + " | ".join(", ".join(escape_markdown(w) for w in t) for t in c["topics"])
+            + " |"
         )
     missing = [name for name in TABLE4_CLUSTERS if name not in {c["majority_class"] for c in clusters.values()}]
     if missing:
@@ -99,7 +103,8 @@ def render_topics(rows: list[dict]) -> list[str]:
         "|---|---|---|---|",
     ]
     out += [
-        f"| {k} | {c['majority_class']} | {c['size']:,} | {', '.join(c['topics'][0])} |"
+        f"| {k} | {escape_markdown(c['majority_class'])} | {c['size']:,} | "
+        f"{', '.join(escape_markdown(w) for w in c['topics'][0])} |"
         for k, c in sorted(clusters.items(), key=lambda kc: int(kc[0]))
     ]
     return out + [""]

@@ -176,10 +176,12 @@ def provenance_section(entry: dict, repo_id: str) -> str:
     baseline_acc, baseline = entry["baseline"]
     name = entry["name"]
 
+    from hf_textcluster.markup import escape_markdown, markdown_code
+
     def described(record: dict) -> str:
         return (
-            f"`{record.get('command', '?')}` ({record.get('date', 'date not recorded')}; "
-            f"{record.get('machine', 'machine not recorded')})"
+            f"{markdown_code(record.get('command', '?'))} ({escape_markdown(record.get('date', 'date not recorded'))}; "
+            f"{escape_markdown(record.get('machine', 'machine not recorded'))})"
         )
 
     scored_by = (
@@ -192,7 +194,7 @@ def provenance_section(entry: dict, repo_id: str) -> str:
             "This card was generated from the project's benchmark store (`python -m training.bench model-cards`), not "
             "from weights on the Hub: the weights are what the training command under *Training* produces "
             f"(`--output-dir runs/{name}`), and this repository holds them only once they are pushed "
-            f"(`hf-textcluster push --model runs/{name} --repo-id {repo_id}`).",
+            f"(`hf-textcluster push runs/{name} {repo_id}`).",
             "",
             f"The scores under *Results* come from the benchmark run {described(run)}, which trained the same recipe "
             f"and seed (in {row['train_seconds']:.0f} s){scored_by}: the partition `train` serves, "

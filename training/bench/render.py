@@ -9,10 +9,12 @@ from __future__ import annotations
 from . import (
     augmentation,
     authors_sccl,
+    auto,
     auto_k,
     baselines,
     capabilities,
     comparisons,
+    compute_curve,
     kmeans_init,
     leaderboard,
     method,
@@ -20,6 +22,7 @@ from . import (
     processes,
     scale,
     speed,
+    update,
 )
 from . import (
     store as results,
@@ -58,12 +61,15 @@ def render(store: dict) -> str:
     out += capabilities.render_serving(rows)
     out += method.render_side_by_side(rows)
     out += leaderboard.render_leaderboard(rows)[0]
+    out += auto.render(store, rows)
+    out += compute_curve.render(store, rows)
     out += partitions.render_served_against_baselines(rows)
     out += comparisons.render_head_or_kmeans(rows)
     out += partitions.render(store, rows)
     out += comparisons.render_encoders(store, rows)
     out += augmentation.render(store, rows)
     out += kmeans_init.render(store, rows)
+    out += update.render(store, rows)
     out += authors_sccl.render(store, [r for r in rows if r["section"] == "authors-sccl"])
     out += auto_k.render(store, [r for r in rows if r["section"] == "auto-k"])
     out += scale.render(store, [r for r in rows if r["section"] == "scale"])

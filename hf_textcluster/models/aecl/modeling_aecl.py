@@ -61,6 +61,7 @@ class AECLModel(TextClusteringPreTrainedModel):
         *TextClusteringPreTrainedModel._keys_to_ignore_on_load_missing,
         r"^kmeans_head\.",
     ]
+    _cluster_row_modules = (*TextClusteringPreTrainedModel._cluster_row_modules, "kmeans_head")
 
     def __init__(self, config: AECLConfig):
         super().__init__(config)

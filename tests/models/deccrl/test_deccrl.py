@@ -148,6 +148,7 @@ def test_vocabulary_and_word2vec_embeddings_are_fitted_once(tiny_encoder_dir, vi
     assert model.config.vocabulary is vocabulary and torch.equal(model.topic_decoder.word_embeddings, before)
 
 
+@pytest.mark.slow  # Word2Vec in fresh interpreters
 def test_word2vec_embeddings_do_not_depend_on_the_process(toy_corpus):
     import subprocess
     import sys

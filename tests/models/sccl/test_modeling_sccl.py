@@ -103,6 +103,7 @@ def test_missing_tokenizer_is_reported_when_texts_are_used(fitted_model, tmp_pat
     assert loaded.predict(toy_corpus[0][:3]).shape == (3,)
 
 
+@pytest.mark.slow  # a fresh interpreter
 def test_pipeline_in_a_fresh_process(fitted_model, toy_corpus, tmp_path):
     fitted_model.save_pretrained(tmp_path)
     expected = fitted_model.predict(toy_corpus[0][:5]).tolist()

@@ -1,0 +1,67 @@
+"""``hf-textcluster update``: take new texts into a trained model (centres moved, an emerging group proposed)."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..data import load_text_file
+from ..runs.curation import update_saved_model
+from ._args import add_curation_args, curation_texts, refresh_card
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    update = subparsers.add_parser(
+        "update",
+        help="Take new texts (--input) into a trained model without retraining its encoder: the clusters' centres "
+        "move by a running mean, and a cohesive group of texts far from every cluster is proposed as a new cluster "
+        "(--accept-new adds it). Saved to a new folder; the old one is kept.",
+    )
+    update.add_argument("--accept-new", action="store_true", help="Add the proposed group as a new cluster.")
+    update.add_argument(
+        "--reference",
+        help="The texts the model already describes (its training texts) to start the running means from, the first "
+        "time (default: the run's own training texts when they can be found).",
+    )
+    update.add_argument(
+        "--outlier-quantile",
+        type=float,
+        default=0.99,
+        help="A text is far from a cluster beyond this quantile of its calibrated distances (default 0.99).",
+    )
+    update.add_argument("--min-new-size", type=int, help="The smallest group proposed (default: from the batch).")
+    add_curation_args(update, input_required=True)
+    update.set_defaults(func=run)
+    return update
+
+
+def run(args: argparse.Namespace, extra: list[str]) -> int:
+    """Update ``--model`` with the texts of ``--input`` and save it to ``--output-dir``."""
+    texts = curation_texts(args)
+    reference = list(load_text_file(args.reference, text_column=args.text_column)["text"]) if args.reference else None
+    model, result, _ = update_saved_model(
+        args.model,
+        args.output_dir,
+        texts,
+        accept_new=args.accept_new,
+        reference_texts=reference,
+        overwrite=args.overwrite,
+        outlier_quantile=args.outlier_quantile,
+        min_new_size=args.min_new_size,
+        batch_size=args.batch_size,
+    )
+    refresh_card(args, None)
+    proposal = (
+        "no new group proposed"
+        if result.proposed is None
+        else (
+            f"a new cluster {result.new_cluster} ({model.config.id2label[result.new_cluster]!r}) of "
+            f"{result.proposed.size} texts added"
+            if result.accepted
+            else f"a new group of {result.proposed.size} texts proposed (run again with --accept-new to add it)"
+        )
+    )
+    print(
+        f"Updated {args.model} with {len(texts):,} texts ({int(result.far.sum()):,} far from every cluster; "
+        f"{proposal}); saved to {args.output_dir} ({args.model} is unchanged)."
+    )
+    return 0

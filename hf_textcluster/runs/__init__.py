@@ -1,0 +1,1 @@
+"""Training runs and what is done to a run folder afterwards: train_clusterer, recipes, baselines, curation."""

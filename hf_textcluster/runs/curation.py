@@ -1,0 +1,258 @@
+"""Curating a saved clusterer: merge or split its clusters, or take in new texts, into a NEW model folder.
+
+The model methods do the weight arithmetic (:meth:`~hf_textcluster.modeling.modeling_utils.TextClusteringPreTrainedModel.merge_clusters`,
+``split_cluster``, ``update``); this module adds what a saved run needs around them: the texts (given, or the run's
+own training texts), names for the edited clusters (c-TF-IDF on their texts), the folder written next to the old one
+(never over it without ``overwrite``, so an edit is undone by loading the old folder), and ``training_run.json``
+updated with the history of edits (``"edits"``: one record per edit: op, clusters, time, ...). The online state of
+``update`` (each cluster's running means and counts) is kept in the folder as ``online_state.safetensors``.
+
+Example:
+    >>> merge_saved_model("runs/tickets", "runs/tickets-merged", [[3, 7], [1, 4, 9]], texts=texts)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ..modeling.cluster_edits import OnlineCentres, UpdateResult
+from ..modeling.validation import check_local_path, check_may_replace_model, validate_texts
+from ..representation import cluster_keywords, keyword_labels
+from .train import TRAINING_RUN_FILE, find_training_texts, load_clusterer, read_training_run
+
+ONLINE_STATE_FILE = "online_state.safetensors"
+EDIT_OPS = ("merge", "split", "update")
+
+
+def _default_names(model) -> bool:
+    return all(str(name) == f"cluster_{k}" for k, name in model.config.id2label.items())
+
+
+def name_edited_clusters(model, texts: Sequence[str], clusters: Sequence[int], edited: Sequence[int]) -> dict[int, str]:
+    """Name the ``edited`` clusters of ``model`` after their c-TF-IDF keywords on ``texts`` (assigned ``clusters``);
+    the other clusters keep their names, and a model whose names are all the defaults (``cluster_<i>``) keeps them.
+    Returns the names given."""
+    if _default_names(model) or not edited:
+        return {}
+    keywords = cluster_keywords(list(texts), np.asarray(clusters), model.config.num_clusters)
+    labels = keyword_labels(keywords)
+    taken = {name for k, name in model.config.id2label.items() if k not in set(edited)}
+    given = {}
+    for k in edited:
+        name = labels.get(k) or model.config.id2label[k]
+        while name in taken:  # names stay unique (label2id)
+            name = f"{name} ({k})"
+        given[k] = name
+        taken.add(name)
+    model.config.id2label = {**model.config.id2label, **given}
+    model.config.label2id = {name: k for k, name in model.config.id2label.items()}
+    return given
+
+
+def _texts_for(model_dir: str, texts: Sequence[str] | None, required: bool, op: str) -> list[str] | None:
+    if texts is not None:
+        return validate_texts(texts)
+    found, why = find_training_texts(read_training_run(model_dir))
+    if found is None and required:
+        raise ValueError(
+            f"{op} needs texts: pass the training texts (--input FILE / texts=...)"
+            + (f"; {why}." if why else "; the run records none that can be found.")
+        )
+    return found
+
+
+def _check_output(model_dir: str, output_dir: str, overwrite: bool, op: str) -> None:
+    check_local_path(model_dir, "model_dir")
+    if not output_dir:
+        raise ValueError(f"`output_dir` is required: {op} writes a new folder and keeps {model_dir} to go back to.")
+    if os.path.isdir(output_dir) and os.path.isdir(model_dir) and os.path.samefile(output_dir, model_dir):
+        if not overwrite:
+            raise FileExistsError(
+                f"--output-dir {output_dir} is the model being edited: {op} keeps it to go back to. Pass another "
+                "folder, or --overwrite (overwrite=True) to replace it."
+            )
+        return
+    check_may_replace_model(output_dir, overwrite=overwrite, argument="--output-dir", command=op)
+
+
+def _save(model, model_dir: str, output_dir: str, record: dict) -> dict:
+    """Save ``model`` into ``output_dir`` with the source's ``training_run.json`` and the edit appended."""
+    config_file = os.path.join(model_dir, "config.json")
+    remote_code = None
+    if os.path.isfile(config_file):
+        with open(config_file, encoding="utf-8") as f:
+            remote_code = "auto_map" in json.load(f) or None
+    run = read_training_run(model_dir) or {}
+    if run.get("metrics"):  # measured on the trained partition, not on the edited one
+        run.setdefault("metrics_before_edits", run["metrics"])
+        run["metrics"] = {}
+    record = {
+        "op": record.pop("op"),
+        **record,
+        "num_clusters": model.config.num_clusters,
+        "source": os.path.abspath(model_dir),
+        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    run["edits"] = [*run.get("edits", []), record]
+    run["num_clusters"] = model.config.num_clusters
+    model.save_pretrained(output_dir, remote_code=remote_code)
+    Path(output_dir, TRAINING_RUN_FILE).write_text(json.dumps(run, indent=2), encoding="utf-8")
+    state = getattr(model, "online_state_", None)
+    state_file = Path(output_dir, ONLINE_STATE_FILE)
+    if state is not None:
+        from safetensors.torch import save_file
+
+        save_file(state.to_tensors(), str(state_file))
+    elif state_file.is_file():  # the old clusters' state does not describe these
+        state_file.unlink()
+    return run
+
+
+def _edit(model_dir, output_dir, overwrite, op, texts, texts_required, edit: Callable) -> tuple[object, dict]:
+    model_dir, output_dir = os.fspath(model_dir), os.fspath(output_dir) if output_dir else output_dir
+    _check_output(model_dir, output_dir, overwrite, op)
+    texts = _texts_for(model_dir, texts, texts_required, op)
+    model = load_clusterer(model_dir)
+    edited, record = edit(model, texts)
+    if os.path.isdir(output_dir) and os.path.samefile(output_dir, model_dir):
+        staging = output_dir.rstrip("/\\") + ".editing"
+        shutil.rmtree(staging, ignore_errors=True)
+        _save(edited, model_dir, staging, record)
+        shutil.rmtree(output_dir)
+        os.replace(staging, output_dir)
+        return edited, read_training_run(output_dir)
+    return edited, _save(edited, model_dir, output_dir, record)
+
+
+def merge_saved_model(
+    model_dir: str | os.PathLike,
+    output_dir: str | os.PathLike,
+    groups: Sequence[Sequence[int]],
+    texts: Sequence[str] | None = None,
+    overwrite: bool = False,
+) -> tuple[object, dict]:
+    """Merge the clusters ``groups`` of the model in ``model_dir`` and save it to ``output_dir``.
+
+    Args:
+        model_dir: a trained model folder (kept unchanged).
+        output_dir: where the merged model goes (a new folder; ``model_dir`` itself only with ``overwrite``).
+        groups: lists of cluster ids to merge, e.g. ``[[3, 7], [1, 4, 9]]``.
+        texts: texts to calibrate and name on (default: the run's training texts when they can be found; without
+            any, the calibration is merged and the names joined).
+        overwrite: replace a model already in ``output_dir``.
+
+    Returns:
+        ``(model, training_run)``: the merged model and its updated ``training_run.json`` record.
+
+    Raises:
+        ValueError: bad groups; FileExistsError: ``output_dir`` holds a model (or is ``model_dir``) without
+        ``overwrite``.
+
+    Example:
+        >>> model, run = merge_saved_model("runs/a", "runs/a-merged", [[3, 7]])   # doctest: +SKIP
+        >>> run["edits"][-1]["op"], model.config.num_clusters                     # doctest: +SKIP
+        ('merge', 19)
+    """
+
+    def edit(model, texts):
+        merged = model.merge_clusters(groups, texts=texts)
+        mapping = merged.cluster_mapping_
+        edited = sorted({int(mapping[k]) for group in groups for k in group})
+        if texts is not None:
+            name_edited_clusters(merged, texts, merged.predict(texts), edited)
+        record = {
+            "op": "merge",
+            "clusters": [sorted(int(k) for k in group) for group in groups],
+            "mapping": [int(v) for v in mapping],
+        }
+        return merged, record
+
+    return _edit(model_dir, output_dir, overwrite, "merge", texts, False, edit)
+
+
+def split_saved_model(
+    model_dir: str | os.PathLike,
+    output_dir: str | os.PathLike,
+    cluster: int,
+    n: int = 2,
+    texts: Sequence[str] | None = None,
+    overwrite: bool = False,
+    random_state: int = 0,
+) -> tuple[object, dict]:
+    """Split cluster ``cluster`` of the model in ``model_dir`` into ``n`` and save it to ``output_dir`` (see
+    :func:`merge_saved_model` for the folders). ``texts``: the training texts (default: the run's, when found);
+    required. The parts are named after their c-TF-IDF keywords (unless the model's names are the defaults).
+
+    Example:
+        >>> model, run = split_saved_model("runs/a", "runs/a-split", 5, n=2, texts=texts)   # doctest: +SKIP
+    """
+
+    def edit(model, texts):
+        split = model.split_cluster(cluster, n=n, texts=texts, random_state=random_state)
+        k = model.config.num_clusters
+        parts = [int(cluster), *range(k, k + int(n) - 1)]
+        name_edited_clusters(split, texts, split.predict(texts), parts)
+        return split, {"op": "split", "clusters": [int(cluster)], "n": int(n), "new_ids": parts}
+
+    return _edit(model_dir, output_dir, overwrite, "split", texts, True, edit)
+
+
+def load_online_state(model_dir: str | os.PathLike) -> OnlineCentres | None:
+    """The running means and counts ``update`` kept in ``model_dir`` (None: none yet)."""
+    path = Path(model_dir, ONLINE_STATE_FILE)
+    if not path.is_file():
+        return None
+    from safetensors.torch import load_file
+
+    return OnlineCentres.from_tensors(load_file(str(path)))
+
+
+def update_saved_model(
+    model_dir: str | os.PathLike,
+    output_dir: str | os.PathLike,
+    texts: Sequence[str],
+    accept_new: bool = False,
+    reference_texts: Sequence[str] | None = None,
+    overwrite: bool = False,
+    **update_kwargs,
+) -> tuple[object, UpdateResult, dict]:
+    """Take the new ``texts`` into the model in ``model_dir`` (``model.update``) and save it to ``output_dir``.
+
+    The online state (running means and counts) comes from ``model_dir``'s ``online_state.safetensors``; a folder
+    without one starts it from ``reference_texts``, else from the run's training texts when they can be found, else
+    from ``texts`` (which then move nothing). An accepted new cluster is named after its c-TF-IDF keywords.
+
+    Returns:
+        ``(model, result, training_run)``.
+
+    Example:
+        >>> model, result, run = update_saved_model("runs/a", "runs/a-week2", new_texts, accept_new=True)  # doctest: +SKIP
+    """
+    texts = validate_texts(texts)
+    outcome = {}
+
+    def edit(model, reference):
+        state = load_online_state(model_dir)
+        if state is not None:
+            model.online_state_ = state
+        elif reference is not None:
+            model.start_online(reference)
+        result = model.update(texts, accept_new=accept_new, **update_kwargs)
+        if result.accepted:
+            name_edited_clusters(model, texts, result.clusters, [result.new_cluster])
+        outcome["result"] = result
+        return model, {
+            "op": "update",
+            "clusters": [] if result.new_cluster is None else [result.new_cluster],
+            **result.to_dict(),
+        }
+
+    model, run = _edit(model_dir, output_dir, overwrite, "update", reference_texts, False, edit)
+    return model, outcome["result"], run

@@ -1,0 +1,155 @@
+"""ClusteringTrainingArguments: ``TrainingArguments`` plus what clustering training needs, checked once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+from transformers import TrainingArguments
+
+from ..modeling.kmeans import DEFAULT_KMEANS_MAX_SAMPLES, KMEANS_INITS
+from ..modeling.modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
+from ..modeling.precision import native_bf16
+from ..modeling.validation import check_scalar, check_serve
+
+# The encoding passes' batch on a GPU: MiniLM-sized encoders on 32-token texts keep a GPU busy from about here.
+GPU_ENCODE_BATCH_SIZE = 1024
+
+
+@dataclass
+class ClusteringTrainingArguments(TrainingArguments):
+    """``TrainingArguments`` plus what clustering training needs. ``remove_unused_columns`` defaults to False:
+    the datasets hold raw text columns that the collator tokenizes. ``bf16=None`` (the default) chooses bf16
+    autocast only where the hardware runs it natively.
+
+    Attributes:
+        head_learning_rate: learning rate of the heads and centroids (default: 100 x ``learning_rate``, as in SCCL).
+        kmeans_n_init: k-means restarts (initialisation and evaluation).
+        kmeans_max_samples: k-means centres are fitted on a seeded sample of at most this many texts, then every
+            text is assigned to its nearest centre (``None``: all texts).
+        kmeans_init: how the initialisation's k-means starts: ``"best"`` (default: the lower inertia of k-means++ and
+            a run started from the UMAP clusters), ``"k-means++"`` (the papers') or ``"umap"`` (see
+            :func:`~hf_textcluster.modeling.kmeans.fit_kmeans`).
+        eval_kmeans: also evaluate k-means on the learned embeddings (the SCCL paper's protocol).
+        pad_to_max_length: pad every batch to ``max_length`` instead of its longest text.
+        encode_batch_size: batch size of the encoding passes (default 128 on a CPU, 1024 on a GPU).
+        health_check_steps: check the clusters every this many steps (default: ~10 checks per run; 0: never).
+        health_sample_size: how many training texts (a seeded sample) the cluster checks predict.
+        calibration_sample_size: training texts the model's confidence is calibrated on at the end (0: do not).
+        serve: what the trained model serves: ``"auto"`` (default: the label-free choice of
+            :mod:`~hf_textcluster.choosing.serving` among its head, k-means and UMAP k-means on its embeddings, each
+            refined or not), ``"head"`` (the paper's output) or another candidate by name.
+        early_stopping_tol: stop when fewer than this share of the checked texts changed cluster since the
+            previous check (DEC's criterion, e.g. 0.001; off by default).
+
+    Example:
+        >>> args = ClusteringTrainingArguments(output_dir="runs/sccl", max_steps=300, per_device_train_batch_size=64,
+        ...                                    learning_rate=1e-5, head_learning_rate=1e-3)  # doctest: +SKIP
+    """
+
+    head_learning_rate: float | None = field(
+        default=None,
+        metadata={"help": "Learning rate of the heads and centroids (default: 100 x learning_rate, as in SCCL)."},
+    )
+    kmeans_n_init: int = field(default=10, metadata={"help": "k-means restarts (initialisation and evaluation)."})
+    kmeans_max_samples: int | None = field(
+        default=DEFAULT_KMEANS_MAX_SAMPLES,
+        metadata={
+            "help": "k-means centres are fitted on a seeded sample of at most this many texts, then every text "
+            "is assigned to its nearest centre (bounded time on large corpora; None: all texts)."
+        },
+    )
+    kmeans_init: str = field(
+        default="best",
+        metadata={
+            "help": "How the initialisation's k-means starts: 'best' (the lower inertia of k-means++ and of a "
+            "run started from the clusters of k-means on a UMAP reduction; k-means++ alone without umap-learn), "
+            "'k-means++' (the papers') or 'umap' (the UMAP clusters' nearest means, no Lloyd's iterations)."
+        },
+    )
+    eval_kmeans: bool = field(
+        default=True, metadata={"help": "Also evaluate k-means on the learned embeddings (the SCCL paper's protocol)."}
+    )
+    pad_to_max_length: bool = field(
+        default=False, metadata={"help": "Pad every batch to max_length instead of the longest text (dynamic)."}
+    )
+    remove_unused_columns: bool = field(default=False, metadata={"help": "Keep raw text columns for the collator."})
+    bf16: bool | None = field(
+        default=None,
+        metadata={
+            "help": "bf16 autocast. Default (None) = auto: on where the device runs bf16 natively (a GPU with "
+            "bf16, a CPU with AVX-512-BF16 / AMX), off elsewhere (emulated bf16 is 9-30x slower)."
+        },
+    )
+    encode_batch_size: int | None = field(
+        default=None,
+        metadata={
+            "help": "Batch size of the encoding passes (k-means initialisation, targets, evaluation). Default: "
+            f"{DEFAULT_ENCODE_BATCH_SIZE} on a CPU, {GPU_ENCODE_BATCH_SIZE} on a GPU."
+        },
+    )
+    health_check_steps: int | None = field(
+        default=None,
+        metadata={
+            "help": "Check the clusters every this many steps (default: ~10 checks per run): the head's "
+            "agreement with the initial k-means, the cluster sizes, how many texts changed cluster. 0: never."
+        },
+    )
+    health_sample_size: int = field(
+        default=1000, metadata={"help": "How many training texts (a seeded sample) the cluster checks predict."}
+    )
+    calibration_sample_size: int = field(
+        default=10_000,
+        metadata={
+            "help": "At the end of training, calibrate the model's confidence and outlier distances on a seeded "
+            "sample of this many training texts (one encoding pass; see `model.calibrate`). 0: do not."
+        },
+    )
+    serve: str = field(
+        default="auto",
+        metadata={
+            "help": "What the trained model serves: 'auto' (default: the best of its head, k-means and UMAP "
+            "k-means on its embeddings, each refined by iterative classification or not, chosen by an internal "
+            "criterion, no labels) or one of them by name ('head' keeps the paper's output). See "
+            "choosing.serving."
+        },
+    )
+    early_stopping_tol: float | None = field(
+        default=None,
+        metadata={
+            "help": "Stop when fewer than this share of the checked texts changed cluster since the previous "
+            "check (DEC's criterion; e.g. 0.001). No labels are used. Default: off."
+        },
+    )
+
+    def __post_init__(self):
+        on_gpu = torch.cuda.is_available() and not self.use_cpu
+        if self.bf16 is None:
+            self.bf16 = not self.fp16 and native_bf16("cuda" if on_gpu else "cpu")
+            self.precision_source = "auto"
+        else:
+            self.precision_source = "forced"
+        if not on_gpu and (self.bf16 or not torch.backends.mps.is_available()):  # an Apple GPU keeps its default
+            # TrainingArguments refuses bf16 without a GPU unless told it runs on the CPU, and only then does accelerate
+            # count the processes of a CPU `accelerate launch` (gloo)
+            self.use_cpu = True
+            self.dataloader_pin_memory = False  # pinned host memory only speeds up copies to a GPU
+        if self.encode_batch_size is None:  # inference passes: a GPU keeps busy only with far larger batches
+            self.encode_batch_size = GPU_ENCODE_BATCH_SIZE if on_gpu else DEFAULT_ENCODE_BATCH_SIZE
+        if self.kmeans_init not in KMEANS_INITS:
+            raise ValueError(f"`kmeans_init` must be one of {KMEANS_INITS}, got {self.kmeans_init!r}.")
+        check_scalar(self.encode_batch_size, "encode_batch_size", int, min_val=1)
+        check_scalar(
+            self.health_check_steps, "health_check_steps", int, min_val=0, allow_none=True, hint="0: no checks"
+        )
+        check_scalar(self.health_sample_size, "health_sample_size", int, min_val=2)
+        calibration = "0: no calibration; otherwise at least 2"
+        check_scalar(self.calibration_sample_size, "calibration_sample_size", int, min_val=0, hint=calibration)
+        if self.calibration_sample_size == 1:
+            raise ValueError("`calibration_sample_size` must be 0 (no calibration) or an integer >= 2, got 1.")
+        check_serve(self.serve)
+        if self.early_stopping_tol is not None and not 0 < self.early_stopping_tol < 1:
+            raise ValueError(
+                f"`early_stopping_tol` must be in (0, 1) (a share of texts), got {self.early_stopping_tol!r}."
+            )
+        super().__post_init__()

@@ -1,0 +1,142 @@
+"""The trainer's callbacks: label-free cluster health checks during training, and stopping cleanly on a signal."""
+
+from __future__ import annotations
+
+import contextlib
+import weakref
+from typing import TYPE_CHECKING
+
+import numpy as np
+from transformers import TrainerCallback
+from transformers.utils import logging
+
+if TYPE_CHECKING:
+    from .trainer import ClusteringTrainer
+
+logger = logging.get_logger(__name__)
+
+
+class ClusterHealthCallback(TrainerCallback):
+    """Every ``health_check_steps``, predicts a seeded sample of training texts with the head and logs
+    ``health_agreement`` (NMI with the initial k-means on the same texts), ``health_size_entropy`` (entropy of the
+    cluster sizes / log K; 1 = equal sizes), ``health_clusters_used`` and ``health_changed`` (share of the texts whose
+    cluster changed since the previous check). Warns once when the clusters collapse (fewer than half of them used,
+    the size entropy below 3/4 of the k-means start's, or agreement below 0.3) and, with ``early_stopping_tol``,
+    stops when fewer texts than that changed cluster. No labels are used."""
+
+    def __init__(self, trainer: ClusteringTrainer):
+        self._trainer = weakref.ref(trainer)
+        self.sample: np.ndarray | None = None
+        self.previous: np.ndarray | None = None
+        self.warned = False
+
+    def interval(self, args, state) -> int:
+        steps = getattr(args, "health_check_steps", None)
+        return max(1, (state.max_steps or 0) // 10) if steps is None else steps
+
+    def on_step_end(self, args, state, control, **kwargs):
+        trainer = self._trainer()
+        interval = self.interval(args, state)
+        if trainer is None or not interval or state.global_step % interval or trainer.train_dataset is None:
+            return
+        model = trainer.model
+        if not model.config.centroids_initialized or getattr(trainer, "initial_kmeans_labels", None) is None:
+            return  # the head is not trained yet (a first stage without it) or there is no k-means start
+        texts = trainer.train_dataset["text"]
+        if self.sample is None:
+            size = min(getattr(args, "health_sample_size", 1000), len(texts))
+            self.sample = np.sort(np.random.default_rng(args.seed).choice(len(texts), size=size, replace=False))
+        predicted = trainer.head_predictions([texts[int(i)] for i in self.sample])
+        entry = {
+            "step": state.global_step,
+            **cluster_health(predicted, trainer.initial_kmeans_labels[self.sample], model.config.num_clusters),
+        }
+        if self.previous is not None:
+            entry["changed"] = float((predicted != self.previous).mean())
+        self.previous = predicted
+        trainer.health_history.append(entry)
+        # shown with the next loss log (logging from inside on_step_end would swallow the Trainer's own log)
+        trainer._pending_logs.update({f"health_{k}": round(v, 4) for k, v in entry.items() if k != "step"})
+        start = cluster_health(
+            trainer.initial_kmeans_labels[self.sample],
+            trainer.initial_kmeans_labels[self.sample],
+            model.config.num_clusters,
+        )
+        k = model.config.num_clusters
+        collapsed = (
+            entry["clusters_used"] < k / 2
+            or entry["size_entropy"] < 0.75 * start["size_entropy"]
+            or entry["agreement"] < 0.3
+        )
+        if collapsed and not self.warned:
+            self.warned = True
+            logger.warning(
+                f"The clusters may be collapsing at step {state.global_step}: on {len(self.sample)} training texts the "
+                f"head uses {int(entry['clusters_used'])} of {k} clusters, size entropy {entry['size_entropy']:.2f} (k-means "
+                f"start {start['size_entropy']:.2f}), agreement with the initial k-means NMI {entry['agreement']:.2f}. "
+                "The trained head may end below plain k-means: compare it with k-means on the trained embeddings, and "
+                "consider fewer steps, a lower head learning rate or --early-stopping-tol."
+            )
+        tol = getattr(args, "early_stopping_tol", None)
+        if tol is not None and entry.get("changed", 1.0) < tol:
+            logger.warning(
+                f"Early stopping at step {state.global_step}: {100 * entry['changed']:.2f}% of the checked "
+                f"texts changed cluster since the last check (< early_stopping_tol={tol})."
+            )
+            control.should_training_stop = True
+
+
+def cluster_health(predicted: np.ndarray, reference: np.ndarray, num_clusters: int) -> dict[str, float]:
+    """Label-free health of a clustering: NMI with ``reference`` (the initial k-means), the entropy of the cluster
+    sizes over log K, and how many clusters are used."""
+    from ..evaluation.metrics import normalized_mutual_info
+
+    counts = np.bincount(np.asarray(predicted), minlength=num_clusters).astype(float)
+    share = counts[counts > 0] / counts.sum()
+    return {
+        "agreement": float(normalized_mutual_info(reference, predicted)),
+        "size_entropy": max(0.0, float(-(share * np.log(share)).sum() / np.log(num_clusters))),
+        "clusters_used": float((counts > 0).sum()),
+    }
+
+
+class StopOnSignalCallback(TrainerCallback):
+    """After SIGINT / SIGTERM (Ctrl-C, a scheduler's kill), finish the current step, save a checkpoint and stop."""
+
+    def __init__(self):
+        self.received: int | None = None
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if self.received is not None:
+            control.should_save = True
+            control.should_training_stop = True
+        if state.max_steps and state.global_step >= state.max_steps and args.save_strategy == "steps":
+            # the last step is always a checkpoint: a run killed during the final calibration, or started again
+            # once finished, resumes there instead of training again
+            control.should_save = True
+
+
+@contextlib.contextmanager
+def signals_stop_training(callback: StopOnSignalCallback):
+    """The first SIGINT / SIGTERM stops training after the current step, with a checkpoint (``callback`` asks the
+    Trainer for both); a second one stops at once. (Only in the main thread, where Python delivers signals.)"""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    callback.received = None
+
+    def handler(signum, frame):
+        if callback.received is not None:
+            raise KeyboardInterrupt
+        callback.received = signum
+        logger.warning("Stopping after this step and saving a checkpoint (interrupt again to stop at once).")
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)

@@ -1,0 +1,189 @@
+"""What a resumed run needs besides the Trainer's own files: each checkpoint's method arrays and training modules,
+a manifest written last that lists them, and the newest complete checkpoint of a run folder."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import torch
+from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
+from transformers.utils import logging
+
+logger = logging.get_logger(__name__)
+
+CHECKPOINT_ARRAY_PREFIX = "hf_textcluster_"
+
+
+# Written last into each checkpoint, after the weights, optimizer, RNG states and the method's own files: it lists those
+# files, so that a checkpoint a crash cut off before its end is recognised as incomplete.
+CHECKPOINT_MANIFEST = f"{CHECKPOINT_ARRAY_PREFIX}checkpoint.json"
+
+
+def _checkpoint_problem(folder: str) -> str | None:
+    """Why ``folder`` (a ``checkpoint-N``) cannot be resumed from, or None when it is complete."""
+    for name in ("config.json", "model.safetensors", "trainer_state.json"):
+        if not os.path.isfile(os.path.join(folder, name)):
+            return f"it has no {name}"
+    try:
+        with open(os.path.join(folder, "trainer_state.json")) as f:
+            json.load(f)
+    except (OSError, ValueError):
+        return "its trainer_state.json is cut off"
+    manifest = os.path.join(folder, CHECKPOINT_MANIFEST)
+    if os.path.isfile(manifest):  # checkpoints written before the manifest existed have none
+        try:
+            with open(manifest) as f:
+                needed = json.load(f)["files"]
+        except (OSError, ValueError, KeyError, TypeError):
+            return f"its {CHECKPOINT_MANIFEST} is cut off"
+        missing = [name for name in needed if not os.path.isfile(os.path.join(folder, name))]
+        if missing:
+            return f"it lacks {', '.join(missing)}"
+    return None
+
+
+def last_complete_checkpoint(output_dir: str) -> str | None:
+    """The newest ``checkpoint-N`` of ``output_dir`` that holds everything a resumed run needs (weights, trainer
+    state, and the method's own files listed in its manifest). A newer one that a crash cut off is skipped with a
+    warning naming it and the checkpoint used instead."""
+    if not os.path.isdir(output_dir):
+        return None
+    folders = sorted(
+        (
+            d
+            for d in os.listdir(output_dir)
+            if d.startswith(f"{PREFIX_CHECKPOINT_DIR}-")
+            and d.split("-")[-1].isdigit()
+            and os.path.isdir(os.path.join(output_dir, d))
+        ),
+        key=lambda d: int(d.split("-")[-1]),
+        reverse=True,
+    )
+    skipped = []
+    for name in folders:
+        folder = os.path.join(output_dir, name)
+        problem = _checkpoint_problem(folder)
+        if problem is None:
+            if skipped:
+                logger.warning(
+                    f"Skipping the incomplete checkpoint{'s' if len(skipped) > 1 else ''} "
+                    f"{'; '.join(skipped)} (interrupted while saving); resuming from {folder} instead."
+                )
+            return folder
+        skipped.append(f"{folder} ({problem})")
+    if skipped:
+        logger.warning(
+            f"No complete checkpoint in {output_dir}: skipping {'; '.join(skipped)} (interrupted while saving)."
+        )
+    return None
+
+
+TRAINING_MODULES_FILE = f"{CHECKPOINT_ARRAY_PREFIX}training_modules.safetensors"
+
+
+class ResumeFilesMixin:
+    """The part of :class:`~hf_textcluster.training.trainer.ClusteringTrainer` that saves and restores what a method
+    trains besides the model (``checkpoint_arrays``, ``training_modules``) in every checkpoint."""
+
+    def checkpoint_arrays(self) -> dict[str, np.ndarray]:
+        """What a resumed run needs besides weights, optimizer and RNG states (targets, pseudo-labels), by name; saved
+        as ``hf_textcluster_<name>.npy`` in each checkpoint and handed to ``restore_checkpoint_arrays`` on resume."""
+        return {}
+
+    def restore_checkpoint_arrays(self, arrays: dict[str, np.ndarray]) -> None:
+        """Take back what ``checkpoint_arrays`` saved (called before a resumed run's first step)."""
+
+    def training_modules(self) -> dict[str, torch.nn.Module]:
+        """Modules that train with the model but are not part of the served model (e.g. a denoising decoder), by
+        name. Their parameters join the optimizer (where ``is_encoder_parameter("<name>.<param>")`` says) and their
+        own tensors (those not shared with the model) go into every checkpoint, so a resumed run gets them back."""
+        return {}
+
+    def _training_module_parameters(self) -> list[tuple[str, torch.nn.Parameter]]:
+        in_model = {id(p) for p in self.model.parameters()}
+        return [
+            (f"{name}.{param_name}", param)
+            for name, module in self.training_modules().items()
+            for param_name, param in module.named_parameters()
+            if id(param) not in in_model
+        ]
+
+    def training_module_state(self) -> dict[str, torch.Tensor]:
+        """The training modules' own tensors (parameters and buffers not shared with the model), by qualified name."""
+        in_model = {t.data_ptr() for t in self.model.state_dict().values()}
+        state = {}
+        for name, module in self.training_modules().items():
+            for key, tensor in module.state_dict().items():
+                if tensor.data_ptr() not in in_model and f"{name}.{key}" not in state:
+                    state[f"{name}.{key}"] = tensor.detach().cpu().contiguous()
+        # tensors tied inside a module (a decoder's output layer and input embeddings) are stored once
+        seen, unique = set(), {}
+        for key, tensor in state.items():
+            if tensor.data_ptr() not in seen:
+                seen.add(tensor.data_ptr())
+                unique[key] = tensor
+        return unique
+
+    def save_model(self, output_dir: str | None = None, _internal_call: bool = False):
+        super().save_model(output_dir, _internal_call=_internal_call)
+        folder = output_dir or self.args.output_dir
+        if _internal_call and os.path.basename(os.path.normpath(folder)).startswith(f"{PREFIX_CHECKPOINT_DIR}-"):
+            self._save_resume_files(folder)
+
+    def _save_resume_files(self, folder: str) -> None:
+        """The method's own files (``checkpoint_arrays``, the training modules) and the manifest naming them, written
+        while the Trainer saves a checkpoint: before its ``trainer_state.json`` and before older checkpoints are
+        rotated away, so a checkpoint that looks complete is complete (each file atomically: a temporary file, then a
+        rename)."""
+        if not self.args.should_save:
+            return
+        written = []
+        arrays = dict(self.checkpoint_arrays())
+        if getattr(self, "initial_kmeans_labels", None) is not None:  # the health checks' reference, after a resume too
+            arrays.setdefault("initial_kmeans_labels", np.asarray(self.initial_kmeans_labels))
+        for name, array in arrays.items():
+            path = os.path.join(folder, f"{CHECKPOINT_ARRAY_PREFIX}{name}.npy")
+            with open(path + ".tmp", "wb") as f:
+                np.save(f, np.asarray(array))
+            os.replace(path + ".tmp", path)
+            written.append(os.path.basename(path))
+        if self.training_modules():
+            from safetensors.torch import save_file
+
+            path = os.path.join(folder, TRAINING_MODULES_FILE)
+            save_file(self.training_module_state(), path + ".tmp")
+            os.replace(path + ".tmp", path)
+            written.append(TRAINING_MODULES_FILE)
+        path = os.path.join(folder, CHECKPOINT_MANIFEST)
+        with open(path + ".tmp", "w") as f:
+            json.dump({"files": written}, f)
+        os.replace(path + ".tmp", path)
+
+    def _restore_from_checkpoint_folder(self, checkpoint: str) -> None:
+        arrays = {
+            name[len(CHECKPOINT_ARRAY_PREFIX) : -len(".npy")]: np.load(os.path.join(checkpoint, name))
+            for name in sorted(os.listdir(checkpoint))
+            if name.startswith(CHECKPOINT_ARRAY_PREFIX) and name.endswith(".npy")
+        }
+        if "initial_kmeans_labels" in arrays:
+            self.initial_kmeans_labels = arrays.pop("initial_kmeans_labels")
+        if arrays:
+            self.restore_checkpoint_arrays(arrays)
+        modules_file = os.path.join(checkpoint, TRAINING_MODULES_FILE)
+        if self.training_modules():
+            if not os.path.isfile(modules_file):
+                raise ValueError(
+                    f"{checkpoint} lacks {TRAINING_MODULES_FILE} (the {', '.join(self.training_modules())} "
+                    "this method trains besides the model): resume with --no-resume to start over."
+                )
+            from safetensors.torch import load_file
+
+            saved = load_file(modules_file)
+            for name, module in self.training_modules().items():
+                own = {k[len(name) + 1 :]: v for k, v in saved.items() if k.startswith(f"{name}.")}
+                state = module.state_dict()
+                with torch.no_grad():
+                    for key, value in own.items():
+                        state[key].copy_(value)

@@ -1,0 +1,88 @@
+"""The collator that tokenizes a batch's text views, and the warning about training texts cut at ``max_length``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from transformers.utils import logging
+
+from ..modeling.validation import clip_text
+
+logger = logging.get_logger(__name__)
+
+
+def warn_if_truncated(
+    texts: Sequence[str], tokenizer, max_length: int, sample_size: int = 5000, seed: int = 0
+) -> float:
+    """Warn when training texts are longer than ``max_length`` tokens (they are cut); returns the share cut, measured
+    on a seeded sample of at most ``sample_size`` texts (tokenizing a million texts only to warn would take minutes)."""
+    n = len(texts)
+    rows = range(n) if n <= sample_size else np.random.default_rng(seed).choice(n, size=sample_size, replace=False)
+    lengths = np.asarray(
+        [
+            len(ids)
+            for ids in tokenizer([clip_text(texts[int(i)], max_length) for i in rows], truncation=False)["input_ids"]
+        ]
+    )
+    share = float((lengths > max_length).mean()) if len(lengths) else 0.0
+    if share > 0:
+        # a warning from 1% of the texts on (short-text corpora have a few long outliers), a note below that
+        (logger.warning if share >= 0.01 else logger.info)(
+            f"{100 * share:.1f}% of the training texts{' (in a sample of %d)' % len(lengths) if n > sample_size else ''} "
+            f"are longer than max_length={max_length} tokens and are truncated to it (the longest has {lengths.max()} "
+            f"tokens, the median {int(np.median(lengths))}). If their ends matter, raise it (--config max_length=N, "
+            "at most the encoder's position limit; longer is slower) or split long documents into passages."
+        )
+    return share
+
+
+class TextViewsCollator:
+    """Tokenizes one or more text columns of a batch of rows into ``{prefix}input_ids`` / ``{prefix}attention_mask``.
+
+    All views are tokenized in one call and padded to one common length, so a trainer can run them through the
+    encoder as one concatenated batch. ``index`` (row positions in the dataset) is passed through when present. With
+    ``word_ids``, ``{prefix}word_ids`` gives each token's word number in its text (-1 for special and padding tokens),
+    for noise that deletes whole words.
+    """
+
+    def __init__(
+        self, tokenizer, max_length: int, views: dict[str, str], pad_to_max_length: bool = False, word_ids: bool = False
+    ):
+        if word_ids and not getattr(tokenizer, "is_fast", False):
+            raise ValueError(
+                "Word-level noise needs a fast tokenizer (`tokenizer.is_fast`): load the encoder's "
+                "tokenizer with `AutoTokenizer.from_pretrained(..., use_fast=True)`."
+            )
+        self.tokenizer = tokenizer
+        self.max_length = max_length
+        self.views = views  # output prefix -> dataset column
+        self.pad_to_max_length = pad_to_max_length
+        self.word_ids = word_ids
+
+    def __call__(self, rows: Sequence[dict[str, Any]]) -> dict[str, torch.Tensor]:
+        texts = []
+        for column in self.views.values():
+            texts.extend(clip_text(row[column], self.max_length) for row in rows)
+        encoded = self.tokenizer(
+            texts,
+            padding="max_length" if self.pad_to_max_length else True,
+            truncation=True,
+            max_length=self.max_length,
+            return_tensors="pt",
+        )
+        batch: dict[str, torch.Tensor] = {}
+        n = len(rows)
+        for view_index, prefix in enumerate(self.views):
+            for key, value in encoded.items():
+                batch[f"{prefix}{key}"] = value[view_index * n : (view_index + 1) * n]
+            if self.word_ids:
+                batch[f"{prefix}word_ids"] = torch.tensor(
+                    [[-1 if w is None else w for w in encoded.word_ids(view_index * n + i)] for i in range(n)],
+                    dtype=torch.long,
+                )
+        if "index" in rows[0]:
+            batch["index"] = torch.tensor([row["index"] for row in rows], dtype=torch.long)
+        return batch

@@ -1,0 +1,161 @@
+"""Merging, splitting and updating a clusterer's clusters by weight arithmetic: for every method and for a served
+refined head, the edited model serves the new partition, and saves, loads and serves it through AutoModel and the
+pipeline."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from transformers import AutoModel, pipeline
+
+import hf_textcluster  # noqa: F401
+from hf_textcluster.choosing.refinement import refine_partition
+from hf_textcluster.models import METHODS, get_method
+
+K = 5
+
+
+def _model(method, encoder_dir, texts, refined=False):
+    torch.manual_seed(0)
+    model = get_method(method).model_class.from_encoder_pretrained(str(encoder_dir), num_clusters=K)
+    if method == "aecl" and not refined:  # the clustering network G_p served (random here: the arithmetic is the same)
+        model.initialize_clusters(texts)
+        model.config.serving_head, model.config.serving_attention = "network", "self"
+    else:
+        model.initialize_clusters(texts)
+    if refined:
+        embeddings = model.embed(texts)
+        with torch.no_grad():
+            features = model.kmeans_features(torch.from_numpy(embeddings)).numpy()
+        result = refine_partition(features, model.predict(texts), num_clusters=K, max_rounds=0)
+        model.set_refined_head(result.coef, result.intercept, served_partition="kmeans+refined")
+    return model.calibrate(texts)
+
+
+@pytest.fixture(scope="module")
+def corpus(toy_corpus):
+    texts, _ = toy_corpus
+    extra = [f"{w} {v} {u}" for w, v, u in zip(texts[0].split() * 40, texts[1].split() * 40, texts[2].split() * 40)]
+    return texts + extra[:60]
+
+
+CASES = [(m, False) for m in METHODS] + [("sccl", True), ("aecl", True)]
+
+
+def _round_trip(model, texts, tmp_path):
+    model.save_pretrained(tmp_path)
+    loaded = AutoModel.from_pretrained(tmp_path)
+    np.testing.assert_array_equal(loaded.predict(texts), model.predict(texts))
+    clusterer = pipeline("text-clustering", model=loaded)
+    out = clusterer(texts[:4])
+    assert [o["cluster"] for o in out] == list(model.predict(texts[:4]))
+    assert all(o["label"] == model.config.id2label[o["cluster"]] for o in out)
+    return loaded
+
+
+@pytest.mark.parametrize("method,refined", CASES)
+def test_merge_serves_the_merged_partition(method, refined, tiny_encoder_dir, corpus, tmp_path):
+    model = _model(method, tiny_encoder_dir, corpus, refined)
+    before = model.predict(corpus)
+    merged = model.merge_clusters([[3, 1]], texts=corpus)
+    assert merged.config.num_clusters == K - 1 and model.config.num_clusters == K
+    assert list(merged.cluster_mapping_) == [0, 1, 2, 1, 3]
+    after = merged.predict(corpus)
+    expected = merged.cluster_mapping_[before]
+    # the merged partition, up to the texts near the merged clusters' new boundary
+    assert (after == expected).mean() >= 0.8
+    assert merged.is_calibrated and merged.calibration.centres.shape[0] == K - 1
+    np.testing.assert_array_equal(model.predict(corpus), before)  # the original is untouched
+    _round_trip(merged, corpus, tmp_path)
+
+
+@pytest.mark.parametrize("method,refined", CASES)
+def test_split_serves_the_split_partition(method, refined, tiny_encoder_dir, corpus, tmp_path):
+    model = _model(method, tiny_encoder_dir, corpus, refined)
+    before = model.predict(corpus)
+    big = int(np.bincount(before).argmax())
+    split = model.split_cluster(big, n=2, texts=corpus)
+    assert split.config.num_clusters == K + 1
+    after = split.predict(corpus)
+    others = before != big
+    assert (after[others] == before[others]).mean() >= 0.9  # the other clusters keep their texts
+    members = after[~others]
+    assert set(members) <= {big, K} or (np.isin(members, [big, K]).mean() >= 0.9)
+    assert np.isin(members, [big, K]).mean() >= 0.9 and min((members == big).sum(), (members == K).sum()) > 0
+    _round_trip(split, corpus, tmp_path)
+
+
+def test_merge_and_split_check_their_arguments(tiny_encoder_dir, corpus):
+    model = _model("sccl", tiny_encoder_dir, corpus)
+    for groups, match in (([[1]], "at least two"), ([[1, 9]], "cluster id in 0..4"), ([[1, 2], [2, 3]], "two of")):
+        with pytest.raises(ValueError, match=match):
+            model.merge_clusters(groups)
+    with pytest.raises(ValueError, match="leaves one cluster"):
+        model.merge_clusters([[0, 1, 2, 3, 4]])
+    with pytest.raises(ValueError, match="`texts` is required"):
+        model.split_cluster(0)
+    with pytest.raises(ValueError, match="`n` must"):
+        model.split_cluster(0, n=1, texts=corpus)
+    with pytest.raises(ValueError, match="needs at least"):
+        model.split_cluster(0, n=2, texts=corpus[:3])
+
+
+def test_names_follow_the_edits(tiny_encoder_dir, corpus):
+    model = _model("sccl", tiny_encoder_dir, corpus)
+    assert model.merge_clusters([[1, 3]]).config.id2label == {i: f"cluster_{i}" for i in range(K - 1)}
+    model.config.id2label = {i: name for i, name in enumerate("abcde")}
+    merged = model.merge_clusters([[1, 3]])
+    assert merged.config.id2label == {0: "a", 1: "b + d", 2: "c", 3: "e"}
+    assert merged.config.label2id["b + d"] == 1
+
+
+@pytest.mark.parametrize("method,refined", CASES)
+def test_update_moves_centres_and_accepts_an_emerging_group(method, refined, tiny_encoder_dir, corpus, tmp_path):
+    model = _model(method, tiny_encoder_dir, corpus, refined)
+    model.start_online(corpus)
+    result = model.update(corpus[:60])
+    assert result.clusters.shape == (60,) and not result.accepted
+    assert result.moved.shape == (K,) and np.isfinite(result.moved).all()
+    # texts unlike anything the model saw: one word repeated, far from every centre
+    new = [" ".join(["zzz"] * (3 + i % 4)) + " q" * (i % 3) for i in range(30)]
+    batch = corpus[:30] + new
+    result = model.update(batch, accept_new=True, min_new_size=10)
+    assert result.far[30:].mean() > 0.5
+    assert result.proposed is not None and np.isin(result.proposed, np.arange(30, 60)).mean() >= 0.9
+    assert result.accepted and result.new_cluster == K and model.config.num_clusters == K + 1
+    assert (model.predict([batch[i] for i in result.proposed]) == K).mean() >= 0.8
+    assert (model.predict(corpus[:30]) == K).mean() <= 0.1
+    _round_trip(model, corpus + new, tmp_path)
+
+
+def test_least_typical_flags_a_share_of_each_cluster(tiny_encoder_dir, corpus):
+    model = _model("sccl", tiny_encoder_dir, corpus)
+    out = model.least_typical(corpus, fraction=0.1)
+    assert set(out) == {"cluster", "distance", "typicality", "least_typical"}
+    for k in np.unique(out["cluster"]):
+        rows = out["cluster"] == k
+        assert out["least_typical"][rows].sum() == int(np.ceil(0.1 * rows.sum()))
+        flagged, kept = out["distance"][rows & out["least_typical"]], out["distance"][rows & ~out["least_typical"]]
+        assert kept.size == 0 or flagged.min() >= kept.max()
+    assert ((out["typicality"] >= 0) & (out["typicality"] <= 1)).all()
+    with pytest.raises(ValueError, match="`fraction`"):
+        model.least_typical(corpus, fraction=5)
+
+
+def test_an_edited_model_runs_and_edits_as_remote_code(tiny_encoder_dir, corpus, tmp_path):
+    """The edit arithmetic ships with the model: the remote class loads an edited model, predicts as the package
+    does, and edits it further without the package."""
+    import json
+
+    from transformers.dynamic_module_utils import get_class_from_dynamic_module
+
+    merged = _model("sccl", tiny_encoder_dir, corpus).merge_clusters([[0, 1]], texts=corpus)
+    merged.save_pretrained(tmp_path, remote_code=True)
+    config = json.loads((tmp_path / "config.json").read_text())
+    remote_class = get_class_from_dynamic_module(config["auto_map"]["AutoModel"], str(tmp_path))
+    assert remote_class.__module__.startswith("transformers_modules.")
+    remote = remote_class.from_pretrained(tmp_path)
+    np.testing.assert_array_equal(remote.predict(corpus), merged.predict(corpus))
+    again, package_again = remote.merge_clusters([[0, 1]]), merged.merge_clusters([[0, 1]])
+    np.testing.assert_array_equal(again.predict(corpus), package_again.predict(corpus))

@@ -1,0 +1,195 @@
+"""`train --method auto`: two signals trained, every candidate and a consensus kept, one chosen without labels and
+served by one saved model (through AutoModel and the pipeline), the same with the label column removed."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from transformers import AutoModel, pipeline
+
+import hf_textcluster  # noqa: F401
+from hf_textcluster.data import load_texts
+from hf_textcluster.runs.auto import (
+    CANDIDATES_FILE,
+    CONSENSUS,
+    SIGNALS,
+    auto_steps,
+    read_candidates,
+    texts_match,
+)
+from hf_textcluster.runs.train import train_clusterer
+
+TRAIN = dict(
+    per_device_train_batch_size=16, bf16=False, save_strategy="no", logging_steps=1, disable_tqdm=True, max_steps=2
+)
+
+
+def _train(encoder, texts, labels, out, **overrides):
+    return train_clusterer(
+        "auto",
+        load_texts(texts, labels),
+        str(out),
+        encoder=str(encoder),
+        num_clusters=3,
+        training_overrides={**TRAIN, **overrides},
+        evaluate=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def auto_trained(tiny_encoder_dir, toy_corpus, tmp_path_factory):
+    texts, labels = toy_corpus
+    out = tmp_path_factory.mktemp("auto") / "run"
+    return _train(tiny_encoder_dir, texts, labels, out), out
+
+
+def test_auto_trains_every_signal_and_keeps_every_candidate(auto_trained, toy_corpus):
+    result, out = auto_trained
+    texts = toy_corpus[0]
+    run = json.loads((out / "training_run.json").read_text())
+    record = run["auto"]
+    assert set(record["signals"]) == set(SIGNALS)
+    for name, signal in record["signals"].items():
+        assert signal["steps"] == 2 and (out / signal["folder"] / "model.safetensors").is_file()
+    assert record["signals"]["self_training"]["config"] == {"mlm_loss_weight": 0.0}
+    names = set(record["candidates"])
+    # each signal's six read-outs, the pretrained encoder's two, and the consensus
+    assert {f"{s}/{c}" for s in SIGNALS for c in ("head", "kmeans", "umap_kmeans")} <= names
+    assert {"pretrained/kmeans", "pretrained/umap_kmeans", CONSENSUS} <= names
+    assert all(set(values) == set(record["criteria"]) for values in record["candidates"].values())
+    partitions, metadata = read_candidates(out)
+    assert set(partitions) == names | {"served"} and texts_match(texts, metadata)
+    assert not texts_match(texts[:-1], metadata)
+    for name, labels in partitions.items():
+        assert labels.shape == (len(texts),) and labels.min() >= 0 and labels.max() < 3, name
+        if name != "served":
+            np.testing.assert_array_equal(labels, result.candidates[name])
+
+
+def test_the_choice_is_the_best_by_its_criterion_and_is_served_after_save_and_load(auto_trained, toy_corpus):
+    result, out = auto_trained
+    texts = toy_corpus[0]
+    record = json.loads((out / "training_run.json").read_text())["auto"]
+    choice = record["choice"]
+    values = {name: v[choice["criterion"]] for name, v in record["candidates"].items()}
+    assert values[choice["served"]] == max(values.values())
+    model = AutoModel.from_pretrained(out)
+    assert model.config.served_partition == choice["served"] and model.is_calibrated
+    assert model.config.model_type == record["signals"][choice["serving_signal"]]["method"]
+    served = read_candidates(out)[0]["served"]
+    np.testing.assert_array_equal(model.predict(texts), served)
+    clusterer = pipeline("text-clustering", model=str(out))
+    assert [r["cluster"] for r in clusterer(texts)] == served.tolist()
+    # the served clusters are the chosen candidate's, up to what a linear head on the embeddings can express
+    assert (served == result.candidates[choice["served"]]).mean() >= 0.9
+
+
+def test_a_candidate_of_another_space_is_served_by_a_linear_head(tiny_encoder_dir, toy_corpus, tmp_path):
+    texts, labels = toy_corpus
+    out = tmp_path / "run"
+    result = _train(tiny_encoder_dir, texts, labels, out, serve="pretrained/kmeans")
+    record = result.auto["choice"]
+    assert record["served"] == "pretrained/kmeans" and record["criterion"] is None
+    model = AutoModel.from_pretrained(out)
+    assert model.config.served_partition == "pretrained/kmeans" and model.config.refined_head_dim > 0
+    np.testing.assert_array_equal(model.predict(texts), result.served_labels)
+    assert record["head_agreement"] == pytest.approx(  # recorded to 4 places
+        float((result.served_labels == result.candidates["pretrained/kmeans"]).mean()), abs=1e-4
+    )
+
+
+def test_the_served_partition_is_identical_without_the_label_column(
+    auto_trained, tiny_encoder_dir, toy_corpus, tmp_path
+):
+    result, out = auto_trained
+    texts = toy_corpus[0]
+    plain = _train(tiny_encoder_dir, texts, None, tmp_path / "plain")
+    assert plain.auto["choice"] == result.auto["choice"]
+    assert plain.auto["candidates"] == result.auto["candidates"]
+    np.testing.assert_array_equal(plain.served_labels, result.served_labels)
+    np.testing.assert_array_equal(
+        AutoModel.from_pretrained(tmp_path / "plain").predict(texts), AutoModel.from_pretrained(out).predict(texts)
+    )
+
+
+def test_bad_requests_fail_with_one_clear_line(tiny_encoder_dir, toy_corpus, tmp_path):
+    texts, labels = toy_corpus
+    with pytest.raises(ValueError, match="config_overrides"):
+        train_clusterer("auto", load_texts(texts, labels), str(tmp_path / "a"), config_overrides={"eta": 1.0})
+    with pytest.raises(ValueError, match="not a candidate"):
+        _train(tiny_encoder_dir, texts, labels, tmp_path / "b", serve="nope")
+
+
+def test_the_schedule_depends_on_the_number_of_texts_only():
+    assert auto_steps(20_000, 64, 300) == 300  # the recipe's steps on a corpus of thousands
+    assert auto_steps(1_000, 64, 300) == 125  # about eight passes on a small one
+    assert auto_steps(10, 64, 300) == 100
+    with pytest.raises(ValueError, match="num_texts"):
+        auto_steps(0, 64, 300)
+
+
+def test_candidates_file_is_safetensors(auto_trained):
+    _, out = auto_trained
+    from safetensors import safe_open
+
+    with safe_open(str(out / CANDIDATES_FILE), framework="numpy") as f:
+        assert f.metadata()["num_train_texts"] == "120"
+
+
+def _write_texts(path, texts, labels=None):
+    import csv
+
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(["text", "label"] if labels is not None else ["text"])
+        for i, text in enumerate(texts):
+            writer.writerow([text, labels[i]] if labels is not None else [text])
+
+
+def test_refine_switches_to_a_kept_candidate_without_training(auto_trained, toy_corpus, tmp_path, capsys):
+    from hf_textcluster.cli import main
+
+    result, out = auto_trained
+    texts = toy_corpus[0]
+    _write_texts(tmp_path / "texts.csv", texts)
+    name = "self_training/kmeans"
+    target = tmp_path / "switched"
+    args = ["refine", "--model", str(out), "--input", str(tmp_path / "texts.csv"), "--output-dir", str(target)]
+    assert main([*args, "--serve", name]) == 0
+    model = AutoModel.from_pretrained(target)
+    assert model.config.served_partition == name and model.is_calibrated
+    served = model.predict(texts)
+    # a linear head fitted to the kept partition reproduces it (up to what it can express)
+    assert (served == result.candidates[name]).mean() >= 0.9
+    partitions, _ = read_candidates(target)  # kept with the new model, its served clusters updated
+    np.testing.assert_array_equal(partitions["served"], served)
+    assert json.loads((target / "training_run.json").read_text())["serving"]["served"] == name
+    assert "now serves its self_training/kmeans partition" in capsys.readouterr().out
+    # other texts than the run's, or a name it did not keep: one clear line, exit status 2
+    _write_texts(tmp_path / "other.csv", texts[:-1])
+    other = ["refine", "--model", str(out), "--input", str(tmp_path / "other.csv"), "--output-dir", str(tmp_path / "x")]
+    assert main([*other, "--serve", name]) == 2
+    assert "training texts" in capsys.readouterr().err
+    assert main([*args, "--overwrite", "--serve", "contrastive/nope"]) == 2
+    assert "not a kept candidate" in capsys.readouterr().err
+
+
+def test_evaluate_scores_every_kept_candidate(auto_trained, toy_corpus, tmp_path, capsys):
+    from hf_textcluster.cli import main
+    from hf_textcluster.evaluation.metrics import clustering_scores
+
+    result, out = auto_trained
+    texts, labels = toy_corpus
+    _write_texts(tmp_path / "labelled.csv", texts, labels)
+    args = ["evaluate", "--model", str(out), "--input", str(tmp_path / "labelled.csv"), "--label-column", "label"]
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert f"The candidates it kept ({len(result.candidates)})" in printed
+    acc = clustering_scores(labels, result.candidates[CONSENSUS])["acc"]
+    line = next(line for line in printed.splitlines() if line.strip().startswith(CONSENSUS))
+    assert f"ACC {100 * acc:.1f}" in line
+    _write_texts(tmp_path / "fewer.csv", texts[:60], labels[:60])
+    assert main([*args[:3], "--input", str(tmp_path / "fewer.csv"), "--label-column", "label"]) == 0
+    assert "not of these" in capsys.readouterr().out

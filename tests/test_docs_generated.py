@@ -1,0 +1,35 @@
+"""The generated example cards of the docs are those ``python -m training.docs cards`` writes today (regenerated
+into memory and compared), and the report's screenshot exists. The precision row names the CPU the cards were
+generated on, so it is left out of the comparison."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+PRECISION_ROW = re.compile(r"^\| training \| `precision` \|.*$", re.M)
+
+
+def _comparable(card: str) -> str:
+    return PRECISION_ROW.sub("| training | `precision` | (this machine's) |", card)
+
+
+@pytest.mark.slow
+def test_example_cards_are_current():
+    from training.docs.example_cards import render_cards
+
+    for path, card in render_cards().items():
+        assert path.is_file(), f"{path} is missing: run `python -m training.docs cards`"
+        assert _comparable(path.read_text(encoding="utf-8")) == _comparable(card), (
+            f"{path.name} is stale: run `python -m training.docs cards`"
+        )
+
+
+def test_example_cards_and_the_screenshot_are_in_the_docs():
+    from training.docs.example_cards import CARDS
+    from training.docs.screenshot import SCREENSHOT
+
+    for path in [*CARDS.values(), SCREENSHOT]:
+        assert path.is_file(), f"{path} is missing: run `python -m training.docs all`"
+    assert "report.png" in (SCREENSHOT.parents[0] / "getting-started.md").read_text(encoding="utf-8")

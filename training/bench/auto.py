@@ -1,0 +1,289 @@
+"""The default, ``train --method auto`` (``python -m training.bench auto``): every candidate it gathers (each training
+signal's read-outs, the pretrained encoder's k-means and UMAP k-means, their consensus) scored against the labels,
+beside the one it serves (chosen without labels) and the oracle (the best candidate by ACC: chosen with labels, out of
+a user's reach). Labels only score: the run itself never sees them.
+
+Resumable: ``--skip-done`` skips (corpus, seed) pairs already stored. Each row records the CPU kind and the wall time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+
+import numpy as np
+
+from .common import add_corpus_arguments, cpu_kind, default_baselines, mean_std, run_header
+from .store import put_row, run_dir, save_store
+
+SECTION = "auto"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """``auto``: corpora, seeds, a variant label, steps and TrainingArguments overrides, resume."""
+    add_corpus_arguments(parser)
+    parser.add_argument("--variant", default="", help="A label for this configuration in the tables.")
+    parser.add_argument(
+        "--max-steps", type=int, default=None, help="Steps per signal instead of the default schedule (checks only)."
+    )
+    parser.add_argument(
+        "--training",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="A TrainingArguments override for every signal (JSON value), e.g. per_device_train_batch_size=32.",
+    )
+    parser.add_argument(
+        "--skip-done", action="store_true", help="Skip (dataset, seed) pairs of this variant already stored (resume)."
+    )
+    parser.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        help="Only N texts of each corpus (a seeded sample): a quick check, best with HF_TEXTCLUSTER_BENCH_STORE "
+        "pointing at a scratch store.",
+    )
+
+
+def score_candidates(labels, candidates: dict, served_labels, record: dict) -> dict:
+    """Every candidate scored against ``labels`` (with its label-free criteria), the served model's clusters, the
+    choice and the oracle: the fields of an ``auto`` row."""
+    from hf_textcluster.evaluation.metrics import clustering_scores
+
+    labels = np.asarray(labels)
+    scored = {
+        name: {**clustering_scores(labels, predicted), "criteria": record["candidates"].get(name, {})}
+        for name, predicted in candidates.items()
+    }
+    oracle = max(scored, key=lambda name: (scored[name]["acc"], -list(scored).index(name)))
+    choice = record["choice"]
+    served = clustering_scores(labels, served_labels)
+    return {
+        "partitions": scored,
+        "selection_criterion": choice["criterion"],
+        "served_by_default": choice["served"],
+        "serving_signal": choice["serving_signal"],
+        "served_acc": served["acc"],  # as the saved model serves it (a linear head for a candidate of another space)
+        "served_nmi": served["nmi"],
+        "served_candidate_acc": scored[choice["served"]]["acc"],
+        "oracle": oracle,
+        "oracle_acc": scored[oracle]["acc"],
+        "oracle_nmi": scored[oracle]["nmi"],
+    }
+
+
+def run(args, store: dict, run_id: str) -> None:
+    """Train the default on every corpus and seed asked for, score every candidate, store one row per run."""
+    import torch
+
+    from hf_textcluster.data import load_benchmark
+    from hf_textcluster.runs.auto import SIGNALS
+    from hf_textcluster.runs.recipes import load_recipe
+    from hf_textcluster.runs.train import train_clusterer
+
+    overrides = {"save_strategy": "no", "disable_tqdm": True, "logging_steps": 100}
+    if args.max_steps:
+        overrides["max_steps"] = args.max_steps
+    overrides.update({k: json.loads(v) for k, _, v in (c.partition("=") for c in args.training)})
+    done = {
+        (r["dataset"], r.get("seed"))
+        for r in store["rows"]
+        if r["section"] == SECTION and (r.get("variant") or "") == args.variant
+    }
+    machine = store["runs"][run_id]["machine"]
+    for name in args.datasets:
+        for seed in args.seeds:
+            if args.skip_done and (name, seed) in done:
+                print(f"{name:15s} seed {seed} auto: stored already (--skip-done)", flush=True)
+                continue
+            dataset = name
+            if args.limit:  # a quick check on a seeded subset, with the contrastive signal's views
+                views = load_recipe(SIGNALS["contrastive"].method, "cpu", None).get("augmentation")
+                full = load_benchmark(name, data_dir=args.data_dir, augmentation=views)
+                dataset = full.shuffle(seed=0).select(range(min(args.limit, len(full))))
+            output_dir = str(run_dir(SECTION, name, seed, args.variant or ("check" if args.limit else "")))
+            start = time.perf_counter()
+            result = train_clusterer(
+                "auto",
+                dataset,
+                output_dir,
+                data_dir=args.data_dir,
+                seed=seed,
+                training_overrides=overrides,
+                resume=False,
+                evaluate=False,
+                save=True,
+                overwrite=True,  # a rerun replaces its own row's run
+            )
+            wall = time.perf_counter() - start
+            fields = score_candidates(
+                result.train_dataset["label"], result.candidates, result.served_labels, result.auto
+            )
+            row = {
+                "section": SECTION,
+                "method": "auto",
+                "dataset": name,
+                "seed": seed,
+                "run": run_id,
+                "variant": args.variant,
+                "cpu_kind": cpu_kind(machine),
+                "wall_seconds": round(wall, 1),
+                "train_seconds": round(result.train_seconds, 1),
+                "choose_seconds": result.auto["choose_seconds"],
+                "num_texts": len(result.train_dataset),
+                "signals": {
+                    s: {k: v[k] for k in ("method", "steps", "batch_size", "train_seconds")}
+                    for s, v in result.auto["signals"].items()
+                },
+                **fields,
+            }
+            print(
+                f"{name:15s} seed {seed} auto: serves {row['served_by_default']} ACC {100 * row['served_acc']:.1f} "
+                f"| oracle {row['oracle']} ACC {100 * row['oracle_acc']:.1f} (labels) | {wall:.0f}s wall",
+                flush=True,
+            )
+            if args.limit:
+                row["note"] = f"a check on {row['num_texts']} texts of the corpus"
+            put_row(store, row)
+            save_store(store)
+            del result
+            torch.manual_seed(0)
+
+
+def shallow_best(rows: list[dict], dataset: str) -> tuple[float, str] | None:
+    """The strongest shallow baseline of ``dataset`` (mean ACC over seeds): MiniLM + k-means, the BERTopic way at
+    the true K, and BERTopic's default."""
+    pools = {
+        "MiniLM + k-means": [r for r in default_baselines(rows) if r["method"] == "embeddings-kmeans"],
+        "BERTopic way": [r for r in rows if r["section"] == "auto-k" and r["method"] == "bertopic-kmeans"],
+        "BERTopic default": [r for r in rows if r["section"] == "auto-k" and r["method"] == "bertopic"],
+    }
+    best = None
+    for label, pool in pools.items():
+        values = [r["acc"] for r in pool if r["dataset"] == dataset and not r.get("variant")]
+        if values and (best is None or statistics.mean(values) > best[0]):
+            best = (statistics.mean(values), label)
+    return best
+
+
+def render(store: dict, rows: list[dict]) -> list[str]:
+    """Per corpus: what the default serves, the oracle and the strongest shallow baseline; then every candidate's ACC."""
+    from hf_textcluster.data import BENCHMARKS
+
+    auto_rows = [r for r in rows if r["section"] == SECTION and not r.get("variant")]
+    if not auto_rows:
+        return []
+    out = [
+        "## The default: `train --method auto`",
+        "",
+        "`train --method auto` trains two signals (SCCL and DEC self-training without the masked-LM term) within one",
+        "schedule set by the number of texts, gathers every read-out of each, k-means and UMAP k-means on the",
+        "pretrained encoder's embeddings and their consensus, and serves the candidate a label-free criterion",
+        "chooses (`hf_textcluster.runs.auto`). *served* = what the saved model serves (ACC of its clusters);",
+        "*oracle* = the candidate with the highest ACC, **chosen with labels** (out of a user's reach). *strongest",
+        "shallow baseline* = the best of MiniLM + k-means, the BERTopic way at the true K and BERTopic's default.",
+        "ACC in %, mean ± std over seeds; wall time (training, candidates, choice) per CPU kind.",
+        "",
+        "| dataset | served ACC | served (candidate) | oracle ACC (labels) | oracle | strongest shallow baseline "
+        "| Δ served − baseline | wall s | seeds |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name in BENCHMARKS:
+        d = [r for r in auto_rows if r["dataset"] == name]
+        if not d:
+            continue
+        served = statistics.mean(r["served_acc"] for r in d)
+        best = shallow_best(rows, name)
+        delta = f"{100 * (served - best[0]) + 0.0:+.1f}" if best else "–"
+        walls = {}
+        for r in d:
+            walls.setdefault(r.get("cpu_kind", "?"), []).append(r["wall_seconds"])
+        wall = " / ".join(f"{statistics.mean(v):.0f} ({k})" for k, v in sorted(walls.items()))
+        out.append(
+            f"| {name} | {mean_std([r['served_acc'] for r in d])} | {_counts(d, 'served_by_default')} "
+            f"| {mean_std([r['oracle_acc'] for r in d])} | {_counts(d, 'oracle')} "
+            f"| {f'{100 * best[0]:.1f} ({best[1]})' if best else '–'} | {delta} | {wall} | {len(d)} |"
+        )
+    names = sorted({n for r in auto_rows for n in r["partitions"]}, key=_candidate_order)
+    datasets = [n for n in BENCHMARKS if any(r["dataset"] == n for r in auto_rows)]
+    out += [
+        "",
+        "Every candidate's ACC (mean over seeds; the best per corpus in bold):",
+        "",
+        "| candidate | " + " | ".join(datasets) + " |",
+        "|---|" + "---|" * len(datasets),
+    ]
+    best_per = {
+        ds: max(
+            statistics.mean(r["partitions"][n]["acc"] for r in auto_rows if r["dataset"] == ds and n in r["partitions"])
+            for n in names
+            if any(r["dataset"] == ds and n in r["partitions"] for r in auto_rows)
+        )
+        for ds in datasets
+    }
+    for n in names:
+        cells = []
+        for ds in datasets:
+            values = [r["partitions"][n]["acc"] for r in auto_rows if r["dataset"] == ds and n in r["partitions"]]
+            text = mean_std(values) if values else "–"
+            cells.append(f"**{text}**" if values and abs(statistics.mean(values) - best_per[ds]) < 1e-12 else text)
+        out.append(f"| {n} | " + " | ".join(cells) + " |")
+    out += render_criteria(auto_rows)
+    out += ["", *run_header(store, auto_rows), ""]
+    return out
+
+
+def criterion_picks(row: dict, criterion: str) -> str:
+    """The candidate ``criterion`` picks in ``row`` (the highest value; ties: the first listed)."""
+    values = {n: p["criteria"][criterion] for n, p in row["partitions"].items() if criterion in p.get("criteria", {})}
+    return max(values, key=lambda n: (values[n], -list(values).index(n)))
+
+
+def render_criteria(auto_rows: list[dict]) -> list[str]:
+    """Each label-free criterion's pick on every run that recorded them all: how often it is the oracle's, and its
+    mean and largest ACC loss against the oracle (chosen with labels); beside it, always serving one candidate."""
+    criteria = sorted({c for r in auto_rows for p in r["partitions"].values() for c in p.get("criteria", {})})
+    runs = [r for r in auto_rows if all(set(criteria) <= set(p.get("criteria", {})) for p in r["partitions"].values())]
+    if not runs or not criteria:
+        return []
+    default = runs[-1]["selection_criterion"]
+    out = [
+        "",
+        f"Every criterion's pick on the same {len(runs)} runs (all corpora and seeds above that recorded them all), "
+        "against the *oracle*",
+        "(the best candidate by ACC, **chosen with labels**): *picks the oracle* = runs where it picked the oracle's",
+        "candidate; loss = oracle ACC − its pick's ACC, in points. *always X* serves X whatever the texts. The",
+        "criterion `train --method auto` uses is in bold.",
+        "",
+        "| criterion | picks the oracle | mean loss | largest loss | most often picks |",
+        "|---|---|---|---|---|",
+    ]
+    rules = {c: (lambda r, c=c: criterion_picks(r, c)) for c in criteria}
+    for fixed in ("consensus", "pretrained/umap_kmeans"):
+        if all(fixed in r["partitions"] for r in runs):
+            rules[f"always {fixed}"] = lambda r, fixed=fixed: fixed
+    for name, rule in rules.items():
+        picks = [rule(r) for r in runs]
+        losses = [100 * (r["oracle_acc"] - r["partitions"][p]["acc"]) for r, p in zip(runs, picks)]
+        common = max(sorted(set(picks)), key=picks.count)
+        label = f"**{name}**" if name == default else name
+        out.append(
+            f"| {label} | {sum(p == r['oracle'] for p, r in zip(picks, runs))} of {len(runs)} | "
+            f"{statistics.mean(losses):.1f} | {max(losses):.1f} | {common} ({picks.count(common)}) |"
+        )
+    return out
+
+
+def _candidate_order(name: str) -> tuple[int, str]:
+    return (0 if name == "consensus" else 2 if name.startswith("pretrained/") else 1, name)
+
+
+def _counts(rows: list[dict], key: str) -> str:
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r[key]] = counts.get(r[key], 0) + 1
+    if len(counts) == 1:
+        return next(iter(counts))
+    return ", ".join(f"{n} ×{c}" for n, c in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
