@@ -3,7 +3,8 @@
 An encoding pass over the corpus (k-means initialisation, DEC target refreshes, AECL's pseudo-labels, calibration,
 re-clustering, ``predict``) is split between the processes: the texts are sorted by length as the model's own pass
 sorts them, cut into its batches, and the batches are dealt out to the processes in snake order (long and short ones
-to every process); the outputs are then gathered to every process and put back in input order. Each batch is the one a single process would have encoded,
+to every process); the outputs are then gathered to every process and put back in input order. Each batch is the one a
+single process would have encoded,
 with the same texts and the same padding, so the result equals the single-process one exactly (on the same hardware)
 and N processes encode the corpus about N times faster.
 

@@ -83,7 +83,8 @@ def test_cosine_silhouette_is_sklearns():
         ({"k_min": 60}, r"`k_min` \(60\) is not smaller than the number of texts \(60\)"),
         (
             {"k_max": 100},
-            r"`k_max` \(100\) is not smaller than the number of texts \(60\): more clusters than texts; pass k_max <= 59",
+            r"`k_max` \(100\) is not smaller than the number of texts \(60\): more clusters than texts; pass k_max <= "
+            r"59",
         ),
         ({"method": "elbow"}, "Unknown `method` 'elbow'.*eigengap"),
         ({"criterion": "elbow"}, "Unknown `criterion` 'elbow'.*eigengap"),

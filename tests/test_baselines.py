@@ -36,7 +36,7 @@ def test_embedding_kmeans_with_a_tiny_encoder(tiny_encoder_dir, toy_corpus):
         ([], 2, ValueError, "empty"),
         (["a b", ""], 2, ValueError, "item 1|index 1"),
         (["a b", None], 2, TypeError, "item 1"),
-        (["a b", "c d"], 1, ValueError, "at least 2"),
+        (["a b", "c d"], 1, ValueError, ">= 2"),
         (["a b", "c d"], 3, ValueError, r"larger than the number of texts \(2\)"),
         (["a b", "c d"], 2.5, TypeError, "num_clusters"),
     ],

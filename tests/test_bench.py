@@ -134,8 +134,8 @@ def test_auto_k_section_renders_its_table_only_when_it_has_rows(bench):
     assert "## Choosing K without labels" in md and "`bench.py auto-k`" in md
     assert "| tweet | 2,472 | 89 | `eigengap` | 80 | 78.0 | 84.0 | 80.0 | 85.0 | – | – | 12 | 1 |" in md
     assert (
-        "| tweet | 2,472 | 89 | BERTopic default (UMAP -> HDBSCAN) | 60 | 50.0 | 70.0 | 80.0 | 85.0 | 30.0% | 60.0 / 80.0 |"
-        in md
+        "| tweet | 2,472 | 89 | BERTopic default (UMAP -> HDBSCAN) | 60 | 50.0 | 70.0 | 80.0 | 85.0 | 30.0% | 60.0 / "
+        "80.0 |" in md
     )
     assert "| `silhouette` | 1.00 | 1.00 | 0 of 1 | -10.0 | +1.0 | 40 |" in md  # 178 = 2 x 89
     assert "Lowest median log2 error among the criteria: `eigengap`" in md
@@ -375,7 +375,8 @@ def test_speed_rows_of_another_cpu_kind_get_their_own_section(bench, monkeypatch
 def test_a_method_run_end_to_end_writes_its_row_model_and_tables(
     bench, tiny_encoder_dir, toy_corpus, tmp_path, monkeypatch
 ):
-    """The smoke run: `python -m training.bench sccl` for 2 steps on a tiny encoder and the toy corpus (standing in for a benchmark):
+    """The smoke run: `python -m training.bench sccl` for 2 steps on a tiny encoder and the toy corpus (standing in for
+    a benchmark):
     one row with the head, k-means after / before and UMAP k-means after, the kept model rescore can use, the tables;
     `--skip-done` then skips it."""
     import datasets
@@ -696,7 +697,8 @@ def test_partitions_section_compares_every_recorded_criterion_on_the_same_runs(b
             part["criteria"] = {"agreement": agreement[name]}
     md = "\n".join(partitions.render({"runs": {"r": RUN}}, rows))
     assert "Every criterion's pick on the same 2 runs" in md
-    # the default: stackoverflow's oracle (80, no loss), tweet's kmeans (50 against 60); agreement: kmeans (-5), head (0)
+    # the default: stackoverflow's oracle (80, no loss), tweet's kmeans (50 against 60); agreement: kmeans (-5), head
+    # (0)
     assert "| **silhouette** | 1 of 2 | 5.0 | 10.0 | " in md
     assert "| agreement | 1 of 2 | 2.5 | 5.0 | " in md
 

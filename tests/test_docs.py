@@ -8,7 +8,8 @@ folder that holds what the docs assume a user has:
 - ``tickets.csv`` (columns ``text``, ``team``) and ``texts.txt`` (one text per line): 120 short texts in 3 topics;
 - ``runs/my-model``: a tiny SCCL model trained for a few steps on them (calibrated, as the trainer leaves it);
 
-Snippets of one page share one folder, in page order (a page is one walk-through), and the default encoder (``sentence-transformers/all-MiniLM-L6-v2``, or ``None``) resolves to the tiny 2-layer BERT
+Snippets of one page share one folder, in page order (a page is one walk-through), and the default encoder
+(``sentence-transformers/all-MiniLM-L6-v2``, or ``None``) resolves to the tiny 2-layer BERT
 of ``tests/conftest.py``, so a snippet that trains the real recipe trains it on that encoder.
 """
 
@@ -25,7 +26,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 pytest_markdown_docs = pytest.importorskip("pytest_markdown_docs.plugin")
 
-# Written by programs (`python -m training.bench`, `python -m training.docs cards`), not by hand: their code blocks are examples of
+# Written by programs (`python -m training.bench`, `python -m training.docs cards`), not by hand: their code blocks are
+# examples of
 # generated output (repo ids of the Hub), checked where they are generated.
 GENERATED = {"docs/results.md", "docs/example_model_card.md", "docs/example_model_card_decmlm.md"}
 NOTEST_REASON = re.compile(r"<!--\s*notest:\s*(.+?)\s*-->", re.S)

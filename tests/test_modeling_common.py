@@ -55,7 +55,8 @@ def trained(tiny_encoder_dir, toy_corpus, tmp_path_factory):
     return get
 
 
-# ----- the registry ----------------------------------------------------------------------------------------------------
+# ----- the registry
+# ----------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("method", METHOD_NAMES)
 def test_registry_entry_is_complete(method):
     spec = METHODS[method]
@@ -70,7 +71,8 @@ def test_registry_entry_is_complete(method):
     assert build_parser().parse_args(["train", "--method", method, "--output-dir", "x"]).method == method
 
 
-# ----- training, logging, saving, loading ------------------------------------------------------------------------------
+# ----- training, logging, saving, loading
+# ------------------------------------------------------------------------------
 @pytest.mark.parametrize("method", METHOD_NAMES)
 def test_another_encoder_architecture_trains_and_round_trips_or_is_refused_by_name(
     method, tiny_mpnet_dir, toy_corpus, tmp_path
@@ -255,7 +257,8 @@ def test_an_interrupted_run_resumes_to_the_same_weights(method, tiny_encoder_dir
         torch.testing.assert_close(resumed.model.state_dict()[name], tensor, rtol=1e-5, atol=atol, msg=name)
 
 
-# ----- remote code: the package's own classes, shipped -----------------------------------------------------------------
+# ----- remote code: the package's own classes, shipped
+# -----------------------------------------------------------------
 # The standard library, and the third-party packages every transformers install has.
 ALLOWED_REMOTE_IMPORTS = set(sys.stdlib_module_names) | {"numpy", "torch", "tqdm", "transformers", "huggingface_hub"}
 
@@ -338,7 +341,8 @@ def test_kmeans_init_is_checked_and_starts_the_trainer_from_umap_seeded_kmeans(
     np.testing.assert_array_equal(result.trainer.initial_kmeans_labels, fits[0][1].labels_)
 
 
-# ----- serving a refined partition -------------------------------------------------------------------------------------
+# ----- serving a refined partition
+# -------------------------------------------------------------------------------------
 @pytest.mark.parametrize("method", METHOD_NAMES)
 def test_a_refined_partition_is_served_after_save_load_pipeline_and_remote_code(method, trained, toy_corpus, tmp_path):
     """``serve_partition(serve="kmeans+refined")``: the linear refined head predicts the refined partition of the

@@ -219,7 +219,8 @@ def test_package_imports_without_the_plot_extra():
         "    p.project_2d([[0.0, 1.0]] * 5, method='umap')\n"
         "except ImportError as err:\n"
         "    print('ERR', err)\n"
-        "print(p.project_2d([[0.0, 1.0, 2.0], [1.0, 0.0, 2.0], [2.0, 1.0, 0.0], [0.0, 2.0, 1.0]], method='pca').shape)\n"
+        "print(p.project_2d([[0.0, 1.0, 2.0], [1.0, 0.0, 2.0], [2.0, 1.0, 0.0], [0.0, 2.0, 1.0]], "
+        "method='pca').shape)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True).stdout
     lines = out.strip().splitlines()

@@ -72,14 +72,15 @@ def bench(cache: Path, out: Path, corpora: list[str], seeds: list[int]) -> None:
 
     done = set()
     if (out / "results.jsonl").exists():
-        done = {(r["corpus"], r["seed"]) for r in map(json.loads, open(out / "results.jsonl"))}
-    log = open(out / "results.jsonl", "a")
+        with open(out / "results.jsonl") as f:
+            done = {(r["corpus"], r["seed"]) for r in map(json.loads, f)}
+    log = open(out / "results.jsonl", "a")  # noqa: SIM115 - one record per run, flushed as written
     for name in corpora:
         x = l2_normalize(np.load(cache / f"{name}.npy").astype(np.float64))
         truth = np.load(cache / f"{name}_labels.npy")
         k = int(truth.max()) + 1
 
-        def score(y):
+        def score(y, truth=truth):
             return round(cluster_accuracy(truth, y) * 100, 2), round(normalized_mutual_info_score(truth, y) * 100, 2)
 
         for seed in seeds:
@@ -141,7 +142,8 @@ def select(cache: Path, out: Path) -> None:
     from hf_textcluster.choosing.selection import CRITERIA, score_partitions
     from hf_textcluster.evaluation.metrics import cluster_accuracy
 
-    rows = [json.loads(line) for line in open(out / "results.jsonl")]
+    with open(out / "results.jsonl") as f:
+        rows = [json.loads(line) for line in f]
     summary = {c: {"hits": 0, "loss": [], "secs": 0.0} for c in CRITERIA}
     for r in rows:
         x = np.load(cache / f"{r['corpus']}.npy")

@@ -151,7 +151,8 @@ def run_demo(
     )
     print(f"Precision: {trainer.precision_description()}. Demo total: {time.perf_counter() - total_start:.0f}s.")
     print(
-        f"The trained model is in {output_dir}; try:\n  hf-textcluster predict --model {output_dir} --input my_texts.txt"
+        f"The trained model is in {output_dir}; try:\n  hf-textcluster predict --model {output_dir} --input "
+        f"my_texts.txt"
         f"\n  hf-textcluster report --model {output_dir} --input my_texts.txt --output my_report.html"
     )
     return 0

@@ -521,7 +521,8 @@ def leaderboard_table(
     rows, metric: str = "acc", variant: str = "", datasets: Sequence[str] | None = None
 ) -> tuple[list[str], dict[str, dict[str, list[float]]]]:
     """(corpora, {series: {corpus: [value per seed]}}) from ``docs/results.json`` rows: the baselines (section
-    ``baselines``, and the BERTopic rows of section ``auto-k``), and per method of section ``method`` (runs of ``variant``, "" = the main runs) its head's
+    ``baselines``, and the BERTopic rows of section ``auto-k``), and per method of section ``method`` (runs of
+    ``variant``, "" = the main runs) its head's
     ``metric`` and ``kmeans_<metric>`` (k-means on its trained embeddings)."""
     rows = _rows_of(rows)
     series: dict[str, dict[str, list[float]]] = {}

@@ -413,7 +413,7 @@ def predict_file(
                 with open(output, "r+b") as partial:  # drop a chunk that a crash cut off after the last record
                     partial.truncate(kept)
                 logger.warning(f"Resuming {output} after {done:,} texts.")
-            handle = open(output, "ab" if done else "wb")
+            handle = open(output, "ab" if done else "wb")  # noqa: SIM115 - the writer returned keeps it open
         except BaseException:
             lock.release(remove=False)
             raise

@@ -22,7 +22,8 @@ costly part. The criteria (``CRITERIA``):
 ``DEFAULT_CRITERION`` is ``eigengap`` for now: on synthetic data shaped like sentence embeddings (384-d, unit norm,
 a shared direction, topics grouped under broader ones, uneven sizes, K from 4 to 152) it came closest to the true K
 and is the cheapest for large K, while the silhouette and Davies-Bouldin under-shot and Calinski-Harabasz chose 2 or
-3 almost always. ``python -m training.bench auto-k`` measures all of them on the eight benchmark corpora (docs/results.md,
+3 almost always. ``python -m training.bench auto-k`` measures all of them on the eight benchmark corpora
+(docs/results.md,
 "Choosing K without labels"); the default follows that measurement. The others stay selectable with ``criterion=``.
 
 The k-means criteria are the registry's (:mod:`~hf_textcluster.choosing.criteria`), which the choice of the served
@@ -56,8 +57,8 @@ K_MAX_CAP = 200  # the default k_max is at most this (the benchmark corpora have
 DENSE_UP_TO = 16  # every K up to here is tried; above, a ~10% geometric grid, refined around the best point
 GRID_RATIO = 1.1
 REFINE_POINTS = 10
-MINIBATCH_ABOVE = 20000
-KMEANS_DIMS = 64  # k-means runs on the sample's first 64 principal components (~10x faster); scores use all dims  # samples larger than this are clustered with MiniBatchKMeans
+MINIBATCH_ABOVE = 20000  # samples larger than this are clustered with MiniBatchKMeans
+KMEANS_DIMS = 64  # k-means runs on the sample's first 64 principal components (~10x faster); scores use all dims
 
 
 @dataclass

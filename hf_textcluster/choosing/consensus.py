@@ -3,7 +3,8 @@
 Topchy, Jain & Punch (2003), "Combining multiple weak clusterings" (ICDM), show that the partition maximising the
 quadratic mutual information with a set of partitions is found by k-means on the concatenated one-hot membership
 matrix of those partitions (each text a row of 0/1 indicators, one block of columns per partition). That is what
-:func:`consensus_partition` computes, with the library's k-means (scikit-learn's ``KMeans``) on a sparse matrix: no co-association matrix
+:func:`consensus_partition` computes, with the library's k-means (scikit-learn's ``KMeans``) on a sparse matrix: no
+co-association matrix
 (N x N) is ever built, so it scales to the corpora a clusterer trains on. (The ``cluster-ensembles`` package on PyPI,
 Strehl & Ghosh's CSPA/HGPA/MCLA, has not been released since 2015 and needs METIS; it is not used.)
 

@@ -10,7 +10,8 @@ A criterion is a function ``score(features, labels, random_state) -> float`` of
 * ``random_state``: the seed of whatever the criterion samples or fits,
 
 with a ``higher_is_better`` flag (the Davies-Bouldin index is lower-is-better). Adding a criterion is one
-:func:`register_criterion` call (or one entry of :data:`CRITERIA`); :mod:`~hf_textcluster.choosing.selection` offers every
+:func:`register_criterion` call (or one entry of :data:`CRITERIA`); :mod:`~hf_textcluster.choosing.selection` offers
+every
 registered criterion for the served partition, :mod:`~hf_textcluster.choosing.auto_k` those it lists for K.
 
 No labels ever enter this module.

@@ -129,7 +129,8 @@ def candidate_partitions(
         ValueError: an unknown candidate name.
 
     Example:
-        >>> partitions, _ = candidate_partitions(model, model.embed(texts), candidates=("head", "kmeans"))  # doctest: +SKIP
+        >>> embeddings = model.embed(texts)  # doctest: +SKIP
+        >>> partitions, _ = candidate_partitions(model, embeddings, candidates=("head", "kmeans"))  # doctest: +SKIP
     """
     for name in candidates:
         check_serve(name, "candidates")

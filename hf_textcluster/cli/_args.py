@@ -58,7 +58,8 @@ def format_scores(metrics: dict, keys=("acc", "nmi", "ari")) -> str:
 
 
 def print_latent_kmeans(metrics: dict) -> None:
-    """A head in a space of its own (DEC-CRL's FC_e, AECL's projector): k-means there, what DEC-CRL's recluster serves."""
+    """A head in a space of its own (DEC-CRL's FC_e, AECL's projector): k-means there, what DEC-CRL's recluster
+    serves."""
     if "latent_kmeans_acc" in metrics:
         scores = {k[len("latent_kmeans_") :]: v for k, v in metrics.items() if k.startswith("latent_kmeans_")}
         print(f"k-means in the head's space: {format_scores(scores)}")
@@ -104,7 +105,9 @@ def count_or_fraction(value: str) -> int | float:
     try:
         return float(value) if "." in value else int(value)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of texts (1600) or a fraction (0.2), got {value!r}")
+        raise argparse.ArgumentTypeError(
+            f"expected a number of texts (1600) or a fraction (0.2), got {value!r}"
+        ) from None
 
 
 def add_k_selection_args(parser: argparse.ArgumentParser) -> None:

@@ -50,7 +50,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def _evaluation_dataset(args: argparse.Namespace):
-    """The labelled texts to score on: a benchmark (``--dataset``) or the user's file (``--input`` + ``--label-column``)."""
+    """The labelled texts to score on: a benchmark (``--dataset``) or the user's file (``--input`` +
+    ``--label-column``)."""
     if bool(args.dataset) == bool(args.input):
         raise ValueError(
             "Pass exactly one of --dataset <benchmark> or --input <your labelled file> (csv / jsonl / "

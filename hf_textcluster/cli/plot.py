@@ -92,7 +92,8 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         method=args.projection,
         random_state=args.seed,
         path=args.output,
-        title=f"{os.path.basename(os.path.normpath(args.model))} on {os.path.basename(args.input)}: {shown} texts mapped",
+        title=f"{os.path.basename(os.path.normpath(args.model))} on {os.path.basename(args.input)}: {shown} texts "
+        f"mapped",
     )
     used = len(set(clusters.tolist()))
     print(

@@ -173,7 +173,8 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
 def _print_result(args: argparse.Namespace, result) -> None:
     m = result.metrics
     print(
-        f"\nSaved {get_method(result.model.config.model_type).display_name} to {result.output_dir} (trained {result.train_seconds:.0f}s, "
+        f"\nSaved {get_method(result.model.config.model_type).display_name} to {result.output_dir} (trained "
+        f"{result.train_seconds:.0f}s, "
         f"precision {result.trainer.precision_description()})"
     )
     if result.k_selection is not None:

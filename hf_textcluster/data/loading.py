@@ -75,7 +75,8 @@ def load_texts(texts, labels=None, *, label_source: str = "`labels`") -> dataset
         labels: optional, one label per text (str or int). They become a ``ClassLabel`` whose names are the
             distinct labels as strings, in numeric order when they are numbers (so integer labels ``0..K-1`` keep
             their values). Missing ones (None, NaN, blank) get the class id -1: they are clustered but left out of
-            scoring, with one warning that says how many (see :func:`~hf_textcluster.modeling.validation.missing_labels`);
+            scoring, with one warning that says how many (see
+            :func:`~hf_textcluster.modeling.validation.missing_labels`);
             labels that are all missing are an error.
         label_source: how the warning and errors name the labels (e.g. "column 'label' of data.csv").
     """

@@ -509,7 +509,8 @@ def score_line(config) -> str:
             "confidence; rank texts by `confidence`."
         )
     return (
-        f"- `score` is the probability of what serves {markdown_code(served_partition(config))} (see *Served partition*), not the "
+        f"- `score` is the probability of what serves {markdown_code(served_partition(config))} (see *Served "
+        f"partition*), not the "
         "method's own soft assignment nor a calibrated confidence; rank texts by `confidence`."
     )
 

@@ -199,7 +199,8 @@ def push_model_dir(
 ):
     """Push a trained model directory (what ``hf-textcluster train`` wrote): the model is loaded and checked, its
     ``training_run.json`` supplies the card's metrics and command, and the run's own input file (``train --input``) or
-    its benchmark texts (when available locally) the cluster keywords. ``label_clusters`` names the clusters after their keywords (``id2label``)."""
+    its benchmark texts (when available locally) the cluster keywords. ``label_clusters`` names the clusters after
+    their keywords (``id2label``)."""
     model_dir = Path(model_dir)
     if not (model_dir / "config.json").is_file():
         raise FileNotFoundError(f"{model_dir} is not a saved model directory (no config.json).")

@@ -22,7 +22,8 @@ Models calibrated before the centre margin existed (``config.confidence_measure 
 old meaning: the margin of the soft assignment (top-1 minus top-2 probability) ranked the same way, which saturates for
 a hard partition. ``hf-textcluster calibrate`` re-calibrates them with the centre margin.
 
-Part of the inference code that every pushed repository carries (see :mod:`hf_textcluster.hub.push`): imports only torch.
+Part of the inference code that every pushed repository carries (see :mod:`hf_textcluster.hub.push`): imports only
+torch.
 """
 
 from __future__ import annotations

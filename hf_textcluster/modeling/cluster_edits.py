@@ -403,6 +403,9 @@ class OnlineCentres:
             batch_means = sums / batch_counts.clamp_min(1)[:, None].float()
             rate = (batch_counts / (self.counts + batch_counts).clamp_min(1)).float()[:, None]
             new = old + rate * (batch_means - old)
+            if not is_centroid_head(module):
+                # a linear row's first texts only start its mean (it had none: there is nothing to move from)
+                old = torch.where((self.counts == 0)[:, None], new, old)
             moved = torch.maximum(moved, (new - old).norm(dim=-1))
             self.means[name] = new
             if is_centroid_head(module):

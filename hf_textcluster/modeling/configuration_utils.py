@@ -94,7 +94,8 @@ class TextClusteringConfig(PreTrainedConfig):
                     raise ValueError(f"`encoder.{key}` is {value}, beyond any encoder (at most {MAX_SIZE}).")
         super().__post_init__(**kwargs)
         if not running_as_remote_code():
-            # A pushed repository's remote-code entries (see hf_textcluster.hub.push) are for users without this package;
+            # A pushed repository's remote-code entries (see hf_textcluster.hub.push) are for users without this
+            # package;
             # with it, the registered classes and pipeline apply, so they are dropped (a re-save adds them when
             # asked). The same class loaded as remote code keeps them.
             for key in ("auto_map", "custom_pipelines"):

@@ -220,7 +220,8 @@ class TorchKMeans:
 
 
 def _squared_distances(x: torch.Tensor, centers: torch.Tensor) -> torch.Tensor:
-    """Squared Euclidean distances (rows x centres), from norms and one matrix product (as scikit-learn computes them)."""
+    """Squared Euclidean distances (rows x centres), from norms and one matrix product (as scikit-learn computes
+    them)."""
     distances = (x * x).sum(1, keepdim=True) - 2 * x @ centers.T + (centers * centers).sum(1)
     return distances.clamp_min_(0)
 
@@ -297,7 +298,7 @@ def torch_kmeans(
     with torch.no_grad():
         for _ in range(n_init):
             centers = _kmeans_plus_plus(x, num_clusters, generator)
-            for iteration in range(1, max_iter + 1):
+            for iteration in range(1, max_iter + 1):  # noqa: B007 - its last value is the run's n_iter_
                 labels, distances = _nearest(x, centers)
                 sums = torch.zeros_like(centers).index_add_(0, labels, x)
                 counts = torch.bincount(labels, minlength=num_clusters)

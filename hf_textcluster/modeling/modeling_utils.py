@@ -75,7 +75,8 @@ class ClusteringOutput(ModelOutput):
         loss: the training loss, when computed.
         embeddings: pooled sentence embeddings (batch x hidden).
         cluster_probs: soft cluster assignment q (batch x K); rows sum to 1.
-        logits: ``log(cluster_probs)``, so that ``argmax(logits)`` is the cluster and ``Trainer`` metrics work unchanged.
+        logits: ``log(cluster_probs)``, so that ``argmax(logits)`` is the cluster and ``Trainer`` metrics work
+        unchanged.
         distance: cosine distance (batch,) of each embedding to its best cluster's calibrated centre; set by
             ``cluster_batch`` on a calibrated model only.
         confidence: the calibrated confidence (batch,) in [0, 1] (see ``calibrated_confidence``); set by
@@ -350,7 +351,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         """Fit k-means (K = ``config.num_clusters``) on the embeddings of ``texts`` (or on ``embeddings``) and start
         the cluster head from its centres. Returns the k-means labels of every text. On a trained model this
         re-clusters: ``predict`` then gives the nearest k-means centre on the trained embeddings (the benchmark's
-        "k-means after"; ``hf-textcluster recluster``); call ``calibrate`` again afterwards. ``max_samples``: the centres
+        "k-means after"; ``hf-textcluster recluster``); call ``calibrate`` again afterwards. ``max_samples``: the
+        centres
         are fitted on a seeded sample of at most this many texts (None: all); ``kmeans_init``: ``"best"`` (default: the
         lower inertia of k-means++ and of a run started from the UMAP clusters), ``"k-means++"`` or ``"umap"`` (see
         :func:`~hf_textcluster.modeling.kmeans.fit_kmeans`); ``kmeans_start_`` then says which start won."""
@@ -845,7 +847,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         batch_size: int = DEFAULT_ENCODE_BATCH_SIZE,
         precision: str | torch.dtype | None = "auto",
     ) -> TextClusteringPreTrainedModel:
-        """Start what ``update`` keeps (``online_state_``, an :class:`~hf_textcluster.modeling.cluster_edits.OnlineCentres`)
+        """Start what ``update`` keeps (``online_state_``, an
+        :class:`~hf_textcluster.modeling.cluster_edits.OnlineCentres`)
         from ``texts``, the texts the model already describes (its training texts, or a sample): each cluster's mean
         of its texts in every head's input space (a centroid head: its centroids) and their counts. Returns the model.
 
@@ -919,6 +922,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         to_centres = 1 - unit @ cal.centres.float().cpu().T
         far = (to_centres > cal.thresholds(outlier_quantile).float().cpu()[None, :]).all(dim=-1)
         near = torch.nonzero(~far).flatten()
+        if near.numel() == 0:  # every text is far: nothing moves, but a first batch still starts the state
+            near = torch.arange(len(texts)) if getattr(self, "online_state_", None) is None else near
         if getattr(self, "online_state_", None) is None:
             self.online_state_ = OnlineCentres.start(self, {k: v[near] for k, v in inputs.items()}, labels[near])
             moved = torch.zeros(num_clusters)
@@ -1008,13 +1013,10 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         outputs = self._encode_texts(texts, batch_size, None, precision, ("cluster_probs", "distance"))
         clusters, distance = outputs.cluster_probs.argmax(dim=-1), outputs.distance.float()
         quantiles = self.calibration.distance_quantiles.float().cpu()
-        typicality = (
-            torch.stack(
-                [1 - quantile_rank(distance[i : i + 1], quantiles[int(clusters[i])])[0] for i in range(len(texts))]
-            )
-            if len(texts)
-            else torch.zeros(0)
-        )
+        typicality = torch.zeros(len(texts))
+        for k in clusters.unique():
+            rows = clusters == k
+            typicality[rows] = 1 - quantile_rank(distance[rows], quantiles[int(k)])
         flagged = np.zeros(len(texts), dtype=bool)
         clusters_np, distance_np = clusters.numpy(), distance.numpy()
         for k in np.unique(clusters_np):
@@ -1108,7 +1110,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         if not is_clusterer or (expected and config.model_type not in expected):
             raise ValueError(
                 f"The checkpoint at {path!r} is a {config.model_type!r} model, not "
-                f"{' or '.join(repr(t) for t in sorted(expected)) if expected else 'an hf_textcluster clusterer'}. Load it with "
+                f"{' or '.join(repr(t) for t in sorted(expected)) if expected else 'an hf_textcluster clusterer'}. "
+                f"Load it with "
                 "`AutoModel.from_pretrained` (after `import hf_textcluster`) or with its own model class."
             )
         if num_clusters is not None and num_clusters != config.num_clusters:
@@ -1129,7 +1132,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
                 or "deserializ" in str(err).lower()
             ):
                 raise OSError(
-                    f"The weights file in {path!r} is corrupted or incomplete ({err}). Re-download or re-save the model."
+                    f"The weights file in {path!r} is corrupted or incomplete ({err}). Re-download or re-save the "
+                    f"model."
                 ) from err
             raise
         if tokenizer is None:
@@ -1149,14 +1153,16 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         if missing or unexpected:
             raise ValueError(
                 f"The weights in {path!r} do not fit a {cls.__name__} ({config.model_type!r} in its config.json): "
-                f"{len(missing)} missing (e.g. {missing[:2]}) and {len(unexpected)} unexpected (e.g. {unexpected[:2]}). "
+                f"{len(missing)} missing (e.g. {missing[:2]}) and {len(unexpected)} unexpected (e.g. "
+                f"{unexpected[:2]}). "
                 "Its config.json and model.safetensors do not belong together; re-save the model."
             )
         model.tokenizer = tokenizer
         bad = model._non_finite_tensors()
         if bad:  # refused at load as at save: it would serve every text in one cluster with a NaN score
             raise ValueError(
-                f"The weights in {path!r} hold NaN or inf ({bad[0]!r}{f' and {len(bad) - 1} more' if len(bad) > 1 else ''}"
+                f"The weights in {path!r} hold NaN or inf "
+                f"({bad[0]!r}{f' and {len(bad) - 1} more' if len(bad) > 1 else ''}"
                 "): the model was saved from a diverged run or the file was damaged. Not loading it; retrain, or load "
                 "the last good checkpoint of its run folder."
             )
@@ -1202,7 +1208,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
                 f"The folder {path!r} is inconsistent: its config.json ({config.model_type!r}, "
                 f"num_clusters={config.num_clusters}) does not fit its model.safetensors: {key!r} is "
                 f"{list(saved[key])} in the weights but {list(expected[key])} for that config"
-                f"{f' ({len(differ) - 1} more tensors differ)' if len(differ) > 1 else ''}. Was config.json edited or the "
+                f"{f' ({len(differ) - 1} more tensors differ)' if len(differ) > 1 else ''}. Was config.json edited or "
+                f"the "
                 "weights file replaced? Re-save the model from its run folder (loading it with ignore_mismatched_sizes "
                 "would give random clusters)."
             )

@@ -10,7 +10,8 @@ Serving has one more choice, ``"int8"``: dynamic int8 quantization of the encode
 activations quantized per batch), CPU only. Unlike bf16 it is fast on every x86 CPU kind measured (1.7x to 2.5x
 fp32, AVX2 included) at a small cost in agreement with fp32 (see docs/results.md); it is never picked by ``"auto"``.
 
-Part of the inference code that every pushed repository carries (see :mod:`hf_textcluster.hub.push`): imports only torch.
+Part of the inference code that every pushed repository carries (see :mod:`hf_textcluster.hub.push`): imports only
+torch.
 """
 
 from __future__ import annotations

@@ -297,7 +297,8 @@ def check_local_path(name_or_path: str, argument_name: str) -> None:
 
 
 def holds_trained_model(folder: str) -> bool:
-    """Whether ``folder`` holds a saved hf_textcluster model (a config.json with ``num_clusters`` beside its weights)."""
+    """Whether ``folder`` holds a saved hf_textcluster model (a config.json with ``num_clusters`` beside its
+    weights)."""
     import json
     import os
 

@@ -173,7 +173,8 @@ class GeneratedNamesRepresentation(BaseRepresentation):
         num_members: typical members per prompt.
         max_new_tokens: the longest answer generated.
         max_chars: the longest name kept.
-        cache: a JSON file of earlier answers (read and written; ``None``: no cache), e.g. ``<model>/cluster_names.json``.
+        cache: a JSON file of earlier answers (read and written; ``None``: no cache), e.g.
+        ``<model>/cluster_names.json``.
         device: where the generator runs (default: CPU).
 
     Raises:

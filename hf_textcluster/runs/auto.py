@@ -509,7 +509,7 @@ def read_candidates(model_dir: str | os.PathLike) -> tuple[dict[str, np.ndarray]
         return None
     with safe_open(path, framework="numpy") as f:
         metadata = dict(f.metadata() or {})
-        partitions = {name: f.get_tensor(name).astype(np.int64) for name in f.keys()}
+        partitions = {name: f.get_tensor(name).astype(np.int64) for name in f.keys()}  # noqa: SIM118 - a safetensors file is not iterable
     return partitions, metadata
 
 

@@ -1,6 +1,7 @@
 """Curating a saved clusterer: merge or split its clusters, or take in new texts, into a NEW model folder.
 
-The model methods do the weight arithmetic (:meth:`~hf_textcluster.modeling.modeling_utils.TextClusteringPreTrainedModel.merge_clusters`,
+The model methods do the weight arithmetic
+(:meth:`~hf_textcluster.modeling.modeling_utils.TextClusteringPreTrainedModel.merge_clusters`,
 ``split_cluster``, ``update``); this module adds what a saved run needs around them: the texts (given, or the run's
 own training texts), names for the edited clusters (c-TF-IDF on their texts), the folder written next to the old one
 (never over it without ``overwrite``, so an edit is undone by loading the old folder), and ``training_run.json``
@@ -233,7 +234,8 @@ def update_saved_model(
         ``(model, result, training_run)``.
 
     Example:
-        >>> model, result, run = update_saved_model("runs/a", "runs/a-week2", new_texts, accept_new=True)  # doctest: +SKIP
+        >>> update = update_saved_model("runs/a", "runs/a-week2", new_texts, accept_new=True)  # doctest: +SKIP
+        >>> model, result, run = update  # doctest: +SKIP
     """
     texts = validate_texts(texts)
     outcome = {}

@@ -1,4 +1,5 @@
-"""Training runs: a clusterer trained end to end: recipe -> data with augmented views -> model -> Trainer -> saved model + metrics.
+"""Training runs: a clusterer trained end to end: recipe -> data with augmented views -> model -> Trainer -> saved
+model + metrics.
 
 Used by ``hf-textcluster train``, ``make demo`` and the benchmark (``python -m training.bench``).
 """

@@ -31,7 +31,8 @@ def warn_if_truncated(
     if share > 0:
         # a warning from 1% of the texts on (short-text corpora have a few long outliers), a note below that
         (logger.warning if share >= 0.01 else logger.info)(
-            f"{100 * share:.1f}% of the training texts{' (in a sample of %d)' % len(lengths) if n > sample_size else ''} "
+            f"{100 * share:.1f}% of the training "
+            f"texts{' (in a sample of %d)' % len(lengths) if n > sample_size else ''} "
             f"are longer than max_length={max_length} tokens and are truncated to it (the longest has {lengths.max()} "
             f"tokens, the median {int(np.median(lengths))}). If their ends matter, raise it (--config max_length=N, "
             "at most the encoder's position limit; longer is slower) or split long documents into passages."

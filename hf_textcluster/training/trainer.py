@@ -128,7 +128,8 @@ class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMi
             if missing:
                 raise ValueError(
                     f"{type(self).__name__} trains on the columns {list(self.views.values())}, but `train_dataset` "
-                    f"lacks {missing}. Add augmented views with `hf_textcluster.data.add_augmented_views(dataset, ...)` "
+                    f"lacks {missing}. Add augmented views with `hf_textcluster.data.add_augmented_views(dataset, "
+                    f"...)` "
                     "or load a benchmark with `augmentation=...`."
                 )
         if data_collator is None:
@@ -276,7 +277,8 @@ class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMi
         return self.accelerator.clip_grad_norm_([*model.parameters(), *own], self.args.max_grad_norm)
 
     def is_encoder_parameter(self, name: str) -> bool:
-        """Whether the parameter ``name`` trains at ``learning_rate`` (the encoder) rather than ``head_learning_rate``."""
+        """Whether the parameter ``name`` trains at ``learning_rate`` (the encoder) rather than
+        ``head_learning_rate``."""
         return name.startswith("encoder.")
 
     def autocast_smart_context_manager(self, cache_enabled: bool | None = True):
@@ -311,7 +313,8 @@ class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMi
             raise ValueError(
                 f"`train_dataset` has {len(dataset)} rows but `per_device_train_batch_size` is {batch} with "
                 f"`dataloader_drop_last=True`: not one full batch, so nothing would be trained. Lower the batch size "
-                f"(e.g. --per-device-train-batch-size {max(2, len(dataset) // 2)}) or pass --dataloader-drop-last false."
+                f"(e.g. --per-device-train-batch-size {max(2, len(dataset) // 2)}) or pass --dataloader-drop-last "
+                f"false."
             )
 
     def train(self, resume_from_checkpoint: str | bool | None = None, **kwargs):

@@ -220,6 +220,20 @@ def test_cli_report_writes_the_page(trained_dir, toy_corpus, tmp_path, capsys):
     assert f"Wrote {output}" in out and "120 texts" in out
 
 
+def test_report_keeps_an_existing_output_unless_overwrite(trained_dir, toy_corpus, tmp_path, capsys):
+    data = _texts_file(tmp_path, toy_corpus)
+    output = tmp_path / "report.html"
+    output.write_text("my earlier report")
+    argv = ["report", "--model", str(trained_dir), "--input", str(data), "--text-column", "body"]
+    argv += ["--sample-size", "50", "--projection", "pca", "--output", str(output)]
+    assert main(argv) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error")]
+    assert err == [f"error: --output {output} already exists: pass --overwrite to replace it, or choose another file."]
+    assert output.read_text() == "my earlier report"
+    assert main([*argv, "--overwrite"]) == 0
+    assert "<!DOCTYPE html>" in output.read_text(encoding="utf-8")
+
+
 @pytest.mark.parametrize("case", ["no model folder", "no texts file", "bad suffix", "label column"])
 def test_cli_report_errors_are_one_line(case, trained_dir, toy_corpus, tmp_path, capsys):
     data = _texts_file(tmp_path, toy_corpus)

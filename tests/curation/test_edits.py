@@ -159,3 +159,35 @@ def test_an_edited_model_runs_and_edits_as_remote_code(tiny_encoder_dir, corpus,
     np.testing.assert_array_equal(remote.predict(corpus), merged.predict(corpus))
     again, package_again = remote.merge_clusters([[0, 1]]), merged.merge_clusters([[0, 1]])
     np.testing.assert_array_equal(again.predict(corpus), package_again.predict(corpus))
+
+
+def test_the_online_rule_is_a_running_mean_with_counts(tiny_encoder_dir, corpus):
+    """A centroid moves to the running mean of its texts; a linear row's logits change by the nearest-mean term
+    s(|x - μ|² - |x - μ'|²) of the same move."""
+    from hf_textcluster.modeling.cluster_edits import OnlineCentres, head_inputs
+
+    model = _model("sccl", tiny_encoder_dir, corpus, refined=True)
+    embeddings = torch.from_numpy(model.embed(corpus))
+    probs, inputs = head_inputs(model, embeddings)
+    state = OnlineCentres.start(model, inputs, probs.argmax(-1))
+    counts = state.counts.clone()
+    centroids = model.cluster_head.centroids.detach().clone()
+    linear_means = state.means["refined_head"].clone()
+    x = torch.nn.functional.normalize(torch.randn(7, linear_means.shape[1]), dim=-1)
+    logits_before = model.refined_head(x).detach()
+    batch_probs, batch_inputs = head_inputs(model, embeddings[:50])
+    labels = batch_probs.argmax(-1)
+    state.update(model, batch_inputs, labels)
+    for k in range(K):
+        rows = labels == k
+        m = int(rows.sum())
+        if m == 0:
+            torch.testing.assert_close(model.cluster_head.centroids[k].detach(), centroids[k])
+            continue
+        rate = m / (float(counts[k]) + m)
+        expected = centroids[k] + rate * (batch_inputs["cluster_head"][rows].mean(0) - centroids[k])
+        torch.testing.assert_close(model.cluster_head.centroids[k].detach(), expected, atol=1e-5, rtol=1e-5)
+    assert torch.equal(state.counts, counts + torch.bincount(labels, minlength=K).double())
+    new_means, scale = state.means["refined_head"], state.scales["refined_head"]
+    term = scale * (torch.cdist(x, linear_means) ** 2 - torch.cdist(x, new_means) ** 2)
+    torch.testing.assert_close(model.refined_head(x).detach() - logits_before, term, atol=1e-3, rtol=1e-3)

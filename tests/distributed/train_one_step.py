@@ -17,8 +17,9 @@ import conftest  # noqa: E402  (the toy corpus)
 import hf_textcluster  # noqa: E402
 from hf_textcluster.data import load_texts  # noqa: E402
 
-CONFIGS = {  # no randomness inside the step; AECL starts in its last stage (every loss term); ClusterBERT takes two steps, one in its
-    # clustering stage and one in hardening
+# No randomness inside the step; AECL starts in its last stage (every loss term); ClusterBERT takes two steps, one in
+# its clustering stage and one in hardening.
+CONFIGS = {
     "sccl": {},
     "deccrl": {},
     "decmlm": {"mlm_loss_weight": 0.0},

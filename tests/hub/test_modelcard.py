@@ -168,7 +168,8 @@ def test_encoder_hub_id(tmp_path):
     assert encoder_hub_id(resolve_encoder_path(None)) == DEFAULT_ENCODER
 
 
-# ----- writing cards and remote code to disk ----------------------------------------------------------------------------
+# ----- writing cards and remote code to disk
+# ----------------------------------------------------------------------------
 def test_default_save_is_unchanged(model, tmp_path):
     model.save_pretrained(tmp_path)
     files = {p.name for p in tmp_path.iterdir()}

@@ -76,7 +76,7 @@ def olah_endpoint(trained_run, tmp_path_factory):
         "[accessibility]\noffline = true\n"
     )
     port_file = root / "port"
-    log = open(root / "olah.out", "wb")
+    log = open(root / "olah.out", "wb")  # noqa: SIM115 - the server writes to it until the fixture closes it
     proc = subprocess.Popen(
         [sys.executable, str(LAUNCHER), str(config), str(root / "logs"), str(port_file)],
         stdout=log,

@@ -51,7 +51,7 @@ def test_auto_trains_every_signal_and_keeps_every_candidate(auto_trained, toy_co
     run = json.loads((out / "training_run.json").read_text())
     record = run["auto"]
     assert set(record["signals"]) == set(SIGNALS)
-    for name, signal in record["signals"].items():
+    for signal in record["signals"].values():
         assert signal["steps"] == 2 and (out / signal["folder"] / "model.safetensors").is_file()
     assert record["signals"]["self_training"]["config"] == {"mlm_loss_weight": 0.0}
     names = set(record["candidates"])

@@ -97,7 +97,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _rewrite_model_cards() -> None:
-    """model_cards/ follows the repository's own store (a test fails when it is stale); once per command, not per row."""
+    """model_cards/ follows the repository's own store (a test fails when it is stale); once per command, not per
+    row."""
     if results.RESULTS_JSON.resolve() == (results.REPO / "docs" / "results.json").resolve():
         model_cards.write_cards()
         print(f"Wrote {model_cards.CARDS_DIR}")

@@ -85,7 +85,8 @@ def run(args, store: dict, run_id: str) -> None:
             put_row(store, row)
             save_store(store)
             print(
-                f"{name:15s} seed {seed} cos {row['cos_text_view']:.3f} changes cluster {row['view_changes_cluster']:.3f} "
+                f"{name:15s} seed {seed} cos {row['cos_text_view']:.3f} changes cluster "
+                f"{row['view_changes_cluster']:.3f} "
                 f"nearest same class view {row['view_nearest_other_same_class']:.3f} text "
                 f"{row['text_nearest_other_same_class']:.3f} view ACC {row['view_kmeans_acc']:.3f}",
                 flush=True,
@@ -118,10 +119,14 @@ def render(store: dict, rows: list[dict]) -> list[str]:
         + [
             "",
             "The precomputed views (two per text) embedded with the pretrained MiniLM, as the first training steps see",
-            "them. *cos* = mean cosine between a text and its view; *changes cluster* = share of views that k-means (fit on",
-            "the texts) puts in another cluster than their text; *own text first* = share of views whose nearest text is",
-            "their own; *nearest other: same class* = share of views (texts, for the last column) whose nearest other text",
-            "has the same class; *k-means ACC* on the texts and on the views alone. Means over the two views and the seeds.",
+            "them. *cos* = mean cosine between a text and its view; *changes cluster* = share of views that k-means "
+            "(fit on",
+            "the texts) puts in another cluster than their text; *own text first* = share of views whose nearest text "
+            "is",
+            "their own; *nearest other: same class* = share of views (texts, for the last column) whose nearest other "
+            "text",
+            "has the same class; *k-means ACC* on the texts and on the views alone. Means over the two views and the "
+            "seeds.",
             "",
             "| dataset | views | K | cos | changes cluster | own text first | nearest other: same class (view / text) "
             "| k-means ACC text / view | seeds |",
@@ -133,7 +138,7 @@ def render(store: dict, rows: list[dict]) -> list[str]:
     for name in BENCHMARKS:
         for family in sorted({r["method"] for r in arows if r["dataset"] == name}):
             d = [r for r in arows if (r["dataset"], r["method"]) == (name, family)]
-            m = lambda key: statistics.mean(r[key] for r in d)  # noqa: E731
+            m = lambda key, d=d: statistics.mean(r[key] for r in d)  # noqa: E731
             out.append(
                 f"| {name} | {family} | {d[0]['k']} | {m('cos_text_view'):.3f} | {100 * m('view_changes_cluster'):.1f}%"
                 f" | {100 * m('view_nearest_is_own_text'):.1f}% | {100 * m('view_nearest_other_same_class'):.1f}% / "

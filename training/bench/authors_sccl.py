@@ -42,11 +42,14 @@ def render(store: dict, rows: list[dict]) -> list[str]:
         "",
         *run_header(store, rows),
         "",
-        "Same machine, encoder (the pip-shipped all-MiniLM-L6-v2), batch 64, StackOverflow with the authors' contextual",
+        "Same machine, encoder (the pip-shipped all-MiniLM-L6-v2), batch 64, StackOverflow with the authors' "
+        "contextual",
         "augmentation file, max length 32, lr 1e-5 / heads x100, seconds per step between the first and the last timed",
-        'step (k-means initialisation excluded), one process at a time, torch threads 2. Ours: `train_clusterer("sccl",',
+        "step (k-means initialisation excluded), one process at a time, torch threads 2. Ours: "
+        '`train_clusterer("sccl",',
         '"stackoverflow", recipe="cpu")` (dynamic padding, the three views in one encoder pass, the Trainer\'s loop).',
-        "Theirs: `SCCLvTrainer.train_step_explicit` of github.com/amazon-science/sccl (pads to 32, three encoder passes,",
+        "Theirs: `SCCLvTrainer.train_step_explicit` of github.com/amazon-science/sccl (pads to 32, three encoder "
+        "passes,",
         "Adam, their DataLoader with 4 workers), run outside this repository with the patches below. *oneDNN capped to",
         "AVX2* emulates a CPU without native bf16 (`auto` then picks fp32).",
         "",

@@ -169,7 +169,8 @@ def shallow_best(rows: list[dict], dataset: str) -> tuple[float, str] | None:
 
 
 def render(store: dict, rows: list[dict]) -> list[str]:
-    """Per corpus: what the default serves, the oracle and the strongest shallow baseline; then every candidate's ACC."""
+    """Per corpus: what the default serves, the oracle and the strongest shallow baseline; then every candidate's
+    ACC."""
     from hf_textcluster.data import BENCHMARKS
 
     auto_rows = [r for r in rows if r["section"] == SECTION and not r.get("variant")]

@@ -27,7 +27,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args, store: dict, run_id: str) -> None:
-    """Per corpus: MiniLM embeddings (as the baselines' embeddings-kmeans), each criterion of hf_textcluster.choosing.auto_k
+    """Per corpus: MiniLM embeddings (as the baselines' embeddings-kmeans), each criterion of
+    hf_textcluster.choosing.auto_k
     (default range and sample), k-means (10 restarts) at the K found and at the true K; and BERTopic's default
     pipeline (seeded UMAP -> HDBSCAN) on the same embeddings, when installed (the `bench` extra)."""
     from sklearn.cluster import KMeans
@@ -52,7 +53,7 @@ def run(args, store: dict, run_id: str) -> None:
         for seed in args.seeds:
             at_k: dict[int, dict] = {}
 
-            def kmeans_scores(k):
+            def kmeans_scores(k, at_k=at_k, seed=seed, labels=labels, embeddings=embeddings):
                 if k not in at_k:
                     at_k[k] = clustering_scores(labels, KMeans(k, n_init=10, random_state=seed).fit_predict(embeddings))
                 return at_k[k]
@@ -88,7 +89,8 @@ def run(args, store: dict, run_id: str) -> None:
                 )
                 print(
                     f"{name:15s} seed {seed} {criterion:18s} K {result.num_clusters:3d} (true {k_true}) "
-                    f"ACC {100 * found['acc']:.1f} NMI {100 * found['nmi']:.1f} | at true K ACC {100 * truth['acc']:.1f} "
+                    f"ACC {100 * found['acc']:.1f} NMI {100 * found['nmi']:.1f} | at true K ACC "
+                    f"{100 * truth['acc']:.1f} "
                     f"NMI {100 * truth['nmi']:.1f} | {result.seconds:.0f}s",
                     flush=True,
                 )
@@ -100,7 +102,8 @@ def run(args, store: dict, run_id: str) -> None:
                     put_row(store, {**common, **with_k})
                     print(
                         f"{name:15s} seed {seed} bertopic           {row['k_found']} topics, "
-                        f"{100 * row['outlier_share']:.1f}% outliers, ACC {100 * row['acc']:.1f} NMI {100 * row['nmi']:.1f} "
+                        f"{100 * row['outlier_share']:.1f}% outliers, ACC {100 * row['acc']:.1f} NMI "
+                        f"{100 * row['nmi']:.1f} "
                         f"(non-outliers ACC {100 * row['inlier_acc']:.1f} NMI {100 * row['inlier_nmi']:.1f}) | "
                         f"{row['seconds']:.0f}s; UMAP -> k-means at the true K: ACC {100 * with_k['acc']:.1f} "
                         f"NMI {100 * with_k['nmi']:.1f}",

@@ -133,7 +133,7 @@ def render_stages(rows: list[dict]) -> list[str]:
     for name, dataset, drows in by_method_and_dataset(staged):
         for stage in sorted({m["stage"] for r in drows for m in r["stages"]}):
             entries = [m for r in drows for m in r["stages"] if m["stage"] == stage]
-            cell = lambda k: mean_std([m[k] for m in entries]) if all(k in m for m in entries) else "–"  # noqa: E731
+            cell = lambda k, entries=entries: mean_std([m[k] for m in entries]) if all(k in m for m in entries) else "–"  # noqa: E731
             sil = statistics.mean(m["silhouette"] for m in entries)
             out.append(
                 f"| {name} | {dataset} | {stage} {STAGE_NAMES[stage]} | {entries[0]['step']} | {cell('kmeans_acc')}"

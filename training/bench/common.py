@@ -131,7 +131,8 @@ def paper_cell(method: str, dataset: str, index: int) -> str:
 
 
 def cpu_kind(machine: str) -> str:
-    """The CPU kind of a machine description (`hf_textcluster.modeling.precision.cpu_capability`'s words): fp32 without native
+    """The CPU kind of a machine description (`hf_textcluster.modeling.precision.cpu_capability`'s words): fp32 without
+    native
     bf16, bf16 with AMX (a Xeon), bf16 on AVX-512-BF16 alone (a Zen 4 EPYC)."""
     if not machine:
         return "?"
@@ -214,7 +215,8 @@ def default_data_dir() -> str:
 
 
 def add_corpus_arguments(parser: argparse.ArgumentParser, seeds: bool = True) -> None:
-    """``--datasets`` (names or ``all``), ``--seeds`` and ``--data-dir``: what the sections that loop over corpora take."""
+    """``--datasets`` (names or ``all``), ``--seeds`` and ``--data-dir``: what the sections that loop over corpora
+    take."""
     parser.add_argument("--datasets", nargs="+", default=["all"], help="Benchmark corpora, or all (default).")
     if seeds:
         parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])

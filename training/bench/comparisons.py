@@ -97,14 +97,17 @@ def render_encoders(store: dict, rows: list[dict]) -> list[str]:
         + [
             "",
             "The same entries with the default MiniLM and with another encoder (its short name in the encoder column);",
-            "`--encoder` of `python -m training.bench`. Methods run their `cpu` recipe unchanged (same steps × batch); their time",
+            "`--encoder` of `python -m training.bench`. Methods run their `cpu` recipe unchanged (same steps × batch); "
+            "their time",
             "column shows what the bigger encoder costs on this CPU.",
             *textwrap.wrap(TRAIN_TIME_LEGEND, 110),
             "",
-            "*BERTopic way* = UMAP -> k-means at the true K on the untrained embeddings; *UMAP k-means after* = the same on",
+            "*BERTopic way* = UMAP -> k-means at the true K on the untrained embeddings; *UMAP k-means after* = the "
+            "same on",
             "the trained ones (`recluster --kmeans-init umap`; how many seeds in brackets when fewer).",
             "",
-            "| dataset | entry | encoder | ACC | NMI | k-means after ACC | NMI | UMAP k-means after ACC | NMI | train (s) "
+            "| dataset | entry | encoder | ACC | NMI | k-means after ACC | NMI | UMAP k-means after ACC | NMI | train "
+            "(s) "
             "| seeds |",
             "|---|---|---|---|---|---|---|---|---|---|---|",
         ]

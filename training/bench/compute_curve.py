@@ -137,7 +137,8 @@ def render(store: dict, rows: list[dict]) -> list[str]:
         "*served* = the label-free choice among its candidates, *oracle* = the best candidate by ACC (**chosen with",
         "labels**). ACC in %, mean over seeds; train seconds per CPU kind.",
         "",
-        "| dataset | signal | × steps | steps | head ACC | served ACC (candidate) | oracle ACC (labels) | train s | seeds |",
+        "| dataset | signal | × steps | steps | head ACC | served ACC (candidate) | oracle ACC (labels) | train s | "
+        "seeds |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     keys = sorted({(r["dataset"], r["signal"], r["scale"]) for r in curve})

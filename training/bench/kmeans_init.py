@@ -94,10 +94,13 @@ def render(store: dict, rows: list[dict]) -> list[str]:
         + [
             "",
             "ACC / NMI of the partitions every method's training starts from, on the pretrained MiniLM embeddings.",
-            '*k-means++*: scikit-learn\'s, 10 restarts (the default). *umap*: `kmeans_init="umap"` — the nearest of the',
-            "means of the clusters k-means finds on a UMAP reduction (BERTopic's settings), what a centroid head serves.",
+            '*k-means++*: scikit-learn\'s, 10 restarts (the default). *umap*: `kmeans_init="umap"` — the nearest of '
+            "the",
+            "means of the clusters k-means finds on a UMAP reduction (BERTopic's settings), what a centroid head "
+            "serves.",
             "*umap groups*: those UMAP clusters themselves (the BERTopic way with the true K). *umap + Lloyd*: Lloyd's",
-            "iterations in the original space started from the umap centres. *DEC-CRL random / pca FC_e*: k-means++ where",
+            "iterations in the original space started from the umap centres. *DEC-CRL random / pca FC_e*: k-means++ "
+            "where",
             "DEC-CRL runs it, on its latent h = FC_e(embedding) (L 128), `FC_e` at its random start (the default) or",
             '`latent_init="pca"`. Seconds: the k-means (+ UMAP) fit.',
             "",

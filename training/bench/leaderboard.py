@@ -67,7 +67,7 @@ def render_leaderboard(rows: list[dict]) -> tuple[list[str], list[Verdict]]:
             continue
         entries = []
 
-        def baseline(method):
+        def baseline(method, name=name):
             return [r for r in default_baselines(rows) if r["method"] == method and r["dataset"] == name]
 
         for method, label in (("tfidf-kmeans", "TF-IDF + k-means"), ("embeddings-kmeans", "MiniLM + k-means")):
@@ -81,7 +81,8 @@ def render_leaderboard(rows: list[dict]) -> tuple[list[str], list[Verdict]]:
             b = [r for r in rows if r["section"] == "auto-k" and r["method"] == method and r["dataset"] == name]
             if b:
                 if method == "bertopic":
-                    label += f" [{b[0]['k_found']} topics, {100 * statistics.mean(r['outlier_share'] for r in b):.0f}% outliers]"
+                    outliers = 100 * statistics.mean(r["outlier_share"] for r in b)
+                    label += f" [{b[0]['k_found']} topics, {outliers:.0f}% outliers]"
                 entries.append(Entry(label, [r["acc"] for r in b], [r["nmi"] for r in b], len(b), "baseline"))
         for method in sorted({r["method"] for r in mrows}, key=method_order):
             d = [r for r in mrows if r["method"] == method]
@@ -101,7 +102,7 @@ def render_leaderboard(rows: list[dict]) -> tuple[list[str], list[Verdict]]:
         mean = lambda values: statistics.mean(values) if values else -1.0  # noqa: E731
         best = max(max(mean(e.acc), mean(e.after_acc), mean(e.umap_acc)) for e in entries)
 
-        def cell(values):
+        def cell(values, mean=mean, best=best):
             if not values:
                 return "–"
             text = mean_std(values)

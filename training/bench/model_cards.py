@@ -198,7 +198,8 @@ def provenance_section(entry: dict, repo_id: str) -> str:
             "",
             f"The scores under *Results* come from the benchmark run {described(run)}, which trained the same recipe "
             f"and seed (in {row['train_seconds']:.0f} s){scored_by}: the partition `train` serves, "
-            f"`{row['served_by_default']}`, chosen without labels, and k-means on the trained embeddings. The strongest baseline on {row['dataset']} "
+            f"`{row['served_by_default']}`, chosen without labels, and k-means on the trained embeddings. The "
+            f"strongest baseline on {row['dataset']} "
             f"({BASELINE_NAMES.get(baseline, baseline)}) scores ACC {100 * baseline_acc:.1f}; this method's best "
             f"corpus by that margin is {row['dataset']}, which is why this clusterer is the one published for it.",
             "",

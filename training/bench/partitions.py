@@ -49,7 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def partition_scores(model, texts, labels, seed: int) -> dict:
-    """Every candidate partition of ``texts`` as ``model`` would serve it, scored against ``labels``, with the label-free
+    """Every candidate partition of ``texts`` as ``model`` would serve it, scored against ``labels``, with the
+    label-free
     choice and the oracle: the fields a method row gets.
 
     Args:
@@ -378,7 +379,8 @@ def render_served_against_baselines(rows: list[dict]) -> list[str]:
         "*MiniLM + k-means* (baselines section), *BERTopic way* (UMAP -> k-means at the true K, auto-k section) and",
         "both refined. Δ = served − the best of the shallow entries. ACC in %, mean over seeds.",
         "",
-        "| dataset | method | served ACC (partition) | MiniLM + k-means | refined | BERTopic way, true K | refined | Δ |",
+        "| dataset | method | served ACC (partition) | MiniLM + k-means | refined | BERTopic way, true K | refined | Δ "
+        "|",
         "|---|---|---|---|---|---|---|---|",
     ]
     for name in BENCHMARKS:

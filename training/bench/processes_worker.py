@@ -1,5 +1,6 @@
 """Times the whole-corpus passes in however many processes this was launched with (``python processes_worker.py OUT
-DATA_DIR CORPUS N [ENCODER]`` or under ``accelerate launch --multi_gpu --num_processes 2``), each process on one torch thread.
+DATA_DIR CORPUS N [ENCODER]`` or under ``accelerate launch --multi_gpu --num_processes 2``), each process on one torch
+thread.
 The main process writes ``OUT/times-<processes>.json``: seconds per pass, each between two barriers. Run by the
 ``processes`` section of the benchmark (``python -m training.bench processes``)."""
 

@@ -48,7 +48,8 @@ def render(store: dict) -> str:
     out = [
         "# Results",
         "",
-        "Written by `python -m training.bench` from `docs/results.json`; do not edit by hand. ACC and NMI in %, mean ± std over",
+        "Written by `python -m training.bench` from `docs/results.json`; do not edit by hand. ACC and NMI in %, mean ± "
+        "std over",
         "seeds. All runs on CPU with the pip-shipped `sentence-transformers/all-MiniLM-L6-v2` (the default encoder).",
         "Labels are used only for scoring. Paper columns are the numbers the papers report (other encoders, GPUs,",
         "longer training): they are a reference point, not a like-for-like comparison.",

@@ -174,14 +174,17 @@ def render(store: dict, rows: list[dict]) -> list[str]:
         "",
         *run_header(store, rows),
         "",
-        "*predict*: `hf-textcluster predict` streaming a .txt of N short texts (six corpora's texts shuffled, cycled) in chunks",
+        "*predict*: `hf-textcluster predict` streaming a .txt of N short texts (six corpora's texts shuffled, cycled) "
+        "in chunks",
         "of 10,000 to a JSON-lines file, in its own process (wall time includes loading the model; peak RSS of that",
-        "process; *pass texts/s*: the CLI's own rate over the clustering pass, without start-up). *k-means*: the initialisation's k-means (K 20, 10 restarts) on N MiniLM embeddings (StackOverflow's,",
+        "process; *pass texts/s*: the CLI's own rate over the clustering pass, without start-up). *k-means*: the "
+        "initialisation's k-means (K 20, 10 restarts) on N MiniLM embeddings (StackOverflow's,",
         "cycled, plus a little noise): centres fitted on a seeded sample of at most 100,000 rows, then every row",
         "assigned; beside scikit-learn's exact KMeans on all rows where it was run (agreement NMI, and the sampled",
         "fit's inertia on all rows over the exact fit's). *ms / text*: wall time per text (constant = linear cost).",
         "",
-        "| measure | texts | time (s) | ms / text | texts/s | pass texts/s | peak RSS (MB) | exact k-means (s) | NMI sampled vs exact | inertia ratio |",
+        "| measure | texts | time (s) | ms / text | texts/s | pass texts/s | peak RSS (MB) | exact k-means (s) | NMI "
+        "sampled vs exact | inertia ratio |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in sorted(rows, key=lambda r: (r["method"] != "predict", r["num_texts"])):

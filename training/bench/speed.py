@@ -168,7 +168,7 @@ def _speed_steps(args, dataset, model, emulated) -> list[dict]:
         for kind, step in (("bare", bare_step), ("sccl", sccl_step)):
             step(batches[pad][0], dtype)  # warm-up
             timings[(dtype_name, pad, kind)] = statistics.median(
-                median_time(lambda b=b: step(b, dtype), 1) for b in timed
+                median_time(lambda b=b, step=step, dtype=dtype: step(b, dtype), 1) for b in timed
             )
     for dtype_name, _, pad in settings:
         ratio = timings[(dtype_name, pad, "sccl")] / timings[(dtype_name, pad, "bare")]
@@ -229,7 +229,8 @@ def _speed_pipeline(args, texts, model, auto) -> list[dict]:
                     "measure": f"pipeline('text-clustering') throughput / SentenceTransformer.encode (fp32), "
                     f"20,000 texts, batch 128, pipeline {precision}" + (f" (= {auto})" if precision == "auto" else ""),
                     "value": round(st / pipe, 3),
-                    "detail": f"{len(texts) / pipe:.0f} vs {len(texts) / st:.0f} texts/s (best of {args.pipeline_repeats})",
+                    "detail": f"{len(texts) / pipe:.0f} vs {len(texts) / st:.0f} texts/s (best of "
+                    f"{args.pipeline_repeats})",
                 }
             )
 
@@ -323,7 +324,8 @@ def render(store: dict, rows: list[dict]) -> list[str]:
             "## Speed (ratios measured side by side in one process)",
             "",
             "The machine line names the CPU and its vector capability. *oneDNN capped to AVX2*: the same CPU run with",
-            "`ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2`, which emulates a CPU without native bf16 (bf16 becomes",
+            "`ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2`, which emulates a CPU without native bf16 (bf16 "
+            "becomes",
             "as slow as on an AVX2-only EPYC); `auto` then chooses fp32.",
             "",
         ]

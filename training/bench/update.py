@@ -171,7 +171,8 @@ def render(store: dict, rows: list[dict]) -> list[str]:
             "",
             "Trained (the `cpu` recipe) on 70% of a corpus with one class held out of it entirely (the class of median",
             "size), then `update(batch, accept_new=True)` with the other 30% in batches: the centres move by running",
-            "means, and a cohesive group of texts far from every cluster is added as a new cluster. *updated*: ACC / NMI",
+            "means, and a cohesive group of texts far from every cluster is added as a new cluster. *updated*: ACC / "
+            "NMI",
             "on every text afterwards; *retrained*: the same method trained from scratch on every text. *precision /",
             "recall*: of the held-out class's texts in the added cluster that holds most of them.",
             "",
@@ -187,7 +188,7 @@ def render(store: dict, rows: list[dict]) -> list[str]:
             d = [r for r in urows if r["method"] == method and r["dataset"] == name]
             if not d:
                 continue
-            cell = lambda key: mean_std([r[key] for r in d])  # noqa: E731
+            cell = lambda key, d=d: mean_std([r[key] for r in d])  # noqa: E731
             out.append(
                 f"| {method} | {name} | {d[0]['k']} | {cell('acc')} / {cell('nmi')} | {cell('retrained_acc')} / "
                 f"{cell('retrained_nmi')} | {np.mean([r['new_clusters'] for r in d]):.1f} | "

@@ -20,10 +20,62 @@ MAX_STEPS = 20
 # Four teams; a third of each ticket's words are generic and some words are shared by two teams, so the clusters
 # are not trivially separable.
 TOPICS = {
-    "databases": "sql query table index join oracle postgres deadlock backup schema replica transaction".split(),
-    "network": "vpn wifi dns proxy firewall router packet ping gateway ethernet bandwidth ssl".split(),
-    "accounts": "password reset login account locked expired mfa sso permission group username profile".split(),
-    "hardware": "printer laptop screen keyboard battery dock monitor mouse toner charger headset webcam".split(),
+    "databases": [
+        "sql",
+        "query",
+        "table",
+        "index",
+        "join",
+        "oracle",
+        "postgres",
+        "deadlock",
+        "backup",
+        "schema",
+        "replica",
+        "transaction",
+    ],
+    "network": [
+        "vpn",
+        "wifi",
+        "dns",
+        "proxy",
+        "firewall",
+        "router",
+        "packet",
+        "ping",
+        "gateway",
+        "ethernet",
+        "bandwidth",
+        "ssl",
+    ],
+    "accounts": [
+        "password",
+        "reset",
+        "login",
+        "account",
+        "locked",
+        "expired",
+        "mfa",
+        "sso",
+        "permission",
+        "group",
+        "username",
+        "profile",
+    ],
+    "hardware": [
+        "printer",
+        "laptop",
+        "screen",
+        "keyboard",
+        "battery",
+        "dock",
+        "monitor",
+        "mouse",
+        "toner",
+        "charger",
+        "headset",
+        "webcam",
+    ],
 }
 SHARED = {
     "databases": ["timeout", "access"],
@@ -31,7 +83,21 @@ SHARED = {
     "accounts": ["access", "email"],
     "hardware": ["slow", "email"],
 }
-GENERIC = "help please urgent issue error cannot since today again still broken not working".split()
+GENERIC = [
+    "help",
+    "please",
+    "urgent",
+    "issue",
+    "error",
+    "cannot",
+    "since",
+    "today",
+    "again",
+    "still",
+    "broken",
+    "not",
+    "working",
+]
 
 
 def toy_tickets(num_texts: int = 200, seed: int = 0) -> list[tuple[str, str]]:

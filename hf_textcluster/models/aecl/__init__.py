@@ -7,7 +7,8 @@ from .modeling_aecl import AECLModel
 METHOD = ClusteringMethod(
     name="aecl",
     display_name="AECL",
-    paper="Yao and Li, Discriminative Representation learning via Attention-Enhanced Contrastive Learning for Short Text Clustering (code: YZH0905/AECL-STC)",
+    paper="Yao and Li, Discriminative Representation learning via Attention-Enhanced Contrastive Learning for Short "
+    "Text Clustering (code: YZH0905/AECL-STC)",
     config_class=AECLConfig,
     model_class=AECLModel,
     trainer=".trainer_aecl:AECLTrainer",

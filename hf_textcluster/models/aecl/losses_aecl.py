@@ -53,7 +53,8 @@ def similarity_guided_contrastive_loss(
     temperature: float = 0.5,
     similarity_guided: bool = True,
 ) -> torch.Tensor:
-    """L_I of AECL, Eq. 6-9: (1 / 2N) Σ_i Σ_v -log(l_{1,i} + l^v_{2,i}). l_1 (Eq. 6) contrasts the two views' projections
+    """L_I of AECL, Eq. 6-9: (1 / 2N) Σ_i Σ_v -log(l_{1,i} + l^v_{2,i}). l_1 (Eq. 6) contrasts the two views'
+    projections
     z^(0), z^(1); l^v_2 (Eq. 7) contrasts z^(v) with the attention outputs h^(v), its positives the texts j of the
     same predicted cluster (``clusters`` = argmax p^(0), the set Λ_i) weighted by the similarity S^(v)_ij. Without
     ``similarity_guided`` the l_2 terms are left out (the paper's "No IC" ablation, Table 3): -log l_{1,i}."""

@@ -122,7 +122,8 @@ class DECCRLModel(TextClusteringPreTrainedModel):
         """ṽ = the contrast head of a latent h̃ (Section 3.1)."""
         return self.contrast_head(latent)
 
-    # ----- CRL ---------------------------------------------------------------------------------------------------------
+    # ----- CRL
+    # ---------------------------------------------------------------------------------------------------------
     def topic_word_distributions(self) -> torch.Tensor:
         """β (K x T x V), Eq. 11."""
         return self.topic_decoder(self.cluster_head.centroids)

@@ -78,7 +78,8 @@ class DECMLMConfig(TextClusteringConfig):
             head = (
                 "**The masked-LM head started untrained**: the base encoder checkpoint has no MLM head "
                 "(sentence-transformers models ship the bare encoder), so its transform layer and output bias were "
-                "learned from scratch during this run (decoder tied to the input word embeddings). The paper fine-tunes "
+                "learned from scratch during this run (decoder tied to the input word embeddings). The paper "
+                "fine-tunes "
                 "BERT's pretrained head; what L_m contributes here can differ from the paper's ablation. Measured on "
                 "the benchmark (all-MiniLM-L6-v2, 300 × 64, 2026-11-24): without L_m (`mlm_loss_weight=0`) k-means on "
                 "the trained embeddings is far better on the many-cluster corpora (Tweet 81.7 vs 63.5 ACC, "

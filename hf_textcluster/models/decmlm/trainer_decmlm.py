@@ -127,12 +127,12 @@ class DECTargetRefreshCallback(TrainerCallback):
         trainer = self._trainer()
         if trainer is None:
             return
-        if trainer.targets is None:
+        # A run resumed inside an epoch keeps the P its checkpoint holds (computed when that epoch began).
+        if trainer.targets is None or (
+            trainer.model.config.target_refresh_steps is None
+            and (trainer._targets_epoch is None or trainer._targets_epoch < math.floor(state.epoch + 1e-9))
+        ):
             trainer.refresh_stale_targets(state.global_step)
-        elif trainer.model.config.target_refresh_steps is None:
-            # A run resumed inside an epoch keeps the P its checkpoint holds (computed when that epoch began).
-            if trainer._targets_epoch is None or trainer._targets_epoch < math.floor(state.epoch + 1e-9):
-                trainer.refresh_stale_targets(state.global_step)
 
     def on_step_begin(self, args, state, control, **kwargs):
         trainer = self._trainer()
@@ -151,7 +151,8 @@ class DECMLMTrainer(ClusteringTrainer):
 
     Loss = ``mlm_loss_weight`` · L_m + ``cluster_loss_weight`` · KL(P‖Q). The centroids come from k-means on the
     initial embeddings (before the first step). Learning rates: ``learning_rate`` for the encoder (and for the MLM
-    head when it started pretrained), ``head_learning_rate`` for the centroids (and for an untrained MLM head). Each step runs the encoder once on the masked batch: the token
+    head when it started pretrained), ``head_learning_rate`` for the centroids (and for an untrained MLM head). Each
+    step runs the encoder once on the masked batch: the token
     states feed the MLM head at the masked positions and their mean pool gives Q. P is not computed per batch: a
     callback recomputes it over all N training rows from unmasked inputs at every epoch start (``self.targets``,
     N x K, row i = the dataset's row i), and each batch looks up its rows by ``index`` (a column added here when

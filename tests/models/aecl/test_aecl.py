@@ -34,7 +34,8 @@ def _fraction(anchor, own, other, i, tau, numerator):
     return numerator / denominator
 
 
-# ----- the losses, by their equations ----------------------------------------------------------------------------------
+# ----- the losses, by their equations
+# ----------------------------------------------------------------------------------
 def test_similarity_guided_contrastive_loss_is_eq_6_to_9():
     torch.manual_seed(0)
     n, tau = 5, 0.5

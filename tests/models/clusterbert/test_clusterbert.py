@@ -23,7 +23,8 @@ TRAIN = dict(
 )
 
 
-# ----- the losses, by their equations ----------------------------------------------------------------------------------
+# ----- the losses, by their equations
+# ----------------------------------------------------------------------------------
 def test_clustering_loss_is_eq_3():
     torch.manual_seed(0)
     log_p = torch.log_softmax(torch.randn(5, 3), -1)
@@ -83,7 +84,8 @@ def test_reconstruction_loss_is_eq_1_with_a_decoder_tied_to_the_encoder(tiny_enc
     assert loss.item() == pytest.approx(sum(terms) / len(terms), rel=1e-4)  # CE over the original's tokens
 
 
-# ----- the noise -------------------------------------------------------------------------------------------------------
+# ----- the noise
+# -------------------------------------------------------------------------------------------------------
 def test_word_deletion_drops_whole_words_and_keeps_special_tokens(tiny_encoder_dir):
     from transformers import AutoTokenizer
 
@@ -112,7 +114,8 @@ def test_word_deletion_drops_whole_words_and_keeps_special_tokens(tiny_encoder_d
         assert {11, 12, 13} <= set(kept) or not {11, 12, 13} & set(kept)
 
 
-# ----- stages and targets ----------------------------------------------------------------------------------------------
+# ----- stages and targets
+# ----------------------------------------------------------------------------------------------
 class _Record(TrainerCallback):
     def __init__(self, trainer):
         self.trainer, self.seen = trainer, []
@@ -180,7 +183,8 @@ def test_config_errors():
         ClusterBERTConfig(encoder={"model_type": "bert", "max_position_embeddings": 64}, max_length=128)
 
 
-# ----- saving: the served model has no decoder ---------------------------------------------------------------------------
+# ----- saving: the served model has no decoder
+# ---------------------------------------------------------------------------
 def _run(tiny_encoder_dir, texts, labels, output_dir, config=None, **training):
     torch.manual_seed(0)
     return train_clusterer(
@@ -199,7 +203,7 @@ def test_the_served_checkpoint_has_no_decoder_unless_kept(tiny_encoder_dir, toy_
 
     served = _run(tiny_encoder_dir, *toy_corpus, tmp_path / "served")
     with safe_open(str(tmp_path / "served" / "model.safetensors"), "pt") as f:
-        assert not [k for k in f.keys() if "decoder" in k or "crossattention" in k]
+        assert not [k for k in f.keys() if "decoder" in k or "crossattention" in k]  # noqa: SIM118 - not iterable
     assert not (tmp_path / "served" / "decoder").exists()
     kept = _run(tiny_encoder_dir, *toy_corpus, tmp_path / "kept", config={"keep_decoder": True})
     decoder = AutoModelForCausalLM.from_pretrained(tmp_path / "kept" / "decoder")
@@ -264,7 +268,8 @@ def test_resume_inside_the_hardening_stage_is_exact(tiny_encoder_dir, toy_corpus
     assert [m["stage"] for m in resumed.trainer.stage_metrics] == [0, 1, 2, 3]  # the earlier stages' scores survive
 
 
-# ----- long documents ----------------------------------------------------------------------------------------------------
+# ----- long documents
+# ----------------------------------------------------------------------------------------------------
 def test_long_documents_train_and_truncation_is_announced(tiny_encoder_dir, toy_corpus, tmp_path, caplog):
     texts, labels = toy_corpus
     long_texts = [" ".join([t] * 12) for t in texts]  # ~30-100 words each

@@ -1,7 +1,9 @@
 """ACC / NMI / ARI / purity of a clustering as an ``evaluate`` metric.
 
-Loaded offline from the installed package (no Hub): ``hf_textcluster.evaluation.metrics.load_clustering_metric()``, which is
-``evaluate.load(<this folder>)``. The scores are those of :func:`hf_textcluster.evaluation.metrics.clustering_scores` (the same
+Loaded offline from the installed package (no Hub): ``hf_textcluster.evaluation.metrics.load_clustering_metric()``,
+which is
+``evaluate.load(<this folder>)``. The scores are those of :func:`hf_textcluster.evaluation.metrics.clustering_scores`
+(the same
 functions, not a copy).
 """
 
