@@ -585,8 +585,9 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         Afterwards ``predict_with_confidence`` and the pipeline's ``confidence`` / ``flag_outliers`` work: a text's
         confidence is the share of these calibration texts whose centre margin is <= its own (how much nearer its
         cluster's centre than the nearest other centre, relative to both distances; see ``calibrated_confidence``),
-        so it spreads over [0, 1] whatever partition the model serves; a text is an outlier when it is farther (cosine distance of its pooled embedding) from its
-        cluster's centre than ``outlier_quantile`` of that cluster's calibration texts. A cluster with fewer than
+        so it spreads over [0, 1] whatever partition the model serves; a text is an outlier when it is farther (cosine
+        distance of its pooled embedding) from its cluster's centre than ``outlier_quantile`` of that cluster's
+        calibration texts. A cluster with fewer than
         ``calibration.MIN_CLUSTER_SIZE`` (20) calibration texts uses the distances of all calibration texts instead.
 
         Args:

@@ -232,8 +232,8 @@ def train_clusterer(
     train 10 epochs of the training texts within 30 to 300 steps, the ``paper`` recipes their own numbers, and a
     ``max_steps`` (or ``num_train_epochs``) in ``training_overrides`` wins. Checkpoints go to ``output_dir`` as the
     Trainer writes them; with ``resume`` an interrupted run continues from the last one, and a run that ends well
-    removes them unless ``keep_checkpoints``. The run is recorded in ``<output_dir>/training_run.json`` (method, data, recipe, overrides,
-    precision, metrics), which ``hf-textcluster card`` / ``push`` read.
+    removes them unless ``keep_checkpoints``. The run is recorded in ``<output_dir>/training_run.json`` (method,
+    data, recipe, overrides, precision, metrics, schedule), which ``hf-textcluster card`` / ``push`` read.
 
     Args:
         method: a registered method name (``"sccl"``, ``"decmlm"``, ``"deccrl"``, ``"aecl"``, ``"clusterbert"``), or
