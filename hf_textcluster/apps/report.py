@@ -234,21 +234,35 @@ def _map_figure(go, coords, clusters, rows, texts, names, confidence, method, ti
     return fig
 
 
+CONFIDENCE_BINS = 40
+
+
 def _confidence_figure(go, confidence, is_outlier, calibrated: bool):
+    """A histogram of ``confidence`` over [0, 1] with both ends included (numpy's last bin is closed, plotly's are not:
+    a text at exactly 1.0 would fall outside plotly's own bins)."""
     fig = go.Figure()
-    bins = {"start": 0.0, "end": 1.0, "size": 0.025}
+    edges = np.linspace(0.0, 1.0, CONFIDENCE_BINS + 1)
+    centres, width = (edges[:-1] + edges[1:]) / 2, 1.0 / CONFIDENCE_BINS
+    values = np.clip(np.asarray(confidence, dtype=np.float64), 0.0, 1.0)
+
+    def bars(rows, name):
+        counts, _ = np.histogram(values[rows], bins=edges)
+        return go.Bar(x=centres, y=counts, width=width, name=name)
+
     if is_outlier is not None and is_outlier.any():
-        fig.add_trace(go.Histogram(x=confidence[~is_outlier], xbins=bins, name="within its cluster"))
-        fig.add_trace(go.Histogram(x=confidence[is_outlier], xbins=bins, name="flagged outlier"))
+        fig.add_trace(bars(~is_outlier, "within its cluster"))
+        fig.add_trace(bars(is_outlier, "flagged outlier"))
         fig.update_layout(barmode="stack")
     else:
-        fig.add_trace(go.Histogram(x=confidence, xbins=bins, name="texts"))
+        fig.add_trace(bars(np.ones(len(values), dtype=bool), "texts"))
     what = (
-        "calibrated confidence (share of calibration texts assigned less clearly)"
+        "calibrated confidence (share of calibration texts less clearly in their cluster)"
         if calibrated
         else "top soft-assignment probability"
     )
-    fig.update_layout(height=350, xaxis={"title": what, "range": [0, 1]}, yaxis={"title": "texts"}, margin={"t": 30})
+    fig.update_layout(
+        height=350, bargap=0, xaxis={"title": what, "range": [0, 1]}, yaxis={"title": "texts"}, margin={"t": 30}
+    )
     return fig
 
 
@@ -573,7 +587,14 @@ def model_outputs(
                         for i in range(0, len(embeddings), batch_size)
                     ]
                 )
-                out["confidence"] = calibration.confidence(probs.to(model.device)).cpu().numpy()
+                out["confidence"] = torch.cat(
+                    [
+                        model.calibrated_confidence(
+                            embeddings[i : i + batch_size].to(model.device), probs[i : i + batch_size].to(model.device)
+                        ).cpu()
+                        for i in range(0, len(embeddings), batch_size)
+                    ]
+                ).numpy()
                 out["distance"] = distance.numpy()
                 out["is_outlier"] = (distance > calibration.thresholds(quantile).cpu()[clusters]).numpy()
     finally:

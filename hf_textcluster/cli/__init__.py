@@ -65,6 +65,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# What the library's messages call a Python argument, as the command line spells it.
+_PYTHON_TO_FLAG = (
+    ("Pass text_column= one of them", "Pass --text-column one of them"),
+    ("Pass label_column= one of them", "Pass --label-column one of them"),
+    ("Pass text_column= (--text-column)", "Pass --text-column"),
+)
+
+
+def cli_spelling(message: str) -> str:
+    """A library error as the command line says it: ``--text-column``, not ``text_column=``."""
+    for python, flag in _PYTHON_TO_FLAG:
+        message = message.replace(python, flag)
+    return message
+
+
 def parse_command_line(argv: list[str] | None = None) -> tuple[argparse.Namespace, list[str]]:
     """``(args, extra)`` of a command line (``sys.argv[1:]`` by default): options spelled with dashes or, as before,
     underscores; ``extra``: ``train``'s pass-through TrainingArguments flags. A bad command line exits (status 2)
@@ -84,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, TypeError, FileNotFoundError, FileExistsError, ImportError, FloatingPointError) as err:
         if args.debug:
             raise
-        print(f"error: {err}", file=sys.stderr)
+        print(f"error: {cli_spelling(str(err))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt as err:
         print(f"interrupted{': ' + str(err) if str(err) else ''}", file=sys.stderr)

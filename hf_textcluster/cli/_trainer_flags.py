@@ -36,7 +36,8 @@ DOC_DEFAULTS = {
 HELP = {
     "head_learning_rate": "Learning rate of the heads and centroids (default: the recipe's; without one, 100 x "
     "learning_rate, as in SCCL).",
-    "max_steps": "Training steps; overrides --num-train-epochs (default: the recipe's).",
+    "max_steps": "Training steps; overrides --num-train-epochs (default: the recipe's schedule; cpu: 10 epochs of the "
+    "training texts within 30 to 300 steps).",
 }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..representation import name_clusters
 from ._args import add_model_input_args, positive_int, update_saved_model
 
 
@@ -38,6 +39,11 @@ def calibrate_model(model, texts: list[str], args: argparse.Namespace) -> None:
     model.calibrate(
         texts, sample_size=args.sample_size, random_state=args.seed, batch_size=args.batch_size, show_progress_bar=True
     )
+
+
+def rename_clusters(model, texts: list[str], args: argparse.Namespace) -> None:
+    """Name the clusters of the partition the model now serves after their keywords on ``texts`` (``id2label``)."""
+    name_clusters(model, texts, sample_size=args.sample_size, random_state=args.seed, batch_size=args.batch_size)
 
 
 # Above this share of outliers (1% expected on the texts a model was calibrated on), the texts are not like those.

@@ -12,6 +12,7 @@ from ..distributed import leave_together, run_with_processes, running_processes
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.precision import INFERENCE_PRECISIONS
 from ..modeling.validation import check_local_path
+from ..runs.folder import check_finished_run
 from ._args import add_model_input_args, positive_int
 
 
@@ -96,6 +97,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     _check_device(args.device)
     if args.output:
         check_output(args.input, args.output)
+    check_finished_run(args.model)
     model = AutoModel.from_pretrained(args.model)  # loaded here: its errors are one clear line, not the pipeline's
     if not isinstance(model, TextClusteringPreTrainedModel):
         raise ValueError(

@@ -10,7 +10,7 @@ from transformers.utils import logging
 
 from ..modeling.kmeans import KMEANS_INITS
 from ._args import update_saved_model
-from .calibrate import add_saved_model_args, calibrate_model
+from .calibrate import add_saved_model_args, calibrate_model, rename_clusters
 
 logger = logging.get_logger(__name__)
 
@@ -83,6 +83,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         if before is not None:
             warn_if_low_agreement(before, head_clusters(model, embeddings), args.input)
         calibrate_model(model, texts, args)
+        rename_clusters(model, texts, args)
 
     model, seconds, output_dir = update_saved_model(args, "recluster", update)
     print(

@@ -10,7 +10,7 @@ from ..choosing.serving import CANDIDATES, SERVE_CHOICES, serve_partition
 from ..modeling.validation import check_num_clusters
 from ..runs.auto import check_kept_candidate, keep_candidates, serve_kept_candidate
 from ._args import update_saved_model
-from .calibrate import add_saved_model_args, calibrate_model, warn_if_unlike_calibration
+from .calibrate import add_saved_model_args, calibrate_model, rename_clusters, warn_if_unlike_calibration
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -81,6 +81,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
                 model, embeddings, serve=args.serve, candidates=args.candidates, random_state=args.seed
             )
         calibrate_model(model, texts, args)
+        rename_clusters(model, texts, args)
         choices["texts"] = texts
 
     model, seconds, output_dir = update_saved_model(args, "refine", update)

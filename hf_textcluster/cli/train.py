@@ -22,6 +22,7 @@ from ._args import (
     num_clusters_or_auto,
     print_latent_kmeans,
 )
+from ._train_summary import summary
 from ._trainer_flags import add_trainer_flags, trainer_flags
 
 
@@ -76,6 +77,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         action="store_true",
         help="Replace a trained model already in --output-dir (by default a folder holding one is only "
         "written to when this run resumes its own checkpoints there).",
+    )
+    train.add_argument(
+        "--keep-checkpoints",
+        action="store_true",
+        help="Keep the checkpoint-* folders in --output-dir after a successful run (by default they are removed "
+        "once the model is saved; a failed or interrupted run always keeps them, to resume from).",
     )
     train.add_argument(
         "--test-size",
@@ -155,6 +162,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         overwrite=args.overwrite,
         test_size=args.test_size,
         input_file=_input_source(args),
+        keep_checkpoints=args.keep_checkpoints,
     )
     if not result.trainer.is_world_process_zero():  # under several processes, the main one reports
         return 0
@@ -190,3 +198,4 @@ def _print_result(args: argparse.Namespace, result) -> None:
             f"k-means on embeddings: {format_scores({k[7:]: v for k, v in scores.items() if k.startswith('kmeans_')})}"
         )
         print_latent_kmeans(scores)
+    print(summary(result, args.input, args.text_column))

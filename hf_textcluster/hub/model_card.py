@@ -145,6 +145,9 @@ def _training_arguments(run: Mapping[str, Any] | None) -> dict[str, Any]:
     except ValueError:
         values = {}
     values.update(run.get("training_overrides") or {})
+    schedule = run.get("schedule") or {}
+    if schedule.get("max_steps"):  # the steps the run's schedule gave it (sized to its corpus), not the recipe's cap
+        values["max_steps"] = schedule["max_steps"]
     values["seed"] = run.get("seed", 0)
     return values
 
@@ -454,9 +457,19 @@ def calibration_lines(config) -> list[str]:
             "- Not calibrated: the pipeline's `confidence` is None and `flag_outliers` is unavailable; "
             "`hf-textcluster calibrate --model DIR --input TRAINING_TEXTS` adds both."
         ]
+    if getattr(config, "confidence_measure", "assignment_margin") == "assignment_margin":
+        meaning = (
+            "assigned less or as clearly (top-1 minus top-2 probability, as calibrated by older versions): 0.9 = "
+            "clearer than 90% of the training texts."
+        )
+    else:
+        meaning = (
+            "whose margin is smaller or equal (how much nearer their cluster's centre than the nearest other centre): "
+            "0.9 = more clearly in its cluster than 90% of the training texts, so a threshold keeps a known share."
+        )
     return [
         f"- Calibrated on {n:,} training texts. The pipeline's `confidence` (beside `score`) is the share of them "
-        "assigned less or as clearly (top-1 minus top-2 probability): 0.9 = clearer than 90% of the training texts.",
+        + meaning,
         "- Outliers (off by default): with `flag_outliers=True`, a text farther from its cluster's centre than "
         '`outlier_quantile` (default 0.99) of that cluster\'s calibration texts gets cluster -1 (`"outlier"`) and '
         "its `nearest_cluster`, instead of being forced into it.",

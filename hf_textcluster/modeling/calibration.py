@@ -1,17 +1,26 @@
 """Calibration of a clusterer on its training texts: a confidence that means something, and outlier distances.
 
-A method's soft assignment q (``score``) is often nearly flat (a Student's t kernel on sentence embeddings gives the
-chosen cluster 0.22 where uniform is 0.17), so it says little on its own. Calibration records, on a sample of the
-training texts, two method-agnostic distributions, stored as buffers of the model (they travel in
-``model.safetensors``):
+A method's soft assignment q (``score``) says little on its own: a Student's t kernel on sentence embeddings is nearly
+flat, while a refined or UMAP partition is served by a linear head whose softmax saturates at 1.0. Calibration records,
+on a sample of the training texts, two distributions that mean the same for whatever partition is served (the method's
+head, k-means, UMAP, refined, consensus), stored as buffers of the model (they travel in ``model.safetensors``):
 
-- **confidence**: the margin of a text's assignment (top-1 minus top-2 probability of q), ranked against the margins of
-  the calibration texts. ``confidence = 0.8`` means "assigned more clearly than 80% of the training texts".
-- **outliers**: each cluster's centre (the mean direction of the L2-normalised pooled embeddings of the calibration
-  texts assigned to it) and the distribution of its members' cosine distances to it. A text farther from its
+- **centres**: each served cluster's centre, the mean direction of the L2-normalised pooled embeddings of the
+  calibration texts assigned to it.
+- **confidence**: how much closer a text is to its own cluster's centre than to the nearest other centre, the relative
+  margin ``(d_other - d_own) / (d_other + d_own)`` of cosine distances, ranked against the margins of the calibration
+  texts. ``confidence = 0.8`` means "closer to its own cluster, relative to the next one, than 80% of the training
+  texts are to theirs": on the training texts it is spread evenly over [0, 1] (about 1% of them reach exactly 1.0), so a
+  threshold keeps a known share of texts. A text nearer to another cluster's centre than to its own gets a negative
+  margin, hence a low confidence.
+- **outliers**: the distribution of each cluster's members' cosine distances to its centre. A text farther from its
   cluster's centre than that cluster's ``outlier_quantile`` (e.g. 0.99) of its members is an outlier.
 
 Both distributions are kept as quantiles at ``QUANTILE_LEVELS`` evenly spaced levels (0, 0.01, ..., 1).
+
+Models calibrated before the centre margin existed (``config.confidence_measure == "assignment_margin"``) keep their
+old meaning: the margin of the soft assignment (top-1 minus top-2 probability) ranked the same way, which saturates for
+a hard partition. ``hf-textcluster calibrate`` re-calibrates them with the centre margin.
 
 Part of the inference code that every pushed repository carries (see :mod:`hf_textcluster.hub.push`): imports only
 torch.
@@ -44,6 +53,17 @@ def assignment_margins(probs: torch.Tensor) -> torch.Tensor:
     return top2[..., 0] - top2[..., 1]
 
 
+def centre_margins(embeddings: torch.Tensor, centres: torch.Tensor, clusters: torch.Tensor) -> torch.Tensor:
+    """Per embedding (N x d): ``(d_other - d_own) / (d_other + d_own)``, the relative margin, in [-1, 1], of the cosine
+    distance to the nearest centre (K x d, unit vectors) other than its cluster's over the distance to its cluster's
+    centre ``clusters`` (N). 1: on its own centre; 0: halfway; negative: nearer another cluster's centre."""
+    unit = nn.functional.normalize(embeddings.float(), dim=-1)
+    distances = 1 - unit @ centres.to(unit.device, torch.float32).T
+    own = distances.gather(1, clusters.view(-1, 1).to(unit.device)).squeeze(1)
+    others = distances.scatter(1, clusters.view(-1, 1).to(unit.device), float("inf")).min(dim=1).values
+    return (others - own) / (others + own).clamp_min(1e-12)
+
+
 def quantile_rank(values: torch.Tensor, quantiles: torch.Tensor) -> torch.Tensor:
     """The share (in [0, 1]) of a distribution that is <= each of ``values``, from its quantiles at evenly spaced
     levels (linear between levels; 0 below the smallest, 1 from the largest on; ties count as <=)."""
@@ -71,7 +91,8 @@ def quantile_at(quantiles: torch.Tensor, level: float) -> torch.Tensor:
 class ClusterCalibration(nn.Module):
     """The calibration of a clusterer (see the module docstring): buffers only, zero until ``fit``.
 
-    Buffers: ``margin_quantiles`` (L), ``centres`` (K x d, unit vectors), ``distance_quantiles`` (K x L, cosine
+    Buffers: ``margin_quantiles`` (L, the calibration texts' centre margins; assignment margins for models calibrated
+    before ``confidence_measure`` existed), ``centres`` (K x d, unit vectors), ``distance_quantiles`` (K x L, cosine
     distances of each cluster's members to its centre), ``cluster_sizes`` (K, calibration texts per cluster).
     """
 
@@ -107,7 +128,6 @@ class ClusterCalibration(nn.Module):
             )
         levels = torch.linspace(0, 1, QUANTILE_LEVELS, dtype=torch.float64)
         probs = probs.double().cpu()
-        self.margin_quantiles.copy_(torch.quantile(assignment_margins(probs).double(), levels))
         clusters = probs.argmax(dim=-1)
         sizes = torch.bincount(clusters, minlength=num_clusters)
         weights = nn.functional.one_hot(clusters, num_clusters).double()
@@ -125,12 +145,23 @@ class ClusterCalibration(nn.Module):
             ]
         )
         self.centres.copy_(centres)
+        self.margin_quantiles.copy_(torch.quantile(centre_margins(unit, centres, clusters).double(), levels))
         self.distance_quantiles.copy_(per_cluster)
         self.cluster_sizes.copy_(sizes)
 
-    def confidence(self, probs: torch.Tensor) -> torch.Tensor:
-        """Per row of ``probs``: the share of calibration texts whose margin is <= this row's margin."""
-        return quantile_rank(assignment_margins(probs), self.margin_quantiles)
+    def confidence(self, embeddings: torch.Tensor, probs: torch.Tensor, measure: str = "centre_margin") -> torch.Tensor:
+        """Per text: the share of calibration texts whose margin is <= its margin (see the module docstring).
+
+        Args:
+            embeddings: pooled embeddings (N x d).
+            probs: the served soft assignment (N x K); its argmax is the text's cluster.
+            measure: ``"centre_margin"`` (models calibrated now), or ``"assignment_margin"`` (the top-1 minus top-2
+                probability that models calibrated by older versions recorded).
+        """
+        if measure == "assignment_margin":
+            return quantile_rank(assignment_margins(probs), self.margin_quantiles)
+        clusters = probs.argmax(dim=-1)
+        return quantile_rank(centre_margins(embeddings, self.centres, clusters), self.margin_quantiles)
 
     def distance(self, embeddings: torch.Tensor, clusters: torch.Tensor) -> torch.Tensor:
         """Cosine distance of each pooled embedding to the centre of its cluster."""

@@ -15,6 +15,10 @@ from transformers.configuration_utils import SubConfigSpec
 from .validation import check_scalar
 
 POOLING_MODES = ("mean", "cls")
+# What a calibrated confidence ranks (see hf_textcluster.modeling.calibration): the distance margin between a text's
+# cluster centre and the nearest other one (calibrated now), or the soft assignment's top-1 minus top-2 probability
+# (models calibrated by older versions, whose config.json has no `confidence_measure`: they keep that meaning).
+CONFIDENCE_MEASURES = ("centre_margin", "assignment_margin")
 # Bounds on the sizes a config.json can set, checked before anything is built from it: a config is data from anyone
 # (a repository on the Hub), and `"num_clusters": 1000000000` alone would otherwise build a billion cluster names.
 # Far above any clustering of texts; the weights' shapes then pin every size exactly (see from_pretrained).
@@ -55,6 +59,9 @@ class TextClusteringConfig(PreTrainedConfig):
         served_partition (`str`): which of a trained model's candidate partitions it serves: ``"head"`` (the
             method's own cluster head), ``"kmeans"`` / ``"umap_kmeans"`` (centres re-fitted on its embeddings), or one
             of these followed by ``"+refined"`` (refined by iterative classification and served by ``refined_head``).
+        confidence_measure (`str`): what the calibrated confidence ranks: ``"centre_margin"`` (set by
+            ``calibrate``) or ``"assignment_margin"`` (models calibrated by older versions; see
+            :mod:`hf_textcluster.modeling.calibration`).
         refined_head_dim (`int`): input size of the linear ``refined_head`` that serves a refined partition on the
             L2-normalised ``kmeans_features``; 0 when the model has none.
     """
@@ -69,6 +76,7 @@ class TextClusteringConfig(PreTrainedConfig):
     max_length: int = 32
     centroids_initialized: bool = False
     num_calibration_texts: int = 0
+    confidence_measure: str = "assignment_margin"  # what old config.json files without the key meant
     served_partition: str = "head"
     refined_head_dim: int = 0
 
@@ -97,6 +105,10 @@ class TextClusteringConfig(PreTrainedConfig):
         check_scalar(self.max_length, "max_length", int, min_val=1, max_val=MAX_SIZE)
         check_scalar(self.num_calibration_texts, "num_calibration_texts", int, min_val=0)
         check_scalar(self.refined_head_dim, "refined_head_dim", int, min_val=0, max_val=MAX_SIZE)
+        if self.confidence_measure not in CONFIDENCE_MEASURES:
+            raise ValueError(
+                f"`confidence_measure` must be one of {CONFIDENCE_MEASURES}, got {self.confidence_measure!r}."
+            )
         given: Any = self.encoder  # a config, its dict, or None
         encoder = given.to_dict() if hasattr(given, "to_dict") else (given or {})
         positions = encoder.get("max_position_embeddings")

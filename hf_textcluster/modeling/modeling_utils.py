@@ -79,6 +79,8 @@ class ClusteringOutput(ModelOutput):
         unchanged.
         distance: cosine distance (batch,) of each embedding to its best cluster's calibrated centre; set by
             ``cluster_batch`` on a calibrated model only.
+        confidence: the calibrated confidence (batch,) in [0, 1] (see ``calibrated_confidence``); set by
+            ``cluster_batch`` on a calibrated model only.
     """
 
     loss: torch.Tensor | None = None
@@ -86,6 +88,7 @@ class ClusteringOutput(ModelOutput):
     cluster_probs: torch.Tensor | None = None
     logits: torch.Tensor | None = None
     distance: torch.Tensor | None = None
+    confidence: torch.Tensor | None = None
 
 
 class EncodingPasses:
@@ -205,9 +208,16 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         if not with_clusters:
             return ClusteringOutput(embeddings=embeddings)
         probs = self.cluster_probabilities(embeddings).float()
-        distance = self.calibration.distance(embeddings, probs.argmax(dim=-1)) if self.is_calibrated else None
+        distance = confidence = None
+        if self.is_calibrated:
+            distance = self.calibration.distance(embeddings, probs.argmax(dim=-1))
+            confidence = self.calibrated_confidence(embeddings, probs)
         return ClusteringOutput(
-            embeddings=embeddings, cluster_probs=probs, logits=torch.log(probs.clamp_min(1e-12)), distance=distance
+            embeddings=embeddings,
+            cluster_probs=probs,
+            logits=torch.log(probs.clamp_min(1e-12)),
+            distance=distance,
+            confidence=confidence,
         )
 
     def _int8_encoder(self) -> torch.nn.Module:
@@ -528,6 +538,19 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         """Whether ``calibrate`` was run (the trainer does it at the end of training)."""
         return bool(getattr(self.config, "num_calibration_texts", 0))
 
+    def calibrated_confidence(self, embeddings: torch.Tensor, probs: torch.Tensor) -> torch.Tensor:
+        """The calibrated confidence (N,) in [0, 1] of texts with pooled ``embeddings`` (N x d) and served soft
+        assignment ``probs`` (N x K): the share of calibration texts whose centre margin (how much nearer their own
+        cluster's centre than the next one, see :mod:`~hf_textcluster.modeling.calibration`) is <= theirs. A model
+        calibrated by an older version ranks its soft assignment's margin instead (``config.confidence_measure``).
+
+        Raises:
+            ValueError: the model is not calibrated (see ``calibrate``).
+        """
+        self._require_calibration("`calibrated_confidence`")
+        measure = getattr(self.config, "confidence_measure", "assignment_margin")
+        return self.calibration.confidence(embeddings, probs, measure=measure)
+
     def _require_calibration(self, what: str = "`predict_with_confidence`") -> None:
         if not self.is_calibrated:
             raise ValueError(
@@ -560,9 +583,11 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         ``config.num_calibration_texts``.
 
         Afterwards ``predict_with_confidence`` and the pipeline's ``confidence`` / ``flag_outliers`` work: a text's
-        confidence is the share of these calibration texts assigned less or as clearly (top-1 minus top-2
-        probability); a text is an outlier when it is farther (cosine distance of its pooled embedding) from its
-        cluster's centre than ``outlier_quantile`` of that cluster's calibration texts. A cluster with fewer than
+        confidence is the share of these calibration texts whose centre margin is <= its own (how much nearer its
+        cluster's centre than the nearest other centre, relative to both distances; see ``calibrated_confidence``),
+        so it spreads over [0, 1] whatever partition the model serves; a text is an outlier when it is farther (cosine
+        distance of its pooled embedding) from its cluster's centre than ``outlier_quantile`` of that cluster's
+        calibration texts. A cluster with fewer than
         ``calibration.MIN_CLUSTER_SIZE`` (20) calibration texts uses the distances of all calibration texts instead.
 
         Args:
@@ -590,6 +615,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         outputs = self._encode_texts(texts, batch_size, show_progress_bar, precision, ("embeddings", "cluster_probs"))
         self.calibration.fit(outputs.embeddings, outputs.cluster_probs)
         self.config.num_calibration_texts = len(texts)
+        self.config.confidence_measure = "centre_margin"
         return self
 
     def predict_with_confidence(
@@ -605,8 +631,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
 
         - ``cluster``: the most likely cluster (never -1 here: ``is_outlier`` says whether it is far);
         - ``probability``: its soft-assignment probability (the method's own q; the pipeline's ``score``);
-        - ``confidence``: the share of calibration texts assigned less or as clearly (margin top-1 minus top-2), in
-          [0, 1];
+        - ``confidence``: the share of calibration texts whose centre margin (nearer its cluster's centre than the
+          nearest other one, relative to both distances) is <= this text's, in [0, 1];
         - ``distance``: the cosine distance of the text's pooled embedding to its cluster's calibrated centre;
         - ``is_outlier``: ``distance`` beyond the ``outlier_quantile`` of the cluster's calibration texts' distances.
 
@@ -631,13 +657,15 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         outlier_quantile = check_outlier_quantile(outlier_quantile)
         self._check_clusters_initialized()
         texts, precision = self._serving_arguments(texts, batch_size, precision)
-        outputs = self._encode_texts(texts, batch_size, show_progress_bar, precision, ("cluster_probs", "distance"))
+        outputs = self._encode_texts(
+            texts, batch_size, show_progress_bar, precision, ("cluster_probs", "distance", "confidence")
+        )
         probs, distances = outputs.cluster_probs, outputs.distance
         probability, clusters = probs.max(dim=-1)
         return {
             "cluster": clusters.numpy(),
             "probability": probability.numpy(),
-            "confidence": self.calibration.confidence(probs).numpy(),
+            "confidence": outputs.confidence.numpy(),
             "distance": distances.numpy(),
             "is_outlier": (distances > self.calibration.thresholds(outlier_quantile).cpu()[clusters]).numpy(),
         }

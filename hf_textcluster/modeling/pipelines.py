@@ -25,8 +25,10 @@ class TextClusteringPipeline(Pipeline):
 
     ``clusterer(texts)`` returns, per text, ``{"cluster": int, "label": str, "score": float, "confidence": float}``:
     the most likely cluster, its name from ``config.id2label``, its soft-assignment probability (the method's own q,
-    often nearly flat) and a calibrated ``confidence`` in [0, 1]: the share of the model's calibration texts (a sample
-    of its training texts) that were assigned less or as clearly (top-1 minus top-2 probability). ``confidence`` is
+    nearly flat for some methods, saturated at 1.0 for a refined partition) and a calibrated ``confidence`` in [0, 1]:
+    the share of the model's calibration texts (a sample of its training texts) that are less or as clearly in their
+    cluster, measured by how much nearer their cluster's centre they are than the nearest other centre (see
+    :mod:`hf_textcluster.modeling.calibration`); spread evenly over the training texts. ``confidence`` is
     None when the model is not calibrated (models trained before calibration existed; ``model.calibrate(texts)`` or
     ``hf-textcluster calibrate`` adds it). With ``top_k=k``, a list of the k most likely clusters per text
     (``cluster``, ``label``, ``score``).
@@ -133,9 +135,9 @@ class TextClusteringPipeline(Pipeline):
         outputs = self.model.cluster_batch(model_inputs, precision)
         probs = outputs.cluster_probs
         result = {"cluster_probs": probs}
-        if outputs.distance is not None and probs is not None:  # a calibrated model; one vectorised lookup a batch
+        if outputs.distance is not None and probs is not None:  # a calibrated model
             result["distance"] = outputs.distance
-            result["confidence"] = self.model.calibration.confidence(probs)
+            result["confidence"] = outputs.confidence
         return result
 
     def postprocess(self, model_outputs, top_k=None, outlier_quantile=None):  # type: ignore[override]

@@ -11,6 +11,9 @@ cluster's typical members (``label_clusters(model, texts, generator=...)``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
 
 from ..modeling.validation import validate_texts
 from ._base import BaseRepresentation
@@ -21,6 +24,7 @@ from .topics import LearnedTopicsRepresentation
 __all__ = [
     "BaseRepresentation",
     "ClassTfidfRepresentation",
+    "ClusterNames",
     "DEFAULT_PROMPT",
     "GeneratedNamesRepresentation",
     "NAMES_FILE",
@@ -29,7 +33,11 @@ __all__ = [
     "cluster_keywords",
     "keyword_labels",
     "label_clusters",
+    "name_clusters",
 ]
+
+# Texts a model's clusters are named on at most (a seeded sample beyond): the keywords of 10,000 texts are stable.
+DEFAULT_NAMING_SAMPLE_SIZE = 10_000
 
 
 def cluster_keywords(
@@ -42,6 +50,93 @@ def cluster_keywords(
 def keyword_labels(keywords: Mapping[int, Sequence[str]], words_per_label: int = 3) -> dict[int, str]:
     """Cluster names made of their top keywords (``"oracle · sql · table"``), unique, ``cluster_<k>`` if none."""
     return BaseRepresentation.labels(keywords, words_per_label)
+
+
+@dataclass
+class ClusterNames:
+    """What :func:`name_clusters` found: per cluster its name, keywords and size on the texts it was named on.
+
+    Attributes:
+        names: cluster id -> name (what ``config.id2label`` now holds).
+        keywords: cluster id -> its keywords, best first.
+        sizes: cluster id -> how many of the texts it was named on fall in it.
+        num_texts: how many texts it was named on (a seeded sample of at most ``sample_size``).
+        source: ``"c-TF-IDF"`` or ``"learned topics"``.
+    """
+
+    names: dict[int, str]
+    keywords: dict[int, list[str]]
+    sizes: dict[int, int]
+    num_texts: int
+    source: str
+
+
+def name_clusters(
+    model,
+    texts: Sequence[str] | None = None,
+    *,
+    words_per_label: int = 3,
+    sample_size: int | None = DEFAULT_NAMING_SAMPLE_SIZE,
+    random_state: int | None = 0,
+    batch_size: int = 64,
+    precision: str | None = "auto",
+) -> ClusterNames:
+    """Name each cluster of what ``model`` serves and store the names as ``model.config.id2label`` (and
+    ``label2id``): what ``predict``, the pipeline's ``label``, the report and the card show. The names are c-TF-IDF
+    keywords of the clusters' texts (a seeded sample of at most ``sample_size`` of ``texts``, the training texts); a
+    model that serves its own head and learns topics (DEC-CRL) is named after its learned topics instead.
+
+    Args:
+        model: a trained clusterer (changed in place: its config's ``id2label`` / ``label2id``).
+        texts: the texts to name the clusters on (use the training texts); optional for a topic model's head.
+        words_per_label: keywords per name (``"oracle · sql · table"``).
+        sample_size: at most this many texts, a seeded sample (``None``: all).
+        random_state: the sample's seed.
+        batch_size: texts per encoder call.
+        precision: as for ``model.predict``.
+
+    Returns:
+        A :class:`ClusterNames` (names, keywords, sizes on those texts).
+
+    Raises:
+        ValueError: ``texts`` missing for a model that learns no topics (or serves another partition than its head).
+
+    Example:
+        >>> names = name_clusters(model, training_texts)  # doctest: +SKIP
+        >>> model.config.id2label[0]                     # doctest: +SKIP
+        'oracle · sql · table'
+    """
+    num_clusters = model.config.num_clusters
+    learned = model.config.has_topic_model and getattr(model.config, "served_partition", "head") == "head"
+    sizes, num_texts = {k: 0 for k in range(num_clusters)}, 0
+    clusters = None
+    if texts is not None:
+        texts = validate_texts(texts)
+        if sample_size is not None and len(texts) > sample_size:
+            rows = np.sort(np.random.default_rng(random_state).choice(len(texts), size=sample_size, replace=False))
+            texts = [texts[int(i)] for i in rows]
+        clusters = model.predict(texts, batch_size=batch_size, show_progress_bar=False, precision=precision)
+        counts = np.bincount(clusters, minlength=num_clusters)
+        sizes, num_texts = {k: int(counts[k]) for k in range(num_clusters)}, len(texts)
+    if learned:  # the topics a DEC-CRL head learned describe the head's clusters, not a re-fitted partition's
+        keywords = LearnedTopicsRepresentation(model, top_n=max(words_per_label, 8)).extract()
+    elif clusters is None:
+        raise ValueError(
+            f"`texts` is required: {type(model).__name__} serves a partition without learned topics, so its clusters "
+            "are named after their keywords on texts (pass the training texts)."
+        )
+    else:
+        keywords = cluster_keywords(texts, clusters, num_clusters)
+    names = keyword_labels(keywords, words_per_label)
+    model.config.id2label = names
+    model.config.label2id = {name: k for k, name in names.items()}
+    return ClusterNames(
+        names=names,
+        keywords={k: list(v) for k, v in keywords.items()},
+        sizes=sizes,
+        num_texts=num_texts,
+        source="learned topics" if learned else "c-TF-IDF",
+    )
 
 
 def label_clusters(
@@ -78,12 +173,17 @@ def label_clusters(
         >>> label_clusters(model, train_texts)  # doctest: +SKIP
         {0: 'oracle · sql · table', 1: 'python · list · dict', ...}
     """
-    needs_texts = not model.config.has_topic_model or generator is not None
+    # the topics a DEC-CRL head learned describe the head's clusters, not a re-fitted partition's it may serve
+    learned = model.config.has_topic_model and getattr(model.config, "served_partition", "head") == "head"
+    needs_texts = not learned or generator is not None
     if texts is None and needs_texts:
         why = (
             "a language model names clusters from their typical texts"
             if generator is not None
-            else (f"{type(model).__name__} learns no topics, its clusters are named after their keywords on texts")
+            else (
+                f"{type(model).__name__} serves a partition without learned topics, its clusters are named after "
+                "their keywords on texts"
+            )
         )
         raise ValueError(f"`texts` is required: {why} (pass the training texts).")
     if texts is not None:
@@ -92,7 +192,7 @@ def label_clusters(
     if needs_texts:
         probabilities = model.predict_proba(texts, batch_size=batch_size)
         clusters = probabilities.argmax(axis=1)
-    if model.config.has_topic_model:
+    if learned:
         keywords = LearnedTopicsRepresentation(model, top_n=max(words_per_label, 8 if generator else 0)).extract()
     else:
         keywords = cluster_keywords(texts, clusters, model.config.num_clusters)

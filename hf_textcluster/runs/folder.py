@@ -25,6 +25,7 @@ from transformers import AutoModel
 from ..data import default_data_dir, load_benchmark, load_text_file
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.validation import check_local_path
+from ..training.checkpoints import last_complete_checkpoint
 
 __all__ = [
     "RUN_IDENTITY_FILE",
@@ -110,6 +111,30 @@ def training_texts_for(run: Mapping[str, Any] | None, data_dir: str | os.PathLik
     return find_training_texts(run, data_dir)[0]
 
 
+def check_finished_run(model_dir: str | os.PathLike, argument: str = "--model") -> None:
+    """A folder where ``train`` is still running, or was interrupted (checkpoints or a run record, but no saved
+    model yet), is one clear line saying so and how to go on, not transformers' "Unrecognized model ... Should have a
+    `model_type` key". Anything else (a finished model, a hub id) passes.
+
+    Raises:
+        ValueError: ``model_dir`` holds an unfinished run.
+    """
+    path = os.fspath(model_dir)
+    if not os.path.isdir(path) or os.path.isfile(os.path.join(path, "config.json")):
+        return
+    checkpoint = last_complete_checkpoint(path)
+    if checkpoint is None and not os.path.isfile(os.path.join(path, RUN_IDENTITY_FILE)):
+        return
+    where = (
+        f"its last checkpoint is {os.path.basename(checkpoint)}" if checkpoint else "it has no complete checkpoint yet"
+    )
+    raise ValueError(
+        f"{argument} {path} holds a training run that has not finished (no saved model yet; {where}): wait for "
+        "`hf-textcluster train` to end, or, if it was interrupted, run the same train command again to resume "
+        f"{'from that checkpoint' if checkpoint else 'it'}."
+    )
+
+
 def load_clusterer(model_dir: str | os.PathLike, **kwargs):
     """``AutoModel.from_pretrained(model_dir)`` that insists on an hf_textcluster clusterer.
 
@@ -126,6 +151,7 @@ def load_clusterer(model_dir: str | os.PathLike, **kwargs):
     Example:
         >>> model = load_clusterer("runs/sccl-stackoverflow")  # doctest: +SKIP
     """
+    check_finished_run(model_dir)
     model = AutoModel.from_pretrained(os.fspath(model_dir), **kwargs)
     if not isinstance(model, TextClusteringPreTrainedModel):
         raise ValueError(

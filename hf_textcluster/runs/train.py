@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import shutil
 import time
 from dataclasses import dataclass, fields
 
@@ -29,6 +30,7 @@ from ..data import (
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.validation import check_num_clusters, check_scalar
 from ..models import get_method
+from ..representation import ClusterNames, name_clusters
 from ..training.trainer import ClusteringTrainingArguments, last_complete_checkpoint
 from .folder import (  # noqa: F401  (also importable from here, where they used to live)
     RUN_IDENTITY_FILE,
@@ -42,6 +44,7 @@ from .folder import (  # noqa: F401  (also importable from here, where they used
     training_texts_for,
 )
 from .recipes import load_recipe
+from .schedule import Schedule, plan_schedule
 
 logger = logging.get_logger(__name__)
 
@@ -130,6 +133,8 @@ class TrainingResult:
         train_seconds: wall-clock seconds of training.
         test_dataset: the held-out texts (``test_size``), never trained on.
         k_selection: with ``num_clusters="auto"``, how K was chosen.
+        cluster_names: the clusters' names (saved as ``config.id2label``), keywords and sizes on the training texts.
+        schedule: how many steps the run trained and why (see :mod:`~hf_textcluster.runs.schedule`).
     """
 
     model: object
@@ -139,12 +144,18 @@ class TrainingResult:
     train_seconds: float
     test_dataset: datasets.Dataset | None = None  # the held-out texts (``test_size``), never trained on
     k_selection: dict | None = None  # num_clusters="auto": how K was chosen (AutoKResult.to_dict() + the request)
+    cluster_names: ClusterNames | None = None
+    schedule: Schedule | None = None
 
 
 def build_training_arguments(output_dir: str, recipe_training: dict, overrides: dict | None = None, seed: int = 0):
-    values = {"output_dir": output_dir, "seed": seed, "report_to": "none", "save_total_limit": 2, "logging_steps": 50}
+    values = {"output_dir": output_dir, "seed": seed, "report_to": "none", "save_total_limit": 2}
     values.update(recipe_training)
     values.update(overrides or {})
+    # the loss terms every ~10% of a short run (the progress bar shows them), at most every 50 steps
+    values.setdefault(
+        "logging_steps", min(50, max(1, values["max_steps"] // 10)) if values.get("max_steps", -1) > 0 else 50
+    )
     if (
         values.get("max_steps", -1) > 0
         and "save_steps" not in values
@@ -183,12 +194,17 @@ def train_clusterer(
     split_seed: int = 0,
     input_file: dict | None = None,
     overwrite: bool = False,
+    keep_checkpoints: bool = False,
+    verbose: bool = True,
 ) -> TrainingResult:
     """Train ``method`` on a benchmark (by name) or a Dataset, save it to ``output_dir`` and evaluate it.
 
-    Checkpoints go to ``output_dir`` as the Trainer writes them; with ``resume`` an interrupted run continues from
-    the last one. The run is recorded in ``<output_dir>/training_run.json`` (method, data, recipe, overrides,
-    precision, metrics), which ``hf-textcluster card`` / ``push`` read.
+    How long it trains follows the recipe's schedule (:mod:`~hf_textcluster.runs.schedule`): the ``cpu`` recipes
+    train 10 epochs of the training texts within 30 to 300 steps, the ``paper`` recipes their own numbers, and a
+    ``max_steps`` (or ``num_train_epochs``) in ``training_overrides`` wins. Checkpoints go to ``output_dir`` as the
+    Trainer writes them; with ``resume`` an interrupted run continues from the last one, and a run that ends well
+    removes them unless ``keep_checkpoints``. The run is recorded in ``<output_dir>/training_run.json`` (method,
+    data, recipe, overrides, precision, metrics, schedule), which ``hf-textcluster card`` / ``push`` read.
 
     Args:
         method: a registered method name (``"sccl"``, ``"decmlm"``, ``"deccrl"``, ``"aecl"``, ``"clusterbert"``), or
@@ -225,6 +241,10 @@ def train_clusterer(
         split_seed: the seed of the held-out split.
         input_file: ``{"path": <absolute path>, "text_column": .., "label_column": ..}``, the user's file the Dataset
             was read from, recorded in ``training_run.json`` so ``card`` / ``push`` compute cluster keywords from it.
+        keep_checkpoints: keep the ``checkpoint-*`` folders after a successful, saved run (by default they are
+            removed then; a run that fails or is interrupted always keeps them, to resume from).
+        verbose: say the schedule before training and show a progress bar with the loss terms (False: log them at
+            INFO level and no bar, unless ``training_overrides`` sets ``disable_tqdm``).
 
     Returns:
         A :class:`TrainingResult` (model, trainer, metrics, output_dir, train_seconds, test_dataset, k_selection).
@@ -282,7 +302,14 @@ def train_clusterer(
     request = _check_cluster_count(request, train_dataset)
     check_config_overrides(spec.config_class, config_overrides or {})
     config_kwargs = {**plan["config"], **(config_overrides or {})}
-    args = build_training_arguments(output_dir, plan["training"], training_overrides, seed=seed)
+    schedule = plan_schedule(plan, len(train_dataset), training_overrides)
+    training = {**plan["training"], "max_steps": schedule.max_steps or -1}
+    if not verbose:
+        training["disable_tqdm"] = True
+    args = build_training_arguments(output_dir, training, training_overrides, seed=seed)
+    (logger.warning if verbose else logger.info)(
+        f"Training {spec.display_name} with the {recipe} recipe: {schedule.describe()}."
+    )
     identity = RunFolder.identity_of(method, request.num_clusters, encoder, config_kwargs, train_dataset)
     last_checkpoint = last_complete_checkpoint(output_dir) if resume and os.path.isdir(output_dir) else None
     k_selection, embeddings = None, None
@@ -301,6 +328,17 @@ def train_clusterer(
         eval_dataset=test_dataset if test_dataset is not None else train_dataset,
     )
     metrics, train_seconds = _train(trainer, last_checkpoint, evaluate)
+    cluster_names = None
+    if model.config.centroids_initialized and trainer.is_world_process_zero():
+        # named once, on the training texts, after the served partition was chosen: predict, the pipeline, the
+        # report and the card then answer names (a seeded sample of at most 10,000 texts)
+        cluster_names = name_clusters(
+            model,
+            train_dataset["text"],
+            random_state=seed,
+            batch_size=trainer.encode_batch_size,
+            precision=trainer.precision,
+        )
     if save and trainer.is_world_process_zero():  # under several processes, the main one writes
         model.save_pretrained(output_dir)
         record = {
@@ -317,8 +355,13 @@ def train_clusterer(
             "config_overrides": config_overrides,
             "training_overrides": training_overrides,
             "metrics": metrics,
+            "schedule": schedule.to_dict(),
         }
         _write_training_run(output_dir, model, trainer, train_dataset, test_dataset, record)
+        # the log history (losses, health checks) stays beside the model for `plot`, whatever happens to checkpoints
+        trainer.state.save_to_json(os.path.join(output_dir, "trainer_state.json"))
+        if not keep_checkpoints:  # the model is saved: checkpoints only served to resume this run
+            remove_checkpoints(output_dir)
     return TrainingResult(
         model=model,
         trainer=trainer,
@@ -327,7 +370,21 @@ def train_clusterer(
         train_seconds=train_seconds,
         test_dataset=test_dataset,
         k_selection=k_selection,
+        cluster_names=cluster_names,
+        schedule=schedule,
     )
+
+
+def remove_checkpoints(output_dir: str) -> list[str]:
+    """Delete the Trainer's ``checkpoint-<step>`` folders in ``output_dir`` (the saved model beside them stays);
+    returns the removed folders. Called only after a run saved its model."""
+    removed = []
+    for name in sorted(os.listdir(output_dir)):
+        path = os.path.join(output_dir, name)
+        if name.startswith("checkpoint-") and name[len("checkpoint-") :].isdigit() and os.path.isdir(path):
+            shutil.rmtree(path)
+            removed.append(path)
+    return removed
 
 
 def _write_training_run(output_dir: str, model, trainer, train_dataset, test_dataset, record: dict) -> None:
@@ -352,6 +409,7 @@ def _write_training_run(output_dir: str, model, trainer, train_dataset, test_dat
         "precision": trainer.precision_description(),
         **({"k_selection": record["k_selection"]} if record["k_selection"] is not None else {}),
         **({"serving": trainer.serving_choice} if trainer.serving_choice else {}),
+        "schedule": record["schedule"],
         "config_overrides": record["config_overrides"] or {},
         "training_overrides": record["training_overrides"] or {},
         "metrics": record["metrics"],

@@ -42,6 +42,7 @@ from .collator import TextViewsCollator, warn_if_truncated
 from .distributed import DistributedTrainerMixin
 from .evaluation import evaluate_clusterer
 from .initialization import ClusterInitMixin
+from .progress import install_progress_callbacks
 
 __all__ = [
     "CHECKPOINT_ARRAY_PREFIX",
@@ -148,6 +149,7 @@ class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMi
         self.health_history: list[dict] = []
         self._pending_logs: dict[str, float] = {}
         self.add_callback(ClusterHealthCallback(self))
+        install_progress_callbacks(self)  # loss terms by name, and an estimate of the time, not raw log dicts
         _log_precision_once(self.precision_description())
 
     @property

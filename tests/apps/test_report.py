@@ -471,3 +471,20 @@ def test_a_report_with_one_cluster_says_there_is_nothing_to_map(tmp_path):
     ).read_text(encoding="utf-8")
     assert "<h2>Keywords</h2>" in page and "One cluster holds every text: no map." in page
     assert "<h2>Hierarchy</h2>" not in page
+
+
+@pytest.mark.parametrize("with_outliers", [False, True])
+def test_confidence_histogram_covers_zero_to_one_inclusive(with_outliers):
+    """Every text is counted, those at exactly 0.0 and 1.0 included (plotly's own bins leave out the right edge)."""
+    import plotly.graph_objects as go
+
+    from hf_textcluster.apps.report import _confidence_figure
+
+    confidence = np.array([0.0, 0.0, 0.3, 0.5, 0.98, 0.99, 1.0, 1.0, 1.0])
+    is_outlier = np.array([True, False, False, False, False, False, True, False, False]) if with_outliers else None
+    figure = _confidence_figure(go, confidence, is_outlier, calibrated=True)
+    counts = np.sum([np.asarray(trace.y) for trace in figure.data], axis=0)
+    assert counts.sum() == len(confidence)
+    bars = figure.data[0]
+    assert bars.x[0] - bars.width / 2 == pytest.approx(0.0) and bars.x[-1] + bars.width / 2 == pytest.approx(1.0)
+    assert counts[0] == 2 and counts[-1] == 5  # [0.975, 1] closed: 0.98, 0.99 and the three at 1.0

@@ -350,6 +350,7 @@ def test_resume_refuses_another_runs_checkpoints_and_skips_incomplete_ones(tiny_
     common = dict(
         encoder=str(tiny_encoder_dir),
         evaluate=False,
+        keep_checkpoints=True,  # a finished run's checkpoints stand for an interrupted run's here
         training_overrides={
             "max_steps": 2,
             "per_device_train_batch_size": 16,

@@ -1,7 +1,9 @@
-"""Calibration: the confidence (rank of the assignment margin among the calibration texts) and the outlier flag
+"""Calibration: the confidence (rank of the centre margin among the calibration texts) and the outlier flag
 (distance to the cluster's centre beyond its calibrated quantile), recomputed directly; saving, old checkpoints, the
 pipeline's two paths, the CLI and the trainer."""
 
+import copy
+import importlib.util
 import json
 import shutil
 from pathlib import Path
@@ -13,6 +15,7 @@ from transformers import AutoModel, pipeline
 
 import hf_textcluster  # noqa: F401
 from hf_textcluster import SCCLModel
+from hf_textcluster.choosing.serving import CANDIDATES, serve_partition
 from hf_textcluster.cli import main
 from hf_textcluster.modeling.calibration import MIN_CLUSTER_SIZE, QUANTILE_LEVELS
 
@@ -35,21 +38,34 @@ def calibrated_dir(calibrated, tmp_path_factory):
     return path
 
 
+def _centre_margins(unit, centres, clusters):
+    """(d_other - d_own) / (d_other + d_own): cosine distances to the own cluster's centre and the nearest other one."""
+    distances = 1 - unit @ centres.T
+    rows = np.arange(len(unit))
+    own = distances[rows, clusters].copy()
+    distances[rows, clusters] = np.inf
+    other = distances.min(1)
+    return (other - own) / (other + own)
+
+
 def _direct(model, texts):
-    """Embeddings, probabilities, clusters, margins and distances to the calibration centres, recomputed."""
+    """Embeddings, probabilities, clusters, centre margins and unit embeddings, recomputed from the served
+    partition (the centres are the clusters' mean unit embeddings)."""
     embeddings = model.embed(texts, precision="fp32")
     probs = model.predict_proba(texts, precision="fp32")
     clusters = probs.argmax(-1)
-    top2 = -np.sort(-probs, axis=-1)[:, :2]
     unit = embeddings / np.linalg.norm(embeddings, axis=-1, keepdims=True)
-    return embeddings, probs, clusters, top2[:, 0] - top2[:, 1], unit
+    centres = np.stack([unit[clusters == k].mean(0) for k in range(probs.shape[1])])
+    centres /= np.linalg.norm(centres, axis=-1, keepdims=True)
+    return embeddings, probs, clusters, _centre_margins(unit, centres, clusters), unit
 
 
 def test_calibration_is_the_direct_recomputation(calibrated, toy_corpus):
     texts = toy_corpus[0]
     _, probs, clusters, margins, unit = _direct(calibrated, texts)
     assert calibrated.is_calibrated and calibrated.config.num_calibration_texts == len(texts)
-    np.testing.assert_allclose(calibrated.calibration.margin_quantiles.numpy(), np.quantile(margins, LEVELS), atol=1e-6)
+    np.testing.assert_allclose(calibrated.calibration.margin_quantiles.numpy(), np.quantile(margins, LEVELS), atol=1e-5)
+    assert calibrated.config.confidence_measure == "centre_margin"
     sizes = np.bincount(clusters, minlength=3)
     np.testing.assert_array_equal(calibrated.calibration.cluster_sizes.numpy(), sizes)
     distances = np.empty(len(texts))
@@ -75,12 +91,34 @@ def test_confidence_is_the_empirical_share_of_calibration_margins(calibrated, to
     # 101 quantiles: the interpolated share is within a quantile step (and a text's own rank) of the exact one
     assert np.abs(details["confidence"] - share_at_or_below).max() <= 0.01 + 1 / len(texts)
     assert details["confidence"].min() >= 0 and details["confidence"].max() == pytest.approx(1.0)
-    # beyond the calibrated range: 0 below the smallest margin, 1 above the largest
+    # on the very texts calibrated on, the ranks spread over [0, 1]: a threshold keeps a known share
+    assert (details["confidence"] == 1.0).mean() <= 0.05
+    assert ((details["confidence"] > 0.25) & (details["confidence"] < 1)).mean() >= 0.5
+    # beyond the calibrated range: 0 on another cluster's centre (margin -1), 1 on its own centre (margin 1)
     calibration = calibrated.calibration
     low, high = float(calibration.margin_quantiles[0]), float(calibration.margin_quantiles[-1])
-    assert 0 < low < high < 1
-    ranks = calibration.confidence(torch.tensor([[0.5, 0.5, 0.0], [1.0, 0.0, 0.0]]))  # margins 0 and 1
-    assert ranks.tolist() == [0.0, 1.0]
+    assert -1 < low < high < 1
+    on_centre_0 = calibration.centres[0:1].repeat(2, 1)
+    probs = torch.tensor([[0.0, 1.0, 0.0], [1.0, 0.0, 0.0]])  # served in cluster 1, then in cluster 0
+    assert calibration.confidence(on_centre_0, probs).tolist() == [0.0, 1.0]
+
+
+def test_old_calibrations_keep_the_assignment_margin(calibrated, calibrated_dir, toy_corpus, tmp_path):
+    """A config.json from before `confidence_measure` ranks the soft assignment's top-1 minus top-2 margin, as then."""
+    old_dir = tmp_path / "old"
+    shutil.copytree(calibrated_dir, old_dir)
+    config = json.loads((old_dir / "config.json").read_text())
+    del config["confidence_measure"]
+    (old_dir / "config.json").write_text(json.dumps(config))
+    old = AutoModel.from_pretrained(old_dir)
+    assert old.config.confidence_measure == "assignment_margin" and old.is_calibrated
+    texts = toy_corpus[0][:20]
+    probs = old.predict_proba(texts, precision="fp32")
+    top2 = -np.sort(-probs, axis=-1)[:, :2]
+    expected = [np.interp(m, old.calibration.margin_quantiles.numpy(), LEVELS) for m in top2[:, 0] - top2[:, 1]]
+    got = old.predict_with_confidence(texts, precision="fp32")["confidence"]
+    # np.interp is the quantile rank inside the calibrated range (clamped to 0 / 1 outside it)
+    np.testing.assert_allclose(got, np.clip(expected, 0, 1), atol=0.02)
 
 
 def test_outliers_use_their_clusters_calibrated_quantile(calibrated, toy_corpus):
@@ -334,6 +372,8 @@ def test_cli_recluster_serves_kmeans_on_the_trained_embeddings(tmp_path, toy_cor
     reclustered = AutoModel.from_pretrained(tmp_path / "out")
     np.testing.assert_array_equal(reclustered.predict(texts), expected)
     assert reclustered.config.num_calibration_texts == 100  # calibrated on the new clusters
+    # and named after the new clusters' keywords (the fixture from before names had `cluster_<k>`)
+    assert all(name != f"cluster_{k}" for k, name in reclustered.config.id2label.items())
     assert main(["recluster", "--model", str(tmp_path / "nowhere"), "--input", str(tmp_path / "train.txt")]) == 2
     assert "--model" in capsys.readouterr().err
 
@@ -344,3 +384,23 @@ def test_model_card_says_whether_calibrated(calibrated, tiny_encoder_dir):
     assert "Calibrated on 120 training texts" in "\n".join(calibration_lines(calibrated.config))
     fresh = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
     assert "Not calibrated" in calibration_lines(fresh.config)[0]
+
+
+@pytest.mark.parametrize("serve", CANDIDATES)
+def test_confidence_spreads_for_every_served_partition(serve, calibrated, toy_corpus):
+    """A hard (k-means) or linear (refined, UMAP) served partition saturates the soft assignment at 1.0; the centre
+    margin still ranks the texts: few exactly 1.0, most strictly between 0.25 and 1."""
+    if serve.startswith("umap") and importlib.util.find_spec("umap") is None:
+        pytest.skip("umap-learn is not installed")
+    texts = toy_corpus[0]
+    model = copy.deepcopy(calibrated)
+    serve_partition(model, model.embed(texts, precision="fp32"), serve=serve)
+    assert model.config.served_partition == serve and model.is_calibrated == (serve == "head")
+    model.calibrate(texts, precision="fp32")
+    details = model.predict_with_confidence(texts, precision="fp32")
+    confidence = details["confidence"]
+    assert (confidence == 1.0).mean() <= 0.05
+    assert ((confidence > 0.25) & (confidence < 1.0)).mean() >= 0.5
+    # and it ranks: the texts nearest their own centre relative to the next one are the most confident
+    order = np.argsort(confidence)
+    assert details["distance"][order[-10:]].mean() < details["distance"][order[:10]].mean()

@@ -106,11 +106,19 @@ def test_trained_model_round_trips_through_auto_model_and_pipeline(method, train
     clusterer = pipeline("text-clustering", model=str(run_dir))
     results = clusterer(texts)
     assert [r["cluster"] for r in results] == predictions.tolist()
+    # named once at the end of training, on the training texts (c-TF-IDF, or DEC-CRL's learned topics): saved
+    names = {int(k): v for k, v in json.loads((run_dir / "config.json").read_text())["id2label"].items()}
+    assert all(name != f"cluster_{k}" and " · " in name for k, name in names.items()), names
+    assert [r["label"] for r in results] == [names[c] for c in predictions.tolist()]
     # calibrated at the end of training, whatever the head: a confidence per text and outliers on request
     assert model.is_calibrated and model.config.num_calibration_texts == len(texts)
     details = model.predict_with_confidence(texts)
     np.testing.assert_array_equal(details["cluster"], predictions)
     np.testing.assert_allclose([r["confidence"] for r in results], details["confidence"], atol=1e-4)
+    # a confidence a user can threshold, whatever partition the model serves: spread, not saturated at 1.0
+    confidence = details["confidence"]
+    assert (confidence == 1.0).mean() <= 0.05, model.config.served_partition
+    assert ((confidence > 0.25) & (confidence < 1.0)).mean() >= 0.5, model.config.served_partition
     flagged = clusterer(texts, flag_outliers=True)
     assert [r["cluster"] == -1 for r in flagged] == details["is_outlier"].tolist()
     run = json.loads((run_dir / "training_run.json").read_text())

@@ -43,6 +43,7 @@ def _run(method, encoder, corpus, output_dir, config=None, **training):
         config_overrides=config,
         training_overrides={**TRAIN, **training},
         evaluate=False,
+        keep_checkpoints=True,  # the tests stand a finished run's checkpoints for an interrupted run's
     )
 
 

@@ -57,6 +57,7 @@ def _run(tiny_encoder_dir, corpus, output_dir, monkeypatch=None, collapse=False,
         config_overrides=AECL,
         training_overrides={**TRAIN, **training},
         evaluate=False,
+        keep_checkpoints=True,  # the tests stand a finished run's checkpoints for an interrupted run's
     )
 
 

@@ -45,7 +45,7 @@ def _train(encoder, corpus, output_dir, **kwargs):
         encoder=str(encoder),
         evaluate=False,
         training_overrides=TRAIN,
-        **kwargs,
+        **{"keep_checkpoints": True, **kwargs},  # resuming a finished run's own checkpoints is tested here
     )
 
 
