@@ -38,7 +38,7 @@ def trained_dir(tiny_encoder_dir, toy_corpus, tmp_path_factory) -> Path:
 
 @pytest.fixture()
 def model(trained_dir):
-    from hf_textcluster.hub.model_card import load_clusterer
+    from hf_textcluster.runs.folder import load_clusterer
 
     return load_clusterer(trained_dir)
 

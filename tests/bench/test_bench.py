@@ -772,8 +772,8 @@ def test_auto_section_scores_the_choice_and_every_criterion_against_the_oracle(b
     assert "| knn_holdout | 1 of 1 | 0.0 | 0.0 | contrastive/umap_kmeans (1) |" in md
     assert "| always consensus | 0 of 1 | 6.0 | 6.0 | consensus (1) |" in md
     assert "| contrastive/umap_kmeans | **86.0** |" in md
-    # the leaderboard in short takes what auto serves for its served column
+    # the leaderboard in short keeps one method's label-free choice in its served column: auto is not a default
     rows.append({**_row("sccl", "tweet", 0.6, "r"), "partitions": {"head": {"acc": 0.6}}, "served_acc": 0.62})
     verdict = leaderboard.render_leaderboard(rows)[1][0]
-    assert (verdict.served, verdict.served_how) == (79.0, "train --method auto; 1 seed")
+    assert (verdict.served, verdict.served_how) == (62.0, "SCCL; 1 seed")
     assert auto.render({"runs": {}}, [baseline]) == []  # no auto rows, no section

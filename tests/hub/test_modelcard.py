@@ -252,9 +252,17 @@ def test_card_names_the_served_partition_the_training_views_the_install_and_its_
     limitations = body.split("## Limitations", 1)[1]
     assert "Student's t" not in limitations and "keyword names above" not in limitations
     assert f"what serves `{served}`" in limitations or served == "head"
-    assert "this card lists no keywords" in limitations and "--input TRAINING_TEXTS" in limitations
-    keyworded = generate_model_card(model, training_run=run, texts=["sql join table", "vpn drops wifi"] * 5)
-    assert "only the keywords above describe them" in keyworded
+    # training saved the clusters' keyword names in id2label
+    assert "only their names (`id2label`, computed from the training texts' keywords) describe them" in limitations
+    named = dict(model.config.id2label)
+    model.config.id2label = {k: f"cluster_{k}" for k in named}  # a model saved without names
+    try:
+        unnamed = generate_model_card(model, training_run=run).split("## Limitations", 1)[1]
+        assert "this card lists no keywords" in unnamed and "--input TRAINING_TEXTS" in unnamed
+        keyworded = generate_model_card(model, training_run=run, texts=["sql join table", "vpn drops wifi"] * 5)
+        assert "only the keywords above describe them" in keyworded
+    finally:
+        model.config.id2label = named
 
 
 def test_training_data_line_names_the_corpus_sample_the_file_or_the_dataset():

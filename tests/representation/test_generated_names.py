@@ -249,7 +249,7 @@ def trained_dir(tiny_encoder_dir, toy_corpus, tmp_path_factory) -> Path:
 
 
 def test_label_clusters_with_a_generator_sets_id2label_from_the_most_typical_texts(trained_dir, toy_corpus):
-    from hf_textcluster.hub.model_card import load_clusterer
+    from hf_textcluster.runs.folder import load_clusterer
 
     model = load_clusterer(trained_dir)
     texts, _ = toy_corpus
@@ -269,7 +269,7 @@ def test_label_clusters_with_a_generator_sets_id2label_from_the_most_typical_tex
 
 def test_cli_name_saves_the_names_and_their_record_beside_the_model(trained_dir, tiny_gpt2_dir, toy_corpus, tmp_path):
     from hf_textcluster.cli import main
-    from hf_textcluster.hub.model_card import load_clusterer
+    from hf_textcluster.runs.folder import load_clusterer
 
     texts, _ = toy_corpus
     data = tmp_path / "texts.txt"

@@ -217,8 +217,8 @@ RANDOM_CHILD = textwrap.dedent(
     def check(edits, removed):
         mutated = json.loads(json.dumps(config))
         for key, value in edits:
-            target = mutated["encoder"] if key.startswith("encoder.") and isinstance(mutated["encoder"], dict) else
-            mutated
+            nested = key.startswith("encoder.") and isinstance(mutated["encoder"], dict)
+            target = mutated["encoder"] if nested else mutated
             target[key.removeprefix("encoder.")] = value
         for key in removed:
             mutated.pop(key, None)

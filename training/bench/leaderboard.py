@@ -158,9 +158,9 @@ def render_leaderboard(rows: list[dict]) -> tuple[list[str], list[Verdict]]:
                 ("umap_kmeans_acc", ", UMAP k-means after"),
             )
         )
-        # What `train` serves by default (the label-free choice): `train --method auto` where measured, else the best
-        # method's choice on the runs that scored their partitions
-        auto_rows = [r for r in rows if r["section"] == "auto" and r["dataset"] == name and not r.get("variant")]
+        # What `train` serves by default (the label-free choice among one method's partitions), for the method whose
+        # choice scored best over the runs that scored their partitions. `train --method auto` is not a default: its
+        # rows have their own section (auto.py).
         served = max(
             (
                 (statistics.mean(r["served_acc"] for r in d), len(d), display_name(method))
@@ -169,8 +169,6 @@ def render_leaderboard(rows: list[dict]) -> tuple[list[str], list[Verdict]]:
             ),
             default=None,
         )
-        if auto_rows:
-            served = (statistics.mean(r["served_acc"] for r in auto_rows), len(auto_rows), "train --method auto")
         verdicts.append(
             Verdict(
                 name,
@@ -197,10 +195,10 @@ def render_leaderboard(rows: list[dict]) -> tuple[list[str], list[Verdict]]:
         "*Best of any configuration* takes every configuration measured with MiniLM (ablations and earlier",
         "recipes too; each trainable with the `--config` of its section's command), when one beats our best: a",
         "choice made with labels, so optimistic on one seed.",
-        "*Served by default*: what `train --method auto` serves (no labels anywhere, see *The default*) where it",
-        "was measured; elsewhere what one method's `train` serves (the label-free choice among its candidate",
+        "*Served by default*: what one method's `train` serves (the label-free choice among its candidate",
         "partitions, see *Which partition to serve*) for the method whose choice scored best, over the runs that",
         "scored their partitions: choosing that method is the leaderboard's (labels), choosing its partition is not.",
+        "`train --method auto` (two training signals and their consensus) has its own section below.",
         "",
         *verdict_table(verdicts, "dataset"),
         "",
