@@ -111,6 +111,7 @@ def _unbuilt_model(row: dict):
 
     from hf_textcluster.data import CORPORA
     from hf_textcluster.encoders import resolve_encoder
+    from hf_textcluster.modeling.configuration_utils import CONFIDENCE_MEASURES
     from hf_textcluster.models import METHODS
     from hf_textcluster.runs.recipes import load_recipe
     from hf_textcluster.training.trainer import ClusteringTrainingArguments
@@ -137,6 +138,7 @@ def _unbuilt_model(row: dict):
     default_sample = ClusteringTrainingArguments.__dataclass_fields__["calibration_sample_size"].default
     sample = plan["training"].get("calibration_sample_size", default_sample)
     model.config.num_calibration_texts = min(sample, corpus.num_rows)
+    model.config.confidence_measure = CONFIDENCE_MEASURES[0]  # what `train` calibrates today
     return model, plan, corpus
 
 
