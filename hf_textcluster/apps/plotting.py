@@ -497,7 +497,9 @@ def _rows_of(rows) -> list[dict]:
     if isinstance(rows, (str, os.PathLike)):
         path = Path(rows)
         if not path.is_file():
-            raise FileNotFoundError(f"No results file {path.resolve()} (training/bench.py writes docs/results.json).")
+            raise FileNotFoundError(
+                f"No results file {path.resolve()} (`python -m training.bench` writes docs/results.json)."
+            )
         rows = json.loads(path.read_text())
     if isinstance(rows, Mapping):
         rows = rows.get("rows", [])

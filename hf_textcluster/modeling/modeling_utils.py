@@ -1277,8 +1277,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         wants_card = model_card is not False and model_card is not None
         if (wants_card or remote_code) and running_as_remote_code():
             raise ValueError(
-                "`model_card` and `remote_code` need the hf_textcluster package (`pip install hf_textcluster`); this "
-                "model runs as a repository's remote code."
+                "`model_card` and `remote_code` need the hf_textcluster package (`pip install -e .` in its "
+                "checkout); this model runs as a repository's remote code."
             )
         self._check_finite_weights()
         save_directory = os.fspath(save_directory)
