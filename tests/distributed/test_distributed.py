@@ -89,8 +89,11 @@ def test_two_processes_train_as_one_on_the_same_global_batch(runs, method):
     weights_one, weights_two = (load_file(runs / f"{method}-{n}.safetensors") for n in (1, 2))
     assert weights_one.keys() == weights_two.keys()
     for name, value in weights_one.items():
-        # without the gradient average across processes these differ by 1e-3 to 1e-2
-        assert (value.float() - weights_two[name].float()).abs().max() < 1e-5, name
+        # without the gradient average across processes these differ by 1e-3 to 1e-2. The calibration's margin
+        # quantiles are not trained but measured after training: ratios (d_other - d_own) / (d_other + d_own) of
+        # cosine distances, which turn the weights' last-digit differences into up to ~1e-4.
+        tolerance = 2e-4 if name.startswith("calibration.margin_quantiles") else 1e-5
+        assert (value.float() - weights_two[name].float()).abs().max() < tolerance, name
 
 
 @pytest.fixture(scope="module")
