@@ -85,7 +85,8 @@ def first_joins(ids: Sequence[int], centres, count: int = 3) -> list[tuple[list[
         ``[(cluster ids on one side, on the other, cosine distance), ...]`` in the order the hierarchy joins them.
 
     Example:
-        >>> first_joins([0, 1, 2], np.array([[1.0, 0.0], [0.99, 0.14], [0.0, 1.0]]), count=1)[0][:2]
+        >>> left, right, _ = first_joins([0, 1, 2], np.array([[1.0, 0.0], [0.99, 0.14], [0.0, 1.0]]), count=1)[0]
+        >>> left, right
         ([0], [1])
     """
     ids = [int(k) for k in ids]

@@ -76,7 +76,7 @@ class ClusteringOutput(ModelOutput):
         embeddings: pooled sentence embeddings (batch x hidden).
         cluster_probs: soft cluster assignment q (batch x K); rows sum to 1.
         logits: ``log(cluster_probs)``, so that ``argmax(logits)`` is the cluster and ``Trainer`` metrics work
-        unchanged.
+            unchanged.
         distance: cosine distance (batch,) of each embedding to its best cluster's calibrated centre; set by
             ``cluster_batch`` on a calibrated model only.
         confidence: the calibrated confidence (batch,) in [0, 1] (see ``calibrated_confidence``); set by

@@ -56,8 +56,9 @@ class ClassTfidfRepresentation(BaseRepresentation):
 
         Example:
             >>> scored = ClassTfidfRepresentation(top_n=1).extract_weights(["sql join", "git push"], [0, 1], 2)
-            >>> [word for word, _ in scored[0]]
-            ['join']
+            >>> word, weight = scored[0][0]
+            >>> word
+            'join'
         """
         texts = list(texts)
         clusters = np.asarray(clusters, dtype=int)

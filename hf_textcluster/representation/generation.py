@@ -174,7 +174,7 @@ class GeneratedNamesRepresentation(BaseRepresentation):
         max_new_tokens: the longest answer generated.
         max_chars: the longest name kept.
         cache: a JSON file of earlier answers (read and written; ``None``: no cache), e.g.
-        ``<model>/cluster_names.json``.
+            ``<model>/cluster_names.json``.
         device: where the generator runs (default: CPU).
 
     Raises:

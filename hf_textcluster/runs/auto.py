@@ -196,9 +196,10 @@ def train_auto(
             contrastive signal's augmented views.
         output_dir: the serving model, ``training_run.json``, :data:`CANDIDATES_FILE`, and ``signals/<name>`` (each
             signal's own run, with its checkpoints: an interrupted ``auto`` resumes them).
-        encoder, recipe, augmentation, num_clusters, k_range, k_criterion, data_dir, seed, resume, evaluate, save,
-        test_size, split_seed, input_file, overwrite: as for
-            :func:`~hf_textcluster.runs.train.train_clusterer` (``recipe`` is each signal's).
+        **others**: ``encoder``, ``recipe``, ``augmentation``, ``num_clusters``, ``k_range``, ``k_criterion``,
+            ``data_dir``, ``seed``, ``resume``, ``evaluate``, ``save``, ``test_size``, ``split_seed``, ``input_file``
+            and ``overwrite`` as for :func:`~hf_textcluster.runs.train.train_clusterer` (``recipe`` is each
+            signal's).
         config_overrides: not accepted (each signal has its own configuration; train one method for those).
         training_overrides: ``ClusteringTrainingArguments`` fields for every signal; ``max_steps`` replaces
             :func:`auto_steps`; ``serve`` is ``"auto"`` (the choice) or a candidate name to serve instead.

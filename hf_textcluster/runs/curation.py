@@ -153,12 +153,13 @@ def merge_saved_model(
         ``(model, training_run)``: the merged model and its updated ``training_run.json`` record.
 
     Raises:
-        ValueError: bad groups; FileExistsError: ``output_dir`` holds a model (or is ``model_dir``) without
-        ``overwrite``.
+        ValueError: bad groups.
+        FileExistsError: ``output_dir`` holds a model (or is ``model_dir``) without ``overwrite``.
 
     Example:
         >>> model, run = merge_saved_model("runs/a", "runs/a-merged", [[3, 7]])   # doctest: +SKIP
-        >>> run["edits"][-1]["op"], model.config.num_clusters                     # doctest: +SKIP
+        >>> last_edit = run["edits"][-1]                                          # doctest: +SKIP
+        >>> last_edit["op"], model.config.num_clusters                             # doctest: +SKIP
         ('merge', 19)
     """
 
