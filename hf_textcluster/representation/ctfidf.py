@@ -56,7 +56,7 @@ class ClassTfidfRepresentation(BaseRepresentation):
 
         Example:
             >>> scored = ClassTfidfRepresentation(top_n=1).extract_weights(["sql join", "git push"], [0, 1], 2)
-            >>> word, weight = scored[0][0]
+            >>> ((word, weight),) = scored[0]
             >>> word
             'join'
         """

@@ -158,7 +158,7 @@ def merge_saved_model(
 
     Example:
         >>> model, run = merge_saved_model("runs/a", "runs/a-merged", [[3, 7]])   # doctest: +SKIP
-        >>> last_edit = run["edits"][-1]                                          # doctest: +SKIP
+        >>> *_, last_edit = run["edits"]                                          # doctest: +SKIP
         >>> last_edit["op"], model.config.num_clusters                             # doctest: +SKIP
         ('merge', 19)
     """
