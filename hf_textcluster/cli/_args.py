@@ -134,10 +134,8 @@ def describe_k_selection(selection: dict) -> str:
     )
 
 
-def add_model_input_args(parser: argparse.ArgumentParser, model_help: str) -> None:
-    """A trained model applied to a file of texts: predict, calibrate, recluster and plot."""
-    parser.add_argument("--model", required=True, help=model_help)
-    parser.add_argument("--input", required=True, help="Texts: .txt (one per line), csv, jsonl or parquet.")
+def _add_text_column_and_batch_args(parser: argparse.ArgumentParser) -> None:
+    """``--text-column`` and ``--batch-size``: how a command reads and encodes the texts of ``--input``."""
     parser.add_argument(
         "--text-column", default="text", help="Column of --input holding the texts (csv, jsonl, parquet)."
     )
@@ -147,6 +145,13 @@ def add_model_input_args(parser: argparse.ArgumentParser, model_help: str) -> No
         default=DEFAULT_ENCODE_BATCH_SIZE,
         help="Texts encoded at a time (memory against speed).",
     )
+
+
+def add_model_input_args(parser: argparse.ArgumentParser, model_help: str) -> None:
+    """A trained model applied to a file of texts: predict, calibrate, recluster and plot."""
+    parser.add_argument("--model", required=True, help=model_help)
+    parser.add_argument("--input", required=True, help="Texts: .txt (one per line), csv, jsonl or parquet.")
+    _add_text_column_and_batch_args(parser)
 
 
 def add_card_args(parser: argparse.ArgumentParser) -> None:
@@ -194,15 +199,7 @@ def add_curation_args(parser: argparse.ArgumentParser, input_required: bool) -> 
         help="Texts: .txt (one per line), csv, jsonl or parquet"
         + ("." if input_required else " (default: the run's training texts when they can be found)."),
     )
-    parser.add_argument(
-        "--text-column", default="text", help="Column of --input holding the texts (csv, jsonl, parquet)."
-    )
-    parser.add_argument(
-        "--batch-size",
-        type=positive_int,
-        default=DEFAULT_ENCODE_BATCH_SIZE,
-        help="Texts encoded at a time (memory against speed).",
-    )
+    _add_text_column_and_batch_args(parser)
     parser.add_argument(
         "--overwrite", action="store_true", help="Replace a model already in --output-dir (or --model itself)."
     )
