@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from .common import add_corpus_arguments, cpu_kind, default_baselines, mean_std, run_header
+from .common import add_corpus_arguments, cpu_kind, default_baselines, mean_std, run_header, train_time
 from .store import put_row, run_dir, save_store
 
 SECTION = "auto"
@@ -185,8 +185,8 @@ def render(store: dict, rows: list[dict]) -> list[str]:
         "chooses (`hf_textcluster.runs.auto`). *served* = what the saved model serves (ACC of its clusters);",
         "*oracle* = the candidate with the highest ACC, **chosen with labels** (out of a user's reach). *strongest",
         "shallow baseline* = the best of MiniLM + k-means, the BERTopic way at the true K and BERTopic's default.",
-        "ACC in %, mean ± std over seeds; wall time (training, candidates, choice) per CPU kind, *inflated* where",
-        "other jobs ran beside it (then it is no measurement).",
+        "ACC in %, mean ± std over seeds; wall time (training, candidates, choice) per CPU kind; a run that shared",
+        "the CPU with another job (its note says so) is left out unless all of its kind did (†: no measurement).",
         "",
         "| dataset | served ACC | served (candidate) | oracle ACC (labels) | oracle | strongest shallow baseline "
         "| Δ served − baseline | wall s | seeds |",
@@ -199,11 +199,7 @@ def render(store: dict, rows: list[dict]) -> list[str]:
         served = statistics.mean(r["served_acc"] for r in d)
         best = shallow_best(rows, name)
         delta = f"{100 * (served - best[0]) + 0.0:+.1f}" if best else "–"
-        walls = {}
-        for r in d:
-            if "inflated" not in r.get("note", ""):  # a time another job slowed down is not a measurement
-                walls.setdefault(r.get("cpu_kind", "?"), []).append(r["wall_seconds"])
-        wall = " / ".join(f"{statistics.mean(v):.0f} ({k})" for k, v in sorted(walls.items())) or "inflated"
+        wall = train_time(store, d, key="wall_seconds")
         out.append(
             f"| {name} | {mean_std([r['served_acc'] for r in d])} | {_counts(d, 'served_by_default')} "
             f"| {mean_std([r['oracle_acc'] for r in d])} | {_counts(d, 'oracle')} "

@@ -139,20 +139,18 @@ def cpu_kind(machine: str) -> str:
     return "AVX2" if "no native bf16" in machine else "bf16 AMX" if "AMX" in machine else "bf16 AVX512"
 
 
-def train_time(store: dict, rows: list[dict]) -> str:
-    """Mean train seconds per CPU kind: a mean over a bf16 Xeon and an AVX2 EPYC would mean nothing, and bf16 with
-    AMX (a Xeon) runs faster than bf16 on AVX-512-BF16 alone (a Zen 4 EPYC). A run whose time another job inflated
-    (its note says so) counts only when its kind has no other (then marked †)."""
+def train_time(store: dict, rows: list[dict], key: str = "train_seconds") -> str:
+    """Mean train seconds (or another time, ``key``) per CPU kind: a mean over a bf16 Xeon and an AVX2 EPYC would
+    mean nothing, and bf16 with AMX (a Xeon) runs faster than bf16 on AVX-512-BF16 alone (a Zen 4 EPYC). A run whose
+    time another job inflated (its note says so) counts only when its kind has no other (then marked †)."""
     by_kind: dict[str, list[dict]] = {}
     for r in rows:
         machine = store.get("runs", {}).get(r.get("run"), {}).get("machine", "")
-        by_kind.setdefault(cpu_kind(machine), []).append(r)
+        by_kind.setdefault(r.get("cpu_kind") or cpu_kind(machine), []).append(r)  # a row may record its kind
     parts = []
     for kind, krows in sorted(by_kind.items()):
         clean = [r for r in krows if "inflated" not in r.get("note", "")]
-        parts.append(
-            f"{statistics.mean(r['train_seconds'] for r in clean or krows):.0f}{'' if clean else '†'} ({kind})"
-        )
+        parts.append(f"{statistics.mean(r[key] for r in clean or krows):.0f}{'' if clean else '†'} ({kind})")
     return " / ".join(parts)
 
 
