@@ -4,152 +4,27 @@
 parquet), a ``datasets.Dataset`` or any iterable of strings, holding one chunk at a time. ``predict_file`` writes
 them as JSON lines and can be stopped and restarted: a small progress file beside the output records how many
 texts are done and how many bytes of the output hold them, so a restart truncates a half-written chunk and
-continues after the last complete one.
+continues after the last complete one. The input is read by :func:`~hf_textcluster.apps.chunked_input.text_chunks`
+(importable from here too).
 """
 
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
 import os
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 from transformers.utils import logging
 
-from ..data.corpora import CSV_READ_OPTIONS
-from ..data.loading import TEXT_FILE_SUFFIXES, check_column, load_text_file
-from ..modeling.validation import check_scalar, is_blank
+from .chunked_input import DEFAULT_CHUNK_SIZE, text_chunks
 
 logger = logging.get_logger(__name__)
 
-DEFAULT_CHUNK_SIZE = 10_000
 PROGRESS_SUFFIX = ".progress.json"
-
-
-def _text_position(index: int, suffix: str | None) -> str:
-    """Where the text at ``index`` (0-based, in the whole input) is, in the words of its file: a line of a .txt, a
-    data row (and its line, after the header) of a CSV / TSV, else the text's number."""
-    if suffix == ".txt":
-        return f"Line {index + 1}"
-    if suffix in (".csv", ".tsv"):
-        return f"Data row {index + 1} (line {index + 2}, after the header)"
-    return f"Text {index + 1}"
-
-
-def _check_chunk(texts: list, start: int, source: str, suffix: str | None = None) -> list[str]:
-    """Every text a non-blank string; an error names the text's place in the whole input (its line in a text file),
-    not in the chunk."""
-    for offset, text in enumerate(texts):
-        where = _text_position(start + offset, suffix)
-        if not isinstance(text, str):
-            raise TypeError(
-                f"{where} of {source} is {type(text).__name__} ({text!r}), not a string. Every row needs a text."
-            )
-        if is_blank(text):  # the model's own test: a zero-width space is blank there too
-            raise ValueError(
-                f"{where} of {source} is blank ({text!r}). Every row needs a text (every output line "
-                "answers one input row); remove blank rows first (e.g. `grep -v '^\\s*$' in > out`)."
-            )
-    return texts
-
-
-def _chunks_of(items: Iterable, size: int) -> Iterator[list]:
-    iterator = iter(items)
-    while chunk := list(itertools.islice(iterator, size)):
-        yield chunk
-
-
-def _file_chunks(path: Path, text_column: str, size: int) -> tuple[Iterator[list], int | None]:
-    suffix = path.suffix.lower()
-    if suffix == ".txt":
-
-        def lines():
-            # split on "\n" only, as load_text_file does (not on "\r", form feeds, ...)
-            with open(path, encoding="utf-8-sig", newline="\n") as handle:
-                for line in handle:
-                    yield line.rstrip("\n").removesuffix("\r")
-
-        return _chunks_of(lines(), size), None
-    if suffix in (".csv", ".tsv"):
-        import pandas as pd
-
-        # a blank line is a blank text (an error below), never silently skipped: each output line answers one row
-        options = dict(sep="\t" if suffix == ".tsv" else ",", skip_blank_lines=False, **CSV_READ_OPTIONS)
-        check_column(path, text_column, [str(c) for c in pd.read_csv(path, nrows=0, **options).columns])
-        frames = pd.read_csv(path, usecols=[text_column], chunksize=size, **options)
-        return (frame[text_column].tolist() for frame in frames), None
-    if suffix == ".jsonl" or (suffix == ".json" and not _starts_with_array(path)):
-
-        def rows():
-            with open(path, encoding="utf-8-sig") as handle:
-                for number, line in enumerate(handle):
-                    if not line.strip():
-                        continue
-                    record = json.loads(line)
-                    if not isinstance(record, dict) or text_column not in record:
-                        keys = sorted(record) if isinstance(record, dict) else type(record).__name__
-                        raise ValueError(
-                            f"Line {number + 1} of {path} has no field {text_column!r} (it has {keys}). "
-                            "Pass text_column= (--text-column) the field holding the texts."
-                        )
-                    yield record[text_column]
-
-        return _chunks_of(rows(), size), None
-    if suffix == ".parquet":
-        import pyarrow.parquet as pq
-
-        parquet = pq.ParquetFile(path)
-        check_column(path, text_column, parquet.schema_arrow.names)
-        batches = parquet.iter_batches(batch_size=size, columns=[text_column])
-        return (batch.column(0).to_pylist() for batch in batches), parquet.metadata.num_rows
-    if suffix == ".json":  # a JSON array cannot be read piecewise: it is loaded whole
-        texts = load_text_file(path, text_column=text_column)["text"]
-        return _chunks_of(texts, size), len(texts)
-    raise ValueError(f"Unsupported file type {path.suffix!r} for {path}; use one of {', '.join(TEXT_FILE_SUFFIXES)}.")
-
-
-def _starts_with_array(path: Path) -> bool:
-    with open(path, encoding="utf-8-sig") as handle:
-        return handle.read(4096).lstrip().startswith("[")
-
-
-def text_chunks(
-    source, text_column: str = "text", chunk_size: int = DEFAULT_CHUNK_SIZE
-) -> tuple[Iterator[list[str]], int | None]:
-    """``(chunks, total)``: lists of at most ``chunk_size`` texts read lazily from ``source`` (a file path, a
-    ``datasets.Dataset`` whose ``text_column`` holds the texts, or an iterable of strings), and the number of texts
-    when it is known without reading them (None otherwise)."""
-    check_scalar(chunk_size, "chunk_size", int, min_val=1)
-    suffix = None
-    if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        if not path.is_file():
-            raise FileNotFoundError(f"Text file not found: {path.resolve()}. Pass the path of an existing file.")
-        chunks, total = _file_chunks(path, text_column, chunk_size)
-        name, suffix = str(path), path.suffix.lower()
-    elif hasattr(source, "column_names") and hasattr(source, "select"):  # a datasets.Dataset, sliced chunk by chunk
-        check_column("The dataset", text_column, source.column_names)
-        chunks = (source[start : start + chunk_size][text_column] for start in range(0, len(source), chunk_size))
-        total, name = len(source), f"the dataset's column {text_column!r}"
-    elif isinstance(source, Iterable) and not isinstance(source, bytes):
-        chunks = _chunks_of(source, chunk_size)
-        total, name = (len(source) if hasattr(source, "__len__") else None), "the texts"
-    else:
-        raise TypeError(
-            f"`source` must be a file path, a datasets.Dataset or an iterable of strings, got {type(source).__name__}."
-        )
-
-    def checked():
-        start = 0
-        for chunk in chunks:
-            yield _check_chunk(chunk, start, name, suffix)
-            start += len(chunk)
-
-    return checked(), total
 
 
 def _as_pipeline(clusterer):
@@ -337,6 +212,140 @@ def _resume_point(output: Path, progress: dict) -> tuple[int, int, hashlib._Hash
     return lines, kept, _sha256_of_prefix(output, kept)
 
 
+class _StandardOutput:
+    """Where ``predict_file`` writes without an output file: standard output, neither locked nor resumable."""
+
+    done = 0
+
+    def __init__(self):
+        self.handle = sys.stdout
+
+    def write(self, lines: str, texts_done: int) -> None:
+        self.handle.write(lines)
+        self.handle.flush()
+
+    def finish(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+class _ResumableOutput:
+    """The JSON-lines file ``predict_file`` writes: locked while it is written, continued after the last chunk its
+    progress record (``<output>.progress.json``) describes, each chunk on disk before that record says so."""
+
+    def __init__(self, output: Path, identity: dict, overwrite: bool):
+        self.output = output
+        self.progress_path = output.with_name(output.name + PROGRESS_SUFFIX)
+        self.identity = identity
+        self.lock = _OutputLock(output).__enter__()  # held until the output is finished (or this process ends)
+        self.digest = hashlib.sha256()
+        self.done = 0
+        try:
+            if output.exists() and not overwrite:
+                self._resume()
+            self.handle = open(output, "ab" if self.done else "wb")  # noqa: SIM115 - kept open until close()
+        except BaseException:
+            self.lock.release(remove=False)
+            raise
+        if not self.done:
+            self._record(0)
+
+    def _resume(self) -> None:
+        """Continue a half-written output of the same input, model and options; refuse a finished or foreign one."""
+        output, progress_path = self.output, self.progress_path
+        if not progress_path.exists():
+            raise FileExistsError(
+                f"{output} already exists (a finished prediction: it has no "
+                f"{progress_path.name}). Pass overwrite=True (--overwrite) to replace it, or "
+                "write elsewhere."
+            )
+        progress = _read_progress(progress_path)
+        if progress.get("identity") != self.identity:
+            raise ValueError(
+                f"{output} is a half-written prediction of another input, model or options "
+                f"(see {progress_path}). Pass overwrite=True (--overwrite) to start again."
+            )
+        self.done, kept, self.digest = _resume_point(output, progress)
+        with open(output, "r+b") as partial:  # drop a chunk that a crash cut off after the last record
+            partial.truncate(kept)
+        logger.warning(f"Resuming {output} after {self.done:,} texts.")
+
+    def _record(self, texts_done: int) -> None:
+        _write_json_atomic(
+            self.progress_path,
+            {
+                "identity": self.identity,
+                "texts_done": texts_done,
+                "output_bytes": self.handle.tell(),
+                "output_sha256": self.digest.hexdigest(),
+            },
+        )
+
+    def write(self, lines: str, texts_done: int) -> None:
+        data = lines.encode("utf-8")
+        try:
+            self.handle.write(data)
+            self.handle.flush()
+            os.fsync(self.handle.fileno())  # the output holds the chunk before the progress file says so
+        except OSError as err:
+            raise OSError(
+                f"Could not write `output` {self.output}: {err.strerror or err} (the texts before this "
+                "chunk are kept; free space or write elsewhere, then run the same command again to "
+                "resume)."
+            ) from err
+        self.digest.update(data)
+        self._record(texts_done)
+
+    def finish(self) -> None:
+        self.progress_path.unlink()  # finished: the output is complete
+
+    def close(self) -> None:
+        self.handle.close()
+        self.lock.release(remove=not self.progress_path.exists())
+
+
+def _open_output(clusterer, source, output, text_column: str, call_kwargs: dict, overwrite: bool):
+    """Standard output for ``None`` or ``"-"``, else the checked, locked and possibly resumed output file."""
+    if output is None or str(output) == "-":
+        return _StandardOutput()
+    output = check_output(source, output)
+    model_name = str(getattr(clusterer.model.config, "name_or_path", ""))
+    identity = _source_identity(source, text_column, call_kwargs, model_name)
+    return _ResumableOutput(output, identity, overwrite)
+
+
+def _json_lines(chunk: list[str], results) -> str:
+    """One JSON line per text: the text and its result (a list of results, with ``top_k``, under ``"top_k"``)."""
+    return "".join(
+        json.dumps({"text": text, **(r if isinstance(r, dict) else {"top_k": r})}, ensure_ascii=False) + "\n"
+        for text, r in zip(chunk, results)
+    )
+
+
+def _progress_bar(total: int | None, done: int, show: bool | None, to_stdout: bool):
+    from tqdm.auto import tqdm
+
+    if show is None:
+        show = logging.get_verbosity() <= logging.INFO or not to_stdout
+    return tqdm(
+        total=total, initial=done, unit=" texts", unit_scale=True, desc="Clustering", disable=not show, file=sys.stderr
+    )
+
+
+def _throughput(count: int, done: int, seconds: float) -> dict:
+    new = count - done
+    stats = {
+        "texts": count,
+        "resumed_after": done,
+        "seconds": round(seconds, 2),
+        "texts_per_second": round(new / seconds, 1) if seconds > 0 else None,
+    }
+    logger.info(f"Clustered {new:,} texts in {seconds:.1f}s ({stats['texts_per_second']} texts/s).")
+    return stats
+
+
 def predict_file(
     clusterer,
     source,
@@ -386,103 +395,16 @@ def predict_file(
         clusterer._sanitize_parameters(**call_kwargs)
     to_stdout = output is None or str(output) == "-"
     chunks, total = text_chunks(source, text_column, chunk_size)  # checks the input before any output is touched
-    done, handle, progress_path, identity = 0, sys.stdout, None, None
-    if not to_stdout:
-        output = check_output(source, output)
-        progress_path = output.with_name(output.name + PROGRESS_SUFFIX)
-        identity = _source_identity(
-            source, text_column, call_kwargs, str(getattr(clusterer.model.config, "name_or_path", ""))
-        )
-        lock = _OutputLock(output).__enter__()  # held until the output is finished (or this process ends)
-        digest = hashlib.sha256()
-        try:
-            if output.exists() and not overwrite:
-                if not progress_path.exists():
-                    raise FileExistsError(
-                        f"{output} already exists (a finished prediction: it has no "
-                        f"{progress_path.name}). Pass overwrite=True (--overwrite) to replace it, or "
-                        "write elsewhere."
-                    )
-                progress = _read_progress(progress_path)
-                if progress.get("identity") != identity:
-                    raise ValueError(
-                        f"{output} is a half-written prediction of another input, model or options "
-                        f"(see {progress_path}). Pass overwrite=True (--overwrite) to start again."
-                    )
-                done, kept, digest = _resume_point(output, progress)
-                with open(output, "r+b") as partial:  # drop a chunk that a crash cut off after the last record
-                    partial.truncate(kept)
-                logger.warning(f"Resuming {output} after {done:,} texts.")
-            handle = open(output, "ab" if done else "wb")  # noqa: SIM115 - the writer returned keeps it open
-        except BaseException:
-            lock.release(remove=False)
-            raise
-        if not done:
-            _write_json_atomic(
-                progress_path,
-                {"identity": identity, "texts_done": 0, "output_bytes": 0, "output_sha256": digest.hexdigest()},
-            )
-    if show_progress_bar is None:
-        show_progress_bar = logging.get_verbosity() <= logging.INFO or not to_stdout
-    from tqdm.auto import tqdm
-
-    bar = tqdm(
-        total=total,
-        initial=done,
-        unit=" texts",
-        unit_scale=True,
-        desc="Clustering",
-        disable=not show_progress_bar,
-        file=sys.stderr,
-    )
-    start, count = time.perf_counter(), done
+    out = _open_output(clusterer, source, output, text_column, call_kwargs, overwrite)
+    bar = _progress_bar(total, out.done, show_progress_bar, to_stdout)
+    start, count = time.perf_counter(), out.done
     try:
-        for chunk, results in _predicted_chunks(clusterer, chunks, done, call_kwargs):
-            lines = "".join(
-                json.dumps({"text": text, **(r if isinstance(r, dict) else {"top_k": r})}, ensure_ascii=False) + "\n"
-                for text, r in zip(chunk, results)
-            )
+        for chunk, results in _predicted_chunks(clusterer, chunks, out.done, call_kwargs):
             count += len(chunk)
-            if to_stdout:
-                handle.write(lines)
-                handle.flush()
-            else:
-                data = lines.encode("utf-8")
-                try:
-                    handle.write(data)
-                    handle.flush()
-                    os.fsync(handle.fileno())  # the output holds the chunk before the progress file says so
-                except OSError as err:
-                    raise OSError(
-                        f"Could not write `output` {output}: {err.strerror or err} (the texts before this "
-                        "chunk are kept; free space or write elsewhere, then run the same command again to "
-                        "resume)."
-                    ) from err
-                digest.update(data)
-                _write_json_atomic(
-                    progress_path,
-                    {
-                        "identity": identity,
-                        "texts_done": count,
-                        "output_bytes": handle.tell(),
-                        "output_sha256": digest.hexdigest(),
-                    },
-                )
+            out.write(_json_lines(chunk, results), count)
             bar.update(len(chunk))
-        if progress_path is not None:
-            progress_path.unlink()  # finished: the output is complete
+        out.finish()
     finally:
         bar.close()
-        if not to_stdout:
-            handle.close()
-            lock.release(remove=not progress_path.exists())
-    seconds = time.perf_counter() - start
-    new = count - done
-    stats = {
-        "texts": count,
-        "resumed_after": done,
-        "seconds": round(seconds, 2),
-        "texts_per_second": round(new / seconds, 1) if seconds > 0 else None,
-    }
-    logger.info(f"Clustered {new:,} texts in {seconds:.1f}s ({stats['texts_per_second']} texts/s).")
-    return stats
+        out.close()
+    return _throughput(count, out.done, time.perf_counter() - start)

@@ -30,6 +30,17 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     train = subparsers.add_parser(
         "train", help="Train a clusterer (Trainer options and any other TrainingArguments --flag pass through)."
     )
+    _add_method_and_data_args(train)
+    _add_model_args(train)
+    _add_run_folder_args(train)
+    add_data_args(train)
+    add_trainer_flags(train)
+    train.set_defaults(func=run)
+    return train
+
+
+def _add_method_and_data_args(train: argparse.ArgumentParser) -> None:
+    """The method, what it trains on (a benchmark corpus or the user's file) and where the run goes."""
     train.add_argument(
         "--method",
         required=True,
@@ -50,6 +61,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         required=True,
         help="Where checkpoints, the trained model and training_run.json go (an interrupted run resumes there).",
     )
+
+
+def _add_model_args(train: argparse.ArgumentParser) -> None:
+    """The model trained: encoder, recipe, views, K, seed and config overrides."""
     train.add_argument("--encoder", help="Hub id or local path (default: the pip-shipped all-MiniLM-L6-v2).")
     train.add_argument("--recipe", default="cpu", help="Recipe variant: 'cpu' (default) or 'paper'.")
     train.add_argument(
@@ -71,6 +86,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     add_k_selection_args(train)
     train.add_argument("--seed", type=int, default=0, help="Seed of the model's initialisation, k-means and the views.")
     train.add_argument("--config", action="append", metavar="KEY=VALUE", help="Model config override, e.g. eta=5.")
+
+
+def _add_run_folder_args(train: argparse.ArgumentParser) -> None:
+    """What happens to --output-dir's checkpoints and earlier model, and the held-out texts."""
     train.add_argument("--no-resume", action="store_true", help="Ignore checkpoints already in --output-dir.")
     train.add_argument(
         "--overwrite",
@@ -90,10 +109,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         metavar="N|F",
         help="Hold out N texts (or a fraction F < 1), stratified by label; evaluate on them only.",
     )
-    add_data_args(train)
-    add_trainer_flags(train)
-    train.set_defaults(func=run)
-    return train
 
 
 def parse_pass_through(pairs: list[str]) -> dict:
