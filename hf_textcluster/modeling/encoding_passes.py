@@ -1,0 +1,55 @@
+"""What a clusterer's encoding passes share: the output of a pass, the batch size of whole-list passes, and where
+those run (:class:`EncodingPasses`).
+
+A module of its own so that the model base and its mixins (calibration, curation) use the same names without importing
+each other. Part of the inference code that every pushed repository carries: imports only torch and transformers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from transformers.utils import ModelOutput
+
+# Encoding passes (k-means initialisation, targets, evaluation, predict) are inference: a batch far larger than a
+# training batch keeps the matrix products efficient; texts are sorted by length so each batch pads little.
+DEFAULT_ENCODE_BATCH_SIZE = 128
+
+
+@dataclass
+class ClusteringOutput(ModelOutput):
+    """Output of a clusterer's forward pass.
+
+    Args:
+        loss: the training loss, when computed.
+        embeddings: pooled sentence embeddings (batch x hidden).
+        cluster_probs: soft cluster assignment q (batch x K); rows sum to 1.
+        logits: ``log(cluster_probs)``, so that ``argmax(logits)`` is the cluster and ``Trainer`` metrics work
+            unchanged.
+        distance: cosine distance (batch,) of each embedding to its best cluster's calibrated centre; set by
+            ``cluster_batch`` on a calibrated model only.
+        confidence: the calibrated confidence (batch,) in [0, 1] (see ``calibrated_confidence``); set by
+            ``cluster_batch`` on a calibrated model only.
+    """
+
+    loss: torch.Tensor | None = None
+    embeddings: torch.Tensor | None = None
+    cluster_probs: torch.Tensor | None = None
+    logits: torch.Tensor | None = None
+    distance: torch.Tensor | None = None
+    confidence: torch.Tensor | None = None
+
+
+class EncodingPasses:
+    """Where a model's whole-list encoding passes (``embed``, ``predict*``, ``calibrate``) run: here, in this process,
+    batch after batch. A model's ``encoding_passes`` attribute holds one (None: this one);
+    :func:`hf_textcluster.distributed.sharded_passes` sets one that splits each pass between processes."""
+
+    def run(self, encode, texts: list[str], batch_size: int, show_progress_bar: bool | None) -> ClusteringOutput:
+        """``encode(texts, show_progress_bar)``: the model's pass over ``texts`` (validated), cut into length-sorted
+        batches of ``batch_size``, returning a ``ClusteringOutput`` of CPU tensors in the order of ``texts``."""
+        return encode(texts, show_progress_bar)
+
+
+LOCAL_PASSES = EncodingPasses()

@@ -1,0 +1,233 @@
+"""The checks a clusterer's ``from_pretrained`` makes around transformers' own load, each one clear error naming the
+folder: the config names a clusterer of the right kind, it describes the weights tensor by tensor (read from the
+safetensors headers before anything is allocated), the weights file is readable, the load report is empty, and no
+tensor holds NaN or inf.
+
+A config.json is data from anyone: every size it sets would otherwise be allocated as asked, and a config that does
+not fit its weights would load some tensors random. Part of the inference code that every pushed repository carries:
+imports only torch, transformers and huggingface_hub.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import struct
+from typing import Any
+
+import torch
+
+from .configuration_utils import TextClusteringConfig
+
+# safetensors' own limit on a header
+_MAX_HEADER_BYTES = 100_000_000
+
+
+def load_config(config_class: Any, path: str, hub_kwargs: dict) -> Any:
+    """``config_class.from_pretrained(path)``; a Hub id that names no repository (and no local folder) is an OSError
+    that says so, instead of the Hub's bare 404."""
+    try:
+        return config_class.from_pretrained(path, **hub_kwargs)
+    except OSError as err:
+        from huggingface_hub.errors import RepositoryNotFoundError
+
+        if os.path.isdir(path) or not isinstance(err.__cause__, RepositoryNotFoundError):
+            raise
+        from huggingface_hub import constants
+
+        raise OSError(
+            f"No model {path!r}: it is not a local folder, and the Hub at {constants.ENDPOINT} has no "
+            "repository with that id. Check the spelling (e.g. 'org/sccl-stackoverflow'); for a private "
+            "repository pass `token=` or log in with `hf auth login`."
+        ) from err
+
+
+def check_checkpoint_config(config, expected: set[str] | None, path: str, num_clusters: int | None) -> None:
+    """The config is a clusterer's, of one of the ``expected`` model types (None: any), and has ``num_clusters``
+    clusters when the caller asked for a number."""
+    # by class name, not identity: a folder's remote code loaded next to the package (or twice, from
+    # transformers' module cache) has its own copy of TextClusteringConfig
+    is_clusterer = any(c.__name__ == TextClusteringConfig.__name__ for c in type(config).__mro__)
+    if not is_clusterer or (expected and config.model_type not in expected):
+        raise ValueError(
+            f"The checkpoint at {path!r} is a {config.model_type!r} model, not "
+            f"{' or '.join(repr(t) for t in sorted(expected)) if expected else 'an hf_textcluster clusterer'}. "
+            f"Load it with "
+            "`AutoModel.from_pretrained` (after `import hf_textcluster`) or with its own model class."
+        )
+    if num_clusters is not None and num_clusters != config.num_clusters:
+        raise ValueError(
+            f"`num_clusters={num_clusters}` disagrees with the checkpoint at {path!r}, whose centroids are for "
+            f"{config.num_clusters} clusters. Omit `num_clusters`, or train a new model with "
+            "`from_encoder_pretrained(..., num_clusters=...)`."
+        )
+
+
+def check_weights_fit_config(model_class, path: str, config, hub_kwargs: dict | None = None) -> None:
+    """Before anything is allocated: the config must describe the weights, tensor by tensor. A config.json is data
+    from anyone, and every size it sets (``num_clusters``, an encoder's layers and widths, a head's dimensions)
+    would otherwise be allocated as asked; checked against the shapes in the safetensors header (read without
+    loading a tensor), loading costs what the weights cost. An edited ``num_clusters`` or ``model_type`` or a cut
+    weights file is one clear error, before transformers' load report suggests ``ignore_mismatched_sizes``
+    (which would load those tensors random)."""
+    if model_class.config_class is TextClusteringConfig:
+        return
+    saved = saved_shapes(path, hub_kwargs or {})
+    if saved is None:  # no safetensors file found: the load itself reports that
+        return
+    _check_encoder_layers(path, config, saved)
+    model = _build_on_meta(model_class, path, config)
+    _check_shapes(path, config, model, saved)
+    _check_no_tensor_missing(model_class, path, config, model, saved)
+
+
+def _check_encoder_layers(path: str, config, saved: dict[str, tuple[int, ...]]) -> None:
+    # An encoder's layer count cannot exceed the tensors stored (each layer has some): checked before the model
+    # is built, since building even on the meta device costs time and memory per layer.
+    encoder = config.encoder.to_dict() if hasattr(config.encoder, "to_dict") else dict(config.encoder or {})
+    for key, value in encoder.items():
+        if key.endswith("layers") and isinstance(value, int) and not isinstance(value, bool) and value > len(saved):
+            raise ValueError(
+                f"The folder {path!r} is inconsistent: its config.json asks for {value} encoder layers "
+                f"(`encoder.{key}`) but its weights hold {len(saved)} tensors in all. Was config.json edited? "
+                "Re-save the model from its run folder."
+            )
+
+
+def _build_on_meta(model_class, path: str, config) -> Any:
+    try:
+        with torch.device("meta"):
+            return model_class(config)
+    except Exception as err:  # noqa: BLE001 - whatever the config breaks, it is one line naming the file
+        raise ValueError(
+            f"The config.json in {path!r} does not describe a model that can be built "
+            f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else 'no message'}). Was it edited? "
+            "Re-save the model from its run folder."
+        ) from None
+
+
+def _check_shapes(path: str, config, model, saved: dict[str, tuple[int, ...]]) -> None:
+    expected = {key: tuple(t.shape) for key, t in model.state_dict().items()}
+    differ = [key for key in expected if key in saved and saved[key] != expected[key]]
+    if differ:
+        key = differ[0]
+        raise ValueError(
+            f"The folder {path!r} is inconsistent: its config.json ({config.model_type!r}, "
+            f"num_clusters={config.num_clusters}) does not fit its model.safetensors: {key!r} is "
+            f"{list(saved[key])} in the weights but {list(expected[key])} for that config"
+            f"{f' ({len(differ) - 1} more tensors differ)' if len(differ) > 1 else ''}. Was config.json edited or "
+            f"the "
+            "weights file replaced? Re-save the model from its run folder (loading it with ignore_mismatched_sizes "
+            "would give random clusters)."
+        )
+
+
+def _check_no_tensor_missing(model_class, path: str, config, model, saved: dict[str, tuple[int, ...]]) -> None:
+    # Tensors the config asks for that the weights lack would be allocated and left random; tied tensors (one
+    # Parameter under several names) are stored once, and checkpoints may lack what the class ignores.
+    names_of: dict[int, list[str]] = {}
+    for key, tensor in model.state_dict(keep_vars=True).items():
+        names_of.setdefault(id(tensor), []).append(key)
+    ignored = [re.compile(p) for p in (model_class._keys_to_ignore_on_load_missing or [])]
+    missing = [
+        names[0]
+        for names in names_of.values()
+        if not any(n in saved for n in names) and not any(p.search(n) for p in ignored for n in names)
+    ]
+    if missing:
+        raise ValueError(
+            f"The folder {path!r} is inconsistent: its config.json ({config.model_type!r}) asks for "
+            f"{len(missing)} tensors its model.safetensors does not hold (e.g. {missing[0]!r}). Was config.json "
+            "edited or the weights file replaced? Re-save the model from its run folder."
+        )
+
+
+def corrupted_weights_error(path: str, err: Exception) -> OSError | None:
+    """The error to raise instead of ``err`` when transformers' load failed on an unreadable weights file; None when
+    ``err`` is something else (then it is raised as it is)."""
+    if "safetensors" in type(err).__module__ or "header" in str(err).lower() or "deserializ" in str(err).lower():
+        return OSError(
+            f"The weights file in {path!r} is corrupted or incomplete ({err}). Re-download or re-save the model."
+        )
+    return None
+
+
+def check_load_report(model_class, path: str, config, info: dict) -> None:
+    """Weights that do not fit the class (a config.json of another method over these weights) are an error, not a
+    load report: the missing ones would be random."""
+    missing, unexpected = list(info.get("missing_keys") or []), list(info.get("unexpected_keys") or [])
+    if missing or unexpected:
+        raise ValueError(
+            f"The weights in {path!r} do not fit a {model_class.__name__} ({config.model_type!r} in its config.json): "
+            f"{len(missing)} missing (e.g. {missing[:2]}) and {len(unexpected)} unexpected (e.g. "
+            f"{unexpected[:2]}). "
+            "Its config.json and model.safetensors do not belong together; re-save the model."
+        )
+
+
+def non_finite_tensors(model: torch.nn.Module) -> list[str]:
+    """The names of ``model``'s floating-point tensors that hold NaN or inf."""
+    return [
+        name
+        for name, tensor in model.state_dict().items()
+        if tensor.is_floating_point() and not torch.isfinite(tensor).all()
+    ]
+
+
+def check_loaded_weights_finite(model: torch.nn.Module, path: str) -> None:
+    """Refused at load as at save: NaN or inf weights would serve every text in one cluster with a NaN score."""
+    bad = non_finite_tensors(model)
+    if bad:
+        raise ValueError(
+            f"The weights in {path!r} hold NaN or inf "
+            f"({bad[0]!r}{f' and {len(bad) - 1} more' if len(bad) > 1 else ''}"
+            "): the model was saved from a diverged run or the file was damaged. Not loading it; retrain, or load "
+            "the last good checkpoint of its run folder."
+        )
+
+
+def saved_shapes(path: str, hub_kwargs: dict) -> dict[str, tuple[int, ...]] | None:
+    """Every tensor's shape in the safetensors weights of a local folder or a Hub repository (a single file or the
+    shards an index names), read from the files' JSON headers: no tensor is read. None when there is no such file."""
+    files = _weight_files(path, hub_kwargs)
+    if not files or any(f is None for f in files):
+        return None
+    shapes: dict[str, tuple[int, ...]] = {}
+    for file in files:
+        try:
+            assert file is not None  # checked above
+            with open(file, "rb") as weights:
+                (length,) = struct.unpack("<Q", weights.read(8))
+                if length > _MAX_HEADER_BYTES:
+                    return None
+                header = json.loads(weights.read(length))
+            shapes.update({key: tuple(entry["shape"]) for key, entry in header.items() if key != "__metadata__"})
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, struct.error):
+            return None  # unreadable: the load reports a corrupted file
+    return shapes
+
+
+def _weight_files(path: str, hub_kwargs: dict) -> list[str | None] | None:
+    """The local paths of the safetensors file or of the shards its index names (None for one not found); None when
+    the index cannot be read."""
+    from transformers.utils import cached_file
+
+    def resolve(name: str) -> str | None:
+        local = os.path.join(path, name)
+        if os.path.isdir(path):
+            return local if os.path.isfile(local) else None
+        try:  # the Hub: the file is downloaded (its size is what loading costs anyway)
+            return cached_file(path, name, _raise_exceptions_for_missing_entries=False, **hub_kwargs)
+        except Exception:  # noqa: BLE001 - an unreachable Hub or a missing repository is reported by the load
+            return None
+
+    index = resolve("model.safetensors.index.json")
+    if index is None:
+        return [resolve("model.safetensors")]
+    try:
+        with open(index, encoding="utf-8") as f:
+            shards = sorted(set(json.load(f)["weight_map"].values()))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+    return [resolve(name) for name in shards]
