@@ -27,38 +27,35 @@ and is the cheapest for large K, while the silhouette and Davies-Bouldin under-s
 "Choosing K without labels"); the default follows that measurement. The others stay selectable with ``criterion=``.
 
 The k-means criteria are the registry's (:mod:`~hf_textcluster.choosing.criteria`), which the choice of the served
-partition also uses; ``eigengap`` is this module's own (it scores K from a spectrum, not a partition).
+partition also uses; ``eigengap`` is this module's own (it scores K from a spectrum, not a partition). How each
+criterion scores the candidate K (the shared k-means fits, the grid, the spectrum) is in
+:mod:`~hf_textcluster.choosing.k_search`.
 """
 
 from __future__ import annotations
 
 import math
 import numbers
-import time
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import sparse
-from scipy.sparse.linalg import eigsh
 
 from ..modeling.validation import check_scalar
-from . import criteria as _registry
 from .criteria import cosine_silhouette as cosine_silhouette  # where it used to live
+from .k_search import KMEANS_CRITERIA as KMEANS_CRITERIA
+from .k_search import LOWER_IS_BETTER as LOWER_IS_BETTER
+from .k_search import KMeansSearch, best_k, score_criterion
+from .k_search import candidate_ks as candidate_ks
+from .k_search import kmeans_score as _kmeans_score  # noqa: F401  (its old name here)
+from .k_search import knn_affinity as knn_affinity
+from .k_search import laplacian_spectrum as laplacian_spectrum
 
 CRITERIA = ("silhouette", "calinski_harabasz", "davies_bouldin", "eigengap")
 DEFAULT_CRITERION = "eigengap"
-KMEANS_CRITERIA = ("silhouette", "calinski_harabasz", "davies_bouldin")
-# Lower-is-better criteria, from the registry (kept as a name for the benchmark and old callers).
-LOWER_IS_BETTER = tuple(name for name in KMEANS_CRITERIA if not _registry.CRITERIA[name].higher_is_better)
 
 DEFAULT_SAMPLE_SIZE = 4000
 K_MAX_CAP = 200  # the default k_max is at most this (the benchmark corpora have 4 to 152 classes)
-DENSE_UP_TO = 16  # every K up to here is tried; above, a ~10% geometric grid, refined around the best point
-GRID_RATIO = 1.1
-REFINE_POINTS = 10
-MINIBATCH_ABOVE = 20000  # samples larger than this are clustered with MiniBatchKMeans
-KMEANS_DIMS = 64  # k-means runs on the sample's first 64 principal components (~10x faster); scores use all dims
 
 
 @dataclass
@@ -107,16 +104,6 @@ class AutoKResult:
 def default_k_max(num_texts: int, k_min: int = 2) -> int:
     """min(200, 3 sqrt(N)), at least ``k_min``: 149 for 2,472 texts, 200 from 4,445 texts on."""
     return max(k_min, min(K_MAX_CAP, int(3 * math.sqrt(num_texts))))
-
-
-def candidate_ks(k_min: int, k_max: int) -> list[int]:
-    """The grid searched first: every K from ``k_min`` to 16, then steps of ~10% up to ``k_max`` (always included)."""
-    ks = list(range(k_min, max(k_min, min(k_max, DENSE_UP_TO)) + 1))
-    k = float(ks[-1])
-    while ks[-1] < k_max:
-        k = max(k * GRID_RATIO, ks[-1] + 1)
-        ks.append(min(k_max, int(round(k))))
-    return ks
 
 
 def _check_int(name: str, value, fix: str) -> int:
@@ -321,93 +308,6 @@ def _normalise(x: np.ndarray) -> np.ndarray:
     return x / np.maximum(norms, 1e-12)
 
 
-class _KMeansSearch:
-    """k-means solutions of one sample, computed once per K and shared by the k-means criteria (each gets the same
-    labels for a K, so comparing the criteria compares only how they score them)."""
-
-    def __init__(self, x: np.ndarray, random_state, n_init: int, dims: int | None = KMEANS_DIMS):
-        self.random_state, self.n_init = random_state, n_init
-        if dims and dims < min(x.shape):
-            from sklearn.decomposition import PCA
-
-            x = PCA(dims, random_state=random_state).fit_transform(x)
-        self.x32 = np.ascontiguousarray(x, dtype=np.float32)
-        self.labels: dict[int, np.ndarray] = {}
-        self.fit_seconds: dict[int, float] = {}
-
-    def __call__(self, k: int) -> np.ndarray:
-        if k not in self.labels:
-            from sklearn.cluster import KMeans, MiniBatchKMeans
-
-            start = time.perf_counter()
-            if len(self.x32) > MINIBATCH_ABOVE:
-                model = MiniBatchKMeans(k, n_init=self.n_init, random_state=self.random_state, batch_size=4096)
-            else:
-                model = KMeans(k, n_init=self.n_init, random_state=self.random_state)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")  # ConvergenceWarning on near-duplicate texts
-                self.labels[k] = model.fit_predict(self.x32)
-            self.fit_seconds[k] = time.perf_counter() - start
-        return self.labels[k]
-
-
-def _kmeans_score(criterion: str, x: np.ndarray, labels: np.ndarray, random_state=None) -> float:
-    if len(np.unique(labels)) < 2:
-        return -np.inf if criterion not in LOWER_IS_BETTER else np.inf
-    return _registry.CRITERIA[criterion].score(x, labels, random_state)
-
-
-def _best(criterion: str, scores: dict[int, float]) -> int:
-    sign = -1.0 if criterion in LOWER_IS_BETTER else 1.0
-    return max(scores, key=lambda k: (sign * scores[k], -k))  # ties: the smaller K
-
-
-def knn_affinity(x: np.ndarray, n_neighbors: int = 10, scale_neighbor: int = 7):
-    """Symmetric sparse kNN affinity of the normalised rows ``x``: w_ij = exp(-d_ij^2 / (sigma_i sigma_j)), d the
-    cosine distance, sigma_i the distance of i to its ``scale_neighbor``-th neighbour (self-tuning)."""
-    n = x.shape[0]
-    k = min(n_neighbors, n - 1)
-    neighbors = np.empty((n, k), dtype=np.int64)
-    distances = np.empty((n, k))
-    for start in range(0, n, 2048):
-        sim = x[start : start + 2048] @ x.T
-        rows = np.arange(sim.shape[0])
-        sim[rows, start + rows] = -np.inf  # not one's own neighbour
-        part = np.argpartition(-sim, k - 1, axis=1)[:, :k]
-        order = np.argsort(-np.take_along_axis(sim, part, axis=1), axis=1)
-        neighbors[start : start + len(rows)] = np.take_along_axis(part, order, axis=1)
-        distances[start : start + len(rows)] = np.maximum(
-            1.0 - np.take_along_axis(sim, neighbors[start : start + len(rows)], axis=1), 0.0
-        )
-    sigma = np.maximum(distances[:, min(scale_neighbor, k) - 1], 1e-6)
-    weights = np.exp(-(distances**2) / (sigma[:, None] * sigma[neighbors]))
-    w = sparse.csr_matrix((weights.ravel(), (np.repeat(np.arange(n), k), neighbors.ravel())), shape=(n, n))
-    return w.maximum(w.T)
-
-
-def laplacian_spectrum(x: np.ndarray, num_eigenvalues: int, n_neighbors: int = 10, random_state=0) -> np.ndarray:
-    """The ``num_eigenvalues`` smallest eigenvalues (ascending) of the normalised Laplacian I - D^-1/2 W D^-1/2 of
-    the kNN affinity of ``x``."""
-    w = knn_affinity(x, n_neighbors)
-    degree = np.asarray(w.sum(axis=1)).ravel()
-    inv_sqrt = sparse.diags(1.0 / np.sqrt(np.maximum(degree, 1e-12)))
-    n = x.shape[0]
-    laplacian = (sparse.identity(n) - inv_sqrt @ w @ inv_sqrt).tocsc()
-    if n <= 1500 or num_eigenvalues >= n // 2:
-        lam = np.linalg.eigvalsh(laplacian.toarray())[:num_eigenvalues]
-    else:
-        # shift-invert around 0 (L + 1e-3 I is positive definite): the smallest eigenvalues converge in a few
-        # iterations; which="SA" / "LA" without it misses some of them when they are many and close together
-        v0 = np.random.default_rng(random_state if isinstance(random_state, int) else 0).random(n)
-        lam = np.sort(eigsh(laplacian, k=num_eigenvalues, sigma=-1e-3, which="LM", return_eigenvectors=False, v0=v0))
-    return np.clip(lam, 0.0, 2.0)
-
-
-def _search_eigengap(x: np.ndarray, k_min: int, k_max: int, random_state, n_neighbors: int) -> dict[int, float]:
-    lam = laplacian_spectrum(x, k_max + 1, n_neighbors=n_neighbors, random_state=random_state)
-    return {k: float(lam[k] - lam[k - 1]) for k in range(k_min, k_max + 1)}  # lam[k-1] is the k-th smallest
-
-
 def _prepare(embeddings, k_min, k_max, criteria, sample_size, random_state):
     criteria = [criteria] if isinstance(criteria, str) else list(criteria)
     for c in criteria:
@@ -480,22 +380,12 @@ def compare_criteria(
     ``criteria``: names from :data:`CRITERIA` (default: all); ``methods=`` is its old name (deprecated)."""
     criteria = _renamed("methods", "criteria", methods, criteria, CRITERIA)
     criteria, x, n, k_min, k_max, notes = _prepare(embeddings, k_min, k_max, criteria, sample_size, random_state)
-    fits = _KMeansSearch(x, random_state, n_init)
+    fits = KMeansSearch(x, random_state, n_init)
     results = {}
     for criterion in criteria:
-        start = time.perf_counter()
-        fitted_before = dict(fits.fit_seconds)
-        if criterion == "eigengap":
-            scores = _search_eigengap(x, k_min, k_max, random_state, n_neighbors)
-            seconds = time.perf_counter() - start
-        else:
-            grid_start = time.perf_counter()
-            scores = _search_kmeans(criterion, x, k_min, k_max, fits)
-            elapsed = time.perf_counter() - grid_start
-            reused = sum(fits.fit_seconds[k] for k in scores if k in fitted_before)  # fitted for an earlier criterion
-            seconds = elapsed + reused
+        scores, seconds = score_criterion(criterion, x, k_min, k_max, fits, n_neighbors)
         results[criterion] = AutoKResult(
-            num_clusters=_best(criterion, scores),
+            num_clusters=best_k(criterion, scores),
             criterion=criterion,
             scores=scores,
             k_min=k_min,
@@ -507,23 +397,6 @@ def compare_criteria(
             notes=list(notes),
         )
     return results
-
-
-def _search_kmeans(criterion: str, x: np.ndarray, k_min: int, k_max: int, fits: _KMeansSearch) -> dict[int, float]:
-    """Scores of the grid, then of every K (at most REFINE_POINTS) between the best grid point's neighbours."""
-    scores: dict[int, float] = {}
-    grid = candidate_ks(k_min, k_max)
-    for k in grid:
-        scores[k] = _kmeans_score(criterion, x, fits(k), fits.random_state)
-    best = _best(criterion, scores)
-    i = grid.index(best)
-    low, high = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
-    between = [k for k in range(low + 1, high) if k not in scores]
-    if len(between) > REFINE_POINTS:
-        between = sorted({between[int(round(j))] for j in np.linspace(0, len(between) - 1, REFINE_POINTS)})
-    for k in between:
-        scores[k] = _kmeans_score(criterion, x, fits(k), fits.random_state)
-    return scores
 
 
 def estimate_num_clusters(

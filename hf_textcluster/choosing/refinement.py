@@ -393,6 +393,54 @@ def refine_partition(
     """
     x = l2_normalize(_check_embeddings(embeddings))
     y_in, k = _check_labels(labels, x.shape[0], num_clusters)
+    tol, outlier_fraction, p_range, min_kept, max_collapsed = _check_options(
+        max_rounds, tol, outlier_fraction, train_fraction, min_kept, max_collapsed, random_state
+    )
+    for name, est, method in (("outlier_detector", outlier_detector, "predict"), ("classifier", classifier, "predict")):
+        if est is not None and not (hasattr(est, "fit") and hasattr(est, method) and hasattr(est, "get_params")):
+            raise ValueError(f"`{name}` must be a scikit-learn estimator with fit/{method}; got {type(est).__name__}.")
+    template = default_classifier() if classifier is None else classifier
+
+    y, rounds, history, reason = _rounds(
+        x,
+        y_in,
+        k,
+        max_rounds=max_rounds,
+        tol=tol,
+        outlier_fraction=outlier_fraction,
+        p_range=p_range,
+        outlier_detector=outlier_detector,
+        template=template,
+        min_kept=min_kept,
+        max_collapsed=max_collapsed,
+        random_state=random_state,
+    )
+    y_final, head_clf, why = _final_head(x, y_in, y, k, template, min_kept, max_collapsed, random_state)
+    if why:
+        reason = f"declined: {why}; the input partition is returned unchanged"
+    coef, intercept = _linear_head(head_clf, k, x.shape[1])
+    centroids = _centroids(x, y_final, k)
+    head_pred = np.argmax(x @ coef.T + intercept, axis=1)
+    return RefinementResult(
+        labels=y_final,
+        coef=coef.astype(np.float32),
+        intercept=intercept.astype(np.float32),
+        centroids=centroids.astype(np.float32),
+        rounds=rounds,
+        changed=float(np.mean(y_final != y_in)),
+        history=history,
+        declined=bool(why),
+        reason=reason,
+        head_agreement=float(np.mean(head_pred == y_final)),
+        centroid_agreement=_agreement_nearest_centroid(x, y_final, centroids),
+    )
+
+
+def _check_options(
+    max_rounds, tol, outlier_fraction, train_fraction, min_kept, max_collapsed, random_state
+) -> tuple[float, float, tuple[float, float], float, float]:
+    """The numeric options of :func:`refine_partition`, checked: (tol, outlier_fraction, (p_low, p_high), min_kept,
+    max_collapsed); errors name the argument and the fix."""
     check_scalar(max_rounds, "max_rounds", numbers.Integral, min_val=0, hint="0: only distil the input into the head")
     tol = _check_fraction("tol", tol, 0.0, 0.999)
     outlier_fraction = _check_fraction("outlier_fraction", outlier_fraction, 0.0, 0.49)
@@ -405,55 +453,30 @@ def refine_partition(
     min_kept = _check_fraction("min_kept", min_kept, 0.0, 1.0)
     max_collapsed = _check_fraction("max_collapsed", max_collapsed, 0.0, 1.0)
     check_scalar(random_state, "random_state", numbers.Integral)
-    for name, est, method in (("outlier_detector", outlier_detector, "predict"), ("classifier", classifier, "predict")):
-        if est is not None and not (hasattr(est, "fit") and hasattr(est, method) and hasattr(est, "get_params")):
-            raise ValueError(f"`{name}` must be a scikit-learn estimator with fit/{method}; got {type(est).__name__}.")
-    template = default_classifier() if classifier is None else classifier
+    return tol, outlier_fraction, (p_low, p_high), min_kept, max_collapsed
 
-    sizes_in = np.bincount(y_in, minlength=k)
-    y, rounds, history, reason = _rounds(
-        x,
-        y_in,
-        k,
-        max_rounds=max_rounds,
-        tol=tol,
-        outlier_fraction=outlier_fraction,
-        p_range=(p_low, p_high),
-        outlier_detector=outlier_detector,
-        template=template,
-        min_kept=min_kept,
-        max_collapsed=max_collapsed,
-        random_state=random_state,
-    )
 
-    # Final head on every text: the served partition is its argmax, so head and labels agree exactly.
+def _final_head(
+    x: np.ndarray,
+    y_in: np.ndarray,
+    y: np.ndarray,
+    k: int,
+    template,
+    min_kept: float,
+    max_collapsed: float,
+    random_state: int,
+) -> tuple[np.ndarray, Any, str]:
+    """The head fitted on every text, whose argmax is the served partition (so head and labels agree exactly):
+    (final labels, fitted head, why the guard declined or ""). Declined: the head is fitted on the input ``y_in``,
+    which is returned unchanged."""
     head_template = template if _is_linear(template) else None
     head_clf = _fit_classifier(head_template or default_classifier(), x, y, random_state)
     y_head = np.asarray(head_clf.predict(x), dtype=np.int64)
-    _, why = _guard(sizes_in, np.bincount(y_head, minlength=k), min_kept, max_collapsed)
-    declined = bool(why)
-    if declined:
-        reason = f"declined: {why}; the input partition is returned unchanged"
-        y_final = y_in.copy()
-        head_clf = _fit_classifier(head_template or default_classifier(), x, y_final, random_state)
-    else:
-        y_final = y_head
-    coef, intercept = _linear_head(head_clf, k, x.shape[1])
-    centroids = _centroids(x, y_final, k)
-    head_pred = np.argmax(x @ coef.T + intercept, axis=1)
-    return RefinementResult(
-        labels=y_final,
-        coef=coef.astype(np.float32),
-        intercept=intercept.astype(np.float32),
-        centroids=centroids.astype(np.float32),
-        rounds=rounds,
-        changed=float(np.mean(y_final != y_in)),
-        history=history,
-        declined=declined,
-        reason=reason,
-        head_agreement=float(np.mean(head_pred == y_final)),
-        centroid_agreement=_agreement_nearest_centroid(x, y_final, centroids),
-    )
+    _, why = _guard(np.bincount(y_in, minlength=k), np.bincount(y_head, minlength=k), min_kept, max_collapsed)
+    if not why:
+        return y_head, head_clf, why
+    y_final = y_in.copy()
+    return y_final, _fit_classifier(head_template or default_classifier(), x, y_final, random_state), why
 
 
 def _is_linear(template) -> bool:
