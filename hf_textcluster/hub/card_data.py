@@ -1,0 +1,250 @@
+"""What a model card says, gathered before anything is rendered: the measured metrics, each cluster's keywords, the
+base encoder, the training arguments of the run (``training_run.json``) and the texts the keywords come from.
+
+:class:`CardData` holds what one card needs; :mod:`hf_textcluster.hub.card_sections` renders it and
+:func:`~hf_textcluster.hub.model_card.generate_model_card` fills the template with it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from transformers import PreTrainedConfig
+
+from ..encoders import _PIP_SHIPPED_ENCODERS, shipped_encoder_id
+from ..models import METHODS
+from ..representation import cluster_keywords
+from ..runs.folder import find_training_texts
+from ..runs.recipes import load_recipe
+from .remote_code import model_file
+
+PLACEHOLDER_REPO_ID = "your-org/your-model"
+
+# Metrics of the model-index, in display order: key in the metrics dict -> (model-index type, display name).
+CARD_METRICS = {"acc": ("accuracy", "ACC"), "nmi": ("nmi", "NMI"), "ari": ("ari", "ARI")}
+REQUIRED_METRICS = ("acc", "nmi")
+
+
+class MetricsNotMeasuredWarning(UserWarning):
+    """A card was written without some of the clustering metrics (ACC / NMI)."""
+
+
+def normalize_metrics(metrics: Mapping[str, Any] | None) -> dict[str, float]:
+    """``{"eval_acc": .., "eval_kmeans_nmi": ..}`` or ``{"acc": ..}`` -> ``{"acc": .., "kmeans_nmi": ..}`` (floats
+    only; ``None`` / NaN values are dropped, i.e. count as not measured)."""
+    normalized = {}
+    for key, value in (metrics or {}).items():
+        key = key[len("eval_") :] if key.startswith("eval_") else key
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+            continue
+        normalized[key] = float(value)
+    return normalized
+
+
+def encoder_hub_id(name_or_path: str | None) -> str | None:
+    """A hub id for ``base_model``: a pip-shipped encoder's folder maps back to its hub id; other local folders
+    have none."""
+    if not name_or_path:
+        return None
+    name_or_path = str(name_or_path)
+    if name_or_path in _PIP_SHIPPED_ENCODERS:
+        return name_or_path
+    hub_id = shipped_encoder_id(name_or_path)
+    if hub_id is not None:
+        return hub_id
+    if os.path.exists(name_or_path) or os.path.isabs(name_or_path) or name_or_path.count("/") != 1:
+        return None
+    return name_or_path
+
+
+def method_fields(config) -> dict[str, Any]:
+    """The config fields a clusterer adds to ``PreTrainedConfig`` (K, pooling, the method's hyper-parameters)."""
+    base = {f.name for f in dataclasses.fields(PreTrainedConfig)}
+    skip = base | {"encoder", "centroids_initialized"}
+    return {f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.name not in skip}
+
+
+def training_arguments(run: Mapping[str, Any] | None) -> dict[str, Any]:
+    if not run or not run.get("method"):
+        return {}
+    try:
+        values = dict(load_recipe(run["method"], run.get("recipe", "cpu"), run.get("dataset"))["training"])
+    except ValueError:
+        values = {}
+    values.update(run.get("training_overrides") or {})
+    schedule = run.get("schedule") or {}
+    if schedule.get("max_steps"):  # the steps the run's schedule gave it (sized to its corpus), not the recipe's cap
+        values["max_steps"] = schedule["max_steps"]
+    values["seed"] = run.get("seed", 0)
+    return values
+
+
+def served_partition(config) -> str:
+    """The partition a model serves (``config.served_partition``; ``"head"``: the method's own cluster head)."""
+    return getattr(config, "served_partition", None) or "head"
+
+
+def measured_metrics(
+    run: Mapping[str, Any], metrics: Mapping[str, Any] | None, stacklevel: int = 2
+) -> tuple[dict[str, float], list[str]]:
+    """The metrics to report (``metrics`` over the run's) and the display names of the required ones missing (a
+    :class:`MetricsNotMeasuredWarning` at ``stacklevel`` says so)."""
+    measured = normalize_metrics(run.get("metrics"))
+    measured.update(normalize_metrics(metrics))
+    missing = [CARD_METRICS[key][1] for key in REQUIRED_METRICS if key not in measured]
+    if missing:
+        warnings.warn(
+            f"The model card has no {' / '.join(missing)}: they were not measured (no `metrics=` and no evaluation in "
+            "training_run.json). The card says 'not measured'; evaluate with `hf_textcluster.evaluate_clusterer` "
+            "and pass `metrics=` to report them.",
+            MetricsNotMeasuredWarning,
+            stacklevel=stacklevel,
+        )
+    return measured, missing
+
+
+def keywords_and_sizes(model, texts, clusters, top_n: int):
+    """Each cluster's top keywords and size over ``texts`` (predicted with the model unless ``clusters`` given)."""
+    if texts is None:
+        return None, None
+    if clusters is None:
+        if model.tokenizer is None:
+            raise ValueError("Computing cluster keywords needs the model's tokenizer; set `model.tokenizer`.")
+        clusters = model.predict(texts)
+    clusters = np.asarray(clusters, dtype=int)
+    num_clusters = model.config.num_clusters
+    keywords = cluster_keywords(texts, clusters, num_clusters, top_n=top_n)
+    return keywords, {k: int((clusters == k).sum()) for k in range(num_clusters)}
+
+
+def sample_texts(texts: list[str], max_texts: int | None, seed: int = 0) -> list[str]:
+    if max_texts is None or len(texts) <= max_texts:
+        return texts
+    rng = np.random.default_rng(seed)
+    return [texts[i] for i in sorted(rng.choice(len(texts), size=max_texts, replace=False))]
+
+
+def card_texts(
+    run: dict | None,
+    texts: Sequence[str] | None,
+    data_dir: str | os.PathLike | None,
+    max_texts: int | None,
+    card_kwargs: dict,
+) -> tuple[list[str] | None, str | None]:
+    """The texts a card's keywords come from: ``texts``, else the run's training texts (see
+    :meth:`~hf_textcluster.runs.folder.RunFolder.training_texts`), sampled down to ``max_texts``.
+
+    Args:
+        run: the run record (``training_run.json``) or ``None``.
+        texts: texts the caller passed, or ``None``.
+        data_dir: the benchmark files' folder.
+        max_texts: the sample size (``None``: all).
+        card_kwargs: the card's arguments; ``why_no_keywords`` is set there when the run's texts cannot be found.
+
+    Returns:
+        ``(texts or None, why they are missing or None)``; a warning says why when they are missing.
+
+    Example:
+        >>> card_texts(None, ["a", "b", "c"], None, 2, {})[0]  # doctest: +SKIP
+        ['a', 'c']
+    """
+    why = None
+    if texts is None:
+        texts, why = find_training_texts(run, data_dir)
+        if why:
+            warnings.warn(f"Cluster keywords are not computed: {why}.", stacklevel=3)
+            card_kwargs.setdefault("why_no_keywords", why)
+    if texts is not None:
+        texts = sample_texts(list(texts), max_texts)
+    return texts, why
+
+
+@dataclasses.dataclass
+class CardData:
+    """What the card of one model says, gathered from the model, its run record and the card's arguments (those of
+    :func:`~hf_textcluster.hub.model_card.generate_model_card`, which :meth:`gather` takes)."""
+
+    model: Any
+    run: dict[str, Any]
+    method_name: str
+    dataset_name: str | None
+    measured: dict[str, float]
+    missing: list[str]
+    code_name: str | None
+    texts: list[str] | None
+    keywords: Mapping[int, Sequence[str]] | None
+    sizes: Mapping[int, int] | None
+    base_model: str | None
+    model_name: str
+    repo_id: str | None
+    why_no_keywords: str | None = None
+
+    @property
+    def config(self):
+        return self.model.config
+
+    @property
+    def model_type(self) -> str:
+        return self.model.config.model_type
+
+    @property
+    def repo(self) -> str:
+        """The hub id the usage snippets name (a placeholder when the card is for no repository yet)."""
+        return self.repo_id or PLACEHOLDER_REPO_ID
+
+    @classmethod
+    def gather(
+        cls,
+        model,
+        *,
+        training_run: Mapping[str, Any] | None = None,
+        metrics: Mapping[str, Any] | None = None,
+        texts: Sequence[str] | None = None,
+        clusters: Sequence[int] | None = None,
+        repo_id: str | None = None,
+        dataset_name: str | None = None,
+        base_model: str | None = None,
+        remote_code: bool = True,
+        top_keywords: int = 8,
+        why_no_keywords: str | None = None,
+    ) -> CardData:
+        """What the card of ``model`` says; a missing ACC or NMI is a :class:`MetricsNotMeasuredWarning` that
+        names the caller of ``generate_model_card``."""
+        config = model.config
+        model_type = config.model_type
+        method = METHODS.get(model_type)
+        method_name = method.display_name if method else model_type.upper()
+        run = dict(training_run or {})
+        dataset_name = dataset_name or run.get("dataset")
+        measured, missing = measured_metrics(run, metrics, stacklevel=4)
+        code_name = model_file(model_type) if remote_code and method else None
+        texts = list(texts) if texts is not None else None
+        keywords, sizes = keywords_and_sizes(model, texts, clusters, top_keywords)
+        base = base_model or encoder_hub_id(run.get("encoder")) or encoder_hub_id(getattr(config, "name_or_path", None))
+        model_name = (
+            repo_id.split("/")[-1]
+            if repo_id
+            else f"{method_name} clusterer" + (f" on {dataset_name}" if dataset_name else "")
+        )
+        return cls(
+            model=model,
+            run=run,
+            method_name=method_name,
+            dataset_name=dataset_name,
+            measured=measured,
+            missing=missing,
+            code_name=code_name,
+            texts=texts,
+            keywords=keywords,
+            sizes=sizes,
+            base_model=base,
+            model_name=model_name,
+            repo_id=repo_id,
+            why_no_keywords=why_no_keywords,
+        )
