@@ -46,7 +46,9 @@ class TextClusteringPreTrainedModel(CurationMixin, CalibrationMixin, Serializati
     """Base class of all clusterers: builds the encoder from ``config.encoder`` (never downloads in ``__init__``),
     pools its token states into one embedding per text, and hands the embedding to the method's ``cluster_head``
     (see :mod:`hf_textcluster.modeling.layers` for what a head provides). Holds an optional ``tokenizer`` so that
-    ``embed``/``predict`` take raw texts and ``save_pretrained`` writes a self-contained directory."""
+    ``embed``/``predict`` take raw texts and ``save_pretrained`` writes a self-contained directory. Loading and saving,
+    the calibrated confidence and curating the clusters come from its mixins (``SerializationMixin``,
+    ``CalibrationMixin``, ``CurationMixin``)."""
 
     config_class = TextClusteringConfig
     config: TextClusteringConfig
