@@ -30,7 +30,8 @@ from typing import Any
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..representation import label_clusters as name_clusters
 from ..runs.folder import RunFolder
-from .model_card import card_texts, encoder_hub_id, generate_model_card
+from .card_data import card_texts, encoder_hub_id
+from .model_card import generate_model_card
 from .remote_code import add_remote_code
 
 
