@@ -1,37 +1,39 @@
 """Training runs: a clusterer trained end to end: recipe -> data with augmented views -> model -> Trainer -> saved
 model + metrics.
 
-Used by ``hf-textcluster train``, ``make demo`` and the benchmark (``python -m training.bench``).
+Used by ``hf-textcluster train``, ``make demo`` and the benchmark (``python -m training.bench``). The data step
+(the views, the held-out split) is here; the other steps of :func:`train_clusterer` have their own modules:
+:mod:`~hf_textcluster.runs.cluster_count` (K, chosen without labels with ``num_clusters="auto"``),
+:mod:`~hf_textcluster.runs.trainer_setup` (configuration, schedule, arguments, the Trainer) and
+:mod:`~hf_textcluster.runs.after_training` (serve, calibrate, check, name the clusters, save the run folder).
 """
 
 from __future__ import annotations
 
-import difflib
 import os
-import shutil
-import time
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import datasets
-import torch
 from transformers import set_seed
 from transformers.utils import logging
 
 from ..choosing.auto_k import ClusterCountRequest
-from ..choosing.serving import serve_chosen_partition
 from ..data import (
     AUGMENTATION_FAMILIES,
     AUGMENTERS,
     add_augmented_views,
-    benchmark_corpus,
     load_benchmark,
     views_augmentation,
 )
-from ..modeling.modeling_utils import TextClusteringPreTrainedModel
-from ..modeling.validation import check_num_clusters, check_scalar
+from ..modeling.validation import check_scalar
 from ..models import get_method
-from ..representation import ClusterNames, name_clusters
-from ..training.trainer import ClusteringTrainingArguments, last_complete_checkpoint
+from ..representation import ClusterNames
+from ..training.trainer import last_complete_checkpoint
+from .after_training import finish_training as finish_training
+from .after_training import name_trained_clusters, save_run, train_and_finish
+from .after_training import remove_checkpoints as remove_checkpoints
+from .cluster_count import EMBEDDING_CONFIG_KEYS as EMBEDDING_CONFIG_KEYS
+from .cluster_count import check_cluster_count, settle_auto_k
 from .folder import (  # noqa: F401  (also importable from here, where they used to live)
     RUN_IDENTITY_FILE,
     TRAINING_RUN_FILE,
@@ -44,7 +46,10 @@ from .folder import (  # noqa: F401  (also importable from here, where they used
     training_texts_for,
 )
 from .recipes import load_recipe
-from .schedule import Schedule, plan_schedule
+from .schedule import Schedule
+from .trainer_setup import build_trainer, set_up_training
+from .trainer_setup import build_training_arguments as build_training_arguments
+from .trainer_setup import check_config_overrides as check_config_overrides
 
 logger = logging.get_logger(__name__)
 
@@ -100,27 +105,6 @@ def split_held_out(
     return parts["train"], parts["test"]
 
 
-def check_config_overrides(config_class, overrides: dict) -> None:
-    """Unknown keys and values of the wrong kind are errors here, not a silently stored key or a failure at step 1."""
-    defaults = config_class()
-    for key, value in overrides.items():
-        if key == "encoder" or not hasattr(defaults, key):
-            known = sorted(
-                k for k in defaults.to_dict() if not k.startswith("_") and k not in ("encoder", "transformers_version")
-            )
-            close = difflib.get_close_matches(key, known, n=1)
-            raise ValueError(
-                f"Unknown {config_class.__name__} key {key!r}"
-                + (f"; did you mean {close[0]!r}?" if close else f". Known keys: {', '.join(known)}.")
-            )
-        default = getattr(defaults, key)
-        numeric = isinstance(default, (int, float)) and not isinstance(default, bool)
-        if numeric and (isinstance(value, bool) or not isinstance(value, (int, float))):
-            raise ValueError(f"Config key {key!r} takes a number (default {default!r}), got {value!r}.")
-        if isinstance(default, bool) and not isinstance(value, bool):
-            raise ValueError(f"Config key {key!r} takes true or false, got {value!r}.")
-
-
 @dataclass
 class TrainingResult:
     """What :func:`train_clusterer` returns.
@@ -146,30 +130,6 @@ class TrainingResult:
     k_selection: dict | None = None  # num_clusters="auto": how K was chosen (AutoKResult.to_dict() + the request)
     cluster_names: ClusterNames | None = None
     schedule: Schedule | None = None
-
-
-def build_training_arguments(output_dir: str, recipe_training: dict, overrides: dict | None = None, seed: int = 0):
-    values = {"output_dir": output_dir, "seed": seed, "report_to": "none", "save_total_limit": 2}
-    values.update(recipe_training)
-    values.update(overrides or {})
-    # the loss terms every ~10% of a short run (the progress bar shows them), at most every 50 steps
-    values.setdefault(
-        "logging_steps", min(50, max(1, values["max_steps"] // 10)) if values.get("max_steps", -1) > 0 else 50
-    )
-    if (
-        values.get("max_steps", -1) > 0
-        and "save_steps" not in values
-        and values.get("save_strategy", "steps") == "steps"
-    ):
-        # Checkpoints every ~10% of the run, so an interrupted `train` has something to resume from.
-        values["save_strategy"], values["save_steps"] = "steps", max(1, values["max_steps"] // 10)
-    if not torch.cuda.is_available():
-        values.setdefault("use_cpu", True)  # TrainingArguments refuses bf16 without a GPU unless told it is on CPU
-    known = {f.name for f in fields(ClusteringTrainingArguments)}
-    unknown = sorted(set(values) - known)
-    if unknown:
-        raise ValueError(f"Unknown training arguments {unknown}; see `hf-textcluster train --help`.")
-    return ClusteringTrainingArguments(**values)
 
 
 def train_clusterer(
@@ -260,30 +220,11 @@ def train_clusterer(
         >>> train = add_augmented_views(load_text_file("tickets.csv"), "word_deletion")  # doctest: +SKIP
         >>> result = train_clusterer("sccl", train, "runs/tickets", num_clusters=12)       # doctest: +SKIP
     """
+    arguments = dict(locals())  # the arguments as given (nothing else is defined yet)
     if method == "auto":  # several signals, their candidates, a consensus and a label-free choice (runs.auto)
         from .auto import train_auto  # the same layer; auto trains each signal through this function
 
-        return train_auto(
-            dataset,
-            output_dir,
-            encoder=encoder,
-            recipe=recipe,
-            augmentation=augmentation,
-            num_clusters=num_clusters,
-            k_range=k_range,
-            k_criterion=k_criterion,
-            data_dir=data_dir,
-            seed=seed,
-            config_overrides=config_overrides,
-            training_overrides=training_overrides,
-            resume=resume,
-            evaluate=evaluate,
-            save=save,
-            test_size=test_size,
-            split_seed=split_seed,
-            input_file=input_file,
-            overwrite=overwrite,
-        )
+        return train_auto(**{name: value for name, value in arguments.items() if name not in _NOT_FOR_AUTO})
     spec = get_method(method)
     # resuming this run's own checkpoints replaces nothing
     if save and not (resume and last_complete_checkpoint(output_dir)):
@@ -291,77 +232,28 @@ def train_clusterer(
             overwrite=overwrite, argument="output_dir (--output-dir)", command="train"
         )
     request = ClusterCountRequest.parse(num_clusters, k_range, k_criterion)  # before any data is read
-    dataset_name = dataset if isinstance(dataset, str) else None
-    plan = load_recipe(method, recipe, dataset_name)
-    augmentation = _resolve_augmentation(spec, plan, dataset, augmentation)
-    set_seed(seed)
-    train_dataset = prepare_dataset(dataset, augmentation, data_dir=data_dir, seed=seed)
-    test_dataset = None
-    if test_size is not None:
-        train_dataset, test_dataset = split_held_out(train_dataset, test_size, seed=split_seed)
-    request = _check_cluster_count(request, train_dataset)
-    check_config_overrides(spec.config_class, config_overrides or {})
-    config_kwargs = {**plan["config"], **(config_overrides or {})}
-    schedule = plan_schedule(plan, len(train_dataset), training_overrides)
-    training = {**plan["training"], "max_steps": schedule.max_steps or -1}
-    if not verbose:
-        training["disable_tqdm"] = True
-    args = build_training_arguments(output_dir, training, training_overrides, seed=seed)
-    (logger.warning if verbose else logger.info)(
-        f"Training {spec.display_name} with the {recipe} recipe: {schedule.describe()}."
+    plan = load_recipe(method, recipe, dataset if isinstance(dataset, str) else None)
+    augmentation, train_dataset, test_dataset = _training_data(
+        spec, plan, dataset, augmentation, data_dir, seed, test_size, split_seed
     )
-    identity = RunFolder.identity_of(method, request.num_clusters, encoder, config_kwargs, train_dataset)
-    last_checkpoint = last_complete_checkpoint(output_dir) if resume and os.path.isdir(output_dir) else None
-    k_selection, embeddings = None, None
-    if request.is_auto:
-        k_selection, embeddings = _settle_auto_k(
-            request, output_dir, identity, last_checkpoint, encoder, config_kwargs, args, train_dataset, seed
-        )
-    RunFolder(output_dir).record_identity(identity, resuming=bool(last_checkpoint))
+    request = check_cluster_count(request, train_dataset)
+    config_kwargs, schedule, args = set_up_training(
+        spec, recipe, plan, len(train_dataset), output_dir, config_overrides, training_overrides, seed, verbose
+    )
+    identity, last_checkpoint, k_selection, embeddings = _start_run(
+        method, request, encoder, config_kwargs, args, train_dataset, output_dir, resume, seed
+    )
     # Built once K is known; the embeddings that chose K (if any) are the k-means initialisation's.
-    model = spec.model_class.from_encoder_pretrained(encoder, num_clusters=identity["num_clusters"], **config_kwargs)
-    trainer = spec.trainer_class(
-        model=model,
-        args=args,
-        train_dataset=train_dataset,
-        init_embeddings=embeddings,
-        eval_dataset=test_dataset if test_dataset is not None else train_dataset,
+    model, trainer = build_trainer(
+        spec, identity["num_clusters"], encoder, config_kwargs, args, train_dataset, test_dataset, embeddings
     )
-    metrics, train_seconds = _train(trainer, last_checkpoint, evaluate)
-    cluster_names = None
-    if model.config.centroids_initialized and trainer.is_world_process_zero():
-        # named once, on the training texts, after the served partition was chosen: predict, the pipeline, the
-        # report and the card then answer names (a seeded sample of at most 10,000 texts)
-        cluster_names = name_clusters(
-            model,
-            train_dataset["text"],
-            random_state=seed,
-            batch_size=trainer.encode_batch_size,
-            precision=trainer.precision,
-        )
+    metrics, train_seconds = train_and_finish(trainer, last_checkpoint, evaluate)
+    cluster_names = name_trained_clusters(model, trainer, train_dataset, seed)
     if save and trainer.is_world_process_zero():  # under several processes, the main one writes
-        model.save_pretrained(output_dir)
-        record = {
-            "method": method,
-            "dataset": dataset_name,
-            "input": input_file,
-            "recipe": recipe,
-            # what made the views trained on (an augmenter, a precomputed family), also for a Dataset given with views
-            "augmentation": (views_augmentation(train_dataset) or augmentation) if spec.uses_augmented_views else None,
-            "seed": seed,
-            "test_size": test_size,
-            "split_seed": split_seed,
-            "k_selection": k_selection,
-            "config_overrides": config_overrides,
-            "training_overrides": training_overrides,
-            "metrics": metrics,
-            "schedule": schedule.to_dict(),
-        }
-        _write_training_run(output_dir, model, trainer, train_dataset, test_dataset, record)
-        # the log history (losses, health checks) stays beside the model for `plot`, whatever happens to checkpoints
-        trainer.state.save_to_json(os.path.join(output_dir, "trainer_state.json"))
-        if not keep_checkpoints:  # the model is saved: checkpoints only served to resume this run
-            remove_checkpoints(output_dir)
+        # what made the views trained on (an augmenter, a precomputed family), also for a Dataset given with views
+        views = (views_augmentation(train_dataset) or augmentation) if spec.uses_augmented_views else None
+        record = _run_record(arguments, views, k_selection, metrics, schedule)
+        save_run(output_dir, model, trainer, train_dataset, test_dataset, record, keep_checkpoints)
     return TrainingResult(
         model=model,
         trainer=trainer,
@@ -375,46 +267,57 @@ def train_clusterer(
     )
 
 
-def remove_checkpoints(output_dir: str) -> list[str]:
-    """Delete the Trainer's ``checkpoint-<step>`` folders in ``output_dir`` (the saved model beside them stays);
-    returns the removed folders. Called only after a run saved its model."""
-    removed = []
-    for name in sorted(os.listdir(output_dir)):
-        path = os.path.join(output_dir, name)
-        if name.startswith("checkpoint-") and name[len("checkpoint-") :].isdigit() and os.path.isdir(path):
-            shutil.rmtree(path)
-            removed.append(path)
-    return removed
+# train_clusterer's arguments that train_auto does not take
+_NOT_FOR_AUTO = ("method", "keep_checkpoints", "verbose")
 
 
-def _write_training_run(output_dir: str, model, trainer, train_dataset, test_dataset, record: dict) -> None:
-    """``training_run.json``: what ``card`` / ``push`` and the benchmark read back (see :func:`read_training_run`)."""
-    input_file = record["input"] if not record["dataset"] else None
-    run_info = {
-        "method": record["method"],
-        "dataset": record["dataset"],
-        **({"input": dict(input_file)} if input_file else {}),
-        # a Dataset loaded from a benchmark (a sample of it, e.g. the demo's) names its corpus
-        **({"corpus": benchmark_corpus(train_dataset)} if benchmark_corpus(train_dataset) else {}),
-        "recipe": record["recipe"],
-        "augmentation": record["augmentation"],
-        "encoder": model.config.name_or_path,
-        "seed": record["seed"],
-        "num_train_texts": len(train_dataset),
-        **(
-            {"num_test_texts": len(test_dataset), "test_size": record["test_size"], "split_seed": record["split_seed"]}
-            if test_dataset is not None
-            else {}
-        ),
-        "precision": trainer.precision_description(),
-        **({"k_selection": record["k_selection"]} if record["k_selection"] is not None else {}),
-        **({"serving": trainer.serving_choice} if trainer.serving_choice else {}),
-        "schedule": record["schedule"],
-        "config_overrides": record["config_overrides"] or {},
-        "training_overrides": record["training_overrides"] or {},
-        "metrics": record["metrics"],
+def _training_data(
+    spec, plan: dict, dataset, augmentation: str | None, data_dir, seed: int, test_size, split_seed: int
+) -> tuple[str | None, datasets.Dataset, datasets.Dataset | None]:
+    """(the augmentation, the training texts, the held-out texts or None): the recipe's views resolved, the
+    dataset prepared (:func:`prepare_dataset`, after seeding) and ``test_size`` texts held out."""
+    augmentation = _resolve_augmentation(spec, plan, dataset, augmentation)
+    set_seed(seed)
+    train_dataset = prepare_dataset(dataset, augmentation, data_dir=data_dir, seed=seed)
+    test_dataset = None
+    if test_size is not None:
+        train_dataset, test_dataset = split_held_out(train_dataset, test_size, seed=split_seed)
+    return augmentation, train_dataset, test_dataset
+
+
+def _start_run(method, request, encoder, config_kwargs, args, train_dataset, output_dir, resume, seed):
+    """(identity, the checkpoint to resume from or None, the K selection or None, the embeddings that chose K or
+    None): the run's identity with its K settled (chosen now, or the one a resumed run chose), recorded in
+    ``output_dir``."""
+    identity = RunFolder.identity_of(method, request.num_clusters, encoder, config_kwargs, train_dataset)
+    last_checkpoint = last_complete_checkpoint(output_dir) if resume and os.path.isdir(output_dir) else None
+    k_selection, embeddings = None, None
+    if request.is_auto:
+        k_selection, embeddings = settle_auto_k(
+            request, output_dir, identity, last_checkpoint, encoder, config_kwargs, args, train_dataset, seed
+        )
+    RunFolder(output_dir).record_identity(identity, resuming=bool(last_checkpoint))
+    return identity, last_checkpoint, k_selection, embeddings
+
+
+def _run_record(arguments: dict, augmentation: str | None, k_selection, metrics: dict, schedule: Schedule) -> dict:
+    """What ``training_run.json`` records of the call (see :func:`~hf_textcluster.runs.after_training.save_run`)."""
+    dataset = arguments["dataset"]
+    return {
+        "method": arguments["method"],
+        "dataset": dataset if isinstance(dataset, str) else None,
+        "input": arguments["input_file"],
+        "recipe": arguments["recipe"],
+        "augmentation": augmentation,
+        "seed": arguments["seed"],
+        "test_size": arguments["test_size"],
+        "split_seed": arguments["split_seed"],
+        "k_selection": k_selection,
+        "config_overrides": arguments["config_overrides"],
+        "training_overrides": arguments["training_overrides"],
+        "metrics": metrics,
+        "schedule": schedule.to_dict(),
     }
-    RunFolder(output_dir).write_training_run(run_info)
 
 
 def _resolve_augmentation(spec, plan: dict, dataset, augmentation: str | None) -> str | None:
@@ -436,123 +339,3 @@ def _resolve_augmentation(spec, plan: dict, dataset, augmentation: str | None) -
             )
             augmentation = "virtual"
     return augmentation
-
-
-def _check_cluster_count(request: ClusterCountRequest, train_dataset: datasets.Dataset) -> ClusterCountRequest:
-    """The request checked against the training texts; K from the labels when none was given."""
-    if request.is_auto:
-        request.check(len(train_dataset))  # a bad range fails before the encoding pass
-        return request
-    num_clusters = request.num_clusters
-    if num_clusters is None:
-        label_feature = train_dataset.features.get("label")
-        if label_feature is None:
-            raise ValueError("`num_clusters` is required for a dataset without labels.")
-        num_clusters = (
-            label_feature.num_classes if hasattr(label_feature, "num_classes") else len(set(train_dataset["label"]))
-        )
-    check_num_clusters(num_clusters, len(train_dataset), texts=train_dataset["text"])
-    return ClusterCountRequest(num_clusters)
-
-
-def finish_training(trainer) -> None:
-    """The steps after ``trainer.train()``, in the order :func:`train_clusterer` runs them: choose what the model
-    serves (``args.serve``: :func:`~hf_textcluster.choosing.serving.serve_chosen_partition`), calibrate its
-    confidence and outlier distances (``trainer.calibrate_model``), and check that its clusters did not collapse
-    (``trainer.check_final_health``). For a user who trains with a method's Trainer directly.
-
-    Args:
-        trainer: a :class:`~hf_textcluster.training.trainer.ClusteringTrainer` that has trained.
-
-    Example:
-        >>> trainer = SCCLTrainer(model=model, args=args, train_dataset=train)  # doctest: +SKIP
-        >>> trainer.train()  # doctest: +SKIP
-        >>> finish_training(trainer)  # doctest: +SKIP
-        >>> model.save_pretrained("runs/mine")  # doctest: +SKIP
-    """
-    serve_chosen_partition(trainer)
-    trainer.calibrate_model()
-    trainer.check_final_health()
-
-
-def _train(trainer, last_checkpoint: str | None, evaluate: bool) -> tuple[dict, float]:
-    """Train (resuming from ``last_checkpoint``) and finish (``finish_training``), then evaluate: (metrics, training
-    seconds without calibration)."""
-    if last_checkpoint:
-        logger.warning(f"Resuming from {last_checkpoint}.")
-    start = time.perf_counter()
-    trainer.train(resume_from_checkpoint=last_checkpoint)
-    finish_training(trainer)
-    train_seconds = time.perf_counter() - start - trainer.calibration_seconds
-    metrics = {"train_seconds": round(train_seconds, 2)}
-    if trainer.calibration_seconds:
-        metrics["calibration_seconds"] = round(trainer.calibration_seconds, 2)
-    if evaluate:
-        metrics.update(trainer.evaluate())
-    return metrics, train_seconds
-
-
-# ----- num_clusters="auto" -------------------------------------------------------------------------------------------
-def _settle_auto_k(
-    request, output_dir, identity, last_checkpoint, encoder, config_kwargs, args, train_dataset, seed
-) -> tuple[dict, object]:
-    """K for ``num_clusters="auto"``: the one a resumed run chose, else chosen now from the training texts'
-    embeddings (returned too, for the k-means initialisation); ``identity`` records it."""
-    k_selection = _saved_k_selection(output_dir, request, identity) if last_checkpoint else None
-    embeddings = None
-    if k_selection is not None:
-        logger.warning(
-            f"num_clusters='auto': resuming with K={k_selection['num_clusters']}, as chosen by "
-            f"{k_selection['criterion']} when this run started."
-        )
-    else:
-        k_selection, embeddings = _choose_num_clusters(encoder, config_kwargs, args, train_dataset, request, seed)
-    identity["num_clusters"] = k_selection["num_clusters"]
-    identity["k_selection"] = k_selection
-    check_num_clusters(identity["num_clusters"], len(train_dataset), texts=train_dataset["text"])
-    set_seed(seed)  # the model starts as it would with --num-clusters K
-    return k_selection, embeddings
-
-
-EMBEDDING_CONFIG_KEYS = ("pooling", "normalize_embeddings", "max_length")
-
-
-def _choose_num_clusters(
-    encoder, config_kwargs, args, train_dataset, request: ClusterCountRequest, seed
-) -> tuple[dict, object]:
-    """Embed the training texts once with the encoder, pooling and length the method's model will use (the
-    encoder alone: no method heads, at the precision and batch size the trainer will use), choose K; returns the
-    record and the embeddings."""
-    embedding_kwargs = {k: v for k, v in config_kwargs.items() if k in EMBEDDING_CONFIG_KEYS}
-    embedder = TextClusteringPreTrainedModel.from_encoder_pretrained(
-        encoder, num_clusters=request.k_min, **embedding_kwargs
-    ).to(args.device)
-    precision = "bf16" if args.bf16 else ("fp16" if args.fp16 else "fp32")  # ClusteringTrainer.precision
-    start = time.perf_counter()
-    embeddings = embedder.embed(
-        train_dataset["text"],
-        batch_size=args.encode_batch_size,
-        show_progress_bar=not args.disable_tqdm,
-        precision=precision,
-    )
-    embed_seconds = time.perf_counter() - start
-    del embedder
-    result = request.choose(embeddings, random_state=seed)
-    logger.warning(f"num_clusters='auto': {result}; embedding took {embed_seconds:.0f}s; no labels used.")
-    for note in result.notes:
-        logger.warning(f"num_clusters='auto': {note}.")
-    return {**result.to_dict(), "requested_k_range": request.to_dict()["k_range"]}, embeddings
-
-
-def _saved_k_selection(output_dir: str, request: ClusterCountRequest, identity: dict) -> dict | None:
-    """The K an interrupted run of the same request on the same texts chose (its run_identity.json), if any."""
-    saved = RunFolder(output_dir).read_identity()
-    if saved is None:
-        return None
-    selection = saved.get("k_selection") or {}
-    same = (
-        saved.get("texts_sha1") == identity["texts_sha1"]
-        and selection.get("criterion") == request.criterion
-        and selection.get("requested_k_range") == request.to_dict()["k_range"]
-    )
-    return selection if same and isinstance(selection.get("num_clusters"), int) else None

@@ -1,0 +1,99 @@
+"""How many clusters a training run trains: the request checked against the training texts (K from the labels when
+none was given), and with ``num_clusters="auto"`` K chosen from the texts' embeddings, or the K an interrupted run of
+the same request chose."""
+
+from __future__ import annotations
+
+import time
+
+import datasets
+from transformers import set_seed
+from transformers.utils import logging
+
+from ..choosing.auto_k import ClusterCountRequest
+from ..modeling.modeling_utils import TextClusteringPreTrainedModel
+from ..modeling.validation import check_num_clusters
+from .folder import RunFolder
+
+logger = logging.get_logger(__name__)
+
+EMBEDDING_CONFIG_KEYS = ("pooling", "normalize_embeddings", "max_length")
+
+
+def check_cluster_count(request: ClusterCountRequest, train_dataset: datasets.Dataset) -> ClusterCountRequest:
+    """The request checked against the training texts; K from the labels when none was given."""
+    if request.is_auto:
+        request.check(len(train_dataset))  # a bad range fails before the encoding pass
+        return request
+    num_clusters = request.num_clusters
+    if num_clusters is None:
+        label_feature = train_dataset.features.get("label")
+        if label_feature is None:
+            raise ValueError("`num_clusters` is required for a dataset without labels.")
+        num_clusters = (
+            label_feature.num_classes if hasattr(label_feature, "num_classes") else len(set(train_dataset["label"]))
+        )
+    check_num_clusters(num_clusters, len(train_dataset), texts=train_dataset["text"])
+    return ClusterCountRequest(num_clusters)
+
+
+def settle_auto_k(
+    request, output_dir, identity, last_checkpoint, encoder, config_kwargs, args, train_dataset, seed
+) -> tuple[dict, object]:
+    """K for ``num_clusters="auto"``: the one a resumed run chose, else chosen now from the training texts'
+    embeddings (returned too, for the k-means initialisation); ``identity`` records it."""
+    k_selection = _saved_k_selection(output_dir, request, identity) if last_checkpoint else None
+    embeddings = None
+    if k_selection is not None:
+        logger.warning(
+            f"num_clusters='auto': resuming with K={k_selection['num_clusters']}, as chosen by "
+            f"{k_selection['criterion']} when this run started."
+        )
+    else:
+        k_selection, embeddings = _choose_num_clusters(encoder, config_kwargs, args, train_dataset, request, seed)
+    identity["num_clusters"] = k_selection["num_clusters"]
+    identity["k_selection"] = k_selection
+    check_num_clusters(identity["num_clusters"], len(train_dataset), texts=train_dataset["text"])
+    set_seed(seed)  # the model starts as it would with --num-clusters K
+    return k_selection, embeddings
+
+
+def _choose_num_clusters(
+    encoder, config_kwargs, args, train_dataset, request: ClusterCountRequest, seed
+) -> tuple[dict, object]:
+    """Embed the training texts once with the encoder, pooling and length the method's model will use (the
+    encoder alone: no method heads, at the precision and batch size the trainer will use), choose K; returns the
+    record and the embeddings."""
+    embedding_kwargs = {k: v for k, v in config_kwargs.items() if k in EMBEDDING_CONFIG_KEYS}
+    embedder = TextClusteringPreTrainedModel.from_encoder_pretrained(
+        encoder, num_clusters=request.k_min, **embedding_kwargs
+    ).to(args.device)
+    precision = "bf16" if args.bf16 else ("fp16" if args.fp16 else "fp32")  # ClusteringTrainer.precision
+    start = time.perf_counter()
+    embeddings = embedder.embed(
+        train_dataset["text"],
+        batch_size=args.encode_batch_size,
+        show_progress_bar=not args.disable_tqdm,
+        precision=precision,
+    )
+    embed_seconds = time.perf_counter() - start
+    del embedder
+    result = request.choose(embeddings, random_state=seed)
+    logger.warning(f"num_clusters='auto': {result}; embedding took {embed_seconds:.0f}s; no labels used.")
+    for note in result.notes:
+        logger.warning(f"num_clusters='auto': {note}.")
+    return {**result.to_dict(), "requested_k_range": request.to_dict()["k_range"]}, embeddings
+
+
+def _saved_k_selection(output_dir: str, request: ClusterCountRequest, identity: dict) -> dict | None:
+    """The K an interrupted run of the same request on the same texts chose (its run_identity.json), if any."""
+    saved = RunFolder(output_dir).read_identity()
+    if saved is None:
+        return None
+    selection = saved.get("k_selection") or {}
+    same = (
+        saved.get("texts_sha1") == identity["texts_sha1"]
+        and selection.get("criterion") == request.criterion
+        and selection.get("requested_k_range") == request.to_dict()["k_range"]
+    )
+    return selection if same and isinstance(selection.get("num_clusters"), int) else None
