@@ -13,7 +13,8 @@ import numpy as np
 from ..data import AUGMENTATION_FAMILIES, load_benchmark
 from ..evaluation.metrics import clustering_scores
 from ..models import get_method
-from .report import cluster_summaries, model_outputs, render_report
+from .report import model_outputs, render_report
+from .report_data import cluster_summaries
 
 DEMO_DATASET = "stackoverflow"
 DEMO_NUM_TEXTS = 4000
@@ -39,56 +40,55 @@ def run_demo(
     num_texts: int | None = None,
     seed: int = 0,
 ) -> int:
-    from sklearn.cluster import KMeans
+    """Train ``method`` briefly on a StackOverflow sample and print how it compares with k-means (``make demo``).
 
-    from ..runs.recipes import load_recipe
-    from ..runs.train import record_metrics, train_clusterer
+    Prints the scores against the labels (used only to score) of k-means on the pretrained embeddings, of what the
+    trained model serves and of k-means on its embeddings; then the clusters the model is surest of; and writes the
+    model and its HTML report (``report.html``) into ``output_dir``.
 
+    Args:
+        method: The method to train (a name of the registry, e.g. ``"sccl"``).
+        data_dir: Where the corpus is (default: the builder's download).
+        output_dir: Where the trained model goes (default: ``runs/demo-<method>-stackoverflow``, replaced).
+        max_steps: Training steps (default: the demo's).
+        num_texts: Texts sampled from the corpus (default: the demo's).
+        seed: Seed of the sample, the training and k-means.
+
+    Returns:
+        0 (the command's exit status).
+
+    Raises:
+        ValueError: an unknown ``method``.
+
+    Example:
+        >>> run_demo("sccl", max_steps=20, num_texts=1000)  # doctest: +SKIP
+        0
+    """
     total_start = time.perf_counter()
     spec = get_method(method)
     steps = max_steps or DEMO_STEPS
     output_dir = output_dir or f"runs/demo-{method}-{DEMO_DATASET}"
-    family = load_recipe(method, "cpu", DEMO_DATASET).get("augmentation") if spec.uses_augmented_views else None
-    dataset = load_benchmark(
-        DEMO_DATASET, data_dir=data_dir, augmentation=family if family in AUGMENTATION_FAMILIES else None
-    )
-    num_texts = min(num_texts or DEMO_NUM_TEXTS, len(dataset))
-    dataset = dataset.shuffle(seed=seed).select(range(num_texts))
+    dataset = _sample_corpus(method, spec.uses_augmented_views, data_dir, num_texts, seed)
     texts, labels = list(dataset["text"]), np.asarray(dataset["label"])
     label_names = dataset.features["label"].names
     print(
-        f"Clustering {num_texts:,} StackOverflow question titles (a random sample of the corpus) into "
+        f"Clustering {len(texts):,} StackOverflow question titles (a random sample of the corpus) into "
         f"{len(label_names)} clusters with {spec.display_name}; labels are used only to score.\n"
     )
 
     start = time.perf_counter()
-    result = train_clusterer(
-        method,
-        dataset,
-        output_dir,
-        recipe="cpu",
-        seed=seed,
-        training_overrides={"max_steps": steps, "save_strategy": "no", "logging_steps": 10},
-        resume=False,
-        evaluate=False,
-        overwrite=True,  # the demo folder holds the last demo
-    )
-    model, trainer = result.model, result.trainer
+    model, trainer = _train(method, dataset, output_dir, steps, seed)
     train_seconds = time.perf_counter() - start
 
     start = time.perf_counter()
-    embeddings = model.embed(texts, show_progress_bar=False, precision=trainer.precision)
-    outputs = model_outputs(model, embeddings)
-    probs = outputs["probabilities"]
-    served_clusters = probs.argmax(-1)
-    kmeans_trained = KMeans(len(label_names), n_init=10, random_state=seed).fit_predict(embeddings)
+    embeddings, outputs, kmeans_trained = _cluster(model, trainer, texts, len(label_names), seed)
     eval_seconds = time.perf_counter() - start
     served = _served_partition(model, trainer)
+    served_clusters = outputs["probabilities"].argmax(-1)
     served_scores = clustering_scores(labels, served_clusters)
-    # the model's card shows what the demo measured (labels score only)
-    record_metrics(output_dir, {**served_scores, **clustering_scores(labels, kmeans_trained, prefix="kmeans_")})
+    _record_scores(output_dir, served_scores, clustering_scores(labels, kmeans_trained, prefix="kmeans_"))
 
-    print(f"\nResults on the {num_texts:,} texts (higher is better):")
+    print(f"\nResults on the {len(texts):,} texts (higher is better):")
     print(_row("MiniLM embeddings + k-means (before)", clustering_scores(labels, trainer.initial_kmeans_labels)))
     print(
         _row(
@@ -102,9 +102,76 @@ def run_demo(
     )
 
     start = time.perf_counter()
+    title = f"{spec.display_name} on {len(texts):,} StackOverflow titles (demo)"
+    summaries, report_path = _report(model, texts, embeddings, outputs, labels, label_names, output_dir, title, seed)
+    report_seconds = time.perf_counter() - start
+
+    _print_surest_clusters(model, served, summaries, texts, served_clusters, labels, label_names)
+    print(
+        f"\nThe report of every cluster (map, keywords, typical members, outliers, confusion against the labels; "
+        f"{report_seconds:.0f}s): {os.path.abspath(report_path)}"
+    )
+    print(f"Precision: {trainer.precision_description()}. Demo total: {time.perf_counter() - total_start:.0f}s.")
+    print(
+        f"The trained model is in {output_dir}; try:\n  hf-textcluster predict --model {output_dir} --input "
+        f"my_texts.txt"
+        f"\n  hf-textcluster report --model {output_dir} --input my_texts.txt --output my_report.html"
+    )
+    return 0
+
+
+def _sample_corpus(method: str, uses_augmented_views: bool, data_dir: str | None, num_texts: int | None, seed: int):
+    """A seeded sample of the demo's corpus, with the augmented views the method's CPU recipe asks for."""
+    from ..runs.recipes import load_recipe
+
+    family = load_recipe(method, "cpu", DEMO_DATASET).get("augmentation") if uses_augmented_views else None
+    dataset = load_benchmark(
+        DEMO_DATASET, data_dir=data_dir, augmentation=family if family in AUGMENTATION_FAMILIES else None
+    )
+    num_texts = min(num_texts or DEMO_NUM_TEXTS, len(dataset))
+    return dataset.shuffle(seed=seed).select(range(num_texts))
+
+
+def _train(method: str, dataset, output_dir: str, steps: int, seed: int):
+    """``(model, trainer)`` after ``steps`` steps of the CPU recipe, without checkpoints or evaluation."""
+    from ..runs.train import train_clusterer
+
+    result = train_clusterer(
+        method,
+        dataset,
+        output_dir,
+        recipe="cpu",
+        seed=seed,
+        training_overrides={"max_steps": steps, "save_strategy": "no", "logging_steps": 10},
+        resume=False,
+        evaluate=False,
+        overwrite=True,  # the demo folder holds the last demo
+    )
+    return result.model, result.trainer
+
+
+def _cluster(model, trainer, texts: list[str], num_clusters: int, seed: int):
+    """``(embeddings, model_outputs, k-means clusters)`` of ``texts`` with the trained model."""
+    from sklearn.cluster import KMeans
+
+    embeddings = model.embed(texts, show_progress_bar=False, precision=trainer.precision)
+    outputs = model_outputs(model, embeddings)
+    kmeans_trained = KMeans(num_clusters, n_init=10, random_state=seed).fit_predict(embeddings)
+    return embeddings, outputs, kmeans_trained
+
+
+def _record_scores(output_dir: str, served_scores: dict, kmeans_scores: dict) -> None:
+    """The model's card shows what the demo measured (labels score only)."""
+    from ..runs.train import record_metrics
+
+    record_metrics(output_dir, {**served_scores, **kmeans_scores})
+
+
+def _report(model, texts, embeddings, outputs, labels, label_names, output_dir: str, title: str, seed: int):
+    """``(cluster_summaries, path)``: the summaries the demo prints and the HTML report of every cluster."""
     summaries = cluster_summaries(
         texts,
-        probs,
+        outputs["probabilities"],
         confidence=outputs.get("confidence"),
         distance=outputs.get("distance"),
         is_outlier=outputs.get("is_outlier"),
@@ -112,7 +179,7 @@ def run_demo(
     keywords = {s["cluster"]: s["keywords"] for s in summaries}  # c-TF-IDF once, for the report too
     report_path = render_report(
         texts,
-        probs,
+        outputs["probabilities"],
         embeddings,
         os.path.join(output_dir, "report.html"),
         confidence=outputs.get("confidence"),
@@ -124,11 +191,14 @@ def run_demo(
         calibrated=model.is_calibrated,
         sample_size=DEMO_MAP_SAMPLE,
         random_state=seed,
-        title=f"{spec.display_name} on {num_texts:,} StackOverflow titles (demo)",
+        title=title,
     )
-    report_seconds = time.perf_counter() - start
+    return summaries, report_path
 
-    min_size = min_shown_size(num_texts, model.config.num_clusters)
+
+def _print_surest_clusters(model, served: str, summaries, texts, served_clusters, labels, label_names) -> None:
+    """The clusters the model is surest of: keywords, the label most of their texts have, their typical members."""
+    min_size = min_shown_size(len(texts), model.config.num_clusters)
     shown = most_confident_clusters(summaries, min_size, DEMO_SHOWN)
     what = "calibrated confidence" if model.is_calibrated else "top probability"
     print(
@@ -145,17 +215,6 @@ def run_demo(
         )
         for i in s["typical"]:
             print(f"    - {texts[i]}")
-    print(
-        f"\nThe report of every cluster (map, keywords, typical members, outliers, confusion against the labels; "
-        f"{report_seconds:.0f}s): {os.path.abspath(report_path)}"
-    )
-    print(f"Precision: {trainer.precision_description()}. Demo total: {time.perf_counter() - total_start:.0f}s.")
-    print(
-        f"The trained model is in {output_dir}; try:\n  hf-textcluster predict --model {output_dir} --input "
-        f"my_texts.txt"
-        f"\n  hf-textcluster report --model {output_dir} --input my_texts.txt --output my_report.html"
-    )
-    return 0
 
 
 def min_shown_size(num_texts: int, num_clusters: int) -> int:

@@ -1,12 +1,15 @@
-"""The report's pictures of the clusters themselves (what BERTopic's ``visualize_barchart``, ``visualize_topics`` and
-``visualize_hierarchy`` show), as plotly figures built from plain arrays:
+"""The report's figures, as plotly figures built from plain arrays (so each can be drawn, tested and reused alone):
 
+- :func:`text_map_figure`: the texts on a 2-D map of their embeddings, coloured by cluster, the text on hover;
 - :func:`keyword_bars_figure`: each cluster's top keywords as bars of their c-TF-IDF weights;
 - :func:`cluster_map_figure`: the clusters' centres projected to 2-D (PCA), each a disc sized by its cluster;
 - :func:`hierarchy_figure`: the dendrogram of the centres (average linkage, cosine distance), whose lowest joins are
-  the clusters a merge would join first (:func:`first_joins` lists them).
+  the clusters a merge would join first (:func:`first_joins` lists them);
+- :func:`confidence_figure`: the histogram of the confidence, flagged outliers stacked on the others;
+- :func:`confusion_figure`: the classes against the clusters, Hungarian-matched as the ACC metric matches them.
 
-A cluster's centre here is the mean of its texts' L2-normalised embeddings (:func:`cluster_centres`), whatever the
+The middle three are what BERTopic's ``visualize_barchart``, ``visualize_topics`` and ``visualize_hierarchy`` show. A
+cluster's centre here is the mean of its texts' L2-normalised embeddings (:func:`cluster_centres`), whatever the
 method: the same picture for every clusterer, computed from the texts the report shows.
 
     from hf_textcluster.apps.report_figures import cluster_centres, hierarchy_figure
@@ -22,21 +25,33 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ..markup import escape_html
+from ..modeling.validation import missing_labels
 
 # The largest clusters get a bar chart each; more would make the page a wall of bars.
 MAX_BAR_CLUSTERS = 12
 BAR_WORDS = 5
 BAR_COLUMNS = 3
 LINKAGE = "average"
+HOVER_CHARS = 160
+CONFIDENCE_BINS = 40
 
 
 # names and keywords are a model's data: escaped before a figure (plotly renders a subset of HTML in its labels)
 _e = escape_html
 
 
+def shorten(text: str, limit: int = HOVER_CHARS) -> str:
+    """``text`` cut to at most ``limit`` characters, an ellipsis marking a cut.
+
+    Example:
+        >>> shorten("a long sentence", 6)
+        'a lon…'
+    """
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _label(k: int, names: Mapping[int, str], limit: int = 40) -> str:
-    name = str(names.get(k, f"cluster_{k}"))
-    return _e(f"{k}: {name if len(name) <= limit else name[: limit - 1] + '…'}")
+    return _e(f"{k}: {shorten(str(names.get(k, f'cluster_{k}')), limit)}")
 
 
 def cluster_centres(embeddings, clusters, num_clusters: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -220,6 +235,172 @@ def hierarchy_figure(ids: Sequence[int], centres, names: Mapping[int, str]):
         xaxis={"title": "cosine distance between the joined groups (average linkage)"},
         yaxis={"automargin": True},
         showlegend=False,
+        margin={"t": 30},
+    )
+    return fig
+
+
+def _plotly_palette(count: int) -> list[str]:
+    """Distinct colours for ``count`` clusters: plotly's 10, else its 24 (which repeat beyond 24)."""
+    from plotly.colors import qualitative
+
+    return qualitative.Plotly if count <= 10 else qualitative.Dark24
+
+
+def text_map_figure(coords, clusters, rows, texts: Sequence[str], names, confidence, method: str, title: str):
+    """The texts of ``rows`` as points at ``coords``, one trace (and colour) per cluster, the text on hover.
+
+    Args:
+        coords: ``len(rows)`` x 2 coordinates, row i the point of text ``rows[i]``.
+        clusters: The N texts' cluster ids.
+        rows: The sorted indices of the texts drawn.
+        texts: The N texts.
+        names: cluster id -> name.
+        confidence: The N texts' confidences (shown on hover).
+        method: The projection's name, for the axes (``"UMAP"``, ``"PCA"``).
+        title: The figure's title.
+
+    Returns:
+        A plotly Figure with one Scatter trace per cluster drawn.
+
+    Example:
+        >>> fig = text_map_figure(coords, clusters, rows, texts, names, confidence, "PCA", "a map")  # doctest: +SKIP
+    """
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    shown = np.unique(clusters[rows]).tolist()
+    colours = _plotly_palette(len(shown))
+    for position, k in enumerate(shown):
+        points = rows[clusters[rows] == k]
+        positions = np.searchsorted(rows, points)
+        hover = [f"{_e(shorten(texts[i]))}<br><i>{_e(names[k])}</i> · confidence {confidence[i]:.2f}" for i in points]
+        fig.add_trace(
+            go.Scatter(
+                x=coords[positions, 0],
+                y=coords[positions, 1],
+                mode="markers",
+                name=f"{k}: {_e(names[k])}",
+                marker={"size": 6, "opacity": 0.75, "color": colours[position % len(colours)]},
+                text=hover,
+                hovertemplate="%{text}<extra></extra>",
+            )
+        )
+    fig.update_layout(
+        title=title,
+        height=650,
+        legend={"itemsizing": "constant", "font": {"size": 10}},
+        xaxis={"title": f"{method} 1", "showticklabels": False},
+        yaxis={"title": f"{method} 2", "showticklabels": False},
+        margin={"t": 60},
+    )
+    return fig
+
+
+def confidence_figure(confidence, is_outlier, calibrated: bool):
+    """A histogram of ``confidence`` over [0, 1] with both ends included, flagged outliers stacked on the others.
+
+    The bins are counted here: numpy's last bin is closed, plotly's are not, so a text at exactly 1.0 would fall
+    outside plotly's own bins.
+
+    Args:
+        confidence: N confidences in [0, 1] (values outside are clipped).
+        is_outlier: N flags, or None.
+        calibrated: Whether the confidence is calibrated (the x-axis says which it is).
+
+    Returns:
+        A plotly Figure of Bar traces: one, or two stacked when some text is flagged.
+
+    Example:
+        >>> confidence_figure([0.2, 0.9, 1.0], None, calibrated=False).data[0].y.sum()  # doctest: +SKIP
+        3
+    """
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    edges = np.linspace(0.0, 1.0, CONFIDENCE_BINS + 1)
+    centres, width = (edges[:-1] + edges[1:]) / 2, 1.0 / CONFIDENCE_BINS
+    values = np.clip(np.asarray(confidence, dtype=np.float64), 0.0, 1.0)
+
+    def bars(rows, name):
+        counts, _ = np.histogram(values[rows], bins=edges)
+        return go.Bar(x=centres, y=counts, width=width, name=name)
+
+    if is_outlier is not None and is_outlier.any():
+        fig.add_trace(bars(~is_outlier, "within its cluster"))
+        fig.add_trace(bars(is_outlier, "flagged outlier"))
+        fig.update_layout(barmode="stack")
+    else:
+        fig.add_trace(bars(np.ones(len(values), dtype=bool), "texts"))
+    what = (
+        "calibrated confidence (share of calibration texts less clearly in their cluster)"
+        if calibrated
+        else "top soft-assignment probability"
+    )
+    fig.update_layout(
+        height=350, bargap=0, xaxis={"title": what, "range": [0, 1]}, yaxis={"title": "texts"}, margin={"t": 30}
+    )
+    return fig
+
+
+def confusion_figure(labels, clusters, label_names: Sequence[str] | None, cluster_names: Mapping[int, str]):
+    """The classes x clusters counts as a heatmap of each class's shares, the clusters reordered so that the
+    Hungarian match (the one the ACC metric scores) is the diagonal and unmatched clusters follow, largest first.
+    Texts without a known class are left out (they are no class of their own).
+
+    Args:
+        labels: N known classes (None / NaN / -1 for unknown).
+        clusters: N cluster ids.
+        label_names: Class names when ``labels`` are integer ids.
+        cluster_names: cluster id -> name.
+
+    Returns:
+        A plotly Figure with one Heatmap trace (``customdata``: the counts).
+
+    Example:
+        >>> confusion_figure([0, 0, 1], [1, 1, 0], ["a", "b"], {0: "x", 1: "y"}).data[0].x  # doctest: +SKIP
+        ('1: y', '0: x')
+    """
+    import plotly.graph_objects as go
+    from scipy.optimize import linear_sum_assignment
+
+    labelled = ~missing_labels(labels)
+    labels, clusters = np.asarray(labels)[labelled], np.asarray(clusters)[labelled]
+    classes, y = np.unique(labels, return_inverse=True)
+    used, c = np.unique(clusters, return_inverse=True)
+    counts = np.zeros((len(classes), len(used)), dtype=np.int64)
+    np.add.at(counts, (y.reshape(-1), c.reshape(-1)), 1)
+    rows, cols = linear_sum_assignment(counts, maximize=True)
+    matched = [int(col) for _, col in sorted(zip(rows, cols))]
+    rest = sorted(set(range(len(used))) - set(matched), key=lambda j: -counts[:, j].sum())
+    order = matched + rest
+    counts = counts[:, order]
+
+    def class_name(value):
+        if label_names is not None and isinstance(value, (int, np.integer)) and 0 <= int(value) < len(label_names):
+            return str(label_names[int(value)])
+        return str(value)
+
+    x = [f"{int(used[j])}: {_e(shorten(cluster_names[int(used[j])], 40))}" for j in order]
+    yl = [_e(class_name(v)) for v in classes.tolist()]
+    share = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
+    fig = go.Figure(
+        go.Heatmap(
+            z=share,
+            x=x,
+            y=yl,
+            customdata=counts,
+            colorscale="Blues",
+            zmin=0,
+            zmax=1,
+            colorbar={"title": "share of class"},
+            hovertemplate="class %{y}<br>cluster %{x}<br>%{customdata} texts (%{z:.0%} of the class)<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        height=max(400, 22 * len(yl) + 200),
+        xaxis={"title": "cluster (Hungarian-matched order)", "tickangle": 45, "automargin": True},
+        yaxis={"title": "class", "autorange": "reversed", "automargin": True},
         margin={"t": 30},
     )
     return fig

@@ -1,0 +1,209 @@
+"""The benchmark's leaderboard as grouped bars: each baseline and method per corpus, from ``docs/results.json``.
+
+from hf_textcluster.apps.leaderboard import plot_leaderboard
+plot_leaderboard("docs/results.json", metric="nmi", path="leaderboard.png")
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from .canvas import new_figure, palette, save_figure
+
+_BASELINE_ORDER = ("bow-kmeans", "tfidf-kmeans", "embeddings-kmeans")
+# the BERTopic ways, measured with the auto-K benchmark on the same embeddings
+_BERTOPIC_SERIES = (
+    ("bertopic-kmeans", "BERTopic (UMAP -> k-means, true K)"),
+    ("bertopic", "BERTopic default (UMAP -> HDBSCAN)"),
+)
+_KMEANS_SERIES = " k-means on its embeddings"
+
+
+def _rows_of(rows) -> list[dict]:
+    if isinstance(rows, (str, os.PathLike)):
+        path = Path(rows)
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"No results file {path.resolve()} (`python -m training.bench` writes docs/results.json)."
+            )
+        rows = json.loads(path.read_text())
+    if isinstance(rows, Mapping):
+        rows = rows.get("rows", [])
+    return [r for r in rows if isinstance(r, Mapping)]
+
+
+def _registry_order() -> list[str]:
+    try:
+        from ..models import METHODS
+
+        return list(METHODS)
+    except Exception:  # noqa: BLE001 - an order is only cosmetic here
+        return []
+
+
+def _display_name(method: str) -> str:
+    try:
+        from ..models import METHODS
+
+        spec = METHODS.get(method)
+        return spec.display_name if spec else method
+    except Exception:  # noqa: BLE001 - a name is only a label here
+        return method
+
+
+def _sort_corpora(present: list[str]) -> None:
+    """Corpora in the order the package lists them, unknown ones last (by name)."""
+    try:
+        from ..data import CORPORA
+
+        present.sort(key=lambda d: (list(CORPORA).index(d) if d in CORPORA else len(CORPORA), d))
+    except Exception:  # noqa: BLE001
+        pass
+
+
+def leaderboard_table(
+    rows, metric: str = "acc", variant: str = "", datasets: Sequence[str] | None = None
+) -> tuple[list[str], dict[str, dict[str, list[float]]]]:
+    """The values a leaderboard draws, per series and corpus.
+
+    The series are the baselines (section ``baselines``, and the BERTopic rows of section ``auto-k``), and per
+    method of section ``method`` its head's ``metric`` and ``kmeans_<metric>`` (k-means on its trained embeddings).
+
+    Args:
+        rows: The rows of ``docs/results.json`` (a list, the stored dict, or its path).
+        metric: The score to draw (``"acc"``, ``"nmi"``, ...).
+        variant: The runs of this variant; ``""`` = the main runs.
+        datasets: The corpora to keep, in this order; default: every corpus with a value.
+
+    Returns:
+        ``(corpora, {series: {corpus: [value in % per seed]}})``.
+
+    Raises:
+        FileNotFoundError: ``rows`` is a path to no file.
+        ValueError: a corpus of ``datasets`` has no rows.
+
+    Example:
+        >>> corpora, series = leaderboard_table("docs/results.json", "nmi")  # doctest: +SKIP
+    """
+    rows = _rows_of(rows)
+    series: dict[str, dict[str, list[float]]] = {}
+
+    def add(name, dataset, value):
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            series.setdefault(name, {}).setdefault(dataset, []).append(100 * float(value))
+
+    baselines = [r for r in rows if r.get("section") == "baselines"]
+    methods = [r for r in rows if r.get("section") == "method" and (r.get("variant") or "") == variant]
+    for row in sorted(
+        baselines,
+        key=lambda r: _BASELINE_ORDER.index(r["method"]) if r.get("method") in _BASELINE_ORDER else 9,
+    ):
+        add(row["method"], row["dataset"], row.get(metric))
+    for method, name in _BERTOPIC_SERIES:
+        for row in rows:
+            if row.get("section") == "auto-k" and row.get("method") == method:
+                add(name, row["dataset"], row.get(metric))
+    order = {name: i for i, name in enumerate(_registry_order())}
+    for row in sorted(methods, key=lambda r: (order.get(r["method"], len(order)), r["method"])):
+        name = _display_name(row["method"])
+        add(f"{name} head", row["dataset"], row.get(metric))
+        add(f"{name}{_KMEANS_SERIES}", row["dataset"], row.get(f"kmeans_{metric}"))
+    present = list(dict.fromkeys(d for values in series.values() for d in values))
+    _sort_corpora(present)
+    if datasets is not None:
+        missing = [d for d in datasets if d not in present]
+        if missing:
+            raise ValueError(f"No rows for {missing} in the results (corpora there: {', '.join(present) or 'none'}).")
+        present = list(datasets)
+    return present, series
+
+
+def plot_leaderboard(
+    rows,
+    metric: str = "acc",
+    *,
+    variant: str = "",
+    datasets: Sequence[str] | None = None,
+    title: str | None = None,
+    path: str | os.PathLike | None = None,
+    figsize: tuple[float, float] | None = None,
+):
+    """Grouped bars of ``metric`` (in %) per corpus for each baseline and method: the mean over seeds, the error bar
+    their standard deviation when there are several.
+
+    Args:
+        rows: The rows of ``docs/results.json`` (a list, the stored dict, or its path).
+        metric: The score to draw (ACC by default).
+        variant: The runs of this variant; ``""`` = the main runs.
+        datasets: The corpora to draw, in this order; default: all.
+        title: The plot's title; default: what the bars are.
+        path: Where to save the picture (its format from the suffix); None only returns it.
+        figsize: ``(width, height)`` in inches; default: from the number of bars.
+
+    Returns:
+        The matplotlib Figure.
+
+    Raises:
+        ValueError: no rows with ``metric``, or a corpus of ``datasets`` without rows.
+
+    Example:
+        >>> plot_leaderboard("docs/results.json", path="leaderboard.png")  # doctest: +SKIP
+    """
+    corpora, series = leaderboard_table(rows, metric, variant, datasets)
+    series = {name: values for name, values in series.items() if any(d in values for d in corpora)}
+    if not corpora or not series:
+        raise ValueError(f"No baseline or method rows with {metric!r} to plot.")
+    names = list(series)
+    fig = new_figure(figsize or (max(8.0, min(18.0, 0.16 * len(names) * len(corpora) + 3)), 5.0))
+    ax = fig.add_subplot()
+    _draw_bars(ax, corpora, series)
+    ax.set_xticks(np.arange(len(corpora)))
+    ax.set_xticklabels(corpora, rotation=20 if len(corpora) > 5 else 0)
+    ax.set_ylabel(f"{metric.upper()} (%)")
+    ax.set_ylim(0, 100)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    seeds = sorted({len(v) for values in series.values() for v in values.values()})
+    over = f"{seeds[0]}" if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}"
+    ax.set_title(
+        title
+        or f"{metric.upper()} per corpus (mean over {over} seed{'s' if seeds[-1] > 1 else ''} per bar"
+        + ("; error bar: std" if seeds[-1] > 1 else "")
+        + (f"; variant {variant!r}" if variant else "")
+        + ")"
+    )
+    return save_figure(fig, path)
+
+
+def _draw_bars(ax, corpora: Sequence[str], series: Mapping[str, Mapping[str, list[float]]]) -> None:
+    """One bar per series in each corpus' group; a method's head and the k-means on its embeddings share a colour
+    (the latter hatched), so the two read as one method."""
+    names = list(series)
+    width = 0.8 / len(names)
+    groups = list(dict.fromkeys(name.removesuffix(_KMEANS_SERIES).removesuffix(" head") for name in names))
+    colours = dict(zip(groups, palette(len(groups))))
+    positions = np.arange(len(corpora))
+    for i, name in enumerate(names):
+        means = [float(np.mean(series[name][d])) if d in series[name] else np.nan for d in corpora]
+        stds = [float(np.std(series[name][d])) if len(series[name].get(d, [])) > 1 else 0.0 for d in corpora]
+        hatched = name.endswith(_KMEANS_SERIES)
+        colour = colours[name.removesuffix(_KMEANS_SERIES).removesuffix(" head")]
+        ax.bar(
+            positions - 0.4 + (i + 0.5) * width,
+            means,
+            width,
+            yerr=stds,
+            label=name,
+            color=colour,
+            hatch="///" if hatched else None,
+            edgecolor="white" if hatched else colour,
+            linewidth=0,
+            alpha=0.75 if hatched else 1.0,
+            error_kw={"elinewidth": 0.8},
+        )

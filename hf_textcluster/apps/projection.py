@@ -1,0 +1,122 @@
+"""Embeddings to 2-D points, for the maps of :mod:`~hf_textcluster.apps.plotting` and the cluster report.
+
+UMAP (umap-learn, optional: ``pip install "hf_textcluster[plot]"``), t-SNE or PCA (scikit-learn). A map of many texts
+draws a seeded sample of them (:func:`sample_indices`), so the same call draws the same picture.
+
+    from hf_textcluster.apps.projection import project_2d, sample_indices
+    rows = sample_indices(len(embeddings), 3000, random_state=0)
+    coords = project_2d(embeddings[rows], method="pca")                 # -> (len(rows), 2)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..modeling.kmeans import keeping_torch_threads
+from ..modeling.validation import check_scalar
+from .canvas import PLOT_EXTRA
+
+MAP_METHODS = ("umap", "tsne", "pca")
+_TITLES = {"umap": "UMAP", "tsne": "t-SNE", "pca": "PCA"}
+
+
+def sample_indices(num_rows: int, sample_size: int | None, random_state: int | None = 0) -> np.ndarray:
+    """Sorted row indices: all rows, or a seeded sample of ``sample_size`` of them when there are more.
+
+    Args:
+        num_rows: How many rows there are.
+        sample_size: At most this many rows; None keeps all.
+        random_state: Seed of the sample.
+
+    Returns:
+        Sorted row indices.
+
+    Raises:
+        ValueError: ``sample_size`` is not a positive integer or None.
+
+    Example:
+        >>> sample_indices(5, 10).tolist()
+        [0, 1, 2, 3, 4]
+    """
+    check_scalar(sample_size, "sample_size", int, min_val=1, allow_none=True)
+    if sample_size is None or num_rows <= sample_size:
+        return np.arange(num_rows)
+    rng = np.random.default_rng(random_state)
+    return np.sort(rng.choice(num_rows, size=sample_size, replace=False))
+
+
+def project_2d(embeddings, method: str = "umap", random_state: int | None = 0, **kwargs) -> np.ndarray:
+    """N x 2 coordinates of N embeddings: UMAP (umap-learn, cosine metric), t-SNE or PCA (scikit-learn).
+
+    Args:
+        embeddings: N x d embeddings, N >= 4.
+        method: ``"umap"``, ``"tsne"`` or ``"pca"``.
+        random_state: Seed of the projection.
+        **kwargs: Passed to ``umap.UMAP`` / ``sklearn.manifold.TSNE`` / ``sklearn.decomposition.PCA``.
+
+    Returns:
+        An N x 2 float32 array.
+
+    Raises:
+        ValueError: not a matrix, fewer than 4 rows, NaN or inf values, an unknown ``method``.
+        ImportError: ``method="umap"`` without umap-learn.
+
+    Example:
+        >>> project_2d(np.eye(5), method="pca").shape
+        (5, 2)
+    """
+    x = np.asarray(embeddings, dtype=np.float32)
+    if x.ndim != 2:
+        raise ValueError(f"`embeddings` must be a 2-D matrix (texts x dimensions), got shape {x.shape}.")
+    if x.shape[0] < 4:
+        raise ValueError(f"A 2-D map needs at least 4 embeddings, got {x.shape[0]}.")
+    if not np.isfinite(x).all():
+        raise ValueError("`embeddings` hold NaN or inf values.")
+    if method == "umap":
+        return _umap(x, random_state, kwargs)
+    if method == "tsne":
+        from sklearn.manifold import TSNE
+
+        options = {
+            "perplexity": float(min(30.0, max(1.0, (x.shape[0] - 1) / 3))),
+            "init": "pca",
+            "metric": "cosine",
+            "random_state": random_state,
+        }
+        options.update(kwargs)
+        return np.asarray(TSNE(n_components=2, **options).fit_transform(x), dtype=np.float32)
+    if method == "pca":
+        from sklearn.decomposition import PCA
+
+        return np.asarray(PCA(n_components=2, random_state=random_state, **kwargs).fit_transform(x), dtype=np.float32)
+    raise ValueError(f"`method` must be one of {', '.join(MAP_METHODS)}, got {method!r}.")
+
+
+def _umap(x: np.ndarray, random_state: int | None, kwargs: dict) -> np.ndarray:
+    try:
+        import umap
+    except ImportError as err:
+        raise ImportError(
+            f"UMAP maps need umap-learn, which is not installed: {PLOT_EXTRA} "
+            "(or pass method='tsne', which scikit-learn draws)."
+        ) from err
+    n = x.shape[0]
+    options = {"n_neighbors": min(15, n - 1), "min_dist": 0.1, "metric": "cosine", "random_state": random_state}
+    if n < 20:  # the spectral initialisation needs more points than a handful
+        options["init"] = "random"
+    options.update(kwargs)
+    import warnings
+
+    with warnings.catch_warnings(), keeping_torch_threads():  # "n_jobs overridden to 1": expected, seeded maps
+        warnings.filterwarnings("ignore", message=".*n_jobs.*", category=UserWarning)
+        return np.asarray(umap.UMAP(n_components=2, **options).fit_transform(x), dtype=np.float32)
+
+
+def method_title(method: str) -> str:
+    """How a figure names a projection method: ``"umap"`` -> ``"UMAP"``, ``"tsne"`` -> ``"t-SNE"``, ...
+
+    Example:
+        >>> method_title("tsne")
+        't-SNE'
+    """
+    return _TITLES.get(method, method)

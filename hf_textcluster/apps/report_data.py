@@ -1,0 +1,260 @@
+"""What the cluster report shows, as plain data: checked once, then read by every section of the page.
+
+:class:`ReportData` holds the texts, their clusters, confidences and embeddings, the clusters' names and keywords and
+the :func:`cluster_summaries` (one per used cluster: size, keywords, most and least typical members). It is built by
+:meth:`ReportData.from_arrays`, which raises one clear error per bad argument before anything is drawn.
+
+    from hf_textcluster.apps.report_data import cluster_summaries
+    for summary in cluster_summaries(texts, model.predict_proba(texts)):
+        print(summary["cluster"], summary["name"], summary["size"], summary["keywords"])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from ..modeling.validation import validate_texts
+from .plotting import is_placeholder_names
+from .projection import sample_indices
+from .report_figures import cluster_centres
+
+NUM_MEMBERS = 3
+NUM_KEYWORDS = 8
+
+
+def check_rows(name: str, values, num_rows: int, dtype=None) -> np.ndarray | None:
+    """``values`` as a 1-D array of one value per text, or None when not given.
+
+    Raises:
+        ValueError: not one value per text.
+
+    Example:
+        >>> check_rows("labels", [0, 1], 2).tolist()
+        [0, 1]
+    """
+    if values is None:
+        return None
+    array = np.asarray(values, dtype=dtype)
+    if array.ndim != 1 or len(array) != num_rows:
+        raise ValueError(f"`{name}` must hold one value per text ({num_rows}), got shape {array.shape}.")
+    return array
+
+
+def _keywords(texts: Sequence[str], clusters: np.ndarray, num_clusters: int) -> dict[int, list[str]]:
+    from ..representation import cluster_keywords  # c-TF-IDF
+
+    return cluster_keywords(texts, clusters, num_clusters, top_n=NUM_KEYWORDS)
+
+
+def _keyword_weights(texts: Sequence[str], clusters: np.ndarray, num_clusters: int) -> dict[int, list]:
+    from ..representation import ClassTfidfRepresentation
+
+    return ClassTfidfRepresentation(top_n=NUM_KEYWORDS).extract_weights(texts, clusters, num_clusters)
+
+
+def _names_by_id(
+    cluster_names: Mapping | None, keywords: Mapping[int, Sequence[str]], num_clusters: int
+) -> dict[int, str]:
+    """A name for every cluster id: the given name (keyed by the id or its string), else its top keywords when the
+    given names are missing or only placeholders, else ``cluster_<id>``."""
+    if cluster_names is None or is_placeholder_names(cluster_names):
+        from ..representation import keyword_labels
+
+        cluster_names = keyword_labels(keywords)
+    return {k: str(cluster_names.get(k, cluster_names.get(str(k), f"cluster_{k}"))) for k in range(num_clusters)}
+
+
+def cluster_summaries(
+    texts: Sequence[str],
+    probabilities,
+    *,
+    confidence=None,
+    distance=None,
+    is_outlier=None,
+    cluster_names: Mapping[int, str] | None = None,
+    keywords: Mapping[int, Sequence[str]] | None = None,
+    num_members: int = NUM_MEMBERS,
+) -> list[dict[str, Any]]:
+    """One summary per used cluster, largest first.
+
+    Args:
+        texts: The N texts.
+        probabilities: N x K soft assignments; a text's cluster is its argmax.
+        confidence: N confidences in [0, 1] (``predict_with_confidence``); default: the top probability.
+        distance: N distances to the text's cluster centre (``predict_with_confidence``); when given, typicality is
+            the distance (smallest first), else the confidence (highest first).
+        is_outlier: N flags (``predict_with_confidence``); default: none flagged.
+        cluster_names: cluster id -> name; default: its top three keywords.
+        keywords: cluster id -> keywords; default: c-TF-IDF on ``texts``.
+        num_members: How many most / least typical members each summary lists.
+
+    Returns:
+        A list of dicts with ``cluster``, ``name``, ``keywords``, ``size``, ``share``, ``mean_confidence``,
+        ``num_outliers``, ``typical`` and ``atypical`` (lists of text indices, most / least typical first).
+
+    Raises:
+        ValueError: ``probabilities`` not N x K, or another array not of one value per text.
+
+    Example:
+        >>> summaries = cluster_summaries(texts, model.predict_proba(texts))  # doctest: +SKIP
+        >>> largest = summaries[0]  # doctest: +SKIP
+        >>> largest["name"], largest["size"]  # doctest: +SKIP
+        ('oracle · sql · table', 412)
+    """
+    texts = list(texts)
+    probs = np.asarray(probabilities, dtype=np.float64)
+    if probs.ndim != 2 or len(probs) != len(texts):
+        raise ValueError(f"`probabilities` must be a {len(texts)} x K matrix (one row per text), got {probs.shape}.")
+    num_clusters = probs.shape[1]
+    clusters = probs.argmax(axis=1)
+    confidence = check_rows("confidence", confidence, len(texts), np.float64)
+    if confidence is None:
+        confidence = probs.max(axis=1)
+    distance = check_rows("distance", distance, len(texts), np.float64)
+    is_outlier = check_rows("is_outlier", is_outlier, len(texts), bool)
+    if keywords is None:
+        keywords = _keywords(texts, clusters, num_clusters)
+    names = _names_by_id(cluster_names, keywords, num_clusters)
+    # typicality: near the centre is typical (a calibrated model), else a confident assignment
+    atypicality = distance if distance is not None else -confidence
+    summaries = []
+    for k in np.argsort(-np.bincount(clusters, minlength=num_clusters), kind="stable"):
+        members = np.flatnonzero(clusters == k)
+        if len(members) == 0:
+            continue
+        order = members[np.argsort(atypicality[members], kind="stable")]
+        summaries.append(
+            {
+                "cluster": int(k),
+                "name": names[int(k)],
+                "keywords": list(keywords.get(int(k), [])),
+                "size": len(members),
+                "share": len(members) / len(texts),
+                "mean_confidence": float(confidence[members].mean()),
+                "num_outliers": int(is_outlier[members].sum()) if is_outlier is not None else 0,
+                "typical": order[:num_members].tolist(),
+                "atypical": order[::-1][:num_members].tolist(),
+            }
+        )
+    return summaries
+
+
+@dataclass
+class ReportData:
+    """Everything the report's sections read, checked: N texts, K clusters, the map's sample of rows."""
+
+    texts: list[str]
+    embeddings: np.ndarray  # N x d float32
+    clusters: np.ndarray  # N cluster ids (the argmax of the soft assignments)
+    num_clusters: int
+    confidence: np.ndarray  # N values; the top probability when the model gave none
+    distance: np.ndarray | None
+    is_outlier: np.ndarray | None
+    calibrated: bool
+    labels: np.ndarray | None
+    label_names: Sequence[str] | None
+    names: dict[int, str]  # a name for every cluster id
+    weights: dict[int, list]  # cluster id -> [(keyword, c-TF-IDF weight), ...]
+    summaries: list[dict[str, Any]]  # cluster_summaries, largest cluster first
+    rows: np.ndarray  # the texts the map draws (a seeded sample)
+    map_method: str  # "umap" or "pca"
+    random_state: int | None
+
+    @property
+    def num_texts(self) -> int:
+        return len(self.texts)
+
+    @property
+    def shown(self) -> str:
+        """How many texts the map draws, as the page says it: ``"3,000 of 12,000"`` or ``"800"``."""
+        n = self.num_texts
+        return f"{len(self.rows):,} of {n:,}" if len(self.rows) < n else f"{n:,}"
+
+    @cached_property
+    def centres(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(ids, centres, sizes)`` of the clusters holding texts (:func:`cluster_centres`), computed once."""
+        return cluster_centres(self.embeddings, self.clusters, self.num_clusters)
+
+    @classmethod
+    def from_arrays(
+        cls,
+        texts: Sequence[str],
+        probabilities,
+        embeddings,
+        *,
+        confidence=None,
+        distance=None,
+        is_outlier=None,
+        labels=None,
+        label_names: Sequence[str] | None = None,
+        cluster_names: Mapping[int, str] | None = None,
+        keywords: Mapping[int, Sequence[str]] | None = None,
+        calibrated: bool | None = None,
+        sample_size: int | None = None,
+        map_method: str = "pca",
+        random_state: int | None = 0,
+    ) -> ReportData:
+        """Check the arrays :func:`~hf_textcluster.apps.report.render_report` was given and compute what the page
+        shows from them (arguments as there; ``map_method`` already resolved to ``"umap"`` or ``"pca"``).
+
+        Raises:
+            ValueError: no usable texts, fewer than 4, arrays of another length, a bad ``sample_size``.
+
+        Example:
+            >>> data = ReportData.from_arrays(texts, probabilities, embeddings)  # doctest: +SKIP
+        """
+        texts = validate_texts(texts)
+        n = len(texts)
+        probs = np.asarray(probabilities, dtype=np.float64)
+        if probs.ndim != 2 or len(probs) != n:
+            raise ValueError(f"`probabilities` must be a {n} x K matrix (one row per text), got shape {probs.shape}.")
+        embeddings = np.asarray(embeddings, dtype=np.float32)
+        if embeddings.ndim != 2 or len(embeddings) != n:
+            raise ValueError(f"`embeddings` must be a {n} x d matrix (one row per text), got shape {embeddings.shape}.")
+        if n < 4:
+            raise ValueError(f"A report needs at least 4 texts (its map does), got {n}.")
+        rows = sample_indices(n, sample_size, random_state)
+        labels = check_rows("labels", labels, n)
+        confidence = check_rows("confidence", confidence, n, np.float64)
+        distance = check_rows("distance", distance, n, np.float64)
+        is_outlier = check_rows("is_outlier", is_outlier, n, bool)
+        if confidence is None:
+            confidence = probs.max(axis=1)
+        clusters = probs.argmax(axis=1)
+        num_clusters = probs.shape[1]
+        weights = _keyword_weights(texts, clusters, num_clusters)
+        if keywords is None:
+            keywords = {k: [word for word, _ in scored] for k, scored in weights.items()}
+        names = _names_by_id(cluster_names, keywords, num_clusters)
+        summaries = cluster_summaries(
+            texts,
+            probs,
+            confidence=confidence,
+            distance=distance,
+            is_outlier=is_outlier,
+            cluster_names=names,
+            keywords=keywords,
+        )
+        return cls(
+            texts=texts,
+            embeddings=embeddings,
+            clusters=clusters,
+            num_clusters=num_clusters,
+            confidence=confidence,
+            distance=distance,
+            is_outlier=is_outlier,
+            calibrated=distance is not None if calibrated is None else bool(calibrated),
+            labels=labels,
+            label_names=label_names,
+            names=names,
+            weights=weights,
+            summaries=summaries,
+            rows=rows,
+            map_method=map_method,
+            random_state=random_state,
+        )
