@@ -11,7 +11,9 @@ gathers as candidates
   ``pretrained/umap_kmeans``: what a user gets in seconds without training);
 - ``consensus``: the cluster ensemble of all of them (:func:`~hf_textcluster.choosing.consensus.consensus_partition`).
 
-A label-free criterion (:data:`DEFAULT_AUTO_CRITERION`) chooses one, and ONE model serves it: the signal that made it,
+A label-free criterion (:data:`~hf_textcluster.choosing.candidate_criteria.DEFAULT_AUTO_CRITERION`: every candidate
+scored by a held-out neighbour vote in every space at once, the pretrained encoder's, each signal's and a lexical one)
+chooses one, and ONE model serves it: the signal that made it,
 or for the consensus and the pretrained candidates, the trained signal whose linear head on its embeddings reproduces
 that partition most faithfully (the head fitted as refinement fits one, with no rounds). The result is a normal saved
 clusterer in ``output_dir`` (loadable with ``AutoModel``, the pipeline or remote code); every candidate's partition of
@@ -24,31 +26,46 @@ are only scored against.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
 
 import datasets
 import numpy as np
-from sklearn.metrics import adjusted_rand_score
 
-from ..choosing.consensus import average_nmi, consensus_partition
+from ..choosing.candidate_criteria import AUTO_CRITERIA, DEFAULT_AUTO_CRITERION, candidate_criteria
 from ..choosing.refinement import refine_partition
-from ..choosing.selection import score_partitions
-from ..choosing.serving import CANDIDATES, ServingChoice, apply_partition, candidate_partitions, partition_features
-from ..modeling.modeling_utils import TextClusteringPreTrainedModel
+from ..choosing.serving import apply_partition
 from ..models import get_method
 from ..runs.folder import check_may_replace_model
+from .auto_candidates import gather_candidates, rescore_kept_candidates
+from .kept_candidates import (
+    CANDIDATES_FILE,
+    SERVED_KEY,
+    check_kept_candidate,
+    keep_candidates,
+    read_candidates,
+    save_candidates,
+    serve_kept_candidate,
+    texts_match,
+    texts_sha1,
+)
 from .recipes import load_recipe
+from .signals import CONSENSUS, PRETRAINED, SIGNALS, SIGNALS_DIR
 
 __all__ = [
     "SIGNALS",
+    "CONSENSUS",
+    "PRETRAINED",
     "CANDIDATES_FILE",
+    "SERVED_KEY",
+    "check_kept_candidate",
+    "keep_candidates",
+    "save_candidates",
+    "texts_match",
     "candidate_criteria",
     "AUTO_CRITERIA",
     "DEFAULT_AUTO_CRITERION",
@@ -56,46 +73,10 @@ __all__ = [
     "auto_steps",
     "train_auto",
     "read_candidates",
+    "rescore_kept_candidates",
     "serve_kept_candidate",
 ]
 
-
-class Signal(NamedTuple):
-    """A training signal ``auto`` trains: a registered method with config overrides."""
-
-    method: str
-    config: dict
-    description: str
-
-
-SIGNALS: dict[str, Signal] = {
-    "contrastive": Signal(
-        "sccl", {}, "SCCL: instance contrast of two augmented views and DEC self-training (Zhang et al. 2021)"
-    ),
-    "self_training": Signal(
-        "decmlm",
-        {"mlm_loss_weight": 0.0},
-        "DEC self-training on the encoder, DEC-MLM without its masked-LM term (Huang et al. 2020's ablation)",
-    ),
-}
-PRETRAINED = "pretrained"
-CONSENSUS = "consensus"
-SIGNALS_DIR = "signals"
-CANDIDATES_FILE = "candidates.safetensors"
-SERVED_KEY = "served"  # the training texts' clusters as the saved model serves them, beside the candidates
-PRETRAINED_CANDIDATES = ("kmeans", "umap_kmeans")
-# Label-free criteria computed for every candidate; the choice uses DEFAULT_AUTO_CRITERION.
-# - "agreement": ANMI (Strehl & Ghosh 2002), a candidate's mean NMI with every other candidate; it needs no embedding
-#   space, so candidates made in different models' spaces are compared on equal terms;
-# - "agreement_independent": the same against candidates of *other* sources only (a signal's six read-outs do not
-#   vote for each other; the consensus, made of all, votes for none);
-# - "agreement_ari": the first with the adjusted Rand index;
-# - the registry's "separability", "knn_holdout" (scored on texts that did not shape the vote) and "silhouette",
-#   each in the space the candidate was made in (the consensus: the mean over the trained signals' spaces).
-POOL_CRITERIA = ("agreement", "agreement_independent", "agreement_ari")
-SPACE_CRITERIA = ("separability", "knn_holdout", "silhouette")
-AUTO_CRITERIA = POOL_CRITERIA + SPACE_CRITERIA
-DEFAULT_AUTO_CRITERION = "agreement"
 
 # The schedule: about AUTO_EPOCHS passes over the texts per signal, within [AUTO_MIN_STEPS, the recipe's steps].
 AUTO_EPOCHS = 8
@@ -148,18 +129,23 @@ class AutoTrainingResult:
     train_dataset: datasets.Dataset | None = field(default=None, repr=False)
 
 
-def _texts_sha1(texts: Sequence[str]) -> str:
-    digest = hashlib.sha1()
-    for text in texts:
-        digest.update(text.encode("utf-8", "replace") + b"\0")
-    return digest.hexdigest()
-
-
 def _check_signals(signals: Sequence[str]) -> tuple[str, ...]:
     names = tuple(signals)
     unknown = [s for s in names if s not in SIGNALS]
     if not names or unknown or len(set(names)) != len(names):
         raise ValueError(f"`signals` must name distinct signals of {', '.join(SIGNALS)}; got {list(signals)!r}.")
+    return names
+
+
+def _check_auto_arguments(signals, config_overrides, criterion) -> tuple[str, ...]:
+    names = _check_signals(signals)
+    if config_overrides:
+        raise ValueError(
+            "`config_overrides` (--config) configures one method; `auto` trains several with their own. Train one "
+            "method (--method sccl, ...) to override its configuration."
+        )
+    if criterion not in AUTO_CRITERIA:
+        raise ValueError(f"`criterion` must be one of {', '.join(AUTO_CRITERIA)}; got {criterion!r}.")
     return names
 
 
@@ -204,7 +190,8 @@ def train_auto(
         training_overrides: ``ClusteringTrainingArguments`` fields for every signal; ``max_steps`` replaces
             :func:`auto_steps`; ``serve`` is ``"auto"`` (the choice) or a candidate name to serve instead.
         signals: which of :data:`SIGNALS` to train (default: all).
-        criterion: the label-free criterion of the choice, one of :data:`AUTO_CRITERIA`.
+        criterion: the label-free criterion of the choice, one of
+            :data:`~hf_textcluster.choosing.candidate_criteria.AUTO_CRITERIA`.
 
     Returns:
         An :class:`AutoTrainingResult`.
@@ -217,40 +204,91 @@ def train_auto(
         >>> from hf_textcluster import train_clusterer
         >>> result = train_clusterer("auto", "stackoverflow", "runs/auto-so")   # doctest: +SKIP
         >>> result.auto["choice"]["served"]                                    # doctest: +SKIP
-        'consensus'
+        'contrastive/umap_kmeans'
     """
-    from .train import prepare_dataset, read_training_run, train_clusterer  # auto trains each signal through it
-
-    signals = _check_signals(signals)
-    if config_overrides:
-        raise ValueError(
-            "`config_overrides` (--config) configures one method; `auto` trains several with their own. Train one "
-            "method (--method sccl, ...) to override its configuration."
-        )
-    if criterion not in AUTO_CRITERIA:
-        raise ValueError(f"`criterion` must be one of {', '.join(AUTO_CRITERIA)}; got {criterion!r}.")
+    signals = _check_auto_arguments(signals, config_overrides, criterion)
     overrides = dict(training_overrides or {})
     serve = overrides.pop("serve", "auto")
-    signals_root = os.path.join(output_dir, SIGNALS_DIR)
-    if save and not (resume and os.path.isdir(signals_root)):
+    if save and not (resume and os.path.isdir(os.path.join(output_dir, SIGNALS_DIR))):
         check_may_replace_model(output_dir, overwrite=overwrite, argument="output_dir (--output-dir)", command="train")
-
-    # The texts every signal trains on, read once: a benchmark with the contrastive signal's augmented views.
     dataset_name = dataset if isinstance(dataset, str) else None
+    shared = _shared_dataset(dataset, signals, augmentation, recipe, data_dir, seed)
+    results = _train_signals(
+        shared,
+        signals,
+        output_dir,
+        overrides,
+        dict(
+            encoder=encoder,
+            recipe=recipe,
+            data_dir=data_dir,
+            seed=seed,
+            resume=resume,
+            save=save,
+            test_size=test_size,
+            split_seed=split_seed,
+            overwrite=overwrite,
+        ),
+        num_clusters,
+        {"k_range": k_range, "k_criterion": k_criterion},
+    )
+    first = results[signals[0]]
+    texts = list(first.trainer.train_dataset["text"])
+    start = time.perf_counter()
+    candidates, how, features = gather_candidates(results, encoder, texts, seed)
+    criteria = candidate_criteria(candidates, features, texts=texts, random_state=seed)
+    served = _pick(criteria, criterion, serve, candidates)
+    serving_signal, served_labels, agreement = _serve(results, how, features, candidates, served, seed)
+    _calibrate(results[serving_signal], texts, seed)
+    choose_seconds = time.perf_counter() - start
+    choice = {"served": served, "criterion": criterion if serve == "auto" else None, "serving_signal": serving_signal}
+    record = _auto_record(results, candidates, criteria, texts, choose_seconds, {**choice, "agreement": agreement})
+    train_seconds = sum(r.train_seconds for r in results.values())
+    model, trainer = results[serving_signal].model, results[serving_signal].trainer
+    metrics = {"train_seconds": round(train_seconds, 2), "choose_seconds": round(choose_seconds, 2)}
+    if evaluate:
+        metrics.update(trainer.evaluate())
+    if save:
+        about = {"dataset": dataset_name, "input_file": input_file, "recipe": recipe, "seed": seed}
+        _save_auto_run(output_dir, model, candidates, served_labels, record, about, training_overrides, metrics)
+    return AutoTrainingResult(
+        model=model,
+        trainer=trainer,
+        metrics=metrics,
+        output_dir=output_dir,
+        train_seconds=train_seconds,
+        test_dataset=first.test_dataset,
+        k_selection=first.k_selection,
+        candidates=candidates,
+        served_labels=served_labels,
+        auto=record,
+        train_dataset=first.trainer.train_dataset,
+    )
+
+
+def _shared_dataset(dataset, signals, augmentation, recipe: str, data_dir, seed: int) -> datasets.Dataset:
+    """The texts every signal trains on, read once: a benchmark with the contrastive signal's augmented views."""
+    from .train import prepare_dataset  # auto trains each signal through the one-method run
+
     view_methods = [SIGNALS[s].method for s in signals if get_method(SIGNALS[s].method).uses_augmented_views]
     views = augmentation
     if augmentation == "recipe":
+        is_benchmark = isinstance(dataset, str)
         views = (
-            load_recipe(view_methods[0], recipe, None).get("augmentation") if view_methods and dataset_name else None
+            load_recipe(view_methods[0], recipe, None).get("augmentation") if view_methods and is_benchmark else None
         )
-    shared = prepare_dataset(dataset, views, data_dir=data_dir, seed=seed)
+    return prepare_dataset(dataset, views, data_dir=data_dir, seed=seed)
+
+
+def _train_signals(shared, signals, output_dir: str, overrides: dict, common: dict, request, k_kwargs: dict) -> dict:
+    """Each signal trained as a normal run in ``signals/<name>`` (its head served: the choice is made after)."""
+    from .train import train_clusterer
 
     results = {}
-    request = num_clusters
-    k_kwargs = {"k_range": k_range, "k_criterion": k_criterion}
+    test_size = common["test_size"]
     for name in signals:
         signal = SIGNALS[name]
-        plan = load_recipe(signal.method, recipe, None)["training"]
+        plan = load_recipe(signal.method, common["recipe"], None)["training"]
         n_train = len(shared) - (_held_out_count(test_size, len(shared)) if test_size is not None else 0)
         steps = overrides.get("max_steps") or auto_steps(
             n_train, plan.get("per_device_train_batch_size", 64), plan.get("max_steps", 300)
@@ -258,63 +296,35 @@ def train_auto(
         results[name] = train_clusterer(
             signal.method,
             shared,
-            os.path.join(signals_root, name),
-            encoder=encoder,
-            recipe=recipe,
+            os.path.join(output_dir, SIGNALS_DIR, name),
             augmentation="recipe",
             num_clusters=request,
-            data_dir=data_dir,
-            seed=seed,
             config_overrides=dict(signal.config),
             training_overrides={**overrides, "max_steps": steps, "serve": "head"},
-            resume=resume,
             evaluate=False,
-            save=save,
-            test_size=test_size,
-            split_seed=split_seed,
-            overwrite=overwrite,
+            **common,
             **k_kwargs,
         )
         # the next signals use the K the first one settled on (chosen once, from the same texts)
         request, k_kwargs = results[name].model.config.num_clusters, {}
+    return results
 
-    first = results[signals[0]]
-    train_dataset = first.trainer.train_dataset
-    texts = list(train_dataset["text"])
-    num_clusters_chosen = first.model.config.num_clusters
-    start = time.perf_counter()
-    candidates, how, features = {}, {}, {}
-    for name, result in results.items():
-        trainer = result.trainer
-        embeddings = result.model.embed(
-            texts, batch_size=trainer.encode_batch_size, show_progress_bar=False, precision=trainer.precision
-        )
-        features[name] = partition_features(result.model, embeddings)
-        partitions, serving = candidate_partitions(result.model, embeddings, candidates=CANDIDATES, random_state=seed)
-        for base, labels in partitions.items():
-            candidates[f"{name}/{base}"] = labels
-            how[f"{name}/{base}"] = (name, base, serving[base])
-    pretrained, features[PRETRAINED] = _pretrained_candidates(
-        first.model, encoder, texts, num_clusters_chosen, first.trainer, seed
-    )
-    candidates.update(pretrained)
-    candidates[CONSENSUS] = consensus_partition(dict(candidates), num_clusters_chosen, random_state=seed)
 
-    # Label-free criteria of every candidate; the choice takes the highest of `criterion`.
-    criteria = candidate_criteria(candidates, features, random_state=seed)
+def _pick(criteria: Mapping[str, Mapping[str, float]], criterion: str, serve: str, candidates: Mapping) -> str:
+    """The candidate to serve: the highest by ``criterion`` (ties: the first listed), or the one asked for."""
     if serve == "auto":
         best = max(criteria[criterion].values())
-        served = next(n for n, v in criteria[criterion].items() if v == best)  # ties: the first listed
-    elif serve in candidates:
-        served = serve
-    else:
-        raise ValueError(
-            f"`serve`={serve!r} is not a candidate of this run; pass 'auto' or one of {', '.join(candidates)}."
-        )
+        return next(n for n, v in criteria[criterion].items() if v == best)
+    if serve in candidates:
+        return serve
+    raise ValueError(
+        f"`serve`={serve!r} is not a candidate of this run; pass 'auto' or one of {', '.join(candidates)}."
+    )
 
-    serving_signal, served_labels, agreement = _serve(results, how, features, candidates, served, seed)
-    model, trainer = results[serving_signal].model, results[serving_signal].trainer
-    model.calibrate(
+
+def _calibrate(result, texts: Sequence[str], seed: int) -> None:
+    trainer = result.trainer
+    result.model.calibrate(
         texts,
         sample_size=getattr(trainer.args, "calibration_sample_size", 10_000) or None,
         random_state=seed,
@@ -322,12 +332,12 @@ def train_auto(
         show_progress_bar=False,
         precision=trainer.precision,
     )
-    choose_seconds = time.perf_counter() - start
-    train_seconds = sum(r.train_seconds for r in results.values())
-    metrics = {"train_seconds": round(train_seconds, 2), "choose_seconds": round(choose_seconds, 2)}
-    if evaluate:
-        metrics.update(trainer.evaluate())
-    record = {
+
+
+def _auto_record(results: Mapping, candidates, criteria, texts: Sequence[str], choose_seconds: float, choice) -> dict:
+    """What ``training_run.json`` records under ``"auto"``."""
+    names = [c for c in AUTO_CRITERIA if c in criteria]
+    return {
         "signals": {
             name: {
                 "method": SIGNALS[name].method,
@@ -340,126 +350,56 @@ def train_auto(
             }
             for name, r in results.items()
         },
-        "criteria": list(AUTO_CRITERIA),
-        "candidates": {name: {c: round(float(criteria[c][name]), 6) for c in AUTO_CRITERIA} for name in candidates},
+        "criteria": names,
+        "candidates": {name: {c: round(float(criteria[c][name]), 6) for c in names} for name in candidates},
         "choice": {
-            "served": served,
-            "criterion": criterion if serve == "auto" else None,
-            "serving_signal": serving_signal,
-            "head_agreement": round(float(agreement), 4),
+            "served": choice["served"],
+            "criterion": choice["criterion"],
+            "serving_signal": choice["serving_signal"],
+            "head_agreement": round(float(choice["agreement"]), 4),
             "rule": "the signal that made the candidate; for the consensus and the pretrained candidates, the trained "
             "signal whose linear head reproduces it most faithfully",
         },
         "num_train_texts": len(texts),
-        "texts_sha1": _texts_sha1(texts),
+        "texts_sha1": texts_sha1(texts),
         "choose_seconds": round(choose_seconds, 2),
     }
-    if save:
-        model.save_pretrained(output_dir)
-        save_candidates(output_dir, {**candidates, SERVED_KEY: served_labels}, record)
-        run_info = read_training_run(os.path.join(signals_root, serving_signal)) or {}
-        run_info.update(
-            {
-                "method": SIGNALS[serving_signal].method,
-                "auto": record,
-                "dataset": dataset_name,
-                **({"input": dict(input_file)} if input_file and not dataset_name else {}),
-                "recipe": recipe,
-                "seed": seed,
-                "serving": {
-                    "served": served,
-                    "criterion": record["choice"]["criterion"],
-                    "scores": {n: v[criterion] for n, v in record["candidates"].items()},
-                },
-                "config_overrides": dict(SIGNALS[serving_signal].config),
-                "training_overrides": training_overrides or {},
-                "metrics": metrics,
-            }
-        )
-        with open(os.path.join(output_dir, "training_run.json"), "w") as f:
-            json.dump(run_info, f, indent=2)
-    return AutoTrainingResult(
-        model=model,
-        trainer=trainer,
-        metrics=metrics,
-        output_dir=output_dir,
-        train_seconds=train_seconds,
-        test_dataset=first.test_dataset,
-        k_selection=first.k_selection,
-        candidates=candidates,
-        served_labels=served_labels,
-        auto=record,
-        train_dataset=train_dataset,
+
+
+def _save_auto_run(output_dir, model, candidates, served_labels, record, about, training_overrides, metrics) -> None:
+    """The serving model, the kept candidates and ``training_run.json`` (the serving signal's, with ``auto``)."""
+    from .train import read_training_run
+
+    serving_signal = record["choice"]["serving_signal"]
+    criterion = record["choice"]["criterion"]
+    model.save_pretrained(output_dir)
+    save_candidates(output_dir, {**candidates, SERVED_KEY: served_labels}, record)
+    run_info = read_training_run(os.path.join(output_dir, SIGNALS_DIR, serving_signal)) or {}
+    input_file = about["input_file"]
+    run_info.update(
+        {
+            "method": SIGNALS[serving_signal].method,
+            "auto": record,
+            "dataset": about["dataset"],
+            **({"input": dict(input_file)} if input_file and not about["dataset"] else {}),
+            "recipe": about["recipe"],
+            "seed": about["seed"],
+            "serving": {
+                "served": record["choice"]["served"],
+                "criterion": criterion,
+                "scores": {n: v[criterion] for n, v in record["candidates"].items()} if criterion else {},
+            },
+            "config_overrides": dict(SIGNALS[serving_signal].config),
+            "training_overrides": training_overrides or {},
+            "metrics": metrics,
+        }
     )
+    with open(os.path.join(output_dir, "training_run.json"), "w") as f:
+        json.dump(run_info, f, indent=2)
 
 
 def _held_out_count(test_size, n: int) -> int:
     return test_size if isinstance(test_size, int) else math.ceil(test_size * n)
-
-
-def _source(name: str) -> str | None:
-    """The source of a candidate: the signal (or ``pretrained``) before the slash; None for the consensus."""
-    return name.split("/", 1)[0] if "/" in name else None
-
-
-def candidate_criteria(
-    candidates: Mapping[str, np.ndarray], spaces: Mapping[str, np.ndarray], *, random_state: int = 0
-) -> dict[str, dict[str, float]]:
-    """Every criterion of :data:`AUTO_CRITERIA` for every candidate (higher is better): criterion -> name -> value.
-
-    Args:
-        candidates: ``<source>/<read-out>`` (and ``consensus``) -> ``(N,)`` cluster ids of the same texts.
-        spaces: source -> ``(N, d)`` features the source's candidates were made in (each trained signal's and
-            ``pretrained``'s).
-        random_state: seed of the criteria's samples and folds.
-
-    Returns:
-        ``{criterion: {candidate: value}}``.
-
-    Example:
-        >>> values = candidate_criteria(candidates, {"contrastive": x1, "pretrained": x0})   # doctest: +SKIP
-    """
-    values = {
-        "agreement": average_nmi(candidates),
-        "agreement_independent": average_nmi(candidates, source=_source),
-        "agreement_ari": {
-            n: float(np.mean([adjusted_rand_score(candidates[n], candidates[m]) for m in candidates if m != n]))
-            for n in candidates
-        },
-    }
-    trained = [s for s in spaces if s != PRETRAINED]
-    for criterion in SPACE_CRITERIA:
-        values[criterion] = {}
-        for name, labels in candidates.items():
-            source = _source(name)
-            where = [source] if source in spaces else trained
-            values[criterion][name] = float(
-                np.mean(
-                    [
-                        score_partitions(spaces[s], {name: labels}, criterion=criterion, random_state=random_state)[
-                            name
-                        ]
-                        for s in where
-                    ]
-                )
-            )
-    return values
-
-
-def _pretrained_candidates(
-    model, encoder, texts, num_clusters: int, trainer, seed: int
-) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """k-means and UMAP k-means on the pretrained encoder's embeddings (pooled and cut as the signals' models)."""
-    keys = ("pooling", "normalize_embeddings", "max_length")
-    embedder = TextClusteringPreTrainedModel.from_encoder_pretrained(
-        encoder, num_clusters=num_clusters, **{k: getattr(model.config, k) for k in keys if hasattr(model.config, k)}
-    ).to(model.device)
-    embeddings = embedder.embed(
-        texts, batch_size=trainer.encode_batch_size, show_progress_bar=False, precision=trainer.precision
-    )
-    partitions, _ = candidate_partitions(embedder, embeddings, candidates=PRETRAINED_CANDIDATES, random_state=seed)
-    named = {f"{PRETRAINED}/{name}": labels for name, labels in partitions.items()}
-    return named, partition_features(embedder, embeddings)
 
 
 def _serve(results, how, features, candidates, served: str, seed: int) -> tuple[str, np.ndarray, float]:
@@ -480,134 +420,3 @@ def _serve(results, how, features, candidates, served: str, seed: int) -> tuple[
     signal = max(fits, key=lambda s: (-fits[s].changed, -list(fits).index(s)))
     apply_partition(results[signal].model, served, fits[signal])
     return signal, fits[signal].predict(features[signal]), 1.0 - fits[signal].changed
-
-
-def save_candidates(output_dir: str | os.PathLike, partitions: Mapping[str, np.ndarray], record: Mapping) -> None:
-    """Write every candidate's partition of the training texts (int32, one per text) to :data:`CANDIDATES_FILE`,
-    with ``texts_sha1`` and ``num_train_texts`` of ``record`` in its metadata (safetensors: no pickle)."""
-    from safetensors.numpy import save_file
-
-    tensors = {name: np.ascontiguousarray(np.asarray(labels, dtype=np.int32)) for name, labels in partitions.items()}
-    metadata = {"texts_sha1": str(record["texts_sha1"]), "num_train_texts": str(record["num_train_texts"])}
-    path = os.path.join(output_dir, CANDIDATES_FILE)
-    save_file(tensors, f"{path}.tmp", metadata=metadata)
-    os.replace(f"{path}.tmp", path)
-
-
-def read_candidates(model_dir: str | os.PathLike) -> tuple[dict[str, np.ndarray], dict[str, str]] | None:
-    """The candidates a run kept (:data:`CANDIDATES_FILE`): (name -> partition of its training texts, metadata with
-    ``texts_sha1`` and ``num_train_texts``), or None when the folder has none.
-
-    Example:
-        >>> partitions, meta = read_candidates("runs/auto-so")    # doctest: +SKIP
-        >>> sorted(partitions)[:2], meta["num_train_texts"]       # doctest: +SKIP
-        (['consensus', 'contrastive/head'], '20000')
-    """
-    from safetensors import safe_open
-
-    path = os.path.join(os.fspath(model_dir), CANDIDATES_FILE)
-    if not os.path.isfile(path):
-        return None
-    with safe_open(path, framework="numpy") as f:
-        metadata = dict(f.metadata() or {})
-        partitions = {name: f.get_tensor(name).astype(np.int64) for name in f.keys()}  # noqa: SIM118 - a safetensors file is not iterable
-    return partitions, metadata
-
-
-def texts_match(texts: Sequence[str], metadata: Mapping[str, str]) -> bool:
-    """Whether ``texts`` are the training texts a kept candidates file describes (same count and digest)."""
-    return str(len(texts)) == metadata.get("num_train_texts") and _texts_sha1(texts) == metadata.get("texts_sha1")
-
-
-def serve_kept_candidate(
-    model: TextClusteringPreTrainedModel,
-    model_dir: str | os.PathLike,
-    texts: Sequence[str],
-    name: str,
-    *,
-    embeddings: np.ndarray | None = None,
-    random_state: int = 0,
-) -> ServingChoice:
-    """Make ``model`` serve candidate ``name`` that a ``train --method auto`` run kept in ``model_dir``, without
-    training: a linear head on the model's embeddings fitted to that partition of ``texts`` (the run's training
-    texts), as refinement fits one with no rounds.
-
-    Args:
-        model: the run's saved model (changed in place; calibrate it again afterwards).
-        model_dir: the run's folder (its :data:`CANDIDATES_FILE`).
-        texts: the run's training texts, in the order it trained on them.
-        name: a kept candidate (see ``training_run.json``'s ``auto.candidates``).
-        embeddings: ``model.embed(texts)`` when already computed.
-        random_state: seed of the head's fit.
-
-    Returns:
-        A :class:`~hf_textcluster.choosing.serving.ServingChoice` (``criterion`` None: the candidate was asked for).
-
-    Raises:
-        ValueError: the folder keeps no candidates, ``name`` is not one of them, or ``texts`` are not the texts
-            they partition.
-
-    Example:
-        >>> choice = serve_kept_candidate(model, "runs/auto", texts, "self_training/kmeans")   # doctest: +SKIP
-    """
-    kept = read_candidates(model_dir)
-    if kept is None:
-        raise ValueError(
-            f"{os.fspath(model_dir)} keeps no candidate partitions ({CANDIDATES_FILE}): only a `train --method auto` "
-            f"run keeps them; pass --serve auto or one of {', '.join(CANDIDATES)}."
-        )
-    partitions, metadata = kept
-    partitions.pop(SERVED_KEY, None)
-    if name not in partitions:
-        raise ValueError(f"`serve` {name!r} is not a kept candidate; pass one of {', '.join(partitions)}.")
-    if not texts_match(texts, metadata):
-        raise ValueError(
-            f"The kept candidates partition the run's {metadata.get('num_train_texts')} training texts; --input holds "
-            f"{len(texts)} other texts. Pass the texts the run trained on, in the same order."
-        )
-    if embeddings is None:
-        embeddings = model.embed(list(texts), show_progress_bar=False)
-    features = partition_features(model, embeddings)
-    fit = refine_partition(
-        features, partitions[name], num_clusters=model.config.num_clusters, max_rounds=0, random_state=random_state
-    )
-    apply_partition(model, name, fit)
-    return ServingChoice(
-        served=name,
-        criterion=None,
-        scores={},
-        labels=fit.predict(features),
-        candidates={name: partitions[name]},
-        serving=fit,
-    )
-
-
-def check_kept_candidate(model_dir: str | os.PathLike, name: str) -> None:
-    """One clear error unless ``model_dir`` keeps candidate ``name`` (:data:`CANDIDATES_FILE`)."""
-    kept = read_candidates(model_dir) if os.path.isdir(os.fspath(model_dir)) else None
-    if kept is None:
-        raise ValueError(
-            f"--serve {name!r} is not one of auto, {', '.join(CANDIDATES)}, and {os.fspath(model_dir)} keeps no "
-            f"candidate partitions ({CANDIDATES_FILE}, written by `train --method auto`)."
-        )
-    names = [n for n in kept[0] if n != SERVED_KEY]
-    if name not in names:
-        raise ValueError(
-            f"--serve {name!r} is not a kept candidate of {os.fspath(model_dir)}; pass one of {', '.join(names)}."
-        )
-
-
-def keep_candidates(
-    model_dir: str | os.PathLike, output_dir: str | os.PathLike, texts: Sequence[str], served_labels: np.ndarray
-) -> None:
-    """After the model of ``model_dir`` was made to serve another partition and saved to ``output_dir``: keep its
-    candidates there too, with the served clusters of the training texts updated (dropped when ``texts`` are other
-    texts, which the candidates do not partition)."""
-    kept = read_candidates(model_dir)
-    if kept is None:
-        return
-    partitions, metadata = kept
-    partitions.pop(SERVED_KEY, None)
-    if texts_match(texts, metadata):
-        partitions[SERVED_KEY] = np.asarray(served_labels)
-    save_candidates(output_dir, partitions, metadata)

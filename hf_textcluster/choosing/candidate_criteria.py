@@ -1,0 +1,165 @@
+"""Label-free criteria of candidate partitions that were made in *different* spaces (``train --method auto``).
+
+A candidate made by k-means in a model's embedding space looks good in that space: scoring each candidate only where
+it was made favours whichever model sharpens its own space most, and agreement with the other candidates (ANMI)
+favours a consensus made of them. The *shared-space* criteria score every candidate in every space at once, so no
+candidate is judged only by the space that shaped it:
+
+* the pretrained encoder's embeddings, each trained signal's, and
+* a lexical space no candidate was made in: latent semantic analysis of the texts (TF-IDF, then a truncated SVD;
+  Deerwester et al. 1990), which carries the words the texts share and none of the encoders' training;
+
+and take the mean over the spaces. ``knn_holdout_shared`` does this with the registry's held-out neighbour vote (a
+10-neighbour vote from one half of the texts predicts the other half's clusters, scored by NMI): a partition whose
+clusters are neighbourhoods in every view of the texts, on texts the vote did not see.
+
+The criteria here, all oriented so that higher is better:
+
+* :data:`POOL_CRITERIA`: agreement with the other candidates (no space): ``agreement`` (ANMI, Strehl & Ghosh 2002),
+  ``agreement_independent`` (against candidates of other sources only), ``agreement_ari``;
+* :data:`SPACE_CRITERIA`: a registry criterion in the space the candidate was made in (the consensus: the mean over
+  the trained signals' spaces);
+* :data:`SHARED_CRITERIA`: a registry criterion averaged over every space (see above).
+
+No labels ever enter this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+from sklearn.metrics import adjusted_rand_score
+
+from .consensus import average_nmi
+from .selection import score_partitions
+
+__all__ = [
+    "AUTO_CRITERIA",
+    "DEFAULT_AUTO_CRITERION",
+    "LEXICAL",
+    "POOL_CRITERIA",
+    "SHARED_CRITERIA",
+    "SPACE_CRITERIA",
+    "candidate_criteria",
+    "lexical_space",
+]
+
+POOL_CRITERIA = ("agreement", "agreement_independent", "agreement_ari")
+SPACE_CRITERIA = ("separability", "knn_holdout", "silhouette")
+SHARED_CRITERIA = ("knn_holdout_shared", "silhouette_shared")
+AUTO_CRITERIA = POOL_CRITERIA + SPACE_CRITERIA + SHARED_CRITERIA
+DEFAULT_AUTO_CRITERION = "knn_holdout_shared"
+LEXICAL = "lexical"
+PRETRAINED = "pretrained"
+
+# LSA's dimensions: enough for the topics of a short-text corpus, cheap for the neighbour vote.
+_LEXICAL_DIMS = 128
+
+
+def lexical_space(texts: Sequence[str], *, random_state: int = 0) -> np.ndarray | None:
+    """The texts in a lexical space: TF-IDF (sublinear term frequency, English stop words left out, words of at least
+    two texts) reduced by a truncated SVD to at most 128 dimensions (latent semantic analysis), rows L2-normalised.
+
+    Args:
+        texts: the texts, one row each.
+        random_state: seed of the randomized SVD.
+
+    Returns:
+        An ``(N, m)`` float32 array, or None when the texts share too few words for a space (fewer than 3 terms).
+
+    Example:
+        >>> x = lexical_space(["sql join tables", "join two sql tables", "python list sort", "sort a python list"])
+        >>> x.shape[0], bool(np.allclose(np.linalg.norm(x, axis=1), 1.0))
+        (4, True)
+    """
+    from sklearn.decomposition import TruncatedSVD
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.preprocessing import normalize
+
+    try:
+        tfidf = TfidfVectorizer(min_df=2, stop_words="english", sublinear_tf=True).fit_transform(texts)
+    except ValueError:  # no word in two texts: no lexical view of this corpus
+        return None
+    dims = min(_LEXICAL_DIMS, tfidf.shape[1] - 1, tfidf.shape[0] - 1)
+    if dims < 2:
+        return None
+    reduced = TruncatedSVD(n_components=dims, random_state=random_state).fit_transform(tfidf)
+    return normalize(reduced).astype(np.float32)
+
+
+def _source(name: str) -> str | None:
+    """The source of a candidate: the signal (or ``pretrained``) before the slash; None for the consensus."""
+    return name.split("/", 1)[0] if "/" in name else None
+
+
+def _mean_score(criterion: str, spaces: Sequence[np.ndarray], labels: np.ndarray, random_state: int) -> float:
+    values = [score_partitions(x, {"c": labels}, criterion=criterion, random_state=random_state)["c"] for x in spaces]
+    return float(np.mean(values))
+
+
+def candidate_criteria(
+    candidates: Mapping[str, np.ndarray],
+    spaces: Mapping[str, np.ndarray],
+    *,
+    texts: Sequence[str] | None = None,
+    criteria: Sequence[str] = AUTO_CRITERIA,
+    random_state: int = 0,
+) -> dict[str, dict[str, float]]:
+    """Label-free criteria of every candidate (higher is better): criterion -> candidate -> value.
+
+    Args:
+        candidates: ``<source>/<read-out>`` (and ``consensus``) -> ``(N,)`` cluster ids of the same texts.
+        spaces: source -> ``(N, d)`` features the source's candidates were made in (each trained signal's and
+            ``pretrained``'s).
+        texts: the N texts, for the lexical space of the shared-space criteria (left out when None).
+        criteria: which of :data:`AUTO_CRITERIA` to compute.
+        random_state: seed of the criteria's samples, folds and the lexical space's SVD.
+
+    Returns:
+        ``{criterion: {candidate: value}}``.
+
+    Raises:
+        ValueError: an unknown criterion.
+
+    Example:
+        >>> spaces = {"contrastive": x1, "pretrained": x0}
+        >>> values = candidate_criteria(candidates, spaces, texts=texts)  # doctest: +SKIP
+        >>> max(values["knn_holdout_shared"], key=values["knn_holdout_shared"].get)  # doctest: +SKIP
+        'self_training/kmeans'
+    """
+    unknown = [c for c in criteria if c not in AUTO_CRITERIA]
+    if unknown:
+        raise ValueError(f"`criteria` must be among {', '.join(AUTO_CRITERIA)}; got {unknown}.")
+    pool: dict[str, Callable[[], dict[str, float]]] = {
+        "agreement": lambda: average_nmi(candidates),
+        "agreement_independent": lambda: average_nmi(candidates, source=_source),
+        "agreement_ari": lambda: {
+            n: float(np.mean([adjusted_rand_score(candidates[n], candidates[m]) for m in candidates if m != n]))
+            for n in candidates
+        },
+    }
+    trained = [s for s in spaces if s != PRETRAINED]
+    shared = list(spaces.values())
+    if texts is not None and any(c in SHARED_CRITERIA for c in criteria):
+        lexical = lexical_space(texts, random_state=random_state)
+        shared += [lexical] if lexical is not None else []
+    values: dict[str, dict[str, float]] = {}
+    for criterion in criteria:
+        if criterion in pool:
+            values[criterion] = pool[criterion]()
+        elif criterion in SHARED_CRITERIA:
+            base = criterion.removesuffix("_shared")
+            values[criterion] = {n: _mean_score(base, shared, y, random_state) for n, y in candidates.items()}
+        else:
+            values[criterion] = {
+                n: _mean_score(criterion, [spaces[s] for s in _own_spaces(n, spaces, trained)], y, random_state)
+                for n, y in candidates.items()
+            }
+    return values
+
+
+def _own_spaces(name: str, spaces: Mapping[str, np.ndarray], trained: list[str]) -> list[str]:
+    """The spaces a candidate was made in: its source's, or for the consensus every trained signal's."""
+    source = _source(name)
+    return [source] if source in spaces else trained

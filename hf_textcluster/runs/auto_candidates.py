@@ -1,0 +1,120 @@
+"""The candidates of ``train --method auto``: every read-out of each trained signal, k-means and UMAP k-means on the
+pretrained encoder's embeddings, and their consensus; and the criteria of a kept run's candidates computed again."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from ..choosing.candidate_criteria import AUTO_CRITERIA, candidate_criteria
+from ..choosing.consensus import consensus_partition
+from ..choosing.serving import CANDIDATES, candidate_partitions, partition_features
+from ..modeling.modeling_utils import TextClusteringPreTrainedModel
+from ..models import get_method
+from .kept_candidates import CANDIDATES_FILE, SERVED_KEY, read_candidates, texts_match
+from .signals import CONSENSUS, PRETRAINED, PRETRAINED_CANDIDATES, SIGNALS, SIGNALS_DIR
+
+__all__ = ["gather_candidates", "rescore_kept_candidates"]
+
+
+def gather_candidates(
+    results: Mapping, encoder: str | None, texts: Sequence[str], seed: int
+) -> tuple[dict[str, np.ndarray], dict[str, tuple], dict[str, np.ndarray]]:
+    """Every candidate of the trained signals (``results``: name -> training result), the pretrained encoder's two
+    and their consensus: (name -> partition of ``texts``, name -> how a signal serves it, source -> its space)."""
+    candidates, how, features = {}, {}, {}
+    for name, result in results.items():
+        trainer = result.trainer
+        embeddings = result.model.embed(
+            texts, batch_size=trainer.encode_batch_size, show_progress_bar=False, precision=trainer.precision
+        )
+        features[name] = partition_features(result.model, embeddings)
+        partitions, serving = candidate_partitions(result.model, embeddings, candidates=CANDIDATES, random_state=seed)
+        for base, labels in partitions.items():
+            candidates[f"{name}/{base}"] = labels
+            how[f"{name}/{base}"] = (name, base, serving[base])
+    first = next(iter(results.values()))
+    num_clusters = first.model.config.num_clusters
+    embedder = _pretrained_embedder(first.model, encoder)
+    pretrained, features[PRETRAINED] = _pretrained_candidates(
+        embedder, texts, num_clusters, first.trainer.encode_batch_size, first.trainer.precision, seed
+    )
+    candidates.update(pretrained)
+    candidates[CONSENSUS] = consensus_partition(dict(candidates), num_clusters, random_state=seed)
+    return candidates, how, features
+
+
+def _pretrained_embedder(model, encoder: str | None) -> TextClusteringPreTrainedModel:
+    """The pretrained encoder, pooled and cut as the signals' models."""
+    keys = ("pooling", "normalize_embeddings", "max_length")
+    return TextClusteringPreTrainedModel.from_encoder_pretrained(
+        encoder,
+        num_clusters=model.config.num_clusters,
+        **{k: getattr(model.config, k) for k in keys if hasattr(model.config, k)},
+    ).to(model.device)
+
+
+def _pretrained_candidates(
+    embedder, texts, num_clusters: int, batch_size: int, precision, seed: int
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """k-means and UMAP k-means on the pretrained encoder's embeddings, and that space."""
+    embeddings = embedder.embed(texts, batch_size=batch_size, show_progress_bar=False, precision=precision)
+    partitions, _ = candidate_partitions(embedder, embeddings, candidates=PRETRAINED_CANDIDATES, random_state=seed)
+    named = {f"{PRETRAINED}/{name}": labels for name, labels in partitions.items()}
+    return named, partition_features(embedder, embeddings)
+
+
+def rescore_kept_candidates(
+    model_dir: str | os.PathLike,
+    texts: Sequence[str],
+    *,
+    encoder: str | None = None,
+    criteria: Sequence[str] = AUTO_CRITERIA,
+    random_state: int = 0,
+) -> dict[str, dict[str, float]]:
+    """The label-free criteria of the candidates a ``train --method auto`` run kept, computed again (e.g. with
+    criteria added since): each kept signal's model and the pretrained encoder embed ``texts`` again.
+
+    Args:
+        model_dir: the run's folder (its :data:`CANDIDATES_FILE` and ``signals/``).
+        texts: the run's training texts, in the order it trained on them.
+        encoder: the run's pretrained encoder (default: the one its ``training_run.json`` records, else the
+            default encoder).
+        criteria: which of :data:`~hf_textcluster.choosing.candidate_criteria.AUTO_CRITERIA` to compute.
+        random_state: seed of the criteria (the run's seed reproduces its own values).
+
+    Returns:
+        ``{criterion: {candidate: value}}``.
+
+    Raises:
+        ValueError: the folder keeps no candidates or no signal models, or ``texts`` are not the texts they partition.
+
+    Example:
+        >>> values = rescore_kept_candidates("runs/auto-so", texts, criteria=["knn_holdout_shared"])  # doctest: +SKIP
+    """
+    kept = read_candidates(model_dir)
+    if kept is None:
+        raise ValueError(f"{os.fspath(model_dir)} keeps no candidate partitions ({CANDIDATES_FILE}).")
+    partitions, metadata = kept
+    partitions.pop(SERVED_KEY, None)
+    if not texts_match(texts, metadata):
+        raise ValueError("`texts` are not the training texts the kept candidates partition (count or digest differ).")
+    run_file = os.path.join(os.fspath(model_dir), "training_run.json")
+    recorded = {}
+    if os.path.isfile(run_file):
+        with open(run_file) as f:
+            recorded = json.load(f)
+    spaces, model = {}, None
+    for name, signal in SIGNALS.items():
+        folder = os.path.join(os.fspath(model_dir), SIGNALS_DIR, name)
+        if os.path.isfile(os.path.join(folder, "config.json")):
+            model = get_method(signal.method).model_class.from_pretrained(folder)
+            spaces[name] = partition_features(model, model.embed(list(texts), show_progress_bar=False))
+    if model is None:
+        raise ValueError(f"{os.fspath(model_dir)} keeps no trained signal under {SIGNALS_DIR}/.")
+    embedder = _pretrained_embedder(model, encoder or recorded.get("encoder"))
+    spaces[PRETRAINED] = partition_features(embedder, embedder.embed(list(texts), show_progress_bar=False))
+    return candidate_criteria(partitions, spaces, texts=texts, criteria=criteria, random_state=random_state)

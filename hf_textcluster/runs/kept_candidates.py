@@ -1,0 +1,173 @@
+"""The candidate partitions a ``train --method auto`` run keeps beside its model (:data:`CANDIDATES_FILE`, one
+integer per training text each, safetensors), and serving one of them later without training.
+
+``evaluate --model`` scores them, ``refine --serve NAME`` switches the model to one, and the benchmark re-scores
+them with new criteria; the training texts' digest in the file's metadata makes sure they are the texts the run
+partitioned.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from ..choosing.refinement import refine_partition
+from ..choosing.serving import CANDIDATES, ServingChoice, apply_partition, partition_features
+from ..modeling.modeling_utils import TextClusteringPreTrainedModel
+
+__all__ = [
+    "CANDIDATES_FILE",
+    "SERVED_KEY",
+    "check_kept_candidate",
+    "keep_candidates",
+    "read_candidates",
+    "save_candidates",
+    "serve_kept_candidate",
+    "texts_match",
+    "texts_sha1",
+]
+
+CANDIDATES_FILE = "candidates.safetensors"
+SERVED_KEY = "served"  # the training texts' clusters as the saved model serves them, beside the candidates
+
+
+def texts_sha1(texts: Sequence[str]) -> str:
+    """The digest that ties a candidates file to the texts it partitions (order included)."""
+    digest = hashlib.sha1()
+    for text in texts:
+        digest.update(text.encode("utf-8", "replace") + b"\0")
+    return digest.hexdigest()
+
+
+def save_candidates(output_dir: str | os.PathLike, partitions: Mapping[str, np.ndarray], record: Mapping) -> None:
+    """Write every candidate's partition of the training texts (int32, one per text) to :data:`CANDIDATES_FILE`,
+    with ``texts_sha1`` and ``num_train_texts`` of ``record`` in its metadata (safetensors: no pickle)."""
+    from safetensors.numpy import save_file
+
+    tensors = {name: np.ascontiguousarray(np.asarray(labels, dtype=np.int32)) for name, labels in partitions.items()}
+    metadata = {"texts_sha1": str(record["texts_sha1"]), "num_train_texts": str(record["num_train_texts"])}
+    path = os.path.join(output_dir, CANDIDATES_FILE)
+    save_file(tensors, f"{path}.tmp", metadata=metadata)
+    os.replace(f"{path}.tmp", path)
+
+
+def read_candidates(model_dir: str | os.PathLike) -> tuple[dict[str, np.ndarray], dict[str, str]] | None:
+    """The candidates a run kept (:data:`CANDIDATES_FILE`): (name -> partition of its training texts, metadata with
+    ``texts_sha1`` and ``num_train_texts``), or None when the folder has none.
+
+    Example:
+        >>> partitions, meta = read_candidates("runs/auto-so")    # doctest: +SKIP
+        >>> sorted(partitions)[:2], meta["num_train_texts"]       # doctest: +SKIP
+        (['consensus', 'contrastive/head'], '20000')
+    """
+    from safetensors import safe_open
+
+    path = os.path.join(os.fspath(model_dir), CANDIDATES_FILE)
+    if not os.path.isfile(path):
+        return None
+    with safe_open(path, framework="numpy") as f:
+        metadata = dict(f.metadata() or {})
+        partitions = {name: f.get_tensor(name).astype(np.int64) for name in f.keys()}  # noqa: SIM118 - a safetensors file is not iterable
+    return partitions, metadata
+
+
+def texts_match(texts: Sequence[str], metadata: Mapping[str, str]) -> bool:
+    """Whether ``texts`` are the training texts a kept candidates file describes (same count and digest)."""
+    return str(len(texts)) == metadata.get("num_train_texts") and texts_sha1(texts) == metadata.get("texts_sha1")
+
+
+def serve_kept_candidate(
+    model: TextClusteringPreTrainedModel,
+    model_dir: str | os.PathLike,
+    texts: Sequence[str],
+    name: str,
+    *,
+    embeddings: np.ndarray | None = None,
+    random_state: int = 0,
+) -> ServingChoice:
+    """Make ``model`` serve candidate ``name`` that a ``train --method auto`` run kept in ``model_dir``, without
+    training: a linear head on the model's embeddings fitted to that partition of ``texts`` (the run's training
+    texts), as refinement fits one with no rounds.
+
+    Args:
+        model: the run's saved model (changed in place; calibrate it again afterwards).
+        model_dir: the run's folder (its :data:`CANDIDATES_FILE`).
+        texts: the run's training texts, in the order it trained on them.
+        name: a kept candidate (see ``training_run.json``'s ``auto.candidates``).
+        embeddings: ``model.embed(texts)`` when already computed.
+        random_state: seed of the head's fit.
+
+    Returns:
+        A :class:`~hf_textcluster.choosing.serving.ServingChoice` (``criterion`` None: the candidate was asked for).
+
+    Raises:
+        ValueError: the folder keeps no candidates, ``name`` is not one of them, or ``texts`` are not the texts
+            they partition.
+
+    Example:
+        >>> choice = serve_kept_candidate(model, "runs/auto", texts, "self_training/kmeans")   # doctest: +SKIP
+    """
+    kept = read_candidates(model_dir)
+    if kept is None:
+        raise ValueError(
+            f"{os.fspath(model_dir)} keeps no candidate partitions ({CANDIDATES_FILE}): only a `train --method auto` "
+            f"run keeps them; pass --serve auto or one of {', '.join(CANDIDATES)}."
+        )
+    partitions, metadata = kept
+    partitions.pop(SERVED_KEY, None)
+    if name not in partitions:
+        raise ValueError(f"`serve` {name!r} is not a kept candidate; pass one of {', '.join(partitions)}.")
+    if not texts_match(texts, metadata):
+        raise ValueError(
+            f"The kept candidates partition the run's {metadata.get('num_train_texts')} training texts; --input holds "
+            f"{len(texts)} other texts. Pass the texts the run trained on, in the same order."
+        )
+    if embeddings is None:
+        embeddings = model.embed(list(texts), show_progress_bar=False)
+    features = partition_features(model, embeddings)
+    fit = refine_partition(
+        features, partitions[name], num_clusters=model.config.num_clusters, max_rounds=0, random_state=random_state
+    )
+    apply_partition(model, name, fit)
+    return ServingChoice(
+        served=name,
+        criterion=None,
+        scores={},
+        labels=fit.predict(features),
+        candidates={name: partitions[name]},
+        serving=fit,
+    )
+
+
+def check_kept_candidate(model_dir: str | os.PathLike, name: str) -> None:
+    """One clear error unless ``model_dir`` keeps candidate ``name`` (:data:`CANDIDATES_FILE`)."""
+    kept = read_candidates(model_dir) if os.path.isdir(os.fspath(model_dir)) else None
+    if kept is None:
+        raise ValueError(
+            f"--serve {name!r} is not one of auto, {', '.join(CANDIDATES)}, and {os.fspath(model_dir)} keeps no "
+            f"candidate partitions ({CANDIDATES_FILE}, written by `train --method auto`)."
+        )
+    names = [n for n in kept[0] if n != SERVED_KEY]
+    if name not in names:
+        raise ValueError(
+            f"--serve {name!r} is not a kept candidate of {os.fspath(model_dir)}; pass one of {', '.join(names)}."
+        )
+
+
+def keep_candidates(
+    model_dir: str | os.PathLike, output_dir: str | os.PathLike, texts: Sequence[str], served_labels: np.ndarray
+) -> None:
+    """After the model of ``model_dir`` was made to serve another partition and saved to ``output_dir``: keep its
+    candidates there too, with the served clusters of the training texts updated (dropped when ``texts`` are other
+    texts, which the candidates do not partition)."""
+    kept = read_candidates(model_dir)
+    if kept is None:
+        return
+    partitions, metadata = kept
+    partitions.pop(SERVED_KEY, None)
+    if texts_match(texts, metadata):
+        partitions[SERVED_KEY] = np.asarray(served_labels)
+    save_candidates(output_dir, partitions, metadata)
