@@ -74,6 +74,7 @@ def rescore_kept_candidates(
     encoder: str | None = None,
     criteria: Sequence[str] = AUTO_CRITERIA,
     random_state: int = 0,
+    precision: str = "auto",
 ) -> dict[str, dict[str, float]]:
     """The label-free criteria of the candidates a ``train --method auto`` run kept, computed again (e.g. with
     criteria added since): each kept signal's model and the pretrained encoder embed ``texts`` again.
@@ -85,6 +86,7 @@ def rescore_kept_candidates(
             default encoder).
         criteria: which of :data:`~hf_textcluster.choosing.candidate_criteria.AUTO_CRITERIA` to compute.
         random_state: seed of the criteria (the run's seed reproduces its own values).
+        precision: of the encoding passes (``"auto"``, ``"fp32"``, ``"bf16"``; the run's own reproduces its values).
 
     Returns:
         ``{criterion: {candidate: value}}``.
@@ -112,9 +114,11 @@ def rescore_kept_candidates(
         folder = os.path.join(os.fspath(model_dir), SIGNALS_DIR, name)
         if os.path.isfile(os.path.join(folder, "config.json")):
             model = get_method(signal.method).model_class.from_pretrained(folder)
-            spaces[name] = partition_features(model, model.embed(list(texts), show_progress_bar=False))
+            embeddings = model.embed(list(texts), show_progress_bar=False, precision=precision)
+            spaces[name] = partition_features(model, embeddings)
     if model is None:
         raise ValueError(f"{os.fspath(model_dir)} keeps no trained signal under {SIGNALS_DIR}/.")
     embedder = _pretrained_embedder(model, encoder or recorded.get("encoder"))
-    spaces[PRETRAINED] = partition_features(embedder, embedder.embed(list(texts), show_progress_bar=False))
+    embeddings = embedder.embed(list(texts), show_progress_bar=False, precision=precision)
+    spaces[PRETRAINED] = partition_features(embedder, embeddings)
     return candidate_criteria(partitions, spaces, texts=texts, criteria=criteria, random_state=random_state)

@@ -193,3 +193,17 @@ def test_evaluate_scores_every_kept_candidate(auto_trained, toy_corpus, tmp_path
     _write_texts(tmp_path / "fewer.csv", texts[:60], labels[:60])
     assert main([*args[:3], "--input", str(tmp_path / "fewer.csv"), "--label-column", "label"]) == 0
     assert "not of these" in capsys.readouterr().out
+
+
+def test_rescoring_a_kept_run_reproduces_its_criteria(auto_trained, toy_corpus):
+    from hf_textcluster.runs.auto import rescore_kept_candidates
+
+    result, out = auto_trained
+    record = json.loads((out / "training_run.json").read_text())["auto"]
+    values = rescore_kept_candidates(out, toy_corpus[0], random_state=0, precision="fp32")
+    assert set(values) == set(record["criteria"])
+    for criterion, scores in values.items():
+        for name, value in scores.items():
+            assert value == pytest.approx(record["candidates"][name][criterion], abs=2e-6), (criterion, name)
+    with pytest.raises(ValueError, match="not the training texts"):
+        rescore_kept_candidates(out, toy_corpus[0][:-1])

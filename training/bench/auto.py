@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from .common import add_corpus_arguments, cpu_kind, default_baselines, mean_std, run_header, train_time
-from .store import put_row, run_dir, save_store
+from .store import put_row, run_dir, save_store, select_rows
 
 SECTION = "auto"
 
@@ -37,6 +37,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--skip-done", action="store_true", help="Skip (dataset, seed) pairs of this variant already stored (resume)."
+    )
+    parser.add_argument(
+        "--rescore",
+        action="store_true",
+        help="Train nothing: compute every label-free criterion again on the runs kept in runs/bench (e.g. criteria "
+        "added since they ran) and re-make each stored row's choice with today's default criterion.",
     )
     parser.add_argument(
         "--limit",
@@ -74,9 +80,53 @@ def score_candidates(labels, candidates: dict, served_labels, record: dict) -> d
     }
 
 
+def rescore(args, store: dict) -> None:
+    """Every stored row of the corpora and seeds asked for whose run is kept: its candidates' criteria computed again
+    (:func:`~hf_textcluster.runs.auto_candidates.rescore_kept_candidates`) and its choice re-made by today's default
+    criterion. The ACC of a re-made choice is its candidate's (for a candidate of the pretrained space or the
+    consensus the saved model would serve a linear head fitted to it, which agrees with it on most texts)."""
+    from hf_textcluster.choosing.candidate_criteria import DEFAULT_AUTO_CRITERION
+    from hf_textcluster.data import load_benchmark
+    from hf_textcluster.runs.auto_candidates import rescore_kept_candidates
+
+    for name in args.datasets:
+        for seed in args.seeds:
+            rows = select_rows(store, SECTION, dataset=name, seed=seed, variant=args.variant)
+            folder = run_dir(SECTION, name, seed, args.variant)
+            if not rows or not folder.is_dir():
+                print(f"{name:15s} seed {seed} auto: no stored row with a kept run to rescore", flush=True)
+                continue
+            texts = list(load_benchmark(name, data_dir=args.data_dir)["text"])
+            values = rescore_kept_candidates(folder, texts, random_state=seed)
+            row = dict(rows[0])
+            for candidate, part in row["partitions"].items():
+                part["criteria"] = {c: round(float(v[candidate]), 6) for c, v in values.items()}
+            served = criterion_picks(row, DEFAULT_AUTO_CRITERION)
+            if served != row["served_by_default"]:
+                row["served_acc"] = row["partitions"][served]["acc"]
+                row["served_nmi"] = row["partitions"][served]["nmi"]
+                row["served_note"] = "re-made choice: the ACC of the candidate"
+            row.update(
+                selection_criterion=DEFAULT_AUTO_CRITERION,
+                served_by_default=served,
+                served_candidate_acc=row["partitions"][served]["acc"],
+                serving_signal=served.split("/")[0]
+                if served.split("/")[0] in row["signals"]
+                else row["serving_signal"],
+            )
+            put_row(store, row)
+            save_store(store)
+            print(f"{name:15s} seed {seed} auto: rescored; {DEFAULT_AUTO_CRITERION} picks {served}", flush=True)
+
+
 def run(args, store: dict, run_id: str) -> None:
-    """Train the default on every corpus and seed asked for, score every candidate, store one row per run."""
+    """Train the default on every corpus and seed asked for, score every candidate, store one row per run (or, with
+    ``--rescore``, compute the criteria of kept runs again)."""
     import torch
+
+    if args.rescore:
+        rescore(args, store)
+        return
 
     from hf_textcluster.data import load_benchmark
     from hf_textcluster.runs.auto import SIGNALS

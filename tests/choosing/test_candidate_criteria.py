@@ -1,0 +1,89 @@
+"""Criteria of candidates made in different spaces: each in its own space, every candidate in every shared space, and
+the lexical space no candidate was made in."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hf_textcluster.choosing.candidate_criteria import (
+    AUTO_CRITERIA,
+    DEFAULT_AUTO_CRITERION,
+    candidate_criteria,
+    lexical_space,
+)
+from hf_textcluster.choosing.criteria import CRITERIA
+
+TOPICS = [
+    "sql join tables query",
+    "python list sort lambda",
+    "football match goal league",
+]
+
+
+def _texts(per=20, seed=0):
+    rng = np.random.default_rng(seed)
+    texts, truth = [], []
+    for k, topic in enumerate(TOPICS):
+        words = topic.split()
+        for _ in range(per):
+            texts.append(" ".join(rng.choice(words, size=3)) + f" note{rng.integers(1000)}")
+            truth.append(k)
+    return texts, np.array(truth)
+
+
+def _space(truth, sharp, seed):
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(truth.max() + 1, 8)) * sharp
+    x = centres[truth] + rng.normal(size=(truth.size, 8))
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+def test_lexical_space_is_lsa_of_the_texts_and_none_without_shared_words():
+    texts, truth = _texts()
+    x = lexical_space(texts)
+    assert x.shape[0] == len(texts) and x.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(x, axis=1), 1.0, atol=1e-5)
+    # texts of one topic are nearer each other than texts of another
+    sims = x @ x.T
+    same = truth[:, None] == truth[None, :]
+    assert sims[same].mean() > sims[~same].mean() + 0.3
+    assert lexical_space(["alpha beta", "gamma delta", "epsilon zeta"]) is None  # no word in two texts
+
+
+def test_shared_criterion_is_the_mean_over_every_space_and_the_lexical_one():
+    texts, truth = _texts()
+    spaces = {"a": _space(truth, 4, 1), "pretrained": _space(truth, 1, 2)}
+    shuffled = np.random.default_rng(3).permutation(truth)
+    candidates = {"a/kmeans": truth, "pretrained/kmeans": shuffled, "consensus": truth}
+    values = candidate_criteria(candidates, spaces, texts=texts, criteria=["knn_holdout_shared", "knn_holdout"])
+    lexical = lexical_space(texts)
+
+    def score(x, labels):  # the registry's criterion on the rows as every criterion gets them (float64, unit length)
+        x = np.asarray(x, dtype=np.float64)
+        return CRITERIA["knn_holdout"].score(x / np.linalg.norm(x, axis=1, keepdims=True), labels, 0)
+
+    for name, labels in candidates.items():
+        direct = [score(x, labels) for x in (spaces["a"], spaces["pretrained"], lexical)]
+        assert values["knn_holdout_shared"][name] == pytest.approx(np.mean(direct))
+    # own space: the pretrained candidate in the pretrained space only, the consensus in the trained signals' spaces
+    assert values["knn_holdout"]["pretrained/kmeans"] == pytest.approx(score(spaces["pretrained"], shuffled))
+    assert values["knn_holdout"]["consensus"] == pytest.approx(score(spaces["a"], truth))
+    assert values["knn_holdout_shared"]["a/kmeans"] > values["knn_holdout_shared"]["pretrained/kmeans"]
+
+
+def test_a_partition_of_one_sharpened_space_loses_to_one_every_space_shares():
+    texts, truth = _texts()
+    # a signal that sharpened its space around a wrong grouping: its own partition looks perfect there
+    wrong = (truth + np.arange(truth.size) % 2) % 3
+    spaces = {"a": _space(wrong, 8, 4), "b": _space(truth, 2, 5), "pretrained": _space(truth, 2, 6)}
+    candidates = {"a/kmeans": wrong, "b/kmeans": truth}
+    values = candidate_criteria(candidates, spaces, texts=texts)
+    assert values["knn_holdout"]["a/kmeans"] > values["knn_holdout"]["b/kmeans"]  # each judged where it was made
+    assert values["knn_holdout_shared"]["b/kmeans"] > values["knn_holdout_shared"]["a/kmeans"]
+    assert set(values) == set(AUTO_CRITERIA) and DEFAULT_AUTO_CRITERION in values
+
+
+def test_unknown_criteria_are_refused_by_name():
+    with pytest.raises(ValueError, match="`criteria` must be among"):
+        candidate_criteria({"a/x": np.zeros(3)}, {"a": np.eye(3)}, criteria=["nope"])
