@@ -19,7 +19,10 @@ The criteria here, all oriented so that higher is better:
   ``agreement_independent`` (against candidates of other sources only), ``agreement_ari``;
 * :data:`SPACE_CRITERIA`: a registry criterion in the space the candidate was made in (the consensus: the mean over
   the trained signals' spaces);
-* :data:`SHARED_CRITERIA`: a registry criterion averaged over every space (see above).
+* :data:`SHARED_CRITERIA`: a registry criterion averaged over every space (see above);
+* :data:`LEXICAL_CRITERIA`: ``knn_holdout_lexical``, the held-out neighbour vote in the lexical space alone, the one
+  view of the texts that shaped no candidate (where the texts share too few words for that space, it falls back to
+  ``knn_holdout_shared``).
 
 No labels ever enter this module.
 """
@@ -38,6 +41,7 @@ __all__ = [
     "AUTO_CRITERIA",
     "DEFAULT_AUTO_CRITERION",
     "LEXICAL",
+    "LEXICAL_CRITERIA",
     "POOL_CRITERIA",
     "SHARED_CRITERIA",
     "SPACE_CRITERIA",
@@ -48,8 +52,9 @@ __all__ = [
 POOL_CRITERIA = ("agreement", "agreement_independent", "agreement_ari")
 SPACE_CRITERIA = ("separability", "knn_holdout", "silhouette")
 SHARED_CRITERIA = ("knn_holdout_shared", "silhouette_shared")
-AUTO_CRITERIA = POOL_CRITERIA + SPACE_CRITERIA + SHARED_CRITERIA
-DEFAULT_AUTO_CRITERION = "knn_holdout_shared"
+LEXICAL_CRITERIA = ("knn_holdout_lexical",)
+AUTO_CRITERIA = POOL_CRITERIA + SPACE_CRITERIA + SHARED_CRITERIA + LEXICAL_CRITERIA
+DEFAULT_AUTO_CRITERION = "knn_holdout_lexical"
 LEXICAL = "lexical"
 PRETRAINED = "pretrained"
 
@@ -125,7 +130,7 @@ def candidate_criteria(
     Example:
         >>> spaces = {"contrastive": x1, "pretrained": x0}
         >>> values = candidate_criteria(candidates, spaces, texts=texts)  # doctest: +SKIP
-        >>> max(values["knn_holdout_shared"], key=values["knn_holdout_shared"].get)  # doctest: +SKIP
+        >>> max(values["knn_holdout_lexical"], key=values["knn_holdout_lexical"].get)  # doctest: +SKIP
         'self_training/kmeans'
     """
     unknown = [c for c in criteria if c not in AUTO_CRITERIA]
@@ -140,17 +145,18 @@ def candidate_criteria(
         },
     }
     trained = [s for s in spaces if s != PRETRAINED]
-    shared = list(spaces.values())
-    if texts is not None and any(c in SHARED_CRITERIA for c in criteria):
+    lexical = None
+    if texts is not None and any(c in SHARED_CRITERIA + LEXICAL_CRITERIA for c in criteria):
         lexical = lexical_space(texts, random_state=random_state)
-        shared += [lexical] if lexical is not None else []
+    shared = list(spaces.values()) + ([lexical] if lexical is not None else [])
     values: dict[str, dict[str, float]] = {}
     for criterion in criteria:
         if criterion in pool:
             values[criterion] = pool[criterion]()
-        elif criterion in SHARED_CRITERIA:
-            base = criterion.removesuffix("_shared")
-            values[criterion] = {n: _mean_score(base, shared, y, random_state) for n, y in candidates.items()}
+        elif criterion in SHARED_CRITERIA + LEXICAL_CRITERIA:
+            base, _, view = criterion.rpartition("_")
+            where = [lexical] if view == "lexical" and lexical is not None else shared
+            values[criterion] = {n: _mean_score(base, where, y, random_state) for n, y in candidates.items()}
         else:
             values[criterion] = {
                 n: _mean_score(criterion, [spaces[s] for s in _own_spaces(n, spaces, trained)], y, random_state)

@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..choosing.candidate_criteria import AUTO_CRITERIA, candidate_criteria
+from ..choosing.candidate_criteria import AUTO_CRITERIA, SHARED_CRITERIA, SPACE_CRITERIA, candidate_criteria
 from ..choosing.consensus import consensus_partition
 from ..choosing.serving import CANDIDATES, candidate_partitions, partition_features
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
@@ -109,6 +109,8 @@ def rescore_kept_candidates(
     if os.path.isfile(run_file):
         with open(run_file) as f:
             recorded = json.load(f)
+    if not any(c in SPACE_CRITERIA + SHARED_CRITERIA for c in criteria):  # nothing to embed
+        return candidate_criteria(partitions, {}, texts=texts, criteria=criteria, random_state=random_state)
     spaces, model = {}, None
     for name, signal in SIGNALS.items():
         folder = os.path.join(os.fspath(model_dir), SIGNALS_DIR, name)

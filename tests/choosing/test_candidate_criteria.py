@@ -87,3 +87,21 @@ def test_a_partition_of_one_sharpened_space_loses_to_one_every_space_shares():
 def test_unknown_criteria_are_refused_by_name():
     with pytest.raises(ValueError, match="`criteria` must be among"):
         candidate_criteria({"a/x": np.zeros(3)}, {"a": np.eye(3)}, criteria=["nope"])
+
+
+def test_lexical_criterion_votes_in_the_lexical_space_alone_and_falls_back_without_one():
+    texts, truth = _texts()
+    spaces = {"a": _space(truth, 4, 1), "pretrained": _space(truth, 1, 2)}
+    shuffled = np.random.default_rng(3).permutation(truth)
+    candidates = {"a/kmeans": truth, "pretrained/kmeans": shuffled}
+    values = candidate_criteria(candidates, spaces, texts=texts, criteria=["knn_holdout_lexical"])
+    lexical = lexical_space(texts).astype(np.float64)
+    lexical /= np.linalg.norm(lexical, axis=1, keepdims=True)
+    for name, labels in candidates.items():
+        assert values["knn_holdout_lexical"][name] == pytest.approx(CRITERIA["knn_holdout"].score(lexical, labels, 0))
+    # texts that share no word: no lexical space, so the vote is the shared spaces' mean
+    lonely = [f"word{i} other{i}" for i in range(len(truth))]
+    fallback = candidate_criteria(
+        candidates, spaces, texts=lonely, criteria=["knn_holdout_lexical", "knn_holdout_shared"]
+    )
+    assert fallback["knn_holdout_lexical"] == fallback["knn_holdout_shared"]

@@ -45,6 +45,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "added since they ran) and re-make each stored row's choice with today's default criterion.",
     )
     parser.add_argument(
+        "--criteria",
+        nargs="+",
+        default=None,
+        help="With --rescore: compute only these criteria (the others stay as stored); default: all.",
+    )
+    parser.add_argument(
         "--limit",
         type=int,
         default=None,
@@ -88,7 +94,10 @@ def rescore(args, store: dict) -> None:
     from hf_textcluster.choosing.candidate_criteria import DEFAULT_AUTO_CRITERION
     from hf_textcluster.data import load_benchmark
     from hf_textcluster.runs.auto_candidates import rescore_kept_candidates
+    from hf_textcluster.runs.recipes import load_recipe
+    from hf_textcluster.runs.signals import SIGNALS
 
+    criteria = {"criteria": args.criteria} if args.criteria else {}
     for name in args.datasets:
         for seed in args.seeds:
             rows = select_rows(store, SECTION, dataset=name, seed=seed, variant=args.variant)
@@ -96,11 +105,16 @@ def rescore(args, store: dict) -> None:
             if not rows or not folder.is_dir():
                 print(f"{name:15s} seed {seed} auto: no stored row with a kept run to rescore", flush=True)
                 continue
-            texts = list(load_benchmark(name, data_dir=args.data_dir)["text"])
-            values = rescore_kept_candidates(folder, texts, random_state=seed)
+            # the texts as the run read them: with the contrastive signal's augmented views (as `run` loads them)
+            views = load_recipe(SIGNALS["contrastive"].method, "cpu", None).get("augmentation")
+            texts = list(load_benchmark(name, data_dir=args.data_dir, augmentation=views)["text"])
+            values = rescore_kept_candidates(folder, texts, random_state=seed, **criteria)
             row = dict(rows[0])
             for candidate, part in row["partitions"].items():
-                part["criteria"] = {c: round(float(v[candidate]), 6) for c, v in values.items()}
+                part["criteria"] = {
+                    **part.get("criteria", {}),
+                    **{c: round(float(v[candidate]), 6) for c, v in values.items()},
+                }
             served = criterion_picks(row, DEFAULT_AUTO_CRITERION)
             if served != row["served_by_default"]:
                 row["served_acc"] = row["partitions"][served]["acc"]
