@@ -251,11 +251,15 @@ def render(store: dict, rows: list[dict]) -> list[str]:
         "shallow baseline* = the best of MiniLM + k-means, the BERTopic way at the true K and BERTopic's default.",
         "ACC in %, mean ± std over seeds; wall time (training, candidates, choice) per CPU kind; a run that shared",
         "the CPU with another job (its note says so) is left out unless all of its kind did (†: no measurement).",
+        "Criteria added after a run was made are computed on its kept models (`python -m training.bench auto",
+        "--rescore`), and its choice re-made by today's criterion.",
         "",
         "| dataset | served ACC | served (candidate) | oracle ACC (labels) | oracle | strongest shallow baseline "
         "| Δ served − baseline | wall s | seeds |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
+    from hf_textcluster.choosing.candidate_criteria import DEFAULT_AUTO_CRITERION
+
     for name in BENCHMARKS:
         d = [r for r in auto_rows if r["dataset"] == name]
         if not d:
@@ -269,6 +273,10 @@ def render(store: dict, rows: list[dict]) -> list[str]:
             f"| {mean_std([r['oracle_acc'] for r in d])} | {_counts(d, 'oracle')} "
             f"| {f'{100 * best[0]:.1f} ({best[1]})' if best else '–'} | {delta} | {wall} | {len(d)} |"
         )
+    earlier = [r for r in auto_rows if r.get("selection_criterion") not in (None, DEFAULT_AUTO_CRITERION)]
+    if earlier:
+        which = ", ".join(f"{r['dataset']} seed {r['seed']} ({r['selection_criterion']})" for r in earlier)
+        out += ["", f"Chosen by an earlier default criterion (runs not kept to re-score): {which}."]
     names = sorted({n for r in auto_rows for n in r["partitions"]}, key=_candidate_order)
     datasets = [n for n in BENCHMARKS if any(r["dataset"] == n for r in auto_rows)]
     out += [
