@@ -3,7 +3,6 @@ pretrained encoder's embeddings, and their consensus; and the criteria of a kept
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 
@@ -14,6 +13,7 @@ from ..choosing.consensus import consensus_partition
 from ..choosing.serving import CANDIDATES, candidate_partitions, partition_features
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..models import get_method
+from .folder import read_training_run
 from .kept_candidates import CANDIDATES_FILE, SERVED_KEY, read_candidates, texts_match
 from .signals import CONSENSUS, PRETRAINED, PRETRAINED_CANDIDATES, SIGNALS, SIGNALS_DIR
 
@@ -104,11 +104,6 @@ def rescore_kept_candidates(
     partitions.pop(SERVED_KEY, None)
     if not texts_match(texts, metadata):
         raise ValueError("`texts` are not the training texts the kept candidates partition (count or digest differ).")
-    run_file = os.path.join(os.fspath(model_dir), "training_run.json")
-    recorded = {}
-    if os.path.isfile(run_file):
-        with open(run_file) as f:
-            recorded = json.load(f)
     if not any(c in SPACE_CRITERIA + SHARED_CRITERIA for c in criteria):  # nothing to embed
         return candidate_criteria(partitions, {}, texts=texts, criteria=criteria, random_state=random_state)
     spaces, model = {}, None
@@ -120,7 +115,7 @@ def rescore_kept_candidates(
             spaces[name] = partition_features(model, embeddings)
     if model is None:
         raise ValueError(f"{os.fspath(model_dir)} keeps no trained signal under {SIGNALS_DIR}/.")
-    embedder = _pretrained_embedder(model, encoder or recorded.get("encoder"))
+    embedder = _pretrained_embedder(model, encoder or (read_training_run(model_dir) or {}).get("encoder"))
     embeddings = embedder.embed(list(texts), show_progress_bar=False, precision=precision)
     spaces[PRETRAINED] = partition_features(embedder, embeddings)
     return candidate_criteria(partitions, spaces, texts=texts, criteria=criteria, random_state=random_state)

@@ -86,6 +86,14 @@ def score_candidates(labels, candidates: dict, served_labels, record: dict) -> d
     }
 
 
+def _contrastive_views() -> str | None:
+    """The augmented views of the contrastive signal's ``cpu`` recipe: every signal of a run trains on these."""
+    from hf_textcluster.runs.recipes import load_recipe
+    from hf_textcluster.runs.signals import SIGNALS
+
+    return load_recipe(SIGNALS["contrastive"].method, "cpu", None).get("augmentation")
+
+
 def rescore(args, store: dict) -> None:
     """Every stored row of the corpora and seeds asked for whose run is kept: its candidates' criteria computed again
     (:func:`~hf_textcluster.runs.auto_candidates.rescore_kept_candidates`) and its choice re-made by today's default
@@ -94,8 +102,6 @@ def rescore(args, store: dict) -> None:
     from hf_textcluster.choosing.candidate_criteria import DEFAULT_AUTO_CRITERION
     from hf_textcluster.data import load_benchmark
     from hf_textcluster.runs.auto_candidates import rescore_kept_candidates
-    from hf_textcluster.runs.recipes import load_recipe
-    from hf_textcluster.runs.signals import SIGNALS
 
     criteria = {"criteria": args.criteria} if args.criteria else {}
     for name in args.datasets:
@@ -106,8 +112,7 @@ def rescore(args, store: dict) -> None:
                 print(f"{name:15s} seed {seed} auto: no stored row with a kept run to rescore", flush=True)
                 continue
             # the texts as the run read them: with the contrastive signal's augmented views (as `run` loads them)
-            views = load_recipe(SIGNALS["contrastive"].method, "cpu", None).get("augmentation")
-            texts = list(load_benchmark(name, data_dir=args.data_dir, augmentation=views)["text"])
+            texts = list(load_benchmark(name, data_dir=args.data_dir, augmentation=_contrastive_views())["text"])
             values = rescore_kept_candidates(folder, texts, random_state=seed, **criteria)
             row = dict(rows[0])
             for candidate, part in row["partitions"].items():
@@ -143,8 +148,6 @@ def run(args, store: dict, run_id: str) -> None:
         return
 
     from hf_textcluster.data import load_benchmark
-    from hf_textcluster.runs.auto import SIGNALS
-    from hf_textcluster.runs.recipes import load_recipe
     from hf_textcluster.runs.train import train_clusterer
 
     overrides = {"save_strategy": "no", "disable_tqdm": True, "logging_steps": 100}
@@ -164,8 +167,7 @@ def run(args, store: dict, run_id: str) -> None:
                 continue
             dataset = name
             if args.limit:  # a quick check on a seeded subset, with the contrastive signal's views
-                views = load_recipe(SIGNALS["contrastive"].method, "cpu", None).get("augmentation")
-                full = load_benchmark(name, data_dir=args.data_dir, augmentation=views)
+                full = load_benchmark(name, data_dir=args.data_dir, augmentation=_contrastive_views())
                 dataset = full.shuffle(seed=0).select(range(min(args.limit, len(full))))
             output_dir = str(run_dir(SECTION, name, seed, args.variant or ("check" if args.limit else "")))
             start = time.perf_counter()
