@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..data import load_text_file
+from ..modeling.calibration import UPDATE_FAR_QUANTILE
 from ..runs.curation import update_saved_model
 from ._args import add_curation_args, curation_texts, refresh_card
 
@@ -13,8 +14,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     update = subparsers.add_parser(
         "update",
         help="Take new texts (--input) into a trained model without retraining its encoder: the clusters' centres "
-        "move by a running mean, and a cohesive group of texts far from every cluster is proposed as a new cluster "
-        "(--accept-new adds it). Saved to a new folder; the old one is kept.",
+        "move by a running mean, and a cohesive group of texts far from their nearest cluster, grown by k-means steps "
+        "and as distinct as the existing clusters are, is proposed as a new cluster (--accept-new adds it). Saved to a new folder; the old one is kept.",
     )
     update.add_argument("--accept-new", action="store_true", help="Add the proposed group as a new cluster.")
     update.add_argument(
@@ -25,8 +26,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     update.add_argument(
         "--outlier-quantile",
         type=float,
-        default=0.99,
-        help="A text is far from a cluster beyond this quantile of its calibrated distances (default 0.99).",
+        default=UPDATE_FAR_QUANTILE,
+        help="A text is far beyond this quantile of its nearest cluster's calibrated distances (default 0.9).",
     )
     update.add_argument("--min-new-size", type=int, help="The smallest group proposed (default: from the batch).")
     add_curation_args(update, input_required=True)
@@ -61,7 +62,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         )
     )
     print(
-        f"Updated {args.model} with {len(texts):,} texts ({int(result.far.sum()):,} far from every cluster; "
+        f"Updated {args.model} with {len(texts):,} texts ({int(result.far.sum()):,} far from their nearest cluster; "
         f"{proposal}); saved to {args.output_dir} ({args.model} is unchanged)."
     )
     return 0

@@ -38,6 +38,8 @@ QUANTILE_LEVELS = 101
 # comes from the distances of all calibration texts to their own clusters' centres (pooled) instead.
 MIN_CLUSTER_SIZE = 20
 DEFAULT_OUTLIER_QUANTILE = 0.99
+# `update`: a text farther from its nearest cluster than nine in ten of that cluster's texts may belong to a new one
+UPDATE_FAR_QUANTILE = 0.9
 
 
 def check_outlier_quantile(value, argument_name: str = "outlier_quantile") -> float:

@@ -307,7 +307,7 @@ class UpdateResult:
     Attributes:
         clusters: each text's cluster after the update (the new cluster's id for an accepted group's texts).
         distance: cosine distance of each text to its cluster's calibrated centre.
-        far: texts farther from every cluster's centre than that cluster's ``outlier_quantile`` of its texts.
+        far: texts farther from their nearest cluster's centre than that cluster's ``outlier_quantile`` of its texts.
         proposed: indices (into the texts) of a cohesive group among the far texts, proposed as a new cluster;
             None when there is none.
         accepted: whether ``proposed`` was added as a cluster (``accept_new=True``); its id is then ``new_cluster``.
@@ -445,3 +445,32 @@ def cohesive_group(
             if np.median(1 - unit[rows] @ centre) <= max_distance and (best is None or rows.size > best.size):
                 best = rows
     return best
+
+
+def grown_group(unit: np.ndarray, rows: np.ndarray, centres: np.ndarray, steps: int = 3) -> np.ndarray:
+    """``rows`` of ``unit`` (L2-normalised embeddings) grown by a few k-means steps against fixed ``centres`` (the
+    existing clusters', L2-normalised): every row nearer to the group's centre than to each of ``centres`` joins it;
+    the rows of the last step (a seed found among the far texts reaches the group's texts that were not far)."""
+    nearest_old = (1 - unit @ centres.T).min(axis=1)
+    for _ in range(steps):
+        centre = unit[rows].mean(axis=0)
+        centre /= max(np.linalg.norm(centre), 1e-12)
+        grown = np.flatnonzero(1 - unit @ centre < nearest_old)
+        if grown.size == 0 or np.array_equal(grown, rows):
+            break
+        rows = grown
+    return rows
+
+
+def is_distinct(unit: np.ndarray, rows: np.ndarray, centres: np.ndarray) -> bool:
+    """Whether the centre of ``rows`` is at least as far (cosine) from every one of ``centres`` as the two closest
+    of ``centres`` are from each other: a new cluster must stand apart as much as the existing ones do (a fringe of an
+    existing cluster does not)."""
+    centre = unit[rows].mean(axis=0)
+    centre /= max(np.linalg.norm(centre), 1e-12)
+    if centres.shape[0] < 2:
+        return True
+    between = 1 - centres @ centres.T
+    np.fill_diagonal(between, np.inf)
+    return float((1 - centres @ centre).min()) >= float(between.min())
+

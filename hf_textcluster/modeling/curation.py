@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from .calibration import (
-    DEFAULT_OUTLIER_QUANTILE,
+    UPDATE_FAR_QUANTILE,
     check_outlier_quantile,
     quantile_at,
     quantile_rank,
@@ -29,6 +29,8 @@ from .cluster_edits import (
     UpdateResult,
     append_row,
     cohesive_group,
+    grown_group,
+    is_distinct,
     head_inputs,
     merge_rows,
     split_rows,
@@ -251,7 +253,7 @@ class CurationMixin(_ModelBase):
         self,
         texts: Sequence[str],
         accept_new: bool = False,
-        outlier_quantile: float = DEFAULT_OUTLIER_QUANTILE,
+        outlier_quantile: float = UPDATE_FAR_QUANTILE,
         min_new_size: int | None = None,
         new_name: str | None = None,
         random_state: int | None = 0,
@@ -266,15 +268,19 @@ class CurationMixin(_ModelBase):
         are assigned to it; counts grow), and the head's row follows (a centroid is the mean; a linear row gets the
         nearest-mean term ``s(|x - mean|² - |x - new mean|²)``, see :mod:`hf_textcluster.modeling.cluster_edits`). The
         state starts with ``start_online`` (call it with the training texts first; else this batch starts it and
-        moves nothing). Texts farther from every cluster's calibrated centre than that cluster's
-        ``outlier_quantile`` of its texts are *far*: they move no centre, and the largest cohesive group among them
-        (median distance to its own centre no larger than a typical cluster's, at least ``min_new_size`` texts) is
-        proposed as a new cluster; ``accept_new=True`` adds it (every head grows by one row, the calibration too).
+        moves nothing). A text farther from its nearest calibrated centre than that cluster's ``outlier_quantile``
+        of its calibration texts is *far*. The largest cohesive group among the far texts (median distance to its own
+        centre no larger than a typical cluster's) seeds a new cluster; it grows by a few k-means steps against the
+        fixed existing centres (the texts of the batch nearer to its centre than to every existing one join it), and
+        it is proposed when it has at least ``min_new_size`` texts and its centre stands as far from every existing
+        centre as the two closest existing centres stand from each other. Far and proposed texts move no centre;
+        ``accept_new=True`` adds the proposal (every head grows by one row, the calibration too).
 
         Args:
             texts: the new texts.
             accept_new: add the proposed group as a cluster.
-            outlier_quantile: beyond this quantile of a cluster's calibrated distances a text is far from it.
+            outlier_quantile: beyond this quantile of its nearest cluster's calibrated distances a text is far
+                (default 0.9: farther than nine in ten of that cluster's own texts).
             min_new_size: the smallest group proposed; default a quarter of the texts per cluster in this batch
                 (at least 5).
             new_name: the new cluster's name (default ``cluster_<id>``).
@@ -304,10 +310,13 @@ class CurationMixin(_ModelBase):
         inputs = {k: v.cpu() for k, v in inputs.items()}
         labels = probs.argmax(dim=-1).cpu()
         unit = torch.nn.functional.normalize(embeddings.float().cpu(), dim=-1)
-        far = self._far_from_every_cluster(unit, outlier_quantile)
-        moved = self._move_online(inputs, labels, unit, far)
+        far = self._far_from_nearest_cluster(unit, outlier_quantile)
         size = min_new_size or max(5, math.ceil(len(texts) / num_clusters / 4))
         proposed = self._propose_cluster(unit, far, size, random_state)
+        still = far.clone()
+        if proposed is not None:
+            still[torch.as_tensor(proposed)] = True
+        moved = self._move_online(inputs, labels, unit, still)
         new_cluster = None
         if accept_new and proposed is not None:
             new_cluster = self._add_cluster(inputs, unit, proposed, new_name)
@@ -325,11 +334,12 @@ class CurationMixin(_ModelBase):
             moved=moved.numpy(),
         )
 
-    def _far_from_every_cluster(self, unit: torch.Tensor, outlier_quantile: float) -> torch.Tensor:
-        """Which texts (unit embeddings) are beyond every cluster's ``outlier_quantile`` of calibrated distances."""
+    def _far_from_nearest_cluster(self, unit: torch.Tensor, outlier_quantile: float) -> torch.Tensor:
+        """Which texts (unit embeddings) are beyond their nearest cluster's ``outlier_quantile`` of calibrated
+        distances."""
         cal = self.calibration
-        to_centres = 1 - unit @ cal.centres.float().cpu().T
-        return (to_centres > cal.thresholds(outlier_quantile).float().cpu()[None, :]).all(dim=-1)
+        nearest = (1 - unit @ cal.centres.float().cpu().T).min(dim=-1)
+        return nearest.values > cal.thresholds(outlier_quantile).float().cpu()[nearest.indices]
 
     def _move_online(self, inputs: dict[str, torch.Tensor], labels, unit: torch.Tensor, far) -> torch.Tensor:
         """Move the clusters (heads' rows and calibrated centres) by the running means of the texts that are not far;
@@ -345,13 +355,19 @@ class CurationMixin(_ModelBase):
         return moved
 
     def _propose_cluster(self, unit: torch.Tensor, far, size: int, random_state: int | None) -> np.ndarray | None:
-        """The rows of the largest cohesive group of at least ``size`` far texts (see ``cohesive_group``), or None."""
+        """The rows of a proposed new cluster: the largest cohesive group of far texts (``cohesive_group``) grown
+        against the existing centres (``grown_group``), when it keeps ``size`` texts and stands apart
+        (``is_distinct``); else None."""
         typical = float(quantile_at(self.calibration.distance_quantiles.float(), 0.5).median())
         far_rows = torch.nonzero(far).flatten().numpy()
         if far_rows.size < size:
             return None
         group = cohesive_group(unit[far_rows].numpy(), size, typical, random_state=random_state)
-        return None if group is None else far_rows[group]
+        if group is None:
+            return None
+        centres = torch.nn.functional.normalize(self.calibration.centres.float().cpu(), dim=-1).numpy()
+        rows = grown_group(unit.numpy(), far_rows[group], centres)
+        return rows if rows.size >= size and is_distinct(unit.numpy(), rows, centres) else None
 
     def _add_cluster(self, inputs: dict[str, torch.Tensor], unit, proposed: np.ndarray, new_name: str | None) -> int:
         """Grow every head, the online state and the names by one cluster made of the texts ``proposed``; its id."""

@@ -465,18 +465,23 @@ def test_verdict_names_a_better_variant_and_leaves_out_other_encoders_and_held_o
     )
 
 
-def test_verdict_gives_what_train_serves_by_default_for_the_method_whose_choice_scored_best(bench):
-    """The served column is the label-free choice's ACC (not the head's nor the oracle's), best method by it, with its
-    differences to the strongest baseline and the best reported number."""
+def test_verdict_gives_what_train_serves_by_default_the_auto_runs_served_partition(bench):
+    """The served column is `train --method auto`'s served ACC (not a method's head, nor the oracle), its mean over
+    seeds, with its differences to the strongest baseline and the best reported number; a variant's runs (another
+    configuration) stay out, and a corpus without an auto run says so."""
 
-    def scored(method, head, served, oracle):
+    def auto(seed, served, variant=""):
         return {
-            **_row(method, "tweet", head, "r"),
-            "partitions": {"head": {"acc": head}},
-            "served_by_default": "kmeans+refined",
+            "section": "auto",
+            "method": "auto",
+            "dataset": "tweet",
+            "seed": seed,
+            "run": "r",
+            "variant": variant,
+            "served_by_default": "self_training/kmeans",
             "served_acc": served,
-            "oracle": "kmeans",
-            "oracle_acc": oracle,
+            "oracle": "consensus",
+            "oracle_acc": 0.95,
         }
 
     baseline = {
@@ -488,15 +493,12 @@ def test_verdict_gives_what_train_serves_by_default_for_the_method_whose_choice_
         "nmi": 0.8,
         "run": "r",
     }
-    rows = [
-        scored("sccl", 0.61, 0.66, 0.70),
-        scored("decmlm", 0.62, 0.68, 0.69),
-        _row("aecl", "tweet", 0.90, "r"),
-        baseline,
-    ]
+    rows = [_row("sccl", "tweet", 0.61, "r"), _row("aecl", "tweet", 0.90, "r"), baseline]
+    assert leaderboard.render_leaderboard(rows)[1][0].served is None
+    rows += [auto(0, 0.67), auto(1, 0.69), auto(0, 0.99, variant="10x")]
     verdict = leaderboard.render_leaderboard(rows)[1][0]
-    assert (verdict.served, verdict.served_how) == (68.0, "DEC-MLM; 1 seed")
-    assert leaderboard.verdict_table([verdict], "dataset")[2].endswith("| 68.0 (DEC-MLM; 1 seed) | +4.0 | -21.6 |")
+    assert (round(verdict.served, 6), verdict.served_how) == (68.0, "auto; 2 seeds")
+    assert leaderboard.verdict_table([verdict], "dataset")[2].endswith("| 68.0 (auto; 2 seeds) | +4.0 | -21.6 |")
 
 
 def test_render_rewrites_the_committed_results_page_from_its_store():
@@ -772,8 +774,8 @@ def test_auto_section_scores_the_choice_and_every_criterion_against_the_oracle(b
     assert "| knn_holdout | 1 of 1 | 0.0 | 0.0 | contrastive/umap_kmeans (1) |" in md
     assert "| always consensus | 0 of 1 | 6.0 | 6.0 | consensus (1) |" in md
     assert "| contrastive/umap_kmeans | **86.0** |" in md
-    # the leaderboard in short keeps one method's label-free choice in its served column: auto is not a default
+    # the leaderboard in short's served column is the auto run's (the default), not one method's label-free choice
     rows.append({**_row("sccl", "tweet", 0.6, "r"), "partitions": {"head": {"acc": 0.6}}, "served_acc": 0.62})
     verdict = leaderboard.render_leaderboard(rows)[1][0]
-    assert (verdict.served, verdict.served_how) == (62.0, "SCCL; 1 seed")
+    assert (verdict.served, verdict.served_how) == (79.0, "auto; 1 seed")
     assert auto.render({"runs": {}}, [baseline]) == []  # no auto rows, no section

@@ -44,6 +44,13 @@ def test_train_help_lists_the_trainer_options_and_what_recipe_augmentation_does(
     assert "dropout-only views" in text and "(default: the recipe's)" in text and "--save-steps 100" in text
 
 
+def test_train_runs_auto_unless_a_method_is_named():
+    args, _ = parse_command_line(["train", "--input", "t.csv", "--num-clusters", "5", "--output-dir", "x"])
+    assert args.method == "auto"
+    assert parse_command_line(["train", "--method", "sccl", "--output-dir", "x"])[0].method == "sccl"
+    assert "auto (default)" in " ".join(_commands()["train"].format_help().split())
+
+
 def test_underscore_spellings_still_work_and_reach_the_trainer():
     from hf_textcluster.cli._trainer_flags import trainer_flags
 

@@ -158,17 +158,9 @@ def render_leaderboard(rows: list[dict]) -> tuple[list[str], list[Verdict]]:
                 ("umap_kmeans_acc", ", UMAP k-means after"),
             )
         )
-        # What `train` serves by default (the label-free choice among one method's partitions), for the method whose
-        # choice scored best over the runs that scored their partitions. `train --method auto` is not a default: its
-        # rows have their own section (auto.py).
-        served = max(
-            (
-                (statistics.mean(r["served_acc"] for r in d), len(d), display_name(method))
-                for method in {r["method"] for r in mrows}
-                if (d := [r for r in mrows if r["method"] == method and r.get("partitions")])
-            ),
-            default=None,
-        )
+        # What `train` serves by default: `--method auto`'s label-free choice, its mean over the seeds measured.
+        arows = [r for r in rows if r["section"] == "auto" and r["dataset"] == name and not r.get("variant")]
+        served = (statistics.mean(r["served_acc"] for r in arows), len(arows), "auto") if arows else None
         verdicts.append(
             Verdict(
                 name,
@@ -195,10 +187,8 @@ def render_leaderboard(rows: list[dict]) -> tuple[list[str], list[Verdict]]:
         "*Best of any configuration* takes every configuration measured with MiniLM (ablations and earlier",
         "recipes too; each trainable with the `--config` of its section's command), when one beats our best: a",
         "choice made with labels, so optimistic on one seed.",
-        "*Served by default*: what one method's `train` serves (the label-free choice among its candidate",
-        "partitions, see *Which partition to serve*) for the method whose choice scored best, over the runs that",
-        "scored their partitions: choosing that method is the leaderboard's (labels), choosing its partition is not.",
-        "`train --method auto` (two training signals and their consensus) has its own section below.",
+        "*Served by default*: what `train` serves by default (`--method auto`: two training signals, every read-out",
+        "of each and their consensus, one chosen without labels; see its section below), mean over the seeds run.",
         "",
         *verdict_table(verdicts, "dataset"),
         "",

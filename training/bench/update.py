@@ -30,6 +30,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--training", nargs="*", default=[], metavar="KEY=JSON", help="TrainingArguments overrides (checks only)."
     )
     parser.add_argument("--redo", action="store_true", help="Measure again the corpora and seeds already stored.")
+    parser.add_argument(
+        "--retrain",
+        action="store_true",
+        help="Train again even where runs/bench keeps a finished model of the same method, recipe, seed, K and texts "
+        "(by default it is loaded: measuring another update rule costs no training).",
+    )
 
 
 def held_out_class(labels: np.ndarray) -> int:
@@ -60,9 +66,31 @@ def new_cluster_scores(final: np.ndarray, new_ids: list[int], held_rows: np.ndar
     return hits / max(int((final == best).sum()), 1), hits / max(int(held_rows.sum()), 1)
 
 
+def _kept_model(method, dataset, output_dir, args, seed, num_clusters):
+    """The model a finished earlier run left in ``output_dir`` when it is this run (method, recipe, seed, K, the
+    texts, the default schedule), or None."""
+    from hf_textcluster.runs.folder import RunFolder, load_clusterer
+
+    folder = RunFolder(output_dir)
+    if args.retrain or args.max_steps or args.training or args.encoder or not folder.holds_trained_model():
+        return None
+    identity, record = folder.read_identity() or {}, folder.read_training_run() or {}
+    texts = RunFolder.identity_of(method, num_clusters, None, {}, dataset)["texts_sha1"]
+    same = (
+        identity.get("texts_sha1") == texts
+        and (num_clusters is None or identity.get("num_clusters") == num_clusters)
+        and (record.get("method"), record.get("recipe"), record.get("seed")) == (method, args.recipe, seed)
+    )
+    return load_clusterer(output_dir) if same else None
+
+
 def _train(method, dataset, output_dir, args, seed, num_clusters):
     from hf_textcluster.runs.train import train_clusterer
 
+    kept = _kept_model(method, dataset, output_dir, args, seed, num_clusters)
+    if kept is not None:
+        print(f"{output_dir}: the finished run kept there is loaded (--retrain to train again)", flush=True)
+        return kept, None
     overrides = {"save_strategy": "no", "disable_tqdm": True, "logging_steps": 100}
     if args.max_steps:
         overrides["max_steps"] = args.max_steps
@@ -143,10 +171,11 @@ def run(args, store: dict, run_id: str) -> None:
                 "first_new_batch": proposed_in[0] if proposed_in else None,
                 "precision": precision,
                 "recall": recall,
-                "train_seconds": round(train_seconds, 1),
                 "update_seconds": round(update_seconds, 1),
-                "retrain_seconds": round(retrain_seconds, 1),
             }
+            for key, seconds in (("train_seconds", train_seconds), ("retrain_seconds", retrain_seconds)):
+                if seconds is not None:  # None: a kept run was loaded, not trained
+                    row[key] = round(seconds, 1)
             if args.limit or args.max_steps or args.encoder or args.training:
                 row["variant"] = "check run"  # a small run, kept out of the table
             put_row(store, row)
