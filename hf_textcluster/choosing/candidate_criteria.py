@@ -22,7 +22,11 @@ The criteria here, all oriented so that higher is better:
 * :data:`SHARED_CRITERIA`: a registry criterion averaged over every space (see above);
 * :data:`LEXICAL_CRITERIA`: ``knn_holdout_lexical``, the held-out neighbour vote in the lexical space alone, the one
   view of the texts that shaped no candidate (where the texts share too few words for that space, it falls back to
-  ``knn_holdout_shared``).
+  ``knn_holdout_shared``);
+* :data:`SUPPORTED_CRITERIA`: ``knn_holdout_lexical_supported``, the lexical vote among the candidates the others
+  support: the quarter of candidates that agree least with the rest (ANMI) are set aside (their value is the vote
+  minus 1, below every other), so one read-out's idiosyncratic partition (UMAP splitting one topic in two and merging
+  two others, say) cannot win on a small edge in the vote.
 
 No labels ever enter this module.
 """
@@ -45,16 +49,21 @@ __all__ = [
     "POOL_CRITERIA",
     "SHARED_CRITERIA",
     "SPACE_CRITERIA",
+    "SUPPORTED_CRITERIA",
     "candidate_criteria",
     "lexical_space",
+    "supported_vote",
 ]
 
 POOL_CRITERIA = ("agreement", "agreement_independent", "agreement_ari")
 SPACE_CRITERIA = ("separability", "knn_holdout", "silhouette")
 SHARED_CRITERIA = ("knn_holdout_shared", "silhouette_shared")
 LEXICAL_CRITERIA = ("knn_holdout_lexical",)
-AUTO_CRITERIA = POOL_CRITERIA + SPACE_CRITERIA + SHARED_CRITERIA + LEXICAL_CRITERIA
-DEFAULT_AUTO_CRITERION = "knn_holdout_lexical"
+SUPPORTED_CRITERIA = ("knn_holdout_lexical_supported",)
+AUTO_CRITERIA = POOL_CRITERIA + SPACE_CRITERIA + SHARED_CRITERIA + LEXICAL_CRITERIA + SUPPORTED_CRITERIA
+DEFAULT_AUTO_CRITERION = "knn_holdout_lexical_supported"
+# The share of candidates, least in agreement with the others, that knn_holdout_lexical_supported sets aside.
+UNSUPPORTED_SHARE = 0.25
 LEXICAL = "lexical"
 PRETRAINED = "pretrained"
 
@@ -136,6 +145,10 @@ def candidate_criteria(
     unknown = [c for c in criteria if c not in AUTO_CRITERIA]
     if unknown:
         raise ValueError(f"`criteria` must be among {', '.join(AUTO_CRITERIA)}; got {unknown}.")
+    wanted = list(criteria)
+    if SUPPORTED_CRITERIA[0] in wanted:  # made of two others: computed first, kept only when asked for
+        needed = [c for c in ("agreement", "knn_holdout_lexical") if c not in wanted]
+        criteria = needed + [c for c in wanted if c not in SUPPORTED_CRITERIA] + list(SUPPORTED_CRITERIA)
     pool: dict[str, Callable[[], dict[str, float]]] = {
         "agreement": lambda: average_nmi(candidates),
         "agreement_independent": lambda: average_nmi(candidates, source=_source),
@@ -151,7 +164,9 @@ def candidate_criteria(
     shared = list(spaces.values()) + ([lexical] if lexical is not None else [])
     values: dict[str, dict[str, float]] = {}
     for criterion in criteria:
-        if criterion in pool:
+        if criterion in SUPPORTED_CRITERIA:
+            values[criterion] = supported_vote(values["knn_holdout_lexical"], values["agreement"])
+        elif criterion in pool:
             values[criterion] = pool[criterion]()
         elif criterion in SHARED_CRITERIA + LEXICAL_CRITERIA:
             base, _, view = criterion.rpartition("_")
@@ -162,7 +177,19 @@ def candidate_criteria(
                 n: _mean_score(criterion, [spaces[s] for s in _own_spaces(n, spaces, trained)], y, random_state)
                 for n, y in candidates.items()
             }
-    return values
+    return {c: values[c] for c in wanted}
+
+
+def supported_vote(vote: Mapping[str, float], agreement: Mapping[str, float]) -> dict[str, float]:
+    """``vote`` where a candidate's ``agreement`` with the others is at least the pool's
+    :data:`UNSUPPORTED_SHARE` quantile; ``vote - 1`` (below every other) for the rest.
+
+    Example:
+        >>> supported_vote({"a": 0.6, "b": 0.5, "c": 0.4, "d": 0.3}, {"a": 0.1, "b": 0.8, "c": 0.7, "d": 0.9})
+        {'a': -0.4, 'b': 0.5, 'c': 0.4, 'd': 0.3}
+    """
+    cut = float(np.quantile([agreement[n] for n in vote], UNSUPPORTED_SHARE))
+    return {n: float(v) if agreement[n] >= cut else float(v) - 1.0 for n, v in vote.items()}
 
 
 def _own_spaces(name: str, spaces: Mapping[str, np.ndarray], trained: list[str]) -> list[str]:

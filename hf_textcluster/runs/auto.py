@@ -11,8 +11,8 @@ gathers as candidates
   ``pretrained/umap_kmeans``: what a user gets in seconds without training);
 - ``consensus``: the cluster ensemble of all of them (:func:`~hf_textcluster.choosing.consensus.consensus_partition`).
 
-A label-free criterion (:data:`~hf_textcluster.choosing.candidate_criteria.DEFAULT_AUTO_CRITERION`: every candidate
-scored by a held-out neighbour vote in every space at once, the pretrained encoder's, each signal's and a lexical one)
+A label-free criterion (:data:`~hf_textcluster.choosing.candidate_criteria.DEFAULT_AUTO_CRITERION`: a held-out
+neighbour vote in a lexical space of the texts, which shaped no candidate, among the candidates the others support)
 chooses one, and ONE model serves it: the signal that made it,
 or for the consensus and the pretrained candidates, the trained signal whose linear head on its embeddings reproduces
 that partition most faithfully (the head fitted as refinement fits one, with no rounds). The result is a normal saved

@@ -105,3 +105,28 @@ def test_lexical_criterion_votes_in_the_lexical_space_alone_and_falls_back_witho
         candidates, spaces, texts=lonely, criteria=["knn_holdout_lexical", "knn_holdout_shared"]
     )
     assert fallback["knn_holdout_lexical"] == fallback["knn_holdout_shared"]
+
+
+def test_supported_vote_sets_aside_the_quarter_least_in_agreement_and_is_the_default():
+    from hf_textcluster.choosing.consensus import average_nmi
+
+    texts, truth = _texts()
+    spaces = {"a": _space(truth, 4, 1), "pretrained": _space(truth, 1, 2)}
+    rng = np.random.default_rng(5)
+    noisy = [np.where(rng.random(truth.size) < share, rng.integers(0, 3, truth.size), truth) for share in (0.1, 0.2)]
+    candidates = {
+        "a/kmeans": truth,
+        "a/umap_kmeans": noisy[0],
+        "pretrained/kmeans": noisy[1],
+        "consensus": truth.copy(),
+        "pretrained/umap_kmeans": rng.permutation(truth),  # agrees with no other
+    }
+    values = candidate_criteria(candidates, spaces, texts=texts, criteria=["knn_holdout_lexical_supported"])
+    assert list(values) == ["knn_holdout_lexical_supported"]  # its parts are not returned unless asked for
+    parts = candidate_criteria(candidates, spaces, texts=texts, criteria=["agreement", "knn_holdout_lexical"])
+    agreement, vote = average_nmi(candidates), parts["knn_holdout_lexical"]
+    cut = np.quantile(list(agreement.values()), 0.25)
+    for name, value in values["knn_holdout_lexical_supported"].items():
+        assert value == pytest.approx(vote[name] - (agreement[name] < cut))
+    assert values["knn_holdout_lexical_supported"]["pretrained/umap_kmeans"] < 0  # set aside, below every other
+    assert DEFAULT_AUTO_CRITERION == "knn_holdout_lexical_supported" and DEFAULT_AUTO_CRITERION in AUTO_CRITERIA
