@@ -15,7 +15,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "update",
         help="Take new texts (--input) into a trained model without retraining its encoder: the clusters' centres "
         "move by a running mean, and a cohesive group of texts far from their nearest cluster, grown by k-means steps "
-        "and as distinct as the existing clusters are, is proposed as a new cluster (--accept-new adds it). Saved to a new folder; the old one is kept.",
+        "and as distinct as the existing clusters are, is proposed as a new cluster "
+        "(--accept-new adds it). Saved to a new folder; the old one is kept.",
     )
     update.add_argument("--accept-new", action="store_true", help="Add the proposed group as a new cluster.")
     update.add_argument(

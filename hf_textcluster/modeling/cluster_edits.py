@@ -473,4 +473,3 @@ def is_distinct(unit: np.ndarray, rows: np.ndarray, centres: np.ndarray) -> bool
     between = 1 - centres @ centres.T
     np.fill_diagonal(between, np.inf)
     return float((1 - centres @ centre).min()) >= float(between.min())
-

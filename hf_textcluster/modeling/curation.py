@@ -30,8 +30,8 @@ from .cluster_edits import (
     append_row,
     cohesive_group,
     grown_group,
-    is_distinct,
     head_inputs,
+    is_distinct,
     merge_rows,
     split_rows,
 )
