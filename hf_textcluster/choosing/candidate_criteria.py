@@ -25,8 +25,8 @@ The criteria here, all oriented so that higher is better:
   ``knn_holdout_shared``);
 * :data:`SUPPORTED_CRITERIA`: ``knn_holdout_lexical_supported``, the lexical vote among the candidates the others
   support: the quarter of candidates that agree least with the rest (ANMI) are set aside (their value is the vote
-  minus 1, below every other), so one read-out's idiosyncratic partition (UMAP splitting one topic in two and merging
-  two others, say) cannot win on a small edge in the vote.
+  minus 1, below every other), so a partition that only one read-out finds cannot win on a small edge in the
+  vote.
 
 No labels ever enter this module.
 """
