@@ -146,9 +146,10 @@ def candidate_criteria(
     if unknown:
         raise ValueError(f"`criteria` must be among {', '.join(AUTO_CRITERIA)}; got {unknown}.")
     wanted = list(criteria)
-    if SUPPORTED_CRITERIA[0] in wanted:  # made of two others: computed first, kept only when asked for
-        needed = [c for c in ("agreement", "knn_holdout_lexical") if c not in wanted]
-        criteria = needed + [c for c in wanted if c not in SUPPORTED_CRITERIA] + list(SUPPORTED_CRITERIA)
+    supported = SUPPORTED_CRITERIA[0] in wanted
+    computed = [c for c in wanted if c not in SUPPORTED_CRITERIA]
+    if supported:  # made of two others: computed too, returned only when asked for
+        computed += [c for c in ("agreement", "knn_holdout_lexical") if c not in computed]
     pool: dict[str, Callable[[], dict[str, float]]] = {
         "agreement": lambda: average_nmi(candidates),
         "agreement_independent": lambda: average_nmi(candidates, source=_source),
@@ -159,14 +160,12 @@ def candidate_criteria(
     }
     trained = [s for s in spaces if s != PRETRAINED]
     lexical = None
-    if texts is not None and any(c in SHARED_CRITERIA + LEXICAL_CRITERIA for c in criteria):
+    if texts is not None and any(c in SHARED_CRITERIA + LEXICAL_CRITERIA for c in computed):
         lexical = lexical_space(texts, random_state=random_state)
     shared = list(spaces.values()) + ([lexical] if lexical is not None else [])
     values: dict[str, dict[str, float]] = {}
-    for criterion in criteria:
-        if criterion in SUPPORTED_CRITERIA:
-            values[criterion] = supported_vote(values["knn_holdout_lexical"], values["agreement"])
-        elif criterion in pool:
+    for criterion in computed:
+        if criterion in pool:
             values[criterion] = pool[criterion]()
         elif criterion in SHARED_CRITERIA + LEXICAL_CRITERIA:
             base, _, view = criterion.rpartition("_")
@@ -177,6 +176,8 @@ def candidate_criteria(
                 n: _mean_score(criterion, [spaces[s] for s in _own_spaces(n, spaces, trained)], y, random_state)
                 for n, y in candidates.items()
             }
+    if supported:
+        values[SUPPORTED_CRITERIA[0]] = supported_vote(values["knn_holdout_lexical"], values["agreement"])
     return {c: values[c] for c in wanted}
 
 

@@ -440,8 +440,7 @@ def cohesive_group(
             rows = np.flatnonzero(labels == group)
             if rows.size < min_size:
                 continue
-            centre = unit[rows].mean(axis=0)
-            centre /= max(np.linalg.norm(centre), 1e-12)
+            centre = _unit_centre(unit, rows)
             if np.median(1 - unit[rows] @ centre) <= max_distance and (best is None or rows.size > best.size):
                 best = rows
     return best
@@ -453,9 +452,7 @@ def grown_group(unit: np.ndarray, rows: np.ndarray, centres: np.ndarray, steps: 
     the rows of the last step (a seed found among the far texts reaches the group's texts that were not far)."""
     nearest_old = (1 - unit @ centres.T).min(axis=1)
     for _ in range(steps):
-        centre = unit[rows].mean(axis=0)
-        centre /= max(np.linalg.norm(centre), 1e-12)
-        grown = np.flatnonzero(1 - unit @ centre < nearest_old)
+        grown = np.flatnonzero(1 - unit @ _unit_centre(unit, rows) < nearest_old)
         if grown.size == 0 or np.array_equal(grown, rows):
             break
         rows = grown
@@ -466,10 +463,14 @@ def is_distinct(unit: np.ndarray, rows: np.ndarray, centres: np.ndarray) -> bool
     """Whether the centre of ``rows`` is at least as far (cosine) from every one of ``centres`` as the two closest
     of ``centres`` are from each other: a new cluster must stand apart as much as the existing ones do (a fringe of an
     existing cluster does not)."""
-    centre = unit[rows].mean(axis=0)
-    centre /= max(np.linalg.norm(centre), 1e-12)
     if centres.shape[0] < 2:
         return True
     between = 1 - centres @ centres.T
     np.fill_diagonal(between, np.inf)
-    return float((1 - centres @ centre).min()) >= float(between.min())
+    return float((1 - centres @ _unit_centre(unit, rows)).min()) >= float(between.min())
+
+
+def _unit_centre(unit: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The L2-normalised mean of ``unit[rows]``."""
+    centre = unit[rows].mean(axis=0)
+    return centre / max(np.linalg.norm(centre), 1e-12)

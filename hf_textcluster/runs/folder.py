@@ -40,6 +40,7 @@ __all__ = [
     "read_training_run",
     "record_metrics",
     "run_input_file",
+    "texts_sha1",
     "training_texts_for",
     "update_saved_model",
 ]
@@ -109,6 +110,14 @@ def training_texts_for(run: Mapping[str, Any] | None, data_dir: str | os.PathLik
         True
     """
     return find_training_texts(run, data_dir)[0]
+
+
+def texts_sha1(texts) -> str:
+    """The digest that ties a run (its identity, its kept candidates) to its texts, order included."""
+    digest = hashlib.sha1()
+    for text in texts:
+        digest.update(text.encode("utf-8", "replace") + b"\0")
+    return digest.hexdigest()
 
 
 def check_finished_run(model_dir: str | os.PathLike, argument: str = "--model") -> None:
@@ -186,15 +195,12 @@ class RunFolder:
     @staticmethod
     def identity_of(method, num_clusters, encoder, config_kwargs, dataset) -> dict:
         """The identity of a run: method, K, encoder, the simple config values and a digest of the training texts."""
-        digest = hashlib.sha1()
-        for text in dataset["text"]:
-            digest.update(text.encode("utf-8", "replace") + b"\0")
         return {
             "method": method,
             "num_clusters": num_clusters,
             "encoder": encoder or "default",
             "num_train_texts": len(dataset),
-            "texts_sha1": digest.hexdigest(),
+            "texts_sha1": texts_sha1(dataset["text"]),
             "config": {k: v for k, v in sorted(config_kwargs.items()) if isinstance(v, (int, float, str, bool))},
         }
 

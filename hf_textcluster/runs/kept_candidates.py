@@ -8,7 +8,6 @@ partitioned.
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Mapping, Sequence
 
@@ -17,6 +16,7 @@ import numpy as np
 from ..choosing.refinement import refine_partition
 from ..choosing.serving import CANDIDATES, ServingChoice, apply_partition, partition_features
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
+from .folder import texts_sha1
 
 __all__ = [
     "CANDIDATES_FILE",
@@ -32,14 +32,6 @@ __all__ = [
 
 CANDIDATES_FILE = "candidates.safetensors"
 SERVED_KEY = "served"  # the training texts' clusters as the saved model serves them, beside the candidates
-
-
-def texts_sha1(texts: Sequence[str]) -> str:
-    """The digest that ties a candidates file to the texts it partitions (order included)."""
-    digest = hashlib.sha1()
-    for text in texts:
-        digest.update(text.encode("utf-8", "replace") + b"\0")
-    return digest.hexdigest()
 
 
 def save_candidates(output_dir: str | os.PathLike, partitions: Mapping[str, np.ndarray], record: Mapping) -> None:
