@@ -11,7 +11,9 @@ the fp16 encoder is turned back into fp32 and the corpora unpacked under ``runs/
     python training/accelerator/run_paper.py --merge <that results.json>
 
 puts the rows it has that docs/results.json lacks into docs/results.json (through the store, which re-renders
-docs/results.md).
+docs/results.md). Any other benchmark section runs the same way on the carried corpora and encoder:
+
+    python training/accelerator/run_paper.py --bench compute-curve --out "$OUT" -- --datasets tweet --seeds 0
 """
 
 from __future__ import annotations
@@ -30,32 +32,23 @@ REPO = Path(__file__).resolve().parents[2]
 CARRY = REPO / "runs" / "carry"
 SITE = REPO / "runs" / "carry-site"
 RESTORED = REPO / "runs" / "carry-restored"
-# import name -> the carried wheel's distribution name
-NEEDED = {
-    "datasets": "datasets",
-    "evaluate": "evaluate",
-    "nlpaug": "nlpaug",
-    "umap": "umap_learn",
-    "dill": "dill",
-    "multiprocess": "multiprocess",
-    "fsspec": "fsspec",
-    "xxhash": "xxhash",
-    "pynndescent": "pynndescent",
-}
 
 
 def install_wheels(carry: Path) -> None:
-    """Install each carried wheel whose module this Python cannot import yet, one at a time (a wheel built for
-    another Python is reported and skipped)."""
+    """Install each carried wheel whose distribution this Python lacks or has at another version (so that the
+    accelerator runs what was tested here: e.g. a newer transformers than the machine's), into ``runs/carry-site``,
+    which comes first on the benchmark's path. A wheel built for another Python is reported and skipped."""
+    import importlib.metadata
+
     SITE.mkdir(parents=True, exist_ok=True)
     sys.path.insert(0, str(SITE))
-    for module, distribution in NEEDED.items():
-        if importlib.util.find_spec(module) is not None:
-            continue
-        wheels = sorted((carry / "wheels").glob(f"{distribution}-*.whl"))
-        if not wheels:
-            print(f"warning: {module} is neither installed nor carried", file=sys.stderr)
-            continue
+    for wheel in sorted((carry / "wheels").glob("*.whl")):
+        distribution, version = wheel.name.split("-")[:2]
+        try:
+            if importlib.metadata.version(distribution) == version:
+                continue
+        except importlib.metadata.PackageNotFoundError:
+            pass
         done = subprocess.run(
             [
                 sys.executable,
@@ -67,13 +60,13 @@ def install_wheels(carry: Path) -> None:
                 "-q",
                 "--target",
                 str(SITE),
-                str(wheels[-1]),
+                str(wheel),
             ],
             capture_output=True,
             text=True,
         )
         if done.returncode:
-            print(f"warning: could not install {wheels[-1].name}: {done.stderr.strip()[-300:]}", file=sys.stderr)
+            print(f"warning: could not install {wheel.name}: {done.stderr.strip()[-300:]}", file=sys.stderr)
 
 
 def restore(carry: Path) -> tuple[Path, Path]:
@@ -105,19 +98,46 @@ def device_name() -> str:
     return torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
 
 
-def run_paper(args) -> int:
-    install_wheels(args.carry)
-    encoder, data = restore(args.carry)
-    out = Path(args.out).resolve()
+def prepare(carry: Path, out: Path) -> tuple[Path, Path, Path, dict]:
+    """Install the carried wheels, restore the encoder and corpora, copy the store into ``out``. Returns (encoder
+    folder, data folder, store path, the environment a benchmark process runs in)."""
+    install_wheels(carry)
+    encoder, data = restore(carry)
     out.mkdir(parents=True, exist_ok=True)
     store = out / "results.json"
-    shutil.copy(REPO / "docs" / "results.json", store)
+    if not store.exists():  # a second section in the same call adds to the first one's store
+        shutil.copy(REPO / "docs" / "results.json", store)
     env = {
         **os.environ,
         "HF_HUB_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
         "HF_TEXTCLUSTER_BENCH_STORE": str(store),
         "PYTHONPATH": os.pathsep.join([str(SITE), str(REPO), os.environ.get("PYTHONPATH", "")]),
     }
+    return encoder, data, store, env
+
+
+def run_section(args) -> int:
+    """``python -m training.bench <section> <its arguments> --data-dir <carried> --encoder <carried>``, storing into
+    ``<out>/results.json``: e.g. ``--bench compute-curve -- --datasets tweet --seeds 0 --scales 1 10``."""
+    encoder, data, _, env = prepare(args.carry, Path(args.out).resolve())
+    command = [
+        sys.executable,
+        "-m",
+        "training.bench",
+        args.bench,
+        *args.section_args,
+        "--data-dir",
+        str(data),
+        "--encoder",
+        str(encoder),
+    ]
+    print(" ".join(command), flush=True)
+    return subprocess.run(command, cwd=REPO, env=env).returncode
+
+
+def run_paper(args) -> int:
+    encoder, data, store, env = prepare(args.carry, Path(args.out).resolve())
     command = [
         sys.executable,
         "-m",
@@ -203,6 +223,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--method", help="A registered method (sccl, deccrl, aecl, clusterbert, decmlm).")
     parser.add_argument("--corpus", help="A carried corpus (see runs/carry/carry.json).")
+    parser.add_argument(
+        "--bench",
+        default=None,
+        metavar="SECTION",
+        help="Instead of a paper recipe: run this benchmark section (e.g. compute-curve) with the arguments after "
+        "--, on the carried corpora and encoder.",
+    )
+    parser.add_argument("section_args", nargs="*", help="The section's arguments (after --).")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
     parser.add_argument("--max-steps", type=int, default=None, help="Fewer steps than the recipe's (a smoke run).")
     parser.add_argument(
@@ -226,6 +254,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.merge:
         return merge(args.merge)
+    if args.bench:
+        return run_section(args)
     if not args.method or not args.corpus:
         parser.error("--method and --corpus are required (or --merge).")
     return run_paper(args)

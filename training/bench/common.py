@@ -131,11 +131,13 @@ def paper_cell(method: str, dataset: str, index: int) -> str:
 
 
 def cpu_kind(machine: str) -> str:
-    """The CPU kind of a machine description (`hf_textcluster.modeling.precision.cpu_capability`'s words): fp32 without
-    native
+    """The kind of processor that timed a run, from its machine description: the GPU where one trained (``GPU
+    NVIDIA H200``), else the CPU kind (`hf_textcluster.modeling.precision.cpu_capability`'s words): fp32 without native
     bf16, bf16 with AMX (a Xeon), bf16 on AVX-512-BF16 alone (a Zen 4 EPYC)."""
     if not machine:
         return "?"
+    if ", GPU " in machine:
+        return "GPU " + machine.split(", GPU ", 1)[1].strip()
     return "AVX2" if "no native bf16" in machine else "bf16 AMX" if "AMX" in machine else "bf16 AVX512"
 
 

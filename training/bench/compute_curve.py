@@ -14,7 +14,7 @@ import argparse
 import statistics
 import time
 
-from .common import add_corpus_arguments, cpu_kind, mean_std, run_header
+from .common import add_corpus_arguments, cpu_kind, encoder_variant, mean_std, run_header
 from .store import put_row, run_dir, save_store
 
 SECTION = "compute-curve"
@@ -33,14 +33,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--scales", nargs="+", type=float, default=[1, 3, 10], help="Multiples of the cpu recipe's steps."
     )
     parser.add_argument("--base-steps", type=int, default=None, help="Steps at scale 1 (default: the cpu recipe's).")
+    parser.add_argument(
+        "--encoder",
+        default=None,
+        help="A hub id or path instead of the default MiniLM; its short name joins the variant.",
+    )
     parser.add_argument("--skip-done", action="store_true", help="Skip rows already stored (resume).")
     parser.add_argument(
         "--limit", type=int, default=None, help="Only N texts of each corpus (a quick check; use a scratch store)."
     )
 
 
-def _variant(signal: str, scale: float, limit: int | None) -> str:
-    return f"{signal} x{scale:g}" + (f", {limit} texts" if limit else "")
+def _variant(signal: str, scale: float, encoder: str | None, gpu: str, limit: int | None) -> str:
+    """A row's name within its corpus and seed: the signal and scale, then what sets the run apart (another
+    encoder, a GPU, a quick check on fewer texts), so that such rows never replace the CPU rows of the default."""
+    parts = (f"{signal} x{scale:g}", encoder_variant(encoder), gpu, f"{limit} texts" if limit else "")
+    return ", ".join(part for part in parts if part)
 
 
 def run(args, store: dict, run_id: str) -> None:
@@ -59,6 +67,7 @@ def run(args, store: dict, run_id: str) -> None:
         raise SystemExit(f"error: --signals: unknown {unknown}; choose from {', '.join(SIGNALS)}.")
     done = {(r["dataset"], r.get("seed"), r.get("variant")) for r in store["rows"] if r["section"] == SECTION}
     machine = store["runs"][run_id]["machine"]
+    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else ""
     views = load_recipe(SIGNALS["contrastive"].method, "cpu", None).get("augmentation")
     for name in args.datasets:
         # the texts auto trains on: the contrastive signal's views joined once, no per-corpus setting
@@ -71,7 +80,7 @@ def run(args, store: dict, run_id: str) -> None:
                 plan = load_recipe(signal.method, "cpu", None)["training"]
                 base = args.base_steps or plan["max_steps"]
                 for scale in args.scales:
-                    variant = _variant(signal_name, scale, args.limit)
+                    variant = _variant(signal_name, scale, args.encoder, gpu, args.limit)
                     if args.skip_done and (name, seed, variant) in done:
                         print(f"{name:15s} seed {seed} {variant}: stored already (--skip-done)", flush=True)
                         continue
@@ -94,6 +103,7 @@ def run(args, store: dict, run_id: str) -> None:
                         resume=True,  # checkpoints every tenth of the steps: a cut-off run continues
                         evaluate=False,
                         save=True,
+                        encoder=args.encoder,
                         overwrite=True,
                     )
                     train_wall = time.perf_counter() - start
@@ -110,6 +120,8 @@ def run(args, store: dict, run_id: str) -> None:
                         "variant": variant,
                         "signal": signal_name,
                         "scale": scale,
+                        **({"encoder": encoder_variant(args.encoder)} if args.encoder else {}),
+                        **({"limit": args.limit} if args.limit else {}),
                         "steps": int(trainer.state.global_step),
                         "batch_size": int(trainer.args.per_device_train_batch_size),
                         "cpu_kind": cpu_kind(machine),
@@ -125,9 +137,15 @@ def run(args, store: dict, run_id: str) -> None:
                     torch.manual_seed(0)
 
 
+def _trained_on(store: dict, row: dict) -> str:
+    """Where a row trained (its CPU kind or GPU) and, for another encoder than the default, that encoder's name."""
+    kind = row.get("cpu_kind") or cpu_kind(store.get("runs", {}).get(row.get("run"), {}).get("machine", ""))
+    return f"{kind}, {row['encoder']}" if row.get("encoder") else kind
+
+
 def render(store: dict, rows: list[dict]) -> list[str]:
-    """Per corpus and signal: the head, the label-free choice and the oracle at each scale."""
-    curve = [r for r in rows if r["section"] == SECTION and ", " not in (r.get("variant") or "")]
+    """Per corpus, signal and processor: the head, the label-free choice and the oracle at each scale."""
+    curve = [r for r in rows if r["section"] == SECTION and not r.get("limit") and "texts" not in r.get("variant", "")]
     if not curve:
         return []
     out = [
@@ -135,24 +153,27 @@ def render(store: dict, rows: list[dict]) -> list[str]:
         "",
         "Each signal of `train --method auto` alone at multiples of its `cpu` recipe's steps (batch as the recipe);",
         "*served* = the label-free choice among its candidates, *oracle* = the best candidate by ACC (**chosen with",
-        "labels**). ACC in %, mean over seeds; train seconds per CPU kind.",
+        "labels**). ACC in %, mean over seeds. *Trained on* names the processor (a GPU run used the default MiniLM",
+        "with its weights rounded to fp16 and back, `all-MiniLM-L6-v2-fp16`, to fit the transfer to that machine; it",
+        "ran there as `python training/accelerator/run_paper.py --bench compute-curve -- <the arguments below>`).",
         "",
-        "| dataset | signal | × steps | steps | head ACC | served ACC (candidate) | oracle ACC (labels) | train s | "
-        "seeds |",
-        "|---|---|---|---|---|---|---|---|---|",
+        "| dataset | signal | × steps | steps | trained on | head ACC | served ACC (candidate) | oracle ACC (labels) "
+        "| train s | seeds |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    keys = sorted({(r["dataset"], r["signal"], r["scale"]) for r in curve})
-    for dataset, signal, scale in keys:
-        d = [r for r in curve if (r["dataset"], r["signal"], r["scale"]) == (dataset, signal, scale)]
+    keys = sorted({(r["dataset"], r["signal"], r["scale"], _trained_on(store, r)) for r in curve})
+    for dataset, signal, scale, where in keys:
+        d = [
+            r
+            for r in curve
+            if (r["dataset"], r["signal"], r["scale"], _trained_on(store, r)) == (dataset, signal, scale, where)
+        ]
         head = [r["partitions"]["head"]["acc"] for r in d if "head" in r["partitions"]]
-        kinds: dict[str, list[float]] = {}
-        for r in d:
-            kinds.setdefault(r.get("cpu_kind", "?"), []).append(r["train_seconds"])
-        seconds = " / ".join(f"{statistics.mean(v):.0f} ({k})" for k, v in sorted(kinds.items()))
         served = sorted({r["served_by_default"] for r in d})
         out.append(
-            f"| {dataset} | {signal} | {scale:g} | {d[0]['steps']} | {mean_std(head) if head else '–'} "
+            f"| {dataset} | {signal} | {scale:g} | {d[0]['steps']} | {where} | {mean_std(head) if head else '–'} "
             f"| {mean_std([r['served_acc'] for r in d])} ({', '.join(served)}) "
-            f"| {mean_std([r['oracle_acc'] for r in d])} | {seconds} | {len(d)} |"
+            f"| {mean_std([r['oracle_acc'] for r in d])} | {statistics.mean(r['train_seconds'] for r in d):.0f} "
+            f"| {len(d)} |"
         )
     return [*out, "", *run_header(store, curve), ""]

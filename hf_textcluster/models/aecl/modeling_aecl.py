@@ -106,6 +106,8 @@ class AECLModel(TextClusteringPreTrainedModel):
         """Serve the nearest of ``centers`` (K x hidden, k-means on the embeddings; Student-t probabilities) instead of
         the clustering network G_p (``config.serving_head="kmeans"``). G_p's weights are kept: set
         ``config.serving_head="network"`` to serve it again."""
+        if isinstance(centers, torch.Tensor):  # numpy reads a tensor on the host only
+            centers = centers.detach().cpu()
         self.kmeans_head.init_from_kmeans(np.asarray(centers, dtype=np.float32))
         self.config.serving_head = "kmeans"
         self._clusters_set()
@@ -122,7 +124,9 @@ class AECLModel(TextClusteringPreTrainedModel):
     @torch.no_grad()
     def set_reference_projections(self, projections: np.ndarray | torch.Tensor) -> None:
         """Store the reference set (R x D2 projections z of training texts) the served attention uses."""
-        projections = torch.as_tensor(np.asarray(projections), dtype=torch.float32)
+        if not isinstance(projections, torch.Tensor):
+            projections = torch.as_tensor(np.asarray(projections))
+        projections = projections.detach().float()  # a tensor stays on its device (numpy cannot read a GPU's)
         if projections.ndim != 2 or projections.shape[1] != self.config.projection_dim or projections.shape[0] < 1:
             raise ValueError(
                 f"`projections` must be R x {self.config.projection_dim} with R >= 1, got {tuple(projections.shape)}."
