@@ -46,6 +46,7 @@ __all__ = [
     "DEFAULT_AUTO_CRITERION",
     "LEXICAL",
     "LEXICAL_CRITERIA",
+    "PARTS",
     "POOL_CRITERIA",
     "SHARED_CRITERIA",
     "SPACE_CRITERIA",
@@ -62,6 +63,8 @@ LEXICAL_CRITERIA = ("knn_holdout_lexical",)
 SUPPORTED_CRITERIA = ("knn_holdout_lexical_supported",)
 AUTO_CRITERIA = POOL_CRITERIA + SPACE_CRITERIA + SHARED_CRITERIA + LEXICAL_CRITERIA + SUPPORTED_CRITERIA
 DEFAULT_AUTO_CRITERION = "knn_holdout_lexical_supported"
+# What a criterion is made of: computed with it (train_auto records them beside it, to explain the choice).
+PARTS = {"knn_holdout_lexical_supported": ("knn_holdout_lexical", "agreement")}
 # The share of candidates, least in agreement with the others, that knn_holdout_lexical_supported sets aside.
 UNSUPPORTED_SHARE = 0.25
 LEXICAL = "lexical"
@@ -149,7 +152,7 @@ def candidate_criteria(
     supported = SUPPORTED_CRITERIA[0] in wanted
     computed = [c for c in wanted if c not in SUPPORTED_CRITERIA]
     if supported:  # made of two others: computed too, returned only when asked for
-        computed += [c for c in ("agreement", "knn_holdout_lexical") if c not in computed]
+        computed += [c for c in PARTS[SUPPORTED_CRITERIA[0]] if c not in computed]
     pool: dict[str, Callable[[], dict[str, float]]] = {
         "agreement": lambda: average_nmi(candidates),
         "agreement_independent": lambda: average_nmi(candidates, source=_source),

@@ -83,9 +83,11 @@ def head_inputs(model, embeddings: torch.Tensor, method_head: bool = True) -> tu
 
 
 def _rows(module: nn.Module) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """The holder's rows as fp32 on the CPU, where the edits compute with the texts' inputs (``head_inputs``, copied to
+    the CPU by the callers); ``_set_rows`` puts the new rows back on the holder's device."""
     if is_centroid_head(module):
-        return module.centroids.data.float(), None
-    return module.weight.data.float(), module.bias.data.float() if module.bias is not None else None
+        return module.centroids.data.float().cpu(), None
+    return module.weight.data.float().cpu(), module.bias.data.float().cpu() if module.bias is not None else None
 
 
 def _set_rows(module: nn.Module, weight: torch.Tensor, bias: torch.Tensor | None) -> None:
@@ -149,7 +151,7 @@ def merge_rows(
                     new_bias[new_id] += (old_best - new_score).mean()
         _set_rows(module, new_weight, new_bias)
     cal = model.calibration
-    centres = nn.functional.normalize(_combine(cal.centres.float(), plan, weights).double(), dim=-1)
+    centres = nn.functional.normalize(_combine(cal.centres.float().cpu(), plan, weights).double(), dim=-1)
     quantiles = torch.stack([cal.distance_quantiles[members].amax(dim=0) for members in plan])
     sizes = torch.stack([cal.cluster_sizes[members].sum() for members in plan])
     _set_calibration(model, centres, quantiles, sizes)
@@ -292,11 +294,13 @@ def append_row(
     centre = nn.functional.normalize(unit_embeddings.double().mean(dim=0), dim=-1)
     distances = 1 - unit_embeddings.double() @ centre
     levels = torch.linspace(0, 1, QUANTILE_LEVELS, dtype=torch.float64)
-    _set_calibration(
+    _set_calibration(  # on the CPU, with the group's (CPU) embeddings; _set_calibration moves it back
         model,
-        torch.cat([cal.centres.double(), centre[None]]),
-        torch.cat([cal.distance_quantiles.double(), torch.quantile(distances, levels)[None]]),
-        torch.cat([cal.cluster_sizes.double(), torch.tensor([float(unit_embeddings.shape[0])], dtype=torch.float64)]),
+        torch.cat([cal.centres.double().cpu(), centre[None]]),
+        torch.cat([cal.distance_quantiles.double().cpu(), torch.quantile(distances, levels)[None]]),
+        torch.cat(
+            [cal.cluster_sizes.double().cpu(), torch.tensor([float(unit_embeddings.shape[0])], dtype=torch.float64)]
+        ),
     )
 
 

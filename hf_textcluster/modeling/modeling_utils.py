@@ -197,6 +197,7 @@ class TextClusteringPreTrainedModel(CurationMixin, CalibrationMixin, Serializati
             >>> result = refine_partition(features, labels)            # doctest: +SKIP
             >>> model.set_refined_head(result.coef, result.intercept)   # doctest: +SKIP
         """
+        coef, intercept = (v.detach().cpu() if isinstance(v, torch.Tensor) else v for v in (coef, intercept))
         coef = torch.as_tensor(np.asarray(coef), dtype=torch.float32)
         intercept = torch.as_tensor(np.asarray(intercept), dtype=torch.float32)
         num_clusters = self.config.num_clusters
@@ -260,6 +261,8 @@ class TextClusteringPreTrainedModel(CurationMixin, CalibrationMixin, Serializati
                 "from k-means. For k-means on its trained embeddings use "
                 "`KMeans(model.config.num_clusters).fit(model.embed(texts))`."
             )
+        if isinstance(centers, torch.Tensor):  # numpy reads a tensor on the host only (a TorchKMeans' `centers`)
+            centers = centers.detach().cpu()
         self.cluster_head.init_from_kmeans(np.asarray(centers, dtype=np.float32))
         self._clusters_set()
 
@@ -299,6 +302,8 @@ class TextClusteringPreTrainedModel(CurationMixin, CalibrationMixin, Serializati
             embeddings = self.embed(
                 texts, batch_size=batch_size, show_progress_bar=show_progress_bar, precision=precision
             )
+        if isinstance(embeddings, torch.Tensor):  # numpy reads a tensor on the host only
+            embeddings = embeddings.detach().cpu()
         embeddings = np.asarray(embeddings, dtype=np.float32)
         check_num_clusters(num_clusters, embeddings.shape[0])
         distinct = len({row.tobytes() for row in np.ascontiguousarray(embeddings)})

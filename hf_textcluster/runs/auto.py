@@ -17,8 +17,9 @@ chooses one, and ONE model serves it: the signal that made it,
 or for the consensus and the pretrained candidates, the trained signal whose linear head on its embeddings reproduces
 that partition most faithfully (the head fitted as refinement fits one, with no rounds). The result is a normal saved
 clusterer in ``output_dir`` (loadable with ``AutoModel``, the pipeline or remote code); every candidate's partition of
-the training texts is kept beside it (:data:`CANDIDATES_FILE`, one integer per text each), with the criterion values
-in ``training_run.json``, so ``evaluate --model`` can score them and ``refine --serve NAME`` can switch to one.
+the training texts is kept beside it (:data:`CANDIDATES_FILE`, one integer per text each), with their values of the
+criterion (and of its parts) in ``training_run.json``, so ``evaluate --model`` can score them and
+``refine --serve NAME`` can switch to one.
 
 The schedule depends on the number of texts only (:func:`auto_steps`); never on the corpus' name or its labels, which
 are only scored against.
@@ -36,7 +37,7 @@ from dataclasses import dataclass, field
 import datasets
 import numpy as np
 
-from ..choosing.candidate_criteria import AUTO_CRITERIA, DEFAULT_AUTO_CRITERION, candidate_criteria
+from ..choosing.candidate_criteria import AUTO_CRITERIA, DEFAULT_AUTO_CRITERION, PARTS, candidate_criteria
 from ..choosing.refinement import refine_partition
 from ..choosing.serving import apply_partition
 from ..models import get_method
@@ -149,6 +150,12 @@ def _check_auto_arguments(signals, config_overrides, criterion) -> tuple[str, ..
     return names
 
 
+def _check_record_criteria(criteria: Sequence[str]) -> list[str]:
+    if isinstance(criteria, str) or any(c not in AUTO_CRITERIA for c in criteria):
+        raise ValueError(f"`record_criteria` must be a list of {', '.join(AUTO_CRITERIA)}; got {criteria!r}.")
+    return list(criteria)
+
+
 def train_auto(
     dataset: str | datasets.Dataset,
     output_dir: str,
@@ -172,6 +179,7 @@ def train_auto(
     overwrite: bool = False,
     signals: Sequence[str] = tuple(SIGNALS),
     criterion: str = DEFAULT_AUTO_CRITERION,
+    record_criteria: Sequence[str] = (),
 ) -> AutoTrainingResult:
     """Train every signal of ``signals``, gather their candidates and a consensus, choose one without labels, save
     the model that serves it. ``train_clusterer("auto", ...)`` calls this; the arguments are its own.
@@ -191,7 +199,11 @@ def train_auto(
             :func:`auto_steps`; ``serve`` is ``"auto"`` (the choice) or a candidate name to serve instead.
         signals: which of :data:`SIGNALS` to train (default: all).
         criterion: the label-free criterion of the choice, one of
-            :data:`~hf_textcluster.choosing.candidate_criteria.AUTO_CRITERIA`.
+            :data:`~hf_textcluster.choosing.candidate_criteria.AUTO_CRITERIA`. Only it (and what it is made of) is
+            computed and recorded with the candidates.
+        record_criteria: other criteria to compute and record beside it, to compare criteria after the fact (the
+            benchmark asks for all of them); their time is recorded apart (``extra_criteria_seconds``) and left out
+            of ``choose_seconds``, which stays the time of the choice itself.
 
     Returns:
         An :class:`AutoTrainingResult`.
@@ -207,6 +219,9 @@ def train_auto(
         'contrastive/umap_kmeans'
     """
     signals = _check_auto_arguments(signals, config_overrides, criterion)
+    extra_criteria = [
+        c for c in _check_record_criteria(record_criteria) if c not in (criterion, *PARTS.get(criterion, ()))
+    ]
     overrides = dict(training_overrides or {})
     serve = overrides.pop("serve", "auto")
     if save and not (resume and os.path.isdir(os.path.join(output_dir, SIGNALS_DIR))):
@@ -236,13 +251,21 @@ def train_auto(
     texts = list(first.trainer.train_dataset["text"])
     start = time.perf_counter()
     candidates, how, features = gather_candidates(results, encoder, texts, seed)
-    criteria = candidate_criteria(candidates, features, texts=texts, random_state=seed)
+    criteria = candidate_criteria(
+        candidates, features, texts=texts, criteria=[criterion, *PARTS.get(criterion, ())], random_state=seed
+    )
     served = _pick(criteria, criterion, serve, candidates)
     serving_signal, served_labels, agreement = _serve(results, how, features, candidates, served, seed)
     _calibrate(results[serving_signal], texts, seed)
     choose_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    if extra_criteria:  # for comparing criteria: not part of the choice, so not of its time
+        criteria.update(
+            candidate_criteria(candidates, features, texts=texts, criteria=extra_criteria, random_state=seed)
+        )
     choice = {"served": served, "criterion": criterion if serve == "auto" else None, "serving_signal": serving_signal}
     record = _auto_record(results, candidates, criteria, texts, choose_seconds, {**choice, "agreement": agreement})
+    record["extra_criteria_seconds"] = round(time.perf_counter() - start, 2)
     train_seconds = sum(r.train_seconds for r in results.values())
     model, trainer = results[serving_signal].model, results[serving_signal].trainer
     metrics = {"train_seconds": round(train_seconds, 2), "choose_seconds": round(choose_seconds, 2)}

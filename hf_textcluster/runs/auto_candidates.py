@@ -8,7 +8,15 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..choosing.candidate_criteria import AUTO_CRITERIA, SHARED_CRITERIA, SPACE_CRITERIA, candidate_criteria
+from ..choosing.candidate_criteria import (
+    AUTO_CRITERIA,
+    LEXICAL_CRITERIA,
+    SHARED_CRITERIA,
+    SPACE_CRITERIA,
+    SUPPORTED_CRITERIA,
+    candidate_criteria,
+    lexical_space,
+)
 from ..choosing.consensus import consensus_partition
 from ..choosing.serving import CANDIDATES, candidate_partitions, partition_features
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
@@ -104,7 +112,13 @@ def rescore_kept_candidates(
     partitions.pop(SERVED_KEY, None)
     if not texts_match(texts, metadata):
         raise ValueError("`texts` are not the training texts the kept candidates partition (count or digest differ).")
-    if not any(c in SPACE_CRITERIA + SHARED_CRITERIA for c in criteria):  # nothing to embed
+    # nothing to embed, unless a lexical criterion lacks its space (texts sharing too few words): then it falls back
+    # on the embeddings, as in training
+    lexical_only = not any(c in SPACE_CRITERIA + SHARED_CRITERIA for c in criteria)
+    if lexical_only and (
+        not any(c in LEXICAL_CRITERIA + SUPPORTED_CRITERIA for c in criteria)
+        or lexical_space(texts, random_state=random_state) is not None
+    ):
         return candidate_criteria(partitions, {}, texts=texts, criteria=criteria, random_state=random_state)
     spaces, model = {}, None
     for name, signal in SIGNALS.items():

@@ -12,12 +12,15 @@ from transformers import AutoModel, pipeline
 import hf_textcluster  # noqa: F401
 from hf_textcluster.data import load_texts
 from hf_textcluster.runs.auto import (
+    AUTO_CRITERIA,
     CANDIDATES_FILE,
     CONSENSUS,
+    DEFAULT_AUTO_CRITERION,
     SIGNALS,
     auto_steps,
     read_candidates,
     texts_match,
+    train_auto,
 )
 from hf_textcluster.runs.train import train_clusterer
 
@@ -58,6 +61,8 @@ def test_auto_trains_every_signal_and_keeps_every_candidate(auto_trained, toy_co
     # each signal's six read-outs, the pretrained encoder's two, and the consensus
     assert {f"{s}/{c}" for s in SIGNALS for c in ("head", "kmeans", "umap_kmeans")} <= names
     assert {"pretrained/kmeans", "pretrained/umap_kmeans", CONSENSUS} <= names
+    # train computes the criterion that chooses and its parts, nothing else
+    assert record["criteria"] == ["agreement", "knn_holdout_lexical", DEFAULT_AUTO_CRITERION]
     assert all(set(values) == set(record["criteria"]) for values in record["candidates"].values())
     partitions, metadata = read_candidates(out)
     assert set(partitions) == names | {"served"} and texts_match(texts, metadata)
@@ -200,10 +205,37 @@ def test_rescoring_a_kept_run_reproduces_its_criteria(auto_trained, toy_corpus):
 
     result, out = auto_trained
     record = json.loads((out / "training_run.json").read_text())["auto"]
-    values = rescore_kept_candidates(out, toy_corpus[0], random_state=0, precision="fp32")
+    values = rescore_kept_candidates(out, toy_corpus[0], random_state=0, criteria=record["criteria"])
     assert set(values) == set(record["criteria"])
     for criterion, scores in values.items():
         for name, value in scores.items():
             assert value == pytest.approx(record["candidates"][name][criterion], abs=2e-6), (criterion, name)
     with pytest.raises(ValueError, match="not the training texts"):
         rescore_kept_candidates(out, toy_corpus[0][:-1])
+
+
+def test_the_benchmark_records_every_criterion_without_changing_the_choice(
+    auto_trained, tiny_encoder_dir, toy_corpus, tmp_path
+):
+    from hf_textcluster.runs.auto import rescore_kept_candidates
+
+    texts, labels = toy_corpus
+    out = tmp_path / "run"
+    result = train_auto(
+        load_texts(texts, labels),
+        str(out),
+        encoder=str(tiny_encoder_dir),
+        num_clusters=3,
+        training_overrides=TRAIN,
+        evaluate=False,
+        record_criteria=AUTO_CRITERIA,
+    )
+    record = result.auto
+    assert set(record["criteria"]) == set(AUTO_CRITERIA) and record["extra_criteria_seconds"] >= 0
+    assert record["choice"] == auto_trained[0].auto["choice"]  # the same seed serves the same candidate
+    values = rescore_kept_candidates(out, texts, random_state=0, precision="fp32")
+    for criterion, scores in values.items():
+        for name, value in scores.items():
+            assert value == pytest.approx(record["candidates"][name][criterion], abs=2e-6), (criterion, name)
+    with pytest.raises(ValueError, match="record_criteria"):
+        train_auto(load_texts(texts, labels), str(tmp_path / "other"), record_criteria=["silhouette_umap"])

@@ -29,6 +29,8 @@ class ClusterBERTModel(TextClusteringPreTrainedModel):
     def init_head_from_centroids(self, centers: np.ndarray | torch.Tensor) -> None:
         """Set h so that its logits are 2 z·c_k - ‖c_k‖² = -‖z - c_k‖² + ‖z‖²: the softmax ranks the clusters as the
         nearest k-means centre does (``head_init="kmeans"``)."""
+        if isinstance(centers, torch.Tensor):  # numpy reads a tensor on the host only
+            centers = centers.detach().cpu()
         centers = torch.as_tensor(np.asarray(centers), dtype=self.cluster_head.weight.dtype)
         if tuple(centers.shape) != tuple(self.cluster_head.weight.shape):
             raise ValueError(

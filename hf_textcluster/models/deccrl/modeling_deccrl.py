@@ -107,6 +107,8 @@ class DECCRLModel(TextClusteringPreTrainedModel):
         """Set `FC_e` to h = W (e - mean) with W the top principal directions of ``embeddings`` (N x d, a seeded
         sample of at most ``max_samples`` rows): distances within those directions are kept exactly. With L > d
         the rows beyond d keep their random start."""
+        if isinstance(embeddings, torch.Tensor):  # numpy reads a tensor on the host only (the SVD runs there too)
+            embeddings = embeddings.detach().cpu()
         embeddings = torch.as_tensor(np.asarray(embeddings), dtype=torch.float32)
         if len(embeddings) > max_samples:
             generator = torch.Generator().manual_seed(0)
@@ -149,6 +151,8 @@ class DECCRLModel(TextClusteringPreTrainedModel):
         """Fix the BoW vocabulary (V words) and ρ (V x 2L) before training; the vocabulary-sized layers are rebuilt."""
         if not self.config.has_topic_model:
             raise RuntimeError("A DEC-CRL model with `reconstruction_module='lsr'` has no topic model to set words of.")
+        if isinstance(word_embeddings, torch.Tensor):  # numpy reads a tensor on the host only
+            word_embeddings = word_embeddings.detach().cpu()
         word_embeddings = torch.as_tensor(np.asarray(word_embeddings), dtype=torch.float32)
         expected = (len(vocabulary), 2 * self.config.latent_dim)
         if tuple(word_embeddings.shape) != expected:
