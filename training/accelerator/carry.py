@@ -4,20 +4,27 @@ safetensors, and the chosen corpora with their precomputed augmented views, comp
 
     python training/accelerator/carry.py --corpora stackoverflow            # -> runs/carry (git-ignored)
     python training/accelerator/carry.py --corpora tweet searchsnippets --methods sccl aecl
+    python training/accelerator/carry.py --corpora stackoverflow tweet --methods sccl \\
+        --python-version 3.12 --transformers
 
-It prints what each part weighs and the total with the working tree, and fails, naming the parts, when the total is
-over the limit. ``training/accelerator/run_paper.py`` unpacks it on the machine and runs a method's ``paper`` recipe.
+Wheels are downloaded for ``--python-version`` (default: this Python's) on manylinux x86_64, at the versions installed
+here; ``--transformers`` also carries this venv's transformers (slimmed) and sentence-transformers, for a machine whose
+transformers is older than pyproject's floor. It prints what each part weighs and the total with the working tree, and
+fails, naming the parts, when the total is over the limit. ``training/accelerator/run_paper.py`` unpacks it on the
+machine and runs a method's ``paper`` recipe.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import importlib.metadata
 import json
 import shutil
 import subprocess
 import sys
 import tarfile
+import zipfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -25,9 +32,15 @@ DEFAULT_OUT = REPO / "runs" / "carry"
 LIMIT_MIB = 64
 # What a GPU machine with torch, transformers, sentence-transformers, accelerate, scikit-learn, pandas and matplotlib
 # lacks: the four packages hf_textcluster needs beyond those, and their small dependencies that such an image seldom
-# has. Binary ones (xxhash, multiprocess) are built for this Python; run_paper.py skips what does not fit the machine.
-# Not carried (too large; the machine must have them): pyarrow for datasets, numba + llvmlite for umap-learn.
+# has. Binary ones (xxhash, multiprocess) are downloaded for --python-version; run_paper.py skips what does not fit the
+# machine. Not carried (too large; the machine must have them): pyarrow for datasets, numba + llvmlite for umap-learn.
 WHEELS = ["datasets", "evaluate", "nlpaug", "umap-learn", "dill", "multiprocess", "fsspec", "xxhash", "pynndescent"]
+# With --transformers, for a machine whose transformers is older than pyproject's floor (transformers is slimmed).
+TRANSFORMERS_WHEELS = ["transformers", "sentence-transformers"]
+# The platforms binary wheels are downloaded for (a GPU machine's Linux, newest tag first).
+PLATFORMS = ["manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64"]
+# transformers' model folders kept whole by slim_transformers_wheel: the auto classes and the encoders' architectures.
+TRANSFORMERS_MODELS_KEPT = {"auto", "bert", "mpnet", "roberta", "distilbert", "encoder_decoder"}
 # The encoder folder's files that loading needs (the model card and training-data list stay behind).
 ENCODER_FILES = [
     "config.json",
@@ -59,9 +72,15 @@ def working_tree_size(repo: Path = REPO) -> int:
     return sum((repo / n.decode()).stat().st_size for n in names if n and (repo / n.decode()).is_file())
 
 
-def download_wheels(names: list[str], folder: Path) -> list[Path]:
+def this_python() -> str:
+    return f"{sys.version_info.major}.{sys.version_info.minor}"
+
+
+def download_wheels(names: list[str], folder: Path, python_version: str | None = None) -> list[Path]:
     """``pip download --no-deps`` of each package, at the version installed here when there is one (so that the
-    accelerator runs what was tested here)."""
+    accelerator runs what was tested here), as wheels for CPython ``python_version`` (default: this Python's) on
+    manylinux x86_64: the machine's Python may differ from this one, and binary wheels (xxhash, multiprocess) only
+    install on the Python they were built for."""
     folder.mkdir(parents=True, exist_ok=True)
     pinned = []
     for name in names:
@@ -69,11 +88,66 @@ def download_wheels(names: list[str], folder: Path) -> list[Path]:
             pinned.append(f"{name}=={importlib.metadata.version(name)}")
         except importlib.metadata.PackageNotFoundError:
             pinned.append(name)
+    target = ["--python-version", python_version or this_python(), "--implementation", "cp"]
+    for platform in PLATFORMS:
+        target += ["--platform", platform]
     subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q", "-d", str(folder), *pinned],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            *target,
+            "-q",
+            "-d",
+            str(folder),
+            *pinned,
+        ],
         check=True,
     )
     return sorted(folder.glob("*.whl"))
+
+
+def _kept_in_transformers_wheel(name: str) -> bool:
+    """Whether slim_transformers_wheel keeps the wheel member ``name``."""
+    parts = name.split("/")
+    if len(parts) != 4 or parts[:2] != ["transformers", "models"] or parts[2] in TRANSFORMERS_MODELS_KEPT:
+        return True  # outside the model folders, a kept model's folder, or a model's subpackage
+    file = parts[3]
+    if file == "__init__.py":
+        return True
+    if file.startswith(("modeling_tf", "modeling_flax")):
+        return False
+    return file.startswith(("configuration_", "modeling_")) and file.endswith(".py")
+
+
+def slim_transformers_wheel(wheel: Path) -> Path:
+    """Rewrite the transformers wheel ``wheel`` in place without what hf_textcluster and the machine's packages do not
+    import, so that it fits beside the encoder within the carry limit (5.24: 13 MiB -> about 9 MiB): in every
+    ``transformers/models/<name>/`` folder except those of TRANSFORMERS_MODELS_KEPT (the auto classes and the encoders'
+    architectures), only ``__init__.py``, ``configuration_*.py`` and ``modeling_*.py`` (not ``modeling_tf*`` or
+    ``modeling_flax*``) stay; tokenizers, image/audio/video processors, converters and modular sources go. Every
+    model's modeling files stay because other packages on the machine import model classes from transformers: peft
+    imports e.g. ``BloomPreTrainedModel``, and keeping only the configuration files failed there. Subpackages of a
+    model's folder (esm's openfold_utils, which its modeling file imports) stay whole. The removed files' lines leave
+    the dist-info RECORD. Returns ``wheel``."""
+    slimmed = wheel.with_name(wheel.name + ".slim")
+    with zipfile.ZipFile(wheel) as source:
+        members = source.infolist()
+        dropped = {m.filename for m in members if not _kept_in_transformers_wheel(m.filename)}
+        with zipfile.ZipFile(slimmed, "w", zipfile.ZIP_DEFLATED) as target:
+            for member in members:
+                if member.filename in dropped:
+                    continue
+                data = source.read(member)
+                if member.filename.endswith(".dist-info/RECORD"):
+                    lines = data.decode().splitlines(keepends=True)
+                    data = "".join(line for line in lines if next(csv.reader([line]), [""])[0] not in dropped).encode()
+                target.writestr(member, data)
+    slimmed.replace(wheel)
+    return wheel
 
 
 def convert_encoder(source: Path, target: Path) -> Path:
@@ -156,6 +230,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--wheels-from", type=Path, default=None, help="Copy the wheels from this folder instead of downloading them."
     )
+    parser.add_argument(
+        "--python-version",
+        default=this_python(),
+        metavar="X.Y",
+        help="The machine's Python: wheels are downloaded for it (default: this Python's).",
+    )
+    parser.add_argument(
+        "--transformers",
+        action="store_true",
+        help="Also carry this venv's transformers (slimmed) and sentence-transformers, for a machine whose "
+        "transformers is older than pyproject's floor (a transformers wheel from --wheels-from is slimmed too).",
+    )
     args = parser.parse_args(argv)
 
     out = args.out.resolve()
@@ -167,17 +253,36 @@ def main(argv: list[str] | None = None) -> int:
         (out / "wheels").mkdir()
         wheels = [Path(shutil.copy(w, out / "wheels")) for w in sorted(args.wheels_from.glob("*.whl"))]
     elif not args.no_wheels:
-        wheels = download_wheels(WHEELS, out / "wheels")
+        names = WHEELS + (TRANSFORMERS_WHEELS if args.transformers else [])
+        wheels = download_wheels(names, out / "wheels", args.python_version)
+    if args.transformers:
+        for wheel in wheels:
+            if wheel.name.startswith("transformers-"):
+                slim_transformers_wheel(wheel)
     encoder = convert_encoder(args.encoder_dir or default_encoder_folder(), out / "encoder" / ENCODER_NAME)
     packed = pack_corpora(args.data_dir, args.corpora, augmentation_families(args.methods), out / "data.tar.xz")
-    manifest = {"corpora": args.corpora, "files": packed, "encoder": ENCODER_NAME, "wheels": [w.name for w in wheels]}
+    manifest = {
+        "corpora": args.corpora,
+        "files": packed,
+        "encoder": ENCODER_NAME,
+        "wheels": [w.name for w in wheels],
+        "python_version": args.python_version,
+    }
     (out / "carry.json").write_text(json.dumps(manifest, indent=1))
 
+    transformers_wheels = [w for w in wheels if w.name.startswith(("transformers-", "sentence_transformers-"))]
     parts = {
-        "wheels": folder_size(out / "wheels") if wheels else 0,
+        "wheels": sum(w.stat().st_size for w in wheels if w not in transformers_wheels),
         "encoder (fp16)": folder_size(encoder),
         f"corpora ({', '.join(args.corpora)})": (out / "data.tar.xz").stat().st_size,
     }
+    if transformers_wheels:
+        label = f"transformers{' (slimmed)' if args.transformers else ''}, sentence-transformers"
+        parts = {
+            "wheels": parts.pop("wheels"),
+            label: sum(w.stat().st_size for w in transformers_wheels),
+            **parts,
+        }
     tree = working_tree_size()
     carried = folder_size(out)
     total = tree + carried

@@ -4,8 +4,9 @@ and wall time, in a copy of the benchmark store that comes back.
 
     python training/accelerator/run_paper.py --method sccl --corpus stackoverflow --out "$OUT"
 
-The carried wheels go into ``runs/carry-site`` (``pip install --target``; packages already installed are left alone),
-the fp16 encoder is turned back into fp32 and the corpora unpacked under ``runs/carry-restored``. The store is
+The carried wheels go into ``runs/carry-site`` (``pip install --target``; a package installed at the carried version
+is left alone, one at another version is replaced, as ``runs/carry-site`` comes first on the benchmark's path), the fp16
+encoder is turned back into fp32 and the corpora unpacked under ``runs/carry-restored``. The store is
 ``<out>/results.json`` (a copy of docs/results.json to which the new row is added); back here,
 
     python training/accelerator/run_paper.py --merge <that results.json>
@@ -117,45 +118,35 @@ def prepare(carry: Path, out: Path) -> tuple[Path, Path, Path, dict]:
     return encoder, data, store, env
 
 
-def run_section(args) -> int:
-    """``python -m training.bench <section> <its arguments> --data-dir <carried> --encoder <carried>``, storing into
-    ``<out>/results.json``: e.g. ``--bench compute-curve -- --datasets tweet --seeds 0 --scales 1 10``."""
-    encoder, data, _, env = prepare(args.carry, Path(args.out).resolve())
-    command = [
+def bench_command(section: str, arguments: list[str], data: Path, encoder: Path) -> list[str]:
+    """``python -m training.bench <section> <arguments>`` on the carried corpora and encoder."""
+    return [
         sys.executable,
         "-m",
         "training.bench",
-        args.bench,
-        *args.section_args,
+        section,
+        *arguments,
         "--data-dir",
         str(data),
         "--encoder",
         str(encoder),
     ]
+
+
+def run_section(args) -> int:
+    """``python -m training.bench <section> <its arguments> --data-dir <carried> --encoder <carried>``, storing into
+    ``<out>/results.json``: e.g. ``--bench compute-curve -- --datasets tweet --seeds 0 --scales 1 10``."""
+    encoder, data, _, env = prepare(args.carry, Path(args.out).resolve())
+    command = bench_command(args.bench, args.section_args, data, encoder)
     print(" ".join(command), flush=True)
     return subprocess.run(command, cwd=REPO, env=env).returncode
 
 
 def run_paper(args) -> int:
     encoder, data, store, env = prepare(args.carry, Path(args.out).resolve())
-    command = [
-        sys.executable,
-        "-m",
-        "training.bench",
-        args.method,
-        "--recipe",
-        "paper",
-        "--datasets",
-        args.corpus,
-        "--seeds",
-        *map(str, args.seeds),
-        "--data-dir",
-        str(data),
-        "--encoder",
-        str(encoder),
-        "--variant",
-        f"paper recipe, {device_name()}",
-    ]
+    arguments = ["--recipe", "paper", "--datasets", args.corpus, "--seeds", *map(str, args.seeds)]
+    command = bench_command(args.method, arguments, data, encoder)
+    command += ["--variant", f"paper recipe, {device_name()}"]
     if args.max_steps:
         command += ["--max-steps", str(args.max_steps)]
     if importlib.util.find_spec("umap") is None or importlib.util.find_spec("numba") is None:
