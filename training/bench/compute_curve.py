@@ -156,6 +156,7 @@ def render(store: dict, rows: list[dict]) -> list[str]:
         "labels**). ACC in %, mean over seeds. *Trained on* names the processor (a GPU run used the default MiniLM",
         "with its weights rounded to fp16 and back, `all-MiniLM-L6-v2-fp16`, to fit the transfer to that machine; it",
         "ran there as `python training/accelerator/run_paper.py --bench compute-curve -- <the arguments below>`).",
+        "†: another job shared the CPU, so the time is inflated.",
         "",
         "| dataset | signal | × steps | steps | trained on | head ACC | served ACC (candidate) | oracle ACC (labels) "
         "| train s | seeds |",
@@ -173,7 +174,8 @@ def render(store: dict, rows: list[dict]) -> list[str]:
         out.append(
             f"| {dataset} | {signal} | {scale:g} | {d[0]['steps']} | {where} | {mean_std(head) if head else '–'} "
             f"| {mean_std([r['served_acc'] for r in d])} ({', '.join(served)}) "
-            f"| {mean_std([r['oracle_acc'] for r in d])} | {statistics.mean(r['train_seconds'] for r in d):.0f} "
+            f"| {mean_std([r['oracle_acc'] for r in d])} | {statistics.mean(r['train_seconds'] for r in d):.0f}"
+            f"{'†' if any('inflated' in r.get('note', '') for r in d) else ''} "
             f"| {len(d)} |"
         )
     return [*out, "", *run_header(store, curve), ""]
