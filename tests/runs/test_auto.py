@@ -239,3 +239,16 @@ def test_the_benchmark_records_every_criterion_without_changing_the_choice(
             assert value == pytest.approx(record["candidates"][name][criterion], abs=2e-6), (criterion, name)
     with pytest.raises(ValueError, match="record_criteria"):
         train_auto(load_texts(texts, labels), str(tmp_path / "other"), record_criteria=["silhouette_umap"])
+
+
+def test_a_lexical_rescore_without_a_lexical_space_falls_back_on_the_embeddings(auto_trained, toy_corpus, monkeypatch):
+    from hf_textcluster.choosing import candidate_criteria as criteria_module
+    from hf_textcluster.runs import auto_candidates
+    from hf_textcluster.runs.auto import rescore_kept_candidates
+
+    # texts that share too few words for a lexical space: the vote falls back on the embeddings, as in training
+    for module in (criteria_module, auto_candidates):
+        monkeypatch.setattr(module, "lexical_space", lambda texts, random_state=0: None)
+    _, out = auto_trained
+    values = rescore_kept_candidates(out, toy_corpus[0], random_state=0, criteria=[DEFAULT_AUTO_CRITERION])
+    assert all(np.isfinite(v) for v in values[DEFAULT_AUTO_CRITERION].values())
