@@ -199,3 +199,15 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if any(name in SLOW_FIXTURES for name in getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+
+
+@pytest.fixture()
+def bench_store(tmp_path, monkeypatch):
+    """The benchmark store (``training.bench.store``) writing to a temporary results.json / results.md, with run
+    folders under tmp_path/runs (the modules that use it put the checkout on ``sys.path`` for ``training``)."""
+    from training.bench import store
+
+    monkeypatch.setattr(store, "RESULTS_JSON", tmp_path / "results.json")
+    monkeypatch.setattr(store, "RESULTS_MD", tmp_path / "results.md")
+    monkeypatch.setattr(store, "REPO", tmp_path)
+    return store

@@ -15,7 +15,6 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))  # training/ is a folder of the checkout, not installed
 from training.bench import common, compute_curve  # noqa: E402
-from training.bench import store as results  # noqa: E402
 from training.bench.__main__ import main  # noqa: E402
 
 CPU = "AMD EPYC, AVX512 + AVX512-BF16 (native bf16), 2 cores, torch threads 2, Python 3.11.7"
@@ -211,17 +210,8 @@ def _corpus_folder(folder: Path, texts, labels) -> Path:
     return folder
 
 
-@pytest.fixture()
-def bench(tmp_path, monkeypatch):
-    """The store writing to a temporary results.json / results.md, run folders under tmp_path/runs."""
-    monkeypatch.setattr(results, "RESULTS_JSON", tmp_path / "results.json")
-    monkeypatch.setattr(results, "RESULTS_MD", tmp_path / "results.md")
-    monkeypatch.setattr(results, "REPO", tmp_path)
-    return results
-
-
 def test_a_tiny_compute_curve_stores_a_row_per_scale_and_skips_them_when_done(
-    bench, tiny_encoder_dir, toy_corpus, tmp_path, monkeypatch
+    bench_store, tiny_encoder_dir, toy_corpus, tmp_path, monkeypatch
 ):
     """Two steps at x1 and x2 of the contrastive signal on a tiny encoder and a toy StackOverflow folder with its
     sccl_contextual views (the views auto trains on), then the same command with --skip-done."""
@@ -256,7 +246,7 @@ def test_a_tiny_compute_curve_stores_a_row_per_scale_and_skips_them_when_done(
     ]
     assert main(argv) == 0
     assert loaded == [("stackoverflow", str(data), "sccl_contextual")]
-    rows = [r for r in json.loads(bench.RESULTS_JSON.read_text())["rows"] if r["section"] == "compute-curve"]
+    rows = [r for r in json.loads(bench_store.RESULTS_JSON.read_text())["rows"] if r["section"] == "compute-curve"]
     name = common.encoder_variant(str(tiny_encoder_dir))
     assert [(r["variant"], r["scale"], r["steps"], r["signal"], r["method"]) for r in rows] == [
         (f"contrastive x1, {name}", 1, 2, "contrastive", "sccl"),
@@ -265,9 +255,10 @@ def test_a_tiny_compute_curve_stores_a_row_per_scale_and_skips_them_when_done(
     for row in rows:
         assert "limit" not in row and row["cpu_kind"] == common.cpu_kind(common.environment()["machine"])
         assert row["oracle_acc"] == max(p["acc"] for p in row["partitions"].values()) >= row["served_acc"]
-        assert (bench.run_dir("compute-curve", "stackoverflow", 0, row["variant"]) / "model.safetensors").exists()
-    page = bench.RESULTS_MD.read_text()
+        assert (bench_store.run_dir("compute-curve", "stackoverflow", 0, row["variant"]) / "model.safetensors").exists()
+    page = bench_store.RESULTS_MD.read_text()
     assert "## How quality moves with compute" in page and f"| {rows[0]['cpu_kind']}, {name} |" in page
-    stored = bench.RESULTS_JSON.read_text()
+    stored = bench_store.RESULTS_JSON.read_text()
     assert main(argv) == 0
-    assert json.loads(bench.RESULTS_JSON.read_text())["rows"] == json.loads(stored)["rows"]  # nothing trained again
+    # nothing trained again
+    assert json.loads(bench_store.RESULTS_JSON.read_text())["rows"] == json.loads(stored)["rows"]

@@ -11,17 +11,8 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # training/ is a folder of the checkout, not installed
-from training.bench import store as results  # noqa: E402
 from training.bench import update  # noqa: E402
 from training.bench.__main__ import main  # noqa: E402
-
-
-@pytest.fixture()
-def bench(tmp_path, monkeypatch):
-    monkeypatch.setattr(results, "RESULTS_JSON", tmp_path / "results.json")
-    monkeypatch.setattr(results, "RESULTS_MD", tmp_path / "results.md")
-    monkeypatch.setattr(results, "REPO", tmp_path)
-    return results
 
 
 def test_the_held_out_class_is_the_one_of_median_size():
@@ -42,7 +33,7 @@ def test_new_cluster_scores_take_the_added_cluster_holding_most_of_the_class():
     assert update.new_cluster_scores(final, [], held) == (0.0, 0.0)
 
 
-def test_a_tiny_run_writes_its_row_and_resumes(bench, tiny_encoder_dir, toy_corpus, monkeypatch, capsys):
+def test_a_tiny_run_writes_its_row_and_resumes(bench_store, tiny_encoder_dir, toy_corpus, monkeypatch, capsys):
     import datasets
 
     import hf_textcluster.data
@@ -58,7 +49,7 @@ def test_a_tiny_run_writes_its_row_and_resumes(bench, tiny_encoder_dir, toy_corp
     args = ["update", "--datasets", "stackoverflow", "--seeds", "0", "--encoder", str(tiny_encoder_dir)]
     small = ["--max-steps", "2", "--training", "per_device_train_batch_size=16"]
     assert main([*args, *small, "--batches", "2"]) == 0
-    rows = json.loads(bench.RESULTS_JSON.read_text())["rows"]
+    rows = json.loads(bench_store.RESULTS_JSON.read_text())["rows"]
     (row,) = rows
     assert row["section"] == "update" and row["held_out_class"] == 1 and row["variant"] == "check run"
     assert 0 < row["acc"] <= 1 and 0 < row["retrained_acc"] <= 1 and 0 <= row["precision"] <= 1
@@ -66,7 +57,7 @@ def test_a_tiny_run_writes_its_row_and_resumes(bench, tiny_encoder_dir, toy_corp
     assert "stored (--redo" in capsys.readouterr().out
 
 
-def test_the_table_has_one_line_per_method_and_corpus(bench):
+def test_the_table_has_one_line_per_method_and_corpus(bench_store):
     row = {
         "section": "update",
         "method": "sccl",

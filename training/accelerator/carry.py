@@ -271,18 +271,12 @@ def main(argv: list[str] | None = None) -> int:
     (out / "carry.json").write_text(json.dumps(manifest, indent=1))
 
     transformers_wheels = [w for w in wheels if w.name.startswith(("transformers-", "sentence_transformers-"))]
-    parts = {
-        "wheels": sum(w.stat().st_size for w in wheels if w not in transformers_wheels),
-        "encoder (fp16)": folder_size(encoder),
-        f"corpora ({', '.join(args.corpora)})": (out / "data.tar.xz").stat().st_size,
-    }
+    parts = {"wheels": sum(w.stat().st_size for w in wheels if w not in transformers_wheels)}
     if transformers_wheels:
         label = f"transformers{' (slimmed)' if args.transformers else ''}, sentence-transformers"
-        parts = {
-            "wheels": parts.pop("wheels"),
-            label: sum(w.stat().st_size for w in transformers_wheels),
-            **parts,
-        }
+        parts[label] = sum(w.stat().st_size for w in transformers_wheels)
+    parts["encoder (fp16)"] = folder_size(encoder)
+    parts[f"corpora ({', '.join(args.corpora)})"] = (out / "data.tar.xz").stat().st_size
     tree = working_tree_size()
     carried = folder_size(out)
     total = tree + carried

@@ -162,13 +162,10 @@ def render(store: dict, rows: list[dict]) -> list[str]:
         "| train s | seeds |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
-    keys = sorted({(r["dataset"], r["signal"], r["scale"], _trained_on(store, r)) for r in curve})
-    for dataset, signal, scale, where in keys:
-        d = [
-            r
-            for r in curve
-            if (r["dataset"], r["signal"], r["scale"], _trained_on(store, r)) == (dataset, signal, scale, where)
-        ]
+    groups: dict[tuple, list[dict]] = {}
+    for r in curve:
+        groups.setdefault((r["dataset"], r["signal"], r["scale"], _trained_on(store, r)), []).append(r)
+    for (dataset, signal, scale, where), d in sorted(groups.items(), key=lambda item: item[0]):
         head = [r["partitions"]["head"]["acc"] for r in d if "head" in r["partitions"]]
         served = sorted({r["served_by_default"] for r in d})
         out.append(
