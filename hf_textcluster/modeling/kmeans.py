@@ -29,6 +29,7 @@ import numpy as np
 import torch
 from transformers.utils import logging
 
+from .reuse import reuse
 from .validation import check_scalar
 
 logger = logging.get_logger(__name__)
@@ -118,8 +119,7 @@ def fit_kmeans(
     elif init == "best":
         kmeans = _best_start_kmeans(fitted_on, num_clusters, n_init, random_state, KMeans)
     else:
-        kmeans = KMeans(n_clusters=num_clusters, n_init=n_init, random_state=random_state).fit(fitted_on)
-        kmeans.start_ = "k-means++"
+        kmeans = _kmeans_pp(fitted_on, num_clusters, n_init, random_state, KMeans)
     if rows is not None:
         logger.info(
             "k-means fitted on a seeded sample of %d of %d rows; every row assigned to its nearest centre.",
@@ -145,8 +145,7 @@ def _best_start_kmeans(features, num_clusters: int, n_init: int, random_state: i
     """``init="best"``: k-means++ (``n_init`` restarts) and one Lloyd run from the means of the UMAP clusters, both
     on ``features``; the one with the lower inertia (ties, up to a relative 1e-6: k-means++), its ``start_`` saying
     which. ``KMeans``: scikit-learn's class (imported by fit_kmeans in a try, for remote code)."""
-    kmeans = KMeans(n_clusters=num_clusters, n_init=n_init, random_state=random_state).fit(features)
-    kmeans.start_ = "k-means++"
+    kmeans = _kmeans_pp(features, num_clusters, n_init, random_state, KMeans)
     why_not = _umap_start_unavailable(features)
     if why_not is not None:
         logger.info("kmeans_init='best' ran k-means++ alone: %s.", why_not)
@@ -166,6 +165,21 @@ def _best_start_kmeans(features, num_clusters: int, n_init: int, random_state: i
         from_umap.inertia_,
     )
     return winner
+
+
+def _kmeans_pp(features, num_clusters: int, n_init: int, random_state: int | None, KMeans):
+    """scikit-learn's k-means++ with ``n_init`` restarts, ``start_`` set; seeded, it is computed once per
+    :func:`~hf_textcluster.modeling.reuse.reusing_results` block (``train --method auto`` fits it on the same
+    pretrained embeddings for each signal's start and for the pretrained candidates)."""
+
+    def fit():
+        kmeans = KMeans(n_clusters=num_clusters, n_init=n_init, random_state=random_state).fit(features)
+        kmeans.start_ = "k-means++"
+        return kmeans
+
+    if random_state is None or hasattr(features, "toarray"):  # unseeded: another result each time; sparse: as is
+        return fit()
+    return reuse(lambda: ("k-means++", features, num_clusters, n_init, random_state), fit)
 
 
 def _check_max_samples(max_samples, num_clusters: int) -> None:
@@ -377,9 +391,16 @@ def _umap_kmeans_groups(features, num_clusters: int, n_init: int = 10, random_st
         raise ValueError("kmeans_init='umap' needs dense features (embeddings), not a sparse matrix.")
     if features.shape[0] < UMAP_MIN_ROWS:
         raise ValueError(f"kmeans_init='umap' needs more than 16 texts, got {features.shape[0]}; use 'k-means++'.")
-    with warnings.catch_warnings(), keeping_torch_threads():  # a seeded UMAP runs single-threaded and says so
-        warnings.filterwarnings("ignore", message="n_jobs value .* overridden")
-        reduced = UMAP(
-            n_neighbors=15, n_components=5, min_dist=0.0, metric="cosine", random_state=random_state
-        ).fit_transform(features)
-    return KMeans(n_clusters=num_clusters, n_init=n_init, random_state=random_state).fit_predict(reduced)
+
+    def groups() -> np.ndarray:
+        with warnings.catch_warnings(), keeping_torch_threads():  # a seeded UMAP runs single-threaded and says so
+            warnings.filterwarnings("ignore", message="n_jobs value .* overridden")
+            reduced = UMAP(
+                n_neighbors=15, n_components=5, min_dist=0.0, metric="cosine", random_state=random_state
+            ).fit_transform(features)
+        return KMeans(n_clusters=num_clusters, n_init=n_init, random_state=random_state).fit_predict(reduced)
+
+    if random_state is None:  # unseeded: another result each time
+        return groups()
+    # seeded, computed once per reusing_results block (see _kmeans_pp)
+    return reuse(lambda: ("umap k-means", np.asarray(features), num_clusters, n_init, random_state), groups)

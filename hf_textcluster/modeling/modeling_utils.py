@@ -14,6 +14,7 @@ checks of :mod:`~hf_textcluster.modeling.loading_checks`), the calibrated confid
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -36,6 +37,7 @@ from .encoding_passes import (
 from .kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
 from .layers import pool_token_states
 from .precision import autocast_dtype, quantize_int8, resolve_precision
+from .reuse import reuse
 from .serialization import SerializationMixin
 from .validation import check_num_clusters, check_scalar, clip_text, validate_texts
 
@@ -388,12 +390,6 @@ class TextClusteringPreTrainedModel(CurationMixin, CalibrationMixin, Serializati
         check_scalar(batch_size, "batch_size", int, min_val=1)
         return texts, resolve_precision(precision, self.device, inference=True)  # before any work
 
-    def _encode_field(self, texts, batch_size, show_progress_bar, precision, field: str) -> np.ndarray:
-        """What ``embed`` and ``predict_proba`` share: the checks, then one pass for the single ``ClusteringOutput``
-        field ``field``, as an array in the order of ``texts``."""
-        texts, precision = self._serving_arguments(texts, batch_size, precision)
-        return self._encode_texts(texts, batch_size, show_progress_bar, precision, (field,))[field].numpy()
-
     def embed(
         self,
         texts: Sequence[str],
@@ -420,7 +416,35 @@ class TextClusteringPreTrainedModel(CurationMixin, CalibrationMixin, Serializati
             >>> model.embed(["how do i join two tables in oracle"]).shape  # doctest: +SKIP
             (1, 384)
         """
-        return self._encode_field(texts, batch_size, show_progress_bar, precision, "embeddings")
+        texts, precision = self._serving_arguments(texts, batch_size, precision)
+        # within a reusing_results block, one pass per (encoder weights, pooling, texts, batch, precision): what auto's
+        # signals and its pretrained candidates encode with the same untrained encoder
+        return reuse(
+            lambda: ("embed", *self._encoding_identity(), "\x00".join(texts), batch_size, precision),
+            lambda: self._encode_texts(texts, batch_size, show_progress_bar, precision, ("embeddings",))[
+                "embeddings"
+            ].numpy(),
+        )
+
+    def _encoding_identity(self) -> tuple:
+        """What the pooled embeddings of a text depend on besides the text: the encoder's weights, the tokenizer,
+        the pooling and the length cut (the key of a reused encoding pass, see :mod:`.reuse`)."""
+        tokenizer = self._require_tokenizer()
+        backend = getattr(tokenizer, "backend_tokenizer", None)
+        if backend is not None:  # without the truncation and padding that a call leaves set on it
+            state = json.loads(backend.to_str())
+            vocabulary: Any = {k: v for k, v in state.items() if k not in ("truncation", "padding")}
+        else:
+            vocabulary = (type(tokenizer).__name__, sorted(tokenizer.get_vocab().items()))
+        config = self.config
+        return (
+            self.encoder,
+            vocabulary,
+            config.pooling,
+            config.normalize_embeddings,
+            config.max_length,
+            str(self.device),
+        )
 
     def predict_proba(
         self,
@@ -445,7 +469,9 @@ class TextClusteringPreTrainedModel(CurationMixin, CalibrationMixin, Serializati
             ValueError: the model's clusters were never initialised (an untrained model).
         """
         self._check_clusters_initialized()
-        return self._encode_field(texts, batch_size, show_progress_bar, precision, "cluster_probs")
+        texts, precision = self._serving_arguments(texts, batch_size, precision)
+        fields = ("cluster_probs",)
+        return self._encode_texts(texts, batch_size, show_progress_bar, precision, fields)["cluster_probs"].numpy()
 
     def predict(
         self,

@@ -40,8 +40,12 @@ import numpy as np
 from ..choosing.candidate_criteria import AUTO_CRITERIA, DEFAULT_AUTO_CRITERION, PARTS, candidate_criteria
 from ..choosing.refinement import refine_partition
 from ..choosing.serving import apply_partition
+from ..modeling.reuse import reusing_results
 from ..models import get_method
+from ..representation import ClusterNames
 from ..runs.folder import check_may_replace_model
+from ..training.arguments import ClusteringTrainingArguments, check_calibration_sample_size
+from .after_training import name_trained_clusters
 from .auto_candidates import gather_candidates, rescore_kept_candidates
 from .kept_candidates import (
     CANDIDATES_FILE,
@@ -115,6 +119,8 @@ class AutoTrainingResult:
         served_labels: the training texts' clusters as the saved model serves them.
         auto: what ``training_run.json`` records under ``"auto"`` (signals, candidates' criteria, the choice).
         train_dataset: the texts every signal trained on (with their labels when the dataset had them).
+        cluster_names: the served clusters' names (saved as ``config.id2label``), keywords and sizes on the
+            training texts; None with ``name_clusters=False``.
     """
 
     model: object
@@ -128,6 +134,7 @@ class AutoTrainingResult:
     served_labels: np.ndarray | None = field(default=None, repr=False)
     auto: dict = field(default_factory=dict)
     train_dataset: datasets.Dataset | None = field(default=None, repr=False)
+    cluster_names: ClusterNames | None = None
 
 
 def _check_signals(signals: Sequence[str]) -> tuple[str, ...]:
@@ -180,6 +187,7 @@ def train_auto(
     signals: Sequence[str] = tuple(SIGNALS),
     criterion: str = DEFAULT_AUTO_CRITERION,
     record_criteria: Sequence[str] = (),
+    name_clusters: bool = True,
 ) -> AutoTrainingResult:
     """Train every signal of ``signals``, gather their candidates and a consensus, choose one without labels, save
     the model that serves it. ``train_clusterer("auto", ...)`` calls this; the arguments are its own.
@@ -204,6 +212,9 @@ def train_auto(
         record_criteria: other criteria to compute and record beside it, to compare criteria after the fact (the
             benchmark asks for all of them); their time is recorded apart (``extra_criteria_seconds``) and left out
             of ``choose_seconds``, which stays the time of the choice itself.
+        name_clusters: name the served clusters (c-TF-IDF keywords on a sample of the training texts) as
+            :func:`~hf_textcluster.runs.train.train_clusterer` does; the signals' own models are neither named nor
+            calibrated (what they serve is chosen afterwards).
 
     Returns:
         An :class:`AutoTrainingResult`.
@@ -224,39 +235,45 @@ def train_auto(
     ]
     overrides = dict(training_overrides or {})
     serve = overrides.pop("serve", "auto")
+    # the served model is calibrated once, after the choice: the signals' runs skip it
+    calibration = check_calibration_sample_size(
+        overrides.pop("calibration_sample_size", ClusteringTrainingArguments.calibration_sample_size)
+    )
     if save and not (resume and os.path.isdir(os.path.join(output_dir, SIGNALS_DIR))):
         check_may_replace_model(output_dir, overwrite=overwrite, argument="output_dir (--output-dir)", command="train")
     dataset_name = dataset if isinstance(dataset, str) else None
     shared = _shared_dataset(dataset, signals, augmentation, recipe, data_dir, seed)
-    results = _train_signals(
-        shared,
-        signals,
-        output_dir,
-        overrides,
-        dict(
-            encoder=encoder,
-            recipe=recipe,
-            data_dir=data_dir,
-            seed=seed,
-            resume=resume,
-            save=save,
-            test_size=test_size,
-            split_seed=split_seed,
-            overwrite=overwrite,
-        ),
-        num_clusters,
-        {"k_range": k_range, "k_criterion": k_criterion},
-    )
-    first = results[signals[0]]
-    texts = list(first.trainer.train_dataset["text"])
-    start = time.perf_counter()
-    candidates, how, features = gather_candidates(results, encoder, texts, seed)
+    # the signals' k-means starts and the pretrained candidates: one encoding pass and one k-means of those texts
+    with reusing_results():
+        results = _train_signals(
+            shared,
+            signals,
+            output_dir,
+            overrides,
+            dict(
+                encoder=encoder,
+                recipe=recipe,
+                data_dir=data_dir,
+                seed=seed,
+                resume=resume,
+                save=save,
+                test_size=test_size,
+                split_seed=split_seed,
+                overwrite=overwrite,
+            ),
+            num_clusters,
+            {"k_range": k_range, "k_criterion": k_criterion},
+        )
+        first = results[signals[0]]
+        texts = list(first.trainer.train_dataset["text"])
+        start = time.perf_counter()
+        candidates, how, features = gather_candidates(results, encoder, texts, seed)
     criteria = candidate_criteria(
         candidates, features, texts=texts, criteria=[criterion, *PARTS.get(criterion, ())], random_state=seed
     )
     served = _pick(criteria, criterion, serve, candidates)
     serving_signal, served_labels, agreement = _serve(results, how, features, candidates, served, seed)
-    _calibrate(results[serving_signal], texts, seed)
+    _calibrate(results[serving_signal], texts, seed, calibration)
     choose_seconds = time.perf_counter() - start
     start = time.perf_counter()
     if extra_criteria:  # for comparing criteria: not part of the choice, so not of its time
@@ -268,6 +285,7 @@ def train_auto(
     record["extra_criteria_seconds"] = round(time.perf_counter() - start, 2)
     train_seconds = sum(r.train_seconds for r in results.values())
     model, trainer = results[serving_signal].model, results[serving_signal].trainer
+    cluster_names = name_trained_clusters(model, trainer, trainer.train_dataset, seed) if name_clusters else None
     metrics = {"train_seconds": round(train_seconds, 2), "choose_seconds": round(choose_seconds, 2)}
     if evaluate:
         metrics.update(trainer.evaluate())
@@ -285,6 +303,7 @@ def train_auto(
         candidates=candidates,
         served_labels=served_labels,
         auto=record,
+        cluster_names=cluster_names,
         train_dataset=first.trainer.train_dataset,
     )
 
@@ -304,7 +323,8 @@ def _shared_dataset(dataset, signals, augmentation, recipe: str, data_dir, seed:
 
 
 def _train_signals(shared, signals, output_dir: str, overrides: dict, common: dict, request, k_kwargs: dict) -> dict:
-    """Each signal trained as a normal run in ``signals/<name>`` (its head served: the choice is made after)."""
+    """Each signal trained as a normal run in ``signals/<name>`` (its head served, neither calibrated nor named: the
+    choice is made after)."""
     from .train import train_clusterer
 
     results = {}
@@ -323,8 +343,9 @@ def _train_signals(shared, signals, output_dir: str, overrides: dict, common: di
             augmentation="recipe",
             num_clusters=request,
             config_overrides=dict(signal.config),
-            training_overrides={**overrides, "max_steps": steps, "serve": "head"},
+            training_overrides={**overrides, "max_steps": steps, "serve": "head", "calibration_sample_size": 0},
             evaluate=False,
+            name_clusters=False,
             **common,
             **k_kwargs,
         )
@@ -345,11 +366,14 @@ def _pick(criteria: Mapping[str, Mapping[str, float]], criterion: str, serve: st
     )
 
 
-def _calibrate(result, texts: Sequence[str], seed: int) -> None:
+def _calibrate(result, texts: Sequence[str], seed: int, sample_size: int) -> None:
+    """Calibrate the serving model on a seeded sample of ``sample_size`` texts (0: not at all, as for one method)."""
+    if not sample_size:
+        return
     trainer = result.trainer
     result.model.calibrate(
         texts,
-        sample_size=getattr(trainer.args, "calibration_sample_size", 10_000) or None,
+        sample_size=sample_size,
         random_state=seed,
         batch_size=trainer.encode_batch_size,
         show_progress_bar=False,

@@ -156,6 +156,7 @@ def train_clusterer(
     overwrite: bool = False,
     keep_checkpoints: bool = False,
     verbose: bool = True,
+    name_clusters: bool = True,
 ) -> TrainingResult:
     """Train ``method`` on a benchmark (by name) or a Dataset, save it to ``output_dir`` and evaluate it.
 
@@ -205,6 +206,9 @@ def train_clusterer(
             removed then; a run that fails or is interrupted always keeps them, to resume from).
         verbose: say the schedule before training and show a progress bar with the loss terms (False: log them at
             INFO level and no bar, unless ``training_overrides`` sets ``disable_tqdm``).
+        name_clusters: name the served clusters after their c-TF-IDF keywords on a sample of the training texts
+            (``config.id2label``; one prediction pass). False leaves the default names (``cluster_<i>``), e.g. for a
+            model whose served partition is chosen afterwards, as ``auto`` does with each signal.
 
     Returns:
         A :class:`TrainingResult` (model, trainer, metrics, output_dir, train_seconds, test_dataset, k_selection).
@@ -248,7 +252,7 @@ def train_clusterer(
         spec, identity["num_clusters"], encoder, config_kwargs, args, train_dataset, test_dataset, embeddings
     )
     metrics, train_seconds = train_and_finish(trainer, last_checkpoint, evaluate)
-    cluster_names = name_trained_clusters(model, trainer, train_dataset, seed)
+    cluster_names = name_trained_clusters(model, trainer, train_dataset, seed) if name_clusters else None
     if save and trainer.is_world_process_zero():  # under several processes, the main one writes
         # what made the views trained on (an augmenter, a precomputed family), also for a Dataset given with views
         views = (views_augmentation(train_dataset) or augmentation) if spec.uses_augmented_views else None

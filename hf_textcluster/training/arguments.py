@@ -16,6 +16,14 @@ from ..modeling.validation import check_scalar, check_serve
 GPU_ENCODE_BATCH_SIZE = 1024
 
 
+def check_calibration_sample_size(value) -> int:
+    """``value`` if it is a valid ``calibration_sample_size`` (0, or an integer >= 2), else a one-line error."""
+    check_scalar(value, "calibration_sample_size", int, min_val=0, hint="0: no calibration; otherwise at least 2")
+    if value == 1:
+        raise ValueError("`calibration_sample_size` must be 0 (no calibration) or an integer >= 2, got 1.")
+    return value
+
+
 @dataclass
 class ClusteringTrainingArguments(TrainingArguments):
     """``TrainingArguments`` plus what clustering training needs. ``remove_unused_columns`` defaults to False:
@@ -143,10 +151,7 @@ class ClusteringTrainingArguments(TrainingArguments):
             self.health_check_steps, "health_check_steps", int, min_val=0, allow_none=True, hint="0: no checks"
         )
         check_scalar(self.health_sample_size, "health_sample_size", int, min_val=2)
-        calibration = "0: no calibration; otherwise at least 2"
-        check_scalar(self.calibration_sample_size, "calibration_sample_size", int, min_val=0, hint=calibration)
-        if self.calibration_sample_size == 1:
-            raise ValueError("`calibration_sample_size` must be 0 (no calibration) or an integer >= 2, got 1.")
+        check_calibration_sample_size(self.calibration_sample_size)
         check_serve(self.serve)
         if self.early_stopping_tol is not None and not 0 < self.early_stopping_tol < 1:
             raise ValueError(

@@ -119,6 +119,22 @@ def test_the_served_partition_is_identical_without_the_label_column(
     )
 
 
+def test_reusing_the_shared_passes_changes_no_candidate(
+    auto_trained, tiny_encoder_dir, toy_corpus, tmp_path, monkeypatch
+):
+    import contextlib
+
+    from hf_textcluster.runs import auto as auto_module
+
+    result, _ = auto_trained
+    texts, labels = toy_corpus
+    monkeypatch.setattr(auto_module, "reusing_results", contextlib.nullcontext)  # every pass and fit computed anew
+    alone = _train(tiny_encoder_dir, texts, labels, tmp_path / "alone")
+    assert alone.auto["candidates"] == result.auto["candidates"]
+    for name, partition in result.candidates.items():
+        np.testing.assert_array_equal(alone.candidates[name], partition, err_msg=name)
+
+
 def test_bad_requests_fail_with_one_clear_line(tiny_encoder_dir, toy_corpus, tmp_path):
     texts, labels = toy_corpus
     with pytest.raises(ValueError, match="config_overrides"):
@@ -252,3 +268,25 @@ def test_a_lexical_rescore_without_a_lexical_space_falls_back_on_the_embeddings(
     _, out = auto_trained
     values = rescore_kept_candidates(out, toy_corpus[0], random_state=0, criteria=[DEFAULT_AUTO_CRITERION])
     assert all(np.isfinite(v) for v in values[DEFAULT_AUTO_CRITERION].values())
+
+
+def test_the_default_train_command_runs_to_its_summary_and_names_the_served_clusters(
+    tiny_encoder_dir, toy_corpus, tmp_path, capsys
+):
+    from hf_textcluster.cli import main
+    from hf_textcluster.representation import cluster_keywords, keyword_labels
+
+    texts, labels = toy_corpus
+    _write_texts(tmp_path / "texts.csv", texts, labels)
+    out = tmp_path / "run"
+    argv = ["train", "--input", str(tmp_path / "texts.csv"), "--encoder", str(tiny_encoder_dir)]
+    argv += ["--output-dir", str(out), "--num-clusters", "3", "--max-steps", "2", "--per-device-train-batch-size", "16"]
+    assert main(argv) == 0  # no --method: auto
+    printed = capsys.readouterr().out
+    model = AutoModel.from_pretrained(out)
+    served = model.predict(texts)
+    assert f"Serves its {model.config.served_partition} partition" in printed
+    # the names are those of the served clusters (not of a signal's head, which auto may not serve)
+    expected = keyword_labels(cluster_keywords(texts, served, 3))
+    assert {int(k): v for k, v in model.config.id2label.items()} == expected
+    assert all(name in printed for name in expected.values())

@@ -1,0 +1,118 @@
+"""Results computed once within a scope: the same inputs, the same result, without computing it again.
+
+``train --method auto`` trains several signals from one pretrained encoder on the same texts. Each signal's k-means
+start encodes the texts with the still untrained encoder and clusters them (k-means++ and a UMAP k-means), and the
+pretrained encoder's candidates do both once more: on 20,000 texts that is two encoding passes, two UMAP reductions
+and two k-means++ fits too many (about 2.5 minutes on 2 CPU cores). Inside :func:`reusing_results` each of these runs
+once. A result is reused only under a key that covers everything it depends on (the arrays' bytes, the encoder's
+weights, the seeds), and callers get a copy, so the run's partitions are those it computes without the scope. Outside
+a scope nothing is kept.
+
+Part of the inference code a pushed repository carries (see :mod:`hf_textcluster.hub.remote_code`): imports only
+numpy, torch and the standard library.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import copy
+import hashlib
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
+
+import numpy as np
+import torch
+
+__all__ = ["digest", "reuse", "reusing_results"]
+
+T = TypeVar("T")
+# The store of the innermost active scope (None: no scope, nothing is kept).
+_STORE: contextvars.ContextVar[OrderedDict | None] = contextvars.ContextVar("hf_textcluster_reused", default=None)
+# A corpus' embeddings are the largest entries (20,000 x 384 floats: 30 MB); a run reuses a handful of results.
+MAX_ENTRIES = 8
+
+
+@contextlib.contextmanager
+def reusing_results() -> Iterator[None]:
+    """Within the block, :func:`reuse` computes each result once (at most :data:`MAX_ENTRIES` kept, the oldest
+    dropped first); everything kept is released when it ends. Nested blocks share the outer block's results.
+
+    Example:
+        >>> with reusing_results():
+        ...     a = reuse(lambda: ("square", 3), lambda: 3 * 3)
+        ...     b = reuse(lambda: ("square", 3), lambda: 0)  # not computed: the same key
+        >>> a, b
+        (9, 9)
+    """
+    if _STORE.get() is not None:
+        yield
+        return
+    token = _STORE.set(OrderedDict())
+    try:
+        yield
+    finally:
+        _STORE.reset(token)
+
+
+def reuse(key: Callable[[], tuple], compute: Callable[[], T]) -> T:
+    """``compute()``, or a copy of the result an earlier call with an equal key gave inside the same
+    :func:`reusing_results` block. Outside a block: ``compute()`` (the key is not even made).
+
+    Args:
+        key: makes the parts of the key (strings, numbers, arrays, tensors; see :func:`digest`); it must cover
+            everything the result depends on.
+        compute: computes the result.
+
+    Returns:
+        The result (a deep copy of the kept one: callers may change it).
+
+    Example:
+        >>> reuse(lambda: ("anything",), lambda: 42)  # no block: computed
+        42
+    """
+    store = _STORE.get()
+    if store is None:
+        return compute()
+    name = digest(*key())
+    if name in store:
+        store.move_to_end(name)
+    else:
+        store[name] = compute()
+        while len(store) > MAX_ENTRIES:
+            store.popitem(last=False)
+    return copy.deepcopy(store[name])
+
+
+def digest(*parts: Any) -> str:
+    """A digest of ``parts``: arrays and tensors by dtype, shape and bytes, a module by its parameters and buffers
+    (names, dtypes, shapes, bytes), anything else by its ``repr``.
+
+    Example:
+        >>> digest("embed", np.zeros(3)) == digest("embed", np.zeros(3)) != digest("embed", np.ones(3))
+        True
+    """
+    h = hashlib.blake2b(digest_size=20)
+    for part in parts:
+        if isinstance(part, torch.nn.Module):
+            for name, tensor in part.state_dict().items():
+                h.update(name.encode())
+                _update(h, tensor)
+        elif isinstance(part, (np.ndarray, torch.Tensor)):
+            _update(h, part)
+        else:
+            h.update(repr(part).encode())
+        h.update(b"\x00")
+    return h.hexdigest()
+
+
+def _update(h, array) -> None:
+    if isinstance(array, torch.Tensor):
+        tensor = array.detach().cpu().contiguous()
+        h.update(f"{tensor.dtype}{tuple(tensor.shape)}".encode())
+        array = tensor.reshape(-1).view(torch.uint8).numpy()  # any dtype (bf16 included) as its bytes
+    else:
+        h.update(f"{array.dtype.str}{array.shape}".encode())
+        array = np.ascontiguousarray(array)
+    h.update(memoryview(array).cast("B"))
