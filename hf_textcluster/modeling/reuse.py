@@ -30,14 +30,18 @@ __all__ = ["digest", "reuse", "reusing_results"]
 T = TypeVar("T")
 # The store of the innermost active scope (None: no scope, nothing is kept).
 _STORE: contextvars.ContextVar[OrderedDict | None] = contextvars.ContextVar("hf_textcluster_reused", default=None)
-# A corpus' embeddings are the largest entries (20,000 x 384 floats: 30 MB); a run reuses a handful of results.
-MAX_ENTRIES = 8
+# auto keeps about a dozen results before the last one it reuses (each space's embeddings, k-means++ fit and UMAP
+# k-means); the largest are a corpus' embeddings (20,000 x 384 floats: 30 MB, a million texts: 1.5 GB). What is kept
+# stays within both bounds; a result larger than MAX_BYTES is computed and not kept.
+MAX_ENTRIES = 32
+MAX_BYTES = 2 * 1024**3
 
 
 @contextlib.contextmanager
 def reusing_results() -> Iterator[None]:
-    """Within the block, :func:`reuse` computes each result once (at most :data:`MAX_ENTRIES` kept, the oldest
-    dropped first); everything kept is released when it ends. Nested blocks share the outer block's results.
+    """Within the block, :func:`reuse` computes each result once (at most :data:`MAX_ENTRIES` results and
+    :data:`MAX_BYTES` of arrays kept, the oldest dropped first); everything kept is released when it ends. Nested
+    blocks share the outer block's results.
 
     Example:
         >>> with reusing_results():
@@ -78,11 +82,14 @@ def reuse(key: Callable[[], tuple], compute: Callable[[], T]) -> T:
     name = digest(*key())
     if name in store:
         store.move_to_end(name)
-    else:
-        store[name] = compute()
-        while len(store) > MAX_ENTRIES:
+        return copy.deepcopy(store[name][0])
+    result = compute()
+    size = _nbytes(result)
+    if size <= MAX_BYTES:
+        store[name] = (copy.deepcopy(result), size)
+        while len(store) > MAX_ENTRIES or sum(kept for _, kept in store.values()) > MAX_BYTES:
             store.popitem(last=False)
-    return copy.deepcopy(store[name])
+    return result
 
 
 def digest(*parts: Any) -> str:
@@ -105,6 +112,19 @@ def digest(*parts: Any) -> str:
             h.update(repr(part).encode())
         h.update(b"\x00")
     return h.hexdigest()
+
+
+def _nbytes(value: Any) -> int:
+    """The bytes of the arrays ``value`` holds (itself, in a tuple / list / dict, or as an object's attributes)."""
+    if isinstance(value, np.ndarray):
+        return value.nbytes
+    if isinstance(value, torch.Tensor):
+        return value.numel() * value.element_size()
+    if isinstance(value, (tuple, list)):
+        return sum(_nbytes(v) for v in value)
+    if isinstance(value, dict):
+        return sum(_nbytes(v) for v in value.values())
+    return sum(_nbytes(v) for v in getattr(value, "__dict__", {}).values())
 
 
 def _update(h, array) -> None:

@@ -49,6 +49,21 @@ def test_at_most_max_entries_are_kept_the_oldest_dropped_first():
     assert count.calls == MAX_ENTRIES + 2
 
 
+def test_what_is_kept_stays_within_max_bytes(monkeypatch):
+    from hf_textcluster.modeling import reuse as reuse_module
+
+    monkeypatch.setattr(reuse_module, "MAX_BYTES", 100)
+    count = Counter()
+    with reusing_results():
+        for _ in range(2):  # 160 bytes: computed each time, never kept
+            reuse(lambda: ("big",), lambda: count(np.zeros(20)))
+        reuse(lambda: ("a",), lambda: count(np.zeros(10)))  # 80 bytes, kept
+        reuse(lambda: ("b",), lambda: count(np.zeros(5)))  # 40 more: over 100, so "a" is dropped
+        reuse(lambda: ("b",), lambda: count(np.zeros(5)))
+        reuse(lambda: ("a",), lambda: count(np.zeros(10)))
+    assert count.calls == 5
+
+
 def test_the_digest_covers_dtype_shape_bytes_and_module_weights():
     x = np.arange(6, dtype=np.float32)
     assert digest(x) == digest(x.copy()) != digest(x.reshape(2, 3))
