@@ -779,3 +779,12 @@ def test_auto_section_scores_the_choice_and_every_criterion_against_the_oracle(b
     verdict = leaderboard.render_leaderboard(rows)[1][0]
     assert (verdict.served, verdict.served_how) == (79.0, "auto; 1 seed")
     assert auto.render({"runs": {}}, [baseline]) == []  # no auto rows, no section
+    # another configuration's run (here another CPU kind) is listed apart, never in the default's tables
+    other = {**_auto_row("tweet", 0, accs, criteria, "self_training/kmeans", 0.70), "variant": "AVX2-only"}
+    other["cpu_kind"], other["wall_seconds"] = "AVX2", 250.0
+    md = "\n".join(auto.render({"runs": {"r": RUN}}, [*rows, other]))
+    assert "| tweet | AVX2-only | 70.0 | self_training/kmeans | 86.0 | 250 (AVX2) | 1 |" in md
+    assert (
+        "| tweet | 79.0 | consensus | 86.0 | contrastive/umap_kmeans | 75.0 (BERTopic way) | +4.0 | "
+        "100 (bf16 AMX) | 1 |" in md
+    )

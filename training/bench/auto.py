@@ -310,7 +310,32 @@ def render(store: dict, rows: list[dict]) -> list[str]:
             cells.append(f"**{text}**" if values and abs(statistics.mean(values) - best_per[ds]) < 1e-12 else text)
         out.append(f"| {n} | " + " | ".join(cells) + " |")
     out += render_criteria(auto_rows)
-    out += ["", *run_header(store, auto_rows), ""]
+    out += render_variants(store, rows)
+    out += ["", *run_header(store, auto_rows + [r for r in rows if r["section"] == SECTION and r.get("variant")]), ""]
+    return out
+
+
+def render_variants(store: dict, rows: list[dict]) -> list[str]:
+    """The runs of other configurations (``--variant``: e.g. another CPU kind), beside the default's: served and
+    oracle ACC, the served candidate and the wall time per CPU kind; none enters the tables above."""
+    variants = [r for r in rows if r["section"] == SECTION and r.get("variant")]
+    if not variants:
+        return []
+    out = [
+        "",
+        "Other configurations of the same runs (each its `--variant`; not in the tables above):",
+        "",
+        "| dataset | variant | served ACC | served (candidate) | oracle ACC (labels) | wall s | seeds |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for r in variants:
+        groups.setdefault((r["dataset"], r["variant"]), []).append(r)
+    for (dataset, variant), d in groups.items():
+        out.append(
+            f"| {dataset} | {variant} | {mean_std([r['served_acc'] for r in d])} | {_counts(d, 'served_by_default')} "
+            f"| {mean_std([r['oracle_acc'] for r in d])} | {train_time(store, d, key='wall_seconds')} | {len(d)} |"
+        )
     return out
 
 
