@@ -3,7 +3,7 @@
 ``train --method auto`` trains several signals from one pretrained encoder on the same texts. Each signal's k-means
 start encodes the texts with the still untrained encoder and clusters them (k-means++ and a UMAP k-means), and the
 pretrained encoder's candidates do both once more: on 20,000 texts that is two encoding passes, two UMAP reductions
-and two k-means++ fits too many (about 2.5 minutes on 2 CPU cores). Inside :func:`reusing_results` each of these runs
+and two k-means++ fits too many (about 2 minutes on 2 CPU cores). Inside :func:`reusing_results` each of these runs
 once. A result is reused only under a key that covers everything it depends on (the arrays' bytes, the encoder's
 weights, the seeds), and callers get a copy, so the run's partitions are those it computes without the scope. Outside
 a scope nothing is kept.
