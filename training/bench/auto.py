@@ -243,7 +243,8 @@ def render(store: dict, rows: list[dict]) -> list[str]:
     ACC."""
     from hf_textcluster.data import BENCHMARKS
 
-    auto_rows = [r for r in rows if r["section"] == SECTION and not r.get("variant")]
+    runs = [r for r in rows if r["section"] == SECTION]
+    auto_rows = [r for r in runs if not r.get("variant")]
     if not auto_rows:
         return []
     out = [
@@ -310,15 +311,14 @@ def render(store: dict, rows: list[dict]) -> list[str]:
             cells.append(f"**{text}**" if values and abs(statistics.mean(values) - best_per[ds]) < 1e-12 else text)
         out.append(f"| {n} | " + " | ".join(cells) + " |")
     out += render_criteria(auto_rows)
-    out += render_variants(store, rows)
-    out += ["", *run_header(store, auto_rows + [r for r in rows if r["section"] == SECTION and r.get("variant")]), ""]
+    out += render_variants(store, [r for r in runs if r.get("variant")])
+    out += ["", *run_header(store, runs), ""]
     return out
 
 
-def render_variants(store: dict, rows: list[dict]) -> list[str]:
+def render_variants(store: dict, variants: list[dict]) -> list[str]:
     """The runs of other configurations (``--variant``: e.g. another CPU kind), beside the default's: served and
     oracle ACC, the served candidate and the wall time per CPU kind; none enters the tables above."""
-    variants = [r for r in rows if r["section"] == SECTION and r.get("variant")]
     if not variants:
         return []
     out = [
