@@ -248,6 +248,7 @@ class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMi
         """Two learning rates: ``learning_rate`` for the encoder, ``head_learning_rate`` for heads and centroids."""
         opt_model = self.model if model is None else model
         if self.optimizer is None:
+            self._place_training_modules(opt_model)
             head_lr = getattr(self.args, "head_learning_rate", None) or self.args.learning_rate * 100
             encoder_params, head_params = [], []
             for name, param in [*opt_model.named_parameters(), *self._training_module_parameters()]:
@@ -264,6 +265,15 @@ class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMi
             if own:  # the Trainer zeroes the model's gradients only: without this, these would sum over all steps
                 self.optimizer.register_step_post_hook(lambda *_: [setattr(p, "grad", None) for p in own])
         return self.optimizer
+
+    def _place_training_modules(self, model) -> None:
+        # A method builds its training modules (ClusterBERT's decoder) in __init__, beside the model as it was then;
+        # the parameters they share with the model follow it when it moves, their own tensors (cross-attention,
+        # position buffers) do not: on a GPU the decoder's buffers were found on the CPU at the first step. Placed
+        # here, once: the model has its device and the optimizer does not hold their parameters yet.
+        device = next(model.parameters()).device
+        for module in self.training_modules().values():
+            module.to(device)
 
     def _clip_grad_norm(self, model):
         # The training modules' own parameters are clipped with the model's, as one norm (sentence-transformers

@@ -84,6 +84,19 @@ def test_reconstruction_loss_is_eq_1_with_a_decoder_tied_to_the_encoder(tiny_enc
     assert loss.item() == pytest.approx(sum(terms) / len(terms), rel=1e-4)  # CE over the original's tokens
 
 
+def test_the_decoders_own_tensors_follow_the_model_to_its_device(tiny_encoder_dir, toy_corpus, tmp_path):
+    # On a GPU the model can reach its device after the decoder was built beside it; the decoder's own tensors
+    # (cross-attention, position and token-type buffers) must follow before the first step. The meta device stands
+    # in for the GPU: the model moves there after __init__ (the shared parameters with it); the optimizer places the
+    # rest.
+    trainer = _trainer(tiny_encoder_dir, toy_corpus, tmp_path)
+    decoder = trainer.reconstruction.decoder
+    trainer.model.to("meta")
+    assert {t.device.type for t in decoder.buffers()} == {"cpu"}  # left behind, as on the GPU
+    trainer.create_optimizer()
+    assert {t.device.type for t in [*decoder.parameters(), *decoder.buffers()]} == {"meta"}
+
+
 # ----- the noise
 # -------------------------------------------------------------------------------------------------------
 def test_word_deletion_drops_whole_words_and_keeps_special_tokens(tiny_encoder_dir):
