@@ -38,7 +38,7 @@ test-fast: setup
 # ruff's rules are in pyproject.toml ([tool.ruff]); the code is kept in `ruff format`'s style. mypy type-checks
 # modeling/ and the public API ([tool.mypy]).
 lint: setup
-	$(PY) -m ruff check hf_textcluster training tests
+	$(PY) -m ruff check hf_textcluster training tests docs/_hooks
 	$(PY) -m ruff format --check hf_textcluster training tests docs/_hooks
 	$(PY) -m mypy
 

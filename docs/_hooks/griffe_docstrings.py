@@ -6,6 +6,8 @@ of the same name, so the reference shows the default instead of "required".
 
 from __future__ import annotations
 
+import contextlib
+
 import griffe
 
 
@@ -39,10 +41,8 @@ class DocstringTypesAndDefaults(griffe.Extension):
         stack: list[griffe.Object] = [pkg]
         while stack:
             obj = stack.pop()
-            try:
+            with contextlib.suppress(Exception):  # a docstring griffe cannot parse is rendered as it is
                 _fix(obj)
-            except Exception:  # a docstring griffe cannot parse is rendered as it is
-                pass
             stack += [
                 m for m in obj.members.values() if not m.is_alias and isinstance(m, (griffe.Module, griffe.Class))
             ]
