@@ -267,10 +267,9 @@ class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMi
         return self.optimizer
 
     def _place_training_modules(self, model) -> None:
-        # A method builds its training modules (ClusterBERT's decoder) in __init__, beside the model as it was then;
-        # the parameters they share with the model follow it when it moves, their own tensors (cross-attention,
-        # position buffers) do not: on a GPU the decoder's buffers were found on the CPU at the first step. Placed
-        # here, once: the model has its device and the optimizer does not hold their parameters yet.
+        # A method builds its training modules (ClusterBERT's decoder) in __init__, beside the model as it was then.
+        # Where the model moved since (by hand, or placed by DeepSpeed/FSDP, which make the optimizer afterwards), the
+        # parameters they share with it moved too, their own tensors (cross-attention, position buffers) did not.
         device = next(model.parameters()).device
         for module in self.training_modules().values():
             module.to(device)

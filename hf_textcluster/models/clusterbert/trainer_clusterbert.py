@@ -78,6 +78,7 @@ def build_denoising_loss(model):
             "Pass `encoder=` an encoder of an architecture that has one (BERT, RoBERTa, MiniLM: e.g. the default "
             "all-MiniLM-L6-v2), or train another method with this encoder."
         )
+    device = model.device
     verbosity = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()  # the decoder's cross-attention and LM head are new: no load report
     try:
@@ -95,11 +96,20 @@ def build_denoising_loss(model):
             modules = [transformer, Pooling(model.config.encoder.hidden_size, pooling_mode=model.config.pooling)]
             if model.config.normalize_embeddings:
                 modules.append(Normalize())
-            sentence_model = SentenceTransformer(modules=modules, device=str(model.device))
-            loss = DenoisingAutoEncoderLoss(sentence_model, tie_encoder_decoder=True)
+            sentence_model = SentenceTransformer(modules=modules, device=str(device))
+            # The loss loads its decoder from the encoder config's `_name_or_path` and ties by giving the encoder the
+            # decoder's parameters, loaded on the CPU: pointed at the folder above, they hold the current weights
+            # (not the checkpoint the encoder once came from), and the move below takes them back to the model's
+            # device with the decoder's own tensors.
+            name_or_path = model.encoder.config._name_or_path
+            model.encoder.config._name_or_path = folder
+            try:
+                loss = DenoisingAutoEncoderLoss(sentence_model, tie_encoder_decoder=True)
+            finally:
+                model.encoder.config._name_or_path = name_or_path
     finally:
         hf_logging.set_verbosity(verbosity)
-    return loss.to(model.device)
+    return loss.to(device)
 
 
 class ClusterBERTStageCallback(TrainerCallback):

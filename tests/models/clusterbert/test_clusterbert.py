@@ -84,15 +84,33 @@ def test_reconstruction_loss_is_eq_1_with_a_decoder_tied_to_the_encoder(tiny_enc
     assert loss.item() == pytest.approx(sum(terms) / len(terms), rel=1e-4)  # CE over the original's tokens
 
 
+def test_the_decoder_starts_from_the_encoders_current_weights(tiny_encoder_dir, toy_corpus, tmp_path):
+    # sentence-transformers loads the decoder from the encoder config's `_name_or_path` and gives the encoder the
+    # decoder's parameters: without care, building the trainer reset the encoder to that checkpoint's weights
+    # (and, on a GPU, left them on the CPU)
+    texts, labels = toy_corpus
+    model = ClusterBERTModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    with torch.no_grad():
+        model.encoder.embeddings.word_embeddings.weight.add_(1.0)  # e.g. a clusterer trained before
+    expected = {k: v.clone() for k, v in model.encoder.state_dict().items()}
+    devices = {p.device for p in model.parameters()}
+    args = ClusteringTrainingArguments(output_dir=str(tmp_path), max_steps=8, **TRAIN)
+    trainer = ClusterBERTTrainer(model=model, args=args, train_dataset=load_texts(texts, labels))
+    for key, value in trainer.model.encoder.state_dict().items():
+        torch.testing.assert_close(value, expected[key], rtol=0, atol=0)
+    decoder = trainer.reconstruction.decoder
+    assert {t.device for t in [*trainer.model.parameters(), *decoder.parameters(), *decoder.buffers()]} == devices
+    assert trainer.model.encoder.config._name_or_path == str(tiny_encoder_dir)  # restored
+
+
 def test_the_decoders_own_tensors_follow_the_model_to_its_device(tiny_encoder_dir, toy_corpus, tmp_path):
-    # On a GPU the model can reach its device after the decoder was built beside it; the decoder's own tensors
-    # (cross-attention, position and token-type buffers) must follow before the first step. The meta device stands
-    # in for the GPU: the model moves there after __init__ (the shared parameters with it); the optimizer places the
-    # rest.
+    # A model moved after the trainer was built (by hand, or by DeepSpeed/FSDP before they make the optimizer):
+    # the decoder's own tensors (cross-attention, position and token-type buffers) follow it when the optimizer is
+    # made. The meta device stands in for another device here.
     trainer = _trainer(tiny_encoder_dir, toy_corpus, tmp_path)
     decoder = trainer.reconstruction.decoder
     trainer.model.to("meta")
-    assert {t.device.type for t in decoder.buffers()} == {"cpu"}  # left behind, as on the GPU
+    assert {t.device.type for t in decoder.buffers()} == {"cpu"}  # left behind
     trainer.create_optimizer()
     assert {t.device.type for t in [*decoder.parameters(), *decoder.buffers()]} == {"meta"}
 
