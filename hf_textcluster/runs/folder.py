@@ -193,9 +193,10 @@ class RunFolder:
 
     # ----- identity: what makes a resumed run the same run ------------------------------------------------------------
     @staticmethod
-    def identity_of(method, num_clusters, encoder, config_kwargs, dataset) -> dict:
-        """The identity of a run: method, K, encoder, the simple config values and a digest of the training texts."""
-        return {
+    def identity_of(method, num_clusters, encoder, config_kwargs, dataset, seed: int | None = None) -> dict:
+        """The identity of a run: method, K, encoder, the simple config values, a digest of the training texts and
+        the seed (when given)."""
+        identity = {
             "method": method,
             "num_clusters": num_clusters,
             "encoder": encoder or "default",
@@ -203,6 +204,7 @@ class RunFolder:
             "texts_sha1": texts_sha1(dataset["text"]),
             "config": {k: v for k, v in sorted(config_kwargs.items()) if isinstance(v, (int, float, str, bool))},
         }
+        return identity if seed is None else {**identity, "seed": seed}
 
     def read_identity(self) -> dict | None:
         """The recorded ``run_identity.json``, or ``None``."""
@@ -213,11 +215,12 @@ class RunFolder:
             return json.load(f)
 
     def check_same_run(self, identity: dict) -> None:
-        """Resuming continues *this* run only: another method, K, encoder, config or other texts is an error."""
+        """Resuming continues *this* run only: another method, K, encoder, config, seed or other texts is an error."""
         saved = self.read_identity()
         if saved is None:
             return
-        differs = [key for key in identity if saved.get(key) != identity[key]]
+        # a run recorded before its seed was part of its identity resumes under any seed, as it did then
+        differs = [key for key in identity if (key in saved or key != "seed") and saved.get(key) != identity[key]]
         if differs:
             raise ValueError(
                 f"{self.path} holds checkpoints of another run (its {', '.join(differs)} differ from this one's), "

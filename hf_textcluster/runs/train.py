@@ -293,7 +293,7 @@ def _start_run(method, request, encoder, config_kwargs, args, train_dataset, out
     """(identity, the checkpoint to resume from or None, the K selection or None, the embeddings that chose K or
     None): the run's identity with its K settled (chosen now, or the one a resumed run chose), recorded in
     ``output_dir``."""
-    identity = RunFolder.identity_of(method, request.num_clusters, encoder, config_kwargs, train_dataset)
+    identity = RunFolder.identity_of(method, request.num_clusters, encoder, config_kwargs, train_dataset, seed)
     last_checkpoint = last_complete_checkpoint(output_dir) if resume and os.path.isdir(output_dir) else None
     k_selection, embeddings = None, None
     if request.is_auto:

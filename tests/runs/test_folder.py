@@ -28,6 +28,17 @@ def test_identity_is_recorded_and_guards_resuming(tmp_path):
         folder.record_identity(other, resuming=True)
 
 
+def test_another_seed_does_not_resume_a_run_but_an_older_record_without_one_does(tmp_path):
+    folder = RunFolder(tmp_path / "run")
+    data = {"text": ["a", "b", "c"]}
+    folder.record_identity(RunFolder.identity_of("sccl", 3, None, {}, data, seed=0), resuming=False)
+    folder.record_identity(RunFolder.identity_of("sccl", 3, None, {}, data, seed=0), resuming=True)
+    with pytest.raises(ValueError, match=r"another run \(its seed differ.*--no-resume"):
+        folder.record_identity(RunFolder.identity_of("sccl", 3, None, {}, data, seed=1), resuming=True)
+    folder.record_identity(RunFolder.identity_of("sccl", 3, None, {}, data), resuming=False)  # recorded without one
+    folder.record_identity(RunFolder.identity_of("sccl", 3, None, {}, data, seed=1), resuming=True)
+
+
 def test_run_record_round_trips_and_bad_json_is_one_clear_error(tmp_path):
     folder = RunFolder(tmp_path)
     assert folder.read_training_run() is None
