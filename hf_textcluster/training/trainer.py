@@ -268,7 +268,7 @@ class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMi
 
     def _place_training_modules(self, model) -> None:
         # A method builds its training modules (ClusterBERT's decoder) in __init__, beside the model as it was then.
-        # Where the model moved since (by hand, or placed by DeepSpeed/FSDP, which make the optimizer afterwards), the
+        # Where the model moved since (by hand, or placed by FSDP (v1), which makes the optimizer afterwards), the
         # parameters they share with it moved too, their own tensors (cross-attention, position buffers) did not.
         device = next(model.parameters()).device
         for module in self.training_modules().values():

@@ -104,7 +104,7 @@ def test_the_decoder_starts_from_the_encoders_current_weights(tiny_encoder_dir, 
 
 
 def test_the_decoders_own_tensors_follow_the_model_to_its_device(tiny_encoder_dir, toy_corpus, tmp_path):
-    # A model moved after the trainer was built (by hand, or by DeepSpeed/FSDP before they make the optimizer):
+    # A model moved after the trainer was built (by hand, or by FSDP before it makes the optimizer):
     # the decoder's own tensors (cross-attention, position and token-type buffers) follow it when the optimizer is
     # made. The meta device stands in for another device here.
     trainer = _trainer(tiny_encoder_dir, toy_corpus, tmp_path)
