@@ -39,6 +39,7 @@ class CalibrationMixin(_ModelBase):
         def _check_clusters_initialized(self) -> None: ...
         def _serving_arguments(self, texts, batch_size, precision) -> tuple[list[str], str]: ...
         def _encode_texts(self, texts, batch_size, show_progress_bar, precision, fields) -> Any: ...
+        def cluster_probabilities(self, embeddings: torch.Tensor) -> torch.Tensor: ...
 
     @property
     def is_calibrated(self) -> bool:
@@ -83,11 +84,13 @@ class CalibrationMixin(_ModelBase):
         batch_size: int = DEFAULT_ENCODE_BATCH_SIZE,
         show_progress_bar: bool | None = None,
         precision: str | torch.dtype | None = "auto",
+        *,
+        embeddings: np.ndarray | torch.Tensor | None = None,
     ) -> TextClusteringPreTrainedModel:
         """Calibrate the confidence and the outlier distances on a seeded sample of ``texts`` (use the training texts).
 
-        One encoding pass. Stores the result in the model's ``calibration`` buffers (saved with the weights) and
-        ``config.num_calibration_texts``.
+        One encoding pass, or none when ``embeddings`` are given. Stores the result in the model's ``calibration``
+        buffers (saved with the weights) and ``config.num_calibration_texts``.
 
         Afterwards ``predict_with_confidence`` and the pipeline's ``confidence`` / ``flag_outliers`` work: a text's
         confidence is the share of these calibration texts whose centre margin is <= its own (how much nearer its
@@ -104,9 +107,16 @@ class CalibrationMixin(_ModelBase):
             batch_size: texts per encoder call.
             show_progress_bar: a tqdm bar; ``None`` shows one for large inputs only.
             precision: as for ``embed``.
+            embeddings: ``embed(texts)`` (N x hidden, the same order), when the caller has them already: the
+                sample's rows are taken from them instead of encoding the texts again (the heads run on them as on
+                a pass's own embeddings, in fp32).
 
         Returns:
             The model itself (save it with ``save_pretrained`` to keep the calibration).
+
+        Raises:
+            ValueError: fewer than 2 texts, a bad ``sample_size``, or ``embeddings`` of another shape than
+                N x hidden.
 
         Example:
             >>> model.calibrate(training_texts).save_pretrained("runs/old-model")  # doctest: +SKIP
@@ -116,14 +126,36 @@ class CalibrationMixin(_ModelBase):
         check_scalar(sample_size, "sample_size", int, min_val=2, allow_none=True, hint="None: all texts")
         if len(texts) < 2:
             raise ValueError(f"Calibration needs at least 2 texts, got {len(texts)}.")
+        given = None if embeddings is None else self._check_given_embeddings(embeddings, len(texts))
+        rows = np.arange(len(texts))
         if sample_size is not None and len(texts) > sample_size:
             rows = np.sort(np.random.default_rng(random_state).choice(len(texts), size=sample_size, replace=False))
             texts = [texts[int(i)] for i in rows]
-        outputs = self._encode_texts(texts, batch_size, show_progress_bar, precision, ("embeddings", "cluster_probs"))
-        self.calibration.fit(outputs.embeddings, outputs.cluster_probs)
+        if given is None:
+            outputs = self._encode_texts(
+                texts, batch_size, show_progress_bar, precision, ("embeddings", "cluster_probs")
+            )
+            sample, probs = outputs.embeddings, outputs.cluster_probs
+        else:
+            sample = given[torch.from_numpy(rows)]
+            with torch.no_grad():
+                probs = self.cluster_probabilities(sample.to(self.device)).float().cpu()
+        self.calibration.fit(sample, probs)
         self.config.num_calibration_texts = len(texts)
         self.config.confidence_measure = "centre_margin"
         return cast("TextClusteringPreTrainedModel", self)  # the mixin is only ever part of one
+
+    def _check_given_embeddings(self, embeddings: np.ndarray | torch.Tensor, num_texts: int) -> torch.Tensor:
+        """``embeddings`` passed to ``calibrate`` as an fp32 CPU tensor, checked against the texts and the encoder."""
+        array = embeddings.detach().cpu() if isinstance(embeddings, torch.Tensor) else np.asarray(embeddings)
+        given = torch.as_tensor(array)
+        hidden = self.calibration.centres.shape[1]
+        if given.ndim != 2 or given.shape != (num_texts, hidden):
+            raise ValueError(
+                f"`embeddings` must be `model.embed(texts)`, {num_texts} x {hidden}; got shape {tuple(given.shape)}. "
+                "Pass the embeddings of the same texts, or leave `embeddings` out to encode them."
+            )
+        return given.float()
 
     def predict_with_confidence(
         self,

@@ -80,6 +80,7 @@ def name_clusters(
     random_state: int | None = 0,
     batch_size: int = 64,
     precision: str | None = "auto",
+    labels: Sequence[int] | np.ndarray | None = None,
 ) -> ClusterNames:
     """Name each cluster of what ``model`` serves and store the names as ``model.config.id2label`` (and
     ``label2id``): what ``predict``, the pipeline's ``label``, the report and the card show. The names are c-TF-IDF
@@ -94,12 +95,15 @@ def name_clusters(
         random_state: the sample's seed.
         batch_size: texts per encoder call.
         precision: as for ``model.predict``.
+        labels: ``model.predict(texts)``, when the caller has them already (no encoding pass then); the sample's
+            rows are taken from them.
 
     Returns:
         A :class:`ClusterNames` (names, keywords, sizes on those texts).
 
     Raises:
-        ValueError: ``texts`` missing for a model that learns no topics (or serves another partition than its head).
+        ValueError: ``texts`` missing for a model that learns no topics (or serves another partition than its head),
+            or ``labels`` that are not one cluster id of ``model`` per text.
 
     Example:
         >>> names = name_clusters(model, training_texts)  # doctest: +SKIP
@@ -112,10 +116,15 @@ def name_clusters(
     clusters = None
     if texts is not None:
         texts = validate_texts(texts)
+        given = None if labels is None else _check_labels(labels, len(texts), num_clusters)
+        rows = np.arange(len(texts))
         if sample_size is not None and len(texts) > sample_size:
             rows = np.sort(np.random.default_rng(random_state).choice(len(texts), size=sample_size, replace=False))
             texts = [texts[int(i)] for i in rows]
-        clusters = model.predict(texts, batch_size=batch_size, show_progress_bar=False, precision=precision)
+        if given is None:
+            clusters = model.predict(texts, batch_size=batch_size, show_progress_bar=False, precision=precision)
+        else:
+            clusters = given[rows]
         counts = np.bincount(clusters, minlength=num_clusters)
         sizes, num_texts = {k: int(counts[k]) for k in range(num_clusters)}, len(texts)
     if learned:  # the topics a DEC-CRL head learned describe the head's clusters, not a re-fitted partition's
@@ -137,6 +146,22 @@ def name_clusters(
         num_texts=num_texts,
         source="learned topics" if learned else "c-TF-IDF",
     )
+
+
+def _check_labels(labels, num_texts: int, num_clusters: int) -> np.ndarray:
+    """``labels`` given to :func:`name_clusters`: one cluster id in ``[0, num_clusters)`` per text."""
+    given = np.asarray(labels)
+    if (
+        given.shape != (num_texts,)
+        or not np.issubdtype(given.dtype, np.integer)
+        or given.size
+        and (given.min() < 0 or given.max() >= num_clusters)
+    ):
+        raise ValueError(
+            f"`labels` must be `model.predict(texts)`: {num_texts} cluster ids in [0, {num_clusters}); got an array of "
+            f"shape {given.shape} and dtype {given.dtype}. Leave `labels` out to predict them."
+        )
+    return given
 
 
 def label_clusters(

@@ -56,9 +56,10 @@ def train_and_finish(trainer, last_checkpoint: str | None, evaluate: bool) -> tu
     return metrics, train_seconds
 
 
-def name_trained_clusters(model, trainer, train_dataset, seed: int) -> ClusterNames | None:
+def name_trained_clusters(model, trainer, train_dataset, seed: int, labels=None) -> ClusterNames | None:
     """The clusters' names on the training texts (a seeded sample of at most 10,000), once the served partition was
-    chosen: predict, the pipeline, the report and the card then answer names. None before k-means initialised the
+    chosen: predict, the pipeline, the report and the card then answer names. ``labels``: the training texts'
+    clusters as the model serves them, when known (no encoding pass then). None before k-means initialised the
     clusters, and in every process but the main one."""
     if not (model.config.centroids_initialized and trainer.is_world_process_zero()):
         return None
@@ -68,6 +69,7 @@ def name_trained_clusters(model, trainer, train_dataset, seed: int) -> ClusterNa
         random_state=seed,
         batch_size=trainer.encode_batch_size,
         precision=trainer.precision,
+        labels=labels,
     )
 
 

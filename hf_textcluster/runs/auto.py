@@ -15,10 +15,10 @@ A label-free criterion (:data:`~hf_textcluster.choosing.candidate_criteria.DEFAU
 neighbour vote in a lexical space of the texts, which shaped no candidate, among the candidates the others support)
 chooses one, and ONE model serves it: the signal that made it,
 or for the consensus and the pretrained candidates, the trained signal whose linear head on its embeddings reproduces
-that partition most faithfully (the head fitted as refinement fits one, with no rounds). The result is a normal saved
-clusterer in ``output_dir`` (loadable with ``AutoModel``, the pipeline or remote code); every candidate's partition of
-the training texts is kept beside it (:data:`CANDIDATES_FILE`, one integer per text each), with their values of the
-criterion (and of its parts) in ``training_run.json``, so ``evaluate --model`` can score them and
+that partition most faithfully (:func:`~hf_textcluster.choosing.refinement.distil_partition`). The result is a normal
+saved clusterer in ``output_dir`` (loadable with ``AutoModel``, the pipeline or remote code); every candidate's
+partition of the training texts is kept beside it (:data:`CANDIDATES_FILE`, one integer per text each), with their
+values of the criterion (and of its parts) in ``training_run.json``, so ``evaluate --model`` can score them and
 ``refine --serve NAME`` can switch to one.
 
 The schedule depends on the number of texts only (:func:`auto_steps`); never on the corpus' name or its labels, which
@@ -38,7 +38,7 @@ import datasets
 import numpy as np
 
 from ..choosing.candidate_criteria import AUTO_CRITERIA, DEFAULT_AUTO_CRITERION, PARTS, candidate_criteria
-from ..choosing.refinement import refine_partition
+from ..choosing.refinement import distil_partition
 from ..choosing.serving import apply_partition
 from ..modeling.reuse import reusing_results
 from ..models import get_method
@@ -268,12 +268,13 @@ def train_auto(
         texts = list(first.trainer.train_dataset["text"])
         start = time.perf_counter()
         candidates, how, features = gather_candidates(results, encoder, texts, seed)
-    criteria = candidate_criteria(
-        candidates, features, texts=texts, criteria=[criterion, *PARTS.get(criterion, ())], random_state=seed
-    )
-    served = _pick(criteria, criterion, serve, candidates)
-    serving_signal, served_labels, agreement = _serve(results, how, features, candidates, served, seed)
-    _calibrate(results[serving_signal], texts, seed, calibration)
+        criteria = candidate_criteria(
+            candidates, features, texts=texts, criteria=[criterion, *PARTS.get(criterion, ())], random_state=seed
+        )
+        served = _pick(criteria, criterion, serve, candidates)
+        serving_signal, served_labels, agreement = _serve(results, how, features, candidates, served, seed)
+        # the serving signal's embeddings of the texts were computed for its candidates: reused, not encoded again
+        _calibrate(results[serving_signal], texts, seed, calibration)
     choose_seconds = time.perf_counter() - start
     start = time.perf_counter()
     if extra_criteria:  # for comparing criteria: not part of the choice, so not of its time
@@ -285,7 +286,11 @@ def train_auto(
     record["extra_criteria_seconds"] = round(time.perf_counter() - start, 2)
     train_seconds = sum(r.train_seconds for r in results.values())
     model, trainer = results[serving_signal].model, results[serving_signal].trainer
-    cluster_names = name_trained_clusters(model, trainer, trainer.train_dataset, seed) if name_clusters else None
+    cluster_names = (
+        name_trained_clusters(model, trainer, trainer.train_dataset, seed, labels=served_labels)
+        if name_clusters
+        else None
+    )
     metrics = {"train_seconds": round(train_seconds, 2), "choose_seconds": round(choose_seconds, 2)}
     if evaluate:
         metrics.update(trainer.evaluate())
@@ -367,18 +372,14 @@ def _pick(criteria: Mapping[str, Mapping[str, float]], criterion: str, serve: st
 
 
 def _calibrate(result, texts: Sequence[str], seed: int, sample_size: int) -> None:
-    """Calibrate the serving model on a seeded sample of ``sample_size`` texts (0: not at all, as for one method)."""
+    """Calibrate the serving model on a seeded sample of ``sample_size`` texts (0: not at all, as for one method),
+    from its embeddings of ``texts`` (within a reusing_results block, those its candidates were made from)."""
     if not sample_size:
         return
-    trainer = result.trainer
-    result.model.calibrate(
-        texts,
-        sample_size=sample_size,
-        random_state=seed,
-        batch_size=trainer.encode_batch_size,
-        show_progress_bar=False,
-        precision=trainer.precision,
-    )
+    trainer, model = result.trainer, result.model
+    encoding = {"batch_size": trainer.encode_batch_size, "precision": trainer.precision}
+    embeddings = model.embed(texts, show_progress_bar=False, **encoding)
+    model.calibrate(texts, sample_size=sample_size, random_state=seed, embeddings=embeddings, **encoding)
 
 
 def _auto_record(results: Mapping, candidates, criteria, texts: Sequence[str], choose_seconds: float, choice) -> dict:
@@ -459,10 +460,7 @@ def _serve(results, how, features, candidates, served: str, seed: int) -> tuple[
         return signal, candidates[served], 1.0
     labels = candidates[served]
     k = next(iter(results.values())).model.config.num_clusters
-    fits = {
-        signal: refine_partition(features[signal], labels, num_clusters=k, max_rounds=0, random_state=seed)
-        for signal in results
-    }
+    fits = {signal: distil_partition(features[signal], labels, num_clusters=k, random_state=seed) for signal in results}
     # faithfulness: the share of texts whose cluster the head keeps (1 - what distilling it changed)
     signal = max(fits, key=lambda s: (-fits[s].changed, -list(fits).index(s)))
     apply_partition(results[signal].model, served, fits[signal])

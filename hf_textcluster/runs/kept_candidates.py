@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..choosing.refinement import refine_partition
+from ..choosing.refinement import distil_partition
 from ..choosing.serving import CANDIDATES, ServingChoice, apply_partition, partition_features
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from .folder import texts_sha1
@@ -82,7 +82,7 @@ def serve_kept_candidate(
 ) -> ServingChoice:
     """Make ``model`` serve candidate ``name`` that a ``train --method auto`` run kept in ``model_dir``, without
     training: a linear head on the model's embeddings fitted to that partition of ``texts`` (the run's training
-    texts), as refinement fits one with no rounds.
+    texts; :func:`~hf_textcluster.choosing.refinement.distil_partition`).
 
     Args:
         model: the run's saved model (changed in place; calibrate it again afterwards).
@@ -120,8 +120,8 @@ def serve_kept_candidate(
     if embeddings is None:
         embeddings = model.embed(list(texts), show_progress_bar=False)
     features = partition_features(model, embeddings)
-    fit = refine_partition(
-        features, partitions[name], num_clusters=model.config.num_clusters, max_rounds=0, random_state=random_state
+    fit = distil_partition(
+        features, partitions[name], num_clusters=model.config.num_clusters, random_state=random_state
     )
     apply_partition(model, name, fit)
     return ServingChoice(

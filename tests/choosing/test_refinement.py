@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
 
-from hf_textcluster.choosing.refinement import RefinementResult, l2_normalize, refine_partition
+from hf_textcluster.choosing.refinement import (
+    DISTIL_C,
+    RefinementResult,
+    distil_partition,
+    l2_normalize,
+    refine_partition,
+)
 from hf_textcluster.choosing.selection import CRITERIA, choose_partition, score_partitions
 
 
@@ -136,6 +142,31 @@ def test_zero_rounds_only_distils_the_partition_into_the_head():
     assert result.rounds == 0 and result.history == [] and not result.declined
     assert "distilled" in result.reason
     assert np.array_equal(result.labels, y) and np.array_equal(result.predict(x), y)
+
+
+def test_distilling_serves_the_heads_argmax_of_a_logistic_regression():
+    x, y = _blobs([40, 70, 90, 5], seed=8)
+    noisy = _corrupt(y, 0.1, 4, seed=2)
+    result = distil_partition(x * 3.0, noisy, num_clusters=6, random_state=0)  # scale must not matter
+    direct = LogisticRegression(C=DISTIL_C, max_iter=500).fit(l2_normalize(x), noisy)
+    expected = direct.predict(l2_normalize(x))
+    assert np.mean(result.labels == expected) > 0.99  # the same model, up to float32 serving
+    assert np.array_equal(result.predict(x), result.labels)  # what is served is what is returned
+    assert result.changed == pytest.approx(np.mean(result.labels != noisy))
+    assert result.rounds == 0 and not result.declined and "logistic-regression" in result.reason
+    assert result.coef.shape == (6, 16) and np.all(result.intercept[4:] < -1e8)  # empty clusters never win
+    assert np.mean(result.labels == y) > np.mean(noisy == y)  # a text the space places elsewhere moves
+
+
+def test_distilling_a_large_corpus_fits_on_a_seeded_sample():
+    x, y = _blobs([300, 400, 500], seed=9)
+    first = distil_partition(x, y, max_samples=200, random_state=1)
+    again = distil_partition(x, y, max_samples=200, random_state=1)
+    whole = distil_partition(x, y, max_samples=None, random_state=1)
+    assert np.array_equal(first.coef, again.coef) and not np.array_equal(first.coef, whole.coef)
+    assert np.mean(first.labels == y) > 0.99 and first.labels.shape == y.shape
+    with pytest.raises(ValueError, match="max_samples"):
+        distil_partition(x, y, max_samples=1)
 
 
 def test_default_criterion_prefers_the_clean_partition():

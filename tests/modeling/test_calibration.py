@@ -250,6 +250,26 @@ def test_calibration_samples_with_its_seed(calibrated, toy_corpus):
         calibrated.config.num_calibration_texts = len(texts)
 
 
+def test_calibrating_from_given_embeddings_equals_encoding_the_texts(calibrated, toy_corpus):
+    texts = toy_corpus[0]
+    state = {k: v.clone() for k, v in calibrated.calibration.state_dict().items()}
+    try:
+        encoded = calibrated.calibrate(texts, sample_size=50, random_state=1, precision="fp32").calibration
+        encoded = {k: v.clone() for k, v in encoded.state_dict().items()}
+        embeddings = calibrated.embed(texts, precision="fp32")
+        given = calibrated.calibrate(texts, sample_size=50, random_state=1, embeddings=embeddings).calibration
+        assert calibrated.config.num_calibration_texts == 50
+        for name, value in given.state_dict().items():
+            torch.testing.assert_close(value, encoded[name], rtol=1e-5, atol=1e-6)
+        with pytest.raises(ValueError, match="`embeddings` must be `model.embed"):
+            calibrated.calibrate(texts, embeddings=embeddings[:-1])
+        with pytest.raises(ValueError, match="`embeddings` must be `model.embed"):
+            calibrated.calibrate(texts, embeddings=embeddings[:, :-1])
+    finally:
+        calibrated.calibration.load_state_dict(state)
+        calibrated.config.num_calibration_texts = len(texts)
+
+
 def test_trainer_calibrates_at_the_end_of_training(tiny_encoder_dir, toy_corpus, tmp_path):
     from hf_textcluster.data import load_texts
     from hf_textcluster.runs.train import train_clusterer

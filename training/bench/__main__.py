@@ -23,6 +23,7 @@ from . import (  # noqa: E402
     processes,
     rescore,
     scale,
+    serving_head,
     speed,
     update,
 )
@@ -43,6 +44,7 @@ SECTIONS = {
     "processes": (processes, "The whole-corpus passes in one process and split between two (accelerate launch)."),
     "rescore": (rescore, "Add today's metrics to the rows of kept models."),
     "update": (update, "Keeping up with new texts: update against retraining, and a held-out class found again."),
+    "serving-head": (serving_head, "How a UMAP k-means partition is served: the heads fitted on its clusters."),
     "partitions": (
         partitions,
         "Every candidate partition of kept models, the label-free choice, the oracle; the shallow baselines refined.",

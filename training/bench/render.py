@@ -21,6 +21,7 @@ from . import (
     partitions,
     processes,
     scale,
+    serving_head,
     speed,
     update,
 )
@@ -67,6 +68,7 @@ def render(store: dict) -> str:
     out += partitions.render_served_against_baselines(rows)
     out += comparisons.render_head_or_kmeans(rows)
     out += partitions.render(store, rows)
+    out += serving_head.render(store, rows)
     out += comparisons.render_encoders(store, rows)
     out += augmentation.render(store, rows)
     out += kmeans_init.render(store, rows)

@@ -1,0 +1,43 @@
+"""Naming clusters by their c-TF-IDF keywords: from the model's predictions, or from the clusters the caller has."""
+
+import numpy as np
+import pytest
+import torch
+
+from hf_textcluster import SCCLModel
+from hf_textcluster.representation import name_clusters
+
+
+@pytest.fixture(scope="module")
+def model(tiny_encoder_dir, toy_corpus):
+    torch.manual_seed(0)
+    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model.initialize_clusters(toy_corpus[0])
+    return model
+
+
+def test_given_clusters_name_as_predicted_ones(model, toy_corpus):
+    texts = toy_corpus[0]
+    predicted = name_clusters(model, texts, sample_size=50, random_state=3, precision="fp32")
+    labels = model.predict(texts, precision="fp32")
+    given = name_clusters(model, texts, sample_size=50, random_state=3, labels=labels)
+    assert given == predicted
+    assert model.config.id2label == given.names
+
+
+def test_given_clusters_are_the_ones_named(model, toy_corpus):
+    texts = toy_corpus[0]
+    labels = np.zeros(len(texts), dtype=np.int64)
+    labels[1::2] = 2  # a partition the model does not serve: it is named, not predicted
+    names = name_clusters(model, texts, sample_size=None, labels=labels)
+    assert names.sizes == {0: len(texts) - len(texts) // 2, 1: 0, 2: len(texts) // 2}
+
+
+@pytest.mark.parametrize(
+    "labels",
+    [np.zeros(3, dtype=np.int64), np.full(120, 3), np.full(120, -1), np.zeros(120, dtype=np.float32)],
+    ids=["too-few", "above-k", "negative", "floats"],
+)
+def test_bad_given_clusters_are_clear_errors(model, toy_corpus, labels):
+    with pytest.raises(ValueError, match=r"`labels` must be `model.predict\(texts\)`"):
+        name_clusters(model, toy_corpus[0], labels=labels)
