@@ -9,12 +9,10 @@ internal criterion (:mod:`~hf_textcluster.choosing.selection`, no labels) and ma
 - ``"head"``: the method's own head (a refined head served in front of it is dropped; the head's weights were kept);
 - ``"kmeans"``: the centres (means of each cluster's ``kmeans_features``) replace the head, as ``hf-textcluster
   recluster`` does;
-- ``"umap_kmeans"``: a linear ``refined_head`` fitted on its clusters (a logistic regression with ``C`` =
-  :data:`UMAP_HEAD_C`, no refinement rounds: :func:`~hf_textcluster.choosing.refinement.distil_partition`) replaces
-  the head, and its argmax on the texts is the candidate: the clusters were found in the UMAP space, where the
-  nearest of their centres in the embedding space keeps them less well, and the regularised head moves the texts
-  the embedding space places with another cluster's members (on many clusters that raised ACC; see
-  :data:`UMAP_HEAD_C`);
+- ``"umap_kmeans"``: a linear ``refined_head`` fitted on its clusters (a logistic regression, no refinement rounds:
+  :func:`~hf_textcluster.choosing.refinement.distil_partition`) replaces the head, and its argmax on the texts is the
+  candidate: the clusters were found in the UMAP space, where the nearest of their centres in the embedding space
+  keeps them less well;
 - ``"<candidate>+refined"``: a linear ``refined_head`` on the L2-normalised ``kmeans_features`` replaces the head
   (``TextClusteringPreTrainedModel.set_refined_head``).
 
@@ -80,11 +78,6 @@ class ServingChoice:
 
 
 UMAP_MIN_TEXTS = 16
-# The inverse regularisation of the head that serves a UMAP k-means partition (scikit-learn's default C). Against the
-# nearly faithful head (C = 10, the shrunk LDA head before it) it moved 3-22% of the texts of the auto runs' UMAP
-# k-means partitions and raised their ACC on many clusters (GoogleNews-TS self-training 80.9 -> 84.8, Tweet 70.6 ->
-# 81.8), within about 1 either way on few (SearchSnippets, AG News); docs/results.md, "How a partition is served".
-UMAP_HEAD_C = 1.0
 
 
 def _has_umap() -> bool:
@@ -165,11 +158,8 @@ def _candidates(model, embeddings: np.ndarray, features: np.ndarray, candidates:
                 if np.unique(labels).size < 2:  # identical features: one cluster, nothing to fit a head to
                     continue
                 # Its clusters were found in the UMAP space: a linear head fitted on them keeps them far better than
-                # the nearest of their centres in the embedding space (SearchSnippets 79.0 vs 76.2 ACC, MiniLM), and a
-                # regularised one moves the texts the embedding space places with another cluster (UMAP_HEAD_C).
-                serving = distil_partition(
-                    features, labels, num_clusters=num_clusters, C=UMAP_HEAD_C, random_state=random_state
-                )
+                # the nearest of their centres in the embedding space (SearchSnippets 79.0 vs 76.2 ACC, MiniLM).
+                serving = distil_partition(features, labels, num_clusters=num_clusters, random_state=random_state)
                 labels = serving.predict(features)
             else:
                 serving = _centres(features, labels, num_clusters)
