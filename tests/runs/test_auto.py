@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pytest
+import torch
 from transformers import AutoModel, pipeline
 
 import hf_textcluster  # noqa: F401
@@ -92,6 +93,22 @@ def test_the_choice_is_the_best_by_its_criterion_and_is_served_after_save_and_lo
     assert agreement == pytest.approx(choice["head_agreement"], abs=1e-4)
     if choice["served"].split("/")[0] == choice["serving_signal"]:
         assert agreement == 1.0
+
+
+def test_the_served_model_is_calibrated_and_named_as_encoding_its_texts_again_would(auto_trained, toy_corpus):
+    from hf_textcluster.representation import name_clusters
+
+    result, out = auto_trained
+    texts = toy_corpus[0]
+    model = AutoModel.from_pretrained(out)  # calibrated and named from what auto had computed
+    seed = json.loads((out / "training_run.json").read_text())["seed"]
+    again = AutoModel.from_pretrained(out)
+    again.calibrate(texts, random_state=seed, precision=result.trainer.precision)
+    for name, value in model.calibration.state_dict().items():
+        torch.testing.assert_close(value, again.calibration.state_dict()[name], rtol=1e-4, atol=1e-5)
+    assert name_clusters(again, texts, random_state=seed, precision=result.trainer.precision).names == {
+        int(k): v for k, v in model.config.id2label.items()
+    }
 
 
 def test_a_candidate_of_another_space_is_served_by_a_linear_head(tiny_encoder_dir, toy_corpus, tmp_path):
