@@ -174,6 +174,17 @@ def toy_corpus() -> tuple[list[str], list[int]]:
     return texts, labels
 
 
+@pytest.fixture(scope="module")
+def toy_model(tiny_encoder_dir, toy_corpus):
+    """A tiny seeded SCCL model with k-means clusters on the toy corpus; one per test module (tests may change it)."""
+    from hf_textcluster import SCCLModel
+
+    torch.manual_seed(0)
+    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model.initialize_clusters(toy_corpus[0])
+    return model
+
+
 @pytest.fixture()
 def all_threads():
     torch.set_num_threads(DEFAULT_THREADS)

@@ -2,18 +2,13 @@
 
 import numpy as np
 import pytest
-import torch
 
-from hf_textcluster import SCCLModel
 from hf_textcluster.representation import name_clusters
 
 
 @pytest.fixture(scope="module")
-def model(tiny_encoder_dir, toy_corpus):
-    torch.manual_seed(0)
-    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
-    model.initialize_clusters(toy_corpus[0])
-    return model
+def model(toy_model):
+    return toy_model
 
 
 def test_given_clusters_name_as_predicted_ones(model, toy_corpus):

@@ -9,16 +9,12 @@ import torch
 from transformers import pipeline
 
 import hf_textcluster  # noqa: F401
-from hf_textcluster import SCCLModel
 from hf_textcluster.modeling.validation import MAX_CHARS_PER_TOKEN
 
 
 @pytest.fixture(scope="module")
-def model(tiny_encoder_dir, toy_corpus):
-    torch.manual_seed(0)
-    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
-    model.initialize_clusters(toy_corpus[0])
-    return model
+def model(toy_model):
+    return toy_model
 
 
 def _record_lengths(tokenizer, monkeypatch):
