@@ -160,7 +160,7 @@ def _candidates(model, embeddings: np.ndarray, features: np.ndarray, candidates:
                 # Its clusters were found in the UMAP space: a linear head fitted on them keeps them far better than
                 # the nearest of their centres in the embedding space (SearchSnippets 79.0 vs 76.2 ACC, MiniLM).
                 serving = distil_partition(features, labels, num_clusters=num_clusters, random_state=random_state)
-                labels = serving.predict(features)
+                labels = serving.labels  # the head's argmax on these features: what serving them gives
             else:
                 serving = _centres(features, labels, num_clusters)
                 if serving is None:  # an empty cluster cannot be served by centres

@@ -464,4 +464,4 @@ def _serve(results, how, features, candidates, served: str, seed: int) -> tuple[
     # faithfulness: the share of texts whose cluster the head keeps (1 - what distilling it changed)
     signal = max(fits, key=lambda s: (-fits[s].changed, -list(fits).index(s)))
     apply_partition(results[signal].model, served, fits[signal])
-    return signal, fits[signal].predict(features[signal]), 1.0 - fits[signal].changed
+    return signal, fits[signal].labels, 1.0 - fits[signal].changed

@@ -128,7 +128,7 @@ def serve_kept_candidate(
         served=name,
         criterion=None,
         scores={},
-        labels=fit.predict(features),
+        labels=fit.labels,
         candidates={name: partitions[name]},
         serving=fit,
     )

@@ -64,15 +64,14 @@ def run(args, store: dict, run_id: str) -> None:
                 features = partition_features(model, model.embed(texts, show_progress_bar=False))
                 k = model.config.num_clusters
                 groups = fit_kmeans(features, k, random_state=seed, init="umap").groups_
-                served = {
-                    "umap groups": groups,
-                    "lda": refine_partition(features, groups, num_clusters=k, max_rounds=0, random_state=seed).labels,
+                fits = {
+                    "lda": refine_partition(features, groups, num_clusters=k, max_rounds=0, random_state=seed),
                     "lr-c10": distil_partition(features, groups, num_clusters=k, C=DISTIL_C, random_state=seed),
                     "lr-c1": distil_partition(features, groups, num_clusters=k, C=1.0, random_state=seed),
                 }
+                served = {"umap groups": groups, **{head: fit.labels for head, fit in fits.items()}}
                 cells = []
                 for head, predicted in served.items():
-                    predicted = getattr(predicted, "labels", predicted)
                     scores = clustering_scores(labels, predicted)
                     put_row(
                         store,
