@@ -270,7 +270,8 @@ def serve_chosen_partition(trainer) -> dict | None:
     """Make a trainer's model serve the partition its ``args.serve`` asks for (by default the label-free choice among
     its candidate partitions), chosen once on the main process from the training texts' embeddings (each process
     encodes its share). The step after ``trainer.train()`` in :func:`~hf_textcluster.runs.train.train_clusterer`;
-    recorded in ``trainer.serving_choice`` (``training_run.json``).
+    recorded in ``trainer.serving_choice`` (``training_run.json``), and the training texts' served clusters in
+    ``trainer.served_labels`` (main process only).
 
     Args:
         trainer: a :class:`~hf_textcluster.training.trainer.ClusteringTrainer` that has trained.
@@ -285,6 +286,7 @@ def serve_chosen_partition(trainer) -> dict | None:
         'kmeans+refined'
     """
     serve, model = trainer.args.serve, trainer.model
+    trainer.served_labels = None  # none chosen yet: never an earlier choice's
     if serve == "head" or trainer.train_dataset is None or not model.config.centroids_initialized:
         return None
     start = time.perf_counter()
@@ -292,6 +294,7 @@ def serve_chosen_partition(trainer) -> dict | None:
 
     def choose():
         choice = serve_partition(model, embeddings, serve=serve, random_state=trainer.args.seed)
+        trainer.served_labels = choice.labels  # on the main process (naming reads them)
         return choice.to_dict(), choice.serving
 
     record, serving = trainer.share_from_main(choose)

@@ -12,6 +12,7 @@ from transformers.utils import logging
 
 from ..choosing.serving import serve_chosen_partition
 from ..data import benchmark_corpus
+from ..modeling.reuse import reusing_results
 from ..representation import ClusterNames, name_clusters
 from .folder import RunFolder
 
@@ -23,7 +24,8 @@ def finish_training(trainer) -> None:
     them: choose what the model serves (``args.serve``:
     :func:`~hf_textcluster.choosing.serving.serve_chosen_partition`), calibrate its confidence and outlier distances
     (``trainer.calibrate_model``), and check that its clusters did not collapse (``trainer.check_final_health``). For
-    a user who trains with a method's Trainer directly.
+    a user who trains with a method's Trainer directly. When a choice was made, its encoding pass over the training
+    texts also gives calibration its sample (one pass, not two).
 
     Args:
         trainer: a :class:`~hf_textcluster.training.trainer.ClusteringTrainer` that has trained.
@@ -34,8 +36,9 @@ def finish_training(trainer) -> None:
         >>> finish_training(trainer)  # doctest: +SKIP
         >>> model.save_pretrained("runs/mine")  # doctest: +SKIP
     """
-    serve_chosen_partition(trainer)
-    trainer.calibrate_model()
+    with reusing_results():  # choosing encoded the training texts: calibrating takes its sample from that pass
+        chosen = serve_chosen_partition(trainer) is not None
+        trainer.calibrate_model(embeddings=trainer.embed_train_texts() if chosen else None)
     trainer.check_final_health()
 
 

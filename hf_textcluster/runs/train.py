@@ -252,7 +252,11 @@ def train_clusterer(
         spec, identity["num_clusters"], encoder, config_kwargs, args, train_dataset, test_dataset, embeddings
     )
     metrics, train_seconds = train_and_finish(trainer, last_checkpoint, evaluate)
-    cluster_names = name_trained_clusters(model, trainer, train_dataset, seed) if name_clusters else None
+    cluster_names = (  # from the served clusters the choice computed, when it did (no encoding pass then)
+        name_trained_clusters(model, trainer, train_dataset, seed, labels=trainer.served_labels)
+        if name_clusters
+        else None
+    )
     if save and trainer.is_world_process_zero():  # under several processes, the main one writes
         # what made the views trained on (an augmenter, a precomputed family), also for a Dataset given with views
         views = (views_augmentation(train_dataset) or augmentation) if spec.uses_augmented_views else None

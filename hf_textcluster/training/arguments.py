@@ -110,7 +110,8 @@ class ClusteringTrainingArguments(TrainingArguments):
         default=10_000,
         metadata={
             "help": "At the end of training, calibrate the model's confidence and outlier distances on a seeded "
-            "sample of this many training texts (one encoding pass; see `model.calibrate`). 0: do not."
+            "sample of this many training texts (taken from the pass that chose the served partition; with --serve "
+            "head, one encoding pass; see `model.calibrate`). 0: do not."
         },
     )
     serve: str = field(

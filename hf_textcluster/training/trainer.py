@@ -169,6 +169,7 @@ class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMi
 
     calibration_seconds: float = 0.0  # the end-of-training calibration's share of `train()`'s time
     serving_choice: dict | None = None  # what choosing.serving.serve_chosen_partition chose (training_run.json)
+    served_labels: np.ndarray | None = None  # and the training texts' served clusters (main process; for naming)
 
     # ----- loss bookkeeping ----------------------------------------------------------------------------------
     def record_loss_terms(self, **terms: torch.Tensor) -> None:
@@ -386,10 +387,14 @@ class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMi
     # ----- after training: public steps train_clusterer calls in turn ------------------------------------------
     final_health: dict | None = None  # check_final_health's record
 
-    def calibrate_model(self) -> None:
+    def calibrate_model(self, embeddings: np.ndarray | None = None) -> None:
         """Calibrate the trained model's confidence and outlier distances on a seeded sample of
         ``calibration_sample_size`` training texts (``model.calibrate``), so that every saved model carries them.
         Call it after ``train()`` and after choosing what the model serves (the calibration is of what it serves).
+
+        Args:
+            embeddings: the trained model's ``embed_train_texts()``, when the caller has them (choosing what to serve
+                computed them): the sample's rows are taken from them instead of encoding it again.
 
         Example:
             >>> trainer.train(); trainer.calibrate_model()  # doctest: +SKIP
@@ -407,6 +412,7 @@ class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMi
                 batch_size=self.encode_batch_size,
                 show_progress_bar=False,
                 precision=self.precision,
+                embeddings=embeddings,
             )
         # kept apart, so that training times stay comparable with runs from before calibration
         self.calibration_seconds = time.perf_counter() - start

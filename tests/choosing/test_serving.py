@@ -8,6 +8,7 @@ import json
 
 import numpy as np
 import pytest
+import torch
 from transformers import AutoModel
 
 import hf_textcluster  # noqa: F401
@@ -67,6 +68,45 @@ def test_train_serves_the_label_free_choice_by_default_and_records_it(tiny_encod
     assert model.config.served_partition == serving["served"] and model.is_calibrated
     # what was saved is what the trained model served at the end of training
     np.testing.assert_array_equal(model.predict(texts), result.model.predict(texts))
+    # the choice's served clusters of the training texts (which naming reads) are the served model's
+    np.testing.assert_array_equal(result.trainer.served_labels, model.predict(texts))
+
+
+def test_the_choice_calibrates_and_names_from_its_own_pass(tiny_encoder_dir, toy_corpus, tmp_path, monkeypatch):
+    """After training, the choice encodes the training texts once; calibration and naming take what they need from
+    that pass, and come out as encoding the texts again gives."""
+    from hf_textcluster.modeling.modeling_utils import TextClusteringPreTrainedModel
+    from hf_textcluster.representation import name_clusters
+
+    texts, labels = toy_corpus
+    passes = []
+    encode = TextClusteringPreTrainedModel._encode_texts
+
+    def counting(self, batch_texts, *args, **kwargs):
+        passes.append(len(batch_texts))
+        return encode(self, batch_texts, *args, **kwargs)
+
+    monkeypatch.setattr(TextClusteringPreTrainedModel, "_encode_texts", counting)
+    out = tmp_path / "run"
+    result = train_clusterer(
+        "sccl",
+        load_texts(texts, labels),
+        str(out),
+        encoder=str(tiny_encoder_dir),
+        training_overrides={**TRAIN, "health_check_steps": 0},
+        evaluate=False,
+    )
+    # the k-means start's pass and the choice's: calibration and naming encode nothing
+    assert passes == [len(texts), len(texts)]
+    monkeypatch.setattr(TextClusteringPreTrainedModel, "_encode_texts", encode)
+    model, seed, precision = AutoModel.from_pretrained(out), result.trainer.args.seed, result.trainer.precision
+    again = AutoModel.from_pretrained(out)
+    again.calibrate(texts, random_state=seed, precision=precision)
+    for name, value in model.calibration.state_dict().items():
+        torch.testing.assert_close(value, again.calibration.state_dict()[name], rtol=1e-4, atol=1e-5)
+    assert name_clusters(again, texts, random_state=seed, precision=precision).names == {
+        int(k): v for k, v in model.config.id2label.items()
+    }
 
 
 def test_refine_command_serves_the_choice_and_ignores_the_label_column(trained_sccl, toy_corpus, tmp_path, capsys):
