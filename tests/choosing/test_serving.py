@@ -289,3 +289,31 @@ def test_refine_warns_when_its_texts_look_unlike_the_models(trained_sccl, tmp_pa
     with caplog.at_level(logging.WARNING, logger="hf_textcluster"):
         assert main([*argv, "--output-dir", str(tmp_path / "out"), "--serve", "head"]) == 0
     assert any("are outliers for the model's current calibration" in r.getMessage() for r in caplog.records)
+
+
+def test_the_umap_candidates_serve_umaps_own_clusters(toy_model, monkeypatch):
+    """``umap_kmeans`` (and its refinement) start from the clusters k-means found in the UMAP space, not from the
+    nearest of their means in the embedding space (which moves texts between clusters)."""
+    import hf_textcluster.choosing.serving as serving
+    from hf_textcluster.choosing.serving import candidate_partitions, partition_features
+    from hf_textcluster.modeling.kmeans import fit_kmeans
+
+    embeddings = np.random.default_rng(0).normal(size=(200, toy_model.config.encoder.hidden_size)).astype(np.float32)
+    features = partition_features(toy_model, embeddings)
+    fitted = fit_kmeans(features, toy_model.config.num_clusters, random_state=0, init="umap")
+    assert (fitted.groups_ != fitted.labels_).any()  # on these points the two differ: the test can tell them apart
+    given = {}
+    for name in ("distil_partition", "refine_partition"):
+        original = getattr(serving, name)
+
+        def spy(features, labels, *args, _name=name, _original=original, **kwargs):
+            given[_name] = np.asarray(labels).copy()
+            return _original(features, labels, *args, **kwargs)
+
+        monkeypatch.setattr(serving, name, spy)
+    partitions, how = candidate_partitions(
+        toy_model, embeddings, candidates=("umap_kmeans", "umap_kmeans+refined"), random_state=0
+    )
+    np.testing.assert_array_equal(given["distil_partition"], fitted.groups_)
+    np.testing.assert_array_equal(given["refine_partition"], fitted.groups_)
+    np.testing.assert_array_equal(partitions["umap_kmeans"], how["umap_kmeans"].labels)
