@@ -75,7 +75,9 @@ __all__ = [
     "AUTO_CRITERIA",
     "DEFAULT_AUTO_CRITERION",
     "AutoTrainingResult",
+    "SignalsChoice",
     "auto_steps",
+    "choose_from_signals",
     "train_auto",
     "read_candidates",
     "rescore_kept_candidates",
@@ -267,23 +269,25 @@ def train_auto(
         first = results[signals[0]]
         texts = list(first.trainer.train_dataset["text"])
         start = time.perf_counter()
-        candidates, how, features = gather_candidates(results, encoder, texts, seed)
-        criteria = candidate_criteria(
-            candidates, features, texts=texts, criteria=[criterion, *PARTS.get(criterion, ())], random_state=seed
-        )
-        served = _pick(criteria, criterion, serve, candidates)
-        serving_signal, served_labels, agreement = _serve(results, how, features, candidates, served, seed)
+        chosen = choose_from_signals(results, encoder, texts, seed=seed, criterion=criterion, serve=serve)
         # the serving signal's embeddings of the texts were computed for its candidates: reused, not encoded again
-        _calibrate(results[serving_signal], texts, seed, calibration)
+        _calibrate(results[chosen.serving_signal], texts, seed, calibration)
     choose_seconds = time.perf_counter() - start
     start = time.perf_counter()
+    candidates, criteria, serving_signal = chosen.candidates, chosen.criteria, chosen.serving_signal
     if extra_criteria:  # for comparing criteria: not part of the choice, so not of its time
         criteria.update(
-            candidate_criteria(candidates, features, texts=texts, criteria=extra_criteria, random_state=seed)
+            candidate_criteria(candidates, chosen.features, texts=texts, criteria=extra_criteria, random_state=seed)
         )
-    choice = {"served": served, "criterion": criterion if serve == "auto" else None, "serving_signal": serving_signal}
-    record = _auto_record(results, candidates, criteria, texts, choose_seconds, {**choice, "agreement": agreement})
+    choice = {
+        "served": chosen.served,
+        "criterion": criterion if serve == "auto" else None,
+        "serving_signal": serving_signal,
+        "agreement": chosen.agreement,
+    }
+    record = _auto_record(results, candidates, criteria, texts, choose_seconds, choice)
     record["extra_criteria_seconds"] = round(time.perf_counter() - start, 2)
+    served_labels = chosen.served_labels
     train_seconds = sum(r.train_seconds for r in results.values())
     model, trainer = results[serving_signal].model, results[serving_signal].trainer
     cluster_names = (
@@ -311,6 +315,67 @@ def train_auto(
         cluster_names=cluster_names,
         train_dataset=first.trainer.train_dataset,
     )
+
+
+@dataclass
+class SignalsChoice:
+    """What :func:`choose_from_signals` found and did.
+
+    Attributes:
+        candidates: candidate name -> its partition of the texts.
+        how: for a trained signal's own candidate: (signal, read-out, what serving it takes).
+        features: each source's space (the signals' and the pretrained encoder's) the candidates were made in.
+        criteria: criterion (and its parts) -> candidate -> value.
+        served: the candidate served.
+        serving_signal: the signal whose model now serves it.
+        served_labels: the texts' clusters as that model now serves them.
+        agreement: the share of texts the serving head keeps in their cluster of ``served`` (1 for the signal's own).
+    """
+
+    candidates: dict[str, np.ndarray]
+    how: dict[str, tuple]
+    features: dict[str, np.ndarray]
+    criteria: dict[str, dict[str, float]]
+    served: str
+    serving_signal: str
+    served_labels: np.ndarray
+    agreement: float
+
+
+def choose_from_signals(
+    results: Mapping, encoder: str | None, texts: Sequence[str], *, seed: int, criterion: str, serve: str = "auto"
+) -> SignalsChoice:
+    """Gather every candidate of the trained signals (``results``: signal -> an object with the signal's ``model``
+    and ``trainer``), the pretrained encoder's and their consensus; rank them by ``criterion`` (and its parts); make
+    the signal that serves the chosen one serve it (its model changed in place). The step of :func:`train_auto`
+    between training and calibration; the benchmark runs it again on a kept run's signal models.
+
+    Args:
+        results: signal name -> its training result (``model``; ``trainer.encode_batch_size``, ``trainer.precision``).
+        encoder: the pretrained encoder the signals started from (None: the default encoder).
+        texts: the texts the signals trained on.
+        seed: of k-means, UMAP, the consensus, the criterion and the serving heads.
+        criterion: one of :data:`AUTO_CRITERIA`.
+        serve: ``"auto"`` (the choice) or a candidate name.
+
+    Returns:
+        A :class:`SignalsChoice`.
+
+    Raises:
+        ValueError: ``serve`` names no candidate of these signals.
+
+    Example:
+        >>> chosen = choose_from_signals(results, None, texts, seed=0, criterion="knn_holdout")  # doctest: +SKIP
+        >>> chosen.served, chosen.serving_signal                                         # doctest: +SKIP
+        ('self_training/kmeans', 'self_training')
+    """
+    candidates, how, features = gather_candidates(results, encoder, texts, seed)
+    criteria = candidate_criteria(
+        candidates, features, texts=texts, criteria=[criterion, *PARTS.get(criterion, ())], random_state=seed
+    )
+    served = _pick(criteria, criterion, serve, candidates)
+    serving_signal, served_labels, agreement = _serve(results, how, features, candidates, served, seed)
+    return SignalsChoice(candidates, how, features, criteria, served, serving_signal, served_labels, agreement)
 
 
 def _shared_dataset(dataset, signals, augmentation, recipe: str, data_dir, seed: int) -> datasets.Dataset:

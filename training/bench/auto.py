@@ -19,6 +19,8 @@ from .common import add_corpus_arguments, cpu_kind, default_baselines, mean_std,
 from .store import put_row, run_dir, save_store, select_rows
 
 SECTION = "auto"
+# the note of a row whose candidates were gathered again (its training and times stay the run's own)
+RECOMPUTED = "candidates, criteria, choice and served clusters recomputed"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -43,6 +45,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="Train nothing: compute every label-free criterion again on the runs kept in runs/bench (e.g. criteria "
         "added since they ran) and re-make each stored row's choice with today's default criterion.",
+    )
+    parser.add_argument(
+        "--recompute-candidates",
+        action="store_true",
+        help="Train nothing: gather the candidates of each stored row's kept run again from its signal models with "
+        "today's code, compute every criterion, re-make the choice and the served clusters, and store the row again "
+        "(for a change after training: how candidates are read out, chosen or served).",
     )
     parser.add_argument(
         "--criteria",
@@ -138,6 +147,72 @@ def rescore(args, store: dict) -> None:
             print(f"{name:15s} seed {seed} auto: rescored; {DEFAULT_AUTO_CRITERION} picks {served}", flush=True)
 
 
+def recompute_candidates(args, store: dict) -> None:
+    """Every stored row of the corpora and seeds asked for whose run is kept: its candidates gathered again from the
+    run's signal models (:func:`~hf_textcluster.runs.auto.choose_from_signals`, today's code), every criterion, the
+    choice and the served clusters, stored in place of the row's; its training (signals, steps, times) is the run's
+    own, and its note says so. What ``train`` serves today from the same trained models when a change comes after
+    training (how candidates are read out, chosen or served), without training them again."""
+    from types import SimpleNamespace
+
+    from hf_textcluster.choosing.candidate_criteria import AUTO_CRITERIA, DEFAULT_AUTO_CRITERION, candidate_criteria
+    from hf_textcluster.data import load_benchmark
+    from hf_textcluster.models import get_method
+    from hf_textcluster.runs.auto import SIGNALS, SIGNALS_DIR, choose_from_signals, read_candidates, texts_match
+    from hf_textcluster.runs.folder import read_training_run
+
+    for name in args.datasets:
+        for seed in args.seeds:
+            rows = select_rows(store, SECTION, dataset=name, seed=seed, variant=args.variant)
+            folder = run_dir(SECTION, name, seed, args.variant)
+            if not rows or not (folder / SIGNALS_DIR).is_dir():
+                print(f"{name:15s} seed {seed} auto: no stored row with kept signal models", flush=True)
+                continue
+            start = time.perf_counter()
+            dataset = load_benchmark(name, data_dir=args.data_dir, augmentation=_contrastive_views())
+            texts = list(dataset["text"])
+            kept = read_candidates(folder)
+            if kept is not None and not texts_match(texts, kept[1]):
+                raise SystemExit(f"{folder}: the kept run partitions other texts than {name}'s; not recomputed.")
+            results = {}
+            for signal in rows[0]["signals"]:
+                path = folder / SIGNALS_DIR / signal
+                precision = (read_training_run(path) or {}).get("precision", "auto").split(" ")[0]
+                model = get_method(SIGNALS[signal].method).model_class.from_pretrained(path)
+                trainer = SimpleNamespace(encode_batch_size=128, precision=precision)  # the CPU trainer's passes
+                results[signal] = SimpleNamespace(model=model, trainer=trainer)
+            chosen = choose_from_signals(results, None, texts, seed=seed, criterion=DEFAULT_AUTO_CRITERION)
+            others = [c for c in AUTO_CRITERIA if c not in chosen.criteria]
+            criteria = {
+                **chosen.criteria,
+                **candidate_criteria(
+                    chosen.candidates, chosen.features, texts=texts, criteria=others, random_state=seed
+                ),
+            }
+            record = {
+                "candidates": {c: {k: round(float(v[c]), 6) for k, v in criteria.items()} for c in chosen.candidates},
+                "choice": {
+                    "served": chosen.served,
+                    "criterion": DEFAULT_AUTO_CRITERION,
+                    "serving_signal": chosen.serving_signal,
+                },
+            }
+            row = {k: v for k, v in rows[0].items() if k != "served_note"}
+            row.update(score_candidates(dataset["label"], chosen.candidates, chosen.served_labels, record))
+            said = [n for n in row.get("note", "").split("; ") if n and not n.startswith(RECOMPUTED)]
+            row["note"] = "; ".join(
+                [*said, f"{RECOMPUTED} on {time.strftime('%Y-%m-%d')} from the run's kept signal models"]
+            )
+            put_row(store, row)
+            save_store(store)
+            print(
+                f"{name:15s} seed {seed} auto: recomputed; serves {row['served_by_default']} ACC "
+                f"{100 * row['served_acc']:.1f} | oracle {row['oracle']} ACC {100 * row['oracle_acc']:.1f} (labels) | "
+                f"{time.perf_counter() - start:.0f}s",
+                flush=True,
+            )
+
+
 def run(args, store: dict, run_id: str) -> None:
     """Train the default on every corpus and seed asked for, score every candidate, store one row per run (or, with
     ``--rescore``, compute the criteria of kept runs again)."""
@@ -145,6 +220,9 @@ def run(args, store: dict, run_id: str) -> None:
 
     if args.rescore:
         rescore(args, store)
+        return
+    if args.recompute_candidates:
+        recompute_candidates(args, store)
         return
 
     from hf_textcluster.choosing.candidate_criteria import AUTO_CRITERIA
@@ -261,7 +339,10 @@ def render(store: dict, rows: list[dict]) -> list[str]:
         "they were, on 2026-11-26, include them); a run that shared the CPU with another job (its note says so) is",
         "left out unless all of its kind did (†: no measurement).",
         "Criteria added after a run was made are computed on its kept models (`python -m training.bench auto",
-        "--rescore`), and its choice re-made by today's criterion.",
+        "--rescore`), and its choice re-made by today's criterion. A change after training (how candidates are",
+        "read out, chosen or served) is measured by gathering a kept run's candidates again from its trained",
+        "signal models (`--recompute-candidates`): the served clusters are then today's, the training and the",
+        "wall time the run's own.",
         "",
         "| dataset | served ACC | served (candidate) | oracle ACC (labels) | oracle | strongest shallow baseline "
         "| Δ served − baseline | wall s | seeds |",
@@ -282,6 +363,9 @@ def render(store: dict, rows: list[dict]) -> list[str]:
             f"| {mean_std([r['oracle_acc'] for r in d])} | {_counts(d, 'oracle')} "
             f"| {f'{100 * best[0]:.1f} ({best[1]})' if best else '–'} | {delta} | {wall} | {len(d)} |"
         )
+    recomputed = [r for r in auto_rows if RECOMPUTED in r.get("note", "")]
+    if recomputed:
+        out += ["", f"Candidates recomputed from the kept signal models: {len(recomputed)} of {len(auto_rows)} runs."]
     earlier = [r for r in auto_rows if r.get("selection_criterion") not in (None, DEFAULT_AUTO_CRITERION)]
     if earlier:
         which = ", ".join(f"{r['dataset']} seed {r['seed']} ({r['selection_criterion']})" for r in earlier)
