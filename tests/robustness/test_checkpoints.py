@@ -154,7 +154,7 @@ def test_killed_during_the_final_calibration_resumes_without_training(
     steps = dict(max_steps=5, save_strategy="steps", save_steps=2)  # checkpoints at 2 and 4: 5 is the last step
     straight = _run("sccl", tiny_encoder_dir, toy_corpus, tmp_path / "straight", **steps)
 
-    def die(self):
+    def die(self, *args, **kwargs):
         raise _Killed
 
     original = ClusteringTrainer.calibrate_model
