@@ -30,18 +30,22 @@ def _write_csv(path, texts, labels=None):
             writer.writerow([text, labels[i]] if labels is not None else [text])
 
 
-@pytest.fixture(scope="module")
-def trained_sccl(tiny_encoder_dir, toy_corpus, tmp_path_factory):
-    texts, labels = toy_corpus
-    out = tmp_path_factory.mktemp("sccl") / "run"
-    train_clusterer(
+def _train_sccl(encoder, corpus, out, **overrides):
+    texts, labels = corpus
+    return train_clusterer(
         "sccl",
         load_texts(texts, labels),
         str(out),
-        encoder=str(tiny_encoder_dir),
-        training_overrides={**TRAIN, "serve": "head"},
+        encoder=str(encoder),
+        training_overrides={**TRAIN, **overrides},
         evaluate=False,
-    )  # the paper's output, to refine
+    )
+
+
+@pytest.fixture(scope="module")
+def trained_sccl(tiny_encoder_dir, toy_corpus, tmp_path_factory):
+    out = tmp_path_factory.mktemp("sccl") / "run"
+    _train_sccl(tiny_encoder_dir, toy_corpus, out, serve="head")  # the paper's output, to refine
     return out
 
 
@@ -49,16 +53,9 @@ def test_train_serves_the_label_free_choice_by_default_and_records_it(tiny_encod
     """No ``serve`` given (``"auto"``): the end of training chooses among the candidates (from the texts' embeddings
     only: the choice's signature takes no labels; the refine command's test below removes the label column), serves
     the choice, calibrates it and records it."""
-    texts, labels = toy_corpus
+    texts = toy_corpus[0]
     out = tmp_path / "run"
-    result = train_clusterer(
-        "sccl",
-        load_texts(texts, labels),
-        str(out),
-        encoder=str(tiny_encoder_dir),
-        training_overrides=TRAIN,
-        evaluate=False,
-    )
+    result = _train_sccl(tiny_encoder_dir, toy_corpus, out)
     assert result.trainer.args.serve == "auto"
     serving = json.loads((out / "training_run.json").read_text())["serving"]
     assert serving["served"] in CANDIDATES and serving["criterion"]
@@ -78,7 +75,7 @@ def test_the_choice_calibrates_and_names_from_its_own_pass(tiny_encoder_dir, toy
     from hf_textcluster.modeling.modeling_utils import TextClusteringPreTrainedModel
     from hf_textcluster.representation import name_clusters
 
-    texts, labels = toy_corpus
+    texts = toy_corpus[0]
     passes = []
     encode = TextClusteringPreTrainedModel._encode_texts
 
@@ -88,14 +85,7 @@ def test_the_choice_calibrates_and_names_from_its_own_pass(tiny_encoder_dir, toy
 
     monkeypatch.setattr(TextClusteringPreTrainedModel, "_encode_texts", counting)
     out = tmp_path / "run"
-    result = train_clusterer(
-        "sccl",
-        load_texts(texts, labels),
-        str(out),
-        encoder=str(tiny_encoder_dir),
-        training_overrides={**TRAIN, "health_check_steps": 0},
-        evaluate=False,
-    )
+    result = _train_sccl(tiny_encoder_dir, toy_corpus, out, health_check_steps=0)
     # the k-means start's pass and the choice's: calibration and naming encode nothing
     assert passes == [len(texts), len(texts)]
     monkeypatch.setattr(TextClusteringPreTrainedModel, "_encode_texts", encode)
