@@ -157,6 +157,7 @@ def recompute_candidates(args, store: dict) -> None:
 
     from hf_textcluster.choosing.candidate_criteria import AUTO_CRITERIA, DEFAULT_AUTO_CRITERION, candidate_criteria
     from hf_textcluster.data import load_benchmark
+    from hf_textcluster.modeling.modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
     from hf_textcluster.models import get_method
     from hf_textcluster.runs.auto import SIGNALS, SIGNALS_DIR, choose_from_signals, read_candidates, texts_match
     from hf_textcluster.runs.folder import read_training_run
@@ -179,7 +180,8 @@ def recompute_candidates(args, store: dict) -> None:
                 path = folder / SIGNALS_DIR / signal
                 precision = (read_training_run(path) or {}).get("precision", "auto").split(" ")[0]
                 model = get_method(SIGNALS[signal].method).model_class.from_pretrained(path)
-                trainer = SimpleNamespace(encode_batch_size=128, precision=precision)  # the CPU trainer's passes
+                # the passes as the run's CPU trainer made them (its default batch; the run's precision)
+                trainer = SimpleNamespace(encode_batch_size=DEFAULT_ENCODE_BATCH_SIZE, precision=precision)
                 results[signal] = SimpleNamespace(model=model, trainer=trainer)
             chosen = choose_from_signals(results, None, texts, seed=seed, criterion=DEFAULT_AUTO_CRITERION)
             others = [c for c in AUTO_CRITERIA if c not in chosen.criteria]
