@@ -788,3 +788,16 @@ def test_auto_section_scores_the_choice_and_every_criterion_against_the_oracle(b
         "| tweet | 79.0 | consensus | 86.0 | contrastive/umap_kmeans | 75.0 (BERTopic way) | +4.0 | "
         "100 (bf16 AMX) | 1 |" in md
     )
+
+
+def test_rescore_refuses_a_row_whose_candidates_were_recomputed(bench, tmp_path, monkeypatch):
+    """A recomputed row's candidates are not the ones its run folder keeps: rescoring them would mix two runs."""
+    from training.bench import auto
+
+    monkeypatch.setattr(auto, "run_dir", lambda *a: tmp_path)
+    accs = {"consensus": 0.8, "self_training/kmeans": 0.7}
+    row = _auto_row("tweet", 0, accs, {n: {} for n in accs}, "consensus", 0.8)
+    row["note"] = f"{auto.RECOMPUTED} on 2026-11-26 from the run's kept signal models"
+    args = argparse.Namespace(datasets=["tweet"], seeds=[0], variant="", data_dir=None, criteria=None)
+    with pytest.raises(SystemExit, match="--recompute-candidates"):
+        auto.rescore(args, {"rows": [row], "runs": {"r": RUN}})

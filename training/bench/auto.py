@@ -120,6 +120,12 @@ def rescore(args, store: dict) -> None:
             if not rows or not folder.is_dir():
                 print(f"{name:15s} seed {seed} auto: no stored row with a kept run to rescore", flush=True)
                 continue
+            if RECOMPUTED in rows[0].get("note", ""):
+                # its kept candidates file holds the run's own candidates, not the recomputed ones of the row
+                raise SystemExit(
+                    f"{name} seed {seed}: the stored row's candidates were recomputed; --rescore would score the "
+                    "run's original candidates. Use --recompute-candidates (it computes every criterion)."
+                )
             # the texts as the run read them: with the contrastive signal's augmented views (as `run` loads them)
             texts = list(load_benchmark(name, data_dir=args.data_dir, augmentation=_contrastive_views())["text"])
             values = rescore_kept_candidates(folder, texts, random_state=seed, **criteria)
