@@ -784,6 +784,10 @@ def test_auto_section_scores_the_choice_and_every_criterion_against_the_oracle(b
     other["cpu_kind"], other["wall_seconds"] = "AVX2", 250.0
     md = "\n".join(auto.render({"runs": {"r": RUN}}, [*rows, other]))
     assert "| tweet | AVX2-only | 70.0 | self_training/kmeans | 86.0 | 250 (AVX2) | 1 |" in md
+    assert "seed 0: made before" not in md  # no note, no line
+    other["note"] = "made before a fix <b>"  # a run's note follows its table, as text
+    md = "\n".join(auto.render({"runs": {"r": RUN}}, [*rows, other]))
+    assert "- tweet, AVX2-only, seed 0: made before a fix &lt;b&gt;" in md and "<b>" not in md
     assert (
         "| tweet | 79.0 | consensus | 86.0 | contrastive/umap_kmeans | 75.0 (BERTopic way) | +4.0 | "
         "100 (bf16 AMX) | 1 |" in md

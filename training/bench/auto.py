@@ -15,6 +15,8 @@ import time
 
 import numpy as np
 
+from hf_textcluster.markup import escape_markdown
+
 from .common import add_corpus_arguments, cpu_kind, default_baselines, mean_std, run_header, train_time
 from .store import put_row, run_dir, save_store, select_rows
 
@@ -428,7 +430,14 @@ def render_variants(store: dict, variants: list[dict]) -> list[str]:
             f"| {dataset} | {variant} | {mean_std([r['served_acc'] for r in d])} | {_counts(d, 'served_by_default')} "
             f"| {mean_std([r['oracle_acc'] for r in d])} | {train_time(store, d, key='wall_seconds')} | {len(d)} |"
         )
-    return out
+    # what sets a run apart beyond its variant's name (e.g. made before a fix, never recomputed)
+    notes = [
+        f"- {dataset}, {variant}, seed {r['seed']}: {escape_markdown(r['note'])}"
+        for (dataset, variant), d in groups.items()
+        for r in d
+        if r.get("note")
+    ]
+    return [*out, *([""] + notes if notes else [])]
 
 
 def criterion_picks(row: dict, criterion: str) -> str:
