@@ -437,7 +437,9 @@ def render_variants(store: dict, variants: list[dict]) -> list[str]:
         for r in d
         if r.get("note")
     ]
-    return [*out, *([""] + notes if notes else [])]
+    if notes:
+        out += ["", *notes]
+    return out
 
 
 def criterion_picks(row: dict, criterion: str) -> str:
