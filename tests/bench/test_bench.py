@@ -372,6 +372,33 @@ def test_speed_rows_of_another_cpu_kind_get_their_own_section(bench, monkeypatch
     assert speed.speed_variant() == variant
 
 
+def test_speed_times_the_pipeline_alone_on_a_given_encoder(bench, tiny_encoder_dir, toy_corpus, monkeypatch):
+    """``speed --parts pipeline --encoder DIR`` (what runs on a GPU): the model it serves has clusters without the
+    step part, and its rows say how the pipeline compares with SentenceTransformer.encode."""
+    import argparse
+
+    import datasets
+
+    import hf_textcluster.data
+
+    texts, labels = toy_corpus
+    monkeypatch.setattr(
+        hf_textcluster.data,
+        "load_benchmark",
+        lambda name, data_dir=None, augmentation=None: datasets.Dataset.from_dict({"text": texts, "label": labels}),
+    )
+    args = argparse.Namespace(
+        parts=["pipeline"], device="cpu", encoder=str(tiny_encoder_dir), data_dir=None, pipeline_repeats=1
+    )
+    store = {"rows": [], "runs": {"r": RUN}}
+    speed.run(args, store, "r")
+    rows = [r for r in store["rows"] if r.get("part") == "pipeline"]
+    assert [r["measure"].rsplit("pipeline ", 1)[1].split(" ")[0] for r in rows] == ["fp32", "auto"]
+    assert all(r["value"] > 0 and "texts/s" in r["detail"] for r in rows)
+    with pytest.raises(SystemExit, match="--parts pipeline"):
+        speed.run(argparse.Namespace(**{**vars(args), "device": "cuda", "parts": ["steps"]}), store, "r")
+
+
 def test_a_method_run_end_to_end_writes_its_row_model_and_tables(
     bench, tiny_encoder_dir, toy_corpus, tmp_path, monkeypatch
 ):

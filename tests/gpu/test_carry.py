@@ -225,3 +225,22 @@ def test_carry_transformers_downloads_for_the_python_version_and_slims(tmp_path,
         assert "transformers/models/llama/tokenization_llama.py" not in zf.namelist()
     assert json.loads((out / "carry.json").read_text())["python_version"] == "3.12"
     assert "transformers (slimmed), sentence-transformers" in capsys.readouterr().out
+
+
+def test_wheels_only_carries_no_encoder_or_corpora(tmp_path, capsys):
+    carry = _load("carry")
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    (wheels / "gensim-4.4.0-py3-none-any.whl").write_bytes(b"\0" * 1000)
+    out = tmp_path / "carry"
+    assert carry.main(["--wheels-only", "--out", str(out), "--wheels-from", str(wheels)]) == 0
+    manifest = json.loads((out / "carry.json").read_text())
+    assert manifest["encoder"] is None and manifest["corpora"] == [] and manifest["files"] == []
+    assert sorted(p.name for p in out.iterdir()) == ["carry.json", "wheels"]
+    for argv, says in (
+        (["--wheels-only", "--corpora", "tweet"], "--wheels-only carries no corpora"),
+        (["--out", str(out)], "--corpora is required"),
+    ):
+        with pytest.raises(SystemExit):
+            carry.main(argv)
+        assert says in capsys.readouterr().err

@@ -6,6 +6,8 @@ safetensors, and the chosen corpora with their precomputed augmented views, comp
     python training/accelerator/carry.py --corpora tweet searchsnippets --methods sccl aecl
     python training/accelerator/carry.py --corpora stackoverflow tweet --methods sccl \\
         --python-version 3.12 --transformers
+    python training/accelerator/carry.py --wheels-only --extra-wheels gensim smart_open \\
+        --python-version 3.12 --transformers --out runs/carry-tests   # tests/gpu: tiny encoders, DEC-CRL's gensim
 
 Wheels are downloaded for ``--python-version`` (default: this Python's) on manylinux x86_64, at the versions installed
 here; ``--transformers`` also carries this venv's transformers (slimmed) and sentence-transformers, for a machine whose
@@ -34,7 +36,18 @@ LIMIT_MIB = 64
 # lacks: the four packages hf_textcluster needs beyond those, and their small dependencies that such an image seldom
 # has. Binary ones (xxhash, multiprocess) are downloaded for --python-version; run_paper.py skips what does not fit the
 # machine. Not carried (too large; the machine must have them): pyarrow for datasets, numba + llvmlite for umap-learn.
-WHEELS = ["datasets", "evaluate", "nlpaug", "umap-learn", "dill", "multiprocess", "fsspec", "xxhash", "pynndescent"]
+WHEELS = [
+    "datasets",
+    "evaluate",
+    "nlpaug",
+    "nltk",
+    "umap-learn",
+    "dill",
+    "multiprocess",
+    "fsspec",
+    "xxhash",
+    "pynndescent",
+]
 # With --transformers, for a machine whose transformers is older than pyproject's floor (transformers is slimmed).
 TRANSFORMERS_WHEELS = ["transformers", "sentence-transformers"]
 # The platforms binary wheels are downloaded for (a GPU machine's Linux, newest tag first).
@@ -213,7 +226,19 @@ def pack_corpora(data_dir: Path, corpora: list[str], families: set[str], archive
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--corpora", nargs="+", required=True, help="Benchmark corpora to carry, e.g. stackoverflow.")
+    parser.add_argument("--corpora", nargs="+", default=[], help="Benchmark corpora to carry, e.g. stackoverflow.")
+    parser.add_argument(
+        "--wheels-only",
+        action="store_true",
+        help="Carry the wheels alone, no encoder and no corpora (the GPU tests train tiny encoders they build).",
+    )
+    parser.add_argument(
+        "--extra-wheels",
+        nargs="+",
+        default=[],
+        metavar="NAME",
+        help="More distributions to carry as wheels, e.g. gensim smart_open (DEC-CRL's word embeddings).",
+    )
     parser.add_argument(
         "--methods",
         nargs="+",
@@ -243,6 +268,12 @@ def main(argv: list[str] | None = None) -> int:
         "transformers is older than pyproject's floor (a transformers wheel from --wheels-from is slimmed too).",
     )
     args = parser.parse_args(argv)
+    if not args.corpora and not args.wheels_only:
+        parser.error("--corpora is required (or --wheels-only).")
+    if args.wheels_only and args.corpora:
+        parser.error("--wheels-only carries no corpora: drop --corpora (or --wheels-only).")
+    if args.wheels_only and args.no_wheels:
+        parser.error("--wheels-only and --no-wheels leave nothing to carry: drop one.")
 
     out = args.out.resolve()
     if out.exists():
@@ -253,18 +284,24 @@ def main(argv: list[str] | None = None) -> int:
         (out / "wheels").mkdir()
         wheels = [Path(shutil.copy(w, out / "wheels")) for w in sorted(args.wheels_from.glob("*.whl"))]
     elif not args.no_wheels:
-        names = WHEELS + (TRANSFORMERS_WHEELS if args.transformers else [])
+        names = WHEELS + (TRANSFORMERS_WHEELS if args.transformers else []) + args.extra_wheels
         wheels = download_wheels(names, out / "wheels", args.python_version)
     if args.transformers:
         for wheel in wheels:
             if wheel.name.startswith("transformers-"):
                 slim_transformers_wheel(wheel)
-    encoder = convert_encoder(args.encoder_dir or default_encoder_folder(), out / "encoder" / ENCODER_NAME)
-    packed = pack_corpora(args.data_dir, args.corpora, augmentation_families(args.methods), out / "data.tar.xz")
+    encoder = (
+        None
+        if args.wheels_only
+        else convert_encoder(args.encoder_dir or default_encoder_folder(), out / "encoder" / ENCODER_NAME)
+    )
+    packed = []
+    if args.corpora:
+        packed = pack_corpora(args.data_dir, args.corpora, augmentation_families(args.methods), out / "data.tar.xz")
     manifest = {
         "corpora": args.corpora,
         "files": packed,
-        "encoder": ENCODER_NAME,
+        "encoder": None if encoder is None else ENCODER_NAME,
         "wheels": [w.name for w in wheels],
         "python_version": args.python_version,
     }
@@ -275,8 +312,10 @@ def main(argv: list[str] | None = None) -> int:
     if transformers_wheels:
         label = f"transformers{' (slimmed)' if args.transformers else ''}, sentence-transformers"
         parts[label] = sum(w.stat().st_size for w in transformers_wheels)
-    parts["encoder (fp16)"] = folder_size(encoder)
-    parts[f"corpora ({', '.join(args.corpora)})"] = (out / "data.tar.xz").stat().st_size
+    if encoder is not None:
+        parts["encoder (fp16)"] = folder_size(encoder)
+    if args.corpora:
+        parts[f"corpora ({', '.join(args.corpora)})"] = (out / "data.tar.xz").stat().st_size
     tree = working_tree_size()
     carried = folder_size(out)
     total = tree + carried

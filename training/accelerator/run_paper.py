@@ -15,6 +15,10 @@ puts the rows it has that docs/results.json lacks into docs/results.json (throug
 docs/results.md). Any other benchmark section runs the same way on the carried corpora and encoder:
 
     python training/accelerator/run_paper.py --bench compute-curve --out "$OUT" -- --datasets tweet --seeds 0
+
+and the GPU tests (``tests/gpu``, marker ``cuda``) with the wheels of ``carry.py --wheels-only``:
+
+    python training/accelerator/run_paper.py --tests --carry runs/carry-tests -- -x
 """
 
 from __future__ import annotations
@@ -142,6 +146,21 @@ def run_section(args) -> int:
     return subprocess.run(command, cwd=REPO, env=env).returncode
 
 
+def run_tests(args) -> int:
+    """``python -m pytest -q -m cuda tests/gpu <arguments>`` with the carried wheels first on the path."""
+    install_wheels(args.carry)
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+        "PYTHONPATH": os.pathsep.join([str(SITE), str(REPO), os.environ.get("PYTHONPATH", "")]),
+    }
+    command = [sys.executable, "-m", "pytest", "-q", "-m", "cuda", "-p", "no:cacheprovider", "tests/gpu"]
+    command += args.section_args
+    print(" ".join(command), flush=True)
+    return subprocess.run(command, cwd=REPO, env=env).returncode
+
+
 def run_paper(args) -> int:
     encoder, data, store, env = prepare(args.carry, Path(args.out).resolve())
     arguments = ["--recipe", "paper", "--datasets", args.corpus, "--seeds", *map(str, args.seeds)]
@@ -221,7 +240,10 @@ def main(argv: list[str] | None = None) -> int:
         help="Instead of a paper recipe: run this benchmark section (e.g. compute-curve) with the arguments after "
         "--, on the carried corpora and encoder.",
     )
-    parser.add_argument("section_args", nargs="*", help="The section's arguments (after --).")
+    parser.add_argument(
+        "--tests", action="store_true", help="Run the GPU tests (tests/gpu, marker cuda) with the arguments after --."
+    )
+    parser.add_argument("section_args", nargs="*", help="The section's (or pytest's) arguments (after --).")
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
     parser.add_argument("--max-steps", type=int, default=None, help="Fewer steps than the recipe's (a smoke run).")
     parser.add_argument(
@@ -245,6 +267,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.merge:
         return merge(args.merge)
+    if args.tests:
+        return run_tests(args)
     if args.bench:
         return run_section(args)
     if not args.method or not args.corpus:

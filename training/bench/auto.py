@@ -30,6 +30,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_corpus_arguments(parser)
     parser.add_argument("--variant", default="", help="A label for this configuration in the tables.")
     parser.add_argument(
+        "--encoder",
+        default=None,
+        help="The encoder folder or Hub id (default: the shipped MiniLM); name it in --variant.",
+    )
+    parser.add_argument(
         "--max-steps", type=int, default=None, help="Steps per signal instead of the default schedule (checks only)."
     )
     parser.add_argument(
@@ -264,6 +269,7 @@ def run(args, store: dict, run_id: str) -> None:
                 dataset,
                 output_dir,
                 data_dir=args.data_dir,
+                encoder=args.encoder,
                 seed=seed,
                 training_overrides=overrides,
                 resume=False,

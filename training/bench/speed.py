@@ -21,6 +21,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--speed-repeats", type=int, default=6)
     parser.add_argument("--pipeline-repeats", type=int, default=2)
     parser.add_argument(
+        "--device",
+        default="cpu",
+        help="cpu, or cuda: the pipeline against SentenceTransformer.encode on the GPU (--parts pipeline only).",
+    )
+    parser.add_argument("--encoder", default=None, help="The encoder folder or Hub id (default: the shipped MiniLM).")
+    parser.add_argument(
         "--parts",
         nargs="+",
         default=["steps", "pipeline", "inference", "kmeans"],
@@ -37,10 +43,18 @@ def median_time(fn, repeats: int) -> float:
     return statistics.median(times)
 
 
-def speed_variant() -> str:
-    """Rows measured with oneDNN capped (an AVX2-only CPU emulated) are kept apart from native ones, and native rows
+def speed_variant(device: str = "cpu", encoder: str | None = None) -> str:
+    """Rows measured on a GPU are their own variant (the GPU and a non-default encoder named). Rows measured with
+    oneDNN capped (an AVX2-only CPU emulated) are kept apart from native ones, and native rows
     per CPU kind ("": the first kind measured, a Xeon with AMX), so that a run on another kind adds a section
     instead of replacing the rows of the first."""
+    if device != "cpu":
+        import torch
+
+        from .common import encoder_variant
+
+        name = encoder_variant(encoder)
+        return f"GPU {torch.cuda.get_device_name(0)}" + (f", {name}" if name else "")
     isa = os.environ.get("ONEDNN_MAX_CPU_ISA")
     if isa:
         return f"oneDNN capped to {isa}"
@@ -52,24 +66,32 @@ def speed_variant() -> str:
 
 def run(args, store: dict, run_id: str) -> None:
     """Measure the parts asked for; a re-run replaces the rows of those parts on this CPU kind."""
+    import torch
+
     import hf_textcluster  # noqa: F401
     from hf_textcluster import SCCLModel
     from hf_textcluster.data import load_benchmark
     from hf_textcluster.modeling.precision import native_bf16, resolve_precision
 
-    variant = speed_variant()
+    parts = set(args.parts)
+    if args.device != "cpu" and parts != {"pipeline"}:
+        raise SystemExit("error: --device cuda measures the pipeline only: add --parts pipeline.")
+    variant = speed_variant(args.device, args.encoder)
     emulated = not native_bf16("cpu")  # bf16 emulated (~30x slower per step): timed less, skipped where redundant
-    auto = resolve_precision("auto", "cpu")
+    auto = resolve_precision("auto", args.device)
     dataset = load_benchmark("stackoverflow", data_dir=args.data_dir, augmentation="sccl_contextual")
     texts, labels = list(dataset["text"]), dataset["label"]
-    model = SCCLModel.from_encoder_pretrained(None, num_clusters=20)
-    parts = set(args.parts)
+    model = SCCLModel.from_encoder_pretrained(args.encoder, num_clusters=20)
+    # seeded random centroids: every part times the model's passes, not its clusters
+    model.init_clusters_from_kmeans(
+        torch.randn(20, model.config.encoder.hidden_size, generator=torch.Generator().manual_seed(0))
+    )
     rows = [
         {
             "part": "precision",
             "measure": "precision chosen by `auto` on this CPU",
             "value": auto,
-            "detail": f"native bf16: {native_bf16('cpu')}",
+            "detail": f"native bf16: {native_bf16(args.device)}",
         }
     ]
 
@@ -136,7 +158,6 @@ def _speed_steps(args, dataset, model, emulated) -> list[dict]:
         args=ClusteringTrainingArguments(output_dir=tempfile.mkdtemp(), report_to="none", bf16=False),
         train_dataset=dataset,
     )
-    model.init_clusters_from_kmeans(torch.randn(20, model.config.encoder.hidden_size))
     batches = {}
     rng = np.random.default_rng(0)
     indices = [rng.choice(len(dataset), 64, replace=False).tolist() for _ in range(args.speed_repeats)]
@@ -205,11 +226,13 @@ def _speed_pipeline(args, texts, model, auto) -> list[dict]:
     model.eval()
     with tempfile.TemporaryDirectory() as model_dir:
         model.save_pretrained(model_dir)
-        encoder = SentenceTransformer(resolve_encoder(None).name_or_path, device="cpu")
+        encoder = SentenceTransformer(resolve_encoder(args.encoder).name_or_path, device=args.device)
         encoder.max_seq_length = 32
         clusterers = {}
         for precision in ("fp32", "auto"):
-            clusterers[precision] = pipeline("text-clustering", model=model_dir, device="cpu", precision=precision)
+            clusterers[precision] = pipeline(
+                "text-clustering", model=model_dir, device=args.device, precision=precision
+            )
         encoder.encode(texts[:256], batch_size=128)
         times = {"st": [], "fp32": [], "auto": []}
         for _ in range(args.pipeline_repeats):
