@@ -291,7 +291,7 @@ def cluster_report(
         raise ValueError(f"`labels` has {len(labels)} items but `texts` has {len(texts)}; give one label per text.")
     sample_indices(len(texts), sample_size, random_state)  # a bad sample_size fails before the encoding pass
     from ..modeling.calibration import DEFAULT_OUTLIER_QUANTILE, check_outlier_quantile
-    from ..modeling.modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
+    from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 
     check_outlier_quantile(DEFAULT_OUTLIER_QUANTILE if outlier_quantile is None else outlier_quantile)
     model._check_clusters_initialized()

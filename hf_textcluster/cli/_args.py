@@ -7,7 +7,7 @@ import os
 import sys
 
 from ..choosing.auto_k import CRITERIA, DEFAULT_CRITERION, ClusterCountRequest
-from ..modeling.modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
+from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..runs import folder as runs_folder
 
 
@@ -219,7 +219,8 @@ def refresh_card(args: argparse.Namespace, texts: list[str] | None) -> None:
     if os.path.isfile(os.path.join(args.model, "README.md")):
         import warnings
 
-        from ..hub.model_card import MetricsNotMeasuredWarning, write_model_card
+        from ..hub.card_data import MetricsNotMeasuredWarning
+        from ..hub.model_card import write_model_card
 
         with warnings.catch_warnings():  # the card says the scores were measured before the edits
             warnings.simplefilter("ignore", MetricsNotMeasuredWarning)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import os
 
-from ..apps.plotting import check_image_path, is_placeholder_names, plot_clustering_overview, sample_indices
+from ..apps.canvas import check_image_path
+from ..apps.plotting import is_placeholder_names, plot_clustering_overview
+from ..apps.projection import sample_indices
 from ..data import load_text_file
 from ..modeling.validation import check_local_path
 from ..runs.folder import load_clusterer

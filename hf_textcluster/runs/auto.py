@@ -47,6 +47,7 @@ from ..runs.folder import check_may_replace_model
 from ..training.arguments import ClusteringTrainingArguments, check_calibration_sample_size
 from .after_training import name_trained_clusters
 from .auto_candidates import gather_candidates, rescore_kept_candidates
+from .folder import texts_sha1
 from .kept_candidates import (
     CANDIDATES_FILE,
     SERVED_KEY,
@@ -56,7 +57,6 @@ from .kept_candidates import (
     save_candidates,
     serve_kept_candidate,
     texts_match,
-    texts_sha1,
 )
 from .recipes import load_recipe
 from .signals import CONSENSUS, PRETRAINED, SIGNALS, SIGNALS_DIR
@@ -481,7 +481,7 @@ def _auto_record(results: Mapping, candidates, criteria, texts: Sequence[str], c
 
 def _save_auto_run(output_dir, model, candidates, served_labels, record, about, training_overrides, metrics) -> None:
     """The serving model, the kept candidates and ``training_run.json`` (the serving signal's, with ``auto``)."""
-    from .train import read_training_run
+    from .folder import read_training_run
 
     serving_signal = record["choice"]["serving_signal"]
     criterion = record["choice"]["criterion"]

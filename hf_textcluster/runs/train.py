@@ -28,7 +28,7 @@ from ..data import (
 from ..modeling.validation import check_scalar
 from ..models import get_method
 from ..representation import ClusterNames
-from ..training.trainer import last_complete_checkpoint
+from ..training.checkpoints import last_complete_checkpoint
 from .after_training import finish_training as finish_training
 from .after_training import name_trained_clusters, save_run, train_and_finish
 from .after_training import remove_checkpoints as remove_checkpoints

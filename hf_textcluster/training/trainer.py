@@ -27,7 +27,7 @@ import torch
 from transformers import Trainer, TrainingArguments
 from transformers.utils import logging
 
-from ..modeling.modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
+from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.precision import autocast_dtype, cpu_capability
 from .arguments import GPU_ENCODE_BATCH_SIZE, ClusteringTrainingArguments
 from .callbacks import ClusterHealthCallback, StopOnSignalCallback, cluster_health, signals_stop_training

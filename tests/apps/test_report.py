@@ -13,7 +13,8 @@ import pytest
 
 pytest.importorskip("plotly")
 
-from hf_textcluster.apps.report import cluster_report, cluster_summaries, render_report  # noqa: E402
+from hf_textcluster.apps.report import cluster_report, render_report  # noqa: E402
+from hf_textcluster.apps.report_data import cluster_summaries  # noqa: E402
 from hf_textcluster.cli import main  # noqa: E402
 from training.docs.screenshot import chromium, chromium_screenshot, run_chromium  # noqa: E402
 

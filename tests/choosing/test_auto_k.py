@@ -12,12 +12,12 @@ from sklearn.datasets import make_blobs
 from hf_textcluster.choosing.auto_k import (
     CRITERIA,
     DEFAULT_CRITERION,
-    candidate_ks,
     compare_criteria,
-    cosine_silhouette,
     default_k_max,
     estimate_num_clusters,
 )
+from hf_textcluster.choosing.criteria import cosine_silhouette
+from hf_textcluster.choosing.k_search import candidate_ks
 
 
 def blobs(k: int, per_cluster: int = 40, seed: int = 0):
