@@ -297,10 +297,9 @@ def test_cli_plot_without_labels_draws_one_map(trained_dir, toy_corpus, tmp_path
     data = tmp_path / "texts.txt"
     data.write_text("\n".join(texts) + "\n")
     monkeypatch.chdir(tmp_path)
-    assert main(["plot", "--model", str(trained_dir), "--input", str(data), "--method", "pca"]) == 0
+    assert main(["plot", "--model", str(trained_dir), "--input", str(data), "--projection", "pca"]) == 0
     assert _png(tmp_path / "map.png")  # the default --output
     captured = capsys.readouterr()
-    assert "--method is deprecated, use --projection" in captured.err  # the old spelling still works
     assert "coloured by cluster, and the sizes" in captured.out
 
 
