@@ -19,7 +19,8 @@ from transformers.pipelines import PIPELINE_REGISTRY
 
 from ._version import __version__ as __version__
 from .modeling.configuration_utils import TextClusteringConfig
-from .modeling.modeling_utils import ClusteringOutput, TextClusteringPreTrainedModel
+from .modeling.encoding_passes import ClusteringOutput
+from .modeling.modeling_utils import TextClusteringPreTrainedModel
 from .modeling.pipelines import TextClusteringPipeline
 from .models import METHODS, ClusteringMethod, get_method
 
@@ -36,8 +37,8 @@ _LAZY = {
     "purity": ".evaluation.metrics",
     "train_clusterer": ".runs.train",
     "ClusteringTrainer": ".training.trainer",
-    "ClusteringTrainingArguments": ".training.trainer",
-    "evaluate_clusterer": ".training.trainer",
+    "ClusteringTrainingArguments": ".training.arguments",
+    "evaluate_clusterer": ".training.evaluation",
     "refine_partition": ".choosing.refinement",
     "serve_partition": ".choosing.serving",
     "ServingChoice": ".choosing.serving",
@@ -82,7 +83,9 @@ if TYPE_CHECKING:
     from .models.decmlm import DECMLMConfig, DECMLMModel, DECMLMTrainer
     from .models.sccl import SCCLConfig, SCCLModel, SCCLTrainer
     from .runs.train import train_clusterer
-    from .training.trainer import ClusteringTrainer, ClusteringTrainingArguments, evaluate_clusterer
+    from .training.arguments import ClusteringTrainingArguments
+    from .training.evaluation import evaluate_clusterer
+    from .training.trainer import ClusteringTrainer
 
 
 def __getattr__(name: str):

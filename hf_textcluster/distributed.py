@@ -150,7 +150,7 @@ def map_across_processes(
 
 
 class ShardedPasses:
-    """A model's ``encoding_passes`` (see :class:`~hf_textcluster.modeling.modeling_utils.EncodingPasses`) that splits
+    """A model's ``encoding_passes`` (see :class:`~hf_textcluster.modeling.encoding_passes.EncodingPasses`) that splits
     each whole-list pass between the processes of ``state`` and gathers its outputs, in input order, to every one."""
 
     def __init__(self, state):
@@ -159,7 +159,7 @@ class ShardedPasses:
     def run(self, encode, texts, batch_size, show_progress_bar):
         import torch
 
-        from .modeling.modeling_utils import ClusteringOutput
+        from .modeling.encoding_passes import ClusteringOutput
 
         state = self.state
         rows = shard_rows(texts, batch_size, state)
@@ -247,7 +247,7 @@ def _shared_call(pipeline, inputs, kwargs, state):
     batches of the length-sorted texts (``shard_rows``; the pipeline sorts its share the same way, so each batch is the
     one a single process would have made), and every process gets all answers in input order. The texts and options are
     checked first on every process, so that all of them fail alike rather than some waiting for the others."""
-    from .modeling.modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
+    from .modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
     from .modeling.validation import validate_texts
 
     texts = validate_texts(inputs, argument_name="inputs")

@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     from hf_textcluster.data import load_benchmark, load_text_file
     from hf_textcluster.evaluation.metrics import best_cluster_to_class_mapping
-    from hf_textcluster.runs.train import load_clusterer
+    from hf_textcluster.runs.folder import load_clusterer
 
     start = time.perf_counter()
     dataset = load_benchmark(args.dataset) if args.dataset else load_text_file(args.data, label_column="label")

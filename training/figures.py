@@ -82,9 +82,10 @@ def make_map(args, run_dir: Path, run_info: dict | None, row: dict | None) -> st
     import numpy as np
 
     from hf_textcluster import TextClusteringPreTrainedModel, get_method
-    from hf_textcluster.apps.plotting import plot_maps_before_after, sample_indices
+    from hf_textcluster.apps.plotting import plot_maps_before_after
+    from hf_textcluster.apps.projection import sample_indices
     from hf_textcluster.data import load_benchmark
-    from hf_textcluster.runs.train import load_clusterer
+    from hf_textcluster.runs.folder import load_clusterer
 
     if not (run_dir / "config.json").is_file():
         raise FileNotFoundError(
@@ -146,7 +147,7 @@ def make_map(args, run_dir: Path, run_info: dict | None, row: dict | None) -> st
 
 def find_log_history(run_dir: Path, run_info: dict | None, row: dict | None) -> tuple[list[dict] | None, str]:
     """The run's log history and where it came from (or None and why there is none)."""
-    from hf_textcluster.apps.plotting import load_log_history
+    from hf_textcluster.apps.training_curves import load_log_history
 
     try:
         return load_log_history(run_dir), "its trainer_state.json"
@@ -170,7 +171,7 @@ def find_log_history(run_dir: Path, run_info: dict | None, row: dict | None) -> 
 
 
 def make_curves(args, run_dir: Path, run_info: dict | None, row: dict | None) -> str:
-    from hf_textcluster.apps.plotting import plot_training_curves
+    from hf_textcluster.apps.training_curves import plot_training_curves
 
     history, source = find_log_history(run_dir, run_info, row)
     if history is None:
@@ -181,7 +182,7 @@ def make_curves(args, run_dir: Path, run_info: dict | None, row: dict | None) ->
 
 
 def make_leaderboard(args, results: dict | None) -> str:
-    from hf_textcluster.apps.plotting import plot_leaderboard
+    from hf_textcluster.apps.leaderboard import plot_leaderboard
 
     if results is None:
         raise FileNotFoundError(f"no results file {args.results} (python -m training.bench writes it).")

@@ -162,7 +162,7 @@ def _cluster(model, trainer, texts: list[str], num_clusters: int, seed: int):
 
 def _record_scores(output_dir: str, served_scores: dict, kmeans_scores: dict) -> None:
     """The model's card shows what the demo measured (labels score only)."""
-    from ..runs.train import record_metrics
+    from ..runs.folder import record_metrics
 
     record_metrics(output_dir, {**served_scores, **kmeans_scores})
 

@@ -5,12 +5,13 @@ to pyplot's global backend), returns the ``matplotlib.figure.Figure`` and, given
 format matplotlib writes, from the suffix). matplotlib and umap-learn are optional: ``pip install
 "hf_textcluster[plot]"``; t-SNE and PCA maps use scikit-learn, which the package already needs.
 
-This module draws the maps and the cluster sizes; the others live beside it and are importable from here too:
-the projections in :mod:`~hf_textcluster.apps.projection`, the training curves in
-:mod:`~hf_textcluster.apps.training_curves`, the leaderboard in :mod:`~hf_textcluster.apps.leaderboard`, and the
-canvas every picture is drawn on in :mod:`~hf_textcluster.apps.canvas`.
+This module draws the maps and the cluster sizes; the others live beside it: the projections in
+:mod:`~hf_textcluster.apps.projection`, the training curves in :mod:`~hf_textcluster.apps.training_curves`, the
+leaderboard in :mod:`~hf_textcluster.apps.leaderboard`, and the canvas every picture is drawn on in
+:mod:`~hf_textcluster.apps.canvas`.
 
-    from hf_textcluster.apps.plotting import plot_embedding_map, plot_cluster_sizes, plot_training_curves
+    from hf_textcluster.apps.plotting import plot_embedding_map, plot_cluster_sizes
+    from hf_textcluster.apps.training_curves import plot_training_curves
     plot_embedding_map(model.embed(texts), labels=labels, path="map.png")           # UMAP, coloured by label
     plot_cluster_sizes(model.predict(texts), model.config.num_clusters, names=model.config.id2label)
     plot_training_curves(trainer.state.log_history)     # or a checkpoint's trainer_state.json
@@ -24,11 +25,8 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
-# the names that moved to the modules beside this one stay importable from here (noqa: F401)
-from .canvas import PLOT_EXTRA, SAVE_DPI, check_image_path, new_figure, palette, save_figure  # noqa: F401
-from .leaderboard import leaderboard_table, plot_leaderboard  # noqa: F401
-from .projection import MAP_METHODS, method_title, project_2d, sample_indices  # noqa: F401
-from .training_curves import load_log_history, plot_training_curves  # noqa: F401
+from .canvas import new_figure, palette, save_figure
+from .projection import method_title, project_2d, sample_indices
 
 # More categories than this: no legend (the colours still tell them apart locally).
 MAX_LEGEND_ENTRIES = 20

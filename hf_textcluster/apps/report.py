@@ -34,11 +34,8 @@ from pathlib import Path
 import numpy as np
 
 from .projection import sample_indices
-
-# the names that moved to the modules beside this one stay importable from here (noqa: F401)
-from .report_data import NUM_KEYWORDS, NUM_MEMBERS, ReportData, cluster_summaries  # noqa: F401
-from .report_figures import CONFIDENCE_BINS, HOVER_CHARS, confidence_figure, confusion_figure  # noqa: F401
-from .report_sections import MAX_OUTLIERS_SHOWN, render_page, scores_line  # noqa: F401
+from .report_data import ReportData
+from .report_sections import render_page
 
 REPORT_EXTRA = 'pip install "hf_textcluster[report]"'
 DEFAULT_SAMPLE_SIZE = 3000
@@ -291,7 +288,7 @@ def cluster_report(
         raise ValueError(f"`labels` has {len(labels)} items but `texts` has {len(texts)}; give one label per text.")
     sample_indices(len(texts), sample_size, random_state)  # a bad sample_size fails before the encoding pass
     from ..modeling.calibration import DEFAULT_OUTLIER_QUANTILE, check_outlier_quantile
-    from ..modeling.modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
+    from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 
     check_outlier_quantile(DEFAULT_OUTLIER_QUANTILE if outlier_quantile is None else outlier_quantile)
     model._check_clusters_initialized()
@@ -314,13 +311,3 @@ def cluster_report(
         random_state=random_state,
         title=title or f"{type(model).__name__}: cluster report",
     )
-
-
-# the report's earlier private helpers, kept under their names and signatures (``go`` is plotly's graph_objects,
-# which the figures now import themselves)
-def _confidence_figure(go, confidence, is_outlier, calibrated: bool):
-    return confidence_figure(confidence, is_outlier, calibrated)
-
-
-def _confusion(go, labels, clusters, label_names, cluster_names):
-    return confusion_figure(labels, clusters, label_names, cluster_names), scores_line(labels, clusters)

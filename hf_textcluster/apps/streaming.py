@@ -4,8 +4,7 @@
 parquet), a ``datasets.Dataset`` or any iterable of strings, holding one chunk at a time. ``predict_file`` writes
 them as JSON lines and can be stopped and restarted: a small progress file beside the output records how many
 texts are done and how many bytes of the output hold them, so a restart truncates a half-written chunk and
-continues after the last complete one. The input is read by :func:`~hf_textcluster.apps.chunked_input.text_chunks`
-(importable from here too).
+continues after the last complete one. The input is read by :func:`~hf_textcluster.apps.chunked_input.text_chunks`.
 """
 
 from __future__ import annotations

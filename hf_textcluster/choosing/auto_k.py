@@ -42,14 +42,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..modeling.validation import check_scalar
-from .criteria import cosine_silhouette as cosine_silhouette  # where it used to live
-from .k_search import KMEANS_CRITERIA as KMEANS_CRITERIA
-from .k_search import LOWER_IS_BETTER as LOWER_IS_BETTER
 from .k_search import KMeansSearch, best_k, score_criterion
-from .k_search import candidate_ks as candidate_ks
-from .k_search import kmeans_score as _kmeans_score  # noqa: F401  (its old name here)
-from .k_search import knn_affinity as knn_affinity
-from .k_search import laplacian_spectrum as laplacian_spectrum
 
 CRITERIA = ("silhouette", "calinski_harabasz", "davies_bouldin", "eigengap")
 DEFAULT_CRITERION = "eigengap"
@@ -73,11 +66,6 @@ class AutoKResult:
     seconds: float
     random_state: int | None = 0
     notes: list[str] = field(default_factory=list)
-
-    @property
-    def method(self) -> str:
-        """The old name of :attr:`criterion`."""
-        return self.criterion
 
     def to_dict(self) -> dict:
         """A JSON-ready record (``training_run.json``'s ``k_selection``)."""
@@ -352,16 +340,6 @@ def _prepare(embeddings, k_min, k_max, criteria, sample_size, random_state):
     return criteria, x, n, k_min, k_max, notes
 
 
-def _renamed(old: str, new: str, old_value, new_value, default):
-    """``new_value``, or ``old_value`` passed under the old keyword ``old`` (with a DeprecationWarning)."""
-    if old_value is None:
-        return default if new_value is None else new_value
-    if new_value is not None:
-        raise ValueError(f"Pass `{new}` only (`{old}` is its old name).")
-    warnings.warn(f"`{old}=` is now `{new}=`; the old name will be removed.", DeprecationWarning, stacklevel=3)
-    return old_value
-
-
 def compare_criteria(
     embeddings,
     k_min: int = 2,
@@ -371,14 +349,12 @@ def compare_criteria(
     random_state: int | None = 0,
     n_init: int = 1,
     n_neighbors: int = 10,
-    *,
-    methods=None,
 ) -> dict[str, AutoKResult]:
     """:func:`estimate_num_clusters` for several criteria on the same sample, sharing the k-means fits (each result is
     the one ``estimate_num_clusters(criterion=c)`` returns; its ``seconds`` count every k-means fit it used).
 
-    ``criteria``: names from :data:`CRITERIA` (default: all); ``methods=`` is its old name (deprecated)."""
-    criteria = _renamed("methods", "criteria", methods, criteria, CRITERIA)
+    ``criteria``: names from :data:`CRITERIA` (default: all)."""
+    criteria = CRITERIA if criteria is None else criteria
     criteria, x, n, k_min, k_max, notes = _prepare(embeddings, k_min, k_max, criteria, sample_size, random_state)
     fits = KMeansSearch(x, random_state, n_init)
     results = {}
@@ -408,8 +384,6 @@ def estimate_num_clusters(
     random_state: int | None = 0,
     n_init: int = 1,
     n_neighbors: int = 10,
-    *,
-    method: str | None = None,
 ) -> AutoKResult:
     """The number of clusters K in [``k_min``, ``k_max``] that ``criterion`` (one of :data:`CRITERIA`, default
     :data:`DEFAULT_CRITERION`) finds in ``embeddings`` (N x d, one row per text), without labels.
@@ -417,7 +391,7 @@ def estimate_num_clusters(
     ``k_max=None``: min(200, 3 sqrt(N)) (:func:`default_k_max`). The search runs on a seeded sample of at most
     ``sample_size`` rows (``random_state`` also seeds k-means), L2-normalised; k_max is lowered (with a note in the
     result) when that sample has too few distinct rows for it. ``n_init``: k-means restarts per K; ``n_neighbors``:
-    the kNN graph of ``eigengap``. ``method=`` is the old name of ``criterion=`` (deprecated).
+    the kNN graph of ``eigengap``.
 
     Raises ValueError naming the argument: k_min < 2, k_max < k_min, k_min or k_max not smaller than the number of
     texts, an unknown criterion; TypeError for embeddings that are not an N x d array of numbers.
@@ -428,15 +402,14 @@ def estimate_num_clusters(
         >>> estimate_num_clusters(x, k_max=8, criterion="silhouette").num_clusters
         4
     """
-    argument = "criterion" if method is None else "method"  # errors name the keyword the caller used
-    criterion = _renamed("method", "criterion", method, criterion, DEFAULT_CRITERION)
+    criterion = DEFAULT_CRITERION if criterion is None else criterion
     if not isinstance(criterion, str):
         raise TypeError(
-            f"`{argument}` must be one criterion name ({', '.join(CRITERIA)}), got {type(criterion).__name__}; "
+            f"`criterion` must be one criterion name ({', '.join(CRITERIA)}), got {type(criterion).__name__}; "
             "use compare_criteria(...) for several."
         )
     if criterion not in CRITERIA:
-        raise ValueError(f"Unknown `{argument}` {criterion!r} for choosing K; choose one of {', '.join(CRITERIA)}.")
+        raise ValueError(f"Unknown `criterion` {criterion!r} for choosing K; choose one of {', '.join(CRITERIA)}.")
     return compare_criteria(
         embeddings,
         k_min=k_min,

@@ -38,7 +38,6 @@ from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 # The names of the partitions a model can serve live with the model (its config's `served_partition`), so that the
 # training arguments check `serve` without importing this layer; they are part of this module's API too.
 from ..modeling.validation import BASE_CANDIDATES, CANDIDATES, REFINED_SUFFIX, check_serve
-from ..modeling.validation import SERVE_CHOICES as SERVE_CHOICES
 from .refinement import RefinementResult, distil_partition, refine_partition
 from .selection import DEFAULT_CRITERION, choose_partition
 

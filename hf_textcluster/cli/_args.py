@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 
 from ..choosing.auto_k import CRITERIA, DEFAULT_CRITERION, ClusterCountRequest
-from ..modeling.modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
+from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..runs import folder as runs_folder
 
 
@@ -28,22 +27,6 @@ class CommandParser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("formatter_class", HelpFormatter)
         super().__init__(*args, **kwargs)
-
-
-class DeprecatedAlias(argparse.Action):
-    """An old option spelling still accepted: stores into the new option's ``dest`` and says, once, which to use.
-
-    Example: ``report.add_argument("--method", dest="projection", action=DeprecatedAlias, new="--projection",
-    help=argparse.SUPPRESS)``.
-    """
-
-    def __init__(self, option_strings, dest, new: str, **kwargs):
-        self.new = new
-        super().__init__(option_strings, dest, **kwargs)
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        print(f"warning: {option_string} is deprecated, use {self.new} (same values).", file=sys.stderr)
-        setattr(namespace, self.dest, values)
 
 
 def add_data_args(parser: argparse.ArgumentParser) -> None:
@@ -219,7 +202,8 @@ def refresh_card(args: argparse.Namespace, texts: list[str] | None) -> None:
     if os.path.isfile(os.path.join(args.model, "README.md")):
         import warnings
 
-        from ..hub.model_card import MetricsNotMeasuredWarning, write_model_card
+        from ..hub.card_data import MetricsNotMeasuredWarning
+        from ..hub.model_card import write_model_card
 
         with warnings.catch_warnings():  # the card says the scores were measured before the edits
             warnings.simplefilter("ignore", MetricsNotMeasuredWarning)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from ..modeling.modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
+from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..training.arguments import GPU_ENCODE_BATCH_SIZE, ClusteringTrainingArguments
 
 # In `train --help` order; the recipe sets the schedule, so those defaults are the recipe's.

@@ -9,10 +9,10 @@ from ..choosing.auto_k import ClusterCountRequest
 from ..data import load_benchmark, load_text_file
 from ..evaluation.metrics import clustering_scores
 from ..modeling.validation import check_local_path
-from ..runs.auto import SERVED_KEY, read_candidates, texts_match
 from ..runs.baselines import BASELINES, make_baseline
 from ..runs.folder import load_clusterer
-from ..training.trainer import evaluate_clusterer
+from ..runs.kept_candidates import SERVED_KEY, read_candidates, texts_match
+from ..training.evaluation import evaluate_clusterer
 from ._args import (
     add_data_args,
     add_k_selection_args,

@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import os
 
-from ..apps.plotting import check_image_path, is_placeholder_names, plot_clustering_overview, sample_indices
+from ..apps.canvas import check_image_path
+from ..apps.plotting import is_placeholder_names, plot_clustering_overview
+from ..apps.projection import sample_indices
 from ..data import load_text_file
 from ..modeling.validation import check_local_path
 from ..runs.folder import load_clusterer
-from ._args import DeprecatedAlias, add_model_input_args, positive_int
+from ._args import add_model_input_args, positive_int
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -32,15 +34,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         type=positive_int,
         default=5000,
         help="At most this many texts in the map, a seeded sample (the sizes count every text).",
-    )
-    # the option's name until train's --method (the paper) made it ambiguous
-    plot.add_argument(
-        "--method",
-        dest="projection",
-        action=DeprecatedAlias,
-        new="--projection",
-        choices=["umap", "tsne", "pca"],
-        help=argparse.SUPPRESS,
     )
     plot.add_argument("--seed", type=int, default=0, help="Seed of the sample and the projection.")
     plot.set_defaults(func=run)

@@ -11,7 +11,7 @@ from ..apps.report import DEFAULT_SAMPLE_SIZE, MAP_METHODS, check_report_path, c
 from ..data import load_text_file
 from ..modeling.validation import check_local_path
 from ..runs.folder import load_clusterer
-from ._args import DeprecatedAlias, add_model_input_args, positive_int
+from ._args import add_model_input_args, positive_int
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -35,15 +35,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         default="auto",
         choices=MAP_METHODS,
         help="2-D projection: auto (UMAP when umap-learn is installed, else PCA), umap or pca.",
-    )
-    # the option's name until train's --method (the paper) made it ambiguous
-    report.add_argument(
-        "--method",
-        dest="projection",
-        action=DeprecatedAlias,
-        new="--projection",
-        choices=MAP_METHODS,
-        help=argparse.SUPPRESS,
     )
     report.add_argument("--seed", type=int, default=0, help="Seed of the map's sample and projection.")
     report.add_argument("--overwrite", action="store_true", help="Replace an existing --output (kept by default).")

@@ -11,7 +11,7 @@ from transformers import HfArgumentParser
 from ..data import load_text_file
 from ..models import METHODS, get_method
 from ..runs.train import AUGMENTATIONS, train_clusterer
-from ..training.trainer import ClusteringTrainingArguments
+from ..training.arguments import ClusteringTrainingArguments
 from ._args import (
     add_data_args,
     add_k_selection_args,

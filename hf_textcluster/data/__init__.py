@@ -6,20 +6,12 @@
 """
 
 from ..modeling.validation import validate_texts
-from .augmentation import (
-    AUGMENTERS,
-    ContextualWordSubstitution,
-    RandomWordDeletion,
-    RandomWordSwap,
-    TextAugmenter,
-    VirtualAugmenter,
-    WordNetSynonymAugmenter,
-    add_augmented_views,
-    get_augmenter,
-)
+from .augmentation import AUGMENTERS, add_augmented_views, get_augmenter
+from .augmenters import RandomWordDeletion, RandomWordSwap, TextAugmenter, VirtualAugmenter
 from .benchmark import DATA_DIR_ENV, ShortTextClusteringBenchmark, ShortTextClusteringConfig
 from .corpora import BENCHMARKS, CORPORA, CorpusSpec, parse_json_lines, parse_label_tab_text, parse_line_aligned
 from .loading import default_data_dir, load_benchmark, load_text_file, load_texts
+from .nlpaug_augmenters import ContextualWordSubstitution, WordNetSynonymAugmenter
 from .precomputed import AUGMENTATION_FAMILIES
 from .provenance import benchmark_corpus, views_augmentation
 

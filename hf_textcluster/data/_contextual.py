@@ -1,5 +1,5 @@
 """nlpaug's contextual word substitution, made to work with transformers 5 (see
-:class:`hf_textcluster.data.augmentation.ContextualWordSubstitution` for what is patched and why).
+:class:`hf_textcluster.data.nlpaug_augmenters.ContextualWordSubstitution` for what is patched and why).
 
 nlpaug is imported lazily: importing :mod:`hf_textcluster.data` does not import it.
 """

@@ -27,22 +27,11 @@ from datasets.fingerprint import Hasher
 
 from ..modeling.validation import check_scalar, validate_texts
 from .augmenters import RandomWordDeletion, RandomWordSwap, TextAugmenter, VirtualAugmenter, derive_seed
-from .nlpaug_augmenters import DEFAULT_STOPWORDS, ContextualWordSubstitution, WordNetSynonymAugmenter
+from .nlpaug_augmenters import ContextualWordSubstitution, WordNetSynonymAugmenter
 
 logger = logging.getLogger(__name__)
 
-__all__ = [
-    "TextAugmenter",
-    "RandomWordDeletion",
-    "RandomWordSwap",
-    "WordNetSynonymAugmenter",
-    "ContextualWordSubstitution",
-    "VirtualAugmenter",
-    "AUGMENTERS",
-    "get_augmenter",
-    "add_augmented_views",
-    "DEFAULT_STOPWORDS",
-]
+__all__ = ["AUGMENTERS", "get_augmenter", "add_augmented_views"]
 
 
 AUGMENTERS: dict[str, type[TextAugmenter]] = {

@@ -6,9 +6,8 @@ its training run (``training_run.json``), the measured ACC/NMI and the top keywo
 >>> write_model_card("runs/sccl-so")                 # README.md beside the weights, without pushing
 
 What a card says is gathered by :mod:`hf_textcluster.hub.card_data` and its sections are rendered by
-:mod:`hf_textcluster.hub.card_sections` (their names are importable from here too). Cluster keywords and names come
-from :mod:`hf_textcluster.representation`; the run record and the trained model are read by
-:mod:`hf_textcluster.runs.train`.
+:mod:`hf_textcluster.hub.card_sections`. Cluster keywords and names come from :mod:`hf_textcluster.representation`;
+the run record and the trained model are read by :mod:`hf_textcluster.runs.folder`.
 """
 
 from __future__ import annotations
@@ -24,31 +23,8 @@ from .._version import __version__
 from ..markup import escape_markdown
 from ..models import METHODS
 from ..runs.folder import RunFolder
-from .card_data import CARD_METRICS as CARD_METRICS
-from .card_data import PLACEHOLDER_REPO_ID as PLACEHOLDER_REPO_ID
-from .card_data import REQUIRED_METRICS as REQUIRED_METRICS
 from .card_data import CardData, card_texts, method_fields
-from .card_data import MetricsNotMeasuredWarning as MetricsNotMeasuredWarning
-from .card_data import encoder_hub_id as encoder_hub_id
-from .card_data import normalize_metrics as normalize_metrics
-from .card_data import sample_texts as sample_texts
-from .card_data import served_partition as served_partition
-from .card_sections import INSTALL as INSTALL
-from .card_sections import NOT_MEASURED as NOT_MEASURED
-from .card_sections import TRAINING_KEYS as TRAINING_KEYS
-from .card_sections import calibration_lines as calibration_lines
-from .card_sections import clusters_section as clusters_section
-from .card_sections import edit_lines as edit_lines
 from .card_sections import format_value, front_matter, section_fields
-from .card_sections import hyperparameters_section as hyperparameters_section
-from .card_sections import metrics_section as metrics_section
-from .card_sections import names_line as names_line
-from .card_sections import remote_code_section as remote_code_section
-from .card_sections import score_line as score_line
-from .card_sections import serving_line as serving_line
-from .card_sections import topics_section as topics_section
-from .card_sections import training_command as training_command
-from .card_sections import training_data_line as training_data_line
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
 CARD_TEMPLATE = TEMPLATE_DIR / "model_card.md"
@@ -121,8 +97,8 @@ def generate_model_card(
         model: a clusterer (``SCCLModel``, ...).
         training_run: the ``training_run.json`` of the run (method, dataset, recipe, overrides, precision, metrics).
         metrics: ACC / NMI / ARI (``{"acc": ..}`` or ``{"eval_acc": ..}``, fractions); override those of
-            ``training_run``. Missing ACC or NMI emits a :class:`MetricsNotMeasuredWarning` and the card says
-            "not measured".
+            ``training_run``. Missing ACC or NMI emits a
+            :class:`~hf_textcluster.hub.card_data.MetricsNotMeasuredWarning` and the card says "not measured".
         texts: training texts: each cluster's top keywords are computed from them (``clusters`` = their predicted
             clusters, computed with the model when not given).
         repo_id: the hub id the card is for (used in the usage snippets).

@@ -28,12 +28,7 @@ from .calibration import ClusterCalibration
 from .calibration_mixin import CalibrationMixin
 from .configuration_utils import TextClusteringConfig
 from .curation import CurationMixin
-from .encoding_passes import (
-    DEFAULT_ENCODE_BATCH_SIZE,
-    LOCAL_PASSES,
-    ClusteringOutput,
-    EncodingPasses,  # noqa: F401 - importable from this module, as it always was
-)
+from .encoding_passes import DEFAULT_ENCODE_BATCH_SIZE, LOCAL_PASSES, ClusteringOutput
 from .kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
 from .layers import pool_token_states
 from .precision import autocast_dtype, quantize_int8, resolve_precision

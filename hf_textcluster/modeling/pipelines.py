@@ -10,7 +10,8 @@ import torch
 from transformers import Pipeline
 
 from .calibration import DEFAULT_OUTLIER_QUANTILE, check_outlier_quantile
-from .modeling_utils import DEFAULT_ENCODE_BATCH_SIZE, TextClusteringPreTrainedModel
+from .encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
+from .modeling_utils import TextClusteringPreTrainedModel
 from .precision import check_precision, resolve_precision
 from .validation import check_scalar, clip_text, validate_texts
 

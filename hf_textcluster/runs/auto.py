@@ -17,9 +17,9 @@ chooses one, and ONE model serves it: the signal that made it,
 or for the consensus and the pretrained candidates, the trained signal whose linear head on its embeddings reproduces
 that partition most faithfully (:func:`~hf_textcluster.choosing.refinement.distil_partition`). The result is a normal
 saved clusterer in ``output_dir`` (loadable with ``AutoModel``, the pipeline or remote code); every candidate's
-partition of the training texts is kept beside it (:data:`CANDIDATES_FILE`, one integer per text each), with their
-values of the criterion (and of its parts) in ``training_run.json``, so ``evaluate --model`` can score them and
-``refine --serve NAME`` can switch to one.
+partition of the training texts is kept beside it (:data:`~hf_textcluster.runs.kept_candidates.CANDIDATES_FILE`, one
+integer per text each), with their values of the criterion (and of its parts) in ``training_run.json``, so
+``evaluate --model`` can score them and ``refine --serve NAME`` can switch to one.
 
 The schedule depends on the number of texts only (:func:`auto_steps`); never on the corpus' name or its labels, which
 are only scored against.
@@ -43,45 +43,23 @@ from ..choosing.serving import apply_partition
 from ..modeling.reuse import reusing_results
 from ..models import get_method
 from ..representation import ClusterNames
-from ..runs.folder import check_may_replace_model
 from ..training.arguments import ClusteringTrainingArguments, check_calibration_sample_size
 from .after_training import name_trained_clusters
-from .auto_candidates import gather_candidates, rescore_kept_candidates
-from .kept_candidates import (
-    CANDIDATES_FILE,
-    SERVED_KEY,
-    check_kept_candidate,
-    keep_candidates,
-    read_candidates,
-    save_candidates,
-    serve_kept_candidate,
-    texts_match,
-    texts_sha1,
-)
+from .auto_candidates import gather_candidates
+from .folder import check_may_replace_model, texts_sha1
+from .kept_candidates import SERVED_KEY, read_candidates, save_candidates, texts_match
 from .recipes import load_recipe
-from .signals import CONSENSUS, PRETRAINED, SIGNALS, SIGNALS_DIR
+from .signals import SIGNALS, SIGNALS_DIR
 
 __all__ = [
-    "SIGNALS",
-    "CONSENSUS",
-    "PRETRAINED",
-    "CANDIDATES_FILE",
-    "SERVED_KEY",
-    "check_kept_candidate",
-    "keep_candidates",
-    "save_candidates",
-    "texts_match",
-    "candidate_criteria",
-    "AUTO_CRITERIA",
-    "DEFAULT_AUTO_CRITERION",
     "AutoTrainingResult",
     "SignalsChoice",
     "auto_steps",
     "choose_from_signals",
     "train_auto",
+    # not used here: the benchmark (training/bench/auto.py) still imports these two from this module
     "read_candidates",
-    "rescore_kept_candidates",
-    "serve_kept_candidate",
+    "texts_match",
 ]
 
 
@@ -113,7 +91,8 @@ class AutoTrainingResult:
         model: the serving model (saved in ``output_dir``).
         trainer: the Trainer of the serving signal.
         metrics: ACC / NMI / ARI of what the model serves (empty without labels), and the training seconds.
-        output_dir: where the model, ``training_run.json``, :data:`CANDIDATES_FILE` and ``signals/`` are.
+        output_dir: where the model, ``training_run.json``,
+            :data:`~hf_textcluster.runs.kept_candidates.CANDIDATES_FILE` and ``signals/`` are.
         train_seconds: wall-clock seconds of training, all signals together.
         test_dataset: the held-out texts (``test_size``), never trained on.
         k_selection: with ``num_clusters="auto"``, how K was chosen.
@@ -198,8 +177,9 @@ def train_auto(
         dataset: a benchmark name or a ``datasets.Dataset`` with a ``text`` column (an optional ``label`` column is
             only scored against). Every signal trains on the same texts: a benchmark's are read once, with the
             contrastive signal's augmented views.
-        output_dir: the serving model, ``training_run.json``, :data:`CANDIDATES_FILE`, and ``signals/<name>`` (each
-            signal's own run, with its checkpoints: an interrupted ``auto`` resumes them).
+        output_dir: the serving model, ``training_run.json``,
+            :data:`~hf_textcluster.runs.kept_candidates.CANDIDATES_FILE`, and ``signals/<name>`` (each signal's own
+            run, with its checkpoints: an interrupted ``auto`` resumes them).
         **others**: ``encoder``, ``recipe``, ``augmentation``, ``num_clusters``, ``k_range``, ``k_criterion``,
             ``data_dir``, ``seed``, ``resume``, ``evaluate``, ``save``, ``test_size``, ``split_seed``, ``input_file``
             and ``overwrite`` as for :func:`~hf_textcluster.runs.train.train_clusterer` (``recipe`` is each
@@ -481,7 +461,7 @@ def _auto_record(results: Mapping, candidates, criteria, texts: Sequence[str], c
 
 def _save_auto_run(output_dir, model, candidates, served_labels, record, about, training_overrides, metrics) -> None:
     """The serving model, the kept candidates and ``training_run.json`` (the serving signal's, with ``auto``)."""
-    from .train import read_training_run
+    from .folder import read_training_run
 
     serving_signal = record["choice"]["serving_signal"]
     criterion = record["choice"]["criterion"]

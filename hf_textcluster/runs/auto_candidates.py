@@ -18,8 +18,9 @@ from ..choosing.candidate_criteria import (
     lexical_space,
 )
 from ..choosing.consensus import consensus_partition
-from ..choosing.serving import CANDIDATES, candidate_partitions, partition_features
+from ..choosing.serving import candidate_partitions, partition_features
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
+from ..modeling.validation import CANDIDATES
 from ..models import get_method
 from .folder import read_training_run
 from .kept_candidates import CANDIDATES_FILE, SERVED_KEY, read_candidates, texts_match

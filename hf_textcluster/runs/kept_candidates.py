@@ -14,8 +14,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ..choosing.refinement import distil_partition
-from ..choosing.serving import CANDIDATES, ServingChoice, apply_partition, partition_features
+from ..choosing.serving import ServingChoice, apply_partition, partition_features
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
+from ..modeling.validation import CANDIDATES
 from .folder import texts_sha1
 
 __all__ = [

@@ -28,28 +28,13 @@ from ..data import (
 from ..modeling.validation import check_scalar
 from ..models import get_method
 from ..representation import ClusterNames
-from ..training.trainer import last_complete_checkpoint
-from .after_training import finish_training as finish_training
+from ..training.checkpoints import last_complete_checkpoint
 from .after_training import name_trained_clusters, save_run, train_and_finish
-from .after_training import remove_checkpoints as remove_checkpoints
-from .cluster_count import EMBEDDING_CONFIG_KEYS as EMBEDDING_CONFIG_KEYS
 from .cluster_count import check_cluster_count, settle_auto_k
-from .folder import (  # noqa: F401  (also importable from here, where they used to live)
-    RUN_IDENTITY_FILE,
-    TRAINING_RUN_FILE,
-    RunFolder,
-    find_training_texts,
-    load_clusterer,
-    read_training_run,
-    record_metrics,
-    run_input_file,
-    training_texts_for,
-)
+from .folder import RunFolder
 from .recipes import load_recipe
 from .schedule import Schedule
 from .trainer_setup import build_trainer, set_up_training
-from .trainer_setup import build_training_arguments as build_training_arguments
-from .trainer_setup import check_config_overrides as check_config_overrides
 
 logger = logging.get_logger(__name__)
 

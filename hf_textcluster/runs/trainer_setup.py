@@ -9,7 +9,7 @@ from dataclasses import fields
 import torch
 from transformers.utils import logging
 
-from ..training.trainer import ClusteringTrainingArguments
+from ..training.arguments import ClusteringTrainingArguments
 from .schedule import Schedule, plan_schedule
 
 logger = logging.get_logger(__name__)

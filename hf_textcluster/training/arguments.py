@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 import torch
 from transformers import TrainingArguments
 
+from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.kmeans import DEFAULT_KMEANS_MAX_SAMPLES, KMEANS_INITS
-from ..modeling.modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.precision import native_bf16
 from ..modeling.validation import check_scalar, check_serve
 

@@ -9,8 +9,8 @@ import numpy as np
 import torch
 
 from ..evaluation.metrics import load_clustering_metric
+from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
-from ..modeling.modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
 
 
 def evaluate_clusterer(

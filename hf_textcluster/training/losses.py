@@ -14,9 +14,6 @@ from __future__ import annotations
 
 import torch
 
-# Eq. 3 (SCCL, DEC-MLM) is also what inference runs: it is defined once, with the cluster heads.
-from ..modeling.layers import student_t_assignment  # noqa: F401
-
 
 def dec_target_distribution(q: torch.Tensor) -> torch.Tensor:
     """Auxiliary target p_jk = (q_jk² / f_k) / Σ_k' (q_jk'² / f_k'), f_k = Σ_j q_jk (SCCL Eq. 4, DEC-MLM Eq. 5).

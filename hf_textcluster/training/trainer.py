@@ -2,10 +2,10 @@
 step, the loss terms in the logs, clustering evaluation). Its parts live beside it: ``arguments`` (the training
 arguments), ``collator`` (text views), ``checkpoints`` (what a resumed run needs), ``callbacks`` (cluster health,
 stopping on a signal), ``distributed`` (several processes), ``initialization`` (the k-means start) and ``evaluation``
-(``evaluate_clusterer``); their public names are importable from here too.
+(``evaluate_clusterer``).
 
 ``train()`` trains. The steps after it are public: :func:`~hf_textcluster.runs.train.train_clusterer` calls them in
-this order (``finish_training(trainer)`` in ``runs.train`` runs the three), and so can a user of the trainer::
+this order (``finish_training(trainer)`` in ``runs.after_training`` runs the three), and so can a user of the trainer::
 
     trainer.train()
     serve_chosen_partition(trainer)  # hf_textcluster.choosing.serving: what the model serves (``args.serve``)
@@ -27,39 +27,18 @@ import torch
 from transformers import Trainer, TrainingArguments
 from transformers.utils import logging
 
-from ..modeling.modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
+from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.precision import autocast_dtype, cpu_capability
-from .arguments import GPU_ENCODE_BATCH_SIZE, ClusteringTrainingArguments
-from .callbacks import ClusterHealthCallback, StopOnSignalCallback, cluster_health, signals_stop_training
-from .checkpoints import (
-    CHECKPOINT_ARRAY_PREFIX,
-    CHECKPOINT_MANIFEST,
-    TRAINING_MODULES_FILE,
-    ResumeFilesMixin,
-    last_complete_checkpoint,
-)
+from .arguments import ClusteringTrainingArguments
+from .callbacks import ClusterHealthCallback, StopOnSignalCallback, signals_stop_training
+from .checkpoints import ResumeFilesMixin, last_complete_checkpoint
 from .collator import TextViewsCollator, warn_if_truncated
 from .distributed import DistributedTrainerMixin
 from .evaluation import evaluate_clusterer
 from .initialization import ClusterInitMixin
 from .progress import install_progress_callbacks
 
-__all__ = [
-    "CHECKPOINT_ARRAY_PREFIX",
-    "CHECKPOINT_MANIFEST",
-    "GPU_ENCODE_BATCH_SIZE",
-    "TRAINING_MODULES_FILE",
-    "ClusterHealthCallback",
-    "ClusteringTrainer",
-    "ClusteringTrainingArguments",
-    "StopOnSignalCallback",
-    "TextViewsCollator",
-    "cluster_health",
-    "evaluate_clusterer",
-    "last_complete_checkpoint",
-    "stage_starts",
-    "warn_if_truncated",
-]
+__all__ = ["ClusteringTrainer", "stage_starts"]
 
 logger = logging.get_logger(__name__)
 

@@ -15,7 +15,7 @@ pytest.importorskip("matplotlib")
 
 from matplotlib.figure import Figure  # noqa: E402
 
-from hf_textcluster.apps import plotting  # noqa: E402
+from hf_textcluster.apps import leaderboard, plotting, training_curves  # noqa: E402
 from hf_textcluster.cli import main  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
@@ -122,7 +122,7 @@ def _log_history() -> list[dict]:
 
 
 def test_training_curves_one_panel_per_loss_term_and_health(tmp_path):
-    fig = plotting.plot_training_curves(_log_history(), path=tmp_path / "curves.png")
+    fig = training_curves.plot_training_curves(_log_history(), path=tmp_path / "curves.png")
     assert isinstance(fig, Figure) and _png(tmp_path / "curves.png")
     titles = [ax.get_title() for ax in fig.axes if ax.get_visible() and ax.get_title()]
     assert titles == ["total loss", "loss term: instance", "loss term: cluster", "cluster health and scores"]
@@ -137,12 +137,12 @@ def test_training_curves_from_a_checkpoint_trainer_state(tmp_path):
     checkpoint.mkdir(parents=True)
     (checkpoint / "trainer_state.json").write_text(json.dumps({"global_step": 50, "log_history": _log_history()}))
     for source in (tmp_path / "run", checkpoint, checkpoint / "trainer_state.json"):
-        assert len(plotting.load_log_history(source)) == 7
-    assert isinstance(plotting.plot_training_curves(tmp_path / "run"), Figure)
+        assert len(training_curves.load_log_history(source)) == 7
+    assert isinstance(training_curves.plot_training_curves(tmp_path / "run"), Figure)
     with pytest.raises(FileNotFoundError, match="save_strategy='no'"):
-        plotting.load_log_history(tmp_path)
+        training_curves.load_log_history(tmp_path)
     with pytest.raises(ValueError, match="nothing to plot"):
-        plotting.plot_training_curves([{"train_runtime": 1.0, "step": 5}])
+        training_curves.plot_training_curves([{"train_runtime": 1.0, "step": 5}])
 
 
 def _results_rows() -> list[dict]:
@@ -188,22 +188,22 @@ def _results_rows() -> list[dict]:
 
 
 def test_leaderboard_groups_methods_and_baselines_mean_over_seeds(tmp_path):
-    fig = plotting.plot_leaderboard(_results_rows(), path=tmp_path / "lb.png")
+    fig = leaderboard.plot_leaderboard(_results_rows(), path=tmp_path / "lb.png")
     assert isinstance(fig, Figure) and _png(tmp_path / "lb.png")
     ax = fig.axes[0]
     names = [t.get_text() for t in ax.get_legend().get_texts()]
     assert names == ["bow-kmeans", "tfidf-kmeans", "embeddings-kmeans", "SCCL head", "SCCL k-means on its embeddings"]
     assert [t.get_text() for t in ax.get_xticklabels()] == ["agnews", "stackoverflow"]  # corpus order of the registry
-    corpora, series = plotting.leaderboard_table({"rows": _results_rows()})
+    corpora, series = leaderboard.leaderboard_table({"rows": _results_rows()})
     assert np.mean(series["SCCL head"]["stackoverflow"]) == pytest.approx(81.0)  # variants other than "" left out
     assert "agnews" not in series["SCCL head"]
     heights = {round(p.get_height(), 3) for p in ax.patches if np.isfinite(p.get_height())}
     assert 81.0 in heights and 31.0 in heights  # means over the two seeds
     results = tmp_path / "results.json"
     results.write_text(json.dumps({"rows": _results_rows(), "runs": {}}))
-    assert isinstance(plotting.plot_leaderboard(results, metric="nmi"), Figure)
+    assert isinstance(leaderboard.plot_leaderboard(results, metric="nmi"), Figure)
     with pytest.raises(ValueError, match="No rows for"):
-        plotting.plot_leaderboard(results, datasets=["tweet"])
+        leaderboard.plot_leaderboard(results, datasets=["tweet"])
 
 
 def test_package_imports_without_the_plot_extra():
@@ -297,10 +297,9 @@ def test_cli_plot_without_labels_draws_one_map(trained_dir, toy_corpus, tmp_path
     data = tmp_path / "texts.txt"
     data.write_text("\n".join(texts) + "\n")
     monkeypatch.chdir(tmp_path)
-    assert main(["plot", "--model", str(trained_dir), "--input", str(data), "--method", "pca"]) == 0
+    assert main(["plot", "--model", str(trained_dir), "--input", str(data), "--projection", "pca"]) == 0
     assert _png(tmp_path / "map.png")  # the default --output
     captured = capsys.readouterr()
-    assert "--method is deprecated, use --projection" in captured.err  # the old spelling still works
     assert "coloured by cluster, and the sizes" in captured.out
 
 

@@ -13,7 +13,8 @@ import pytest
 
 pytest.importorskip("plotly")
 
-from hf_textcluster.apps.report import cluster_report, cluster_summaries, render_report  # noqa: E402
+from hf_textcluster.apps.report import cluster_report, render_report  # noqa: E402
+from hf_textcluster.apps.report_data import cluster_summaries  # noqa: E402
 from hf_textcluster.cli import main  # noqa: E402
 from training.docs.screenshot import chromium, chromium_screenshot, run_chromium  # noqa: E402
 
@@ -148,13 +149,13 @@ def test_render_report_on_arrays_orders_members_and_matches_clusters_to_classes(
 
 
 def test_confusion_puts_the_hungarian_match_on_the_diagonal(tmp_path):
-    import plotly.graph_objects as go
-
-    from hf_textcluster.apps.report import _confusion
+    from hf_textcluster.apps.report_figures import confusion_figure
+    from hf_textcluster.apps.report_sections import scores_line
 
     labels = np.array([0] * 10 + [1] * 10 + [2] * 10)
     clusters = np.array([2] * 9 + [0] + [0] * 10 + [1] * 10)  # class 0 -> cluster 2, 1 -> 0, 2 -> 1
-    fig, line = _confusion(go, labels, clusters, ["a", "b", "c"], {0: "x", 1: "y", 2: "z"})
+    fig = confusion_figure(labels, clusters, ["a", "b", "c"], {0: "x", 1: "y", 2: "z"})
+    line = scores_line(labels, clusters)
     heat = fig.data[0]
     assert list(heat.x) == ["2: z", "0: x", "1: y"] and list(heat.y) == ["a", "b", "c"]
     assert np.asarray(heat.customdata).tolist() == [[9, 1, 0], [0, 10, 0], [0, 0, 10]]
@@ -476,13 +477,11 @@ def test_a_report_with_one_cluster_says_there_is_nothing_to_map(tmp_path):
 @pytest.mark.parametrize("with_outliers", [False, True])
 def test_confidence_histogram_covers_zero_to_one_inclusive(with_outliers):
     """Every text is counted, those at exactly 0.0 and 1.0 included (plotly's own bins leave out the right edge)."""
-    import plotly.graph_objects as go
-
-    from hf_textcluster.apps.report import _confidence_figure
+    from hf_textcluster.apps.report_figures import confidence_figure
 
     confidence = np.array([0.0, 0.0, 0.3, 0.5, 0.98, 0.99, 1.0, 1.0, 1.0])
     is_outlier = np.array([True, False, False, False, False, False, True, False, False]) if with_outliers else None
-    figure = _confidence_figure(go, confidence, is_outlier, calibrated=True)
+    figure = confidence_figure(confidence, is_outlier, calibrated=True)
     counts = np.sum([np.asarray(trace.y) for trace in figure.data], axis=0)
     assert counts.sum() == len(confidence)
     bars = figure.data[0]

@@ -260,7 +260,7 @@ def test_rescore_adds_the_metrics_a_kept_model_lacks_and_changes_nothing_stored(
 
     import hf_textcluster.runs.train
     from hf_textcluster import DECCRLModel
-    from hf_textcluster.training.trainer import evaluate_clusterer
+    from hf_textcluster.training.evaluation import evaluate_clusterer
 
     texts, labels = toy_corpus
     monkeypatch.setattr(results, "REPO", tmp_path)

@@ -12,12 +12,12 @@ from sklearn.datasets import make_blobs
 from hf_textcluster.choosing.auto_k import (
     CRITERIA,
     DEFAULT_CRITERION,
-    candidate_ks,
     compare_criteria,
-    cosine_silhouette,
     default_k_max,
     estimate_num_clusters,
 )
+from hf_textcluster.choosing.criteria import cosine_silhouette
+from hf_textcluster.choosing.k_search import candidate_ks
 
 
 def blobs(k: int, per_cluster: int = 40, seed: int = 0):
@@ -31,7 +31,7 @@ def test_every_criterion_recovers_k_of_well_separated_blobs(k):
     assert set(results) == set(CRITERIA)
     for method, result in results.items():
         assert result.num_clusters == k, (method, result.num_clusters)
-        assert result.method == method and (result.k_min, result.k_max) == (2, 30)
+        assert result.criterion == method and (result.k_min, result.k_max) == (2, 30)
         assert k in result.scores and min(result.scores) == 2 and max(result.scores) <= 30
     # one criterion alone gives the same answer as in the comparison (same sample, same k-means fits)
     alone = estimate_num_clusters(x, k_min=2, k_max=30, criterion="silhouette")
@@ -41,7 +41,7 @@ def test_every_criterion_recovers_k_of_well_separated_blobs(k):
 def test_default_criterion_and_range():
     x, _ = blobs(6, per_cluster=30)
     result = estimate_num_clusters(x)
-    assert result.method == DEFAULT_CRITERION and result.num_clusters == 6
+    assert result.criterion == DEFAULT_CRITERION and result.num_clusters == 6
     assert (result.k_min, result.k_max) == (2, default_k_max(180)) == (2, 40)
     assert default_k_max(2472) == 149 and default_k_max(20000) == 200 and default_k_max(1_000_000) == 200
     record = result.to_dict()
@@ -86,7 +86,6 @@ def test_cosine_silhouette_is_sklearns():
             r"`k_max` \(100\) is not smaller than the number of texts \(60\): more clusters than texts; pass k_max <= "
             r"59",
         ),
-        ({"method": "elbow"}, "Unknown `method` 'elbow'.*eigengap"),
         ({"criterion": "elbow"}, "Unknown `criterion` 'elbow'.*eigengap"),
         ({"sample_size": 2}, "`sample_size` must be at least 3"),
     ],

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 from sklearn.metrics import calinski_harabasz_score, davies_bouldin_score
 
-from hf_textcluster.choosing import auto_k, selection
+from hf_textcluster.choosing import k_search, selection
 from hf_textcluster.choosing.criteria import CRITERIA, Criterion, get_criterion, register_criterion
 
 
@@ -23,10 +21,10 @@ def test_both_choices_score_with_the_registrys_functions():
     x, y = _blobs()
     for name, direct in (("calinski_harabasz", calinski_harabasz_score), ("davies_bouldin", davies_bouldin_score)):
         expected = float(direct(x, y))
-        assert auto_k._kmeans_score(name, x, y) == pytest.approx(expected)
+        assert k_search.kmeans_score(name, x, y) == pytest.approx(expected)
         signed = expected if CRITERIA[name].higher_is_better else -expected
         assert selection.score_partitions(x, {"p": y}, criterion=name)["p"] == pytest.approx(signed)
-    assert auto_k._kmeans_score("silhouette", x, y) == pytest.approx(
+    assert k_search.kmeans_score("silhouette", x, y) == pytest.approx(
         selection.score_partitions(x, {"p": y}, criterion="silhouette")["p"]
     )
 
@@ -54,18 +52,3 @@ def test_unknown_and_malformed_criteria_are_refused():
         get_criterion("elbow")
     with pytest.raises(TypeError, match="must be a Criterion"):
         register_criterion("silhouette")
-
-
-def test_auto_ks_old_keyword_still_works_with_a_warning():
-    x, _ = _blobs(per_cluster=15)
-    with pytest.warns(DeprecationWarning, match="`method=` is now `criterion=`"):
-        old = auto_k.estimate_num_clusters(x, k_max=6, method="silhouette")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        new = auto_k.estimate_num_clusters(x, k_max=6, criterion="silhouette")
-    assert (old.num_clusters, old.scores, old.criterion) == (new.num_clusters, new.scores, "silhouette")
-    assert new.method == "silhouette"
-    with pytest.raises(ValueError, match="Pass `criterion` only"):
-        auto_k.estimate_num_clusters(x, k_max=6, method="silhouette", criterion="silhouette")
-    with pytest.warns(DeprecationWarning, match="`methods=` is now `criteria=`"):
-        assert list(auto_k.compare_criteria(x, k_max=6, methods=("silhouette",))) == ["silhouette"]

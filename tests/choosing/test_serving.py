@@ -12,9 +12,10 @@ import torch
 from transformers import AutoModel
 
 import hf_textcluster  # noqa: F401
-from hf_textcluster.choosing.serving import CANDIDATES, check_serve, serve_partition
+from hf_textcluster.choosing.serving import serve_partition
 from hf_textcluster.cli import main
 from hf_textcluster.data import load_texts
+from hf_textcluster.modeling.validation import CANDIDATES, check_serve
 from hf_textcluster.runs.train import train_clusterer
 
 TRAIN = dict(
@@ -208,7 +209,7 @@ def test_training_a_model_that_serves_a_refined_partition_trains_the_methods_hea
 
     from hf_textcluster.data import add_augmented_views
     from hf_textcluster.models.sccl import SCCLTrainer
-    from hf_textcluster.training.trainer import ClusteringTrainingArguments
+    from hf_textcluster.training.arguments import ClusteringTrainingArguments
 
     texts, labels = toy_corpus
     model = AutoModel.from_pretrained(trained_sccl)

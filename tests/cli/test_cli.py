@@ -77,7 +77,7 @@ def test_train_on_a_file_then_predict(tiny_encoder_dir, toy_corpus, tmp_path, ca
 
     assert main(["predict", "--model", str(out_dir), "--input", str(queries), "--precision", "int8"]) == 0
     int8_lines = [json.loads(line) for line in capsys.readouterr().out.strip().splitlines()]
-    from hf_textcluster.runs.train import load_clusterer
+    from hf_textcluster.runs.folder import load_clusterer
 
     expected = load_clusterer(str(out_dir)).predict_proba(texts[:4], precision="int8").max(axis=1)
     assert [line["score"] for line in int8_lines] == pytest.approx(expected.tolist(), abs=1e-6)
@@ -254,7 +254,7 @@ def test_non_finite_weights_are_never_saved(tiny_encoder_dir, tmp_path):
 
 
 def test_train_writes_checkpoints_by_default(tmp_path):
-    from hf_textcluster.runs.train import build_training_arguments
+    from hf_textcluster.runs.trainer_setup import build_training_arguments
 
     args = build_training_arguments(str(tmp_path), {"max_steps": 300})
     assert (args.save_strategy, args.save_steps) == ("steps", 30)
@@ -343,7 +343,8 @@ def test_resume_refuses_another_runs_checkpoints_and_skips_incomplete_ones(tiny_
     import shutil
 
     from hf_textcluster.data import load_texts
-    from hf_textcluster.runs.train import last_complete_checkpoint, train_clusterer
+    from hf_textcluster.runs.train import train_clusterer
+    from hf_textcluster.training.checkpoints import last_complete_checkpoint
 
     texts, labels = toy_corpus
     out = tmp_path / "run"

@@ -1,5 +1,5 @@
 """``--help`` documents every option of every command with its default; one spelling (dashes) per option, the old
-underscore spellings and report/plot's ``--method`` still accepted."""
+underscore spellings still accepted."""
 
 from __future__ import annotations
 
@@ -64,14 +64,11 @@ def test_underscore_spellings_still_work_and_reach_the_trainer():
     assert parse_pass_through(trainer_flags(args)) == {"kmeans_init": "umap"}
 
 
-def test_report_projection_and_its_deprecated_spelling(capsys):
+def test_report_projection():
     base = ["report", "--model", "m", "--input", "t.txt"]
     assert parse_command_line([*base, "--projection", "pca"])[0].projection == "pca"
-    assert "deprecated" not in capsys.readouterr().err
-    assert parse_command_line([*base, "--method", "pca"])[0].projection == "pca"
-    assert "--method is deprecated, use --projection" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        parse_command_line([*base, "--method", "mds"])
+        parse_command_line([*base, "--projection", "mds"])
 
 
 def test_recipe_views_on_own_texts_become_dropout_only_with_one_line():

@@ -226,8 +226,7 @@ def test_the_metric_script_loads_offline_and_scores_like_clustering_scores():
 def test_the_trainer_evaluation_goes_through_the_metric_with_the_same_keys(tiny_encoder_dir, toy_corpus, monkeypatch):
     import numpy as np
 
-    import hf_textcluster.training.evaluation
-    import hf_textcluster.training.trainer as trainer_module
+    import hf_textcluster.training.evaluation as evaluation_module
     from hf_textcluster import SCCLModel
     from hf_textcluster.evaluation.metrics import clustering_scores, load_clustering_metric
 
@@ -235,13 +234,12 @@ def test_the_trainer_evaluation_goes_through_the_metric_with_the_same_keys(tiny_
     model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
     model.initialize_clusters(texts)
     loads = []
-    # evaluate_clusterer lives in training.evaluation (the trainer module re-exports it)
     monkeypatch.setattr(
-        hf_textcluster.training.evaluation,
+        evaluation_module,
         "load_clustering_metric",
         lambda: loads.append(1) or load_clustering_metric(),
     )
-    metrics = trainer_module.evaluate_clusterer(model, texts, labels, random_state=0)
+    metrics = evaluation_module.evaluate_clusterer(model, texts, labels, random_state=0)
     assert loads == [1]
     assert list(metrics) == [
         "clusters_used",
@@ -257,7 +255,7 @@ def test_the_trainer_evaluation_goes_through_the_metric_with_the_same_keys(tiny_
     head = model.predict(texts)
     assert {k: metrics[k] for k in ("acc", "nmi", "ari", "purity")} == pytest.approx(clustering_scores(labels, head))
     assert metrics["clusters_used"] == float(len(np.unique(head)))
-    assert trainer_module.evaluate_clusterer(model, texts, None) == {"clusters_used": metrics["clusters_used"]}
+    assert evaluation_module.evaluate_clusterer(model, texts, None) == {"clusters_used": metrics["clusters_used"]}
 
 
 def test_umap_kmeans_scores_the_partition_recluster_umap_serves(tiny_encoder_dir, toy_corpus):
@@ -266,7 +264,7 @@ def test_umap_kmeans_scores_the_partition_recluster_umap_serves(tiny_encoder_dir
     from hf_textcluster import SCCLModel
     from hf_textcluster.evaluation.metrics import clustering_scores
     from hf_textcluster.modeling.kmeans import fit_kmeans
-    from hf_textcluster.training.trainer import evaluate_clusterer
+    from hf_textcluster.training.evaluation import evaluate_clusterer
 
     texts, labels = toy_corpus
     model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)

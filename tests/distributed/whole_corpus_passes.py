@@ -20,7 +20,7 @@ from hf_textcluster.apps.streaming import predict_file  # noqa: E402
 from hf_textcluster.data import load_texts  # noqa: E402
 from hf_textcluster.distributed import leave_together, run_with_processes, sharded_passes  # noqa: E402
 from hf_textcluster.modeling.modeling_utils import TextClusteringPreTrainedModel  # noqa: E402
-from hf_textcluster.training.trainer import ClusteringTrainingArguments  # noqa: E402
+from hf_textcluster.training.arguments import ClusteringTrainingArguments  # noqa: E402
 
 BATCH = 25
 

@@ -13,17 +13,13 @@ from transformers import AutoModel
 import hf_textcluster  # noqa: F401
 from hf_textcluster import SCCLModel
 from hf_textcluster.cli import main as cli_main
-from hf_textcluster.hub.model_card import (
-    MetricsNotMeasuredWarning,
-    encoder_hub_id,
-    generate_model_card,
-    training_command,
-    write_model_card,
-)
+from hf_textcluster.hub.card_data import MetricsNotMeasuredWarning, encoder_hub_id
+from hf_textcluster.hub.card_sections import training_command
+from hf_textcluster.hub.model_card import generate_model_card, write_model_card
 from hf_textcluster.hub.remote_code import auto_map, remote_code_files
 from hf_textcluster.models import METHODS
 from hf_textcluster.representation import cluster_keywords, keyword_labels, label_clusters
-from hf_textcluster.runs.train import read_training_run
+from hf_textcluster.runs.folder import read_training_run
 
 
 def front_matter(card: str) -> dict:
@@ -239,7 +235,7 @@ def test_write_model_card_and_the_card_command(trained_run, toy_corpus, tmp_path
 
 # ----- what the card says is true ---------------------------------------------------------------------------------
 def test_card_names_the_served_partition_the_training_views_the_install_and_its_module(model, run):
-    from hf_textcluster.hub.model_card import served_partition
+    from hf_textcluster.hub.card_data import served_partition
 
     served = served_partition(model.config)
     card = generate_model_card(model, training_run=run)
@@ -266,7 +262,7 @@ def test_card_names_the_served_partition_the_training_views_the_install_and_its_
 
 
 def test_training_data_line_names_the_corpus_sample_the_file_or_the_dataset():
-    from hf_textcluster.hub.model_card import training_data_line
+    from hf_textcluster.hub.card_sections import training_data_line
 
     demo = {"corpus": "stackoverflow", "num_train_texts": 4000, "augmentation": "sccl_contextual"}
     line = training_data_line(demo, None)
@@ -303,7 +299,7 @@ def test_views_made_by_an_augmenter_are_recorded_by_name(tiny_encoder_dir, toy_c
 def test_card_input_computes_keywords_and_recorded_metrics_are_shown(trained_run, toy_corpus, tmp_path, capsys):
     import shutil
 
-    from hf_textcluster.runs.train import record_metrics
+    from hf_textcluster.runs.folder import record_metrics
 
     run_dir = tmp_path / "run"
     shutil.copytree(trained_run, run_dir)

@@ -15,9 +15,10 @@ from transformers import AutoModel, pipeline
 
 import hf_textcluster  # noqa: F401
 from hf_textcluster import SCCLModel
-from hf_textcluster.choosing.serving import CANDIDATES, serve_partition
+from hf_textcluster.choosing.serving import serve_partition
 from hf_textcluster.cli import main
 from hf_textcluster.modeling.calibration import MIN_CLUSTER_SIZE, QUANTILE_LEVELS
+from hf_textcluster.modeling.validation import CANDIDATES
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "checkpoints_eef6bf0"
 LEVELS = np.linspace(0, 1, QUANTILE_LEVELS)
@@ -303,7 +304,7 @@ def test_trainer_calibrates_at_the_end_of_training(tiny_encoder_dir, toy_corpus,
 
 
 def test_bad_calibration_sample_size_in_training_arguments(tmp_path):
-    from hf_textcluster.training.trainer import ClusteringTrainingArguments
+    from hf_textcluster.training.arguments import ClusteringTrainingArguments
 
     for bad in (-1, 1, 2.5):
         with pytest.raises(ValueError, match="calibration_sample_size"):
@@ -399,7 +400,7 @@ def test_cli_recluster_serves_kmeans_on_the_trained_embeddings(tmp_path, toy_cor
 
 
 def test_model_card_says_whether_calibrated(calibrated, tiny_encoder_dir):
-    from hf_textcluster.hub.model_card import calibration_lines
+    from hf_textcluster.hub.card_sections import calibration_lines
 
     assert "Calibrated on 120 training texts" in "\n".join(calibration_lines(calibrated.config))
     fresh = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)

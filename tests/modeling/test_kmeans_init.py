@@ -137,7 +137,7 @@ def test_a_bad_start_is_refused_with_the_choices():
 
 
 def test_training_arguments_accept_best_and_refuse_others(tmp_path):
-    from hf_textcluster.training.trainer import ClusteringTrainingArguments
+    from hf_textcluster.training.arguments import ClusteringTrainingArguments
 
     assert ClusteringTrainingArguments(output_dir=str(tmp_path), kmeans_init="best").kmeans_init == "best"
     with pytest.raises(ValueError, match="kmeans_init"):

@@ -325,7 +325,7 @@ def test_kmeans_init_is_checked_and_starts_the_trainer_from_umap_seeded_kmeans(
     pytest.importorskip("umap")
     import hf_textcluster.modeling.modeling_utils
     from hf_textcluster.modeling.kmeans import fit_kmeans
-    from hf_textcluster.training.trainer import ClusteringTrainingArguments
+    from hf_textcluster.training.arguments import ClusteringTrainingArguments
 
     with pytest.raises(ValueError, match="kmeans_init"):
         ClusteringTrainingArguments(output_dir=str(tmp_path / "x"), kmeans_init="kmeans")

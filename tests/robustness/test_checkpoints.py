@@ -14,12 +14,8 @@ from transformers.trainer_callback import TrainerState
 
 from hf_textcluster.data import load_texts
 from hf_textcluster.runs.train import train_clusterer
-from hf_textcluster.training.trainer import (
-    CHECKPOINT_MANIFEST,
-    TRAINING_MODULES_FILE,
-    ClusteringTrainer,
-    last_complete_checkpoint,
-)
+from hf_textcluster.training.checkpoints import CHECKPOINT_MANIFEST, TRAINING_MODULES_FILE, last_complete_checkpoint
+from hf_textcluster.training.trainer import ClusteringTrainer
 
 pytestmark = pytest.mark.slow  # two or three training runs per case
 

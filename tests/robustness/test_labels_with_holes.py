@@ -92,12 +92,14 @@ def test_evaluate_takes_k_from_the_classes_and_scores_the_labelled_texts(toy_cor
 
 
 def test_the_report_confusion_has_no_class_for_missing_labels():
-    go = pytest.importorskip("plotly.graph_objects")
-    from hf_textcluster.apps.report import _confusion
+    pytest.importorskip("plotly.graph_objects")
+    from hf_textcluster.apps.report_figures import confusion_figure
+    from hf_textcluster.apps.report_sections import scores_line
 
     labels = np.array([0] * 10 + [1] * 10 + [-1] * 3)
     clusters = np.array([1] * 10 + [0] * 10 + [0, 1, 1])
-    fig, line = _confusion(go, labels, clusters, ["a", "b"], {0: "x", 1: "y"})
+    fig = confusion_figure(labels, clusters, ["a", "b"], {0: "x", 1: "y"})
+    line = scores_line(labels, clusters)
     assert list(fig.data[0].y) == ["a", "b"]
     assert line.startswith("ACC 100.0") and "on 20 texts, 2 classes" in line and "3 texts without a label" in line
 

@@ -7,7 +7,7 @@ import pytest
 from hf_textcluster.models import METHODS
 from hf_textcluster.runs.recipes import load_recipe
 from hf_textcluster.runs.schedule import plan_schedule
-from hf_textcluster.runs.train import build_training_arguments
+from hf_textcluster.runs.trainer_setup import build_training_arguments
 
 
 @pytest.mark.parametrize("method", sorted(METHODS))

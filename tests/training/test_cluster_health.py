@@ -11,7 +11,8 @@ import pytest
 from hf_textcluster import SCCLTrainer
 from hf_textcluster.data import load_texts
 from hf_textcluster.runs.train import train_clusterer
-from hf_textcluster.training.trainer import ClusteringTrainingArguments, cluster_health
+from hf_textcluster.training.arguments import ClusteringTrainingArguments
+from hf_textcluster.training.callbacks import cluster_health
 
 
 def test_cluster_health_values():

@@ -5,8 +5,9 @@ import math
 import pytest
 import torch
 
+from hf_textcluster.modeling.layers import student_t_assignment
 from hf_textcluster.models.sccl.losses_sccl import instance_contrastive_loss
-from hf_textcluster.training.losses import dec_kl_loss, dec_target_distribution, student_t_assignment
+from hf_textcluster.training.losses import dec_kl_loss, dec_target_distribution
 
 
 def _cos(a, b):

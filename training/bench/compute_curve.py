@@ -27,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--signals",
         nargs="+",
         default=["contrastive", "self_training"],
-        help="Signals of train --method auto (hf_textcluster.runs.auto.SIGNALS).",
+        help="Signals of train --method auto (hf_textcluster.runs.signals.SIGNALS).",
     )
     parser.add_argument(
         "--scales", nargs="+", type=float, default=[1, 3, 10], help="Multiples of the cpu recipe's steps."
@@ -56,8 +56,8 @@ def run(args, store: dict, run_id: str) -> None:
     import torch
 
     from hf_textcluster.data import load_benchmark
-    from hf_textcluster.runs.auto import SIGNALS
     from hf_textcluster.runs.recipes import load_recipe
+    from hf_textcluster.runs.signals import SIGNALS
     from hf_textcluster.runs.train import train_clusterer
 
     from .partitions import partition_scores, summary_line

@@ -81,7 +81,7 @@ def run(args, store: dict, run_id: str) -> None:
     from hf_textcluster.evaluation.metrics import clustering_scores
     from hf_textcluster.runs.baselines import EmbeddingKMeans
     from hf_textcluster.runs.train import train_clusterer
-    from hf_textcluster.training.trainer import evaluate_clusterer
+    from hf_textcluster.training.evaluation import evaluate_clusterer
 
     spec = methods()[args.section]
     variant = ", ".join(v for v in (args.variant, encoder_variant(args.encoder)) if v)

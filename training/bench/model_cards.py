@@ -114,7 +114,7 @@ def _unbuilt_model(row: dict):
     from hf_textcluster.modeling.configuration_utils import CONFIDENCE_MEASURES
     from hf_textcluster.models import METHODS
     from hf_textcluster.runs.recipes import load_recipe
-    from hf_textcluster.training.trainer import ClusteringTrainingArguments
+    from hf_textcluster.training.arguments import ClusteringTrainingArguments
 
     spec = METHODS[row["method"]]
     plan = load_recipe(row["method"], RECIPE, row["dataset"])

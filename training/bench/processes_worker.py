@@ -24,7 +24,8 @@ def main(out: Path, data_dir: str, corpus: str, num_texts: int, encoder: str | N
     from hf_textcluster.apps.streaming import predict_file
     from hf_textcluster.data import load_benchmark, load_text_file
     from hf_textcluster.distributed import leave_together, run_with_processes
-    from hf_textcluster.training.trainer import ClusteringTrainer, ClusteringTrainingArguments
+    from hf_textcluster.training.arguments import ClusteringTrainingArguments
+    from hf_textcluster.training.trainer import ClusteringTrainer
 
     dataset = (
         load_text_file(corpus, label_column="label")

@@ -23,7 +23,7 @@ def run(args, store: dict, run_id: str) -> None:
     from transformers import AutoModel
 
     from hf_textcluster.runs.train import prepare_dataset
-    from hf_textcluster.training.trainer import evaluate_clusterer
+    from hf_textcluster.training.evaluation import evaluate_clusterer
 
     rows = [
         r

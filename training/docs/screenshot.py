@@ -63,7 +63,7 @@ def write(check: bool = False) -> list[Path]:
     if check:
         return [] if SCREENSHOT.is_file() else [SCREENSHOT]
     from hf_textcluster.apps.report import cluster_report
-    from hf_textcluster.runs.train import load_clusterer
+    from hf_textcluster.runs.folder import load_clusterer
 
     from .example_cards import toy_tickets, train_example
 

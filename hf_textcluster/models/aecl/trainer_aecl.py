@@ -17,7 +17,8 @@ import torch
 from transformers import TrainerCallback
 from transformers.utils import logging
 
-from ...training.trainer import ClusteringTrainer, ClusteringTrainingArguments
+from ...training.arguments import ClusteringTrainingArguments
+from ...training.trainer import ClusteringTrainer
 from .losses_aecl import (
     cluster_contrastive_loss,
     marginal_entropy,

@@ -28,8 +28,9 @@ from transformers import TrainerCallback
 from transformers.utils import logging
 
 from ...evaluation.metrics import clustering_scores
+from ...training.arguments import ClusteringTrainingArguments
 from ...training.losses import dec_target_distribution
-from ...training.trainer import ClusteringTrainer, ClusteringTrainingArguments
+from ...training.trainer import ClusteringTrainer
 from .losses_clusterbert import target_cross_entropy
 
 logger = logging.get_logger(__name__)

@@ -15,8 +15,10 @@ import numpy as np
 import torch
 from transformers.utils import logging
 
+from ...training.checkpoints import last_complete_checkpoint
+from ...training.collator import TextViewsCollator
 from ...training.losses import dec_kl_loss, dec_target_distribution
-from ...training.trainer import ClusteringTrainer, TextViewsCollator, last_complete_checkpoint
+from ...training.trainer import ClusteringTrainer
 from .losses_deccrl import (
     cross_view_contrastive_loss,
     etm_reconstruction_loss,

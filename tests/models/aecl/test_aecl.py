@@ -264,7 +264,7 @@ def test_config_validation():
 
 def test_evaluation_scores_the_head_without_dropout(tiny_encoder_dir, toy_corpus, tmp_path):
     """A trainer leaves the model in training mode; scoring its head must not apply the clustering network's dropout."""
-    from hf_textcluster.training.trainer import evaluate_clusterer
+    from hf_textcluster.training.evaluation import evaluate_clusterer
 
     texts, labels = toy_corpus
     model = AECLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, cluster_dropout=0.5)

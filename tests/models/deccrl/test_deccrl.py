@@ -216,7 +216,7 @@ def test_pca_latent_init_projects_on_the_top_principal_directions(tiny_encoder_d
 
 def test_evaluation_scores_k_means_in_the_latent_space_as_recluster_serves_it(tiny_encoder_dir, toy_corpus):
     from hf_textcluster.evaluation.metrics import clustering_scores
-    from hf_textcluster.training.trainer import evaluate_clusterer
+    from hf_textcluster.training.evaluation import evaluate_clusterer
 
     texts, labels = toy_corpus
     torch.manual_seed(0)
