@@ -7,7 +7,8 @@ import sys
 
 from transformers import AutoModel, pipeline
 
-from ..apps.streaming import DEFAULT_CHUNK_SIZE, check_output, predict_file
+from ..apps.chunked_input import DEFAULT_CHUNK_SIZE
+from ..apps.streaming import check_output, predict_file
 from ..distributed import leave_together, run_with_processes, running_processes
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.precision import INFERENCE_PRECISIONS

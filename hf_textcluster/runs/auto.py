@@ -47,7 +47,7 @@ from ..training.arguments import ClusteringTrainingArguments, check_calibration_
 from .after_training import name_trained_clusters
 from .auto_candidates import gather_candidates
 from .folder import check_may_replace_model, texts_sha1
-from .kept_candidates import SERVED_KEY, read_candidates, save_candidates, texts_match
+from .kept_candidates import SERVED_KEY, save_candidates
 from .recipes import load_recipe
 from .signals import SIGNALS, SIGNALS_DIR
 
@@ -57,9 +57,6 @@ __all__ = [
     "auto_steps",
     "choose_from_signals",
     "train_auto",
-    # not used here: the benchmark (training/bench/auto.py) still imports these two from this module
-    "read_candidates",
-    "texts_match",
 ]
 
 

@@ -170,10 +170,12 @@ def recompute_candidates(args, store: dict) -> None:
 
     from hf_textcluster.choosing.candidate_criteria import AUTO_CRITERIA, DEFAULT_AUTO_CRITERION, candidate_criteria
     from hf_textcluster.data import load_benchmark
-    from hf_textcluster.modeling.modeling_utils import DEFAULT_ENCODE_BATCH_SIZE
+    from hf_textcluster.modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
     from hf_textcluster.models import get_method
-    from hf_textcluster.runs.auto import SIGNALS, SIGNALS_DIR, choose_from_signals, read_candidates, texts_match
+    from hf_textcluster.runs.auto import choose_from_signals
     from hf_textcluster.runs.folder import read_training_run
+    from hf_textcluster.runs.kept_candidates import read_candidates, texts_match
+    from hf_textcluster.runs.signals import SIGNALS, SIGNALS_DIR
 
     for name in args.datasets:
         for seed in args.seeds:

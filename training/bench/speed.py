@@ -150,7 +150,8 @@ def _speed_steps(args, dataset, model, emulated) -> list[dict]:
     import torch
 
     from hf_textcluster import SCCLTrainer
-    from hf_textcluster.training.trainer import ClusteringTrainingArguments, TextViewsCollator
+    from hf_textcluster.training.arguments import ClusteringTrainingArguments
+    from hf_textcluster.training.collator import TextViewsCollator
 
     rows = []
     trainer = SCCLTrainer(
