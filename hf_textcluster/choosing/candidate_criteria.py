@@ -28,6 +28,10 @@ The criteria here, all oriented so that higher is better:
   minus 1, below every other), so a partition that only one read-out finds cannot win on a small edge in the
   vote.
 
+:func:`guarded_choice` makes the choice and guards it: the pretrained encoder's UMAP -> k-means partition
+(:data:`BERTOPIC_WAY`, what BERTopic gives at the same K) is served instead of the criterion's pick unless the pick
+scores strictly higher in the lexical vote (:data:`GUARD_CRITERION`).
+
 No labels ever enter this module.
 """
 
@@ -43,7 +47,9 @@ from .selection import score_partitions
 
 __all__ = [
     "AUTO_CRITERIA",
+    "BERTOPIC_WAY",
     "DEFAULT_AUTO_CRITERION",
+    "GUARD_CRITERION",
     "LEXICAL",
     "LEXICAL_CRITERIA",
     "PARTS",
@@ -52,6 +58,8 @@ __all__ = [
     "SPACE_CRITERIA",
     "SUPPORTED_CRITERIA",
     "candidate_criteria",
+    "guarded_choice",
+    "highest",
     "lexical_space",
     "supported_vote",
 ]
@@ -69,6 +77,12 @@ PARTS = {"knn_holdout_lexical_supported": ("knn_holdout_lexical", "agreement")}
 UNSUPPORTED_SHARE = 0.25
 LEXICAL = "lexical"
 PRETRAINED = "pretrained"
+# Do no harm: the pretrained encoder's UMAP -> k-means partition is what a user gets from BERTopic at the same K.
+# Another candidate is served only when it beats that one in the held-out vote of the lexical space, the one view of
+# the texts that shaped no candidate. The criterion and the rule (strictly higher, no margin) were chosen on the
+# tuning corpora alone (docs/benchmarks.md).
+BERTOPIC_WAY = f"{PRETRAINED}/umap_kmeans"
+GUARD_CRITERION = "knn_holdout_lexical"
 
 # LSA's dimensions: enough for the topics of a short-text corpus, cheap for the neighbour vote.
 _LEXICAL_DIMS = 128
@@ -194,6 +208,32 @@ def supported_vote(vote: Mapping[str, float], agreement: Mapping[str, float]) ->
     """
     cut = float(np.quantile([agreement[n] for n in vote], UNSUPPORTED_SHARE))
     return {n: float(v) if agreement[n] >= cut else float(v) - 1.0 for n, v in vote.items()}
+
+
+def highest(values: Mapping[str, float]) -> str:
+    """The name with the highest value (ties: the first listed)."""
+    best = max(values.values())
+    return next(n for n, v in values.items() if v == best)
+
+
+def guarded_choice(criteria: Mapping[str, Mapping[str, float]], criterion: str) -> tuple[str, str]:
+    """``(served, pick)``: ``pick`` is the candidate ``criterion`` ranks highest; ``served`` is ``pick`` when it is
+    :data:`BERTOPIC_WAY` or scores strictly higher than it by :data:`GUARD_CRITERION`, else :data:`BERTOPIC_WAY`.
+    Without either value (no UMAP candidate, the guard's criterion not computed) ``pick`` is served.
+
+    Example:
+        >>> guarded_choice(
+        ...     {"vote": {"a/head": 0.9, "pretrained/umap_kmeans": 0.5},
+        ...      "knn_holdout_lexical": {"a/head": 0.61, "pretrained/umap_kmeans": 0.62}},
+        ...     "vote",
+        ... )
+        ('pretrained/umap_kmeans', 'a/head')
+    """
+    pick = highest(criteria[criterion])
+    guard = criteria.get(GUARD_CRITERION, {})
+    if pick == BERTOPIC_WAY or pick not in guard or BERTOPIC_WAY not in guard:
+        return pick, pick
+    return (pick if guard[pick] > guard[BERTOPIC_WAY] else BERTOPIC_WAY), pick
 
 
 def _own_spaces(name: str, spaces: Mapping[str, np.ndarray], trained: list[str]) -> list[str]:

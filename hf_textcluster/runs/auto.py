@@ -36,8 +36,17 @@ from dataclasses import dataclass, field
 
 import datasets
 import numpy as np
+from transformers.utils import logging
 
-from ..choosing.candidate_criteria import AUTO_CRITERIA, DEFAULT_AUTO_CRITERION, PARTS, candidate_criteria
+from ..choosing.candidate_criteria import (
+    AUTO_CRITERIA,
+    BERTOPIC_WAY,
+    DEFAULT_AUTO_CRITERION,
+    GUARD_CRITERION,
+    PARTS,
+    candidate_criteria,
+    guarded_choice,
+)
 from ..choosing.refinement import distil_partition
 from ..choosing.serving import apply_partition
 from ..modeling.reuse import reusing_results
@@ -50,6 +59,8 @@ from .folder import check_may_replace_model, texts_sha1
 from .kept_candidates import SERVED_KEY, save_candidates
 from .recipes import load_recipe
 from .signals import SIGNALS, SIGNALS_DIR
+
+logger = logging.get_logger(__name__)
 
 __all__ = [
     "AutoTrainingResult",
@@ -258,6 +269,7 @@ def train_auto(
         )
     choice = {
         "served": chosen.served,
+        "pick": chosen.pick,
         "criterion": criterion if serve == "auto" else None,
         "serving_signal": serving_signal,
         "agreement": chosen.agreement,
@@ -307,6 +319,8 @@ class SignalsChoice:
         serving_signal: the signal whose model now serves it.
         served_labels: the texts' clusters as that model now serves them.
         agreement: the share of texts the serving head keeps in their cluster of ``served`` (1 for the signal's own).
+        pick: the candidate the criterion ranked highest (``served`` unless the do-no-harm guard kept the
+            pretrained encoder's UMAP k-means partition; the one asked for with ``serve``).
     """
 
     candidates: dict[str, np.ndarray]
@@ -317,6 +331,7 @@ class SignalsChoice:
     serving_signal: str
     served_labels: np.ndarray
     agreement: float
+    pick: str
 
 
 def choose_from_signals(
@@ -347,12 +362,11 @@ def choose_from_signals(
         ('self_training/kmeans', 'self_training')
     """
     candidates, how, features = gather_candidates(results, encoder, texts, seed)
-    criteria = candidate_criteria(
-        candidates, features, texts=texts, criteria=[criterion, *PARTS.get(criterion, ())], random_state=seed
-    )
-    served = _pick(criteria, criterion, serve, candidates)
+    wanted = list(dict.fromkeys([criterion, *PARTS.get(criterion, ()), GUARD_CRITERION]))
+    criteria = candidate_criteria(candidates, features, texts=texts, criteria=wanted, random_state=seed)
+    served, pick = _pick(criteria, criterion, serve, candidates)
     serving_signal, served_labels, agreement = _serve(results, how, features, candidates, served, seed)
-    return SignalsChoice(candidates, how, features, criteria, served, serving_signal, served_labels, agreement)
+    return SignalsChoice(candidates, how, features, criteria, served, serving_signal, served_labels, agreement, pick)
 
 
 def _shared_dataset(dataset, signals, augmentation, recipe: str, data_dir, seed: int) -> datasets.Dataset:
@@ -401,13 +415,25 @@ def _train_signals(shared, signals, output_dir: str, overrides: dict, common: di
     return results
 
 
-def _pick(criteria: Mapping[str, Mapping[str, float]], criterion: str, serve: str, candidates: Mapping) -> str:
-    """The candidate to serve: the highest by ``criterion`` (ties: the first listed), or the one asked for."""
+def _pick(
+    criteria: Mapping[str, Mapping[str, float]], criterion: str, serve: str, candidates: Mapping
+) -> tuple[str, str]:
+    """``(served, pick)``: for ``serve="auto"`` the highest by ``criterion``, guarded
+    (:func:`~hf_textcluster.choosing.candidate_criteria.guarded_choice`); else the one asked for, twice."""
     if serve == "auto":
-        best = max(criteria[criterion].values())
-        return next(n for n, v in criteria[criterion].items() if v == best)
+        served, pick = guarded_choice(criteria, criterion)
+        if BERTOPIC_WAY not in candidates:
+            logger.warning(f"No {BERTOPIC_WAY} candidate (UMAP failed): {pick} is served unguarded.")
+        elif served != pick:
+            guard = criteria[GUARD_CRITERION]
+            logger.warning(
+                f"Serving the pretrained encoder's UMAP k-means clusters (the BERTopic way): the best trained "
+                f"candidate, {pick}, does not beat them in the held-out lexical vote ({guard[pick]:.3f} vs "
+                f"{guard[BERTOPIC_WAY]:.3f})."
+            )
+        return served, pick
     if serve in candidates:
-        return serve
+        return serve, serve
     raise ValueError(
         f"`serve`={serve!r} is not a candidate of this run; pass 'auto' or one of {', '.join(candidates)}."
     )
@@ -445,6 +471,8 @@ def _auto_record(results: Mapping, candidates, criteria, texts: Sequence[str], c
         "choice": {
             "served": choice["served"],
             "criterion": choice["criterion"],
+            "pick": choice["pick"],
+            "guard": f"{BERTOPIC_WAY} unless the pick scores higher by {GUARD_CRITERION}",
             "serving_signal": choice["serving_signal"],
             "head_agreement": round(float(choice["agreement"]), 4),
             "rule": "the signal that made the candidate; for the consensus and the pretrained candidates, the trained "

@@ -797,7 +797,9 @@ def test_auto_section_scores_the_choice_and_every_criterion_against_the_oracle(b
         "100 (bf16 AMX) | 1 |" in md
     )
     # agreement picks the consensus (loss 6.0), knn_holdout the oracle (loss 0)
-    assert "| **agreement** | 0 of 1 | 6.0 | 6.0 | consensus (1) |" in md
+    assert "| agreement | 0 of 1 | 6.0 | 6.0 | consensus (1) |" in md
+    # what is served: the run's criterion guarded (no pretrained/umap_kmeans here, so its pick), in bold
+    assert "| **agreement + do-no-harm guard** | 0 of 1 | 6.0 | 6.0 | consensus (1) |" in md
     assert "| knn_holdout | 1 of 1 | 0.0 | 0.0 | contrastive/umap_kmeans (1) |" in md
     assert "| always consensus | 0 of 1 | 6.0 | 6.0 | consensus (1) |" in md
     assert "| contrastive/umap_kmeans | **86.0** |" in md
@@ -819,6 +821,35 @@ def test_auto_section_scores_the_choice_and_every_criterion_against_the_oracle(b
         "| tweet | 79.0 | consensus | 86.0 | contrastive/umap_kmeans | 75.0 (BERTopic way) | +4.0 | "
         "100 (bf16 AMX) | 1 |" in md
     )
+
+
+def test_rechoose_remakes_the_stored_choice_with_the_guard(bench, capsys):
+    """``auto --rechoose``: from the criteria stored with a row alone, the default criterion's pick is served only
+    when it beats the BERTopic way by the guard's criterion; the row keeps the pick and the served candidate's ACC."""
+    from hf_textcluster.choosing.candidate_criteria import DEFAULT_AUTO_CRITERION, GUARD_CRITERION
+    from training.bench import auto
+
+    accs = {"pretrained/umap_kmeans": 0.77, "contrastive/umap_kmeans": 0.73, "self_training/kmeans": 0.70}
+    votes = {
+        "pretrained/umap_kmeans": (0.2, 0.60),
+        "contrastive/umap_kmeans": (0.9, 0.59),
+        "self_training/kmeans": (0.5, 0.7),
+    }
+    criteria = {n: {DEFAULT_AUTO_CRITERION: a, GUARD_CRITERION: b} for n, (a, b) in votes.items()}
+    row = {**_auto_row("googlenews_t", 0, accs, criteria, "contrastive/umap_kmeans", 0.731), "signals": ["contrastive"]}
+    row["serving_signal"] = "contrastive"
+    store = {"rows": [row], "runs": {"r": RUN}}
+    auto.rechoose(argparse.Namespace(datasets=["googlenews_t"], seeds=[0], variant=""), store)
+    (stored,) = store["rows"]
+    assert stored["criterion_pick"] == "contrastive/umap_kmeans"
+    assert stored["served_by_default"] == "pretrained/umap_kmeans" and stored["served_acc"] == 0.77
+    assert stored["selection_criterion"] == DEFAULT_AUTO_CRITERION and stored["serving_signal"] == "contrastive"
+    assert "serves pretrained/umap_kmeans (was contrastive/umap_kmeans)" in capsys.readouterr().out
+    # the pick beating the BERTopic way is served
+    criteria["contrastive/umap_kmeans"][GUARD_CRITERION] = 0.61
+    row = {**row, "partitions": {n: {"acc": a, "nmi": a, "criteria": criteria[n]} for n, a in accs.items()}}
+    auto.remake_choice(row)
+    assert row["served_by_default"] == "contrastive/umap_kmeans" and row["served_acc"] == 0.731  # as measured
 
 
 def test_rescore_refuses_a_row_whose_candidates_were_recomputed(bench, tmp_path, monkeypatch):

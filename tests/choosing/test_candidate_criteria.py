@@ -8,8 +8,12 @@ import pytest
 
 from hf_textcluster.choosing.candidate_criteria import (
     AUTO_CRITERIA,
+    BERTOPIC_WAY,
     DEFAULT_AUTO_CRITERION,
+    GUARD_CRITERION,
     candidate_criteria,
+    guarded_choice,
+    highest,
     lexical_space,
 )
 from hf_textcluster.choosing.criteria import CRITERIA
@@ -130,3 +134,31 @@ def test_supported_vote_sets_aside_the_quarter_least_in_agreement_and_is_the_def
         assert value == pytest.approx(vote[name] - (agreement[name] < cut))
     assert values["knn_holdout_lexical_supported"]["pretrained/umap_kmeans"] < 0  # set aside, below every other
     assert DEFAULT_AUTO_CRITERION == "knn_holdout_lexical_supported" and DEFAULT_AUTO_CRITERION in AUTO_CRITERIA
+
+
+@pytest.mark.parametrize(
+    ("pick_vote", "umap_vote", "served"),
+    [
+        (0.70, 0.60, "a/head"),  # the pick beats the BERTopic way in the lexical vote: served
+        (0.60, 0.60, "pretrained/umap_kmeans"),  # a tie is not a win
+        (0.50, 0.60, "pretrained/umap_kmeans"),
+    ],
+)
+def test_the_guard_serves_the_bertopic_way_unless_the_pick_beats_it(pick_vote, umap_vote, served):
+    criteria = {
+        DEFAULT_AUTO_CRITERION: {"pretrained/umap_kmeans": 0.1, "a/head": 0.9, "b/kmeans": 0.5},
+        GUARD_CRITERION: {"pretrained/umap_kmeans": umap_vote, "a/head": pick_vote, "b/kmeans": 0.99},
+    }
+    # the guard compares the pick alone with the BERTopic way: a third candidate's vote does not enter
+    assert guarded_choice(criteria, DEFAULT_AUTO_CRITERION) == (served, "a/head")
+
+
+def test_the_guard_stands_aside_without_its_comparison():
+    picked_umap = {"vote": {BERTOPIC_WAY: 0.9, "a/head": 0.1}, GUARD_CRITERION: {BERTOPIC_WAY: 0.1, "a/head": 0.9}}
+    assert guarded_choice(picked_umap, "vote") == (BERTOPIC_WAY, BERTOPIC_WAY)
+    no_umap = {"vote": {"a/head": 0.9, "b/head": 0.1}, GUARD_CRITERION: {"a/head": 0.1, "b/head": 0.9}}
+    assert guarded_choice(no_umap, "vote") == ("a/head", "a/head")
+    no_guard = {"vote": {BERTOPIC_WAY: 0.1, "a/head": 0.9}}
+    assert guarded_choice(no_guard, "vote") == ("a/head", "a/head")
+    # ties of the criterion: the first listed
+    assert highest({"x": 1.0, "y": 1.0}) == "x"

@@ -11,7 +11,12 @@ import torch
 from transformers import AutoModel, pipeline
 
 import hf_textcluster  # noqa: F401
-from hf_textcluster.choosing.candidate_criteria import AUTO_CRITERIA, DEFAULT_AUTO_CRITERION
+from hf_textcluster.choosing.candidate_criteria import (
+    AUTO_CRITERIA,
+    BERTOPIC_WAY,
+    DEFAULT_AUTO_CRITERION,
+    GUARD_CRITERION,
+)
 from hf_textcluster.data import load_texts
 from hf_textcluster.runs.auto import auto_steps, train_auto
 from hf_textcluster.runs.kept_candidates import CANDIDATES_FILE, read_candidates, texts_match
@@ -73,7 +78,11 @@ def test_the_choice_is_the_best_by_its_criterion_and_is_served_after_save_and_lo
     record = json.loads((out / "training_run.json").read_text())["auto"]
     choice = record["choice"]
     values = {name: v[choice["criterion"]] for name, v in record["candidates"].items()}
-    assert values[choice["served"]] == max(values.values())
+    assert values[choice["pick"]] == max(values.values())
+    # served: the pick, unless it does not beat the BERTopic way by the guard's criterion
+    guard = {name: v[GUARD_CRITERION] for name, v in record["candidates"].items()}
+    beats = choice["pick"] == BERTOPIC_WAY or guard[choice["pick"]] > guard[BERTOPIC_WAY]
+    assert choice["served"] == (choice["pick"] if beats else BERTOPIC_WAY)
     model = AutoModel.from_pretrained(out)
     assert model.config.served_partition == choice["served"] and model.is_calibrated
     assert model.config.model_type == record["signals"][choice["serving_signal"]]["method"]

@@ -38,7 +38,9 @@ def save_store(store: dict) -> None:
     dirty = store.pop("_dirty", set())
     current["runs"] = {**current.get("runs", {}), **store.get("runs", {})}
     mine = {row_key(r): r for r in store["rows"] if row_key(r) in dirty}
-    current["rows"] = [r for r in current["rows"] if row_key(r) not in mine] + list(mine.values())
+    # a re-made row keeps its place (the file's diff shows what changed); a new one goes last
+    rows = [mine.pop(row_key(r), r) if row_key(r) in mine else r for r in current["rows"]]
+    current["rows"] = rows + list(mine.values())
     store.clear()
     store.update(current)
     RESULTS_JSON.parent.mkdir(parents=True, exist_ok=True)
