@@ -462,18 +462,38 @@ def test_a_method_run_end_to_end_writes_its_row_model_and_tables(
     assert main(argv) == 0 and bench.RESULTS_JSON.read_text() == stored  # --skip-done: nothing re-run
 
 
-def test_readme_verdict_table_is_rewritten_between_its_markers_only(bench):
-    """README's leaderboard-in-short comes from the store: the lines between the markers are replaced, nothing else."""
+def test_readme_table_is_rewritten_between_its_markers_only(bench):
+    """README's table of the default comes from the store: per corpus, tuning then confirmation, the run's BERTopic
+    way against what is served; the lines between the markers are replaced, nothing else."""
+    from training.bench import auto
+
+    accs = {"pretrained/umap_kmeans": 0.75, "contrastive/kmeans": 0.80}
+    criteria = {n: {} for n in accs}
+    rows = [
+        {**_auto_row("trec6", 0, accs, criteria, "pretrained/umap_kmeans", 0.75), "num_texts": 5452},
+        {**_auto_row("stackoverflow", 0, accs, criteria, "contrastive/kmeans", 0.80), "num_texts": 20000},
+    ]
+    table = auto.readme_table({"runs": {"r": RUN}}, rows, render.README_CORPUS_NAMES)
+    assert table[2:] == [
+        "| StackOverflow | tuning | 20,000 | 75.0 | 80.0 | +5.0 | 100 (bf16 AMX) | 1 |",
+        "| trec6 | confirmation | 5,452 | 75.0 | 75.0 | +0.0 | 100 (bf16 AMX) | 1 |",
+    ]
+    start, end = render.README_MARKERS
+    text = f"# Title\n\nbefore\n{start}\n| stale | table |\n{end}\nafter\n"
+    new = render.readme_with_table(text, table)
+    assert "| stale |" not in new and new.startswith("# Title\n\nbefore\n") and new.endswith(f"{end}\nafter\n")
+    assert table[2] in new
+    assert render.readme_with_table("no markers here\n", table) == "no markers here\n"
+    assert render.readme_with_table(text, []) == text
+
+
+def test_verdict_table_names_corpora_and_the_best_reported_number(bench):
     store = {"runs": {"r": RUN}, "rows": []}
     bench.put_row(store, _row("sccl", "stackoverflow", 0.75, "r"))
     verdicts = leaderboard.render_leaderboard(store["rows"])[1]
-    start, end = render.README_MARKERS
-    text = f"# Title\n\nbefore\n{start}\n| stale | table |\n{end}\nafter\n"
-    new = render.readme_with_verdicts(text, verdicts)
-    assert "| stale |" not in new and new.startswith("# Title\n\nbefore\n") and new.endswith(f"{end}\nafter\n")
+    table = "\n".join(leaderboard.verdict_table(verdicts, "corpus", render.README_CORPUS_NAMES))
     # display names, and the best reported number includes HAC-SD's row of SCCL's Table 1 where it tops the five
-    assert "| StackOverflow | 75.0 (SCCL" in new and "83.2 (AECL) | -8.2 |" in new
-    assert render.readme_with_verdicts("no markers here\n", verdicts) == "no markers here\n"
+    assert "| StackOverflow | 75.0 (SCCL" in table and "83.2 (AECL) | -8.2 |" in table
     tweet = leaderboard.render_leaderboard([_row("sccl", "tweet", 0.70, "r")])[1][0]
     assert (tweet.paper, tweet.paper_label) == (89.6, "HAC-SD, SCCL's Table 1")
 

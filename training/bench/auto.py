@@ -550,6 +550,34 @@ def split_of(dataset: str) -> str:
     return "tuning" if dataset in BENCHMARKS else "confirmation"
 
 
+def readme_table(store: dict, rows: list[dict], names: dict[str, str]) -> list[str]:
+    """README's short table: per corpus (the tuning set, then the confirmation set), the run's own BERTopic-way
+    partition (``pretrained/umap_kmeans``) against what ``train`` serves, and the wall time; ``names``: display
+    names of the corpora."""
+    from hf_textcluster.data import BENCHMARKS
+
+    auto_rows = [r for r in rows if r["section"] == SECTION and not r.get("variant")]
+    if not auto_rows:
+        return []
+    others = sorted({r["dataset"] for r in auto_rows} - set(BENCHMARKS))
+    out = [
+        "| corpus | set | texts | the BERTopic way | `train` serves | Δ | wall s (CPU kind) | seeds |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for name in [*BENCHMARKS, *others]:
+        d = [r for r in auto_rows if r["dataset"] == name]
+        if not d:
+            continue
+        bertopic = statistics.mean(r["partitions"]["pretrained/umap_kmeans"]["acc"] for r in d)
+        served = statistics.mean(r["served_acc"] for r in d)
+        out.append(
+            f"| {names.get(name, name)} | {split_of(name)} | {d[0]['num_texts']:,} | {100 * bertopic:.1f} "
+            f"| {100 * served:.1f} | {100 * (served - bertopic) + 0.0:+.1f} "
+            f"| {train_time(store, d, key='wall_seconds')} | {len(d)} |"
+        )
+    return out
+
+
 def render_confirmation(store: dict, rows: list[dict]) -> list[str]:
     """Per confirmation corpus: what the default serves against the BERTopic way's partition of the same run, the
     criterion's pick and the oracle (labels)."""

@@ -29,8 +29,8 @@ from . import (
     store as results,
 )
 
-# README's "leaderboard in short" table sits between these lines; every render rewrites it from the store.
-README_MARKERS = ("<!-- bench.py: leaderboard in short -->", "<!-- /bench.py -->")
+# README's table of the default against the BERTopic way sits between these lines; every render rewrites it.
+README_MARKERS = ("<!-- bench.py: the default against the BERTopic way -->", "<!-- /bench.py -->")
 README_CORPUS_NAMES = {
     "agnews": "AgNews",
     "searchsnippets": "SearchSnippets",
@@ -81,19 +81,19 @@ def render(store: dict) -> str:
     return "\n".join(out) + "\n"
 
 
-def readme_with_verdicts(text: str, verdicts: list[leaderboard.Verdict]) -> str:
-    """`text` with the lines between README_MARKERS replaced by the verdict table (unchanged without markers)."""
+def readme_with_table(text: str, table: list[str]) -> str:
+    """`text` with the lines between README_MARKERS replaced by ``table`` (unchanged without markers or rows)."""
     start, end = README_MARKERS
-    if start not in text or end not in text or not verdicts:
+    if start not in text or end not in text or not table:
         return text
     head, rest = text.split(start, 1)
-    table = "\n".join(leaderboard.verdict_table(verdicts, "corpus", README_CORPUS_NAMES))
-    return f"{head}{start}\n{table}\n{end}{rest.split(end, 1)[1]}"
+    return f"{head}{start}\n" + "\n".join(table) + f"\n{end}{rest.split(end, 1)[1]}"
 
 
 def write_rendered(store: dict) -> None:
-    """results.md from the store, and README's leaderboard-in-short table when the store is the repository's own."""
+    """results.md from the store, and README's table of the default when the store is the repository's own."""
     results.RESULTS_MD.write_text(render(store))
     readme = results.README_MD
     if results.RESULTS_JSON.resolve() == (results.REPO / "docs" / "results.json").resolve() and readme.exists():
-        readme.write_text(readme_with_verdicts(readme.read_text(), leaderboard.render_leaderboard(store["rows"])[1]))
+        table = auto.readme_table(store, store["rows"], README_CORPUS_NAMES)
+        readme.write_text(readme_with_table(readme.read_text(), table))
