@@ -202,6 +202,7 @@ class SerializationMixin(_ModelBase):
                     model_card=model_card if wants_card else None,
                     remote_code=bool(remote_code),
                 )
+            apply_umask(staging)
             _move_into(staging, save_directory)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
@@ -241,6 +242,34 @@ def _load_tokenizer(path: str, hub_kwargs: dict) -> Any:
             "pipeline need one: pass `tokenizer=` or set `model.tokenizer`."
         )
         return None
+
+
+def current_umask() -> int:
+    """The process' umask (read from ``/proc`` where it can be, so that it is never changed, even for a moment)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def apply_umask(folder: str) -> None:
+    """Give every file under ``folder`` the mode a file created now gets (``0o666`` less the umask) and every folder
+    ``0o777`` less the umask: transformers writes ``model.safetensors`` through a private temporary file (mode
+    ``0o600``), which another account of a shared machine could not read."""
+    mask = current_umask()
+    for root, folders, files in os.walk(folder):
+        for name in folders:
+            os.chmod(os.path.join(root, name), 0o777 & ~mask)
+        for name in files:
+            path = os.path.join(root, name)
+            if not os.path.islink(path):
+                os.chmod(path, 0o666 & ~mask)
 
 
 def _move_into(staging: str, save_directory: str) -> None:
