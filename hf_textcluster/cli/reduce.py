@@ -27,7 +27,12 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     """Reduce ``--model`` to ``--num-clusters`` clusters and save the result to ``--output-dir``."""
     texts = curation_texts(args)
     model, run_record = reduce_saved_model(
-        args.model, args.output_dir, args.num_clusters, texts=texts, overwrite=args.overwrite
+        args.model,
+        args.output_dir,
+        args.num_clusters,
+        texts=texts,
+        overwrite=args.overwrite,
+        batch_size=args.batch_size,
     )
     refresh_card(args, texts)
     groups = "; ".join(" + ".join(map(str, group)) for group in run_record["edits"][-1]["clusters"])

@@ -26,7 +26,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     rename.add_argument("--model", required=True, help="A trained model directory.")
     rename.add_argument(
-        "names", nargs="*", type=cluster_name, metavar="ID=NAME", help='A cluster id and its new name: 3="refunds".'
+        "names",
+        nargs="*",
+        default=None,  # not required: the names may all come from --file
+        type=cluster_name,
+        metavar="ID=NAME",
+        help='A cluster id and its new name: 3="refunds" (several pairs, one after the other).',
     )
     rename.add_argument("--file", help='A JSON file of {"id": "name", ...} (read before the ID=NAME pairs, which win).')
     rename.add_argument("--output-dir", help="Save the renamed model here instead of over --model.")

@@ -132,7 +132,8 @@ def summarize_clusters(
     Example:
         >>> summary = summarize_clusters(["sql join", "git push"], Assignments(np.array([0, 1])), 2,
         ...                              {0: ["sql", "join"], 1: ["git", "push"]})
-        >>> summary["clusters"][1]
+        >>> clusters = summary["clusters"]
+        >>> clusters[1]
         {'size': 1, 'mean_confidence': None, 'keywords': ['git', 'push'], 'texts': ['git push']}
     """
     clusters = []
@@ -183,8 +184,9 @@ def read_cluster_summary(config) -> dict | None:
     None when it has none or one that does not describe its ``num_clusters`` clusters (an edit made without texts).
 
     Example:
-        >>> read_cluster_summary(model.config)["clusters"][0]["keywords"][:3]  # doctest: +SKIP
-        ['oracle', 'sql', 'table']
+        >>> first, *others = read_cluster_summary(model.config)["clusters"]  # doctest: +SKIP
+        >>> first["keywords"]  # doctest: +SKIP
+        ['oracle', 'sql', 'table', 'join', 'query']
     """
     summary = getattr(config, SUMMARY_KEY, None)
     num_clusters = config.num_clusters
@@ -214,7 +216,8 @@ def merge_summaries(summary: Mapping | None, mapping: Sequence[int], num_cluster
         ...     {"size": 2, "mean_confidence": 0.5, "keywords": ["a"], "texts": ["x"]},
         ...     {"size": 1, "mean_confidence": 0.8, "keywords": ["b"], "texts": ["y"]},
         ...     {"size": 0, "mean_confidence": None, "keywords": [], "texts": []}]}
-        >>> merge_summaries(old, [0, 0, 1], 2)["clusters"][0]
+        >>> first, second = merge_summaries(old, [0, 0, 1], 2)["clusters"]
+        >>> first
         {'size': 3, 'mean_confidence': 0.6, 'keywords': ['a', 'b'], 'texts': ['x', 'y']}
     """
     if summary is None:

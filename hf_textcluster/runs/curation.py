@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from ..modeling.cluster_edits import OnlineCentres, UpdateResult
+from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.validation import check_local_path, validate_texts
 from ..representation import cluster_keywords, keyword_labels, rename_clusters
 from ..representation.summary import (
@@ -185,14 +186,16 @@ def merge_saved_model(
     return _edit(model_dir, output_dir, overwrite, "merge", texts, False, edit)
 
 
-def merge_and_describe(model, groups: Sequence[Sequence[int]], texts: Sequence[str] | None) -> tuple[object, dict]:
+def merge_and_describe(
+    model, groups: Sequence[Sequence[int]], texts: Sequence[str] | None, batch_size: int = DEFAULT_ENCODE_BATCH_SIZE
+) -> tuple[object, dict]:
     """``model.merge_clusters(groups)`` with the edited clusters named and the summary of the clusters refreshed (on
     ``texts`` when given, else merged from the model's): ``(merged model, the edit's record)``."""
-    merged = model.merge_clusters(groups, texts=texts)
+    merged = model.merge_clusters(groups, texts=texts, batch_size=batch_size)
     mapping = merged.cluster_mapping_
     edited = sorted({int(mapping[k]) for group in groups for k in group})
     if texts is not None:
-        describe_edited_clusters(merged, texts, edited)
+        describe_edited_clusters(merged, texts, edited, batch_size)
     else:
         summary = merge_summaries(read_cluster_summary(model.config), mapping, merged.config.num_clusters)
         setattr(merged.config, SUMMARY_KEY, summary)
@@ -204,10 +207,12 @@ def merge_and_describe(model, groups: Sequence[Sequence[int]], texts: Sequence[s
     return merged, record
 
 
-def describe_edited_clusters(model, texts: Sequence[str], edited: Sequence[int]) -> None:
+def describe_edited_clusters(
+    model, texts: Sequence[str], edited: Sequence[int], batch_size: int = DEFAULT_ENCODE_BATCH_SIZE
+) -> None:
     """After an edit, on ``texts`` (the training texts): name the ``edited`` clusters (:func:`name_edited_clusters`)
     and save the clusters' summary again (``config.cluster_summary``; one encoding pass for both)."""
-    assignments = assign_texts(model, texts)
+    assignments = assign_texts(model, texts, batch_size=batch_size)
     name_edited_clusters(model, texts, assignments.clusters, edited)
     setattr(model.config, SUMMARY_KEY, summarize_model(model, list(texts), assignments))
 
@@ -276,7 +281,7 @@ def reduce_clusters(
     model,
     num_clusters: int,
     texts: Sequence[str] | None = None,
-    batch_size: int = 128,
+    batch_size: int = DEFAULT_ENCODE_BATCH_SIZE,
 ) -> object:
     """A copy of ``model`` with ``num_clusters`` clusters: its closest clusters merged (:func:`closest_merges` on
     the calibrated cluster centres and sizes; for a model that is not calibrated, on the mean embeddings of
@@ -305,7 +310,7 @@ def reduce_clusters(
     return _reduce(model, num_clusters, texts, batch_size)[0]
 
 
-def _reduce(model, num_clusters, texts, batch_size: int = 128) -> tuple[object, dict]:
+def _reduce(model, num_clusters, texts, batch_size: int = DEFAULT_ENCODE_BATCH_SIZE) -> tuple[object, dict]:
     k = model.config.num_clusters
     if isinstance(num_clusters, bool) or not isinstance(num_clusters, (int, np.integer)) or not 2 <= num_clusters < k:
         raise ValueError(
@@ -328,7 +333,7 @@ def _reduce(model, num_clusters, texts, batch_size: int = 128) -> tuple[object, 
             "come from them. Pass the training texts, or calibrate the model first (hf-textcluster calibrate)."
         )
     groups = closest_merges(centres, sizes, int(num_clusters))
-    merged, record = merge_and_describe(model, groups, texts)
+    merged, record = merge_and_describe(model, groups, texts, batch_size)
     return merged, {**record, "reduced_to": int(num_clusters)}
 
 
@@ -338,6 +343,7 @@ def reduce_saved_model(
     num_clusters: int,
     texts: Sequence[str] | None = None,
     overwrite: bool = False,
+    batch_size: int = DEFAULT_ENCODE_BATCH_SIZE,
 ) -> tuple[object, dict]:
     """Merge the closest clusters of the model in ``model_dir`` until ``num_clusters`` remain
     (:func:`reduce_clusters`) and save it to ``output_dir``, as :func:`merge_saved_model` saves a merge (its
@@ -349,16 +355,20 @@ def reduce_saved_model(
         num_clusters: how many clusters remain.
         texts: the training texts (default: the run's, when they can be found).
         overwrite: replace a model already in ``output_dir``.
+        batch_size: texts per encoder call.
 
     Returns:
         ``(model, training_run)``.
 
     Example:
         >>> model, run = reduce_saved_model("runs/a", "runs/a-10", 10)  # doctest: +SKIP
-        >>> run["edits"][-1]["clusters"]  # doctest: +SKIP
+        >>> *_, last_edit = run["edits"]  # doctest: +SKIP
+        >>> last_edit["clusters"]  # doctest: +SKIP
         [[0, 4], [2, 7, 9]]
     """
-    return _edit(model_dir, output_dir, overwrite, "reduce", texts, False, lambda m, t: _reduce(m, num_clusters, t))
+    return _edit(
+        model_dir, output_dir, overwrite, "reduce", texts, False, lambda m, t: _reduce(m, num_clusters, t, batch_size)
+    )
 
 
 def rename_saved_model(
