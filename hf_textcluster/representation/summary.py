@@ -33,6 +33,7 @@ __all__ = [
     "MAX_TEXT_CHARS",
     "SUMMARY_KEY",
     "Assignments",
+    "assign_embeddings",
     "assign_texts",
     "cluster_info",
     "merge_summaries",
@@ -93,6 +94,39 @@ def assign_texts(model, texts: Sequence[str], batch_size: int = 128, precision: 
     probabilities = model.predict_proba(texts, batch_size=batch_size, show_progress_bar=False, precision=precision)
     top = probabilities.max(axis=1).astype(np.float64)
     return Assignments(probabilities.argmax(axis=1).astype(np.int64), top, top)
+
+
+def assign_embeddings(model, embeddings: np.ndarray, batch_size: int = 4096) -> Assignments:
+    """:func:`assign_texts` from the texts' pooled embeddings (``model.embed``, or a training run's pass over its
+    texts): the heads only, no encoding pass; the same result as :func:`assign_texts` on the texts."""
+    import torch
+
+    calibrated = model.is_calibrated
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.inference_mode():
+            for start in range(0, len(embeddings), batch_size):
+                chunk = np.asarray(embeddings[start : start + batch_size], dtype=np.float32)
+                batch = torch.as_tensor(chunk, device=model.device)
+                probs = model.cluster_probabilities(batch).float()
+                clusters = probs.argmax(dim=-1)
+                if calibrated:
+                    confidence = model.calibrated_confidence(batch, probs)
+                    typicality = -model.calibration.distance(batch, clusters)
+                else:
+                    confidence = typicality = probs.gather(1, clusters[:, None])[:, 0]
+                parts.append(
+                    (clusters.cpu().numpy(), confidence.float().cpu().numpy(), typicality.float().cpu().numpy())
+                )
+    finally:
+        model.train(was_training)
+    if not parts:
+        empty = np.zeros(0)
+        return Assignments(empty.astype(np.int64), empty, empty)
+    clusters, confidence, typicality = (np.concatenate(arrays) for arrays in zip(*parts))
+    return Assignments(clusters.astype(np.int64), confidence.astype(np.float64), typicality.astype(np.float64))
 
 
 def _clean_text(value: Any, max_chars: int) -> str:

@@ -14,6 +14,7 @@ from ..choosing.serving import serve_chosen_partition
 from ..data import benchmark_corpus
 from ..modeling.reuse import reusing_results
 from ..representation import ClusterNames, assign_texts, name_clusters
+from ..representation.summary import assign_embeddings
 from .folder import RunFolder
 
 logger = logging.get_logger(__name__)
@@ -25,7 +26,8 @@ def finish_training(trainer) -> None:
     :func:`~hf_textcluster.choosing.serving.serve_chosen_partition`), calibrate its confidence and outlier distances
     (``trainer.calibrate_model``), and check that its clusters did not collapse (``trainer.check_final_health``). For
     a user who trains with a method's Trainer directly. When a choice was made, its encoding pass over the training
-    texts also gives calibration its sample (one pass, not two).
+    texts also gives calibration its sample and the training texts' clusters and confidence
+    (``trainer.train_assignments``, which naming and the saved summary of the clusters read): one pass, not three.
 
     Args:
         trainer: a :class:`~hf_textcluster.training.trainer.ClusteringTrainer` that has trained.
@@ -36,9 +38,13 @@ def finish_training(trainer) -> None:
         >>> finish_training(trainer)  # doctest: +SKIP
         >>> model.save_pretrained("runs/mine")  # doctest: +SKIP
     """
+    trainer.train_assignments = None
     with reusing_results():  # choosing encoded the training texts: calibrating takes its sample from that pass
         chosen = serve_chosen_partition(trainer) is not None
-        trainer.calibrate_model(embeddings=trainer.embed_train_texts() if chosen else None)
+        embeddings = trainer.embed_train_texts() if chosen else None
+        trainer.calibrate_model(embeddings=embeddings)
+    if embeddings is not None:  # the training texts' clusters and confidence, for naming: from the same pass
+        trainer.train_assignments = assign_embeddings(trainer.model, embeddings)
     trainer.check_final_health()
 
 
@@ -61,14 +67,17 @@ def train_and_finish(trainer, last_checkpoint: str | None, evaluate: bool) -> tu
 
 def name_trained_clusters(model, trainer, train_dataset, seed: int) -> ClusterNames | None:
     """The clusters' names on the training texts (a seeded sample of at most 10,000), once the served partition was
-    chosen: predict, the pipeline, the report and the card then answer names. One encoding pass over every training
-    text gives their clusters (``assignments``, saved by :func:`save_run`) and the summary saved with the model
-    (sizes, mean confidence, keywords and representative texts: ``model.cluster_info()``). None before k-means
-    initialised the clusters, and in every process but the main one."""
+    chosen: predict, the pipeline, the report and the card then answer names. Every training text's cluster and
+    confidence (``ClusterNames.assignments``, saved by :func:`save_run`) give the summary saved with the model (sizes,
+    mean confidence, keywords and representative texts: ``model.cluster_info()``); they come from the encoding pass of
+    :func:`finish_training` when it made one (``trainer.train_assignments``), else from a pass of their own. None
+    before k-means initialised the clusters, and in every process but the main one."""
     if not (model.config.centroids_initialized and trainer.is_world_process_zero()):
         return None
     texts = list(train_dataset["text"])
-    assignments = assign_texts(model, texts, batch_size=trainer.encode_batch_size, precision=trainer.precision)
+    assignments = getattr(trainer, "train_assignments", None)  # from finish_training's pass, when it made one
+    if assignments is None or len(assignments.clusters) != len(texts):
+        assignments = assign_texts(model, texts, batch_size=trainer.encode_batch_size, precision=trainer.precision)
     return name_clusters(
         model,
         texts,

@@ -43,6 +43,7 @@ from ..choosing.serving import apply_partition
 from ..modeling.reuse import reusing_results
 from ..models import get_method
 from ..representation import ClusterNames
+from ..representation.summary import assign_embeddings
 from ..runs.folder import RunFolder, check_may_replace_model
 from ..training.arguments import ClusteringTrainingArguments, check_calibration_sample_size
 from .after_training import name_trained_clusters
@@ -445,6 +446,7 @@ def _calibrate(result, texts: Sequence[str], seed: int, sample_size: int) -> Non
     encoding = {"batch_size": trainer.encode_batch_size, "precision": trainer.precision}
     embeddings = model.embed(texts, show_progress_bar=False, **encoding)
     model.calibrate(texts, sample_size=sample_size, random_state=seed, embeddings=embeddings, **encoding)
+    trainer.train_assignments = assign_embeddings(model, embeddings)  # for naming: no pass of its own
 
 
 def _auto_record(results: Mapping, candidates, criteria, texts: Sequence[str], choose_seconds: float, choice) -> dict:

@@ -137,3 +137,15 @@ def test_rename_clusters_sets_id2label_and_refuses_bad_names(named):
     with pytest.raises(ValueError, match="1 to 100 characters"):
         rename_clusters(model, {0: "  "})
     assert model.config.id2label[0] == named.config.id2label[0]  # a refused rename changes nothing
+
+
+def test_remote_code_loads_a_model_with_a_summary_and_says_the_table_needs_the_package(named, tmp_path):
+    from transformers.dynamic_module_utils import get_class_from_dynamic_module
+
+    named.save_pretrained(tmp_path, remote_code=True)
+    config = json.loads((tmp_path / "config.json").read_text())
+    remote_class = get_class_from_dynamic_module(config["auto_map"]["AutoModel"], str(tmp_path))
+    remote = remote_class.from_pretrained(tmp_path)
+    assert remote.config.cluster_summary == named.config.cluster_summary
+    with pytest.raises(ImportError, match="needs the hf_textcluster package"):
+        remote.cluster_info()

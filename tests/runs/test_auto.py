@@ -318,5 +318,6 @@ def test_auto_saves_the_training_texts_clusters_and_their_summary(auto_trained):
     result, out = auto_trained
     saved = RunFolder(out).read_assignments()
     assert np.array_equal(saved, result.served_labels)
+    assert np.array_equal(result.trainer.train_assignments.clusters, saved)  # from calibration's pass
     table = AutoModel.from_pretrained(out).cluster_info()
     assert table["size"].tolist() == np.bincount(saved, minlength=3).tolist()

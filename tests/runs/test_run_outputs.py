@@ -42,6 +42,7 @@ def test_a_single_method_run_saves_its_training_texts_clusters(trained, toy_corp
     text = (out / ASSIGNMENTS_FILE).read_text().splitlines()
     assert text[0] == "cluster" and len(text) == len(toy_corpus[0]) + 1
     saved = RunFolder(out).read_assignments()
+    assert result.trainer.train_assignments is not None  # from the pass that chose the served partition
     train_texts = list(result.trainer.train_dataset["text"])
     assert np.array_equal(saved, AutoModel.from_pretrained(out).predict(train_texts))
 
@@ -54,6 +55,12 @@ def test_the_saved_folder_alone_gives_the_cluster_table(trained):
     assert table["name"].tolist() == [result.model.config.id2label[k] for k in range(3)]
     assert all(0 <= c <= 1 for c in table["mean_confidence"].dropna())
     assert table["keywords"].map(len).max() > 3  # more than the three words of a name
+    # what training saved from its own encoding pass is what encoding the training texts again gives
+    again = AutoModel.from_pretrained(out).cluster_info(list(result.trainer.train_dataset["text"]))
+    assert again["size"].tolist() == table["size"].tolist()
+    assert again["representative_texts"].tolist() == table["representative_texts"].tolist()
+    confidence = again["mean_confidence"].to_numpy(float), table["mean_confidence"].to_numpy(float)
+    np.testing.assert_allclose(*confidence, atol=1e-3)  # a quantile rank: float noise of the embeddings moves it
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX file modes")
