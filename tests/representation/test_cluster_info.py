@@ -149,3 +149,13 @@ def test_remote_code_loads_a_model_with_a_summary_and_says_the_table_needs_the_p
     assert remote.config.cluster_summary == named.config.cluster_summary
     with pytest.raises(ImportError, match="needs the hf_textcluster package"):
         remote.cluster_info()
+
+
+def test_a_summary_set_to_none_publishes_no_text(named, toy_corpus, tmp_path):
+    model = copy.deepcopy(named)
+    model.config.cluster_summary = None
+    model.save_pretrained(tmp_path)
+    saved = (tmp_path / "config.json").read_text()
+    assert not any(text in saved for text in toy_corpus[0])
+    with pytest.raises(ValueError, match="`texts` is required"):
+        AutoModel.from_pretrained(tmp_path).cluster_info()
