@@ -396,6 +396,11 @@ def rename_saved_model(
     """
     model_dir = os.fspath(model_dir)
     check_local_path(model_dir, "model_dir")
+    if not output_dir and not os.path.isdir(model_dir):
+        raise ValueError(
+            f"--model {model_dir} is not a local folder: rename saves the model back, so pass --output-dir <folder> "
+            "(output_dir=) for a Hub model."
+        )
     target = os.fspath(output_dir) if output_dir else model_dir
     check_may_replace_model(target, overwrite=overwrite, argument="--output-dir", command="rename", source=model_dir)
     model = load_clusterer(model_dir)

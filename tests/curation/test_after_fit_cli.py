@@ -146,6 +146,8 @@ def test_rename_saves_names_in_place_or_elsewhere(saved, tmp_path, capsys):
     other = rename_saved_model(folder, {3: "other"}, output_dir=tmp_path / "copy")
     assert other.config.id2label[3] == "other" and (tmp_path / "copy" / "training_run.json").is_file()
     assert AutoModel.from_pretrained(folder).config.id2label[3] != "other"
+    with pytest.raises(ValueError, match="not a local folder: rename saves the model back"):
+        rename_saved_model("your-org/no-such-model", {3: "x"})
 
 
 @pytest.mark.parametrize(
