@@ -57,6 +57,9 @@ def test_300_texts_train_the_epochs_the_schedule_gives(first_run, own_file, caps
     assert "Estimated training time on this machine" in printed.out + printed.err
     assert "Serves its" in printed.out and "Next:" in printed.out
     assert f"hf-textcluster predict --model {out}" in printed.out and "--text-column body" in printed.out
+    assert f"hf-textcluster info --model {out}" in printed.out
+    assert (out / "assignments.csv").read_text().splitlines()[0] == "cluster"
+    assert len((out / "assignments.csv").read_text().splitlines()) == NUM_TEXTS + 1  # one per training text
     assert "{'loss'" not in printed.out + printed.err  # the loss terms are in the bar, not raw log dicts
     # a successful run removes its checkpoints (the saved model stays)
     assert not list(out.glob("checkpoint-*")) and (out / "model.safetensors").is_file()

@@ -44,6 +44,7 @@ def summary(result, input_path: str | None, text_column: str = "text") -> str:
     folder = shlex.quote(out)
     lines += [
         "Next:",
+        f"  hf-textcluster info --model {folder}",
         f"  hf-textcluster predict --model {folder} --input {texts}{column} --output predictions.jsonl",
         f"  hf-textcluster report --model {folder} --input {texts}{column} --output report.html",
         f"  hf-textcluster card {folder} --output {shlex.quote(out.rstrip('/') + '/README.md')}",

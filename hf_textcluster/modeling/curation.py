@@ -88,6 +88,7 @@ class CurationMixin(_ModelBase):
         self.config.num_clusters = len(plan)
         self.config.id2label = names
         self.config.label2id = {name: i for i, name in names.items()}
+        vars(self.config).pop("cluster_summary", None)  # it described the old clusters (the package recomputes it)
 
     def _embeddings_tensor(self, texts, batch_size, precision) -> tuple[list[str], torch.Tensor]:
         texts, precision = self._serving_arguments(texts, batch_size, precision)

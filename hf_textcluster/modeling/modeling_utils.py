@@ -33,7 +33,7 @@ from .kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
 from .layers import pool_token_states
 from .precision import autocast_dtype, quantize_int8, resolve_precision
 from .reuse import reuse
-from .serialization import SerializationMixin
+from .serialization import SerializationMixin, package_layer
 from .validation import check_num_clusters, check_scalar, clip_text, validate_texts
 
 logger = logging.get_logger(__name__)
@@ -495,3 +495,18 @@ class TextClusteringPreTrainedModel(CurationMixin, CalibrationMixin, Serializati
             array([3, 7])
         """
         return self.predict_proba(texts, batch_size, show_progress_bar, precision).argmax(axis=-1)
+
+    def cluster_info(self, texts: Sequence[str] | None = None, **kwargs):
+        """A table of the clusters (BERTopic's ``get_topic_info``): one row per cluster with ``cluster``, ``name``,
+        ``size``, ``keywords``, ``representative_texts`` and ``mean_confidence``, as a ``pandas.DataFrame``. Without
+        ``texts``, from the summary of the training texts saved with the model; with ``texts``, recomputed from them.
+        See :func:`hf_textcluster.representation.summary.cluster_info` (``**kwargs``: its options). Needs the
+        hf_textcluster package (not available as a repository's remote code).
+
+        Example:
+            >>> model.cluster_info()[["cluster", "name", "size"]]  # doctest: +SKIP
+        """
+        summary = package_layer("summary")
+        if summary is None:
+            raise ImportError("`cluster_info` needs the hf_textcluster package: pip install it to use it.")
+        return summary.cluster_info(self, texts, **kwargs)

@@ -4,7 +4,7 @@ whose ``from_pretrained`` / ``save_pretrained`` / ``push_to_hub`` it wraps (the 
 :mod:`~hf_textcluster.modeling.loading_checks`).
 
 Part of the inference code that every pushed repository carries. Model cards, remote code on save and one-commit
-pushes come from the package's Hub layer, imported on first use (``_package_layer`` below).
+pushes come from the package's Hub layer, imported on first use (``package_layer`` below).
 """
 
 from __future__ import annotations
@@ -40,15 +40,20 @@ else:
 logger = logging.get_logger(__name__)
 
 # The package's layers above the models that a model's own methods offer when the package is installed: the Hub layer
-# (cards and remote code on save, one-commit pushes) and the encoder resolution (pip-shipped encoders offline, a
-# sentence-transformers folder's pooling). Named here and imported on first use, never at import time and never as
-# remote code (running_as_remote_code(): saving and pushing are then transformers' own, encoders hub ids or paths).
-_PACKAGE_LAYERS = {"hub": "hf_textcluster.hub", "encoders": "hf_textcluster.encoders"}
+# (cards and remote code on save, one-commit pushes), the encoder resolution (pip-shipped encoders offline, a
+# sentence-transformers folder's pooling) and the table of clusters (``cluster_info``). Named here and imported on
+# first use, never at import time and never as remote code (running_as_remote_code(): saving and pushing are then
+# transformers' own, encoders hub ids or paths, and ``cluster_info`` is refused).
+_PACKAGE_LAYERS = {
+    "hub": "hf_textcluster.hub",
+    "encoders": "hf_textcluster.encoders",
+    "summary": "hf_textcluster.representation.summary",
+}
 # from_pretrained's arguments that say where on the Hub the files are: the checks before the load read them too
 _HUB_KWARGS = ("revision", "token", "cache_dir", "local_files_only")
 
 
-def _package_layer(name: str):
+def package_layer(name: str):
     """The package's module ``_PACKAGE_LAYERS[name]``, imported on first use; ``None`` as remote code."""
     return None if running_as_remote_code() else importlib.import_module(_PACKAGE_LAYERS[name])
 
@@ -87,7 +92,7 @@ class SerializationMixin(_ModelBase):
             >>> model = SCCLModel.from_encoder_pretrained(None, num_clusters=20, max_length=32)  # doctest: +SKIP
         """
         resolver = cls.encoder_resolver
-        if resolver is None and (encoders := _package_layer("encoders")) is not None:
+        if resolver is None and (encoders := package_layer("encoders")) is not None:
             resolver = encoders.resolve_encoder
         if resolver is not None:  # the package's: pip-shipped encoders, sentence-transformers pooling
             spec = resolver(encoder)
@@ -194,7 +199,7 @@ class SerializationMixin(_ModelBase):
             super().save_pretrained(staging, *args, **kwargs)
             if self.tokenizer is not None:
                 self.tokenizer.save_pretrained(staging)
-            if (hub := _package_layer("hub")) is not None:
+            if (hub := package_layer("hub")) is not None:
                 hub.add_to_saved_model(
                     self,
                     staging,
@@ -202,6 +207,7 @@ class SerializationMixin(_ModelBase):
                     model_card=model_card if wants_card else None,
                     remote_code=bool(remote_code),
                 )
+            apply_umask(staging)
             _move_into(staging, save_directory)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
@@ -227,7 +233,7 @@ class SerializationMixin(_ModelBase):
         Arguments: see :func:`hf_textcluster.hub.push.push_to_hub`. Returns the ``CommitInfo``."""
         if running_as_remote_code():
             return super().push_to_hub(repo_id, **kwargs)  # type: ignore[arg-type]
-        return _package_layer("hub").push_to_hub(self, repo_id, **kwargs)
+        return package_layer("hub").push_to_hub(self, repo_id, **kwargs)
 
 
 def _load_tokenizer(path: str, hub_kwargs: dict) -> Any:
@@ -241,6 +247,34 @@ def _load_tokenizer(path: str, hub_kwargs: dict) -> Any:
             "pipeline need one: pass `tokenizer=` or set `model.tokenizer`."
         )
         return None
+
+
+def current_umask() -> int:
+    """The process' umask (read from ``/proc`` where it can be, so that it is never changed, even for a moment)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def apply_umask(folder: str) -> None:
+    """Give every file under ``folder`` the mode a file created now gets (``0o666`` less the umask) and every folder
+    ``0o777`` less the umask: transformers writes ``model.safetensors`` through a private temporary file (mode
+    ``0o600``), which another account of a shared machine could not read."""
+    mask = current_umask()
+    for root, folders, files in os.walk(folder):
+        for name in folders:
+            os.chmod(os.path.join(root, name), 0o777 & ~mask)
+        for name in files:
+            path = os.path.join(root, name)
+            if not os.path.islink(path):
+                os.chmod(path, 0o666 & ~mask)
 
 
 def _move_into(staging: str, save_directory: str) -> None:

@@ -11,17 +11,20 @@ cluster's typical members (``label_clusters(model, texts, generator=...)``).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..markup import one_line
 from ..modeling.validation import validate_texts
 from ._base import BaseRepresentation
 from .ctfidf import ClassTfidfRepresentation
 from .generation import DEFAULT_PROMPT, NAMES_FILE, GeneratedNamesRepresentation, clean_name
+from .summary import MAX_KEYWORDS, SUMMARY_KEY, Assignments, assign_texts, cluster_info, summarize_clusters
 from .topics import LearnedTopicsRepresentation
 
 __all__ = [
+    "Assignments",
     "BaseRepresentation",
     "ClassTfidfRepresentation",
     "ClusterNames",
@@ -30,10 +33,13 @@ __all__ = [
     "NAMES_FILE",
     "clean_name",
     "LearnedTopicsRepresentation",
+    "assign_texts",
+    "cluster_info",
     "cluster_keywords",
     "keyword_labels",
     "label_clusters",
     "name_clusters",
+    "rename_clusters",
 ]
 
 # Texts a model's clusters are named on at most (a seeded sample beyond): the keywords of 10,000 texts are stable.
@@ -62,6 +68,7 @@ class ClusterNames:
         sizes: cluster id -> how many of the texts it was named on fall in it.
         num_texts: how many texts it was named on (a seeded sample of at most ``sample_size``).
         source: ``"c-TF-IDF"`` or ``"learned topics"``.
+        assignments: every text's :class:`Assignments`, when they were given (``assignments=``), else None.
     """
 
     names: dict[int, str]
@@ -69,6 +76,7 @@ class ClusterNames:
     sizes: dict[int, int]
     num_texts: int
     source: str
+    assignments: Assignments | None = field(default=None, repr=False, compare=False)
 
 
 def name_clusters(
@@ -81,11 +89,14 @@ def name_clusters(
     batch_size: int = 64,
     precision: str | None = "auto",
     labels: Sequence[int] | np.ndarray | None = None,
+    assignments: Assignments | None = None,
 ) -> ClusterNames:
     """Name each cluster of what ``model`` serves and store the names as ``model.config.id2label`` (and
     ``label2id``): what ``predict``, the pipeline's ``label``, the report and the card show. The names are c-TF-IDF
     keywords of the clusters' texts (a seeded sample of at most ``sample_size`` of ``texts``, the training texts); a
-    model that serves its own head and learns topics (DEC-CRL) is named after its learned topics instead.
+    model that serves its own head and learns topics (DEC-CRL) is named after its learned topics instead. The
+    clusters' summary (sizes, mean confidence, up to 10 keywords and 3 representative texts each:
+    :func:`~hf_textcluster.representation.summary.cluster_info`) is stored with them, as ``config.cluster_summary``.
 
     Args:
         model: a trained clusterer (changed in place: its config's ``id2label`` / ``label2id``).
@@ -97,6 +108,8 @@ def name_clusters(
         precision: as for ``model.predict``.
         labels: ``model.predict(texts)``, when the caller has them already (no encoding pass then); the sample's
             rows are taken from them.
+        assignments: ``assign_texts(model, texts)``, when the caller has them (no encoding pass then): the summary's
+            sizes, mean confidences and representative texts are then over all ``texts``, not the sample.
 
     Returns:
         A :class:`ClusterNames` (names, keywords, sizes on those texts).
@@ -113,38 +126,48 @@ def name_clusters(
     num_clusters = model.config.num_clusters
     learned = model.config.has_topic_model and getattr(model.config, "served_partition", "head") == "head"
     sizes, num_texts = {k: 0 for k in range(num_clusters)}, 0
-    clusters = None
+    clusters = summarized = None
     if texts is not None:
         texts = validate_texts(texts)
-        given = None if labels is None else _check_labels(labels, len(texts), num_clusters)
+        if assignments is not None:
+            _check_labels(assignments.clusters, len(texts), num_clusters)
+            summarized = (texts, assignments)
+        given = None if labels is None else Assignments(_check_labels(labels, len(texts), num_clusters))
+        given = assignments or given
+        all_texts = texts
         rows = np.arange(len(texts))
         if sample_size is not None and len(texts) > sample_size:
             rows = np.sort(np.random.default_rng(random_state).choice(len(texts), size=sample_size, replace=False))
             texts = [texts[int(i)] for i in rows]
         if given is None:
-            clusters = model.predict(texts, batch_size=batch_size, show_progress_bar=False, precision=precision)
+            sampled = assign_texts(model, texts, batch_size=batch_size, precision=precision)
         else:
-            clusters = given[rows]
+            sampled = given.take(rows) if len(rows) < len(all_texts) else given
+        clusters = sampled.clusters
+        summarized = summarized or (texts, sampled)
         counts = np.bincount(clusters, minlength=num_clusters)
         sizes, num_texts = {k: int(counts[k]) for k in range(num_clusters)}, len(texts)
     if learned:  # the topics a DEC-CRL head learned describe the head's clusters, not a re-fitted partition's
-        keywords = LearnedTopicsRepresentation(model, top_n=max(words_per_label, 8)).extract()
+        keywords = LearnedTopicsRepresentation(model, top_n=max(words_per_label, MAX_KEYWORDS)).extract()
     elif clusters is None:
         raise ValueError(
             f"`texts` is required: {type(model).__name__} serves a partition without learned topics, so its clusters "
             "are named after their keywords on texts (pass the training texts)."
         )
     else:
-        keywords = cluster_keywords(texts, clusters, num_clusters)
+        keywords = cluster_keywords(texts, clusters, num_clusters, top_n=MAX_KEYWORDS)
     names = keyword_labels(keywords, words_per_label)
     model.config.id2label = names
     model.config.label2id = {name: k for k, name in names.items()}
+    summary_texts, summary_assignments = summarized or (None, None)
+    setattr(model.config, SUMMARY_KEY, summarize_clusters(summary_texts, summary_assignments, num_clusters, keywords))
     return ClusterNames(
         names=names,
         keywords={k: list(v) for k, v in keywords.items()},
         sizes=sizes,
         num_texts=num_texts,
         source="learned topics" if learned else "c-TF-IDF",
+        assignments=assignments,
     )
 
 
@@ -231,3 +254,56 @@ def label_clusters(
     model.config.id2label = labels
     model.config.label2id = {name: k for k, name in labels.items()}
     return labels
+
+
+# The longest name a user gives a cluster (a name is shown in tables, on one line).
+MAX_GIVEN_NAME_CHARS = 100
+
+
+def rename_clusters(model, names: Mapping[int | str, str]) -> dict[int, str]:
+    """Give clusters of ``model`` the ``names`` you choose (cluster id -> name; the other clusters keep theirs),
+    stored as ``model.config.id2label`` (and ``label2id``): what ``predict``, the pipeline's ``label``,
+    :func:`cluster_info`, the report and the card show. BERTopic's ``set_topic_labels``. Save the model to keep them
+    (``hf-textcluster rename`` does both).
+
+    Args:
+        model: a clusterer (changed in place).
+        names: cluster id (an int, or its digits as a string) -> its new name (one line of at most 100 characters).
+
+    Returns:
+        Every cluster's name now (``id2label``).
+
+    Raises:
+        ValueError: an id that is not one of the model's clusters, an empty or too long name, or a name given to two
+            clusters.
+
+    Example:
+        >>> rename_clusters(model, {3: "refunds", 5: "billing"})[3]  # doctest: +SKIP
+        'refunds'
+    """
+    num_clusters = model.config.num_clusters
+    given: dict[int, str] = {}
+    for key, name in dict(names).items():
+        text = str(key).strip()
+        if isinstance(key, bool) or not (isinstance(key, int) or text.isdigit()) or not 0 <= int(text) < num_clusters:
+            raise ValueError(f"Cluster {key!r} is not a cluster of this model: give ids from 0 to {num_clusters - 1}.")
+        cleaned = one_line(name) if isinstance(name, str) else ""
+        if not cleaned or len(cleaned) > MAX_GIVEN_NAME_CHARS:
+            raise ValueError(
+                f"The name of cluster {int(text)} must be text of 1 to {MAX_GIVEN_NAME_CHARS} characters on one line; "
+                f"got {name!r}."
+            )
+        given[int(text)] = cleaned
+    merged = {int(k): str(v) for k, v in (model.config.id2label or {}).items()}
+    merged.update(given)
+    seen: dict[str, int] = {}
+    for k in sorted(merged):
+        if merged[k] in seen:
+            raise ValueError(
+                f"Clusters {seen[merged[k]]} and {k} would both be named {merged[k]!r}: names must be unique (they "
+                "are the model's label2id); give one of them another name."
+            )
+        seen[merged[k]] = k
+    model.config.id2label = merged
+    model.config.label2id = {name: k for k, name in merged.items()}
+    return merged

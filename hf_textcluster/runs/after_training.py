@@ -13,7 +13,8 @@ from transformers.utils import logging
 from ..choosing.serving import serve_chosen_partition
 from ..data import benchmark_corpus
 from ..modeling.reuse import reusing_results
-from ..representation import ClusterNames, name_clusters
+from ..representation import ClusterNames, assign_texts, name_clusters
+from ..representation.summary import assign_embeddings
 from .folder import RunFolder
 
 logger = logging.get_logger(__name__)
@@ -25,7 +26,8 @@ def finish_training(trainer) -> None:
     :func:`~hf_textcluster.choosing.serving.serve_chosen_partition`), calibrate its confidence and outlier distances
     (``trainer.calibrate_model``), and check that its clusters did not collapse (``trainer.check_final_health``). For
     a user who trains with a method's Trainer directly. When a choice was made, its encoding pass over the training
-    texts also gives calibration its sample (one pass, not two).
+    texts also gives calibration its sample and the training texts' clusters and confidence
+    (``trainer.train_assignments``, which naming and the saved summary of the clusters read): one pass, not three.
 
     Args:
         trainer: a :class:`~hf_textcluster.training.trainer.ClusteringTrainer` that has trained.
@@ -36,9 +38,13 @@ def finish_training(trainer) -> None:
         >>> finish_training(trainer)  # doctest: +SKIP
         >>> model.save_pretrained("runs/mine")  # doctest: +SKIP
     """
+    trainer.train_assignments = None
     with reusing_results():  # choosing encoded the training texts: calibrating takes its sample from that pass
         chosen = serve_chosen_partition(trainer) is not None
-        trainer.calibrate_model(embeddings=trainer.embed_train_texts() if chosen else None)
+        embeddings = trainer.embed_train_texts() if chosen else None
+        trainer.calibrate_model(embeddings=embeddings)
+    if embeddings is not None:  # the training texts' clusters and confidence, for naming: from the same pass
+        trainer.train_assignments = assign_embeddings(trainer.model, embeddings)
     trainer.check_final_health()
 
 
@@ -59,30 +65,46 @@ def train_and_finish(trainer, last_checkpoint: str | None, evaluate: bool) -> tu
     return metrics, train_seconds
 
 
-def name_trained_clusters(model, trainer, train_dataset, seed: int, labels=None) -> ClusterNames | None:
+def name_trained_clusters(model, trainer, train_dataset, seed: int) -> ClusterNames | None:
     """The clusters' names on the training texts (a seeded sample of at most 10,000), once the served partition was
-    chosen: predict, the pipeline, the report and the card then answer names. ``labels``: the training texts'
-    clusters as the model serves them, when known (no encoding pass then). None before k-means initialised the
-    clusters, and in every process but the main one."""
+    chosen: predict, the pipeline, the report and the card then answer names. Every training text's cluster and
+    confidence (``ClusterNames.assignments``, saved by :func:`save_run`) give the summary saved with the model (sizes,
+    mean confidence, keywords and representative texts: ``model.cluster_info()``); they come from the encoding pass of
+    :func:`finish_training` when it made one (``trainer.train_assignments``), else from a pass of their own. None
+    before k-means initialised the clusters, and in every process but the main one."""
     if not (model.config.centroids_initialized and trainer.is_world_process_zero()):
         return None
+    texts = list(train_dataset["text"])
+    assignments = getattr(trainer, "train_assignments", None)  # from finish_training's pass, when it made one
+    if assignments is None or len(assignments.clusters) != len(texts):
+        assignments = assign_texts(model, texts, batch_size=trainer.encode_batch_size, precision=trainer.precision)
     return name_clusters(
         model,
-        train_dataset["text"],
+        texts,
         random_state=seed,
         batch_size=trainer.encode_batch_size,
         precision=trainer.precision,
-        labels=labels,
+        assignments=assignments,
     )
 
 
 def save_run(
-    output_dir: str, model, trainer, train_dataset, test_dataset, record: dict, keep_checkpoints: bool
+    output_dir: str,
+    model,
+    trainer,
+    train_dataset,
+    test_dataset,
+    record: dict,
+    keep_checkpoints: bool,
+    assignments=None,
 ) -> None:
-    """Save the model, ``training_run.json`` (from ``record``) and the trainer's log history into ``output_dir``;
-    then remove the checkpoints unless ``keep_checkpoints``. Called in the main process only."""
+    """Save the model, ``training_run.json`` (from ``record``), the training texts' clusters (``assignments``:
+    :data:`~hf_textcluster.runs.folder.ASSIGNMENTS_FILE`, when known) and the trainer's log history into
+    ``output_dir``; then remove the checkpoints unless ``keep_checkpoints``. Called in the main process only."""
     model.save_pretrained(output_dir)
     _write_training_run(output_dir, model, trainer, train_dataset, test_dataset, record)
+    if assignments is not None:
+        RunFolder(output_dir).write_assignments(assignments)
     # the log history (losses, health checks) stays beside the model for `plot`, whatever happens to checkpoints
     trainer.state.save_to_json(os.path.join(output_dir, "trainer_state.json"))
     if not keep_checkpoints:  # the model is saved: checkpoints only served to resume this run

@@ -52,10 +52,11 @@ from ..choosing.serving import apply_partition
 from ..modeling.reuse import reusing_results
 from ..models import get_method
 from ..representation import ClusterNames
+from ..representation.summary import assign_embeddings
 from ..training.arguments import ClusteringTrainingArguments, check_calibration_sample_size
 from .after_training import name_trained_clusters
 from .auto_candidates import gather_candidates
-from .folder import check_may_replace_model, texts_sha1
+from .folder import RunFolder, check_may_replace_model, texts_sha1
 from .kept_candidates import SERVED_KEY, save_candidates
 from .recipes import load_recipe
 from .signals import SIGNALS, SIGNALS_DIR
@@ -279,17 +280,17 @@ def train_auto(
     served_labels = chosen.served_labels
     train_seconds = sum(r.train_seconds for r in results.values())
     model, trainer = results[serving_signal].model, results[serving_signal].trainer
-    cluster_names = (
-        name_trained_clusters(model, trainer, trainer.train_dataset, seed, labels=served_labels)
-        if name_clusters
-        else None
-    )
+    cluster_names = name_trained_clusters(model, trainer, trainer.train_dataset, seed) if name_clusters else None
     metrics = {"train_seconds": round(train_seconds, 2), "choose_seconds": round(choose_seconds, 2)}
     if evaluate:
         metrics.update(trainer.evaluate())
     if save:
         about = {"dataset": dataset_name, "input_file": input_file, "recipe": recipe, "seed": seed}
-        _save_auto_run(output_dir, model, candidates, served_labels, record, about, training_overrides, metrics)
+        named = cluster_names.assignments if cluster_names is not None else None
+        assignments = named.clusters if named is not None else served_labels
+        _save_auto_run(
+            output_dir, model, candidates, served_labels, record, about, training_overrides, metrics, assignments
+        )
     return AutoTrainingResult(
         model=model,
         trainer=trainer,
@@ -448,6 +449,7 @@ def _calibrate(result, texts: Sequence[str], seed: int, sample_size: int) -> Non
     encoding = {"batch_size": trainer.encode_batch_size, "precision": trainer.precision}
     embeddings = model.embed(texts, show_progress_bar=False, **encoding)
     model.calibrate(texts, sample_size=sample_size, random_state=seed, embeddings=embeddings, **encoding)
+    trainer.train_assignments = assign_embeddings(model, embeddings)  # for naming: no pass of its own
 
 
 def _auto_record(results: Mapping, candidates, criteria, texts: Sequence[str], choose_seconds: float, choice) -> dict:
@@ -484,14 +486,18 @@ def _auto_record(results: Mapping, candidates, criteria, texts: Sequence[str], c
     }
 
 
-def _save_auto_run(output_dir, model, candidates, served_labels, record, about, training_overrides, metrics) -> None:
-    """The serving model, the kept candidates and ``training_run.json`` (the serving signal's, with ``auto``)."""
+def _save_auto_run(
+    output_dir, model, candidates, served_labels, record, about, training_overrides, metrics, assignments
+) -> None:
+    """The serving model, the kept candidates, the training texts' clusters (``assignments.csv``) and
+    ``training_run.json`` (the serving signal's, with ``auto``)."""
     from .folder import read_training_run
 
     serving_signal = record["choice"]["serving_signal"]
     criterion = record["choice"]["criterion"]
     model.save_pretrained(output_dir)
     save_candidates(output_dir, {**candidates, SERVED_KEY: served_labels}, record)
+    RunFolder(output_dir).write_assignments(assignments)
     run_info = read_training_run(os.path.join(output_dir, SIGNALS_DIR, serving_signal)) or {}
     input_file = about["input_file"]
     run_info.update(

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from transformers import AutoModel
 
 from ..data import default_data_dir, load_benchmark, load_text_file
@@ -28,6 +29,7 @@ from ..modeling.validation import check_local_path
 from ..training.checkpoints import last_complete_checkpoint
 
 __all__ = [
+    "ASSIGNMENTS_FILE",
     "RUN_IDENTITY_FILE",
     "TRAINED_MODEL_FOLDER",
     "TRAINING_RUN_FILE",
@@ -46,6 +48,9 @@ __all__ = [
 ]
 
 RUN_IDENTITY_FILE = "run_identity.json"
+# The training texts' clusters as the saved model serves them: one column, ``cluster``, one row per training text in
+# the order they were trained on.
+ASSIGNMENTS_FILE = "assignments.csv"
 TRAINING_RUN_FILE = "training_run.json"  # what a run records; cards and `push` read it
 TRAINED_MODEL_FOLDER = "trained"  # where the trained model is kept before a command replaces its clusters in place
 
@@ -270,6 +275,32 @@ class RunFolder:
             )
         run["metrics"] = {**(run.get("metrics") or {}), **{key: float(value) for key, value in metrics.items()}}
         self.write_training_run(run)
+
+    def write_assignments(self, clusters) -> None:
+        """Write :data:`ASSIGNMENTS_FILE`: the column ``cluster``, one row per training text (atomically)."""
+        path = self._file(ASSIGNMENTS_FILE)
+        with open(path + ".tmp", "w", encoding="utf-8", newline="") as f:
+            f.write("cluster\n")
+            f.writelines(f"{int(k)}\n" for k in np.asarray(clusters).reshape(-1))
+        os.replace(path + ".tmp", path)
+
+    def read_assignments(self):
+        """The clusters of :data:`ASSIGNMENTS_FILE` (an int array, one per training text), or None without one.
+
+        Raises:
+            ValueError: a file that is not one column ``cluster`` of whole numbers.
+        """
+        path = self._file(ASSIGNMENTS_FILE)
+        if not os.path.isfile(path):
+            return None
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().split()
+        try:
+            if lines[:1] != ["cluster"]:
+                raise ValueError
+            return np.asarray([int(line) for line in lines[1:]], dtype=np.int64)
+        except ValueError:
+            raise ValueError(f"{path} is not one column `cluster` of cluster ids; delete it.") from None
 
     def training_texts(self, data_dir: str | os.PathLike | None = None) -> tuple[list[str] | None, str | None]:
         """The texts this run was trained on: see :func:`find_training_texts`."""

@@ -192,8 +192,10 @@ def train_clusterer(
         verbose: say the schedule before training and show a progress bar with the loss terms (False: log them at
             INFO level and no bar, unless ``training_overrides`` sets ``disable_tqdm``).
         name_clusters: name the served clusters after their c-TF-IDF keywords on a sample of the training texts
-            (``config.id2label``; one prediction pass). False leaves the default names (``cluster_<i>``), e.g. for a
-            model whose served partition is chosen afterwards, as ``auto`` does with each signal.
+            (``config.id2label``), save the clusters' summary with the model (``model.cluster_info()``) and the
+            training texts' clusters beside it (``assignments.csv``). False leaves the default names
+            (``cluster_<i>``) and saves neither, e.g. for a model whose served partition is chosen afterwards, as
+            ``auto`` does with each signal.
 
     Returns:
         A :class:`TrainingResult` (model, trainer, metrics, output_dir, train_seconds, test_dataset, k_selection).
@@ -238,15 +240,14 @@ def train_clusterer(
     )
     metrics, train_seconds = train_and_finish(trainer, last_checkpoint, evaluate)
     cluster_names = (  # from the served clusters the choice computed, when it did (no encoding pass then)
-        name_trained_clusters(model, trainer, train_dataset, seed, labels=trainer.served_labels)
-        if name_clusters
-        else None
+        name_trained_clusters(model, trainer, train_dataset, seed) if name_clusters else None
     )
     if save and trainer.is_world_process_zero():  # under several processes, the main one writes
         # what made the views trained on (an augmenter, a precomputed family), also for a Dataset given with views
         views = (views_augmentation(train_dataset) or augmentation) if spec.uses_augmented_views else None
         record = _run_record(arguments, views, k_selection, metrics, schedule)
-        save_run(output_dir, model, trainer, train_dataset, test_dataset, record, keep_checkpoints)
+        assignments = cluster_names.assignments.clusters if cluster_names and cluster_names.assignments else None
+        save_run(output_dir, model, trainer, train_dataset, test_dataset, record, keep_checkpoints, assignments)
     return TrainingResult(
         model=model,
         trainer=trainer,

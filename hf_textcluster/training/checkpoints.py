@@ -11,6 +11,8 @@ import torch
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 from transformers.utils import logging
 
+from ..modeling.serialization import apply_umask
+
 logger = logging.get_logger(__name__)
 
 CHECKPOINT_ARRAY_PREFIX = "hf_textcluster_"
@@ -131,6 +133,8 @@ class ResumeFilesMixin:
         folder = output_dir or self.args.output_dir
         if _internal_call and os.path.basename(os.path.normpath(folder)).startswith(f"{PREFIX_CHECKPOINT_DIR}-"):
             self._save_resume_files(folder)
+            if self.args.should_save:
+                apply_umask(folder)  # the weights were written private (0600), as transformers writes them
 
     def _save_resume_files(self, folder: str) -> None:
         """The method's own files (``checkpoint_arrays``, the training modules) and the manifest naming them, written

@@ -312,3 +312,14 @@ def test_the_default_train_command_runs_to_its_summary_and_names_the_served_clus
     expected = keyword_labels(cluster_keywords(texts, served, 3))
     assert {int(k): v for k, v in model.config.id2label.items()} == expected
     assert all(name in printed for name in expected.values())
+
+
+def test_auto_saves_the_training_texts_clusters_and_their_summary(auto_trained):
+    from hf_textcluster.runs.folder import RunFolder
+
+    result, out = auto_trained
+    saved = RunFolder(out).read_assignments()
+    assert np.array_equal(saved, result.served_labels)
+    assert np.array_equal(result.trainer.train_assignments.clusters, saved)  # from calibration's pass
+    table = AutoModel.from_pretrained(out).cluster_info()
+    assert table["size"].tolist() == np.bincount(saved, minlength=3).tolist()

@@ -57,7 +57,7 @@ def _said_default(text: str) -> str | None:
 
 
 def _default(action: argparse.Action) -> str:
-    if action.required or not action.option_strings:
+    if action.required or (not action.option_strings and action.nargs not in ("*", "?")):
         return "required"
     if action.nargs == 0:
         return "off"

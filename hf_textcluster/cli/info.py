@@ -1,0 +1,94 @@
+"""``hf-textcluster info``: the table of a trained model's clusters (id, name, size, keywords, representative texts,
+mean confidence), from what the model saved at training time or recomputed from texts; optionally as a CSV file."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from ..modeling.validation import check_local_path
+from ..runs.folder import load_clusterer
+from ._args import _add_text_column_and_batch_args
+
+# Keywords and characters of the first representative text shown per cluster on the terminal (the CSV has them all).
+SHOWN_KEYWORDS = 6
+SHOWN_TEXT_CHARS = 100
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    info = subparsers.add_parser(
+        "info",
+        help="Show a trained model's clusters: id, name, size, keywords, representative texts and mean confidence "
+        "(from the summary saved at training, or computed on --input); --output writes them as CSV.",
+    )
+    info.add_argument("--model", required=True, help="A trained model directory or hub id.")
+    info.add_argument(
+        "--input",
+        help="Texts to compute the table on: .txt (one per line), csv, jsonl or parquet (default: the summary of "
+        "the training texts saved with the model).",
+    )
+    _add_text_column_and_batch_args(info)
+    info.add_argument(
+        "--output",
+        help="Also write the table here as CSV (keywords comma-separated, representative texts one per line of "
+        "their cell).",
+    )
+    info.set_defaults(func=run)
+    return info
+
+
+def run(args: argparse.Namespace, extra: list[str]) -> int:
+    check_local_path(args.model, "--model")
+    if args.output and os.path.isdir(args.output):
+        raise ValueError(f"--output {args.output} is a folder: pass a file name (e.g. clusters.csv).")
+    texts = None
+    if args.input:
+        from ..data import load_text_file
+
+        texts = list(load_text_file(args.input, text_column=args.text_column)["text"])
+    model = load_clusterer(args.model)
+    try:
+        table = model.cluster_info(texts, batch_size=args.batch_size)
+    except ValueError as err:
+        if texts is None and "`texts` is required" in str(err):
+            raise ValueError(
+                f"--model {args.model} carries no summary of its clusters (training saves one; an edit made without "
+                "texts drops it): pass its training texts with --input FILE."
+            ) from None
+        raise
+    source = f"the {len(texts):,} texts of {args.input}" if texts is not None else "its training texts"
+    print(f"{model.config.num_clusters} clusters of {args.model}, on {source}:")
+    print(format_table(table))
+    if args.output:
+        write_csv(table, args.output)
+        print(f"Wrote the table to {args.output}.")
+    return 0
+
+
+def format_table(table) -> str:
+    """The table for a terminal: one line per cluster (id, size, mean confidence, name), then its keywords and its
+    most representative text, indented."""
+    import pandas as pd
+
+    lines = [f"{'cluster':>7}  {'size':>7}  {'confidence':>10}  name"]
+    for row in table.itertuples(index=False):
+        size = "-" if pd.isna(row.size) else f"{int(row.size):,}"
+        confidence = "-" if pd.isna(row.mean_confidence) else f"{row.mean_confidence:.2f}"
+        lines.append(f"{row.cluster:>7}  {size:>7}  {confidence:>10}  {row.name}")
+        if row.keywords:
+            lines.append(f"{'':>30}keywords: {', '.join(row.keywords[:SHOWN_KEYWORDS])}")
+        if row.representative_texts:
+            text = row.representative_texts[0]
+            text = text if len(text) <= SHOWN_TEXT_CHARS else text[: SHOWN_TEXT_CHARS - 1] + "…"
+            lines.append(f"{'':>30}e.g. {text}")
+    return "\n".join(lines)
+
+
+def write_csv(table, path: str) -> None:
+    """The table as CSV: keywords joined by ``", "``, representative texts by line breaks (one cell each)."""
+    out = table.copy()
+    out["keywords"] = out["keywords"].map(", ".join)
+    out["representative_texts"] = out["representative_texts"].map("\n".join)
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    out.to_csv(path, index=False)

@@ -1,0 +1,77 @@
+"""``hf-textcluster rename``: give a trained model's clusters the names you choose (``3="refunds"``, or a JSON file
+of them), saved as its ``id2label`` (what ``predict`` and the pipeline return as ``label``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+from ..runs.curation import rename_saved_model
+
+
+def cluster_name(value: str) -> tuple[str, str]:
+    """``3=refunds`` -> ``("3", "refunds")``."""
+    key, sep, name = value.partition("=")
+    if not sep or not key.strip().isdigit():
+        raise argparse.ArgumentTypeError(f"expected ID=NAME (e.g. 3=refunds), got {value!r}")
+    return key.strip(), name
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    rename = subparsers.add_parser(
+        "rename",
+        help='Name a trained model\'s clusters yourself (3="refunds" 5="billing", or --file names.json), saved as '
+        "its id2label; in place unless --output-dir.",
+    )
+    rename.add_argument("--model", required=True, help="A trained model directory.")
+    rename.add_argument(
+        "names",
+        nargs="*",
+        default=None,  # not required: the names may all come from --file
+        type=cluster_name,
+        metavar="ID=NAME",
+        help='A cluster id and its new name: 3="refunds" (several pairs, one after the other).',
+    )
+    rename.add_argument("--file", help='A JSON file of {"id": "name", ...} (read before the ID=NAME pairs, which win).')
+    rename.add_argument("--output-dir", help="Save the renamed model here instead of over --model.")
+    rename.add_argument(
+        "--overwrite", action="store_true", help="Replace another trained model already in --output-dir."
+    )
+    rename.set_defaults(func=run)
+    return rename
+
+
+def _read_names_file(path: str) -> dict:
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"--file {path}: no such file.")
+    try:
+        with open(path, encoding="utf-8") as f:
+            names = json.load(f)
+    except (ValueError, UnicodeDecodeError) as err:
+        raise ValueError(f'--file {path} is not JSON ({err}); write it as {{"3": "refunds"}}.') from None
+    if not isinstance(names, dict):
+        raise ValueError(f'--file {path} must hold one JSON object of cluster id -> name, e.g. {{"3": "refunds"}}.')
+    return names
+
+
+def run(args: argparse.Namespace, extra: list[str]) -> int:
+    names = _read_names_file(args.file) if args.file else {}
+    names.update(dict(args.names))
+    if not names:
+        raise ValueError('rename needs names: pass ID=NAME pairs (3="refunds") or --file names.json.')
+    output_dir = args.output_dir or args.model
+    model = rename_saved_model(args.model, names, output_dir=args.output_dir, overwrite=args.overwrite)
+    if os.path.isfile(os.path.join(args.model, "README.md")):  # the card lists the names: written again
+        import warnings
+
+        from ..hub.model_card import MetricsNotMeasuredWarning, write_model_card
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", MetricsNotMeasuredWarning)
+            write_model_card(output_dir, model=model)
+    given = {int(k) for k in names}
+    for k, label in sorted(model.config.id2label.items()):
+        print(f"{k:>4}  {'renamed' if k in given else '':<7}  {label}")
+    print(f"Renamed {len(given)} of {model.config.num_clusters} clusters; saved in {output_dir}.")
+    return 0

@@ -1,0 +1,383 @@
+"""The table of a model's clusters (BERTopic's ``get_topic_info``): per cluster its id, name, size, keywords,
+representative texts and mean confidence, from the summary saved with the model or recomputed from texts.
+
+Training saves a bounded summary of its training texts in the model's config (``config.cluster_summary``; at most
+:data:`MAX_KEYWORDS` keywords and :data:`MAX_REPRESENTATIVE_TEXTS` texts of at most :data:`MAX_TEXT_CHARS`
+characters per cluster), so :func:`cluster_info` works from the saved model alone, also after a push to the Hub
+(the representative texts are training texts: they travel with ``config.json``). What a config carries is read
+defensively: at most that many items of those lengths, on one line each, and a summary that does not describe the
+model's clusters is ignored.
+
+Example:
+    >>> table = cluster_info(model)          # doctest: +SKIP
+    >>> table = cluster_info(model, texts)   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..markup import one_line
+from ..modeling.validation import validate_texts
+from .ctfidf import ClassTfidfRepresentation
+from .topics import LearnedTopicsRepresentation
+
+__all__ = [
+    "COLUMNS",
+    "MAX_KEYWORDS",
+    "MAX_REPRESENTATIVE_TEXTS",
+    "MAX_TEXT_CHARS",
+    "SUMMARY_KEY",
+    "Assignments",
+    "assign_embeddings",
+    "assign_texts",
+    "cluster_info",
+    "merge_summaries",
+    "read_cluster_summary",
+    "summarize_clusters",
+    "summarize_model",
+]
+
+SUMMARY_KEY = "cluster_summary"  # the config attribute (and config.json key) the summary is saved under
+MAX_KEYWORDS = 10
+MAX_REPRESENTATIVE_TEXTS = 3
+MAX_TEXT_CHARS = 200
+MAX_KEYWORD_CHARS = 50
+# The table's columns, in order.
+COLUMNS = ("cluster", "name", "size", "keywords", "representative_texts", "mean_confidence")
+
+
+@dataclass
+class Assignments:
+    """Texts' clusters as a model serves them, with how sure and how typical each is.
+
+    Attributes:
+        clusters: (N,) cluster ids.
+        confidence: (N,) the calibrated confidence (a calibrated model), else the soft-assignment probability of the
+            assigned cluster; None when unknown.
+        typicality: (N,) higher is more typical of its cluster: minus the cosine distance to the cluster's
+            calibrated centre (a calibrated model), else the probability; None when unknown.
+    """
+
+    clusters: np.ndarray
+    confidence: np.ndarray | None = None
+    typicality: np.ndarray | None = None
+
+    def take(self, rows: np.ndarray) -> Assignments:
+        """The assignments of ``rows`` only."""
+        return Assignments(
+            self.clusters[rows],
+            None if self.confidence is None else self.confidence[rows],
+            None if self.typicality is None else self.typicality[rows],
+        )
+
+
+def assign_texts(model, texts: Sequence[str], batch_size: int = 128, precision: str | None = "auto") -> Assignments:
+    """One encoding pass over ``texts``: their clusters, confidence and typicality (see :class:`Assignments`).
+
+    Example:
+        >>> assign_texts(model, ["how do i join two tables"]).clusters  # doctest: +SKIP
+        array([3])
+    """
+    texts = validate_texts(texts)
+    if model.is_calibrated:
+        out = model.predict_with_confidence(texts, batch_size=batch_size, show_progress_bar=False, precision=precision)
+        return Assignments(
+            np.asarray(out["cluster"], dtype=np.int64),
+            np.asarray(out["confidence"], dtype=np.float64),
+            -np.asarray(out["distance"], dtype=np.float64),
+        )
+    probabilities = model.predict_proba(texts, batch_size=batch_size, show_progress_bar=False, precision=precision)
+    top = probabilities.max(axis=1).astype(np.float64)
+    return Assignments(probabilities.argmax(axis=1).astype(np.int64), top, top)
+
+
+def assign_embeddings(model, embeddings: np.ndarray, batch_size: int = 4096) -> Assignments:
+    """:func:`assign_texts` from the texts' pooled embeddings (``model.embed``, or a training run's pass over its
+    texts): the heads only, no encoding pass; the same result as :func:`assign_texts` on the texts."""
+    import torch
+
+    calibrated = model.is_calibrated
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.inference_mode():
+            for start in range(0, len(embeddings), batch_size):
+                chunk = np.asarray(embeddings[start : start + batch_size], dtype=np.float32)
+                batch = torch.as_tensor(chunk, device=model.device)
+                probs = model.cluster_probabilities(batch).float()
+                clusters = probs.argmax(dim=-1)
+                if calibrated:
+                    confidence = model.calibrated_confidence(batch, probs)
+                    typicality = -model.calibration.distance(batch, clusters)
+                else:
+                    confidence = typicality = probs.gather(1, clusters[:, None])[:, 0]
+                parts.append(
+                    (clusters.cpu().numpy(), confidence.float().cpu().numpy(), typicality.float().cpu().numpy())
+                )
+    finally:
+        model.train(was_training)
+    if not parts:
+        empty = np.zeros(0)
+        return Assignments(empty.astype(np.int64), empty, empty)
+    clusters, confidence, typicality = (np.concatenate(arrays) for arrays in zip(*parts))
+    return Assignments(clusters.astype(np.int64), confidence.astype(np.float64), typicality.astype(np.float64))
+
+
+def _clean_text(value: Any, max_chars: int) -> str:
+    text = one_line(str(value)[: 4 * max_chars])  # a long value is cut before it is scanned
+    return text if len(text) <= max_chars else text[: max_chars - 1].rstrip() + "…"
+
+
+def _representative(texts: Sequence[str], members: np.ndarray, typicality: np.ndarray | None) -> list[str]:
+    if typicality is not None:
+        members = members[np.argsort(-typicality[members], kind="stable")]
+    chosen: list[str] = []
+    for i in members:
+        text = _clean_text(texts[int(i)], MAX_TEXT_CHARS)
+        if text and text not in chosen:
+            chosen.append(text)
+        if len(chosen) == MAX_REPRESENTATIVE_TEXTS:
+            break
+    return chosen
+
+
+def summarize_clusters(
+    texts: Sequence[str] | None,
+    assignments: Assignments | None,
+    num_clusters: int,
+    keywords: Mapping[int, Sequence[str]],
+) -> dict:
+    """The bounded summary saved as ``config.cluster_summary``: ``{"num_texts": N, "clusters": [{"size",
+    "mean_confidence", "keywords", "texts"}, ...]}`` (list index = cluster id). Without texts, only the keywords
+    (sizes and confidences ``None``).
+
+    Args:
+        texts: the texts the clusters are summarised on (the training texts), or None.
+        assignments: their :class:`Assignments` (one per text).
+        num_clusters: K.
+        keywords: cluster id -> keywords, best first (at most :data:`MAX_KEYWORDS` are kept).
+
+    Example:
+        >>> summary = summarize_clusters(["sql join", "git push"], Assignments(np.array([0, 1])), 2,
+        ...                              {0: ["sql", "join"], 1: ["git", "push"]})
+        >>> clusters = summary["clusters"]
+        >>> clusters[1]
+        {'size': 1, 'mean_confidence': None, 'keywords': ['git', 'push'], 'texts': ['git push']}
+    """
+    clusters = []
+    counted = texts is not None and assignments is not None
+    for k in range(num_clusters):
+        entry: dict[str, Any] = {
+            "size": None,
+            "mean_confidence": None,
+            "keywords": [_clean_text(w, MAX_KEYWORD_CHARS) for w in list(keywords.get(k, []))[:MAX_KEYWORDS]],
+            "texts": [],
+        }
+        if counted:
+            members = np.flatnonzero(assignments.clusters == k)
+            entry["size"] = int(members.size)
+            if assignments.confidence is not None and members.size:
+                entry["mean_confidence"] = round(float(assignments.confidence[members].mean()), 4)
+            entry["texts"] = _representative(texts, members, assignments.typicality)
+        clusters.append(entry)
+    return {"num_texts": len(texts) if counted else 0, "clusters": clusters}
+
+
+def _strings(value: Any, limit: int, max_chars: int) -> list[str]:
+    if not isinstance(value, list):
+        return []
+    kept: list[str] = []
+    for item in value:
+        text = _clean_text(item, max_chars) if isinstance(item, str) else ""
+        if text:
+            kept.append(text)
+        if len(kept) == limit:
+            break
+    return kept
+
+
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _fraction(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= float(value) <= 1.0:
+        return None
+    return float(value)
+
+
+def read_cluster_summary(config) -> dict | None:
+    """The summary a config carries, cleaned and bounded (at most :data:`MAX_KEYWORDS` keywords and
+    :data:`MAX_REPRESENTATIVE_TEXTS` texts of :data:`MAX_TEXT_CHARS` characters per cluster, each on one line), or
+    None when it has none or one that does not describe its ``num_clusters`` clusters (an edit made without texts).
+
+    Example:
+        >>> first, *others = read_cluster_summary(model.config)["clusters"]  # doctest: +SKIP
+        >>> first["keywords"]  # doctest: +SKIP
+        ['oracle', 'sql', 'table', 'join', 'query']
+    """
+    summary = getattr(config, SUMMARY_KEY, None)
+    num_clusters = config.num_clusters
+    if not isinstance(summary, Mapping) or not isinstance(summary.get("clusters"), list):
+        return None
+    entries = summary["clusters"]
+    if len(entries) != num_clusters or not all(isinstance(entry, Mapping) for entry in entries):
+        return None
+    clusters = [
+        {
+            "size": _count(entry.get("size")),
+            "mean_confidence": _fraction(entry.get("mean_confidence")),
+            "keywords": _strings(entry.get("keywords"), MAX_KEYWORDS, MAX_KEYWORD_CHARS),
+            "texts": _strings(entry.get("texts"), MAX_REPRESENTATIVE_TEXTS, MAX_TEXT_CHARS),
+        }
+        for entry in entries
+    ]
+    return {"num_texts": _count(summary.get("num_texts")) or 0, "clusters": clusters}
+
+
+def merge_summaries(summary: Mapping | None, mapping: Sequence[int], num_clusters: int) -> dict | None:
+    """The summary of a model whose old cluster ``i`` became cluster ``mapping[i]`` (a merge), without texts: sizes
+    summed, mean confidences weighted by size, keywords and texts taken in turn from the members, largest first.
+
+    Example:
+        >>> old = {"num_texts": 3, "clusters": [
+        ...     {"size": 2, "mean_confidence": 0.5, "keywords": ["a"], "texts": ["x"]},
+        ...     {"size": 1, "mean_confidence": 0.8, "keywords": ["b"], "texts": ["y"]},
+        ...     {"size": 0, "mean_confidence": None, "keywords": [], "texts": []}]}
+        >>> first, second = merge_summaries(old, [0, 0, 1], 2)["clusters"]
+        >>> first
+        {'size': 3, 'mean_confidence': 0.6, 'keywords': ['a', 'b'], 'texts': ['x', 'y']}
+    """
+    if summary is None:
+        return None
+    old = summary["clusters"]
+    clusters = []
+    for new_id in range(num_clusters):
+        members = sorted((i for i, k in enumerate(mapping) if k == new_id), key=lambda i: -(old[i]["size"] or 0))
+        sizes = [old[i]["size"] for i in members]
+        entry: dict[str, Any] = {"size": None, "mean_confidence": None, "keywords": [], "texts": []}
+        if all(size is not None for size in sizes):
+            entry["size"] = int(sum(sizes))
+            weighted = [(old[i]["mean_confidence"], old[i]["size"]) for i in members if old[i]["size"]]
+            if weighted and all(c is not None for c, _ in weighted):
+                entry["mean_confidence"] = round(sum(c * n for c, n in weighted) / sum(n for _, n in weighted), 4)
+        for field, limit in (("keywords", MAX_KEYWORDS), ("texts", MAX_REPRESENTATIVE_TEXTS)):
+            lists = [list(old[i][field]) for i in members]
+            for position in range(max((len(items) for items in lists), default=0)):
+                for items in lists:
+                    if position < len(items) and items[position] not in entry[field] and len(entry[field]) < limit:
+                        entry[field].append(items[position])
+        clusters.append(entry)
+    return {"num_texts": summary.get("num_texts", 0), "clusters": clusters}
+
+
+def _table(model, summary: Mapping):
+    import pandas as pd
+
+    names = model.config.id2label or {}
+    rows = [
+        {
+            "cluster": k,
+            "name": _clean_text(names.get(k, f"cluster_{k}"), MAX_TEXT_CHARS),
+            "size": entry["size"],
+            "keywords": list(entry["keywords"]),
+            "representative_texts": list(entry["texts"]),
+            "mean_confidence": entry["mean_confidence"],
+        }
+        for k, entry in enumerate(summary["clusters"])
+    ]
+    table = pd.DataFrame(rows, columns=list(COLUMNS))
+    table["size"] = table["size"].astype("Int64")
+    table["mean_confidence"] = table["mean_confidence"].astype("Float64")
+    return table
+
+
+def cluster_info(
+    model,
+    texts: Sequence[str] | None = None,
+    *,
+    batch_size: int = 128,
+    precision: str | None = "auto",
+    sample_size: int | None = 10_000,
+    random_state: int | None = 0,
+):
+    """One row per cluster of ``model``: ``cluster`` (id), ``name`` (``config.id2label``), ``size``, ``keywords``
+    (a list, best first), ``representative_texts`` (a list: the texts nearest their cluster's centre) and
+    ``mean_confidence`` (the mean calibrated confidence of its texts; the mean probability of the assigned cluster
+    for a model that is not calibrated), as BERTopic's ``get_topic_info``.
+
+    Without ``texts``, the summary saved at training time (the training texts') is read from the model: nothing is
+    encoded. With ``texts``, everything is recomputed from them: one encoding pass, keywords by c-TF-IDF on a seeded
+    sample of at most ``sample_size`` of them (a model that is named after the topics it learned, DEC-CRL's head,
+    keeps those topics' words).
+
+    Args:
+        model: a trained clusterer.
+        texts: texts to compute the table on (e.g. the training texts, or new ones); None: the saved summary.
+        batch_size: texts per encoder call.
+        precision: as for ``model.predict``.
+        sample_size: with ``texts``: at most this many texts give the keywords (None: all).
+        random_state: the sample's seed.
+
+    Returns:
+        A ``pandas.DataFrame`` with the columns of :data:`COLUMNS`, one row per cluster in id order.
+
+    Raises:
+        ValueError: no ``texts`` and the model carries no summary of its clusters (one edited without texts, or
+            trained by an earlier version).
+
+    Example:
+        >>> table = cluster_info(model)  # doctest: +SKIP
+        >>> table[["cluster", "name", "size"]].head(2)  # doctest: +SKIP
+           cluster                  name  size
+        0        0  oracle · sql · table    41
+        1        1   python · list · dict   39
+    """
+    if texts is None:
+        summary = read_cluster_summary(model.config)
+        if summary is None:
+            raise ValueError(
+                f"`texts` is required: this {type(model).__name__} carries no summary of its "
+                f"{model.config.num_clusters} clusters (training saves one; an edit made without texts drops it). "
+                "Pass its training texts "
+                "(texts=..., or --input FILE)."
+            )
+        return _table(model, summary)
+    texts = validate_texts(texts)
+    assignments = assign_texts(model, texts, batch_size=batch_size, precision=precision)
+    return _table(model, summarize_model(model, texts, assignments, sample_size=sample_size, random_state=random_state))
+
+
+def summarize_model(
+    model,
+    texts: Sequence[str],
+    assignments: Assignments,
+    *,
+    sample_size: int | None = 10_000,
+    random_state: int | None = 0,
+) -> dict:
+    """:func:`summarize_clusters` of ``model``'s clusters on ``texts`` (``assignments``: ``assign_texts(model,
+    texts)``), with the keywords of :func:`cluster_keywords_of`."""
+    keywords = cluster_keywords_of(model, texts, assignments.clusters, sample_size, random_state)
+    return summarize_clusters(texts, assignments, model.config.num_clusters, keywords)
+
+
+def cluster_keywords_of(
+    model, texts: Sequence[str], clusters: np.ndarray, sample_size: int | None = 10_000, random_state: int | None = 0
+) -> dict[int, list[str]]:
+    """The keywords of each cluster of ``model``: its learned topics' words for a model named after them (a DEC-CRL
+    head), else c-TF-IDF on a seeded sample of at most ``sample_size`` of ``texts`` (assigned ``clusters``)."""
+    num_clusters = model.config.num_clusters
+    if model.config.has_topic_model and getattr(model.config, "served_partition", "head") == "head":
+        return LearnedTopicsRepresentation(model, top_n=MAX_KEYWORDS).extract()
+    rows = np.arange(len(texts))
+    if sample_size is not None and len(texts) > sample_size:
+        rows = np.sort(np.random.default_rng(random_state).choice(len(texts), size=sample_size, replace=False))
+    sample = [texts[int(i)] for i in rows]
+    return ClassTfidfRepresentation(top_n=MAX_KEYWORDS).extract(sample, np.asarray(clusters)[rows], num_clusters)

@@ -1,0 +1,171 @@
+"""After fitting: `hf-textcluster info | reduce | rename` and their Python functions (`reduce_clusters`,
+`reduce_saved_model`, `rename_saved_model`); each result serves after reload, as `merge`'s does."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from transformers import AutoModel, pipeline
+
+import hf_textcluster  # noqa: F401
+from hf_textcluster.cli import main
+from hf_textcluster.models import get_method
+from hf_textcluster.representation import name_clusters
+from hf_textcluster.runs.curation import closest_merges, reduce_clusters, reduce_saved_model, rename_saved_model
+
+K = 4
+
+
+@pytest.fixture(scope="module")
+def saved(tiny_encoder_dir, toy_corpus, tmp_path_factory):
+    """A fitted, calibrated SCCL model named (with its clusters' summary) on its texts, whose training_run.json
+    points at the texts' file."""
+    texts, _ = toy_corpus
+    root = tmp_path_factory.mktemp("after-fit")
+    torch.manual_seed(0)
+    model = get_method("sccl").model_class.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=K)
+    model.initialize_clusters(texts)
+    model.calibrate(texts)
+    name_clusters(model, texts)
+    model.save_pretrained(root / "model")
+    (root / "texts.txt").write_text("\n".join(texts) + "\n", encoding="utf-8")
+    run = {"method": "sccl", "num_clusters": K, "input": {"path": str(root / "texts.txt"), "text_column": "text"}}
+    (root / "model" / "training_run.json").write_text(json.dumps(run), encoding="utf-8")
+    return root
+
+
+def _errors(capsys) -> list[str]:
+    """The error lines of what was printed (argparse's and the commands' own: one line each)."""
+    return [line for line in capsys.readouterr().err.splitlines() if "error:" in line]
+
+
+def _serves(folder, texts):
+    model = AutoModel.from_pretrained(folder)
+    out = pipeline("text-clustering", model=model)(texts[:3])
+    assert [o["cluster"] for o in out] == list(model.predict(texts[:3]))
+    return model
+
+
+def test_info_prints_the_saved_table_and_writes_csv(saved, toy_corpus, capsys):
+    csv = saved / "out" / "clusters.csv"
+    assert main(["info", "--model", str(saved / "model"), "--output", str(csv)]) == 0
+    printed = capsys.readouterr().out
+    model = AutoModel.from_pretrained(saved / "model")
+    for name in model.config.id2label.values():
+        assert name in printed
+    assert "keywords:" in printed and "on its training texts" in printed
+    table = pd.read_csv(csv)
+    assert list(table.columns) == ["cluster", "name", "size", "keywords", "representative_texts", "mean_confidence"]
+    assert table["size"].tolist() == np.bincount(model.predict(toy_corpus[0]), minlength=K).tolist()
+    assert all(text in toy_corpus[0] for cell in table["representative_texts"] for text in cell.split("\n"))
+
+
+def test_info_recomputes_on_input_and_asks_for_it_without_a_summary(saved, toy_corpus, tmp_path, capsys):
+    few = tmp_path / "few.txt"
+    few.write_text("\n".join(toy_corpus[0][:20]) + "\n", encoding="utf-8")
+    assert main(["info", "--model", str(saved / "model"), "--input", str(few)]) == 0
+    assert "on the 20 texts of" in capsys.readouterr().out
+    bare = tmp_path / "bare"
+    model = AutoModel.from_pretrained(saved / "model")
+    vars(model.config).pop("cluster_summary")
+    model.save_pretrained(bare)
+    assert main(["info", "--model", str(bare)]) == 2
+    (err,) = _errors(capsys)
+    assert "pass its training texts with --input FILE" in err
+
+
+def test_reduce_merges_the_closest_clusters_and_serves_after_reload(saved, toy_corpus, capsys):
+    texts = toy_corpus[0]
+    out = saved / "reduced"
+    assert main(["reduce", "--model", str(saved / "model"), "--num-clusters", "2", "--output-dir", str(out)]) == 0
+    assert "to 2 clusters" in capsys.readouterr().out
+    model = _serves(out, texts)
+    assert model.config.num_clusters == 2 and model.is_calibrated
+    edit = json.loads((out / "training_run.json").read_text())["edits"][-1]
+    assert edit["op"] == "merge" and edit["reduced_to"] == 2 and len(edit["mapping"]) == K
+    table = model.cluster_info()  # recomputed on the run's texts (found through training_run.json)
+    assert table["size"].tolist() == np.bincount(model.predict(texts), minlength=2).tolist()
+    source = AutoModel.from_pretrained(saved / "model")
+    centres = source.calibration.centres.numpy()
+    assert edit["clusters"] == closest_merges(centres, source.calibration.cluster_sizes.numpy(), 2)
+
+
+def test_reduce_without_texts_merges_the_saved_summary(saved, toy_corpus):
+    model = AutoModel.from_pretrained(saved / "model")
+    vars(model.config).pop("name_or_path", None)
+    before = model.cluster_info()
+    reduced = reduce_clusters(model, 3)
+    after = reduced.cluster_info()
+    assert after["size"].sum() == before["size"].sum() == len(toy_corpus[0])
+    mapping = reduced.cluster_mapping_
+    for new in range(3):
+        assert after.loc[new, "size"] == before["size"][mapping == new].sum()
+
+
+def test_reduce_refuses_a_count_it_cannot_reach(saved, capsys):
+    args = ["reduce", "--model", str(saved / "model"), "--output-dir", str(saved / "x")]
+    assert main([*args, "--num-clusters", str(K)]) == 2
+    (err,) = _errors(capsys)
+    assert "--num-clusters" in err and f"from 2 to {K - 1}" in err
+    with pytest.raises(ValueError, match="from 2 to 3"):
+        reduce_saved_model(saved / "model", saved / "y", 1)
+
+
+def test_closest_merges_joins_nearest_centres_first():
+    centres = np.array([[1.0, 0.0], [0.95, 0.3], [0.0, 1.0], [0.3, 0.95], [-1.0, 0.0]])
+    assert closest_merges(centres, np.ones(5), 3) == [[0, 1], [2, 3]]
+    assert closest_merges(centres, np.ones(5), 2) == [[0, 1, 2, 3]]  # the merged pairs are nearer than 4
+    assert closest_merges(centres, np.ones(5), 5) == []
+
+
+def test_a_merged_centre_is_weighted_by_size():
+    # 0 and 1 merge first; the merged centre sits by the heavier one, so 2 joins it when 1 is heavy, 3 when 0 is
+    angles = np.radians([0.0, 30.0, 75.0, -45.0])
+    centres = np.stack([np.cos(angles), np.sin(angles)], axis=1)
+    assert closest_merges(centres, np.array([1, 100, 1, 1]), 2) == [[0, 1, 2]]
+    assert closest_merges(centres, np.array([100, 1, 1, 1]), 2) == [[0, 1, 3]]
+
+
+def test_rename_saves_names_in_place_or_elsewhere(saved, tmp_path, capsys):
+    folder = tmp_path / "m"
+    model = AutoModel.from_pretrained(saved / "model")
+    model.save_pretrained(folder)
+    (folder / "training_run.json").write_text((saved / "model" / "training_run.json").read_text())
+    names_file = tmp_path / "names.json"
+    names_file.write_text(json.dumps({"0": "billing", "2": "shipping"}), encoding="utf-8")
+    assert main(["rename", "--model", str(folder), "--file", str(names_file), "1=refunds", "2=returns"]) == 0
+    assert "Renamed 3 of 4 clusters" in capsys.readouterr().out
+    renamed = _serves(folder, ["refund my order please"] * 3)
+    assert [renamed.config.id2label[k] for k in range(3)] == ["billing", "refunds", "returns"]
+    assert renamed.config.id2label[3] == model.config.id2label[3]
+    assert renamed.cluster_info().loc[1, "name"] == "refunds"  # the saved summary is kept
+    other = rename_saved_model(folder, {3: "other"}, output_dir=tmp_path / "copy")
+    assert other.config.id2label[3] == "other" and (tmp_path / "copy" / "training_run.json").is_file()
+    assert AutoModel.from_pretrained(folder).config.id2label[3] != "other"
+    with pytest.raises(ValueError, match="not a local folder: rename saves the model back"):
+        rename_saved_model("your-org/no-such-model", {3: "x"})
+
+
+@pytest.mark.parametrize(
+    ("names", "message"),
+    [
+        (["7=x"], "not a cluster of this model: give ids from 0 to 3"),
+        (["0=a", "1=a"], "names must be unique"),
+        (["x=a"], "expected ID=NAME"),
+        ([], "rename needs names"),
+    ],
+)
+def test_rename_refuses_bad_names_in_one_line(saved, names, message, capsys):
+    before = (saved / "model" / "config.json").read_text()
+    try:
+        status = main(["rename", "--model", str(saved / "model"), *names])
+    except SystemExit as exit_:
+        status = exit_.code
+    assert status == 2
+    (err,) = _errors(capsys)
+    assert message in err
+    assert (saved / "model" / "config.json").read_text() == before
