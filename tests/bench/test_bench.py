@@ -9,6 +9,7 @@ import re
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # training/ is a folder of the checkout, not installed
@@ -870,6 +871,47 @@ def test_rechoose_remakes_the_stored_choice_with_the_guard(bench, capsys):
     row = {**row, "partitions": {n: {"acc": a, "nmi": a, "criteria": criteria[n]} for n, a in accs.items()}}
     auto.remake_choice(row)
     assert row["served_by_default"] == "contrastive/umap_kmeans" and row["served_acc"] == 0.731  # as measured
+
+
+def test_rescore_from_the_committed_candidate_store_needs_no_run_folder(bench, toy_corpus, tmp_path, monkeypatch):
+    """A run's candidates kept in the store (int16, compressed, with the texts' digest) give its lexical and pool
+    criteria again, and the re-made choice, after the run folder is gone; criteria that need the run's models are
+    refused by name."""
+    import pandas as pd
+
+    from hf_textcluster.choosing.candidate_criteria import DEFAULT_AUTO_CRITERION, GUARD_CRITERION
+    from hf_textcluster.runs.folder import texts_sha1
+    from training.bench import auto, candidate_store
+
+    texts, labels = toy_corpus
+    pd.DataFrame({"text": texts, "label": labels}).to_csv(tmp_path / "toy.csv", index=False)
+    monkeypatch.setattr(candidate_store, "STORE_DIR", tmp_path / "candidates")
+    monkeypatch.setattr(auto, "run_dir", lambda *a: tmp_path / "no-run-folder")
+    truth = np.asarray(labels)
+    partitions = {"pretrained/umap_kmeans": truth, "contrastive/kmeans": np.random.default_rng(0).permutation(truth)}
+    path = candidate_store.store_path("auto", "toy", 0, "")
+    meta = {"texts_sha1": texts_sha1(texts), "num_train_texts": len(texts)}
+    candidate_store.save(path, {**partitions, "served": truth}, meta)
+    loaded, metadata = candidate_store.load(path)
+    assert metadata == {k: str(v) for k, v in meta.items()}
+    np.testing.assert_array_equal(loaded["contrastive/kmeans"], partitions["contrastive/kmeans"])
+    accs = {"pretrained/umap_kmeans": 1.0, "contrastive/kmeans": 0.4}
+    row = {**_auto_row("toy", 0, accs, {n: {} for n in accs}, "contrastive/kmeans", 0.4), "signals": ["contrastive"]}
+    row["num_texts"] = len(texts)
+    row["serving_signal"] = "contrastive"
+    store = {"rows": [row], "runs": {"r": RUN}}
+    args = argparse.Namespace(datasets=["toy"], seeds=[0], variant="", data_dir=str(tmp_path), criteria=None)
+    auto.rescore(args, store)
+    (stored,) = store["rows"]
+    votes = {n: p["criteria"][GUARD_CRITERION] for n, p in stored["partitions"].items()}
+    assert votes["pretrained/umap_kmeans"] > votes["contrastive/kmeans"]  # the topics against a shuffle of them
+    assert DEFAULT_AUTO_CRITERION in stored["partitions"]["contrastive/kmeans"]["criteria"]
+    assert stored["served_by_default"] == "pretrained/umap_kmeans" and stored["served_acc"] == 1.0
+    with pytest.raises(SystemExit, match="knn_holdout_shared needs the run's models"):
+        auto.rescore(argparse.Namespace(**{**vars(args), "criteria": ["knn_holdout_shared"]}), store)
+    candidate_store.save(path, partitions, {**meta, "texts_sha1": "other"})
+    with pytest.raises(SystemExit, match="other texts"):
+        auto.rescore(args, store)
 
 
 def test_rescore_refuses_a_row_whose_candidates_were_recomputed(bench, tmp_path, monkeypatch):

@@ -18,6 +18,7 @@ import numpy as np
 
 from hf_textcluster.markup import escape_markdown
 
+from . import candidate_store
 from .common import add_corpus_arguments, cpu_kind, default_baselines, mean_std, run_header, train_time
 from .store import put_row, run_dir, save_store, select_rows
 
@@ -149,7 +150,7 @@ def rescore(args, store: dict) -> None:
     criterion. The ACC of a re-made choice is its candidate's (for a candidate of the pretrained space or the
     consensus the saved model would serve a linear head fitted to it, which agrees with it on most texts)."""
     from hf_textcluster.choosing.candidate_criteria import DEFAULT_AUTO_CRITERION
-    from hf_textcluster.data import load_benchmark
+    from hf_textcluster.data import BENCHMARKS, load_benchmark
     from hf_textcluster.runs.auto_candidates import rescore_kept_candidates
 
     criteria = {"criteria": args.criteria} if args.criteria else {}
@@ -157,18 +158,26 @@ def rescore(args, store: dict) -> None:
         for seed in args.seeds:
             rows = select_rows(store, SECTION, dataset=name, seed=seed, variant=args.variant)
             folder = run_dir(SECTION, name, seed, args.variant)
-            if not rows or not folder.is_dir():
-                print(f"{name:15s} seed {seed} auto: no stored row with a kept run to rescore", flush=True)
+            kept = candidate_store.load(candidate_store.store_path(SECTION, name, seed, args.variant))
+            if not rows or not (folder.is_dir() or kept):
+                print(f"{name:15s} seed {seed} auto: no stored row with kept candidates to rescore", flush=True)
                 continue
-            if RECOMPUTED in rows[0].get("note", ""):
+            if folder.is_dir() and RECOMPUTED in rows[0].get("note", ""):
                 # its kept candidates file holds the run's own candidates, not the recomputed ones of the row
                 raise SystemExit(
                     f"{name} seed {seed}: the stored row's candidates were recomputed; --rescore would score the "
                     "run's original candidates. Use --recompute-candidates (it computes every criterion)."
                 )
             # the texts as the run read them: with the contrastive signal's augmented views (as `run` loads them)
-            texts = list(load_benchmark(name, data_dir=args.data_dir, augmentation=_contrastive_views())["text"])
-            values = rescore_kept_candidates(folder, texts, random_state=seed, **criteria)
+            texts = list(
+                load_benchmark(name, data_dir=args.data_dir, augmentation=_contrastive_views())["text"]
+                if name in BENCHMARKS
+                else csv_corpus(args.data_dir, name)["text"]
+            )
+            if folder.is_dir():
+                values = rescore_kept_candidates(folder, texts, random_state=seed, **criteria)
+            else:
+                values = rescore_from_store(kept, texts, seed, args.criteria, f"{name} seed {seed}")
             row = dict(rows[0])
             for candidate, part in row["partitions"].items():
                 part["criteria"] = {
@@ -183,6 +192,33 @@ def rescore(args, store: dict) -> None:
                 f"serves {row['served_by_default']}",
                 flush=True,
             )
+
+
+def rescore_from_store(kept, texts: list[str], seed: int, criteria, what: str) -> dict[str, dict[str, float]]:
+    """The criteria the committed candidate store can give (no model: agreement, the lexical vote and its supported
+    form) of a run's kept partitions, computed again on its ``texts``."""
+    from hf_textcluster.choosing.candidate_criteria import (
+        LEXICAL_CRITERIA,
+        POOL_CRITERIA,
+        SUPPORTED_CRITERIA,
+        candidate_criteria,
+        lexical_space,
+    )
+    from hf_textcluster.runs.kept_candidates import SERVED_KEY, texts_match
+
+    partitions, metadata = kept
+    partitions.pop(SERVED_KEY, None)
+    if not texts_match(texts, metadata):
+        raise SystemExit(f"{what}: the stored candidates partition other texts than the corpus gives now.")
+    possible = POOL_CRITERIA + LEXICAL_CRITERIA + SUPPORTED_CRITERIA
+    wanted = list(criteria or possible)
+    need_models = [c for c in wanted if c not in possible]
+    if need_models or lexical_space(texts, random_state=seed) is None:
+        raise SystemExit(
+            f"{what}: {', '.join(need_models) or 'the lexical vote (too few shared words)'} needs the run's models, "
+            "which only its run folder keeps; the candidate store gives " + ", ".join(possible) + "."
+        )
+    return candidate_criteria(partitions, {}, texts=texts, criteria=wanted, random_state=seed)
 
 
 def remake_choice(row: dict) -> None:
@@ -232,8 +268,8 @@ def recompute_candidates(args, store: dict) -> None:
     from hf_textcluster.modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
     from hf_textcluster.models import get_method
     from hf_textcluster.runs.auto import choose_from_signals
-    from hf_textcluster.runs.folder import read_training_run
-    from hf_textcluster.runs.kept_candidates import read_candidates, texts_match
+    from hf_textcluster.runs.folder import read_training_run, texts_sha1
+    from hf_textcluster.runs.kept_candidates import SERVED_KEY, read_candidates, texts_match
     from hf_textcluster.runs.signals import SIGNALS, SIGNALS_DIR
 
     for name in args.datasets:
@@ -276,6 +312,11 @@ def recompute_candidates(args, store: dict) -> None:
             }
             row = {k: v for k, v in rows[0].items() if k != "served_note"}
             row.update(score_candidates(dataset["label"], chosen.candidates, chosen.served_labels, record))
+            candidate_store.save(  # the store keeps the recomputed candidates, the row's own
+                candidate_store.store_path(SECTION, name, seed, args.variant),
+                {**chosen.candidates, SERVED_KEY: chosen.served_labels},
+                {"texts_sha1": texts_sha1(texts), "num_train_texts": len(texts)},
+            )
             said = [n for n in row.get("note", "").split("; ") if n and not n.startswith(RECOMPUTED)]
             row["note"] = "; ".join(
                 [*said, f"{RECOMPUTED} on {time.strftime('%Y-%m-%d')} from the run's kept signal models"]
@@ -387,6 +428,8 @@ def run(args, store: dict, run_id: str) -> None:
                 row["note"] = "; ".join(notes)
             put_row(store, row)
             save_store(store)
+            if not args.limit:  # the partitions a later criterion study reads, committed (run folders are not)
+                candidate_store.keep(output_dir, candidate_store.store_path(SECTION, name, seed, args.variant))
             del result
             torch.manual_seed(0)
 

@@ -34,12 +34,15 @@ def keep(run_folder: str | os.PathLike, path: Path) -> Path | None:
     from hf_textcluster.runs.kept_candidates import read_candidates
 
     kept = read_candidates(run_folder)
-    if kept is None:
-        return None
-    partitions, metadata = kept
-    if max(int(p.max()) for p in partitions.values()) > np.iinfo(np.int16).max:
-        raise ValueError(f"{run_folder}: a candidate has more clusters than int16 holds.")
-    arrays = {name: p.astype(np.int16) for name, p in partitions.items()}
+    return None if kept is None else save(path, *kept)
+
+
+def save(path: Path, partitions: dict[str, np.ndarray], metadata: dict[str, str]) -> Path:
+    """Write ``partitions`` (name -> one cluster id per training text) and the texts' ``texts_sha1`` and
+    ``num_train_texts`` to ``path``, compressed."""
+    if max(int(np.max(p)) for p in partitions.values()) > np.iinfo(np.int16).max:
+        raise ValueError(f"{path.name}: a candidate has more clusters than int16 holds.")
+    arrays = {name: np.asarray(p).astype(np.int16) for name, p in partitions.items()}
     arrays.update({f"__{key}__": np.array(str(metadata[key])) for key in _META})
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp.npz")
