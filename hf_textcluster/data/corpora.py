@@ -82,6 +82,20 @@ _BBC = (
     "8265dc84e88b82b87ce7f5b2df5bbbb1159ae922"
 )
 
+# Confirmation-only corpora: public corpora of the kinds users bring (their prepared CSVs are kept out of the shared
+# data folder and out of this repository).
+_BANKING77 = (
+    "https://raw.githubusercontent.com/PolyAI-LDN/task-specific-datasets/"
+    "57ec275d8078af65b7731c2a98be812d844a6d6b/banking_data/train.csv"
+)
+_CLINC150 = (
+    "https://raw.githubusercontent.com/clinc/oos-eval/828f8093932c8fe6ca7936c3d2e52903b1c523de/data/data_full.json"
+)
+_AG_NEWS_TEST = (
+    "https://raw.githubusercontent.com/mhjabreel/CharCnn_Keras/"
+    "555590db4219b1243abb1918effd6a7425a2d75f/data/ag_news_csv/test.csv"
+)
+
 # Raw formats of the public sources.
 LINE_ALIGNED = "line_aligned"  # a text file and a label file (`*_gnd.txt`), one entry per line
 JSON_LINES = "json_lines"  # one {"text": ..., "cluster": ...} object per line
@@ -166,6 +180,52 @@ _TWEET_IDS = tuple(
 )  # fmt: skip
 
 
+# The intents of the confirmation-only corpora, sorted (as Python sorts strings).
+_BANKING77_INTENTS = (
+    "Refund_not_showing_up", "activate_my_card", "age_limit", "apple_pay_or_google_pay", "atm_support",
+    "automatic_top_up", "balance_not_updated_after_bank_transfer",
+    "balance_not_updated_after_cheque_or_cash_deposit", "beneficiary_not_allowed", "cancel_transfer",
+    "card_about_to_expire", "card_acceptance", "card_arrival", "card_delivery_estimate", "card_linking",
+    "card_not_working", "card_payment_fee_charged", "card_payment_not_recognised",
+    "card_payment_wrong_exchange_rate", "card_swallowed", "cash_withdrawal_charge", "cash_withdrawal_not_recognised",
+    "change_pin", "compromised_card", "contactless_not_working", "country_support", "declined_card_payment",
+    "declined_cash_withdrawal", "declined_transfer", "direct_debit_payment_not_recognised", "disposable_card_limits",
+    "edit_personal_details", "exchange_charge", "exchange_rate", "exchange_via_app", "extra_charge_on_statement",
+    "failed_transfer", "fiat_currency_support", "get_disposable_virtual_card", "get_physical_card",
+    "getting_spare_card", "getting_virtual_card", "lost_or_stolen_card", "lost_or_stolen_phone",
+    "order_physical_card", "passcode_forgotten", "pending_card_payment", "pending_cash_withdrawal", "pending_top_up",
+    "pending_transfer", "pin_blocked", "receiving_money", "request_refund", "reverted_card_payment?",
+    "supported_cards_and_currencies", "terminate_account", "top_up_by_bank_transfer_charge", "top_up_by_card_charge",
+    "top_up_by_cash_or_cheque", "top_up_failed", "top_up_limits", "top_up_reverted", "topping_up_by_card",
+    "transaction_charged_twice", "transfer_fee_charged", "transfer_into_account",
+    "transfer_not_received_by_recipient", "transfer_timing", "unable_to_verify_identity", "verify_my_identity",
+    "verify_source_of_funds", "verify_top_up", "virtual_card_not_working", "visa_or_mastercard",
+    "why_verify_identity", "wrong_amount_of_cash_received", "wrong_exchange_rate_for_cash_withdrawal",
+)  # fmt: skip
+_CLINC150_INTENTS = (
+    "accept_reservations", "account_blocked", "alarm", "application_status", "apr", "are_you_a_bot", "balance",
+    "bill_balance", "bill_due", "book_flight", "book_hotel", "calculator", "calendar", "calendar_update", "calories",
+    "cancel", "cancel_reservation", "car_rental", "card_declined", "carry_on", "change_accent", "change_ai_name",
+    "change_language", "change_speed", "change_user_name", "change_volume", "confirm_reservation", "cook_time",
+    "credit_limit", "credit_limit_change", "credit_score", "current_location", "damaged_card", "date", "definition",
+    "direct_deposit", "directions", "distance", "do_you_have_pets", "exchange_rate", "expiration_date", "find_phone",
+    "flight_status", "flip_coin", "food_last", "freeze_account", "fun_fact", "gas", "gas_type", "goodbye",
+    "greeting", "how_busy", "how_old_are_you", "improve_credit_score", "income", "ingredient_substitution",
+    "ingredients_list", "insurance", "insurance_change", "interest_rate", "international_fees", "international_visa",
+    "jump_start", "last_maintenance", "lost_luggage", "make_call", "maybe", "meal_suggestion", "meaning_of_life",
+    "measurement_conversion", "meeting_schedule", "min_payment", "mpg", "new_card", "next_holiday", "next_song",
+    "no", "nutrition_info", "oil_change_how", "oil_change_when", "order", "order_checks", "order_status", "pay_bill",
+    "payday", "pin_change", "play_music", "plug_type", "pto_balance", "pto_request", "pto_request_status",
+    "pto_used", "recipe", "redeem_rewards", "reminder", "reminder_update", "repeat", "replacement_card_duration",
+    "report_fraud", "report_lost_card", "reset_settings", "restaurant_reservation", "restaurant_reviews",
+    "restaurant_suggestion", "rewards_balance", "roll_dice", "rollover_401k", "routing", "schedule_maintenance",
+    "schedule_meeting", "share_location", "shopping_list", "shopping_list_update", "smart_home", "spelling",
+    "spending_history", "sync_device", "taxes", "tell_joke", "text", "thank_you", "time", "timer", "timezone",
+    "tire_change", "tire_pressure", "todo_list", "todo_list_update", "traffic", "transactions", "transfer",
+    "translate", "travel_alert", "travel_notification", "travel_suggestion", "uber", "update_playlist", "user_name",
+    "vaccines", "w2", "weather", "what_are_your_hobbies", "what_can_i_ask_you", "what_is_your_name", "what_song",
+    "where_are_you_from", "whisper_mode", "who_do_you_work_for", "who_made_you", "yes",
+)  # fmt: skip
 _TREC_COARSE = ("ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM")
 _BBC_CLASSES = ("business", "entertainment", "politics", "sport", "tech")
 
@@ -320,6 +380,42 @@ CORPORA: dict[str, CorpusSpec] = {
             role=CONFIRMATION,
             raw_options={"root": "bbc"},
         ),
+        CorpusSpec(
+            name="banking77",
+            label_ids=_BANKING77_INTENTS,
+            label_names=_BANKING77_INTENTS,
+            num_rows=10003,
+            raw_format=CSV_COLUMNS,
+            urls={"data": _BANKING77},
+            description="BANKING77 (Casanueva et al. 2020), training split: online-banking customer requests in 77 "
+            "fine-grained intents (confirmation only).",
+            role=CONFIRMATION_ONLY,
+            raw_options={"text_column": "text", "label_column": "category"},
+        ),
+        CorpusSpec(
+            name="clinc150",
+            label_ids=_CLINC150_INTENTS,
+            label_names=_CLINC150_INTENTS,
+            num_rows=15000,
+            raw_format=JSON_SPLITS,
+            urls={"data": _CLINC150},
+            description="CLINC150 (Larson et al. 2019), in-scope training queries: requests to a virtual assistant in "
+            "150 intents over 10 domains, 100 each; out-of-scope queries left out (confirmation only).",
+            role=CONFIRMATION_ONLY,
+            raw_options={"split": "train"},
+        ),
+        CorpusSpec(
+            name="agnews_titles",
+            label_ids=_ids(4),
+            label_names=("World", "Sports", "Business", "Sci/Tech"),
+            num_rows=7600,
+            raw_format=CSV_COLUMNS,
+            urls={"data": _AG_NEWS_TEST},
+            description="AG News headlines (Zhang et al. 2015 test split, titles only, as written): 7,600 news "
+            "headlines in 4 topics, 1,900 each (confirmation only).",
+            role=CONFIRMATION_ONLY,
+            raw_options={"text_column": "title", "label_column": "label", "names": ("label", "title", "description")},
+        ),
     )
 }
 
@@ -469,11 +565,22 @@ def parse_trec(path: str | os.PathLike) -> list[tuple[str, str]]:
 
 
 def parse_csv_columns(
-    path: str | os.PathLike, text_column: str = "text", label_column: str = "label"
+    path: str | os.PathLike,
+    text_column: str = "text",
+    label_column: str = "label",
+    names: tuple[str, ...] | list[str] | None = None,
 ) -> list[tuple[str, str]]:
-    """Rows of a CSV file with a header, from its text and label columns (any other column, such as an unnamed
-    index column, is ignored); every field is read as written."""
-    frame = read_csv_frame(path, required=(text_column, label_column))
+    """Rows of a CSV file from its text and label columns (any other column, such as an unnamed index column, is
+    ignored); every field is read as written. ``names``: the column names of a file without a header row."""
+    if names is None:
+        frame = read_csv_frame(path, required=(text_column, label_column))
+    else:
+        import pandas as pd
+
+        frame = pd.read_csv(path, header=None, names=list(names), **CSV_READ_OPTIONS)
+        missing = [column for column in (text_column, label_column) if column not in frame.columns]
+        if missing:
+            raise ValueError(f"{path}: no column(s) {missing} among the given names {list(names)}.")
     return _drop_blank(list(zip(frame[text_column].tolist(), frame[label_column].tolist())), path)
 
 

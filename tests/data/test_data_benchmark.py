@@ -15,7 +15,7 @@ from hf_textcluster.data import (
     ShortTextClusteringBenchmark,
     load_benchmark,
 )
-from hf_textcluster.data.corpora import IN_HOUSE
+from hf_textcluster.data.corpora import CONFIRMATION_ONLY, IN_HOUSE, benchmarks_with_role
 
 # rows, number of labels (SOURCES.md)
 EXPECTED = {
@@ -30,6 +30,10 @@ EXPECTED = {
     "trec6": (5452, 6),
     "dbpedia": (12000, 14),
     "bbc": (2225, 5),
+    # confirmation-only (prepared outside the repository)
+    "banking77": (10003, 77),
+    "clinc150": (15000, 150),
+    "agnews_titles": (7600, 4),
 }
 
 
@@ -75,6 +79,14 @@ def test_real_texts_are_kept_exactly(data_dir, session_cache):
     assert snippets[0]["text"].endswith("business ")
     agnews = load_benchmark("agnews", data_dir=data_dir, cache_dir=session_cache)
     assert agnews.features["label"].names == ["World", "Sports", "Business", "Sci/Tech"]
+
+
+@pytest.mark.parametrize("name", benchmarks_with_role(CONFIRMATION_ONLY))
+def test_real_confirmation_only_corpus_rows_and_labels(name, confirm_data_dir, session_cache):
+    ds = load_benchmark(name, data_dir=confirm_data_dir, cache_dir=session_cache)
+    rows, num_labels = EXPECTED[name]
+    assert ds.num_rows == rows and ds.column_names == ["text", "label"]
+    assert ds.features["label"].num_classes == num_labels == len(set(ds["label"]))
 
 
 def test_real_confirmation_corpora_labels_and_texts(data_dir, session_cache):
@@ -344,6 +356,34 @@ def test_download_path_parses_the_confirmation_sources(tmp_path, monkeypatch):
     assert ds["text"] == ["Cup\n\nA \u00a35m win.", "Phones\n\nNew phones."]  # sorted by path: sport < tech
     assert [ds.features["label"].int2str(i) for i in ds["label"]] == ["sport", "tech"]
     assert "github.com/dejanbatanjac/bbc-article-classify-bert" in ds.info.homepage
+
+
+def test_download_path_parses_the_confirmation_only_sources(tmp_path, monkeypatch):
+    banking = tmp_path / "train.csv"
+    banking.write_text(
+        'text,category\nI am still waiting on my card?,card_arrival\n" Refund? ",Refund_not_showing_up\n',
+        encoding="utf-8",
+    )
+    clinc = tmp_path / "data_full.json"
+    clinc.write_text(json.dumps({"train": [["how do i say hi in french", "translate"]], "oos_train": [["x", "oos"]]}),
+                     encoding="utf-8")  # fmt: skip
+    agnews = tmp_path / "test.csv"
+    agnews.write_text('"3","Fears for T N pension after talks","Unions representing workers."\n'
+                      '"4","Ky. Company Wins Grant (AP)","AP - A company."\n', encoding="utf-8")  # fmt: skip
+    files = {CORPORA["banking77"].urls["data"]: banking, CORPORA["clinc150"].urls["data"]: clinc,
+             CORPORA["agnews_titles"].urls["data"]: agnews}  # fmt: skip
+    monkeypatch.setattr(
+        datasets.DownloadManager, "download", lambda self, urls: {k: str(files[u]) for k, u in urls.items()}
+    )
+    ds = build("banking77", tmp_path)
+    assert ds["text"] == ["I am still waiting on my card?", " Refund? "]
+    assert [ds.features["label"].int2str(i) for i in ds["label"]] == ["card_arrival", "Refund_not_showing_up"]
+    ds = build("clinc150", tmp_path)
+    assert ds["text"] == ["how do i say hi in french"] and ds.features["label"].int2str(ds[0]["label"]) == "translate"
+    assert ds.features["label"].num_classes == 150
+    ds = build("agnews_titles", tmp_path)
+    assert ds["text"] == ["Fears for T N pension after talks", "Ky. Company Wins Grant (AP)"]
+    assert [ds.features["label"].int2str(i) for i in ds["label"]] == ["Business", "Sci/Tech"]
 
 
 def test_load_benchmark_without_data_dir_downloads(tmp_path, monkeypatch):

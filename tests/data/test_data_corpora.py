@@ -119,6 +119,7 @@ def test_roles_split_the_corpora_once():
     assert (*TUNING_SET, "trec6", "dbpedia", "bbc") == IN_HOUSE
     assert set(benchmarks_with_role(*ROLES)) == set(BENCHMARKS)
     assert all(CORPORA[name].role == CONFIRMATION_ONLY for name in BENCHMARKS if name not in IN_HOUSE)
+    assert benchmarks_with_role(CONFIRMATION_ONLY) == ("banking77", "clinc150", "agnews_titles")
     with pytest.raises(ValueError, match="Unknown role"):
         benchmarks_with_role("test")
     with pytest.raises(ValueError, match="Unknown role 'held_out'"):
@@ -131,7 +132,7 @@ def test_expand_benchmark_names():
     assert expand_benchmark_names(["Confirmation", "tweet", "tuning"]) == [
         "trec6", "dbpedia", "bbc", "tweet", *TUNING_SET[:-1],
     ]  # fmt: skip
-    assert expand_benchmark_names(["confirmation-only"]) == list(benchmarks_with_role(CONFIRMATION_ONLY))
+    assert expand_benchmark_names(["confirmation-only"]) == ["banking77", "clinc150", "agnews_titles"]
     with pytest.raises(ValueError, match="Valid names"):
         expand_benchmark_names(["tunning"])
 
@@ -167,6 +168,12 @@ def test_csv_columns_ignore_the_index_and_keep_leading_spaces(tmp_path):
     assert parse_csv_columns(other, label_column="category") == [("I am still waiting\non my card?", "card_arrival")]
     with pytest.raises(ValueError, match=r"no column\(s\) \['label'\]"):
         parse_csv_columns(other)
+    headerless = tmp_path / "test.csv"
+    headerless.write_text('"3","Fears for T N pension after talks","Unions representing workers."\n', encoding="utf-8")
+    names = ("label", "title", "description")
+    assert parse_csv_columns(headerless, "title", names=names) == [("Fears for T N pension after talks", "3")]
+    with pytest.raises(ValueError, match="no column"):
+        parse_csv_columns(headerless, "headline", names=names)
 
 
 def test_json_splits_reads_one_split(tmp_path):
