@@ -224,3 +224,16 @@ def test_unknown_name_lists_valid_names():
         resolve_benchmark_name("stackoverflw")
     with pytest.raises(ValueError, match="Unknown label '0'"):
         CORPORA["agnews"].label_index("0")
+
+
+def test_benchmark_rows_read_their_set_from_the_corpus_spec():
+    from training.bench.common import ROLE_TITLES, by_role, corpus_role
+
+    assert set(ROLE_TITLES) == set(ROLES)
+    assert corpus_role("stackoverflow") == TUNING and corpus_role("bbc") == CONFIRMATION
+    assert corpus_role("clinc150") == CONFIRMATION_ONLY and corpus_role("my_corpus") == "?"
+    assert by_role(["clinc150", "tweet", "trec6", "agnews"]) == {
+        TUNING: ["tweet", "agnews"],
+        CONFIRMATION: ["trec6"],
+        CONFIRMATION_ONLY: ["clinc150"],
+    }
