@@ -2,7 +2,8 @@
 
 Everything here is plain Python (no ``datasets``): the builder in :mod:`hf_textcluster.data.benchmark` turns
 these rows into an Arrow dataset. The provenance of every file is described in ``SOURCES.md`` next to the CSV
-files (``../shared/data`` in the development checkout).
+files (``../shared/data`` in the development checkout; the confirmation-only corpora's own folder, kept outside the
+repository, has its own ``SOURCES.md``).
 
 Two ways to get rows ``(text, raw_label)``:
 
@@ -19,8 +20,8 @@ checked on others:
   searchsnippets, stackoverflow, biomedical, the three GoogleNews, tweet);
 * ``"confirmation"``: in-house corpora the default had never run on when the split was made (TREC-6, DBpedia, BBC
   News); their numbers are reported as they fall, never iterated on;
-* ``"confirmation_only"``: public corpora of the kinds users bring (intents, support requests, ...), kept outside the
-  shared data folder, for confirmation only.
+* ``"confirmation_only"``: public corpora of the kinds users bring (support requests and intents, news headlines),
+  kept outside the shared data folder, for confirmation only.
 
 :data:`IN_HOUSE` (tuning + confirmation) is what ``all`` means to :func:`expand_benchmark_names`.
 """
