@@ -1,4 +1,5 @@
-"""A ``datasets`` builder for the eight short-text clustering benchmarks.
+"""A ``datasets`` builder for the short-text clustering benchmarks (the in-house corpora and the confirmation-only
+ones; see :mod:`hf_textcluster.data.corpora` for the sets).
 
 datasets 4+/5 has no dataset scripts: the builder is a class of this package, used directly::
 
@@ -17,7 +18,8 @@ or, more simply, :func:`hf_textcluster.data.load_benchmark`.
   :mod:`hf_textcluster.data.precomputed`.
 
 The ``label`` column is a ``ClassLabel`` whose names are the real class names where the source gives them
-(agnews, searchsnippets, stackoverflow) and the raw label ids otherwise, in numeric order. Its integer values are
+(agnews, searchsnippets, stackoverflow, dbpedia, bbc, trec6's coarse codes, the intents' names) and the raw label ids
+otherwise, in numeric order. Its integer values are
 therefore 0-based positions in that list, not the raw ids (stackoverflow raw id 1 -> 0 = "wordpress"; tweet has
 89 classes whose raw ids range over 1..110: the ``ClassLabel`` has 89 names).
 
@@ -82,6 +84,12 @@ def _input_files(name: str, data_dir, augmentation, augmented_dir) -> tuple[Path
     return primary, precomputed.augmented_file(augmentation, name, root)
 
 
+def _repository(url: str) -> str:
+    """The GitHub repository of a pinned raw URL (raw.githubusercontent.com or codeload.github.com)."""
+    owner, name = url.split("://", 1)[1].split("/")[1:3]
+    return f"https://github.com/{owner}/{name}"
+
+
 def _fingerprint(files) -> str:
     """Hash of this sub-package's parsing code and of the (size, mtime) of the input files."""
     here = Path(__file__).parent
@@ -98,8 +106,9 @@ class ShortTextClusteringBenchmark(datasets.GeneratorBasedBuilder):
     """Builder of the short-text clustering benchmarks; one config per corpus (see :data:`BENCHMARKS`).
 
     Args:
-        config_name: one of ``agnews, searchsnippets, stackoverflow, biomedical, googlenews_ts, googlenews_t,
-            googlenews_s, tweet`` (case and ``-``/``_`` insensitive).
+        config_name: one of :data:`~hf_textcluster.data.BENCHMARKS` (case and ``-``/``_`` insensitive): the tuning
+            corpora ``agnews, searchsnippets, stackoverflow, biomedical, googlenews_ts, googlenews_t, googlenews_s,
+            tweet``, the confirmation corpora ``trec6, dbpedia, bbc`` and the confirmation-only ones.
         data_dir: folder with ``<name>.csv``; ``None`` downloads the raw public sources.
         augmentation, augmented_dir: see :class:`ShortTextClusteringConfig`.
         cache_dir: the ``datasets`` cache folder; any other ``datasets.DatasetBuilder`` argument is passed on.
@@ -164,8 +173,7 @@ class ShortTextClusteringBenchmark(datasets.GeneratorBasedBuilder):
         return datasets.DatasetInfo(
             description=self.spec.description,
             features=datasets.Features(features),
-            homepage="https://github.com/jacoxu/STC2 ; https://github.com/jackyin12/GSDMM ; "
-            "https://github.com/rashadulrakib/short-text-clustering-enhancement",
+            homepage=" ; ".join(dict.fromkeys(_repository(url) for url in self.spec.urls.values())),
         )
 
     def _split_generators(self, dl_manager):

@@ -1,8 +1,9 @@
-"""The eight short-text clustering benchmark corpora: label names, raw public sources, and parsers.
+"""The benchmark corpora: label names, raw public sources, parsers, and the set each one belongs to.
 
 Everything here is plain Python (no ``datasets``): the builder in :mod:`hf_textcluster.data.benchmark` turns
 these rows into an Arrow dataset. The provenance of every file is described in ``SOURCES.md`` next to the CSV
-files (``../shared/data`` in the development checkout).
+files (``../shared/data`` in the development checkout; the confirmation-only corpora's own folder, kept outside the
+repository, has its own ``SOURCES.md``).
 
 Two ways to get rows ``(text, raw_label)``:
 
@@ -11,6 +12,18 @@ Two ways to get rows ``(text, raw_label)``:
   rows as the prepared CSV files: line terminators (LF or CRLF) and the UTF-8 byte-order mark are stripped,
   texts are otherwise kept exactly (including trailing spaces), and rows whose text is empty or only
   whitespace are dropped (GoogleNews-T and -S each have one such row).
+
+Every corpus has a ``role``, fixed before any of the last six was looked at, so that rules are chosen on one set and
+checked on others:
+
+* ``"tuning"``: the eight corpora every rule, criterion, threshold and schedule so far was chosen on (agnews,
+  searchsnippets, stackoverflow, biomedical, the three GoogleNews, tweet);
+* ``"confirmation"``: in-house corpora the default had never run on when the split was made (TREC-6, DBpedia, BBC
+  News); their numbers are reported as they fall, never iterated on;
+* ``"confirmation_only"``: public corpora of the kinds users bring (support requests and intents, news headlines),
+  kept outside the shared data folder, for confirmation only.
+
+:data:`IN_HOUSE` (tuning + confirmation) is what ``all`` means to :func:`expand_benchmark_names`.
 """
 
 from __future__ import annotations
@@ -18,16 +31,30 @@ from __future__ import annotations
 import json
 import logging
 import os
-from dataclasses import dataclass
+import re
+import tarfile
+from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 
 logger = logging.getLogger(__name__)
 
 __all__ = [
     "BENCHMARKS",
+    "CONFIRMATION",
+    "CONFIRMATION_ONLY",
     "CorpusSpec",
     "CORPORA",
+    "IN_HOUSE",
+    "ROLES",
+    "TUNING",
+    "benchmarks_with_role",
+    "expand_benchmark_names",
     "resolve_benchmark_name",
+    "parse_csv_columns",
+    "parse_json_splits",
+    "parse_text_folders",
+    "parse_trec",
     "parse_line_aligned",
     "parse_json_lines",
     "parse_label_tab_text",
@@ -42,10 +69,48 @@ _RAKIB = (
     "f363b66e6fd51f9dd1db679d2a9ce55538ab9868/data/"
 )
 
+_TREC = (
+    "https://raw.githubusercontent.com/jasminegoel/question-classification/"
+    "ac134ca8c4d9cf18b5f2cb50fc4def9270ac2a41/train_5500.label.txt"
+)
+_DBPEDIA = (
+    "https://raw.githubusercontent.com/miraaitsaada/anisotropy_clustering/"
+    "b504896e445bdecc8cbfdb2d9b136d8715ae035b/datasets/dbpedia.csv"
+)
+# The 2,225 BBC articles are one file each: the repository's archive at the pinned commit is one download instead.
+_BBC = (
+    "https://codeload.github.com/dejanbatanjac/bbc-article-classify-bert/tar.gz/"
+    "8265dc84e88b82b87ce7f5b2df5bbbb1159ae922"
+)
+
+# Confirmation-only corpora: public corpora of the kinds users bring (their prepared CSVs are kept out of the shared
+# data folder and out of this repository).
+_BANKING77 = (
+    "https://raw.githubusercontent.com/PolyAI-LDN/task-specific-datasets/"
+    "57ec275d8078af65b7731c2a98be812d844a6d6b/banking_data/train.csv"
+)
+_CLINC150 = (
+    "https://raw.githubusercontent.com/clinc/oos-eval/828f8093932c8fe6ca7936c3d2e52903b1c523de/data/data_full.json"
+)
+_AG_NEWS_TEST = (
+    "https://raw.githubusercontent.com/mhjabreel/CharCnn_Keras/"
+    "555590db4219b1243abb1918effd6a7425a2d75f/data/ag_news_csv/test.csv"
+)
+
 # Raw formats of the public sources.
 LINE_ALIGNED = "line_aligned"  # a text file and a label file (`*_gnd.txt`), one entry per line
 JSON_LINES = "json_lines"  # one {"text": ..., "cluster": ...} object per line
 LABEL_TAB_TEXT = "label_tab_text"  # `label<TAB>text` per line
+TREC = "trec"  # `COARSE:fine text` per line, ISO-8859-1 (Li & Roth's question classification files)
+CSV_COLUMNS = "csv_columns"  # a CSV with a header; the text and label columns are named in raw_options
+JSON_SPLITS = "json_splits"  # one JSON object of splits, each a list of [text, label] pairs
+TEXT_FOLDERS = "text_folders"  # a tar archive (or a folder) of `<root>/<label>/<name>.txt`, one text per file
+
+# Roles: which set a corpus belongs to (see the module docstring).
+TUNING = "tuning"
+CONFIRMATION = "confirmation"
+CONFIRMATION_ONLY = "confirmation_only"
+ROLES = (TUNING, CONFIRMATION, CONFIRMATION_ONLY)
 
 
 @dataclass(frozen=True)
@@ -54,14 +119,17 @@ class CorpusSpec:
 
     Attributes:
         name: the builder config name and the CSV file stem (``<data_dir>/<name>.csv``).
-        label_ids: the raw label ids of the source, as strings, in numeric order.
+        label_ids: the raw label ids of the source, as strings, in a fixed order (numeric for numbers).
         label_names: the ``ClassLabel`` names, aligned with ``label_ids`` (the real class names where the
             source documents them, otherwise the raw ids).
         num_rows: the number of rows of the prepared file.
-        raw_format: one of ``"line_aligned"``, ``"json_lines"``, ``"label_tab_text"``.
+        raw_format: one of ``"line_aligned"``, ``"json_lines"``, ``"label_tab_text"``, ``"trec"``,
+            ``"csv_columns"``, ``"json_splits"``, ``"text_folders"``.
         urls: the raw files to download (keys ``"texts"``/``"labels"`` for line-aligned sources, ``"data"``
             otherwise), pinned to the commits given in SOURCES.md.
         description: one line for ``DatasetInfo.description``.
+        role: the set the corpus belongs to: ``"tuning"``, ``"confirmation"`` or ``"confirmation_only"``.
+        raw_options: keyword arguments of the raw format's parser (column names, split, folder root).
     """
 
     name: str
@@ -71,6 +139,12 @@ class CorpusSpec:
     raw_format: str
     urls: dict
     description: str
+    role: str
+    raw_options: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        if self.role not in ROLES:
+            raise ValueError(f"Unknown role {self.role!r} for corpus {self.name!r}: expected one of {ROLES}.")
 
     @property
     def num_labels(self) -> int:
@@ -107,6 +181,56 @@ _TWEET_IDS = tuple(
 )  # fmt: skip
 
 
+# The intents of the confirmation-only corpora, sorted (as Python sorts strings).
+_BANKING77_INTENTS = (
+    "Refund_not_showing_up", "activate_my_card", "age_limit", "apple_pay_or_google_pay", "atm_support",
+    "automatic_top_up", "balance_not_updated_after_bank_transfer",
+    "balance_not_updated_after_cheque_or_cash_deposit", "beneficiary_not_allowed", "cancel_transfer",
+    "card_about_to_expire", "card_acceptance", "card_arrival", "card_delivery_estimate", "card_linking",
+    "card_not_working", "card_payment_fee_charged", "card_payment_not_recognised",
+    "card_payment_wrong_exchange_rate", "card_swallowed", "cash_withdrawal_charge", "cash_withdrawal_not_recognised",
+    "change_pin", "compromised_card", "contactless_not_working", "country_support", "declined_card_payment",
+    "declined_cash_withdrawal", "declined_transfer", "direct_debit_payment_not_recognised", "disposable_card_limits",
+    "edit_personal_details", "exchange_charge", "exchange_rate", "exchange_via_app", "extra_charge_on_statement",
+    "failed_transfer", "fiat_currency_support", "get_disposable_virtual_card", "get_physical_card",
+    "getting_spare_card", "getting_virtual_card", "lost_or_stolen_card", "lost_or_stolen_phone",
+    "order_physical_card", "passcode_forgotten", "pending_card_payment", "pending_cash_withdrawal", "pending_top_up",
+    "pending_transfer", "pin_blocked", "receiving_money", "request_refund", "reverted_card_payment?",
+    "supported_cards_and_currencies", "terminate_account", "top_up_by_bank_transfer_charge", "top_up_by_card_charge",
+    "top_up_by_cash_or_cheque", "top_up_failed", "top_up_limits", "top_up_reverted", "topping_up_by_card",
+    "transaction_charged_twice", "transfer_fee_charged", "transfer_into_account",
+    "transfer_not_received_by_recipient", "transfer_timing", "unable_to_verify_identity", "verify_my_identity",
+    "verify_source_of_funds", "verify_top_up", "virtual_card_not_working", "visa_or_mastercard",
+    "why_verify_identity", "wrong_amount_of_cash_received", "wrong_exchange_rate_for_cash_withdrawal",
+)  # fmt: skip
+_CLINC150_INTENTS = (
+    "accept_reservations", "account_blocked", "alarm", "application_status", "apr", "are_you_a_bot", "balance",
+    "bill_balance", "bill_due", "book_flight", "book_hotel", "calculator", "calendar", "calendar_update", "calories",
+    "cancel", "cancel_reservation", "car_rental", "card_declined", "carry_on", "change_accent", "change_ai_name",
+    "change_language", "change_speed", "change_user_name", "change_volume", "confirm_reservation", "cook_time",
+    "credit_limit", "credit_limit_change", "credit_score", "current_location", "damaged_card", "date", "definition",
+    "direct_deposit", "directions", "distance", "do_you_have_pets", "exchange_rate", "expiration_date", "find_phone",
+    "flight_status", "flip_coin", "food_last", "freeze_account", "fun_fact", "gas", "gas_type", "goodbye",
+    "greeting", "how_busy", "how_old_are_you", "improve_credit_score", "income", "ingredient_substitution",
+    "ingredients_list", "insurance", "insurance_change", "interest_rate", "international_fees", "international_visa",
+    "jump_start", "last_maintenance", "lost_luggage", "make_call", "maybe", "meal_suggestion", "meaning_of_life",
+    "measurement_conversion", "meeting_schedule", "min_payment", "mpg", "new_card", "next_holiday", "next_song",
+    "no", "nutrition_info", "oil_change_how", "oil_change_when", "order", "order_checks", "order_status", "pay_bill",
+    "payday", "pin_change", "play_music", "plug_type", "pto_balance", "pto_request", "pto_request_status",
+    "pto_used", "recipe", "redeem_rewards", "reminder", "reminder_update", "repeat", "replacement_card_duration",
+    "report_fraud", "report_lost_card", "reset_settings", "restaurant_reservation", "restaurant_reviews",
+    "restaurant_suggestion", "rewards_balance", "roll_dice", "rollover_401k", "routing", "schedule_maintenance",
+    "schedule_meeting", "share_location", "shopping_list", "shopping_list_update", "smart_home", "spelling",
+    "spending_history", "sync_device", "taxes", "tell_joke", "text", "thank_you", "time", "timer", "timezone",
+    "tire_change", "tire_pressure", "todo_list", "todo_list_update", "traffic", "transactions", "transfer",
+    "translate", "travel_alert", "travel_notification", "travel_suggestion", "uber", "update_playlist", "user_name",
+    "vaccines", "w2", "weather", "what_are_your_hobbies", "what_can_i_ask_you", "what_is_your_name", "what_song",
+    "where_are_you_from", "whisper_mode", "who_do_you_work_for", "who_made_you", "yes",
+)  # fmt: skip
+_TREC_COARSE = ("ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM")
+_BBC_CLASSES = ("business", "entertainment", "politics", "sport", "tech")
+
+
 def _googlenews(suffix: str, source_file: str, num_rows: int, part: str) -> CorpusSpec:
     return CorpusSpec(
         name=f"googlenews_{suffix}",
@@ -117,6 +241,7 @@ def _googlenews(suffix: str, source_file: str, num_rows: int, part: str) -> Corp
         urls={"data": _GSDMM + source_file},
         description=f"GoogleNews ({part}) of Yin & Wang (GSDMM release, JSON lines); 152 clusters, labels are the "
         "GSDMM cluster ids.",
+        role=TUNING,
     )
 
 
@@ -131,6 +256,7 @@ CORPORA: dict[str, CorpusSpec] = {
             raw_format=LABEL_TAB_TEXT,
             urls={"data": _RAKIB + "agnewsdataraw-8000"},
             description="AG News subset of Rakib et al. 2020 (lowercased, stop words removed); 4 balanced classes.",
+            role=TUNING,
         ),
         CorpusSpec(
             name="searchsnippets",
@@ -149,6 +275,7 @@ CORPORA: dict[str, CorpusSpec] = {
             raw_format=LINE_ALIGNED,
             urls={"texts": _STC2 + "SearchSnippets.txt", "labels": _STC2 + "SearchSnippets_gnd.txt"},
             description="SearchSnippets (Phan et al. 2008, STC2 release): web search snippets in 8 domains.",
+            role=TUNING,
         ),
         CorpusSpec(
             name="stackoverflow",
@@ -179,6 +306,7 @@ CORPORA: dict[str, CorpusSpec] = {
             raw_format=LINE_ALIGNED,
             urls={"texts": _STC2 + "StackOverflow.txt", "labels": _STC2 + "StackOverflow_gnd.txt"},
             description="StackOverflow question titles (STC2 release, original casing); 20 tags, 1000 each.",
+            role=TUNING,
         ),
         CorpusSpec(
             name="biomedical",
@@ -188,6 +316,7 @@ CORPORA: dict[str, CorpusSpec] = {
             raw_format=LINE_ALIGNED,
             urls={"texts": _STC2 + "Biomedical.txt", "labels": _STC2 + "Biomedical_gnd.txt"},
             description="Biomedical paper titles (BioASQ, STC2 release); 20 topic groups, 1000 each.",
+            role=TUNING,
         ),
         _googlenews("ts", "TS", 11109, "title + snippet"),
         _googlenews("t", "T", 11108, "titles; the one empty title is dropped"),
@@ -200,11 +329,140 @@ CORPORA: dict[str, CorpusSpec] = {
             raw_format=JSON_LINES,
             urls={"data": _GSDMM + "Tweet"},
             description="Tweet corpus of Yin & Wang (TREC microblog); 89 clusters whose ids range over 1..110.",
+            role=TUNING,
+        ),
+        CorpusSpec(
+            name="trec6",
+            label_ids=_TREC_COARSE,
+            label_names=_TREC_COARSE,
+            num_rows=5452,
+            raw_format=TREC,
+            urls={"data": _TREC},
+            description="TREC-6 question classification (Li & Roth, training split train_5500); 6 coarse classes "
+            "(ABBR, DESC, ENTY, HUM, LOC, NUM).",
+            role=CONFIRMATION,
+        ),
+        CorpusSpec(
+            name="dbpedia",
+            label_ids=_ids(14),
+            label_names=(
+                "Company",
+                "EducationalInstitution",
+                "Artist",
+                "Athlete",
+                "OfficeHolder",
+                "MeanOfTransportation",
+                "Building",
+                "NaturalPlace",
+                "Village",
+                "Animal",
+                "Plant",
+                "Album",
+                "Film",
+                "WrittenWork",
+            ),
+            num_rows=12000,
+            raw_format=CSV_COLUMNS,
+            urls={"data": _DBPEDIA},
+            description="DBpedia-14 abstracts, the 12,000-text subset of Ait-Saada & Nadif (2023); 14 classes of "
+            "823-899 texts.",
+            role=CONFIRMATION,
+            raw_options={"text_column": "text", "label_column": "label"},
+        ),
+        CorpusSpec(
+            name="bbc",
+            label_ids=_BBC_CLASSES,
+            label_names=_BBC_CLASSES,
+            num_rows=2225,
+            raw_format=TEXT_FOLDERS,
+            urls={"data": _BBC},
+            description="BBC News (Greene & Cunningham 2006): 2,225 full articles (title, blank line, body) in 5 "
+            "topical classes.",
+            role=CONFIRMATION,
+            raw_options={"root": "bbc"},
+        ),
+        CorpusSpec(
+            name="banking77",
+            label_ids=_BANKING77_INTENTS,
+            label_names=_BANKING77_INTENTS,
+            num_rows=10003,
+            raw_format=CSV_COLUMNS,
+            urls={"data": _BANKING77},
+            description="BANKING77 (Casanueva et al. 2020), training split: online-banking customer requests in 77 "
+            "fine-grained intents (confirmation only).",
+            role=CONFIRMATION_ONLY,
+            raw_options={"text_column": "text", "label_column": "category"},
+        ),
+        CorpusSpec(
+            name="clinc150",
+            label_ids=_CLINC150_INTENTS,
+            label_names=_CLINC150_INTENTS,
+            num_rows=15000,
+            raw_format=JSON_SPLITS,
+            urls={"data": _CLINC150},
+            description="CLINC150 (Larson et al. 2019), in-scope training queries: requests to a virtual assistant in "
+            "150 intents over 10 domains, 100 each; out-of-scope queries left out (confirmation only).",
+            role=CONFIRMATION_ONLY,
+            raw_options={"split": "train"},
+        ),
+        CorpusSpec(
+            name="agnews_titles",
+            label_ids=_ids(4),
+            label_names=("World", "Sports", "Business", "Sci/Tech"),
+            num_rows=7600,
+            raw_format=CSV_COLUMNS,
+            urls={"data": _AG_NEWS_TEST},
+            description="AG News headlines (Zhang et al. 2015 test split, titles only, as written): 7,600 news "
+            "headlines in 4 topics, 1,900 each (confirmation only).",
+            role=CONFIRMATION_ONLY,
+            raw_options={"text_column": "title", "label_column": "label", "names": ("label", "title", "description")},
         ),
     )
 }
 
 BENCHMARKS: tuple[str, ...] = tuple(CORPORA)
+
+
+def benchmarks_with_role(*roles: str) -> tuple[str, ...]:
+    """The corpora of the given roles (``"tuning"``, ``"confirmation"``, ``"confirmation_only"``), in
+    :data:`BENCHMARKS` order."""
+    unknown = [role for role in roles if role not in ROLES]
+    if unknown:
+        raise ValueError(f"Unknown role(s) {unknown}: expected some of {list(ROLES)}.")
+    return tuple(name for name, spec in CORPORA.items() if spec.role in roles)
+
+
+# The in-house corpora (their prepared CSVs are in the shared data folder): what ``all`` means.
+IN_HOUSE: tuple[str, ...] = benchmarks_with_role(TUNING, CONFIRMATION)
+
+# Names that stand for several corpora in a list of benchmark names (see expand_benchmark_names).
+BENCHMARK_GROUPS: dict[str, tuple[str, ...]] = {
+    "all": IN_HOUSE,
+    **{role: benchmarks_with_role(role) for role in ROLES},
+}
+
+
+def expand_benchmark_names(names) -> list[str]:
+    """Canonical corpus names for a list of names and group names, in the given order, each once.
+
+    Groups: ``all`` (the in-house corpora, :data:`IN_HOUSE`: tuning + confirmation; confirmation-only corpora are
+    named one by one or by their group), ``tuning``, ``confirmation``, ``confirmation_only``.
+
+    Raises:
+        ValueError: a name that is neither a corpus nor a group.
+    """
+    expanded: list[str] = []
+    for name in names:
+        key = name.strip().lower().replace("-", "_").replace(" ", "_") if isinstance(name, str) else name
+        if key in BENCHMARK_GROUPS:
+            corpora = BENCHMARK_GROUPS[key]
+        else:
+            try:
+                corpora = (resolve_benchmark_name(name),)
+            except ValueError as error:
+                raise ValueError(f"{error} Or a group: {', '.join(BENCHMARK_GROUPS)}.") from None
+        expanded += [corpus for corpus in corpora if corpus not in expanded]
+    return expanded
 
 
 def resolve_benchmark_name(name: object) -> str:
@@ -289,6 +547,95 @@ def parse_label_tab_text(path: str | os.PathLike) -> list[tuple[str, str]]:
     return _drop_blank(rows, path)
 
 
+def parse_trec(path: str | os.PathLike) -> list[tuple[str, str]]:
+    """Rows of a Li & Roth question-classification file (``COARSE:fine text`` per line, ISO-8859-1): the text
+    after the first space and the coarse class (TREC-6); the fine class is dropped."""
+    with open(path, encoding="iso-8859-1", newline="") as handle:
+        lines = handle.read().split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    rows = []
+    for number, line in enumerate(lines):
+        line = line[:-1] if line.endswith("\r") else line
+        head, space, text = line.partition(" ")
+        coarse, colon, _fine = head.partition(":")
+        if not (space and colon and coarse):
+            raise ValueError(f"{path}, line {number + 1}: expected `COARSE:fine text`, found {line[:40]!r}.")
+        rows.append((text, coarse))
+    return _drop_blank(rows, path)
+
+
+def parse_csv_columns(
+    path: str | os.PathLike,
+    text_column: str = "text",
+    label_column: str = "label",
+    names: tuple[str, ...] | list[str] | None = None,
+) -> list[tuple[str, str]]:
+    """Rows of a CSV file from its text and label columns (any other column, such as an unnamed index column, is
+    ignored); every field is read as written. ``names``: the column names of a file without a header row."""
+    if names is None:
+        frame = read_csv_frame(path, required=(text_column, label_column))
+    else:
+        import pandas as pd
+
+        frame = pd.read_csv(path, header=None, names=list(names), **CSV_READ_OPTIONS)
+        missing = [column for column in (text_column, label_column) if column not in frame.columns]
+        if missing:
+            raise ValueError(f"{path}: no column(s) {missing} among the given names {list(names)}.")
+    return _drop_blank(list(zip(frame[text_column].tolist(), frame[label_column].tolist())), path)
+
+
+def parse_json_splits(path: str | os.PathLike, split: str = "train") -> list[tuple[str, str]]:
+    """Rows of one split of a JSON object of splits, each a list of ``[text, label]`` pairs (clinc/oos-eval)."""
+    with open(path, encoding="utf-8-sig") as handle:
+        data = json.load(handle)
+    if not isinstance(data, dict) or split not in data:
+        keys = list(data) if isinstance(data, dict) else type(data).__name__
+        raise ValueError(f"{path}: expected a JSON object with the split {split!r}; found {keys}.")
+    rows = []
+    for number, pair in enumerate(data[split]):
+        if not (isinstance(pair, list) and len(pair) == 2 and isinstance(pair[0], str)):
+            raise ValueError(f"{path}, split {split!r}, item {number}: expected [text, label], found {pair!r:.80}.")
+        rows.append((pair[0], str(pair[1]).strip()))
+    return _drop_blank(rows, path)
+
+
+def _decode_article(data: bytes) -> str:
+    """UTF-8, else ISO-8859-1 (one BBC file holds a bare 0xA3 pound sign), without the trailing newlines (four BBC
+    files end in more than one)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("iso-8859-1")
+    return text.rstrip("\r\n")
+
+
+def parse_text_folders(path: str | os.PathLike, root: str = "bbc") -> list[tuple[str, str]]:
+    """Rows of a corpus kept as one text file per document, ``<root>/<label>/<name>.txt``, in a tar archive (such
+    as a repository archive, whose top folder is ignored) or a folder: label = the folder name, text = the whole file
+    (newlines kept, the trailing newlines removed), files sorted by their path below ``root``."""
+    pattern = re.compile(rf"(?:^|/){re.escape(root)}/([^/]+)/([^/]+\.txt)$")
+    files: dict[str, tuple[str, bytes]] = {}
+    path = Path(path)
+    if path.is_dir():
+        for file in path.rglob("*.txt"):
+            match = pattern.search(file.as_posix())
+            if match:
+                files[f"{match.group(1)}/{match.group(2)}"] = (match.group(1), file.read_bytes())
+    else:
+        with tarfile.open(path, "r:*") as archive:
+            for member in archive:
+                match = pattern.search(member.name) if member.isfile() else None
+                if match:
+                    handle = archive.extractfile(member)
+                    if handle is not None:
+                        files[f"{match.group(1)}/{match.group(2)}"] = (match.group(1), handle.read())
+    if not files:
+        raise ValueError(f"{path}: no file matches <...>/{root}/<label>/<name>.txt.")
+    rows = [(_decode_article(data), label) for _, (label, data) in sorted(files.items())]
+    return _drop_blank(rows, path)
+
+
 def parse_raw(spec: CorpusSpec, paths: dict) -> list[tuple[str, str]]:
     """Rows of a corpus from its downloaded raw files (``paths`` has the keys of ``spec.urls``)."""
     if spec.raw_format == LINE_ALIGNED:
@@ -297,6 +644,14 @@ def parse_raw(spec: CorpusSpec, paths: dict) -> list[tuple[str, str]]:
         return parse_json_lines(paths["data"])
     if spec.raw_format == LABEL_TAB_TEXT:
         return parse_label_tab_text(paths["data"])
+    if spec.raw_format == TREC:
+        return parse_trec(paths["data"])
+    if spec.raw_format == CSV_COLUMNS:
+        return parse_csv_columns(paths["data"], **spec.raw_options)
+    if spec.raw_format == JSON_SPLITS:
+        return parse_json_splits(paths["data"], **spec.raw_options)
+    if spec.raw_format == TEXT_FOLDERS:
+        return parse_text_folders(paths["data"], **spec.raw_options)
     raise ValueError(f"Unknown raw format {spec.raw_format!r}.")
 
 

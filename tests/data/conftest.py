@@ -31,6 +31,19 @@ def data_dir() -> Path:
 
 
 @pytest.fixture(scope="session")
+def confirm_data_dir() -> Path:
+    """The prepared CSVs of the confirmation-only corpora (kept out of the repository and of the shared folder):
+    ``$HF_TEXTCLUSTER_CONFIRM_DATA_DIR``, else ``<repo>/../confirm-data``; skipped when absent."""
+    path = Path(os.environ.get("HF_TEXTCLUSTER_CONFIRM_DATA_DIR") or REPO_ROOT.parent / "confirm-data")
+    if not (path / "banking77.csv").is_file():
+        pytest.skip(
+            "confirmation-only CSVs not found: set HF_TEXTCLUSTER_CONFIRM_DATA_DIR to the folder holding banking77.csv "
+            "(default <repo>/../confirm-data)"
+        )
+    return path
+
+
+@pytest.fixture(scope="session")
 def session_cache(tmp_path_factory) -> str:
     """One fresh datasets cache for the tests that load the real corpora (never the user's cache)."""
     return str(tmp_path_factory.mktemp("hf_datasets_cache"))

@@ -11,11 +11,11 @@ import pytest
 from data_test_utils import write_csv
 
 from hf_textcluster.data import (
-    BENCHMARKS,
     CORPORA,
     ShortTextClusteringBenchmark,
     load_benchmark,
 )
+from hf_textcluster.data.corpora import CONFIRMATION_ONLY, IN_HOUSE, benchmarks_with_role
 
 # rows, number of labels (SOURCES.md)
 EXPECTED = {
@@ -27,6 +27,13 @@ EXPECTED = {
     "googlenews_t": (11108, 152),
     "googlenews_s": (11108, 152),
     "tweet": (2472, 89),
+    "trec6": (5452, 6),
+    "dbpedia": (12000, 14),
+    "bbc": (2225, 5),
+    # confirmation-only (prepared outside the repository)
+    "banking77": (10003, 77),
+    "clinc150": (15000, 150),
+    "agnews_titles": (7600, 4),
 }
 
 
@@ -39,7 +46,7 @@ def build(name, tmp_path, **kwargs) -> datasets.Dataset:
 # ------------------------------------------------------------------------------------------------ real corpora
 
 
-@pytest.mark.parametrize("name", BENCHMARKS)
+@pytest.mark.parametrize("name", IN_HOUSE)
 def test_real_corpus_rows_and_labels(name, data_dir, session_cache):
     ds = load_benchmark(name, data_dir=data_dir, cache_dir=session_cache)
     rows, num_labels = EXPECTED[name]
@@ -72,6 +79,30 @@ def test_real_texts_are_kept_exactly(data_dir, session_cache):
     assert snippets[0]["text"].endswith("business ")
     agnews = load_benchmark("agnews", data_dir=data_dir, cache_dir=session_cache)
     assert agnews.features["label"].names == ["World", "Sports", "Business", "Sci/Tech"]
+
+
+@pytest.mark.parametrize("name", benchmarks_with_role(CONFIRMATION_ONLY))
+def test_real_confirmation_only_corpus_rows_and_labels(name, confirm_data_dir, session_cache):
+    ds = load_benchmark(name, data_dir=confirm_data_dir, cache_dir=session_cache)
+    rows, num_labels = EXPECTED[name]
+    assert ds.num_rows == rows and ds.column_names == ["text", "label"]
+    assert ds.features["label"].num_classes == num_labels == len(set(ds["label"]))
+
+
+def test_real_confirmation_corpora_labels_and_texts(data_dir, session_cache):
+    trec = load_benchmark("trec6", data_dir=data_dir, cache_dir=session_cache)
+    assert trec.features["label"].names == ["ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM"]
+    assert trec[0]["text"] == "How did serfdom develop in and then leave Russia ?" and trec[0]["label"] == 1
+    assert any("sister\u00f0city" in text for text in trec["text"])  # the one ISO-8859-1 byte
+    dbpedia = load_benchmark("dbpedia", data_dir=data_dir, cache_dir=session_cache)
+    names = dbpedia.features["label"].names
+    assert names[0] == "Company" and names[-1] == "WrittenWork"
+    assert dbpedia[0]["text"] == " Ichthyococcus ovatus is a lightfish of the genus Ichthyococcus."
+    assert names[dbpedia[0]["label"]] == "Animal"  # raw id 10
+    bbc = load_benchmark("bbc", data_dir=data_dir, cache_dir=session_cache)
+    assert bbc.features["label"].names == ["business", "entertainment", "politics", "sport", "tech"]
+    assert bbc[0]["text"].startswith("Ad sales boost Time Warner profit\n\nQuarterly profits")
+    assert not any(text.endswith("\n") for text in bbc["text"])
 
 
 def test_real_augmented_stackoverflow_is_row_aligned(data_dir, session_cache):
@@ -294,6 +325,65 @@ def test_download_path_parses_raw_sources(tmp_path, monkeypatch):
     assert [ag.features["label"].int2str(i) for i in ag["label"]] == ["Business", "Sports"]
     assert requested[0] == dict(CORPORA["stackoverflow"].urls)
     assert all("raw.githubusercontent.com" in url for request in requested for url in request.values())
+
+
+def test_download_path_parses_the_confirmation_sources(tmp_path, monkeypatch):
+    import io
+    import tarfile
+
+    trec = tmp_path / "train_5500.label.txt"
+    trec.write_bytes(b"NUM:date When was Ozzy Osbourne born ?\nLOC:city What is the sister\xf0city ?\n")
+    dbpedia = tmp_path / "dbpedia.csv"
+    dbpedia.write_text(",text,label\n0, A lightfish.,10\n1, A film.,13\n", encoding="utf-8")
+    bbc = tmp_path / "bbc.tar.gz"
+    with tarfile.open(bbc, "w:gz") as tar:
+        for name, data in (("tech/001.txt", b"Phones\n\nNew phones.\n"), ("sport/001.txt", b"Cup\n\nA \xa35m win.\n")):
+            info = tarfile.TarInfo(f"bbc-article-classify-bert-8265dc84/bbc/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    files = {CORPORA["trec6"].urls["data"]: trec, CORPORA["dbpedia"].urls["data"]: dbpedia,
+             CORPORA["bbc"].urls["data"]: bbc}  # fmt: skip
+    monkeypatch.setattr(
+        datasets.DownloadManager, "download", lambda self, urls: {k: str(files[u]) for k, u in urls.items()}
+    )
+    ds = build("trec6", tmp_path)
+    assert ds["text"] == ["When was Ozzy Osbourne born ?", "What is the sister\u00f0city ?"]
+    assert [ds.features["label"].int2str(i) for i in ds["label"]] == ["NUM", "LOC"]
+    ds = build("dbpedia", tmp_path)
+    assert ds["text"] == [" A lightfish.", " A film."]
+    assert [ds.features["label"].int2str(i) for i in ds["label"]] == ["Animal", "Film"]
+    ds = build("bbc", tmp_path)
+    assert ds["text"] == ["Cup\n\nA \u00a35m win.", "Phones\n\nNew phones."]  # sorted by path: sport < tech
+    assert [ds.features["label"].int2str(i) for i in ds["label"]] == ["sport", "tech"]
+    assert "github.com/dejanbatanjac/bbc-article-classify-bert" in ds.info.homepage
+
+
+def test_download_path_parses_the_confirmation_only_sources(tmp_path, monkeypatch):
+    banking = tmp_path / "train.csv"
+    banking.write_text(
+        'text,category\nI am still waiting on my card?,card_arrival\n" Refund? ",Refund_not_showing_up\n',
+        encoding="utf-8",
+    )
+    clinc = tmp_path / "data_full.json"
+    clinc.write_text(json.dumps({"train": [["how do i say hi in french", "translate"]], "oos_train": [["x", "oos"]]}),
+                     encoding="utf-8")  # fmt: skip
+    agnews = tmp_path / "test.csv"
+    agnews.write_text('"3","Fears for T N pension after talks","Unions representing workers."\n'
+                      '"4","Ky. Company Wins Grant (AP)","AP - A company."\n', encoding="utf-8")  # fmt: skip
+    files = {CORPORA["banking77"].urls["data"]: banking, CORPORA["clinc150"].urls["data"]: clinc,
+             CORPORA["agnews_titles"].urls["data"]: agnews}  # fmt: skip
+    monkeypatch.setattr(
+        datasets.DownloadManager, "download", lambda self, urls: {k: str(files[u]) for k, u in urls.items()}
+    )
+    ds = build("banking77", tmp_path)
+    assert ds["text"] == ["I am still waiting on my card?", " Refund? "]
+    assert [ds.features["label"].int2str(i) for i in ds["label"]] == ["card_arrival", "Refund_not_showing_up"]
+    ds = build("clinc150", tmp_path)
+    assert ds["text"] == ["how do i say hi in french"] and ds.features["label"].int2str(ds[0]["label"]) == "translate"
+    assert ds.features["label"].num_classes == 150
+    ds = build("agnews_titles", tmp_path)
+    assert ds["text"] == ["Fears for T N pension after talks", "Ky. Company Wins Grant (AP)"]
+    assert [ds.features["label"].int2str(i) for i in ds["label"]] == ["Business", "Sci/Tech"]
 
 
 def test_load_benchmark_without_data_dir_downloads(tmp_path, monkeypatch):

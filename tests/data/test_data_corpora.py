@@ -2,12 +2,33 @@
 
 from __future__ import annotations
 
+import io
 import json
+import tarfile
 
 import pytest
 
 from hf_textcluster.data import BENCHMARKS, CORPORA, parse_json_lines, parse_label_tab_text, parse_line_aligned
-from hf_textcluster.data.corpora import read_text_label_csv, resolve_benchmark_name
+from hf_textcluster.data.corpora import (
+    CONFIRMATION,
+    CONFIRMATION_ONLY,
+    IN_HOUSE,
+    ROLES,
+    TUNING,
+    CorpusSpec,
+    benchmarks_with_role,
+    expand_benchmark_names,
+    parse_csv_columns,
+    parse_json_splits,
+    parse_text_folders,
+    parse_trec,
+    read_text_label_csv,
+    resolve_benchmark_name,
+)
+
+TUNING_SET = (
+    "agnews", "searchsnippets", "stackoverflow", "biomedical", "googlenews_ts", "googlenews_t", "googlenews_s", "tweet",
+)  # fmt: skip
 
 
 def test_line_aligned_strips_bom_and_terminators_but_keeps_text(tmp_path):
@@ -76,16 +97,126 @@ def test_csv_reader_keeps_na_like_texts(tmp_path):
 
 
 def test_benchmark_names_and_specs():
-    assert BENCHMARKS == (
-        "agnews", "searchsnippets", "stackoverflow", "biomedical", "googlenews_ts", "googlenews_t", "googlenews_s",
-        "tweet",
-    )  # fmt: skip
+    assert BENCHMARKS[:11] == (*TUNING_SET, "trec6", "dbpedia", "bbc")
     assert resolve_benchmark_name("GoogleNews-T") == "googlenews_t"
+    assert resolve_benchmark_name("TREC6") == "trec6"
     assert CORPORA["tweet"].num_labels == 89 and CORPORA["tweet"].label_ids[-1] == "110"
     assert CORPORA["stackoverflow"].label_names[CORPORA["stackoverflow"].label_index("12")] == "hibernate"
+    assert CORPORA["dbpedia"].label_names[CORPORA["dbpedia"].label_index("14")] == "WrittenWork"
+    assert CORPORA["trec6"].label_names == ("ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM")
     for spec in CORPORA.values():
         assert len(spec.label_ids) == len(spec.label_names) == len(set(spec.label_ids))
-        assert all(url.startswith("https://raw.githubusercontent.com/") for url in spec.urls.values())
+        # every source is pinned to a commit (40 hex digits in the URL)
+        assert all(url.startswith(("https://raw.githubusercontent.com/", "https://codeload.github.com/"))
+                   for url in spec.urls.values())  # fmt: skip
+        assert all(any(len(part) == 40 for part in url.split("/")) for url in spec.urls.values())
+
+
+def test_roles_split_the_corpora_once():
+    """The tuning set is the eight corpora the rules were chosen on; the confirmation sets are everything else."""
+    assert benchmarks_with_role(TUNING) == TUNING_SET
+    assert benchmarks_with_role(CONFIRMATION) == ("trec6", "dbpedia", "bbc")
+    assert (*TUNING_SET, "trec6", "dbpedia", "bbc") == IN_HOUSE
+    assert set(benchmarks_with_role(*ROLES)) == set(BENCHMARKS)
+    assert all(CORPORA[name].role == CONFIRMATION_ONLY for name in BENCHMARKS if name not in IN_HOUSE)
+    assert benchmarks_with_role(CONFIRMATION_ONLY) == ("banking77", "clinc150", "agnews_titles")
+    with pytest.raises(ValueError, match="Unknown role"):
+        benchmarks_with_role("test")
+    with pytest.raises(ValueError, match="Unknown role 'held_out'"):
+        CorpusSpec("x", ("1",), ("1",), 1, "trec", {}, "x", role="held_out")
+
+
+def test_expand_benchmark_names():
+    assert expand_benchmark_names(["all"]) == list(IN_HOUSE)
+    # in the given order, each corpus once
+    assert expand_benchmark_names(["Confirmation", "tweet", "tuning"]) == [
+        "trec6", "dbpedia", "bbc", "tweet", *TUNING_SET[:-1],
+    ]  # fmt: skip
+    assert expand_benchmark_names(["confirmation-only"]) == ["banking77", "clinc150", "agnews_titles"]
+    with pytest.raises(ValueError, match="Valid names"):
+        expand_benchmark_names(["tunning"])
+
+
+def test_trec_keeps_the_coarse_class_and_latin1(tmp_path):
+    path = tmp_path / "train_5500.label.txt"
+    path.write_bytes(
+        b"DESC:manner How did serfdom develop in and then leave Russia ?\n"
+        b"ENTY:cremat What films featured the character Popeye Doyle ?\r\n"
+        b"LOC:other What is the sister\xf0city of `` Paris '' ?\n"
+    )
+    assert parse_trec(path) == [
+        ("How did serfdom develop in and then leave Russia ?", "DESC"),
+        ("What films featured the character Popeye Doyle ?", "ENTY"),
+        ("What is the sister\u00f0city of `` Paris '' ?", "LOC"),
+    ]
+    path.write_text("no label here\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="line 1.*COARSE:fine"):
+        parse_trec(path)
+
+
+def test_csv_columns_ignore_the_index_and_keep_leading_spaces(tmp_path):
+    path = tmp_path / "dbpedia.csv"
+    path.write_text(',text,label\n0, Ichthyococcus ovatus is a lightfish.,10\n1," A, quoted ""text""",6\n2,NA,1\n',
+                    encoding="utf-8")  # fmt: skip
+    assert parse_csv_columns(path) == [
+        (" Ichthyococcus ovatus is a lightfish.", "10"),
+        (' A, quoted "text"', "6"),
+        ("NA", "1"),
+    ]
+    other = tmp_path / "train.csv"
+    other.write_text('text,category\n"I am still waiting\non my card?",card_arrival\n', encoding="utf-8")
+    assert parse_csv_columns(other, label_column="category") == [("I am still waiting\non my card?", "card_arrival")]
+    with pytest.raises(ValueError, match=r"no column\(s\) \['label'\]"):
+        parse_csv_columns(other)
+    headerless = tmp_path / "test.csv"
+    headerless.write_text('"3","Fears for T N pension after talks","Unions representing workers."\n', encoding="utf-8")
+    names = ("label", "title", "description")
+    assert parse_csv_columns(headerless, "title", names=names) == [("Fears for T N pension after talks", "3")]
+    with pytest.raises(ValueError, match="no column"):
+        parse_csv_columns(headerless, "headline", names=names)
+
+
+def test_json_splits_reads_one_split(tmp_path):
+    path = tmp_path / "data_full.json"
+    data = {"train": [["how do i say hi in french", "translate"], ["what's my balance", "balance"]],
+            "oos_train": [["how old is the sun", "oos"]]}  # fmt: skip
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert parse_json_splits(path) == [("how do i say hi in french", "translate"), ("what's my balance", "balance")]
+    with pytest.raises(ValueError, match="split 'test'"):
+        parse_json_splits(path, split="test")
+    path.write_text(json.dumps({"train": [["only text"]]}), encoding="utf-8")
+    with pytest.raises(ValueError, match="item 0"):
+        parse_json_splits(path)
+
+
+def _bbc_files() -> dict:
+    return {
+        "bbc/business/002.txt": b"Dollar gains\n\nThe dollar rose.\n",
+        "bbc/business/001.txt": b"Ad sales boost Time Warner profit\n\nProfits jumped 76% (\xc2\xa3600m).\n",
+        "bbc/sport/199.txt": b"Cup win\n\nA \xa35m deal.\n\n\n",  # not UTF-8: a bare 0xA3; extra final newlines
+        "bbc/README.TXT": b"Consists of 2225 documents",
+    }
+
+
+def test_text_folders_from_an_archive_and_a_folder(tmp_path):
+    expected = [
+        ("Ad sales boost Time Warner profit\n\nProfits jumped 76% (\u00a3600m).", "business"),
+        ("Dollar gains\n\nThe dollar rose.", "business"),
+        ("Cup win\n\nA \u00a35m deal.", "sport"),
+    ]
+    archive = tmp_path / "repo.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        for name, data in _bbc_files().items():
+            info = tarfile.TarInfo(f"bbc-article-classify-bert-8265dc8/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    assert parse_text_folders(archive) == expected
+    for name, data in _bbc_files().items():
+        (tmp_path / "tree" / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / "tree" / name).write_bytes(data)
+    assert parse_text_folders(tmp_path / "tree") == expected
+    with pytest.raises(ValueError, match="no file matches"):
+        parse_text_folders(tmp_path / "tree", root="news")
 
 
 def test_unknown_name_lists_valid_names():
@@ -93,3 +224,16 @@ def test_unknown_name_lists_valid_names():
         resolve_benchmark_name("stackoverflw")
     with pytest.raises(ValueError, match="Unknown label '0'"):
         CORPORA["agnews"].label_index("0")
+
+
+def test_benchmark_rows_read_their_set_from_the_corpus_spec():
+    from training.bench.common import ROLE_TITLES, by_role, corpus_role
+
+    assert set(ROLE_TITLES) == set(ROLES)
+    assert corpus_role("stackoverflow") == TUNING and corpus_role("bbc") == CONFIRMATION
+    assert corpus_role("clinc150") == CONFIRMATION_ONLY and corpus_role("my_corpus") == "?"
+    assert by_role(["clinc150", "tweet", "trec6", "agnews"]) == {
+        TUNING: ["tweet", "agnews"],
+        CONFIRMATION: ["trec6"],
+        CONFIRMATION_ONLY: ["clinc150"],
+    }

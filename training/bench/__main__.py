@@ -75,11 +75,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one section (its rows are saved as they are measured) and re-render; ``render`` only re-renders."""
-    from hf_textcluster.data import BENCHMARKS
+    from hf_textcluster.data.corpora import expand_benchmark_names
 
     args = build_parser().parse_args(argv)
-    if getattr(args, "datasets", None) == ["all"]:
-        args.datasets = list(BENCHMARKS)
+    if getattr(args, "datasets", None) is not None:  # corpus and group names (all, tuning, ...) -> corpus names
+        args.datasets = expand_benchmark_names(args.datasets)
     if args.section in ("model-cards", "push-cards"):
         return model_cards.run_cards(args)
     store = results.load_store()

@@ -214,10 +214,44 @@ def default_data_dir() -> str:
     return os.environ.get("HF_TEXTCLUSTER_DATA_DIR") or str(REPO.parent / "shared" / "data")
 
 
+# Which set each corpus belongs to is recorded once, as `CorpusSpec.role` in hf_textcluster/data/corpora.py (decided
+# before any confirmation corpus was run; docs/benchmarks.md gives the reason). Rules are chosen on the tuning set;
+# confirmation numbers are reported as they fall.
+ROLE_TITLES = {
+    "tuning": "tuning set (rules were chosen on it)",
+    "confirmation": "confirmation set (in-house, never tuned on)",
+    "confirmation_only": "confirmation-only (public corpora of the kinds users bring)",
+}
+
+
+def corpus_role(dataset: str) -> str:
+    """The set a row's corpus belongs to: ``"tuning"``, ``"confirmation"`` or ``"confirmation_only"`` (``"?"`` for a
+    name that is not a benchmark corpus)."""
+    from hf_textcluster.data import CORPORA
+
+    spec = CORPORA.get(dataset)
+    return spec.role if spec else "?"
+
+
+def by_role(datasets) -> dict[str, list[str]]:
+    """The given corpus names grouped by role, in the order tuning, confirmation, confirmation-only (empty groups
+    left out): what a table splits its rows by."""
+    groups: dict[str, list[str]] = {role: [] for role in ROLE_TITLES}
+    for name in datasets:
+        groups.setdefault(corpus_role(name), []).append(name)
+    return {role: names for role, names in groups.items() if names}
+
+
 def add_corpus_arguments(parser: argparse.ArgumentParser, seeds: bool = True) -> None:
-    """``--datasets`` (names or ``all``), ``--seeds`` and ``--data-dir``: what the sections that loop over corpora
+    """``--datasets`` (names or groups), ``--seeds`` and ``--data-dir``: what the sections that loop over corpora
     take."""
-    parser.add_argument("--datasets", nargs="+", default=["all"], help="Benchmark corpora, or all (default).")
+    parser.add_argument(
+        "--datasets",
+        nargs="+",
+        default=["all"],
+        help="Benchmark corpora, or groups: all (default: the eleven in-house corpora, tuning + confirmation), "
+        "tuning, confirmation, confirmation_only (their CSVs are not in the shared folder: pass --data-dir).",
+    )
     if seeds:
         parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--data-dir", default=default_data_dir())
