@@ -19,7 +19,16 @@ import numpy as np
 from hf_textcluster.markup import escape_markdown
 
 from . import candidate_store
-from .common import add_corpus_arguments, cpu_kind, default_baselines, mean_std, run_header, train_time
+from .common import (
+    ROLE_TITLES,
+    add_corpus_arguments,
+    corpus_role,
+    cpu_kind,
+    default_baselines,
+    mean_std,
+    run_header,
+    train_time,
+)
 from .store import put_row, run_dir, save_store, select_rows
 
 SECTION = "auto"
@@ -95,6 +104,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def training_texts(data_dir: str, name: str) -> list[str]:
+    """The texts as a run read them: a tuning corpus with the contrastive signal's augmented views (as :func:`run`
+    loads it), another corpus as it is, a file the library has no builder for from ``<data_dir>/<name>.csv``."""
+    from hf_textcluster.data import BENCHMARKS, load_benchmark
+
+    if name not in BENCHMARKS:
+        return list(csv_corpus(data_dir, name)["text"])
+    views = _contrastive_views() if split_of(name) == "tuning" else None
+    return list(load_benchmark(name, data_dir=data_dir, augmentation=views)["text"])
+
+
 def csv_corpus(data_dir: str, name: str):
     """``<data_dir>/<name>.csv`` (header ``text,label``) as a dataset: a corpus the library has no builder for."""
     import pandas as pd
@@ -150,7 +170,6 @@ def rescore(args, store: dict) -> None:
     criterion. The ACC of a re-made choice is its candidate's (for a candidate of the pretrained space or the
     consensus the saved model would serve a linear head fitted to it, which agrees with it on most texts)."""
     from hf_textcluster.choosing.candidate_criteria import DEFAULT_AUTO_CRITERION
-    from hf_textcluster.data import BENCHMARKS, load_benchmark
     from hf_textcluster.runs.auto_candidates import rescore_kept_candidates
 
     criteria = {"criteria": args.criteria} if args.criteria else {}
@@ -168,12 +187,7 @@ def rescore(args, store: dict) -> None:
                     f"{name} seed {seed}: the stored row's candidates were recomputed; --rescore would score the "
                     "run's original candidates. Use --recompute-candidates (it computes every criterion)."
                 )
-            # the texts as the run read them: with the contrastive signal's augmented views (as `run` loads them)
-            texts = list(
-                load_benchmark(name, data_dir=args.data_dir, augmentation=_contrastive_views())["text"]
-                if name in BENCHMARKS
-                else csv_corpus(args.data_dir, name)["text"]
-            )
+            texts = training_texts(args.data_dir, name)
             if folder.is_dir():
                 values = rescore_kept_candidates(folder, texts, random_state=seed, **criteria)
             else:
@@ -369,7 +383,11 @@ def run(args, store: dict, run_id: str) -> None:
             dataset = name if name in BENCHMARKS else csv_corpus(args.data_dir, name)
             if args.limit:  # a quick check on a seeded subset, with the contrastive signal's views
                 full = (
-                    load_benchmark(name, data_dir=args.data_dir, augmentation=_contrastive_views())
+                    load_benchmark(
+                        name,
+                        data_dir=args.data_dir,
+                        augmentation=_contrastive_views() if split_of(name) == "tuning" else None,
+                    )
                     if name in BENCHMARKS
                     else dataset
                 )
@@ -484,7 +502,8 @@ def render(store: dict, rows: list[dict]) -> list[str]:
     ]
     from hf_textcluster.choosing.candidate_criteria import DEFAULT_AUTO_CRITERION
 
-    for name in BENCHMARKS:
+    tuning_names = [n for n in BENCHMARKS if split_of(n) == "tuning"]
+    for name in tuning_names:
         d = [r for r in auto_rows if r["dataset"] == name]
         if not d:
             continue
@@ -505,7 +524,7 @@ def render(store: dict, rows: list[dict]) -> list[str]:
         which = ", ".join(f"{r['dataset']} seed {r['seed']} ({r['selection_criterion']})" for r in earlier)
         out += ["", f"Chosen by an earlier default criterion (runs not kept to re-score): {which}."]
     names = sorted({n for r in auto_rows for n in r["partitions"]}, key=_candidate_order)
-    datasets = [n for n in BENCHMARKS if any(r["dataset"] == n for r in auto_rows)]
+    datasets = [n for n in tuning_names if any(r["dataset"] == n for r in auto_rows)]
     out += [
         "",
         "Every candidate's ACC (mean over seeds; the best per corpus in bold):",
@@ -528,11 +547,11 @@ def render(store: dict, rows: list[dict]) -> list[str]:
             text = mean_std(values) if values else "–"
             cells.append(f"**{text}**" if values and abs(statistics.mean(values) - best_per[ds]) < 1e-12 else text)
         out.append(f"| {n} | " + " | ".join(cells) + " |")
-    tuning = [r for r in auto_rows if split_of(r["dataset"]) == "tuning"]
-    confirmation = [r for r in auto_rows if split_of(r["dataset"]) == "confirmation"]
-    out += render_criteria(tuning, "tuning")
+    out += render_criteria([r for r in auto_rows if split_of(r["dataset"]) == "tuning"], ROLE_TITLES["tuning"])
+    confirmation = [r for r in auto_rows if split_of(r["dataset"]) != "tuning"]
     out += render_confirmation(store, confirmation)
-    out += render_criteria(confirmation, "confirmation")
+    for split in SPLITS[1:]:
+        out += render_criteria([r for r in confirmation if split_of(r["dataset"]) == split], ROLE_TITLES[split])
     out += render_variants(store, [r for r in runs if r.get("variant")])
     out += ["", *run_header(store, runs), ""]
     return out
@@ -586,11 +605,14 @@ def criterion_picks(row: dict, criterion: str) -> str:
 
 
 def split_of(dataset: str) -> str:
-    """``"tuning"`` for the corpora the default's rules were chosen on (every benchmark corpus), else
-    ``"confirmation"``: corpora set aside before any rule was chosen, whose numbers are reported as they fall."""
-    from hf_textcluster.data import BENCHMARKS
+    """The set a corpus belongs to (:func:`~training.bench.common.corpus_role`): ``"tuning"`` (the rules were chosen
+    on it), ``"confirmation"`` or ``"confirmation_only"`` (set aside before any rule was chosen; a file the library
+    has no builder for counts as confirmation-only)."""
+    role = corpus_role(dataset)
+    return "confirmation_only" if role == "?" else role
 
-    return "tuning" if dataset in BENCHMARKS else "confirmation"
+
+SPLITS = ("tuning", "confirmation", "confirmation_only")
 
 
 def readme_table(store: dict, rows: list[dict], names: dict[str, str]) -> list[str]:
@@ -602,19 +624,20 @@ def readme_table(store: dict, rows: list[dict], names: dict[str, str]) -> list[s
     auto_rows = [r for r in rows if r["section"] == SECTION and not r.get("variant")]
     if not auto_rows:
         return []
-    others = sorted({r["dataset"] for r in auto_rows} - set(BENCHMARKS))
+    order = [*BENCHMARKS, *sorted({r["dataset"] for r in auto_rows} - set(BENCHMARKS))]
     out = [
         "| corpus | set | texts | the BERTopic way | `train` serves | Δ | wall s (CPU kind) | seeds |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    for name in [*BENCHMARKS, *others]:
+    for name in sorted(order, key=lambda n: (SPLITS.index(split_of(n)), order.index(n))):
         d = [r for r in auto_rows if r["dataset"] == name]
         if not d:
             continue
         bertopic = statistics.mean(r["partitions"]["pretrained/umap_kmeans"]["acc"] for r in d)
         served = statistics.mean(r["served_acc"] for r in d)
         out.append(
-            f"| {names.get(name, name)} | {split_of(name)} | {d[0]['num_texts']:,} | {100 * bertopic:.1f} "
+            f"| {names.get(name, name)} | {split_of(name).replace('_', '-')} | {d[0]['num_texts']:,} "
+            f"| {100 * bertopic:.1f} "
             f"| {100 * served:.1f} | {100 * (served - bertopic) + 0.0:+.1f} "
             f"| {train_time(store, d, key='wall_seconds')} | {len(d)} |"
         )
@@ -633,17 +656,18 @@ def render_confirmation(store: dict, rows: list[dict]) -> list[str]:
         "pretrained MiniLM, the true K); *pick* = the criterion's pick before the do-no-harm guard; *loss* =",
         "oracle ACC − served ACC (the oracle is **chosen with labels**).",
         "",
-        "| dataset | texts | served ACC | served (candidate) | pick | BERTopic way | Δ served − BERTopic way "
+        "| dataset | set | texts | served ACC | served (candidate) | pick | BERTopic way | Δ served − BERTopic way "
         "| oracle ACC (labels) | oracle | loss | wall s | seeds |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for name in sorted({r["dataset"] for r in rows}):
+    for name in sorted({r["dataset"] for r in rows}, key=lambda n: (SPLITS.index(split_of(n)), n)):
         d = [r for r in rows if r["dataset"] == name]
         bertopic = [r["partitions"]["pretrained/umap_kmeans"]["acc"] for r in d]
         delta = statistics.mean(r["served_acc"] for r in d) - statistics.mean(bertopic)
         loss = statistics.mean(r["oracle_acc"] - r["served_acc"] for r in d)
         out.append(
-            f"| {name} | {d[0]['num_texts']} | {mean_std([r['served_acc'] for r in d])} "
+            f"| {name} | {split_of(name).replace('_', '-')} | {d[0]['num_texts']} "
+            f"| {mean_std([r['served_acc'] for r in d])} "
             f"| {_counts(d, 'served_by_default')} | {_counts(d, 'criterion_pick')} | {mean_std(bertopic)} "
             f"| {100 * delta + 0.0:+.1f} | {mean_std([r['oracle_acc'] for r in d])} | {_counts(d, 'oracle')} "
             f"| {100 * loss:.1f} | {train_time(store, d, key='wall_seconds')} | {len(d)} |"
@@ -651,7 +675,7 @@ def render_confirmation(store: dict, rows: list[dict]) -> list[str]:
     return out
 
 
-def render_criteria(auto_rows: list[dict], split: str = "tuning") -> list[str]:
+def render_criteria(auto_rows: list[dict], split: str) -> list[str]:
     """Each label-free criterion's pick on every run that recorded them all: how often it is the oracle's, and its
     mean and largest ACC loss against the oracle (chosen with labels); beside it, always serving one candidate."""
     criteria = sorted({c for r in auto_rows for p in r["partitions"].values() for c in p.get("criteria", {})})
@@ -661,8 +685,8 @@ def render_criteria(auto_rows: list[dict], split: str = "tuning") -> list[str]:
     default = runs[-1]["selection_criterion"]
     out = [
         "",
-        f"Every criterion's pick on the same {len(runs)} runs of the {split} corpora (every corpus and seed above that "
-        "recorded them all), against the *oracle*",
+        f"Every criterion's pick on the same {len(runs)} runs of the {split} (every corpus and seed that recorded "
+        "them all), against the *oracle*",
         "(the best candidate by ACC, **chosen with labels**): *picks the oracle* = runs where it picked the oracle's",
         "candidate; loss = oracle ACC − its pick's ACC, in points. *always X* serves X whatever the texts. What",
         "`train --method auto` serves is in bold: its criterion's pick, unless the do-no-harm guard keeps",
