@@ -138,3 +138,35 @@ def test_train_clusterer_is_quiet_when_asked(own_file, tiny_encoder_dir, tmp_pat
     assert said["Training SCCL with the cpu recipe"] == "INFO" and said["step 5/5"] == "INFO"
     assert said["Estimated training time on this machine"] == "INFO"
     assert result.schedule.max_steps == 5 and result.cluster_names.num_texts == NUM_TEXTS
+
+
+def test_the_readme_shell_block_runs_as_written(own_file, tiny_encoder_dir, tmp_path, monkeypatch, capsys):
+    """README's "Cluster your texts" block, each command as written, on 300 texts of one's own (a tiny encoder and
+    a 3-step schedule added to `train`): a served model, its cluster table as CSV, one prediction per text."""
+    import csv
+    import re
+    import shlex
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Cluster your texts", 1)[1]
+    block = re.search(r"```bash\n(.*?)```", section, re.S).group(1)
+    commands = [shlex.split(line) for line in block.splitlines() if line.startswith("hf-textcluster ")]
+    assert [c[1] for c in commands] == ["train", "info", "predict"]
+    _, texts = own_file
+    for name in ("tickets.csv", "new_tickets.csv"):
+        with open(tmp_path / name, "w", newline="", encoding="utf-8") as f:
+            csv.writer(f).writerows([["text"], *([t] for t in texts)])
+    monkeypatch.chdir(tmp_path)
+    small = ["--encoder", str(tiny_encoder_dir), "--max_steps", "3", "--bf16", "false", "--disable_tqdm", "true"]
+    for command in commands:
+        assert main(command[1:] + (small if command[1] == "train" else [])) == 0, command
+    printed = capsys.readouterr().out
+    k = int(commands[0][commands[0].index("--num-clusters") + 1])
+    assert "Serves its" in printed and f"K = {k}." in printed
+    with open("clusters.csv", encoding="utf-8") as f:
+        table = list(csv.DictReader(f))
+    assert len(table) == k and {"cluster", "name", "size", "keywords"} <= set(table[0])
+    assert sum(int(row["size"]) for row in table) == len(texts)
+    assert len(Path("predictions.jsonl").read_text().splitlines()) == len(texts)
+    assert len(Path("runs/tickets/assignments.csv").read_text().splitlines()) == len(texts) + 1
