@@ -225,12 +225,12 @@ def test_write_model_card_and_the_card_command(trained_run, toy_corpus, tmp_path
     assert f"dataset_size:{len(toy_corpus[0])}" in text  # the training set's size, not the 6 keyword texts
     write_model_card(run_dir)
     assert (run_dir / "README.md").read_text().startswith("---\nlanguage: en")
-    assert cli_main(["card", str(run_dir), "--repo-id", "org/x", "--license", "mit"]) == 0
+    assert cli_main(["card", "--model", str(run_dir), "--repo-id", "org/x", "--license", "mit"]) == 0
     out = capsys.readouterr().out
     assert front_matter(out)["license"] == "mit" and 'model="org/x"' in out
-    assert cli_main(["card", str(run_dir), "--output", str(tmp_path / "card.md")]) == 0
+    assert cli_main(["card", "--model", str(run_dir), "--output", str(tmp_path / "card.md")]) == 0
     assert (tmp_path / "card.md").read_text().startswith("---")
-    assert cli_main(["card", str(tmp_path / "nowhere")]) == 2
+    assert cli_main(["card", "--model", str(tmp_path / "nowhere")]) == 2
 
 
 # ----- what the card says is true ---------------------------------------------------------------------------------
@@ -307,7 +307,7 @@ def test_card_input_computes_keywords_and_recorded_metrics_are_shown(trained_run
     (run_dir / "training_run.json").write_text(json.dumps(unscored), encoding="utf-8")
     (tmp_path / "texts.txt").write_text("\n".join(toy_corpus[0]) + "\n", encoding="utf-8")
     with pytest.warns(MetricsNotMeasuredWarning):
-        assert cli_main(["card", str(run_dir), "--input", str(tmp_path / "texts.txt")]) == 0
+        assert cli_main(["card", "--model", str(run_dir), "--input", str(tmp_path / "texts.txt")]) == 0
     card = capsys.readouterr().out
     assert "Keywords not computed" not in card and "| share of training texts | top keywords |" in card
     record_metrics(run_dir, {"acc": 0.728, "nmi": 0.7, "ari": 0.6})

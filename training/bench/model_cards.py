@@ -196,7 +196,7 @@ def provenance_section(entry: dict, repo_id: str) -> str:
             "This card was generated from the project's benchmark store (`python -m training.bench model-cards`), not "
             "from weights on the Hub: the weights are what the training command under *Training* produces "
             f"(`--output-dir runs/{name}`), and this repository holds them only once they are pushed "
-            f"(`hf-textcluster push runs/{name} {repo_id}`).",
+            f"(`hf-textcluster push --model runs/{name} --repo-id {repo_id}`).",
             "",
             f"The scores under *Results* come from the benchmark run {described(run)}, which trained the same recipe "
             f"and seed (in {row['train_seconds']:.0f} s){scored_by}: the partition `train` serves, "
