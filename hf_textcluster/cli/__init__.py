@@ -73,6 +73,8 @@ _PYTHON_TO_FLAG = (
     ("Pass text_column= one of them", "Pass --text-column one of them"),
     ("Pass label_column= one of them", "Pass --label-column one of them"),
     ("Pass text_column= (--text-column)", "Pass --text-column"),
+    ("`far_quantile`", "--far-quantile"),
+    ("`calibration_sample_size`", "--calibration-sample"),
 )
 
 

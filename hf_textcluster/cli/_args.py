@@ -64,6 +64,17 @@ def positive_int(value: str) -> int:
     return number
 
 
+def quantile(value: str) -> float:
+    """``--outlier-quantile`` / ``--far-quantile``: a number in (0, 1], refused before any model is loaded."""
+    try:
+        number = float(value)
+    except ValueError:
+        number = -1.0
+    if not 0 < number <= 1:
+        raise argparse.ArgumentTypeError(f"expected a quantile in (0, 1], e.g. 0.9, got {value!r}")
+    return number
+
+
 def num_clusters_or_auto(value: str) -> int | str:
     """``--num-clusters``: a whole number, or ``auto`` (chosen from the embeddings, see ``--k-range``)."""
     try:

@@ -14,7 +14,7 @@ from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.precision import INFERENCE_PRECISIONS
 from ..modeling.validation import check_local_path
 from ..runs.folder import check_finished_run
-from ._args import add_model_input_args, positive_int
+from ._args import add_model_input_args, positive_int, quantile
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -54,7 +54,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     predict.add_argument(
         "--outlier-quantile",
-        type=float,
+        type=quantile,
         metavar="Q",
         help="With --flag-outliers: a text farther from its cluster's centre than this quantile of that cluster's "
         "calibrated distances is an outlier, so about 1 - Q of the calibration texts are (default 0.99; not "

@@ -7,7 +7,7 @@ import argparse
 from ..data import load_text_file
 from ..modeling.calibration import UPDATE_FAR_QUANTILE
 from ..runs.curation import update_saved_model
-from ._args import add_curation_args, curation_texts, refresh_card
+from ._args import add_curation_args, curation_texts, quantile, refresh_card
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -26,7 +26,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     update.add_argument(
         "--far-quantile",
-        type=float,
+        type=quantile,
         default=UPDATE_FAR_QUANTILE,
         metavar="Q",
         help="A text farther from its nearest cluster's centre than this quantile of that cluster's calibrated "
@@ -50,7 +50,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         accept_new=args.accept_new,
         reference_texts=reference,
         overwrite=args.overwrite,
-        outlier_quantile=args.far_quantile,
+        far_quantile=args.far_quantile,
         min_new_size=args.min_new_size,
         batch_size=args.batch_size,
     )

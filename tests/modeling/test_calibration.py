@@ -360,7 +360,7 @@ def test_cli_calibrate_then_predict_with_outliers(calibrated, tmp_path, toy_corp
     assert all(line["cluster"] == -1 and line["label"] == "outlier" or "nearest_cluster" not in line for line in lines)
     assert main(["predict", "--model", str(model_dir), "--input", str(queries), "--outlier-quantile", "0.5"]) == 2
     assert "--outlier-quantile applies with --flag-outliers" in capsys.readouterr().err
-    assert (
+    with pytest.raises(SystemExit) as exit_info:  # refused before the model is loaded, in one line
         main(
             [
                 "predict",
@@ -373,9 +373,9 @@ def test_cli_calibrate_then_predict_with_outliers(calibrated, tmp_path, toy_corp
                 "7",
             ]
         )
-        == 2
-    )
-    assert "--outlier-quantile" in capsys.readouterr().err
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--outlier-quantile" in err[0]
 
 
 def test_cli_recluster_serves_kmeans_on_the_trained_embeddings(tmp_path, toy_corpus, capsys):
