@@ -243,8 +243,27 @@ def _load_tokenizer(path: str, hub_kwargs: dict) -> Any:
         return None
 
 
+def readable_as_umask_allows(path: str | os.PathLike) -> None:
+    """Give ``path`` (a file, or a folder and everything in it) the permissions the user's umask gives a new file:
+    safetensors writes its files readable by their owner only (0600), so that, on a shared machine, another account
+    could not load a saved model."""
+    mask = os.umask(0)  # reading the umask means setting it: set back at once
+    os.umask(mask)
+    path = os.fspath(path)
+    if not os.path.isdir(path):
+        os.chmod(path, 0o666 & ~mask)
+        return
+    for root, _, files in os.walk(path):
+        os.chmod(root, 0o777 & ~mask)
+        for name in files:
+            os.chmod(os.path.join(root, name), 0o666 & ~mask)
+
+
 def _move_into(staging: str, save_directory: str) -> None:
-    """Move every file and folder of ``staging`` into ``save_directory``, replacing what is there."""
+    """Move every file and folder of ``staging`` into ``save_directory``, replacing what is there, with the
+    permissions the user's umask gives new files (not the staging folder's private ones)."""
+    for name in os.listdir(staging):
+        readable_as_umask_allows(os.path.join(staging, name))
     for name in os.listdir(staging):
         target = os.path.join(save_directory, name)
         if os.path.isdir(target) and not os.path.islink(target):

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from ..modeling.cluster_edits import OnlineCentres, UpdateResult
+from ..modeling.serialization import readable_as_umask_allows
 from ..modeling.validation import check_local_path, validate_texts
 from ..representation import cluster_keywords, keyword_labels
 from .folder import TRAINING_RUN_FILE, check_may_replace_model, find_training_texts, load_clusterer, read_training_run
@@ -111,6 +112,7 @@ def _save(model, model_dir: str, output_dir: str, record: dict) -> dict:
         from safetensors.torch import save_file
 
         save_file(state.to_tensors(), str(state_file))
+        readable_as_umask_allows(state_file)
     elif state_file.is_file():  # the old clusters' state does not describe these
         state_file.unlink()
     return run
