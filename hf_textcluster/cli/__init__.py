@@ -2,7 +2,8 @@
 
 Every command that reads a benchmark takes ``--data-dir`` (default: ``$HF_TEXTCLUSTER_DATA_DIR``, else the corpora's
 public download URLs). ``train`` passes any ``TrainingArguments`` flag through (``--max-steps 100``,
-``--per-device-train-batch-size 32``, ...; the old underscore spellings still work).
+``--per-device-train-batch-size 32``, ...; the old underscore spellings still work), except the few it names itself
+(``--precision`` for ``bf16`` / ``fp16``, ``--calibration-sample``).
 
 One module per command: each defines ``add_parser(subparsers)`` (its arguments, with ``func=run``) and
 ``run(args, extra) -> int`` (its exit status); a new command is a new module and one line in ``COMMANDS``.

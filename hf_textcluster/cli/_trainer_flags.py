@@ -71,7 +71,8 @@ def add_trainer_flags(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
         "Trainer options",
         "Passed to ClusteringTrainingArguments (a transformers TrainingArguments); any other of its fields passes "
-        "through the same way, e.g. --save-steps 100 or --logging-steps 10.",
+        "through the same way, e.g. --save-steps 100 or --logging-steps 10 (its precision fields are set by "
+        "--precision).",
     )
     for name in LISTED:
         flag = FLAG_NAMES.get(name, name.replace("_", "-"))
