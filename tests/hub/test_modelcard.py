@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import warnings
 
 import pytest
@@ -153,6 +154,26 @@ def test_training_command_for_user_texts():
     assert "--input <your texts file>" in command and "--num-clusters 12" in command
     assert "--config eta=5" in command and "--max-steps 10" in command and "--seed 1" in command
     assert "not recorded" in training_command(None, 3)
+
+
+@pytest.mark.parametrize(
+    "overrides, flags",
+    [
+        ({"bf16": False}, "--precision fp32"),
+        ({"bf16": True, "fp16": False}, "--precision bf16"),
+        ({"fp16": True}, "--precision fp16"),
+        ({"calibration_sample_size": 500}, "--calibration-sample 500"),
+    ],
+)
+def test_training_command_spells_train_s_own_options(overrides, flags):
+    """The card's command is one `train` accepts: the precision and the calibration sample by their option names."""
+    from hf_textcluster.cli import parse_command_line
+    from hf_textcluster.cli._trainer_flags import check_pass_through
+
+    command = training_command({"method": "sccl", "dataset": "stackoverflow", "training_overrides": overrides}, 20)
+    assert flags in command and "--bf16" not in command and "--calibration-sample-size" not in command
+    args, extra = parse_command_line(shlex.split(command.replace("\\\n", " "))[1:])
+    check_pass_through(extra)
 
 
 def test_encoder_hub_id(tmp_path):
