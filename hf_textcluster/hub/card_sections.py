@@ -58,13 +58,16 @@ def format_value(value: Any) -> str:
 def _training_flags(overrides: Mapping[str, Any]) -> list[str]:
     """``training_overrides`` as ``train``'s options: dashes, precision as ``--precision``, the calibration sample
     as ``--calibration-sample`` (the names every command gives them)."""
-    flags, rest = [], dict(overrides)
-    bf16, fp16 = rest.pop("bf16", None), rest.pop("fp16", None)
-    if bf16 is not None or fp16 is not None:
-        flags.append(f"--precision {'bf16' if bf16 else 'fp16' if fp16 else 'fp32'}")
+    bf16, fp16 = overrides.get("bf16"), overrides.get("fp16")
+    precision = f"--precision {'bf16' if bf16 else 'fp16' if fp16 else 'fp32'}"
     names = {"calibration_sample_size": "calibration-sample"}
-    for key, value in rest.items():
-        flags.append(f"--{names.get(key, key.replace('_', '-'))} {format_value(value)}")
+    flags = []
+    for key, value in overrides.items():
+        if key in ("bf16", "fp16"):  # one --precision, where the first of them was
+            if precision not in flags and value is not None:
+                flags.append(precision)
+        else:
+            flags.append(f"--{names.get(key, key.replace('_', '-'))} {format_value(value)}")
     return flags
 
 
