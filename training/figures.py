@@ -2,7 +2,7 @@
 """The pictures in docs/, made from what the benchmark (python -m training.bench) saved (never drawn by hand).
 
     python training/figures.py                                   # SCCL on StackOverflow, seed 0
-    python training/figures.py --method decmlm --dataset searchsnippets --projection tsne --sample-size 3000
+    python training/figures.py --method decmlm --dataset searchsnippets --projection tsne --map-sample 3000
 
 Writes into --output-dir (default docs/):
   map_<method>_<dataset>.png       2-D maps of the same sample of the corpus's texts, coloured by their true label:
@@ -17,7 +17,7 @@ Writes into --output-dir (default docs/):
   leaderboard_<metric>.png         ACC (or --metric nmi) per corpus of the baselines and of each method's head and
                                    k-means on its embeddings, mean over seeds, from docs/results.json.
 
-The map embeds --sample-size texts twice (before / after) and projects them (UMAP by default): minutes on a CPU.
+The map embeds --map-sample texts twice (before / after) and projects them (UMAP by default): minutes on a CPU.
 """
 
 from __future__ import annotations
@@ -96,7 +96,7 @@ def make_map(args, run_dir: Path, run_info: dict | None, row: dict | None) -> st
         raise ValueError(f"{run_dir} was trained on {run_info['dataset']!r}, not --dataset {args.dataset!r}.")
     dataset = load_benchmark(args.dataset, data_dir=args.data_dir)
     texts, labels = dataset["text"], np.asarray(dataset["label"])
-    rows = sample_indices(len(texts), args.sample_size, args.random_state)
+    rows = sample_indices(len(texts), args.map_sample, args.random_state)
     sample = [texts[int(i)] for i in rows]
 
     trained = load_clusterer(run_dir)
@@ -201,7 +201,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dataset", default="stackoverflow", help="The corpus (default: stackoverflow).")
     parser.add_argument("--seed", type=int, default=0, help="The run's training seed (default 0).")
     parser.add_argument("--run-dir", help="The trained run (default: runs/bench/<method>-<dataset>-seed<seed>).")
-    parser.add_argument("--sample-size", type=int, default=5000, help="Texts in the map (a seeded sample).")
+    parser.add_argument("--map-sample", type=int, default=5000, help="Texts in the map (a seeded sample).")
     parser.add_argument("--projection", default="umap", choices=["umap", "tsne", "pca"])
     parser.add_argument("--random-state", type=int, default=0, help="Seed of the sample and the projection.")
     parser.add_argument("--metric", default="acc", choices=["acc", "nmi"], help="Of the leaderboard (default acc).")

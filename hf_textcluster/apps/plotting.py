@@ -2,8 +2,8 @@
 
 Every function draws with matplotlib's object-oriented API on the Agg canvas (no window, no ``plt.show``, no change
 to pyplot's global backend), returns the ``matplotlib.figure.Figure`` and, given ``path``, saves it there (PNG or any
-format matplotlib writes, from the suffix). matplotlib and umap-learn are optional: ``pip install
-"hf_textcluster[plot]"``; t-SNE and PCA maps use scikit-learn, which the package already needs.
+format matplotlib writes, from the suffix). matplotlib is optional: ``pip install
+"hf_textcluster[plot]"``; the maps' projections (umap-learn, scikit-learn) are dependencies of the package.
 
 This module draws the maps and the cluster sizes; the others live beside it: the projections in
 :mod:`~hf_textcluster.apps.projection`, the training curves in :mod:`~hf_textcluster.apps.training_curves`, the

@@ -1,6 +1,6 @@
 """Embeddings to 2-D points, for the maps of :mod:`~hf_textcluster.apps.plotting` and the cluster report.
 
-UMAP (umap-learn, optional: ``pip install "hf_textcluster[plot]"``), t-SNE or PCA (scikit-learn). A map of many texts
+UMAP (umap-learn), t-SNE or PCA (scikit-learn). A map of many texts
 draws a seeded sample of them (:func:`sample_indices`), so the same call draws the same picture.
 
     from hf_textcluster.apps.projection import project_2d, sample_indices
@@ -14,7 +14,6 @@ import numpy as np
 
 from ..modeling.kmeans import keeping_torch_threads
 from ..modeling.validation import check_scalar
-from .canvas import PLOT_EXTRA
 
 MAP_METHODS = ("umap", "tsne", "pca")
 _TITLES = {"umap": "UMAP", "tsne": "t-SNE", "pca": "PCA"}
@@ -97,8 +96,8 @@ def _umap(x: np.ndarray, random_state: int | None, kwargs: dict) -> np.ndarray:
         import umap
     except ImportError as err:
         raise ImportError(
-            f"UMAP maps need umap-learn, which is not installed: {PLOT_EXTRA} "
-            "(or pass method='tsne', which scikit-learn draws)."
+            "UMAP maps need umap-learn, a dependency of hf_textcluster that is not installed: pip install "
+            "umap-learn (or pass method='tsne', which scikit-learn draws)."
         ) from err
     n = x.shape[0]
     options = {"n_neighbors": min(15, n - 1), "min_dist": 0.1, "metric": "cosine", "random_state": random_state}

@@ -316,9 +316,10 @@ def _open_output(clusterer, source, output, text_column: str, call_kwargs: dict,
 
 
 def _json_lines(chunk: list[str], results) -> str:
-    """One JSON line per text: the text and its result (a list of results, with ``top_k``, under ``"top_k"``)."""
+    """One JSON line per text: the text and its result; with ``top_k`` (a list of results, most likely first), the
+    line without ``top_k`` (the first result, its confidence included) and the list under ``"top_k"``."""
     return "".join(
-        json.dumps({"text": text, **(r if isinstance(r, dict) else {"top_k": r})}, ensure_ascii=False) + "\n"
+        json.dumps({"text": text, **(r if isinstance(r, dict) else {**r[0], "top_k": r})}, ensure_ascii=False) + "\n"
         for text, r in zip(chunk, results)
     )
 

@@ -23,7 +23,6 @@ candidate's criterion value and what refinement did are returned as a :class:`Se
 
 from __future__ import annotations
 
-import importlib.util
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -77,10 +76,6 @@ class ServingChoice:
 
 
 UMAP_MIN_TEXTS = 16
-
-
-def _has_umap() -> bool:
-    return importlib.util.find_spec("umap") is not None
 
 
 def partition_features(model: TextClusteringPreTrainedModel, embeddings: np.ndarray) -> np.ndarray:
@@ -149,8 +144,11 @@ def _candidates(model, embeddings: np.ndarray, features: np.ndarray, candidates:
             raw = labels
         else:
             init = "umap" if base == "umap_kmeans" else "k-means++"
-            if init == "umap" and (features.shape[0] <= UMAP_MIN_TEXTS or not _has_umap()):
-                continue  # UMAP needs more texts than its neighbours, and umap-learn
+            if init == "umap" and features.shape[0] <= UMAP_MIN_TEXTS:
+                logger.warning(
+                    f"No UMAP k-means candidate: UMAP needs more than {UMAP_MIN_TEXTS} texts, got {features.shape[0]}."
+                )
+                continue
             fitted = fit_kmeans(features, num_clusters, random_state=random_state, init=init)
             labels = raw = np.asarray(fitted.labels_)
             if init == "umap":

@@ -1,10 +1,9 @@
-"""``hf-textcluster``: train, predict, calibrate, recluster, refine, name, merge, split, update, plot, report, evaluate.
-
-Also ``demo``, and ``push`` and ``card`` (the Hub).
+"""The hf-textcluster command line: one command per task, each with its own --help.
 
 Every command that reads a benchmark takes ``--data-dir`` (default: ``$HF_TEXTCLUSTER_DATA_DIR``, else the corpora's
 public download URLs). ``train`` passes any ``TrainingArguments`` flag through (``--max-steps 100``,
-``--per-device-train-batch-size 32``, ...; the old underscore spellings still work).
+``--per-device-train-batch-size 32``, ...; the old underscore spellings still work), except the few it names itself
+(``--precision`` for ``bf16`` / ``fp16``, ``--calibration-sample``).
 
 One module per command: each defines ``add_parser(subparsers)`` (its arguments, with ``func=run``) and
 ``run(args, extra) -> int`` (its exit status); a new command is a new module and one line in ``COMMANDS``.
@@ -63,7 +62,12 @@ COMMANDS = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = CommandParser(prog="hf-textcluster", description=__doc__.split("\n")[0])
+    names = [command.__name__.rpartition(".")[2] for command in COMMANDS]
+    parser = CommandParser(
+        prog="hf-textcluster",
+        description=f"Train a text clusterer and use it: {', '.join(names[:-1])} and {names[-1]}. "
+        "`hf-textcluster COMMAND --help` says what each takes.",
+    )
     parser.add_argument("--debug", action="store_true", help="Show the full traceback of an error.")
     subparsers = parser.add_subparsers(dest="command", required=True)
     for command in COMMANDS:
@@ -76,6 +80,8 @@ _PYTHON_TO_FLAG = (
     ("Pass text_column= one of them", "Pass --text-column one of them"),
     ("Pass label_column= one of them", "Pass --label-column one of them"),
     ("Pass text_column= (--text-column)", "Pass --text-column"),
+    ("`far_quantile`", "--far-quantile"),
+    ("`calibration_sample_size`", "--calibration-sample"),
 )
 
 

@@ -28,6 +28,11 @@ class CommandParser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", HelpFormatter)
         super().__init__(*args, **kwargs)
 
+    def error(self, message: str):  # type: ignore[override]
+        """A bad command line is one line (``hf-textcluster predict: error: ...``), not the usage block: ``--help``
+        shows the usage."""
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
 
 def add_data_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -56,6 +61,17 @@ def positive_int(value: str) -> int:
         number = 0
     if number < 1:
         raise argparse.ArgumentTypeError(f"expected a positive whole number, got {value!r}")
+    return number
+
+
+def quantile(value: str) -> float:
+    """``--outlier-quantile`` / ``--far-quantile``: a number in (0, 1], refused before any model is loaded."""
+    try:
+        number = float(value)
+    except ValueError:
+        number = -1.0
+    if not 0 < number <= 1:
+        raise argparse.ArgumentTypeError(f"expected a quantile in (0, 1], e.g. 0.9, got {value!r}")
     return number
 
 
@@ -135,6 +151,28 @@ def add_model_input_args(parser: argparse.ArgumentParser, model_help: str) -> No
     parser.add_argument("--model", required=True, help=model_help)
     parser.add_argument("--input", required=True, help="Texts: .txt (one per line), csv, jsonl or parquet.")
     _add_text_column_and_batch_args(parser)
+
+
+def add_calibration_sample_arg(parser: argparse.ArgumentParser, default: int = 10_000) -> None:
+    """``--calibration-sample``: how many texts a model's confidence and outlier distances are calibrated on."""
+    parser.add_argument(
+        "--calibration-sample",
+        type=positive_int,
+        default=default,
+        metavar="N",
+        help="Calibrate the confidence and outlier distances on a seeded sample of this many texts.",
+    )
+
+
+def add_map_sample_arg(parser: argparse.ArgumentParser, default: int) -> None:
+    """``--map-sample``: how many texts a 2-D map shows (plot and report)."""
+    parser.add_argument(
+        "--map-sample",
+        type=positive_int,
+        default=default,
+        metavar="N",
+        help="At most this many texts in the map, a seeded sample (the sizes and tables count every text).",
+    )
 
 
 def add_card_args(parser: argparse.ArgumentParser) -> None:

@@ -47,6 +47,6 @@ def summary(result, input_path: str | None, text_column: str = "text") -> str:
         f"  hf-textcluster info --model {folder}",
         f"  hf-textcluster predict --model {folder} --input {texts}{column} --output predictions.jsonl",
         f"  hf-textcluster report --model {folder} --input {texts}{column} --output report.html",
-        f"  hf-textcluster card {folder} --output {shlex.quote(out.rstrip('/') + '/README.md')}",
+        f"  hf-textcluster card --model {folder} --output {shlex.quote(out.rstrip('/') + '/README.md')}",
     ]
     return "\n".join(lines)

@@ -23,13 +23,19 @@ LISTED = (
     "early_stopping_tol",
     "calibration_sample_size",
     "encode_batch_size",
-    "bf16",
 )
+# Listed fields whose option has the name the other commands give the same thing (not the field's own).
+FLAG_NAMES = {"calibration_sample_size": "calibration-sample"}
+# Fields that `train` sets through an option of its own: as pass-through flags they are refused, naming it.
+SET_BY_OPTION = {
+    "bf16": "--precision bf16",
+    "fp16": "--precision fp16",
+    **{name: f"--{flag}" for name, flag in FLAG_NAMES.items()},
+}
 FROM_RECIPE = {"max_steps", "num_train_epochs", "per_device_train_batch_size", "learning_rate", "head_learning_rate"}
 PREFIX = "trainer__"
 # Defaults the Trainer chooses at run time (None in the dataclass).
 DOC_DEFAULTS = {
-    "bf16": "auto: the hardware's native precision",
     "encode_batch_size": f"{DEFAULT_ENCODE_BATCH_SIZE} on a CPU, {GPU_ENCODE_BATCH_SIZE} on a GPU",
 }
 # Where the field's own help does not fit a command line that starts from a recipe.
@@ -65,18 +71,17 @@ def add_trainer_flags(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
         "Trainer options",
         "Passed to ClusteringTrainingArguments (a transformers TrainingArguments); any other of its fields passes "
-        "through the same way, e.g. --save-steps 100 or --logging-steps 10.",
+        "through the same way, e.g. --save-steps 100 or --logging-steps 10 (its precision fields are set by "
+        "--precision).",
     )
     for name in LISTED:
-        extra = (
-            {"nargs": "?", "const": "True", "metavar": "True|False"} if name == "bf16" else {"metavar": name.upper()}
-        )
+        flag = FLAG_NAMES.get(name, name.replace("_", "-"))
         action = group.add_argument(
-            f"--{name.replace('_', '-')}",
+            f"--{flag}",
             dest=PREFIX + name,
             default=argparse.SUPPRESS,  # not given: the recipe's or the Trainer's own value
             help=_help(fields[name]),
-            **extra,
+            metavar=flag.upper().replace("-", "_") if name in FLAG_NAMES else name.upper(),
         )
         # the default the reference page shows (docs/cli.md)
         default = fields[name].default
@@ -95,6 +100,15 @@ def trainer_flags(args: argparse.Namespace) -> list[str]:
         if key.startswith(PREFIX)
         for token in (f"--{key[len(PREFIX) :]}", str(value))
     ]
+
+
+def check_pass_through(extra: list[str]) -> None:
+    """A pass-through flag that ``train`` sets through an option of its own (``--bf16``: ``--precision bf16``) is
+    refused in one line naming that option: each setting has one name."""
+    for arg in extra:
+        name = arg.lstrip("-").split("=", 1)[0].replace("-", "_") if arg.startswith("--") else None
+        if name in SET_BY_OPTION:
+            raise ValueError(f"{arg.split('=', 1)[0]} is not an option of train: pass {SET_BY_OPTION[name]}.")
 
 
 def normalize_spelling(argv: list[str]) -> list[str]:

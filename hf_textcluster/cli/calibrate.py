@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..representation import name_clusters
-from ._args import add_model_input_args, positive_int, update_saved_model
+from ._args import add_calibration_sample_arg, add_model_input_args, update_saved_model
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -26,24 +26,23 @@ def add_saved_model_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--overwrite", action="store_true", help="Replace another trained model already in --output-dir."
     )
-    parser.add_argument(
-        "--sample-size",
-        type=positive_int,
-        default=10_000,
-        help="Calibrate on a seeded sample of this many texts (default 10000).",
-    )
+    add_calibration_sample_arg(parser)
     parser.add_argument("--seed", type=int, default=0, help="Seed of the sample (and of k-means).")
 
 
 def calibrate_model(model, texts: list[str], args: argparse.Namespace) -> None:
     model.calibrate(
-        texts, sample_size=args.sample_size, random_state=args.seed, batch_size=args.batch_size, show_progress_bar=True
+        texts,
+        sample_size=args.calibration_sample,
+        random_state=args.seed,
+        batch_size=args.batch_size,
+        show_progress_bar=True,
     )
 
 
 def rename_clusters(model, texts: list[str], args: argparse.Namespace) -> None:
     """Name the clusters of the partition the model now serves after their keywords on ``texts`` (``id2label``)."""
-    name_clusters(model, texts, sample_size=args.sample_size, random_state=args.seed, batch_size=args.batch_size)
+    name_clusters(model, texts, sample_size=args.calibration_sample, random_state=args.seed, batch_size=args.batch_size)
 
 
 # Above this share of outliers (1% expected on the texts a model was calibrated on), the texts are not like those.

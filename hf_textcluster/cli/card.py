@@ -12,7 +12,9 @@ from ._args import add_card_args, card_kwargs
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     card = subparsers.add_parser("card", help="Write the model card of a trained directory (no upload).")
-    card.add_argument("model_dir", help="A directory written by `train` (weights, tokenizer, training_run.json).")
+    card.add_argument(
+        "--model", required=True, help="A trained model directory (weights, tokenizer, training_run.json)."
+    )
     card.add_argument("--output", help="Write the card here instead of stdout.")
     card.add_argument("--repo-id", help="Hub id used in the card's usage snippets (default: your-org/your-model).")
     card.add_argument(
@@ -29,7 +31,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     texts = list(load_text_file(args.input, text_column=args.text_column)["text"]) if args.input else None
     card = write_model_card(
-        args.model_dir,
+        args.model,
         args.output or "-",
         texts=texts,
         data_dir=args.data_dir,

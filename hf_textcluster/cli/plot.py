@@ -11,7 +11,7 @@ from ..apps.projection import sample_indices
 from ..data import load_text_file
 from ..modeling.validation import check_local_path
 from ..runs.folder import load_clusterer
-from ._args import add_model_input_args, positive_int
+from ._args import add_map_sample_arg, add_model_input_args
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -29,12 +29,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="2-D projection: umap (default; umap-learn), tsne or pca (scikit-learn).",
     )
     plot.add_argument("--output", default="map.png", help="The picture (default: map.png; .png, .pdf, .svg, ...).")
-    plot.add_argument(
-        "--sample-size",
-        type=positive_int,
-        default=5000,
-        help="At most this many texts in the map, a seeded sample (the sizes count every text).",
-    )
+    add_map_sample_arg(plot, default=5000)
     plot.add_argument("--seed", type=int, default=0, help="Seed of the sample and the projection.")
     plot.set_defaults(func=run)
     return plot
@@ -45,10 +40,11 @@ def _check_arguments(args: argparse.Namespace) -> None:
     check_image_path(args.output)  # matplotlib missing, an unknown format or no such folder
     if args.projection == "umap":
         try:
-            import umap  # noqa: F401  (optional: the plot extra)
+            import umap  # noqa: F401  (a dependency of the package; checked before any work)
         except ImportError as err:
             raise ImportError(
-                '--projection umap needs umap-learn: pip install "hf_textcluster[plot]" (or pass --projection tsne).'
+                "--projection umap needs umap-learn, a dependency of hf_textcluster that is not installed: pip "
+                "install umap-learn (or pass --projection tsne)."
             ) from err
     check_local_path(args.model, "--model")
     if os.path.abspath(args.output) == os.path.abspath(args.input):
@@ -64,7 +60,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     model = load_clusterer(args.model)
     # every text's cluster for the sizes; the map shows a seeded sample of them
     clusters = model.predict(texts, batch_size=args.batch_size)
-    rows = sample_indices(len(texts), args.sample_size, args.seed)
+    rows = sample_indices(len(texts), args.map_sample, args.seed)
     embeddings = model.embed([texts[i] for i in rows], batch_size=args.batch_size)
     labels = label_names = None
     if args.label_column:

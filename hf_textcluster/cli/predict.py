@@ -14,20 +14,26 @@ from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.precision import INFERENCE_PRECISIONS
 from ..modeling.validation import check_local_path
 from ..runs.folder import check_finished_run
-from ._args import add_model_input_args, positive_int
+from ._args import add_model_input_args, positive_int, quantile
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     predict = subparsers.add_parser("predict", help="Cluster texts with a trained model (JSON lines out).")
     add_model_input_args(predict, "A trained model directory or hub id.")
     predict.add_argument("--output", help="Write JSON lines here instead of stdout.")
-    predict.add_argument("--top-k", type=positive_int, help="Also return the K most likely clusters per text.")
+    predict.add_argument(
+        "--top-k",
+        type=positive_int,
+        metavar="K",
+        help="Also give the K most likely clusters of each text (cluster, label, score; most likely first) under "
+        '"top_k"; the rest of the line is as without --top-k (cluster, label, score, confidence).',
+    )
     predict.add_argument(
         "--device",
-        default="cpu",
-        help="Where the model runs (cpu, cuda, cuda:1, ...). Under `accelerate launch` each process "
-        "uses its own device instead, encodes its share of each chunk, and the main process "
-        "writes the output in input order.",
+        default="auto",
+        help="Where the model runs: auto (the GPU when torch sees one, else the CPU), cpu, cuda, cuda:1, ... "
+        "Under `accelerate launch` each process uses its own device instead, encodes its share of each chunk, and "
+        "the main process writes the output in input order.",
     )
     predict.add_argument(
         "--chunk-size",
@@ -48,17 +54,19 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     predict.add_argument(
         "--outlier-quantile",
-        type=float,
+        type=quantile,
         metavar="Q",
-        help="With --flag-outliers: the share of each cluster's training texts that are not outliers (default 0.99).",
+        help="With --flag-outliers: a text farther from its cluster's centre than this quantile of that cluster's "
+        "calibrated distances is an outlier, so about 1 - Q of the calibration texts are (default 0.99; not "
+        "update's --far-quantile).",
     )
     predict.add_argument(
         "--precision",
         choices=INFERENCE_PRECISIONS,
         default="auto",
         help="The encoder's precision: auto (bf16 where the CPU runs it natively, else fp32), or int8 "
-        "(dynamic quantization, CPU: faster on every CPU kind measured, ~96%% of texts in the "
-        "fp32 cluster).",
+        "(dynamic quantization, CPU: faster on every CPU kind measured, ~96%% of texts in "
+        "the fp32 cluster).",
     )
     predict.set_defaults(func=run)
     return predict
@@ -93,8 +101,18 @@ def _check_device(device: str) -> None:
             )
 
 
+def _device(device: str) -> str:
+    """``--device auto``: the first CUDA GPU when torch sees one, else the CPU."""
+    if device != "auto":
+        return device
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     check_local_path(args.model, "--model")
+    args.device = _device(args.device)
     _check_device(args.device)
     if args.output:
         check_output(args.input, args.output)

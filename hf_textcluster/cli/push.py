@@ -15,8 +15,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     push = subparsers.add_parser(
         "push", help="Upload a trained model directory to the Hub with a generated model card."
     )
-    push.add_argument("model_dir", help="A directory written by `train` (weights, tokenizer, training_run.json).")
-    push.add_argument("repo_id", help="Target repository, e.g. org/sccl-stackoverflow (created if missing).")
+    push.add_argument(
+        "--model", required=True, help="A trained model directory (weights, tokenizer, training_run.json)."
+    )
+    push.add_argument(
+        "--repo-id", required=True, help="Target Hub repository, e.g. org/sccl-stackoverflow (created if missing)."
+    )
     push.add_argument("--private", action="store_true", help="Create the repository private.")
     push.add_argument("--token", help="Hub token (default: the logged-in token / $HF_TOKEN).")
     push.add_argument("--revision", help="Branch to push to (default: main).")
@@ -32,7 +36,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     try:
         commit = push_model_dir(
-            args.model_dir,
+            args.model,
             args.repo_id,
             data_dir=args.data_dir,
             max_texts=args.max_texts,
@@ -49,5 +53,5 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     except (RuntimeError, OSError, HfHubHTTPError) as err:  # untrained model, Hub unreachable, rejected upload
         print(f"error: {err}", file=sys.stderr)
         return 2
-    print(f"Pushed {args.model_dir} to {args.repo_id}: {commit.commit_url}")
+    print(f"Pushed {args.model} to {args.repo_id}: {commit.commit_url}")
     return 0

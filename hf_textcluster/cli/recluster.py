@@ -62,11 +62,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     add_saved_model_args(recluster)
     recluster.add_argument(
         "--kmeans-init",
-        default="k-means++",
+        default="best",
         choices=list(KMEANS_INITS),
-        help="How k-means starts: k-means++ (default: the benchmark's 'k-means after'), umap (from "
-        "k-means on a UMAP reduction: better with many clusters; needs umap-learn) or best "
-        "(the lower inertia of k-means++ and a run started from the UMAP clusters).",
+        help="How k-means starts, as in train: best (the lower inertia of k-means++ and a run started from the "
+        "UMAP clusters, no labels used), k-means++ (the benchmark's 'k-means after' column) or umap (from "
+        "k-means on a UMAP reduction: better with many clusters).",
     )
     recluster.set_defaults(func=run)
     return recluster

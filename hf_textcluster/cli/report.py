@@ -11,7 +11,7 @@ from ..apps.report import DEFAULT_SAMPLE_SIZE, MAP_METHODS, check_report_path, c
 from ..data import load_text_file
 from ..modeling.validation import check_local_path
 from ..runs.folder import load_clusterer
-from ._args import add_model_input_args, positive_int
+from ._args import add_map_sample_arg, add_model_input_args
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -23,13 +23,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     add_model_input_args(report, "A trained model directory or hub id.")
     report.add_argument("--label-column", help="Known classes of --input: scores and the confusion against them.")
     report.add_argument("--output", default="report.html", help="The page to write (default: report.html).")
-    report.add_argument(
-        "--sample-size",
-        type=positive_int,
-        default=DEFAULT_SAMPLE_SIZE,
-        help=f"At most this many texts in the map, a seeded sample (default {DEFAULT_SAMPLE_SIZE}; "
-        "the tables count every text).",
-    )
+    add_map_sample_arg(report, default=DEFAULT_SAMPLE_SIZE)
     report.add_argument(
         "--projection",
         default="auto",
@@ -66,7 +60,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         labels,
         args.output,
         label_names=label_names,
-        sample_size=args.sample_size,
+        sample_size=args.map_sample,
         map_method=args.projection,
         batch_size=args.batch_size,
         random_state=args.seed,

@@ -9,6 +9,7 @@ import os
 from transformers import HfArgumentParser
 
 from ..data import load_text_file
+from ..modeling.precision import PRECISION_ENV, PRECISIONS, check_precision
 from ..models import METHODS, get_method
 from ..runs.train import AUGMENTATIONS, train_clusterer
 from ..training.arguments import ClusteringTrainingArguments
@@ -23,7 +24,7 @@ from ._args import (
     print_latent_kmeans,
 )
 from ._train_summary import summary
-from ._trainer_flags import add_trainer_flags, trainer_flags
+from ._trainer_flags import add_trainer_flags, check_pass_through, trainer_flags
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -81,12 +82,26 @@ def _add_model_args(train: argparse.ArgumentParser) -> None:
         "--num-clusters",
         type=num_clusters_or_auto,
         metavar="K|auto",
-        help="K, or 'auto' to choose it from the embeddings of the training texts (see --k-range); "
-        "default with --label-column: the number of classes.",
+        help="K, or 'auto' to choose it from the embeddings of the training texts (see --k-range). Required with "
+        "--input unless --label-column is given (then the default is its number of classes); a benchmark "
+        "--dataset defaults to its number of classes.",
     )
     add_k_selection_args(train)
     train.add_argument("--seed", type=int, default=0, help="Seed of the model's initialisation, k-means and the views.")
-    train.add_argument("--config", action="append", metavar="KEY=VALUE", help="Model config override, e.g. eta=5.")
+    train.add_argument(
+        "--config",
+        action="append",
+        metavar="KEY=VALUE",
+        help="Model config override of one method, e.g. --method sccl --config eta=5 (refused with --method auto, "
+        "which trains two methods, each with its own configuration).",
+    )
+    train.add_argument(
+        "--precision",
+        choices=PRECISIONS,
+        default="auto",
+        help="Training's and its encoding passes' precision: auto (bf16 where the device runs it natively: a GPU "
+        f"with bf16, a CPU with AVX-512-BF16 / AMX; else fp32; ${PRECISION_ENV} overrides), fp32, bf16 or fp16.",
+    )
 
 
 def _add_run_folder_args(train: argparse.ArgumentParser) -> None:
@@ -101,8 +116,9 @@ def _add_run_folder_args(train: argparse.ArgumentParser) -> None:
     train.add_argument(
         "--keep-checkpoints",
         action="store_true",
-        help="Keep the checkpoint-* folders in --output-dir after a successful run (by default they are removed "
-        "once the model is saved; a failed or interrupted run always keeps them, to resume from).",
+        help="Keep the checkpoint-* folders in --output-dir (with --method auto: in each signals/<name>) after a "
+        "successful run (by default they are removed once the model is saved; a failed or interrupted run always "
+        "keeps them, to resume from).",
     )
     train.add_argument(
         "--test-size",
@@ -113,21 +129,28 @@ def _add_run_folder_args(train: argparse.ArgumentParser) -> None:
 
 
 def parse_pass_through(pairs: list[str]) -> dict:
-    """``--max_steps 10 --bf16`` style TrainingArguments flags, parsed by HfArgumentParser into typed values."""
+    """``--max_steps 10 --logging_steps 5`` style TrainingArguments flags, parsed by HfArgumentParser into typed
+    values."""
     if not pairs:
         return {}
-    # `--bf16` alone means True, as for the other boolean flags (its default is None: chosen by the hardware)
-    pairs = [
-        p
-        for i, arg in enumerate(pairs)
-        for p in (
-            [arg, "True"] if arg == "--bf16" and (i + 1 == len(pairs) or pairs[i + 1].startswith("--")) else [arg]
-        )
-    ]
     parser = HfArgumentParser(ClusteringTrainingArguments)
     (parsed,) = parser.parse_args_into_dataclasses(args=["--output_dir", "unused", *pairs])
     given = {arg.lstrip("-").split("=")[0].replace("-", "_") for arg in pairs if arg.startswith("--")}
     return {name: getattr(parsed, name) for name in given if hasattr(parsed, name)}
+
+
+def precision_overrides(precision: str) -> dict:
+    """``--precision`` as ``TrainingArguments`` fields: ``auto`` leaves ``bf16`` unset (the hardware's choice) unless
+    ``$HF_TEXTCLUSTER_PRECISION`` names a precision."""
+    if precision == "auto":
+        precision = os.environ.get(PRECISION_ENV, "auto")
+        check_precision(precision)
+    return {
+        "auto": {},
+        "fp32": {"bf16": False, "fp16": False},
+        "bf16": {"bf16": True, "fp16": False},
+        "fp16": {"bf16": False, "fp16": True},
+    }[precision]
 
 
 def _config_overrides(items: list[str] | None) -> dict:
@@ -160,8 +183,14 @@ def _input_source(args) -> dict | None:
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     if args.dataset and args.input:
         raise ValueError("Pass either --dataset (a benchmark) or --input (your file), not both.")
+    if args.method == "auto" and args.config:
+        raise ValueError(
+            "--config sets one method's configuration, and --method auto trains two (SCCL and DEC self-training), "
+            "each with its own: pass --method sccl (or another) with --config."
+        )
     request = cluster_count_request(args)  # a malformed request fails before any data is read
-    overrides = parse_pass_through(trainer_flags(args) + extra)
+    check_pass_through(extra)
+    overrides = {**parse_pass_through(trainer_flags(args) + extra), **precision_overrides(args.precision)}
     result = train_clusterer(
         args.method,
         args.dataset if args.dataset else _user_dataset(args),

@@ -7,7 +7,7 @@ import argparse
 from ..data import load_text_file
 from ..modeling.calibration import UPDATE_FAR_QUANTILE
 from ..runs.curation import update_saved_model
-from ._args import add_curation_args, curation_texts, refresh_card
+from ._args import add_curation_args, curation_texts, quantile, refresh_card
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -25,10 +25,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "time (default: the run's own training texts when they can be found).",
     )
     update.add_argument(
-        "--outlier-quantile",
-        type=float,
+        "--far-quantile",
+        type=quantile,
         default=UPDATE_FAR_QUANTILE,
-        help="A text is far beyond this quantile of its nearest cluster's calibrated distances (default 0.9).",
+        metavar="Q",
+        help="A text farther from its nearest cluster's centre than this quantile of that cluster's calibrated "
+        "distances is 'far': the far texts are where a new group is looked for (not predict's --outlier-quantile, "
+        "which flags outliers).",
     )
     update.add_argument("--min-new-size", type=int, help="The smallest group proposed (default: from the batch).")
     add_curation_args(update, input_required=True)
@@ -47,7 +50,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         accept_new=args.accept_new,
         reference_texts=reference,
         overwrite=args.overwrite,
-        outlier_quantile=args.outlier_quantile,
+        far_quantile=args.far_quantile,
         min_new_size=args.min_new_size,
         batch_size=args.batch_size,
     )

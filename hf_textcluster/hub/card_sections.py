@@ -55,6 +55,22 @@ def format_value(value: Any) -> str:
     return str(value)
 
 
+def _training_flags(overrides: Mapping[str, Any]) -> list[str]:
+    """``training_overrides`` as ``train``'s options: dashes, precision as ``--precision``, the calibration sample
+    as ``--calibration-sample`` (the names every command gives them)."""
+    bf16, fp16 = overrides.get("bf16"), overrides.get("fp16")
+    precision = f"--precision {'bf16' if bf16 else 'fp16' if fp16 else 'fp32'}"
+    names = {"calibration_sample_size": "calibration-sample"}
+    flags = []
+    for key, value in overrides.items():
+        if key in ("bf16", "fp16"):  # one --precision, where the first of them was
+            if precision not in flags and value is not None:
+                flags.append(precision)
+        else:
+            flags.append(f"--{names.get(key, key.replace('_', '-'))} {format_value(value)}")
+    return flags
+
+
 def training_command(run: Mapping[str, Any] | None, num_clusters: int, output_dir: str = "runs/model") -> str:
     """The ``hf-textcluster train`` command that reproduces ``run`` (a ``training_run.json``)."""
     if not run:
@@ -82,8 +98,7 @@ def training_command(run: Mapping[str, Any] | None, num_clusters: int, output_di
         parts.append(f"--encoder {encoder}")
     for key, value in (run.get("config_overrides") or {}).items():
         parts.append(f"--config {key}={json.dumps(value) if not isinstance(value, str) else value}")
-    for key, value in (run.get("training_overrides") or {}).items():
-        parts.append(f"--{key.replace('_', '-')} {format_value(value)}")  # the CLI spells every option with dashes
+    parts += _training_flags(run.get("training_overrides") or {})
     return " \\\n    ".join(one_line(part) for part in parts)
 
 
@@ -386,7 +401,8 @@ def names_line(config, keywords, names_record: Mapping[str, Any] | None = None) 
     else:
         return (
             "- Clusters are unnamed: their ids are arbitrary and this card lists no keywords (`hf-textcluster card "
-            "DIR --input TRAINING_TEXTS` adds them); check a sample of texts before relying on a cluster's meaning."
+            "--model DIR --input TRAINING_TEXTS` adds them); check a sample of texts before relying on a cluster's "
+            "meaning."
         )
     return f"- Cluster ids are arbitrary and only {what} describe them; check a sample of texts before relying on them."
 

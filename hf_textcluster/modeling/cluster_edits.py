@@ -311,7 +311,7 @@ class UpdateResult:
     Attributes:
         clusters: each text's cluster after the update (the new cluster's id for an accepted group's texts).
         distance: cosine distance of each text to its cluster's calibrated centre.
-        far: texts farther from their nearest cluster's centre than that cluster's ``outlier_quantile`` of its texts.
+        far: texts farther from their nearest cluster's centre than that cluster's ``far_quantile`` of its texts.
         proposed: indices (into the texts) of a cohesive group among the far texts, proposed as a new cluster;
             None when there is none.
         accepted: whether ``proposed`` was added as a cluster (``accept_new=True``); its id is then ``new_cluster``.

@@ -254,7 +254,7 @@ class CurationMixin(_ModelBase):
         self,
         texts: Sequence[str],
         accept_new: bool = False,
-        outlier_quantile: float = UPDATE_FAR_QUANTILE,
+        far_quantile: float = UPDATE_FAR_QUANTILE,
         min_new_size: int | None = None,
         new_name: str | None = None,
         random_state: int | None = 0,
@@ -269,8 +269,9 @@ class CurationMixin(_ModelBase):
         are assigned to it; counts grow), and the head's row follows (a centroid is the mean; a linear row gets the
         nearest-mean term ``s(|x - mean|² - |x - new mean|²)``, see :mod:`hf_textcluster.modeling.cluster_edits`). The
         state starts with ``start_online`` (call it with the training texts first; else this batch starts it and
-        moves nothing). A text farther from its nearest calibrated centre than that cluster's ``outlier_quantile``
-        of its calibration texts is *far*. The largest cohesive group among the far texts (median distance to its own
+        moves nothing). A text farther from its nearest calibrated centre than that cluster's ``far_quantile`` of
+        its calibration texts is *far* (not an outlier: the pipeline's ``outlier_quantile``, 0.99 by default, flags
+        those). The largest cohesive group among the far texts (median distance to its own
         centre no larger than a typical cluster's) seeds a new cluster; it grows by a few k-means steps against the
         fixed existing centres (the texts of the batch nearer to its centre than to every existing one join it), and
         it is proposed when it has at least ``min_new_size`` texts and its centre stands as far from every existing
@@ -280,7 +281,7 @@ class CurationMixin(_ModelBase):
         Args:
             texts: the new texts.
             accept_new: add the proposed group as a cluster.
-            outlier_quantile: beyond this quantile of its nearest cluster's calibrated distances a text is far
+            far_quantile: beyond this quantile of its nearest cluster's calibrated distances a text is far
                 (default 0.9: farther than nine in ten of that cluster's own texts).
             min_new_size: the smallest group proposed; default a quarter of the texts per cluster in this batch
                 (at least 5).
@@ -303,7 +304,7 @@ class CurationMixin(_ModelBase):
         """
         self._check_clusters_initialized()
         self._require_calibration("`update`")
-        outlier_quantile = check_outlier_quantile(outlier_quantile)
+        far_quantile = check_outlier_quantile(far_quantile, "far_quantile")
         check_scalar(min_new_size, "min_new_size", int, min_val=2, allow_none=True)
         texts, embeddings = self._embeddings_tensor(texts, batch_size, precision)
         num_clusters = self.config.num_clusters
@@ -311,7 +312,7 @@ class CurationMixin(_ModelBase):
         inputs = {k: v.cpu() for k, v in inputs.items()}
         labels = probs.argmax(dim=-1).cpu()
         unit = torch.nn.functional.normalize(embeddings.float().cpu(), dim=-1)
-        far = self._far_from_nearest_cluster(unit, outlier_quantile)
+        far = self._far_from_nearest_cluster(unit, far_quantile)
         size = min_new_size or max(5, math.ceil(len(texts) / num_clusters / 4))
         proposed = self._propose_cluster(unit, far, size, random_state)
         still = far.clone()
@@ -335,12 +336,12 @@ class CurationMixin(_ModelBase):
             moved=moved.numpy(),
         )
 
-    def _far_from_nearest_cluster(self, unit: torch.Tensor, outlier_quantile: float) -> torch.Tensor:
-        """Which texts (unit embeddings) are beyond their nearest cluster's ``outlier_quantile`` of calibrated
+    def _far_from_nearest_cluster(self, unit: torch.Tensor, far_quantile: float) -> torch.Tensor:
+        """Which texts (unit embeddings) are beyond their nearest cluster's ``far_quantile`` of calibrated
         distances."""
         cal = self.calibration
         nearest = (1 - unit @ cal.centres.float().cpu().T).min(dim=-1)
-        return nearest.values > cal.thresholds(outlier_quantile).float().cpu()[nearest.indices]
+        return nearest.values > cal.thresholds(far_quantile).float().cpu()[nearest.indices]
 
     def _move_online(self, inputs: dict[str, torch.Tensor], labels, unit: torch.Tensor, far) -> torch.Tensor:
         """Move the clusters (heads' rows and calibrated centres) by the running means of the texts that are not far;

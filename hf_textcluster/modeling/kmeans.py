@@ -65,7 +65,7 @@ def fit_kmeans(
       cores, avx512_bf16, another benchmark running beside it, so times are inflated): GoogleNews-T (11,108 texts,
       K 152): the UMAP start wins, inertia 5607.7 -> 5604.4, ACC 66.2 -> 74.1, 136 s -> 175 s; StackOverflow
       (20,000 texts, K 20): both reach the same optimum, k-means++ is kept, ACC 72.1 both, 42 s -> 64 s. Without
-      umap-learn, with 16 rows or fewer, or on sparse features it is k-means++ alone (logged).
+      umap-learn (a warning), with 16 rows or fewer, or on sparse features it is k-means++ alone (logged).
 
     The returned object's ``start_`` says which start it came from: ``"k-means++"`` or ``"umap"``.
 
@@ -148,7 +148,9 @@ def _best_start_kmeans(features, num_clusters: int, n_init: int, random_state: i
     kmeans = _kmeans_pp(features, num_clusters, n_init, random_state, KMeans)
     why_not = _umap_start_unavailable(features)
     if why_not is not None:
-        logger.info("kmeans_init='best' ran k-means++ alone: %s.", why_not)
+        # a missing umap-learn (a core dependency) is said out loud; the other reasons are the data's
+        log = logger.warning if "umap-learn" in why_not else logger.info
+        log("kmeans_init='best' ran k-means++ alone: %s.", why_not)
         return kmeans
     groups = _umap_kmeans_groups(features, num_clusters, n_init, random_state)
     dense = np.asarray(features)
@@ -386,7 +388,9 @@ def _umap_kmeans_groups(features, num_clusters: int, n_init: int = 10, random_st
         from sklearn.cluster import KMeans
         from umap import UMAP
     except ImportError as err:
-        raise ImportError("kmeans_init='umap' needs umap-learn: `pip install umap-learn` (or the plot extra).") from err
+        raise ImportError(
+            "kmeans_init='umap' needs umap-learn: `pip install umap-learn` (a dependency of hf_textcluster)."
+        ) from err
     if hasattr(features, "toarray"):
         raise ValueError("kmeans_init='umap' needs dense features (embeddings), not a sparse matrix.")
     if features.shape[0] < UMAP_MIN_ROWS:

@@ -32,7 +32,8 @@ class TextClusteringPipeline(Pipeline):
     :mod:`hf_textcluster.modeling.calibration`); spread evenly over the training texts. ``confidence`` is
     None when the model is not calibrated (models trained before calibration existed; ``model.calibrate(texts)`` or
     ``hf-textcluster calibrate`` adds it). With ``top_k=k``, a list of the k most likely clusters per text
-    (``cluster``, ``label``, ``score``).
+    (``cluster``, ``label``, ``score``), most likely first; the first one is what the call returns without
+    ``top_k``, ``confidence`` included (a confidence is the text's, in its own cluster: the others have none).
 
     ``flag_outliers=True`` (off by default; a calibrated model only; not with ``top_k``): a text farther from its
     cluster's centre (cosine distance of the pooled embedding) than ``outlier_quantile`` (default 0.99) of that
@@ -150,11 +151,11 @@ class TextClusteringPipeline(Pipeline):
             {"cluster": int(c), "label": id2label.get(int(c), f"cluster_{int(c)}"), "score": float(s)}
             for s, c in zip(scores, clusters)
         ]
-        if top_k is not None:
-            return results
         result = results[0]
         confidence = model_outputs.get("confidence")
         result["confidence"] = None if confidence is None else float(confidence[0])
+        if top_k is not None:
+            return results
         if outlier_quantile is not None:
             threshold = self.model.calibration.thresholds(outlier_quantile)[int(result["cluster"])]
             if float(model_outputs["distance"][0]) > float(threshold):

@@ -263,18 +263,22 @@ def current_umask() -> int:
     return mask
 
 
-def apply_umask(folder: str) -> None:
-    """Give every file under ``folder`` the mode a file created now gets (``0o666`` less the umask) and every folder
-    ``0o777`` less the umask: transformers writes ``model.safetensors`` through a private temporary file (mode
-    ``0o600``), which another account of a shared machine could not read."""
+def apply_umask(path: str | os.PathLike) -> None:
+    """Give ``path`` (a file, or a folder and everything in it) the mode a file created now gets (``0o666`` less the
+    umask; folders ``0o777`` less it): transformers and safetensors write their files readable by their owner only
+    (``0o600``), which another account of a shared machine could not load."""
     mask = current_umask()
-    for root, folders, files in os.walk(folder):
+    path = os.fspath(path)
+    if not os.path.isdir(path):
+        os.chmod(path, 0o666 & ~mask)
+        return
+    for root, folders, files in os.walk(path):
         for name in folders:
             os.chmod(os.path.join(root, name), 0o777 & ~mask)
         for name in files:
-            path = os.path.join(root, name)
-            if not os.path.islink(path):
-                os.chmod(path, 0o666 & ~mask)
+            file = os.path.join(root, name)
+            if not os.path.islink(file):
+                os.chmod(file, 0o666 & ~mask)
 
 
 def _move_into(staging: str, save_directory: str) -> None:

@@ -174,6 +174,7 @@ def train_auto(
     split_seed: int = 0,
     input_file: dict | None = None,
     overwrite: bool = False,
+    keep_checkpoints: bool = False,
     signals: Sequence[str] = tuple(SIGNALS),
     criterion: str = DEFAULT_AUTO_CRITERION,
     record_criteria: Sequence[str] = (),
@@ -193,6 +194,8 @@ def train_auto(
             ``data_dir``, ``seed``, ``resume``, ``evaluate``, ``save``, ``test_size``, ``split_seed``, ``input_file``
             and ``overwrite`` as for :func:`~hf_textcluster.runs.train.train_clusterer` (``recipe`` is each
             signal's).
+        keep_checkpoints: keep each signal's ``checkpoint-*`` folders (in ``signals/<name>``) after its successful
+            run (by default they are removed once its model is saved).
         config_overrides: not accepted (each signal has its own configuration; train one method for those).
         training_overrides: ``ClusteringTrainingArguments`` fields for every signal; ``max_steps`` replaces
             :func:`auto_steps`; ``serve`` is ``"auto"`` (the choice) or a candidate name to serve instead.
@@ -251,6 +254,7 @@ def train_auto(
                 test_size=test_size,
                 split_seed=split_seed,
                 overwrite=overwrite,
+                keep_checkpoints=keep_checkpoints,
             ),
             num_clusters,
             {"k_range": k_range, "k_criterion": k_criterion},

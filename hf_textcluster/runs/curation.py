@@ -27,6 +27,7 @@ import numpy as np
 
 from ..modeling.cluster_edits import OnlineCentres, UpdateResult
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
+from ..modeling.serialization import apply_umask
 from ..modeling.validation import check_local_path, validate_texts
 from ..representation import cluster_keywords, keyword_labels, rename_clusters
 from ..representation.summary import (
@@ -128,6 +129,7 @@ def _save(model, model_dir: str, output_dir: str, record: dict) -> dict:
         from safetensors.torch import save_file
 
         save_file(state.to_tensors(), str(state_file))
+        apply_umask(state_file)
     elif state_file.is_file():  # the old clusters' state does not describe these
         state_file.unlink()
     return run

@@ -16,6 +16,7 @@ import numpy as np
 from ..choosing.refinement import distil_partition
 from ..choosing.serving import ServingChoice, apply_partition, partition_features
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
+from ..modeling.serialization import apply_umask
 from ..modeling.validation import CANDIDATES
 from .folder import texts_sha1
 
@@ -44,6 +45,7 @@ def save_candidates(output_dir: str | os.PathLike, partitions: Mapping[str, np.n
     metadata = {"texts_sha1": str(record["texts_sha1"]), "num_train_texts": str(record["num_train_texts"])}
     path = os.path.join(output_dir, CANDIDATES_FILE)
     save_file(tensors, f"{path}.tmp", metadata=metadata)
+    apply_umask(f"{path}.tmp")
     os.replace(f"{path}.tmp", path)
 
 

@@ -262,7 +262,7 @@ def train_clusterer(
 
 
 # train_clusterer's arguments that train_auto does not take
-_NOT_FOR_AUTO = ("method", "keep_checkpoints", "verbose")
+_NOT_FOR_AUTO = ("method", "verbose")
 
 
 def _training_data(

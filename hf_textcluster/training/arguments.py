@@ -71,7 +71,8 @@ class ClusteringTrainingArguments(TrainingArguments):
         default="best",
         metadata={
             "help": "How the initialisation's k-means starts: 'best' (the lower inertia of k-means++ and of a "
-            "run started from the clusters of k-means on a UMAP reduction; k-means++ alone without umap-learn), "
+            "run started from the clusters of k-means on a UMAP reduction; k-means++ alone, with a warning, if "
+            "umap-learn is missing), "
             "'k-means++' (the papers') or 'umap' (the UMAP clusters' nearest means, no Lloyd's iterations)."
         },
     )

@@ -225,7 +225,7 @@ def test_package_imports_without_the_plot_extra():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True).stdout
     lines = out.strip().splitlines()
     assert lines[0].startswith("ERR Plotting needs matplotlib") and 'pip install "hf_textcluster[plot]"' in lines[0]
-    assert lines[1].startswith("ERR UMAP maps need umap-learn") and 'pip install "hf_textcluster[plot]"' in lines[1]
+    assert lines[1].startswith("ERR UMAP maps need umap-learn") and "pip install umap-learn" in lines[1]
     assert lines[2] == "(4, 2)"
 
 
@@ -280,7 +280,7 @@ def test_cli_plot_writes_map_by_cluster_and_label_with_sizes(trained_dir, toy_co
             "topic",
             "--projection",
             "pca",
-            "--sample-size",
+            "--map-sample",
             "100",
             "--output",
             str(output),
@@ -362,7 +362,7 @@ def test_figures_script_on_a_tiny_fake_benchmark(figures, trained_dir, toy_corpu
         str(results),
         "--output-dir",
         str(out_dir),
-        "--sample-size",
+        "--map-sample",
         "60",
         "--projection",
         "pca",

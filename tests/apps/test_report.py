@@ -208,7 +208,7 @@ def test_cli_report_writes_the_page(trained_dir, toy_corpus, tmp_path, capsys):
             "body",
             "--label-column",
             "topic",
-            "--sample-size",
+            "--map-sample",
             "50",
             "--output",
             str(output),
@@ -226,7 +226,7 @@ def test_report_keeps_an_existing_output_unless_overwrite(trained_dir, toy_corpu
     output = tmp_path / "report.html"
     output.write_text("my earlier report")
     argv = ["report", "--model", str(trained_dir), "--input", str(data), "--text-column", "body"]
-    argv += ["--sample-size", "50", "--projection", "pca", "--output", str(output)]
+    argv += ["--map-sample", "50", "--projection", "pca", "--output", str(output)]
     assert main(argv) == 2
     err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error")]
     assert err == [f"error: --output {output} already exists: pass --overwrite to replace it, or choose another file."]

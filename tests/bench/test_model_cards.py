@@ -70,9 +70,9 @@ def test_one_card_per_method_on_its_best_corpus_with_the_stored_scores(regenerat
 def test_the_widest_margin_over_the_strongest_baseline_wins_not_the_highest_acc():
     run = {"command": "python -m training.bench sccl --datasets a b --seeds 0", "date": "d", "machine": "m"}
     rows = [
-        {"section": "baselines", "method": "tfidf-kmeans", "dataset": "agnews", "acc": 0.80, "seed": 0},
-        {"section": "baselines", "method": "embeddings-kmeans", "dataset": "agnews", "acc": 0.84, "seed": 0},
-        {"section": "baselines", "method": "embeddings-kmeans", "dataset": "tweet", "acc": 0.50, "seed": 0},
+        {"section": "baselines", "method": "tfidf-kmeans", "dataset": "agnews", "acc": 0.80, "nmi": 0.7, "seed": 0},
+        {"section": "baselines", "method": "embeddings-kmeans", "dataset": "agnews", "acc": 0.84, "nmi": 0.7},
+        {"section": "baselines", "method": "embeddings-kmeans", "dataset": "tweet", "acc": 0.50, "nmi": 0.4, "seed": 0},
     ]
     steps = {d: model_cards._recipe_steps("sccl", d) for d in ("agnews", "tweet")}
     for dataset, acc in (("agnews", 0.86), ("tweet", 0.60)):
@@ -92,4 +92,18 @@ def test_the_widest_margin_over_the_strongest_baseline_wins_not_the_highest_acc(
     rows.append({**rows[-1], "dataset": "agnews", "served_acc": 0.99, "run": "r2"})  # a run with --max-steps: not main
     store = {"rows": rows, "runs": {"r1": run, "r2": {**run, "command": run["command"] + " --max-steps 10"}}}
     (entry,) = model_cards.published_clusterers(store)
-    assert entry["name"] == "sccl-tweet" and entry["baseline"] == (0.50, "embeddings-kmeans")
+    assert entry["name"] == "sccl-tweet" and entry["baseline"] == (0.50, "MiniLM + k-means")
+
+
+def test_the_cards_compare_with_the_leaderboards_baseline_and_list_no_placeholder_clusters(regenerated):
+    from training.bench.leaderboard import render_leaderboard
+
+    store = results.load_store()
+    _, verdicts = render_leaderboard(store["rows"])
+    readme_baseline = {v.dataset: (round(v.baseline, 1), v.baseline_label) for v in verdicts if v.baseline}
+    for e in model_cards.published_clusterers(store):
+        acc, label = e["baseline"]
+        assert readme_baseline[e["row"]["dataset"]] == (round(100 * acc, 1), label)
+        card = (regenerated / e["name"] / "README.md").read_text(encoding="utf-8")
+        assert f"scores ACC {100 * acc:.1f}" in card
+        assert "cluster\\_0" not in card and "Keywords not computed" not in card

@@ -54,8 +54,8 @@ def test_train_on_a_file_then_predict(tiny_encoder_dir, toy_corpus, tmp_path, ca
             "2",
             "--per_device_train_batch_size",
             "8",
-            "--bf16",
-            "false",
+            "--precision",
+            "fp32",
             "--save_strategy",
             "no",
             "--disable_tqdm",
@@ -74,6 +74,9 @@ def test_train_on_a_file_then_predict(tiny_encoder_dir, toy_corpus, tmp_path, ca
     lines = [json.loads(line) for line in capsys.readouterr().out.strip().splitlines()]
     assert [line["text"] for line in lines] == texts[:4]
     assert all(len(line["top_k"]) == 2 for line in lines)
+    # the line keeps what it holds without --top-k, its confidence included
+    assert all({"cluster", "label", "score", "confidence"} <= set(line) for line in lines)
+    assert all(line["cluster"] == line["top_k"][0]["cluster"] for line in lines)
 
     assert main(["predict", "--model", str(out_dir), "--input", str(queries), "--precision", "int8"]) == 0
     int8_lines = [json.loads(line) for line in capsys.readouterr().out.strip().splitlines()]
@@ -132,8 +135,8 @@ def test_held_out_split_is_stratified_and_never_trained_on(tiny_encoder_dir, toy
                 "1",
                 "--per_device_train_batch_size",
                 "8",
-                "--bf16",
-                "false",
+                "--precision",
+                "fp32",
                 "--save_strategy",
                 "no",
                 "--disable_tqdm",
@@ -183,8 +186,8 @@ def test_a_run_that_would_train_nothing_is_an_error(tiny_encoder_dir, toy_corpus
             "word_deletion",
             "--output-dir",
             str(tmp_path / "m"),
-            "--bf16",
-            "false",
+            "--precision",
+            "fp32",
         ]
     )  # the cpu recipe: batch 64, dataloader_drop_last
     assert code == 2
@@ -212,8 +215,8 @@ def test_a_diverging_run_stops_and_saves_nothing(tiny_encoder_dir, toy_corpus, t
             "word_deletion",
             "--output-dir",
             str(tmp_path / "m"),
-            "--bf16",
-            "false",
+            "--precision",
+            "fp32",
             "--per_device_train_batch_size",
             "16",
             "--max_steps",
@@ -466,8 +469,8 @@ def test_ctrl_c_saves_a_checkpoint_and_the_rerun_resumes(tiny_encoder_dir, toy_c
         "word_deletion",
         "--output-dir",
         str(tmp_path / "m"),
-        "--bf16",
-        "false",
+        "--precision",
+        "fp32",
         "--per_device_train_batch_size",
         "16",
         "--max_steps",
@@ -539,8 +542,8 @@ def test_a_signalled_run_rerun_ends_with_the_uninterrupted_weights(signal_name, 
             "word_deletion",
             "--output-dir",
             str(output_dir),
-            "--bf16",
-            "false",
+            "--precision",
+            "fp32",
             "--per_device_train_batch_size",
             "16",
             "--max_steps",

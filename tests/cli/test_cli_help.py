@@ -39,7 +39,7 @@ def test_every_option_has_help_and_its_default_shows(name):
 
 def test_train_help_lists_the_trainer_options_and_what_recipe_augmentation_does():
     text = " ".join(_commands()["train"].format_help().split()).replace("- ", "-")  # argparse wraps at hyphens
-    for option in ("--serve", "--max-steps", "--kmeans-init", "--num-train-epochs", "--bf16 [True|False]"):
+    for option in ("--serve", "--max-steps", "--kmeans-init", "--num-train-epochs", "--precision"):
         assert option in text
     assert "dropout-only views" in text and "(default: the recipe's)" in text and "--save-steps 100" in text
 
@@ -55,13 +55,68 @@ def test_underscore_spellings_still_work_and_reach_the_trainer():
     from hf_textcluster.cli._trainer_flags import trainer_flags
 
     args, extra = parse_command_line(
-        ["train", "--method", "sccl", "--output_dir", "runs/x", "--max_steps", "7", "--save_steps", "3", "--bf16"]
+        ["train", "--method", "sccl", "--output_dir", "runs/x", "--max_steps", "7", "--save_steps", "3"]
     )
     assert args.output_dir == "runs/x" and extra == ["--save-steps", "3"]
     overrides = parse_pass_through(trainer_flags(args) + extra)
-    assert overrides == {"max_steps": 7, "save_steps": 3, "bf16": True}
+    assert overrides == {"max_steps": 7, "save_steps": 3}
     args, _ = parse_command_line(["train", "--method", "sccl", "--output-dir", "x", "--kmeans-init", "umap"])
     assert parse_pass_through(trainer_flags(args)) == {"kmeans_init": "umap"}
+
+
+def test_the_top_level_help_names_every_command_in_plain_text():
+    text = " ".join(build_parser().format_help().split())
+    assert "``" not in text
+    for module in COMMANDS:
+        name = module.__name__.rsplit(".", 1)[1]
+        assert f" {name}," in text or f" {name} " in text or f" {name}." in text, name
+
+
+def test_one_name_per_setting():
+    """The same option means the same thing in every command; different things have different names."""
+    commands = _commands()
+    options = {name: {o for a in p._actions for o in a.option_strings} for name, p in commands.items()}
+    assert all("--sample-size" not in opts for opts in options.values())
+    for name in ("calibrate", "recluster", "refine", "train"):
+        assert "--calibration-sample" in options[name], name
+    for name in ("plot", "report"):
+        assert "--map-sample" in options[name], name
+    assert "--outlier-quantile" in options["predict"] and "--outlier-quantile" not in options["update"]
+    assert "--far-quantile" in options["update"]
+    assert all("--bf16" not in opts for opts in options.values())
+    for name in ("train", "predict"):
+        assert "--precision" in options[name], name
+    for name, parser in commands.items():
+        positionals = [a.dest for a in parser._actions if not a.option_strings and a.dest != "help"]
+        assert "model_dir" not in positionals and "repo_id" not in positionals, name
+        if name not in ("demo", "evaluate"):
+            assert "--model" in options[name] or name == "train", name
+    # the same default for the same option
+    kmeans_init = {
+        name: next(a.default for a in p._actions if "--kmeans-init" in a.option_strings)
+        for name, p in commands.items()
+        if "--kmeans-init" in options[name]
+    }
+    from hf_textcluster.training.arguments import ClusteringTrainingArguments
+
+    assert kmeans_init.pop("recluster") == ClusteringTrainingArguments.kmeans_init == "best"
+    assert parse_command_line(["predict", "--model", "m", "--input", "t.txt"])[0].device == "auto"
+
+
+def test_train_help_says_when_num_clusters_is_required():
+    text = " ".join(_commands()["train"].format_help().split())
+    assert "Required with --input unless --label-column" in text
+
+
+def test_a_missing_required_option_is_one_line(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        parse_command_line(["predict", "--input", "t.txt"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == [
+        "hf-textcluster predict: error: the following arguments are required: --model (see hf-textcluster "
+        "predict --help)"
+    ]
 
 
 def test_report_projection():

@@ -113,7 +113,12 @@ def test_update_keeps_its_running_means_and_accepts_a_new_cluster(saved, toy_cor
     assert (first / ONLINE_STATE_FILE).is_file()
     second = tmp_path / "week2"
     args = ["update", "--model", str(first), "--input", str(tmp_path / "week2.txt"), "--output-dir", str(second)]
-    assert main([*args, "--min-new-size", "10"]) == 0
+    with pytest.raises(SystemExit) as exit_info:  # refused by its own name in one line, before any loading
+        main([*args, "--far-quantile", "1.5"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--far-quantile" in err[0]
+    assert main([*args, "--min-new-size", "10", "--far-quantile", "0.9"]) == 0
     assert "proposed (run again with --accept-new" in capsys.readouterr().out
     assert main([*args, "--min-new-size", "10", "--accept-new", "--overwrite"]) == 0
     model = _serves(second, texts + new)

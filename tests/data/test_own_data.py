@@ -70,8 +70,8 @@ def own_run(tiny_encoder_dir, labelled_csv, tmp_path_factory):
                 "2",
                 "--per_device_train_batch_size",
                 "16",
-                "--bf16",
-                "false",
+                "--precision",
+                "fp32",
                 "--save_strategy",
                 "no",
                 "--disable_tqdm",
@@ -311,7 +311,7 @@ def test_card_and_push_find_the_run_own_texts(own_run, tmp_path, monkeypatch, ca
 
     run_dir = tmp_path / "run"
     shutil.copytree(own_run[0], run_dir)
-    assert main(["card", str(run_dir)]) == 0
+    assert main(["card", "--model", str(run_dir)]) == 0
     card = capsys.readouterr().out
     assert "Keywords not computed" not in card and "| share of training texts | top keywords |" in card
     assert "--input tickets.csv" in card and "--text-column body" in card and "--label-column team" in card
@@ -343,6 +343,6 @@ def test_card_and_push_find_the_run_own_texts(own_run, tmp_path, monkeypatch, ca
     run["input"]["path"] = str(gone)
     (run_dir / "training_run.json").write_text(json.dumps(run))
     with pytest.warns(UserWarning, match="is no longer there"):
-        assert main(["card", str(run_dir)]) == 0
+        assert main(["card", "--model", str(run_dir)]) == 0
     card = capsys.readouterr().out
     assert f"Keywords not computed: the run's input file {gone} is no longer there" in card

@@ -27,7 +27,7 @@ result["bert_pipeline"] = error_of(lambda: pipeline("text-clustering", model="or
 untrained = SCCLModel.from_encoder_pretrained(PAYLOAD["encoder"], num_clusters=3)
 result["untrained_push"] = error_of(lambda: untrained.push_to_hub("org/untrained"))
 untrained.save_pretrained(PAYLOAD["untrained_dir"])
-result["untrained_cli_exit"] = cli_main(["push", PAYLOAD["untrained_dir"], "org/untrained-cli"])
+result["untrained_cli_exit"] = cli_main(["push", "--model", PAYLOAD["untrained_dir"], "--repo-id", "org/untrained-cli"])
 
 trained = AutoModel.from_pretrained(PAYLOAD["run_dir"])
 tokenizer, trained.tokenizer = trained.tokenizer, None

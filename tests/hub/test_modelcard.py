@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import warnings
 
 import pytest
@@ -155,6 +156,26 @@ def test_training_command_for_user_texts():
     assert "not recorded" in training_command(None, 3)
 
 
+@pytest.mark.parametrize(
+    "overrides, flags",
+    [
+        ({"bf16": False}, "--precision fp32"),
+        ({"bf16": True, "fp16": False}, "--precision bf16"),
+        ({"fp16": True}, "--precision fp16"),
+        ({"calibration_sample_size": 500}, "--calibration-sample 500"),
+    ],
+)
+def test_training_command_spells_train_s_own_options(overrides, flags):
+    """The card's command is one `train` accepts: the precision and the calibration sample by their option names."""
+    from hf_textcluster.cli import parse_command_line
+    from hf_textcluster.cli._trainer_flags import check_pass_through
+
+    command = training_command({"method": "sccl", "dataset": "stackoverflow", "training_overrides": overrides}, 20)
+    assert flags in command and "--bf16" not in command and "--calibration-sample-size" not in command
+    args, extra = parse_command_line(shlex.split(command.replace("\\\n", " "))[1:])
+    check_pass_through(extra)
+
+
 def test_encoder_hub_id(tmp_path):
     assert encoder_hub_id("org/encoder") == "org/encoder"
     assert encoder_hub_id(str(tmp_path)) is None and encoder_hub_id(None) is None
@@ -225,12 +246,12 @@ def test_write_model_card_and_the_card_command(trained_run, toy_corpus, tmp_path
     assert f"dataset_size:{len(toy_corpus[0])}" in text  # the training set's size, not the 6 keyword texts
     write_model_card(run_dir)
     assert (run_dir / "README.md").read_text().startswith("---\nlanguage: en")
-    assert cli_main(["card", str(run_dir), "--repo-id", "org/x", "--license", "mit"]) == 0
+    assert cli_main(["card", "--model", str(run_dir), "--repo-id", "org/x", "--license", "mit"]) == 0
     out = capsys.readouterr().out
     assert front_matter(out)["license"] == "mit" and 'model="org/x"' in out
-    assert cli_main(["card", str(run_dir), "--output", str(tmp_path / "card.md")]) == 0
+    assert cli_main(["card", "--model", str(run_dir), "--output", str(tmp_path / "card.md")]) == 0
     assert (tmp_path / "card.md").read_text().startswith("---")
-    assert cli_main(["card", str(tmp_path / "nowhere")]) == 2
+    assert cli_main(["card", "--model", str(tmp_path / "nowhere")]) == 2
 
 
 # ----- what the card says is true ---------------------------------------------------------------------------------
@@ -307,7 +328,7 @@ def test_card_input_computes_keywords_and_recorded_metrics_are_shown(trained_run
     (run_dir / "training_run.json").write_text(json.dumps(unscored), encoding="utf-8")
     (tmp_path / "texts.txt").write_text("\n".join(toy_corpus[0]) + "\n", encoding="utf-8")
     with pytest.warns(MetricsNotMeasuredWarning):
-        assert cli_main(["card", str(run_dir), "--input", str(tmp_path / "texts.txt")]) == 0
+        assert cli_main(["card", "--model", str(run_dir), "--input", str(tmp_path / "texts.txt")]) == 0
     card = capsys.readouterr().out
     assert "Keywords not computed" not in card and "| share of training texts | top keywords |" in card
     record_metrics(run_dir, {"acc": 0.728, "nmi": 0.7, "ari": 0.6})

@@ -204,7 +204,10 @@ def test_list_path_equals_per_text_path(calibrated_dir, toy_corpus):
         if options:
             assert any(r["cluster"] == -1 for r in batched)
     ranked = clusterer(texts[:3], top_k=2)
-    assert all(len(row) == 2 and set(row[0]) == {"cluster", "label", "score"} for row in ranked)
+    # the first row is the text's result without top_k (its confidence included); the others rank the rest
+    assert all(len(row) == 2 and set(row[0]) == {"cluster", "label", "score", "confidence"} for row in ranked)
+    assert all(set(row[1]) == {"cluster", "label", "score"} for row in ranked)
+    assert [row[0]["cluster"] for row in ranked] == [r["cluster"] for r in clusterer(texts[:3])]
 
 
 @pytest.mark.parametrize(
@@ -321,7 +324,17 @@ def test_cli_calibrate_then_predict_with_outliers(calibrated, tmp_path, toy_corp
     assert main(["predict", "--model", str(model_dir), "--input", str(queries), "--flag-outliers"]) == 2
     assert "hf-textcluster calibrate" in capsys.readouterr().err
     assert (
-        main(["calibrate", "--model", str(model_dir), "--input", str(tmp_path / "train.txt"), "--sample-size", "100"])
+        main(
+            [
+                "calibrate",
+                "--model",
+                str(model_dir),
+                "--input",
+                str(tmp_path / "train.txt"),
+                "--calibration-sample",
+                "100",
+            ]
+        )
         == 0
     )
     assert "100 texts" in capsys.readouterr().out
@@ -347,7 +360,7 @@ def test_cli_calibrate_then_predict_with_outliers(calibrated, tmp_path, toy_corp
     assert all(line["cluster"] == -1 and line["label"] == "outlier" or "nearest_cluster" not in line for line in lines)
     assert main(["predict", "--model", str(model_dir), "--input", str(queries), "--outlier-quantile", "0.5"]) == 2
     assert "--outlier-quantile applies with --flag-outliers" in capsys.readouterr().err
-    assert (
+    with pytest.raises(SystemExit) as exit_info:  # refused before the model is loaded, in one line
         main(
             [
                 "predict",
@@ -360,9 +373,9 @@ def test_cli_calibrate_then_predict_with_outliers(calibrated, tmp_path, toy_corp
                 "7",
             ]
         )
-        == 2
-    )
-    assert "--outlier-quantile" in capsys.readouterr().err
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--outlier-quantile" in err[0]
 
 
 def test_cli_recluster_serves_kmeans_on_the_trained_embeddings(tmp_path, toy_corpus, capsys):
@@ -381,7 +394,7 @@ def test_cli_recluster_serves_kmeans_on_the_trained_embeddings(tmp_path, toy_cor
                 str(tmp_path / "train.txt"),
                 "--seed",
                 "3",
-                "--sample-size",
+                "--calibration-sample",
                 "100",
                 "--output-dir",
                 str(tmp_path / "out"),

@@ -101,13 +101,23 @@ def trained_tiny_run(tiny_encoder_dir, toy_corpus, tmp_path):
     return tmp_path / "run"
 
 
-def test_cli_bf16_flag_forces_either_way():
-    from hf_textcluster.cli.train import parse_pass_through as _parse_pass_through
+def test_train_precision_maps_onto_the_training_arguments(monkeypatch):
+    from hf_textcluster.cli._trainer_flags import check_pass_through
+    from hf_textcluster.cli.train import precision_overrides
 
-    assert _parse_pass_through(["--bf16"]) == {"bf16": True}
-    assert _parse_pass_through(["--bf16", "--max_steps", "3"]) == {"bf16": True, "max_steps": 3}
-    assert _parse_pass_through(["--bf16", "False"]) == {"bf16": False}
-    assert "bf16" not in _parse_pass_through(["--max_steps", "3"])  # not given: the hardware decides
+    monkeypatch.delenv("HF_TEXTCLUSTER_PRECISION", raising=False)
+    assert precision_overrides("auto") == {}  # not given: the hardware decides
+    assert precision_overrides("fp32") == {"bf16": False, "fp16": False}
+    assert precision_overrides("bf16") == {"bf16": True, "fp16": False}
+    assert precision_overrides("fp16") == {"bf16": False, "fp16": True}
+    monkeypatch.setenv("HF_TEXTCLUSTER_PRECISION", "fp32")
+    assert precision_overrides("auto") == {"bf16": False, "fp16": False}
+    # one name per setting: the TrainingArguments spellings are refused, naming the option
+    with pytest.raises(ValueError, match="pass --precision bf16"):
+        check_pass_through(["--bf16", "True"])
+    with pytest.raises(ValueError, match="pass --calibration-sample"):
+        check_pass_through(["--calibration-sample-size=5"])
+    check_pass_through(["--save-steps", "3"])
 
 
 def test_int8_is_for_serving_on_the_cpu_only():

@@ -52,7 +52,7 @@ CHILD = textwrap.dedent(
                 if sys.argv[3] == "predict":
                     code = main(["predict", "--model", folder, "--input", os.path.join(folder, "texts.txt")])
                 else:
-                    code = main(["card", folder])
+                    code = main(["card", "--model", folder])
             results[folder] = [str(code), err.getvalue()]
     print(json.dumps(results))
     """

@@ -165,6 +165,15 @@ def test_bad_requests_fail_with_one_clear_line(tiny_encoder_dir, toy_corpus, tmp
         _train(tiny_encoder_dir, texts, labels, tmp_path / "b", serve="nope")
 
 
+def test_config_under_auto_is_refused_naming_why(tmp_path, capsys):
+    from hf_textcluster.cli import main
+
+    argv = ["train", "--input", str(tmp_path / "t.csv"), "--num-clusters", "3", "--output-dir", str(tmp_path / "r")]
+    assert main([*argv, "--config", "eta=5"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "--method auto trains two" in err[0] and "--method sccl" in err[0]
+
+
 def test_the_schedule_depends_on_the_number_of_texts_only():
     assert auto_steps(20_000, 64, 300) == 300  # the recipe's steps on a corpus of thousands
     assert auto_steps(1_000, 64, 300) == 125  # about eight passes on a small one
@@ -303,8 +312,12 @@ def test_the_default_train_command_runs_to_its_summary_and_names_the_served_clus
     out = tmp_path / "run"
     argv = ["train", "--input", str(tmp_path / "texts.csv"), "--encoder", str(tiny_encoder_dir)]
     argv += ["--output-dir", str(out), "--num-clusters", "3", "--max-steps", "2", "--per-device-train-batch-size", "16"]
+    argv += ["--precision", "fp32", "--keep-checkpoints", "--save-steps", "1"]
     assert main(argv) == 0  # no --method: auto
     printed = capsys.readouterr().out
+    # --keep-checkpoints holds under auto: each signal's run keeps its checkpoints
+    for signal in SIGNALS:
+        assert sorted(p.name for p in (out / "signals" / signal).glob("checkpoint-*")), signal
     model = AutoModel.from_pretrained(out)
     served = model.predict(texts)
     assert f"Serves its {model.config.served_partition} partition" in printed

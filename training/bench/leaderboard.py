@@ -33,6 +33,37 @@ class Entry(NamedTuple):
     umap_nmi: list = []
 
 
+def baseline_entries(rows: list[dict], dataset: str) -> list[Entry]:
+    """The leaderboard's baselines of ``dataset``: TF-IDF / MiniLM + k-means, the BERTopic way with the true K and
+    BERTopic's HDBSCAN default (the last two from the auto-K measurement, on the same MiniLM embeddings)."""
+    entries = []
+    for method, label in (("tfidf-kmeans", "TF-IDF + k-means"), ("embeddings-kmeans", "MiniLM + k-means")):
+        b = [r for r in default_baselines(rows) if r["method"] == method and r["dataset"] == dataset]
+        if b:
+            entries.append(Entry(label, [r["acc"] for r in b], [r["nmi"] for r in b], len(b), "baseline"))
+    for method, label in (
+        ("bertopic-kmeans", "BERTopic way, true K (UMAP -> k-means)"),
+        ("bertopic", "BERTopic default (UMAP -> HDBSCAN)"),
+    ):
+        b = [r for r in rows if r["section"] == "auto-k" and r["method"] == method and r["dataset"] == dataset]
+        if b:
+            if method == "bertopic":
+                outliers = 100 * statistics.mean(r["outlier_share"] for r in b)
+                label += f" [{b[0]['k_found']} topics, {outliers:.0f}% outliers]"
+            entries.append(Entry(label, [r["acc"] for r in b], [r["nmi"] for r in b], len(b), "baseline"))
+    return entries
+
+
+def strongest_baseline(rows: list[dict], dataset: str) -> tuple[float, str] | None:
+    """``(mean ACC, label)`` of the strongest of :func:`baseline_entries` (None without any): the baseline README's
+    "leaderboard in short" and the model cards compare with."""
+    entries = baseline_entries(rows, dataset)
+    if not entries:
+        return None
+    acc, label = max((statistics.mean(e.acc), e.label) for e in entries)
+    return acc, label.split(" [")[0]
+
+
 def render_leaderboard(rows: list[dict]) -> tuple[list[str], list[Verdict]]:
     """Per corpus: the baselines (TF-IDF / MiniLM + k-means, the BERTopic way with the true K and its HDBSCAN default)
     and every method's main configuration (head, k-means after, k-means before), the best ACC marked; then, per corpus,
@@ -65,25 +96,7 @@ def render_leaderboard(rows: list[dict]) -> tuple[list[str], list[Verdict]]:
         mrows = [r for r in method_rows if r["dataset"] == name]
         if not mrows:
             continue
-        entries = []
-
-        def baseline(method, name=name):
-            return [r for r in default_baselines(rows) if r["method"] == method and r["dataset"] == name]
-
-        for method, label in (("tfidf-kmeans", "TF-IDF + k-means"), ("embeddings-kmeans", "MiniLM + k-means")):
-            b = baseline(method)
-            if b:
-                entries.append(Entry(label, [r["acc"] for r in b], [r["nmi"] for r in b], len(b), "baseline"))
-        for method, label in (
-            ("bertopic-kmeans", "BERTopic way, true K (UMAP -> k-means)"),
-            ("bertopic", "BERTopic default (UMAP -> HDBSCAN)"),
-        ):
-            b = [r for r in rows if r["section"] == "auto-k" and r["method"] == method and r["dataset"] == name]
-            if b:
-                if method == "bertopic":
-                    outliers = 100 * statistics.mean(r["outlier_share"] for r in b)
-                    label += f" [{b[0]['k_found']} topics, {outliers:.0f}% outliers]"
-                entries.append(Entry(label, [r["acc"] for r in b], [r["nmi"] for r in b], len(b), "baseline"))
+        entries = baseline_entries(rows, name)
         for method in sorted({r["method"] for r in mrows}, key=method_order):
             d = [r for r in mrows if r["method"] == method]
             entries.append(
@@ -125,8 +138,7 @@ def render_leaderboard(rows: list[dict]) -> tuple[list[str], list[Verdict]]:
                 (mean(e.umap_acc), ", UMAP k-means after"),
             )
         )
-        baselines = [(mean(e.acc), e.label) for e in entries if e.kind == "baseline"]
-        strongest = max(baselines) if baselines else None
+        strongest = strongest_baseline(rows, name)  # what the model cards compare with too
         papers = [
             (spec.paper_results[name][0], spec.display_name)
             for spec in methods().values()
@@ -167,7 +179,7 @@ def render_leaderboard(rows: list[dict]) -> tuple[list[str], list[Verdict]]:
                 100 * ours[0],
                 ours[1],
                 strongest and 100 * strongest[0],
-                strongest and strongest[1].split(" [")[0],
+                strongest and strongest[1],
                 paper and paper[0],
                 paper and paper[1],
                 100 * any_best[0],

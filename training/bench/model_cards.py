@@ -2,7 +2,8 @@
 
 One clusterer per method: the method's main configuration (the ``cpu`` recipe, the default MiniLM encoder, no
 override) on the corpus where the partition ``hf-textcluster train`` serves (the label-free choice, scored by the
-benchmark on the kept run) beats the strongest baseline of that corpus by the widest margin. Its repository is
+benchmark on the kept run) is farthest above (or least below) the strongest baseline of that corpus, the baseline
+README's leaderboard in short names. Its repository is
 ``<org>/<method>-<corpus>`` (``ORG`` below unless ``--org``).
 
 Each card is the package's own (``hf_textcluster.hub.model_card.generate_model_card``, one template for every card)
@@ -20,11 +21,11 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import statistics
 import tempfile
 from pathlib import Path
 
-from .common import default_baselines, display_name, method_order
+from .common import display_name, method_order
+from .leaderboard import strongest_baseline
 from .store import REPO, load_store
 
 ORG = "hf-textcluster"
@@ -34,13 +35,7 @@ RECIPE = "cpu"
 NOT_MAIN = ("--max-steps", "--training", "--config", "--recipe", "--encoder", "--augmentation", "--held-out")
 INDEX = "README.md"
 PROVENANCE_BEFORE = "## Results"
-BASELINE_NAMES = {
-    "bow-kmeans": "BoW + k-means",
-    "tfidf-kmeans": "TF-IDF + k-means",
-    "embeddings-kmeans": "MiniLM + k-means",
-    "embeddings-kmeans+refined": "MiniLM + k-means, refined",
-    "bertopic-kmeans+refined": "the BERTopic way (UMAP -> k-means), refined",
-}
+CLUSTERS_SECTION = "## Clusters"
 
 
 def repo_name(method: str, dataset: str) -> str:
@@ -49,13 +44,13 @@ def repo_name(method: str, dataset: str) -> str:
 
 
 def _strongest_baselines(rows: list[dict]) -> dict[str, tuple[float, str]]:
-    """Per corpus: the best mean ACC of the default-encoder baselines, with its name."""
-    by = {}
-    for r in default_baselines(rows):
-        by.setdefault((r["dataset"], r["method"]), []).append(r["acc"])
-    best: dict[str, tuple[float, str]] = {}
-    for (dataset, method), values in by.items():
-        best[dataset] = max(best.get(dataset, (-1.0, "")), (statistics.mean(values), method))
+    """Per corpus: the mean ACC and name of the strongest baseline, the one README's leaderboard in short names
+    (:func:`~training.bench.leaderboard.strongest_baseline`)."""
+    best = {}
+    for dataset in sorted({r["dataset"] for r in rows}):
+        strongest = strongest_baseline(rows, dataset)
+        if strongest is not None:
+            best[dataset] = strongest
     return best
 
 
@@ -196,13 +191,13 @@ def provenance_section(entry: dict, repo_id: str) -> str:
             "This card was generated from the project's benchmark store (`python -m training.bench model-cards`), not "
             "from weights on the Hub: the weights are what the training command under *Training* produces "
             f"(`--output-dir runs/{name}`), and this repository holds them only once they are pushed "
-            f"(`hf-textcluster push runs/{name} {repo_id}`).",
+            f"(`hf-textcluster push --model runs/{name} --repo-id {repo_id}`).",
             "",
             f"The scores under *Results* come from the benchmark run {described(run)}, which trained the same recipe "
             f"and seed (in {row['train_seconds']:.0f} s){scored_by}: the partition `train` serves, "
             f"`{row['served_by_default']}`, chosen without labels, and k-means on the trained embeddings. The "
             f"strongest baseline on {row['dataset']} "
-            f"({BASELINE_NAMES.get(baseline, baseline)}) scores ACC {100 * baseline_acc:.1f}; this method's best "
+            f"({baseline}) scores ACC {100 * baseline_acc:.1f}; this method's best "
             f"corpus by that margin is {row['dataset']}, which is why this clusterer is the one published for it.",
             "",
             "",
@@ -221,7 +216,22 @@ def render_card(entry: dict, org: str = ORG) -> str:
     repo_id = f"{org}/{entry['name']}"
     card = generate_model_card(model, training_run=run, repo_id=repo_id, dataset_name=row["dataset"], remote_code=False)
     head, rest = card.split(PROVENANCE_BEFORE, 1)
-    return head + provenance_section(entry, repo_id) + PROVENANCE_BEFORE + rest
+    card = head + provenance_section(entry, repo_id) + PROVENANCE_BEFORE + rest
+    return _clusters_before_training(card, entry, repo_id)
+
+
+def _clusters_before_training(card: str, entry: dict, repo_id: str) -> str:
+    """The card's *Clusters* section, which names the clusters of trained weights, says when they are listed: the
+    card is written before the weights exist, so it has no clusters to name (not a table of ``cluster_<i>``)."""
+    start = card.index(CLUSTERS_SECTION)
+    end = card.index("\n## ", start + len(CLUSTERS_SECTION))
+    text = (
+        f"{CLUSTERS_SECTION}\n\nNot listed before the weights exist: each cluster's name and keywords come from the "
+        "trained model's own partition. The training command under *Training* names every cluster after its "
+        f"c-TF-IDF keywords, and `hf-textcluster push --model runs/{entry['name']} --repo-id {repo_id}` replaces this "
+        "card with one that lists every cluster's name, size and keywords.\n"
+    )
+    return card[:start] + text + card[end:]
 
 
 def render_index(entries: list[dict], org: str = ORG) -> str:
@@ -232,7 +242,8 @@ def render_index(entries: list[dict], org: str = ORG) -> str:
         "Generated by `python -m training.bench model-cards` from `docs/results.json`; do not edit by hand "
         "(`make test` fails when these files differ from what the store gives). One clusterer per method: its main "
         "configuration (the `cpu` recipe, the default encoder) on the corpus where the partition "
-        "`hf-textcluster train` serves beats the strongest baseline by the widest margin (ACC; labels only score). "
+        "`hf-textcluster train` serves is farthest above (or least below) the strongest baseline, the one README's "
+        "leaderboard names (ACC; labels only score). "
         f"`{org}` is a placeholder organisation; the cards are written before any weights are pushed and say so.",
         "",
         "| repository | method | corpus | served partition | ACC | strongest baseline ACC | Δ | card |",
@@ -242,7 +253,7 @@ def render_index(entries: list[dict], org: str = ORG) -> str:
         row, (baseline_acc, baseline) = e["row"], e["baseline"]
         lines.append(
             f"| `{org}/{e['name']}` | {display_name(row['method'])} | {row['dataset']} | `{row['served_by_default']}` "
-            f"| {100 * row['served_acc']:.1f} | {100 * baseline_acc:.1f} ({BASELINE_NAMES.get(baseline, baseline)}) "
+            f"| {100 * row['served_acc']:.1f} | {100 * baseline_acc:.1f} ({baseline}) "
             f"| {100 * (row['served_acc'] - baseline_acc):+.1f} | [{e['name']}]({e['name']}/README.md) |"
         )
     return "\n".join(lines) + "\n"

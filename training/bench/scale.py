@@ -82,6 +82,8 @@ def run(args, store: dict, run_id: str) -> None:
                 "--output",
                 str(output),
                 "--overwrite",
+                "--device",
+                "cpu",  # what this section measures (predict's own default takes a GPU when there is one)
             ]
             start = time.perf_counter()
             log = work / f"predict-{n}.log"

@@ -85,7 +85,8 @@ def command_table(name: str, parser: argparse.ArgumentParser, summary: str) -> l
         lines += ["| option | default | what it does |", "|---|---|---|"]
         for action in actions:
             choices = f" One of: {', '.join(map(str, action.choices))}." if action.choices else ""
-            lines.append(f"| {_option(action)} | {_default(action)} | {_cell(action.help or '')}{choices} |")
+            text = (action.help or "").replace("%%", "%")  # argparse's escape of %, as --help prints it
+            lines.append(f"| {_option(action)} | {_default(action)} | {_cell(text)}{choices} |")
         lines.append("")
     return lines
 
