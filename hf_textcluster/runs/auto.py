@@ -15,7 +15,7 @@ A label-free criterion (:data:`~hf_textcluster.choosing.candidate_criteria.DEFAU
 neighbour vote in a lexical space of the texts, which shaped no candidate, among the candidates the others support)
 chooses one, and ONE model serves it: the signal that made it,
 or for the consensus and the pretrained candidates, the trained signal whose linear head on its embeddings reproduces
-that partition most faithfully (:func:`~hf_textcluster.choosing.refinement.distil_partition`). The result is a normal
+that partition most faithfully (:func:`~hf_textcluster.choosing.linear_heads.distil_partition`). The result is a normal
 saved clusterer in ``output_dir`` (loadable with ``AutoModel``, the pipeline or remote code); every candidate's
 partition of the training texts is kept beside it (:data:`~hf_textcluster.runs.kept_candidates.CANDIDATES_FILE`, one
 integer per text each), with their values of the criterion (and of its parts) in ``training_run.json``, so
@@ -47,7 +47,7 @@ from ..choosing.candidate_criteria import (
     candidate_criteria,
     guarded_choice,
 )
-from ..choosing.refinement import distil_partition
+from ..choosing.linear_heads import distil_partition
 from ..choosing.serving import apply_partition
 from ..modeling.reuse import reusing_results
 from ..models import get_method
