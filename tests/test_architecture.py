@@ -122,3 +122,16 @@ def test_the_checker_sees_function_level_imports(tmp_path):
     source = tmp_path / "probe.py"
     source.write_text("def f():\n    from ..hub import push\n", encoding="utf-8")
     assert list(_imports(source, "hf_textcluster.modeling")) == [(2, "hf_textcluster.hub")]
+
+
+MAX_MODULE_LINES = 500
+
+
+def test_no_module_is_over_the_line_cap():
+    """A module past the cap holds more than one job: split it along its seams into modules named for what they hold."""
+    long = {
+        path.relative_to(PACKAGE.parent).as_posix(): lines
+        for path, _, _ in _modules()
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert long == {}, f"modules over {MAX_MODULE_LINES} lines: {long}"

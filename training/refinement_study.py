@@ -67,7 +67,8 @@ def bench(cache: Path, out: Path, corpora: list[str], seeds: list[int]) -> None:
     from sklearn.cluster import KMeans
     from sklearn.metrics import normalized_mutual_info_score
 
-    from hf_textcluster.choosing.refinement import l2_normalize, refine_partition
+    from hf_textcluster.choosing.linear_heads import l2_normalize
+    from hf_textcluster.choosing.refinement import refine_partition
     from hf_textcluster.evaluation.metrics import cluster_accuracy
 
     done = set()

@@ -10,8 +10,8 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from ..data.corpora import CSV_READ_OPTIONS
 from ..data.loading import TEXT_FILE_SUFFIXES, check_column, load_text_file
+from ..data.readers import CSV_READ_OPTIONS
 from ..modeling.validation import check_scalar, is_blank
 
 DEFAULT_CHUNK_SIZE = 10_000

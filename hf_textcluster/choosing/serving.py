@@ -10,7 +10,7 @@ internal criterion (:mod:`~hf_textcluster.choosing.selection`, no labels) and ma
 - ``"kmeans"``: the centres (means of each cluster's ``kmeans_features``) replace the head, as ``hf-textcluster
   recluster`` does;
 - ``"umap_kmeans"``: a linear ``refined_head`` fitted on its clusters (a logistic regression, no refinement rounds:
-  :func:`~hf_textcluster.choosing.refinement.distil_partition`) replaces the head, and its argmax on the texts is the
+  :func:`~hf_textcluster.choosing.linear_heads.distil_partition`) replaces the head, and its argmax on the texts is the
   candidate: the clusters were found in the UMAP space, where the nearest of their centres in the embedding space
   keeps them less well;
 - ``"<candidate>+refined"``: a linear ``refined_head`` on the L2-normalised ``kmeans_features`` replaces the head
@@ -37,7 +37,8 @@ from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 # The names of the partitions a model can serve live with the model (its config's `served_partition`), so that the
 # training arguments check `serve` without importing this layer; they are part of this module's API too.
 from ..modeling.validation import BASE_CANDIDATES, CANDIDATES, REFINED_SUFFIX, check_serve
-from .refinement import RefinementResult, distil_partition, refine_partition
+from .linear_heads import RefinementResult, distil_partition
+from .refinement import refine_partition
 from .selection import DEFAULT_CRITERION, choose_partition
 
 logger = logging.get_logger(__name__)

@@ -37,7 +37,7 @@ import datasets
 from datasets.fingerprint import Hasher
 
 from ..modeling.validation import validate_texts
-from . import corpora, precomputed
+from . import corpora, precomputed, readers
 from .corpora import BENCHMARKS, CORPORA, resolve_benchmark_name
 
 __all__ = ["ShortTextClusteringBenchmark", "ShortTextClusteringConfig", "DATA_DIR_ENV"]
@@ -93,7 +93,7 @@ def _repository(url: str) -> str:
 def _fingerprint(files) -> str:
     """Hash of this sub-package's parsing code and of the (size, mtime) of the input files."""
     here = Path(__file__).parent
-    code = [(here / module).read_bytes() for module in ("benchmark.py", "corpora.py", "precomputed.py")]
+    code = [(here / module).read_bytes() for module in ("benchmark.py", "corpora.py", "precomputed.py", "readers.py")]
     stats = []
     for path in files:
         if path is not None and path.exists():
@@ -188,9 +188,9 @@ class ShortTextClusteringBenchmark(datasets.GeneratorBasedBuilder):
                     f"--data-dir / data_dir= or the {DATA_DIR_ENV} environment variable to the folder that holds "
                     f"{name}.csv, or pass data_dir=None to download the raw public sources."
                 )
-            rows, source = corpora.read_text_label_csv(primary), str(primary)
+            rows, source = readers.read_text_label_csv(primary), str(primary)
         else:
-            rows, source = corpora.parse_raw(spec, dl_manager.download(dict(spec.urls))), " + ".join(spec.urls.values())
+            rows, source = readers.parse_raw(spec, dl_manager.download(dict(spec.urls))), " + ".join(spec.urls.values())
         validate_texts([text for text, _ in rows], argument_name=f"texts of {source}")
         if augmented is None:
             table = _Table(texts=[text for text, _ in rows], labels=[label for _, label in rows])

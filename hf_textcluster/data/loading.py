@@ -10,7 +10,8 @@ import datasets
 
 from ..modeling.validation import MISSING_LABEL, missing_labels, validate_labels, validate_texts
 from .benchmark import DATA_DIR_ENV, ShortTextClusteringBenchmark
-from .corpora import read_csv_frame, read_lines, resolve_benchmark_name
+from .corpora import resolve_benchmark_name
+from .readers import read_csv_frame, read_lines
 
 __all__ = ["load_benchmark", "load_texts", "load_text_file", "check_column", "default_data_dir"]
 

@@ -35,7 +35,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from .corpora import read_csv_frame
+from .readers import read_csv_frame
 
 logger = logging.getLogger(__name__)
 

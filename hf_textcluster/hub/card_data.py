@@ -20,8 +20,8 @@ from transformers import PreTrainedConfig
 from ..encoders import _PIP_SHIPPED_ENCODERS, shipped_encoder_id
 from ..models import METHODS
 from ..representation import cluster_keywords
-from ..runs.folder import find_training_texts
 from ..runs.recipes import load_recipe
+from ..runs.training_texts import find_training_texts
 from .remote_code import model_file
 
 PLACEHOLDER_REPO_ID = "your-org/your-model"

@@ -19,7 +19,7 @@ from ..data import CORPORA
 from ..markup import escape_markdown, markdown_code, one_line
 from ..models import METHODS
 from ..representation import LearnedTopicsRepresentation
-from ..runs.folder import run_input_file
+from ..runs.training_texts import run_input_file
 from .card_data import (
     CARD_METRICS,
     REQUIRED_METRICS,

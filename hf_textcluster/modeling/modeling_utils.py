@@ -20,23 +20,19 @@ from typing import Any
 
 import numpy as np
 import torch
-from tqdm.auto import tqdm
 from transformers import AutoModel, PreTrainedModel
-from transformers.utils import logging
 
 from .calibration import ClusterCalibration
 from .calibration_mixin import CalibrationMixin
 from .configuration_utils import TextClusteringConfig
 from .curation import CurationMixin
-from .encoding_passes import DEFAULT_ENCODE_BATCH_SIZE, LOCAL_PASSES, ClusteringOutput
+from .encoding_passes import DEFAULT_ENCODE_BATCH_SIZE, LOCAL_PASSES, ClusteringOutput, encode_sorted
 from .kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
 from .layers import pool_token_states
 from .precision import autocast_dtype, quantize_int8, resolve_precision
 from .reuse import reuse
 from .serialization import SerializationMixin, package_layer
 from .validation import check_num_clusters, check_scalar, clip_text, validate_texts
-
-logger = logging.get_logger(__name__)
 
 
 class TextClusteringPreTrainedModel(CurationMixin, CalibrationMixin, SerializationMixin, PreTrainedModel):
@@ -350,34 +346,11 @@ class TextClusteringPreTrainedModel(CurationMixin, CalibrationMixin, Serializati
         :func:`hf_textcluster.distributed.sharded_passes`)."""
         passes = self.encoding_passes or LOCAL_PASSES
         return passes.run(
-            lambda shard, show: self._encode_sorted(shard, batch_size, show, precision, fields),
+            lambda shard, show: encode_sorted(self, shard, batch_size, show, precision, fields),
             texts,
             batch_size,
             show_progress_bar,
         )
-
-    def _encode_sorted(self, texts, batch_size, show_progress_bar, precision, fields) -> ClusteringOutput:
-        with_clusters = fields != ("embeddings",)
-        was_training = self.training
-        self.eval()
-        # Sort by length so that each batch pads to similar lengths (as sentence-transformers does).
-        order = np.argsort([-len(t) for t in texts], kind="stable")
-        if show_progress_bar is None:
-            show_progress_bar = len(texts) > 10 * batch_size and logger.getEffectiveLevel() <= logging.INFO
-        batches = []
-        try:
-            for start in tqdm(range(0, len(texts), batch_size), desc="Encoding", disable=not show_progress_bar):
-                batch = [texts[i] for i in order[start : start + batch_size]]
-                inputs = {k: v.to(self.device) for k, v in self.tokenize(batch).items()}
-                with torch.inference_mode():
-                    output = self._cluster_batch(inputs, precision, with_clusters)
-                # on the CPU batch by batch: a corpus' outputs never pile up on an accelerator
-                batches.append({k: output[k].float().cpu() for k in fields if output[k] is not None})
-        finally:
-            self.train(was_training)
-        # outside inference mode: cat and the reordering give ordinary tensors (callers may fit buffers on them)
-        where = torch.from_numpy(np.argsort(order, kind="stable"))
-        return ClusteringOutput(**{k: torch.cat([batch[k] for batch in batches])[where] for k in batches[0]})
 
     def _serving_arguments(self, texts, batch_size, precision) -> tuple[list[str], str]:
         """The public encoding methods' checks, made once: the texts, ``batch_size`` and the resolved precision."""

@@ -15,7 +15,7 @@ A label-free criterion (:data:`~hf_textcluster.choosing.candidate_criteria.DEFAU
 neighbour vote in a lexical space of the texts, which shaped no candidate, among the candidates the others support)
 chooses one, and ONE model serves it: the signal that made it,
 or for the consensus and the pretrained candidates, the trained signal whose linear head on its embeddings reproduces
-that partition most faithfully (:func:`~hf_textcluster.choosing.refinement.distil_partition`). The result is a normal
+that partition most faithfully (:func:`~hf_textcluster.choosing.linear_heads.distil_partition`). The result is a normal
 saved clusterer in ``output_dir`` (loadable with ``AutoModel``, the pipeline or remote code); every candidate's
 partition of the training texts is kept beside it (:data:`~hf_textcluster.runs.kept_candidates.CANDIDATES_FILE`, one
 integer per text each), with their values of the criterion (and of its parts) in ``training_run.json``, so
@@ -27,7 +27,6 @@ are only scored against.
 
 from __future__ import annotations
 
-import json
 import math
 import os
 import time
@@ -47,7 +46,7 @@ from ..choosing.candidate_criteria import (
     candidate_criteria,
     guarded_choice,
 )
-from ..choosing.refinement import distil_partition
+from ..choosing.linear_heads import distil_partition
 from ..choosing.serving import apply_partition
 from ..modeling.reuse import reusing_results
 from ..models import get_method
@@ -56,8 +55,8 @@ from ..representation.summary import assign_embeddings
 from ..training.arguments import ClusteringTrainingArguments, check_calibration_sample_size
 from .after_training import name_trained_clusters
 from .auto_candidates import gather_candidates
-from .folder import RunFolder, check_may_replace_model, texts_sha1
-from .kept_candidates import SERVED_KEY, save_candidates
+from .auto_record import auto_record, save_auto_run
+from .folder import check_may_replace_model
 from .recipes import load_recipe
 from .signals import SIGNALS, SIGNALS_DIR
 
@@ -279,7 +278,7 @@ def train_auto(
         "serving_signal": serving_signal,
         "agreement": chosen.agreement,
     }
-    record = _auto_record(results, candidates, criteria, texts, choose_seconds, choice)
+    record = auto_record(results, candidates, criteria, texts, choose_seconds, choice)
     record["extra_criteria_seconds"] = round(time.perf_counter() - start, 2)
     served_labels = chosen.served_labels
     train_seconds = sum(r.train_seconds for r in results.values())
@@ -292,7 +291,7 @@ def train_auto(
         about = {"dataset": dataset_name, "input_file": input_file, "recipe": recipe, "seed": seed}
         named = cluster_names.assignments if cluster_names is not None else None
         assignments = named.clusters if named is not None else served_labels
-        _save_auto_run(
+        save_auto_run(
             output_dir, model, candidates, served_labels, record, about, training_overrides, metrics, assignments
         )
     return AutoTrainingResult(
@@ -454,76 +453,6 @@ def _calibrate(result, texts: Sequence[str], seed: int, sample_size: int) -> Non
     embeddings = model.embed(texts, show_progress_bar=False, **encoding)
     model.calibrate(texts, sample_size=sample_size, random_state=seed, embeddings=embeddings, **encoding)
     trainer.train_assignments = assign_embeddings(model, embeddings)  # for naming: no pass of its own
-
-
-def _auto_record(results: Mapping, candidates, criteria, texts: Sequence[str], choose_seconds: float, choice) -> dict:
-    """What ``training_run.json`` records under ``"auto"``."""
-    names = [c for c in AUTO_CRITERIA if c in criteria]
-    return {
-        "signals": {
-            name: {
-                "method": SIGNALS[name].method,
-                "config": SIGNALS[name].config,
-                "description": SIGNALS[name].description,
-                "folder": os.path.join(SIGNALS_DIR, name),
-                "steps": int(r.trainer.state.global_step),
-                "batch_size": int(r.trainer.args.per_device_train_batch_size),
-                "train_seconds": round(r.train_seconds, 2),
-            }
-            for name, r in results.items()
-        },
-        "criteria": names,
-        "candidates": {name: {c: round(float(criteria[c][name]), 6) for c in names} for name in candidates},
-        "choice": {
-            "served": choice["served"],
-            "criterion": choice["criterion"],
-            "pick": choice["pick"],
-            "guard": f"{BERTOPIC_WAY} unless the pick scores higher by {GUARD_CRITERION}",
-            "serving_signal": choice["serving_signal"],
-            "head_agreement": round(float(choice["agreement"]), 4),
-            "rule": "the signal that made the candidate; for the consensus and the pretrained candidates, the trained "
-            "signal whose linear head reproduces it most faithfully",
-        },
-        "num_train_texts": len(texts),
-        "texts_sha1": texts_sha1(texts),
-        "choose_seconds": round(choose_seconds, 2),
-    }
-
-
-def _save_auto_run(
-    output_dir, model, candidates, served_labels, record, about, training_overrides, metrics, assignments
-) -> None:
-    """The serving model, the kept candidates, the training texts' clusters (``assignments.csv``) and
-    ``training_run.json`` (the serving signal's, with ``auto``)."""
-    from .folder import read_training_run
-
-    serving_signal = record["choice"]["serving_signal"]
-    criterion = record["choice"]["criterion"]
-    model.save_pretrained(output_dir)
-    save_candidates(output_dir, {**candidates, SERVED_KEY: served_labels}, record)
-    RunFolder(output_dir).write_assignments(assignments)
-    run_info = read_training_run(os.path.join(output_dir, SIGNALS_DIR, serving_signal)) or {}
-    input_file = about["input_file"]
-    run_info.update(
-        {
-            "method": SIGNALS[serving_signal].method,
-            "auto": record,
-            "dataset": about["dataset"],
-            **({"input": dict(input_file)} if input_file and not about["dataset"] else {}),
-            "recipe": about["recipe"],
-            "seed": about["seed"],
-            "serving": {
-                "served": record["choice"]["served"],
-                "criterion": criterion,
-                "scores": {n: v[criterion] for n, v in record["candidates"].items()} if criterion else {},
-            },
-            "config_overrides": dict(SIGNALS[serving_signal].config),
-            "training_overrides": training_overrides or {},
-            "metrics": metrics,
-        }
-    )
-    with open(os.path.join(output_dir, "training_run.json"), "w") as f:
-        json.dump(run_info, f, indent=2)
 
 
 def _held_out_count(test_size, n: int) -> int:

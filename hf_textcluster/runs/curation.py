@@ -41,10 +41,10 @@ from .folder import (
     ASSIGNMENTS_FILE,
     TRAINING_RUN_FILE,
     check_may_replace_model,
-    find_training_texts,
     load_clusterer,
     read_training_run,
 )
+from .training_texts import find_training_texts
 
 ONLINE_STATE_FILE = "online_state.safetensors"
 EDIT_OPS = ("merge", "split", "update")

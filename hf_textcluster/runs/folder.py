@@ -23,10 +23,11 @@ from typing import Any
 import numpy as np
 from transformers import AutoModel
 
-from ..data import default_data_dir, load_benchmark, load_text_file
+from ..data import load_text_file
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.validation import check_local_path
 from ..training.checkpoints import last_complete_checkpoint
+from .training_texts import find_training_texts
 
 __all__ = [
     "ASSIGNMENTS_FILE",
@@ -35,15 +36,12 @@ __all__ = [
     "TRAINING_RUN_FILE",
     "RunFolder",
     "check_may_replace_model",
-    "find_training_texts",
     "holds_trained_model",
     "keep_trained_model",
     "load_clusterer",
     "read_training_run",
     "record_metrics",
-    "run_input_file",
     "texts_sha1",
-    "training_texts_for",
     "update_saved_model",
 ]
 
@@ -53,68 +51,6 @@ RUN_IDENTITY_FILE = "run_identity.json"
 ASSIGNMENTS_FILE = "assignments.csv"
 TRAINING_RUN_FILE = "training_run.json"  # what a run records; cards and `push` read it
 TRAINED_MODEL_FOLDER = "trained"  # where the trained model is kept before a command replaces its clusters in place
-
-
-def run_input_file(run: Mapping[str, Any] | None) -> dict | None:
-    """The user's file a run was trained on (``training_run.json``'s ``"input"``: path, text_column, label_column).
-
-    Args:
-        run: a run record (``training_run.json``), or ``None``.
-
-    Returns:
-        The ``"input"`` entry, or ``None`` when the run was trained on a benchmark or is unknown.
-
-    Example:
-        >>> run_input_file({"input": {"path": "tickets.csv", "text_column": "text"}})["path"]
-        'tickets.csv'
-    """
-    source = (run or {}).get("input")
-    return dict(source) if isinstance(source, Mapping) and source.get("path") else None
-
-
-def find_training_texts(
-    run: Mapping[str, Any] | None, data_dir: str | os.PathLike | None = None
-) -> tuple[list[str] | None, str | None]:
-    """The texts a run was trained on: from the user's file it recorded (``"input"``) or from its benchmark when the
-    files are available locally (``data_dir`` or ``$HF_TEXTCLUSTER_DATA_DIR``; never downloads).
-
-    Args:
-        run: a run record (``training_run.json``), or ``None``.
-        data_dir: the folder of the benchmark files.
-
-    Returns:
-        ``(texts, None)``; ``(None, why)`` when the run's file is gone or unreadable; ``(None, None)`` when there is
-        nothing to look for.
-
-    Example:
-        >>> find_training_texts(None)
-        (None, None)
-    """
-    source = run_input_file(run)
-    if source is not None:
-        path = source["path"]
-        if not os.path.isfile(path):
-            return None, f"the run's input file {path} is no longer there"
-        try:
-            dataset = load_text_file(path, text_column=source.get("text_column") or "text")
-        except (ValueError, TypeError, OSError) as err:
-            return None, f"the run's input file {path} could not be read ({err})"
-        return list(dataset["text"]), None
-    data_dir = data_dir or default_data_dir()
-    corpus = (run or {}).get("dataset") or (run or {}).get("corpus")
-    if not corpus or not data_dir:
-        return None, None
-    return list(load_benchmark(corpus, data_dir=data_dir)["text"]), None
-
-
-def training_texts_for(run: Mapping[str, Any] | None, data_dir: str | os.PathLike | None = None) -> list[str] | None:
-    """The texts a run was trained on, or ``None``; see :func:`find_training_texts`.
-
-    Example:
-        >>> training_texts_for(None) is None
-        True
-    """
-    return find_training_texts(run, data_dir)[0]
 
 
 def texts_sha1(texts) -> str:
@@ -303,7 +239,7 @@ class RunFolder:
             raise ValueError(f"{path} is not one column `cluster` of cluster ids; delete it.") from None
 
     def training_texts(self, data_dir: str | os.PathLike | None = None) -> tuple[list[str] | None, str | None]:
-        """The texts this run was trained on: see :func:`find_training_texts`."""
+        """The texts this run was trained on: see :func:`~hf_textcluster.runs.training_texts.find_training_texts`."""
         return find_training_texts(self.read_training_run(), data_dir)
 
     # ----- the model -------------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..choosing.refinement import distil_partition
+from ..choosing.linear_heads import distil_partition
 from ..choosing.serving import ServingChoice, apply_partition, partition_features
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.serialization import apply_umask
@@ -85,7 +85,7 @@ def serve_kept_candidate(
 ) -> ServingChoice:
     """Make ``model`` serve candidate ``name`` that a ``train --method auto`` run kept in ``model_dir``, without
     training: a linear head on the model's embeddings fitted to that partition of ``texts`` (the run's training
-    texts; :func:`~hf_textcluster.choosing.refinement.distil_partition`).
+    texts; :func:`~hf_textcluster.choosing.linear_heads.distil_partition`).
 
     Args:
         model: the run's saved model (changed in place; calibrate it again afterwards).

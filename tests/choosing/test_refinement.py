@@ -6,13 +6,8 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
 
-from hf_textcluster.choosing.refinement import (
-    DISTIL_C,
-    RefinementResult,
-    distil_partition,
-    l2_normalize,
-    refine_partition,
-)
+from hf_textcluster.choosing.linear_heads import DISTIL_C, RefinementResult, distil_partition, l2_normalize
+from hf_textcluster.choosing.refinement import refine_partition
 from hf_textcluster.choosing.selection import CRITERIA, choose_partition, score_partitions
 
 

@@ -18,12 +18,14 @@ from hf_textcluster.data.corpora import (
     CorpusSpec,
     benchmarks_with_role,
     expand_benchmark_names,
+    resolve_benchmark_name,
+)
+from hf_textcluster.data.readers import (
     parse_csv_columns,
     parse_json_splits,
     parse_text_folders,
     parse_trec,
     read_text_label_csv,
-    resolve_benchmark_name,
 )
 
 TUNING_SET = (

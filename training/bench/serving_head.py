@@ -34,7 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args, store: dict, run_id: str) -> None:
     """Per kept ``auto`` run and space: the UMAP k-means partition of the run's training texts (the run's seed), and
     the argmax of each head fitted on it, scored against the labels, with their agreement with the partition."""
-    from hf_textcluster.choosing.refinement import DISTIL_C, distil_partition, refine_partition
+    from hf_textcluster.choosing.linear_heads import DISTIL_C, distil_partition
+    from hf_textcluster.choosing.refinement import refine_partition
     from hf_textcluster.choosing.serving import partition_features
     from hf_textcluster.data import load_benchmark
     from hf_textcluster.evaluation.metrics import clustering_scores

@@ -1,0 +1,83 @@
+"""What a ``train --method auto`` run records and saves: the ``auto`` section of ``training_run.json`` (the signals,
+every candidate's criteria, the choice) and the serving model's run folder."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+
+from ..choosing.candidate_criteria import AUTO_CRITERIA, BERTOPIC_WAY, GUARD_CRITERION
+from .folder import RunFolder, read_training_run, texts_sha1
+from .kept_candidates import SERVED_KEY, save_candidates
+from .signals import SIGNALS, SIGNALS_DIR
+
+__all__ = ["auto_record", "save_auto_run"]
+
+
+def auto_record(results: Mapping, candidates, criteria, texts: Sequence[str], choose_seconds: float, choice) -> dict:
+    """What ``training_run.json`` records under ``"auto"``."""
+    names = [c for c in AUTO_CRITERIA if c in criteria]
+    return {
+        "signals": {
+            name: {
+                "method": SIGNALS[name].method,
+                "config": SIGNALS[name].config,
+                "description": SIGNALS[name].description,
+                "folder": os.path.join(SIGNALS_DIR, name),
+                "steps": int(r.trainer.state.global_step),
+                "batch_size": int(r.trainer.args.per_device_train_batch_size),
+                "train_seconds": round(r.train_seconds, 2),
+            }
+            for name, r in results.items()
+        },
+        "criteria": names,
+        "candidates": {name: {c: round(float(criteria[c][name]), 6) for c in names} for name in candidates},
+        "choice": {
+            "served": choice["served"],
+            "criterion": choice["criterion"],
+            "pick": choice["pick"],
+            "guard": f"{BERTOPIC_WAY} unless the pick scores higher by {GUARD_CRITERION}",
+            "serving_signal": choice["serving_signal"],
+            "head_agreement": round(float(choice["agreement"]), 4),
+            "rule": "the signal that made the candidate; for the consensus and the pretrained candidates, the trained "
+            "signal whose linear head reproduces it most faithfully",
+        },
+        "num_train_texts": len(texts),
+        "texts_sha1": texts_sha1(texts),
+        "choose_seconds": round(choose_seconds, 2),
+    }
+
+
+def save_auto_run(
+    output_dir, model, candidates, served_labels, record, about, training_overrides, metrics, assignments
+) -> None:
+    """The serving model, the kept candidates, the training texts' clusters (``assignments.csv``) and
+    ``training_run.json`` (the serving signal's, with ``auto``)."""
+    serving_signal = record["choice"]["serving_signal"]
+    criterion = record["choice"]["criterion"]
+    model.save_pretrained(output_dir)
+    save_candidates(output_dir, {**candidates, SERVED_KEY: served_labels}, record)
+    RunFolder(output_dir).write_assignments(assignments)
+    run_info = read_training_run(os.path.join(output_dir, SIGNALS_DIR, serving_signal)) or {}
+    input_file = about["input_file"]
+    run_info.update(
+        {
+            "method": SIGNALS[serving_signal].method,
+            "auto": record,
+            "dataset": about["dataset"],
+            **({"input": dict(input_file)} if input_file and not about["dataset"] else {}),
+            "recipe": about["recipe"],
+            "seed": about["seed"],
+            "serving": {
+                "served": record["choice"]["served"],
+                "criterion": criterion,
+                "scores": {n: v[criterion] for n, v in record["candidates"].items()} if criterion else {},
+            },
+            "config_overrides": dict(SIGNALS[serving_signal].config),
+            "training_overrides": training_overrides or {},
+            "metrics": metrics,
+        }
+    )
+    with open(os.path.join(output_dir, "training_run.json"), "w") as f:
+        json.dump(run_info, f, indent=2)

@@ -1,0 +1,74 @@
+"""Where a run's training texts are found again: the user's file it recorded (``training_run.json``'s ``"input"``)
+or its benchmark, when the files are available locally (never downloaded)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from ..data import default_data_dir, load_benchmark, load_text_file
+
+__all__ = ["find_training_texts", "run_input_file", "training_texts_for"]
+
+
+def run_input_file(run: Mapping[str, Any] | None) -> dict | None:
+    """The user's file a run was trained on (``training_run.json``'s ``"input"``: path, text_column, label_column).
+
+    Args:
+        run: a run record (``training_run.json``), or ``None``.
+
+    Returns:
+        The ``"input"`` entry, or ``None`` when the run was trained on a benchmark or is unknown.
+
+    Example:
+        >>> run_input_file({"input": {"path": "tickets.csv", "text_column": "text"}})["path"]
+        'tickets.csv'
+    """
+    source = (run or {}).get("input")
+    return dict(source) if isinstance(source, Mapping) and source.get("path") else None
+
+
+def find_training_texts(
+    run: Mapping[str, Any] | None, data_dir: str | os.PathLike | None = None
+) -> tuple[list[str] | None, str | None]:
+    """The texts a run was trained on: from the user's file it recorded (``"input"``) or from its benchmark when the
+    files are available locally (``data_dir`` or ``$HF_TEXTCLUSTER_DATA_DIR``; never downloads).
+
+    Args:
+        run: a run record (``training_run.json``), or ``None``.
+        data_dir: the folder of the benchmark files.
+
+    Returns:
+        ``(texts, None)``; ``(None, why)`` when the run's file is gone or unreadable; ``(None, None)`` when there is
+        nothing to look for.
+
+    Example:
+        >>> find_training_texts(None)
+        (None, None)
+    """
+    source = run_input_file(run)
+    if source is not None:
+        path = source["path"]
+        if not os.path.isfile(path):
+            return None, f"the run's input file {path} is no longer there"
+        try:
+            dataset = load_text_file(path, text_column=source.get("text_column") or "text")
+        except (ValueError, TypeError, OSError) as err:
+            return None, f"the run's input file {path} could not be read ({err})"
+        return list(dataset["text"]), None
+    data_dir = data_dir or default_data_dir()
+    corpus = (run or {}).get("dataset") or (run or {}).get("corpus")
+    if not corpus or not data_dir:
+        return None, None
+    return list(load_benchmark(corpus, data_dir=data_dir)["text"]), None
+
+
+def training_texts_for(run: Mapping[str, Any] | None, data_dir: str | os.PathLike | None = None) -> list[str] | None:
+    """The texts a run was trained on, or ``None``; see :func:`find_training_texts`.
+
+    Example:
+        >>> training_texts_for(None) is None
+        True
+    """
+    return find_training_texts(run, data_dir)[0]
