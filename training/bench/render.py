@@ -40,6 +40,12 @@ README_CORPUS_NAMES = {
     "googlenews_t": "GoogleNews-T",
     "googlenews_s": "GoogleNews-S",
     "tweet": "Tweet",
+    "trec6": "TREC-6",
+    "dbpedia": "DBpedia",
+    "bbc": "BBC News",
+    "banking77": "BANKING77",
+    "clinc150": "CLINC150",
+    "agnews_titles": "AG News titles",
 }
 
 
