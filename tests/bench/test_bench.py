@@ -477,7 +477,7 @@ def test_readme_table_is_rewritten_between_its_markers_only(bench):
     table = auto.readme_table({"runs": {"r": RUN}}, rows, render.README_CORPUS_NAMES)
     assert table[2:] == [
         "| StackOverflow | tuning | 20,000 | 75.0 | 80.0 | +5.0 | 100 (bf16 AMX) | 1 |",
-        "| trec6 | confirmation | 5,452 | 75.0 | 75.0 | +0.0 | 100 (bf16 AMX) | 1 |",
+        "| TREC-6 | confirmation | 5,452 | 75.0 | 75.0 | +0.0 | 100 (bf16 AMX) | 1 |",
     ]
     start, end = render.README_MARKERS
     text = f"# Title\n\nbefore\n{start}\n| stale | table |\n{end}\nafter\n"
