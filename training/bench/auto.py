@@ -685,8 +685,8 @@ def render_criteria(auto_rows: list[dict], split: str) -> list[str]:
     default = runs[-1]["selection_criterion"]
     out = [
         "",
-        f"Every criterion's pick on the same {len(runs)} runs of the {split} (every corpus and seed that recorded "
-        "them all), against the *oracle*",
+        f"Every criterion's pick on the {len(runs)} runs of the {split} that recorded every criterion, against the "
+        "*oracle*",
         "(the best candidate by ACC, **chosen with labels**): *picks the oracle* = runs where it picked the oracle's",
         "candidate; loss = oracle ACC − its pick's ACC, in points. *always X* serves X whatever the texts. What",
         "`train --method auto` serves is in bold: its criterion's pick, unless the do-no-harm guard keeps",
