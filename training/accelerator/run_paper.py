@@ -112,14 +112,17 @@ def prepare(carry: Path, out: Path) -> tuple[Path, Path, Path, dict]:
     store = out / "results.json"
     if not store.exists():  # a second section in the same call adds to the first one's store
         shutil.copy(REPO / "docs" / "results.json", store)
-    env = {
+    return encoder, data, store, {**environment(), "HF_TEXTCLUSTER_BENCH_STORE": str(store)}
+
+
+def environment() -> dict:
+    """The environment a process run here gets: offline, the carried wheels and the checkout first on its path."""
+    return {
         **os.environ,
         "HF_HUB_OFFLINE": "1",
         "TOKENIZERS_PARALLELISM": "false",
-        "HF_TEXTCLUSTER_BENCH_STORE": str(store),
         "PYTHONPATH": os.pathsep.join([str(SITE), str(REPO), os.environ.get("PYTHONPATH", "")]),
     }
-    return encoder, data, store, env
 
 
 def bench_command(section: str, arguments: list[str], data: Path, encoder: Path) -> list[str]:
@@ -149,16 +152,10 @@ def run_section(args) -> int:
 def run_tests(args) -> int:
     """``python -m pytest -q -m cuda tests/gpu <arguments>`` with the carried wheels first on the path."""
     install_wheels(args.carry)
-    env = {
-        **os.environ,
-        "HF_HUB_OFFLINE": "1",
-        "TOKENIZERS_PARALLELISM": "false",
-        "PYTHONPATH": os.pathsep.join([str(SITE), str(REPO), os.environ.get("PYTHONPATH", "")]),
-    }
     command = [sys.executable, "-m", "pytest", "-q", "-m", "cuda", "-p", "no:cacheprovider", "tests/gpu"]
     command += args.section_args
     print(" ".join(command), flush=True)
-    return subprocess.run(command, cwd=REPO, env=env).returncode
+    return subprocess.run(command, cwd=REPO, env=environment()).returncode
 
 
 def run_paper(args) -> int:

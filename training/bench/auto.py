@@ -104,28 +104,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def training_texts(data_dir: str, name: str) -> list[str]:
-    """The texts as a run read them: a tuning corpus with the contrastive signal's augmented views (as :func:`run`
-    loads it), another corpus as it is, a file the library has no builder for from ``<data_dir>/<name>.csv``."""
-    from hf_textcluster.data import BENCHMARKS, load_benchmark
+def corpus_dataset(data_dir: str, name: str):
+    """A corpus as a run reads it: a tuning corpus with the contrastive signal's augmented views (as :func:`run` trains
+    on them), another benchmark corpus as it is, a file the library has no builder for from
+    ``<data_dir>/<name>.csv`` (header ``text,label``)."""
+    from hf_textcluster.data import BENCHMARKS, load_benchmark, load_text_file
 
-    if name not in BENCHMARKS:
-        return list(csv_corpus(data_dir, name)["text"])
-    views = _contrastive_views() if split_of(name) == "tuning" else None
-    return list(load_benchmark(name, data_dir=data_dir, augmentation=views)["text"])
-
-
-def csv_corpus(data_dir: str, name: str):
-    """``<data_dir>/<name>.csv`` (header ``text,label``) as a dataset: a corpus the library has no builder for."""
-    import pandas as pd
-
-    from hf_textcluster.data import load_texts
-
+    if name in BENCHMARKS:
+        views = _contrastive_views() if split_of(name) == "tuning" else None
+        return load_benchmark(name, data_dir=data_dir, augmentation=views)
     path = Path(data_dir) / f"{name}.csv"
     if not path.is_file():
         raise SystemExit(f"error: no corpus {name!r}: neither a benchmark nor {path}.")
-    frame = pd.read_csv(path, dtype=str, keep_default_na=False)
-    return load_texts(frame["text"].tolist(), frame["label"].tolist(), label_source=f"column 'label' of {path}")
+    return load_text_file(path, label_column="label")
 
 
 def score_candidates(labels, candidates: dict, served_labels, record: dict) -> dict:
@@ -187,7 +178,7 @@ def rescore(args, store: dict) -> None:
                     f"{name} seed {seed}: the stored row's candidates were recomputed; --rescore would score the "
                     "run's original candidates. Use --recompute-candidates (it computes every criterion)."
                 )
-            texts = training_texts(args.data_dir, name)
+            texts = list(corpus_dataset(args.data_dir, name)["text"])
             if folder.is_dir():
                 values = rescore_kept_candidates(folder, texts, random_state=seed, **criteria)
             else:
@@ -361,7 +352,7 @@ def run(args, store: dict, run_id: str) -> None:
         return
 
     from hf_textcluster.choosing.candidate_criteria import AUTO_CRITERIA
-    from hf_textcluster.data import BENCHMARKS, load_benchmark
+    from hf_textcluster.data import BENCHMARKS
     from hf_textcluster.runs.auto import train_auto
 
     overrides = {"save_strategy": "no", "disable_tqdm": True, "logging_steps": 100}
@@ -380,17 +371,9 @@ def run(args, store: dict, run_id: str) -> None:
                 print(f"{name:15s} seed {seed} auto: stored already (--skip-done)", flush=True)
                 continue
             # a corpus with no recipe views trains as a user's file does: on the views --augmentation makes
-            dataset = name if name in BENCHMARKS else csv_corpus(args.data_dir, name)
-            if args.limit:  # a quick check on a seeded subset, with the contrastive signal's views
-                full = (
-                    load_benchmark(
-                        name,
-                        data_dir=args.data_dir,
-                        augmentation=_contrastive_views() if split_of(name) == "tuning" else None,
-                    )
-                    if name in BENCHMARKS
-                    else dataset
-                )
+            dataset = name if name in BENCHMARKS else corpus_dataset(args.data_dir, name)
+            if args.limit:  # a quick check on a seeded subset (a tuning corpus with the contrastive signal's views)
+                full = corpus_dataset(args.data_dir, name)
                 dataset = full.shuffle(seed=0).select(range(min(args.limit, len(full))))
             output_dir = str(run_dir(SECTION, name, seed, args.variant or ("check" if args.limit else "")))
             start = time.perf_counter()
@@ -600,8 +583,9 @@ def row_criteria(row: dict) -> dict[str, dict[str, float]]:
 
 def criterion_picks(row: dict, criterion: str) -> str:
     """The candidate ``criterion`` picks in ``row`` (the highest value; ties: the first listed)."""
-    values = {n: p["criteria"][criterion] for n, p in row["partitions"].items() if criterion in p.get("criteria", {})}
-    return max(values, key=lambda n: (values[n], -list(values).index(n)))
+    from hf_textcluster.choosing.candidate_criteria import highest
+
+    return highest(row_criteria(row)[criterion])
 
 
 def split_of(dataset: str) -> str:
@@ -612,7 +596,7 @@ def split_of(dataset: str) -> str:
     return "confirmation_only" if role == "?" else role
 
 
-SPLITS = ("tuning", "confirmation", "confirmation_only")
+SPLITS = tuple(ROLE_TITLES)  # the sets in table order: tuning, confirmation, confirmation_only
 
 
 def readme_table(store: dict, rows: list[dict], names: dict[str, str]) -> list[str]:
