@@ -33,6 +33,7 @@ RANKS = {
     "distributed": 1,
     "modeling": 0,
     "cache": 0,
+    "timing": 0,  # named phases of a run, timed: imports nothing of the package
     "markup": 0,  # escaping for markdown and HTML: imports nothing of the package
     "_version": 0,
 }

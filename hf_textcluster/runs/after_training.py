@@ -15,6 +15,7 @@ from ..data import benchmark_corpus
 from ..modeling.reuse import reusing_results
 from ..representation import ClusterNames, assign_texts, name_clusters
 from ..representation.summary import assign_embeddings
+from ..timing import phase
 from .folder import RunFolder
 
 logger = logging.get_logger(__name__)
@@ -54,14 +55,17 @@ def train_and_finish(trainer, last_checkpoint: str | None, evaluate: bool) -> tu
     if last_checkpoint:
         logger.warning(f"Resuming from {last_checkpoint}.")
     start = time.perf_counter()
-    trainer.train(resume_from_checkpoint=last_checkpoint)
-    finish_training(trainer)
+    with phase("train"):
+        trainer.train(resume_from_checkpoint=last_checkpoint)
+    with phase("finish"):
+        finish_training(trainer)
     train_seconds = time.perf_counter() - start - trainer.calibration_seconds
     metrics = {"train_seconds": round(train_seconds, 2)}
     if trainer.calibration_seconds:
         metrics["calibration_seconds"] = round(trainer.calibration_seconds, 2)
     if evaluate:
-        metrics.update(trainer.evaluate())
+        with phase("evaluate"):
+            metrics.update(trainer.evaluate())
     return metrics, train_seconds
 
 

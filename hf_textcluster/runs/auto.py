@@ -52,6 +52,7 @@ from ..modeling.reuse import reusing_results
 from ..models import get_method
 from ..representation import ClusterNames
 from ..representation.summary import assign_embeddings
+from ..timing import phase, recording_phases
 from ..training.arguments import ClusteringTrainingArguments, check_calibration_sample_size
 from .after_training import name_trained_clusters
 from .auto_candidates import gather_candidates
@@ -235,65 +236,85 @@ def train_auto(
     if save and not (resume and os.path.isdir(os.path.join(output_dir, SIGNALS_DIR))):
         check_may_replace_model(output_dir, overwrite=overwrite, argument="output_dir (--output-dir)", command="train")
     dataset_name = dataset if isinstance(dataset, str) else None
-    shared = _shared_dataset(dataset, signals, augmentation, recipe, data_dir, seed)
-    # the signals' k-means starts and the pretrained candidates: one encoding pass and one k-means of those texts
-    with reusing_results():
-        results = _train_signals(
-            shared,
-            signals,
-            output_dir,
-            overrides,
-            dict(
-                encoder=encoder,
-                recipe=recipe,
-                data_dir=data_dir,
-                seed=seed,
-                resume=resume,
-                save=save,
-                test_size=test_size,
-                split_seed=split_seed,
-                overwrite=overwrite,
-                keep_checkpoints=keep_checkpoints,
-            ),
-            num_clusters,
-            {"k_range": k_range, "k_criterion": k_criterion},
-        )
-        first = results[signals[0]]
-        texts = list(first.trainer.train_dataset["text"])
+    with recording_phases() as seconds:
+        with phase("data"):
+            shared = _shared_dataset(dataset, signals, augmentation, recipe, data_dir, seed)
+        # the signals' k-means starts and the pretrained candidates: one encoding pass and one k-means of those texts
+        with reusing_results():
+            results = _train_signals(
+                shared,
+                signals,
+                output_dir,
+                overrides,
+                dict(
+                    encoder=encoder,
+                    recipe=recipe,
+                    data_dir=data_dir,
+                    seed=seed,
+                    resume=resume,
+                    save=save,
+                    test_size=test_size,
+                    split_seed=split_seed,
+                    overwrite=overwrite,
+                    keep_checkpoints=keep_checkpoints,
+                ),
+                num_clusters,
+                {"k_range": k_range, "k_criterion": k_criterion},
+            )
+            first = results[signals[0]]
+            texts = list(first.trainer.train_dataset["text"])
+            start = time.perf_counter()
+            chosen = choose_from_signals(results, encoder, texts, seed=seed, criterion=criterion, serve=serve)
+            # the serving signal's embeddings of the texts were computed for its candidates: reused, not encoded again
+            with phase("calibrate"):
+                _calibrate(results[chosen.serving_signal], texts, seed, calibration)
+        choose_seconds = time.perf_counter() - start
         start = time.perf_counter()
-        chosen = choose_from_signals(results, encoder, texts, seed=seed, criterion=criterion, serve=serve)
-        # the serving signal's embeddings of the texts were computed for its candidates: reused, not encoded again
-        _calibrate(results[chosen.serving_signal], texts, seed, calibration)
-    choose_seconds = time.perf_counter() - start
-    start = time.perf_counter()
-    candidates, criteria, serving_signal = chosen.candidates, chosen.criteria, chosen.serving_signal
-    if extra_criteria:  # for comparing criteria: not part of the choice, so not of its time
-        criteria.update(
-            candidate_criteria(candidates, chosen.features, texts=texts, criteria=extra_criteria, random_state=seed)
-        )
-    choice = {
-        "served": chosen.served,
-        "pick": chosen.pick,
-        "criterion": criterion if serve == "auto" else None,
-        "serving_signal": serving_signal,
-        "agreement": chosen.agreement,
-    }
-    record = auto_record(results, candidates, criteria, texts, choose_seconds, choice)
-    record["extra_criteria_seconds"] = round(time.perf_counter() - start, 2)
-    served_labels = chosen.served_labels
-    train_seconds = sum(r.train_seconds for r in results.values())
-    model, trainer = results[serving_signal].model, results[serving_signal].trainer
-    cluster_names = name_trained_clusters(model, trainer, trainer.train_dataset, seed) if name_clusters else None
-    metrics = {"train_seconds": round(train_seconds, 2), "choose_seconds": round(choose_seconds, 2)}
-    if evaluate:
-        metrics.update(trainer.evaluate())
-    if save:
-        about = {"dataset": dataset_name, "input_file": input_file, "recipe": recipe, "seed": seed}
-        named = cluster_names.assignments if cluster_names is not None else None
-        assignments = named.clusters if named is not None else served_labels
-        save_auto_run(
-            output_dir, model, candidates, served_labels, record, about, training_overrides, metrics, assignments
-        )
+        candidates, criteria, serving_signal = chosen.candidates, chosen.criteria, chosen.serving_signal
+        if extra_criteria:  # for comparing criteria: not part of the choice, so not of its time
+            with phase("extra_criteria"):
+                criteria.update(
+                    candidate_criteria(
+                        candidates, chosen.features, texts=texts, criteria=extra_criteria, random_state=seed
+                    )
+                )
+        choice = {
+            "served": chosen.served,
+            "pick": chosen.pick,
+            "criterion": criterion if serve == "auto" else None,
+            "serving_signal": serving_signal,
+            "agreement": chosen.agreement,
+        }
+        record = auto_record(results, candidates, criteria, texts, choose_seconds, choice)
+        record["extra_criteria_seconds"] = round(time.perf_counter() - start, 2)
+        served_labels = chosen.served_labels
+        train_seconds = sum(r.train_seconds for r in results.values())
+        model, trainer = results[serving_signal].model, results[serving_signal].trainer
+        with phase("name"):
+            cluster_names = (
+                name_trained_clusters(model, trainer, trainer.train_dataset, seed) if name_clusters else None
+            )
+        metrics = {"train_seconds": round(train_seconds, 2), "choose_seconds": round(choose_seconds, 2)}
+        if evaluate:
+            with phase("evaluate"):
+                metrics.update(trainer.evaluate())
+        if save:
+            about = {"dataset": dataset_name, "input_file": input_file, "recipe": recipe, "seed": seed}
+            named = cluster_names.assignments if cluster_names is not None else None
+            assignments = named.clusters if named is not None else served_labels
+            with phase("save"):
+                save_auto_run(
+                    output_dir,
+                    model,
+                    candidates,
+                    served_labels,
+                    record,
+                    about,
+                    training_overrides,
+                    metrics,
+                    assignments,
+                    seconds,
+                )
     return AutoTrainingResult(
         model=model,
         trainer=trainer,
@@ -365,11 +386,14 @@ def choose_from_signals(
         >>> chosen.served, chosen.serving_signal                                         # doctest: +SKIP
         ('self_training/kmeans', 'self_training')
     """
-    candidates, how, features = gather_candidates(results, encoder, texts, seed)
+    with phase("candidates"):
+        candidates, how, features = gather_candidates(results, encoder, texts, seed)
     wanted = list(dict.fromkeys([criterion, *PARTS.get(criterion, ()), GUARD_CRITERION]))
-    criteria = candidate_criteria(candidates, features, texts=texts, criteria=wanted, random_state=seed)
+    with phase("criteria"):
+        criteria = candidate_criteria(candidates, features, texts=texts, criteria=wanted, random_state=seed)
     served, pick = _pick(criteria, criterion, serve, candidates)
-    serving_signal, served_labels, agreement = _serve(results, how, features, candidates, served, seed)
+    with phase("serve"):
+        serving_signal, served_labels, agreement = _serve(results, how, features, candidates, served, seed)
     return SignalsChoice(candidates, how, features, criteria, served, serving_signal, served_labels, agreement, pick)
 
 
@@ -401,19 +425,20 @@ def _train_signals(shared, signals, output_dir: str, overrides: dict, common: di
         steps = overrides.get("max_steps") or auto_steps(
             n_train, plan.get("per_device_train_batch_size", 64), plan.get("max_steps", 300)
         )
-        results[name] = train_clusterer(
-            signal.method,
-            shared,
-            os.path.join(output_dir, SIGNALS_DIR, name),
-            augmentation="recipe",
-            num_clusters=request,
-            config_overrides=dict(signal.config),
-            training_overrides={**overrides, "max_steps": steps, "serve": "head", "calibration_sample_size": 0},
-            evaluate=False,
-            name_clusters=False,
-            **common,
-            **k_kwargs,
-        )
+        with phase(name):
+            results[name] = train_clusterer(
+                signal.method,
+                shared,
+                os.path.join(output_dir, SIGNALS_DIR, name),
+                augmentation="recipe",
+                num_clusters=request,
+                config_overrides=dict(signal.config),
+                training_overrides={**overrides, "max_steps": steps, "serve": "head", "calibration_sample_size": 0},
+                evaluate=False,
+                name_clusters=False,
+                **common,
+                **k_kwargs,
+            )
         # the next signals use the K the first one settled on (chosen once, from the same texts)
         request, k_kwargs = results[name].model.config.num_clusters, {}
     return results

@@ -22,6 +22,7 @@ from ..choosing.serving import candidate_partitions, partition_features
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.validation import CANDIDATES
 from ..models import get_method
+from ..timing import phase
 from .folder import read_training_run
 from .kept_candidates import CANDIDATES_FILE, SERVED_KEY, read_candidates, texts_match
 from .signals import CONSENSUS, PRETRAINED, PRETRAINED_CANDIDATES, SIGNALS, SIGNALS_DIR
@@ -37,22 +38,28 @@ def gather_candidates(
     candidates, how, features = {}, {}, {}
     for name, result in results.items():
         trainer = result.trainer
-        embeddings = result.model.embed(
-            texts, batch_size=trainer.encode_batch_size, show_progress_bar=False, precision=trainer.precision
-        )
+        with phase(f"{name}/embed"):
+            embeddings = result.model.embed(
+                texts, batch_size=trainer.encode_batch_size, show_progress_bar=False, precision=trainer.precision
+            )
         features[name] = partition_features(result.model, embeddings)
-        partitions, serving = candidate_partitions(result.model, embeddings, candidates=CANDIDATES, random_state=seed)
+        with phase(f"{name}/read-outs"):
+            partitions, serving = candidate_partitions(
+                result.model, embeddings, candidates=CANDIDATES, random_state=seed
+            )
         for base, labels in partitions.items():
             candidates[f"{name}/{base}"] = labels
             how[f"{name}/{base}"] = (name, base, serving[base])
     first = next(iter(results.values()))
     num_clusters = first.model.config.num_clusters
-    embedder = _pretrained_embedder(first.model, encoder)
-    pretrained, features[PRETRAINED] = _pretrained_candidates(
-        embedder, texts, num_clusters, first.trainer.encode_batch_size, first.trainer.precision, seed
-    )
+    with phase(PRETRAINED):
+        embedder = _pretrained_embedder(first.model, encoder)
+        pretrained, features[PRETRAINED] = _pretrained_candidates(
+            embedder, texts, num_clusters, first.trainer.encode_batch_size, first.trainer.precision, seed
+        )
     candidates.update(pretrained)
-    candidates[CONSENSUS] = consensus_partition(dict(candidates), num_clusters, random_state=seed)
+    with phase(CONSENSUS):
+        candidates[CONSENSUS] = consensus_partition(dict(candidates), num_clusters, random_state=seed)
     return candidates, how, features
 
 

@@ -50,10 +50,10 @@ def auto_record(results: Mapping, candidates, criteria, texts: Sequence[str], ch
 
 
 def save_auto_run(
-    output_dir, model, candidates, served_labels, record, about, training_overrides, metrics, assignments
+    output_dir, model, candidates, served_labels, record, about, training_overrides, metrics, assignments, seconds
 ) -> None:
     """The serving model, the kept candidates, the training texts' clusters (``assignments.csv``) and
-    ``training_run.json`` (the serving signal's, with ``auto``)."""
+    ``training_run.json`` (the serving signal's, with ``auto`` and the run's ``seconds`` by phase)."""
     serving_signal = record["choice"]["serving_signal"]
     criterion = record["choice"]["criterion"]
     model.save_pretrained(output_dir)
@@ -77,7 +77,7 @@ def save_auto_run(
             "config_overrides": dict(SIGNALS[serving_signal].config),
             "training_overrides": training_overrides or {},
             "metrics": metrics,
+            "seconds": dict(seconds),
         }
     )
-    with open(os.path.join(output_dir, "training_run.json"), "w") as f:
-        json.dump(run_info, f, indent=2)
+    RunFolder(output_dir).write_training_run(run_info)

@@ -28,6 +28,7 @@ from ..data import (
 from ..modeling.validation import check_scalar
 from ..models import get_method
 from ..representation import ClusterNames
+from ..timing import own_phases, phase, recording_phases
 from ..training.checkpoints import last_complete_checkpoint
 from .after_training import name_trained_clusters, save_run, train_and_finish
 from .cluster_count import check_cluster_count, settle_auto_k
@@ -224,30 +225,34 @@ def train_clusterer(
         )
     request = ClusterCountRequest.parse(num_clusters, k_range, k_criterion)  # before any data is read
     plan = load_recipe(method, recipe, dataset if isinstance(dataset, str) else None)
-    augmentation, train_dataset, test_dataset = _training_data(
-        spec, plan, dataset, augmentation, data_dir, seed, test_size, split_seed
-    )
-    request = check_cluster_count(request, train_dataset)
-    config_kwargs, schedule, args = set_up_training(
-        spec, recipe, plan, len(train_dataset), output_dir, config_overrides, training_overrides, seed, verbose
-    )
-    identity, last_checkpoint, k_selection, embeddings = _start_run(
-        method, request, encoder, config_kwargs, args, train_dataset, output_dir, resume, seed
-    )
-    # Built once K is known; the embeddings that chose K (if any) are the k-means initialisation's.
-    model, trainer = build_trainer(
-        spec, identity["num_clusters"], encoder, config_kwargs, args, train_dataset, test_dataset, embeddings
-    )
-    metrics, train_seconds = train_and_finish(trainer, last_checkpoint, evaluate)
-    cluster_names = (  # from the served clusters the choice computed, when it did (no encoding pass then)
-        name_trained_clusters(model, trainer, train_dataset, seed) if name_clusters else None
-    )
-    if save and trainer.is_world_process_zero():  # under several processes, the main one writes
-        # what made the views trained on (an augmenter, a precomputed family), also for a Dataset given with views
-        views = (views_augmentation(train_dataset) or augmentation) if spec.uses_augmented_views else None
-        record = _run_record(arguments, views, k_selection, metrics, schedule)
-        assignments = cluster_names.assignments.clusters if cluster_names and cluster_names.assignments else None
-        save_run(output_dir, model, trainer, train_dataset, test_dataset, record, keep_checkpoints, assignments)
+    with recording_phases() as seconds:
+        with phase("data"):
+            augmentation, train_dataset, test_dataset = _training_data(
+                spec, plan, dataset, augmentation, data_dir, seed, test_size, split_seed
+            )
+        request = check_cluster_count(request, train_dataset)
+        config_kwargs, schedule, args = set_up_training(
+            spec, recipe, plan, len(train_dataset), output_dir, config_overrides, training_overrides, seed, verbose
+        )
+        identity, last_checkpoint, k_selection, embeddings = _start_run(
+            method, request, encoder, config_kwargs, args, train_dataset, output_dir, resume, seed
+        )
+        # Built once K is known; the embeddings that chose K (if any) are the k-means initialisation's.
+        with phase("model"):
+            model, trainer = build_trainer(
+                spec, identity["num_clusters"], encoder, config_kwargs, args, train_dataset, test_dataset, embeddings
+            )
+        metrics, train_seconds = train_and_finish(trainer, last_checkpoint, evaluate)
+        with phase("name"):  # from the served clusters the choice computed, when it did (no encoding pass then)
+            cluster_names = name_trained_clusters(model, trainer, train_dataset, seed) if name_clusters else None
+        if save and trainer.is_world_process_zero():  # under several processes, the main one writes
+            # what made the views trained on (an augmenter, a precomputed family), also for a Dataset given with views
+            views = (views_augmentation(train_dataset) or augmentation) if spec.uses_augmented_views else None
+            record = _run_record(arguments, views, k_selection, metrics, schedule)
+            record["seconds"] = own_phases(seconds)
+            assignments = cluster_names.assignments.clusters if cluster_names and cluster_names.assignments else None
+            with phase("save"):
+                save_run(output_dir, model, trainer, train_dataset, test_dataset, record, keep_checkpoints, assignments)
     return TrainingResult(
         model=model,
         trainer=trainer,
@@ -287,9 +292,10 @@ def _start_run(method, request, encoder, config_kwargs, args, train_dataset, out
     last_checkpoint = last_complete_checkpoint(output_dir) if resume and os.path.isdir(output_dir) else None
     k_selection, embeddings = None, None
     if request.is_auto:
-        k_selection, embeddings = settle_auto_k(
-            request, output_dir, identity, last_checkpoint, encoder, config_kwargs, args, train_dataset, seed
-        )
+        with phase("num_clusters"):
+            k_selection, embeddings = settle_auto_k(
+                request, output_dir, identity, last_checkpoint, encoder, config_kwargs, args, train_dataset, seed
+            )
     RunFolder(output_dir).record_identity(identity, resuming=bool(last_checkpoint))
     return identity, last_checkpoint, k_selection, embeddings
 

@@ -49,6 +49,8 @@ class ClusteringTrainingArguments(TrainingArguments):
             refined or not), ``"head"`` (the paper's output) or another candidate by name.
         early_stopping_tol: stop when fewer than this share of the checked texts changed cluster since the
             previous check (DEC's criterion, e.g. 0.001; off by default).
+        frozen_layers: the encoder's embeddings and its lowest ``frozen_layers`` transformer layers are not trained
+            (no gradient reaches them: each step's backward pass stops above them); 0 trains every layer.
 
     Example:
         >>> args = ClusteringTrainingArguments(output_dir="runs/sccl", max_steps=300, per_device_train_batch_size=64,
@@ -131,6 +133,13 @@ class ClusteringTrainingArguments(TrainingArguments):
             "check (DEC's criterion; e.g. 0.001). No labels are used. Default: off."
         },
     )
+    frozen_layers: int = field(
+        default=0,
+        metadata={
+            "help": "Keep the encoder's embeddings and its lowest N transformer layers as pretrained (not trained): "
+            "no backward pass through them, so each step costs less. Default: 0 (every layer trains)."
+        },
+    )
 
     def __post_init__(self):
         on_gpu = torch.cuda.is_available() and not self.use_cpu
@@ -153,6 +162,7 @@ class ClusteringTrainingArguments(TrainingArguments):
             self.health_check_steps, "health_check_steps", int, min_val=0, allow_none=True, hint="0: no checks"
         )
         check_scalar(self.health_sample_size, "health_sample_size", int, min_val=2)
+        check_scalar(self.frozen_layers, "frozen_layers", int, min_val=0)
         check_calibration_sample_size(self.calibration_sample_size)
         check_serve(self.serve)
         if self.early_stopping_tol is not None and not 0 < self.early_stopping_tol < 1:

@@ -29,6 +29,7 @@ from transformers.utils import logging
 
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.precision import autocast_dtype, cpu_capability
+from ..timing import phase
 from .arguments import ClusteringTrainingArguments
 from .callbacks import ClusterHealthCallback, StopOnSignalCallback, signals_stop_training
 from .checkpoints import ResumeFilesMixin, last_complete_checkpoint
@@ -50,6 +51,25 @@ def _log_precision_once(description: str) -> None:
     if description not in _LOGGED_PRECISIONS:
         _LOGGED_PRECISIONS.add(description)
         logger.warning(f"Training precision: {description}.")
+
+
+def freeze_lower_layers(encoder: torch.nn.Module, num_layers: int) -> None:
+    """Stop training the encoder's embeddings and its lowest ``num_layers`` transformer layers (their parameters no
+    longer require gradients, so the optimizer skips them and backward stops above them)."""
+    if not num_layers:
+        return
+    total = getattr(encoder.config, "num_hidden_layers", None)
+    layers = next(
+        (m for m in encoder.modules() if isinstance(m, torch.nn.ModuleList) and total and len(m) == total), None
+    )
+    if layers is None or num_layers > total:
+        raise ValueError(
+            f"`frozen_layers`={num_layers}: the encoder has {total or 'no list of'} transformer layers; pass at most "
+            f"{total or 0}."
+        )
+    embeddings = getattr(encoder, "embeddings", None) or encoder.get_input_embeddings()
+    for module in (embeddings, *layers[:num_layers]):
+        module.requires_grad_(False)
 
 
 def stage_starts(total_steps: int, fractions: Sequence[float]) -> list[int]:
@@ -122,6 +142,7 @@ class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMi
         if dataset is not None and hasattr(dataset, "column_names"):
             warn_if_truncated(dataset["text"], kwargs["processing_class"], model.config.max_length)
         super().__init__(model=model, args=args, data_collator=data_collator, **kwargs)
+        freeze_lower_layers(model.encoder, getattr(args, "frozen_layers", 0))
         self._loss_terms: dict[str, list[float]] = {}
         self._stop_on_signal = StopOnSignalCallback()
         self.add_callback(self._stop_on_signal)
@@ -348,7 +369,8 @@ class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMi
                 self._restore_from_checkpoint_folder(checkpoint)
         elif not self.model.config.centroids_initialized:
             embeddings, self.init_embeddings = self.init_embeddings, None
-            self.initialize_clusters(embeddings)
+            with phase("init"):
+                self.initialize_clusters(embeddings)
         return super().train(
             resume_from_checkpoint=checkpoint if resume_from_checkpoint else resume_from_checkpoint, **kwargs
         )

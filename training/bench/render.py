@@ -20,6 +20,7 @@ from . import (
     method,
     partitions,
     processes,
+    profile,
     scale,
     serving_head,
     speed,
@@ -70,6 +71,7 @@ def render(store: dict) -> str:
     out += method.render_side_by_side(rows)
     out += leaderboard.render_leaderboard(rows)[0]
     out += auto.render(store, rows)
+    out += profile.render(store, [r for r in rows if r["section"] == profile.SECTION])
     out += compute_curve.render(store, rows)
     out += partitions.render_served_against_baselines(rows)
     out += comparisons.render_head_or_kmeans(rows)

@@ -21,6 +21,7 @@ from transformers.utils import logging
 from ...training.arguments import ClusteringTrainingArguments
 from ...training.collator import TextViewsCollator
 from ...training.losses import dec_kl_loss, dec_target_distribution
+from ...timing import phase
 from ...training.trainer import ClusteringTrainer
 from .losses_decmlm import masked_lm_loss
 
@@ -208,7 +209,8 @@ class DECMLMTrainer(ClusteringTrainer):
         if self.train_dataset is None:
             raise ValueError("Pass a `train_dataset`: DEC-MLM's targets are computed over all its rows.")
         start = time.perf_counter()
-        self._set_targets(self.embed_train_texts())
+        with phase("targets"):
+            self._set_targets(self.embed_train_texts())
         self._targets_step = self.state.global_step
         self._targets_epoch = math.floor((self.state.epoch or 0) + 1e-9)
         logger.info(f"Refreshed the DEC targets of {len(self.targets)} rows in {time.perf_counter() - start:.1f}s.")
