@@ -3,7 +3,6 @@ every candidate's criteria, the choice) and the serving model's run folder."""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 

@@ -18,10 +18,10 @@ import torch
 from transformers import TrainerCallback
 from transformers.utils import logging
 
+from ...timing import phase
 from ...training.arguments import ClusteringTrainingArguments
 from ...training.collator import TextViewsCollator
 from ...training.losses import dec_kl_loss, dec_target_distribution
-from ...timing import phase
 from ...training.trainer import ClusteringTrainer
 from .losses_decmlm import masked_lm_loss
 
