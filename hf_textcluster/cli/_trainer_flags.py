@@ -21,6 +21,7 @@ LISTED = (
     "serve",
     "kmeans_init",
     "early_stopping_tol",
+    "frozen_layers",
     "calibration_sample_size",
     "encode_batch_size",
 )
