@@ -1,8 +1,9 @@
 """``make demo``: train a method briefly on a StackOverflow sample with the pip-shipped MiniLM and show it beside
-plain k-means on the same embeddings (the run's own k-means initialisation). Measured end to end on 2 CPU cores:
-about 2 minutes where bf16 is native (128 s, Intel Xeon with AMX) and about 7 minutes without it (412 s, AMD EPYC
-with AVX2 only, fp32); faster on a GPU. The corpus is downloaded once from its public source unless ``data_dir`` (or
-``$HF_TEXTCLUSTER_DATA_DIR``) names a folder holding ``stackoverflow.csv``."""
+plain k-means on the same embeddings (the run's own k-means initialisation). Its size follows the precision the CPU
+computes in (:func:`demo_size`): where bf16 is native (or on a GPU) 4,000 texts and 60 steps; a CPU without native bf16
+computes in fp32, several times slower, and gets 2,000 texts and 30 steps, so that the demo stays within a few minutes
+on either. The corpus is downloaded once from its public source unless ``data_dir`` (or ``$HF_TEXTCLUSTER_DATA_DIR``)
+names a folder holding ``stackoverflow.csv``."""
 
 from __future__ import annotations
 
@@ -19,8 +20,9 @@ from .report import model_outputs, render_report
 from .report_data import cluster_summaries
 
 DEMO_DATASET = "stackoverflow"
-DEMO_NUM_TEXTS = 4000
-DEMO_STEPS = 60
+# (texts, steps) where bf16 is native or on a GPU, and in fp32 (a CPU without native bf16: each pass costs several times
+# more, so the demo does half the work twice over: half the texts to encode, half the steps)
+DEMO_SIZES = {"bf16": (4000, 60), "fp32": (2000, 30)}
 # The report's map projects a sample (UMAP's cost grows with the points); its tables count every text.
 DEMO_MAP_SAMPLE = 2000
 DEMO_SHOWN = 5
@@ -68,15 +70,23 @@ def run_demo(
     """
     total_start = time.perf_counter()
     spec = get_method(method)
-    steps = max_steps or DEMO_STEPS
+    precision, (sized_texts, sized_steps) = demo_size()
+    steps = max_steps or sized_steps
     output_dir = output_dir or f"runs/demo-{method}-{DEMO_DATASET}"
-    dataset = _sample_corpus(method, spec.uses_augmented_views, data_dir, num_texts, seed)
+    dataset = _sample_corpus(method, spec.uses_augmented_views, data_dir, num_texts or sized_texts, seed)
     texts, labels = list(dataset["text"]), np.asarray(dataset["label"])
     label_names = dataset.features["label"].names
     print(
         f"Clustering {len(texts):,} StackOverflow question titles (a random sample of the corpus) into "
-        f"{len(label_names)} clusters with {spec.display_name}; labels are used only to score.\n"
+        f"{len(label_names)} clusters with {spec.display_name}; labels are used only to score."
     )
+    if not (max_steps or num_texts):
+        other = "fp32" if precision == "bf16" else "bf16"
+        print(
+            f"Sized for this machine, which computes in {precision}: {sized_texts:,} texts and {sized_steps} steps "
+            f"({DEMO_SIZES[other][0]:,} and {DEMO_SIZES[other][1]} in {other}); --num-texts and --max-steps change "
+            "it.\n"
+        )
 
     start = time.perf_counter()
     model, trainer = _train(method, dataset, output_dir, steps, seed)
@@ -122,7 +132,24 @@ def run_demo(
     return 0
 
 
-def _sample_corpus(method: str, uses_augmented_views: bool, data_dir: str | None, num_texts: int | None, seed: int):
+def demo_size() -> tuple[str, tuple[int, int]]:
+    """``(precision, (texts, steps))``: the demo's size for the precision training takes here (``"bf16"`` where it is
+    native or on a GPU, else ``"fp32"``).
+
+    Example:
+        >>> demo_size()  # doctest: +SKIP
+        ('bf16', (4000, 60))
+    """
+    import torch
+
+    from ..modeling.precision import native_bf16
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    precision = "bf16" if device == "cuda" or native_bf16(device) else "fp32"
+    return precision, DEMO_SIZES[precision]
+
+
+def _sample_corpus(method: str, uses_augmented_views: bool, data_dir: str | None, num_texts: int, seed: int):
     """A seeded sample of the demo's corpus, with the augmented views the method's CPU recipe asks for."""
     from ..runs.recipes import load_recipe
 
@@ -130,7 +157,7 @@ def _sample_corpus(method: str, uses_augmented_views: bool, data_dir: str | None
     dataset = load_benchmark(
         DEMO_DATASET, data_dir=data_dir, augmentation=family if family in AUGMENTATION_FAMILIES else None
     )
-    num_texts = min(num_texts or DEMO_NUM_TEXTS, len(dataset))
+    num_texts = min(num_texts, len(dataset))
     return dataset.shuffle(seed=seed).select(range(num_texts))
 
 

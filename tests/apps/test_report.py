@@ -487,3 +487,15 @@ def test_confidence_histogram_covers_zero_to_one_inclusive(with_outliers):
     bars = figure.data[0]
     assert bars.x[0] - bars.width / 2 == pytest.approx(0.0) and bars.x[-1] + bars.width / 2 == pytest.approx(1.0)
     assert counts[0] == 2 and counts[-1] == 5  # [0.975, 1] closed: 0.98, 0.99 and the three at 1.0
+
+
+def test_the_demo_is_sized_by_the_precision_it_trains_in(monkeypatch):
+    from hf_textcluster.apps import demo
+    from hf_textcluster.modeling import precision
+
+    monkeypatch.setattr(precision, "native_bf16", lambda device="cpu": False)
+    assert demo.demo_size() == ("fp32", demo.DEMO_SIZES["fp32"])
+    monkeypatch.setattr(precision, "native_bf16", lambda device="cpu": True)
+    assert demo.demo_size() == ("bf16", demo.DEMO_SIZES["bf16"])
+    texts, steps = demo.DEMO_SIZES["fp32"]
+    assert texts < demo.DEMO_SIZES["bf16"][0] and steps < demo.DEMO_SIZES["bf16"][1]

@@ -925,3 +925,42 @@ def test_rescore_refuses_a_row_whose_candidates_were_recomputed(bench, tmp_path,
     args = argparse.Namespace(datasets=["tweet"], seeds=[0], variant="", data_dir=None, criteria=None)
     with pytest.raises(SystemExit, match="--recompute-candidates"):
         auto.rescore(args, {"rows": [row], "runs": {"r": RUN}})
+
+
+def test_profile_section_tables_each_runs_phases_and_marks_a_run_beside_another_job(bench):
+    from training.bench import profile
+
+    seconds = {
+        "data": 0.5,
+        "contrastive/data": 0.1,
+        "contrastive/train": 100.0,
+        "contrastive/train/init": 10.0,
+        "self_training/train": 50.0,
+        "candidates": 30.0,
+        "candidates/contrastive/embed": 3.0,
+        "criteria": 2.0,
+        "calibrate": 1.0,
+    }
+    row = {
+        "section": "profile",
+        "method": "auto",
+        "dataset": "stackoverflow:2500",
+        "seed": 0,
+        "run": "r",
+        "variant": "",
+        "cpu_kind": "bf16 AMX",
+        "wall_seconds": 190.0,
+        "estimate_seconds": 170.0,
+        "seconds": seconds,
+        "served_acc": 0.8,
+    }
+    slowed = {**row, "variant": "frozen", "training": {"frozen_layers": 3}, "note": "time inflated: load 2.10"}
+    md = "\n".join(profile.render({"runs": {"r": RUN}, "rows": [row, slowed]}, [row, slowed]))
+    assert "### stackoverflow, 2,500 texts" in md
+    assert "| phase | default (seed 0, bf16 AMX) | frozen (seed 0, bf16 AMX) † |" in md
+    assert "| contrastive: k-means start | 10.0 | 10.0 |" in md
+    assert "| contrastive: steps | 90.0 | 90.0 |" in md  # the steps without the k-means start inside them
+    assert "| candidates | 30.0 | 30.0 |" in md and "candidates/contrastive" not in md
+    assert "| **wall** | **190** | **190** |" in md and "| served ACC | 80.0 | 80.0 |" in md
+    assert '`{"frozen_layers": 3}`' in md
+    assert profile.render({"runs": {}}, []) == []

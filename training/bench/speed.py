@@ -262,12 +262,13 @@ def _speed_pipeline(args, texts, model, auto) -> list[dict]:
 
 
 def _speed_inference(dataset, texts, labels, emulated) -> list[dict]:
-    from hf_textcluster.apps.demo import DEMO_NUM_TEXTS, DEMO_STEPS
+    from hf_textcluster.apps.demo import DEMO_SIZES
     from hf_textcluster.evaluation.metrics import clustering_scores
     from hf_textcluster.runs.train import train_clusterer
 
     rows = []
-    sample = dataset.shuffle(seed=0).select(range(DEMO_NUM_TEXTS))
+    num_texts, steps = DEMO_SIZES["bf16"]  # the demo's size where bf16 is native
+    sample = dataset.shuffle(seed=0).select(range(num_texts))
     with tempfile.TemporaryDirectory() as run_dir:
         trained = train_clusterer(
             "sccl",
@@ -277,7 +278,7 @@ def _speed_inference(dataset, texts, labels, emulated) -> list[dict]:
             resume=False,
             evaluate=False,
             save=False,
-            training_overrides={"max_steps": DEMO_STEPS, "save_strategy": "no", "disable_tqdm": True, "bf16": False},
+            training_overrides={"max_steps": steps, "save_strategy": "no", "disable_tqdm": True, "bf16": False},
         ).model.eval()
     # predict's own precisions; the int8 one quantizes in its warm-up call (the quantized copy is cached)
     paths = [("fp32", "fp32"), ("int8 dynamic quantization of the encoder's Linear layers", "int8")]
