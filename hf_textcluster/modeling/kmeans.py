@@ -37,6 +37,9 @@ logger = logging.get_logger(__name__)
 DEFAULT_KMEANS_MAX_SAMPLES = 100_000
 KMEANS_INITS = ("k-means++", "umap", "best")
 # UMAP's spectral layout needs more rows than its 15 neighbours
+# below this many rows UMAP computes all pairwise distances (umap-learn's own threshold) instead of approximate
+# nearest neighbours
+UMAP_EXACT_ROWS = 4096
 UMAP_MIN_ROWS = 17
 
 
@@ -398,10 +401,21 @@ def _umap_kmeans_groups(features, num_clusters: int, n_init: int = 10, random_st
 
     def groups() -> np.ndarray:
         with warnings.catch_warnings(), keeping_torch_threads():  # a seeded UMAP runs single-threaded and says so
-            warnings.filterwarnings("ignore", message="n_jobs value .* overridden")
+            warnings.filterwarnings("ignore", message="n_jobs value .* overridden|using precomputed metric")
+            data, metric = features, "cosine"
+            if features.shape[0] < UMAP_EXACT_ROWS:
+                # UMAP computes every distance of a small input exactly, one Python call per pair: scikit-learn's
+                # vectorised cosine distances give the same neighbours in a fraction of the time
+                from sklearn.metrics import pairwise_distances
+
+                data, metric = (
+                    pairwise_distances(np.asarray(features, dtype=np.float32), metric="cosine"),
+                    "precomputed",
+                )
+                np.fill_diagonal(data, 0.0)
             reduced = UMAP(
-                n_neighbors=15, n_components=5, min_dist=0.0, metric="cosine", random_state=random_state
-            ).fit_transform(features)
+                n_neighbors=15, n_components=5, min_dist=0.0, metric=metric, random_state=random_state
+            ).fit_transform(data)
         return KMeans(n_clusters=num_clusters, n_init=n_init, random_state=random_state).fit_predict(reduced)
 
     if random_state is None:  # unseeded: another result each time
