@@ -24,7 +24,7 @@ StackOverflow NMI 70.0 -> 72.4) and is neutral on many small clusters (Tweet, Go
 cluster lost). It pulls a partition towards what a linear classifier on the embeddings can express, so it
 *hurts* partitions made in a non-linear space (UMAP -> k-means: GoogleNews-T 76.7 -> 71.9, AG News 70.8 ->
 67.3) unless the embedding space agrees with them (Biomedical 45.1 -> 52.9). Choose between refined and
-unrefined candidates with :mod:`~hf_textcluster.choosing.selection` rather than always refining.
+unrefined candidates with :mod:`~hf_textcluster.choosing.candidate_choice` rather than always refining.
 
 This module depends on numpy, scipy and scikit-learn only.
 """

@@ -4,7 +4,7 @@ A trained model holds several partitions of its training texts: its own cluster 
 on its trained embeddings ("k-means after") and the BERTopic way on them (UMAP -> k-means, "UMAP k-means after").
 Each can be refined by iterative classification (:mod:`~hf_textcluster.choosing.refinement`). Which one is best
 differs from corpus to corpus, and only labels tell for sure; :func:`serve_partition` ranks the candidates with an
-internal criterion (:mod:`~hf_textcluster.choosing.selection`, no labels) and makes the model serve the winner:
+internal criterion (:mod:`~hf_textcluster.choosing.candidate_choice`, no labels) and makes the model serve the winner:
 
 - ``"head"``: the method's own head (a refined head served in front of it is dropped; the head's weights were kept);
 - ``"kmeans"``: the centres (means of each cluster's ``kmeans_features``) replace the head, as ``hf-textcluster
@@ -37,9 +37,9 @@ from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 # The names of the partitions a model can serve live with the model (its config's `served_partition`), so that the
 # training arguments check `serve` without importing this layer; they are part of this module's API too.
 from ..modeling.validation import BASE_CANDIDATES, CANDIDATES, REFINED_SUFFIX, check_serve
+from .candidate_choice import DEFAULT_SERVE_CRITERION, choose_partition
 from .linear_heads import RefinementResult, distil_partition
 from .refinement import refine_partition
-from .selection import DEFAULT_CRITERION, choose_partition
 
 logger = logging.get_logger(__name__)
 
@@ -214,7 +214,7 @@ def serve_partition(
     *,
     serve: str = "auto",
     candidates: Sequence[str] = CANDIDATES,
-    criterion: str = DEFAULT_CRITERION,
+    criterion: str = DEFAULT_SERVE_CRITERION,
     random_state: int = 0,
 ) -> ServingChoice:
     """Choose (without labels) or take the partition ``model`` serves, and make it serve it.
@@ -225,7 +225,7 @@ def serve_partition(
         serve: ``"auto"`` (the label-free choice among ``candidates``) or one candidate name (e.g. ``"head"``,
             the paper's output).
         candidates: what ``"auto"`` chooses among (default: all of :data:`CANDIDATES`).
-        criterion: the internal criterion of :func:`~hf_textcluster.choosing.selection.choose_partition`.
+        criterion: the internal criterion of :func:`~hf_textcluster.choosing.candidate_choice.choose_partition`.
         random_state: seed of k-means, UMAP, refinement and the criterion.
 
     Returns:

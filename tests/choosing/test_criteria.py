@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import calinski_harabasz_score, davies_bouldin_score
 
-from hf_textcluster.choosing import k_search, selection
+from hf_textcluster.choosing import candidate_choice, k_search
 from hf_textcluster.choosing.criteria import CRITERIA, Criterion, get_criterion, register_criterion
 
 
@@ -23,9 +23,9 @@ def test_both_choices_score_with_the_registrys_functions():
         expected = float(direct(x, y))
         assert k_search.kmeans_score(name, x, y) == pytest.approx(expected)
         signed = expected if CRITERIA[name].higher_is_better else -expected
-        assert selection.score_partitions(x, {"p": y}, criterion=name)["p"] == pytest.approx(signed)
+        assert candidate_choice.score_partitions(x, {"p": y}, criterion=name)["p"] == pytest.approx(signed)
     assert k_search.kmeans_score("silhouette", x, y) == pytest.approx(
-        selection.score_partitions(x, {"p": y}, criterion="silhouette")["p"]
+        candidate_choice.score_partitions(x, {"p": y}, criterion="silhouette")["p"]
     )
 
 
@@ -40,7 +40,7 @@ def test_a_registered_criterion_plugs_into_the_choice_of_partition():
     register_criterion(Criterion("fewest_clusters", prefers_fewer, True, "test only"))
     try:
         two = np.minimum(y, 1)
-        name, scores = selection.choose_partition(x, {"three": y, "two": two}, criterion="fewest_clusters")
+        name, scores = candidate_choice.choose_partition(x, {"three": y, "two": two}, criterion="fewest_clusters")
         assert name == "two" and scores == {"three": -3.0, "two": -2.0}
         assert calls == [0, 0]
     finally:

@@ -41,7 +41,7 @@ def run(args, store: dict, run_id: str) -> None:
     from hf_textcluster.evaluation.metrics import clustering_scores
     from hf_textcluster.modeling.kmeans import fit_kmeans
     from hf_textcluster.models import get_method
-    from hf_textcluster.runs.auto_candidates import _pretrained_embedder
+    from hf_textcluster.runs.gather_candidates import _pretrained_embedder
     from hf_textcluster.runs.signals import PRETRAINED, SIGNALS, SIGNALS_DIR
 
     from .auto import SECTION as AUTO
