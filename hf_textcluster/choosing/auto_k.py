@@ -43,6 +43,7 @@ import numpy as np
 from ..modeling.validation import check_scalar
 from .criteria import K_CRITERIA
 from .k_search import KMeansSearch, best_k, score_criterion
+from .linear_heads import l2_normalize
 
 DEFAULT_CRITERION = "eigengap"
 
@@ -291,11 +292,6 @@ def _check_finite(x: np.ndarray, rows: np.ndarray | None) -> None:
         raise ValueError(f"`embeddings` row {bad} holds NaN or infinite values; re-embed (in fp32) or drop that text.")
 
 
-def _normalise(x: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    return x / np.maximum(norms, 1e-12)
-
-
 def _prepare(embeddings, k_min, k_max, criteria, sample_size, random_state):
     criteria = [criteria] if isinstance(criteria, str) else list(criteria)
     for c in criteria:
@@ -318,7 +314,7 @@ def _prepare(embeddings, k_min, k_max, criteria, sample_size, random_state):
         rows = None
     x = np.asarray(x, dtype=np.float64)
     _check_finite(x, rows)
-    x = _normalise(x)
+    x = l2_normalize(x)
     distinct = len(np.unique(np.round(x, 5), axis=0))
     limit = distinct - 1 if len(x) == n else min(distinct - 1, len(x) // 2)  # a sample: >= ~2 texts per cluster
     if k_max > limit:

@@ -35,6 +35,7 @@ from sklearn.model_selection import KFold, cross_val_score
 
 from ..modeling.kmeans import keeping_torch_threads
 from .consensus import average_nmi
+from .linear_heads import l2_normalize
 
 __all__ = [
     "AUTO_CRITERIA",
@@ -234,11 +235,6 @@ def lexical_space(texts: Sequence[str], *, random_state: int = 0) -> np.ndarray 
     return normalize(reduced).astype(np.float32)
 
 
-def _normalise(x: np.ndarray) -> np.ndarray:
-    x = np.asarray(x, dtype=np.float64)
-    return x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
-
-
 def _source(name: str) -> str | None:
     """The source of a candidate: the signal (or ``pretrained``) before the slash; None for the consensus."""
     return name.split("/", 1)[0] if "/" in name else None
@@ -266,13 +262,13 @@ class CandidatePool:
 
     def space(self, source: str) -> np.ndarray:
         if source not in self._normalised:
-            self._normalised[source] = _normalise(self.spaces[source])
+            self._normalised[source] = l2_normalize(np.asarray(self.spaces[source], dtype=np.float64))
         return self._normalised[source]
 
     def lexical(self) -> np.ndarray | None:
         if "lexical" not in self._normalised:
             x = None if self.texts is None else lexical_space(self.texts, random_state=self.random_state)
-            self._normalised["lexical"] = None if x is None else _normalise(x)
+            self._normalised["lexical"] = None if x is None else l2_normalize(x.astype(np.float64))
         return self._normalised["lexical"]
 
     def spaces_of(self, name: str, where: str) -> list[np.ndarray]:

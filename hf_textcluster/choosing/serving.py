@@ -79,19 +79,20 @@ class ServingChoice:
 UMAP_MIN_TEXTS = 16
 
 
+def _on_model(model: TextClusteringPreTrainedModel, embeddings: np.ndarray, step) -> np.ndarray:
+    with torch.no_grad():
+        return step(torch.from_numpy(np.asarray(embeddings, dtype=np.float32)).to(model.device)).cpu().numpy()
+
+
 def partition_features(model: TextClusteringPreTrainedModel, embeddings: np.ndarray) -> np.ndarray:
     """The space the candidates are made, ranked and served in: ``model.kmeans_features`` of pooled ``embeddings``
     (N x d float32)."""
-    with torch.no_grad():
-        tensor = torch.from_numpy(np.asarray(embeddings, dtype=np.float32)).to(model.device)
-        return model.kmeans_features(tensor).float().cpu().numpy()
+    return _on_model(model, embeddings, lambda x: model.kmeans_features(x).float())
 
 
 def _head_labels(model: TextClusteringPreTrainedModel, embeddings: np.ndarray) -> np.ndarray:
     """The method's own head's clusters, whatever the model serves now (a refined head in front is not the head)."""
-    with torch.no_grad():
-        tensor = torch.from_numpy(np.asarray(embeddings, dtype=np.float32)).to(model.device)
-        return model.head_probabilities(tensor).argmax(dim=-1).cpu().numpy()
+    return _on_model(model, embeddings, lambda x: model.head_probabilities(x).argmax(dim=-1))
 
 
 def _centres(features: np.ndarray, labels: np.ndarray, num_clusters: int) -> np.ndarray | None:

@@ -10,14 +10,14 @@ import numpy as np
 
 from ..choosing.candidate_choice import candidate_criteria
 from ..choosing.consensus import consensus_partition
-from ..choosing.criteria import AUTO_CRITERIA, CRITERIA, lexical_space
+from ..choosing.criteria import AUTO_CRITERIA, CRITERIA, PRETRAINED, lexical_space
 from ..choosing.serving import candidate_partitions, partition_features
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.validation import CANDIDATES
 from ..models import get_method
 from .candidate_file import CANDIDATES_FILE, SERVED_KEY, read_candidates, texts_match
 from .folder import read_training_run
-from .signals import CONSENSUS, PRETRAINED, PRETRAINED_CANDIDATES, SIGNALS, SIGNALS_DIR
+from .signals import CONSENSUS, PRETRAINED_CANDIDATES, SIGNALS, SIGNALS_DIR
 
 __all__ = ["gather_candidates", "rescore_kept_candidates"]
 
