@@ -19,12 +19,9 @@ costly part. The criteria (:data:`~hf_textcluster.choosing.criteria.K_CRITERIA`)
   self-tuning Gaussian weights of Zelnik-Manor and Perona, 2004); K is where the gap between consecutive smallest
   eigenvalues, lambda_{K+1} - lambda_K, is largest.
 
-``DEFAULT_CRITERION`` is ``eigengap`` for now: on synthetic data shaped like sentence embeddings (384-d, unit norm,
-a shared direction, topics grouped under broader ones, uneven sizes, K from 4 to 152) it came closest to the true K
-and is the cheapest for large K, while the silhouette and Davies-Bouldin under-shot and Calinski-Harabasz chose 2 or
-3 almost always. ``python -m training.bench auto-k`` measures all of them on the eight benchmark corpora
-(docs/results.md,
-"Choosing K without labels"); the default follows that measurement. The others stay selectable with ``criterion=``.
+``DEFAULT_CRITERION`` is ``eigengap``, the cheapest for large K; ``python -m training.bench auto-k`` measures every
+criterion on the benchmark corpora (docs/results.md, "Choosing K without labels") and the default follows that
+measurement. The others stay selectable with ``criterion=``.
 
 Every criterion is the registry's (:mod:`~hf_textcluster.choosing.criteria`): the first three score partitions, as
 in the choice of the served partition; ``eigengap`` scores K from a spectrum. How each criterion scores the candidate

@@ -155,14 +155,13 @@ def _candidates(model, embeddings: np.ndarray, features: np.ndarray, candidates:
             labels = raw = np.asarray(fitted.labels_)
             if init == "umap":
                 # UMAP's own clusters, not `labels_` (the nearest of their means in the embedding space, which moves
-                # 6% of GoogleNews-T's texts and cost 1.5 ACC there); past max_samples UMAP saw a sample only, and
-                # the nearest means stand in for the rest
+                # some texts); past max_samples UMAP saw a sample only, and the nearest means stand in for the rest
                 groups = np.asarray(fitted.groups_)
                 raw = groups if groups.shape[0] == features.shape[0] else labels
                 if np.unique(raw).size < 2:  # identical features: one cluster, nothing to fit a head to
                     continue
-                # Its clusters were found in the UMAP space: a linear head fitted on them keeps them far better than
-                # the nearest of their centres in the embedding space (SearchSnippets 79.0 vs 76.2 ACC, MiniLM).
+                # Its clusters were found in the UMAP space: a linear head fitted on them keeps them better than the
+                # nearest of their centres in the embedding space.
                 serving = distil_partition(features, raw, num_clusters=num_clusters, random_state=random_state)
                 labels = serving.labels  # the head's argmax on these features: what serving them gives
             else:
