@@ -24,6 +24,7 @@ import numpy as np
 
 from ..modeling.validation import check_scalar
 from .criteria import AUTO_CRITERIA, CRITERIA, PRETRAINED, SERVE_CRITERIA, CandidatePool
+from .linear_heads import check_embeddings
 
 __all__ = [
     "BERTOPIC_WAY",
@@ -97,11 +98,7 @@ def score_partitions(
         >>> scores["clean"] > scores["shuffled"]
         True
     """
-    x = np.asarray(embeddings)
-    if x.ndim != 2 or x.shape[0] < 3:
-        raise ValueError(f"`embeddings` must be a 2-D array (N texts x d dims, N >= 3); got shape {x.shape}.")
-    if not np.issubdtype(x.dtype, np.number) or not np.all(np.isfinite(x)):
-        raise ValueError("`embeddings` must be finite numbers; drop or re-encode rows with NaN/inf.")
+    x = check_embeddings(embeddings)
     if criterion not in CRITERIA or CRITERIA[criterion].scores == "k":
         raise ValueError(f"`criterion` must be one of {', '.join(SERVE_CRITERIA)}; got {criterion!r}.")
     check_scalar(random_state, "random_state", numbers.Integral)

@@ -40,11 +40,11 @@ from .linear_heads import (
     RefinementResult,
     _agreement_nearest_centroid,
     _centroids,
-    _check_embeddings,
     _check_labels,
     _fit_classifier,
     _linear_head,
     _set_seed,
+    check_embeddings,
     default_classifier,
     l2_normalize,
 )
@@ -225,7 +225,7 @@ def refine_partition(
         >>> bool((result.labels == np.repeat(np.arange(3), 50)).mean() > 0.95), result.declined
         (True, False)
     """
-    x = l2_normalize(_check_embeddings(embeddings))
+    x = l2_normalize(check_embeddings(embeddings))
     y_in, k = _check_labels(labels, x.shape[0], num_clusters)
     tol, outlier_fraction, p_range, min_kept, max_collapsed = _check_options(
         max_rounds, tol, outlier_fraction, train_fraction, min_kept, max_collapsed, random_state
