@@ -266,10 +266,10 @@ class CandidatePool:
         return self._normalised[source]
 
     def lexical(self) -> np.ndarray | None:
-        if "lexical" not in self._normalised:
+        if None not in self._normalised:  # the lexical space, under a key no source has
             x = None if self.texts is None else lexical_space(self.texts, random_state=self.random_state)
-            self._normalised["lexical"] = None if x is None else l2_normalize(x.astype(np.float64))
-        return self._normalised["lexical"]
+            self._normalised[None] = None if x is None else l2_normalize(x.astype(np.float64))
+        return self._normalised[None]
 
     def spaces_of(self, name: str, where: str) -> list[np.ndarray]:
         """The spaces candidate ``name`` is scored in: its own (its source's, for the consensus every trained
