@@ -7,7 +7,15 @@ import pytest
 from sklearn.metrics import calinski_harabasz_score, davies_bouldin_score
 
 from hf_textcluster.choosing import candidate_choice, k_search
-from hf_textcluster.choosing.criteria import CRITERIA, Criterion, get_criterion, register_criterion
+from hf_textcluster.choosing.criteria import (
+    AUTO_CRITERIA,
+    CRITERIA,
+    K_CRITERIA,
+    SERVE_CRITERIA,
+    Criterion,
+    get_criterion,
+    register_criterion,
+)
 
 
 def _blobs(k=3, per_cluster=20, seed=0):
@@ -52,3 +60,17 @@ def test_unknown_and_malformed_criteria_are_refused():
         get_criterion("elbow")
     with pytest.raises(TypeError, match="must be a Criterion"):
         register_criterion("silhouette")
+
+
+def test_every_choice_offers_registered_criteria_under_one_name():
+    for offered, kinds in (
+        (K_CRITERIA, {"k", "partition"}),
+        (SERVE_CRITERIA, {"partition", "candidates"}),
+        (AUTO_CRITERIA, {"partition", "candidates"}),
+    ):
+        for name in offered:
+            assert CRITERIA[name].name == name and CRITERIA[name].scores in kinds, name
+    assert set(K_CRITERIA) | set(SERVE_CRITERIA) | set(AUTO_CRITERIA) == set(CRITERIA)
+    x, y = _blobs()
+    with pytest.raises(ValueError, match="criterion"):  # it scores a number of clusters, not partitions
+        candidate_choice.score_partitions(x, {"p": y}, criterion="eigengap")
