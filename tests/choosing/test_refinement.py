@@ -168,5 +168,5 @@ def test_distilling_a_large_corpus_fits_on_a_seeded_sample():
 def test_default_criterion_prefers_the_clean_partition():
     x, y = _blobs([40, 50, 60], seed=8)
     noisy = _corrupt(y, 0.3, 3, seed=2)
-    name, _ = choose_partition(x, {"noisy": noisy, "clean": y})  # DEFAULT_CRITERION
+    name, _ = choose_partition(x, {"noisy": noisy, "clean": y})  # DEFAULT_SERVE_CRITERION
     assert name == "clean"
