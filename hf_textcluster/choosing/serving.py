@@ -35,7 +35,7 @@ from ..modeling.kmeans import NearestCentres, fit_kmeans
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 
 # The names of the partitions a model can serve live with the model (its config's `served_partition`), so that the
-# training arguments check `serve` without importing this layer; they are part of this module's API too.
+# training arguments check `serve` without importing this layer.
 from ..modeling.validation import BASE_CANDIDATES, CANDIDATES, REFINED_SUFFIX, check_serve
 from .candidate_choice import DEFAULT_SERVE_CRITERION, choose_partition
 from .linear_heads import RefinementResult, distil_partition
