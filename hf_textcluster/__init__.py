@@ -44,25 +44,6 @@ _LAZY = {
     "ServingChoice": ".choosing.serving",
     "cluster_report": ".apps.report",
 }
-# Each method's classes, by the names its registry entry gives them.
-_METHOD_CLASSES = {
-    "SCCLConfig": ("sccl", "config_class"),
-    "SCCLModel": ("sccl", "model_class"),
-    "SCCLTrainer": ("sccl", "trainer_class"),
-    "DECMLMConfig": ("decmlm", "config_class"),
-    "DECMLMModel": ("decmlm", "model_class"),
-    "DECMLMTrainer": ("decmlm", "trainer_class"),
-    "DECCRLConfig": ("deccrl", "config_class"),
-    "DECCRLModel": ("deccrl", "model_class"),
-    "DECCRLTrainer": ("deccrl", "trainer_class"),
-    "AECLConfig": ("aecl", "config_class"),
-    "AECLModel": ("aecl", "model_class"),
-    "AECLTrainer": ("aecl", "trainer_class"),
-    "ClusterBERTConfig": ("clusterbert", "config_class"),
-    "ClusterBERTModel": ("clusterbert", "model_class"),
-    "ClusterBERTTrainer": ("clusterbert", "trainer_class"),
-}
-
 if TYPE_CHECKING:
     from .apps.report import cluster_report
     from .choosing.refinement import refine_partition
@@ -77,11 +58,6 @@ if TYPE_CHECKING:
         normalized_mutual_info,
         purity,
     )
-    from .models.aecl import AECLConfig, AECLModel, AECLTrainer
-    from .models.clusterbert import ClusterBERTConfig, ClusterBERTModel, ClusterBERTTrainer
-    from .models.deccrl import DECCRLConfig, DECCRLModel, DECCRLTrainer
-    from .models.decmlm import DECMLMConfig, DECMLMModel, DECMLMTrainer
-    from .models.sccl import SCCLConfig, SCCLModel, SCCLTrainer
     from .runs.train import train_clusterer
     from .training.arguments import ClusteringTrainingArguments
     from .training.evaluation import evaluate_clusterer
@@ -91,11 +67,8 @@ if TYPE_CHECKING:
 def __getattr__(name: str):
     if name in _LAZY:
         value = getattr(importlib.import_module(_LAZY[name], __name__), name)
-    elif name in _METHOD_CLASSES:
-        method, attribute = _METHOD_CLASSES[name]
-        value = getattr(METHODS[method], attribute)
-    elif name in _registered_classes():  # a method registered after this list was written
-        method, attribute = _registered_classes()[name]
+    elif name in _method_classes():
+        method, attribute = _method_classes()[name]
         value = getattr(METHODS[method], attribute)
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -103,8 +76,9 @@ def __getattr__(name: str):
     return value
 
 
-def _registered_classes() -> dict[str, tuple[str, str]]:
-    """Class name -> (method, registry attribute) of every registered method; the trainer is named, not imported."""
+def _method_classes() -> dict[str, tuple[str, str]]:
+    """Class name -> (method, registry attribute) of every registered method (its config, model and trainer classes,
+    exported by these names); the trainer is named, not imported."""
     names = {}
     for method in METHODS.values():
         names[method.config_class.__name__] = (method.name, "config_class")
@@ -114,7 +88,7 @@ def _registered_classes() -> dict[str, tuple[str, str]]:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__) | set(_registered_classes()))
+    return sorted(set(globals()) | set(__all__) | set(_method_classes()))
 
 
 PIPELINE_REGISTRY.register_pipeline("text-clustering", pipeline_class=TextClusteringPipeline, pt_model=AutoModel)
@@ -123,27 +97,12 @@ for _method in METHODS.values():
     AutoModel.register(_method.config_class, _method.model_class, exist_ok=True)
 
 __all__ = [
-    "AECLConfig",
-    "AECLModel",
-    "AECLTrainer",
-    "ClusterBERTConfig",
-    "ClusterBERTModel",
-    "ClusterBERTTrainer",
     "ClusteringMethod",
     "ClusteringOutput",
     "ClusteringTrainer",
     "ClusteringTrainingArguments",
-    "DECCRLConfig",
-    "DECCRLModel",
-    "DECCRLTrainer",
-    "DECMLMConfig",
-    "DECMLMModel",
-    "DECMLMTrainer",
     "DEFAULT_ENCODER",
     "METHODS",
-    "SCCLConfig",
-    "SCCLModel",
-    "SCCLTrainer",
     "ServingChoice",
     "TextClusteringConfig",
     "TextClusteringPipeline",
@@ -162,4 +121,4 @@ __all__ = [
     "resolve_encoder",
     "serve_partition",
     "train_clusterer",
-]
+] + sorted(_method_classes())

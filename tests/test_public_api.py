@@ -11,12 +11,13 @@ def test_every_public_name_resolves():
         assert getattr(hf_textcluster, name) is not None, name
 
 
-def test_every_registered_methods_classes_are_listed_explicitly():
-    listed = set(hf_textcluster._METHOD_CLASSES)
+def test_every_registered_methods_classes_are_exported():
+    listed = set(hf_textcluster.__all__)
     for method in METHODS.values():
         for cls in (method.config_class, method.model_class, method.trainer_class):
-            assert cls.__name__ in listed, f"add {cls.__name__} to hf_textcluster._METHOD_CLASSES"
+            assert cls.__name__ in listed, cls.__name__
             assert getattr(hf_textcluster, cls.__name__) is cls
+    assert {"SCCLModel", "DECMLMTrainer", "ClusterBERTConfig"} <= listed
 
 
 def test_an_unknown_name_is_an_attribute_error():
@@ -29,8 +30,8 @@ def test_an_unknown_name_is_an_attribute_error():
 
 
 def test_all_lists_exactly_the_lazy_and_eager_exports():
-    lazy = set(hf_textcluster._LAZY) | set(hf_textcluster._METHOD_CLASSES)
-    assert lazy <= set(hf_textcluster.__all__)
+    assert set(hf_textcluster._LAZY) <= set(hf_textcluster.__all__)
+    assert len(hf_textcluster.__all__) == len(set(hf_textcluster.__all__))
 
 
 def test_shipped_remote_code_is_the_modeling_set_plus_the_method():

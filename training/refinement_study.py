@@ -8,8 +8,8 @@ Three stages, each cached so a rerun only does what is missing:
    started from the UMAP partition, and both k-means and UMAP k-means refined by
    :func:`hf_textcluster.choosing.refinement.refine_partition`; ACC / NMI, inertia and timings go to
    ``<out>/results.jsonl``, the partitions and the UMAP to ``<out>/<corpus>_s<seed>.npz``;
-3. every criterion of :mod:`hf_textcluster.choosing.selection` picks among the six candidates; how often it picks
-   the best-by-ACC one and its mean ACC loss are printed.
+3. every criterion of :data:`hf_textcluster.choosing.criteria.SERVE_CRITERIA` picks among the six candidates; how
+   often it picks the best-by-ACC one and its mean ACC loss are printed.
 
 Labels only score; they never enter clustering, refinement or selection.
 
@@ -140,7 +140,8 @@ def bench(cache: Path, out: Path, corpora: list[str], seeds: list[int]) -> None:
 
 
 def select(cache: Path, out: Path) -> None:
-    from hf_textcluster.choosing.selection import CRITERIA, score_partitions
+    from hf_textcluster.choosing.candidate_choice import score_partitions
+    from hf_textcluster.choosing.criteria import SERVE_CRITERIA as CRITERIA
     from hf_textcluster.evaluation.metrics import cluster_accuracy
 
     with open(out / "results.jsonl") as f:

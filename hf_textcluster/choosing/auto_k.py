@@ -6,7 +6,7 @@
 
 Every criterion looks at a seeded sample of at most ``sample_size`` texts (L2-normalised embeddings, so Euclidean
 k-means and cosine similarity agree), which keeps the search affordable for any N; the embeddings themselves are the
-costly part. The criteria (``CRITERIA``):
+costly part. The criteria (:data:`~hf_textcluster.choosing.criteria.K_CRITERIA`):
 
 - ``silhouette``: k-means (seeded, k-means++) for each K of a grid (every K up to 16, then ~10% steps, then every
   K around the best grid point); the K with the highest mean silhouette, with cosine distance (computed exactly in
@@ -19,17 +19,13 @@ costly part. The criteria (``CRITERIA``):
   self-tuning Gaussian weights of Zelnik-Manor and Perona, 2004); K is where the gap between consecutive smallest
   eigenvalues, lambda_{K+1} - lambda_K, is largest.
 
-``DEFAULT_CRITERION`` is ``eigengap`` for now: on synthetic data shaped like sentence embeddings (384-d, unit norm,
-a shared direction, topics grouped under broader ones, uneven sizes, K from 4 to 152) it came closest to the true K
-and is the cheapest for large K, while the silhouette and Davies-Bouldin under-shot and Calinski-Harabasz chose 2 or
-3 almost always. ``python -m training.bench auto-k`` measures all of them on the eight benchmark corpora
-(docs/results.md,
-"Choosing K without labels"); the default follows that measurement. The others stay selectable with ``criterion=``.
+``DEFAULT_CRITERION`` is ``eigengap``, the cheapest for large K; ``python -m training.bench auto-k`` measures every
+criterion on the benchmark corpora (docs/results.md, "Choosing K without labels") and the default follows that
+measurement. The others stay selectable with ``criterion=``.
 
-The k-means criteria are the registry's (:mod:`~hf_textcluster.choosing.criteria`), which the choice of the served
-partition also uses; ``eigengap`` is this module's own (it scores K from a spectrum, not a partition). How each
-criterion scores the candidate K (the shared k-means fits, the grid, the spectrum) is in
-:mod:`~hf_textcluster.choosing.k_search`.
+Every criterion is the registry's (:mod:`~hf_textcluster.choosing.criteria`): the first three score partitions, as
+in the choice of the served partition; ``eigengap`` scores K from a spectrum. How each criterion scores the candidate
+K (the shared k-means fits, the grid, the spectrum) is in :mod:`~hf_textcluster.choosing.k_search`.
 """
 
 from __future__ import annotations
@@ -42,9 +38,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..modeling.validation import check_scalar
+from .criteria import K_CRITERIA
 from .k_search import KMeansSearch, best_k, score_criterion
+from .linear_heads import l2_normalize
 
-CRITERIA = ("silhouette", "calinski_harabasz", "davies_bouldin", "eigengap")
 DEFAULT_CRITERION = "eigengap"
 
 DEFAULT_SAMPLE_SIZE = 4000
@@ -147,7 +144,8 @@ class ClusterCountRequest:
         num_clusters: a whole number K, ``"auto"``, or None (the number of classes of labelled texts).
         k_min: with ``"auto"``, the smallest K searched (default 2).
         k_max: with ``"auto"``, the largest K searched (None: min(200, 3 sqrt(N)), :func:`default_k_max`).
-        criterion: with ``"auto"``, one of :data:`CRITERIA` (default :data:`DEFAULT_CRITERION`).
+        criterion: with ``"auto"``, one of :data:`~hf_textcluster.choosing.criteria.K_CRITERIA` (default
+            :data:`DEFAULT_CRITERION`).
 
     Example:
         >>> request = ClusterCountRequest.parse("auto", k_range=(2, 60), k_criterion="silhouette")
@@ -168,8 +166,8 @@ class ClusterCountRequest:
                 f"`num_clusters` must be a whole number of clusters or 'auto' (chosen from the "
                 f"embeddings), got {self.num_clusters!r}."
             )
-        if self.criterion not in CRITERIA:
-            raise ValueError(f"Unknown `k_criterion` {self.criterion!r}; choose one of {', '.join(CRITERIA)}.")
+        if self.criterion not in K_CRITERIA:
+            raise ValueError(f"Unknown `k_criterion` {self.criterion!r}; choose one of {', '.join(K_CRITERIA)}.")
         k_min, k_max = _check_k_bounds(self.k_min, self.k_max)
         object.__setattr__(self, "k_min", k_min)
         object.__setattr__(self, "k_max", k_max)
@@ -291,16 +289,11 @@ def _check_finite(x: np.ndarray, rows: np.ndarray | None) -> None:
         raise ValueError(f"`embeddings` row {bad} holds NaN or infinite values; re-embed (in fp32) or drop that text.")
 
 
-def _normalise(x: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(x, axis=1, keepdims=True)
-    return x / np.maximum(norms, 1e-12)
-
-
 def _prepare(embeddings, k_min, k_max, criteria, sample_size, random_state):
     criteria = [criteria] if isinstance(criteria, str) else list(criteria)
     for c in criteria:
-        if c not in CRITERIA:
-            raise ValueError(f"Unknown `criterion` {c!r} for choosing K; choose one of {', '.join(CRITERIA)}.")
+        if c not in K_CRITERIA:
+            raise ValueError(f"Unknown `criterion` {c!r} for choosing K; choose one of {', '.join(K_CRITERIA)}.")
     x = _as_embeddings(embeddings)
     n = x.shape[0]
     sample_size = _check_int("sample_size", sample_size, f"pass e.g. sample_size={DEFAULT_SAMPLE_SIZE}")
@@ -318,7 +311,7 @@ def _prepare(embeddings, k_min, k_max, criteria, sample_size, random_state):
         rows = None
     x = np.asarray(x, dtype=np.float64)
     _check_finite(x, rows)
-    x = _normalise(x)
+    x = l2_normalize(x)
     distinct = len(np.unique(np.round(x, 5), axis=0))
     limit = distinct - 1 if len(x) == n else min(distinct - 1, len(x) // 2)  # a sample: >= ~2 texts per cluster
     if k_max > limit:
@@ -353,8 +346,8 @@ def compare_criteria(
     """:func:`estimate_num_clusters` for several criteria on the same sample, sharing the k-means fits (each result is
     the one ``estimate_num_clusters(criterion=c)`` returns; its ``seconds`` count every k-means fit it used).
 
-    ``criteria``: names from :data:`CRITERIA` (default: all)."""
-    criteria = CRITERIA if criteria is None else criteria
+    ``criteria``: names from :data:`~hf_textcluster.choosing.criteria.K_CRITERIA` (default: all)."""
+    criteria = K_CRITERIA if criteria is None else criteria
     criteria, x, n, k_min, k_max, notes = _prepare(embeddings, k_min, k_max, criteria, sample_size, random_state)
     fits = KMeansSearch(x, random_state, n_init)
     results = {}
@@ -385,8 +378,9 @@ def estimate_num_clusters(
     n_init: int = 1,
     n_neighbors: int = 10,
 ) -> AutoKResult:
-    """The number of clusters K in [``k_min``, ``k_max``] that ``criterion`` (one of :data:`CRITERIA`, default
-    :data:`DEFAULT_CRITERION`) finds in ``embeddings`` (N x d, one row per text), without labels.
+    """The number of clusters K in [``k_min``, ``k_max``] that ``criterion`` (one of
+    :data:`~hf_textcluster.choosing.criteria.K_CRITERIA`, default :data:`DEFAULT_CRITERION`) finds in ``embeddings``
+    (N x d, one row per text), without labels.
 
     ``k_max=None``: min(200, 3 sqrt(N)) (:func:`default_k_max`). The search runs on a seeded sample of at most
     ``sample_size`` rows (``random_state`` also seeds k-means), L2-normalised; k_max is lowered (with a note in the
@@ -405,11 +399,11 @@ def estimate_num_clusters(
     criterion = DEFAULT_CRITERION if criterion is None else criterion
     if not isinstance(criterion, str):
         raise TypeError(
-            f"`criterion` must be one criterion name ({', '.join(CRITERIA)}), got {type(criterion).__name__}; "
+            f"`criterion` must be one criterion name ({', '.join(K_CRITERIA)}), got {type(criterion).__name__}; "
             "use compare_criteria(...) for several."
         )
-    if criterion not in CRITERIA:
-        raise ValueError(f"Unknown `criterion` {criterion!r} for choosing K; choose one of {', '.join(CRITERIA)}.")
+    if criterion not in K_CRITERIA:
+        raise ValueError(f"Unknown `criterion` {criterion!r} for choosing K; choose one of {', '.join(K_CRITERIA)}.")
     return compare_criteria(
         embeddings,
         k_min=k_min,

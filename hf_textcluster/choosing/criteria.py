@@ -1,34 +1,60 @@
-"""Label-free criteria: how good a partition of some texts looks from their embeddings alone. One registry, used by
-the choice of K (:mod:`~hf_textcluster.choosing.auto_k`) and the choice of the served partition
-(:mod:`~hf_textcluster.choosing.selection`).
+"""Label-free criteria: the one registry of what the choice of K, the choice of the served partition and the choice
+among ``train --method auto``'s candidates score with.
 
-A criterion is a function ``score(features, labels, random_state) -> float`` of
+Each criterion is registered once, in :data:`CRITERIA`, as a :class:`Criterion`: its name (the same in
+``--k-criterion``, ``training_run.json`` and the benchmark tables), what it scores, whether higher is better and its
+function. What it scores decides how the function is called:
 
-* ``features``: the ``(N, d)`` L2-normalised embeddings (the callers normalise; cosine and Euclidean geometry agree);
-* ``labels``: ``(N,)`` cluster ids ``0..K-1`` with at least 2 clusters and fewer than N (callers score a degenerate
-  partition themselves, before calling);
-* ``random_state``: the seed of whatever the criterion samples or fits,
+* ``"partition"``: ``score(features, labels, random_state) -> float``, one partition in one space: ``features`` the
+  ``(N, d)`` L2-normalised embeddings, ``labels`` ``(N,)`` cluster ids ``0..K-1`` with ``2 <= K < N`` (a degenerate
+  partition gets :attr:`Criterion.degenerate`, unscored). ``space`` says where a candidate is scored: its own space
+  (``"own"``; for the consensus, every trained signal's), every space and the lexical one (``"shared"``), or the
+  lexical one alone (``"lexical"``, falling back on ``"shared"``);
+* ``"candidates"``: ``score(pool) -> {name: value}``, every candidate of a :class:`CandidatePool` at once (the
+  agreements with the other candidates, silhouettes in one reduced space);
+* ``"k"``: ``score(x, k_min, k_max, random_state, n_neighbors) -> {K: value}``, every K at once (``eigengap``).
 
-with a ``higher_is_better`` flag (the Davies-Bouldin index is lower-is-better). Adding a criterion is one
-:func:`register_criterion` call (or one entry of :data:`CRITERIA`); :mod:`~hf_textcluster.choosing.selection` offers
-every
-registered criterion for the served partition, :mod:`~hf_textcluster.choosing.auto_k` those it lists for K.
+The lexical space (:func:`lexical_space`: TF-IDF then a truncated SVD, latent semantic analysis, Deerwester et al.
+1990) carries the words the texts share and none of the encoders' training: no candidate was made in it.
 
 No labels ever enter this module.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy import sparse
 from sklearn.linear_model import RidgeClassifier
-from sklearn.metrics import calinski_harabasz_score, davies_bouldin_score
+from sklearn.metrics import adjusted_rand_score, calinski_harabasz_score, davies_bouldin_score
 from sklearn.model_selection import KFold, cross_val_score
 
-__all__ = ["CRITERIA", "Criterion", "cosine_silhouette", "get_criterion", "register_criterion"]
+from ..modeling.kmeans import keeping_torch_threads
+from .consensus import average_nmi
+from .linear_heads import l2_normalize
+
+__all__ = [
+    "AUTO_CRITERIA",
+    "CRITERIA",
+    "K_CRITERIA",
+    "PARTS",
+    "PRETRAINED",
+    "SERVE_CRITERIA",
+    "CandidatePool",
+    "Criterion",
+    "cosine_silhouette",
+    "get_criterion",
+    "lexical_space",
+    "register_criterion",
+    "supported_vote",
+]
+
+# The source of the pretrained encoder's candidates (the others are trained signals).
+PRETRAINED = "pretrained"
 
 
 @dataclass(frozen=True)
@@ -36,16 +62,27 @@ class Criterion:
     """One label-free criterion.
 
     Args:
-        name: its id (``--k-criterion`` / ``--serve-criterion`` values, the key of recorded scores).
-        score: ``score(features, labels, random_state) -> float`` (see the module docstring).
-        higher_is_better: whether a larger score means a better partition.
+        name: its one name (``--k-criterion`` values, the keys of recorded scores, the benchmark tables).
+        score: its function; how it is called depends on ``scores`` (see the module docstring).
+        higher_is_better: whether a larger score is better.
         description: one line for listings.
+        scores: ``"partition"``, ``"candidates"`` or ``"k"``.
+        space: where a ``"partition"`` criterion scores a candidate (``"own"``, ``"shared"``, ``"lexical"``); for
+            the others, the space they read (None: no space).
+        degenerate: the value (oriented so that higher is better) of a partition with one cluster or one per text.
+        sample: score a partition on a seeded sample of at most this many texts (None: every text).
+        parts: the criteria it is computed from.
     """
 
     name: str
-    score: Callable[[np.ndarray, np.ndarray, int | None], float]
+    score: Callable[..., Any]
     higher_is_better: bool = True
     description: str = ""
+    scores: str = "partition"
+    space: str | None = "own"
+    degenerate: float = -math.inf
+    sample: int | None = None
+    parts: tuple[str, ...] = ()
 
     def signed(self, value: float) -> float:
         """``value`` oriented so that higher is better (negated for a lower-is-better criterion).
@@ -55,6 +92,21 @@ class Criterion:
             -0.8
         """
         return value if self.higher_is_better else -value
+
+    def value(self, features: np.ndarray, labels: np.ndarray, random_state: int | None) -> float:
+        """A ``"partition"`` criterion's value of ``labels`` on ``features``, oriented so that higher is better."""
+        k = np.unique(labels).size
+        if k < 2 or k >= features.shape[0]:
+            return self.degenerate
+        if self.sample is not None:
+            # the same rows for every candidate: the seed, not the partition, decides which texts are scored
+            rows = np.random.default_rng(random_state).choice(
+                features.shape[0], size=min(self.sample, features.shape[0]), replace=False
+            )
+            features, labels = features[rows], labels[rows]
+            if np.unique(labels).size < 2:
+                return self.degenerate
+        return self.signed(self.score(features, labels, random_state))
 
 
 def cosine_silhouette(x: np.ndarray, labels: np.ndarray) -> float:
@@ -142,6 +194,182 @@ def _knn_holdout(features: np.ndarray, labels: np.ndarray, random_state: int | N
     return float(np.mean(scores))
 
 
+def _eigengap(x: np.ndarray, k_min: int, k_max: int, random_state, n_neighbors: int) -> dict[int, float]:
+    from .k_search import search_eigengap  # the spectrum is computed with the search of K
+
+    return search_eigengap(x, k_min, k_max, random_state, n_neighbors)
+
+
+# LSA's dimensions: enough for the topics of a short-text corpus, cheap for the neighbour vote.
+_LEXICAL_DIMS = 128
+
+
+def lexical_space(texts: Sequence[str], *, random_state: int = 0) -> np.ndarray | None:
+    """The texts in a lexical space: TF-IDF (sublinear term frequency, English stop words left out, words of at least
+    two texts) reduced by a truncated SVD to at most 128 dimensions (latent semantic analysis), rows L2-normalised.
+
+    Args:
+        texts: the texts, one row each.
+        random_state: seed of the randomized SVD.
+
+    Returns:
+        An ``(N, m)`` float32 array, or None when the texts share too few words for a space (fewer than 3 terms).
+
+    Example:
+        >>> x = lexical_space(["sql join tables", "join two sql tables", "python list sort", "sort a python list"])
+        >>> x.shape[0], bool(np.allclose(np.linalg.norm(x, axis=1), 1.0))
+        (4, True)
+    """
+    from sklearn.decomposition import TruncatedSVD
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.preprocessing import normalize
+
+    try:
+        tfidf = TfidfVectorizer(min_df=2, stop_words="english", sublinear_tf=True).fit_transform(texts)
+    except ValueError:  # no word in two texts: no lexical view of this corpus
+        return None
+    dims = min(_LEXICAL_DIMS, tfidf.shape[1] - 1, tfidf.shape[0] - 1)
+    if dims < 2:
+        return None
+    reduced = TruncatedSVD(n_components=dims, random_state=random_state).fit_transform(tfidf)
+    return normalize(reduced).astype(np.float32)
+
+
+def _source(name: str) -> str | None:
+    """The source of a candidate: the signal (or ``pretrained``) before the slash; None for the consensus."""
+    return name.split("/", 1)[0] if "/" in name else None
+
+
+@dataclass
+class CandidatePool:
+    """Candidate partitions of the same texts and the spaces they are scored in.
+
+    Attributes:
+        candidates: name -> ``(N,)`` cluster ids ``0..K-1`` (``<source>/<read-out>`` for ``train --method auto``).
+        spaces: source -> ``(N, d)`` features its candidates were made in (L2-normalised on first use).
+        texts: the N texts, for the lexical space (None: no lexical space).
+        random_state: seed of every criterion's samples, folds and reductions, and of the lexical space's SVD.
+        reduced: a precomputed UMAP of the one space, for ``silhouette_umap``.
+    """
+
+    candidates: Mapping[str, np.ndarray]
+    spaces: Mapping[str, np.ndarray]
+    texts: Sequence[str] | None = None
+    random_state: int = 0
+    reduced: np.ndarray | None = None
+    _normalised: dict = field(default_factory=dict, repr=False)
+    _values: dict = field(default_factory=dict, repr=False)
+
+    def space(self, source: str) -> np.ndarray:
+        if source not in self._normalised:
+            self._normalised[source] = l2_normalize(np.asarray(self.spaces[source], dtype=np.float64))
+        return self._normalised[source]
+
+    def lexical(self) -> np.ndarray | None:
+        if None not in self._normalised:  # the lexical space, under a key no source has
+            x = None if self.texts is None else lexical_space(self.texts, random_state=self.random_state)
+            self._normalised[None] = None if x is None else l2_normalize(x.astype(np.float64))
+        return self._normalised[None]
+
+    def spaces_of(self, name: str, where: str) -> list[np.ndarray]:
+        """The spaces candidate ``name`` is scored in: its own (its source's, for the consensus every trained
+        signal's), every space and the lexical one, or the lexical one alone (every space without it)."""
+        lexical = self.lexical() if where in ("shared", "lexical") else None
+        if where == "lexical" and lexical is not None:
+            return [lexical]
+        if where in ("shared", "lexical"):
+            return [self.space(s) for s in self.spaces] + ([lexical] if lexical is not None else [])
+        source = _source(name)
+        own = [source] if source in self.spaces else [s for s in self.spaces if s != PRETRAINED]
+        return [self.space(s) for s in own]
+
+    def only_space(self, criterion: str) -> np.ndarray:
+        if len(self.spaces) != 1:
+            raise ValueError(f"`criterion` {criterion!r} scores candidates of one space; got {len(self.spaces)}.")
+        return self.space(next(iter(self.spaces)))
+
+    def values(self, criterion: str) -> dict[str, float]:
+        """``criterion``'s value of every candidate, higher is better (computed once per pool)."""
+        if criterion not in self._values:
+            found = get_criterion(criterion)
+            if found.scores == "candidates":
+                self._values[criterion] = found.score(self)
+            elif found.scores == "partition":
+                self._values[criterion] = {
+                    n: float(np.mean([found.value(x, y, self.random_state) for x in self.spaces_of(n, found.space)]))
+                    for n, y in self.candidates.items()
+                }
+            else:
+                raise ValueError(f"`criterion` {criterion!r} scores a number of clusters, not partitions.")
+        return self._values[criterion]
+
+
+def _agreement(pool: CandidatePool) -> dict[str, float]:
+    return average_nmi(pool.candidates)
+
+
+def _agreement_independent(pool: CandidatePool) -> dict[str, float]:
+    return average_nmi(pool.candidates, source=_source)
+
+
+def _agreement_ari(pool: CandidatePool) -> dict[str, float]:
+    c = pool.candidates
+    return {n: float(np.mean([adjusted_rand_score(c[n], c[m]) for m in c if m != n])) for n in c}
+
+
+def _reduced_silhouette(pool: CandidatePool, z: np.ndarray) -> dict[str, float]:
+    from sklearn.metrics import silhouette_score
+
+    euclidean = Criterion("", lambda x, y, seed: float(silhouette_score(x, y)), degenerate=-1.0, sample=_SAMPLE)
+    return {n: euclidean.value(z, y, pool.random_state) for n, y in pool.candidates.items()}
+
+
+def _silhouette_pca(pool: CandidatePool) -> dict[str, float]:
+    from sklearn.decomposition import PCA
+
+    x = pool.only_space("silhouette_pca")
+    z = PCA(n_components=min(10, x.shape[1], x.shape[0]), random_state=pool.random_state).fit_transform(x)
+    return _reduced_silhouette(pool, z)
+
+
+def _silhouette_umap(pool: CandidatePool) -> dict[str, float]:
+    x = pool.only_space("silhouette_umap")
+    if pool.reduced is not None:
+        z = np.asarray(pool.reduced, dtype=np.float64)
+        if z.ndim != 2 or z.shape[0] != x.shape[0]:
+            raise ValueError(f"`reduced` must be (N={x.shape[0]}, m); got shape {z.shape}. Pass the same texts.")
+        return _reduced_silhouette(pool, z)
+    try:
+        import umap
+    except ImportError as err:  # pragma: no cover - optional dependency
+        raise ValueError(
+            "`criterion` 'silhouette_umap' needs umap-learn; install it or pick another criterion."
+        ) from err
+    reducer = umap.UMAP(n_components=5, metric="cosine", n_neighbors=15, min_dist=0.0, random_state=pool.random_state)
+    with keeping_torch_threads():
+        return _reduced_silhouette(pool, reducer.fit_transform(x))
+
+
+# The share of candidates, least in agreement with the others, that knn_holdout_lexical_supported sets aside.
+UNSUPPORTED_SHARE = 0.25
+
+
+def supported_vote(vote: Mapping[str, float], agreement: Mapping[str, float]) -> dict[str, float]:
+    """``vote`` where a candidate's ``agreement`` with the others is at least the pool's
+    :data:`UNSUPPORTED_SHARE` quantile; ``vote - 1`` (below every other) for the rest.
+
+    Example:
+        >>> supported_vote({"a": 0.6, "b": 0.5, "c": 0.4, "d": 0.3}, {"a": 0.1, "b": 0.8, "c": 0.7, "d": 0.9})
+        {'a': -0.4, 'b': 0.5, 'c': 0.4, 'd': 0.3}
+    """
+    cut = float(np.quantile([agreement[n] for n in vote], UNSUPPORTED_SHARE))
+    return {n: float(v) if agreement[n] >= cut else float(v) - 1.0 for n, v in vote.items()}
+
+
+def _supported(pool: CandidatePool) -> dict[str, float]:
+    return supported_vote(pool.values("knn_holdout_lexical"), pool.values("agreement"))
+
+
 CRITERIA: dict[str, Criterion] = {}
 
 
@@ -189,13 +417,65 @@ def get_criterion(name: str) -> Criterion:
     return CRITERIA[name]
 
 
+_SAMPLE = 5000  # the silhouettes of a partition look at a seeded sample of at most this many texts
+_POOL = {"scores": "candidates", "space": None}
+_REDUCED = {"scores": "candidates", "space": "own"}
+_SHARED = {"space": "shared", "degenerate": 0.0}
+_SHARED_SILHOUETTE = {"space": "shared", "degenerate": -1.0, "sample": _SAMPLE}
+_LEXICAL = {"space": "lexical", "degenerate": 0.0}
 for _criterion in (
-    Criterion("silhouette", _silhouette, True, "mean cosine silhouette (exact, O(N K d))"),
-    Criterion("calinski_harabasz", _calinski_harabasz, True, "between- over within-cluster dispersion"),
-    Criterion("davies_bouldin", _davies_bouldin, False, "mean worst ratio of spreads to centroid distance"),
-    Criterion("separability", _separability, True, "3-fold accuracy of a ridge classifier predicting the partition"),
     Criterion(
-        "knn_holdout", _knn_holdout, True, "NMI of a 10-neighbour vote from one half of the texts on the other half"
+        "silhouette", _silhouette, True, "mean cosine silhouette (exact, O(N K d))", degenerate=-1.0, sample=_SAMPLE
+    ),
+    Criterion("calinski_harabasz", _calinski_harabasz, True, "between- over within-cluster dispersion", degenerate=0.0),
+    Criterion("davies_bouldin", _davies_bouldin, False, "mean worst ratio of spreads to centroid distance"),
+    Criterion("eigengap", _eigengap, True, "largest gap of the kNN graph Laplacian's spectrum", scores="k", space=None),
+    Criterion("separability", _separability, True, "3-fold accuracy of a ridge classifier", degenerate=0.0),
+    Criterion("knn_holdout", _knn_holdout, True, "NMI of a 10-neighbour vote of one half on the other", degenerate=0.0),
+    Criterion("silhouette_pca", _silhouette_pca, True, "euclidean silhouette after PCA to 10 dimensions", **_REDUCED),
+    Criterion("silhouette_umap", _silhouette_umap, True, "euclidean silhouette in a 5-d cosine UMAP", **_REDUCED),
+    Criterion("agreement", _agreement, True, "mean NMI with the other candidates (ANMI)", **_POOL),
+    Criterion("agreement_independent", _agreement_independent, True, "ANMI with other sources' candidates", **_POOL),
+    Criterion("agreement_ari", _agreement_ari, True, "mean adjusted Rand index with the other candidates", **_POOL),
+    Criterion("knn_holdout_shared", _knn_holdout, True, "knn_holdout, mean over every space", **_SHARED),
+    Criterion("silhouette_shared", _silhouette, True, "silhouette, mean over every space", **_SHARED_SILHOUETTE),
+    Criterion("knn_holdout_lexical", _knn_holdout, True, "knn_holdout in the lexical space", **_LEXICAL),
+    Criterion(
+        "knn_holdout_lexical_supported",
+        _supported,
+        True,
+        "knn_holdout_lexical, minus 1 for the quarter of candidates least in agreement with the others",
+        scores="candidates",
+        space="lexical",
+        parts=("knn_holdout_lexical", "agreement"),
     ),
 ):
     register_criterion(_criterion)
+
+# What each choice offers, in the order its listings show them.
+K_CRITERIA = ("silhouette", "calinski_harabasz", "davies_bouldin", "eigengap")
+SERVE_CRITERIA = (
+    "silhouette",
+    "silhouette_pca",
+    "silhouette_umap",
+    "agreement",
+    "agreement_ari",
+    "separability",
+    "calinski_harabasz",
+    "davies_bouldin",
+    "knn_holdout",
+)
+AUTO_CRITERIA = (
+    "agreement",
+    "agreement_independent",
+    "agreement_ari",
+    "separability",
+    "knn_holdout",
+    "silhouette",
+    "knn_holdout_shared",
+    "silhouette_shared",
+    "knn_holdout_lexical",
+    "knn_holdout_lexical_supported",
+)
+# What a criterion is made of: computed with it (train_auto records them beside it, to explain the choice).
+PARTS = {c.name: c.parts for c in CRITERIA.values() if c.parts}

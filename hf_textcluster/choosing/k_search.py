@@ -1,10 +1,12 @@
-"""How the criteria of :mod:`~hf_textcluster.choosing.auto_k` score the candidate K of one sample.
+"""How the criteria of the choice of K (:data:`~hf_textcluster.choosing.criteria.K_CRITERIA`) score the candidate K
+of one sample.
 
-- The k-means criteria share one k-means solution per K (:class:`KMeansSearch`), scored on a grid of K (every K up to
-  16, then ~10% steps, :func:`candidate_ks`) and then at every K (at most ``REFINE_POINTS``) around the best grid
-  point (:func:`search_kmeans`); the scores come from the registry (:mod:`~hf_textcluster.choosing.criteria`).
-- ``eigengap`` needs no k-means: the smallest eigenvalues of the normalised Laplacian of a kNN graph of the sample
-  (:func:`laplacian_spectrum`); K's score is the gap lambda_{K+1} - lambda_K (:func:`search_eigengap`).
+- A criterion that scores partitions scores one k-means solution per K, shared by all of them (:class:`KMeansSearch`),
+  on a grid of K (every K up to 16, then ~10% steps, :func:`candidate_ks`) and then at every K (at most
+  ``REFINE_POINTS``) around the best grid point (:func:`search_kmeans`).
+- ``eigengap`` scores every K at once, with no k-means: the smallest eigenvalues of the normalised Laplacian of a kNN
+  graph of the sample (:func:`laplacian_spectrum`); K's score is the gap lambda_{K+1} - lambda_K
+  (:func:`search_eigengap`).
 """
 
 from __future__ import annotations
@@ -16,11 +18,7 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse.linalg import eigsh
 
-from . import criteria as _registry
-
-KMEANS_CRITERIA = ("silhouette", "calinski_harabasz", "davies_bouldin")
-# Lower-is-better criteria, from the registry (kept as a name for the benchmark and old callers).
-LOWER_IS_BETTER = tuple(name for name in KMEANS_CRITERIA if not _registry.CRITERIA[name].higher_is_better)
+from .criteria import get_criterion
 
 DENSE_UP_TO = 16  # every K up to here is tried; above, a ~10% geometric grid, refined around the best point
 GRID_RATIO = 1.1
@@ -71,14 +69,15 @@ class KMeansSearch:
 
 def kmeans_score(criterion: str, x: np.ndarray, labels: np.ndarray, random_state=None) -> float:
     """The registry's score of ``labels`` on ``x``; the worst value when they hold a single cluster."""
+    found = get_criterion(criterion)
     if len(np.unique(labels)) < 2:
-        return -np.inf if criterion not in LOWER_IS_BETTER else np.inf
-    return _registry.CRITERIA[criterion].score(x, labels, random_state)
+        return -np.inf if found.higher_is_better else np.inf
+    return found.score(x, labels, random_state)
 
 
 def best_k(criterion: str, scores: dict[int, float]) -> int:
     """The K with the best score (the lowest for the lower-is-better criteria); ties go to the smaller K."""
-    sign = -1.0 if criterion in LOWER_IS_BETTER else 1.0
+    sign = 1.0 if get_criterion(criterion).higher_is_better else -1.0
     return max(scores, key=lambda k: (sign * scores[k], -k))  # ties: the smaller K
 
 
@@ -153,8 +152,9 @@ def score_criterion(
     it used, also those an earlier criterion made for it (``fits`` shares them)."""
     fitted_before = dict(fits.fit_seconds)
     start = time.perf_counter()
-    if criterion == "eigengap":
-        scores = search_eigengap(x, k_min, k_max, fits.random_state, n_neighbors)
+    found = get_criterion(criterion)
+    if found.scores == "k":
+        scores = found.score(x, k_min, k_max, fits.random_state, n_neighbors)
         return scores, time.perf_counter() - start
     scores = search_kmeans(criterion, x, k_min, k_max, fits)
     elapsed = time.perf_counter() - start

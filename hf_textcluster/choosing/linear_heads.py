@@ -28,6 +28,7 @@ __all__ = [
     "DISTIL_C",
     "RefinementResult",
     "SharedCovarianceClassifier",
+    "check_embeddings",
     "default_classifier",
     "distil_partition",
     "distillation_classifier",
@@ -188,7 +189,7 @@ def distil_partition(
         >>> result.changed, bool((result.predict(x) == result.labels).all())
         (0.0, True)
     """
-    raw = _check_embeddings(embeddings)
+    raw = check_embeddings(embeddings)
     x = l2_normalize(raw)
     y_in, k = _check_labels(labels, x.shape[0], num_clusters)
     check_scalar(max_samples, "max_samples", numbers.Integral, min_val=2, allow_none=True, hint="None: every row")
@@ -218,7 +219,8 @@ def distil_partition(
     )
 
 
-def _check_embeddings(embeddings: Any) -> np.ndarray:
+def check_embeddings(embeddings: Any) -> np.ndarray:
+    """``embeddings`` as a float64 ``(N, d)`` array of finite numbers, N >= 2; ValueError otherwise."""
     x = np.asarray(embeddings)
     if x.ndim != 2 or x.shape[0] < 2 or x.shape[1] < 1:
         raise ValueError(

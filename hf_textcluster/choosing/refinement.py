@@ -18,13 +18,10 @@ What keeps it from collapsing many small clusters (measured on the eight short-t
 * a guard compares the result to the input and declines (returns the input unchanged, with the reason) when
   a cluster vanished or too many clusters lost most of their members.
 
-Measured (MiniLM embeddings, true K, seed 0; ACC): refinement helps partitions made by k-means in the embedding
-space where the encoder separates the classes poorly (SearchSnippets 74.6 -> 77.0, Biomedical 49.7 -> 52.5,
-StackOverflow NMI 70.0 -> 72.4) and is neutral on many small clusters (Tweet, GoogleNews: within 1 point, no
-cluster lost). It pulls a partition towards what a linear classifier on the embeddings can express, so it
-*hurts* partitions made in a non-linear space (UMAP -> k-means: GoogleNews-T 76.7 -> 71.9, AG News 70.8 ->
-67.3) unless the embedding space agrees with them (Biomedical 45.1 -> 52.9). Choose between refined and
-unrefined candidates with :mod:`~hf_textcluster.choosing.selection` rather than always refining.
+Refinement pulls a partition towards what a linear classifier on the embeddings can express: it helps partitions made
+by k-means where the encoder separates the classes poorly and can hurt those made in a non-linear space (UMAP ->
+k-means; docs/results.md has the measurements). Choose between refined and unrefined candidates with
+:mod:`~hf_textcluster.choosing.candidate_choice` rather than always refining.
 
 This module depends on numpy, scipy and scikit-learn only.
 """
@@ -43,11 +40,11 @@ from .linear_heads import (
     RefinementResult,
     _agreement_nearest_centroid,
     _centroids,
-    _check_embeddings,
     _check_labels,
     _fit_classifier,
     _linear_head,
     _set_seed,
+    check_embeddings,
     default_classifier,
     l2_normalize,
 )
@@ -228,7 +225,7 @@ def refine_partition(
         >>> bool((result.labels == np.repeat(np.arange(3), 50)).mean() > 0.95), result.declined
         (True, False)
     """
-    x = l2_normalize(_check_embeddings(embeddings))
+    x = l2_normalize(check_embeddings(embeddings))
     y_in, k = _check_labels(labels, x.shape[0], num_clusters)
     tol, outlier_fraction, p_range, min_kept, max_collapsed = _check_options(
         max_rounds, tol, outlier_fraction, train_fraction, min_kept, max_collapsed, random_state

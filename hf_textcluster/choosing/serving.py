@@ -4,7 +4,7 @@ A trained model holds several partitions of its training texts: its own cluster 
 on its trained embeddings ("k-means after") and the BERTopic way on them (UMAP -> k-means, "UMAP k-means after").
 Each can be refined by iterative classification (:mod:`~hf_textcluster.choosing.refinement`). Which one is best
 differs from corpus to corpus, and only labels tell for sure; :func:`serve_partition` ranks the candidates with an
-internal criterion (:mod:`~hf_textcluster.choosing.selection`, no labels) and makes the model serve the winner:
+internal criterion (:mod:`~hf_textcluster.choosing.candidate_choice`, no labels) and makes the model serve the winner:
 
 - ``"head"``: the method's own head (a refined head served in front of it is dropped; the head's weights were kept);
 - ``"kmeans"``: the centres (means of each cluster's ``kmeans_features``) replace the head, as ``hf-textcluster
@@ -35,11 +35,11 @@ from ..modeling.kmeans import NearestCentres, fit_kmeans
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 
 # The names of the partitions a model can serve live with the model (its config's `served_partition`), so that the
-# training arguments check `serve` without importing this layer; they are part of this module's API too.
+# training arguments check `serve` without importing this layer.
 from ..modeling.validation import BASE_CANDIDATES, CANDIDATES, REFINED_SUFFIX, check_serve
+from .candidate_choice import DEFAULT_SERVE_CRITERION, choose_partition
 from .linear_heads import RefinementResult, distil_partition
 from .refinement import refine_partition
-from .selection import DEFAULT_CRITERION, choose_partition
 
 logger = logging.get_logger(__name__)
 
@@ -79,19 +79,20 @@ class ServingChoice:
 UMAP_MIN_TEXTS = 16
 
 
+def _on_model(model: TextClusteringPreTrainedModel, embeddings: np.ndarray, step) -> np.ndarray:
+    with torch.no_grad():
+        return step(torch.from_numpy(np.asarray(embeddings, dtype=np.float32)).to(model.device)).cpu().numpy()
+
+
 def partition_features(model: TextClusteringPreTrainedModel, embeddings: np.ndarray) -> np.ndarray:
     """The space the candidates are made, ranked and served in: ``model.kmeans_features`` of pooled ``embeddings``
     (N x d float32)."""
-    with torch.no_grad():
-        tensor = torch.from_numpy(np.asarray(embeddings, dtype=np.float32)).to(model.device)
-        return model.kmeans_features(tensor).float().cpu().numpy()
+    return _on_model(model, embeddings, lambda x: model.kmeans_features(x).float())
 
 
 def _head_labels(model: TextClusteringPreTrainedModel, embeddings: np.ndarray) -> np.ndarray:
     """The method's own head's clusters, whatever the model serves now (a refined head in front is not the head)."""
-    with torch.no_grad():
-        tensor = torch.from_numpy(np.asarray(embeddings, dtype=np.float32)).to(model.device)
-        return model.head_probabilities(tensor).argmax(dim=-1).cpu().numpy()
+    return _on_model(model, embeddings, lambda x: model.head_probabilities(x).argmax(dim=-1))
 
 
 def _centres(features: np.ndarray, labels: np.ndarray, num_clusters: int) -> np.ndarray | None:
@@ -154,14 +155,13 @@ def _candidates(model, embeddings: np.ndarray, features: np.ndarray, candidates:
             labels = raw = np.asarray(fitted.labels_)
             if init == "umap":
                 # UMAP's own clusters, not `labels_` (the nearest of their means in the embedding space, which moves
-                # 6% of GoogleNews-T's texts and cost 1.5 ACC there); past max_samples UMAP saw a sample only, and
-                # the nearest means stand in for the rest
+                # some texts); past max_samples UMAP saw a sample only, and the nearest means stand in for the rest
                 groups = np.asarray(fitted.groups_)
                 raw = groups if groups.shape[0] == features.shape[0] else labels
                 if np.unique(raw).size < 2:  # identical features: one cluster, nothing to fit a head to
                     continue
-                # Its clusters were found in the UMAP space: a linear head fitted on them keeps them far better than
-                # the nearest of their centres in the embedding space (SearchSnippets 79.0 vs 76.2 ACC, MiniLM).
+                # Its clusters were found in the UMAP space: a linear head fitted on them keeps them better than the
+                # nearest of their centres in the embedding space.
                 serving = distil_partition(features, raw, num_clusters=num_clusters, random_state=random_state)
                 labels = serving.labels  # the head's argmax on these features: what serving them gives
             else:
@@ -214,7 +214,7 @@ def serve_partition(
     *,
     serve: str = "auto",
     candidates: Sequence[str] = CANDIDATES,
-    criterion: str = DEFAULT_CRITERION,
+    criterion: str = DEFAULT_SERVE_CRITERION,
     random_state: int = 0,
 ) -> ServingChoice:
     """Choose (without labels) or take the partition ``model`` serves, and make it serve it.
@@ -225,7 +225,7 @@ def serve_partition(
         serve: ``"auto"`` (the label-free choice among ``candidates``) or one candidate name (e.g. ``"head"``,
             the paper's output).
         candidates: what ``"auto"`` chooses among (default: all of :data:`CANDIDATES`).
-        criterion: the internal criterion of :func:`~hf_textcluster.choosing.selection.choose_partition`.
+        criterion: the internal criterion of :func:`~hf_textcluster.choosing.candidate_choice.choose_partition`.
         random_state: seed of k-means, UMAP, refinement and the criterion.
 
     Returns:

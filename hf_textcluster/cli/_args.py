@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from ..choosing.auto_k import CRITERIA, DEFAULT_CRITERION, ClusterCountRequest
+from ..choosing.auto_k import DEFAULT_CRITERION, ClusterCountRequest
+from ..choosing.criteria import K_CRITERIA
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..runs import folder as runs_folder
 
@@ -119,7 +120,7 @@ def add_k_selection_args(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--k-criterion",
-        choices=CRITERIA,
+        choices=K_CRITERIA,
         help=f"With --num-clusters auto: how K is chosen (default: {DEFAULT_CRITERION}).",
     )
 

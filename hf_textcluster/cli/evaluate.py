@@ -10,8 +10,8 @@ from ..data import load_benchmark, load_text_file
 from ..evaluation.metrics import clustering_scores
 from ..modeling.validation import check_local_path
 from ..runs.baselines import BASELINES, make_baseline
+from ..runs.candidate_file import SERVED_KEY, read_candidates, texts_match
 from ..runs.folder import load_clusterer
-from ..runs.kept_candidates import SERVED_KEY, read_candidates, texts_match
 from ..training.evaluation import evaluate_clusterer
 from ._args import (
     add_data_args,

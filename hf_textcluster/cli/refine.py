@@ -8,7 +8,7 @@ import os
 
 from ..choosing.serving import serve_partition
 from ..modeling.validation import CANDIDATES, SERVE_CHOICES, check_num_clusters
-from ..runs.kept_candidates import check_kept_candidate, keep_candidates, serve_kept_candidate
+from ..runs.candidate_file import check_kept_candidate, keep_candidates, serve_kept_candidate
 from ._args import update_saved_model
 from .calibrate import add_saved_model_args, calibrate_model, rename_clusters, warn_if_unlike_calibration
 

@@ -6,9 +6,8 @@ sample keeps the fit at the cost of 100k rows, and the assignment is one linear 
 ``init="umap"``: the centres are the means, in the original space, of the clusters k-means finds on a UMAP
 reduction of the rows (BERTopic's: 15 neighbours, 5 dimensions, cosine), and each row goes to its nearest centre, so
 a centroid head serves the result exactly. With many clusters k-means++ restarts end in poor local optima that the
-neighbourhood graph avoids (GoogleNews-TS, K 152: 80.2 vs 71.9 ACC on MiniLM), but not everywhere (Biomedical: 47.6
-vs 51.2). Lloyd's iterations from these centres are skipped: on StackOverflow they fall back to k-means++'s optimum
-(72.5 vs 75.2), elsewhere they moved ACC by at most 1.8 (``bench.py kmeans-init`` in docs/results.md).
+neighbourhood graph avoids, though not on every corpus; Lloyd's iterations from these centres are skipped, because
+they can fall back to k-means++'s optimum (docs/results.md has the measurements).
 
 ``init="best"`` (the trainers' default): k-means++ restarts and one Lloyd run started from the UMAP clusters' means,
 the lower inertia kept (no labels involved); see :func:`fit_kmeans` for where each wins.
@@ -61,14 +60,10 @@ def fit_kmeans(
       Lloyd's iterations, so a centroid head serves exactly those clusters).
     - ``"best"``: the lower inertia of two runs on the same rows, label-free: k-means++ with ``n_init`` restarts, and
       one Lloyd run in the original space started from the means of the UMAP clusters (``KMeans(init=<means>,
-      n_init=1)``); the same optimum from both (inertias within a relative 1e-6) keeps k-means++. On the MiniLM
-      embeddings of the benchmark corpora, with many clusters the UMAP-started run ends at a lower inertia than even
-      50 k-means++ restarts (GoogleNews-S, K 152: 5503 vs 5541; Tweet, K 89: 1158 vs 1171) and a much better
-      partition; with K <= 20 k-means++ mostly wins by a little. Measured with ``n_init=10``, seed 0 (2 AMD EPYC
-      cores, avx512_bf16, another benchmark running beside it, so times are inflated): GoogleNews-T (11,108 texts,
-      K 152): the UMAP start wins, inertia 5607.7 -> 5604.4, ACC 66.2 -> 74.1, 136 s -> 175 s; StackOverflow
-      (20,000 texts, K 20): both reach the same optimum, k-means++ is kept, ACC 72.1 both, 42 s -> 64 s. Without
-      umap-learn (a warning), with 16 rows or fewer, or on sparse features it is k-means++ alone (logged).
+      n_init=1)``); the same optimum from both (inertias within a relative 1e-6) keeps k-means++. With many
+      clusters the UMAP-started run tends to end at the lower inertia, with few k-means++ (docs/results.md has the
+      measurements); the UMAP run adds its fit to the time. Without umap-learn (a warning), with 16 rows or fewer,
+      or on sparse features it is k-means++ alone (logged).
 
     The returned object's ``start_`` says which start it came from: ``"k-means++"`` or ``"umap"``.
 

@@ -11,13 +11,13 @@ gathers as candidates
   ``pretrained/umap_kmeans``: what a user gets in seconds without training);
 - ``consensus``: the cluster ensemble of all of them (:func:`~hf_textcluster.choosing.consensus.consensus_partition`).
 
-A label-free criterion (:data:`~hf_textcluster.choosing.candidate_criteria.DEFAULT_AUTO_CRITERION`: a held-out
+A label-free criterion (:data:`~hf_textcluster.choosing.candidate_choice.DEFAULT_AUTO_CRITERION`: a held-out
 neighbour vote in a lexical space of the texts, which shaped no candidate, among the candidates the others support)
 chooses one, and ONE model serves it: the signal that made it,
 or for the consensus and the pretrained candidates, the trained signal whose linear head on its embeddings reproduces
 that partition most faithfully (:func:`~hf_textcluster.choosing.linear_heads.distil_partition`). The result is a normal
 saved clusterer in ``output_dir`` (loadable with ``AutoModel``, the pipeline or remote code); every candidate's
-partition of the training texts is kept beside it (:data:`~hf_textcluster.runs.kept_candidates.CANDIDATES_FILE`, one
+partition of the training texts is kept beside it (:data:`~hf_textcluster.runs.candidate_file.CANDIDATES_FILE`, one
 integer per text each), with their values of the criterion (and of its parts) in ``training_run.json``, so
 ``evaluate --model`` can score them and ``refine --serve NAME`` can switch to one.
 
@@ -37,15 +37,14 @@ import datasets
 import numpy as np
 from transformers.utils import logging
 
-from ..choosing.candidate_criteria import (
-    AUTO_CRITERIA,
+from ..choosing.candidate_choice import (
     BERTOPIC_WAY,
     DEFAULT_AUTO_CRITERION,
     GUARD_CRITERION,
-    PARTS,
     candidate_criteria,
     guarded_choice,
 )
+from ..choosing.criteria import AUTO_CRITERIA, PARTS
 from ..choosing.linear_heads import distil_partition
 from ..choosing.serving import apply_partition
 from ..modeling.reuse import reusing_results
@@ -55,9 +54,9 @@ from ..representation.summary import assign_embeddings
 from ..timing import phase, recording_phases
 from ..training.arguments import ClusteringTrainingArguments, check_calibration_sample_size
 from .after_training import name_trained_clusters
-from .auto_candidates import gather_candidates
 from .auto_record import auto_record, save_auto_run
 from .folder import check_may_replace_model
+from .gather_candidates import gather_candidates
 from .recipes import load_recipe
 from .signals import SIGNALS, SIGNALS_DIR
 
@@ -101,7 +100,7 @@ class AutoTrainingResult:
         trainer: the Trainer of the serving signal.
         metrics: ACC / NMI / ARI of what the model serves (empty without labels), and the training seconds.
         output_dir: where the model, ``training_run.json``,
-            :data:`~hf_textcluster.runs.kept_candidates.CANDIDATES_FILE` and ``signals/`` are.
+            :data:`~hf_textcluster.runs.candidate_file.CANDIDATES_FILE` and ``signals/`` are.
         train_seconds: wall-clock seconds of training, all signals together.
         test_dataset: the held-out texts (``test_size``), never trained on.
         k_selection: with ``num_clusters="auto"``, how K was chosen.
@@ -188,7 +187,7 @@ def train_auto(
             only scored against). Every signal trains on the same texts: a benchmark's are read once, with the
             contrastive signal's augmented views.
         output_dir: the serving model, ``training_run.json``,
-            :data:`~hf_textcluster.runs.kept_candidates.CANDIDATES_FILE`, and ``signals/<name>`` (each signal's own
+            :data:`~hf_textcluster.runs.candidate_file.CANDIDATES_FILE`, and ``signals/<name>`` (each signal's own
             run, with its checkpoints: an interrupted ``auto`` resumes them).
         **others**: ``encoder``, ``recipe``, ``augmentation``, ``num_clusters``, ``k_range``, ``k_criterion``,
             ``data_dir``, ``seed``, ``resume``, ``evaluate``, ``save``, ``test_size``, ``split_seed``, ``input_file``
@@ -201,7 +200,7 @@ def train_auto(
             :func:`auto_steps`; ``serve`` is ``"auto"`` (the choice) or a candidate name to serve instead.
         signals: which of :data:`SIGNALS` to train (default: all).
         criterion: the label-free criterion of the choice, one of
-            :data:`~hf_textcluster.choosing.candidate_criteria.AUTO_CRITERIA`. Only it (and what it is made of) is
+            :data:`~hf_textcluster.choosing.criteria.AUTO_CRITERIA`. Only it (and what it is made of) is
             computed and recorded with the candidates.
         record_criteria: other criteria to compute and record beside it, to compare criteria after the fact (the
             benchmark asks for all of them); their time is recorded apart (``extra_criteria_seconds``) and left out
@@ -448,7 +447,7 @@ def _pick(
     criteria: Mapping[str, Mapping[str, float]], criterion: str, serve: str, candidates: Mapping
 ) -> tuple[str, str]:
     """``(served, pick)``: for ``serve="auto"`` the highest by ``criterion``, guarded
-    (:func:`~hf_textcluster.choosing.candidate_criteria.guarded_choice`); else the one asked for, twice."""
+    (:func:`~hf_textcluster.choosing.candidate_choice.guarded_choice`); else the one asked for, twice."""
     if serve == "auto":
         served, pick = guarded_choice(criteria, criterion)
         if BERTOPIC_WAY not in candidates:

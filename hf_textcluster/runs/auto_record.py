@@ -6,9 +6,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
-from ..choosing.candidate_criteria import AUTO_CRITERIA, BERTOPIC_WAY, GUARD_CRITERION
+from ..choosing.candidate_choice import BERTOPIC_WAY, GUARD_CRITERION
+from ..choosing.criteria import AUTO_CRITERIA
+from .candidate_file import SERVED_KEY, save_candidates
 from .folder import RunFolder, read_training_run, texts_sha1
-from .kept_candidates import SERVED_KEY, save_candidates
 from .signals import SIGNALS, SIGNALS_DIR
 
 __all__ = ["auto_record", "save_auto_run"]

@@ -1,10 +1,11 @@
-"""The training signals ``train --method auto`` trains, and the names of its candidates' sources."""
+"""The training signals ``train --method auto`` trains (a signal: a registered method with config overrides), and the
+names of its other candidates (the consensus, the pretrained encoder's read-outs)."""
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-__all__ = ["CONSENSUS", "PRETRAINED", "PRETRAINED_CANDIDATES", "SIGNALS", "SIGNALS_DIR", "Signal"]
+__all__ = ["CONSENSUS", "PRETRAINED_CANDIDATES", "SIGNALS", "SIGNALS_DIR", "Signal"]
 
 
 class Signal(NamedTuple):
@@ -25,7 +26,6 @@ SIGNALS: dict[str, Signal] = {
         "DEC self-training on the encoder, DEC-MLM without its masked-LM term (Huang et al. 2020's ablation)",
     ),
 }
-PRETRAINED = "pretrained"
 CONSENSUS = "consensus"
 SIGNALS_DIR = "signals"
 PRETRAINED_CANDIDATES = ("kmeans", "umap_kmeans")

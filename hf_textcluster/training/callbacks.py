@@ -1,4 +1,5 @@
-"""The trainer's callbacks: label-free cluster health checks during training, and stopping cleanly on a signal."""
+"""The trainer's callbacks: label-free cluster health checks during training, and stopping cleanly on an interrupt
+(SIGINT, SIGTERM)."""
 
 from __future__ import annotations
 
@@ -101,7 +102,7 @@ def cluster_health(predicted: np.ndarray, reference: np.ndarray, num_clusters: i
     }
 
 
-class StopOnSignalCallback(TrainerCallback):
+class StopOnInterruptCallback(TrainerCallback):
     """After SIGINT / SIGTERM (Ctrl-C, a scheduler's kill), finish the current step, save a checkpoint and stop."""
 
     def __init__(self):
@@ -118,7 +119,7 @@ class StopOnSignalCallback(TrainerCallback):
 
 
 @contextlib.contextmanager
-def signals_stop_training(callback: StopOnSignalCallback):
+def interrupts_stop_training(callback: StopOnInterruptCallback):
     """The first SIGINT / SIGTERM stops training after the current step, with a checkpoint (``callback`` asks the
     Trainer for both); a second one stops at once. (Only in the main thread, where Python delivers signals.)"""
     import signal

@@ -1,8 +1,8 @@
 """ClusteringTrainer: the Trainer shared by all clusterers (two learning rates, k-means initialisation before the first
 step, the loss terms in the logs, clustering evaluation). Its parts live beside it: ``arguments`` (the training
 arguments), ``collator`` (text views), ``checkpoints`` (what a resumed run needs), ``callbacks`` (cluster health,
-stopping on a signal), ``distributed`` (several processes), ``initialization`` (the k-means start) and ``evaluation``
-(``evaluate_clusterer``).
+stopping on an interrupt), ``distributed`` (several processes), ``initialization`` (the k-means start) and
+``evaluation`` (``evaluate_clusterer``).
 
 ``train()`` trains. The steps after it are public: :func:`~hf_textcluster.runs.train.train_clusterer` calls them in
 this order (``finish_training(trainer)`` in ``runs.after_training`` runs the three), and so can a user of the trainer::
@@ -31,7 +31,7 @@ from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.precision import autocast_dtype, cpu_capability
 from ..timing import phase
 from .arguments import ClusteringTrainingArguments
-from .callbacks import ClusterHealthCallback, StopOnSignalCallback, signals_stop_training
+from .callbacks import ClusterHealthCallback, StopOnInterruptCallback, interrupts_stop_training
 from .checkpoints import ResumeFilesMixin, last_complete_checkpoint
 from .collator import TextViewsCollator, warn_if_truncated
 from .distributed import DistributedTrainerMixin
@@ -144,8 +144,8 @@ class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMi
         super().__init__(model=model, args=args, data_collator=data_collator, **kwargs)
         freeze_lower_layers(model.encoder, getattr(args, "frozen_layers", 0))
         self._loss_terms: dict[str, list[float]] = {}
-        self._stop_on_signal = StopOnSignalCallback()
-        self.add_callback(self._stop_on_signal)
+        self._stop_on_interrupt = StopOnInterruptCallback()
+        self.add_callback(self._stop_on_interrupt)
         self.health_history: list[dict] = []
         self._pending_logs: dict[str, float] = {}
         self.add_callback(ClusterHealthCallback(self))
@@ -340,9 +340,9 @@ class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMi
                 f"{self.args.serve!r})."
             )
             self.model.serve_method_head()
-        with signals_stop_training(self._stop_on_signal):
+        with interrupts_stop_training(self._stop_on_interrupt):
             output = self._train_with_resume(resume_from_checkpoint, **kwargs)
-            if self._stop_on_signal.received is not None:
+            if self._stop_on_interrupt.received is not None:
                 raise KeyboardInterrupt(
                     f"Interrupted at step {self.state.global_step}: a checkpoint is saved in {self.args.output_dir}; "
                     "run the same command again to resume from it."

@@ -847,7 +847,7 @@ def test_auto_section_scores_the_choice_and_every_criterion_against_the_oracle(b
 def test_rechoose_remakes_the_stored_choice_with_the_guard(bench, capsys):
     """``auto --rechoose``: from the criteria stored with a row alone, the default criterion's pick is served only
     when it beats the BERTopic way by the guard's criterion; the row keeps the pick and the served candidate's ACC."""
-    from hf_textcluster.choosing.candidate_criteria import DEFAULT_AUTO_CRITERION, GUARD_CRITERION
+    from hf_textcluster.choosing.candidate_choice import DEFAULT_AUTO_CRITERION, GUARD_CRITERION
     from training.bench import auto
 
     accs = {"pretrained/umap_kmeans": 0.77, "contrastive/umap_kmeans": 0.73, "self_training/kmeans": 0.70}
@@ -879,7 +879,7 @@ def test_rescore_from_the_committed_candidate_store_needs_no_run_folder(bench, t
     refused by name."""
     import pandas as pd
 
-    from hf_textcluster.choosing.candidate_criteria import DEFAULT_AUTO_CRITERION, GUARD_CRITERION
+    from hf_textcluster.choosing.candidate_choice import DEFAULT_AUTO_CRITERION, GUARD_CRITERION
     from hf_textcluster.runs.folder import texts_sha1
     from training.bench import auto, candidate_store
 

@@ -9,14 +9,8 @@ import numpy as np
 import pytest
 from sklearn.datasets import make_blobs
 
-from hf_textcluster.choosing.auto_k import (
-    CRITERIA,
-    DEFAULT_CRITERION,
-    compare_criteria,
-    default_k_max,
-    estimate_num_clusters,
-)
-from hf_textcluster.choosing.criteria import cosine_silhouette
+from hf_textcluster.choosing.auto_k import DEFAULT_CRITERION, compare_criteria, default_k_max, estimate_num_clusters
+from hf_textcluster.choosing.criteria import K_CRITERIA, cosine_silhouette
 from hf_textcluster.choosing.k_search import candidate_ks
 
 
@@ -28,7 +22,7 @@ def blobs(k: int, per_cluster: int = 40, seed: int = 0):
 def test_every_criterion_recovers_k_of_well_separated_blobs(k):
     x, _ = blobs(k, seed=k)
     results = compare_criteria(x, k_min=2, k_max=30, random_state=0)
-    assert set(results) == set(CRITERIA)
+    assert set(results) == set(K_CRITERIA)
     for method, result in results.items():
         assert result.num_clusters == k, (method, result.num_clusters)
         assert result.criterion == method and (result.k_min, result.k_max) == (2, 30)

@@ -8,7 +8,7 @@ import pytest
 from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
 from sklearn.neighbors import KNeighborsClassifier
 
-from hf_textcluster.choosing.candidate_criteria import candidate_criteria
+from hf_textcluster.choosing.candidate_choice import candidate_criteria
 from hf_textcluster.choosing.consensus import average_nmi, consensus_partition, membership_matrix
 from hf_textcluster.choosing.criteria import CRITERIA
 

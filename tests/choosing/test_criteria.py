@@ -6,8 +6,16 @@ import numpy as np
 import pytest
 from sklearn.metrics import calinski_harabasz_score, davies_bouldin_score
 
-from hf_textcluster.choosing import k_search, selection
-from hf_textcluster.choosing.criteria import CRITERIA, Criterion, get_criterion, register_criterion
+from hf_textcluster.choosing import candidate_choice, k_search
+from hf_textcluster.choosing.criteria import (
+    AUTO_CRITERIA,
+    CRITERIA,
+    K_CRITERIA,
+    SERVE_CRITERIA,
+    Criterion,
+    get_criterion,
+    register_criterion,
+)
 
 
 def _blobs(k=3, per_cluster=20, seed=0):
@@ -23,9 +31,9 @@ def test_both_choices_score_with_the_registrys_functions():
         expected = float(direct(x, y))
         assert k_search.kmeans_score(name, x, y) == pytest.approx(expected)
         signed = expected if CRITERIA[name].higher_is_better else -expected
-        assert selection.score_partitions(x, {"p": y}, criterion=name)["p"] == pytest.approx(signed)
+        assert candidate_choice.score_partitions(x, {"p": y}, criterion=name)["p"] == pytest.approx(signed)
     assert k_search.kmeans_score("silhouette", x, y) == pytest.approx(
-        selection.score_partitions(x, {"p": y}, criterion="silhouette")["p"]
+        candidate_choice.score_partitions(x, {"p": y}, criterion="silhouette")["p"]
     )
 
 
@@ -40,7 +48,7 @@ def test_a_registered_criterion_plugs_into_the_choice_of_partition():
     register_criterion(Criterion("fewest_clusters", prefers_fewer, True, "test only"))
     try:
         two = np.minimum(y, 1)
-        name, scores = selection.choose_partition(x, {"three": y, "two": two}, criterion="fewest_clusters")
+        name, scores = candidate_choice.choose_partition(x, {"three": y, "two": two}, criterion="fewest_clusters")
         assert name == "two" and scores == {"three": -3.0, "two": -2.0}
         assert calls == [0, 0]
     finally:
@@ -52,3 +60,17 @@ def test_unknown_and_malformed_criteria_are_refused():
         get_criterion("elbow")
     with pytest.raises(TypeError, match="must be a Criterion"):
         register_criterion("silhouette")
+
+
+def test_every_choice_offers_registered_criteria_under_one_name():
+    for offered, kinds in (
+        (K_CRITERIA, {"k", "partition"}),
+        (SERVE_CRITERIA, {"partition", "candidates"}),
+        (AUTO_CRITERIA, {"partition", "candidates"}),
+    ):
+        for name in offered:
+            assert CRITERIA[name].name == name and CRITERIA[name].scores in kinds, name
+    assert set(K_CRITERIA) | set(SERVE_CRITERIA) | set(AUTO_CRITERIA) == set(CRITERIA)
+    x, y = _blobs()
+    with pytest.raises(ValueError, match="criterion"):  # it scores a number of clusters, not partitions
+        candidate_choice.score_partitions(x, {"p": y}, criterion="eigengap")

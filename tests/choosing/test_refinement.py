@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression
 
+from hf_textcluster.choosing.candidate_choice import choose_partition, score_partitions
+from hf_textcluster.choosing.criteria import SERVE_CRITERIA
 from hf_textcluster.choosing.linear_heads import DISTIL_C, RefinementResult, distil_partition, l2_normalize
 from hf_textcluster.choosing.refinement import refine_partition
-from hf_textcluster.choosing.selection import CRITERIA, choose_partition, score_partitions
 
 
 def _blobs(sizes, dim=16, spread=0.35, seed=0):
@@ -101,7 +102,7 @@ def test_argument_validation(kwargs, match):
         refine_partition(embeddings, labels, **args)
 
 
-@pytest.mark.parametrize("criterion", [c for c in CRITERIA if c != "silhouette_umap"])
+@pytest.mark.parametrize("criterion", [c for c in SERVE_CRITERIA if c != "silhouette_umap"])
 def test_choose_partition_prefers_the_clean_partition(criterion):
     x, y = _blobs([40, 50, 60], seed=4)
     rng = np.random.default_rng(0)
@@ -167,5 +168,5 @@ def test_distilling_a_large_corpus_fits_on_a_seeded_sample():
 def test_default_criterion_prefers_the_clean_partition():
     x, y = _blobs([40, 50, 60], seed=8)
     noisy = _corrupt(y, 0.3, 3, seed=2)
-    name, _ = choose_partition(x, {"noisy": noisy, "clean": y})  # DEFAULT_CRITERION
+    name, _ = choose_partition(x, {"noisy": noisy, "clean": y})  # DEFAULT_SERVE_CRITERION
     assert name == "clean"

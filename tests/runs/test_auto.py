@@ -11,15 +11,11 @@ import torch
 from transformers import AutoModel, pipeline
 
 import hf_textcluster  # noqa: F401
-from hf_textcluster.choosing.candidate_criteria import (
-    AUTO_CRITERIA,
-    BERTOPIC_WAY,
-    DEFAULT_AUTO_CRITERION,
-    GUARD_CRITERION,
-)
+from hf_textcluster.choosing.candidate_choice import BERTOPIC_WAY, DEFAULT_AUTO_CRITERION, GUARD_CRITERION
+from hf_textcluster.choosing.criteria import AUTO_CRITERIA
 from hf_textcluster.data import load_texts
 from hf_textcluster.runs.auto import auto_steps, train_auto
-from hf_textcluster.runs.kept_candidates import CANDIDATES_FILE, read_candidates, texts_match
+from hf_textcluster.runs.candidate_file import CANDIDATES_FILE, read_candidates, texts_match
 from hf_textcluster.runs.signals import CONSENSUS, SIGNALS
 from hf_textcluster.runs.train import train_clusterer
 
@@ -248,7 +244,7 @@ def test_evaluate_scores_every_kept_candidate(auto_trained, toy_corpus, tmp_path
 
 
 def test_rescoring_a_kept_run_reproduces_its_criteria(auto_trained, toy_corpus):
-    from hf_textcluster.runs.auto_candidates import rescore_kept_candidates
+    from hf_textcluster.runs.gather_candidates import rescore_kept_candidates
 
     result, out = auto_trained
     record = json.loads((out / "training_run.json").read_text())["auto"]
@@ -264,7 +260,7 @@ def test_rescoring_a_kept_run_reproduces_its_criteria(auto_trained, toy_corpus):
 def test_the_benchmark_records_every_criterion_without_changing_the_choice(
     auto_trained, tiny_encoder_dir, toy_corpus, tmp_path
 ):
-    from hf_textcluster.runs.auto_candidates import rescore_kept_candidates
+    from hf_textcluster.runs.gather_candidates import rescore_kept_candidates
 
     texts, labels = toy_corpus
     out = tmp_path / "run"
@@ -289,12 +285,12 @@ def test_the_benchmark_records_every_criterion_without_changing_the_choice(
 
 
 def test_a_lexical_rescore_without_a_lexical_space_falls_back_on_the_embeddings(auto_trained, toy_corpus, monkeypatch):
-    from hf_textcluster.choosing import candidate_criteria as criteria_module
-    from hf_textcluster.runs import auto_candidates
-    from hf_textcluster.runs.auto_candidates import rescore_kept_candidates
+    from hf_textcluster.choosing import criteria as criteria_module
+    from hf_textcluster.runs import gather_candidates
+    from hf_textcluster.runs.gather_candidates import rescore_kept_candidates
 
     # texts that share too few words for a lexical space: the vote falls back on the embeddings, as in training
-    for module in (criteria_module, auto_candidates):
+    for module in (criteria_module, gather_candidates):
         monkeypatch.setattr(module, "lexical_space", lambda texts, random_state=0: None)
     _, out = auto_trained
     values = rescore_kept_candidates(out, toy_corpus[0], random_state=0, criteria=[DEFAULT_AUTO_CRITERION])

@@ -157,11 +157,11 @@ def _contrastive_views() -> str | None:
 
 def rescore(args, store: dict) -> None:
     """Every stored row of the corpora and seeds asked for whose run is kept: its candidates' criteria computed again
-    (:func:`~hf_textcluster.runs.auto_candidates.rescore_kept_candidates`) and its choice re-made by today's default
+    (:func:`~hf_textcluster.runs.gather_candidates.rescore_kept_candidates`) and its choice re-made by today's default
     criterion. The ACC of a re-made choice is its candidate's (for a candidate of the pretrained space or the
     consensus the saved model would serve a linear head fitted to it, which agrees with it on most texts)."""
-    from hf_textcluster.choosing.candidate_criteria import DEFAULT_AUTO_CRITERION
-    from hf_textcluster.runs.auto_candidates import rescore_kept_candidates
+    from hf_textcluster.choosing.candidate_choice import DEFAULT_AUTO_CRITERION
+    from hf_textcluster.runs.gather_candidates import rescore_kept_candidates
 
     criteria = {"criteria": args.criteria} if args.criteria else {}
     for name in args.datasets:
@@ -202,20 +202,15 @@ def rescore(args, store: dict) -> None:
 def rescore_from_store(kept, texts: list[str], seed: int, criteria, what: str) -> dict[str, dict[str, float]]:
     """The criteria the committed candidate store can give (no model: agreement, the lexical vote and its supported
     form) of a run's kept partitions, computed again on its ``texts``."""
-    from hf_textcluster.choosing.candidate_criteria import (
-        LEXICAL_CRITERIA,
-        POOL_CRITERIA,
-        SUPPORTED_CRITERIA,
-        candidate_criteria,
-        lexical_space,
-    )
-    from hf_textcluster.runs.kept_candidates import SERVED_KEY, texts_match
+    from hf_textcluster.choosing.candidate_choice import candidate_criteria
+    from hf_textcluster.choosing.criteria import AUTO_CRITERIA, CRITERIA, lexical_space
+    from hf_textcluster.runs.candidate_file import SERVED_KEY, texts_match
 
     partitions, metadata = kept
     partitions.pop(SERVED_KEY, None)
     if not texts_match(texts, metadata):
         raise SystemExit(f"{what}: the stored candidates partition other texts than the corpus gives now.")
-    possible = POOL_CRITERIA + LEXICAL_CRITERIA + SUPPORTED_CRITERIA
+    possible = tuple(c for c in AUTO_CRITERIA if CRITERIA[c].space in (None, "lexical"))  # no model's space
     wanted = list(criteria or possible)
     need_models = [c for c in wanted if c not in possible]
     if need_models or lexical_space(texts, random_state=seed) is None:
@@ -230,7 +225,7 @@ def remake_choice(row: dict) -> None:
     """Re-make ``row``'s choice from its candidates' stored criteria with today's rule (the default criterion and
     the do-no-harm guard), in place. A choice that moves gets its candidate's ACC (for a candidate of another space
     the saved model would serve a linear head fitted to it, which agrees with it on most texts)."""
-    from hf_textcluster.choosing.candidate_criteria import DEFAULT_AUTO_CRITERION, guarded_choice
+    from hf_textcluster.choosing.candidate_choice import DEFAULT_AUTO_CRITERION, guarded_choice
 
     served, pick = guarded_choice(row_criteria(row), DEFAULT_AUTO_CRITERION)
     if served != row["served_by_default"]:
@@ -268,13 +263,14 @@ def recompute_candidates(args, store: dict) -> None:
     training (how candidates are read out, chosen or served), without training them again."""
     from types import SimpleNamespace
 
-    from hf_textcluster.choosing.candidate_criteria import AUTO_CRITERIA, DEFAULT_AUTO_CRITERION, candidate_criteria
+    from hf_textcluster.choosing.candidate_choice import DEFAULT_AUTO_CRITERION, candidate_criteria
+    from hf_textcluster.choosing.criteria import AUTO_CRITERIA
     from hf_textcluster.data import load_benchmark
     from hf_textcluster.modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
     from hf_textcluster.models import get_method
     from hf_textcluster.runs.auto import choose_from_signals
+    from hf_textcluster.runs.candidate_file import SERVED_KEY, read_candidates, texts_match
     from hf_textcluster.runs.folder import read_training_run, texts_sha1
-    from hf_textcluster.runs.kept_candidates import SERVED_KEY, read_candidates, texts_match
     from hf_textcluster.runs.signals import SIGNALS, SIGNALS_DIR
 
     for name in args.datasets:
@@ -351,7 +347,7 @@ def run(args, store: dict, run_id: str) -> None:
         recompute_candidates(args, store)
         return
 
-    from hf_textcluster.choosing.candidate_criteria import AUTO_CRITERIA
+    from hf_textcluster.choosing.criteria import AUTO_CRITERIA
     from hf_textcluster.data import BENCHMARKS
     from hf_textcluster.runs.auto import train_auto
 
@@ -483,7 +479,7 @@ def render(store: dict, rows: list[dict]) -> list[str]:
         "| Δ served − baseline | wall s | seeds |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
-    from hf_textcluster.choosing.candidate_criteria import DEFAULT_AUTO_CRITERION
+    from hf_textcluster.choosing.candidate_choice import DEFAULT_AUTO_CRITERION
 
     tuning_names = [n for n in BENCHMARKS if split_of(n) == "tuning"]
     for name in tuning_names:
@@ -583,7 +579,7 @@ def row_criteria(row: dict) -> dict[str, dict[str, float]]:
 
 def criterion_picks(row: dict, criterion: str) -> str:
     """The candidate ``criterion`` picks in ``row`` (the highest value; ties: the first listed)."""
-    from hf_textcluster.choosing.candidate_criteria import highest
+    from hf_textcluster.choosing.candidate_choice import highest
 
     return highest(row_criteria(row)[criterion])
 
@@ -679,7 +675,7 @@ def render_criteria(auto_rows: list[dict], split: str) -> list[str]:
         "| criterion | picks the oracle | mean loss | largest loss | most often picks |",
         "|---|---|---|---|---|",
     ]
-    from hf_textcluster.choosing.candidate_criteria import guarded_choice
+    from hf_textcluster.choosing.candidate_choice import guarded_choice
 
     rules = {c: (lambda r, c=c: criterion_picks(r, c)) for c in criteria}
     rules[f"{default} + do-no-harm guard"] = lambda r: guarded_choice(row_criteria(r), default)[0]

@@ -33,7 +33,8 @@ def run(args, store: dict, run_id: str) -> None:
     pipeline (seeded UMAP -> HDBSCAN) on the same embeddings, when installed (the `bench` extra)."""
     from sklearn.cluster import KMeans
 
-    from hf_textcluster.choosing.auto_k import CRITERIA, compare_criteria
+    from hf_textcluster.choosing.auto_k import compare_criteria
+    from hf_textcluster.choosing.criteria import K_CRITERIA as CRITERIA
     from hf_textcluster.data import load_benchmark
     from hf_textcluster.evaluation.metrics import clustering_scores
     from hf_textcluster.runs.baselines import EmbeddingKMeans
@@ -169,7 +170,8 @@ def render(store: dict, rows: list[dict]) -> list[str]:
     """The K each criterion found per corpus, k-means at that K vs at the true K, and one line per criterion."""
     if not rows:
         return []
-    from hf_textcluster.choosing.auto_k import CRITERIA, DEFAULT_CRITERION
+    from hf_textcluster.choosing.auto_k import DEFAULT_CRITERION
+    from hf_textcluster.choosing.criteria import K_CRITERIA as CRITERIA
     from hf_textcluster.data import BENCHMARKS
 
     order = {m: i for i, m in enumerate([*CRITERIA, "bertopic", "bertopic-kmeans"])}

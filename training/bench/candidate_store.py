@@ -31,7 +31,7 @@ def store_path(section: str, dataset: str, seed: int, variant: str) -> Path:
 def keep(run_folder: str | os.PathLike, path: Path) -> Path | None:
     """Copy the candidates a run folder kept (``candidates.safetensors``) into the store at ``path``; None when the
     folder keeps none."""
-    from hf_textcluster.runs.kept_candidates import read_candidates
+    from hf_textcluster.runs.candidate_file import read_candidates
 
     kept = read_candidates(run_folder)
     return None if kept is None else save(path, *kept)

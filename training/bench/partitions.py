@@ -67,7 +67,9 @@ def partition_scores(model, texts, labels, seed: int) -> dict:
     """
     import torch
 
-    from hf_textcluster.choosing.selection import CRITERIA, DEFAULT_CRITERION, choose_partition, score_partitions
+    from hf_textcluster.choosing.candidate_choice import DEFAULT_SERVE_CRITERION as DEFAULT_CRITERION
+    from hf_textcluster.choosing.candidate_choice import choose_partition, score_partitions
+    from hf_textcluster.choosing.criteria import SERVE_CRITERIA as CRITERIA
     from hf_textcluster.choosing.serving import candidate_partitions, refinement_records
     from hf_textcluster.evaluation.metrics import clustering_scores
 

@@ -34,6 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args, store: dict, run_id: str) -> None:
     """Per kept ``auto`` run and space: the UMAP k-means partition of the run's training texts (the run's seed), and
     the argmax of each head fitted on it, scored against the labels, with their agreement with the partition."""
+    from hf_textcluster.choosing.criteria import PRETRAINED
     from hf_textcluster.choosing.linear_heads import DISTIL_C, distil_partition
     from hf_textcluster.choosing.refinement import refine_partition
     from hf_textcluster.choosing.serving import partition_features
@@ -41,8 +42,8 @@ def run(args, store: dict, run_id: str) -> None:
     from hf_textcluster.evaluation.metrics import clustering_scores
     from hf_textcluster.modeling.kmeans import fit_kmeans
     from hf_textcluster.models import get_method
-    from hf_textcluster.runs.auto_candidates import _pretrained_embedder
-    from hf_textcluster.runs.signals import PRETRAINED, SIGNALS, SIGNALS_DIR
+    from hf_textcluster.runs.gather_candidates import _pretrained_embedder
+    from hf_textcluster.runs.signals import SIGNALS, SIGNALS_DIR
 
     from .auto import SECTION as AUTO
     from .auto import _contrastive_views

@@ -8,24 +8,17 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from ..choosing.candidate_criteria import (
-    AUTO_CRITERIA,
-    LEXICAL_CRITERIA,
-    SHARED_CRITERIA,
-    SPACE_CRITERIA,
-    SUPPORTED_CRITERIA,
-    candidate_criteria,
-    lexical_space,
-)
+from ..choosing.candidate_choice import candidate_criteria
 from ..choosing.consensus import consensus_partition
+from ..choosing.criteria import AUTO_CRITERIA, CRITERIA, PRETRAINED, lexical_space
 from ..choosing.serving import candidate_partitions, partition_features
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.validation import CANDIDATES
 from ..models import get_method
 from ..timing import phase
+from .candidate_file import CANDIDATES_FILE, SERVED_KEY, read_candidates, texts_match
 from .folder import read_training_run
-from .kept_candidates import CANDIDATES_FILE, SERVED_KEY, read_candidates, texts_match
-from .signals import CONSENSUS, PRETRAINED, PRETRAINED_CANDIDATES, SIGNALS, SIGNALS_DIR
+from .signals import CONSENSUS, PRETRAINED_CANDIDATES, SIGNALS, SIGNALS_DIR
 
 __all__ = ["gather_candidates", "rescore_kept_candidates"]
 
@@ -100,7 +93,7 @@ def rescore_kept_candidates(
         texts: the run's training texts, in the order it trained on them.
         encoder: the run's pretrained encoder (default: the one its ``training_run.json`` records, else the
             default encoder).
-        criteria: which of :data:`~hf_textcluster.choosing.candidate_criteria.AUTO_CRITERIA` to compute.
+        criteria: which of :data:`~hf_textcluster.choosing.criteria.AUTO_CRITERIA` to compute.
         random_state: seed of the criteria (the run's seed reproduces its own values).
         precision: of the encoding passes (``"auto"``, ``"fp32"``, ``"bf16"``; the run's own reproduces its values).
 
@@ -122,10 +115,9 @@ def rescore_kept_candidates(
         raise ValueError("`texts` are not the training texts the kept candidates partition (count or digest differ).")
     # nothing to embed, unless a lexical criterion lacks its space (texts sharing too few words): then it falls back
     # on the embeddings, as in training
-    lexical_only = not any(c in SPACE_CRITERIA + SHARED_CRITERIA for c in criteria)
-    if lexical_only and (
-        not any(c in LEXICAL_CRITERIA + SUPPORTED_CRITERIA for c in criteria)
-        or lexical_space(texts, random_state=random_state) is not None
+    spaces_read = {CRITERIA[c].space for c in criteria if c in CRITERIA}
+    if spaces_read <= {None, "lexical"} and (
+        "lexical" not in spaces_read or lexical_space(texts, random_state=random_state) is not None
     ):
         return candidate_criteria(partitions, {}, texts=texts, criteria=criteria, random_state=random_state)
     spaces, model = {}, None

@@ -29,7 +29,6 @@ __all__ = [
     "save_candidates",
     "serve_kept_candidate",
     "texts_match",
-    "texts_sha1",
 ]
 
 CANDIDATES_FILE = "candidates.safetensors"

@@ -6,17 +6,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from hf_textcluster.choosing.candidate_criteria import (
-    AUTO_CRITERIA,
+from hf_textcluster.choosing.candidate_choice import (
     BERTOPIC_WAY,
     DEFAULT_AUTO_CRITERION,
     GUARD_CRITERION,
     candidate_criteria,
     guarded_choice,
     highest,
-    lexical_space,
 )
-from hf_textcluster.choosing.criteria import CRITERIA
+from hf_textcluster.choosing.criteria import AUTO_CRITERIA, CRITERIA, lexical_space
 
 TOPICS = [
     "sql join tables query",

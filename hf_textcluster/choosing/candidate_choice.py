@@ -1,0 +1,206 @@
+"""Label-free choice among candidate partitions of the same texts, by the criteria of
+:mod:`~hf_textcluster.choosing.criteria`.
+
+* One trained model's candidates (its head, k-means and UMAP k-means on its embeddings, each refined or not), all
+  made in its embedding space: :func:`score_partitions` and :func:`choose_partition`, by one criterion of
+  :data:`~hf_textcluster.choosing.criteria.SERVE_CRITERIA` (default :data:`DEFAULT_SERVE_CRITERION`).
+* ``train --method auto``'s candidates, made in *different* spaces (each trained signal's and the pretrained
+  encoder's): :func:`candidate_criteria` scores each in its own space, in every space at once and in the lexical space
+  no candidate was made in, so no candidate is judged only by the space that shaped it. :func:`guarded_choice` picks
+  by :data:`DEFAULT_AUTO_CRITERION` and guards the pick: the pretrained encoder's UMAP -> k-means partition
+  (:data:`BERTOPIC_WAY`, what BERTopic gives at the same K) is served instead unless the pick scores strictly higher
+  in the lexical vote (:data:`GUARD_CRITERION`).
+
+No labels ever enter this module. Ties go to the candidate listed first.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..modeling.validation import check_scalar
+from .criteria import AUTO_CRITERIA, CRITERIA, PRETRAINED, SERVE_CRITERIA, CandidatePool
+from .linear_heads import check_embeddings
+
+__all__ = [
+    "BERTOPIC_WAY",
+    "DEFAULT_AUTO_CRITERION",
+    "DEFAULT_SERVE_CRITERION",
+    "GUARD_CRITERION",
+    "candidate_criteria",
+    "choose_partition",
+    "guarded_choice",
+    "highest",
+    "score_partitions",
+]
+
+# Measured best of SERVE_CRITERIA on MiniLM embeddings of the 8 corpora (docs/results.md): the smallest mean ACC loss
+# against the best candidate, with no extra dependency.
+DEFAULT_SERVE_CRITERION = "separability"
+DEFAULT_AUTO_CRITERION = "knn_holdout_lexical_supported"
+# Do no harm: the pretrained encoder's UMAP -> k-means partition is what a user gets from BERTopic at the same K.
+# Another candidate is served only when it beats that one in the held-out vote of the lexical space, the one view of
+# the texts that shaped no candidate. The criterion and the rule (strictly higher, no margin) were chosen on the
+# tuning corpora alone (docs/benchmarks.md).
+BERTOPIC_WAY = f"{PRETRAINED}/umap_kmeans"
+GUARD_CRITERION = "knn_holdout_lexical"
+
+
+def _partitions(candidates: Any, n: int | None) -> dict[str, np.ndarray]:
+    if not isinstance(candidates, Mapping) or len(candidates) == 0:
+        raise ValueError("`candidates` must be a non-empty mapping name -> (N,) cluster ids.")
+    parts = {}
+    for name, labels in candidates.items():
+        y = np.asarray(labels)
+        if y.ndim != 1 or (n is not None and y.shape[0] != n):
+            raise ValueError(
+                f"`candidates[{name!r}]` must hold one cluster id per embedding ({n}); got shape {y.shape}."
+            )
+        parts[str(name)] = np.unique(y, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    return parts
+
+
+def score_partitions(
+    embeddings: np.ndarray,
+    candidates: Mapping[str, np.ndarray],
+    *,
+    criterion: str = DEFAULT_SERVE_CRITERION,
+    random_state: int = 0,
+    reduced: np.ndarray | None = None,
+) -> dict[str, float]:
+    """Score every candidate partition of the same texts by a label-free criterion (higher is better).
+
+    Args:
+        embeddings: ``(N, d)`` array, one row per text (L2-normalised inside).
+        candidates: name -> ``(N,)`` cluster ids (any hashable ids; only the grouping matters).
+        criterion: a registered criterion that scores partitions (those offered: :data:`SERVE_CRITERIA`); default
+            :data:`DEFAULT_SERVE_CRITERION`.
+        random_state: seed of the silhouette sample, PCA/UMAP and the cross-validation folds.
+        reduced: optional precomputed ``(N, m)`` reduction (e.g. the UMAP a pipeline already fitted) used by
+            ``"silhouette_umap"`` instead of fitting one.
+
+    Returns:
+        ``{name: score}`` in the order of ``candidates``.
+
+    Raises:
+        ValueError: on malformed embeddings or candidates, an unknown criterion, or too few candidates for
+            an agreement criterion.
+
+    Example:
+        >>> rng = np.random.default_rng(0)
+        >>> x = np.repeat(np.eye(3) * 5, 20, axis=0) + rng.normal(size=(60, 3))
+        >>> clean = np.repeat(np.arange(3), 20)
+        >>> scores = score_partitions(x, {"clean": clean, "shuffled": rng.permutation(clean)}, criterion="silhouette")
+        >>> scores["clean"] > scores["shuffled"]
+        True
+    """
+    x = check_embeddings(embeddings)
+    if criterion not in CRITERIA or CRITERIA[criterion].scores == "k":
+        raise ValueError(f"`criterion` must be one of {', '.join(SERVE_CRITERIA)}; got {criterion!r}.")
+    check_scalar(random_state, "random_state", numbers.Integral)
+    parts = _partitions(candidates, x.shape[0])
+    if criterion.startswith("agreement") and len(parts) < 3:
+        raise ValueError(f"`criterion` {criterion!r} needs at least 3 candidates; pass more or pick another criterion.")
+    pool = CandidatePool(parts, {"embeddings": x}, random_state=random_state, reduced=reduced)
+    return pool.values(criterion)
+
+
+def choose_partition(
+    embeddings: np.ndarray,
+    candidates: Mapping[str, np.ndarray],
+    *,
+    criterion: str = DEFAULT_SERVE_CRITERION,
+    random_state: int = 0,
+    reduced: np.ndarray | None = None,
+) -> tuple[str, dict[str, float]]:
+    """The candidate with the highest :func:`score_partitions` score (ties: the first listed), and all scores.
+
+    Args:
+        embeddings: ``(N, d)`` array, one row per text.
+        candidates: name -> ``(N,)`` cluster ids.
+        criterion: as in :func:`score_partitions`; default :data:`DEFAULT_SERVE_CRITERION`.
+        random_state: seed, as in :func:`score_partitions`.
+        reduced: optional precomputed reduction for ``"silhouette_umap"``.
+
+    Returns:
+        ``(name, scores)``.
+
+    Raises:
+        ValueError: as :func:`score_partitions`.
+
+    Example:
+        >>> x = np.repeat(np.eye(2) * 5, 10, axis=0)
+        >>> choose_partition(x, {"a": [0] * 10 + [1] * 10, "b": [0, 1] * 10}, criterion="silhouette")[0]
+        'a'
+    """
+    scores = score_partitions(embeddings, candidates, criterion=criterion, random_state=random_state, reduced=reduced)
+    return highest(scores), scores
+
+
+def candidate_criteria(
+    candidates: Mapping[str, np.ndarray],
+    spaces: Mapping[str, np.ndarray],
+    *,
+    texts: Sequence[str] | None = None,
+    criteria: Sequence[str] = AUTO_CRITERIA,
+    random_state: int = 0,
+) -> dict[str, dict[str, float]]:
+    """Label-free criteria of every candidate made in different spaces (higher is better): criterion -> candidate ->
+    value.
+
+    Args:
+        candidates: ``<source>/<read-out>`` (and ``consensus``) -> ``(N,)`` cluster ids of the same texts.
+        spaces: source -> ``(N, d)`` features the source's candidates were made in (each trained signal's and
+            ``pretrained``'s).
+        texts: the N texts, for the lexical space (left out when None).
+        criteria: which of :data:`~hf_textcluster.choosing.criteria.AUTO_CRITERIA` to compute (what one is made of
+            is computed with it, returned only when asked for).
+        random_state: seed of the criteria's samples, folds and the lexical space's SVD.
+
+    Returns:
+        ``{criterion: {candidate: value}}``.
+
+    Raises:
+        ValueError: an unknown criterion.
+
+    Example:
+        >>> spaces = {"contrastive": x1, "pretrained": x0}
+        >>> values = candidate_criteria(candidates, spaces, texts=texts)  # doctest: +SKIP
+        >>> max(values["knn_holdout_lexical"], key=values["knn_holdout_lexical"].get)  # doctest: +SKIP
+        'self_training/kmeans'
+    """
+    unknown = [c for c in criteria if c not in AUTO_CRITERIA]
+    if unknown:
+        raise ValueError(f"`criteria` must be among {', '.join(AUTO_CRITERIA)}; got {unknown}.")
+    pool = CandidatePool(_partitions(candidates, None), spaces, texts=texts, random_state=random_state)
+    return {c: pool.values(c) for c in criteria}
+
+
+def highest(values: Mapping[str, float]) -> str:
+    """The name with the highest value (ties: the first listed)."""
+    best = max(values.values())
+    return next(n for n, v in values.items() if v == best)
+
+
+def guarded_choice(criteria: Mapping[str, Mapping[str, float]], criterion: str) -> tuple[str, str]:
+    """``(served, pick)``: ``pick`` is the candidate ``criterion`` ranks highest; ``served`` is ``pick`` when it is
+    :data:`BERTOPIC_WAY` or scores strictly higher than it by :data:`GUARD_CRITERION`, else :data:`BERTOPIC_WAY`.
+    Without either value (no UMAP candidate, the guard's criterion not computed) ``pick`` is served.
+
+    Example:
+        >>> guarded_choice(
+        ...     {"vote": {"a/head": 0.9, "pretrained/umap_kmeans": 0.5},
+        ...      "knn_holdout_lexical": {"a/head": 0.61, "pretrained/umap_kmeans": 0.62}},
+        ...     "vote",
+        ... )
+        ('pretrained/umap_kmeans', 'a/head')
+    """
+    pick = highest(criteria[criterion])
+    guard = criteria.get(GUARD_CRITERION, {})
+    if pick == BERTOPIC_WAY or pick not in guard or BERTOPIC_WAY not in guard:
+        return pick, pick
+    return (pick if guard[pick] > guard[BERTOPIC_WAY] else BERTOPIC_WAY), pick
