@@ -116,18 +116,16 @@ class AutoTrainingResult:
     cluster_names: ClusterNames | None = None
 
 
-def _check_signals(signals: Sequence[str]) -> tuple[str, ...]:
+def _check_auto_arguments(signals, criterion, record_criteria) -> tuple[tuple[str, ...], list[str]]:
+    """(the signals, the criteria to record beside ``criterion`` and its parts)."""
     names = tuple(signals)
-    unknown = [s for s in names if s not in SIGNALS]
-    if not names or unknown or len(set(names)) != len(names):
+    if not names or any(s not in SIGNALS for s in names) or len(set(names)) != len(names):
         raise ValueError(f"`signals` must name distinct signals of {', '.join(SIGNALS)}; got {list(signals)!r}.")
-    return names
-
-
-def _check_record_criteria(criteria: Sequence[str]) -> list[str]:
-    if isinstance(criteria, str) or any(c not in AUTO_CRITERIA for c in criteria):
-        raise ValueError(f"`record_criteria` must be a list of {', '.join(AUTO_CRITERIA)}; got {criteria!r}.")
-    return list(criteria)
+    if criterion not in AUTO_CRITERIA:
+        raise ValueError(f"`criterion` must be one of {', '.join(AUTO_CRITERIA)}; got {criterion!r}.")
+    if isinstance(record_criteria, str) or any(c not in AUTO_CRITERIA for c in record_criteria):
+        raise ValueError(f"`record_criteria` must be a list of {', '.join(AUTO_CRITERIA)}; got {record_criteria!r}.")
+    return names, [c for c in record_criteria if c not in (criterion, *PARTS.get(criterion, ()))]
 
 
 def train_auto(
@@ -169,12 +167,7 @@ def train_auto(
         >>> result.auto["choice"]["served"]                                    # doctest: +SKIP
         'contrastive/umap_kmeans'
     """
-    signals = _check_signals(signals)
-    if criterion not in AUTO_CRITERIA:
-        raise ValueError(f"`criterion` must be one of {', '.join(AUTO_CRITERIA)}; got {criterion!r}.")
-    extra_criteria = [
-        c for c in _check_record_criteria(record_criteria) if c not in (criterion, *PARTS.get(criterion, ()))
-    ]
+    signals, extra_criteria = _check_auto_arguments(signals, criterion, record_criteria)
     output_dir, seed = request.output_dir, request.seed
     overrides = dict(request.training_overrides or {})
     serve = overrides.pop("serve", "auto")

@@ -139,10 +139,10 @@ def train_method(
         A :class:`TrainingResult`.
     """
     spec = get_method(method)
-    output_dir, save = request.output_dir, request.save
+    out, save, seed = request.output_dir, request.save, request.seed
     # resuming this run's own checkpoints replaces nothing
-    if save and not (request.resume and last_complete_checkpoint(output_dir)):
-        RunFolder(output_dir).check_may_replace_model(
+    if save and not (request.resume and last_complete_checkpoint(out)):
+        RunFolder(out).check_may_replace_model(
             overwrite=request.overwrite, argument="output_dir (--output-dir)", command="train"
         )
     plan = load_recipe(method, request.recipe, request.dataset_name)
@@ -152,36 +152,23 @@ def train_method(
         with phase("data"):
             augmentation, train_dataset, test_dataset = _training_data(spec, plan, request)
         count = check_cluster_count(request.num_clusters, train_dataset)
+        overrides = request.training_overrides
         config_kwargs, planned, args = set_up_training(
-            spec,
-            request.recipe,
-            plan,
-            len(train_dataset),
-            output_dir,
-            config_overrides,
-            request.training_overrides,
-            request.seed,
-            verbose,
+            spec, request.recipe, plan, len(train_dataset), out, config_overrides, overrides, seed, verbose
         )
         identity, last_checkpoint, k_selection, embeddings = _start_run(
             method, count, request, config_kwargs, args, train_dataset
         )
         # Built once K is known; the embeddings that chose K (if any) are the k-means initialisation's.
+        k, encoder = identity["num_clusters"], request.encoder
         with phase("model"):
             model, trainer = build_trainer(
-                spec,
-                identity["num_clusters"],
-                request.encoder,
-                config_kwargs,
-                args,
-                train_dataset,
-                test_dataset,
-                embeddings,
+                spec, k, encoder, config_kwargs, args, train_dataset, test_dataset, embeddings
             )
         metrics, train_seconds = train_and_finish(trainer, last_checkpoint, request.evaluate)
         with phase("name"):  # from the served clusters the choice computed, when it did (no encoding pass then)
             cluster_names = (
-                name_trained_clusters(model, trainer, train_dataset, request.seed) if request.name_clusters else None
+                name_trained_clusters(model, trainer, train_dataset, seed) if request.name_clusters else None
             )
         if save and trainer.is_world_process_zero():  # under several processes, the main one writes
             # what made the views trained on (an augmenter, a precomputed family), also for a Dataset given with views
@@ -189,22 +176,14 @@ def train_method(
             record = _run_record(request, method, config_overrides, views, k_selection, metrics, planned)
             record["seconds"] = own_phases(seconds)
             assignments = cluster_names.assignments.clusters if cluster_names and cluster_names.assignments else None
+            keep = request.keep_checkpoints
             with phase("save"):
-                save_run(
-                    output_dir,
-                    model,
-                    trainer,
-                    train_dataset,
-                    test_dataset,
-                    record,
-                    request.keep_checkpoints,
-                    assignments,
-                )
+                save_run(out, model, trainer, train_dataset, test_dataset, record, keep, assignments)
     return TrainingResult(
         model=model,
         trainer=trainer,
         metrics=metrics,
-        output_dir=output_dir,
+        output_dir=out,
         train_seconds=train_seconds,
         test_dataset=test_dataset,
         k_selection=k_selection,
