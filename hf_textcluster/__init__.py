@@ -35,7 +35,7 @@ _LAZY = {
     "load_clustering_metric": ".evaluation.metrics",
     "normalized_mutual_info": ".evaluation.metrics",
     "purity": ".evaluation.metrics",
-    "train_clusterer": ".runs.train",
+    "train_clusterer": ".runs.api",
     "ClusteringTrainer": ".training.trainer",
     "ClusteringTrainingArguments": ".training.arguments",
     "evaluate_clusterer": ".training.evaluation",
@@ -58,7 +58,7 @@ if TYPE_CHECKING:
         normalized_mutual_info,
         purity,
     )
-    from .runs.train import train_clusterer
+    from .runs.api import train_clusterer
     from .training.arguments import ClusteringTrainingArguments
     from .training.evaluation import evaluate_clusterer
     from .training.trainer import ClusteringTrainer

@@ -117,8 +117,8 @@ def test_a_wrong_column_names_the_flag(own_file, tmp_path, capsys):
 
 def test_train_clusterer_is_quiet_when_asked(own_file, tiny_encoder_dir, tmp_path, capsys, caplog):
     """verbose=False: no bar, nothing printed; the schedule, the estimate and the loss terms are INFO log lines."""
+    from hf_textcluster import train_clusterer
     from hf_textcluster.data import add_augmented_views, load_texts
-    from hf_textcluster.runs.train import train_clusterer
 
     _, texts = own_file
     train = add_augmented_views(load_texts(texts), "word_deletion")

@@ -163,7 +163,7 @@ def _sample_corpus(method: str, uses_augmented_views: bool, data_dir: str | None
 
 def _train(method: str, dataset, output_dir: str, steps: int, seed: int):
     """``(model, trainer)`` after ``steps`` steps of the CPU recipe, without checkpoints or evaluation."""
-    from ..runs.train import train_clusterer
+    from ..runs.api import train_clusterer
 
     result = train_clusterer(
         method,

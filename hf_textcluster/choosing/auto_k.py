@@ -136,7 +136,7 @@ def check_k_range(k_min, k_max, num_texts: int) -> tuple[int, int]:
 class ClusterCountRequest:
     """How many clusters a run asks for: a fixed K, K from the labels, or ``"auto"`` (chosen without labels).
 
-    Built once at the public edge (:meth:`parse`; the CLI, :func:`~hf_textcluster.runs.train.train_clusterer` and
+    Built once at the public edge (:meth:`parse`; the CLI, :func:`~hf_textcluster.runs.api.train_clusterer` and
     :class:`~hf_textcluster.runs.baselines.EmbeddingKMeans` all go through it); what it holds is already checked
     for everything that needs no data, and :meth:`check` adds what the texts decide.
 

@@ -272,7 +272,7 @@ def serve_partition(
 def serve_chosen_partition(trainer) -> dict | None:
     """Make a trainer's model serve the partition its ``args.serve`` asks for (by default the label-free choice among
     its candidate partitions), chosen once on the main process from the training texts' embeddings (each process
-    encodes its share). The step after ``trainer.train()`` in :func:`~hf_textcluster.runs.train.train_clusterer`;
+    encodes its share). The step after ``trainer.train()`` in :func:`~hf_textcluster.runs.api.train_clusterer`;
     recorded in ``trainer.serving_choice`` (``training_run.json``), and the training texts' served clusters in
     ``trainer.served_labels`` (main process only).
 

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
-import os
 
 from ..choosing.serving import serve_partition
 from ..modeling.validation import CANDIDATES, SERVE_CHOICES, check_num_clusters
 from ..runs.candidate_file import check_kept_candidate, keep_candidates, serve_kept_candidate
+from ..runs.folder import RunFolder
 from ._args import update_saved_model
 from .calibrate import add_saved_model_args, calibrate_model, rename_clusters, warn_if_unlike_calibration
 
@@ -43,17 +42,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def _record(model_dir: str, output_dir: str, choice) -> None:
     """Write the model's ``training_run.json`` (what the model card reads) into ``output_dir`` with the choice
     added, keeping what it held."""
-    source = os.path.join(model_dir, "training_run.json")
-    run = {}
-    if os.path.isfile(source):
-        with open(source, encoding="utf-8") as f:
-            run = json.load(f)
+    run = RunFolder(model_dir).read_training_run() or {}
     run["serving"] = choice.to_dict()
-    path = os.path.join(output_dir, "training_run.json")
-    tmp = f"{path}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(run, f, indent=2)
-    os.replace(tmp, path)
+    RunFolder(output_dir).write_training_run(run)
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:

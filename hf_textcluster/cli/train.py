@@ -11,7 +11,8 @@ from transformers import HfArgumentParser
 from ..data import load_text_file
 from ..modeling.precision import PRECISION_ENV, PRECISIONS, check_precision
 from ..models import METHODS, get_method
-from ..runs.train import AUGMENTATIONS, train_clusterer
+from ..runs.api import train_clusterer
+from ..runs.train import AUGMENTATIONS
 from ..training.arguments import ClusteringTrainingArguments
 from ._args import (
     add_data_args,

@@ -22,7 +22,7 @@ logger = logging.get_logger(__name__)
 
 
 def finish_training(trainer) -> None:
-    """The steps after ``trainer.train()``, in the order :func:`~hf_textcluster.runs.train.train_clusterer` runs
+    """The steps after ``trainer.train()``, in the order :func:`~hf_textcluster.runs.api.train_clusterer` runs
     them: choose what the model serves (``args.serve``:
     :func:`~hf_textcluster.choosing.serving.serve_chosen_partition`), calibrate its confidence and outlier distances
     (``trainer.calibrate_model``), and check that its clusters did not collapse (``trainer.check_final_health``). For

@@ -21,22 +21,22 @@ partition of the training texts is kept beside it (:data:`~hf_textcluster.runs.c
 integer per text each), with their values of the criterion (and of its parts) in ``training_run.json``, so
 ``evaluate --model`` can score them and ``refine --serve NAME`` can switch to one.
 
-The schedule depends on the number of texts only (:func:`auto_steps`); never on the corpus' name or its labels, which
-are only scored against.
+The schedule depends on the number of texts only (:data:`AUTO_SCHEDULE`); never on the corpus' name or its labels,
+which are only scored against.
 """
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import datasets
 import numpy as np
 from transformers.utils import logging
 
+from ..choosing.auto_k import ClusterCountRequest
 from ..choosing.candidate_choice import (
     BERTOPIC_WAY,
     DEFAULT_AUTO_CRITERION,
@@ -58,36 +58,25 @@ from .auto_record import auto_record, save_auto_run
 from .folder import check_may_replace_model
 from .gather_candidates import gather_candidates
 from .recipes import load_recipe
+from .request import TrainingRequest
 from .signals import SIGNALS, SIGNALS_DIR
+from .train import prepare_dataset, train_method
 
 logger = logging.get_logger(__name__)
 
 __all__ = [
+    "AUTO_SCHEDULE",
     "AutoTrainingResult",
     "SignalsChoice",
-    "auto_steps",
     "choose_from_signals",
     "train_auto",
 ]
 
 
-# The schedule: about AUTO_EPOCHS passes over the texts per signal, within [AUTO_MIN_STEPS, the recipe's steps].
-AUTO_EPOCHS = 8
-AUTO_MIN_STEPS = 100
-
-
-def auto_steps(num_texts: int, batch_size: int, max_steps: int) -> int:
-    """Optimizer steps of one signal: ``ceil(AUTO_EPOCHS * num_texts / batch_size)`` within ``[AUTO_MIN_STEPS,
-    max_steps]`` (``max_steps``: the signal's ``cpu`` recipe). A few thousand texts or more get the recipe's steps;
-    a small corpus gets about eight passes over it.
-
-    Example:
-        >>> auto_steps(20_000, 64, 300), auto_steps(1_000, 64, 300), auto_steps(300, 64, 300)
-        (300, 125, 100)
-    """
-    if num_texts < 1 or batch_size < 1:
-        raise ValueError(f"`num_texts` and `batch_size` must be >= 1; got {num_texts} and {batch_size}.")
-    return int(min(max_steps, max(AUTO_MIN_STEPS, math.ceil(AUTO_EPOCHS * num_texts / batch_size))))
+# Each signal's schedule, a recipe ``schedule`` block (runs.schedule.plan_schedule): 8 passes over the texts within
+# [100, the signal's recipe's max_steps, or 300 for a recipe that counts epochs]. A few thousand texts or more get the
+# recipe's steps, a small corpus about eight passes.
+AUTO_SCHEDULE = {"epochs": 8, "min_steps": 100, "cap": 300, "partial_batches": True}
 
 
 @dataclass
@@ -126,78 +115,37 @@ class AutoTrainingResult:
     cluster_names: ClusterNames | None = None
 
 
-def _check_signals(signals: Sequence[str]) -> tuple[str, ...]:
+def _check_auto_arguments(signals, criterion, record_criteria) -> tuple[tuple[str, ...], list[str]]:
+    """(the signals, the criteria to record beside ``criterion`` and its parts)."""
     names = tuple(signals)
-    unknown = [s for s in names if s not in SIGNALS]
-    if not names or unknown or len(set(names)) != len(names):
+    if not names or any(s not in SIGNALS for s in names) or len(set(names)) != len(names):
         raise ValueError(f"`signals` must name distinct signals of {', '.join(SIGNALS)}; got {list(signals)!r}.")
-    return names
-
-
-def _check_auto_arguments(signals, config_overrides, criterion) -> tuple[str, ...]:
-    names = _check_signals(signals)
-    if config_overrides:
-        raise ValueError(
-            "`config_overrides` (--config) configures one method; `auto` trains several with their own. Train one "
-            "method (--method sccl, ...) to override its configuration."
-        )
     if criterion not in AUTO_CRITERIA:
         raise ValueError(f"`criterion` must be one of {', '.join(AUTO_CRITERIA)}; got {criterion!r}.")
-    return names
-
-
-def _check_record_criteria(criteria: Sequence[str]) -> list[str]:
-    if isinstance(criteria, str) or any(c not in AUTO_CRITERIA for c in criteria):
-        raise ValueError(f"`record_criteria` must be a list of {', '.join(AUTO_CRITERIA)}; got {criteria!r}.")
-    return list(criteria)
+    if isinstance(record_criteria, str) or any(c not in AUTO_CRITERIA for c in record_criteria):
+        raise ValueError(f"`record_criteria` must be a list of {', '.join(AUTO_CRITERIA)}; got {record_criteria!r}.")
+    return names, [c for c in record_criteria if c not in (criterion, *PARTS.get(criterion, ()))]
 
 
 def train_auto(
-    dataset: str | datasets.Dataset,
-    output_dir: str,
+    request: TrainingRequest,
     *,
-    encoder: str | None = None,
-    recipe: str = "cpu",
-    augmentation: str | None = "recipe",
-    num_clusters=None,
-    k_range=None,
-    k_criterion: str | None = None,
-    data_dir: str | None = None,
-    seed: int = 0,
-    config_overrides: dict | None = None,
-    training_overrides: dict | None = None,
-    resume: bool = True,
-    evaluate: bool = True,
-    save: bool = True,
-    test_size: int | float | None = None,
-    split_seed: int = 0,
-    input_file: dict | None = None,
-    overwrite: bool = False,
-    keep_checkpoints: bool = False,
     signals: Sequence[str] = tuple(SIGNALS),
     criterion: str = DEFAULT_AUTO_CRITERION,
     record_criteria: Sequence[str] = (),
-    name_clusters: bool = True,
 ) -> AutoTrainingResult:
     """Train every signal of ``signals``, gather their candidates and a consensus, choose one without labels, save
-    the model that serves it. ``train_clusterer("auto", ...)`` calls this; the arguments are its own.
+    the model that serves it. ``train_clusterer("auto", ...)`` calls this.
 
     Args:
-        dataset: a benchmark name or a ``datasets.Dataset`` with a ``text`` column (an optional ``label`` column is
-            only scored against). Every signal trains on the same texts: a benchmark's are read once, with the
-            contrastive signal's augmented views.
-        output_dir: the serving model, ``training_run.json``,
-            :data:`~hf_textcluster.runs.candidate_file.CANDIDATES_FILE`, and ``signals/<name>`` (each signal's own
-            run, with its checkpoints: an interrupted ``auto`` resumes them).
-        **others**: ``encoder``, ``recipe``, ``augmentation``, ``num_clusters``, ``k_range``, ``k_criterion``,
-            ``data_dir``, ``seed``, ``resume``, ``evaluate``, ``save``, ``test_size``, ``split_seed``, ``input_file``
-            and ``overwrite`` as for :func:`~hf_textcluster.runs.train.train_clusterer` (``recipe`` is each
-            signal's).
-        keep_checkpoints: keep each signal's ``checkpoint-*`` folders (in ``signals/<name>``) after its successful
-            run (by default they are removed once its model is saved).
-        config_overrides: not accepted (each signal has its own configuration; train one method for those).
-        training_overrides: ``ClusteringTrainingArguments`` fields for every signal; ``max_steps`` replaces
-            :func:`auto_steps`; ``serve`` is ``"auto"`` (the choice) or a candidate name to serve instead.
+        request: the run's options, as for :func:`~hf_textcluster.runs.api.train_clusterer`. Every signal trains on
+            the same texts (a benchmark's are read once, with the contrastive signal's augmented views) as a normal
+            run in ``signals/<name>`` (with its checkpoints: an interrupted ``auto`` resumes them; ``recipe`` is each
+            signal's). ``output_dir`` gets the serving model, ``training_run.json`` and
+            :data:`~hf_textcluster.runs.candidate_file.CANDIDATES_FILE`. ``training_overrides`` apply to every
+            signal: ``max_steps`` replaces :data:`AUTO_SCHEDULE`; ``serve`` is ``"auto"`` (the choice) or a
+            candidate name to serve instead. ``name_clusters`` names the served clusters; the signals' own models are
+            neither named nor calibrated (what they serve is chosen afterwards).
         signals: which of :data:`SIGNALS` to train (default: all).
         criterion: the label-free criterion of the choice, one of
             :data:`~hf_textcluster.choosing.criteria.AUTO_CRITERIA`. Only it (and what it is made of) is
@@ -205,16 +153,12 @@ def train_auto(
         record_criteria: other criteria to compute and record beside it, to compare criteria after the fact (the
             benchmark asks for all of them); their time is recorded apart (``extra_criteria_seconds``) and left out
             of ``choose_seconds``, which stays the time of the choice itself.
-        name_clusters: name the served clusters (c-TF-IDF keywords on a sample of the training texts) as
-            :func:`~hf_textcluster.runs.train.train_clusterer` does; the signals' own models are neither named nor
-            calibrated (what they serve is chosen afterwards).
 
     Returns:
         An :class:`AutoTrainingResult`.
 
     Raises:
-        ValueError: config overrides, an unknown signal, criterion or served candidate, or what
-            ``train_clusterer`` raises.
+        ValueError: an unknown signal, criterion or served candidate, or what ``train_clusterer`` raises.
 
     Example:
         >>> from hf_textcluster import train_clusterer
@@ -222,48 +166,28 @@ def train_auto(
         >>> result.auto["choice"]["served"]                                    # doctest: +SKIP
         'contrastive/umap_kmeans'
     """
-    signals = _check_auto_arguments(signals, config_overrides, criterion)
-    extra_criteria = [
-        c for c in _check_record_criteria(record_criteria) if c not in (criterion, *PARTS.get(criterion, ()))
-    ]
-    overrides = dict(training_overrides or {})
+    signals, extra_criteria = _check_auto_arguments(signals, criterion, record_criteria)
+    output_dir, seed = request.output_dir, request.seed
+    overrides = dict(request.training_overrides or {})
     serve = overrides.pop("serve", "auto")
     # the served model is calibrated once, after the choice: the signals' runs skip it
     calibration = check_calibration_sample_size(
         overrides.pop("calibration_sample_size", ClusteringTrainingArguments.calibration_sample_size)
     )
-    if save and not (resume and os.path.isdir(os.path.join(output_dir, SIGNALS_DIR))):
-        check_may_replace_model(output_dir, overwrite=overwrite, argument="output_dir (--output-dir)", command="train")
-    dataset_name = dataset if isinstance(dataset, str) else None
+    if request.save and not (request.resume and os.path.isdir(os.path.join(output_dir, SIGNALS_DIR))):
+        check_may_replace_model(
+            output_dir, overwrite=request.overwrite, argument="output_dir (--output-dir)", command="train"
+        )
     with recording_phases() as seconds:
         with phase("data"):
-            shared = _shared_dataset(dataset, signals, augmentation, recipe, data_dir, seed)
+            shared = _shared_dataset(request, signals)
         # the signals' k-means starts and the pretrained candidates: one encoding pass and one k-means of those texts
         with reusing_results():
-            results = _train_signals(
-                shared,
-                signals,
-                output_dir,
-                overrides,
-                dict(
-                    encoder=encoder,
-                    recipe=recipe,
-                    data_dir=data_dir,
-                    seed=seed,
-                    resume=resume,
-                    save=save,
-                    test_size=test_size,
-                    split_seed=split_seed,
-                    overwrite=overwrite,
-                    keep_checkpoints=keep_checkpoints,
-                ),
-                num_clusters,
-                {"k_range": k_range, "k_criterion": k_criterion},
-            )
+            results = _train_signals(request, shared, signals, overrides)
             first = results[signals[0]]
             texts = list(first.trainer.train_dataset["text"])
             start = time.perf_counter()
-            chosen = choose_from_signals(results, encoder, texts, seed=seed, criterion=criterion, serve=serve)
+            chosen = choose_from_signals(results, request.encoder, texts, seed=seed, criterion=criterion, serve=serve)
             # the serving signal's embeddings of the texts were computed for its candidates: reused, not encoded again
             with phase("calibrate"):
                 _calibrate(results[chosen.serving_signal], texts, seed, calibration)
@@ -291,29 +215,17 @@ def train_auto(
         model, trainer = results[serving_signal].model, results[serving_signal].trainer
         with phase("name"):
             cluster_names = (
-                name_trained_clusters(model, trainer, trainer.train_dataset, seed) if name_clusters else None
+                name_trained_clusters(model, trainer, trainer.train_dataset, seed) if request.name_clusters else None
             )
         metrics = {"train_seconds": round(train_seconds, 2), "choose_seconds": round(choose_seconds, 2)}
-        if evaluate:
+        if request.evaluate:
             with phase("evaluate"):
                 metrics.update(trainer.evaluate())
-        if save:
-            about = {"dataset": dataset_name, "input_file": input_file, "recipe": recipe, "seed": seed}
+        if request.save:
             named = cluster_names.assignments if cluster_names is not None else None
             assignments = named.clusters if named is not None else served_labels
             with phase("save"):
-                save_auto_run(
-                    output_dir,
-                    model,
-                    candidates,
-                    served_labels,
-                    record,
-                    about,
-                    training_overrides,
-                    metrics,
-                    assignments,
-                    seconds,
-                )
+                save_auto_run(request, model, candidates, served_labels, record, metrics, assignments, seconds)
     return AutoTrainingResult(
         model=model,
         trainer=trainer,
@@ -396,50 +308,38 @@ def choose_from_signals(
     return SignalsChoice(candidates, how, features, criteria, served, serving_signal, served_labels, agreement, pick)
 
 
-def _shared_dataset(dataset, signals, augmentation, recipe: str, data_dir, seed: int) -> datasets.Dataset:
+def _shared_dataset(request: TrainingRequest, signals) -> datasets.Dataset:
     """The texts every signal trains on, read once: a benchmark with the contrastive signal's augmented views."""
-    from .train import prepare_dataset  # auto trains each signal through the one-method run
-
     view_methods = [SIGNALS[s].method for s in signals if get_method(SIGNALS[s].method).uses_augmented_views]
-    views = augmentation
-    if augmentation == "recipe":
-        is_benchmark = isinstance(dataset, str)
+    views = request.augmentation
+    if views == "recipe":
+        is_benchmark = request.dataset_name is not None
         views = (
-            load_recipe(view_methods[0], recipe, None).get("augmentation") if view_methods and is_benchmark else None
+            load_recipe(view_methods[0], request.recipe).get("augmentation") if view_methods and is_benchmark else None
         )
-    return prepare_dataset(dataset, views, data_dir=data_dir, seed=seed)
+    return prepare_dataset(request.dataset, views, data_dir=request.data_dir, seed=request.seed)
 
 
-def _train_signals(shared, signals, output_dir: str, overrides: dict, common: dict, request, k_kwargs: dict) -> dict:
-    """Each signal trained as a normal run in ``signals/<name>`` (its head served, neither calibrated nor named: the
-    choice is made after)."""
-    from .train import train_clusterer
-
+def _train_signals(request: TrainingRequest, shared, signals, overrides: dict) -> dict:
+    """Each signal trained as a normal run in ``signals/<name>`` on :data:`AUTO_SCHEDULE` (its head served, neither
+    calibrated nor named: the choice is made after)."""
     results = {}
-    test_size = common["test_size"]
     for name in signals:
         signal = SIGNALS[name]
-        plan = load_recipe(signal.method, common["recipe"], None)["training"]
-        n_train = len(shared) - (_held_out_count(test_size, len(shared)) if test_size is not None else 0)
-        steps = overrides.get("max_steps") or auto_steps(
-            n_train, plan.get("per_device_train_batch_size", 64), plan.get("max_steps", 300)
+        signal_request = replace(
+            request,
+            dataset=shared,
+            output_dir=os.path.join(request.output_dir, SIGNALS_DIR, name),
+            augmentation="recipe",
+            training_overrides={**overrides, "serve": "head", "calibration_sample_size": 0},
+            evaluate=False,
+            input_file=None,
+            name_clusters=False,
         )
         with phase(name):
-            results[name] = train_clusterer(
-                signal.method,
-                shared,
-                os.path.join(output_dir, SIGNALS_DIR, name),
-                augmentation="recipe",
-                num_clusters=request,
-                config_overrides=dict(signal.config),
-                training_overrides={**overrides, "max_steps": steps, "serve": "head", "calibration_sample_size": 0},
-                evaluate=False,
-                name_clusters=False,
-                **common,
-                **k_kwargs,
-            )
+            results[name] = train_method(signal_request, signal.method, dict(signal.config), schedule=AUTO_SCHEDULE)
         # the next signals use the K the first one settled on (chosen once, from the same texts)
-        request, k_kwargs = results[name].model.config.num_clusters, {}
+        request = replace(request, num_clusters=ClusterCountRequest.parse(results[name].model.config.num_clusters))
     return results
 
 
@@ -477,10 +377,6 @@ def _calibrate(result, texts: Sequence[str], seed: int, sample_size: int) -> Non
     embeddings = model.embed(texts, show_progress_bar=False, **encoding)
     model.calibrate(texts, sample_size=sample_size, random_state=seed, embeddings=embeddings, **encoding)
     trainer.train_assignments = assign_embeddings(model, embeddings)  # for naming: no pass of its own
-
-
-def _held_out_count(test_size, n: int) -> int:
-    return test_size if isinstance(test_size, int) else math.ceil(test_size * n)
 
 
 def _serve(results, how, features, candidates, served: str, seed: int) -> tuple[str, np.ndarray, float]:

@@ -49,33 +49,32 @@ def auto_record(results: Mapping, candidates, criteria, texts: Sequence[str], ch
     }
 
 
-def save_auto_run(
-    output_dir, model, candidates, served_labels, record, about, training_overrides, metrics, assignments, seconds
-) -> None:
+def save_auto_run(request, model, candidates, served_labels, record, metrics, assignments, seconds) -> None:
     """The serving model, the kept candidates, the training texts' clusters (``assignments.csv``) and
-    ``training_run.json`` (the serving signal's, with ``auto`` and the run's ``seconds`` by phase)."""
+    ``training_run.json`` (the serving signal's, with ``auto``, what ``request`` asked and the run's ``seconds`` by
+    phase) in ``request.output_dir``."""
+    output_dir, dataset, input_file = request.output_dir, request.dataset_name, request.input_file
     serving_signal = record["choice"]["serving_signal"]
     criterion = record["choice"]["criterion"]
     model.save_pretrained(output_dir)
     save_candidates(output_dir, {**candidates, SERVED_KEY: served_labels}, record)
     RunFolder(output_dir).write_assignments(assignments)
     run_info = read_training_run(os.path.join(output_dir, SIGNALS_DIR, serving_signal)) or {}
-    input_file = about["input_file"]
     run_info.update(
         {
             "method": SIGNALS[serving_signal].method,
             "auto": record,
-            "dataset": about["dataset"],
-            **({"input": dict(input_file)} if input_file and not about["dataset"] else {}),
-            "recipe": about["recipe"],
-            "seed": about["seed"],
+            "dataset": dataset,
+            **({"input": dict(input_file)} if input_file and not dataset else {}),
+            "recipe": request.recipe,
+            "seed": request.seed,
             "serving": {
                 "served": record["choice"]["served"],
                 "criterion": criterion,
                 "scores": {n: v[criterion] for n, v in record["candidates"].items()} if criterion else {},
             },
             "config_overrides": dict(SIGNALS[serving_signal].config),
-            "training_overrides": training_overrides or {},
+            "training_overrides": dict(request.training_overrides or {}),
             "metrics": metrics,
             "seconds": dict(seconds),
         }

@@ -193,9 +193,11 @@ class RunFolder:
             raise ValueError(f"{path} is not valid JSON ({err}); fix or delete it.") from err
 
     def write_training_run(self, run: Mapping[str, Any]) -> None:
-        """Write ``training_run.json``."""
-        with open(self._file(TRAINING_RUN_FILE), "w") as f:
+        """Write ``training_run.json`` (whole or not at all: a temporary file renamed over it)."""
+        path = self._file(TRAINING_RUN_FILE)
+        with open(path + ".tmp", "w", encoding="utf-8") as f:
             json.dump(dict(run), f, indent=2)
+        os.replace(path + ".tmp", path)
 
     def record_metrics(self, metrics: Mapping[str, float]) -> None:
         """Add scores measured after training to ``training_run.json`` (see :func:`record_metrics`).

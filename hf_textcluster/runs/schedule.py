@@ -6,9 +6,10 @@ below by ``min_steps`` and above by the recipe's ``max_steps`` (its budget on a 
     steps = min(max_steps, max(min_steps, epochs * steps_per_epoch)),   steps_per_epoch = N // batch (drop_last)
 
 so 300 texts train 10 epochs in a few dozen steps, while 5,000 or 20,000 texts reach the cap (a few epochs, or a
-fraction of one). A recipe without a ``schedule`` block (``paper``) keeps its own numbers (``max_steps`` or
-``num_train_epochs``), and an explicit ``max_steps`` or ``num_train_epochs`` (``--max_steps``, ``training_overrides``)
-always wins.
+fraction of one). ``train --method auto`` gives its signals a block of its own
+(:data:`~hf_textcluster.runs.auto.AUTO_SCHEDULE`: 8 epochs within [100, the cap]). A recipe without a ``schedule``
+block (``paper``) keeps its own numbers (``max_steps`` or ``num_train_epochs``), and an explicit ``max_steps`` or
+``num_train_epochs`` (``--max_steps``, ``training_overrides``) always wins.
 """
 
 from __future__ import annotations
@@ -66,7 +67,8 @@ def plan_schedule(recipe: Mapping, num_texts: int, overrides: Mapping | None = N
 
     Args:
         recipe: the recipe: its ``training`` values and, for a schedule sized to the corpus, a ``schedule`` block
-            ``{"epochs": E, "min_steps": S}`` (the cap is ``training.max_steps``).
+            ``{"epochs": E, "min_steps": S}`` (the cap is ``training.max_steps``, else the block's ``cap``; with
+            ``"partial_batches": true`` an epoch counts ``N / batch`` steps, a last partial batch included).
         num_texts: how many texts the run trains on.
         overrides: the caller's training arguments; ``max_steps`` or ``num_train_epochs`` there win.
 
@@ -103,10 +105,11 @@ def plan_schedule(recipe: Mapping, num_texts: int, overrides: Mapping | None = N
         rule = " and ".join(f"{key} as given" for key in sorted(given)) if given else "the recipe's own numbers"
         return Schedule(steps, epochs, batch, num_texts, "explicit" if given else "recipe", rule)
     _check_schedule(schedule)
-    cap = training.get("max_steps")
+    cap = training.get("max_steps", schedule.get("cap"))
     if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
         raise ValueError(f"A recipe with a schedule needs `max_steps` (the cap) in its training values, got {cap!r}.")
     epochs, min_steps = schedule["epochs"], int(schedule["min_steps"])
-    steps = min(cap, max(min_steps, math.ceil(epochs * per_epoch)))
+    counted = num_texts / batch if schedule.get("partial_batches") else per_epoch
+    steps = min(cap, max(min_steps, math.ceil(epochs * counted)))
     rule = f"{epochs:g} epochs, at least {min_steps} and at most {cap} steps; --max-steps N overrides"
     return Schedule(steps, steps / per_epoch, batch, num_texts, "corpus", rule)

@@ -4,7 +4,7 @@ arguments), ``collator`` (text views), ``checkpoints`` (what a resumed run needs
 stopping on an interrupt), ``distributed`` (several processes), ``initialization`` (the k-means start) and
 ``evaluation`` (``evaluate_clusterer``).
 
-``train()`` trains. The steps after it are public: :func:`~hf_textcluster.runs.train.train_clusterer` calls them in
+``train()`` trains. The steps after it are public: :func:`~hf_textcluster.runs.api.train_clusterer` calls them in
 this order (``finish_training(trainer)`` in ``runs.after_training`` runs the three), and so can a user of the trainer::
 
     trainer.train()

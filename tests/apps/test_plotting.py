@@ -232,8 +232,8 @@ def test_package_imports_without_the_plot_extra():
 # ----- hf-textcluster plot ------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def trained_dir(tiny_encoder_dir, toy_corpus, tmp_path_factory) -> Path:
+    from hf_textcluster import train_clusterer
     from hf_textcluster.data import load_texts
-    from hf_textcluster.runs.train import train_clusterer
 
     texts, labels = toy_corpus
     out_dir = tmp_path_factory.mktemp("runs") / "sccl-stackoverflow-seed0"

@@ -102,9 +102,9 @@ def test_bad_embeddings():
 
 
 def test_train_clusterer_chooses_and_records_k(tiny_encoder_dir, toy_corpus, tmp_path, monkeypatch):
+    from hf_textcluster import train_clusterer
     from hf_textcluster.data import load_texts
     from hf_textcluster.modeling.modeling_utils import TextClusteringPreTrainedModel
-    from hf_textcluster.runs.train import train_clusterer
 
     texts, labels = toy_corpus
     calls = []
@@ -145,9 +145,9 @@ def test_train_clusterer_chooses_and_records_k(tiny_encoder_dir, toy_corpus, tmp
 
 
 def test_a_resumed_auto_run_keeps_its_k(tiny_encoder_dir, toy_corpus, tmp_path, monkeypatch):
+    from hf_textcluster import train_clusterer
     from hf_textcluster.data import load_texts
     from hf_textcluster.modeling.modeling_utils import TextClusteringPreTrainedModel
-    from hf_textcluster.runs.train import train_clusterer
 
     texts, labels = toy_corpus
     out = tmp_path / "resumed"
@@ -181,7 +181,7 @@ def test_a_resumed_auto_run_keeps_its_k(tiny_encoder_dir, toy_corpus, tmp_path, 
 
 
 def test_train_clusterer_rejects_a_bad_k_request(tmp_path):
-    from hf_textcluster.runs.train import train_clusterer
+    from hf_textcluster import train_clusterer
 
     with pytest.raises(ValueError, match="'auto'"):
         train_clusterer("sccl", "tweet", str(tmp_path), num_clusters="many")

@@ -345,8 +345,8 @@ def test_forward_on_a_never_initialised_model_is_an_error(tiny_encoder_dir):
 def test_resume_refuses_another_runs_checkpoints_and_skips_incomplete_ones(tiny_encoder_dir, toy_corpus, tmp_path):
     import shutil
 
+    from hf_textcluster import train_clusterer
     from hf_textcluster.data import load_texts
-    from hf_textcluster.runs.train import train_clusterer
     from hf_textcluster.training.checkpoints import last_complete_checkpoint
 
     texts, labels = toy_corpus
@@ -386,8 +386,8 @@ def test_resume_refuses_another_runs_checkpoints_and_skips_incomplete_ones(tiny_
     ],
 )
 def test_degenerate_texts_are_errors(texts, match, tiny_encoder_dir, tmp_path):
+    from hf_textcluster import train_clusterer
     from hf_textcluster.data import load_texts
-    from hf_textcluster.runs.train import train_clusterer
 
     with pytest.raises(ValueError, match=match):
         train_clusterer(

@@ -16,9 +16,9 @@ from transformers import AutoModel, pipeline
 
 import hf_textcluster  # noqa: F401
 import hf_textcluster.modeling.kmeans as kmeans_module
+from hf_textcluster import train_clusterer
 from hf_textcluster.data import load_texts
 from hf_textcluster.models import METHODS
-from hf_textcluster.runs.train import train_clusterer
 
 pytestmark = pytest.mark.cuda
 METHOD_NAMES = sorted(METHODS)

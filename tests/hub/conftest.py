@@ -38,8 +38,8 @@ def trained_run(tiny_encoder_dir, toy_corpus, tmp_path_factory) -> Path:
     """A real (3-step) `train_clusterer` run of SCCL on the toy corpus: weights, tokenizer, training_run.json."""
     import torch
 
+    from hf_textcluster import train_clusterer
     from hf_textcluster.data import load_texts
-    from hf_textcluster.runs.train import train_clusterer
 
     texts, labels = toy_corpus
     output_dir = tmp_path_factory.mktemp("runs") / "sccl-toy"

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from hub_client import run_client
 
+from hf_textcluster import train_clusterer
 from hf_textcluster.data import load_texts
 from hf_textcluster.hub.remote_code import add_remote_code
 from hf_textcluster.runs.candidate_file import read_candidates
 from hf_textcluster.runs.signals import CONSENSUS
-from hf_textcluster.runs.train import train_clusterer
 
 LOAD_LOCALLY = """
 from transformers import AutoModel, pipeline

@@ -275,8 +275,8 @@ def test_calibrating_from_given_embeddings_equals_encoding_the_texts(calibrated,
 
 
 def test_trainer_calibrates_at_the_end_of_training(tiny_encoder_dir, toy_corpus, tmp_path):
+    from hf_textcluster import train_clusterer
     from hf_textcluster.data import load_texts
-    from hf_textcluster.runs.train import train_clusterer
 
     texts, labels = toy_corpus
     overrides = dict(per_device_train_batch_size=16, bf16=False, save_strategy="no", disable_tqdm=True, max_steps=2)

@@ -86,8 +86,8 @@ def test_training_run_and_model_card_record_the_precision(trained_tiny_run):
 
 @pytest.fixture()
 def trained_tiny_run(tiny_encoder_dir, toy_corpus, tmp_path):
+    from hf_textcluster import train_clusterer
     from hf_textcluster.data import load_texts
-    from hf_textcluster.runs.train import train_clusterer
 
     texts, labels = toy_corpus
     train_clusterer(

@@ -17,10 +17,10 @@ from transformers import AutoModel, TrainerCallback, pipeline
 from transformers.dynamic_module_utils import get_class_from_dynamic_module, get_imports
 
 import hf_textcluster  # noqa: F401
+from hf_textcluster import train_clusterer
 from hf_textcluster.data import load_texts
 from hf_textcluster.hub.remote_code import auto_map, remote_code_files
 from hf_textcluster.models import METHODS
-from hf_textcluster.runs.train import train_clusterer
 
 METHOD_NAMES = sorted(METHODS)
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "checkpoints_eef6bf0"

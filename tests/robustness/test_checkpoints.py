@@ -12,8 +12,8 @@ import pytest
 import torch
 from transformers.trainer_callback import TrainerState
 
+from hf_textcluster import train_clusterer
 from hf_textcluster.data import load_texts
-from hf_textcluster.runs.train import train_clusterer
 from hf_textcluster.training.checkpoints import CHECKPOINT_MANIFEST, TRAINING_MODULES_FILE, last_complete_checkpoint
 from hf_textcluster.training.trainer import ClusteringTrainer
 

@@ -10,8 +10,8 @@ import pytest
 import torch
 from transformers import TrainerCallback
 
+from hf_textcluster import train_clusterer
 from hf_textcluster.data import load_texts
-from hf_textcluster.runs.train import train_clusterer
 
 TRAIN = dict(per_device_train_batch_size=16, bf16=False, disable_tqdm=True, report_to="none", serve="head")
 AECL = {

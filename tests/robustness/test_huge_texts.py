@@ -47,8 +47,8 @@ def test_predict_and_the_pipeline_never_tokenize_a_huge_text_whole(model, monkey
 def test_training_never_tokenizes_a_huge_text_whole(tiny_encoder_dir, toy_corpus, tmp_path, monkeypatch):
     from transformers import AutoTokenizer
 
+    from hf_textcluster import train_clusterer
     from hf_textcluster.data import load_texts
-    from hf_textcluster.runs.train import train_clusterer
 
     texts, labels = toy_corpus
     seen = _record_lengths(AutoTokenizer.from_pretrained(str(tiny_encoder_dir)), monkeypatch)

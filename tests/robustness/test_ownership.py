@@ -13,11 +13,10 @@ import torch
 from transformers import AutoModel
 
 import hf_textcluster  # noqa: F401
-from hf_textcluster import SCCLModel
+from hf_textcluster import SCCLModel, train_clusterer
 from hf_textcluster.cli import main
 from hf_textcluster.data import load_texts
 from hf_textcluster.runs.folder import check_may_replace_model
-from hf_textcluster.runs.train import train_clusterer
 
 TRAIN = dict(per_device_train_batch_size=16, bf16=False, disable_tqdm=True, report_to="none", max_steps=2, save_steps=1)
 

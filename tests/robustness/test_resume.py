@@ -9,8 +9,8 @@ import pytest
 import torch
 from transformers import TrainerCallback
 
+from hf_textcluster import train_clusterer
 from hf_textcluster.data import load_texts
-from hf_textcluster.runs.train import train_clusterer
 from hf_textcluster.training.trainer import ClusteringTrainer
 
 pytestmark = pytest.mark.slow  # three training runs per case, every method in fp32 and bf16

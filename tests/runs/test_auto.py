@@ -11,13 +11,16 @@ import torch
 from transformers import AutoModel, pipeline
 
 import hf_textcluster  # noqa: F401
+from hf_textcluster import train_clusterer
 from hf_textcluster.choosing.candidate_choice import BERTOPIC_WAY, DEFAULT_AUTO_CRITERION, GUARD_CRITERION
 from hf_textcluster.choosing.criteria import AUTO_CRITERIA
 from hf_textcluster.data import load_texts
-from hf_textcluster.runs.auto import auto_steps, train_auto
+from hf_textcluster.runs.auto import AUTO_SCHEDULE, train_auto
 from hf_textcluster.runs.candidate_file import CANDIDATES_FILE, read_candidates, texts_match
+from hf_textcluster.runs.recipes import load_recipe
+from hf_textcluster.runs.request import TrainingRequest
+from hf_textcluster.runs.schedule import plan_schedule
 from hf_textcluster.runs.signals import CONSENSUS, SIGNALS
-from hf_textcluster.runs.train import train_clusterer
 
 TRAIN = dict(
     per_device_train_batch_size=16, bf16=False, save_strategy="no", logging_steps=1, disable_tqdm=True, max_steps=2
@@ -170,12 +173,43 @@ def test_config_under_auto_is_refused_naming_why(tmp_path, capsys):
     assert len(err) == 1 and "--method auto trains two" in err[0] and "--method sccl" in err[0]
 
 
-def test_the_schedule_depends_on_the_number_of_texts_only():
-    assert auto_steps(20_000, 64, 300) == 300  # the recipe's steps on a corpus of thousands
-    assert auto_steps(1_000, 64, 300) == 125  # about eight passes on a small one
-    assert auto_steps(10, 64, 300) == 100
-    with pytest.raises(ValueError, match="num_texts"):
-        auto_steps(0, 64, 300)
+@pytest.mark.parametrize("signal", sorted(SIGNALS))
+def test_the_schedule_depends_on_the_number_of_texts_only(signal):
+    recipe = {**load_recipe(SIGNALS[signal].method, "cpu"), "schedule": AUTO_SCHEDULE}
+    assert recipe["training"]["per_device_train_batch_size"] == 64
+    assert plan_schedule(recipe, 20_000).max_steps == 300  # the recipe's steps on a corpus of thousands
+    small = plan_schedule(recipe, 1_000)  # about eight passes on a small one
+    assert small.max_steps == 125 and small.source == "corpus" and "8 epochs, at least 100" in small.rule
+    assert plan_schedule(recipe, 10).max_steps == 100
+    assert plan_schedule(recipe, 1_000, {"max_steps": 7}).source == "explicit"  # the user's steps win
+    # a recipe that counts epochs (the paper's DEC-MLM) is capped by the block
+    epochs = {"training": {"per_device_train_batch_size": 16, "num_train_epochs": 10}, "schedule": AUTO_SCHEDULE}
+    assert plan_schedule(epochs, 20_000).max_steps == 300
+
+
+def test_each_signal_records_the_schedule_that_sized_it(
+    auto_trained, tiny_encoder_dir, toy_corpus, tmp_path, monkeypatch
+):
+    from hf_textcluster.runs import auto as auto_module
+
+    # a block of 2 steps on the 120 texts, to keep the run short
+    monkeypatch.setattr(auto_module, "AUTO_SCHEDULE", {**AUTO_SCHEDULE, "epochs": 0.1, "min_steps": 2})
+    texts, labels = toy_corpus
+    overrides = {key: value for key, value in TRAIN.items() if key != "max_steps"}
+    out = tmp_path / "run"
+    request = TrainingRequest(
+        load_texts(texts, labels),
+        str(out),
+        encoder=str(tiny_encoder_dir),
+        num_clusters=3,
+        evaluate=False,
+        training_overrides=overrides,
+    )
+    train_auto(request, signals=["self_training"])
+    schedule = json.loads((out / "signals" / "self_training" / "training_run.json").read_text())["schedule"]
+    assert schedule["source"] == "corpus" and schedule["max_steps"] == 2
+    given = json.loads((auto_trained[1] / "signals" / "contrastive" / "training_run.json").read_text())["schedule"]
+    assert given["source"] == "explicit" and given["max_steps"] == 2
 
 
 def test_candidates_file_is_safetensors(auto_trained):
@@ -264,15 +298,15 @@ def test_the_benchmark_records_every_criterion_without_changing_the_choice(
 
     texts, labels = toy_corpus
     out = tmp_path / "run"
-    result = train_auto(
+    request = TrainingRequest(
         load_texts(texts, labels),
         str(out),
         encoder=str(tiny_encoder_dir),
         num_clusters=3,
         training_overrides=TRAIN,
         evaluate=False,
-        record_criteria=AUTO_CRITERIA,
     )
+    result = train_auto(request, record_criteria=AUTO_CRITERIA)
     record = result.auto
     assert set(record["criteria"]) == set(AUTO_CRITERIA) and record["extra_criteria_seconds"] >= 0
     assert record["choice"] == auto_trained[0].auto["choice"]  # the same seed serves the same candidate
@@ -281,7 +315,9 @@ def test_the_benchmark_records_every_criterion_without_changing_the_choice(
         for name, value in scores.items():
             assert value == pytest.approx(record["candidates"][name][criterion], abs=2e-6), (criterion, name)
     with pytest.raises(ValueError, match="record_criteria"):
-        train_auto(load_texts(texts, labels), str(tmp_path / "other"), record_criteria=["silhouette_umap"])
+        train_auto(
+            TrainingRequest(load_texts(texts, labels), str(tmp_path / "other")), record_criteria=["silhouette_umap"]
+        )
 
 
 def test_a_lexical_rescore_without_a_lexical_space_falls_back_on_the_embeddings(auto_trained, toy_corpus, monkeypatch):

@@ -5,10 +5,9 @@ import pytest
 from transformers import AutoModel, pipeline
 
 import hf_textcluster  # noqa: F401
-from hf_textcluster import SCCLModel
+from hf_textcluster import SCCLModel, train_clusterer
 from hf_textcluster.data import load_benchmark
 from hf_textcluster.evaluation.metrics import cluster_accuracy
-from hf_textcluster.runs.train import train_clusterer
 
 pytestmark = pytest.mark.slow
 

@@ -12,9 +12,9 @@ import pytest
 from transformers import AutoModel
 
 import hf_textcluster  # noqa: F401
+from hf_textcluster import train_clusterer
 from hf_textcluster.data import add_augmented_views, load_texts
 from hf_textcluster.runs.folder import ASSIGNMENTS_FILE, RunFolder
-from hf_textcluster.runs.train import train_clusterer
 
 
 @pytest.fixture(scope="module")

@@ -8,9 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from hf_textcluster import SCCLTrainer
+from hf_textcluster import SCCLTrainer, train_clusterer
 from hf_textcluster.data import load_texts
-from hf_textcluster.runs.train import train_clusterer
 from hf_textcluster.training.arguments import ClusteringTrainingArguments
 from hf_textcluster.training.callbacks import cluster_health
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
+from hf_textcluster import train_clusterer
 from hf_textcluster.data import load_texts
 from hf_textcluster.models.sccl.modeling_sccl import SCCLModel
-from hf_textcluster.runs.train import train_clusterer
 from hf_textcluster.training.arguments import ClusteringTrainingArguments
 from hf_textcluster.training.trainer import freeze_lower_layers
 

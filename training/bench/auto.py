@@ -350,6 +350,7 @@ def run(args, store: dict, run_id: str) -> None:
     from hf_textcluster.choosing.criteria import AUTO_CRITERIA
     from hf_textcluster.data import BENCHMARKS
     from hf_textcluster.runs.auto import train_auto
+    from hf_textcluster.runs.request import TrainingRequest
 
     overrides = {"save_strategy": "no", "disable_tqdm": True, "logging_steps": 100}
     if args.max_steps:
@@ -373,7 +374,7 @@ def run(args, store: dict, run_id: str) -> None:
                 dataset = full.shuffle(seed=0).select(range(min(args.limit, len(full))))
             output_dir = str(run_dir(SECTION, name, seed, args.variant or ("check" if args.limit else "")))
             start = time.perf_counter()
-            result = train_auto(  # train_clusterer("auto", ...), and every criterion recorded for the comparison
+            request = TrainingRequest(
                 dataset,
                 output_dir,
                 data_dir=args.data_dir,
@@ -385,8 +386,9 @@ def run(args, store: dict, run_id: str) -> None:
                 evaluate=False,
                 save=True,
                 overwrite=True,  # a rerun replaces its own row's run
-                record_criteria=AUTO_CRITERIA,
             )
+            # train_clusterer("auto", ...), and every criterion recorded for the comparison
+            result = train_auto(request, record_criteria=AUTO_CRITERIA)
             # the run as train makes it: the criteria computed only for the comparison are timed apart
             extra = result.auto["extra_criteria_seconds"]
             wall = time.perf_counter() - start - extra

@@ -56,9 +56,9 @@ def run(args, store: dict, run_id: str) -> None:
     import torch
 
     from hf_textcluster.data import load_benchmark
+    from hf_textcluster.runs.api import train_clusterer
     from hf_textcluster.runs.recipes import load_recipe
     from hf_textcluster.runs.signals import SIGNALS
-    from hf_textcluster.runs.train import train_clusterer
 
     from .partitions import partition_scores, summary_line
 

@@ -79,8 +79,8 @@ def run(args, store: dict, run_id: str) -> None:
 
     from hf_textcluster.data import CORPORA
     from hf_textcluster.evaluation.metrics import clustering_scores
+    from hf_textcluster.runs.api import train_clusterer
     from hf_textcluster.runs.baselines import EmbeddingKMeans
-    from hf_textcluster.runs.train import train_clusterer
     from hf_textcluster.training.evaluation import evaluate_clusterer
 
     spec = methods()[args.section]

@@ -48,6 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args, store: dict, run_id: str) -> None:
     """Run the default on each corpus, size and seed; store one row each, with its phases."""
     from hf_textcluster.runs.auto import train_auto
+    from hf_textcluster.runs.request import TrainingRequest
 
     from .auto import corpus_dataset
 
@@ -61,7 +62,7 @@ def run(args, store: dict, run_id: str) -> None:
                 load = os.getloadavg()[0]
                 output_dir = str(run_dir(SECTION, name, seed, f"{args.variant}-{len(dataset)}"))
                 start = time.perf_counter()
-                result = train_auto(
+                request = TrainingRequest(
                     dataset,
                     output_dir,
                     data_dir=args.data_dir,
@@ -72,6 +73,7 @@ def run(args, store: dict, run_id: str) -> None:
                     evaluate=False,
                     overwrite=True,
                 )
+                result = train_auto(request)
                 wall = time.perf_counter() - start
                 with open(os.path.join(output_dir, "training_run.json")) as f:
                     seconds = json.load(f)["seconds"]

@@ -264,7 +264,7 @@ def _speed_pipeline(args, texts, model, auto) -> list[dict]:
 def _speed_inference(dataset, texts, labels, emulated) -> list[dict]:
     from hf_textcluster.apps.demo import DEMO_SIZES
     from hf_textcluster.evaluation.metrics import clustering_scores
-    from hf_textcluster.runs.train import train_clusterer
+    from hf_textcluster.runs.api import train_clusterer
 
     rows = []
     num_texts, steps = DEMO_SIZES["bf16"]  # the demo's size where bf16 is native

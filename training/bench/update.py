@@ -84,7 +84,7 @@ def _kept_model(method, dataset, output_dir, args, seed, num_clusters):
 
 
 def _train(method, dataset, output_dir, args, seed, num_clusters):
-    from hf_textcluster.runs.train import train_clusterer
+    from hf_textcluster.runs.api import train_clusterer
 
     kept = _kept_model(method, dataset, output_dir, args, seed, num_clusters)
     if kept is not None:

@@ -120,7 +120,7 @@ def train_example(method: str, folder: Path) -> Path:
     import torch
 
     from hf_textcluster.data import load_text_file
-    from hf_textcluster.runs.train import train_clusterer
+    from hf_textcluster.runs.api import train_clusterer
 
     path = folder / "tickets.csv"
     with open(path, "w", newline="", encoding="utf-8") as f:

@@ -11,11 +11,16 @@ import pytest
 import torch
 from transformers import AutoModelForCausalLM, TrainerCallback
 
-from hf_textcluster import ClusterBERTConfig, ClusterBERTModel, ClusterBERTTrainer, ClusteringTrainingArguments
+from hf_textcluster import (
+    ClusterBERTConfig,
+    ClusterBERTModel,
+    ClusterBERTTrainer,
+    ClusteringTrainingArguments,
+    train_clusterer,
+)
 from hf_textcluster.data import load_texts
 from hf_textcluster.models.clusterbert.losses_clusterbert import target_cross_entropy
 from hf_textcluster.models.clusterbert.trainer_clusterbert import delete_words
-from hf_textcluster.runs.train import train_clusterer
 from hf_textcluster.training.losses import dec_target_distribution
 
 TRAIN = dict(

@@ -10,10 +10,9 @@ import torch.nn.functional as F
 from datasets import Dataset
 from transformers import TrainerCallback
 
-from hf_textcluster import ClusteringTrainingArguments, DECMLMModel, DECMLMTrainer
+from hf_textcluster import ClusteringTrainingArguments, DECMLMModel, DECMLMTrainer, train_clusterer
 from hf_textcluster.models.decmlm.losses_decmlm import masked_lm_loss
 from hf_textcluster.models.decmlm.trainer_decmlm import MaskedLMCollator, mask_tokens
-from hf_textcluster.runs.train import train_clusterer
 from hf_textcluster.training.losses import dec_target_distribution
 
 
