@@ -52,9 +52,8 @@ def _help(field: dataclasses.Field) -> str:
     if field.name in HELP:
         return HELP[field.name]
     text = " ".join(str(field.metadata.get("help", "")).split()).replace("%", "%%")
-    allowed = ClusteringTrainingArguments._parameter_constraints.get(field.name)  # the table the Trainer checks
-    if allowed is not None:
-        text += f" Must be {describe(allowed, none=False)}."
+    if field.name in ClusteringTrainingArguments._parameter_constraints:  # what the Trainer's table allows
+        text += f" Must be {describe(ClusteringTrainingArguments._parameter_constraints[field.name], none=False)}."
     if field.name in FROM_RECIPE:
         return f"{text} (default: the recipe's)".strip()
     if "default" in text.lower():

@@ -15,7 +15,6 @@ from transformers.configuration_utils import SubConfigSpec
 
 from .validation import Interval, Options, validate_parameters
 
-POOLING_MODES = ("mean", "cls")
 # What a calibrated confidence ranks (see hf_textcluster.modeling.calibration): the distance margin between a text's
 # cluster centre and the nearest other one (calibrated now), or the soft assignment's top-1 minus top-2 probability
 # (models calibrated by older versions, whose config.json has no `confidence_measure`: they keep that meaning).
@@ -25,8 +24,7 @@ CONFIDENCE_MEASURES = ("centre_margin", "assignment_margin")
 # Far above any clustering of texts; the weights' shapes then pin every size exactly (see from_pretrained).
 MAX_NUM_CLUSTERS = 100_000
 MAX_SIZE = 2**24
-# Constraints the methods' tables share: a width or a number of steps, a temperature, a loss weight, a dropout or share
-# of the training steps.
+# What the methods' tables share: a width or count of steps, a temperature, a loss weight, a dropout or share of steps.
 SIZE = Interval(int, 1, MAX_SIZE)
 POSITIVE_NUMBER = Interval(Real, 0, None, closed="neither")
 NON_NEGATIVE_NUMBER = Interval(Real, 0, None)
@@ -90,7 +88,7 @@ class TextClusteringConfig(PreTrainedConfig):
     # Each field's allowed values, checked once when the config is made; a method's config extends this table.
     _parameter_constraints = {
         "num_clusters": Interval(int, 2, MAX_NUM_CLUSTERS),
-        "pooling": Options(POOLING_MODES),
+        "pooling": Options(("mean", "cls")),
         "max_length": Interval(int, 1, MAX_SIZE),
         "num_calibration_texts": Interval(int, 0, None),
         "confidence_measure": Options(CONFIDENCE_MEASURES),

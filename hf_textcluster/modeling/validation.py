@@ -46,8 +46,7 @@ _BOUNDARIES = ("both", "left", "right", "neither")
 
 class Interval:
     """Numbers of ``type`` from ``left`` to ``right`` (None: no bound), as scikit-learn's ``Interval``: ``closed``
-    says which bounds are allowed values, ``"both"`` (default), ``"left"``, ``"right"`` or ``"neither"``. A bool is
-    never a number (``True`` is not an ``int`` here).
+    says which bounds are allowed (``"both"``, ``"left"``, ``"right"``, ``"neither"``). A bool is never a number.
 
     Example:
         >>> str(Interval(int, 1, None)), str(Interval(numbers.Real, 0, 1, closed="left"))
@@ -61,24 +60,17 @@ class Interval:
         self.left, self.right = left, right
         self.low_ok, self.high_ok = closed in ("both", "left"), closed in ("both", "right")
 
-    def has_type(self, value: Any) -> bool:
-        return not isinstance(value, bool) and isinstance(value, self.types)
-
     def is_satisfied_by(self, value: Any) -> bool:
+        if isinstance(value, bool) or not isinstance(value, self.types):
+            return False
         low, high = self.left, self.right  # compared so that NaN is out of any bounds
-        return self.has_type(value) and (
-            (low is None or (value >= low if self.low_ok else value > low))
-            and (high is None or (value <= high if self.high_ok else value < high))
+        return (low is None or (value >= low if self.low_ok else value > low)) and (
+            high is None or (value <= high if self.high_ok else value < high)
         )
 
     def __str__(self) -> str:
         """What a value must be, in words: ``a positive integer``, ``a number in [0, 1]``, ``an integer >= 2``."""
-        if any(issubclass(t, numbers.Real) and not issubclass(t, numbers.Integral) for t in self.types):
-            kind = "a number"
-        elif all(issubclass(t, numbers.Integral) for t in self.types):
-            kind = "an integer"
-        else:
-            kind = f"of type {' or '.join(t.__name__ for t in self.types)}"
+        kind = "an integer" if all(issubclass(t, numbers.Integral) for t in self.types) else "a number"
         low, high = self.left, self.right
         if kind == "an integer" and low == 1 and self.low_ok and high is None:
             return "a positive integer"
@@ -115,17 +107,10 @@ def describe(constraints, *, none: bool = True) -> str:
 
 
 def validate_parameters(params: Any, constraints: dict, owner: str | None = None) -> None:
-    """Check parameters against a table of constraints (scikit-learn's ``_parameter_constraints``): each key is a
-    parameter, each value an :class:`Interval`, :class:`Options`, ``None`` (None allowed) or a list of them (any
-    one suffices).
-
-    Args:
-        params: an object (each parameter of the table is its attribute) or a dict (its keys in the table are checked).
-        constraints: parameter name -> its constraints.
-        owner: what the parameters belong to, named first in the message (e.g. ``"SCCLConfig"``).
-
-    Raises:
-        ValueError: one line naming the first parameter out of its constraints, what they allow and its value.
+    """Check ``params`` (an object's attributes or a dict's items, those the table names) against ``constraints``, a
+    table (scikit-learn's ``_parameter_constraints``) of parameter -> :class:`Interval`, :class:`Options`, ``None``
+    (None allowed) or a list of them (any one suffices); a one-line ValueError names the first parameter out of its
+    constraints, what they allow and its value, after ``owner`` (e.g. ``"SCCLConfig"``) when given.
 
     Example:
         >>> validate_parameters({"pooling": "max"}, {"pooling": Options(("mean", "cls"))})
@@ -133,11 +118,10 @@ def validate_parameters(params: Any, constraints: dict, owner: str | None = None
         ...
         ValueError: `pooling` must be one of mean, cls, got 'max'.
     """
+    values = params if isinstance(params, dict) else vars(params)
     for name, allowed in constraints.items():
-        if isinstance(params, dict) and name not in params:
-            continue
-        value = params[name] if isinstance(params, dict) else getattr(params, name)
-        if not any(value is None if c is None else c.is_satisfied_by(value) for c in _as_list(allowed)):
+        value = values.get(name)
+        if name in values and not any(c.is_satisfied_by(value) if c else value is None for c in _as_list(allowed)):
             prefix = f"{owner}: " if owner else ""
             raise ValueError(f"{prefix}`{name}` must be {describe(allowed)}, got {_shorten(value)}.")
 
@@ -154,30 +138,11 @@ def check_scalar(
     hint: str | None = None,
     type_error: type[Exception] = ValueError,
 ):
-    """Check a scalar argument's type and range, as :func:`sklearn.utils.check_scalar` does, with one message: an
-    :class:`Interval` of one function argument (a table of a class's parameters is :func:`validate_parameters`).
-
-    The message names the argument, what it must be and the value: ``"`batch_size` must be a positive integer, got
-    0."``; ``hint`` adds a reason in parentheses after the bounds (e.g. ``"tokens, special ones included"``).
-
-    Args:
-        value: the value to check.
-        name: the argument's name, as the user wrote it.
-        target_type: the accepted types, e.g. ``numbers.Integral`` (ints and numpy ints) or ``numbers.Real``.
-        min_val: the lower bound (None: no bound).
-        max_val: the upper bound (None: no bound).
-        include_boundaries: which bounds are allowed values: ``"both"`` (default), ``"left"``, ``"right"`` or
-            ``"neither"``, as in scikit-learn.
-        allow_none: whether None is accepted (and returned).
-        hint: a short reason appended to what the value must be.
-        type_error: the exception for a value of the wrong type. ValueError by default (scikit-learn raises
-            TypeError): the package's entry points answer every bad value with ValueError, and keep doing so.
-
-    Returns:
-        ``value``, unchanged.
-
-    Raises:
-        ValueError: ``value`` is out of bounds (or of the wrong type, unless ``type_error`` says otherwise).
+    """``value``, unchanged, if it is in the :class:`Interval` of ``target_type`` from ``min_val`` to ``max_val``
+    (``include_boundaries``: its ``closed``) or None with ``allow_none``; else one message naming the argument, what
+    it must be (``hint`` adds a reason in parentheses) and the value, as :func:`sklearn.utils.check_scalar`, for a
+    function's argument (a class's parameters are a table, see :func:`validate_parameters`). A value of the wrong
+    type raises ``type_error``: ValueError by default, as every entry point of the package answers a bad value.
 
     Example:
         >>> check_scalar(8, "batch_size", numbers.Integral, min_val=1)
@@ -194,7 +159,7 @@ def check_scalar(
         return value
     reason = f" ({hint})" if hint else ""
     none = " or None" if allow_none else ""
-    error = ValueError if interval.has_type(value) else type_error
+    error = type_error if isinstance(value, bool) or not isinstance(value, interval.types) else ValueError
     raise error(f"`{name}` must be {interval}{none}{reason}, got {value!r}.")
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from numbers import Real
 
 import torch
 from transformers import TrainingArguments
@@ -135,7 +134,7 @@ class ClusteringTrainingArguments(TrainingArguments):
         "health_sample_size": Interval(int, 2, None),
         "calibration_sample_size": [Options([0]), Interval(int, 2, None)],
         "serve": Options(SERVE_CHOICES),
-        "early_stopping_tol": [Interval(Real, 0, 1, closed="neither"), None],
+        "early_stopping_tol": [Interval(float, 0, 1, closed="neither"), None],
     }
 
     def __post_init__(self):

@@ -9,9 +9,6 @@ from numbers import Real
 from ...modeling.configuration_utils import POSITIVE_NUMBER, SHARE, SIZE, TextClusteringConfig
 from ...modeling.validation import Interval, Options
 
-SERVING_ATTENTION_CHOICES = ("reference", "self", "batch")
-SERVING_HEAD_CHOICES = ("network", "kmeans")
-
 
 class AECLConfig(TextClusteringConfig):
     r"""
@@ -88,8 +85,8 @@ class AECLConfig(TextClusteringConfig):
         ),
         **dict.fromkeys(("attention_dropout", "cluster_dropout", "stage1_fraction", "stage2_fraction"), SHARE),
         "confidence_threshold": Interval(Real, 0, 1, closed="right"),
-        "serving_attention": Options(SERVING_ATTENTION_CHOICES),
-        "serving_head": Options(SERVING_HEAD_CHOICES),
+        "serving_attention": Options(("reference", "self", "batch")),
+        "serving_head": Options(("network", "kmeans")),
     }
 
     def __post_init__(self, **kwargs):

@@ -7,8 +7,6 @@ from numbers import Real
 from ...modeling.configuration_utils import SHARE, SIZE, TextClusteringConfig
 from ...modeling.validation import Interval, Options
 
-HEAD_INIT_CHOICES = ("random", "kmeans")
-
 
 class ClusterBERTConfig(TextClusteringConfig):
     r"""
@@ -55,7 +53,7 @@ class ClusterBERTConfig(TextClusteringConfig):
         **dict.fromkeys(("deletion_ratio", "stage1_fraction"), SHARE),
         "stage2_fraction": Interval(Real, 0, 1, closed="neither"),  # hardening sharpens a head that stage 2 trained
         **dict.fromkeys(("clustering_weight", "hardening_weight"), Interval(Real, 0, 1)),
-        "head_init": Options(HEAD_INIT_CHOICES),
+        "head_init": Options(("random", "kmeans")),
     }
 
     def __post_init__(self, **kwargs):

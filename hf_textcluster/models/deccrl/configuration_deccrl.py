@@ -6,10 +6,6 @@ from __future__ import annotations
 from ...modeling.configuration_utils import NON_NEGATIVE_NUMBER, POSITIVE_NUMBER, SIZE, TextClusteringConfig
 from ...modeling.validation import Options
 
-CRL_CLUSTER_CHOICES = ("argmax", "expectation", "sample")
-RECONSTRUCTION_MODULES = ("crl", "lsr")
-LATENT_INITS = ("random", "pca")
-
 
 class DECCRLConfig(TextClusteringConfig):
     r"""
@@ -69,9 +65,9 @@ class DECCRLConfig(TextClusteringConfig):
         ),
         **dict.fromkeys(("alpha", "temperature"), POSITIVE_NUMBER),
         **dict.fromkeys(("cluster_loss_weight", "reconstruction_loss_weight"), NON_NEGATIVE_NUMBER),
-        "crl_cluster": Options(CRL_CLUSTER_CHOICES),
-        "latent_init": Options(LATENT_INITS),
-        "reconstruction_module": Options(RECONSTRUCTION_MODULES),
+        "crl_cluster": Options(("argmax", "expectation", "sample")),
+        "latent_init": Options(("random", "pca")),
+        "reconstruction_module": Options(("crl", "lsr")),
     }
 
     def __post_init__(self, **kwargs):
