@@ -21,9 +21,9 @@ __all__ = [
     "check_num_clusters",
     "check_scalar",
     "check_serve",
+    "describe",
     "is_blank",
     "missing_labels",
-    "describe",
     "validate_parameters",
     "validate_texts",
 ]
@@ -100,9 +100,8 @@ def _as_list(constraints) -> list:
 
 
 def describe(constraints, *, none: bool = True) -> str:
-    """What a parameter's constraints allow, in words (``"an integer >= 0 or None"``, ``"one of mean, cls"``): the
-    one wording of error messages and of ``--help`` (``none=False`` leaves None out, as a command line cannot pass
-    it)."""
+    """What a parameter's constraints allow, in words (``"an integer >= 0 or None"``, ``"one of mean, cls"``), for
+    error messages and ``--help`` (``none=False`` leaves None out: a command line cannot pass it)."""
     return " or ".join("None" if c is None else str(c) for c in _as_list(constraints) if none or c is not None)
 
 
@@ -118,7 +117,7 @@ def validate_parameters(params: Any, constraints: dict, owner: str | None = None
         ...
         ValueError: `pooling` must be one of mean, cls, got 'max'.
     """
-    values = params if isinstance(params, dict) else vars(params)
+    values = params if isinstance(params, dict) else {name: getattr(params, name) for name in constraints}
     for name, allowed in constraints.items():
         value = values.get(name)
         if name in values and not any(c.is_satisfied_by(value) if c else value is None for c in _as_list(allowed)):
