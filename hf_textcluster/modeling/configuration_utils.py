@@ -13,7 +13,7 @@ from typing import Any
 from transformers import AutoConfig, PreTrainedConfig
 from transformers.configuration_utils import SubConfigSpec
 
-from .validation import Interval, Options, validate_parameters
+from .validation import Interval, Options, check_scalar, validate_parameters
 
 # What a calibrated confidence ranks (see hf_textcluster.modeling.calibration): the distance margin between a text's
 # cluster centre and the nearest other one (calibrated now), or the soft assignment's top-1 minus top-2 probability
@@ -98,14 +98,12 @@ class TextClusteringConfig(PreTrainedConfig):
     def __post_init__(self, **kwargs):
         # before transformers' own __post_init__, which builds `num_labels` names (of the encoder's config too)
         validate_parameters(self, self._parameter_constraints, type(self).__name__)
+        check_scalar(kwargs.get("num_labels"), "num_labels", int, min_val=0, max_val=MAX_NUM_CLUSTERS, allow_none=True)
         if self.encoder is not None and not isinstance(self.encoder, (dict, PreTrainedConfig)):
             raise ValueError(f"`encoder` must be an encoder's config (a dict), got {type(self.encoder).__name__}.")
-        encoder_labels = self.encoder.get("num_labels") if isinstance(self.encoder, dict) else None
-        labels = {"num_labels": kwargs.get("num_labels"), "encoder.num_labels": encoder_labels}
-        validate_parameters(
-            labels, dict.fromkeys(labels, [Interval(int, 0, MAX_NUM_CLUSTERS), None]), type(self).__name__
-        )
         if isinstance(self.encoder, dict):
+            num_labels = self.encoder.get("num_labels")
+            check_scalar(num_labels, "encoder.num_labels", int, min_val=0, max_val=MAX_NUM_CLUSTERS, allow_none=True)
             for key, value in self.encoder.items():
                 if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SIZE:
                     raise ValueError(f"`encoder.{key}` is {value}, beyond any encoder (at most {MAX_SIZE}).")
