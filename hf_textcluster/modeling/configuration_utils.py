@@ -88,10 +88,10 @@ class TextClusteringConfig(PreTrainedConfig):
     # Each field's allowed values, checked once when the config is made; a method's config extends this table.
     _parameter_constraints = {
         "num_clusters": Interval(int, 2, MAX_NUM_CLUSTERS),
-        "pooling": Options(("mean", "cls")),
+        "pooling": Options("mean", "cls"),
         "max_length": Interval(int, 1, MAX_SIZE),
         "num_calibration_texts": Interval(int, 0, None),
-        "confidence_measure": Options(CONFIDENCE_MEASURES),
+        "confidence_measure": Options(*CONFIDENCE_MEASURES),
         "refined_head_dim": Interval(int, 0, MAX_SIZE),
     }
 

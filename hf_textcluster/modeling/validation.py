@@ -84,8 +84,8 @@ class Interval:
 class Options:
     """One of the given values (scikit-learn's ``StrOptions``, for any values but bools)."""
 
-    def __init__(self, options: Iterable):
-        self.options = tuple(options)
+    def __init__(self, *options: Any):
+        self.options = options
 
     def is_satisfied_by(self, value: Any) -> bool:
         return not isinstance(value, bool) and any(isinstance(value, type(o)) and value == o for o in self.options)
@@ -112,7 +112,7 @@ def validate_parameters(params: Any, constraints: dict, owner: str | None = None
     constraints, what they allow and its value, after ``owner`` (e.g. ``"SCCLConfig"``) when given.
 
     Example:
-        >>> validate_parameters({"pooling": "max"}, {"pooling": Options(("mean", "cls"))})
+        >>> validate_parameters({"pooling": "max"}, {"pooling": Options("mean", "cls")})
         Traceback (most recent call last):
         ...
         ValueError: `pooling` must be one of mean, cls, got 'max'.
@@ -164,7 +164,7 @@ def check_scalar(
 
 def check_serve(value: str, argument_name: str = "serve") -> str:
     """``value`` if it names a servable partition or ``"auto"``, else one clear error."""
-    validate_parameters({argument_name: value}, {argument_name: Options(SERVE_CHOICES)})
+    validate_parameters({argument_name: value}, {argument_name: Options(*SERVE_CHOICES)})
     return value
 
 

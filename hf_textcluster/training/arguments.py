@@ -128,12 +128,12 @@ class ClusteringTrainingArguments(TrainingArguments):
     _parameter_constraints = {
         "kmeans_n_init": Interval(int, 1, None),
         "kmeans_max_samples": [Interval(int, 1, None), None],
-        "kmeans_init": Options(KMEANS_INITS),
+        "kmeans_init": Options(*KMEANS_INITS),
         "encode_batch_size": Interval(int, 1, None),
         "health_check_steps": [Interval(int, 0, None), None],
         "health_sample_size": Interval(int, 2, None),
-        "calibration_sample_size": [Options([0]), Interval(int, 2, None)],
-        "serve": Options(SERVE_CHOICES),
+        "calibration_sample_size": [Options(0), Interval(int, 2, None)],
+        "serve": Options(*SERVE_CHOICES),
         "early_stopping_tol": [Interval(float, 0, 1, closed="neither"), None],
     }
 

@@ -68,11 +68,11 @@ def test_an_interval_refuses_an_unknown_closed():
 
 
 def test_options_and_none():
-    pooling = Options(("mean", "cls"))
+    pooling = Options("mean", "cls")
     assert pooling.is_satisfied_by("mean") and str(pooling) == "one of mean, cls"
     for value in ("max", 7, None, ["mean"], {"mean": 1}):  # unhashable values are refused, not an error
         assert not pooling.is_satisfied_by(value), value
-    zero = Options([0])
+    zero = Options(0)
     assert zero.is_satisfied_by(0) and str(zero) == "0"
     for value in (False, 0.0, "0"):  # the same value of another type is not the option
         assert not zero.is_satisfied_by(value), value
@@ -85,7 +85,7 @@ def test_options_and_none():
 
 
 def test_validate_parameters_is_one_line_naming_the_parameter_what_is_allowed_and_the_value():
-    table = {"num_clusters": Interval(int, 2, 100_000), "sample": [Options([0]), Interval(int, 2, None)]}
+    table = {"num_clusters": Interval(int, 2, 100_000), "sample": [Options(0), Interval(int, 2, None)]}
     validate_parameters({"num_clusters": 3}, table)  # a dict: only its keys are checked
     with pytest.raises(ValueError) as error:
         validate_parameters({"num_clusters": 1}, table, "MyConfig")

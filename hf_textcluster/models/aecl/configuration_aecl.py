@@ -85,8 +85,8 @@ class AECLConfig(TextClusteringConfig):
         ),
         **dict.fromkeys(("attention_dropout", "cluster_dropout", "stage1_fraction", "stage2_fraction"), SHARE),
         "confidence_threshold": Interval(Real, 0, 1, closed="right"),
-        "serving_attention": Options(("reference", "self", "batch")),
-        "serving_head": Options(("network", "kmeans")),
+        "serving_attention": Options("reference", "self", "batch"),
+        "serving_head": Options("network", "kmeans"),
     }
 
     def __post_init__(self, **kwargs):

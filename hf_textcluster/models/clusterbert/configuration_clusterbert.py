@@ -53,7 +53,7 @@ class ClusterBERTConfig(TextClusteringConfig):
         **dict.fromkeys(("deletion_ratio", "stage1_fraction"), SHARE),
         "stage2_fraction": Interval(Real, 0, 1, closed="neither"),  # hardening sharpens a head that stage 2 trained
         **dict.fromkeys(("clustering_weight", "hardening_weight"), Interval(Real, 0, 1)),
-        "head_init": Options(("random", "kmeans")),
+        "head_init": Options("random", "kmeans"),
     }
 
     def __post_init__(self, **kwargs):

@@ -65,9 +65,9 @@ class DECCRLConfig(TextClusteringConfig):
         ),
         **dict.fromkeys(("alpha", "temperature"), POSITIVE_NUMBER),
         **dict.fromkeys(("cluster_loss_weight", "reconstruction_loss_weight"), NON_NEGATIVE_NUMBER),
-        "crl_cluster": Options(("argmax", "expectation", "sample")),
-        "latent_init": Options(("random", "pca")),
-        "reconstruction_module": Options(("crl", "lsr")),
+        "crl_cluster": Options("argmax", "expectation", "sample"),
+        "latent_init": Options("random", "pca"),
+        "reconstruction_module": Options("crl", "lsr"),
     }
 
     def __post_init__(self, **kwargs):
