@@ -8,6 +8,7 @@ import os
 from ..choosing.auto_k import DEFAULT_CRITERION, ClusterCountRequest
 from ..choosing.criteria import K_CRITERIA
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
+from ..modeling.validation import Interval
 from ..runs import folder as runs_folder
 
 
@@ -55,25 +56,24 @@ def print_latent_kmeans(metrics: dict) -> None:
         print(f"k-means in the head's space: {format_scores(scores)}")
 
 
-def positive_int(value: str) -> int:
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {value!r}")
-    return number
+def _number(cast: type, allowed: Interval):
+    """An argument type: the option's text as ``cast`` in ``allowed``, or argparse's one-line error saying so."""
+
+    def parse(value: str):
+        try:
+            number = cast(value)
+        except ValueError:
+            number = None
+        if not allowed.is_satisfied_by(number):
+            raise argparse.ArgumentTypeError(f"expected {allowed}, got {value!r}")
+        return number
+
+    return parse
 
 
-def quantile(value: str) -> float:
-    """``--outlier-quantile`` / ``--far-quantile``: a number in (0, 1], refused before any model is loaded."""
-    try:
-        number = float(value)
-    except ValueError:
-        number = -1.0
-    if not 0 < number <= 1:
-        raise argparse.ArgumentTypeError(f"expected a quantile in (0, 1], e.g. 0.9, got {value!r}")
-    return number
+positive_int = _number(int, Interval(int, 1, None))
+# `--outlier-quantile` / `--far-quantile`, refused before any model is loaded
+quantile = _number(float, Interval(float, 0, 1, closed="right"))
 
 
 def num_clusters_or_auto(value: str) -> int | str:

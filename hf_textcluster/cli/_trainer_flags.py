@@ -9,6 +9,7 @@ import argparse
 import dataclasses
 
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
+from ..modeling.validation import describe
 from ..training.arguments import GPU_ENCODE_BATCH_SIZE, ClusteringTrainingArguments
 
 # In `train --help` order; the recipe sets the schedule, so those defaults are the recipe's.
@@ -52,6 +53,8 @@ def _help(field: dataclasses.Field) -> str:
     if field.name in HELP:
         return HELP[field.name]
     text = " ".join(str(field.metadata.get("help", "")).split()).replace("%", "%%")
+    if field.name in ClusteringTrainingArguments._parameter_constraints:  # what the Trainer's table allows
+        text += f" Must be {describe(ClusteringTrainingArguments._parameter_constraints[field.name], none=False)}."
     if field.name in FROM_RECIPE:
         return f"{text} (default: the recipe's)".strip()
     if "default" in text.lower():

@@ -7,14 +7,14 @@ transformers.
 from __future__ import annotations
 
 import re
+from numbers import Real
 from typing import Any
 
 from transformers import AutoConfig, PreTrainedConfig
 from transformers.configuration_utils import SubConfigSpec
 
-from .validation import check_scalar
+from .validation import Interval, Options, check_scalar, validate_parameters
 
-POOLING_MODES = ("mean", "cls")
 # What a calibrated confidence ranks (see hf_textcluster.modeling.calibration): the distance margin between a text's
 # cluster centre and the nearest other one (calibrated now), or the soft assignment's top-1 minus top-2 probability
 # (models calibrated by older versions, whose config.json has no `confidence_measure`: they keep that meaning).
@@ -24,6 +24,11 @@ CONFIDENCE_MEASURES = ("centre_margin", "assignment_margin")
 # Far above any clustering of texts; the weights' shapes then pin every size exactly (see from_pretrained).
 MAX_NUM_CLUSTERS = 100_000
 MAX_SIZE = 2**24
+# What the methods' tables share: a width or count of steps, a temperature, a loss weight, a dropout or share of steps.
+SIZE = Interval(int, 1, MAX_SIZE)
+POSITIVE_NUMBER = Interval(Real, 0, None, closed="neither")
+NON_NEGATIVE_NUMBER = Interval(Real, 0, None)
+SHARE = Interval(Real, 0, 1, closed="left")
 
 
 def running_as_remote_code() -> bool:
@@ -80,9 +85,19 @@ class TextClusteringConfig(PreTrainedConfig):
     served_partition: str = "head"
     refined_head_dim: int = 0
 
+    # Each field's allowed values, checked once when the config is made; a method's config extends this table.
+    _parameter_constraints = {
+        "num_clusters": Interval(int, 2, MAX_NUM_CLUSTERS),
+        "pooling": Options("mean", "cls"),
+        "max_length": Interval(int, 1, MAX_SIZE),
+        "num_calibration_texts": Interval(int, 0, None),
+        "confidence_measure": Options(*CONFIDENCE_MEASURES),
+        "refined_head_dim": Interval(int, 0, MAX_SIZE),
+    }
+
     def __post_init__(self, **kwargs):
         # before transformers' own __post_init__, which builds `num_labels` names (of the encoder's config too)
-        check_scalar(self.num_clusters, "num_clusters", int, min_val=2, max_val=MAX_NUM_CLUSTERS)
+        validate_parameters(self, self._parameter_constraints, type(self).__name__)
         check_scalar(kwargs.get("num_labels"), "num_labels", int, min_val=0, max_val=MAX_NUM_CLUSTERS, allow_none=True)
         if self.encoder is not None and not isinstance(self.encoder, (dict, PreTrainedConfig)):
             raise ValueError(f"`encoder` must be an encoder's config (a dict), got {type(self.encoder).__name__}.")
@@ -100,15 +115,6 @@ class TextClusteringConfig(PreTrainedConfig):
             # asked). The same class loaded as remote code keeps them.
             for key in ("auto_map", "custom_pipelines"):
                 self.__dict__.pop(key, None)
-        if self.pooling not in POOLING_MODES:
-            raise ValueError(f"`pooling` must be one of {POOLING_MODES}, got {self.pooling!r}.")
-        check_scalar(self.max_length, "max_length", int, min_val=1, max_val=MAX_SIZE)
-        check_scalar(self.num_calibration_texts, "num_calibration_texts", int, min_val=0)
-        check_scalar(self.refined_head_dim, "refined_head_dim", int, min_val=0, max_val=MAX_SIZE)
-        if self.confidence_measure not in CONFIDENCE_MEASURES:
-            raise ValueError(
-                f"`confidence_measure` must be one of {CONFIDENCE_MEASURES}, got {self.confidence_measure!r}."
-            )
         given: Any = self.encoder  # a config, its dict, or None
         encoder = given.to_dict() if hasattr(given, "to_dict") else (given or {})
         positions = encoder.get("max_position_embeddings")
@@ -137,18 +143,6 @@ class TextClusteringConfig(PreTrainedConfig):
             if not strict and (not isinstance(err, (ValueError, TypeError)) or "\n" not in str(err).strip()):
                 raise
             raise ValueError(f"The config is not valid: {' '.join(str(err).split())}") from None
-
-    # ----- validation helpers for the methods' __post_init__ --------------------------------------------------------
-    def check_positive_integers(self, *names: str, allow_none: bool = False, maximum: int = MAX_SIZE) -> None:
-        """Each of ``names`` is an integer from 1 to ``maximum`` (or None, with ``allow_none``)."""
-        for name in names:
-            check_scalar(getattr(self, name), name, int, min_val=1, max_val=maximum, allow_none=allow_none)
-
-    def check_numbers(self, *names: str, minimum: float | None = None, strict: bool = False) -> None:
-        """Each of ``names`` is a number (not a bool), ``> minimum`` (``strict``) or ``>= minimum``."""
-        for name in names:
-            value = getattr(self, name)
-            check_scalar(value, name, (int, float), min_val=minimum, include_boundaries="neither" if strict else "both")
 
     @property
     def has_topic_model(self) -> bool:

@@ -1,8 +1,10 @@
 """Input checks shared by every entry point.
 
 :func:`validate_texts`, so that a bad argument gets the same clear message whether it reaches the library through
-:func:`~hf_textcluster.data.load_texts`, a file loader, an augmenter or a model; :func:`check_scalar` for every
-number argument (scikit-learn's ``check_scalar``: a type, optional bounds, and a bool is never a number).
+:func:`~hf_textcluster.data.load_texts`, a file loader, an augmenter or a model; a class's parameters declared once
+in a table of :class:`Interval` / :class:`Options` (scikit-learn's ``_parameter_constraints``) and checked by
+:func:`validate_parameters`; :func:`check_scalar` for a function's number argument (a type, optional bounds, and a
+bool is never a number).
 """
 
 from __future__ import annotations
@@ -13,12 +15,16 @@ from collections.abc import Iterable
 from typing import Any
 
 __all__ = [
+    "Interval",
+    "Options",
     "check_local_path",
     "check_num_clusters",
     "check_scalar",
     "check_serve",
+    "describe",
     "is_blank",
     "missing_labels",
+    "validate_parameters",
     "validate_texts",
 ]
 
@@ -38,6 +44,87 @@ def _shorten(value: object, width: int = 60) -> str:
 _BOUNDARIES = ("both", "left", "right", "neither")
 
 
+class Interval:
+    """Numbers of ``type`` from ``left`` to ``right`` (None: no bound), as scikit-learn's ``Interval``: ``closed``
+    says which bounds are allowed (``"both"``, ``"left"``, ``"right"``, ``"neither"``). A bool is never a number.
+
+    Example:
+        >>> str(Interval(int, 1, None)), str(Interval(numbers.Real, 0, 1, closed="left"))
+        ('a positive integer', 'a number in [0, 1)')
+    """
+
+    def __init__(self, type: type | tuple[type, ...], left=None, right=None, *, closed: str = "both"):
+        if closed not in _BOUNDARIES:
+            raise ValueError(f"`closed` must be one of {', '.join(_BOUNDARIES)}, got {closed!r}.")
+        self.types = type if isinstance(type, tuple) else (type,)
+        self.left, self.right = left, right
+        self.low_ok, self.high_ok = closed in ("both", "left"), closed in ("both", "right")
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        if isinstance(value, bool) or not isinstance(value, self.types):
+            return False
+        low, high = self.left, self.right  # compared so that NaN is out of any bounds
+        return (low is None or (value >= low if self.low_ok else value > low)) and (
+            high is None or (value <= high if self.high_ok else value < high)
+        )
+
+    def __str__(self) -> str:
+        """What a value must be, in words: ``a positive integer``, ``a number in [0, 1]``, ``an integer >= 2``."""
+        kind = "an integer" if all(issubclass(t, numbers.Integral) for t in self.types) else "a number"
+        low, high = self.left, self.right
+        if kind == "an integer" and low == 1 and self.low_ok and high is None:
+            return "a positive integer"
+        if low is not None and high is not None:
+            return f"{kind} in {'[' if self.low_ok else '('}{low}, {high}{']' if self.high_ok else ')'}"
+        if low is not None:
+            return f"{kind} {'>=' if self.low_ok else '>'} {low}"
+        return f"{kind} {'<=' if self.high_ok else '<'} {high}" if high is not None else kind
+
+
+class Options:
+    """One of the given values (scikit-learn's ``StrOptions``, for any values but bools)."""
+
+    def __init__(self, *options: Any):
+        self.options = options
+
+    def is_satisfied_by(self, value: Any) -> bool:
+        return not isinstance(value, bool) and any(isinstance(value, type(o)) and value == o for o in self.options)
+
+    def __str__(self) -> str:
+        names = ", ".join(map(str, self.options))
+        return names if len(self.options) == 1 else f"one of {names}"
+
+
+def _as_list(constraints) -> list:
+    return constraints if isinstance(constraints, list) else [constraints]
+
+
+def describe(constraints, *, none: bool = True) -> str:
+    """What a parameter's constraints allow, in words (``"an integer >= 0 or None"``, ``"one of mean, cls"``), for
+    error messages and ``--help`` (``none=False`` leaves None out: a command line cannot pass it)."""
+    return " or ".join("None" if c is None else str(c) for c in _as_list(constraints) if none or c is not None)
+
+
+def validate_parameters(params: Any, constraints: dict, owner: str | None = None) -> None:
+    """Check ``params`` (an object's attributes or a dict's items, those the table names) against ``constraints``, a
+    table (scikit-learn's ``_parameter_constraints``) of parameter -> :class:`Interval`, :class:`Options`, ``None``
+    (None allowed) or a list of them (any one suffices); a one-line ValueError names the first parameter out of its
+    constraints, what they allow and its value, after ``owner`` (e.g. ``"SCCLConfig"``) when given.
+
+    Example:
+        >>> validate_parameters({"pooling": "max"}, {"pooling": Options("mean", "cls")})
+        Traceback (most recent call last):
+        ...
+        ValueError: `pooling` must be one of mean, cls, got 'max'.
+    """
+    values = params if isinstance(params, dict) else {name: getattr(params, name) for name in constraints}
+    for name, allowed in constraints.items():
+        value = values.get(name)
+        if name in values and not any(c.is_satisfied_by(value) if c else value is None for c in _as_list(allowed)):
+            prefix = f"{owner}: " if owner else ""
+            raise ValueError(f"{prefix}`{name}` must be {describe(allowed)}, got {_shorten(value)}.")
+
+
 def check_scalar(
     value: Any,
     name: str,
@@ -50,30 +137,11 @@ def check_scalar(
     hint: str | None = None,
     type_error: type[Exception] = ValueError,
 ):
-    """Check a scalar argument's type and range, as :func:`sklearn.utils.check_scalar` does, with one message.
-
-    A bool is never a number (``True`` is not an ``int`` here). The message names the argument, what it must be and
-    the value: ``"`batch_size` must be a positive integer, got 0."``; ``hint`` adds a reason in parentheses after the
-    bounds (e.g. ``"tokens, special ones included"``).
-
-    Args:
-        value: the value to check.
-        name: the argument's name, as the user wrote it.
-        target_type: the accepted types, e.g. ``numbers.Integral`` (ints and numpy ints) or ``numbers.Real``.
-        min_val: the lower bound (None: no bound).
-        max_val: the upper bound (None: no bound).
-        include_boundaries: which bounds are allowed values: ``"both"`` (default), ``"left"``, ``"right"`` or
-            ``"neither"``, as in scikit-learn.
-        allow_none: whether None is accepted (and returned).
-        hint: a short reason appended to what the value must be.
-        type_error: the exception for a value of the wrong type. ValueError by default (scikit-learn raises
-            TypeError): the package's entry points answer every bad value with ValueError, and keep doing so.
-
-    Returns:
-        ``value``, unchanged.
-
-    Raises:
-        ValueError: ``value`` is out of bounds (or of the wrong type, unless ``type_error`` says otherwise).
+    """``value``, unchanged, if it is in the :class:`Interval` of ``target_type`` from ``min_val`` to ``max_val``
+    (``include_boundaries``: its ``closed``) or None with ``allow_none``; else one message naming the argument, what
+    it must be (``hint`` adds a reason in parentheses) and the value, as :func:`sklearn.utils.check_scalar`, for a
+    function's argument (a class's parameters are a table, see :func:`validate_parameters`). A value of the wrong
+    type raises ``type_error``: ValueError by default, as every entry point of the package answers a bad value.
 
     Example:
         >>> check_scalar(8, "batch_size", numbers.Integral, min_val=1)
@@ -85,48 +153,19 @@ def check_scalar(
     """
     if include_boundaries not in _BOUNDARIES:
         raise ValueError(f"`include_boundaries` must be one of {_BOUNDARIES}, got {include_boundaries!r}.")
-    if value is None and allow_none:
+    interval = Interval(target_type, min_val, max_val, closed=include_boundaries)
+    if (value is None and allow_none) or interval.is_satisfied_by(value):
         return value
-    types = target_type if isinstance(target_type, tuple) else (target_type,)
-    wrong_type = isinstance(value, bool) or not isinstance(value, types)
-    low_ok = include_boundaries in ("both", "left")
-    high_ok = include_boundaries in ("both", "right")
-    below = min_val is not None and not wrong_type and (value < min_val if low_ok else value <= min_val)
-    above = max_val is not None and not wrong_type and (value > max_val if high_ok else value >= max_val)
-    if wrong_type or below or above:
-        expected = _describe(types, min_val, max_val, low_ok, high_ok)
-        reason = f" ({hint})" if hint else ""
-        none = " or None" if allow_none else ""
-        error = type_error if wrong_type else ValueError
-        raise error(f"`{name}` must be {expected}{none}{reason}, got {value!r}.")
-    return value
+    reason = f" ({hint})" if hint else ""
+    none = " or None" if allow_none else ""
+    error = type_error if isinstance(value, bool) or not isinstance(value, interval.types) else ValueError
+    raise error(f"`{name}` must be {interval}{none}{reason}, got {value!r}.")
 
 
 def check_serve(value: str, argument_name: str = "serve") -> str:
     """``value`` if it names a servable partition or ``"auto"``, else one clear error."""
-    if value not in SERVE_CHOICES:
-        raise ValueError(f"`{argument_name}` must be one of {', '.join(SERVE_CHOICES)}; got {value!r}.")
+    validate_parameters({argument_name: value}, {argument_name: Options(*SERVE_CHOICES)})
     return value
-
-
-def _describe(types: tuple[type, ...], min_val, max_val, low_ok: bool, high_ok: bool) -> str:
-    """What a value must be, in words: ``a positive integer``, ``a number in [0, 1]``, ``an integer >= 2``."""
-    if any(issubclass(t, (float, numbers.Real)) and not issubclass(t, numbers.Integral) for t in types):
-        kind = "a number"
-    elif all(issubclass(t, numbers.Integral) for t in types):
-        kind = "an integer"
-    else:
-        kind = f"of type {' or '.join(t.__name__ for t in types)}"
-    integer = kind == "an integer"
-    if integer and min_val == 1 and low_ok and max_val is None:
-        return "a positive integer"
-    if min_val is not None and max_val is not None:
-        return f"{kind} in {'[' if low_ok else '('}{min_val}, {max_val}{']' if high_ok else ')'}"
-    if min_val is not None:
-        return f"{kind} {'>=' if low_ok else '>'} {min_val}"
-    if max_val is not None:
-        return f"{kind} {'<=' if high_ok else '<'} {max_val}"
-    return kind
 
 
 def validate_texts(texts: object, argument_name: str = "texts") -> list[str]:

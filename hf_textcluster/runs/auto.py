@@ -48,11 +48,12 @@ from ..choosing.criteria import AUTO_CRITERIA, PARTS
 from ..choosing.linear_heads import distil_partition
 from ..choosing.serving import apply_partition
 from ..modeling.reuse import reusing_results
+from ..modeling.validation import validate_parameters
 from ..models import get_method
 from ..representation import ClusterNames
 from ..representation.summary import assign_embeddings
 from ..timing import phase, recording_phases
-from ..training.arguments import ClusteringTrainingArguments, check_calibration_sample_size
+from ..training.arguments import ClusteringTrainingArguments
 from .after_training import name_trained_clusters
 from .auto_record import auto_record, save_auto_run
 from .folder import check_may_replace_model
@@ -171,9 +172,8 @@ def train_auto(
     overrides = dict(request.training_overrides or {})
     serve = overrides.pop("serve", "auto")
     # the served model is calibrated once, after the choice: the signals' runs skip it
-    calibration = check_calibration_sample_size(
-        overrides.pop("calibration_sample_size", ClusteringTrainingArguments.calibration_sample_size)
-    )
+    calibration = overrides.pop("calibration_sample_size", ClusteringTrainingArguments.calibration_sample_size)
+    validate_parameters({"calibration_sample_size": calibration}, ClusteringTrainingArguments._parameter_constraints)
     if request.save and not (request.resume and os.path.isdir(os.path.join(output_dir, SIGNALS_DIR))):
         check_may_replace_model(
             output_dir, overwrite=request.overwrite, argument="output_dir (--output-dir)", command="train"

@@ -26,7 +26,7 @@ from ..data import (
     load_benchmark,
     views_augmentation,
 )
-from ..modeling.validation import check_scalar
+from ..modeling.validation import Interval, validate_parameters
 from ..models import get_method
 from ..representation import ClusterNames
 from ..timing import own_phases, phase, recording_phases
@@ -70,13 +70,8 @@ def split_held_out(
     """(train, test): ``test_size`` texts (a count, or a fraction in (0, 1)) held out, stratified by ``label`` when
     the dataset has class labels; the split depends on ``seed`` only, not on the training seed."""
     n = len(dataset)
-    if isinstance(test_size, float):
-        hint = f"a fraction of the texts; or a number of texts in [1, {n - 1}]"
-        check_scalar(test_size, "test_size", float, min_val=0, max_val=1, include_boundaries="neither", hint=hint)
-    else:
-        check_scalar(
-            test_size, "test_size", int, min_val=1, max_val=n - 1, hint="a number of texts; or a fraction in (0, 1)"
-        )
+    fraction_or_count = [Interval(float, 0, 1, closed="neither"), Interval(int, 1, n - 1)]
+    validate_parameters({"test_size": test_size}, {"test_size": fraction_or_count})
     label = dataset.features.get("label")
     stratify = "label" if isinstance(label, datasets.ClassLabel) else None
     held_out = test_size if isinstance(test_size, int) else math.ceil(test_size * n)

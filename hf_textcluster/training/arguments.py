@@ -10,18 +10,10 @@ from transformers import TrainingArguments
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.kmeans import DEFAULT_KMEANS_MAX_SAMPLES, KMEANS_INITS
 from ..modeling.precision import native_bf16
-from ..modeling.validation import check_scalar, check_serve
+from ..modeling.validation import SERVE_CHOICES, Interval, Options, validate_parameters
 
 # The encoding passes' batch on a GPU: MiniLM-sized encoders on 32-token texts keep a GPU busy from about here.
 GPU_ENCODE_BATCH_SIZE = 1024
-
-
-def check_calibration_sample_size(value) -> int:
-    """``value`` if it is a valid ``calibration_sample_size`` (0, or an integer >= 2), else a one-line error."""
-    check_scalar(value, "calibration_sample_size", int, min_val=0, hint="0: no calibration; otherwise at least 2")
-    if value == 1:
-        raise ValueError("`calibration_sample_size` must be 0 (no calibration) or an integer >= 2, got 1.")
-    return value
 
 
 @dataclass
@@ -141,6 +133,20 @@ class ClusteringTrainingArguments(TrainingArguments):
         },
     )
 
+    # The allowed values of the fields above (TrainingArguments checks its own), checked once; shown by `train --help`.
+    _parameter_constraints = {
+        "kmeans_n_init": Interval(int, 1, None),
+        "kmeans_max_samples": [Interval(int, 1, None), None],
+        "kmeans_init": Options(*KMEANS_INITS),
+        "encode_batch_size": Interval(int, 1, None),
+        "health_check_steps": [Interval(int, 0, None), None],
+        "health_sample_size": Interval(int, 2, None),
+        "calibration_sample_size": [Options(0), Interval(int, 2, None)],
+        "serve": Options(*SERVE_CHOICES),
+        "early_stopping_tol": [Interval(float, 0, 1, closed="neither"), None],
+        "frozen_layers": Interval(int, 0, None),
+    }
+
     def __post_init__(self):
         on_gpu = torch.cuda.is_available() and not self.use_cpu
         if self.bf16 is None:
@@ -155,18 +161,5 @@ class ClusteringTrainingArguments(TrainingArguments):
             self.dataloader_pin_memory = False  # pinned host memory only speeds up copies to a GPU
         if self.encode_batch_size is None:  # inference passes: a GPU keeps busy only with far larger batches
             self.encode_batch_size = GPU_ENCODE_BATCH_SIZE if on_gpu else DEFAULT_ENCODE_BATCH_SIZE
-        if self.kmeans_init not in KMEANS_INITS:
-            raise ValueError(f"`kmeans_init` must be one of {KMEANS_INITS}, got {self.kmeans_init!r}.")
-        check_scalar(self.encode_batch_size, "encode_batch_size", int, min_val=1)
-        check_scalar(
-            self.health_check_steps, "health_check_steps", int, min_val=0, allow_none=True, hint="0: no checks"
-        )
-        check_scalar(self.health_sample_size, "health_sample_size", int, min_val=2)
-        check_scalar(self.frozen_layers, "frozen_layers", int, min_val=0)
-        check_calibration_sample_size(self.calibration_sample_size)
-        check_serve(self.serve)
-        if self.early_stopping_tol is not None and not 0 < self.early_stopping_tol < 1:
-            raise ValueError(
-                f"`early_stopping_tol` must be in (0, 1) (a share of texts), got {self.early_stopping_tol!r}."
-            )
+        validate_parameters(self, self._parameter_constraints, type(self).__name__)
         super().__post_init__()

@@ -4,10 +4,10 @@ Short Text Clustering"; code: YZH0905/AECL-STC)."""
 
 from __future__ import annotations
 
-from ...modeling.configuration_utils import TextClusteringConfig
+from numbers import Real
 
-SERVING_ATTENTION_CHOICES = ("reference", "self", "batch")
-SERVING_HEAD_CHOICES = ("network", "kmeans")
+from ...modeling.configuration_utils import POSITIVE_NUMBER, SHARE, SIZE, TextClusteringConfig
+from ...modeling.validation import Interval, Options
 
 
 class AECLConfig(TextClusteringConfig):
@@ -74,34 +74,27 @@ class AECLConfig(TextClusteringConfig):
     num_reference_texts: int = 0
     serving_head: str = "network"
 
+    _parameter_constraints = {
+        **TextClusteringConfig._parameter_constraints,
+        **dict.fromkeys(("projection_dim", "attention_ff_dim", "reference_size"), SIZE),
+        "pseudo_label_refresh_steps": [SIZE, None],
+        **dict.fromkeys(("instance_temperature", "cluster_temperature"), POSITIVE_NUMBER),
+        **dict.fromkeys(
+            ("instance_loss_weight", "pseudo_label_loss_weight", "row_entropy_weight", "marginal_entropy_weight"),
+            Interval(Real),
+        ),
+        **dict.fromkeys(("attention_dropout", "cluster_dropout", "stage1_fraction", "stage2_fraction"), SHARE),
+        "confidence_threshold": Interval(Real, 0, 1, closed="right"),
+        "serving_attention": Options("reference", "self", "batch"),
+        "serving_head": Options("network", "kmeans"),
+    }
+
     def __post_init__(self, **kwargs):
         super().__post_init__(**kwargs)
-        self.check_positive_integers("projection_dim", "attention_ff_dim", "reference_size")
-        self.check_positive_integers("pseudo_label_refresh_steps", allow_none=True)
-        self.check_numbers("instance_temperature", "cluster_temperature", minimum=0, strict=True)
-        self.check_numbers(
-            "instance_loss_weight", "pseudo_label_loss_weight", "row_entropy_weight", "marginal_entropy_weight"
-        )
-        for name in ("attention_dropout", "cluster_dropout", "stage1_fraction", "stage2_fraction"):
-            self.check_numbers(name, minimum=0)
-            if not getattr(self, name) < 1:
-                raise ValueError(f"`{name}` must be in [0, 1), got {getattr(self, name)!r}.")
         if self.stage1_fraction + self.stage2_fraction >= 1:
             raise ValueError(
                 f"`stage1_fraction` + `stage2_fraction` must leave steps for stage 3, got "
                 f"{self.stage1_fraction} + {self.stage2_fraction}."
-            )
-        self.check_numbers("confidence_threshold", minimum=0, strict=True)
-        if self.confidence_threshold > 1:
-            raise ValueError(f"`confidence_threshold` must be in (0, 1], got {self.confidence_threshold!r}.")
-        if self.serving_attention not in SERVING_ATTENTION_CHOICES:
-            raise ValueError(
-                f"`serving_attention` must be one of {SERVING_ATTENTION_CHOICES}, got {self.serving_attention!r}."
-            )
-        if self.serving_head not in SERVING_HEAD_CHOICES:
-            raise ValueError(
-                f'`serving_head` must be one of {SERVING_HEAD_CHOICES}, got {self.serving_head!r}: "kmeans" is set '
-                "by re-clustering a trained model (`model.initialize_clusters(texts)`), which also fits the centres."
             )
 
     def card_fields(self) -> tuple[dict[str, str], list[str]]:

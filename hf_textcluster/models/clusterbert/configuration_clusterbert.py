@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from ...modeling.configuration_utils import TextClusteringConfig
+from numbers import Real
 
-HEAD_INIT_CHOICES = ("random", "kmeans")
+from ...modeling.configuration_utils import SHARE, SIZE, TextClusteringConfig
+from ...modeling.validation import Interval, Options
 
 
 class ClusterBERTConfig(TextClusteringConfig):
@@ -46,29 +47,22 @@ class ClusterBERTConfig(TextClusteringConfig):
     head_init: str = "random"
     keep_decoder: bool = False
 
+    _parameter_constraints = {
+        **TextClusteringConfig._parameter_constraints,
+        **dict.fromkeys(("clustering_rounds", "hardening_rounds"), SIZE),
+        **dict.fromkeys(("deletion_ratio", "stage1_fraction"), SHARE),
+        "stage2_fraction": Interval(Real, 0, 1, closed="neither"),  # hardening sharpens a head that stage 2 trained
+        **dict.fromkeys(("clustering_weight", "hardening_weight"), Interval(Real, 0, 1)),
+        "head_init": Options("random", "kmeans"),
+    }
+
     def __post_init__(self, **kwargs):
         super().__post_init__(**kwargs)
-        self.check_positive_integers("clustering_rounds", "hardening_rounds")
-        for name in ("deletion_ratio", "stage1_fraction", "stage2_fraction"):
-            self.check_numbers(name, minimum=0)
-            if not getattr(self, name) < 1:
-                raise ValueError(f"`{name}` must be in [0, 1), got {getattr(self, name)!r}.")
-        if not self.stage2_fraction > 0:
-            raise ValueError(
-                "`stage2_fraction` must be > 0: the hardening stage sharpens the predictions of a head "
-                "that stage 2 trained. To stop after domain adaptation, train a plain encoder with TSDAE."
-            )
         if self.stage1_fraction + self.stage2_fraction > 1:
             raise ValueError(
                 f"`stage1_fraction` + `stage2_fraction` must be at most 1, got "
                 f"{self.stage1_fraction} + {self.stage2_fraction}."
             )
-        for name in ("clustering_weight", "hardening_weight"):
-            self.check_numbers(name, minimum=0)
-            if getattr(self, name) > 1:
-                raise ValueError(f"`{name}` (λ of Eq. 4) must be in [0, 1], got {getattr(self, name)!r}.")
-        if self.head_init not in HEAD_INIT_CHOICES:
-            raise ValueError(f"`head_init` must be one of {HEAD_INIT_CHOICES}, got {self.head_init!r}.")
 
     def card_fields(self) -> tuple[dict[str, str], list[str]]:
         decoder = (

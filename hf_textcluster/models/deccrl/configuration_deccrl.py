@@ -3,11 +3,8 @@ COLING 2022)."""
 
 from __future__ import annotations
 
-from ...modeling.configuration_utils import TextClusteringConfig
-
-CRL_CLUSTER_CHOICES = ("argmax", "expectation", "sample")
-RECONSTRUCTION_MODULES = ("crl", "lsr")
-LATENT_INITS = ("random", "pca")
+from ...modeling.configuration_utils import NON_NEGATIVE_NUMBER, POSITIVE_NUMBER, SIZE, TextClusteringConfig
+from ...modeling.validation import Options
 
 
 class DECCRLConfig(TextClusteringConfig):
@@ -61,21 +58,20 @@ class DECCRLConfig(TextClusteringConfig):
     word_embeddings_source: str = "word2vec"
     train_word_embeddings: bool = False
 
+    _parameter_constraints = {
+        **TextClusteringConfig._parameter_constraints,
+        **dict.fromkeys(
+            ("latent_dim", "contrast_dim", "num_topics", "inference_hidden_dim", "max_vocabulary_size"), SIZE
+        ),
+        **dict.fromkeys(("alpha", "temperature"), POSITIVE_NUMBER),
+        **dict.fromkeys(("cluster_loss_weight", "reconstruction_loss_weight"), NON_NEGATIVE_NUMBER),
+        "crl_cluster": Options("argmax", "expectation", "sample"),
+        "latent_init": Options("random", "pca"),
+        "reconstruction_module": Options("crl", "lsr"),
+    }
+
     def __post_init__(self, **kwargs):
         super().__post_init__(**kwargs)
-        self.check_positive_integers(
-            "latent_dim", "contrast_dim", "num_topics", "inference_hidden_dim", "max_vocabulary_size"
-        )
-        self.check_numbers("alpha", "temperature", minimum=0, strict=True)
-        self.check_numbers("cluster_loss_weight", "reconstruction_loss_weight", minimum=0)
-        if self.crl_cluster not in CRL_CLUSTER_CHOICES:
-            raise ValueError(f"`crl_cluster` must be one of {CRL_CLUSTER_CHOICES}, got {self.crl_cluster!r}.")
-        if self.latent_init not in LATENT_INITS:
-            raise ValueError(f"`latent_init` must be one of {LATENT_INITS}, got {self.latent_init!r}.")
-        if self.reconstruction_module not in RECONSTRUCTION_MODULES:
-            raise ValueError(
-                f"`reconstruction_module` must be one of {RECONSTRUCTION_MODULES}, got {self.reconstruction_module!r}."
-            )
         if self.vocabulary is not None and (
             not isinstance(self.vocabulary, list)
             or not all(isinstance(w, str) for w in self.vocabulary)

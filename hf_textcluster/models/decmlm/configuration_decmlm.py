@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from ...modeling.configuration_utils import TextClusteringConfig
+from numbers import Real
+
+from ...modeling.configuration_utils import NON_NEGATIVE_NUMBER, POSITIVE_NUMBER, SIZE, TextClusteringConfig
+from ...modeling.validation import Interval
 
 
 class DECMLMConfig(TextClusteringConfig):
@@ -38,24 +41,22 @@ class DECMLMConfig(TextClusteringConfig):
     target_refresh_steps: int | None = None
     mlm_head_pretrained: bool = False
 
+    _parameter_constraints = {
+        **TextClusteringConfig._parameter_constraints,
+        "alpha": POSITIVE_NUMBER,
+        "mlm_probability": Interval(Real, 0, 1, closed="neither"),
+        **dict.fromkeys(("mlm_mask_fraction", "mlm_random_fraction"), Interval(Real, 0, 1)),
+        **dict.fromkeys(("mlm_loss_weight", "cluster_loss_weight"), NON_NEGATIVE_NUMBER),
+        "target_refresh_steps": [SIZE, None],  # None: once per epoch, as the paper
+    }
+
     def __post_init__(self, **kwargs):
         super().__post_init__(**kwargs)
-        self.check_numbers("mlm_probability", "mlm_mask_fraction", "mlm_random_fraction")
-        self.check_numbers("alpha", minimum=0, strict=True)
-        self.check_numbers("mlm_loss_weight", "cluster_loss_weight", minimum=0)
-        if not 0 < self.mlm_probability < 1:
-            raise ValueError(
-                f"`mlm_probability` must be in (0, 1), got {self.mlm_probability!r} (the paper masks 0.1)."
-            )
-        for name in ("mlm_mask_fraction", "mlm_random_fraction"):
-            if not 0 <= getattr(self, name) <= 1:
-                raise ValueError(f"`{name}` must be in [0, 1], got {getattr(self, name)!r}.")
         if self.mlm_mask_fraction + self.mlm_random_fraction > 1:
             raise ValueError(
                 f"`mlm_mask_fraction` + `mlm_random_fraction` must be <= 1 (the rest of the selected tokens stays "
                 f"unchanged), got {self.mlm_mask_fraction} + {self.mlm_random_fraction}."
             )
-        self.check_positive_integers("target_refresh_steps", allow_none=True)  # None: once per epoch, as the paper
         if self.mlm_loss_weight == 0 and self.cluster_loss_weight == 0:
             raise ValueError("`mlm_loss_weight` and `cluster_loss_weight` are both 0: nothing would be trained.")
 

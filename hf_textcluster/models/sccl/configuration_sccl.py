@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...modeling.configuration_utils import TextClusteringConfig
+from ...modeling.configuration_utils import NON_NEGATIVE_NUMBER, POSITIVE_NUMBER, SIZE, TextClusteringConfig
 
 
 class SCCLConfig(TextClusteringConfig):
@@ -27,6 +27,9 @@ class SCCLConfig(TextClusteringConfig):
     eta: float = 10.0
     cluster_loss_weight: float = 1.0
 
-    def __post_init__(self, **kwargs):
-        super().__post_init__(**kwargs)
-        self.check_numbers("alpha", "temperature", minimum=0, strict=True)
+    _parameter_constraints = {
+        **TextClusteringConfig._parameter_constraints,
+        "contrast_dim": SIZE,
+        **dict.fromkeys(("alpha", "temperature"), POSITIVE_NUMBER),
+        **dict.fromkeys(("eta", "cluster_loss_weight"), NON_NEGATIVE_NUMBER),
+    }
