@@ -42,7 +42,7 @@ import numpy as np
 from sklearn.decomposition import PCA
 from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score, silhouette_score
 
-from ..modeling.kmeans import keeping_torch_threads
+from ..editing.kmeans import keeping_torch_threads
 from ..modeling.validation import check_scalar
 from . import criteria as _registry
 

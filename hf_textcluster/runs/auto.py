@@ -48,10 +48,10 @@ from ..choosing.candidate_criteria import (
 )
 from ..choosing.linear_heads import distil_partition
 from ..choosing.serving import apply_partition
-from ..modeling.reuse import reusing_results
 from ..models import get_method
 from ..representation import ClusterNames
 from ..representation.summary import assign_embeddings
+from ..reuse import embed, reusing_results
 from ..training.arguments import ClusteringTrainingArguments, check_calibration_sample_size
 from .after_training import name_trained_clusters
 from .auto_candidates import gather_candidates
@@ -450,7 +450,7 @@ def _calibrate(result, texts: Sequence[str], seed: int, sample_size: int) -> Non
         return
     trainer, model = result.trainer, result.model
     encoding = {"batch_size": trainer.encode_batch_size, "precision": trainer.precision}
-    embeddings = model.embed(texts, show_progress_bar=False, **encoding)
+    embeddings = embed(model, texts, show_progress_bar=False, **encoding)
     model.calibrate(texts, sample_size=sample_size, random_state=seed, embeddings=embeddings, **encoding)
     trainer.train_assignments = assign_embeddings(model, embeddings)  # for naming: no pass of its own
 

@@ -11,7 +11,7 @@ import pytest
 from hub_client import run_client
 
 from hf_textcluster.data import load_texts
-from hf_textcluster.hub.remote_code import add_remote_code
+from hf_textcluster.models.remote_code import add_remote_code
 from hf_textcluster.runs.kept_candidates import read_candidates
 from hf_textcluster.runs.signals import CONSENSUS
 from hf_textcluster.runs.train import train_clusterer
