@@ -263,9 +263,9 @@ def calibrate(
         >>> model.calibrate(training_texts).save_pretrained("runs/old-model")  # doctest: +SKIP
     """
     model._check_clusters_initialized()
-    texts, precision = model._serving_arguments(texts, batch_size, precision)
+    checked, resolved = model._serving_arguments(texts, batch_size, precision)
     sample, probs = calibration_sample(
-        model, texts, sample_size, random_state, batch_size, show_progress_bar, precision, embeddings
+        model, checked, sample_size, random_state, batch_size, show_progress_bar, resolved, embeddings
     )
     model.calibration.fit(sample, probs)
     model.config.num_calibration_texts = sample.shape[0]
