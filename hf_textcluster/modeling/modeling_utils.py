@@ -414,14 +414,17 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     def save_pretrained(self, save_directory: str | os.PathLike, *args, **kwargs):
         """Save config, ``model.safetensors`` and the tokenizer. Files are written to a temporary folder first and
         moved into place, so an interrupted save never leaves a half-written checkpoint behind; a model with NaN or
-        inf weights is refused. ``push_to_hub=True``: transformers' save and push, not staged. With the package,
-        ``hf_textcluster.hub.save_pretrained(model, dir, model_card=True, remote_code=True)`` adds a model card and
-        the inference code for ``trust_remote_code=True``, and ``hf_textcluster.hub.push_to_hub(model, repo)`` pushes
-        all of it in one commit.
+        inf weights is refused. ``push_to_hub=True``: saved, then pushed by transformers' ``push_to_hub``. With the
+        package, ``hf_textcluster.hub.save_pretrained(model, dir, model_card=True, remote_code=True)`` adds a model
+        card and the inference code for ``trust_remote_code=True``, and ``hf_textcluster.hub.push_to_hub(model, repo)``
+        pushes all of it in one commit.
         """
         check_finite_weights(self)
-        if kwargs.get("push_to_hub"):
-            return super().save_pretrained(save_directory, *args, **kwargs)
+        if kwargs.pop("push_to_hub", False):  # transformers' spelling of "save, then push to repo_id"
+            hub_kwargs = {k: kwargs.pop(k) for k in ("token", "private", "commit_message", "create_pr") if k in kwargs}
+            repo_id = kwargs.pop("repo_id", None) or os.path.basename(os.path.normpath(os.fspath(save_directory)))
+            self.save_pretrained(save_directory, *args, **kwargs)
+            return self.push_to_hub(repo_id, **hub_kwargs)
 
         def write(staging: str) -> None:
             super(TextClusteringPreTrainedModel, self).save_pretrained(staging, *args, **kwargs)
