@@ -424,7 +424,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             hub_kwargs = {k: kwargs.pop(k) for k in ("token", "private", "commit_message", "create_pr") if k in kwargs}
             repo_id = kwargs.pop("repo_id", None) or os.path.basename(os.path.normpath(os.fspath(save_directory)))
             self.save_pretrained(save_directory, *args, **kwargs)
-            return self.push_to_hub(repo_id, **hub_kwargs)
+            return self.push_to_hub(repo_id, **hub_kwargs)  # type: ignore[arg-type]  # transformers wraps it
 
         def write(staging: str) -> None:
             super(TextClusteringPreTrainedModel, self).save_pretrained(staging, *args, **kwargs)
