@@ -178,10 +178,11 @@ def toy_corpus() -> tuple[list[str], list[int]]:
 def toy_model(tiny_encoder_dir, toy_corpus):
     """A tiny seeded SCCL model with k-means clusters on the toy corpus; one per test module (tests may change it)."""
     from hf_textcluster import SCCLModel
+    from hf_textcluster.editing import initialize_clusters
 
     torch.manual_seed(0)
     model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
-    model.initialize_clusters(toy_corpus[0])
+    initialize_clusters(model, toy_corpus[0])
     return model
 
 

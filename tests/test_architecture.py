@@ -17,20 +17,22 @@ PACKAGE = Path(__file__).resolve().parents[1] / "hf_textcluster"
 # Rank of each layer (a top-level folder or module of the package): a module may import its own layer and any layer
 # of a lower rank, never one of its own rank or higher. Keep in step with docs/architecture.md.
 RANKS = {
-    "__init__": 9,  # the public facade: lazy exports of every layer
-    "__main__": 9,
-    "cli": 8,
-    "apps": 7,
-    "hub": 6,
-    "runs": 5,
-    "choosing": 4,
-    "models": 3,
-    "training": 2,
+    "__init__": 10,  # the public facade: lazy exports of every layer
+    "__main__": 10,
+    "cli": 9,
+    "apps": 8,
+    "hub": 7,
+    "runs": 6,
+    "choosing": 5,
+    "models": 4,
+    "training": 3,
+    "editing": 2,  # package-only: k-means and what sets or changes a model's clusters (merge, split, update)
     "evaluation": 1,
     "data": 1,
     "representation": 1,
     "encoders": 1,
     "distributed": 1,
+    "reuse": 1,  # results computed once within a scope (an encoding pass, a k-means fit)
     "modeling": 0,
     "cache": 0,
     "timing": 0,  # named phases of a run, timed: imports nothing of the package

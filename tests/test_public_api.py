@@ -39,7 +39,7 @@ def test_shipped_remote_code_is_the_modeling_set_plus_the_method():
     pip-shipped encoders."""
     from pathlib import Path
 
-    from hf_textcluster.hub.remote_code import remote_code_files
+    from hf_textcluster.models.remote_code import remote_code_files
 
     modeling = {p.name for p in (Path(hf_textcluster.__file__).parent / "modeling").glob("*.py")} - {"__init__.py"}
     for name in METHODS:

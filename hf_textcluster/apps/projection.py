@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..modeling.kmeans import keeping_torch_threads
+from ..editing.kmeans import keeping_torch_threads
 from ..modeling.validation import check_scalar
 
 MAP_METHODS = ("umap", "tsne", "pca")

@@ -19,7 +19,7 @@ import numpy as np
 from scipy import sparse
 from sklearn.metrics import normalized_mutual_info_score
 
-from ..modeling.kmeans import fit_kmeans
+from ..editing.kmeans import fit_kmeans
 
 __all__ = ["average_nmi", "consensus_partition", "membership_matrix"]
 

@@ -33,7 +33,7 @@ from sklearn.linear_model import RidgeClassifier
 from sklearn.metrics import adjusted_rand_score, calinski_harabasz_score, davies_bouldin_score
 from sklearn.model_selection import KFold, cross_val_score
 
-from ..modeling.kmeans import keeping_torch_threads
+from ..editing.kmeans import keeping_torch_threads
 from .consensus import average_nmi
 from .linear_heads import l2_normalize
 

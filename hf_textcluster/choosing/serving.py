@@ -14,7 +14,7 @@ internal criterion (:mod:`~hf_textcluster.choosing.candidate_choice`, no labels)
   candidate: the clusters were found in the UMAP space, where the nearest of their centres in the embedding space
   keeps them less well;
 - ``"<candidate>+refined"``: a linear ``refined_head`` on the L2-normalised ``kmeans_features`` replaces the head
-  (``TextClusteringPreTrainedModel.set_refined_head``).
+  (:func:`hf_textcluster.editing.clusters.set_refined_head`).
 
 Every candidate is scored as the model would serve it, so the choice ranks what a user gets. The choice, each
 candidate's criterion value and what refinement did are returned as a :class:`ServingChoice` (``to_dict`` is what
@@ -31,7 +31,8 @@ import numpy as np
 import torch
 from transformers.utils import logging
 
-from ..modeling.kmeans import NearestCentres, fit_kmeans
+from ..editing.clusters import serve_method_head, set_refined_head
+from ..editing.kmeans import NearestCentres, fit_kmeans
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 
 # The names of the partitions a model can serve live with the model (its config's `served_partition`), so that the
@@ -198,11 +199,11 @@ def apply_partition(model: TextClusteringPreTrainedModel, name: str, serving: ob
     """Make ``model`` serve candidate ``name`` (see :func:`candidate_partitions` for ``serving``): what it records in
     ``config.served_partition`` is what it then serves."""
     if name == "head":  # a refined head in front of it is dropped (the head's weights were kept under it)
-        model.serve_method_head()
+        serve_method_head(model)
         model.config.served_partition = "head"
         return
     if isinstance(serving, RefinementResult):
-        model.set_refined_head(serving.coef, serving.intercept, served_partition=name)
+        set_refined_head(model, serving.coef, serving.intercept, served_partition=name)
         return
     model.init_clusters_from_kmeans(serving)
     model.config.served_partition = name

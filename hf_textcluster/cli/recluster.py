@@ -8,7 +8,8 @@ import numpy as np
 import torch
 from transformers.utils import logging
 
-from ..modeling.kmeans import KMEANS_INITS
+from ..editing.clusters import initialize_clusters
+from ..editing.kmeans import KMEANS_INITS
 from ._args import update_saved_model
 from .calibrate import add_saved_model_args, calibrate_model, rename_clusters
 
@@ -79,7 +80,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     def update(model, texts):
         embeddings = model.embed(texts, batch_size=args.batch_size, show_progress_bar=True)
         before = head_clusters(model, embeddings) if model.config.centroids_initialized else None
-        model.initialize_clusters(embeddings=embeddings, random_state=args.seed, kmeans_init=args.kmeans_init)
+        initialize_clusters(model, embeddings=embeddings, random_state=args.seed, kmeans_init=args.kmeans_init)
         if before is not None:
             warn_if_low_agreement(before, head_clusters(model, embeddings), args.input)
         calibrate_model(model, texts, args)

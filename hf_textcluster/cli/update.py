@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..data import load_text_file
-from ..modeling.calibration import UPDATE_FAR_QUANTILE
+from ..editing.curation import UPDATE_FAR_QUANTILE
 from ..runs.curation import update_saved_model
 from ._args import add_curation_args, curation_texts, quantile, refresh_card
 

@@ -1,5 +1,5 @@
-"""The Hub layer: push with a model card, remote code for users without this package, model cards."""
+"""The Hub layer: save and push with a model card and the remote code for users without this package, model cards."""
 
-from .push import add_to_saved_model, check_ready_to_push, push_model_dir, push_to_hub
+from .push import check_ready_to_push, push_model_dir, push_to_hub, save_pretrained
 
-__all__ = ["add_to_saved_model", "check_ready_to_push", "push_model_dir", "push_to_hub"]
+__all__ = ["check_ready_to_push", "push_model_dir", "push_to_hub", "save_pretrained"]

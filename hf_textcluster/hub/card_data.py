@@ -19,10 +19,10 @@ from transformers import PreTrainedConfig
 
 from ..encoders import _PIP_SHIPPED_ENCODERS, shipped_encoder_id
 from ..models import METHODS
+from ..models.remote_code import model_file
 from ..representation import cluster_keywords
 from ..runs.recipes import load_recipe
 from ..runs.training_texts import find_training_texts
-from .remote_code import model_file
 
 PLACEHOLDER_REPO_ID = "your-org/your-model"
 

@@ -21,6 +21,7 @@ from typing import Any
 
 from .._version import __version__
 from ..markup import escape_markdown
+from ..modeling.loading_checks import check_finite_weights
 from ..models import METHODS
 from ..runs.folder import RunFolder
 from .card_data import CardData, card_texts, method_fields
@@ -108,7 +109,7 @@ def generate_model_card(
         why_no_keywords: without ``texts``, why the training texts were not found (e.g. "the run's input file ... is
             no longer there"), said in the card.
     """
-    model._check_finite_weights()  # no card for a diverged model
+    check_finite_weights(model)  # no card for a diverged model
     data = CardData.gather(
         model,
         training_run=training_run,

@@ -1,13 +1,13 @@
 """Sharing clusterers on the Hugging Face Hub: ``push_to_hub`` with a model card, and remote code for users without
 this package.
 
-This is the Hub layer of the package: it sits above the models, which import it on first use inside the package (never
-as remote code), so ``model.save_pretrained(dir, model_card=True)`` and ``model.push_to_hub(repo)`` go through
-:func:`add_to_saved_model` and :func:`push_to_hub` here.
+This is the Hub layer of the package: it sits above the models and calls them, never the other way round.
+:func:`save_pretrained` is ``model.save_pretrained`` plus a model card and the remote code, and :func:`push_to_hub`
+uploads all of it in one commit (a model's own ``push_to_hub`` is transformers', without either).
 
 A pushed repository holds ``config.json``, ``model.safetensors``, the tokenizer, a generated ``README.md`` (see
 :mod:`hf_textcluster.hub.model_card`), ``training_run.json`` when known, and the method's inference code (see
-:mod:`hf_textcluster.hub.remote_code`: the package's own configuration / modeling / pipeline files, importing only
+:mod:`hf_textcluster.models.remote_code`: the package's own configuration / modeling / pipeline files, importing only
 torch, numpy and transformers). ``config.json`` then carries
 
 - ``auto_map`` (``AutoConfig`` / ``AutoModel`` -> e.g. ``modeling_decmlm.DECMLMModel``), so that
@@ -27,31 +27,45 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..modeling.loading_checks import check_finite_weights
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
+from ..modeling.serialization import save_staged
+from ..models.remote_code import save_pretrained as ship_code
 from ..representation import label_clusters as name_clusters
 from ..runs.folder import RunFolder
 from .card_data import card_texts, encoder_hub_id
 from .model_card import generate_model_card
-from .remote_code import add_remote_code
 
 
-def add_to_saved_model(model, directory, *, save_directory, model_card=None, remote_code: bool = False) -> None:
-    """What ``save_pretrained`` adds with the package: the inference code (``remote_code``) and ``README.md``
-    (``model_card``: True, a dict of :func:`~hf_textcluster.hub.model_card.generate_model_card` arguments, or the card's
-    text). ``directory`` is the staging folder; ``save_directory`` the final one (its ``training_run.json`` feeds
-    the card)."""
-    if remote_code:
-        add_remote_code(directory, model.config.model_type)
+def save_pretrained(
+    model, save_directory: str | os.PathLike, *args, model_card=False, remote_code: bool = False, **kwargs
+) -> None:
+    """``model.save_pretrained(save_directory)`` and what the package adds, moved into place together: with
+    ``remote_code``, the inference code and ``config.json``'s ``auto_map`` / ``custom_pipelines`` (so that
+    ``trust_remote_code=True`` loads it without hf_textcluster); with ``model_card`` (True, a dict of
+    :func:`~hf_textcluster.hub.model_card.generate_model_card` arguments, or the card's text), ``README.md`` (the
+    folder's ``training_run.json`` feeds a generated card).
+
+    Example:
+        >>> save_pretrained(model, "runs/tickets-share", model_card=True, remote_code=True)  # doctest: +SKIP
+    """
     if model_card is None or model_card is False:
+        ship_code(model, save_directory, *args, remote_code=remote_code, **kwargs)
         return
-    if isinstance(model_card, str):
-        card = model_card
-    else:
-        card_kwargs = dict(model_card) if isinstance(model_card, dict) else {}
-        card_kwargs.setdefault("training_run", RunFolder(save_directory).read_training_run())
-        card_kwargs.setdefault("remote_code", bool(remote_code))
-        card = generate_model_card(model, **card_kwargs)
-    Path(directory, "README.md").write_text(card, encoding="utf-8")
+    check_finite_weights(model)  # no card for a diverged model
+
+    def write(staging: str) -> None:
+        ship_code(model, staging, *args, remote_code=remote_code, **kwargs)
+        if isinstance(model_card, str):
+            card = model_card
+        else:
+            card_kwargs = dict(model_card) if isinstance(model_card, dict) else {}
+            card_kwargs.setdefault("training_run", RunFolder(save_directory).read_training_run())
+            card_kwargs.setdefault("remote_code", bool(remote_code))
+            card = generate_model_card(model, **card_kwargs)
+        Path(staging, "README.md").write_text(card, encoding="utf-8")
+
+    save_staged(save_directory, write)
 
 
 def check_ready_to_push(model) -> None:
@@ -62,9 +76,9 @@ def check_ready_to_push(model) -> None:
         raise RuntimeError(
             f"Refusing to push this {type(model).__name__}: its clusters were never initialised (the model was not "
             "trained), so nobody could predict with it. Nothing was uploaded. Train it first (`hf-textcluster "
-            "train`, or a trainer, or `model.initialize_clusters(texts)`)."
+            "train`, or a trainer, or `hf_textcluster.editing.initialize_clusters(model, texts)`)."
         )
-    model._check_finite_weights()  # a diverged model is never uploaded
+    check_finite_weights(model)  # a diverged model is never uploaded
     if model.tokenizer is None:
         raise ValueError(
             f"Refusing to push this {type(model).__name__} without a tokenizer: the pipeline and `predict` need one. "
@@ -115,7 +129,7 @@ def push_to_hub(
     if getattr(api, "endpoint", None):  # before any work: an endpoint that never answers must not hang
         check_hub_answers(api.endpoint)
     with tempfile.TemporaryDirectory(prefix="hf-textcluster-push-") as folder:
-        model.save_pretrained(folder, remote_code=remote_code, max_shard_size=max_shard_size)
+        ship_code(model, folder, remote_code=remote_code, max_shard_size=max_shard_size)
         if model_card:
             card = (
                 model_card

@@ -28,9 +28,14 @@ torch.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
 import torch
 from torch import nn
 
+from .encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from .validation import check_scalar
 
 QUANTILE_LEVELS = 101
@@ -38,8 +43,6 @@ QUANTILE_LEVELS = 101
 # comes from the distances of all calibration texts to their own clusters' centres (pooled) instead.
 MIN_CLUSTER_SIZE = 20
 DEFAULT_OUTLIER_QUANTILE = 0.99
-# `update`: a text farther from its nearest cluster than nine in ten of that cluster's texts may belong to a new one
-UPDATE_FAR_QUANTILE = 0.9
 
 
 def check_outlier_quantile(value, argument_name: str = "outlier_quantile") -> float:
@@ -177,3 +180,147 @@ class ClusterCalibration(nn.Module):
     def thresholds(self, outlier_quantile: float) -> torch.Tensor:
         """Per cluster (K), the distance beyond which a text is an outlier: the ``outlier_quantile`` of its members'."""
         return quantile_at(self.distance_quantiles.float(), outlier_quantile)
+
+
+def calibration_sample(
+    model, texts: list[str], sample_size, random_state, batch_size, show_progress_bar, precision: str, embeddings
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The pooled embeddings and served soft assignments (CPU) of a seeded sample of at most ``sample_size`` of
+    ``texts`` (validated; ``precision`` resolved) that ``model.calibrate`` fits on: one encoding pass, or the
+    sample's rows of ``embeddings`` (``model.embed(texts)``) when given."""
+    check_scalar(sample_size, "sample_size", int, min_val=2, allow_none=True, hint="None: all texts")
+    if len(texts) < 2:
+        raise ValueError(f"Calibration needs at least 2 texts, got {len(texts)}.")
+    given = None
+    if embeddings is not None:  # checked against the texts and the encoder, before any work
+        given = torch.as_tensor(
+            embeddings.detach().cpu() if isinstance(embeddings, torch.Tensor) else np.asarray(embeddings)
+        )
+        hidden = model.calibration.centres.shape[1]
+        if given.ndim != 2 or given.shape != (len(texts), hidden):
+            raise ValueError(
+                f"`embeddings` must be `model.embed(texts)`, {len(texts)} x {hidden}; got shape {tuple(given.shape)}. "
+                "Pass the embeddings of the same texts, or leave `embeddings` out to encode them."
+            )
+    rows = np.arange(len(texts))
+    if sample_size is not None and len(texts) > sample_size:
+        rows = np.sort(np.random.default_rng(random_state).choice(len(texts), size=sample_size, replace=False))
+        texts = [texts[int(i)] for i in rows]
+    if given is None:
+        fields = ("embeddings", "cluster_probs")
+        outputs = model._encode_texts(texts, batch_size, show_progress_bar, precision, fields)
+        return outputs.embeddings, outputs.cluster_probs
+    sample = given.float()[torch.from_numpy(rows)]
+    with torch.no_grad():
+        return sample, model.cluster_probabilities(sample.to(model.device)).float().cpu()
+
+
+def calibrate(
+    model,
+    texts: Sequence[str],
+    sample_size: int | None = 10_000,
+    random_state: int | None = 0,
+    batch_size: int = DEFAULT_ENCODE_BATCH_SIZE,
+    show_progress_bar: bool | None = None,
+    precision: str | torch.dtype | None = "auto",
+    *,
+    embeddings: np.ndarray | torch.Tensor | None = None,
+) -> Any:
+    """Calibrate the confidence and the outlier distances on a seeded sample of ``texts`` (use the training texts).
+
+    One encoding pass, or none when ``embeddings`` are given. Stores the result in the model's ``calibration``
+    buffers (saved with the weights) and ``config.num_calibration_texts``.
+
+    Afterwards ``predict_with_confidence`` and the pipeline's ``confidence`` / ``flag_outliers`` work: a text's
+    confidence is the share of these calibration texts whose centre margin is <= its own (how much nearer its
+    cluster's centre than the nearest other centre, relative to both distances; see ``calibrated_confidence``),
+    so it spreads over [0, 1] whatever partition the model serves; a text is an outlier when it is farther (cosine
+    distance of its pooled embedding) from its cluster's centre than ``outlier_quantile`` of that cluster's
+    calibration texts. A cluster with fewer than
+    ``calibration.MIN_CLUSTER_SIZE`` (20) calibration texts uses the distances of all calibration texts instead.
+
+    A method of every clusterer (``model.calibrate(texts)``), defined here beside the arithmetic it runs.
+
+    Args:
+        texts: the texts to calibrate on (non-blank strings).
+        sample_size: at most this many of them, a seeded sample (``None``: all).
+        random_state: the sample's seed.
+        batch_size: texts per encoder call.
+        show_progress_bar: a tqdm bar; ``None`` shows one for large inputs only.
+        precision: as for ``embed``.
+        embeddings: ``embed(texts)`` (N x hidden, the same order), when the caller has them already: the
+            sample's rows are taken from them instead of encoding the texts again (the heads run on them as on
+            a pass's own embeddings, in fp32).
+
+    Returns:
+        The model itself (save it with ``save_pretrained`` to keep the calibration).
+
+    Raises:
+        ValueError: fewer than 2 texts, a bad ``sample_size``, or ``embeddings`` of another shape than
+            N x hidden.
+
+    Example:
+        >>> model.calibrate(training_texts).save_pretrained("runs/old-model")  # doctest: +SKIP
+    """
+    model._check_clusters_initialized()
+    checked, resolved = model._serving_arguments(texts, batch_size, precision)
+    sample, probs = calibration_sample(
+        model, checked, sample_size, random_state, batch_size, show_progress_bar, resolved, embeddings
+    )
+    model.calibration.fit(sample, probs)
+    model.config.num_calibration_texts = sample.shape[0]
+    model.config.confidence_measure = "centre_margin"
+    return model
+
+
+def predict_with_confidence(
+    model,
+    texts: Sequence[str],
+    outlier_quantile: float = DEFAULT_OUTLIER_QUANTILE,
+    batch_size: int = DEFAULT_ENCODE_BATCH_SIZE,
+    show_progress_bar: bool | None = None,
+    precision: str | torch.dtype | None = "auto",
+) -> dict[str, np.ndarray]:
+    """Each text's assignment with its calibrated confidence and outlier flag (a calibrated model only; see
+    ``calibrate``), as arrays of length N (``pandas.DataFrame(result)`` makes a table):
+
+    - ``cluster``: the most likely cluster (never -1 here: ``is_outlier`` says whether it is far);
+    - ``probability``: its soft-assignment probability (the method's own q; the pipeline's ``score``);
+    - ``confidence``: the share of calibration texts whose centre margin (nearer its cluster's centre than the
+      nearest other one, relative to both distances) is <= this text's, in [0, 1];
+    - ``distance``: the cosine distance of the text's pooled embedding to its cluster's calibrated centre;
+    - ``is_outlier``: ``distance`` beyond the ``outlier_quantile`` of the cluster's calibration texts' distances.
+
+    A method of every clusterer (``model.predict_with_confidence(texts)``), defined here beside the arithmetic.
+
+    Args:
+        texts: the texts (non-blank strings).
+        outlier_quantile: the quantile of a cluster's calibration distances beyond which a text is an outlier.
+        batch_size: texts per encoder call.
+        show_progress_bar: a tqdm bar; ``None`` shows one for large inputs only.
+        precision: as for ``embed``.
+
+    Returns:
+        A dict of the five arrays above, each of length N.
+
+    Raises:
+        ValueError: the model is not calibrated (see ``calibrate``).
+
+    Example:
+        >>> import pandas as pd
+        >>> pd.DataFrame(model.predict_with_confidence(["how do i join two tables"]))  # doctest: +SKIP
+    """
+    model._require_calibration()
+    outlier_quantile = check_outlier_quantile(outlier_quantile)
+    model._check_clusters_initialized()
+    texts, precision = model._serving_arguments(texts, batch_size, precision)
+    fields = ("cluster_probs", "distance", "confidence")
+    outputs = model._encode_texts(texts, batch_size, show_progress_bar, precision, fields)
+    probability, clusters = outputs.cluster_probs.max(dim=-1)
+    return {
+        "cluster": clusters.numpy(),
+        "probability": probability.numpy(),
+        "confidence": outputs.confidence.numpy(),
+        "distance": outputs.distance.numpy(),
+        "is_outlier": (outputs.distance > model.calibration.thresholds(outlier_quantile).cpu()[clusters]).numpy(),
+    }

@@ -175,6 +175,16 @@ def non_finite_tensors(model: torch.nn.Module) -> list[str]:
     ]
 
 
+def check_finite_weights(model: torch.nn.Module) -> None:
+    """A model with NaN / inf weights (a diverged run) is never saved, carded or pushed (nor loaded)."""
+    bad = non_finite_tensors(model)
+    if bad:
+        raise ValueError(
+            f"{len(bad)} of this model's tensors hold NaN or inf (e.g. {bad[0]!r}): training diverged. Not saving "
+            "it; retrain with a lower learning rate (the last good checkpoint in the run folder is kept)."
+        )
+
+
 def check_loaded_weights_finite(model: torch.nn.Module, path: str) -> None:
     """Refused at load as at save: NaN or inf weights would serve every text in one cluster with a NaN score."""
     bad = non_finite_tensors(model)

@@ -1,20 +1,21 @@
 """TextClusteringPreTrainedModel: an encoder + pooling whose embedding is assigned to clusters by a method's head.
 
-Part of the inference code that every pushed repository carries (see :mod:`hf_textcluster.hub.push`): this module, the
-config, layers, pipeline and each method's configuration/modeling files import only torch, numpy, transformers and
-each other, so that ``trust_remote_code=True`` works where hf_textcluster is not installed.
+The model base of the inference code that every pushed repository carries (see :mod:`hf_textcluster.models.remote_code`):
+this module, the config, layers, calibration, pipeline and each method's configuration/modeling files import only
+torch, numpy, transformers and each other, so that ``trust_remote_code=True`` works where hf_textcluster is not
+installed.
 
-The model base holds what serving a text needs: the encoder, pooling, the heads, the clusters' initialisation and the
-passes over raw texts (``embed``, ``predict``). As transformers does with its mixins, the rest of a clusterer's API
-sits in one mixin per job: loading, saving and pushing (:mod:`~hf_textcluster.modeling.serialization`, with the
-checks of :mod:`~hf_textcluster.modeling.loading_checks`), the calibrated confidence
-(:mod:`~hf_textcluster.modeling.calibration_mixin`) and curating the clusters
-(:mod:`~hf_textcluster.modeling.curation`).
+The model base holds what serving a text needs, and nothing else: the encoder, pooling, the heads and one batched
+call (``cluster_batch``) behind ``embed``, ``predict``, ``predict_proba``, the calibrated read-out (``calibrate``,
+``predict_with_confidence``; the arithmetic is :mod:`~hf_textcluster.modeling.calibration`) and the pipeline;
+loading and saving with their checks (:mod:`~hf_textcluster.modeling.serialization`,
+:mod:`~hf_textcluster.modeling.loading_checks`). What changes a model's clusters (k-means, merge, split, online
+update, a refined head) is package-only code that acts on a model: :mod:`hf_textcluster.editing`.
 """
 
 from __future__ import annotations
 
-import json
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,26 +23,25 @@ import numpy as np
 import torch
 from transformers import AutoModel, PreTrainedModel
 
-from .calibration import ClusterCalibration
-from .calibration_mixin import CalibrationMixin
-from .configuration_utils import TextClusteringConfig
-from .curation import CurationMixin
+from .calibration import (
+    ClusterCalibration,
+    calibrate,
+    predict_with_confidence,
+)
+from .configuration_utils import TextClusteringConfig, running_as_remote_code
 from .encoding_passes import DEFAULT_ENCODE_BATCH_SIZE, LOCAL_PASSES, ClusteringOutput, encode_sorted
-from .kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
 from .layers import pool_token_states
+from .loading_checks import check_finite_weights
 from .precision import autocast_dtype, quantize_int8, resolve_precision
-from .reuse import reuse
-from .serialization import SerializationMixin, package_layer
-from .validation import check_num_clusters, check_scalar, clip_text, validate_texts
+from .serialization import from_encoder_pretrained, load_checked, package_layer, save_staged
+from .validation import check_scalar, clip_text, validate_texts
 
 
-class TextClusteringPreTrainedModel(CurationMixin, CalibrationMixin, SerializationMixin, PreTrainedModel):
+class TextClusteringPreTrainedModel(PreTrainedModel):
     """Base class of all clusterers: builds the encoder from ``config.encoder`` (never downloads in ``__init__``),
     pools its token states into one embedding per text, and hands the embedding to the method's ``cluster_head``
     (see :mod:`hf_textcluster.modeling.layers` for what a head provides). Holds an optional ``tokenizer`` so that
-    ``embed``/``predict`` take raw texts and ``save_pretrained`` writes a self-contained directory. Loading and saving,
-    the calibrated confidence and curating the clusters come from its mixins (``SerializationMixin``,
-    ``CalibrationMixin``, ``CurationMixin``)."""
+    ``embed``/``predict`` take raw texts and ``save_pretrained`` writes a self-contained directory."""
 
     config_class = TextClusteringConfig
     config: TextClusteringConfig
@@ -49,7 +49,6 @@ class TextClusteringPreTrainedModel(CurationMixin, CalibrationMixin, Serializati
     encoder: PreTrainedModel
     calibration: ClusterCalibration
     cluster_head: Any  # the method's head (its own class in each method's modeling file)
-    cluster_mapping_: np.ndarray  # set on an edited copy: old cluster id -> new id
     tokenizer: Any
     base_model_prefix = "encoder"
     main_input_name = "input_ids"
@@ -58,17 +57,20 @@ class TextClusteringPreTrainedModel(CurationMixin, CalibrationMixin, Serializati
 
     # How whole-list passes run (an EncodingPasses; None: in this process). A plain attribute, never saved.
     encoding_passes = None
-    # The heads that hold one row per cluster (see cluster_edits): what merging, splitting and updating rewrite.
+    # The heads that hold one row per cluster: what the package's cluster edits (hf_textcluster.editing) rewrite.
     _cluster_row_modules = ("cluster_head", "refined_head")
     # Checkpoints from before calibration have no `calibration.*` buffers: they load uncalibrated (zeros), silently.
     _keys_to_ignore_on_load_missing = [r"^calibration\."]
+    # A callable that resolves `encoder` (name_or_path, pooling) for `from_encoder_pretrained`; None: the package's
+    # resolve_encoder, or as remote code a hub id or path as given. Set it to resolve encoders your own way.
+    encoder_resolver = None
 
     def __init__(self, config: TextClusteringConfig):
         super().__init__(config)
         self.encoder = AutoModel.from_config(config.encoder)
         encoder_config: Any = config.encoder  # a PreTrainedConfig once the config's __post_init__ has run
         self.calibration = ClusterCalibration(config.num_clusters, encoder_config.hidden_size)
-        if config.refined_head_dim:  # a refined partition, served instead of the method's head (see set_refined_head)
+        if config.refined_head_dim:  # a refined partition, served instead of the method's head (see editing)
             self.refined_head = torch.nn.Linear(config.refined_head_dim, config.num_clusters)
         self.tokenizer = None
 
@@ -180,41 +182,6 @@ class TextClusteringPreTrainedModel(CurationMixin, CalibrationMixin, Serializati
         features = torch.nn.functional.normalize(self.kmeans_features(embeddings).float(), dim=-1)
         return torch.softmax(self.refined_head(features).float(), dim=-1)
 
-    @torch.no_grad()
-    def set_refined_head(self, coef, intercept, served_partition: str = "refined") -> None:
-        """Serve a refined partition: a linear layer (K x d weights ``coef``, K biases ``intercept``) on the
-        L2-normalised ``kmeans_features`` replaces the method's head for prediction (the head's weights are kept).
-        The calibration no longer describes the clusters: calibrate again.
-
-        Example:
-            >>> result = refine_partition(features, labels)            # doctest: +SKIP
-            >>> model.set_refined_head(result.coef, result.intercept)   # doctest: +SKIP
-        """
-        coef, intercept = (v.detach().cpu() if isinstance(v, torch.Tensor) else v for v in (coef, intercept))
-        coef = torch.as_tensor(np.asarray(coef), dtype=torch.float32)
-        intercept = torch.as_tensor(np.asarray(intercept), dtype=torch.float32)
-        num_clusters = self.config.num_clusters
-        if coef.ndim != 2 or coef.shape[0] != num_clusters or tuple(intercept.shape) != (num_clusters,):
-            raise ValueError(
-                f"`coef` must be {num_clusters} x d and `intercept` of length {num_clusters} "
-                f"(num_clusters), got {tuple(coef.shape)} and {tuple(intercept.shape)}."
-            )
-        if not (torch.isfinite(coef).all() and torch.isfinite(intercept).all()):
-            raise ValueError("`coef` and `intercept` must be finite.")
-        self._clusters_set()
-        head = torch.nn.Linear(coef.shape[1], num_clusters).to(self.device)
-        head.weight.copy_(coef)
-        head.bias.copy_(intercept)
-        self.refined_head = head
-        self.config.refined_head_dim = int(coef.shape[1])
-        self.config.served_partition = served_partition
-
-    def serve_method_head(self) -> None:
-        """Serve the method's own head again (its weights were kept under a refined head): what training continues
-        from, since the method's losses train that head. The calibration no longer describes the clusters."""
-        if self.config.refined_head_dim:
-            self._clusters_set()
-
     def forward(
         self,
         input_ids: torch.Tensor | None = None,
@@ -237,18 +204,15 @@ class TextClusteringPreTrainedModel(CurationMixin, CalibrationMixin, Serializati
         if not self.config.centroids_initialized:
             raise RuntimeError(
                 f"This {type(self).__name__}'s clusters were never initialised: train it (with the hf_textcluster "
-                "package: the trainer fits them first) or call `model.initialize_clusters(texts)` before predicting."
+                "package: the trainer fits them first) or call `hf_textcluster.editing.initialize_clusters(model, "
+                "texts)` before predicting."
             )
-
-    @property
-    def uses_kmeans_init(self) -> bool:
-        """Whether training starts from k-means on the corpus (the head defines ``init_from_kmeans``)."""
-        return callable(getattr(getattr(self, "cluster_head", None), "init_from_kmeans", None))
 
     def init_clusters_from_kmeans(self, centers: np.ndarray | torch.Tensor) -> None:
         """Set the cluster head from k-means centres (K x the ``kmeans_features`` size) so that it predicts each
-        text's nearest centre, and mark the clusters initialised. The old calibration no longer describes them."""
-        if not self.uses_kmeans_init:
+        text's nearest centre, and mark the clusters initialised. The old calibration no longer describes them. (The
+        package's :func:`hf_textcluster.editing.initialize_clusters` fits the centres.)"""
+        if not callable(getattr(self.cluster_head, "init_from_kmeans", None)):
             raise NotImplementedError(
                 f"{type(self).__name__}'s cluster head is a classifier its trainer fits, not centres: it cannot be set "
                 "from k-means. For k-means on its trained embeddings use "
@@ -266,55 +230,6 @@ class TextClusteringPreTrainedModel(CurationMixin, CalibrationMixin, Serializati
         self.config.refined_head_dim = 0
         self.config.served_partition = "head"
         self.__dict__["_modules"].pop("refined_head", None)
-
-    def initialize_clusters(
-        self,
-        texts: Sequence[str] | None = None,
-        embeddings: np.ndarray | None = None,
-        random_state: int | None = 0,
-        n_init: int = 10,
-        batch_size: int = DEFAULT_ENCODE_BATCH_SIZE,
-        show_progress_bar: bool | None = None,
-        precision: str | torch.dtype | None = "auto",
-        max_samples: int | None = DEFAULT_KMEANS_MAX_SAMPLES,
-        kmeans_init: str = "best",
-    ) -> np.ndarray:
-        """Fit k-means (K = ``config.num_clusters``) on the embeddings of ``texts`` (or on ``embeddings``) and start
-        the cluster head from its centres. Returns the k-means labels of every text. On a trained model this
-        re-clusters: ``predict`` then gives the nearest k-means centre on the trained embeddings (the benchmark's
-        "k-means after"; ``hf-textcluster recluster``); call ``calibrate`` again afterwards. ``max_samples``: the
-        centres
-        are fitted on a seeded sample of at most this many texts (None: all); ``kmeans_init``: ``"best"`` (default: the
-        lower inertia of k-means++ and of a run started from the UMAP clusters), ``"k-means++"`` or ``"umap"`` (see
-        :func:`~hf_textcluster.modeling.kmeans.fit_kmeans`); ``kmeans_start_`` then says which start won."""
-        num_clusters = self.config.num_clusters
-        if embeddings is None:
-            texts = validate_texts(texts)
-            # before the encoding pass, not after; K clusters of copies of fewer texts would be meaningless
-            check_num_clusters(num_clusters, len(texts), texts=texts)
-            embeddings = self.embed(
-                texts, batch_size=batch_size, show_progress_bar=show_progress_bar, precision=precision
-            )
-        if isinstance(embeddings, torch.Tensor):  # numpy reads a tensor on the host only
-            embeddings = embeddings.detach().cpu()
-        embeddings = np.asarray(embeddings, dtype=np.float32)
-        check_num_clusters(num_clusters, embeddings.shape[0])
-        distinct = len({row.tobytes() for row in np.ascontiguousarray(embeddings)})
-        if distinct < num_clusters:
-            raise ValueError(
-                f"`num_clusters` ({num_clusters}) is larger than the number of distinct embeddings "
-                f"({distinct} of {embeddings.shape[0]}): k-means cannot find that many clusters. Pass more "
-                "varied texts or `num_clusters` <= that number."
-            )
-        with torch.no_grad():  # k-means runs where the head does (on a GPU: torch's k-means, no copy to the host)
-            features = self.kmeans_features(torch.from_numpy(embeddings).to(self.device)).float()
-        points = features if features.is_cuda else features.cpu().numpy()
-        kmeans = fit_kmeans(
-            points, num_clusters, n_init=n_init, random_state=random_state, max_samples=max_samples, init=kmeans_init
-        )
-        self.kmeans_start_ = getattr(kmeans, "start_", kmeans_init)
-        self.init_clusters_from_kmeans(kmeans.cluster_centers_)
-        return kmeans.labels_
 
     # ----- raw-text conveniences -----------------------------------------------------------------------------
     def _require_tokenizer(self):
@@ -385,34 +300,9 @@ class TextClusteringPreTrainedModel(CurationMixin, CalibrationMixin, Serializati
             (1, 384)
         """
         texts, precision = self._serving_arguments(texts, batch_size, precision)
-        # within a reusing_results block, one pass per (encoder weights, pooling, texts, batch, precision): what auto's
-        # signals and its pretrained candidates encode with the same untrained encoder
-        return reuse(
-            lambda: ("embed", *self._encoding_identity(), "\x00".join(texts), batch_size, precision),
-            lambda: self._encode_texts(texts, batch_size, show_progress_bar, precision, ("embeddings",))[
-                "embeddings"
-            ].numpy(),
-        )
-
-    def _encoding_identity(self) -> tuple:
-        """What the pooled embeddings of a text depend on besides the text: the encoder's weights, the tokenizer,
-        the pooling and the length cut (the key of a reused encoding pass, see :mod:`.reuse`)."""
-        tokenizer = self._require_tokenizer()
-        backend = getattr(tokenizer, "backend_tokenizer", None)
-        if backend is not None:  # without the truncation and padding that a call leaves set on it
-            state = json.loads(backend.to_str())
-            vocabulary: Any = {k: v for k, v in state.items() if k not in ("truncation", "padding")}
-        else:
-            vocabulary = (type(tokenizer).__name__, sorted(tokenizer.get_vocab().items()))
-        config = self.config
-        return (
-            self.encoder,
-            vocabulary,
-            config.pooling,
-            config.normalize_embeddings,
-            config.max_length,
-            str(self.device),
-        )
+        return self._encode_texts(texts, batch_size, show_progress_bar, precision, ("embeddings",))[
+            "embeddings"
+        ].numpy()
 
     def predict_proba(
         self,
@@ -468,6 +358,92 @@ class TextClusteringPreTrainedModel(CurationMixin, CalibrationMixin, Serializati
             array([3, 7])
         """
         return self.predict_proba(texts, batch_size, show_progress_bar, precision).argmax(axis=-1)
+
+    @property
+    def is_calibrated(self) -> bool:
+        """Whether ``calibrate`` was run (the trainer does it at the end of training)."""
+        return bool(getattr(self.config, "num_calibration_texts", 0))
+
+    def calibrated_confidence(self, embeddings: torch.Tensor, probs: torch.Tensor) -> torch.Tensor:
+        """The calibrated confidence (N,) in [0, 1] of texts with pooled ``embeddings`` (N x d) and served soft
+        assignment ``probs`` (N x K): the share of calibration texts whose centre margin (how much nearer their own
+        cluster's centre than the next one, see :mod:`~hf_textcluster.modeling.calibration`) is <= theirs. A model
+        calibrated by an older version ranks its soft assignment's margin instead (``config.confidence_measure``).
+
+        Raises:
+            ValueError: the model is not calibrated (see ``calibrate``).
+        """
+        self._require_calibration("`calibrated_confidence`")
+        measure = getattr(self.config, "confidence_measure", "assignment_margin")
+        return self.calibration.confidence(embeddings, probs, measure=measure)
+
+    def _require_calibration(self, what: str = "`predict_with_confidence`") -> None:
+        if not self.is_calibrated:
+            raise ValueError(
+                f"{what} needs a calibrated model, and this {type(self).__name__} is not calibrated (models trained "
+                "before hf_textcluster calibrated them at the end of training). Call `model.calibrate(texts)` with "
+                "(a sample of) its training texts and save it, or run `hf-textcluster calibrate --model DIR --input "
+                "FILE`."
+            )
+
+    def check_can_serve(self, needs_calibration: str | None = None) -> None:
+        """Raise the error a prediction would, before any text: the clusters were never initialised (RuntimeError),
+        or, when ``needs_calibration`` names the option that needs it (e.g. ``"`flag_outliers`"``), the model is not
+        calibrated (ValueError). The pipeline checks this at construction and per call."""
+        self._check_clusters_initialized()
+        if needs_calibration:
+            self._require_calibration(needs_calibration)
+
+    # the calibration itself and the read-out that needs it: functions of calibration.py, methods of every model
+    calibrate = calibrate
+    predict_with_confidence = predict_with_confidence
+
+    # ----- loading and saving (the checks and the atomic save: serialization, loading_checks) -------------------------
+    # a new, untrained model around a pretrained encoder (serialization.py); a classmethod a method may override
+    from_encoder_pretrained = classmethod(from_encoder_pretrained)
+
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path, *model_args, tokenizer=None, **kwargs):
+        """transformers' ``from_pretrained``, checked (see :func:`~hf_textcluster.modeling.serialization.load_checked`:
+        the config is a clusterer's and describes the weights, which are safetensors and finite), with the tokenizer
+        saved beside the weights attached (or ``tokenizer``)."""
+        return load_checked(
+            cls, super().from_pretrained, str(pretrained_model_name_or_path), model_args, tokenizer, kwargs
+        )
+
+    def save_pretrained(self, save_directory: str | os.PathLike, *args, **kwargs):
+        """Save config, ``model.safetensors`` and the tokenizer. Files are written to a temporary folder first and
+        moved into place, so an interrupted save never leaves a half-written checkpoint behind; a model with NaN or
+        inf weights is refused. ``push_to_hub=True``: saved, then pushed by transformers' ``push_to_hub``. With the
+        package, ``hf_textcluster.hub.save_pretrained(model, dir, model_card=True, remote_code=True)`` adds a model
+        card and the inference code for ``trust_remote_code=True``, and ``hf_textcluster.hub.push_to_hub(model, repo)``
+        pushes all of it in one commit.
+        """
+        check_finite_weights(self)
+        if kwargs.pop("push_to_hub", False):  # transformers' spelling of "save, then push to repo_id"
+            hub_kwargs = {k: kwargs.pop(k) for k in ("token", "private", "commit_message", "create_pr") if k in kwargs}
+            repo_id = kwargs.pop("repo_id", None) or os.path.basename(os.path.normpath(os.fspath(save_directory)))
+            self.save_pretrained(save_directory, *args, **kwargs)
+            return self.push_to_hub(repo_id, **hub_kwargs)  # type: ignore[arg-type]  # transformers wraps it
+
+        def write(staging: str) -> None:
+            super(TextClusteringPreTrainedModel, self).save_pretrained(staging, *args, **kwargs)
+            if self.tokenizer is not None:
+                self.tokenizer.save_pretrained(staging)
+
+        save_staged(save_directory, write)
+
+    @classmethod
+    def register_for_auto_class(cls, auto_class="AutoModel"):
+        """As remote code, transformers' own. In the package, refused: transformers would copy the package's files
+        with their package imports; ``hf_textcluster.hub.save_pretrained(model, dir, remote_code=True)`` ships the
+        inference code (``hf_textcluster.hub.push_to_hub`` always does)."""
+        if running_as_remote_code():
+            return super().register_for_auto_class(auto_class)
+        raise NotImplementedError(
+            "hf_textcluster clusterers ship their inference code through the package: use "
+            "`hf_textcluster.hub.save_pretrained(model, dir, remote_code=True)` or `hf_textcluster.hub.push_to_hub`."
+        )
 
     def cluster_info(self, texts: Sequence[str] | None = None, **kwargs):
         """A table of the clusters (BERTopic's ``get_topic_info``): one row per cluster with ``cluster``, ``name``,

@@ -12,9 +12,9 @@ from transformers.utils import logging
 
 from ..choosing.serving import serve_chosen_partition
 from ..data import benchmark_corpus
-from ..modeling.reuse import reusing_results
 from ..representation import ClusterNames, assign_texts, name_clusters
 from ..representation.summary import assign_embeddings
+from ..reuse import reusing_results
 from ..timing import phase
 from .folder import RunFolder
 

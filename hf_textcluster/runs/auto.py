@@ -47,11 +47,11 @@ from ..choosing.candidate_choice import (
 from ..choosing.criteria import AUTO_CRITERIA, PARTS
 from ..choosing.linear_heads import distil_partition
 from ..choosing.serving import apply_partition
-from ..modeling.reuse import reusing_results
 from ..modeling.validation import validate_parameters
 from ..models import get_method
 from ..representation import ClusterNames
 from ..representation.summary import assign_embeddings
+from ..reuse import embed, reusing_results
 from ..timing import phase, recording_phases
 from ..training.arguments import ClusteringTrainingArguments
 from .after_training import name_trained_clusters
@@ -374,7 +374,7 @@ def _calibrate(result, texts: Sequence[str], seed: int, sample_size: int) -> Non
         return
     trainer, model = result.trainer, result.model
     encoding = {"batch_size": trainer.encode_batch_size, "precision": trainer.precision}
-    embeddings = model.embed(texts, show_progress_bar=False, **encoding)
+    embeddings = embed(model, texts, show_progress_bar=False, **encoding)
     model.calibrate(texts, sample_size=sample_size, random_state=seed, embeddings=embeddings, **encoding)
     trainer.train_assignments = assign_embeddings(model, embeddings)  # for naming: no pass of its own
 

@@ -13,8 +13,8 @@ import numpy as np
 from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 
 from ..choosing.auto_k import ClusterCountRequest
+from ..editing.kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
 from ..encoders import resolve_encoder
-from ..modeling.kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
 from ..modeling.validation import check_num_clusters, validate_texts
 
 BASELINES = ("bow-kmeans", "tfidf-kmeans", "embeddings-kmeans")

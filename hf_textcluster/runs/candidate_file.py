@@ -18,6 +18,7 @@ from ..choosing.serving import ServingChoice, apply_partition, partition_feature
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.serialization import apply_umask
 from ..modeling.validation import CANDIDATES
+from ..reuse import embed
 from .folder import texts_sha1
 
 __all__ = [
@@ -120,7 +121,7 @@ def serve_kept_candidate(
             f"{len(texts)} other texts. Pass the texts the run trained on, in the same order."
         )
     if embeddings is None:
-        embeddings = model.embed(list(texts), show_progress_bar=False)
+        embeddings = embed(model, list(texts), show_progress_bar=False)
     features = partition_features(model, embeddings)
     fit = distil_partition(
         features, partitions[name], num_clusters=model.config.num_clusters, random_state=random_state

@@ -13,6 +13,7 @@ from transformers.utils import logging
 from ..choosing.auto_k import ClusterCountRequest
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.validation import check_num_clusters
+from ..reuse import embed
 from .folder import RunFolder
 
 logger = logging.get_logger(__name__)
@@ -70,7 +71,8 @@ def _choose_num_clusters(
     ).to(args.device)
     precision = "bf16" if args.bf16 else ("fp16" if args.fp16 else "fp32")  # ClusteringTrainer.precision
     start = time.perf_counter()
-    embeddings = embedder.embed(
+    embeddings = embed(
+        embedder,
         train_dataset["text"],
         batch_size=args.encode_batch_size,
         show_progress_bar=not args.disable_tqdm,

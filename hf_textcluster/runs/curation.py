@@ -1,9 +1,8 @@
 """Curating a saved clusterer: merge or split its clusters, reduce them to N, or take in new texts, into a NEW model
 folder; rename its clusters (in place, or into another folder).
 
-The model methods do the weight arithmetic
-(:meth:`~hf_textcluster.modeling.modeling_utils.TextClusteringPreTrainedModel.merge_clusters`,
-``split_cluster``, ``update``); this module adds what a saved run needs around them: the texts (given, or the run's
+The functions of :mod:`hf_textcluster.editing` do the weight arithmetic (``merge_clusters``, ``split_cluster``,
+``update``); this module adds what a saved run needs around them: the texts (given, or the run's
 own training texts), names for the edited clusters (c-TF-IDF on their texts), the folder written next to the old one
 (never over it without ``overwrite``, so an edit is undone by loading the old folder), and ``training_run.json``
 updated with the history of edits (``"edits"``: one record per edit: op, clusters, time, ...). The online state of
@@ -25,10 +24,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ..modeling.cluster_edits import OnlineCentres, UpdateResult
+from ..editing.curation import merge_clusters, split_cluster, start_online, update
+from ..editing.rows import OnlineCentres, UpdateResult
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.serialization import apply_umask
 from ..modeling.validation import check_local_path, validate_texts
+from ..models.remote_code import save_pretrained
 from ..representation import cluster_keywords, keyword_labels, rename_clusters
 from ..representation.summary import (
     SUMMARY_KEY,
@@ -121,7 +122,7 @@ def _save(model, model_dir: str, output_dir: str, record: dict) -> dict:
     }
     run["edits"] = [*run.get("edits", []), record]
     run["num_clusters"] = model.config.num_clusters
-    model.save_pretrained(output_dir, remote_code=remote_code)
+    save_pretrained(model, output_dir, remote_code=bool(remote_code))
     Path(output_dir, TRAINING_RUN_FILE).write_text(json.dumps(run, indent=2), encoding="utf-8")
     state = getattr(model, "online_state_", None)
     state_file = Path(output_dir, ONLINE_STATE_FILE)
@@ -191,9 +192,9 @@ def merge_saved_model(
 def merge_and_describe(
     model, groups: Sequence[Sequence[int]], texts: Sequence[str] | None, batch_size: int = DEFAULT_ENCODE_BATCH_SIZE
 ) -> tuple[object, dict]:
-    """``model.merge_clusters(groups)`` with the edited clusters named and the summary of the clusters refreshed (on
+    """``merge_clusters(model, groups)`` with the edited clusters named and the summary of the clusters refreshed (on
     ``texts`` when given, else merged from the model's): ``(merged model, the edit's record)``."""
-    merged = model.merge_clusters(groups, texts=texts, batch_size=batch_size)
+    merged = merge_clusters(model, groups, texts=texts, batch_size=batch_size)
     mapping = merged.cluster_mapping_
     edited = sorted({int(mapping[k]) for group in groups for k in group})
     if texts is not None:
@@ -237,7 +238,7 @@ def split_saved_model(
     """
 
     def edit(model, texts):
-        split = model.split_cluster(cluster, n=n, texts=texts, random_state=random_state)
+        split = split_cluster(model, cluster, n=n, texts=texts, random_state=random_state)
         k = model.config.num_clusters
         parts = [int(cluster), *range(k, k + int(n) - 1)]
         describe_edited_clusters(split, texts, parts)
@@ -287,7 +288,7 @@ def reduce_clusters(
 ) -> object:
     """A copy of ``model`` with ``num_clusters`` clusters: its closest clusters merged (:func:`closest_merges` on
     the calibrated cluster centres and sizes; for a model that is not calibrated, on the mean embeddings of
-    ``texts``), by ``model.merge_clusters``, so that the copy serves the reduced partition itself. As BERTopic's
+    ``texts``), by ``merge_clusters``, so that the copy serves the reduced partition itself. As BERTopic's
     ``reduce_topics(nr_topics=N)``. ``cluster_mapping_`` on the copy gives each old id's new id.
 
     Args:
@@ -412,7 +413,7 @@ def rename_saved_model(
     if os.path.isfile(config_file):
         with open(config_file, encoding="utf-8") as f:
             remote_code = "auto_map" in json.load(f) or None
-    model.save_pretrained(target, remote_code=remote_code)
+    save_pretrained(model, target, remote_code=bool(remote_code))
     if target != model_dir:
         for name in (TRAINING_RUN_FILE, ASSIGNMENTS_FILE, ONLINE_STATE_FILE):
             if os.path.isfile(os.path.join(model_dir, name)):
@@ -439,7 +440,8 @@ def update_saved_model(
     overwrite: bool = False,
     **update_kwargs,
 ) -> tuple[object, UpdateResult, dict]:
-    """Take the new ``texts`` into the model in ``model_dir`` (``model.update``) and save it to ``output_dir``.
+    """Take the new ``texts`` into the model in ``model_dir`` (:func:`hf_textcluster.editing.update`) and save it to
+    ``output_dir``.
 
     The online state (running means and counts) comes from ``model_dir``'s ``online_state.safetensors``; a folder
     without one starts it from ``reference_texts``, else from the run's training texts when they can be found, else
@@ -460,8 +462,8 @@ def update_saved_model(
         if state is not None:
             model.online_state_ = state
         elif reference is not None:
-            model.start_online(reference)
-        result = model.update(texts, accept_new=accept_new, **update_kwargs)
+            start_online(model, reference)
+        result = update(model, texts, accept_new=accept_new, **update_kwargs)
         if result.accepted:
             name_edited_clusters(model, texts, result.clusters, [result.new_cluster])
         outcome["result"] = result

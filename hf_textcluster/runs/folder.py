@@ -26,6 +26,7 @@ from transformers import AutoModel
 from ..data import load_text_file
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.validation import check_local_path
+from ..models.remote_code import save_pretrained
 from ..training.checkpoints import last_complete_checkpoint
 from .training_texts import find_training_texts
 
@@ -446,5 +447,5 @@ def update_saved_model(
     in_place = os.path.isdir(target.path) and os.path.isdir(model) and os.path.samefile(target.path, model)
     if command not in ("calibrate", "name") and in_place:  # they change no cluster: nothing to keep
         RunFolder(model).keep_trained_model()
-    loaded.save_pretrained(target.path, remote_code=remote_code)
+    save_pretrained(loaded, target.path, remote_code=bool(remote_code))
     return loaded, seconds, target.path

@@ -15,6 +15,7 @@ from ..choosing.serving import candidate_partitions, partition_features
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.validation import CANDIDATES
 from ..models import get_method
+from ..reuse import embed
 from ..timing import phase
 from .candidate_file import CANDIDATES_FILE, SERVED_KEY, read_candidates, texts_match
 from .folder import read_training_run
@@ -32,8 +33,12 @@ def gather_candidates(
     for name, result in results.items():
         trainer = result.trainer
         with phase(f"{name}/embed"):
-            embeddings = result.model.embed(
-                texts, batch_size=trainer.encode_batch_size, show_progress_bar=False, precision=trainer.precision
+            embeddings = embed(
+                result.model,
+                texts,
+                batch_size=trainer.encode_batch_size,
+                show_progress_bar=False,
+                precision=trainer.precision,
             )
         features[name] = partition_features(result.model, embeddings)
         with phase(f"{name}/read-outs"):
@@ -70,7 +75,7 @@ def _pretrained_candidates(
     embedder, texts, num_clusters: int, batch_size: int, precision, seed: int
 ) -> tuple[dict[str, np.ndarray], np.ndarray]:
     """k-means and UMAP k-means on the pretrained encoder's embeddings, and that space."""
-    embeddings = embedder.embed(texts, batch_size=batch_size, show_progress_bar=False, precision=precision)
+    embeddings = embed(embedder, texts, batch_size=batch_size, show_progress_bar=False, precision=precision)
     partitions, _ = candidate_partitions(embedder, embeddings, candidates=PRETRAINED_CANDIDATES, random_state=seed)
     named = {f"{PRETRAINED}/{name}": labels for name, labels in partitions.items()}
     return named, partition_features(embedder, embeddings)
@@ -125,11 +130,11 @@ def rescore_kept_candidates(
         folder = os.path.join(os.fspath(model_dir), SIGNALS_DIR, name)
         if os.path.isfile(os.path.join(folder, "config.json")):
             model = get_method(signal.method).model_class.from_pretrained(folder)
-            embeddings = model.embed(list(texts), show_progress_bar=False, precision=precision)
+            embeddings = embed(model, list(texts), show_progress_bar=False, precision=precision)
             spaces[name] = partition_features(model, embeddings)
     if model is None:
         raise ValueError(f"{os.fspath(model_dir)} keeps no trained signal under {SIGNALS_DIR}/.")
     embedder = _pretrained_embedder(model, encoder or (read_training_run(model_dir) or {}).get("encoder"))
-    embeddings = embedder.embed(list(texts), show_progress_bar=False, precision=precision)
+    embeddings = embed(embedder, list(texts), show_progress_bar=False, precision=precision)
     spaces[PRETRAINED] = partition_features(embedder, embeddings)
     return candidate_criteria(partitions, spaces, texts=texts, criteria=criteria, random_state=random_state)

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 import torch
 from transformers import TrainingArguments
 
+from ..editing.kmeans import DEFAULT_KMEANS_MAX_SAMPLES, KMEANS_INITS
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
-from ..modeling.kmeans import DEFAULT_KMEANS_MAX_SAMPLES, KMEANS_INITS
 from ..modeling.precision import native_bf16
 from ..modeling.validation import SERVE_CHOICES, Interval, Options, validate_parameters
 
@@ -29,7 +29,7 @@ class ClusteringTrainingArguments(TrainingArguments):
             text is assigned to its nearest centre (``None``: all texts).
         kmeans_init: how the initialisation's k-means starts: ``"best"`` (default: the lower inertia of k-means++ and
             a run started from the UMAP clusters), ``"k-means++"`` (the papers') or ``"umap"`` (see
-            :func:`~hf_textcluster.modeling.kmeans.fit_kmeans`).
+            :func:`~hf_textcluster.editing.kmeans.fit_kmeans`).
         eval_kmeans: also evaluate k-means on the learned embeddings (the SCCL paper's protocol).
         pad_to_max_length: pad every batch to ``max_length`` instead of its longest text.
         encode_batch_size: batch size of the encoding passes (default 128 on a CPU, 1024 on a GPU).

@@ -8,9 +8,10 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from ..editing.kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
 from ..evaluation.metrics import load_clustering_metric
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
-from ..modeling.kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
+from ..reuse import embed
 
 
 def evaluate_clusterer(
@@ -32,7 +33,7 @@ def evaluate_clusterer(
     umap-learn, minutes on a large corpus): also ``umap_kmeans_*``, the nearest of the means of the clusters k-means
     finds on a UMAP reduction of the embeddings (what ``recluster --kmeans-init umap`` serves, but for DEC-CRL, which
     re-clusters in its latent space). Without labels, only the number of used clusters."""
-    embeddings = model.embed(texts, batch_size=batch_size, show_progress_bar=show_progress_bar, precision=precision)
+    embeddings = embed(model, texts, batch_size=batch_size, show_progress_bar=show_progress_bar, precision=precision)
     was_training = model.training
     model.eval()  # a head with dropout (AECL's) must not drop units while it is scored
     try:

@@ -9,7 +9,8 @@ import numpy as np
 import torch
 from transformers.utils import logging
 
-from ..modeling.kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
+from ..editing.clusters import initialize_clusters, uses_kmeans_init
+from ..editing.kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
 from ..modeling.validation import check_num_clusters
 
 logger = logging.get_logger(__name__)
@@ -21,7 +22,7 @@ class ClusterInitMixin:
 
     def kmeans(self, features: np.ndarray):
         """k-means (seeded, the run's restarts and sample size) on one row per training text: a fitted ``KMeans`` (on a
-        GPU, the torch k-means there: :func:`~hf_textcluster.modeling.kmeans.torch_kmeans`)."""
+        GPU, the torch k-means there: :func:`~hf_textcluster.editing.kmeans.torch_kmeans`)."""
         if self.args.device.type == "cuda" and isinstance(features, np.ndarray):
             features = torch.from_numpy(features).to(self.args.device)
         kmeans = self.share_from_main(
@@ -48,7 +49,7 @@ class ClusterInitMixin:
         methods whose head has ``init_from_kmeans``; others fit their head in their own trainer).
 
         ``embeddings`` (N x d, one row per training text) skips the encoding pass when a subclass already has them."""
-        if not self.model.uses_kmeans_init:
+        if not uses_kmeans_init(self.model):
             return
         if self.train_dataset is None:
             raise ValueError("Pass a `train_dataset`: its texts initialise the clusters.")
@@ -57,7 +58,8 @@ class ClusterInitMixin:
         embeddings = self.embed_train_texts() if embeddings is None else embeddings
 
         def fit():
-            labels = self.model.initialize_clusters(
+            labels = initialize_clusters(
+                self.model,
                 embeddings=embeddings,
                 random_state=self.args.seed,
                 n_init=getattr(self.args, "kmeans_n_init", 10),

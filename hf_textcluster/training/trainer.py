@@ -27,8 +27,10 @@ import torch
 from transformers import Trainer, TrainingArguments
 from transformers.utils import logging
 
+from ..editing.clusters import serve_method_head
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.precision import autocast_dtype, cpu_capability
+from ..reuse import embed
 from ..timing import phase
 from .arguments import ClusteringTrainingArguments
 from .callbacks import ClusterHealthCallback, StopOnInterruptCallback, interrupts_stop_training
@@ -237,7 +239,8 @@ class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMi
         """The pooled embeddings of every training text (one inference pass, dropout off), on every process; with
         several processes each encodes its share of the texts (see ``sharded_passes``)."""
         with self.sharded_passes():
-            return self.model.embed(
+            return embed(
+                self.model,
                 self.train_dataset["text"],
                 batch_size=self.encode_batch_size,
                 show_progress_bar=not self.args.disable_tqdm,
@@ -339,7 +342,7 @@ class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMi
                 f"the method's own head, and what it serves is set again at the end (serve="
                 f"{self.args.serve!r})."
             )
-            self.model.serve_method_head()
+            serve_method_head(self.model)
         with interrupts_stop_training(self._stop_on_interrupt):
             output = self._train_with_resume(resume_from_checkpoint, **kwargs)
             if self._stop_on_interrupt.received is not None:

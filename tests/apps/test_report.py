@@ -16,6 +16,7 @@ pytest.importorskip("plotly")
 from hf_textcluster.apps.report import cluster_report, render_report  # noqa: E402
 from hf_textcluster.apps.report_data import cluster_summaries  # noqa: E402
 from hf_textcluster.cli import main  # noqa: E402
+from hf_textcluster.editing import initialize_clusters
 from training.docs.screenshot import chromium, chromium_screenshot, run_chromium  # noqa: E402
 
 CHROMIUM = chromium()
@@ -30,7 +31,7 @@ def trained_dir(tiny_encoder_dir, toy_corpus, tmp_path_factory) -> Path:
 
     torch.manual_seed(0)
     model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
-    model.initialize_clusters(toy_corpus[0])
+    initialize_clusters(model, toy_corpus[0])
     model.calibrate(toy_corpus[0], precision="fp32")
     out_dir = tmp_path_factory.mktemp("runs") / "sccl-toy"
     model.save_pretrained(out_dir)

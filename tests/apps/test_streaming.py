@@ -13,14 +13,15 @@ from hf_textcluster import SCCLModel
 from hf_textcluster.apps.chunked_input import text_chunks
 from hf_textcluster.apps.streaming import PROGRESS_SUFFIX, predict_file, predict_iter
 from hf_textcluster.data import load_texts
-from hf_textcluster.modeling.kmeans import fit_kmeans
+from hf_textcluster.editing import initialize_clusters
+from hf_textcluster.editing.kmeans import fit_kmeans
 
 
 @pytest.fixture(scope="module")
 def clusterer(tiny_encoder_dir, toy_corpus):
     torch.manual_seed(0)
     model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
-    model.initialize_clusters(toy_corpus[0])
+    initialize_clusters(model, toy_corpus[0])
     return pipeline("text-clustering", model=model, tokenizer=model.tokenizer)
 
 

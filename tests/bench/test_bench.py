@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # training/ is a folder of the checkout, not installed
+from hf_textcluster.editing import initialize_clusters  # noqa: E402
 from training.bench import common, comparisons, kmeans_init, leaderboard, partitions, render, rescore, speed  # noqa: E402
 from training.bench import store as results  # noqa: E402
 from training.bench.__main__ import main  # noqa: E402
@@ -271,7 +272,7 @@ def test_rescore_adds_the_metrics_a_kept_model_lacks_and_changes_nothing_stored(
         lambda name, augmentation, data_dir=None, seed=0: datasets.Dataset.from_dict({"text": texts, "label": labels}),
     )
     model = DECCRLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, latent_dim=8)
-    model.initialize_clusters(texts)
+    initialize_clusters(model, texts)
     stored = {k: v for k, v in evaluate_clusterer(model, texts, labels).items() if not k.startswith("latent_")}
     for seed, variant in ((0, ""), (1, "")):
         directory = bench.run_dir("deccrl", "stackoverflow", seed, variant)
@@ -653,7 +654,7 @@ def test_partition_scores_of_a_model_rank_every_candidate_as_served(tiny_encoder
 
     texts, labels = toy_corpus
     model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
-    model.initialize_clusters(texts, random_state=0)
+    initialize_clusters(model, texts, random_state=0)
     fields = partitions.partition_scores(model, texts, labels, seed=0)
     assert fields["partitions"]["head"]["acc"] == pytest.approx(
         __import__("hf_textcluster").evaluation.metrics.clustering_scores(labels, model.predict(texts))["acc"]
@@ -680,7 +681,7 @@ def test_partitions_sub_command_adds_its_columns_to_kept_runs_only(
         lambda name, augmentation, data_dir=None, seed=0: datasets.Dataset.from_dict({"text": texts, "label": labels}),
     )
     model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
-    model.initialize_clusters(texts, random_state=0)
+    initialize_clusters(model, texts, random_state=0)
     head = clustering_scores(labels, model.predict(texts))["acc"]
     for seed in (0, 1):
         directory = bench.run_dir("sccl", "stackoverflow", seed, "")

@@ -287,7 +287,7 @@ def test_the_umap_candidates_serve_umaps_own_clusters(toy_model, monkeypatch):
     nearest of their means in the embedding space (which moves texts between clusters)."""
     import hf_textcluster.choosing.serving as serving
     from hf_textcluster.choosing.serving import candidate_partitions, partition_features
-    from hf_textcluster.modeling.kmeans import fit_kmeans
+    from hf_textcluster.editing.kmeans import fit_kmeans
 
     embeddings = np.random.default_rng(0).normal(size=(200, toy_model.config.encoder.hidden_size)).astype(np.float32)
     features = partition_features(toy_model, embeddings)

@@ -11,6 +11,16 @@ from transformers import AutoModel, pipeline
 
 import hf_textcluster  # noqa: F401
 from hf_textcluster.choosing.refinement import refine_partition
+from hf_textcluster.editing import (
+    initialize_clusters,
+    least_typical,
+    merge_clusters,
+    set_refined_head,
+    split_cluster,
+    start_online,
+    update,
+)
+from hf_textcluster.hub import save_pretrained
 from hf_textcluster.models import METHODS, get_method
 
 K = 5
@@ -20,16 +30,16 @@ def _model(method, encoder_dir, texts, refined=False):
     torch.manual_seed(0)
     model = get_method(method).model_class.from_encoder_pretrained(str(encoder_dir), num_clusters=K)
     if method == "aecl" and not refined:  # the clustering network G_p served (random here: the arithmetic is the same)
-        model.initialize_clusters(texts)
+        initialize_clusters(model, texts)
         model.config.serving_head, model.config.serving_attention = "network", "self"
     else:
-        model.initialize_clusters(texts)
+        initialize_clusters(model, texts)
     if refined:
         embeddings = model.embed(texts)
         with torch.no_grad():
             features = model.kmeans_features(torch.from_numpy(embeddings)).numpy()
         result = refine_partition(features, model.predict(texts), num_clusters=K, max_rounds=0)
-        model.set_refined_head(result.coef, result.intercept, served_partition="kmeans+refined")
+        set_refined_head(model, result.coef, result.intercept, served_partition="kmeans+refined")
     return model.calibrate(texts)
 
 
@@ -58,7 +68,7 @@ def _round_trip(model, texts, tmp_path):
 def test_merge_serves_the_merged_partition(method, refined, tiny_encoder_dir, corpus, tmp_path):
     model = _model(method, tiny_encoder_dir, corpus, refined)
     before = model.predict(corpus)
-    merged = model.merge_clusters([[3, 1]], texts=corpus)
+    merged = merge_clusters(model, [[3, 1]], texts=corpus)
     assert merged.config.num_clusters == K - 1 and model.config.num_clusters == K
     assert list(merged.cluster_mapping_) == [0, 1, 2, 1, 3]
     after = merged.predict(corpus)
@@ -75,7 +85,7 @@ def test_split_serves_the_split_partition(method, refined, tiny_encoder_dir, cor
     model = _model(method, tiny_encoder_dir, corpus, refined)
     before = model.predict(corpus)
     big = int(np.bincount(before).argmax())
-    split = model.split_cluster(big, n=2, texts=corpus)
+    split = split_cluster(model, big, n=2, texts=corpus)
     assert split.config.num_clusters == K + 1
     after = split.predict(corpus)
     others = before != big
@@ -90,22 +100,22 @@ def test_merge_and_split_check_their_arguments(tiny_encoder_dir, corpus):
     model = _model("sccl", tiny_encoder_dir, corpus)
     for groups, match in (([[1]], "at least two"), ([[1, 9]], "cluster id in 0..4"), ([[1, 2], [2, 3]], "two of")):
         with pytest.raises(ValueError, match=match):
-            model.merge_clusters(groups)
+            merge_clusters(model, groups)
     with pytest.raises(ValueError, match="leaves one cluster"):
-        model.merge_clusters([[0, 1, 2, 3, 4]])
+        merge_clusters(model, [[0, 1, 2, 3, 4]])
     with pytest.raises(ValueError, match="`texts` is required"):
-        model.split_cluster(0)
+        split_cluster(model, 0)
     with pytest.raises(ValueError, match="`n` must"):
-        model.split_cluster(0, n=1, texts=corpus)
+        split_cluster(model, 0, n=1, texts=corpus)
     with pytest.raises(ValueError, match="needs at least"):
-        model.split_cluster(0, n=2, texts=corpus[:3])
+        split_cluster(model, 0, n=2, texts=corpus[:3])
 
 
 def test_names_follow_the_edits(tiny_encoder_dir, corpus):
     model = _model("sccl", tiny_encoder_dir, corpus)
-    assert model.merge_clusters([[1, 3]]).config.id2label == {i: f"cluster_{i}" for i in range(K - 1)}
+    assert merge_clusters(model, [[1, 3]]).config.id2label == {i: f"cluster_{i}" for i in range(K - 1)}
     model.config.id2label = {i: name for i, name in enumerate("abcde")}
-    merged = model.merge_clusters([[1, 3]])
+    merged = merge_clusters(model, [[1, 3]])
     assert merged.config.id2label == {0: "a", 1: "b + d", 2: "c", 3: "e"}
     assert merged.config.label2id["b + d"] == 1
 
@@ -113,14 +123,14 @@ def test_names_follow_the_edits(tiny_encoder_dir, corpus):
 @pytest.mark.parametrize("method,refined", CASES)
 def test_update_moves_centres_and_accepts_an_emerging_group(method, refined, tiny_encoder_dir, corpus, tmp_path):
     model = _model(method, tiny_encoder_dir, corpus, refined)
-    model.start_online(corpus)
-    result = model.update(corpus[:60])
+    start_online(model, corpus)
+    result = update(model, corpus[:60])
     assert result.clusters.shape == (60,) and not result.accepted
     assert result.moved.shape == (K,) and np.isfinite(result.moved).all()
     # texts unlike anything the model saw: one word repeated, far from every centre
     new = [" ".join(["zzz"] * (3 + i % 4)) + " q" * (i % 3) for i in range(30)]
     batch = corpus[:30] + new
-    result = model.update(batch, accept_new=True, min_new_size=10)
+    result = update(model, batch, accept_new=True, min_new_size=10)
     assert result.far[30:].mean() > 0.5
     assert result.proposed is not None and np.isin(result.proposed, np.arange(30, 60)).mean() >= 0.9
     assert result.accepted and result.new_cluster == K and model.config.num_clusters == K + 1
@@ -136,7 +146,7 @@ def _blobs(rng, centres, n, spread):
 
 
 def test_a_seed_grows_to_the_texts_nearer_to_it_than_to_every_existing_centre():
-    from hf_textcluster.modeling.cluster_edits import grown_group
+    from hf_textcluster.editing.rows import grown_group
 
     rng = np.random.default_rng(0)
     axes = np.eye(8)
@@ -150,7 +160,7 @@ def test_a_seed_grows_to_the_texts_nearer_to_it_than_to_every_existing_centre():
 
 
 def test_a_proposed_group_must_stand_apart_as_far_as_the_existing_clusters_do():
-    from hf_textcluster.modeling.cluster_edits import is_distinct
+    from hf_textcluster.editing.rows import is_distinct
 
     rng = np.random.default_rng(0)
     axes = np.eye(8)
@@ -165,7 +175,7 @@ def test_a_proposed_group_must_stand_apart_as_far_as_the_existing_clusters_do():
 
 def test_least_typical_flags_a_share_of_each_cluster(tiny_encoder_dir, corpus):
     model = _model("sccl", tiny_encoder_dir, corpus)
-    out = model.least_typical(corpus, fraction=0.1)
+    out = least_typical(model, corpus, fraction=0.1)
     assert set(out) == {"cluster", "distance", "typicality", "least_typical"}
     for k in np.unique(out["cluster"]):
         rows = out["cluster"] == k
@@ -174,31 +184,32 @@ def test_least_typical_flags_a_share_of_each_cluster(tiny_encoder_dir, corpus):
         assert kept.size == 0 or flagged.min() >= kept.max()
     assert ((out["typicality"] >= 0) & (out["typicality"] <= 1)).all()
     with pytest.raises(ValueError, match="`fraction`"):
-        model.least_typical(corpus, fraction=5)
+        least_typical(model, corpus, fraction=5)
 
 
-def test_an_edited_model_runs_and_edits_as_remote_code(tiny_encoder_dir, corpus, tmp_path):
-    """The edit arithmetic ships with the model: the remote class loads an edited model, predicts as the package
-    does, and edits it further without the package."""
+def test_an_edited_model_runs_as_remote_code(tiny_encoder_dir, corpus, tmp_path):
+    """An edited model ships like any other: the remote class (which holds no editing code) loads it and predicts as
+    the package does, and the package's edits act on the remote class' model as on its own."""
     import json
 
     from transformers.dynamic_module_utils import get_class_from_dynamic_module
 
-    merged = _model("sccl", tiny_encoder_dir, corpus).merge_clusters([[0, 1]], texts=corpus)
-    merged.save_pretrained(tmp_path, remote_code=True)
+    merged = merge_clusters(_model("sccl", tiny_encoder_dir, corpus), [[0, 1]], texts=corpus)
+    save_pretrained(merged, tmp_path, remote_code=True)
     config = json.loads((tmp_path / "config.json").read_text())
     remote_class = get_class_from_dynamic_module(config["auto_map"]["AutoModel"], str(tmp_path))
     assert remote_class.__module__.startswith("transformers_modules.")
+    assert not hasattr(remote_class, "merge_clusters")
     remote = remote_class.from_pretrained(tmp_path)
     np.testing.assert_array_equal(remote.predict(corpus), merged.predict(corpus))
-    again, package_again = remote.merge_clusters([[0, 1]]), merged.merge_clusters([[0, 1]])
+    again, package_again = merge_clusters(remote, [[0, 1]]), merge_clusters(merged, [[0, 1]])
     np.testing.assert_array_equal(again.predict(corpus), package_again.predict(corpus))
 
 
 def test_the_online_rule_is_a_running_mean_with_counts(tiny_encoder_dir, corpus):
     """A centroid moves to the running mean of its texts; a linear row's logits change by the nearest-mean term
     s(|x - μ|² - |x - μ'|²) of the same move."""
-    from hf_textcluster.modeling.cluster_edits import OnlineCentres, head_inputs
+    from hf_textcluster.editing.rows import OnlineCentres, head_inputs
 
     model = _model("sccl", tiny_encoder_dir, corpus, refined=True)
     embeddings = torch.from_numpy(model.embed(corpus))

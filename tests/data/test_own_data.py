@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from hf_textcluster.cli import main
+from hf_textcluster.editing import initialize_clusters
 
 TEAMS = ["db", "code", "ui"]
 
@@ -232,7 +233,7 @@ def test_the_trainer_evaluation_goes_through_the_metric_with_the_same_keys(tiny_
 
     texts, labels = toy_corpus
     model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
-    model.initialize_clusters(texts)
+    initialize_clusters(model, texts)
     loads = []
     monkeypatch.setattr(
         evaluation_module,
@@ -262,13 +263,13 @@ def test_umap_kmeans_scores_the_partition_recluster_umap_serves(tiny_encoder_dir
     """``umap_kmeans=True`` adds ``umap_kmeans_*``: the scores of ``fit_kmeans(init="umap")`` on the embeddings (what
     ``recluster --kmeans-init umap`` serves), nothing else changed."""
     from hf_textcluster import SCCLModel
+    from hf_textcluster.editing.kmeans import fit_kmeans
     from hf_textcluster.evaluation.metrics import clustering_scores
-    from hf_textcluster.modeling.kmeans import fit_kmeans
     from hf_textcluster.training.evaluation import evaluate_clusterer
 
     texts, labels = toy_corpus
     model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
-    model.initialize_clusters(texts)
+    initialize_clusters(model, texts)
     plain = evaluate_clusterer(model, texts, labels, random_state=0)
     with_umap = evaluate_clusterer(model, texts, labels, random_state=0, umap_kmeans=True)
     served = fit_kmeans(model.embed(texts), 3, random_state=0, init="umap").labels_

@@ -19,6 +19,7 @@ import hf_textcluster  # noqa: E402
 from hf_textcluster.apps.streaming import predict_file  # noqa: E402
 from hf_textcluster.data import load_texts  # noqa: E402
 from hf_textcluster.distributed import leave_together, run_with_processes, sharded_passes  # noqa: E402
+from hf_textcluster.editing import initialize_clusters
 from hf_textcluster.modeling.modeling_utils import TextClusteringPreTrainedModel  # noqa: E402
 from hf_textcluster.training.arguments import ClusteringTrainingArguments  # noqa: E402
 
@@ -76,7 +77,7 @@ def main(out: Path, encoder: str) -> None:
         results[f"calibration_{name}"] = value.numpy()
     model = trainer.model
     with sharded_passes(model):  # re-clustering (`recluster`): k-means on the embeddings of texts, from the texts
-        results["recluster_labels"] = model.initialize_clusters(texts[::-1], n_init=3, batch_size=BATCH)
+        results["recluster_labels"] = initialize_clusters(model, texts[::-1], n_init=3, batch_size=BATCH)
         results["predict_proba"] = model.predict_proba(texts, batch_size=BATCH)
 
     decmlm = trainer_for("decmlm", encoder, dataset, out)

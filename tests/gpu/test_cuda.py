@@ -15,7 +15,7 @@ from scipy.optimize import linear_sum_assignment
 from transformers import AutoModel, pipeline
 
 import hf_textcluster  # noqa: F401
-import hf_textcluster.modeling.kmeans as kmeans_module
+import hf_textcluster.editing.kmeans as kmeans_module
 from hf_textcluster import train_clusterer
 from hf_textcluster.data import load_texts
 from hf_textcluster.models import METHODS

@@ -7,7 +7,7 @@ from sklearn.cluster import KMeans
 from sklearn.datasets import make_blobs
 from sklearn.metrics import adjusted_rand_score
 
-from hf_textcluster.modeling.kmeans import TorchKMeans, fit_kmeans, torch_kmeans
+from hf_textcluster.editing.kmeans import TorchKMeans, fit_kmeans, torch_kmeans
 
 
 @pytest.fixture(scope="module")

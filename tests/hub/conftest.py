@@ -67,13 +67,14 @@ def decmlm_dir(tiny_encoder_dir, toy_corpus, tmp_path_factory) -> Path:
     import torch
 
     from hf_textcluster import DECMLMModel
+    from hf_textcluster.editing import initialize_clusters
 
     torch.manual_seed(0)
     model = DECMLMModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
     with torch.no_grad():
         for param in model.mlm_head.parameters():
             param.add_(torch.randn_like(param) * 0.1)
-    model.initialize_clusters(toy_corpus[0], random_state=0)
+    initialize_clusters(model, toy_corpus[0], random_state=0)
     output_dir = tmp_path_factory.mktemp("runs") / "decmlm-toy"
     model.save_pretrained(output_dir)
     return output_dir

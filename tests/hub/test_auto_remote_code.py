@@ -12,7 +12,7 @@ from hub_client import run_client
 
 from hf_textcluster import train_clusterer
 from hf_textcluster.data import load_texts
-from hf_textcluster.hub.remote_code import add_remote_code
+from hf_textcluster.models.remote_code import add_remote_code
 from hf_textcluster.runs.candidate_file import read_candidates
 from hf_textcluster.runs.signals import CONSENSUS
 

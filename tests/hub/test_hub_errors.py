@@ -13,6 +13,7 @@ BAD_INPUTS = """
 import hf_textcluster
 from hf_textcluster import SCCLModel, TextClusteringPreTrainedModel
 from hf_textcluster.cli import main as cli_main
+from hf_textcluster.hub import push_to_hub
 from huggingface_hub import hf_hub_download
 from transformers import AutoModel, pipeline
 
@@ -25,18 +26,18 @@ result["bert_base"] = error_of(lambda: TextClusteringPreTrainedModel.from_pretra
 result["bert_pipeline"] = error_of(lambda: pipeline("text-clustering", model="org/plain-bert"))
 
 untrained = SCCLModel.from_encoder_pretrained(PAYLOAD["encoder"], num_clusters=3)
-result["untrained_push"] = error_of(lambda: untrained.push_to_hub("org/untrained"))
+result["untrained_push"] = error_of(lambda: push_to_hub(untrained, "org/untrained"))
 untrained.save_pretrained(PAYLOAD["untrained_dir"])
 result["untrained_cli_exit"] = cli_main(["push", "--model", PAYLOAD["untrained_dir"], "--repo-id", "org/untrained-cli"])
 
 trained = AutoModel.from_pretrained(PAYLOAD["run_dir"])
 tokenizer, trained.tokenizer = trained.tokenizer, None
-result["no_tokenizer_push"] = error_of(lambda: trained.push_to_hub("org/no-tokenizer"))
+result["no_tokenizer_push"] = error_of(lambda: push_to_hub(trained, "org/no-tokenizer"))
 trained.tokenizer = tokenizer
 
 with warnings.catch_warnings(record=True) as caught:
     warnings.simplefilter("always")
-    trained.push_to_hub("org/no-metrics")
+    push_to_hub(trained, "org/no-metrics")
 result["no_metrics_warnings"] = [f"{w.category.__name__}: {w.message}" for w in caught]
 result["no_metrics_readme"] = open(hf_hub_download("org/no-metrics", "README.md")).read()
 emit(result)

@@ -14,11 +14,12 @@ from transformers import AutoModel
 import hf_textcluster  # noqa: F401
 from hf_textcluster import SCCLModel
 from hf_textcluster.cli import main as cli_main
+from hf_textcluster.hub import save_pretrained
 from hf_textcluster.hub.card_data import MetricsNotMeasuredWarning, encoder_hub_id
 from hf_textcluster.hub.card_sections import training_command
 from hf_textcluster.hub.model_card import generate_model_card, write_model_card
-from hf_textcluster.hub.remote_code import auto_map, remote_code_files
 from hf_textcluster.models import METHODS
+from hf_textcluster.models.remote_code import auto_map, remote_code_files
 from hf_textcluster.representation import cluster_keywords, keyword_labels, label_clusters
 from hf_textcluster.runs.folder import read_training_run
 
@@ -202,7 +203,7 @@ def test_save_with_card_and_remote_code(method, model_dir_of, tmp_path):
         (tmp_path / "training_run.json").write_text((source / "training_run.json").read_text())
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", MetricsNotMeasuredWarning)
-        model.save_pretrained(tmp_path, model_card=True, remote_code=True)
+        save_pretrained(model, tmp_path, model_card=True, remote_code=True)
     config = json.loads((tmp_path / "config.json").read_text())
     spec = METHODS[method]
     assert config["auto_map"] == {
@@ -224,16 +225,13 @@ def test_save_with_card_and_remote_code(method, model_dir_of, tmp_path):
     assert not hasattr(reloaded.config, "auto_map") and not hasattr(reloaded.config, "custom_pipelines")
 
 
-def test_register_for_auto_class_makes_save_ship_remote_code(model, tmp_path):
-    try:
+def test_register_for_auto_class_points_at_the_hub_layer(model, tmp_path):
+    """transformers' own would copy the package's files with their package imports: the Hub layer ships the code."""
+    with pytest.raises(NotImplementedError, match="hub.save_pretrained"):
         SCCLModel.register_for_auto_class("AutoModel")
-        model.save_pretrained(tmp_path)
-    finally:
-        SCCLModel._ship_remote_code = False
+    save_pretrained(model, tmp_path, remote_code=True)
     assert (tmp_path / "modeling_sccl.py").is_file()
     assert "auto_map" in json.loads((tmp_path / "config.json").read_text())
-    with pytest.raises(ValueError, match="AutoModel"):
-        SCCLModel.register_for_auto_class("AutoModelForMaskedLM")
 
 
 def test_write_model_card_and_the_card_command(trained_run, toy_corpus, tmp_path, capsys):

@@ -17,6 +17,7 @@ import hf_textcluster  # noqa: F401
 from hf_textcluster import SCCLModel
 from hf_textcluster.choosing.serving import serve_partition
 from hf_textcluster.cli import main
+from hf_textcluster.editing import initialize_clusters
 from hf_textcluster.modeling.calibration import MIN_CLUSTER_SIZE, QUANTILE_LEVELS
 from hf_textcluster.modeling.validation import CANDIDATES
 
@@ -28,7 +29,7 @@ LEVELS = np.linspace(0, 1, QUANTILE_LEVELS)
 def calibrated(tiny_encoder_dir, toy_corpus):
     torch.manual_seed(0)
     model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
-    model.initialize_clusters(toy_corpus[0])
+    initialize_clusters(model, toy_corpus[0])
     return model.calibrate(toy_corpus[0], precision="fp32")
 
 
@@ -383,7 +384,7 @@ def test_cli_recluster_serves_kmeans_on_the_trained_embeddings(tmp_path, toy_cor
     model_dir = tmp_path / "model"
     shutil.copytree(FIXTURES / "sccl", model_dir)
     (tmp_path / "train.txt").write_text("\n".join(texts) + "\n")
-    expected = AutoModel.from_pretrained(model_dir).initialize_clusters(texts, random_state=3)
+    expected = initialize_clusters(AutoModel.from_pretrained(model_dir), texts, random_state=3)
     assert (
         main(
             [

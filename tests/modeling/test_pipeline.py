@@ -6,13 +6,14 @@ from transformers import pipeline
 
 import hf_textcluster  # noqa: F401
 from hf_textcluster import SCCLModel
+from hf_textcluster.editing import initialize_clusters
 
 
 @pytest.fixture(scope="module")
 def model_dir(tiny_encoder_dir, toy_corpus, tmp_path_factory):
     torch.manual_seed(0)
     model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
-    model.initialize_clusters(toy_corpus[0])
+    initialize_clusters(model, toy_corpus[0])
     model.config.id2label = {0: "oracle · sql", 1: "java · class", 2: "haskell · monad"}
     path = tmp_path_factory.mktemp("sccl")
     model.save_pretrained(path)

@@ -19,8 +19,10 @@ from transformers.dynamic_module_utils import get_class_from_dynamic_module, get
 import hf_textcluster  # noqa: F401
 from hf_textcluster import train_clusterer
 from hf_textcluster.data import load_texts
-from hf_textcluster.hub.remote_code import auto_map, remote_code_files
+from hf_textcluster.editing import initialize_clusters
+from hf_textcluster.hub import save_pretrained
 from hf_textcluster.models import METHODS
+from hf_textcluster.models.remote_code import auto_map, remote_code_files
 
 METHOD_NAMES = sorted(METHODS)
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "checkpoints_eef6bf0"
@@ -133,7 +135,7 @@ def test_reclustering_a_trained_model_serves_its_kmeans(method, trained, toy_cor
     texts = toy_corpus[0]
     model = AutoModel.from_pretrained(trained(method))
     assert model.is_calibrated
-    labels = model.initialize_clusters(texts, random_state=1)
+    labels = initialize_clusters(model, texts, random_state=1)
     embeddings = torch.from_numpy(model.embed(texts)).to(model.device)
     features = model.kmeans_features(embeddings).detach().numpy()
     if method == "aecl":  # re-clustered on the embeddings themselves
@@ -282,7 +284,7 @@ def test_remote_code_predicts_like_the_package(method, trained, toy_corpus, tmp_
     shutil.copytree(trained(method), tmp_path / "repo")
     repo = tmp_path / "repo"
     package = AutoModel.from_pretrained(repo)
-    package.save_pretrained(repo, remote_code=True)
+    save_pretrained(package, repo, remote_code=True)
     config = json.loads((repo / "config.json").read_text())
     assert {k: config[k] for k in ("auto_map", "custom_pipelines")} == auto_map(method)
     model_class = get_class_from_dynamic_module(config["auto_map"]["AutoModel"], str(repo))
@@ -299,13 +301,11 @@ def test_remote_code_predicts_like_the_package(method, trained, toy_corpus, tmp_
     pipeline_class = get_class_from_dynamic_module(config["custom_pipelines"]["text-clustering"]["impl"], str(repo))
     clusterer = pipeline_class(model=remote, tokenizer=remote.tokenizer)
     assert [r["cluster"] for r in clusterer(texts)] == package.predict(texts).tolist()
-    # the remote class saves a complete checkpoint back, without the package's card / remote-code options
+    # the remote class saves a complete checkpoint back (cards and remote code are the package's Hub layer's)
     remote.save_pretrained(tmp_path / "resaved")
     np.testing.assert_array_equal(
         AutoModel.from_pretrained(tmp_path / "resaved").predict(texts), package.predict(texts)
     )
-    with pytest.raises(ValueError, match="need the hf_textcluster package"):
-        remote.save_pretrained(tmp_path / "card", model_card=True)
 
 
 # ----- checkpoints made before the method registry still load and predict the same -----------------------------------
@@ -323,8 +323,8 @@ def test_kmeans_init_is_checked_and_starts_the_trainer_from_umap_seeded_kmeans(
     tiny_encoder_dir, toy_corpus, tmp_path, monkeypatch
 ):
     pytest.importorskip("umap")
-    import hf_textcluster.modeling.modeling_utils
-    from hf_textcluster.modeling.kmeans import fit_kmeans
+    import hf_textcluster.editing.clusters
+    from hf_textcluster.editing.kmeans import fit_kmeans
     from hf_textcluster.training.arguments import ClusteringTrainingArguments
 
     with pytest.raises(ValueError, match="kmeans_init"):
@@ -335,7 +335,7 @@ def test_kmeans_init_is_checked_and_starts_the_trainer_from_umap_seeded_kmeans(
         fits.append((kwargs.get("init"), fit_kmeans(features, *args, **kwargs)))
         return fits[-1][1]
 
-    monkeypatch.setattr(hf_textcluster.modeling.modeling_utils, "fit_kmeans", recording_fit)
+    monkeypatch.setattr(hf_textcluster.editing.clusters, "fit_kmeans", recording_fit)
     result = _train("sccl", tiny_encoder_dir, toy_corpus, tmp_path / "run", max_steps=1, kmeans_init="umap")
     assert [init for init, _ in fits] == ["umap"]  # the initialisation; the evaluation's k-means is not this one
     np.testing.assert_array_equal(result.trainer.initial_kmeans_labels, fits[0][1].labels_)
@@ -362,7 +362,7 @@ def test_a_refined_partition_is_served_after_save_load_pipeline_and_remote_code(
     np.testing.assert_array_equal(logits.argmax(-1).numpy(), choice.labels)
     model.calibrate(texts)
     unseen = ["a text the model never saw", "another unseen sentence about tables"]
-    model.save_pretrained(tmp_path / "refined", remote_code=True)
+    save_pretrained(model, tmp_path / "refined", remote_code=True)
     reloaded = AutoModel.from_pretrained(tmp_path / "refined")
     assert reloaded.config.served_partition == "kmeans+refined"
     np.testing.assert_array_equal(reloaded.predict(texts), choice.labels)
@@ -372,6 +372,6 @@ def test_a_refined_partition_is_served_after_save_load_pipeline_and_remote_code(
     config = json.loads((tmp_path / "refined" / "config.json").read_text())
     remote = get_class_from_dynamic_module(config["auto_map"]["AutoModel"], str(tmp_path / "refined"))
     np.testing.assert_array_equal(remote.from_pretrained(tmp_path / "refined").predict(texts), choice.labels)
-    reloaded.initialize_clusters(texts, random_state=1)  # new centres replace the refined head
+    initialize_clusters(reloaded, texts, random_state=1)  # new centres replace the refined head
     assert reloaded.config.refined_head_dim == 0 and reloaded.config.served_partition == "head"
     assert "refined_head" not in dict(reloaded.named_children())

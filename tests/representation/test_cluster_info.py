@@ -11,6 +11,8 @@ import pytest
 from transformers import AutoModel
 
 import hf_textcluster  # noqa: F401
+from hf_textcluster.editing import merge_clusters
+from hf_textcluster.hub import save_pretrained
 from hf_textcluster.representation import name_clusters, rename_clusters
 from hf_textcluster.representation.summary import (
     COLUMNS,
@@ -81,7 +83,7 @@ def test_without_a_summary_texts_are_required(toy_model):
 
 
 def test_an_edit_drops_the_summary_it_would_contradict(named, toy_corpus):
-    merged = named.merge_clusters([[0, 1]])
+    merged = merge_clusters(named, [[0, 1]])
     assert read_cluster_summary(merged.config) is None
     with pytest.raises(ValueError, match="`texts` is required"):
         merged.cluster_info()
@@ -142,7 +144,7 @@ def test_rename_clusters_sets_id2label_and_refuses_bad_names(named):
 def test_remote_code_loads_a_model_with_a_summary_and_says_the_table_needs_the_package(named, tmp_path):
     from transformers.dynamic_module_utils import get_class_from_dynamic_module
 
-    named.save_pretrained(tmp_path, remote_code=True)
+    save_pretrained(named, tmp_path, remote_code=True)
     config = json.loads((tmp_path / "config.json").read_text())
     remote_class = get_class_from_dynamic_module(config["auto_map"]["AutoModel"], str(tmp_path))
     remote = remote_class.from_pretrained(tmp_path)

@@ -16,6 +16,7 @@ import pytest
 import torch
 
 from hf_textcluster import SCCLModel
+from hf_textcluster.editing import initialize_clusters
 
 # The child loads every case under an address-space cap of what it uses after its imports plus this much: about
 # twice the tiny model's weights and far below what any config-driven allocation (a billion cluster names) needs.
@@ -63,7 +64,7 @@ CHILD = textwrap.dedent(
 def saved(tiny_encoder_dir, toy_corpus, tmp_path_factory):
     torch.manual_seed(0)
     model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
-    model.initialize_clusters(toy_corpus[0])
+    initialize_clusters(model, toy_corpus[0])
     path = tmp_path_factory.mktemp("saved") / "model"
     model.save_pretrained(path)
     (path / "texts.txt").write_text("\n".join(toy_corpus[0][:5]) + "\n")

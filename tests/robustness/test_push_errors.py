@@ -11,13 +11,15 @@ import torch
 
 import hf_textcluster  # noqa: F401
 from hf_textcluster import SCCLModel
+from hf_textcluster.editing import initialize_clusters
+from hf_textcluster.hub import push_to_hub
 
 
 @pytest.fixture(scope="module")
 def model(tiny_encoder_dir, toy_corpus):
     torch.manual_seed(0)
     model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
-    model.initialize_clusters(toy_corpus[0])
+    initialize_clusters(model, toy_corpus[0])
     model.calibrate(toy_corpus[0])
     return model
 
@@ -42,7 +44,7 @@ def test_an_endpoint_that_never_answers_times_out_naming_the_url(model, endpoint
     start = time.perf_counter()
     try:
         with pytest.raises(ConnectionError, match=rf"The Hub at {url} did not answer within 1s"):
-            model.push_to_hub("org/model")
+            push_to_hub(model, "org/model")
     finally:
         silent.close()
     assert time.perf_counter() - start < 30
@@ -55,4 +57,4 @@ def test_a_closed_port_names_the_url(model, endpoint):
     closed.close()
     url = endpoint(f"http://127.0.0.1:{port}")
     with pytest.raises(ConnectionError, match=rf"Cannot reach the Hub at {url} .*Connection refused"):
-        model.push_to_hub("org/model")
+        push_to_hub(model, "org/model")

@@ -30,8 +30,8 @@ def run(args, store: dict, run_id: str) -> None:
 
     from hf_textcluster import DECCRLModel
     from hf_textcluster.data import load_benchmark
+    from hf_textcluster.editing.kmeans import fit_kmeans
     from hf_textcluster.evaluation.metrics import clustering_scores
-    from hf_textcluster.modeling.kmeans import fit_kmeans
     from hf_textcluster.runs.baselines import EmbeddingKMeans
 
     for name in args.datasets:

@@ -105,6 +105,7 @@ def _unbuilt_model(row: dict):
     from transformers import AutoConfig
 
     from hf_textcluster.data import CORPORA
+    from hf_textcluster.editing import set_refined_head
     from hf_textcluster.encoders import resolve_encoder
     from hf_textcluster.modeling.configuration_utils import CONFIDENCE_MEASURES
     from hf_textcluster.models import METHODS
@@ -127,7 +128,7 @@ def _unbuilt_model(row: dict):
     if served.endswith("+refined") or served == "umap_kmeans":  # what `train` serves with a linear head
         with torch.no_grad():
             width = model.kmeans_features(torch.zeros(1, encoder_config.hidden_size)).shape[-1]
-        model.set_refined_head(np.zeros((config.num_clusters, width)), np.zeros(config.num_clusters), served)
+        set_refined_head(model, np.zeros((config.num_clusters, width)), np.zeros(config.num_clusters), served)
     else:
         model.config.served_partition = served
     default_sample = ClusteringTrainingArguments.__dataclass_fields__["calibration_sample_size"].default

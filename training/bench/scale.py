@@ -38,7 +38,8 @@ def run(args, store: dict, run_id: str) -> None:
 
     from hf_textcluster import SCCLModel
     from hf_textcluster.data import load_benchmark
-    from hf_textcluster.modeling.kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
+    from hf_textcluster.editing import initialize_clusters
+    from hf_textcluster.editing.kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
 
     work = results.REPO / "runs" / "scale"
     work.mkdir(parents=True, exist_ok=True)
@@ -51,7 +52,7 @@ def run(args, store: dict, run_id: str) -> None:
     if not (model_dir / "config.json").exists() or "kmeans" in args.parts:
         model = SCCLModel.from_encoder_pretrained(None, num_clusters=20)
         embeddings = model.embed(stackoverflow, show_progress_bar=False)
-        model.initialize_clusters(embeddings=embeddings, random_state=0)
+        initialize_clusters(model, embeddings=embeddings, random_state=0)
         model.save_pretrained(model_dir)
     if "predict" in args.parts:
         corpus = [

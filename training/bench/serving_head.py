@@ -39,8 +39,8 @@ def run(args, store: dict, run_id: str) -> None:
     from hf_textcluster.choosing.refinement import refine_partition
     from hf_textcluster.choosing.serving import partition_features
     from hf_textcluster.data import load_benchmark
+    from hf_textcluster.editing.kmeans import fit_kmeans
     from hf_textcluster.evaluation.metrics import clustering_scores
-    from hf_textcluster.modeling.kmeans import fit_kmeans
     from hf_textcluster.models import get_method
     from hf_textcluster.runs.gather_candidates import _pretrained_embedder
     from hf_textcluster.runs.signals import SIGNALS, SIGNALS_DIR

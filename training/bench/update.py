@@ -1,6 +1,6 @@
-"""Keeping up with new texts (``model.update``): a model trained on 70% of a corpus with one class held out of it
-entirely, updated with the other 30% in batches, against retraining from scratch on every text; and whether the
-held-out class comes back as the proposed new cluster."""
+"""Keeping up with new texts (``hf_textcluster.editing.update``): a model trained on 70% of a corpus with one class
+held out of it entirely, updated with the other 30% in batches, against retraining from scratch on every text; and
+whether the held-out class comes back as the proposed new cluster."""
 
 from __future__ import annotations
 
@@ -116,6 +116,7 @@ def run(args, store: dict, run_id: str) -> None:
     those texts, ``update(batch, accept_new=True)`` batch after batch with the 30%, then score every text; retrain on
     every text (K = all classes) and score it; store one row."""
     from hf_textcluster.data import load_benchmark
+    from hf_textcluster.editing import start_online, update
     from hf_textcluster.evaluation.metrics import clustering_scores
     from hf_textcluster.runs.recipes import load_recipe
 
@@ -138,10 +139,10 @@ def run(args, store: dict, run_id: str) -> None:
             folder = run_dir(args.method, name, seed, "update")
             model, train_seconds = _train(args.method, corpus.select(train_rows), folder, args, seed, k_train)
             start = time.perf_counter()
-            model.start_online([texts[i] for i in train_rows])
+            start_online(model, [texts[i] for i in train_rows])
             new_ids, proposed_in = [], []
             for b, rows in enumerate(np.array_split(later, args.batches)):
-                result = model.update([texts[i] for i in rows], accept_new=True)
+                result = update(model, [texts[i] for i in rows], accept_new=True)
                 if result.accepted:
                     new_ids.append(result.new_cluster)
                     proposed_in.append(b)

@@ -11,6 +11,7 @@ import torch
 from transformers import TrainerCallback
 
 from hf_textcluster import AECLConfig, AECLModel, AECLTrainer, ClusteringTrainingArguments
+from hf_textcluster.editing import initialize_clusters
 from hf_textcluster.models.aecl.losses_aecl import (
     cluster_contrastive_loss,
     marginal_entropy,
@@ -302,7 +303,7 @@ def test_a_checkpoint_from_before_reclustering_loads_and_serves_its_network(tiny
 
 def test_training_a_reclustered_model_serves_its_network_again(tiny_encoder_dir, views_dataset, tmp_path):
     model = AECLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, projection_dim=8)
-    model.initialize_clusters(list(views_dataset["text"]))
+    initialize_clusters(model, list(views_dataset["text"]))
     assert model.config.serving_head == "kmeans" and model.config.centroids_initialized
     AECLTrainer(
         model=model,

@@ -11,6 +11,7 @@ import torch
 from transformers import AutoModel
 
 from hf_textcluster import ClusteringTrainingArguments, DECCRLConfig, DECCRLModel, DECCRLTrainer
+from hf_textcluster.editing import initialize_clusters
 from hf_textcluster.hub.model_card import generate_model_card
 from hf_textcluster.models.deccrl.losses_deccrl import (
     cross_view_contrastive_loss,
@@ -221,10 +222,10 @@ def test_evaluation_scores_k_means_in_the_latent_space_as_recluster_serves_it(ti
     texts, labels = toy_corpus
     torch.manual_seed(0)
     model = DECCRLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, latent_dim=8)
-    model.initialize_clusters(texts, random_state=1)
+    initialize_clusters(model, texts, random_state=1)
     metrics = evaluate_clusterer(model, texts, labels, random_state=0)
     assert metrics["acc"] == pytest.approx(clustering_scores(labels, model.predict(texts))["acc"])
-    model.initialize_clusters(texts, random_state=0)  # what `hf-textcluster recluster` does
+    initialize_clusters(model, texts, random_state=0)  # what `hf-textcluster recluster` does
     reclustered = clustering_scores(labels, model.predict(texts))
     assert {k: metrics[f"latent_kmeans_{k}"] for k in reclustered} == pytest.approx(reclustered)
 
@@ -237,7 +238,7 @@ def test_cli_evaluate_prints_k_means_in_the_latent_space(tiny_encoder_dir, toy_c
 
     texts, labels = toy_corpus
     model = DECCRLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, latent_dim=8)
-    model.initialize_clusters(texts)
+    initialize_clusters(model, texts)
     model.save_pretrained(tmp_path / "model")
     with open(tmp_path / "texts.csv", "w", newline="") as f:
         csv.writer(f).writerows([("text", "label"), *zip(texts, labels)])
@@ -257,7 +258,7 @@ def test_cli_evaluate_prints_k_means_in_the_latent_space(tiny_encoder_dir, toy_c
     )
     out = capsys.readouterr().out
     assert "k-means on embeddings: ACC" in out
-    model.initialize_clusters(texts, random_state=0)  # recluster: the head's space partition
+    initialize_clusters(model, texts, random_state=0)  # recluster: the head's space partition
     acc = 100 * clustering_scores(labels, model.predict(texts))["acc"]
     assert f"k-means in the head's space: ACC {acc:.1f}" in out
 

@@ -13,6 +13,7 @@ from transformers import AutoConfig, AutoModel, BertForMaskedLM, pipeline
 
 import hf_textcluster  # noqa: F401  (registers the Auto classes)
 from hf_textcluster import DECMLMConfig, DECMLMModel
+from hf_textcluster.editing import initialize_clusters
 
 TINY_ENCODER = {
     "model_type": "bert",
@@ -28,7 +29,7 @@ TINY_ENCODER = {
 def fitted_model(tiny_encoder_dir, toy_corpus):
     torch.manual_seed(0)
     model = DECMLMModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
-    model.initialize_clusters(toy_corpus[0], random_state=0)
+    initialize_clusters(model, toy_corpus[0], random_state=0)
     return model
 
 

@@ -11,6 +11,7 @@ from datasets import Dataset
 from transformers import TrainerCallback
 
 from hf_textcluster import ClusteringTrainingArguments, DECMLMModel, DECMLMTrainer, train_clusterer
+from hf_textcluster.editing import initialize_clusters
 from hf_textcluster.models.decmlm.losses_decmlm import masked_lm_loss
 from hf_textcluster.models.decmlm.trainer_decmlm import MaskedLMCollator, mask_tokens
 from hf_textcluster.training.losses import dec_target_distribution
@@ -107,7 +108,7 @@ def test_masked_lm_loss_is_cross_entropy_over_masked_positions_only():
 def test_compute_loss_matches_direct_recomputation(tiny_encoder_dir, dataset, tmp_path):
     model = _model(tiny_encoder_dir, mlm_loss_weight=0.7, cluster_loss_weight=1.3, alpha=2.0)
     trainer = DECMLMTrainer(model=model, args=_args(tmp_path), train_dataset=dataset)
-    model.initialize_clusters(dataset["text"])
+    initialize_clusters(model, dataset["text"])
     trainer.refresh_targets()
     assert trainer.targets.shape == (len(dataset), 3)
     rows = [trainer.train_dataset[i] for i in (5, 17, 3, 90, 41, 64, 2, 33)]

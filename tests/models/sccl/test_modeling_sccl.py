@@ -10,6 +10,7 @@ import torch
 
 import hf_textcluster  # noqa: F401  (registers the Auto classes)
 from hf_textcluster import SCCLConfig, SCCLModel
+from hf_textcluster.editing import initialize_clusters
 
 
 @pytest.fixture()
@@ -17,7 +18,7 @@ def fitted_model(tiny_encoder_dir, toy_corpus):
     texts, _ = toy_corpus
     torch.manual_seed(0)
     model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
-    model.initialize_clusters(texts, random_state=0)
+    initialize_clusters(model, texts, random_state=0)
     return model
 
 
@@ -81,7 +82,7 @@ def test_initialize_clusters_uses_kmeans(fitted_model, toy_corpus):
     np.testing.assert_allclose(fitted_model.cluster_head.centroids.detach().numpy(), expected, rtol=1e-4, atol=1e-5)
     assert fitted_model.config.centroids_initialized
     with pytest.raises(ValueError, match="larger than the number of texts"):
-        fitted_model.initialize_clusters(texts[:2])
+        initialize_clusters(fitted_model, texts[:2])
 
 
 def test_corrupted_weights_file(fitted_model, tmp_path):

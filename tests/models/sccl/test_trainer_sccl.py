@@ -8,6 +8,7 @@ from datasets import Dataset
 from transformers import TrainerCallback
 
 from hf_textcluster import ClusteringTrainingArguments, SCCLModel, SCCLTrainer
+from hf_textcluster.editing import initialize_clusters
 from hf_textcluster.models.sccl.losses_sccl import instance_contrastive_loss
 from hf_textcluster.training.losses import dec_kl_loss, dec_target_distribution
 
@@ -36,7 +37,7 @@ def _model(tiny_encoder_dir, **kwargs):
 def test_compute_loss_is_eq7(tiny_encoder_dir, views_dataset, tmp_path):
     model = _model(tiny_encoder_dir, eta=3.0, temperature=0.7, cluster_loss_weight=0.5)
     trainer = SCCLTrainer(model=model, args=_args(tmp_path), train_dataset=views_dataset)
-    model.initialize_clusters(views_dataset["text"])
+    initialize_clusters(model, views_dataset["text"])
     batch = trainer.data_collator([views_dataset[i] for i in range(8)])
     model.eval()  # no dropout, so the direct computation sees the same embeddings
     loss = trainer.compute_loss(model, batch)

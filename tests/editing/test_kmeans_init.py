@@ -8,8 +8,8 @@ import importlib.util
 import numpy as np
 import pytest
 
-from hf_textcluster.modeling import kmeans as kmeans_module
-from hf_textcluster.modeling.kmeans import KMEANS_INITS, fit_kmeans
+from hf_textcluster.editing import kmeans as kmeans_module
+from hf_textcluster.editing.kmeans import KMEANS_INITS, fit_kmeans
 
 
 def _many_small_blobs(seed: int = 0) -> np.ndarray:
@@ -108,7 +108,7 @@ def test_best_falls_back_to_k_means_plus_plus_alone(why, monkeypatch, caplog):
     hf_logging.set_verbosity_info()
     hf_logging.enable_propagation()
     try:
-        with caplog.at_level("INFO", logger="hf_textcluster.modeling.kmeans"):
+        with caplog.at_level("INFO", logger="hf_textcluster.editing.kmeans"):
             best = fit_kmeans(x, 3, n_init=3, random_state=0, init="best")
     finally:
         hf_logging.disable_propagation()
@@ -205,7 +205,7 @@ def test_best_on_a_cuda_tensor_is_the_torch_k_means_there():
 
     if not torch.cuda.is_available():
         pytest.skip("needs a CUDA device")
-    from hf_textcluster.modeling.kmeans import TorchKMeans
+    from hf_textcluster.editing.kmeans import TorchKMeans
 
     x = torch.from_numpy(_many_small_blobs()).cuda()
     fitted = fit_kmeans(x, 40, n_init=2, random_state=0, init="best")

@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 import torch
 
-from hf_textcluster.modeling import kmeans as kmeans_module
-from hf_textcluster.modeling.kmeans import fit_kmeans
-from hf_textcluster.modeling.reuse import MAX_ENTRIES, digest, reuse, reusing_results
+from hf_textcluster.editing import kmeans as kmeans_module
+from hf_textcluster.editing.kmeans import fit_kmeans
 from hf_textcluster.models.decmlm import DECMLMModel
 from hf_textcluster.models.sccl import SCCLModel
+from hf_textcluster.reuse import MAX_ENTRIES, digest, embed, reuse, reusing_results
 
 
 class Counter:
@@ -50,7 +50,7 @@ def test_at_most_max_entries_are_kept_the_oldest_dropped_first():
 
 
 def test_what_is_kept_stays_within_max_bytes(monkeypatch):
-    from hf_textcluster.modeling import reuse as reuse_module
+    from hf_textcluster import reuse as reuse_module
 
     monkeypatch.setattr(reuse_module, "MAX_BYTES", 100)
     count = Counter()
@@ -80,7 +80,7 @@ def test_models_of_one_encoder_share_an_encoding_pass_until_its_weights_change(t
     texts = ["alpha beta gamma", "delta epsilon", "beta beta alpha", "zeta eta theta iota"]
     sccl = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=2)
     dec = DECMLMModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=2)
-    expected = sccl.embed(texts, batch_size=2, precision="fp32")
+    expected = embed(sccl, texts, batch_size=2, precision="fp32")
     passes = Counter()
     real = SCCLModel._encode_texts
 
@@ -91,17 +91,17 @@ def test_models_of_one_encoder_share_an_encoding_pass_until_its_weights_change(t
     monkeypatch.setattr(SCCLModel, "_encode_texts", counted)
     monkeypatch.setattr(DECMLMModel, "_encode_texts", counted)
     with reusing_results():
-        first = sccl.embed(texts, batch_size=2, precision="fp32")
-        shared = dec.embed(texts, batch_size=2, precision="fp32")  # another method, the same untrained encoder
+        first = embed(sccl, texts, batch_size=2, precision="fp32")
+        shared = embed(dec, texts, batch_size=2, precision="fp32")  # another method, the same untrained encoder
         assert passes.calls == 1
         np.testing.assert_array_equal(first, expected)
         np.testing.assert_array_equal(shared, expected)
-        dec.embed(texts[:3], batch_size=2, precision="fp32")  # other texts
-        dec.embed(texts, batch_size=4, precision="fp32")  # other batches
+        embed(dec, texts[:3], batch_size=2, precision="fp32")  # other texts
+        embed(dec, texts, batch_size=4, precision="fp32")  # other batches
         assert passes.calls == 3
         with torch.no_grad():  # a training step changes the weights: a new pass
             next(dec.encoder.parameters()).add_(0.5)
-        changed = dec.embed(texts, batch_size=2, precision="fp32")
+        changed = embed(dec, texts, batch_size=2, precision="fp32")
         assert passes.calls == 4 and not np.array_equal(changed, expected)
 
 

@@ -17,7 +17,8 @@ pass, saves, loads, and ships as remote code like any other.
   counts (mini-batch k-means' per-centre rule, learning rate ``1 / count``); a centroid moves to the running mean,
   a linear row by the same nearest-mean term as a split, ``s(|x - μ|² - |x - μ'|²)``.
 
-Part of the inference code that every pushed repository carries: imports only torch and numpy.
+Package-only: an edited model serves, saves and ships (as remote code too) without this module; the edits that call
+these functions are :mod:`hf_textcluster.editing.curation`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 from torch import nn
+
+from ..modeling.calibration import QUANTILE_LEVELS
+from .kmeans import fit_kmeans
 
 # The head modules a model may hold one row per cluster in (each model class lists its own, see
 # ``TextClusteringPreTrainedModel._cluster_row_modules``).
@@ -263,8 +267,6 @@ def append_row(
     nearest-mean row ``2s·m·x + b`` (``s`` from ``scales``, else the group's spread), its bias ``b`` set between what
     the group's texts and the other texts need for it to win (90% of the group, 99% of the others kept out when both
     can be); the calibration the group's centre and distances."""
-    from .calibration import QUANTILE_LEVELS
-
     for name, module in row_holders(model).items():
         weight, bias = _rows(module)
         x_all = inputs.get(name)
@@ -306,7 +308,7 @@ def append_row(
 
 @dataclass
 class UpdateResult:
-    """What ``model.update(texts)`` did, per text (arrays of length N) and per cluster.
+    """What ``update(model, texts)`` did, per text (arrays of length N) and per cluster.
 
     Attributes:
         clusters: each text's cluster after the update (the new cluster's id for an accepted group's texts).
@@ -431,8 +433,6 @@ def cohesive_group(
     """The largest group of at least ``min_size`` rows of ``unit`` (L2-normalised embeddings) whose median cosine
     distance to their own centre is at most ``max_distance``, among k-means partitions of them into 1 to 3 groups;
     the rows' indices, or None."""
-    from .kmeans import fit_kmeans
-
     best = None
     for k in range(1, min(3, unit.shape[0] // min_size) + 1):
         labels = (

@@ -8,8 +8,8 @@ once. A result is reused only under a key that covers everything it depends on (
 weights, the seeds), and callers get a copy, so the run's partitions are those it computes without the scope. Outside
 a scope nothing is kept.
 
-Part of the inference code a pushed repository carries (see :mod:`hf_textcluster.hub.remote_code`): imports only
-numpy, torch and the standard library.
+Package-only (never shipped as remote code): :func:`embed` is how the package's training, choosing and runs encode
+texts, so that a pass inside a block runs once; a model's own ``embed`` computes every time.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import contextlib
 import contextvars
 import copy
 import hashlib
+import json
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
@@ -25,7 +26,9 @@ from typing import Any, TypeVar
 import numpy as np
 import torch
 
-__all__ = ["digest", "reuse", "reusing_results"]
+from .modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
+
+__all__ = ["digest", "embed", "encoding_identity", "reuse", "reusing_results"]
 
 T = TypeVar("T")
 # The store of the innermost active scope (None: no scope, nothing is kept).
@@ -136,3 +139,48 @@ def _update(h, array) -> None:
         h.update(f"{array.dtype.str}{array.shape}".encode())
         array = np.ascontiguousarray(array)
     h.update(memoryview(array).cast("B"))
+
+
+def embed(
+    model,
+    texts,
+    batch_size: int = DEFAULT_ENCODE_BATCH_SIZE,
+    show_progress_bar: bool | None = None,
+    precision: str | torch.dtype | None = "auto",
+) -> np.ndarray:
+    """``model.embed(texts, ...)``, computed once per (encoder weights, tokenizer, pooling, texts, batch, precision)
+    within a :func:`reusing_results` block: what ``train --method auto``'s signals and its pretrained candidates
+    encode with the same untrained encoder. Outside a block: ``model.embed`` itself.
+
+    Example:
+        >>> with reusing_results():  # doctest: +SKIP
+        ...     a, b = embed(model, texts), embed(model, texts)  # one encoding pass
+    """
+    if _STORE.get() is None:
+        return model.embed(texts, batch_size=batch_size, show_progress_bar=show_progress_bar, precision=precision)
+    texts, resolved = model._serving_arguments(texts, batch_size, precision)  # the key's texts and precision
+    return reuse(
+        lambda: ("embed", *encoding_identity(model), "\x00".join(texts), batch_size, resolved),
+        lambda: model.embed(texts, batch_size=batch_size, show_progress_bar=show_progress_bar, precision=resolved),
+    )
+
+
+def encoding_identity(model) -> tuple:
+    """What the pooled embeddings of a text depend on besides the text: the encoder's weights, the tokenizer, the
+    pooling and the length cut (the key of a reused encoding pass)."""
+    tokenizer = model._require_tokenizer()
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if backend is not None:  # without the truncation and padding that a call leaves set on it
+        state = json.loads(backend.to_str())
+        vocabulary: Any = {k: v for k, v in state.items() if k not in ("truncation", "padding")}
+    else:
+        vocabulary = (type(tokenizer).__name__, sorted(tokenizer.get_vocab().items()))
+    config = model.config
+    return (
+        model.encoder,
+        vocabulary,
+        config.pooling,
+        config.normalize_embeddings,
+        config.max_length,
+        str(model.device),
+    )

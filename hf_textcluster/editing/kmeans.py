@@ -28,8 +28,8 @@ import numpy as np
 import torch
 from transformers.utils import logging
 
-from .reuse import reuse
-from .validation import check_scalar
+from ..modeling.validation import check_scalar
+from ..reuse import reuse
 
 logger = logging.get_logger(__name__)
 
@@ -169,7 +169,7 @@ def _best_start_kmeans(features, num_clusters: int, n_init: int, random_state: i
 
 def _kmeans_pp(features, num_clusters: int, n_init: int, random_state: int | None, KMeans):
     """scikit-learn's k-means++ with ``n_init`` restarts, ``start_`` set; seeded, it is computed once per
-    :func:`~hf_textcluster.modeling.reuse.reusing_results` block (``train --method auto`` fits it on the same
+    :func:`~hf_textcluster.reuse.reusing_results` block (``train --method auto`` fits it on the same
     pretrained embeddings for each signal's start and for the pretrained candidates)."""
 
     def fit():

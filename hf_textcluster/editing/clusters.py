@@ -1,0 +1,120 @@
+"""Setting a clusterer's clusters: from k-means on its embeddings (:func:`initialize_clusters`), or a refined
+partition served by a linear head (:func:`set_refined_head`, undone by :func:`serve_method_head`).
+
+Package-only: training, choosing what to serve and ``hf-textcluster recluster`` call these; a served model only
+reads what they set (its head's rows, ``refined_head``, the config's ``centroids_initialized`` and
+``served_partition``), so it serves, saves and ships as remote code without them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+import torch
+
+from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
+from ..modeling.validation import check_num_clusters, validate_texts
+from ..reuse import embed
+from .kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
+
+if TYPE_CHECKING:
+    from ..modeling.modeling_utils import TextClusteringPreTrainedModel
+
+
+def uses_kmeans_init(model: TextClusteringPreTrainedModel) -> bool:
+    """Whether ``model``'s training starts from k-means on the corpus (its head defines ``init_from_kmeans``)."""
+    return callable(getattr(getattr(model, "cluster_head", None), "init_from_kmeans", None))
+
+
+def initialize_clusters(
+    model: TextClusteringPreTrainedModel,
+    texts: Sequence[str] | None = None,
+    embeddings: np.ndarray | None = None,
+    random_state: int | None = 0,
+    n_init: int = 10,
+    batch_size: int = DEFAULT_ENCODE_BATCH_SIZE,
+    show_progress_bar: bool | None = None,
+    precision: str | torch.dtype | None = "auto",
+    max_samples: int | None = DEFAULT_KMEANS_MAX_SAMPLES,
+    kmeans_init: str = "best",
+) -> np.ndarray:
+    """Fit k-means (K = ``config.num_clusters``) on the embeddings of ``texts`` (or on ``embeddings``) and start
+    ``model``'s cluster head from its centres (``model.init_clusters_from_kmeans``). Returns the k-means labels of
+    every text. On a trained model this re-clusters: ``predict`` then gives the nearest k-means centre on the trained
+    embeddings (the benchmark's "k-means after"; ``hf-textcluster recluster``); call ``calibrate`` again afterwards.
+    ``max_samples``: the centres are fitted on a seeded sample of at most this many texts (None: all);
+    ``kmeans_init``: ``"best"`` (default: the lower inertia of k-means++ and of a run started from the UMAP clusters),
+    ``"k-means++"`` or ``"umap"`` (see :func:`~hf_textcluster.editing.kmeans.fit_kmeans`); ``model.kmeans_start_``
+    then says which start won.
+
+    Example:
+        >>> labels = initialize_clusters(model, texts)  # doctest: +SKIP
+    """
+    num_clusters = model.config.num_clusters
+    if embeddings is None:
+        texts = validate_texts(texts)
+        # before the encoding pass, not after; K clusters of copies of fewer texts would be meaningless
+        check_num_clusters(num_clusters, len(texts), texts=texts)
+        embeddings = embed(
+            model, texts, batch_size=batch_size, show_progress_bar=show_progress_bar, precision=precision
+        )
+    if isinstance(embeddings, torch.Tensor):  # numpy reads a tensor on the host only
+        embeddings = embeddings.detach().cpu()
+    embeddings = np.asarray(embeddings, dtype=np.float32)
+    check_num_clusters(num_clusters, embeddings.shape[0])
+    distinct = len({row.tobytes() for row in np.ascontiguousarray(embeddings)})
+    if distinct < num_clusters:
+        raise ValueError(
+            f"`num_clusters` ({num_clusters}) is larger than the number of distinct embeddings "
+            f"({distinct} of {embeddings.shape[0]}): k-means cannot find that many clusters. Pass more "
+            "varied texts or `num_clusters` <= that number."
+        )
+    with torch.no_grad():  # k-means runs where the head does (on a GPU: torch's k-means, no copy to the host)
+        features = model.kmeans_features(torch.from_numpy(embeddings).to(model.device)).float()
+    points = features if features.is_cuda else features.cpu().numpy()
+    kmeans = fit_kmeans(
+        points, num_clusters, n_init=n_init, random_state=random_state, max_samples=max_samples, init=kmeans_init
+    )
+    model.kmeans_start_ = getattr(kmeans, "start_", kmeans_init)
+    model.init_clusters_from_kmeans(kmeans.cluster_centers_)
+    return kmeans.labels_
+
+
+@torch.no_grad()
+def set_refined_head(model: TextClusteringPreTrainedModel, coef, intercept, served_partition: str = "refined") -> None:
+    """Serve a refined partition: a linear layer (K x d weights ``coef``, K biases ``intercept``) on the
+    L2-normalised ``kmeans_features`` replaces the method's head for prediction (the head's weights are kept; the
+    model's ``refined_head``, which ``config.refined_head_dim`` builds again on load). The calibration no longer
+    describes the clusters: calibrate again.
+
+    Example:
+        >>> result = refine_partition(features, labels)                # doctest: +SKIP
+        >>> set_refined_head(model, result.coef, result.intercept)      # doctest: +SKIP
+    """
+    coef, intercept = (v.detach().cpu() if isinstance(v, torch.Tensor) else v for v in (coef, intercept))
+    coef = torch.as_tensor(np.asarray(coef), dtype=torch.float32)
+    intercept = torch.as_tensor(np.asarray(intercept), dtype=torch.float32)
+    num_clusters = model.config.num_clusters
+    if coef.ndim != 2 or coef.shape[0] != num_clusters or tuple(intercept.shape) != (num_clusters,):
+        raise ValueError(
+            f"`coef` must be {num_clusters} x d and `intercept` of length {num_clusters} "
+            f"(num_clusters), got {tuple(coef.shape)} and {tuple(intercept.shape)}."
+        )
+    if not (torch.isfinite(coef).all() and torch.isfinite(intercept).all()):
+        raise ValueError("`coef` and `intercept` must be finite.")
+    model._clusters_set()
+    head = torch.nn.Linear(coef.shape[1], num_clusters).to(model.device)
+    head.weight.copy_(coef)
+    head.bias.copy_(intercept)
+    model.refined_head = head
+    model.config.refined_head_dim = int(coef.shape[1])
+    model.config.served_partition = served_partition
+
+
+def serve_method_head(model: TextClusteringPreTrainedModel) -> None:
+    """Serve the method's own head again (its weights were kept under a refined head): what training continues from,
+    since the method's losses train that head. The calibration no longer describes the clusters."""
+    if model.config.refined_head_dim:
+        model._clusters_set()
