@@ -27,6 +27,7 @@ which are only scored against.
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Mapping, Sequence
@@ -47,6 +48,8 @@ from ..choosing.candidate_choice import (
 from ..choosing.criteria import AUTO_CRITERIA, PARTS
 from ..choosing.linear_heads import distil_partition
 from ..choosing.serving import apply_partition
+from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
+from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.validation import validate_parameters
 from ..models import get_method
 from ..representation import ClusterNames
@@ -56,10 +59,12 @@ from ..timing import phase, recording_phases
 from ..training.arguments import ClusteringTrainingArguments
 from .after_training import name_trained_clusters
 from .auto_record import auto_record, save_auto_run
+from .estimate import RunEstimate, encoding_speed, estimate_auto
 from .folder import check_may_replace_model
 from .gather_candidates import gather_candidates
 from .recipes import load_recipe
 from .request import TrainingRequest
+from .schedule import plan_schedule
 from .signals import SIGNALS, SIGNALS_DIR
 from .train import prepare_dataset, train_method
 
@@ -77,6 +82,8 @@ __all__ = [
 # Each signal's schedule, a recipe ``schedule`` block (runs.schedule.plan_schedule): 8 passes over the texts within
 # [100, the signal's recipe's max_steps, or 300 for a recipe that counts epochs]. A few thousand texts or more get the
 # recipe's steps, a small corpus about eight passes.
+# the share of the encoder's layers (the lowest) each signal leaves as pretrained (--frozen-layers overrides it)
+FROZEN_SHARE = 0.5
 AUTO_SCHEDULE = {"epochs": 8, "min_steps": 100, "cap": 300, "partial_batches": True}
 
 
@@ -181,6 +188,17 @@ def train_auto(
     with recording_phases() as seconds:
         with phase("data"):
             shared = _shared_dataset(request, signals)
+        with phase("estimate"):
+            config = load_recipe(SIGNALS[signals[0]].method, request.recipe)["config"]
+            encoder = TextClusteringPreTrainedModel.from_encoder_pretrained(
+                request.encoder, num_clusters=2, **{k: config[k] for k in ("pooling", "max_length") if k in config}
+            )
+            # the signals train the upper layers of the encoder only: fewer FLOPs a step, the same clusters
+            overrides.setdefault("frozen_layers", int(FROZEN_SHARE * encoder.encoder.config.num_hidden_layers))
+            estimate = _estimate(request, shared, signals, overrides, encoder)
+        logger.warning(
+            f"Training {' and '.join(signals)}, then choosing among their candidates: {estimate.describe()}."
+        )
         # the signals' k-means starts and the pretrained candidates: one encoding pass and one k-means of those texts
         with reusing_results():
             results = _train_signals(request, shared, signals, overrides)
@@ -210,6 +228,7 @@ def train_auto(
         }
         record = auto_record(results, candidates, criteria, texts, choose_seconds, choice)
         record["extra_criteria_seconds"] = round(time.perf_counter() - start, 2)
+        record["estimate_seconds"] = round(estimate.seconds, 1)
         served_labels = chosen.served_labels
         train_seconds = sum(r.train_seconds for r in results.values())
         model, trainer = results[serving_signal].model, results[serving_signal].trainer
@@ -318,6 +337,25 @@ def _shared_dataset(request: TrainingRequest, signals) -> datasets.Dataset:
             load_recipe(view_methods[0], request.recipe).get("augmentation") if view_methods and is_benchmark else None
         )
     return prepare_dataset(request.dataset, views, data_dir=request.data_dir, seed=request.seed)
+
+
+def _estimate(request: TrainingRequest, shared, signals, overrides: dict, encoder) -> RunEstimate:
+    """The whole run's estimate (:mod:`~hf_textcluster.runs.estimate`): each signal's schedule on the texts it will
+    train on, and the pretrained ``encoder``'s speed on a sample of them."""
+    held_out = request.test_size or 0
+    num_texts = len(shared) - (held_out if isinstance(held_out, int) else math.ceil(held_out * len(shared)))
+    steps = {}
+    for name in signals:
+        plan = {**load_recipe(SIGNALS[name].method, request.recipe), "schedule": dict(AUTO_SCHEDULE)}
+        schedule = plan_schedule(plan, num_texts, overrides)
+        count = schedule.max_steps or math.ceil((schedule.epochs or 1) * num_texts / schedule.batch_size)
+        steps[name] = (count, schedule.batch_size)
+    # the precision training will take (train --precision sets bf16 / fp16)
+    forced = "bf16" if overrides.get("bf16") else "fp16" if overrides.get("fp16") else None
+    precision = forced or ("fp32" if overrides.get("bf16") is False else "auto")
+    batch_size = overrides.get("encode_batch_size") or DEFAULT_ENCODE_BATCH_SIZE
+    speed = encoding_speed(encoder, list(shared["text"]), batch_size=batch_size, precision=precision, seed=request.seed)
+    return estimate_auto(num_texts, steps, speed)
 
 
 def _train_signals(request: TrainingRequest, shared, signals, overrides: dict) -> dict:

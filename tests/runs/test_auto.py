@@ -368,3 +368,19 @@ def test_auto_saves_the_training_texts_clusters_and_their_summary(auto_trained):
     assert np.array_equal(result.trainer.train_assignments.clusters, saved)  # from calibration's pass
     table = AutoModel.from_pretrained(out).cluster_info()
     assert table["size"].tolist() == np.bincount(saved, minlength=3).tolist()
+
+
+def test_auto_records_its_estimate_its_phases_and_the_frozen_layers(auto_trained):
+    _, out = auto_trained
+    run = json.loads((out / "training_run.json").read_text())
+    assert run["auto"]["estimate_seconds"] > 0
+    seconds = run["seconds"]
+    # each signal's own phases under its name, then the run's own after training
+    for phase in ("data", "estimate", "contrastive/train", "contrastive/train/init", "self_training/train"):
+        assert seconds[phase] >= 0, phase
+    assert {"candidates", "criteria", "serve", "calibrate", "name"} <= set(seconds)
+    assert seconds["contrastive/train"] >= seconds["contrastive/train/init"]
+    signal = json.loads((out / "signals" / "contrastive" / "training_run.json").read_text())
+    # the tiny encoder has 2 layers: the lower one stays as pretrained
+    assert signal["training_overrides"]["frozen_layers"] == 1
+    assert set(signal["seconds"]) >= {"train", "train/init", "model"}  # a signal's own phases, without its name
