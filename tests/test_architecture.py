@@ -138,3 +138,55 @@ def test_no_module_is_over_the_line_cap():
         if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
     }
     assert long == {}, f"modules over {MAX_MODULE_LINES} lines: {long}"
+
+
+def _runtime_imports(path: Path, package: str):
+    """The package's modules the file imports when it runs (at any depth, TYPE_CHECKING blocks left out); ``from .
+    import name`` of a submodule is that submodule, not the package."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing_only = {
+        id(node)
+        for block in ast.walk(tree)
+        if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
+        for node in ast.walk(block)
+    }
+    modules = {module for _, module, _ in _modules()}
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = importlib.util.resolve_name("." * node.level + base, package)
+            submodules = [f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in modules]
+            names = submodules if len(submodules) == len(node.names) else [base, *submodules]
+        else:
+            continue
+        for name in names:
+            while name and name not in modules:
+                name = name.rpartition(".")[0]
+            if name and name != "hf_textcluster":
+                yield name
+
+
+def test_no_two_modules_import_each_other_even_through_others():
+    """An import cycle (also through function-level imports) means two modules share one job or point both ways."""
+    graph = {module: set(_runtime_imports(path, package)) - {module} for path, module, package in _modules()}
+    seen, cycles = set(), []
+    for start in graph:
+        stack, path_to = [(start, iter(graph[start]))], {start: [start]}
+        while stack:
+            node, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                stack.pop()
+                continue
+            if child == start:
+                cycles.append(" -> ".join([*path_to[node], start]))
+            elif child not in path_to and child not in seen and child in graph:
+                path_to[child] = [*path_to[node], child]
+                stack.append((child, iter(graph[child])))
+        seen.add(start)
+    assert cycles == [], f"import cycles: {cycles}"

@@ -36,6 +36,7 @@ from sklearn.model_selection import KFold, cross_val_score
 from ..editing.kmeans import keeping_torch_threads
 from .consensus import average_nmi
 from .linear_heads import l2_normalize
+from .spectrum import search_eigengap
 
 __all__ = [
     "AUTO_CRITERIA",
@@ -195,8 +196,6 @@ def _knn_holdout(features: np.ndarray, labels: np.ndarray, random_state: int | N
 
 
 def _eigengap(x: np.ndarray, k_min: int, k_max: int, random_state, n_neighbors: int) -> dict[int, float]:
-    from .k_search import search_eigengap  # the spectrum is computed with the search of K
-
     return search_eigengap(x, k_min, k_max, random_state, n_neighbors)
 
 
