@@ -62,3 +62,12 @@ def own_phases(record: dict[str, float]) -> dict[str, float]:
     """The phases of ``record`` under the enclosing phase, with its name cut off: a nested run's own seconds."""
     prefix = _PREFIX.get()
     return {name[len(prefix) :]: value for name, value in record.items() if name.startswith(prefix)}
+
+
+def add_seconds(name: str, seconds: float) -> None:
+    """Add ``seconds`` to the phase ``name`` (under the enclosing phase) when phases are being recorded: for a span
+    that starts in one callback and ends in another."""
+    record = _RECORD.get()
+    if record is not None:
+        full = _PREFIX.get() + name
+        record[full] = round(record.get(full, 0.0) + seconds, 3)

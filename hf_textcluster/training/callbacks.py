@@ -4,12 +4,15 @@
 from __future__ import annotations
 
 import contextlib
+import time
 import weakref
 from typing import TYPE_CHECKING
 
 import numpy as np
 from transformers import TrainerCallback
 from transformers.utils import logging
+
+from ..timing import add_seconds, phase
 
 if TYPE_CHECKING:
     from .trainer import ClusteringTrainer
@@ -40,6 +43,10 @@ class ClusterHealthCallback(TrainerCallback):
         interval = self.interval(args, state)
         if trainer is None or not interval or state.global_step % interval or trainer.train_dataset is None:
             return
+        with phase("health"):
+            self._check(trainer, args, state, control)
+
+    def _check(self, trainer, args, state, control) -> None:
         model = trainer.model
         if not model.config.centroids_initialized or getattr(trainer, "initial_kmeans_labels", None) is None:
             return  # the head is not trained yet (a first stage without it) or there is no k-means start
@@ -100,6 +107,22 @@ def cluster_health(predicted: np.ndarray, reference: np.ndarray, num_clusters: i
         "size_entropy": max(0.0, float(-(share * np.log(share)).sum() / np.log(num_clusters))),
         "clusters_used": float((counts > 0).sum()),
     }
+
+
+class CheckpointTimeCallback(TrainerCallback):
+    """Times the checkpoints as the run's ``checkpoints`` phase (:mod:`hf_textcluster.timing`): from the end of a step
+    that saves to the Trainer's ``on_save``. Added after the callbacks that decide to save."""
+
+    def __init__(self):
+        self._start: float | None = None
+
+    def on_step_end(self, args, state, control, **kwargs):
+        self._start = time.perf_counter() if control.should_save else None
+
+    def on_save(self, args, state, control, **kwargs):
+        if self._start is not None:
+            add_seconds("checkpoints", time.perf_counter() - self._start)
+            self._start = None
 
 
 class StopOnInterruptCallback(TrainerCallback):

@@ -33,7 +33,7 @@ from ..modeling.precision import autocast_dtype, cpu_capability
 from ..reuse import embed
 from ..timing import phase
 from .arguments import ClusteringTrainingArguments
-from .callbacks import ClusterHealthCallback, StopOnInterruptCallback, interrupts_stop_training
+from .callbacks import CheckpointTimeCallback, ClusterHealthCallback, StopOnInterruptCallback, interrupts_stop_training
 from .checkpoints import ResumeFilesMixin, last_complete_checkpoint
 from .collator import TextViewsCollator, warn_if_truncated
 from .distributed import DistributedTrainerMixin
@@ -152,6 +152,7 @@ class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMi
         self._pending_logs: dict[str, float] = {}
         self.add_callback(ClusterHealthCallback(self))
         install_progress_callbacks(self)  # loss terms by name, and an estimate of the time, not raw log dicts
+        self.add_callback(CheckpointTimeCallback())  # last: after every callback that may ask for a checkpoint
         _log_precision_once(self.precision_description())
 
     @property

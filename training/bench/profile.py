@@ -24,7 +24,14 @@ SECTION = "profile"
 # above this load average (1 minute) before a run starts, another job shares the CPU: its times are not measurements
 MAX_LOAD = 1.5
 # the phases shown, in the order a run goes through them; a signal's own phases are shown under its name
-SIGNAL_PHASES = ("data", "num_clusters", "model", "train/init", "train", "finish", "name", "save")
+SIGNAL_PHASES = ("data", "num_clusters", "model", "train", "finish", "name", "save")
+# what a signal's training holds besides its optimizer steps, shown apart (the steps are what is left)
+TRAIN_PARTS = {
+    "init": "k-means start",
+    "targets": "DEC targets",
+    "health": "health checks",
+    "checkpoints": "checkpoints",
+}
 RUN_PHASES = ("candidates", "criteria", "serve", "calibrate", "name", "save")
 
 
@@ -112,17 +119,26 @@ def run(args, store: dict, run_id: str) -> None:
 
 
 def _phase_rows(row: dict) -> list[tuple[str, float]]:
-    """(phase, seconds) of a run: each signal's phases, then the run's own after training."""
+    """(phase, seconds) of a run: each signal's phases (its training split into its optimizer steps and what else
+    it holds), then the run's own after training."""
     seconds = row["seconds"]
-    signals = sorted({k.split("/", 1)[0] for k in seconds if "/" in k} - set(RUN_PHASES) - {"candidates"})
+    signals = sorted({k.split("/", 1)[0] for k in seconds if "/" in k} - set(RUN_PHASES))
     out = [("read the texts", seconds.get("data", 0.0))]
+    if "estimate" in seconds:
+        out.append(("estimate", seconds["estimate"]))
     for signal in signals:
         for part in SIGNAL_PHASES:
             key = f"{signal}/{part}"
-            if key in seconds:
-                value = seconds[key] - (seconds.get(f"{signal}/train/init", 0.0) if part == "train" else 0.0)
-                label = {"train/init": "k-means start", "train": "steps"}.get(part, part)
-                out.append((f"{signal}: {label}", value))
+            if key not in seconds:
+                continue
+            if part != "train":
+                out.append((f"{signal}: {part}", seconds[key]))
+                continue
+            parts = {
+                label: seconds[f"{key}/{name}"] for name, label in TRAIN_PARTS.items() if f"{key}/{name}" in seconds
+            }
+            out += [(f"{signal}: {label}", value) for label, value in parts.items()]
+            out.append((f"{signal}: steps", seconds[key] - sum(parts.values())))
     for part in RUN_PHASES:
         if part in seconds:
             out.append((part, seconds[part]))
