@@ -407,6 +407,7 @@ def run(args, store: dict, run_id: str) -> None:
                 "train_seconds": round(result.train_seconds, 1),
                 "choose_seconds": result.auto["choose_seconds"],
                 "extra_criteria_seconds": extra,
+                "estimate_seconds": result.auto.get("estimate_seconds"),
                 "num_texts": len(result.train_dataset),
                 "split": split_of(name),
                 "signals": {
