@@ -355,7 +355,8 @@ def _estimate(request: TrainingRequest, shared, signals, overrides: dict, encode
     precision = forced or ("fp32" if overrides.get("bf16") is False else "auto")
     batch_size = overrides.get("encode_batch_size") or DEFAULT_ENCODE_BATCH_SIZE
     speed = encoding_speed(encoder, list(shared["text"]), batch_size=batch_size, precision=precision, seed=request.seed)
-    return estimate_auto(num_texts, steps, speed)
+    frozen_share = overrides.get("frozen_layers", 0) / encoder.encoder.config.num_hidden_layers
+    return estimate_auto(num_texts, steps, speed, frozen_share)
 
 
 def _train_signals(request: TrainingRequest, shared, signals, overrides: dict) -> dict:

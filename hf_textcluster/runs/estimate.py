@@ -1,12 +1,13 @@
 """How long ``train`` (the default) will take on this machine, said before its first step.
 
-The encoder's speed here is measured on a sample of the training texts (about a second). Each phase is priced from
+The encoder's speed here is measured on a sample of the training texts (under a second). Each phase is priced from
 it: a training step costs what encoding its texts' views forward and backward costs (:data:`STEP_COST`, in text
-encodings per trained text), the passes over the texts (the k-means start, DEC's targets, the health checks, each
-signal's candidates) cost one encoding of every text each, and what does not run on the encoder (UMAP, k-means,
-refinement, the consensus, the criteria, naming, saving) grows with the number of texts (:data:`OTHER_SECONDS_PER_TEXT`,
-on a CPU; the encoder's speed does not tell it). The constants come from the benchmark's profile of the default
-(``python -m training.bench profile``), which also records each run's estimate beside its wall time.
+encodings per trained text, less for the layers left frozen), the passes over the texts (the k-means start, DEC's
+targets, each signal's candidates) cost one encoding of every text each, and what does not run on the encoder (UMAP,
+k-means, refinement, the consensus, the criteria, naming, saving) grows with the number of texts
+(:data:`OTHER_SECONDS_PER_TEXT`, on a CPU: the encoder's speed does not tell it). The constants come from the
+benchmark's profile of the default (``python -m training.bench profile``), which records each run's estimate beside
+its wall time.
 """
 
 from __future__ import annotations
@@ -17,20 +18,21 @@ from dataclasses import dataclass
 
 import numpy as np
 
-# encodings (forward passes of one text) that one trained text of a step costs, per training signal: the contrastive
-# signal encodes three views, the self-training one one, each forward and backward (backward through the trained
-# layers only); measured with the lower half of the layers frozen
-STEP_COST = {"contrastive": 9.0, "self_training": 3.0}
-# whole passes over the training texts besides the steps: the k-means start (shared), each signal's candidates
-PASSES = 3
-# the health checks encode a sample of this many texts this many times per signal
-HEALTH_TEXTS, HEALTH_CHECKS = 1000, 10
+# What a step costs, per trained text, in encodings of one text at the speed measured on the sample (a signal encodes
+# its views forward and backward; the health checks and checkpoints it makes are included), with every layer trained.
+# Measured in the profile (StackOverflow, 2,500 and 20,000 texts, 2-core Xeon with AMX).
+STEP_COST = {"contrastive": 16.6, "self_training": 6.6}
+# freezing a share f of the encoder's layers saves f * FROZEN_SAVING of a step (half the layers frozen: 27%)
+FROZEN_SAVING = 0.54
+# whole passes over the training texts besides the steps (the k-means start, each signal's candidates), and what one
+# costs per text against the sample's speed (a whole pass sorts all texts by length: fuller batches)
+PASSES, PASS_COST = 3, 0.8
 # DEC's targets are recomputed over every text once per this many steps of the self-training signal
 TARGET_REFRESH_STEPS = 100
-# seconds per training text of what does not run on the encoder, on a 2-core CPU
-OTHER_SECONDS_PER_TEXT = 0.004
+# what does not run on the encoder (UMAP, k-means, refinement, the consensus, the criteria, naming, saving), on a CPU
+OTHER_SECONDS, OTHER_SECONDS_PER_TEXT = 17.0, 0.0054
 # texts the encoder's speed is measured on
-SAMPLE_SIZE = 256
+SAMPLE_SIZE = 512
 
 
 @dataclass
@@ -71,19 +73,24 @@ def encoding_speed(model, texts: Sequence[str], *, batch_size: int, precision: s
     return len(sample) / max(time.perf_counter() - start, 1e-6)
 
 
-def estimate_auto(num_texts: int, steps: Mapping[str, tuple[int, int]], texts_per_second: float) -> RunEstimate:
-    """The whole run's seconds: ``steps`` maps each signal to (its steps, texts per step).
+def estimate_auto(
+    num_texts: int, steps: Mapping[str, tuple[int, int]], texts_per_second: float, frozen_share: float = 0.0
+) -> RunEstimate:
+    """The whole run's seconds: ``steps`` maps each signal to (its steps, texts per step); ``frozen_share`` is the
+    share of the encoder's layers left as pretrained.
 
     Example:
-        >>> round(estimate_auto(20_000, {"contrastive": (300, 64), "self_training": (300, 64)}, 1500).seconds)
-        331
+        >>> round(estimate_auto(20_000, {"contrastive": (300, 64), "self_training": (300, 64)}, 1150, 0.5).seconds)
+        477
     """
     per_text = 1.0 / texts_per_second
-    steps_seconds = sum(count * batch * STEP_COST[name] * per_text for name, (count, batch) in steps.items())
-    passes = PASSES + sum(
-        HEALTH_CHECKS * min(HEALTH_TEXTS, num_texts) / num_texts
-        + ((count - 1) // TARGET_REFRESH_STEPS if name == "self_training" else 0)
-        for name, (count, _) in steps.items()
+    step_share = 1.0 - FROZEN_SAVING * frozen_share
+    steps_seconds = step_share * sum(
+        count * batch * STEP_COST[name] * per_text for name, (count, batch) in steps.items()
     )
-    seconds = steps_seconds + passes * num_texts * per_text + OTHER_SECONDS_PER_TEXT * num_texts
+    passes = PASSES + sum(
+        (count - 1) // TARGET_REFRESH_STEPS for name, (count, _) in steps.items() if name == "self_training"
+    )
+    other = OTHER_SECONDS + OTHER_SECONDS_PER_TEXT * num_texts
+    seconds = steps_seconds + passes * PASS_COST * num_texts * per_text + other
     return RunEstimate(seconds=seconds, steps_seconds=steps_seconds, texts_per_second=texts_per_second)

@@ -66,7 +66,7 @@ def run(args, store: dict, run_id: str) -> None:
         for size in args.sizes:
             dataset = full.shuffle(seed=0).select(range(min(size, len(full))))
             for seed in args.seeds:
-                load = os.getloadavg()[0]
+                load = _quiet_load()
                 output_dir = str(run_dir(SECTION, name, seed, f"{args.variant}-{len(dataset)}"))
                 start = time.perf_counter()
                 request = TrainingRequest(
@@ -116,6 +116,15 @@ def run(args, store: dict, run_id: str) -> None:
                 put_row(store, row)
                 save_store(store)
                 del result
+
+
+def _quiet_load(patience: float = 300.0) -> float:
+    """The 1-minute load average once it is below :data:`MAX_LOAD` (a run that just ended leaves it high for a
+    minute), or after ``patience`` seconds."""
+    start = time.monotonic()
+    while os.getloadavg()[0] > MAX_LOAD and time.monotonic() - start < patience:
+        time.sleep(10)
+    return os.getloadavg()[0]
 
 
 def _phase_rows(row: dict) -> list[tuple[str, float]]:
