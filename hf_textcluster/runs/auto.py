@@ -82,9 +82,10 @@ __all__ = [
 # Each signal's schedule, a recipe ``schedule`` block (runs.schedule.plan_schedule): 8 passes over the texts within
 # [100, the signal's recipe's max_steps, or 300 for a recipe that counts epochs]. A few thousand texts or more get the
 # recipe's steps, a small corpus about eight passes.
-# the share of the encoder's layers (the lowest) each signal leaves as pretrained (--frozen-layers overrides it)
-FROZEN_SHARE = 0.5
 AUTO_SCHEDULE = {"epochs": 8, "min_steps": 100, "cap": 300, "partial_batches": True}
+# The share of the encoder's layers (the lowest, with its embeddings) each signal leaves as pretrained: a step costs
+# about a quarter less (--frozen-layers N overrides it).
+FROZEN_SHARE = 0.5
 
 
 @dataclass
@@ -193,7 +194,7 @@ def train_auto(
             encoder = TextClusteringPreTrainedModel.from_encoder_pretrained(
                 request.encoder, num_clusters=2, **{k: config[k] for k in ("pooling", "max_length") if k in config}
             )
-            # the signals train the upper layers of the encoder only: fewer FLOPs a step, the same clusters
+            # the signals train the upper layers of the encoder only: fewer FLOPs a step
             overrides.setdefault("frozen_layers", int(FROZEN_SHARE * encoder.encoder.config.num_hidden_layers))
             estimate = _estimate(request, shared, signals, overrides, encoder)
         logger.warning(
