@@ -65,7 +65,8 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     if os.path.isfile(os.path.join(args.model, "README.md")):  # the card lists the names: written again
         import warnings
 
-        from ..hub.model_card import MetricsNotMeasuredWarning, write_model_card
+        from ..hub.card_data import MetricsNotMeasuredWarning
+        from ..hub.model_card import write_model_card
 
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", MetricsNotMeasuredWarning)

@@ -170,3 +170,14 @@ def test_rename_refuses_bad_names_in_one_line(saved, names, message, capsys):
     (err,) = _errors(capsys)
     assert message in err
     assert (saved / "model" / "config.json").read_text() == before
+
+
+def test_rename_writes_the_model_card_again_with_the_new_names(saved, tmp_path, capsys):
+    folder = tmp_path / "carded"
+    AutoModel.from_pretrained(saved / "model").save_pretrained(folder)
+    (folder / "training_run.json").write_text((saved / "model" / "training_run.json").read_text())
+    (folder / "README.md").write_text("an older card\n", encoding="utf-8")
+    assert main(["rename", "--model", str(folder), "0=billing"]) == 0
+    capsys.readouterr()
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    assert "an older card" not in card and "billing" in card

@@ -49,7 +49,7 @@ class AECLConfig(TextClusteringConfig):
         num_reference_texts (`int`): how many the checkpoint holds (set when the reference set is stored).
         serving_head (`str`): what predicts a text's cluster: ``"network"`` (default: the clustering network G_p, as
             trained) or ``"kmeans"`` (the nearest k-means centre on the trained embeddings; set by re-clustering a
-            trained model, ``model.initialize_clusters(texts)`` / ``hf-textcluster recluster``).
+            trained model, ``hf_textcluster.editing.initialize_clusters(model, texts)`` / ``hf-textcluster recluster``).
     """
 
     model_type = "aecl"
