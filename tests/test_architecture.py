@@ -140,31 +140,25 @@ def test_no_module_is_over_the_line_cap():
     assert long == {}, f"modules over {MAX_MODULE_LINES} lines: {long}"
 
 
-def _runtime_imports(path: Path, package: str):
-    """The package's modules the file imports when it runs (at any depth, TYPE_CHECKING blocks left out); ``from .
-    import name`` of a submodule is that submodule, not the package."""
+def _runtime_imports(path: Path, package: str, modules: set[str]):
+    """The modules of ``modules`` the file imports when it runs: :func:`_imports` without TYPE_CHECKING blocks, each
+    name cut to the module that defines it (``from . import name`` of a submodule is that submodule, and the package
+    only when it also imports a name of the package itself)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     typing_only = {
-        id(node)
+        node.lineno
         for block in ast.walk(tree)
         if isinstance(block, ast.If) and "TYPE_CHECKING" in ast.unparse(block.test)
         for node in ast.walk(block)
+        if hasattr(node, "lineno")
     }
-    modules = {module for _, module, _ in _modules()}
-    for node in ast.walk(tree):
-        if id(node) in typing_only:
-            continue
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                base = importlib.util.resolve_name("." * node.level + base, package)
-            submodules = [f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in modules]
-            names = submodules if len(submodules) == len(node.names) else [base, *submodules]
-        else:
-            continue
-        for name in names:
+    by_line: dict[int, list[str]] = {}
+    for line, name in _imports(path, package):
+        if line not in typing_only:
+            by_line.setdefault(line, []).append(name)
+    for names in by_line.values():
+        submodules = [n for n in names if n in modules and any(n.startswith(f"{m}.") for m in names if m != n)]
+        for name in submodules or names:
             while name and name not in modules:
                 name = name.rpartition(".")[0]
             if name and name != "hf_textcluster":
@@ -173,7 +167,8 @@ def _runtime_imports(path: Path, package: str):
 
 def test_no_two_modules_import_each_other_even_through_others():
     """An import cycle (also through function-level imports) means two modules share one job or point both ways."""
-    graph = {module: set(_runtime_imports(path, package)) - {module} for path, module, package in _modules()}
+    modules = {module for _, module, _ in _modules()}
+    graph = {module: set(_runtime_imports(path, package, modules)) - {module} for path, module, package in _modules()}
     seen, cycles = set(), []
     for start in graph:
         stack, path_to = [(start, iter(graph[start]))], {start: [start]}
