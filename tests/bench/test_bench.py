@@ -929,7 +929,7 @@ def test_rescore_refuses_a_row_whose_candidates_were_recomputed(bench, tmp_path,
 
 
 def test_profile_section_tables_each_runs_phases_and_marks_a_run_beside_another_job(bench):
-    from training.bench import profile
+    from training.bench import phases
 
     seconds = {
         "data": 0.5,
@@ -956,7 +956,7 @@ def test_profile_section_tables_each_runs_phases_and_marks_a_run_beside_another_
         "served_acc": 0.8,
     }
     slowed = {**row, "variant": "frozen", "training": {"frozen_layers": 3}, "note": "time inflated: load 2.10"}
-    md = "\n".join(profile.render({"runs": {"r": RUN}, "rows": [row, slowed]}, [row, slowed]))
+    md = "\n".join(phases.render({"runs": {"r": RUN}, "rows": [row, slowed]}, [row, slowed]))
     assert "### stackoverflow, 2,500 texts" in md
     assert "| phase | default (seed 0, bf16 AMX) | frozen (seed 0, bf16 AMX) † |" in md
     assert "| contrastive: k-means start | 10.0 | 10.0 |" in md
@@ -964,4 +964,4 @@ def test_profile_section_tables_each_runs_phases_and_marks_a_run_beside_another_
     assert "| candidates | 30.0 | 30.0 |" in md and "candidates/contrastive" not in md
     assert "| **wall** | **190** | **190** |" in md and "| served ACC | 80.0 | 80.0 |" in md
     assert '`{"frozen_layers": 3}`' in md
-    assert profile.render({"runs": {}}, []) == []
+    assert phases.render({"runs": {}}, []) == []

@@ -20,8 +20,8 @@ from . import (  # noqa: E402
     method,
     model_cards,  # noqa: E402
     partitions,
+    phases,
     processes,
-    profile,
     rescore,
     scale,
     serving_head,
@@ -34,7 +34,7 @@ from .common import environment, methods, new_run_id  # noqa: E402
 # sub-command -> (module, one-line help); each registered method is a sub-command of its own (the `method` module)
 SECTIONS = {
     "auto": (auto, "The default, train --method auto: every candidate, the served choice and the oracle."),
-    "profile": (profile, "Where the default's time goes: its phases on N texts of a corpus, and what it serves."),
+    "profile": (phases, "Where the default's time goes: its phases on N texts of a corpus, and what it serves."),
     "compute-curve": (compute_curve, "Each signal of train --method auto at 1x / 3x / 10x its cpu recipe's steps."),
     "baselines": (baselines, "BoW / TF-IDF / embeddings + k-means (and the BERTopic way with --encoder)."),
     "speed": (speed, "Speed ratios measured side by side in one process."),

@@ -19,8 +19,8 @@ from . import (
     leaderboard,
     method,
     partitions,
+    phases,
     processes,
-    profile,
     scale,
     serving_head,
     speed,
@@ -71,7 +71,7 @@ def render(store: dict) -> str:
     out += method.render_side_by_side(rows)
     out += leaderboard.render_leaderboard(rows)[0]
     out += auto.render(store, rows)
-    out += profile.render(store, [r for r in rows if r["section"] == profile.SECTION])
+    out += phases.render(store, [r for r in rows if r["section"] == phases.SECTION])
     out += compute_curve.render(store, rows)
     out += partitions.render_served_against_baselines(rows)
     out += comparisons.render_head_or_kmeans(rows)
