@@ -1,9 +1,9 @@
 """TextClusteringPreTrainedModel: an encoder + pooling whose embedding is assigned to clusters by a method's head.
 
-The model base of the inference code that every pushed repository carries (see :mod:`hf_textcluster.models.remote_code`):
-this module, the config, layers, calibration, pipeline and each method's configuration/modeling files import only
-torch, numpy, transformers and each other, so that ``trust_remote_code=True`` works where hf_textcluster is not
-installed.
+The model base of the inference code that every pushed repository carries (see
+:mod:`hf_textcluster.models.remote_code`): this module, the config, layers, calibration, pipeline and each method's
+configuration/modeling files import only torch, numpy, transformers and each other, so that ``trust_remote_code=True``
+works where hf_textcluster is not installed.
 
 The model base holds what serving a text needs, and nothing else: the encoder, pooling, the heads and one batched
 call (``cluster_batch``) behind ``embed``, ``predict``, ``predict_proba``, the calibrated read-out (``calibrate``,
