@@ -163,8 +163,9 @@ def render(store: dict, rows: list[dict]) -> list[str]:
         "",
         "`train` without `--method`, as a user runs it (checkpoints, calibration, naming and saving included), on the "
         "first N texts of a seeded shuffle, with `--augmentation word_deletion`. Seconds per phase, as the run "
-        'records them in `training_run.json` (`"seconds"`); ACC of what it serves (labels only score). '
-        "† another job shared the CPU (load average above 1.5 before the run): not a measurement.",
+        'records them in `training_run.json` (`"seconds"`); ACC of what it serves (labels only score). A run that '
+        "recorded no health-check or checkpoint phase counts them in its steps. † another job shared the CPU (load "
+        "average above 1.5 before the run): not a measurement.",
         "",
         *run_header(store, rows),
         "",
