@@ -76,9 +76,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
 def _record_names(model_dir: str, output_dir: str, record: dict) -> None:
     """``training_run.json``'s ``"names"``: where the names came from, what the model card says (a folder without a
     training run record, a model not trained by ``train``, gets none)."""
-    import json
-
-    from ..runs.folder import TRAINING_RUN_FILE, read_training_run
+    from ..runs.folder import RunFolder, read_training_run
 
     run = read_training_run(output_dir)
     if run is None and os.path.isdir(model_dir):
@@ -86,10 +84,7 @@ def _record_names(model_dir: str, output_dir: str, record: dict) -> None:
     if run is None:
         return
     run["names"] = record
-    path = os.path.join(output_dir, TRAINING_RUN_FILE)
-    with open(path + ".tmp", "w", encoding="utf-8") as f:
-        json.dump(run, f, indent=2)
-    os.replace(path + ".tmp", path)
+    RunFolder(output_dir).write_training_run(run)
 
 
 def _sources(cache: str) -> dict:

@@ -41,6 +41,7 @@ from ..representation.summary import (
 from .folder import (
     ASSIGNMENTS_FILE,
     TRAINING_RUN_FILE,
+    RunFolder,
     check_may_replace_model,
     load_clusterer,
     read_training_run,
@@ -123,7 +124,7 @@ def _save(model, model_dir: str, output_dir: str, record: dict) -> dict:
     run["edits"] = [*run.get("edits", []), record]
     run["num_clusters"] = model.config.num_clusters
     save_pretrained(model, output_dir, remote_code=bool(remote_code))
-    Path(output_dir, TRAINING_RUN_FILE).write_text(json.dumps(run, indent=2), encoding="utf-8")
+    RunFolder(output_dir).write_training_run(run)
     state = getattr(model, "online_state_", None)
     state_file = Path(output_dir, ONLINE_STATE_FILE)
     if state is not None:
