@@ -83,9 +83,6 @@ __all__ = [
 # [100, the signal's recipe's max_steps, or 300 for a recipe that counts epochs]. A few thousand texts or more get the
 # recipe's steps, a small corpus about eight passes.
 AUTO_SCHEDULE = {"epochs": 8, "min_steps": 100, "cap": 300, "partial_batches": True}
-# The share of the encoder's layers (the lowest, with its embeddings) each signal leaves as pretrained: a step costs
-# about a quarter less (--frozen-layers N overrides it).
-FROZEN_SHARE = 0.5
 
 
 @dataclass
@@ -194,8 +191,6 @@ def train_auto(
             encoder = TextClusteringPreTrainedModel.from_encoder_pretrained(
                 request.encoder, num_clusters=2, **{k: config[k] for k in ("pooling", "max_length") if k in config}
             )
-            # the signals train the upper layers of the encoder only: fewer FLOPs a step
-            overrides.setdefault("frozen_layers", int(FROZEN_SHARE * encoder.encoder.config.num_hidden_layers))
             estimate = _estimate(request, shared, signals, overrides, encoder)
         logger.warning(
             f"Training {' and '.join(signals)}, then choosing among their candidates: {estimate.describe()}."
