@@ -154,6 +154,6 @@ def _write_training_run(output_dir: str, model, trainer, train_dataset, test_dat
         "config_overrides": record["config_overrides"] or {},
         "training_overrides": record["training_overrides"] or {},
         "metrics": record["metrics"],
-        **({"seconds": record["seconds"]} if "seconds" in record else {}),
+        "seconds": record["seconds"],
     }
     RunFolder(output_dir).write_training_run(run_info)

@@ -66,7 +66,7 @@ from .recipes import load_recipe
 from .request import TrainingRequest
 from .schedule import plan_schedule
 from .signals import SIGNALS, SIGNALS_DIR
-from .train import prepare_dataset, train_method
+from .train import held_out_count, prepare_dataset, train_method
 
 logger = logging.get_logger(__name__)
 
@@ -187,11 +187,7 @@ def train_auto(
         with phase("data"):
             shared = _shared_dataset(request, signals)
         with phase("estimate"):
-            config = load_recipe(SIGNALS[signals[0]].method, request.recipe)["config"]
-            encoder = TextClusteringPreTrainedModel.from_encoder_pretrained(
-                request.encoder, num_clusters=2, **{k: config[k] for k in ("pooling", "max_length") if k in config}
-            )
-            estimate = _estimate(request, shared, signals, overrides, encoder)
+            estimate = _estimate(request, shared, signals, overrides)
         logger.warning(
             f"Training {' and '.join(signals)}, then choosing among their candidates: {estimate.describe()}."
         )
@@ -335,20 +331,23 @@ def _shared_dataset(request: TrainingRequest, signals) -> datasets.Dataset:
     return prepare_dataset(request.dataset, views, data_dir=request.data_dir, seed=request.seed)
 
 
-def _estimate(request: TrainingRequest, shared, signals, overrides: dict, encoder) -> RunEstimate:
+def _estimate(request: TrainingRequest, shared, signals, overrides: dict) -> RunEstimate:
     """The whole run's estimate (:mod:`~hf_textcluster.runs.estimate`): each signal's schedule on the texts it will
-    train on, and the pretrained ``encoder``'s speed on a sample of them."""
-    held_out = request.test_size or 0
-    num_texts = len(shared) - (held_out if isinstance(held_out, int) else math.ceil(held_out * len(shared)))
+    train on, and the pretrained encoder's speed on a sample of them (the encoder is freed before training)."""
+    num_texts = len(shared) - (held_out_count(request.test_size, len(shared)) if request.test_size else 0)
     steps = {}
     for name in signals:
         plan = {**load_recipe(SIGNALS[name].method, request.recipe), "schedule": dict(AUTO_SCHEDULE)}
         schedule = plan_schedule(plan, num_texts, overrides)
         count = schedule.max_steps or math.ceil((schedule.epochs or 1) * num_texts / schedule.batch_size)
         steps[name] = (count, schedule.batch_size)
-    # the precision training will take (train --precision sets bf16 / fp16)
-    forced = "bf16" if overrides.get("bf16") else "fp16" if overrides.get("fp16") else None
-    precision = forced or ("fp32" if overrides.get("bf16") is False else "auto")
+    config = load_recipe(SIGNALS[signals[0]].method, request.recipe)["config"]
+    encoder = TextClusteringPreTrainedModel.from_encoder_pretrained(
+        request.encoder, num_clusters=2, **{k: config[k] for k in ("pooling", "max_length") if k in config}
+    )
+    # the precision training will take: train --precision sets bf16 / fp16, else the hardware decides ("auto")
+    bf16 = overrides.get("bf16")
+    precision = "bf16" if bf16 else "fp16" if overrides.get("fp16") else "fp32" if bf16 is False else "auto"
     batch_size = overrides.get("encode_batch_size") or DEFAULT_ENCODE_BATCH_SIZE
     speed = encoding_speed(encoder, list(shared["text"]), batch_size=batch_size, precision=precision, seed=request.seed)
     frozen_share = overrides.get("frozen_layers", 0) / encoder.encoder.config.num_hidden_layers

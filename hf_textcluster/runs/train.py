@@ -64,6 +64,11 @@ def prepare_dataset(
     return dataset
 
 
+def held_out_count(test_size: int | float, num_texts: int) -> int:
+    """How many of ``num_texts`` texts ``test_size`` (a count, or a fraction rounded up) holds out."""
+    return test_size if isinstance(test_size, int) else math.ceil(test_size * num_texts)
+
+
 def split_held_out(
     dataset: datasets.Dataset, test_size: int | float, seed: int = 0
 ) -> tuple[datasets.Dataset, datasets.Dataset]:
@@ -74,7 +79,7 @@ def split_held_out(
     validate_parameters({"test_size": test_size}, {"test_size": fraction_or_count})
     label = dataset.features.get("label")
     stratify = "label" if isinstance(label, datasets.ClassLabel) else None
-    held_out = test_size if isinstance(test_size, int) else math.ceil(test_size * n)
+    held_out = held_out_count(test_size, n)
     classes = label.num_classes if stratify else 1
     if min(held_out, n - held_out) < max(2, classes):  # scikit-learn's own message names none of this
         why = " (one per class, the split is stratified)" if stratify else ""
