@@ -9,7 +9,6 @@ Resumable: ``--skip-done`` skips (corpus, seed) pairs already stored. Each row r
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import time
 from pathlib import Path
@@ -25,6 +24,7 @@ from .common import (
     corpus_role,
     cpu_kind,
     default_baselines,
+    key_values,
     mean_std,
     run_header,
     train_time,
@@ -355,7 +355,7 @@ def run(args, store: dict, run_id: str) -> None:
     overrides = {"save_strategy": "no", "disable_tqdm": True, "logging_steps": 100}
     if args.max_steps:
         overrides["max_steps"] = args.max_steps
-    overrides.update({k: json.loads(v) for k, _, v in (c.partition("=") for c in args.training)})
+    overrides.update(key_values(args.training))
     done = {
         (r["dataset"], r.get("seed"))
         for r in store["rows"]

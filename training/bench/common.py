@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import json
 import os
 import platform
 import shlex
@@ -260,3 +261,8 @@ def add_corpus_arguments(parser: argparse.ArgumentParser, seeds: bool = True) ->
 def new_run_id(section: str) -> str:
     """A run's key in the store: the section and the UTC start time."""
     return f"{section}-{dt.datetime.now(dt.timezone.utc).strftime('%Y%m%dT%H%M%S')}"
+
+
+def key_values(pairs: list[str]) -> dict:
+    """``["max_steps=3", "bf16=false"]`` -> ``{"max_steps": 3, "bf16": False}``: each value read as JSON."""
+    return {key: json.loads(value) for key, _, value in (pair.partition("=") for pair in pairs)}

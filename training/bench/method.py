@@ -18,6 +18,7 @@ from .common import (
     display_name,
     encoder_variant,
     gain,
+    key_values,
     mean_std,
     method_order,
     methods,
@@ -98,7 +99,7 @@ def run(args, store: dict, run_id: str) -> None:
     overrides = {"save_strategy": "no", "disable_tqdm": True, "logging_steps": 100, "serve": "head"}
     if args.max_steps:
         overrides["max_steps"] = args.max_steps
-    overrides.update({k: json.loads(v) for k, _, v in (c.partition("=") for c in args.training)})
+    overrides.update(key_values(args.training))
     # A row stored before candidate partitions were scored is not done when they are asked for.
     done = {
         (r["dataset"], r.get("seed"))
@@ -123,7 +124,7 @@ def run(args, store: dict, run_id: str) -> None:
                 seed=seed,
                 augmentation=args.augmentation or "recipe",
                 training_overrides=overrides,
-                config_overrides={k: json.loads(v) for k, _, v in (c.partition("=") for c in args.config)},
+                config_overrides=key_values(args.config),
                 resume=False,
                 evaluate=False,
                 save=True,

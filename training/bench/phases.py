@@ -17,7 +17,7 @@ import time
 
 from hf_textcluster.evaluation.metrics import cluster_accuracy
 
-from .common import add_corpus_arguments, cpu_kind, run_header
+from .common import add_corpus_arguments, cpu_kind, key_values, run_header
 from .store import put_row, run_dir, save_store, select_rows
 
 SECTION = "profile"
@@ -59,7 +59,7 @@ def run(args, store: dict, run_id: str) -> None:
 
     from .auto import corpus_dataset
 
-    overrides = {k: json.loads(v) for k, _, v in (c.partition("=") for c in args.training)}
+    overrides = key_values(args.training)
     machine = store["runs"][run_id]["machine"]
     for name in args.datasets:
         full = corpus_dataset(args.data_dir, name)

@@ -5,12 +5,11 @@ whether the held-out class comes back as the proposed new cluster."""
 from __future__ import annotations
 
 import argparse
-import json
 import time
 
 import numpy as np
 
-from .common import add_corpus_arguments, mean_std, run_header
+from .common import add_corpus_arguments, key_values, mean_std, run_header
 from .store import put_row, run_dir, save_store, select_rows
 
 SECTION = "update"
@@ -93,7 +92,7 @@ def _train(method, dataset, output_dir, args, seed, num_clusters):
     overrides = {"save_strategy": "no", "disable_tqdm": True, "logging_steps": 100}
     if args.max_steps:
         overrides["max_steps"] = args.max_steps
-    overrides.update({k: json.loads(v) for k, _, v in (c.partition("=") for c in args.training)})
+    overrides.update(key_values(args.training))
     start = time.perf_counter()
     result = train_clusterer(
         method,
