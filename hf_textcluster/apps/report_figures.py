@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from ..markup import escape_html
-from ..modeling.validation import missing_labels
+from ..modeling.input_checks import missing_labels
 
 # The largest clusters get a bar chart each; more would make the page a wall of bars.
 MAX_BAR_CLUSTERS = 12

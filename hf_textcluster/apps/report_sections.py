@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ..markup import escape_html
-from ..modeling.validation import missing_labels
+from ..modeling.input_checks import missing_labels
 from .projection import project_2d
 from .report_data import ReportData
 from .report_figures import (

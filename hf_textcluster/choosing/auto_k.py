@@ -244,7 +244,7 @@ class ClusterCountRequest:
 
     def check(self, num_texts: int) -> None:
         """With ``"auto"``: the range against the number of texts (before any encoding pass). A fixed K is checked
-        where it is used (:func:`~hf_textcluster.modeling.validation.check_num_clusters`, with the texts)."""
+        where it is used (:func:`~hf_textcluster.modeling.input_checks.check_num_clusters`, with the texts)."""
         if self.is_auto:
             check_k_range(self.k_min, self.k_max, num_texts)
 

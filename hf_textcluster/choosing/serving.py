@@ -33,11 +33,11 @@ from transformers.utils import logging
 
 from ..editing.clusters import serve_method_head, set_refined_head
 from ..editing.kmeans import NearestCentres, fit_kmeans
-from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 
 # The names of the partitions a model can serve live with the model (its config's `served_partition`), so that the
 # training arguments check `serve` without importing this layer.
-from ..modeling.validation import BASE_CANDIDATES, CANDIDATES, REFINED_SUFFIX, check_serve
+from ..modeling.input_checks import BASE_CANDIDATES, CANDIDATES, REFINED_SUFFIX, check_serve
+from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from .candidate_choice import DEFAULT_SERVE_CRITERION, choose_partition
 from .linear_heads import RefinementResult, distil_partition
 from .refinement import refine_partition

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..choosing.serving import serve_partition
-from ..modeling.validation import CANDIDATES, SERVE_CHOICES, check_num_clusters
+from ..modeling.input_checks import CANDIDATES, SERVE_CHOICES, check_num_clusters
 from ..runs.candidate_file import check_kept_candidate, keep_candidates, serve_kept_candidate
 from ..runs.folder import RunFolder
 from ._args import update_saved_model

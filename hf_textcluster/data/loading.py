@@ -8,7 +8,8 @@ from pathlib import Path
 
 import datasets
 
-from ..modeling.validation import MISSING_LABEL, missing_labels, validate_labels, validate_texts
+from ..modeling.input_checks import MISSING_LABEL, missing_labels, validate_labels
+from ..modeling.validation import validate_texts
 from .benchmark import DATA_DIR_ENV, ShortTextClusteringBenchmark
 from .corpora import resolve_benchmark_name
 from .readers import read_csv_frame, read_lines
@@ -77,7 +78,7 @@ def load_texts(texts, labels=None, *, label_source: str = "`labels`") -> dataset
             distinct labels as strings, in numeric order when they are numbers (so integer labels ``0..K-1`` keep
             their values). Missing ones (None, NaN, blank) get the class id -1: they are clustered but left out of
             scoring, with one warning that says how many (see
-            :func:`~hf_textcluster.modeling.validation.missing_labels`);
+            :func:`~hf_textcluster.modeling.input_checks.missing_labels`);
             labels that are all missing are an error.
         label_source: how the warning and errors name the labels (e.g. "column 'label' of data.csv").
     """

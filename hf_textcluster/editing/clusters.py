@@ -15,7 +15,8 @@ import numpy as np
 import torch
 
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
-from ..modeling.validation import check_num_clusters, validate_texts
+from ..modeling.input_checks import check_num_clusters
+from ..modeling.validation import validate_texts
 from ..reuse import embed
 from .kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
 

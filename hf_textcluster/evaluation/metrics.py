@@ -3,7 +3,7 @@
 All functions take ground-truth labels and predicted cluster ids of any hashable type; the number of
 predicted clusters may differ from the number of classes (unmatched clusters count as errors in ACC). Texts whose
 label is missing (None, NaN, blank, or the class id -1 that ``load_texts`` gives them: see
-:func:`~hf_textcluster.modeling.validation.missing_labels`) are left out of every score.
+:func:`~hf_textcluster.modeling.input_checks.missing_labels`) are left out of every score.
 
 The same scores as an ``evaluate`` metric shipped in the package (loaded offline, no Hub):
 
@@ -20,7 +20,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 from sklearn import metrics as sk_metrics
 
-from ..modeling.validation import missing_labels
+from ..modeling.input_checks import missing_labels
 
 
 def _as_label_arrays(labels_true, labels_pred) -> tuple[np.ndarray, np.ndarray]:

@@ -1,10 +1,11 @@
-"""Input checks shared by every entry point.
+"""Input checks shared by every entry point, and all the checks that serving a model needs.
 
 :func:`validate_texts`, so that a bad argument gets the same clear message whether it reaches the library through
 :func:`~hf_textcluster.data.load_texts`, a file loader, an augmenter or a model; a class's parameters declared once
 in a table of :class:`Interval` / :class:`Options` (scikit-learn's ``_parameter_constraints``) and checked by
 :func:`validate_parameters`; :func:`check_scalar` for a function's number argument (a type, optional bounds, and a
-bool is never a number).
+bool is never a number); :func:`check_local_path` for an argument that names a folder. The package's own checks
+(labels, K, a served partition's name) are :mod:`~hf_textcluster.modeling.input_checks`, which is not shipped.
 """
 
 from __future__ import annotations
@@ -18,23 +19,12 @@ __all__ = [
     "Interval",
     "Options",
     "check_local_path",
-    "check_num_clusters",
     "check_scalar",
-    "check_serve",
     "describe",
     "is_blank",
-    "missing_labels",
     "validate_parameters",
     "validate_texts",
 ]
-
-# The partitions a trained model can serve (its config's `served_partition`; hf_textcluster.choosing.serving chooses
-# among them): its head, k-means and UMAP k-means on its embeddings, each also refined.
-BASE_CANDIDATES = ("head", "kmeans", "umap_kmeans")
-REFINED_SUFFIX = "+refined"
-CANDIDATES = (*BASE_CANDIDATES, *(f"{name}{REFINED_SUFFIX}" for name in BASE_CANDIDATES))
-SERVE_CHOICES = ("auto", *CANDIDATES)
-
 
 def _shorten(value: object, width: int = 60) -> str:
     text = repr(value)
@@ -162,12 +152,6 @@ def check_scalar(
     raise error(f"`{name}` must be {interval}{none}{reason}, got {value!r}.")
 
 
-def check_serve(value: str, argument_name: str = "serve") -> str:
-    """``value`` if it names a servable partition or ``"auto"``, else one clear error."""
-    validate_parameters({argument_name: value}, {argument_name: Options(*SERVE_CHOICES)})
-    return value
-
-
 def validate_texts(texts: object, argument_name: str = "texts") -> list[str]:
     """Check that ``texts`` is a non-empty list of non-blank strings and return it as a ``list[str]``.
 
@@ -200,14 +184,14 @@ def validate_texts(texts: object, argument_name: str = "texts") -> list[str]:
 
     for index, item in enumerate(items):
         if not isinstance(item, str):
-            missing = item is None or _is_nan(item)
+            missing = item is None or (isinstance(item, float) and item != item)
             hint = " Drop the missing values first." if missing else " Convert the items to str first."
             raise TypeError(
                 f"`{argument_name}` must contain only strings, but item {index} is "
                 f"{type(item).__name__} ({_shorten(item)}).{hint}"
             )
 
-    blank = [index for index, item in enumerate(items) if not _visible(item)]
+    blank = [index for index, item in enumerate(items) if is_blank(item)]
     if blank:
         first = blank[0]
         more = f" ({len(blank)} blank items in total, e.g. at indices {blank[:5]})" if len(blank) > 1 else ""
@@ -226,95 +210,7 @@ def is_blank(text: str) -> bool:
         >>> is_blank(" \u200b "), is_blank("a")
         (True, False)
     """
-    return not _visible(text)
-
-
-def _visible(text: str) -> str:
-    """``text`` without whitespace, control and format characters (zero-width spaces, BOMs, ...)."""
-    return "".join(ch for ch in text if unicodedata.category(ch)[0] not in "CZ")
-
-
-def _is_nan(value: object) -> bool:
-    return isinstance(value, float) and value != value
-
-
-# A text without a known class (the `datasets` ClassLabel convention): clustered like any other, left out of scoring.
-MISSING_LABEL = -1
-
-
-def missing_labels(labels: Any, *, encoded: bool = True) -> Any:
-    """The one rule for labels with holes, shared by loading, evaluation, the report and the benchmark: a boolean mask
-    of the labels that are missing (None, NaN, empty or blank strings, and with ``encoded`` the class id -1 that
-    :func:`~hf_textcluster.data.load_texts` gives them). Texts without a label are clustered but never scored, and
-    never a class of their own.
-
-    Args:
-        labels: one label per text (any sequence or array).
-        encoded: whether ``labels`` are class ids (as a ``ClassLabel`` column holds them): then -1 is missing too;
-            False for a file's raw values, where -1 can be a real class.
-
-    Returns:
-        A numpy bool array, True where the label is missing.
-
-    Example:
-        >>> missing_labels(["a", "", None, "b"], encoded=False).tolist()
-        [False, True, True, False]
-    """
-    import numpy as np  # here: the module stays light for what loads a model
-
-    items = labels.tolist() if isinstance(labels, np.ndarray) else list(labels)
-
-    def missing(value) -> bool:
-        if value is None or (
-            isinstance(value, numbers.Real) and not isinstance(value, numbers.Integral) and value != value
-        ):
-            return True
-        if isinstance(value, str):
-            return not _visible(value)
-        return encoded and not isinstance(value, bool) and isinstance(value, numbers.Integral) and value == -1
-
-    return np.fromiter((missing(v) for v in items), dtype=bool, count=len(items))
-
-
-def validate_labels(labels: object, num_texts: int, argument_name: str = "labels") -> list:
-    """Check that ``labels`` is a sequence with one entry per text (used by the loaders), and that at least one of
-    them is a label (see :func:`missing_labels`: the missing ones are left out of scoring)."""
-    if isinstance(labels, (str, bytes)) or not isinstance(labels, Iterable):
-        raise TypeError(f"`{argument_name}` must be a list with one label per text, got {type(labels).__name__}.")
-    items = list(labels)
-    if len(items) != num_texts:
-        raise ValueError(
-            f"`{argument_name}` has {len(items)} entries but there are {num_texts} texts; pass one label per text."
-        )
-    if items and missing_labels(items, encoded=False).all():
-        raise ValueError(
-            f"{argument_name} holds no label at all ({len(items)} empty values): pass the column with the known "
-            "classes, or no labels."
-        )
-    return items
-
-
-def check_num_clusters(num_clusters: Any, num_texts: int, texts: Iterable[str] | None = None) -> None:
-    """K must be an integer with 2 <= K <= the number of texts (of distinct texts, when ``texts`` are given: K
-    clusters of copies of fewer texts mean nothing); a clear error naming `num_clusters` otherwise."""
-    check_scalar(num_clusters, "num_clusters", numbers.Integral, min_val=2, type_error=TypeError)
-    if num_clusters > num_texts:
-        raise ValueError(
-            f"`num_clusters` ({num_clusters}) is larger than the number of texts ({num_texts}); "
-            "pass more texts or a smaller `num_clusters`."
-        )
-    if texts is not None:
-        distinct = len({" ".join(_visible_words(t)) for t in texts})
-        if distinct < num_clusters:
-            raise ValueError(
-                f"`num_clusters` ({num_clusters}) is larger than the number of distinct texts ({distinct} of "
-                f"{num_texts}, ignoring case, spacing and invisible characters); pass more varied texts or "
-                "`num_clusters` <= that number."
-            )
-
-
-def _visible_words(text: str) -> list[str]:
-    return ["".join(ch for ch in word if unicodedata.category(ch)[0] != "C").casefold() for word in text.split()]
+    return all(unicodedata.category(ch)[0] in "CZ" for ch in text)  # whitespace, control and format characters
 
 
 def check_local_path(name_or_path: str, argument_name: str) -> None:

@@ -24,10 +24,7 @@ from . import get_method
 PIPELINE_TASK = "text-clustering"
 PIPELINE_MODULE = "hf_textcluster.modeling.pipelines"
 PIPELINE_CLASS = "TextClusteringPipeline"
-_HEADER = (
-    "# Inference code of an hf_textcluster model, shipped for `trust_remote_code=True` (it needs only torch, numpy\n"
-    "# and transformers). Copied from `{path}` of the hf_textcluster package, relative imports flattened.\n"
-)
+_HEADER = "# `{path}` of hf_textcluster (relative imports flattened), shipped for `trust_remote_code=True`.\n"
 
 
 def _flat_name(module: str) -> str:

@@ -15,7 +15,8 @@ from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 from ..choosing.auto_k import ClusterCountRequest
 from ..editing.kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
 from ..encoders import resolve_encoder
-from ..modeling.validation import check_num_clusters, validate_texts
+from ..modeling.input_checks import check_num_clusters
+from ..modeling.validation import validate_texts
 
 BASELINES = ("bow-kmeans", "tfidf-kmeans", "embeddings-kmeans")
 

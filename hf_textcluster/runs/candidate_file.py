@@ -15,9 +15,9 @@ import numpy as np
 
 from ..choosing.linear_heads import distil_partition
 from ..choosing.serving import ServingChoice, apply_partition, partition_features
+from ..modeling.input_checks import CANDIDATES
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.serialization import apply_umask
-from ..modeling.validation import CANDIDATES
 from ..reuse import embed
 from .folder import texts_sha1
 

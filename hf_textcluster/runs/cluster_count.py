@@ -11,8 +11,8 @@ from transformers import set_seed
 from transformers.utils import logging
 
 from ..choosing.auto_k import ClusterCountRequest
+from ..modeling.input_checks import check_num_clusters
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
-from ..modeling.validation import check_num_clusters
 from ..reuse import embed
 from .folder import RunFolder
 

@@ -12,8 +12,8 @@ from ..choosing.candidate_choice import candidate_criteria
 from ..choosing.consensus import consensus_partition
 from ..choosing.criteria import AUTO_CRITERIA, CRITERIA, PRETRAINED, lexical_space
 from ..choosing.serving import candidate_partitions, partition_features
+from ..modeling.input_checks import CANDIDATES
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
-from ..modeling.validation import CANDIDATES
 from ..models import get_method
 from ..reuse import embed
 from ..timing import phase

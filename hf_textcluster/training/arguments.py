@@ -9,8 +9,9 @@ from transformers import TrainingArguments
 
 from ..editing.kmeans import DEFAULT_KMEANS_MAX_SAMPLES, KMEANS_INITS
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
+from ..modeling.input_checks import SERVE_CHOICES
 from ..modeling.precision import native_bf16
-from ..modeling.validation import SERVE_CHOICES, Interval, Options, validate_parameters
+from ..modeling.validation import Interval, Options, validate_parameters
 
 # The encoding passes' batch on a GPU: MiniLM-sized encoders on 32-token texts keep a GPU busy from about here.
 GPU_ENCODE_BATCH_SIZE = 1024

@@ -11,7 +11,7 @@ from transformers.utils import logging
 
 from ..editing.clusters import initialize_clusters, uses_kmeans_init
 from ..editing.kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
-from ..modeling.validation import check_num_clusters
+from ..modeling.input_checks import check_num_clusters
 
 logger = logging.get_logger(__name__)
 

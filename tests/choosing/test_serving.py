@@ -16,7 +16,7 @@ from hf_textcluster import train_clusterer
 from hf_textcluster.choosing.serving import serve_partition
 from hf_textcluster.cli import main
 from hf_textcluster.data import load_texts
-from hf_textcluster.modeling.validation import CANDIDATES, check_serve
+from hf_textcluster.modeling.input_checks import CANDIDATES, check_serve
 
 TRAIN = dict(
     per_device_train_batch_size=16, bf16=False, save_strategy="no", logging_steps=1, disable_tqdm=True, max_steps=3

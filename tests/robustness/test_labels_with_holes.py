@@ -14,7 +14,7 @@ import pytest
 from hf_textcluster.cli import main
 from hf_textcluster.data import load_text_file, load_texts
 from hf_textcluster.evaluation.metrics import clustering_scores
-from hf_textcluster.modeling.validation import missing_labels
+from hf_textcluster.modeling.input_checks import missing_labels
 
 
 def _write(path, texts, labels):

@@ -225,7 +225,7 @@ def summary_line(fields: dict) -> str:
 
 
 def _candidates(rows: list[dict]) -> list[str]:
-    from hf_textcluster.modeling.validation import CANDIDATES
+    from hf_textcluster.modeling.input_checks import CANDIDATES
 
     present = {name for r in rows for name in r["partitions"]}
     return [c for c in CANDIDATES if c in present] + sorted(present - set(CANDIDATES))
