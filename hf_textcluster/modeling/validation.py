@@ -26,6 +26,7 @@ __all__ = [
     "validate_texts",
 ]
 
+
 def _shorten(value: object, width: int = 60) -> str:
     text = repr(value)
     return text if len(text) <= width else text[: width - 3] + "..."
