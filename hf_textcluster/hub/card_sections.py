@@ -17,7 +17,7 @@ from huggingface_hub.repocard_data import EvalResult
 
 from ..data import CORPORA
 from ..markup import escape_markdown, markdown_code, one_line
-from ..models import METHODS
+from ..models import METHODS, card_fields
 from ..representation import LearnedTopicsRepresentation
 from ..runs.training_texts import run_input_file
 from .card_data import (
@@ -422,7 +422,7 @@ def limitations(data: CardData) -> str:
     if data.texts is None:
         why = data.why_no_keywords
         lines.append("- Cluster keywords were not computed for this card" + (f": {why}." if why else "."))
-    lines += config.card_fields()[1]
+    lines += card_fields(config)[1]
     lines += edit_lines(run)
     if data.base_model is None:
         lines.append("- The base encoder is a local folder, not a Hub model: `base_model` is not set.")

@@ -22,7 +22,7 @@ from typing import Any
 from .._version import __version__
 from ..markup import escape_markdown
 from ..modeling.loading_checks import check_finite_weights
-from ..models import METHODS
+from ..models import METHODS, card_fields
 from ..runs.folder import RunFolder
 from .card_data import CardData, card_texts, method_fields
 from .card_sections import format_value, front_matter, section_fields
@@ -130,7 +130,7 @@ def generate_model_card(
         "library_version": __version__,
     }
     config = model.config
-    fields.update(config.card_fields()[0])
+    fields.update(card_fields(config)[0])
     fields.update({k: escape_markdown(format_value(v)) for k, v in method_fields(config).items() if k not in fields})
     return string.Template(_template_for(data.model_type, data.method_name)).safe_substitute(fields)
 

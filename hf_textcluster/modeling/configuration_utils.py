@@ -148,8 +148,3 @@ class TextClusteringConfig(PreTrainedConfig):
     def has_topic_model(self) -> bool:
         """Whether the model learns topics (``model.cluster_topics``): methods with a topic model override it."""
         return False
-
-    def card_fields(self) -> tuple[dict[str, str], list[str]]:
-        """What a method's model card says that depends on this config beyond its raw hyper-parameters: the values
-        of its template's ``$fields``, and lines for the card's Limitations section. Methods override it."""
-        return {}, []

@@ -21,4 +21,12 @@ def get_method(name: str) -> ClusteringMethod:
     return METHODS[name]
 
 
-__all__ = ["METHODS", "ClusteringMethod", "get_method"]
+def card_fields(config) -> tuple[dict[str, str], list[str]]:
+    """What the model card of ``config``'s method says that depends on the config beyond its raw hyper-parameters
+    (:attr:`ClusteringMethod.card_fields`): the values of its fragment's ``$fields`` and Limitations lines; none for
+    a method without any, or a model type no method names."""
+    method = METHODS.get(config.model_type)
+    return method.card_fields(config) if method and method.card_fields else ({}, [])
+
+
+__all__ = ["METHODS", "ClusteringMethod", "card_fields", "get_method"]

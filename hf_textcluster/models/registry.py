@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import importlib
 import inspect
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,9 @@ class ClusteringMethod:
         paper_note: what its paper reports when not on our corpora (a sentence for the results section).
         paper_test_sizes: the held-out test split its paper reports on, as a number of texts per corpus
             (``bench.py --held-out``); empty when the paper reports on all texts.
+        card_fields: what its model card says that depends on a model's config beyond its raw hyper-parameters, as
+            ``card_fields(config) -> (fields, limitations)``: the values of its card fragment's ``$fields`` and lines
+            for the card's Limitations section (None: nothing; see :func:`hf_textcluster.models.card_fields`).
     """
 
     name: str
@@ -48,6 +52,7 @@ class ClusteringMethod:
     paper_results: Mapping[str, tuple[float, float]] = field(default_factory=dict)
     paper_note: str = ""
     paper_test_sizes: Mapping[str, int] = field(default_factory=dict)
+    card_fields: Callable[[Any], tuple[dict[str, str], list[str]]] | None = None
 
     def __post_init__(self):
         if self.config_class.model_type != self.name:

@@ -32,6 +32,7 @@ def run(args, store: dict, run_id: str) -> None:
     from hf_textcluster.data import load_benchmark
     from hf_textcluster.editing.kmeans import fit_kmeans
     from hf_textcluster.evaluation.metrics import clustering_scores
+    from hf_textcluster.models.deccrl.trainer_deccrl import init_latent_from_pca
     from hf_textcluster.runs.baselines import EmbeddingKMeans
 
     for name in args.datasets:
@@ -56,7 +57,7 @@ def run(args, store: dict, run_id: str) -> None:
             deccrl = DECCRLModel.from_encoder_pretrained(None, num_clusters=k)
             for entry in ("DEC-CRL random FC_e", "DEC-CRL pca FC_e"):
                 if entry.endswith("pca FC_e"):
-                    deccrl.init_latent_from_pca(embeddings)
+                    init_latent_from_pca(deccrl, embeddings)
                 with torch.no_grad():
                     latent = deccrl.cluster_features(torch.from_numpy(embeddings)).numpy()
                 partitions[entry] = fit_kmeans(latent, k, random_state=seed).labels_

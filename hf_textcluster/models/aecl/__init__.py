@@ -4,6 +4,31 @@ from ..registry import ClusteringMethod
 from .configuration_aecl import AECLConfig
 from .modeling_aecl import AECLModel
 
+
+def card_fields(config: AECLConfig) -> tuple[dict[str, str], list[str]]:
+    """What AECL's model card says that depends on ``config``: what the served attention and head are."""
+    limitations = []
+    if config.serving_attention == "batch":
+        limitations.append(
+            '- `serving_attention="batch"`: a text\'s cluster depends on the other texts of the '
+            'call (the authors\' behaviour); set it to "reference" to serve.'
+        )
+    serving = {
+        "reference": f"itself and a fixed reference set of {config.num_reference_texts} training texts stored with "
+        "the checkpoint",
+        "self": "only itself (S = 1)",
+        "batch": "the other texts of the same call (batch-dependent)",
+    }[config.serving_attention]
+    head = (
+        'the nearest of k-means centres fitted on its trained embeddings (`serving_head="kmeans"`: this model '
+        "was re-clustered after training; the clustering network's weights are kept, not served, so the "
+        "attention setting below does not apply)"
+        if config.serving_head == "kmeans"
+        else 'the clustering network G_p\'s argmax (`serving_head="network"`, as trained)'
+    )
+    return {"serving_text": serving, "serving_head_text": head}, limitations
+
+
 METHOD = ClusteringMethod(
     name="aecl",
     display_name="AECL",
@@ -11,6 +36,7 @@ METHOD = ClusteringMethod(
     "Text Clustering (code: YZH0905/AECL-STC)",
     config_class=AECLConfig,
     model_class=AECLModel,
+    card_fields=card_fields,
     trainer=".trainer_aecl:AECLTrainer",
     loss_terms={
         "similarity_guided_cl": "similarity-guided instance contrastive loss L_I, Eq. 6-9",

@@ -96,25 +96,3 @@ class AECLConfig(TextClusteringConfig):
                 f"`stage1_fraction` + `stage2_fraction` must leave steps for stage 3, got "
                 f"{self.stage1_fraction} + {self.stage2_fraction}."
             )
-
-    def card_fields(self) -> tuple[dict[str, str], list[str]]:
-        limitations = []
-        if self.serving_attention == "batch":
-            limitations.append(
-                '- `serving_attention="batch"`: a text\'s cluster depends on the other texts of the '
-                'call (the authors\' behaviour); set it to "reference" to serve.'
-            )
-        serving = {
-            "reference": f"itself and a fixed reference set of {self.num_reference_texts} training texts stored with "
-            "the checkpoint",
-            "self": "only itself (S = 1)",
-            "batch": "the other texts of the same call (batch-dependent)",
-        }[self.serving_attention]
-        head = (
-            'the nearest of k-means centres fitted on its trained embeddings (`serving_head="kmeans"`: this model '
-            "was re-clustered after training; the clustering network's weights are kept, not served, so the "
-            "attention setting below does not apply)"
-            if self.serving_head == "kmeans"
-            else 'the clustering network G_p\'s argmax (`serving_head="network"`, as trained)'
-        )
-        return {"serving_text": serving, "serving_head_text": head}, limitations

@@ -5,12 +5,24 @@ from ..registry import ClusteringMethod
 from .configuration_clusterbert import ClusterBERTConfig
 from .modeling_clusterbert import ClusterBERTModel
 
+
+def card_fields(config: ClusterBERTConfig) -> tuple[dict[str, str], list[str]]:
+    """What ClusterBERT's model card says that depends on ``config``: whether the denoising decoder was kept."""
+    decoder = (
+        "kept in `decoder/` beside the model (`keep_decoder=True`), for further training"
+        if config.keep_decoder
+        else "not kept: the served model is the encoder and the clustering head only"
+    )
+    return {"decoder_text": decoder}, []
+
+
 METHOD = ClusteringMethod(
     name="clusterbert",
     display_name="ClusterBERT",
     paper="ClusterBERT: Multi-stage fine-tuning of transformers for deep text clustering (anonymous, under review)",
     config_class=ClusterBERTConfig,
     model_class=ClusterBERTModel,
+    card_fields=card_fields,
     trainer=".trainer_clusterbert:ClusterBERTTrainer",
     loss_terms={
         "reconstruction": "TSDAE reconstruction loss L_rec of the noised text, Eq. 1 (sentence-transformers' "

@@ -63,11 +63,3 @@ class ClusterBERTConfig(TextClusteringConfig):
                 f"`stage1_fraction` + `stage2_fraction` must be at most 1, got "
                 f"{self.stage1_fraction} + {self.stage2_fraction}."
             )
-
-    def card_fields(self) -> tuple[dict[str, str], list[str]]:
-        decoder = (
-            "kept in `decoder/` beside the model (`keep_decoder=True`), for further training"
-            if self.keep_decoder
-            else "not kept: the served model is the encoder and the clustering head only"
-        )
-        return {"decoder_text": decoder}, []

@@ -4,12 +4,33 @@ from ..registry import ClusteringMethod
 from .configuration_deccrl import DECCRLConfig
 from .modeling_deccrl import DECCRLModel
 
+
+def card_fields(config: DECCRLConfig) -> tuple[dict[str, str], list[str]]:
+    """What DEC-CRL's model card says that depends on ``config``: the cluster choice of Eq. 13, the vocabulary size,
+    and the ablation it was trained as."""
+    limitations = []
+    if config.reconstruction_loss_weight == 0:
+        limitations.append('- Trained without the CRL reconstruction (λ_r = 0, the paper\'s "w/o CRL" ablation).')
+    elif not config.has_topic_model:
+        limitations.append(
+            "- Trained with a latent-space autoencoder instead of the topic model (the paper's \"w/o "
+            'CRL w LSR" ablation): it has no topics.'
+        )
+    choice = {
+        "argmax": "the text's own cluster (argmax of o_i, which is also the argmax of s_i)",
+        "expectation": "the expectation over s_i of the per-cluster log-likelihoods",
+        "sample": "a cluster drawn from s_i at every step",
+    }[config.crl_cluster]
+    return {"crl_cluster_text": choice, "vocabulary_size": str(len(config.vocabulary or []))}, limitations
+
+
 METHOD = ClusteringMethod(
     name="deccrl",
     display_name="DEC-CRL",
     paper="Yin et al., Improving Deep Embedded Clustering via Learning Cluster-level Representations, COLING 2022",
     config_class=DECCRLConfig,
     model_class=DECCRLModel,
+    card_fields=card_fields,
     trainer=".trainer_deccrl:DECCRLTrainer",
     loss_terms={
         "cross_view_cl": "contrastive loss between the two augmented views, Eq. 2-4",

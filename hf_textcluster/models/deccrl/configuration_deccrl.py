@@ -88,19 +88,3 @@ class DECCRLConfig(TextClusteringConfig):
     @property
     def vocabulary_size(self) -> int:
         return len(self.vocabulary) if self.vocabulary else 1  # a placeholder row until the vocabulary is fitted
-
-    def card_fields(self) -> tuple[dict[str, str], list[str]]:
-        limitations = []
-        if self.reconstruction_loss_weight == 0:
-            limitations.append('- Trained without the CRL reconstruction (λ_r = 0, the paper\'s "w/o CRL" ablation).')
-        elif not self.has_topic_model:
-            limitations.append(
-                "- Trained with a latent-space autoencoder instead of the topic model (the paper's \"w/o "
-                'CRL w LSR" ablation): it has no topics.'
-            )
-        choice = {
-            "argmax": "the text's own cluster (argmax of o_i, which is also the argmax of s_i)",
-            "expectation": "the expectation over s_i of the per-cluster log-likelihoods",
-            "sample": "a cluster drawn from s_i at every step",
-        }[self.crl_cluster]
-        return {"crl_cluster_text": choice, "vocabulary_size": str(len(self.vocabulary or []))}, limitations

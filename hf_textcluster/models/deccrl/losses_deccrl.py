@@ -46,3 +46,20 @@ def latent_reconstruction_loss(latent: torch.Tensor, reconstructed: torch.Tensor
     """The LSR loss of DEC-CRL's ablation (Section 5.2, "w/o CRL w LSR"): the difference between an autoencoder's
     input h and output ĥ, as the mean squared error over all entries."""
     return torch.nn.functional.mse_loss(reconstructed.float(), latent.float())
+
+
+def word_log_likelihoods(
+    model, bow: torch.Tensor, clusters: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """log(β_k θ_i) over the vocabulary (Eq. 13) of a DEC-CRL ``model``, with θ_i = softmax(x̂_i), x̂_i = μ_i + ε σ_i
+    (Eq. 14; ε = 0 in eval mode): for the cluster ``clusters[i]`` of each text (M x V) or, without ``clusters``, for
+    every cluster (M x K x V). Also returns μ and log σ² for the KL term of Eq. 15."""
+    mu, logvar = model.topic_inference(bow)
+    x_hat = mu + torch.randn_like(mu) * torch.exp(0.5 * logvar) if model.training else mu
+    theta = torch.softmax(x_hat, dim=-1)
+    beta = model.topic_word_distributions()
+    if clusters is None:
+        word_probs = torch.einsum("mt,ktv->mkv", theta, beta)
+    else:
+        word_probs = torch.einsum("mt,mtv->mv", theta, beta[clusters])
+    return torch.log(word_probs.clamp_min(1e-10)), mu, logvar

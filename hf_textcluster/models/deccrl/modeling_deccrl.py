@@ -5,7 +5,6 @@ weights are part of the checkpoint because they hold each cluster's topics (``cl
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 from torch import nn
 
@@ -85,6 +84,7 @@ class DECCRLModel(TextClusteringPreTrainedModel):
         super().__init__(config)
         hidden_size, latent = config.encoder.hidden_size, config.latent_dim
         self.fc_e = nn.Linear(hidden_size, latent)
+        # ṽ = the contrast head of a latent h̃ (Section 3.1): what the contrastive loss compares (training only)
         self.contrast_head = ProjectionHead(latent, latent, config.contrast_dim)
         self.cluster_head = StudentTAssignment(config.num_clusters, latent, alpha=config.alpha)
         if config.has_topic_model:
@@ -102,71 +102,11 @@ class DECCRLModel(TextClusteringPreTrainedModel):
         """h = FC_e(SentenceBERT(x)), Eq. 1: the latent space of the centroids."""
         return self.fc_e(embeddings)
 
-    @torch.no_grad()
-    def init_latent_from_pca(self, embeddings: np.ndarray | torch.Tensor, max_samples: int = 50_000) -> None:
-        """Set `FC_e` to h = W (e - mean) with W the top principal directions of ``embeddings`` (N x d, a seeded
-        sample of at most ``max_samples`` rows): distances within those directions are kept exactly. With L > d
-        the rows beyond d keep their random start."""
-        if isinstance(embeddings, torch.Tensor):  # numpy reads a tensor on the host only (the SVD runs there too)
-            embeddings = embeddings.detach().cpu()
-        embeddings = torch.as_tensor(np.asarray(embeddings), dtype=torch.float32)
-        if len(embeddings) > max_samples:
-            generator = torch.Generator().manual_seed(0)
-            embeddings = embeddings[torch.randperm(len(embeddings), generator=generator)[:max_samples]]
-        mean = embeddings.mean(dim=0)
-        _, _, vh = torch.linalg.svd(embeddings - mean, full_matrices=False)
-        rows = min(self.config.latent_dim, vh.shape[0])
-        weight = self.fc_e.weight
-        weight[:rows] = vh[:rows].to(weight.device, weight.dtype)
-        self.fc_e.bias[:rows] = -(vh[:rows] @ mean).to(weight.device, weight.dtype)
-
-    def contrast_features(self, latent: torch.Tensor) -> torch.Tensor:
-        """ṽ = the contrast head of a latent h̃ (Section 3.1)."""
-        return self.contrast_head(latent)
-
     # ----- CRL
     # ---------------------------------------------------------------------------------------------------------
     def topic_word_distributions(self) -> torch.Tensor:
         """β (K x T x V), Eq. 11."""
         return self.topic_decoder(self.cluster_head.centroids)
-
-    def word_log_likelihoods(
-        self, bow: torch.Tensor, clusters: torch.Tensor | None = None
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """log(β_k θ_i) over the vocabulary (Eq. 13) with θ_i = softmax(x̂_i), x̂_i = μ_i + ε σ_i (Eq. 14; ε = 0 in
-        eval mode): for the cluster ``clusters[i]`` of each text (M x V) or, without ``clusters``, for every cluster
-        (M x K x V). Also returns μ and log σ² for the KL term of Eq. 15."""
-        mu, logvar = self.topic_inference(bow)
-        x_hat = mu + torch.randn_like(mu) * torch.exp(0.5 * logvar) if self.training else mu
-        theta = torch.softmax(x_hat, dim=-1)
-        beta = self.topic_word_distributions()
-        if clusters is None:
-            word_probs = torch.einsum("mt,ktv->mkv", theta, beta)
-        else:
-            word_probs = torch.einsum("mt,mtv->mv", theta, beta[clusters])
-        return torch.log(word_probs.clamp_min(1e-10)), mu, logvar
-
-    @torch.no_grad()
-    def set_vocabulary(self, vocabulary: list[str], word_embeddings: np.ndarray | torch.Tensor) -> None:
-        """Fix the BoW vocabulary (V words) and ρ (V x 2L) before training; the vocabulary-sized layers are rebuilt."""
-        if not self.config.has_topic_model:
-            raise RuntimeError("A DEC-CRL model with `reconstruction_module='lsr'` has no topic model to set words of.")
-        if isinstance(word_embeddings, torch.Tensor):  # numpy reads a tensor on the host only
-            word_embeddings = word_embeddings.detach().cpu()
-        word_embeddings = torch.as_tensor(np.asarray(word_embeddings), dtype=torch.float32)
-        expected = (len(vocabulary), 2 * self.config.latent_dim)
-        if tuple(word_embeddings.shape) != expected:
-            raise ValueError(f"`word_embeddings` must be V x 2L = {expected}, got {tuple(word_embeddings.shape)}.")
-        self.config.vocabulary = list(vocabulary)
-        device = self.fc_e.weight.device
-        decoder = self.topic_decoder
-        decoder.word_embeddings = nn.Parameter(
-            word_embeddings.to(device), requires_grad=self.config.train_word_embeddings
-        )
-        inference = TopicInference(len(vocabulary), self.config.inference_hidden_dim, self.config.num_topics)
-        for module in inference.modules():
-            self._init_weights(module)
-        self.topic_inference = inference.to(device)
 
     def _check_topics(self) -> None:
         self._check_clusters_initialized()

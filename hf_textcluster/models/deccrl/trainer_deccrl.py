@@ -24,7 +24,9 @@ from .losses_deccrl import (
     etm_reconstruction_loss,
     gaussian_kl_loss,
     latent_reconstruction_loss,
+    word_log_likelihoods,
 )
+from .modeling_deccrl import TopicInference
 
 logger = logging.get_logger(__name__)
 
@@ -76,6 +78,49 @@ def train_word_embeddings(texts: Sequence[str], vocabulary: list[str], dim: int,
     rng = np.random.default_rng(seed)
     vectors = np.stack([model.wv[w] if w in model.wv else rng.normal(0, 0.1, dim) for w in vocabulary])
     return vectors.astype(np.float32)
+
+
+@torch.no_grad()
+def set_vocabulary(model, vocabulary: list[str], word_embeddings: np.ndarray | torch.Tensor) -> None:
+    """Fix a DEC-CRL ``model``'s BoW vocabulary (V words) and ρ (V x 2L) before training; the vocabulary-sized layers
+    are rebuilt."""
+    config = model.config
+    if not config.has_topic_model:
+        raise RuntimeError("A DEC-CRL model with `reconstruction_module='lsr'` has no topic model to set words of.")
+    if isinstance(word_embeddings, torch.Tensor):  # numpy reads a tensor on the host only
+        word_embeddings = word_embeddings.detach().cpu()
+    word_embeddings = torch.as_tensor(np.asarray(word_embeddings), dtype=torch.float32)
+    expected = (len(vocabulary), 2 * config.latent_dim)
+    if tuple(word_embeddings.shape) != expected:
+        raise ValueError(f"`word_embeddings` must be V x 2L = {expected}, got {tuple(word_embeddings.shape)}.")
+    config.vocabulary = list(vocabulary)
+    device = model.fc_e.weight.device
+    model.topic_decoder.word_embeddings = torch.nn.Parameter(
+        word_embeddings.to(device), requires_grad=config.train_word_embeddings
+    )
+    inference = TopicInference(len(vocabulary), config.inference_hidden_dim, config.num_topics)
+    for module in inference.modules():
+        model._init_weights(module)
+    model.topic_inference = inference.to(device)
+
+
+@torch.no_grad()
+def init_latent_from_pca(model, embeddings: np.ndarray | torch.Tensor, max_samples: int = 50_000) -> None:
+    """Set a DEC-CRL ``model``'s `FC_e` to h = W (e - mean) with W the top principal directions of ``embeddings``
+    (N x d, a seeded sample of at most ``max_samples`` rows): distances within those directions are kept exactly.
+    With L > d the rows beyond d keep their random start."""
+    if isinstance(embeddings, torch.Tensor):  # numpy reads a tensor on the host only (the SVD runs there too)
+        embeddings = embeddings.detach().cpu()
+    embeddings = torch.as_tensor(np.asarray(embeddings), dtype=torch.float32)
+    if len(embeddings) > max_samples:
+        generator = torch.Generator().manual_seed(0)
+        embeddings = embeddings[torch.randperm(len(embeddings), generator=generator)[:max_samples]]
+    mean = embeddings.mean(dim=0)
+    _, _, vh = torch.linalg.svd(embeddings - mean, full_matrices=False)
+    rows = min(model.config.latent_dim, vh.shape[0])
+    weight = model.fc_e.weight
+    weight[:rows] = vh[:rows].to(weight.device, weight.dtype)
+    model.fc_e.bias[:rows] = -(vh[:rows] @ mean).to(weight.device, weight.dtype)
 
 
 class BagOfWordsCollator(TextViewsCollator):
@@ -130,7 +175,7 @@ class DECCRLTrainer(ClusteringTrainer):
         rho = self.share_from_main(
             lambda: train_word_embeddings(texts, vocabulary, 2 * self.model.config.latent_dim, seed=self.args.seed)
         )
-        self.model.set_vocabulary(vocabulary, rho)
+        set_vocabulary(self.model, vocabulary, rho)
         logger.info(f"DEC-CRL vocabulary: {len(vocabulary)} words; Word2Vec embeddings of size {rho.shape[1]}.")
 
     def initialize_clusters(self, embeddings: np.ndarray | None = None) -> None:
@@ -139,7 +184,7 @@ class DECCRLTrainer(ClusteringTrainer):
             embeddings = self.embed_train_texts() if embeddings is None else embeddings
 
             def pca():  # once, on the main process; the others load its FC_e
-                self.model.init_latent_from_pca(embeddings)
+                init_latent_from_pca(self.model, embeddings)
                 return {k: v.cpu() for k, v in self.model.fc_e.state_dict().items()}
 
             self.model.fc_e.load_state_dict(self.share_from_main(pca))
@@ -154,7 +199,7 @@ class DECCRLTrainer(ClusteringTrainer):
             with open(os.path.join(checkpoint, "config.json")) as f:
                 vocabulary = json.load(f).get("vocabulary")
             if vocabulary:
-                self.model.set_vocabulary(vocabulary, np.zeros((len(vocabulary), 2 * self.model.config.latent_dim)))
+                set_vocabulary(self.model, vocabulary, np.zeros((len(vocabulary), 2 * self.model.config.latent_dim)))
         return super().train(resume_from_checkpoint=resume_from_checkpoint, **kwargs)
 
     # ----- the loss ------------------------------------------------------------------------------------------------
@@ -164,11 +209,11 @@ class DECCRLTrainer(ClusteringTrainer):
         choice = model.config.crl_cluster
         s = torch.softmax(o, dim=-1)  # Eq. 6: s_i = softmax(o_i)
         if choice == "expectation":
-            log_probs, mu, logvar = model.word_log_likelihoods(bow)  # M x K x V
+            log_probs, mu, logvar = word_log_likelihoods(model, bow)  # M x K x V
             reconstruction = -(s.unsqueeze(-1) * bow.unsqueeze(1) * log_probs).sum(dim=(1, 2)).mean()
         else:
             clusters = o.argmax(dim=-1) if choice == "argmax" else torch.multinomial(s.detach(), 1).squeeze(1)
-            log_probs, mu, logvar = model.word_log_likelihoods(bow, clusters)
+            log_probs, mu, logvar = word_log_likelihoods(model, bow, clusters)
             reconstruction = etm_reconstruction_loss(bow, log_probs)
         return reconstruction, gaussian_kl_loss(mu, logvar)
 
@@ -178,7 +223,7 @@ class DECCRLTrainer(ClusteringTrainer):
         h, h1, h2 = model.cluster_features(original), model.cluster_features(view1), model.cluster_features(view2)
         terms = {
             "cross_view_cl": cross_view_contrastive_loss(
-                model.contrast_features(h1), model.contrast_features(h2), temperature=config.temperature
+                model.contrast_head(h1), model.contrast_head(h2), temperature=config.temperature
             )
         }
         o = model.cluster_head(h)  # Eq. 5

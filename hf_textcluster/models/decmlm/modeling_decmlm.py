@@ -53,28 +53,6 @@ class DECMLMModel(TextClusteringPreTrainedModel):
         self.cluster_head = StudentTAssignment(config.num_clusters, hidden_size, alpha=config.alpha)
         self.post_init()
 
-    # ----- masked LM (training only) -------------------------------------------------------------------------
-    def mlm_logits(self, token_states: torch.Tensor) -> torch.Tensor:
-        """Vocabulary logits of encoder token states; the decoder is the encoder's input word embedding matrix."""
-        return self.mlm_head(token_states, self.encoder.get_input_embeddings().weight)
-
-    def encode_masked(
-        self,
-        input_ids: torch.Tensor,
-        attention_mask: torch.Tensor,
-        mlm_labels: torch.Tensor,
-        token_type_ids: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """One encoder pass over (masked) inputs for training: the pooled embeddings, and the MLM logits and labels
-        at the masked positions only (``mlm_labels != -100``), so the vocabulary projection costs little."""
-        encoder_inputs = {"input_ids": input_ids, "attention_mask": attention_mask}
-        if token_type_ids is not None:
-            encoder_inputs["token_type_ids"] = token_type_ids
-        token_states = self.encoder(**encoder_inputs).last_hidden_state
-        embeddings = self.pool(token_states, attention_mask)
-        selected = mlm_labels != -100
-        return embeddings, self.mlm_logits(token_states[selected]), mlm_labels[selected]
-
     # ----- construction --------------------------------------------------------------------------------------
     @classmethod
     def from_encoder_pretrained(

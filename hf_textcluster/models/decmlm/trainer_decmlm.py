@@ -23,7 +23,7 @@ from ...training.arguments import ClusteringTrainingArguments
 from ...training.collator import TextViewsCollator
 from ...training.losses import dec_kl_loss, dec_target_distribution
 from ...training.trainer import ClusteringTrainer
-from .losses_decmlm import masked_lm_loss
+from .losses_decmlm import encode_masked, masked_lm_loss
 
 logger = logging.get_logger(__name__)
 
@@ -267,8 +267,8 @@ class DECMLMTrainer(ClusteringTrainer):
                         "The batch has no 'mlm_input_ids'/'mlm_labels': use the trainer's MaskedLMCollator."
                     )
                 self.data_collator.add_masks(inputs)  # here, not while collating: see MaskedLMCollator
-            embeddings, logits, labels = model.encode_masked(
-                inputs["mlm_input_ids"], attention_mask, inputs["mlm_labels"], token_type_ids
+            embeddings, logits, labels = encode_masked(
+                model, inputs["mlm_input_ids"], attention_mask, inputs["mlm_labels"], token_type_ids
             )
             terms["mlm"] = self.global_mean(masked_lm_loss(logits, labels), (labels != IGNORE_INDEX).sum())
         else:  # the "w/o masked LM loss" ablation: unmasked inputs, no MLM head

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import torch
-
 from ...modeling.layers import ProjectionHead, StudentTAssignment
 from ...modeling.modeling_utils import TextClusteringPreTrainedModel
 from .configuration_sccl import SCCLConfig
@@ -16,10 +14,7 @@ class SCCLModel(TextClusteringPreTrainedModel):
     def __init__(self, config: SCCLConfig):
         super().__init__(config)
         hidden_size = config.encoder.hidden_size
+        # g: z = g(ψ(x)) are the features the instance contrastive loss compares (training only)
         self.contrast_head = ProjectionHead(hidden_size, hidden_size, config.contrast_dim)
         self.cluster_head = StudentTAssignment(config.num_clusters, hidden_size, alpha=config.alpha)
         self.post_init()
-
-    def contrast_features(self, embeddings: torch.Tensor) -> torch.Tensor:
-        """z = g(ψ(x)), the features the instance contrastive loss compares."""
-        return self.contrast_head(embeddings)

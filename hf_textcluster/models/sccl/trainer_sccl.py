@@ -22,7 +22,7 @@ class SCCLTrainer(ClusteringTrainer):
         config = model.config
         original, view1, view2 = self.gather(*self.encode_views(model, inputs, ("", "aug1_", "aug2_")))
         contrastive = instance_contrastive_loss(
-            model.contrast_features(view1), model.contrast_features(view2), temperature=config.temperature
+            model.contrast_head(view1), model.contrast_head(view2), temperature=config.temperature
         )
         q = model.cluster_probabilities(original)
         cluster = dec_kl_loss(dec_target_distribution(q), q)

@@ -19,6 +19,7 @@ from hf_textcluster import (
     train_clusterer,
 )
 from hf_textcluster.data import load_texts
+from hf_textcluster.models import card_fields
 from hf_textcluster.models.clusterbert.losses_clusterbert import target_cross_entropy
 from hf_textcluster.models.clusterbert.trainer_clusterbert import delete_words
 from hf_textcluster.training.losses import dec_target_distribution
@@ -247,10 +248,9 @@ def test_the_served_checkpoint_has_no_decoder_unless_kept(tiny_encoder_dir, toy_
         decoder.bert.embeddings.word_embeddings.weight, kept.model.encoder.embeddings.word_embeddings.weight
     )
     assert (
-        decoder.config.add_cross_attention
-        and "kept in `decoder/`" in kept.model.config.card_fields()[0]["decoder_text"]
+        decoder.config.add_cross_attention and "kept in `decoder/`" in card_fields(kept.model.config)[0]["decoder_text"]
     )
-    assert served.model.config.card_fields()[0]["decoder_text"].startswith("not kept")
+    assert card_fields(served.model.config)[0]["decoder_text"].startswith("not kept")
 
 
 class _InterruptAt(TrainerCallback):

@@ -18,6 +18,7 @@ from hf_textcluster.models.deccrl.losses_deccrl import (
     etm_reconstruction_loss,
     gaussian_kl_loss,
     latent_reconstruction_loss,
+    word_log_likelihoods,
 )
 from hf_textcluster.representation import label_clusters
 from hf_textcluster.training.losses import dec_kl_loss, dec_target_distribution
@@ -117,7 +118,7 @@ def test_the_other_cluster_choices_of_eq_13(choice, tiny_encoder_dir, views_data
     bow = trainer.data_collator([views_dataset[i] for i in range(6)])["bow"]
     o = torch.softmax(torch.randn(6, 3), dim=-1)
     reconstruction, _ = trainer.reconstruction_terms(model, bow, o)
-    log_p, _, _ = model.word_log_likelihoods(bow)  # M x K x V
+    log_p, _, _ = word_log_likelihoods(model, bow)  # M x K x V
     per_cluster = -(bow.unsqueeze(1) * log_p).sum(-1)  # M x K
     s = torch.softmax(o, dim=-1)
     if choice == "expectation":
