@@ -7,6 +7,7 @@ from transformers import pipeline
 import hf_textcluster  # noqa: F401
 from hf_textcluster import SCCLModel
 from hf_textcluster.editing import initialize_clusters
+from hf_textcluster.models.aecl.trainer_aecl import set_reference_texts
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +97,7 @@ def test_under_bf16_the_head_runs_in_fp32_as_in_predict(tiny_encoder_dir, toy_co
     torch.manual_seed(0)
     model = AECLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, projection_dim=8)
     model.config.centroids_initialized = True
-    model.set_reference_texts(texts[:20], precision="fp32")
+    set_reference_texts(model, texts[:20], precision="fp32")
     model.save_pretrained(tmp_path)
     monkeypatch.setenv(PRECISION_ENV, "bf16")  # emulated, slowly, where the CPU has no bf16: a tiny model
     clusterer = pipeline("text-clustering", model=str(tmp_path))

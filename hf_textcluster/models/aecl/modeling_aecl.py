@@ -93,7 +93,8 @@ class AECLModel(TextClusteringPreTrainedModel):
         if mode == "reference" and self.reference_projections.shape[0] == 0:
             raise RuntimeError(
                 "This AECL model has no reference set (serving_attention='reference'): it is stored at the end of "
-                "training; call `model.set_reference_texts(texts)` or set `config.serving_attention='self'`."
+                "training (`hf_textcluster.models.aecl.trainer_aecl.set_reference_texts(model, texts)`); or set "
+                "`config.serving_attention='self'`."
             )
         return self.attention(z, self.reference_projections.to(z.dtype), mode=mode)
 
@@ -120,26 +121,3 @@ class AECLModel(TextClusteringPreTrainedModel):
             return self.kmeans_head(embeddings)
         h, _ = self.attend(self.cluster_features(embeddings))
         return torch.softmax(self.cluster_head(h).float(), dim=-1)
-
-    @torch.no_grad()
-    def set_reference_projections(self, projections: np.ndarray | torch.Tensor) -> None:
-        """Store the reference set (R x D2 projections z of training texts) the served attention uses."""
-        if not isinstance(projections, torch.Tensor):
-            projections = torch.as_tensor(np.asarray(projections))
-        projections = projections.detach().float()  # a tensor stays on its device (numpy cannot read a GPU's)
-        if projections.ndim != 2 or projections.shape[1] != self.config.projection_dim or projections.shape[0] < 1:
-            raise ValueError(
-                f"`projections` must be R x {self.config.projection_dim} with R >= 1, got {tuple(projections.shape)}."
-            )
-        self.reference_projections = projections.to(self.reference_projections.device)
-        self.config.num_reference_texts = projections.shape[0]
-
-    def set_reference_texts(self, texts, batch_size: int = 128, precision="auto") -> None:
-        """Use ``texts`` (e.g. a sample of the training texts) as the reference set: their projections are stored."""
-        embeddings = self.embed(texts, batch_size=batch_size, precision=precision)
-        was_training = self.training
-        self.eval()
-        with torch.no_grad():
-            z = self.cluster_features(torch.from_numpy(embeddings).to(self.device)).float()
-        self.train(was_training)
-        self.set_reference_projections(z)

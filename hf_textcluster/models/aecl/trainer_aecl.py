@@ -30,6 +30,20 @@ from .losses_aecl import (
 logger = logging.get_logger(__name__)
 
 
+def set_reference_texts(model, texts, batch_size: int = 128, precision="auto") -> None:
+    """Use ``texts`` (e.g. a sample of the training texts) as an AECL ``model``'s serving reference set: the
+    projections z (R x D2) of their embeddings are stored with its weights (``reference_projections``, and their
+    number in ``config.num_reference_texts``)."""
+    embeddings = model.embed(texts, batch_size=batch_size, precision=precision)
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        z = model.cluster_features(torch.from_numpy(embeddings).to(model.device)).float()
+    model.train(was_training)
+    model.reference_projections = z.to(model.reference_projections.device)
+    model.config.num_reference_texts = z.shape[0]
+
+
 class AECLStageCallback(TrainerCallback):
     """Computes stage 2's k-means pseudo-labels when stage 2 starts (and every ``pseudo_label_refresh_steps`` within
     it) and stores the serving reference set when training ends. (The labels go into each checkpoint through
@@ -110,8 +124,8 @@ class AECLTrainer(ClusteringTrainer):
         texts = self.train_dataset["text"]
         size = min(self.model.config.reference_size, len(texts))
         rows = np.random.default_rng(self.args.seed).choice(len(texts), size=size, replace=False)
-        self.model.set_reference_texts(
-            [texts[i] for i in sorted(rows)], batch_size=self.encode_batch_size, precision=self.precision
+        set_reference_texts(
+            self.model, [texts[i] for i in sorted(rows)], batch_size=self.encode_batch_size, precision=self.precision
         )
 
     def head_predictions(self, texts) -> np.ndarray:

@@ -19,6 +19,7 @@ from hf_textcluster.models.aecl.losses_aecl import (
     row_entropy,
     similarity_guided_contrastive_loss,
 )
+from hf_textcluster.models.aecl.trainer_aecl import set_reference_texts
 
 
 def _cos(a, b):
@@ -270,7 +271,7 @@ def test_evaluation_scores_the_head_without_dropout(tiny_encoder_dir, toy_corpus
     texts, labels = toy_corpus
     model = AECLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, cluster_dropout=0.5)
     model.config.centroids_initialized = True
-    model.set_reference_texts(texts[:20])
+    set_reference_texts(model, texts[:20])
     model.train()
     scored = [evaluate_clusterer(model, texts, labels, kmeans=False)["acc"] for _ in range(3)]
     assert model.training  # restored
@@ -287,7 +288,7 @@ def test_a_checkpoint_from_before_reclustering_loads_and_serves_its_network(tiny
     texts = toy_corpus[0]
     model = AECLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, projection_dim=8)
     model.config.centroids_initialized = True
-    model.set_reference_texts(texts[:20])
+    set_reference_texts(model, texts[:20])
     model.save_pretrained(tmp_path / "old")
     weights = load_file(tmp_path / "old" / "model.safetensors")
     save_file(
