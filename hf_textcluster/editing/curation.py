@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from ..modeling.calibration import check_outlier_quantile, quantile_at, quantile_rank
+from ..modeling.calibration import quantile_at, quantile_rank
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.validation import check_scalar
 from .kmeans import fit_kmeans
@@ -293,7 +293,11 @@ def update(
     """
     model._check_clusters_initialized()
     model._require_calibration("`update`")
-    far_quantile = check_outlier_quantile(far_quantile, "far_quantile")
+    hint = "a quantile of a cluster's calibrated distances beyond which a text is far, e.g. 0.9"
+    check_scalar(
+        far_quantile, "far_quantile", (int, float), min_val=0, max_val=1, include_boundaries="right", hint=hint
+    )
+    far_quantile = float(far_quantile)
     check_scalar(min_new_size, "min_new_size", int, min_val=2, allow_none=True)
     texts, embeddings = _embeddings_tensor(model, texts, batch_size, precision)
     num_clusters = model.config.num_clusters

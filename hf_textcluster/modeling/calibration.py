@@ -45,14 +45,10 @@ MIN_CLUSTER_SIZE = 20
 DEFAULT_OUTLIER_QUANTILE = 0.99
 
 
-def check_outlier_quantile(value, argument_name: str = "outlier_quantile") -> float:
-    """``value`` as a float in (0, 1], or a clear error."""
-    hint = (
-        "a quantile of a cluster's calibrated distances beyond which a text is far, e.g. 0.9"
-        if argument_name == "far_quantile"
-        else "the share of a cluster's training texts that are not outliers, e.g. 0.99"
-    )
-    check_scalar(value, argument_name, (int, float), min_val=0, max_val=1, include_boundaries="right", hint=hint)
+def check_outlier_quantile(value) -> float:
+    """``value`` as a float in (0, 1], or a clear error naming `outlier_quantile`."""
+    hint = "the share of a cluster's training texts that are not outliers, e.g. 0.99"
+    check_scalar(value, "outlier_quantile", (int, float), min_val=0, max_val=1, include_boundaries="right", hint=hint)
     return float(value)
 
 

@@ -1,7 +1,7 @@
-"""Building blocks shared by the clustering methods: pooling, cluster heads, projection and masked-LM heads.
+"""Building blocks shared by the clustering methods: pooling, cluster heads and projection heads.
 
 Part of the inference code that every pushed repository carries (see :mod:`hf_textcluster.hub.push`): imports only
-torch and transformers.
+torch.
 
 A **cluster head** maps pooled embeddings (batch x d) to a soft assignment q (batch x K, rows summing to 1). Besides
 ``forward`` it may define
@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import torch
 from torch import nn
-from transformers.activations import ACT2FN
 
 
 def pool_token_states(
@@ -83,36 +82,4 @@ class ProjectionHead(nn.Module):
         return self.out_proj(self.activation(self.dense(hidden)))
 
 
-class MaskedLMHead(nn.Module):
-    """The masked-LM head of BERT-style encoders: dense - activation - LayerNorm, then scores over the vocabulary.
-
-    The decoder is tied to the encoder's input word embeddings, which are passed in at call time: the tie cannot
-    break on loading or resizing, and the matrix is stored once (only the per-token ``bias`` is the head's own).
-    ``embedding_dim`` is the width of the word embeddings (the hidden size, except for factorised embeddings).
-    """
-
-    def __init__(
-        self,
-        hidden_size: int,
-        vocab_size: int,
-        embedding_dim: int | None = None,
-        hidden_act: str = "gelu",
-        layer_norm_eps: float = 1e-12,
-    ):
-        super().__init__()
-        embedding_dim = embedding_dim or hidden_size
-        self.dense = nn.Linear(hidden_size, embedding_dim)
-        self.activation = ACT2FN[hidden_act] if isinstance(hidden_act, str) else hidden_act
-        self.layer_norm = nn.LayerNorm(embedding_dim, eps=layer_norm_eps)
-        self.bias = nn.Parameter(torch.zeros(vocab_size))
-
-    def forward(self, hidden_states: torch.Tensor, word_embeddings: torch.Tensor) -> torch.Tensor:
-        """Vocabulary logits (..., vocab_size) of token states (..., hidden_size)."""
-        transformed = self.layer_norm(self.activation(self.dense(hidden_states)))
-        return nn.functional.linear(transformed, word_embeddings, self.bias)
-
-    def reset_own_parameters(self) -> None:
-        nn.init.zeros_(self.bias)
-
-
-__all__ = ["MaskedLMHead", "ProjectionHead", "StudentTAssignment", "pool_token_states", "student_t_assignment"]
+__all__ = ["ProjectionHead", "StudentTAssignment", "pool_token_states", "student_t_assignment"]

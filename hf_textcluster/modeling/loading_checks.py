@@ -166,28 +166,15 @@ def check_load_report(model_class, path: str, config, info: dict) -> None:
         )
 
 
-def non_finite_tensors(model: torch.nn.Module) -> list[str]:
-    """The names of ``model``'s floating-point tensors that hold NaN or inf."""
-    return [
-        name
-        for name, tensor in model.state_dict().items()
-        if tensor.is_floating_point() and not torch.isfinite(tensor).all()
-    ]
-
-
-def check_finite_weights(model: torch.nn.Module) -> None:
-    """A model with NaN / inf weights (a diverged run) is never saved, carded or pushed (nor loaded)."""
-    bad = non_finite_tensors(model)
-    if bad:
+def check_finite_weights(model: torch.nn.Module, path: str | None = None) -> None:
+    """No floating-point tensor of ``model`` holds NaN or inf: a diverged run is never saved, carded or pushed, nor
+    loaded from ``path`` (it would serve every text in one cluster with a NaN score)."""
+    bad = [n for n, t in model.state_dict().items() if t.is_floating_point() and not torch.isfinite(t).all()]
+    if bad and path is None:
         raise ValueError(
             f"{len(bad)} of this model's tensors hold NaN or inf (e.g. {bad[0]!r}): training diverged. Not saving "
             "it; retrain with a lower learning rate (the last good checkpoint in the run folder is kept)."
         )
-
-
-def check_loaded_weights_finite(model: torch.nn.Module, path: str) -> None:
-    """Refused at load as at save: NaN or inf weights would serve every text in one cluster with a NaN score."""
-    bad = non_finite_tensors(model)
     if bad:
         raise ValueError(
             f"The weights in {path!r} hold NaN or inf "

@@ -23,8 +23,8 @@ from transformers.utils import logging
 from .configuration_utils import running_as_remote_code
 from .loading_checks import (
     check_checkpoint_config,
+    check_finite_weights,
     check_load_report,
-    check_loaded_weights_finite,
     check_weights_fit_config,
     corrupted_weights_error,
     load_config,
@@ -118,7 +118,7 @@ def load_checked(cls, load: Callable, path: str, model_args: tuple, tokenizer, k
         raise
     check_load_report(cls, path, config, info)
     model.tokenizer = _load_tokenizer(path, hub_kwargs) if tokenizer is None else tokenizer
-    check_loaded_weights_finite(model, path)
+    check_finite_weights(model, path)
     return (model, info) if wants_info else model
 
 

@@ -11,9 +11,10 @@ import os
 
 import torch
 from torch import nn
+from transformers.activations import ACT2FN
 from transformers.utils import logging
 
-from ...modeling.layers import MaskedLMHead, StudentTAssignment
+from ...modeling.layers import StudentTAssignment
 from ...modeling.modeling_utils import TextClusteringPreTrainedModel
 from .configuration_decmlm import DECMLMConfig
 
@@ -33,6 +34,38 @@ def _quiet_transformers():
         logging.set_verbosity(level)
         if bars:
             logging.enable_progress_bar()
+
+
+class MaskedLMHead(nn.Module):
+    """The masked-LM head of BERT-style encoders: dense - activation - LayerNorm, then scores over the vocabulary.
+
+    The decoder is tied to the encoder's input word embeddings, which are passed in at call time: the tie cannot
+    break on loading or resizing, and the matrix is stored once (only the per-token ``bias`` is the head's own).
+    ``embedding_dim`` is the width of the word embeddings (the hidden size, except for factorised embeddings).
+    """
+
+    def __init__(
+        self,
+        hidden_size: int,
+        vocab_size: int,
+        embedding_dim: int | None = None,
+        hidden_act: str = "gelu",
+        layer_norm_eps: float = 1e-12,
+    ):
+        super().__init__()
+        embedding_dim = embedding_dim or hidden_size
+        self.dense = nn.Linear(hidden_size, embedding_dim)
+        self.activation = ACT2FN[hidden_act] if isinstance(hidden_act, str) else hidden_act
+        self.layer_norm = nn.LayerNorm(embedding_dim, eps=layer_norm_eps)
+        self.bias = nn.Parameter(torch.zeros(vocab_size))
+
+    def forward(self, hidden_states: torch.Tensor, word_embeddings: torch.Tensor) -> torch.Tensor:
+        """Vocabulary logits (..., vocab_size) of token states (..., hidden_size)."""
+        transformed = self.layer_norm(self.activation(self.dense(hidden_states)))
+        return nn.functional.linear(transformed, word_embeddings, self.bias)
+
+    def reset_own_parameters(self) -> None:
+        nn.init.zeros_(self.bias)
 
 
 class DECMLMModel(TextClusteringPreTrainedModel):
