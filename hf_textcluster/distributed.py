@@ -150,8 +150,10 @@ def map_across_processes(
 
 
 class ShardedPasses:
-    """A model's ``encoding_passes`` (see :class:`~hf_textcluster.modeling.encoding_passes.EncodingPasses`) that splits
-    each whole-list pass between the processes of ``state`` and gathers its outputs, in input order, to every one."""
+    """A model's ``encoding_passes`` that splits each whole-list pass between the processes of ``state`` and gathers
+    its outputs, in input order, to every one: ``run(encode, texts, batch_size, show_progress_bar)`` calls the
+    model's pass ``encode(texts, show_progress_bar)`` on this process' share, which returns a ``ClusteringOutput``
+    of CPU tensors in the order of the texts it was given (``encode_sorted`` of ``modeling.encoding_passes``)."""
 
     def __init__(self, state):
         self.state = state

@@ -1,9 +1,9 @@
-"""What a clusterer's encoding passes share: the output of a pass, the batch size of whole-list passes, where those
-run (:class:`EncodingPasses`) and the length-sorted pass itself (:func:`encode_sorted`).
+"""What a clusterer's encoding passes share: the output of a pass, the batch size of whole-list passes and the
+length-sorted pass itself (:func:`encode_sorted`).
 
-A module of its own so that the model base and its mixins (calibration, curation) use the same names without importing
-each other. Part of the inference code that every pushed repository carries: imports only torch, numpy, tqdm and
-transformers.
+A module of its own so that the model base, the calibration and the package's edits use the same names without
+importing each other. Part of the inference code that every pushed repository carries: imports only torch, numpy,
+tqdm and transformers.
 """
 
 from __future__ import annotations
@@ -47,23 +47,9 @@ class ClusteringOutput(ModelOutput):
     confidence: torch.Tensor | None = None
 
 
-class EncodingPasses:
-    """Where a model's whole-list encoding passes (``embed``, ``predict*``, ``calibrate``) run: here, in this process,
-    batch after batch. A model's ``encoding_passes`` attribute holds one (None: this one);
-    :func:`hf_textcluster.distributed.sharded_passes` sets one that splits each pass between processes."""
-
-    def run(self, encode, texts: list[str], batch_size: int, show_progress_bar: bool | None) -> ClusteringOutput:
-        """``encode(texts, show_progress_bar)``: the model's pass over ``texts`` (validated), cut into length-sorted
-        batches of ``batch_size``, returning a ``ClusteringOutput`` of CPU tensors in the order of ``texts``."""
-        return encode(texts, show_progress_bar)
-
-
-LOCAL_PASSES = EncodingPasses()
-
-
 def encode_sorted(model: Any, texts, batch_size, show_progress_bar, precision, fields) -> ClusteringOutput:
     """A model's pass over ``texts`` in length-sorted batches (``model._cluster_batch`` on each): the ``fields`` asked
-    for, as CPU tensors in the order of ``texts``. What :meth:`EncodingPasses.run` calls through ``encode``."""
+    for, as CPU tensors in the order of ``texts``; what a model's ``encoding_passes`` runs, when it has one."""
     with_clusters = fields != ("embeddings",)
     was_training = model.training
     model.eval()

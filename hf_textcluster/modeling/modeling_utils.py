@@ -29,7 +29,7 @@ from .calibration import (
     predict_with_confidence,
 )
 from .configuration_utils import TextClusteringConfig, running_as_remote_code
-from .encoding_passes import DEFAULT_ENCODE_BATCH_SIZE, LOCAL_PASSES, ClusteringOutput, encode_sorted
+from .encoding_passes import DEFAULT_ENCODE_BATCH_SIZE, ClusteringOutput, encode_sorted
 from .layers import pool_token_states
 from .loading_checks import check_finite_weights
 from .precision import autocast_dtype, quantize_int8, resolve_precision
@@ -55,7 +55,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     supports_gradient_checkpointing = True
     _supports_sdpa = True
 
-    # How whole-list passes run (an EncodingPasses; None: in this process). A plain attribute, never saved.
+    # Where whole-list passes run: None, in this process; or an object whose `run(encode, texts, batch_size,
+    # show_progress_bar)` runs `encode` on its share (hf_textcluster.distributed). A plain attribute, never saved.
     encoding_passes = None
     # The heads that hold one row per cluster: what the package's cluster edits (hf_textcluster.editing) rewrite.
     _cluster_row_modules = ("cluster_head", "refined_head")
@@ -259,13 +260,13 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         tensors in input order. ``texts`` are already validated and ``precision`` resolved (by the public method
         calling it). ``encoding_passes`` decides where the batches run (here, or split between processes:
         :func:`hf_textcluster.distributed.sharded_passes`)."""
-        passes = self.encoding_passes or LOCAL_PASSES
-        return passes.run(
-            lambda shard, show: encode_sorted(self, shard, batch_size, show, precision, fields),
-            texts,
-            batch_size,
-            show_progress_bar,
-        )
+
+        def encode(shard: list[str], show: bool | None) -> Any:
+            return encode_sorted(self, shard, batch_size, show, precision, fields)
+
+        if self.encoding_passes is None:
+            return encode(texts, show_progress_bar)
+        return self.encoding_passes.run(encode, texts, batch_size, show_progress_bar)
 
     def _serving_arguments(self, texts, batch_size, precision) -> tuple[list[str], str]:
         """The public encoding methods' checks, made once: the texts, ``batch_size`` and the resolved precision."""
