@@ -45,21 +45,6 @@ def cpu_has_native_bf16() -> bool:
     return has_instructions and onednn
 
 
-def cpu_capability() -> str:
-    """A short description of the CPU's vector capability, for logs, benchmark tables and model cards."""
-    capability = torch.backends.cpu.get_cpu_capability()
-    extras = []
-    cpu = torch.cpu
-    for name, probe in (("AVX512-BF16", "_is_avx512_bf16_supported"), ("AMX", "_is_amx_tile_supported")):
-        try:
-            if getattr(cpu, probe)():
-                extras.append(name)
-        except (AttributeError, RuntimeError):
-            pass
-    native = "native bf16" if cpu_has_native_bf16() else "no native bf16"
-    return f"{capability}{''.join(' + ' + e for e in extras)} ({native})"
-
-
 def native_bf16(device: torch.device | str = "cpu") -> bool:
     """Whether bf16 autocast is fast (not emulated) on ``device``."""
     device = torch.device(device)

@@ -29,7 +29,8 @@ from transformers.utils import logging
 
 from ..editing.clusters import serve_method_head
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
-from ..modeling.precision import autocast_dtype, cpu_capability
+from ..modeling.hardware import cpu_capability
+from ..modeling.precision import autocast_dtype
 from ..reuse import embed
 from ..timing import phase
 from .arguments import ClusteringTrainingArguments

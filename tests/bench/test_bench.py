@@ -364,9 +364,9 @@ def test_train_time_is_a_mean_per_cpu_kind_without_the_runs_another_job_slowed(b
     ],
 )
 def test_speed_rows_of_another_cpu_kind_get_their_own_section(bench, monkeypatch, capped, capability, variant):
-    import hf_textcluster.modeling.precision
+    import hf_textcluster.modeling.hardware
 
-    monkeypatch.setattr(hf_textcluster.modeling.precision, "cpu_capability", lambda: capability)
+    monkeypatch.setattr(hf_textcluster.modeling.hardware, "cpu_capability", lambda: capability)
     if capped:
         monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", capped)
     else:

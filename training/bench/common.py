@@ -94,7 +94,7 @@ def environment() -> dict:
         pass
     import torch
 
-    from hf_textcluster.modeling.precision import cpu_capability
+    from hf_textcluster.modeling.hardware import cpu_capability
 
     emulated = (
         " [ONEDNN_MAX_CPU_ISA=" + os.environ["ONEDNN_MAX_CPU_ISA"] + "]" if os.environ.get("ONEDNN_MAX_CPU_ISA") else ""
@@ -133,7 +133,7 @@ def paper_cell(method: str, dataset: str, index: int) -> str:
 
 def cpu_kind(machine: str) -> str:
     """The kind of processor that timed a run, from its machine description: the GPU where one trained (``GPU
-    NVIDIA H200``), else the CPU kind (`hf_textcluster.modeling.precision.cpu_capability`'s words): fp32 without native
+    NVIDIA H200``), else the CPU kind (`hf_textcluster.modeling.hardware.cpu_capability`'s words): fp32 without native
     bf16, bf16 with AMX (a Xeon), bf16 on AVX-512-BF16 alone (a Zen 4 EPYC)."""
     if not machine:
         return "?"

@@ -58,7 +58,7 @@ def speed_variant(device: str = "cpu", encoder: str | None = None) -> str:
     isa = os.environ.get("ONEDNN_MAX_CPU_ISA")
     if isa:
         return f"oneDNN capped to {isa}"
-    from hf_textcluster.modeling.precision import cpu_capability
+    from hf_textcluster.modeling.hardware import cpu_capability
 
     capability = cpu_capability()
     return "" if cpu_kind(capability) == "bf16 AMX" else f"Native, {capability}"
