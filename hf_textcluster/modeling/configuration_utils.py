@@ -110,9 +110,8 @@ class TextClusteringConfig(PreTrainedConfig):
         super().__post_init__(**kwargs)
         if not running_as_remote_code():
             # A pushed repository's remote-code entries (see hf_textcluster.hub.push) are for users without this
-            # package;
-            # with it, the registered classes and pipeline apply, so they are dropped (a re-save adds them when
-            # asked). The same class loaded as remote code keeps them.
+            # package; with it, the registered classes and pipeline apply, so they are dropped (a re-save adds them
+            # when asked). The same class loaded as remote code keeps them.
             for key in ("auto_map", "custom_pipelines"):
                 self.__dict__.pop(key, None)
         given: Any = self.encoder  # a config, its dict, or None

@@ -102,8 +102,7 @@ class DECCRLModel(TextClusteringPreTrainedModel):
         """h = FC_e(SentenceBERT(x)), Eq. 1: the latent space of the centroids."""
         return self.fc_e(embeddings)
 
-    # ----- CRL
-    # ---------------------------------------------------------------------------------------------------------
+    # ----- CRL -------------------------------------------------------------------------------------------------
     def topic_word_distributions(self) -> torch.Tensor:
         """β (K x T x V), Eq. 11."""
         return self.topic_decoder(self.cluster_head.centroids)
