@@ -53,8 +53,7 @@ def check_checkpoint_config(config, expected: set[str] | None, path: str, num_cl
         raise ValueError(
             f"The checkpoint at {path!r} is a {config.model_type!r} model, not "
             f"{' or '.join(repr(t) for t in sorted(expected)) if expected else 'an hf_textcluster clusterer'}. "
-            f"Load it with "
-            "`AutoModel.from_pretrained` (after `import hf_textcluster`) or with its own model class."
+            "Load it with `AutoModel.from_pretrained` (after `import hf_textcluster`) or with its own model class."
         )
     if num_clusters is not None and num_clusters != config.num_clusters:
         raise ValueError(
@@ -117,9 +116,8 @@ def _check_shapes(path: str, config, model, saved: dict[str, tuple[int, ...]]) -
             f"num_clusters={config.num_clusters}) does not fit its model.safetensors: {key!r} is "
             f"{list(saved[key])} in the weights but {list(expected[key])} for that config"
             f"{f' ({len(differ) - 1} more tensors differ)' if len(differ) > 1 else ''}. Was config.json edited or "
-            f"the "
-            "weights file replaced? Re-save the model from its run folder (loading it with ignore_mismatched_sizes "
-            "would give random clusters)."
+            "the weights file replaced? Re-save the model from its run folder (loading it with "
+            "ignore_mismatched_sizes would give random clusters)."
         )
 
 
@@ -160,8 +158,7 @@ def check_load_report(model_class, path: str, config, info: dict) -> None:
     if missing or unexpected:
         raise ValueError(
             f"The weights in {path!r} do not fit a {model_class.__name__} ({config.model_type!r} in its config.json): "
-            f"{len(missing)} missing (e.g. {missing[:2]}) and {len(unexpected)} unexpected (e.g. "
-            f"{unexpected[:2]}). "
+            f"{len(missing)} missing (e.g. {missing[:2]}) and {len(unexpected)} unexpected (e.g. {unexpected[:2]}). "
             "Its config.json and model.safetensors do not belong together; re-save the model."
         )
 

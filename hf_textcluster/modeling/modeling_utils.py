@@ -301,9 +301,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             (1, 384)
         """
         texts, precision = self._serving_arguments(texts, batch_size, precision)
-        return self._encode_texts(texts, batch_size, show_progress_bar, precision, ("embeddings",))[
-            "embeddings"
-        ].numpy()
+        outputs = self._encode_texts(texts, batch_size, show_progress_bar, precision, ("embeddings",))
+        return outputs.embeddings.numpy()
 
     def predict_proba(
         self,

@@ -1,6 +1,5 @@
 """AECL configuration (Yao and Li, "Discriminative Representation learning via Attention-Enhanced Contrastive Learning
-for
-Short Text Clustering"; code: YZH0905/AECL-STC)."""
+for Short Text Clustering"; code: YZH0905/AECL-STC)."""
 
 from __future__ import annotations
 
