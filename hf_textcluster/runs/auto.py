@@ -41,7 +41,7 @@ from ..choosing.auto_k import ClusterCountRequest
 from ..choosing.candidate_choice import (
     BERTOPIC_WAY,
     DEFAULT_AUTO_CRITERION,
-    GUARD_CRITERION,
+    GUARD_CRITERIA,
     candidate_criteria,
     guarded_choice,
 )
@@ -310,7 +310,7 @@ def choose_from_signals(
     """
     with phase("candidates"):
         candidates, how, features = gather_candidates(results, encoder, texts, seed)
-    wanted = list(dict.fromkeys([criterion, *PARTS.get(criterion, ()), GUARD_CRITERION]))
+    wanted = list(dict.fromkeys([criterion, *PARTS.get(criterion, ()), *GUARD_CRITERIA]))
     with phase("criteria"):
         criteria = candidate_criteria(candidates, features, texts=texts, criteria=wanted, random_state=seed)
     served, pick = _pick(criteria, criterion, serve, candidates)
@@ -387,11 +387,11 @@ def _pick(
         if BERTOPIC_WAY not in candidates:
             logger.warning(f"No {BERTOPIC_WAY} candidate (UMAP failed): {pick} is served unguarded.")
         elif served != pick:
-            guard = criteria[GUARD_CRITERION]
+            guards = [g for g in GUARD_CRITERIA if g in criteria]
+            views = ", ".join(f"{g} {criteria[g][pick]:.3f} vs {criteria[g][BERTOPIC_WAY]:.3f}" for g in guards)
             logger.warning(
                 f"Serving the pretrained encoder's UMAP k-means clusters (the BERTopic way): the best trained "
-                f"candidate, {pick}, does not beat them in the held-out lexical vote ({guard[pick]:.3f} vs "
-                f"{guard[BERTOPIC_WAY]:.3f})."
+                f"candidate, {pick}, does not beat them in every held-out view ({views})."
             )
         return served, pick
     if serve in candidates:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
-from ..choosing.candidate_choice import BERTOPIC_WAY, GUARD_CRITERION
+from ..choosing.candidate_choice import BERTOPIC_WAY, GUARD_CRITERIA
 from ..choosing.criteria import AUTO_CRITERIA
 from .candidate_file import SERVED_KEY, save_candidates
 from .folder import RunFolder, read_training_run, texts_sha1
@@ -37,7 +37,7 @@ def auto_record(results: Mapping, candidates, criteria, texts: Sequence[str], ch
             "served": choice["served"],
             "criterion": choice["criterion"],
             "pick": choice["pick"],
-            "guard": f"{BERTOPIC_WAY} unless the pick scores higher by {GUARD_CRITERION}",
+            "guard": f"{BERTOPIC_WAY} unless the pick scores higher in each of {', '.join(GUARD_CRITERIA)}",
             "serving_signal": choice["serving_signal"],
             "head_agreement": round(float(choice["agreement"]), 4),
             "rule": "the signal that made the candidate; for the consensus and the pretrained candidates, the trained "

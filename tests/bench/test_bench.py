@@ -848,16 +848,17 @@ def test_auto_section_scores_the_choice_and_every_criterion_against_the_oracle(b
 def test_rechoose_remakes_the_stored_choice_with_the_guard(bench, capsys):
     """``auto --rechoose``: from the criteria stored with a row alone, the default criterion's pick is served only
     when it beats the BERTopic way by the guard's criterion; the row keeps the pick and the served candidate's ACC."""
-    from hf_textcluster.choosing.candidate_choice import DEFAULT_AUTO_CRITERION, GUARD_CRITERION
+    from hf_textcluster.choosing.candidate_choice import DEFAULT_AUTO_CRITERION, GUARD_CRITERIA
     from training.bench import auto
 
+    lexical = GUARD_CRITERIA[0]  # the one guard's view stored here: the guard uses the views it has
     accs = {"pretrained/umap_kmeans": 0.77, "contrastive/umap_kmeans": 0.73, "self_training/kmeans": 0.70}
     votes = {
         "pretrained/umap_kmeans": (0.2, 0.60),
         "contrastive/umap_kmeans": (0.9, 0.59),
         "self_training/kmeans": (0.5, 0.7),
     }
-    criteria = {n: {DEFAULT_AUTO_CRITERION: a, GUARD_CRITERION: b} for n, (a, b) in votes.items()}
+    criteria = {n: {DEFAULT_AUTO_CRITERION: a, lexical: b} for n, (a, b) in votes.items()}
     row = {**_auto_row("googlenews_t", 0, accs, criteria, "contrastive/umap_kmeans", 0.731), "signals": ["contrastive"]}
     row["serving_signal"] = "contrastive"
     store = {"rows": [row], "runs": {"r": RUN}}
@@ -868,7 +869,7 @@ def test_rechoose_remakes_the_stored_choice_with_the_guard(bench, capsys):
     assert stored["selection_criterion"] == DEFAULT_AUTO_CRITERION and stored["serving_signal"] == "contrastive"
     assert "serves pretrained/umap_kmeans (was contrastive/umap_kmeans)" in capsys.readouterr().out
     # the pick beating the BERTopic way is served
-    criteria["contrastive/umap_kmeans"][GUARD_CRITERION] = 0.61
+    criteria["contrastive/umap_kmeans"][lexical] = 0.61
     row = {**row, "partitions": {n: {"acc": a, "nmi": a, "criteria": criteria[n]} for n, a in accs.items()}}
     auto.remake_choice(row)
     assert row["served_by_default"] == "contrastive/umap_kmeans" and row["served_acc"] == 0.731  # as measured
@@ -880,7 +881,7 @@ def test_rescore_from_the_committed_candidate_store_needs_no_run_folder(bench, t
     refused by name."""
     import pandas as pd
 
-    from hf_textcluster.choosing.candidate_choice import DEFAULT_AUTO_CRITERION, GUARD_CRITERION
+    from hf_textcluster.choosing.candidate_choice import DEFAULT_AUTO_CRITERION, GUARD_CRITERIA
     from hf_textcluster.runs.folder import texts_sha1
     from training.bench import auto, candidate_store
 
@@ -904,7 +905,7 @@ def test_rescore_from_the_committed_candidate_store_needs_no_run_folder(bench, t
     args = argparse.Namespace(datasets=["toy"], seeds=[0], variant="", data_dir=str(tmp_path), criteria=None)
     auto.rescore(args, store)
     (stored,) = store["rows"]
-    votes = {n: p["criteria"][GUARD_CRITERION] for n, p in stored["partitions"].items()}
+    votes = {n: p["criteria"][GUARD_CRITERIA[0]] for n, p in stored["partitions"].items()}
     assert votes["pretrained/umap_kmeans"] > votes["contrastive/kmeans"]  # the topics against a shuffle of them
     assert DEFAULT_AUTO_CRITERION in stored["partitions"]["contrastive/kmeans"]["criteria"]
     assert stored["served_by_default"] == "pretrained/umap_kmeans" and stored["served_acc"] == 1.0
