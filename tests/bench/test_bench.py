@@ -487,6 +487,13 @@ def test_readme_table_is_rewritten_between_its_markers_only(bench):
     assert table[2] in new
     assert render.readme_with_table("no markers here\n", table) == "no markers here\n"
     assert render.readme_with_table(text, []) == text
+    # the confirmation-only corpora get a table of their own; a confirmation choice re-made after its run is marked
+    remade = {**rows[0], "served_note": auto.REMADE}
+    banking = {**_auto_row("banking77", 0, accs, criteria, "contrastive/kmeans", 0.80), "num_texts": 10003}
+    table = auto.readme_table({"runs": {"r": RUN}}, [rows[1], remade, banking], render.README_CORPUS_NAMES)
+    assert table[3] == "| TREC-6 | confirmation | 5,452 | 75.0 | 75.0‡ | +0.0 | 100 (bf16 AMX) | 1 |"
+    assert table[4] == "" and table[5].startswith("Confirmation-only:") and table[7] == table[0]
+    assert table[9:] == ["| BANKING77 | confirmation-only | 10,003 | 75.0 | 80.0 | +5.0 | 100 (bf16 AMX) | 1 |"]
 
 
 def test_verdict_table_names_corpora_and_the_best_reported_number(bench):
