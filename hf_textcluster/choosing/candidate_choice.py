@@ -187,9 +187,11 @@ def highest(values: Mapping[str, float]) -> str:
     return next(n for n, v in values.items() if v == best)
 
 
-def guarded_choice(criteria: Mapping[str, Mapping[str, float]], criterion: str) -> tuple[str, str]:
+def guarded_choice(
+    criteria: Mapping[str, Mapping[str, float]], criterion: str, guards: Sequence[str] = GUARD_CRITERIA
+) -> tuple[str, str]:
     """``(served, pick)``: ``pick`` is the candidate ``criterion`` ranks highest; ``served`` is ``pick`` when it is
-    :data:`BERTOPIC_WAY` or scores strictly higher than it in each of :data:`GUARD_CRITERIA` that was computed, else
+    :data:`BERTOPIC_WAY` or scores strictly higher than it in each of ``guards`` that was computed, else
     :data:`BERTOPIC_WAY`. Without :data:`BERTOPIC_WAY` or any guard's values, ``pick`` is served.
 
     Example:
@@ -202,7 +204,7 @@ def guarded_choice(criteria: Mapping[str, Mapping[str, float]], criterion: str) 
         ('pretrained/umap_kmeans', 'a/head')
     """
     pick = highest(criteria[criterion])
-    guards = [criteria[g] for g in GUARD_CRITERIA if pick in criteria.get(g, {}) and BERTOPIC_WAY in criteria[g]]
-    if pick == BERTOPIC_WAY or not guards:
+    views = [criteria[g] for g in guards if pick in criteria.get(g, {}) and BERTOPIC_WAY in criteria[g]]
+    if pick == BERTOPIC_WAY or not views:
         return pick, pick
-    return (pick if all(g[pick] > g[BERTOPIC_WAY] for g in guards) else BERTOPIC_WAY), pick
+    return (pick if all(v[pick] > v[BERTOPIC_WAY] for v in views) else BERTOPIC_WAY), pick

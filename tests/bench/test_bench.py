@@ -800,6 +800,27 @@ def _auto_row(dataset, seed, accs: dict, criteria: dict, served: str, served_acc
     }
 
 
+def test_the_guard_table_serves_the_pick_only_where_every_view_prefers_it(bench):
+    """Each form of the do-no-harm guard on the stored criteria: the pick beats the BERTopic way in the lexical vote
+    but not in the shared silhouette, so the lexical form serves it and the every-view form does not."""
+    from hf_textcluster.choosing.candidate_choice import GUARD_CRITERIA
+    from training.bench import auto
+
+    accs = {"pretrained/umap_kmeans": 0.80, "contrastive/kmeans": 0.75}
+    lexical, shared, silhouette = GUARD_CRITERIA
+    criteria = {
+        "pretrained/umap_kmeans": {"agreement": 0.1, lexical: 0.50, shared: 0.50, silhouette: 0.30},
+        "contrastive/kmeans": {"agreement": 0.9, lexical: 0.60, shared: 0.60, silhouette: 0.20},
+    }
+    rows = [_auto_row("tweet", 0, accs, criteria, "pretrained/umap_kmeans", 0.80)]
+    table = auto.render_guards(rows, "tuning set")
+    assert "| no guard | 5.0 | 5.0 | -5.0 | 1 of 1 | 0 |" in table
+    assert "| the lexical vote alone | 5.0 | 5.0 | -5.0 | 1 of 1 | 0 |" in table
+    assert "| every view (the default) | 0.0 | 0.0 | +0.0 | 0 of 1 | 1 |" in table
+    rows[0]["partitions"]["contrastive/kmeans"]["criteria"].pop(silhouette)
+    assert auto.render_guards(rows, "tuning set") == []  # a run without every view is left out
+
+
 def test_auto_section_scores_the_choice_and_every_criterion_against_the_oracle(bench):
     from training.bench import auto
 
@@ -826,11 +847,11 @@ def test_auto_section_scores_the_choice_and_every_criterion_against_the_oracle(b
         "100 (bf16 AMX) | 1 |" in md
     )
     # agreement picks the consensus (loss 6.0), knn_holdout the oracle (loss 0)
-    assert "| agreement | 0 of 1 | 6.0 | 6.0 | consensus (1) |" in md
+    assert "| agreement | 0 of 1 | 6.0 | 6.0 | – | consensus (1) |" in md
     # what is served: the run's criterion guarded (no pretrained/umap_kmeans here, so its pick), in bold
-    assert "| **agreement + do-no-harm guard** | 0 of 1 | 6.0 | 6.0 | consensus (1) |" in md
-    assert "| knn_holdout | 1 of 1 | 0.0 | 0.0 | contrastive/umap_kmeans (1) |" in md
-    assert "| always consensus | 0 of 1 | 6.0 | 6.0 | consensus (1) |" in md
+    assert "| **agreement + do-no-harm guard** | 0 of 1 | 6.0 | 6.0 | – | consensus (1) |" in md
+    assert "| knn_holdout | 1 of 1 | 0.0 | 0.0 | – | contrastive/umap_kmeans (1) |" in md
+    assert "| always consensus | 0 of 1 | 6.0 | 6.0 | – | consensus (1) |" in md
     assert "| contrastive/umap_kmeans | **86.0** |" in md
     # the leaderboard in short's served column is the auto run's (the default), not one method's label-free choice
     rows.append({**_row("sccl", "tweet", 0.6, "r"), "partitions": {"head": {"acc": 0.6}}, "served_acc": 0.62})
