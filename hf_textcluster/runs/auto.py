@@ -60,7 +60,7 @@ from ..training.arguments import ClusteringTrainingArguments
 from .after_training import name_trained_clusters
 from .auto_record import auto_record, save_auto_run
 from .estimate import RunEstimate, encoding_speed, estimate_auto
-from .folder import check_may_replace_model
+from .folder import RunFolder
 from .gather_candidates import gather_candidates
 from .recipes import load_recipe
 from .request import TrainingRequest
@@ -180,8 +180,8 @@ def train_auto(
     calibration = overrides.pop("calibration_sample_size", ClusteringTrainingArguments.calibration_sample_size)
     validate_parameters({"calibration_sample_size": calibration}, ClusteringTrainingArguments._parameter_constraints)
     if request.save and not (request.resume and os.path.isdir(os.path.join(output_dir, SIGNALS_DIR))):
-        check_may_replace_model(
-            output_dir, overwrite=request.overwrite, argument="output_dir (--output-dir)", command="train"
+        RunFolder(output_dir).check_may_replace_model(
+            overwrite=request.overwrite, argument="output_dir (--output-dir)", command="train"
         )
     with recording_phases() as seconds:
         with phase("data"):

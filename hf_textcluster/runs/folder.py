@@ -36,9 +36,6 @@ __all__ = [
     "TRAINED_MODEL_FOLDER",
     "TRAINING_RUN_FILE",
     "RunFolder",
-    "check_may_replace_model",
-    "holds_trained_model",
-    "keep_trained_model",
     "load_clusterer",
     "read_training_run",
     "record_metrics",
@@ -200,21 +197,6 @@ class RunFolder:
             json.dump(dict(run), f, indent=2)
         os.replace(path + ".tmp", path)
 
-    def record_metrics(self, metrics: Mapping[str, float]) -> None:
-        """Add scores measured after training to ``training_run.json`` (see :func:`record_metrics`).
-
-        Raises:
-            FileNotFoundError: the folder has no ``training_run.json``.
-        """
-        run = self.read_training_run()
-        if run is None:
-            raise FileNotFoundError(
-                f"{self._file(TRAINING_RUN_FILE)} does not exist: record_metrics adds to a run that train_clusterer "
-                "saved."
-            )
-        run["metrics"] = {**(run.get("metrics") or {}), **{key: float(value) for key, value in metrics.items()}}
-        self.write_training_run(run)
-
     def write_assignments(self, clusters) -> None:
         """Write :data:`ASSIGNMENTS_FILE`: the column ``cluster``, one row per training text (atomically)."""
         path = self._file(ASSIGNMENTS_FILE)
@@ -338,35 +320,6 @@ class RunFolder:
         return keep
 
 
-def holds_trained_model(folder: str | os.PathLike) -> bool:
-    """:meth:`RunFolder.holds_trained_model` of ``folder``.
-
-    Example:
-        >>> holds_trained_model("no/such/folder")
-        False
-    """
-    return RunFolder(folder).holds_trained_model()
-
-
-def check_may_replace_model(output_dir: str | os.PathLike, **kwargs) -> None:
-    """:meth:`RunFolder.check_may_replace_model` of ``output_dir`` (same keyword arguments).
-
-    Example:
-        >>> check_may_replace_model("no/such/folder", overwrite=False)
-    """
-    RunFolder(output_dir).check_may_replace_model(**kwargs)
-
-
-def keep_trained_model(model_dir: str | os.PathLike) -> str:
-    """:meth:`RunFolder.keep_trained_model` of ``model_dir``.
-
-    Example:
-        >>> keep_trained_model("runs/sccl-stackoverflow")  # doctest: +SKIP
-        'runs/sccl-stackoverflow/trained'
-    """
-    return RunFolder(model_dir).keep_trained_model()
-
-
 def read_training_run(model_dir: str | os.PathLike) -> dict | None:
     """:meth:`RunFolder.read_training_run` of ``model_dir``.
 
@@ -391,7 +344,15 @@ def record_metrics(model_dir: str | os.PathLike, metrics: Mapping[str, float]) -
     Example:
         >>> record_metrics("runs/demo-sccl-stackoverflow", {"acc": 0.728, "nmi": 0.70})  # doctest: +SKIP
     """
-    RunFolder(model_dir).record_metrics(metrics)
+    folder = RunFolder(model_dir)
+    run = folder.read_training_run()
+    if run is None:
+        raise FileNotFoundError(
+            f"{folder._file(TRAINING_RUN_FILE)} does not exist: record_metrics adds to a run that train_clusterer "
+            "saved."
+        )
+    run["metrics"] = {**(run.get("metrics") or {}), **{key: float(value) for key, value in metrics.items()}}
+    folder.write_training_run(run)
 
 
 def update_saved_model(
@@ -442,10 +403,9 @@ def update_saved_model(
     start = time.perf_counter()
     update(loaded, texts)
     seconds = time.perf_counter() - start
-    # A folder that ships remote code keeps it: its config.json's auto_map would otherwise be dropped on saving.
-    remote_code = RunFolder(model).ships_remote_code() or None
     in_place = os.path.isdir(target.path) and os.path.isdir(model) and os.path.samefile(target.path, model)
     if command not in ("calibrate", "name") and in_place:  # they change no cluster: nothing to keep
         RunFolder(model).keep_trained_model()
-    save_pretrained(loaded, target.path, remote_code=bool(remote_code))
+    # A folder that ships remote code keeps it: its config.json's auto_map would otherwise be dropped on saving.
+    save_pretrained(loaded, target.path, remote_code=RunFolder(model).ships_remote_code())
     return loaded, seconds, target.path
