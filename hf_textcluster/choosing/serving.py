@@ -109,6 +109,7 @@ def candidate_partitions(
     *,
     candidates: Sequence[str] = CANDIDATES,
     random_state: int = 0,
+    features: np.ndarray | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, object]]:
     """Each candidate partition of the texts whose pooled ``embeddings`` are given, as the model would serve it.
 
@@ -117,6 +118,7 @@ def candidate_partitions(
         embeddings: ``model.embed(texts)`` of the texts to partition (N x hidden).
         candidates: which of :data:`CANDIDATES` to compute (a refined one brings its base along).
         random_state: seed of k-means, UMAP and refinement.
+        features: :func:`partition_features` of ``embeddings`` when already computed.
 
     Returns:
         ``(partitions, how)``: candidate name -> served labels (N,), and candidate name -> what serving it needs
@@ -132,11 +134,8 @@ def candidate_partitions(
     """
     for name in candidates:
         check_serve(name, "candidates")
-    return _candidates(model, embeddings, partition_features(model, embeddings), candidates, random_state)
-
-
-def _candidates(model, embeddings: np.ndarray, features: np.ndarray, candidates: Sequence[str], random_state: int):
-    """:func:`candidate_partitions` on checked names, with the model's ``kmeans_features`` of ``embeddings``."""
+    if features is None:
+        features = partition_features(model, embeddings)
     wanted_bases = [b for b in BASE_CANDIDATES if b in candidates or f"{b}{REFINED_SUFFIX}" in candidates]
     num_clusters = model.config.num_clusters
     partitions: dict[str, np.ndarray] = {}
@@ -243,10 +242,10 @@ def serve_partition(
     check_serve(serve)
     model._check_clusters_initialized()
     wanted = tuple(candidates) if serve == "auto" else (serve,)
-    for name in wanted:
-        check_serve(name, "candidates")
     features = partition_features(model, embeddings)  # once: the candidates and the criterion both work on them
-    partitions, how = _candidates(model, embeddings, features, wanted, random_state)
+    partitions, how = candidate_partitions(
+        model, embeddings, candidates=wanted, random_state=random_state, features=features
+    )
     if serve == "auto":
         served, scores = choose_partition(features, partitions, criterion=criterion, random_state=random_state)
         used_criterion = criterion
@@ -258,13 +257,12 @@ def serve_partition(
             )
         served, scores, used_criterion = serve, {}, None
     apply_partition(model, served, how[served])
-    refinement = refinement_records(how)
     return ServingChoice(
         served=served,
         criterion=used_criterion,
         scores=scores,
         labels=partitions[served],
-        refinement=refinement,
+        refinement=refinement_records(how),
         candidates=partitions,
         serving=how[served],
     )

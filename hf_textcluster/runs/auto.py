@@ -52,7 +52,6 @@ from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.validation import validate_parameters
 from ..models import get_method
-from ..representation import ClusterNames
 from ..representation.summary import assign_embeddings
 from ..reuse import embed, reusing_results
 from ..timing import phase, recording_phases
@@ -66,7 +65,7 @@ from .recipes import load_recipe
 from .request import TrainingRequest
 from .schedule import plan_schedule
 from .signals import SIGNALS, SIGNALS_DIR
-from .train import held_out_count, prepare_dataset, train_method
+from .train import TrainingResult, held_out_count, prepare_dataset, train_method
 
 logger = logging.get_logger(__name__)
 
@@ -86,9 +85,9 @@ AUTO_SCHEDULE = {"epochs": 8, "min_steps": 100, "cap": 300, "partial_batches": T
 
 
 @dataclass
-class AutoTrainingResult:
+class AutoTrainingResult(TrainingResult):
     """What :func:`train_auto` returns (the fields of :class:`~hf_textcluster.runs.train.TrainingResult`, and
-    the candidates).
+    the candidates; ``schedule`` is None: each signal has its own).
 
     Attributes:
         model: the serving model (saved in ``output_dir``).
@@ -107,18 +106,10 @@ class AutoTrainingResult:
             training texts; None with ``name_clusters=False``.
     """
 
-    model: object
-    trainer: object
-    metrics: dict
-    output_dir: str
-    train_seconds: float
-    test_dataset: datasets.Dataset | None = None
-    k_selection: dict | None = None
     candidates: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
     served_labels: np.ndarray | None = field(default=None, repr=False)
     auto: dict = field(default_factory=dict)
     train_dataset: datasets.Dataset | None = field(default=None, repr=False)
-    cluster_names: ClusterNames | None = None
 
 
 def _check_auto_arguments(signals, criterion, record_criteria) -> tuple[tuple[str, ...], list[str]]:
@@ -203,22 +194,15 @@ def train_auto(
                 _calibrate(results[chosen.serving_signal], texts, seed, calibration)
         choose_seconds = time.perf_counter() - start
         start = time.perf_counter()
-        candidates, criteria, serving_signal = chosen.candidates, chosen.criteria, chosen.serving_signal
+        candidates, serving_signal = chosen.candidates, chosen.serving_signal
         if extra_criteria:  # for comparing criteria: not part of the choice, so not of its time
             with phase("extra_criteria"):
-                criteria.update(
+                chosen.criteria.update(
                     candidate_criteria(
                         candidates, chosen.features, texts=texts, criteria=extra_criteria, random_state=seed
                     )
                 )
-        choice = {
-            "served": chosen.served,
-            "pick": chosen.pick,
-            "criterion": criterion if serve == "auto" else None,
-            "serving_signal": serving_signal,
-            "agreement": chosen.agreement,
-        }
-        record = auto_record(results, candidates, criteria, texts, choose_seconds, choice)
+        record = auto_record(results, chosen, criterion if serve == "auto" else None, texts, choose_seconds)
         record["extra_criteria_seconds"] = round(time.perf_counter() - start, 2)
         record["estimate_seconds"] = round(estimate.seconds, 1)
         served_labels = chosen.served_labels

@@ -15,8 +15,11 @@ from .signals import SIGNALS, SIGNALS_DIR
 __all__ = ["auto_record", "save_auto_run"]
 
 
-def auto_record(results: Mapping, candidates, criteria, texts: Sequence[str], choose_seconds: float, choice) -> dict:
-    """What ``training_run.json`` records under ``"auto"``."""
+def auto_record(results: Mapping, chosen, criterion: str | None, texts: Sequence[str], choose_seconds: float) -> dict:
+    """What ``training_run.json`` records under ``"auto"``: the signals, the candidates' criteria and the choice
+    (``chosen``: a :class:`~hf_textcluster.runs.auto.SignalsChoice`; ``criterion`` None: the candidate served was
+    asked for)."""
+    criteria = chosen.criteria
     names = [c for c in AUTO_CRITERIA if c in criteria]
     return {
         "signals": {
@@ -32,14 +35,14 @@ def auto_record(results: Mapping, candidates, criteria, texts: Sequence[str], ch
             for name, r in results.items()
         },
         "criteria": names,
-        "candidates": {name: {c: round(float(criteria[c][name]), 6) for c in names} for name in candidates},
+        "candidates": {name: {c: round(float(criteria[c][name]), 6) for c in names} for name in chosen.candidates},
         "choice": {
-            "served": choice["served"],
-            "criterion": choice["criterion"],
-            "pick": choice["pick"],
+            "served": chosen.served,
+            "criterion": criterion,
+            "pick": chosen.pick,
             "guard": f"{BERTOPIC_WAY} unless the pick scores higher in each of {', '.join(GUARD_CRITERIA)}",
-            "serving_signal": choice["serving_signal"],
-            "head_agreement": round(float(choice["agreement"]), 4),
+            "serving_signal": chosen.serving_signal,
+            "head_agreement": round(float(chosen.agreement), 4),
             "rule": "the signal that made the candidate; for the consensus and the pretrained candidates, the trained "
             "signal whose linear head reproduces it most faithfully",
         },
