@@ -402,15 +402,5 @@ def estimate_num_clusters(
             f"`criterion` must be one criterion name ({', '.join(K_CRITERIA)}), got {type(criterion).__name__}; "
             "use compare_criteria(...) for several."
         )
-    if criterion not in K_CRITERIA:
-        raise ValueError(f"Unknown `criterion` {criterion!r} for choosing K; choose one of {', '.join(K_CRITERIA)}.")
-    return compare_criteria(
-        embeddings,
-        k_min=k_min,
-        k_max=k_max,
-        criteria=(criterion,),
-        sample_size=sample_size,
-        random_state=random_state,
-        n_init=n_init,
-        n_neighbors=n_neighbors,
-    )[criterion]
+    results = compare_criteria(embeddings, k_min, k_max, (criterion,), sample_size, random_state, n_init, n_neighbors)
+    return results[criterion]

@@ -31,7 +31,6 @@ __all__ = [
     "check_embeddings",
     "default_classifier",
     "distil_partition",
-    "distillation_classifier",
     "l2_normalize",
 ]
 
@@ -141,11 +140,6 @@ def default_classifier() -> SharedCovarianceClassifier:
     return SharedCovarianceClassifier()
 
 
-def distillation_classifier(C: float = DISTIL_C) -> LogisticRegression:  # noqa: N803 - scikit-learn's name
-    """The head :func:`distil_partition` fits: multinomial logistic regression with inverse regularisation ``C``."""
-    return LogisticRegression(C=C, max_iter=500)
-
-
 def distil_partition(
     embeddings: np.ndarray,
     labels: Sequence[int] | np.ndarray,
@@ -158,8 +152,8 @@ def distil_partition(
     """The linear head that serves a partition made elsewhere (k-means in a UMAP reduction, a consensus, another
     model's clusters), and the partition it then serves: its argmax on every text.
 
-    The head is a logistic regression on the L2-normalised embeddings (:func:`distillation_classifier`), fitted on
-    the partition's labels. With the default ``C`` it reproduces the partition where a linear head can (88-100% of
+    The head is a logistic regression on the L2-normalised embeddings (``C``, 500 iterations), fitted on the
+    partition's labels. With the default ``C`` it reproduces the partition where a linear head can (88-100% of
     the texts of the auto runs' UMAP k-means partitions; on 21 of 24 at least as many as the shrunk LDA head of
     :func:`~hf_textcluster.choosing.refinement.refine_partition` with no rounds keeps). A smaller ``C`` regularises
     more: a text the embedding space places with another cluster's members moves there, and a cluster the space does
@@ -200,7 +194,7 @@ def distil_partition(
         rows = np.sort(np.random.default_rng(random_state).choice(x.shape[0], size=max_samples, replace=False))
     with warnings.catch_warnings():  # the head that stops short of full convergence serves as well
         warnings.filterwarnings("ignore", category=ConvergenceWarning)
-        head = _fit_classifier(distillation_classifier(C), x[rows], y_in[rows], random_state)
+        head = _fit_classifier(LogisticRegression(C=C, max_iter=500), x[rows], y_in[rows], random_state)
     coef, intercept = (
         w.astype(np.float32) for w in cast("tuple[np.ndarray, np.ndarray]", _linear_head(head, k, x.shape[1]))
     )

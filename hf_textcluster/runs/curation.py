@@ -47,7 +47,6 @@ from .folder import (
 from .training_texts import find_training_texts
 
 ONLINE_STATE_FILE = "online_state.safetensors"
-EDIT_OPS = ("merge", "split", "update")
 
 
 def name_edited_clusters(model, texts: Sequence[str], clusters: Sequence[int], edited: Sequence[int]) -> dict[int, str]:
