@@ -20,6 +20,18 @@ from ..modeling.validation import check_num_clusters, validate_texts
 BASELINES = ("bow-kmeans", "tfidf-kmeans", "embeddings-kmeans")
 
 
+def _kmeans_labels(baseline, features, num_clusters: int) -> np.ndarray:
+    """k-means of ``features`` with the baseline's restarts, seed and sample size."""
+    kmeans = fit_kmeans(
+        features,
+        num_clusters,
+        n_init=baseline.n_init,
+        random_state=baseline.random_state,
+        max_samples=baseline.kmeans_max_samples,
+    )
+    return kmeans.labels_
+
+
 @dataclass
 class VectorizerKMeans:
     """BoW (``kind="bow"``) or TF-IDF (``kind="tfidf"``) features + k-means."""
@@ -47,13 +59,7 @@ class VectorizerKMeans:
                 f"`texts`: none of the {len(texts)} texts holds a word {self.kind}-kmeans can count (words of two or "
                 "more characters that are not English stop words); use embeddings-kmeans, or pass texts with words."
             ) from None
-        self.labels_ = fit_kmeans(
-            features,
-            self.num_clusters,
-            n_init=self.n_init,
-            random_state=self.random_state,
-            max_samples=self.kmeans_max_samples,
-        ).labels_
+        self.labels_ = _kmeans_labels(self, features, self.num_clusters)
         return self.labels_
 
 
@@ -104,13 +110,7 @@ class EmbeddingKMeans:
         if request.is_auto:
             self.auto_k_ = request.choose(self.embeddings_, random_state=self.random_state)
             num_clusters = self.auto_k_.num_clusters
-        self.labels_ = fit_kmeans(
-            self.embeddings_,
-            num_clusters,
-            n_init=self.n_init,
-            random_state=self.random_state,
-            max_samples=self.kmeans_max_samples,
-        ).labels_
+        self.labels_ = _kmeans_labels(self, self.embeddings_, num_clusters)
         return self.labels_
 
 
