@@ -78,17 +78,11 @@ def name_trained_clusters(model, trainer, train_dataset, seed: int) -> ClusterNa
     if not (model.config.centroids_initialized and trainer.is_world_process_zero()):
         return None
     texts = list(train_dataset["text"])
+    encoding = {"batch_size": trainer.encode_batch_size, "precision": trainer.precision}
     assignments = getattr(trainer, "train_assignments", None)  # from finish_training's pass, when it made one
     if assignments is None or len(assignments.clusters) != len(texts):
-        assignments = assign_texts(model, texts, batch_size=trainer.encode_batch_size, precision=trainer.precision)
-    return name_clusters(
-        model,
-        texts,
-        random_state=seed,
-        batch_size=trainer.encode_batch_size,
-        precision=trainer.precision,
-        assignments=assignments,
-    )
+        assignments = assign_texts(model, texts, **encoding)
+    return name_clusters(model, texts, random_state=seed, assignments=assignments, **encoding)
 
 
 def save_run(output_dir: str, model, trainer, run: dict, keep_checkpoints: bool, assignments=None) -> None:

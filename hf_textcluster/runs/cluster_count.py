@@ -71,13 +71,8 @@ def _choose_num_clusters(
     ).to(args.device)
     precision = "bf16" if args.bf16 else ("fp16" if args.fp16 else "fp32")  # ClusteringTrainer.precision
     start = time.perf_counter()
-    embeddings = embed(
-        embedder,
-        train_dataset["text"],
-        batch_size=args.encode_batch_size,
-        show_progress_bar=not args.disable_tqdm,
-        precision=precision,
-    )
+    encoding = {"batch_size": args.encode_batch_size, "precision": precision}
+    embeddings = embed(embedder, train_dataset["text"], show_progress_bar=not args.disable_tqdm, **encoding)
     embed_seconds = time.perf_counter() - start
     del embedder
     result = request.choose(embeddings, random_state=seed)

@@ -71,32 +71,6 @@ def name_edited_clusters(model, texts: Sequence[str], clusters: Sequence[int], e
     return given
 
 
-def _texts_for(model_dir: str, texts: Sequence[str] | None, required: bool, op: str) -> list[str] | None:
-    if texts is not None:
-        return validate_texts(texts)
-    found, why = find_training_texts(read_training_run(model_dir))
-    if found is None and required:
-        raise ValueError(
-            f"{op} needs texts: pass the training texts (--input FILE / texts=...)"
-            + (f"; {why}." if why else "; the run records none that can be found.")
-        )
-    return found
-
-
-def _check_output(model_dir: str, output_dir: str, overwrite: bool, op: str) -> None:
-    check_local_path(model_dir, "model_dir")
-    if not output_dir:
-        raise ValueError(f"`output_dir` is required: {op} writes a new folder and keeps {model_dir} to go back to.")
-    if os.path.isdir(output_dir) and os.path.isdir(model_dir) and os.path.samefile(output_dir, model_dir):
-        if not overwrite:
-            raise FileExistsError(
-                f"--output-dir {output_dir} is the model being edited: {op} keeps it to go back to. Pass another "
-                "folder, or --overwrite (overwrite=True) to replace it."
-            )
-        return
-    RunFolder(output_dir).check_may_replace_model(overwrite=overwrite, argument="--output-dir", command=op)
-
-
 def _save(model, model_dir: str, output_dir: str, record: dict) -> dict:
     """Save ``model`` into ``output_dir`` with the source's ``training_run.json`` and the edit appended."""
     run = read_training_run(model_dir) or {}
@@ -128,18 +102,35 @@ def _save(model, model_dir: str, output_dir: str, record: dict) -> dict:
 
 def _edit(model_dir, output_dir, overwrite, op, texts, texts_required, edit: Callable) -> tuple[object, dict]:
     model_dir, output_dir = os.fspath(model_dir), os.fspath(output_dir) if output_dir else output_dir
-    _check_output(model_dir, output_dir, overwrite, op)
-    texts = _texts_for(model_dir, texts, texts_required, op)
-    model = load_clusterer(model_dir)
-    edited, record = edit(model, texts)
-    if os.path.isdir(output_dir) and os.path.samefile(output_dir, model_dir):
-        staging = output_dir.rstrip("/\\") + ".editing"
-        shutil.rmtree(staging, ignore_errors=True)
-        _save(edited, model_dir, staging, record)
-        shutil.rmtree(output_dir)
-        os.replace(staging, output_dir)
-        return edited, read_training_run(output_dir)
-    return edited, _save(edited, model_dir, output_dir, record)
+    check_local_path(model_dir, "model_dir")
+    if not output_dir:
+        raise ValueError(f"`output_dir` is required: {op} writes a new folder and keeps {model_dir} to go back to.")
+    in_place = os.path.isdir(output_dir) and os.path.isdir(model_dir) and os.path.samefile(output_dir, model_dir)
+    if in_place and not overwrite:
+        raise FileExistsError(
+            f"--output-dir {output_dir} is the model being edited: {op} keeps it to go back to. Pass another "
+            "folder, or --overwrite (overwrite=True) to replace it."
+        )
+    folder = RunFolder(output_dir)
+    folder.check_may_replace_model(overwrite=overwrite, argument="--output-dir", command=op, source=model_dir)
+    if texts is not None:
+        texts = validate_texts(texts)
+    else:
+        texts, why = find_training_texts(read_training_run(model_dir))
+        if texts is None and texts_required:
+            raise ValueError(
+                f"{op} needs texts: pass the training texts (--input FILE / texts=...)"
+                + (f"; {why}." if why else "; the run records none that can be found.")
+            )
+    edited, record = edit(load_clusterer(model_dir), texts)
+    if not in_place:
+        return edited, _save(edited, model_dir, output_dir, record)
+    staging = output_dir.rstrip("/\\") + ".editing"
+    shutil.rmtree(staging, ignore_errors=True)
+    _save(edited, model_dir, staging, record)
+    shutil.rmtree(output_dir)
+    os.replace(staging, output_dir)
+    return edited, folder.read_training_run()
 
 
 def merge_saved_model(
