@@ -200,16 +200,28 @@ def distil_partition(
     )
     # as RefinementResult.predict and a model's head compute it (float32): the labels are what is served
     y = np.argmax(l2_normalize(raw.astype(np.float32)) @ coef.T + intercept, axis=1).astype(np.int64)
-    centroids = _centroids(x, y, k)
+    reason = f"no rounds: the input distilled into a logistic-regression head (C={C:g})"
+    return served_by_head(x, y_in, y, coef, intercept, rounds=0, reason=reason)
+
+
+def served_by_head(x: np.ndarray, y_in: np.ndarray, labels: np.ndarray, coef, intercept, **fields) -> RefinementResult:
+    """The :class:`RefinementResult` of ``labels``, served by the linear head (``coef``, ``intercept``) on the
+    L2-normalised ``x``: with the clusters' centroids, how many texts the nearest of them keeps, and the share of
+    texts moved from the input ``y_in``. ``fields``: the rest of the result (rounds, reason, ...)."""
+    k = coef.shape[0]
+    sums = np.zeros((k, x.shape[1]))
+    np.add.at(sums, labels, x)
+    centroids = sums / np.maximum(np.bincount(labels, minlength=k)[:, None], 1)
+    nearest = x @ l2_normalize(centroids).T
+    nearest[:, np.linalg.norm(centroids, axis=1) == 0] = -np.inf  # an empty cluster is no one's nearest
     return RefinementResult(
-        labels=y,
-        coef=coef,
-        intercept=intercept,
+        labels=labels,
+        coef=coef.astype(np.float32),
+        intercept=intercept.astype(np.float32),
         centroids=centroids.astype(np.float32),
-        rounds=0,
-        changed=float(np.mean(y != y_in)),
-        reason=f"no rounds: the input distilled into a logistic-regression head (C={C:g})",
-        centroid_agreement=_agreement_nearest_centroid(x, y, centroids),
+        changed=float(np.mean(labels != y_in)),
+        centroid_agreement=float(np.mean(nearest.argmax(axis=1) == labels)),
+        **fields,
     )
 
 
@@ -278,17 +290,3 @@ def _linear_head(clf, num_clusters: int, d: int) -> tuple[np.ndarray, np.ndarray
     full_coef[classes] = coef
     full_intercept[classes] = intercept
     return full_coef, full_intercept
-
-
-def _centroids(x: np.ndarray, y: np.ndarray, num_clusters: int) -> np.ndarray:
-    sums = np.zeros((num_clusters, x.shape[1]))
-    np.add.at(sums, y, x)
-    counts = np.bincount(y, minlength=num_clusters)[:, None]
-    return sums / np.maximum(counts, 1)
-
-
-def _agreement_nearest_centroid(x: np.ndarray, y: np.ndarray, centroids: np.ndarray) -> float:
-    c = l2_normalize(centroids)
-    scores = x @ c.T
-    scores[:, np.linalg.norm(centroids, axis=1) == 0] = -np.inf
-    return float(np.mean(scores.argmax(axis=1) == y))

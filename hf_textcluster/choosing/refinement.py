@@ -38,8 +38,6 @@ from sklearn.base import clone
 from ..modeling.validation import Interval, validate_parameters
 from .linear_heads import (
     RefinementResult,
-    _agreement_nearest_centroid,
-    _centroids,
     _check_labels,
     _fit_classifier,
     _linear_head,
@@ -47,6 +45,7 @@ from .linear_heads import (
     check_embeddings,
     default_classifier,
     l2_normalize,
+    served_by_head,
 )
 
 __all__ = ["refine_partition"]
@@ -232,21 +231,9 @@ def refine_partition(
         y_final = y_in.copy()
         head_clf = _fit_classifier(head_template, x, y_final, random_state)
     coef, intercept = _linear_head(head_clf, k, x.shape[1])
-    centroids = _centroids(x, y_final, k)
-    head_pred = np.argmax(x @ coef.T + intercept, axis=1)
-    return RefinementResult(
-        labels=y_final,
-        coef=coef.astype(np.float32),
-        intercept=intercept.astype(np.float32),
-        centroids=centroids.astype(np.float32),
-        rounds=rounds,
-        changed=float(np.mean(y_final != y_in)),
-        history=history,
-        declined=bool(why),
-        reason=reason,
-        head_agreement=float(np.mean(head_pred == y_final)),
-        centroid_agreement=_agreement_nearest_centroid(x, y_final, centroids),
-    )
+    head_agreement = float(np.mean(np.argmax(x @ coef.T + intercept, axis=1) == y_final))
+    fields = {"rounds": rounds, "history": history, "declined": bool(why), "reason": reason}
+    return served_by_head(x, y_in, y_final, coef, intercept, head_agreement=head_agreement, **fields)
 
 
 def _is_linear(template) -> bool:
