@@ -96,13 +96,6 @@ def _head_labels(model: TextClusteringPreTrainedModel, embeddings: np.ndarray) -
     return _on_model(model, embeddings, lambda x: model.head_probabilities(x).argmax(dim=-1))
 
 
-def _centres(features: np.ndarray, labels: np.ndarray, num_clusters: int) -> np.ndarray | None:
-    """Means of each cluster's features; None when a cluster is empty (its centre would be undefined)."""
-    if np.bincount(labels, minlength=num_clusters).min() == 0:
-        return None
-    return NearestCentres.of_groups(features, labels).cluster_centers_
-
-
 def candidate_partitions(
     model: TextClusteringPreTrainedModel,
     embeddings: np.ndarray,
@@ -164,11 +157,11 @@ def candidate_partitions(
                 # nearest of their centres in the embedding space.
                 serving = distil_partition(features, raw, num_clusters=num_clusters, random_state=random_state)
                 labels = serving.labels  # the head's argmax on these features: what serving them gives
-            else:
-                serving = _centres(features, labels, num_clusters)
-                if serving is None:  # an empty cluster cannot be served by centres
-                    continue
-                labels = NearestCentres(serving).predict(features)
+            elif np.bincount(labels, minlength=num_clusters).min() == 0:  # an empty cluster has no centre to serve
+                continue
+            else:  # the means of its clusters, served as the nearest of them
+                nearest = NearestCentres.of_groups(features, labels)
+                serving, labels = nearest.cluster_centers_, nearest.labels_
         if base in candidates:
             partitions[base], how[base] = labels, serving
         refined_name = f"{base}{REFINED_SUFFIX}"

@@ -194,20 +194,18 @@ def train_auto(
                 _calibrate(results[chosen.serving_signal], texts, seed, calibration)
         choose_seconds = time.perf_counter() - start
         start = time.perf_counter()
-        candidates, serving_signal = chosen.candidates, chosen.serving_signal
         if extra_criteria:  # for comparing criteria: not part of the choice, so not of its time
             with phase("extra_criteria"):
                 chosen.criteria.update(
                     candidate_criteria(
-                        candidates, chosen.features, texts=texts, criteria=extra_criteria, random_state=seed
+                        chosen.candidates, chosen.features, texts=texts, criteria=extra_criteria, random_state=seed
                     )
                 )
         record = auto_record(results, chosen, criterion if serve == "auto" else None, texts, choose_seconds)
         record["extra_criteria_seconds"] = round(time.perf_counter() - start, 2)
         record["estimate_seconds"] = round(estimate.seconds, 1)
-        served_labels = chosen.served_labels
         train_seconds = sum(r.train_seconds for r in results.values())
-        model, trainer = results[serving_signal].model, results[serving_signal].trainer
+        model, trainer = results[chosen.serving_signal].model, results[chosen.serving_signal].trainer
         with phase("name"):
             cluster_names = (
                 name_trained_clusters(model, trainer, trainer.train_dataset, seed) if request.name_clusters else None
@@ -218,9 +216,9 @@ def train_auto(
                 metrics.update(trainer.evaluate())
         if request.save:
             named = cluster_names.assignments if cluster_names is not None else None
-            assignments = named.clusters if named is not None else served_labels
+            assignments = named.clusters if named is not None else chosen.served_labels
             with phase("save"):
-                save_auto_run(request, model, candidates, served_labels, record, metrics, assignments, seconds)
+                save_auto_run(request, model, chosen, record, metrics, assignments, seconds)
     return AutoTrainingResult(
         model=model,
         trainer=trainer,
@@ -229,8 +227,8 @@ def train_auto(
         train_seconds=train_seconds,
         test_dataset=first.test_dataset,
         k_selection=first.k_selection,
-        candidates=candidates,
-        served_labels=served_labels,
+        candidates=chosen.candidates,
+        served_labels=chosen.served_labels,
         auto=record,
         cluster_names=cluster_names,
         train_dataset=first.trainer.train_dataset,

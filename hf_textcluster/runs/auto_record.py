@@ -52,16 +52,16 @@ def auto_record(results: Mapping, chosen, criterion: str | None, texts: Sequence
     }
 
 
-def save_auto_run(request, model, candidates, served_labels, record, metrics, assignments, seconds) -> None:
-    """The serving model, the kept candidates, the training texts' clusters (``assignments.csv``) and
-    ``training_run.json`` (the serving signal's, with ``auto``, what ``request`` asked and the run's ``seconds`` by
-    phase) in ``request.output_dir``."""
+def save_auto_run(request, model, chosen, record, metrics, assignments, seconds) -> None:
+    """The serving model, the kept candidates (``chosen``: a :class:`~hf_textcluster.runs.auto.SignalsChoice`), the
+    training texts' clusters (``assignments.csv``) and ``training_run.json`` (the serving signal's, with ``auto``, what
+    ``request`` asked and the run's ``seconds`` by phase) in ``request.output_dir``."""
     output_dir, dataset, input_file = request.output_dir, request.dataset_name, request.input_file
-    serving_signal = record["choice"]["serving_signal"]
-    criterion = record["choice"]["criterion"]
+    serving_signal, criterion = chosen.serving_signal, record["choice"]["criterion"]
     model.save_pretrained(output_dir)
-    save_candidates(output_dir, {**candidates, SERVED_KEY: served_labels}, record)
-    RunFolder(output_dir).write_assignments(assignments)
+    save_candidates(output_dir, {**chosen.candidates, SERVED_KEY: chosen.served_labels}, record)
+    folder = RunFolder(output_dir)
+    folder.write_assignments(assignments)
     run_info = read_training_run(os.path.join(output_dir, SIGNALS_DIR, serving_signal)) or {}
     run_info.update(
         {
@@ -72,7 +72,7 @@ def save_auto_run(request, model, candidates, served_labels, record, metrics, as
             "recipe": request.recipe,
             "seed": request.seed,
             "serving": {
-                "served": record["choice"]["served"],
+                "served": chosen.served,
                 "criterion": criterion,
                 "scores": {n: v[criterion] for n, v in record["candidates"].items()} if criterion else {},
             },
@@ -82,4 +82,4 @@ def save_auto_run(request, model, candidates, served_labels, record, metrics, as
             "seconds": dict(seconds),
         }
     )
-    RunFolder(output_dir).write_training_run(run_info)
+    folder.write_training_run(run_info)
