@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import datasets
 from transformers import set_seed
@@ -250,7 +250,7 @@ def _run_record(
         "precision": trainer.precision_description(),
         **({"k_selection": k_selection} if k_selection is not None else {}),
         **({"serving": trainer.serving_choice} if trainer.serving_choice else {}),
-        "schedule": schedule.to_dict(),
+        "schedule": asdict(schedule),
         "config_overrides": config_overrides or {},
         "training_overrides": request.training_overrides or {},
         "metrics": metrics,
