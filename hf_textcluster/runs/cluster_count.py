@@ -31,9 +31,7 @@ def check_cluster_count(request: ClusterCountRequest, train_dataset: datasets.Da
         label_feature = train_dataset.features.get("label")
         if label_feature is None:
             raise ValueError("`num_clusters` is required for a dataset without labels.")
-        num_clusters = (
-            label_feature.num_classes if hasattr(label_feature, "num_classes") else len(set(train_dataset["label"]))
-        )
+        num_clusters = getattr(label_feature, "num_classes", None) or len(set(train_dataset["label"]))
     check_num_clusters(num_clusters, len(train_dataset), texts=train_dataset["text"])
     return ClusterCountRequest(num_clusters)
 
