@@ -241,18 +241,17 @@ def serve_partition(
     )
     if serve == "auto":
         served, scores = choose_partition(features, partitions, criterion=criterion, random_state=random_state)
-        used_criterion = criterion
+    elif serve in partitions:
+        served, scores = serve, {}
     else:
-        if serve not in partitions:
-            raise ValueError(
-                f"`serve`={serve!r} cannot be served here: its partition has an empty cluster or only "
-                "one cluster; pass serve='auto' or another candidate."
-            )
-        served, scores, used_criterion = serve, {}, None
+        raise ValueError(
+            f"`serve`={serve!r} cannot be served here: its partition has an empty cluster or only "
+            "one cluster; pass serve='auto' or another candidate."
+        )
     apply_partition(model, served, how[served])
     return ServingChoice(
         served=served,
-        criterion=used_criterion,
+        criterion=criterion if serve == "auto" else None,
         scores=scores,
         labels=partitions[served],
         refinement=refinement_records(how),

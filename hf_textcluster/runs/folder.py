@@ -337,8 +337,8 @@ def record_metrics(model_dir: str | os.PathLike, metrics: Mapping[str, float]) -
     run = folder.read_training_run()
     if run is None:
         raise FileNotFoundError(
-            f"{folder._file(TRAINING_RUN_FILE)} does not exist: record_metrics adds to a run that train_clusterer "
-            "saved."
+            f"{os.path.join(folder.path, TRAINING_RUN_FILE)} does not exist: record_metrics adds to a run that "
+            "train_clusterer saved."
         )
     run["metrics"] = {**(run.get("metrics") or {}), **{key: float(value) for key, value in metrics.items()}}
     folder.write_training_run(run)
