@@ -241,11 +241,9 @@ def _check_labels(labels: Any, n: int, num_clusters: int | None) -> tuple[np.nda
     y = np.asarray(labels)
     if y.ndim != 1 or y.shape[0] != n:
         raise ValueError(f"`labels` must be a 1-D array with one id per embedding ({n}); got shape {y.shape}.")
-    if not np.issubdtype(y.dtype, np.integer):
-        if np.issubdtype(y.dtype, np.floating) and np.all(np.isfinite(y)) and np.all(y == np.round(y)):
-            y = y.astype(np.int64)
-        else:
-            raise ValueError("`labels` must be integer cluster ids 0..K-1; map names to ids first.")
+    whole = np.issubdtype(y.dtype, np.floating) and np.all(np.isfinite(y)) and np.all(y == np.round(y))
+    if not (np.issubdtype(y.dtype, np.integer) or whole):
+        raise ValueError("`labels` must be integer cluster ids 0..K-1; map names to ids first.")
     y = y.astype(np.int64)
     if y.min() < 0:
         raise ValueError("`labels` must be >= 0; drop or reassign noise points (-1) before refining.")
