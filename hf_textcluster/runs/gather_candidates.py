@@ -18,6 +18,7 @@ from ..models import get_method
 from ..reuse import embed
 from ..timing import phase
 from .candidate_file import CANDIDATES_FILE, SERVED_KEY, read_candidates, texts_match
+from .cluster_count import EMBEDDING_CONFIG_KEYS
 from .folder import read_training_run
 from .signals import CONSENSUS, PRETRAINED_CANDIDATES, SIGNALS, SIGNALS_DIR
 
@@ -58,11 +59,10 @@ def gather_candidates(
 
 def _pretrained_embedder(model, encoder: str | None) -> TextClusteringPreTrainedModel:
     """The pretrained encoder, pooled and cut as the signals' models."""
-    keys = ("pooling", "normalize_embeddings", "max_length")
     return TextClusteringPreTrainedModel.from_encoder_pretrained(
         encoder,
         num_clusters=model.config.num_clusters,
-        **{k: getattr(model.config, k) for k in keys if hasattr(model.config, k)},
+        **{k: getattr(model.config, k) for k in EMBEDDING_CONFIG_KEYS if hasattr(model.config, k)},
     ).to(model.device)
 
 
