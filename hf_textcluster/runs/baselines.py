@@ -15,7 +15,7 @@ from sklearn.feature_extraction.text import CountVectorizer, TfidfVectorizer
 from ..choosing.auto_k import ClusterCountRequest
 from ..editing.kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
 from ..encoders import resolve_encoder
-from ..modeling.validation import check_num_clusters, validate_texts
+from ..modeling.validation import Options, check_num_clusters, validate_parameters, validate_texts
 
 BASELINES = ("bow-kmeans", "tfidf-kmeans", "embeddings-kmeans")
 
@@ -47,8 +47,7 @@ class VectorizerKMeans:
     def fit_predict(self, texts: Sequence[str]) -> np.ndarray:
         texts = validate_texts(texts)
         check_num_clusters(self.num_clusters, len(texts))
-        if self.kind not in ("bow", "tfidf"):
-            raise ValueError(f"`kind` must be 'bow' or 'tfidf', got {self.kind!r}.")
+        validate_parameters(self, {"kind": Options("bow", "tfidf")})
         vectorizer_cls = CountVectorizer if self.kind == "bow" else TfidfVectorizer
         try:
             features = vectorizer_cls(max_features=self.max_features, stop_words="english").fit_transform(texts)
@@ -124,10 +123,8 @@ def make_baseline(method: str, num_clusters: int | str | ClusterCountRequest, ra
                 f"num_clusters='auto' chooses K from encoder embeddings: it works with embeddings-kmeans, not {method}."
             )
         num_clusters = num_clusters.num_clusters
-    if method == "bow-kmeans":
-        return VectorizerKMeans(num_clusters, kind="bow", random_state=random_state, **kwargs)
-    if method == "tfidf-kmeans":
-        return VectorizerKMeans(num_clusters, kind="tfidf", random_state=random_state, **kwargs)
+    if method in ("bow-kmeans", "tfidf-kmeans"):
+        return VectorizerKMeans(num_clusters, kind=method.removesuffix("-kmeans"), random_state=random_state, **kwargs)
     if method == "embeddings-kmeans":
         return EmbeddingKMeans(num_clusters, random_state=random_state, **kwargs)
     raise ValueError(f"Unknown baseline {method!r}; choose one of {', '.join(BASELINES)}.")
