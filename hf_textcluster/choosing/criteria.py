@@ -417,7 +417,7 @@ _SAMPLE = 5000  # the silhouettes of a partition look at a seeded sample of at m
 _POOL = {"scores": "candidates", "space": None}
 _REDUCED = {"scores": "candidates", "space": "own"}
 _SHARED = {"space": "shared", "degenerate": 0.0}
-_SILHOUETTE = {"degenerate": -1.0, "sample": _SAMPLE}
+_SILHOUETTE: dict[str, Any] = {"degenerate": -1.0, "sample": _SAMPLE}
 _SHARED_SILHOUETTE = {"space": "shared", **_SILHOUETTE}
 _LEXICAL = {"space": "lexical", "degenerate": 0.0}
 for _criterion in (

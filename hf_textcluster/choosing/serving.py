@@ -161,7 +161,7 @@ def candidate_partitions(
                 continue
             else:  # the means of its clusters, served as the nearest of them
                 nearest = NearestCentres.of_groups(features, labels)
-                serving, labels = nearest.cluster_centers_, nearest.labels_
+                serving, labels = nearest.cluster_centers_, np.asarray(nearest.labels_)
         if base in candidates:
             partitions[base], how[base] = labels, serving
         refined_name = f"{base}{REFINED_SUFFIX}"
