@@ -139,9 +139,8 @@ def name_clusters(
         texts = validate_texts(texts)
         if assignments is not None:
             _check_labels(assignments.clusters, len(texts), num_clusters)
-        given = assignments or (
-            None if labels is None else Assignments(_check_labels(labels, len(texts), num_clusters))
-        )
+        given = None if labels is None else Assignments(_check_labels(labels, len(texts), num_clusters))
+        given = assignments or given
         rows = sample_rows(len(texts), sample_size, random_state)
         sample = [texts[int(i)] for i in rows]
         if given is None:
