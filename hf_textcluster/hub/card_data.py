@@ -19,6 +19,7 @@ from transformers import PreTrainedConfig
 
 from ..encoders import _PIP_SHIPPED_ENCODERS, shipped_encoder_id
 from ..representation import cluster_keywords
+from ..representation.summary import sample_rows
 from ..runs.recipes import load_recipe
 from ..runs.training_texts import find_training_texts
 
@@ -121,13 +122,6 @@ def keywords_and_sizes(model, texts, clusters, top_n: int):
     return keywords, {k: int((clusters == k).sum()) for k in range(num_clusters)}
 
 
-def sample_texts(texts: list[str], max_texts: int | None, seed: int = 0) -> list[str]:
-    if max_texts is None or len(texts) <= max_texts:
-        return texts
-    rng = np.random.default_rng(seed)
-    return [texts[i] for i in sorted(rng.choice(len(texts), size=max_texts, replace=False))]
-
-
 def card_texts(
     run: dict | None,
     texts: Sequence[str] | None,
@@ -159,7 +153,8 @@ def card_texts(
             warnings.warn(f"Cluster keywords are not computed: {why}.", stacklevel=3)
             card_kwargs.setdefault("why_no_keywords", why)
     if texts is not None:
-        texts = sample_texts(list(texts), max_texts)
+        rows = list(texts)
+        texts = [rows[i] for i in sample_rows(len(rows), max_texts)]
     return texts, why
 
 
