@@ -28,20 +28,6 @@ from functools import cached_property
 
 from .readers import CSV_COLUMNS, JSON_LINES, JSON_SPLITS, LABEL_TAB_TEXT, LINE_ALIGNED, TEXT_FOLDERS, TREC
 
-__all__ = [
-    "BENCHMARKS",
-    "CONFIRMATION",
-    "CONFIRMATION_ONLY",
-    "CorpusSpec",
-    "CORPORA",
-    "IN_HOUSE",
-    "ROLES",
-    "TUNING",
-    "benchmarks_with_role",
-    "expand_benchmark_names",
-    "resolve_benchmark_name",
-]
-
 _STC2 = "https://raw.githubusercontent.com/jacoxu/STC2/34a28c5a8cf2d6e1db300d32f271f6522db3bde5/dataset/"
 _GSDMM = "https://raw.githubusercontent.com/jackyin12/GSDMM/1b344d9de28faee43ec0df0c3cf7ea57737fe14e/data/"
 _RAKIB = (

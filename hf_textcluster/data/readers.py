@@ -22,21 +22,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-__all__ = [
-    "CSV_READ_OPTIONS",
-    "parse_csv_columns",
-    "parse_json_lines",
-    "parse_json_splits",
-    "parse_label_tab_text",
-    "parse_line_aligned",
-    "parse_raw",
-    "parse_text_folders",
-    "parse_trec",
-    "read_csv_frame",
-    "read_lines",
-    "read_text_label_csv",
-]
-
 # Raw formats of the public sources.
 LINE_ALIGNED = "line_aligned"  # a text file and a label file (`*_gnd.txt`), one entry per line
 JSON_LINES = "json_lines"  # one {"text": ..., "cluster": ...} object per line
