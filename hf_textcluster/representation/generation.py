@@ -324,17 +324,12 @@ class GeneratedNamesRepresentation(BaseRepresentation):
                 stacklevel=2,
             )
         names = unique_names(names)
-        cache.update(
-            {
-                "format": CACHE_FORMAT,
-                "answers": answers,
-                "last": {
-                    "generator": self.generator_id,
-                    "prompt": self.prompt,
-                    "names": {str(k): v for k, v in names.items()},
-                    "sources": {str(k): v for k, v in self.sources.items()},
-                },
-            }
-        )
+        cache["format"] = CACHE_FORMAT  # its "answers" are ``answers``, updated in place
+        cache["last"] = {
+            "generator": self.generator_id,
+            "prompt": self.prompt,
+            "names": {str(k): v for k, v in names.items()},
+            "sources": {str(k): v for k, v in self.sources.items()},
+        }
         self._write_cache(cache)
         return names
