@@ -14,6 +14,7 @@ No language model is a dependency of the package: pass one you have (``transform
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -98,9 +99,10 @@ class _TransformersGenerator:
         self.name_or_path = name_or_path
         self.max_new_tokens = max_new_tokens
         self.device = device
-        self._loaded = None
 
-    def _load(self):
+    @functools.cached_property
+    def _loaded(self):
+        """``(tokenizer, model, whether it is sequence-to-sequence)``, loaded on first use."""
         from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
 
         try:
@@ -117,12 +119,10 @@ class _TransformersGenerator:
         if self.device:
             model.to(self.device)
         model.eval()
-        self._loaded = (tokenizer, model, bool(getattr(config, "is_encoder_decoder", False)))
+        return tokenizer, model, bool(getattr(config, "is_encoder_decoder", False))
 
     def encode(self, prompt: str):
         """The model's inputs for ``prompt`` (through the chat template where the tokenizer has one)."""
-        if self._loaded is None:
-            self._load()
         tokenizer, model, seq2seq = self._loaded
         if getattr(tokenizer, "chat_template", None) and not seq2seq:
             text = tokenizer.apply_chat_template(
