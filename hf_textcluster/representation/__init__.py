@@ -134,7 +134,8 @@ def name_clusters(
     """
     num_clusters = model.config.num_clusters
     learned = named_by_topics(model.config)
-    sizes, num_texts, summarized = {k: 0 for k in range(num_clusters)}, 0, (None, None)
+    sizes, num_texts = {k: 0 for k in range(num_clusters)}, 0
+    summarized: tuple[list[str] | None, Assignments | None] = (None, None)  # what the summary is made of
     if texts is not None:
         texts = validate_texts(texts)
         if assignments is not None:
