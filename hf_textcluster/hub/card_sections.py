@@ -88,8 +88,7 @@ def training_command(run: Mapping[str, Any] | None, num_clusters: int, output_di
         parts.append(f"--num-clusters {num_clusters}")
     else:
         parts += ["--input <your texts file>", f"--num-clusters {num_clusters}"]
-    parts.append(f"--output-dir {output_dir}")
-    parts.append(f"--recipe {run.get('recipe', 'cpu')}")
+    parts += [f"--output-dir {output_dir}", f"--recipe {run.get('recipe', 'cpu')}"]
     if run.get("augmentation") and run["augmentation"] != "custom":  # "custom": views given with the data
         parts.append(f"--augmentation {run['augmentation']}")
     parts.append(f"--seed {run.get('seed', 0)}")

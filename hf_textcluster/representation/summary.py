@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..markup import one_line
-from ..modeling.validation import validate_texts
+from ..modeling.validation import Interval, validate_texts
 from .ctfidf import ClassTfidfRepresentation
 from .topics import LearnedTopicsRepresentation
 
@@ -222,13 +222,11 @@ def _strings(value: Any, limit: int, max_chars: int) -> list[str]:
 
 
 def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+    return value if Interval(int, 0).is_satisfied_by(value) else None
 
 
 def _fraction(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= float(value) <= 1.0:
-        return None
-    return float(value)
+    return float(value) if Interval((int, float), 0, 1).is_satisfied_by(value) else None
 
 
 def read_cluster_summary(config) -> dict | None:
