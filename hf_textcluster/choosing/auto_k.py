@@ -282,13 +282,6 @@ def _as_embeddings(embeddings) -> np.ndarray:
     return array
 
 
-def _check_finite(x: np.ndarray, rows: np.ndarray | None) -> None:
-    if not np.isfinite(x).all():
-        bad = int(np.flatnonzero(~np.isfinite(x).all(axis=1))[0])
-        bad = bad if rows is None else int(rows[bad])
-        raise ValueError(f"`embeddings` row {bad} holds NaN or infinite values; re-embed (in fp32) or drop that text.")
-
-
 def _prepare(embeddings, k_min, k_max, criteria, sample_size, random_state):
     criteria = [criteria] if isinstance(criteria, str) else list(criteria)
     for c in criteria:
@@ -304,13 +297,12 @@ def _prepare(embeddings, k_min, k_max, criteria, sample_size, random_state):
     requested_k_max = k_max
     k_min, k_max = check_k_range(k_min, k_max, n)
     notes = []
-    if n > sample_size:
-        rows = np.sort(np.random.default_rng(random_state).choice(n, size=sample_size, replace=False))
-        x = x[rows]
-    else:
-        rows = None
-    x = np.asarray(x, dtype=np.float64)
-    _check_finite(x, rows)
+    rng = np.random.default_rng(random_state)
+    rows = np.arange(n) if n <= sample_size else np.sort(rng.choice(n, size=sample_size, replace=False))
+    x = np.asarray(x[rows], dtype=np.float64)
+    if not np.isfinite(x).all():
+        bad = int(rows[np.flatnonzero(~np.isfinite(x).all(axis=1))[0]])
+        raise ValueError(f"`embeddings` row {bad} holds NaN or infinite values; re-embed (in fp32) or drop that text.")
     x = l2_normalize(x)
     distinct = len(np.unique(np.round(x, 5), axis=0))
     limit = distinct - 1 if len(x) == n else min(distinct - 1, len(x) // 2)  # a sample: >= ~2 texts per cluster
@@ -402,15 +394,5 @@ def estimate_num_clusters(
             f"`criterion` must be one criterion name ({', '.join(K_CRITERIA)}), got {type(criterion).__name__}; "
             "use compare_criteria(...) for several."
         )
-    if criterion not in K_CRITERIA:
-        raise ValueError(f"Unknown `criterion` {criterion!r} for choosing K; choose one of {', '.join(K_CRITERIA)}.")
-    return compare_criteria(
-        embeddings,
-        k_min=k_min,
-        k_max=k_max,
-        criteria=(criterion,),
-        sample_size=sample_size,
-        random_state=random_state,
-        n_init=n_init,
-        n_neighbors=n_neighbors,
-    )[criterion]
+    results = compare_criteria(embeddings, k_min, k_max, (criterion,), sample_size, random_state, n_init, n_neighbors)
+    return results[criterion]

@@ -13,6 +13,8 @@ No labels ever enter this module. It depends on numpy, scipy and scikit-learn on
 
 from __future__ import annotations
 
+import functools
+import numbers
 from collections.abc import Callable, Mapping
 
 import numpy as np
@@ -20,6 +22,7 @@ from scipy import sparse
 from sklearn.metrics import normalized_mutual_info_score
 
 from ..editing.kmeans import fit_kmeans
+from ..modeling.validation import check_scalar
 
 __all__ = ["average_nmi", "consensus_partition", "membership_matrix"]
 
@@ -92,9 +95,8 @@ def consensus_partition(
     matrix = membership_matrix(partitions)
     if len(partitions) < 2:
         raise ValueError(f"`partitions` must hold at least 2 partitions to agree on; got {len(partitions)}.")
-    n = matrix.shape[0]
-    if isinstance(num_clusters, bool) or not isinstance(num_clusters, (int, np.integer)) or not 2 <= num_clusters <= n:
-        raise ValueError(f"`num_clusters` must be an int in [2, {n}] (the number of texts); got {num_clusters!r}.")
+    n = matrix.shape[0]  # the number of texts: at most one cluster each
+    check_scalar(num_clusters, "num_clusters", numbers.Integral, min_val=2, max_val=n)
     labels = np.asarray(fit_kmeans(matrix, int(num_clusters), n_init=n_init, random_state=random_state).labels_)
     # ids in order of first appearance, so equal partitions give equal ids whatever k-means numbered
     _, first, inverse = np.unique(labels, return_index=True, return_inverse=True)
@@ -128,19 +130,16 @@ def average_nmi(
     membership_matrix(partitions)  # checks
     if len(partitions) < 2:
         raise ValueError(f"`partitions` must hold at least 2 partitions to compare; got {len(partitions)}.")
-    names = list(partitions)
-    ids = {n: np.unique(np.asarray(partitions[n]), return_inverse=True)[1].reshape(-1) for n in names}
-    pair: dict[tuple[str, str], float] = {}
+    ids = {n: np.unique(np.asarray(y), return_inverse=True)[1].reshape(-1) for n, y in partitions.items()}
+
+    @functools.cache  # each pair once
+    def nmi(a: str, b: str) -> float:
+        return float(normalized_mutual_info_score(ids[a], ids[b]))
+
     scores = {}
-    for n in names:
-        others = [m for m in names if m != n]
+    for n in ids:
+        others = [m for m in ids if m != n]
         if source is not None:
             others = [m for m in others if source(m) is not None and source(m) != source(n)]
-        values = []
-        for m in others:
-            key = (n, m) if n < m else (m, n)
-            if key not in pair:
-                pair[key] = float(normalized_mutual_info_score(ids[n], ids[m]))
-            values.append(pair[key])
-        scores[n] = float(np.mean(values)) if values else 0.0
+        scores[n] = float(np.mean([nmi(*sorted((n, m))) for m in others])) if others else 0.0
     return scores

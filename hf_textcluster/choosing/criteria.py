@@ -110,7 +110,7 @@ class Criterion:
         return self.signed(self.score(features, labels, random_state))
 
 
-def cosine_silhouette(x: np.ndarray, labels: np.ndarray) -> float:
+def cosine_silhouette(x: np.ndarray, labels: np.ndarray, random_state: int | None = None) -> float:
     """Mean silhouette with cosine distance of the L2-normalised rows ``x`` (what ``sklearn.metrics.silhouette_score(
     x, labels, metric="cosine")`` returns), in O(N K d): the summed distance of text i to cluster c is
     n_c - x_i . s_c, with s_c the sum of the cluster's rows.
@@ -118,6 +118,7 @@ def cosine_silhouette(x: np.ndarray, labels: np.ndarray) -> float:
     Args:
         x: ``(N, d)`` L2-normalised rows.
         labels: ``(N,)`` cluster ids (any integers).
+        random_state: unused (the silhouette draws nothing); a partition criterion's signature.
 
     Returns:
         The mean silhouette, in [-1, 1].
@@ -150,10 +151,6 @@ def cosine_silhouette(x: np.ndarray, labels: np.ndarray) -> float:
     s = np.where(denom > 0, (b - a) / np.where(denom > 0, denom, 1.0), 0.0)
     s[own == 1] = 0.0  # sklearn's convention for singleton clusters
     return float(s.mean())
-
-
-def _silhouette(features: np.ndarray, labels: np.ndarray, random_state: int | None) -> float:
-    return cosine_silhouette(features, labels)
 
 
 def _calinski_harabasz(features: np.ndarray, labels: np.ndarray, random_state: int | None) -> float:
@@ -420,12 +417,11 @@ _SAMPLE = 5000  # the silhouettes of a partition look at a seeded sample of at m
 _POOL = {"scores": "candidates", "space": None}
 _REDUCED = {"scores": "candidates", "space": "own"}
 _SHARED = {"space": "shared", "degenerate": 0.0}
-_SHARED_SILHOUETTE = {"space": "shared", "degenerate": -1.0, "sample": _SAMPLE}
+_SILHOUETTE: dict[str, Any] = {"degenerate": -1.0, "sample": _SAMPLE}
+_SHARED_SILHOUETTE = {"space": "shared", **_SILHOUETTE}
 _LEXICAL = {"space": "lexical", "degenerate": 0.0}
 for _criterion in (
-    Criterion(
-        "silhouette", _silhouette, True, "mean cosine silhouette (exact, O(N K d))", degenerate=-1.0, sample=_SAMPLE
-    ),
+    Criterion("silhouette", cosine_silhouette, True, "mean cosine silhouette (exact, O(N K d))", **_SILHOUETTE),
     Criterion("calinski_harabasz", _calinski_harabasz, True, "between- over within-cluster dispersion", degenerate=0.0),
     Criterion("davies_bouldin", _davies_bouldin, False, "mean worst ratio of spreads to centroid distance"),
     Criterion("eigengap", _eigengap, True, "largest gap of the kNN graph Laplacian's spectrum", scores="k", space=None),
@@ -437,7 +433,7 @@ for _criterion in (
     Criterion("agreement_independent", _agreement_independent, True, "ANMI with other sources' candidates", **_POOL),
     Criterion("agreement_ari", _agreement_ari, True, "mean adjusted Rand index with the other candidates", **_POOL),
     Criterion("knn_holdout_shared", _knn_holdout, True, "knn_holdout, mean over every space", **_SHARED),
-    Criterion("silhouette_shared", _silhouette, True, "silhouette, mean over every space", **_SHARED_SILHOUETTE),
+    Criterion("silhouette_shared", cosine_silhouette, True, "silhouette, mean over every space", **_SHARED_SILHOUETTE),
     Criterion("knn_holdout_lexical", _knn_holdout, True, "knn_holdout in the lexical space", **_LEXICAL),
     Criterion(
         "knn_holdout_lexical_supported",

@@ -79,19 +79,14 @@ def best_k(criterion: str, scores: dict[int, float]) -> int:
 
 def search_kmeans(criterion: str, x: np.ndarray, k_min: int, k_max: int, fits: KMeansSearch) -> dict[int, float]:
     """Scores of the grid, then of every K (at most REFINE_POINTS) between the best grid point's neighbours."""
-    scores: dict[int, float] = {}
     grid = candidate_ks(k_min, k_max)
-    for k in grid:
-        scores[k] = kmeans_score(criterion, x, fits(k), fits.random_state)
-    best = best_k(criterion, scores)
-    i = grid.index(best)
+    scores = {k: kmeans_score(criterion, x, fits(k), fits.random_state) for k in grid}
+    i = grid.index(best_k(criterion, scores))
     low, high = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
     between = [k for k in range(low + 1, high) if k not in scores]
     if len(between) > REFINE_POINTS:
         between = sorted({between[int(round(j))] for j in np.linspace(0, len(between) - 1, REFINE_POINTS)})
-    for k in between:
-        scores[k] = kmeans_score(criterion, x, fits(k), fits.random_state)
-    return scores
+    return scores | {k: kmeans_score(criterion, x, fits(k), fits.random_state) for k in between}
 
 
 def score_criterion(

@@ -31,7 +31,6 @@ __all__ = [
     "check_embeddings",
     "default_classifier",
     "distil_partition",
-    "distillation_classifier",
     "l2_normalize",
 ]
 
@@ -141,11 +140,6 @@ def default_classifier() -> SharedCovarianceClassifier:
     return SharedCovarianceClassifier()
 
 
-def distillation_classifier(C: float = DISTIL_C) -> LogisticRegression:  # noqa: N803 - scikit-learn's name
-    """The head :func:`distil_partition` fits: multinomial logistic regression with inverse regularisation ``C``."""
-    return LogisticRegression(C=C, max_iter=500)
-
-
 def distil_partition(
     embeddings: np.ndarray,
     labels: Sequence[int] | np.ndarray,
@@ -158,8 +152,8 @@ def distil_partition(
     """The linear head that serves a partition made elsewhere (k-means in a UMAP reduction, a consensus, another
     model's clusters), and the partition it then serves: its argmax on every text.
 
-    The head is a logistic regression on the L2-normalised embeddings (:func:`distillation_classifier`), fitted on
-    the partition's labels. With the default ``C`` it reproduces the partition where a linear head can (88-100% of
+    The head is a logistic regression on the L2-normalised embeddings (``C``, 500 iterations), fitted on the
+    partition's labels. With the default ``C`` it reproduces the partition where a linear head can (88-100% of
     the texts of the auto runs' UMAP k-means partitions; on 21 of 24 at least as many as the shrunk LDA head of
     :func:`~hf_textcluster.choosing.refinement.refine_partition` with no rounds keeps). A smaller ``C`` regularises
     more: a text the embedding space places with another cluster's members moves there, and a cluster the space does
@@ -200,22 +194,34 @@ def distil_partition(
         rows = np.sort(np.random.default_rng(random_state).choice(x.shape[0], size=max_samples, replace=False))
     with warnings.catch_warnings():  # the head that stops short of full convergence serves as well
         warnings.filterwarnings("ignore", category=ConvergenceWarning)
-        head = _fit_classifier(distillation_classifier(C), x[rows], y_in[rows], random_state)
+        head = _fit_classifier(LogisticRegression(C=C, max_iter=500), x[rows], y_in[rows], random_state)
     coef, intercept = (
         w.astype(np.float32) for w in cast("tuple[np.ndarray, np.ndarray]", _linear_head(head, k, x.shape[1]))
     )
     # as RefinementResult.predict and a model's head compute it (float32): the labels are what is served
     y = np.argmax(l2_normalize(raw.astype(np.float32)) @ coef.T + intercept, axis=1).astype(np.int64)
-    centroids = _centroids(x, y, k)
+    reason = f"no rounds: the input distilled into a logistic-regression head (C={C:g})"
+    return served_by_head(x, y_in, y, coef, intercept, rounds=0, reason=reason)
+
+
+def served_by_head(x: np.ndarray, y_in: np.ndarray, labels: np.ndarray, coef, intercept, **fields) -> RefinementResult:
+    """The :class:`RefinementResult` of ``labels``, served by the linear head (``coef``, ``intercept``) on the
+    L2-normalised ``x``: with the clusters' centroids, how many texts the nearest of them keeps, and the share of
+    texts moved from the input ``y_in``. ``fields``: the rest of the result (rounds, reason, ...)."""
+    k = coef.shape[0]
+    sums = np.zeros((k, x.shape[1]))
+    np.add.at(sums, labels, x)
+    centroids = sums / np.maximum(np.bincount(labels, minlength=k)[:, None], 1)
+    nearest = x @ l2_normalize(centroids).T
+    nearest[:, np.linalg.norm(centroids, axis=1) == 0] = -np.inf  # an empty cluster is no one's nearest
     return RefinementResult(
-        labels=y,
-        coef=coef,
-        intercept=intercept,
+        labels=labels,
+        coef=coef.astype(np.float32),
+        intercept=intercept.astype(np.float32),
         centroids=centroids.astype(np.float32),
-        rounds=0,
-        changed=float(np.mean(y != y_in)),
-        reason=f"no rounds: the input distilled into a logistic-regression head (C={C:g})",
-        centroid_agreement=_agreement_nearest_centroid(x, y, centroids),
+        changed=float(np.mean(labels != y_in)),
+        centroid_agreement=float(np.mean(nearest.argmax(axis=1) == labels)),
+        **fields,
     )
 
 
@@ -235,11 +241,9 @@ def _check_labels(labels: Any, n: int, num_clusters: int | None) -> tuple[np.nda
     y = np.asarray(labels)
     if y.ndim != 1 or y.shape[0] != n:
         raise ValueError(f"`labels` must be a 1-D array with one id per embedding ({n}); got shape {y.shape}.")
-    if not np.issubdtype(y.dtype, np.integer):
-        if np.issubdtype(y.dtype, np.floating) and np.all(np.isfinite(y)) and np.all(y == np.round(y)):
-            y = y.astype(np.int64)
-        else:
-            raise ValueError("`labels` must be integer cluster ids 0..K-1; map names to ids first.")
+    whole = np.issubdtype(y.dtype, np.floating) and np.all(np.isfinite(y)) and np.all(y == np.round(y))
+    if not (np.issubdtype(y.dtype, np.integer) or whole):
+        raise ValueError("`labels` must be integer cluster ids 0..K-1; map names to ids first.")
     y = y.astype(np.int64)
     if y.min() < 0:
         raise ValueError("`labels` must be >= 0; drop or reassign noise points (-1) before refining.")
@@ -284,17 +288,3 @@ def _linear_head(clf, num_clusters: int, d: int) -> tuple[np.ndarray, np.ndarray
     full_coef[classes] = coef
     full_intercept[classes] = intercept
     return full_coef, full_intercept
-
-
-def _centroids(x: np.ndarray, y: np.ndarray, num_clusters: int) -> np.ndarray:
-    sums = np.zeros((num_clusters, x.shape[1]))
-    np.add.at(sums, y, x)
-    counts = np.bincount(y, minlength=num_clusters)[:, None]
-    return sums / np.maximum(counts, 1)
-
-
-def _agreement_nearest_centroid(x: np.ndarray, y: np.ndarray, centroids: np.ndarray) -> float:
-    c = l2_normalize(centroids)
-    scores = x @ c.T
-    scores[:, np.linalg.norm(centroids, axis=1) == 0] = -np.inf
-    return float(np.mean(scores.argmax(axis=1) == y))

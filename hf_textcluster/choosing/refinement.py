@@ -35,11 +35,9 @@ from typing import Any
 import numpy as np
 from sklearn.base import clone
 
-from ..modeling.validation import check_scalar
+from ..modeling.validation import Interval, validate_parameters
 from .linear_heads import (
     RefinementResult,
-    _agreement_nearest_centroid,
-    _centroids,
     _check_labels,
     _fit_classifier,
     _linear_head,
@@ -47,13 +45,22 @@ from .linear_heads import (
     check_embeddings,
     default_classifier,
     l2_normalize,
+    served_by_head,
 )
 
 __all__ = ["refine_partition"]
 
 
-def _check_fraction(name: str, value: Any, low: float, high: float) -> float:
-    return float(check_scalar(value, name, numbers.Real, min_val=low, max_val=high))
+# The numeric options of refine_partition (train_fraction, a pair, is checked beside them).
+_OPTIONS = {
+    "max_rounds": Interval(numbers.Integral, 0, None),
+    "tol": Interval(numbers.Real, 0.0, 0.999),
+    "outlier_fraction": Interval(numbers.Real, 0.0, 0.49),
+    "min_kept": Interval(numbers.Real, 0.0, 1.0),
+    "max_collapsed": Interval(numbers.Real, 0.0, 1.0),
+    "random_state": Interval(numbers.Integral),
+    "train_fraction": Interval(numbers.Real, 0.01, 1.0),  # each bound of the pair
+}
 
 
 def _centroid_outliers(x: np.ndarray, fraction: float) -> np.ndarray:
@@ -84,82 +91,6 @@ def _guard(sizes_in: np.ndarray, sizes: np.ndarray, min_kept: float, max_collaps
             f"(allowed {allowed:.1f}); worst: cluster {worst} {int(sizes_in[worst])} -> {int(sizes[worst])}"
         )
     return n_collapsed, ""
-
-
-def _rounds(
-    x: np.ndarray,
-    y_in: np.ndarray,
-    k: int,
-    *,
-    max_rounds: int,
-    tol: float,
-    outlier_fraction: float,
-    p_range: tuple[float, float],
-    outlier_detector: Any,
-    template: Any,
-    min_kept: float,
-    max_collapsed: float,
-    random_state: int,
-    reassign_all: bool = True,
-    cap_average: bool = True,
-) -> tuple[np.ndarray, int, list[dict[str, float]], str]:
-    """The classification rounds; returns (labels, rounds, history, stop reason)."""
-    p_low, p_high = p_range
-    rng = np.random.default_rng(random_state)
-    n = x.shape[0]
-    sizes_in = np.bincount(y_in, minlength=k)
-    present = int((sizes_in > 0).sum())
-    y = y_in.copy()
-    history: list[dict[str, float]] = []
-    reason = f"max_rounds ({max_rounds}) reached" if max_rounds else "no rounds: the input distilled into the head"
-    rounds = 0
-    for rounds in range(1, max_rounds + 1):
-        seed = int(rng.integers(2**31 - 1))
-        p = rng.uniform(p_low, p_high)
-        cap = max(2, int(round(p * n / present)))
-        train = np.zeros(n, dtype=bool)
-        n_out = 0
-        for c in np.flatnonzero(np.bincount(y, minlength=k)):
-            members = np.flatnonzero(y == c)
-            if outlier_detector is None:
-                out = _centroid_outliers(x[members], outlier_fraction)
-            elif members.size >= 10:
-                det = _set_seed(clone(outlier_detector), seed)
-                out = det.fit(x[members]).predict(x[members]) == -1
-            else:
-                out = np.zeros(members.size, dtype=bool)
-            inliers = members[~out]
-            if inliers.size == 0:  # keep the cluster known to the classifier
-                inliers = members
-            n_out += members.size - inliers.size
-            take = cap if cap_average else max(2, int(round(p * inliers.size)))
-            if inliers.size > take:
-                inliers = rng.choice(inliers, size=take, replace=False)
-            train[inliers] = True
-        clf = _fit_classifier(template, x[train], y[train], seed)
-        y_new = y.copy()
-        moved = np.ones(n, dtype=bool) if reassign_all else ~train
-        y_new[moved] = np.asarray(clf.predict(x[moved]), dtype=np.int64)
-        change = float(np.mean(y_new != y))
-        y = y_new
-        sizes = np.bincount(y, minlength=k)
-        n_collapsed, _ = _guard(sizes_in, sizes, min_kept, max_collapsed)
-        history.append(
-            {
-                "round": rounds,
-                "changed": change,
-                "changed_total": float(np.mean(y != y_in)),
-                "train_size": int(train.sum()),
-                "outliers": n_out,
-                "min_size": int(sizes[sizes_in > 0].min()),
-                "collapsed": n_collapsed,
-            }
-        )
-        if change < tol:
-            reason = f"converged: {change:.4f} of texts changed in round {rounds} (< tol {tol})"
-            break
-
-    return y, rounds, history, reason
 
 
 def refine_partition(
@@ -227,90 +158,82 @@ def refine_partition(
     """
     x = l2_normalize(check_embeddings(embeddings))
     y_in, k = _check_labels(labels, x.shape[0], num_clusters)
-    tol, outlier_fraction, p_range, min_kept, max_collapsed = _check_options(
-        max_rounds, tol, outlier_fraction, train_fraction, min_kept, max_collapsed, random_state
-    )
-    for name, est, method in (("outlier_detector", outlier_detector, "predict"), ("classifier", classifier, "predict")):
-        if est is not None and not (hasattr(est, "fit") and hasattr(est, method) and hasattr(est, "get_params")):
-            raise ValueError(f"`{name}` must be a scikit-learn estimator with fit/{method}; got {type(est).__name__}.")
-    template = default_classifier() if classifier is None else classifier
-
-    y, rounds, history, reason = _rounds(
-        x,
-        y_in,
-        k,
-        max_rounds=max_rounds,
-        tol=tol,
-        outlier_fraction=outlier_fraction,
-        p_range=p_range,
-        outlier_detector=outlier_detector,
-        template=template,
-        min_kept=min_kept,
-        max_collapsed=max_collapsed,
-        random_state=random_state,
-    )
-    y_final, head_clf, why = _final_head(x, y_in, y, k, template, min_kept, max_collapsed, random_state)
-    if why:
-        reason = f"declined: {why}; the input partition is returned unchanged"
-    coef, intercept = _linear_head(head_clf, k, x.shape[1])
-    centroids = _centroids(x, y_final, k)
-    head_pred = np.argmax(x @ coef.T + intercept, axis=1)
-    return RefinementResult(
-        labels=y_final,
-        coef=coef.astype(np.float32),
-        intercept=intercept.astype(np.float32),
-        centroids=centroids.astype(np.float32),
-        rounds=rounds,
-        changed=float(np.mean(y_final != y_in)),
-        history=history,
-        declined=bool(why),
-        reason=reason,
-        head_agreement=float(np.mean(head_pred == y_final)),
-        centroid_agreement=_agreement_nearest_centroid(x, y_final, centroids),
-    )
-
-
-def _check_options(
-    max_rounds, tol, outlier_fraction, train_fraction, min_kept, max_collapsed, random_state
-) -> tuple[float, float, tuple[float, float], float, float]:
-    """The numeric options of :func:`refine_partition`, checked: (tol, outlier_fraction, (p_low, p_high), min_kept,
-    max_collapsed); errors name the argument and the fix."""
-    check_scalar(max_rounds, "max_rounds", numbers.Integral, min_val=0, hint="0: only distil the input into the head")
-    tol = _check_fraction("tol", tol, 0.0, 0.999)
-    outlier_fraction = _check_fraction("outlier_fraction", outlier_fraction, 0.0, 0.49)
+    options = {"max_rounds": max_rounds, "tol": tol, "outlier_fraction": outlier_fraction, "min_kept": min_kept}
+    validate_parameters({**options, "max_collapsed": max_collapsed, "random_state": random_state}, _OPTIONS)
     if not isinstance(train_fraction, (tuple, list)) or len(train_fraction) != 2:
         raise ValueError(f"`train_fraction` must be a (low, high) pair in (0, 1]; got {train_fraction!r}.")
-    p_low = _check_fraction("train_fraction", train_fraction[0], 0.01, 1.0)
-    p_high = _check_fraction("train_fraction", train_fraction[1], 0.01, 1.0)
+    p_low, p_high = train_fraction
+    for bound in train_fraction:
+        validate_parameters({"train_fraction": bound}, _OPTIONS)
     if p_low > p_high:
         raise ValueError(f"`train_fraction` must be (low, high) with low <= high; got {train_fraction!r}.")
-    min_kept = _check_fraction("min_kept", min_kept, 0.0, 1.0)
-    max_collapsed = _check_fraction("max_collapsed", max_collapsed, 0.0, 1.0)
-    check_scalar(random_state, "random_state", numbers.Integral)
-    return tol, outlier_fraction, (p_low, p_high), min_kept, max_collapsed
+    for name, est in (("outlier_detector", outlier_detector), ("classifier", classifier)):
+        if est is not None and not (hasattr(est, "fit") and hasattr(est, "predict") and hasattr(est, "get_params")):
+            raise ValueError(f"`{name}` must be a scikit-learn estimator with fit/predict; got {type(est).__name__}.")
+    template = default_classifier() if classifier is None else classifier
 
-
-def _final_head(
-    x: np.ndarray,
-    y_in: np.ndarray,
-    y: np.ndarray,
-    k: int,
-    template,
-    min_kept: float,
-    max_collapsed: float,
-    random_state: int,
-) -> tuple[np.ndarray, Any, str]:
-    """The head fitted on every text, whose argmax is the served partition (so head and labels agree exactly):
-    (final labels, fitted head, why the guard declined or ""). Declined: the head is fitted on the input ``y_in``,
-    which is returned unchanged."""
-    head_template = template if _is_linear(template) else None
-    head_clf = _fit_classifier(head_template or default_classifier(), x, y, random_state)
-    y_head = np.asarray(head_clf.predict(x), dtype=np.int64)
-    _, why = _guard(np.bincount(y_in, minlength=k), np.bincount(y_head, minlength=k), min_kept, max_collapsed)
-    if not why:
-        return y_head, head_clf, why
-    y_final = y_in.copy()
-    return y_final, _fit_classifier(head_template or default_classifier(), x, y_final, random_state), why
+    # the classification rounds
+    rng = np.random.default_rng(random_state)
+    n = x.shape[0]
+    sizes_in = np.bincount(y_in, minlength=k)
+    present = int((sizes_in > 0).sum())
+    y = y_in.copy()
+    history: list[dict[str, float]] = []
+    reason = f"max_rounds ({max_rounds}) reached" if max_rounds else "no rounds: the input distilled into the head"
+    rounds = 0
+    for rounds in range(1, max_rounds + 1):
+        seed = int(rng.integers(2**31 - 1))
+        cap = max(2, int(round(rng.uniform(p_low, p_high) * n / present)))
+        train = np.zeros(n, dtype=bool)
+        n_out = 0
+        for c in np.flatnonzero(np.bincount(y, minlength=k)):
+            members = np.flatnonzero(y == c)
+            if outlier_detector is None:
+                out = _centroid_outliers(x[members], outlier_fraction)
+            elif members.size >= 10:
+                det = _set_seed(clone(outlier_detector), seed)
+                out = det.fit(x[members]).predict(x[members]) == -1
+            else:
+                out = np.zeros(members.size, dtype=bool)
+            inliers = members[~out]
+            if inliers.size == 0:  # keep the cluster known to the classifier
+                inliers = members
+            n_out += members.size - inliers.size
+            if inliers.size > cap:
+                inliers = rng.choice(inliers, size=cap, replace=False)
+            train[inliers] = True
+        y_new = np.asarray(_fit_classifier(template, x[train], y[train], seed).predict(x), dtype=np.int64)
+        change = float(np.mean(y_new != y))
+        y = y_new
+        sizes = np.bincount(y, minlength=k)
+        history.append(
+            {
+                "round": rounds,
+                "changed": change,
+                "changed_total": float(np.mean(y != y_in)),
+                "train_size": int(train.sum()),
+                "outliers": n_out,
+                "min_size": int(sizes[sizes_in > 0].min()),
+                "collapsed": _guard(sizes_in, sizes, min_kept, max_collapsed)[0],
+            }
+        )
+        if change < tol:
+            reason = f"converged: {change:.4f} of texts changed in round {rounds} (< tol {tol})"
+            break
+    # the head fitted on every text, whose argmax is the served partition (so head and labels agree exactly); when
+    # the guard declines, the head is fitted on the input, which is returned unchanged
+    head_template = template if _is_linear(template) else default_classifier()
+    head_clf = _fit_classifier(head_template, x, y, random_state)
+    y_final = np.asarray(head_clf.predict(x), dtype=np.int64)
+    why = _guard(sizes_in, np.bincount(y_final, minlength=k), min_kept, max_collapsed)[1]
+    if why:
+        reason = f"declined: {why}; the input partition is returned unchanged"
+        y_final = y_in.copy()
+        head_clf = _fit_classifier(head_template, x, y_final, random_state)
+    coef, intercept = _linear_head(head_clf, k, x.shape[1])
+    head_agreement = float(np.mean(np.argmax(x @ coef.T + intercept, axis=1) == y_final))
+    fields = {"rounds": rounds, "history": history, "declined": bool(why), "reason": reason}
+    return served_by_head(x, y_in, y_final, coef, intercept, head_agreement=head_agreement, **fields)
 
 
 def _is_linear(template) -> bool:

@@ -96,19 +96,13 @@ def _head_labels(model: TextClusteringPreTrainedModel, embeddings: np.ndarray) -
     return _on_model(model, embeddings, lambda x: model.head_probabilities(x).argmax(dim=-1))
 
 
-def _centres(features: np.ndarray, labels: np.ndarray, num_clusters: int) -> np.ndarray | None:
-    """Means of each cluster's features; None when a cluster is empty (its centre would be undefined)."""
-    if np.bincount(labels, minlength=num_clusters).min() == 0:
-        return None
-    return NearestCentres.of_groups(features, labels).cluster_centers_
-
-
 def candidate_partitions(
     model: TextClusteringPreTrainedModel,
     embeddings: np.ndarray,
     *,
     candidates: Sequence[str] = CANDIDATES,
     random_state: int = 0,
+    features: np.ndarray | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, object]]:
     """Each candidate partition of the texts whose pooled ``embeddings`` are given, as the model would serve it.
 
@@ -117,6 +111,7 @@ def candidate_partitions(
         embeddings: ``model.embed(texts)`` of the texts to partition (N x hidden).
         candidates: which of :data:`CANDIDATES` to compute (a refined one brings its base along).
         random_state: seed of k-means, UMAP and refinement.
+        features: :func:`partition_features` of ``embeddings`` when already computed.
 
     Returns:
         ``(partitions, how)``: candidate name -> served labels (N,), and candidate name -> what serving it needs
@@ -132,11 +127,8 @@ def candidate_partitions(
     """
     for name in candidates:
         check_serve(name, "candidates")
-    return _candidates(model, embeddings, partition_features(model, embeddings), candidates, random_state)
-
-
-def _candidates(model, embeddings: np.ndarray, features: np.ndarray, candidates: Sequence[str], random_state: int):
-    """:func:`candidate_partitions` on checked names, with the model's ``kmeans_features`` of ``embeddings``."""
+    if features is None:
+        features = partition_features(model, embeddings)
     wanted_bases = [b for b in BASE_CANDIDATES if b in candidates or f"{b}{REFINED_SUFFIX}" in candidates]
     num_clusters = model.config.num_clusters
     partitions: dict[str, np.ndarray] = {}
@@ -165,11 +157,11 @@ def _candidates(model, embeddings: np.ndarray, features: np.ndarray, candidates:
                 # nearest of their centres in the embedding space.
                 serving = distil_partition(features, raw, num_clusters=num_clusters, random_state=random_state)
                 labels = serving.labels  # the head's argmax on these features: what serving them gives
-            else:
-                serving = _centres(features, labels, num_clusters)
-                if serving is None:  # an empty cluster cannot be served by centres
-                    continue
-                labels = NearestCentres(serving).predict(features)
+            elif np.bincount(labels, minlength=num_clusters).min() == 0:  # an empty cluster has no centre to serve
+                continue
+            else:  # the means of its clusters, served as the nearest of them
+                nearest = NearestCentres.of_groups(features, labels)
+                serving, labels = nearest.cluster_centers_, np.asarray(nearest.labels_)
         if base in candidates:
             partitions[base], how[base] = labels, serving
         refined_name = f"{base}{REFINED_SUFFIX}"
@@ -243,28 +235,26 @@ def serve_partition(
     check_serve(serve)
     model._check_clusters_initialized()
     wanted = tuple(candidates) if serve == "auto" else (serve,)
-    for name in wanted:
-        check_serve(name, "candidates")
     features = partition_features(model, embeddings)  # once: the candidates and the criterion both work on them
-    partitions, how = _candidates(model, embeddings, features, wanted, random_state)
+    partitions, how = candidate_partitions(
+        model, embeddings, candidates=wanted, random_state=random_state, features=features
+    )
     if serve == "auto":
         served, scores = choose_partition(features, partitions, criterion=criterion, random_state=random_state)
-        used_criterion = criterion
+    elif serve in partitions:
+        served, scores = serve, {}
     else:
-        if serve not in partitions:
-            raise ValueError(
-                f"`serve`={serve!r} cannot be served here: its partition has an empty cluster or only "
-                "one cluster; pass serve='auto' or another candidate."
-            )
-        served, scores, used_criterion = serve, {}, None
+        raise ValueError(
+            f"`serve`={serve!r} cannot be served here: its partition has an empty cluster or only "
+            "one cluster; pass serve='auto' or another candidate."
+        )
     apply_partition(model, served, how[served])
-    refinement = refinement_records(how)
     return ServingChoice(
         served=served,
-        criterion=used_criterion,
+        criterion=criterion if serve == "auto" else None,
         scores=scores,
         labels=partitions[served],
-        refinement=refinement,
+        refinement=refinement_records(how),
         candidates=partitions,
         serving=how[served],
     )

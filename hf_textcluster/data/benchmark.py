@@ -60,16 +60,6 @@ class ShortTextClusteringConfig(datasets.BuilderConfig):
     augmented_dir: str | None = None
 
 
-@dataclass
-class _Table:
-    """The rows of the split, column by column (one object, not lists: datasets treats list kwargs as shards)."""
-
-    texts: list
-    labels: list
-    views1: list | None = None
-    views2: list | None = None
-
-
 def _input_files(name: str, data_dir, augmentation, augmented_dir) -> tuple[Path | None, Path | None]:
     """(primary CSV or None when downloading, augmented CSV or None) for these settings."""
     primary = Path(data_dir) / f"{name}.csv" if data_dir else None
@@ -193,16 +183,15 @@ class ShortTextClusteringBenchmark(datasets.GeneratorBasedBuilder):
             rows, source = readers.parse_raw(spec, dl_manager.download(dict(spec.urls))), " + ".join(spec.urls.values())
         validate_texts([text for text, _ in rows], argument_name=f"texts of {source}")
         if augmented is None:
-            table = _Table(texts=[text for text, _ in rows], labels=[label for _, label in rows])
+            table = precomputed.JoinedRows([text for text, _ in rows], [label for _, label in rows])
         else:
             if not augmented.is_file():
                 raise precomputed.missing_file_error(config.augmentation, name, augmented)
-            joined = precomputed.join_views(rows, augmented, config.augmentation, name)
-            table = _Table(joined.texts, joined.labels, joined.views1, joined.views2)
+            table = precomputed.join_views(rows, augmented, config.augmentation, name)
             # Saved with the prepared dataset, so a cached copy still says where its text and views come from.
             self.info.description = f"{spec.description} Views: {config.augmentation} ({augmented}), " + (
                 "row-aligned: primary text and labels."
-                if joined.row_aligned
+                if table.row_aligned
                 else "not row-aligned: `text` is the augmented file's own text, labels its partition in primary ids."
             )
         table.labels = [spec.label_index(label) for label in table.labels]

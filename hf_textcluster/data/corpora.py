@@ -28,20 +28,6 @@ from functools import cached_property
 
 from .readers import CSV_COLUMNS, JSON_LINES, JSON_SPLITS, LABEL_TAB_TEXT, LINE_ALIGNED, TEXT_FOLDERS, TREC
 
-__all__ = [
-    "BENCHMARKS",
-    "CONFIRMATION",
-    "CONFIRMATION_ONLY",
-    "CorpusSpec",
-    "CORPORA",
-    "IN_HOUSE",
-    "ROLES",
-    "TUNING",
-    "benchmarks_with_role",
-    "expand_benchmark_names",
-    "resolve_benchmark_name",
-]
-
 _STC2 = "https://raw.githubusercontent.com/jacoxu/STC2/34a28c5a8cf2d6e1db300d32f271f6522db3bde5/dataset/"
 _GSDMM = "https://raw.githubusercontent.com/jackyin12/GSDMM/1b344d9de28faee43ec0df0c3cf7ea57737fe14e/data/"
 _RAKIB = (
@@ -92,7 +78,7 @@ class CorpusSpec:
         name: the builder config name and the CSV file stem (``<data_dir>/<name>.csv``).
         label_ids: the raw label ids of the source, as strings, in a fixed order (numeric for numbers).
         label_names: the ``ClassLabel`` names, aligned with ``label_ids`` (the real class names where the
-            source documents them, otherwise the raw ids).
+            source documents them, otherwise the raw ids: an empty tuple stands for ``label_ids``).
         num_rows: the number of rows of the prepared file.
         raw_format: one of ``"line_aligned"``, ``"json_lines"``, ``"label_tab_text"``, ``"trec"``,
             ``"csv_columns"``, ``"json_splits"``, ``"text_folders"``.
@@ -114,6 +100,8 @@ class CorpusSpec:
     raw_options: dict = field(default_factory=dict)
 
     def __post_init__(self):
+        if not self.label_names:
+            object.__setattr__(self, "label_names", self.label_ids)
         if self.role not in ROLES:
             raise ValueError(f"Unknown role {self.role!r} for corpus {self.name!r}: expected one of {ROLES}.")
 
@@ -140,16 +128,9 @@ def _ids(n: int) -> tuple[str, ...]:
     return tuple(str(i) for i in range(1, n + 1))
 
 
-# The 89 distinct cluster ids of the Tweet corpus (they range over 1..110 with gaps).
-_TWEET_IDS = tuple(
-    str(i)
-    for i in (
-        1, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 32, 36, 37, 38, 40,
-        41, 42, 44, 45, 46, 49, 51, 52, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 65, 66, 67, 68, 70, 71, 72, 73,
-        74, 75, 77, 78, 79, 80, 81, 82, 83, 84, 85, 86, 87, 88, 89, 90, 91, 92, 93, 94, 95, 96, 97, 98, 99, 100,
-        101, 102, 103, 104, 106, 107, 108, 109, 110,
-    )
-)  # fmt: skip
+# The 89 distinct cluster ids of the Tweet corpus: 1..110 but for these gaps.
+_TWEET_GAPS = {2, 3, 4, 5, 6, 7, 8, 9, 31, 33, 34, 35, 39, 43, 47, 48, 50, 53, 69, 76, 105}
+_TWEET_IDS = tuple(str(i) for i in range(1, 111) if i not in _TWEET_GAPS)
 
 
 # The intents of the confirmation-only corpora, sorted (as Python sorts strings).
@@ -202,194 +183,69 @@ _TREC_COARSE = ("ABBR", "DESC", "ENTY", "HUM", "LOC", "NUM")
 _BBC_CLASSES = ("business", "entertainment", "politics", "sport", "tech")
 
 
-def _googlenews(suffix: str, source_file: str, num_rows: int, part: str) -> CorpusSpec:
-    return CorpusSpec(
-        name=f"googlenews_{suffix}",
-        label_ids=_ids(152),
-        label_names=_ids(152),
-        num_rows=num_rows,
-        raw_format=JSON_LINES,
-        urls={"data": _GSDMM + source_file},
-        description=f"GoogleNews ({part}) of Yin & Wang (GSDMM release, JSON lines); 152 clusters, labels are the "
-        "GSDMM cluster ids.",
-        role=TUNING,
-    )
+def _stc2(name: str) -> dict:
+    return {"texts": f"{_STC2}{name}.txt", "labels": f"{_STC2}{name}_gnd.txt"}
 
 
-CORPORA: dict[str, CorpusSpec] = {
-    spec.name: spec
-    for spec in (
-        CorpusSpec(
-            name="agnews",
-            label_ids=_ids(4),
-            label_names=("World", "Sports", "Business", "Sci/Tech"),
-            num_rows=8000,
-            raw_format=LABEL_TAB_TEXT,
-            urls={"data": _RAKIB + "agnewsdataraw-8000"},
-            description="AG News subset of Rakib et al. 2020 (lowercased, stop words removed); 4 balanced classes.",
-            role=TUNING,
-        ),
-        CorpusSpec(
-            name="searchsnippets",
-            label_ids=_ids(8),
-            label_names=(
-                "Business",
-                "Computers",
-                "Culture-Arts-Entertainment",
-                "Education-Science",
-                "Engineering",
-                "Health",
-                "Politics-Society",
-                "Sports",
-            ),
-            num_rows=12340,
-            raw_format=LINE_ALIGNED,
-            urls={"texts": _STC2 + "SearchSnippets.txt", "labels": _STC2 + "SearchSnippets_gnd.txt"},
-            description="SearchSnippets (Phan et al. 2008, STC2 release): web search snippets in 8 domains.",
-            role=TUNING,
-        ),
-        CorpusSpec(
-            name="stackoverflow",
-            label_ids=_ids(20),
-            label_names=(
-                "wordpress",
-                "oracle",
-                "svn",
-                "apache",
-                "excel",
-                "matlab",
-                "visual-studio",
-                "cocoa",
-                "osx",
-                "bash",
-                "spring",
-                "hibernate",
-                "scala",
-                "sharepoint",
-                "ajax",
-                "qt",
-                "drupal",
-                "linq",
-                "haskell",
-                "magento",
-            ),  # fmt: skip
-            num_rows=20000,
-            raw_format=LINE_ALIGNED,
-            urls={"texts": _STC2 + "StackOverflow.txt", "labels": _STC2 + "StackOverflow_gnd.txt"},
-            description="StackOverflow question titles (STC2 release, original casing); 20 tags, 1000 each.",
-            role=TUNING,
-        ),
-        CorpusSpec(
-            name="biomedical",
-            label_ids=_ids(20),
-            label_names=_ids(20),
-            num_rows=20000,
-            raw_format=LINE_ALIGNED,
-            urls={"texts": _STC2 + "Biomedical.txt", "labels": _STC2 + "Biomedical_gnd.txt"},
-            description="Biomedical paper titles (BioASQ, STC2 release); 20 topic groups, 1000 each.",
-            role=TUNING,
-        ),
-        _googlenews("ts", "TS", 11109, "title + snippet"),
-        _googlenews("t", "T", 11108, "titles; the one empty title is dropped"),
-        _googlenews("s", "S", 11108, "snippets; the one empty snippet is dropped"),
-        CorpusSpec(
-            name="tweet",
-            label_ids=_TWEET_IDS,
-            label_names=_TWEET_IDS,
-            num_rows=2472,
-            raw_format=JSON_LINES,
-            urls={"data": _GSDMM + "Tweet"},
-            description="Tweet corpus of Yin & Wang (TREC microblog); 89 clusters whose ids range over 1..110.",
-            role=TUNING,
-        ),
-        CorpusSpec(
-            name="trec6",
-            label_ids=_TREC_COARSE,
-            label_names=_TREC_COARSE,
-            num_rows=5452,
-            raw_format=TREC,
-            urls={"data": _TREC},
-            description="TREC-6 question classification (Li & Roth, training split train_5500); 6 coarse classes "
-            "(ABBR, DESC, ENTY, HUM, LOC, NUM).",
-            role=CONFIRMATION,
-        ),
-        CorpusSpec(
-            name="dbpedia",
-            label_ids=_ids(14),
-            label_names=(
-                "Company",
-                "EducationalInstitution",
-                "Artist",
-                "Athlete",
-                "OfficeHolder",
-                "MeanOfTransportation",
-                "Building",
-                "NaturalPlace",
-                "Village",
-                "Animal",
-                "Plant",
-                "Album",
-                "Film",
-                "WrittenWork",
-            ),
-            num_rows=12000,
-            raw_format=CSV_COLUMNS,
-            urls={"data": _DBPEDIA},
-            description="DBpedia-14 abstracts, the 12,000-text subset of Ait-Saada & Nadif (2023); 14 classes of "
-            "823-899 texts.",
-            role=CONFIRMATION,
-            raw_options={"text_column": "text", "label_column": "label"},
-        ),
-        CorpusSpec(
-            name="bbc",
-            label_ids=_BBC_CLASSES,
-            label_names=_BBC_CLASSES,
-            num_rows=2225,
-            raw_format=TEXT_FOLDERS,
-            urls={"data": _BBC},
-            description="BBC News (Greene & Cunningham 2006): 2,225 full articles (title, blank line, body) in 5 "
-            "topical classes.",
-            role=CONFIRMATION,
-            raw_options={"root": "bbc"},
-        ),
-        CorpusSpec(
-            name="banking77",
-            label_ids=_BANKING77_INTENTS,
-            label_names=_BANKING77_INTENTS,
-            num_rows=10003,
-            raw_format=CSV_COLUMNS,
-            urls={"data": _BANKING77},
-            description="BANKING77 (Casanueva et al. 2020), training split: online-banking customer requests in 77 "
-            "fine-grained intents (confirmation only).",
-            role=CONFIRMATION_ONLY,
-            raw_options={"text_column": "text", "label_column": "category"},
-        ),
-        CorpusSpec(
-            name="clinc150",
-            label_ids=_CLINC150_INTENTS,
-            label_names=_CLINC150_INTENTS,
-            num_rows=15000,
-            raw_format=JSON_SPLITS,
-            urls={"data": _CLINC150},
-            description="CLINC150 (Larson et al. 2019), in-scope training queries: requests to a virtual assistant in "
-            "150 intents over 10 domains, 100 each; out-of-scope queries left out (confirmation only).",
-            role=CONFIRMATION_ONLY,
-            raw_options={"split": "train"},
-        ),
-        CorpusSpec(
-            name="agnews_titles",
-            label_ids=_ids(4),
-            label_names=("World", "Sports", "Business", "Sci/Tech"),
-            num_rows=7600,
-            raw_format=CSV_COLUMNS,
-            urls={"data": _AG_NEWS_TEST},
-            description="AG News headlines (Zhang et al. 2015 test split, titles only, as written): 7,600 news "
-            "headlines in 4 topics, 1,900 each (confirmation only).",
-            role=CONFIRMATION_ONLY,
-            raw_options={"text_column": "title", "label_column": "label", "names": ("label", "title", "description")},
-        ),
-    )
-}
+def _googlenews(suffix: str, num_rows: int, part: str) -> CorpusSpec:
+    description = f"GoogleNews ({part}) of Yin & Wang (GSDMM release, JSON lines); 152 clusters, labels are the GSDMM "
+    description += "cluster ids."
+    urls = {"data": _GSDMM + suffix}
+    return CorpusSpec(f"googlenews_{suffix.lower()}", _ids(152), (), num_rows, JSON_LINES, urls, description, TUNING)
+
+
+_AG_CLASSES = ("World", "Sports", "Business", "Sci/Tech")
+_SNIPPET_DOMAINS = (
+    "Business", "Computers", "Culture-Arts-Entertainment", "Education-Science", "Engineering", "Health",
+    "Politics-Society", "Sports",
+)  # fmt: skip
+_SO_TAGS = (
+    "wordpress", "oracle", "svn", "apache", "excel", "matlab", "visual-studio", "cocoa", "osx", "bash", "spring",
+    "hibernate", "scala", "sharepoint", "ajax", "qt", "drupal", "linq", "haskell", "magento",
+)  # fmt: skip
+_DBPEDIA_CLASSES = (
+    "Company", "EducationalInstitution", "Artist", "Athlete", "OfficeHolder", "MeanOfTransportation", "Building",
+    "NaturalPlace", "Village", "Animal", "Plant", "Album", "Film", "WrittenWork",
+)  # fmt: skip
+
+# One row per corpus: name, label ids, label names (empty: the ids), rows, raw format, urls, description, role and
+# the raw format's options.
+CORPORA: dict[str, CorpusSpec] = {spec.name: spec for spec in (
+    CorpusSpec("agnews", _ids(4), _AG_CLASSES, 8000, LABEL_TAB_TEXT, {"data": _RAKIB + "agnewsdataraw-8000"},
+               "AG News subset of Rakib et al. 2020 (lowercased, stop words removed); 4 balanced classes.", TUNING),
+    CorpusSpec("searchsnippets", _ids(8), _SNIPPET_DOMAINS, 12340, LINE_ALIGNED, _stc2("SearchSnippets"),
+               "SearchSnippets (Phan et al. 2008, STC2 release): web search snippets in 8 domains.", TUNING),
+    CorpusSpec("stackoverflow", _ids(20), _SO_TAGS, 20000, LINE_ALIGNED, _stc2("StackOverflow"),
+               "StackOverflow question titles (STC2 release, original casing); 20 tags, 1000 each.", TUNING),
+    CorpusSpec("biomedical", _ids(20), (), 20000, LINE_ALIGNED, _stc2("Biomedical"),
+               "Biomedical paper titles (BioASQ, STC2 release); 20 topic groups, 1000 each.", TUNING),
+    _googlenews("TS", 11109, "title + snippet"),
+    _googlenews("T", 11108, "titles; the one empty title is dropped"),
+    _googlenews("S", 11108, "snippets; the one empty snippet is dropped"),
+    CorpusSpec("tweet", _TWEET_IDS, (), 2472, JSON_LINES, {"data": _GSDMM + "Tweet"},
+               "Tweet corpus of Yin & Wang (TREC microblog); 89 clusters whose ids range over 1..110.", TUNING),
+    CorpusSpec("trec6", _TREC_COARSE, (), 5452, TREC, {"data": _TREC},
+               "TREC-6 question classification (Li & Roth, training split train_5500); 6 coarse classes (ABBR, DESC, "
+               "ENTY, HUM, LOC, NUM).", CONFIRMATION),
+    CorpusSpec("dbpedia", _ids(14), _DBPEDIA_CLASSES, 12000, CSV_COLUMNS, {"data": _DBPEDIA},
+               "DBpedia-14 abstracts, the 12,000-text subset of Ait-Saada & Nadif (2023); 14 classes of 823-899 "
+               "texts.", CONFIRMATION, {"text_column": "text", "label_column": "label"}),
+    CorpusSpec("bbc", _BBC_CLASSES, (), 2225, TEXT_FOLDERS, {"data": _BBC},
+               "BBC News (Greene & Cunningham 2006): 2,225 full articles (title, blank line, body) in 5 topical "
+               "classes.", CONFIRMATION, {"root": "bbc"}),
+    CorpusSpec("banking77", _BANKING77_INTENTS, (), 10003, CSV_COLUMNS, {"data": _BANKING77},
+               "BANKING77 (Casanueva et al. 2020), training split: online-banking customer requests in 77 "
+               "fine-grained intents (confirmation only).", CONFIRMATION_ONLY,
+               {"text_column": "text", "label_column": "category"}),
+    CorpusSpec("clinc150", _CLINC150_INTENTS, (), 15000, JSON_SPLITS, {"data": _CLINC150},
+               "CLINC150 (Larson et al. 2019), in-scope training queries: requests to a virtual assistant in 150 "
+               "intents over 10 domains, 100 each; out-of-scope queries left out (confirmation only).",
+               CONFIRMATION_ONLY, {"split": "train"}),
+    CorpusSpec("agnews_titles", _ids(4), _AG_CLASSES, 7600, CSV_COLUMNS, {"data": _AG_NEWS_TEST},
+               "AG News headlines (Zhang et al. 2015 test split, titles only, as written): 7,600 news headlines in 4 "
+               "topics, 1,900 each (confirmation only).", CONFIRMATION_ONLY,
+               {"text_column": "title", "label_column": "label", "names": ("label", "title", "description")}),
+)}  # fmt: skip
 
 BENCHMARKS: tuple[str, ...] = tuple(CORPORA)
 
@@ -424,9 +280,8 @@ def expand_benchmark_names(names) -> list[str]:
     """
     expanded: list[str] = []
     for name in names:
-        key = name.strip().lower().replace("-", "_").replace(" ", "_") if isinstance(name, str) else name
-        if key in BENCHMARK_GROUPS:
-            corpora = BENCHMARK_GROUPS[key]
+        if isinstance(name, str) and _key(name) in BENCHMARK_GROUPS:
+            corpora = BENCHMARK_GROUPS[_key(name)]
         else:
             try:
                 corpora = (resolve_benchmark_name(name),)
@@ -445,7 +300,10 @@ def resolve_benchmark_name(name: object) -> str:
     """
     if not isinstance(name, str):
         raise TypeError(f"The benchmark name must be a string, one of {list(BENCHMARKS)}; got {type(name).__name__}.")
-    key = name.strip().lower().replace("-", "_").replace(" ", "_")
-    if key not in CORPORA:
+    if _key(name) not in CORPORA:
         raise ValueError(f"Unknown benchmark {name!r}. Valid names: {', '.join(BENCHMARKS)}.")
-    return key
+    return _key(name)
+
+
+def _key(name: str) -> str:
+    return name.strip().lower().replace("-", "_").replace(" ", "_")

@@ -10,6 +10,7 @@ nlpaug draws from the global random generators; each augmentation runs with them
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import random
 from collections.abc import Sequence
@@ -129,7 +130,8 @@ class WordNetSynonymAugmenter(TextAugmenter):
                 # An instance attribute shadows nlpaug's classmethod WordNet.pos_tag, which calls nltk.pos_tag
                 # and nltk.download(); an empty tag makes nlpaug consider the synonyms of every part of speech.
                 aug.model.pos_tag = lambda tokens: [(token, "") for token in tokens]
-            aug.model.predict = _memoize_predict(aug.model.predict)
+            predict = functools.cache(aug.model.predict)  # WordNet look-ups repeat across texts
+            aug.model.predict = lambda word, pos=None: list(predict(word, pos=pos))
             self._aug = aug
         return self._aug
 
@@ -138,18 +140,6 @@ class WordNetSynonymAugmenter(TextAugmenter):
         with _seeded_global_rngs(seed):
             result = aug.augment(text)
         return _first(result, text)
-
-
-def _memoize_predict(predict):
-    cache: dict = {}
-
-    def cached(word, pos=None):
-        key = (word, pos)
-        if key not in cache:
-            cache[key] = predict(word, pos=pos)
-        return list(cache[key])
-
-    return cached
 
 
 def _first(result, default: str) -> str:
@@ -228,16 +218,8 @@ class ContextualWordSubstitution(TextAugmenter):
         if self._aug is None:
             from ._contextual import build_contextual_augmenter
 
-            self._aug = build_contextual_augmenter(
-                self.model_path,
-                model_type=self.model_type,
-                aug_p=self.aug_p,
-                aug_min=self.aug_min,
-                aug_max=self.aug_max,
-                top_k=self.top_k,
-                device=self.device,
-                batch_size=self.batch_size,
-            )
+            options = {key: getattr(self, key) for key in (*self._config_keys, "device")}
+            self._aug = build_contextual_augmenter(**options)
             self.model_type = self._aug.model_type
         return self._aug
 

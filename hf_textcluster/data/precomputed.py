@@ -35,7 +35,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from .readers import read_csv_frame
+from .readers import read_csv_frame, require_columns
 
 logger = logging.getLogger(__name__)
 
@@ -86,22 +86,13 @@ def missing_file_error(family: str, name: str, path: Path) -> FileNotFoundError:
 
 @dataclass
 class JoinedRows:
-    texts: list[str]
-    labels: list[str]  # raw label ids of the primary corpus
-    views1: list[str]
-    views2: list[str]
-    row_aligned: bool
+    """A split's rows, column by column (one object, not lists: datasets treats list arguments as shards)."""
 
-
-def _view_columns(family: str, frame, path) -> tuple[str, str | None, str]:
-    """(text column, second view column or None, first view column) of an augmented file."""
-    text_column = "text" if "text" in frame.columns else "text0"
-    second = None if family == "aecl_eda" else "text2"
-    required = ("label", text_column, "text1") + ((second,) if second else ())
-    missing = [c for c in required if c not in frame.columns]
-    if missing:
-        raise ValueError(f"{path} has no column(s) {missing}; its columns are {list(frame.columns)}.")
-    return text_column, second, "text1"
+    texts: list
+    labels: list  # raw label ids of the primary corpus
+    views1: list | None = None
+    views2: list | None = None
+    row_aligned: bool = True
 
 
 def join_views(primary: list[tuple[str, str]], path: str | os.PathLike, family: str, name: str) -> JoinedRows:
@@ -110,16 +101,18 @@ def join_views(primary: list[tuple[str, str]], path: str | os.PathLike, family: 
     See the module docstring for the rule. Returns the final texts, raw labels (primary ids) and two views.
     """
     frame = read_csv_frame(path)
-    text_column, second, first = _view_columns(family, frame, path)
+    text_column = "text" if "text" in frame.columns else "text0"
+    second = None if family == "aecl_eda" else "text2"
+    require_columns(frame, ("label", text_column, "text1") + ((second,) if second else ()), path)
     aug_texts = frame[text_column].tolist()
     aug_labels = [label.strip() for label in frame["label"].tolist()]
-    views1 = frame[first].tolist()
     primary_texts = [text for text, _ in primary]
     primary_labels = [label for _, label in primary]
 
     equal = sum(a == b for a, b in zip(aug_texts, primary_texts))
     fraction = equal / max(len(primary), 1)
-    if len(frame) == len(primary) and fraction >= ALIGNED_MIN_EQUAL:
+    row_aligned = len(frame) == len(primary) and fraction >= ALIGNED_MIN_EQUAL
+    if row_aligned:
         _check_same_partition(aug_labels, primary_labels, path)
         if equal < len(primary):
             logger.info(
@@ -131,24 +124,22 @@ def join_views(primary: list[tuple[str, str]], path: str | os.PathLike, family: 
                 name,
             )
         texts, labels = primary_texts, primary_labels
-        views2 = frame[second].tolist() if second else list(texts)
-        return JoinedRows(texts, labels, views1, views2, row_aligned=True)
-
-    logger.warning(
-        "%s is not row-aligned with the primary %s corpus (%d vs %d rows, %.1f%% equal texts row by row): using "
-        "the augmented file's own text as `text` (so each view belongs to the text it was made from) and its "
-        "partition as labels, translated to the primary label ids. Results are comparable with work that used "
-        "this file, not with runs on the primary %s text.",
-        path,
-        name,
-        len(frame),
-        len(primary),
-        100 * fraction,
-        name,
-    )
-    labels = _translate_labels(aug_texts, aug_labels, primary_texts, primary_labels, path)
-    views2 = frame[second].tolist() if second else list(aug_texts)
-    return JoinedRows(aug_texts, labels, views1, views2, row_aligned=False)
+    else:
+        logger.warning(
+            "%s is not row-aligned with the primary %s corpus (%d vs %d rows, %.1f%% equal texts row by row): using "
+            "the augmented file's own text as `text` (so each view belongs to the text it was made from) and its "
+            "partition as labels, translated to the primary label ids. Results are comparable with work that used "
+            "this file, not with runs on the primary %s text.",
+            path,
+            name,
+            len(frame),
+            len(primary),
+            100 * fraction,
+            name,
+        )
+        texts, labels = aug_texts, _translate_labels(aug_texts, aug_labels, primary_texts, primary_labels, path)
+    views2 = frame[second].tolist() if second else list(texts)
+    return JoinedRows(texts, labels, frame["text1"].tolist(), views2, row_aligned)
 
 
 def _check_same_partition(aug_labels: list[str], primary_labels: list[str], path) -> None:

@@ -13,6 +13,7 @@ import logging
 import os
 import re
 import tarfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -20,21 +21,6 @@ if TYPE_CHECKING:
     from .corpora import CorpusSpec
 
 logger = logging.getLogger(__name__)
-
-__all__ = [
-    "CSV_READ_OPTIONS",
-    "parse_csv_columns",
-    "parse_json_lines",
-    "parse_json_splits",
-    "parse_label_tab_text",
-    "parse_line_aligned",
-    "parse_raw",
-    "parse_text_folders",
-    "parse_trec",
-    "read_csv_frame",
-    "read_lines",
-    "read_text_label_csv",
-]
 
 # Raw formats of the public sources.
 LINE_ALIGNED = "line_aligned"  # a text file and a label file (`*_gnd.txt`), one entry per line
@@ -46,13 +32,13 @@ JSON_SPLITS = "json_splits"  # one JSON object of splits, each a list of [text, 
 TEXT_FOLDERS = "text_folders"  # a tar archive (or a folder) of `<root>/<label>/<name>.txt`, one text per file
 
 
-def read_lines(path: str | os.PathLike) -> list[str]:
-    """Lines of a UTF-8 file, without the BOM and without the LF / CRLF terminators.
+def read_lines(path: str | os.PathLike, encoding: str = "utf-8-sig") -> list[str]:
+    """Lines of a UTF-8 file (or one in ``encoding``), without the BOM and without the LF / CRLF terminators.
 
     Splits on ``\\n`` only (``str.splitlines`` would also split on form feeds, ``\\x1c``, ``\\u2028``, ...), and
     drops nothing but the empty string after a final newline.
     """
-    with open(path, encoding="utf-8-sig", newline="") as handle:
+    with open(path, encoding=encoding, newline="") as handle:
         lines = handle.read().split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -111,13 +97,8 @@ def parse_label_tab_text(path: str | os.PathLike) -> list[tuple[str, str]]:
 def parse_trec(path: str | os.PathLike) -> list[tuple[str, str]]:
     """Rows of a Li & Roth question-classification file (``COARSE:fine text`` per line, ISO-8859-1): the text
     after the first space and the coarse class (TREC-6); the fine class is dropped."""
-    with open(path, encoding="iso-8859-1", newline="") as handle:
-        lines = handle.read().split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
     rows = []
-    for number, line in enumerate(lines):
-        line = line[:-1] if line.endswith("\r") else line
+    for number, line in enumerate(read_lines(path, encoding="iso-8859-1")):
         head, space, text = line.partition(" ")
         coarse, colon, _fine = head.partition(":")
         if not (space and colon and coarse):
@@ -134,15 +115,7 @@ def parse_csv_columns(
 ) -> list[tuple[str, str]]:
     """Rows of a CSV file from its text and label columns (any other column, such as an unnamed index column, is
     ignored); every field is read as written. ``names``: the column names of a file without a header row."""
-    if names is None:
-        frame = read_csv_frame(path, required=(text_column, label_column))
-    else:
-        import pandas as pd
-
-        frame = pd.read_csv(path, header=None, names=list(names), **CSV_READ_OPTIONS)
-        missing = [column for column in (text_column, label_column) if column not in frame.columns]
-        if missing:
-            raise ValueError(f"{path}: no column(s) {missing} among the given names {list(names)}.")
+    frame = read_csv_frame(path, required=(text_column, label_column), names=names)
     return _drop_blank(list(zip(frame[text_column].tolist(), frame[label_column].tolist())), path)
 
 
@@ -201,30 +174,39 @@ def parse_raw(spec: CorpusSpec, paths: dict) -> list[tuple[str, str]]:
     """Rows of a corpus from its downloaded raw files (``paths`` has the keys of ``spec.urls``)."""
     if spec.raw_format == LINE_ALIGNED:
         return parse_line_aligned(paths["texts"], paths["labels"])
-    if spec.raw_format == JSON_LINES:
-        return parse_json_lines(paths["data"])
-    if spec.raw_format == LABEL_TAB_TEXT:
-        return parse_label_tab_text(paths["data"])
-    if spec.raw_format == TREC:
-        return parse_trec(paths["data"])
-    if spec.raw_format == CSV_COLUMNS:
-        return parse_csv_columns(paths["data"], **spec.raw_options)
-    if spec.raw_format == JSON_SPLITS:
-        return parse_json_splits(paths["data"], **spec.raw_options)
-    if spec.raw_format == TEXT_FOLDERS:
-        return parse_text_folders(paths["data"], **spec.raw_options)
-    raise ValueError(f"Unknown raw format {spec.raw_format!r}.")
+    if spec.raw_format not in _PARSERS:
+        raise ValueError(f"Unknown raw format {spec.raw_format!r}: expected one of {[LINE_ALIGNED, *_PARSERS]}.")
+    return _PARSERS[spec.raw_format](paths["data"], **spec.raw_options)
+
+
+# The parsers of the formats held in one file, ``paths["data"]``.
+_PARSERS = {
+    JSON_LINES: parse_json_lines,
+    LABEL_TAB_TEXT: parse_label_tab_text,
+    TREC: parse_trec,
+    CSV_COLUMNS: parse_csv_columns,
+    JSON_SPLITS: parse_json_splits,
+    TEXT_FOLDERS: parse_text_folders,
+}
 
 
 # every field a string, exactly as written (no NA conversion, no stripping)
 CSV_READ_OPTIONS = {"dtype": str, "keep_default_na": False, "na_filter": False, "encoding": "utf-8"}
 
 
-def read_csv_frame(path: str | os.PathLike, required: tuple[str, ...] = (), sep: str = ","):
-    """Read a CSV file with every field as a string, exactly as written (no NA conversion, no stripping)."""
+def read_csv_frame(
+    path: str | os.PathLike, required: tuple[str, ...] = (), sep: str = ",", names: Sequence[str] | None = None
+):
+    """Read a CSV file with every field as a string, exactly as written (no NA conversion, no stripping);
+    ``names``: the column names of a file without a header row."""
     import pandas as pd
 
-    frame = pd.read_csv(path, sep=sep, **CSV_READ_OPTIONS)
+    header = {} if names is None else {"header": None, "names": list(names)}
+    return require_columns(pd.read_csv(path, sep=sep, **header, **CSV_READ_OPTIONS), required, path)
+
+
+def require_columns(frame, required: Sequence[str], path: str | os.PathLike):
+    """``frame`` if it has every ``required`` column, else a ValueError naming the missing ones and ``path``."""
     missing = [column for column in required if column not in frame.columns]
     if missing:
         raise ValueError(f"{path} has no column(s) {missing}; its columns are {list(frame.columns)}.")

@@ -57,11 +57,8 @@ def best_cluster_to_class_mapping(labels_true, labels_pred) -> dict[Any, Any]:
     Clusters left without a class (more clusters than classes) are absent from the map.
     """
     y_true, y_pred = _as_label_arrays(labels_true, labels_pred)
-    classes, true_idx = np.unique(y_true, return_inverse=True)
-    clusters, pred_idx = np.unique(y_pred, return_inverse=True)
-    counts = np.zeros((len(clusters), len(classes)), dtype=np.int64)
-    np.add.at(counts, (pred_idx, true_idx), 1)
-    rows, cols = linear_sum_assignment(counts, maximize=True)
+    classes, clusters = np.unique(y_true), np.unique(y_pred)
+    rows, cols = linear_sum_assignment(contingency_matrix(y_true, y_pred).T, maximize=True)  # clusters x classes
     return {clusters[r].item(): classes[c].item() for r, c in zip(rows, cols)}
 
 

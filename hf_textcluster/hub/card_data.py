@@ -18,9 +18,8 @@ import numpy as np
 from transformers import PreTrainedConfig
 
 from ..encoders import _PIP_SHIPPED_ENCODERS, shipped_encoder_id
-from ..models import METHODS
-from ..models.remote_code import model_file
 from ..representation import cluster_keywords
+from ..representation.summary import sample_rows
 from ..runs.recipes import load_recipe
 from ..runs.training_texts import find_training_texts
 
@@ -123,13 +122,6 @@ def keywords_and_sizes(model, texts, clusters, top_n: int):
     return keywords, {k: int((clusters == k).sum()) for k in range(num_clusters)}
 
 
-def sample_texts(texts: list[str], max_texts: int | None, seed: int = 0) -> list[str]:
-    if max_texts is None or len(texts) <= max_texts:
-        return texts
-    rng = np.random.default_rng(seed)
-    return [texts[i] for i in sorted(rng.choice(len(texts), size=max_texts, replace=False))]
-
-
 def card_texts(
     run: dict | None,
     texts: Sequence[str] | None,
@@ -161,14 +153,15 @@ def card_texts(
             warnings.warn(f"Cluster keywords are not computed: {why}.", stacklevel=3)
             card_kwargs.setdefault("why_no_keywords", why)
     if texts is not None:
-        texts = sample_texts(list(texts), max_texts)
+        rows = list(texts)
+        texts = [rows[i] for i in sample_rows(len(rows), max_texts)]
     return texts, why
 
 
 @dataclasses.dataclass
 class CardData:
-    """What the card of one model says, gathered from the model, its run record and the card's arguments (those of
-    :func:`~hf_textcluster.hub.model_card.generate_model_card`, which :meth:`gather` takes)."""
+    """What the card of one model says, gathered by :func:`~hf_textcluster.hub.model_card.generate_model_card` from
+    the model, its run record and the card's arguments."""
 
     model: Any
     run: dict[str, Any]
@@ -197,54 +190,3 @@ class CardData:
     def repo(self) -> str:
         """The hub id the usage snippets name (a placeholder when the card is for no repository yet)."""
         return self.repo_id or PLACEHOLDER_REPO_ID
-
-    @classmethod
-    def gather(
-        cls,
-        model,
-        *,
-        training_run: Mapping[str, Any] | None = None,
-        metrics: Mapping[str, Any] | None = None,
-        texts: Sequence[str] | None = None,
-        clusters: Sequence[int] | None = None,
-        repo_id: str | None = None,
-        dataset_name: str | None = None,
-        base_model: str | None = None,
-        remote_code: bool = True,
-        top_keywords: int = 8,
-        why_no_keywords: str | None = None,
-    ) -> CardData:
-        """What the card of ``model`` says; a missing ACC or NMI is a :class:`MetricsNotMeasuredWarning` that
-        names the caller of ``generate_model_card``."""
-        config = model.config
-        model_type = config.model_type
-        method = METHODS.get(model_type)
-        method_name = method.display_name if method else model_type.upper()
-        run = dict(training_run or {})
-        dataset_name = dataset_name or run.get("dataset")
-        measured, missing = measured_metrics(run, metrics, stacklevel=4)
-        code_name = model_file(model_type) if remote_code and method else None
-        texts = list(texts) if texts is not None else None
-        keywords, sizes = keywords_and_sizes(model, texts, clusters, top_keywords)
-        base = base_model or encoder_hub_id(run.get("encoder")) or encoder_hub_id(getattr(config, "name_or_path", None))
-        model_name = (
-            repo_id.split("/")[-1]
-            if repo_id
-            else f"{method_name} clusterer" + (f" on {dataset_name}" if dataset_name else "")
-        )
-        return cls(
-            model=model,
-            run=run,
-            method_name=method_name,
-            dataset_name=dataset_name,
-            measured=measured,
-            missing=missing,
-            code_name=code_name,
-            texts=texts,
-            keywords=keywords,
-            sizes=sizes,
-            base_model=base,
-            model_name=model_name,
-            repo_id=repo_id,
-            why_no_keywords=why_no_keywords,
-        )

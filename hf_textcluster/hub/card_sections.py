@@ -88,8 +88,7 @@ def training_command(run: Mapping[str, Any] | None, num_clusters: int, output_di
         parts.append(f"--num-clusters {num_clusters}")
     else:
         parts += ["--input <your texts file>", f"--num-clusters {num_clusters}"]
-    parts.append(f"--output-dir {output_dir}")
-    parts.append(f"--recipe {run.get('recipe', 'cpu')}")
+    parts += [f"--output-dir {output_dir}", f"--recipe {run.get('recipe', 'cpu')}"]
     if run.get("augmentation") and run["augmentation"] != "custom":  # "custom": views given with the data
         parts.append(f"--augmentation {run['augmentation']}")
     parts.append(f"--seed {run.get('seed', 0)}")
@@ -175,7 +174,6 @@ def topics_section(model, top_n: int = 4) -> str:
     if not model.config.has_topic_model or not model.config.vocabulary:
         return ""
     topics = LearnedTopicsRepresentation(model).topics(top_n=top_n)
-    id2label = model.config.id2label or {}
     num_topics = max(len(t) for t in topics.values())
     lines = [
         "",
@@ -187,7 +185,7 @@ def topics_section(model, top_n: int = 4) -> str:
     ]
     for k, cluster_topics in sorted(topics.items()):
         words = " | ".join(", ".join(escape_markdown(word) for word in topic) for topic in cluster_topics)
-        lines.append(f"| {k} | {escape_markdown(id2label.get(k, f'cluster_{k}'))} | {words} |")
+        lines.append(f"| {k} | {_label(model.config, k)} | {words} |")
     return "\n".join(lines)
 
 
@@ -197,7 +195,6 @@ def clusters_section(
     sizes: Mapping[int, int] | None,
     why_no_keywords: str | None = None,
 ) -> str:
-    id2label = config.id2label or {}
     if keywords is None:
         why = (
             f"{why_no_keywords} (restore it, or pass `--input FILE` to `hf-textcluster card`, `texts=` to "
@@ -212,7 +209,7 @@ def clusters_section(
             "| cluster | label |",
             "|---|---|",
         ]
-        lines += [f"| {k} | {escape_markdown(id2label.get(k, f'cluster_{k}'))} |" for k in range(config.num_clusters)]
+        lines += [f"| {k} | {_label(config, k)} |" for k in range(config.num_clusters)]
         return "\n".join(lines)
     total = max(sum((sizes or {}).values()), 1)
     lines = [
@@ -224,8 +221,13 @@ def clusters_section(
     for k in range(config.num_clusters):
         share = f"{100 * (sizes or {}).get(k, 0) / total:.1f}%"
         words = ", ".join(escape_markdown(word) for word in keywords.get(k, [])) or "(no training text assigned)"
-        lines.append(f"| {k} | {escape_markdown(id2label.get(k, f'cluster_{k}'))} | {share} | {words} |")
+        lines.append(f"| {k} | {_label(config, k)} | {share} | {words} |")
     return "\n".join(lines)
+
+
+def _label(config, k: int) -> str:
+    """Cluster ``k``'s name as a table cell."""
+    return escape_markdown((config.id2label or {}).get(k, f"cluster_{k}"))
 
 
 def remote_code_section(repo_id: str, code_file: str | None) -> str:

@@ -23,8 +23,9 @@ from .._version import __version__
 from ..markup import escape_markdown
 from ..modeling.loading_checks import check_finite_weights
 from ..models import METHODS, card_fields
+from ..models.remote_code import model_file
 from ..runs.folder import RunFolder
-from .card_data import CardData, card_texts, method_fields
+from .card_data import CardData, card_texts, encoder_hub_id, keywords_and_sizes, measured_metrics, method_fields
 from .card_sections import format_value, front_matter, section_fields
 
 TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
@@ -110,17 +111,32 @@ def generate_model_card(
             no longer there"), said in the card.
     """
     check_finite_weights(model)  # no card for a diverged model
-    data = CardData.gather(
-        model,
-        training_run=training_run,
-        metrics=metrics,
-        texts=texts,
-        clusters=clusters,
-        repo_id=repo_id,
+    config = model.config
+    method = METHODS.get(config.model_type)
+    method_name = method.display_name if method else config.model_type.upper()
+    run = dict(training_run or {})
+    dataset_name = dataset_name or run.get("dataset")
+    measured, missing = measured_metrics(run, metrics, stacklevel=3)  # a missing ACC / NMI names our caller
+    texts = list(texts) if texts is not None else None
+    keywords, sizes = keywords_and_sizes(model, texts, clusters, top_keywords)
+    data = CardData(
+        model=model,
+        run=run,
+        method_name=method_name,
         dataset_name=dataset_name,
-        base_model=base_model,
-        remote_code=remote_code,
-        top_keywords=top_keywords,
+        measured=measured,
+        missing=missing,
+        code_name=model_file(config.model_type) if remote_code and method else None,
+        texts=texts,
+        keywords=keywords,
+        sizes=sizes,
+        base_model=base_model
+        or encoder_hub_id(run.get("encoder"))
+        or encoder_hub_id(getattr(config, "name_or_path", None)),
+        model_name=repo_id.split("/")[-1]
+        if repo_id
+        else f"{method_name} clusterer" + (f" on {dataset_name}" if dataset_name else ""),
+        repo_id=repo_id,
         why_no_keywords=why_no_keywords,
     )
     fields = {
@@ -129,7 +145,6 @@ def generate_model_card(
         "card_module": __name__,
         "library_version": __version__,
     }
-    config = model.config
     fields.update(card_fields(config)[0])
     fields.update({k: escape_markdown(format_value(v)) for k, v in method_fields(config).items() if k not in fields})
     return string.Template(_template_for(data.model_type, data.method_name)).safe_substitute(fields)

@@ -53,19 +53,23 @@ def save_pretrained(
         ship_code(model, save_directory, *args, remote_code=remote_code, **kwargs)
         return
     check_finite_weights(model)  # no card for a diverged model
+    card_kwargs = dict(model_card) if isinstance(model_card, dict) else {}
+    if not isinstance(model_card, str):  # the folder's training_run.json feeds a generated card
+        card_kwargs.setdefault("training_run", RunFolder(save_directory).read_training_run())
+    card_kwargs.setdefault("remote_code", bool(remote_code))
 
     def write(staging: str) -> None:
         ship_code(model, staging, *args, remote_code=remote_code, **kwargs)
-        if isinstance(model_card, str):
-            card = model_card
-        else:
-            card_kwargs = dict(model_card) if isinstance(model_card, dict) else {}
-            card_kwargs.setdefault("training_run", RunFolder(save_directory).read_training_run())
-            card_kwargs.setdefault("remote_code", bool(remote_code))
-            card = generate_model_card(model, **card_kwargs)
-        Path(staging, "README.md").write_text(card, encoding="utf-8")
+        _write_card(staging, model, model_card, **card_kwargs)
 
     save_staged(save_directory, write)
+
+
+def _write_card(folder: str, model, model_card, **card_kwargs) -> None:
+    """``README.md`` in ``folder``: ``model_card`` when it is the card's text, else a card generated with
+    ``card_kwargs``."""
+    card = model_card if isinstance(model_card, str) else generate_model_card(model, **card_kwargs)
+    Path(folder, "README.md").write_text(card, encoding="utf-8")
 
 
 def check_ready_to_push(model) -> None:
@@ -131,20 +135,8 @@ def push_to_hub(
     with tempfile.TemporaryDirectory(prefix="hf-textcluster-push-") as folder:
         ship_code(model, folder, remote_code=remote_code, max_shard_size=max_shard_size)
         if model_card:
-            card = (
-                model_card
-                if isinstance(model_card, str)
-                else generate_model_card(
-                    model,
-                    training_run=training_run,
-                    metrics=metrics,
-                    texts=texts,
-                    repo_id=repo_id,
-                    remote_code=remote_code,
-                    **card_kwargs,
-                )
-            )
-            Path(folder, "README.md").write_text(card, encoding="utf-8")
+            card_kwargs.update(training_run=training_run, metrics=metrics, texts=texts, remote_code=remote_code)
+            _write_card(folder, model, model_card, repo_id=repo_id, **card_kwargs)
         if training_run:
             run = dict(training_run)
             if run.get("encoder"):  # a local path says nothing to others (and may leak a home folder)
@@ -182,11 +174,6 @@ def check_hub_answers(endpoint: str, timeout: float | None = None) -> None:
         urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=timeout).close()
     except urllib.error.HTTPError:
         return  # it answered
-    except TimeoutError as err:
-        raise ConnectionError(
-            f"The Hub at {endpoint} did not answer within {timeout:g}s ({url}): check HF_ENDPOINT "
-            "and your network, or raise HF_HUB_ETAG_TIMEOUT."
-        ) from err
     except (urllib.error.URLError, OSError) as err:
         reason = getattr(err, "reason", err)
         if isinstance(reason, (TimeoutError, socket.timeout)):

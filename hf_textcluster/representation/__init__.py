@@ -20,7 +20,16 @@ from ..modeling.validation import validate_texts
 from ._base import BaseRepresentation
 from .ctfidf import ClassTfidfRepresentation
 from .generation import DEFAULT_PROMPT, NAMES_FILE, GeneratedNamesRepresentation, clean_name
-from .summary import MAX_KEYWORDS, SUMMARY_KEY, Assignments, assign_texts, cluster_info, summarize_clusters
+from .summary import (
+    MAX_KEYWORDS,
+    SUMMARY_KEY,
+    Assignments,
+    assign_texts,
+    cluster_info,
+    named_by_topics,
+    sample_rows,
+    summarize_clusters,
+)
 from .topics import LearnedTopicsRepresentation
 
 __all__ = [
@@ -124,43 +133,35 @@ def name_clusters(
         'oracle · sql · table'
     """
     num_clusters = model.config.num_clusters
-    learned = model.config.has_topic_model and getattr(model.config, "served_partition", "head") == "head"
+    learned = named_by_topics(model.config)
     sizes, num_texts = {k: 0 for k in range(num_clusters)}, 0
-    clusters = summarized = None
+    summarized: tuple[list[str] | None, Assignments | None] = (None, None)  # what the summary is made of
     if texts is not None:
         texts = validate_texts(texts)
         if assignments is not None:
             _check_labels(assignments.clusters, len(texts), num_clusters)
-            summarized = (texts, assignments)
         given = None if labels is None else Assignments(_check_labels(labels, len(texts), num_clusters))
         given = assignments or given
-        all_texts = texts
-        rows = np.arange(len(texts))
-        if sample_size is not None and len(texts) > sample_size:
-            rows = np.sort(np.random.default_rng(random_state).choice(len(texts), size=sample_size, replace=False))
-            texts = [texts[int(i)] for i in rows]
+        rows = sample_rows(len(texts), sample_size, random_state)
+        sample = [texts[int(i)] for i in rows]
         if given is None:
-            sampled = assign_texts(model, texts, batch_size=batch_size, precision=precision)
+            sampled = assign_texts(model, sample, batch_size=batch_size, precision=precision)
         else:
-            sampled = given.take(rows) if len(rows) < len(all_texts) else given
-        clusters = sampled.clusters
-        summarized = summarized or (texts, sampled)
-        counts = np.bincount(clusters, minlength=num_clusters)
-        sizes, num_texts = {k: int(counts[k]) for k in range(num_clusters)}, len(texts)
-    if learned:  # the topics a DEC-CRL head learned describe the head's clusters, not a re-fitted partition's
+            sampled = given.take(rows) if len(rows) < len(texts) else given
+        summarized = (texts, assignments) if assignments is not None else (sample, sampled)
+        counts = np.bincount(sampled.clusters, minlength=num_clusters)
+        sizes, num_texts = {k: int(counts[k]) for k in range(num_clusters)}, len(sample)
+    if learned:
         keywords = LearnedTopicsRepresentation(model, top_n=max(words_per_label, MAX_KEYWORDS)).extract()
-    elif clusters is None:
+    elif texts is None:
         raise ValueError(
             f"`texts` is required: {type(model).__name__} serves a partition without learned topics, so its clusters "
             "are named after their keywords on texts (pass the training texts)."
         )
     else:
-        keywords = cluster_keywords(texts, clusters, num_clusters, top_n=MAX_KEYWORDS)
-    names = keyword_labels(keywords, words_per_label)
-    model.config.id2label = names
-    model.config.label2id = {name: k for k, name in names.items()}
-    summary_texts, summary_assignments = summarized or (None, None)
-    setattr(model.config, SUMMARY_KEY, summarize_clusters(summary_texts, summary_assignments, num_clusters, keywords))
+        keywords = cluster_keywords(sample, sampled.clusters, num_clusters, top_n=MAX_KEYWORDS)
+    names = _store_names(model.config, keyword_labels(keywords, words_per_label))
+    setattr(model.config, SUMMARY_KEY, summarize_clusters(*summarized, num_clusters, keywords))
     return ClusterNames(
         names=names,
         keywords={k: list(v) for k, v in keywords.items()},
@@ -169,6 +170,13 @@ def name_clusters(
         source="learned topics" if learned else "c-TF-IDF",
         assignments=assignments,
     )
+
+
+def _store_names(config, names: dict[int, str]) -> dict[int, str]:
+    """Store ``names`` as ``config.id2label`` (and ``label2id``), what ``predict`` and the pipeline's ``label`` show."""
+    config.id2label = names
+    config.label2id = {name: k for k, name in names.items()}
+    return names
 
 
 def _check_labels(labels, num_texts: int, num_clusters: int) -> np.ndarray:
@@ -221,8 +229,7 @@ def label_clusters(
         >>> label_clusters(model, train_texts)  # doctest: +SKIP
         {0: 'oracle · sql · table', 1: 'python · list · dict', ...}
     """
-    # the topics a DEC-CRL head learned describe the head's clusters, not a re-fitted partition's it may serve
-    learned = model.config.has_topic_model and getattr(model.config, "served_partition", "head") == "head"
+    learned = named_by_topics(model.config)
     needs_texts = not learned or generator is not None
     if texts is None and needs_texts:
         why = (
@@ -251,9 +258,7 @@ def label_clusters(
         labels = namer.names(
             texts, clusters, model.config.num_clusters, typicality=probabilities.max(axis=1), keywords=keywords
         )
-    model.config.id2label = labels
-    model.config.label2id = {name: k for k, name in labels.items()}
-    return labels
+    return _store_names(model.config, labels)
 
 
 # The longest name a user gives a cluster (a name is shown in tables, on one line).
@@ -304,6 +309,4 @@ def rename_clusters(model, names: Mapping[int | str, str]) -> dict[int, str]:
                 "are the model's label2id); give one of them another name."
             )
         seen[merged[k]] = k
-    model.config.id2label = merged
-    model.config.label2id = {name: k for k, name in merged.items()}
-    return merged
+    return _store_names(model.config, merged)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import numpy as np
+
 
 class BaseRepresentation:
     """Words that describe each cluster of a partition (as BERTopic's ``representation`` models do).
@@ -30,12 +32,21 @@ class BaseRepresentation:
     @staticmethod
     def labels(keywords: Mapping[int, Sequence[str]], words_per_label: int = 3) -> dict[int, str]:
         """Cluster names made of their top keywords (``"oracle · sql · table"``), unique, ``cluster_<k>`` if none."""
-        labels: dict[int, str] = {}
-        seen: set[str] = set()
-        for k in sorted(keywords):
-            name = " · ".join(keywords[k][:words_per_label]) or f"cluster_{k}"
-            if name in seen:
-                name = f"{name} ({k})"
-            seen.add(name)
-            labels[k] = name
-        return labels
+        return unique_names({k: " · ".join(keywords[k][:words_per_label]) or f"cluster_{k}" for k in keywords})
+
+
+def unique_names(names: Mapping[int, str]) -> dict[int, str]:
+    """``names`` in cluster order, a name already taken suffixed with its cluster's id (``"sql (3)"``): ``id2label``
+    must be one-to-one."""
+    unique: dict[int, str] = {}
+    for k in sorted(names):
+        unique[k] = f"{names[k]} ({k})" if names[k] in unique.values() else names[k]
+    return unique
+
+
+def check_clusters(texts: Sequence[str], clusters: Sequence[int]) -> tuple[list[str], np.ndarray]:
+    """``texts`` as a list and ``clusters`` as an int array, one cluster per text (else a ValueError)."""
+    rows, ids = list(texts), np.asarray(clusters, dtype=int)
+    if len(rows) != len(ids):
+        raise ValueError(f"`texts` has {len(rows)} items but `clusters` has {len(ids)}; give one cluster per text.")
+    return rows, ids

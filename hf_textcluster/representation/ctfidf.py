@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 from sklearn.feature_extraction.text import CountVectorizer
 
-from ._base import BaseRepresentation
+from ._base import BaseRepresentation, check_clusters
 
 # Words of at least two characters that start with a letter (``c++``, ``c#`` and ``node_js`` kept, numbers not).
 TOKEN_PATTERN = r"(?u)\b[^\W\d_][\w+#]*[\w+#]\b"
@@ -60,12 +60,7 @@ class ClassTfidfRepresentation(BaseRepresentation):
             >>> word
             'join'
         """
-        texts = list(texts)
-        clusters = np.asarray(clusters, dtype=int)
-        if len(texts) != len(clusters):
-            raise ValueError(
-                f"`texts` has {len(texts)} items but `clusters` has {len(clusters)}; give one cluster per text."
-            )
+        texts, clusters = check_clusters(texts, clusters)
         documents = [" ".join(texts[i] for i in np.flatnonzero(clusters == k)) for k in range(num_clusters)]
         vectorizer = CountVectorizer(stop_words=self.stop_words, token_pattern=TOKEN_PATTERN, lowercase=True)
         try:

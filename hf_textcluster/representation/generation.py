@@ -14,6 +14,7 @@ No language model is a dependency of the package: pass one you have (``transform
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -25,8 +26,9 @@ from pathlib import Path
 import numpy as np
 
 from ..modeling.validation import check_local_path
-from ._base import BaseRepresentation
+from ._base import BaseRepresentation, check_clusters, unique_names
 from .ctfidf import ClassTfidfRepresentation
+from .summary import typical_texts
 
 # The prompt: {keywords} (comma-separated, best first) and {documents} (one typical member a line, "- " first).
 DEFAULT_PROMPT = (
@@ -45,6 +47,10 @@ _TAGS = re.compile(r"<[^>]*>")
 _MARKUP = re.compile(r"[*`#|<>\[\]{}~\\]")
 _PREFIX = re.compile(r"^\s*(?:[-•]+|\d+[.)])?\s*(?:(?:group|cluster|topic)?\s*(?:name|label|title)\s*[:=-])?\s*", re.I)
 _EDGES = " \t\"'“”‘’.,;:!-–—"
+
+
+def _one_line(text) -> str:
+    return " ".join(str(text).split())[:MAX_MEMBER_CHARS]
 
 
 def clean_name(text: str | None, max_chars: int = MAX_NAME_CHARS) -> str | None:
@@ -81,22 +87,6 @@ def clean_name(text: str | None, max_chars: int = MAX_NAME_CHARS) -> str | None:
     return line if any(ch.isalpha() for ch in line) else None
 
 
-def _typical_members(
-    texts: Sequence[str], clusters: np.ndarray, k: int, typicality: np.ndarray | None, count: int
-) -> list[str]:
-    members = np.flatnonzero(clusters == k)
-    if typicality is not None:
-        members = members[np.argsort(-typicality[members], kind="stable")]
-    chosen: list[str] = []
-    for i in members:
-        text = " ".join(str(texts[i]).split())[:MAX_MEMBER_CHARS]
-        if text and text not in chosen:
-            chosen.append(text)
-        if len(chosen) == count:
-            break
-    return chosen
-
-
 class GeneratorLoadError(ValueError):
     """The generation model itself cannot be loaded: one error for the whole naming, not a fallback per cluster."""
 
@@ -109,9 +99,10 @@ class _TransformersGenerator:
         self.name_or_path = name_or_path
         self.max_new_tokens = max_new_tokens
         self.device = device
-        self._loaded = None
 
-    def _load(self):
+    @functools.cached_property
+    def _loaded(self):
+        """``(tokenizer, model, whether it is sequence-to-sequence)``, loaded on first use."""
         from transformers import AutoConfig, AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoTokenizer
 
         try:
@@ -128,12 +119,10 @@ class _TransformersGenerator:
         if self.device:
             model.to(self.device)
         model.eval()
-        self._loaded = (tokenizer, model, bool(getattr(config, "is_encoder_decoder", False)))
+        return tokenizer, model, bool(getattr(config, "is_encoder_decoder", False))
 
     def encode(self, prompt: str):
         """The model's inputs for ``prompt`` (through the chat template where the tokenizer has one)."""
-        if self._loaded is None:
-            self._load()
         tokenizer, model, seq2seq = self._loaded
         if getattr(tokenizer, "chat_template", None) and not seq2seq:
             text = tokenizer.apply_chat_template(
@@ -246,19 +235,14 @@ class GeneratedNamesRepresentation(BaseRepresentation):
         keywords: Mapping[int, Sequence[str]] | None = None,
     ) -> dict[int, str]:
         """The prompt of every cluster that holds texts (see :meth:`names` for the arguments)."""
-        texts = list(texts)
-        clusters = np.asarray(clusters, dtype=int)
-        if len(texts) != len(clusters):
-            raise ValueError(
-                f"`texts` has {len(texts)} items but `clusters` has {len(clusters)}; give one cluster per text."
-            )
+        texts, clusters = check_clusters(texts, clusters)
         scores = None if typicality is None else np.asarray(typicality, dtype=np.float64)
         if scores is not None and scores.shape != (len(texts),):
             raise ValueError(f"`typicality` must hold one value per text ({len(texts)}), got shape {scores.shape}.")
         keywords = keywords if keywords is not None else self.extract(texts, clusters, num_clusters)
         prompts = {}
         for k in range(num_clusters):
-            members = _typical_members(texts, clusters, k, scores, self.num_members)
+            members = typical_texts(texts, np.flatnonzero(clusters == k), scores, self.num_members, _one_line)
             if not members:
                 continue
             prompts[k] = self.prompt.format(
@@ -272,13 +256,12 @@ class GeneratedNamesRepresentation(BaseRepresentation):
         return hashlib.sha256(content.encode("utf-8")).hexdigest()
 
     def _read_cache(self) -> dict:
-        if self.cache is None or not self.cache.is_file():
-            return {"format": CACHE_FORMAT, "answers": {}}
-        try:
-            data = json.loads(self.cache.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            warnings.warn(f"{self.cache} is not a readable names cache: generating again.", stacklevel=3)
-            return {"format": CACHE_FORMAT, "answers": {}}
+        data = None
+        if self.cache is not None and self.cache.is_file():
+            try:
+                data = json.loads(self.cache.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                warnings.warn(f"{self.cache} is not a readable names cache: generating again.", stacklevel=3)
         if not isinstance(data, dict) or not isinstance(data.get("answers"), dict):
             return {"format": CACHE_FORMAT, "answers": {}}
         return data
@@ -340,22 +323,13 @@ class GeneratedNamesRepresentation(BaseRepresentation):
                 f"Generation failed for {len(failures)} cluster(s), which keep their keyword names: {failures[0]}",
                 stacklevel=2,
             )
-        seen: set[str] = set()
-        for k in range(num_clusters):  # unique, as id2label must be
-            if names[k] in seen:
-                names[k] = f"{names[k]} ({k})"
-            seen.add(names[k])
-        cache.update(
-            {
-                "format": CACHE_FORMAT,
-                "answers": answers,
-                "last": {
-                    "generator": self.generator_id,
-                    "prompt": self.prompt,
-                    "names": {str(k): v for k, v in names.items()},
-                    "sources": {str(k): v for k, v in self.sources.items()},
-                },
-            }
-        )
+        names = unique_names(names)
+        cache["format"] = CACHE_FORMAT  # its "answers" are ``answers``, updated in place
+        cache["last"] = {
+            "generator": self.generator_id,
+            "prompt": self.prompt,
+            "names": {str(k): v for k, v in names.items()},
+            "sources": {str(k): v for k, v in self.sources.items()},
+        }
         self._write_cache(cache)
         return names

@@ -15,14 +15,15 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..markup import one_line
-from ..modeling.validation import validate_texts
+from ..modeling.validation import Interval, validate_texts
 from .ctfidf import ClassTfidfRepresentation
 from .topics import LearnedTopicsRepresentation
 
@@ -134,17 +135,34 @@ def _clean_text(value: Any, max_chars: int) -> str:
     return text if len(text) <= max_chars else text[: max_chars - 1].rstrip() + "…"
 
 
-def _representative(texts: Sequence[str], members: np.ndarray, typicality: np.ndarray | None) -> list[str]:
+def typical_texts(
+    texts: Sequence[str], members: np.ndarray, typicality: np.ndarray | None, count: int, clean: Callable[[Any], str]
+) -> list[str]:
+    """Up to ``count`` distinct ``clean``-ed texts of the rows ``members``, the most typical first (in row order
+    without ``typicality``)."""
     if typicality is not None:
         members = members[np.argsort(-typicality[members], kind="stable")]
     chosen: list[str] = []
     for i in members:
-        text = _clean_text(texts[int(i)], MAX_TEXT_CHARS)
+        text = clean(texts[int(i)])
         if text and text not in chosen:
             chosen.append(text)
-        if len(chosen) == MAX_REPRESENTATIVE_TEXTS:
+        if len(chosen) == count:
             break
     return chosen
+
+
+def sample_rows(num_rows: int, size: int | None, seed: int | None = 0) -> np.ndarray:
+    """All row indices, or a seeded sample of ``size`` of them (sorted) when there are more."""
+    if size is None or num_rows <= size:
+        return np.arange(num_rows)
+    return np.sort(np.random.default_rng(seed).choice(num_rows, size=size, replace=False))
+
+
+def named_by_topics(config) -> bool:
+    """Whether a model's clusters are named after the topics it learned: a topic model (DEC-CRL) serving its own
+    head (a re-fitted partition it may serve is not what the topics describe)."""
+    return config.has_topic_model and getattr(config, "served_partition", "head") == "head"
 
 
 def summarize_clusters(
@@ -184,7 +202,8 @@ def summarize_clusters(
             entry["size"] = int(members.size)
             if assignments.confidence is not None and members.size:
                 entry["mean_confidence"] = round(float(assignments.confidence[members].mean()), 4)
-            entry["texts"] = _representative(texts, members, assignments.typicality)
+            clean = functools.partial(_clean_text, max_chars=MAX_TEXT_CHARS)
+            entry["texts"] = typical_texts(texts, members, assignments.typicality, MAX_REPRESENTATIVE_TEXTS, clean)
         clusters.append(entry)
     return {"num_texts": len(texts) if counted else 0, "clusters": clusters}
 
@@ -203,13 +222,11 @@ def _strings(value: Any, limit: int, max_chars: int) -> list[str]:
 
 
 def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+    return value if Interval(int, 0).is_satisfied_by(value) else None
 
 
 def _fraction(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= float(value) <= 1.0:
-        return None
-    return float(value)
+    return float(value) if Interval((int, float), 0, 1).is_satisfied_by(value) else None
 
 
 def read_cluster_summary(config) -> dict | None:
@@ -363,21 +380,15 @@ def summarize_model(
     random_state: int | None = 0,
 ) -> dict:
     """:func:`summarize_clusters` of ``model``'s clusters on ``texts`` (``assignments``: ``assign_texts(model,
-    texts)``), with the keywords of :func:`cluster_keywords_of`."""
-    keywords = cluster_keywords_of(model, texts, assignments.clusters, sample_size, random_state)
-    return summarize_clusters(texts, assignments, model.config.num_clusters, keywords)
-
-
-def cluster_keywords_of(
-    model, texts: Sequence[str], clusters: np.ndarray, sample_size: int | None = 10_000, random_state: int | None = 0
-) -> dict[int, list[str]]:
-    """The keywords of each cluster of ``model``: its learned topics' words for a model named after them (a DEC-CRL
-    head), else c-TF-IDF on a seeded sample of at most ``sample_size`` of ``texts`` (assigned ``clusters``)."""
+    texts)``), with the keywords of each cluster: its learned topics' words for a model named after them (a DEC-CRL
+    head), else c-TF-IDF on a seeded sample of at most ``sample_size`` of ``texts``."""
     num_clusters = model.config.num_clusters
-    if model.config.has_topic_model and getattr(model.config, "served_partition", "head") == "head":
-        return LearnedTopicsRepresentation(model, top_n=MAX_KEYWORDS).extract()
-    rows = np.arange(len(texts))
-    if sample_size is not None and len(texts) > sample_size:
-        rows = np.sort(np.random.default_rng(random_state).choice(len(texts), size=sample_size, replace=False))
-    sample = [texts[int(i)] for i in rows]
-    return ClassTfidfRepresentation(top_n=MAX_KEYWORDS).extract(sample, np.asarray(clusters)[rows], num_clusters)
+    if named_by_topics(model.config):
+        keywords = LearnedTopicsRepresentation(model, top_n=MAX_KEYWORDS).extract()
+    else:
+        rows = sample_rows(len(texts), sample_size, random_state)
+        sample = [texts[int(i)] for i in rows]
+        keywords = ClassTfidfRepresentation(top_n=MAX_KEYWORDS).extract(
+            sample, np.asarray(assignments.clusters)[rows], num_clusters
+        )
+    return summarize_clusters(texts, assignments, num_clusters, keywords)

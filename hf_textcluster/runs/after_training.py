@@ -11,7 +11,6 @@ import time
 from transformers.utils import logging
 
 from ..choosing.serving import serve_chosen_partition
-from ..data import benchmark_corpus
 from ..representation import ClusterNames, assign_texts, name_clusters
 from ..representation.summary import assign_embeddings
 from ..reuse import reusing_results
@@ -79,81 +78,27 @@ def name_trained_clusters(model, trainer, train_dataset, seed: int) -> ClusterNa
     if not (model.config.centroids_initialized and trainer.is_world_process_zero()):
         return None
     texts = list(train_dataset["text"])
+    encoding = {"batch_size": trainer.encode_batch_size, "precision": trainer.precision}
     assignments = getattr(trainer, "train_assignments", None)  # from finish_training's pass, when it made one
     if assignments is None or len(assignments.clusters) != len(texts):
-        assignments = assign_texts(model, texts, batch_size=trainer.encode_batch_size, precision=trainer.precision)
-    return name_clusters(
-        model,
-        texts,
-        random_state=seed,
-        batch_size=trainer.encode_batch_size,
-        precision=trainer.precision,
-        assignments=assignments,
-    )
+        assignments = assign_texts(model, texts, **encoding)
+    return name_clusters(model, texts, random_state=seed, assignments=assignments, **encoding)
 
 
-def save_run(
-    output_dir: str,
-    model,
-    trainer,
-    train_dataset,
-    test_dataset,
-    record: dict,
-    keep_checkpoints: bool,
-    assignments=None,
-) -> None:
-    """Save the model, ``training_run.json`` (from ``record``), the training texts' clusters (``assignments``:
+def save_run(output_dir: str, model, trainer, run: dict, keep_checkpoints: bool, assignments=None) -> None:
+    """Save the model, ``training_run.json`` (``run``), the training texts' clusters (``assignments``:
     :data:`~hf_textcluster.runs.folder.ASSIGNMENTS_FILE`, when known) and the trainer's log history into
     ``output_dir``; then remove the checkpoints unless ``keep_checkpoints``. Called in the main process only."""
     model.save_pretrained(output_dir)
-    _write_training_run(output_dir, model, trainer, train_dataset, test_dataset, record)
+    folder = RunFolder(output_dir)
+    folder.write_training_run(run)
     if assignments is not None:
-        RunFolder(output_dir).write_assignments(assignments)
+        folder.write_assignments(assignments)
     # the log history (losses, health checks) stays beside the model for `plot`, whatever happens to checkpoints
     trainer.state.save_to_json(os.path.join(output_dir, "trainer_state.json"))
-    if not keep_checkpoints:  # the model is saved: checkpoints only served to resume this run
-        remove_checkpoints(output_dir)
-
-
-def remove_checkpoints(output_dir: str) -> list[str]:
-    """Delete the Trainer's ``checkpoint-<step>`` folders in ``output_dir`` (the saved model beside them stays);
-    returns the removed folders. Called only after a run saved its model."""
-    removed = []
-    for name in sorted(os.listdir(output_dir)):
+    if keep_checkpoints:
+        return
+    for name in sorted(os.listdir(output_dir)):  # the model is saved: checkpoints only served to resume this run
         path = os.path.join(output_dir, name)
         if name.startswith("checkpoint-") and name[len("checkpoint-") :].isdigit() and os.path.isdir(path):
             shutil.rmtree(path)
-            removed.append(path)
-    return removed
-
-
-def _write_training_run(output_dir: str, model, trainer, train_dataset, test_dataset, record: dict) -> None:
-    """``training_run.json``: what ``card`` / ``push`` and the benchmark read back (see
-    :func:`~hf_textcluster.runs.folder.read_training_run`)."""
-    input_file = record["input"] if not record["dataset"] else None
-    run_info = {
-        "method": record["method"],
-        "dataset": record["dataset"],
-        **({"input": dict(input_file)} if input_file else {}),
-        # a Dataset loaded from a benchmark (a sample of it, e.g. the demo's) names its corpus
-        **({"corpus": benchmark_corpus(train_dataset)} if benchmark_corpus(train_dataset) else {}),
-        "recipe": record["recipe"],
-        "augmentation": record["augmentation"],
-        "encoder": model.config.name_or_path,
-        "seed": record["seed"],
-        "num_train_texts": len(train_dataset),
-        **(
-            {"num_test_texts": len(test_dataset), "test_size": record["test_size"], "split_seed": record["split_seed"]}
-            if test_dataset is not None
-            else {}
-        ),
-        "precision": trainer.precision_description(),
-        **({"k_selection": record["k_selection"]} if record["k_selection"] is not None else {}),
-        **({"serving": trainer.serving_choice} if trainer.serving_choice else {}),
-        "schedule": record["schedule"],
-        "config_overrides": record["config_overrides"] or {},
-        "training_overrides": record["training_overrides"] or {},
-        "metrics": record["metrics"],
-        "seconds": record["seconds"],
-    }
-    RunFolder(output_dir).write_training_run(run_info)

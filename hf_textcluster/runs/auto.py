@@ -41,7 +41,7 @@ from ..choosing.auto_k import ClusterCountRequest
 from ..choosing.candidate_choice import (
     BERTOPIC_WAY,
     DEFAULT_AUTO_CRITERION,
-    GUARD_CRITERION,
+    GUARD_CRITERIA,
     candidate_criteria,
     guarded_choice,
 )
@@ -52,7 +52,6 @@ from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.validation import validate_parameters
 from ..models import get_method
-from ..representation import ClusterNames
 from ..representation.summary import assign_embeddings
 from ..reuse import embed, reusing_results
 from ..timing import phase, recording_phases
@@ -60,13 +59,13 @@ from ..training.arguments import ClusteringTrainingArguments
 from .after_training import name_trained_clusters
 from .auto_record import auto_record, save_auto_run
 from .estimate import RunEstimate, encoding_speed, estimate_auto
-from .folder import check_may_replace_model
+from .folder import RunFolder
 from .gather_candidates import gather_candidates
 from .recipes import load_recipe
 from .request import TrainingRequest
 from .schedule import plan_schedule
 from .signals import SIGNALS, SIGNALS_DIR
-from .train import held_out_count, prepare_dataset, train_method
+from .train import TrainingResult, held_out_count, prepare_dataset, train_method
 
 logger = logging.get_logger(__name__)
 
@@ -86,9 +85,9 @@ AUTO_SCHEDULE = {"epochs": 8, "min_steps": 100, "cap": 300, "partial_batches": T
 
 
 @dataclass
-class AutoTrainingResult:
+class AutoTrainingResult(TrainingResult):
     """What :func:`train_auto` returns (the fields of :class:`~hf_textcluster.runs.train.TrainingResult`, and
-    the candidates).
+    the candidates; ``schedule`` is None: each signal has its own).
 
     Attributes:
         model: the serving model (saved in ``output_dir``).
@@ -107,18 +106,10 @@ class AutoTrainingResult:
             training texts; None with ``name_clusters=False``.
     """
 
-    model: object
-    trainer: object
-    metrics: dict
-    output_dir: str
-    train_seconds: float
-    test_dataset: datasets.Dataset | None = None
-    k_selection: dict | None = None
     candidates: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
     served_labels: np.ndarray | None = field(default=None, repr=False)
     auto: dict = field(default_factory=dict)
     train_dataset: datasets.Dataset | None = field(default=None, repr=False)
-    cluster_names: ClusterNames | None = None
 
 
 def _check_auto_arguments(signals, criterion, record_criteria) -> tuple[tuple[str, ...], list[str]]:
@@ -180,8 +171,8 @@ def train_auto(
     calibration = overrides.pop("calibration_sample_size", ClusteringTrainingArguments.calibration_sample_size)
     validate_parameters({"calibration_sample_size": calibration}, ClusteringTrainingArguments._parameter_constraints)
     if request.save and not (request.resume and os.path.isdir(os.path.join(output_dir, SIGNALS_DIR))):
-        check_may_replace_model(
-            output_dir, overwrite=request.overwrite, argument="output_dir (--output-dir)", command="train"
+        RunFolder(output_dir).check_may_replace_model(
+            overwrite=request.overwrite, argument="output_dir (--output-dir)", command="train"
         )
     with recording_phases() as seconds:
         with phase("data"):
@@ -203,27 +194,18 @@ def train_auto(
                 _calibrate(results[chosen.serving_signal], texts, seed, calibration)
         choose_seconds = time.perf_counter() - start
         start = time.perf_counter()
-        candidates, criteria, serving_signal = chosen.candidates, chosen.criteria, chosen.serving_signal
         if extra_criteria:  # for comparing criteria: not part of the choice, so not of its time
             with phase("extra_criteria"):
-                criteria.update(
+                chosen.criteria.update(
                     candidate_criteria(
-                        candidates, chosen.features, texts=texts, criteria=extra_criteria, random_state=seed
+                        chosen.candidates, chosen.features, texts=texts, criteria=extra_criteria, random_state=seed
                     )
                 )
-        choice = {
-            "served": chosen.served,
-            "pick": chosen.pick,
-            "criterion": criterion if serve == "auto" else None,
-            "serving_signal": serving_signal,
-            "agreement": chosen.agreement,
-        }
-        record = auto_record(results, candidates, criteria, texts, choose_seconds, choice)
+        record = auto_record(results, chosen, criterion if serve == "auto" else None, texts, choose_seconds)
         record["extra_criteria_seconds"] = round(time.perf_counter() - start, 2)
         record["estimate_seconds"] = round(estimate.seconds, 1)
-        served_labels = chosen.served_labels
         train_seconds = sum(r.train_seconds for r in results.values())
-        model, trainer = results[serving_signal].model, results[serving_signal].trainer
+        model, trainer = results[chosen.serving_signal].model, results[chosen.serving_signal].trainer
         with phase("name"):
             cluster_names = (
                 name_trained_clusters(model, trainer, trainer.train_dataset, seed) if request.name_clusters else None
@@ -234,9 +216,9 @@ def train_auto(
                 metrics.update(trainer.evaluate())
         if request.save:
             named = cluster_names.assignments if cluster_names is not None else None
-            assignments = named.clusters if named is not None else served_labels
+            assignments = named.clusters if named is not None else chosen.served_labels
             with phase("save"):
-                save_auto_run(request, model, candidates, served_labels, record, metrics, assignments, seconds)
+                save_auto_run(request, model, chosen, record, metrics, assignments, seconds)
     return AutoTrainingResult(
         model=model,
         trainer=trainer,
@@ -245,8 +227,8 @@ def train_auto(
         train_seconds=train_seconds,
         test_dataset=first.test_dataset,
         k_selection=first.k_selection,
-        candidates=candidates,
-        served_labels=served_labels,
+        candidates=chosen.candidates,
+        served_labels=chosen.served_labels,
         auto=record,
         cluster_names=cluster_names,
         train_dataset=first.trainer.train_dataset,
@@ -310,7 +292,7 @@ def choose_from_signals(
     """
     with phase("candidates"):
         candidates, how, features = gather_candidates(results, encoder, texts, seed)
-    wanted = list(dict.fromkeys([criterion, *PARTS.get(criterion, ()), GUARD_CRITERION]))
+    wanted = list(dict.fromkeys([criterion, *PARTS.get(criterion, ()), *GUARD_CRITERIA]))
     with phase("criteria"):
         criteria = candidate_criteria(candidates, features, texts=texts, criteria=wanted, random_state=seed)
     served, pick = _pick(criteria, criterion, serve, candidates)
@@ -387,11 +369,11 @@ def _pick(
         if BERTOPIC_WAY not in candidates:
             logger.warning(f"No {BERTOPIC_WAY} candidate (UMAP failed): {pick} is served unguarded.")
         elif served != pick:
-            guard = criteria[GUARD_CRITERION]
+            guards = [g for g in GUARD_CRITERIA if g in criteria]
+            views = ", ".join(f"{g} {criteria[g][pick]:.3f} vs {criteria[g][BERTOPIC_WAY]:.3f}" for g in guards)
             logger.warning(
                 f"Serving the pretrained encoder's UMAP k-means clusters (the BERTopic way): the best trained "
-                f"candidate, {pick}, does not beat them in the held-out lexical vote ({guard[pick]:.3f} vs "
-                f"{guard[BERTOPIC_WAY]:.3f})."
+                f"candidate, {pick}, does not beat them in every held-out view ({views})."
             )
         return served, pick
     if serve in candidates:

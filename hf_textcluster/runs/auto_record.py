@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 
-from ..choosing.candidate_choice import BERTOPIC_WAY, GUARD_CRITERION
+from ..choosing.candidate_choice import BERTOPIC_WAY, GUARD_CRITERIA
 from ..choosing.criteria import AUTO_CRITERIA
 from .candidate_file import SERVED_KEY, save_candidates
 from .folder import RunFolder, read_training_run, texts_sha1
@@ -15,8 +15,11 @@ from .signals import SIGNALS, SIGNALS_DIR
 __all__ = ["auto_record", "save_auto_run"]
 
 
-def auto_record(results: Mapping, candidates, criteria, texts: Sequence[str], choose_seconds: float, choice) -> dict:
-    """What ``training_run.json`` records under ``"auto"``."""
+def auto_record(results: Mapping, chosen, criterion: str | None, texts: Sequence[str], choose_seconds: float) -> dict:
+    """What ``training_run.json`` records under ``"auto"``: the signals, the candidates' criteria and the choice
+    (``chosen``: a :class:`~hf_textcluster.runs.auto.SignalsChoice`; ``criterion`` None: the candidate served was
+    asked for)."""
+    criteria = chosen.criteria
     names = [c for c in AUTO_CRITERIA if c in criteria]
     return {
         "signals": {
@@ -32,14 +35,14 @@ def auto_record(results: Mapping, candidates, criteria, texts: Sequence[str], ch
             for name, r in results.items()
         },
         "criteria": names,
-        "candidates": {name: {c: round(float(criteria[c][name]), 6) for c in names} for name in candidates},
+        "candidates": {name: {c: round(float(criteria[c][name]), 6) for c in names} for name in chosen.candidates},
         "choice": {
-            "served": choice["served"],
-            "criterion": choice["criterion"],
-            "pick": choice["pick"],
-            "guard": f"{BERTOPIC_WAY} unless the pick scores higher by {GUARD_CRITERION}",
-            "serving_signal": choice["serving_signal"],
-            "head_agreement": round(float(choice["agreement"]), 4),
+            "served": chosen.served,
+            "criterion": criterion,
+            "pick": chosen.pick,
+            "guard": f"{BERTOPIC_WAY} unless the pick scores higher in each of {', '.join(GUARD_CRITERIA)}",
+            "serving_signal": chosen.serving_signal,
+            "head_agreement": round(float(chosen.agreement), 4),
             "rule": "the signal that made the candidate; for the consensus and the pretrained candidates, the trained "
             "signal whose linear head reproduces it most faithfully",
         },
@@ -49,16 +52,16 @@ def auto_record(results: Mapping, candidates, criteria, texts: Sequence[str], ch
     }
 
 
-def save_auto_run(request, model, candidates, served_labels, record, metrics, assignments, seconds) -> None:
-    """The serving model, the kept candidates, the training texts' clusters (``assignments.csv``) and
-    ``training_run.json`` (the serving signal's, with ``auto``, what ``request`` asked and the run's ``seconds`` by
-    phase) in ``request.output_dir``."""
+def save_auto_run(request, model, chosen, record, metrics, assignments, seconds) -> None:
+    """The serving model, the kept candidates (``chosen``: a :class:`~hf_textcluster.runs.auto.SignalsChoice`), the
+    training texts' clusters (``assignments.csv``) and ``training_run.json`` (the serving signal's, with ``auto``, what
+    ``request`` asked and the run's ``seconds`` by phase) in ``request.output_dir``."""
     output_dir, dataset, input_file = request.output_dir, request.dataset_name, request.input_file
-    serving_signal = record["choice"]["serving_signal"]
-    criterion = record["choice"]["criterion"]
+    serving_signal, criterion = chosen.serving_signal, record["choice"]["criterion"]
     model.save_pretrained(output_dir)
-    save_candidates(output_dir, {**candidates, SERVED_KEY: served_labels}, record)
-    RunFolder(output_dir).write_assignments(assignments)
+    save_candidates(output_dir, {**chosen.candidates, SERVED_KEY: chosen.served_labels}, record)
+    folder = RunFolder(output_dir)
+    folder.write_assignments(assignments)
     run_info = read_training_run(os.path.join(output_dir, SIGNALS_DIR, serving_signal)) or {}
     run_info.update(
         {
@@ -69,7 +72,7 @@ def save_auto_run(request, model, candidates, served_labels, record, metrics, as
             "recipe": request.recipe,
             "seed": request.seed,
             "serving": {
-                "served": record["choice"]["served"],
+                "served": chosen.served,
                 "criterion": criterion,
                 "scores": {n: v[criterion] for n, v in record["candidates"].items()} if criterion else {},
             },
@@ -79,4 +82,4 @@ def save_auto_run(request, model, candidates, served_labels, record, metrics, as
             "seconds": dict(seconds),
         }
     )
-    RunFolder(output_dir).write_training_run(run_info)
+    folder.write_training_run(run_info)

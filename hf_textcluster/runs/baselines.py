@@ -16,9 +16,21 @@ from ..choosing.auto_k import ClusterCountRequest
 from ..editing.kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
 from ..encoders import resolve_encoder
 from ..modeling.input_checks import check_num_clusters
-from ..modeling.validation import validate_texts
+from ..modeling.validation import Options, validate_parameters, validate_texts
 
 BASELINES = ("bow-kmeans", "tfidf-kmeans", "embeddings-kmeans")
+
+
+def _kmeans_labels(baseline, features, num_clusters: int) -> np.ndarray:
+    """k-means of ``features`` with the baseline's restarts, seed and sample size."""
+    kmeans = fit_kmeans(
+        features,
+        num_clusters,
+        n_init=baseline.n_init,
+        random_state=baseline.random_state,
+        max_samples=baseline.kmeans_max_samples,
+    )
+    return kmeans.labels_
 
 
 @dataclass
@@ -36,8 +48,7 @@ class VectorizerKMeans:
     def fit_predict(self, texts: Sequence[str]) -> np.ndarray:
         texts = validate_texts(texts)
         check_num_clusters(self.num_clusters, len(texts))
-        if self.kind not in ("bow", "tfidf"):
-            raise ValueError(f"`kind` must be 'bow' or 'tfidf', got {self.kind!r}.")
+        validate_parameters(self, {"kind": Options("bow", "tfidf")})
         vectorizer_cls = CountVectorizer if self.kind == "bow" else TfidfVectorizer
         try:
             features = vectorizer_cls(max_features=self.max_features, stop_words="english").fit_transform(texts)
@@ -48,13 +59,7 @@ class VectorizerKMeans:
                 f"`texts`: none of the {len(texts)} texts holds a word {self.kind}-kmeans can count (words of two or "
                 "more characters that are not English stop words); use embeddings-kmeans, or pass texts with words."
             ) from None
-        self.labels_ = fit_kmeans(
-            features,
-            self.num_clusters,
-            n_init=self.n_init,
-            random_state=self.random_state,
-            max_samples=self.kmeans_max_samples,
-        ).labels_
+        self.labels_ = _kmeans_labels(self, features, self.num_clusters)
         return self.labels_
 
 
@@ -105,13 +110,7 @@ class EmbeddingKMeans:
         if request.is_auto:
             self.auto_k_ = request.choose(self.embeddings_, random_state=self.random_state)
             num_clusters = self.auto_k_.num_clusters
-        self.labels_ = fit_kmeans(
-            self.embeddings_,
-            num_clusters,
-            n_init=self.n_init,
-            random_state=self.random_state,
-            max_samples=self.kmeans_max_samples,
-        ).labels_
+        self.labels_ = _kmeans_labels(self, self.embeddings_, num_clusters)
         return self.labels_
 
 
@@ -125,10 +124,8 @@ def make_baseline(method: str, num_clusters: int | str | ClusterCountRequest, ra
                 f"num_clusters='auto' chooses K from encoder embeddings: it works with embeddings-kmeans, not {method}."
             )
         num_clusters = num_clusters.num_clusters
-    if method == "bow-kmeans":
-        return VectorizerKMeans(num_clusters, kind="bow", random_state=random_state, **kwargs)
-    if method == "tfidf-kmeans":
-        return VectorizerKMeans(num_clusters, kind="tfidf", random_state=random_state, **kwargs)
+    if method in ("bow-kmeans", "tfidf-kmeans"):
+        return VectorizerKMeans(num_clusters, kind=method.removesuffix("-kmeans"), random_state=random_state, **kwargs)
     if method == "embeddings-kmeans":
         return EmbeddingKMeans(num_clusters, random_state=random_state, **kwargs)
     raise ValueError(f"Unknown baseline {method!r}; choose one of {', '.join(BASELINES)}.")

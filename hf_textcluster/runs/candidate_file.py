@@ -99,22 +99,13 @@ def serve_kept_candidate(
         A :class:`~hf_textcluster.choosing.serving.ServingChoice` (``criterion`` None: the candidate was asked for).
 
     Raises:
-        ValueError: the folder keeps no candidates, ``name`` is not one of them, or ``texts`` are not the texts
-            they partition.
+        ValueError: the folder keeps no candidates, ``name`` is not one of them (:func:`check_kept_candidate`), or
+            ``texts`` are not the texts they partition.
 
     Example:
         >>> choice = serve_kept_candidate(model, "runs/auto", texts, "self_training/kmeans")   # doctest: +SKIP
     """
-    kept = read_candidates(model_dir)
-    if kept is None:
-        raise ValueError(
-            f"{os.fspath(model_dir)} keeps no candidate partitions ({CANDIDATES_FILE}): only a `train --method auto` "
-            f"run keeps them; pass --serve auto or one of {', '.join(CANDIDATES)}."
-        )
-    partitions, metadata = kept
-    partitions.pop(SERVED_KEY, None)
-    if name not in partitions:
-        raise ValueError(f"`serve` {name!r} is not a kept candidate; pass one of {', '.join(partitions)}.")
+    partitions, metadata = check_kept_candidate(model_dir, name)
     if not texts_match(texts, metadata):
         raise ValueError(
             f"The kept candidates partition the run's {metadata.get('num_train_texts')} training texts; --input holds "
@@ -137,19 +128,22 @@ def serve_kept_candidate(
     )
 
 
-def check_kept_candidate(model_dir: str | os.PathLike, name: str) -> None:
-    """One clear error unless ``model_dir`` keeps candidate ``name`` (:data:`CANDIDATES_FILE`)."""
+def check_kept_candidate(model_dir: str | os.PathLike, name: str) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """One clear error unless ``model_dir`` keeps candidate ``name`` (:data:`CANDIDATES_FILE`); else the kept
+    candidates (without the served clusters) and the file's metadata."""
     kept = read_candidates(model_dir) if os.path.isdir(os.fspath(model_dir)) else None
     if kept is None:
         raise ValueError(
             f"--serve {name!r} is not one of auto, {', '.join(CANDIDATES)}, and {os.fspath(model_dir)} keeps no "
             f"candidate partitions ({CANDIDATES_FILE}, written by `train --method auto`)."
         )
-    names = [n for n in kept[0] if n != SERVED_KEY]
-    if name not in names:
+    partitions, metadata = kept
+    partitions.pop(SERVED_KEY, None)
+    if name not in partitions:
         raise ValueError(
-            f"--serve {name!r} is not a kept candidate of {os.fspath(model_dir)}; pass one of {', '.join(names)}."
+            f"--serve {name!r} is not a kept candidate of {os.fspath(model_dir)}; pass one of {', '.join(partitions)}."
         )
+    return partitions, metadata
 
 
 def keep_candidates(

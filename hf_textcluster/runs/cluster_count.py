@@ -31,9 +31,7 @@ def check_cluster_count(request: ClusterCountRequest, train_dataset: datasets.Da
         label_feature = train_dataset.features.get("label")
         if label_feature is None:
             raise ValueError("`num_clusters` is required for a dataset without labels.")
-        num_clusters = (
-            label_feature.num_classes if hasattr(label_feature, "num_classes") else len(set(train_dataset["label"]))
-        )
+        num_clusters = getattr(label_feature, "num_classes", None) or len(set(train_dataset["label"]))
     check_num_clusters(num_clusters, len(train_dataset), texts=train_dataset["text"])
     return ClusterCountRequest(num_clusters)
 
@@ -71,13 +69,8 @@ def _choose_num_clusters(
     ).to(args.device)
     precision = "bf16" if args.bf16 else ("fp16" if args.fp16 else "fp32")  # ClusteringTrainer.precision
     start = time.perf_counter()
-    embeddings = embed(
-        embedder,
-        train_dataset["text"],
-        batch_size=args.encode_batch_size,
-        show_progress_bar=not args.disable_tqdm,
-        precision=precision,
-    )
+    encoding = {"batch_size": args.encode_batch_size, "precision": precision}
+    embeddings = embed(embedder, train_dataset["text"], show_progress_bar=not args.disable_tqdm, **encoding)
     embed_seconds = time.perf_counter() - start
     del embedder
     result = request.choose(embeddings, random_state=seed)

@@ -15,7 +15,6 @@ Example:
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import time
@@ -42,25 +41,20 @@ from .folder import (
     ASSIGNMENTS_FILE,
     TRAINING_RUN_FILE,
     RunFolder,
-    check_may_replace_model,
     load_clusterer,
     read_training_run,
 )
 from .training_texts import find_training_texts
 
 ONLINE_STATE_FILE = "online_state.safetensors"
-EDIT_OPS = ("merge", "split", "update")
-
-
-def _default_names(model) -> bool:
-    return all(str(name) == f"cluster_{k}" for k, name in model.config.id2label.items())
 
 
 def name_edited_clusters(model, texts: Sequence[str], clusters: Sequence[int], edited: Sequence[int]) -> dict[int, str]:
     """Name the ``edited`` clusters of ``model`` after their c-TF-IDF keywords on ``texts`` (assigned ``clusters``);
     the other clusters keep their names, and a model whose names are all the defaults (``cluster_<i>``) keeps them.
     Returns the names given."""
-    if _default_names(model) or not edited:
+    default_names = all(str(name) == f"cluster_{k}" for k, name in model.config.id2label.items())
+    if default_names or not edited:
         return {}
     keywords = cluster_keywords(list(texts), np.asarray(clusters), model.config.num_clusters)
     labels = keyword_labels(keywords)
@@ -77,39 +71,8 @@ def name_edited_clusters(model, texts: Sequence[str], clusters: Sequence[int], e
     return given
 
 
-def _texts_for(model_dir: str, texts: Sequence[str] | None, required: bool, op: str) -> list[str] | None:
-    if texts is not None:
-        return validate_texts(texts)
-    found, why = find_training_texts(read_training_run(model_dir))
-    if found is None and required:
-        raise ValueError(
-            f"{op} needs texts: pass the training texts (--input FILE / texts=...)"
-            + (f"; {why}." if why else "; the run records none that can be found.")
-        )
-    return found
-
-
-def _check_output(model_dir: str, output_dir: str, overwrite: bool, op: str) -> None:
-    check_local_path(model_dir, "model_dir")
-    if not output_dir:
-        raise ValueError(f"`output_dir` is required: {op} writes a new folder and keeps {model_dir} to go back to.")
-    if os.path.isdir(output_dir) and os.path.isdir(model_dir) and os.path.samefile(output_dir, model_dir):
-        if not overwrite:
-            raise FileExistsError(
-                f"--output-dir {output_dir} is the model being edited: {op} keeps it to go back to. Pass another "
-                "folder, or --overwrite (overwrite=True) to replace it."
-            )
-        return
-    check_may_replace_model(output_dir, overwrite=overwrite, argument="--output-dir", command=op)
-
-
 def _save(model, model_dir: str, output_dir: str, record: dict) -> dict:
     """Save ``model`` into ``output_dir`` with the source's ``training_run.json`` and the edit appended."""
-    config_file = os.path.join(model_dir, "config.json")
-    remote_code = None
-    if os.path.isfile(config_file):
-        with open(config_file, encoding="utf-8") as f:
-            remote_code = "auto_map" in json.load(f) or None
     run = read_training_run(model_dir) or {}
     if run.get("metrics"):  # measured on the trained partition, not on the edited one
         run.setdefault("metrics_before_edits", run["metrics"])
@@ -123,7 +86,7 @@ def _save(model, model_dir: str, output_dir: str, record: dict) -> dict:
     }
     run["edits"] = [*run.get("edits", []), record]
     run["num_clusters"] = model.config.num_clusters
-    save_pretrained(model, output_dir, remote_code=bool(remote_code))
+    save_pretrained(model, output_dir, remote_code=RunFolder(model_dir).ships_remote_code())
     RunFolder(output_dir).write_training_run(run)
     state = getattr(model, "online_state_", None)
     state_file = Path(output_dir, ONLINE_STATE_FILE)
@@ -139,18 +102,35 @@ def _save(model, model_dir: str, output_dir: str, record: dict) -> dict:
 
 def _edit(model_dir, output_dir, overwrite, op, texts, texts_required, edit: Callable) -> tuple[object, dict]:
     model_dir, output_dir = os.fspath(model_dir), os.fspath(output_dir) if output_dir else output_dir
-    _check_output(model_dir, output_dir, overwrite, op)
-    texts = _texts_for(model_dir, texts, texts_required, op)
-    model = load_clusterer(model_dir)
-    edited, record = edit(model, texts)
-    if os.path.isdir(output_dir) and os.path.samefile(output_dir, model_dir):
-        staging = output_dir.rstrip("/\\") + ".editing"
-        shutil.rmtree(staging, ignore_errors=True)
-        _save(edited, model_dir, staging, record)
-        shutil.rmtree(output_dir)
-        os.replace(staging, output_dir)
-        return edited, read_training_run(output_dir)
-    return edited, _save(edited, model_dir, output_dir, record)
+    check_local_path(model_dir, "model_dir")
+    if not output_dir:
+        raise ValueError(f"`output_dir` is required: {op} writes a new folder and keeps {model_dir} to go back to.")
+    in_place = os.path.isdir(output_dir) and os.path.isdir(model_dir) and os.path.samefile(output_dir, model_dir)
+    if in_place and not overwrite:
+        raise FileExistsError(
+            f"--output-dir {output_dir} is the model being edited: {op} keeps it to go back to. Pass another "
+            "folder, or --overwrite (overwrite=True) to replace it."
+        )
+    folder = RunFolder(output_dir)
+    folder.check_may_replace_model(overwrite=overwrite, argument="--output-dir", command=op, source=model_dir)
+    if texts is not None:
+        texts = validate_texts(texts)
+    else:
+        texts, why = find_training_texts(read_training_run(model_dir))
+        if texts is None and texts_required:
+            raise ValueError(
+                f"{op} needs texts: pass the training texts (--input FILE / texts=...)"
+                + (f"; {why}." if why else "; the run records none that can be found.")
+            )
+    edited, record = edit(load_clusterer(model_dir), texts)
+    if not in_place:
+        return edited, _save(edited, model_dir, output_dir, record)
+    staging = output_dir.rstrip("/\\") + ".editing"
+    shutil.rmtree(staging, ignore_errors=True)
+    _save(edited, model_dir, staging, record)
+    shutil.rmtree(output_dir)
+    os.replace(staging, output_dir)
+    return edited, folder.read_training_run()
 
 
 def merge_saved_model(
@@ -183,11 +163,7 @@ def merge_saved_model(
         >>> last_edit["op"], model.config.num_clusters                             # doctest: +SKIP
         ('merge', 19)
     """
-
-    def edit(model, texts):
-        return merge_and_describe(model, groups, texts)
-
-    return _edit(model_dir, output_dir, overwrite, "merge", texts, False, edit)
+    return _edit(model_dir, output_dir, overwrite, "merge", texts, False, lambda m, t: merge_and_describe(m, groups, t))
 
 
 def merge_and_describe(
@@ -406,15 +382,12 @@ def rename_saved_model(
             "(output_dir=) for a Hub model."
         )
     target = os.fspath(output_dir) if output_dir else model_dir
-    check_may_replace_model(target, overwrite=overwrite, argument="--output-dir", command="rename", source=model_dir)
+    RunFolder(target).check_may_replace_model(
+        overwrite=overwrite, argument="--output-dir", command="rename", source=model_dir
+    )
     model = load_clusterer(model_dir)
     rename_clusters(model, names)  # refused before anything is written
-    config_file = os.path.join(model_dir, "config.json")
-    remote_code = None
-    if os.path.isfile(config_file):
-        with open(config_file, encoding="utf-8") as f:
-            remote_code = "auto_map" in json.load(f) or None
-    save_pretrained(model, target, remote_code=bool(remote_code))
+    save_pretrained(model, target, remote_code=RunFolder(model_dir).ships_remote_code())
     if target != model_dir:
         for name in (TRAINING_RUN_FILE, ASSIGNMENTS_FILE, ONLINE_STATE_FILE):
             if os.path.isfile(os.path.join(model_dir, name)):

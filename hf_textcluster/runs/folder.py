@@ -17,7 +17,6 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -36,9 +35,6 @@ __all__ = [
     "TRAINED_MODEL_FOLDER",
     "TRAINING_RUN_FILE",
     "RunFolder",
-    "check_may_replace_model",
-    "holds_trained_model",
-    "keep_trained_model",
     "load_clusterer",
     "read_training_run",
     "record_metrics",
@@ -133,6 +129,19 @@ class RunFolder:
     def _file(self, name: str) -> str:
         return os.path.join(self.path, name)
 
+    def _read_json(self, name: str) -> Any:
+        if not os.path.isfile(self._file(name)):
+            return None
+        with open(self._file(name), encoding="utf-8") as f:
+            return json.load(f)
+
+    def _write(self, name: str, text: str) -> None:
+        """Write the file ``name`` whole or not at all: a temporary file renamed over it."""
+        path = self._file(name)
+        with open(path + ".tmp", "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+        os.replace(path + ".tmp", path)
+
     # ----- identity: what makes a resumed run the same run ------------------------------------------------------------
     @staticmethod
     def identity_of(method, num_clusters, encoder, config_kwargs, dataset, seed: int | None = None) -> dict:
@@ -150,11 +159,7 @@ class RunFolder:
 
     def read_identity(self) -> dict | None:
         """The recorded ``run_identity.json``, or ``None``."""
-        path = self._file(RUN_IDENTITY_FILE)
-        if not os.path.isfile(path):
-            return None
-        with open(path) as f:
-            return json.load(f)
+        return self._read_json(RUN_IDENTITY_FILE)
 
     def check_same_run(self, identity: dict) -> None:
         """Resuming continues *this* run only: another method, K, encoder, config, seed or other texts is an error."""
@@ -175,8 +180,7 @@ class RunFolder:
         if resuming:
             self.check_same_run(identity)
         os.makedirs(self.path, exist_ok=True)
-        with open(self._file(RUN_IDENTITY_FILE), "w") as f:
-            json.dump(identity, f, indent=2)
+        self._write(RUN_IDENTITY_FILE, json.dumps(identity, indent=2))
 
     # ----- the run record and its texts -------------------------------------------------------------------------------
     def read_training_run(self) -> dict | None:
@@ -185,43 +189,18 @@ class RunFolder:
         Raises:
             ValueError: when the file is not valid JSON.
         """
-        path = Path(self._file(TRAINING_RUN_FILE))
-        if not path.is_file():
-            return None
         try:
-            return json.loads(path.read_text(encoding="utf-8"))
+            return self._read_json(TRAINING_RUN_FILE)
         except json.JSONDecodeError as err:
-            raise ValueError(f"{path} is not valid JSON ({err}); fix or delete it.") from err
+            raise ValueError(f"{self._file(TRAINING_RUN_FILE)} is not valid JSON ({err}); fix or delete it.") from err
 
     def write_training_run(self, run: Mapping[str, Any]) -> None:
         """Write ``training_run.json`` (whole or not at all: a temporary file renamed over it)."""
-        path = self._file(TRAINING_RUN_FILE)
-        with open(path + ".tmp", "w", encoding="utf-8") as f:
-            json.dump(dict(run), f, indent=2)
-        os.replace(path + ".tmp", path)
-
-    def record_metrics(self, metrics: Mapping[str, float]) -> None:
-        """Add scores measured after training to ``training_run.json`` (see :func:`record_metrics`).
-
-        Raises:
-            FileNotFoundError: the folder has no ``training_run.json``.
-        """
-        run = self.read_training_run()
-        if run is None:
-            raise FileNotFoundError(
-                f"{self._file(TRAINING_RUN_FILE)} does not exist: record_metrics adds to a run that train_clusterer "
-                "saved."
-            )
-        run["metrics"] = {**(run.get("metrics") or {}), **{key: float(value) for key, value in metrics.items()}}
-        self.write_training_run(run)
+        self._write(TRAINING_RUN_FILE, json.dumps(dict(run), indent=2))
 
     def write_assignments(self, clusters) -> None:
         """Write :data:`ASSIGNMENTS_FILE`: the column ``cluster``, one row per training text (atomically)."""
-        path = self._file(ASSIGNMENTS_FILE)
-        with open(path + ".tmp", "w", encoding="utf-8", newline="") as f:
-            f.write("cluster\n")
-            f.writelines(f"{int(k)}\n" for k in np.asarray(clusters).reshape(-1))
-        os.replace(path + ".tmp", path)
+        self._write(ASSIGNMENTS_FILE, "cluster\n" + "".join(f"{int(k)}\n" for k in np.asarray(clusters).reshape(-1)))
 
     def read_assignments(self):
         """The clusters of :data:`ASSIGNMENTS_FILE` (an int array, one per training text), or None without one.
@@ -249,14 +228,10 @@ class RunFolder:
     def holds_trained_model(self) -> bool:
         """Whether the folder holds a saved hf_textcluster model (a config.json with ``num_clusters`` beside its
         weights)."""
-        config = self._file("config.json")
-        if not os.path.isfile(config) or not any(
-            os.path.isfile(self._file(name)) for name in ("model.safetensors", "model.safetensors.index.json")
-        ):
+        if not any(os.path.isfile(self._file(name)) for name in ("model.safetensors", "model.safetensors.index.json")):
             return False
         try:
-            with open(config, encoding="utf-8") as f:
-                return "num_clusters" in json.load(f)
+            return "num_clusters" in (self._read_json("config.json") or {})
         except (OSError, ValueError):
             return False
 
@@ -309,11 +284,7 @@ class RunFolder:
 
     def ships_remote_code(self) -> bool:
         """Whether the saved model's ``config.json`` points at shipped remote code (``auto_map``)."""
-        config_file = self._file("config.json")
-        if not os.path.isfile(config_file):
-            return False
-        with open(config_file, encoding="utf-8") as f:
-            return "auto_map" in json.load(f)
+        return "auto_map" in (self._read_json("config.json") or {})
 
     def keep_trained_model(self) -> str:
         """Before a command replaces a model's clusters in place, keep the trained model's config.json, weights and
@@ -336,35 +307,6 @@ class RunFolder:
         os.replace(staging, keep)
         print(f"The trained model is kept in {keep} (load it from there to go back).")
         return keep
-
-
-def holds_trained_model(folder: str | os.PathLike) -> bool:
-    """:meth:`RunFolder.holds_trained_model` of ``folder``.
-
-    Example:
-        >>> holds_trained_model("no/such/folder")
-        False
-    """
-    return RunFolder(folder).holds_trained_model()
-
-
-def check_may_replace_model(output_dir: str | os.PathLike, **kwargs) -> None:
-    """:meth:`RunFolder.check_may_replace_model` of ``output_dir`` (same keyword arguments).
-
-    Example:
-        >>> check_may_replace_model("no/such/folder", overwrite=False)
-    """
-    RunFolder(output_dir).check_may_replace_model(**kwargs)
-
-
-def keep_trained_model(model_dir: str | os.PathLike) -> str:
-    """:meth:`RunFolder.keep_trained_model` of ``model_dir``.
-
-    Example:
-        >>> keep_trained_model("runs/sccl-stackoverflow")  # doctest: +SKIP
-        'runs/sccl-stackoverflow/trained'
-    """
-    return RunFolder(model_dir).keep_trained_model()
 
 
 def read_training_run(model_dir: str | os.PathLike) -> dict | None:
@@ -391,7 +333,15 @@ def record_metrics(model_dir: str | os.PathLike, metrics: Mapping[str, float]) -
     Example:
         >>> record_metrics("runs/demo-sccl-stackoverflow", {"acc": 0.728, "nmi": 0.70})  # doctest: +SKIP
     """
-    RunFolder(model_dir).record_metrics(metrics)
+    folder = RunFolder(model_dir)
+    run = folder.read_training_run()
+    if run is None:
+        raise FileNotFoundError(
+            f"{os.path.join(folder.path, TRAINING_RUN_FILE)} does not exist: record_metrics adds to a run that "
+            "train_clusterer saved."
+        )
+    run["metrics"] = {**(run.get("metrics") or {}), **{key: float(value) for key, value in metrics.items()}}
+    folder.write_training_run(run)
 
 
 def update_saved_model(
@@ -442,10 +392,9 @@ def update_saved_model(
     start = time.perf_counter()
     update(loaded, texts)
     seconds = time.perf_counter() - start
-    # A folder that ships remote code keeps it: its config.json's auto_map would otherwise be dropped on saving.
-    remote_code = RunFolder(model).ships_remote_code() or None
     in_place = os.path.isdir(target.path) and os.path.isdir(model) and os.path.samefile(target.path, model)
     if command not in ("calibrate", "name") and in_place:  # they change no cluster: nothing to keep
         RunFolder(model).keep_trained_model()
-    save_pretrained(loaded, target.path, remote_code=bool(remote_code))
+    # A folder that ships remote code keeps it: its config.json's auto_map would otherwise be dropped on saving.
+    save_pretrained(loaded, target.path, remote_code=RunFolder(model).ships_remote_code())
     return loaded, seconds, target.path

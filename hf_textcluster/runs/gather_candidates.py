@@ -18,6 +18,7 @@ from ..models import get_method
 from ..reuse import embed
 from ..timing import phase
 from .candidate_file import CANDIDATES_FILE, SERVED_KEY, read_candidates, texts_match
+from .cluster_count import EMBEDDING_CONFIG_KEYS
 from .folder import read_training_run
 from .signals import CONSENSUS, PRETRAINED_CANDIDATES, SIGNALS, SIGNALS_DIR
 
@@ -31,15 +32,9 @@ def gather_candidates(
     and their consensus: (name -> partition of ``texts``, name -> how a signal serves it, source -> its space)."""
     candidates, how, features = {}, {}, {}
     for name, result in results.items():
-        trainer = result.trainer
+        encoding = {"batch_size": result.trainer.encode_batch_size, "precision": result.trainer.precision}
         with phase(f"{name}/embed"):
-            embeddings = embed(
-                result.model,
-                texts,
-                batch_size=trainer.encode_batch_size,
-                show_progress_bar=False,
-                precision=trainer.precision,
-            )
+            embeddings = embed(result.model, texts, show_progress_bar=False, **encoding)
         features[name] = partition_features(result.model, embeddings)
         with phase(f"{name}/read-outs"):
             partitions, serving = candidate_partitions(
@@ -52,10 +47,11 @@ def gather_candidates(
     num_clusters = first.model.config.num_clusters
     with phase(PRETRAINED):
         embedder = _pretrained_embedder(first.model, encoder)
-        pretrained, features[PRETRAINED] = _pretrained_candidates(
-            embedder, texts, num_clusters, first.trainer.encode_batch_size, first.trainer.precision, seed
-        )
-    candidates.update(pretrained)
+        encoding = {"batch_size": first.trainer.encode_batch_size, "precision": first.trainer.precision}
+        embeddings = embed(embedder, texts, show_progress_bar=False, **encoding)
+        partitions, _ = candidate_partitions(embedder, embeddings, candidates=PRETRAINED_CANDIDATES, random_state=seed)
+        candidates.update({f"{PRETRAINED}/{name}": labels for name, labels in partitions.items()})
+        features[PRETRAINED] = partition_features(embedder, embeddings)
     with phase(CONSENSUS):
         candidates[CONSENSUS] = consensus_partition(dict(candidates), num_clusters, random_state=seed)
     return candidates, how, features
@@ -63,22 +59,11 @@ def gather_candidates(
 
 def _pretrained_embedder(model, encoder: str | None) -> TextClusteringPreTrainedModel:
     """The pretrained encoder, pooled and cut as the signals' models."""
-    keys = ("pooling", "normalize_embeddings", "max_length")
     return TextClusteringPreTrainedModel.from_encoder_pretrained(
         encoder,
         num_clusters=model.config.num_clusters,
-        **{k: getattr(model.config, k) for k in keys if hasattr(model.config, k)},
+        **{k: getattr(model.config, k) for k in EMBEDDING_CONFIG_KEYS if hasattr(model.config, k)},
     ).to(model.device)
-
-
-def _pretrained_candidates(
-    embedder, texts, num_clusters: int, batch_size: int, precision, seed: int
-) -> tuple[dict[str, np.ndarray], np.ndarray]:
-    """k-means and UMAP k-means on the pretrained encoder's embeddings, and that space."""
-    embeddings = embed(embedder, texts, batch_size=batch_size, show_progress_bar=False, precision=precision)
-    partitions, _ = candidate_partitions(embedder, embeddings, candidates=PRETRAINED_CANDIDATES, random_state=seed)
-    named = {f"{PRETRAINED}/{name}": labels for name, labels in partitions.items()}
-    return named, partition_features(embedder, embeddings)
 
 
 def rescore_kept_candidates(

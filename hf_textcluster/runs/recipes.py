@@ -10,16 +10,11 @@ from __future__ import annotations
 import copy
 import json
 
-from ..models import METHODS, get_method
+from ..models import get_method
 
 
 def _variants(method: str) -> dict:
     return json.loads(get_method(method).recipe_file.read_text())
-
-
-def available_recipes() -> dict[str, list[str]]:
-    """The recipe variants of every registered method, e.g. ``{"sccl": ["paper", "cpu"], ...}``."""
-    return {name: [k for k in _variants(name) if k != "method"] for name in METHODS}
 
 
 def load_recipe(method: str, variant: str = "cpu", dataset: str | None = None) -> dict:

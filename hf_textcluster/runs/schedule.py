@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 
 @dataclass
@@ -40,9 +40,6 @@ class Schedule:
     num_texts: int
     source: str
     rule: str
-
-    def to_dict(self) -> dict:
-        return asdict(self)
 
     def describe(self) -> str:
         """One line: ``"40 steps of 64 texts, 10.0 epochs of 300 texts (10 epochs, at least 30 ...)"``."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import datasets
 from transformers import set_seed
@@ -23,6 +23,7 @@ from ..data import (
     AUGMENTATION_FAMILIES,
     AUGMENTERS,
     add_augmented_views,
+    benchmark_corpus,
     load_benchmark,
     views_augmentation,
 )
@@ -173,12 +174,12 @@ def train_method(
         if save and trainer.is_world_process_zero():  # under several processes, the main one writes
             # what made the views trained on (an augmenter, a precomputed family), also for a Dataset given with views
             views = (views_augmentation(train_dataset) or augmentation) if spec.uses_augmented_views else None
-            record = _run_record(request, method, config_overrides, views, k_selection, metrics, planned)
-            record["seconds"] = own_phases(seconds)
+            data = (train_dataset, test_dataset)
+            run = _run_record(request, method, config_overrides, views, k_selection, metrics, planned, trainer, data)
+            run["seconds"] = own_phases(seconds)
             assignments = cluster_names.assignments.clusters if cluster_names and cluster_names.assignments else None
-            keep = request.keep_checkpoints
             with phase("save"):
-                save_run(out, model, trainer, train_dataset, test_dataset, record, keep, assignments)
+                save_run(out, model, trainer, run, request.keep_checkpoints, assignments)
     return TrainingResult(
         model=model,
         trainer=trainer,
@@ -224,23 +225,35 @@ def _start_run(method, count, request: TrainingRequest, config_kwargs, args, tra
 
 
 def _run_record(
-    request: TrainingRequest, method: str, config_overrides, augmentation, k_selection, metrics: dict, schedule
+    request: TrainingRequest, method, config_overrides, augmentation, k_selection, metrics, schedule, trainer, data
 ) -> dict:
-    """What ``training_run.json`` records of the call (see :func:`~hf_textcluster.runs.after_training.save_run`)."""
+    """``training_run.json``: what ``card`` / ``push`` and the benchmark read back (see
+    :func:`~hf_textcluster.runs.folder.read_training_run`); the run's ``seconds`` are added last."""
+    train_dataset, test_dataset = data
+    # a Dataset loaded from a benchmark (a sample of it, e.g. the demo's) names its corpus
+    corpus = benchmark_corpus(train_dataset)
     return {
         "method": method,
         "dataset": request.dataset_name,
-        "input": request.input_file,
+        **({"input": dict(request.input_file)} if request.input_file and not request.dataset_name else {}),
+        **({"corpus": corpus} if corpus else {}),
         "recipe": request.recipe,
         "augmentation": augmentation,
+        "encoder": trainer.model.config.name_or_path,
         "seed": request.seed,
-        "test_size": request.test_size,
-        "split_seed": request.split_seed,
-        "k_selection": k_selection,
-        "config_overrides": config_overrides,
-        "training_overrides": request.training_overrides,
+        "num_train_texts": len(train_dataset),
+        **(
+            {"num_test_texts": len(test_dataset), "test_size": request.test_size, "split_seed": request.split_seed}
+            if test_dataset is not None
+            else {}
+        ),
+        "precision": trainer.precision_description(),
+        **({"k_selection": k_selection} if k_selection is not None else {}),
+        **({"serving": trainer.serving_choice} if trainer.serving_choice else {}),
+        "schedule": asdict(schedule),
+        "config_overrides": config_overrides or {},
+        "training_overrides": request.training_overrides or {},
         "metrics": metrics,
-        "schedule": schedule.to_dict(),
     }
 
 

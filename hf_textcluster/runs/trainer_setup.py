@@ -40,17 +40,12 @@ def build_training_arguments(output_dir: str, recipe_training: dict, overrides: 
     values = {"output_dir": output_dir, "seed": seed, "report_to": "none", "save_total_limit": 2}
     values.update(recipe_training)
     values.update(overrides or {})
+    steps = values.get("max_steps", -1)
     # the loss terms every ~10% of a short run (the progress bar shows them), at most every 50 steps
-    values.setdefault(
-        "logging_steps", min(50, max(1, values["max_steps"] // 10)) if values.get("max_steps", -1) > 0 else 50
-    )
-    if (
-        values.get("max_steps", -1) > 0
-        and "save_steps" not in values
-        and values.get("save_strategy", "steps") == "steps"
-    ):
+    values.setdefault("logging_steps", min(50, max(1, steps // 10)) if steps > 0 else 50)
+    if steps > 0 and "save_steps" not in values and values.get("save_strategy", "steps") == "steps":
         # Checkpoints every ~10% of the run, so an interrupted `train` has something to resume from.
-        values["save_strategy"], values["save_steps"] = "steps", max(1, values["max_steps"] // 10)
+        values["save_strategy"], values["save_steps"] = "steps", max(1, steps // 10)
     if not torch.cuda.is_available():
         values.setdefault("use_cpu", True)  # TrainingArguments refuses bf16 without a GPU unless told it is on CPU
     known = {f.name for f in fields(ClusteringTrainingArguments)}

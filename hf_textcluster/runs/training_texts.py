@@ -9,7 +9,7 @@ from typing import Any
 
 from ..data import default_data_dir, load_benchmark, load_text_file
 
-__all__ = ["find_training_texts", "run_input_file", "training_texts_for"]
+__all__ = ["find_training_texts", "run_input_file"]
 
 
 def run_input_file(run: Mapping[str, Any] | None) -> dict | None:
@@ -62,13 +62,3 @@ def find_training_texts(
     if not corpus or not data_dir:
         return None, None
     return list(load_benchmark(corpus, data_dir=data_dir)["text"]), None
-
-
-def training_texts_for(run: Mapping[str, Any] | None, data_dir: str | os.PathLike | None = None) -> list[str] | None:
-    """The texts a run was trained on, or ``None``; see :func:`find_training_texts`.
-
-    Example:
-        >>> training_texts_for(None) is None
-        True
-    """
-    return find_training_texts(run, data_dir)[0]

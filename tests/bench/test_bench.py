@@ -487,6 +487,13 @@ def test_readme_table_is_rewritten_between_its_markers_only(bench):
     assert table[2] in new
     assert render.readme_with_table("no markers here\n", table) == "no markers here\n"
     assert render.readme_with_table(text, []) == text
+    # the confirmation-only corpora get a table of their own; a confirmation choice re-made after its run is marked
+    remade = {**rows[0], "served_note": auto.REMADE}
+    banking = {**_auto_row("banking77", 0, accs, criteria, "contrastive/kmeans", 0.80), "num_texts": 10003}
+    table = auto.readme_table({"runs": {"r": RUN}}, [rows[1], remade, banking], render.README_CORPUS_NAMES)
+    assert table[3] == "| TREC-6 | confirmation | 5,452 | 75.0 | 75.0‡ | +0.0 | 100 (bf16 AMX) | 1 |"
+    assert table[4] == "" and table[5].startswith("Confirmation-only:") and table[7] == table[0]
+    assert table[9:] == ["| BANKING77 | confirmation-only | 10,003 | 75.0 | 80.0 | +5.0 | 100 (bf16 AMX) | 1 |"]
 
 
 def test_verdict_table_names_corpora_and_the_best_reported_number(bench):
@@ -793,6 +800,27 @@ def _auto_row(dataset, seed, accs: dict, criteria: dict, served: str, served_acc
     }
 
 
+def test_the_guard_table_serves_the_pick_only_where_every_view_prefers_it(bench):
+    """Each form of the do-no-harm guard on the stored criteria: the pick beats the BERTopic way in the lexical vote
+    but not in the shared silhouette, so the lexical form serves it and the every-view form does not."""
+    from hf_textcluster.choosing.candidate_choice import GUARD_CRITERIA
+    from training.bench import auto
+
+    accs = {"pretrained/umap_kmeans": 0.80, "contrastive/kmeans": 0.75}
+    lexical, shared, silhouette = GUARD_CRITERIA
+    criteria = {
+        "pretrained/umap_kmeans": {"agreement": 0.1, lexical: 0.50, shared: 0.50, silhouette: 0.30},
+        "contrastive/kmeans": {"agreement": 0.9, lexical: 0.60, shared: 0.60, silhouette: 0.20},
+    }
+    rows = [_auto_row("tweet", 0, accs, criteria, "pretrained/umap_kmeans", 0.80)]
+    table = auto.render_guards(rows, "tuning set")
+    assert "| no guard | 5.0 | 5.0 | -5.0 | 1 of 1 | 0 |" in table
+    assert "| the lexical vote alone | 5.0 | 5.0 | -5.0 | 1 of 1 | 0 |" in table
+    assert "| every view (the default) | 0.0 | 0.0 | +0.0 | 0 of 1 | 1 |" in table
+    rows[0]["partitions"]["contrastive/kmeans"]["criteria"].pop(silhouette)
+    assert auto.render_guards(rows, "tuning set") == []  # a run without every view is left out
+
+
 def test_auto_section_scores_the_choice_and_every_criterion_against_the_oracle(bench):
     from training.bench import auto
 
@@ -819,11 +847,11 @@ def test_auto_section_scores_the_choice_and_every_criterion_against_the_oracle(b
         "100 (bf16 AMX) | 1 |" in md
     )
     # agreement picks the consensus (loss 6.0), knn_holdout the oracle (loss 0)
-    assert "| agreement | 0 of 1 | 6.0 | 6.0 | consensus (1) |" in md
+    assert "| agreement | 0 of 1 | 6.0 | 6.0 | – | consensus (1) |" in md
     # what is served: the run's criterion guarded (no pretrained/umap_kmeans here, so its pick), in bold
-    assert "| **agreement + do-no-harm guard** | 0 of 1 | 6.0 | 6.0 | consensus (1) |" in md
-    assert "| knn_holdout | 1 of 1 | 0.0 | 0.0 | contrastive/umap_kmeans (1) |" in md
-    assert "| always consensus | 0 of 1 | 6.0 | 6.0 | consensus (1) |" in md
+    assert "| **agreement + do-no-harm guard** | 0 of 1 | 6.0 | 6.0 | – | consensus (1) |" in md
+    assert "| knn_holdout | 1 of 1 | 0.0 | 0.0 | – | contrastive/umap_kmeans (1) |" in md
+    assert "| always consensus | 0 of 1 | 6.0 | 6.0 | – | consensus (1) |" in md
     assert "| contrastive/umap_kmeans | **86.0** |" in md
     # the leaderboard in short's served column is the auto run's (the default), not one method's label-free choice
     rows.append({**_row("sccl", "tweet", 0.6, "r"), "partitions": {"head": {"acc": 0.6}}, "served_acc": 0.62})
@@ -848,16 +876,17 @@ def test_auto_section_scores_the_choice_and_every_criterion_against_the_oracle(b
 def test_rechoose_remakes_the_stored_choice_with_the_guard(bench, capsys):
     """``auto --rechoose``: from the criteria stored with a row alone, the default criterion's pick is served only
     when it beats the BERTopic way by the guard's criterion; the row keeps the pick and the served candidate's ACC."""
-    from hf_textcluster.choosing.candidate_choice import DEFAULT_AUTO_CRITERION, GUARD_CRITERION
+    from hf_textcluster.choosing.candidate_choice import DEFAULT_AUTO_CRITERION, GUARD_CRITERIA
     from training.bench import auto
 
+    lexical = GUARD_CRITERIA[0]  # the one guard's view stored here: the guard uses the views it has
     accs = {"pretrained/umap_kmeans": 0.77, "contrastive/umap_kmeans": 0.73, "self_training/kmeans": 0.70}
     votes = {
         "pretrained/umap_kmeans": (0.2, 0.60),
         "contrastive/umap_kmeans": (0.9, 0.59),
         "self_training/kmeans": (0.5, 0.7),
     }
-    criteria = {n: {DEFAULT_AUTO_CRITERION: a, GUARD_CRITERION: b} for n, (a, b) in votes.items()}
+    criteria = {n: {DEFAULT_AUTO_CRITERION: a, lexical: b} for n, (a, b) in votes.items()}
     row = {**_auto_row("googlenews_t", 0, accs, criteria, "contrastive/umap_kmeans", 0.731), "signals": ["contrastive"]}
     row["serving_signal"] = "contrastive"
     store = {"rows": [row], "runs": {"r": RUN}}
@@ -868,7 +897,7 @@ def test_rechoose_remakes_the_stored_choice_with_the_guard(bench, capsys):
     assert stored["selection_criterion"] == DEFAULT_AUTO_CRITERION and stored["serving_signal"] == "contrastive"
     assert "serves pretrained/umap_kmeans (was contrastive/umap_kmeans)" in capsys.readouterr().out
     # the pick beating the BERTopic way is served
-    criteria["contrastive/umap_kmeans"][GUARD_CRITERION] = 0.61
+    criteria["contrastive/umap_kmeans"][lexical] = 0.61
     row = {**row, "partitions": {n: {"acc": a, "nmi": a, "criteria": criteria[n]} for n, a in accs.items()}}
     auto.remake_choice(row)
     assert row["served_by_default"] == "contrastive/umap_kmeans" and row["served_acc"] == 0.731  # as measured
@@ -880,7 +909,7 @@ def test_rescore_from_the_committed_candidate_store_needs_no_run_folder(bench, t
     refused by name."""
     import pandas as pd
 
-    from hf_textcluster.choosing.candidate_choice import DEFAULT_AUTO_CRITERION, GUARD_CRITERION
+    from hf_textcluster.choosing.candidate_choice import DEFAULT_AUTO_CRITERION, GUARD_CRITERIA
     from hf_textcluster.runs.folder import texts_sha1
     from training.bench import auto, candidate_store
 
@@ -904,7 +933,7 @@ def test_rescore_from_the_committed_candidate_store_needs_no_run_folder(bench, t
     args = argparse.Namespace(datasets=["toy"], seeds=[0], variant="", data_dir=str(tmp_path), criteria=None)
     auto.rescore(args, store)
     (stored,) = store["rows"]
-    votes = {n: p["criteria"][GUARD_CRITERION] for n, p in stored["partitions"].items()}
+    votes = {n: p["criteria"][GUARD_CRITERIA[0]] for n, p in stored["partitions"].items()}
     assert votes["pretrained/umap_kmeans"] > votes["contrastive/kmeans"]  # the topics against a shuffle of them
     assert DEFAULT_AUTO_CRITERION in stored["partitions"]["contrastive/kmeans"]["criteria"]
     assert stored["served_by_default"] == "pretrained/umap_kmeans" and stored["served_acc"] == 1.0

@@ -9,7 +9,7 @@ import pytest
 from hf_textcluster.choosing.candidate_choice import (
     BERTOPIC_WAY,
     DEFAULT_AUTO_CRITERION,
-    GUARD_CRITERION,
+    GUARD_CRITERIA,
     candidate_criteria,
     guarded_choice,
     highest,
@@ -135,28 +135,32 @@ def test_supported_vote_sets_aside_the_quarter_least_in_agreement_and_is_the_def
 
 
 @pytest.mark.parametrize(
-    ("pick_vote", "umap_vote", "served"),
+    ("pick_votes", "umap_vote", "served"),
     [
-        (0.70, 0.60, "a/head"),  # the pick beats the BERTopic way in the lexical vote: served
-        (0.60, 0.60, "pretrained/umap_kmeans"),  # a tie is not a win
-        (0.50, 0.60, "pretrained/umap_kmeans"),
+        ((0.70, 0.70, 0.70), 0.60, "a/head"),  # the pick beats the BERTopic way in every view: served
+        ((0.70, 0.70, 0.60), 0.60, "pretrained/umap_kmeans"),  # a tie in one view is not a win
+        ((0.70, 0.50, 0.70), 0.60, "pretrained/umap_kmeans"),  # one view that prefers the BERTopic way vetoes
+        ((0.50, 0.50, 0.50), 0.60, "pretrained/umap_kmeans"),
     ],
 )
-def test_the_guard_serves_the_bertopic_way_unless_the_pick_beats_it(pick_vote, umap_vote, served):
-    criteria = {
-        DEFAULT_AUTO_CRITERION: {"pretrained/umap_kmeans": 0.1, "a/head": 0.9, "b/kmeans": 0.5},
-        GUARD_CRITERION: {"pretrained/umap_kmeans": umap_vote, "a/head": pick_vote, "b/kmeans": 0.99},
-    }
+def test_the_guard_serves_the_bertopic_way_unless_the_pick_beats_it_in_every_view(pick_votes, umap_vote, served):
+    criteria = {DEFAULT_AUTO_CRITERION: {"pretrained/umap_kmeans": 0.1, "a/head": 0.9, "b/kmeans": 0.5}}
+    for guard, vote in zip(GUARD_CRITERIA, pick_votes, strict=True):
+        criteria[guard] = {"pretrained/umap_kmeans": umap_vote, "a/head": vote, "b/kmeans": 0.99}
     # the guard compares the pick alone with the BERTopic way: a third candidate's vote does not enter
     assert guarded_choice(criteria, DEFAULT_AUTO_CRITERION) == (served, "a/head")
 
 
 def test_the_guard_stands_aside_without_its_comparison():
-    picked_umap = {"vote": {BERTOPIC_WAY: 0.9, "a/head": 0.1}, GUARD_CRITERION: {BERTOPIC_WAY: 0.1, "a/head": 0.9}}
+    lexical = GUARD_CRITERIA[0]
+    picked_umap = {"vote": {BERTOPIC_WAY: 0.9, "a/head": 0.1}, lexical: {BERTOPIC_WAY: 0.1, "a/head": 0.9}}
     assert guarded_choice(picked_umap, "vote") == (BERTOPIC_WAY, BERTOPIC_WAY)
-    no_umap = {"vote": {"a/head": 0.9, "b/head": 0.1}, GUARD_CRITERION: {"a/head": 0.1, "b/head": 0.9}}
+    no_umap = {"vote": {"a/head": 0.9, "b/head": 0.1}, lexical: {"a/head": 0.1, "b/head": 0.9}}
     assert guarded_choice(no_umap, "vote") == ("a/head", "a/head")
     no_guard = {"vote": {BERTOPIC_WAY: 0.1, "a/head": 0.9}}
     assert guarded_choice(no_guard, "vote") == ("a/head", "a/head")
+    # the views that were computed decide: the lexical vote alone, when the others are missing
+    lexical_only = {**no_guard, lexical: {BERTOPIC_WAY: 0.5, "a/head": 0.4}}
+    assert guarded_choice(lexical_only, "vote") == (BERTOPIC_WAY, "a/head")
     # ties of the criterion: the first listed
     assert highest({"x": 1.0, "y": 1.0}) == "x"

@@ -17,7 +17,7 @@ from hf_textcluster import SCCLModel, train_clusterer
 from hf_textcluster.cli import main
 from hf_textcluster.data import load_texts
 from hf_textcluster.editing import initialize_clusters
-from hf_textcluster.runs.folder import check_may_replace_model
+from hf_textcluster.runs.folder import RunFolder
 
 TRAIN = dict(per_device_train_batch_size=16, bf16=False, disable_tqdm=True, report_to="none", max_steps=2, save_steps=1)
 
@@ -112,7 +112,7 @@ def test_updating_into_another_models_folder_needs_overwrite(command, trained, t
 def test_an_output_dir_that_is_a_file_is_one_line(tmp_path):
     (tmp_path / "file").write_text("x")
     with pytest.raises(NotADirectoryError, match=f"--output-dir {tmp_path}/file is a file, not a folder"):
-        check_may_replace_model(str(tmp_path / "file"), overwrite=False)
+        RunFolder(str(tmp_path / "file")).check_may_replace_model(overwrite=False)
 
 
 def test_recluster_in_place_keeps_the_trained_model(trained, toy_corpus, tmp_path):

@@ -12,7 +12,7 @@ from transformers import AutoModel, pipeline
 
 import hf_textcluster  # noqa: F401
 from hf_textcluster import train_clusterer
-from hf_textcluster.choosing.candidate_choice import BERTOPIC_WAY, DEFAULT_AUTO_CRITERION, GUARD_CRITERION
+from hf_textcluster.choosing.candidate_choice import BERTOPIC_WAY, DEFAULT_AUTO_CRITERION, GUARD_CRITERIA
 from hf_textcluster.choosing.criteria import AUTO_CRITERIA
 from hf_textcluster.data import load_texts
 from hf_textcluster.runs.auto import AUTO_SCHEDULE, train_auto
@@ -60,7 +60,7 @@ def test_auto_trains_every_signal_and_keeps_every_candidate(auto_trained, toy_co
     assert {f"{s}/{c}" for s in SIGNALS for c in ("head", "kmeans", "umap_kmeans")} <= names
     assert {"pretrained/kmeans", "pretrained/umap_kmeans", CONSENSUS} <= names
     # train computes the criterion that chooses and its parts, nothing else
-    assert record["criteria"] == ["agreement", "knn_holdout_lexical", DEFAULT_AUTO_CRITERION]
+    assert set(record["criteria"]) == {"agreement", DEFAULT_AUTO_CRITERION, *GUARD_CRITERIA}
     assert all(set(values) == set(record["criteria"]) for values in record["candidates"].values())
     partitions, metadata = read_candidates(out)
     assert set(partitions) == names | {"served"} and texts_match(texts, metadata)
@@ -78,9 +78,9 @@ def test_the_choice_is_the_best_by_its_criterion_and_is_served_after_save_and_lo
     choice = record["choice"]
     values = {name: v[choice["criterion"]] for name, v in record["candidates"].items()}
     assert values[choice["pick"]] == max(values.values())
-    # served: the pick, unless it does not beat the BERTopic way by the guard's criterion
-    guard = {name: v[GUARD_CRITERION] for name, v in record["candidates"].items()}
-    beats = choice["pick"] == BERTOPIC_WAY or guard[choice["pick"]] > guard[BERTOPIC_WAY]
+    # served: the pick, unless it does not beat the BERTopic way in every guard's view
+    pick, umap = record["candidates"][choice["pick"]], record["candidates"][BERTOPIC_WAY]
+    beats = choice["pick"] == BERTOPIC_WAY or all(pick[g] > umap[g] for g in GUARD_CRITERIA)
     assert choice["served"] == (choice["pick"] if beats else BERTOPIC_WAY)
     model = AutoModel.from_pretrained(out)
     assert model.config.served_partition == choice["served"] and model.is_calibrated
@@ -285,8 +285,10 @@ def test_rescoring_a_kept_run_reproduces_its_criteria(auto_trained, toy_corpus):
     values = rescore_kept_candidates(out, toy_corpus[0], random_state=0, criteria=record["criteria"])
     assert set(values) == set(record["criteria"])
     for criterion, scores in values.items():
+        # the shared space's silhouette is computed on embeddings encoded again from the saved models: float rounding
+        tolerance = 2e-5 if criterion == "silhouette_shared" else 2e-6
         for name, value in scores.items():
-            assert value == pytest.approx(record["candidates"][name][criterion], abs=2e-6), (criterion, name)
+            assert value == pytest.approx(record["candidates"][name][criterion], abs=tolerance), (criterion, name)
     with pytest.raises(ValueError, match="not the training texts"):
         rescore_kept_candidates(out, toy_corpus[0][:-1])
 
