@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..data import load_text_file
 from ..hub.model_card import write_model_card
-from ._args import add_card_args, card_kwargs
+from ._args import add_card_args, card_kwargs, read_texts
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -29,11 +28,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
-    texts = list(load_text_file(args.input, text_column=args.text_column)["text"]) if args.input else None
     card = write_model_card(
         args.model,
         args.output or "-",
-        texts=texts,
+        texts=read_texts(args.input, args.text_column),
         data_dir=args.data_dir,
         max_texts=args.max_texts,
         repo_id=args.repo_id,

@@ -20,7 +20,7 @@ from ._args import (
     describe_k_selection,
     format_scores,
     positive_int_or_auto,
-    print_latent_kmeans,
+    print_kmeans_scores,
 )
 
 
@@ -134,11 +134,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     if auto:
         print(describe_k_selection(baseline.auto_k_.to_dict()) + f"; the labels have {num_classes} classes")
     print(f"{format_scores(metrics, ('acc', 'nmi', 'ari', 'purity'))}  time {seconds:.1f}s")
-    if "kmeans_acc" in metrics:
-        print(
-            f"k-means on embeddings: {format_scores({k[7:]: v for k, v in metrics.items() if k.startswith('kmeans_')})}"
-        )
-        print_latent_kmeans(metrics)
+    print_kmeans_scores(metrics)
     if args.model:
         _score_kept_candidates(args.model, texts, labels)
     return 0

@@ -8,7 +8,7 @@ import os
 
 from ..modeling.validation import check_local_path
 from ..runs.folder import load_clusterer
-from ._args import _add_text_column_and_batch_args
+from ._args import _add_text_column_and_batch_args, read_texts
 
 # Keywords and characters of the first representative text shown per cluster on the terminal (the CSV has them all).
 SHOWN_KEYWORDS = 6
@@ -41,11 +41,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     check_local_path(args.model, "--model")
     if args.output and os.path.isdir(args.output):
         raise ValueError(f"--output {args.output} is a folder: pass a file name (e.g. clusters.csv).")
-    texts = None
-    if args.input:
-        from ..data import load_text_file
-
-        texts = list(load_text_file(args.input, text_column=args.text_column)["text"])
+    texts = read_texts(args.input, args.text_column)
     model = load_clusterer(args.model)
     try:
         table = model.cluster_info(texts, batch_size=args.batch_size)

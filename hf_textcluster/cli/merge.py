@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..runs.curation import merge_saved_model
-from ._args import add_curation_args, curation_texts, refresh_card
+from ._args import add_curation_args, read_texts, refresh_card
 
 
 def cluster_ids(value: str) -> list[int]:
@@ -41,9 +41,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     """Merge ``--clusters`` groups of ``--model`` and save the result to ``--output-dir`` (with names, calibration,
     card and ``training_run.json``'s history of edits)."""
-    texts = curation_texts(args)
+    texts = read_texts(args.input, args.text_column)
     model, _ = merge_saved_model(args.model, args.output_dir, args.clusters, texts=texts, overwrite=args.overwrite)
-    refresh_card(args, texts)
+    refresh_card(args.model, args.output_dir, texts=texts)
     groups = "; ".join(" + ".join(map(str, group)) for group in args.clusters)
     print(
         f"Merged clusters {groups} of {args.model}: {model.config.num_clusters} clusters now, saved to "

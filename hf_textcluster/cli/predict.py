@@ -73,47 +73,42 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def _pipeline_options(args: argparse.Namespace) -> dict:
-    options = {"batch_size": args.batch_size, **({"top_k": args.top_k} if args.top_k else {})}
-    if args.flag_outliers:
-        options["flag_outliers"] = True
-    if args.outlier_quantile is not None:
-        options["outlier_quantile"] = args.outlier_quantile
-    if args.precision != "auto":  # only then: part of the options a half-written --output is resumed with
-        options["precision"] = args.precision
-    return options
+    # an option left at its default is not passed: it is no part of the options a half-written --output resumes with
+    options = {
+        "batch_size": args.batch_size,
+        "top_k": args.top_k,
+        "flag_outliers": args.flag_outliers or None,
+        "outlier_quantile": args.outlier_quantile,
+        "precision": None if args.precision == "auto" else args.precision,
+    }
+    return {key: value for key, value in options.items() if value is not None}
 
 
-def _check_device(device: str) -> None:
-    """A device this machine lacks is one line naming --device, not torch's bare AssertionError later."""
+def _device(device: str) -> str:
+    """``--device auto``: the first CUDA GPU when torch sees one, else the CPU. A device this machine lacks is one line
+    naming --device, not torch's bare AssertionError later."""
     import torch
 
-    if str(device).startswith("cuda"):
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda"):
         if not torch.cuda.is_available():
             raise ValueError(
                 f"--device {device}: this machine has no CUDA GPU that torch can use "
                 "(torch.cuda.is_available() is False); pass --device cpu."
             )
-        index = str(device).partition(":")[2]
+        index = device.partition(":")[2]
         if index.isdigit() and int(index) >= torch.cuda.device_count():
             raise ValueError(
                 f"--device {device}: this machine has {torch.cuda.device_count()} CUDA GPU(s) "
                 f"(cuda:0 to cuda:{torch.cuda.device_count() - 1})."
             )
-
-
-def _device(device: str) -> str:
-    """``--device auto``: the first CUDA GPU when torch sees one, else the CPU."""
-    if device != "auto":
-        return device
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    return device
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     check_local_path(args.model, "--model")
-    args.device = _device(args.device)
-    _check_device(args.device)
+    device = _device(args.device)
     if args.output:
         check_output(args.input, args.output)
     check_finished_run(args.model)
@@ -124,34 +119,24 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
             "not an hf_textcluster clusterer: train one with `hf-textcluster train`."
         )
     processes = running_processes()  # several under `accelerate launch`: each encodes a share, the main one writes
-    device = args.device if processes is None else processes.device
+    device = device if processes is None else processes.device
     clusterer = pipeline("text-clustering", model=model, tokenizer=model.tokenizer, device=device)
-    try:
-        stats = run_with_processes(
-            clusterer,
-            lambda shared: predict_file(
-                shared,
-                args.input,
-                args.output,
-                text_column=args.text_column,
-                chunk_size=args.chunk_size,
-                overwrite=args.overwrite,
-                **_pipeline_options(args),
-            ),
-            processes,
-        )
-        if processes is not None:
-            leave_together(processes)
-    except ValueError as err:  # the pipeline names its Python options; say the flags
-        message = str(err).replace("`flag_outliers=True`", "--flag-outliers")
-        raise ValueError(
-            message.replace("`flag_outliers`", "--flag-outliers")
-            .replace("`outlier_quantile`", "--outlier-quantile")
-            .replace("`top_k`", "--top-k")
-        ) from err
-    if stats is None:  # a process that helped the main one
-        return 0
-    if args.output:
+    stats = run_with_processes(
+        clusterer,
+        lambda shared: predict_file(
+            shared,
+            args.input,
+            args.output,
+            text_column=args.text_column,
+            chunk_size=args.chunk_size,
+            overwrite=args.overwrite,
+            **_pipeline_options(args),
+        ),
+        processes,
+    )
+    if processes is not None:
+        leave_together(processes)
+    if stats is not None and args.output:  # None: a process that helped the main one
         print(
             f"{stats['texts']:,} texts -> {args.output} ({stats['texts_per_second']} texts/s"
             f"{', resumed after %s' % format(stats['resumed_after'], ',') if stats['resumed_after'] else ''}).",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from ..runs.curation import reduce_saved_model
-from ._args import add_curation_args, curation_texts, positive_int, refresh_card
+from ._args import add_curation_args, positive_int, read_texts, refresh_card
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -25,7 +25,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     """Reduce ``--model`` to ``--num-clusters`` clusters and save the result to ``--output-dir``."""
-    texts = curation_texts(args)
+    texts = read_texts(args.input, args.text_column)
     model, run_record = reduce_saved_model(
         args.model,
         args.output_dir,
@@ -34,7 +34,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         overwrite=args.overwrite,
         batch_size=args.batch_size,
     )
-    refresh_card(args, texts)
+    refresh_card(args.model, args.output_dir, texts=texts)
     groups = "; ".join(" + ".join(map(str, group)) for group in run_record["edits"][-1]["clusters"])
     print(
         f"Reduced {args.model} to {model.config.num_clusters} clusters by merging {groups}; saved to "

@@ -8,6 +8,7 @@ import json
 import os
 
 from ..runs.curation import rename_saved_model
+from ._args import refresh_card
 
 
 def cluster_name(value: str) -> tuple[str, str]:
@@ -62,15 +63,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         raise ValueError('rename needs names: pass ID=NAME pairs (3="refunds") or --file names.json.')
     output_dir = args.output_dir or args.model
     model = rename_saved_model(args.model, names, output_dir=args.output_dir, overwrite=args.overwrite)
-    if os.path.isfile(os.path.join(args.model, "README.md")):  # the card lists the names: written again
-        import warnings
-
-        from ..hub.card_data import MetricsNotMeasuredWarning
-        from ..hub.model_card import write_model_card
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", MetricsNotMeasuredWarning)
-            write_model_card(output_dir, model=model)
+    refresh_card(args.model, output_dir, model=model)
     given = {int(k) for k in names}
     for k, label in sorted(model.config.id2label.items()):
         print(f"{k:>4}  {'renamed' if k in given else '':<7}  {label}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..runs.curation import split_saved_model
-from ._args import add_curation_args, curation_texts, positive_int, refresh_card
+from ._args import add_curation_args, positive_int, read_texts, refresh_card
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -24,7 +24,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     """Split ``--cluster`` of ``--model`` into ``--n`` clusters and save the result to ``--output-dir``."""
-    texts = curation_texts(args)
+    texts = read_texts(args.input, args.text_column)
     model, run_record = split_saved_model(
         args.model,
         args.output_dir,
@@ -34,7 +34,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         overwrite=args.overwrite,
         random_state=args.seed,
     )
-    refresh_card(args, texts)
+    refresh_card(args.model, args.output_dir, texts=texts)
     new_ids = run_record["edits"][-1]["new_ids"]
     print(
         f"Split cluster {args.cluster} of {args.model} into clusters {', '.join(map(str, new_ids))}: "

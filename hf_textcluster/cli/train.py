@@ -22,7 +22,7 @@ from ._args import (
     describe_k_selection,
     format_scores,
     num_clusters_or_auto,
-    print_latent_kmeans,
+    print_kmeans_scores,
 )
 from ._train_summary import summary
 from ._trainer_flags import add_trainer_flags, check_pass_through, trainer_flags
@@ -240,8 +240,5 @@ def _print_result(args: argparse.Namespace, result) -> None:
             )
         scores = {k[5:]: v for k, v in m.items() if k.startswith("eval_")}
         print(f"cluster head         : {format_scores(scores)}")
-        print(
-            f"k-means on embeddings: {format_scores({k[7:]: v for k, v in scores.items() if k.startswith('kmeans_')})}"
-        )
-        print_latent_kmeans(scores)
+        print_kmeans_scores(scores)
     print(summary(result, args.input, args.text_column))

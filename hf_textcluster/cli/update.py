@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from ..data import load_text_file
 from ..editing.curation import UPDATE_FAR_QUANTILE
 from ..runs.curation import update_saved_model
-from ._args import add_curation_args, curation_texts, quantile, refresh_card
+from ._args import add_curation_args, quantile, read_texts, refresh_card
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -41,8 +40,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     """Update ``--model`` with the texts of ``--input`` and save it to ``--output-dir``."""
-    texts = curation_texts(args)
-    reference = list(load_text_file(args.reference, text_column=args.text_column)["text"]) if args.reference else None
+    texts = read_texts(args.input, args.text_column)
+    reference = read_texts(args.reference, args.text_column)
     model, result, _ = update_saved_model(
         args.model,
         args.output_dir,
@@ -54,7 +53,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         min_new_size=args.min_new_size,
         batch_size=args.batch_size,
     )
-    refresh_card(args, None)
+    refresh_card(args.model, args.output_dir, texts=None)
     proposal = (
         "no new group proposed"
         if result.proposed is None
