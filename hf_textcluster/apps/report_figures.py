@@ -26,6 +26,7 @@ import numpy as np
 
 from ..markup import escape_html
 from ..modeling.validation import missing_labels
+from .plotting import display_name
 
 # The largest clusters get a bar chart each; more would make the page a wall of bars.
 MAX_BAR_CLUSTERS = 12
@@ -376,13 +377,8 @@ def confusion_figure(labels, clusters, label_names: Sequence[str] | None, cluste
     order = matched + rest
     counts = counts[:, order]
 
-    def class_name(value):
-        if label_names is not None and isinstance(value, (int, np.integer)) and 0 <= int(value) < len(label_names):
-            return str(label_names[int(value)])
-        return str(value)
-
     x = [f"{int(used[j])}: {_e(shorten(cluster_names[int(used[j])], 40))}" for j in order]
-    yl = [_e(class_name(v)) for v in classes.tolist()]
+    yl = [_e(display_name(v, label_names)) for v in classes.tolist()]
     share = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
     fig = go.Figure(
         go.Heatmap(

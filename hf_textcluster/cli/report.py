@@ -7,7 +7,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from ..apps.report import DEFAULT_SAMPLE_SIZE, MAP_METHODS, check_report_path, cluster_report
+from ..apps.report import MAP_METHODS, check_report_path, cluster_report
+from ..apps.report_data import DEFAULT_SAMPLE_SIZE
 from ..data import load_text_file
 from ..modeling.validation import check_local_path
 from ..runs.folder import load_clusterer
