@@ -156,17 +156,6 @@ def add_model_input_args(parser: argparse.ArgumentParser, model_help: str) -> No
     _add_text_column_and_batch_args(parser)
 
 
-def add_calibration_sample_arg(parser: argparse.ArgumentParser, default: int = 10_000) -> None:
-    """``--calibration-sample``: how many texts a model's confidence and outlier distances are calibrated on."""
-    parser.add_argument(
-        "--calibration-sample",
-        type=positive_int,
-        default=default,
-        metavar="N",
-        help="Calibrate the confidence and outlier distances on a seeded sample of this many texts.",
-    )
-
-
 def add_map_sample_arg(parser: argparse.ArgumentParser, default: int) -> None:
     """``--map-sample``: how many texts a 2-D map shows (plot and report)."""
     parser.add_argument(

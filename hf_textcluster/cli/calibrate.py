@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..representation import name_clusters
-from ._args import add_calibration_sample_arg, add_model_input_args, update_saved_model
+from ._args import add_model_input_args, positive_int, update_saved_model
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -26,7 +26,13 @@ def add_saved_model_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--overwrite", action="store_true", help="Replace another trained model already in --output-dir."
     )
-    add_calibration_sample_arg(parser)
+    parser.add_argument(
+        "--calibration-sample",
+        type=positive_int,
+        default=10_000,
+        metavar="N",
+        help="Calibrate the confidence and outlier distances on a seeded sample of this many texts.",
+    )
     parser.add_argument("--seed", type=int, default=0, help="Seed of the sample (and of k-means).")
 
 

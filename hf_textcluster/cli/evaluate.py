@@ -156,7 +156,7 @@ def _score_kept_candidates(model_dir: str, texts, labels) -> None:
     served = partitions.pop(SERVED_KEY, None)
     print(f"The candidates it kept ({len(partitions)}), on these texts (its training texts):")
     width = max(len(name) for name in partitions)
-    for name, predicted in partitions.items():
-        print(f"  {name:{width}s} {format_scores(clustering_scores(labels, predicted), ('acc', 'nmi', 'ari'))}")
     if served is not None:
-        print(f"  {'(served)':{width}s} {format_scores(clustering_scores(labels, served), ('acc', 'nmi', 'ari'))}")
+        partitions["(served)"] = served
+    for name, predicted in partitions.items():
+        print(f"  {name:{width}s} {format_scores(clustering_scores(labels, predicted))}")

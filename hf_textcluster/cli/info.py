@@ -85,6 +85,5 @@ def write_csv(table, path: str) -> None:
     out = table.copy()
     out["keywords"] = out["keywords"].map(", ".join)
     out["representative_texts"] = out["representative_texts"].map("\n".join)
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     out.to_csv(path, index=False)

@@ -6,6 +6,7 @@ name, and the answers are cached beside the model (``cluster_names.json``)."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 
@@ -59,7 +60,8 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
             os.makedirs(output_dir, exist_ok=True)
             shutil.copy2(earlier, cache)  # the answers already generated travel with the model
         label_clusters(model, texts, batch_size=args.batch_size, generator=args.generator, prompt=prompt, cache=cache)
-        sources.update(_sources(cache))
+        with open(cache, encoding="utf-8") as f:
+            sources.update(json.load(f).get("last", {}).get("sources", {}))
 
     model, _, output_dir = update_saved_model(args, "name", update)
     generated = sum(source == "generated" for source in sources.values())
@@ -85,10 +87,3 @@ def _record_names(model_dir: str, output_dir: str, record: dict) -> None:
         return
     run["names"] = record
     RunFolder(output_dir).write_training_run(run)
-
-
-def _sources(cache: str) -> dict:
-    import json
-
-    with open(cache, encoding="utf-8") as f:
-        return json.load(f).get("last", {}).get("sources", {})

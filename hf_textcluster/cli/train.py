@@ -32,17 +32,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     train = subparsers.add_parser(
         "train", help="Train a clusterer (Trainer options and any other TrainingArguments --flag pass through)."
     )
-    _add_method_and_data_args(train)
-    _add_model_args(train)
-    _add_run_folder_args(train)
-    add_data_args(train)
-    add_trainer_flags(train)
-    train.set_defaults(func=run)
-    return train
-
-
-def _add_method_and_data_args(train: argparse.ArgumentParser) -> None:
-    """The method, what it trains on (a benchmark corpus or the user's file) and where the run goes."""
+    # The method, what it trains on (a benchmark corpus or the user's file) and where the run goes.
     train.add_argument(
         "--method",
         default="auto",
@@ -64,10 +54,7 @@ def _add_method_and_data_args(train: argparse.ArgumentParser) -> None:
         required=True,
         help="Where checkpoints, the trained model and training_run.json go (an interrupted run resumes there).",
     )
-
-
-def _add_model_args(train: argparse.ArgumentParser) -> None:
-    """The model trained: encoder, recipe, views, K, seed and config overrides."""
+    # The model trained: encoder, recipe, views, K, seed and config overrides.
     train.add_argument("--encoder", help="Hub id or local path (default: the pip-shipped all-MiniLM-L6-v2).")
     train.add_argument("--recipe", default="cpu", help="Recipe variant: 'cpu' (default) or 'paper'.")
     train.add_argument(
@@ -103,10 +90,7 @@ def _add_model_args(train: argparse.ArgumentParser) -> None:
         help="Training's and its encoding passes' precision: auto (bf16 where the device runs it natively: a GPU "
         f"with bf16, a CPU with AVX-512-BF16 / AMX; else fp32; ${PRECISION_ENV} overrides), fp32, bf16 or fp16.",
     )
-
-
-def _add_run_folder_args(train: argparse.ArgumentParser) -> None:
-    """What happens to --output-dir's checkpoints and earlier model, and the held-out texts."""
+    # What happens to --output-dir's checkpoints and earlier model, and the held-out texts.
     train.add_argument("--no-resume", action="store_true", help="Ignore checkpoints already in --output-dir.")
     train.add_argument(
         "--overwrite",
@@ -127,6 +111,10 @@ def _add_run_folder_args(train: argparse.ArgumentParser) -> None:
         metavar="N|F",
         help="Hold out N texts (or a fraction F < 1), stratified by label; evaluate on them only.",
     )
+    add_data_args(train)
+    add_trainer_flags(train)
+    train.set_defaults(func=run)
+    return train
 
 
 def parse_pass_through(pairs: list[str]) -> dict:
@@ -146,12 +134,7 @@ def precision_overrides(precision: str) -> dict:
     if precision == "auto":
         precision = os.environ.get(PRECISION_ENV, "auto")
         check_precision(precision)
-    return {
-        "auto": {},
-        "fp32": {"bf16": False, "fp16": False},
-        "bf16": {"bf16": True, "fp16": False},
-        "fp16": {"bf16": False, "fp16": True},
-    }[precision]
+    return {} if precision == "auto" else {"bf16": precision == "bf16", "fp16": precision == "fp16"}
 
 
 def _config_overrides(items: list[str] | None) -> dict:
@@ -172,13 +155,6 @@ def _user_dataset(args):
             "a number, or 'auto' to choose it from the embeddings."
         )
     return load_text_file(args.input, text_column=args.text_column, label_column=args.label_column)
-
-
-def _input_source(args) -> dict | None:
-    """Where a run's texts came from, for ``training_run.json`` (the card reads its cluster keywords from the file)."""
-    if not args.input:
-        return None
-    return {"path": os.path.abspath(args.input), "text_column": args.text_column, "label_column": args.label_column}
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
@@ -207,7 +183,12 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         resume=not args.no_resume,
         overwrite=args.overwrite,
         test_size=args.test_size,
-        input_file=_input_source(args),
+        # where the texts came from, for training_run.json (the card reads its cluster keywords from the file)
+        input_file=(
+            {"path": os.path.abspath(args.input), "text_column": args.text_column, "label_column": args.label_column}
+            if args.input
+            else None
+        ),
         keep_checkpoints=args.keep_checkpoints,
     )
     if not result.trainer.is_world_process_zero():  # under several processes, the main one reports
