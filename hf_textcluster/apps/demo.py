@@ -72,13 +72,19 @@ def run_demo(
 
     from ..runs.api import train_clusterer
     from ..runs.folder import record_metrics
+    from ..runs.recipes import load_recipe
 
     total_start = time.perf_counter()
     spec = get_method(method)
     precision, (sized_texts, sized_steps) = demo_size()
     steps = max_steps or sized_steps
     output_dir = output_dir or f"runs/demo-{method}-{DEMO_DATASET}"
-    dataset = _sample_corpus(method, spec.uses_augmented_views, data_dir, num_texts or sized_texts, seed)
+    # a seeded sample of the corpus, with the augmented views the method's CPU recipe asks for
+    family = load_recipe(method, "cpu", DEMO_DATASET).get("augmentation") if spec.uses_augmented_views else None
+    dataset = load_benchmark(
+        DEMO_DATASET, data_dir=data_dir, augmentation=family if family in AUGMENTATION_FAMILIES else None
+    )
+    dataset = dataset.shuffle(seed=seed).select(range(min(num_texts or sized_texts, len(dataset))))
     texts, labels = list(dataset["text"]), np.asarray(dataset["label"])
     label_names = dataset.features["label"].names
     print(
@@ -177,18 +183,6 @@ def demo_size() -> tuple[str, tuple[int, int]]:
     device = "cuda" if torch.cuda.is_available() else "cpu"
     precision = "bf16" if device == "cuda" or native_bf16(device) else "fp32"
     return precision, DEMO_SIZES[precision]
-
-
-def _sample_corpus(method: str, uses_augmented_views: bool, data_dir: str | None, num_texts: int, seed: int):
-    """A seeded sample of the demo's corpus, with the augmented views the method's CPU recipe asks for."""
-    from ..runs.recipes import load_recipe
-
-    family = load_recipe(method, "cpu", DEMO_DATASET).get("augmentation") if uses_augmented_views else None
-    dataset = load_benchmark(
-        DEMO_DATASET, data_dir=data_dir, augmentation=family if family in AUGMENTATION_FAMILIES else None
-    )
-    num_texts = min(num_texts, len(dataset))
-    return dataset.shuffle(seed=seed).select(range(num_texts))
 
 
 def _print_surest_clusters(model, served: str, summaries, texts, served_clusters, labels, label_names) -> None:

@@ -42,12 +42,6 @@ def display_name(value, names) -> str:
     return str(value if name is None else name)
 
 
-def _categories(values, names=None) -> tuple[np.ndarray, list[str]]:
-    """(codes 0..C-1 per point, the C category names). ``names`` maps a value (or its index) to a display name."""
-    uniques, codes = np.unique(np.asarray(values), return_inverse=True)
-    return codes.reshape(-1), [display_name(value, names) for value in uniques.tolist()]
-
-
 def _draw_map(
     ax,
     coords: np.ndarray,
@@ -64,7 +58,8 @@ def _draw_map(
     if values is None:
         ax.scatter(coords[order, 0], coords[order, 1], s=size, c="tab:blue", alpha=0.7, linewidths=0)
     else:
-        codes, display = _categories(values, names)
+        uniques, codes = np.unique(np.asarray(values), return_inverse=True)  # codes 0..C-1 of the C categories
+        codes, display = codes.reshape(-1), [display_name(value, names) for value in uniques.tolist()]
         colours = palette(len(display))
         ax.scatter(coords[order, 0], coords[order, 1], s=size, c=colours[codes[order]], alpha=0.8, linewidths=0)
         _draw_legend(ax, display, colours, legend_title)

@@ -241,13 +241,6 @@ def hierarchy_figure(ids: Sequence[int], centres, names: Mapping[int, str]):
     return fig
 
 
-def _plotly_palette(count: int) -> list[str]:
-    """Distinct colours for ``count`` clusters: plotly's 10, else its 24 (which repeat beyond 24)."""
-    from plotly.colors import qualitative
-
-    return qualitative.Plotly if count <= 10 else qualitative.Dark24
-
-
 def text_map_figure(coords, clusters, rows, texts: Sequence[str], names, confidence, method: str, title: str):
     """The texts of ``rows`` as points at ``coords``, one trace (and colour) per cluster, the text on hover.
 
@@ -268,10 +261,11 @@ def text_map_figure(coords, clusters, rows, texts: Sequence[str], names, confide
         >>> fig = text_map_figure(coords, clusters, rows, texts, names, confidence, "PCA", "a map")  # doctest: +SKIP
     """
     import plotly.graph_objects as go
+    from plotly.colors import qualitative
 
     fig = go.Figure()
     shown = np.unique(clusters[rows]).tolist()
-    colours = _plotly_palette(len(shown))
+    colours = qualitative.Plotly if len(shown) <= 10 else qualitative.Dark24  # Dark24's repeat beyond 24 clusters
     for position, k in enumerate(shown):
         points = rows[clusters[rows] == k]
         positions = np.searchsorted(rows, points)

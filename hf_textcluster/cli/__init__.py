@@ -5,7 +5,7 @@ public download URLs). ``train`` passes any ``TrainingArguments`` flag through (
 ``--per-device-train-batch-size 32``, ...; the old underscore spellings still work), except the few it names itself
 (``--precision`` for ``bf16`` / ``fp16``, ``--calibration-sample``).
 
-One module per command: each defines ``add_parser(subparsers)`` (its arguments, with ``func=run``) and
+One module per command: each defines ``HELP`` (its line in ``hf-textcluster --help``), ``add_arguments(parser)`` and
 ``run(args, extra) -> int`` (its exit status); a new command is a new module and its name in ``COMMANDS``.
 """
 
@@ -28,7 +28,7 @@ COMMANDS = tuple(importlib.import_module(f"{__name__}.{name}") for name in _ORDE
 
 
 def build_parser() -> argparse.ArgumentParser:
-    names = [command.__name__.rpartition(".")[2] for command in COMMANDS]
+    names = _ORDER.split()
     parser = CommandParser(
         prog="hf-textcluster",
         description=f"Train a text clusterer and use it: {', '.join(names[:-1])} and {names[-1]}. "
@@ -36,8 +36,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--debug", action="store_true", help="Show the full traceback of an error.")
     subparsers = parser.add_subparsers(dest="command", required=True)
-    for command in COMMANDS:
-        command.add_parser(subparsers)
+    for name, command in zip(names, COMMANDS):
+        command_parser = subparsers.add_parser(name, help=command.HELP)
+        command.add_arguments(command_parser)
+        command_parser.set_defaults(func=command.run)
     return parser
 
 

@@ -7,16 +7,11 @@ import argparse
 from ..representation import name_clusters
 from ._args import add_model_input_args, positive_int, update_saved_model
 
+HELP = "Calibrate a trained model's confidence and outlier distances on your texts (its training texts) and save it."
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    calibrate = subparsers.add_parser(
-        "calibrate",
-        help="Calibrate a trained model's confidence and outlier distances "
-        "on your texts (its training texts) and save it.",
-    )
-    add_saved_model_args(calibrate)
-    calibrate.set_defaults(func=run)
-    return calibrate
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_saved_model_args(parser)
 
 
 def add_saved_model_args(parser: argparse.ArgumentParser) -> None:

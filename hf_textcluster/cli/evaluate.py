@@ -23,30 +23,27 @@ from ._args import (
     print_kmeans_scores,
 )
 
+HELP = "ACC / NMI / ARI of a baseline or a trained model on a benchmark or your own labelled file."
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    evaluate = subparsers.add_parser(
-        "evaluate", help="ACC / NMI / ARI of a baseline or a trained model on a benchmark or your own labelled file."
-    )
-    evaluate.add_argument("--method", default="embeddings-kmeans", help="bow-kmeans, tfidf-kmeans, embeddings-kmeans.")
-    evaluate.add_argument("--model", help="Evaluate a trained model directory instead of a baseline.")
-    evaluate.add_argument("--dataset", help="A benchmark corpus name (or use --input).")
-    evaluate.add_argument("--input", help="Your own labelled texts: csv / jsonl / parquet (with --label-column).")
-    evaluate.add_argument("--text-column", help="Column of --input holding the texts (default: text).")
-    evaluate.add_argument("--label-column", help="Column of --input holding the known classes (required with --input).")
-    evaluate.add_argument("--encoder", help="Encoder of embeddings-kmeans (default: all-MiniLM-L6-v2).")
-    evaluate.add_argument(
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--method", default="embeddings-kmeans", help="bow-kmeans, tfidf-kmeans, embeddings-kmeans.")
+    parser.add_argument("--model", help="Evaluate a trained model directory instead of a baseline.")
+    parser.add_argument("--dataset", help="A benchmark corpus name (or use --input).")
+    parser.add_argument("--input", help="Your own labelled texts: csv / jsonl / parquet (with --label-column).")
+    parser.add_argument("--text-column", help="Column of --input holding the texts (default: text).")
+    parser.add_argument("--label-column", help="Column of --input holding the known classes (required with --input).")
+    parser.add_argument("--encoder", help="Encoder of embeddings-kmeans (default: all-MiniLM-L6-v2).")
+    parser.add_argument(
         "--num-clusters",
         type=positive_int_or_auto,
         metavar="K|auto",
         help="K of a baseline (default: the number of classes); 'auto' (embeddings-kmeans): "
         "chosen from the embeddings, without the labels.",
     )
-    add_k_selection_args(evaluate)
-    evaluate.add_argument("--seed", type=int, default=0, help="Seed of k-means (and of the K search).")
-    add_data_args(evaluate)
-    evaluate.set_defaults(func=run)
-    return evaluate
+    add_k_selection_args(parser)
+    parser.add_argument("--seed", type=int, default=0, help="Seed of k-means (and of the K search).")
+    add_data_args(parser)
 
 
 def _evaluation_dataset(args: argparse.Namespace):

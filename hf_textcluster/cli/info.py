@@ -15,26 +15,25 @@ SHOWN_KEYWORDS = 6
 SHOWN_TEXT_CHARS = 100
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    info = subparsers.add_parser(
-        "info",
-        help="Show a trained model's clusters: id, name, size, keywords, representative texts and mean confidence "
-        "(from the summary saved at training, or computed on --input); --output writes them as CSV.",
-    )
-    info.add_argument("--model", required=True, help="A trained model directory or hub id.")
-    info.add_argument(
+HELP = (
+    "Show a trained model's clusters: id, name, size, keywords, representative texts and mean confidence "
+    "(from the summary saved at training, or computed on --input); --output writes them as CSV."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", required=True, help="A trained model directory or hub id.")
+    parser.add_argument(
         "--input",
         help="Texts to compute the table on: .txt (one per line), csv, jsonl or parquet (default: the summary of "
         "the training texts saved with the model).",
     )
-    _add_text_column_and_batch_args(info)
-    info.add_argument(
+    _add_text_column_and_batch_args(parser)
+    parser.add_argument(
         "--output",
         help="Also write the table here as CSV (keywords comma-separated, representative texts one per line of "
         "their cell).",
     )
-    info.set_defaults(func=run)
-    return info
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:

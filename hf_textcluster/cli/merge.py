@@ -19,13 +19,14 @@ def cluster_ids(value: str) -> list[int]:
     return ids
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    merge = subparsers.add_parser(
-        "merge",
-        help="Merge clusters of a trained model (--clusters 3,7 --clusters 1,4,9) into a new model folder; the old "
-        "folder is kept to go back to.",
-    )
-    merge.add_argument(
+HELP = (
+    "Merge clusters of a trained model (--clusters 3,7 --clusters 1,4,9) into a new model folder; the old "
+    "folder is kept to go back to."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
         "--clusters",
         type=cluster_ids,
         action="append",
@@ -33,9 +34,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         metavar="IDS",
         help="Comma-separated ids of clusters merged into one; repeat for several groups.",
     )
-    add_curation_args(merge, input_required=False)
-    merge.set_defaults(func=run)
-    return merge
+    add_curation_args(parser, input_required=False)
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:

@@ -14,29 +14,29 @@ from ..modeling.validation import check_local_path
 from ..representation import DEFAULT_PROMPT, NAMES_FILE, GeneratedNamesRepresentation, label_clusters
 from ._args import add_model_input_args, update_saved_model
 
+HELP = (
+    "Name a trained model's clusters with a language model (any text-generation or text2text model) "
+    "from their keywords and typical texts; saved as its id2label."
+)
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    name = subparsers.add_parser(
-        "name",
-        help="Name a trained model's clusters with a language model (any text-generation or text2text model) "
-        "from their keywords and typical texts; saved as its id2label.",
-    )
-    add_model_input_args(name, "A trained model directory (saved back in place unless --output-dir).")
-    name.add_argument(
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_model_input_args(parser, "A trained model directory (saved back in place unless --output-dir).")
+    parser.add_argument(
         "--generator",
         required=True,
         help="A Hub id or local folder of a transformers text-generation (GPT-2, Llama, Qwen...) or text2text "
         "(T5, FLAN-T5, BART...) model.",
     )
-    name.add_argument(
+    parser.add_argument(
         "--prompt-file",
         help="A text file holding the prompt template, with {keywords} and optionally {documents} "
         "(default: the documented prompt).",
     )
-    name.add_argument("--output-dir", help="Save the named model here instead of over --model.")
-    name.add_argument("--overwrite", action="store_true", help="Replace another trained model already in --output-dir.")
-    name.set_defaults(func=run)
-    return name
+    parser.add_argument("--output-dir", help="Save the named model here instead of over --model.")
+    parser.add_argument(
+        "--overwrite", action="store_true", help="Replace another trained model already in --output-dir."
+    )
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:

@@ -13,26 +13,24 @@ from ..modeling.validation import check_local_path
 from ..runs.folder import load_clusterer
 from ._args import add_map_sample_arg, add_model_input_args
 
+HELP = (
+    "A PNG of a trained model's clusters on your texts: a 2-D map coloured "
+    "by cluster (and by label) and the cluster sizes (needs the plot extra)."
+)
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    plot = subparsers.add_parser(
-        "plot",
-        help="A PNG of a trained model's clusters on your texts: a 2-D map coloured "
-        "by cluster (and by label) and the cluster sizes (needs the plot extra).",
-    )
-    add_model_input_args(plot, "A trained model directory or hub id.")
-    plot.add_argument("--label-column", help="Known classes of --input: a second map coloured by them.")
-    plot.add_argument(
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_model_input_args(parser, "A trained model directory or hub id.")
+    parser.add_argument("--label-column", help="Known classes of --input: a second map coloured by them.")
+    parser.add_argument(
         "--projection",
         default="umap",
         choices=["umap", "tsne", "pca"],
         help="2-D projection: umap (default; umap-learn), tsne or pca (scikit-learn).",
     )
-    plot.add_argument("--output", default="map.png", help="The picture (default: map.png; .png, .pdf, .svg, ...).")
-    add_map_sample_arg(plot, default=5000)
-    plot.add_argument("--seed", type=int, default=0, help="Seed of the sample and the projection.")
-    plot.set_defaults(func=run)
-    return plot
+    parser.add_argument("--output", default="map.png", help="The picture (default: map.png; .png, .pdf, .svg, ...).")
+    add_map_sample_arg(parser, default=5000)
+    parser.add_argument("--seed", type=int, default=0, help="Seed of the sample and the projection.")
 
 
 def _check_arguments(args: argparse.Namespace) -> None:

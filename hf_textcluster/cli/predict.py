@@ -16,43 +16,44 @@ from ..modeling.validation import check_local_path
 from ..runs.folder import check_finished_run
 from ._args import add_model_input_args, positive_int, quantile
 
+HELP = "Cluster texts with a trained model (JSON lines out)."
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    predict = subparsers.add_parser("predict", help="Cluster texts with a trained model (JSON lines out).")
-    add_model_input_args(predict, "A trained model directory or hub id.")
-    predict.add_argument("--output", help="Write JSON lines here instead of stdout.")
-    predict.add_argument(
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_model_input_args(parser, "A trained model directory or hub id.")
+    parser.add_argument("--output", help="Write JSON lines here instead of stdout.")
+    parser.add_argument(
         "--top-k",
         type=positive_int,
         metavar="K",
         help="Also give the K most likely clusters of each text (cluster, label, score; most likely first) under "
         '"top_k"; the rest of the line is as without --top-k (cluster, label, score, confidence).',
     )
-    predict.add_argument(
+    parser.add_argument(
         "--device",
         default="auto",
         help="Where the model runs: auto (the GPU when torch sees one, else the CPU), cpu, cuda, cuda:1, ... "
         "Under `accelerate launch` each process uses its own device instead, encodes its share of each chunk, and "
         "the main process writes the output in input order.",
     )
-    predict.add_argument(
+    parser.add_argument(
         "--chunk-size",
         type=positive_int,
         default=DEFAULT_CHUNK_SIZE,
         help="Texts read, clustered and written at a time (memory holds one chunk).",
     )
-    predict.add_argument(
+    parser.add_argument(
         "--overwrite",
         action="store_true",
         help="Replace an existing --output (by default a half-written one is resumed, a finished one is kept).",
     )
-    predict.add_argument(
+    parser.add_argument(
         "--flag-outliers",
         action="store_true",
         help="Give a text farther from its cluster's centre than --outlier-quantile of that cluster's "
         "training texts cluster -1 ('outlier') and its nearest cluster (a calibrated model).",
     )
-    predict.add_argument(
+    parser.add_argument(
         "--outlier-quantile",
         type=quantile,
         metavar="Q",
@@ -60,7 +61,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "calibrated distances is an outlier, so about 1 - Q of the calibration texts are (default 0.99; not "
         "update's --far-quantile).",
     )
-    predict.add_argument(
+    parser.add_argument(
         "--precision",
         choices=INFERENCE_PRECISIONS,
         default="auto",
@@ -68,8 +69,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "(dynamic quantization, CPU: faster on every CPU kind measured, ~96%% of texts in "
         "the fp32 cluster).",
     )
-    predict.set_defaults(func=run)
-    return predict
 
 
 def _pipeline_options(args: argparse.Namespace) -> dict:

@@ -19,15 +19,16 @@ logger = logging.get_logger(__name__)
 LOW_AGREEMENT = 0.5
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    recluster = subparsers.add_parser(
-        "recluster",
-        help="Re-fit a trained model's clusters by k-means on its trained "
-        "embeddings of your texts (its training texts), calibrate and "
-        "save it: the benchmark's 'k-means after' as the served model.",
-    )
-    add_saved_model_args(recluster)
-    recluster.add_argument(
+HELP = (
+    "Re-fit a trained model's clusters by k-means on its trained "
+    "embeddings of your texts (its training texts), calibrate and "
+    "save it: the benchmark's 'k-means after' as the served model."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_saved_model_args(parser)
+    parser.add_argument(
         "--kmeans-init",
         default="best",
         choices=list(KMEANS_INITS),
@@ -35,8 +36,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "UMAP clusters, no labels used), k-means++ (the benchmark's 'k-means after' column) or umap (from "
         "k-means on a UMAP reduction: better with many clusters).",
     )
-    recluster.set_defaults(func=run)
-    return recluster
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:

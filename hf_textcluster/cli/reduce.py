@@ -8,19 +8,17 @@ import argparse
 from ..runs.curation import reduce_saved_model
 from ._args import add_curation_args, positive_int, read_texts, refresh_card
 
+HELP = (
+    "Merge a trained model's closest clusters (nearest calibrated centres first) until --num-clusters "
+    "remain, into a new model folder; the old folder is kept to go back to."
+)
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    reduce = subparsers.add_parser(
-        "reduce",
-        help="Merge a trained model's closest clusters (nearest calibrated centres first) until --num-clusters "
-        "remain, into a new model folder; the old folder is kept to go back to.",
-    )
-    reduce.add_argument(
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
         "--num-clusters", type=positive_int, required=True, help="How many clusters remain (below the model's K)."
     )
-    add_curation_args(reduce, input_required=False)
-    reduce.set_defaults(func=run)
-    return reduce
+    add_curation_args(parser, input_required=False)
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:

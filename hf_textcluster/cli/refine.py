@@ -11,15 +11,15 @@ from ..runs.folder import RunFolder
 from ._args import update_saved_model
 from .calibrate import add_saved_model_args, calibrate_model, rename_clusters, warn_if_unlike_calibration
 
+HELP = (
+    "Refine a trained model's partitions of your texts (its training texts) by iterative "
+    "classification, choose without labels which partition it serves, calibrate and save it."
+)
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    refine = subparsers.add_parser(
-        "refine",
-        help="Refine a trained model's partitions of your texts (its training texts) by iterative "
-        "classification, choose without labels which partition it serves, calibrate and save it.",
-    )
-    add_saved_model_args(refine)
-    refine.add_argument(
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_saved_model_args(parser)
+    parser.add_argument(
         "--serve",
         default="auto",
         metavar="NAME",
@@ -27,7 +27,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         f"model's embeddings, each refined or not; or one of them by name ({', '.join(CANDIDATES)}); or a candidate "
         "a `train --method auto` run kept (its training_run.json lists them; --input: its training texts).",
     )
-    refine.add_argument(
+    parser.add_argument(
         "--candidates",
         nargs="+",
         default=list(CANDIDATES),
@@ -35,8 +35,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         metavar="NAME",
         help=f"What --serve auto chooses among (default: all of {', '.join(CANDIDATES)}).",
     )
-    refine.set_defaults(func=run)
-    return refine
 
 
 def _record(model_dir: str, output_dir: str, choice) -> None:

@@ -19,14 +19,15 @@ def cluster_name(value: str) -> tuple[str, str]:
     return key.strip(), name
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    rename = subparsers.add_parser(
-        "rename",
-        help='Name a trained model\'s clusters yourself (3="refunds" 5="billing", or --file names.json), saved as '
-        "its id2label; in place unless --output-dir.",
-    )
-    rename.add_argument("--model", required=True, help="A trained model directory.")
-    rename.add_argument(
+HELP = (
+    'Name a trained model\'s clusters yourself (3="refunds" 5="billing", or --file names.json), saved as '
+    "its id2label; in place unless --output-dir."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", required=True, help="A trained model directory.")
+    parser.add_argument(
         "names",
         nargs="*",
         default=None,  # not required: the names may all come from --file
@@ -34,13 +35,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         metavar="ID=NAME",
         help='A cluster id and its new name: 3="refunds" (several pairs, one after the other).',
     )
-    rename.add_argument("--file", help='A JSON file of {"id": "name", ...} (read before the ID=NAME pairs, which win).')
-    rename.add_argument("--output-dir", help="Save the renamed model here instead of over --model.")
-    rename.add_argument(
+    parser.add_argument("--file", help='A JSON file of {"id": "name", ...} (read before the ID=NAME pairs, which win).')
+    parser.add_argument("--output-dir", help="Save the renamed model here instead of over --model.")
+    parser.add_argument(
         "--overwrite", action="store_true", help="Replace another trained model already in --output-dir."
     )
-    rename.set_defaults(func=run)
-    return rename
 
 
 def _read_names_file(path: str) -> dict:

@@ -27,13 +27,12 @@ from ._args import (
 from ._train_summary import summary
 from ._trainer_flags import add_trainer_flags, check_pass_through, trainer_flags
 
+HELP = "Train a clusterer (Trainer options and any other TrainingArguments --flag pass through)."
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    train = subparsers.add_parser(
-        "train", help="Train a clusterer (Trainer options and any other TrainingArguments --flag pass through)."
-    )
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     # The method, what it trains on (a benchmark corpus or the user's file) and where the run goes.
-    train.add_argument(
+    parser.add_argument(
         "--method",
         default="auto",
         choices=["auto", *sorted(METHODS)],
@@ -41,23 +40,23 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "their consensus, serving the one a label-free criterion chooses (about twice one method's time); or one "
         "paper's method.",
     )
-    train.add_argument("--dataset", help="A benchmark corpus name (or use --input).")
-    train.add_argument("--input", help="Your own texts: csv / jsonl / parquet / txt.")
-    train.add_argument(
+    parser.add_argument("--dataset", help="A benchmark corpus name (or use --input).")
+    parser.add_argument("--input", help="Your own texts: csv / jsonl / parquet / txt.")
+    parser.add_argument(
         "--text-column", default="text", help="Column of --input holding the texts (csv, jsonl, parquet)."
     )
-    train.add_argument(
+    parser.add_argument(
         "--label-column", help="Known classes of your file: only scored against (ACC / NMI), never trained on."
     )
-    train.add_argument(
+    parser.add_argument(
         "--output-dir",
         required=True,
         help="Where checkpoints, the trained model and training_run.json go (an interrupted run resumes there).",
     )
     # The model trained: encoder, recipe, views, K, seed and config overrides.
-    train.add_argument("--encoder", help="Hub id or local path (default: the pip-shipped all-MiniLM-L6-v2).")
-    train.add_argument("--recipe", default="cpu", help="Recipe variant: 'cpu' (default) or 'paper'.")
-    train.add_argument(
+    parser.add_argument("--encoder", help="Hub id or local path (default: the pip-shipped all-MiniLM-L6-v2).")
+    parser.add_argument("--recipe", default="cpu", help="Recipe variant: 'cpu' (default) or 'paper'.")
+    parser.add_argument(
         "--augmentation",
         default="recipe",
         choices=["recipe", *AUGMENTATIONS],
@@ -66,7 +65,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "dropout-only views ('virtual': both views are the text itself; a line says so); name an augmenter "
         "(word_deletion, word_swap, wordnet, contextual) for text views of your file.",
     )
-    train.add_argument(
+    parser.add_argument(
         "--num-clusters",
         type=num_clusters_or_auto,
         metavar="K|auto",
@@ -74,16 +73,18 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "--input unless --label-column is given (then the default is its number of classes); a benchmark "
         "--dataset defaults to its number of classes.",
     )
-    add_k_selection_args(train)
-    train.add_argument("--seed", type=int, default=0, help="Seed of the model's initialisation, k-means and the views.")
-    train.add_argument(
+    add_k_selection_args(parser)
+    parser.add_argument(
+        "--seed", type=int, default=0, help="Seed of the model's initialisation, k-means and the views."
+    )
+    parser.add_argument(
         "--config",
         action="append",
         metavar="KEY=VALUE",
         help="Model config override of one method, e.g. --method sccl --config eta=5 (refused with --method auto, "
         "which trains two methods, each with its own configuration).",
     )
-    train.add_argument(
+    parser.add_argument(
         "--precision",
         choices=PRECISIONS,
         default="auto",
@@ -91,30 +92,28 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         f"with bf16, a CPU with AVX-512-BF16 / AMX; else fp32; ${PRECISION_ENV} overrides), fp32, bf16 or fp16.",
     )
     # What happens to --output-dir's checkpoints and earlier model, and the held-out texts.
-    train.add_argument("--no-resume", action="store_true", help="Ignore checkpoints already in --output-dir.")
-    train.add_argument(
+    parser.add_argument("--no-resume", action="store_true", help="Ignore checkpoints already in --output-dir.")
+    parser.add_argument(
         "--overwrite",
         action="store_true",
         help="Replace a trained model already in --output-dir (by default a folder holding one is only "
         "written to when this run resumes its own checkpoints there).",
     )
-    train.add_argument(
+    parser.add_argument(
         "--keep-checkpoints",
         action="store_true",
         help="Keep the checkpoint-* folders in --output-dir (with --method auto: in each signals/<name>) after a "
         "successful run (by default they are removed once the model is saved; a failed or interrupted run always "
         "keeps them, to resume from).",
     )
-    train.add_argument(
+    parser.add_argument(
         "--test-size",
         type=count_or_fraction,
         metavar="N|F",
         help="Hold out N texts (or a fraction F < 1), stratified by label; evaluate on them only.",
     )
-    add_data_args(train)
-    add_trainer_flags(train)
-    train.set_defaults(func=run)
-    return train
+    add_data_args(parser)
+    add_trainer_flags(parser)
 
 
 def parse_pass_through(pairs: list[str]) -> dict:
