@@ -50,10 +50,9 @@ def _draw_map(
     title: str | None = None,
     legend_title: str | None = None,
     random_state: int | None = 0,
-    point_size: float | None = None,
 ) -> None:
     n = coords.shape[0]
-    size = point_size if point_size is not None else float(np.clip(2000 / max(n, 1), 2, 30))
+    size = float(np.clip(2000 / max(n, 1), 2, 30))
     order = np.random.default_rng(random_state).permutation(n)  # no category is always drawn on top
     if values is None:
         ax.scatter(coords[order, 0], coords[order, 1], s=size, c="tab:blue", alpha=0.7, linewidths=0)
@@ -85,11 +84,8 @@ def _draw_legend(ax, display: Sequence[str], colours, legend_title: str | None) 
         return
     from matplotlib.lines import Line2D
 
-    handles = [
-        Line2D([], [], marker="o", linestyle="", color=colours[i], label=display[i]) for i in range(len(display))
-    ]
     ax.legend(
-        handles=handles,
+        handles=[Line2D([], [], marker="o", linestyle="", color=c, label=d) for c, d in zip(colours, display)],
         title=legend_title,
         loc="upper left",
         bbox_to_anchor=(1.0, 1.0),
