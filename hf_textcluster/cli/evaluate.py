@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import time
 
-from ..choosing.auto_k import ClusterCountRequest
 from ..data import load_benchmark, load_text_file
 from ..evaluation.metrics import clustering_scores
 from ..modeling.validation import check_local_path
@@ -85,33 +84,6 @@ def _check_arguments(args: argparse.Namespace) -> bool:
     return auto
 
 
-def _score_model(args: argparse.Namespace, texts, labels) -> tuple[dict, int]:
-    check_local_path(args.model, "--model")
-    model = load_clusterer(args.model)
-    if args.num_clusters and args.num_clusters != model.config.num_clusters:
-        raise ValueError(
-            f"--num-clusters {args.num_clusters}: the model {args.model} has "
-            f"{model.config.num_clusters} clusters (fixed when it was trained); drop --num-clusters."
-        )
-    metrics = evaluate_clusterer(model, texts, labels, random_state=args.seed, show_progress_bar=True)
-    return metrics, model.config.num_clusters
-
-
-def _score_baseline(args: argparse.Namespace, request: ClusterCountRequest, texts, labels) -> tuple[dict, object]:
-    kwargs = {"encoder": args.encoder} if args.method == "embeddings-kmeans" and args.encoder else {}
-    baseline = make_baseline(args.method, request, random_state=args.seed, **kwargs)
-    try:
-        clusters = baseline.fit_predict(texts)
-    except ValueError as err:  # which file and column the texts came from
-        where = (
-            f"--dataset {args.dataset}"
-            if args.dataset
-            else f"--input {args.input} (column {args.text_column or 'text'!r})"
-        )
-        raise ValueError(f"{where}: {err}") from None
-    return clustering_scores(labels, clusters), baseline
-
-
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     auto = _check_arguments(args)
     dataset, source = _evaluation_dataset(args)
@@ -119,11 +91,29 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     num_classes = dataset.features["label"].num_classes
     start = time.perf_counter()
     if args.model:
-        metrics, num_clusters = _score_model(args, texts, labels)
-        name = args.model
+        check_local_path(args.model, "--model")
+        model = load_clusterer(args.model)
+        num_clusters, name = model.config.num_clusters, args.model
+        if args.num_clusters and args.num_clusters != num_clusters:
+            raise ValueError(
+                f"--num-clusters {args.num_clusters}: the model {args.model} has {num_clusters} clusters (fixed "
+                "when it was trained); drop --num-clusters."
+            )
+        metrics = evaluate_clusterer(model, texts, labels, random_state=args.seed, show_progress_bar=True)
     else:
         request = cluster_count_request(args, default=num_classes)
-        metrics, baseline = _score_baseline(args, request, texts, labels)
+        kwargs = {"encoder": args.encoder} if args.method == "embeddings-kmeans" and args.encoder else {}
+        baseline = make_baseline(args.method, request, random_state=args.seed, **kwargs)
+        try:
+            clusters = baseline.fit_predict(texts)
+        except ValueError as err:  # which file and column the texts came from
+            where = (
+                f"--dataset {args.dataset}"
+                if args.dataset
+                else f"--input {args.input} (column {args.text_column or 'text'!r})"
+            )
+            raise ValueError(f"{where}: {err}") from None
+        metrics = clustering_scores(labels, clusters)
         num_clusters = baseline.auto_k_.num_clusters if auto else request.num_clusters
         name = args.method
     seconds = time.perf_counter() - start
