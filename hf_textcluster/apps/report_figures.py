@@ -358,13 +358,12 @@ def confusion_figure(labels, clusters, label_names: Sequence[str] | None, cluste
     """
     import plotly.graph_objects as go
     from scipy.optimize import linear_sum_assignment
+    from sklearn.metrics.cluster import contingency_matrix
 
     labelled = ~missing_labels(labels)
     labels, clusters = np.asarray(labels)[labelled], np.asarray(clusters)[labelled]
-    classes, y = np.unique(labels, return_inverse=True)
-    used, c = np.unique(clusters, return_inverse=True)
-    counts = np.zeros((len(classes), len(used)), dtype=np.int64)
-    np.add.at(counts, (y.reshape(-1), c.reshape(-1)), 1)
+    classes, used = np.unique(labels), np.unique(clusters)
+    counts = contingency_matrix(labels, clusters)  # classes x clusters, both in sorted order
     rows, cols = linear_sum_assignment(counts, maximize=True)
     matched = [int(col) for _, col in sorted(zip(rows, cols))]
     rest = sorted(set(range(len(used))) - set(matched), key=lambda j: -counts[:, j].sum())
