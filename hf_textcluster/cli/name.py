@@ -12,6 +12,7 @@ import shutil
 
 from ..modeling.validation import check_local_path
 from ..representation import DEFAULT_PROMPT, NAMES_FILE, GeneratedNamesRepresentation, label_clusters
+from ..runs.folder import RunFolder, read_training_run
 from ._args import add_model_input_args, update_saved_model
 
 HELP = (
@@ -65,7 +66,14 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
 
     model, _, output_dir = update_saved_model(args, "name", update)
     generated = sum(source == "generated" for source in sources.values())
-    _record_names(args.model, output_dir, {"generator": args.generator, "generated": generated, "file": NAMES_FILE})
+    # training_run.json's "names": where the names came from, what the model card says (a folder without a training
+    # run record, a model not trained by `train`, gets none)
+    record = read_training_run(output_dir)
+    if record is None and os.path.isdir(args.model):
+        record = read_training_run(args.model)
+    if record is not None:
+        record["names"] = {"generator": args.generator, "generated": generated, "file": NAMES_FILE}
+        RunFolder(output_dir).write_training_run(record)
     for k, label in sorted(model.config.id2label.items()):
         print(f"{k:>4}  {sources.get(str(k), 'keywords'):<9}  {label}")
     print(
@@ -73,17 +81,3 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         f"keyword names); saved in {output_dir} (answers cached in {cache})."
     )
     return 0
-
-
-def _record_names(model_dir: str, output_dir: str, record: dict) -> None:
-    """``training_run.json``'s ``"names"``: where the names came from, what the model card says (a folder without a
-    training run record, a model not trained by ``train``, gets none)."""
-    from ..runs.folder import RunFolder, read_training_run
-
-    run = read_training_run(output_dir)
-    if run is None and os.path.isdir(model_dir):
-        run = read_training_run(model_dir)
-    if run is None:
-        return
-    run["names"] = record
-    RunFolder(output_dir).write_training_run(run)

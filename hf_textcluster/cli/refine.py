@@ -37,14 +37,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _record(model_dir: str, output_dir: str, choice) -> None:
-    """Write the model's ``training_run.json`` (what the model card reads) into ``output_dir`` with the choice
-    added, keeping what it held."""
-    run = RunFolder(model_dir).read_training_run() or {}
-    run["serving"] = choice.to_dict()
-    RunFolder(output_dir).write_training_run(run)
-
-
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     """Choose and serve a partition of ``--input`` (see :func:`~hf_textcluster.choosing.serving.serve_partition`),
     calibrate the model on it and save it (in place unless ``--output-dir``)."""
@@ -75,7 +67,10 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
 
     model, seconds, output_dir = update_saved_model(args, "refine", update)
     choice = choices["choice"]
-    _record(args.model, output_dir, choice)
+    # the model's training_run.json (what the model card reads) in output_dir, with the choice added
+    run = RunFolder(args.model).read_training_run() or {}
+    run["serving"] = choice.to_dict()
+    RunFolder(output_dir).write_training_run(run)
     keep_candidates(args.model, output_dir, choices["texts"], choice.labels)
     scores = ", ".join(f"{name} {value:.3f}" for name, value in choice.scores.items())
     print(
