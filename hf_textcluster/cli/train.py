@@ -138,11 +138,8 @@ def precision_overrides(precision: str) -> dict:
 
 def _config_overrides(items: list[str] | None) -> dict:
     """``--config eta=5 --config pooling=cls``: JSON-looking values are parsed, the rest stay strings."""
-    overrides = {}
-    for item in items or []:
-        key, _, value = item.partition("=")
-        overrides[key] = json.loads(value) if value[:1] in "0123456789-[{tfn" else value
-    return overrides
+    pairs = [item.partition("=")[::2] for item in items or []]
+    return {key: json.loads(value) if value[:1] in "0123456789-[{tfn" else value for key, value in pairs}
 
 
 def _user_dataset(args):
@@ -190,9 +187,8 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         ),
         keep_checkpoints=args.keep_checkpoints,
     )
-    if not result.trainer.is_world_process_zero():  # under several processes, the main one reports
-        return 0
-    _print_result(args, result)
+    if result.trainer.is_world_process_zero():  # under several processes, the main one reports
+        _print_result(args, result)
     return 0
 
 
