@@ -161,8 +161,7 @@ def plot_embedding_map(
     # coloured by the true labels when given, else by the clusters
     kind, values, names = ("label", labels, label_names) if labels is not None else ("cluster", clusters, cluster_names)
     coords = project_2d(x[rows], method=method, random_state=random_state, **projection_kwargs)
-    fig = ax.figure if ax is not None else new_figure(figsize)
-    ax = ax if ax is not None else fig.add_subplot()
+    ax = ax if ax is not None else new_figure(figsize).add_subplot()
     shown = f"{len(rows):,} of {n:,}" if len(rows) < n else f"{n:,}"
     coloured = f", coloured by {kind}" if values is not None else ""
     _draw_map(
@@ -174,7 +173,7 @@ def plot_embedding_map(
         legend_title=kind,
         random_state=random_state,
     )
-    return save_figure(fig, path)
+    return save_figure(ax.figure, path)
 
 
 def plot_maps_before_after(
@@ -287,8 +286,8 @@ def plot_cluster_sizes(
     order = np.argsort(-counts, kind="stable")
     tick_names = [display_name(k, names) for k in order.tolist()]
     k_total = len(counts)
-    fig = ax.figure if ax is not None else new_figure(figsize or (max(6.0, min(24.0, 0.35 * k_total + 2)), 4.5))
-    ax = ax if ax is not None else fig.add_subplot()
+    if ax is None:
+        ax = new_figure(figsize or (max(6.0, min(24.0, 0.35 * k_total + 2)), 4.5)).add_subplot()
     positions = np.arange(k_total)
     ax.bar(positions, counts[order], color="tab:blue")
     ax.axhline(clusters.size / k_total, color="0.4", linestyle="--", linewidth=1, label="equal sizes")
@@ -303,7 +302,7 @@ def plot_cluster_sizes(
     used = int((counts > 0).sum())
     ax.set_title(title or f"Cluster sizes: {clusters.size:,} texts in {used} of {k_total} clusters")
     ax.legend(fontsize="small", frameon=False)
-    return save_figure(fig, path)
+    return save_figure(ax.figure, path)
 
 
 def plot_clustering_overview(
