@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ..apps.projection import sample_indices
 from ..representation import name_clusters
 from ._args import add_model_input_args, positive_int, update_saved_model
 
@@ -54,9 +55,7 @@ def warn_if_unlike_calibration(model, texts: list[str], args: argparse.Namespace
     """A calibrated model re-calibrated on texts its calibration finds mostly outliers: one warning line."""
     if not model.is_calibrated:
         return
-    import numpy as np
-
-    rows = np.random.default_rng(args.seed).choice(len(texts), size=min(sample_size, len(texts)), replace=False)
+    rows = sample_indices(len(texts), sample_size, args.seed)
     flagged = model.predict_with_confidence([texts[int(i)] for i in rows], batch_size=args.batch_size)["is_outlier"]
     if flagged.mean() > UNLIKE_CALIBRATION:
         from transformers.utils import logging
