@@ -215,8 +215,6 @@ def hierarchy_figure(ids: Sequence[int], centres, names: Mapping[int, str]):
         A plotly Figure (``plotly.figure_factory.create_dendrogram``); the leaves are the y-axis tick labels.
     """
     import plotly.figure_factory as ff
-    from scipy.cluster.hierarchy import linkage
-    from scipy.spatial.distance import pdist
 
     centres = np.asarray(centres, dtype=np.float64)
     if len(centres) < 2:
@@ -226,8 +224,7 @@ def hierarchy_figure(ids: Sequence[int], centres, names: Mapping[int, str]):
         centres,
         orientation="left",
         labels=labels,
-        distfun=lambda x: pdist(x, "cosine"),
-        linkagefun=lambda d: linkage(d, LINKAGE),
+        linkagefun=lambda _: centre_linkage(centres),  # the joins first_joins lists
     )
     fig.update_layout(
         width=None,  # create_dendrogram fixes a width; the page's is wanted
