@@ -73,10 +73,8 @@ def leaderboard_table(
 
     baselines = [r for r in rows if r.get("section") == "baselines"]
     methods = [r for r in rows if r.get("section") == "method" and (r.get("variant") or "") == variant]
-    for row in sorted(
-        baselines,
-        key=lambda r: _BASELINE_ORDER.index(r["method"]) if r.get("method") in _BASELINE_ORDER else 9,
-    ):
+    rank = {method: i for i, method in enumerate(_BASELINE_ORDER)}
+    for row in sorted(baselines, key=lambda r: rank.get(r.get("method"), len(rank))):
         add(row["method"], row["dataset"], row.get(metric))
     for method, name in _BERTOPIC_SERIES:
         for row in rows:
