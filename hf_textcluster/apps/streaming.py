@@ -345,6 +345,7 @@ def predict_file(
     if hasattr(clusterer, "_sanitize_parameters"):  # bad options fail now, not after the output is started
         clusterer._sanitize_parameters(**call_kwargs)
     chunks, total = text_chunks(source, text_column, chunk_size)  # checks the input before any output is touched
+    out: _StandardOutput | _ResumableOutput
     if output is None or str(output) == "-":
         out = _StandardOutput()
         show = logging.get_verbosity() <= logging.INFO if show_progress_bar is None else show_progress_bar
