@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import time
 from collections import Counter
+from typing import Any
 
 import numpy as np
 
@@ -100,7 +101,7 @@ def run_demo(
         )
 
     start = time.perf_counter()
-    result = train_clusterer(
+    result: Any = train_clusterer(
         method,
         dataset,
         output_dir,
@@ -116,7 +117,7 @@ def run_demo(
 
     start = time.perf_counter()
     embeddings = model.embed(texts, show_progress_bar=False, precision=trainer.precision)
-    outputs = model_outputs(model, embeddings)
+    outputs: dict[str, Any] = model_outputs(model, embeddings)
     kmeans_trained = KMeans(len(label_names), n_init=10, random_state=seed).fit_predict(embeddings)
     eval_seconds = time.perf_counter() - start
     served = _served_partition(model, trainer)

@@ -167,7 +167,7 @@ def plot_embedding_map(
     _draw_map(
         ax,
         coords,
-        None if values is None else values[rows],
+        None if values is None else np.asarray(values)[rows],
         names,
         title=title or f"{method_title(method)} of {shown} texts{coloured}",
         legend_title=kind,
