@@ -17,30 +17,28 @@ from ..modeling.validation import check_scalar, is_blank
 DEFAULT_CHUNK_SIZE = 10_000
 
 
-def _text_position(index: int, suffix: str | None) -> str:
-    """Where the text at ``index`` (0-based, in the whole input) is, in the words of its file: a line of a .txt, a
-    data row (and its line, after the header) of a CSV / TSV, else the text's number."""
-    if suffix == ".txt":
-        return f"Line {index + 1}"
-    if suffix in (".csv", ".tsv"):
-        return f"Data row {index + 1} (line {index + 2}, after the header)"
-    return f"Text {index + 1}"
-
-
 def _check_chunk(texts: list, start: int, source: str, suffix: str | None = None) -> list[str]:
     """Every text a non-blank string; an error names the text's place in the whole input (its line in a text file),
     not in the chunk."""
-    for offset, text in enumerate(texts):
-        where = _text_position(start + offset, suffix)
+    for index, text in enumerate(texts, start):
+        if isinstance(text, str) and not is_blank(text):  # the model's own test: a zero-width space is blank there too
+            continue
+        # where the text is, in the words of its file: a line of a .txt, a data row (and its line) of a CSV / TSV
+        where = (
+            f"Line {index + 1}"
+            if suffix == ".txt"
+            else f"Data row {index + 1} (line {index + 2}, after the header)"
+            if suffix in (".csv", ".tsv")
+            else f"Text {index + 1}"
+        )
         if not isinstance(text, str):
             raise TypeError(
                 f"{where} of {source} is {type(text).__name__} ({text!r}), not a string. Every row needs a text."
             )
-        if is_blank(text):  # the model's own test: a zero-width space is blank there too
-            raise ValueError(
-                f"{where} of {source} is blank ({text!r}). Every row needs a text (every output line "
-                "answers one input row); remove blank rows first (e.g. `grep -v '^\\s*$' in > out`)."
-            )
+        raise ValueError(
+            f"{where} of {source} is blank ({text!r}). Every row needs a text (every output line "
+            "answers one input row); remove blank rows first (e.g. `grep -v '^\\s*$' in > out`)."
+        )
     return texts
 
 

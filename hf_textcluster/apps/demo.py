@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import time
 from collections import Counter
+from typing import Any
 
 import numpy as np
 
@@ -68,12 +69,23 @@ def run_demo(
         >>> run_demo("sccl", max_steps=20, num_texts=1000)  # doctest: +SKIP
         0
     """
+    from sklearn.cluster import KMeans
+
+    from ..runs.api import train_clusterer
+    from ..runs.folder import record_metrics
+    from ..runs.recipes import load_recipe
+
     total_start = time.perf_counter()
     spec = get_method(method)
     precision, (sized_texts, sized_steps) = demo_size()
     steps = max_steps or sized_steps
     output_dir = output_dir or f"runs/demo-{method}-{DEMO_DATASET}"
-    dataset = _sample_corpus(method, spec.uses_augmented_views, data_dir, num_texts or sized_texts, seed)
+    # a seeded sample of the corpus, with the augmented views the method's CPU recipe asks for
+    family = load_recipe(method, "cpu", DEMO_DATASET).get("augmentation") if spec.uses_augmented_views else None
+    dataset = load_benchmark(
+        DEMO_DATASET, data_dir=data_dir, augmentation=family if family in AUGMENTATION_FAMILIES else None
+    )
+    dataset = dataset.shuffle(seed=seed).select(range(min(num_texts or sized_texts, len(dataset))))
     texts, labels = list(dataset["text"]), np.asarray(dataset["label"])
     label_names = dataset.features["label"].names
     print(
@@ -89,16 +101,31 @@ def run_demo(
         )
 
     start = time.perf_counter()
-    model, trainer = _train(method, dataset, output_dir, steps, seed)
+    result: Any = train_clusterer(
+        method,
+        dataset,
+        output_dir,
+        recipe="cpu",
+        seed=seed,
+        training_overrides={"max_steps": steps, "save_strategy": "no", "logging_steps": 10},
+        resume=False,
+        evaluate=False,
+        overwrite=True,  # the demo folder holds the last demo
+    )
+    model, trainer = result.model, result.trainer
     train_seconds = time.perf_counter() - start
 
     start = time.perf_counter()
-    embeddings, outputs, kmeans_trained = _cluster(model, trainer, texts, len(label_names), seed)
+    embeddings = model.embed(texts, show_progress_bar=False, precision=trainer.precision)
+    outputs: dict[str, Any] = model_outputs(model, embeddings)
+    kmeans_trained = KMeans(len(label_names), n_init=10, random_state=seed).fit_predict(embeddings)
     eval_seconds = time.perf_counter() - start
     served = _served_partition(model, trainer)
     served_clusters = outputs["probabilities"].argmax(-1)
     served_scores = clustering_scores(labels, served_clusters)
-    _record_scores(output_dir, served_scores, clustering_scores(labels, kmeans_trained, prefix="kmeans_"))
+    kmeans_scores = clustering_scores(labels, kmeans_trained)
+    # the model's card shows what the demo measured (labels score only)
+    record_metrics(output_dir, {**served_scores, **{f"kmeans_{k}": v for k, v in kmeans_scores.items()}})
 
     print(f"\nResults on the {len(texts):,} texts (higher is better):")
     print(_row("MiniLM embeddings + k-means (before)", clustering_scores(labels, trainer.initial_kmeans_labels)))
@@ -109,13 +136,23 @@ def run_demo(
             train_seconds,
         )
     )
-    print(
-        _row(f"{spec.display_name}: k-means on its embeddings", clustering_scores(labels, kmeans_trained), eval_seconds)
-    )
+    print(_row(f"{spec.display_name}: k-means on its embeddings", kmeans_scores, eval_seconds))
 
     start = time.perf_counter()
-    title = f"{spec.display_name} on {len(texts):,} StackOverflow titles (demo)"
-    summaries, report_path = _report(model, texts, embeddings, outputs, labels, label_names, output_dir, title, seed)
+    summaries = cluster_summaries(texts, **outputs)
+    report_path = render_report(
+        texts,
+        embeddings=embeddings,
+        output=os.path.join(output_dir, "report.html"),
+        labels=labels,
+        label_names=label_names,
+        keywords={s["cluster"]: s["keywords"] for s in summaries},  # c-TF-IDF once, for the report too
+        calibrated=model.is_calibrated,
+        sample_size=DEMO_MAP_SAMPLE,
+        random_state=seed,
+        title=f"{spec.display_name} on {len(texts):,} StackOverflow titles (demo)",
+        **outputs,
+    )
     report_seconds = time.perf_counter() - start
 
     _print_surest_clusters(model, served, summaries, texts, served_clusters, labels, label_names)
@@ -147,82 +184,6 @@ def demo_size() -> tuple[str, tuple[int, int]]:
     device = "cuda" if torch.cuda.is_available() else "cpu"
     precision = "bf16" if device == "cuda" or native_bf16(device) else "fp32"
     return precision, DEMO_SIZES[precision]
-
-
-def _sample_corpus(method: str, uses_augmented_views: bool, data_dir: str | None, num_texts: int, seed: int):
-    """A seeded sample of the demo's corpus, with the augmented views the method's CPU recipe asks for."""
-    from ..runs.recipes import load_recipe
-
-    family = load_recipe(method, "cpu", DEMO_DATASET).get("augmentation") if uses_augmented_views else None
-    dataset = load_benchmark(
-        DEMO_DATASET, data_dir=data_dir, augmentation=family if family in AUGMENTATION_FAMILIES else None
-    )
-    num_texts = min(num_texts, len(dataset))
-    return dataset.shuffle(seed=seed).select(range(num_texts))
-
-
-def _train(method: str, dataset, output_dir: str, steps: int, seed: int):
-    """``(model, trainer)`` after ``steps`` steps of the CPU recipe, without checkpoints or evaluation."""
-    from ..runs.api import train_clusterer
-
-    result = train_clusterer(
-        method,
-        dataset,
-        output_dir,
-        recipe="cpu",
-        seed=seed,
-        training_overrides={"max_steps": steps, "save_strategy": "no", "logging_steps": 10},
-        resume=False,
-        evaluate=False,
-        overwrite=True,  # the demo folder holds the last demo
-    )
-    return result.model, result.trainer
-
-
-def _cluster(model, trainer, texts: list[str], num_clusters: int, seed: int):
-    """``(embeddings, model_outputs, k-means clusters)`` of ``texts`` with the trained model."""
-    from sklearn.cluster import KMeans
-
-    embeddings = model.embed(texts, show_progress_bar=False, precision=trainer.precision)
-    outputs = model_outputs(model, embeddings)
-    kmeans_trained = KMeans(num_clusters, n_init=10, random_state=seed).fit_predict(embeddings)
-    return embeddings, outputs, kmeans_trained
-
-
-def _record_scores(output_dir: str, served_scores: dict, kmeans_scores: dict) -> None:
-    """The model's card shows what the demo measured (labels score only)."""
-    from ..runs.folder import record_metrics
-
-    record_metrics(output_dir, {**served_scores, **kmeans_scores})
-
-
-def _report(model, texts, embeddings, outputs, labels, label_names, output_dir: str, title: str, seed: int):
-    """``(cluster_summaries, path)``: the summaries the demo prints and the HTML report of every cluster."""
-    summaries = cluster_summaries(
-        texts,
-        outputs["probabilities"],
-        confidence=outputs.get("confidence"),
-        distance=outputs.get("distance"),
-        is_outlier=outputs.get("is_outlier"),
-    )
-    keywords = {s["cluster"]: s["keywords"] for s in summaries}  # c-TF-IDF once, for the report too
-    report_path = render_report(
-        texts,
-        outputs["probabilities"],
-        embeddings,
-        os.path.join(output_dir, "report.html"),
-        confidence=outputs.get("confidence"),
-        distance=outputs.get("distance"),
-        is_outlier=outputs.get("is_outlier"),
-        labels=labels,
-        label_names=label_names,
-        keywords=keywords,
-        calibrated=model.is_calibrated,
-        sample_size=DEMO_MAP_SAMPLE,
-        random_state=seed,
-        title=title,
-    )
-    return summaries, report_path
 
 
 def _print_surest_clusters(model, served: str, summaries, texts, served_clusters, labels, label_names) -> None:

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..data.corpora import CORPORA
+from ..models import METHODS
 from .canvas import new_figure, palette, save_figure
 
 _BASELINE_ORDER = ("bow-kmeans", "tfidf-kmeans", "embeddings-kmeans")
@@ -36,35 +38,6 @@ def _rows_of(rows) -> list[dict]:
     if isinstance(rows, Mapping):
         rows = rows.get("rows", [])
     return [r for r in rows if isinstance(r, Mapping)]
-
-
-def _registry_order() -> list[str]:
-    try:
-        from ..models import METHODS
-
-        return list(METHODS)
-    except Exception:  # noqa: BLE001 - an order is only cosmetic here
-        return []
-
-
-def _display_name(method: str) -> str:
-    try:
-        from ..models import METHODS
-
-        spec = METHODS.get(method)
-        return spec.display_name if spec else method
-    except Exception:  # noqa: BLE001 - a name is only a label here
-        return method
-
-
-def _sort_corpora(present: list[str]) -> None:
-    """Corpora in the order the package lists them, unknown ones last (by name)."""
-    try:
-        from ..data import CORPORA
-
-        present.sort(key=lambda d: (list(CORPORA).index(d) if d in CORPORA else len(CORPORA), d))
-    except Exception:  # noqa: BLE001
-        pass
 
 
 def leaderboard_table(
@@ -100,22 +73,23 @@ def leaderboard_table(
 
     baselines = [r for r in rows if r.get("section") == "baselines"]
     methods = [r for r in rows if r.get("section") == "method" and (r.get("variant") or "") == variant]
-    for row in sorted(
-        baselines,
-        key=lambda r: _BASELINE_ORDER.index(r["method"]) if r.get("method") in _BASELINE_ORDER else 9,
-    ):
+    rank = {method: i for i, method in enumerate(_BASELINE_ORDER)}
+    for row in sorted(baselines, key=lambda r: rank.get(r.get("method"), len(rank))):
         add(row["method"], row["dataset"], row.get(metric))
     for method, name in _BERTOPIC_SERIES:
         for row in rows:
             if row.get("section") == "auto-k" and row.get("method") == method:
                 add(name, row["dataset"], row.get(metric))
-    order = {name: i for i, name in enumerate(_registry_order())}
+    order = {name: i for i, name in enumerate(METHODS)}
     for row in sorted(methods, key=lambda r: (order.get(r["method"], len(order)), r["method"])):
-        name = _display_name(row["method"])
+        name = METHODS[row["method"]].display_name if row["method"] in METHODS else row["method"]
         add(f"{name} head", row["dataset"], row.get(metric))
         add(f"{name}{_KMEANS_SERIES}", row["dataset"], row.get(f"kmeans_{metric}"))
-    present = list(dict.fromkeys(d for values in series.values() for d in values))
-    _sort_corpora(present)
+    corpora = list(CORPORA)  # in the order the package lists them, unknown ones last (by name)
+    present = sorted(
+        {d for values in series.values() for d in values},
+        key=lambda d: (corpora.index(d) if d in corpora else len(corpora), d),
+    )
     if datasets is not None:
         missing = [d for d in datasets if d not in present]
         if missing:

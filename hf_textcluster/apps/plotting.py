@@ -32,7 +32,7 @@ from .projection import method_title, project_2d, sample_indices
 MAX_LEGEND_ENTRIES = 20
 
 
-def _name_of(value, names) -> str:
+def display_name(value, names) -> str:
     """How a figure shows a category: its name in ``names`` (a dict by value or its string, or a list by index)."""
     name = None
     if isinstance(names, Mapping):
@@ -40,12 +40,6 @@ def _name_of(value, names) -> str:
     elif names is not None and isinstance(value, (int, np.integer)) and 0 <= int(value) < len(names):
         name = names[int(value)]
     return str(value if name is None else name)
-
-
-def _categories(values, names=None) -> tuple[np.ndarray, list[str]]:
-    """(codes 0..C-1 per point, the C category names). ``names`` maps a value (or its index) to a display name."""
-    uniques, codes = np.unique(np.asarray(values), return_inverse=True)
-    return codes.reshape(-1), [_name_of(value, names) for value in uniques.tolist()]
 
 
 def _draw_map(
@@ -56,15 +50,15 @@ def _draw_map(
     title: str | None = None,
     legend_title: str | None = None,
     random_state: int | None = 0,
-    point_size: float | None = None,
 ) -> None:
     n = coords.shape[0]
-    size = point_size if point_size is not None else float(np.clip(2000 / max(n, 1), 2, 30))
+    size = float(np.clip(2000 / max(n, 1), 2, 30))
     order = np.random.default_rng(random_state).permutation(n)  # no category is always drawn on top
     if values is None:
         ax.scatter(coords[order, 0], coords[order, 1], s=size, c="tab:blue", alpha=0.7, linewidths=0)
     else:
-        codes, display = _categories(values, names)
+        uniques, codes = np.unique(np.asarray(values), return_inverse=True)  # codes 0..C-1 of the C categories
+        codes, display = codes.reshape(-1), [display_name(value, names) for value in uniques.tolist()]
         colours = palette(len(display))
         ax.scatter(coords[order, 0], coords[order, 1], s=size, c=colours[codes[order]], alpha=0.8, linewidths=0)
         _draw_legend(ax, display, colours, legend_title)
@@ -90,11 +84,8 @@ def _draw_legend(ax, display: Sequence[str], colours, legend_title: str | None) 
         return
     from matplotlib.lines import Line2D
 
-    handles = [
-        Line2D([], [], marker="o", linestyle="", color=colours[i], label=display[i]) for i in range(len(display))
-    ]
     ax.legend(
-        handles=handles,
+        handles=[Line2D([], [], marker="o", linestyle="", color=c, label=d) for c, d in zip(colours, display)],
         title=legend_title,
         loc="upper left",
         bbox_to_anchor=(1.0, 1.0),
@@ -103,18 +94,6 @@ def _draw_legend(ax, display: Sequence[str], colours, legend_title: str | None) 
         frameon=False,
         markerscale=0.9,
     )
-
-
-def _sampled_colours(n: int, labels, clusters, label_names, cluster_names, sample_size, random_state):
-    """``(rows, values, names, kind)``: the seeded sample of rows a map draws and what colours them there, the true
-    labels when given, else the clusters (``kind`` says which; all None when neither is given)."""
-    labels, clusters = _check_rows("labels", labels, n), _check_rows("clusters", clusters, n)
-    rows = sample_indices(n, sample_size, random_state)
-    if labels is not None:
-        return rows, labels[rows], label_names, "label"
-    if clusters is not None:
-        return rows, clusters[rows], cluster_names, "cluster"
-    return rows, None, None, None
 
 
 def _embedding_matrix(embeddings, name: str = "embeddings") -> np.ndarray:
@@ -131,12 +110,6 @@ def _check_rows(name: str, values, n: int):
     if values.shape[0] != n:
         raise ValueError(f"`{name}` has {values.shape[0]} entries for {n} embeddings: give one per embedding row.")
     return values
-
-
-def _maps_title(method: str, shown: int, total: int, kind: str | None) -> str:
-    """``"UMAP of 500 of 2,000 texts, coloured by label"``: what a map shows, for its default title."""
-    sampled = f" of {total:,}" if shown < total else ""
-    return f"{method_title(method)} of {shown:,}{sampled} texts" + (f", coloured by {kind}" if kind else "")
 
 
 def plot_embedding_map(
@@ -183,22 +156,24 @@ def plot_embedding_map(
     """
     x = _embedding_matrix(embeddings)
     n = x.shape[0]
-    rows, values, names, kind = _sampled_colours(
-        n, labels, clusters, label_names, cluster_names, sample_size, random_state
-    )
+    labels, clusters = _check_rows("labels", labels, n), _check_rows("clusters", clusters, n)
+    rows = sample_indices(n, sample_size, random_state)
+    # coloured by the true labels when given, else by the clusters
+    kind, values, names = ("label", labels, label_names) if labels is not None else ("cluster", clusters, cluster_names)
     coords = project_2d(x[rows], method=method, random_state=random_state, **projection_kwargs)
-    fig = ax.figure if ax is not None else new_figure(figsize)
-    ax = ax if ax is not None else fig.add_subplot()
+    ax = ax if ax is not None else new_figure(figsize).add_subplot()
+    shown = f"{len(rows):,} of {n:,}" if len(rows) < n else f"{n:,}"
+    coloured = f", coloured by {kind}" if values is not None else ""
     _draw_map(
         ax,
         coords,
-        values,
+        None if values is None else np.asarray(values)[rows],
         names,
-        title=title or _maps_title(method, len(rows), n, kind),
+        title=title or f"{method_title(method)} of {shown} texts{coloured}",
         legend_title=kind,
         random_state=random_state,
     )
-    return save_figure(fig, path)
+    return save_figure(ax.figure, path)
 
 
 def plot_maps_before_after(
@@ -247,26 +222,26 @@ def plot_maps_before_after(
             f"`before` and `after` must be embedding matrices of the same texts (same rows), got shapes "
             f"{before.shape} and {after.shape}."
         )
-    n = before.shape[0]
-    rows, values, names, kind = _sampled_colours(
-        n, labels, clusters, label_names, cluster_names, sample_size, random_state
-    )
     fig = new_figure(figsize)
     axes = fig.subplots(1, 2)
-    for ax, matrix, title in zip(axes, (before, after), titles):
-        coords = project_2d(matrix[rows], method=method, random_state=random_state, **projection_kwargs)
-        _draw_map(
-            ax,
-            coords,
-            values,
-            names,
-            title=title,
-            legend_title=kind if ax is axes[-1] else None,
-            random_state=random_state,
+    for ax, matrix in zip(axes, (before, after)):  # the same seeded sample of rows in both
+        plot_embedding_map(
+            matrix,
+            labels,
+            clusters,
+            method,
+            random_state,
+            sample_size,
+            label_names=label_names,
+            cluster_names=cluster_names,
+            ax=ax,
+            **projection_kwargs,
         )
-        if ax is not axes[-1] and ax.get_legend() is not None:
-            ax.get_legend().remove()  # one legend, right of the second map
-    fig.suptitle(suptitle or _maps_title(method, len(rows), n, kind))
+    if axes[0].get_legend() is not None:
+        axes[0].get_legend().remove()  # one legend, right of the second map
+    fig.suptitle(suptitle or axes[0].get_title())  # by default, what both maps show
+    for ax, title in zip(axes, titles):
+        ax.set_title(title)
     return save_figure(fig, path)
 
 
@@ -309,10 +284,10 @@ def plot_cluster_sizes(
         raise ValueError(f"A cluster id {int(clusters.max())} is not below `num_clusters`={num_clusters}.")
     counts = np.bincount(clusters, minlength=num_clusters or 0)
     order = np.argsort(-counts, kind="stable")
-    tick_names = [_name_of(k, names) for k in order.tolist()]
+    tick_names = [display_name(k, names) for k in order.tolist()]
     k_total = len(counts)
-    fig = ax.figure if ax is not None else new_figure(figsize or (max(6.0, min(24.0, 0.35 * k_total + 2)), 4.5))
-    ax = ax if ax is not None else fig.add_subplot()
+    if ax is None:
+        ax = new_figure(figsize or (max(6.0, min(24.0, 0.35 * k_total + 2)), 4.5)).add_subplot()
     positions = np.arange(k_total)
     ax.bar(positions, counts[order], color="tab:blue")
     ax.axhline(clusters.size / k_total, color="0.4", linestyle="--", linewidth=1, label="equal sizes")
@@ -327,7 +302,7 @@ def plot_cluster_sizes(
     used = int((counts > 0).sum())
     ax.set_title(title or f"Cluster sizes: {clusters.size:,} texts in {used} of {k_total} clusters")
     ax.legend(fontsize="small", frameon=False)
-    return save_figure(fig, path)
+    return save_figure(ax.figure, path)
 
 
 def plot_clustering_overview(

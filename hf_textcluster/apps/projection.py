@@ -10,6 +10,8 @@ draws a seeded sample of them (:func:`sample_indices`), so the same call draws t
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ..editing.kmeans import keeping_torch_threads
@@ -71,44 +73,33 @@ def project_2d(embeddings, method: str = "umap", random_state: int | None = 0, *
         raise ValueError(f"A 2-D map needs at least 4 embeddings, got {x.shape[0]}.")
     if not np.isfinite(x).all():
         raise ValueError("`embeddings` hold NaN or inf values.")
+    n = x.shape[0]
     if method == "umap":
-        return _umap(x, random_state, kwargs)
-    if method == "tsne":
+        try:
+            import umap
+        except ImportError as err:
+            raise ImportError(
+                "UMAP maps need umap-learn, a dependency of hf_textcluster that is not installed: pip install "
+                "umap-learn (or pass method='tsne', which scikit-learn draws)."
+            ) from err
+        options = {"n_neighbors": min(15, n - 1), "min_dist": 0.1, "metric": "cosine", "random_state": random_state}
+        if n < 20:  # the spectral initialisation needs more points than a handful
+            options["init"] = "random"
+        projector = umap.UMAP(n_components=2, **{**options, **kwargs})
+    elif method == "tsne":
         from sklearn.manifold import TSNE
 
-        options = {
-            "perplexity": float(min(30.0, max(1.0, (x.shape[0] - 1) / 3))),
-            "init": "pca",
-            "metric": "cosine",
-            "random_state": random_state,
-        }
-        options.update(kwargs)
-        return np.asarray(TSNE(n_components=2, **options).fit_transform(x), dtype=np.float32)
-    if method == "pca":
+        options = {"perplexity": float(min(30.0, max(1.0, (n - 1) / 3))), "init": "pca", "metric": "cosine"}
+        projector = TSNE(n_components=2, **{**options, "random_state": random_state, **kwargs})
+    elif method == "pca":
         from sklearn.decomposition import PCA
 
-        return np.asarray(PCA(n_components=2, random_state=random_state, **kwargs).fit_transform(x), dtype=np.float32)
-    raise ValueError(f"`method` must be one of {', '.join(MAP_METHODS)}, got {method!r}.")
-
-
-def _umap(x: np.ndarray, random_state: int | None, kwargs: dict) -> np.ndarray:
-    try:
-        import umap
-    except ImportError as err:
-        raise ImportError(
-            "UMAP maps need umap-learn, a dependency of hf_textcluster that is not installed: pip install "
-            "umap-learn (or pass method='tsne', which scikit-learn draws)."
-        ) from err
-    n = x.shape[0]
-    options = {"n_neighbors": min(15, n - 1), "min_dist": 0.1, "metric": "cosine", "random_state": random_state}
-    if n < 20:  # the spectral initialisation needs more points than a handful
-        options["init"] = "random"
-    options.update(kwargs)
-    import warnings
-
-    with warnings.catch_warnings(), keeping_torch_threads():  # "n_jobs overridden to 1": expected, seeded maps
+        projector = PCA(n_components=2, random_state=random_state, **kwargs)
+    else:
+        raise ValueError(f"`method` must be one of {', '.join(MAP_METHODS)}, got {method!r}.")
+    with warnings.catch_warnings(), keeping_torch_threads():  # UMAP's "n_jobs overridden to 1": expected, seeded maps
         warnings.filterwarnings("ignore", message=".*n_jobs.*", category=UserWarning)
-        return np.asarray(umap.UMAP(n_components=2, **options).fit_transform(x), dtype=np.float32)
+        return np.asarray(projector.fit_transform(x), dtype=np.float32)
 
 
 def method_title(method: str) -> str:

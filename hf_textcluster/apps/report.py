@@ -28,17 +28,16 @@ plotly is optional: ``pip install "hf_textcluster[report]"``.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from .projection import sample_indices
-from .report_data import ReportData
+from .report_data import DEFAULT_SAMPLE_SIZE, ReportData
 from .report_sections import render_page
 
 REPORT_EXTRA = 'pip install "hf_textcluster[report]"'
-DEFAULT_SAMPLE_SIZE = 3000
 MAP_METHODS = ("auto", "umap", "pca")
 
 
@@ -99,18 +98,9 @@ def render_report(
     embeddings,
     output: str | os.PathLike = "report.html",
     *,
-    confidence=None,
-    distance=None,
-    is_outlier=None,
-    labels=None,
-    label_names: Sequence[str] | None = None,
-    cluster_names: Mapping[int, str] | None = None,
-    keywords: Mapping[int, Sequence[str]] | None = None,
-    calibrated: bool | None = None,
-    sample_size: int | None = DEFAULT_SAMPLE_SIZE,
     map_method: str = "auto",
-    random_state: int | None = 0,
     title: str = "Cluster report",
+    **arrays,
 ) -> Path:
     """Write the cluster report of arrays already computed (see :func:`cluster_report` for a model and texts).
 
@@ -119,18 +109,18 @@ def render_report(
         probabilities: N x K soft assignments (``model.predict_proba``); a text's cluster is its argmax.
         embeddings: N x d embeddings the map projects (``model.embed``).
         output: The HTML file to write (its folder must exist).
-        confidence, distance, is_outlier: N values each, as ``model.predict_with_confidence`` returns them;
-            without them the confidence is the top probability and no text is flagged.
-        labels: N known classes (optional): the report adds ACC / NMI / ARI and the confusion.
-        label_names: Class names when ``labels`` are integer ids.
-        cluster_names: cluster id -> name (e.g. ``model.config.id2label``); default: top keywords.
-        keywords: cluster id -> keywords; default: c-TF-IDF on ``texts``.
-        calibrated: Whether ``confidence`` is calibrated (the histogram's axis says which); default: whether
-            ``distance`` was given.
-        sample_size: At most this many texts in the map (a seeded sample); None maps all. Sizes count all texts.
         map_method: ``"auto"`` (UMAP when umap-learn is installed, else PCA), ``"umap"`` or ``"pca"``.
-        random_state: Seed of the sample and the projection.
         title: The page's heading.
+        **arrays: What else the page shows, as :meth:`~hf_textcluster.apps.report_data.ReportData.from_arrays`
+            takes it, all optional. ``confidence``, ``distance``, ``is_outlier``: N values each, as
+            ``model.predict_with_confidence`` returns them (without them the confidence is the top probability and
+            no text is flagged). ``labels``: N known classes (the report adds ACC / NMI / ARI and the confusion), with
+            ``label_names`` when they are integer ids. ``cluster_names``: cluster id -> name (e.g.
+            ``model.config.id2label``; default: top keywords). ``keywords``: cluster id -> keywords (default: c-TF-IDF
+            on ``texts``). ``calibrated``: whether ``confidence`` is calibrated (the histogram's axis says which;
+            default: whether ``distance`` was given). ``sample_size``: at most this many texts in the map, a seeded
+            sample (3,000 by default; None maps all; sizes count all texts). ``random_state``: seed of the sample and
+            the projection.
 
     Returns:
         The path written.
@@ -146,22 +136,7 @@ def render_report(
     """
     _require_plotly()
     path = check_report_path(output)
-    data = ReportData.from_arrays(
-        texts,
-        probabilities,
-        embeddings,
-        confidence=confidence,
-        distance=distance,
-        is_outlier=is_outlier,
-        labels=labels,
-        label_names=label_names,
-        cluster_names=cluster_names,
-        keywords=keywords,
-        calibrated=calibrated,
-        sample_size=sample_size,
-        map_method=_check_map_method(map_method),
-        random_state=random_state,
-    )
+    data = ReportData.from_arrays(texts, probabilities, embeddings, map_method=_check_map_method(map_method), **arrays)
     document = render_page(data, title)
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(document, encoding="utf-8")
@@ -296,12 +271,9 @@ def cluster_report(
     outputs = model_outputs(model, embeddings, outlier_quantile=outlier_quantile)
     return render_report(
         texts,
-        outputs["probabilities"],
+        outputs.pop("probabilities"),
         embeddings,
         path,
-        confidence=outputs.get("confidence"),
-        distance=outputs.get("distance"),
-        is_outlier=outputs.get("is_outlier"),
         labels=labels,
         label_names=label_names,
         cluster_names=getattr(model.config, "id2label", None),
@@ -310,4 +282,5 @@ def cluster_report(
         map_method=map_method,
         random_state=random_state,
         title=title or f"{type(model).__name__}: cluster report",
+        **outputs,  # confidence, distance and is_outlier of a calibrated model
     )

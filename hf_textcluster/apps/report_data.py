@@ -23,6 +23,7 @@ from .plotting import is_placeholder_names
 from .projection import sample_indices
 from .report_figures import cluster_centres
 
+DEFAULT_SAMPLE_SIZE = 3000
 NUM_MEMBERS = 3
 NUM_KEYWORDS = 8
 
@@ -45,16 +46,23 @@ def check_rows(name: str, values, num_rows: int, dtype=None) -> np.ndarray | Non
     return array
 
 
-def _keywords(texts: Sequence[str], clusters: np.ndarray, num_clusters: int) -> dict[int, list[str]]:
-    from ..representation import cluster_keywords  # c-TF-IDF
+def _checked_outputs(n: int, probabilities, confidence, distance, is_outlier) -> tuple:
+    """``(probabilities, confidence, distance, is_outlier)`` checked against the ``n`` texts: an N x K matrix
+    and N values each (the confidence is the top probability when none is given; the others may be None).
 
-    return cluster_keywords(texts, clusters, num_clusters, top_n=NUM_KEYWORDS)
-
-
-def _keyword_weights(texts: Sequence[str], clusters: np.ndarray, num_clusters: int) -> dict[int, list]:
-    from ..representation import ClassTfidfRepresentation
-
-    return ClassTfidfRepresentation(top_n=NUM_KEYWORDS).extract_weights(texts, clusters, num_clusters)
+    Raises:
+        ValueError: ``probabilities`` not N x K, or another array not of one value per text.
+    """
+    probs = np.asarray(probabilities, dtype=np.float64)
+    if probs.ndim != 2 or len(probs) != n:
+        raise ValueError(f"`probabilities` must be a {n} x K matrix (one row per text), got shape {probs.shape}.")
+    confidence = check_rows("confidence", confidence, n, np.float64)
+    return (
+        probs,
+        probs.max(axis=1) if confidence is None else confidence,
+        check_rows("distance", distance, n, np.float64),
+        check_rows("is_outlier", is_outlier, n, bool),
+    )
 
 
 def _names_by_id(
@@ -107,18 +115,15 @@ def cluster_summaries(
         ('oracle · sql · table', 412)
     """
     texts = list(texts)
-    probs = np.asarray(probabilities, dtype=np.float64)
-    if probs.ndim != 2 or len(probs) != len(texts):
-        raise ValueError(f"`probabilities` must be a {len(texts)} x K matrix (one row per text), got {probs.shape}.")
+    probs, confidence, distance, is_outlier = _checked_outputs(
+        len(texts), probabilities, confidence, distance, is_outlier
+    )
     num_clusters = probs.shape[1]
     clusters = probs.argmax(axis=1)
-    confidence = check_rows("confidence", confidence, len(texts), np.float64)
-    if confidence is None:
-        confidence = probs.max(axis=1)
-    distance = check_rows("distance", distance, len(texts), np.float64)
-    is_outlier = check_rows("is_outlier", is_outlier, len(texts), bool)
     if keywords is None:
-        keywords = _keywords(texts, clusters, num_clusters)
+        from ..representation import cluster_keywords  # c-TF-IDF
+
+        keywords = cluster_keywords(texts, clusters, num_clusters, top_n=NUM_KEYWORDS)
     names = _names_by_id(cluster_names, keywords, num_clusters)
     # typicality: near the centre is typical (a calibrated model), else a confident assignment
     atypicality = distance if distance is not None else -confidence
@@ -195,12 +200,28 @@ class ReportData:
         cluster_names: Mapping[int, str] | None = None,
         keywords: Mapping[int, Sequence[str]] | None = None,
         calibrated: bool | None = None,
-        sample_size: int | None = None,
+        sample_size: int | None = DEFAULT_SAMPLE_SIZE,
         map_method: str = "pca",
         random_state: int | None = 0,
     ) -> ReportData:
         """Check the arrays :func:`~hf_textcluster.apps.report.render_report` was given and compute what the page
-        shows from them (arguments as there; ``map_method`` already resolved to ``"umap"`` or ``"pca"``).
+        shows from them.
+
+        Args:
+            texts: The N texts.
+            probabilities: N x K soft assignments (``model.predict_proba``); a text's cluster is its argmax.
+            embeddings: N x d embeddings the map projects (``model.embed``).
+            confidence, distance, is_outlier: N values each, as ``model.predict_with_confidence`` returns them;
+                without them the confidence is the top probability and no text is flagged.
+            labels: N known classes (optional): the report adds ACC / NMI / ARI and the confusion.
+            label_names: Class names when ``labels`` are integer ids.
+            cluster_names: cluster id -> name (e.g. ``model.config.id2label``); default: top keywords.
+            keywords: cluster id -> keywords; default: c-TF-IDF on ``texts``.
+            calibrated: Whether ``confidence`` is calibrated (the histogram's axis says which); default: whether
+                ``distance`` was given.
+            sample_size: At most this many texts in the map (a seeded sample); None maps all. Sizes count all texts.
+            map_method: ``"umap"`` or ``"pca"`` (``render_report`` resolves its ``"auto"``).
+            random_state: Seed of the sample and the projection.
 
         Raises:
             ValueError: no usable texts, fewer than 4, arrays of another length, a bad ``sample_size``.
@@ -210,36 +231,20 @@ class ReportData:
         """
         texts = validate_texts(texts)
         n = len(texts)
-        probs = np.asarray(probabilities, dtype=np.float64)
-        if probs.ndim != 2 or len(probs) != n:
-            raise ValueError(f"`probabilities` must be a {n} x K matrix (one row per text), got shape {probs.shape}.")
+        probs, confidence, distance, is_outlier = _checked_outputs(n, probabilities, confidence, distance, is_outlier)
         embeddings = np.asarray(embeddings, dtype=np.float32)
         if embeddings.ndim != 2 or len(embeddings) != n:
             raise ValueError(f"`embeddings` must be a {n} x d matrix (one row per text), got shape {embeddings.shape}.")
         if n < 4:
             raise ValueError(f"A report needs at least 4 texts (its map does), got {n}.")
         rows = sample_indices(n, sample_size, random_state)
-        labels = check_rows("labels", labels, n)
-        confidence = check_rows("confidence", confidence, n, np.float64)
-        distance = check_rows("distance", distance, n, np.float64)
-        is_outlier = check_rows("is_outlier", is_outlier, n, bool)
-        if confidence is None:
-            confidence = probs.max(axis=1)
-        clusters = probs.argmax(axis=1)
-        num_clusters = probs.shape[1]
-        weights = _keyword_weights(texts, clusters, num_clusters)
+        clusters, num_clusters = probs.argmax(axis=1), probs.shape[1]
+        from ..representation import ClassTfidfRepresentation
+
+        weights = ClassTfidfRepresentation(top_n=NUM_KEYWORDS).extract_weights(texts, clusters, num_clusters)
         if keywords is None:
             keywords = {k: [word for word, _ in scored] for k, scored in weights.items()}
         names = _names_by_id(cluster_names, keywords, num_clusters)
-        summaries = cluster_summaries(
-            texts,
-            probs,
-            confidence=confidence,
-            distance=distance,
-            is_outlier=is_outlier,
-            cluster_names=names,
-            keywords=keywords,
-        )
         return cls(
             texts=texts,
             embeddings=embeddings,
@@ -249,11 +254,19 @@ class ReportData:
             distance=distance,
             is_outlier=is_outlier,
             calibrated=distance is not None if calibrated is None else bool(calibrated),
-            labels=labels,
+            labels=check_rows("labels", labels, n),
             label_names=label_names,
             names=names,
             weights=weights,
-            summaries=summaries,
+            summaries=cluster_summaries(
+                texts,
+                probs,
+                confidence=confidence,
+                distance=distance,
+                is_outlier=is_outlier,
+                cluster_names=names,
+                keywords=keywords,
+            ),
             rows=rows,
             map_method=map_method,
             random_state=random_state,

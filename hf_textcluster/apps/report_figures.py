@@ -26,6 +26,7 @@ import numpy as np
 
 from ..markup import escape_html
 from ..modeling.input_checks import missing_labels
+from .plotting import display_name
 
 # The largest clusters get a bar chart each; more would make the page a wall of bars.
 MAX_BAR_CLUSTERS = 12
@@ -214,8 +215,6 @@ def hierarchy_figure(ids: Sequence[int], centres, names: Mapping[int, str]):
         A plotly Figure (``plotly.figure_factory.create_dendrogram``); the leaves are the y-axis tick labels.
     """
     import plotly.figure_factory as ff
-    from scipy.cluster.hierarchy import linkage
-    from scipy.spatial.distance import pdist
 
     centres = np.asarray(centres, dtype=np.float64)
     if len(centres) < 2:
@@ -225,8 +224,7 @@ def hierarchy_figure(ids: Sequence[int], centres, names: Mapping[int, str]):
         centres,
         orientation="left",
         labels=labels,
-        distfun=lambda x: pdist(x, "cosine"),
-        linkagefun=lambda d: linkage(d, LINKAGE),
+        linkagefun=lambda _: centre_linkage(centres),  # the joins first_joins lists
     )
     fig.update_layout(
         width=None,  # create_dendrogram fixes a width; the page's is wanted
@@ -238,13 +236,6 @@ def hierarchy_figure(ids: Sequence[int], centres, names: Mapping[int, str]):
         margin={"t": 30},
     )
     return fig
-
-
-def _plotly_palette(count: int) -> list[str]:
-    """Distinct colours for ``count`` clusters: plotly's 10, else its 24 (which repeat beyond 24)."""
-    from plotly.colors import qualitative
-
-    return qualitative.Plotly if count <= 10 else qualitative.Dark24
 
 
 def text_map_figure(coords, clusters, rows, texts: Sequence[str], names, confidence, method: str, title: str):
@@ -267,10 +258,11 @@ def text_map_figure(coords, clusters, rows, texts: Sequence[str], names, confide
         >>> fig = text_map_figure(coords, clusters, rows, texts, names, confidence, "PCA", "a map")  # doctest: +SKIP
     """
     import plotly.graph_objects as go
+    from plotly.colors import qualitative
 
     fig = go.Figure()
     shown = np.unique(clusters[rows]).tolist()
-    colours = _plotly_palette(len(shown))
+    colours = qualitative.Plotly if len(shown) <= 10 else qualitative.Dark24  # Dark24's repeat beyond 24 clusters
     for position, k in enumerate(shown):
         points = rows[clusters[rows] == k]
         positions = np.searchsorted(rows, points)
@@ -363,26 +355,20 @@ def confusion_figure(labels, clusters, label_names: Sequence[str] | None, cluste
     """
     import plotly.graph_objects as go
     from scipy.optimize import linear_sum_assignment
+    from sklearn.metrics.cluster import contingency_matrix
 
     labelled = ~missing_labels(labels)
     labels, clusters = np.asarray(labels)[labelled], np.asarray(clusters)[labelled]
-    classes, y = np.unique(labels, return_inverse=True)
-    used, c = np.unique(clusters, return_inverse=True)
-    counts = np.zeros((len(classes), len(used)), dtype=np.int64)
-    np.add.at(counts, (y.reshape(-1), c.reshape(-1)), 1)
+    classes, used = np.unique(labels), np.unique(clusters)
+    counts = contingency_matrix(labels, clusters)  # classes x clusters, both in sorted order
     rows, cols = linear_sum_assignment(counts, maximize=True)
     matched = [int(col) for _, col in sorted(zip(rows, cols))]
     rest = sorted(set(range(len(used))) - set(matched), key=lambda j: -counts[:, j].sum())
     order = matched + rest
     counts = counts[:, order]
 
-    def class_name(value):
-        if label_names is not None and isinstance(value, (int, np.integer)) and 0 <= int(value) < len(label_names):
-            return str(label_names[int(value)])
-        return str(value)
-
     x = [f"{int(used[j])}: {_e(shorten(cluster_names[int(used[j])], 40))}" for j in order]
-    yl = [_e(class_name(v)) for v in classes.tolist()]
+    yl = [_e(display_name(v, label_names)) for v in classes.tolist()]
     share = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
     fig = go.Figure(
         go.Heatmap(

@@ -69,19 +69,29 @@ def _predicted_chunks(clusterer, chunks: Iterator[list[str]], skip: int, call_kw
         yield chunk, clusterer(chunk, **call_kwargs)
 
 
-def _file_sha256(path) -> str:
-    digest = hashlib.sha256()
+def _blocks(path, size: int | None = None) -> Iterator[bytes]:
+    """The first ``size`` bytes of ``path`` (all of them for None), a MiB at a time."""
+    left = os.path.getsize(path) if size is None else size
     with open(path, "rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
+        while left > 0 and (block := handle.read(min(1 << 20, left))):
+            left -= len(block)
+            yield block
+
+
+def _sha256(path, size: int | None = None):
+    """The sha256 (a ``hashlib`` object, to be continued) of the first ``size`` bytes of ``path`` (None: all)."""
+    digest = hashlib.sha256()
+    for block in _blocks(path, size):
+        digest.update(block)
+    return digest
 
 
 def _source_identity(source, text_column: str, call_kwargs: dict, model_name: str) -> dict:
     """What a restart must find unchanged to continue a half-written output: for a file, its content (a hash, one
     read of the file: a size and a modification time can stay the same while the texts change)."""
     if isinstance(source, (str, os.PathLike)):
-        what = {"path": os.path.abspath(source), "bytes": os.path.getsize(source), "sha256": _file_sha256(source)}
+        path = os.path.abspath(source)
+        what = {"path": path, "bytes": os.path.getsize(path), "sha256": _sha256(path).hexdigest()}
     elif hasattr(source, "_fingerprint"):
         what = {"dataset_fingerprint": source._fingerprint, "rows": len(source)}
     else:
@@ -93,15 +103,6 @@ def _source_identity(source, text_column: str, call_kwargs: dict, model_name: st
         "model": model_name,
         "options_sha1": hashlib.sha1(options.encode()).hexdigest(),
     }
-
-
-def _sha256_of_prefix(path: Path, size: int):
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while size > 0 and (block := handle.read(min(1 << 20, size))):
-            digest.update(block)
-            size -= len(block)
-    return digest
 
 
 def _write_json_atomic(path: Path, payload: dict) -> None:
@@ -130,54 +131,26 @@ def check_output(source, output: str | os.PathLike) -> Path:
 LOCK_SUFFIX = ".lock"
 
 
-class _OutputLock:
-    """An exclusive lock on ``<output>.lock`` (``fcntl.flock``): a second process writing the same output fails at
-    once instead of interleaving its lines. The kernel releases it when the process dies, so a killed run never
-    leaves a stale lock behind."""
-
-    def __init__(self, output: Path):
-        self.path = output.with_name(output.name + LOCK_SUFFIX)
-        self.output = output
-        self.handle = None
-
-    def __enter__(self):
-        try:
-            import fcntl
-        except ImportError:  # no flock (Windows): no protection against a second writer
-            return self
-        self.handle = open(self.path, "a")
-        try:
-            fcntl.flock(self.handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            self.handle.close()
-            self.handle = None
-            raise RuntimeError(
-                f"Another process is writing {self.output} (it holds the lock {self.path}): wait for "
-                "it to finish or stop it, or write to another output."
-            ) from None
-        return self
-
-    def release(self, remove: bool) -> None:
-        if self.handle is not None:
-            if remove:
-                self.path.unlink(missing_ok=True)
-            self.handle.close()
-            self.handle = None
-
-    def __exit__(self, *exc):
-        self.release(remove=False)
-
-
-def _read_progress(progress_path: Path) -> dict:
+def _lock(output: Path):
+    """An exclusive lock on ``<output>.lock`` (``fcntl.flock``), as its open handle: a second process writing the same
+    output fails at once instead of interleaving its lines. The kernel releases it when the process dies, so a killed
+    run never leaves a stale lock behind. None where there is no flock (Windows): no protection against a second
+    writer."""
     try:
-        progress = json.loads(progress_path.read_text(encoding="utf-8"))
-        int(progress["texts_done"]), int(progress["output_bytes"])
-    except (ValueError, KeyError, TypeError) as err:
-        raise ValueError(
-            f"The progress record {progress_path} is damaged ({err}): it cannot say where to resume. "
-            "Pass overwrite=True (--overwrite) to predict again from the start."
+        import fcntl
+    except ImportError:
+        return None
+    path = output.with_name(output.name + LOCK_SUFFIX)
+    handle = open(path, "a")  # noqa: SIM115 - held until the output is finished (or this process ends)
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        raise RuntimeError(
+            f"Another process is writing {output} (it holds the lock {path}): wait for it to finish or stop it, or "
+            "write to another output."
         ) from None
-    return progress
+    return handle
 
 
 def _resume_point(output: Path, progress: dict) -> tuple[int, int, hashlib._Hash]:
@@ -188,13 +161,12 @@ def _resume_point(output: Path, progress: dict) -> tuple[int, int, hashlib._Hash
     recorded, done = int(progress["output_bytes"]), int(progress["texts_done"])
     region = min(output.stat().st_size, recorded)
     digest, lines, last_newline, position = hashlib.sha256(), 0, -1, 0
-    with open(output, "rb") as handle:
-        while position < region and (block := handle.read(min(1 << 20, region - position))):
-            digest.update(block)
-            lines += block.count(b"\n")
-            if (found := block.rfind(b"\n")) >= 0:
-                last_newline = position + found
-            position += len(block)
+    for block in _blocks(output, region):
+        digest.update(block)
+        lines += block.count(b"\n")
+        if (found := block.rfind(b"\n")) >= 0:
+            last_newline = position + found
+        position += len(block)
     if region == recorded:
         if progress.get("output_sha256", digest.hexdigest()) != digest.hexdigest() or lines != done:
             raise ValueError(
@@ -208,7 +180,7 @@ def _resume_point(output: Path, progress: dict) -> tuple[int, int, hashlib._Hash
         f"{output} is shorter than its progress record says ({region:,} of {recorded:,} bytes): resuming "
         f"after its last complete line ({lines:,} texts)."
     )
-    return lines, kept, _sha256_of_prefix(output, kept)
+    return lines, kept, _sha256(output, kept)
 
 
 class _StandardOutput:
@@ -216,18 +188,14 @@ class _StandardOutput:
 
     done = 0
 
-    def __init__(self):
-        self.handle = sys.stdout
-
     def write(self, lines: str, texts_done: int) -> None:
-        self.handle.write(lines)
-        self.handle.flush()
+        sys.stdout.write(lines)
+        sys.stdout.flush()
 
     def finish(self) -> None:
         pass
 
-    def close(self) -> None:
-        pass
+    close = finish
 
 
 class _ResumableOutput:
@@ -238,7 +206,7 @@ class _ResumableOutput:
         self.output = output
         self.progress_path = output.with_name(output.name + PROGRESS_SUFFIX)
         self.identity = identity
-        self.lock = _OutputLock(output).__enter__()  # held until the output is finished (or this process ends)
+        self.lock = _lock(output)
         self.digest = hashlib.sha256()
         self.done = 0
         try:
@@ -246,7 +214,7 @@ class _ResumableOutput:
                 self._resume()
             self.handle = open(output, "ab" if self.done else "wb")  # noqa: SIM115 - kept open until close()
         except BaseException:
-            self.lock.release(remove=False)
+            self._unlock(remove=False)
             raise
         if not self.done:
             self._record(0)
@@ -260,7 +228,14 @@ class _ResumableOutput:
                 f"{progress_path.name}). Pass overwrite=True (--overwrite) to replace it, or "
                 "write elsewhere."
             )
-        progress = _read_progress(progress_path)
+        try:
+            progress = json.loads(progress_path.read_text(encoding="utf-8"))
+            int(progress["texts_done"]), int(progress["output_bytes"])
+        except (ValueError, KeyError, TypeError) as err:
+            raise ValueError(
+                f"The progress record {progress_path} is damaged ({err}): it cannot say where to resume. "
+                "Pass overwrite=True (--overwrite) to predict again from the start."
+            ) from None
         if progress.get("identity") != self.identity:
             raise ValueError(
                 f"{output} is a half-written prediction of another input, model or options "
@@ -302,17 +277,13 @@ class _ResumableOutput:
 
     def close(self) -> None:
         self.handle.close()
-        self.lock.release(remove=not self.progress_path.exists())
+        self._unlock(remove=not self.progress_path.exists())
 
-
-def _open_output(clusterer, source, output, text_column: str, call_kwargs: dict, overwrite: bool):
-    """Standard output for ``None`` or ``"-"``, else the checked, locked and possibly resumed output file."""
-    if output is None or str(output) == "-":
-        return _StandardOutput()
-    output = check_output(source, output)
-    model_name = str(getattr(clusterer.model.config, "name_or_path", ""))
-    identity = _source_identity(source, text_column, call_kwargs, model_name)
-    return _ResumableOutput(output, identity, overwrite)
+    def _unlock(self, remove: bool) -> None:
+        if self.lock is not None:
+            if remove:
+                Path(self.lock.name).unlink(missing_ok=True)
+            self.lock.close()
 
 
 def _json_lines(chunk: list[str], results) -> str:
@@ -322,28 +293,6 @@ def _json_lines(chunk: list[str], results) -> str:
         json.dumps({"text": text, **(r if isinstance(r, dict) else {**r[0], "top_k": r})}, ensure_ascii=False) + "\n"
         for text, r in zip(chunk, results)
     )
-
-
-def _progress_bar(total: int | None, done: int, show: bool | None, to_stdout: bool):
-    from tqdm.auto import tqdm
-
-    if show is None:
-        show = logging.get_verbosity() <= logging.INFO or not to_stdout
-    return tqdm(
-        total=total, initial=done, unit=" texts", unit_scale=True, desc="Clustering", disable=not show, file=sys.stderr
-    )
-
-
-def _throughput(count: int, done: int, seconds: float) -> dict:
-    new = count - done
-    stats = {
-        "texts": count,
-        "resumed_after": done,
-        "seconds": round(seconds, 2),
-        "texts_per_second": round(new / seconds, 1) if seconds > 0 else None,
-    }
-    logger.info(f"Clustered {new:,} texts in {seconds:.1f}s ({stats['texts_per_second']} texts/s).")
-    return stats
 
 
 def predict_file(
@@ -390,13 +339,22 @@ def predict_file(
         >>> predict_file(model, "titles.txt", "clusters.jsonl", chunk_size=10_000)  # doctest: +SKIP
         {'texts': 120000, 'resumed_after': 0, 'seconds': 612.4, 'texts_per_second': 196.0}
     """
+    from tqdm.auto import tqdm
+
     clusterer = _as_pipeline(clusterer)
     if hasattr(clusterer, "_sanitize_parameters"):  # bad options fail now, not after the output is started
         clusterer._sanitize_parameters(**call_kwargs)
-    to_stdout = output is None or str(output) == "-"
     chunks, total = text_chunks(source, text_column, chunk_size)  # checks the input before any output is touched
-    out = _open_output(clusterer, source, output, text_column, call_kwargs, overwrite)
-    bar = _progress_bar(total, out.done, show_progress_bar, to_stdout)
+    out: _StandardOutput | _ResumableOutput
+    if output is None or str(output) == "-":
+        out = _StandardOutput()
+        show = logging.get_verbosity() <= logging.INFO if show_progress_bar is None else show_progress_bar
+    else:
+        output = check_output(source, output)
+        model_name = str(getattr(clusterer.model.config, "name_or_path", ""))
+        out = _ResumableOutput(output, _source_identity(source, text_column, call_kwargs, model_name), overwrite)
+        show = show_progress_bar is not False
+    bar = tqdm(total=total, initial=out.done, unit=" texts", unit_scale=True, desc="Clustering", disable=not show)
     start, count = time.perf_counter(), out.done
     try:
         for chunk, results in _predicted_chunks(clusterer, chunks, out.done, call_kwargs):
@@ -407,4 +365,7 @@ def predict_file(
     finally:
         bar.close()
         out.close()
-    return _throughput(count, out.done, time.perf_counter() - start)
+    seconds = time.perf_counter() - start
+    rate = round((count - out.done) / seconds, 1) if seconds > 0 else None
+    logger.info(f"Clustered {count - out.done:,} texts in {seconds:.1f}s ({rate} texts/s).")
+    return {"texts": count, "resumed_after": out.done, "seconds": round(seconds, 2), "texts_per_second": rate}

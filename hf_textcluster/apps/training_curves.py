@@ -124,7 +124,11 @@ def plot_training_curves(
     fig = new_figure((4.6 * ncols, 3.4 * nrows))
     axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False).ravel())
     for ax, key in zip(axes, loss_keys):
-        _draw_loss(ax, history, key)
+        steps, values = _series(history, key)
+        ax.plot(steps, values, marker="o" if len(steps) < 30 else None, markersize=3, color="tab:blue")
+        ax.set_title("total loss" if key == "loss" else f"loss term: {key[5:]}")
+        ax.set_xlabel("step")
+        ax.grid(alpha=0.3)
     if score_keys or has_used:
         _draw_health(axes[len(loss_keys)], history, score_keys, has_used)
     for ax in axes[panels:]:
@@ -135,14 +139,6 @@ def plot_training_curves(
         width = max(40, int(18 * fig.get_size_inches()[0]))  # characters that fit the figure's width
         fig.suptitle("\n".join(textwrap.wrap(title, width)), fontsize="medium")
     return save_figure(fig, path)
-
-
-def _draw_loss(ax, history: Sequence[Mapping], key: str) -> None:
-    steps, values = _series(history, key)
-    ax.plot(steps, values, marker="o" if len(steps) < 30 else None, markersize=3, color="tab:blue")
-    ax.set_title("total loss" if key == "loss" else f"loss term: {key[5:]}")
-    ax.set_xlabel("step")
-    ax.grid(alpha=0.3)
 
 
 def _draw_health(ax, history: Sequence[Mapping], score_keys: Sequence[str], has_used: bool) -> None:

@@ -5,64 +5,30 @@ public download URLs). ``train`` passes any ``TrainingArguments`` flag through (
 ``--per-device-train-batch-size 32``, ...; the old underscore spellings still work), except the few it names itself
 (``--precision`` for ``bf16`` / ``fp16``, ``--calibration-sample``).
 
-One module per command: each defines ``add_parser(subparsers)`` (its arguments, with ``func=run``) and
-``run(args, extra) -> int`` (its exit status); a new command is a new module and one line in ``COMMANDS``.
+One module per command: each defines ``HELP`` (its line in ``hf-textcluster --help``), ``add_arguments(parser)`` and
+``run(args, extra) -> int`` (its exit status); a new command is a new module and its name in ``COMMANDS``.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 
-from . import (
-    calibrate,
-    card,
-    demo,
-    evaluate,
-    info,
-    merge,
-    name,
-    plot,
-    predict,
-    push,
-    recluster,
-    reduce,
-    refine,
-    rename,
-    report,
-    split,
-    train,
-    update,
-)
 from ._args import CommandParser
 from ._trainer_flags import normalize_spelling
 
-# The order of `hf-textcluster --help`.
-COMMANDS = (
-    train,
-    predict,
-    info,
-    calibrate,
-    recluster,
-    refine,
-    name,
-    rename,
-    merge,
-    reduce,
-    split,
-    update,
-    plot,
-    report,
-    evaluate,
-    demo,
-    push,
-    card,
+# One module per command, in the order of `hf-textcluster --help`.
+_ORDER = (
+    "train predict info calibrate recluster refine name rename merge reduce split update plot report evaluate demo "
+    "push card"
 )
+COMMANDS = tuple(importlib.import_module(f"{__name__}.{name}") for name in _ORDER.split())
 
 
 def build_parser() -> argparse.ArgumentParser:
-    names = [command.__name__.rpartition(".")[2] for command in COMMANDS]
+    names = _ORDER.split()
     parser = CommandParser(
         prog="hf-textcluster",
         description=f"Train a text clusterer and use it: {', '.join(names[:-1])} and {names[-1]}. "
@@ -70,8 +36,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--debug", action="store_true", help="Show the full traceback of an error.")
     subparsers = parser.add_subparsers(dest="command", required=True)
-    for command in COMMANDS:
-        command.add_parser(subparsers)
+    for name, command in zip(names, COMMANDS):
+        command_parser = subparsers.add_parser(name, help=command.HELP)
+        command.add_arguments(command_parser)
+        command_parser.set_defaults(func=command.run)
     return parser
 
 
@@ -82,6 +50,10 @@ _PYTHON_TO_FLAG = (
     ("Pass text_column= (--text-column)", "Pass --text-column"),
     ("`far_quantile`", "--far-quantile"),
     ("`calibration_sample_size`", "--calibration-sample"),
+    ("`flag_outliers=True`", "--flag-outliers"),  # the pipeline's options, as predict spells them
+    ("`flag_outliers`", "--flag-outliers"),
+    ("`outlier_quantile`", "--outlier-quantile"),
+    ("`top_k`", "--top-k"),
 )
 
 

@@ -48,12 +48,12 @@ def format_scores(metrics: dict, keys=("acc", "nmi", "ari")) -> str:
     return "  ".join(f"{k.upper()} {100 * metrics[k]:.1f}" for k in keys if k in metrics)
 
 
-def print_latent_kmeans(metrics: dict) -> None:
-    """A head in a space of its own (DEC-CRL's FC_e, AECL's projector): k-means there, what DEC-CRL's recluster
-    serves."""
-    if "latent_kmeans_acc" in metrics:
-        scores = {k[len("latent_kmeans_") :]: v for k, v in metrics.items() if k.startswith("latent_kmeans_")}
-        print(f"k-means in the head's space: {format_scores(scores)}")
+def print_kmeans_scores(metrics: dict) -> None:
+    """The scores of k-means on the model's embeddings and, for a head in a space of its own (DEC-CRL's FC_e, AECL's
+    projector), of k-means there (what DEC-CRL's recluster serves)."""
+    for prefix, what in (("kmeans_", "k-means on embeddings"), ("latent_kmeans_", "k-means in the head's space")):
+        if f"{prefix}acc" in metrics:
+            print(f"{what}: {format_scores({k[len(prefix) :]: v for k, v in metrics.items() if k.startswith(prefix)})}")
 
 
 def _number(cast: type, allowed: Interval):
@@ -76,24 +76,26 @@ positive_int = _number(int, Interval(int, 1, None))
 quantile = _number(float, Interval(float, 0, 1, closed="right"))
 
 
-def num_clusters_or_auto(value: str) -> int | str:
-    """``--num-clusters``: a whole number, or ``auto`` (chosen from the embeddings, see ``--k-range``)."""
-    try:
-        return ClusterCountRequest.parse_num_clusters(value)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
+def _parsed(parse):
+    """An argument type of a library parser: its ValueError as argparse's one-line error."""
+
+    def parse_argument(value: str):
+        try:
+            return parse(value)
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
+
+    return parse_argument
+
+
+# `--num-clusters`: a whole number, or `auto` (chosen from the embeddings, see `--k-range`)
+num_clusters_or_auto = _parsed(ClusterCountRequest.parse_num_clusters)
+# `--k-range 2:60` -> (2, 60); either side may be left out (`:60`, `5:`) for its default
+k_range = _parsed(ClusterCountRequest.parse_k_range)
 
 
 def positive_int_or_auto(value: str) -> int | str:
     return "auto" if num_clusters_or_auto(value) == "auto" else positive_int(value)
-
-
-def k_range(value: str) -> tuple[int | None, int | None]:
-    """``--k-range 2:60`` -> (2, 60); either side may be left out (``:60``, ``5:``) for its default."""
-    try:
-        return ClusterCountRequest.parse_k_range(value)
-    except ValueError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def cluster_count_request(args: argparse.Namespace, default: int | None = None) -> ClusterCountRequest:
@@ -154,17 +156,6 @@ def add_model_input_args(parser: argparse.ArgumentParser, model_help: str) -> No
     _add_text_column_and_batch_args(parser)
 
 
-def add_calibration_sample_arg(parser: argparse.ArgumentParser, default: int = 10_000) -> None:
-    """``--calibration-sample``: how many texts a model's confidence and outlier distances are calibrated on."""
-    parser.add_argument(
-        "--calibration-sample",
-        type=positive_int,
-        default=default,
-        metavar="N",
-        help="Calibrate the confidence and outlier distances on a seeded sample of this many texts.",
-    )
-
-
 def add_map_sample_arg(parser: argparse.ArgumentParser, default: int) -> None:
     """``--map-sample``: how many texts a 2-D map shows (plot and report)."""
     parser.add_argument(
@@ -189,12 +180,8 @@ def add_card_args(parser: argparse.ArgumentParser) -> None:
 
 
 def card_kwargs(args: argparse.Namespace) -> dict:
-    kwargs = {"license": args.license}
-    if args.dataset_name:
-        kwargs["dataset_name"] = args.dataset_name
-    if args.base_model:
-        kwargs["base_model"] = args.base_model
-    return kwargs
+    given = {key: getattr(args, key) for key in ("dataset_name", "base_model") if getattr(args, key)}
+    return {"license": args.license, **given}
 
 
 def update_saved_model(args: argparse.Namespace, command: str, update) -> tuple:
@@ -227,18 +214,16 @@ def add_curation_args(parser: argparse.ArgumentParser, input_required: bool) -> 
     )
 
 
-def curation_texts(args: argparse.Namespace) -> list[str] | None:
-    """The texts of ``--input`` (None when not given)."""
+def read_texts(path: str | None, text_column: str) -> list[str] | None:
+    """The texts of a file named on the command line (None when none is named)."""
     from ..data import load_text_file
 
-    return list(load_text_file(args.input, text_column=args.text_column)["text"]) if args.input else None
+    return list(load_text_file(path, text_column=text_column)["text"]) if path else None
 
 
-def refresh_card(args: argparse.Namespace, texts: list[str] | None) -> None:
-    """Write the edited model's card again when the model it was made from had one."""
-    import os
-
-    if os.path.isfile(os.path.join(args.model, "README.md")):
+def refresh_card(model_dir: str, output_dir: str, **card) -> None:
+    """Write the edited model's card again (it lists the clusters) when the model it was made from had one."""
+    if os.path.isfile(os.path.join(model_dir, "README.md")):
         import warnings
 
         from ..hub.card_data import MetricsNotMeasuredWarning
@@ -246,4 +231,4 @@ def refresh_card(args: argparse.Namespace, texts: list[str] | None) -> None:
 
         with warnings.catch_warnings():  # the card says the scores were measured before the edits
             warnings.simplefilter("ignore", MetricsNotMeasuredWarning)
-            write_model_card(args.output_dir, texts=texts)
+            write_model_card(output_dir, **card)

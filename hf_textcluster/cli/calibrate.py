@@ -4,19 +4,15 @@ from __future__ import annotations
 
 import argparse
 
+from ..apps.projection import sample_indices
 from ..representation import name_clusters
-from ._args import add_calibration_sample_arg, add_model_input_args, update_saved_model
+from ._args import add_model_input_args, positive_int, update_saved_model
+
+HELP = "Calibrate a trained model's confidence and outlier distances on your texts (its training texts) and save it."
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    calibrate = subparsers.add_parser(
-        "calibrate",
-        help="Calibrate a trained model's confidence and outlier distances "
-        "on your texts (its training texts) and save it.",
-    )
-    add_saved_model_args(calibrate)
-    calibrate.set_defaults(func=run)
-    return calibrate
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_saved_model_args(parser)
 
 
 def add_saved_model_args(parser: argparse.ArgumentParser) -> None:
@@ -26,7 +22,13 @@ def add_saved_model_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--overwrite", action="store_true", help="Replace another trained model already in --output-dir."
     )
-    add_calibration_sample_arg(parser)
+    parser.add_argument(
+        "--calibration-sample",
+        type=positive_int,
+        default=10_000,
+        metavar="N",
+        help="Calibrate the confidence and outlier distances on a seeded sample of this many texts.",
+    )
     parser.add_argument("--seed", type=int, default=0, help="Seed of the sample (and of k-means).")
 
 
@@ -53,9 +55,7 @@ def warn_if_unlike_calibration(model, texts: list[str], args: argparse.Namespace
     """A calibrated model re-calibrated on texts its calibration finds mostly outliers: one warning line."""
     if not model.is_calibrated:
         return
-    import numpy as np
-
-    rows = np.random.default_rng(args.seed).choice(len(texts), size=min(sample_size, len(texts)), replace=False)
+    rows = sample_indices(len(texts), sample_size, args.seed)
     flagged = model.predict_with_confidence([texts[int(i)] for i in rows], batch_size=args.batch_size)["is_outlier"]
     if flagged.mean() > UNLIKE_CALIBRATION:
         from transformers.utils import logging

@@ -5,35 +5,32 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..data import load_text_file
 from ..hub.model_card import write_model_card
-from ._args import add_card_args, card_kwargs
+from ._args import add_card_args, card_kwargs, read_texts
+
+HELP = "Write the model card of a trained directory (no upload)."
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    card = subparsers.add_parser("card", help="Write the model card of a trained directory (no upload).")
-    card.add_argument(
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
         "--model", required=True, help="A trained model directory (weights, tokenizer, training_run.json)."
     )
-    card.add_argument("--output", help="Write the card here instead of stdout.")
-    card.add_argument("--repo-id", help="Hub id used in the card's usage snippets (default: your-org/your-model).")
-    card.add_argument(
+    parser.add_argument("--output", help="Write the card here instead of stdout.")
+    parser.add_argument("--repo-id", help="Hub id used in the card's usage snippets (default: your-org/your-model).")
+    parser.add_argument(
         "--input",
         help="The training texts (.txt, csv, jsonl or parquet): each cluster's keywords and size are computed from "
         "them (default: the file or benchmark the run recorded, when it is still there).",
     )
-    card.add_argument("--text-column", default="text", help="Column of --input holding the texts.")
-    add_card_args(card)
-    card.set_defaults(func=run)
-    return card
+    parser.add_argument("--text-column", default="text", help="Column of --input holding the texts.")
+    add_card_args(parser)
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
-    texts = list(load_text_file(args.input, text_column=args.text_column)["text"]) if args.input else None
     card = write_model_card(
         args.model,
         args.output or "-",
-        texts=texts,
+        texts=read_texts(args.input, args.text_column),
         data_dir=args.data_dir,
         max_texts=args.max_texts,
         repo_id=args.repo_id,

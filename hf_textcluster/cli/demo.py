@@ -8,20 +8,17 @@ from ..apps.demo import DEMO_DATASET, run_demo
 from ..models import METHODS
 from ._args import add_data_args
 
+HELP = f"Train a method briefly on {DEMO_DATASET} beside plain k-means (minutes)."
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    demo = subparsers.add_parser(
-        "demo", help=f"Train a method briefly on {DEMO_DATASET} beside plain k-means (minutes)."
-    )
-    demo.add_argument("--method", default="sccl", choices=sorted(METHODS), help="The method to train.")
-    demo.add_argument("--output-dir", help="Where the trained model goes (default: runs/demo-<method>-<dataset>).")
-    demo.add_argument("--max-steps", type=int, default=None, help="Training steps (default: the demo's).")
-    demo.add_argument(
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--method", default="sccl", choices=sorted(METHODS), help="The method to train.")
+    parser.add_argument("--output-dir", help="Where the trained model goes (default: runs/demo-<method>-<dataset>).")
+    parser.add_argument("--max-steps", type=int, default=None, help="Training steps (default: the demo's).")
+    parser.add_argument(
         "--num-texts", type=int, default=None, help="Texts sampled from the corpus (default: the demo's)."
     )
-    add_data_args(demo)
-    demo.set_defaults(func=run)
-    return demo
+    add_data_args(parser)
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:

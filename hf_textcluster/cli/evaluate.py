@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import time
 
-from ..choosing.auto_k import ClusterCountRequest
 from ..data import load_benchmark, load_text_file
 from ..evaluation.metrics import clustering_scores
 from ..modeling.validation import check_local_path
@@ -20,33 +19,30 @@ from ._args import (
     describe_k_selection,
     format_scores,
     positive_int_or_auto,
-    print_latent_kmeans,
+    print_kmeans_scores,
 )
 
+HELP = "ACC / NMI / ARI of a baseline or a trained model on a benchmark or your own labelled file."
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    evaluate = subparsers.add_parser(
-        "evaluate", help="ACC / NMI / ARI of a baseline or a trained model on a benchmark or your own labelled file."
-    )
-    evaluate.add_argument("--method", default="embeddings-kmeans", help="bow-kmeans, tfidf-kmeans, embeddings-kmeans.")
-    evaluate.add_argument("--model", help="Evaluate a trained model directory instead of a baseline.")
-    evaluate.add_argument("--dataset", help="A benchmark corpus name (or use --input).")
-    evaluate.add_argument("--input", help="Your own labelled texts: csv / jsonl / parquet (with --label-column).")
-    evaluate.add_argument("--text-column", help="Column of --input holding the texts (default: text).")
-    evaluate.add_argument("--label-column", help="Column of --input holding the known classes (required with --input).")
-    evaluate.add_argument("--encoder", help="Encoder of embeddings-kmeans (default: all-MiniLM-L6-v2).")
-    evaluate.add_argument(
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--method", default="embeddings-kmeans", help="bow-kmeans, tfidf-kmeans, embeddings-kmeans.")
+    parser.add_argument("--model", help="Evaluate a trained model directory instead of a baseline.")
+    parser.add_argument("--dataset", help="A benchmark corpus name (or use --input).")
+    parser.add_argument("--input", help="Your own labelled texts: csv / jsonl / parquet (with --label-column).")
+    parser.add_argument("--text-column", help="Column of --input holding the texts (default: text).")
+    parser.add_argument("--label-column", help="Column of --input holding the known classes (required with --input).")
+    parser.add_argument("--encoder", help="Encoder of embeddings-kmeans (default: all-MiniLM-L6-v2).")
+    parser.add_argument(
         "--num-clusters",
         type=positive_int_or_auto,
         metavar="K|auto",
         help="K of a baseline (default: the number of classes); 'auto' (embeddings-kmeans): "
         "chosen from the embeddings, without the labels.",
     )
-    add_k_selection_args(evaluate)
-    evaluate.add_argument("--seed", type=int, default=0, help="Seed of k-means (and of the K search).")
-    add_data_args(evaluate)
-    evaluate.set_defaults(func=run)
-    return evaluate
+    add_k_selection_args(parser)
+    parser.add_argument("--seed", type=int, default=0, help="Seed of k-means (and of the K search).")
+    add_data_args(parser)
 
 
 def _evaluation_dataset(args: argparse.Namespace):
@@ -88,33 +84,6 @@ def _check_arguments(args: argparse.Namespace) -> bool:
     return auto
 
 
-def _score_model(args: argparse.Namespace, texts, labels) -> tuple[dict, int]:
-    check_local_path(args.model, "--model")
-    model = load_clusterer(args.model)
-    if args.num_clusters and args.num_clusters != model.config.num_clusters:
-        raise ValueError(
-            f"--num-clusters {args.num_clusters}: the model {args.model} has "
-            f"{model.config.num_clusters} clusters (fixed when it was trained); drop --num-clusters."
-        )
-    metrics = evaluate_clusterer(model, texts, labels, random_state=args.seed, show_progress_bar=True)
-    return metrics, model.config.num_clusters
-
-
-def _score_baseline(args: argparse.Namespace, request: ClusterCountRequest, texts, labels) -> tuple[dict, object]:
-    kwargs = {"encoder": args.encoder} if args.method == "embeddings-kmeans" and args.encoder else {}
-    baseline = make_baseline(args.method, request, random_state=args.seed, **kwargs)
-    try:
-        clusters = baseline.fit_predict(texts)
-    except ValueError as err:  # which file and column the texts came from
-        where = (
-            f"--dataset {args.dataset}"
-            if args.dataset
-            else f"--input {args.input} (column {args.text_column or 'text'!r})"
-        )
-        raise ValueError(f"{where}: {err}") from None
-    return clustering_scores(labels, clusters), baseline
-
-
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     auto = _check_arguments(args)
     dataset, source = _evaluation_dataset(args)
@@ -122,11 +91,29 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     num_classes = dataset.features["label"].num_classes
     start = time.perf_counter()
     if args.model:
-        metrics, num_clusters = _score_model(args, texts, labels)
-        name = args.model
+        check_local_path(args.model, "--model")
+        model = load_clusterer(args.model)
+        num_clusters, name = model.config.num_clusters, args.model
+        if args.num_clusters and args.num_clusters != num_clusters:
+            raise ValueError(
+                f"--num-clusters {args.num_clusters}: the model {args.model} has {num_clusters} clusters (fixed "
+                "when it was trained); drop --num-clusters."
+            )
+        metrics = evaluate_clusterer(model, texts, labels, random_state=args.seed, show_progress_bar=True)
     else:
         request = cluster_count_request(args, default=num_classes)
-        metrics, baseline = _score_baseline(args, request, texts, labels)
+        kwargs = {"encoder": args.encoder} if args.method == "embeddings-kmeans" and args.encoder else {}
+        baseline = make_baseline(args.method, request, random_state=args.seed, **kwargs)
+        try:
+            clusters = baseline.fit_predict(texts)
+        except ValueError as err:  # which file and column the texts came from
+            where = (
+                f"--dataset {args.dataset}"
+                if args.dataset
+                else f"--input {args.input} (column {args.text_column or 'text'!r})"
+            )
+            raise ValueError(f"{where}: {err}") from None
+        metrics = clustering_scores(labels, clusters)
         num_clusters = baseline.auto_k_.num_clusters if auto else request.num_clusters
         name = args.method
     seconds = time.perf_counter() - start
@@ -134,11 +121,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     if auto:
         print(describe_k_selection(baseline.auto_k_.to_dict()) + f"; the labels have {num_classes} classes")
     print(f"{format_scores(metrics, ('acc', 'nmi', 'ari', 'purity'))}  time {seconds:.1f}s")
-    if "kmeans_acc" in metrics:
-        print(
-            f"k-means on embeddings: {format_scores({k[7:]: v for k, v in metrics.items() if k.startswith('kmeans_')})}"
-        )
-        print_latent_kmeans(metrics)
+    print_kmeans_scores(metrics)
     if args.model:
         _score_kept_candidates(args.model, texts, labels)
     return 0
@@ -160,7 +143,7 @@ def _score_kept_candidates(model_dir: str, texts, labels) -> None:
     served = partitions.pop(SERVED_KEY, None)
     print(f"The candidates it kept ({len(partitions)}), on these texts (its training texts):")
     width = max(len(name) for name in partitions)
-    for name, predicted in partitions.items():
-        print(f"  {name:{width}s} {format_scores(clustering_scores(labels, predicted), ('acc', 'nmi', 'ari'))}")
     if served is not None:
-        print(f"  {'(served)':{width}s} {format_scores(clustering_scores(labels, served), ('acc', 'nmi', 'ari'))}")
+        partitions["(served)"] = served
+    for name, predicted in partitions.items():
+        print(f"  {name:{width}s} {format_scores(clustering_scores(labels, predicted))}")

@@ -8,44 +8,39 @@ import os
 
 from ..modeling.validation import check_local_path
 from ..runs.folder import load_clusterer
-from ._args import _add_text_column_and_batch_args
+from ._args import _add_text_column_and_batch_args, read_texts
 
 # Keywords and characters of the first representative text shown per cluster on the terminal (the CSV has them all).
 SHOWN_KEYWORDS = 6
 SHOWN_TEXT_CHARS = 100
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    info = subparsers.add_parser(
-        "info",
-        help="Show a trained model's clusters: id, name, size, keywords, representative texts and mean confidence "
-        "(from the summary saved at training, or computed on --input); --output writes them as CSV.",
-    )
-    info.add_argument("--model", required=True, help="A trained model directory or hub id.")
-    info.add_argument(
+HELP = (
+    "Show a trained model's clusters: id, name, size, keywords, representative texts and mean confidence "
+    "(from the summary saved at training, or computed on --input); --output writes them as CSV."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", required=True, help="A trained model directory or hub id.")
+    parser.add_argument(
         "--input",
         help="Texts to compute the table on: .txt (one per line), csv, jsonl or parquet (default: the summary of "
         "the training texts saved with the model).",
     )
-    _add_text_column_and_batch_args(info)
-    info.add_argument(
+    _add_text_column_and_batch_args(parser)
+    parser.add_argument(
         "--output",
         help="Also write the table here as CSV (keywords comma-separated, representative texts one per line of "
         "their cell).",
     )
-    info.set_defaults(func=run)
-    return info
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     check_local_path(args.model, "--model")
     if args.output and os.path.isdir(args.output):
         raise ValueError(f"--output {args.output} is a folder: pass a file name (e.g. clusters.csv).")
-    texts = None
-    if args.input:
-        from ..data import load_text_file
-
-        texts = list(load_text_file(args.input, text_column=args.text_column)["text"])
+    texts = read_texts(args.input, args.text_column)
     model = load_clusterer(args.model)
     try:
         table = model.cluster_info(texts, batch_size=args.batch_size)
@@ -89,6 +84,5 @@ def write_csv(table, path: str) -> None:
     out = table.copy()
     out["keywords"] = out["keywords"].map(", ".join)
     out["representative_texts"] = out["representative_texts"].map("\n".join)
-    folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     out.to_csv(path, index=False)

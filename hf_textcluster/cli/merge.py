@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..runs.curation import merge_saved_model
-from ._args import add_curation_args, curation_texts, refresh_card
+from ._args import add_curation_args, read_texts, refresh_card
 
 
 def cluster_ids(value: str) -> list[int]:
@@ -19,13 +19,14 @@ def cluster_ids(value: str) -> list[int]:
     return ids
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    merge = subparsers.add_parser(
-        "merge",
-        help="Merge clusters of a trained model (--clusters 3,7 --clusters 1,4,9) into a new model folder; the old "
-        "folder is kept to go back to.",
-    )
-    merge.add_argument(
+HELP = (
+    "Merge clusters of a trained model (--clusters 3,7 --clusters 1,4,9) into a new model folder; the old "
+    "folder is kept to go back to."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
         "--clusters",
         type=cluster_ids,
         action="append",
@@ -33,17 +34,15 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         metavar="IDS",
         help="Comma-separated ids of clusters merged into one; repeat for several groups.",
     )
-    add_curation_args(merge, input_required=False)
-    merge.set_defaults(func=run)
-    return merge
+    add_curation_args(parser, input_required=False)
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     """Merge ``--clusters`` groups of ``--model`` and save the result to ``--output-dir`` (with names, calibration,
     card and ``training_run.json``'s history of edits)."""
-    texts = curation_texts(args)
+    texts = read_texts(args.input, args.text_column)
     model, _ = merge_saved_model(args.model, args.output_dir, args.clusters, texts=texts, overwrite=args.overwrite)
-    refresh_card(args, texts)
+    refresh_card(args.model, args.output_dir, texts=texts)
     groups = "; ".join(" + ".join(map(str, group)) for group in args.clusters)
     print(
         f"Merged clusters {groups} of {args.model}: {model.config.num_clusters} clusters now, saved to "

@@ -6,36 +6,38 @@ name, and the answers are cached beside the model (``cluster_names.json``)."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 
 from ..modeling.validation import check_local_path
 from ..representation import DEFAULT_PROMPT, NAMES_FILE, GeneratedNamesRepresentation, label_clusters
+from ..runs.folder import RunFolder, read_training_run
 from ._args import add_model_input_args, update_saved_model
 
+HELP = (
+    "Name a trained model's clusters with a language model (any text-generation or text2text model) "
+    "from their keywords and typical texts; saved as its id2label."
+)
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    name = subparsers.add_parser(
-        "name",
-        help="Name a trained model's clusters with a language model (any text-generation or text2text model) "
-        "from their keywords and typical texts; saved as its id2label.",
-    )
-    add_model_input_args(name, "A trained model directory (saved back in place unless --output-dir).")
-    name.add_argument(
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_model_input_args(parser, "A trained model directory (saved back in place unless --output-dir).")
+    parser.add_argument(
         "--generator",
         required=True,
         help="A Hub id or local folder of a transformers text-generation (GPT-2, Llama, Qwen...) or text2text "
         "(T5, FLAN-T5, BART...) model.",
     )
-    name.add_argument(
+    parser.add_argument(
         "--prompt-file",
         help="A text file holding the prompt template, with {keywords} and optionally {documents} "
         "(default: the documented prompt).",
     )
-    name.add_argument("--output-dir", help="Save the named model here instead of over --model.")
-    name.add_argument("--overwrite", action="store_true", help="Replace another trained model already in --output-dir.")
-    name.set_defaults(func=run)
-    return name
+    parser.add_argument("--output-dir", help="Save the named model here instead of over --model.")
+    parser.add_argument(
+        "--overwrite", action="store_true", help="Replace another trained model already in --output-dir."
+    )
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
@@ -59,11 +61,19 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
             os.makedirs(output_dir, exist_ok=True)
             shutil.copy2(earlier, cache)  # the answers already generated travel with the model
         label_clusters(model, texts, batch_size=args.batch_size, generator=args.generator, prompt=prompt, cache=cache)
-        sources.update(_sources(cache))
+        with open(cache, encoding="utf-8") as f:
+            sources.update(json.load(f).get("last", {}).get("sources", {}))
 
     model, _, output_dir = update_saved_model(args, "name", update)
     generated = sum(source == "generated" for source in sources.values())
-    _record_names(args.model, output_dir, {"generator": args.generator, "generated": generated, "file": NAMES_FILE})
+    # training_run.json's "names": where the names came from, what the model card says (a folder without a training
+    # run record, a model not trained by `train`, gets none)
+    record = read_training_run(output_dir)
+    if record is None and os.path.isdir(args.model):
+        record = read_training_run(args.model)
+    if record is not None:
+        record["names"] = {"generator": args.generator, "generated": generated, "file": NAMES_FILE}
+        RunFolder(output_dir).write_training_run(record)
     for k, label in sorted(model.config.id2label.items()):
         print(f"{k:>4}  {sources.get(str(k), 'keywords'):<9}  {label}")
     print(
@@ -71,24 +81,3 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         f"keyword names); saved in {output_dir} (answers cached in {cache})."
     )
     return 0
-
-
-def _record_names(model_dir: str, output_dir: str, record: dict) -> None:
-    """``training_run.json``'s ``"names"``: where the names came from, what the model card says (a folder without a
-    training run record, a model not trained by ``train``, gets none)."""
-    from ..runs.folder import RunFolder, read_training_run
-
-    run = read_training_run(output_dir)
-    if run is None and os.path.isdir(model_dir):
-        run = read_training_run(model_dir)
-    if run is None:
-        return
-    run["names"] = record
-    RunFolder(output_dir).write_training_run(run)
-
-
-def _sources(cache: str) -> dict:
-    import json
-
-    with open(cache, encoding="utf-8") as f:
-        return json.load(f).get("last", {}).get("sources", {})

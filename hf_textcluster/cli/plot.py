@@ -13,30 +13,28 @@ from ..modeling.validation import check_local_path
 from ..runs.folder import load_clusterer
 from ._args import add_map_sample_arg, add_model_input_args
 
+HELP = (
+    "A PNG of a trained model's clusters on your texts: a 2-D map coloured "
+    "by cluster (and by label) and the cluster sizes (needs the plot extra)."
+)
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    plot = subparsers.add_parser(
-        "plot",
-        help="A PNG of a trained model's clusters on your texts: a 2-D map coloured "
-        "by cluster (and by label) and the cluster sizes (needs the plot extra).",
-    )
-    add_model_input_args(plot, "A trained model directory or hub id.")
-    plot.add_argument("--label-column", help="Known classes of --input: a second map coloured by them.")
-    plot.add_argument(
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_model_input_args(parser, "A trained model directory or hub id.")
+    parser.add_argument("--label-column", help="Known classes of --input: a second map coloured by them.")
+    parser.add_argument(
         "--projection",
         default="umap",
         choices=["umap", "tsne", "pca"],
         help="2-D projection: umap (default; umap-learn), tsne or pca (scikit-learn).",
     )
-    plot.add_argument("--output", default="map.png", help="The picture (default: map.png; .png, .pdf, .svg, ...).")
-    add_map_sample_arg(plot, default=5000)
-    plot.add_argument("--seed", type=int, default=0, help="Seed of the sample and the projection.")
-    plot.set_defaults(func=run)
-    return plot
+    parser.add_argument("--output", default="map.png", help="The picture (default: map.png; .png, .pdf, .svg, ...).")
+    add_map_sample_arg(parser, default=5000)
+    parser.add_argument("--seed", type=int, default=0, help="Seed of the sample and the projection.")
 
 
-def _check_arguments(args: argparse.Namespace) -> None:
-    """Everything that can be refused before any work: matplotlib / umap-learn missing, a bad --output."""
+def run(args: argparse.Namespace, extra: list[str]) -> int:
+    # everything that can be refused is refused before any work: matplotlib / umap-learn missing, a bad --output
     check_image_path(args.output)  # matplotlib missing, an unknown format or no such folder
     if args.projection == "umap":
         try:
@@ -49,10 +47,6 @@ def _check_arguments(args: argparse.Namespace) -> None:
     check_local_path(args.model, "--model")
     if os.path.abspath(args.output) == os.path.abspath(args.input):
         raise ValueError(f"--output {args.output} is the --input file: it would replace your texts. Write elsewhere.")
-
-
-def run(args: argparse.Namespace, extra: list[str]) -> int:
-    _check_arguments(args)
     dataset = load_text_file(args.input, text_column=args.text_column, label_column=args.label_column)
     texts = list(dataset["text"])
     if len(texts) < 4:
@@ -62,11 +56,8 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     clusters = model.predict(texts, batch_size=args.batch_size)
     rows = sample_indices(len(texts), args.map_sample, args.seed)
     embeddings = model.embed([texts[i] for i in rows], batch_size=args.batch_size)
-    labels = label_names = None
-    if args.label_column:
-        all_labels = dataset["label"]
-        labels = [all_labels[int(i)] for i in rows]
-        label_names = dataset.features["label"].names
+    labels = dataset.select(rows)["label"] if args.label_column else None
+    label_names = dataset.features["label"].names if args.label_column else None
     names = None if is_placeholder_names(model.config.id2label) else model.config.id2label
     k = model.config.num_clusters
     shown = f"{len(rows):,} of {len(texts):,}" if len(rows) < len(texts) else f"{len(texts):,}"

@@ -16,43 +16,44 @@ from ..modeling.validation import check_local_path
 from ..runs.folder import check_finished_run
 from ._args import add_model_input_args, positive_int, quantile
 
+HELP = "Cluster texts with a trained model (JSON lines out)."
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    predict = subparsers.add_parser("predict", help="Cluster texts with a trained model (JSON lines out).")
-    add_model_input_args(predict, "A trained model directory or hub id.")
-    predict.add_argument("--output", help="Write JSON lines here instead of stdout.")
-    predict.add_argument(
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_model_input_args(parser, "A trained model directory or hub id.")
+    parser.add_argument("--output", help="Write JSON lines here instead of stdout.")
+    parser.add_argument(
         "--top-k",
         type=positive_int,
         metavar="K",
         help="Also give the K most likely clusters of each text (cluster, label, score; most likely first) under "
         '"top_k"; the rest of the line is as without --top-k (cluster, label, score, confidence).',
     )
-    predict.add_argument(
+    parser.add_argument(
         "--device",
         default="auto",
         help="Where the model runs: auto (the GPU when torch sees one, else the CPU), cpu, cuda, cuda:1, ... "
         "Under `accelerate launch` each process uses its own device instead, encodes its share of each chunk, and "
         "the main process writes the output in input order.",
     )
-    predict.add_argument(
+    parser.add_argument(
         "--chunk-size",
         type=positive_int,
         default=DEFAULT_CHUNK_SIZE,
         help="Texts read, clustered and written at a time (memory holds one chunk).",
     )
-    predict.add_argument(
+    parser.add_argument(
         "--overwrite",
         action="store_true",
         help="Replace an existing --output (by default a half-written one is resumed, a finished one is kept).",
     )
-    predict.add_argument(
+    parser.add_argument(
         "--flag-outliers",
         action="store_true",
         help="Give a text farther from its cluster's centre than --outlier-quantile of that cluster's "
         "training texts cluster -1 ('outlier') and its nearest cluster (a calibrated model).",
     )
-    predict.add_argument(
+    parser.add_argument(
         "--outlier-quantile",
         type=quantile,
         metavar="Q",
@@ -60,7 +61,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "calibrated distances is an outlier, so about 1 - Q of the calibration texts are (default 0.99; not "
         "update's --far-quantile).",
     )
-    predict.add_argument(
+    parser.add_argument(
         "--precision",
         choices=INFERENCE_PRECISIONS,
         default="auto",
@@ -68,52 +69,45 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "(dynamic quantization, CPU: faster on every CPU kind measured, ~96%% of texts in "
         "the fp32 cluster).",
     )
-    predict.set_defaults(func=run)
-    return predict
 
 
 def _pipeline_options(args: argparse.Namespace) -> dict:
-    options = {"batch_size": args.batch_size, **({"top_k": args.top_k} if args.top_k else {})}
-    if args.flag_outliers:
-        options["flag_outliers"] = True
-    if args.outlier_quantile is not None:
-        options["outlier_quantile"] = args.outlier_quantile
-    if args.precision != "auto":  # only then: part of the options a half-written --output is resumed with
-        options["precision"] = args.precision
-    return options
+    # an option left at its default is not passed: it is no part of the options a half-written --output resumes with
+    options = {
+        "batch_size": args.batch_size,
+        "top_k": args.top_k,
+        "flag_outliers": args.flag_outliers or None,
+        "outlier_quantile": args.outlier_quantile,
+        "precision": None if args.precision == "auto" else args.precision,
+    }
+    return {key: value for key, value in options.items() if value is not None}
 
 
-def _check_device(device: str) -> None:
-    """A device this machine lacks is one line naming --device, not torch's bare AssertionError later."""
+def _device(device: str) -> str:
+    """``--device auto``: the first CUDA GPU when torch sees one, else the CPU. A device this machine lacks is one line
+    naming --device, not torch's bare AssertionError later."""
     import torch
 
-    if str(device).startswith("cuda"):
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda"):
         if not torch.cuda.is_available():
             raise ValueError(
                 f"--device {device}: this machine has no CUDA GPU that torch can use "
                 "(torch.cuda.is_available() is False); pass --device cpu."
             )
-        index = str(device).partition(":")[2]
+        index = device.partition(":")[2]
         if index.isdigit() and int(index) >= torch.cuda.device_count():
             raise ValueError(
                 f"--device {device}: this machine has {torch.cuda.device_count()} CUDA GPU(s) "
                 f"(cuda:0 to cuda:{torch.cuda.device_count() - 1})."
             )
-
-
-def _device(device: str) -> str:
-    """``--device auto``: the first CUDA GPU when torch sees one, else the CPU."""
-    if device != "auto":
-        return device
-    import torch
-
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    return device
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     check_local_path(args.model, "--model")
-    args.device = _device(args.device)
-    _check_device(args.device)
+    device = _device(args.device)
     if args.output:
         check_output(args.input, args.output)
     check_finished_run(args.model)
@@ -124,34 +118,24 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
             "not an hf_textcluster clusterer: train one with `hf-textcluster train`."
         )
     processes = running_processes()  # several under `accelerate launch`: each encodes a share, the main one writes
-    device = args.device if processes is None else processes.device
+    device = device if processes is None else processes.device
     clusterer = pipeline("text-clustering", model=model, tokenizer=model.tokenizer, device=device)
-    try:
-        stats = run_with_processes(
-            clusterer,
-            lambda shared: predict_file(
-                shared,
-                args.input,
-                args.output,
-                text_column=args.text_column,
-                chunk_size=args.chunk_size,
-                overwrite=args.overwrite,
-                **_pipeline_options(args),
-            ),
-            processes,
-        )
-        if processes is not None:
-            leave_together(processes)
-    except ValueError as err:  # the pipeline names its Python options; say the flags
-        message = str(err).replace("`flag_outliers=True`", "--flag-outliers")
-        raise ValueError(
-            message.replace("`flag_outliers`", "--flag-outliers")
-            .replace("`outlier_quantile`", "--outlier-quantile")
-            .replace("`top_k`", "--top-k")
-        ) from err
-    if stats is None:  # a process that helped the main one
-        return 0
-    if args.output:
+    stats = run_with_processes(
+        clusterer,
+        lambda shared: predict_file(
+            shared,
+            args.input,
+            args.output,
+            text_column=args.text_column,
+            chunk_size=args.chunk_size,
+            overwrite=args.overwrite,
+            **_pipeline_options(args),
+        ),
+        processes,
+    )
+    if processes is not None:
+        leave_together(processes)
+    if stats is not None and args.output:  # None: a process that helped the main one
         print(
             f"{stats['texts']:,} texts -> {args.output} ({stats['texts_per_second']} texts/s"
             f"{', resumed after %s' % format(stats['resumed_after'], ',') if stats['resumed_after'] else ''}).",

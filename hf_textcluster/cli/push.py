@@ -10,27 +10,26 @@ from huggingface_hub.errors import HfHubHTTPError
 from ..hub.push import push_model_dir
 from ._args import add_card_args, card_kwargs
 
+HELP = "Upload a trained model directory to the Hub with a generated model card."
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    push = subparsers.add_parser(
-        "push", help="Upload a trained model directory to the Hub with a generated model card."
-    )
-    push.add_argument(
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
         "--model", required=True, help="A trained model directory (weights, tokenizer, training_run.json)."
     )
-    push.add_argument(
+    parser.add_argument(
         "--repo-id", required=True, help="Target Hub repository, e.g. org/sccl-stackoverflow (created if missing)."
     )
-    push.add_argument("--private", action="store_true", help="Create the repository private.")
-    push.add_argument("--token", help="Hub token (default: the logged-in token / $HF_TOKEN).")
-    push.add_argument("--revision", help="Branch to push to (default: main).")
-    push.add_argument("--create-pr", action="store_true", help="Open a pull request instead of committing.")
-    push.add_argument("--commit-message", help="The commit's message (default: 'Upload <model class> (<K> clusters)').")
-    push.add_argument("--no-card", action="store_true", help="Upload no README.md.")
-    push.add_argument("--label-clusters", action="store_true", help="Name clusters after their keywords (id2label).")
-    add_card_args(push)
-    push.set_defaults(func=run)
-    return push
+    parser.add_argument("--private", action="store_true", help="Create the repository private.")
+    parser.add_argument("--token", help="Hub token (default: the logged-in token / $HF_TOKEN).")
+    parser.add_argument("--revision", help="Branch to push to (default: main).")
+    parser.add_argument("--create-pr", action="store_true", help="Open a pull request instead of committing.")
+    parser.add_argument(
+        "--commit-message", help="The commit's message (default: 'Upload <model class> (<K> clusters)')."
+    )
+    parser.add_argument("--no-card", action="store_true", help="Upload no README.md.")
+    parser.add_argument("--label-clusters", action="store_true", help="Name clusters after their keywords (id2label).")
+    add_card_args(parser)
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-import numpy as np
-import torch
 from transformers.utils import logging
 
+from ..apps.report import model_outputs
 from ..editing.clusters import initialize_clusters
 from ..editing.kmeans import KMEANS_INITS
+from ..evaluation.metrics import cluster_accuracy
 from ._args import update_saved_model
 from .calibrate import add_saved_model_args, calibrate_model, rename_clusters
 
@@ -19,49 +19,16 @@ logger = logging.get_logger(__name__)
 LOW_AGREEMENT = 0.5
 
 
-def head_clusters(model, embeddings: np.ndarray) -> np.ndarray:
-    """The model's clusters of already computed embeddings (one pass through its head, no encoding)."""
-    was_training = model.training
-    model.eval()
-    try:
-        with torch.no_grad():
-            probs = model.cluster_probabilities(torch.from_numpy(embeddings).to(model.device))
-    finally:
-        model.train(was_training)
-    return probs.argmax(dim=-1).cpu().numpy()
+HELP = (
+    "Re-fit a trained model's clusters by k-means on its trained "
+    "embeddings of your texts (its training texts), calibrate and "
+    "save it: the benchmark's 'k-means after' as the served model."
+)
 
 
-def agreement(before: np.ndarray, after: np.ndarray) -> float:
-    """The share of texts in the same cluster in both partitions once cluster ids are matched one to one."""
-    from scipy.optimize import linear_sum_assignment
-
-    k = int(max(before.max(), after.max())) + 1
-    counts = np.zeros((k, k), dtype=np.int64)
-    np.add.at(counts, (before, after), 1)
-    rows, cols = linear_sum_assignment(-counts)
-    return float(counts[rows, cols].sum() / len(before))
-
-
-def warn_if_low_agreement(before: np.ndarray, after: np.ndarray, source: str) -> float:
-    share = agreement(before, after)
-    if share < LOW_AGREEMENT:
-        logger.warning(
-            f"The new clusters agree with the trained head on only {100 * share:.0f}% of the texts of "
-            f"{source}: are they the model's training texts? Re-cluster on those (the trained model is "
-            "kept: see above)."
-        )
-    return share
-
-
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    recluster = subparsers.add_parser(
-        "recluster",
-        help="Re-fit a trained model's clusters by k-means on its trained "
-        "embeddings of your texts (its training texts), calibrate and "
-        "save it: the benchmark's 'k-means after' as the served model.",
-    )
-    add_saved_model_args(recluster)
-    recluster.add_argument(
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_saved_model_args(parser)
+    parser.add_argument(
         "--kmeans-init",
         default="best",
         choices=list(KMEANS_INITS),
@@ -69,8 +36,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "UMAP clusters, no labels used), k-means++ (the benchmark's 'k-means after' column) or umap (from "
         "k-means on a UMAP reduction: better with many clusters).",
     )
-    recluster.set_defaults(func=run)
-    return recluster
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
@@ -79,10 +44,18 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
 
     def update(model, texts):
         embeddings = model.embed(texts, batch_size=args.batch_size, show_progress_bar=True)
-        before = head_clusters(model, embeddings) if model.config.centroids_initialized else None
+        # the head's clusters of the embeddings before and after: one pass through the head each, no encoding
+        trained = model.config.centroids_initialized
+        before = model_outputs(model, embeddings)["probabilities"].argmax(1) if trained else None
         initialize_clusters(model, embeddings=embeddings, random_state=args.seed, kmeans_init=args.kmeans_init)
-        if before is not None:
-            warn_if_low_agreement(before, head_clusters(model, embeddings), args.input)
+        if trained:
+            share = cluster_accuracy(before, model_outputs(model, embeddings)["probabilities"].argmax(1))
+            if share < LOW_AGREEMENT:  # the texts in the same cluster, ids matched one to one
+                logger.warning(
+                    f"The new clusters agree with the trained head on only {100 * share:.0f}% of the texts of "
+                    f"{args.input}: are they the model's training texts? Re-cluster on those (the trained model is "
+                    "kept: see above)."
+                )
         calibrate_model(model, texts, args)
         rename_clusters(model, texts, args)
 

@@ -6,26 +6,24 @@ from __future__ import annotations
 import argparse
 
 from ..runs.curation import reduce_saved_model
-from ._args import add_curation_args, curation_texts, positive_int, refresh_card
+from ._args import add_curation_args, positive_int, read_texts, refresh_card
+
+HELP = (
+    "Merge a trained model's closest clusters (nearest calibrated centres first) until --num-clusters "
+    "remain, into a new model folder; the old folder is kept to go back to."
+)
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    reduce = subparsers.add_parser(
-        "reduce",
-        help="Merge a trained model's closest clusters (nearest calibrated centres first) until --num-clusters "
-        "remain, into a new model folder; the old folder is kept to go back to.",
-    )
-    reduce.add_argument(
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
         "--num-clusters", type=positive_int, required=True, help="How many clusters remain (below the model's K)."
     )
-    add_curation_args(reduce, input_required=False)
-    reduce.set_defaults(func=run)
-    return reduce
+    add_curation_args(parser, input_required=False)
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     """Reduce ``--model`` to ``--num-clusters`` clusters and save the result to ``--output-dir``."""
-    texts = curation_texts(args)
+    texts = read_texts(args.input, args.text_column)
     model, run_record = reduce_saved_model(
         args.model,
         args.output_dir,
@@ -34,7 +32,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         overwrite=args.overwrite,
         batch_size=args.batch_size,
     )
-    refresh_card(args, texts)
+    refresh_card(args.model, args.output_dir, texts=texts)
     groups = "; ".join(" + ".join(map(str, group)) for group in run_record["edits"][-1]["clusters"])
     print(
         f"Reduced {args.model} to {model.config.num_clusters} clusters by merging {groups}; saved to "

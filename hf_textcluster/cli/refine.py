@@ -11,15 +11,15 @@ from ..runs.folder import RunFolder
 from ._args import update_saved_model
 from .calibrate import add_saved_model_args, calibrate_model, rename_clusters, warn_if_unlike_calibration
 
+HELP = (
+    "Refine a trained model's partitions of your texts (its training texts) by iterative "
+    "classification, choose without labels which partition it serves, calibrate and save it."
+)
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    refine = subparsers.add_parser(
-        "refine",
-        help="Refine a trained model's partitions of your texts (its training texts) by iterative "
-        "classification, choose without labels which partition it serves, calibrate and save it.",
-    )
-    add_saved_model_args(refine)
-    refine.add_argument(
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_saved_model_args(parser)
+    parser.add_argument(
         "--serve",
         default="auto",
         metavar="NAME",
@@ -27,7 +27,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         f"model's embeddings, each refined or not; or one of them by name ({', '.join(CANDIDATES)}); or a candidate "
         "a `train --method auto` run kept (its training_run.json lists them; --input: its training texts).",
     )
-    refine.add_argument(
+    parser.add_argument(
         "--candidates",
         nargs="+",
         default=list(CANDIDATES),
@@ -35,16 +35,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         metavar="NAME",
         help=f"What --serve auto chooses among (default: all of {', '.join(CANDIDATES)}).",
     )
-    refine.set_defaults(func=run)
-    return refine
-
-
-def _record(model_dir: str, output_dir: str, choice) -> None:
-    """Write the model's ``training_run.json`` (what the model card reads) into ``output_dir`` with the choice
-    added, keeping what it held."""
-    run = RunFolder(model_dir).read_training_run() or {}
-    run["serving"] = choice.to_dict()
-    RunFolder(output_dir).write_training_run(run)
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
@@ -77,7 +67,10 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
 
     model, seconds, output_dir = update_saved_model(args, "refine", update)
     choice = choices["choice"]
-    _record(args.model, output_dir, choice)
+    # the model's training_run.json (what the model card reads) in output_dir, with the choice added
+    run = RunFolder(args.model).read_training_run() or {}
+    run["serving"] = choice.to_dict()
+    RunFolder(output_dir).write_training_run(run)
     keep_candidates(args.model, output_dir, choices["texts"], choice.labels)
     scores = ", ".join(f"{name} {value:.3f}" for name, value in choice.scores.items())
     print(

@@ -8,6 +8,7 @@ import json
 import os
 
 from ..runs.curation import rename_saved_model
+from ._args import refresh_card
 
 
 def cluster_name(value: str) -> tuple[str, str]:
@@ -18,14 +19,15 @@ def cluster_name(value: str) -> tuple[str, str]:
     return key.strip(), name
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    rename = subparsers.add_parser(
-        "rename",
-        help='Name a trained model\'s clusters yourself (3="refunds" 5="billing", or --file names.json), saved as '
-        "its id2label; in place unless --output-dir.",
-    )
-    rename.add_argument("--model", required=True, help="A trained model directory.")
-    rename.add_argument(
+HELP = (
+    'Name a trained model\'s clusters yourself (3="refunds" 5="billing", or --file names.json), saved as '
+    "its id2label; in place unless --output-dir."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", required=True, help="A trained model directory.")
+    parser.add_argument(
         "names",
         nargs="*",
         default=None,  # not required: the names may all come from --file
@@ -33,13 +35,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         metavar="ID=NAME",
         help='A cluster id and its new name: 3="refunds" (several pairs, one after the other).',
     )
-    rename.add_argument("--file", help='A JSON file of {"id": "name", ...} (read before the ID=NAME pairs, which win).')
-    rename.add_argument("--output-dir", help="Save the renamed model here instead of over --model.")
-    rename.add_argument(
+    parser.add_argument("--file", help='A JSON file of {"id": "name", ...} (read before the ID=NAME pairs, which win).')
+    parser.add_argument("--output-dir", help="Save the renamed model here instead of over --model.")
+    parser.add_argument(
         "--overwrite", action="store_true", help="Replace another trained model already in --output-dir."
     )
-    rename.set_defaults(func=run)
-    return rename
 
 
 def _read_names_file(path: str) -> dict:
@@ -62,15 +62,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         raise ValueError('rename needs names: pass ID=NAME pairs (3="refunds") or --file names.json.')
     output_dir = args.output_dir or args.model
     model = rename_saved_model(args.model, names, output_dir=args.output_dir, overwrite=args.overwrite)
-    if os.path.isfile(os.path.join(args.model, "README.md")):  # the card lists the names: written again
-        import warnings
-
-        from ..hub.card_data import MetricsNotMeasuredWarning
-        from ..hub.model_card import write_model_card
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", MetricsNotMeasuredWarning)
-            write_model_card(output_dir, model=model)
+    refresh_card(args.model, output_dir, model=model)
     given = {int(k) for k in names}
     for k, label in sorted(model.config.id2label.items()):
         print(f"{k:>4}  {'renamed' if k in given else '':<7}  {label}")

@@ -7,33 +7,32 @@ from __future__ import annotations
 import argparse
 import os
 
-from ..apps.report import DEFAULT_SAMPLE_SIZE, MAP_METHODS, check_report_path, cluster_report
+from ..apps.report import MAP_METHODS, check_report_path, cluster_report
+from ..apps.report_data import DEFAULT_SAMPLE_SIZE
 from ..data import load_text_file
 from ..modeling.validation import check_local_path
 from ..runs.folder import load_clusterer
 from ._args import add_map_sample_arg, add_model_input_args
 
+HELP = (
+    "An HTML page of a trained model's clusters on your texts: map, "
+    "keywords, typical members, confidence, outliers (report extra)."
+)
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    report = subparsers.add_parser(
-        "report",
-        help="An HTML page of a trained model's clusters on your texts: map, "
-        "keywords, typical members, confidence, outliers (report extra).",
-    )
-    add_model_input_args(report, "A trained model directory or hub id.")
-    report.add_argument("--label-column", help="Known classes of --input: scores and the confusion against them.")
-    report.add_argument("--output", default="report.html", help="The page to write (default: report.html).")
-    add_map_sample_arg(report, default=DEFAULT_SAMPLE_SIZE)
-    report.add_argument(
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_model_input_args(parser, "A trained model directory or hub id.")
+    parser.add_argument("--label-column", help="Known classes of --input: scores and the confusion against them.")
+    parser.add_argument("--output", default="report.html", help="The page to write (default: report.html).")
+    add_map_sample_arg(parser, default=DEFAULT_SAMPLE_SIZE)
+    parser.add_argument(
         "--projection",
         default="auto",
         choices=MAP_METHODS,
         help="2-D projection: auto (UMAP when umap-learn is installed, else PCA), umap or pca.",
     )
-    report.add_argument("--seed", type=int, default=0, help="Seed of the map's sample and projection.")
-    report.add_argument("--overwrite", action="store_true", help="Replace an existing --output (kept by default).")
-    report.set_defaults(func=run)
-    return report
+    parser.add_argument("--seed", type=int, default=0, help="Seed of the map's sample and projection.")
+    parser.add_argument("--overwrite", action="store_true", help="Replace an existing --output (kept by default).")
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:

@@ -5,26 +5,24 @@ from __future__ import annotations
 import argparse
 
 from ..runs.curation import split_saved_model
-from ._args import add_curation_args, curation_texts, positive_int, refresh_card
+from ._args import add_curation_args, positive_int, read_texts, refresh_card
+
+HELP = (
+    "Split a cluster of a trained model (--cluster 5 --n 2) by k-means on its texts into a new model folder; "
+    "the old folder is kept to go back to."
+)
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    split = subparsers.add_parser(
-        "split",
-        help="Split a cluster of a trained model (--cluster 5 --n 2) by k-means on its texts into a new model folder; "
-        "the old folder is kept to go back to.",
-    )
-    split.add_argument("--cluster", type=int, required=True, help="The id of the cluster to split.")
-    split.add_argument("--n", type=positive_int, default=2, help="Into how many clusters (default 2).")
-    split.add_argument("--seed", type=int, default=0, help="Seed of the k-means split.")
-    add_curation_args(split, input_required=False)
-    split.set_defaults(func=run)
-    return split
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cluster", type=int, required=True, help="The id of the cluster to split.")
+    parser.add_argument("--n", type=positive_int, default=2, help="Into how many clusters (default 2).")
+    parser.add_argument("--seed", type=int, default=0, help="Seed of the k-means split.")
+    add_curation_args(parser, input_required=False)
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     """Split ``--cluster`` of ``--model`` into ``--n`` clusters and save the result to ``--output-dir``."""
-    texts = curation_texts(args)
+    texts = read_texts(args.input, args.text_column)
     model, run_record = split_saved_model(
         args.model,
         args.output_dir,
@@ -34,7 +32,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         overwrite=args.overwrite,
         random_state=args.seed,
     )
-    refresh_card(args, texts)
+    refresh_card(args.model, args.output_dir, texts=texts)
     new_ids = run_record["edits"][-1]["new_ids"]
     print(
         f"Split cluster {args.cluster} of {args.model} into clusters {', '.join(map(str, new_ids))}: "

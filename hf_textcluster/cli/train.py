@@ -22,28 +22,17 @@ from ._args import (
     describe_k_selection,
     format_scores,
     num_clusters_or_auto,
-    print_latent_kmeans,
+    print_kmeans_scores,
 )
 from ._train_summary import summary
 from ._trainer_flags import add_trainer_flags, check_pass_through, trainer_flags
 
-
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    train = subparsers.add_parser(
-        "train", help="Train a clusterer (Trainer options and any other TrainingArguments --flag pass through)."
-    )
-    _add_method_and_data_args(train)
-    _add_model_args(train)
-    _add_run_folder_args(train)
-    add_data_args(train)
-    add_trainer_flags(train)
-    train.set_defaults(func=run)
-    return train
+HELP = "Train a clusterer (Trainer options and any other TrainingArguments --flag pass through)."
 
 
-def _add_method_and_data_args(train: argparse.ArgumentParser) -> None:
-    """The method, what it trains on (a benchmark corpus or the user's file) and where the run goes."""
-    train.add_argument(
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    # The method, what it trains on (a benchmark corpus or the user's file) and where the run goes.
+    parser.add_argument(
         "--method",
         default="auto",
         choices=["auto", *sorted(METHODS)],
@@ -51,26 +40,23 @@ def _add_method_and_data_args(train: argparse.ArgumentParser) -> None:
         "their consensus, serving the one a label-free criterion chooses (about twice one method's time); or one "
         "paper's method.",
     )
-    train.add_argument("--dataset", help="A benchmark corpus name (or use --input).")
-    train.add_argument("--input", help="Your own texts: csv / jsonl / parquet / txt.")
-    train.add_argument(
+    parser.add_argument("--dataset", help="A benchmark corpus name (or use --input).")
+    parser.add_argument("--input", help="Your own texts: csv / jsonl / parquet / txt.")
+    parser.add_argument(
         "--text-column", default="text", help="Column of --input holding the texts (csv, jsonl, parquet)."
     )
-    train.add_argument(
+    parser.add_argument(
         "--label-column", help="Known classes of your file: only scored against (ACC / NMI), never trained on."
     )
-    train.add_argument(
+    parser.add_argument(
         "--output-dir",
         required=True,
         help="Where checkpoints, the trained model and training_run.json go (an interrupted run resumes there).",
     )
-
-
-def _add_model_args(train: argparse.ArgumentParser) -> None:
-    """The model trained: encoder, recipe, views, K, seed and config overrides."""
-    train.add_argument("--encoder", help="Hub id or local path (default: the pip-shipped all-MiniLM-L6-v2).")
-    train.add_argument("--recipe", default="cpu", help="Recipe variant: 'cpu' (default) or 'paper'.")
-    train.add_argument(
+    # The model trained: encoder, recipe, views, K, seed and config overrides.
+    parser.add_argument("--encoder", help="Hub id or local path (default: the pip-shipped all-MiniLM-L6-v2).")
+    parser.add_argument("--recipe", default="cpu", help="Recipe variant: 'cpu' (default) or 'paper'.")
+    parser.add_argument(
         "--augmentation",
         default="recipe",
         choices=["recipe", *AUGMENTATIONS],
@@ -79,7 +65,7 @@ def _add_model_args(train: argparse.ArgumentParser) -> None:
         "dropout-only views ('virtual': both views are the text itself; a line says so); name an augmenter "
         "(word_deletion, word_swap, wordnet, contextual) for text views of your file.",
     )
-    train.add_argument(
+    parser.add_argument(
         "--num-clusters",
         type=num_clusters_or_auto,
         metavar="K|auto",
@@ -87,46 +73,47 @@ def _add_model_args(train: argparse.ArgumentParser) -> None:
         "--input unless --label-column is given (then the default is its number of classes); a benchmark "
         "--dataset defaults to its number of classes.",
     )
-    add_k_selection_args(train)
-    train.add_argument("--seed", type=int, default=0, help="Seed of the model's initialisation, k-means and the views.")
-    train.add_argument(
+    add_k_selection_args(parser)
+    parser.add_argument(
+        "--seed", type=int, default=0, help="Seed of the model's initialisation, k-means and the views."
+    )
+    parser.add_argument(
         "--config",
         action="append",
         metavar="KEY=VALUE",
         help="Model config override of one method, e.g. --method sccl --config eta=5 (refused with --method auto, "
         "which trains two methods, each with its own configuration).",
     )
-    train.add_argument(
+    parser.add_argument(
         "--precision",
         choices=PRECISIONS,
         default="auto",
         help="Training's and its encoding passes' precision: auto (bf16 where the device runs it natively: a GPU "
         f"with bf16, a CPU with AVX-512-BF16 / AMX; else fp32; ${PRECISION_ENV} overrides), fp32, bf16 or fp16.",
     )
-
-
-def _add_run_folder_args(train: argparse.ArgumentParser) -> None:
-    """What happens to --output-dir's checkpoints and earlier model, and the held-out texts."""
-    train.add_argument("--no-resume", action="store_true", help="Ignore checkpoints already in --output-dir.")
-    train.add_argument(
+    # What happens to --output-dir's checkpoints and earlier model, and the held-out texts.
+    parser.add_argument("--no-resume", action="store_true", help="Ignore checkpoints already in --output-dir.")
+    parser.add_argument(
         "--overwrite",
         action="store_true",
         help="Replace a trained model already in --output-dir (by default a folder holding one is only "
         "written to when this run resumes its own checkpoints there).",
     )
-    train.add_argument(
+    parser.add_argument(
         "--keep-checkpoints",
         action="store_true",
         help="Keep the checkpoint-* folders in --output-dir (with --method auto: in each signals/<name>) after a "
         "successful run (by default they are removed once the model is saved; a failed or interrupted run always "
         "keeps them, to resume from).",
     )
-    train.add_argument(
+    parser.add_argument(
         "--test-size",
         type=count_or_fraction,
         metavar="N|F",
         help="Hold out N texts (or a fraction F < 1), stratified by label; evaluate on them only.",
     )
+    add_data_args(parser)
+    add_trainer_flags(parser)
 
 
 def parse_pass_through(pairs: list[str]) -> dict:
@@ -146,21 +133,13 @@ def precision_overrides(precision: str) -> dict:
     if precision == "auto":
         precision = os.environ.get(PRECISION_ENV, "auto")
         check_precision(precision)
-    return {
-        "auto": {},
-        "fp32": {"bf16": False, "fp16": False},
-        "bf16": {"bf16": True, "fp16": False},
-        "fp16": {"bf16": False, "fp16": True},
-    }[precision]
+    return {} if precision == "auto" else {"bf16": precision == "bf16", "fp16": precision == "fp16"}
 
 
 def _config_overrides(items: list[str] | None) -> dict:
     """``--config eta=5 --config pooling=cls``: JSON-looking values are parsed, the rest stay strings."""
-    overrides = {}
-    for item in items or []:
-        key, _, value = item.partition("=")
-        overrides[key] = json.loads(value) if value[:1] in "0123456789-[{tfn" else value
-    return overrides
+    pairs = [item.partition("=")[::2] for item in items or []]
+    return {key: json.loads(value) if value[:1] in "0123456789-[{tfn" else value for key, value in pairs}
 
 
 def _user_dataset(args):
@@ -172,13 +151,6 @@ def _user_dataset(args):
             "a number, or 'auto' to choose it from the embeddings."
         )
     return load_text_file(args.input, text_column=args.text_column, label_column=args.label_column)
-
-
-def _input_source(args) -> dict | None:
-    """Where a run's texts came from, for ``training_run.json`` (the card reads its cluster keywords from the file)."""
-    if not args.input:
-        return None
-    return {"path": os.path.abspath(args.input), "text_column": args.text_column, "label_column": args.label_column}
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
@@ -207,12 +179,16 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         resume=not args.no_resume,
         overwrite=args.overwrite,
         test_size=args.test_size,
-        input_file=_input_source(args),
+        # where the texts came from, for training_run.json (the card reads its cluster keywords from the file)
+        input_file=(
+            {"path": os.path.abspath(args.input), "text_column": args.text_column, "label_column": args.label_column}
+            if args.input
+            else None
+        ),
         keep_checkpoints=args.keep_checkpoints,
     )
-    if not result.trainer.is_world_process_zero():  # under several processes, the main one reports
-        return 0
-    _print_result(args, result)
+    if result.trainer.is_world_process_zero():  # under several processes, the main one reports
+        _print_result(args, result)
     return 0
 
 
@@ -240,8 +216,5 @@ def _print_result(args: argparse.Namespace, result) -> None:
             )
         scores = {k[5:]: v for k, v in m.items() if k.startswith("eval_")}
         print(f"cluster head         : {format_scores(scores)}")
-        print(
-            f"k-means on embeddings: {format_scores({k[7:]: v for k, v in scores.items() if k.startswith('kmeans_')})}"
-        )
-        print_latent_kmeans(scores)
+        print_kmeans_scores(scores)
     print(summary(result, args.input, args.text_column))

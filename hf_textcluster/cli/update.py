@@ -4,27 +4,26 @@ from __future__ import annotations
 
 import argparse
 
-from ..data import load_text_file
 from ..editing.curation import UPDATE_FAR_QUANTILE
 from ..runs.curation import update_saved_model
-from ._args import add_curation_args, curation_texts, quantile, refresh_card
+from ._args import add_curation_args, quantile, read_texts, refresh_card
+
+HELP = (
+    "Take new texts (--input) into a trained model without retraining its encoder: the clusters' centres "
+    "move by a running mean, and a cohesive group of texts far from their nearest cluster, grown by k-means steps "
+    "and as distinct as the existing clusters are, is proposed as a new cluster "
+    "(--accept-new adds it). Saved to a new folder; the old one is kept."
+)
 
 
-def add_parser(subparsers) -> argparse.ArgumentParser:
-    update = subparsers.add_parser(
-        "update",
-        help="Take new texts (--input) into a trained model without retraining its encoder: the clusters' centres "
-        "move by a running mean, and a cohesive group of texts far from their nearest cluster, grown by k-means steps "
-        "and as distinct as the existing clusters are, is proposed as a new cluster "
-        "(--accept-new adds it). Saved to a new folder; the old one is kept.",
-    )
-    update.add_argument("--accept-new", action="store_true", help="Add the proposed group as a new cluster.")
-    update.add_argument(
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--accept-new", action="store_true", help="Add the proposed group as a new cluster.")
+    parser.add_argument(
         "--reference",
         help="The texts the model already describes (its training texts) to start the running means from, the first "
         "time (default: the run's own training texts when they can be found).",
     )
-    update.add_argument(
+    parser.add_argument(
         "--far-quantile",
         type=quantile,
         default=UPDATE_FAR_QUANTILE,
@@ -33,16 +32,14 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "distances is 'far': the far texts are where a new group is looked for (not predict's --outlier-quantile, "
         "which flags outliers).",
     )
-    update.add_argument("--min-new-size", type=int, help="The smallest group proposed (default: from the batch).")
-    add_curation_args(update, input_required=True)
-    update.set_defaults(func=run)
-    return update
+    parser.add_argument("--min-new-size", type=int, help="The smallest group proposed (default: from the batch).")
+    add_curation_args(parser, input_required=True)
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     """Update ``--model`` with the texts of ``--input`` and save it to ``--output-dir``."""
-    texts = curation_texts(args)
-    reference = list(load_text_file(args.reference, text_column=args.text_column)["text"]) if args.reference else None
+    texts = read_texts(args.input, args.text_column)
+    reference = read_texts(args.reference, args.text_column)
     model, result, _ = update_saved_model(
         args.model,
         args.output_dir,
@@ -54,7 +51,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         min_new_size=args.min_new_size,
         batch_size=args.batch_size,
     )
-    refresh_card(args, None)
+    refresh_card(args.model, args.output_dir, texts=None)
     proposal = (
         "no new group proposed"
         if result.proposed is None

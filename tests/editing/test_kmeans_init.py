@@ -150,7 +150,7 @@ def test_recluster_cli_offers_best():
     from hf_textcluster.cli import recluster
 
     parser = argparse.ArgumentParser()
-    recluster.add_parser(parser.add_subparsers())
+    recluster.add_arguments(parser.add_subparsers().add_parser("recluster"))
     args = parser.parse_args(["recluster", "--model", "m", "--input", "t.csv", "--kmeans-init", "best"])
     assert args.kmeans_init == "best"
     with pytest.raises(SystemExit):
