@@ -34,11 +34,5 @@ METHOD = ClusteringMethod(
     },
 )
 
-__all__ = ["METHOD", "AECLConfig", "AECLModel", "AECLTrainer"]
+__all__ = ["METHOD", "AECLConfig", "AECLModel"]
 
-
-def __getattr__(name: str):
-    # The trainer (and with it the training layer) is imported on first use only.
-    if name == "AECLTrainer":
-        return METHOD.trainer_class
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

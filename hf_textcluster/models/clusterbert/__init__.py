@@ -31,11 +31,5 @@ METHOD = ClusteringMethod(
     "TSDAE on 10^6 Wikipedia sentences; its GoogleNews is compared with our GoogleNews-TS.",
 )
 
-__all__ = ["METHOD", "ClusterBERTConfig", "ClusterBERTModel", "ClusterBERTTrainer"]
+__all__ = ["METHOD", "ClusterBERTConfig", "ClusterBERTModel"]
 
-
-def __getattr__(name: str):
-    # The trainer (and with it the training layer) is imported on first use only.
-    if name == "ClusterBERTTrainer":
-        return METHOD.trainer_class
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -25,11 +25,5 @@ METHOD = ClusteringMethod(
     paper_test_sizes={"agnews": 1600, "stackoverflow": 4916, "biomedical": 4417},
 )
 
-__all__ = ["METHOD", "DECCRLConfig", "DECCRLModel", "DECCRLTrainer"]
+__all__ = ["METHOD", "DECCRLConfig", "DECCRLModel"]
 
-
-def __getattr__(name: str):
-    # The trainer (and with it the training layer) is imported on first use only.
-    if name == "DECCRLTrainer":
-        return METHOD.trainer_class
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -22,11 +22,5 @@ METHOD = ClusteringMethod(
     ),
 )
 
-__all__ = ["METHOD", "DECMLMConfig", "DECMLMModel", "DECMLMTrainer"]
+__all__ = ["METHOD", "DECMLMConfig", "DECMLMModel"]
 
-
-def __getattr__(name: str):
-    # The trainer (and with it the training layer) is imported on first use only.
-    if name == "DECMLMTrainer":
-        return METHOD.trainer_class
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
