@@ -40,19 +40,11 @@ from .distributed import DistributedTrainerMixin
 from .evaluation import evaluate_clusterer
 from .initialization import ClusterInitMixin
 from .progress import install_progress_callbacks
+from .targets import RowTargetsMixin
 
 __all__ = ["ClusteringTrainer", "stage_starts"]
 
 logger = logging.get_logger(__name__)
-
-
-_LOGGED_PRECISIONS: set[str] = set()
-
-
-def _log_precision_once(description: str) -> None:
-    if description not in _LOGGED_PRECISIONS:
-        _LOGGED_PRECISIONS.add(description)
-        logger.warning(f"Training precision: {description}.")
 
 
 def freeze_lower_layers(encoder: torch.nn.Module, num_layers: int) -> None:
@@ -88,7 +80,7 @@ def stage_starts(total_steps: int, fractions: Sequence[float]) -> list[int]:
     return starts
 
 
-class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMixin, Trainer):
+class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, ResumeFilesMixin, DistributedTrainerMixin, Trainer):
     """Base trainer of all clusterers. Subclasses set ``views`` (prefix -> text column) and implement
     ``compute_loss``, recording each loss term with ``self.record_loss_terms`` so they show up in the logs."""
 
@@ -97,53 +89,55 @@ class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMi
     word_ids: bool = False
     # compute_loss returns a per-batch mean: the Trainer must divide it under gradient accumulation.
     loss_is_scaled_for_ga = False
+    # The method's own callbacks (refreshing its targets, switching its stages), each built with the trainer.
+    method_callbacks: tuple[type, ...] = ()
 
     def __init__(
-        self, model=None, args: TrainingArguments | None = None, data_collator=None, init_embeddings=None, **kwargs
+        self,
+        model=None,
+        args: TrainingArguments | None = None,
+        data_collator=None,
+        init_embeddings=None,
+        train_dataset=None,
+        **kwargs,
     ):
         # `init_embeddings` (N x d, one row per training text, e.g. computed to choose K): the k-means
         # initialisation before step 1 starts from them instead of a second encoding pass (used once).
         self.init_embeddings = init_embeddings
-        if args is None:
-            args = ClusteringTrainingArguments(output_dir="tmp_trainer")
+        args = ClusteringTrainingArguments(output_dir="tmp_trainer") if args is None else args
         if args.remove_unused_columns:
             raise ValueError(
                 "`remove_unused_columns=True` would drop the raw text columns the collator tokenizes; "
                 "use `ClusteringTrainingArguments` (it defaults to False) or pass `remove_unused_columns=False`."
             )
-        kwargs.setdefault("processing_class", getattr(model, "tokenizer", None))
-        if kwargs["processing_class"] is None:
+        tokenizer = kwargs.setdefault("processing_class", getattr(model, "tokenizer", None))
+        if tokenizer is None:
             raise ValueError("The model has no tokenizer: pass `processing_class=` (the encoder's tokenizer).")
         # The clustering config records its tokenizer's special tokens (Trainer would otherwise align them itself
         # and warn on every run that it did).
         for name in ("pad_token_id", "bos_token_id", "eos_token_id"):
-            if getattr(kwargs["processing_class"], name, None) is not None:
-                setattr(model.config, name, getattr(kwargs["processing_class"], name))
-        for name in ("train_dataset", "eval_dataset"):
-            dataset = kwargs.get(name)
-            if dataset is not None and hasattr(dataset, "column_names") and "text" not in dataset.column_names:
-                raise ValueError(f"`{name}` needs a 'text' column; it has {dataset.column_names}.")
-        dataset = kwargs.get("train_dataset")
-        if dataset is not None and hasattr(dataset, "column_names"):
-            missing = [c for c in self.views.values() if c not in dataset.column_names]
+            if getattr(tokenizer, name, None) is not None:
+                setattr(model.config, name, getattr(tokenizer, name))
+        if self.targets_name:
+            train_dataset = self.with_index_column(train_dataset)
+        for name, dataset, needed in (
+            ("train_dataset", train_dataset, list(self.views.values())),
+            ("eval_dataset", kwargs.get("eval_dataset"), ["text"]),
+        ):
+            missing = [c for c in needed if c not in getattr(dataset, "column_names", needed)]
             if missing:
+                views = (
+                    "add views with `hf_textcluster.data.add_augmented_views` or load a benchmark with `augmentation=`"
+                )
                 raise ValueError(
-                    f"{type(self).__name__} trains on the columns {list(self.views.values())}, but `train_dataset` "
-                    f"lacks {missing}. Add augmented views with `hf_textcluster.data.add_augmented_views(dataset, "
-                    f"...)` "
-                    "or load a benchmark with `augmentation=...`."
+                    f"`{name}` needs the columns {needed} ({type(self).__name__}) and lacks {missing}"
+                    + ("." if missing == ["text"] else f": {views}.")
                 )
         if data_collator is None:
-            data_collator = TextViewsCollator(
-                kwargs["processing_class"],
-                model.config.max_length,
-                self.views,
-                pad_to_max_length=getattr(args, "pad_to_max_length", False),
-                word_ids=self.word_ids,
-            )
-        if dataset is not None and hasattr(dataset, "column_names"):
-            warn_if_truncated(dataset["text"], kwargs["processing_class"], model.config.max_length)
-        super().__init__(model=model, args=args, data_collator=data_collator, **kwargs)
+            data_collator = self.make_collator(tokenizer, model, args)
+        if hasattr(train_dataset, "column_names"):
+            warn_if_truncated(train_dataset["text"], tokenizer, model.config.max_length)
+        super().__init__(model=model, args=args, data_collator=data_collator, train_dataset=train_dataset, **kwargs)
         freeze_lower_layers(model.encoder, getattr(args, "frozen_layers", 0))
         self._loss_terms: dict[str, list[float]] = {}
         self._stop_on_interrupt = StopOnInterruptCallback()
@@ -152,8 +146,20 @@ class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMi
         self._pending_logs: dict[str, float] = {}
         self.add_callback(ClusterHealthCallback(self))
         install_progress_callbacks(self)  # loss terms by name, and an estimate of the time, not raw log dicts
+        for callback in self.method_callbacks:
+            self.add_callback(callback(self))
         self.add_callback(CheckpointTimeCallback())  # last: after every callback that may ask for a checkpoint
-        _log_precision_once(self.precision_description())
+        logger.warning_once(f"Training precision: {self.precision_description()}.")
+
+    def make_collator(self, tokenizer, model, args):
+        """The collator of the method's batches (its ``views``, tokenized), when none is passed."""
+        return TextViewsCollator(
+            tokenizer,
+            model.config.max_length,
+            self.views,
+            pad_to_max_length=getattr(args, "pad_to_max_length", False),
+            word_ids=self.word_ids,
+        )
 
     @property
     def precision(self) -> str:
@@ -214,6 +220,11 @@ class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMi
         """The stage (1, 2, ...) of the optimizer step that starts at ``global_step == step``."""
         return 1 + sum(step >= start for start in self.stage_bounds())
 
+    @torch.no_grad()
+    def cluster_probabilities(self, embeddings: np.ndarray) -> torch.Tensor:
+        """The head's soft assignments of ``embeddings`` (one row per text), on the model's device."""
+        return self.model.cluster_probabilities(torch.from_numpy(embeddings).to(self.model.device))
+
     def head_predictions(self, texts: Sequence[str]) -> np.ndarray:
         """The head's clusters of ``texts`` mid-training (eval mode), for the cluster health checks."""
         return self.model.predict(
@@ -221,21 +232,6 @@ class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMi
         )
 
     # ----- whole-dataset passes (targets, pseudo-labels) ------------------------------------------------------
-    @classmethod
-    def with_index_column(cls, dataset, purpose: str):
-        """``dataset`` with an ``index`` column of row positions 0..N-1 (the collator passes it on), which a method
-        uses ``purpose`` (e.g. "to look up each row's pseudo-label")."""
-        if dataset is None or not hasattr(dataset, "column_names") or not hasattr(dataset, "add_column"):
-            return dataset
-        if "index" in dataset.column_names:
-            if not np.array_equal(np.asarray(dataset["index"]), np.arange(len(dataset))):
-                raise ValueError(
-                    f"`train_dataset` has an 'index' column that is not the row position 0..N-1; {cls.__name__} uses "
-                    f"'index' {purpose}. Remove or rename that column."
-                )
-            return dataset
-        return dataset.add_column("index", list(range(len(dataset))))
-
     def embed_train_texts(self) -> np.ndarray:
         """The pooled embeddings of every training text (one inference pass, dropout off), on every process; with
         several processes each encodes its share of the texts (see ``sharded_passes``)."""
@@ -366,9 +362,7 @@ class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMi
                     )
             if checkpoint and os.path.isfile(os.path.join(checkpoint, "config.json")):
                 with open(os.path.join(checkpoint, "config.json")) as f:
-                    saved = json.load(f).get("centroids_initialized", False)
-                # The Trainer restores the weights only; the flag travels in the checkpoint's config.
-                self.model.config.centroids_initialized = self.model.config.centroids_initialized or saved
+                    self.restore_config(json.load(f))
             if checkpoint and os.path.isdir(checkpoint):
                 self._restore_from_checkpoint_folder(checkpoint)
         elif not self.model.config.centroids_initialized:
@@ -377,6 +371,13 @@ class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMi
                 self.initialize_clusters(embeddings)
         return super().train(
             resume_from_checkpoint=checkpoint if resume_from_checkpoint else resume_from_checkpoint, **kwargs
+        )
+
+    def restore_config(self, saved: dict) -> None:
+        """Take from a resumed checkpoint's config what the Trainer does not restore (it restores the weights only),
+        before the weights load."""
+        self.model.config.centroids_initialized = self.model.config.centroids_initialized or saved.get(
+            "centroids_initialized", False
         )
 
     def _run_epoch(self, *args, **kwargs):

@@ -35,4 +35,3 @@ METHOD = ClusteringMethod(
 )
 
 __all__ = ["METHOD", "AECLConfig", "AECLModel"]
-

@@ -32,4 +32,3 @@ METHOD = ClusteringMethod(
 )
 
 __all__ = ["METHOD", "ClusterBERTConfig", "ClusterBERTModel"]
-

@@ -26,4 +26,3 @@ METHOD = ClusteringMethod(
 )
 
 __all__ = ["METHOD", "DECCRLConfig", "DECCRLModel"]
-

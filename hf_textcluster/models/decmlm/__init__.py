@@ -23,4 +23,3 @@ METHOD = ClusteringMethod(
 )
 
 __all__ = ["METHOD", "DECMLMConfig", "DECMLMModel"]
-

@@ -30,4 +30,3 @@ METHOD = ClusteringMethod(
 )
 
 __all__ = ["METHOD", "SCCLConfig", "SCCLModel"]
-
