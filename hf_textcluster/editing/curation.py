@@ -431,19 +431,15 @@ def least_typical(
     outputs = model._encode_texts(texts, batch_size, None, precision, ("cluster_probs", "distance"))
     clusters, distance = outputs.cluster_probs.argmax(dim=-1), outputs.distance.float()
     quantiles = model.calibration.distance_quantiles.float().cpu()
-    typicality = torch.zeros(len(texts))
-    for k in clusters.unique():
-        rows = clusters == k
-        typicality[rows] = 1 - quantile_rank(distance[rows], quantiles[int(k)])
-    flagged = np.zeros(len(texts), dtype=bool)
     clusters_np, distance_np = clusters.numpy(), distance.numpy()
+    typicality, flagged = np.zeros(len(texts), dtype=np.float32), np.zeros(len(texts), dtype=bool)
     for k in np.unique(clusters_np):
         rows = np.flatnonzero(clusters_np == k)
-        take = math.ceil(fraction * rows.size)
-        flagged[rows[np.argsort(-distance_np[rows], kind="stable")[:take]]] = True
+        typicality[rows] = 1 - quantile_rank(distance[rows], quantiles[int(k)]).numpy()
+        flagged[rows[np.argsort(-distance_np[rows], kind="stable")[: math.ceil(fraction * rows.size)]]] = True
     return {
         "cluster": clusters_np,
         "distance": distance_np,
-        "typicality": typicality.numpy(),
+        "typicality": typicality,
         "least_typical": flagged,
     }

@@ -181,11 +181,14 @@ def nearest_mean_rows(
 def spread(inputs: torch.Tensor, labels: torch.Tensor) -> float:
     """The mean squared distance per dimension of ``inputs`` to their group's mean: the scale of a linear row's
     nearest-mean term is ``1 / (2 * spread)`` (the weights of a discriminant with that isotropic covariance)."""
-    means = torch.zeros(int(labels.max()) + 1, inputs.shape[1], dtype=inputs.dtype)
-    means.index_add_(0, labels, inputs)
-    means /= torch.bincount(labels, minlength=means.shape[0]).clamp_min(1)[:, None].to(inputs.dtype)
-    value = float(((inputs - means[labels]) ** 2).sum(dim=-1).mean()) / inputs.shape[1]
-    return max(value, 1e-8)
+    means = group_means(inputs, labels, int(labels.max()) + 1)
+    return max(float(((inputs - means[labels]) ** 2).sum(dim=-1).mean()) / inputs.shape[1], 1e-8)
+
+
+def group_means(x: torch.Tensor, labels: torch.Tensor, num_groups: int) -> torch.Tensor:
+    """The mean of the rows of ``x`` in each of ``num_groups`` groups (``labels``); 0 for an empty group."""
+    sums = torch.zeros(num_groups, x.shape[1], dtype=x.dtype).index_add_(0, labels, x)
+    return sums / torch.bincount(labels, minlength=num_groups).clamp_min(1)[:, None].to(x.dtype)
 
 
 def _safe_scale(logits: torch.Tensor, cluster: int, bonus: torch.Tensor, members: torch.Tensor, limit: float) -> float:
@@ -378,9 +381,7 @@ class OnlineCentres:
             if is_centroid_head(module):
                 state.means[name] = module.centroids.detach().float().cpu().clone()
                 continue
-            sums = torch.zeros(num_clusters, x.shape[1])
-            sums.index_add_(0, labels, x)
-            state.means[name] = sums / counts.clamp_min(1)[:, None].float()
+            state.means[name] = group_means(x, labels, num_clusters)
             state.scales[name] = 1.0 / (2 * spread(x, labels))
         return state
 
@@ -404,9 +405,7 @@ class OnlineCentres:
             x, old = inputs.get(name), self.means.get(name)
             if x is None or old is None:
                 continue
-            sums = torch.zeros(num_clusters, x.shape[1])
-            sums.index_add_(0, labels, x)
-            batch_means = sums / batch_counts.clamp_min(1)[:, None].float()
+            batch_means = group_means(x, labels, num_clusters)
             rate = (batch_counts / (self.counts + batch_counts).clamp_min(1)).float()[:, None]
             new = old + rate * (batch_means - old)
             if not is_centroid_head(module):
