@@ -34,13 +34,9 @@ class ClusterHealthCallback(TrainerCallback):
         self.previous: np.ndarray | None = None
         self.warned = False
 
-    def interval(self, args, state) -> int:
-        steps = getattr(args, "health_check_steps", None)
-        return max(1, (state.max_steps or 0) // 10) if steps is None else steps
-
     def on_step_end(self, args, state, control, **kwargs):
-        trainer = self._trainer()
-        interval = self.interval(args, state)
+        trainer, interval = self._trainer(), getattr(args, "health_check_steps", None)
+        interval = max(1, (state.max_steps or 0) // 10) if interval is None else interval
         if trainer is None or not interval or state.global_step % interval or trainer.train_dataset is None:
             return
         with phase("health"):
@@ -55,22 +51,15 @@ class ClusterHealthCallback(TrainerCallback):
             size = min(getattr(args, "health_sample_size", 1000), len(texts))
             self.sample = np.sort(np.random.default_rng(args.seed).choice(len(texts), size=size, replace=False))
         predicted = trainer.head_predictions([texts[int(i)] for i in self.sample])
-        entry = {
-            "step": state.global_step,
-            **cluster_health(predicted, trainer.initial_kmeans_labels[self.sample], model.config.num_clusters),
-        }
+        k, reference = model.config.num_clusters, trainer.initial_kmeans_labels[self.sample]
+        entry = {"step": state.global_step, **cluster_health(predicted, reference, k)}
         if self.previous is not None:
             entry["changed"] = float((predicted != self.previous).mean())
         self.previous = predicted
         trainer.health_history.append(entry)
         # shown with the next loss log (logging from inside on_step_end would swallow the Trainer's own log)
         trainer._pending_logs.update({f"health_{k}": round(v, 4) for k, v in entry.items() if k != "step"})
-        start = cluster_health(
-            trainer.initial_kmeans_labels[self.sample],
-            trainer.initial_kmeans_labels[self.sample],
-            model.config.num_clusters,
-        )
-        k = model.config.num_clusters
+        start = cluster_health(reference, reference, k)
         collapsed = (
             entry["clusters_used"] < k / 2
             or entry["size_entropy"] < 0.75 * start["size_entropy"]

@@ -46,26 +46,21 @@ class _StepTimer:
     def begin(self, state) -> None:
         self.start_step, self.started, self.estimate = state.global_step, None, None
 
-    def step_end(self, state) -> float | None:
-        """The estimated seconds of the whole run's remaining steps, once (then None)."""
+    def step_end(self, state) -> str | None:
+        """The line with the estimated time of the whole run, once (then None)."""
         done = state.global_step - self.start_step
         if done == 1:
             self.started = time.perf_counter()
         elif done == 1 + TIMED_STEPS and self.started is not None and self.estimate is None:
-            per_step = (time.perf_counter() - self.started) / TIMED_STEPS
-            self.estimate = per_step
-            remaining = max(0, state.max_steps - state.global_step)
-            return per_step * (remaining + done)
+            self.estimate = (time.perf_counter() - self.started) / TIMED_STEPS
+            total = self.estimate * (max(0, state.max_steps - state.global_step) + done)
+            return (
+                f"Estimated training time on this machine: about {format_duration(total)} for "
+                f"{state.max_steps - self.start_step} steps ({self.estimate:.2f} s a step, timed on steps "
+                f"{self.start_step + 2}-{self.start_step + 1 + TIMED_STEPS}; an estimate: other work on the machine "
+                "changes it, and the end of training adds one or two encoding passes over the training texts)."
+            )
         return None
-
-    def line(self, state, total_seconds: float) -> str:
-        steps = state.max_steps - self.start_step
-        return (
-            f"Estimated training time on this machine: about {format_duration(total_seconds)} for {steps} steps "
-            f"({self.estimate:.2f} s a step, timed on steps {self.start_step + 2}-{self.start_step + 1 + TIMED_STEPS}; "
-            "an estimate: other work on the machine changes it, and the end of training adds one or two encoding "
-            "passes over the training texts)."
-        )
 
 
 class LossTermsProgressCallback(ProgressCallback):
@@ -82,9 +77,9 @@ class LossTermsProgressCallback(ProgressCallback):
 
     def on_step_end(self, args, state, control, **kwargs):
         super().on_step_end(args, state, control, **kwargs)
-        total = self.timer.step_end(state)
-        if total is not None and state.is_world_process_zero and self.training_bar is not None:
-            self.training_bar.write(self.timer.line(state, total))
+        line = self.timer.step_end(state)
+        if line is not None and state.is_world_process_zero and self.training_bar is not None:
+            self.training_bar.write(line)
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         if not state.is_world_process_zero or self.training_bar is None:
@@ -105,9 +100,9 @@ class LossTermsLogCallback(TrainerCallback):
         self.timer.begin(state)
 
     def on_step_end(self, args, state, control, **kwargs):
-        total = self.timer.step_end(state)
-        if total is not None and state.is_world_process_zero:
-            logger.info(self.timer.line(state, total))
+        line = self.timer.step_end(state)
+        if line is not None and state.is_world_process_zero:
+            logger.info(line)
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         terms = loss_terms(logs or {})

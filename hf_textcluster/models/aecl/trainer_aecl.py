@@ -38,16 +38,13 @@ class AECLStageCallback(TrainerCallback):
         self._trainer = weakref.ref(trainer)
 
     def on_step_begin(self, args, state, control, **kwargs):
-        trainer = self._trainer()
-        if trainer is None or trainer.stage(state.global_step) == 1:
+        trainer, step = self._trainer(), state.global_step
+        if trainer is None or trainer.stage(step) == 1:
             return
         trainer.model.config.centroids_initialized = True  # the clustering network trains from stage 2 (or 3) on
-        if trainer.stage(state.global_step) != 2:
-            return
-        first, _ = trainer.stage_bounds()
         interval = trainer.model.config.pseudo_label_refresh_steps
-        due = interval is not None and (state.global_step - first) % interval == 0
-        if trainer.targets is None or (due and not trainer.targets_computed_at(state.global_step)):
+        due = interval is not None and (step - trainer.stage_bounds()[0]) % interval == 0
+        if trainer.stage(step) == 2 and (trainer.targets is None or due and not trainer.targets_computed_at(step)):
             trainer.refresh_targets()
 
     def on_train_end(self, args, state, control, **kwargs):

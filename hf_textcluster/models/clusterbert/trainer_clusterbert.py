@@ -121,15 +121,11 @@ class ClusterBERTStageCallback(TrainerCallback):
         self._trainer = weakref.ref(trainer)
 
     def on_step_begin(self, args, state, control, **kwargs):
-        trainer = self._trainer()
-        if trainer is None:
+        trainer, step = self._trainer(), state.global_step
+        if trainer is None or trainer.stage(step) == 1:
             return
-        step = state.global_step
-        stage = trainer.stage(step)
-        if stage == 1:
-            return
-        if step in trainer.round_starts() and not trainer.targets_computed_at(step) or trainer.targets is None:
-            trainer.refresh_targets(stage)
+        if trainer.targets is None or step in trainer.round_starts() and not trainer.targets_computed_at(step):
+            trainer.refresh_targets(trainer.stage(step))
 
     def on_train_end(self, args, state, control, **kwargs):
         trainer = self._trainer()
