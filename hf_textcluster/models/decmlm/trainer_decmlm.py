@@ -75,9 +75,7 @@ class MaskedLMCollator(TextViewsCollator):
     ):
         super().__init__(tokenizer, max_length, {"": "text"}, pad_to_max_length=pad_to_max_length)
         self.probability = probability
-        self.mask_fraction = mask_fraction
-        self.random_fraction = random_fraction
-        self.generator = generator
+        self.masking = {"mask_fraction": mask_fraction, "random_fraction": random_fraction, "generator": generator}
         # The trainer masks in the training step instead: the Trainer collates the next batch ahead of time, so
         # masks drawn while collating would not follow the RNG state a checkpoint saves (resume would differ).
         self.mask_when_collating = mask_when_collating
@@ -100,19 +98,15 @@ class MaskedLMCollator(TextViewsCollator):
     def add_masks(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """Add ``mlm_input_ids`` / ``mlm_labels`` to a tokenized batch (in place; also returned)."""
         if self.probability > 0:
-            input_ids = batch["input_ids"]
-            device = input_ids.device
-            input_ids = input_ids.cpu()
+            input_ids, device = batch["input_ids"].cpu(), batch["input_ids"].device
             maskable = batch["attention_mask"].cpu().bool() & ~torch.isin(input_ids, self.special_ids)
             masked, labels = mask_tokens(
                 input_ids,
                 maskable,
                 self.tokenizer.mask_token_id,
                 self.replacement_ids,
-                probability=self.probability,
-                mask_fraction=self.mask_fraction,
-                random_fraction=self.random_fraction,
-                generator=self.generator,
+                self.probability,
+                **self.masking,
             )
             batch["mlm_input_ids"], batch["mlm_labels"] = masked.to(device), labels.to(device)
         return batch
