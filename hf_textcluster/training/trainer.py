@@ -187,25 +187,18 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, ResumeFilesMixin, Dis
                 self._loss_terms.setdefault(name, []).append(float(value.detach()))
 
     def log(self, logs: dict[str, float], *args, **kwargs) -> None:
-        if "loss" in logs and self._loss_terms:
-            for name, values in self._loss_terms.items():
-                logs[f"loss_{name}"] = round(float(np.mean(values)), 6)
-            self._loss_terms = {}
-        if "loss" in logs and self._pending_logs:
+        if "loss" in logs:
+            logs.update({f"loss_{name}": round(float(np.mean(v)), 6) for name, v in self._loss_terms.items()})
             logs.update(self._pending_logs)
-            self._pending_logs = {}
+            self._loss_terms, self._pending_logs = {}, {}
         super().log(logs, *args, **kwargs)
 
     @staticmethod
     def encode_views(model, inputs: dict[str, torch.Tensor], prefixes: Sequence[str]) -> list[torch.Tensor]:
         """Run several tokenized views through the encoder as one batch; returns one embedding tensor per view."""
-        input_ids = torch.cat([inputs[f"{p}input_ids"] for p in prefixes])
-        attention_mask = torch.cat([inputs[f"{p}attention_mask"] for p in prefixes])
-        token_type_ids = None
-        if f"{prefixes[0]}token_type_ids" in inputs:
-            token_type_ids = torch.cat([inputs[f"{p}token_type_ids"] for p in prefixes])
-        embeddings = model.encode(input_ids, attention_mask, token_type_ids)
-        return list(embeddings.chunk(len(prefixes)))
+        keys = [k for k in ("input_ids", "attention_mask", "token_type_ids") if f"{prefixes[0]}{k}" in inputs]
+        joined = {k: torch.cat([inputs[f"{p}{k}"] for p in prefixes]) for k in keys}
+        return list(model.encode(**joined).chunk(len(prefixes)))
 
     # ----- stages (methods trained in stages within one run) -------------------------------------------------------
     # Config fields holding the share of the steps of each stage but the last (e.g. ("stage1_fraction", ...)).
@@ -249,7 +242,12 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, ResumeFilesMixin, Dis
         """Two learning rates: ``learning_rate`` for the encoder, ``head_learning_rate`` for heads and centroids."""
         opt_model = self.model if model is None else model
         if self.optimizer is None:
-            self._place_training_modules(opt_model)
+            # A method builds its training modules (ClusterBERT's decoder) in __init__, beside the model as it was
+            # then. Where the model moved since (by hand, or placed by FSDP (v1), which makes the optimizer
+            # afterwards), the parameters they share with it moved too, their own tensors (cross-attention, position
+            # buffers) did not.
+            for module in self.training_modules().values():
+                module.to(next(opt_model.parameters()).device)
             head_lr = getattr(self.args, "head_learning_rate", None) or self.args.learning_rate * 100
             encoder_params, head_params = [], []
             for name, param in [*opt_model.named_parameters(), *self._training_module_parameters()]:
@@ -266,14 +264,6 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, ResumeFilesMixin, Dis
             if own:  # the Trainer zeroes the model's gradients only: without this, these would sum over all steps
                 self.optimizer.register_step_post_hook(lambda *_: [setattr(p, "grad", None) for p in own])
         return self.optimizer
-
-    def _place_training_modules(self, model) -> None:
-        # A method builds its training modules (ClusterBERT's decoder) in __init__, beside the model as it was then.
-        # Where the model moved since (by hand, or placed by FSDP (v1), which makes the optimizer afterwards), the
-        # parameters they share with it moved too, their own tensors (cross-attention, position buffers) did not.
-        device = next(model.parameters()).device
-        for module in self.training_modules().values():
-            module.to(device)
 
     def _clip_grad_norm(self, model):
         # The training modules' own parameters are clipped with the model's, as one norm (sentence-transformers
@@ -340,38 +330,32 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, ResumeFilesMixin, Dis
                 f"{self.args.serve!r})."
             )
             serve_method_head(self.model)
+        checkpoint = resume_from_checkpoint
+        if checkpoint is True:
+            checkpoint = last_complete_checkpoint(self.args.output_dir)
+            if checkpoint is None:
+                raise ValueError(
+                    f"resume_from_checkpoint=True, but {self.args.output_dir} holds no complete "
+                    "checkpoint to resume from. Pass resume_from_checkpoint=None to start over."
+                )
         with interrupts_stop_training(self._stop_on_interrupt):
-            output = self._train_with_resume(resume_from_checkpoint, **kwargs)
+            # A resumed run restores trained centroids from its checkpoint; a fresh run fits them first.
+            if checkpoint and os.path.isdir(checkpoint):
+                if os.path.isfile(os.path.join(checkpoint, "config.json")):
+                    with open(os.path.join(checkpoint, "config.json")) as f:
+                        self.restore_config(json.load(f))
+                self._restore_from_checkpoint_folder(checkpoint)
+            elif not checkpoint and not self.model.config.centroids_initialized:
+                embeddings, self.init_embeddings = self.init_embeddings, None
+                with phase("init"):
+                    self.initialize_clusters(embeddings)
+            output = super().train(resume_from_checkpoint=checkpoint, **kwargs)
             if self._stop_on_interrupt.received is not None:
                 raise KeyboardInterrupt(
                     f"Interrupted at step {self.state.global_step}: a checkpoint is saved in {self.args.output_dir}; "
                     "run the same command again to resume from it."
                 )
         return output
-
-    def _train_with_resume(self, resume_from_checkpoint, **kwargs):
-        # A resumed run restores trained centroids from its checkpoint; a fresh run fits them first.
-        if resume_from_checkpoint:
-            checkpoint = resume_from_checkpoint
-            if checkpoint is True:
-                checkpoint = last_complete_checkpoint(self.args.output_dir)
-                if checkpoint is None:
-                    raise ValueError(
-                        f"resume_from_checkpoint=True, but {self.args.output_dir} holds no complete "
-                        "checkpoint to resume from. Pass resume_from_checkpoint=None to start over."
-                    )
-            if checkpoint and os.path.isfile(os.path.join(checkpoint, "config.json")):
-                with open(os.path.join(checkpoint, "config.json")) as f:
-                    self.restore_config(json.load(f))
-            if checkpoint and os.path.isdir(checkpoint):
-                self._restore_from_checkpoint_folder(checkpoint)
-        elif not self.model.config.centroids_initialized:
-            embeddings, self.init_embeddings = self.init_embeddings, None
-            with phase("init"):
-                self.initialize_clusters(embeddings)
-        return super().train(
-            resume_from_checkpoint=checkpoint if resume_from_checkpoint else resume_from_checkpoint, **kwargs
-        )
 
     def restore_config(self, saved: dict) -> None:
         """Take from a resumed checkpoint's config what the Trainer does not restore (it restores the weights only),
