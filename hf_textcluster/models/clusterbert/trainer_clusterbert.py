@@ -52,12 +52,11 @@ def delete_words(
             keep_word[torch.randint(len(present), (1,))] = True
         kept = torch.isin(words, present[keep_word].to(words.device)) | ((words < 0) & mask)
         rows.append(ids[kept])
-    length = max(len(r) for r in rows)
-    noised = torch.full((len(rows), length), pad_token_id, dtype=input_ids.dtype, device=input_ids.device)
-    noised_mask = torch.zeros((len(rows), length), dtype=attention_mask.dtype, device=input_ids.device)
-    for i, row in enumerate(rows):
-        noised[i, : len(row)], noised_mask[i, : len(row)] = row, 1
-    return {"input_ids": noised, "attention_mask": noised_mask}
+    masks = [torch.ones_like(row, dtype=attention_mask.dtype) for row in rows]
+    return {
+        "input_ids": torch.nn.utils.rnn.pad_sequence(rows, batch_first=True, padding_value=pad_token_id),
+        "attention_mask": torch.nn.utils.rnn.pad_sequence(masks, batch_first=True),
+    }
 
 
 def build_denoising_loss(model):
