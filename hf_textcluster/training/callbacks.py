@@ -20,7 +20,15 @@ if TYPE_CHECKING:
 logger = logging.get_logger(__name__)
 
 
-class ClusterHealthCallback(TrainerCallback):
+class MethodCallback(TrainerCallback):
+    """A callback of a method's trainer (``ClusteringTrainer.method_callbacks``): it reaches the trainer through a weak
+    reference (``self._trainer()``, None once the trainer is gone), since the trainer holds its callbacks."""
+
+    def __init__(self, trainer: ClusteringTrainer):
+        self._trainer = weakref.ref(trainer)
+
+
+class ClusterHealthCallback(MethodCallback):
     """Every ``health_check_steps``, predicts a seeded sample of training texts with the head and logs
     ``health_agreement`` (NMI with the initial k-means on the same texts), ``health_size_entropy`` (entropy of the
     cluster sizes / log K; 1 = equal sizes), ``health_clusters_used`` and ``health_changed`` (share of the texts whose
@@ -29,7 +37,7 @@ class ClusterHealthCallback(TrainerCallback):
     stops when fewer texts than that changed cluster. No labels are used."""
 
     def __init__(self, trainer: ClusteringTrainer):
-        self._trainer = weakref.ref(trainer)
+        super().__init__(trainer)
         self.sample: np.ndarray | None = None
         self.previous: np.ndarray | None = None
         self.warned = False

@@ -10,13 +10,12 @@ stage with the right labels. At the end, a reference set of training texts is st
 from __future__ import annotations
 
 import time
-import weakref
 
 import numpy as np
 import torch
-from transformers import TrainerCallback
 from transformers.utils import logging
 
+from ...training.callbacks import MethodCallback
 from ...training.trainer import ClusteringTrainer
 from .losses_aecl import (
     cluster_contrastive_loss,
@@ -29,13 +28,10 @@ from .losses_aecl import (
 logger = logging.get_logger(__name__)
 
 
-class AECLStageCallback(TrainerCallback):
+class AECLStageCallback(MethodCallback):
     """Computes stage 2's k-means pseudo-labels when stage 2 starts (and every ``pseudo_label_refresh_steps`` within
     it) and stores the serving reference set when training ends. (The labels go into each checkpoint through
     ``checkpoint_arrays``.)"""
-
-    def __init__(self, trainer: AECLTrainer):
-        self._trainer = weakref.ref(trainer)
 
     def on_step_begin(self, args, state, control, **kwargs):
         trainer, step = self._trainer(), state.global_step

@@ -20,15 +20,14 @@ import json
 import os
 import tempfile
 import time
-import weakref
 
 import numpy as np
 import torch
 from safetensors.torch import save_file
-from transformers import TrainerCallback
 from transformers.utils import logging
 
 from ...evaluation.metrics import clustering_scores
+from ...training.callbacks import MethodCallback
 from ...training.losses import dec_target_distribution
 from ...training.trainer import ClusteringTrainer
 from .losses_clusterbert import target_cross_entropy
@@ -112,12 +111,9 @@ def build_denoising_loss(model):
     return loss.to(device)
 
 
-class ClusterBERTStageCallback(TrainerCallback):
+class ClusterBERTStageCallback(MethodCallback):
     """Recomputes the targets Q at the steps where a round of stage 2 (k-means) or stage 3 (Eq. 5) begins, and
     scores the embeddings at each stage boundary when the training texts have labels (reporting only)."""
-
-    def __init__(self, trainer: ClusterBERTTrainer):
-        self._trainer = weakref.ref(trainer)
 
     def on_step_begin(self, args, state, control, **kwargs):
         trainer, step = self._trainer(), state.global_step

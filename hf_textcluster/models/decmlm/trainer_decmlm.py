@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import math
 import time
-import weakref
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import torch
-from transformers import TrainerCallback
 from transformers.utils import logging
 
 from ...timing import phase
+from ...training.callbacks import MethodCallback
 from ...training.collator import TextViewsCollator
 from ...training.losses import dec_kl_loss, dec_target_distribution
 from ...training.trainer import ClusteringTrainer
@@ -112,12 +111,9 @@ class MaskedLMCollator(TextViewsCollator):
         return batch
 
 
-class DECTargetRefreshCallback(TrainerCallback):
+class DECTargetRefreshCallback(MethodCallback):
     """Recomputes the DEC target P of every training row (one inference pass over the train dataset with unmasked
     inputs) at the beginning of every epoch, or every ``config.target_refresh_steps`` optimizer steps when set."""
-
-    def __init__(self, trainer: DECMLMTrainer):
-        self._trainer = weakref.ref(trainer)
 
     def on_epoch_begin(self, args, state, control, **kwargs):
         trainer = self._trainer()
