@@ -140,7 +140,7 @@ def merge_clusters(
     if texts is not None:
         texts, embeddings = _embeddings_tensor(model, texts, batch_size, precision)
         probs, inputs = head_inputs(model, embeddings)
-        inputs, labels = {k: v.cpu() for k, v in inputs.items()}, probs.argmax(dim=-1).cpu()
+        labels = probs.argmax(dim=-1)
     edited = _edited_copy(model)
     merge_rows(edited, plan, inputs, labels)
     _rename_clusters(edited, plan)
@@ -194,7 +194,7 @@ def split_cluster(
         raise ValueError("`texts` is required: the cluster's members among them are split (pass the training texts).")
     texts, embeddings = _embeddings_tensor(model, texts, batch_size, precision)
     probs, _ = head_inputs(model, embeddings, method_head=False)
-    members = torch.nonzero(probs.argmax(dim=-1).cpu() == cluster).flatten()
+    members = torch.nonzero(probs.argmax(dim=-1) == cluster).flatten()
     distinct = len({row.numpy().tobytes() for row in embeddings[members].cpu()})
     if distinct < 2 * n:
         raise ValueError(
@@ -208,7 +208,7 @@ def split_cluster(
     is_member = torch.zeros(len(texts), dtype=torch.bool)
     is_member[members] = True
     edited = _edited_copy(model)
-    split_rows(edited, cluster, {k: v.cpu() for k, v in inputs.items()}, is_member, parts)
+    split_rows(edited, cluster, inputs, is_member, parts)
     plan = [[k] for k in range(model.config.num_clusters)] + [[cluster]] * (int(n) - 1)
     suffixes = {cluster: " (1)", **{model.config.num_clusters + j: f" ({j + 2})" for j in range(int(n) - 1)}}
     _rename_clusters(edited, plan, suffixes)
@@ -234,7 +234,7 @@ def start_online(
     model._check_clusters_initialized()
     _, embeddings = _embeddings_tensor(model, texts, batch_size, precision)
     probs, inputs = head_inputs(model, embeddings)
-    model.online_state_ = OnlineCentres.start(model, {k: v.cpu() for k, v in inputs.items()}, probs.argmax(-1).cpu())
+    model.online_state_ = OnlineCentres.start(model, inputs, probs.argmax(-1))
     return model
 
 
@@ -298,10 +298,11 @@ def update(
     texts, embeddings = _embeddings_tensor(model, texts, batch_size, precision)
     num_clusters = model.config.num_clusters
     probs, inputs = head_inputs(model, embeddings)
-    inputs = {k: v.cpu() for k, v in inputs.items()}
-    labels = probs.argmax(dim=-1).cpu()
+    labels = probs.argmax(dim=-1)
     unit = torch.nn.functional.normalize(embeddings.float().cpu(), dim=-1)
-    far = _far_from_nearest_cluster(model, unit, far_quantile)
+    # far: beyond the nearest cluster's `far_quantile` of its calibrated distances
+    nearest = (1 - unit @ model.calibration.centres.float().cpu().T).min(dim=-1)
+    far = nearest.values > model.calibration.thresholds(far_quantile).float().cpu()[nearest.indices]
     size = min_new_size or max(5, math.ceil(len(texts) / num_clusters / 4))
     proposed = _propose_cluster(model, unit, far, size, random_state)
     still = far.clone()
@@ -324,14 +325,6 @@ def update(
         new_cluster=new_cluster,
         moved=moved.numpy(),
     )
-
-
-def _far_from_nearest_cluster(model, unit: torch.Tensor, far_quantile: float) -> torch.Tensor:
-    """Which texts (unit embeddings) are beyond their nearest cluster's ``far_quantile`` of calibrated
-    distances."""
-    cal = model.calibration
-    nearest = (1 - unit @ cal.centres.float().cpu().T).min(dim=-1)
-    return nearest.values > cal.thresholds(far_quantile).float().cpu()[nearest.indices]
 
 
 def _move_online(model, inputs: dict[str, torch.Tensor], labels, unit: torch.Tensor, far) -> torch.Tensor:

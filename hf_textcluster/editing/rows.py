@@ -67,10 +67,11 @@ def is_centroid_head(module: nn.Module) -> bool:
 @torch.no_grad()
 def head_inputs(model, embeddings: torch.Tensor, method_head: bool = True) -> tuple[torch.Tensor, dict]:
     """The served soft assignment (N x K) of ``embeddings`` and what each head's row holder received (name -> N x f
-    fp32), captured by forward hooks. ``method_head``: also run the method's head when a refined head is served."""
+    fp32), captured by forward hooks, both on the CPU (where the edits compute). ``method_head``: also run the
+    method's head when a refined head is served."""
     captured: dict[str, torch.Tensor] = {}
     handles = [
-        module.register_forward_hook(lambda _m, args, _out, name=name: captured.__setitem__(name, args[0].float()))
+        module.register_forward_hook(lambda _m, x, _out, name=name: captured.__setitem__(name, x[0].float().cpu()))
         for name, module in row_holders(model).items()
     ]
     was_training = model.training
@@ -83,12 +84,12 @@ def head_inputs(model, embeddings: torch.Tensor, method_head: bool = True) -> tu
         model.train(was_training)
         for handle in handles:
             handle.remove()
-    return probs, captured
+    return probs.cpu(), captured
 
 
 def _rows(module: nn.Module) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """The holder's rows as fp32 on the CPU, where the edits compute with the texts' inputs (``head_inputs``, copied to
-    the CPU by the callers); ``_set_rows`` puts the new rows back on the holder's device."""
+    """The holder's rows as fp32 on the CPU, where the edits compute with the texts' inputs (``head_inputs``);
+    ``_set_rows`` puts the new rows back on the holder's device."""
     if is_centroid_head(module):
         return module.centroids.data.float().cpu(), None
     return module.weight.data.float().cpu(), module.bias.data.float().cpu() if module.bias is not None else None
