@@ -120,9 +120,7 @@ def fit_kmeans(
             kmeans = _kmeans_pp(fitted_on, num_clusters, n_init, random_state, KMeans)
     if rows is not None:
         logger.info(
-            "k-means fitted on a seeded sample of %d of %d rows; every row assigned to its nearest centre.",
-            max_samples,
-            n,
+            f"k-means fitted on a seeded sample of {max_samples} of {n} rows; every row assigned to its nearest centre."
         )
         kmeans.labels_ = kmeans.predict(features)
     return kmeans
@@ -148,7 +146,7 @@ def _best_start_kmeans(features, num_clusters: int, n_init: int, random_state: i
     if why_not is not None:
         # a missing umap-learn (a core dependency) is said out loud; the other reasons are the data's
         log = logger.warning if "umap-learn" in why_not else logger.info
-        log("kmeans_init='best' ran k-means++ alone: %s.", why_not)
+        log(f"kmeans_init='best' ran k-means++ alone: {why_not}.")
         return kmeans
     groups = _umap_kmeans_groups(features, num_clusters, n_init, random_state)
     dense = np.asarray(features)
@@ -158,11 +156,8 @@ def _best_start_kmeans(features, num_clusters: int, n_init: int, random_state: i
     # the same optimum reached from both starts differs only by rounding: then k-means++ (the papers' start) is kept
     winner = from_umap if from_umap.inertia_ < kmeans.inertia_ * (1 - 1e-6) else kmeans
     logger.info(
-        "kmeans_init='best': the %s start won (inertia %.6g; k-means++ %.6g, UMAP-started %.6g).",
-        winner.start_,
-        winner.inertia_,
-        kmeans.inertia_,
-        from_umap.inertia_,
+        f"kmeans_init='best': the {winner.start_} start won (inertia {winner.inertia_:.6g}; k-means++ "
+        f"{kmeans.inertia_:.6g}, UMAP-started {from_umap.inertia_:.6g})."
     )
     return winner
 

@@ -126,12 +126,10 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, ResumeFilesMixin, Dis
         ):
             missing = [c for c in needed if c not in getattr(dataset, "column_names", needed)]
             if missing:
-                views = (
-                    "add views with `hf_textcluster.data.add_augmented_views` or load a benchmark with `augmentation=`"
-                )
+                views = "augmented views (`data.add_augmented_views`, or a benchmark loaded with `augmentation=`)"
+                fix = "a 'text' column" if missing == ["text"] else views
                 raise ValueError(
-                    f"`{name}` needs the columns {needed} ({type(self).__name__}) and lacks {missing}"
-                    + ("." if missing == ["text"] else f": {views}.")
+                    f"`{name}` lacks the columns {missing} that {type(self).__name__} reads: give it {fix}."
                 )
         if data_collator is None:
             data_collator = self.make_collator(tokenizer, model, args)
