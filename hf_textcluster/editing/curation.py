@@ -313,8 +313,7 @@ def update(
     if accept_new and proposed is not None:
         new_cluster = _add_cluster(model, inputs, unit, proposed, new_name)
     with torch.no_grad():
-        probs = model.cluster_probabilities(embeddings).float()
-    clusters = probs.argmax(dim=-1)
+        clusters = model.cluster_probabilities(embeddings).argmax(dim=-1)
     distance = model.calibration.distance(embeddings.float(), clusters).cpu()
     return UpdateResult(
         clusters=clusters.cpu().numpy(),
@@ -331,9 +330,8 @@ def _move_online(model, inputs: dict[str, torch.Tensor], labels, unit: torch.Ten
     """Move the clusters (heads' rows and calibrated centres) by the running means of the texts that are not far;
     a first batch only starts the state. Returns how far each cluster moved."""
     near = torch.nonzero(~far).flatten()
-    if near.numel() == 0:  # every text is far: nothing moves, but a first batch still starts the state
-        near = torch.arange(len(labels)) if getattr(model, "online_state_", None) is None else near
-    if getattr(model, "online_state_", None) is None:
+    if getattr(model, "online_state_", None) is None:  # a first batch starts the state (from all texts if all are far)
+        near = near if near.numel() else torch.arange(len(labels))
         model.online_state_ = OnlineCentres.start(model, {k: v[near] for k, v in inputs.items()}, labels[near])
         return torch.zeros(model.config.num_clusters)
     moved = model.online_state_.update(model, {k: v[near] for k, v in inputs.items()}, labels[near])
