@@ -21,7 +21,7 @@ logger = logging.get_logger(__name__)
 
 
 class MethodCallback(TrainerCallback):
-    """A callback of a method's trainer (``ClusteringTrainer.method_callbacks``): it reaches the trainer through a weak
+    """A callback that acts on its trainer (the health checks, a method's ``method_callbacks``), through a weak
     reference (``self._trainer()``, None once the trainer is gone), since the trainer holds its callbacks."""
 
     def __init__(self, trainer: ClusteringTrainer):
