@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import numpy as np
 import torch
@@ -52,20 +53,12 @@ def last_complete_checkpoint(output_dir: str) -> str | None:
     warning naming it and the checkpoint used instead."""
     if not os.path.isdir(output_dir):
         return None
-    folders = sorted(
-        (
-            d
-            for d in os.listdir(output_dir)
-            if d.startswith(f"{PREFIX_CHECKPOINT_DIR}-")
-            and d.split("-")[-1].isdigit()
-            and os.path.isdir(os.path.join(output_dir, d))
-        ),
-        key=lambda d: int(d.split("-")[-1]),
-        reverse=True,
-    )
+    names = [d for d in os.listdir(output_dir) if re.fullmatch(rf"{PREFIX_CHECKPOINT_DIR}-\d+", d)]
     skipped = []
-    for name in folders:
+    for name in sorted(names, key=lambda d: int(d.rsplit("-", 1)[1]), reverse=True):
         folder = os.path.join(output_dir, name)
+        if not os.path.isdir(folder):
+            continue
         problem = _checkpoint_problem(folder)
         if problem is None:
             if skipped:
