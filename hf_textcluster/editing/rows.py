@@ -113,9 +113,7 @@ def _combine(matrix: torch.Tensor, plan: list[list[int]], weights: torch.Tensor)
     for members in plan:
         w = weights[members].double()
         w = w / w.sum() if float(w.sum()) > 0 else torch.full_like(w, 1.0 / len(members))
-        rows.append(
-            (w[:, None] * matrix[members].double()).sum(dim=0) if matrix.ndim > 1 else (w * matrix[members]).sum()
-        )
+        rows.append(torch.tensordot(w, matrix[members].double(), dims=1))
     return torch.stack(rows).to(matrix.dtype)
 
 
