@@ -75,18 +75,17 @@ def train_word_embeddings(texts: Sequence[str], vocabulary: list[str], dim: int,
     return vectors.astype(np.float32)
 
 
-class BagOfWordsCollator(TextViewsCollator):
-    """The three tokenized views plus ``bow`` (M x V word counts of the original text over the model's vocabulary,
-    read at call time: the vocabulary is fitted when training starts)."""
+class BagOfWordsCollator:
+    """The batch of ``views`` (a :class:`~hf_textcluster.training.collator.TextViewsCollator`'s tokenized views) plus
+    ``bow`` (M x V word counts of the original text over the model's vocabulary, read at call time: the vocabulary is
+    fitted when training starts)."""
 
-    def __init__(self, model, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.model = model
-        self._vectorizer = None
-        self._vocabulary = None
+    def __init__(self, model, views: TextViewsCollator):
+        self.model, self.views = model, views
+        self._vectorizer = self._vocabulary = None
 
     def __call__(self, rows: Sequence[dict[str, Any]]) -> dict[str, torch.Tensor]:
-        batch = super().__call__(rows)
+        batch = self.views(rows)
         vocabulary = self.model.config.vocabulary
         if vocabulary is None:
             raise RuntimeError("DEC-CRL's vocabulary is not fitted yet: `trainer.train()` fits it before step 1.")
@@ -105,15 +104,8 @@ class DECCRLTrainer(ClusteringTrainer):
     views = {"": "text", "aug1_": "text_aug1", "aug2_": "text_aug2"}
 
     def make_collator(self, tokenizer, model, args):
-        if not model.config.has_topic_model:
-            return super().make_collator(tokenizer, model, args)
-        return BagOfWordsCollator(
-            model,
-            tokenizer,
-            model.config.max_length,
-            self.views,
-            pad_to_max_length=getattr(args, "pad_to_max_length", False),
-        )
+        views = super().make_collator(tokenizer, model, args)
+        return BagOfWordsCollator(model, views) if model.config.has_topic_model else views
 
     # ----- before step 1 -------------------------------------------------------------------------------------------
     def fit_vocabulary(self) -> None:
