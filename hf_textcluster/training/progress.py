@@ -37,16 +37,16 @@ def loss_terms(logs: dict) -> dict[str, float]:
     return terms
 
 
-class _StepTimer:
+class _EstimatesTime(TrainerCallback):
     """Times steps 2 .. 1 + TIMED_STEPS of a run (or of its resumed part) and estimates the rest once."""
 
-    def __init__(self):
-        self.start_step, self.started, self.estimate = 0, None, None
+    start_step, started, estimate = 0, None, None
 
-    def begin(self, state) -> None:
+    def on_train_begin(self, args, state, control, **kwargs):
+        super().on_train_begin(args, state, control, **kwargs)
         self.start_step, self.started, self.estimate = state.global_step, None, None
 
-    def step_end(self, state) -> str | None:
+    def estimate_line(self, state) -> str | None:
         """The line with the estimated time of the whole run, once (then None)."""
         done = state.global_step - self.start_step
         if done == 1:
@@ -63,21 +63,13 @@ class _StepTimer:
         return None
 
 
-class LossTermsProgressCallback(ProgressCallback):
+class LossTermsProgressCallback(_EstimatesTime, ProgressCallback):
     """The Trainer's tqdm bar, with the loss and the method's loss terms by name as its postfix instead of raw log
     dicts, and one line with the estimated training time after the first few steps."""
 
-    def __init__(self):
-        super().__init__()
-        self.timer = _StepTimer()
-
-    def on_train_begin(self, args, state, control, **kwargs):
-        super().on_train_begin(args, state, control, **kwargs)
-        self.timer.begin(state)
-
     def on_step_end(self, args, state, control, **kwargs):
         super().on_step_end(args, state, control, **kwargs)
-        line = self.timer.step_end(state)
+        line = self.estimate_line(state)
         if line is not None and state.is_world_process_zero and self.training_bar is not None:
             self.training_bar.write(line)
 
@@ -89,18 +81,12 @@ class LossTermsProgressCallback(ProgressCallback):
             self.training_bar.set_postfix({name: f"{value:.3g}" for name, value in terms.items()}, refresh=True)
 
 
-class LossTermsLogCallback(TrainerCallback):
+class LossTermsLogCallback(_EstimatesTime):
     """Without a bar (``disable_tqdm``): the loss terms by name and the estimate as INFO log lines, so that a quiet
     run (``train_clusterer(verbose=False)``, tests) prints nothing unless its logging level asks for it."""
 
-    def __init__(self):
-        self.timer = _StepTimer()
-
-    def on_train_begin(self, args, state, control, **kwargs):
-        self.timer.begin(state)
-
     def on_step_end(self, args, state, control, **kwargs):
-        line = self.timer.step_end(state)
+        line = self.estimate_line(state)
         if line is not None and state.is_world_process_zero:
             logger.info(line)
 
