@@ -54,11 +54,9 @@ class ClusterHealthCallback(MethodCallback):
         model = trainer.model
         if not model.config.centroids_initialized or getattr(trainer, "initial_kmeans_labels", None) is None:
             return  # the head is not trained yet (a first stage without it) or there is no k-means start
-        texts = trainer.train_dataset["text"]
         if self.sample is None:
-            size = min(getattr(args, "health_sample_size", 1000), len(texts))
-            self.sample = np.sort(np.random.default_rng(args.seed).choice(len(texts), size=size, replace=False))
-        predicted = trainer.head_predictions([texts[int(i)] for i in self.sample])
+            self.sample, self.texts = trainer.sample_train_texts(getattr(args, "health_sample_size", 1000))
+        predicted = trainer.head_predictions(self.texts)
         k, reference = model.config.num_clusters, trainer.initial_kmeans_labels[self.sample]
         entry = {"step": state.global_step, **cluster_health(predicted, reference, k)}
         if self.previous is not None:

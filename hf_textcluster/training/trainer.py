@@ -223,6 +223,12 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, ResumeFilesMixin, Dis
         )
 
     # ----- whole-dataset passes (targets, pseudo-labels) ------------------------------------------------------
+    def sample_train_texts(self, size: int) -> tuple[np.ndarray, list[str]]:
+        """A seeded sample of at most ``size`` training texts, in dataset order: their rows and the texts."""
+        texts = self.train_dataset["text"]
+        rows = np.sort(np.random.default_rng(self.args.seed).choice(len(texts), min(size, len(texts)), replace=False))
+        return rows, [texts[int(i)] for i in rows]
+
     def embed_train_texts(self) -> np.ndarray:
         """The pooled embeddings of every training text (one inference pass, dropout off), on every process; with
         several processes each encodes its share of the texts (see ``sharded_passes``)."""
@@ -421,14 +427,10 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, ResumeFilesMixin, Dis
             or not self.accelerator.is_main_process
         ):
             return None
-        texts = self.train_dataset["text"]
-        size = min(getattr(self.args, "health_sample_size", 1000), len(texts))
-        rows = np.sort(np.random.default_rng(self.args.seed).choice(len(texts), size=size, replace=False))
+        rows, texts = self.sample_train_texts(getattr(self.args, "health_sample_size", 1000))
+        size = len(rows)
         predicted = self.model.predict(
-            [texts[int(i)] for i in rows],
-            batch_size=self.encode_batch_size,
-            show_progress_bar=False,
-            precision=self.precision,
+            texts, batch_size=self.encode_batch_size, show_progress_bar=False, precision=self.precision
         )
         k = self.model.config.num_clusters
         counts = np.bincount(predicted, minlength=k)

@@ -90,12 +90,8 @@ class AECLTrainer(ClusteringTrainer):
 
     def store_reference_set(self) -> None:
         """Store ``reference_size`` training texts (a seeded sample) as the serving reference set."""
-        texts = self.train_dataset["text"]
-        size = min(self.model.config.reference_size, len(texts))
-        rows = np.random.default_rng(self.args.seed).choice(len(texts), size=size, replace=False)
-        self.model.set_reference_texts(
-            [texts[i] for i in sorted(rows)], batch_size=self.encode_batch_size, precision=self.precision
-        )
+        _, texts = self.sample_train_texts(self.model.config.reference_size)
+        self.model.set_reference_texts(texts, batch_size=self.encode_batch_size, precision=self.precision)
 
     def head_predictions(self, texts) -> np.ndarray:
         """Mid-training there is no reference set yet: each text attends to itself (``"self"``)."""
