@@ -140,7 +140,7 @@ def _umap_start_unavailable(features) -> str | None:
 def _best_start_kmeans(features, num_clusters: int, n_init: int, random_state: int | None, KMeans):
     """``init="best"``: k-means++ (``n_init`` restarts) and one Lloyd run from the means of the UMAP clusters, both
     on ``features``; the one with the lower inertia (ties, up to a relative 1e-6: k-means++), its ``start_`` saying
-    which. ``KMeans``: scikit-learn's class (imported by fit_kmeans in a try, for remote code)."""
+    which. ``KMeans``: scikit-learn's class, which fit_kmeans imports on first use."""
     kmeans = _kmeans_pp(features, num_clusters, n_init, random_state, KMeans)
     why_not = _umap_start_unavailable(features)
     if why_not is not None:
