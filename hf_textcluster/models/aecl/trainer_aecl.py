@@ -115,17 +115,10 @@ class AECLTrainer(ClusteringTrainer):
         logits0, logits1 = model.cluster_head(h0).float(), model.cluster_head(h1).float()
         p0, p1 = torch.softmax(logits0, dim=-1), torch.softmax(logits1, dim=-1)
         predicted = p0.detach().argmax(dim=-1)  # Λ_i: the texts of the same predicted cluster
+        guided = config.similarity_guided  # Eq. 6-9; without it the paper's "No IC" ablation
         terms = {
             "similarity_guided_cl": similarity_guided_contrastive_loss(
-                z0,
-                z1,
-                h0,
-                h1,
-                s0,
-                s1,
-                predicted,
-                temperature=config.instance_temperature,
-                similarity_guided=config.similarity_guided,
+                z0, z1, h0, h1, s0, s1, predicted, temperature=config.instance_temperature, similarity_guided=guided
             )
         }
         loss = config.instance_loss_weight * terms["similarity_guided_cl"]

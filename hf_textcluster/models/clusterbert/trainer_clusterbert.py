@@ -283,17 +283,14 @@ class ClusterBERTTrainer(ClusteringTrainer):
         config = model.config
         stage = self.stage(self.state.global_step)
         clean = {k: inputs[k] for k in ("input_ids", "attention_mask", "token_type_ids") if k in inputs}
+        pad = self.processing_class.pad_token_id
         noised = delete_words(
-            inputs["input_ids"],
-            inputs["attention_mask"],
-            inputs["word_ids"],
-            config.deletion_ratio,
-            self.processing_class.pad_token_id,
+            inputs["input_ids"], inputs["attention_mask"], inputs["word_ids"], config.deletion_ratio, pad
         )
         self.reconstruction.decoder.train(model.training)
         reconstruction = self.reconstruction([noised, clean], None)  # Eq. 1; z̃ kept by the hook
         # TSDAE's mean is over the decoder's target tokens (the clean ids after the first, without padding)
-        targets = (clean["input_ids"][:, 1:] != self.processing_class.pad_token_id).sum()
+        targets = (clean["input_ids"][:, 1:] != pad).sum()
         terms = {"reconstruction": self.global_mean(reconstruction, targets)}
         loss = terms["reconstruction"]
         noised_embedding = self.gather(self._noised_embedding)
