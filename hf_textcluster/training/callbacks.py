@@ -24,7 +24,7 @@ class MethodCallback(TrainerCallback):
     """A callback that acts on its trainer (the health checks, a method's ``method_callbacks``), through a weak
     reference (``self._trainer()``, None once the trainer is gone), since the trainer holds its callbacks."""
 
-    def __init__(self, trainer: ClusteringTrainer):
+    def __init__(self, trainer):  # any ClusteringTrainer subclass: its callback reads that subclass's attributes
         self._trainer = weakref.ref(trainer)
 
 

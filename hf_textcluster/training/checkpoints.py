@@ -6,6 +6,9 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
+from functools import partial
+from typing import BinaryIO
 
 import numpy as np
 import torch
@@ -54,7 +57,7 @@ def last_complete_checkpoint(output_dir: str) -> str | None:
     if not os.path.isdir(output_dir):
         return None
     names = [d for d in os.listdir(output_dir) if re.fullmatch(rf"{PREFIX_CHECKPOINT_DIR}-\d+", d)]
-    skipped = []
+    skipped: list[str] = []
     for name in sorted(names, key=lambda d: int(d.rsplit("-", 1)[1]), reverse=True):
         folder = os.path.join(output_dir, name)
         if not os.path.isdir(folder):
@@ -80,9 +83,15 @@ TRAINING_MODULES_FILE = f"{CHECKPOINT_ARRAY_PREFIX}training_modules.safetensors"
 
 class ResumeFilesMixin:
     """The part of :class:`~hf_textcluster.training.trainer.ClusteringTrainer` that saves and restores what a method
-    trains besides the model (``checkpoint_arrays``, ``training_modules``) in every checkpoint. The trainer's
-    ``checkpoint_arrays`` / ``restore_checkpoint_arrays`` come from
-    :class:`~hf_textcluster.training.targets.RowTargetsMixin`."""
+    trains besides the model (``checkpoint_arrays``, ``training_modules``) in every checkpoint."""
+
+    def checkpoint_arrays(self) -> dict[str, np.ndarray]:
+        """What a resumed run needs besides weights, optimizer and RNG states (a method's targets), by name; saved as
+        ``hf_textcluster_<name>.npy`` in each checkpoint and handed to ``restore_checkpoint_arrays`` on resume."""
+        return {}
+
+    def restore_checkpoint_arrays(self, arrays: dict[str, np.ndarray]) -> None:
+        """Take back what ``checkpoint_arrays`` saved (called before a resumed run's first step)."""
 
     def training_modules(self) -> dict[str, torch.nn.Module]:
         """Modules that train with the model but are not part of the served model (e.g. a denoising decoder), by
@@ -129,8 +138,8 @@ class ResumeFilesMixin:
         arrays = dict(self.checkpoint_arrays())
         if getattr(self, "initial_kmeans_labels", None) is not None:  # the health checks' reference, after a resume too
             arrays.setdefault("initial_kmeans_labels", np.asarray(self.initial_kmeans_labels))
-        files = {
-            f"{CHECKPOINT_ARRAY_PREFIX}{name}.npy": lambda f, array=array: np.save(f, np.asarray(array))
+        files: dict[str, Callable[[BinaryIO], object]] = {
+            f"{CHECKPOINT_ARRAY_PREFIX}{name}.npy": partial(np.save, arr=np.asarray(array))
             for name, array in arrays.items()
         }
         if self.training_modules():

@@ -8,14 +8,20 @@ import math
 
 import numpy as np
 import torch
+from transformers import TrainerState
+
+from .checkpoints import ResumeFilesMixin
+from .distributed import DistributedTrainerMixin
 
 
-class RowTargetsMixin:
-    """The part of :class:`~hf_textcluster.training.trainer.ClusteringTrainer` that keeps a method's per-row targets.
-    A method that has them names them (``targets_name``, also their checkpoint file's name); the trainer then adds an
-    ``index`` column to its ``train_dataset``."""
+class RowTargetsMixin(ResumeFilesMixin, DistributedTrainerMixin):
+    """The part of :class:`~hf_textcluster.training.trainer.ClusteringTrainer` that keeps a method's per-row targets,
+    looked up over the global batch and saved with each checkpoint. A method that has them names them
+    (``targets_name``, also their checkpoint file's name); the trainer then adds an ``index`` column to its
+    ``train_dataset``."""
 
-    targets_name: str | None = None
+    targets_name = ""
+    state: TrainerState
     targets: torch.Tensor | None = None  # one row (or one label) per training text
     # The optimizer step and epoch whose weights computed the targets (None: unknown, as after train() ended).
     targets_at: tuple[int, int] | None = None
@@ -40,9 +46,6 @@ class RowTargetsMixin:
         return self.on_device(self.targets, device)[self.gather(inputs["index"]).to(device)]
 
     def checkpoint_arrays(self) -> dict[str, np.ndarray]:
-        """What a resumed run needs besides weights, optimizer and RNG states (the targets; a method adds its own), by
-        name; saved as ``hf_textcluster_<name>.npy`` in each checkpoint and handed to ``restore_checkpoint_arrays``
-        on resume."""
         if self.targets is None:
             return {}
         return {
@@ -51,11 +54,10 @@ class RowTargetsMixin:
         }
 
     def restore_checkpoint_arrays(self, arrays: dict[str, np.ndarray]) -> None:
-        """Take back what ``checkpoint_arrays`` saved (called before a resumed run's first step)."""
         if self.targets_name in arrays:  # as the interrupted run had them, not recomputed from the restored weights
-            at = tuple(int(v) for v in arrays.get(f"{self.targets_name}_at", (-1, -1)))
+            step, epoch = (int(v) for v in arrays.get(f"{self.targets_name}_at", (-1, -1)))
             self.targets = torch.from_numpy(arrays[self.targets_name])
-            self.targets_at = None if at[0] < 0 else at
+            self.targets_at = None if step < 0 else (step, epoch)
 
     @classmethod
     def with_index_column(cls, dataset):

@@ -21,6 +21,7 @@ import math
 import os
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -34,9 +35,8 @@ from ..reuse import embed
 from ..timing import phase
 from .arguments import ClusteringTrainingArguments
 from .callbacks import CheckpointTimeCallback, ClusterHealthCallback, StopOnInterruptCallback, interrupts_stop_training
-from .checkpoints import ResumeFilesMixin, last_complete_checkpoint
+from .checkpoints import last_complete_checkpoint
 from .collator import TextViewsCollator, warn_if_truncated
-from .distributed import DistributedTrainerMixin
 from .evaluation import evaluate_clusterer
 from .initialization import ClusterInitMixin
 from .progress import install_progress_callbacks
@@ -80,7 +80,7 @@ def stage_starts(total_steps: int, fractions: Sequence[float]) -> list[int]:
     return starts
 
 
-class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, ResumeFilesMixin, DistributedTrainerMixin, Trainer):
+class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
     """Base trainer of all clusterers. Subclasses set ``views`` (prefix -> text column) and implement
     ``compute_loss``, recording each loss term with ``self.record_loss_terms`` so they show up in the logs."""
 
@@ -214,7 +214,8 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, ResumeFilesMixin, Dis
     @torch.no_grad()
     def cluster_probabilities(self, embeddings: np.ndarray) -> torch.Tensor:
         """The head's soft assignments of ``embeddings`` (one row per text), on the model's device."""
-        return self.model.cluster_probabilities(torch.from_numpy(embeddings).to(self.model.device))
+        model: Any = self.model
+        return model.cluster_probabilities(torch.from_numpy(embeddings).to(model.device))
 
     def head_predictions(self, texts: Sequence[str]) -> np.ndarray:
         """The head's clusters of ``texts`` mid-training (eval mode), for the cluster health checks."""
@@ -225,7 +226,8 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, ResumeFilesMixin, Dis
     # ----- whole-dataset passes (targets, pseudo-labels) ------------------------------------------------------
     def sample_train_texts(self, size: int) -> tuple[np.ndarray, list[str]]:
         """A seeded sample of at most ``size`` training texts, in dataset order: their rows and the texts."""
-        texts = self.train_dataset["text"]
+        dataset: Any = self.train_dataset
+        texts = dataset["text"]
         rows = np.sort(np.random.default_rng(self.args.seed).choice(len(texts), min(size, len(texts)), replace=False))
         return rows, [texts[int(i)] for i in rows]
 
@@ -244,7 +246,7 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, ResumeFilesMixin, Dis
     # ----- optimisation --------------------------------------------------------------------------------------
     def create_optimizer(self, model=None):
         """Two learning rates: ``learning_rate`` for the encoder, ``head_learning_rate`` for heads and centroids."""
-        opt_model = self.model if model is None else model
+        opt_model: Any = self.model if model is None else model
         if self.optimizer is None:
             # A method builds its training modules (ClusterBERT's decoder) in __init__, beside the model as it was
             # then. Where the model moved since (by hand, or placed by FSDP (v1), which makes the optimizer

@@ -20,6 +20,7 @@ import json
 import os
 import tempfile
 import time
+from typing import Any
 
 import numpy as np
 import torch
@@ -149,7 +150,7 @@ class ClusterBERTTrainer(ClusteringTrainer):
             lambda _module, _args, output: setattr(self, "_noised_embedding", output["sentence_embedding"])
         )
         # Labels of the training texts, when present, score each stage (Figure 3 of the paper); never trained on.
-        dataset = self.train_dataset
+        dataset: Any = self.train_dataset
         self.labels = np.asarray(dataset["label"]) if "label" in getattr(dataset, "column_names", ()) else None
         self.stage_metrics: list[dict] = []
         self._initial_kmeans = None

@@ -82,7 +82,8 @@ class BagOfWordsCollator:
 
     def __init__(self, model, views: TextViewsCollator):
         self.model, self.views = model, views
-        self._vectorizer = self._vocabulary = None
+        self._vectorizer: Any = None
+        self._vocabulary = None
 
     def __call__(self, rows: Sequence[dict[str, Any]]) -> dict[str, torch.Tensor]:
         batch = self.views(rows)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -74,7 +75,9 @@ class MaskedLMCollator(TextViewsCollator):
     ):
         super().__init__(tokenizer, max_length, {"": "text"}, pad_to_max_length=pad_to_max_length)
         self.probability = probability
-        self.masking = {"mask_fraction": mask_fraction, "random_fraction": random_fraction, "generator": generator}
+        self._mask = partial(
+            mask_tokens, mask_fraction=mask_fraction, random_fraction=random_fraction, generator=generator
+        )
         # The trainer masks in the training step instead: the Trainer collates the next batch ahead of time, so
         # masks drawn while collating would not follow the RNG state a checkpoint saves (resume would differ).
         self.mask_when_collating = mask_when_collating
@@ -99,13 +102,8 @@ class MaskedLMCollator(TextViewsCollator):
         if self.probability > 0:
             input_ids, device = batch["input_ids"].cpu(), batch["input_ids"].device
             maskable = batch["attention_mask"].cpu().bool() & ~torch.isin(input_ids, self.special_ids)
-            masked, labels = mask_tokens(
-                input_ids,
-                maskable,
-                self.tokenizer.mask_token_id,
-                self.replacement_ids,
-                self.probability,
-                **self.masking,
+            masked, labels = self._mask(
+                input_ids, maskable, self.tokenizer.mask_token_id, self.replacement_ids, self.probability
             )
             batch["mlm_input_ids"], batch["mlm_labels"] = masked.to(device), labels.to(device)
         return batch
@@ -127,8 +125,8 @@ class DECTargetRefreshCallback(MethodCallback):
 
     def on_step_begin(self, args, state, control, **kwargs):
         trainer = self._trainer()
-        interval = trainer.model.config.target_refresh_steps if trainer is not None else None
-        if interval is not None and state.global_step % interval == 0:
+        interval = None if trainer is None else trainer.model.config.target_refresh_steps
+        if trainer is not None and interval is not None and state.global_step % interval == 0:
             trainer.refresh_stale_targets()
 
     def on_train_end(self, args, state, control, **kwargs):
