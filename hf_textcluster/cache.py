@@ -10,7 +10,9 @@ from pathlib import Path
 
 
 def cache_dir() -> Path:
-    """``$XDG_CACHE_HOME/hf_textcluster``, else ``~/.cache/hf_textcluster``."""
+    """``$HF_TEXTCLUSTER_CACHE``, else ``$XDG_CACHE_HOME/hf_textcluster``, else ``~/.cache/hf_textcluster``."""
+    if os.environ.get("HF_TEXTCLUSTER_CACHE"):
+        return Path(os.environ["HF_TEXTCLUSTER_CACHE"]).expanduser()
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hf_textcluster"
 
 

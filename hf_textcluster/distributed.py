@@ -56,17 +56,13 @@ def leave_together(state) -> None:
     state.destroy_process_group()
 
 
-def _check_batch_size(batch_size) -> None:
-    check_scalar(batch_size, "batch_size", int, min_val=1)
-
-
 def shard_rows(texts: Sequence[str], batch_size: int, state) -> np.ndarray:
     """The input positions of the texts this process encodes: whole batches of the length-sorted texts, dealt out in
     snake order (batches 0, 1, ..., N-1 to processes 0 to N-1, the next N back from N-1 to 0, and so on), so that
     every process gets long and short texts alike: contiguous runs would give the first process all the longest
     batches. The positions stay in the global length order, so the process's own length-sorted pass cuts exactly the
     batches a single process would have made. A process may get none when there are fewer batches than processes."""
-    _check_batch_size(batch_size)
+    check_scalar(batch_size, "batch_size", int, min_val=1)
     order = np.argsort([-len(t) for t in texts], kind="stable")  # the model's own order (its whole-list pass)
     count, rank = state.num_processes, state.process_index
     mine = [

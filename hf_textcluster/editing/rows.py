@@ -67,10 +67,11 @@ def is_centroid_head(module: nn.Module) -> bool:
 @torch.no_grad()
 def head_inputs(model, embeddings: torch.Tensor, method_head: bool = True) -> tuple[torch.Tensor, dict]:
     """The served soft assignment (N x K) of ``embeddings`` and what each head's row holder received (name -> N x f
-    fp32), captured by forward hooks. ``method_head``: also run the method's head when a refined head is served."""
+    fp32), captured by forward hooks, both on the CPU (where the edits compute). ``method_head``: also run the
+    method's head when a refined head is served."""
     captured: dict[str, torch.Tensor] = {}
     handles = [
-        module.register_forward_hook(lambda _m, args, _out, name=name: captured.__setitem__(name, args[0].float()))
+        module.register_forward_hook(lambda _m, x, _out, name=name: captured.__setitem__(name, x[0].float().cpu()))
         for name, module in row_holders(model).items()
     ]
     was_training = model.training
@@ -83,12 +84,12 @@ def head_inputs(model, embeddings: torch.Tensor, method_head: bool = True) -> tu
         model.train(was_training)
         for handle in handles:
             handle.remove()
-    return probs, captured
+    return probs.cpu(), captured
 
 
 def _rows(module: nn.Module) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """The holder's rows as fp32 on the CPU, where the edits compute with the texts' inputs (``head_inputs``, copied to
-    the CPU by the callers); ``_set_rows`` puts the new rows back on the holder's device."""
+    """The holder's rows as fp32 on the CPU, where the edits compute with the texts' inputs (``head_inputs``);
+    ``_set_rows`` puts the new rows back on the holder's device."""
     if is_centroid_head(module):
         return module.centroids.data.float().cpu(), None
     return module.weight.data.float().cpu(), module.bias.data.float().cpu() if module.bias is not None else None
@@ -112,9 +113,7 @@ def _combine(matrix: torch.Tensor, plan: list[list[int]], weights: torch.Tensor)
     for members in plan:
         w = weights[members].double()
         w = w / w.sum() if float(w.sum()) > 0 else torch.full_like(w, 1.0 / len(members))
-        rows.append(
-            (w[:, None] * matrix[members].double()).sum(dim=0) if matrix.ndim > 1 else (w * matrix[members]).sum()
-        )
+        rows.append(torch.tensordot(w, matrix[members].double(), dims=1))
     return torch.stack(rows).to(matrix.dtype)
 
 
@@ -181,11 +180,14 @@ def nearest_mean_rows(
 def spread(inputs: torch.Tensor, labels: torch.Tensor) -> float:
     """The mean squared distance per dimension of ``inputs`` to their group's mean: the scale of a linear row's
     nearest-mean term is ``1 / (2 * spread)`` (the weights of a discriminant with that isotropic covariance)."""
-    means = torch.zeros(int(labels.max()) + 1, inputs.shape[1], dtype=inputs.dtype)
-    means.index_add_(0, labels, inputs)
-    means /= torch.bincount(labels, minlength=means.shape[0]).clamp_min(1)[:, None].to(inputs.dtype)
-    value = float(((inputs - means[labels]) ** 2).sum(dim=-1).mean()) / inputs.shape[1]
-    return max(value, 1e-8)
+    means = group_means(inputs, labels, int(labels.max()) + 1)
+    return max(float(((inputs - means[labels]) ** 2).sum(dim=-1).mean()) / inputs.shape[1], 1e-8)
+
+
+def group_means(x: torch.Tensor, labels: torch.Tensor, num_groups: int) -> torch.Tensor:
+    """The mean of the rows of ``x`` in each of ``num_groups`` groups (``labels``); 0 for an empty group."""
+    sums = torch.zeros(num_groups, x.shape[1], dtype=x.dtype).index_add_(0, labels, x)
+    return sums / torch.bincount(labels, minlength=num_groups).clamp_min(1)[:, None].to(x.dtype)
 
 
 def _safe_scale(logits: torch.Tensor, cluster: int, bonus: torch.Tensor, members: torch.Tensor, limit: float) -> float:
@@ -378,9 +380,7 @@ class OnlineCentres:
             if is_centroid_head(module):
                 state.means[name] = module.centroids.detach().float().cpu().clone()
                 continue
-            sums = torch.zeros(num_clusters, x.shape[1])
-            sums.index_add_(0, labels, x)
-            state.means[name] = sums / counts.clamp_min(1)[:, None].float()
+            state.means[name] = group_means(x, labels, num_clusters)
             state.scales[name] = 1.0 / (2 * spread(x, labels))
         return state
 
@@ -404,9 +404,7 @@ class OnlineCentres:
             x, old = inputs.get(name), self.means.get(name)
             if x is None or old is None:
                 continue
-            sums = torch.zeros(num_clusters, x.shape[1])
-            sums.index_add_(0, labels, x)
-            batch_means = sums / batch_counts.clamp_min(1)[:, None].float()
+            batch_means = group_means(x, labels, num_clusters)
             rate = (batch_counts / (self.counts + batch_counts).clamp_min(1)).float()[:, None]
             new = old + rate * (batch_means - old)
             if not is_centroid_head(module):

@@ -8,10 +8,8 @@ from .registry import ClusteringMethod
 
 METHOD_FOLDERS = ("sccl", "decmlm", "deccrl", "aecl", "clusterbert")
 
-METHODS: dict[str, ClusteringMethod] = {}
-for _folder in METHOD_FOLDERS:
-    _method = importlib.import_module(f"{__name__}.{_folder}").METHOD
-    METHODS[_method.name] = _method
+_DECLARED = [importlib.import_module(f"{__name__}.{folder}").METHOD for folder in METHOD_FOLDERS]
+METHODS: dict[str, ClusteringMethod] = {method.name: method for method in _DECLARED}
 
 
 def get_method(name: str) -> ClusteringMethod:

@@ -13,6 +13,12 @@ from ..modeling.input_checks import SERVE_CHOICES
 from ..modeling.precision import native_bf16
 from ..modeling.validation import Interval, Options, validate_parameters
 
+
+def _option(default, help: str):
+    """A dataclass field with the help text ``HfArgumentParser`` (the CLI's ``train --help``) shows."""
+    return field(default=default, metadata={"help": help})
+
+
 # The encoding passes' batch on a GPU: MiniLM-sized encoders on 32-token texts keep a GPU busy from about here.
 GPU_ENCODE_BATCH_SIZE = 1024
 
@@ -50,88 +56,63 @@ class ClusteringTrainingArguments(TrainingArguments):
         ...                                    learning_rate=1e-5, head_learning_rate=1e-3)  # doctest: +SKIP
     """
 
-    head_learning_rate: float | None = field(
-        default=None,
-        metadata={"help": "Learning rate of the heads and centroids (default: 100 x learning_rate, as in SCCL)."},
+    head_learning_rate: float | None = _option(
+        None, "Learning rate of the heads and centroids (default: 100 x learning_rate, as in SCCL)."
     )
-    kmeans_n_init: int = field(default=10, metadata={"help": "k-means restarts (initialisation and evaluation)."})
-    kmeans_max_samples: int | None = field(
-        default=DEFAULT_KMEANS_MAX_SAMPLES,
-        metadata={
-            "help": "k-means centres are fitted on a seeded sample of at most this many texts, then every text "
-            "is assigned to its nearest centre (bounded time on large corpora; None: all texts)."
-        },
+    kmeans_n_init: int = _option(10, "k-means restarts (initialisation and evaluation).")
+    kmeans_max_samples: int | None = _option(
+        DEFAULT_KMEANS_MAX_SAMPLES,
+        "k-means centres are fitted on a seeded sample of at most this many texts, then every text "
+        "is assigned to its nearest centre (bounded time on large corpora; None: all texts).",
     )
-    kmeans_init: str = field(
-        default="best",
-        metadata={
-            "help": "How the initialisation's k-means starts: 'best' (the lower inertia of k-means++ and of a "
-            "run started from the clusters of k-means on a UMAP reduction; k-means++ alone, with a warning, if "
-            "umap-learn is missing), "
-            "'k-means++' (the papers') or 'umap' (the UMAP clusters' nearest means, no Lloyd's iterations)."
-        },
+    kmeans_init: str = _option(
+        "best",
+        "How the initialisation's k-means starts: 'best' (the lower inertia of k-means++ and of a "
+        "run started from the clusters of k-means on a UMAP reduction; k-means++ alone, with a warning, if "
+        "umap-learn is missing), "
+        "'k-means++' (the papers') or 'umap' (the UMAP clusters' nearest means, no Lloyd's iterations).",
     )
-    eval_kmeans: bool = field(
-        default=True, metadata={"help": "Also evaluate k-means on the learned embeddings (the SCCL paper's protocol)."}
+    eval_kmeans: bool = _option(True, "Also evaluate k-means on the learned embeddings (the SCCL paper's protocol).")
+    pad_to_max_length: bool = _option(False, "Pad every batch to max_length instead of the longest text (dynamic).")
+    remove_unused_columns: bool = _option(False, "Keep raw text columns for the collator.")
+    bf16: bool | None = _option(
+        None,
+        "bf16 autocast. Default (None) = auto: on where the device runs bf16 natively (a GPU with "
+        "bf16, a CPU with AVX-512-BF16 / AMX), off elsewhere (emulated bf16 is 9-30x slower).",
     )
-    pad_to_max_length: bool = field(
-        default=False, metadata={"help": "Pad every batch to max_length instead of the longest text (dynamic)."}
+    encode_batch_size: int | None = _option(
+        None,
+        "Batch size of the encoding passes (k-means initialisation, targets, evaluation). Default: "
+        f"{DEFAULT_ENCODE_BATCH_SIZE} on a CPU, {GPU_ENCODE_BATCH_SIZE} on a GPU.",
     )
-    remove_unused_columns: bool = field(default=False, metadata={"help": "Keep raw text columns for the collator."})
-    bf16: bool | None = field(
-        default=None,
-        metadata={
-            "help": "bf16 autocast. Default (None) = auto: on where the device runs bf16 natively (a GPU with "
-            "bf16, a CPU with AVX-512-BF16 / AMX), off elsewhere (emulated bf16 is 9-30x slower)."
-        },
+    health_check_steps: int | None = _option(
+        None,
+        "Check the clusters every this many steps (default: ~10 checks per run): the head's "
+        "agreement with the initial k-means, the cluster sizes, how many texts changed cluster. 0: never.",
     )
-    encode_batch_size: int | None = field(
-        default=None,
-        metadata={
-            "help": "Batch size of the encoding passes (k-means initialisation, targets, evaluation). Default: "
-            f"{DEFAULT_ENCODE_BATCH_SIZE} on a CPU, {GPU_ENCODE_BATCH_SIZE} on a GPU."
-        },
+    health_sample_size: int = _option(1000, "How many training texts (a seeded sample) the cluster checks predict.")
+    calibration_sample_size: int = _option(
+        10_000,
+        "At the end of training, calibrate the model's confidence and outlier distances on a seeded "
+        "sample of this many training texts (taken from the pass that chose the served partition; with --serve "
+        "head, one encoding pass; see `model.calibrate`). 0: do not.",
     )
-    health_check_steps: int | None = field(
-        default=None,
-        metadata={
-            "help": "Check the clusters every this many steps (default: ~10 checks per run): the head's "
-            "agreement with the initial k-means, the cluster sizes, how many texts changed cluster. 0: never."
-        },
+    serve: str = _option(
+        "auto",
+        "What the trained model serves: 'auto' (default: the best of its head, k-means and UMAP "
+        "k-means on its embeddings, each refined by iterative classification or not, chosen by an internal "
+        "criterion, no labels) or one of them by name ('head' keeps the paper's output). See "
+        "choosing.serving.",
     )
-    health_sample_size: int = field(
-        default=1000, metadata={"help": "How many training texts (a seeded sample) the cluster checks predict."}
+    early_stopping_tol: float | None = _option(
+        None,
+        "Stop when fewer than this share of the checked texts changed cluster since the previous "
+        "check (DEC's criterion; e.g. 0.001). No labels are used. Default: off.",
     )
-    calibration_sample_size: int = field(
-        default=10_000,
-        metadata={
-            "help": "At the end of training, calibrate the model's confidence and outlier distances on a seeded "
-            "sample of this many training texts (taken from the pass that chose the served partition; with --serve "
-            "head, one encoding pass; see `model.calibrate`). 0: do not."
-        },
-    )
-    serve: str = field(
-        default="auto",
-        metadata={
-            "help": "What the trained model serves: 'auto' (default: the best of its head, k-means and UMAP "
-            "k-means on its embeddings, each refined by iterative classification or not, chosen by an internal "
-            "criterion, no labels) or one of them by name ('head' keeps the paper's output). See "
-            "choosing.serving."
-        },
-    )
-    early_stopping_tol: float | None = field(
-        default=None,
-        metadata={
-            "help": "Stop when fewer than this share of the checked texts changed cluster since the previous "
-            "check (DEC's criterion; e.g. 0.001). No labels are used. Default: off."
-        },
-    )
-    frozen_layers: int = field(
-        default=0,
-        metadata={
-            "help": "Keep the encoder's embeddings and its lowest N transformer layers as pretrained (not trained): "
-            "no backward pass through them, so each step costs less. Default: 0 (every layer trains)."
-        },
+    frozen_layers: int = _option(
+        0,
+        "Keep the encoder's embeddings and its lowest N transformer layers as pretrained (not trained): "
+        "no backward pass through them, so each step costs less. Default: 0 (every layer trains).",
     )
 
     # The allowed values of the fields above (TrainingArguments checks its own), checked once; shown by `train --help`.

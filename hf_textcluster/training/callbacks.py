@@ -20,7 +20,15 @@ if TYPE_CHECKING:
 logger = logging.get_logger(__name__)
 
 
-class ClusterHealthCallback(TrainerCallback):
+class MethodCallback(TrainerCallback):
+    """A callback that acts on its trainer (the health checks, a method's ``method_callbacks``), through a weak
+    reference (``self._trainer()``, None once the trainer is gone), since the trainer holds its callbacks."""
+
+    def __init__(self, trainer):  # any ClusteringTrainer subclass: its callback reads that subclass's attributes
+        self._trainer = weakref.ref(trainer)
+
+
+class ClusterHealthCallback(MethodCallback):
     """Every ``health_check_steps``, predicts a seeded sample of training texts with the head and logs
     ``health_agreement`` (NMI with the initial k-means on the same texts), ``health_size_entropy`` (entropy of the
     cluster sizes / log K; 1 = equal sizes), ``health_clusters_used`` and ``health_changed`` (share of the texts whose
@@ -29,18 +37,14 @@ class ClusterHealthCallback(TrainerCallback):
     stops when fewer texts than that changed cluster. No labels are used."""
 
     def __init__(self, trainer: ClusteringTrainer):
-        self._trainer = weakref.ref(trainer)
+        super().__init__(trainer)
         self.sample: np.ndarray | None = None
         self.previous: np.ndarray | None = None
         self.warned = False
 
-    def interval(self, args, state) -> int:
-        steps = getattr(args, "health_check_steps", None)
-        return max(1, (state.max_steps or 0) // 10) if steps is None else steps
-
     def on_step_end(self, args, state, control, **kwargs):
-        trainer = self._trainer()
-        interval = self.interval(args, state)
+        trainer, interval = self._trainer(), getattr(args, "health_check_steps", None)
+        interval = max(1, (state.max_steps or 0) // 10) if interval is None else interval
         if trainer is None or not interval or state.global_step % interval or trainer.train_dataset is None:
             return
         with phase("health"):
@@ -50,27 +54,18 @@ class ClusterHealthCallback(TrainerCallback):
         model = trainer.model
         if not model.config.centroids_initialized or getattr(trainer, "initial_kmeans_labels", None) is None:
             return  # the head is not trained yet (a first stage without it) or there is no k-means start
-        texts = trainer.train_dataset["text"]
         if self.sample is None:
-            size = min(getattr(args, "health_sample_size", 1000), len(texts))
-            self.sample = np.sort(np.random.default_rng(args.seed).choice(len(texts), size=size, replace=False))
-        predicted = trainer.head_predictions([texts[int(i)] for i in self.sample])
-        entry = {
-            "step": state.global_step,
-            **cluster_health(predicted, trainer.initial_kmeans_labels[self.sample], model.config.num_clusters),
-        }
+            self.sample, self.texts = trainer.sample_train_texts(getattr(args, "health_sample_size", 1000))
+        predicted = trainer.head_predictions(self.texts)
+        k, reference = model.config.num_clusters, trainer.initial_kmeans_labels[self.sample]
+        entry = {"step": state.global_step, **cluster_health(predicted, reference, k)}
         if self.previous is not None:
             entry["changed"] = float((predicted != self.previous).mean())
         self.previous = predicted
         trainer.health_history.append(entry)
         # shown with the next loss log (logging from inside on_step_end would swallow the Trainer's own log)
         trainer._pending_logs.update({f"health_{k}": round(v, 4) for k, v in entry.items() if k != "step"})
-        start = cluster_health(
-            trainer.initial_kmeans_labels[self.sample],
-            trainer.initial_kmeans_labels[self.sample],
-            model.config.num_clusters,
-        )
-        k = model.config.num_clusters
+        start = cluster_health(reference, reference, k)
         collapsed = (
             entry["clusters_used"] < k / 2
             or entry["size_entropy"] < 0.75 * start["size_entropy"]

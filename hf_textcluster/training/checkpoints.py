@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import re
+from collections.abc import Callable
+from functools import partial
+from typing import BinaryIO
 
 import numpy as np
 import torch
@@ -52,20 +56,12 @@ def last_complete_checkpoint(output_dir: str) -> str | None:
     warning naming it and the checkpoint used instead."""
     if not os.path.isdir(output_dir):
         return None
-    folders = sorted(
-        (
-            d
-            for d in os.listdir(output_dir)
-            if d.startswith(f"{PREFIX_CHECKPOINT_DIR}-")
-            and d.split("-")[-1].isdigit()
-            and os.path.isdir(os.path.join(output_dir, d))
-        ),
-        key=lambda d: int(d.split("-")[-1]),
-        reverse=True,
-    )
-    skipped = []
-    for name in folders:
+    names = [d for d in os.listdir(output_dir) if re.fullmatch(rf"{PREFIX_CHECKPOINT_DIR}-\d+", d)]
+    skipped: list[str] = []
+    for name in sorted(names, key=lambda d: int(d.rsplit("-", 1)[1]), reverse=True):
         folder = os.path.join(output_dir, name)
+        if not os.path.isdir(folder):
+            continue
         problem = _checkpoint_problem(folder)
         if problem is None:
             if skipped:
@@ -90,8 +86,8 @@ class ResumeFilesMixin:
     trains besides the model (``checkpoint_arrays``, ``training_modules``) in every checkpoint."""
 
     def checkpoint_arrays(self) -> dict[str, np.ndarray]:
-        """What a resumed run needs besides weights, optimizer and RNG states (targets, pseudo-labels), by name; saved
-        as ``hf_textcluster_<name>.npy`` in each checkpoint and handed to ``restore_checkpoint_arrays`` on resume."""
+        """What a resumed run needs besides weights, optimizer and RNG states (a method's targets), by name; saved as
+        ``hf_textcluster_<name>.npy`` in each checkpoint and handed to ``restore_checkpoint_arrays`` on resume."""
         return {}
 
     def restore_checkpoint_arrays(self, arrays: dict[str, np.ndarray]) -> None:
@@ -114,19 +110,15 @@ class ResumeFilesMixin:
 
     def training_module_state(self) -> dict[str, torch.Tensor]:
         """The training modules' own tensors (parameters and buffers not shared with the model), by qualified name."""
-        in_model = {t.data_ptr() for t in self.model.state_dict().values()}
+        seen = {t.data_ptr() for t in self.model.state_dict().values()}
         state = {}
         for name, module in self.training_modules().items():
             for key, tensor in module.state_dict().items():
-                if tensor.data_ptr() not in in_model and f"{name}.{key}" not in state:
+                # tensors tied inside a module (a decoder's output layer and input embeddings) are stored once
+                if tensor.data_ptr() not in seen:
+                    seen.add(tensor.data_ptr())
                     state[f"{name}.{key}"] = tensor.detach().cpu().contiguous()
-        # tensors tied inside a module (a decoder's output layer and input embeddings) are stored once
-        seen, unique = set(), {}
-        for key, tensor in state.items():
-            if tensor.data_ptr() not in seen:
-                seen.add(tensor.data_ptr())
-                unique[key] = tensor
-        return unique
+        return state
 
     def save_model(self, output_dir: str | None = None, _internal_call: bool = False):
         super().save_model(output_dir, _internal_call=_internal_call)
@@ -143,27 +135,24 @@ class ResumeFilesMixin:
         rename)."""
         if not self.args.should_save:
             return
-        written = []
         arrays = dict(self.checkpoint_arrays())
         if getattr(self, "initial_kmeans_labels", None) is not None:  # the health checks' reference, after a resume too
             arrays.setdefault("initial_kmeans_labels", np.asarray(self.initial_kmeans_labels))
-        for name, array in arrays.items():
-            path = os.path.join(folder, f"{CHECKPOINT_ARRAY_PREFIX}{name}.npy")
-            with open(path + ".tmp", "wb") as f:
-                np.save(f, np.asarray(array))
-            os.replace(path + ".tmp", path)
-            written.append(os.path.basename(path))
+        files: dict[str, Callable[[BinaryIO], object]] = {
+            f"{CHECKPOINT_ARRAY_PREFIX}{name}.npy": partial(np.save, arr=np.asarray(array))
+            for name, array in arrays.items()
+        }
         if self.training_modules():
-            from safetensors.torch import save_file
+            from safetensors.torch import save
 
-            path = os.path.join(folder, TRAINING_MODULES_FILE)
-            save_file(self.training_module_state(), path + ".tmp")
+            files[TRAINING_MODULES_FILE] = lambda f: f.write(save(self.training_module_state()))
+        manifest = json.dumps({"files": list(files)}).encode()
+        files[CHECKPOINT_MANIFEST] = lambda f: f.write(manifest)
+        for name, write in files.items():
+            path = os.path.join(folder, name)
+            with open(path + ".tmp", "wb") as f:
+                write(f)
             os.replace(path + ".tmp", path)
-            written.append(TRAINING_MODULES_FILE)
-        path = os.path.join(folder, CHECKPOINT_MANIFEST)
-        with open(path + ".tmp", "w") as f:
-            json.dump({"files": written}, f)
-        os.replace(path + ".tmp", path)
 
     def _restore_from_checkpoint_folder(self, checkpoint: str) -> None:
         arrays = {
@@ -187,7 +176,4 @@ class ResumeFilesMixin:
             saved = load_file(modules_file)
             for name, module in self.training_modules().items():
                 own = {k[len(name) + 1 :]: v for k, v in saved.items() if k.startswith(f"{name}.")}
-                state = module.state_dict()
-                with torch.no_grad():
-                    for key, value in own.items():
-                        state[key].copy_(value)
+                module.load_state_dict(own, strict=False)  # the tensors it shares with the model are the model's

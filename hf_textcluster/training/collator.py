@@ -64,9 +64,7 @@ class TextViewsCollator:
         self.word_ids = word_ids
 
     def __call__(self, rows: Sequence[dict[str, Any]]) -> dict[str, torch.Tensor]:
-        texts = []
-        for column in self.views.values():
-            texts.extend(clip_text(row[column], self.max_length) for row in rows)
+        texts = [clip_text(row[column], self.max_length) for column in self.views.values() for row in rows]
         encoded = self.tokenizer(
             texts,
             padding="max_length" if self.pad_to_max_length else True,

@@ -26,23 +26,28 @@ class ClusterInitMixin:
         if self.args.device.type == "cuda" and isinstance(features, np.ndarray):
             features = torch.from_numpy(features).to(self.args.device)
         kmeans = self.share_from_main(
-            lambda: fit_kmeans(
-                features,
-                self.model.config.num_clusters,
-                n_init=getattr(self.args, "kmeans_n_init", 10),
-                random_state=self.args.seed,
-                max_samples=getattr(self.args, "kmeans_max_samples", DEFAULT_KMEANS_MAX_SAMPLES),
-                init=getattr(self.args, "kmeans_init", "best"),
-            )
+            lambda: fit_kmeans(features, self.model.config.num_clusters, init=self._kmeans_init, **self._kmeans_options)
         )
         self._log_kmeans_start(getattr(kmeans, "start_", None))
         return kmeans
+
+    @property
+    def _kmeans_options(self) -> dict:
+        return {
+            "n_init": getattr(self.args, "kmeans_n_init", 10),
+            "random_state": self.args.seed,
+            "max_samples": getattr(self.args, "kmeans_max_samples", DEFAULT_KMEANS_MAX_SAMPLES),
+        }
+
+    @property
+    def _kmeans_init(self) -> str:
+        return getattr(self.args, "kmeans_init", "best")
 
     def _log_kmeans_start(self, start: str | None) -> None:
         """Say once per run which start the k-means came from (``kmeans_init="best"`` chooses it by inertia)."""
         if start is not None and not getattr(self, "_kmeans_start_logged", False):
             self._kmeans_start_logged = True
-            logger.info(f"k-means (kmeans_init={getattr(self.args, 'kmeans_init', 'best')!r}) started from {start}.")
+            logger.info(f"k-means (kmeans_init={self._kmeans_init!r}) started from {start}.")
 
     def initialize_clusters(self, embeddings: np.ndarray | None = None) -> None:
         """k-means on the embeddings of the training texts; the model's cluster head starts from its centres (for
@@ -58,14 +63,8 @@ class ClusterInitMixin:
         embeddings = self.embed_train_texts() if embeddings is None else embeddings
 
         def fit():
-            labels = initialize_clusters(
-                self.model,
-                embeddings=embeddings,
-                random_state=self.args.seed,
-                n_init=getattr(self.args, "kmeans_n_init", 10),
-                max_samples=getattr(self.args, "kmeans_max_samples", DEFAULT_KMEANS_MAX_SAMPLES),
-                kmeans_init=getattr(self.args, "kmeans_init", "best"),
-            )
+            options = self._kmeans_options
+            labels = initialize_clusters(self.model, embeddings=embeddings, kmeans_init=self._kmeans_init, **options)
             return labels, self.model.cluster_head.state_dict()
 
         # Kept so that callers can score plain k-means on the same encoder, measured in the same run.

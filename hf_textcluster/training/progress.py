@@ -37,54 +37,41 @@ def loss_terms(logs: dict) -> dict[str, float]:
     return terms
 
 
-class _StepTimer:
+class _EstimatesTime(TrainerCallback):
     """Times steps 2 .. 1 + TIMED_STEPS of a run (or of its resumed part) and estimates the rest once."""
 
-    def __init__(self):
-        self.start_step, self.started, self.estimate = 0, None, None
+    start_step, started, estimate = 0, None, None
 
-    def begin(self, state) -> None:
+    def on_train_begin(self, args, state, control, **kwargs):
+        super().on_train_begin(args, state, control, **kwargs)
         self.start_step, self.started, self.estimate = state.global_step, None, None
 
-    def step_end(self, state) -> float | None:
-        """The estimated seconds of the whole run's remaining steps, once (then None)."""
+    def estimate_line(self, state) -> str | None:
+        """The line with the estimated time of the whole run, once (then None)."""
         done = state.global_step - self.start_step
         if done == 1:
             self.started = time.perf_counter()
         elif done == 1 + TIMED_STEPS and self.started is not None and self.estimate is None:
-            per_step = (time.perf_counter() - self.started) / TIMED_STEPS
-            self.estimate = per_step
-            remaining = max(0, state.max_steps - state.global_step)
-            return per_step * (remaining + done)
+            self.estimate = (time.perf_counter() - self.started) / TIMED_STEPS
+            total = self.estimate * (max(0, state.max_steps - state.global_step) + done)
+            return (
+                f"Estimated training time on this machine: about {format_duration(total)} for "
+                f"{state.max_steps - self.start_step} steps ({self.estimate:.2f} s a step, timed on steps "
+                f"{self.start_step + 2}-{self.start_step + 1 + TIMED_STEPS}; an estimate: other work on the machine "
+                "changes it, and the end of training adds one or two encoding passes over the training texts)."
+            )
         return None
 
-    def line(self, state, total_seconds: float) -> str:
-        steps = state.max_steps - self.start_step
-        return (
-            f"Estimated training time on this machine: about {format_duration(total_seconds)} for {steps} steps "
-            f"({self.estimate:.2f} s a step, timed on steps {self.start_step + 2}-{self.start_step + 1 + TIMED_STEPS}; "
-            "an estimate: other work on the machine changes it, and the end of training adds one or two encoding "
-            "passes over the training texts)."
-        )
 
-
-class LossTermsProgressCallback(ProgressCallback):
+class LossTermsProgressCallback(_EstimatesTime, ProgressCallback):
     """The Trainer's tqdm bar, with the loss and the method's loss terms by name as its postfix instead of raw log
     dicts, and one line with the estimated training time after the first few steps."""
 
-    def __init__(self):
-        super().__init__()
-        self.timer = _StepTimer()
-
-    def on_train_begin(self, args, state, control, **kwargs):
-        super().on_train_begin(args, state, control, **kwargs)
-        self.timer.begin(state)
-
     def on_step_end(self, args, state, control, **kwargs):
         super().on_step_end(args, state, control, **kwargs)
-        total = self.timer.step_end(state)
-        if total is not None and state.is_world_process_zero and self.training_bar is not None:
-            self.training_bar.write(self.timer.line(state, total))
+        line = self.estimate_line(state)
+        if line is not None and state.is_world_process_zero and self.training_bar is not None:
+            self.training_bar.write(line)
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         if not state.is_world_process_zero or self.training_bar is None:
@@ -94,20 +81,14 @@ class LossTermsProgressCallback(ProgressCallback):
             self.training_bar.set_postfix({name: f"{value:.3g}" for name, value in terms.items()}, refresh=True)
 
 
-class LossTermsLogCallback(TrainerCallback):
+class LossTermsLogCallback(_EstimatesTime):
     """Without a bar (``disable_tqdm``): the loss terms by name and the estimate as INFO log lines, so that a quiet
     run (``train_clusterer(verbose=False)``, tests) prints nothing unless its logging level asks for it."""
 
-    def __init__(self):
-        self.timer = _StepTimer()
-
-    def on_train_begin(self, args, state, control, **kwargs):
-        self.timer.begin(state)
-
     def on_step_end(self, args, state, control, **kwargs):
-        total = self.timer.step_end(state)
-        if total is not None and state.is_world_process_zero:
-            logger.info(self.timer.line(state, total))
+        line = self.estimate_line(state)
+        if line is not None and state.is_world_process_zero:
+            logger.info(line)
 
     def on_log(self, args, state, control, logs=None, **kwargs):
         terms = loss_terms(logs or {})

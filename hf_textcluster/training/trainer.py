@@ -21,6 +21,7 @@ import math
 import os
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import torch
@@ -35,25 +36,16 @@ from ..reuse import embed
 from ..timing import phase
 from .arguments import ClusteringTrainingArguments
 from .callbacks import CheckpointTimeCallback, ClusterHealthCallback, StopOnInterruptCallback, interrupts_stop_training
-from .checkpoints import ResumeFilesMixin, last_complete_checkpoint
+from .checkpoints import last_complete_checkpoint
 from .collator import TextViewsCollator, warn_if_truncated
-from .distributed import DistributedTrainerMixin
 from .evaluation import evaluate_clusterer
 from .initialization import ClusterInitMixin
 from .progress import install_progress_callbacks
+from .targets import RowTargetsMixin
 
 __all__ = ["ClusteringTrainer", "stage_starts"]
 
 logger = logging.get_logger(__name__)
-
-
-_LOGGED_PRECISIONS: set[str] = set()
-
-
-def _log_precision_once(description: str) -> None:
-    if description not in _LOGGED_PRECISIONS:
-        _LOGGED_PRECISIONS.add(description)
-        logger.warning(f"Training precision: {description}.")
 
 
 def freeze_lower_layers(encoder: torch.nn.Module, num_layers: int) -> None:
@@ -89,7 +81,7 @@ def stage_starts(total_steps: int, fractions: Sequence[float]) -> list[int]:
     return starts
 
 
-class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMixin, Trainer):
+class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
     """Base trainer of all clusterers. Subclasses set ``views`` (prefix -> text column) and implement
     ``compute_loss``, recording each loss term with ``self.record_loss_terms`` so they show up in the logs."""
 
@@ -98,53 +90,53 @@ class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMi
     word_ids: bool = False
     # compute_loss returns a per-batch mean: the Trainer must divide it under gradient accumulation.
     loss_is_scaled_for_ga = False
+    # The method's own callbacks (refreshing its targets, switching its stages), each built with the trainer.
+    method_callbacks: tuple[type, ...] = ()
 
     def __init__(
-        self, model=None, args: TrainingArguments | None = None, data_collator=None, init_embeddings=None, **kwargs
+        self,
+        model=None,
+        args: TrainingArguments | None = None,
+        data_collator=None,
+        init_embeddings=None,
+        train_dataset=None,
+        **kwargs,
     ):
         # `init_embeddings` (N x d, one row per training text, e.g. computed to choose K): the k-means
         # initialisation before step 1 starts from them instead of a second encoding pass (used once).
         self.init_embeddings = init_embeddings
-        if args is None:
-            args = ClusteringTrainingArguments(output_dir="tmp_trainer")
+        args = ClusteringTrainingArguments(output_dir="tmp_trainer") if args is None else args
         if args.remove_unused_columns:
             raise ValueError(
                 "`remove_unused_columns=True` would drop the raw text columns the collator tokenizes; "
                 "use `ClusteringTrainingArguments` (it defaults to False) or pass `remove_unused_columns=False`."
             )
-        kwargs.setdefault("processing_class", getattr(model, "tokenizer", None))
-        if kwargs["processing_class"] is None:
+        tokenizer = kwargs.setdefault("processing_class", getattr(model, "tokenizer", None))
+        if tokenizer is None:
             raise ValueError("The model has no tokenizer: pass `processing_class=` (the encoder's tokenizer).")
         # The clustering config records its tokenizer's special tokens (Trainer would otherwise align them itself
         # and warn on every run that it did).
         for name in ("pad_token_id", "bos_token_id", "eos_token_id"):
-            if getattr(kwargs["processing_class"], name, None) is not None:
-                setattr(model.config, name, getattr(kwargs["processing_class"], name))
-        for name in ("train_dataset", "eval_dataset"):
-            dataset = kwargs.get(name)
-            if dataset is not None and hasattr(dataset, "column_names") and "text" not in dataset.column_names:
-                raise ValueError(f"`{name}` needs a 'text' column; it has {dataset.column_names}.")
-        dataset = kwargs.get("train_dataset")
-        if dataset is not None and hasattr(dataset, "column_names"):
-            missing = [c for c in self.views.values() if c not in dataset.column_names]
+            if getattr(tokenizer, name, None) is not None:
+                setattr(model.config, name, getattr(tokenizer, name))
+        if self.targets_name:
+            train_dataset = self.with_index_column(train_dataset)
+        for name, dataset, needed in (
+            ("train_dataset", train_dataset, list(self.views.values())),
+            ("eval_dataset", kwargs.get("eval_dataset"), ["text"]),
+        ):
+            missing = [c for c in needed if c not in getattr(dataset, "column_names", needed)]
             if missing:
+                views = "augmented views (`data.add_augmented_views`, or a benchmark loaded with `augmentation=`)"
+                fix = "a 'text' column" if missing == ["text"] else views
                 raise ValueError(
-                    f"{type(self).__name__} trains on the columns {list(self.views.values())}, but `train_dataset` "
-                    f"lacks {missing}. Add augmented views with `hf_textcluster.data.add_augmented_views(dataset, "
-                    f"...)` "
-                    "or load a benchmark with `augmentation=...`."
+                    f"`{name}` lacks the columns {missing} that {type(self).__name__} reads: give it {fix}."
                 )
         if data_collator is None:
-            data_collator = TextViewsCollator(
-                kwargs["processing_class"],
-                model.config.max_length,
-                self.views,
-                pad_to_max_length=getattr(args, "pad_to_max_length", False),
-                word_ids=self.word_ids,
-            )
-        if dataset is not None and hasattr(dataset, "column_names"):
-            warn_if_truncated(dataset["text"], kwargs["processing_class"], model.config.max_length)
-        super().__init__(model=model, args=args, data_collator=data_collator, **kwargs)
+            data_collator = self.make_collator(tokenizer, model, args)
+        if hasattr(train_dataset, "column_names"):
+            warn_if_truncated(train_dataset["text"], tokenizer, model.config.max_length)
+        super().__init__(model=model, args=args, data_collator=data_collator, train_dataset=train_dataset, **kwargs)
         freeze_lower_layers(model.encoder, getattr(args, "frozen_layers", 0))
         self._loss_terms: dict[str, list[float]] = {}
         self._stop_on_interrupt = StopOnInterruptCallback()
@@ -153,8 +145,20 @@ class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMi
         self._pending_logs: dict[str, float] = {}
         self.add_callback(ClusterHealthCallback(self))
         install_progress_callbacks(self)  # loss terms by name, and an estimate of the time, not raw log dicts
+        for callback in self.method_callbacks:
+            self.add_callback(callback(self))
         self.add_callback(CheckpointTimeCallback())  # last: after every callback that may ask for a checkpoint
-        _log_precision_once(self.precision_description())
+        logger.warning_once(f"Training precision: {self.precision_description()}.")
+
+    def make_collator(self, tokenizer, model, args):
+        """The collator of the method's batches (its ``views``, tokenized), when none is passed."""
+        return TextViewsCollator(
+            tokenizer,
+            model.config.max_length,
+            self.views,
+            pad_to_max_length=getattr(args, "pad_to_max_length", False),
+            word_ids=self.word_ids,
+        )
 
     @property
     def precision(self) -> str:
@@ -182,25 +186,18 @@ class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMi
                 self._loss_terms.setdefault(name, []).append(float(value.detach()))
 
     def log(self, logs: dict[str, float], *args, **kwargs) -> None:
-        if "loss" in logs and self._loss_terms:
-            for name, values in self._loss_terms.items():
-                logs[f"loss_{name}"] = round(float(np.mean(values)), 6)
-            self._loss_terms = {}
-        if "loss" in logs and self._pending_logs:
+        if "loss" in logs:
+            logs.update({f"loss_{name}": round(float(np.mean(v)), 6) for name, v in self._loss_terms.items()})
             logs.update(self._pending_logs)
-            self._pending_logs = {}
+            self._loss_terms, self._pending_logs = {}, {}
         super().log(logs, *args, **kwargs)
 
     @staticmethod
     def encode_views(model, inputs: dict[str, torch.Tensor], prefixes: Sequence[str]) -> list[torch.Tensor]:
         """Run several tokenized views through the encoder as one batch; returns one embedding tensor per view."""
-        input_ids = torch.cat([inputs[f"{p}input_ids"] for p in prefixes])
-        attention_mask = torch.cat([inputs[f"{p}attention_mask"] for p in prefixes])
-        token_type_ids = None
-        if f"{prefixes[0]}token_type_ids" in inputs:
-            token_type_ids = torch.cat([inputs[f"{p}token_type_ids"] for p in prefixes])
-        embeddings = model.encode(input_ids, attention_mask, token_type_ids)
-        return list(embeddings.chunk(len(prefixes)))
+        keys = [k for k in ("input_ids", "attention_mask", "token_type_ids") if f"{prefixes[0]}{k}" in inputs]
+        joined = {k: torch.cat([inputs[f"{p}{k}"] for p in prefixes]) for k in keys}
+        return list(model.encode(**joined).chunk(len(prefixes)))
 
     # ----- stages (methods trained in stages within one run) -------------------------------------------------------
     # Config fields holding the share of the steps of each stage but the last (e.g. ("stage1_fraction", ...)).
@@ -215,6 +212,12 @@ class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMi
         """The stage (1, 2, ...) of the optimizer step that starts at ``global_step == step``."""
         return 1 + sum(step >= start for start in self.stage_bounds())
 
+    @torch.no_grad()
+    def cluster_probabilities(self, embeddings: np.ndarray) -> torch.Tensor:
+        """The head's soft assignments of ``embeddings`` (one row per text), on the model's device."""
+        model: Any = self.model
+        return model.cluster_probabilities(torch.from_numpy(embeddings).to(model.device))
+
     def head_predictions(self, texts: Sequence[str]) -> np.ndarray:
         """The head's clusters of ``texts`` mid-training (eval mode), for the cluster health checks."""
         return self.model.predict(
@@ -222,20 +225,12 @@ class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMi
         )
 
     # ----- whole-dataset passes (targets, pseudo-labels) ------------------------------------------------------
-    @classmethod
-    def with_index_column(cls, dataset, purpose: str):
-        """``dataset`` with an ``index`` column of row positions 0..N-1 (the collator passes it on), which a method
-        uses ``purpose`` (e.g. "to look up each row's pseudo-label")."""
-        if dataset is None or not hasattr(dataset, "column_names") or not hasattr(dataset, "add_column"):
-            return dataset
-        if "index" in dataset.column_names:
-            if not np.array_equal(np.asarray(dataset["index"]), np.arange(len(dataset))):
-                raise ValueError(
-                    f"`train_dataset` has an 'index' column that is not the row position 0..N-1; {cls.__name__} uses "
-                    f"'index' {purpose}. Remove or rename that column."
-                )
-            return dataset
-        return dataset.add_column("index", list(range(len(dataset))))
+    def sample_train_texts(self, size: int) -> tuple[np.ndarray, list[str]]:
+        """A seeded sample of at most ``size`` training texts, in dataset order: their rows and the texts."""
+        dataset: Any = self.train_dataset
+        texts = dataset["text"]
+        rows = np.sort(np.random.default_rng(self.args.seed).choice(len(texts), min(size, len(texts)), replace=False))
+        return rows, [texts[int(i)] for i in rows]
 
     def embed_train_texts(self) -> np.ndarray:
         """The pooled embeddings of every training text (one inference pass, dropout off), on every process; with
@@ -252,9 +247,14 @@ class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMi
     # ----- optimisation --------------------------------------------------------------------------------------
     def create_optimizer(self, model=None):
         """Two learning rates: ``learning_rate`` for the encoder, ``head_learning_rate`` for heads and centroids."""
-        opt_model = self.model if model is None else model
+        opt_model: Any = self.model if model is None else model
         if self.optimizer is None:
-            self._place_training_modules(opt_model)
+            # A method builds its training modules (ClusterBERT's decoder) in __init__, beside the model as it was
+            # then. Where the model moved since (by hand, or placed by FSDP (v1), which makes the optimizer
+            # afterwards), the parameters they share with it moved too, their own tensors (cross-attention, position
+            # buffers) did not.
+            for module in self.training_modules().values():
+                module.to(next(opt_model.parameters()).device)
             head_lr = getattr(self.args, "head_learning_rate", None) or self.args.learning_rate * 100
             encoder_params, head_params = [], []
             for name, param in [*opt_model.named_parameters(), *self._training_module_parameters()]:
@@ -271,14 +271,6 @@ class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMi
             if own:  # the Trainer zeroes the model's gradients only: without this, these would sum over all steps
                 self.optimizer.register_step_post_hook(lambda *_: [setattr(p, "grad", None) for p in own])
         return self.optimizer
-
-    def _place_training_modules(self, model) -> None:
-        # A method builds its training modules (ClusterBERT's decoder) in __init__, beside the model as it was then.
-        # Where the model moved since (by hand, or placed by FSDP (v1), which makes the optimizer afterwards), the
-        # parameters they share with it moved too, their own tensors (cross-attention, position buffers) did not.
-        device = next(model.parameters()).device
-        for module in self.training_modules().values():
-            module.to(device)
 
     def _clip_grad_norm(self, model):
         # The training modules' own parameters are clipped with the model's, as one norm (sentence-transformers
@@ -345,8 +337,26 @@ class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMi
                 f"{self.args.serve!r})."
             )
             serve_method_head(self.model)
+        checkpoint = resume_from_checkpoint
+        if checkpoint is True:
+            checkpoint = last_complete_checkpoint(self.args.output_dir)
+            if checkpoint is None:
+                raise ValueError(
+                    f"resume_from_checkpoint=True, but {self.args.output_dir} holds no complete "
+                    "checkpoint to resume from. Pass resume_from_checkpoint=None to start over."
+                )
         with interrupts_stop_training(self._stop_on_interrupt):
-            output = self._train_with_resume(resume_from_checkpoint, **kwargs)
+            # A resumed run restores trained centroids from its checkpoint; a fresh run fits them first.
+            if checkpoint and os.path.isdir(checkpoint):
+                if os.path.isfile(os.path.join(checkpoint, "config.json")):
+                    with open(os.path.join(checkpoint, "config.json")) as f:
+                        self.restore_config(json.load(f))
+                self._restore_from_checkpoint_folder(checkpoint)
+            elif not checkpoint and not self.model.config.centroids_initialized:
+                embeddings, self.init_embeddings = self.init_embeddings, None
+                with phase("init"):
+                    self.initialize_clusters(embeddings)
+            output = super().train(resume_from_checkpoint=checkpoint, **kwargs)
             if self._stop_on_interrupt.received is not None:
                 raise KeyboardInterrupt(
                     f"Interrupted at step {self.state.global_step}: a checkpoint is saved in {self.args.output_dir}; "
@@ -354,30 +364,11 @@ class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMi
                 )
         return output
 
-    def _train_with_resume(self, resume_from_checkpoint, **kwargs):
-        # A resumed run restores trained centroids from its checkpoint; a fresh run fits them first.
-        if resume_from_checkpoint:
-            checkpoint = resume_from_checkpoint
-            if checkpoint is True:
-                checkpoint = last_complete_checkpoint(self.args.output_dir)
-                if checkpoint is None:
-                    raise ValueError(
-                        f"resume_from_checkpoint=True, but {self.args.output_dir} holds no complete "
-                        "checkpoint to resume from. Pass resume_from_checkpoint=None to start over."
-                    )
-            if checkpoint and os.path.isfile(os.path.join(checkpoint, "config.json")):
-                with open(os.path.join(checkpoint, "config.json")) as f:
-                    saved = json.load(f).get("centroids_initialized", False)
-                # The Trainer restores the weights only; the flag travels in the checkpoint's config.
-                self.model.config.centroids_initialized = self.model.config.centroids_initialized or saved
-            if checkpoint and os.path.isdir(checkpoint):
-                self._restore_from_checkpoint_folder(checkpoint)
-        elif not self.model.config.centroids_initialized:
-            embeddings, self.init_embeddings = self.init_embeddings, None
-            with phase("init"):
-                self.initialize_clusters(embeddings)
-        return super().train(
-            resume_from_checkpoint=checkpoint if resume_from_checkpoint else resume_from_checkpoint, **kwargs
+    def restore_config(self, saved: dict) -> None:
+        """Take from a resumed checkpoint's config what the Trainer does not restore (it restores the weights only),
+        before the weights load."""
+        self.model.config.centroids_initialized = self.model.config.centroids_initialized or saved.get(
+            "centroids_initialized", False
         )
 
     def _run_epoch(self, *args, **kwargs):
@@ -439,14 +430,10 @@ class ClusteringTrainer(ClusterInitMixin, ResumeFilesMixin, DistributedTrainerMi
             or not self.accelerator.is_main_process
         ):
             return None
-        texts = self.train_dataset["text"]
-        size = min(getattr(self.args, "health_sample_size", 1000), len(texts))
-        rows = np.sort(np.random.default_rng(self.args.seed).choice(len(texts), size=size, replace=False))
+        rows, texts = self.sample_train_texts(getattr(self.args, "health_sample_size", 1000))
+        size = len(rows)
         predicted = self.model.predict(
-            [texts[int(i)] for i in rows],
-            batch_size=self.encode_batch_size,
-            show_progress_bar=False,
-            precision=self.precision,
+            texts, batch_size=self.encode_batch_size, show_progress_bar=False, precision=self.precision
         )
         k = self.model.config.num_clusters
         counts = np.bincount(predicted, minlength=k)

@@ -207,8 +207,8 @@ def test_training_a_model_that_serves_a_refined_partition_trains_the_methods_hea
     gradients), and the end of training sets what is served again."""
     import torch
 
+    from hf_textcluster import SCCLTrainer
     from hf_textcluster.data import add_augmented_views
-    from hf_textcluster.models.sccl import SCCLTrainer
     from hf_textcluster.training.arguments import ClusteringTrainingArguments
 
     texts, labels = toy_corpus

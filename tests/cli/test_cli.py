@@ -440,7 +440,7 @@ def test_ctrl_c_saves_a_checkpoint_and_the_rerun_resumes(tiny_encoder_dir, toy_c
 
     from transformers import TrainerCallback
 
-    from hf_textcluster.models.sccl import SCCLTrainer
+    from hf_textcluster import SCCLTrainer
 
     class CtrlC(TrainerCallback):
         def on_step_begin(self, args, state, control, **kwargs):

@@ -88,8 +88,8 @@ def main(out: Path, encoder: str) -> None:
 
     aecl = trainer_for("aecl", encoder, dataset, out)
     aecl.initialize_clusters()
-    aecl.refresh_kmeans_pseudo_labels()
-    results["aecl_pseudo_labels"] = aecl.kmeans_pseudo_labels.numpy()
+    aecl.refresh_targets()
+    results["aecl_pseudo_labels"] = aecl.targets.numpy()
 
     with sharded_passes(model):  # the pipeline then also gives confidences and distances
         model.calibrate(texts, batch_size=BATCH)

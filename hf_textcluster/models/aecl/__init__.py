@@ -60,11 +60,4 @@ METHOD = ClusteringMethod(
     },
 )
 
-__all__ = ["METHOD", "AECLConfig", "AECLModel", "AECLTrainer"]
-
-
-def __getattr__(name: str):
-    # The trainer (and with it the training layer) is imported on first use only.
-    if name == "AECLTrainer":
-        return METHOD.trainer_class
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__all__ = ["METHOD", "AECLConfig", "AECLModel"]

@@ -10,14 +10,12 @@ stage with the right labels. At the end, a reference set of training texts is st
 from __future__ import annotations
 
 import time
-import weakref
 
 import numpy as np
 import torch
-from transformers import TrainerCallback
 from transformers.utils import logging
 
-from ...training.arguments import ClusteringTrainingArguments
+from ...training.callbacks import MethodCallback
 from ...training.trainer import ClusteringTrainer
 from .losses_aecl import (
     cluster_contrastive_loss,
@@ -44,26 +42,20 @@ def set_reference_texts(model, texts, batch_size: int = 128, precision="auto") -
     model.config.num_reference_texts = z.shape[0]
 
 
-class AECLStageCallback(TrainerCallback):
+class AECLStageCallback(MethodCallback):
     """Computes stage 2's k-means pseudo-labels when stage 2 starts (and every ``pseudo_label_refresh_steps`` within
     it) and stores the serving reference set when training ends. (The labels go into each checkpoint through
     ``checkpoint_arrays``.)"""
 
-    def __init__(self, trainer: AECLTrainer):
-        self._trainer = weakref.ref(trainer)
-
     def on_step_begin(self, args, state, control, **kwargs):
-        trainer = self._trainer()
-        if trainer is None or trainer.stage(state.global_step) == 1:
+        trainer, step = self._trainer(), state.global_step
+        if trainer is None or trainer.stage(step) == 1:
             return
         trainer.model.config.centroids_initialized = True  # the clustering network trains from stage 2 (or 3) on
-        if trainer.stage(state.global_step) != 2:
-            return
-        first, _ = trainer.stage_bounds()
         interval = trainer.model.config.pseudo_label_refresh_steps
-        due = interval is not None and (state.global_step - first) % interval == 0
-        if trainer.kmeans_pseudo_labels is None or (due and trainer._pseudo_labels_step != state.global_step):
-            trainer.refresh_kmeans_pseudo_labels()
+        due = interval is not None and (step - trainer.stage_bounds()[0]) % interval == 0
+        if trainer.stage(step) == 2 and (trainer.targets is None or due and not trainer.targets_computed_at(step)):
+            trainer.refresh_targets()
 
     def on_train_end(self, args, state, control, **kwargs):
         trainer = self._trainer()
@@ -78,11 +70,10 @@ class AECLTrainer(ClusteringTrainer):
 
     views = {"": "text", "aug1_": "text_aug1"}
     stage_fractions = ("stage1_fraction", "stage2_fraction")
+    targets_name = "aecl_pseudo_labels"  # stage 2's k-means pseudo-labels of every training row
+    method_callbacks = (AECLStageCallback,)
 
-    def __init__(self, model=None, args=None, data_collator=None, train_dataset=None, **kwargs):
-        if args is None:
-            args = ClusteringTrainingArguments(output_dir="tmp_trainer")
-        train_dataset = self.with_index_column(train_dataset, "to look up each row's k-means pseudo-label")
+    def __init__(self, model=None, *args, **kwargs):
         if model is not None and model.config.serving_head == "kmeans":
             logger.warning(
                 "This AECL model was re-clustered (serving_head='kmeans'). Training fits the clustering "
@@ -90,10 +81,7 @@ class AECLTrainer(ClusteringTrainer):
                 "to serve k-means centres."
             )
             model.config.serving_head = "network"
-        super().__init__(model=model, args=args, data_collator=data_collator, train_dataset=train_dataset, **kwargs)
-        self.kmeans_pseudo_labels: torch.Tensor | None = None  # N, stage 2's labels of every training row
-        self._pseudo_labels_step: int | None = None
-        self.add_callback(AECLStageCallback(self))
+        super().__init__(model, *args, **kwargs)
 
     # ----- pseudo-labels and the reference set --------------------------------------------------------------------
     def initialize_clusters(self, embeddings: np.ndarray | None = None) -> None:
@@ -104,29 +92,20 @@ class AECLTrainer(ClusteringTrainer):
             raise ValueError("Pass a `train_dataset`: AECL's pseudo-labels are computed over all its rows.")
         self.initial_kmeans_labels = self.kmeans(self.embed_train_texts() if embeddings is None else embeddings).labels_
         if self.model.config.stage1_fraction == 0 and self.model.config.stage2_fraction > 0:  # stage 2 starts now
-            self._set_kmeans_pseudo_labels(self.initial_kmeans_labels, step=0)
+            self.set_targets(torch.as_tensor(self.initial_kmeans_labels, dtype=torch.long))
 
-    def refresh_kmeans_pseudo_labels(self) -> None:
+    def refresh_targets(self) -> None:
         """Stage 2's pseudo-labels: k-means (seeded) on the current encoder's embeddings V of all training texts."""
         start = time.perf_counter()
-        self._set_kmeans_pseudo_labels(self.kmeans(self.embed_train_texts()).labels_, step=self.state.global_step)
+        self.set_targets(torch.as_tensor(self.kmeans(self.embed_train_texts()).labels_, dtype=torch.long))
         logger.info(
-            f"AECL stage 2: k-means pseudo-labels of {len(self.kmeans_pseudo_labels)} rows in "
-            f"{time.perf_counter() - start:.1f}s."
+            f"AECL stage 2: k-means pseudo-labels of {len(self.targets)} rows in {time.perf_counter() - start:.1f}s."
         )
-
-    def _set_kmeans_pseudo_labels(self, labels: np.ndarray, step: int | None) -> None:
-        self.kmeans_pseudo_labels = torch.as_tensor(np.asarray(labels), dtype=torch.long)
-        self._pseudo_labels_step = step
 
     def store_reference_set(self) -> None:
         """Store ``reference_size`` training texts (a seeded sample) as the serving reference set."""
-        texts = self.train_dataset["text"]
-        size = min(self.model.config.reference_size, len(texts))
-        rows = np.random.default_rng(self.args.seed).choice(len(texts), size=size, replace=False)
-        set_reference_texts(
-            self.model, [texts[i] for i in sorted(rows)], batch_size=self.encode_batch_size, precision=self.precision
-        )
+        _, texts = self.sample_train_texts(self.model.config.reference_size)
+        set_reference_texts(self.model, texts, batch_size=self.encode_batch_size, precision=self.precision)
 
     def head_predictions(self, texts) -> np.ndarray:
         """Mid-training there is no reference set yet: each text attends to itself (``"self"``)."""
@@ -140,19 +119,6 @@ class AECLTrainer(ClusteringTrainer):
         finally:
             model.train(was_training)
 
-    def checkpoint_arrays(self) -> dict[str, np.ndarray]:
-        if self.kmeans_pseudo_labels is None:
-            return {}
-        return {
-            "aecl_pseudo_labels": self.kmeans_pseudo_labels.numpy(),
-            "aecl_pseudo_labels_step": np.asarray(-1 if self._pseudo_labels_step is None else self._pseudo_labels_step),
-        }
-
-    def restore_checkpoint_arrays(self, arrays: dict[str, np.ndarray]) -> None:
-        if "aecl_pseudo_labels" in arrays:
-            step = int(arrays.get("aecl_pseudo_labels_step", -1))
-            self._set_kmeans_pseudo_labels(arrays["aecl_pseudo_labels"], step=None if step < 0 else step)
-
     # ----- the loss ------------------------------------------------------------------------------------------------
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         config = model.config
@@ -163,32 +129,16 @@ class AECLTrainer(ClusteringTrainer):
         logits0, logits1 = model.cluster_head(h0).float(), model.cluster_head(h1).float()
         p0, p1 = torch.softmax(logits0, dim=-1), torch.softmax(logits1, dim=-1)
         predicted = p0.detach().argmax(dim=-1)  # Λ_i: the texts of the same predicted cluster
+        guided = config.similarity_guided  # Eq. 6-9; without it the paper's "No IC" ablation
         terms = {
             "similarity_guided_cl": similarity_guided_contrastive_loss(
-                z0,
-                z1,
-                h0,
-                h1,
-                s0,
-                s1,
-                predicted,
-                temperature=config.instance_temperature,
-                similarity_guided=config.similarity_guided,
+                z0, z1, h0, h1, s0, s1, predicted, temperature=config.instance_temperature, similarity_guided=guided
             )
         }
         loss = config.instance_loss_weight * terms["similarity_guided_cl"]
         if stage >= 2:
             if stage == 2:
-                if "index" not in inputs:
-                    raise ValueError(
-                        "AECL batches need the rows' 'index' (to look up their k-means pseudo-labels); "
-                        "train on a `datasets.Dataset` (the trainer adds the column)."
-                    )
-                if self.kmeans_pseudo_labels is None:
-                    raise RuntimeError("Stage 2 started without k-means pseudo-labels (the trainer computes them).")
-                labels = self.on_device(self.kmeans_pseudo_labels, p1.device)[
-                    self.gather(inputs["index"]).to(p1.device)
-                ]
+                labels = self.batch_targets(inputs, p1.device)
             else:  # Eq. 4: the model's own confident predictions
                 confidence = p0.detach().max(dim=-1).values
                 labels = torch.where(

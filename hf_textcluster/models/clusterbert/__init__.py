@@ -43,11 +43,4 @@ METHOD = ClusteringMethod(
     "TSDAE on 10^6 Wikipedia sentences; its GoogleNews is compared with our GoogleNews-TS.",
 )
 
-__all__ = ["METHOD", "ClusterBERTConfig", "ClusterBERTModel", "ClusterBERTTrainer"]
-
-
-def __getattr__(name: str):
-    # The trainer (and with it the training layer) is imported on first use only.
-    if name == "ClusterBERTTrainer":
-        return METHOD.trainer_class
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__all__ = ["METHOD", "ClusterBERTConfig", "ClusterBERTModel"]

@@ -16,19 +16,19 @@ collates ahead, and needs NLTK's punkt data (a download).
 
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 import time
-import weakref
+from typing import Any
 
 import numpy as np
 import torch
 from safetensors.torch import save_file
-from transformers import TrainerCallback
 from transformers.utils import logging
 
 from ...evaluation.metrics import clustering_scores
-from ...training.arguments import ClusteringTrainingArguments
+from ...training.callbacks import MethodCallback
 from ...training.losses import dec_target_distribution
 from ...training.trainer import ClusteringTrainer
 from .losses_clusterbert import target_cross_entropy
@@ -52,12 +52,11 @@ def delete_words(
             keep_word[torch.randint(len(present), (1,))] = True
         kept = torch.isin(words, present[keep_word].to(words.device)) | ((words < 0) & mask)
         rows.append(ids[kept])
-    length = max(len(r) for r in rows)
-    noised = torch.full((len(rows), length), pad_token_id, dtype=input_ids.dtype, device=input_ids.device)
-    noised_mask = torch.zeros((len(rows), length), dtype=attention_mask.dtype, device=input_ids.device)
-    for i, row in enumerate(rows):
-        noised[i, : len(row)], noised_mask[i, : len(row)] = row, 1
-    return {"input_ids": noised, "attention_mask": noised_mask}
+    masks = [torch.ones_like(row, dtype=attention_mask.dtype) for row in rows]
+    return {
+        "input_ids": torch.nn.utils.rnn.pad_sequence(rows, batch_first=True, padding_value=pad_token_id),
+        "attention_mask": torch.nn.utils.rnn.pad_sequence(masks, batch_first=True),
+    }
 
 
 def build_denoising_loss(model):
@@ -113,23 +112,16 @@ def build_denoising_loss(model):
     return loss.to(device)
 
 
-class ClusterBERTStageCallback(TrainerCallback):
+class ClusterBERTStageCallback(MethodCallback):
     """Recomputes the targets Q at the steps where a round of stage 2 (k-means) or stage 3 (Eq. 5) begins, and
     scores the embeddings at each stage boundary when the training texts have labels (reporting only)."""
 
-    def __init__(self, trainer: ClusterBERTTrainer):
-        self._trainer = weakref.ref(trainer)
-
     def on_step_begin(self, args, state, control, **kwargs):
-        trainer = self._trainer()
-        if trainer is None:
+        trainer, step = self._trainer(), state.global_step
+        if trainer is None or trainer.stage(step) == 1:
             return
-        step = state.global_step
-        stage = trainer.stage(step)
-        if stage == 1:
-            return
-        if step in trainer.round_starts() and trainer._targets_step != step or trainer.targets is None:
-            trainer.refresh_targets(stage)
+        if trainer.targets is None or step in trainer.round_starts() and not trainer.targets_computed_at(step):
+            trainer.refresh_targets(trainer.stage(step))
 
     def on_train_end(self, args, state, control, **kwargs):
         trainer = self._trainer()
@@ -147,29 +139,21 @@ class ClusterBERTTrainer(ClusteringTrainer):
     views = {"": "text"}
     word_ids = True
     stage_fractions = ("stage1_fraction", "stage2_fraction")
+    targets_name = "clusterbert_targets"  # Q: N k-means cluster ids (stage 2) or N x K (Eq. 5, stage 3)
+    method_callbacks = (ClusterBERTStageCallback,)
 
-    def __init__(self, model=None, args=None, data_collator=None, train_dataset=None, **kwargs):
-        if args is None:
-            args = ClusteringTrainingArguments(output_dir="tmp_trainer")
-        train_dataset = self.with_index_column(train_dataset, "to look up each row's cluster target")
-        super().__init__(model=model, args=args, data_collator=data_collator, train_dataset=train_dataset, **kwargs)
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
         self.reconstruction = build_denoising_loss(self.model)
         self._noised_embedding: torch.Tensor | None = None
-        self.reconstruction.encoder.register_forward_hook(self._keep_embedding)
-        self.targets: torch.Tensor | None = None  # N (k-means cluster ids, stage 2) or N x K (Eq. 5, stage 3)
-        self._targets_step: int | None = None
-        # Labels of the training texts, when present, score each stage (Figure 3 of the paper); never trained on.
-        self.labels = (
-            np.asarray(train_dataset["label"])
-            if train_dataset is not None and "label" in getattr(train_dataset, "column_names", ())
-            else None
+        self.reconstruction.encoder.register_forward_hook(
+            lambda _module, _args, output: setattr(self, "_noised_embedding", output["sentence_embedding"])
         )
+        # Labels of the training texts, when present, score each stage (Figure 3 of the paper); never trained on.
+        dataset: Any = self.train_dataset
+        self.labels = np.asarray(dataset["label"]) if "label" in getattr(dataset, "column_names", ()) else None
         self.stage_metrics: list[dict] = []
         self._initial_kmeans = None
-        self.add_callback(ClusterBERTStageCallback(self))
-
-    def _keep_embedding(self, module, args, output):
-        self._noised_embedding = output["sentence_embedding"]
 
     def training_modules(self) -> dict[str, torch.nn.Module]:
         return {"decoder": self.reconstruction.decoder}
@@ -221,13 +205,12 @@ class ClusterBERTTrainer(ClusteringTrainer):
                 labels, centers = order[labels], centers[np.argsort(order)]
             if model.config.head_init == "kmeans":
                 model.init_head_from_centroids(centers)
-            self._set_targets(torch.as_tensor(labels, dtype=torch.long), step)
+            self.set_targets(torch.as_tensor(labels, dtype=torch.long))
         else:
-            with torch.no_grad():
-                probs = model.cluster_probabilities(torch.from_numpy(embeddings).to(model.device)).cpu()
+            probs = self.cluster_probabilities(embeddings).cpu()
             if step == first3:
                 self.record_stage_metrics(2, embeddings, head_labels=probs.argmax(-1).numpy())
-            self._set_targets(dec_target_distribution(probs), step)  # Eq. 5 is DEC's target distribution
+            self.set_targets(dec_target_distribution(probs))  # Eq. 5 is DEC's target distribution
         model.config.centroids_initialized = True  # the head trains from the first stage-2 step on
         logger.info(
             f"ClusterBERT stage {stage}: targets of {len(self.targets)} texts in {time.perf_counter() - start:.1f}s."
@@ -237,45 +220,25 @@ class ClusterBERTTrainer(ClusteringTrainer):
         """The renaming of k-means clusters that best agrees with the head's current predictions (Hungarian)."""
         from scipy.optimize import linear_sum_assignment
 
-        with torch.no_grad():
-            head = self.model.cluster_probabilities(torch.from_numpy(embeddings).to(self.model.device)).argmax(-1)
+        head = self.cluster_probabilities(embeddings).argmax(-1).cpu().numpy()
         k = self.model.config.num_clusters
         counts = np.zeros((k, k), dtype=np.int64)
-        np.add.at(counts, (labels, head.cpu().numpy()), 1)
+        np.add.at(counts, (labels, head), 1)
         rows, cols = linear_sum_assignment(-counts)
         order = np.empty(k, dtype=np.int64)
         order[rows] = cols
         return order
 
-    def _set_targets(self, targets: torch.Tensor, step: int | None) -> None:
-        self.targets, self._targets_step = targets, step
-
     def checkpoint_arrays(self) -> dict[str, np.ndarray]:
-        arrays = {}
-        if self.targets is not None:
-            arrays = {
-                "clusterbert_targets": self.targets.numpy(),
-                "clusterbert_targets_step": np.asarray(-1 if self._targets_step is None else self._targets_step),
-            }
+        arrays = super().checkpoint_arrays()
         if self.stage_metrics:
-            arrays["clusterbert_stage_metrics"] = np.asarray(
-                [[m["stage"], m["step"], *(m.get(k, np.nan) for k in STAGE_METRIC_KEYS)] for m in self.stage_metrics]
-            )
+            arrays["clusterbert_stage_metrics"] = np.asarray(json.dumps(self.stage_metrics, default=float))
         return arrays
 
     def restore_checkpoint_arrays(self, arrays: dict[str, np.ndarray]) -> None:
-        if "clusterbert_targets" in arrays:
-            step = int(arrays.get("clusterbert_targets_step", -1))
-            self._set_targets(torch.as_tensor(arrays["clusterbert_targets"]), None if step < 0 else step)
+        super().restore_checkpoint_arrays(arrays)
         if "clusterbert_stage_metrics" in arrays:
-            self.stage_metrics = [
-                {
-                    "stage": int(row[0]),
-                    "step": int(row[1]),
-                    **{k: float(v) for k, v in zip(STAGE_METRIC_KEYS, row[2:]) if not np.isnan(v)},
-                }
-                for row in np.atleast_2d(arrays["clusterbert_stage_metrics"])
-            ]
+            self.stage_metrics = json.loads(str(arrays["clusterbert_stage_metrics"]))
 
     # ----- the paper's Figure 3: clusters after each stage ---------------------------------------------------------
     def record_stage_metrics(
@@ -293,22 +256,16 @@ class ClusterBERTTrainer(ClusteringTrainer):
 
         if kmeans_labels is None:
             kmeans_labels = self.kmeans(embeddings).labels_
-        entry = {"stage": stage, "step": self.state.global_step}
-        entry.update(
-            {f"kmeans_{k}": v for k, v in clustering_scores(self.labels, kmeans_labels).items() if k in ("acc", "nmi")}
-        )
+        entry = {
+            "stage": stage,
+            "step": self.state.global_step,
+            **clustering_scores(self.labels, kmeans_labels, "kmeans_"),
+        }
         if stage >= 2 or head_labels is not None:
             if head_labels is None:
-                with torch.no_grad():
-                    head_labels = (
-                        self.model.cluster_probabilities(torch.from_numpy(embeddings).to(self.model.device))
-                        .argmax(-1)
-                        .cpu()
-                        .numpy()
-                    )
-            entry.update(
-                {f"head_{k}": v for k, v in clustering_scores(self.labels, head_labels).items() if k in ("acc", "nmi")}
-            )
+                head_labels = self.cluster_probabilities(embeddings).argmax(-1).cpu().numpy()
+            entry.update(clustering_scores(self.labels, head_labels, "head_"))
+        entry = {k: v for k, v in entry.items() if not k.endswith(("_ari", "_purity"))}  # Figure 3: ACC and NMI
         sample = min(len(embeddings), 3000)
         entry["silhouette"] = float(
             silhouette_score(embeddings, kmeans_labels, sample_size=sample, random_state=self.args.seed)
@@ -327,30 +284,19 @@ class ClusterBERTTrainer(ClusteringTrainer):
         config = model.config
         stage = self.stage(self.state.global_step)
         clean = {k: inputs[k] for k in ("input_ids", "attention_mask", "token_type_ids") if k in inputs}
+        pad = self.processing_class.pad_token_id
         noised = delete_words(
-            inputs["input_ids"],
-            inputs["attention_mask"],
-            inputs["word_ids"],
-            config.deletion_ratio,
-            self.processing_class.pad_token_id,
+            inputs["input_ids"], inputs["attention_mask"], inputs["word_ids"], config.deletion_ratio, pad
         )
         self.reconstruction.decoder.train(model.training)
         reconstruction = self.reconstruction([noised, clean], None)  # Eq. 1; z̃ kept by the hook
         # TSDAE's mean is over the decoder's target tokens (the clean ids after the first, without padding)
-        targets = (clean["input_ids"][:, 1:] != self.processing_class.pad_token_id).sum()
+        targets = (clean["input_ids"][:, 1:] != pad).sum()
         terms = {"reconstruction": self.global_mean(reconstruction, targets)}
         loss = terms["reconstruction"]
         noised_embedding = self.gather(self._noised_embedding)
         if stage >= 2:
-            if self.targets is None:
-                raise RuntimeError(f"Stage {stage} started without targets Q (the trainer computes them).")
-            if "index" not in inputs:
-                raise ValueError(
-                    "ClusterBERT batches need the rows' 'index' (to look up their targets); train on a "
-                    "`datasets.Dataset` (the trainer adds the column)."
-                )
-            device = noised_embedding.device
-            targets = self.on_device(self.targets, device)[self.gather(inputs["index"]).to(device)]
+            targets = self.batch_targets(inputs, noised_embedding.device)
             if targets.ndim == 1:  # k-means clusters: one-hot Q
                 targets = torch.nn.functional.one_hot(targets, config.num_clusters).float()
             log_probs = torch.log_softmax(model.cluster_head(noised_embedding).float(), dim=-1)
@@ -359,6 +305,3 @@ class ClusterBERTTrainer(ClusteringTrainer):
             loss = weight * terms["clustering"] + (1 - weight) * terms["reconstruction"]  # Eq. 4
         self.record_loss_terms(**terms)
         return (loss, {"embeddings": noised_embedding}) if return_outputs else loss
-
-
-STAGE_METRIC_KEYS = ("kmeans_acc", "kmeans_nmi", "head_acc", "head_nmi", "silhouette")

@@ -46,11 +46,4 @@ METHOD = ClusteringMethod(
     paper_test_sizes={"agnews": 1600, "stackoverflow": 4916, "biomedical": 4417},
 )
 
-__all__ = ["METHOD", "DECCRLConfig", "DECCRLModel", "DECCRLTrainer"]
-
-
-def __getattr__(name: str):
-    # The trainer (and with it the training layer) is imported on first use only.
-    if name == "DECCRLTrainer":
-        return METHOD.trainer_class
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__all__ = ["METHOD", "DECCRLConfig", "DECCRLModel"]

@@ -5,8 +5,6 @@ cannot be downloaded here)."""
 
 from __future__ import annotations
 
-import json
-import os
 import zlib
 from collections.abc import Sequence
 from typing import Any
@@ -15,7 +13,6 @@ import numpy as np
 import torch
 from transformers.utils import logging
 
-from ...training.checkpoints import last_complete_checkpoint
 from ...training.collator import TextViewsCollator
 from ...training.losses import dec_kl_loss, dec_target_distribution
 from ...training.trainer import ClusteringTrainer
@@ -123,18 +120,18 @@ def init_latent_from_pca(model, embeddings: np.ndarray | torch.Tensor, max_sampl
     model.fc_e.bias[:rows] = -(vh[:rows] @ mean).to(weight.device, weight.dtype)
 
 
-class BagOfWordsCollator(TextViewsCollator):
-    """The three tokenized views plus ``bow`` (M x V word counts of the original text over the model's vocabulary,
-    read at call time: the vocabulary is fitted when training starts)."""
+class BagOfWordsCollator:
+    """The batch of ``views`` (a :class:`~hf_textcluster.training.collator.TextViewsCollator`'s tokenized views) plus
+    ``bow`` (M x V word counts of the original text over the model's vocabulary, read at call time: the vocabulary is
+    fitted when training starts)."""
 
-    def __init__(self, model, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.model = model
-        self._vectorizer = None
+    def __init__(self, model, views: TextViewsCollator):
+        self.model, self.views = model, views
+        self._vectorizer: Any = None
         self._vocabulary = None
 
     def __call__(self, rows: Sequence[dict[str, Any]]) -> dict[str, torch.Tensor]:
-        batch = super().__call__(rows)
+        batch = self.views(rows)
         vocabulary = self.model.config.vocabulary
         if vocabulary is None:
             raise RuntimeError("DEC-CRL's vocabulary is not fitted yet: `trainer.train()` fits it before step 1.")
@@ -152,18 +149,9 @@ class DECCRLTrainer(ClusteringTrainer):
 
     views = {"": "text", "aug1_": "text_aug1", "aug2_": "text_aug2"}
 
-    def __init__(self, model=None, args=None, data_collator=None, **kwargs):
-        if data_collator is None and model is not None:
-            tokenizer = kwargs.get("processing_class") or getattr(model, "tokenizer", None)
-            if tokenizer is not None and model.config.has_topic_model:
-                data_collator = BagOfWordsCollator(
-                    model,
-                    tokenizer,
-                    model.config.max_length,
-                    self.views,
-                    pad_to_max_length=getattr(args, "pad_to_max_length", False),
-                )
-        super().__init__(model=model, args=args, data_collator=data_collator, **kwargs)
+    def make_collator(self, tokenizer, model, args):
+        views = super().make_collator(tokenizer, model, args)
+        return BagOfWordsCollator(model, views) if model.config.has_topic_model else views
 
     # ----- before step 1 -------------------------------------------------------------------------------------------
     def fit_vocabulary(self) -> None:
@@ -190,17 +178,12 @@ class DECCRLTrainer(ClusteringTrainer):
             self.model.fc_e.load_state_dict(self.share_from_main(pca))
         super().initialize_clusters(embeddings=embeddings)
 
-    def train(self, resume_from_checkpoint=None, **kwargs):
+    def restore_config(self, saved: dict) -> None:
         # A resumed run rebuilds the vocabulary-sized layers from the checkpoint's config before its weights load.
-        checkpoint = (
-            last_complete_checkpoint(self.args.output_dir) if resume_from_checkpoint is True else resume_from_checkpoint
-        )
-        if checkpoint and self.model.config.vocabulary is None:
-            with open(os.path.join(checkpoint, "config.json")) as f:
-                vocabulary = json.load(f).get("vocabulary")
-            if vocabulary:
-                set_vocabulary(self.model, vocabulary, np.zeros((len(vocabulary), 2 * self.model.config.latent_dim)))
-        return super().train(resume_from_checkpoint=resume_from_checkpoint, **kwargs)
+        if saved.get("vocabulary") and self.model.config.vocabulary is None:
+            vocabulary = saved["vocabulary"]
+            set_vocabulary(self.model, vocabulary, np.zeros((len(vocabulary), 2 * self.model.config.latent_dim)))
+        super().restore_config(saved)
 
     # ----- the loss ------------------------------------------------------------------------------------------------
     def reconstruction_terms(self, model, bow: torch.Tensor, o: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

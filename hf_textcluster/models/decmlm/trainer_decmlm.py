@@ -9,17 +9,16 @@ from __future__ import annotations
 
 import math
 import time
-import weakref
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
 import torch
-from transformers import TrainerCallback
 from transformers.utils import logging
 
 from ...timing import phase
-from ...training.arguments import ClusteringTrainingArguments
+from ...training.callbacks import MethodCallback
 from ...training.collator import TextViewsCollator
 from ...training.losses import dec_kl_loss, dec_target_distribution
 from ...training.trainer import ClusteringTrainer
@@ -76,9 +75,9 @@ class MaskedLMCollator(TextViewsCollator):
     ):
         super().__init__(tokenizer, max_length, {"": "text"}, pad_to_max_length=pad_to_max_length)
         self.probability = probability
-        self.mask_fraction = mask_fraction
-        self.random_fraction = random_fraction
-        self.generator = generator
+        self._mask = partial(
+            mask_tokens, mask_fraction=mask_fraction, random_fraction=random_fraction, generator=generator
+        )
         # The trainer masks in the training step instead: the Trainer collates the next batch ahead of time, so
         # masks drawn while collating would not follow the RNG state a checkpoint saves (resume would differ).
         self.mask_when_collating = mask_when_collating
@@ -101,52 +100,39 @@ class MaskedLMCollator(TextViewsCollator):
     def add_masks(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """Add ``mlm_input_ids`` / ``mlm_labels`` to a tokenized batch (in place; also returned)."""
         if self.probability > 0:
-            input_ids = batch["input_ids"]
-            device = input_ids.device
-            input_ids = input_ids.cpu()
+            input_ids, device = batch["input_ids"].cpu(), batch["input_ids"].device
             maskable = batch["attention_mask"].cpu().bool() & ~torch.isin(input_ids, self.special_ids)
-            masked, labels = mask_tokens(
-                input_ids,
-                maskable,
-                self.tokenizer.mask_token_id,
-                self.replacement_ids,
-                probability=self.probability,
-                mask_fraction=self.mask_fraction,
-                random_fraction=self.random_fraction,
-                generator=self.generator,
+            masked, labels = self._mask(
+                input_ids, maskable, self.tokenizer.mask_token_id, self.replacement_ids, self.probability
             )
             batch["mlm_input_ids"], batch["mlm_labels"] = masked.to(device), labels.to(device)
         return batch
 
 
-class DECTargetRefreshCallback(TrainerCallback):
+class DECTargetRefreshCallback(MethodCallback):
     """Recomputes the DEC target P of every training row (one inference pass over the train dataset with unmasked
     inputs) at the beginning of every epoch, or every ``config.target_refresh_steps`` optimizer steps when set."""
 
-    def __init__(self, trainer: DECMLMTrainer):
-        self._trainer = weakref.ref(trainer)
-
     def on_epoch_begin(self, args, state, control, **kwargs):
         trainer = self._trainer()
-        if trainer is None:
-            return
         # A run resumed inside an epoch keeps the P its checkpoint holds (computed when that epoch began).
-        if trainer.targets is None or (
-            trainer.model.config.target_refresh_steps is None
-            and (trainer._targets_epoch is None or trainer._targets_epoch < math.floor(state.epoch + 1e-9))
+        if trainer is not None and (
+            trainer.targets is None
+            or trainer.model.config.target_refresh_steps is None
+            and (trainer.targets_at is None or trainer.targets_at[1] < math.floor(state.epoch + 1e-9))
         ):
-            trainer.refresh_stale_targets(state.global_step)
+            trainer.refresh_stale_targets()
 
     def on_step_begin(self, args, state, control, **kwargs):
         trainer = self._trainer()
-        interval = trainer.model.config.target_refresh_steps if trainer is not None else None
-        if interval is not None and state.global_step % interval == 0:
-            trainer.refresh_stale_targets(state.global_step)
+        interval = None if trainer is None else trainer.model.config.target_refresh_steps
+        if trainer is not None and interval is not None and state.global_step % interval == 0:
+            trainer.refresh_stale_targets()
 
     def on_train_end(self, args, state, control, **kwargs):
         trainer = self._trainer()
         if trainer is not None:  # the weights moved on: a later train() must not reuse P as "computed at step 0"
-            trainer._targets_step = trainer._targets_epoch = None
+            trainer.targets_at = None
 
 
 class DECMLMTrainer(ClusteringTrainer):
@@ -164,30 +150,22 @@ class DECMLMTrainer(ClusteringTrainer):
     """
 
     views = {"": "text"}
+    targets_name = "dec_targets"
+    method_callbacks = (DECTargetRefreshCallback,)
+    target_refreshes = 0
 
-    def __init__(self, model=None, args=None, data_collator=None, train_dataset=None, **kwargs):
-        if args is None:
-            args = ClusteringTrainingArguments(output_dir="tmp_trainer")
-        train_dataset = self.with_index_column(train_dataset, "to look up each row's target distribution")
-        tokenizer = kwargs.get("processing_class") or getattr(model, "tokenizer", None)
-        if data_collator is None and tokenizer is not None and model is not None:
-            config = model.config
-            data_collator = MaskedLMCollator(
-                tokenizer,
-                config.max_length,
-                probability=config.mlm_probability if config.mlm_loss_weight > 0 else 0.0,
-                mask_fraction=config.mlm_mask_fraction,
-                random_fraction=config.mlm_random_fraction,
-                vocab_size=config.encoder.vocab_size,
-                pad_to_max_length=getattr(args, "pad_to_max_length", False),
-                mask_when_collating=False,
-            )
-        super().__init__(model=model, args=args, data_collator=data_collator, train_dataset=train_dataset, **kwargs)
-        self.targets: torch.Tensor | None = None  # N x K, the DEC target P of every training row
-        self.target_refreshes = 0
-        self._targets_step: int | None = None  # the optimizer step whose weights computed the current targets
-        self._targets_epoch: int | None = None  # and the epoch it was in
-        self.add_callback(DECTargetRefreshCallback(self))
+    def make_collator(self, tokenizer, model, args):
+        config = model.config
+        return MaskedLMCollator(
+            tokenizer,
+            config.max_length,
+            probability=config.mlm_probability if config.mlm_loss_weight > 0 else 0.0,
+            mask_fraction=config.mlm_mask_fraction,
+            random_fraction=config.mlm_random_fraction,
+            vocab_size=config.encoder.vocab_size,
+            pad_to_max_length=getattr(args, "pad_to_max_length", False),
+            mask_when_collating=False,
+        )
 
     def is_encoder_parameter(self, name: str) -> bool:
         # A pretrained MLM head is fine-tuned with the encoder (the paper: one learning rate); an untrained one
@@ -198,10 +176,7 @@ class DECMLMTrainer(ClusteringTrainer):
 
     # ----- the target distribution P ------------------------------------------------------------------------
     def _set_targets(self, embeddings: np.ndarray) -> None:
-        model = self.model
-        with torch.no_grad():
-            q = model.cluster_probabilities(torch.from_numpy(embeddings).to(model.device))
-        self.targets = dec_target_distribution(q).float()  # Eq. 5 with f_j summed over all N rows
+        self.set_targets(dec_target_distribution(self.cluster_probabilities(embeddings)).float())  # Eq. 5, f_j over N
         self.target_refreshes += 1
 
     def refresh_targets(self) -> None:
@@ -211,27 +186,13 @@ class DECMLMTrainer(ClusteringTrainer):
         start = time.perf_counter()
         with phase("targets"):
             self._set_targets(self.embed_train_texts())
-        self._targets_step = self.state.global_step
-        self._targets_epoch = math.floor((self.state.epoch or 0) + 1e-9)
         logger.info(f"Refreshed the DEC targets of {len(self.targets)} rows in {time.perf_counter() - start:.1f}s.")
 
-    def refresh_stale_targets(self, global_step: int) -> None:
+    def refresh_stale_targets(self) -> None:
         """Refresh P unless it was computed at this very step (the k-means initialisation pass before step 1, or a
         refresh already done at this step: the callback fires on epoch and step boundaries that can coincide)."""
-        if self.targets is None or self._targets_step != global_step:
+        if not self.targets_computed_at(self.state.global_step):
             self.refresh_targets()
-
-    def checkpoint_arrays(self) -> dict[str, np.ndarray]:
-        if self.targets is None:
-            return {}
-        at = [-1 if v is None else v for v in (self._targets_step, self._targets_epoch)]
-        return {"dec_targets": self.targets.cpu().numpy(), "dec_targets_at": np.asarray(at)}
-
-    def restore_checkpoint_arrays(self, arrays: dict[str, np.ndarray]) -> None:
-        if "dec_targets" in arrays:  # P as the interrupted run had it, not recomputed from the restored weights
-            self.targets = torch.from_numpy(arrays["dec_targets"]).float()
-            step, epoch = (int(v) for v in arrays.get("dec_targets_at", [-1, -1]))
-            self._targets_step, self._targets_epoch = (None if step < 0 else step), (None if epoch < 0 else epoch)
 
     def initialize_clusters(self, embeddings: np.ndarray | None = None) -> None:
         # One encoding pass serves both k-means and the first epoch's targets.
@@ -243,20 +204,11 @@ class DECMLMTrainer(ClusteringTrainer):
             embeddings = self.embed_train_texts()
         super().initialize_clusters(embeddings=embeddings)
         self._set_targets(embeddings)
-        self._targets_step = self.state.global_step
-        self._targets_epoch = math.floor((self.state.epoch or 0) + 1e-9)
 
     # ----- the loss ------------------------------------------------------------------------------------------
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         config = model.config
-        if "index" not in inputs:
-            raise ValueError(
-                "DEC-MLM batches need the rows' 'index' (to look up their targets); train on a `datasets.Dataset` "
-                "(the trainer adds the column) or add an 'index' column with the row positions."
-            )
-        if self.targets is None:
-            raise RuntimeError("The DEC targets were never computed: call `trainer.refresh_targets()` (train() does).")
-        p = self.on_device(self.targets, model.device)[self.gather(inputs["index"]).to(model.device)]
+        p = self.batch_targets(inputs, model.device)
         attention_mask = inputs["attention_mask"]
         token_type_ids = inputs.get("token_type_ids")
         terms = {}

@@ -138,7 +138,7 @@ def test_three_stages_log_their_loss_terms(tiny_encoder_dir, views_dataset, tmp_
         "loss_row_entropy",
         "loss_marginal_entropy",
     }
-    labels = trainer.kmeans_pseudo_labels
+    labels = trainer.targets
     assert labels.shape == (len(views_dataset),) and set(labels.tolist()) == {0, 1, 2}
     assert trainer.initial_kmeans_labels.shape == (len(views_dataset),)
     model = trainer.model
@@ -152,7 +152,7 @@ def test_without_stage_1_the_initial_kmeans_labels_are_stage_2s(tiny_encoder_dir
     )
     trainer.train()
     assert trainer.stage_bounds() == (0, 1)
-    np.testing.assert_array_equal(trainer.kmeans_pseudo_labels.numpy(), trainer.initial_kmeans_labels)
+    np.testing.assert_array_equal(trainer.targets.numpy(), trainer.initial_kmeans_labels)
 
 
 def test_without_stage_2_the_clustering_network_still_trains(tiny_encoder_dir, views_dataset, tmp_path):
@@ -160,7 +160,7 @@ def test_without_stage_2_the_clustering_network_still_trains(tiny_encoder_dir, v
         tiny_encoder_dir, views_dataset, tmp_path / "run", max_steps=4, stage1_fraction=0.5, stage2_fraction=0.0
     )
     trainer.train()
-    assert trainer.stage_bounds() == (2, 2) and trainer.kmeans_pseudo_labels is None
+    assert trainer.stage_bounds() == (2, 2) and trainer.targets is None
     assert trainer.model.config.centroids_initialized and trainer.model.config.num_reference_texts == 20
     assert len(trainer.model.predict(list(views_dataset["text"][:5]))) == 5
 
@@ -169,17 +169,17 @@ def test_stage_2_pseudo_labels_refresh_and_resume_from_a_checkpoint(tiny_encoder
     config = dict(stage1_fraction=1 / 6, stage2_fraction=1 / 2, pseudo_label_refresh_steps=2)
     straight = _aecl_trainer(tiny_encoder_dir, views_dataset, tmp_path / "straight", **config)
     refreshes = []
-    original = AECLTrainer.refresh_kmeans_pseudo_labels
+    original = AECLTrainer.refresh_targets
 
     def counting(self):
         refreshes.append(self.state.global_step)
         original(self)
 
-    AECLTrainer.refresh_kmeans_pseudo_labels = counting
+    AECLTrainer.refresh_targets = counting
     try:
         straight.train()
     finally:
-        AECLTrainer.refresh_kmeans_pseudo_labels = original
+        AECLTrainer.refresh_targets = original
     assert straight.stage_bounds() == (1, 4) and refreshes == [1, 3]  # stage 2 start, then every 2 steps
 
     # interrupted after step 2 (inside stage 2, between refreshes): the labels come back from the checkpoint
@@ -197,11 +197,11 @@ def test_stage_2_pseudo_labels_refresh_and_resume_from_a_checkpoint(tiny_encoder
     assert (tmp_path / "resumed" / "checkpoint-2" / "hf_textcluster_aecl_pseudo_labels.npy").is_file()
     resumed = _aecl_trainer(tiny_encoder_dir, views_dataset, tmp_path / "resumed", **config)
     refreshes.clear()
-    AECLTrainer.refresh_kmeans_pseudo_labels = counting
+    AECLTrainer.refresh_targets = counting
     try:
         resumed.train(resume_from_checkpoint=True)
     finally:
-        AECLTrainer.refresh_kmeans_pseudo_labels = original
+        AECLTrainer.refresh_targets = original
     assert resumed.state.global_step == 6 and refreshes == [3]  # not at step 2: the saved labels were used
     for name, tensor in straight.model.state_dict().items():
         torch.testing.assert_close(resumed.model.state_dict()[name], tensor, rtol=1e-5, atol=1e-6, msg=name)
