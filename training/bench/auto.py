@@ -684,7 +684,7 @@ def render_criteria(auto_rows: list[dict], split: str) -> list[str]:
     if not runs or not criteria:
         return []
     default = runs[-1]["selection_criterion"]
-    from hf_textcluster.choosing.candidate_choice import BERTOPIC_WAY, GUARD_CRITERIA, guarded_choice
+    from hf_textcluster.choosing.candidate_choice import GUARD_CRITERIA, guarded_choice
 
     out = [
         "",
@@ -709,9 +709,7 @@ def render_criteria(auto_rows: list[dict], split: str) -> list[str]:
             rules[f"always {fixed}"] = lambda r, fixed=fixed: fixed
     for name, rule in rules.items():
         picks = [rule(r) for r in runs]
-        losses = [100 * (r["oracle_acc"] - r["partitions"][p]["acc"]) for r, p in zip(runs, picks)]
-        partitions = [r["partitions"] for r in runs]
-        against = [100 * (p[s]["acc"] - p[BERTOPIC_WAY]["acc"]) for p, s in zip(partitions, picks) if BERTOPIC_WAY in p]
+        losses, against = _losses(runs, picks)
         worst = f"{min(against) + 0.0:+.1f}" if against else "–"
         common = max(sorted(set(picks)), key=picks.count)
         label = f"**{name}**" if name == f"{default} + do-no-harm guard" else name
@@ -723,22 +721,36 @@ def render_criteria(auto_rows: list[dict], split: str) -> list[str]:
     return out
 
 
-# The forms of the do-no-harm guard compared, each the views a trained pick must win against the BERTopic way.
-GUARD_FORMS = {
+def _losses(runs: list[dict], served: list[str]) -> tuple[list[float], list[float]]:
+    """Per run, in points: the oracle's ACC (labels) minus the served candidate's, and the served candidate's ACC
+    minus the BERTopic way's (for the runs that have that candidate)."""
+    from hf_textcluster.choosing.candidate_choice import BERTOPIC_WAY
+
+    losses = [100 * (r["oracle_acc"] - r["partitions"][s]["acc"]) for r, s in zip(runs, served)]
+    against = [
+        100 * (r["partitions"][s]["acc"] - r["partitions"][BERTOPIC_WAY]["acc"])
+        for r, s in zip(runs, served)
+        if BERTOPIC_WAY in r["partitions"]
+    ]
+    return losses, against
+
+
+# The other forms of the do-no-harm guard compared with the default's (GUARD_CRITERIA): each the views a trained pick
+# must win against the BERTopic way.
+OTHER_GUARD_FORMS = {
     "no guard": (),
     "the lexical vote alone": ("knn_holdout_lexical",),
     "the lexical vote and the shared silhouette": ("knn_holdout_lexical", "silhouette_shared"),
-    "every view (the default)": ("knn_holdout_lexical", "knn_holdout_shared", "silhouette_shared"),
 }
 
 
 def render_guards(auto_rows: list[dict], split: str) -> list[str]:
-    """Each form of the do-no-harm guard (:data:`GUARD_FORMS`) on the default criterion's pick, on the runs whose
-    candidates recorded every view (every configuration: the guard must hold whatever trained the candidates): the
-    served ACC against the oracle (labels) and against the BERTopic way."""
+    """Each form of the do-no-harm guard (:data:`OTHER_GUARD_FORMS` and the default's) on the default criterion's
+    pick, on the runs whose candidates recorded every view (every configuration: the guard must hold whatever trained
+    the candidates): the served ACC against the oracle (labels) and against the BERTopic way."""
     from hf_textcluster.choosing.candidate_choice import BERTOPIC_WAY, GUARD_CRITERIA, guarded_choice
 
-    assert GUARD_FORMS["every view (the default)"] == GUARD_CRITERIA, "GUARD_FORMS names the default's views"
+    forms = {**OTHER_GUARD_FORMS, "every view (the default)": GUARD_CRITERIA}
     views = set(GUARD_CRITERIA)
     runs = [
         r
@@ -759,13 +771,9 @@ def render_guards(auto_rows: list[dict], split: str) -> list[str]:
         "| serves the BERTopic way |",
         "|---|---|---|---|---|---|",
     ]
-    for name, guards in GUARD_FORMS.items():
+    for name, guards in forms.items():
         served = [guarded_choice(row_criteria(r), r["selection_criterion"], guards)[0] for r in runs]
-        accs = [
-            (100 * r["partitions"][s]["acc"], 100 * r["partitions"][BERTOPIC_WAY]["acc"]) for r, s in zip(runs, served)
-        ]
-        losses = [100 * r["oracle_acc"] - a for r, (a, _) in zip(runs, accs)]
-        against = [a - b for a, b in accs]
+        losses, against = _losses(runs, served)
         out.append(
             f"| {name} | {statistics.mean(losses):.1f} | {max(losses):.1f} | {min(against) + 0.0:+.1f} "
             f"| {sum(d < -1 for d in against)} of {len(runs)} | {served.count(BERTOPIC_WAY)} |"
