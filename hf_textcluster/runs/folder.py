@@ -136,11 +136,14 @@ class RunFolder:
             return json.load(f)
 
     def _write(self, name: str, text: str) -> None:
-        """Write the file ``name`` whole or not at all: a temporary file renamed over it."""
+        """Write the file ``name`` whole or not at all: a temporary file renamed over it. The temporary file is this
+        process's own: every process of a launch records the run's identity, and a shared one would be renamed away
+        under another's feet."""
         path = self._file(name)
-        with open(path + ".tmp", "w", encoding="utf-8", newline="") as f:
+        staging = f"{path}.{os.getpid()}.tmp"
+        with open(staging, "w", encoding="utf-8", newline="") as f:
             f.write(text)
-        os.replace(path + ".tmp", path)
+        os.replace(staging, path)
 
     # ----- identity: what makes a resumed run the same run ------------------------------------------------------------
     @staticmethod

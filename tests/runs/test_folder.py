@@ -51,6 +51,26 @@ def test_run_record_round_trips_and_bad_json_is_one_clear_error(tmp_path):
         folder.read_training_run()
 
 
+def test_processes_writing_one_file_at_once_each_rename_their_own_staging_file(tmp_path, monkeypatch):
+    """Every process of an `accelerate launch` records the run's identity: the other process writing and renaming
+    between this one's write and rename must leave this one's temporary file where it is."""
+    import os
+
+    folder = RunFolder(tmp_path)
+    real_replace, real_getpid = os.replace, os.getpid
+
+    def other_process_in_between(src, dst):
+        monkeypatch.setattr(os, "replace", real_replace)
+        monkeypatch.setattr(os, "getpid", lambda: real_getpid() + 1)
+        folder.write_training_run({"writer": "other"})
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", other_process_in_between)
+    folder.write_training_run({"writer": "this"})
+    assert folder.read_training_run() == {"writer": "this"}
+    assert not list(tmp_path.glob("*.tmp"))
+
+
 def test_ownership_and_backup(tmp_path):
     folder = RunFolder(tmp_path / "model")
     assert not folder.holds_trained_model()
