@@ -33,6 +33,7 @@ class ClusteringMethod:
             tag them with (``loss:<name>``), each with what it is (the paper's equation).
         uses_augmented_views: whether it trains on ``text_aug1`` / ``text_aug2`` (augmentation applies).
         paper_results: ACC / NMI (%) its paper reports per benchmark corpus, for the results tables.
+        paper_purity: purity (%) its paper reports per benchmark corpus, where it reports purity instead (DEC-MLM).
         paper_note: what its paper reports when not on our corpora (a sentence for the results section).
         paper_test_sizes: the held-out test split its paper reports on, as a number of texts per corpus
             (``bench.py --held-out``); empty when the paper reports on all texts.
@@ -50,6 +51,7 @@ class ClusteringMethod:
     loss_terms: Mapping[str, str]
     uses_augmented_views: bool = False
     paper_results: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    paper_purity: Mapping[str, float] = field(default_factory=dict)
     paper_note: str = ""
     paper_test_sizes: Mapping[str, int] = field(default_factory=dict)
     card_fields: Callable[[Any], tuple[dict[str, str], list[str]]] | None = None

@@ -15,6 +15,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # training/ is a folder of the checkout, not installed
 from hf_textcluster.editing import initialize_clusters  # noqa: E402
 from training.bench import common, comparisons, kmeans_init, leaderboard, partitions, render, rescore, speed  # noqa: E402
+from training.bench import method as method_section  # noqa: E402
 from training.bench import store as results  # noqa: E402
 from training.bench.__main__ import main  # noqa: E402
 
@@ -505,6 +506,20 @@ def test_verdict_table_names_corpora_and_the_best_reported_number(bench):
     assert "| StackOverflow | 75.0 (SCCL" in table and "83.2 (AECL) | -8.2 |" in table
     tweet = leaderboard.render_leaderboard([_row("sccl", "tweet", 0.70, "r")])[1][0]
     assert (tweet.paper, tweet.paper_label) == (89.6, "HAC-SD, SCCL's Table 1")
+
+
+def test_a_paper_that_reports_purity_is_compared_in_purity_and_the_others_keep_acc_and_nmi(bench):
+    store = {"runs": {"r": RUN}, "rows": []}
+    for name in ("decmlm", "sccl"):
+        bench.put_row(store, {**_row(name, "trec6", 0.5, "r"), "init_kmeans_purity": 0.375})
+    lines = method_section.render(store, store["rows"])
+    decmlm, sccl = (lines.index(f"## {name}") for name in ("DEC-MLM", "SCCL"))
+    header = next(line for line in lines[decmlm:] if line.startswith("| dataset"))
+    assert header.split(" | ")[10:12] == ["k-means before purity", "paper purity"]
+    row = next(line for line in lines[decmlm:] if line.startswith("| trec6"))
+    assert row.split(" | ")[10:12] == ["37.5", "39.9"]  # the paper's 39.9 beside the run's own k-means before
+    assert len(row.split(" | ")) == len(header.split(" | "))
+    assert "paper purity" not in next(line for line in lines[sccl:] if line.startswith("| dataset"))
 
 
 def test_verdict_names_a_better_variant_and_leaves_out_other_encoders_and_held_out_splits(bench):
