@@ -1,4 +1,5 @@
-"""hf_textcluster's cache folder, and folders published into it whole (pip-shipped data unpacked on first use)."""
+"""hf_textcluster's cache folder, folders published into it whole (pip-shipped data unpacked on first use), and files
+written whole."""
 
 from __future__ import annotations
 
@@ -31,3 +32,13 @@ def publish_folder(target: Path, build: Callable[[Path], Path], ready: str) -> N
                 raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def write_whole(path: str | os.PathLike, text: str) -> None:
+    """Write the text file ``path`` whole or not at all: a temporary file renamed over it, so a reader never sees half
+    of it. The temporary file is this process's own: processes writing one file at once (every process of an
+    ``accelerate launch`` records a run's identity) must not rename each other's away."""
+    staging = f"{os.fspath(path)}.{os.getpid()}.tmp"
+    with open(staging, "w", encoding="utf-8", newline="") as f:
+        f.write(text)
+    os.replace(staging, path)

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..cache import write_whole
 from .projection import sample_indices
 from .report_data import DEFAULT_SAMPLE_SIZE, ReportData
 from .report_sections import render_page
@@ -138,9 +139,7 @@ def render_report(
     path = check_report_path(output)
     data = ReportData.from_arrays(texts, probabilities, embeddings, map_method=_check_map_method(map_method), **arrays)
     document = render_page(data, title)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(document, encoding="utf-8")
-    os.replace(tmp, path)  # atomic: a reader never sees half a report
+    write_whole(path, document)
     return path
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from transformers.utils import logging
 
+from ..cache import write_whole
 from .chunked_input import DEFAULT_CHUNK_SIZE, text_chunks
 
 logger = logging.get_logger(__name__)
@@ -103,12 +104,6 @@ def _source_identity(source, text_column: str, call_kwargs: dict, model_name: st
         "model": model_name,
         "options_sha1": hashlib.sha1(options.encode()).hexdigest(),
     }
-
-
-def _write_json_atomic(path: Path, payload: dict) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(payload, indent=1), encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def check_output(source, output: str | os.PathLike) -> Path:
@@ -247,15 +242,13 @@ class _ResumableOutput:
         logger.warning(f"Resuming {output} after {self.done:,} texts.")
 
     def _record(self, texts_done: int) -> None:
-        _write_json_atomic(
-            self.progress_path,
-            {
-                "identity": self.identity,
-                "texts_done": texts_done,
-                "output_bytes": self.handle.tell(),
-                "output_sha256": self.digest.hexdigest(),
-            },
-        )
+        progress = {
+            "identity": self.identity,
+            "texts_done": texts_done,
+            "output_bytes": self.handle.tell(),
+            "output_sha256": self.digest.hexdigest(),
+        }
+        write_whole(self.progress_path, json.dumps(progress, indent=1))
 
     def write(self, lines: str, texts_done: int) -> None:
         data = lines.encode("utf-8")

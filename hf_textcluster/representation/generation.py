@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..cache import write_whole
 from ..modeling.validation import check_local_path
 from ._base import BaseRepresentation, check_clusters, unique_names
 from .ctfidf import ClassTfidfRepresentation
@@ -270,9 +271,8 @@ class GeneratedNamesRepresentation(BaseRepresentation):
         if self.cache is None:
             return
         self.cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.cache.with_name(self.cache.name + ".tmp")
-        tmp.write_text(json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False), encoding="utf-8")
-        os.replace(tmp, self.cache)  # atomic: an interrupted run leaves the previous cache
+        # whole or not at all: an interrupted run leaves the previous cache
+        write_whole(self.cache, json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False))
 
     def names(
         self,

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 from transformers import AutoModel
 
+from ..cache import write_whole
 from ..data import load_text_file
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.validation import check_local_path
@@ -136,14 +137,7 @@ class RunFolder:
             return json.load(f)
 
     def _write(self, name: str, text: str) -> None:
-        """Write the file ``name`` whole or not at all: a temporary file renamed over it. The temporary file is this
-        process's own: every process of a launch records the run's identity, and a shared one would be renamed away
-        under another's feet."""
-        path = self._file(name)
-        staging = f"{path}.{os.getpid()}.tmp"
-        with open(staging, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-        os.replace(staging, path)
+        write_whole(self._file(name), text)
 
     # ----- identity: what makes a resumed run the same run ------------------------------------------------------------
     @staticmethod

@@ -41,9 +41,8 @@ METHOD = ClusteringMethod(
         "bbc": (87.8, 67.9),
     },
     paper_note="ClusterBERT's paper reports k-means on its embeddings (our 'k-means after'), with roberta-base after "
-    "TSDAE on 10^6 Wikipedia sentences; its GoogleNews is compared with our GoogleNews-TS, and its BBC-News is the "
-    "articles split into sentences (22k texts, each labelled with its article's class) where ours clusters the "
-    "2,225 articles whole.",
+    "TSDAE on 10^6 Wikipedia sentences; its GoogleNews is compared with our GoogleNews-TS; its BBC-News is the "
+    "articles split into sentences (ours: the articles whole).",
 )
 
 __all__ = ["METHOD", "ClusterBERTConfig", "ClusterBERTModel"]
