@@ -66,7 +66,7 @@ def test_report_is_one_offline_file_with_map_clusters_outliers_and_confusion(mod
         sample_size=100,
         map_method="pca",
     )
-    assert path == tmp_path / "report.html" and not (tmp_path / "report.html.tmp").exists()
+    assert path == tmp_path / "report.html" and not list(tmp_path.glob("*.tmp"))
     page = path.read_text(encoding="utf-8")
     # self-contained: plotly's library inlined, nothing fetched from a CDN or anywhere else
     assert "Plotly" in page and len(page) > 1_000_000

@@ -47,16 +47,16 @@ class _Killed(BaseException):
 
 def _kill_after_progress_records(monkeypatch, n):
     """SIGKILL after the n-th progress record is written."""
-    original, calls = streaming._write_json_atomic, []
+    original, calls = streaming.write_whole, []
 
-    def write(path, payload):
-        original(path, payload)
+    def write(path, text):
+        original(path, text)
         calls.append(1)
         if len(calls) == n:
             raise _Killed
 
-    monkeypatch.setattr(streaming, "_write_json_atomic", write)
-    return lambda: monkeypatch.setattr(streaming, "_write_json_atomic", original)
+    monkeypatch.setattr(streaming, "write_whole", write)
+    return lambda: monkeypatch.setattr(streaming, "write_whole", original)
 
 
 def test_a_second_writer_of_the_same_output_is_refused(clusterer, source, tmp_path):
