@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -54,8 +55,6 @@ def test_run_record_round_trips_and_bad_json_is_one_clear_error(tmp_path):
 def test_processes_writing_one_file_at_once_each_rename_their_own_staging_file(tmp_path, monkeypatch):
     """Every process of an `accelerate launch` records the run's identity: the other process writing and renaming
     between this one's write and rename must leave this one's temporary file where it is."""
-    import os
-
     folder = RunFolder(tmp_path)
     real_replace, real_getpid = os.replace, os.getpid
 

@@ -126,13 +126,16 @@ def mean_std(values: list[float]) -> str:
 
 
 def paper_cell(method: str, dataset: str, index: int) -> str:
-    """The paper's ACC (``index`` 0), NMI (1) or purity (2) of ``method`` on ``dataset``, or "–"."""
+    """The paper's ACC (``index`` 0) or NMI (1) of ``method`` on ``dataset``, or "–"."""
     spec = methods().get(method)
-    if index == 2:
-        purity = spec.paper_purity.get(dataset) if spec else None
-        return f"{purity:.1f}" if purity is not None else "–"
     value = (spec.paper_results if spec else PAPER_BASELINES.get(method, {})).get(dataset)
     return f"{value[index]:.1f}" if value else "–"
+
+
+def paper_purity_cell(method: str, dataset: str) -> str:
+    """The purity ``method``'s paper reports on ``dataset`` (DEC-MLM's metric), or "–"."""
+    purity = methods()[method].paper_purity.get(dataset)
+    return f"{purity:.1f}" if purity is not None else "–"
 
 
 def cpu_kind(machine: str) -> str:

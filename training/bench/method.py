@@ -23,6 +23,7 @@ from .common import (
     method_order,
     methods,
     paper_cell,
+    paper_purity_cell,
     run_header,
     train_time,
 )
@@ -306,7 +307,7 @@ def render(store: dict, rows: list[dict]) -> list[str]:
                     f" | {mean_std([r['kmeans_acc'] for r in drows])} | {mean_std([r['kmeans_nmi'] for r in drows])}"
                     f" | {paper_cell(method, name, 0)} | {paper_cell(method, name, 1)}"
                     + (
-                        f" | {mean_std([r['init_kmeans_purity'] for r in drows])} | {paper_cell(method, name, 2)}"
+                        f" | {mean_std([r['init_kmeans_purity'] for r in drows])} | {paper_purity_cell(method, name)}"
                         * purities
                     )
                     + f" | {drows[0]['steps']} × {drows[0]['batch_size']} | {train_time(store, drows)} | {len(drows)} |"
