@@ -129,13 +129,8 @@ def run_demo(
 
     print(f"\nResults on the {len(texts):,} texts (higher is better):")
     print(_row("MiniLM embeddings + k-means (before)", clustering_scores(labels, trainer.initial_kmeans_labels)))
-    print(
-        _row(
-            f"{spec.display_name} ({steps} steps x {trainer.args.per_device_train_batch_size}): served ({served})",
-            served_scores,
-            train_seconds,
-        )
-    )
+    trained = f"{spec.display_name} ({steps} steps x {trainer.args.per_device_train_batch_size}): served ({served})"
+    print(_row(trained, served_scores, train_seconds))
     print(_row(f"{spec.display_name}: k-means on its embeddings", kmeans_scores, eval_seconds))
 
     start = time.perf_counter()
@@ -163,8 +158,7 @@ def run_demo(
     print(f"Precision: {trainer.precision_description()}. Demo total: {time.perf_counter() - total_start:.0f}s.")
     print(
         f"The trained model is in {output_dir}; try:\n  hf-textcluster predict --model {output_dir} --input "
-        f"my_texts.txt"
-        f"\n  hf-textcluster report --model {output_dir} --input my_texts.txt --output my_report.html"
+        f"my_texts.txt\n  hf-textcluster report --model {output_dir} --input my_texts.txt --output my_report.html"
     )
     return 0
 
@@ -222,7 +216,6 @@ def most_confident_clusters(summaries: list[dict], min_size: int, count: int = D
 
 def _served_partition(model, trainer) -> str:
     """The partition the trained model serves by default: the trainer's label-free choice when it made one."""
-    choice = getattr(trainer, "serving_choice", None)
-    if choice:
+    if choice := getattr(trainer, "serving_choice", None):
         return str(choice["served"])
     return str(getattr(model.config, "served_partition", None) or "head")

@@ -27,17 +27,8 @@ _BERTOPIC_SERIES = (
 _KMEANS_SERIES = " k-means on its embeddings"
 
 
-def _rows_of(rows) -> list[dict]:
-    if isinstance(rows, (str, os.PathLike)):
-        path = Path(rows)
-        if not path.is_file():
-            raise FileNotFoundError(
-                f"No results file {path.resolve()} (`python -m training.bench` writes docs/results.json)."
-            )
-        rows = json.loads(path.read_text())
-    if isinstance(rows, Mapping):
-        rows = rows.get("rows", [])
-    return [r for r in rows if isinstance(r, Mapping)]
+def _section(rows: list[Mapping], section: str) -> list[Mapping]:
+    return [r for r in rows if r.get("section") == section]
 
 
 def leaderboard_table(
@@ -64,27 +55,34 @@ def leaderboard_table(
     Example:
         >>> corpora, series = leaderboard_table("docs/results.json", "nmi")  # doctest: +SKIP
     """
-    rows = _rows_of(rows)
+    if isinstance(rows, (str, os.PathLike)):
+        path = Path(rows)
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"No results file {path.resolve()} (`python -m training.bench` writes docs/results.json)."
+            )
+        rows = json.loads(path.read_text())
+    rows = [r for r in (rows.get("rows", []) if isinstance(rows, Mapping) else rows) if isinstance(r, Mapping)]
     series: dict[str, dict[str, list[float]]] = {}
 
-    def add(name, dataset, value):
+    def add(name, row, key=metric):
+        value = row.get(key)
         if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-            series.setdefault(name, {}).setdefault(dataset, []).append(100 * float(value))
+            series.setdefault(name, {}).setdefault(row["dataset"], []).append(100 * float(value))
 
-    baselines = [r for r in rows if r.get("section") == "baselines"]
-    methods = [r for r in rows if r.get("section") == "method" and (r.get("variant") or "") == variant]
     rank = {method: i for i, method in enumerate(_BASELINE_ORDER)}
-    for row in sorted(baselines, key=lambda r: rank.get(r.get("method"), len(rank))):
-        add(row["method"], row["dataset"], row.get(metric))
+    for row in sorted(_section(rows, "baselines"), key=lambda r: rank.get(r.get("method"), len(rank))):
+        add(row["method"], row)
     for method, name in _BERTOPIC_SERIES:
-        for row in rows:
-            if row.get("section") == "auto-k" and row.get("method") == method:
-                add(name, row["dataset"], row.get(metric))
+        for row in _section(rows, "auto-k"):
+            if row.get("method") == method:
+                add(name, row)
+    methods = [r for r in _section(rows, "method") if (r.get("variant") or "") == variant]
     order = {name: i for i, name in enumerate(METHODS)}
     for row in sorted(methods, key=lambda r: (order.get(r["method"], len(order)), r["method"])):
         name = METHODS[row["method"]].display_name if row["method"] in METHODS else row["method"]
-        add(f"{name} head", row["dataset"], row.get(metric))
-        add(f"{name}{_KMEANS_SERIES}", row["dataset"], row.get(f"kmeans_{metric}"))
+        add(f"{name} head", row)
+        add(f"{name}{_KMEANS_SERIES}", row, f"kmeans_{metric}")
     corpora = list(CORPORA)  # in the order the package lists them, unknown ones last (by name)
     present = sorted(
         {d for values in series.values() for d in values},
@@ -133,14 +131,11 @@ def plot_leaderboard(
     series = {name: values for name, values in series.items() if any(d in values for d in corpora)}
     if not corpora or not series:
         raise ValueError(f"No baseline or method rows with {metric!r} to plot.")
-    names = list(series)
-    fig = new_figure(figsize or (max(8.0, min(18.0, 0.16 * len(names) * len(corpora) + 3)), 5.0))
+    fig = new_figure(figsize or (max(8.0, min(18.0, 0.16 * len(series) * len(corpora) + 3)), 5.0))
     ax = fig.add_subplot()
     _draw_bars(ax, corpora, series)
-    ax.set_xticks(np.arange(len(corpora)))
-    ax.set_xticklabels(corpora, rotation=20 if len(corpora) > 5 else 0)
-    ax.set_ylabel(f"{metric.upper()} (%)")
-    ax.set_ylim(0, 100)
+    ax.set_xticks(np.arange(len(corpora)), corpora, rotation=20 if len(corpora) > 5 else 0)
+    ax.set(ylabel=f"{metric.upper()} (%)", ylim=(0, 100))
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     seeds = sorted({len(v) for values in series.values() for v in values.values()})
@@ -160,24 +155,14 @@ def _draw_bars(ax, corpora: Sequence[str], series: Mapping[str, Mapping[str, lis
     (the latter hatched), so the two read as one method."""
     names = list(series)
     width = 0.8 / len(names)
-    groups = list(dict.fromkeys(name.removesuffix(_KMEANS_SERIES).removesuffix(" head") for name in names))
-    colours = dict(zip(groups, palette(len(groups))))
+    groups = [name.removesuffix(_KMEANS_SERIES).removesuffix(" head") for name in names]
+    colours = dict(zip(dict.fromkeys(groups), palette(len(set(groups)))))
     positions = np.arange(len(corpora))
     for i, name in enumerate(names):
         means = [float(np.mean(series[name][d])) if d in series[name] else np.nan for d in corpora]
         stds = [float(np.std(series[name][d])) if len(series[name].get(d, [])) > 1 else 0.0 for d in corpora]
-        hatched = name.endswith(_KMEANS_SERIES)
-        colour = colours[name.removesuffix(_KMEANS_SERIES).removesuffix(" head")]
-        ax.bar(
-            positions - 0.4 + (i + 0.5) * width,
-            means,
-            width,
-            yerr=stds,
-            label=name,
-            color=colour,
-            hatch="///" if hatched else None,
-            edgecolor="white" if hatched else colour,
-            linewidth=0,
-            alpha=0.75 if hatched else 1.0,
-            error_kw={"elinewidth": 0.8},
-        )
+        colour = colours[groups[i]]
+        hatched = {"hatch": "///", "edgecolor": "white", "alpha": 0.75}  # the k-means on a method's embeddings
+        style = hatched if name.endswith(_KMEANS_SERIES) else {"edgecolor": colour}
+        x = positions - 0.4 + (i + 0.5) * width
+        ax.bar(x, means, width, yerr=stds, label=name, color=colour, linewidth=0, error_kw={"elinewidth": 0.8}, **style)

@@ -55,6 +55,14 @@ def _label(k: int, names: Mapping[int, str], limit: int = 40) -> str:
     return _e(f"{k}: {shorten(str(names.get(k, f'cluster_{k}')), limit)}")
 
 
+def _laid_out(fig, height: int, x: str | None, y: str | None, axis: dict | None = None, **layout):
+    """``fig`` laid out as every figure of the report is: ``height`` pixels, axes titled ``x`` and ``y`` (both with
+    the options ``axis``), a small top margin unless ``layout`` (more of plotly's layout) says otherwise."""
+    axes = {"xaxis": {"title": x, **(axis or {})}, "yaxis": {"title": y, **(axis or {})}}
+    fig.update_layout(height=height, **{"margin": {"t": 30}, **axes, **layout})
+    return fig
+
+
 def cluster_centres(embeddings, clusters, num_clusters: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The centre of every cluster that holds texts: the mean of its texts' L2-normalised embeddings, normalised.
 
@@ -184,27 +192,19 @@ def cluster_map_figure(ids: Sequence[int], centres, sizes: Sequence[int], names:
     if components == 1:
         coords = np.column_stack([coords[:, 0], np.zeros(len(coords))])
     diameter = 12 + 48 * np.sqrt(sizes / max(sizes.max(), 1))
-    fig = go.Figure(
-        go.Scatter(
-            x=coords[:, 0].tolist(),  # lists: the page carries plain numbers, not base64 typed arrays
-            y=coords[:, 1].tolist(),
-            mode="markers+text",
-            text=[str(int(k)) for k in ids],
-            textposition="middle center",
-            customdata=[[int(k), int(n)] for k, n in zip(ids, sizes)],
-            hovertext=[f"{_label(int(k), names)}<br>{int(n):,} texts" for k, n in zip(ids, sizes)],
-            hovertemplate="%{hovertext}<extra></extra>",
-            marker={"size": diameter.tolist(), "opacity": 0.55, "line": {"width": 1, "color": "#333"}},
-            showlegend=False,
-        )
+    fig = go.Figure().add_scatter(
+        x=coords[:, 0].tolist(),  # lists: the page carries plain numbers, not base64 typed arrays
+        y=coords[:, 1].tolist(),
+        mode="markers+text",
+        text=[str(int(k)) for k in ids],
+        textposition="middle center",
+        customdata=[[int(k), int(n)] for k, n in zip(ids, sizes)],
+        hovertext=[f"{_label(int(k), names)}<br>{int(n):,} texts" for k, n in zip(ids, sizes)],
+        hovertemplate="%{hovertext}<extra></extra>",
+        marker={"size": diameter.tolist(), "opacity": 0.55, "line": {"width": 1, "color": "#333"}},
+        showlegend=False,
     )
-    fig.update_layout(
-        height=520,
-        xaxis={"title": "PCA 1 of the cluster centres", "showticklabels": False, "zeroline": False},
-        yaxis={"title": "PCA 2", "showticklabels": False, "zeroline": False},
-        margin={"t": 30},
-    )
-    return fig
+    return _laid_out(fig, 520, "PCA 1 of the cluster centres", "PCA 2", {"showticklabels": False, "zeroline": False})
 
 
 def hierarchy_figure(ids: Sequence[int], centres, names: Mapping[int, str]):
@@ -226,16 +226,10 @@ def hierarchy_figure(ids: Sequence[int], centres, names: Mapping[int, str]):
         labels=labels,
         linkagefun=lambda _: centre_linkage(centres),  # the joins first_joins lists
     )
-    fig.update_layout(
-        width=None,  # create_dendrogram fixes a width; the page's is wanted
-        autosize=True,
-        height=max(320, 22 * len(labels) + 120),
-        xaxis={"title": "cosine distance between the joined groups (average linkage)"},
-        yaxis={"automargin": True},
-        showlegend=False,
-        margin={"t": 30},
-    )
-    return fig
+    fig.update_yaxes(automargin=True)
+    x_title = "cosine distance between the joined groups (average linkage)"
+    # create_dendrogram fixes a width; the page's is wanted
+    return _laid_out(fig, max(320, 22 * len(labels) + 120), x_title, None, width=None, autosize=True, showlegend=False)
 
 
 def text_map_figure(coords, clusters, rows, texts: Sequence[str], names, confidence, method: str, title: str):
@@ -267,26 +261,18 @@ def text_map_figure(coords, clusters, rows, texts: Sequence[str], names, confide
         points = rows[clusters[rows] == k]
         positions = np.searchsorted(rows, points)
         hover = [f"{_e(shorten(texts[i]))}<br><i>{_e(names[k])}</i> · confidence {confidence[i]:.2f}" for i in points]
-        fig.add_trace(
-            go.Scatter(
-                x=coords[positions, 0],
-                y=coords[positions, 1],
-                mode="markers",
-                name=f"{k}: {_e(names[k])}",
-                marker={"size": 6, "opacity": 0.75, "color": colours[position % len(colours)]},
-                text=hover,
-                hovertemplate="%{text}<extra></extra>",
-            )
+        fig.add_scatter(
+            x=coords[positions, 0],
+            y=coords[positions, 1],
+            mode="markers",
+            name=f"{k}: {_e(names[k])}",
+            marker={"size": 6, "opacity": 0.75, "color": colours[position % len(colours)]},
+            text=hover,
+            hovertemplate="%{text}<extra></extra>",
         )
-    fig.update_layout(
-        title=title,
-        height=650,
-        legend={"itemsizing": "constant", "font": {"size": 10}},
-        xaxis={"title": f"{method} 1", "showticklabels": False},
-        yaxis={"title": f"{method} 2", "showticklabels": False},
-        margin={"t": 60},
-    )
-    return fig
+    legend = {"itemsizing": "constant", "font": {"size": 10}}
+    axis = {"showticklabels": False}
+    return _laid_out(fig, 650, f"{method} 1", f"{method} 2", axis, title=title, legend=legend, margin={"t": 60})
 
 
 def confidence_figure(confidence, is_outlier, calibrated: bool):
@@ -329,10 +315,8 @@ def confidence_figure(confidence, is_outlier, calibrated: bool):
         if calibrated
         else "top soft-assignment probability"
     )
-    fig.update_layout(
-        height=350, bargap=0, xaxis={"title": what, "range": [0, 1]}, yaxis={"title": "texts"}, margin={"t": 30}
-    )
-    return fig
+    fig.update_xaxes(range=[0, 1])
+    return _laid_out(fig, 350, what, "texts", bargap=0)
 
 
 def confusion_figure(labels, clusters, label_names: Sequence[str] | None, cluster_names: Mapping[int, str]):
@@ -370,23 +354,19 @@ def confusion_figure(labels, clusters, label_names: Sequence[str] | None, cluste
     x = [f"{int(used[j])}: {_e(shorten(cluster_names[int(used[j])], 40))}" for j in order]
     yl = [_e(display_name(v, label_names)) for v in classes.tolist()]
     share = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
-    fig = go.Figure(
-        go.Heatmap(
-            z=share,
-            x=x,
-            y=yl,
-            customdata=counts,
-            colorscale="Blues",
-            zmin=0,
-            zmax=1,
-            colorbar={"title": "share of class"},
-            hovertemplate="class %{y}<br>cluster %{x}<br>%{customdata} texts (%{z:.0%} of the class)<extra></extra>",
-        )
+    fig = go.Figure().add_heatmap(
+        z=share,
+        x=x,
+        y=yl,
+        customdata=counts,
+        colorscale="Blues",
+        zmin=0,
+        zmax=1,
+        colorbar={"title": "share of class"},
+        hovertemplate="class %{y}<br>cluster %{x}<br>%{customdata} texts (%{z:.0%} of the class)<extra></extra>",
     )
-    fig.update_layout(
-        height=max(400, 22 * len(yl) + 200),
-        xaxis={"title": "cluster (Hungarian-matched order)", "tickangle": 45, "automargin": True},
-        yaxis={"title": "class", "autorange": "reversed", "automargin": True},
-        margin={"t": 30},
+    fig.update_xaxes(tickangle=45)
+    fig.update_yaxes(autorange="reversed")
+    return _laid_out(
+        fig, max(400, 22 * len(yl) + 200), "cluster (Hungarian-matched order)", "class", {"automargin": True}
     )
-    return fig

@@ -126,8 +126,7 @@ def plot_training_curves(
     for ax, key in zip(axes, loss_keys):
         steps, values = _series(history, key)
         ax.plot(steps, values, marker="o" if len(steps) < 30 else None, markersize=3, color="tab:blue")
-        ax.set_title("total loss" if key == "loss" else f"loss term: {key[5:]}")
-        ax.set_xlabel("step")
+        ax.set(title="total loss" if key == "loss" else f"loss term: {key[5:]}", xlabel="step")
         ax.grid(alpha=0.3)
     if score_keys or has_used:
         _draw_health(axes[len(loss_keys)], history, score_keys, has_used)
@@ -146,16 +145,14 @@ def _draw_health(ax, history: Sequence[Mapping], score_keys: Sequence[str], has_
     for key in score_keys:
         steps, values = _series(history, key)
         ax.plot(steps, values, marker="o", markersize=3, label=key)
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel("step")
-    ax.set_title("cluster health" + (" and scores" if any(k.startswith("eval_") for k in score_keys) else ""))
+    title = "cluster health" + (" and scores" if any(k.startswith("eval_") for k in score_keys) else "")
+    ax.set(ylim=(-0.02, 1.02), xlabel="step", title=title)
     ax.grid(alpha=0.3)
     handles, names = ax.get_legend_handles_labels()
     if has_used:
         twin = ax.twinx()
         steps, values = _series(history, _CLUSTERS_USED)
         line = twin.plot(steps, values, color="0.35", linestyle="--", marker="s", markersize=3, label=_CLUSTERS_USED)
-        twin.set_ylabel("clusters used")
-        twin.set_ylim(0, max(values) * 1.1 + 1)
+        twin.set(ylabel="clusters used", ylim=(0, max(values) * 1.1 + 1))
         handles, names = handles + line, names + [f"{_CLUSTERS_USED} (right)"]
     ax.legend(handles, names, fontsize="x-small", loc="lower left", frameon=False)
