@@ -82,9 +82,8 @@ def run_demo(
     output_dir = output_dir or f"runs/demo-{method}-{DEMO_DATASET}"
     # a seeded sample of the corpus, with the augmented views the method's CPU recipe asks for
     family = load_recipe(method, "cpu", DEMO_DATASET).get("augmentation") if spec.uses_augmented_views else None
-    dataset = load_benchmark(
-        DEMO_DATASET, data_dir=data_dir, augmentation=family if family in AUGMENTATION_FAMILIES else None
-    )
+    augmentation = family if family in AUGMENTATION_FAMILIES else None
+    dataset = load_benchmark(DEMO_DATASET, data_dir=data_dir, augmentation=augmentation)
     dataset = dataset.shuffle(seed=seed).select(range(min(num_texts or sized_texts, len(dataset))))
     texts, labels = list(dataset["text"]), np.asarray(dataset["label"])
     label_names = dataset.features["label"].names
@@ -95,9 +94,8 @@ def run_demo(
     if not (max_steps or num_texts):
         other = "fp32" if precision == "bf16" else "bf16"
         print(
-            f"Sized for this machine, which computes in {precision}: {sized_texts:,} texts and {sized_steps} steps "
-            f"({DEMO_SIZES[other][0]:,} and {DEMO_SIZES[other][1]} in {other}); --num-texts and --max-steps change "
-            "it.\n"
+            f"Sized for this machine, which computes in {precision}: {sized_texts:,} texts and {sized_steps} steps ("
+            f"{DEMO_SIZES[other][0]:,} and {DEMO_SIZES[other][1]} in {other}); --num-texts and --max-steps change it.\n"
         )
 
     start = time.perf_counter()

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 
 from .canvas import new_figure, palette, save_figure
-from .projection import method_title, project_2d, sample_indices
+from .projection import embedding_matrix, method_title, project_2d, sample_indices
 
 # More categories than this: no legend (the colours still tell them apart locally).
 MAX_LEGEND_ENTRIES = 20
@@ -63,13 +63,6 @@ def _draw_map(ax, coords: np.ndarray, values, names, title: str, legend_title: s
             legend_style = {"fontsize": "small", "title_fontsize": "small", "frameon": False, "markerscale": 0.9}
             ax.legend(handles=handles, title=legend_title, loc="upper left", bbox_to_anchor=(1.0, 1.0), **legend_style)
     ax.set(xticks=[], yticks=[], title=title)
-
-
-def _embedding_matrix(embeddings, name: str = "embeddings") -> np.ndarray:
-    x = np.asarray(embeddings, dtype=np.float32)
-    if x.ndim != 2:
-        raise ValueError(f"`{name}` must be a 2-D matrix (texts x dimensions), got shape {x.shape}.")
-    return x
 
 
 def _check_rows(name: str, values, n: int):
@@ -123,7 +116,7 @@ def plot_embedding_map(
     Example:
         >>> plot_embedding_map(model.embed(texts), labels=labels, path="map.png")  # doctest: +SKIP
     """
-    x = _embedding_matrix(embeddings)
+    x = embedding_matrix(embeddings)
     n = x.shape[0]
     labels, clusters = _check_rows("labels", labels, n), _check_rows("clusters", clusters, n)
     rows = sample_indices(n, sample_size, random_state)
@@ -179,7 +172,7 @@ def plot_maps_before_after(
     Example:
         >>> plot_maps_before_after(encoder_embeddings, model.embed(texts), labels, path="maps.png")  # doctest: +SKIP
     """
-    before, after = _embedding_matrix(before, "before"), _embedding_matrix(after, "after")
+    before, after = embedding_matrix(before, "before"), embedding_matrix(after, "after")
     if before.shape[0] != after.shape[0]:
         raise ValueError(
             f"`before` and `after` must be embedding matrices of the same texts (same rows), got shapes "
@@ -296,7 +289,7 @@ def plot_clustering_overview(
     Example:
         >>> plot_clustering_overview(model.embed(texts), model.predict(texts), path="overview.png")  # doctest: +SKIP
     """
-    x = _embedding_matrix(embeddings)
+    x = embedding_matrix(embeddings)
     clusters = _check_rows("clusters", clusters, x.shape[0])
     labels = _check_rows("labels", labels, x.shape[0])
     coords = project_2d(x, method=method, random_state=random_state, **projection_kwargs)

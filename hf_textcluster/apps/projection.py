@@ -46,6 +46,14 @@ def sample_indices(num_rows: int, sample_size: int | None, random_state: int | N
     return np.sort(rng.choice(num_rows, size=sample_size, replace=False))
 
 
+def embedding_matrix(embeddings, name: str = "embeddings") -> np.ndarray:
+    """``embeddings`` as a float32 matrix (texts x dimensions), or an error naming the argument ``name``."""
+    x = np.asarray(embeddings, dtype=np.float32)
+    if x.ndim != 2:
+        raise ValueError(f"`{name}` must be a 2-D matrix (texts x dimensions), got shape {x.shape}.")
+    return x
+
+
 def project_2d(embeddings, method: str = "umap", random_state: int | None = 0, **kwargs) -> np.ndarray:
     """N x 2 coordinates of N embeddings: UMAP (umap-learn, cosine metric), t-SNE or PCA (scikit-learn).
 
@@ -66,9 +74,7 @@ def project_2d(embeddings, method: str = "umap", random_state: int | None = 0, *
         >>> project_2d(np.eye(5), method="pca").shape
         (5, 2)
     """
-    x = np.asarray(embeddings, dtype=np.float32)
-    if x.ndim != 2:
-        raise ValueError(f"`embeddings` must be a 2-D matrix (texts x dimensions), got shape {x.shape}.")
+    x = embedding_matrix(embeddings)
     if x.shape[0] < 4:
         raise ValueError(f"A 2-D map needs at least 4 embeddings, got {x.shape[0]}.")
     if not np.isfinite(x).all():
@@ -82,10 +88,9 @@ def project_2d(embeddings, method: str = "umap", random_state: int | None = 0, *
                 "UMAP maps need umap-learn, a dependency of hf_textcluster that is not installed: pip install "
                 "umap-learn (or pass method='tsne', which scikit-learn draws)."
             ) from err
-        options = {"n_neighbors": min(15, n - 1), "min_dist": 0.1, "metric": "cosine", "random_state": random_state}
-        if n < 20:  # the spectral initialisation needs more points than a handful
-            options["init"] = "random"
-        projector = umap.UMAP(n_components=2, **{**options, **kwargs})
+        init = "random" if n < 20 else "spectral"  # the spectral initialisation needs more points than a handful
+        options = {"n_neighbors": min(15, n - 1), "min_dist": 0.1, "metric": "cosine", "init": init}
+        projector = umap.UMAP(n_components=2, **{**options, "random_state": random_state, **kwargs})
     elif method == "tsne":
         from sklearn.manifold import TSNE
 

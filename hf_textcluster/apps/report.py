@@ -44,10 +44,9 @@ MAP_METHODS = ("auto", "umap", "pca")
 
 def _require_plotly():
     try:
-        import plotly.graph_objects as go
+        import plotly.graph_objects  # noqa: F401
     except ImportError as err:
         raise ImportError(f"The cluster report needs plotly, which is not installed: {REPORT_EXTRA}") from err
-    return go
 
 
 def check_report_path(output: str | os.PathLike) -> Path:
@@ -191,12 +190,11 @@ def model_outputs(
             probs = in_batches(lambda e: model.cluster_probabilities(e).float(), embeddings)
             out = {"probabilities": probs.numpy()}
             if model.is_calibrated:
-                calibration = model.calibration
                 clusters = probs.argmax(dim=-1)
-                distance = in_batches(calibration.distance, embeddings, clusters)
+                distance = in_batches(model.calibration.distance, embeddings, clusters)
                 out["confidence"] = in_batches(model.calibrated_confidence, embeddings, probs).numpy()
                 out["distance"] = distance.numpy()
-                out["is_outlier"] = (distance > calibration.thresholds(quantile).cpu()[clusters]).numpy()
+                out["is_outlier"] = (distance > model.calibration.thresholds(quantile).cpu()[clusters]).numpy()
     finally:
         model.train(was_training)
     return out

@@ -24,7 +24,6 @@ from .projection import sample_indices
 from .report_figures import cluster_centres
 
 DEFAULT_SAMPLE_SIZE = 3000
-NUM_MEMBERS = 3
 NUM_KEYWORDS = 8
 
 
@@ -86,7 +85,7 @@ def cluster_summaries(
     is_outlier=None,
     cluster_names: Mapping[int, str] | None = None,
     keywords: Mapping[int, Sequence[str]] | None = None,
-    num_members: int = NUM_MEMBERS,
+    num_members: int = 3,
 ) -> list[dict[str, Any]]:
     """One summary per used cluster, largest first.
 
@@ -245,28 +244,19 @@ class ReportData:
         if keywords is None:
             keywords = {k: [word for word, _ in scored] for k, scored in weights.items()}
         names = _names_by_id(cluster_names, keywords, num_clusters)
+        outputs = {"confidence": confidence, "distance": distance, "is_outlier": is_outlier}
         return cls(
             texts=texts,
             embeddings=embeddings,
             clusters=clusters,
             num_clusters=num_clusters,
-            confidence=confidence,
-            distance=distance,
-            is_outlier=is_outlier,
+            **outputs,
             calibrated=distance is not None if calibrated is None else bool(calibrated),
             labels=check_rows("labels", labels, n),
             label_names=label_names,
             names=names,
             weights=weights,
-            summaries=cluster_summaries(
-                texts,
-                probs,
-                confidence=confidence,
-                distance=distance,
-                is_outlier=is_outlier,
-                cluster_names=names,
-                keywords=keywords,
-            ),
+            summaries=cluster_summaries(texts, probs, cluster_names=names, keywords=keywords, **outputs),
             rows=rows,
             map_method=map_method,
             random_state=random_state,

@@ -30,10 +30,6 @@ from .plotting import display_name
 
 # The largest clusters get a bar chart each; more would make the page a wall of bars.
 MAX_BAR_CLUSTERS = 12
-BAR_WORDS = 5
-BAR_COLUMNS = 3
-LINKAGE = "average"
-HOVER_CHARS = 160
 CONFIDENCE_BINS = 40
 
 
@@ -41,7 +37,7 @@ CONFIDENCE_BINS = 40
 _e = escape_html
 
 
-def shorten(text: str, limit: int = HOVER_CHARS) -> str:
+def shorten(text: str, limit: int = 160) -> str:
     """``text`` cut to at most ``limit`` characters, an ellipsis marking a cut.
 
     Example:
@@ -99,7 +95,7 @@ def centre_linkage(centres) -> np.ndarray:
     from scipy.cluster.hierarchy import linkage
     from scipy.spatial.distance import pdist
 
-    return linkage(pdist(np.asarray(centres, dtype=np.float64), "cosine"), LINKAGE)
+    return linkage(pdist(np.asarray(centres, dtype=np.float64), "cosine"), "average")
 
 
 def first_joins(ids: Sequence[int], centres, count: int = 3) -> list[tuple[list[int], list[int], float]]:
@@ -131,8 +127,8 @@ def keyword_bars_figure(
     names: Mapping[int, str],
     *,
     max_clusters: int = MAX_BAR_CLUSTERS,
-    words: int = BAR_WORDS,
-    columns: int = BAR_COLUMNS,
+    words: int = 5,
+    columns: int = 3,
 ):
     """One bar chart per cluster of ``order`` (the first ``max_clusters``): its top ``words`` keywords, each bar its
     c-TF-IDF weight (:meth:`ClassTfidfRepresentation.extract_weights`), the highest on top.
