@@ -129,9 +129,7 @@ def palette(count: int) -> np.ndarray:
     """
     from matplotlib import colormaps
 
-    if count <= 10:
-        return colormaps["tab10"](np.arange(count))
     if count <= 20:
-        return colormaps["tab20"](np.arange(count))
+        return colormaps["tab10" if count <= 10 else "tab20"](np.arange(count))
     order = np.random.default_rng(0).permutation(count)  # neighbouring ids get far-apart colours
     return colormaps["turbo"](np.linspace(0.03, 0.97, count)[order])

@@ -31,10 +31,7 @@ DEMO_SHOWN = 5
 
 def _row(name: str, scores: dict, seconds: float | None = None) -> str:
     took = f"   ({seconds:.0f}s)" if seconds is not None else ""
-    return (
-        f"  {name:<40} ACC {100 * scores['acc']:5.1f}   NMI {100 * scores['nmi']:5.1f}   "
-        f"ARI {100 * scores['ari']:5.1f}{took}"
-    )
+    return f"  {name:<40} " + "   ".join(f"{m.upper()} {100 * scores[m]:5.1f}" for m in ("acc", "nmi", "ari")) + took
 
 
 def run_demo(

@@ -133,36 +133,27 @@ def plot_leaderboard(
         raise ValueError(f"No baseline or method rows with {metric!r} to plot.")
     fig = new_figure(figsize or (max(8.0, min(18.0, 0.16 * len(series) * len(corpora) + 3)), 5.0))
     ax = fig.add_subplot()
-    _draw_bars(ax, corpora, series)
-    ax.set_xticks(np.arange(len(corpora)), corpora, rotation=20 if len(corpora) > 5 else 0)
-    ax.set(ylabel=f"{metric.upper()} (%)", ylim=(0, 100))
-    ax.grid(axis="y", alpha=0.3)
-    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
-    seeds = sorted({len(v) for values in series.values() for v in values.values()})
-    over = f"{seeds[0]}" if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}"
-    ax.set_title(
-        title
-        or f"{metric.upper()} per corpus (mean over {over} seed{'s' if seeds[-1] > 1 else ''} per bar"
-        + ("; error bar: std" if seeds[-1] > 1 else "")
-        + (f"; variant {variant!r}" if variant else "")
-        + ")"
-    )
-    return save_figure(fig, path)
-
-
-def _draw_bars(ax, corpora: Sequence[str], series: Mapping[str, Mapping[str, list[float]]]) -> None:
-    """One bar per series in each corpus' group; a method's head and the k-means on its embeddings share a colour
-    (the latter hatched), so the two read as one method."""
-    names = list(series)
-    width = 0.8 / len(names)
-    groups = [name.removesuffix(_KMEANS_SERIES).removesuffix(" head") for name in names]
+    # one bar per series in each corpus' group; a method's head and the k-means on its embeddings share a colour (the
+    # latter hatched), so the two read as one method
+    width, positions = 0.8 / len(series), np.arange(len(corpora))
+    groups = [name.removesuffix(_KMEANS_SERIES).removesuffix(" head") for name in series]
     colours = dict(zip(dict.fromkeys(groups), palette(len(set(groups)))))
-    positions = np.arange(len(corpora))
-    for i, name in enumerate(names):
-        means = [float(np.mean(series[name][d])) if d in series[name] else np.nan for d in corpora]
-        stds = [float(np.std(series[name][d])) if len(series[name].get(d, [])) > 1 else 0.0 for d in corpora]
+    for i, (name, values) in enumerate(series.items()):
+        means = [float(np.mean(values[d])) if d in values else np.nan for d in corpora]
+        stds = [float(np.std(values[d])) if len(values.get(d, [])) > 1 else 0.0 for d in corpora]
         colour = colours[groups[i]]
         hatched = {"hatch": "///", "edgecolor": "white", "alpha": 0.75}  # the k-means on a method's embeddings
         style = hatched if name.endswith(_KMEANS_SERIES) else {"edgecolor": colour}
         x = positions - 0.4 + (i + 0.5) * width
         ax.bar(x, means, width, yerr=stds, label=name, color=colour, linewidth=0, error_kw={"elinewidth": 0.8}, **style)
+    ax.set_xticks(positions, corpora, rotation=20 if len(corpora) > 5 else 0)
+    ax.set(ylabel=f"{metric.upper()} (%)", ylim=(0, 100))
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
+    seeds = sorted({len(v) for values in series.values() for v in values.values()})
+    several = seeds[-1] > 1
+    over = f"{seeds[0]}" if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}"
+    notes = f"mean over {over} seed{'s' if several else ''} per bar" + ("; error bar: std" if several else "")
+    notes += f"; variant {variant!r}" if variant else ""
+    ax.set_title(title or f"{metric.upper()} per corpus ({notes})")
+    return save_figure(fig, path)

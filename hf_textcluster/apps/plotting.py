@@ -125,9 +125,8 @@ def plot_embedding_map(
     coords = project_2d(x[rows], method=method, random_state=random_state, **projection_kwargs)
     ax = ax if ax is not None else new_figure(figsize).add_subplot()
     shown = f"{len(rows):,} of {n:,}" if len(rows) < n else f"{n:,}"
-    title = title or f"{method_title(method)} of {shown} texts" + (
-        f", coloured by {kind}" if values is not None else ""
-    )
+    coloured = f", coloured by {kind}" if values is not None else ""
+    title = title or f"{method_title(method)} of {shown} texts{coloured}"
     _draw_map(ax, coords, None if values is None else values[rows], names, title, kind, random_state)
     return save_figure(ax.figure, path)
 
@@ -290,8 +289,7 @@ def plot_clustering_overview(
         >>> plot_clustering_overview(model.embed(texts), model.predict(texts), path="overview.png")  # doctest: +SKIP
     """
     x = embedding_matrix(embeddings)
-    clusters = _check_rows("clusters", clusters, x.shape[0])
-    labels = _check_rows("labels", labels, x.shape[0])
+    clusters, labels = _check_rows("clusters", clusters, len(x)), _check_rows("labels", labels, len(x))
     coords = project_2d(x, method=method, random_state=random_state, **projection_kwargs)
     maps = 2 if labels is not None else 1
     fig = new_figure((7.5 * maps, 10.5))
@@ -299,9 +297,8 @@ def plot_clustering_overview(
     name = method_title(method)
     coloured_by = [("cluster", clusters, cluster_names)] + ([("label", labels, label_names)] if maps == 2 else [])
     for column, (kind, values, names) in enumerate(coloured_by):
-        _draw_map(
-            fig.add_subplot(grid[0, column]), coords, values, names, f"{name}, coloured by {kind}", kind, random_state
-        )
+        ax = fig.add_subplot(grid[0, column])
+        _draw_map(ax, coords, values, names, f"{name}, coloured by {kind}", kind, random_state)
     sized = all_clusters if all_clusters is not None else clusters
     plot_cluster_sizes(sized, num_clusters, cluster_names, ax=fig.add_subplot(grid[1, :]))
     if title:

@@ -42,8 +42,7 @@ def sample_indices(num_rows: int, sample_size: int | None, random_state: int | N
     check_scalar(sample_size, "sample_size", int, min_val=1, allow_none=True)
     if sample_size is None or num_rows <= sample_size:
         return np.arange(num_rows)
-    rng = np.random.default_rng(random_state)
-    return np.sort(rng.choice(num_rows, size=sample_size, replace=False))
+    return np.sort(np.random.default_rng(random_state).choice(num_rows, size=sample_size, replace=False))
 
 
 def embedding_matrix(embeddings, name: str = "embeddings") -> np.ndarray:

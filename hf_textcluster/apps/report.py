@@ -176,12 +176,8 @@ def model_outputs(
 
     def in_batches(head: Callable, *rows):
         """``head`` over ``batch_size`` rows at a time on the model's device, the results concatenated on the CPU."""
-        return torch.cat(
-            [
-                head(*(r[i : i + batch_size].to(model.device) for r in rows)).cpu()
-                for i in range(0, len(embeddings), batch_size)
-            ]
-        )
+        starts = range(0, len(embeddings), batch_size)
+        return torch.cat([head(*(r[i : i + batch_size].to(model.device) for r in rows)).cpu() for i in starts])
 
     was_training = model.training
     model.eval()

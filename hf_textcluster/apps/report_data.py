@@ -56,12 +56,9 @@ def _checked_outputs(n: int, probabilities, confidence, distance, is_outlier) ->
     if probs.ndim != 2 or len(probs) != n:
         raise ValueError(f"`probabilities` must be a {n} x K matrix (one row per text), got shape {probs.shape}.")
     confidence = check_rows("confidence", confidence, n, np.float64)
-    return (
-        probs,
-        probs.max(axis=1) if confidence is None else confidence,
-        check_rows("distance", distance, n, np.float64),
-        check_rows("is_outlier", is_outlier, n, bool),
-    )
+    confidence = probs.max(axis=1) if confidence is None else confidence
+    distance = check_rows("distance", distance, n, np.float64)
+    return probs, confidence, distance, check_rows("is_outlier", is_outlier, n, bool)
 
 
 def _names_by_id(
@@ -117,8 +114,7 @@ def cluster_summaries(
     probs, confidence, distance, is_outlier = _checked_outputs(
         len(texts), probabilities, confidence, distance, is_outlier
     )
-    num_clusters = probs.shape[1]
-    clusters = probs.argmax(axis=1)
+    clusters, num_clusters = probs.argmax(axis=1), probs.shape[1]
     if keywords is None:
         from ..representation import cluster_keywords  # c-TF-IDF
 
@@ -127,10 +123,9 @@ def cluster_summaries(
     # typicality: near the centre is typical (a calibrated model), else a confident assignment
     atypicality = distance if distance is not None else -confidence
     summaries = []
-    for k in np.argsort(-np.bincount(clusters, minlength=num_clusters), kind="stable"):
+    sizes = np.bincount(clusters, minlength=num_clusters)
+    for k in np.argsort(-sizes, kind="stable")[: np.count_nonzero(sizes)]:  # the used clusters, largest first
         members = np.flatnonzero(clusters == k)
-        if len(members) == 0:
-            continue
         order = members[np.argsort(atypicality[members], kind="stable")]
         summaries.append(
             {

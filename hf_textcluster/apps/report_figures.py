@@ -145,25 +145,20 @@ def keyword_bars_figure(
 
     shown = [int(k) for k in order][:max_clusters]
     rows = max(1, math.ceil(len(shown) / columns))
+    heads = [_label(k, names, 32) for k in shown]
     fig = make_subplots(
-        rows=rows,
-        cols=columns,
-        subplot_titles=[_label(k, names, 32) for k in shown],
-        horizontal_spacing=0.12,
-        vertical_spacing=min(0.12, 0.5 / rows),
+        rows, columns, subplot_titles=heads, horizontal_spacing=0.12, vertical_spacing=min(0.12, 0.5 / rows)
     )
     for i, k in enumerate(shown):
         scored = list(weights.get(k, []))[:words][::-1]  # plotly draws the first bar at the bottom
         fig.add_bar(
             x=[w for _, w in scored],
             y=[_e(word) for word, _ in scored],
-            orientation="h",
             name=_label(k, names),
-            showlegend=False,
-            hovertemplate="%{y}: c-TF-IDF %{x:.4f}<extra></extra>",
             row=i // columns + 1,
             col=i % columns + 1,
         )
+    fig.update_traces(orientation="h", showlegend=False, hovertemplate="%{y}: c-TF-IDF %{x:.4f}<extra></extra>")
     fig.update_layout(height=max(260, 210 * rows), margin={"t": 50, "l": 10, "r": 10})
     fig.update_xaxes(showticklabels=False)
     return fig
@@ -216,12 +211,8 @@ def hierarchy_figure(ids: Sequence[int], centres, names: Mapping[int, str]):
     if len(centres) < 2:
         raise ValueError(f"A hierarchy needs at least 2 clusters holding texts, got {len(centres)}.")
     labels = [_label(int(k), names) for k in ids]
-    fig = ff.create_dendrogram(
-        centres,
-        orientation="left",
-        labels=labels,
-        linkagefun=lambda _: centre_linkage(centres),  # the joins first_joins lists
-    )
+    # linkagefun: the joins first_joins lists
+    fig = ff.create_dendrogram(centres, orientation="left", labels=labels, linkagefun=lambda _: centre_linkage(centres))
     fig.update_yaxes(automargin=True)
     x_title = "cosine distance between the joined groups (average linkage)"
     # create_dendrogram fixes a width; the page's is wanted
@@ -306,13 +297,9 @@ def confidence_figure(confidence, is_outlier, calibrated: bool):
         fig.update_layout(barmode="stack")
     else:
         fig.add_trace(bars(np.ones(len(values), dtype=bool), "texts"))
-    what = (
-        "calibrated confidence (share of calibration texts less clearly in their cluster)"
-        if calibrated
-        else "top soft-assignment probability"
-    )
+    calibrated_what = "calibrated confidence (share of calibration texts less clearly in their cluster)"
     fig.update_xaxes(range=[0, 1])
-    return _laid_out(fig, 350, what, "texts", bargap=0)
+    return _laid_out(fig, 350, calibrated_what if calibrated else "top soft-assignment probability", "texts", bargap=0)
 
 
 def confusion_figure(labels, clusters, label_names: Sequence[str] | None, cluster_names: Mapping[int, str]):
@@ -363,6 +350,5 @@ def confusion_figure(labels, clusters, label_names: Sequence[str] | None, cluste
     )
     fig.update_xaxes(tickangle=45)
     fig.update_yaxes(autorange="reversed")
-    return _laid_out(
-        fig, max(400, 22 * len(yl) + 200), "cluster (Hungarian-matched order)", "class", {"automargin": True}
-    )
+    height = max(400, 22 * len(yl) + 200)
+    return _laid_out(fig, height, "cluster (Hungarian-matched order)", "class", {"automargin": True})

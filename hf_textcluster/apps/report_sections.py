@@ -75,9 +75,7 @@ def map_section(data: ReportData) -> str:
 
 def clusters_section(data: ReportData) -> str:
     """The table of the clusters: name, keywords, size, mean confidence, outliers, most and least typical members."""
-    typical_by = (
-        "distance to the cluster's calibrated centre" if data.distance is not None else "assignment probability"
-    )
+    typical_by = "assignment probability" if data.distance is None else "distance to the cluster's calibrated centre"
     header = ("cluster", "name", "keywords", "texts", "mean confidence", "outliers", "most typical", "least typical")
     rows = (
         f"<tr><td class='num'>{s['cluster']}</td><td class='name'>{_e(s['name'])}</td>"

@@ -40,8 +40,15 @@ def load_log_history(source: str | os.PathLike) -> list[dict]:
         >>> history = load_log_history("runs/my-run")  # doctest: +SKIP
     """
     path = Path(source)
-    if path.is_dir():
-        path = _trainer_state_in(path)
+    if path.is_dir():  # its own trainer_state.json, else that of its newest checkpoint-N
+        states = [p for p in path.glob("checkpoint-*/trainer_state.json") if p.parent.name[11:].isdigit()]
+        candidates = [path / "trainer_state.json", *sorted(states, key=lambda p: -int(p.parent.name[11:]))]
+        folder, path = path, next((c for c in candidates if c.is_file()), None)
+        if path is None:
+            raise FileNotFoundError(
+                f"{folder} holds no trainer_state.json (nor a checkpoint-N with one): the run was "
+                "saved without checkpoints (save_strategy='no'), so no log history was kept."
+            )
     if not path.is_file():
         raise FileNotFoundError(f"No log history file {path.resolve()}.")
     data = json.loads(path.read_text())
@@ -49,19 +56,6 @@ def load_log_history(source: str | os.PathLike) -> list[dict]:
     if not isinstance(history, list):
         raise ValueError(f"{path} has no `log_history` list.")
     return history
-
-
-def _trainer_state_in(folder: Path) -> Path:
-    """The folder's own ``trainer_state.json``, else that of its newest ``checkpoint-N``."""
-    states = [p for p in folder.glob("checkpoint-*/trainer_state.json") if p.parent.name[11:].isdigit()]
-    candidates = [folder / "trainer_state.json", *sorted(states, key=lambda p: -int(p.parent.name[11:]))]
-    found = next((c for c in candidates if c.is_file()), None)
-    if found is None:
-        raise FileNotFoundError(
-            f"{folder} holds no trainer_state.json (nor a checkpoint-N with one): the run was "
-            "saved without checkpoints (save_strategy='no'), so no log history was kept."
-        )
-    return found
 
 
 def _series(history: Sequence[Mapping], key: str) -> tuple[list[float], list[float]]:
