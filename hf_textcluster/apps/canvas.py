@@ -12,6 +12,7 @@ pyplot's global backend, so drawing works the same in a notebook, a script or a 
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -34,7 +35,6 @@ def require_matplotlib():
         >>> Figure, FigureCanvasAgg = require_matplotlib()  # doctest: +SKIP
     """
     try:
-        import matplotlib  # noqa: F401
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError as err:
@@ -112,6 +112,16 @@ def check_image_path(path: str | os.PathLike) -> None:
         )
     if not path.parent.resolve().is_dir():
         raise FileNotFoundError(f"{path}: the folder {path.parent.resolve()} does not exist; create it first.")
+
+
+def is_drawable(value) -> bool:
+    """Whether ``value`` is a number a picture can draw: finite, and not a bool (nor None, a string, ...).
+
+    Example:
+        >>> is_drawable(0.5), is_drawable(float("nan")), is_drawable(True)
+        (True, False, False)
+    """
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def palette(count: int) -> np.ndarray:

@@ -50,8 +50,7 @@ def _file_chunks(path: Path, text_column: str, size: int) -> tuple[Iterator[list
         def lines():
             # split on "\n" only, as load_text_file does (not on "\r", form feeds, ...)
             with open(path, encoding="utf-8-sig", newline="\n") as handle:
-                for line in handle:
-                    yield line.rstrip("\n").removesuffix("\r")
+                yield from (line.rstrip("\n").removesuffix("\r") for line in handle)
 
         return _chunks_of(lines(), size), None
     if suffix in (".csv", ".tsv"):

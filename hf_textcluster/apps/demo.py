@@ -115,10 +115,8 @@ def run_demo(
     outputs: dict[str, Any] = model_outputs(model, embeddings)
     kmeans_trained = KMeans(len(label_names), n_init=10, random_state=seed).fit_predict(embeddings)
     eval_seconds = time.perf_counter() - start
-    served = _served_partition(model, trainer)
-    served_clusters = outputs["probabilities"].argmax(-1)
-    served_scores = clustering_scores(labels, served_clusters)
-    kmeans_scores = clustering_scores(labels, kmeans_trained)
+    served, served_clusters = _served_partition(model, trainer), outputs["probabilities"].argmax(-1)
+    served_scores, kmeans_scores = clustering_scores(labels, served_clusters), clustering_scores(labels, kmeans_trained)
     # the model's card shows what the demo measured (labels score only)
     record_metrics(output_dir, {**served_scores, **{f"kmeans_{k}": v for k, v in kmeans_scores.items()}})
 
@@ -186,8 +184,7 @@ def _print_surest_clusters(model, served: str, summaries, texts, served_clusters
         "their texts have (scoring only) and their three most typical members:"
     )
     for s in shown:
-        members = np.flatnonzero(served_clusters == s["cluster"])
-        majority, count = Counter(labels[members].tolist()).most_common(1)[0]
+        majority, count = Counter(labels[served_clusters == s["cluster"]].tolist()).most_common(1)[0]
         print(
             f"\n  cluster {s['cluster']} [{', '.join(s['keywords'][:5])}]: {s['size']} texts, mean confidence "
             f"{s['mean_confidence']:.2f}, {100 * count / s['size']:.0f}% '{label_names[majority]}'"

@@ -7,7 +7,6 @@ plot_leaderboard("docs/results.json", metric="nmi", path="leaderboard.png")
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -16,7 +15,7 @@ import numpy as np
 
 from ..data.corpora import CORPORA
 from ..models import METHODS
-from .canvas import new_figure, palette, save_figure
+from .canvas import is_drawable, new_figure, palette, save_figure
 
 _BASELINE_ORDER = ("bow-kmeans", "tfidf-kmeans", "embeddings-kmeans")
 # the BERTopic ways, measured with the auto-K benchmark on the same embeddings
@@ -66,9 +65,8 @@ def leaderboard_table(
     series: dict[str, dict[str, list[float]]] = {}
 
     def add(name, row, key=metric):
-        value = row.get(key)
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-            series.setdefault(name, {}).setdefault(row["dataset"], []).append(100 * float(value))
+        if is_drawable(row.get(key)):
+            series.setdefault(name, {}).setdefault(row["dataset"], []).append(100 * float(row[key]))
 
     rank = {method: i for i, method in enumerate(_BASELINE_ORDER)}
     for row in sorted(_section(rows, "baselines"), key=lambda r: rank.get(r.get("method"), len(rank))):
@@ -83,17 +81,13 @@ def leaderboard_table(
         name = METHODS[row["method"]].display_name if row["method"] in METHODS else row["method"]
         add(f"{name} head", row)
         add(f"{name}{_KMEANS_SERIES}", row, f"kmeans_{metric}")
-    corpora = list(CORPORA)  # in the order the package lists them, unknown ones last (by name)
-    present = sorted(
-        {d for values in series.values() for d in values},
-        key=lambda d: (corpora.index(d) if d in corpora else len(corpora), d),
-    )
-    if datasets is not None:
-        missing = [d for d in datasets if d not in present]
-        if missing:
-            raise ValueError(f"No rows for {missing} in the results (corpora there: {', '.join(present) or 'none'}).")
-        present = list(datasets)
-    return present, series
+    rank = {name: i for i, name in enumerate(CORPORA)}  # in the order the package lists them, unknown ones last
+    present = sorted({d for values in series.values() for d in values}, key=lambda d: (rank.get(d, len(rank)), d))
+    if datasets is None:
+        return present, series
+    if missing := [d for d in datasets if d not in present]:
+        raise ValueError(f"No rows for {missing} in the results (corpora there: {', '.join(present) or 'none'}).")
+    return list(datasets), series
 
 
 def plot_leaderboard(

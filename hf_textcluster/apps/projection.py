@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from ..editing.kmeans import keeping_torch_threads
-from ..modeling.validation import check_scalar
+from ..modeling.validation import Options, check_scalar, validate_parameters
 
 MAP_METHODS = ("umap", "tsne", "pca")
 _TITLES = {"umap": "UMAP", "tsne": "t-SNE", "pca": "PCA"}
@@ -79,6 +79,7 @@ def project_2d(embeddings, method: str = "umap", random_state: int | None = 0, *
     if not np.isfinite(x).all():
         raise ValueError("`embeddings` hold NaN or inf values.")
     n = x.shape[0]
+    validate_parameters({"method": method}, {"method": Options(*MAP_METHODS)})
     if method == "umap":
         try:
             import umap
@@ -95,12 +96,10 @@ def project_2d(embeddings, method: str = "umap", random_state: int | None = 0, *
 
         options = {"perplexity": float(min(30.0, max(1.0, (n - 1) / 3))), "init": "pca", "metric": "cosine"}
         projector = TSNE(n_components=2, **{**options, "random_state": random_state, **kwargs})
-    elif method == "pca":
+    else:
         from sklearn.decomposition import PCA
 
         projector = PCA(n_components=2, random_state=random_state, **kwargs)
-    else:
-        raise ValueError(f"`method` must be one of {', '.join(MAP_METHODS)}, got {method!r}.")
     with warnings.catch_warnings(), keeping_torch_threads():  # UMAP's "n_jobs overridden to 1": expected, seeded maps
         warnings.filterwarnings("ignore", message=".*n_jobs.*", category=UserWarning)
         return np.asarray(projector.fit_transform(x), dtype=np.float32)

@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from ..cache import write_whole
+from ..modeling.validation import Options, validate_parameters, validate_texts
 from .projection import sample_indices
 from .report_data import DEFAULT_SAMPLE_SIZE, ReportData
 from .report_sections import render_page
@@ -81,8 +82,7 @@ def check_report_path(output: str | os.PathLike) -> Path:
 
 def _check_map_method(map_method: str) -> str:
     """``"umap"`` or ``"pca"``: ``"auto"`` is UMAP when umap-learn is installed."""
-    if map_method not in MAP_METHODS:
-        raise ValueError(f"`map_method` must be one of {', '.join(MAP_METHODS)}, got {map_method!r}.")
+    validate_parameters({"map_method": map_method}, {"map_method": Options(*MAP_METHODS)})
     if map_method != "auto":
         return map_method
     try:
@@ -137,8 +137,7 @@ def render_report(
     _require_plotly()
     path = check_report_path(output)
     data = ReportData.from_arrays(texts, probabilities, embeddings, map_method=_check_map_method(map_method), **arrays)
-    document = render_page(data, title)
-    write_whole(path, document)
+    write_whole(path, render_page(data, title))
     return path
 
 
@@ -241,7 +240,6 @@ def cluster_report(
         PosixPath('report.html')
     """
     from ..modeling.modeling_utils import TextClusteringPreTrainedModel
-    from ..modeling.validation import validate_texts
 
     _require_plotly()
     path = check_report_path(output)

@@ -165,13 +165,9 @@ class ReportData:
     random_state: int | None
 
     @property
-    def num_texts(self) -> int:
-        return len(self.texts)
-
-    @property
     def shown(self) -> str:
         """How many texts the map draws, as the page says it: ``"3,000 of 12,000"`` or ``"800"``."""
-        n = self.num_texts
+        n = len(self.texts)
         return f"{len(self.rows):,} of {n:,}" if len(self.rows) < n else f"{n:,}"
 
     @cached_property

@@ -157,7 +157,7 @@ def outliers_section(data: ReportData) -> str:
     )
     more = f", the {MAX_OUTLIERS_SHOWN} farthest shown" if len(flagged) > MAX_OUTLIERS_SHOWN else ""
     return (
-        f"<h2>Outliers</h2><p class='muted'>{len(flagged):,} texts ({100 * len(flagged) / data.num_texts:.1f}%) lie "
+        f"<h2>Outliers</h2><p class='muted'>{len(flagged):,} texts ({100 * len(flagged) / len(data.texts):.1f}%) lie "
         f"farther from their cluster's centre than the model's calibration allows{more}.</p>"
         + (_table(("text", "cluster", "distance", "confidence"), rows) if len(flagged) else "")
     )
@@ -227,7 +227,7 @@ def render_page(data: ReportData, title: str) -> str:
     """
     confidence = "calibrated" if data.calibrated else "the top probability (the model is not calibrated)"
     header = (
-        f"<h1>{_e(title)}</h1><p>{data.num_texts:,} texts in {len(data.summaries)} clusters (of {data.num_clusters}). "
+        f"<h1>{_e(title)}</h1><p>{len(data.texts):,} texts in {len(data.summaries)} clusters (of {data.num_clusters}). "
         f"Confidence: {confidence}. "
         f"Map: {data.map_method.upper()} of {data.shown} texts (seed {data.random_state}).</p>"
     )

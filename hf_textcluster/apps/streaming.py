@@ -244,9 +244,8 @@ class _ResumableOutput:
             os.fsync(self.handle.fileno())  # the output holds the chunk before the progress file says so
         except OSError as err:
             raise OSError(
-                f"Could not write `output` {self.output}: {err.strerror or err} (the texts before this "
-                "chunk are kept; free space or write elsewhere, then run the same command again to "
-                "resume)."
+                f"Could not write `output` {self.output}: {err.strerror or err} (the texts before this chunk are kept; "
+                "free space or write elsewhere, then run the same command again to resume)."
             ) from err
         self.digest.update(data)
         self._record(texts_done)

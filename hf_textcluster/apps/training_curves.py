@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .canvas import new_figure, save_figure
+from .canvas import is_drawable, new_figure, save_figure
 
 _HEALTH_KEYS = ("health_agreement", "health_size_entropy", "health_changed")
 _SCORE_KEYS = ("eval_acc", "eval_nmi", "eval_kmeans_acc", "eval_kmeans_nmi")
@@ -59,13 +59,8 @@ def load_log_history(source: str | os.PathLike) -> list[dict]:
 
 
 def _series(history: Sequence[Mapping], key: str) -> tuple[list[float], list[float]]:
-    steps, values = [], []
-    for entry in history:
-        value = entry.get(key)
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and "step" in entry:
-            steps.append(entry["step"])
-            values.append(float(value))
-    return steps, values
+    drawn = [entry for entry in history if "step" in entry and is_drawable(entry.get(key))]
+    return [entry["step"] for entry in drawn], [float(entry[key]) for entry in drawn]
 
 
 def plot_training_curves(
