@@ -168,8 +168,7 @@ def demo_size() -> tuple[str, tuple[int, int]]:
 
     from ..modeling.precision import native_bf16
 
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    precision = "bf16" if device == "cuda" or native_bf16(device) else "fp32"
+    precision = "bf16" if torch.cuda.is_available() or native_bf16("cpu") else "fp32"
     return precision, DEMO_SIZES[precision]
 
 

@@ -72,9 +72,8 @@ def leaderboard_table(
     for row in sorted(_section(rows, "baselines"), key=lambda r: rank.get(r.get("method"), len(rank))):
         add(row["method"], row)
     for method, name in _BERTOPIC_SERIES:
-        for row in _section(rows, "auto-k"):
-            if row.get("method") == method:
-                add(name, row)
+        for row in (r for r in _section(rows, "auto-k") if r.get("method") == method):
+            add(name, row)
     methods = [r for r in _section(rows, "method") if (r.get("variant") or "") == variant]
     order = {name: i for i, name in enumerate(METHODS)}
     for row in sorted(methods, key=lambda r: (order.get(r["method"], len(order)), r["method"])):

@@ -63,11 +63,9 @@ def predict_iter(
 def _predicted_chunks(clusterer, chunks: Iterator[list[str]], skip: int, call_kwargs: dict):
     """``(texts, results)`` per chunk, after passing over the first ``skip`` texts."""
     for chunk in chunks:
-        if skip >= len(chunk):
-            skip -= len(chunk)
-            continue
-        chunk, skip = chunk[skip:], 0
-        yield chunk, clusterer(chunk, **call_kwargs)
+        chunk, skip = chunk[skip:], max(0, skip - len(chunk))
+        if chunk:
+            yield chunk, clusterer(chunk, **call_kwargs)
 
 
 def _blocks(path, size: int | None = None) -> Iterator[bytes]:
