@@ -58,9 +58,7 @@ def new_figure(figsize: tuple[float, float]):
         >>> fig = new_figure((6.0, 4.0))  # doctest: +SKIP
     """
     Figure, FigureCanvasAgg = require_matplotlib()
-    fig = Figure(figsize=figsize, layout="constrained")
-    FigureCanvasAgg(fig)
-    return fig
+    return FigureCanvasAgg(Figure(figsize=figsize, layout="constrained")).figure
 
 
 def save_figure(fig, path: str | os.PathLike | None):
