@@ -143,7 +143,23 @@ def run_demo(
     )
     report_seconds = time.perf_counter() - start
 
-    _print_surest_clusters(model, served, summaries, texts, served_clusters, labels, label_names)
+    # the clusters the model is surest of: keywords, the label most of their texts have, their typical members
+    min_size = min_shown_size(len(texts), model.config.num_clusters)
+    shown = most_confident_clusters(summaries, min_size, DEMO_SHOWN)
+    what = "calibrated confidence" if model.is_calibrated else "top probability"
+    print(
+        f"\nWhat the model serves by default ({served}): {len(summaries)} clusters. The {len(shown)} it is most "
+        f"confident about (mean {what}, clusters of >= {min_size} texts), with their keywords, the true label most of "
+        "their texts have (scoring only) and their three most typical members:"
+    )
+    for s in shown:
+        majority, count = Counter(labels[served_clusters == s["cluster"]].tolist()).most_common(1)[0]
+        print(
+            f"\n  cluster {s['cluster']} [{', '.join(s['keywords'][:5])}]: {s['size']} texts, mean confidence "
+            f"{s['mean_confidence']:.2f}, {100 * count / s['size']:.0f}% '{label_names[majority]}'"
+        )
+        for i in s["typical"]:
+            print(f"    - {texts[i]}")
     print(
         f"\nThe report of every cluster (map, keywords, typical members, outliers, confusion against the labels; "
         f"{report_seconds:.0f}s): {os.path.abspath(report_path)}"
@@ -170,26 +186,6 @@ def demo_size() -> tuple[str, tuple[int, int]]:
 
     precision = "bf16" if torch.cuda.is_available() or native_bf16("cpu") else "fp32"
     return precision, DEMO_SIZES[precision]
-
-
-def _print_surest_clusters(model, served: str, summaries, texts, served_clusters, labels, label_names) -> None:
-    """The clusters the model is surest of: keywords, the label most of their texts have, their typical members."""
-    min_size = min_shown_size(len(texts), model.config.num_clusters)
-    shown = most_confident_clusters(summaries, min_size, DEMO_SHOWN)
-    what = "calibrated confidence" if model.is_calibrated else "top probability"
-    print(
-        f"\nWhat the model serves by default ({served}): {len(summaries)} clusters. The {len(shown)} it is most "
-        f"confident about (mean {what}, clusters of >= {min_size} texts), with their keywords, the true label most of "
-        "their texts have (scoring only) and their three most typical members:"
-    )
-    for s in shown:
-        majority, count = Counter(labels[served_clusters == s["cluster"]].tolist()).most_common(1)[0]
-        print(
-            f"\n  cluster {s['cluster']} [{', '.join(s['keywords'][:5])}]: {s['size']} texts, mean confidence "
-            f"{s['mean_confidence']:.2f}, {100 * count / s['size']:.0f}% '{label_names[majority]}'"
-        )
-        for i in s["typical"]:
-            print(f"    - {texts[i]}")
 
 
 def min_shown_size(num_texts: int, num_clusters: int) -> int:
