@@ -12,6 +12,7 @@ pyplot's global backend, so drawing works the same in a notebook, a script or a 
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -34,7 +35,6 @@ def require_matplotlib():
         >>> Figure, FigureCanvasAgg = require_matplotlib()  # doctest: +SKIP
     """
     try:
-        import matplotlib  # noqa: F401
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
     except ImportError as err:
@@ -58,9 +58,7 @@ def new_figure(figsize: tuple[float, float]):
         >>> fig = new_figure((6.0, 4.0))  # doctest: +SKIP
     """
     Figure, FigureCanvasAgg = require_matplotlib()
-    fig = Figure(figsize=figsize, layout="constrained")
-    FigureCanvasAgg(fig)
-    return fig
+    return FigureCanvasAgg(Figure(figsize=figsize, layout="constrained")).figure
 
 
 def save_figure(fig, path: str | os.PathLike | None):
@@ -114,6 +112,16 @@ def check_image_path(path: str | os.PathLike) -> None:
         raise FileNotFoundError(f"{path}: the folder {path.parent.resolve()} does not exist; create it first.")
 
 
+def is_drawable(value) -> bool:
+    """Whether ``value`` is a number a picture can draw: finite, and not a bool (nor None, a string, ...).
+
+    Example:
+        >>> is_drawable(0.5), is_drawable(float("nan")), is_drawable(True)
+        (True, False, False)
+    """
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def palette(count: int) -> np.ndarray:
     """``count`` distinct RGBA colours: tab10 / tab20, else a shuffled walk around a perceptual colour map.
 
@@ -129,9 +137,7 @@ def palette(count: int) -> np.ndarray:
     """
     from matplotlib import colormaps
 
-    if count <= 10:
-        return colormaps["tab10"](np.arange(count))
     if count <= 20:
-        return colormaps["tab20"](np.arange(count))
+        return colormaps["tab10" if count <= 10 else "tab20"](np.arange(count))
     order = np.random.default_rng(0).permutation(count)  # neighbouring ids get far-apart colours
     return colormaps["turbo"](np.linspace(0.03, 0.97, count)[order])

@@ -24,13 +24,8 @@ def _check_chunk(texts: list, start: int, source: str, suffix: str | None = None
         if isinstance(text, str) and not is_blank(text):  # the model's own test: a zero-width space is blank there too
             continue
         # where the text is, in the words of its file: a line of a .txt, a data row (and its line) of a CSV / TSV
-        where = (
-            f"Line {index + 1}"
-            if suffix == ".txt"
-            else f"Data row {index + 1} (line {index + 2}, after the header)"
-            if suffix in (".csv", ".tsv")
-            else f"Text {index + 1}"
-        )
+        row = f"Data row {index + 1} (line {index + 2}, after the header)"
+        where = {".txt": f"Line {index + 1}", ".csv": row, ".tsv": row}.get(suffix, f"Text {index + 1}")
         if not isinstance(text, str):
             raise TypeError(
                 f"{where} of {source} is {type(text).__name__} ({text!r}), not a string. Every row needs a text."
@@ -55,8 +50,7 @@ def _file_chunks(path: Path, text_column: str, size: int) -> tuple[Iterator[list
         def lines():
             # split on "\n" only, as load_text_file does (not on "\r", form feeds, ...)
             with open(path, encoding="utf-8-sig", newline="\n") as handle:
-                for line in handle:
-                    yield line.rstrip("\n").removesuffix("\r")
+                yield from (line.rstrip("\n").removesuffix("\r") for line in handle)
 
         return _chunks_of(lines(), size), None
     if suffix in (".csv", ".tsv"):

@@ -31,10 +31,7 @@ DEMO_SHOWN = 5
 
 def _row(name: str, scores: dict, seconds: float | None = None) -> str:
     took = f"   ({seconds:.0f}s)" if seconds is not None else ""
-    return (
-        f"  {name:<40} ACC {100 * scores['acc']:5.1f}   NMI {100 * scores['nmi']:5.1f}   "
-        f"ARI {100 * scores['ari']:5.1f}{took}"
-    )
+    return f"  {name:<40} " + "   ".join(f"{m.upper()} {100 * scores[m]:5.1f}" for m in ("acc", "nmi", "ari")) + took
 
 
 def run_demo(
@@ -82,9 +79,8 @@ def run_demo(
     output_dir = output_dir or f"runs/demo-{method}-{DEMO_DATASET}"
     # a seeded sample of the corpus, with the augmented views the method's CPU recipe asks for
     family = load_recipe(method, "cpu", DEMO_DATASET).get("augmentation") if spec.uses_augmented_views else None
-    dataset = load_benchmark(
-        DEMO_DATASET, data_dir=data_dir, augmentation=family if family in AUGMENTATION_FAMILIES else None
-    )
+    augmentation = family if family in AUGMENTATION_FAMILIES else None
+    dataset = load_benchmark(DEMO_DATASET, data_dir=data_dir, augmentation=augmentation)
     dataset = dataset.shuffle(seed=seed).select(range(min(num_texts or sized_texts, len(dataset))))
     texts, labels = list(dataset["text"]), np.asarray(dataset["label"])
     label_names = dataset.features["label"].names
@@ -95,9 +91,8 @@ def run_demo(
     if not (max_steps or num_texts):
         other = "fp32" if precision == "bf16" else "bf16"
         print(
-            f"Sized for this machine, which computes in {precision}: {sized_texts:,} texts and {sized_steps} steps "
-            f"({DEMO_SIZES[other][0]:,} and {DEMO_SIZES[other][1]} in {other}); --num-texts and --max-steps change "
-            "it.\n"
+            f"Sized for this machine, which computes in {precision}: {sized_texts:,} texts and {sized_steps} steps ("
+            f"{DEMO_SIZES[other][0]:,} and {DEMO_SIZES[other][1]} in {other}); --num-texts and --max-steps change it.\n"
         )
 
     start = time.perf_counter()
@@ -120,22 +115,15 @@ def run_demo(
     outputs: dict[str, Any] = model_outputs(model, embeddings)
     kmeans_trained = KMeans(len(label_names), n_init=10, random_state=seed).fit_predict(embeddings)
     eval_seconds = time.perf_counter() - start
-    served = _served_partition(model, trainer)
-    served_clusters = outputs["probabilities"].argmax(-1)
-    served_scores = clustering_scores(labels, served_clusters)
-    kmeans_scores = clustering_scores(labels, kmeans_trained)
+    served, served_clusters = _served_partition(model, trainer), outputs["probabilities"].argmax(-1)
+    served_scores, kmeans_scores = clustering_scores(labels, served_clusters), clustering_scores(labels, kmeans_trained)
     # the model's card shows what the demo measured (labels score only)
     record_metrics(output_dir, {**served_scores, **{f"kmeans_{k}": v for k, v in kmeans_scores.items()}})
 
     print(f"\nResults on the {len(texts):,} texts (higher is better):")
     print(_row("MiniLM embeddings + k-means (before)", clustering_scores(labels, trainer.initial_kmeans_labels)))
-    print(
-        _row(
-            f"{spec.display_name} ({steps} steps x {trainer.args.per_device_train_batch_size}): served ({served})",
-            served_scores,
-            train_seconds,
-        )
-    )
+    trained = f"{spec.display_name} ({steps} steps x {trainer.args.per_device_train_batch_size}): served ({served})"
+    print(_row(trained, served_scores, train_seconds))
     print(_row(f"{spec.display_name}: k-means on its embeddings", kmeans_scores, eval_seconds))
 
     start = time.perf_counter()
@@ -155,7 +143,23 @@ def run_demo(
     )
     report_seconds = time.perf_counter() - start
 
-    _print_surest_clusters(model, served, summaries, texts, served_clusters, labels, label_names)
+    # the clusters the model is surest of: keywords, the label most of their texts have, their typical members
+    min_size = min_shown_size(len(texts), model.config.num_clusters)
+    shown = most_confident_clusters(summaries, min_size, DEMO_SHOWN)
+    what = "calibrated confidence" if model.is_calibrated else "top probability"
+    print(
+        f"\nWhat the model serves by default ({served}): {len(summaries)} clusters. The {len(shown)} it is most "
+        f"confident about (mean {what}, clusters of >= {min_size} texts), with their keywords, the true label most of "
+        "their texts have (scoring only) and their three most typical members:"
+    )
+    for s in shown:
+        majority, count = Counter(labels[served_clusters == s["cluster"]].tolist()).most_common(1)[0]
+        print(
+            f"\n  cluster {s['cluster']} [{', '.join(s['keywords'][:5])}]: {s['size']} texts, mean confidence "
+            f"{s['mean_confidence']:.2f}, {100 * count / s['size']:.0f}% '{label_names[majority]}'"
+        )
+        for i in s["typical"]:
+            print(f"    - {texts[i]}")
     print(
         f"\nThe report of every cluster (map, keywords, typical members, outliers, confusion against the labels; "
         f"{report_seconds:.0f}s): {os.path.abspath(report_path)}"
@@ -163,8 +167,7 @@ def run_demo(
     print(f"Precision: {trainer.precision_description()}. Demo total: {time.perf_counter() - total_start:.0f}s.")
     print(
         f"The trained model is in {output_dir}; try:\n  hf-textcluster predict --model {output_dir} --input "
-        f"my_texts.txt"
-        f"\n  hf-textcluster report --model {output_dir} --input my_texts.txt --output my_report.html"
+        f"my_texts.txt\n  hf-textcluster report --model {output_dir} --input my_texts.txt --output my_report.html"
     )
     return 0
 
@@ -181,30 +184,8 @@ def demo_size() -> tuple[str, tuple[int, int]]:
 
     from ..modeling.precision import native_bf16
 
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    precision = "bf16" if device == "cuda" or native_bf16(device) else "fp32"
+    precision = "bf16" if torch.cuda.is_available() or native_bf16("cpu") else "fp32"
     return precision, DEMO_SIZES[precision]
-
-
-def _print_surest_clusters(model, served: str, summaries, texts, served_clusters, labels, label_names) -> None:
-    """The clusters the model is surest of: keywords, the label most of their texts have, their typical members."""
-    min_size = min_shown_size(len(texts), model.config.num_clusters)
-    shown = most_confident_clusters(summaries, min_size, DEMO_SHOWN)
-    what = "calibrated confidence" if model.is_calibrated else "top probability"
-    print(
-        f"\nWhat the model serves by default ({served}): {len(summaries)} clusters. The {len(shown)} it is most "
-        f"confident about (mean {what}, clusters of >= {min_size} texts), with their keywords, the true label most of "
-        "their texts have (scoring only) and their three most typical members:"
-    )
-    for s in shown:
-        members = np.flatnonzero(served_clusters == s["cluster"])
-        majority, count = Counter(labels[members].tolist()).most_common(1)[0]
-        print(
-            f"\n  cluster {s['cluster']} [{', '.join(s['keywords'][:5])}]: {s['size']} texts, mean confidence "
-            f"{s['mean_confidence']:.2f}, {100 * count / s['size']:.0f}% '{label_names[majority]}'"
-        )
-        for i in s["typical"]:
-            print(f"    - {texts[i]}")
 
 
 def min_shown_size(num_texts: int, num_clusters: int) -> int:
@@ -222,7 +203,6 @@ def most_confident_clusters(summaries: list[dict], min_size: int, count: int = D
 
 def _served_partition(model, trainer) -> str:
     """The partition the trained model serves by default: the trainer's label-free choice when it made one."""
-    choice = getattr(trainer, "serving_choice", None)
-    if choice:
+    if choice := getattr(trainer, "serving_choice", None):
         return str(choice["served"])
     return str(getattr(model.config, "served_partition", None) or "head")

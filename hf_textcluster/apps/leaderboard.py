@@ -7,7 +7,6 @@ plot_leaderboard("docs/results.json", metric="nmi", path="leaderboard.png")
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -16,7 +15,7 @@ import numpy as np
 
 from ..data.corpora import CORPORA
 from ..models import METHODS
-from .canvas import new_figure, palette, save_figure
+from .canvas import is_drawable, new_figure, palette, save_figure
 
 _BASELINE_ORDER = ("bow-kmeans", "tfidf-kmeans", "embeddings-kmeans")
 # the BERTopic ways, measured with the auto-K benchmark on the same embeddings
@@ -27,17 +26,8 @@ _BERTOPIC_SERIES = (
 _KMEANS_SERIES = " k-means on its embeddings"
 
 
-def _rows_of(rows) -> list[dict]:
-    if isinstance(rows, (str, os.PathLike)):
-        path = Path(rows)
-        if not path.is_file():
-            raise FileNotFoundError(
-                f"No results file {path.resolve()} (`python -m training.bench` writes docs/results.json)."
-            )
-        rows = json.loads(path.read_text())
-    if isinstance(rows, Mapping):
-        rows = rows.get("rows", [])
-    return [r for r in rows if isinstance(r, Mapping)]
+def _section(rows: list[Mapping], section: str) -> list[Mapping]:
+    return [r for r in rows if r.get("section") == section]
 
 
 def leaderboard_table(
@@ -64,38 +54,39 @@ def leaderboard_table(
     Example:
         >>> corpora, series = leaderboard_table("docs/results.json", "nmi")  # doctest: +SKIP
     """
-    rows = _rows_of(rows)
+    if isinstance(rows, (str, os.PathLike)):
+        path = Path(rows)
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"No results file {path.resolve()} (`python -m training.bench` writes docs/results.json)."
+            )
+        rows = json.loads(path.read_text())
+    rows = [r for r in (rows.get("rows", []) if isinstance(rows, Mapping) else rows) if isinstance(r, Mapping)]
     series: dict[str, dict[str, list[float]]] = {}
 
-    def add(name, dataset, value):
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
-            series.setdefault(name, {}).setdefault(dataset, []).append(100 * float(value))
+    def add(name, row, key=metric):
+        if is_drawable(row.get(key)):
+            series.setdefault(name, {}).setdefault(row["dataset"], []).append(100 * float(row[key]))
 
-    baselines = [r for r in rows if r.get("section") == "baselines"]
-    methods = [r for r in rows if r.get("section") == "method" and (r.get("variant") or "") == variant]
     rank = {method: i for i, method in enumerate(_BASELINE_ORDER)}
-    for row in sorted(baselines, key=lambda r: rank.get(r.get("method"), len(rank))):
-        add(row["method"], row["dataset"], row.get(metric))
+    for row in sorted(_section(rows, "baselines"), key=lambda r: rank.get(r.get("method"), len(rank))):
+        add(row["method"], row)
     for method, name in _BERTOPIC_SERIES:
-        for row in rows:
-            if row.get("section") == "auto-k" and row.get("method") == method:
-                add(name, row["dataset"], row.get(metric))
+        for row in (r for r in _section(rows, "auto-k") if r.get("method") == method):
+            add(name, row)
+    methods = [r for r in _section(rows, "method") if (r.get("variant") or "") == variant]
     order = {name: i for i, name in enumerate(METHODS)}
     for row in sorted(methods, key=lambda r: (order.get(r["method"], len(order)), r["method"])):
         name = METHODS[row["method"]].display_name if row["method"] in METHODS else row["method"]
-        add(f"{name} head", row["dataset"], row.get(metric))
-        add(f"{name}{_KMEANS_SERIES}", row["dataset"], row.get(f"kmeans_{metric}"))
-    corpora = list(CORPORA)  # in the order the package lists them, unknown ones last (by name)
-    present = sorted(
-        {d for values in series.values() for d in values},
-        key=lambda d: (corpora.index(d) if d in corpora else len(corpora), d),
-    )
-    if datasets is not None:
-        missing = [d for d in datasets if d not in present]
-        if missing:
-            raise ValueError(f"No rows for {missing} in the results (corpora there: {', '.join(present) or 'none'}).")
-        present = list(datasets)
-    return present, series
+        add(f"{name} head", row)
+        add(f"{name}{_KMEANS_SERIES}", row, f"kmeans_{metric}")
+    rank = {name: i for i, name in enumerate(CORPORA)}  # in the order the package lists them, unknown ones last
+    present = sorted({d for values in series.values() for d in values}, key=lambda d: (rank.get(d, len(rank)), d))
+    if datasets is None:
+        return present, series
+    if missing := [d for d in datasets if d not in present]:
+        raise ValueError(f"No rows for {missing} in the results (corpora there: {', '.join(present) or 'none'}).")
+    return list(datasets), series
 
 
 def plot_leaderboard(
@@ -133,51 +124,29 @@ def plot_leaderboard(
     series = {name: values for name, values in series.items() if any(d in values for d in corpora)}
     if not corpora or not series:
         raise ValueError(f"No baseline or method rows with {metric!r} to plot.")
-    names = list(series)
-    fig = new_figure(figsize or (max(8.0, min(18.0, 0.16 * len(names) * len(corpora) + 3)), 5.0))
+    fig = new_figure(figsize or (max(8.0, min(18.0, 0.16 * len(series) * len(corpora) + 3)), 5.0))
     ax = fig.add_subplot()
-    _draw_bars(ax, corpora, series)
-    ax.set_xticks(np.arange(len(corpora)))
-    ax.set_xticklabels(corpora, rotation=20 if len(corpora) > 5 else 0)
-    ax.set_ylabel(f"{metric.upper()} (%)")
-    ax.set_ylim(0, 100)
+    # one bar per series in each corpus' group; a method's head and the k-means on its embeddings share a colour (the
+    # latter hatched), so the two read as one method
+    width, positions = 0.8 / len(series), np.arange(len(corpora))
+    groups = [name.removesuffix(_KMEANS_SERIES).removesuffix(" head") for name in series]
+    colours = dict(zip(dict.fromkeys(groups), palette(len(set(groups)))))
+    for i, (name, values) in enumerate(series.items()):
+        means = [float(np.mean(values[d])) if d in values else np.nan for d in corpora]
+        stds = [float(np.std(values[d])) if len(values.get(d, [])) > 1 else 0.0 for d in corpora]
+        colour = colours[groups[i]]
+        hatched = {"hatch": "///", "edgecolor": "white", "alpha": 0.75}  # the k-means on a method's embeddings
+        style = hatched if name.endswith(_KMEANS_SERIES) else {"edgecolor": colour}
+        x = positions - 0.4 + (i + 0.5) * width
+        ax.bar(x, means, width, yerr=stds, label=name, color=colour, linewidth=0, error_kw={"elinewidth": 0.8}, **style)
+    ax.set_xticks(positions, corpora, rotation=20 if len(corpora) > 5 else 0)
+    ax.set(ylabel=f"{metric.upper()} (%)", ylim=(0, 100))
     ax.grid(axis="y", alpha=0.3)
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False)
     seeds = sorted({len(v) for values in series.values() for v in values.values()})
+    several = seeds[-1] > 1
     over = f"{seeds[0]}" if len(seeds) == 1 else f"{seeds[0]}-{seeds[-1]}"
-    ax.set_title(
-        title
-        or f"{metric.upper()} per corpus (mean over {over} seed{'s' if seeds[-1] > 1 else ''} per bar"
-        + ("; error bar: std" if seeds[-1] > 1 else "")
-        + (f"; variant {variant!r}" if variant else "")
-        + ")"
-    )
+    notes = f"mean over {over} seed{'s' if several else ''} per bar" + ("; error bar: std" if several else "")
+    notes += f"; variant {variant!r}" if variant else ""
+    ax.set_title(title or f"{metric.upper()} per corpus ({notes})")
     return save_figure(fig, path)
-
-
-def _draw_bars(ax, corpora: Sequence[str], series: Mapping[str, Mapping[str, list[float]]]) -> None:
-    """One bar per series in each corpus' group; a method's head and the k-means on its embeddings share a colour
-    (the latter hatched), so the two read as one method."""
-    names = list(series)
-    width = 0.8 / len(names)
-    groups = list(dict.fromkeys(name.removesuffix(_KMEANS_SERIES).removesuffix(" head") for name in names))
-    colours = dict(zip(groups, palette(len(groups))))
-    positions = np.arange(len(corpora))
-    for i, name in enumerate(names):
-        means = [float(np.mean(series[name][d])) if d in series[name] else np.nan for d in corpora]
-        stds = [float(np.std(series[name][d])) if len(series[name].get(d, [])) > 1 else 0.0 for d in corpora]
-        hatched = name.endswith(_KMEANS_SERIES)
-        colour = colours[name.removesuffix(_KMEANS_SERIES).removesuffix(" head")]
-        ax.bar(
-            positions - 0.4 + (i + 0.5) * width,
-            means,
-            width,
-            yerr=stds,
-            label=name,
-            color=colour,
-            hatch="///" if hatched else None,
-            edgecolor="white" if hatched else colour,
-            linewidth=0,
-            alpha=0.75 if hatched else 1.0,
-            error_kw={"elinewidth": 0.8},
-        )

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Mapping, Sequence
 import numpy as np
 
 from .canvas import new_figure, palette, save_figure
-from .projection import method_title, project_2d, sample_indices
+from .projection import embedding_matrix, method_title, project_2d, sample_indices
 
 # More categories than this: no legend (the colours still tell them apart locally).
 MAX_LEGEND_ENTRIES = 20
@@ -42,15 +42,7 @@ def display_name(value, names) -> str:
     return str(value if name is None else name)
 
 
-def _draw_map(
-    ax,
-    coords: np.ndarray,
-    values=None,
-    names=None,
-    title: str | None = None,
-    legend_title: str | None = None,
-    random_state: int | None = 0,
-) -> None:
+def _draw_map(ax, coords: np.ndarray, values, names, title: str, legend_title: str, random_state: int | None) -> None:
     n = coords.shape[0]
     size = float(np.clip(2000 / max(n, 1), 2, 30))
     order = np.random.default_rng(random_state).permutation(n)  # no category is always drawn on top
@@ -61,46 +53,16 @@ def _draw_map(
         codes, display = codes.reshape(-1), [display_name(value, names) for value in uniques.tolist()]
         colours = palette(len(display))
         ax.scatter(coords[order, 0], coords[order, 1], s=size, c=colours[codes[order]], alpha=0.8, linewidths=0)
-        _draw_legend(ax, display, colours, legend_title)
-    ax.set_xticks([])
-    ax.set_yticks([])
-    if title:
-        ax.set_title(title)
+        if len(display) > MAX_LEGEND_ENTRIES:  # a note saying how many instead of a legend
+            note = f"{len(display)} {legend_title or 'categories'} (too many for a legend)"
+            ax.text(0.99, 0.01, note, transform=ax.transAxes, ha="right", va="bottom", fontsize="x-small", color="0.4")
+        else:  # a legend right of the map
+            from matplotlib.lines import Line2D
 
-
-def _draw_legend(ax, display: Sequence[str], colours, legend_title: str | None) -> None:
-    """A legend right of the map, or, for more than :data:`MAX_LEGEND_ENTRIES` categories, a note saying how many."""
-    if len(display) > MAX_LEGEND_ENTRIES:
-        ax.text(
-            0.99,
-            0.01,
-            f"{len(display)} {legend_title or 'categories'} (too many for a legend)",
-            transform=ax.transAxes,
-            ha="right",
-            va="bottom",
-            fontsize="x-small",
-            color="0.4",
-        )
-        return
-    from matplotlib.lines import Line2D
-
-    ax.legend(
-        handles=[Line2D([], [], marker="o", linestyle="", color=c, label=d) for c, d in zip(colours, display)],
-        title=legend_title,
-        loc="upper left",
-        bbox_to_anchor=(1.0, 1.0),
-        fontsize="small",
-        title_fontsize="small",
-        frameon=False,
-        markerscale=0.9,
-    )
-
-
-def _embedding_matrix(embeddings, name: str = "embeddings") -> np.ndarray:
-    x = np.asarray(embeddings, dtype=np.float32)
-    if x.ndim != 2:
-        raise ValueError(f"`{name}` must be a 2-D matrix (texts x dimensions), got shape {x.shape}.")
-    return x
+            handles = [Line2D([], [], marker="o", linestyle="", color=c, label=d) for c, d in zip(colours, display)]
+            legend_style = {"fontsize": "small", "title_fontsize": "small", "frameon": False, "markerscale": 0.9}
+            ax.legend(handles=handles, title=legend_title, loc="upper left", bbox_to_anchor=(1.0, 1.0), **legend_style)
+    ax.set(xticks=[], yticks=[], title=title)
 
 
 def _check_rows(name: str, values, n: int):
@@ -154,7 +116,7 @@ def plot_embedding_map(
     Example:
         >>> plot_embedding_map(model.embed(texts), labels=labels, path="map.png")  # doctest: +SKIP
     """
-    x = _embedding_matrix(embeddings)
+    x = embedding_matrix(embeddings)
     n = x.shape[0]
     labels, clusters = _check_rows("labels", labels, n), _check_rows("clusters", clusters, n)
     rows = sample_indices(n, sample_size, random_state)
@@ -164,15 +126,8 @@ def plot_embedding_map(
     ax = ax if ax is not None else new_figure(figsize).add_subplot()
     shown = f"{len(rows):,} of {n:,}" if len(rows) < n else f"{n:,}"
     coloured = f", coloured by {kind}" if values is not None else ""
-    _draw_map(
-        ax,
-        coords,
-        None if values is None else np.asarray(values)[rows],
-        names,
-        title=title or f"{method_title(method)} of {shown} texts{coloured}",
-        legend_title=kind,
-        random_state=random_state,
-    )
+    title = title or f"{method_title(method)} of {shown} texts{coloured}"
+    _draw_map(ax, coords, None if values is None else values[rows], names, title, kind, random_state)
     return save_figure(ax.figure, path)
 
 
@@ -216,7 +171,7 @@ def plot_maps_before_after(
     Example:
         >>> plot_maps_before_after(encoder_embeddings, model.embed(texts), labels, path="maps.png")  # doctest: +SKIP
     """
-    before, after = _embedding_matrix(before, "before"), _embedding_matrix(after, "after")
+    before, after = embedding_matrix(before, "before"), embedding_matrix(after, "after")
     if before.shape[0] != after.shape[0]:
         raise ValueError(
             f"`before` and `after` must be embedding matrices of the same texts (same rows), got shapes "
@@ -224,19 +179,9 @@ def plot_maps_before_after(
         )
     fig = new_figure(figsize)
     axes = fig.subplots(1, 2)
+    shared = {"label_names": label_names, "cluster_names": cluster_names, **projection_kwargs}
     for ax, matrix in zip(axes, (before, after)):  # the same seeded sample of rows in both
-        plot_embedding_map(
-            matrix,
-            labels,
-            clusters,
-            method,
-            random_state,
-            sample_size,
-            label_names=label_names,
-            cluster_names=cluster_names,
-            ax=ax,
-            **projection_kwargs,
-        )
+        plot_embedding_map(matrix, labels, clusters, method, random_state, sample_size, ax=ax, **shared)
     if axes[0].get_legend() is not None:
         axes[0].get_legend().remove()  # one legend, right of the second map
     fig.suptitle(suptitle or axes[0].get_title())  # by default, what both maps show
@@ -292,15 +237,11 @@ def plot_cluster_sizes(
     ax.bar(positions, counts[order], color="tab:blue")
     ax.axhline(clusters.size / k_total, color="0.4", linestyle="--", linewidth=1, label="equal sizes")
     step = max(1, math.ceil(k_total / 60))  # at most ~60 tick labels
-    ax.set_xticks(positions[::step])
-    ax.set_xticklabels(
-        tick_names[::step], rotation=90 if max(map(len, tick_names)) > 3 or k_total > 20 else 0, fontsize="small"
-    )
-    ax.set_xlim(-0.6, k_total - 0.4)
-    ax.set_ylabel("texts")
-    ax.set_xlabel("cluster (largest first)")
+    rotation = 90 if max(map(len, tick_names)) > 3 or k_total > 20 else 0
+    ax.set_xticks(positions[::step], tick_names[::step], rotation=rotation, fontsize="small")
     used = int((counts > 0).sum())
-    ax.set_title(title or f"Cluster sizes: {clusters.size:,} texts in {used} of {k_total} clusters")
+    title = title or f"Cluster sizes: {clusters.size:,} texts in {used} of {k_total} clusters"
+    ax.set(xlim=(-0.6, k_total - 0.4), xlabel="cluster (largest first)", ylabel="texts", title=title)
     ax.legend(fontsize="small", frameon=False)
     return save_figure(ax.figure, path)
 
@@ -347,9 +288,8 @@ def plot_clustering_overview(
     Example:
         >>> plot_clustering_overview(model.embed(texts), model.predict(texts), path="overview.png")  # doctest: +SKIP
     """
-    x = _embedding_matrix(embeddings)
-    clusters = _check_rows("clusters", clusters, x.shape[0])
-    labels = _check_rows("labels", labels, x.shape[0])
+    x = embedding_matrix(embeddings)
+    clusters, labels = _check_rows("clusters", clusters, len(x)), _check_rows("labels", labels, len(x))
     coords = project_2d(x, method=method, random_state=random_state, **projection_kwargs)
     maps = 2 if labels is not None else 1
     fig = new_figure((7.5 * maps, 10.5))
@@ -357,21 +297,10 @@ def plot_clustering_overview(
     name = method_title(method)
     coloured_by = [("cluster", clusters, cluster_names)] + ([("label", labels, label_names)] if maps == 2 else [])
     for column, (kind, values, names) in enumerate(coloured_by):
-        _draw_map(
-            fig.add_subplot(grid[0, column]),
-            coords,
-            values,
-            names,
-            title=f"{name}, coloured by {kind}",
-            legend_title=kind,
-            random_state=random_state,
-        )
-    plot_cluster_sizes(
-        all_clusters if all_clusters is not None else clusters,
-        num_clusters,
-        cluster_names,
-        ax=fig.add_subplot(grid[1, :]),
-    )
+        ax = fig.add_subplot(grid[0, column])
+        _draw_map(ax, coords, values, names, f"{name}, coloured by {kind}", kind, random_state)
+    sized = all_clusters if all_clusters is not None else clusters
+    plot_cluster_sizes(sized, num_clusters, cluster_names, ax=fig.add_subplot(grid[1, :]))
     if title:
         fig.suptitle(title)
     return save_figure(fig, path)

@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from ..editing.kmeans import keeping_torch_threads
-from ..modeling.validation import check_scalar
+from ..modeling.validation import Options, check_scalar, validate_parameters
 
 MAP_METHODS = ("umap", "tsne", "pca")
 _TITLES = {"umap": "UMAP", "tsne": "t-SNE", "pca": "PCA"}
@@ -42,8 +42,15 @@ def sample_indices(num_rows: int, sample_size: int | None, random_state: int | N
     check_scalar(sample_size, "sample_size", int, min_val=1, allow_none=True)
     if sample_size is None or num_rows <= sample_size:
         return np.arange(num_rows)
-    rng = np.random.default_rng(random_state)
-    return np.sort(rng.choice(num_rows, size=sample_size, replace=False))
+    return np.sort(np.random.default_rng(random_state).choice(num_rows, size=sample_size, replace=False))
+
+
+def embedding_matrix(embeddings, name: str = "embeddings") -> np.ndarray:
+    """``embeddings`` as a float32 matrix (texts x dimensions), or an error naming the argument ``name``."""
+    x = np.asarray(embeddings, dtype=np.float32)
+    if x.ndim != 2:
+        raise ValueError(f"`{name}` must be a 2-D matrix (texts x dimensions), got shape {x.shape}.")
+    return x
 
 
 def project_2d(embeddings, method: str = "umap", random_state: int | None = 0, **kwargs) -> np.ndarray:
@@ -66,14 +73,13 @@ def project_2d(embeddings, method: str = "umap", random_state: int | None = 0, *
         >>> project_2d(np.eye(5), method="pca").shape
         (5, 2)
     """
-    x = np.asarray(embeddings, dtype=np.float32)
-    if x.ndim != 2:
-        raise ValueError(f"`embeddings` must be a 2-D matrix (texts x dimensions), got shape {x.shape}.")
+    x = embedding_matrix(embeddings)
     if x.shape[0] < 4:
         raise ValueError(f"A 2-D map needs at least 4 embeddings, got {x.shape[0]}.")
     if not np.isfinite(x).all():
         raise ValueError("`embeddings` hold NaN or inf values.")
     n = x.shape[0]
+    validate_parameters({"method": method}, {"method": Options(*MAP_METHODS)})
     if method == "umap":
         try:
             import umap
@@ -82,21 +88,18 @@ def project_2d(embeddings, method: str = "umap", random_state: int | None = 0, *
                 "UMAP maps need umap-learn, a dependency of hf_textcluster that is not installed: pip install "
                 "umap-learn (or pass method='tsne', which scikit-learn draws)."
             ) from err
-        options = {"n_neighbors": min(15, n - 1), "min_dist": 0.1, "metric": "cosine", "random_state": random_state}
-        if n < 20:  # the spectral initialisation needs more points than a handful
-            options["init"] = "random"
-        projector = umap.UMAP(n_components=2, **{**options, **kwargs})
+        init = "random" if n < 20 else "spectral"  # the spectral initialisation needs more points than a handful
+        options = {"n_neighbors": min(15, n - 1), "min_dist": 0.1, "metric": "cosine", "init": init}
+        projector = umap.UMAP(n_components=2, **{**options, "random_state": random_state, **kwargs})
     elif method == "tsne":
         from sklearn.manifold import TSNE
 
         options = {"perplexity": float(min(30.0, max(1.0, (n - 1) / 3))), "init": "pca", "metric": "cosine"}
         projector = TSNE(n_components=2, **{**options, "random_state": random_state, **kwargs})
-    elif method == "pca":
+    else:
         from sklearn.decomposition import PCA
 
         projector = PCA(n_components=2, random_state=random_state, **kwargs)
-    else:
-        raise ValueError(f"`method` must be one of {', '.join(MAP_METHODS)}, got {method!r}.")
     with warnings.catch_warnings(), keeping_torch_threads():  # UMAP's "n_jobs overridden to 1": expected, seeded maps
         warnings.filterwarnings("ignore", message=".*n_jobs.*", category=UserWarning)
         return np.asarray(projector.fit_transform(x), dtype=np.float32)

@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from ..cache import write_whole
+from ..modeling.validation import Options, validate_parameters, validate_texts
 from .projection import sample_indices
 from .report_data import DEFAULT_SAMPLE_SIZE, ReportData
 from .report_sections import render_page
@@ -44,10 +45,9 @@ MAP_METHODS = ("auto", "umap", "pca")
 
 def _require_plotly():
     try:
-        import plotly.graph_objects as go
+        import plotly.graph_objects  # noqa: F401
     except ImportError as err:
         raise ImportError(f"The cluster report needs plotly, which is not installed: {REPORT_EXTRA}") from err
-    return go
 
 
 def check_report_path(output: str | os.PathLike) -> Path:
@@ -82,8 +82,7 @@ def check_report_path(output: str | os.PathLike) -> Path:
 
 def _check_map_method(map_method: str) -> str:
     """``"umap"`` or ``"pca"``: ``"auto"`` is UMAP when umap-learn is installed."""
-    if map_method not in MAP_METHODS:
-        raise ValueError(f"`map_method` must be one of {', '.join(MAP_METHODS)}, got {map_method!r}.")
+    validate_parameters({"map_method": map_method}, {"map_method": Options(*MAP_METHODS)})
     if map_method != "auto":
         return map_method
     try:
@@ -138,8 +137,7 @@ def render_report(
     _require_plotly()
     path = check_report_path(output)
     data = ReportData.from_arrays(texts, probabilities, embeddings, map_method=_check_map_method(map_method), **arrays)
-    document = render_page(data, title)
-    write_whole(path, document)
+    write_whole(path, render_page(data, title))
     return path
 
 
@@ -177,12 +175,8 @@ def model_outputs(
 
     def in_batches(head: Callable, *rows):
         """``head`` over ``batch_size`` rows at a time on the model's device, the results concatenated on the CPU."""
-        return torch.cat(
-            [
-                head(*(r[i : i + batch_size].to(model.device) for r in rows)).cpu()
-                for i in range(0, len(embeddings), batch_size)
-            ]
-        )
+        starts = range(0, len(embeddings), batch_size)
+        return torch.cat([head(*(r[i : i + batch_size].to(model.device) for r in rows)).cpu() for i in starts])
 
     was_training = model.training
     model.eval()
@@ -191,12 +185,11 @@ def model_outputs(
             probs = in_batches(lambda e: model.cluster_probabilities(e).float(), embeddings)
             out = {"probabilities": probs.numpy()}
             if model.is_calibrated:
-                calibration = model.calibration
                 clusters = probs.argmax(dim=-1)
-                distance = in_batches(calibration.distance, embeddings, clusters)
+                distance = in_batches(model.calibration.distance, embeddings, clusters)
                 out["confidence"] = in_batches(model.calibrated_confidence, embeddings, probs).numpy()
                 out["distance"] = distance.numpy()
-                out["is_outlier"] = (distance > calibration.thresholds(quantile).cpu()[clusters]).numpy()
+                out["is_outlier"] = (distance > model.calibration.thresholds(quantile).cpu()[clusters]).numpy()
     finally:
         model.train(was_training)
     return out
@@ -247,7 +240,6 @@ def cluster_report(
         PosixPath('report.html')
     """
     from ..modeling.modeling_utils import TextClusteringPreTrainedModel
-    from ..modeling.validation import validate_texts
 
     _require_plotly()
     path = check_report_path(output)

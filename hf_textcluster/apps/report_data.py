@@ -24,7 +24,6 @@ from .projection import sample_indices
 from .report_figures import cluster_centres
 
 DEFAULT_SAMPLE_SIZE = 3000
-NUM_MEMBERS = 3
 NUM_KEYWORDS = 8
 
 
@@ -57,12 +56,9 @@ def _checked_outputs(n: int, probabilities, confidence, distance, is_outlier) ->
     if probs.ndim != 2 or len(probs) != n:
         raise ValueError(f"`probabilities` must be a {n} x K matrix (one row per text), got shape {probs.shape}.")
     confidence = check_rows("confidence", confidence, n, np.float64)
-    return (
-        probs,
-        probs.max(axis=1) if confidence is None else confidence,
-        check_rows("distance", distance, n, np.float64),
-        check_rows("is_outlier", is_outlier, n, bool),
-    )
+    confidence = probs.max(axis=1) if confidence is None else confidence
+    distance = check_rows("distance", distance, n, np.float64)
+    return probs, confidence, distance, check_rows("is_outlier", is_outlier, n, bool)
 
 
 def _names_by_id(
@@ -86,7 +82,7 @@ def cluster_summaries(
     is_outlier=None,
     cluster_names: Mapping[int, str] | None = None,
     keywords: Mapping[int, Sequence[str]] | None = None,
-    num_members: int = NUM_MEMBERS,
+    num_members: int = 3,
 ) -> list[dict[str, Any]]:
     """One summary per used cluster, largest first.
 
@@ -118,8 +114,7 @@ def cluster_summaries(
     probs, confidence, distance, is_outlier = _checked_outputs(
         len(texts), probabilities, confidence, distance, is_outlier
     )
-    num_clusters = probs.shape[1]
-    clusters = probs.argmax(axis=1)
+    clusters, num_clusters = probs.argmax(axis=1), probs.shape[1]
     if keywords is None:
         from ..representation import cluster_keywords  # c-TF-IDF
 
@@ -128,10 +123,9 @@ def cluster_summaries(
     # typicality: near the centre is typical (a calibrated model), else a confident assignment
     atypicality = distance if distance is not None else -confidence
     summaries = []
-    for k in np.argsort(-np.bincount(clusters, minlength=num_clusters), kind="stable"):
+    sizes = np.bincount(clusters, minlength=num_clusters)
+    for k in np.argsort(-sizes, kind="stable")[: np.count_nonzero(sizes)]:  # the used clusters, largest first
         members = np.flatnonzero(clusters == k)
-        if len(members) == 0:
-            continue
         order = members[np.argsort(atypicality[members], kind="stable")]
         summaries.append(
             {
@@ -171,13 +165,9 @@ class ReportData:
     random_state: int | None
 
     @property
-    def num_texts(self) -> int:
-        return len(self.texts)
-
-    @property
     def shown(self) -> str:
         """How many texts the map draws, as the page says it: ``"3,000 of 12,000"`` or ``"800"``."""
-        n = self.num_texts
+        n = len(self.texts)
         return f"{len(self.rows):,} of {n:,}" if len(self.rows) < n else f"{n:,}"
 
     @cached_property
@@ -245,28 +235,19 @@ class ReportData:
         if keywords is None:
             keywords = {k: [word for word, _ in scored] for k, scored in weights.items()}
         names = _names_by_id(cluster_names, keywords, num_clusters)
+        outputs = {"confidence": confidence, "distance": distance, "is_outlier": is_outlier}
         return cls(
             texts=texts,
             embeddings=embeddings,
             clusters=clusters,
             num_clusters=num_clusters,
-            confidence=confidence,
-            distance=distance,
-            is_outlier=is_outlier,
+            **outputs,
             calibrated=distance is not None if calibrated is None else bool(calibrated),
             labels=check_rows("labels", labels, n),
             label_names=label_names,
             names=names,
             weights=weights,
-            summaries=cluster_summaries(
-                texts,
-                probs,
-                confidence=confidence,
-                distance=distance,
-                is_outlier=is_outlier,
-                cluster_names=names,
-                keywords=keywords,
-            ),
+            summaries=cluster_summaries(texts, probs, cluster_names=names, keywords=keywords, **outputs),
             rows=rows,
             map_method=map_method,
             random_state=random_state,

@@ -30,10 +30,6 @@ from .plotting import display_name
 
 # The largest clusters get a bar chart each; more would make the page a wall of bars.
 MAX_BAR_CLUSTERS = 12
-BAR_WORDS = 5
-BAR_COLUMNS = 3
-LINKAGE = "average"
-HOVER_CHARS = 160
 CONFIDENCE_BINS = 40
 
 
@@ -41,7 +37,7 @@ CONFIDENCE_BINS = 40
 _e = escape_html
 
 
-def shorten(text: str, limit: int = HOVER_CHARS) -> str:
+def shorten(text: str, limit: int = 160) -> str:
     """``text`` cut to at most ``limit`` characters, an ellipsis marking a cut.
 
     Example:
@@ -53,6 +49,14 @@ def shorten(text: str, limit: int = HOVER_CHARS) -> str:
 
 def _label(k: int, names: Mapping[int, str], limit: int = 40) -> str:
     return _e(f"{k}: {shorten(str(names.get(k, f'cluster_{k}')), limit)}")
+
+
+def _laid_out(fig, height: int, x: str | None, y: str | None, axis: dict | None = None, **layout):
+    """``fig`` laid out as every figure of the report is: ``height`` pixels, axes titled ``x`` and ``y`` (both with
+    the options ``axis``), a small top margin unless ``layout`` (more of plotly's layout) says otherwise."""
+    axes = {"xaxis": {"title": x, **(axis or {})}, "yaxis": {"title": y, **(axis or {})}}
+    fig.update_layout(height=height, **{"margin": {"t": 30}, **axes, **layout})
+    return fig
 
 
 def cluster_centres(embeddings, clusters, num_clusters: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -91,7 +95,7 @@ def centre_linkage(centres) -> np.ndarray:
     from scipy.cluster.hierarchy import linkage
     from scipy.spatial.distance import pdist
 
-    return linkage(pdist(np.asarray(centres, dtype=np.float64), "cosine"), LINKAGE)
+    return linkage(pdist(np.asarray(centres, dtype=np.float64), "cosine"), "average")
 
 
 def first_joins(ids: Sequence[int], centres, count: int = 3) -> list[tuple[list[int], list[int], float]]:
@@ -123,8 +127,8 @@ def keyword_bars_figure(
     names: Mapping[int, str],
     *,
     max_clusters: int = MAX_BAR_CLUSTERS,
-    words: int = BAR_WORDS,
-    columns: int = BAR_COLUMNS,
+    words: int = 5,
+    columns: int = 3,
 ):
     """One bar chart per cluster of ``order`` (the first ``max_clusters``): its top ``words`` keywords, each bar its
     c-TF-IDF weight (:meth:`ClassTfidfRepresentation.extract_weights`), the highest on top.
@@ -141,25 +145,20 @@ def keyword_bars_figure(
 
     shown = [int(k) for k in order][:max_clusters]
     rows = max(1, math.ceil(len(shown) / columns))
+    heads = [_label(k, names, 32) for k in shown]
     fig = make_subplots(
-        rows=rows,
-        cols=columns,
-        subplot_titles=[_label(k, names, 32) for k in shown],
-        horizontal_spacing=0.12,
-        vertical_spacing=min(0.12, 0.5 / rows),
+        rows, columns, subplot_titles=heads, horizontal_spacing=0.12, vertical_spacing=min(0.12, 0.5 / rows)
     )
     for i, k in enumerate(shown):
         scored = list(weights.get(k, []))[:words][::-1]  # plotly draws the first bar at the bottom
         fig.add_bar(
             x=[w for _, w in scored],
             y=[_e(word) for word, _ in scored],
-            orientation="h",
             name=_label(k, names),
-            showlegend=False,
-            hovertemplate="%{y}: c-TF-IDF %{x:.4f}<extra></extra>",
             row=i // columns + 1,
             col=i % columns + 1,
         )
+    fig.update_traces(orientation="h", showlegend=False, hovertemplate="%{y}: c-TF-IDF %{x:.4f}<extra></extra>")
     fig.update_layout(height=max(260, 210 * rows), margin={"t": 50, "l": 10, "r": 10})
     fig.update_xaxes(showticklabels=False)
     return fig
@@ -184,27 +183,19 @@ def cluster_map_figure(ids: Sequence[int], centres, sizes: Sequence[int], names:
     if components == 1:
         coords = np.column_stack([coords[:, 0], np.zeros(len(coords))])
     diameter = 12 + 48 * np.sqrt(sizes / max(sizes.max(), 1))
-    fig = go.Figure(
-        go.Scatter(
-            x=coords[:, 0].tolist(),  # lists: the page carries plain numbers, not base64 typed arrays
-            y=coords[:, 1].tolist(),
-            mode="markers+text",
-            text=[str(int(k)) for k in ids],
-            textposition="middle center",
-            customdata=[[int(k), int(n)] for k, n in zip(ids, sizes)],
-            hovertext=[f"{_label(int(k), names)}<br>{int(n):,} texts" for k, n in zip(ids, sizes)],
-            hovertemplate="%{hovertext}<extra></extra>",
-            marker={"size": diameter.tolist(), "opacity": 0.55, "line": {"width": 1, "color": "#333"}},
-            showlegend=False,
-        )
+    fig = go.Figure().add_scatter(
+        x=coords[:, 0].tolist(),  # lists: the page carries plain numbers, not base64 typed arrays
+        y=coords[:, 1].tolist(),
+        mode="markers+text",
+        text=[str(int(k)) for k in ids],
+        textposition="middle center",
+        customdata=[[int(k), int(n)] for k, n in zip(ids, sizes)],
+        hovertext=[f"{_label(int(k), names)}<br>{int(n):,} texts" for k, n in zip(ids, sizes)],
+        hovertemplate="%{hovertext}<extra></extra>",
+        marker={"size": diameter.tolist(), "opacity": 0.55, "line": {"width": 1, "color": "#333"}},
+        showlegend=False,
     )
-    fig.update_layout(
-        height=520,
-        xaxis={"title": "PCA 1 of the cluster centres", "showticklabels": False, "zeroline": False},
-        yaxis={"title": "PCA 2", "showticklabels": False, "zeroline": False},
-        margin={"t": 30},
-    )
-    return fig
+    return _laid_out(fig, 520, "PCA 1 of the cluster centres", "PCA 2", {"showticklabels": False, "zeroline": False})
 
 
 def hierarchy_figure(ids: Sequence[int], centres, names: Mapping[int, str]):
@@ -220,22 +211,12 @@ def hierarchy_figure(ids: Sequence[int], centres, names: Mapping[int, str]):
     if len(centres) < 2:
         raise ValueError(f"A hierarchy needs at least 2 clusters holding texts, got {len(centres)}.")
     labels = [_label(int(k), names) for k in ids]
-    fig = ff.create_dendrogram(
-        centres,
-        orientation="left",
-        labels=labels,
-        linkagefun=lambda _: centre_linkage(centres),  # the joins first_joins lists
-    )
-    fig.update_layout(
-        width=None,  # create_dendrogram fixes a width; the page's is wanted
-        autosize=True,
-        height=max(320, 22 * len(labels) + 120),
-        xaxis={"title": "cosine distance between the joined groups (average linkage)"},
-        yaxis={"automargin": True},
-        showlegend=False,
-        margin={"t": 30},
-    )
-    return fig
+    # linkagefun: the joins first_joins lists
+    fig = ff.create_dendrogram(centres, orientation="left", labels=labels, linkagefun=lambda _: centre_linkage(centres))
+    fig.update_yaxes(automargin=True)
+    x_title = "cosine distance between the joined groups (average linkage)"
+    # create_dendrogram fixes a width; the page's is wanted
+    return _laid_out(fig, max(320, 22 * len(labels) + 120), x_title, None, width=None, autosize=True, showlegend=False)
 
 
 def text_map_figure(coords, clusters, rows, texts: Sequence[str], names, confidence, method: str, title: str):
@@ -267,26 +248,18 @@ def text_map_figure(coords, clusters, rows, texts: Sequence[str], names, confide
         points = rows[clusters[rows] == k]
         positions = np.searchsorted(rows, points)
         hover = [f"{_e(shorten(texts[i]))}<br><i>{_e(names[k])}</i> · confidence {confidence[i]:.2f}" for i in points]
-        fig.add_trace(
-            go.Scatter(
-                x=coords[positions, 0],
-                y=coords[positions, 1],
-                mode="markers",
-                name=f"{k}: {_e(names[k])}",
-                marker={"size": 6, "opacity": 0.75, "color": colours[position % len(colours)]},
-                text=hover,
-                hovertemplate="%{text}<extra></extra>",
-            )
+        fig.add_scatter(
+            x=coords[positions, 0],
+            y=coords[positions, 1],
+            mode="markers",
+            name=f"{k}: {_e(names[k])}",
+            marker={"size": 6, "opacity": 0.75, "color": colours[position % len(colours)]},
+            text=hover,
+            hovertemplate="%{text}<extra></extra>",
         )
-    fig.update_layout(
-        title=title,
-        height=650,
-        legend={"itemsizing": "constant", "font": {"size": 10}},
-        xaxis={"title": f"{method} 1", "showticklabels": False},
-        yaxis={"title": f"{method} 2", "showticklabels": False},
-        margin={"t": 60},
-    )
-    return fig
+    legend = {"itemsizing": "constant", "font": {"size": 10}}
+    axis = {"showticklabels": False}
+    return _laid_out(fig, 650, f"{method} 1", f"{method} 2", axis, title=title, legend=legend, margin={"t": 60})
 
 
 def confidence_figure(confidence, is_outlier, calibrated: bool):
@@ -324,15 +297,9 @@ def confidence_figure(confidence, is_outlier, calibrated: bool):
         fig.update_layout(barmode="stack")
     else:
         fig.add_trace(bars(np.ones(len(values), dtype=bool), "texts"))
-    what = (
-        "calibrated confidence (share of calibration texts less clearly in their cluster)"
-        if calibrated
-        else "top soft-assignment probability"
-    )
-    fig.update_layout(
-        height=350, bargap=0, xaxis={"title": what, "range": [0, 1]}, yaxis={"title": "texts"}, margin={"t": 30}
-    )
-    return fig
+    calibrated_what = "calibrated confidence (share of calibration texts less clearly in their cluster)"
+    fig.update_xaxes(range=[0, 1])
+    return _laid_out(fig, 350, calibrated_what if calibrated else "top soft-assignment probability", "texts", bargap=0)
 
 
 def confusion_figure(labels, clusters, label_names: Sequence[str] | None, cluster_names: Mapping[int, str]):
@@ -370,23 +337,18 @@ def confusion_figure(labels, clusters, label_names: Sequence[str] | None, cluste
     x = [f"{int(used[j])}: {_e(shorten(cluster_names[int(used[j])], 40))}" for j in order]
     yl = [_e(display_name(v, label_names)) for v in classes.tolist()]
     share = counts / np.maximum(counts.sum(axis=1, keepdims=True), 1)
-    fig = go.Figure(
-        go.Heatmap(
-            z=share,
-            x=x,
-            y=yl,
-            customdata=counts,
-            colorscale="Blues",
-            zmin=0,
-            zmax=1,
-            colorbar={"title": "share of class"},
-            hovertemplate="class %{y}<br>cluster %{x}<br>%{customdata} texts (%{z:.0%} of the class)<extra></extra>",
-        )
+    fig = go.Figure().add_heatmap(
+        z=share,
+        x=x,
+        y=yl,
+        customdata=counts,
+        colorscale="Blues",
+        zmin=0,
+        zmax=1,
+        colorbar={"title": "share of class"},
+        hovertemplate="class %{y}<br>cluster %{x}<br>%{customdata} texts (%{z:.0%} of the class)<extra></extra>",
     )
-    fig.update_layout(
-        height=max(400, 22 * len(yl) + 200),
-        xaxis={"title": "cluster (Hungarian-matched order)", "tickangle": 45, "automargin": True},
-        yaxis={"title": "class", "autorange": "reversed", "automargin": True},
-        margin={"t": 30},
-    )
-    return fig
+    fig.update_xaxes(tickangle=45)
+    fig.update_yaxes(autorange="reversed")
+    height = max(400, 22 * len(yl) + 200)
+    return _laid_out(fig, height, "cluster (Hungarian-matched order)", "class", {"automargin": True})

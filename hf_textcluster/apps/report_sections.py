@@ -12,7 +12,7 @@ self-contained HTML document.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -56,6 +56,10 @@ def figure_html(fig, *, with_plotly_js: bool = False) -> str:
     return fig.to_html(full_html=False, include_plotlyjs=with_plotly_js, default_width="100%")
 
 
+def _table(header: Sequence[str], rows: Iterable[str]) -> str:
+    return "<table><tr>" + "".join(f"<th>{h}</th>" for h in header) + "</tr>" + "".join(rows) + "</table>"
+
+
 def _members_list(indices: Sequence[int], texts: Sequence[str]) -> str:
     return "<ul>" + "".join(f"<li>{_e(shorten(texts[i], MEMBER_CHARS))}</li>" for i in indices) + "</ul>"
 
@@ -64,41 +68,25 @@ def map_section(data: ReportData) -> str:
     """The texts (a seeded sample of them) on a 2-D map of their embeddings, coloured by cluster."""
     method = data.map_method.upper()
     coords = project_2d(data.embeddings[data.rows], method=data.map_method, random_state=data.random_state)
-    fig = text_map_figure(
-        coords,
-        data.clusters,
-        data.rows,
-        data.texts,
-        data.names,
-        data.confidence,
-        method,
-        f"{data.shown} texts, {method} projection of the embeddings",
-    )
+    title = f"{data.shown} texts, {method} projection of the embeddings"
+    fig = text_map_figure(coords, data.clusters, data.rows, data.texts, data.names, data.confidence, method, title)
     return "<h2>Map</h2>" + figure_html(fig, with_plotly_js=True)
 
 
 def clusters_section(data: ReportData) -> str:
     """The table of the clusters: name, keywords, size, mean confidence, outliers, most and least typical members."""
-    calibrated = data.distance is not None
-    typical_by = "distance to the cluster's calibrated centre" if calibrated else "assignment probability"
-    table = [
-        (
-            "<table><tr><th>cluster</th><th>name</th><th>keywords</th><th>texts</th><th>mean confidence</th>"
-            "<th>outliers</th><th>most typical</th><th>least typical</th></tr>"
-        )
-    ]
-    texts = data.texts
-    for s in data.summaries:
-        table.append(
-            f"<tr><td class='num'>{s['cluster']}</td><td class='name'>{_e(s['name'])}</td>"
-            f"<td>{_e(', '.join(s['keywords']))}</td><td class='num'>{s['size']:,} ({100 * s['share']:.1f}%)</td>"
-            f"<td class='num'>{s['mean_confidence']:.2f}</td><td class='num'>{s['num_outliers']}</td>"
-            f"<td>{_members_list(s['typical'], texts)}</td><td>{_members_list(s['atypical'], texts)}</td></tr>"
-        )
-    table.append("</table>")
+    typical_by = "assignment probability" if data.distance is None else "distance to the cluster's calibrated centre"
+    header = ("cluster", "name", "keywords", "texts", "mean confidence", "outliers", "most typical", "least typical")
+    rows = (
+        f"<tr><td class='num'>{s['cluster']}</td><td class='name'>{_e(s['name'])}</td>"
+        f"<td>{_e(', '.join(s['keywords']))}</td><td class='num'>{s['size']:,} ({100 * s['share']:.1f}%)</td>"
+        f"<td class='num'>{s['mean_confidence']:.2f}</td><td class='num'>{s['num_outliers']}</td>"
+        f"<td>{_members_list(s['typical'], data.texts)}</td><td>{_members_list(s['atypical'], data.texts)}</td></tr>"
+        for s in data.summaries
+    )
     return (
         f"<h2>Clusters</h2><p class='muted'>{len(data.summaries)} of {data.num_clusters} clusters hold texts, largest "
-        f"first; keywords by c-TF-IDF on these texts; members ordered by {typical_by}.</p>" + "".join(table)
+        f"first; keywords by c-TF-IDF on these texts; members ordered by {typical_by}.</p>" + _table(header, rows)
     )
 
 
@@ -160,7 +148,7 @@ def outliers_section(data: ReportData) -> str:
     flagged = np.flatnonzero(data.is_outlier)
     if distance is not None:
         flagged = flagged[np.argsort(-distance[flagged], kind="stable")]
-    rows_html = "".join(
+    rows = (
         f"<tr><td>{_e(shorten(data.texts[i], MEMBER_CHARS))}</td>"
         f"<td>{clusters[i]}: {_e(data.names[int(clusters[i])])}</td>"
         f"<td class='num'>{'' if distance is None else f'{distance[i]:.3f}'}</td>"
@@ -168,11 +156,10 @@ def outliers_section(data: ReportData) -> str:
         for i in flagged[:MAX_OUTLIERS_SHOWN]
     )
     more = f", the {MAX_OUTLIERS_SHOWN} farthest shown" if len(flagged) > MAX_OUTLIERS_SHOWN else ""
-    table = f"<table><tr><th>text</th><th>cluster</th><th>distance</th><th>confidence</th></tr>{rows_html}</table>"
     return (
-        f"<h2>Outliers</h2><p class='muted'>{len(flagged):,} texts ({100 * len(flagged) / data.num_texts:.1f}%) lie "
+        f"<h2>Outliers</h2><p class='muted'>{len(flagged):,} texts ({100 * len(flagged) / len(data.texts):.1f}%) lie "
         f"farther from their cluster's centre than the model's calibration allows{more}.</p>"
-        + (table if len(flagged) else "")
+        + (_table(("text", "cluster", "distance", "confidence"), rows) if len(flagged) else "")
     )
 
 
@@ -240,7 +227,7 @@ def render_page(data: ReportData, title: str) -> str:
     """
     confidence = "calibrated" if data.calibrated else "the top probability (the model is not calibrated)"
     header = (
-        f"<h1>{_e(title)}</h1><p>{data.num_texts:,} texts in {len(data.summaries)} clusters (of {data.num_clusters}). "
+        f"<h1>{_e(title)}</h1><p>{len(data.texts):,} texts in {len(data.summaries)} clusters (of {data.num_clusters}). "
         f"Confidence: {confidence}. "
         f"Map: {data.map_method.upper()} of {data.shown} texts (seed {data.random_state}).</p>"
     )

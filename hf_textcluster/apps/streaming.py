@@ -63,11 +63,9 @@ def predict_iter(
 def _predicted_chunks(clusterer, chunks: Iterator[list[str]], skip: int, call_kwargs: dict):
     """``(texts, results)`` per chunk, after passing over the first ``skip`` texts."""
     for chunk in chunks:
-        if skip >= len(chunk):
-            skip -= len(chunk)
-            continue
-        chunk, skip = chunk[skip:], 0
-        yield chunk, clusterer(chunk, **call_kwargs)
+        chunk, skip = chunk[skip:], max(0, skip - len(chunk))
+        if chunk:
+            yield chunk, clusterer(chunk, **call_kwargs)
 
 
 def _blocks(path, size: int | None = None) -> Iterator[bytes]:
@@ -97,13 +95,8 @@ def _source_identity(source, text_column: str, call_kwargs: dict, model_name: st
         what = {"dataset_fingerprint": source._fingerprint, "rows": len(source)}
     else:
         what = {"iterable": type(source).__name__}  # nothing to check: the caller vouches that it is the same
-    options = json.dumps(call_kwargs, sort_keys=True, default=str)
-    return {
-        "input": what,
-        "text_column": text_column,
-        "model": model_name,
-        "options_sha1": hashlib.sha1(options.encode()).hexdigest(),
-    }
+    options = hashlib.sha1(json.dumps(call_kwargs, sort_keys=True, default=str).encode()).hexdigest()
+    return {"input": what, "text_column": text_column, "model": model_name, "options_sha1": options}
 
 
 def check_output(source, output: str | os.PathLike) -> Path:
@@ -123,9 +116,6 @@ def check_output(source, output: str | os.PathLike) -> Path:
     return output
 
 
-LOCK_SUFFIX = ".lock"
-
-
 def _lock(output: Path):
     """An exclusive lock on ``<output>.lock`` (``fcntl.flock``), as its open handle: a second process writing the same
     output fails at once instead of interleaving its lines. The kernel releases it when the process dies, so a killed
@@ -135,7 +125,7 @@ def _lock(output: Path):
         import fcntl
     except ImportError:
         return None
-    path = output.with_name(output.name + LOCK_SUFFIX)
+    path = output.with_name(output.name + ".lock")
     handle = open(path, "a")  # noqa: SIM115 - held until the output is finished (or this process ends)
     try:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -146,36 +136,6 @@ def _lock(output: Path):
             "write to another output."
         ) from None
     return handle
-
-
-def _resume_point(output: Path, progress: dict) -> tuple[int, int, hashlib._Hash]:
-    """``(texts_done, bytes to keep, sha256 of those bytes)`` to resume from. The output must still start with what
-    the progress record describes (its first ``output_bytes``, by hash, holding ``texts_done`` lines); one shorter
-    than the record (cut off by a copy, a full disk) resumes after its last complete line, never padded. Anything
-    else is an error."""
-    recorded, done = int(progress["output_bytes"]), int(progress["texts_done"])
-    region = min(output.stat().st_size, recorded)
-    digest, lines, last_newline, position = hashlib.sha256(), 0, -1, 0
-    for block in _blocks(output, region):
-        digest.update(block)
-        lines += block.count(b"\n")
-        if (found := block.rfind(b"\n")) >= 0:
-            last_newline = position + found
-        position += len(block)
-    if region == recorded:
-        if progress.get("output_sha256", digest.hexdigest()) != digest.hexdigest() or lines != done:
-            raise ValueError(
-                f"{output} no longer holds what its progress record {output.name}{PROGRESS_SUFFIX} "
-                f"describes (its first {done:,} lines): it was changed since. Pass overwrite=True "
-                "(--overwrite) to predict again from the start."
-            )
-        return done, recorded, digest
-    kept = last_newline + 1
-    logger.warning(
-        f"{output} is shorter than its progress record says ({region:,} of {recorded:,} bytes): resuming "
-        f"after its last complete line ({lines:,} texts)."
-    )
-    return lines, kept, _sha256(output, kept)
 
 
 class _StandardOutput:
@@ -215,17 +175,20 @@ class _ResumableOutput:
             self._record(0)
 
     def _resume(self) -> None:
-        """Continue a half-written output of the same input, model and options; refuse a finished or foreign one."""
+        """Continue a half-written output of the same input, model and options; refuse a finished or foreign one.
+
+        The output must still start with what the progress record describes (its first ``output_bytes``, by hash,
+        holding ``texts_done`` lines); one shorter than the record (cut off by a copy, a full disk) resumes after its
+        last complete line, never padded. Anything else is an error."""
         output, progress_path = self.output, self.progress_path
         if not progress_path.exists():
             raise FileExistsError(
-                f"{output} already exists (a finished prediction: it has no "
-                f"{progress_path.name}). Pass overwrite=True (--overwrite) to replace it, or "
-                "write elsewhere."
+                f"{output} already exists (a finished prediction: it has no {progress_path.name}). Pass overwrite=True "
+                "(--overwrite) to replace it, or write elsewhere."
             )
         try:
             progress = json.loads(progress_path.read_text(encoding="utf-8"))
-            int(progress["texts_done"]), int(progress["output_bytes"])
+            recorded, done = int(progress["output_bytes"]), int(progress["texts_done"])
         except (ValueError, KeyError, TypeError) as err:
             raise ValueError(
                 f"The progress record {progress_path} is damaged ({err}): it cannot say where to resume. "
@@ -236,7 +199,28 @@ class _ResumableOutput:
                 f"{output} is a half-written prediction of another input, model or options "
                 f"(see {progress_path}). Pass overwrite=True (--overwrite) to start again."
             )
-        self.done, kept, self.digest = _resume_point(output, progress)
+        region = min(output.stat().st_size, recorded)
+        lines, last_newline, position = 0, -1, 0
+        for block in _blocks(output, region):
+            self.digest.update(block)
+            lines += block.count(b"\n")
+            if (found := block.rfind(b"\n")) >= 0:
+                last_newline = position + found
+            position += len(block)
+        kept, self.done = recorded, done
+        digest = self.digest.hexdigest()
+        if region == recorded and (progress.get("output_sha256", digest) != digest or lines != done):
+            raise ValueError(
+                f"{output} no longer holds what its progress record {output.name}{PROGRESS_SUFFIX} "
+                f"describes (its first {done:,} lines): it was changed since. Pass overwrite=True "
+                "(--overwrite) to predict again from the start."
+            )
+        if region < recorded:
+            kept, self.done, self.digest = last_newline + 1, lines, _sha256(output, last_newline + 1)
+            logger.warning(
+                f"{output} is shorter than its progress record says ({region:,} of {recorded:,} bytes): resuming "
+                f"after its last complete line ({lines:,} texts)."
+            )
         with open(output, "r+b") as partial:  # drop a chunk that a crash cut off after the last record
             partial.truncate(kept)
         logger.warning(f"Resuming {output} after {self.done:,} texts.")
@@ -258,9 +242,8 @@ class _ResumableOutput:
             os.fsync(self.handle.fileno())  # the output holds the chunk before the progress file says so
         except OSError as err:
             raise OSError(
-                f"Could not write `output` {self.output}: {err.strerror or err} (the texts before this "
-                "chunk are kept; free space or write elsewhere, then run the same command again to "
-                "resume)."
+                f"Could not write `output` {self.output}: {err.strerror or err} (the texts before this chunk are kept; "
+                "free space or write elsewhere, then run the same command again to resume)."
             ) from err
         self.digest.update(data)
         self._record(texts_done)

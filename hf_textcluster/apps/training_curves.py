@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .canvas import new_figure, save_figure
+from .canvas import is_drawable, new_figure, save_figure
 
 _HEALTH_KEYS = ("health_agreement", "health_size_entropy", "health_changed")
 _SCORE_KEYS = ("eval_acc", "eval_nmi", "eval_kmeans_acc", "eval_kmeans_nmi")
@@ -40,8 +40,15 @@ def load_log_history(source: str | os.PathLike) -> list[dict]:
         >>> history = load_log_history("runs/my-run")  # doctest: +SKIP
     """
     path = Path(source)
-    if path.is_dir():
-        path = _trainer_state_in(path)
+    if path.is_dir():  # its own trainer_state.json, else that of its newest checkpoint-N
+        states = [p for p in path.glob("checkpoint-*/trainer_state.json") if p.parent.name[11:].isdigit()]
+        candidates = [path / "trainer_state.json", *sorted(states, key=lambda p: -int(p.parent.name[11:]))]
+        folder, path = path, next((c for c in candidates if c.is_file()), None)
+        if path is None:
+            raise FileNotFoundError(
+                f"{folder} holds no trainer_state.json (nor a checkpoint-N with one): the run was "
+                "saved without checkpoints (save_strategy='no'), so no log history was kept."
+            )
     if not path.is_file():
         raise FileNotFoundError(f"No log history file {path.resolve()}.")
     data = json.loads(path.read_text())
@@ -51,31 +58,9 @@ def load_log_history(source: str | os.PathLike) -> list[dict]:
     return history
 
 
-def _trainer_state_in(folder: Path) -> Path:
-    """The folder's own ``trainer_state.json``, else that of its newest ``checkpoint-N``."""
-    checkpoints = sorted(
-        (p for p in folder.glob("checkpoint-*") if p.name.split("-")[-1].isdigit()),
-        key=lambda p: int(p.name.split("-")[-1]),
-        reverse=True,
-    )
-    candidates = [folder / "trainer_state.json"] + [p / "trainer_state.json" for p in checkpoints]
-    found = next((c for c in candidates if c.is_file()), None)
-    if found is None:
-        raise FileNotFoundError(
-            f"{folder} holds no trainer_state.json (nor a checkpoint-N with one): the run was "
-            "saved without checkpoints (save_strategy='no'), so no log history was kept."
-        )
-    return found
-
-
 def _series(history: Sequence[Mapping], key: str) -> tuple[list[float], list[float]]:
-    steps, values = [], []
-    for entry in history:
-        value = entry.get(key)
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and "step" in entry:
-            steps.append(entry["step"])
-            values.append(float(value))
-    return steps, values
+    drawn = [entry for entry in history if "step" in entry and is_drawable(entry.get(key))]
+    return [entry["step"] for entry in drawn], [float(entry[key]) for entry in drawn]
 
 
 def plot_training_curves(
@@ -109,11 +94,12 @@ def plot_training_curves(
     if isinstance(log_history, (str, os.PathLike)):
         log_history = load_log_history(log_history)
     history = [entry for entry in log_history if isinstance(entry, Mapping)]
-    keys = list(dict.fromkeys(k for entry in history for k in entry))
-    loss_keys = [k for k in keys if (k == "loss" or k.startswith("loss_")) and _series(history, k)[0]]
-    score_keys = [k for k in (*_HEALTH_KEYS, *_SCORE_KEYS) if _series(history, k)[0]]
-    has_used = bool(_series(history, _CLUSTERS_USED)[0])
-    panels = len(loss_keys) + (1 if score_keys or has_used else 0)
+    keys = dict.fromkeys(k for entry in history for k in entry)
+    series = {k: points for k in keys if (points := _series(history, k))[0]}  # the keys with a value at a step
+    loss_keys = [k for k in series if k == "loss" or k.startswith("loss_")]
+    score_keys = [k for k in (*_HEALTH_KEYS, *_SCORE_KEYS) if k in series]
+    health = bool(score_keys) or _CLUSTERS_USED in series
+    panels = len(loss_keys) + health
     if panels == 0:
         raise ValueError(
             "The log history holds no loss, health_* or eval_acc / eval_nmi values with a step: nothing "
@@ -124,13 +110,11 @@ def plot_training_curves(
     fig = new_figure((4.6 * ncols, 3.4 * nrows))
     axes = np.atleast_1d(fig.subplots(nrows, ncols, squeeze=False).ravel())
     for ax, key in zip(axes, loss_keys):
-        steps, values = _series(history, key)
-        ax.plot(steps, values, marker="o" if len(steps) < 30 else None, markersize=3, color="tab:blue")
-        ax.set_title("total loss" if key == "loss" else f"loss term: {key[5:]}")
-        ax.set_xlabel("step")
+        ax.plot(*series[key], marker="o" if len(series[key][0]) < 30 else None, markersize=3, color="tab:blue")
+        ax.set(title="total loss" if key == "loss" else f"loss term: {key[5:]}", xlabel="step")
         ax.grid(alpha=0.3)
-    if score_keys or has_used:
-        _draw_health(axes[len(loss_keys)], history, score_keys, has_used)
+    if health:
+        _draw_health(axes[len(loss_keys)], series, score_keys)
     for ax in axes[panels:]:
         ax.set_visible(False)
     if title:
@@ -141,21 +125,18 @@ def plot_training_curves(
     return save_figure(fig, path)
 
 
-def _draw_health(ax, history: Sequence[Mapping], score_keys: Sequence[str], has_used: bool) -> None:
+def _draw_health(ax, series: Mapping[str, tuple], score_keys: Sequence[str]) -> None:
     """The health checks and scores (all in [0, 1]) on ``ax``, the number of clusters used on a second axis."""
     for key in score_keys:
-        steps, values = _series(history, key)
-        ax.plot(steps, values, marker="o", markersize=3, label=key)
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_xlabel("step")
-    ax.set_title("cluster health" + (" and scores" if any(k.startswith("eval_") for k in score_keys) else ""))
+        ax.plot(*series[key], marker="o", markersize=3, label=key)
+    title = "cluster health" + (" and scores" if any(k.startswith("eval_") for k in score_keys) else "")
+    ax.set(ylim=(-0.02, 1.02), xlabel="step", title=title)
     ax.grid(alpha=0.3)
     handles, names = ax.get_legend_handles_labels()
-    if has_used:
+    if _CLUSTERS_USED in series:
         twin = ax.twinx()
-        steps, values = _series(history, _CLUSTERS_USED)
+        steps, values = series[_CLUSTERS_USED]
         line = twin.plot(steps, values, color="0.35", linestyle="--", marker="s", markersize=3, label=_CLUSTERS_USED)
-        twin.set_ylabel("clusters used")
-        twin.set_ylim(0, max(values) * 1.1 + 1)
+        twin.set(ylabel="clusters used", ylim=(0, max(values) * 1.1 + 1))
         handles, names = handles + line, names + [f"{_CLUSTERS_USED} (right)"]
     ax.legend(handles, names, fontsize="x-small", loc="lower left", frameon=False)
