@@ -32,14 +32,11 @@ from torch import nn
 from ..modeling.calibration import QUANTILE_LEVELS
 from .kmeans import fit_kmeans
 
-# The head modules a model may hold one row per cluster in (each model class lists its own, see
-# ``TextClusteringPreTrainedModel._cluster_row_modules``).
-
 
 def row_holders(model) -> dict[str, nn.Module]:
     """Name -> the module holding one row per cluster (a centroid head or an ``nn.Linear``; the last ``nn.Linear``
-    of a sequential head), for every head ``model`` has (served or not)."""
-    num_clusters = model.config.num_clusters
+    of a sequential head), for every head ``model`` has (served or not; each model class lists its heads in
+    ``_cluster_row_modules``)."""
     holders = {}
     for name in model._cluster_row_modules:
         module = model._modules.get(name)
@@ -47,11 +44,10 @@ def row_holders(model) -> dict[str, nn.Module]:
             continue
         if isinstance(module, nn.Sequential):
             module = [m for m in module if isinstance(m, nn.Linear)][-1]
-        if isinstance(getattr(module, "centroids", None), nn.Parameter):
-            ok = module.centroids.shape[0] == num_clusters
-        else:
-            ok = isinstance(module, nn.Linear) and module.out_features == num_clusters
-        if not ok:
+        rows = (
+            module.centroids if is_centroid_head(module) else module.weight if isinstance(module, nn.Linear) else None
+        )
+        if rows is None or rows.shape[0] != model.config.num_clusters:
             raise NotImplementedError(
                 f"{type(model).__name__}.{name} ({type(module).__name__}) holds no row per cluster: its clusters "
                 "cannot be edited."
@@ -96,15 +92,22 @@ def _rows(module: nn.Module) -> tuple[torch.Tensor, torch.Tensor | None]:
 
 
 def _set_rows(module: nn.Module, weight: torch.Tensor, bias: torch.Tensor | None) -> None:
-    if is_centroid_head(module):
-        old = module.centroids
-        module.centroids = nn.Parameter(weight.to(old.device, old.dtype), requires_grad=old.requires_grad)
-        return
-    old_w, old_b = module.weight, module.bias
-    module.weight = nn.Parameter(weight.to(old_w.device, old_w.dtype), requires_grad=old_w.requires_grad)
-    if old_b is not None:
-        module.bias = nn.Parameter(bias.to(old_b.device, old_b.dtype), requires_grad=old_b.requires_grad)
-    module.out_features = weight.shape[0]
+    names = ("centroids",) if is_centroid_head(module) else ("weight", "bias")
+    for name, rows in zip(names, (weight, bias)):
+        old = getattr(module, name)
+        if old is not None:
+            setattr(module, name, nn.Parameter(rows.to(old.device, old.dtype), requires_grad=old.requires_grad))
+    if isinstance(module, nn.Linear):
+        module.out_features = weight.shape[0]
+
+
+def _put(rows: torch.Tensor | None, new: torch.Tensor, slots: list[int]) -> torch.Tensor | None:
+    """``rows`` with ``new`` as its rows ``slots`` (those past the end appended, in order); None for no ``rows``."""
+    if rows is None:
+        return None
+    out = torch.cat([rows, rows[:1].expand(max(slots) + 1 - len(rows), *rows.shape[1:])])
+    out[slots] = new.to(rows.device, rows.dtype)
+    return out
 
 
 def _combine(matrix: torch.Tensor, plan: list[list[int]], weights: torch.Tensor) -> torch.Tensor:
@@ -115,14 +118,6 @@ def _combine(matrix: torch.Tensor, plan: list[list[int]], weights: torch.Tensor)
         w = w / w.sum() if float(w.sum()) > 0 else torch.full_like(w, 1.0 / len(members))
         rows.append(torch.tensordot(w, matrix[members].double(), dims=1))
     return torch.stack(rows).to(matrix.dtype)
-
-
-def cluster_weights(model) -> torch.Tensor:
-    """Each cluster's size for weighting (its calibration texts; equal when uncalibrated or one is empty)."""
-    sizes = model.calibration.cluster_sizes.detach().float().cpu()
-    if not model.is_calibrated or bool((sizes <= 0).any()):
-        return torch.ones(model.config.num_clusters)
-    return sizes
 
 
 @torch.no_grad()
@@ -136,15 +131,18 @@ def merge_rows(
     :func:`head_inputs`): the weights are then the clusters' shares of these texts, and a merged linear row's bias
     is set so that on the merged clusters' texts it scores, on average, what the best of the old rows did (the mean
     of the rows alone loses ground: ``-|c|²`` of a mean centre is above the mean of ``-|c_i|²``)."""
-    weights = cluster_weights(model)
+    # each cluster's share of the texts (a cluster with none: half a text), else its calibration texts (equal when
+    # uncalibrated or one is empty)
+    weights = model.calibration.cluster_sizes.detach().float().cpu()
     if labels is not None:
-        counts = torch.bincount(labels, minlength=model.config.num_clusters).float()
-        weights = torch.where(counts > 0, counts, torch.full_like(counts, 0.5))
+        weights = torch.bincount(labels, minlength=model.config.num_clusters).float().clamp_min(0.5)
+    elif not model.is_calibrated or bool((weights <= 0).any()):
+        weights = torch.ones(model.config.num_clusters)
     for name, module in row_holders(model).items():
         weight, bias = _rows(module)
         new_weight = _combine(weight, plan, weights)
         new_bias = _combine(bias, plan, weights) if bias is not None else None
-        x = None if inputs is None else inputs.get(name)
+        x = (inputs or {}).get(name)
         if new_bias is not None and x is not None:
             for new_id, members in enumerate(plan):
                 rows = torch.isin(labels, torch.tensor(members))
@@ -244,12 +242,8 @@ def split_rows(
                 # rows scores what its old row did, on average
                 gain = (x @ new_weight.T + new_bias).amax(dim=-1) - (x @ weight[cluster] + bias[cluster])
                 new_bias = new_bias - gain.mean()
-        weight = torch.cat([weight, new_weight[1:]])
-        weight[cluster] = new_weight[0]
-        if bias is not None:
-            bias = torch.cat([bias, new_bias[1:]])
-            bias[cluster] = new_bias[0]
-        _set_rows(module, weight, bias)
+        slots = [cluster, *range(len(weight), len(weight) + num_parts - 1)]
+        _set_rows(module, _put(weight, new_weight, slots), _put(bias, new_bias, slots))
     cal = model.calibration
     extra = num_parts - 1
     _set_calibration(
@@ -289,23 +283,15 @@ def append_row(
             if rest.numel() and float(torch.quantile(rest.double(), 0.01)) > float(need_group):
                 need_group = (need_group + torch.quantile(rest.double(), 0.01)) / 2
             new_bias = need_group.float()[None] + 1e-4
-        _set_rows(
-            module,
-            torch.cat([weight, new_weight.to(weight.dtype)]),
-            None if bias is None else torch.cat([bias, new_bias.to(bias.dtype)]),
-        )
+        _set_rows(module, _put(weight, new_weight, [len(weight)]), _put(bias, new_bias, [len(weight)]))
     cal = model.calibration
     centre = nn.functional.normalize(unit_embeddings.double().mean(dim=0), dim=-1)
     distances = 1 - unit_embeddings.double() @ centre
     levels = torch.linspace(0, 1, QUANTILE_LEVELS, dtype=torch.float64)
-    _set_calibration(  # on the CPU, with the group's (CPU) embeddings; _set_calibration moves it back
-        model,
-        torch.cat([cal.centres.double().cpu(), centre[None]]),
-        torch.cat([cal.distance_quantiles.double().cpu(), torch.quantile(distances, levels)[None]]),
-        torch.cat(
-            [cal.cluster_sizes.double().cpu(), torch.tensor([float(unit_embeddings.shape[0])], dtype=torch.float64)]
-        ),
-    )
+    new = len(cal.centres)
+    cal.centres = _put(cal.centres, centre[None], [new])
+    cal.distance_quantiles = _put(cal.distance_quantiles, torch.quantile(distances, levels)[None], [new])
+    cal.cluster_sizes = _put(cal.cluster_sizes, torch.tensor([float(unit_embeddings.shape[0])]), [new])
 
 
 @dataclass
