@@ -106,7 +106,7 @@ def _put(rows: torch.Tensor | None, new: torch.Tensor, slots: list[int]) -> torc
     if rows is None:
         return None
     out = torch.cat([rows, rows[:1].expand(max(slots) + 1 - len(rows), *rows.shape[1:])])
-    out[slots] = new.to(rows.device, rows.dtype)
+    out[slots] = new.to(rows)
     return out
 
 
@@ -152,27 +152,18 @@ def merge_rows(
                     new_bias[new_id] += (old_best - new_score).mean()
         _set_rows(module, new_weight, new_bias)
     cal = model.calibration
-    centres = nn.functional.normalize(_combine(cal.centres.float().cpu(), plan, weights).double(), dim=-1)
-    quantiles = torch.stack([cal.distance_quantiles[members].amax(dim=0) for members in plan])
-    sizes = torch.stack([cal.cluster_sizes[members].sum() for members in plan])
-    _set_calibration(model, centres, quantiles, sizes)
-
-
-def _set_calibration(model, centres, quantiles, sizes) -> None:
-    cal = model.calibration
-    device = cal.centres.device
-    cal.centres = centres.to(device, cal.centres.dtype)
-    cal.distance_quantiles = quantiles.to(device, cal.distance_quantiles.dtype)
-    cal.cluster_sizes = sizes.to(device, cal.cluster_sizes.dtype)
+    centres = _combine(cal.centres.float().cpu(), plan, weights).double()
+    cal.centres = nn.functional.normalize(centres, dim=-1).to(cal.centres)
+    cal.distance_quantiles = torch.stack([cal.distance_quantiles[members].amax(dim=0) for members in plan])
+    cal.cluster_sizes = torch.stack([cal.cluster_sizes[members].sum() for members in plan])
 
 
 def nearest_mean_rows(
     weight: torch.Tensor, bias: torch.Tensor, centre: torch.Tensor, parts: torch.Tensor, scale: float
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Linear rows ``w·x + b + scale·(|x - centre|² - |x - m_j|²)`` for each part mean ``m_j`` (rows of ``parts``)."""
-    new_weight = weight[None, :] + 2 * scale * (parts - centre[None, :])
-    new_bias = bias - scale * ((parts**2).sum(dim=-1) - (centre**2).sum())
-    return new_weight, new_bias
+    """Linear rows ``w·x + b + scale·(|x - centre|² - |x - m_j|²)`` for each part mean ``m_j`` (rows of ``parts``;
+    ``weight``, ``bias`` and ``centre`` broadcast against them: one row for all parts, or a row per part)."""
+    return weight + 2 * scale * (parts - centre), bias - scale * ((parts**2).sum(dim=-1) - (centre**2).sum(dim=-1))
 
 
 def spread(inputs: torch.Tensor, labels: torch.Tensor) -> float:
@@ -215,15 +206,13 @@ def split_rows(
     cluster's; ``parts``: each member's part. A linear row's nearest-mean term is scaled so that at most 1% of these
     texts cross the cluster's boundary. A holder that did not run on them (a head not served) gets copies of the
     cluster's row."""
-    num_parts = int(parts.max()) + 1
+    added = list(range(model.config.num_clusters, model.config.num_clusters + int(parts.max())))
+    num_parts = len(added) + 1
     for name, module in row_holders(model).items():
         weight, bias = _rows(module)
         x_all = inputs.get(name)
         if x_all is None:
-            new_weight, new_bias = (
-                weight[cluster].expand(num_parts, -1),
-                None if bias is None else bias[cluster].expand(num_parts),
-            )
+            new_weight, new_bias = weight[cluster], None if bias is None else bias[cluster]
         else:
             x = x_all[members]
             means = torch.stack([x[parts == j].mean(dim=0) for j in range(num_parts)])
@@ -242,16 +231,11 @@ def split_rows(
                 # rows scores what its old row did, on average
                 gain = (x @ new_weight.T + new_bias).amax(dim=-1) - (x @ weight[cluster] + bias[cluster])
                 new_bias = new_bias - gain.mean()
-        slots = [cluster, *range(len(weight), len(weight) + num_parts - 1)]
-        _set_rows(module, _put(weight, new_weight, slots), _put(bias, new_bias, slots))
+        _set_rows(module, _put(weight, new_weight, [cluster, *added]), _put(bias, new_bias, [cluster, *added]))
     cal = model.calibration
-    extra = num_parts - 1
-    _set_calibration(
-        model,
-        torch.cat([cal.centres, cal.centres[cluster].expand(extra, -1)]),
-        torch.cat([cal.distance_quantiles, cal.distance_quantiles[cluster].expand(extra, -1)]),
-        torch.cat([cal.cluster_sizes, torch.zeros(extra, device=cal.cluster_sizes.device)]),
-    )
+    cal.centres = _put(cal.centres, cal.centres[cluster], added)
+    cal.distance_quantiles = _put(cal.distance_quantiles, cal.distance_quantiles[cluster], added)
+    cal.cluster_sizes = _put(cal.cluster_sizes, torch.zeros(()), added)
 
 
 @torch.no_grad()
@@ -268,7 +252,7 @@ def append_row(
         x_all = inputs.get(name)
         if x_all is None:  # a head that is not served: a row that never wins
             new_weight = weight.mean(dim=0, keepdim=True)
-            new_bias = None if bias is None else torch.full((1,), -1e4)
+            new_bias = torch.tensor(-1e4)
         elif is_centroid_head(module):
             new_weight, new_bias = x_all[group].mean(dim=0, keepdim=True), None
         else:
@@ -370,7 +354,7 @@ class OnlineCentres:
             state.scales[name] = 1.0 / (2 * spread(x, labels))
         return state
 
-    def grow(self, inputs: dict[str, torch.Tensor], scales: dict[str, float] | None = None) -> None:
+    def grow(self, inputs: dict[str, torch.Tensor]) -> None:
         """One more cluster whose texts' inputs are ``inputs`` (after ``append_row``)."""
         n = next(iter(inputs.values())).shape[0] if inputs else 0
         for name, means in self.means.items():
@@ -401,9 +385,7 @@ class OnlineCentres:
             if is_centroid_head(module):
                 module.centroids.copy_(new.to(module.centroids.device, module.centroids.dtype))
             else:
-                scale = self.scales[name]
-                delta_w = 2 * scale * (new - old)
-                delta_b = -scale * ((new**2).sum(dim=-1) - (old**2).sum(dim=-1))
+                delta_w, delta_b = nearest_mean_rows(0, 0, old, new, self.scales[name])
                 module.weight.add_(delta_w.to(module.weight.device, module.weight.dtype))
                 if module.bias is not None:
                     module.bias.add_(delta_b.to(module.bias.device, module.bias.dtype))
@@ -419,11 +401,7 @@ def cohesive_group(
     the rows' indices, or None."""
     best = None
     for k in range(1, min(3, unit.shape[0] // min_size) + 1):
-        labels = (
-            np.zeros(unit.shape[0], dtype=np.int64)
-            if k == 1
-            else fit_kmeans(unit, k, random_state=random_state).labels_
-        )
+        labels = fit_kmeans(unit, k, random_state=random_state).labels_ if k > 1 else np.zeros(len(unit), dtype=int)
         for group in range(k):
             rows = np.flatnonzero(labels == group)
             if rows.size < min_size:
