@@ -63,13 +63,13 @@ def reusing_results() -> Iterator[None]:
         _STORE.reset(token)
 
 
-def reuse(key: Callable[[], tuple], compute: Callable[[], T]) -> T:
+def reuse(key: Callable[[], tuple | None], compute: Callable[[], T]) -> T:
     """``compute()``, or a copy of the result an earlier call with an equal key gave inside the same
     :func:`reusing_results` block. Outside a block: ``compute()`` (the key is not even made).
 
     Args:
         key: makes the parts of the key (strings, numbers, arrays, tensors; see :func:`digest`); it must cover
-            everything the result depends on.
+            everything the result depends on. None: a result not to keep (an unseeded one differs each time).
         compute: computes the result.
 
     Returns:
@@ -80,9 +80,10 @@ def reuse(key: Callable[[], tuple], compute: Callable[[], T]) -> T:
         42
     """
     store = _STORE.get()
-    if store is None:
+    parts = None if store is None else key()
+    if parts is None:
         return compute()
-    name = digest(*key())
+    name = digest(*parts)
     if name in store:
         store.move_to_end(name)
         return copy.deepcopy(store[name][0])
@@ -176,11 +177,4 @@ def encoding_identity(model) -> tuple:
     else:
         vocabulary = (type(tokenizer).__name__, sorted(tokenizer.get_vocab().items()))
     config = model.config
-    return (
-        model.encoder,
-        vocabulary,
-        config.pooling,
-        config.normalize_embeddings,
-        config.max_length,
-        str(model.device),
-    )
+    return model.encoder, vocabulary, config.pooling, config.normalize_embeddings, config.max_length, str(model.device)

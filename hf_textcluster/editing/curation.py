@@ -64,12 +64,12 @@ def _rename_clusters(model, plan: list[list[int]], suffixes: dict[int, str] | No
     given names are joined (``a + b``) or suffixed (a split's parts)."""
     old = {int(k): str(v) for k, v in (model.config.id2label or {}).items()}
     default = all(name == f"cluster_{k}" for k, name in old.items())
-    names = {}
-    for new_id, members in enumerate(plan):
-        if default or not members:
-            names[new_id] = f"cluster_{new_id}"
-        else:
-            names[new_id] = " + ".join(old[k] for k in members) + (suffixes or {}).get(new_id, "")
+    names = {
+        new_id: " + ".join(old[k] for k in members) + (suffixes or {}).get(new_id, "")
+        if members and not default
+        else f"cluster_{new_id}"
+        for new_id, members in enumerate(plan)
+    }
     model.config.num_clusters = len(plan)
     model.config.id2label = names
     model.config.label2id = {name: i for i, name in names.items()}
@@ -194,7 +194,8 @@ def split_cluster(
         raise ValueError("`texts` is required: the cluster's members among them are split (pass the training texts).")
     texts, embeddings = _embeddings_tensor(model, texts, batch_size, precision)
     probs, _ = head_inputs(model, embeddings, method_head=False)
-    members = torch.nonzero(probs.argmax(dim=-1) == cluster).flatten()
+    is_member = probs.argmax(dim=-1) == cluster
+    members = torch.nonzero(is_member).flatten()
     distinct = len({row.numpy().tobytes() for row in embeddings[members].cpu()})
     if distinct < 2 * n:
         raise ValueError(
@@ -205,8 +206,6 @@ def split_cluster(
     with torch.no_grad():
         features = model.kmeans_features(embeddings[members]).float().cpu().numpy()
     parts = torch.as_tensor(fit_kmeans(features, int(n), random_state=random_state).labels_, dtype=torch.long)
-    is_member = torch.zeros(len(texts), dtype=torch.bool)
-    is_member[members] = True
     edited = _edited_copy(model)
     split_rows(edited, cluster, inputs, is_member, parts)
     plan = [[k] for k in range(model.config.num_clusters)] + [[cluster]] * (int(n) - 1)
@@ -363,11 +362,10 @@ def _add_cluster(model, inputs: dict[str, torch.Tensor], unit, proposed: np.ndar
     """Grow every head, the online state and the names by one cluster made of the texts ``proposed``; its id."""
     num_clusters = model.config.num_clusters
     rows = torch.as_tensor(proposed)
-    new_inputs = {k: v[rows] for k, v in inputs.items()}
     in_group = torch.zeros(len(unit), dtype=torch.bool)
     in_group[rows] = True
     append_row(model, inputs, in_group, model.online_state_.scales, unit[rows])
-    model.online_state_.grow(new_inputs)
+    model.online_state_.grow({k: v[rows] for k, v in inputs.items()})
     _rename_clusters(model, [[k] for k in range(num_clusters)] + [[]])
     if new_name:
         id2label: Any = model.config.id2label  # {int: str} once the config is built
@@ -432,9 +430,4 @@ def least_typical(
         rows = np.flatnonzero(clusters_np == k)
         typicality[rows] = 1 - quantile_rank(distance[rows], quantiles[int(k)]).numpy()
         flagged[rows[np.argsort(-distance_np[rows], kind="stable")[: math.ceil(fraction * rows.size)]]] = True
-    return {
-        "cluster": clusters_np,
-        "distance": distance_np,
-        "typicality": typicality,
-        "least_typical": flagged,
-    }
+    return {"cluster": clusters_np, "distance": distance_np, "typicality": typicality, "least_typical": flagged}
