@@ -63,13 +63,13 @@ def reusing_results() -> Iterator[None]:
         _STORE.reset(token)
 
 
-def reuse(key: Callable[[], tuple | None], compute: Callable[[], T]) -> T:
+def reuse(key: Callable[[], tuple], compute: Callable[[], T]) -> T:
     """``compute()``, or a copy of the result an earlier call with an equal key gave inside the same
     :func:`reusing_results` block. Outside a block: ``compute()`` (the key is not even made).
 
     Args:
         key: makes the parts of the key (strings, numbers, arrays, tensors; see :func:`digest`); it must cover
-            everything the result depends on. None: a result not to keep (an unseeded one differs each time).
+            everything the result depends on.
         compute: computes the result.
 
     Returns:
@@ -80,10 +80,9 @@ def reuse(key: Callable[[], tuple | None], compute: Callable[[], T]) -> T:
         42
     """
     store = _STORE.get()
-    parts = None if store is None else key()
-    if parts is None:
+    if store is None:
         return compute()
-    name = digest(*parts)
+    name = digest(*key())
     if name in store:
         store.move_to_end(name)
         return copy.deepcopy(store[name][0])

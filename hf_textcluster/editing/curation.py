@@ -299,22 +299,18 @@ def update(
     far_quantile = float(far_quantile)
     check_scalar(min_new_size, "min_new_size", int, min_val=2, allow_none=True)
     texts, embeddings = _embeddings_tensor(model, texts, batch_size, precision)
-    num_clusters = model.config.num_clusters
     probs, inputs = head_inputs(model, embeddings)
-    labels = probs.argmax(dim=-1)
     unit = torch.nn.functional.normalize(embeddings.float().cpu(), dim=-1)
     # far: beyond the nearest cluster's `far_quantile` of its calibrated distances
     nearest = (1 - unit @ model.calibration.centres.float().cpu().T).min(dim=-1)
     far = nearest.values > model.calibration.thresholds(far_quantile).float().cpu()[nearest.indices]
-    size = min_new_size or max(5, math.ceil(len(texts) / num_clusters / 4))
+    size = min_new_size or max(5, math.ceil(len(texts) / model.config.num_clusters / 4))
     proposed = _propose_cluster(model, unit, far, size, random_state)
     still = far.clone()
     if proposed is not None:
         still[torch.as_tensor(proposed)] = True
-    moved = _move_online(model, inputs, labels, unit, still)
-    new_cluster = None
-    if accept_new and proposed is not None:
-        new_cluster = _add_cluster(model, inputs, unit, proposed, new_name)
+    moved = _move_online(model, inputs, probs.argmax(dim=-1), unit, still)
+    new_cluster = _add_cluster(model, inputs, unit, proposed, new_name) if accept_new and proposed is not None else None
     with torch.no_grad():
         clusters = model.cluster_probabilities(embeddings).argmax(dim=-1)
     distance = model.calibration.distance(embeddings.float(), clusters).cpu()
@@ -381,11 +377,10 @@ def _move_calibration_centres(model, unit: torch.Tensor, labels: torch.Tensor) -
     counts = cal.cluster_sizes.double().cpu()
     batch = torch.bincount(labels, minlength=counts.shape[0]).double()
     sums = torch.zeros_like(cal.centres, dtype=torch.float64, device="cpu").index_add_(0, labels, unit.double())
-    centres = torch.nn.functional.normalize(cal.centres.double().cpu() * counts[:, None] + sums, dim=-1)
-    keep = batch == 0
-    centres[keep] = cal.centres.double().cpu()[keep]
-    cal.centres.copy_(centres.to(cal.centres.device, cal.centres.dtype))
-    cal.cluster_sizes.copy_((counts + batch).to(cal.cluster_sizes.device, cal.cluster_sizes.dtype))
+    old = cal.centres.double().cpu()
+    centres = torch.nn.functional.normalize(old * counts[:, None] + sums, dim=-1)
+    cal.centres.copy_(torch.where((batch == 0)[:, None], old, centres))  # a cluster with no new text keeps its centre
+    cal.cluster_sizes.copy_(counts + batch)
 
 
 def least_typical(

@@ -171,9 +171,9 @@ def _kmeans_pp(features, num_clusters: int, n_init: int, random_state: int | Non
         kmeans.start_ = "k-means++"
         return kmeans
 
-    # unseeded: another result each time; sparse: computed as is
-    unkept = random_state is None or hasattr(features, "toarray")
-    return reuse(lambda: None if unkept else ("k-means++", features, num_clusters, n_init, random_state), fit)
+    if random_state is None or hasattr(features, "toarray"):  # unseeded: another result each time; sparse: as is
+        return fit()
+    return reuse(lambda: ("k-means++", features, num_clusters, n_init, random_state), fit)
 
 
 @dataclass
@@ -369,6 +369,7 @@ def _umap_kmeans_groups(features, num_clusters: int, n_init: int = 10, random_st
             ).fit_transform(data)
         return KMeans(n_clusters=num_clusters, n_init=n_init, random_state=random_state).fit_predict(reduced)
 
+    if random_state is None:  # unseeded: another result each time
+        return groups()
     # seeded, computed once per reusing_results block (see _kmeans_pp)
-    key = ("umap k-means", np.asarray(features), num_clusters, n_init, random_state)
-    return reuse(lambda: None if random_state is None else key, groups)
+    return reuse(lambda: ("umap k-means", np.asarray(features), num_clusters, n_init, random_state), groups)

@@ -182,14 +182,11 @@ def group_means(x: torch.Tensor, labels: torch.Tensor, num_groups: int) -> torch
 def _safe_scale(logits: torch.Tensor, cluster: int, bonus: torch.Tensor, members: torch.Tensor, limit: float) -> float:
     """The largest scale ``s <= limit`` at which adding ``s * bonus`` to the ``cluster`` row's logits moves at most 1%
     of the texts across the cluster's boundary (members out, or other clusters' texts in)."""
-    own = logits[:, cluster]
     others = logits.clone()
     others[:, cluster] = -torch.inf
-    margin = own - others.amax(dim=-1)  # > 0 for members, < 0 for the rest
+    margin = logits[:, cluster] - others.amax(dim=-1)  # > 0 for members, < 0 for the rest
     # a member leaves when s * bonus < -margin; another text joins when s * bonus > -margin
     at_risk = torch.where(members, bonus < 0, bonus > 0) & (bonus.abs() > 1e-12)
-    if not bool(at_risk.any()):
-        return limit
     bounds = (margin.abs()[at_risk] / bonus.abs()[at_risk]).double()
     allowed = int(0.01 * logits.shape[0])
     if bounds.numel() <= allowed:
@@ -341,17 +338,14 @@ class OnlineCentres:
         """The state of ``model`` on texts it assigns ``labels`` (whose holder inputs are ``inputs``): a centroid
         head's means are its centroids, a linear head's the means of the texts' inputs per cluster."""
         num_clusters = model.config.num_clusters
-        counts = torch.bincount(labels, minlength=num_clusters).double()
-        state = cls(counts=counts)
+        state = cls(counts=torch.bincount(labels, minlength=num_clusters).double())
         for name, module in row_holders(model).items():
             x = inputs.get(name)
-            if x is None:
-                continue
-            if is_centroid_head(module):
+            if x is not None and is_centroid_head(module):
                 state.means[name] = module.centroids.detach().float().cpu().clone()
-                continue
-            state.means[name] = group_means(x, labels, num_clusters)
-            state.scales[name] = 1.0 / (2 * spread(x, labels))
+            elif x is not None:
+                state.means[name] = group_means(x, labels, num_clusters)
+                state.scales[name] = 1.0 / (2 * spread(x, labels))
         return state
 
     def grow(self, inputs: dict[str, torch.Tensor]) -> None:
@@ -383,12 +377,12 @@ class OnlineCentres:
             moved = torch.maximum(moved, (new - old).norm(dim=-1))
             self.means[name] = new
             if is_centroid_head(module):
-                module.centroids.copy_(new.to(module.centroids.device, module.centroids.dtype))
+                module.centroids.copy_(new.to(module.centroids))
             else:
                 delta_w, delta_b = nearest_mean_rows(0, 0, old, new, self.scales[name])
-                module.weight.add_(delta_w.to(module.weight.device, module.weight.dtype))
+                module.weight.add_(delta_w.to(module.weight))
                 if module.bias is not None:
-                    module.bias.add_(delta_b.to(module.bias.device, module.bias.dtype))
+                    module.bias.add_(delta_b.to(module.bias))
         self.counts = self.counts + batch_counts
         return moved
 
