@@ -26,27 +26,23 @@ from .models import METHODS, ClusteringMethod, get_method
 
 # Where each lazily exported name lives (module relative to this package).
 _LAZY = {
-    name: module
-    for module, names in {
-        ".encoders": ("DEFAULT_ENCODER", "resolve_encoder"),
-        ".evaluation.metrics": (
-            "adjusted_rand_index",
-            "cluster_accuracy",
-            "clustering_scores",
-            "compute_metrics",
-            "load_clustering_metric",
-            "normalized_mutual_info",
-            "purity",
-        ),
-        ".runs.api": ("train_clusterer",),
-        ".training.trainer": ("ClusteringTrainer",),
-        ".training.arguments": ("ClusteringTrainingArguments",),
-        ".training.evaluation": ("evaluate_clusterer",),
-        ".choosing.refinement": ("refine_partition",),
-        ".choosing.serving": ("serve_partition", "ServingChoice"),
-        ".apps.report": ("cluster_report",),
-    }.items()
-    for name in names
+    "DEFAULT_ENCODER": ".encoders",
+    "resolve_encoder": ".encoders",
+    "adjusted_rand_index": ".evaluation.metrics",
+    "cluster_accuracy": ".evaluation.metrics",
+    "clustering_scores": ".evaluation.metrics",
+    "compute_metrics": ".evaluation.metrics",
+    "load_clustering_metric": ".evaluation.metrics",
+    "normalized_mutual_info": ".evaluation.metrics",
+    "purity": ".evaluation.metrics",
+    "train_clusterer": ".runs.api",
+    "ClusteringTrainer": ".training.trainer",
+    "ClusteringTrainingArguments": ".training.arguments",
+    "evaluate_clusterer": ".training.evaluation",
+    "refine_partition": ".choosing.refinement",
+    "serve_partition": ".choosing.serving",
+    "ServingChoice": ".choosing.serving",
+    "cluster_report": ".apps.report",
 }
 if TYPE_CHECKING:
     from .apps.report import cluster_report
@@ -100,16 +96,29 @@ for _method in METHODS.values():
     AutoConfig.register(_method.name, _method.config_class, exist_ok=True)
     AutoModel.register(_method.config_class, _method.model_class, exist_ok=True)
 
-__all__ = sorted(
-    [
-        "ClusteringMethod",
-        "ClusteringOutput",
-        "METHODS",
-        "TextClusteringConfig",
-        "TextClusteringPipeline",
-        "TextClusteringPreTrainedModel",
-        "get_method",
-        *_LAZY,
-        *_method_classes(),
-    ]
-)
+__all__ = [
+    "ClusteringMethod",
+    "ClusteringOutput",
+    "ClusteringTrainer",
+    "ClusteringTrainingArguments",
+    "DEFAULT_ENCODER",
+    "METHODS",
+    "ServingChoice",
+    "TextClusteringConfig",
+    "TextClusteringPipeline",
+    "TextClusteringPreTrainedModel",
+    "adjusted_rand_index",
+    "cluster_accuracy",
+    "cluster_report",
+    "clustering_scores",
+    "compute_metrics",
+    "evaluate_clusterer",
+    "get_method",
+    "load_clustering_metric",
+    "normalized_mutual_info",
+    "purity",
+    "refine_partition",
+    "resolve_encoder",
+    "serve_partition",
+    "train_clusterer",
+] + sorted(_method_classes())

@@ -236,8 +236,4 @@ def read_sentence_transformers_spec(path: str | os.PathLike) -> EncoderSpec | No
 def resolve_encoder(name_or_path: str | os.PathLike | None = None) -> EncoderSpec:
     """Resolve an encoder to a loadable path and its pooling (from sentence-transformers metadata when present)."""
     path = resolve_encoder_path(name_or_path)
-    if os.path.isdir(path):
-        spec = read_sentence_transformers_spec(path)
-        if spec is not None:
-            return spec
-    return EncoderSpec(name_or_path=path)
+    return read_sentence_transformers_spec(path) or EncoderSpec(name_or_path=path)

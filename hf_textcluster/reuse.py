@@ -119,10 +119,8 @@ def digest(*parts: Any) -> str:
 
 def _nbytes(value: Any) -> int:
     """The bytes of the arrays ``value`` holds (itself, in a tuple / list / dict, or as an object's attributes)."""
-    if isinstance(value, np.ndarray):
+    if isinstance(value, (np.ndarray, torch.Tensor)):
         return value.nbytes
-    if isinstance(value, torch.Tensor):
-        return value.numel() * value.element_size()
     if isinstance(value, (tuple, list)):
         return sum(_nbytes(v) for v in value)
     if isinstance(value, dict):

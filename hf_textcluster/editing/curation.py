@@ -193,7 +193,7 @@ def split_cluster(
     if texts is None:
         raise ValueError("`texts` is required: the cluster's members among them are split (pass the training texts).")
     texts, embeddings = _embeddings_tensor(model, texts, batch_size, precision)
-    probs, _ = head_inputs(model, embeddings, method_head=False)
+    probs, inputs = head_inputs(model, embeddings)
     is_member = probs.argmax(dim=-1) == cluster
     members = torch.nonzero(is_member).flatten()
     distinct = len({row.numpy().tobytes() for row in embeddings[members].cpu()})
@@ -202,7 +202,6 @@ def split_cluster(
             f"Cluster {cluster} has {members.numel()} texts ({distinct} distinct) among `texts`: splitting it into "
             f"{n} needs at least {2 * n}. Pass more of its texts (the training texts), or a smaller `n`."
         )
-    _, inputs = head_inputs(model, embeddings)
     with torch.no_grad():
         features = model.kmeans_features(embeddings[members]).float().cpu().numpy()
     parts = torch.as_tensor(fit_kmeans(features, int(n), random_state=random_state).labels_, dtype=torch.long)

@@ -359,10 +359,8 @@ def _umap_kmeans_groups(features, num_clusters: int, n_init: int = 10, random_st
                 # vectorised cosine distances give the same neighbours in a fraction of the time
                 from sklearn.metrics import pairwise_distances
 
-                data, metric = (
-                    pairwise_distances(np.asarray(features, dtype=np.float32), metric="cosine"),
-                    "precomputed",
-                )
+                data = pairwise_distances(np.asarray(features, dtype=np.float32), metric="cosine")
+                metric = "precomputed"
                 np.fill_diagonal(data, 0.0)
             reduced = UMAP(
                 n_neighbors=15, n_components=5, min_dist=0.0, metric=metric, random_state=random_state

@@ -61,10 +61,10 @@ def is_centroid_head(module: nn.Module) -> bool:
 
 
 @torch.no_grad()
-def head_inputs(model, embeddings: torch.Tensor, method_head: bool = True) -> tuple[torch.Tensor, dict]:
+def head_inputs(model, embeddings: torch.Tensor) -> tuple[torch.Tensor, dict]:
     """The served soft assignment (N x K) of ``embeddings`` and what each head's row holder received (name -> N x f
-    fp32), captured by forward hooks, both on the CPU (where the edits compute). ``method_head``: also run the
-    method's head when a refined head is served."""
+    fp32), captured by forward hooks, both on the CPU (where the edits compute); the method's head runs too when a
+    refined head is served."""
     captured: dict[str, torch.Tensor] = {}
     handles = [
         module.register_forward_hook(lambda _m, x, _out, name=name: captured.__setitem__(name, x[0].float().cpu()))
@@ -74,7 +74,7 @@ def head_inputs(model, embeddings: torch.Tensor, method_head: bool = True) -> tu
     model.eval()
     try:
         probs = model.cluster_probabilities(embeddings).float()
-        if method_head and model.config.refined_head_dim:
+        if model.config.refined_head_dim:
             model.head_probabilities(embeddings)
     finally:
         model.train(was_training)
@@ -254,16 +254,15 @@ def append_row(
             new_weight, new_bias = x_all[group].mean(dim=0, keepdim=True), None
         else:
             x = x_all[group]
-            m = x.mean(dim=0)
             scale = scales.get(name) or 1.0 / (2 * spread(x, torch.zeros(x.shape[0], dtype=torch.long)))
-            new_weight = (2 * scale * m)[None, :]
+            new_weight = 2 * scale * x.mean(dim=0)
             best = (x_all @ weight.T + (bias if bias is not None else 0)).amax(dim=-1)
-            needed = best - x_all @ new_weight[0]  # the bias at which the new row ties each text's best
+            needed = best - x_all @ new_weight  # the bias at which the new row ties each text's best
             need_group = torch.quantile(needed[group].double(), 0.9)
             rest = needed[~group]
             if rest.numel() and float(torch.quantile(rest.double(), 0.01)) > float(need_group):
                 need_group = (need_group + torch.quantile(rest.double(), 0.01)) / 2
-            new_bias = need_group.float()[None] + 1e-4
+            new_bias = need_group.float() + 1e-4
         _set_rows(module, _put(weight, new_weight, [len(weight)]), _put(bias, new_bias, [len(weight)]))
     cal = model.calibration
     centre = nn.functional.normalize(unit_embeddings.double().mean(dim=0), dim=-1)
