@@ -206,12 +206,8 @@ def _squared_distances(x: torch.Tensor, centers: torch.Tensor) -> torch.Tensor:
 
 def _nearest(x: torch.Tensor, centers: torch.Tensor, chunk: int = 65_536) -> tuple[torch.Tensor, torch.Tensor]:
     """Each row's nearest centre and its squared distance (in chunks of rows: memory stays rows x K per chunk)."""
-    labels, distances = [], []
-    for start in range(0, x.shape[0], chunk):
-        best = _squared_distances(x[start : start + chunk], centers).min(dim=1)
-        distances.append(best.values)
-        labels.append(best.indices)
-    return torch.cat(labels), torch.cat(distances)
+    best = [_squared_distances(part, centers).min(dim=1) for part in x.split(chunk)]
+    return torch.cat([b.indices for b in best]), torch.cat([b.values for b in best])
 
 
 def _kmeans_plus_plus(x: torch.Tensor, num_clusters: int, generator: torch.Generator) -> torch.Tensor:
