@@ -13,7 +13,7 @@ import copy
 import math
 import numbers
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -59,9 +59,11 @@ def _check_cluster_id(model, value, argument_name: str) -> int:
     return int(value)
 
 
-def _rename_clusters(model, plan: list[list[int]], suffixes: dict[int, str] | None = None) -> None:
+def _rename_clusters(
+    model, plan: list[list[int]], suffixes: dict[int, str] | None = None, given: dict[int, str] | None = None
+) -> None:
     """``id2label`` for clusters made of the old ``plan[i]``: default names (``cluster_<i>``) follow the new ids,
-    given names are joined (``a + b``) or suffixed (a split's parts)."""
+    given names are joined (``a + b``) or suffixed (a split's parts); ``given``: new id -> a name it takes instead."""
     old = {int(k): str(v) for k, v in (model.config.id2label or {}).items()}
     default = all(name == f"cluster_{k}" for k, name in old.items())
     names = {
@@ -69,7 +71,7 @@ def _rename_clusters(model, plan: list[list[int]], suffixes: dict[int, str] | No
         if members and not default
         else f"cluster_{new_id}"
         for new_id, members in enumerate(plan)
-    }
+    } | (given or {})
     model.config.num_clusters = len(plan)
     model.config.id2label = names
     model.config.label2id = {name: i for i, name in names.items()}
@@ -361,11 +363,8 @@ def _add_cluster(model, inputs: dict[str, torch.Tensor], unit, proposed: np.ndar
     in_group[rows] = True
     append_row(model, inputs, in_group, model.online_state_.scales, unit[rows])
     model.online_state_.grow({k: v[rows] for k, v in inputs.items()})
-    _rename_clusters(model, [[k] for k in range(num_clusters)] + [[]])
-    if new_name:
-        id2label: Any = model.config.id2label  # {int: str} once the config is built
-        id2label[num_clusters] = str(new_name)
-        model.config.label2id = {name: i for i, name in id2label.items()}
+    given = {num_clusters: str(new_name)} if new_name else None
+    _rename_clusters(model, [[k] for k in range(num_clusters)] + [[]], given=given)
     return num_clusters
 
 
