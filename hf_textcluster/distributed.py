@@ -15,9 +15,10 @@ and N processes encode the corpus about N times faster.
 from __future__ import annotations
 
 import contextlib
-import math
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -64,113 +65,58 @@ def shard_rows(texts: Sequence[str], batch_size: int, state) -> np.ndarray:
     batches a single process would have made. A process may get none when there are fewer batches than processes."""
     check_scalar(batch_size, "batch_size", int, min_val=1)
     order = np.argsort([-len(t) for t in texts], kind="stable")  # the model's own order (its whole-list pass)
-    count, rank = state.num_processes, state.process_index
-    mine = [
-        b
-        for b in range(math.ceil(len(texts) / batch_size))
-        if (b % count if (b // count) % 2 == 0 else count - 1 - b % count) == rank
-    ]
-    if not mine:
-        return order[:0]
-    return np.concatenate([order[b * batch_size : (b + 1) * batch_size] for b in mine])
+    count = state.num_processes
+    batch = np.arange(len(texts)) // batch_size  # the batch of each position in that order
+    owner = np.where(batch // count % 2 == 0, batch % count, count - 1 - batch % count)
+    return order[owner == state.process_index]
 
 
-def _gather_in_order(rows: np.ndarray, local, total: int, state):
-    """Every process's ``local`` outputs (one row per position in ``rows``) put together in input order, on every
-    process: arrays through one tensor all-gather (padded to the longest shard), lists as Python objects."""
-    import torch
-    import torch.distributed as dist
+def _gather_in_order(rows: np.ndarray, local, total: int):
+    """Every process's ``local`` outputs (one row per position in ``rows``; None for none) put together in input order,
+    on every process: arrays into one array, lists into one list; None when no process has any (an output field the
+    pass does not produce)."""
     from accelerate.utils import gather_object
 
-    if local is None:
-        meta = ("empty",)
-    elif isinstance(local, np.ndarray):
-        meta = ("array", tuple(local.shape[1:]), local.dtype.str)
-    else:
-        meta = ("list",)
-    metas = gather_object([(len(rows), meta)])
-    kinds = {m[0] for _, m in metas} - {"empty"}
-    if not kinds:  # nothing on any process (an output field the pass does not produce)
+    parts = [(part_rows, values) for part_rows, values in gather_object([(rows, local)]) if values is not None]
+    if len({isinstance(values, np.ndarray) for _, values in parts}) > 1:
+        kinds = [type(values).__name__ for _, values in parts]
+        raise RuntimeError(f"The processes returned different kinds of outputs for one pass: {kinds}.")
+    if not parts:
         return None
-    if len(kinds) != 1:
-        raise RuntimeError(f"The processes returned different kinds of outputs for one pass: {metas}.")
-    if kinds == {"list"}:
-        parts = gather_object([(np.asarray(rows).tolist(), [] if local is None else list(local))])
-        out = [None] * total
-        for part_rows, part_values in parts:
-            for row, value in zip(part_rows, part_values):
-                out[row] = value
+    first = parts[0][1]
+    if isinstance(first, np.ndarray):
+        out = np.empty((total, *first.shape[1:]), dtype=first.dtype)
+        for part_rows, values in parts:
+            out[part_rows] = values
         return out
-    shape, dtype = next(m[1:] for _, m in metas if m[0] == "array")
-    longest = max(count for count, _ in metas)
-    device = state.device if dist.get_backend() == "nccl" else torch.device("cpu")
-    values = torch.zeros((longest, *shape), dtype=torch.from_numpy(np.empty(0, dtype=dtype)).dtype, device=device)
-    positions = torch.full((longest,), -1, dtype=torch.long, device=device)
-    if local is not None and len(rows):
-        values[: len(rows)] = torch.from_numpy(np.ascontiguousarray(local)).to(device)
-        positions[: len(rows)] = torch.from_numpy(np.asarray(rows, dtype=np.int64)).to(device)
-    all_values = [torch.empty_like(values) for _ in range(state.num_processes)]
-    all_positions = [torch.empty_like(positions) for _ in range(state.num_processes)]
-    dist.all_gather(all_values, values)
-    dist.all_gather(all_positions, positions)
-    out = np.empty((total, *shape), dtype=dtype)
-    for (count, _), part, where in zip(metas, all_values, all_positions):
-        out[where[:count].cpu().numpy()] = part[:count].cpu().numpy()
+    out = [None] * total
+    for part_rows, values in parts:
+        for row, value in zip(part_rows, values):
+            out[row] = value
     return out
 
 
-def map_across_processes(
-    function: Callable[[list[str]], np.ndarray | list], texts: Sequence[str], batch_size: int, state=None
-):
-    """``function(texts)`` computed by all processes together: each applies it to its shard (``shard_rows``) and every
-    process gets the whole result in input order. ``function`` returns one row (an array's first axis, or a list
-    item) per text and must batch like the model's encoding passes (length-sorted batches of ``batch_size``) for the
-    result to equal a single process's exactly. Every process must call this, with the same texts.
-
-    Args:
-        function: maps a list of texts to an array (rows = texts) or a list (one item per text).
-        texts: the texts (the same on every process).
-        batch_size: the encoding batch size ``function`` uses.
-        state: accelerate's ``PartialState`` (default: ``running_processes()``; None: one process, ``function(texts)``).
-
-    Returns:
-        ``function(texts)`` as one process would have returned it.
-    """
-    state = running_processes() if state is None else state
-    texts = list(texts)
-    if state is None or state.num_processes == 1:
-        return function(texts)
-    rows = shard_rows(texts, batch_size, state)
-    local = function([texts[int(i)] for i in rows]) if len(rows) else None
-    return _gather_in_order(rows, local, len(texts), state)
-
-
+@dataclass
 class ShardedPasses:
     """A model's ``encoding_passes`` that splits each whole-list pass between the processes of ``state`` and gathers
     its outputs, in input order, to every one: ``run(encode, texts, batch_size, show_progress_bar)`` calls the
     model's pass ``encode(texts, show_progress_bar)`` on this process' share, which returns a ``ClusteringOutput``
     of CPU tensors in the order of the texts it was given (``encode_sorted`` of ``modeling.encoding_passes``)."""
 
-    def __init__(self, state):
-        self.state = state
+    state: Any
 
     def run(self, encode, texts, batch_size, show_progress_bar):
         import torch
 
         from .modeling.encoding_passes import ClusteringOutput
 
-        state = self.state
-        rows = shard_rows(texts, batch_size, state)
-        # the main process alone shows a bar (for its share)
-        local = (
-            encode([texts[int(i)] for i in rows], show_progress_bar if state.is_main_process else False)
-            if len(rows)
-            else None
-        )
+        rows = shard_rows(texts, batch_size, self.state)
+        show = show_progress_bar if self.state.is_main_process else False  # the main process alone shows a bar
+        local = encode([texts[int(i)] for i in rows], show) if len(rows) else ClusteringOutput()
         fields = {}
         for name in ClusteringOutput.__dataclass_fields__:  # one gather per field, in the same order everywhere
-            value = None if local is None or local.get(name) is None else local[name].numpy()
-            gathered = _gather_in_order(rows, value, len(texts), state)
+            value = local.get(name)
+            gathered = _gather_in_order(rows, None if value is None else value.numpy(), len(texts))
             if gathered is not None:
                 fields[name] = torch.from_numpy(gathered)
         return ClusteringOutput(**fields)
@@ -180,7 +126,7 @@ class ShardedPasses:
 def sharded_passes(model, state=None):
     """Inside, the model's encoding passes (``embed``, ``predict``, ``predict_proba``, ``calibrate``,
     ``initialize_clusters`` from texts) are split between all processes and their results gathered to each (see
-    :func:`map_across_processes`): the model's ``encoding_passes`` is a :class:`ShardedPasses` until the end. Every
+    :func:`shard_rows`): the model's ``encoding_passes`` is a :class:`ShardedPasses` until the end. Every
     process must make the same calls. In a single process, or when already inside, nothing changes.
 
     Example:
@@ -198,14 +144,14 @@ def sharded_passes(model, state=None):
         model.encoding_passes = None
 
 
+@dataclass
 class SharedPipeline:
     """A text-clustering pipeline that the main process calls while the other processes help: each call's texts are
     sent to them (:func:`follow_main_process` receives them) and the encoding pass is split between all processes;
     the main process gets the results, in input order. Anything else is the wrapped pipeline's (``model``, options)."""
 
-    def __init__(self, pipeline, state):
-        self.pipeline = pipeline
-        self.state = state
+    pipeline: Any
+    state: Any
 
     def __call__(self, inputs, **kwargs):
         if isinstance(inputs, str):  # one text: not worth sharing
@@ -251,7 +197,9 @@ def _shared_call(pipeline, inputs, kwargs, state):
     texts = validate_texts(inputs, argument_name="inputs")
     pipeline._sanitize_parameters(**kwargs)
     batch_size = kwargs.get("batch_size") or getattr(pipeline, "_batch_size", None) or DEFAULT_ENCODE_BATCH_SIZE
-    return map_across_processes(lambda shard: pipeline(shard, **kwargs), texts, batch_size, state)
+    rows = shard_rows(texts, batch_size, state)
+    local = pipeline([texts[int(i)] for i in rows], **kwargs) if len(rows) else None
+    return _gather_in_order(rows, local, len(texts))
 
 
 def run_with_processes(pipeline, work: Callable, state=None):

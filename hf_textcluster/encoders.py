@@ -164,9 +164,7 @@ class EncoderSpec:
 
 def resolve_encoder_path(name_or_path: str | os.PathLike | None = None) -> str:
     """A local path for the pip-shipped default encoder (or ``name_or_path`` unchanged: a local path or hub id)."""
-    if name_or_path is None:
-        name_or_path = DEFAULT_ENCODER
-    name_or_path = str(name_or_path)
+    name_or_path = str(DEFAULT_ENCODER if name_or_path is None else name_or_path)
     if os.path.isdir(name_or_path):
         return name_or_path
     from .modeling.validation import check_local_path
@@ -210,16 +208,14 @@ def read_sentence_transformers_spec(path: str | os.PathLike) -> EncoderSpec | No
         module_type = module.get("type", "")
         if module_type.endswith("Pooling"):
             pooling_config = json.loads((path / module["path"] / "config.json").read_text(encoding="utf-8"))
-            if pooling_config.get("pooling_mode_cls_token"):
+            modes = [
+                k.replace("pooling_mode_", "") for k, v in pooling_config.items() if k.startswith("pooling_mode") and v
+            ]
+            if "cls_token" in modes:
                 spec.pooling = "cls"
-            elif pooling_config.get("pooling_mode_mean_tokens"):
+            elif "mean_tokens" in modes:
                 spec.pooling = "mean"
             else:
-                modes = [
-                    k.replace("pooling_mode_", "")
-                    for k, v in pooling_config.items()
-                    if k.startswith("pooling_mode") and v
-                ]
                 raise ValueError(
                     f"The sentence-transformers model at {path} uses pooling {modes}; hf_textcluster supports "
                     "mean and CLS pooling. Pass `pooling='mean'` or `pooling='cls'` explicitly."
@@ -240,8 +236,4 @@ def read_sentence_transformers_spec(path: str | os.PathLike) -> EncoderSpec | No
 def resolve_encoder(name_or_path: str | os.PathLike | None = None) -> EncoderSpec:
     """Resolve an encoder to a loadable path and its pooling (from sentence-transformers metadata when present)."""
     path = resolve_encoder_path(name_or_path)
-    if os.path.isdir(path):
-        spec = read_sentence_transformers_spec(path)
-        if spec is not None:
-            return spec
-    return EncoderSpec(name_or_path=path)
+    return read_sentence_transformers_spec(path) or EncoderSpec(name_or_path=path)

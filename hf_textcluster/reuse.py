@@ -119,10 +119,8 @@ def digest(*parts: Any) -> str:
 
 def _nbytes(value: Any) -> int:
     """The bytes of the arrays ``value`` holds (itself, in a tuple / list / dict, or as an object's attributes)."""
-    if isinstance(value, np.ndarray):
+    if isinstance(value, (np.ndarray, torch.Tensor)):
         return value.nbytes
-    if isinstance(value, torch.Tensor):
-        return value.numel() * value.element_size()
     if isinstance(value, (tuple, list)):
         return sum(_nbytes(v) for v in value)
     if isinstance(value, dict):
@@ -176,11 +174,4 @@ def encoding_identity(model) -> tuple:
     else:
         vocabulary = (type(tokenizer).__name__, sorted(tokenizer.get_vocab().items()))
     config = model.config
-    return (
-        model.encoder,
-        vocabulary,
-        config.pooling,
-        config.normalize_embeddings,
-        config.max_length,
-        str(model.device),
-    )
+    return model.encoder, vocabulary, config.pooling, config.normalize_embeddings, config.max_length, str(model.device)

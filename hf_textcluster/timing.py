@@ -48,8 +48,7 @@ def phase(name: str) -> Iterator[None]:
     if record is None:
         yield
         return
-    full = _PREFIX.get() + name
-    token = _PREFIX.set(full + "/")
+    token = _PREFIX.set(_PREFIX.get() + name + "/")
     start = time.perf_counter()
     try:
         yield

@@ -74,9 +74,8 @@ def initialize_clusters(
         )
     with torch.no_grad():  # k-means runs where the head does (on a GPU: torch's k-means, no copy to the host)
         features = model.kmeans_features(torch.from_numpy(embeddings).to(model.device)).float()
-    points = features if features.is_cuda else features.cpu().numpy()
-    kmeans = fit_kmeans(
-        points, num_clusters, n_init=n_init, random_state=random_state, max_samples=max_samples, init=kmeans_init
+    kmeans = fit_kmeans(  # a CPU tensor goes to scikit-learn
+        features, num_clusters, n_init=n_init, random_state=random_state, max_samples=max_samples, init=kmeans_init
     )
     model.kmeans_start_ = getattr(kmeans, "start_", kmeans_init)
     model.init_clusters_from_kmeans(kmeans.cluster_centers_)

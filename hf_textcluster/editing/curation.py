@@ -13,7 +13,7 @@ import copy
 import math
 import numbers
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
@@ -59,17 +59,19 @@ def _check_cluster_id(model, value, argument_name: str) -> int:
     return int(value)
 
 
-def _rename_clusters(model, plan: list[list[int]], suffixes: dict[int, str] | None = None) -> None:
+def _rename_clusters(
+    model, plan: list[list[int]], suffixes: dict[int, str] | None = None, given: dict[int, str] | None = None
+) -> None:
     """``id2label`` for clusters made of the old ``plan[i]``: default names (``cluster_<i>``) follow the new ids,
-    given names are joined (``a + b``) or suffixed (a split's parts)."""
+    given names are joined (``a + b``) or suffixed (a split's parts); ``given``: new id -> a name it takes instead."""
     old = {int(k): str(v) for k, v in (model.config.id2label or {}).items()}
     default = all(name == f"cluster_{k}" for k, name in old.items())
-    names = {}
-    for new_id, members in enumerate(plan):
-        if default or not members:
-            names[new_id] = f"cluster_{new_id}"
-        else:
-            names[new_id] = " + ".join(old[k] for k in members) + (suffixes or {}).get(new_id, "")
+    names = {
+        new_id: " + ".join(old[k] for k in members) + (suffixes or {}).get(new_id, "")
+        if members and not default
+        else f"cluster_{new_id}"
+        for new_id, members in enumerate(plan)
+    } | (given or {})
     model.config.num_clusters = len(plan)
     model.config.id2label = names
     model.config.label2id = {name: i for i, name in names.items()}
@@ -193,20 +195,18 @@ def split_cluster(
     if texts is None:
         raise ValueError("`texts` is required: the cluster's members among them are split (pass the training texts).")
     texts, embeddings = _embeddings_tensor(model, texts, batch_size, precision)
-    probs, _ = head_inputs(model, embeddings, method_head=False)
-    members = torch.nonzero(probs.argmax(dim=-1) == cluster).flatten()
+    probs, inputs = head_inputs(model, embeddings)
+    is_member = probs.argmax(dim=-1) == cluster
+    members = torch.nonzero(is_member).flatten()
     distinct = len({row.numpy().tobytes() for row in embeddings[members].cpu()})
     if distinct < 2 * n:
         raise ValueError(
             f"Cluster {cluster} has {members.numel()} texts ({distinct} distinct) among `texts`: splitting it into "
             f"{n} needs at least {2 * n}. Pass more of its texts (the training texts), or a smaller `n`."
         )
-    _, inputs = head_inputs(model, embeddings)
     with torch.no_grad():
         features = model.kmeans_features(embeddings[members]).float().cpu().numpy()
     parts = torch.as_tensor(fit_kmeans(features, int(n), random_state=random_state).labels_, dtype=torch.long)
-    is_member = torch.zeros(len(texts), dtype=torch.bool)
-    is_member[members] = True
     edited = _edited_copy(model)
     split_rows(edited, cluster, inputs, is_member, parts)
     plan = [[k] for k in range(model.config.num_clusters)] + [[cluster]] * (int(n) - 1)
@@ -300,22 +300,18 @@ def update(
     far_quantile = float(far_quantile)
     check_scalar(min_new_size, "min_new_size", int, min_val=2, allow_none=True)
     texts, embeddings = _embeddings_tensor(model, texts, batch_size, precision)
-    num_clusters = model.config.num_clusters
     probs, inputs = head_inputs(model, embeddings)
-    labels = probs.argmax(dim=-1)
     unit = torch.nn.functional.normalize(embeddings.float().cpu(), dim=-1)
     # far: beyond the nearest cluster's `far_quantile` of its calibrated distances
     nearest = (1 - unit @ model.calibration.centres.float().cpu().T).min(dim=-1)
     far = nearest.values > model.calibration.thresholds(far_quantile).float().cpu()[nearest.indices]
-    size = min_new_size or max(5, math.ceil(len(texts) / num_clusters / 4))
+    size = min_new_size or max(5, math.ceil(len(texts) / model.config.num_clusters / 4))
     proposed = _propose_cluster(model, unit, far, size, random_state)
     still = far.clone()
     if proposed is not None:
         still[torch.as_tensor(proposed)] = True
-    moved = _move_online(model, inputs, labels, unit, still)
-    new_cluster = None
-    if accept_new and proposed is not None:
-        new_cluster = _add_cluster(model, inputs, unit, proposed, new_name)
+    moved = _move_online(model, inputs, probs.argmax(dim=-1), unit, still)
+    new_cluster = _add_cluster(model, inputs, unit, proposed, new_name) if accept_new and proposed is not None else None
     with torch.no_grad():
         clusters = model.cluster_probabilities(embeddings).argmax(dim=-1)
     distance = model.calibration.distance(embeddings.float(), clusters).cpu()
@@ -363,16 +359,12 @@ def _add_cluster(model, inputs: dict[str, torch.Tensor], unit, proposed: np.ndar
     """Grow every head, the online state and the names by one cluster made of the texts ``proposed``; its id."""
     num_clusters = model.config.num_clusters
     rows = torch.as_tensor(proposed)
-    new_inputs = {k: v[rows] for k, v in inputs.items()}
     in_group = torch.zeros(len(unit), dtype=torch.bool)
     in_group[rows] = True
     append_row(model, inputs, in_group, model.online_state_.scales, unit[rows])
-    model.online_state_.grow(new_inputs)
-    _rename_clusters(model, [[k] for k in range(num_clusters)] + [[]])
-    if new_name:
-        id2label: Any = model.config.id2label  # {int: str} once the config is built
-        id2label[num_clusters] = str(new_name)
-        model.config.label2id = {name: i for i, name in id2label.items()}
+    model.online_state_.grow({k: v[rows] for k, v in inputs.items()})
+    given = {num_clusters: str(new_name)} if new_name else None
+    _rename_clusters(model, [[k] for k in range(num_clusters)] + [[]], given=given)
     return num_clusters
 
 
@@ -383,11 +375,10 @@ def _move_calibration_centres(model, unit: torch.Tensor, labels: torch.Tensor) -
     counts = cal.cluster_sizes.double().cpu()
     batch = torch.bincount(labels, minlength=counts.shape[0]).double()
     sums = torch.zeros_like(cal.centres, dtype=torch.float64, device="cpu").index_add_(0, labels, unit.double())
-    centres = torch.nn.functional.normalize(cal.centres.double().cpu() * counts[:, None] + sums, dim=-1)
-    keep = batch == 0
-    centres[keep] = cal.centres.double().cpu()[keep]
-    cal.centres.copy_(centres.to(cal.centres.device, cal.centres.dtype))
-    cal.cluster_sizes.copy_((counts + batch).to(cal.cluster_sizes.device, cal.cluster_sizes.dtype))
+    old = cal.centres.double().cpu()
+    centres = torch.nn.functional.normalize(old * counts[:, None] + sums, dim=-1)
+    cal.centres.copy_(torch.where((batch == 0)[:, None], old, centres))  # a cluster with no new text keeps its centre
+    cal.cluster_sizes.copy_(counts + batch)
 
 
 def least_typical(
@@ -432,9 +423,4 @@ def least_typical(
         rows = np.flatnonzero(clusters_np == k)
         typicality[rows] = 1 - quantile_rank(distance[rows], quantiles[int(k)]).numpy()
         flagged[rows[np.argsort(-distance_np[rows], kind="stable")[: math.ceil(fraction * rows.size)]]] = True
-    return {
-        "cluster": clusters_np,
-        "distance": distance_np,
-        "typicality": typicality,
-        "least_typical": flagged,
-    }
+    return {"cluster": clusters_np, "distance": distance_np, "typicality": typicality, "least_typical": flagged}

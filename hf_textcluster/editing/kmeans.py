@@ -22,6 +22,7 @@ import contextlib
 import importlib.util
 import math
 import warnings
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -99,26 +100,20 @@ def fit_kmeans(
     hint = "at least num_clusters; None: all rows"
     check_scalar(max_samples, "max_samples", int, min_val=num_clusters, allow_none=True, hint=hint)
     n = features.shape[0]
-    rows = None
-    if max_samples is not None and n > max_samples:
-        rows = np.sort(np.random.default_rng(random_state).choice(n, size=max_samples, replace=False))
+    sampled = max_samples is not None and n > max_samples
+    rows = np.sort(np.random.default_rng(random_state).choice(n, size=max_samples, replace=False)) if sampled else None
     fitted_on = features if rows is None else features[rows]
     kmeans: Any
     if on_gpu:
         kmeans = torch_kmeans(fitted_on, num_clusters, n_init=n_init, random_state=random_state)
-        kmeans.start_ = "k-means++"
+    elif init == "umap":
+        kmeans = NearestCentres.of_groups(fitted_on, _umap_kmeans_groups(fitted_on, num_clusters, n_init, random_state))
+        kmeans.start_ = "umap"
+    elif init == "best":
+        kmeans = _best_start_kmeans(fitted_on, num_clusters, n_init, random_state)
     else:
-        from sklearn.cluster import KMeans
-
-        if init == "umap":
-            groups = _umap_kmeans_groups(fitted_on, num_clusters, n_init, random_state)
-            kmeans = NearestCentres.of_groups(fitted_on, groups)
-            kmeans.start_ = "umap"
-        elif init == "best":
-            kmeans = _best_start_kmeans(fitted_on, num_clusters, n_init, random_state, KMeans)
-        else:
-            kmeans = _kmeans_pp(fitted_on, num_clusters, n_init, random_state, KMeans)
-    if rows is not None:
+        kmeans = _kmeans_pp(fitted_on, num_clusters, n_init, random_state)
+    if sampled:
         logger.info(
             f"k-means fitted on a seeded sample of {max_samples} of {n} rows; every row assigned to its nearest centre."
         )
@@ -137,11 +132,13 @@ def _umap_start_unavailable(features) -> str | None:
     return None
 
 
-def _best_start_kmeans(features, num_clusters: int, n_init: int, random_state: int | None, KMeans):
+def _best_start_kmeans(features, num_clusters: int, n_init: int, random_state: int | None):
     """``init="best"``: k-means++ (``n_init`` restarts) and one Lloyd run from the means of the UMAP clusters, both
     on ``features``; the one with the lower inertia (ties, up to a relative 1e-6: k-means++), its ``start_`` saying
-    which. ``KMeans``: scikit-learn's class, which fit_kmeans imports on first use."""
-    kmeans = _kmeans_pp(features, num_clusters, n_init, random_state, KMeans)
+    which."""
+    from sklearn.cluster import KMeans
+
+    kmeans = _kmeans_pp(features, num_clusters, n_init, random_state)
     why_not = _umap_start_unavailable(features)
     if why_not is not None:
         # a missing umap-learn (a core dependency) is said out loud; the other reasons are the data's
@@ -162,12 +159,14 @@ def _best_start_kmeans(features, num_clusters: int, n_init: int, random_state: i
     return winner
 
 
-def _kmeans_pp(features, num_clusters: int, n_init: int, random_state: int | None, KMeans):
+def _kmeans_pp(features, num_clusters: int, n_init: int, random_state: int | None):
     """scikit-learn's k-means++ with ``n_init`` restarts, ``start_`` set; seeded, it is computed once per
     :func:`~hf_textcluster.reuse.reusing_results` block (``train --method auto`` fits it on the same
     pretrained embeddings for each signal's start and for the pretrained candidates)."""
 
     def fit():
+        from sklearn.cluster import KMeans
+
         kmeans = KMeans(n_clusters=num_clusters, n_init=n_init, random_state=random_state).fit(features)
         kmeans.start_ = "k-means++"
         return kmeans
@@ -177,25 +176,25 @@ def _kmeans_pp(features, num_clusters: int, n_init: int, random_state: int | Non
     return reuse(lambda: ("k-means++", features, num_clusters, n_init, random_state), fit)
 
 
+@dataclass
 class TorchKMeans:
     """The result of :func:`torch_kmeans`, with the fitted attributes of ``sklearn.cluster.KMeans`` that callers use
-    (``cluster_centers_``, ``labels_``, ``inertia_``, ``n_iter_`` as numpy / Python values; ``predict``).
-    ``centers`` keeps the centres as a tensor on the device they were fitted on."""
+    (``cluster_centers_``, ``labels_``, ``inertia_`` as numpy / Python values; ``predict``; ``start_``, how the run
+    started, as on every fitted k-means :func:`fit_kmeans` returns). ``centers`` keeps the centres as a tensor on the
+    device they were fitted on."""
 
-    start_: str  # how the run started (set by fit_kmeans), as on every fitted k-means it returns
+    centers: torch.Tensor
+    labels_: np.ndarray
+    inertia_: float
+    start_: str = "k-means++"
 
-    def __init__(self, centers: torch.Tensor, labels: torch.Tensor, inertia: float, n_iter: int):
-        self.centers = centers
-        self.cluster_centers_ = centers.float().cpu().numpy()
-        self.labels_ = labels.cpu().numpy()
-        self.inertia_ = inertia
-        self.n_iter_ = n_iter
+    @property
+    def cluster_centers_(self) -> np.ndarray:
+        return self.centers.float().cpu().numpy()
 
     def predict(self, features) -> np.ndarray:
         """The nearest centre of each row of ``features`` (a tensor on any device, or an array)."""
-        features = torch.as_tensor(np.asarray(features) if not isinstance(features, torch.Tensor) else features)
-        labels, _ = _nearest(features.to(self.centers.device).float(), self.centers)
-        return labels.cpu().numpy()
+        return _nearest(torch.as_tensor(features).to(self.centers.device).float(), self.centers)[0].cpu().numpy()
 
 
 def _squared_distances(x: torch.Tensor, centers: torch.Tensor) -> torch.Tensor:
@@ -207,12 +206,8 @@ def _squared_distances(x: torch.Tensor, centers: torch.Tensor) -> torch.Tensor:
 
 def _nearest(x: torch.Tensor, centers: torch.Tensor, chunk: int = 65_536) -> tuple[torch.Tensor, torch.Tensor]:
     """Each row's nearest centre and its squared distance (in chunks of rows: memory stays rows x K per chunk)."""
-    labels, distances = [], []
-    for start in range(0, x.shape[0], chunk):
-        best = _squared_distances(x[start : start + chunk], centers).min(dim=1)
-        distances.append(best.values)
-        labels.append(best.indices)
-    return torch.cat(labels), torch.cat(distances)
+    best = [_squared_distances(part, centers).min(dim=1) for part in x.split(chunk)]
+    return torch.cat([b.indices for b in best]), torch.cat([b.values for b in best])
 
 
 def _kmeans_plus_plus(x: torch.Tensor, num_clusters: int, generator: torch.Generator) -> torch.Tensor:
@@ -277,7 +272,7 @@ def torch_kmeans(
     with torch.no_grad():
         for _ in range(n_init):
             centers = _kmeans_plus_plus(x, num_clusters, generator)
-            for iteration in range(1, max_iter + 1):  # noqa: B007 - its last value is the run's n_iter_
+            for _ in range(max_iter):
                 labels, distances = _nearest(x, centers)
                 sums = torch.zeros_like(centers).index_add_(0, labels, x)
                 counts = torch.bincount(labels, minlength=num_clusters)
@@ -292,10 +287,10 @@ def torch_kmeans(
                     break
             labels, distances = _nearest(x, centers)
             inertia = float(distances.sum())
-            if best is None or inertia < best[2]:
-                best = (centers, labels, inertia, iteration)
+            if best is None or inertia < best.inertia_:
+                best = TorchKMeans(centers, labels.cpu().numpy(), inertia)
     assert best is not None  # n_init >= 1 restarts ran
-    return TorchKMeans(*best)
+    return best
 
 
 class NearestCentres:
@@ -360,10 +355,8 @@ def _umap_kmeans_groups(features, num_clusters: int, n_init: int = 10, random_st
                 # vectorised cosine distances give the same neighbours in a fraction of the time
                 from sklearn.metrics import pairwise_distances
 
-                data, metric = (
-                    pairwise_distances(np.asarray(features, dtype=np.float32), metric="cosine"),
-                    "precomputed",
-                )
+                data = pairwise_distances(np.asarray(features, dtype=np.float32), metric="cosine")
+                metric = "precomputed"
                 np.fill_diagonal(data, 0.0)
             reduced = UMAP(
                 n_neighbors=15, n_components=5, min_dist=0.0, metric=metric, random_state=random_state

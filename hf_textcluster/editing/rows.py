@@ -32,14 +32,11 @@ from torch import nn
 from ..modeling.calibration import QUANTILE_LEVELS
 from .kmeans import fit_kmeans
 
-# The head modules a model may hold one row per cluster in (each model class lists its own, see
-# ``TextClusteringPreTrainedModel._cluster_row_modules``).
-
 
 def row_holders(model) -> dict[str, nn.Module]:
     """Name -> the module holding one row per cluster (a centroid head or an ``nn.Linear``; the last ``nn.Linear``
-    of a sequential head), for every head ``model`` has (served or not)."""
-    num_clusters = model.config.num_clusters
+    of a sequential head), for every head ``model`` has (served or not; each model class lists its heads in
+    ``_cluster_row_modules``)."""
     holders = {}
     for name in model._cluster_row_modules:
         module = model._modules.get(name)
@@ -47,11 +44,10 @@ def row_holders(model) -> dict[str, nn.Module]:
             continue
         if isinstance(module, nn.Sequential):
             module = [m for m in module if isinstance(m, nn.Linear)][-1]
-        if isinstance(getattr(module, "centroids", None), nn.Parameter):
-            ok = module.centroids.shape[0] == num_clusters
-        else:
-            ok = isinstance(module, nn.Linear) and module.out_features == num_clusters
-        if not ok:
+        rows = (
+            module.centroids if is_centroid_head(module) else module.weight if isinstance(module, nn.Linear) else None
+        )
+        if rows is None or rows.shape[0] != model.config.num_clusters:
             raise NotImplementedError(
                 f"{type(model).__name__}.{name} ({type(module).__name__}) holds no row per cluster: its clusters "
                 "cannot be edited."
@@ -65,10 +61,10 @@ def is_centroid_head(module: nn.Module) -> bool:
 
 
 @torch.no_grad()
-def head_inputs(model, embeddings: torch.Tensor, method_head: bool = True) -> tuple[torch.Tensor, dict]:
+def head_inputs(model, embeddings: torch.Tensor) -> tuple[torch.Tensor, dict]:
     """The served soft assignment (N x K) of ``embeddings`` and what each head's row holder received (name -> N x f
-    fp32), captured by forward hooks, both on the CPU (where the edits compute). ``method_head``: also run the
-    method's head when a refined head is served."""
+    fp32), captured by forward hooks, both on the CPU (where the edits compute); the method's head runs too when a
+    refined head is served."""
     captured: dict[str, torch.Tensor] = {}
     handles = [
         module.register_forward_hook(lambda _m, x, _out, name=name: captured.__setitem__(name, x[0].float().cpu()))
@@ -78,7 +74,7 @@ def head_inputs(model, embeddings: torch.Tensor, method_head: bool = True) -> tu
     model.eval()
     try:
         probs = model.cluster_probabilities(embeddings).float()
-        if method_head and model.config.refined_head_dim:
+        if model.config.refined_head_dim:
             model.head_probabilities(embeddings)
     finally:
         model.train(was_training)
@@ -96,15 +92,22 @@ def _rows(module: nn.Module) -> tuple[torch.Tensor, torch.Tensor | None]:
 
 
 def _set_rows(module: nn.Module, weight: torch.Tensor, bias: torch.Tensor | None) -> None:
-    if is_centroid_head(module):
-        old = module.centroids
-        module.centroids = nn.Parameter(weight.to(old.device, old.dtype), requires_grad=old.requires_grad)
-        return
-    old_w, old_b = module.weight, module.bias
-    module.weight = nn.Parameter(weight.to(old_w.device, old_w.dtype), requires_grad=old_w.requires_grad)
-    if old_b is not None:
-        module.bias = nn.Parameter(bias.to(old_b.device, old_b.dtype), requires_grad=old_b.requires_grad)
-    module.out_features = weight.shape[0]
+    names = ("centroids",) if is_centroid_head(module) else ("weight", "bias")
+    for name, rows in zip(names, (weight, bias)):
+        old = getattr(module, name)
+        if old is not None:
+            setattr(module, name, nn.Parameter(rows.to(old.device, old.dtype), requires_grad=old.requires_grad))
+    if isinstance(module, nn.Linear):
+        module.out_features = weight.shape[0]
+
+
+def _put(rows: torch.Tensor | None, new: torch.Tensor, slots: list[int]) -> torch.Tensor | None:
+    """``rows`` with ``new`` as its rows ``slots`` (those past the end appended, in order); None for no ``rows``."""
+    if rows is None:
+        return None
+    out = torch.cat([rows, rows[:1].expand(max(slots) + 1 - len(rows), *rows.shape[1:])])
+    out[slots] = new.to(rows)
+    return out
 
 
 def _combine(matrix: torch.Tensor, plan: list[list[int]], weights: torch.Tensor) -> torch.Tensor:
@@ -115,14 +118,6 @@ def _combine(matrix: torch.Tensor, plan: list[list[int]], weights: torch.Tensor)
         w = w / w.sum() if float(w.sum()) > 0 else torch.full_like(w, 1.0 / len(members))
         rows.append(torch.tensordot(w, matrix[members].double(), dims=1))
     return torch.stack(rows).to(matrix.dtype)
-
-
-def cluster_weights(model) -> torch.Tensor:
-    """Each cluster's size for weighting (its calibration texts; equal when uncalibrated or one is empty)."""
-    sizes = model.calibration.cluster_sizes.detach().float().cpu()
-    if not model.is_calibrated or bool((sizes <= 0).any()):
-        return torch.ones(model.config.num_clusters)
-    return sizes
 
 
 @torch.no_grad()
@@ -136,15 +131,18 @@ def merge_rows(
     :func:`head_inputs`): the weights are then the clusters' shares of these texts, and a merged linear row's bias
     is set so that on the merged clusters' texts it scores, on average, what the best of the old rows did (the mean
     of the rows alone loses ground: ``-|c|²`` of a mean centre is above the mean of ``-|c_i|²``)."""
-    weights = cluster_weights(model)
+    # each cluster's share of the texts (a cluster with none: half a text), else its calibration texts (equal when
+    # uncalibrated or one is empty)
+    weights = model.calibration.cluster_sizes.detach().float().cpu()
     if labels is not None:
-        counts = torch.bincount(labels, minlength=model.config.num_clusters).float()
-        weights = torch.where(counts > 0, counts, torch.full_like(counts, 0.5))
+        weights = torch.bincount(labels, minlength=model.config.num_clusters).float().clamp_min(0.5)
+    elif not model.is_calibrated or bool((weights <= 0).any()):
+        weights = torch.ones(model.config.num_clusters)
     for name, module in row_holders(model).items():
         weight, bias = _rows(module)
         new_weight = _combine(weight, plan, weights)
         new_bias = _combine(bias, plan, weights) if bias is not None else None
-        x = None if inputs is None else inputs.get(name)
+        x = (inputs or {}).get(name)
         if new_bias is not None and x is not None:
             for new_id, members in enumerate(plan):
                 rows = torch.isin(labels, torch.tensor(members))
@@ -154,27 +152,18 @@ def merge_rows(
                     new_bias[new_id] += (old_best - new_score).mean()
         _set_rows(module, new_weight, new_bias)
     cal = model.calibration
-    centres = nn.functional.normalize(_combine(cal.centres.float().cpu(), plan, weights).double(), dim=-1)
-    quantiles = torch.stack([cal.distance_quantiles[members].amax(dim=0) for members in plan])
-    sizes = torch.stack([cal.cluster_sizes[members].sum() for members in plan])
-    _set_calibration(model, centres, quantiles, sizes)
-
-
-def _set_calibration(model, centres, quantiles, sizes) -> None:
-    cal = model.calibration
-    device = cal.centres.device
-    cal.centres = centres.to(device, cal.centres.dtype)
-    cal.distance_quantiles = quantiles.to(device, cal.distance_quantiles.dtype)
-    cal.cluster_sizes = sizes.to(device, cal.cluster_sizes.dtype)
+    centres = _combine(cal.centres.float().cpu(), plan, weights).double()
+    cal.centres = nn.functional.normalize(centres, dim=-1).to(cal.centres)
+    cal.distance_quantiles = torch.stack([cal.distance_quantiles[members].amax(dim=0) for members in plan])
+    cal.cluster_sizes = torch.stack([cal.cluster_sizes[members].sum() for members in plan])
 
 
 def nearest_mean_rows(
     weight: torch.Tensor, bias: torch.Tensor, centre: torch.Tensor, parts: torch.Tensor, scale: float
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Linear rows ``w·x + b + scale·(|x - centre|² - |x - m_j|²)`` for each part mean ``m_j`` (rows of ``parts``)."""
-    new_weight = weight[None, :] + 2 * scale * (parts - centre[None, :])
-    new_bias = bias - scale * ((parts**2).sum(dim=-1) - (centre**2).sum())
-    return new_weight, new_bias
+    """Linear rows ``w·x + b + scale·(|x - centre|² - |x - m_j|²)`` for each part mean ``m_j`` (rows of ``parts``;
+    ``weight``, ``bias`` and ``centre`` broadcast against them: one row for all parts, or a row per part)."""
+    return weight + 2 * scale * (parts - centre), bias - scale * ((parts**2).sum(dim=-1) - (centre**2).sum(dim=-1))
 
 
 def spread(inputs: torch.Tensor, labels: torch.Tensor) -> float:
@@ -193,14 +182,11 @@ def group_means(x: torch.Tensor, labels: torch.Tensor, num_groups: int) -> torch
 def _safe_scale(logits: torch.Tensor, cluster: int, bonus: torch.Tensor, members: torch.Tensor, limit: float) -> float:
     """The largest scale ``s <= limit`` at which adding ``s * bonus`` to the ``cluster`` row's logits moves at most 1%
     of the texts across the cluster's boundary (members out, or other clusters' texts in)."""
-    own = logits[:, cluster]
     others = logits.clone()
     others[:, cluster] = -torch.inf
-    margin = own - others.amax(dim=-1)  # > 0 for members, < 0 for the rest
+    margin = logits[:, cluster] - others.amax(dim=-1)  # > 0 for members, < 0 for the rest
     # a member leaves when s * bonus < -margin; another text joins when s * bonus > -margin
     at_risk = torch.where(members, bonus < 0, bonus > 0) & (bonus.abs() > 1e-12)
-    if not bool(at_risk.any()):
-        return limit
     bounds = (margin.abs()[at_risk] / bonus.abs()[at_risk]).double()
     allowed = int(0.01 * logits.shape[0])
     if bounds.numel() <= allowed:
@@ -217,15 +203,13 @@ def split_rows(
     cluster's; ``parts``: each member's part. A linear row's nearest-mean term is scaled so that at most 1% of these
     texts cross the cluster's boundary. A holder that did not run on them (a head not served) gets copies of the
     cluster's row."""
-    num_parts = int(parts.max()) + 1
+    added = list(range(model.config.num_clusters, model.config.num_clusters + int(parts.max())))
+    num_parts = len(added) + 1
     for name, module in row_holders(model).items():
         weight, bias = _rows(module)
         x_all = inputs.get(name)
         if x_all is None:
-            new_weight, new_bias = (
-                weight[cluster].expand(num_parts, -1),
-                None if bias is None else bias[cluster].expand(num_parts),
-            )
+            new_weight, new_bias = weight[cluster], None if bias is None else bias[cluster]
         else:
             x = x_all[members]
             means = torch.stack([x[parts == j].mean(dim=0) for j in range(num_parts)])
@@ -244,20 +228,11 @@ def split_rows(
                 # rows scores what its old row did, on average
                 gain = (x @ new_weight.T + new_bias).amax(dim=-1) - (x @ weight[cluster] + bias[cluster])
                 new_bias = new_bias - gain.mean()
-        weight = torch.cat([weight, new_weight[1:]])
-        weight[cluster] = new_weight[0]
-        if bias is not None:
-            bias = torch.cat([bias, new_bias[1:]])
-            bias[cluster] = new_bias[0]
-        _set_rows(module, weight, bias)
+        _set_rows(module, _put(weight, new_weight, [cluster, *added]), _put(bias, new_bias, [cluster, *added]))
     cal = model.calibration
-    extra = num_parts - 1
-    _set_calibration(
-        model,
-        torch.cat([cal.centres, cal.centres[cluster].expand(extra, -1)]),
-        torch.cat([cal.distance_quantiles, cal.distance_quantiles[cluster].expand(extra, -1)]),
-        torch.cat([cal.cluster_sizes, torch.zeros(extra, device=cal.cluster_sizes.device)]),
-    )
+    cal.centres = _put(cal.centres, cal.centres[cluster], added)
+    cal.distance_quantiles = _put(cal.distance_quantiles, cal.distance_quantiles[cluster], added)
+    cal.cluster_sizes = _put(cal.cluster_sizes, torch.zeros(()), added)
 
 
 @torch.no_grad()
@@ -274,38 +249,29 @@ def append_row(
         x_all = inputs.get(name)
         if x_all is None:  # a head that is not served: a row that never wins
             new_weight = weight.mean(dim=0, keepdim=True)
-            new_bias = None if bias is None else torch.full((1,), -1e4)
+            new_bias = torch.tensor(-1e4)
         elif is_centroid_head(module):
             new_weight, new_bias = x_all[group].mean(dim=0, keepdim=True), None
         else:
             x = x_all[group]
-            m = x.mean(dim=0)
             scale = scales.get(name) or 1.0 / (2 * spread(x, torch.zeros(x.shape[0], dtype=torch.long)))
-            new_weight = (2 * scale * m)[None, :]
+            new_weight = 2 * scale * x.mean(dim=0)
             best = (x_all @ weight.T + (bias if bias is not None else 0)).amax(dim=-1)
-            needed = best - x_all @ new_weight[0]  # the bias at which the new row ties each text's best
+            needed = best - x_all @ new_weight  # the bias at which the new row ties each text's best
             need_group = torch.quantile(needed[group].double(), 0.9)
             rest = needed[~group]
             if rest.numel() and float(torch.quantile(rest.double(), 0.01)) > float(need_group):
                 need_group = (need_group + torch.quantile(rest.double(), 0.01)) / 2
-            new_bias = need_group.float()[None] + 1e-4
-        _set_rows(
-            module,
-            torch.cat([weight, new_weight.to(weight.dtype)]),
-            None if bias is None else torch.cat([bias, new_bias.to(bias.dtype)]),
-        )
+            new_bias = need_group.float() + 1e-4
+        _set_rows(module, _put(weight, new_weight, [len(weight)]), _put(bias, new_bias, [len(weight)]))
     cal = model.calibration
     centre = nn.functional.normalize(unit_embeddings.double().mean(dim=0), dim=-1)
     distances = 1 - unit_embeddings.double() @ centre
     levels = torch.linspace(0, 1, QUANTILE_LEVELS, dtype=torch.float64)
-    _set_calibration(  # on the CPU, with the group's (CPU) embeddings; _set_calibration moves it back
-        model,
-        torch.cat([cal.centres.double().cpu(), centre[None]]),
-        torch.cat([cal.distance_quantiles.double().cpu(), torch.quantile(distances, levels)[None]]),
-        torch.cat(
-            [cal.cluster_sizes.double().cpu(), torch.tensor([float(unit_embeddings.shape[0])], dtype=torch.float64)]
-        ),
-    )
+    new = len(cal.centres)
+    cal.centres = _put(cal.centres, centre[None], [new])
+    cal.distance_quantiles = _put(cal.distance_quantiles, torch.quantile(distances, levels)[None], [new])
+    cal.cluster_sizes = _put(cal.cluster_sizes, torch.tensor([float(unit_embeddings.shape[0])]), [new])
 
 
 @dataclass
@@ -371,20 +337,17 @@ class OnlineCentres:
         """The state of ``model`` on texts it assigns ``labels`` (whose holder inputs are ``inputs``): a centroid
         head's means are its centroids, a linear head's the means of the texts' inputs per cluster."""
         num_clusters = model.config.num_clusters
-        counts = torch.bincount(labels, minlength=num_clusters).double()
-        state = cls(counts=counts)
+        state = cls(counts=torch.bincount(labels, minlength=num_clusters).double())
         for name, module in row_holders(model).items():
             x = inputs.get(name)
-            if x is None:
-                continue
-            if is_centroid_head(module):
+            if x is not None and is_centroid_head(module):
                 state.means[name] = module.centroids.detach().float().cpu().clone()
-                continue
-            state.means[name] = group_means(x, labels, num_clusters)
-            state.scales[name] = 1.0 / (2 * spread(x, labels))
+            elif x is not None:
+                state.means[name] = group_means(x, labels, num_clusters)
+                state.scales[name] = 1.0 / (2 * spread(x, labels))
         return state
 
-    def grow(self, inputs: dict[str, torch.Tensor], scales: dict[str, float] | None = None) -> None:
+    def grow(self, inputs: dict[str, torch.Tensor]) -> None:
         """One more cluster whose texts' inputs are ``inputs`` (after ``append_row``)."""
         n = next(iter(inputs.values())).shape[0] if inputs else 0
         for name, means in self.means.items():
@@ -413,14 +376,12 @@ class OnlineCentres:
             moved = torch.maximum(moved, (new - old).norm(dim=-1))
             self.means[name] = new
             if is_centroid_head(module):
-                module.centroids.copy_(new.to(module.centroids.device, module.centroids.dtype))
+                module.centroids.copy_(new.to(module.centroids))
             else:
-                scale = self.scales[name]
-                delta_w = 2 * scale * (new - old)
-                delta_b = -scale * ((new**2).sum(dim=-1) - (old**2).sum(dim=-1))
-                module.weight.add_(delta_w.to(module.weight.device, module.weight.dtype))
+                delta_w, delta_b = nearest_mean_rows(0, 0, old, new, self.scales[name])
+                module.weight.add_(delta_w.to(module.weight))
                 if module.bias is not None:
-                    module.bias.add_(delta_b.to(module.bias.device, module.bias.dtype))
+                    module.bias.add_(delta_b.to(module.bias))
         self.counts = self.counts + batch_counts
         return moved
 
@@ -433,11 +394,7 @@ def cohesive_group(
     the rows' indices, or None."""
     best = None
     for k in range(1, min(3, unit.shape[0] // min_size) + 1):
-        labels = (
-            np.zeros(unit.shape[0], dtype=np.int64)
-            if k == 1
-            else fit_kmeans(unit, k, random_state=random_state).labels_
-        )
+        labels = fit_kmeans(unit, k, random_state=random_state).labels_ if k > 1 else np.zeros(len(unit), dtype=int)
         for group in range(k):
             rows = np.flatnonzero(labels == group)
             if rows.size < min_size:
