@@ -16,6 +16,7 @@ import importlib
 import os
 import sys
 
+from ..modeling.validation import check_local_path
 from ._args import CommandParser
 from ._trainer_flags import normalize_spelling
 
@@ -79,6 +80,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     args, extra = parse_command_line(argv)
     try:
+        if getattr(args, "model", None):  # a misspelt local --model folder: one line naming it, before any work
+            check_local_path(args.model, "--model")
         return args.func(args, extra)
     except (ValueError, TypeError, FileNotFoundError, FileExistsError, ImportError, FloatingPointError) as err:
         if args.debug:

@@ -214,6 +214,23 @@ def add_curation_args(parser: argparse.ArgumentParser, input_required: bool) -> 
     )
 
 
+def add_save_back_args(parser: argparse.ArgumentParser, edited: str = "") -> None:
+    """``--output-dir`` and ``--overwrite`` of a command that saves the model back over ``--model`` by default."""
+    parser.add_argument("--output-dir", help=f"Save the {edited}model here instead of over --model.")
+    parser.add_argument(
+        "--overwrite", action="store_true", help="Replace another trained model already in --output-dir."
+    )
+
+
+def edit_saved_model(args: argparse.Namespace, edit, *values, **kwargs) -> tuple:
+    """``edit(--model, --output-dir, *values)`` (a :mod:`~hf_textcluster.runs.curation` edit) with the texts of
+    ``--input`` and ``--overwrite``, then the edited model's card written again: merge, split and reduce."""
+    texts = read_texts(args.input, args.text_column)
+    result = edit(args.model, args.output_dir, *values, texts=texts, overwrite=args.overwrite, **kwargs)
+    refresh_card(args.model, args.output_dir, texts=texts)
+    return result
+
+
 def read_texts(path: str | None, text_column: str) -> list[str] | None:
     """The texts of a file named on the command line (None when none is named)."""
     from ..data import load_text_file

@@ -13,7 +13,7 @@ import shutil
 from ..modeling.validation import check_local_path
 from ..representation import DEFAULT_PROMPT, NAMES_FILE, GeneratedNamesRepresentation, label_clusters
 from ..runs.folder import RunFolder, read_training_run
-from ._args import add_model_input_args, update_saved_model
+from ._args import add_model_input_args, add_save_back_args, update_saved_model
 
 HELP = (
     "Name a trained model's clusters with a language model (any text-generation or text2text model) "
@@ -34,15 +34,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="A text file holding the prompt template, with {keywords} and optionally {documents} "
         "(default: the documented prompt).",
     )
-    parser.add_argument("--output-dir", help="Save the named model here instead of over --model.")
-    parser.add_argument(
-        "--overwrite", action="store_true", help="Replace another trained model already in --output-dir."
-    )
+    add_save_back_args(parser, "named ")
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     # everything that can be refused is refused before the model (or the generator) is loaded
-    check_local_path(args.model, "--model")
     check_local_path(args.generator, "--generator")
     prompt = DEFAULT_PROMPT
     if args.prompt_file:

@@ -8,7 +8,7 @@ import json
 import os
 
 from ..runs.curation import rename_saved_model
-from ._args import refresh_card
+from ._args import add_save_back_args, refresh_card
 
 
 def cluster_name(value: str) -> tuple[str, str]:
@@ -36,10 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help='A cluster id and its new name: 3="refunds" (several pairs, one after the other).',
     )
     parser.add_argument("--file", help='A JSON file of {"id": "name", ...} (read before the ID=NAME pairs, which win).')
-    parser.add_argument("--output-dir", help="Save the renamed model here instead of over --model.")
-    parser.add_argument(
-        "--overwrite", action="store_true", help="Replace another trained model already in --output-dir."
-    )
+    add_save_back_args(parser, "renamed ")
 
 
 def _read_names_file(path: str) -> dict:
