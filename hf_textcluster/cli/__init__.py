@@ -18,7 +18,6 @@ import sys
 
 from ..modeling.validation import check_local_path
 from ._args import CommandParser
-from ._trainer_flags import normalize_spelling
 
 # One module per command, in the order of `hf-textcluster --help`.
 _ORDER = (
@@ -70,7 +69,11 @@ def parse_command_line(argv: list[str] | None = None) -> tuple[argparse.Namespac
     underscores; ``extra``: ``train``'s pass-through TrainingArguments flags. A bad command line exits (status 2)
     with argparse's one-line error."""
     parser = build_parser()
-    args, extra = parser.parse_known_args(normalize_spelling(sys.argv[1:] if argv is None else list(argv)))
+    spelled = []  # `--max_steps 10` -> `--max-steps 10`: one spelling, the old one still accepted; values left alone
+    for arg in sys.argv[1:] if argv is None else argv:
+        name, equals, value = arg.partition("=")
+        spelled.append(name.replace("_", "-") + equals + value if arg.startswith("--") else arg)
+    args, extra = parser.parse_known_args(spelled)
     if extra and args.command != "train":
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     return args, extra
