@@ -231,6 +231,14 @@ def edit_saved_model(args: argparse.Namespace, edit, *values, **kwargs) -> tuple
     return result
 
 
+def read_file_option(path: str, option: str) -> str:
+    """The text of the file an option names (``--prompt-file``, ``--file``): a missing one is one line naming it."""
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{option} {path}: no such file.")
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
 def read_texts(path: str | None, text_column: str) -> list[str] | None:
     """The texts of a file named on the command line (None when none is named)."""
     from ..data import load_text_file

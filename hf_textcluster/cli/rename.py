@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 
 from ..runs.curation import rename_saved_model
-from ._args import add_save_back_args, refresh_card
+from ._args import add_save_back_args, read_file_option, refresh_card
 
 
 def cluster_name(value: str) -> tuple[str, str]:
@@ -40,12 +39,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _read_names_file(path: str) -> dict:
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"--file {path}: no such file.")
     try:
-        with open(path, encoding="utf-8") as f:
-            names = json.load(f)
-    except (ValueError, UnicodeDecodeError) as err:
+        names = json.loads(read_file_option(path, "--file"))
+    except ValueError as err:  # UnicodeDecodeError included
         raise ValueError(f'--file {path} is not JSON ({err}); write it as {{"3": "refunds"}}.') from None
     if not isinstance(names, dict):
         raise ValueError(f'--file {path} must hold one JSON object of cluster id -> name, e.g. {{"3": "refunds"}}.')
