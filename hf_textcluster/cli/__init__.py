@@ -79,6 +79,10 @@ def parse_command_line(argv: list[str] | None = None) -> tuple[argparse.Namespac
     return args, extra
 
 
+# What a wrong command line, input or setup raises: its message in one line, exit status 2.
+USAGE_ERRORS = (ValueError, TypeError, FileNotFoundError, FileExistsError, ImportError, FloatingPointError)
+
+
 def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     args, extra = parse_command_line(argv)
@@ -86,17 +90,16 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, "model", None):  # a misspelt local --model folder: one line naming it, before any work
             check_local_path(args.model, "--model")
         return args.func(args, extra)
-    except (ValueError, TypeError, FileNotFoundError, FileExistsError, ImportError, FloatingPointError) as err:
-        if args.debug:
-            raise
-        print(f"error: {cli_spelling(str(err))}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt as err:
         print(f"interrupted{': ' + str(err) if str(err) else ''}", file=sys.stderr)
         return 130
-    except Exception as err:  # anything else (disk full, a corrupted file, no CUDA): one line, not a traceback
+    except Exception as err:
         if args.debug:
             raise
+        if isinstance(err, USAGE_ERRORS):
+            print(f"error: {cli_spelling(str(err))}", file=sys.stderr)
+            return 2
+        # anything else (disk full, a corrupted file, no CUDA): one line, not a traceback
         print(f"error: {type(err).__name__}: {err} (run with --debug for the traceback)", file=sys.stderr)
         return 1
 

@@ -167,6 +167,10 @@ def add_map_sample_arg(parser: argparse.ArgumentParser, default: int) -> None:
     )
 
 
+# `--model` of the commands that read the whole run folder (card and push).
+TRAINED_MODEL_DIR = "A trained model directory (weights, tokenizer, training_run.json)."
+
+
 def add_card_args(parser: argparse.ArgumentParser) -> None:
     """What the model card says about a run (``card`` and ``push``)."""
     parser.add_argument("--license", default="apache-2.0", help="Card license (default: apache-2.0).")
@@ -194,7 +198,7 @@ def update_saved_model(args: argparse.Namespace, command: str, update) -> tuple:
         command=command,
         text_column=args.text_column,
         output_dir=args.output_dir,
-        overwrite=getattr(args, "overwrite", False),
+        overwrite=args.overwrite,
     )
 
 

@@ -59,9 +59,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     generated = sum(source == "generated" for source in sources.values())
     # training_run.json's "names": where the names came from, what the model card says (a folder without a training
     # run record, a model not trained by `train`, gets none)
-    record = read_training_run(output_dir)
-    if record is None and os.path.isdir(args.model):
-        record = read_training_run(args.model)
+    record = read_training_run(output_dir) or read_training_run(args.model)
     if record is not None:
         record["names"] = {"generator": args.generator, "generated": generated, "file": NAMES_FILE}
         RunFolder(output_dir).write_training_run(record)
