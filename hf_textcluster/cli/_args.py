@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 
 from ..choosing.auto_k import DEFAULT_CRITERION, ClusterCountRequest
@@ -60,13 +61,10 @@ def _number(cast: type, allowed: Interval):
     """An argument type: the option's text as ``cast`` in ``allowed``, or argparse's one-line error saying so."""
 
     def parse(value: str):
-        try:
-            number = cast(value)
-        except ValueError:
-            number = None
-        if not allowed.is_satisfied_by(number):
-            raise argparse.ArgumentTypeError(f"expected {allowed}, got {value!r}")
-        return number
+        with contextlib.suppress(ValueError):
+            if allowed.is_satisfied_by(number := cast(value)):
+                return number
+        raise argparse.ArgumentTypeError(f"expected {allowed}, got {value!r}")
 
     return parse
 
@@ -105,12 +103,9 @@ def cluster_count_request(args: argparse.Namespace, default: int | None = None) 
 
 
 def count_or_fraction(value: str) -> int | float:
-    try:
+    with contextlib.suppress(ValueError):
         return float(value) if "." in value else int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a number of texts (1600) or a fraction (0.2), got {value!r}"
-        ) from None
+    raise argparse.ArgumentTypeError(f"expected a number of texts (1600) or a fraction (0.2), got {value!r}")
 
 
 def add_k_selection_args(parser: argparse.ArgumentParser) -> None:

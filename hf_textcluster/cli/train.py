@@ -80,11 +80,10 @@ def _help(field: dataclasses.Field) -> str:
     text = " ".join(str(field.metadata.get("help", "")).split()).replace("%", "%%")
     if field.name in ClusteringTrainingArguments._parameter_constraints:  # what the Trainer's table allows
         text += f" Must be {describe(ClusteringTrainingArguments._parameter_constraints[field.name], none=False)}."
-    if field.name in FROM_RECIPE:
-        return f"{text} (default: the recipe's)".strip()
     if "default" in text.lower():
         return text
-    return f"{text} (default: {field.default})".strip()
+    default = "the recipe's" if field.name in FROM_RECIPE else field.default
+    return f"{text} (default: {default})".strip()
 
 
 def add_trainer_flags(parser: argparse.ArgumentParser) -> None:
