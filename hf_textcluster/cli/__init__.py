@@ -102,7 +102,3 @@ def main(argv: list[str] | None = None) -> int:
         # anything else (disk full, a corrupted file, no CUDA): one line, not a traceback
         print(f"error: {type(err).__name__}: {err} (run with --debug for the traceback)", file=sys.stderr)
         return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())
