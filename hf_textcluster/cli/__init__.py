@@ -17,7 +17,7 @@ import os
 import sys
 
 from ..modeling.validation import check_local_path
-from ._args import CommandParser
+from ._args import CommandParser, HelpFormatter
 
 # One module per command, in the order of `hf-textcluster --help`.
 _ORDER = (
@@ -33,11 +33,12 @@ def build_parser() -> argparse.ArgumentParser:
         prog="hf-textcluster",
         description=f"Train a text clusterer and use it: {', '.join(names[:-1])} and {names[-1]}. "
         "`hf-textcluster COMMAND --help` says what each takes.",
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("--debug", action="store_true", help="Show the full traceback of an error.")
     subparsers = parser.add_subparsers(dest="command", required=True)
     for name, command in zip(names, COMMANDS):
-        command_parser = subparsers.add_parser(name, help=command.HELP)
+        command_parser = subparsers.add_parser(name, help=command.HELP, formatter_class=HelpFormatter)
         command.add_arguments(command_parser)
         command_parser.set_defaults(func=command.run)
     return parser

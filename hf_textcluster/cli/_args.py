@@ -27,10 +27,6 @@ class HelpFormatter(argparse.HelpFormatter):
 class CommandParser(argparse.ArgumentParser):
     """The parser of ``hf-textcluster`` and of each of its commands (sub-parsers are made with the parent's class)."""
 
-    def __init__(self, *args, **kwargs):
-        kwargs.setdefault("formatter_class", HelpFormatter)
-        super().__init__(*args, **kwargs)
-
     def error(self, message: str):  # type: ignore[override]
         """A bad command line is one line (``hf-textcluster predict: error: ...``), not the usage block: ``--help``
         shows the usage."""
