@@ -16,8 +16,8 @@ import importlib
 import os
 import sys
 
-from ._args import CommandParser
-from ._trainer_flags import normalize_spelling
+from ..modeling.validation import check_local_path
+from ._args import CommandParser, HelpFormatter
 
 # One module per command, in the order of `hf-textcluster --help`.
 _ORDER = (
@@ -33,11 +33,12 @@ def build_parser() -> argparse.ArgumentParser:
         prog="hf-textcluster",
         description=f"Train a text clusterer and use it: {', '.join(names[:-1])} and {names[-1]}. "
         "`hf-textcluster COMMAND --help` says what each takes.",
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("--debug", action="store_true", help="Show the full traceback of an error.")
     subparsers = parser.add_subparsers(dest="command", required=True)
     for name, command in zip(names, COMMANDS):
-        command_parser = subparsers.add_parser(name, help=command.HELP)
+        command_parser = subparsers.add_parser(name, help=command.HELP, formatter_class=HelpFormatter)
         command.add_arguments(command_parser)
         command_parser.set_defaults(func=command.run)
     return parser
@@ -69,31 +70,36 @@ def parse_command_line(argv: list[str] | None = None) -> tuple[argparse.Namespac
     underscores; ``extra``: ``train``'s pass-through TrainingArguments flags. A bad command line exits (status 2)
     with argparse's one-line error."""
     parser = build_parser()
-    args, extra = parser.parse_known_args(normalize_spelling(sys.argv[1:] if argv is None else list(argv)))
+    spelled = []  # `--max_steps 10` -> `--max-steps 10`: one spelling, the old one still accepted; values left alone
+    for arg in sys.argv[1:] if argv is None else argv:
+        name, equals, value = arg.partition("=")
+        spelled.append(name.replace("_", "-") + equals + value if arg.startswith("--") else arg)
+    args, extra = parser.parse_known_args(spelled)
     if extra and args.command != "train":
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     return args, extra
+
+
+# What a wrong command line, input or setup raises: its message in one line, exit status 2.
+USAGE_ERRORS = (ValueError, TypeError, FileNotFoundError, FileExistsError, ImportError, FloatingPointError)
 
 
 def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     args, extra = parse_command_line(argv)
     try:
+        if getattr(args, "model", None):  # a misspelt local --model folder: one line naming it, before any work
+            check_local_path(args.model, "--model")
         return args.func(args, extra)
-    except (ValueError, TypeError, FileNotFoundError, FileExistsError, ImportError, FloatingPointError) as err:
-        if args.debug:
-            raise
-        print(f"error: {cli_spelling(str(err))}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt as err:
         print(f"interrupted{': ' + str(err) if str(err) else ''}", file=sys.stderr)
         return 130
-    except Exception as err:  # anything else (disk full, a corrupted file, no CUDA): one line, not a traceback
+    except Exception as err:
         if args.debug:
             raise
+        if isinstance(err, USAGE_ERRORS):
+            print(f"error: {cli_spelling(str(err))}", file=sys.stderr)
+            return 2
+        # anything else (disk full, a corrupted file, no CUDA): one line, not a traceback
         print(f"error: {type(err).__name__}: {err} (run with --debug for the traceback)", file=sys.stderr)
         return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 
 from ..choosing.auto_k import DEFAULT_CRITERION, ClusterCountRequest
@@ -25,10 +26,6 @@ class HelpFormatter(argparse.HelpFormatter):
 
 class CommandParser(argparse.ArgumentParser):
     """The parser of ``hf-textcluster`` and of each of its commands (sub-parsers are made with the parent's class)."""
-
-    def __init__(self, *args, **kwargs):
-        kwargs.setdefault("formatter_class", HelpFormatter)
-        super().__init__(*args, **kwargs)
 
     def error(self, message: str):  # type: ignore[override]
         """A bad command line is one line (``hf-textcluster predict: error: ...``), not the usage block: ``--help``
@@ -60,13 +57,10 @@ def _number(cast: type, allowed: Interval):
     """An argument type: the option's text as ``cast`` in ``allowed``, or argparse's one-line error saying so."""
 
     def parse(value: str):
-        try:
-            number = cast(value)
-        except ValueError:
-            number = None
-        if not allowed.is_satisfied_by(number):
-            raise argparse.ArgumentTypeError(f"expected {allowed}, got {value!r}")
-        return number
+        with contextlib.suppress(ValueError):
+            if allowed.is_satisfied_by(number := cast(value)):
+                return number
+        raise argparse.ArgumentTypeError(f"expected {allowed}, got {value!r}")
 
     return parse
 
@@ -105,12 +99,9 @@ def cluster_count_request(args: argparse.Namespace, default: int | None = None) 
 
 
 def count_or_fraction(value: str) -> int | float:
-    try:
+    with contextlib.suppress(ValueError):
         return float(value) if "." in value else int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a number of texts (1600) or a fraction (0.2), got {value!r}"
-        ) from None
+    raise argparse.ArgumentTypeError(f"expected a number of texts (1600) or a fraction (0.2), got {value!r}")
 
 
 def add_k_selection_args(parser: argparse.ArgumentParser) -> None:
@@ -167,6 +158,10 @@ def add_map_sample_arg(parser: argparse.ArgumentParser, default: int) -> None:
     )
 
 
+# `--model` of the commands that read the whole run folder (card and push).
+TRAINED_MODEL_DIR = "A trained model directory (weights, tokenizer, training_run.json)."
+
+
 def add_card_args(parser: argparse.ArgumentParser) -> None:
     """What the model card says about a run (``card`` and ``push``)."""
     parser.add_argument("--license", default="apache-2.0", help="Card license (default: apache-2.0).")
@@ -194,7 +189,7 @@ def update_saved_model(args: argparse.Namespace, command: str, update) -> tuple:
         command=command,
         text_column=args.text_column,
         output_dir=args.output_dir,
-        overwrite=getattr(args, "overwrite", False),
+        overwrite=args.overwrite,
     )
 
 
@@ -212,6 +207,31 @@ def add_curation_args(parser: argparse.ArgumentParser, input_required: bool) -> 
     parser.add_argument(
         "--overwrite", action="store_true", help="Replace a model already in --output-dir (or --model itself)."
     )
+
+
+def add_save_back_args(parser: argparse.ArgumentParser, edited: str = "") -> None:
+    """``--output-dir`` and ``--overwrite`` of a command that saves the model back over ``--model`` by default."""
+    parser.add_argument("--output-dir", help=f"Save the {edited}model here instead of over --model.")
+    parser.add_argument(
+        "--overwrite", action="store_true", help="Replace another trained model already in --output-dir."
+    )
+
+
+def edit_saved_model(args: argparse.Namespace, edit, *values, **kwargs) -> tuple:
+    """``edit(--model, --output-dir, *values)`` (a :mod:`~hf_textcluster.runs.curation` edit) with the texts of
+    ``--input`` and ``--overwrite``, then the edited model's card written again: merge, split and reduce."""
+    texts = read_texts(args.input, args.text_column)
+    result = edit(args.model, args.output_dir, *values, texts=texts, overwrite=args.overwrite, **kwargs)
+    refresh_card(args.model, args.output_dir, texts=texts)
+    return result
+
+
+def read_file_option(path: str, option: str) -> str:
+    """The text of the file an option names (``--prompt-file``, ``--file``): a missing one is one line naming it."""
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"{option} {path}: no such file.")
+    with open(path, encoding="utf-8") as f:
+        return f.read()
 
 
 def read_texts(path: str | None, text_column: str) -> list[str] | None:

@@ -6,7 +6,7 @@ import argparse
 
 from ..apps.projection import sample_indices
 from ..representation import name_clusters
-from ._args import add_model_input_args, positive_int, update_saved_model
+from ._args import add_model_input_args, add_save_back_args, positive_int, update_saved_model
 
 HELP = "Calibrate a trained model's confidence and outlier distances on your texts (its training texts) and save it."
 
@@ -18,10 +18,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def add_saved_model_args(parser: argparse.ArgumentParser) -> None:
     """A trained model updated on ``--input`` and saved back: calibrate and recluster."""
     add_model_input_args(parser, "A trained model directory (saved back in place).")
-    parser.add_argument("--output-dir", help="Save the model here instead of over --model.")
-    parser.add_argument(
-        "--overwrite", action="store_true", help="Replace another trained model already in --output-dir."
-    )
+    add_save_back_args(parser)
     parser.add_argument(
         "--calibration-sample",
         type=positive_int,

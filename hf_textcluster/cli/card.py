@@ -6,15 +6,13 @@ import argparse
 import sys
 
 from ..hub.model_card import write_model_card
-from ._args import add_card_args, card_kwargs, read_texts
+from ._args import TRAINED_MODEL_DIR, add_card_args, card_kwargs, read_texts
 
 HELP = "Write the model card of a trained directory (no upload)."
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--model", required=True, help="A trained model directory (weights, tokenizer, training_run.json)."
-    )
+    parser.add_argument("--model", required=True, help=TRAINED_MODEL_DIR)
     parser.add_argument("--output", help="Write the card here instead of stdout.")
     parser.add_argument("--repo-id", help="Hub id used in the card's usage snippets (default: your-org/your-model).")
     parser.add_argument(

@@ -7,7 +7,6 @@ import time
 
 from ..data import load_benchmark, load_text_file
 from ..evaluation.metrics import clustering_scores
-from ..modeling.validation import check_local_path
 from ..runs.baselines import BASELINES, make_baseline
 from ..runs.candidate_file import SERVED_KEY, read_candidates, texts_match
 from ..runs.folder import load_clusterer
@@ -91,7 +90,6 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     num_classes = dataset.features["label"].num_classes
     start = time.perf_counter()
     if args.model:
-        check_local_path(args.model, "--model")
         model = load_clusterer(args.model)
         num_clusters, name = model.config.num_clusters, args.model
         if args.num_clusters and args.num_clusters != num_clusters:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import os
 
-from ..modeling.validation import check_local_path
 from ..runs.folder import load_clusterer
 from ._args import _add_text_column_and_batch_args, read_texts
 
@@ -37,7 +36,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
-    check_local_path(args.model, "--model")
     if args.output and os.path.isdir(args.output):
         raise ValueError(f"--output {args.output} is a folder: pass a file name (e.g. clusters.csv).")
     texts = read_texts(args.input, args.text_column)

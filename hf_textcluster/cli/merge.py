@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..runs.curation import merge_saved_model
-from ._args import add_curation_args, read_texts, refresh_card
+from ._args import add_curation_args, edit_saved_model
 
 
 def cluster_ids(value: str) -> list[int]:
@@ -40,9 +40,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     """Merge ``--clusters`` groups of ``--model`` and save the result to ``--output-dir`` (with names, calibration,
     card and ``training_run.json``'s history of edits)."""
-    texts = read_texts(args.input, args.text_column)
-    model, _ = merge_saved_model(args.model, args.output_dir, args.clusters, texts=texts, overwrite=args.overwrite)
-    refresh_card(args.model, args.output_dir, texts=texts)
+    model, _ = edit_saved_model(args, merge_saved_model, args.clusters)
     groups = "; ".join(" + ".join(map(str, group)) for group in args.clusters)
     print(
         f"Merged clusters {groups} of {args.model}: {model.config.num_clusters} clusters now, saved to "

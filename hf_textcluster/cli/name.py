@@ -13,7 +13,7 @@ import shutil
 from ..modeling.validation import check_local_path
 from ..representation import DEFAULT_PROMPT, NAMES_FILE, GeneratedNamesRepresentation, label_clusters
 from ..runs.folder import RunFolder, read_training_run
-from ._args import add_model_input_args, update_saved_model
+from ._args import add_model_input_args, add_save_back_args, read_file_option, update_saved_model
 
 HELP = (
     "Name a trained model's clusters with a language model (any text-generation or text2text model) "
@@ -34,22 +34,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="A text file holding the prompt template, with {keywords} and optionally {documents} "
         "(default: the documented prompt).",
     )
-    parser.add_argument("--output-dir", help="Save the named model here instead of over --model.")
-    parser.add_argument(
-        "--overwrite", action="store_true", help="Replace another trained model already in --output-dir."
-    )
+    add_save_back_args(parser, "named ")
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     # everything that can be refused is refused before the model (or the generator) is loaded
-    check_local_path(args.model, "--model")
     check_local_path(args.generator, "--generator")
-    prompt = DEFAULT_PROMPT
-    if args.prompt_file:
-        if not os.path.isfile(args.prompt_file):
-            raise FileNotFoundError(f"--prompt-file {args.prompt_file}: no such file.")
-        with open(args.prompt_file, encoding="utf-8") as f:
-            prompt = f.read()
+    prompt = read_file_option(args.prompt_file, "--prompt-file") if args.prompt_file else DEFAULT_PROMPT
     GeneratedNamesRepresentation(args.generator, prompt=prompt)  # a bad prompt fails here, in one line
     output_dir = args.output_dir or args.model
     cache = os.path.join(output_dir, NAMES_FILE)
@@ -68,9 +59,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     generated = sum(source == "generated" for source in sources.values())
     # training_run.json's "names": where the names came from, what the model card says (a folder without a training
     # run record, a model not trained by `train`, gets none)
-    record = read_training_run(output_dir)
-    if record is None and os.path.isdir(args.model):
-        record = read_training_run(args.model)
+    record = read_training_run(output_dir) or read_training_run(args.model)
     if record is not None:
         record["names"] = {"generator": args.generator, "generated": generated, "file": NAMES_FILE}
         RunFolder(output_dir).write_training_run(record)

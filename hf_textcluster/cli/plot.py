@@ -9,7 +9,6 @@ from ..apps.canvas import check_image_path
 from ..apps.plotting import is_placeholder_names, plot_clustering_overview
 from ..apps.projection import sample_indices
 from ..data import load_text_file
-from ..modeling.validation import check_local_path
 from ..runs.folder import load_clusterer
 from ._args import add_map_sample_arg, add_model_input_args
 
@@ -44,7 +43,6 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
                 "--projection umap needs umap-learn, a dependency of hf_textcluster that is not installed: pip "
                 "install umap-learn (or pass --projection tsne)."
             ) from err
-    check_local_path(args.model, "--model")
     if os.path.abspath(args.output) == os.path.abspath(args.input):
         raise ValueError(f"--output {args.output} is the --input file: it would replace your texts. Write elsewhere.")
     dataset = load_text_file(args.input, text_column=args.text_column, label_column=args.label_column)

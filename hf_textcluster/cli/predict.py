@@ -5,15 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from transformers import AutoModel, pipeline
+from transformers import pipeline
 
 from ..apps.chunked_input import DEFAULT_CHUNK_SIZE
 from ..apps.streaming import check_output, predict_file
 from ..distributed import leave_together, run_with_processes, running_processes
-from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.precision import INFERENCE_PRECISIONS
-from ..modeling.validation import check_local_path
-from ..runs.folder import check_finished_run
+from ..runs.folder import load_clusterer
 from ._args import add_model_input_args, positive_int, quantile
 
 HELP = "Cluster texts with a trained model (JSON lines out)."
@@ -106,17 +104,10 @@ def _device(device: str) -> str:
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
-    check_local_path(args.model, "--model")
     device = _device(args.device)
     if args.output:
         check_output(args.input, args.output)
-    check_finished_run(args.model)
-    model = AutoModel.from_pretrained(args.model)  # loaded here: its errors are one clear line, not the pipeline's
-    if not isinstance(model, TextClusteringPreTrainedModel):
-        raise ValueError(
-            f"--model {args.model} is a {type(model).__name__} (model_type {model.config.model_type!r}), "
-            "not an hf_textcluster clusterer: train one with `hf-textcluster train`."
-        )
+    model = load_clusterer(args.model)  # loaded here: its errors are one clear line, not the pipeline's
     processes = running_processes()  # several under `accelerate launch`: each encodes a share, the main one writes
     device = device if processes is None else processes.device
     clusterer = pipeline("text-clustering", model=model, tokenizer=model.tokenizer, device=device)

@@ -8,15 +8,13 @@ import sys
 from huggingface_hub.errors import HfHubHTTPError
 
 from ..hub.push import push_model_dir
-from ._args import add_card_args, card_kwargs
+from ._args import TRAINED_MODEL_DIR, add_card_args, card_kwargs
 
 HELP = "Upload a trained model directory to the Hub with a generated model card."
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--model", required=True, help="A trained model directory (weights, tokenizer, training_run.json)."
-    )
+    parser.add_argument("--model", required=True, help=TRAINED_MODEL_DIR)
     parser.add_argument(
         "--repo-id", required=True, help="Target Hub repository, e.g. org/sccl-stackoverflow (created if missing)."
     )

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from ..runs.curation import reduce_saved_model
-from ._args import add_curation_args, positive_int, read_texts, refresh_card
+from ._args import add_curation_args, edit_saved_model, positive_int
 
 HELP = (
     "Merge a trained model's closest clusters (nearest calibrated centres first) until --num-clusters "
@@ -23,16 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     """Reduce ``--model`` to ``--num-clusters`` clusters and save the result to ``--output-dir``."""
-    texts = read_texts(args.input, args.text_column)
-    model, run_record = reduce_saved_model(
-        args.model,
-        args.output_dir,
-        args.num_clusters,
-        texts=texts,
-        overwrite=args.overwrite,
-        batch_size=args.batch_size,
-    )
-    refresh_card(args.model, args.output_dir, texts=texts)
+    model, run_record = edit_saved_model(args, reduce_saved_model, args.num_clusters, batch_size=args.batch_size)
     groups = "; ".join(" + ".join(map(str, group)) for group in run_record["edits"][-1]["clusters"])
     print(
         f"Reduced {args.model} to {model.config.num_clusters} clusters by merging {groups}; saved to "

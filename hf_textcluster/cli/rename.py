@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 
 from ..runs.curation import rename_saved_model
-from ._args import refresh_card
+from ._args import add_save_back_args, read_file_option, refresh_card
 
 
 def cluster_name(value: str) -> tuple[str, str]:
@@ -36,19 +35,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help='A cluster id and its new name: 3="refunds" (several pairs, one after the other).',
     )
     parser.add_argument("--file", help='A JSON file of {"id": "name", ...} (read before the ID=NAME pairs, which win).')
-    parser.add_argument("--output-dir", help="Save the renamed model here instead of over --model.")
-    parser.add_argument(
-        "--overwrite", action="store_true", help="Replace another trained model already in --output-dir."
-    )
+    add_save_back_args(parser, "renamed ")
 
 
 def _read_names_file(path: str) -> dict:
-    if not os.path.isfile(path):
-        raise FileNotFoundError(f"--file {path}: no such file.")
     try:
-        with open(path, encoding="utf-8") as f:
-            names = json.load(f)
-    except (ValueError, UnicodeDecodeError) as err:
+        names = json.loads(read_file_option(path, "--file"))
+    except ValueError as err:  # UnicodeDecodeError included
         raise ValueError(f'--file {path} is not JSON ({err}); write it as {{"3": "refunds"}}.') from None
     if not isinstance(names, dict):
         raise ValueError(f'--file {path} must hold one JSON object of cluster id -> name, e.g. {{"3": "refunds"}}.')

@@ -10,7 +10,6 @@ import os
 from ..apps.report import MAP_METHODS, check_report_path, cluster_report
 from ..apps.report_data import DEFAULT_SAMPLE_SIZE
 from ..data import load_text_file
-from ..modeling.validation import check_local_path
 from ..runs.folder import load_clusterer
 from ._args import add_map_sample_arg, add_model_input_args
 
@@ -38,7 +37,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     # everything that can be refused is refused before the model is loaded
     check_report_path(args.output)
-    check_local_path(args.model, "--model")
     if os.path.abspath(args.output) == os.path.abspath(args.input):
         raise ValueError(f"--output {args.output} is the --input file: it would replace your texts. Write elsewhere.")
     if os.path.exists(args.output) and not args.overwrite:

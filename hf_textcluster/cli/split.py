@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..runs.curation import split_saved_model
-from ._args import add_curation_args, positive_int, read_texts, refresh_card
+from ._args import add_curation_args, edit_saved_model, positive_int
 
 HELP = (
     "Split a cluster of a trained model (--cluster 5 --n 2) by k-means on its texts into a new model folder; "
@@ -22,17 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     """Split ``--cluster`` of ``--model`` into ``--n`` clusters and save the result to ``--output-dir``."""
-    texts = read_texts(args.input, args.text_column)
-    model, run_record = split_saved_model(
-        args.model,
-        args.output_dir,
-        args.cluster,
-        n=args.n,
-        texts=texts,
-        overwrite=args.overwrite,
-        random_state=args.seed,
-    )
-    refresh_card(args.model, args.output_dir, texts=texts)
+    model, run_record = edit_saved_model(args, split_saved_model, args.cluster, n=args.n, random_state=args.seed)
     new_ids = run_record["edits"][-1]["new_ids"]
     print(
         f"Split cluster {args.cluster} of {args.model} into clusters {', '.join(map(str, new_ids))}: "

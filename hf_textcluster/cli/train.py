@@ -1,19 +1,29 @@
-"""``hf-textcluster train``: train a clusterer on a benchmark or on your own file."""
+"""``hf-textcluster train``: train a clusterer on a benchmark or on your own file.
+
+Its Trainer options are the ``ClusteringTrainingArguments`` fields a user reaches for first, listed in ``train --help``
+with their defaults; they go to the Trainer as pass-through flags, as does any other ``TrainingArguments`` field
+(``--save-steps 100``; dashes or underscores). It ends with a block saying what the model serves, its clusters (size
+and name) and the next commands.
+"""
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
+import shlex
 
 from transformers import HfArgumentParser
 
 from ..data import load_text_file
+from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.precision import PRECISION_ENV, PRECISIONS, check_precision
+from ..modeling.validation import describe
 from ..models import METHODS, get_method
 from ..runs.api import train_clusterer
 from ..runs.train import AUGMENTATIONS
-from ..training.arguments import ClusteringTrainingArguments
+from ..training.arguments import GPU_ENCODE_BATCH_SIZE, ClusteringTrainingArguments
 from ._args import (
     add_data_args,
     add_k_selection_args,
@@ -24,8 +34,101 @@ from ._args import (
     num_clusters_or_auto,
     print_kmeans_scores,
 )
-from ._train_summary import summary
-from ._trainer_flags import add_trainer_flags, check_pass_through, trainer_flags
+
+# In `train --help` order; the recipe sets the schedule, so those defaults are the recipe's.
+LISTED = (
+    "max_steps",
+    "num_train_epochs",
+    "per_device_train_batch_size",
+    "learning_rate",
+    "head_learning_rate",
+    "serve",
+    "kmeans_init",
+    "early_stopping_tol",
+    "frozen_layers",
+    "calibration_sample_size",
+    "encode_batch_size",
+)
+# Listed fields whose option has the name the other commands give the same thing (not the field's own).
+FLAG_NAMES = {"calibration_sample_size": "calibration-sample"}
+# Fields that `train` sets through an option of its own: as pass-through flags they are refused, naming it.
+SET_BY_OPTION = {
+    "bf16": "--precision bf16",
+    "fp16": "--precision fp16",
+    **{name: f"--{flag}" for name, flag in FLAG_NAMES.items()},
+}
+FROM_RECIPE = {"max_steps", "num_train_epochs", "per_device_train_batch_size", "learning_rate", "head_learning_rate"}
+PREFIX = "trainer__"
+# The defaults the reference page (docs/cli.md) shows where the dataclass's is not the one used: the recipe's, or
+# chosen by the Trainer at run time (None in the dataclass).
+DOC_DEFAULTS = {
+    **dict.fromkeys(FROM_RECIPE, "the recipe's"),
+    "encode_batch_size": f"{DEFAULT_ENCODE_BATCH_SIZE} on a CPU, {GPU_ENCODE_BATCH_SIZE} on a GPU",
+}
+# Where the field's own help does not fit a command line that starts from a recipe.
+FLAG_HELP = {
+    "head_learning_rate": "Learning rate of the heads and centroids (default: the recipe's; without one, 100 x "
+    "learning_rate, as in SCCL).",
+    "max_steps": "Training steps; overrides --num-train-epochs (default: the recipe's schedule; cpu: 10 epochs of the "
+    "training texts within 30 to 300 steps).",
+}
+
+
+def _help(field: dataclasses.Field) -> str:
+    if field.name in FLAG_HELP:
+        return FLAG_HELP[field.name]
+    text = " ".join(str(field.metadata.get("help", "")).split()).replace("%", "%%")
+    if field.name in ClusteringTrainingArguments._parameter_constraints:  # what the Trainer's table allows
+        text += f" Must be {describe(ClusteringTrainingArguments._parameter_constraints[field.name], none=False)}."
+    if "default" in text.lower():
+        return text
+    default = "the recipe's" if field.name in FROM_RECIPE else field.default
+    return f"{text} (default: {default})".strip()
+
+
+def add_trainer_flags(parser: argparse.ArgumentParser) -> None:
+    """The listed Trainer options as a group of ``parser`` (each parsed as text, typed by ``HfArgumentParser``).
+
+    Args:
+        parser: the ``train`` parser.
+
+    Example:
+        >>> add_trainer_flags(train_parser)  # doctest: +SKIP
+    """
+    fields = {f.name: f for f in dataclasses.fields(ClusteringTrainingArguments)}
+    group = parser.add_argument_group(
+        "Trainer options",
+        "Passed to ClusteringTrainingArguments (a transformers TrainingArguments); any other of its fields passes "
+        "through the same way, e.g. --save-steps 100 or --logging-steps 10 (its precision fields are set by "
+        "--precision).",
+    )
+    for name in LISTED:
+        flag = FLAG_NAMES.get(name, name.replace("_", "-"))
+        action = group.add_argument(
+            f"--{flag}",
+            dest=PREFIX + name,
+            default=argparse.SUPPRESS,  # not given: the recipe's or the Trainer's own value
+            help=_help(fields[name]),
+            metavar=flag.upper().replace("-", "_"),
+        )
+        default = fields[name].default
+        action.doc_default = DOC_DEFAULTS.get(name, "–" if default is None else f"`{default}`")  # docs/cli.md's
+
+
+def trainer_flags(args: argparse.Namespace) -> list[str]:
+    """The listed Trainer options given on the command line, as pass-through flags (``["--max_steps", "10"]``)."""
+    given = {key.removeprefix(PREFIX): value for key, value in vars(args).items() if key.startswith(PREFIX)}
+    return [token for name, value in given.items() for token in (f"--{name}", str(value))]
+
+
+def check_pass_through(extra: list[str]) -> None:
+    """A pass-through flag that ``train`` sets through an option of its own (``--bf16``: ``--precision bf16``) is
+    refused in one line naming that option: each setting has one name."""
+    for arg in extra:
+        name = arg.lstrip("-").split("=", 1)[0].replace("-", "_") if arg.startswith("--") else None
+        if name in SET_BY_OPTION:
+            raise ValueError(f"{arg.split('=', 1)[0]} is not an option of train: pass {SET_BY_OPTION[name]}.")
+
 
 HELP = "Train a clusterer (Trainer options and any other TrainingArguments --flag pass through)."
 
@@ -196,8 +299,7 @@ def _print_result(args: argparse.Namespace, result) -> None:
     m = result.metrics
     print(
         f"\nSaved {get_method(result.model.config.model_type).display_name} to {result.output_dir} (trained "
-        f"{result.train_seconds:.0f}s, "
-        f"precision {result.trainer.precision_description()})"
+        f"{result.train_seconds:.0f}s, precision {result.trainer.precision_description()})"
     )
     if result.k_selection is not None:
         print(describe_k_selection(result.k_selection))
@@ -218,3 +320,50 @@ def _print_result(args: argparse.Namespace, result) -> None:
         print(f"cluster head         : {format_scores(scores)}")
         print_kmeans_scores(scores)
     print(summary(result, args.input, args.text_column))
+
+
+# Clusters listed by name; the rest are counted (a model with K = 200 would otherwise fill the screen).
+MAX_LISTED_CLUSTERS = 20
+
+
+def cluster_lines(names, max_listed: int = MAX_LISTED_CLUSTERS) -> list[str]:
+    """One line per cluster, largest first: id, size, share and name (``ClusterNames`` of the training texts)."""
+    total = max(1, names.num_texts)
+    order = sorted(names.sizes, key=lambda k: (-names.sizes[k], k))
+    width = len(str(max(names.sizes.values(), default=0)))
+    lines = [
+        f"  {k:>3}  {names.sizes[k]:>{width}} ({100 * names.sizes[k] / total:4.1f}%)  {names.names[k]}"
+        for k in order[:max_listed]
+    ]
+    if len(order) > max_listed:
+        rest = sum(names.sizes[k] for k in order[max_listed:])
+        lines.append(f"  ... {len(order) - max_listed} more clusters with {rest:,} texts (see the report)")
+    return lines
+
+
+def summary(result, input_path: str | None, text_column: str = "text") -> str:
+    """The end-of-training block: the served partition, the clusters by size with their names, the next commands."""
+    model, out = result.model, result.output_dir
+    served = getattr(model.config, "served_partition", "head")
+    choice = getattr(result.trainer, "serving_choice", None) or {}
+    why = f", chosen without labels by {choice['criterion']}" if choice.get("criterion") else ""
+    lines = [f"Serves its {served} partition{why}; K = {model.config.num_clusters}."]
+    names = result.cluster_names
+    if names is not None and names.num_texts:
+        sample = "" if names.num_texts >= len(result.trainer.train_dataset) else " (a seeded sample)"
+        lines.append(
+            f"Clusters on {names.num_texts:,} training texts{sample}, named after their {names.source} keywords "
+            "(saved as the model's id2label):"
+        )
+        lines += cluster_lines(names)
+    texts = shlex.quote(input_path) if input_path else "TEXTS.csv"
+    column = f" --text-column {shlex.quote(text_column)}" if input_path and text_column != "text" else ""
+    folder = shlex.quote(out)
+    lines += [
+        "Next:",
+        f"  hf-textcluster info --model {folder}",
+        f"  hf-textcluster predict --model {folder} --input {texts}{column} --output predictions.jsonl",
+        f"  hf-textcluster report --model {folder} --input {texts}{column} --output report.html",
+        f"  hf-textcluster card --model {folder} --output {shlex.quote(out.rstrip('/') + '/README.md')}",
+    ]
+    return "\n".join(lines)

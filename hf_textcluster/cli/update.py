@@ -52,16 +52,13 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         batch_size=args.batch_size,
     )
     refresh_card(args.model, args.output_dir, texts=None)
-    proposal = (
-        "no new group proposed"
-        if result.proposed is None
-        else (
-            f"a new cluster {result.new_cluster} ({model.config.id2label[result.new_cluster]!r}) of "
-            f"{result.proposed.size} texts added"
-            if result.accepted
-            else f"a new group of {result.proposed.size} texts proposed (run again with --accept-new to add it)"
-        )
-    )
+    if result.proposed is None:
+        proposal = "no new group proposed"
+    elif result.accepted:
+        label = model.config.id2label[result.new_cluster]
+        proposal = f"a new cluster {result.new_cluster} ({label!r}) of {result.proposed.size} texts added"
+    else:
+        proposal = f"a new group of {result.proposed.size} texts proposed (run again with --accept-new to add it)"
     print(
         f"Updated {args.model} with {len(texts):,} texts ({int(result.far.sum()):,} far from their nearest cluster; "
         f"{proposal}); saved to {args.output_dir} ({args.model} is unchanged)."

@@ -52,7 +52,7 @@ def test_train_runs_auto_unless_a_method_is_named():
 
 
 def test_underscore_spellings_still_work_and_reach_the_trainer():
-    from hf_textcluster.cli._trainer_flags import trainer_flags
+    from hf_textcluster.cli.train import trainer_flags
 
     args, extra = parse_command_line(
         ["train", "--method", "sccl", "--output_dir", "runs/x", "--max_steps", "7", "--save_steps", "3"]

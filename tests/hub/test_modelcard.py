@@ -169,7 +169,7 @@ def test_training_command_for_user_texts():
 def test_training_command_spells_train_s_own_options(overrides, flags):
     """The card's command is one `train` accepts: the precision and the calibration sample by their option names."""
     from hf_textcluster.cli import parse_command_line
-    from hf_textcluster.cli._trainer_flags import check_pass_through
+    from hf_textcluster.cli.train import check_pass_through
 
     command = training_command({"method": "sccl", "dataset": "stackoverflow", "training_overrides": overrides}, 20)
     assert flags in command and "--bf16" not in command and "--calibration-sample-size" not in command

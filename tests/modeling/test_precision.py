@@ -102,8 +102,7 @@ def trained_tiny_run(tiny_encoder_dir, toy_corpus, tmp_path):
 
 
 def test_train_precision_maps_onto_the_training_arguments(monkeypatch):
-    from hf_textcluster.cli._trainer_flags import check_pass_through
-    from hf_textcluster.cli.train import precision_overrides
+    from hf_textcluster.cli.train import check_pass_through, precision_overrides
 
     monkeypatch.delenv("HF_TEXTCLUSTER_PRECISION", raising=False)
     assert precision_overrides("auto") == {}  # not given: the hardware decides
