@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -102,8 +103,8 @@ def assign_embeddings(model, embeddings: np.ndarray, batch_size: int = 4096) -> 
     texts): the heads only, no encoding pass; the same result as :func:`assign_texts` on the texts."""
     import torch
 
-    calibrated = model.is_calibrated
-    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    # no text: the arrays are empty (each part is concatenated after this one)
+    parts = [(np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0))]
     was_training = model.training
     model.eval()
     try:
@@ -113,7 +114,7 @@ def assign_embeddings(model, embeddings: np.ndarray, batch_size: int = 4096) -> 
                 batch = torch.as_tensor(chunk, device=model.device)
                 probs = model.cluster_probabilities(batch).float()
                 clusters = probs.argmax(dim=-1)
-                if calibrated:
+                if model.is_calibrated:
                     confidence = model.calibrated_confidence(batch, probs)
                     typicality = -model.calibration.distance(batch, clusters)
                 else:
@@ -123,9 +124,6 @@ def assign_embeddings(model, embeddings: np.ndarray, batch_size: int = 4096) -> 
                 )
     finally:
         model.train(was_training)
-    if not parts:
-        empty = np.zeros(0)
-        return Assignments(empty.astype(np.int64), empty, empty)
     clusters, confidence, typicality = (np.concatenate(arrays) for arrays in zip(*parts))
     return Assignments(clusters.astype(np.int64), confidence.astype(np.float64), typicality.astype(np.float64))
 
@@ -209,16 +207,9 @@ def summarize_clusters(
 
 
 def _strings(value: Any, limit: int, max_chars: int) -> list[str]:
-    if not isinstance(value, list):
-        return []
-    kept: list[str] = []
-    for item in value:
-        text = _clean_text(item, max_chars) if isinstance(item, str) else ""
-        if text:
-            kept.append(text)
-        if len(kept) == limit:
-            break
-    return kept
+    """The first ``limit`` non-empty cleaned strings of a list (read lazily: a long list is not scanned to its end)."""
+    cleaned = (_clean_text(item, max_chars) if isinstance(item, str) else "" for item in value)
+    return list(itertools.islice(filter(None, cleaned), limit)) if isinstance(value, list) else []
 
 
 def _count(value: Any) -> int | None:
