@@ -56,11 +56,8 @@ def membership_matrix(partitions: Mapping[str, np.ndarray]) -> sparse.csr_matrix
             )
         n = y.shape[0]
         ids = np.unique(y, return_inverse=True)[1].reshape(-1)
-        blocks.append(
-            sparse.csr_matrix(
-                (np.ones(n, dtype=np.float32), (np.arange(n), ids)), shape=(n, int(ids.max()) + 1 if n else 0)
-            )
-        )
+        shape = (n, int(ids.max()) + 1 if n else 0)
+        blocks.append(sparse.csr_matrix((np.ones(n, dtype=np.float32), (np.arange(n), ids)), shape=shape))
     return sparse.hstack(blocks, format="csr", dtype=np.float32)
 
 

@@ -188,19 +188,15 @@ def summarize_clusters(
     """
     clusters = []
     counted = texts is not None and assignments is not None
+    clean = functools.partial(_clean_text, max_chars=MAX_TEXT_CHARS)
     for k in range(num_clusters):
-        entry: dict[str, Any] = {
-            "size": None,
-            "mean_confidence": None,
-            "keywords": [_clean_text(w, MAX_KEYWORD_CHARS) for w in list(keywords.get(k, []))[:MAX_KEYWORDS]],
-            "texts": [],
-        }
+        words = [_clean_text(w, MAX_KEYWORD_CHARS) for w in list(keywords.get(k, []))[:MAX_KEYWORDS]]
+        entry: dict[str, Any] = {"size": None, "mean_confidence": None, "keywords": words, "texts": []}
         if counted:
             members = np.flatnonzero(assignments.clusters == k)
             entry["size"] = int(members.size)
             if assignments.confidence is not None and members.size:
                 entry["mean_confidence"] = round(float(assignments.confidence[members].mean()), 4)
-            clean = functools.partial(_clean_text, max_chars=MAX_TEXT_CHARS)
             entry["texts"] = typical_texts(texts, members, assignments.typicality, MAX_REPRESENTATIVE_TEXTS, clean)
         clusters.append(entry)
     return {"num_texts": len(texts) if counted else 0, "clusters": clusters}
