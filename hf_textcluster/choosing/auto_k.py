@@ -199,19 +199,14 @@ class ClusterCountRequest:
                     f"{num_clusters!r}); pass num_clusters='auto' (--num-clusters auto) or drop them."
                 )
             return cls(num_clusters)
-        if k_range is None:
-            k_range = (None, None)
+        k_range = (None, None) if k_range is None else k_range
         if isinstance(k_range, (str, bytes)) or not hasattr(k_range, "__len__") or len(k_range) != 2:
             raise ValueError(
                 f"`k_range` must be a pair (k_min, k_max), e.g. (2, 60) (--k-range 2:60), got {k_range!r}."
             )
         k_min, k_max = k_range
-        return cls(
-            "auto",
-            k_min=2 if k_min is None else k_min,
-            k_max=k_max,
-            criterion=DEFAULT_CRITERION if k_criterion is None else k_criterion,
-        )
+        criterion = DEFAULT_CRITERION if k_criterion is None else k_criterion
+        return cls("auto", k_min=2 if k_min is None else k_min, k_max=k_max, criterion=criterion)
 
     @staticmethod
     def parse_num_clusters(value: str) -> int | str:
