@@ -256,11 +256,10 @@ def merge_summaries(summary: Mapping | None, mapping: Sequence[int], num_cluster
             if weighted and all(c is not None for c, _ in weighted):
                 entry["mean_confidence"] = round(sum(c * n for c, n in weighted) / sum(n for _, n in weighted), 4)
         for field, limit in (("keywords", MAX_KEYWORDS), ("texts", MAX_REPRESENTATIVE_TEXTS)):
-            lists = [list(old[i][field]) for i in members]
-            for position in range(max((len(items) for items in lists), default=0)):
-                for items in lists:
-                    if position < len(items) and items[position] not in entry[field] and len(entry[field]) < limit:
-                        entry[field].append(items[position])
+            # in turn: every member's first item, then every member's second, ...
+            for item in itertools.chain.from_iterable(itertools.zip_longest(*(old[i][field] for i in members))):
+                if item is not None and item not in entry[field] and len(entry[field]) < limit:
+                    entry[field].append(item)
         clusters.append(entry)
     return {"num_texts": summary.get("num_texts", 0), "clusters": clusters}
 
