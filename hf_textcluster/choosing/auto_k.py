@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..modeling.validation import check_scalar
+from ..representation.summary import sample_rows
 from .criteria import K_CRITERIA
 from .k_search import KMeansSearch, best_k, score_criterion
 from .linear_heads import l2_normalize
@@ -198,19 +199,14 @@ class ClusterCountRequest:
                     f"{num_clusters!r}); pass num_clusters='auto' (--num-clusters auto) or drop them."
                 )
             return cls(num_clusters)
-        if k_range is None:
-            k_range = (None, None)
+        k_range = (None, None) if k_range is None else k_range
         if isinstance(k_range, (str, bytes)) or not hasattr(k_range, "__len__") or len(k_range) != 2:
             raise ValueError(
                 f"`k_range` must be a pair (k_min, k_max), e.g. (2, 60) (--k-range 2:60), got {k_range!r}."
             )
         k_min, k_max = k_range
-        return cls(
-            "auto",
-            k_min=2 if k_min is None else k_min,
-            k_max=k_max,
-            criterion=DEFAULT_CRITERION if k_criterion is None else k_criterion,
-        )
+        criterion = DEFAULT_CRITERION if k_criterion is None else k_criterion
+        return cls("auto", k_min=2 if k_min is None else k_min, k_max=k_max, criterion=criterion)
 
     @staticmethod
     def parse_num_clusters(value: str) -> int | str:
@@ -282,7 +278,21 @@ def _as_embeddings(embeddings) -> np.ndarray:
     return array
 
 
-def _prepare(embeddings, k_min, k_max, criteria, sample_size, random_state):
+def compare_criteria(
+    embeddings,
+    k_min: int = 2,
+    k_max: int | None = None,
+    criteria=None,
+    sample_size: int = DEFAULT_SAMPLE_SIZE,
+    random_state: int | None = 0,
+    n_init: int = 1,
+    n_neighbors: int = 10,
+) -> dict[str, AutoKResult]:
+    """:func:`estimate_num_clusters` for several criteria on the same sample, sharing the k-means fits (each result is
+    the one ``estimate_num_clusters(criterion=c)`` returns; its ``seconds`` count every k-means fit it used).
+
+    ``criteria``: names from :data:`~hf_textcluster.choosing.criteria.K_CRITERIA` (default: all)."""
+    criteria = K_CRITERIA if criteria is None else criteria
     criteria = [criteria] if isinstance(criteria, str) else list(criteria)
     for c in criteria:
         if c not in K_CRITERIA:
@@ -297,8 +307,7 @@ def _prepare(embeddings, k_min, k_max, criteria, sample_size, random_state):
     requested_k_max = k_max
     k_min, k_max = check_k_range(k_min, k_max, n)
     notes = []
-    rng = np.random.default_rng(random_state)
-    rows = np.arange(n) if n <= sample_size else np.sort(rng.choice(n, size=sample_size, replace=False))
+    rows = sample_rows(n, sample_size, random_state)
     x = np.asarray(x[rows], dtype=np.float64)
     if not np.isfinite(x).all():
         bad = int(rows[np.flatnonzero(~np.isfinite(x).all(axis=1))[0]])
@@ -319,28 +328,9 @@ def _prepare(embeddings, k_min, k_max, criteria, sample_size, random_state):
             else f"only {distinct} distinct embeddings"
         )
         if requested_k_max is not None:
-            warnings.warn(note, stacklevel=3)
+            warnings.warn(note, stacklevel=2)
         notes.append(note)
         k_max = limit
-    return criteria, x, n, k_min, k_max, notes
-
-
-def compare_criteria(
-    embeddings,
-    k_min: int = 2,
-    k_max: int | None = None,
-    criteria=None,
-    sample_size: int = DEFAULT_SAMPLE_SIZE,
-    random_state: int | None = 0,
-    n_init: int = 1,
-    n_neighbors: int = 10,
-) -> dict[str, AutoKResult]:
-    """:func:`estimate_num_clusters` for several criteria on the same sample, sharing the k-means fits (each result is
-    the one ``estimate_num_clusters(criterion=c)`` returns; its ``seconds`` count every k-means fit it used).
-
-    ``criteria``: names from :data:`~hf_textcluster.choosing.criteria.K_CRITERIA` (default: all)."""
-    criteria = K_CRITERIA if criteria is None else criteria
-    criteria, x, n, k_min, k_max, notes = _prepare(embeddings, k_min, k_max, criteria, sample_size, random_state)
     fits = KMeansSearch(x, random_state, n_init)
     results = {}
     for criterion in criteria:

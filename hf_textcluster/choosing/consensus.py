@@ -24,8 +24,6 @@ from sklearn.metrics import normalized_mutual_info_score
 from ..editing.kmeans import fit_kmeans
 from ..modeling.validation import check_scalar
 
-__all__ = ["average_nmi", "consensus_partition", "membership_matrix"]
-
 
 def membership_matrix(partitions: Mapping[str, np.ndarray]) -> sparse.csr_matrix:
     """The concatenated one-hot membership matrix (N x sum of the partitions' cluster counts) of ``partitions``.
@@ -56,11 +54,8 @@ def membership_matrix(partitions: Mapping[str, np.ndarray]) -> sparse.csr_matrix
             )
         n = y.shape[0]
         ids = np.unique(y, return_inverse=True)[1].reshape(-1)
-        blocks.append(
-            sparse.csr_matrix(
-                (np.ones(n, dtype=np.float32), (np.arange(n), ids)), shape=(n, int(ids.max()) + 1 if n else 0)
-            )
-        )
+        shape = (n, int(ids.max()) + 1 if n else 0)
+        blocks.append(sparse.csr_matrix((np.ones(n, dtype=np.float32), (np.arange(n), ids)), shape=shape))
     return sparse.hstack(blocks, format="csr", dtype=np.float32)
 
 

@@ -30,29 +30,13 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 from sklearn.linear_model import RidgeClassifier
-from sklearn.metrics import adjusted_rand_score, calinski_harabasz_score, davies_bouldin_score
+from sklearn.metrics import adjusted_rand_score, calinski_harabasz_score, davies_bouldin_score, silhouette_score
 from sklearn.model_selection import KFold, cross_val_score
 
 from ..editing.kmeans import keeping_torch_threads
 from .consensus import average_nmi
 from .linear_heads import l2_normalize
 from .spectrum import search_eigengap
-
-__all__ = [
-    "AUTO_CRITERIA",
-    "CRITERIA",
-    "K_CRITERIA",
-    "PARTS",
-    "PRETRAINED",
-    "SERVE_CRITERIA",
-    "CandidatePool",
-    "Criterion",
-    "cosine_silhouette",
-    "get_criterion",
-    "lexical_space",
-    "register_criterion",
-    "supported_vote",
-]
 
 # The source of the pretrained encoder's candidates (the others are trained signals).
 PRETRAINED = "pretrained"
@@ -153,12 +137,13 @@ def cosine_silhouette(x: np.ndarray, labels: np.ndarray, random_state: int | Non
     return float(s.mean())
 
 
-def _calinski_harabasz(features: np.ndarray, labels: np.ndarray, random_state: int | None) -> float:
-    return float(calinski_harabasz_score(features, labels))
+def _unseeded(score: Callable[[np.ndarray, np.ndarray], float]) -> Callable[..., float]:
+    """A scikit-learn score ``score(features, labels)`` as a partition criterion's function (it draws nothing)."""
+    return lambda features, labels, random_state: float(score(features, labels))
 
 
-def _davies_bouldin(features: np.ndarray, labels: np.ndarray, random_state: int | None) -> float:
-    return float(davies_bouldin_score(features, labels))
+_calinski_harabasz = _unseeded(calinski_harabasz_score)
+_davies_bouldin = _unseeded(davies_bouldin_score)
 
 
 def _separability(features: np.ndarray, labels: np.ndarray, random_state: int | None) -> float:
@@ -190,10 +175,6 @@ def _knn_holdout(features: np.ndarray, labels: np.ndarray, random_state: int | N
         vote = KNeighborsClassifier(n_neighbors=k, metric="cosine", algorithm="brute").fit(features[fit], labels[fit])
         scores.append(normalized_mutual_info_score(labels[held_out], vote.predict(features[held_out])))
     return float(np.mean(scores))
-
-
-def _eigengap(x: np.ndarray, k_min: int, k_max: int, random_state, n_neighbors: int) -> dict[int, float]:
-    return search_eigengap(x, k_min, k_max, random_state, n_neighbors)
 
 
 # LSA's dimensions: enough for the topics of a short-text corpus, cheap for the neighbour vote.
@@ -314,9 +295,7 @@ def _agreement_ari(pool: CandidatePool) -> dict[str, float]:
 
 
 def _reduced_silhouette(pool: CandidatePool, z: np.ndarray) -> dict[str, float]:
-    from sklearn.metrics import silhouette_score
-
-    euclidean = Criterion("", lambda x, y, seed: float(silhouette_score(x, y)), degenerate=-1.0, sample=_SAMPLE)
+    euclidean = Criterion("", _unseeded(silhouette_score), degenerate=-1.0, sample=_SAMPLE)
     return {n: euclidean.value(z, y, pool.random_state) for n, y in pool.candidates.items()}
 
 
@@ -424,7 +403,9 @@ for _criterion in (
     Criterion("silhouette", cosine_silhouette, True, "mean cosine silhouette (exact, O(N K d))", **_SILHOUETTE),
     Criterion("calinski_harabasz", _calinski_harabasz, True, "between- over within-cluster dispersion", degenerate=0.0),
     Criterion("davies_bouldin", _davies_bouldin, False, "mean worst ratio of spreads to centroid distance"),
-    Criterion("eigengap", _eigengap, True, "largest gap of the kNN graph Laplacian's spectrum", scores="k", space=None),
+    Criterion(
+        "eigengap", search_eigengap, True, "largest gap of the kNN graph Laplacian's spectrum", scores="k", space=None
+    ),
     Criterion("separability", _separability, True, "3-fold accuracy of a ridge classifier", degenerate=0.0),
     Criterion("knn_holdout", _knn_holdout, True, "NMI of a 10-neighbour vote of one half on the other", degenerate=0.0),
     Criterion("silhouette_pca", _silhouette_pca, True, "euclidean silhouette after PCA to 10 dimensions", **_REDUCED),

@@ -73,8 +73,7 @@ def kmeans_score(criterion: str, x: np.ndarray, labels: np.ndarray, random_state
 
 def best_k(criterion: str, scores: dict[int, float]) -> int:
     """The K with the best score (the lowest for the lower-is-better criteria); ties go to the smaller K."""
-    sign = 1.0 if get_criterion(criterion).higher_is_better else -1.0
-    return max(scores, key=lambda k: (sign * scores[k], -k))  # ties: the smaller K
+    return max(scores, key=lambda k: (get_criterion(criterion).signed(scores[k]), -k))  # ties: the smaller K
 
 
 def search_kmeans(criterion: str, x: np.ndarray, k_min: int, k_max: int, fits: KMeansSearch) -> dict[int, float]:

@@ -23,17 +23,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 
 from ..modeling.validation import check_scalar
-
-__all__ = [
-    "DISTIL_C",
-    "RefinementResult",
-    "SharedCovarianceClassifier",
-    "check_embeddings",
-    "default_classifier",
-    "distil_partition",
-    "l2_normalize",
-]
-
+from ..representation.summary import sample_rows
 
 # The serving head of a partition made elsewhere (distil_partition): logistic regression's inverse regularisation on
 # the L2-normalised embeddings (weak: it keeps 88-100% of the texts of the auto runs' UMAP k-means partitions in their
@@ -135,11 +125,6 @@ class SharedCovarianceClassifier(ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(self.decision_function(X), axis=1)]
 
 
-def default_classifier() -> SharedCovarianceClassifier:
-    """The measured default round classifier and head: :class:`SharedCovarianceClassifier`."""
-    return SharedCovarianceClassifier()
-
-
 def distil_partition(
     embeddings: np.ndarray,
     labels: Sequence[int] | np.ndarray,
@@ -189,9 +174,7 @@ def distil_partition(
     check_scalar(max_samples, "max_samples", numbers.Integral, min_val=2, allow_none=True, hint="None: every row")
     check_scalar(C, "C", numbers.Real, min_val=0.0, include_boundaries="neither", hint="e.g. 1.0")
     check_scalar(random_state, "random_state", numbers.Integral)
-    rows = np.arange(x.shape[0])
-    if max_samples is not None and x.shape[0] > max_samples:
-        rows = np.sort(np.random.default_rng(random_state).choice(x.shape[0], size=max_samples, replace=False))
+    rows = sample_rows(x.shape[0], max_samples, random_state)
     with warnings.catch_warnings():  # the head that stops short of full convergence serves as well
         warnings.filterwarnings("ignore", category=ConvergenceWarning)
         head = _fit_classifier(LogisticRegression(C=C, max_iter=500), x[rows], y_in[rows], random_state)
@@ -260,14 +243,12 @@ def _check_labels(labels: Any, n: int, num_clusters: int | None) -> tuple[np.nda
     return y, int(num_clusters)
 
 
-def _set_seed(estimator, seed: int):
+def _fit_classifier(template, x: np.ndarray, y: np.ndarray | None, seed: int):
+    """A clone of the estimator ``template`` (its ``random_state`` set to ``seed`` where it has one) fitted on x, y."""
+    estimator = clone(template)
     if "random_state" in estimator.get_params(deep=False):
         estimator.set_params(random_state=seed)
-    return estimator
-
-
-def _fit_classifier(template, x: np.ndarray, y: np.ndarray, seed: int):
-    return _set_seed(clone(template), seed).fit(x, y)
+    return estimator.fit(x) if y is None else estimator.fit(x, y)
 
 
 def _linear_head(clf, num_clusters: int, d: int) -> tuple[np.ndarray, np.ndarray] | None:

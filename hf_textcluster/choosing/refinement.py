@@ -33,23 +33,18 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from sklearn.base import clone
 
 from ..modeling.validation import Interval, validate_parameters
 from .linear_heads import (
     RefinementResult,
+    SharedCovarianceClassifier,
     _check_labels,
     _fit_classifier,
     _linear_head,
-    _set_seed,
     check_embeddings,
-    default_classifier,
     l2_normalize,
     served_by_head,
 )
-
-__all__ = ["refine_partition"]
-
 
 # The numeric options of refine_partition (train_fraction, a pair, is checked beside them).
 _OPTIONS = {
@@ -131,9 +126,9 @@ def refine_partition(
         outlier_detector: optional scikit-learn outlier detector (cloned, fitted per cluster with >= 10 members,
             ``predict`` returning -1 for outliers), e.g. ``IsolationForest(contamination=0.1)``.
         classifier: optional scikit-learn classifier (cloned, ``random_state`` set when it has one). Default:
-            :func:`~hf_textcluster.choosing.linear_heads.default_classifier` (shrinkage LDA with uniform priors).
-            If it exposes ``coef_`` / ``intercept_`` it also serves as the final head; otherwise the default LDA
-            fits the head.
+            :class:`~hf_textcluster.choosing.linear_heads.SharedCovarianceClassifier` (shrinkage LDA with uniform
+            priors). If it exposes ``coef_`` / ``intercept_`` it also serves as the final head; otherwise the default
+            LDA fits the head.
         min_kept: guard: a cluster "collapses" when it keeps less than this fraction of its input size.
         max_collapsed: guard: decline when more than this fraction of the clusters collapse, or any vanishes.
         random_state: seed for sampling and for estimators that take one; same inputs give same outputs.
@@ -170,7 +165,7 @@ def refine_partition(
     for name, est in (("outlier_detector", outlier_detector), ("classifier", classifier)):
         if est is not None and not (hasattr(est, "fit") and hasattr(est, "predict") and hasattr(est, "get_params")):
             raise ValueError(f"`{name}` must be a scikit-learn estimator with fit/predict; got {type(est).__name__}.")
-    template = default_classifier() if classifier is None else classifier
+    template = SharedCovarianceClassifier() if classifier is None else classifier
 
     # the classification rounds
     rng = np.random.default_rng(random_state)
@@ -191,8 +186,7 @@ def refine_partition(
             if outlier_detector is None:
                 out = _centroid_outliers(x[members], outlier_fraction)
             elif members.size >= 10:
-                det = _set_seed(clone(outlier_detector), seed)
-                out = det.fit(x[members]).predict(x[members]) == -1
+                out = _fit_classifier(outlier_detector, x[members], None, seed).predict(x[members]) == -1
             else:
                 out = np.zeros(members.size, dtype=bool)
             inliers = members[~out]
@@ -222,7 +216,7 @@ def refine_partition(
             break
     # the head fitted on every text, whose argmax is the served partition (so head and labels agree exactly); when
     # the guard declines, the head is fitted on the input, which is returned unchanged
-    head_template = template if _is_linear(template) else default_classifier()
+    head_template = template if _is_linear(template) else SharedCovarianceClassifier()
     head_clf = _fit_classifier(head_template, x, y, random_state)
     y_final = np.asarray(head_clf.predict(x), dtype=np.int64)
     why = _guard(sizes_in, np.bincount(y_final, minlength=k), min_kept, max_collapsed)[1]

@@ -22,10 +22,9 @@ def knn_affinity(x: np.ndarray, n_neighbors: int = 10, scale_neighbor: int = 7):
         sim[rows, start + rows] = -np.inf  # not one's own neighbour
         part = np.argpartition(-sim, k - 1, axis=1)[:, :k]
         order = np.argsort(-np.take_along_axis(sim, part, axis=1), axis=1)
-        neighbors[start : start + len(rows)] = np.take_along_axis(part, order, axis=1)
-        distances[start : start + len(rows)] = np.maximum(
-            1.0 - np.take_along_axis(sim, neighbors[start : start + len(rows)], axis=1), 0.0
-        )
+        block = slice(start, start + len(rows))
+        neighbors[block] = np.take_along_axis(part, order, axis=1)
+        distances[block] = np.maximum(1.0 - np.take_along_axis(sim, neighbors[block], axis=1), 0.0)
     sigma = np.maximum(distances[:, min(scale_neighbor, k) - 1], 1e-6)
     weights = np.exp(-(distances**2) / (sigma[:, None] * sigma[neighbors]))
     w = sparse.csr_matrix((weights.ravel(), (np.repeat(np.arange(n), k), neighbors.ravel())), shape=(n, n))

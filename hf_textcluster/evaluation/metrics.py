@@ -14,6 +14,7 @@ The same scores as an ``evaluate`` metric shipped in the package (loaded offline
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -64,10 +65,9 @@ def best_cluster_to_class_mapping(labels_true, labels_pred) -> dict[Any, Any]:
 
 def cluster_accuracy(labels_true, labels_pred) -> float:
     """ACC: the fraction of texts whose cluster maps to their class under the best one-to-one matching."""
-    y_true, y_pred = _as_label_arrays(labels_true, labels_pred)
-    counts = contingency_matrix(y_true, y_pred)  # classes x clusters
+    counts = contingency_matrix(labels_true, labels_pred)  # classes x clusters
     rows, cols = linear_sum_assignment(counts, maximize=True)
-    return float(counts[rows, cols].sum() / y_true.shape[0])
+    return float(counts[rows, cols].sum() / counts.sum())
 
 
 def purity(labels_true, labels_pred) -> float:
@@ -116,9 +116,7 @@ def clustering_scores(labels_true, labels_pred, prefix: str = "") -> dict[str, f
 
 def clustering_metric_path() -> str:
     """The folder of the package's ``evaluate`` metric script (``evaluate.load(clustering_metric_path())``)."""
-    from .evaluate_metrics import CLUSTERING_METRICS_PATH
-
-    return CLUSTERING_METRICS_PATH
+    return str(Path(__file__).resolve().parent / "evaluate_metrics" / "clustering_metrics")
 
 
 def load_clustering_metric(**kwargs):

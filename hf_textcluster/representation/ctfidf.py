@@ -68,18 +68,13 @@ class ClassTfidfRepresentation(BaseRepresentation):
         except ValueError:  # an empty vocabulary: nothing but stop words / digits
             return {k: [] for k in range(num_clusters)}
         vocabulary = vectorizer.get_feature_names_out()
-        scores = self._scores(counts)
+        # c-TF-IDF of the clusters x words counts
+        words_per_cluster = counts.sum(axis=1, keepdims=True)
+        tf = np.divide(counts, words_per_cluster, out=np.zeros_like(counts), where=words_per_cluster > 0)
+        average_words = max(words_per_cluster.mean(), 1.0)
+        scores = tf * np.log1p(average_words / np.maximum(counts.sum(axis=0), 1.0))
         keywords = {}
         for k in range(num_clusters):
             order = np.argsort(-scores[k], kind="stable")[: self.top_n]
             keywords[k] = [(str(vocabulary[i]), float(scores[k, i])) for i in order if scores[k, i] > 0]
         return keywords
-
-    @staticmethod
-    def _scores(counts: np.ndarray) -> np.ndarray:
-        """c-TF-IDF of a clusters x words count matrix."""
-        words_per_cluster = counts.sum(axis=1, keepdims=True)
-        tf = np.divide(counts, words_per_cluster, out=np.zeros_like(counts), where=words_per_cluster > 0)
-        average_words = max(words_per_cluster.mean(), 1.0)
-        idf = np.log1p(average_words / np.maximum(counts.sum(axis=0), 1.0))
-        return tf * idf

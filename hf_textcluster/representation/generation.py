@@ -267,13 +267,6 @@ class GeneratedNamesRepresentation(BaseRepresentation):
             return {"format": CACHE_FORMAT, "answers": {}}
         return data
 
-    def _write_cache(self, data: dict) -> None:
-        if self.cache is None:
-            return
-        self.cache.parent.mkdir(parents=True, exist_ok=True)
-        # whole or not at all: an interrupted run leaves the previous cache
-        write_whole(self.cache, json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False))
-
     def names(
         self,
         texts: Sequence[str],
@@ -331,5 +324,8 @@ class GeneratedNamesRepresentation(BaseRepresentation):
             "names": {str(k): v for k, v in names.items()},
             "sources": {str(k): v for k, v in self.sources.items()},
         }
-        self._write_cache(cache)
+        if self.cache is not None:
+            self.cache.parent.mkdir(parents=True, exist_ok=True)
+            # whole or not at all: an interrupted run leaves the previous cache
+            write_whole(self.cache, json.dumps(cache, indent=1, sort_keys=True, ensure_ascii=False))
         return names

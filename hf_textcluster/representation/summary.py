@@ -16,6 +16,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,22 +27,6 @@ from ..markup import one_line
 from ..modeling.validation import Interval, validate_texts
 from .ctfidf import ClassTfidfRepresentation
 from .topics import LearnedTopicsRepresentation
-
-__all__ = [
-    "COLUMNS",
-    "MAX_KEYWORDS",
-    "MAX_REPRESENTATIVE_TEXTS",
-    "MAX_TEXT_CHARS",
-    "SUMMARY_KEY",
-    "Assignments",
-    "assign_embeddings",
-    "assign_texts",
-    "cluster_info",
-    "merge_summaries",
-    "read_cluster_summary",
-    "summarize_clusters",
-    "summarize_model",
-]
 
 SUMMARY_KEY = "cluster_summary"  # the config attribute (and config.json key) the summary is saved under
 MAX_KEYWORDS = 10
@@ -102,8 +87,8 @@ def assign_embeddings(model, embeddings: np.ndarray, batch_size: int = 4096) -> 
     texts): the heads only, no encoding pass; the same result as :func:`assign_texts` on the texts."""
     import torch
 
-    calibrated = model.is_calibrated
-    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    # no text: the arrays are empty (each part is concatenated after this one)
+    parts = [(np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0))]
     was_training = model.training
     model.eval()
     try:
@@ -113,7 +98,7 @@ def assign_embeddings(model, embeddings: np.ndarray, batch_size: int = 4096) -> 
                 batch = torch.as_tensor(chunk, device=model.device)
                 probs = model.cluster_probabilities(batch).float()
                 clusters = probs.argmax(dim=-1)
-                if calibrated:
+                if model.is_calibrated:
                     confidence = model.calibrated_confidence(batch, probs)
                     typicality = -model.calibration.distance(batch, clusters)
                 else:
@@ -123,9 +108,6 @@ def assign_embeddings(model, embeddings: np.ndarray, batch_size: int = 4096) -> 
                 )
     finally:
         model.train(was_training)
-    if not parts:
-        empty = np.zeros(0)
-        return Assignments(empty.astype(np.int64), empty, empty)
     clusters, confidence, typicality = (np.concatenate(arrays) for arrays in zip(*parts))
     return Assignments(clusters.astype(np.int64), confidence.astype(np.float64), typicality.astype(np.float64))
 
@@ -190,35 +172,24 @@ def summarize_clusters(
     """
     clusters = []
     counted = texts is not None and assignments is not None
+    clean = functools.partial(_clean_text, max_chars=MAX_TEXT_CHARS)
     for k in range(num_clusters):
-        entry: dict[str, Any] = {
-            "size": None,
-            "mean_confidence": None,
-            "keywords": [_clean_text(w, MAX_KEYWORD_CHARS) for w in list(keywords.get(k, []))[:MAX_KEYWORDS]],
-            "texts": [],
-        }
+        words = [_clean_text(w, MAX_KEYWORD_CHARS) for w in list(keywords.get(k, []))[:MAX_KEYWORDS]]
+        entry: dict[str, Any] = {"size": None, "mean_confidence": None, "keywords": words, "texts": []}
         if counted:
             members = np.flatnonzero(assignments.clusters == k)
             entry["size"] = int(members.size)
             if assignments.confidence is not None and members.size:
                 entry["mean_confidence"] = round(float(assignments.confidence[members].mean()), 4)
-            clean = functools.partial(_clean_text, max_chars=MAX_TEXT_CHARS)
             entry["texts"] = typical_texts(texts, members, assignments.typicality, MAX_REPRESENTATIVE_TEXTS, clean)
         clusters.append(entry)
     return {"num_texts": len(texts) if counted else 0, "clusters": clusters}
 
 
 def _strings(value: Any, limit: int, max_chars: int) -> list[str]:
-    if not isinstance(value, list):
-        return []
-    kept: list[str] = []
-    for item in value:
-        text = _clean_text(item, max_chars) if isinstance(item, str) else ""
-        if text:
-            kept.append(text)
-        if len(kept) == limit:
-            break
-    return kept
+    """The first ``limit`` non-empty cleaned strings of a list (read lazily: a long list is not scanned to its end)."""
+    cleaned = (_clean_text(item, max_chars) if isinstance(item, str) else "" for item in value)
+    return list(itertools.islice(filter(None, cleaned), limit)) if isinstance(value, list) else []
 
 
 def _count(value: Any) -> int | None:
@@ -285,11 +256,10 @@ def merge_summaries(summary: Mapping | None, mapping: Sequence[int], num_cluster
             if weighted and all(c is not None for c, _ in weighted):
                 entry["mean_confidence"] = round(sum(c * n for c, n in weighted) / sum(n for _, n in weighted), 4)
         for field, limit in (("keywords", MAX_KEYWORDS), ("texts", MAX_REPRESENTATIVE_TEXTS)):
-            lists = [list(old[i][field]) for i in members]
-            for position in range(max((len(items) for items in lists), default=0)):
-                for items in lists:
-                    if position < len(items) and items[position] not in entry[field] and len(entry[field]) < limit:
-                        entry[field].append(items[position])
+            # in turn: every member's first item, then every member's second, ...
+            for item in itertools.chain.from_iterable(itertools.zip_longest(*(old[i][field] for i in members))):
+                if item is not None and item not in entry[field] and len(entry[field]) < limit:
+                    entry[field].append(item)
         clusters.append(entry)
     return {"num_texts": summary.get("num_texts", 0), "clusters": clusters}
 

@@ -1,5 +1,2 @@
-"""``evaluate`` modules shipped with the package (each folder holds a script ``evaluate.load(<folder>)`` reads)."""
-
-from pathlib import Path
-
-CLUSTERING_METRICS_PATH = str(Path(__file__).resolve().parent / "clustering_metrics")
+"""``evaluate`` modules shipped with the package (each folder holds a script ``evaluate.load(<folder>)`` reads; see
+:func:`~hf_textcluster.evaluation.metrics.clustering_metric_path`)."""

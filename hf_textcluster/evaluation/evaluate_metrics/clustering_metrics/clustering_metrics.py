@@ -42,12 +42,6 @@ _CITATION = """\
 """
 
 
-def _features(prediction_type: str, reference_type: str) -> datasets.Features:
-    return datasets.Features(
-        {"predictions": datasets.Value(prediction_type), "references": datasets.Value(reference_type)}
-    )
-
-
 @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
 class ClusteringMetrics(evaluate.Metric):
     def _info(self):
@@ -56,7 +50,11 @@ class ClusteringMetrics(evaluate.Metric):
             citation=_CITATION,
             inputs_description=_KWARGS_DESCRIPTION,
             # cluster ids and classes: integers or strings, in any combination
-            features=[_features(p, r) for p in ("int64", "string") for r in ("int64", "string")],
+            features=[
+                datasets.Features({"predictions": datasets.Value(p), "references": datasets.Value(r)})
+                for p in ("int64", "string")
+                for r in ("int64", "string")
+            ],
         )
 
     def _compute(self, predictions, references):
