@@ -26,6 +26,18 @@ from ..modeling.validation import check_scalar
 from .criteria import AUTO_CRITERIA, CRITERIA, PRETRAINED, SERVE_CRITERIA, CandidatePool
 from .linear_heads import check_embeddings
 
+__all__ = [
+    "BERTOPIC_WAY",
+    "DEFAULT_AUTO_CRITERION",
+    "DEFAULT_SERVE_CRITERION",
+    "GUARD_CRITERIA",
+    "candidate_criteria",
+    "choose_partition",
+    "guarded_choice",
+    "highest",
+    "score_partitions",
+]
+
 # Measured best of SERVE_CRITERIA on MiniLM embeddings of the 8 corpora (docs/results.md): the smallest mean ACC loss
 # against the best candidate, with no extra dependency.
 DEFAULT_SERVE_CRITERION = "separability"

@@ -24,6 +24,8 @@ from sklearn.metrics import normalized_mutual_info_score
 from ..editing.kmeans import fit_kmeans
 from ..modeling.validation import check_scalar
 
+__all__ = ["average_nmi", "consensus_partition", "membership_matrix"]
+
 
 def membership_matrix(partitions: Mapping[str, np.ndarray]) -> sparse.csr_matrix:
     """The concatenated one-hot membership matrix (N x sum of the partitions' cluster counts) of ``partitions``.

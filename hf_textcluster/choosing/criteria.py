@@ -38,6 +38,22 @@ from .consensus import average_nmi
 from .linear_heads import l2_normalize
 from .spectrum import search_eigengap
 
+__all__ = [
+    "AUTO_CRITERIA",
+    "CRITERIA",
+    "K_CRITERIA",
+    "PARTS",
+    "PRETRAINED",
+    "SERVE_CRITERIA",
+    "CandidatePool",
+    "Criterion",
+    "cosine_silhouette",
+    "get_criterion",
+    "lexical_space",
+    "register_criterion",
+    "supported_vote",
+]
+
 # The source of the pretrained encoder's candidates (the others are trained signals).
 PRETRAINED = "pretrained"
 

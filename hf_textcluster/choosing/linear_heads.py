@@ -25,6 +25,15 @@ from sklearn.linear_model import LogisticRegression
 from ..modeling.validation import check_scalar
 from ..representation.summary import sample_rows
 
+__all__ = [
+    "DISTIL_C",
+    "RefinementResult",
+    "SharedCovarianceClassifier",
+    "check_embeddings",
+    "distil_partition",
+    "l2_normalize",
+]
+
 # The serving head of a partition made elsewhere (distil_partition): logistic regression's inverse regularisation on
 # the L2-normalised embeddings (weak: it keeps 88-100% of the texts of the auto runs' UMAP k-means partitions in their
 # clusters, `python -m training.bench serving-head`), and the rows it is fitted on at most (a seeded sample above).

@@ -46,6 +46,8 @@ from .linear_heads import (
     served_by_head,
 )
 
+__all__ = ["refine_partition"]
+
 # The numeric options of refine_partition (train_fraction, a pair, is checked beside them).
 _OPTIONS = {
     "max_rounds": Interval(numbers.Integral, 0, None),

@@ -28,6 +28,22 @@ from ..modeling.validation import Interval, validate_texts
 from .ctfidf import ClassTfidfRepresentation
 from .topics import LearnedTopicsRepresentation
 
+__all__ = [
+    "COLUMNS",
+    "MAX_KEYWORDS",
+    "MAX_REPRESENTATIVE_TEXTS",
+    "MAX_TEXT_CHARS",
+    "SUMMARY_KEY",
+    "Assignments",
+    "assign_embeddings",
+    "assign_texts",
+    "cluster_info",
+    "merge_summaries",
+    "read_cluster_summary",
+    "summarize_clusters",
+    "summarize_model",
+]
+
 SUMMARY_KEY = "cluster_summary"  # the config attribute (and config.json key) the summary is saved under
 MAX_KEYWORDS = 10
 MAX_REPRESENTATIVE_TEXTS = 3
