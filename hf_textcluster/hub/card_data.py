@@ -37,13 +37,11 @@ class MetricsNotMeasuredWarning(UserWarning):
 def normalize_metrics(metrics: Mapping[str, Any] | None) -> dict[str, float]:
     """``{"eval_acc": .., "eval_kmeans_nmi": ..}`` or ``{"acc": ..}`` -> ``{"acc": .., "kmeans_nmi": ..}`` (floats
     only; ``None`` / NaN values are dropped, i.e. count as not measured)."""
-    normalized = {}
-    for key, value in (metrics or {}).items():
-        key = key[len("eval_") :] if key.startswith("eval_") else key
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
-            continue
-        normalized[key] = float(value)
-    return normalized
+    return {
+        key.removeprefix("eval_"): float(value)
+        for key, value in (metrics or {}).items()
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value)
+    }
 
 
 def encoder_hub_id(name_or_path: str | None) -> str | None:
