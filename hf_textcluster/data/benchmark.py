@@ -84,11 +84,7 @@ def _fingerprint(files) -> str:
     """Hash of this sub-package's parsing code and of the (size, mtime) of the input files."""
     here = Path(__file__).parent
     code = [(here / module).read_bytes() for module in ("benchmark.py", "corpora.py", "precomputed.py", "readers.py")]
-    stats = []
-    for path in files:
-        if path is not None and path.exists():
-            info = path.stat()
-            stats.append((str(path.resolve()), info.st_size, info.st_mtime_ns))
+    stats = [(str(p.resolve()), p.stat().st_size, p.stat().st_mtime_ns) for p in files if p is not None and p.exists()]
     return Hasher.hash((code, stats))
 
 

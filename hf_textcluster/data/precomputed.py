@@ -50,9 +50,7 @@ _UNAVAILABLE = {("aecl_eda", "googlenews_ts"): "AECL published no GoogleNews-TS 
 
 def resolve_augmentation(augmentation: object) -> str | None:
     """Validate the ``augmentation`` argument (``None`` or one of :data:`AUGMENTATION_FAMILIES`)."""
-    if augmentation is None:
-        return None
-    if not isinstance(augmentation, str) or augmentation not in AUGMENTATION_FAMILIES:
+    if augmentation is not None and augmentation not in AUGMENTATION_FAMILIES:
         raise ValueError(
             f"Unknown augmentation {augmentation!r}. Valid values: None, "
             + ", ".join(repr(f) for f in AUGMENTATION_FAMILIES)

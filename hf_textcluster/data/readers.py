@@ -149,24 +149,16 @@ def parse_text_folders(path: str | os.PathLike, root: str = "bbc") -> list[tuple
     as a repository archive, whose top folder is ignored) or a folder: label = the folder name, text = the whole file
     (newlines kept, the trailing newlines removed), files sorted by their path below ``root``."""
     pattern = re.compile(rf"(?:^|/){re.escape(root)}/([^/]+)/([^/]+\.txt)$")
-    files: dict[str, tuple[str, bytes]] = {}
     path = Path(path)
     if path.is_dir():
-        for file in path.rglob("*.txt"):
-            match = pattern.search(file.as_posix())
-            if match:
-                files[f"{match.group(1)}/{match.group(2)}"] = (match.group(1), file.read_bytes())
+        found = {file.as_posix(): file.read_bytes() for file in path.rglob("*.txt") if pattern.search(file.as_posix())}
     else:
         with tarfile.open(path, "r:*") as archive:
-            for member in archive:
-                match = pattern.search(member.name) if member.isfile() else None
-                if match:
-                    handle = archive.extractfile(member)
-                    if handle is not None:
-                        files[f"{match.group(1)}/{match.group(2)}"] = (match.group(1), handle.read())
+            found = {m.name: archive.extractfile(m).read() for m in archive if m.isfile() and pattern.search(m.name)}
+    files = {"/".join(pattern.search(name).groups()): data for name, data in found.items()}  # <label>/<name>.txt
     if not files:
         raise ValueError(f"{path}: no file matches <...>/{root}/<label>/<name>.txt.")
-    rows = [(_decode_article(data), label) for _, (label, data) in sorted(files.items())]
+    rows = [(_decode_article(data), key.split("/")[0]) for key, data in sorted(files.items())]
     return _drop_blank(rows, path)
 
 

@@ -52,12 +52,8 @@ def encoder_hub_id(name_or_path: str | None) -> str | None:
     name_or_path = str(name_or_path)
     if name_or_path in _PIP_SHIPPED_ENCODERS:
         return name_or_path
-    hub_id = shipped_encoder_id(name_or_path)
-    if hub_id is not None:
-        return hub_id
-    if os.path.exists(name_or_path) or os.path.isabs(name_or_path) or name_or_path.count("/") != 1:
-        return None
-    return name_or_path
+    local = os.path.exists(name_or_path) or os.path.isabs(name_or_path) or name_or_path.count("/") != 1
+    return shipped_encoder_id(name_or_path) or (None if local else name_or_path)
 
 
 def method_fields(config) -> dict[str, Any]:

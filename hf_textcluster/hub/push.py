@@ -204,14 +204,11 @@ def push_model_dir(
     model, run = RunFolder(model_dir).open()
     check_ready_to_push(model)
     texts, why_no_texts = card_texts(run, texts, data_dir, max_texts, kwargs)
-    if texts is not None:
-        if label_clusters:
-            name_clusters(model, texts)
-    elif label_clusters and model.config.has_topic_model:
-        name_clusters(model)
-    elif label_clusters:
+    if label_clusters and texts is None and not model.config.has_topic_model:
         raise ValueError(
             "`label_clusters` needs the training texts: pass `texts=` or `data_dir=` (the run's benchmark folder)"
             + (f"; {why_no_texts}." if why_no_texts else ".")
         )
+    if label_clusters:  # a model with learned topics is named without texts
+        name_clusters(model, texts)
     return push_to_hub(model, repo_id, texts=texts, training_run=run, **kwargs)
