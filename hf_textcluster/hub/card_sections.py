@@ -49,9 +49,7 @@ TRAINING_KEYS = (
 
 def format_value(value: Any) -> str:
     """A value as the card shows it: a float in its shortest form (``1e-05``, ``0.5``), anything else as ``str``."""
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def _table(header: str, rows: Iterable[Sequence[Any]]) -> str:
@@ -309,16 +307,13 @@ def calibration_lines(config) -> list[str]:
             "- Not calibrated: the pipeline's `confidence` is None and `flag_outliers` is unavailable; "
             "`hf-textcluster calibrate --model DIR --input TRAINING_TEXTS` adds both."
         ]
-    if getattr(config, "confidence_measure", "assignment_margin") == "assignment_margin":
-        meaning = (
-            "assigned less or as clearly (top-1 minus top-2 probability, as calibrated by older versions): 0.9 = "
-            "clearer than 90% of the training texts."
-        )
-    else:
-        meaning = (
-            "whose margin is smaller or equal (how much nearer their cluster's centre than the nearest other centre): "
-            "0.9 = more clearly in its cluster than 90% of the training texts, so a threshold keeps a known share."
-        )
+    meaning = (
+        "assigned less or as clearly (top-1 minus top-2 probability, as calibrated by older versions): 0.9 = clearer "
+        "than 90% of the training texts."
+        if getattr(config, "confidence_measure", "assignment_margin") == "assignment_margin"
+        else "whose margin is smaller or equal (how much nearer their cluster's centre than the nearest other centre): "
+        "0.9 = more clearly in its cluster than 90% of the training texts, so a threshold keeps a known share."
+    )
     return [
         f"- Calibrated on {n:,} training texts. The pipeline's `confidence` (beside `score`) is the share of them "
         + meaning,

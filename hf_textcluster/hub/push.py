@@ -162,7 +162,6 @@ def check_hub_answers(endpoint: str, timeout: float | None = None) -> None:
     """One request to ``endpoint`` with a timeout (``HF_HUB_ETAG_TIMEOUT``, 10 s by default): a Hub that refuses
     connections or never answers is a one-line ConnectionError naming the URL, not a silent hang (huggingface_hub's
     own requests have no timeout). Any HTTP answer, even an error status, means it is there."""
-    import socket
     import urllib.error
     import urllib.request
 
@@ -176,7 +175,7 @@ def check_hub_answers(endpoint: str, timeout: float | None = None) -> None:
         return  # it answered
     except (urllib.error.URLError, OSError) as err:
         reason = getattr(err, "reason", err)
-        if isinstance(reason, (TimeoutError, socket.timeout)):
+        if isinstance(reason, TimeoutError):  # socket.timeout is TimeoutError since Python 3.10
             raise ConnectionError(
                 f"The Hub at {endpoint} did not answer within {timeout:g}s ({url}): check "
                 "HF_ENDPOINT and your network, or raise HF_HUB_ETAG_TIMEOUT."
