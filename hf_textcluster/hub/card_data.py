@@ -58,8 +58,7 @@ def encoder_hub_id(name_or_path: str | None) -> str | None:
 
 def method_fields(config) -> dict[str, Any]:
     """The config fields a clusterer adds to ``PreTrainedConfig`` (K, pooling, the method's hyper-parameters)."""
-    base = {f.name for f in dataclasses.fields(PreTrainedConfig)}
-    skip = base | {"encoder", "centroids_initialized"}
+    skip = {f.name for f in dataclasses.fields(PreTrainedConfig)} | {"encoder", "centroids_initialized"}
     return {f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.name not in skip}
 
 

@@ -180,12 +180,8 @@ def topics_section(model, top_n: int = 4) -> str:
     )
 
 
-def clusters_section(
-    config,
-    keywords: Mapping[int, Sequence[str]] | None,
-    sizes: Mapping[int, int] | None,
-    why_no_keywords: str | None = None,
-) -> str:
+def clusters_section(data: CardData) -> str:
+    config, keywords, why_no_keywords = data.config, data.keywords, data.why_no_keywords
     if keywords is None:
         why = (
             f"{why_no_keywords} (restore it, or pass `--input FILE` to `hf-textcluster card`, `texts=` to "
@@ -196,7 +192,7 @@ def clusters_section(
         )
         rows = [(k, _label(config, k)) for k in range(config.num_clusters)]
         return f"Keywords not computed: {why}.\n\n" + _table("| cluster | label |", rows)
-    sizes = sizes or {}
+    sizes = data.sizes or {}
     total = max(sum(sizes.values()), 1)
     rows = []
     for k in range(config.num_clusters):
@@ -430,8 +426,7 @@ def section_fields(data: CardData) -> dict[str, Any]:
         "training_data": training_data_line(run, data.dataset_name) + keywords_from,
         "serving": serving_line(config, run),
         "metrics_section": metrics_section(data.measured, data.missing, data.dataset_name, served_partition(config)),
-        "clusters_section": clusters_section(config, data.keywords, data.sizes, data.why_no_keywords)
-        + topics_section(data.model),
+        "clusters_section": clusters_section(data) + topics_section(data.model),
         "remote_code_section": remote_code_section(repo_id, data.code_name),
         "training_command": training_command(
             run, config.num_clusters, f"runs/{(data.repo_id or 'model').split('/')[-1]}"
