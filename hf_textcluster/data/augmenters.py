@@ -117,8 +117,7 @@ class RandomWordSwap(_WordAugmenter):
     _config_keys = ("n",)
 
     def __init__(self, n: int = 1):
-        check_scalar(n, "n", int, min_val=1, hint="the number of swaps")
-        self.n = n
+        self.n = check_scalar(n, "n", int, min_val=1, hint="the number of swaps")
 
     def augment_words(self, words: list[str], rng: random.Random) -> list[str]:
         for _ in range(self.n):

@@ -84,11 +84,7 @@ def _fingerprint(files) -> str:
     """Hash of this sub-package's parsing code and of the (size, mtime) of the input files."""
     here = Path(__file__).parent
     code = [(here / module).read_bytes() for module in ("benchmark.py", "corpora.py", "precomputed.py", "readers.py")]
-    stats = []
-    for path in files:
-        if path is not None and path.exists():
-            info = path.stat()
-            stats.append((str(path.resolve()), info.st_size, info.st_mtime_ns))
+    stats = [(str(p.resolve()), p.stat().st_size, p.stat().st_mtime_ns) for p in files if p is not None and p.exists()]
     return Hasher.hash((code, stats))
 
 
@@ -153,13 +149,9 @@ class ShortTextClusteringBenchmark(datasets.GeneratorBasedBuilder):
         return CORPORA[self.config.name]
 
     def _info(self) -> datasets.DatasetInfo:
-        features = {
-            "text": datasets.Value("string"),
-            "label": datasets.ClassLabel(names=list(self.spec.label_names)),
-        }
+        features = {"text": datasets.Value("string"), "label": datasets.ClassLabel(names=list(self.spec.label_names))}
         if self.config.augmentation is not None:
-            features["text_aug1"] = datasets.Value("string")
-            features["text_aug2"] = datasets.Value("string")
+            features.update(text_aug1=datasets.Value("string"), text_aug2=datasets.Value("string"))
         return datasets.DatasetInfo(
             description=self.spec.description,
             features=datasets.Features(features),
@@ -201,6 +193,4 @@ class ShortTextClusteringBenchmark(datasets.GeneratorBasedBuilder):
         columns = {"text": table.texts, "label": table.labels}
         if table.views1 is not None:
             columns.update(text_aug1=table.views1, text_aug2=table.views2)
-        names = list(columns)
-        for index, values in enumerate(zip(*columns.values())):
-            yield index, dict(zip(names, values))
+        yield from enumerate(dict(zip(columns, values)) for values in zip(*columns.values()))

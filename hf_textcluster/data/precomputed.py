@@ -50,9 +50,7 @@ _UNAVAILABLE = {("aecl_eda", "googlenews_ts"): "AECL published no GoogleNews-TS 
 
 def resolve_augmentation(augmentation: object) -> str | None:
     """Validate the ``augmentation`` argument (``None`` or one of :data:`AUGMENTATION_FAMILIES`)."""
-    if augmentation is None:
-        return None
-    if not isinstance(augmentation, str) or augmentation not in AUGMENTATION_FAMILIES:
+    if augmentation is not None and augmentation not in AUGMENTATION_FAMILIES:
         raise ValueError(
             f"Unknown augmentation {augmentation!r}. Valid values: None, "
             + ", ".join(repr(f) for f in AUGMENTATION_FAMILIES)
@@ -116,26 +114,16 @@ def join_views(primary: list[tuple[str, str]], path: str | os.PathLike, family: 
         _check_same_partition(aug_labels, primary_labels, path)
         if equal < len(primary):
             logger.info(
-                "%s: %d of %d texts differ from the primary %s texts; their views were made from the augmented "
-                "file's text.",
-                path,
-                len(primary) - equal,
-                len(primary),
-                name,
+                f"{path}: {len(primary) - equal} of {len(primary)} texts differ from the primary {name} texts; their "
+                "views were made from the augmented file's text."
             )
         texts, labels = primary_texts, primary_labels
     else:
         logger.warning(
-            "%s is not row-aligned with the primary %s corpus (%d vs %d rows, %.1f%% equal texts row by row): using "
-            "the augmented file's own text as `text` (so each view belongs to the text it was made from) and its "
-            "partition as labels, translated to the primary label ids. Results are comparable with work that used "
-            "this file, not with runs on the primary %s text.",
-            path,
-            name,
-            len(frame),
-            len(primary),
-            100 * fraction,
-            name,
+            f"{path} is not row-aligned with the primary {name} corpus ({len(frame)} vs {len(primary)} rows, "
+            f"{100 * fraction:.1f}% equal texts row by row): using the augmented file's own text as `text` (so each "
+            "view belongs to the text it was made from) and its partition as labels, translated to the primary label "
+            f"ids. Results are comparable with work that used this file, not with runs on the primary {name} text."
         )
         texts, labels = aug_texts, _translate_labels(aug_texts, aug_labels, primary_texts, primary_labels, path)
     views2 = frame[second].tolist() if second else list(texts)

@@ -149,38 +149,29 @@ def parse_text_folders(path: str | os.PathLike, root: str = "bbc") -> list[tuple
     as a repository archive, whose top folder is ignored) or a folder: label = the folder name, text = the whole file
     (newlines kept, the trailing newlines removed), files sorted by their path below ``root``."""
     pattern = re.compile(rf"(?:^|/){re.escape(root)}/([^/]+)/([^/]+\.txt)$")
-    files: dict[str, tuple[str, bytes]] = {}
     path = Path(path)
     if path.is_dir():
-        for file in path.rglob("*.txt"):
-            match = pattern.search(file.as_posix())
-            if match:
-                files[f"{match.group(1)}/{match.group(2)}"] = (match.group(1), file.read_bytes())
+        found = {file.as_posix(): file.read_bytes() for file in path.rglob("*.txt") if pattern.search(file.as_posix())}
     else:
         with tarfile.open(path, "r:*") as archive:
-            for member in archive:
-                match = pattern.search(member.name) if member.isfile() else None
-                if match:
-                    handle = archive.extractfile(member)
-                    if handle is not None:
-                        files[f"{match.group(1)}/{match.group(2)}"] = (match.group(1), handle.read())
+            found = {m.name: archive.extractfile(m).read() for m in archive if m.isfile() and pattern.search(m.name)}
+    files = {"/".join(pattern.search(name).groups()): data for name, data in found.items()}  # <label>/<name>.txt
     if not files:
         raise ValueError(f"{path}: no file matches <...>/{root}/<label>/<name>.txt.")
-    rows = [(_decode_article(data), label) for _, (label, data) in sorted(files.items())]
+    rows = [(_decode_article(data), key.split("/")[0]) for key, data in sorted(files.items())]
     return _drop_blank(rows, path)
 
 
 def parse_raw(spec: CorpusSpec, paths: dict) -> list[tuple[str, str]]:
-    """Rows of a corpus from its downloaded raw files (``paths`` has the keys of ``spec.urls``)."""
-    if spec.raw_format == LINE_ALIGNED:
-        return parse_line_aligned(paths["texts"], paths["labels"])
+    """Rows of a corpus from its downloaded raw files (``paths`` has the keys of ``spec.urls``, in that order: the
+    parser's file arguments)."""
     if spec.raw_format not in _PARSERS:
-        raise ValueError(f"Unknown raw format {spec.raw_format!r}: expected one of {[LINE_ALIGNED, *_PARSERS]}.")
-    return _PARSERS[spec.raw_format](paths["data"], **spec.raw_options)
+        raise ValueError(f"Unknown raw format {spec.raw_format!r}: expected one of {list(_PARSERS)}.")
+    return _PARSERS[spec.raw_format](*(paths[key] for key in spec.urls), **spec.raw_options)
 
 
-# The parsers of the formats held in one file, ``paths["data"]``.
 _PARSERS = {
+    LINE_ALIGNED: parse_line_aligned,
     JSON_LINES: parse_json_lines,
     LABEL_TAB_TEXT: parse_label_tab_text,
     TREC: parse_trec,

@@ -37,13 +37,11 @@ class MetricsNotMeasuredWarning(UserWarning):
 def normalize_metrics(metrics: Mapping[str, Any] | None) -> dict[str, float]:
     """``{"eval_acc": .., "eval_kmeans_nmi": ..}`` or ``{"acc": ..}`` -> ``{"acc": .., "kmeans_nmi": ..}`` (floats
     only; ``None`` / NaN values are dropped, i.e. count as not measured)."""
-    normalized = {}
-    for key, value in (metrics or {}).items():
-        key = key[len("eval_") :] if key.startswith("eval_") else key
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
-            continue
-        normalized[key] = float(value)
-    return normalized
+    return {
+        key.removeprefix("eval_"): float(value)
+        for key, value in (metrics or {}).items()
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value)
+    }
 
 
 def encoder_hub_id(name_or_path: str | None) -> str | None:
@@ -54,18 +52,13 @@ def encoder_hub_id(name_or_path: str | None) -> str | None:
     name_or_path = str(name_or_path)
     if name_or_path in _PIP_SHIPPED_ENCODERS:
         return name_or_path
-    hub_id = shipped_encoder_id(name_or_path)
-    if hub_id is not None:
-        return hub_id
-    if os.path.exists(name_or_path) or os.path.isabs(name_or_path) or name_or_path.count("/") != 1:
-        return None
-    return name_or_path
+    local = os.path.exists(name_or_path) or os.path.isabs(name_or_path) or name_or_path.count("/") != 1
+    return shipped_encoder_id(name_or_path) or (None if local else name_or_path)
 
 
 def method_fields(config) -> dict[str, Any]:
     """The config fields a clusterer adds to ``PreTrainedConfig`` (K, pooling, the method's hyper-parameters)."""
-    base = {f.name for f in dataclasses.fields(PreTrainedConfig)}
-    skip = base | {"encoder", "centroids_initialized"}
+    skip = {f.name for f in dataclasses.fields(PreTrainedConfig)} | {"encoder", "centroids_initialized"}
     return {f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.name not in skip}
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import transformers
@@ -22,7 +22,6 @@ from ..representation import LearnedTopicsRepresentation
 from ..runs.training_texts import run_input_file
 from .card_data import (
     CARD_METRICS,
-    REQUIRED_METRICS,
     CardData,
     encoder_hub_id,
     method_fields,
@@ -50,9 +49,13 @@ TRAINING_KEYS = (
 
 def format_value(value: Any) -> str:
     """A value as the card shows it: a float in its shortest form (``1e-05``, ``0.5``), anything else as ``str``."""
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _table(header: str, rows: Iterable[Sequence[Any]]) -> str:
+    """A markdown table: ``header`` (``"| a | b |"``), its rule, and a line per row of cells."""
+    rule = "|" + "---|" * (header.count("|") - 1)
+    return "\n".join([header, rule, *("| " + " | ".join(map(str, row)) + " |" for row in rows)])
 
 
 def _training_flags(overrides: Mapping[str, Any]) -> list[str]:
@@ -63,11 +66,10 @@ def _training_flags(overrides: Mapping[str, Any]) -> list[str]:
     names = {"calibration_sample_size": "calibration-sample"}
     flags = []
     for key, value in overrides.items():
-        if key in ("bf16", "fp16"):  # one --precision, where the first of them was
-            if precision not in flags and value is not None:
-                flags.append(precision)
-        else:
+        if key not in ("bf16", "fp16"):
             flags.append(f"--{names.get(key, key.replace('_', '-'))} {format_value(value)}")
+        elif precision not in flags and value is not None:  # one --precision, where the first of them was
+            flags.append(precision)
     return flags
 
 
@@ -101,21 +103,17 @@ def training_command(run: Mapping[str, Any] | None, num_clusters: int, output_di
     return " \\\n    ".join(one_line(part) for part in parts)
 
 
-def hyperparameters_section(config, run: Mapping[str, Any] | None) -> str:
+def hyperparameters_section(config, run: Mapping[str, Any]) -> str:
+    training = training_arguments(run)
     rows = [
         ("model", key, value) for key, value in method_fields(config).items() if key not in ("id2label", "label2id")
     ]
-    training = training_arguments(run)
     rows += [("training", key, training[key]) for key in (*TRAINING_KEYS, "seed") if key in training]
-    if run and run.get("precision"):
-        rows.append(("training", "precision", run["precision"]))
-    if run and run.get("augmentation"):
-        rows.append(("data", "augmentation", run["augmentation"]))
-    lines = ["| | hyper-parameter | value |", "|---|---|---|"]
-    lines += [
-        f"| {group} | {markdown_code(key)} | {escape_markdown(format_value(value))} |" for group, key, value in rows
+    rows += [
+        (group, key, run[key]) for group, key in (("training", "precision"), ("data", "augmentation")) if run.get(key)
     ]
-    return "\n".join(lines)
+    cells = [(group, markdown_code(key), escape_markdown(format_value(value))) for group, key, value in rows]
+    return _table("| | hyper-parameter | value |", cells)
 
 
 def training_data_line(run: Mapping[str, Any], dataset_name: str | None) -> str:
@@ -140,33 +138,29 @@ def training_data_line(run: Mapping[str, Any], dataset_name: str | None) -> str:
     return line
 
 
-def metrics_section(metrics: Mapping[str, float], dataset_name: str | None, served: str = "head") -> str:
+def metrics_section(metrics: Mapping[str, float], missing: Sequence[str], dataset_name: str | None, served: str) -> str:
     dataset = escape_markdown(dataset_name) if dataset_name else "the training texts"
-    rows = []
     what = "the method's cluster head" if served == "head" else "what the model serves"
-    for prefix, protocol in (
-        ("", f"{markdown_code(served)} ({what})"),
-        ("kmeans_", "k-means on the learned embeddings"),
-    ):
-        if prefix and not any(f"{prefix}{key}" in metrics for key in CARD_METRICS):
-            continue
-        cells = [
-            f"{100 * metrics[f'{prefix}{key}']:.1f}" if f"{prefix}{key}" in metrics else NOT_MEASURED
-            for key in CARD_METRICS
-        ]
-        rows.append(f"| {protocol} | {dataset} | " + " | ".join(cells) + " |")
-    header = "| partition | dataset | ACC (%) | NMI (%) | ARI (%) |\n|---|---|---|---|---|"
+    protocols = {"": f"{markdown_code(served)} ({what})", "kmeans_": "k-means on the learned embeddings"}
+    rows = [
+        (
+            protocol,
+            dataset,
+            *(f"{100 * metrics[p + k]:.1f}" if p + k in metrics else NOT_MEASURED for k in CARD_METRICS),
+        )
+        for p, protocol in protocols.items()
+        if not p or any(p + k in metrics for k in CARD_METRICS)
+    ]
     note = (
-        "\n\nACC matches clusters to the gold classes with the Hungarian algorithm; labels were used for this "
-        "evaluation only, never for training."
+        "ACC matches clusters to the gold classes with the Hungarian algorithm; labels were used for this evaluation "
+        "only, never for training."
     )
-    missing = [CARD_METRICS[key][1] for key in REQUIRED_METRICS if key not in metrics]
     if missing:
         note += (
             f"\n\n**{' and '.join(missing)} {'was' if len(missing) == 1 else 'were'} not measured** for this model "
             "(no labelled evaluation was recorded): judge it on your own data before use."
         )
-    return header + "\n" + "\n".join(rows) + note
+    return _table("| partition | dataset | ACC (%) | NMI (%) | ARI (%) |", rows) + "\n\n" + note
 
 
 def topics_section(model, top_n: int = 4) -> str:
@@ -175,26 +169,19 @@ def topics_section(model, top_n: int = 4) -> str:
         return ""
     topics = LearnedTopicsRepresentation(model).topics(top_n=top_n)
     num_topics = max(len(t) for t in topics.values())
-    lines = [
-        "",
-        f"Topics the model learned for each cluster (the top {top_n} words of each of its {num_topics} topics, β_k; "
-        "`model.cluster_topics()`):",
-        "",
-        "| cluster | label | " + " | ".join(f"topic {t + 1}" for t in range(num_topics)) + " |",
-        "|---|---|" + "---|" * num_topics,
+    rows = [
+        (k, _label(model.config, k), *(", ".join(escape_markdown(word) for word in topic) for topic in cluster_topics))
+        for k, cluster_topics in sorted(topics.items())
     ]
-    for k, cluster_topics in sorted(topics.items()):
-        words = " | ".join(", ".join(escape_markdown(word) for word in topic) for topic in cluster_topics)
-        lines.append(f"| {k} | {_label(model.config, k)} | {words} |")
-    return "\n".join(lines)
+    header = "| cluster | label | " + " | ".join(f"topic {t + 1}" for t in range(num_topics)) + " |"
+    return (
+        f"\nTopics the model learned for each cluster (the top {top_n} words of each of its {num_topics} topics, β_k; "
+        "`model.cluster_topics()`):\n\n" + _table(header, rows)
+    )
 
 
-def clusters_section(
-    config,
-    keywords: Mapping[int, Sequence[str]] | None,
-    sizes: Mapping[int, int] | None,
-    why_no_keywords: str | None = None,
-) -> str:
+def clusters_section(data: CardData) -> str:
+    config, keywords, why_no_keywords = data.config, data.keywords, data.why_no_keywords
     if keywords is None:
         why = (
             f"{why_no_keywords} (restore it, or pass `--input FILE` to `hf-textcluster card`, `texts=` to "
@@ -203,26 +190,16 @@ def clusters_section(
             else "the card was generated without training texts (pass `--input FILE` to `hf-textcluster card`, "
             "`texts=` to `generate_model_card` / `write_model_card`)"
         )
-        lines = [
-            f"Keywords not computed: {why}.",
-            "",
-            "| cluster | label |",
-            "|---|---|",
-        ]
-        lines += [f"| {k} | {_label(config, k)} |" for k in range(config.num_clusters)]
-        return "\n".join(lines)
-    total = max(sum((sizes or {}).values()), 1)
-    lines = [
-        "Top words of each cluster (class-based TF-IDF over the training texts assigned to it):",
-        "",
-        "| cluster | label | share of training texts | top keywords |",
-        "|---|---|---|---|",
-    ]
+        rows = [(k, _label(config, k)) for k in range(config.num_clusters)]
+        return f"Keywords not computed: {why}.\n\n" + _table("| cluster | label |", rows)
+    sizes = data.sizes or {}
+    total = max(sum(sizes.values()), 1)
+    rows = []
     for k in range(config.num_clusters):
-        share = f"{100 * (sizes or {}).get(k, 0) / total:.1f}%"
         words = ", ".join(escape_markdown(word) for word in keywords.get(k, [])) or "(no training text assigned)"
-        lines.append(f"| {k} | {_label(config, k)} | {share} | {words} |")
-    return "\n".join(lines)
+        rows.append((k, _label(config, k), f"{100 * sizes.get(k, 0) / total:.1f}%", words))
+    intro = "Top words of each cluster (class-based TF-IDF over the training texts assigned to it):\n\n"
+    return intro + _table("| cluster | label | share of training texts | top keywords |", rows)
 
 
 def _label(config, k: int) -> str:
@@ -231,7 +208,6 @@ def _label(config, k: int) -> str:
 
 
 def remote_code_section(repo_id: str, code_file: str | None) -> str:
-    repo_id = one_line(repo_id).replace('"', "")
     if not code_file:
         return f"This repository ships no remote code: install `hf_textcluster` ({INSTALL}) to use it."
     return (
@@ -327,16 +303,13 @@ def calibration_lines(config) -> list[str]:
             "- Not calibrated: the pipeline's `confidence` is None and `flag_outliers` is unavailable; "
             "`hf-textcluster calibrate --model DIR --input TRAINING_TEXTS` adds both."
         ]
-    if getattr(config, "confidence_measure", "assignment_margin") == "assignment_margin":
-        meaning = (
-            "assigned less or as clearly (top-1 minus top-2 probability, as calibrated by older versions): 0.9 = "
-            "clearer than 90% of the training texts."
-        )
-    else:
-        meaning = (
-            "whose margin is smaller or equal (how much nearer their cluster's centre than the nearest other centre): "
-            "0.9 = more clearly in its cluster than 90% of the training texts, so a threshold keeps a known share."
-        )
+    meaning = (
+        "assigned less or as clearly (top-1 minus top-2 probability, as calibrated by older versions): 0.9 = clearer "
+        "than 90% of the training texts."
+        if getattr(config, "confidence_measure", "assignment_margin") == "assignment_margin"
+        else "whose margin is smaller or equal (how much nearer their cluster's centre than the nearest other centre): "
+        "0.9 = more clearly in its cluster than 90% of the training texts, so a threshold keeps a known share."
+    )
     return [
         f"- Calibrated on {n:,} training texts. The pipeline's `confidence` (beside `score`) is the share of them "
         + meaning,
@@ -360,27 +333,23 @@ def edit_lines(run: Mapping[str, Any]) -> list[str]:
             said.append(f"updated with {edit.get('texts', 0):,} new texts{new}")
     if not said:
         return []
-    scores = (
-        " (the scores measured on the trained model are kept as `metrics_before_edits`)"
-        if run.get("metrics_before_edits")
-        else ""
-    )
+    kept = run.get("metrics_before_edits")
+    scores = " (the scores measured on the trained model are kept as `metrics_before_edits`)" if kept else ""
     return [
         f"- Edited after training{scores}: " + "; ".join(said) + f" ({run.get('num_clusters', '?')} clusters now; "
         "each edit's record is in `training_run.json`'s `edits`, and the folder it was made from was kept)."
     ]
 
 
-def score_line(config) -> str:
+def score_line(served: str) -> str:
     """What the pipeline's ``score`` is for the served partition."""
-    if served_partition(config) == "head":
+    if served == "head":
         return (
             "- `score` is the method's own soft assignment (its cluster head's probability), not a calibrated "
             "confidence; rank texts by `confidence`."
         )
     return (
-        f"- `score` is the probability of what serves {markdown_code(served_partition(config))} (see *Served "
-        f"partition*), not the "
+        f"- `score` is the probability of what serves {markdown_code(served)} (see *Served partition*), not the "
         "method's own soft assignment nor a calibrated confidence; rank texts by `confidence`."
     )
 
@@ -412,7 +381,7 @@ def names_line(config, keywords, names_record: Mapping[str, Any] | None = None) 
 def limitations(data: CardData) -> str:
     """The card's run-specific limitation lines (the template holds the method's general ones)."""
     config, run = data.config, data.run
-    lines = [score_line(config), *calibration_lines(config)]
+    lines = [score_line(served_partition(config)), *calibration_lines(config)]
     if run.get("recipe") == "cpu":
         steps = training_arguments(run).get("max_steps")
         lines.append(
@@ -443,26 +412,24 @@ def base_model_link(base: str | None) -> str:
 def section_fields(data: CardData) -> dict[str, Any]:
     """The template's fields that come from the model and its run (the front matter and the method's own aside)."""
     config, run, texts = data.config, data.run, data.texts
-    training_data = training_data_line(run, data.dataset_name) + (
-        f"; {len(texts):,} of its texts give the keywords below" if texts is not None else ""
-    )
+    repo_id = one_line(data.repo).replace('"', "")
+    keywords_from = f"; {len(texts):,} of its texts give the keywords below" if texts is not None else ""
     return {
         "model_name": escape_markdown(data.model_name),
         "method_name": data.method_name,
         "model_type": data.model_type,
-        "repo_id": one_line(data.repo).replace('"', ""),
+        "repo_id": repo_id,
         "num_clusters": config.num_clusters,
         "pooling": config.pooling,
         "max_length": config.max_length,
         "base_model_text": base_model_link(data.base_model),
-        "training_data": training_data,
+        "training_data": training_data_line(run, data.dataset_name) + keywords_from,
         "serving": serving_line(config, run),
-        "metrics_section": metrics_section(data.measured, data.dataset_name, served_partition(config)),
-        "clusters_section": clusters_section(config, data.keywords, data.sizes, data.why_no_keywords)
-        + topics_section(data.model),
-        "remote_code_section": remote_code_section(data.repo, data.code_name),
+        "metrics_section": metrics_section(data.measured, data.missing, data.dataset_name, served_partition(config)),
+        "clusters_section": clusters_section(data) + topics_section(data.model),
+        "remote_code_section": remote_code_section(repo_id, data.code_name),
         "training_command": training_command(
-            run, config.num_clusters, output_dir=f"runs/{data.repo_id.split('/')[-1]}" if data.repo_id else "runs/model"
+            run, config.num_clusters, f"runs/{(data.repo_id or 'model').split('/')[-1]}"
         ),
         "hyperparameters_section": hyperparameters_section(config, run),
         "extra_limitations": limitations(data),

@@ -28,8 +28,7 @@ from ..runs.folder import RunFolder
 from .card_data import CardData, card_texts, encoder_hub_id, keywords_and_sizes, measured_metrics, method_fields
 from .card_sections import format_value, front_matter, section_fields
 
-TEMPLATE_DIR = Path(__file__).resolve().parent / "templates"
-CARD_TEMPLATE = TEMPLATE_DIR / "model_card.md"
+CARD_TEMPLATE = Path(__file__).resolve().parent / "templates" / "model_card.md"
 GENERIC_USAGE = 'model.predict(["How do I join two tables in Oracle?"])         # cluster ids'
 CHOICES_HEADING = "Choices followed"
 

@@ -162,7 +162,6 @@ def check_hub_answers(endpoint: str, timeout: float | None = None) -> None:
     """One request to ``endpoint`` with a timeout (``HF_HUB_ETAG_TIMEOUT``, 10 s by default): a Hub that refuses
     connections or never answers is a one-line ConnectionError naming the URL, not a silent hang (huggingface_hub's
     own requests have no timeout). Any HTTP answer, even an error status, means it is there."""
-    import socket
     import urllib.error
     import urllib.request
 
@@ -176,7 +175,7 @@ def check_hub_answers(endpoint: str, timeout: float | None = None) -> None:
         return  # it answered
     except (urllib.error.URLError, OSError) as err:
         reason = getattr(err, "reason", err)
-        if isinstance(reason, (TimeoutError, socket.timeout)):
+        if isinstance(reason, TimeoutError):  # socket.timeout is TimeoutError since Python 3.10
             raise ConnectionError(
                 f"The Hub at {endpoint} did not answer within {timeout:g}s ({url}): check "
                 "HF_ENDPOINT and your network, or raise HF_HUB_ETAG_TIMEOUT."
@@ -204,14 +203,11 @@ def push_model_dir(
     model, run = RunFolder(model_dir).open()
     check_ready_to_push(model)
     texts, why_no_texts = card_texts(run, texts, data_dir, max_texts, kwargs)
-    if texts is not None:
-        if label_clusters:
-            name_clusters(model, texts)
-    elif label_clusters and model.config.has_topic_model:
-        name_clusters(model)
-    elif label_clusters:
+    if label_clusters and texts is None and not model.config.has_topic_model:
         raise ValueError(
             "`label_clusters` needs the training texts: pass `texts=` or `data_dir=` (the run's benchmark folder)"
             + (f"; {why_no_texts}." if why_no_texts else ".")
         )
+    if label_clusters:  # a model with learned topics is named without texts
+        name_clusters(model, texts)
     return push_to_hub(model, repo_id, texts=texts, training_run=run, **kwargs)
