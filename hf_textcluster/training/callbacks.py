@@ -21,11 +21,28 @@ logger = logging.get_logger(__name__)
 
 
 class MethodCallback(TrainerCallback):
-    """A callback that acts on its trainer (the health checks, a method's ``method_callbacks``), through a weak
+    """A callback that acts on its trainer (the health checks, the method's events), through a weak
     reference (``self._trainer()``, None once the trainer is gone), since the trainer holds its callbacks."""
 
     def __init__(self, trainer):  # any ClusteringTrainer subclass: its callback reads that subclass's attributes
         self._trainer = weakref.ref(trainer)
+
+
+class TrainerEventsCallback(MethodCallback):
+    """Passes the Trainer's epoch-begin, step-begin and train-end events on to the trainer's methods of the same names,
+    where a method refreshes its targets and switches its stages."""
+
+    def on_epoch_begin(self, args, state, control, **kwargs):
+        if (trainer := self._trainer()) is not None:
+            trainer.on_epoch_begin(state)
+
+    def on_step_begin(self, args, state, control, **kwargs):
+        if (trainer := self._trainer()) is not None:
+            trainer.on_step_begin(state.global_step)
+
+    def on_train_end(self, args, state, control, **kwargs):
+        if (trainer := self._trainer()) is not None:
+            trainer.on_train_end(state)
 
 
 class ClusterHealthCallback(MethodCallback):

@@ -35,7 +35,13 @@ from ..modeling.precision import autocast_dtype
 from ..reuse import embed
 from ..timing import phase
 from .arguments import ClusteringTrainingArguments
-from .callbacks import CheckpointTimeCallback, ClusterHealthCallback, StopOnInterruptCallback, interrupts_stop_training
+from .callbacks import (
+    CheckpointTimeCallback,
+    ClusterHealthCallback,
+    StopOnInterruptCallback,
+    TrainerEventsCallback,
+    interrupts_stop_training,
+)
 from .checkpoints import last_complete_checkpoint
 from .collator import TextViewsCollator, warn_if_truncated
 from .evaluation import evaluate_clusterer
@@ -90,8 +96,6 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
     word_ids: bool = False
     # compute_loss returns a per-batch mean: the Trainer must divide it under gradient accumulation.
     loss_is_scaled_for_ga = False
-    # The method's own callbacks (refreshing its targets, switching its stages), each built with the trainer.
-    method_callbacks: tuple[type, ...] = ()
 
     def __init__(
         self,
@@ -145,8 +149,7 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
         self._pending_logs: dict[str, float] = {}
         self.add_callback(ClusterHealthCallback(self))
         install_progress_callbacks(self)  # loss terms by name, and an estimate of the time, not raw log dicts
-        for callback in self.method_callbacks:
-            self.add_callback(callback(self))
+        self.add_callback(TrainerEventsCallback(self))  # the method's on_epoch_begin / on_step_begin / on_train_end
         self.add_callback(CheckpointTimeCallback())  # last: after every callback that may ask for a checkpoint
         logger.warning_once(f"Training precision: {self.precision_description()}.")
 
@@ -211,6 +214,16 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
     def stage(self, step: int) -> int:
         """The stage (1, 2, ...) of the optimizer step that starts at ``global_step == step``."""
         return 1 + sum(step >= start for start in self.stage_bounds())
+
+    # ----- the method's events (refreshing its targets, switching its stages) -----------------------------------------
+    def on_epoch_begin(self, state) -> None:
+        """Called when an epoch begins (``TrainerCallback.on_epoch_begin``)."""
+
+    def on_step_begin(self, step: int) -> None:
+        """Called before the optimizer step that starts at ``global_step == step``."""
+
+    def on_train_end(self, state) -> None:
+        """Called when training ends, finished or interrupted."""
 
     @torch.no_grad()
     def cluster_probabilities(self, embeddings: np.ndarray) -> torch.Tensor:
@@ -310,25 +323,20 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
             )
         return loss
 
-    def _check_some_steps(self) -> None:
-        """A run that would train no step at all is an error, not a saved k-means initialisation."""
+    def train(self, resume_from_checkpoint: str | bool | None = None, **kwargs):
+        """Train (the Trainer's loop), resuming from ``resume_from_checkpoint`` (``True``: the newest complete one);
+        a fresh run fits the clusters by k-means first. Training only: the steps after it (what to serve,
+        calibration, the final health check) are called next, see the module's docstring."""
         dataset, args = self.train_dataset, self.args
-        if dataset is None or not hasattr(dataset, "__len__") or args.max_steps == 0:
-            return
+        # a run that would train no step at all is an error, not a saved k-means initialisation
         batch = args.per_device_train_batch_size * max(1, args.n_gpu)
-        if args.dataloader_drop_last and len(dataset) < batch:
+        if hasattr(dataset, "__len__") and args.max_steps != 0 and args.dataloader_drop_last and len(dataset) < batch:
             raise ValueError(
                 f"`train_dataset` has {len(dataset)} rows but `per_device_train_batch_size` is {batch} with "
                 f"`dataloader_drop_last=True`: not one full batch, so nothing would be trained. Lower the batch size "
                 f"(e.g. --per-device-train-batch-size {max(2, len(dataset) // 2)}) or pass --dataloader-drop-last "
                 f"false."
             )
-
-    def train(self, resume_from_checkpoint: str | bool | None = None, **kwargs):
-        """Train (the Trainer's loop), resuming from ``resume_from_checkpoint`` (``True``: the newest complete one);
-        a fresh run fits the clusters by k-means first. Training only: the steps after it (what to serve,
-        calibration, the final health check) are called next, see the module's docstring."""
-        self._check_some_steps()
         if getattr(self.model.config, "refined_head_dim", 0):
             # the losses train the method's head: a refined head in front of it would take its gradients instead
             logger.warning(

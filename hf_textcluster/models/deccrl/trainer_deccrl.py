@@ -84,9 +84,7 @@ def set_vocabulary(model, vocabulary: list[str], word_embeddings: np.ndarray | t
     config = model.config
     if not config.has_topic_model:
         raise RuntimeError("A DEC-CRL model with `reconstruction_module='lsr'` has no topic model to set words of.")
-    if isinstance(word_embeddings, torch.Tensor):  # numpy reads a tensor on the host only
-        word_embeddings = word_embeddings.detach().cpu()
-    word_embeddings = torch.as_tensor(np.asarray(word_embeddings), dtype=torch.float32)
+    word_embeddings = torch.as_tensor(word_embeddings, dtype=torch.float32).detach().cpu()
     expected = (len(vocabulary), 2 * config.latent_dim)
     if tuple(word_embeddings.shape) != expected:
         raise ValueError(f"`word_embeddings` must be V x 2L = {expected}, got {tuple(word_embeddings.shape)}.")
@@ -106,9 +104,7 @@ def init_latent_from_pca(model, embeddings: np.ndarray | torch.Tensor, max_sampl
     """Set a DEC-CRL ``model``'s `FC_e` to h = W (e - mean) with W the top principal directions of ``embeddings``
     (N x d, a seeded sample of at most ``max_samples`` rows): distances within those directions are kept exactly.
     With L > d the rows beyond d keep their random start."""
-    if isinstance(embeddings, torch.Tensor):  # numpy reads a tensor on the host only (the SVD runs there too)
-        embeddings = embeddings.detach().cpu()
-    embeddings = torch.as_tensor(np.asarray(embeddings), dtype=torch.float32)
+    embeddings = torch.as_tensor(embeddings, dtype=torch.float32).detach().cpu()  # the SVD runs on the host
     if len(embeddings) > max_samples:
         generator = torch.Generator().manual_seed(0)
         embeddings = embeddings[torch.randperm(len(embeddings), generator=generator)[:max_samples]]
