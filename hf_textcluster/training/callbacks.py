@@ -6,16 +6,12 @@ from __future__ import annotations
 import contextlib
 import time
 import weakref
-from typing import TYPE_CHECKING
 
 import numpy as np
 from transformers import TrainerCallback
 from transformers.utils import logging
 
 from ..timing import add_seconds, phase
-
-if TYPE_CHECKING:
-    from .trainer import ClusteringTrainer
 
 logger = logging.get_logger(__name__)
 
@@ -53,24 +49,22 @@ class ClusterHealthCallback(MethodCallback):
     the size entropy below 3/4 of the k-means start's, or agreement below 0.3) and, with ``early_stopping_tol``,
     stops when fewer texts than that changed cluster. No labels are used."""
 
-    def __init__(self, trainer: ClusteringTrainer):
-        super().__init__(trainer)
-        self.sample: np.ndarray | None = None
-        self.previous: np.ndarray | None = None
-        self.warned = False
+    sample: np.ndarray | None = None  # the checked texts' rows
+    previous: np.ndarray | None = None  # their clusters at the previous check
+    warned = False
 
     def on_step_end(self, args, state, control, **kwargs):
         trainer, interval = self._trainer(), getattr(args, "health_check_steps", None)
         interval = max(1, (state.max_steps or 0) // 10) if interval is None else interval
         if trainer is None or not interval or state.global_step % interval or trainer.train_dataset is None:
             return
-        with phase("health"):
-            self._check(trainer, args, state, control)
-
-    def _check(self, trainer, args, state, control) -> None:
         model = trainer.model
         if not model.config.centroids_initialized or getattr(trainer, "initial_kmeans_labels", None) is None:
             return  # the head is not trained yet (a first stage without it) or there is no k-means start
+        with phase("health"):
+            self._check(trainer, model, args, state, control)
+
+    def _check(self, trainer, model, args, state, control) -> None:
         if self.sample is None:
             self.sample, self.texts = trainer.sample_train_texts(getattr(args, "health_sample_size", 1000))
         predicted = trainer.head_predictions(self.texts)

@@ -157,16 +157,14 @@ class ClusterBERTTrainer(ClusteringTrainer):
     def round_starts(self) -> dict[int, int]:
         """Step -> stage, for every step at which a stage-2 or stage-3 round recomputes Q."""
         total = max(int(self.state.max_steps or self.args.max_steps or 0), 1)
-        first2, first3 = self.stage_bounds()
-        starts = {}
-        for stage, (first, end, rounds) in {
-            3: (first3, total, self.model.config.hardening_rounds),
-            2: (first2, first3, self.model.config.clustering_rounds),
-        }.items():
-            for r in range(rounds):
-                if first + (end - first) * r // rounds < end:
-                    starts.setdefault(first + (end - first) * r // rounds, stage)
-        return starts
+        (first2, first3), config = self.stage_bounds(), self.model.config
+        rounds = ((2, first2, first3, config.clustering_rounds), (3, first3, total, config.hardening_rounds))
+        return {
+            first + (end - first) * r // n: stage
+            for stage, first, end, n in rounds
+            for r in range(n)
+            if first + (end - first) * r // n < end
+        }
 
     # ----- targets ---------------------------------------------------------------------------------------------------
     def initialize_clusters(self, embeddings: np.ndarray | None = None) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -116,24 +117,21 @@ def init_latent_from_pca(model, embeddings: np.ndarray | torch.Tensor, max_sampl
     model.fc_e.bias[:rows] = -(vh[:rows] @ mean).to(weight.device, weight.dtype)
 
 
+@dataclass(eq=False)
 class BagOfWordsCollator:
     """The batch of ``views`` (a :class:`~hf_textcluster.training.collator.TextViewsCollator`'s tokenized views) plus
     ``bow`` (M x V word counts of the original text over the model's vocabulary, read at call time: the vocabulary is
     fitted when training starts)."""
 
-    def __init__(self, model, views: TextViewsCollator):
-        self.model, self.views = model, views
-        self._vectorizer: Any = None
-        self._vocabulary = None
+    model: Any
+    views: TextViewsCollator
 
     def __call__(self, rows: Sequence[dict[str, Any]]) -> dict[str, torch.Tensor]:
         batch = self.views(rows)
         vocabulary = self.model.config.vocabulary
         if vocabulary is None:
             raise RuntimeError("DEC-CRL's vocabulary is not fitted yet: `trainer.train()` fits it before step 1.")
-        if vocabulary is not self._vocabulary:
-            self._vectorizer, self._vocabulary = _vectorizer(vocabulary=vocabulary), vocabulary
-        counts = self._vectorizer.transform([row["text"] for row in rows])
+        counts = _vectorizer(vocabulary=vocabulary).transform([row["text"] for row in rows])
         batch["bow"] = torch.from_numpy(counts.toarray().astype(np.float32))
         return batch
 

@@ -159,29 +159,24 @@ class DECMLMTrainer(ClusteringTrainer):
             self._set_targets(self.embed_train_texts())
         logger.info(f"Refreshed the DEC targets of {len(self.targets)} rows in {time.perf_counter() - start:.1f}s.")
 
+    # P is not refreshed where it was computed at this very step: by the k-means initialisation pass before step 1, or
+    # by a refresh at an epoch boundary that is also a step boundary.
     def on_epoch_begin(self, state) -> None:
         """Refresh P when an epoch begins (unless ``target_refresh_steps`` is set); a run resumed inside an epoch keeps
         the P its checkpoint holds (computed when that epoch began)."""
-        if self.targets is None or (
-            self.model.config.target_refresh_steps is None
-            and (self.targets_at is None or self.targets_at[1] < math.floor(state.epoch + 1e-9))
-        ):
-            self.refresh_stale_targets()
+        stale = self.targets_at is None or self.targets_at[1] < math.floor(state.epoch + 1e-9)
+        per_epoch = self.model.config.target_refresh_steps is None and stale
+        if (self.targets is None or per_epoch) and not self.targets_computed_at(state.global_step):
+            self.refresh_targets()
 
     def on_step_begin(self, step: int) -> None:
         """Refresh P every ``config.target_refresh_steps`` optimizer steps, when set."""
         interval = self.model.config.target_refresh_steps
-        if interval is not None and step % interval == 0:
-            self.refresh_stale_targets()
+        if interval is not None and step % interval == 0 and not self.targets_computed_at(step):
+            self.refresh_targets()
 
     def on_train_end(self, state) -> None:
         self.targets_at = None  # the weights moved on: a later train() must not reuse P as "computed at step 0"
-
-    def refresh_stale_targets(self) -> None:
-        """Refresh P unless it was computed at this very step (the k-means initialisation pass before step 1, or a
-        refresh already done at this step: the callback fires on epoch and step boundaries that can coincide)."""
-        if not self.targets_computed_at(self.state.global_step):
-            self.refresh_targets()
 
     def initialize_clusters(self, embeddings: np.ndarray | None = None) -> None:
         # One encoding pass serves both k-means and the first epoch's targets.
