@@ -178,6 +178,11 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
     def encode_batch_size(self) -> int:
         return getattr(self.args, "encode_batch_size", DEFAULT_ENCODE_BATCH_SIZE)
 
+    @property
+    def encode_options(self) -> dict:
+        """The batch size and precision of every encoding pass (``embed``, ``predict``, ``calibrate``)."""
+        return {"batch_size": self.encode_batch_size, "precision": self.precision}
+
     calibration_seconds: float = 0.0  # the end-of-training calibration's share of `train()`'s time
     serving_choice: dict | None = None  # what choosing.serving.serve_chosen_partition chose (training_run.json)
     served_labels: np.ndarray | None = None  # and the training texts' served clusters (main process; for naming)
@@ -233,9 +238,7 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
 
     def head_predictions(self, texts: Sequence[str]) -> np.ndarray:
         """The head's clusters of ``texts`` mid-training (eval mode), for the cluster health checks."""
-        return self.model.predict(
-            texts, batch_size=self.encode_batch_size, show_progress_bar=False, precision=self.precision
-        )
+        return self.model.predict(texts, show_progress_bar=False, **self.encode_options)
 
     # ----- whole-dataset passes (targets, pseudo-labels) ------------------------------------------------------
     def sample_train_texts(self, size: int) -> tuple[np.ndarray, list[str]]:
@@ -252,9 +255,8 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
             return embed(
                 self.model,
                 self.train_dataset["text"],
-                batch_size=self.encode_batch_size,
                 show_progress_bar=not self.args.disable_tqdm,
-                precision=self.precision,
+                **self.encode_options,
             )
 
     # ----- optimisation --------------------------------------------------------------------------------------
@@ -414,10 +416,9 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
                 self.train_dataset["text"],
                 sample_size=size,
                 random_state=self.args.seed,
-                batch_size=self.encode_batch_size,
                 show_progress_bar=False,
-                precision=self.precision,
                 embeddings=embeddings,
+                **self.encode_options,
             )
         # kept apart, so that training times stay comparable with runs from before calibration
         self.calibration_seconds = time.perf_counter() - start
@@ -438,11 +439,9 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
             or not self.accelerator.is_main_process
         ):
             return None
-        rows, texts = self.sample_train_texts(getattr(self.args, "health_sample_size", 1000))
-        size = len(rows)
-        predicted = self.model.predict(
-            texts, batch_size=self.encode_batch_size, show_progress_bar=False, precision=self.precision
-        )
+        _, texts = self.sample_train_texts(getattr(self.args, "health_sample_size", 1000))
+        size = len(texts)
+        predicted = self.model.predict(texts, show_progress_bar=False, **self.encode_options)
         k = self.model.config.num_clusters
         counts = np.bincount(predicted, minlength=k)
         self.final_health = {"clusters_used": int((counts > 0).sum()), "largest_share": float(counts.max() / size)}
@@ -466,12 +465,11 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
             self.model,
             dataset["text"],
             dataset["label"] if "label" in dataset.column_names else None,
-            batch_size=self.encode_batch_size,
             kmeans=getattr(self.args, "eval_kmeans", True),
             n_init=getattr(self.args, "kmeans_n_init", 10),
             random_state=self.args.seed,
             show_progress_bar=not self.args.disable_tqdm,
-            precision=self.precision,
+            **self.encode_options,
         )
         metrics = {f"{metric_key_prefix}_{k}": v for k, v in metrics.items()}
         metrics[f"{metric_key_prefix}_runtime"] = round(time.perf_counter() - start, 4)

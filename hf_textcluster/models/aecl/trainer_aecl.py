@@ -98,12 +98,12 @@ class AECLTrainer(ClusteringTrainer):
     def store_reference_set(self) -> None:
         """Store ``reference_size`` training texts (a seeded sample) as the serving reference set."""
         _, texts = self.sample_train_texts(self.model.config.reference_size)
-        set_reference_texts(self.model, texts, batch_size=self.encode_batch_size, precision=self.precision)
+        set_reference_texts(self.model, texts, **self.encode_options)
 
     def head_predictions(self, texts) -> np.ndarray:
         """Mid-training there is no reference set yet: each text attends to itself (``"self"``)."""
         model, was_training = self.model, self.model.training
-        embeddings = torch.from_numpy(model.embed(texts, batch_size=self.encode_batch_size, precision=self.precision))
+        embeddings = torch.from_numpy(model.embed(texts, **self.encode_options))
         model.eval()
         try:
             with torch.no_grad():
