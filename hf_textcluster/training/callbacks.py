@@ -119,8 +119,7 @@ class CheckpointTimeCallback(TrainerCallback):
     """Times the checkpoints as the run's ``checkpoints`` phase (:mod:`hf_textcluster.timing`): from the end of a step
     that saves to the Trainer's ``on_save``. Added after the callbacks that decide to save."""
 
-    def __init__(self):
-        self._start: float | None = None
+    _start: float | None = None
 
     def on_step_end(self, args, state, control, **kwargs):
         self._start = time.perf_counter() if control.should_save else None
@@ -132,10 +131,10 @@ class CheckpointTimeCallback(TrainerCallback):
 
 
 class StopOnInterruptCallback(TrainerCallback):
-    """After SIGINT / SIGTERM (Ctrl-C, a scheduler's kill), finish the current step, save a checkpoint and stop."""
+    """After SIGINT / SIGTERM (Ctrl-C, a scheduler's kill), finish the current step, save a checkpoint and stop (within
+    ``handling_signals()``)."""
 
-    def __init__(self):
-        self.received: int | None = None
+    received: int | None = None  # the signal received
 
     def on_step_end(self, args, state, control, **kwargs):
         if self.received is not None:
@@ -146,28 +145,27 @@ class StopOnInterruptCallback(TrainerCallback):
             # once finished, resumes there instead of training again
             control.should_save = True
 
+    @contextlib.contextmanager
+    def handling_signals(self):
+        """The first SIGINT / SIGTERM stops training after the current step, with a checkpoint (this callback asks the
+        Trainer for both); a second one stops at once. (Only in the main thread, where Python delivers signals.)"""
+        import signal
+        import threading
 
-@contextlib.contextmanager
-def interrupts_stop_training(callback: StopOnInterruptCallback):
-    """The first SIGINT / SIGTERM stops training after the current step, with a checkpoint (``callback`` asks the
-    Trainer for both); a second one stops at once. (Only in the main thread, where Python delivers signals.)"""
-    import signal
-    import threading
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        self.received = None
 
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    callback.received = None
+        def handler(signum, frame):
+            if self.received is not None:
+                raise KeyboardInterrupt
+            self.received = signum
+            logger.warning("Stopping after this step and saving a checkpoint (interrupt again to stop at once).")
 
-    def handler(signum, frame):
-        if callback.received is not None:
-            raise KeyboardInterrupt
-        callback.received = signum
-        logger.warning("Stopping after this step and saving a checkpoint (interrupt again to stop at once).")
-
-    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
+        previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, old in previous.items():
+                signal.signal(sig, old)

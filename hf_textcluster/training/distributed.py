@@ -90,7 +90,5 @@ class DistributedTrainerMixin:
         if not params:
             return
         flat = self.accelerator.reduce(torch.cat([p.grad.reshape(-1).float() for p in params]), reduction="mean")
-        offset = 0
-        for p in params:
-            p.grad.copy_(flat[offset : offset + p.grad.numel()].view_as(p.grad))
-            offset += p.grad.numel()
+        for p, grad in zip(params, flat.split([p.grad.numel() for p in params])):
+            p.grad.copy_(grad.view_as(p.grad))

@@ -35,13 +35,7 @@ from ..modeling.precision import autocast_dtype
 from ..reuse import embed
 from ..timing import phase
 from .arguments import ClusteringTrainingArguments
-from .callbacks import (
-    CheckpointTimeCallback,
-    ClusterHealthCallback,
-    StopOnInterruptCallback,
-    TrainerEventsCallback,
-    interrupts_stop_training,
-)
+from .callbacks import CheckpointTimeCallback, ClusterHealthCallback, StopOnInterruptCallback, TrainerEventsCallback
 from .checkpoints import last_complete_checkpoint
 from .collator import TextViewsCollator, warn_if_truncated
 from .evaluation import evaluate_clusterer
@@ -355,7 +349,7 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
                     f"resume_from_checkpoint=True, but {self.args.output_dir} holds no complete "
                     "checkpoint to resume from. Pass resume_from_checkpoint=None to start over."
                 )
-        with interrupts_stop_training(self._stop_on_interrupt):
+        with self._stop_on_interrupt.handling_signals():
             # A resumed run restores trained centroids from its checkpoint; a fresh run fits them first.
             if checkpoint and os.path.isdir(checkpoint):
                 if os.path.isfile(os.path.join(checkpoint, "config.json")):
