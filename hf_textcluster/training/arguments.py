@@ -131,11 +131,9 @@ class ClusteringTrainingArguments(TrainingArguments):
 
     def __post_init__(self):
         on_gpu = torch.cuda.is_available() and not self.use_cpu
+        self.precision_source = "auto" if self.bf16 is None else "forced"
         if self.bf16 is None:
             self.bf16 = not self.fp16 and native_bf16("cuda" if on_gpu else "cpu")
-            self.precision_source = "auto"
-        else:
-            self.precision_source = "forced"
         if not on_gpu and (self.bf16 or not torch.backends.mps.is_available()):  # an Apple GPU keeps its default
             # TrainingArguments refuses bf16 without a GPU unless told it runs on the CPU, and only then does accelerate
             # count the processes of a CPU `accelerate launch` (gloo)

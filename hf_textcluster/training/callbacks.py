@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import time
 import weakref
-from typing import TYPE_CHECKING
 
 import numpy as np
 from transformers import TrainerCallback
@@ -14,18 +13,32 @@ from transformers.utils import logging
 
 from ..timing import add_seconds, phase
 
-if TYPE_CHECKING:
-    from .trainer import ClusteringTrainer
-
 logger = logging.get_logger(__name__)
 
 
 class MethodCallback(TrainerCallback):
-    """A callback that acts on its trainer (the health checks, a method's ``method_callbacks``), through a weak
+    """A callback that acts on its trainer (the health checks, the method's events), through a weak
     reference (``self._trainer()``, None once the trainer is gone), since the trainer holds its callbacks."""
 
     def __init__(self, trainer):  # any ClusteringTrainer subclass: its callback reads that subclass's attributes
         self._trainer = weakref.ref(trainer)
+
+
+class TrainerEventsCallback(MethodCallback):
+    """Passes the Trainer's epoch-begin, step-begin and train-end events on to the trainer's methods of the same names,
+    where a method refreshes its targets and switches its stages."""
+
+    def on_epoch_begin(self, args, state, control, **kwargs):
+        if (trainer := self._trainer()) is not None:
+            trainer.on_epoch_begin(state)
+
+    def on_step_begin(self, args, state, control, **kwargs):
+        if (trainer := self._trainer()) is not None:
+            trainer.on_step_begin(state.global_step)
+
+    def on_train_end(self, args, state, control, **kwargs):
+        if (trainer := self._trainer()) is not None:
+            trainer.on_train_end(state)
 
 
 class ClusterHealthCallback(MethodCallback):
@@ -36,24 +49,22 @@ class ClusterHealthCallback(MethodCallback):
     the size entropy below 3/4 of the k-means start's, or agreement below 0.3) and, with ``early_stopping_tol``,
     stops when fewer texts than that changed cluster. No labels are used."""
 
-    def __init__(self, trainer: ClusteringTrainer):
-        super().__init__(trainer)
-        self.sample: np.ndarray | None = None
-        self.previous: np.ndarray | None = None
-        self.warned = False
+    sample: np.ndarray | None = None  # the checked texts' rows
+    previous: np.ndarray | None = None  # their clusters at the previous check
+    warned = False
 
     def on_step_end(self, args, state, control, **kwargs):
         trainer, interval = self._trainer(), getattr(args, "health_check_steps", None)
         interval = max(1, (state.max_steps or 0) // 10) if interval is None else interval
         if trainer is None or not interval or state.global_step % interval or trainer.train_dataset is None:
             return
-        with phase("health"):
-            self._check(trainer, args, state, control)
-
-    def _check(self, trainer, args, state, control) -> None:
         model = trainer.model
         if not model.config.centroids_initialized or getattr(trainer, "initial_kmeans_labels", None) is None:
             return  # the head is not trained yet (a first stage without it) or there is no k-means start
+        with phase("health"):
+            self._check(trainer, model, args, state, control)
+
+    def _check(self, trainer, model, args, state, control) -> None:
         if self.sample is None:
             self.sample, self.texts = trainer.sample_train_texts(getattr(args, "health_sample_size", 1000))
         predicted = trainer.head_predictions(self.texts)
@@ -108,8 +119,7 @@ class CheckpointTimeCallback(TrainerCallback):
     """Times the checkpoints as the run's ``checkpoints`` phase (:mod:`hf_textcluster.timing`): from the end of a step
     that saves to the Trainer's ``on_save``. Added after the callbacks that decide to save."""
 
-    def __init__(self):
-        self._start: float | None = None
+    _start: float | None = None
 
     def on_step_end(self, args, state, control, **kwargs):
         self._start = time.perf_counter() if control.should_save else None
@@ -121,10 +131,10 @@ class CheckpointTimeCallback(TrainerCallback):
 
 
 class StopOnInterruptCallback(TrainerCallback):
-    """After SIGINT / SIGTERM (Ctrl-C, a scheduler's kill), finish the current step, save a checkpoint and stop."""
+    """After SIGINT / SIGTERM (Ctrl-C, a scheduler's kill), finish the current step, save a checkpoint and stop (within
+    ``handling_signals()``)."""
 
-    def __init__(self):
-        self.received: int | None = None
+    received: int | None = None  # the signal received
 
     def on_step_end(self, args, state, control, **kwargs):
         if self.received is not None:
@@ -135,28 +145,27 @@ class StopOnInterruptCallback(TrainerCallback):
             # once finished, resumes there instead of training again
             control.should_save = True
 
+    @contextlib.contextmanager
+    def handling_signals(self):
+        """The first SIGINT / SIGTERM stops training after the current step, with a checkpoint (this callback asks the
+        Trainer for both); a second one stops at once. (Only in the main thread, where Python delivers signals.)"""
+        import signal
+        import threading
 
-@contextlib.contextmanager
-def interrupts_stop_training(callback: StopOnInterruptCallback):
-    """The first SIGINT / SIGTERM stops training after the current step, with a checkpoint (``callback`` asks the
-    Trainer for both); a second one stops at once. (Only in the main thread, where Python delivers signals.)"""
-    import signal
-    import threading
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        self.received = None
 
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    callback.received = None
+        def handler(signum, frame):
+            if self.received is not None:
+                raise KeyboardInterrupt
+            self.received = signum
+            logger.warning("Stopping after this step and saving a checkpoint (interrupt again to stop at once).")
 
-    def handler(signum, frame):
-        if callback.received is not None:
-            raise KeyboardInterrupt
-        callback.received = signum
-        logger.warning("Stopping after this step and saving a checkpoint (interrupt again to stop at once).")
-
-    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
+        previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+        try:
+            yield
+        finally:
+            for sig, old in previous.items():
+                signal.signal(sig, old)

@@ -83,15 +83,8 @@ TRAINING_MODULES_FILE = f"{CHECKPOINT_ARRAY_PREFIX}training_modules.safetensors"
 
 class ResumeFilesMixin:
     """The part of :class:`~hf_textcluster.training.trainer.ClusteringTrainer` that saves and restores what a method
-    trains besides the model (``checkpoint_arrays``, ``training_modules``) in every checkpoint."""
-
-    def checkpoint_arrays(self) -> dict[str, np.ndarray]:
-        """What a resumed run needs besides weights, optimizer and RNG states (a method's targets), by name; saved as
-        ``hf_textcluster_<name>.npy`` in each checkpoint and handed to ``restore_checkpoint_arrays`` on resume."""
-        return {}
-
-    def restore_checkpoint_arrays(self, arrays: dict[str, np.ndarray]) -> None:
-        """Take back what ``checkpoint_arrays`` saved (called before a resumed run's first step)."""
+    trains besides the model (``checkpoint_arrays``, see ``RowTargetsMixin``; ``training_modules``) in every
+    checkpoint."""
 
     def training_modules(self) -> dict[str, torch.nn.Module]:
         """Modules that train with the model but are not part of the served model (e.g. a denoising decoder), by
@@ -162,8 +155,7 @@ class ResumeFilesMixin:
         }
         if "initial_kmeans_labels" in arrays:
             self.initial_kmeans_labels = arrays.pop("initial_kmeans_labels")
-        if arrays:
-            self.restore_checkpoint_arrays(arrays)
+        self.restore_checkpoint_arrays(arrays)
         modules_file = os.path.join(checkpoint, TRAINING_MODULES_FILE)
         if self.training_modules():
             if not os.path.isfile(modules_file):

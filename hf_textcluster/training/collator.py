@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -21,12 +22,8 @@ def warn_if_truncated(
     on a seeded sample of at most ``sample_size`` texts (tokenizing a million texts only to warn would take minutes)."""
     n = len(texts)
     rows = range(n) if n <= sample_size else np.random.default_rng(seed).choice(n, size=sample_size, replace=False)
-    lengths = np.asarray(
-        [
-            len(ids)
-            for ids in tokenizer([clip_text(texts[int(i)], max_length) for i in rows], truncation=False)["input_ids"]
-        ]
-    )
+    encoded = tokenizer([clip_text(texts[int(i)], max_length) for i in rows], truncation=False)["input_ids"]
+    lengths = np.asarray([len(ids) for ids in encoded])
     share = float((lengths > max_length).mean()) if len(lengths) else 0.0
     if share > 0:
         # a warning from 1% of the texts on (short-text corpora have a few long outliers), a note below that
@@ -40,6 +37,7 @@ def warn_if_truncated(
     return share
 
 
+@dataclass(eq=False)
 class TextViewsCollator:
     """Tokenizes one or more text columns of a batch of rows into ``{prefix}input_ids`` / ``{prefix}attention_mask``.
 
@@ -49,19 +47,18 @@ class TextViewsCollator:
     for noise that deletes whole words.
     """
 
-    def __init__(
-        self, tokenizer, max_length: int, views: dict[str, str], pad_to_max_length: bool = False, word_ids: bool = False
-    ):
-        if word_ids and not getattr(tokenizer, "is_fast", False):
+    tokenizer: Any
+    max_length: int
+    views: dict[str, str] = field(default_factory=lambda: {"": "text"})  # output prefix -> dataset column
+    pad_to_max_length: bool = False
+    word_ids: bool = False
+
+    def __post_init__(self):
+        if self.word_ids and not getattr(self.tokenizer, "is_fast", False):
             raise ValueError(
                 "Word-level noise needs a fast tokenizer (`tokenizer.is_fast`): load the encoder's "
                 "tokenizer with `AutoTokenizer.from_pretrained(..., use_fast=True)`."
             )
-        self.tokenizer = tokenizer
-        self.max_length = max_length
-        self.views = views  # output prefix -> dataset column
-        self.pad_to_max_length = pad_to_max_length
-        self.word_ids = word_ids
 
     def __call__(self, rows: Sequence[dict[str, Any]]) -> dict[str, torch.Tensor]:
         texts = [clip_text(row[column], self.max_length) for column in self.views.values() for row in rows]

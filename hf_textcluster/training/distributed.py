@@ -32,16 +32,6 @@ class DistributedTrainerMixin:
             return contextlib.nullcontext(self.model)
         return sharded_passes(self.model, self.accelerator.state)
 
-    def on_device(self, tensor: torch.Tensor, device: torch.device) -> torch.Tensor:
-        """``tensor`` (a per-row array the steps look up: targets, pseudo-labels) on ``device``, copied once per tensor:
-        a lookup on the GPU then needs no copy to the host and back in every step."""
-        if tensor.device == torch.device(device):
-            return tensor
-        cached = getattr(self, "_device_copy", None)
-        if cached is None or cached[0] is not tensor or cached[1].device != torch.device(device):
-            self._device_copy = cached = (tensor, tensor.to(device))
-        return cached[1]
-
     def gather(self, *tensors: torch.Tensor):
         """The global batch: each tensor (one row per text) concatenated over the processes in rank order; the tensor
         itself in a single process. A tensor that needs gradients goes through ``torch.distributed.nn``'s all-gather
@@ -52,14 +42,9 @@ class DistributedTrainerMixin:
             return tensors[0] if len(tensors) == 1 else tensors
         from torch.distributed.nn.functional import all_gather
 
-        gathered = []
-        for tensor in tensors:
-            if tensor.requires_grad:
-                with warnings.catch_warnings():  # deprecated for a private API (torch 2.13); still the public one
-                    warnings.simplefilter("ignore", FutureWarning)
-                    gathered.append(torch.cat(list(all_gather(tensor))))
-            else:
-                gathered.append(self.accelerator.gather(tensor))
+        with warnings.catch_warnings():  # deprecated for a private API (torch 2.13); still the public one
+            warnings.simplefilter("ignore", FutureWarning)
+            gathered = [torch.cat(all_gather(t)) if t.requires_grad else self.accelerator.gather(t) for t in tensors]
         return gathered[0] if len(gathered) == 1 else tuple(gathered)
 
     def global_mean(self, local_mean: torch.Tensor, count) -> torch.Tensor:
@@ -105,7 +90,5 @@ class DistributedTrainerMixin:
         if not params:
             return
         flat = self.accelerator.reduce(torch.cat([p.grad.reshape(-1).float() for p in params]), reduction="mean")
-        offset = 0
-        for p in params:
-            p.grad.copy_(flat[offset : offset + p.grad.numel()].view_as(p.grad))
-            offset += p.grad.numel()
+        for p, grad in zip(params, flat.split([p.grad.numel() for p in params])):
+            p.grad.copy_(grad.view_as(p.grad))

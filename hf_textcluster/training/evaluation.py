@@ -51,16 +51,10 @@ def evaluate_clusterer(
     scorer = load_clustering_metric()  # the package's `evaluate` metric: ACC / NMI / ARI / purity
     metrics.update(scorer.compute(predictions=head_pred, references=labels))
     if kmeans:
+        options = {"n_init": n_init, "random_state": random_state, "max_samples": kmeans_max_samples}
 
         def add_kmeans_scores(prefix, points, init="k-means++"):
-            km = fit_kmeans(
-                points,
-                model.config.num_clusters,
-                n_init=n_init,
-                random_state=random_state,
-                max_samples=kmeans_max_samples,
-                init=init,
-            )
+            km = fit_kmeans(points, model.config.num_clusters, init=init, **options)
             scores = scorer.compute(predictions=km.labels_, references=labels)
             metrics.update({f"{prefix}_{key}": value for key, value in scores.items()})
 

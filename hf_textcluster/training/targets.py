@@ -43,9 +43,13 @@ class RowTargetsMixin(ResumeFilesMixin, DistributedTrainerMixin):
             )
         if self.targets is None:
             raise RuntimeError("The targets were never computed: call `trainer.refresh_targets()` (train() does).")
-        return self.on_device(self.targets, device)[self.gather(inputs["index"]).to(device)]
+        # moved to the device once: a lookup on the GPU then needs no copy to the host and back in every step
+        self.targets = self.targets.to(device)
+        return self.targets[self.gather(inputs["index"]).to(device)]
 
     def checkpoint_arrays(self) -> dict[str, np.ndarray]:
+        """What a resumed run needs besides weights, optimizer and RNG states (the targets), by name; saved as
+        ``hf_textcluster_<name>.npy`` in each checkpoint and handed to ``restore_checkpoint_arrays`` on resume."""
         if self.targets is None:
             return {}
         return {
@@ -54,6 +58,7 @@ class RowTargetsMixin(ResumeFilesMixin, DistributedTrainerMixin):
         }
 
     def restore_checkpoint_arrays(self, arrays: dict[str, np.ndarray]) -> None:
+        """Take back what ``checkpoint_arrays`` saved (called before a resumed run's first step)."""
         if self.targets_name in arrays:  # as the interrupted run had them, not recomputed from the restored weights
             step, epoch = (int(v) for v in arrays.get(f"{self.targets_name}_at", (-1, -1)))
             self.targets = torch.from_numpy(arrays[self.targets_name])

@@ -35,7 +35,7 @@ from ..modeling.precision import autocast_dtype
 from ..reuse import embed
 from ..timing import phase
 from .arguments import ClusteringTrainingArguments
-from .callbacks import CheckpointTimeCallback, ClusterHealthCallback, StopOnInterruptCallback, interrupts_stop_training
+from .callbacks import CheckpointTimeCallback, ClusterHealthCallback, StopOnInterruptCallback, TrainerEventsCallback
 from .checkpoints import last_complete_checkpoint
 from .collator import TextViewsCollator, warn_if_truncated
 from .evaluation import evaluate_clusterer
@@ -90,8 +90,6 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
     word_ids: bool = False
     # compute_loss returns a per-batch mean: the Trainer must divide it under gradient accumulation.
     loss_is_scaled_for_ga = False
-    # The method's own callbacks (refreshing its targets, switching its stages), each built with the trainer.
-    method_callbacks: tuple[type, ...] = ()
 
     def __init__(
         self,
@@ -145,8 +143,7 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
         self._pending_logs: dict[str, float] = {}
         self.add_callback(ClusterHealthCallback(self))
         install_progress_callbacks(self)  # loss terms by name, and an estimate of the time, not raw log dicts
-        for callback in self.method_callbacks:
-            self.add_callback(callback(self))
+        self.add_callback(TrainerEventsCallback(self))  # the method's on_epoch_begin / on_step_begin / on_train_end
         self.add_callback(CheckpointTimeCallback())  # last: after every callback that may ask for a checkpoint
         logger.warning_once(f"Training precision: {self.precision_description()}.")
 
@@ -174,6 +171,11 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
     @property
     def encode_batch_size(self) -> int:
         return getattr(self.args, "encode_batch_size", DEFAULT_ENCODE_BATCH_SIZE)
+
+    @property
+    def encode_options(self) -> dict:
+        """The batch size and precision of every encoding pass (``embed``, ``predict``, ``calibrate``)."""
+        return {"batch_size": self.encode_batch_size, "precision": self.precision}
 
     calibration_seconds: float = 0.0  # the end-of-training calibration's share of `train()`'s time
     serving_choice: dict | None = None  # what choosing.serving.serve_chosen_partition chose (training_run.json)
@@ -212,6 +214,16 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
         """The stage (1, 2, ...) of the optimizer step that starts at ``global_step == step``."""
         return 1 + sum(step >= start for start in self.stage_bounds())
 
+    # ----- the method's events (refreshing its targets, switching its stages) -----------------------------------------
+    def on_epoch_begin(self, state) -> None:
+        """Called when an epoch begins (``TrainerCallback.on_epoch_begin``)."""
+
+    def on_step_begin(self, step: int) -> None:
+        """Called before the optimizer step that starts at ``global_step == step``."""
+
+    def on_train_end(self, state) -> None:
+        """Called when training ends, finished or interrupted."""
+
     @torch.no_grad()
     def cluster_probabilities(self, embeddings: np.ndarray) -> torch.Tensor:
         """The head's soft assignments of ``embeddings`` (one row per text), on the model's device."""
@@ -220,9 +232,7 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
 
     def head_predictions(self, texts: Sequence[str]) -> np.ndarray:
         """The head's clusters of ``texts`` mid-training (eval mode), for the cluster health checks."""
-        return self.model.predict(
-            texts, batch_size=self.encode_batch_size, show_progress_bar=False, precision=self.precision
-        )
+        return self.model.predict(texts, show_progress_bar=False, **self.encode_options)
 
     # ----- whole-dataset passes (targets, pseudo-labels) ------------------------------------------------------
     def sample_train_texts(self, size: int) -> tuple[np.ndarray, list[str]]:
@@ -239,9 +249,8 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
             return embed(
                 self.model,
                 self.train_dataset["text"],
-                batch_size=self.encode_batch_size,
                 show_progress_bar=not self.args.disable_tqdm,
-                precision=self.precision,
+                **self.encode_options,
             )
 
     # ----- optimisation --------------------------------------------------------------------------------------
@@ -310,25 +319,20 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
             )
         return loss
 
-    def _check_some_steps(self) -> None:
-        """A run that would train no step at all is an error, not a saved k-means initialisation."""
+    def train(self, resume_from_checkpoint: str | bool | None = None, **kwargs):
+        """Train (the Trainer's loop), resuming from ``resume_from_checkpoint`` (``True``: the newest complete one);
+        a fresh run fits the clusters by k-means first. Training only: the steps after it (what to serve,
+        calibration, the final health check) are called next, see the module's docstring."""
         dataset, args = self.train_dataset, self.args
-        if dataset is None or not hasattr(dataset, "__len__") or args.max_steps == 0:
-            return
+        # a run that would train no step at all is an error, not a saved k-means initialisation
         batch = args.per_device_train_batch_size * max(1, args.n_gpu)
-        if args.dataloader_drop_last and len(dataset) < batch:
+        if hasattr(dataset, "__len__") and args.max_steps != 0 and args.dataloader_drop_last and len(dataset) < batch:
             raise ValueError(
                 f"`train_dataset` has {len(dataset)} rows but `per_device_train_batch_size` is {batch} with "
                 f"`dataloader_drop_last=True`: not one full batch, so nothing would be trained. Lower the batch size "
                 f"(e.g. --per-device-train-batch-size {max(2, len(dataset) // 2)}) or pass --dataloader-drop-last "
                 f"false."
             )
-
-    def train(self, resume_from_checkpoint: str | bool | None = None, **kwargs):
-        """Train (the Trainer's loop), resuming from ``resume_from_checkpoint`` (``True``: the newest complete one);
-        a fresh run fits the clusters by k-means first. Training only: the steps after it (what to serve,
-        calibration, the final health check) are called next, see the module's docstring."""
-        self._check_some_steps()
         if getattr(self.model.config, "refined_head_dim", 0):
             # the losses train the method's head: a refined head in front of it would take its gradients instead
             logger.warning(
@@ -345,7 +349,7 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
                     f"resume_from_checkpoint=True, but {self.args.output_dir} holds no complete "
                     "checkpoint to resume from. Pass resume_from_checkpoint=None to start over."
                 )
-        with interrupts_stop_training(self._stop_on_interrupt):
+        with self._stop_on_interrupt.handling_signals():
             # A resumed run restores trained centroids from its checkpoint; a fresh run fits them first.
             if checkpoint and os.path.isdir(checkpoint):
                 if os.path.isfile(os.path.join(checkpoint, "config.json")):
@@ -406,10 +410,9 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
                 self.train_dataset["text"],
                 sample_size=size,
                 random_state=self.args.seed,
-                batch_size=self.encode_batch_size,
                 show_progress_bar=False,
-                precision=self.precision,
                 embeddings=embeddings,
+                **self.encode_options,
             )
         # kept apart, so that training times stay comparable with runs from before calibration
         self.calibration_seconds = time.perf_counter() - start
@@ -430,11 +433,9 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
             or not self.accelerator.is_main_process
         ):
             return None
-        rows, texts = self.sample_train_texts(getattr(self.args, "health_sample_size", 1000))
-        size = len(rows)
-        predicted = self.model.predict(
-            texts, batch_size=self.encode_batch_size, show_progress_bar=False, precision=self.precision
-        )
+        _, texts = self.sample_train_texts(getattr(self.args, "health_sample_size", 1000))
+        size = len(texts)
+        predicted = self.model.predict(texts, show_progress_bar=False, **self.encode_options)
         k = self.model.config.num_clusters
         counts = np.bincount(predicted, minlength=k)
         self.final_health = {"clusters_used": int((counts > 0).sum()), "largest_share": float(counts.max() / size)}
@@ -458,12 +459,11 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
             self.model,
             dataset["text"],
             dataset["label"] if "label" in dataset.column_names else None,
-            batch_size=self.encode_batch_size,
             kmeans=getattr(self.args, "eval_kmeans", True),
             n_init=getattr(self.args, "kmeans_n_init", 10),
             random_state=self.args.seed,
             show_progress_bar=not self.args.disable_tqdm,
-            precision=self.precision,
+            **self.encode_options,
         )
         metrics = {f"{metric_key_prefix}_{k}": v for k, v in metrics.items()}
         metrics[f"{metric_key_prefix}_runtime"] = round(time.perf_counter() - start, 4)

@@ -15,7 +15,6 @@ import numpy as np
 import torch
 from transformers.utils import logging
 
-from ...training.callbacks import MethodCallback
 from ...training.trainer import ClusteringTrainer
 from .losses_aecl import (
     cluster_contrastive_loss,
@@ -42,27 +41,6 @@ def set_reference_texts(model, texts, batch_size: int = 128, precision="auto") -
     model.config.num_reference_texts = z.shape[0]
 
 
-class AECLStageCallback(MethodCallback):
-    """Computes stage 2's k-means pseudo-labels when stage 2 starts (and every ``pseudo_label_refresh_steps`` within
-    it) and stores the serving reference set when training ends. (The labels go into each checkpoint through
-    ``checkpoint_arrays``.)"""
-
-    def on_step_begin(self, args, state, control, **kwargs):
-        trainer, step = self._trainer(), state.global_step
-        if trainer is None or trainer.stage(step) == 1:
-            return
-        trainer.model.config.centroids_initialized = True  # the clustering network trains from stage 2 (or 3) on
-        interval = trainer.model.config.pseudo_label_refresh_steps
-        due = interval is not None and (step - trainer.stage_bounds()[0]) % interval == 0
-        if trainer.stage(step) == 2 and (trainer.targets is None or due and not trainer.targets_computed_at(step)):
-            trainer.refresh_targets()
-
-    def on_train_end(self, args, state, control, **kwargs):
-        trainer = self._trainer()
-        if trainer is not None and trainer.model.config.centroids_initialized:
-            trainer.store_reference_set()
-
-
 class AECLTrainer(ClusteringTrainer):
     """Trains an [`AECLModel`] on rows ``{text, text_aug1}``: the original X^(0) and one augmented view X^(1) (the
     authors' EDA view: ``augmentation="aecl_eda"``). Both views go through the encoder as one batch; the attention
@@ -71,7 +49,6 @@ class AECLTrainer(ClusteringTrainer):
     views = {"": "text", "aug1_": "text_aug1"}
     stage_fractions = ("stage1_fraction", "stage2_fraction")
     targets_name = "aecl_pseudo_labels"  # stage 2's k-means pseudo-labels of every training row
-    method_callbacks = (AECLStageCallback,)
 
     def __init__(self, model=None, *args, **kwargs):
         if model is not None and model.config.serving_head == "kmeans":
@@ -84,6 +61,22 @@ class AECLTrainer(ClusteringTrainer):
         super().__init__(model, *args, **kwargs)
 
     # ----- pseudo-labels and the reference set --------------------------------------------------------------------
+    def on_step_begin(self, step: int) -> None:
+        """Stage 2's k-means pseudo-labels when stage 2 starts (and every ``pseudo_label_refresh_steps`` within it);
+        they go into each checkpoint through ``checkpoint_arrays``."""
+        if self.stage(step) == 1:
+            return
+        self.model.config.centroids_initialized = True  # the clustering network trains from stage 2 (or 3) on
+        interval = self.model.config.pseudo_label_refresh_steps
+        due = interval is not None and (step - self.stage_bounds()[0]) % interval == 0
+        if self.stage(step) == 2 and (self.targets is None or due and not self.targets_computed_at(step)):
+            self.refresh_targets()
+
+    def on_train_end(self, state) -> None:
+        """Store the serving reference set."""
+        if self.model.config.centroids_initialized:
+            self.store_reference_set()
+
     def initialize_clusters(self, embeddings: np.ndarray | None = None) -> None:
         """k-means on the initial embeddings V of the training texts (the authors' code does this before epoch 1):
         ``initial_kmeans_labels`` (plain k-means, measured in the same run), and stage 2's labels if it starts at
@@ -105,12 +98,12 @@ class AECLTrainer(ClusteringTrainer):
     def store_reference_set(self) -> None:
         """Store ``reference_size`` training texts (a seeded sample) as the serving reference set."""
         _, texts = self.sample_train_texts(self.model.config.reference_size)
-        set_reference_texts(self.model, texts, batch_size=self.encode_batch_size, precision=self.precision)
+        set_reference_texts(self.model, texts, **self.encode_options)
 
     def head_predictions(self, texts) -> np.ndarray:
         """Mid-training there is no reference set yet: each text attends to itself (``"self"``)."""
         model, was_training = self.model, self.model.training
-        embeddings = torch.from_numpy(model.embed(texts, batch_size=self.encode_batch_size, precision=self.precision))
+        embeddings = torch.from_numpy(model.embed(texts, **self.encode_options))
         model.eval()
         try:
             with torch.no_grad():

@@ -28,7 +28,6 @@ from safetensors.torch import save_file
 from transformers.utils import logging
 
 from ...evaluation.metrics import clustering_scores
-from ...training.callbacks import MethodCallback
 from ...training.losses import dec_target_distribution
 from ...training.trainer import ClusteringTrainer
 from .losses_clusterbert import target_cross_entropy
@@ -112,27 +111,6 @@ def build_denoising_loss(model):
     return loss.to(device)
 
 
-class ClusterBERTStageCallback(MethodCallback):
-    """Recomputes the targets Q at the steps where a round of stage 2 (k-means) or stage 3 (Eq. 5) begins, and
-    scores the embeddings at each stage boundary when the training texts have labels (reporting only)."""
-
-    def on_step_begin(self, args, state, control, **kwargs):
-        trainer, step = self._trainer(), state.global_step
-        if trainer is None or trainer.stage(step) == 1:
-            return
-        if trainer.targets is None or step in trainer.round_starts() and not trainer.targets_computed_at(step):
-            trainer.refresh_targets(trainer.stage(step))
-
-    def on_train_end(self, args, state, control, **kwargs):
-        trainer = self._trainer()
-        if trainer is None:
-            return
-        if trainer.labels is not None and state.global_step >= state.max_steps > 0:  # finished, not interrupted
-            trainer.record_stage_metrics(trainer.stage(state.global_step - 1), trainer.embed_train_texts())
-        if trainer.model.config.keep_decoder:
-            trainer.save_decoder(os.path.join(args.output_dir, "decoder"))
-
-
 class ClusterBERTTrainer(ClusteringTrainer):
     """Trains a [`ClusterBERTModel`] on rows ``{text}``: no augmented views; the noised input is made in the step."""
 
@@ -140,7 +118,6 @@ class ClusterBERTTrainer(ClusteringTrainer):
     word_ids = True
     stage_fractions = ("stage1_fraction", "stage2_fraction")
     targets_name = "clusterbert_targets"  # Q: N k-means cluster ids (stage 2) or N x K (Eq. 5, stage 3)
-    method_callbacks = (ClusterBERTStageCallback,)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -162,19 +139,32 @@ class ClusterBERTTrainer(ClusteringTrainer):
         return name.startswith(("encoder.", "decoder."))  # the decoder trains at the encoder's learning rate
 
     # ----- stages ----------------------------------------------------------------------------------------------------
+    def on_step_begin(self, step: int) -> None:
+        """Recompute the targets Q where a round of stage 2 (k-means) or stage 3 (Eq. 5) begins."""
+        if self.stage(step) > 1 and (
+            self.targets is None or step in self.round_starts() and not self.targets_computed_at(step)
+        ):
+            self.refresh_targets(self.stage(step))
+
+    def on_train_end(self, state) -> None:
+        """Score the embeddings after the last stage when the training texts have labels (reporting only); save the
+        decoder with ``keep_decoder``."""
+        if self.labels is not None and state.global_step >= state.max_steps > 0:  # finished, not interrupted
+            self.record_stage_metrics(self.stage(state.global_step - 1), self.embed_train_texts())
+        if self.model.config.keep_decoder:
+            self.save_decoder(os.path.join(self.args.output_dir, "decoder"))
+
     def round_starts(self) -> dict[int, int]:
         """Step -> stage, for every step at which a stage-2 or stage-3 round recomputes Q."""
         total = max(int(self.state.max_steps or self.args.max_steps or 0), 1)
-        first2, first3 = self.stage_bounds()
-        starts = {}
-        for stage, (first, end, rounds) in {
-            3: (first3, total, self.model.config.hardening_rounds),
-            2: (first2, first3, self.model.config.clustering_rounds),
-        }.items():
-            for r in range(rounds):
-                if first + (end - first) * r // rounds < end:
-                    starts.setdefault(first + (end - first) * r // rounds, stage)
-        return starts
+        (first2, first3), config = self.stage_bounds(), self.model.config
+        rounds = ((2, first2, first3, config.clustering_rounds), (3, first3, total, config.hardening_rounds))
+        return {
+            first + (end - first) * r // n: stage
+            for stage, first, end, n in rounds
+            for r in range(n)
+            if first + (end - first) * r // n < end
+        }
 
     # ----- targets ---------------------------------------------------------------------------------------------------
     def initialize_clusters(self, embeddings: np.ndarray | None = None) -> None:
@@ -222,12 +212,8 @@ class ClusterBERTTrainer(ClusteringTrainer):
 
         head = self.cluster_probabilities(embeddings).argmax(-1).cpu().numpy()
         k = self.model.config.num_clusters
-        counts = np.zeros((k, k), dtype=np.int64)
-        np.add.at(counts, (labels, head), 1)
-        rows, cols = linear_sum_assignment(-counts)
-        order = np.empty(k, dtype=np.int64)
-        order[rows] = cols
-        return order
+        counts = np.bincount(labels * k + head, minlength=k * k).reshape(k, k)
+        return linear_sum_assignment(counts, maximize=True)[1]  # a square matrix: every row, in order
 
     def checkpoint_arrays(self) -> dict[str, np.ndarray]:
         arrays = super().checkpoint_arrays()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -84,9 +85,7 @@ def set_vocabulary(model, vocabulary: list[str], word_embeddings: np.ndarray | t
     config = model.config
     if not config.has_topic_model:
         raise RuntimeError("A DEC-CRL model with `reconstruction_module='lsr'` has no topic model to set words of.")
-    if isinstance(word_embeddings, torch.Tensor):  # numpy reads a tensor on the host only
-        word_embeddings = word_embeddings.detach().cpu()
-    word_embeddings = torch.as_tensor(np.asarray(word_embeddings), dtype=torch.float32)
+    word_embeddings = torch.as_tensor(word_embeddings, dtype=torch.float32).detach().cpu()
     expected = (len(vocabulary), 2 * config.latent_dim)
     if tuple(word_embeddings.shape) != expected:
         raise ValueError(f"`word_embeddings` must be V x 2L = {expected}, got {tuple(word_embeddings.shape)}.")
@@ -106,9 +105,7 @@ def init_latent_from_pca(model, embeddings: np.ndarray | torch.Tensor, max_sampl
     """Set a DEC-CRL ``model``'s `FC_e` to h = W (e - mean) with W the top principal directions of ``embeddings``
     (N x d, a seeded sample of at most ``max_samples`` rows): distances within those directions are kept exactly.
     With L > d the rows beyond d keep their random start."""
-    if isinstance(embeddings, torch.Tensor):  # numpy reads a tensor on the host only (the SVD runs there too)
-        embeddings = embeddings.detach().cpu()
-    embeddings = torch.as_tensor(np.asarray(embeddings), dtype=torch.float32)
+    embeddings = torch.as_tensor(embeddings, dtype=torch.float32).detach().cpu()  # the SVD runs on the host
     if len(embeddings) > max_samples:
         generator = torch.Generator().manual_seed(0)
         embeddings = embeddings[torch.randperm(len(embeddings), generator=generator)[:max_samples]]
@@ -120,24 +117,21 @@ def init_latent_from_pca(model, embeddings: np.ndarray | torch.Tensor, max_sampl
     model.fc_e.bias[:rows] = -(vh[:rows] @ mean).to(weight.device, weight.dtype)
 
 
+@dataclass(eq=False)
 class BagOfWordsCollator:
     """The batch of ``views`` (a :class:`~hf_textcluster.training.collator.TextViewsCollator`'s tokenized views) plus
     ``bow`` (M x V word counts of the original text over the model's vocabulary, read at call time: the vocabulary is
     fitted when training starts)."""
 
-    def __init__(self, model, views: TextViewsCollator):
-        self.model, self.views = model, views
-        self._vectorizer: Any = None
-        self._vocabulary = None
+    model: Any
+    views: TextViewsCollator
 
     def __call__(self, rows: Sequence[dict[str, Any]]) -> dict[str, torch.Tensor]:
         batch = self.views(rows)
         vocabulary = self.model.config.vocabulary
         if vocabulary is None:
             raise RuntimeError("DEC-CRL's vocabulary is not fitted yet: `trainer.train()` fits it before step 1.")
-        if vocabulary is not self._vocabulary:
-            self._vectorizer, self._vocabulary = _vectorizer(vocabulary=vocabulary), vocabulary
-        counts = self._vectorizer.transform([row["text"] for row in rows])
+        counts = _vectorizer(vocabulary=vocabulary).transform([row["text"] for row in rows])
         batch["bow"] = torch.from_numpy(counts.toarray().astype(np.float32))
         return batch
 

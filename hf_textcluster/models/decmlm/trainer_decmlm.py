@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
-from functools import partial
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -18,7 +18,6 @@ import torch
 from transformers.utils import logging
 
 from ...timing import phase
-from ...training.callbacks import MethodCallback
 from ...training.collator import TextViewsCollator
 from ...training.losses import dec_kl_loss, dec_target_distribution
 from ...training.trainer import ClusteringTrainer
@@ -56,39 +55,31 @@ def mask_tokens(
     return masked, labels
 
 
+@dataclass(eq=False, kw_only=True)
 class MaskedLMCollator(TextViewsCollator):
     """Tokenizes the ``text`` column (``input_ids``, ``attention_mask``, ``index``) and adds a masked copy for the
     masked-LM loss: ``mlm_input_ids`` and ``mlm_labels`` (BERT 80/10/10 masking of ``probability`` of the tokens;
     special and padding tokens are never selected). With ``probability=0`` nothing is masked or added."""
 
-    def __init__(
-        self,
-        tokenizer,
-        max_length: int,
-        probability: float = 0.1,
-        mask_fraction: float = 0.8,
-        random_fraction: float = 0.1,
-        vocab_size: int | None = None,
-        pad_to_max_length: bool = False,
-        generator: torch.Generator | None = None,
-        mask_when_collating: bool = True,
-    ):
-        super().__init__(tokenizer, max_length, {"": "text"}, pad_to_max_length=pad_to_max_length)
-        self.probability = probability
-        self._mask = partial(
-            mask_tokens, mask_fraction=mask_fraction, random_fraction=random_fraction, generator=generator
-        )
-        # The trainer masks in the training step instead: the Trainer collates the next batch ahead of time, so
-        # masks drawn while collating would not follow the RNG state a checkpoint saves (resume would differ).
-        self.mask_when_collating = mask_when_collating
+    probability: float = 0.1
+    mask_fraction: float = 0.8
+    random_fraction: float = 0.1
+    vocab_size: int | None = None
+    generator: torch.Generator | None = None
+    # The trainer masks in the training step instead: the Trainer collates the next batch ahead of time, so masks
+    # drawn while collating would not follow the RNG state a checkpoint saves (resume would differ).
+    mask_when_collating: bool = True
+
+    def __post_init__(self):
+        super().__post_init__()
+        tokenizer = self.tokenizer
         self.special_ids = torch.tensor(sorted(set(tokenizer.all_special_ids)), dtype=torch.long)
-        if probability > 0 and tokenizer.mask_token_id is None:
+        if self.probability > 0 and tokenizer.mask_token_id is None:
             raise ValueError(
                 f"The tokenizer ({type(tokenizer).__name__}) has no mask token, which the masked-LM loss needs; use "
                 "an encoder with a masked-LM vocabulary or set `mlm_loss_weight=0`."
             )
-        vocab_size = min(len(tokenizer), vocab_size) if vocab_size else len(tokenizer)
-        candidates = torch.arange(vocab_size)
+        candidates = torch.arange(min(len(tokenizer), self.vocab_size) if self.vocab_size else len(tokenizer))
         self.replacement_ids = candidates[~torch.isin(candidates, self.special_ids)]
 
     def __call__(self, rows: Sequence[dict[str, Any]]) -> dict[str, torch.Tensor]:
@@ -102,37 +93,18 @@ class MaskedLMCollator(TextViewsCollator):
         if self.probability > 0:
             input_ids, device = batch["input_ids"].cpu(), batch["input_ids"].device
             maskable = batch["attention_mask"].cpu().bool() & ~torch.isin(input_ids, self.special_ids)
-            masked, labels = self._mask(
-                input_ids, maskable, self.tokenizer.mask_token_id, self.replacement_ids, self.probability
+            masked, labels = mask_tokens(
+                input_ids,
+                maskable,
+                self.tokenizer.mask_token_id,
+                self.replacement_ids,
+                self.probability,
+                self.mask_fraction,
+                self.random_fraction,
+                self.generator,
             )
             batch["mlm_input_ids"], batch["mlm_labels"] = masked.to(device), labels.to(device)
         return batch
-
-
-class DECTargetRefreshCallback(MethodCallback):
-    """Recomputes the DEC target P of every training row (one inference pass over the train dataset with unmasked
-    inputs) at the beginning of every epoch, or every ``config.target_refresh_steps`` optimizer steps when set."""
-
-    def on_epoch_begin(self, args, state, control, **kwargs):
-        trainer = self._trainer()
-        # A run resumed inside an epoch keeps the P its checkpoint holds (computed when that epoch began).
-        if trainer is not None and (
-            trainer.targets is None
-            or trainer.model.config.target_refresh_steps is None
-            and (trainer.targets_at is None or trainer.targets_at[1] < math.floor(state.epoch + 1e-9))
-        ):
-            trainer.refresh_stale_targets()
-
-    def on_step_begin(self, args, state, control, **kwargs):
-        trainer = self._trainer()
-        interval = None if trainer is None else trainer.model.config.target_refresh_steps
-        if trainer is not None and interval is not None and state.global_step % interval == 0:
-            trainer.refresh_stale_targets()
-
-    def on_train_end(self, args, state, control, **kwargs):
-        trainer = self._trainer()
-        if trainer is not None:  # the weights moved on: a later train() must not reuse P as "computed at step 0"
-            trainer.targets_at = None
 
 
 class DECMLMTrainer(ClusteringTrainer):
@@ -151,14 +123,13 @@ class DECMLMTrainer(ClusteringTrainer):
 
     views = {"": "text"}
     targets_name = "dec_targets"
-    method_callbacks = (DECTargetRefreshCallback,)
     target_refreshes = 0
 
     def make_collator(self, tokenizer, model, args):
         config = model.config
         return MaskedLMCollator(
-            tokenizer,
-            config.max_length,
+            tokenizer=tokenizer,
+            max_length=config.max_length,
             probability=config.mlm_probability if config.mlm_loss_weight > 0 else 0.0,
             mask_fraction=config.mlm_mask_fraction,
             random_fraction=config.mlm_random_fraction,
@@ -188,11 +159,24 @@ class DECMLMTrainer(ClusteringTrainer):
             self._set_targets(self.embed_train_texts())
         logger.info(f"Refreshed the DEC targets of {len(self.targets)} rows in {time.perf_counter() - start:.1f}s.")
 
-    def refresh_stale_targets(self) -> None:
-        """Refresh P unless it was computed at this very step (the k-means initialisation pass before step 1, or a
-        refresh already done at this step: the callback fires on epoch and step boundaries that can coincide)."""
-        if not self.targets_computed_at(self.state.global_step):
+    # P is not refreshed where it was computed at this very step: by the k-means initialisation pass before step 1, or
+    # by a refresh at an epoch boundary that is also a step boundary.
+    def on_epoch_begin(self, state) -> None:
+        """Refresh P when an epoch begins (unless ``target_refresh_steps`` is set); a run resumed inside an epoch keeps
+        the P its checkpoint holds (computed when that epoch began)."""
+        stale = self.targets_at is None or self.targets_at[1] < math.floor(state.epoch + 1e-9)
+        per_epoch = self.model.config.target_refresh_steps is None and stale
+        if (self.targets is None or per_epoch) and not self.targets_computed_at(state.global_step):
             self.refresh_targets()
+
+    def on_step_begin(self, step: int) -> None:
+        """Refresh P every ``config.target_refresh_steps`` optimizer steps, when set."""
+        interval = self.model.config.target_refresh_steps
+        if interval is not None and step % interval == 0 and not self.targets_computed_at(step):
+            self.refresh_targets()
+
+    def on_train_end(self, state) -> None:
+        self.targets_at = None  # the weights moved on: a later train() must not reuse P as "computed at step 0"
 
     def initialize_clusters(self, embeddings: np.ndarray | None = None) -> None:
         # One encoding pass serves both k-means and the first epoch's targets.
