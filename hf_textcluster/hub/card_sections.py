@@ -361,9 +361,9 @@ def names_line(config, keywords, names_record: Mapping[str, Any] | None = None) 
     named = any(str(v) != f"cluster_{k}" for k, v in id2label.items())
     if named and names_record and names_record.get("generator"):
         what = (
-            f"their names (`id2label`; {names_record.get('generated', '?')} of {config.num_clusters} written by the "
-            f"language model `{names_record['generator']}` from each cluster's keywords and typical texts, the "
-            "others its keywords)"
+            f"their names (`id2label`; {escape_markdown(names_record.get('generated', '?'))} of {config.num_clusters} "
+            f"written by the language model {markdown_code(names_record['generator'])} from each cluster's keywords "
+            "and typical texts, the others its keywords)"
         )
     elif named:
         what = "their names (`id2label`, computed from the training texts' keywords)"

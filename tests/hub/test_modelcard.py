@@ -16,7 +16,7 @@ from hf_textcluster import SCCLModel
 from hf_textcluster.cli import main as cli_main
 from hf_textcluster.hub import save_pretrained
 from hf_textcluster.hub.card_data import MetricsNotMeasuredWarning, encoder_hub_id
-from hf_textcluster.hub.card_sections import training_command
+from hf_textcluster.hub.card_sections import names_line, training_command
 from hf_textcluster.hub.model_card import generate_model_card, write_model_card
 from hf_textcluster.models import METHODS
 from hf_textcluster.models.remote_code import auto_map, remote_code_files
@@ -380,3 +380,16 @@ def test_a_card_escapes_every_string_the_model_carries(model, run, toy_corpus, t
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html  # shown as text, not dropped
     assert "<h1>injected heading</h1>" not in html and "<h1>x</h1>" not in html
     assert "<code>&lt;script&gt;alert(5)&lt;/script&gt; # x</code>" in html  # a file or dataset name: literal code
+
+
+def test_the_name_of_the_language_model_that_named_the_clusters_is_literal_code(model):
+    import copy
+
+    named = copy.deepcopy(model)
+    named.config.id2label = {k: f"topic {k}" for k in range(named.config.num_clusters)}
+    record = {"generator": "org/lm`<script>alert(1)</script>\n# injected", "generated": "<b>2</b>"}
+    line = names_line(named.config, None, record)
+    assert "\n" not in line
+    html = _markdown_html(f"---\n---\n{line}")
+    assert "<script" not in html and "<b>" not in html
+    assert "<code>org/lm`&lt;script&gt;alert(1)&lt;/script&gt; # injected</code>" in html
