@@ -59,7 +59,6 @@ from ..training.arguments import ClusteringTrainingArguments
 from .after_training import name_trained_clusters
 from .auto_record import auto_record, save_auto_run
 from .estimate import RunEstimate, encoding_speed, estimate_auto
-from .folder import RunFolder
 from .gather_candidates import gather_candidates
 from .recipes import load_recipe
 from .request import TrainingRequest
@@ -170,10 +169,7 @@ def train_auto(
     # the served model is calibrated once, after the choice: the signals' runs skip it
     calibration = overrides.pop("calibration_sample_size", ClusteringTrainingArguments.calibration_sample_size)
     validate_parameters({"calibration_sample_size": calibration}, ClusteringTrainingArguments._parameter_constraints)
-    if request.save and not (request.resume and os.path.isdir(os.path.join(output_dir, SIGNALS_DIR))):
-        RunFolder(output_dir).check_may_replace_model(
-            overwrite=request.overwrite, argument="output_dir (--output-dir)", command="train"
-        )
+    request.check_output_dir(resuming=os.path.isdir(os.path.join(output_dir, SIGNALS_DIR)))
     with recording_phases() as seconds:
         with phase("data"):
             shared = _shared_dataset(request, signals)

@@ -43,6 +43,7 @@ from .folder import (
     RunFolder,
     load_clusterer,
     read_training_run,
+    save_back_target,
 )
 from .training_texts import find_training_texts
 
@@ -105,14 +106,14 @@ def _edit(model_dir, output_dir, overwrite, op, texts, texts_required, edit: Cal
     check_local_path(model_dir, "model_dir")
     if not output_dir:
         raise ValueError(f"`output_dir` is required: {op} writes a new folder and keeps {model_dir} to go back to.")
-    in_place = os.path.isdir(output_dir) and os.path.isdir(model_dir) and os.path.samefile(output_dir, model_dir)
+    folder = RunFolder(output_dir)
+    in_place = folder.is_folder(model_dir)
     if in_place and not overwrite:
         raise FileExistsError(
             f"--output-dir {output_dir} is the model being edited: {op} keeps it to go back to. Pass another "
             "folder, or --overwrite (overwrite=True) to replace it."
         )
-    folder = RunFolder(output_dir)
-    folder.check_may_replace_model(overwrite=overwrite, argument="--output-dir", command=op, source=model_dir)
+    folder.check_may_replace_model(overwrite=overwrite, argument="--output-dir", command=op)
     if texts is not None:
         texts = validate_texts(texts)
     else:
@@ -376,15 +377,7 @@ def rename_saved_model(
     """
     model_dir = os.fspath(model_dir)
     check_local_path(model_dir, "model_dir")
-    if not output_dir and not os.path.isdir(model_dir):
-        raise ValueError(
-            f"--model {model_dir} is not a local folder: rename saves the model back, so pass --output-dir <folder> "
-            "(output_dir=) for a Hub model."
-        )
-    target = os.fspath(output_dir) if output_dir else model_dir
-    RunFolder(target).check_may_replace_model(
-        overwrite=overwrite, argument="--output-dir", command="rename", source=model_dir
-    )
+    target = save_back_target(model_dir, output_dir, overwrite=overwrite, command="rename").path
     model = load_clusterer(model_dir)
     rename_clusters(model, names)  # refused before anything is written
     save_pretrained(model, target, remote_code=RunFolder(model_dir).ships_remote_code())

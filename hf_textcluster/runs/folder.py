@@ -28,7 +28,6 @@ from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.validation import check_local_path
 from ..models.remote_code import save_pretrained
 from ..training.checkpoints import last_complete_checkpoint
-from .training_texts import find_training_texts
 
 __all__ = [
     "ASSIGNMENTS_FILE",
@@ -124,9 +123,6 @@ class RunFolder:
     def __init__(self, path: str | os.PathLike):
         self.path = os.fspath(path)
 
-    def __repr__(self) -> str:
-        return f"RunFolder({self.path!r})"
-
     def _file(self, name: str) -> str:
         return os.path.join(self.path, name)
 
@@ -135,9 +131,6 @@ class RunFolder:
             return None
         with open(self._file(name), encoding="utf-8") as f:
             return json.load(f)
-
-    def _write(self, name: str, text: str) -> None:
-        write_whole(self._file(name), text)
 
     # ----- identity: what makes a resumed run the same run ------------------------------------------------------------
     @staticmethod
@@ -177,7 +170,7 @@ class RunFolder:
         if resuming:
             self.check_same_run(identity)
         os.makedirs(self.path, exist_ok=True)
-        self._write(RUN_IDENTITY_FILE, json.dumps(identity, indent=2))
+        write_whole(self._file(RUN_IDENTITY_FILE), json.dumps(identity, indent=2))
 
     # ----- the run record and its texts -------------------------------------------------------------------------------
     def read_training_run(self) -> dict | None:
@@ -193,11 +186,13 @@ class RunFolder:
 
     def write_training_run(self, run: Mapping[str, Any]) -> None:
         """Write ``training_run.json`` (whole or not at all: a temporary file renamed over it)."""
-        self._write(TRAINING_RUN_FILE, json.dumps(dict(run), indent=2))
+        write_whole(self._file(TRAINING_RUN_FILE), json.dumps(dict(run), indent=2))
 
     def write_assignments(self, clusters) -> None:
         """Write :data:`ASSIGNMENTS_FILE`: the column ``cluster``, one row per training text (atomically)."""
-        self._write(ASSIGNMENTS_FILE, "cluster\n" + "".join(f"{int(k)}\n" for k in np.asarray(clusters).reshape(-1)))
+        write_whole(
+            self._file(ASSIGNMENTS_FILE), "cluster\n" + "".join(f"{int(k)}\n" for k in np.asarray(clusters).reshape(-1))
+        )
 
     def read_assignments(self):
         """The clusters of :data:`ASSIGNMENTS_FILE` (an int array, one per training text), or None without one.
@@ -216,10 +211,6 @@ class RunFolder:
             return np.asarray([int(line) for line in lines[1:]], dtype=np.int64)
         except ValueError:
             raise ValueError(f"{path} is not one column `cluster` of cluster ids; delete it.") from None
-
-    def training_texts(self, data_dir: str | os.PathLike | None = None) -> tuple[list[str] | None, str | None]:
-        """The texts this run was trained on: see :func:`~hf_textcluster.runs.training_texts.find_training_texts`."""
-        return find_training_texts(self.read_training_run(), data_dir)
 
     # ----- the model -------------------------------------------------------------------------------------------------
     def holds_trained_model(self) -> bool:
@@ -254,12 +245,16 @@ class RunFolder:
             )
         if overwrite or not self.holds_trained_model():
             return
-        if source is not None and os.path.isdir(source) and os.path.samefile(source, self.path):
+        if source is not None and self.is_folder(source):
             return
         raise FileExistsError(
             f"{argument} {self.path} already holds a trained model, which {command} would replace. "
             "Pass --overwrite (overwrite=True) to replace it, or choose another folder."
         )
+
+    def is_folder(self, path: str | os.PathLike) -> bool:
+        """Whether ``path`` is this very folder (both existing)."""
+        return os.path.isdir(self.path) and os.path.isdir(path) and os.path.samefile(self.path, path)
 
     def open(self, model=None, **kwargs) -> tuple[Any, dict | None]:
         """The saved model and its run record: what ``card`` and ``push`` start from.
@@ -341,6 +336,25 @@ def record_metrics(model_dir: str | os.PathLike, metrics: Mapping[str, float]) -
     folder.write_training_run(run)
 
 
+def save_back_target(model: str, output_dir: str | os.PathLike | None, *, overwrite: bool, command: str) -> RunFolder:
+    """The folder a command that changes the saved model ``model`` writes it to: ``output_dir``, else ``model``
+    itself (a local folder; ``check_local_path`` it first), checked as every writer's
+    (:meth:`RunFolder.check_may_replace_model`).
+
+    Raises:
+        ValueError: a Hub model without ``output_dir``. FileExistsError / NotADirectoryError: see
+            :meth:`RunFolder.check_may_replace_model`.
+    """
+    if not os.path.isdir(model) and not output_dir:
+        raise ValueError(
+            f"--model {model} is not a local folder: {command} saves the model back, so pass --output-dir <folder> "
+            "(output_dir=) for a Hub model."
+        )
+    target = RunFolder(output_dir or model)
+    target.check_may_replace_model(overwrite=overwrite, argument="--output-dir", command=command, source=model)
+    return target
+
+
 def update_saved_model(
     model: str,
     input_file: str,
@@ -377,20 +391,13 @@ def update_saved_model(
         >>> update_saved_model("runs/m", "texts.csv", update, command="calibrate")  # doctest: +SKIP
     """
     check_local_path(model, "--model")
-    target = RunFolder(output_dir or model)
-    if not os.path.isdir(model) and not output_dir:
-        raise ValueError(
-            f"--model {model} is not a local folder: {command} saves the model back, so pass "
-            "--output-dir <folder> for a Hub model."
-        )
-    target.check_may_replace_model(overwrite=overwrite, argument="--output-dir", command=command, source=model)
+    target = save_back_target(model, output_dir, overwrite=overwrite, command=command)
     texts = list(load_text_file(input_file, text_column=text_column)["text"])
     loaded = load_clusterer(model)
     start = time.perf_counter()
     update(loaded, texts)
     seconds = time.perf_counter() - start
-    in_place = os.path.isdir(target.path) and os.path.isdir(model) and os.path.samefile(target.path, model)
-    if command not in ("calibrate", "name") and in_place:  # they change no cluster: nothing to keep
+    if command not in ("calibrate", "name") and target.is_folder(model):  # they change no cluster: nothing to keep
         RunFolder(model).keep_trained_model()
     # A folder that ships remote code keeps it: its config.json's auto_map would otherwise be dropped on saving.
     save_pretrained(loaded, target.path, remote_code=RunFolder(model).ships_remote_code())

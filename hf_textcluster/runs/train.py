@@ -141,11 +141,7 @@ def train_method(
     """
     spec = get_method(method)
     out, save, seed = request.output_dir, request.save, request.seed
-    # resuming this run's own checkpoints replaces nothing
-    if save and not (request.resume and last_complete_checkpoint(out)):
-        RunFolder(out).check_may_replace_model(
-            overwrite=request.overwrite, argument="output_dir (--output-dir)", command="train"
-        )
+    request.check_output_dir(resuming=bool(last_complete_checkpoint(out)))  # its own checkpoints replace nothing
     plan = load_recipe(method, request.recipe, request.dataset_name)
     if schedule is not None:
         plan["schedule"] = dict(schedule)
@@ -234,13 +230,10 @@ def _run_record(
     corpus = benchmark_corpus(train_dataset)
     return {
         "method": method,
-        "dataset": request.dataset_name,
-        **({"input": dict(request.input_file)} if request.input_file and not request.dataset_name else {}),
+        **request.record(),
         **({"corpus": corpus} if corpus else {}),
-        "recipe": request.recipe,
         "augmentation": augmentation,
         "encoder": trainer.model.config.name_or_path,
-        "seed": request.seed,
         "num_train_texts": len(train_dataset),
         **(
             {"num_test_texts": len(test_dataset), "test_size": request.test_size, "split_seed": request.split_seed}
@@ -252,7 +245,6 @@ def _run_record(
         **({"serving": trainer.serving_choice} if trainer.serving_choice else {}),
         "schedule": asdict(schedule),
         "config_overrides": config_overrides or {},
-        "training_overrides": request.training_overrides or {},
         "metrics": metrics,
     }
 
