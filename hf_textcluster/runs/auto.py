@@ -50,7 +50,7 @@ from ..choosing.linear_heads import distil_partition
 from ..choosing.serving import apply_partition
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
-from ..modeling.validation import validate_parameters
+from ..modeling.validation import Options, validate_parameters
 from ..models import get_method
 from ..representation.summary import assign_embeddings
 from ..reuse import embed, reusing_results
@@ -111,18 +111,6 @@ class AutoTrainingResult(TrainingResult):
     train_dataset: datasets.Dataset | None = field(default=None, repr=False)
 
 
-def _check_auto_arguments(signals, criterion, record_criteria) -> tuple[tuple[str, ...], list[str]]:
-    """(the signals, the criteria to record beside ``criterion`` and its parts)."""
-    names = tuple(signals)
-    if not names or any(s not in SIGNALS for s in names) or len(set(names)) != len(names):
-        raise ValueError(f"`signals` must name distinct signals of {', '.join(SIGNALS)}; got {list(signals)!r}.")
-    if criterion not in AUTO_CRITERIA:
-        raise ValueError(f"`criterion` must be one of {', '.join(AUTO_CRITERIA)}; got {criterion!r}.")
-    if isinstance(record_criteria, str) or any(c not in AUTO_CRITERIA for c in record_criteria):
-        raise ValueError(f"`record_criteria` must be a list of {', '.join(AUTO_CRITERIA)}; got {record_criteria!r}.")
-    return names, [c for c in record_criteria if c not in (criterion, *PARTS.get(criterion, ()))]
-
-
 def train_auto(
     request: TrainingRequest,
     *,
@@ -162,7 +150,14 @@ def train_auto(
         >>> result.auto["choice"]["served"]                                    # doctest: +SKIP
         'contrastive/umap_kmeans'
     """
-    signals, extra_criteria = _check_auto_arguments(signals, criterion, record_criteria)
+    signals = tuple(signals)
+    if not signals or any(s not in SIGNALS for s in signals) or len(set(signals)) != len(signals):
+        raise ValueError(f"`signals` must name distinct signals of {', '.join(SIGNALS)}; got {list(signals)!r}.")
+    validate_parameters({"criterion": criterion}, {"criterion": Options(*AUTO_CRITERIA)})
+    if isinstance(record_criteria, str) or any(c not in AUTO_CRITERIA for c in record_criteria):
+        raise ValueError(f"`record_criteria` must be a list of {', '.join(AUTO_CRITERIA)}; got {record_criteria!r}.")
+    # the criteria to record beside `criterion` and its parts
+    extra_criteria = [c for c in record_criteria if c not in (criterion, *PARTS.get(criterion, ()))]
     output_dir, seed = request.output_dir, request.seed
     overrides = dict(request.training_overrides or {})
     serve = overrides.pop("serve", "auto")
@@ -203,9 +198,7 @@ def train_auto(
         train_seconds = sum(r.train_seconds for r in results.values())
         model, trainer = results[chosen.serving_signal].model, results[chosen.serving_signal].trainer
         with phase("name"):
-            cluster_names = (
-                name_trained_clusters(model, trainer, trainer.train_dataset, seed) if request.name_clusters else None
-            )
+            cluster_names = name_trained_clusters(model, trainer, trainer.train_dataset, request)
         metrics = {"train_seconds": round(train_seconds, 2), "choose_seconds": round(choose_seconds, 2)}
         if request.evaluate:
             with phase("evaluate"):

@@ -79,8 +79,7 @@ def _save(model, model_dir: str, output_dir: str, record: dict) -> dict:
         run.setdefault("metrics_before_edits", run["metrics"])
         run["metrics"] = {}
     record = {
-        "op": record.pop("op"),
-        **record,
+        **record,  # its "op" first
         "num_clusters": model.config.num_clusters,
         "source": os.path.abspath(model_dir),
         "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -180,12 +179,11 @@ def merge_and_describe(
     else:
         summary = merge_summaries(read_cluster_summary(model.config), mapping, merged.config.num_clusters)
         setattr(merged.config, SUMMARY_KEY, summary)
-    record = {
+    return merged, {
         "op": "merge",
         "clusters": [sorted(int(k) for k in group) for group in groups],
         "mapping": [int(v) for v in mapping],
     }
-    return merged, record
 
 
 def describe_edited_clusters(

@@ -28,6 +28,7 @@ from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.validation import check_local_path
 from ..models.remote_code import save_pretrained
 from ..training.checkpoints import last_complete_checkpoint
+from .training_texts import find_training_texts
 
 __all__ = [
     "ASSIGNMENTS_FILE",
@@ -211,6 +212,10 @@ class RunFolder:
             return np.asarray([int(line) for line in lines[1:]], dtype=np.int64)
         except ValueError:
             raise ValueError(f"{path} is not one column `cluster` of cluster ids; delete it.") from None
+
+    def training_texts(self, data_dir: str | os.PathLike | None = None) -> tuple[list[str] | None, str | None]:
+        """The texts this run was trained on: see :func:`~hf_textcluster.runs.training_texts.find_training_texts`."""
+        return find_training_texts(self.read_training_run(), data_dir)
 
     # ----- the model -------------------------------------------------------------------------------------------------
     def holds_trained_model(self) -> bool:
