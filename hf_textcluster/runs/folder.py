@@ -248,9 +248,7 @@ class RunFolder:
             raise NotADirectoryError(
                 f"{argument} {self.path} is a file, not a folder: pass a folder (it is created if missing)."
             )
-        if overwrite or not self.holds_trained_model():
-            return
-        if source is not None and self.is_folder(source):
+        if overwrite or not self.holds_trained_model() or (source is not None and self.is_folder(source)):
             return
         raise FileExistsError(
             f"{argument} {self.path} already holds a trained model, which {command} would replace. "
