@@ -386,16 +386,6 @@ def rename_saved_model(
     return model
 
 
-def load_online_state(model_dir: str | os.PathLike) -> OnlineCentres | None:
-    """The running means and counts ``update`` kept in ``model_dir`` (None: none yet)."""
-    path = Path(model_dir, ONLINE_STATE_FILE)
-    if not path.is_file():
-        return None
-    from safetensors.torch import load_file
-
-    return OnlineCentres.from_tensors(load_file(str(path)))
-
-
 def update_saved_model(
     model_dir: str | os.PathLike,
     output_dir: str | os.PathLike,
@@ -423,9 +413,11 @@ def update_saved_model(
     outcome = {}
 
     def edit(model, reference):
-        state = load_online_state(model_dir)
-        if state is not None:
-            model.online_state_ = state
+        state_file = Path(model_dir, ONLINE_STATE_FILE)  # the running means and counts an update kept
+        if state_file.is_file():
+            from safetensors.torch import load_file
+
+            model.online_state_ = OnlineCentres.from_tensors(load_file(str(state_file)))
         elif reference is not None:
             start_online(model, reference)
         result = update(model, texts, accept_new=accept_new, **update_kwargs)

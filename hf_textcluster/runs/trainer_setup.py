@@ -48,8 +48,7 @@ def build_training_arguments(output_dir: str, recipe_training: dict, overrides: 
         values["save_strategy"], values["save_steps"] = "steps", max(1, steps // 10)
     if not torch.cuda.is_available():
         values.setdefault("use_cpu", True)  # TrainingArguments refuses bf16 without a GPU unless told it is on CPU
-    known = {f.name for f in fields(ClusteringTrainingArguments)}
-    unknown = sorted(set(values) - known)
+    unknown = sorted(set(values) - {f.name for f in fields(ClusteringTrainingArguments)})
     if unknown:
         raise ValueError(f"Unknown training arguments {unknown}; see `hf-textcluster train --help`.")
     return ClusteringTrainingArguments(**values)
