@@ -292,12 +292,11 @@ def choose_from_signals(
 
 def _shared_dataset(request: TrainingRequest, signals) -> datasets.Dataset:
     """The texts every signal trains on, read once: a benchmark with the contrastive signal's augmented views."""
-    view_methods = [SIGNALS[s].method for s in signals if get_method(SIGNALS[s].method).uses_augmented_views]
     views = request.augmentation
-    if views == "recipe":
-        is_benchmark = request.dataset_name is not None
+    if views == "recipe":  # a benchmark's: the recipe's views of the first signal that trains on views
+        methods = [SIGNALS[s].method for s in signals if get_method(SIGNALS[s].method).uses_augmented_views]
         views = (
-            load_recipe(view_methods[0], request.recipe).get("augmentation") if view_methods and is_benchmark else None
+            load_recipe(methods[0], request.recipe).get("augmentation") if methods and request.dataset_name else None
         )
     return prepare_dataset(request.dataset, views, data_dir=request.data_dir, seed=request.seed)
 

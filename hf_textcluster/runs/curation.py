@@ -54,8 +54,7 @@ def name_edited_clusters(model, texts: Sequence[str], clusters: Sequence[int], e
     """Name the ``edited`` clusters of ``model`` after their c-TF-IDF keywords on ``texts`` (assigned ``clusters``);
     the other clusters keep their names, and a model whose names are all the defaults (``cluster_<i>``) keeps them.
     Returns the names given."""
-    default_names = all(str(name) == f"cluster_{k}" for k, name in model.config.id2label.items())
-    if default_names or not edited:
+    if not edited or all(str(name) == f"cluster_{k}" for k, name in model.config.id2label.items()):
         return {}
     keywords = cluster_keywords(list(texts), np.asarray(clusters), model.config.num_clusters)
     labels = keyword_labels(keywords)
