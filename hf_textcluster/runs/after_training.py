@@ -68,21 +68,22 @@ def train_and_finish(trainer, last_checkpoint: str | None, evaluate: bool) -> tu
     return metrics, train_seconds
 
 
-def name_trained_clusters(model, trainer, train_dataset, seed: int) -> ClusterNames | None:
+def name_trained_clusters(model, trainer, train_dataset, request) -> ClusterNames | None:
     """The clusters' names on the training texts (a seeded sample of at most 10,000), once the served partition was
     chosen: predict, the pipeline, the report and the card then answer names. Every training text's cluster and
     confidence (``ClusterNames.assignments``, saved by :func:`save_run`) give the summary saved with the model (sizes,
     mean confidence, keywords and representative texts: ``model.cluster_info()``); they come from the encoding pass of
     :func:`finish_training` when it made one (``trainer.train_assignments``), else from a pass of their own. None
-    before k-means initialised the clusters, and in every process but the main one."""
-    if not (model.config.centroids_initialized and trainer.is_world_process_zero()):
+    unless ``request`` (a :class:`~hf_textcluster.runs.request.TrainingRequest`) asks for names, before k-means
+    initialised the clusters, and in every process but the main one."""
+    if not (request.name_clusters and model.config.centroids_initialized and trainer.is_world_process_zero()):
         return None
     texts = list(train_dataset["text"])
     encoding = {"batch_size": trainer.encode_batch_size, "precision": trainer.precision}
     assignments = getattr(trainer, "train_assignments", None)  # from finish_training's pass, when it made one
     if assignments is None or len(assignments.clusters) != len(texts):
         assignments = assign_texts(model, texts, **encoding)
-    return name_clusters(model, texts, random_state=seed, assignments=assignments, **encoding)
+    return name_clusters(model, texts, random_state=request.seed, assignments=assignments, **encoding)
 
 
 def save_run(output_dir: str, model, trainer, run: dict, keep_checkpoints: bool, assignments=None) -> None:

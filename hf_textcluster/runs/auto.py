@@ -50,7 +50,7 @@ from ..choosing.linear_heads import distil_partition
 from ..choosing.serving import apply_partition
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
-from ..modeling.validation import validate_parameters
+from ..modeling.validation import Options, validate_parameters
 from ..models import get_method
 from ..representation.summary import assign_embeddings
 from ..reuse import embed, reusing_results
@@ -59,7 +59,6 @@ from ..training.arguments import ClusteringTrainingArguments
 from .after_training import name_trained_clusters
 from .auto_record import auto_record, save_auto_run
 from .estimate import RunEstimate, encoding_speed, estimate_auto
-from .folder import RunFolder
 from .gather_candidates import gather_candidates
 from .recipes import load_recipe
 from .request import TrainingRequest
@@ -112,18 +111,6 @@ class AutoTrainingResult(TrainingResult):
     train_dataset: datasets.Dataset | None = field(default=None, repr=False)
 
 
-def _check_auto_arguments(signals, criterion, record_criteria) -> tuple[tuple[str, ...], list[str]]:
-    """(the signals, the criteria to record beside ``criterion`` and its parts)."""
-    names = tuple(signals)
-    if not names or any(s not in SIGNALS for s in names) or len(set(names)) != len(names):
-        raise ValueError(f"`signals` must name distinct signals of {', '.join(SIGNALS)}; got {list(signals)!r}.")
-    if criterion not in AUTO_CRITERIA:
-        raise ValueError(f"`criterion` must be one of {', '.join(AUTO_CRITERIA)}; got {criterion!r}.")
-    if isinstance(record_criteria, str) or any(c not in AUTO_CRITERIA for c in record_criteria):
-        raise ValueError(f"`record_criteria` must be a list of {', '.join(AUTO_CRITERIA)}; got {record_criteria!r}.")
-    return names, [c for c in record_criteria if c not in (criterion, *PARTS.get(criterion, ()))]
-
-
 def train_auto(
     request: TrainingRequest,
     *,
@@ -163,17 +150,21 @@ def train_auto(
         >>> result.auto["choice"]["served"]                                    # doctest: +SKIP
         'contrastive/umap_kmeans'
     """
-    signals, extra_criteria = _check_auto_arguments(signals, criterion, record_criteria)
+    signals = tuple(signals)
+    if not signals or any(s not in SIGNALS for s in signals) or len(set(signals)) != len(signals):
+        raise ValueError(f"`signals` must name distinct signals of {', '.join(SIGNALS)}; got {list(signals)!r}.")
+    validate_parameters({"criterion": criterion}, {"criterion": Options(*AUTO_CRITERIA)})
+    if isinstance(record_criteria, str) or any(c not in AUTO_CRITERIA for c in record_criteria):
+        raise ValueError(f"`record_criteria` must be a list of {', '.join(AUTO_CRITERIA)}; got {record_criteria!r}.")
+    # the criteria to record beside `criterion` and its parts
+    extra_criteria = [c for c in record_criteria if c not in (criterion, *PARTS.get(criterion, ()))]
     output_dir, seed = request.output_dir, request.seed
     overrides = dict(request.training_overrides or {})
     serve = overrides.pop("serve", "auto")
     # the served model is calibrated once, after the choice: the signals' runs skip it
     calibration = overrides.pop("calibration_sample_size", ClusteringTrainingArguments.calibration_sample_size)
     validate_parameters({"calibration_sample_size": calibration}, ClusteringTrainingArguments._parameter_constraints)
-    if request.save and not (request.resume and os.path.isdir(os.path.join(output_dir, SIGNALS_DIR))):
-        RunFolder(output_dir).check_may_replace_model(
-            overwrite=request.overwrite, argument="output_dir (--output-dir)", command="train"
-        )
+    request.check_output_dir(resuming=os.path.isdir(os.path.join(output_dir, SIGNALS_DIR)))
     with recording_phases() as seconds:
         with phase("data"):
             shared = _shared_dataset(request, signals)
@@ -207,9 +198,7 @@ def train_auto(
         train_seconds = sum(r.train_seconds for r in results.values())
         model, trainer = results[chosen.serving_signal].model, results[chosen.serving_signal].trainer
         with phase("name"):
-            cluster_names = (
-                name_trained_clusters(model, trainer, trainer.train_dataset, seed) if request.name_clusters else None
-            )
+            cluster_names = name_trained_clusters(model, trainer, trainer.train_dataset, request)
         metrics = {"train_seconds": round(train_seconds, 2), "choose_seconds": round(choose_seconds, 2)}
         if request.evaluate:
             with phase("evaluate"):
@@ -303,12 +292,11 @@ def choose_from_signals(
 
 def _shared_dataset(request: TrainingRequest, signals) -> datasets.Dataset:
     """The texts every signal trains on, read once: a benchmark with the contrastive signal's augmented views."""
-    view_methods = [SIGNALS[s].method for s in signals if get_method(SIGNALS[s].method).uses_augmented_views]
     views = request.augmentation
-    if views == "recipe":
-        is_benchmark = request.dataset_name is not None
+    if views == "recipe":  # a benchmark's: the recipe's views of the first signal that trains on views
+        methods = [SIGNALS[s].method for s in signals if get_method(SIGNALS[s].method).uses_augmented_views]
         views = (
-            load_recipe(view_methods[0], request.recipe).get("augmentation") if view_methods and is_benchmark else None
+            load_recipe(methods[0], request.recipe).get("augmentation") if methods and request.dataset_name else None
         )
     return prepare_dataset(request.dataset, views, data_dir=request.data_dir, seed=request.seed)
 

@@ -24,9 +24,7 @@ def auto_record(results: Mapping, chosen, criterion: str | None, texts: Sequence
     return {
         "signals": {
             name: {
-                "method": SIGNALS[name].method,
-                "config": SIGNALS[name].config,
-                "description": SIGNALS[name].description,
+                **SIGNALS[name]._asdict(),  # method, config, description
                 "folder": os.path.join(SIGNALS_DIR, name),
                 "steps": int(r.trainer.state.global_step),
                 "batch_size": int(r.trainer.args.per_device_train_batch_size),
@@ -56,7 +54,7 @@ def save_auto_run(request, model, chosen, record, metrics, assignments, seconds)
     """The serving model, the kept candidates (``chosen``: a :class:`~hf_textcluster.runs.auto.SignalsChoice`), the
     training texts' clusters (``assignments.csv``) and ``training_run.json`` (the serving signal's, with ``auto``, what
     ``request`` asked and the run's ``seconds`` by phase) in ``request.output_dir``."""
-    output_dir, dataset, input_file = request.output_dir, request.dataset_name, request.input_file
+    output_dir = request.output_dir
     serving_signal, criterion = chosen.serving_signal, record["choice"]["criterion"]
     model.save_pretrained(output_dir)
     save_candidates(output_dir, {**chosen.candidates, SERVED_KEY: chosen.served_labels}, record)
@@ -67,17 +65,13 @@ def save_auto_run(request, model, chosen, record, metrics, assignments, seconds)
         {
             "method": SIGNALS[serving_signal].method,
             "auto": record,
-            "dataset": dataset,
-            **({"input": dict(input_file)} if input_file and not dataset else {}),
-            "recipe": request.recipe,
-            "seed": request.seed,
+            **request.record(),
             "serving": {
                 "served": chosen.served,
                 "criterion": criterion,
                 "scores": {n: v[criterion] for n, v in record["candidates"].items()} if criterion else {},
             },
             "config_overrides": dict(SIGNALS[serving_signal].config),
-            "training_overrides": dict(request.training_overrides or {}),
             "metrics": metrics,
             "seconds": dict(seconds),
         }

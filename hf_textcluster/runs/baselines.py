@@ -101,15 +101,13 @@ class EmbeddingKMeans:
     def fit_predict(self, texts: Sequence[str]) -> np.ndarray:
         texts = validate_texts(texts)
         request = ClusterCountRequest.parse(self.num_clusters, self.k_range, self.k_criterion)
-        if request.is_auto:
-            request.check(len(texts))  # before the encoding pass
-        else:
+        request.check(len(texts))  # an "auto" range, before the encoding pass
+        if not request.is_auto:
             check_num_clusters(request.num_clusters, len(texts))
         self.embeddings_ = self.embed(texts)
-        num_clusters = request.num_clusters
         if request.is_auto:
             self.auto_k_ = request.choose(self.embeddings_, random_state=self.random_state)
-            num_clusters = self.auto_k_.num_clusters
+        num_clusters = self.auto_k_.num_clusters if request.is_auto else request.num_clusters
         self.labels_ = _kmeans_labels(self, self.embeddings_, num_clusters)
         return self.labels_
 

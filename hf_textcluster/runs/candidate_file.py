@@ -49,9 +49,12 @@ def save_candidates(output_dir: str | os.PathLike, partitions: Mapping[str, np.n
     os.replace(f"{path}.tmp", path)
 
 
-def read_candidates(model_dir: str | os.PathLike) -> tuple[dict[str, np.ndarray], dict[str, str]] | None:
+def read_candidates(
+    model_dir: str | os.PathLike, served: bool = True
+) -> tuple[dict[str, np.ndarray], dict[str, str]] | None:
     """The candidates a run kept (:data:`CANDIDATES_FILE`): (name -> partition of its training texts, metadata with
-    ``texts_sha1`` and ``num_train_texts``), or None when the folder has none.
+    ``texts_sha1`` and ``num_train_texts``), or None when the folder has none. ``served=False`` leaves out the
+    served clusters (:data:`SERVED_KEY`).
 
     Example:
         >>> partitions, meta = read_candidates("runs/auto-so")    # doctest: +SKIP
@@ -65,7 +68,8 @@ def read_candidates(model_dir: str | os.PathLike) -> tuple[dict[str, np.ndarray]
         return None
     with safe_open(path, framework="numpy") as f:
         metadata = dict(f.metadata() or {})
-        partitions = {name: f.get_tensor(name).astype(np.int64) for name in f.keys()}  # noqa: SIM118 - a safetensors file is not iterable
+        names = [name for name in f.keys() if served or name != SERVED_KEY]  # noqa: SIM118 - a safetensors file is not iterable
+        partitions = {name: f.get_tensor(name).astype(np.int64) for name in names}
     return partitions, metadata
 
 
@@ -131,14 +135,13 @@ def serve_kept_candidate(
 def check_kept_candidate(model_dir: str | os.PathLike, name: str) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     """One clear error unless ``model_dir`` keeps candidate ``name`` (:data:`CANDIDATES_FILE`); else the kept
     candidates (without the served clusters) and the file's metadata."""
-    kept = read_candidates(model_dir) if os.path.isdir(os.fspath(model_dir)) else None
+    kept = read_candidates(model_dir, served=False) if os.path.isdir(os.fspath(model_dir)) else None
     if kept is None:
         raise ValueError(
             f"--serve {name!r} is not one of auto, {', '.join(CANDIDATES)}, and {os.fspath(model_dir)} keeps no "
             f"candidate partitions ({CANDIDATES_FILE}, written by `train --method auto`)."
         )
     partitions, metadata = kept
-    partitions.pop(SERVED_KEY, None)
     if name not in partitions:
         raise ValueError(
             f"--serve {name!r} is not a kept candidate of {os.fspath(model_dir)}; pass one of {', '.join(partitions)}."
@@ -152,11 +155,10 @@ def keep_candidates(
     """After the model of ``model_dir`` was made to serve another partition and saved to ``output_dir``: keep its
     candidates there too, with the served clusters of the training texts updated (dropped when ``texts`` are other
     texts, which the candidates do not partition)."""
-    kept = read_candidates(model_dir)
+    kept = read_candidates(model_dir, served=False)
     if kept is None:
         return
     partitions, metadata = kept
-    partitions.pop(SERVED_KEY, None)
     if texts_match(texts, metadata):
         partitions[SERVED_KEY] = np.asarray(served_labels)
     save_candidates(output_dir, partitions, metadata)

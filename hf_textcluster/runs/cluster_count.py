@@ -82,9 +82,7 @@ def _choose_num_clusters(
 
 def _saved_k_selection(output_dir: str, request: ClusterCountRequest, identity: dict) -> dict | None:
     """The K an interrupted run of the same request on the same texts chose (its run_identity.json), if any."""
-    saved = RunFolder(output_dir).read_identity()
-    if saved is None:
-        return None
+    saved = RunFolder(output_dir).read_identity() or {}
     selection = saved.get("k_selection") or {}
     same = (
         saved.get("texts_sha1") == identity["texts_sha1"]

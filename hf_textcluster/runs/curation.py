@@ -43,6 +43,7 @@ from .folder import (
     RunFolder,
     load_clusterer,
     read_training_run,
+    save_back_target,
 )
 from .training_texts import find_training_texts
 
@@ -53,8 +54,7 @@ def name_edited_clusters(model, texts: Sequence[str], clusters: Sequence[int], e
     """Name the ``edited`` clusters of ``model`` after their c-TF-IDF keywords on ``texts`` (assigned ``clusters``);
     the other clusters keep their names, and a model whose names are all the defaults (``cluster_<i>``) keeps them.
     Returns the names given."""
-    default_names = all(str(name) == f"cluster_{k}" for k, name in model.config.id2label.items())
-    if default_names or not edited:
+    if not edited or all(str(name) == f"cluster_{k}" for k, name in model.config.id2label.items()):
         return {}
     keywords = cluster_keywords(list(texts), np.asarray(clusters), model.config.num_clusters)
     labels = keyword_labels(keywords)
@@ -78,8 +78,7 @@ def _save(model, model_dir: str, output_dir: str, record: dict) -> dict:
         run.setdefault("metrics_before_edits", run["metrics"])
         run["metrics"] = {}
     record = {
-        "op": record.pop("op"),
-        **record,
+        **record,  # its "op" first
         "num_clusters": model.config.num_clusters,
         "source": os.path.abspath(model_dir),
         "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -105,14 +104,14 @@ def _edit(model_dir, output_dir, overwrite, op, texts, texts_required, edit: Cal
     check_local_path(model_dir, "model_dir")
     if not output_dir:
         raise ValueError(f"`output_dir` is required: {op} writes a new folder and keeps {model_dir} to go back to.")
-    in_place = os.path.isdir(output_dir) and os.path.isdir(model_dir) and os.path.samefile(output_dir, model_dir)
+    folder = RunFolder(output_dir)
+    in_place = folder.is_folder(model_dir)
     if in_place and not overwrite:
         raise FileExistsError(
             f"--output-dir {output_dir} is the model being edited: {op} keeps it to go back to. Pass another "
             "folder, or --overwrite (overwrite=True) to replace it."
         )
-    folder = RunFolder(output_dir)
-    folder.check_may_replace_model(overwrite=overwrite, argument="--output-dir", command=op, source=model_dir)
+    folder.check_may_replace_model(overwrite=overwrite, argument="--output-dir", command=op)
     if texts is not None:
         texts = validate_texts(texts)
     else:
@@ -179,12 +178,11 @@ def merge_and_describe(
     else:
         summary = merge_summaries(read_cluster_summary(model.config), mapping, merged.config.num_clusters)
         setattr(merged.config, SUMMARY_KEY, summary)
-    record = {
+    return merged, {
         "op": "merge",
         "clusters": [sorted(int(k) for k in group) for group in groups],
         "mapping": [int(v) for v in mapping],
     }
-    return merged, record
 
 
 def describe_edited_clusters(
@@ -376,15 +374,7 @@ def rename_saved_model(
     """
     model_dir = os.fspath(model_dir)
     check_local_path(model_dir, "model_dir")
-    if not output_dir and not os.path.isdir(model_dir):
-        raise ValueError(
-            f"--model {model_dir} is not a local folder: rename saves the model back, so pass --output-dir <folder> "
-            "(output_dir=) for a Hub model."
-        )
-    target = os.fspath(output_dir) if output_dir else model_dir
-    RunFolder(target).check_may_replace_model(
-        overwrite=overwrite, argument="--output-dir", command="rename", source=model_dir
-    )
+    target = save_back_target(model_dir, output_dir, overwrite=overwrite, command="rename").path
     model = load_clusterer(model_dir)
     rename_clusters(model, names)  # refused before anything is written
     save_pretrained(model, target, remote_code=RunFolder(model_dir).ships_remote_code())
@@ -393,16 +383,6 @@ def rename_saved_model(
             if os.path.isfile(os.path.join(model_dir, name)):
                 shutil.copy2(os.path.join(model_dir, name), os.path.join(target, name))
     return model
-
-
-def load_online_state(model_dir: str | os.PathLike) -> OnlineCentres | None:
-    """The running means and counts ``update`` kept in ``model_dir`` (None: none yet)."""
-    path = Path(model_dir, ONLINE_STATE_FILE)
-    if not path.is_file():
-        return None
-    from safetensors.torch import load_file
-
-    return OnlineCentres.from_tensors(load_file(str(path)))
 
 
 def update_saved_model(
@@ -432,9 +412,11 @@ def update_saved_model(
     outcome = {}
 
     def edit(model, reference):
-        state = load_online_state(model_dir)
-        if state is not None:
-            model.online_state_ = state
+        state_file = Path(model_dir, ONLINE_STATE_FILE)  # the running means and counts an update kept
+        if state_file.is_file():
+            from safetensors.torch import load_file
+
+            model.online_state_ = OnlineCentres.from_tensors(load_file(str(state_file)))
         elif reference is not None:
             start_online(model, reference)
         result = update(model, texts, accept_new=accept_new, **update_kwargs)

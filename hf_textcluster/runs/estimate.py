@@ -88,9 +88,7 @@ def estimate_auto(
     steps_seconds = step_share * sum(
         count * batch * STEP_COST[name] * per_text for name, (count, batch) in steps.items()
     )
-    passes = PASSES + sum(
-        (count - 1) // TARGET_REFRESH_STEPS for name, (count, _) in steps.items() if name == "self_training"
-    )
+    passes = PASSES + ((steps["self_training"][0] - 1) // TARGET_REFRESH_STEPS if "self_training" in steps else 0)
     other = OTHER_SECONDS + OTHER_SECONDS_PER_TEXT * num_texts
     seconds = steps_seconds + passes * PASS_COST * num_texts * per_text + other
     return RunEstimate(seconds=seconds, steps_seconds=steps_seconds, texts_per_second=texts_per_second)

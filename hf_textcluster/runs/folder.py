@@ -124,9 +124,6 @@ class RunFolder:
     def __init__(self, path: str | os.PathLike):
         self.path = os.fspath(path)
 
-    def __repr__(self) -> str:
-        return f"RunFolder({self.path!r})"
-
     def _file(self, name: str) -> str:
         return os.path.join(self.path, name)
 
@@ -135,9 +132,6 @@ class RunFolder:
             return None
         with open(self._file(name), encoding="utf-8") as f:
             return json.load(f)
-
-    def _write(self, name: str, text: str) -> None:
-        write_whole(self._file(name), text)
 
     # ----- identity: what makes a resumed run the same run ------------------------------------------------------------
     @staticmethod
@@ -177,7 +171,7 @@ class RunFolder:
         if resuming:
             self.check_same_run(identity)
         os.makedirs(self.path, exist_ok=True)
-        self._write(RUN_IDENTITY_FILE, json.dumps(identity, indent=2))
+        write_whole(self._file(RUN_IDENTITY_FILE), json.dumps(identity, indent=2))
 
     # ----- the run record and its texts -------------------------------------------------------------------------------
     def read_training_run(self) -> dict | None:
@@ -193,11 +187,13 @@ class RunFolder:
 
     def write_training_run(self, run: Mapping[str, Any]) -> None:
         """Write ``training_run.json`` (whole or not at all: a temporary file renamed over it)."""
-        self._write(TRAINING_RUN_FILE, json.dumps(dict(run), indent=2))
+        write_whole(self._file(TRAINING_RUN_FILE), json.dumps(dict(run), indent=2))
 
     def write_assignments(self, clusters) -> None:
         """Write :data:`ASSIGNMENTS_FILE`: the column ``cluster``, one row per training text (atomically)."""
-        self._write(ASSIGNMENTS_FILE, "cluster\n" + "".join(f"{int(k)}\n" for k in np.asarray(clusters).reshape(-1)))
+        write_whole(
+            self._file(ASSIGNMENTS_FILE), "cluster\n" + "".join(f"{int(k)}\n" for k in np.asarray(clusters).reshape(-1))
+        )
 
     def read_assignments(self):
         """The clusters of :data:`ASSIGNMENTS_FILE` (an int array, one per training text), or None without one.
@@ -252,14 +248,16 @@ class RunFolder:
             raise NotADirectoryError(
                 f"{argument} {self.path} is a file, not a folder: pass a folder (it is created if missing)."
             )
-        if overwrite or not self.holds_trained_model():
-            return
-        if source is not None and os.path.isdir(source) and os.path.samefile(source, self.path):
+        if overwrite or not self.holds_trained_model() or (source is not None and self.is_folder(source)):
             return
         raise FileExistsError(
             f"{argument} {self.path} already holds a trained model, which {command} would replace. "
             "Pass --overwrite (overwrite=True) to replace it, or choose another folder."
         )
+
+    def is_folder(self, path: str | os.PathLike) -> bool:
+        """Whether ``path`` is this very folder (both existing)."""
+        return os.path.isdir(self.path) and os.path.isdir(path) and os.path.samefile(self.path, path)
 
     def open(self, model=None, **kwargs) -> tuple[Any, dict | None]:
         """The saved model and its run record: what ``card`` and ``push`` start from.
@@ -341,6 +339,25 @@ def record_metrics(model_dir: str | os.PathLike, metrics: Mapping[str, float]) -
     folder.write_training_run(run)
 
 
+def save_back_target(model: str, output_dir: str | os.PathLike | None, *, overwrite: bool, command: str) -> RunFolder:
+    """The folder a command that changes the saved model ``model`` writes it to: ``output_dir``, else ``model``
+    itself (a local folder; ``check_local_path`` it first), checked as every writer's
+    (:meth:`RunFolder.check_may_replace_model`).
+
+    Raises:
+        ValueError: a Hub model without ``output_dir``. FileExistsError / NotADirectoryError: see
+            :meth:`RunFolder.check_may_replace_model`.
+    """
+    if not os.path.isdir(model) and not output_dir:
+        raise ValueError(
+            f"--model {model} is not a local folder: {command} saves the model back, so pass --output-dir <folder> "
+            "(output_dir=) for a Hub model."
+        )
+    target = RunFolder(output_dir or model)
+    target.check_may_replace_model(overwrite=overwrite, argument="--output-dir", command=command, source=model)
+    return target
+
+
 def update_saved_model(
     model: str,
     input_file: str,
@@ -377,20 +394,13 @@ def update_saved_model(
         >>> update_saved_model("runs/m", "texts.csv", update, command="calibrate")  # doctest: +SKIP
     """
     check_local_path(model, "--model")
-    target = RunFolder(output_dir or model)
-    if not os.path.isdir(model) and not output_dir:
-        raise ValueError(
-            f"--model {model} is not a local folder: {command} saves the model back, so pass "
-            "--output-dir <folder> for a Hub model."
-        )
-    target.check_may_replace_model(overwrite=overwrite, argument="--output-dir", command=command, source=model)
+    target = save_back_target(model, output_dir, overwrite=overwrite, command=command)
     texts = list(load_text_file(input_file, text_column=text_column)["text"])
     loaded = load_clusterer(model)
     start = time.perf_counter()
     update(loaded, texts)
     seconds = time.perf_counter() - start
-    in_place = os.path.isdir(target.path) and os.path.isdir(model) and os.path.samefile(target.path, model)
-    if command not in ("calibrate", "name") and in_place:  # they change no cluster: nothing to keep
+    if command not in ("calibrate", "name") and target.is_folder(model):  # they change no cluster: nothing to keep
         RunFolder(model).keep_trained_model()
     # A folder that ships remote code keeps it: its config.json's auto_map would otherwise be dropped on saving.
     save_pretrained(loaded, target.path, remote_code=RunFolder(model).ships_remote_code())

@@ -17,7 +17,7 @@ from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..models import get_method
 from ..reuse import embed
 from ..timing import phase
-from .candidate_file import CANDIDATES_FILE, SERVED_KEY, read_candidates, texts_match
+from .candidate_file import CANDIDATES_FILE, read_candidates, texts_match
 from .cluster_count import EMBEDDING_CONFIG_KEYS
 from .folder import read_training_run
 from .signals import CONSENSUS, PRETRAINED_CANDIDATES, SIGNALS, SIGNALS_DIR
@@ -96,11 +96,10 @@ def rescore_kept_candidates(
     Example:
         >>> values = rescore_kept_candidates("runs/auto-so", texts, criteria=["knn_holdout_shared"])  # doctest: +SKIP
     """
-    kept = read_candidates(model_dir)
+    kept = read_candidates(model_dir, served=False)
     if kept is None:
         raise ValueError(f"{os.fspath(model_dir)} keeps no candidate partitions ({CANDIDATES_FILE}).")
     partitions, metadata = kept
-    partitions.pop(SERVED_KEY, None)
     if not texts_match(texts, metadata):
         raise ValueError("`texts` are not the training texts the kept candidates partition (count or digest differ).")
     # nothing to embed, unless a lexical criterion lacks its space (texts sharing too few words): then it falls back

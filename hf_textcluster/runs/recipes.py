@@ -13,13 +13,9 @@ import json
 from ..models import get_method
 
 
-def _variants(method: str) -> dict:
-    return json.loads(get_method(method).recipe_file.read_text())
-
-
 def load_recipe(method: str, variant: str = "cpu", dataset: str | None = None) -> dict:
     """The recipe of ``method`` / ``variant`` with the overrides for ``dataset`` merged in."""
-    recipes = _variants(method)
+    recipes = json.loads(get_method(method).recipe_file.read_text())
     if variant not in recipes or variant == "method":
         choices = [k for k in recipes if k != "method"]
         raise ValueError(f"Method {method!r} has no recipe {variant!r}; choose one of {choices}.")

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import datasets
 
 from ..choosing.auto_k import ClusterCountRequest
+from .folder import RunFolder
 
 
 @dataclass(frozen=True)
@@ -50,3 +51,22 @@ class TrainingRequest:
     def dataset_name(self) -> str | None:
         """The benchmark's name, or None for a Dataset."""
         return self.dataset if isinstance(self.dataset, str) else None
+
+    def record(self) -> dict:
+        """What ``training_run.json`` records of the request: the data (a benchmark, or the user's file), the recipe,
+        the seed and the training overrides."""
+        return {
+            "dataset": self.dataset_name,
+            **({"input": dict(self.input_file)} if self.input_file and not self.dataset_name else {}),
+            "recipe": self.recipe,
+            "seed": self.seed,
+            "training_overrides": dict(self.training_overrides or {}),
+        }
+
+    def check_output_dir(self, resuming: bool) -> None:
+        """A run that saves replaces no trained model in ``output_dir`` without ``overwrite``, unless it is
+        ``resuming`` its own run there (:meth:`~hf_textcluster.runs.folder.RunFolder.check_may_replace_model`)."""
+        if self.save and not (self.resume and resuming):
+            RunFolder(self.output_dir).check_may_replace_model(
+                overwrite=self.overwrite, argument="output_dir (--output-dir)", command="train"
+            )

@@ -140,38 +140,44 @@ def train_method(
         A :class:`TrainingResult`.
     """
     spec = get_method(method)
-    out, save, seed = request.output_dir, request.save, request.seed
-    # resuming this run's own checkpoints replaces nothing
-    if save and not (request.resume and last_complete_checkpoint(out)):
-        RunFolder(out).check_may_replace_model(
-            overwrite=request.overwrite, argument="output_dir (--output-dir)", command="train"
-        )
+    out = request.output_dir
+    request.check_output_dir(resuming=bool(last_complete_checkpoint(out)))  # its own checkpoints replace nothing
     plan = load_recipe(method, request.recipe, request.dataset_name)
     if schedule is not None:
         plan["schedule"] = dict(schedule)
     with recording_phases() as seconds:
-        with phase("data"):
-            augmentation, train_dataset, test_dataset = _training_data(spec, plan, request)
+        with phase("data"):  # the recipe's views resolved, the dataset prepared after seeding, texts held out
+            augmentation = _resolve_augmentation(spec, plan, request.dataset, request.augmentation)
+            set_seed(request.seed)
+            train_dataset = prepare_dataset(request.dataset, augmentation, data_dir=request.data_dir, seed=request.seed)
+            test_dataset = None
+            if request.test_size is not None:
+                train_dataset, test_dataset = split_held_out(train_dataset, request.test_size, seed=request.split_seed)
         count = check_cluster_count(request.num_clusters, train_dataset)
-        overrides = request.training_overrides
         config_kwargs, planned, args = set_up_training(
-            spec, request.recipe, plan, len(train_dataset), out, config_overrides, overrides, seed, verbose
+            spec, request, plan, len(train_dataset), config_overrides, verbose
         )
-        identity, last_checkpoint, k_selection, embeddings = _start_run(
-            method, count, request, config_kwargs, args, train_dataset
-        )
+        # the run's identity with its K settled (chosen now, or the one a resumed run chose), recorded in `out`
+        encoder, seed = request.encoder, request.seed
+        identity = RunFolder.identity_of(method, count.num_clusters, encoder, config_kwargs, train_dataset, seed)
+        last_checkpoint = last_complete_checkpoint(out) if request.resume and os.path.isdir(out) else None
+        k_selection, embeddings = None, None
+        if count.is_auto:
+            with phase("num_clusters"):
+                k_selection, embeddings = settle_auto_k(
+                    count, out, identity, last_checkpoint, encoder, config_kwargs, args, train_dataset, seed
+                )
+        RunFolder(out).record_identity(identity, resuming=bool(last_checkpoint))
         # Built once K is known; the embeddings that chose K (if any) are the k-means initialisation's.
-        k, encoder = identity["num_clusters"], request.encoder
+        k = identity["num_clusters"]
         with phase("model"):
             model, trainer = build_trainer(
                 spec, k, encoder, config_kwargs, args, train_dataset, test_dataset, embeddings
             )
         metrics, train_seconds = train_and_finish(trainer, last_checkpoint, request.evaluate)
         with phase("name"):  # from the served clusters the choice computed, when it did (no encoding pass then)
-            cluster_names = (
-                name_trained_clusters(model, trainer, train_dataset, seed) if request.name_clusters else None
-            )
-        if save and trainer.is_world_process_zero():  # under several processes, the main one writes
+            cluster_names = name_trained_clusters(model, trainer, train_dataset, request)
+        if request.save and trainer.is_world_process_zero():  # under several processes, the main one writes
             # what made the views trained on (an augmenter, a precomputed family), also for a Dataset given with views
             views = (views_augmentation(train_dataset) or augmentation) if spec.uses_augmented_views else None
             data = (train_dataset, test_dataset)
@@ -193,37 +199,6 @@ def train_method(
     )
 
 
-def _training_data(
-    spec, plan: dict, request: TrainingRequest
-) -> tuple[str | None, datasets.Dataset, datasets.Dataset | None]:
-    """(the augmentation, the training texts, the held-out texts or None): the recipe's views resolved, the
-    dataset prepared (:func:`prepare_dataset`, after seeding) and ``test_size`` texts held out."""
-    augmentation = _resolve_augmentation(spec, plan, request.dataset, request.augmentation)
-    set_seed(request.seed)
-    train_dataset = prepare_dataset(request.dataset, augmentation, data_dir=request.data_dir, seed=request.seed)
-    test_dataset = None
-    if request.test_size is not None:
-        train_dataset, test_dataset = split_held_out(train_dataset, request.test_size, seed=request.split_seed)
-    return augmentation, train_dataset, test_dataset
-
-
-def _start_run(method, count, request: TrainingRequest, config_kwargs, args, train_dataset):
-    """(identity, the checkpoint to resume from or None, the K selection or None, the embeddings that chose K or
-    None): the run's identity with its K settled (chosen now, or the one a resumed run chose), recorded in
-    ``output_dir``."""
-    encoder, output_dir, seed = request.encoder, request.output_dir, request.seed
-    identity = RunFolder.identity_of(method, count.num_clusters, encoder, config_kwargs, train_dataset, seed)
-    last_checkpoint = last_complete_checkpoint(output_dir) if request.resume and os.path.isdir(output_dir) else None
-    k_selection, embeddings = None, None
-    if count.is_auto:
-        with phase("num_clusters"):
-            k_selection, embeddings = settle_auto_k(
-                count, output_dir, identity, last_checkpoint, encoder, config_kwargs, args, train_dataset, seed
-            )
-    RunFolder(output_dir).record_identity(identity, resuming=bool(last_checkpoint))
-    return identity, last_checkpoint, k_selection, embeddings
-
-
 def _run_record(
     request: TrainingRequest, method, config_overrides, augmentation, k_selection, metrics, schedule, trainer, data
 ) -> dict:
@@ -234,13 +209,10 @@ def _run_record(
     corpus = benchmark_corpus(train_dataset)
     return {
         "method": method,
-        "dataset": request.dataset_name,
-        **({"input": dict(request.input_file)} if request.input_file and not request.dataset_name else {}),
+        **request.record(),
         **({"corpus": corpus} if corpus else {}),
-        "recipe": request.recipe,
         "augmentation": augmentation,
         "encoder": trainer.model.config.name_or_path,
-        "seed": request.seed,
         "num_train_texts": len(train_dataset),
         **(
             {"num_test_texts": len(test_dataset), "test_size": request.test_size, "split_seed": request.split_seed}
@@ -252,7 +224,6 @@ def _run_record(
         **({"serving": trainer.serving_choice} if trainer.serving_choice else {}),
         "schedule": asdict(schedule),
         "config_overrides": config_overrides or {},
-        "training_overrides": request.training_overrides or {},
         "metrics": metrics,
     }
 

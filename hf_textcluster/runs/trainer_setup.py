@@ -48,35 +48,27 @@ def build_training_arguments(output_dir: str, recipe_training: dict, overrides: 
         values["save_strategy"], values["save_steps"] = "steps", max(1, steps // 10)
     if not torch.cuda.is_available():
         values.setdefault("use_cpu", True)  # TrainingArguments refuses bf16 without a GPU unless told it is on CPU
-    known = {f.name for f in fields(ClusteringTrainingArguments)}
-    unknown = sorted(set(values) - known)
+    unknown = sorted(set(values) - {f.name for f in fields(ClusteringTrainingArguments)})
     if unknown:
         raise ValueError(f"Unknown training arguments {unknown}; see `hf-textcluster train --help`.")
     return ClusteringTrainingArguments(**values)
 
 
 def set_up_training(
-    spec,
-    recipe: str,
-    plan: dict,
-    num_texts: int,
-    output_dir: str,
-    config_overrides: dict | None,
-    training_overrides: dict | None,
-    seed: int,
-    verbose: bool,
+    spec, request, plan: dict, num_texts: int, config_overrides: dict | None, verbose: bool
 ) -> tuple[dict, Schedule, ClusteringTrainingArguments]:
-    """(the model's config values, the schedule, the training arguments) of a run of ``spec`` with the recipe
-    ``plan`` on ``num_texts`` training texts; says the schedule (a warning when ``verbose``, else at INFO level)."""
+    """(the model's config values, the schedule, the training arguments) of a run of ``spec`` as ``request`` (a
+    :class:`~hf_textcluster.runs.request.TrainingRequest`) asks, with the recipe ``plan`` on ``num_texts`` training
+    texts; says the schedule (a warning when ``verbose``, else at INFO level)."""
     check_config_overrides(spec.config_class, config_overrides or {})
     config_kwargs = {**plan["config"], **(config_overrides or {})}
-    schedule = plan_schedule(plan, num_texts, training_overrides)
+    schedule = plan_schedule(plan, num_texts, request.training_overrides)
     training = {**plan["training"], "max_steps": schedule.max_steps or -1}
     if not verbose:
         training["disable_tqdm"] = True
-    args = build_training_arguments(output_dir, training, training_overrides, seed=seed)
+    args = build_training_arguments(request.output_dir, training, request.training_overrides, seed=request.seed)
     (logger.warning if verbose else logger.info)(
-        f"Training {spec.display_name} with the {recipe} recipe: {schedule.describe()}."
+        f"Training {spec.display_name} with the {request.recipe} recipe: {schedule.describe()}."
     )
     return config_kwargs, schedule, args
 
