@@ -79,7 +79,7 @@ def name_trained_clusters(model, trainer, train_dataset, request) -> ClusterName
     if not (request.name_clusters and model.config.centroids_initialized and trainer.is_world_process_zero()):
         return None
     texts = list(train_dataset["text"])
-    encoding = {"batch_size": trainer.encode_batch_size, "precision": trainer.precision}
+    encoding = trainer.encode_options
     assignments = getattr(trainer, "train_assignments", None)  # from finish_training's pass, when it made one
     if assignments is None or len(assignments.clusters) != len(texts):
         assignments = assign_texts(model, texts, **encoding)

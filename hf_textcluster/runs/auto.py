@@ -377,7 +377,7 @@ def _calibrate(result, texts: Sequence[str], seed: int, sample_size: int) -> Non
     if not sample_size:
         return
     trainer, model = result.trainer, result.model
-    encoding = {"batch_size": trainer.encode_batch_size, "precision": trainer.precision}
+    encoding = trainer.encode_options
     embeddings = embed(model, texts, show_progress_bar=False, **encoding)
     model.calibrate(texts, sample_size=sample_size, random_state=seed, embeddings=embeddings, **encoding)
     trainer.train_assignments = assign_embeddings(model, embeddings)  # for naming: no pass of its own

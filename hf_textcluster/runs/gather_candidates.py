@@ -32,7 +32,7 @@ def gather_candidates(
     and their consensus: (name -> partition of ``texts``, name -> how a signal serves it, source -> its space)."""
     candidates, how, features = {}, {}, {}
     for name, result in results.items():
-        encoding = {"batch_size": result.trainer.encode_batch_size, "precision": result.trainer.precision}
+        encoding = result.trainer.encode_options
         with phase(f"{name}/embed"):
             embeddings = embed(result.model, texts, show_progress_bar=False, **encoding)
         features[name] = partition_features(result.model, embeddings)
@@ -47,7 +47,7 @@ def gather_candidates(
     num_clusters = first.model.config.num_clusters
     with phase(PRETRAINED):
         embedder = _pretrained_embedder(first.model, encoder)
-        encoding = {"batch_size": first.trainer.encode_batch_size, "precision": first.trainer.precision}
+        encoding = first.trainer.encode_options
         embeddings = embed(embedder, texts, show_progress_bar=False, **encoding)
         partitions, _ = candidate_partitions(embedder, embeddings, candidates=PRETRAINED_CANDIDATES, random_state=seed)
         candidates.update({f"{PRETRAINED}/{name}": labels for name, labels in partitions.items()})
