@@ -1,11 +1,8 @@
-"""The checks a clusterer's ``from_pretrained`` makes around transformers' own load, each one clear error naming the
-folder: the config names a clusterer of the right kind, it describes the weights tensor by tensor (read from the
-safetensors headers before anything is allocated), the weights file is readable, the load report is empty, and no
-tensor holds NaN or inf.
-
-A config.json is data from anyone: every size it sets would otherwise be allocated as asked, and a config that does
-not fit its weights would load some tensors random. Part of the inference code that every pushed repository carries:
-imports only torch, transformers and huggingface_hub.
+"""A clusterer's ``from_pretrained`` (:func:`load_checked`): transformers' own load with checks around it, each one
+clear error naming the folder: the config names a clusterer of the right kind, it describes the weights tensor by
+tensor (read from the safetensors headers before anything is allocated), the weights file is readable, the load report
+is empty, and no tensor holds NaN or inf. A config.json is data from anyone: every size it sets would otherwise be
+allocated as asked, and a config that does not fit its weights would load some tensors random.
 """
 
 from __future__ import annotations
@@ -14,14 +11,61 @@ import json
 import os
 import re
 import struct
+from collections.abc import Callable
 from typing import Any
 
 import torch
+from transformers import AutoConfig, AutoTokenizer
+from transformers.utils import logging
 
-from .configuration_utils import TextClusteringConfig
+from .configuration_utils import TextClusteringConfig, running_as_remote_code
+from .validation import check_local_path
+
+logger = logging.get_logger(__name__)
 
 # safetensors' own limit on a header
 _MAX_HEADER_BYTES = 100_000_000
+# from_pretrained's arguments that say where on the Hub the files are: the checks before the load read them too
+_HUB_KWARGS = ("revision", "token", "cache_dir", "local_files_only")
+
+
+def load_checked(cls, load: Callable, path: str, model_args: tuple, tokenizer, kwargs: dict) -> Any:
+    """``cls.from_pretrained(path, *model_args, tokenizer=tokenizer, **kwargs)`` by transformers' ``load``, with the
+    checks below before (the config is a clusterer's of ``cls``' kind and describes the weights tensor by tensor) and
+    after (an empty load report, finite weights); safetensors only. The tokenizer saved beside the weights is attached
+    (or ``tokenizer``; None, with a warning, when there is none: texts need one)."""
+    check_local_path(path, "pretrained_model_name_or_path")
+    config = kwargs.pop("config", None)
+    num_clusters = kwargs.pop("num_clusters", None)
+    hub_kwargs = {k: kwargs[k] for k in _HUB_KWARGS if k in kwargs}
+    if config is None:
+        # As remote code, the class's own config class (AutoConfig would pick the package's where it is
+        # also installed); in the package, AutoConfig, so that another method's checkpoint is recognised.
+        config = load_config(cls.config_class if running_as_remote_code() else AutoConfig, path, hub_kwargs)
+    # the base class loads any clusterer; a method's class its own kind
+    expected = None if cls.config_class.__name__ == "TextClusteringConfig" else {cls.config_class.model_type}
+    check_checkpoint_config(config, expected, path, num_clusters)
+    kwargs.setdefault("use_safetensors", True)  # loading never unpickles
+    wants_info = kwargs.pop("output_loading_info", False)
+    check_weights_fit_config(cls, path, config, hub_kwargs)
+    try:
+        model, info = load(path, *model_args, config=config, output_loading_info=True, **kwargs)
+    except Exception as err:
+        if (corrupted := corrupted_weights_error(path, err)) is not None:
+            raise corrupted from err
+        raise
+    check_load_report(cls, path, config, info)
+    if tokenizer is None:
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=running_as_remote_code(), **hub_kwargs)
+        except Exception as err:  # noqa: BLE001 - a missing tokenizer is reported when texts are used
+            logger.warning(
+                f"No tokenizer could be loaded from {path!r} ({type(err).__name__}). `predict`/`embed` and the "
+                "pipeline need one: pass `tokenizer=` or set `model.tokenizer`."
+            )
+    model.tokenizer = tokenizer
+    check_finite_weights(model, path)
+    return (model, info) if wants_info else model
 
 
 def load_config(config_class: Any, path: str, hub_kwargs: dict) -> Any:
@@ -64,12 +108,10 @@ def check_checkpoint_config(config, expected: set[str] | None, path: str, num_cl
 
 
 def check_weights_fit_config(model_class, path: str, config, hub_kwargs: dict | None = None) -> None:
-    """Before anything is allocated: the config must describe the weights, tensor by tensor. A config.json is data
-    from anyone, and every size it sets (``num_clusters``, an encoder's layers and widths, a head's dimensions)
-    would otherwise be allocated as asked; checked against the shapes in the safetensors header (read without
-    loading a tensor), loading costs what the weights cost. An edited ``num_clusters`` or ``model_type`` or a cut
-    weights file is one clear error, before transformers' load report suggests ``ignore_mismatched_sizes``
-    (which would load those tensors random)."""
+    """Before anything is allocated, the config must describe the weights tensor by tensor (the shapes in the
+    safetensors header, read without loading a tensor): loading then costs what the weights cost, and an edited
+    ``num_clusters`` or ``model_type`` or a cut weights file is one clear error, before transformers' load report
+    suggests ``ignore_mismatched_sizes`` (which would load those tensors random)."""
     if model_class.config_class is TextClusteringConfig:
         return
     saved = saved_shapes(path, hub_kwargs or {})

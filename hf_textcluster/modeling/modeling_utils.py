@@ -1,20 +1,16 @@
 """TextClusteringPreTrainedModel: an encoder + pooling whose embedding is assigned to clusters by a method's head.
 
-The model base of the inference code that every pushed repository carries (see
-:mod:`hf_textcluster.models.remote_code`): this module, the config, layers, calibration, pipeline and each method's
-configuration/modeling files import only torch, numpy, transformers and each other, so that ``trust_remote_code=True``
-works where hf_textcluster is not installed.
-
-The model base holds what serving a text needs, and nothing else: the encoder, pooling, the heads and one batched
-call (``cluster_batch``) behind ``embed``, ``predict``, ``predict_proba``, the calibrated read-out (``calibrate``,
-``predict_with_confidence``; the arithmetic is :mod:`~hf_textcluster.modeling.calibration`) and the pipeline;
-loading and saving with their checks (:mod:`~hf_textcluster.modeling.serialization`,
-:mod:`~hf_textcluster.modeling.loading_checks`). What changes a model's clusters (k-means, merge, split, online
-update, a refined head) is package-only code that acts on a model: :mod:`hf_textcluster.editing`.
+The model base of the inference code a pushed repository carries (:mod:`hf_textcluster.models.remote_code`): what
+serving a text needs, and nothing else: the encoder, pooling, the heads and one batched call (``cluster_batch``) behind
+``embed``, ``predict``, ``predict_proba``, the calibrated read-out (:mod:`~hf_textcluster.modeling.calibration`), the
+pipeline, and checked loading (:mod:`~hf_textcluster.modeling.loading_checks`). Building from an encoder
+(:mod:`hf_textcluster.models.building`), fitting a calibration, atomic saving and cluster edits
+(:mod:`hf_textcluster.editing`) are package-only code these methods reach on first use.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -23,18 +19,21 @@ import numpy as np
 import torch
 from transformers import AutoModel, PreTrainedModel
 
-from .calibration import (
-    ClusterCalibration,
-    calibrate,
-    predict_with_confidence,
-)
+from .calibration import ClusterCalibration, predict_with_confidence
 from .configuration_utils import TextClusteringConfig, running_as_remote_code
 from .encoding_passes import DEFAULT_ENCODE_BATCH_SIZE, ClusteringOutput, encode_sorted
 from .layers import pool_token_states
-from .loading_checks import check_finite_weights
+from .loading_checks import check_finite_weights, load_checked
 from .precision import autocast_dtype, quantize_int8, resolve_precision
-from .serialization import from_encoder_pretrained, load_checked, package_layer, save_staged
 from .validation import check_scalar, clip_text, validate_texts
+
+
+def _package_module(module: str, what: str):
+    """The package's module ``hf_textcluster.<module>``, imported on first use (never at import time); as remote code,
+    an ImportError saying that ``what`` needs the package."""
+    if running_as_remote_code():
+        raise ImportError(f"{what} needs the hf_textcluster package: pip install it to use it.")
+    return importlib.import_module(f"hf_textcluster.{module}")
 
 
 class TextClusteringPreTrainedModel(PreTrainedModel):
@@ -63,7 +62,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     # Checkpoints from before calibration have no `calibration.*` buffers: they load uncalibrated (zeros), silently.
     _keys_to_ignore_on_load_missing = [r"^calibration\."]
     # A callable that resolves `encoder` (name_or_path, pooling) for `from_encoder_pretrained`; None: the package's
-    # resolve_encoder, or as remote code a hub id or path as given. Set it to resolve encoders your own way.
+    # resolve_encoder. Set it to resolve encoders your own way.
     encoder_resolver = None
 
     def __init__(self, config: TextClusteringConfig):
@@ -105,19 +104,11 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     def cluster_batch(
         self, inputs: dict[str, torch.Tensor], precision: str | torch.dtype | None = "auto", with_clusters: bool = True
     ) -> ClusteringOutput:
-        """The serving pass over one tokenized batch: what ``embed``, ``predict``, ``calibrate`` and the
-        ``text-clustering`` pipeline run. Only the encoder runs at ``precision`` (see ``predict``: autocast, or its int8
-        copy); the heads run in fp32 on its fp32 result, since bf16 would round the probabilities and flip near-ties.
-
-        Args:
-            inputs: the tokenizer's tensors (``input_ids``, ``attention_mask``, optionally ``token_type_ids``), on the
-                model's device.
-            precision: as for ``embed``.
-            with_clusters: False for the embeddings only (the cluster fields are then None; no head needed).
-
-        Returns:
-            A ``ClusteringOutput`` of fp32 tensors: ``embeddings``; with clusters, ``cluster_probs`` and ``logits``, and
-            ``distance`` once the model is calibrated (else None).
+        """The serving pass over one tokenized batch (the tokenizer's tensors, on the model's device): what ``embed``,
+        ``predict``, ``calibrate`` and the pipeline run. Only the encoder runs at ``precision`` (as for ``embed``:
+        autocast, or its int8 copy); the heads run in fp32, since bf16 would round the probabilities and flip near-ties.
+        Returns a ``ClusteringOutput`` of fp32 tensors: ``embeddings``; with clusters, ``cluster_probs`` and
+        ``logits``, and ``distance`` / ``confidence`` once the model is calibrated (else None).
 
         Raises:
             ValueError: a bad ``precision``.
@@ -242,8 +233,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         return self.tokenizer
 
     def tokenize(self, texts: Sequence[str], padding: bool | str = True) -> dict[str, torch.Tensor]:
-        tokenizer = self._require_tokenizer()
-        return tokenizer(
+        return self._require_tokenizer()(
             [clip_text(t, self.config.max_length) for t in texts],
             padding=padding,
             truncation=True,
@@ -255,11 +245,9 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     def _encode_texts(
         self, texts: list[str], batch_size: int, show_progress_bar: bool | None, precision: str, fields: tuple[str, ...]
     ) -> Any:
-        """The whole-list pass behind ``embed``, ``predict*`` and ``calibrate``: ``cluster_batch`` over length-sorted
-        batches, the ``ClusteringOutput`` ``fields`` asked for (only those: a corpus' embeddings are large) as CPU
-        tensors in input order. ``texts`` are already validated and ``precision`` resolved (by the public method
-        calling it). ``encoding_passes`` decides where the batches run (here, or split between processes:
-        :func:`hf_textcluster.distributed.sharded_passes`)."""
+        """The whole-list pass behind ``embed``, ``predict*`` and ``calibrate`` (``texts`` validated, ``precision``
+        resolved): the ``ClusteringOutput`` ``fields`` asked for, as CPU tensors in input order. ``encoding_passes``
+        decides where the batches run (here, or split between processes: :mod:`hf_textcluster.distributed`)."""
 
         def encode(shard: list[str], show: bool | None) -> Any:
             return encode_sorted(self, shard, batch_size, show, precision, fields)
@@ -288,10 +276,9 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             batch_size: texts per encoder call.
             show_progress_bar: a tqdm bar; ``None`` shows one for large inputs only.
             precision: ``"auto"`` (bf16 autocast only where the device runs bf16 natively, see
-                :mod:`hf_textcluster.modeling.precision`), ``"fp32"``, ``"bf16"``, ``"fp16"`` or ``"int8"`` (CPU: the
-                encoder's Linear layers dynamically quantized, 1.7x-2.5x fp32 on every CPU kind measured, ~96% of
-                texts in the same cluster as fp32; its activations are scaled per batch, so a few % of texts change
-                cluster with their batch companions; every method here takes the same ``precision``).
+                :mod:`hf_textcluster.modeling.precision`), ``"fp32"``, ``"bf16"``, ``"fp16"`` or ``"int8"`` (CPU only,
+                1.7x-2.5x fp32, ~96% of texts in the same cluster as fp32; activations are scaled per batch, so a few
+                % of texts change cluster with their batch companions). Every method here takes the same.
 
         Returns:
             A float32 array of shape (N, hidden).
@@ -311,20 +298,11 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         show_progress_bar: bool | None = None,
         precision: str | torch.dtype | None = "auto",
     ) -> np.ndarray:
-        """Soft cluster assignments of raw texts: the method's own probabilities (often nearly flat; see
-        ``predict_with_confidence`` for a calibrated confidence).
-
-        Args:
-            texts: the texts (non-blank strings).
-            batch_size: texts per encoder call.
-            show_progress_bar: a tqdm bar; ``None`` shows one for large inputs only.
-            precision: as for ``embed``.
-
-        Returns:
-            A float array of shape (N, K); rows sum to 1.
+        """Soft cluster assignments of raw texts, (N, K), rows summing to 1: the method's own probabilities (often
+        nearly flat; ``predict_with_confidence`` has a calibrated confidence). Arguments as for ``embed``.
 
         Raises:
-            ValueError: the model's clusters were never initialised (an untrained model).
+            RuntimeError: the model's clusters were never initialised (an untrained model).
         """
         self._check_clusters_initialized()
         texts, precision = self._serving_arguments(texts, batch_size, precision)
@@ -338,19 +316,11 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         show_progress_bar: bool | None = None,
         precision: str | torch.dtype | None = "auto",
     ) -> np.ndarray:
-        """Cluster ids of raw texts; outside int8, a text's cluster never depends on the other texts of the call.
-
-        Args:
-            texts: the texts (non-blank strings).
-            batch_size: texts per encoder call.
-            show_progress_bar: a tqdm bar; ``None`` shows one for large inputs only.
-            precision: as for ``embed``.
-
-        Returns:
-            An int array of shape (N,), values in ``0 .. K-1``.
+        """Cluster ids (N,) of raw texts, in ``0 .. K-1``; outside int8, a text's cluster never depends on the other
+        texts of the call. Arguments as for ``embed``.
 
         Raises:
-            ValueError: the model's clusters were never initialised (an untrained model).
+            RuntimeError: the model's clusters were never initialised (an untrained model).
 
         Example:
             >>> model = AutoModel.from_pretrained("runs/tickets")  # doctest: +SKIP
@@ -394,17 +364,33 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         if needs_calibration:
             self._require_calibration(needs_calibration)
 
-    # the calibration itself and the read-out that needs it: functions of calibration.py, methods of every model
-    calibrate = calibrate
-    predict_with_confidence = predict_with_confidence
+    predict_with_confidence = predict_with_confidence  # the read-out of calibration.py, a method of every model
 
-    # ----- loading and saving (the checks and the atomic save: serialization, loading_checks) -------------------------
-    # a new, untrained model around a pretrained encoder (serialization.py); a classmethod a method may override
-    from_encoder_pretrained = classmethod(from_encoder_pretrained)
+    def calibrate(self, texts: Sequence[str], *args, **kwargs):
+        """Calibrate the confidence and the outlier distances on a seeded sample of ``texts`` (the training texts);
+        returns the model. See :func:`hf_textcluster.modeling.calibrating.calibrate` (package only) for the options.
+
+        Example:
+            >>> model.calibrate(training_texts).save_pretrained("runs/old-model")  # doctest: +SKIP
+        """
+        return _package_module("modeling.calibrating", "`calibrate`").calibrate(self, texts, *args, **kwargs)
+
+    # ----- building, loading and saving ------------------------------------------------------------------------------
+    @classmethod
+    def from_encoder_pretrained(cls, encoder: str | os.PathLike | None = None, num_clusters: int = 8, **config_kwargs):
+        """A new, untrained clusterer around a pretrained encoder (a hub id, a local path, or ``None``: the
+        pip-shipped all-MiniLM-L6-v2), in eval mode with its tokenizer; ``config_kwargs`` are the method's config
+        fields. See :func:`hf_textcluster.models.building.from_encoder_pretrained` (package only).
+
+        Example:
+            >>> model = SCCLModel.from_encoder_pretrained(None, num_clusters=20, max_length=32)  # doctest: +SKIP
+        """
+        building = _package_module("models.building", "`from_encoder_pretrained`")
+        return building.from_encoder_pretrained(cls, encoder, num_clusters, **config_kwargs)
 
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path, *model_args, tokenizer=None, **kwargs):
-        """transformers' ``from_pretrained``, checked (see :func:`~hf_textcluster.modeling.serialization.load_checked`:
+        """transformers' ``from_pretrained``, checked (:func:`~hf_textcluster.modeling.loading_checks.load_checked`:
         the config is a clusterer's and describes the weights, which are safetensors and finite), with the tokenizer
         saved beside the weights attached (or ``tokenizer``)."""
         return load_checked(
@@ -412,12 +398,10 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         )
 
     def save_pretrained(self, save_directory: str | os.PathLike, *args, **kwargs):
-        """Save config, ``model.safetensors`` and the tokenizer. Files are written to a temporary folder first and
-        moved into place, so an interrupted save never leaves a half-written checkpoint behind; a model with NaN or
-        inf weights is refused. ``push_to_hub=True``: saved, then pushed by transformers' ``push_to_hub``. With the
-        package, ``hf_textcluster.hub.save_pretrained(model, dir, model_card=True, remote_code=True)`` adds a model
-        card and the inference code for ``trust_remote_code=True``, and ``hf_textcluster.hub.push_to_hub(model, repo)``
-        pushes all of it in one commit.
+        """Save config, ``model.safetensors`` and the tokenizer; a model with NaN or inf weights is refused.
+        ``push_to_hub=True``: saved, then pushed by transformers' ``push_to_hub``. With the package, the files are
+        written to a temporary folder first and moved into place (an interrupted save leaves no half-written
+        checkpoint), and ``hf_textcluster.hub.save_pretrained`` / ``push_to_hub`` add a model card and this code.
         """
         check_finite_weights(self)
         if kwargs.pop("push_to_hub", False):  # transformers' spelling of "save, then push to repo_id"
@@ -431,7 +415,10 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             if self.tokenizer is not None:
                 self.tokenizer.save_pretrained(staging)
 
-        save_staged(save_directory, write)
+        if running_as_remote_code():
+            write(os.fspath(save_directory))
+        else:
+            importlib.import_module("hf_textcluster.modeling.serialization").save_staged(save_directory, write)
 
     @classmethod
     def register_for_auto_class(cls, auto_class="AutoModel"):
@@ -446,16 +433,11 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         )
 
     def cluster_info(self, texts: Sequence[str] | None = None, **kwargs):
-        """A table of the clusters (BERTopic's ``get_topic_info``): one row per cluster with ``cluster``, ``name``,
-        ``size``, ``keywords``, ``representative_texts`` and ``mean_confidence``, as a ``pandas.DataFrame``. Without
-        ``texts``, from the summary of the training texts saved with the model; with ``texts``, recomputed from them.
-        See :func:`hf_textcluster.representation.summary.cluster_info` (``**kwargs``: its options). Needs the
-        hf_textcluster package (not available as a repository's remote code).
+        """A ``pandas.DataFrame`` of the clusters (BERTopic's ``get_topic_info``), from the saved summary of the
+        training texts or from ``texts``: :func:`hf_textcluster.representation.summary.cluster_info` (package only).
 
         Example:
             >>> model.cluster_info()[["cluster", "name", "size"]]  # doctest: +SKIP
         """
-        summary = package_layer("summary")
-        if summary is None:
-            raise ImportError("`cluster_info` needs the hf_textcluster package: pip install it to use it.")
+        summary = _package_module("representation.summary", "`cluster_info`")
         return summary.cluster_info(self, texts, **kwargs)
