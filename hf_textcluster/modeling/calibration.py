@@ -82,11 +82,9 @@ def quantile_at(quantiles: torch.Tensor, level: float) -> torch.Tensor:
 
 
 class ClusterCalibration(nn.Module):
-    """The calibration of a clusterer (see the module docstring): buffers only, zero until fitted.
-
-    Buffers: ``margin_quantiles`` (L, the calibration texts' centre margins; assignment margins for models calibrated
-    before ``confidence_measure`` existed), ``centres`` (K x d, unit vectors), ``distance_quantiles`` (K x L, cosine
-    distances of each cluster's members to its centre), ``cluster_sizes`` (K, calibration texts per cluster).
+    """The calibration of a clusterer, buffers only (zero until fitted): ``margin_quantiles`` (L, the calibration
+    texts' margins), ``centres`` (K x d, unit vectors), ``distance_quantiles`` (K x L, cosine distances of each
+    cluster's members to its centre), ``cluster_sizes`` (K, calibration texts per cluster).
     """
 
     # the buffers' types, for type checkers (nn.Module's attribute lookup would say "Tensor | Module")
@@ -107,14 +105,9 @@ class ClusterCalibration(nn.Module):
             nn.init.zeros_(buffer)
 
     def confidence(self, embeddings: torch.Tensor, probs: torch.Tensor, measure: str = "centre_margin") -> torch.Tensor:
-        """Per text: the share of calibration texts whose margin is <= its margin (see the module docstring).
-
-        Args:
-            embeddings: pooled embeddings (N x d).
-            probs: the served soft assignment (N x K); its argmax is the text's cluster.
-            measure: ``"centre_margin"`` (models calibrated now), or ``"assignment_margin"`` (the top-1 minus top-2
-                probability that models calibrated by older versions recorded).
-        """
+        """Per text (pooled ``embeddings`` N x d, served soft assignment ``probs`` N x K): the share of calibration
+        texts whose margin (``measure``: ``"centre_margin"``, or older models' ``"assignment_margin"``) is <= its
+        own."""
         if measure == "assignment_margin":
             return quantile_rank(assignment_margins(probs), self.margin_quantiles)
         clusters = probs.argmax(dim=-1)
