@@ -53,13 +53,13 @@ class StudentTAssignment(nn.Module):
     @torch.no_grad()
     def init_from_kmeans(self, centers) -> None:
         """Use k-means centres (K x d, array or tensor) as the centroids."""
-        centers = torch.as_tensor(centers, dtype=self.centroids.dtype)
+        centers = torch.as_tensor(centers, dtype=self.centroids.dtype, device=self.centroids.device)
         if tuple(centers.shape) != tuple(self.centroids.shape):
             raise ValueError(
                 f"Centroids of shape {tuple(centers.shape)} do not fit this head "
                 f"({tuple(self.centroids.shape)} = num_clusters x hidden_size)."
             )
-        self.centroids.copy_(centers.to(self.centroids.device))
+        self.centroids.copy_(centers)
 
 
 class ProjectionHead(nn.Module):

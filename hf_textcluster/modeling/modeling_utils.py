@@ -37,9 +37,8 @@ def _package_module(module: str, what: str):
 
 
 class TextClusteringPreTrainedModel(PreTrainedModel):
-    """Base class of all clusterers: builds the encoder from ``config.encoder`` (never downloads in ``__init__``),
-    pools its token states into one embedding per text, and hands the embedding to the method's ``cluster_head``
-    (see :mod:`hf_textcluster.modeling.layers` for what a head provides). Holds an optional ``tokenizer`` so that
+    """Base class of all clusterers: the encoder built from ``config.encoder`` (no download in ``__init__``), whose
+    pooled token states the method's ``cluster_head`` assigns to clusters, and an optional ``tokenizer`` so that
     ``embed``/``predict`` take raw texts and ``save_pretrained`` writes a self-contained directory."""
 
     config_class = TextClusteringConfig
@@ -104,16 +103,10 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     def cluster_batch(
         self, inputs: dict[str, torch.Tensor], precision: str | torch.dtype | None = "auto", with_clusters: bool = True
     ) -> ClusteringOutput:
-        """The serving pass over one tokenized batch (the tokenizer's tensors, on the model's device): what ``embed``,
-        ``predict``, ``calibrate`` and the pipeline run. Only the encoder runs at ``precision`` (as for ``embed``:
-        autocast, or its int8 copy); the heads run in fp32, since bf16 would round the probabilities and flip near-ties.
-        Returns a ``ClusteringOutput`` of fp32 tensors: ``embeddings``; with clusters, ``cluster_probs`` and
-        ``logits``, and ``distance`` / ``confidence`` once the model is calibrated (else None).
-
-        Raises:
-            ValueError: a bad ``precision``.
-            RuntimeError: clusters are asked for and were never initialised.
-        """
+        """The serving pass over one tokenized batch (on the model's device) that ``embed``, ``predict`` and the
+        pipeline run: a ``ClusteringOutput`` of fp32 tensors (the cluster fields only ``with_clusters``, ``distance``
+        and ``confidence`` only once calibrated). Only the encoder runs at ``precision`` (as for ``embed``); the heads
+        run in fp32, since bf16 would round the probabilities and flip near-ties."""
         precision = resolve_precision(precision, self.device, inference=True)
         if with_clusters:
             self._check_clusters_initialized()
@@ -143,8 +136,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         )
 
     def _int8_encoder(self) -> torch.nn.Module:
-        """The encoder quantized to int8, made once and again only when its weights change (training steps and
-        ``load_state_dict`` bump each parameter's version counter)."""
+        """The encoder quantized to int8, made again only when its weights change (parameters' version counters)."""
         state = (id(self.encoder), tuple((p.data_ptr(), p._version) for p in self.encoder.parameters()))
         cached = self.__dict__.get("_int8_cache")  # a plain attribute: not a submodule, so never saved
         if cached is None or cached[0] != state:
@@ -157,8 +149,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         return embeddings
 
     def kmeans_features(self, embeddings: torch.Tensor) -> torch.Tensor:
-        """The space ``initialize_clusters`` runs k-means in and ``init_clusters_from_kmeans`` takes centres of: the
-        cluster head's (``cluster_features``), unless a method re-clusters elsewhere (AECL: the embeddings)."""
+        """The space k-means runs in for ``init_clusters_from_kmeans``: the cluster head's, unless a method says."""
         return self.cluster_features(embeddings)
 
     def head_probabilities(self, embeddings: torch.Tensor) -> torch.Tensor:
@@ -166,9 +157,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         return self.cluster_head(self.cluster_features(embeddings))
 
     def cluster_probabilities(self, embeddings: torch.Tensor) -> torch.Tensor:
-        """Soft assignment (batch x K) of pooled embeddings by what the model serves: the method's head
-        (``head_probabilities``), or the linear ``refined_head`` on the L2-normalised ``kmeans_features`` once a
-        refined partition was set (``set_refined_head``)."""
+        """Soft assignment (batch x K) by what the model serves: the method's head, or the linear ``refined_head`` on
+        the L2-normalised ``kmeans_features`` once a refined partition was set."""
         if not self.config.refined_head_dim:
             return self.head_probabilities(embeddings)
         features = torch.nn.functional.normalize(self.kmeans_features(embeddings).float(), dim=-1)
@@ -201,25 +191,21 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             )
 
     def init_clusters_from_kmeans(self, centers: np.ndarray | torch.Tensor) -> None:
-        """Set the cluster head from k-means centres (K x the ``kmeans_features`` size) so that it predicts each
-        text's nearest centre, and mark the clusters initialised. The old calibration no longer describes them. (The
-        package's :func:`hf_textcluster.editing.initialize_clusters` fits the centres.)"""
+        """Set the cluster head from k-means centres (K x the ``kmeans_features`` size, fitted by
+        :func:`hf_textcluster.editing.initialize_clusters`) and mark the clusters initialised, uncalibrated."""
         if not callable(getattr(self.cluster_head, "init_from_kmeans", None)):
             raise NotImplementedError(
                 f"{type(self).__name__}'s cluster head is a classifier its trainer fits, not centres: it cannot be set "
                 "from k-means. For k-means on its trained embeddings use "
                 "`KMeans(model.config.num_clusters).fit(model.embed(texts))`."
             )
-        if isinstance(centers, torch.Tensor):  # numpy reads a tensor on the host only (a TorchKMeans' `centers`)
-            centers = centers.detach().cpu()
-        self.cluster_head.init_from_kmeans(np.asarray(centers, dtype=np.float32))
+        self.cluster_head.init_from_kmeans(centers)
         self._clusters_set()
 
     def _clusters_set(self) -> None:
         self.config.centroids_initialized = True
         self.config.num_calibration_texts = 0  # calibrated on other clusters: calibrate again
-        # New centres replace whatever was served before (a refined head included).
-        self.config.refined_head_dim = 0
+        self.config.refined_head_dim = 0  # new centres replace whatever was served before
         self.config.served_partition = "head"
         self.__dict__["_modules"].pop("refined_head", None)
 
@@ -257,7 +243,6 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         return self.encoding_passes.run(encode, texts, batch_size, show_progress_bar)
 
     def _serving_arguments(self, texts, batch_size, precision) -> tuple[list[str], str]:
-        """The public encoding methods' checks, made once: the texts, ``batch_size`` and the resolved precision."""
         texts = validate_texts(texts)
         check_scalar(batch_size, "batch_size", int, min_val=1)
         return texts, resolve_precision(precision, self.device, inference=True)  # before any work
@@ -298,12 +283,9 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         show_progress_bar: bool | None = None,
         precision: str | torch.dtype | None = "auto",
     ) -> np.ndarray:
-        """Soft cluster assignments of raw texts, (N, K), rows summing to 1: the method's own probabilities (often
-        nearly flat; ``predict_with_confidence`` has a calibrated confidence). Arguments as for ``embed``.
-
-        Raises:
-            RuntimeError: the model's clusters were never initialised (an untrained model).
-        """
+        """Soft cluster assignments (N, K) of raw texts: the method's own probabilities (often nearly flat;
+        ``predict_with_confidence`` has a calibrated confidence). Arguments as for ``embed``; an untrained model
+        raises a RuntimeError."""
         self._check_clusters_initialized()
         texts, precision = self._serving_arguments(texts, batch_size, precision)
         fields = ("cluster_probs",)
@@ -316,11 +298,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         show_progress_bar: bool | None = None,
         precision: str | torch.dtype | None = "auto",
     ) -> np.ndarray:
-        """Cluster ids (N,) of raw texts, in ``0 .. K-1``; outside int8, a text's cluster never depends on the other
-        texts of the call. Arguments as for ``embed``.
-
-        Raises:
-            RuntimeError: the model's clusters were never initialised (an untrained model).
+        """Cluster ids (N,) of raw texts; outside int8, a text's cluster never depends on the other texts of the
+        call. Arguments as for ``embed``; an untrained model raises a RuntimeError.
 
         Example:
             >>> model = AutoModel.from_pretrained("runs/tickets")  # doctest: +SKIP
@@ -332,20 +311,14 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     @property
     def is_calibrated(self) -> bool:
         """Whether ``calibrate`` was run (the trainer does it at the end of training)."""
-        return bool(getattr(self.config, "num_calibration_texts", 0))
+        return bool(self.config.num_calibration_texts)
 
     def calibrated_confidence(self, embeddings: torch.Tensor, probs: torch.Tensor) -> torch.Tensor:
-        """The calibrated confidence (N,) in [0, 1] of texts with pooled ``embeddings`` (N x d) and served soft
-        assignment ``probs`` (N x K): the share of calibration texts whose centre margin (how much nearer their own
-        cluster's centre than the next one, see :mod:`~hf_textcluster.modeling.calibration`) is <= theirs. A model
-        calibrated by an older version ranks its soft assignment's margin instead (``config.confidence_measure``).
-
-        Raises:
-            ValueError: the model is not calibrated (see ``calibrate``).
+        """The calibrated confidence (N,) in [0, 1] of pooled ``embeddings`` (N x d) with served soft assignment
+        ``probs`` (N x K): see :mod:`~hf_textcluster.modeling.calibration`. An uncalibrated model raises a ValueError.
         """
         self._require_calibration("`calibrated_confidence`")
-        measure = getattr(self.config, "confidence_measure", "assignment_margin")
-        return self.calibration.confidence(embeddings, probs, measure=measure)
+        return self.calibration.confidence(embeddings, probs, measure=self.config.confidence_measure)
 
     def _require_calibration(self, what: str = "`predict_with_confidence`") -> None:
         if not self.is_calibrated:
@@ -357,9 +330,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             )
 
     def check_can_serve(self, needs_calibration: str | None = None) -> None:
-        """Raise the error a prediction would, before any text: the clusters were never initialised (RuntimeError),
-        or, when ``needs_calibration`` names the option that needs it (e.g. ``"`flag_outliers`"``), the model is not
-        calibrated (ValueError). The pipeline checks this at construction and per call."""
+        """Raise the error a prediction would, before any text: clusters never initialised (RuntimeError), or not
+        calibrated when ``needs_calibration`` names the option that needs it (ValueError)."""
         self._check_clusters_initialized()
         if needs_calibration:
             self._require_calibration(needs_calibration)
@@ -390,9 +362,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
 
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path, *model_args, tokenizer=None, **kwargs):
-        """transformers' ``from_pretrained``, checked (:func:`~hf_textcluster.modeling.loading_checks.load_checked`:
-        the config is a clusterer's and describes the weights, which are safetensors and finite), with the tokenizer
-        saved beside the weights attached (or ``tokenizer``)."""
+        """transformers' ``from_pretrained``, checked, with the tokenizer saved beside the weights attached (or
+        ``tokenizer``): :func:`~hf_textcluster.modeling.loading_checks.load_checked`."""
         return load_checked(
             cls, super().from_pretrained, str(pretrained_model_name_or_path), model_args, tokenizer, kwargs
         )
@@ -423,8 +394,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     @classmethod
     def register_for_auto_class(cls, auto_class="AutoModel"):
         """As remote code, transformers' own. In the package, refused: transformers would copy the package's files
-        with their package imports; ``hf_textcluster.hub.save_pretrained(model, dir, remote_code=True)`` ships the
-        inference code (``hf_textcluster.hub.push_to_hub`` always does)."""
+        with their package imports (``hf_textcluster.hub.save_pretrained(..., remote_code=True)`` ships them)."""
         if running_as_remote_code():
             return super().register_for_auto_class(auto_class)
         raise NotImplementedError(
