@@ -53,8 +53,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     supports_gradient_checkpointing = True
     _supports_sdpa = True
 
-    # Where whole-list passes run: None, in this process; or an object whose `run(encode, texts, batch_size,
-    # show_progress_bar)` runs `encode` on its share (hf_textcluster.distributed). A plain attribute, never saved.
+    # Where whole-list passes run: None, here; or an object whose `run(encode, texts, batch_size, show_progress_bar)`
+    # runs `encode` on its share (hf_textcluster.distributed). A plain attribute, never saved.
     encoding_passes = None
     # The heads that hold one row per cluster: what the package's cluster edits (hf_textcluster.editing) rewrite.
     _cluster_row_modules = ("cluster_head", "refined_head")
@@ -73,7 +73,6 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             self.refined_head = torch.nn.Linear(config.refined_head_dim, config.num_clusters)
         self.tokenizer = None
 
-    # ----- weights -------------------------------------------------------------------------------------------
     @torch.no_grad()
     def _init_weights(self, module):
         if module is not self.encoder and any(module is m for m in self.encoder.modules()):
@@ -84,7 +83,6 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         if reset is not None:  # a head's own parameters (centroids, biases): placeholders until k-means / training
             reset()
 
-    # ----- forward -------------------------------------------------------------------------------------------
     def pool(self, token_states: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         return pool_token_states(token_states, attention_mask, self.config.pooling, self.config.normalize_embeddings)
 
@@ -181,7 +179,6 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         output = ClusteringOutput(embeddings=embeddings, cluster_probs=probs, logits=torch.log(probs.clamp_min(1e-12)))
         return output if return_dict is not False else output.to_tuple()
 
-    # ----- clusters ------------------------------------------------------------------------------------------
     def _check_clusters_initialized(self):
         if not self.config.centroids_initialized:
             raise RuntimeError(
@@ -209,7 +206,6 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         self.config.served_partition = "head"
         self.__dict__["_modules"].pop("refined_head", None)
 
-    # ----- raw-text conveniences -----------------------------------------------------------------------------
     def _require_tokenizer(self):
         if self.tokenizer is None:
             raise ValueError(
@@ -260,10 +256,9 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             texts: the texts (non-blank strings).
             batch_size: texts per encoder call.
             show_progress_bar: a tqdm bar; ``None`` shows one for large inputs only.
-            precision: ``"auto"`` (bf16 autocast only where the device runs bf16 natively, see
-                :mod:`hf_textcluster.modeling.precision`), ``"fp32"``, ``"bf16"``, ``"fp16"`` or ``"int8"`` (CPU only,
-                1.7x-2.5x fp32, ~96% of texts in the same cluster as fp32; activations are scaled per batch, so a few
-                % of texts change cluster with their batch companions). Every method here takes the same.
+            precision: ``"auto"`` (bf16 only where the device runs it natively; see
+                :mod:`~hf_textcluster.modeling.precision`), ``"fp32"``, ``"bf16"``, ``"fp16"`` or ``"int8"`` (CPU
+                only, ~96% of texts in fp32's cluster; a few % change cluster with their batch companions).
 
         Returns:
             A float32 array of shape (N, hidden).
@@ -347,7 +342,6 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         """
         return _package_module("modeling.calibrating", "`calibrate`").calibrate(self, texts, *args, **kwargs)
 
-    # ----- building, loading and saving ------------------------------------------------------------------------------
     @classmethod
     def from_encoder_pretrained(cls, encoder: str | os.PathLike | None = None, num_clusters: int = 8, **config_kwargs):
         """A new, untrained clusterer around a pretrained encoder (a hub id, a local path, or ``None``: the

@@ -46,7 +46,7 @@ class Interval:
         )
 
     def __str__(self) -> str:
-        """What a value must be, in words: ``a positive integer``, ``a number in [0, 1]``, ``an integer >= 2``."""
+        """What a value must be, in words (``a positive integer``, ``a number in [0, 1]``)."""
         kind = "an integer" if all(issubclass(t, numbers.Integral) for t in self.types) else "a number"
         low, high = self.left, self.right
         if kind == "an integer" and low == 1 and self.low_ok and high is None:
@@ -83,10 +83,9 @@ def describe(constraints, *, none: bool = True) -> str:
 
 
 def validate_parameters(params: Any, constraints: dict, owner: str | None = None) -> None:
-    """Check ``params`` (an object's attributes or a dict's items, those the table names) against ``constraints``, a
-    table (scikit-learn's ``_parameter_constraints``) of parameter -> :class:`Interval`, :class:`Options`, ``None``
-    (None allowed) or a list of them (any one suffices); a one-line ValueError names the first parameter out of its
-    constraints, what they allow and its value, after ``owner`` (e.g. ``"SCCLConfig"``) when given.
+    """Check ``params`` (an object's attributes or a dict's items) against ``constraints``, a table of parameter ->
+    :class:`Interval`, :class:`Options`, ``None`` (None allowed) or a list of them (any one suffices): a one-line
+    ValueError names the first parameter out of its constraints, after ``owner`` (e.g. ``"SCCLConfig"``) if given.
 
     Example:
         >>> validate_parameters({"pooling": "max"}, {"pooling": Options("mean", "cls")})
