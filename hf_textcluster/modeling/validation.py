@@ -126,6 +126,8 @@ def check_scalar(
         ...
         ValueError: `batch_size` must be a positive integer, got True.
     """
+    if include_boundaries not in _BOUNDARIES:
+        raise ValueError(f"`include_boundaries` must be one of {_BOUNDARIES}, got {include_boundaries!r}.")
     interval = Interval(target_type, min_val, max_val, closed=include_boundaries)
     if (value is None and allow_none) or interval.is_satisfied_by(value):
         return value
