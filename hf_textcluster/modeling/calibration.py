@@ -1,35 +1,26 @@
-"""Calibration of a clusterer on its training texts: a confidence that means something, and outlier distances.
+"""A clusterer's calibration, as it serves: a confidence that means something, and outlier distances.
 
-A method's soft assignment q (``score``) says little on its own: a Student's t kernel on sentence embeddings is nearly
-flat, while a refined or UMAP partition is served by a linear head whose softmax saturates at 1.0. Calibration records,
-on a sample of the training texts, two distributions that mean the same for whatever partition is served (the method's
-head, k-means, UMAP, refined, consensus), stored as buffers of the model (they travel in ``model.safetensors``):
+A method's soft assignment q (``score``) says little on its own: nearly flat for a Student's t kernel, saturated at 1.0
+for a linear head. Calibration (fitted by the package: :mod:`~hf_textcluster.modeling.calibrating`) records, on a
+sample of the training texts, two distributions that mean the same whatever partition is served, stored as buffers of
+the model (they travel in ``model.safetensors``):
 
 - **centres**: each served cluster's centre, the mean direction of the L2-normalised pooled embeddings of the
   calibration texts assigned to it.
 - **confidence**: how much closer a text is to its own cluster's centre than to the nearest other centre, the relative
   margin ``(d_other - d_own) / (d_other + d_own)`` of cosine distances, ranked against the margins of the calibration
   texts. ``confidence = 0.8`` means "closer to its own cluster, relative to the next one, than 80% of the training
-  texts are to theirs": on the training texts it is spread evenly over [0, 1] (about 1% of them reach exactly 1.0), so a
-  threshold keeps a known share of texts. A text nearer to another cluster's centre than to its own gets a negative
-  margin, hence a low confidence.
+  texts are to theirs": spread evenly over [0, 1] on the training texts, so a threshold keeps a known share of texts.
 - **outliers**: the distribution of each cluster's members' cosine distances to its centre. A text farther from its
   cluster's centre than that cluster's ``outlier_quantile`` (e.g. 0.99) of its members is an outlier.
 
-Both distributions are kept as quantiles at ``QUANTILE_LEVELS`` evenly spaced levels (0, 0.01, ..., 1).
-
-Models calibrated before the centre margin existed (``config.confidence_measure == "assignment_margin"``) keep their
-old meaning: the margin of the soft assignment (top-1 minus top-2 probability) ranked the same way, which saturates for
-a hard partition. ``hf-textcluster calibrate`` re-calibrates them with the centre margin.
-
-Part of the inference code that every pushed repository carries (see :mod:`hf_textcluster.hub.push`): imports only
-torch.
+Both are kept as quantiles at ``QUANTILE_LEVELS`` evenly spaced levels. Models calibrated before the centre margin
+existed (``config.confidence_measure == "assignment_margin"``) rank the soft assignment's top-1 minus top-2 instead.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import torch
@@ -39,9 +30,6 @@ from .encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from .validation import check_scalar
 
 QUANTILE_LEVELS = 101
-# A cluster with fewer calibration members than this has too few distances for its own tail: its outlier threshold
-# comes from the distances of all calibration texts to their own clusters' centres (pooled) instead.
-MIN_CLUSTER_SIZE = 20
 DEFAULT_OUTLIER_QUANTILE = 0.99
 
 
@@ -94,11 +82,9 @@ def quantile_at(quantiles: torch.Tensor, level: float) -> torch.Tensor:
 
 
 class ClusterCalibration(nn.Module):
-    """The calibration of a clusterer (see the module docstring): buffers only, zero until ``fit``.
-
-    Buffers: ``margin_quantiles`` (L, the calibration texts' centre margins; assignment margins for models calibrated
-    before ``confidence_measure`` existed), ``centres`` (K x d, unit vectors), ``distance_quantiles`` (K x L, cosine
-    distances of each cluster's members to its centre), ``cluster_sizes`` (K, calibration texts per cluster).
+    """The calibration of a clusterer, buffers only (zero until fitted): ``margin_quantiles`` (L, the calibration
+    texts' margins), ``centres`` (K x d, unit vectors), ``distance_quantiles`` (K x L, cosine distances of each
+    cluster's members to its centre), ``cluster_sizes`` (K, calibration texts per cluster).
     """
 
     # the buffers' types, for type checkers (nn.Module's attribute lookup would say "Tensor | Module")
@@ -118,51 +104,10 @@ class ClusterCalibration(nn.Module):
         for buffer in self.buffers():
             nn.init.zeros_(buffer)
 
-    @torch.no_grad()
-    def fit(self, embeddings: torch.Tensor, probs: torch.Tensor) -> None:
-        """Calibrate on the pooled embeddings (N x d) and soft assignments (N x K) of the calibration texts."""
-        num_clusters = self.centres.shape[0]
-        if (
-            probs.ndim != 2
-            or probs.shape[1] != num_clusters
-            or embeddings.shape != (probs.shape[0], self.centres.shape[1])
-        ):
-            raise ValueError(
-                f"Calibration needs N x {self.centres.shape[1]} embeddings and N x {num_clusters} "
-                f"probabilities, got {tuple(embeddings.shape)} and {tuple(probs.shape)}."
-            )
-        levels = torch.linspace(0, 1, QUANTILE_LEVELS, dtype=torch.float64)
-        probs = probs.double().cpu()
-        clusters = probs.argmax(dim=-1)
-        sizes = torch.bincount(clusters, minlength=num_clusters)
-        weights = nn.functional.one_hot(clusters, num_clusters).double()
-        # A cluster no calibration text falls in still needs a centre: the probability-weighted mean of all texts.
-        empty = sizes == 0
-        weights[:, empty] = probs[:, empty]
-        unit = nn.functional.normalize(embeddings.double().cpu(), dim=-1)
-        centres = nn.functional.normalize(weights.T @ unit, dim=-1)
-        distances = 1 - (unit * centres[clusters]).sum(dim=-1)
-        pooled = torch.quantile(distances, levels)
-        per_cluster = torch.stack(
-            [
-                torch.quantile(distances[clusters == k], levels) if sizes[k] >= MIN_CLUSTER_SIZE else pooled
-                for k in range(num_clusters)
-            ]
-        )
-        self.centres.copy_(centres)
-        self.margin_quantiles.copy_(torch.quantile(centre_margins(unit, centres, clusters).double(), levels))
-        self.distance_quantiles.copy_(per_cluster)
-        self.cluster_sizes.copy_(sizes)
-
     def confidence(self, embeddings: torch.Tensor, probs: torch.Tensor, measure: str = "centre_margin") -> torch.Tensor:
-        """Per text: the share of calibration texts whose margin is <= its margin (see the module docstring).
-
-        Args:
-            embeddings: pooled embeddings (N x d).
-            probs: the served soft assignment (N x K); its argmax is the text's cluster.
-            measure: ``"centre_margin"`` (models calibrated now), or ``"assignment_margin"`` (the top-1 minus top-2
-                probability that models calibrated by older versions recorded).
-        """
+        """Per text (pooled ``embeddings`` N x d, served soft assignment ``probs`` N x K): the share of calibration
+        texts whose margin (``measure``: ``"centre_margin"``, or older models' ``"assignment_margin"``) is <= its
+        own."""
         if measure == "assignment_margin":
             return quantile_rank(assignment_margins(probs), self.margin_quantiles)
         clusters = probs.argmax(dim=-1)
@@ -178,97 +123,6 @@ class ClusterCalibration(nn.Module):
         return quantile_at(self.distance_quantiles.float(), outlier_quantile)
 
 
-def calibration_sample(
-    model, texts: list[str], sample_size, random_state, batch_size, show_progress_bar, precision: str, embeddings
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """The pooled embeddings and served soft assignments (CPU) of a seeded sample of at most ``sample_size`` of
-    ``texts`` (validated; ``precision`` resolved) that ``model.calibrate`` fits on: one encoding pass, or the
-    sample's rows of ``embeddings`` (``model.embed(texts)``) when given."""
-    check_scalar(sample_size, "sample_size", int, min_val=2, allow_none=True, hint="None: all texts")
-    if len(texts) < 2:
-        raise ValueError(f"Calibration needs at least 2 texts, got {len(texts)}.")
-    given = None
-    if embeddings is not None:  # checked against the texts and the encoder, before any work
-        given = torch.as_tensor(
-            embeddings.detach().cpu() if isinstance(embeddings, torch.Tensor) else np.asarray(embeddings)
-        )
-        hidden = model.calibration.centres.shape[1]
-        if given.ndim != 2 or given.shape != (len(texts), hidden):
-            raise ValueError(
-                f"`embeddings` must be `model.embed(texts)`, {len(texts)} x {hidden}; got shape {tuple(given.shape)}. "
-                "Pass the embeddings of the same texts, or leave `embeddings` out to encode them."
-            )
-    rows = np.arange(len(texts))
-    if sample_size is not None and len(texts) > sample_size:
-        rows = np.sort(np.random.default_rng(random_state).choice(len(texts), size=sample_size, replace=False))
-        texts = [texts[int(i)] for i in rows]
-    if given is None:
-        fields = ("embeddings", "cluster_probs")
-        outputs = model._encode_texts(texts, batch_size, show_progress_bar, precision, fields)
-        return outputs.embeddings, outputs.cluster_probs
-    sample = given.float()[torch.from_numpy(rows)]
-    with torch.no_grad():
-        return sample, model.cluster_probabilities(sample.to(model.device)).float().cpu()
-
-
-def calibrate(
-    model,
-    texts: Sequence[str],
-    sample_size: int | None = 10_000,
-    random_state: int | None = 0,
-    batch_size: int = DEFAULT_ENCODE_BATCH_SIZE,
-    show_progress_bar: bool | None = None,
-    precision: str | torch.dtype | None = "auto",
-    *,
-    embeddings: np.ndarray | torch.Tensor | None = None,
-) -> Any:
-    """Calibrate the confidence and the outlier distances on a seeded sample of ``texts`` (use the training texts).
-
-    One encoding pass, or none when ``embeddings`` are given. Stores the result in the model's ``calibration``
-    buffers (saved with the weights) and ``config.num_calibration_texts``.
-
-    Afterwards ``predict_with_confidence`` and the pipeline's ``confidence`` / ``flag_outliers`` work: a text's
-    confidence is the share of these calibration texts whose centre margin is <= its own (how much nearer its
-    cluster's centre than the nearest other centre, relative to both distances; see ``calibrated_confidence``),
-    so it spreads over [0, 1] whatever partition the model serves; a text is an outlier when it is farther (cosine
-    distance of its pooled embedding) from its cluster's centre than ``outlier_quantile`` of that cluster's
-    calibration texts. A cluster with fewer than
-    ``calibration.MIN_CLUSTER_SIZE`` (20) calibration texts uses the distances of all calibration texts instead.
-
-    A method of every clusterer (``model.calibrate(texts)``), defined here beside the arithmetic it runs.
-
-    Args:
-        texts: the texts to calibrate on (non-blank strings).
-        sample_size: at most this many of them, a seeded sample (``None``: all).
-        random_state: the sample's seed.
-        batch_size: texts per encoder call.
-        show_progress_bar: a tqdm bar; ``None`` shows one for large inputs only.
-        precision: as for ``embed``.
-        embeddings: ``embed(texts)`` (N x hidden, the same order), when the caller has them already: the
-            sample's rows are taken from them instead of encoding the texts again (the heads run on them as on
-            a pass's own embeddings, in fp32).
-
-    Returns:
-        The model itself (save it with ``save_pretrained`` to keep the calibration).
-
-    Raises:
-        ValueError: fewer than 2 texts, a bad ``sample_size``, or ``embeddings`` of another shape than
-            N x hidden.
-
-    Example:
-        >>> model.calibrate(training_texts).save_pretrained("runs/old-model")  # doctest: +SKIP
-    """
-    model._check_clusters_initialized()
-    checked, resolved = model._serving_arguments(texts, batch_size, precision)
-    sample, probs = calibration_sample(
-        model, checked, sample_size, random_state, batch_size, show_progress_bar, resolved, embeddings
-    )
-    model.calibration.fit(sample, probs)
-    model.config.num_calibration_texts = sample.shape[0]
-    model.config.confidence_measure = "centre_margin"
-    return model
-
-
 def predict_with_confidence(
     model,
     texts: Sequence[str],
@@ -278,26 +132,11 @@ def predict_with_confidence(
     precision: str | torch.dtype | None = "auto",
 ) -> dict[str, np.ndarray]:
     """Each text's assignment with its calibrated confidence and outlier flag (a calibrated model only; see
-    ``calibrate``), as arrays of length N (``pandas.DataFrame(result)`` makes a table):
-
-    - ``cluster``: the most likely cluster (never -1 here: ``is_outlier`` says whether it is far);
-    - ``probability``: its soft-assignment probability (the method's own q; the pipeline's ``score``);
-    - ``confidence``: the share of calibration texts whose centre margin (nearer its cluster's centre than the
-      nearest other one, relative to both distances) is <= this text's, in [0, 1];
-    - ``distance``: the cosine distance of the text's pooled embedding to its cluster's calibrated centre;
-    - ``is_outlier``: ``distance`` beyond the ``outlier_quantile`` of the cluster's calibration texts' distances.
-
-    A method of every clusterer (``model.predict_with_confidence(texts)``), defined here beside the arithmetic.
-
-    Args:
-        texts: the texts (non-blank strings).
-        outlier_quantile: the quantile of a cluster's calibration distances beyond which a text is an outlier.
-        batch_size: texts per encoder call.
-        show_progress_bar: a tqdm bar; ``None`` shows one for large inputs only.
-        precision: as for ``embed``.
-
-    Returns:
-        A dict of the five arrays above, each of length N.
+    ``calibrate``), as arrays of length N (``pandas.DataFrame(result)`` makes a table): ``cluster`` (the most likely
+    one, never -1), ``probability`` (its soft-assignment probability, the pipeline's ``score``), ``confidence`` (the
+    share of calibration texts whose centre margin is <= this text's), ``distance`` (cosine distance to the cluster's
+    calibrated centre) and ``is_outlier`` (``distance`` beyond the ``outlier_quantile`` of the cluster's calibration
+    texts'). A method of every clusterer. ``batch_size``, ``show_progress_bar``, ``precision``: as for ``embed``.
 
     Raises:
         ValueError: the model is not calibrated (see ``calibrate``).

@@ -1,8 +1,4 @@
-"""TextClusteringConfig: what every clusterer's config holds (encoder sub-config, K, pooling, max length).
-
-Part of the inference code that every pushed repository carries (see :mod:`hf_textcluster.hub.push`): imports only
-transformers.
-"""
+"""TextClusteringConfig: what every clusterer's config holds (encoder sub-config, K, pooling, max length)."""
 
 from __future__ import annotations
 
@@ -15,9 +11,8 @@ from transformers.configuration_utils import SubConfigSpec
 
 from .validation import Interval, Options, check_scalar, validate_parameters
 
-# What a calibrated confidence ranks (see hf_textcluster.modeling.calibration): the distance margin between a text's
-# cluster centre and the nearest other one (calibrated now), or the soft assignment's top-1 minus top-2 probability
-# (models calibrated by older versions, whose config.json has no `confidence_measure`: they keep that meaning).
+# What a calibrated confidence ranks (see hf_textcluster.modeling.calibration): the centre margin, or for models
+# calibrated by older versions (no `confidence_measure` in their config.json) the soft assignment's top-2 margin.
 CONFIDENCE_MEASURES = ("centre_margin", "assignment_margin")
 # Bounds on the sizes a config.json can set, checked before anything is built from it: a config is data from anyone
 # (a repository on the Hub), and `"num_clusters": 1000000000` alone would otherwise build a billion cluster names.
@@ -32,12 +27,8 @@ SHARE = Interval(Real, 0, 1, closed="left")
 
 
 def running_as_remote_code() -> bool:
-    """Whether this code runs as a pushed repository's remote code (``trust_remote_code=True``, no hf_textcluster
-    package) rather than from the installed package. The one answer to that question: transformers loads remote code
-    under its own module names, the package's modules are named ``hf_textcluster.*``.
-
-    Returns:
-        ``True`` as remote code, ``False`` inside the package.
+    """Whether this code runs as a pushed repository's remote code (``trust_remote_code=True``) rather than from the
+    installed package: transformers loads remote code under its own module names, not ``hf_textcluster.*``.
 
     Example:
         >>> running_as_remote_code()
@@ -58,15 +49,12 @@ class TextClusteringConfig(PreTrainedConfig):
         normalize_embeddings (`bool`): L2-normalise the pooled embedding before the heads.
         max_length (`int`): texts are truncated to this many tokens (short-text papers use 32).
         centroids_initialized (`bool`): set once the cluster head was fitted (k-means) or trained; an
-            uninitialised clusterer refuses to predict. (The name predates heads without centroids; it is kept so
-            that existing checkpoints load.)
+            uninitialised clusterer refuses to predict.
         id2label (`dict[int, str]`): a name per cluster (defaults to ``cluster_<i>``).
-        served_partition (`str`): which of a trained model's candidate partitions it serves: ``"head"`` (the
-            method's own cluster head), ``"kmeans"`` / ``"umap_kmeans"`` (centres re-fitted on its embeddings), or one
-            of these followed by ``"+refined"`` (refined by iterative classification and served by ``refined_head``).
+        served_partition (`str`): which candidate partition it serves: ``"head"`` (the method's own),
+            ``"kmeans"`` / ``"umap_kmeans"`` (centres re-fitted on its embeddings), each also ``"+refined"``.
         confidence_measure (`str`): what the calibrated confidence ranks: ``"centre_margin"`` (set by
-            ``calibrate``) or ``"assignment_margin"`` (models calibrated by older versions; see
-            :mod:`hf_textcluster.modeling.calibration`).
+            ``calibrate``) or ``"assignment_margin"`` (models calibrated by older versions).
         refined_head_dim (`int`): input size of the linear ``refined_head`` that serves a refined partition on the
             L2-normalised ``kmeans_features``; 0 when the model has none.
     """
@@ -109,9 +97,8 @@ class TextClusteringConfig(PreTrainedConfig):
                     raise ValueError(f"`encoder.{key}` is {value}, beyond any encoder (at most {MAX_SIZE}).")
         super().__post_init__(**kwargs)
         if not running_as_remote_code():
-            # A pushed repository's remote-code entries (see hf_textcluster.hub.push) are for users without this
-            # package; with it, the registered classes and pipeline apply, so they are dropped (a re-save adds them
-            # when asked). The same class loaded as remote code keeps them.
+            # A pushed repository's remote-code entries are for users without this package; with it, the registered
+            # classes and pipeline apply, so they are dropped (a re-save adds them when asked).
             for key in ("auto_map", "custom_pipelines"):
                 self.__dict__.pop(key, None)
         given: Any = self.encoder  # a config, its dict, or None
@@ -133,8 +120,8 @@ class TextClusteringConfig(PreTrainedConfig):
 
     @classmethod
     def from_dict(cls, config_dict, **kwargs):
-        """transformers' ``from_dict`` (what loading a config.json runs), whose field-type errors (a string where an
-        encoder's number belongs) span several lines: one line each here, as every other config error."""
+        """transformers' ``from_dict`` (what loading a config.json runs), with its multi-line field-type errors as
+        one line, as every other config error."""
         try:
             return super().from_dict(config_dict, **kwargs)
         except Exception as err:  # huggingface_hub's StrictDataclassError is no ValueError: named by its class

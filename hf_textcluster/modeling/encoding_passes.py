@@ -1,9 +1,5 @@
 """What a clusterer's encoding passes share: the output of a pass, the batch size of whole-list passes and the
-length-sorted pass itself (:func:`encode_sorted`).
-
-A module of its own so that the model base, the calibration and the package's edits use the same names without
-importing each other. Part of the inference code that every pushed repository carries: imports only torch, numpy,
-tqdm and transformers.
+length-sorted pass itself (:func:`encode_sorted`), used by the model base, the calibration and the package's edits.
 """
 
 from __future__ import annotations
@@ -31,12 +27,9 @@ class ClusteringOutput(ModelOutput):
         loss: the training loss, when computed.
         embeddings: pooled sentence embeddings (batch x hidden).
         cluster_probs: soft cluster assignment q (batch x K); rows sum to 1.
-        logits: ``log(cluster_probs)``, so that ``argmax(logits)`` is the cluster and ``Trainer`` metrics work
-            unchanged.
-        distance: cosine distance (batch,) of each embedding to its best cluster's calibrated centre; set by
-            ``cluster_batch`` on a calibrated model only.
-        confidence: the calibrated confidence (batch,) in [0, 1] (see ``calibrated_confidence``); set by
-            ``cluster_batch`` on a calibrated model only.
+        logits: ``log(cluster_probs)``, so that ``argmax(logits)`` is the cluster (``Trainer`` metrics work).
+        distance, confidence: (batch,) the cosine distance to the cluster's calibrated centre and the calibrated
+            confidence in [0, 1]; set by ``cluster_batch`` on a calibrated model only.
     """
 
     loss: torch.Tensor | None = None

@@ -1,15 +1,8 @@
 """Building blocks shared by the clustering methods: pooling, cluster heads and projection heads.
 
-Part of the inference code that every pushed repository carries (see :mod:`hf_textcluster.hub.push`): imports only
-torch.
-
-A **cluster head** maps pooled embeddings (batch x d) to a soft assignment q (batch x K, rows summing to 1). Besides
-``forward`` it may define
-
-- ``init_from_kmeans(centers)``: start from k-means centres (K x d) fitted on the corpus before training; heads
-  without it (e.g. a softmax classifier trained from pseudo-labels) are not initialised by k-means;
-- ``reset_own_parameters()``: placeholder values of the parameters it holds itself (not its sub-modules') for a
-  new model; ``_init_weights`` calls it, real values come from k-means or training.
+A **cluster head** maps pooled embeddings (batch x d) to a soft assignment q (batch x K, rows summing to 1). It may
+define ``init_from_kmeans(centers)`` (start from k-means centres, K x d) and ``reset_own_parameters()`` (placeholder
+values of its own parameters for a new model, which ``_init_weights`` calls).
 """
 
 from __future__ import annotations
@@ -60,13 +53,13 @@ class StudentTAssignment(nn.Module):
     @torch.no_grad()
     def init_from_kmeans(self, centers) -> None:
         """Use k-means centres (K x d, array or tensor) as the centroids."""
-        centers = torch.as_tensor(centers, dtype=self.centroids.dtype)
+        centers = torch.as_tensor(centers, dtype=self.centroids.dtype, device=self.centroids.device)
         if tuple(centers.shape) != tuple(self.centroids.shape):
             raise ValueError(
                 f"Centroids of shape {tuple(centers.shape)} do not fit this head "
                 f"({tuple(self.centroids.shape)} = num_clusters x hidden_size)."
             )
-        self.centroids.copy_(centers.to(self.centroids.device))
+        self.centroids.copy_(centers)
 
 
 class ProjectionHead(nn.Module):

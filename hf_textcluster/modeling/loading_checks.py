@@ -1,11 +1,6 @@
-"""The checks a clusterer's ``from_pretrained`` makes around transformers' own load, each one clear error naming the
-folder: the config names a clusterer of the right kind, it describes the weights tensor by tensor (read from the
-safetensors headers before anything is allocated), the weights file is readable, the load report is empty, and no
-tensor holds NaN or inf.
-
-A config.json is data from anyone: every size it sets would otherwise be allocated as asked, and a config that does
-not fit its weights would load some tensors random. Part of the inference code that every pushed repository carries:
-imports only torch, transformers and huggingface_hub.
+"""A clusterer's ``from_pretrained`` (:func:`load_checked`): transformers' own load with checks around it, each one
+clear error naming the folder. A config.json is data from anyone: every size it sets would otherwise be allocated as
+asked, and a config that does not fit its weights would load some tensors random.
 """
 
 from __future__ import annotations
@@ -14,40 +9,41 @@ import json
 import os
 import re
 import struct
+from collections.abc import Callable
 from typing import Any
 
 import torch
+from transformers import AutoConfig, AutoTokenizer
+from transformers.utils import cached_file, logging
 
-from .configuration_utils import TextClusteringConfig
+from .configuration_utils import TextClusteringConfig, running_as_remote_code
+from .validation import check_local_path
+
+logger = logging.get_logger(__name__)
 
 # safetensors' own limit on a header
 _MAX_HEADER_BYTES = 100_000_000
+# from_pretrained's arguments that say where on the Hub the files are: the checks before the load read them too
+_HUB_KWARGS = ("revision", "token", "cache_dir", "local_files_only")
 
 
-def load_config(config_class: Any, path: str, hub_kwargs: dict) -> Any:
-    """``config_class.from_pretrained(path)``; a Hub id that names no repository (and no local folder) is an OSError
-    that says so, instead of the Hub's bare 404."""
-    try:
-        return config_class.from_pretrained(path, **hub_kwargs)
-    except OSError as err:
-        from huggingface_hub.errors import RepositoryNotFoundError
-
-        if os.path.isdir(path) or not isinstance(err.__cause__, RepositoryNotFoundError):
-            raise
-        from huggingface_hub import constants
-
-        raise OSError(
-            f"No model {path!r}: it is not a local folder, and the Hub at {constants.ENDPOINT} has no "
-            "repository with that id. Check the spelling (e.g. 'org/sccl-stackoverflow'); for a private "
-            "repository pass `token=` or log in with `hf auth login`."
-        ) from err
-
-
-def check_checkpoint_config(config, expected: set[str] | None, path: str, num_clusters: int | None) -> None:
-    """The config is a clusterer's, of one of the ``expected`` model types (None: any), and has ``num_clusters``
-    clusters when the caller asked for a number."""
-    # by class name, not identity: a folder's remote code loaded next to the package (or twice, from
-    # transformers' module cache) has its own copy of TextClusteringConfig
+def load_checked(cls, load: Callable, path: str, model_args: tuple, tokenizer, kwargs: dict) -> Any:
+    """``cls.from_pretrained(path, *model_args, tokenizer=tokenizer, **kwargs)`` by transformers' ``load``, checked
+    before (the config names a clusterer of ``cls``' kind, with the asked ``num_clusters``, and describes the weights:
+    :func:`check_weights_fit_config`) and after (the weights file is readable, the load report is empty, no tensor
+    holds NaN or inf); safetensors only. The tokenizer saved beside the weights is attached (or ``tokenizer``; None,
+    with a warning, when there is none)."""
+    check_local_path(path, "pretrained_model_name_or_path")
+    config = kwargs.pop("config", None)
+    num_clusters = kwargs.pop("num_clusters", None)
+    hub_kwargs = {k: kwargs[k] for k in _HUB_KWARGS if k in kwargs}
+    if config is None:
+        # As remote code, the class's own config class (AutoConfig would pick the package's where it is
+        # also installed); in the package, AutoConfig, so that another method's checkpoint is recognised.
+        config = _load_config(cls.config_class if running_as_remote_code() else AutoConfig, path, hub_kwargs)
+    # the base class loads any clusterer; a method's class its own kind. By class name, not identity: a folder's
+    # remote code loaded next to the package (or twice, from transformers' module cache) has its own config class.
+    expected = None if cls.config_class.__name__ == "TextClusteringConfig" else {cls.config_class.model_type}
     is_clusterer = any(c.__name__ == TextClusteringConfig.__name__ for c in type(config).__mro__)
     if not is_clusterer or (expected and config.model_type not in expected):
         raise ValueError(
@@ -61,27 +57,66 @@ def check_checkpoint_config(config, expected: set[str] | None, path: str, num_cl
             f"{config.num_clusters} clusters. Omit `num_clusters`, or train a new model with "
             "`from_encoder_pretrained(..., num_clusters=...)`."
         )
+    kwargs.setdefault("use_safetensors", True)  # loading never unpickles
+    wants_info = kwargs.pop("output_loading_info", False)
+    check_weights_fit_config(cls, path, config, hub_kwargs)
+    try:
+        model, info = load(path, *model_args, config=config, output_loading_info=True, **kwargs)
+    except Exception as err:
+        if "safetensors" in type(err).__module__ or "header" in str(err).lower() or "deserializ" in str(err).lower():
+            raise OSError(
+                f"The weights file in {path!r} is corrupted or incomplete ({err}). Re-download or re-save the model."
+            ) from err
+        raise
+    # weights that do not fit the class (a config.json of another method over these weights) would load random
+    missing, unexpected = list(info.get("missing_keys") or []), list(info.get("unexpected_keys") or [])
+    if missing or unexpected:
+        raise ValueError(
+            f"The weights in {path!r} do not fit a {cls.__name__} ({config.model_type!r} in its config.json): "
+            f"{len(missing)} missing (e.g. {missing[:2]}) and {len(unexpected)} unexpected (e.g. {unexpected[:2]}). "
+            "Its config.json and model.safetensors do not belong together; re-save the model."
+        )
+    if tokenizer is None:
+        try:
+            tokenizer = AutoTokenizer.from_pretrained(path, trust_remote_code=running_as_remote_code(), **hub_kwargs)
+        except Exception as err:  # noqa: BLE001 - a missing tokenizer is reported when texts are used
+            logger.warning(
+                f"No tokenizer could be loaded from {path!r} ({type(err).__name__}). `predict`/`embed` and the "
+                "pipeline need one: pass `tokenizer=` or set `model.tokenizer`."
+            )
+    model.tokenizer = tokenizer
+    check_finite_weights(model, path)
+    return (model, info) if wants_info else model
+
+
+def _load_config(config_class: Any, path: str, hub_kwargs: dict) -> Any:
+    """``config_class.from_pretrained(path)``; a Hub id that names no repository (and no local folder) is an OSError
+    that says so, instead of the Hub's bare 404."""
+    try:
+        return config_class.from_pretrained(path, **hub_kwargs)
+    except OSError as err:
+        from huggingface_hub import constants
+        from huggingface_hub.errors import RepositoryNotFoundError
+
+        if os.path.isdir(path) or not isinstance(err.__cause__, RepositoryNotFoundError):
+            raise
+        raise OSError(
+            f"No model {path!r}: it is not a local folder, and the Hub at {constants.ENDPOINT} has no "
+            "repository with that id. Check the spelling (e.g. 'org/sccl-stackoverflow'); for a private "
+            "repository pass `token=` or log in with `hf auth login`."
+        ) from err
 
 
 def check_weights_fit_config(model_class, path: str, config, hub_kwargs: dict | None = None) -> None:
-    """Before anything is allocated: the config must describe the weights, tensor by tensor. A config.json is data
-    from anyone, and every size it sets (``num_clusters``, an encoder's layers and widths, a head's dimensions)
-    would otherwise be allocated as asked; checked against the shapes in the safetensors header (read without
-    loading a tensor), loading costs what the weights cost. An edited ``num_clusters`` or ``model_type`` or a cut
-    weights file is one clear error, before transformers' load report suggests ``ignore_mismatched_sizes``
-    (which would load those tensors random)."""
+    """Before anything is allocated, the config must describe the weights tensor by tensor (the shapes in the
+    safetensors header, read without loading a tensor): loading then costs what the weights cost, and an edited
+    ``num_clusters`` or ``model_type`` or a cut weights file is one clear error, before transformers' load report
+    suggests ``ignore_mismatched_sizes`` (which would load those tensors random)."""
     if model_class.config_class is TextClusteringConfig:
         return
     saved = saved_shapes(path, hub_kwargs or {})
     if saved is None:  # no safetensors file found: the load itself reports that
         return
-    _check_encoder_layers(path, config, saved)
-    model = _build_on_meta(model_class, path, config)
-    _check_shapes(path, config, model, saved)
-    _check_no_tensor_missing(model_class, path, config, model, saved)
-
-
-def _check_encoder_layers(path: str, config, saved: dict[str, tuple[int, ...]]) -> None:
     # An encoder's layer count cannot exceed the tensors stored (each layer has some): checked before the model
     # is built, since building even on the meta device costs time and memory per layer.
     encoder = config.encoder.to_dict() if hasattr(config.encoder, "to_dict") else dict(config.encoder or {})
@@ -92,21 +127,15 @@ def _check_encoder_layers(path: str, config, saved: dict[str, tuple[int, ...]]) 
                 f"(`encoder.{key}`) but its weights hold {len(saved)} tensors in all. Was config.json edited? "
                 "Re-save the model from its run folder."
             )
-
-
-def _build_on_meta(model_class, path: str, config) -> Any:
     try:
         with torch.device("meta"):
-            return model_class(config)
+            model = model_class(config)
     except Exception as err:  # noqa: BLE001 - whatever the config breaks, it is one line naming the file
         raise ValueError(
             f"The config.json in {path!r} does not describe a model that can be built "
             f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else 'no message'}). Was it edited? "
             "Re-save the model from its run folder."
         ) from None
-
-
-def _check_shapes(path: str, config, model, saved: dict[str, tuple[int, ...]]) -> None:
     expected = {key: tuple(t.shape) for key, t in model.state_dict().items()}
     differ = [key for key in expected if key in saved and saved[key] != expected[key]]
     if differ:
@@ -119,9 +148,6 @@ def _check_shapes(path: str, config, model, saved: dict[str, tuple[int, ...]]) -
             "the weights file replaced? Re-save the model from its run folder (loading it with "
             "ignore_mismatched_sizes would give random clusters)."
         )
-
-
-def _check_no_tensor_missing(model_class, path: str, config, model, saved: dict[str, tuple[int, ...]]) -> None:
     # Tensors the config asks for that the weights lack would be allocated and left random; tied tensors (one
     # Parameter under several names) are stored once, and checkpoints may lack what the class ignores.
     names_of: dict[int, list[str]] = {}
@@ -138,28 +164,6 @@ def _check_no_tensor_missing(model_class, path: str, config, model, saved: dict[
             f"The folder {path!r} is inconsistent: its config.json ({config.model_type!r}) asks for "
             f"{len(missing)} tensors its model.safetensors does not hold (e.g. {missing[0]!r}). Was config.json "
             "edited or the weights file replaced? Re-save the model from its run folder."
-        )
-
-
-def corrupted_weights_error(path: str, err: Exception) -> OSError | None:
-    """The error to raise instead of ``err`` when transformers' load failed on an unreadable weights file; None when
-    ``err`` is something else (then it is raised as it is)."""
-    if "safetensors" in type(err).__module__ or "header" in str(err).lower() or "deserializ" in str(err).lower():
-        return OSError(
-            f"The weights file in {path!r} is corrupted or incomplete ({err}). Re-download or re-save the model."
-        )
-    return None
-
-
-def check_load_report(model_class, path: str, config, info: dict) -> None:
-    """Weights that do not fit the class (a config.json of another method over these weights) are an error, not a
-    load report: the missing ones would be random."""
-    missing, unexpected = list(info.get("missing_keys") or []), list(info.get("unexpected_keys") or [])
-    if missing or unexpected:
-        raise ValueError(
-            f"The weights in {path!r} do not fit a {model_class.__name__} ({config.model_type!r} in its config.json): "
-            f"{len(missing)} missing (e.g. {missing[:2]}) and {len(unexpected)} unexpected (e.g. {unexpected[:2]}). "
-            "Its config.json and model.safetensors do not belong together; re-save the model."
         )
 
 
@@ -183,45 +187,34 @@ def check_finite_weights(model: torch.nn.Module, path: str | None = None) -> Non
 
 def saved_shapes(path: str, hub_kwargs: dict) -> dict[str, tuple[int, ...]] | None:
     """Every tensor's shape in the safetensors weights of a local folder or a Hub repository (a single file or the
-    shards an index names), read from the files' JSON headers: no tensor is read. None when there is no such file."""
-    files = _weight_files(path, hub_kwargs)
-    if not files or any(f is None for f in files):
-        return None
+    shards its index names), read from the files' JSON headers: no tensor is read. None when there is no such file,
+    or one cannot be read (the load then reports it)."""
+
+    def resolve(name: str) -> str | None:
+        if os.path.isdir(path):
+            return os.path.join(path, name) if os.path.isfile(os.path.join(path, name)) else None
+        try:  # the Hub: the file is downloaded (its size is what loading costs anyway)
+            return cached_file(path, name, _raise_exceptions_for_missing_entries=False, **hub_kwargs)
+        except Exception:  # noqa: BLE001 - an unreachable Hub or a missing repository is reported by the load
+            return None
+
     shapes: dict[str, tuple[int, ...]] = {}
-    for file in files:
-        try:
-            assert file is not None  # checked above
+    try:
+        index = resolve("model.safetensors.index.json")
+        if index is None:
+            files = [resolve("model.safetensors")]
+        else:
+            with open(index, encoding="utf-8") as f:
+                files = [resolve(name) for name in sorted(set(json.load(f)["weight_map"].values()))]
+        for file in files:
+            if file is None:
+                return None
             with open(file, "rb") as weights:
                 (length,) = struct.unpack("<Q", weights.read(8))
                 if length > _MAX_HEADER_BYTES:
                     return None
                 header = json.loads(weights.read(length))
             shapes.update({key: tuple(entry["shape"]) for key, entry in header.items() if key != "__metadata__"})
-        except (OSError, ValueError, KeyError, TypeError, AttributeError, struct.error):
-            return None  # unreadable: the load reports a corrupted file
-    return shapes
-
-
-def _weight_files(path: str, hub_kwargs: dict) -> list[str | None] | None:
-    """The local paths of the safetensors file or of the shards its index names (None for one not found); None when
-    the index cannot be read."""
-    from transformers.utils import cached_file
-
-    def resolve(name: str) -> str | None:
-        local = os.path.join(path, name)
-        if os.path.isdir(path):
-            return local if os.path.isfile(local) else None
-        try:  # the Hub: the file is downloaded (its size is what loading costs anyway)
-            return cached_file(path, name, _raise_exceptions_for_missing_entries=False, **hub_kwargs)
-        except Exception:  # noqa: BLE001 - an unreachable Hub or a missing repository is reported by the load
-            return None
-
-    index = resolve("model.safetensors.index.json")
-    if index is None:
-        return [resolve("model.safetensors")]
-    try:
-        with open(index, encoding="utf-8") as f:
-            shards = sorted(set(json.load(f)["weight_map"].values()))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, struct.error):
         return None
-    return [resolve(name) for name in shards]
+    return shapes

@@ -1,20 +1,16 @@
 """TextClusteringPreTrainedModel: an encoder + pooling whose embedding is assigned to clusters by a method's head.
 
-The model base of the inference code that every pushed repository carries (see
-:mod:`hf_textcluster.models.remote_code`): this module, the config, layers, calibration, pipeline and each method's
-configuration/modeling files import only torch, numpy, transformers and each other, so that ``trust_remote_code=True``
-works where hf_textcluster is not installed.
-
-The model base holds what serving a text needs, and nothing else: the encoder, pooling, the heads and one batched
-call (``cluster_batch``) behind ``embed``, ``predict``, ``predict_proba``, the calibrated read-out (``calibrate``,
-``predict_with_confidence``; the arithmetic is :mod:`~hf_textcluster.modeling.calibration`) and the pipeline;
-loading and saving with their checks (:mod:`~hf_textcluster.modeling.serialization`,
-:mod:`~hf_textcluster.modeling.loading_checks`). What changes a model's clusters (k-means, merge, split, online
-update, a refined head) is package-only code that acts on a model: :mod:`hf_textcluster.editing`.
+The model base of the inference code a pushed repository carries (:mod:`hf_textcluster.models.remote_code`): what
+serving a text needs, and nothing else: the encoder, pooling, the heads and one batched call (``cluster_batch``) behind
+``embed``, ``predict``, ``predict_proba``, the calibrated read-out (:mod:`~hf_textcluster.modeling.calibration`), the
+pipeline, and checked loading (:mod:`~hf_textcluster.modeling.loading_checks`). Building from an encoder
+(:mod:`hf_textcluster.models.building`), fitting a calibration, atomic saving and cluster edits
+(:mod:`hf_textcluster.editing`) are package-only code these methods reach on first use.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -23,24 +19,26 @@ import numpy as np
 import torch
 from transformers import AutoModel, PreTrainedModel
 
-from .calibration import (
-    ClusterCalibration,
-    calibrate,
-    predict_with_confidence,
-)
+from .calibration import ClusterCalibration, predict_with_confidence
 from .configuration_utils import TextClusteringConfig, running_as_remote_code
 from .encoding_passes import DEFAULT_ENCODE_BATCH_SIZE, ClusteringOutput, encode_sorted
 from .layers import pool_token_states
-from .loading_checks import check_finite_weights
+from .loading_checks import check_finite_weights, load_checked
 from .precision import autocast_dtype, quantize_int8, resolve_precision
-from .serialization import from_encoder_pretrained, load_checked, package_layer, save_staged
 from .validation import check_scalar, clip_text, validate_texts
 
 
+def _package_module(module: str, what: str):
+    """The package's module ``hf_textcluster.<module>``, imported on first use (never at import time); as remote code,
+    an ImportError saying that ``what`` needs the package."""
+    if running_as_remote_code():
+        raise ImportError(f"{what} needs the hf_textcluster package: pip install it to use it.")
+    return importlib.import_module(f"hf_textcluster.{module}")
+
+
 class TextClusteringPreTrainedModel(PreTrainedModel):
-    """Base class of all clusterers: builds the encoder from ``config.encoder`` (never downloads in ``__init__``),
-    pools its token states into one embedding per text, and hands the embedding to the method's ``cluster_head``
-    (see :mod:`hf_textcluster.modeling.layers` for what a head provides). Holds an optional ``tokenizer`` so that
+    """Base class of all clusterers: the encoder built from ``config.encoder`` (no download in ``__init__``), whose
+    pooled token states the method's ``cluster_head`` assigns to clusters, and an optional ``tokenizer`` so that
     ``embed``/``predict`` take raw texts and ``save_pretrained`` writes a self-contained directory."""
 
     config_class = TextClusteringConfig
@@ -55,15 +53,15 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     supports_gradient_checkpointing = True
     _supports_sdpa = True
 
-    # Where whole-list passes run: None, in this process; or an object whose `run(encode, texts, batch_size,
-    # show_progress_bar)` runs `encode` on its share (hf_textcluster.distributed). A plain attribute, never saved.
+    # Where whole-list passes run: None, here; or an object whose `run(encode, texts, batch_size, show_progress_bar)`
+    # runs `encode` on its share (hf_textcluster.distributed). A plain attribute, never saved.
     encoding_passes = None
     # The heads that hold one row per cluster: what the package's cluster edits (hf_textcluster.editing) rewrite.
     _cluster_row_modules = ("cluster_head", "refined_head")
     # Checkpoints from before calibration have no `calibration.*` buffers: they load uncalibrated (zeros), silently.
     _keys_to_ignore_on_load_missing = [r"^calibration\."]
     # A callable that resolves `encoder` (name_or_path, pooling) for `from_encoder_pretrained`; None: the package's
-    # resolve_encoder, or as remote code a hub id or path as given. Set it to resolve encoders your own way.
+    # resolve_encoder. Set it to resolve encoders your own way.
     encoder_resolver = None
 
     def __init__(self, config: TextClusteringConfig):
@@ -75,7 +73,6 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             self.refined_head = torch.nn.Linear(config.refined_head_dim, config.num_clusters)
         self.tokenizer = None
 
-    # ----- weights -------------------------------------------------------------------------------------------
     @torch.no_grad()
     def _init_weights(self, module):
         if module is not self.encoder and any(module is m for m in self.encoder.modules()):
@@ -86,7 +83,6 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         if reset is not None:  # a head's own parameters (centroids, biases): placeholders until k-means / training
             reset()
 
-    # ----- forward -------------------------------------------------------------------------------------------
     def pool(self, token_states: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
         return pool_token_states(token_states, attention_mask, self.config.pooling, self.config.normalize_embeddings)
 
@@ -105,24 +101,10 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     def cluster_batch(
         self, inputs: dict[str, torch.Tensor], precision: str | torch.dtype | None = "auto", with_clusters: bool = True
     ) -> ClusteringOutput:
-        """The serving pass over one tokenized batch: what ``embed``, ``predict``, ``calibrate`` and the
-        ``text-clustering`` pipeline run. Only the encoder runs at ``precision`` (see ``predict``: autocast, or its int8
-        copy); the heads run in fp32 on its fp32 result, since bf16 would round the probabilities and flip near-ties.
-
-        Args:
-            inputs: the tokenizer's tensors (``input_ids``, ``attention_mask``, optionally ``token_type_ids``), on the
-                model's device.
-            precision: as for ``embed``.
-            with_clusters: False for the embeddings only (the cluster fields are then None; no head needed).
-
-        Returns:
-            A ``ClusteringOutput`` of fp32 tensors: ``embeddings``; with clusters, ``cluster_probs`` and ``logits``, and
-            ``distance`` once the model is calibrated (else None).
-
-        Raises:
-            ValueError: a bad ``precision``.
-            RuntimeError: clusters are asked for and were never initialised.
-        """
+        """The serving pass over one tokenized batch (on the model's device) that ``embed``, ``predict`` and the
+        pipeline run: a ``ClusteringOutput`` of fp32 tensors (the cluster fields only ``with_clusters``, ``distance``
+        and ``confidence`` only once calibrated). Only the encoder runs at ``precision`` (as for ``embed``); the heads
+        run in fp32, since bf16 would round the probabilities and flip near-ties."""
         precision = resolve_precision(precision, self.device, inference=True)
         if with_clusters:
             self._check_clusters_initialized()
@@ -152,8 +134,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         )
 
     def _int8_encoder(self) -> torch.nn.Module:
-        """The encoder quantized to int8, made once and again only when its weights change (training steps and
-        ``load_state_dict`` bump each parameter's version counter)."""
+        """The encoder quantized to int8, made again only when its weights change (parameters' version counters)."""
         state = (id(self.encoder), tuple((p.data_ptr(), p._version) for p in self.encoder.parameters()))
         cached = self.__dict__.get("_int8_cache")  # a plain attribute: not a submodule, so never saved
         if cached is None or cached[0] != state:
@@ -166,8 +147,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         return embeddings
 
     def kmeans_features(self, embeddings: torch.Tensor) -> torch.Tensor:
-        """The space ``initialize_clusters`` runs k-means in and ``init_clusters_from_kmeans`` takes centres of: the
-        cluster head's (``cluster_features``), unless a method re-clusters elsewhere (AECL: the embeddings)."""
+        """The space k-means runs in for ``init_clusters_from_kmeans``: the cluster head's, unless a method says."""
         return self.cluster_features(embeddings)
 
     def head_probabilities(self, embeddings: torch.Tensor) -> torch.Tensor:
@@ -175,9 +155,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         return self.cluster_head(self.cluster_features(embeddings))
 
     def cluster_probabilities(self, embeddings: torch.Tensor) -> torch.Tensor:
-        """Soft assignment (batch x K) of pooled embeddings by what the model serves: the method's head
-        (``head_probabilities``), or the linear ``refined_head`` on the L2-normalised ``kmeans_features`` once a
-        refined partition was set (``set_refined_head``)."""
+        """Soft assignment (batch x K) by what the model serves: the method's head, or the linear ``refined_head`` on
+        the L2-normalised ``kmeans_features`` once a refined partition was set."""
         if not self.config.refined_head_dim:
             return self.head_probabilities(embeddings)
         features = torch.nn.functional.normalize(self.kmeans_features(embeddings).float(), dim=-1)
@@ -200,7 +179,6 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         output = ClusteringOutput(embeddings=embeddings, cluster_probs=probs, logits=torch.log(probs.clamp_min(1e-12)))
         return output if return_dict is not False else output.to_tuple()
 
-    # ----- clusters ------------------------------------------------------------------------------------------
     def _check_clusters_initialized(self):
         if not self.config.centroids_initialized:
             raise RuntimeError(
@@ -210,29 +188,24 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             )
 
     def init_clusters_from_kmeans(self, centers: np.ndarray | torch.Tensor) -> None:
-        """Set the cluster head from k-means centres (K x the ``kmeans_features`` size) so that it predicts each
-        text's nearest centre, and mark the clusters initialised. The old calibration no longer describes them. (The
-        package's :func:`hf_textcluster.editing.initialize_clusters` fits the centres.)"""
+        """Set the cluster head from k-means centres (K x the ``kmeans_features`` size, fitted by
+        :func:`hf_textcluster.editing.initialize_clusters`) and mark the clusters initialised, uncalibrated."""
         if not callable(getattr(self.cluster_head, "init_from_kmeans", None)):
             raise NotImplementedError(
                 f"{type(self).__name__}'s cluster head is a classifier its trainer fits, not centres: it cannot be set "
                 "from k-means. For k-means on its trained embeddings use "
                 "`KMeans(model.config.num_clusters).fit(model.embed(texts))`."
             )
-        if isinstance(centers, torch.Tensor):  # numpy reads a tensor on the host only (a TorchKMeans' `centers`)
-            centers = centers.detach().cpu()
-        self.cluster_head.init_from_kmeans(np.asarray(centers, dtype=np.float32))
+        self.cluster_head.init_from_kmeans(centers)
         self._clusters_set()
 
     def _clusters_set(self) -> None:
         self.config.centroids_initialized = True
         self.config.num_calibration_texts = 0  # calibrated on other clusters: calibrate again
-        # New centres replace whatever was served before (a refined head included).
-        self.config.refined_head_dim = 0
+        self.config.refined_head_dim = 0  # new centres replace whatever was served before
         self.config.served_partition = "head"
         self.__dict__["_modules"].pop("refined_head", None)
 
-    # ----- raw-text conveniences -----------------------------------------------------------------------------
     def _require_tokenizer(self):
         if self.tokenizer is None:
             raise ValueError(
@@ -242,8 +215,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         return self.tokenizer
 
     def tokenize(self, texts: Sequence[str], padding: bool | str = True) -> dict[str, torch.Tensor]:
-        tokenizer = self._require_tokenizer()
-        return tokenizer(
+        return self._require_tokenizer()(
             [clip_text(t, self.config.max_length) for t in texts],
             padding=padding,
             truncation=True,
@@ -255,11 +227,9 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     def _encode_texts(
         self, texts: list[str], batch_size: int, show_progress_bar: bool | None, precision: str, fields: tuple[str, ...]
     ) -> Any:
-        """The whole-list pass behind ``embed``, ``predict*`` and ``calibrate``: ``cluster_batch`` over length-sorted
-        batches, the ``ClusteringOutput`` ``fields`` asked for (only those: a corpus' embeddings are large) as CPU
-        tensors in input order. ``texts`` are already validated and ``precision`` resolved (by the public method
-        calling it). ``encoding_passes`` decides where the batches run (here, or split between processes:
-        :func:`hf_textcluster.distributed.sharded_passes`)."""
+        """The whole-list pass behind ``embed``, ``predict*`` and ``calibrate`` (``texts`` validated, ``precision``
+        resolved): the ``ClusteringOutput`` ``fields`` asked for, as CPU tensors in input order. ``encoding_passes``
+        decides where the batches run (here, or split between processes: :mod:`hf_textcluster.distributed`)."""
 
         def encode(shard: list[str], show: bool | None) -> Any:
             return encode_sorted(self, shard, batch_size, show, precision, fields)
@@ -269,7 +239,6 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         return self.encoding_passes.run(encode, texts, batch_size, show_progress_bar)
 
     def _serving_arguments(self, texts, batch_size, precision) -> tuple[list[str], str]:
-        """The public encoding methods' checks, made once: the texts, ``batch_size`` and the resolved precision."""
         texts = validate_texts(texts)
         check_scalar(batch_size, "batch_size", int, min_val=1)
         return texts, resolve_precision(precision, self.device, inference=True)  # before any work
@@ -287,11 +256,9 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             texts: the texts (non-blank strings).
             batch_size: texts per encoder call.
             show_progress_bar: a tqdm bar; ``None`` shows one for large inputs only.
-            precision: ``"auto"`` (bf16 autocast only where the device runs bf16 natively, see
-                :mod:`hf_textcluster.modeling.precision`), ``"fp32"``, ``"bf16"``, ``"fp16"`` or ``"int8"`` (CPU: the
-                encoder's Linear layers dynamically quantized, 1.7x-2.5x fp32 on every CPU kind measured, ~96% of
-                texts in the same cluster as fp32; its activations are scaled per batch, so a few % of texts change
-                cluster with their batch companions; every method here takes the same ``precision``).
+            precision: ``"auto"`` (bf16 only where the device runs it natively; see
+                :mod:`~hf_textcluster.modeling.precision`), ``"fp32"``, ``"bf16"``, ``"fp16"`` or ``"int8"`` (CPU
+                only, ~96% of texts in fp32's cluster; a few % change cluster with their batch companions).
 
         Returns:
             A float32 array of shape (N, hidden).
@@ -311,21 +278,9 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         show_progress_bar: bool | None = None,
         precision: str | torch.dtype | None = "auto",
     ) -> np.ndarray:
-        """Soft cluster assignments of raw texts: the method's own probabilities (often nearly flat; see
-        ``predict_with_confidence`` for a calibrated confidence).
-
-        Args:
-            texts: the texts (non-blank strings).
-            batch_size: texts per encoder call.
-            show_progress_bar: a tqdm bar; ``None`` shows one for large inputs only.
-            precision: as for ``embed``.
-
-        Returns:
-            A float array of shape (N, K); rows sum to 1.
-
-        Raises:
-            ValueError: the model's clusters were never initialised (an untrained model).
-        """
+        """Soft cluster assignments (N, K) of raw texts: the method's own probabilities (often nearly flat;
+        ``predict_with_confidence`` has a calibrated confidence). Arguments as for ``embed``; an untrained model
+        raises a RuntimeError."""
         self._check_clusters_initialized()
         texts, precision = self._serving_arguments(texts, batch_size, precision)
         fields = ("cluster_probs",)
@@ -338,19 +293,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         show_progress_bar: bool | None = None,
         precision: str | torch.dtype | None = "auto",
     ) -> np.ndarray:
-        """Cluster ids of raw texts; outside int8, a text's cluster never depends on the other texts of the call.
-
-        Args:
-            texts: the texts (non-blank strings).
-            batch_size: texts per encoder call.
-            show_progress_bar: a tqdm bar; ``None`` shows one for large inputs only.
-            precision: as for ``embed``.
-
-        Returns:
-            An int array of shape (N,), values in ``0 .. K-1``.
-
-        Raises:
-            ValueError: the model's clusters were never initialised (an untrained model).
+        """Cluster ids (N,) of raw texts; outside int8, a text's cluster never depends on the other texts of the
+        call. Arguments as for ``embed``; an untrained model raises a RuntimeError.
 
         Example:
             >>> model = AutoModel.from_pretrained("runs/tickets")  # doctest: +SKIP
@@ -362,20 +306,14 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     @property
     def is_calibrated(self) -> bool:
         """Whether ``calibrate`` was run (the trainer does it at the end of training)."""
-        return bool(getattr(self.config, "num_calibration_texts", 0))
+        return bool(self.config.num_calibration_texts)
 
     def calibrated_confidence(self, embeddings: torch.Tensor, probs: torch.Tensor) -> torch.Tensor:
-        """The calibrated confidence (N,) in [0, 1] of texts with pooled ``embeddings`` (N x d) and served soft
-        assignment ``probs`` (N x K): the share of calibration texts whose centre margin (how much nearer their own
-        cluster's centre than the next one, see :mod:`~hf_textcluster.modeling.calibration`) is <= theirs. A model
-        calibrated by an older version ranks its soft assignment's margin instead (``config.confidence_measure``).
-
-        Raises:
-            ValueError: the model is not calibrated (see ``calibrate``).
+        """The calibrated confidence (N,) in [0, 1] of pooled ``embeddings`` (N x d) with served soft assignment
+        ``probs`` (N x K): see :mod:`~hf_textcluster.modeling.calibration`. An uncalibrated model raises a ValueError.
         """
         self._require_calibration("`calibrated_confidence`")
-        measure = getattr(self.config, "confidence_measure", "assignment_margin")
-        return self.calibration.confidence(embeddings, probs, measure=measure)
+        return self.calibration.confidence(embeddings, probs, measure=self.config.confidence_measure)
 
     def _require_calibration(self, what: str = "`predict_with_confidence`") -> None:
         if not self.is_calibrated:
@@ -387,37 +325,48 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             )
 
     def check_can_serve(self, needs_calibration: str | None = None) -> None:
-        """Raise the error a prediction would, before any text: the clusters were never initialised (RuntimeError),
-        or, when ``needs_calibration`` names the option that needs it (e.g. ``"`flag_outliers`"``), the model is not
-        calibrated (ValueError). The pipeline checks this at construction and per call."""
+        """Raise the error a prediction would, before any text: clusters never initialised (RuntimeError), or not
+        calibrated when ``needs_calibration`` names the option that needs it (ValueError)."""
         self._check_clusters_initialized()
         if needs_calibration:
             self._require_calibration(needs_calibration)
 
-    # the calibration itself and the read-out that needs it: functions of calibration.py, methods of every model
-    calibrate = calibrate
-    predict_with_confidence = predict_with_confidence
+    predict_with_confidence = predict_with_confidence  # the read-out of calibration.py, a method of every model
 
-    # ----- loading and saving (the checks and the atomic save: serialization, loading_checks) -------------------------
-    # a new, untrained model around a pretrained encoder (serialization.py); a classmethod a method may override
-    from_encoder_pretrained = classmethod(from_encoder_pretrained)
+    def calibrate(self, texts: Sequence[str], *args, **kwargs):
+        """Calibrate the confidence and the outlier distances on a seeded sample of ``texts`` (the training texts);
+        returns the model. See :func:`hf_textcluster.modeling.calibrating.calibrate` (package only) for the options.
+
+        Example:
+            >>> model.calibrate(training_texts).save_pretrained("runs/old-model")  # doctest: +SKIP
+        """
+        return _package_module("modeling.calibrating", "`calibrate`").calibrate(self, texts, *args, **kwargs)
+
+    @classmethod
+    def from_encoder_pretrained(cls, encoder: str | os.PathLike | None = None, num_clusters: int = 8, **config_kwargs):
+        """A new, untrained clusterer around a pretrained encoder (a hub id, a local path, or ``None``: the
+        pip-shipped all-MiniLM-L6-v2), in eval mode with its tokenizer; ``config_kwargs`` are the method's config
+        fields. See :func:`hf_textcluster.models.building.from_encoder_pretrained` (package only).
+
+        Example:
+            >>> model = SCCLModel.from_encoder_pretrained(None, num_clusters=20, max_length=32)  # doctest: +SKIP
+        """
+        building = _package_module("models.building", "`from_encoder_pretrained`")
+        return building.from_encoder_pretrained(cls, encoder, num_clusters, **config_kwargs)
 
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path, *model_args, tokenizer=None, **kwargs):
-        """transformers' ``from_pretrained``, checked (see :func:`~hf_textcluster.modeling.serialization.load_checked`:
-        the config is a clusterer's and describes the weights, which are safetensors and finite), with the tokenizer
-        saved beside the weights attached (or ``tokenizer``)."""
+        """transformers' ``from_pretrained``, checked, with the tokenizer saved beside the weights attached (or
+        ``tokenizer``): :func:`~hf_textcluster.modeling.loading_checks.load_checked`."""
         return load_checked(
             cls, super().from_pretrained, str(pretrained_model_name_or_path), model_args, tokenizer, kwargs
         )
 
     def save_pretrained(self, save_directory: str | os.PathLike, *args, **kwargs):
-        """Save config, ``model.safetensors`` and the tokenizer. Files are written to a temporary folder first and
-        moved into place, so an interrupted save never leaves a half-written checkpoint behind; a model with NaN or
-        inf weights is refused. ``push_to_hub=True``: saved, then pushed by transformers' ``push_to_hub``. With the
-        package, ``hf_textcluster.hub.save_pretrained(model, dir, model_card=True, remote_code=True)`` adds a model
-        card and the inference code for ``trust_remote_code=True``, and ``hf_textcluster.hub.push_to_hub(model, repo)``
-        pushes all of it in one commit.
+        """Save config, ``model.safetensors`` and the tokenizer; a model with NaN or inf weights is refused.
+        ``push_to_hub=True``: saved, then pushed by transformers' ``push_to_hub``. With the package, the files are
+        written to a temporary folder first and moved into place (an interrupted save leaves no half-written
+        checkpoint), and ``hf_textcluster.hub.save_pretrained`` / ``push_to_hub`` add a model card and this code.
         """
         check_finite_weights(self)
         if kwargs.pop("push_to_hub", False):  # transformers' spelling of "save, then push to repo_id"
@@ -431,13 +380,15 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             if self.tokenizer is not None:
                 self.tokenizer.save_pretrained(staging)
 
-        save_staged(save_directory, write)
+        if running_as_remote_code():
+            write(os.fspath(save_directory))
+        else:
+            importlib.import_module("hf_textcluster.modeling.serialization").save_staged(save_directory, write)
 
     @classmethod
     def register_for_auto_class(cls, auto_class="AutoModel"):
         """As remote code, transformers' own. In the package, refused: transformers would copy the package's files
-        with their package imports; ``hf_textcluster.hub.save_pretrained(model, dir, remote_code=True)`` ships the
-        inference code (``hf_textcluster.hub.push_to_hub`` always does)."""
+        with their package imports (``hf_textcluster.hub.save_pretrained(..., remote_code=True)`` ships them)."""
         if running_as_remote_code():
             return super().register_for_auto_class(auto_class)
         raise NotImplementedError(
@@ -446,16 +397,11 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         )
 
     def cluster_info(self, texts: Sequence[str] | None = None, **kwargs):
-        """A table of the clusters (BERTopic's ``get_topic_info``): one row per cluster with ``cluster``, ``name``,
-        ``size``, ``keywords``, ``representative_texts`` and ``mean_confidence``, as a ``pandas.DataFrame``. Without
-        ``texts``, from the summary of the training texts saved with the model; with ``texts``, recomputed from them.
-        See :func:`hf_textcluster.representation.summary.cluster_info` (``**kwargs``: its options). Needs the
-        hf_textcluster package (not available as a repository's remote code).
+        """A ``pandas.DataFrame`` of the clusters (BERTopic's ``get_topic_info``), from the saved summary of the
+        training texts or from ``texts``: :func:`hf_textcluster.representation.summary.cluster_info` (package only).
 
         Example:
             >>> model.cluster_info()[["cluster", "name", "size"]]  # doctest: +SKIP
         """
-        summary = package_layer("summary")
-        if summary is None:
-            raise ImportError("`cluster_info` needs the hf_textcluster package: pip install it to use it.")
+        summary = _package_module("representation.summary", "`cluster_info`")
         return summary.cluster_info(self, texts, **kwargs)

@@ -1,7 +1,4 @@
-"""The ``text-clustering`` pipeline: texts -> ``{"cluster", "label", "score"}`` from any hf_textcluster model.
-
-Part of the inference code that every pushed repository carries (see :mod:`hf_textcluster.hub.push`).
-"""
+"""The ``text-clustering`` pipeline: texts -> ``{"cluster", "label", "score"}`` from any hf_textcluster model."""
 
 from __future__ import annotations
 
@@ -25,26 +22,13 @@ class TextClusteringPipeline(Pipeline):
     """Assigns texts to the clusters of a trained clusterer.
 
     ``clusterer(texts)`` returns, per text, ``{"cluster": int, "label": str, "score": float, "confidence": float}``:
-    the most likely cluster, its name from ``config.id2label``, its soft-assignment probability (the method's own q,
-    nearly flat for some methods, saturated at 1.0 for a refined partition) and a calibrated ``confidence`` in [0, 1]:
-    the share of the model's calibration texts (a sample of its training texts) that are less or as clearly in their
-    cluster, measured by how much nearer their cluster's centre they are than the nearest other centre (see
-    :mod:`hf_textcluster.modeling.calibration`); spread evenly over the training texts. ``confidence`` is
-    None when the model is not calibrated (models trained before calibration existed; ``model.calibrate(texts)`` or
-    ``hf-textcluster calibrate`` adds it). With ``top_k=k``, a list of the k most likely clusters per text
-    (``cluster``, ``label``, ``score``), most likely first; the first one is what the call returns without
-    ``top_k``, ``confidence`` included (a confidence is the text's, in its own cluster: the others have none).
-
-    ``flag_outliers=True`` (off by default; a calibrated model only; not with ``top_k``): a text farther from its
-    cluster's centre (cosine distance of the pooled embedding) than ``outlier_quantile`` (default 0.99) of that
-    cluster's calibration texts gets ``"cluster": -1, "label": "outlier"`` (the HDBSCAN / BERTopic convention) instead
-    of being forced into it, plus ``"nearest_cluster"`` / ``"nearest_label"``; ``score`` and ``confidence`` stay
-    those of the nearest cluster.
-
-    Lists are processed in batches (default 128), sorted by length so that each batch pads little, and returned in
-    the input order. ``precision`` (at construction or per call) is ``predict``'s: by default (``"auto"``) the encoder
-    runs under bf16 autocast only where the device has native bf16 (``$HF_TEXTCLUSTER_PRECISION`` overrides; see
-    :mod:`hf_textcluster.modeling.precision`); ``"int8"`` quantizes the encoder for the CPU.
+    the most likely cluster, its name (``config.id2label``), its soft-assignment probability (the method's own q) and
+    the calibrated ``confidence`` in [0, 1] (see :mod:`~hf_textcluster.modeling.calibration`; None when the model is
+    not calibrated). ``top_k=k``: a list of the k most likely clusters per text, the first with its ``confidence``.
+    ``flag_outliers=True`` (a calibrated model; not with ``top_k``): a text farther from its cluster's centre than
+    ``outlier_quantile`` (0.99) of that cluster's calibration texts gets ``"cluster": -1, "label": "outlier"`` plus
+    ``"nearest_cluster"`` / ``"nearest_label"``. Lists are processed in length-sorted batches (default 128) and
+    returned in input order; ``precision`` (at construction or per call) is ``predict``'s.
     """
 
     model: TextClusteringPreTrainedModel  # checked in __init__ (its `cluster_batch`)
@@ -118,10 +102,7 @@ class TextClusteringPipeline(Pipeline):
             # results), and answered in the input order.
             order = np.argsort([-len(t) for t in texts], kind="stable")
             results = super().__call__([texts[i] for i in order], **kwargs)
-            unsorted = [None] * len(texts)
-            for position, result in zip(order, results):
-                unsorted[position] = result
-            return unsorted
+            return [results[i] for i in np.argsort(order, kind="stable")]
         return super().__call__(inputs, **kwargs)  # datasets / generators stream through unchanged
 
     def preprocess(self, text, max_length=None):  # type: ignore[override]

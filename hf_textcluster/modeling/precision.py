@@ -1,17 +1,8 @@
-"""Numerical precision chosen by the hardware: bf16 autocast only where the device runs bf16 natively.
-
-CPUs differ: with AVX-512-BF16 or AMX, bf16 autocast is ~2.8x faster than fp32 for MiniLM; on an AVX2-only CPU
-oneDNN emulates it and the same code runs 9x (inference) to 30x (training) *slower*. So nothing here assumes a CPU:
-``"auto"`` means bf16 on a CUDA device that supports it and on a CPU whose instruction set has native bf16, fp32
-everywhere else. ``$HF_TEXTCLUSTER_PRECISION`` (``auto`` / ``fp32`` / ``bf16`` / ``fp16``) overrides the default
-for a whole process.
-
-Serving has one more choice, ``"int8"``: dynamic int8 quantization of the encoder's Linear layers (weights int8,
-activations quantized per batch), CPU only. Unlike bf16 it is fast on every x86 CPU kind measured (1.7x to 2.5x
-fp32, AVX2 included) at a small cost in agreement with fp32 (see docs/results.md); it is never picked by ``"auto"``.
-
-Part of the inference code that every pushed repository carries (see :mod:`hf_textcluster.hub.push`): imports only
-torch.
+"""Numerical precision chosen by the hardware: ``"auto"`` is bf16 autocast only where the device runs bf16 natively
+(a CUDA device that supports it, a CPU with AVX-512-BF16 or AMX; on an AVX2-only CPU oneDNN emulates bf16, 9x-30x
+*slower* than fp32), fp32 elsewhere; ``$HF_TEXTCLUSTER_PRECISION`` overrides the default for a process. Serving also
+takes ``"int8"``: the encoder's Linear layers dynamically quantized (CPU only, 1.7x-2.5x fp32 on every x86 CPU kind
+measured, at a small cost in agreement; see docs/results.md), never picked by ``"auto"``.
 """
 
 from __future__ import annotations
@@ -32,10 +23,8 @@ _DTYPES = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
 
 @functools.cache
 def cpu_has_native_bf16() -> bool:
-    """Whether this CPU runs bf16 matrix products in hardware (AVX-512-BF16 or AMX) *and* oneDNN may use them.
-
-    oneDNN's own check is included so that ``ONEDNN_MAX_CPU_ISA=AVX2`` (which caps the kernels it picks) counts as
-    an AVX2-only CPU, as it behaves like one."""
+    """Whether this CPU runs bf16 matrix products in hardware (AVX-512-BF16 or AMX) *and* oneDNN may use them (so that
+    ``ONEDNN_MAX_CPU_ISA=AVX2`` counts as an AVX2-only CPU, as it behaves like one)."""
     cpu: Any = getattr(torch, "cpu", None)
     try:
         has_instructions = bool(cpu._is_avx512_bf16_supported() or cpu._is_amx_tile_supported())
@@ -99,13 +88,10 @@ def autocast_dtype(
 
 
 def quantize_int8(module: torch.nn.Module) -> torch.nn.Module:
-    """A copy of ``module`` with its Linear layers dynamically quantized to int8 (for CPU inference; the original is
-    untouched). torch marks ``quantize_dynamic`` deprecated in favour of torchao, whose CPU path needs compilation;
-    it is the eager implementation the benchmark measured, so it is used with its warning silenced."""
+    """A copy of ``module`` with its Linear layers dynamically quantized to int8 (CPU inference). torch marks
+    ``quantize_dynamic`` deprecated for torchao, whose CPU path needs compilation: its warnings are silenced."""
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", category=DeprecationWarning)
-        warnings.simplefilter("ignore", category=FutureWarning)
-        warnings.simplefilter("ignore", category=UserWarning)
+        warnings.simplefilter("ignore")
         return torch.ao.quantization.quantize_dynamic(
             copy.deepcopy(module).eval(), {torch.nn.Linear}, dtype=torch.qint8
         )

@@ -1,30 +1,16 @@
-"""Input checks shared by every entry point, and all the checks that serving a model needs.
-
-:func:`validate_texts`, so that a bad argument gets the same clear message whether it reaches the library through
-:func:`~hf_textcluster.data.load_texts`, a file loader, an augmenter or a model; a class's parameters declared once
-in a table of :class:`Interval` / :class:`Options` (scikit-learn's ``_parameter_constraints``) and checked by
-:func:`validate_parameters`; :func:`check_scalar` for a function's number argument (a type, optional bounds, and a
-bool is never a number); :func:`check_local_path` for an argument that names a folder. The package's own checks
-(labels, K, a served partition's name) are :mod:`~hf_textcluster.modeling.input_checks`, which is not shipped.
+"""The input checks shared by every entry point and serving: texts (:func:`validate_texts`), a class's parameter
+table (:class:`Interval` / :class:`Options`, checked by :func:`validate_parameters`, as scikit-learn's
+``_parameter_constraints``), a number argument (:func:`check_scalar`) and a folder argument (:func:`check_local_path`).
+The package's own checks (labels, K, a served partition) are :mod:`~hf_textcluster.modeling.input_checks`.
 """
 
 from __future__ import annotations
 
 import numbers
+import os
 import unicodedata
 from collections.abc import Iterable
 from typing import Any
-
-__all__ = [
-    "Interval",
-    "Options",
-    "check_local_path",
-    "check_scalar",
-    "describe",
-    "is_blank",
-    "validate_parameters",
-    "validate_texts",
-]
 
 
 def _shorten(value: object, width: int = 60) -> str:
@@ -36,8 +22,8 @@ _BOUNDARIES = ("both", "left", "right", "neither")
 
 
 class Interval:
-    """Numbers of ``type`` from ``left`` to ``right`` (None: no bound), as scikit-learn's ``Interval``: ``closed``
-    says which bounds are allowed (``"both"``, ``"left"``, ``"right"``, ``"neither"``). A bool is never a number.
+    """Numbers of ``type`` from ``left`` to ``right`` (None: no bound; ``closed``: which bounds are allowed), as
+    scikit-learn's ``Interval``. A bool is never a number.
 
     Example:
         >>> str(Interval(int, 1, None)), str(Interval(numbers.Real, 0, 1, closed="left"))
@@ -60,7 +46,7 @@ class Interval:
         )
 
     def __str__(self) -> str:
-        """What a value must be, in words: ``a positive integer``, ``a number in [0, 1]``, ``an integer >= 2``."""
+        """What a value must be, in words (``a positive integer``, ``a number in [0, 1]``)."""
         kind = "an integer" if all(issubclass(t, numbers.Integral) for t in self.types) else "a number"
         low, high = self.left, self.right
         if kind == "an integer" and low == 1 and self.low_ok and high is None:
@@ -97,10 +83,9 @@ def describe(constraints, *, none: bool = True) -> str:
 
 
 def validate_parameters(params: Any, constraints: dict, owner: str | None = None) -> None:
-    """Check ``params`` (an object's attributes or a dict's items, those the table names) against ``constraints``, a
-    table (scikit-learn's ``_parameter_constraints``) of parameter -> :class:`Interval`, :class:`Options`, ``None``
-    (None allowed) or a list of them (any one suffices); a one-line ValueError names the first parameter out of its
-    constraints, what they allow and its value, after ``owner`` (e.g. ``"SCCLConfig"``) when given.
+    """Check ``params`` (an object's attributes or a dict's items) against ``constraints``, a table of parameter ->
+    :class:`Interval`, :class:`Options`, ``None`` (None allowed) or a list of them (any one suffices): a one-line
+    ValueError names the first parameter out of its constraints, after ``owner`` (e.g. ``"SCCLConfig"``) if given.
 
     Example:
         >>> validate_parameters({"pooling": "max"}, {"pooling": Options("mean", "cls")})
@@ -129,10 +114,9 @@ def check_scalar(
     type_error: type[Exception] = ValueError,
 ):
     """``value``, unchanged, if it is in the :class:`Interval` of ``target_type`` from ``min_val`` to ``max_val``
-    (``include_boundaries``: its ``closed``) or None with ``allow_none``; else one message naming the argument, what
-    it must be (``hint`` adds a reason in parentheses) and the value, as :func:`sklearn.utils.check_scalar`, for a
-    function's argument (a class's parameters are a table, see :func:`validate_parameters`). A value of the wrong
-    type raises ``type_error``: ValueError by default, as every entry point of the package answers a bad value.
+    (``include_boundaries``: its ``closed``) or None with ``allow_none``; else, as :func:`sklearn.utils.check_scalar`,
+    one message naming the argument, what it must be (``hint``: a reason) and the value. A value of the wrong type
+    raises ``type_error`` (ValueError by default, as every entry point of the package answers a bad value).
 
     Example:
         >>> check_scalar(8, "batch_size", numbers.Integral, min_val=1)
@@ -154,17 +138,9 @@ def check_scalar(
 
 
 def validate_texts(texts: object, argument_name: str = "texts") -> list[str]:
-    """Check that ``texts`` is a non-empty list of non-blank strings and return it as a ``list[str]``.
-
-    Accepts any sequence or iterable of strings (list, tuple, numpy array of ``str``, a ``datasets`` column, a
-    generator, ...). Strings are returned unchanged (no stripping: leading or trailing spaces are kept).
-
-    Raises:
-        TypeError: ``texts`` is ``None``, a single ``str``/``bytes``, not iterable, or holds a non-``str`` item
-            (the message names the first bad index and its type).
-        ValueError: ``texts`` is empty, or one of its strings is empty or only whitespace (the message names the
-            first such index and how many there are).
-    """
+    """``texts`` (any iterable of strings: a list, a numpy array, a ``datasets`` column, a generator) as a
+    ``list[str]``, unchanged; a TypeError (None, a single string, a non-``str`` item) or ValueError (empty, a blank
+    item) naming the first bad index otherwise."""
     if texts is None:
         raise TypeError(
             f"`{argument_name}` is None. Pass a list of strings, e.g. {argument_name}=['first text', 'second text']."
@@ -205,7 +181,7 @@ def validate_texts(texts: object, argument_name: str = "texts") -> list[str]:
 
 def is_blank(text: str) -> bool:
     """Whether ``text`` holds nothing to cluster: empty, or only whitespace and invisible characters (zero-width
-    spaces, BOMs, ...); the one test of a blank text, used by :func:`validate_texts` and streaming predict.
+    spaces, BOMs, ...).
 
     Example:
         >>> is_blank(" \u200b "), is_blank("a")
@@ -218,8 +194,6 @@ def check_local_path(name_or_path: str, argument_name: str) -> None:
     """A string that can only be a local path (absolute, ``./``, ``../``, ``~``, or with more than one ``/``: a Hub
     id is ``name`` or ``org/name``) must exist; otherwise a FileNotFoundError naming the argument, instead of the
     Hub's "Repo id must be in the form ..."."""
-    import os
-
     path = str(name_or_path)
     looks_local = (
         path.startswith(("/", "./", "../", "~", ".\\")) or path.count("/") > 1 or os.sep in path.replace("/", "")
@@ -238,7 +212,7 @@ MAX_CHARS_PER_TOKEN = 32
 
 
 def clip_text(text: str, max_length: int) -> str:
-    """``text`` cut to ``MAX_CHARS_PER_TOKEN * max_length`` characters before tokenizing (the one place predict,
-    train and the pipeline bound the work a single huge text costs); shorter texts are returned unchanged."""
+    """``text`` cut to ``MAX_CHARS_PER_TOKEN * max_length`` characters before tokenizing (what bounds the work a
+    single huge text costs predict, training and the pipeline)."""
     limit = MAX_CHARS_PER_TOKEN * int(max_length)
     return text if len(text) <= limit else text[:limit]

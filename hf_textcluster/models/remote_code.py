@@ -31,16 +31,12 @@ def _flat_name(module: str) -> str:
     return module.rsplit(".", 1)[-1]
 
 
-def _module_path(module: str) -> Path:
+def _flatten(module: str) -> tuple[str, list[str]]:
+    """The source of ``module`` with relative imports pointing at flat sibling files, and the modules it imports."""
     spec = importlib.util.find_spec(module)
     if spec is None or spec.origin is None:
         raise ImportError(f"Cannot find the source of module {module!r}.")
-    return Path(spec.origin)
-
-
-def _flatten(module: str) -> tuple[str, list[str]]:
-    """The source of ``module`` with relative imports pointing at flat sibling files, and the modules it imports."""
-    path = _module_path(module)
+    path = Path(spec.origin)
     source = path.read_text(encoding="utf-8")
     lines = source.splitlines(keepends=True)
     package = module.rpartition(".")[0]
@@ -57,11 +53,7 @@ def _flatten(module: str) -> tuple[str, list[str]]:
             names = [node.module] if isinstance(node, ast.ImportFrom) else [a.name for a in node.names]
             if any(name and name.split(".")[0] == "hf_textcluster" for name in names):
                 raise ValueError(f"{path} imports hf_textcluster absolutely: remote code must not need the package.")
-    package_root = Path(__file__).resolve().parents[1]
-    try:
-        shown = path.resolve().relative_to(package_root.parent).as_posix()
-    except ValueError:
-        shown = path.name
+    shown = module.replace(".", "/") + ("/__init__.py" if path.name == "__init__.py" else ".py")
     return _HEADER.format(path=shown) + "".join(lines), imported
 
 

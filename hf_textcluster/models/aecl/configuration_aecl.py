@@ -27,28 +27,24 @@ class AECLConfig(TextClusteringConfig):
             Eq. 6 alone (the paper's "No IC" ablation, Table 3).
         instance_loss_weight (`float`): λ1 of Eq. 14-15 (10).
         pseudo_label_loss_weight (`float`): λ2 (5).
-        row_entropy_weight (`float`): λ3, the weight of L_E1 (Eq. 5, the mean row entropy). The authors' code uses
-            -0.01 (default: a little row entropy is rewarded, so predictions do not turn one-hot too early, which is
-            what Section 3.2 says the term is for); the paper's +0.01 would penalise it.
-        marginal_entropy_weight (`float`): λ4, the weight of L_E2 (Eq. 13, the entropy of the cluster marginals). The
-            authors' code adds 0.18 · Σ_v (log K - H(q^(v))) = -0.36 · L_E2 + const (default -0.36: the batch is
-            spread over the clusters, "to avoid degenerating into a trivial solution"); the paper's positive λ4
-            (0.09 / 0.18 / 10 by imbalance) would concentrate it.
+        row_entropy_weight (`float`): λ3, the weight of L_E1 (Eq. 5, the mean row entropy): the authors' code's -0.01
+            (a little row entropy is rewarded, so predictions do not turn one-hot too early); the paper says +0.01.
+        marginal_entropy_weight (`float`): λ4, the weight of L_E2 (Eq. 13, the entropy of the cluster marginals): the
+            authors' code's 0.18 · Σ_v (log K - H(q^(v))) = -0.36 · L_E2 + const spreads the batch over the clusters;
+            the paper's positive λ4 (0.09 / 0.18 / 10 by imbalance) would concentrate it.
         confidence_threshold (`float`): Eq. 4's thres: stage-3 pseudo-labels only where max p^(0) >= it (0.95).
         stage1_fraction (`float`): E_1 as a share of the training steps: L_I only (Algorithm 1, lines 8-10).
         stage2_fraction (`float`): E_2 as a share: k-means pseudo-labels and Eq. 14. The rest is stage 3 (Eq. 15).
             0 removes a stage (the paper's "No Stage 1" / "No Stage 2" ablations).
         pseudo_label_refresh_steps (`int`, *optional*): recompute stage 2's k-means pseudo-labels every that many
             steps (the authors' code: once per epoch); ``None``: once, when stage 2 starts.
-        serving_attention (`str`): what a text attends to at prediction, where the training-time batch is gone:
-            ``"reference"`` (default: itself and a fixed reference set of training texts stored with the checkpoint,
-            so the cluster of a text never depends on the other texts of the call), ``"self"`` (only itself: S = 1),
-            ``"batch"`` (the other texts of the call, as the authors' code does; batch-dependent, for comparison).
+        serving_attention (`str`): what a text attends to at prediction: ``"reference"`` (itself and a fixed reference
+            set of training texts stored with the checkpoint, so its cluster never depends on the other texts of the
+            call), ``"self"`` (only itself) or ``"batch"`` (the other texts of the call, as the authors' code does).
         reference_size (`int`): how many training texts form the reference set (400, the paper's batch size).
         num_reference_texts (`int`): how many the checkpoint holds (set when the reference set is stored).
-        serving_head (`str`): what predicts a text's cluster: ``"network"`` (default: the clustering network G_p, as
-            trained) or ``"kmeans"`` (the nearest k-means centre on the trained embeddings; set by re-clustering a
-            trained model, ``hf_textcluster.editing.initialize_clusters(model, texts)`` / ``hf-textcluster recluster``).
+        serving_head (`str`): what predicts a text's cluster: ``"network"`` (the clustering network G_p, as trained)
+            or ``"kmeans"`` (the nearest k-means centre on the trained embeddings, set by re-clustering the model).
     """
 
     model_type = "aecl"

@@ -107,9 +107,7 @@ class AECLModel(TextClusteringPreTrainedModel):
         """Serve the nearest of ``centers`` (K x hidden, k-means on the embeddings; Student-t probabilities) instead of
         the clustering network G_p (``config.serving_head="kmeans"``). G_p's weights are kept: set
         ``config.serving_head="network"`` to serve it again."""
-        if isinstance(centers, torch.Tensor):  # numpy reads a tensor on the host only
-            centers = centers.detach().cpu()
-        self.kmeans_head.init_from_kmeans(np.asarray(centers, dtype=np.float32))
+        self.kmeans_head.init_from_kmeans(centers)
         self.config.serving_head = "kmeans"
         self._clusters_set()
 

@@ -29,16 +29,14 @@ class ClusterBERTModel(TextClusteringPreTrainedModel):
     def init_head_from_centroids(self, centers: np.ndarray | torch.Tensor) -> None:
         """Set h so that its logits are 2 z·c_k - ‖c_k‖² = -‖z - c_k‖² + ‖z‖²: the softmax ranks the clusters as the
         nearest k-means centre does (``head_init="kmeans"``)."""
-        if isinstance(centers, torch.Tensor):  # numpy reads a tensor on the host only
-            centers = centers.detach().cpu()
-        centers = torch.as_tensor(np.asarray(centers), dtype=self.cluster_head.weight.dtype)
-        if tuple(centers.shape) != tuple(self.cluster_head.weight.shape):
+        weight = self.cluster_head.weight
+        centers = torch.as_tensor(centers, dtype=weight.dtype, device=weight.device)
+        if tuple(centers.shape) != tuple(weight.shape):
             raise ValueError(
                 f"Centres of shape {tuple(centers.shape)} do not fit the head "
                 f"({tuple(self.cluster_head.weight.shape)} = num_clusters x hidden_size)."
             )
-        centers = centers.to(self.cluster_head.weight.device)
-        self.cluster_head.weight.copy_(2 * centers)
+        weight.copy_(2 * centers)
         self.cluster_head.bias.copy_(-(centers**2).sum(dim=-1))
 
     def init_clusters_from_kmeans(self, centers: np.ndarray | torch.Tensor) -> None:

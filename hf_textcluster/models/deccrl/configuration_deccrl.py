@@ -16,10 +16,8 @@ class DECCRLConfig(TextClusteringConfig):
 
     Args:
         latent_dim (`int`): L, the size of `FC_e`'s output (not given in the paper).
-        latent_init (`str`): how `FC_e` starts, which the paper does not say: ``"random"`` (default: PyTorch's
-            initialisation) or ``"pca"`` (the projection onto the top L principal directions of the training
-            embeddings, centred: the centroids' k-means then runs on a space that keeps the embeddings' geometry
-            instead of a random projection of it).
+        latent_init (`str`): how `FC_e` starts (the paper does not say): ``"random"`` (PyTorch's initialisation) or
+            ``"pca"`` (the projection onto the top L principal directions of the centred training embeddings).
         contrast_dim (`int`): output size of the contrast head (128, as SCCL).
         alpha (`float`): degrees of freedom of the Student's t kernel, Eq. 5 (1; 10 for Biomedical).
         temperature (`float`): τ of the contrastive loss, Eq. 2-3 (0.5).
@@ -30,9 +28,8 @@ class DECCRLConfig(TextClusteringConfig):
         reconstruction_module (`str`): what λ_r weighs: ``"crl"`` (the embedded topic model, Eq. 10-15) or ``"lsr"``
             (the paper's "w/o CRL w LSR" ablation, Section 5.2: an autoencoder L -> L/2 -> L on the latent h whose
             mean squared reconstruction error is the loss; such a model has no topics).
-        crl_cluster (`str`): which cluster's β_k reconstructs a text in Eq. 13, which the paper leaves open:
-            ``"argmax"`` (default: the text's cluster, argmax o_i = argmax s_i), ``"expectation"`` (E_{k~s_i} of
-            the log-likelihood) or ``"sample"`` (k drawn from s_i, as "can be sampled" in Section 3.2).
+        crl_cluster (`str`): which cluster's β_k reconstructs a text in Eq. 13 (left open by the paper): ``"argmax"``
+            (the text's cluster), ``"expectation"`` (E_{k~s_i} of the log-likelihood) or ``"sample"`` (k ~ s_i).
         vocabulary (`list[str]`): the V words of the bag-of-words, fitted on the training texts before training and
             stored with the checkpoint (so topics and the BoW survive save / load / push).
         max_vocabulary_size (`int`): at most this many words (the most frequent, English stop words removed).

@@ -123,8 +123,7 @@ class DECCRLModel(TextClusteringPreTrainedModel):
         return {k: [[words[i] for i in topic] for topic in top[k]] for k in range(top.shape[0])}
 
     def cluster_top_words(self, top_n: int = 8) -> dict[int, list[str]]:
-        """Each cluster's ``top_n`` most probable words under an even mix of its topics (the mean over t of β_k^t):
-        the keywords ``hf_textcluster.representation.label_clusters`` names the clusters after."""
+        """Each cluster's ``top_n`` most probable words under an even mix of its topics (the mean over t of β_k^t)."""
         self._check_topics()
         beta = self.topic_word_distributions().detach().float().mean(dim=1).cpu()  # K x V
         top = beta.topk(min(top_n, beta.shape[-1]), dim=-1).indices.numpy()
