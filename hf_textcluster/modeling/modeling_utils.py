@@ -2,9 +2,10 @@
 
 The model base of the inference code a pushed repository carries (:mod:`hf_textcluster.models.remote_code`): what
 serving a text needs, and nothing else: the encoder, pooling, the heads and one batched call (``cluster_batch``) behind
-``embed``, ``predict``, ``predict_proba``, the calibrated read-out (:mod:`~hf_textcluster.modeling.calibration`), the
-pipeline, and checked loading (:mod:`~hf_textcluster.modeling.loading_checks`). Building from an encoder
-(:mod:`hf_textcluster.models.building`), fitting a calibration, atomic saving and cluster edits
+``embed``, ``predict``, ``predict_proba``, the calibration and its read-out
+(:mod:`~hf_textcluster.modeling.calibration`), the pipeline, and checked loading
+(:mod:`~hf_textcluster.modeling.loading_checks`). Building from an encoder (:mod:`hf_textcluster.models.building`),
+atomic saving and cluster edits
 (:mod:`hf_textcluster.editing`) are package-only code these methods reach on first use.
 """
 
@@ -19,7 +20,7 @@ import numpy as np
 import torch
 from transformers import AutoModel, PreTrainedModel
 
-from .calibration import ClusterCalibration, predict_with_confidence
+from .calibration import ClusterCalibration, calibrate, predict_with_confidence
 from .configuration_utils import TextClusteringConfig, running_as_remote_code
 from .encoding_passes import DEFAULT_ENCODE_BATCH_SIZE, ClusteringOutput, encode_sorted
 from .layers import pool_token_states
@@ -333,14 +334,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
 
     predict_with_confidence = predict_with_confidence  # the read-out of calibration.py, a method of every model
 
-    def calibrate(self, texts: Sequence[str], *args, **kwargs):
-        """Calibrate the confidence and the outlier distances on a seeded sample of ``texts`` (the training texts);
-        returns the model. See :func:`hf_textcluster.modeling.calibrating.calibrate` (package only) for the options.
-
-        Example:
-            >>> model.calibrate(training_texts).save_pretrained("runs/old-model")  # doctest: +SKIP
-        """
-        return _package_module("modeling.calibrating", "`calibrate`").calibrate(self, texts, *args, **kwargs)
+    calibrate = calibrate  # calibration.py's fit, a method of every model
 
     @classmethod
     def from_encoder_pretrained(cls, encoder: str | os.PathLike | None = None, num_clusters: int = 8, **config_kwargs):

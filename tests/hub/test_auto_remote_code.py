@@ -1,5 +1,5 @@
 """What `train --method auto` saved (the consensus, or any candidate, served by one signal's model through a linear
-head) loads and serves the same clusters through remote code where hf_textcluster is not installed."""
+head) loads, serves the same clusters and calibrates through remote code where hf_textcluster is not installed."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ emit({
     "served_partition": model.config.served_partition,
     "predictions": model.predict(PAYLOAD["texts"]).tolist(),
     "pipeline": [r["cluster"] for r in clusterer(PAYLOAD["texts"])],
+    "calibrated_on": model.calibrate(PAYLOAD["texts"]).config.num_calibration_texts,
     "loaded_modules": sorted(m for m in sys.modules if m.split(".")[0] == "hf_textcluster"),
 })
 """
@@ -52,6 +53,7 @@ def test_the_served_candidate_works_as_remote_code(serve, tiny_encoder_dir, toy_
     answer = run_client(LOAD_LOCALLY, env, {"model_dir": str(shipped), "texts": texts}, hide_package=True)
     assert answer["loaded_modules"] == [] and answer["class"].startswith("transformers_modules")
     assert answer["served_partition"] == serve
+    assert answer["calibrated_on"] == len(texts)  # remote code calibrates too
     served = read_candidates(out)[0]["served"].tolist()
     assert answer["predictions"] == served and answer["pipeline"] == served
     assert np.array_equal(result.served_labels, np.array(served))

@@ -18,8 +18,7 @@ from hf_textcluster import SCCLModel
 from hf_textcluster.choosing.serving import serve_partition
 from hf_textcluster.cli import main
 from hf_textcluster.editing import initialize_clusters
-from hf_textcluster.modeling.calibrating import MIN_CLUSTER_SIZE
-from hf_textcluster.modeling.calibration import QUANTILE_LEVELS
+from hf_textcluster.modeling.calibration import MIN_CLUSTER_SIZE, QUANTILE_LEVELS
 from hf_textcluster.modeling.input_checks import CANDIDATES
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "checkpoints_eef6bf0"
