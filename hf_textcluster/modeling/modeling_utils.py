@@ -5,8 +5,8 @@ serving a text needs, and nothing else: the encoder, pooling, the heads and one 
 ``embed``, ``predict``, ``predict_proba``, the calibration and its read-out
 (:mod:`~hf_textcluster.modeling.calibration`), the pipeline, and checked loading
 (:mod:`~hf_textcluster.modeling.loading_checks`). Building from an encoder (:mod:`hf_textcluster.models.building`),
-atomic saving and cluster edits
-(:mod:`hf_textcluster.editing`) are package-only code these methods reach on first use.
+atomic saving and cluster edits (:mod:`hf_textcluster.editing`) are package-only code these methods reach on first
+use.
 """
 
 from __future__ import annotations
