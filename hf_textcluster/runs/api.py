@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import fields
-
 import datasets
 
 from ..choosing.auto_k import ClusterCountRequest
@@ -107,10 +105,25 @@ def train_clusterer(
         >>> train = add_augmented_views(load_text_file("tickets.csv"), "word_deletion")  # doctest: +SKIP
         >>> result = train_clusterer("sccl", train, "runs/tickets", num_clusters=12)       # doctest: +SKIP
     """
-    options = locals()  # every option of the request is a parameter of the same name
     request = TrainingRequest(
-        **{f.name: options[f.name] for f in fields(TrainingRequest) if f.name != "num_clusters"},
+        dataset,
+        output_dir,
+        encoder=encoder,
+        recipe=recipe,
+        augmentation=augmentation,
         num_clusters=ClusterCountRequest.parse(num_clusters, k_range, k_criterion),  # before any data is read
+        data_dir=data_dir,
+        seed=seed,
+        training_overrides=training_overrides,
+        resume=resume,
+        evaluate=evaluate,
+        save=save,
+        test_size=test_size,
+        split_seed=split_seed,
+        input_file=input_file,
+        overwrite=overwrite,
+        keep_checkpoints=keep_checkpoints,
+        name_clusters=name_clusters,
     )
     if method != "auto":
         return train_method(request, method, config_overrides, verbose)
