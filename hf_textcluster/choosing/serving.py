@@ -31,7 +31,7 @@ import numpy as np
 import torch
 from transformers.utils import logging
 
-from ..editing.clusters import serve_method_head, set_refined_head
+from ..editing.clusters import init_clusters_from_kmeans, serve_method_head, set_refined_head
 from ..editing.kmeans import NearestCentres, fit_kmeans
 
 # The names of the partitions a model can serve live with the model (its config's `served_partition`), so that the
@@ -197,7 +197,7 @@ def apply_partition(model: TextClusteringPreTrainedModel, name: str, serving: ob
     if isinstance(serving, RefinementResult):
         set_refined_head(model, serving.coef, serving.intercept, served_partition=name)
         return
-    model.init_clusters_from_kmeans(serving)
+    init_clusters_from_kmeans(model, serving)
     model.config.served_partition = name
 
 

@@ -42,7 +42,7 @@ def initialize_clusters(
     kmeans_init: str = "best",
 ) -> np.ndarray:
     """Fit k-means (K = ``config.num_clusters``) on the embeddings of ``texts`` (or on ``embeddings``) and start
-    ``model``'s cluster head from its centres (``model.init_clusters_from_kmeans``). Returns the k-means labels of
+    ``model``'s cluster head from its centres (:func:`init_clusters_from_kmeans`). Returns the k-means labels of
     every text. On a trained model this re-clusters: ``predict`` then gives the nearest k-means centre on the trained
     embeddings (the benchmark's "k-means after"; ``hf-textcluster recluster``); call ``calibrate`` again afterwards.
     ``max_samples``: the centres are fitted on a seeded sample of at most this many texts (None: all);
@@ -78,8 +78,55 @@ def initialize_clusters(
         features, num_clusters, n_init=n_init, random_state=random_state, max_samples=max_samples, init=kmeans_init
     )
     model.kmeans_start_ = getattr(kmeans, "start_", kmeans_init)
-    model.init_clusters_from_kmeans(kmeans.cluster_centers_)
+    init_clusters_from_kmeans(model, kmeans.cluster_centers_)
     return kmeans.labels_
+
+
+def init_clusters_from_kmeans(model: TextClusteringPreTrainedModel, centers: np.ndarray | torch.Tensor) -> None:
+    """Set ``model``'s clusters from k-means centres (K x the ``kmeans_features`` size, fitted by
+    :func:`initialize_clusters`) and mark them initialised, uncalibrated: a head of centroids (``init_from_kmeans``)
+    starts from them; a model with a ``kmeans_head`` (AECL) serves the nearest of them (Student-t probabilities on the
+    embeddings) instead of its clustering network, whose weights are kept (``config.serving_head="network"`` serves
+    it again); a linear head (ClusterBERT's h) becomes their nearest-centre rule (:func:`init_head_from_centroids`).
+    """
+    if callable(getattr(model.cluster_head, "init_from_kmeans", None)):
+        model.cluster_head.init_from_kmeans(centers)
+    elif getattr(model, "kmeans_head", None) is not None:
+        model.kmeans_head.init_from_kmeans(centers)
+        model.config.serving_head = "kmeans"
+    elif isinstance(model.cluster_head, torch.nn.Linear):
+        init_head_from_centroids(model, centers)
+    else:
+        raise NotImplementedError(
+            f"{type(model).__name__}'s cluster head is a classifier its trainer fits, not centres: it cannot be set "
+            "from k-means. For k-means on its trained embeddings use "
+            "`KMeans(model.config.num_clusters).fit(model.embed(texts))`."
+        )
+    _clusters_set(model)
+
+
+@torch.no_grad()
+def init_head_from_centroids(model: TextClusteringPreTrainedModel, centers: np.ndarray | torch.Tensor) -> None:
+    """Set a linear head h (ClusterBERT's, Eq. 2) so that its logits are 2 z·c_k - ‖c_k‖² = -‖z - c_k‖² + ‖z‖²: the
+    softmax ranks the clusters as the nearest of ``centers`` does (``head_init="kmeans"``)."""
+    weight = model.cluster_head.weight
+    centers = torch.as_tensor(centers, dtype=weight.dtype, device=weight.device)
+    if tuple(centers.shape) != tuple(weight.shape):
+        raise ValueError(
+            f"Centres of shape {tuple(centers.shape)} do not fit the head "
+            f"({tuple(weight.shape)} = num_clusters x hidden_size)."
+        )
+    weight.copy_(2 * centers)
+    model.cluster_head.bias.copy_(-(centers**2).sum(dim=-1))
+
+
+def _clusters_set(model: TextClusteringPreTrainedModel) -> None:
+    """Mark new clusters: initialised, uncalibrated, served by the method's head (a refined head is dropped)."""
+    model.config.centroids_initialized = True
+    model.config.num_calibration_texts = 0  # calibrated on other clusters: calibrate again
+    model.config.refined_head_dim = 0  # new centres replace whatever was served before
+    model.config.served_partition = "head"
+    model.__dict__["_modules"].pop("refined_head", None)
 
 
 @torch.no_grad()
@@ -105,7 +152,7 @@ def set_refined_head(model: TextClusteringPreTrainedModel, coef, intercept, serv
         )
     if not (torch.isfinite(coef).all() and torch.isfinite(intercept).all()):
         raise ValueError("`coef` and `intercept` must be finite.")
-    model._clusters_set()
+    _clusters_set(model)
     head = torch.nn.Linear(coef.shape[1], num_clusters).to(model.device)
     head.weight.copy_(coef)
     head.bias.copy_(intercept)
@@ -118,4 +165,4 @@ def serve_method_head(model: TextClusteringPreTrainedModel) -> None:
     """Serve the method's own head again (its weights were kept under a refined head): what training continues from,
     since the method's losses train that head. The calibration no longer describes the clusters."""
     if model.config.refined_head_dim:
-        model._clusters_set()
+        _clusters_set(model)

@@ -176,7 +176,7 @@ def topics_section(model, top_n: int = 4) -> str:
     header = "| cluster | label | " + " | ".join(f"topic {t + 1}" for t in range(num_topics)) + " |"
     return (
         f"\nTopics the model learned for each cluster (the top {top_n} words of each of its {num_topics} topics, β_k; "
-        "`model.cluster_topics()`):\n\n" + _table(header, rows)
+        "`cluster_topics(model)`):\n\n" + _table(header, rows)
     )
 
 

@@ -148,7 +148,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         return embeddings
 
     def kmeans_features(self, embeddings: torch.Tensor) -> torch.Tensor:
-        """The space k-means runs in for ``init_clusters_from_kmeans``: the cluster head's, unless a method says."""
+        """The space k-means runs in (:func:`hf_textcluster.editing.initialize_clusters`): the cluster head's, unless a
+        method says."""
         return self.cluster_features(embeddings)
 
     def head_probabilities(self, embeddings: torch.Tensor) -> torch.Tensor:
@@ -187,25 +188,6 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
                 "package: the trainer fits them first) or call `hf_textcluster.editing.initialize_clusters(model, "
                 "texts)` before predicting."
             )
-
-    def init_clusters_from_kmeans(self, centers: np.ndarray | torch.Tensor) -> None:
-        """Set the cluster head from k-means centres (K x the ``kmeans_features`` size, fitted by
-        :func:`hf_textcluster.editing.initialize_clusters`) and mark the clusters initialised, uncalibrated."""
-        if not callable(getattr(self.cluster_head, "init_from_kmeans", None)):
-            raise NotImplementedError(
-                f"{type(self).__name__}'s cluster head is a classifier its trainer fits, not centres: it cannot be set "
-                "from k-means. For k-means on its trained embeddings use "
-                "`KMeans(model.config.num_clusters).fit(model.embed(texts))`."
-            )
-        self.cluster_head.init_from_kmeans(centers)
-        self._clusters_set()
-
-    def _clusters_set(self) -> None:
-        self.config.centroids_initialized = True
-        self.config.num_calibration_texts = 0  # calibrated on other clusters: calibrate again
-        self.config.refined_head_dim = 0  # new centres replace whatever was served before
-        self.config.served_partition = "head"
-        self.__dict__["_modules"].pop("refined_head", None)
 
     def _require_tokenizer(self):
         if self.tokenizer is None:

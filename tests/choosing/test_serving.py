@@ -16,6 +16,7 @@ from hf_textcluster import train_clusterer
 from hf_textcluster.choosing.serving import serve_partition
 from hf_textcluster.cli import main
 from hf_textcluster.data import load_texts
+from hf_textcluster.editing.clusters import init_clusters_from_kmeans
 from hf_textcluster.modeling.input_checks import CANDIDATES, check_serve
 
 TRAIN = dict(
@@ -193,7 +194,7 @@ def test_a_collapsed_head_is_not_refined_and_the_choice_serves_another_partition
     embeddings = model.embed(texts)
     with torch.no_grad():
         centre = model.kmeans_features(torch.from_numpy(embeddings)).mean(0).numpy()
-    model.init_clusters_from_kmeans(np.repeat(centre[None], model.config.num_clusters, axis=0))
+    init_clusters_from_kmeans(model, np.repeat(centre[None], model.config.num_clusters, axis=0))
     assert np.unique(model.predict(texts)).size == 1
     with pytest.raises(ValueError, match="only one cluster"):
         serve_partition(model, embeddings, serve="head+refined")

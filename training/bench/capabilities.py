@@ -11,6 +11,7 @@ import statistics
 import numpy as np
 
 from hf_textcluster.markup import escape_markdown
+from hf_textcluster.representation.topics import cluster_topics
 
 from .common import by_method_and_dataset, display_name, mean_std
 
@@ -27,7 +28,7 @@ def topics_by_cluster(model, dataset) -> dict:
             if (predicted == k).any()
             else None,
         }
-        for k, words in model.cluster_topics(top_n=4).items()
+        for k, words in cluster_topics(model, top_n=4).items()
     }
 
 
@@ -71,7 +72,7 @@ def render_topics(rows: list[dict]) -> list[str]:
         f"## {display_name(row['method'])} topics (the paper's Table 4)",
         "",
         f"StackOverflow, {display_name(row['method'])}{variant}, seed {row['seed']}: each cluster's topics as the four "
-        "most probable words of β_k^t (`model.cluster_topics(top_n=4)`). A cluster is named by the class most of its",
+        "most probable words of β_k^t (`cluster_topics(model, top_n=4)`). A cluster is named by the class most of its",
         "training texts belong to (labels are used for this naming only); the paper shows 'osx', 'excel', 'oracle'.",
         "",
     ]

@@ -71,6 +71,7 @@ def run(args, store: dict, run_id: str) -> None:
     import hf_textcluster  # noqa: F401
     from hf_textcluster import SCCLModel
     from hf_textcluster.data import load_benchmark
+    from hf_textcluster.editing.clusters import init_clusters_from_kmeans
     from hf_textcluster.modeling.precision import native_bf16, resolve_precision
 
     parts = set(args.parts)
@@ -83,8 +84,8 @@ def run(args, store: dict, run_id: str) -> None:
     texts, labels = list(dataset["text"]), dataset["label"]
     model = SCCLModel.from_encoder_pretrained(args.encoder, num_clusters=20)
     # seeded random centroids: every part times the model's passes, not its clusters
-    model.init_clusters_from_kmeans(
-        torch.randn(20, model.config.encoder.hidden_size, generator=torch.Generator().manual_seed(0))
+    init_clusters_from_kmeans(
+        model, torch.randn(20, model.config.encoder.hidden_size, generator=torch.Generator().manual_seed(0))
     )
     rows = [
         {

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import torch
 from torch import nn
 
@@ -102,14 +101,6 @@ class AECLModel(TextClusteringPreTrainedModel):
         """Re-clustering runs k-means on the embeddings v, not on z: k-means on the trained v is the better partition
         (the benchmark's "k-means after"; in z it scores lower)."""
         return embeddings
-
-    def init_clusters_from_kmeans(self, centers: np.ndarray | torch.Tensor) -> None:
-        """Serve the nearest of ``centers`` (K x hidden, k-means on the embeddings; Student-t probabilities) instead of
-        the clustering network G_p (``config.serving_head="kmeans"``). G_p's weights are kept: set
-        ``config.serving_head="network"`` to serve it again."""
-        self.kmeans_head.init_from_kmeans(centers)
-        self.config.serving_head = "kmeans"
-        self._clusters_set()
 
     def head_probabilities(self, embeddings: torch.Tensor) -> torch.Tensor:
         """p = softmax(G_p(h)), h the attention output of z = G_z(v) in ``config.serving_attention`` mode; a

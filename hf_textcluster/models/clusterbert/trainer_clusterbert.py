@@ -27,6 +27,7 @@ import torch
 from safetensors.torch import save_file
 from transformers.utils import logging
 
+from ...editing.clusters import init_head_from_centroids
 from ...evaluation.metrics import clustering_scores
 from ...training.losses import dec_target_distribution
 from ...training.trainer import ClusteringTrainer
@@ -194,7 +195,7 @@ class ClusterBERTTrainer(ClusteringTrainer):
                 order = self._match_to_head(labels, embeddings)
                 labels, centers = order[labels], centers[np.argsort(order)]
             if model.config.head_init == "kmeans":
-                model.init_head_from_centroids(centers)
+                init_head_from_centroids(model, centers)
             self.set_targets(torch.as_tensor(labels, dtype=torch.long))
         else:
             probs = self.cluster_probabilities(embeddings).cpu()

@@ -1,7 +1,8 @@
 """DEC-CRL model: SCCL's encoder, contrast head and Student's t clustering in a latent space `FC_e` maps to (Eq. 1,
 5), plus the cluster-level representation learning (CRL) module, an embedded topic model whose topic embeddings are
 made from the cluster centroids (Eq. 10-15). Prediction runs the encoder, `FC_e` and the centroids only; the CRL
-weights are part of the checkpoint because they hold each cluster's topics (``cluster_topics``)."""
+weights are part of the checkpoint because they hold each cluster's topics
+(:func:`hf_textcluster.representation.topics.cluster_topics`)."""
 
 from __future__ import annotations
 
@@ -106,25 +107,3 @@ class DECCRLModel(TextClusteringPreTrainedModel):
     def topic_word_distributions(self) -> torch.Tensor:
         """β (K x T x V), Eq. 11."""
         return self.topic_decoder(self.cluster_head.centroids)
-
-    def _check_topics(self) -> None:
-        self._check_clusters_initialized()
-        if not self.config.has_topic_model:
-            raise RuntimeError("This DEC-CRL model was trained with `reconstruction_module='lsr'`: it has no topics.")
-        if not self.config.vocabulary:
-            raise RuntimeError("This DEC-CRL model has no vocabulary yet: it is fitted on the training texts.")
-
-    def cluster_topics(self, top_n: int = 4) -> dict[int, list[list[str]]]:
-        """Each cluster's topics as its ``top_n`` most probable words (β_k, Eq. 11): ``{k: [[w, ...] per topic]}``."""
-        self._check_topics()
-        beta = self.topic_word_distributions().detach().float().cpu()
-        top = beta.topk(min(top_n, beta.shape[-1]), dim=-1).indices.numpy()
-        words = self.config.vocabulary
-        return {k: [[words[i] for i in topic] for topic in top[k]] for k in range(top.shape[0])}
-
-    def cluster_top_words(self, top_n: int = 8) -> dict[int, list[str]]:
-        """Each cluster's ``top_n`` most probable words under an even mix of its topics (the mean over t of β_k^t)."""
-        self._check_topics()
-        beta = self.topic_word_distributions().detach().float().mean(dim=1).cpu()  # K x V
-        top = beta.topk(min(top_n, beta.shape[-1]), dim=-1).indices.numpy()
-        return {k: [self.config.vocabulary[i] for i in top[k]] for k in range(top.shape[0])}

@@ -21,6 +21,7 @@ from hf_textcluster.models.deccrl.losses_deccrl import (
     word_log_likelihoods,
 )
 from hf_textcluster.representation import label_clusters
+from hf_textcluster.representation.topics import cluster_top_words, cluster_topics
 from hf_textcluster.training.losses import dec_kl_loss, dec_target_distribution
 
 
@@ -176,11 +177,11 @@ def test_topics_survive_save_and_load(tiny_encoder_dir, views_dataset, tmp_path)
     trainer = _trainer(tiny_encoder_dir, views_dataset, tmp_path)
     trainer.train()
     model = trainer.model
-    topics = model.cluster_topics(top_n=3)
+    topics = cluster_topics(model, top_n=3)
     assert set(topics) == {0, 1, 2} and all(len(t) == 2 and all(len(w) == 3 for w in t) for t in topics.values())
     assert all(w in model.config.vocabulary for t in topics.values() for words in t for w in words)
     names = label_clusters(model)  # no texts: the learned words name the clusters
-    top_words = model.cluster_top_words(top_n=3)
+    top_words = cluster_top_words(model, top_n=3)
     assert all(names[k].startswith(" · ".join(words)) for k, words in top_words.items())  # "(k)" if two clash
     assert len(set(names.values())) == 3
     beta = model.topic_word_distributions().mean(1)  # the even topic mix of each cluster
@@ -192,12 +193,12 @@ def test_topics_survive_save_and_load(tiny_encoder_dir, views_dataset, tmp_path)
     model.save_pretrained(tmp_path / "saved")
     loaded = AutoModel.from_pretrained(tmp_path / "saved")
     assert isinstance(loaded, DECCRLModel) and loaded.config.vocabulary == model.config.vocabulary
-    assert loaded.cluster_topics(top_n=3) == topics and loaded.config.id2label == names
+    assert cluster_topics(loaded, top_n=3) == topics and loaded.config.id2label == names
     texts = views_dataset["text"]
     np.testing.assert_array_equal(loaded.predict(texts), model.predict(texts))
     card = generate_model_card(loaded, metrics={"acc": 0.5, "nmi": 0.5})
     assert "| topic 1 | topic 2 |" in card
-    four = loaded.cluster_topics(top_n=4)  # the card shows four words per topic, as the paper's Table 4
+    four = cluster_topics(loaded, top_n=4)  # the card shows four words per topic, as the paper's Table 4
     assert all(f"| {k} | {names[k]} | {', '.join(four[k][0])} | {', '.join(four[k][1])} |" in card for k in four)
 
 
@@ -281,7 +282,7 @@ def test_config_validation():
 def test_topics_before_training_is_a_clear_error(tiny_encoder_dir):
     model = DECCRLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
     with pytest.raises(RuntimeError, match="never initialised"):
-        model.cluster_topics()
+        cluster_topics(model)
 
 
 # ----- the "w/o CRL w LSR" ablation ----------------------------------------------------------------------------------
@@ -313,7 +314,7 @@ def test_lsr_ablation_replaces_the_topic_model(tiny_encoder_dir, views_dataset, 
     trainer.train()
     assert model.config.vocabulary is None
     with pytest.raises(RuntimeError, match="no topics"):
-        model.cluster_topics()
+        cluster_topics(model)
     model.save_pretrained(tmp_path / "lsr")
     loaded = AutoModel.from_pretrained(tmp_path / "lsr")
     assert loaded.config.reconstruction_module == "lsr" and hasattr(loaded, "latent_autoencoder")

@@ -14,6 +14,7 @@ from transformers import AutoConfig, AutoModel, BertForMaskedLM, pipeline
 import hf_textcluster  # noqa: F401  (registers the Auto classes)
 from hf_textcluster import DECMLMConfig, DECMLMModel
 from hf_textcluster.editing import initialize_clusters
+from hf_textcluster.editing.clusters import init_clusters_from_kmeans
 from hf_textcluster.models.decmlm.losses_decmlm import mlm_logits
 
 TINY_ENCODER = {
@@ -191,4 +192,4 @@ def test_predict_requires_fitted_centroids(tiny_encoder_dir, toy_corpus):
     with pytest.raises(RuntimeError, match="initialize_clusters"):
         model.predict(toy_corpus[0])
     with pytest.raises(ValueError, match="do not fit"):
-        model.init_clusters_from_kmeans(np.zeros((4, 32)))
+        init_clusters_from_kmeans(model, np.zeros((4, 32)))
