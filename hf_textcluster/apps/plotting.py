@@ -65,13 +65,22 @@ def _draw_map(ax, coords: np.ndarray, values, names, title: str, legend_title: s
     ax.set(xticks=[], yticks=[], title=title)
 
 
-def _check_rows(name: str, values, n: int):
+def check_rows(name: str, values, num_rows: int, dtype=None) -> np.ndarray | None:
+    """``values`` as a 1-D array of one value per text, or None when not given.
+
+    Raises:
+        ValueError: not one value per text (embedding row).
+
+    Example:
+        >>> check_rows("labels", [0, 1], 2).tolist()
+        [0, 1]
+    """
     if values is None:
         return None
-    values = np.asarray(values)
-    if values.shape[0] != n:
-        raise ValueError(f"`{name}` has {values.shape[0]} entries for {n} embeddings: give one per embedding row.")
-    return values
+    array = np.asarray(values, dtype=dtype)
+    if array.ndim != 1 or len(array) != num_rows:
+        raise ValueError(f"`{name}` has shape {array.shape} for {num_rows} embeddings: give one per embedding row.")
+    return array
 
 
 def plot_embedding_map(
@@ -118,7 +127,7 @@ def plot_embedding_map(
     """
     x = embedding_matrix(embeddings)
     n = x.shape[0]
-    labels, clusters = _check_rows("labels", labels, n), _check_rows("clusters", clusters, n)
+    labels, clusters = check_rows("labels", labels, n), check_rows("clusters", clusters, n)
     rows = sample_indices(n, sample_size, random_state)
     # coloured by the true labels when given, else by the clusters
     kind, values, names = ("label", labels, label_names) if labels is not None else ("cluster", clusters, cluster_names)
@@ -289,7 +298,7 @@ def plot_clustering_overview(
         >>> plot_clustering_overview(model.embed(texts), model.predict(texts), path="overview.png")  # doctest: +SKIP
     """
     x = embedding_matrix(embeddings)
-    clusters, labels = _check_rows("clusters", clusters, len(x)), _check_rows("labels", labels, len(x))
+    clusters, labels = check_rows("clusters", clusters, len(x)), check_rows("labels", labels, len(x))
     coords = project_2d(x, method=method, random_state=random_state, **projection_kwargs)
     maps = 2 if labels is not None else 1
     fig = new_figure((7.5 * maps, 10.5))

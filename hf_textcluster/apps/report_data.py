@@ -19,30 +19,12 @@ from typing import Any
 import numpy as np
 
 from ..modeling.validation import validate_texts
-from .plotting import is_placeholder_names
+from .plotting import check_rows, is_placeholder_names
 from .projection import sample_indices
 from .report_figures import cluster_centres
 
 DEFAULT_SAMPLE_SIZE = 3000
 NUM_KEYWORDS = 8
-
-
-def check_rows(name: str, values, num_rows: int, dtype=None) -> np.ndarray | None:
-    """``values`` as a 1-D array of one value per text, or None when not given.
-
-    Raises:
-        ValueError: not one value per text.
-
-    Example:
-        >>> check_rows("labels", [0, 1], 2).tolist()
-        [0, 1]
-    """
-    if values is None:
-        return None
-    array = np.asarray(values, dtype=dtype)
-    if array.ndim != 1 or len(array) != num_rows:
-        raise ValueError(f"`{name}` must hold one value per text ({num_rows}), got shape {array.shape}.")
-    return array
 
 
 def _checked_outputs(n: int, probabilities, confidence, distance, is_outlier) -> tuple:
