@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 import numpy as np
 
 from ..modeling.validation import check_scalar
+from .consensus import dense_partitions
 from .criteria import AUTO_CRITERIA, CRITERIA, PRETRAINED, SERVE_CRITERIA, CandidatePool
 from .linear_heads import check_embeddings
 
@@ -49,20 +49,6 @@ DEFAULT_AUTO_CRITERION = "knn_holdout_lexical_supported"
 # BERTopic way by more than 0.1 ACC.
 BERTOPIC_WAY = f"{PRETRAINED}/umap_kmeans"
 GUARD_CRITERIA = ("knn_holdout_lexical", "knn_holdout_shared", "silhouette_shared")
-
-
-def _partitions(candidates: Any, n: int | None) -> dict[str, np.ndarray]:
-    if not isinstance(candidates, Mapping) or len(candidates) == 0:
-        raise ValueError("`candidates` must be a non-empty mapping name -> (N,) cluster ids.")
-    parts = {}
-    for name, labels in candidates.items():
-        y = np.asarray(labels)
-        if y.ndim != 1 or (n is not None and y.shape[0] != n):
-            raise ValueError(
-                f"`candidates[{name!r}]` must hold one cluster id per embedding ({n}); got shape {y.shape}."
-            )
-        parts[str(name)] = np.unique(y, return_inverse=True)[1].reshape(-1).astype(np.int64)
-    return parts
 
 
 def score_partitions(
@@ -103,7 +89,7 @@ def score_partitions(
     if criterion not in CRITERIA or CRITERIA[criterion].scores == "k":
         raise ValueError(f"`criterion` must be one of {', '.join(SERVE_CRITERIA)}; got {criterion!r}.")
     check_scalar(random_state, "random_state", numbers.Integral)
-    parts = _partitions(candidates, x.shape[0])
+    parts = dense_partitions(candidates, x.shape[0], "candidates")
     if criterion.startswith("agreement") and len(parts) < 3:
         raise ValueError(f"`criterion` {criterion!r} needs at least 3 candidates; pass more or pick another criterion.")
     pool = CandidatePool(parts, {"embeddings": x}, random_state=random_state, reduced=reduced)
@@ -177,7 +163,9 @@ def candidate_criteria(
     unknown = [c for c in criteria if c not in AUTO_CRITERIA]
     if unknown:
         raise ValueError(f"`criteria` must be among {', '.join(AUTO_CRITERIA)}; got {unknown}.")
-    pool = CandidatePool(_partitions(candidates, None), spaces, texts=texts, random_state=random_state)
+    pool = CandidatePool(
+        dense_partitions(candidates, name="candidates"), spaces, texts=texts, random_state=random_state
+    )
     return {c: pool.values(c) for c in criteria}
 
 

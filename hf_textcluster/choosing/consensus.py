@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import numbers
 from collections.abc import Callable, Mapping
+from typing import Any
 
 import numpy as np
 from scipy import sparse
@@ -24,7 +25,33 @@ from sklearn.metrics import normalized_mutual_info_score
 from ..editing.kmeans import fit_kmeans
 from ..modeling.validation import check_scalar
 
-__all__ = ["average_nmi", "consensus_partition", "membership_matrix"]
+__all__ = ["average_nmi", "consensus_partition", "dense_partitions", "membership_matrix"]
+
+
+def dense_partitions(partitions: Any, n: int | None = None, name: str = "partitions") -> dict[str, np.ndarray]:
+    """``partitions`` (name -> ``(N,)`` cluster ids of any hashable kind) as name -> int64 ids ``0 .. K-1``, checked:
+    a non-empty mapping of 1-D arrays of one length, ``n`` when given (``name``: the argument the errors name).
+
+    Raises:
+        ValueError: no partition, or one not of one cluster id per text.
+
+    Example:
+        >>> dense_partitions({"a": ["x", "y", "x"]})["a"].tolist()
+        [0, 1, 0]
+    """
+    if not isinstance(partitions, Mapping) or not partitions:
+        raise ValueError(f"`{name}` must be a non-empty mapping name -> (N,) cluster ids.")
+    dense = {}
+    for key, labels in partitions.items():
+        y = np.asarray(labels)
+        if y.ndim != 1 or (n is not None and y.shape[0] != n):
+            raise ValueError(
+                f"`{name}[{key!r}]` must hold one cluster id per text ({n if n is not None else 'N'}); "
+                f"got shape {y.shape}."
+            )
+        n = y.shape[0]
+        dense[str(key)] = np.unique(y, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    return dense
 
 
 def membership_matrix(partitions: Mapping[str, np.ndarray]) -> sparse.csr_matrix:
@@ -43,19 +70,9 @@ def membership_matrix(partitions: Mapping[str, np.ndarray]) -> sparse.csr_matrix
         >>> membership_matrix({"a": [0, 0, 1], "b": [1, 0, 0]}).toarray().tolist()
         [[1.0, 0.0, 0.0, 1.0], [1.0, 0.0, 1.0, 0.0], [0.0, 1.0, 1.0, 0.0]]
     """
-    if not isinstance(partitions, Mapping) or not partitions:
-        raise ValueError("`partitions` must be a non-empty mapping name -> (N,) cluster ids.")
     blocks = []
-    n = None
-    for name, labels in partitions.items():
-        y = np.asarray(labels)
-        if y.ndim != 1 or (n is not None and y.shape[0] != n):
-            raise ValueError(
-                f"`partitions[{name!r}]` must hold one cluster id per text ({n if n is not None else 'N'}); "
-                f"got shape {y.shape}."
-            )
-        n = y.shape[0]
-        ids = np.unique(y, return_inverse=True)[1].reshape(-1)
+    for ids in dense_partitions(partitions).values():
+        n = len(ids)
         shape = (n, int(ids.max()) + 1 if n else 0)
         blocks.append(sparse.csr_matrix((np.ones(n, dtype=np.float32), (np.arange(n), ids)), shape=shape))
     return sparse.hstack(blocks, format="csr", dtype=np.float32)
