@@ -165,6 +165,7 @@ def run_paper(args) -> int:
     command += ["--variant", f"paper recipe, {device_name()}"]
     if args.max_steps:
         command += ["--max-steps", str(args.max_steps)]
+    command += args.section_args  # e.g. -- --no-partitions
     if importlib.util.find_spec("umap") is None or importlib.util.find_spec("numba") is None:
         print(
             "error: umap-learn needs numba and llvmlite, which this machine lacks (too large to carry); the "
@@ -240,7 +241,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--tests", action="store_true", help="Run the GPU tests (tests/gpu, marker cuda) with the arguments after --."
     )
-    parser.add_argument("section_args", nargs="*", help="The section's (or pytest's) arguments (after --).")
+    parser.add_argument(
+        "section_args", nargs="*", help="The section's, pytest's or the paper run's benchmark arguments (after --)."
+    )
     parser.add_argument("--seeds", nargs="+", type=int, default=[0])
     parser.add_argument("--max-steps", type=int, default=None, help="Fewer steps than the recipe's (a smoke run).")
     parser.add_argument(

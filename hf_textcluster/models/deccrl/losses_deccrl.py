@@ -49,13 +49,20 @@ def latent_reconstruction_loss(latent: torch.Tensor, reconstructed: torch.Tensor
 
 
 def word_log_likelihoods(
-    model, bow: torch.Tensor, clusters: torch.Tensor | None = None
+    model, bow: torch.Tensor, clusters: torch.Tensor | None = None, generator: torch.Generator | None = None
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """log(β_k θ_i) over the vocabulary (Eq. 13) of a DEC-CRL ``model``, with θ_i = softmax(x̂_i), x̂_i = μ_i + ε σ_i
     (Eq. 14; ε = 0 in eval mode): for the cluster ``clusters[i]`` of each text (M x V) or, without ``clusters``, for
-    every cluster (M x K x V). Also returns μ and log σ² for the KL term of Eq. 15."""
+    every cluster (M x K x V). Also returns μ and log σ² for the KL term of Eq. 15.
+
+    ε is drawn on the host from ``generator`` (a CPU generator; None: torch's global one) and moved to μ's device, so
+    a seeded run draws the same ε on a CPU and on a GPU."""
     mu, logvar = model.topic_inference(bow)
-    x_hat = mu + torch.randn_like(mu) * torch.exp(0.5 * logvar) if model.training else mu
+    if model.training:
+        noise = torch.randn(mu.shape, generator=generator, device="cpu").to(mu.device, mu.dtype)
+        x_hat = mu + noise * torch.exp(0.5 * logvar)
+    else:
+        x_hat = mu
     theta = torch.softmax(x_hat, dim=-1)
     beta = model.topic_word_distributions()
     if clusters is None:

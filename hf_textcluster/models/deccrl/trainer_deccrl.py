@@ -79,9 +79,9 @@ def train_word_embeddings(texts: Sequence[str], vocabulary: list[str], dim: int,
 
 
 @torch.no_grad()
-def set_vocabulary(model, vocabulary: list[str], word_embeddings: np.ndarray | torch.Tensor) -> None:
+def set_vocabulary(model, vocabulary: list[str], word_embeddings: np.ndarray | torch.Tensor, seed: int = 0) -> None:
     """Fix a DEC-CRL ``model``'s BoW vocabulary (V words) and ρ (V x 2L) before training; the vocabulary-sized layers
-    are rebuilt."""
+    are rebuilt, initialised on the host from ``seed`` (not from whatever torch's global generator holds)."""
     config = model.config
     if not config.has_topic_model:
         raise RuntimeError("A DEC-CRL model with `reconstruction_module='lsr'` has no topic model to set words of.")
@@ -94,9 +94,11 @@ def set_vocabulary(model, vocabulary: list[str], word_embeddings: np.ndarray | t
     model.topic_decoder.word_embeddings = torch.nn.Parameter(
         word_embeddings.to(device), requires_grad=config.train_word_embeddings
     )
-    inference = TopicInference(len(vocabulary), config.inference_hidden_dim, config.num_topics)
-    for module in inference.modules():
-        model._init_weights(module)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        inference = TopicInference(len(vocabulary), config.inference_hidden_dim, config.num_topics)
+        for module in inference.modules():
+            model._init_weights(module)
     model.topic_inference = inference.to(device)
 
 
@@ -139,9 +141,16 @@ class BagOfWordsCollator:
 class DECCRLTrainer(ClusteringTrainer):
     """Trains a [`DECCRLModel`] on rows ``{text, text_aug1, text_aug2}``: the contrastive loss on the two augmented
     views, the clustering loss and the CRL reconstruction on the original text. The three views go through the
-    encoder as one batch."""
+    encoder as one batch.
+
+    Every random draw of a training step comes from the run's seed, the process and the step, whatever else drew
+    from torch's generators: ε of Eq. 14 and a sampled cluster of Eq. 13 from a host generator (``step_generator``,
+    the same draws on a CPU and a GPU), dropout from torch's generators seeded for the step (a GPU's draws other masks
+    than a CPU's). A resumed run draws what the uninterrupted run would have."""
 
     views = {"": "text", "aug1_": "text_aug1", "aug2_": "text_aug2"}
+    step_generator: torch.Generator | None = None  # the host generator of the step being trained
+    _step_draws: tuple[int, int] = (-1, 0)  # (global step, micro-batches trained at it)
 
     def make_collator(self, tokenizer, model, args):
         views = super().make_collator(tokenizer, model, args)
@@ -157,7 +166,7 @@ class DECCRLTrainer(ClusteringTrainer):
         rho = self.share_from_main(
             lambda: train_word_embeddings(texts, vocabulary, 2 * self.model.config.latent_dim, seed=self.args.seed)
         )
-        set_vocabulary(self.model, vocabulary, rho)
+        set_vocabulary(self.model, vocabulary, rho, seed=self.args.seed)
         logger.info(f"DEC-CRL vocabulary: {len(vocabulary)} words; Word2Vec embeddings of size {rho.shape[1]}.")
 
     def initialize_clusters(self, embeddings: np.ndarray | None = None) -> None:
@@ -186,13 +195,32 @@ class DECCRLTrainer(ClusteringTrainer):
         choice = model.config.crl_cluster
         s = torch.softmax(o, dim=-1)  # Eq. 6: s_i = softmax(o_i)
         if choice == "expectation":
-            log_probs, mu, logvar = word_log_likelihoods(model, bow)  # M x K x V
+            log_probs, mu, logvar = word_log_likelihoods(model, bow, generator=self.step_generator)  # M x K x V
             reconstruction = -(s.unsqueeze(-1) * bow.unsqueeze(1) * log_probs).sum(dim=(1, 2)).mean()
         else:
-            clusters = o.argmax(dim=-1) if choice == "argmax" else torch.multinomial(s.detach(), 1).squeeze(1)
-            log_probs, mu, logvar = word_log_likelihoods(model, bow, clusters)
+            clusters = o.argmax(dim=-1) if choice == "argmax" else self.sample_clusters(s.detach())
+            log_probs, mu, logvar = word_log_likelihoods(model, bow, clusters, self.step_generator)
             reconstruction = etm_reconstruction_loss(bow, log_probs)
         return reconstruction, gaussian_kl_loss(mu, logvar)
+
+    def sample_clusters(self, s: torch.Tensor) -> torch.Tensor:
+        """One cluster per row of ``s`` (M x K probabilities), k ~ s_i: uniform draws on the host (``step_generator``)
+        against the cumulative sums on ``s``'s device, so a seeded run samples alike on a CPU and a GPU."""
+        uniform = torch.rand(len(s), 1, generator=self.step_generator, device="cpu").to(s.device, s.dtype)
+        return (s.cumsum(dim=-1) < uniform).sum(dim=-1).clamp_max(s.shape[-1] - 1)
+
+    def training_step(self, model, inputs, num_items_in_batch=None):
+        step, trained = self._step_draws
+        self._step_draws = (self.state.global_step, trained + 1 if step == self.state.global_step else 0)
+        seeds = np.random.SeedSequence([self.args.seed, self.args.process_index, *self._step_draws]).generate_state(2)
+        device = self.args.device
+        with torch.random.fork_rng(devices=[] if device.type == "cpu" else [device]):
+            torch.manual_seed(int(seeds[0]))  # dropout
+            self.step_generator = torch.Generator().manual_seed(int(seeds[1]))
+            try:
+                return super().training_step(model, inputs, num_items_in_batch)
+            finally:
+                self.step_generator = None
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         config = model.config

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from transformers import AutoModel
+from transformers import AutoModel, TrainerCallback
 
 from hf_textcluster import ClusteringTrainingArguments, DECCRLConfig, DECCRLModel, DECCRLTrainer
 from hf_textcluster.editing import initialize_clusters
@@ -126,6 +126,39 @@ def test_the_other_cluster_choices_of_eq_13(choice, tiny_encoder_dir, views_data
         torch.testing.assert_close(reconstruction, (s * per_cluster).sum(1).mean())
     else:  # a sampled cluster's loss lies between the best and the worst cluster's
         assert per_cluster.min(1).values.mean() - 1e-5 <= reconstruction <= per_cluster.max(1).values.mean() + 1e-5
+
+
+def test_a_seeded_run_does_not_depend_on_what_else_drew_from_torch(tiny_encoder_dir, views_dataset, tmp_path):
+    """Dropout, ε of Eq. 14, the sampled clusters of Eq. 13 and the topic model's initialisation come from the run's
+    seed: a run whose global generator was drawn from before training and between steps (as another device's noise
+    stream would be) trains the same model and gives the same clusters."""
+
+    class DrawFromTorch(TrainerCallback):
+        def on_step_begin(self, *args, **kwargs):
+            torch.rand(7)
+
+    runs = []
+    for disturbed in (False, True):
+        trainer = _trainer(tiny_encoder_dir, views_dataset, tmp_path / str(disturbed), crl_cluster="sample")
+        if disturbed:
+            trainer.add_callback(DrawFromTorch())
+            torch.rand(11)
+        trainer.train()
+        runs.append(trainer.model.eval())
+    texts = views_dataset["text"]
+    np.testing.assert_array_equal(runs[1].predict_proba(texts), runs[0].predict_proba(texts))
+    for (name, expected), actual in zip(runs[0].state_dict().items(), runs[1].state_dict().values()):
+        torch.testing.assert_close(actual, expected, rtol=0, atol=0, msg=name)
+
+
+def test_sampled_clusters_follow_s(tiny_encoder_dir, views_dataset, tmp_path):
+    trainer = _trainer(tiny_encoder_dir, views_dataset, tmp_path)
+    trainer.step_generator = torch.Generator().manual_seed(0)
+    s = torch.tensor([[0.0, 1.0, 0.0], [0.2, 0.3, 0.5]])
+    clusters = torch.stack([trainer.sample_clusters(s) for _ in range(4000)])
+    assert (clusters[:, 0] == 1).all()
+    shares = torch.bincount(clusters[:, 1], minlength=3) / 4000
+    torch.testing.assert_close(shares, s[1], atol=0.03, rtol=0)
 
 
 def test_without_crl_skips_the_topic_model(tiny_encoder_dir, views_dataset, tmp_path):
