@@ -172,7 +172,7 @@ def test_report_arguments_fail_at_the_edge_with_one_line(case, model, toy_corpus
         "folder": ("output", tmp_path / "nope" / "r.html", FileNotFoundError, "does not exist"),
         "labels": ("labels", labels[:5], ValueError, "`labels` has 5 items"),
         "sample_size": ("sample_size", 0, ValueError, "`sample_size` must be a positive integer"),
-        "map_method": ("map_method", "tsne", ValueError, "`map_method` must be one of auto, umap, pca"),
+        "map_method": ("map_method", "mds", ValueError, "`map_method` must be one of auto, umap, tsne, pca"),
         "model": ("model", object(), TypeError, "`model` must be an hf_textcluster clusterer"),
         "texts": ("texts", [], ValueError, "text"),
     }[case]
