@@ -114,9 +114,14 @@ def check_output(source, output: str | os.PathLike, overwrite: bool = False) -> 
             f"`output` {output} is {kind}: predictions are written to a file (resumable, with a progress "
             "record beside it). Pass a file path, or omit the output to write to standard output."
         )
-    if output.exists() and not overwrite and not _progress_path(output).exists():
+    writing = _lock_path(output).exists()  # another process is writing it: the lock says so, later
+    if output.exists() and not (overwrite or writing or _progress_path(output).exists()):
         raise _finished(output)
     return output
+
+
+def _lock_path(output: Path) -> Path:
+    return output.with_name(output.name + ".lock")
 
 
 def _progress_path(output: Path) -> Path:
@@ -139,7 +144,7 @@ def _lock(output: Path):
         import fcntl
     except ImportError:
         return None
-    path = output.with_name(output.name + ".lock")
+    path = _lock_path(output)
     handle = open(path, "a")  # noqa: SIM115 - held until the output is finished (or this process ends)
     try:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -23,7 +23,7 @@ from ..modeling.validation import describe
 from ..models import METHODS, get_method
 from ..runs.api import train_clusterer
 from ..runs.train import AUGMENTATIONS
-from ..training.arguments import GPU_ENCODE_BATCH_SIZE, ClusteringTrainingArguments
+from ..training.arguments import GPU_ENCODE_BATCH_SIZE, OPTION_NAMES, ClusteringTrainingArguments
 from ._args import (
     BATCH_SIZE_HELP,
     ENCODER_HELP,
@@ -52,13 +52,11 @@ LISTED = (
     "calibration_sample_size",
     "encode_batch_size",
 )
-# Listed fields whose option has the name the other commands give the same thing (not the field's own).
-FLAG_NAMES = {"calibration_sample_size": "calibration-sample", "encode_batch_size": "batch-size"}
 # Fields that `train` sets through an option of its own: as pass-through flags they are refused, naming it.
 SET_BY_OPTION = {
     "bf16": "--precision bf16",
     "fp16": "--precision fp16",
-    **{name: f"--{flag}" for name, flag in FLAG_NAMES.items()},
+    **{name: f"--{flag}" for name, flag in OPTION_NAMES.items()},
 }
 FROM_RECIPE = {"max_steps", "num_train_epochs", "per_device_train_batch_size", "learning_rate", "head_learning_rate"}
 PREFIX = "trainer__"
@@ -112,7 +110,7 @@ def add_trainer_flags(parser: argparse.ArgumentParser) -> None:
         "--precision).",
     )
     for name in LISTED:
-        flag = FLAG_NAMES.get(name, name.replace("_", "-"))
+        flag = OPTION_NAMES.get(name, name.replace("_", "-"))
         action = group.add_argument(
             f"--{flag}",
             dest=PREFIX + name,

@@ -230,7 +230,7 @@ def test_report_keeps_an_existing_output_unless_overwrite(trained_dir, toy_corpu
     argv += ["--map-sample", "50", "--projection", "pca", "--output", str(output)]
     assert main(argv) == 2
     err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error")]
-    assert err == [f"error: --output {output} already exists: pass --overwrite to replace it, or choose another file."]
+    assert err == [f"error: --output {output} exists; pass --overwrite to replace it."]
     assert output.read_text() == "my earlier report"
     assert main([*argv, "--overwrite"]) == 0
     assert "<!DOCTYPE html>" in output.read_text(encoding="utf-8")

@@ -263,7 +263,7 @@ def test_cli_evaluate_embeddings_kmeans_auto_prints_k(tiny_encoder_dir, toy_corp
         main(
             [
                 "evaluate",
-                "--method",
+                "--baseline",
                 "embeddings-kmeans",
                 "--input",
                 str(data),

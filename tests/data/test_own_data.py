@@ -94,7 +94,9 @@ def test_evaluate_a_baseline_on_your_own_labelled_file(suffix, method, toy_corpu
     texts, labels = toy_corpus
     data = write_labelled(tmp_path / f"tickets{suffix}", texts, labels)
     assert (
-        main(["evaluate", "--input", str(data), "--text-column", "body", "--label-column", "team", "--baseline", method])
+        main(
+            ["evaluate", "--input", str(data), "--text-column", "body", "--label-column", "team", "--baseline", method]
+        )
         == 0
     )
     header, scores = capsys.readouterr().out.strip().splitlines()[:2]
@@ -114,7 +116,7 @@ def test_evaluate_your_file_with_another_k(labelled_csv, capsys):
                 "body",
                 "--label-column",
                 "team",
-                "--method",
+                "--baseline",
                 "tfidf-kmeans",
                 "--num-clusters",
                 "5",
