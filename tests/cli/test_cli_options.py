@@ -20,7 +20,10 @@ MAY_DIFFER = {
     "--calibration-sample": {"help": "train's runs at the end of training, on its training texts; 0 skips it"},
     "--kmeans-init": {"help": "train's starts the initial clusters, recluster's those of a trained model"},
     "--serve": {"help": "train's names a candidate of its own run, refine's switches a trained model"},
-    "--max-steps": {"default": "demo's steps are sized for the machine", "help": "demo's are the demo's"},
+    "--max-steps": {
+        "default": "train's come from the recipe, demo's are sized for the machine",
+        "help": "train's come from the recipe, demo's are sized for the machine",
+    },
     "--method": {
         "choices": "demo trains one method briefly; train's auto trains two",
         "default": "demo trains one method briefly; train's auto trains two",
