@@ -41,6 +41,7 @@ def run_demo(
     max_steps: int | None = None,
     num_texts: int | None = None,
     seed: int = 0,
+    overwrite: bool = False,
 ) -> int:
     """Train ``method`` briefly on a StackOverflow sample and print how it compares with k-means (``make demo``).
 
@@ -55,12 +56,15 @@ def run_demo(
         max_steps: Training steps (default: the demo's).
         num_texts: Texts sampled from the corpus (default: the demo's).
         seed: Seed of the sample, the training and k-means.
+        overwrite: Replace a trained model already in a given ``output_dir`` (the default folder holds the last
+            demo and is always replaced).
 
     Returns:
         0 (the command's exit status).
 
     Raises:
         ValueError: an unknown ``method``.
+        FileExistsError: ``output_dir`` holds a trained model and ``overwrite`` is False.
 
     Example:
         >>> run_demo("sccl", max_steps=20, num_texts=1000)  # doctest: +SKIP
@@ -69,13 +73,15 @@ def run_demo(
     from sklearn.cluster import KMeans
 
     from ..runs.api import train_clusterer
-    from ..runs.folder import record_metrics
+    from ..runs.folder import RunFolder, record_metrics
     from ..runs.recipes import load_recipe
 
     total_start = time.perf_counter()
     spec = get_method(method)
     precision, (sized_texts, sized_steps) = demo_size()
     steps = max_steps or sized_steps
+    if output_dir:  # checked before any work; the default folder holds the last demo
+        RunFolder(output_dir).check_may_replace_model(overwrite=overwrite, command="demo")
     output_dir = output_dir or f"runs/demo-{method}-{DEMO_DATASET}"
     # a seeded sample of the corpus, with the augmented views the method's CPU recipe asks for
     family = load_recipe(method, "cpu", DEMO_DATASET).get("augmentation") if spec.uses_augmented_views else None
@@ -105,7 +111,7 @@ def run_demo(
         training_overrides={"max_steps": steps, "save_strategy": "no", "logging_steps": 10},
         resume=False,
         evaluate=False,
-        overwrite=True,  # the demo folder holds the last demo
+        overwrite=True,  # checked above
     )
     model, trainer = result.model, result.trainer
     train_seconds = time.perf_counter() - start

@@ -10,6 +10,7 @@ draws a seeded sample of them (:func:`sample_indices`), so the same call draws t
 
 from __future__ import annotations
 
+import importlib.util
 import warnings
 
 import numpy as np
@@ -18,7 +19,23 @@ from ..editing.kmeans import keeping_torch_threads
 from ..modeling.validation import Options, check_scalar, validate_parameters
 
 MAP_METHODS = ("umap", "tsne", "pca")
+# What a map's projection may be asked for: one of MAP_METHODS, or "auto" (see resolve_projection).
+PROJECTIONS = ("auto", *MAP_METHODS)
 _TITLES = {"umap": "UMAP", "tsne": "t-SNE", "pca": "PCA"}
+
+
+def resolve_projection(projection: str, name: str = "projection") -> str:
+    """One of :data:`MAP_METHODS` for one of :data:`PROJECTIONS`: ``"auto"`` is UMAP when umap-learn is installed,
+    else PCA (a map without the optional dependency rather than an error). ``name``: the argument, for the error.
+
+    Example:
+        >>> resolve_projection("pca")
+        'pca'
+    """
+    validate_parameters({name: projection}, {name: Options(*PROJECTIONS)})
+    if projection != "auto":
+        return projection
+    return "umap" if importlib.util.find_spec("umap") is not None else "pca"
 
 
 def sample_indices(num_rows: int, sample_size: int | None, random_state: int | None = 0) -> np.ndarray:

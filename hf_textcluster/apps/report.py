@@ -34,13 +34,12 @@ from pathlib import Path
 import numpy as np
 
 from ..cache import write_whole
-from ..modeling.validation import Options, validate_parameters, validate_texts
-from .projection import sample_indices
+from ..modeling.validation import validate_texts
+from .projection import resolve_projection, sample_indices
 from .report_data import DEFAULT_SAMPLE_SIZE, ReportData
 from .report_sections import render_page
 
 REPORT_EXTRA = 'pip install "hf_textcluster[report]"'
-MAP_METHODS = ("auto", "umap", "pca")
 
 
 def _require_plotly():
@@ -80,18 +79,6 @@ def check_report_path(output: str | os.PathLike) -> Path:
     return path
 
 
-def _check_map_method(map_method: str) -> str:
-    """``"umap"`` or ``"pca"``: ``"auto"`` is UMAP when umap-learn is installed."""
-    validate_parameters({"map_method": map_method}, {"map_method": Options(*MAP_METHODS)})
-    if map_method != "auto":
-        return map_method
-    try:
-        import umap  # noqa: F401
-    except ImportError:
-        return "pca"
-    return "umap"
-
-
 def render_report(
     texts: Sequence[str],
     probabilities,
@@ -109,7 +96,7 @@ def render_report(
         probabilities: N x K soft assignments (``model.predict_proba``); a text's cluster is its argmax.
         embeddings: N x d embeddings the map projects (``model.embed``).
         output: The HTML file to write (its folder must exist).
-        map_method: ``"auto"`` (UMAP when umap-learn is installed, else PCA), ``"umap"`` or ``"pca"``.
+        map_method: ``"auto"`` (UMAP when umap-learn is installed, else PCA), ``"umap"``, ``"tsne"`` or ``"pca"``.
         title: The page's heading.
         **arrays: What else the page shows, as :meth:`~hf_textcluster.apps.report_data.ReportData.from_arrays`
             takes it, all optional. ``confidence``, ``distance``, ``is_outlier``: N values each, as
@@ -136,7 +123,9 @@ def render_report(
     """
     _require_plotly()
     path = check_report_path(output)
-    data = ReportData.from_arrays(texts, probabilities, embeddings, map_method=_check_map_method(map_method), **arrays)
+    data = ReportData.from_arrays(
+        texts, probabilities, embeddings, map_method=resolve_projection(map_method, "map_method"), **arrays
+    )
     write_whole(path, render_page(data, title))
     return path
 
@@ -220,7 +209,7 @@ def cluster_report(
         output: The HTML file to write; its folder must exist.
         label_names: Class names when ``labels`` are integer ids.
         sample_size: At most this many texts in the map (a seeded sample); None maps all.
-        map_method: ``"auto"`` (UMAP when umap-learn is installed, else PCA), ``"umap"`` or ``"pca"``.
+        map_method: ``"auto"`` (UMAP when umap-learn is installed, else PCA), ``"umap"``, ``"tsne"`` or ``"pca"``.
         outlier_quantile: A calibrated model's outlier threshold (default: the pipeline's, 0.99).
         batch_size: Texts per encoding batch (default: the model's encoding default).
         precision: As in ``model.embed``.
@@ -243,7 +232,7 @@ def cluster_report(
 
     _require_plotly()
     path = check_report_path(output)
-    _check_map_method(map_method)
+    resolve_projection(map_method, "map_method")  # an unknown one fails before the encoding pass
     if not isinstance(model, TextClusteringPreTrainedModel):
         raise TypeError(
             f"`model` must be an hf_textcluster clusterer (AutoModel.from_pretrained of a trained "

@@ -143,7 +143,7 @@ class ReportData:
     weights: dict[int, list]  # cluster id -> [(keyword, c-TF-IDF weight), ...]
     summaries: list[dict[str, Any]]  # cluster_summaries, largest cluster first
     rows: np.ndarray  # the texts the map draws (a seeded sample)
-    map_method: str  # "umap" or "pca"
+    map_method: str  # one of projection.MAP_METHODS
     random_state: int | None
 
     @property
@@ -192,7 +192,7 @@ class ReportData:
             calibrated: Whether ``confidence`` is calibrated (the histogram's axis says which); default: whether
                 ``distance`` was given.
             sample_size: At most this many texts in the map (a seeded sample); None maps all. Sizes count all texts.
-            map_method: ``"umap"`` or ``"pca"`` (``render_report`` resolves its ``"auto"``).
+            map_method: ``"umap"``, ``"tsne"`` or ``"pca"`` (``render_report`` resolves its ``"auto"``).
             random_state: Seed of the sample and the projection.
 
         Raises:

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..markup import escape_html
 from ..modeling.input_checks import missing_labels
-from .projection import project_2d
+from .projection import method_title, project_2d
 from .report_data import ReportData
 from .report_figures import (
     MAX_BAR_CLUSTERS,
@@ -66,7 +66,7 @@ def _members_list(indices: Sequence[int], texts: Sequence[str]) -> str:
 
 def map_section(data: ReportData) -> str:
     """The texts (a seeded sample of them) on a 2-D map of their embeddings, coloured by cluster."""
-    method = data.map_method.upper()
+    method = method_title(data.map_method)
     coords = project_2d(data.embeddings[data.rows], method=data.map_method, random_state=data.random_state)
     title = f"{data.shown} texts, {method} projection of the embeddings"
     fig = text_map_figure(coords, data.clusters, data.rows, data.texts, data.names, data.confidence, method, title)
@@ -229,7 +229,7 @@ def render_page(data: ReportData, title: str) -> str:
     header = (
         f"<h1>{_e(title)}</h1><p>{len(data.texts):,} texts in {len(data.summaries)} clusters (of {data.num_clusters}). "
         f"Confidence: {confidence}. "
-        f"Map: {data.map_method.upper()} of {data.shown} texts (seed {data.random_state}).</p>"
+        f"Map: {method_title(data.map_method)} of {data.shown} texts (seed {data.random_state}).</p>"
     )
     return (
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"

@@ -99,9 +99,10 @@ def _source_identity(source, text_column: str, call_kwargs: dict, model_name: st
     return {"input": what, "text_column": text_column, "model": model_name, "options_sha1": options}
 
 
-def check_output(source, output: str | os.PathLike) -> Path:
-    """``output`` as a Path, once it is known that writing it cannot replace the input or fail for a missing folder
-    (checked before any work: a wrong output must not cost a whole prediction pass)."""
+def check_output(source, output: str | os.PathLike, overwrite: bool = False) -> Path:
+    """``output`` as a Path, once it is known that writing it cannot replace the input or a finished prediction
+    (unless ``overwrite``) or fail for a missing folder (checked before any work: a wrong output must not cost a whole
+    prediction pass). A half-written one, with its progress record, is left to resume."""
     output = Path(output)
     if isinstance(source, (str, os.PathLike)) and output.resolve() == Path(source).resolve():
         raise ValueError(f"`output` {output} is the input file: it would replace your texts. Write elsewhere.")
@@ -113,7 +114,25 @@ def check_output(source, output: str | os.PathLike) -> Path:
             f"`output` {output} is {kind}: predictions are written to a file (resumable, with a progress "
             "record beside it). Pass a file path, or omit the output to write to standard output."
         )
+    writing = _lock_path(output).exists()  # another process is writing it: the lock says so, later
+    if output.exists() and not (overwrite or writing or _progress_path(output).exists()):
+        raise _finished(output)
     return output
+
+
+def _lock_path(output: Path) -> Path:
+    return output.with_name(output.name + ".lock")
+
+
+def _progress_path(output: Path) -> Path:
+    return output.with_name(output.name + PROGRESS_SUFFIX)
+
+
+def _finished(output: Path) -> FileExistsError:
+    return FileExistsError(
+        f"{output} exists (a finished prediction: it has no {_progress_path(output).name}); pass overwrite=True "
+        "(--overwrite) to replace it, or write elsewhere."
+    )
 
 
 def _lock(output: Path):
@@ -125,7 +144,7 @@ def _lock(output: Path):
         import fcntl
     except ImportError:
         return None
-    path = output.with_name(output.name + ".lock")
+    path = _lock_path(output)
     handle = open(path, "a")  # noqa: SIM115 - held until the output is finished (or this process ends)
     try:
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -159,7 +178,7 @@ class _ResumableOutput:
 
     def __init__(self, output: Path, identity: dict, overwrite: bool):
         self.output = output
-        self.progress_path = output.with_name(output.name + PROGRESS_SUFFIX)
+        self.progress_path = _progress_path(output)
         self.identity = identity
         self.lock = _lock(output)
         self.digest = hashlib.sha256()
@@ -182,10 +201,7 @@ class _ResumableOutput:
         last complete line, never padded. Anything else is an error."""
         output, progress_path = self.output, self.progress_path
         if not progress_path.exists():
-            raise FileExistsError(
-                f"{output} already exists (a finished prediction: it has no {progress_path.name}). Pass overwrite=True "
-                "(--overwrite) to replace it, or write elsewhere."
-            )
+            raise _finished(output)
         try:
             progress = json.loads(progress_path.read_text(encoding="utf-8"))
             recorded, done = int(progress["output_bytes"]), int(progress["texts_done"])
@@ -326,7 +342,7 @@ def predict_file(
         out = _StandardOutput()
         show = logging.get_verbosity() <= logging.INFO if show_progress_bar is None else show_progress_bar
     else:
-        output = check_output(source, output)
+        output = check_output(source, output, overwrite)
         model_name = str(getattr(clusterer.model.config, "name_or_path", ""))
         out = _ResumableOutput(output, _source_identity(source, text_column, call_kwargs, model_name), overwrite)
         show = show_progress_bar is not False

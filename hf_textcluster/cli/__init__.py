@@ -17,7 +17,7 @@ import os
 import sys
 
 from ..modeling.validation import check_local_path
-from ._args import CommandParser, HelpFormatter
+from ._args import CommandParser, HelpFormatter, WriteError
 
 # One module per command, in the order of `hf-textcluster --help`.
 _ORDER = (
@@ -55,6 +55,7 @@ _PYTHON_TO_FLAG = (
     ("`flag_outliers`", "--flag-outliers"),
     ("`outlier_quantile`", "--outlier-quantile"),
     ("`top_k`", "--top-k"),
+    ("overwrite=True (--overwrite)", "--overwrite"),
 )
 
 
@@ -100,6 +101,9 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(err, USAGE_ERRORS):
             print(f"error: {cli_spelling(str(err))}", file=sys.stderr)
             return 2
+        if isinstance(err, WriteError):  # a full disk, no permission: the file and why, in one line
+            print(f"error: {err}", file=sys.stderr)
+            return 1
         # anything else (disk full, a corrupted file, no CUDA): one line, not a traceback
         print(f"error: {type(err).__name__}: {err} (run with --debug for the traceback)", file=sys.stderr)
         return 1

@@ -6,6 +6,8 @@ import argparse
 import contextlib
 import os
 
+from ..apps.projection import PROJECTIONS
+from ..apps.report_data import DEFAULT_SAMPLE_SIZE
 from ..choosing.auto_k import DEFAULT_CRITERION, ClusterCountRequest
 from ..choosing.criteria import K_CRITERIA
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
@@ -82,14 +84,14 @@ def _parsed(parse):
     return parse_argument
 
 
-# `--num-clusters`: a whole number, or `auto` (chosen from the embeddings, see `--k-range`)
-num_clusters_or_auto = _parsed(ClusterCountRequest.parse_num_clusters)
+_count_or_auto = _parsed(ClusterCountRequest.parse_num_clusters)
 # `--k-range 2:60` -> (2, 60); either side may be left out (`:60`, `5:`) for its default
 k_range = _parsed(ClusterCountRequest.parse_k_range)
 
 
-def positive_int_or_auto(value: str) -> int | str:
-    return "auto" if num_clusters_or_auto(value) == "auto" else positive_int(value)
+def num_clusters_or_auto(value: str) -> int | str:
+    """``--num-clusters``: a whole number >= 1, or ``auto`` (chosen from the embeddings, see ``--k-range``)."""
+    return "auto" if _count_or_auto(value) == "auto" else positive_int(value)
 
 
 def cluster_count_request(args: argparse.Namespace, default: int | None = None) -> ClusterCountRequest:
@@ -127,17 +129,20 @@ def describe_k_selection(selection: dict) -> str:
     )
 
 
+# The help of options that several commands share word for word.
+TEXT_COLUMN_HELP = "Column of --input holding the texts (csv, jsonl, parquet)."
+BATCH_SIZE_HELP = "Texts encoded at a time (memory against speed)."
+ENCODER_HELP = "The sentence encoder: a Hub id or local path (default: the pip-shipped all-MiniLM-L6-v2)."
+
+
+def add_text_column_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--text-column", default="text", help=TEXT_COLUMN_HELP)
+
+
 def _add_text_column_and_batch_args(parser: argparse.ArgumentParser) -> None:
     """``--text-column`` and ``--batch-size``: how a command reads and encodes the texts of ``--input``."""
-    parser.add_argument(
-        "--text-column", default="text", help="Column of --input holding the texts (csv, jsonl, parquet)."
-    )
-    parser.add_argument(
-        "--batch-size",
-        type=positive_int,
-        default=DEFAULT_ENCODE_BATCH_SIZE,
-        help="Texts encoded at a time (memory against speed).",
-    )
+    add_text_column_arg(parser)
+    parser.add_argument("--batch-size", type=positive_int, default=DEFAULT_ENCODE_BATCH_SIZE, help=BATCH_SIZE_HELP)
 
 
 def add_model_input_args(parser: argparse.ArgumentParser, model_help: str) -> None:
@@ -147,15 +152,56 @@ def add_model_input_args(parser: argparse.ArgumentParser, model_help: str) -> No
     _add_text_column_and_batch_args(parser)
 
 
-def add_map_sample_arg(parser: argparse.ArgumentParser, default: int) -> None:
-    """``--map-sample``: how many texts a 2-D map shows (plot and report)."""
+def add_map_args(parser: argparse.ArgumentParser) -> None:
+    """``--projection``, ``--map-sample`` and ``--seed``: how a 2-D map of the texts is drawn (plot and report)."""
+    parser.add_argument(
+        "--projection",
+        default="auto",
+        choices=PROJECTIONS,
+        help="2-D projection: auto (UMAP when umap-learn is installed, else PCA), umap (umap-learn), tsne or pca "
+        "(scikit-learn).",
+    )
     parser.add_argument(
         "--map-sample",
         type=positive_int,
-        default=default,
+        default=DEFAULT_SAMPLE_SIZE,
         metavar="N",
         help="At most this many texts in the map, a seeded sample (the sizes and tables count every text).",
     )
+    parser.add_argument("--seed", type=int, default=0, help="Seed of the map's sample and projection.")
+
+
+def add_output_args(parser: argparse.ArgumentParser, help: str, default: str | None = None) -> None:
+    """``--output`` (the file a command writes) and ``--overwrite``: an existing file is replaced only with
+    ``--overwrite``, which :func:`check_output_file` checks before any work."""
+    parser.add_argument("--output", default=default, help=help)
+    parser.add_argument("--overwrite", action="store_true", help="Replace an existing --output (kept by default).")
+
+
+def check_output_file(args: argparse.Namespace) -> None:
+    """Refuse, before any work, an ``--output`` that is a folder, is the ``--input`` file, or exists (without
+    ``--overwrite``): each in one line naming the file."""
+    path, source = args.output, getattr(args, "input", None)
+    if not path:
+        return
+    if os.path.isdir(path):
+        raise ValueError(f"--output {path} is a folder: pass a file name.")
+    if source and os.path.exists(source) and os.path.abspath(path) == os.path.abspath(source):
+        raise ValueError(f"--output {path} is the --input file: it would replace your texts. Write elsewhere.")
+    if os.path.exists(path) and not args.overwrite:
+        raise FileExistsError(f"--output {path} exists; pass --overwrite to replace it.")
+
+
+class WriteError(OSError):
+    """A file a command writes could not be written (a full disk, no permission): its message names the file."""
+
+
+def write_output(path: str, write) -> None:
+    """``write(path)``, its OSError as a :class:`WriteError` naming the file: ``could not write <file>: <why>``."""
+    try:
+        write(path)
+    except OSError as err:
+        raise WriteError(f"could not write {path}: {err.strerror or err}") from err
 
 
 # `--model` of the commands that read the whole run folder (card and push).

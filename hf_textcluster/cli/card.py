@@ -4,30 +4,41 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from ..hub.model_card import write_model_card
-from ._args import TRAINED_MODEL_DIR, add_card_args, card_kwargs, read_texts
+from ._args import (
+    TRAINED_MODEL_DIR,
+    add_card_args,
+    add_output_args,
+    add_text_column_arg,
+    card_kwargs,
+    check_output_file,
+    read_texts,
+    write_output,
+)
 
 HELP = "Write the model card of a trained directory (no upload)."
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True, help=TRAINED_MODEL_DIR)
-    parser.add_argument("--output", help="Write the card here instead of stdout.")
+    add_output_args(parser, "Write the card here instead of stdout.")
     parser.add_argument("--repo-id", help="Hub id used in the card's usage snippets (default: your-org/your-model).")
     parser.add_argument(
         "--input",
         help="The training texts (.txt, csv, jsonl or parquet): each cluster's keywords and size are computed from "
         "them (default: the file or benchmark the run recorded, when it is still there).",
     )
-    parser.add_argument("--text-column", default="text", help="Column of --input holding the texts.")
+    add_text_column_arg(parser)
     add_card_args(parser)
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
+    check_output_file(args)
     card = write_model_card(
         args.model,
-        args.output or "-",
+        "-",
         texts=read_texts(args.input, args.text_column),
         data_dir=args.data_dir,
         max_texts=args.max_texts,
@@ -35,6 +46,8 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         remote_code=not args.no_remote_code,
         **card_kwargs(args),
     )
-    if not args.output:
+    if args.output:
+        write_output(args.output, lambda path: Path(path).write_text(card, encoding="utf-8"))
+    else:
         sys.stdout.write(card)
     return 0

@@ -13,7 +13,11 @@ HELP = f"Train a method briefly on {DEMO_DATASET} beside plain k-means (minutes)
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--method", default="sccl", choices=sorted(METHODS), help="The method to train.")
-    parser.add_argument("--output-dir", help="Where the trained model goes (default: runs/demo-<method>-<dataset>).")
+    parser.add_argument(
+        "--output-dir",
+        help="Where the trained model goes (default: runs/demo-<method>-<dataset>, replaced by each demo).",
+    )
+    parser.add_argument("--overwrite", action="store_true", help="Replace a trained model already in --output-dir.")
     parser.add_argument("--max-steps", type=int, default=None, help="Training steps (default: the demo's).")
     parser.add_argument(
         "--num-texts", type=int, default=None, help="Texts sampled from the corpus (default: the demo's)."
@@ -28,4 +32,5 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         output_dir=args.output_dir,
         max_steps=args.max_steps,
         num_texts=args.num_texts,
+        overwrite=args.overwrite,
     )

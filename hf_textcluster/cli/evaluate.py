@@ -12,12 +12,14 @@ from ..runs.candidate_file import SERVED_KEY, read_candidates, texts_match
 from ..runs.folder import load_clusterer
 from ..training.evaluation import evaluate_clusterer
 from ._args import (
+    ENCODER_HELP,
     add_data_args,
     add_k_selection_args,
+    add_text_column_arg,
     cluster_count_request,
     describe_k_selection,
     format_scores,
-    positive_int_or_auto,
+    num_clusters_or_auto,
     print_kmeans_scores,
 )
 
@@ -25,16 +27,21 @@ HELP = "ACC / NMI / ARI of a baseline or a trained model on a benchmark or your 
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--method", default="embeddings-kmeans", help="bow-kmeans, tfidf-kmeans, embeddings-kmeans.")
+    parser.add_argument(
+        "--baseline",
+        default="embeddings-kmeans",
+        choices=BASELINES,
+        help="The baseline scored when no --model is given: k-means on bag-of-words, TF-IDF or --encoder embeddings.",
+    )
     parser.add_argument("--model", help="Evaluate a trained model directory instead of a baseline.")
     parser.add_argument("--dataset", help="A benchmark corpus name (or use --input).")
     parser.add_argument("--input", help="Your own labelled texts: csv / jsonl / parquet (with --label-column).")
-    parser.add_argument("--text-column", help="Column of --input holding the texts (default: text).")
+    add_text_column_arg(parser)
     parser.add_argument("--label-column", help="Column of --input holding the known classes (required with --input).")
-    parser.add_argument("--encoder", help="Encoder of embeddings-kmeans (default: all-MiniLM-L6-v2).")
+    parser.add_argument("--encoder", help=ENCODER_HELP)
     parser.add_argument(
         "--num-clusters",
-        type=positive_int_or_auto,
+        type=num_clusters_or_auto,
         metavar="K|auto",
         help="K of a baseline (default: the number of classes); 'auto' (embeddings-kmeans): "
         "chosen from the embeddings, without the labels.",
@@ -53,7 +60,7 @@ def _evaluation_dataset(args: argparse.Namespace):
             "parquet), " + ("not both." if args.dataset else "to say which texts to score on.")
         )
     if args.dataset:
-        if args.label_column or args.text_column:
+        if args.label_column or args.text_column != "text":
             raise ValueError("--text-column / --label-column apply to --input (your file), not to --dataset.")
         return load_benchmark(args.dataset, data_dir=args.data_dir), args.dataset
     if not args.label_column:
@@ -61,22 +68,18 @@ def _evaluation_dataset(args: argparse.Namespace):
             f"evaluate --input needs --label-column <the column of {args.input} with the known classes>: "
             "ACC / NMI compare the clusters with those labels (to cluster unlabelled texts, use predict)."
         )
-    dataset = load_text_file(args.input, text_column=args.text_column or "text", label_column=args.label_column)
+    dataset = load_text_file(args.input, text_column=args.text_column, label_column=args.label_column)
     return dataset, args.input
 
 
 def _check_arguments(args: argparse.Namespace) -> bool:
     """Refuse a bad combination before reading any data; True when K is to be chosen (``--num-clusters auto``)."""
-    if not args.model and args.method not in BASELINES:
-        raise ValueError(
-            f"--method must be one of {', '.join(BASELINES)} (or pass --model <dir>), got {args.method!r}."
-        )
     auto = args.num_clusters == "auto"
-    if auto and (args.model or args.method != "embeddings-kmeans"):
+    if auto and (args.model or args.baseline != "embeddings-kmeans"):
         raise ValueError(
-            "--num-clusters auto chooses K from encoder embeddings: it works with --method "
+            "--num-clusters auto chooses K from encoder embeddings: it works with --baseline "
             "embeddings-kmeans"
-            + (" (a trained model's K is fixed: drop --num-clusters)." if args.model else f", not {args.method}.")
+            + (" (a trained model's K is fixed: drop --num-clusters)." if args.model else f", not {args.baseline}.")
         )
     if not auto and (args.k_range or args.k_criterion):
         raise ValueError("--k-range / --k-criterion apply to --num-clusters auto.")
@@ -100,20 +103,18 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         metrics = evaluate_clusterer(model, texts, labels, random_state=args.seed, show_progress_bar=True)
     else:
         request = cluster_count_request(args, default=num_classes)
-        kwargs = {"encoder": args.encoder} if args.method == "embeddings-kmeans" and args.encoder else {}
-        baseline = make_baseline(args.method, request, random_state=args.seed, **kwargs)
+        kwargs = {"encoder": args.encoder} if args.baseline == "embeddings-kmeans" and args.encoder else {}
+        baseline = make_baseline(args.baseline, request, random_state=args.seed, **kwargs)
         try:
             clusters = baseline.fit_predict(texts)
         except ValueError as err:  # which file and column the texts came from
             where = (
-                f"--dataset {args.dataset}"
-                if args.dataset
-                else f"--input {args.input} (column {args.text_column or 'text'!r})"
+                f"--dataset {args.dataset}" if args.dataset else f"--input {args.input} (column {args.text_column!r})"
             )
             raise ValueError(f"{where}: {err}") from None
         metrics = clustering_scores(labels, clusters)
         num_clusters = baseline.auto_k_.num_clusters if auto else request.num_clusters
-        name = args.method
+        name = args.baseline
     seconds = time.perf_counter() - start
     print(f"{name} on {source} (N={len(texts)}, K={num_clusters}, {num_classes} classes, seed={args.seed})")
     if auto:

@@ -7,7 +7,7 @@ import argparse
 import os
 
 from ..runs.folder import load_clusterer
-from ._args import _add_text_column_and_batch_args, read_texts
+from ._args import _add_text_column_and_batch_args, add_output_args, check_output_file, read_texts, write_output
 
 # Keywords and characters of the first representative text shown per cluster on the terminal (the CSV has them all).
 SHOWN_KEYWORDS = 6
@@ -28,16 +28,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "the training texts saved with the model).",
     )
     _add_text_column_and_batch_args(parser)
-    parser.add_argument(
-        "--output",
-        help="Also write the table here as CSV (keywords comma-separated, representative texts one per line of "
-        "their cell).",
+    add_output_args(
+        parser,
+        "Also write the table here as CSV (keywords comma-separated, representative texts one per line of their cell).",
     )
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
-    if args.output and os.path.isdir(args.output):
-        raise ValueError(f"--output {args.output} is a folder: pass a file name (e.g. clusters.csv).")
+    check_output_file(args)
     texts = read_texts(args.input, args.text_column)
     model = load_clusterer(args.model)
     try:
@@ -53,7 +51,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     print(f"{model.config.num_clusters} clusters of {args.model}, on {source}:")
     print(format_table(table))
     if args.output:
-        write_csv(table, args.output)
+        write_output(args.output, lambda path: write_csv(table, path))
         print(f"Wrote the table to {args.output}.")
     return 0
 

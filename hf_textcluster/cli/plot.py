@@ -7,10 +7,10 @@ import os
 
 from ..apps.canvas import check_image_path
 from ..apps.plotting import is_placeholder_names, plot_clustering_overview
-from ..apps.projection import sample_indices
+from ..apps.projection import resolve_projection, sample_indices
 from ..data import load_text_file
 from ..runs.folder import load_clusterer
-from ._args import add_map_sample_arg, add_model_input_args
+from ._args import add_map_args, add_model_input_args, add_output_args, check_output_file
 
 HELP = (
     "A PNG of a trained model's clusters on your texts: a 2-D map coloured "
@@ -21,21 +21,16 @@ HELP = (
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_model_input_args(parser, "A trained model directory or hub id.")
     parser.add_argument("--label-column", help="Known classes of --input: a second map coloured by them.")
-    parser.add_argument(
-        "--projection",
-        default="umap",
-        choices=["umap", "tsne", "pca"],
-        help="2-D projection: umap (default; umap-learn), tsne or pca (scikit-learn).",
-    )
-    parser.add_argument("--output", default="map.png", help="The picture (default: map.png; .png, .pdf, .svg, ...).")
-    add_map_sample_arg(parser, default=5000)
-    parser.add_argument("--seed", type=int, default=0, help="Seed of the sample and the projection.")
+    add_output_args(parser, "The picture (default: map.png; .png, .pdf, .svg, ...).", default="map.png")
+    add_map_args(parser)
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     # everything that can be refused is refused before any work: matplotlib / umap-learn missing, a bad --output
+    check_output_file(args)
     check_image_path(args.output)  # matplotlib missing, an unknown format or no such folder
-    if args.projection == "umap":
+    projection = resolve_projection(args.projection)
+    if projection == "umap":
         try:
             import umap  # noqa: F401  (a dependency of the package; checked before any work)
         except ImportError as err:
@@ -43,8 +38,6 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
                 "--projection umap needs umap-learn, a dependency of hf_textcluster that is not installed: pip "
                 "install umap-learn (or pass --projection tsne)."
             ) from err
-    if os.path.abspath(args.output) == os.path.abspath(args.input):
-        raise ValueError(f"--output {args.output} is the --input file: it would replace your texts. Write elsewhere.")
     dataset = load_text_file(args.input, text_column=args.text_column, label_column=args.label_column)
     texts = list(dataset["text"])
     if len(texts) < 4:
@@ -67,7 +60,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         cluster_names=names,
         label_names=label_names,
         all_clusters=clusters,
-        method=args.projection,
+        method=projection,
         random_state=args.seed,
         path=args.output,
         title=f"{os.path.basename(os.path.normpath(args.model))} on {os.path.basename(args.input)}: {shown} texts "
@@ -75,7 +68,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     )
     used = len(set(clusters.tolist()))
     print(
-        f"Wrote {args.output}: {args.projection} map of {shown} texts coloured by cluster"
+        f"Wrote {args.output}: {projection} map of {shown} texts coloured by cluster"
         f"{' and by ' + repr(args.label_column) if args.label_column else ''}, and the sizes of the {k} clusters "
         f"({used} used)."
     )

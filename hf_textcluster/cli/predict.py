@@ -106,7 +106,7 @@ def _device(device: str) -> str:
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     device = _device(args.device)
     if args.output:
-        check_output(args.input, args.output)
+        check_output(args.input, args.output, args.overwrite)
     model = load_clusterer(args.model)  # loaded here: its errors are one clear line, not the pipeline's
     processes = running_processes()  # several under `accelerate launch`: each encodes a share, the main one writes
     device = device if processes is None else processes.device

@@ -7,11 +7,10 @@ from __future__ import annotations
 import argparse
 import os
 
-from ..apps.report import MAP_METHODS, check_report_path, cluster_report
-from ..apps.report_data import DEFAULT_SAMPLE_SIZE
+from ..apps.report import check_report_path, cluster_report
 from ..data import load_text_file
 from ..runs.folder import load_clusterer
-from ._args import add_map_sample_arg, add_model_input_args
+from ._args import add_map_args, add_model_input_args, add_output_args, check_output_file
 
 HELP = (
     "An HTML page of a trained model's clusters on your texts: map, "
@@ -22,27 +21,14 @@ HELP = (
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_model_input_args(parser, "A trained model directory or hub id.")
     parser.add_argument("--label-column", help="Known classes of --input: scores and the confusion against them.")
-    parser.add_argument("--output", default="report.html", help="The page to write (default: report.html).")
-    add_map_sample_arg(parser, default=DEFAULT_SAMPLE_SIZE)
-    parser.add_argument(
-        "--projection",
-        default="auto",
-        choices=MAP_METHODS,
-        help="2-D projection: auto (UMAP when umap-learn is installed, else PCA), umap or pca.",
-    )
-    parser.add_argument("--seed", type=int, default=0, help="Seed of the map's sample and projection.")
-    parser.add_argument("--overwrite", action="store_true", help="Replace an existing --output (kept by default).")
+    add_output_args(parser, "The page to write (default: report.html).", default="report.html")
+    add_map_args(parser)
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     # everything that can be refused is refused before the model is loaded
+    check_output_file(args)
     check_report_path(args.output)
-    if os.path.abspath(args.output) == os.path.abspath(args.input):
-        raise ValueError(f"--output {args.output} is the --input file: it would replace your texts. Write elsewhere.")
-    if os.path.exists(args.output) and not args.overwrite:
-        raise FileExistsError(
-            f"--output {args.output} already exists: pass --overwrite to replace it, or choose another file."
-        )
     dataset = load_text_file(args.input, text_column=args.text_column, label_column=args.label_column)
     texts = list(dataset["text"])
     labels = label_names = None

@@ -23,8 +23,11 @@ from ..modeling.validation import describe
 from ..models import METHODS, get_method
 from ..runs.api import train_clusterer
 from ..runs.train import AUGMENTATIONS
-from ..training.arguments import GPU_ENCODE_BATCH_SIZE, ClusteringTrainingArguments
+from ..training.arguments import GPU_ENCODE_BATCH_SIZE, OPTION_NAMES, ClusteringTrainingArguments
 from ._args import (
+    BATCH_SIZE_HELP,
+    ENCODER_HELP,
+    TEXT_COLUMN_HELP,
     add_data_args,
     add_k_selection_args,
     cluster_count_request,
@@ -49,13 +52,11 @@ LISTED = (
     "calibration_sample_size",
     "encode_batch_size",
 )
-# Listed fields whose option has the name the other commands give the same thing (not the field's own).
-FLAG_NAMES = {"calibration_sample_size": "calibration-sample"}
 # Fields that `train` sets through an option of its own: as pass-through flags they are refused, naming it.
 SET_BY_OPTION = {
     "bf16": "--precision bf16",
     "fp16": "--precision fp16",
-    **{name: f"--{flag}" for name, flag in FLAG_NAMES.items()},
+    **{name: f"--{flag}" for name, flag in OPTION_NAMES.items()},
 }
 FROM_RECIPE = {"max_steps", "num_train_epochs", "per_device_train_batch_size", "learning_rate", "head_learning_rate"}
 PREFIX = "trainer__"
@@ -71,6 +72,12 @@ FLAG_HELP = {
     "learning_rate, as in SCCL).",
     "max_steps": "Training steps; overrides --num-train-epochs (default: the recipe's schedule; cpu: 10 epochs of the "
     "training texts within 30 to 300 steps).",
+    "encode_batch_size": f"{BATCH_SIZE_HELP} (default: {DOC_DEFAULTS['encode_batch_size']})",
+    "serve": "What the trained model serves. Under --method auto (the default): auto, the candidate a label-free "
+    "criterion chooses, or the name of a candidate to serve instead of that choice (<signal>/<partition> such as "
+    "contrastive/kmeans, pretrained/umap_kmeans, or consensus; training_run.json lists them). Under one method: auto "
+    "(the label-free choice among its head, k-means and UMAP k-means on its embeddings, each refined or not) or one "
+    "of them by name (head keeps the paper's output). (default: auto)",
 }
 
 
@@ -103,7 +110,7 @@ def add_trainer_flags(parser: argparse.ArgumentParser) -> None:
         "--precision).",
     )
     for name in LISTED:
-        flag = FLAG_NAMES.get(name, name.replace("_", "-"))
+        flag = OPTION_NAMES.get(name, name.replace("_", "-"))
         action = group.add_argument(
             f"--{flag}",
             dest=PREFIX + name,
@@ -145,9 +152,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--dataset", help="A benchmark corpus name (or use --input).")
     parser.add_argument("--input", help="Your own texts: csv / jsonl / parquet / txt.")
-    parser.add_argument(
-        "--text-column", default="text", help="Column of --input holding the texts (csv, jsonl, parquet)."
-    )
+    parser.add_argument("--text-column", default="text", help=TEXT_COLUMN_HELP)
     parser.add_argument(
         "--label-column", help="Known classes of your file: only scored against (ACC / NMI), never trained on."
     )
@@ -157,7 +162,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="Where checkpoints, the trained model and training_run.json go (an interrupted run resumes there).",
     )
     # The model trained: encoder, recipe, views, K, seed and config overrides.
-    parser.add_argument("--encoder", help="Hub id or local path (default: the pip-shipped all-MiniLM-L6-v2).")
+    parser.add_argument("--encoder", help=ENCODER_HELP)
     parser.add_argument("--recipe", default="cpu", help="Recipe variant: 'cpu' (default) or 'paper'.")
     parser.add_argument(
         "--augmentation",

@@ -60,10 +60,11 @@ def _table(header: str, rows: Iterable[Sequence[Any]]) -> str:
 
 def _training_flags(overrides: Mapping[str, Any]) -> list[str]:
     """``training_overrides`` as ``train``'s options: dashes, precision as ``--precision``, the calibration sample
-    as ``--calibration-sample`` (the names every command gives them)."""
+    and the encoding batch as ``--calibration-sample`` and ``--batch-size`` (the names every command gives them)."""
+    from ..training.arguments import OPTION_NAMES as names
+
     bf16, fp16 = overrides.get("bf16"), overrides.get("fp16")
     precision = f"--precision {'bf16' if bf16 else 'fp16' if fp16 else 'fp32'}"
-    names = {"calibration_sample_size": "calibration-sample"}
     flags = []
     for key, value in overrides.items():
         if key not in ("bf16", "fp16"):

@@ -21,6 +21,8 @@ def _option(default, help: str):
 
 # The encoding passes' batch on a GPU: MiniLM-sized encoders on 32-token texts keep a GPU busy from about here.
 GPU_ENCODE_BATCH_SIZE = 1024
+# Fields whose `hf-textcluster train` option has the name every command gives the same thing (not the field's own).
+OPTION_NAMES = {"calibration_sample_size": "calibration-sample", "encode_batch_size": "batch-size"}
 
 
 @dataclass

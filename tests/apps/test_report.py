@@ -172,7 +172,7 @@ def test_report_arguments_fail_at_the_edge_with_one_line(case, model, toy_corpus
         "folder": ("output", tmp_path / "nope" / "r.html", FileNotFoundError, "does not exist"),
         "labels": ("labels", labels[:5], ValueError, "`labels` has 5 items"),
         "sample_size": ("sample_size", 0, ValueError, "`sample_size` must be a positive integer"),
-        "map_method": ("map_method", "tsne", ValueError, "`map_method` must be one of auto, umap, pca"),
+        "map_method": ("map_method", "mds", ValueError, "`map_method` must be one of auto, umap, tsne, pca"),
         "model": ("model", object(), TypeError, "`model` must be an hf_textcluster clusterer"),
         "texts": ("texts", [], ValueError, "text"),
     }[case]
@@ -230,7 +230,7 @@ def test_report_keeps_an_existing_output_unless_overwrite(trained_dir, toy_corpu
     argv += ["--map-sample", "50", "--projection", "pca", "--output", str(output)]
     assert main(argv) == 2
     err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error")]
-    assert err == [f"error: --output {output} already exists: pass --overwrite to replace it, or choose another file."]
+    assert err == [f"error: --output {output} exists; pass --overwrite to replace it."]
     assert output.read_text() == "my earlier report"
     assert main([*argv, "--overwrite"]) == 0
     assert "<!DOCTYPE html>" in output.read_text(encoding="utf-8")

@@ -228,8 +228,8 @@ def test_cli_parses_auto_and_k_range():
 def test_cli_auto_errors_before_reading_data(tmp_path, capsys):
     from hf_textcluster.cli import main
 
-    assert main(["evaluate", "--method", "tfidf-kmeans", "--dataset", "tweet", "--num-clusters", "auto"]) == 2
-    assert "works with --method embeddings-kmeans" in capsys.readouterr().err
+    assert main(["evaluate", "--baseline", "tfidf-kmeans", "--dataset", "tweet", "--num-clusters", "auto"]) == 2
+    assert "works with --baseline embeddings-kmeans" in capsys.readouterr().err
     assert main(["evaluate", "--dataset", "tweet", "--k-range", "2:9"]) == 2
     assert "apply to --num-clusters auto" in capsys.readouterr().err
     assert (
@@ -263,7 +263,7 @@ def test_cli_evaluate_embeddings_kmeans_auto_prints_k(tiny_encoder_dir, toy_corp
         main(
             [
                 "evaluate",
-                "--method",
+                "--baseline",
                 "embeddings-kmeans",
                 "--input",
                 str(data),

@@ -10,7 +10,7 @@ from hf_textcluster.cli import main
 
 def test_evaluate_a_baseline_on_a_benchmark(data_dir_or_skip, capsys):
     assert (
-        main(["evaluate", "--method", "tfidf-kmeans", "--dataset", "tweet", "--data-dir", str(data_dir_or_skip)]) == 0
+        main(["evaluate", "--baseline", "tfidf-kmeans", "--dataset", "tweet", "--data-dir", str(data_dir_or_skip)]) == 0
     )
     out = capsys.readouterr().out
     assert "tfidf-kmeans on tweet (N=2472, K=89" in out and "ACC" in out and "NMI" in out and "time" in out
@@ -22,7 +22,7 @@ def test_unknown_dataset_lists_the_valid_names(data_dir_or_skip, capsys):
 
 
 def test_missing_data_file_names_the_path(tmp_path, capsys):
-    assert main(["evaluate", "--method", "bow-kmeans", "--dataset", "tweet", "--data-dir", str(tmp_path)]) == 2
+    assert main(["evaluate", "--baseline", "bow-kmeans", "--dataset", "tweet", "--data-dir", str(tmp_path)]) == 2
     assert str(tmp_path / "tweet.csv") in capsys.readouterr().err
 
 

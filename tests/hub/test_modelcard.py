@@ -164,6 +164,7 @@ def test_training_command_for_user_texts():
         ({"bf16": True, "fp16": False}, "--precision bf16"),
         ({"fp16": True}, "--precision fp16"),
         ({"calibration_sample_size": 500}, "--calibration-sample 500"),
+        ({"encode_batch_size": 256}, "--batch-size 256"),
     ],
 )
 def test_training_command_spells_train_s_own_options(overrides, flags):

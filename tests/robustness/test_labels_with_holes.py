@@ -1,5 +1,5 @@
 """Labels with holes: a text without a known class is clustered but left out of every score, with one warning that
-says how many; it is never a class of its own and never changes the K that `evaluate --method` takes from the
+says how many; it is never a class of its own and never changes the K that `evaluate --baseline` takes from the
 classes; labels that are all missing are one line naming the column. One rule (``missing_labels``) for loading,
 evaluation, the report and the benchmark."""
 
@@ -80,7 +80,7 @@ def test_all_labels_empty_is_one_line_naming_the_column(toy_corpus, tmp_path):
 def test_evaluate_takes_k_from_the_classes_and_scores_the_labelled_texts(toy_corpus, tmp_path, capsys, caplog):
     texts, labels = _holed(toy_corpus)
     path = _write(tmp_path / "holes.csv", texts, labels)
-    argv = ["evaluate", "--method", "tfidf-kmeans", "--input", str(path), "--label-column", "label"]
+    argv = ["evaluate", "--baseline", "tfidf-kmeans", "--input", str(path), "--label-column", "label"]
     with caplog.at_level(logging.WARNING, logger="hf_textcluster"):
         assert main(argv) == 0
     assert "K=3, 3 classes" in capsys.readouterr().out
@@ -107,7 +107,7 @@ def test_the_report_confusion_has_no_class_for_missing_labels():
 def test_tfidf_on_texts_without_words_names_the_input_and_column(tmp_path, capsys):
     texts = [c for c in "abcdefghij"] * 4  # one-character texts: scikit-learn's "empty vocabulary"
     path = _write(tmp_path / "short.csv", texts, [str(i % 2) for i in range(len(texts))])
-    argv = ["evaluate", "--method", "tfidf-kmeans", "--input", str(path), "--label-column", "label"]
+    argv = ["evaluate", "--baseline", "tfidf-kmeans", "--input", str(path), "--label-column", "label"]
     assert main(argv) == 2
     err = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error")]
     assert len(err) == 1 and err[0].startswith(f"error: --input {path} (column 'text'): `texts`: none of the 40"), err

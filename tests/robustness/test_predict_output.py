@@ -199,7 +199,7 @@ def test_two_predict_processes_on_one_output_leave_one_complete_output(clusterer
         assert len(refused) == 1
         last_line = refused[0].strip().splitlines()[-1]
         assert last_line.startswith("error: "), refused[0]
-        assert f"Another process is writing {out} " in last_line or f"{out} already exists" in last_line, refused[0]
+        assert f"Another process is writing {out} " in last_line or f"{out} exists" in last_line, refused[0]
         assert "Traceback" not in refused[0]
     assert out.read_bytes() == expected.read_bytes()
     assert len(out.read_text().splitlines()) == len(texts)
