@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from ..runs.folder import load_clusterer
+from ..runs.clusterer import Clusterer
 from ._args import _add_text_column_and_batch_args, read_texts
 
 # Keywords and characters of the first representative text shown per cluster on the terminal (the CSV has them all).
@@ -39,9 +39,10 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     if args.output and os.path.isdir(args.output):
         raise ValueError(f"--output {args.output} is a folder: pass a file name (e.g. clusters.csv).")
     texts = read_texts(args.input, args.text_column)
-    model = load_clusterer(args.model)
+    clusterer = Clusterer.load(args.model)
+    model = clusterer.model
     try:
-        table = model.cluster_info(texts, batch_size=args.batch_size)
+        table = clusterer.cluster_info(texts, batch_size=args.batch_size)
     except ValueError as err:
         if texts is None and "`texts` is required" in str(err):
             raise ValueError(
