@@ -214,7 +214,12 @@ def run_edit(args: argparse.Namespace, op: str, **kwargs) -> tuple:
         kwargs["texts"] = texts
     if hasattr(args, "batch_size"):
         kwargs["batch_size"] = args.batch_size
-    clusterer, result = edit_saved_model(args.model, args.output_dir, op, overwrite=args.overwrite, **kwargs)
+    try:
+        clusterer, result = edit_saved_model(args.model, args.output_dir, op, overwrite=args.overwrite, **kwargs)
+    except ValueError as err:  # what is wrong with the texts, said of the file they came from
+        if texts is None or not str(err).startswith("`texts`: "):
+            raise
+        raise ValueError(f"--input {args.input}: {str(err).removeprefix('`texts`: ')}") from None
     refresh_card(args.model, clusterer.path, model=clusterer.model, texts=None if op == "update" else texts)
     if args.output_dir:
         where = f"saved to {clusterer.path} ({args.model} is unchanged)"

@@ -303,7 +303,10 @@ class Clusterer:
         if kept:
             check_kept_candidate(self.path or "", serve)  # before any text is encoded
         texts = self._texts_for("refine", texts)
-        check_num_clusters(self.model.config.num_clusters, len(texts), texts=texts)
+        try:  # the texts train refuses (fewer distinct texts than clusters) cannot be partitioned either
+            check_num_clusters(self.model.config.num_clusters, len(texts), texts=texts)
+        except ValueError as err:
+            raise ValueError(f"`texts`: {err}") from None
         warn_if_unlike_calibration(self.model, texts, batch_size, random_state)
         embeddings = self.model.embed(texts, batch_size=batch_size, show_progress_bar=True)
         if kept:
