@@ -185,7 +185,7 @@ def add_edit_args(parser: argparse.ArgumentParser, input_help: str | None = None
     parser.add_argument(
         "--model",
         required=True,
-        help="A trained model directory: changed in place, the model before kept in <model>/previous/ "
+        help="A trained model directory: changed in place, the model before kept in its previous/ folder "
         "(`hf-textcluster restore --model DIR` goes back).",
     )
     if input_help != "":

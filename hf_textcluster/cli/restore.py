@@ -7,8 +7,8 @@ import argparse
 from ..runs.curation import PREVIOUS_FOLDER, restore_previous
 
 HELP = (
-    f"Go back to a trained model's state before the last command changed it (kept in <model>/{PREVIOUS_FOLDER}/); "
-    "run it again to undo the restore."
+    f"Go back to a trained model's state before the last command changed it (kept in its {PREVIOUS_FOLDER}/ "
+    "folder); run it again to undo the restore."
 )
 
 
