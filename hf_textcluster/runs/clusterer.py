@@ -32,6 +32,7 @@ from ..editing.curation import merge_clusters, split_cluster, start_online, upda
 from ..editing.rows import UpdateResult
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.input_checks import CANDIDATES, SERVE_CHOICES, check_num_clusters
+from ..modeling.loading_checks import check_finite_weights
 from ..modeling.validation import check_local_path, validate_texts
 from ..models.remote_code import save_pretrained
 from ..representation import DEFAULT_PROMPT, NAMES_FILE, label_clusters, name_clusters, rename_clusters
@@ -105,7 +106,7 @@ class Clusterer:
         options = {"num_clusters": self.num_clusters, **self.train_kwargs}
         result = train_clusterer(self.method, dataset, os.fspath(output_dir), **options)
         self.model, self.path = result.model, os.fspath(output_dir)
-        self.run, self._texts = read_training_run(self.path) or {}, list(dataset["text"])
+        self.run, self._texts = read_training_run(self.path) or {}, list(result.trainer.train_dataset["text"])
         return self
 
     @classmethod
@@ -169,7 +170,10 @@ class Clusterer:
         return clusters if texts is self._texts else None
 
     def merge(
-        self, clusters: Sequence[Sequence[int]], texts: Sequence[str] | None = None, batch_size: int = 128
+        self,
+        clusters: Sequence[Sequence[int]],
+        texts: Sequence[str] | None = None,
+        batch_size: int = DEFAULT_ENCODE_BATCH_SIZE,
     ) -> Clusterer:
         """Merge each group of ``clusters`` (e.g. ``[[3, 7], [1, 4, 9]]``) into one cluster (BERTopic's
         ``merge_topics``): :func:`~hf_textcluster.editing.merge_clusters`, then the merged clusters named after
@@ -403,6 +407,7 @@ class Clusterer:
 
     def _write(self, target: str, source: str | None, in_place: bool, run: dict) -> None:
         """The one save of a model folder: the previous state kept, then the model and every file beside it."""
+        check_finite_weights(self.model)  # refused before the previous state is replaced
         keep_previous(target)
         remote_code = source is not None and RunFolder(source).ships_remote_code()
         save_pretrained(self.model, target, remote_code=remote_code)
@@ -461,8 +466,9 @@ def edit_saved_model(
 
     Example:
         >>> clusterer, _ = edit_saved_model("runs/tickets", None, "merge", clusters=[[3, 7]])  # doctest: +SKIP
-        >>> clusterer.run["edits"][-1]["mapping"][7]                                        # doctest: +SKIP
-        3
+        >>> *_, last_edit = clusterer.run["edits"]                                          # doctest: +SKIP
+        >>> last_edit["op"], clusterer.model.config.num_clusters                              # doctest: +SKIP
+        ('merge', 19)
     """
     if op not in EDITS:
         raise ValueError(f"`op` must be one of {', '.join(EDITS)}; got {op!r}.")
