@@ -414,12 +414,8 @@ class Clusterer:
         folder = RunFolder(target)
         folder.write_training_run(run)
         write_online_state(target, getattr(self.model, "online_state_", None))
-        files = dict(self._files)
-        if not in_place and source is not None and NAMES_FILE not in files:
-            files[NAMES_FILE] = _read_text(source, NAMES_FILE)
-        for name, text in files.items():
-            if text is not None:
-                write_whole(os.path.join(target, name), text)
+        for name, text in self._files.items():
+            write_whole(os.path.join(target, name), text)
         if self._candidates is not None and source is not None:
             keep_candidates(source, target, *self._candidates)
         if self._assignments is not None:
