@@ -4,9 +4,9 @@ Importing the package registers every method of the registry (:mod:`hf_textclust
 ``AutoConfig``/``AutoModel`` and the ``text-clustering`` pipeline, so ``AutoModel.from_pretrained(dir)`` and
 ``pipeline("text-clustering", model=dir)`` just work. That needs only each method's config and model classes.
 
-Every other public name (trainers, metrics, ``train_clusterer``, the Hub layer, reports) is imported on first use (PEP
-562, as transformers' lazy modules do): ``import hf_textcluster`` imports neither ``transformers.Trainer`` nor
-scikit-learn nor datasets.
+Every other public name (trainers, metrics, ``train_clusterer``, ``Clusterer``, the Hub layer, reports) is imported on
+first use (PEP 562, as transformers' lazy modules do): ``import hf_textcluster`` imports neither
+``transformers.Trainer`` nor scikit-learn nor datasets.
 """
 
 from __future__ import annotations
@@ -36,6 +36,8 @@ _LAZY = {
     "normalized_mutual_info": ".evaluation.metrics",
     "purity": ".evaluation.metrics",
     "train_clusterer": ".runs.api",
+    "Clusterer": ".runs.clusterer",
+    "edit_saved_model": ".runs.clusterer",
     "ClusteringTrainer": ".training.trainer",
     "ClusteringTrainingArguments": ".training.arguments",
     "evaluate_clusterer": ".training.evaluation",
@@ -59,6 +61,7 @@ if TYPE_CHECKING:
         purity,
     )
     from .runs.api import train_clusterer
+    from .runs.clusterer import Clusterer, edit_saved_model
     from .training.arguments import ClusteringTrainingArguments
     from .training.evaluation import evaluate_clusterer
     from .training.trainer import ClusteringTrainer
@@ -97,6 +100,7 @@ for _method in METHODS.values():
     AutoModel.register(_method.config_class, _method.model_class, exist_ok=True)
 
 __all__ = [
+    "Clusterer",
     "ClusteringMethod",
     "ClusteringOutput",
     "ClusteringTrainer",
@@ -112,6 +116,7 @@ __all__ = [
     "cluster_report",
     "clustering_scores",
     "compute_metrics",
+    "edit_saved_model",
     "evaluate_clusterer",
     "get_method",
     "load_clustering_metric",

@@ -21,8 +21,8 @@ from ._args import CommandParser, HelpFormatter, WriteError
 
 # One module per command, in the order of `hf-textcluster --help`.
 _ORDER = (
-    "train predict info calibrate recluster refine name rename merge reduce split update plot report evaluate demo "
-    "push card"
+    "train predict info calibrate recluster refine name rename merge reduce split update restore plot report evaluate "
+    "demo push card"
 )
 COMMANDS = tuple(importlib.import_module(f"{__name__}.{name}") for name in _ORDER.split())
 

@@ -12,7 +12,6 @@ from ..choosing.auto_k import DEFAULT_CRITERION, ClusterCountRequest
 from ..choosing.criteria import K_CRITERIA
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.validation import Interval
-from ..runs import folder as runs_folder
 
 
 class HelpFormatter(argparse.HelpFormatter):
@@ -225,51 +224,57 @@ def card_kwargs(args: argparse.Namespace) -> dict:
     return {"license": args.license, **given}
 
 
-def update_saved_model(args: argparse.Namespace, command: str, update) -> tuple:
-    """:func:`~hf_textcluster.runs.folder.update_saved_model` with ``--model``, ``--input``, ``--text-column``,
-    ``--output-dir`` and ``--overwrite``: (model, seconds, output folder)."""
-    return runs_folder.update_saved_model(
-        args.model,
-        args.input,
-        update,
-        command=command,
-        text_column=args.text_column,
-        output_dir=args.output_dir,
-        overwrite=args.overwrite,
-    )
-
-
-def add_curation_args(parser: argparse.ArgumentParser, input_required: bool) -> None:
-    """A trained model edited into a new folder: merge, split and update."""
-    parser.add_argument("--model", required=True, help="A trained model directory (kept unchanged).")
-    parser.add_argument("--output-dir", required=True, help="Where the edited model goes (a new folder).")
+def add_edit_args(parser: argparse.ArgumentParser, input_help: str | None = None) -> None:
+    """What every command that changes a trained model takes: ``--model`` (changed in place, the model before kept
+    in ``<model>/previous/``), ``--output-dir`` for a copy instead, ``--overwrite``; and, unless ``input_help`` is
+    ``""``, ``--input`` (required when ``input_help`` is given; else the run's training texts by default)."""
     parser.add_argument(
-        "--input",
-        required=input_required,
-        help="Texts: .txt (one per line), csv, jsonl or parquet"
-        + ("." if input_required else " (default: the run's training texts when they can be found)."),
+        "--model",
+        required=True,
+        help="A trained model directory: changed in place, the model before kept in its previous/ folder "
+        "(`hf-textcluster restore --model DIR` goes back).",
     )
-    _add_text_column_and_batch_args(parser)
-    parser.add_argument(
-        "--overwrite", action="store_true", help="Replace a model already in --output-dir (or --model itself)."
-    )
-
-
-def add_save_back_args(parser: argparse.ArgumentParser, edited: str = "") -> None:
-    """``--output-dir`` and ``--overwrite`` of a command that saves the model back over ``--model`` by default."""
-    parser.add_argument("--output-dir", help=f"Save the {edited}model here instead of over --model.")
+    if input_help != "":
+        parser.add_argument(
+            "--input",
+            required=bool(input_help),
+            help=input_help
+            or "The texts it works on, its training texts: .txt (one per line), csv, jsonl or parquet (default: the "
+            "run's training texts when they can be found).",
+        )
+        _add_text_column_and_batch_args(parser)
+    parser.add_argument("--output-dir", help="Save the edited model here instead (--model is left as it was).")
     parser.add_argument(
         "--overwrite", action="store_true", help="Replace another trained model already in --output-dir."
     )
 
 
-def edit_saved_model(args: argparse.Namespace, edit, *values, **kwargs) -> tuple:
-    """``edit(--model, --output-dir, *values)`` (a :mod:`~hf_textcluster.runs.curation` edit) with the texts of
-    ``--input`` and ``--overwrite``, then the edited model's card written again: merge, split and reduce."""
-    texts = read_texts(args.input, args.text_column)
-    result = edit(args.model, args.output_dir, *values, texts=texts, overwrite=args.overwrite, **kwargs)
-    refresh_card(args.model, args.output_dir, texts=texts)
-    return result
+def run_edit(args: argparse.Namespace, op: str, **kwargs) -> tuple:
+    """:func:`~hf_textcluster.runs.clusterer.edit_saved_model` of ``--model`` by ``op`` (with the texts of
+    ``--input``, ``--batch-size``, ``--output-dir``, ``--overwrite``), then the model's card written again when it
+    had one: ``(clusterer, what the edit returned, the line that says where it was saved)``."""
+    from ..runs.clusterer import edit_saved_model
+
+    texts = read_texts(getattr(args, "input", None), getattr(args, "text_column", "text"))
+    if texts is not None:
+        kwargs["texts"] = texts
+    if hasattr(args, "batch_size"):
+        kwargs["batch_size"] = args.batch_size
+    try:
+        clusterer, result = edit_saved_model(args.model, args.output_dir, op, overwrite=args.overwrite, **kwargs)
+    except ValueError as err:  # what is wrong with the texts, said of the file they came from
+        if texts is None or not str(err).startswith("`texts`: "):
+            raise
+        raise ValueError(f"--input {args.input}: {str(err).removeprefix('`texts`: ')}") from None
+    refresh_card(args.model, clusterer.path, model=clusterer.model, texts=None if op == "update" else texts)
+    if args.output_dir:
+        where = f"saved to {clusterer.path} ({args.model} is unchanged)"
+    else:
+        where = (
+            f"saved in {clusterer.path}; the model before is kept in {clusterer.path}/previous "
+            f"(hf-textcluster restore --model {args.model} goes back)"
+        )
+    return clusterer, result, where
 
 
 def read_file_option(path: str, option: str) -> str:

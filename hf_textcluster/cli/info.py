@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from ..runs.folder import load_clusterer
+from ..runs.clusterer import Clusterer
 from ._args import _add_text_column_and_batch_args, add_output_args, check_output_file, read_texts, write_output
 
 # Keywords and characters of the first representative text shown per cluster on the terminal (the CSV has them all).
@@ -37,9 +37,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     check_output_file(args)
     texts = read_texts(args.input, args.text_column)
-    model = load_clusterer(args.model)
+    clusterer = Clusterer.load(args.model)
+    model = clusterer.model
     try:
-        table = model.cluster_info(texts, batch_size=args.batch_size)
+        table = clusterer.cluster_info(texts, batch_size=args.batch_size)
     except ValueError as err:
         if texts is None and "`texts` is required" in str(err):
             raise ValueError(

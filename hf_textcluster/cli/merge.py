@@ -1,11 +1,10 @@
-"""``hf-textcluster merge``: merge clusters of a trained model into a new model folder (the old one is kept)."""
+"""``hf-textcluster merge``: merge clusters of a trained model (in place, the model before kept; or into a copy)."""
 
 from __future__ import annotations
 
 import argparse
 
-from ..runs.curation import merge_saved_model
-from ._args import add_curation_args, edit_saved_model
+from ._args import add_edit_args, run_edit
 
 
 def cluster_ids(value: str) -> list[int]:
@@ -19,10 +18,7 @@ def cluster_ids(value: str) -> list[int]:
     return ids
 
 
-HELP = (
-    "Merge clusters of a trained model (--clusters 3,7 --clusters 1,4,9) into a new model folder; the old "
-    "folder is kept to go back to."
-)
+HELP = "Merge clusters of a trained model (--clusters 3,7 --clusters 1,4,9); in place unless --output-dir."
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -34,16 +30,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="IDS",
         help="Comma-separated ids of clusters merged into one; repeat for several groups.",
     )
-    add_curation_args(parser, input_required=False)
+    add_edit_args(parser)
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
-    """Merge ``--clusters`` groups of ``--model`` and save the result to ``--output-dir`` (with names, calibration,
-    card and ``training_run.json``'s history of edits)."""
-    model, _ = edit_saved_model(args, merge_saved_model, args.clusters)
+    """Merge ``--clusters`` groups of ``--model`` (names, calibration, card and ``training_run.json``'s edits)."""
+    clusterer, _, where = run_edit(args, "merge", clusters=args.clusters)
     groups = "; ".join(" + ".join(map(str, group)) for group in args.clusters)
-    print(
-        f"Merged clusters {groups} of {args.model}: {model.config.num_clusters} clusters now, saved to "
-        f"{args.output_dir} ({args.model} is unchanged: load it to go back)."
-    )
+    print(f"Merged clusters {groups} of {args.model}: {clusterer.model.config.num_clusters} clusters now; {where}.")
     return 0

@@ -4,21 +4,18 @@ from __future__ import annotations
 
 import argparse
 
-from ..choosing.serving import serve_partition
-from ..modeling.input_checks import CANDIDATES, SERVE_CHOICES, check_num_clusters
-from ..runs.candidate_file import check_kept_candidate, keep_candidates, serve_kept_candidate
-from ..runs.folder import RunFolder
-from ._args import update_saved_model
-from .calibrate import add_saved_model_args, calibrate_model, rename_clusters, warn_if_unlike_calibration
+from ..modeling.input_checks import CANDIDATES
+from ._args import run_edit
+from .calibrate import add_calibration_args, calibration_kwargs
 
 HELP = (
-    "Refine a trained model's partitions of your texts (its training texts) by iterative "
-    "classification, choose without labels which partition it serves, calibrate and save it."
+    "Refine a trained model's partitions of its training texts by iterative classification, choose without labels "
+    "which partition it serves, calibrate and name it; in place unless --output-dir."
 )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_saved_model_args(parser)
+    add_calibration_args(parser)
     parser.add_argument(
         "--serve",
         default="auto",
@@ -38,45 +35,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
-    """Choose and serve a partition of ``--input`` (see :func:`~hf_textcluster.choosing.serving.serve_partition`),
-    calibrate the model on it and save it (in place unless ``--output-dir``)."""
-    choices = {}
-
-    kept = args.serve not in SERVE_CHOICES  # a candidate a `train --method auto` run kept beside the model
-    if kept:
-        check_kept_candidate(args.model, args.serve)  # before any model or text is loaded
-
-    def update(model, texts):
-        try:  # the texts train refuses (fewer distinct texts than clusters) cannot be partitioned either
-            check_num_clusters(model.config.num_clusters, len(texts), texts=texts)
-        except ValueError as err:
-            raise ValueError(f"--input {args.input}: {err}") from None
-        warn_if_unlike_calibration(model, texts, args)
-        embeddings = model.embed(texts, batch_size=args.batch_size, show_progress_bar=True)
-        if kept:
-            choices["choice"] = serve_kept_candidate(
-                model, args.model, texts, args.serve, embeddings=embeddings, random_state=args.seed
-            )
-        else:
-            choices["choice"] = serve_partition(
-                model, embeddings, serve=args.serve, candidates=args.candidates, random_state=args.seed
-            )
-        calibrate_model(model, texts, args)
-        rename_clusters(model, texts, args)
-        choices["texts"] = texts
-
-    model, seconds, output_dir = update_saved_model(args, "refine", update)
-    choice = choices["choice"]
-    # the model's training_run.json (what the model card reads) in output_dir, with the choice added
-    run = RunFolder(args.model).read_training_run() or {}
-    run["serving"] = choice.to_dict()
-    RunFolder(output_dir).write_training_run(run)
-    keep_candidates(args.model, output_dir, choices["texts"], choice.labels)
+    """Choose and serve a partition (see :func:`~hf_textcluster.choosing.serving.serve_partition`), calibrate the
+    model on it and save it."""
+    _, choice, where = run_edit(
+        args, "refine", serve=args.serve, candidates=args.candidates, **calibration_kwargs(args)
+    )
     scores = ", ".join(f"{name} {value:.3f}" for name, value in choice.scores.items())
     print(
-        f"{args.model} now serves its {choice.served} partition of the {args.input} texts"
+        f"{args.model} now serves its {choice.served} partition"
         + (f" (chosen by {choice.criterion}: {scores})" if choice.criterion else "")
-        + f"; calibrated and saved to {output_dir} in {seconds:.1f}s."
+        + f"; calibrated, {where}."
     )
     for name, record in choice.refinement.items():
         state = (

@@ -6,8 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from ..runs.curation import rename_saved_model
-from ._args import add_save_back_args, read_file_option, refresh_card
+from ._args import add_edit_args, read_file_option, run_edit
 
 
 def cluster_name(value: str) -> tuple[str, str]:
@@ -25,7 +24,6 @@ HELP = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", required=True, help="A trained model directory.")
     parser.add_argument(
         "names",
         nargs="*",
@@ -35,7 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help='A cluster id and its new name: 3="refunds" (several pairs, one after the other).',
     )
     parser.add_argument("--file", help='A JSON file of {"id": "name", ...} (read before the ID=NAME pairs, which win).')
-    add_save_back_args(parser, "renamed ")
+    add_edit_args(parser, input_help="")
 
 
 def _read_names_file(path: str) -> dict:
@@ -53,11 +51,9 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     names.update(dict(args.names))
     if not names:
         raise ValueError('rename needs names: pass ID=NAME pairs (3="refunds") or --file names.json.')
-    output_dir = args.output_dir or args.model
-    model = rename_saved_model(args.model, names, output_dir=args.output_dir, overwrite=args.overwrite)
-    refresh_card(args.model, output_dir, model=model)
+    clusterer, _, where = run_edit(args, "rename", names=names)
     given = {int(k) for k in names}
-    for k, label in sorted(model.config.id2label.items()):
+    for k, label in sorted(clusterer.model.config.id2label.items()):
         print(f"{k:>4}  {'renamed' if k in given else '':<7}  {label}")
-    print(f"Renamed {len(given)} of {model.config.num_clusters} clusters; saved in {output_dir}.")
+    print(f"Renamed {len(given)} of {clusterer.model.config.num_clusters} clusters; {where}.")
     return 0

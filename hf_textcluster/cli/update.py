@@ -5,14 +5,13 @@ from __future__ import annotations
 import argparse
 
 from ..editing.curation import UPDATE_FAR_QUANTILE
-from ..runs.curation import update_saved_model
-from ._args import add_curation_args, quantile, read_texts, refresh_card
+from ._args import add_edit_args, quantile, read_texts, run_edit
 
 HELP = (
     "Take new texts (--input) into a trained model without retraining its encoder: the clusters' centres "
     "move by a running mean, and a cohesive group of texts far from their nearest cluster, grown by k-means steps "
     "and as distinct as the existing clusters are, is proposed as a new cluster "
-    "(--accept-new adds it). Saved to a new folder; the old one is kept."
+    "(--accept-new adds it). In place unless --output-dir."
 )
 
 
@@ -33,34 +32,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "which flags outliers).",
     )
     parser.add_argument("--min-new-size", type=int, help="The smallest group proposed (default: from the batch).")
-    add_curation_args(parser, input_required=True)
+    add_edit_args(parser, input_help="The new texts: .txt (one per line), csv, jsonl or parquet.")
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
-    """Update ``--model`` with the texts of ``--input`` and save it to ``--output-dir``."""
-    texts = read_texts(args.input, args.text_column)
-    reference = read_texts(args.reference, args.text_column)
-    model, result, _ = update_saved_model(
-        args.model,
-        args.output_dir,
-        texts,
+    """Update ``--model`` with the texts of ``--input``."""
+    clusterer, result, where = run_edit(
+        args,
+        "update",
         accept_new=args.accept_new,
-        reference_texts=reference,
-        overwrite=args.overwrite,
+        reference_texts=read_texts(args.reference, args.text_column),
         far_quantile=args.far_quantile,
         min_new_size=args.min_new_size,
-        batch_size=args.batch_size,
     )
-    refresh_card(args.model, args.output_dir, texts=None)
     if result.proposed is None:
         proposal = "no new group proposed"
     elif result.accepted:
-        label = model.config.id2label[result.new_cluster]
+        label = clusterer.model.config.id2label[result.new_cluster]
         proposal = f"a new cluster {result.new_cluster} ({label!r}) of {result.proposed.size} texts added"
     else:
-        proposal = f"a new group of {result.proposed.size} texts proposed (run again with --accept-new to add it)"
+        again = "" if args.output_dir else f" after `hf-textcluster restore --model {args.model}`"
+        size = result.proposed.size
+        proposal = f"a new group of {size} texts proposed (run again with --accept-new{again} to add it)"
     print(
-        f"Updated {args.model} with {len(texts):,} texts ({int(result.far.sum()):,} far from their nearest cluster; "
-        f"{proposal}); saved to {args.output_dir} ({args.model} is unchanged)."
+        f"Updated {args.model} with {len(result.clusters):,} texts ({int(result.far.sum()):,} far from their nearest "
+        f"cluster; {proposal}); {where}."
     )
     return 0

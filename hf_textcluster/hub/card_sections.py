@@ -328,7 +328,8 @@ def edit_lines(run: Mapping[str, Any]) -> list[str]:
         if op == "merge":
             said.append("merged clusters " + ", ".join(" + ".join(map(str, group)) for group in clusters))
         elif op == "split":
-            said.append(f"split cluster {clusters[0]} into {edit.get('n')}" if clusters else "split a cluster")
+            parts = len(edit.get("new_ids") or [])
+            said.append(f"split cluster {clusters[0]} into {parts}" if clusters else "split a cluster")
         elif op == "update":
             new = f", new cluster {edit['new_cluster']} accepted" if edit.get("new_cluster") is not None else ""
             said.append(f"updated with {edit.get('texts', 0):,} new texts{new}")
@@ -338,7 +339,7 @@ def edit_lines(run: Mapping[str, Any]) -> list[str]:
     scores = " (the scores measured on the trained model are kept as `metrics_before_edits`)" if kept else ""
     return [
         f"- Edited after training{scores}: " + "; ".join(said) + f" ({run.get('num_clusters', '?')} clusters now; "
-        "each edit's record is in `training_run.json`'s `edits`, and the folder it was made from was kept)."
+        "each edit's record is in `training_run.json`'s `edits`)."
     ]
 
 

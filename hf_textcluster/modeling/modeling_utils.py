@@ -371,13 +371,3 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             "hf_textcluster clusterers ship their inference code through the package: use "
             "`hf_textcluster.hub.save_pretrained(model, dir, remote_code=True)` or `hf_textcluster.hub.push_to_hub`."
         )
-
-    def cluster_info(self, texts: Sequence[str] | None = None, **kwargs):
-        """A ``pandas.DataFrame`` of the clusters (BERTopic's ``get_topic_info``), from the saved summary of the
-        training texts or from ``texts``: :func:`hf_textcluster.representation.summary.cluster_info` (package only).
-
-        Example:
-            >>> model.cluster_info()[["cluster", "name", "size"]]  # doctest: +SKIP
-        """
-        summary = _package_module("representation.summary", "`cluster_info`")
-        return summary.cluster_info(self, texts, **kwargs)

@@ -72,9 +72,9 @@ def name_trained_clusters(model, trainer, train_dataset, request) -> ClusterName
     """The clusters' names on the training texts (a seeded sample of at most 10,000), once the served partition was
     chosen: predict, the pipeline, the report and the card then answer names. Every training text's cluster and
     confidence (``ClusterNames.assignments``, saved by :func:`save_run`) give the summary saved with the model (sizes,
-    mean confidence, keywords and representative texts: ``model.cluster_info()``); they come from the encoding pass of
-    :func:`finish_training` when it made one (``trainer.train_assignments``), else from a pass of their own. None
-    unless ``request`` (a :class:`~hf_textcluster.runs.request.TrainingRequest`) asks for names, before k-means
+    mean confidence, keywords and representative texts: ``Clusterer.cluster_info()``); they come from the encoding
+    pass of :func:`finish_training` when it made one (``trainer.train_assignments``), else from a pass of their own.
+    None unless ``request`` (a :class:`~hf_textcluster.runs.request.TrainingRequest`) asks for names, before k-means
     initialised the clusters, and in every process but the main one."""
     if not (request.name_clusters and model.config.centroids_initialized and trainer.is_world_process_zero()):
         return None

@@ -85,7 +85,7 @@ def train_clusterer(
         verbose: say the schedule before training and show a progress bar with the loss terms (False: log them at
             INFO level and no bar, unless ``training_overrides`` sets ``disable_tqdm``).
         name_clusters: name the served clusters after their c-TF-IDF keywords on a sample of the training texts
-            (``config.id2label``), save the clusters' summary with the model (``model.cluster_info()``) and the
+            (``config.id2label``), save the clusters' summary with the model (``Clusterer.cluster_info()``) and the
             training texts' clusters beside it (``assignments.csv``). False leaves the default names
             (``cluster_<i>``) and saves neither, e.g. for a model whose served partition is chosen afterwards, as
             ``auto`` does with each signal.

@@ -1,53 +1,43 @@
-"""Curating a saved clusterer: merge or split its clusters, reduce them to N, or take in new texts, into a NEW model
-folder; rename its clusters (in place, or into another folder).
-
-The functions of :mod:`hf_textcluster.editing` do the weight arithmetic (``merge_clusters``, ``split_cluster``,
-``update``); this module adds what a saved run needs around them: the texts (given, or the run's
-own training texts), names for the edited clusters (c-TF-IDF on their texts), the folder written next to the old one
-(never over it without ``overwrite``, so an edit is undone by loading the old folder), and ``training_run.json``
-updated with the history of edits (``"edits"``: one record per edit: op, clusters, time, ...). The online state of
-``update`` (each cluster's running means and counts) is kept in the folder as ``online_state.safetensors``. An edit
-with texts saves the clusters' summary again (``cluster_info``), a merge without texts merges it.
+"""What the edits of :class:`~hf_textcluster.runs.clusterer.Clusterer` need around the weight arithmetic of
+:mod:`hf_textcluster.editing`: names for the edited clusters (c-TF-IDF on their texts) and the clusters' summary
+saved again, the closest clusters to merge (``reduce``), the warnings about texts unlike a model's own, the online
+state a folder keeps (``update``), and a model folder's previous state (kept before a save replaces the model there,
+and restored from).
 
 Example:
-    >>> merge_saved_model("runs/tickets", "runs/tickets-merged", [[3, 7], [1, 4, 9]], texts=texts)  # doctest: +SKIP
+    >>> closest_merges(np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0]]), np.ones(3), 2)
+    [[0, 1]]
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-import time
-from collections.abc import Callable, Mapping, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 
 import numpy as np
+import torch
+from transformers.utils import logging
 
-from ..editing.curation import merge_clusters, split_cluster, start_online, update
-from ..editing.rows import OnlineCentres, UpdateResult
+from ..editing.rows import OnlineCentres
+from ..evaluation.metrics import cluster_accuracy
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.serialization import apply_umask
-from ..modeling.validation import check_local_path, validate_texts
-from ..models.remote_code import save_pretrained
-from ..representation import cluster_keywords, keyword_labels, rename_clusters
-from ..representation.summary import (
-    SUMMARY_KEY,
-    assign_texts,
-    merge_summaries,
-    read_cluster_summary,
-    summarize_model,
-)
-from .folder import (
-    ASSIGNMENTS_FILE,
-    TRAINING_RUN_FILE,
-    RunFolder,
-    load_clusterer,
-    read_training_run,
-    save_back_target,
-)
-from .training_texts import find_training_texts
+from ..representation import cluster_keywords, keyword_labels
+from ..representation.summary import SUMMARY_KEY, assign_texts, summarize_model
+from .folder import RunFolder
 
-ONLINE_STATE_FILE = "online_state.safetensors"
+logger = logging.get_logger(__name__)
+
+ONLINE_STATE_FILE = "online_state.safetensors"  # what `update` keeps between batches: running means and counts
+PREVIOUS_FOLDER = "previous"  # a model folder's state before its last save replaced it
+# Files at least this large are hard-linked into `previous/` (every save replaces them by a rename, never rewrites
+# them in place); smaller ones are copied.
+LINK_FROM_BYTES = 1 << 20
+# Above this share of outliers (1% expected on the texts a model was calibrated on), the texts are not like those.
+UNLIKE_CALIBRATION = 0.1
+# Below this share of texts in the same cluster (ids matched), the texts are probably not the model's training texts.
+LOW_AGREEMENT = 0.5
 
 
 def name_edited_clusters(model, texts: Sequence[str], clusters: Sequence[int], edited: Sequence[int]) -> dict[int, str]:
@@ -71,155 +61,16 @@ def name_edited_clusters(model, texts: Sequence[str], clusters: Sequence[int], e
     return given
 
 
-def _save(model, model_dir: str, output_dir: str, record: dict) -> dict:
-    """Save ``model`` into ``output_dir`` with the source's ``training_run.json`` and the edit appended."""
-    run = read_training_run(model_dir) or {}
-    if run.get("metrics"):  # measured on the trained partition, not on the edited one
-        run.setdefault("metrics_before_edits", run["metrics"])
-        run["metrics"] = {}
-    record = {
-        **record,  # its "op" first
-        "num_clusters": model.config.num_clusters,
-        "source": os.path.abspath(model_dir),
-        "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    }
-    run["edits"] = [*run.get("edits", []), record]
-    run["num_clusters"] = model.config.num_clusters
-    save_pretrained(model, output_dir, remote_code=RunFolder(model_dir).ships_remote_code())
-    RunFolder(output_dir).write_training_run(run)
-    state = getattr(model, "online_state_", None)
-    state_file = Path(output_dir, ONLINE_STATE_FILE)
-    if state is not None:
-        from safetensors.torch import save_file
-
-        save_file(state.to_tensors(), str(state_file))
-        apply_umask(state_file)
-    elif state_file.is_file():  # the old clusters' state does not describe these
-        state_file.unlink()
-    return run
-
-
-def _edit(model_dir, output_dir, overwrite, op, texts, texts_required, edit: Callable) -> tuple[object, dict]:
-    model_dir, output_dir = os.fspath(model_dir), os.fspath(output_dir) if output_dir else output_dir
-    check_local_path(model_dir, "model_dir")
-    if not output_dir:
-        raise ValueError(f"`output_dir` is required: {op} writes a new folder and keeps {model_dir} to go back to.")
-    folder = RunFolder(output_dir)
-    in_place = folder.is_folder(model_dir)
-    if in_place and not overwrite:
-        raise FileExistsError(
-            f"--output-dir {output_dir} is the model being edited: {op} keeps it to go back to. Pass another "
-            "folder, or --overwrite (overwrite=True) to replace it."
-        )
-    folder.check_may_replace_model(overwrite=overwrite, argument="--output-dir", command=op)
-    if texts is not None:
-        texts = validate_texts(texts)
-    else:
-        texts, why = find_training_texts(read_training_run(model_dir))
-        if texts is None and texts_required:
-            raise ValueError(
-                f"{op} needs texts: pass the training texts (--input FILE / texts=...)"
-                + (f"; {why}." if why else "; the run records none that can be found.")
-            )
-    edited, record = edit(load_clusterer(model_dir), texts)
-    if not in_place:
-        return edited, _save(edited, model_dir, output_dir, record)
-    staging = output_dir.rstrip("/\\") + ".editing"
-    shutil.rmtree(staging, ignore_errors=True)
-    _save(edited, model_dir, staging, record)
-    shutil.rmtree(output_dir)
-    os.replace(staging, output_dir)
-    return edited, folder.read_training_run()
-
-
-def merge_saved_model(
-    model_dir: str | os.PathLike,
-    output_dir: str | os.PathLike,
-    groups: Sequence[Sequence[int]],
-    texts: Sequence[str] | None = None,
-    overwrite: bool = False,
-) -> tuple[object, dict]:
-    """Merge the clusters ``groups`` of the model in ``model_dir`` and save it to ``output_dir``.
-
-    Args:
-        model_dir: a trained model folder (kept unchanged).
-        output_dir: where the merged model goes (a new folder; ``model_dir`` itself only with ``overwrite``).
-        groups: lists of cluster ids to merge, e.g. ``[[3, 7], [1, 4, 9]]``.
-        texts: texts to calibrate and name on (default: the run's training texts when they can be found; without
-            any, the calibration is merged and the names joined).
-        overwrite: replace a model already in ``output_dir``.
-
-    Returns:
-        ``(model, training_run)``: the merged model and its updated ``training_run.json`` record.
-
-    Raises:
-        ValueError: bad groups.
-        FileExistsError: ``output_dir`` holds a model (or is ``model_dir``) without ``overwrite``.
-
-    Example:
-        >>> model, run = merge_saved_model("runs/a", "runs/a-merged", [[3, 7]])   # doctest: +SKIP
-        >>> *_, last_edit = run["edits"]                                          # doctest: +SKIP
-        >>> last_edit["op"], model.config.num_clusters                             # doctest: +SKIP
-        ('merge', 19)
-    """
-    return _edit(model_dir, output_dir, overwrite, "merge", texts, False, lambda m, t: merge_and_describe(m, groups, t))
-
-
-def merge_and_describe(
-    model, groups: Sequence[Sequence[int]], texts: Sequence[str] | None, batch_size: int = DEFAULT_ENCODE_BATCH_SIZE
-) -> tuple[object, dict]:
-    """``merge_clusters(model, groups)`` with the edited clusters named and the summary of the clusters refreshed (on
-    ``texts`` when given, else merged from the model's): ``(merged model, the edit's record)``."""
-    merged = merge_clusters(model, groups, texts=texts, batch_size=batch_size)
-    mapping = merged.cluster_mapping_
-    edited = sorted({int(mapping[k]) for group in groups for k in group})
-    if texts is not None:
-        describe_edited_clusters(merged, texts, edited, batch_size)
-    else:
-        summary = merge_summaries(read_cluster_summary(model.config), mapping, merged.config.num_clusters)
-        setattr(merged.config, SUMMARY_KEY, summary)
-    return merged, {
-        "op": "merge",
-        "clusters": [sorted(int(k) for k in group) for group in groups],
-        "mapping": [int(v) for v in mapping],
-    }
-
-
 def describe_edited_clusters(
     model, texts: Sequence[str], edited: Sequence[int], batch_size: int = DEFAULT_ENCODE_BATCH_SIZE
-) -> None:
+) -> np.ndarray:
     """After an edit, on ``texts`` (the training texts): name the ``edited`` clusters (:func:`name_edited_clusters`)
-    and save the clusters' summary again (``config.cluster_summary``; one encoding pass for both)."""
+    and save the clusters' summary again (``config.cluster_summary``; one encoding pass for both). Returns the
+    texts' clusters."""
     assignments = assign_texts(model, texts, batch_size=batch_size)
     name_edited_clusters(model, texts, assignments.clusters, edited)
     setattr(model.config, SUMMARY_KEY, summarize_model(model, list(texts), assignments))
-
-
-def split_saved_model(
-    model_dir: str | os.PathLike,
-    output_dir: str | os.PathLike,
-    cluster: int,
-    n: int = 2,
-    texts: Sequence[str] | None = None,
-    overwrite: bool = False,
-    random_state: int = 0,
-) -> tuple[object, dict]:
-    """Split cluster ``cluster`` of the model in ``model_dir`` into ``n`` and save it to ``output_dir`` (see
-    :func:`merge_saved_model` for the folders). ``texts``: the training texts (default: the run's, when found);
-    required. The parts are named after their c-TF-IDF keywords (unless the model's names are the defaults).
-
-    Example:
-        >>> model, run = split_saved_model("runs/a", "runs/a-split", 5, n=2, texts=texts)   # doctest: +SKIP
-    """
-
-    def edit(model, texts):
-        split = split_cluster(model, cluster, n=n, texts=texts, random_state=random_state)
-        k = model.config.num_clusters
-        parts = [int(cluster), *range(k, k + int(n) - 1)]
-        describe_edited_clusters(split, texts, parts)
-        return split, {"op": "split", "clusters": [int(cluster)], "n": int(n), "new_ids": parts}
-
-    return _edit(model_dir, output_dir, overwrite, "split", texts, True, edit)
+    return np.asarray(assignments.clusters)
 
 
 def closest_merges(centres: np.ndarray, sizes: np.ndarray, num_clusters: int) -> list[list[int]]:
@@ -255,40 +106,15 @@ def closest_merges(centres: np.ndarray, sizes: np.ndarray, num_clusters: int) ->
     return sorted((sorted(group) for group in groups if len(group) > 1), key=lambda group: group[0])
 
 
-def reduce_clusters(
-    model,
-    num_clusters: int,
-    texts: Sequence[str] | None = None,
-    batch_size: int = DEFAULT_ENCODE_BATCH_SIZE,
-) -> object:
-    """A copy of ``model`` with ``num_clusters`` clusters: its closest clusters merged (:func:`closest_merges` on
-    the calibrated cluster centres and sizes; for a model that is not calibrated, on the mean embeddings of
-    ``texts``), by ``merge_clusters``, so that the copy serves the reduced partition itself. As BERTopic's
-    ``reduce_topics(nr_topics=N)``. ``cluster_mapping_`` on the copy gives each old id's new id.
-
-    Args:
-        model: a trained clusterer (unchanged).
-        num_clusters: how many clusters remain, from 2 to the model's K - 1.
-        texts: the training texts (or a sample): recommended (the calibration is refitted on them, the merged
-            clusters named after their keywords and the clusters' summary recomputed); required for a model that
-            is not calibrated.
-        batch_size: texts per encoder call.
-
-    Returns:
-        The reduced copy.
+def reduce_groups(
+    model, num_clusters, texts: Sequence[str] | None, batch_size: int = DEFAULT_ENCODE_BATCH_SIZE
+) -> list[list[int]]:
+    """The groups to merge so that ``num_clusters`` of ``model``'s clusters remain (:func:`closest_merges` on the
+    calibrated centres and sizes; for a model that is not calibrated, on the mean embeddings of ``texts``).
 
     Raises:
         ValueError: ``num_clusters`` out of range, or no ``texts`` for a model that is not calibrated.
-
-    Example:
-        >>> reduced = reduce_clusters(model, 10, texts=texts)  # doctest: +SKIP
-        >>> reduced.config.num_clusters, reduced.cluster_mapping_[:4]  # doctest: +SKIP
-        (10, array([0, 1, 1, 2]))
     """
-    return _reduce(model, num_clusters, texts, batch_size)[0]
-
-
-def _reduce(model, num_clusters, texts, batch_size: int = DEFAULT_ENCODE_BATCH_SIZE) -> tuple[object, dict]:
     k = model.config.num_clusters
     if isinstance(num_clusters, bool) or not isinstance(num_clusters, (int, np.integer)) or not 2 <= num_clusters < k:
         raise ValueError(
@@ -310,124 +136,121 @@ def _reduce(model, num_clusters, texts, batch_size: int = DEFAULT_ENCODE_BATCH_S
             "reducing a model that is not calibrated needs texts (texts=..., --input FILE): its clusters' centres "
             "come from them. Pass the training texts, or calibrate the model first (hf-textcluster calibrate)."
         )
-    groups = closest_merges(centres, sizes, int(num_clusters))
-    merged, record = merge_and_describe(model, groups, texts, batch_size)
-    return merged, {**record, "reduced_to": int(num_clusters)}
+    return closest_merges(centres, sizes, int(num_clusters))
 
 
-def reduce_saved_model(
-    model_dir: str | os.PathLike,
-    output_dir: str | os.PathLike,
-    num_clusters: int,
-    texts: Sequence[str] | None = None,
-    overwrite: bool = False,
-    batch_size: int = DEFAULT_ENCODE_BATCH_SIZE,
-) -> tuple[object, dict]:
-    """Merge the closest clusters of the model in ``model_dir`` until ``num_clusters`` remain
-    (:func:`reduce_clusters`) and save it to ``output_dir``, as :func:`merge_saved_model` saves a merge (its
-    ``edits`` record is a merge's, with ``reduced_to``).
+def warn_if_unlike_calibration(model, texts: Sequence[str], batch_size: int, seed: int, sample_size: int = 2000):
+    """A calibrated model re-calibrated on texts its calibration finds mostly outliers: one warning line."""
+    if not model.is_calibrated:
+        return
+    rows = np.random.default_rng(seed).permutation(len(texts))[:sample_size]
+    flagged = model.predict_with_confidence([texts[int(i)] for i in rows], batch_size=batch_size)["is_outlier"]
+    if flagged.mean() > UNLIKE_CALIBRATION:
+        logger.warning(
+            f"{100 * flagged.mean():.0f}% of these texts are outliers for the model's current calibration (about 1% "
+            "of its training texts are): are they its training texts? Calibrate on those."
+        )
 
-    Args:
-        model_dir: a trained model folder (kept unchanged).
-        output_dir: where the reduced model goes (a new folder; ``model_dir`` itself only with ``overwrite``).
-        num_clusters: how many clusters remain.
-        texts: the training texts (default: the run's, when they can be found).
-        overwrite: replace a model already in ``output_dir``.
-        batch_size: texts per encoder call.
 
-    Returns:
-        ``(model, training_run)``.
+@torch.no_grad()
+def warn_if_unlike_head(model, embeddings: np.ndarray, before: np.ndarray) -> None:
+    """After re-clustering: new clusters that agree with the trained head's (``before``) on under half of the
+    texts, ids matched one to one, are one warning line (the texts are probably not the training texts)."""
+    after = model.cluster_probabilities(torch.from_numpy(np.ascontiguousarray(embeddings, dtype=np.float32)))
+    share = cluster_accuracy(before, after.argmax(dim=-1).numpy())
+    if share < LOW_AGREEMENT:
+        logger.warning(
+            f"The new clusters agree with the trained head on only {100 * share:.0f}% of these texts: are they the "
+            f"model's training texts? Re-cluster on those (the model before is kept in {PREVIOUS_FOLDER}/)."
+        )
 
-    Example:
-        >>> model, run = reduce_saved_model("runs/a", "runs/a-10", 10)  # doctest: +SKIP
-        >>> *_, last_edit = run["edits"]  # doctest: +SKIP
-        >>> last_edit["clusters"]  # doctest: +SKIP
-        [[0, 4], [2, 7, 9]]
-    """
-    return _edit(
-        model_dir, output_dir, overwrite, "reduce", texts, False, lambda m, t: _reduce(m, num_clusters, t, batch_size)
+
+def read_online_state(model_dir: str | os.PathLike) -> OnlineCentres | None:
+    """The running means and counts ``update`` kept in ``model_dir`` (:data:`ONLINE_STATE_FILE`), or None."""
+    path = os.path.join(os.fspath(model_dir), ONLINE_STATE_FILE)
+    if not os.path.isfile(path):
+        return None
+    from safetensors.torch import load_file
+
+    return OnlineCentres.from_tensors(load_file(path))
+
+
+def write_online_state(model_dir: str | os.PathLike, state: OnlineCentres | None) -> None:
+    """Write ``state`` as :data:`ONLINE_STATE_FILE` (whole: a temporary file renamed over it), or remove the file
+    when there is none (the old clusters' state does not describe the model)."""
+    path = os.path.join(os.fspath(model_dir), ONLINE_STATE_FILE)
+    if state is None:
+        if os.path.isfile(path):
+            os.remove(path)
+        return
+    from safetensors.torch import save_file
+
+    save_file(state.to_tensors(), f"{path}.tmp")
+    apply_umask(f"{path}.tmp")
+    os.replace(f"{path}.tmp", path)
+
+
+def _model_files(folder: str) -> list[str]:
+    """The files of a model folder's state: its top-level files (not its folders: checkpoints, signals, previous)."""
+    return sorted(
+        name
+        for name in os.listdir(folder)
+        if os.path.isfile(os.path.join(folder, name)) and not name.startswith(".") and not name.endswith(".tmp")
     )
 
 
-def rename_saved_model(
-    model_dir: str | os.PathLike,
-    names: Mapping[int | str, str],
-    output_dir: str | os.PathLike | None = None,
-    overwrite: bool = False,
-) -> object:
-    """Give clusters of the model in ``model_dir`` the ``names`` you choose
-    (:func:`~hf_textcluster.representation.rename_clusters`: saved as its ``id2label``) and save it, in place unless
-    ``output_dir``. Nothing else changes; a folder's card (``README.md``) is written again by the command.
+def keep_previous(model_dir: str | os.PathLike) -> str | None:
+    """Before a save replaces the model in ``model_dir``: its files (model, config, tokenizer, ``training_run.json``
+    and the rest of the folder's top-level files) in ``<model_dir>/previous/``, replacing what was kept there
+    before (large files hard-linked, no copy). Returns that folder, or None when ``model_dir`` holds no model."""
+    model_dir = os.fspath(model_dir)
+    if not RunFolder(model_dir).holds_trained_model():
+        return None
+    previous = os.path.join(model_dir, PREVIOUS_FOLDER)
+    staging = previous + ".tmp"
+    shutil.rmtree(staging, ignore_errors=True)
+    os.makedirs(staging)
+    for name in _model_files(model_dir):
+        source, target = os.path.join(model_dir, name), os.path.join(staging, name)
+        try:
+            if os.path.getsize(source) < LINK_FROM_BYTES:
+                raise OSError("small: copied")
+            os.link(source, target)
+        except OSError:  # small, or a file system without hard links
+            shutil.copy2(source, target)
+    shutil.rmtree(previous, ignore_errors=True)
+    os.replace(staging, previous)
+    return previous
 
-    Args:
-        model_dir: a trained model folder.
-        names: cluster id -> its new name.
-        output_dir: save there instead (a folder holding another model only with ``overwrite``).
-        overwrite: replace a model already in ``output_dir``.
+
+def restore_previous(model_dir: str | os.PathLike) -> str:
+    """Swap the model in ``model_dir`` with its previous state (``<model_dir>/previous/``, kept by the last save
+    that replaced it): the state before the last change is served again, and the state it replaces becomes the
+    previous one (a second restore undoes the first).
 
     Returns:
-        The renamed model.
+        ``model_dir``.
+
+    Raises:
+        FileNotFoundError: ``model_dir`` keeps no previous state.
 
     Example:
-        >>> rename_saved_model("runs/tickets", {3: "refunds", 5: "billing"}).config.id2label[3]  # doctest: +SKIP
-        'refunds'
+        >>> restore_previous("runs/tickets")  # doctest: +SKIP
     """
     model_dir = os.fspath(model_dir)
-    check_local_path(model_dir, "model_dir")
-    target = save_back_target(model_dir, output_dir, overwrite=overwrite, command="rename").path
-    model = load_clusterer(model_dir)
-    rename_clusters(model, names)  # refused before anything is written
-    save_pretrained(model, target, remote_code=RunFolder(model_dir).ships_remote_code())
-    if target != model_dir:
-        for name in (TRAINING_RUN_FILE, ASSIGNMENTS_FILE, ONLINE_STATE_FILE):
-            if os.path.isfile(os.path.join(model_dir, name)):
-                shutil.copy2(os.path.join(model_dir, name), os.path.join(target, name))
-    return model
-
-
-def update_saved_model(
-    model_dir: str | os.PathLike,
-    output_dir: str | os.PathLike,
-    texts: Sequence[str],
-    accept_new: bool = False,
-    reference_texts: Sequence[str] | None = None,
-    overwrite: bool = False,
-    **update_kwargs,
-) -> tuple[object, UpdateResult, dict]:
-    """Take the new ``texts`` into the model in ``model_dir`` (:func:`hf_textcluster.editing.update`) and save it to
-    ``output_dir``.
-
-    The online state (running means and counts) comes from ``model_dir``'s ``online_state.safetensors``; a folder
-    without one starts it from ``reference_texts``, else from the run's training texts when they can be found, else
-    from ``texts`` (which then move nothing). An accepted new cluster is named after its c-TF-IDF keywords.
-
-    Returns:
-        ``(model, result, training_run)``.
-
-    Example:
-        >>> update = update_saved_model("runs/a", "runs/a-week2", new_texts, accept_new=True)  # doctest: +SKIP
-        >>> model, result, run = update  # doctest: +SKIP
-    """
-    texts = validate_texts(texts)
-    outcome = {}
-
-    def edit(model, reference):
-        state_file = Path(model_dir, ONLINE_STATE_FILE)  # the running means and counts an update kept
-        if state_file.is_file():
-            from safetensors.torch import load_file
-
-            model.online_state_ = OnlineCentres.from_tensors(load_file(str(state_file)))
-        elif reference is not None:
-            start_online(model, reference)
-        result = update(model, texts, accept_new=accept_new, **update_kwargs)
-        if result.accepted:
-            name_edited_clusters(model, texts, result.clusters, [result.new_cluster])
-        outcome["result"] = result
-        return model, {
-            "op": "update",
-            "clusters": [] if result.new_cluster is None else [result.new_cluster],
-            **result.to_dict(),
-        }
-
-    model, run = _edit(model_dir, output_dir, overwrite, "update", reference_texts, False, edit)
-    return model, outcome["result"], run
+    previous = os.path.join(model_dir, PREVIOUS_FOLDER)
+    if not RunFolder(previous).holds_trained_model():
+        raise FileNotFoundError(
+            f"{model_dir} keeps no previous state ({PREVIOUS_FOLDER}/ with a model): it is kept by a command that "
+            "changed the model in place, and there was none."
+        )
+    swap = previous + ".swap"
+    shutil.rmtree(swap, ignore_errors=True)
+    os.makedirs(swap)
+    for name in _model_files(model_dir):
+        os.replace(os.path.join(model_dir, name), os.path.join(swap, name))
+    for name in _model_files(previous):
+        os.replace(os.path.join(previous, name), os.path.join(model_dir, name))
+    shutil.rmtree(previous)
+    os.replace(swap, previous)
+    return model_dir

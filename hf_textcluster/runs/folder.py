@@ -3,8 +3,8 @@
 A run folder holds the trained model (``config.json``, ``model.safetensors``, the tokenizer), the Trainer's
 checkpoints, ``run_identity.json`` (what makes a resumed run the same run) and ``training_run.json`` (what the run
 did: method, data, recipe, metrics; cards and ``push`` read it). :class:`RunFolder` is the one place that knows
-those files: identity, the run record and its training texts, loading and saving the model, the backup of the
-trained model before a command replaces its clusters, and the ownership check of every writer.
+those files: identity, the run record and its training texts, loading the model, and the ownership check of every
+writer.
 
 Nothing here ships as remote code: a served model needs none of it.
 """
@@ -14,33 +14,26 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 from transformers import AutoModel
 
 from ..cache import write_whole
-from ..data import load_text_file
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
-from ..modeling.validation import check_local_path
-from ..models.remote_code import save_pretrained
 from ..training.checkpoints import last_complete_checkpoint
 from .training_texts import find_training_texts
 
 __all__ = [
     "ASSIGNMENTS_FILE",
     "RUN_IDENTITY_FILE",
-    "TRAINED_MODEL_FOLDER",
     "TRAINING_RUN_FILE",
     "RunFolder",
     "load_clusterer",
     "read_training_run",
     "record_metrics",
     "texts_sha1",
-    "update_saved_model",
 ]
 
 RUN_IDENTITY_FILE = "run_identity.json"
@@ -48,7 +41,6 @@ RUN_IDENTITY_FILE = "run_identity.json"
 # the order they were trained on.
 ASSIGNMENTS_FILE = "assignments.csv"
 TRAINING_RUN_FILE = "training_run.json"  # what a run records; cards and `push` read it
-TRAINED_MODEL_FOLDER = "trained"  # where the trained model is kept before a command replaces its clusters in place
 
 
 def texts_sha1(texts) -> str:
@@ -281,28 +273,6 @@ class RunFolder:
         """Whether the saved model's ``config.json`` points at shipped remote code (``auto_map``)."""
         return "auto_map" in (self._read_json("config.json") or {})
 
-    def keep_trained_model(self) -> str:
-        """Before a command replaces a model's clusters in place, keep the trained model's config.json, weights and
-        training_run.json in ``<folder>/trained/`` (once: later replacements keep the first, trained, one). Load it
-        from there to go back.
-
-        Returns:
-            That folder.
-        """
-        keep = self._file(TRAINED_MODEL_FOLDER)
-        if os.path.isdir(keep):
-            return keep
-        staging = keep + ".tmp"
-        shutil.rmtree(staging, ignore_errors=True)
-        os.makedirs(staging)
-        for name in sorted(os.listdir(self.path)):
-            path = self._file(name)
-            if os.path.isfile(path) and not name.startswith("."):
-                shutil.copy2(path, os.path.join(staging, name))
-        os.replace(staging, keep)
-        print(f"The trained model is kept in {keep} (load it from there to go back).")
-        return keep
-
 
 def read_training_run(model_dir: str | os.PathLike) -> dict | None:
     """:meth:`RunFolder.read_training_run` of ``model_dir``.
@@ -356,52 +326,3 @@ def save_back_target(model: str, output_dir: str | os.PathLike | None, *, overwr
     target = RunFolder(output_dir or model)
     target.check_may_replace_model(overwrite=overwrite, argument="--output-dir", command=command, source=model)
     return target
-
-
-def update_saved_model(
-    model: str,
-    input_file: str,
-    update: Callable[[Any, list[str]], None],
-    *,
-    command: str,
-    text_column: str = "text",
-    output_dir: str | None = None,
-    overwrite: bool = False,
-) -> tuple[Any, float, str]:
-    """Load the model in ``model``, ``update(model, texts)`` with the texts of ``input_file``, save it (in place
-    unless ``output_dir``; nothing on disk changes before the update has finished). Replacing a model's clusters in
-    place keeps the trained model first (:meth:`RunFolder.keep_trained_model`; not for ``calibrate``, which changes
-    no cluster, nor for ``name``).
-
-    Args:
-        model: the saved model's folder (or a Hub id, with ``output_dir``).
-        input_file: the texts' file.
-        update: changes the model in place.
-        command: the command's name, for messages (``"calibrate"``, ``"recluster"``, ``"refine"``).
-        text_column: the texts' column of ``input_file``.
-        output_dir: save there instead of over ``model``.
-        overwrite: replace another trained model already in ``output_dir``.
-
-    Returns:
-        ``(model, seconds the update took, the folder it was saved to)``.
-
-    Raises:
-        ValueError: a Hub model without ``output_dir``. FileExistsError / NotADirectoryError: see
-            :meth:`RunFolder.check_may_replace_model`.
-
-    Example:
-        >>> update = lambda model, texts: model.calibrate(texts)  # doctest: +SKIP
-        >>> update_saved_model("runs/m", "texts.csv", update, command="calibrate")  # doctest: +SKIP
-    """
-    check_local_path(model, "--model")
-    target = save_back_target(model, output_dir, overwrite=overwrite, command=command)
-    texts = list(load_text_file(input_file, text_column=text_column)["text"])
-    loaded = load_clusterer(model)
-    start = time.perf_counter()
-    update(loaded, texts)
-    seconds = time.perf_counter() - start
-    if command not in ("calibrate", "name") and target.is_folder(model):  # they change no cluster: nothing to keep
-        RunFolder(model).keep_trained_model()
-    # A folder that ships remote code keeps it: its config.json's auto_map would otherwise be dropped on saving.
-    save_pretrained(loaded, target.path, remote_code=RunFolder(model).ships_remote_code())
-    return loaded, seconds, target.path

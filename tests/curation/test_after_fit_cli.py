@@ -1,5 +1,5 @@
-"""After fitting: `hf-textcluster info | reduce | rename` and their Python functions (`reduce_clusters`,
-`reduce_saved_model`, `rename_saved_model`); each result serves after reload, as `merge`'s does."""
+"""After fitting: `hf-textcluster info | reduce | rename` and the folder-level `edit_saved_model` they run; each
+result serves after reload, as `merge`'s does."""
 
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ from hf_textcluster.cli import main
 from hf_textcluster.editing import initialize_clusters
 from hf_textcluster.models import get_method
 from hf_textcluster.representation import name_clusters
-from hf_textcluster.runs.curation import closest_merges, reduce_clusters, reduce_saved_model, rename_saved_model
+from hf_textcluster.representation.summary import cluster_info
+from hf_textcluster.runs.clusterer import edit_saved_model
+from hf_textcluster.runs.curation import closest_merges
 
 K = 4
 
@@ -88,23 +90,11 @@ def test_reduce_merges_the_closest_clusters_and_serves_after_reload(saved, toy_c
     assert model.config.num_clusters == 2 and model.is_calibrated
     edit = json.loads((out / "training_run.json").read_text())["edits"][-1]
     assert edit["op"] == "merge" and edit["reduced_to"] == 2 and len(edit["mapping"]) == K
-    table = model.cluster_info()  # recomputed on the run's texts (found through training_run.json)
+    table = cluster_info(model)  # recomputed on the run's texts (found through training_run.json) and saved
     assert table["size"].tolist() == np.bincount(model.predict(texts), minlength=2).tolist()
     source = AutoModel.from_pretrained(saved / "model")
     centres = source.calibration.centres.numpy()
     assert edit["clusters"] == closest_merges(centres, source.calibration.cluster_sizes.numpy(), 2)
-
-
-def test_reduce_without_texts_merges_the_saved_summary(saved, toy_corpus):
-    model = AutoModel.from_pretrained(saved / "model")
-    vars(model.config).pop("name_or_path", None)
-    before = model.cluster_info()
-    reduced = reduce_clusters(model, 3)
-    after = reduced.cluster_info()
-    assert after["size"].sum() == before["size"].sum() == len(toy_corpus[0])
-    mapping = reduced.cluster_mapping_
-    for new in range(3):
-        assert after.loc[new, "size"] == before["size"][mapping == new].sum()
 
 
 def test_reduce_refuses_a_count_it_cannot_reach(saved, capsys):
@@ -113,7 +103,7 @@ def test_reduce_refuses_a_count_it_cannot_reach(saved, capsys):
     (err,) = _errors(capsys)
     assert "--num-clusters" in err and f"from 2 to {K - 1}" in err
     with pytest.raises(ValueError, match="from 2 to 3"):
-        reduce_saved_model(saved / "model", saved / "y", 1)
+        edit_saved_model(saved / "model", saved / "y", "reduce", num_clusters=1)
 
 
 def test_closest_merges_joins_nearest_centres_first():
@@ -143,12 +133,12 @@ def test_rename_saves_names_in_place_or_elsewhere(saved, tmp_path, capsys):
     renamed = _serves(folder, ["refund my order please"] * 3)
     assert [renamed.config.id2label[k] for k in range(3)] == ["billing", "refunds", "returns"]
     assert renamed.config.id2label[3] == model.config.id2label[3]
-    assert renamed.cluster_info().loc[1, "name"] == "refunds"  # the saved summary is kept
-    other = rename_saved_model(folder, {3: "other"}, output_dir=tmp_path / "copy")
-    assert other.config.id2label[3] == "other" and (tmp_path / "copy" / "training_run.json").is_file()
+    assert cluster_info(renamed).loc[1, "name"] == "refunds"  # the saved summary is kept
+    other, _ = edit_saved_model(folder, tmp_path / "copy", "rename", names={3: "other"})
+    assert other.model.config.id2label[3] == "other" and (tmp_path / "copy" / "training_run.json").is_file()
     assert AutoModel.from_pretrained(folder).config.id2label[3] != "other"
     with pytest.raises(ValueError, match="not a local folder: rename saves the model back"):
-        rename_saved_model("your-org/no-such-model", {3: "x"})
+        edit_saved_model("your-org/no-such-model", None, "rename", names={3: "x"})
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
-"""`hf-textcluster merge | split | update` and the runs layer's curation: a new folder each time (the old one kept),
-names, calibration, card and the history of edits in training_run.json; the edited folder serves through AutoModel
-and the pipeline."""
+"""`hf-textcluster merge | split | update` into another folder (--output-dir; the old one left as it was): names,
+calibration, card and the history of edits in training_run.json; the edited folder serves through AutoModel and the
+pipeline."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ import hf_textcluster  # noqa: F401
 from hf_textcluster.cli import main
 from hf_textcluster.editing import initialize_clusters
 from hf_textcluster.models import get_method
-from hf_textcluster.runs.curation import ONLINE_STATE_FILE, merge_saved_model
+from hf_textcluster.runs.clusterer import edit_saved_model
+from hf_textcluster.runs.curation import ONLINE_STATE_FILE
 
 K = 4
 
@@ -70,14 +71,15 @@ def test_merge_writes_a_new_folder_with_the_history(saved, toy_corpus, capsys):
     assert [e["op"] for e in history] == ["merge", "merge"] and history[1]["num_clusters"] == K - 2
 
 
-def test_edits_never_replace_a_model_without_overwrite(saved, capsys):
+def test_edits_never_replace_another_model_without_overwrite(saved, capsys):
     model_dir = str(saved / "model")
-    assert main(["merge", "--model", model_dir, "--clusters", "0,1", "--output-dir", model_dir]) != 0
-    assert "keeps it to go back to" in capsys.readouterr().err
-    merge_saved_model(model_dir, saved / "taken", [[0, 1]])
+    edit_saved_model(model_dir, saved / "taken", "merge", clusters=[[0, 1]])
+    assert main(["merge", "--model", model_dir, "--clusters", "1,2", "--output-dir", str(saved / "taken")]) != 0
+    assert f"--output-dir {saved / 'taken'} already holds a trained model" in capsys.readouterr().err
     with pytest.raises(FileExistsError, match="--overwrite"):
-        merge_saved_model(model_dir, saved / "taken", [[1, 2]])
-    model, _ = merge_saved_model(model_dir, saved / "taken", [[1, 2]], overwrite=True)
+        edit_saved_model(model_dir, saved / "taken", "merge", clusters=[[1, 2]])
+    clusterer, _ = edit_saved_model(model_dir, saved / "taken", "merge", clusters=[[1, 2]], overwrite=True)
+    model = clusterer.model
     assert AutoModel.from_pretrained(saved / "taken").config.num_clusters == model.config.num_clusters == K - 1
     with pytest.raises(SystemExit):
         main(["merge", "--model", model_dir, "--clusters", "7", "--output-dir", str(saved / "x")])

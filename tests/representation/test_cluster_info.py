@@ -38,7 +38,7 @@ def test_the_saved_summary_gives_the_table_after_reload(named, toy_corpus, tmp_p
     texts = toy_corpus[0]
     named.save_pretrained(tmp_path)
     loaded = AutoModel.from_pretrained(tmp_path)
-    table = loaded.cluster_info()  # nothing encoded: from config.json alone
+    table = cluster_info(loaded)  # nothing encoded: from config.json alone
     assert list(table.columns) == list(COLUMNS) and list(table["cluster"]) == [0, 1, 2]
     clusters = named.predict(texts)
     assert list(table["size"]) == np.bincount(clusters, minlength=3).tolist()
@@ -57,11 +57,11 @@ def test_the_saved_summary_gives_the_table_after_reload(named, toy_corpus, tmp_p
 
 def test_texts_recompute_the_table(named, toy_corpus):
     texts = toy_corpus[0][:30]
-    table = named.cluster_info(texts)
+    table = cluster_info(named, texts)
     assert table["size"].sum() == 30
     assert np.array_equal(table["size"].to_numpy(dtype=int), np.bincount(named.predict(texts), minlength=3))
     assert all(t in texts for row in table["representative_texts"] for t in row)
-    saved = named.cluster_info()
+    saved = cluster_info(named)
     assert saved["size"].sum() == len(toy_corpus[0])  # the saved summary is unchanged by the recomputation
 
 
@@ -79,15 +79,15 @@ def test_without_a_summary_texts_are_required(toy_model):
     model = copy.deepcopy(toy_model)
     vars(model.config).pop("cluster_summary", None)
     with pytest.raises(ValueError, match="`texts` is required"):
-        model.cluster_info()
+        cluster_info(model)
 
 
 def test_an_edit_drops_the_summary_it_would_contradict(named, toy_corpus):
     merged = merge_clusters(named, [[0, 1]])
     assert read_cluster_summary(merged.config) is None
     with pytest.raises(ValueError, match="`texts` is required"):
-        merged.cluster_info()
-    assert merged.cluster_info(toy_corpus[0])["size"].sum() == len(toy_corpus[0])
+        cluster_info(merged)
+    assert cluster_info(merged, toy_corpus[0])["size"].sum() == len(toy_corpus[0])
 
 
 def test_merging_summaries_without_texts_adds_sizes_and_weights_confidences():
@@ -115,7 +115,7 @@ def test_what_a_config_carries_is_bounded_and_on_one_line(named, tmp_path):
     entry["texts"] = ["\x1b[31mred\x1b[0m\nline two " + "y" * 100_000, {"a": 1}, "t2", "t3", "t4"]
     entry["size"], entry["mean_confidence"] = -4, 7.5
     config_file.write_text(json.dumps(config))
-    table = AutoModel.from_pretrained(tmp_path).cluster_info()
+    table = cluster_info(AutoModel.from_pretrained(tmp_path))
     keywords, texts = table.loc[0, "keywords"], table.loc[0, "representative_texts"]
     assert len(keywords) == MAX_KEYWORDS and "\n" not in keywords[0]
     assert len(texts) == MAX_REPRESENTATIVE_TEXTS and all(len(t) <= MAX_TEXT_CHARS for t in texts)
@@ -124,14 +124,14 @@ def test_what_a_config_carries_is_bounded_and_on_one_line(named, tmp_path):
     config["cluster_summary"]["clusters"] = config["cluster_summary"]["clusters"][:2]  # not this model's clusters
     config_file.write_text(json.dumps(config))
     with pytest.raises(ValueError, match="`texts` is required"):
-        AutoModel.from_pretrained(tmp_path).cluster_info()
+        cluster_info(AutoModel.from_pretrained(tmp_path))
 
 
 def test_rename_clusters_sets_id2label_and_refuses_bad_names(named):
     model = copy.deepcopy(named)
     names = rename_clusters(model, {1: "refunds", "2": "billing"})
     assert names == {0: named.config.id2label[0], 1: "refunds", 2: "billing"}
-    assert model.config.label2id["refunds"] == 1 and model.cluster_info().loc[1, "name"] == "refunds"
+    assert model.config.label2id["refunds"] == 1 and cluster_info(model).loc[1, "name"] == "refunds"
     with pytest.raises(ValueError, match="not a cluster of this model: give ids from 0 to 2"):
         rename_clusters(model, {3: "x"})
     with pytest.raises(ValueError, match="names must be unique"):
@@ -141,7 +141,7 @@ def test_rename_clusters_sets_id2label_and_refuses_bad_names(named):
     assert model.config.id2label[0] == named.config.id2label[0]  # a refused rename changes nothing
 
 
-def test_remote_code_loads_a_model_with_a_summary_and_says_the_table_needs_the_package(named, tmp_path):
+def test_remote_code_loads_a_model_with_a_summary_and_ships_no_table_code(named, tmp_path):
     from transformers.dynamic_module_utils import get_class_from_dynamic_module
 
     save_pretrained(named, tmp_path, remote_code=True)
@@ -149,8 +149,8 @@ def test_remote_code_loads_a_model_with_a_summary_and_says_the_table_needs_the_p
     remote_class = get_class_from_dynamic_module(config["auto_map"]["AutoModel"], str(tmp_path))
     remote = remote_class.from_pretrained(tmp_path)
     assert remote.config.cluster_summary == named.config.cluster_summary
-    with pytest.raises(ImportError, match="needs the hf_textcluster package"):
-        remote.cluster_info()
+    assert not hasattr(remote, "cluster_info")  # the table is the package's (Clusterer.cluster_info)
+    assert cluster_info(remote).equals(cluster_info(named))
 
 
 def test_a_summary_set_to_none_publishes_no_text(named, toy_corpus, tmp_path):
@@ -160,4 +160,4 @@ def test_a_summary_set_to_none_publishes_no_text(named, toy_corpus, tmp_path):
     saved = (tmp_path / "config.json").read_text()
     assert not any(text in saved for text in toy_corpus[0])
     with pytest.raises(ValueError, match="`texts` is required"):
-        AutoModel.from_pretrained(tmp_path).cluster_info()
+        cluster_info(AutoModel.from_pretrained(tmp_path))

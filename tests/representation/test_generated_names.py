@@ -287,7 +287,7 @@ def test_cli_name_saves_the_names_and_their_record_beside_the_model(trained_dir,
     answers = record["answers"]
     assert main(["name", "--model", str(out), "--input", str(data), "--generator", str(tiny_gpt2_dir)]) == 0
     assert json.loads((out / NAMES_FILE).read_text())["answers"] == answers
-    assert not (out / "trained").exists()  # naming changes no cluster: no copy of the trained model is kept
+    assert (out / "previous" / NAMES_FILE).is_file()  # in place: the model before is kept, its answers with it
 
 
 def test_the_card_of_a_named_model_says_a_language_model_wrote_its_names(

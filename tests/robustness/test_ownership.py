@@ -1,5 +1,6 @@
 """A trained model is never replaced without being asked: one ownership check for train, recluster, refine and
-calibrate; re-clustering in place keeps the trained model; texts unlike the model's own are announced."""
+calibrate; re-clustering in place keeps the model before, and restore goes back; texts unlike the model's own are
+announced."""
 
 from __future__ import annotations
 
@@ -115,16 +116,20 @@ def test_an_output_dir_that_is_a_file_is_one_line(tmp_path):
         RunFolder(str(tmp_path / "file")).check_may_replace_model(overwrite=False)
 
 
-def test_recluster_in_place_keeps_the_trained_model(trained, toy_corpus, tmp_path):
+def test_recluster_in_place_keeps_the_model_before(trained, toy_corpus, tmp_path):
     folder = _copy(trained, tmp_path, "model")
     weights = (folder / "model.safetensors").read_bytes()
     (tmp_path / "train.txt").write_text("\n".join(toy_corpus[0]) + "\n")
-    for seed in ("3", "4"):  # the second keeps the first, trained, copy
-        assert main(["recluster", "--model", str(folder), "--input", str(tmp_path / "train.txt"), "--seed", seed]) == 0
-    assert (folder / "trained" / "model.safetensors").read_bytes() == weights
-    kept = AutoModel.from_pretrained(folder / "trained")
+    assert main(["recluster", "--model", str(folder), "--input", str(tmp_path / "train.txt"), "--seed", "3"]) == 0
+    assert (folder / "previous" / "model.safetensors").read_bytes() == weights
+    kept = AutoModel.from_pretrained(folder / "previous")
     original = AutoModel.from_pretrained(trained)
     assert kept.predict(toy_corpus[0]).tolist() == original.predict(toy_corpus[0]).tolist()
+    reclustered = (folder / "model.safetensors").read_bytes()
+    assert main(["recluster", "--model", str(folder), "--input", str(tmp_path / "train.txt"), "--seed", "4"]) == 0
+    assert (folder / "previous" / "model.safetensors").read_bytes() == reclustered  # one step back: the last state
+    assert main(["restore", "--model", str(folder)]) == 0
+    assert (folder / "model.safetensors").read_bytes() == reclustered
 
 
 # single letters: in the tiny encoder's vocabulary, unlike any training text (whole words)
@@ -172,7 +177,7 @@ def test_recluster_on_unrelated_texts_warns_with_the_agreement(trained, toy_corp
             == 0
         )
     warned = [r.getMessage() for r in caplog.records if "agree with the trained head" in r.getMessage()]
-    assert len(warned) == 1 and "% of the texts of" in warned[0] and "training texts" in warned[0]
+    assert len(warned) == 1 and "% of these texts" in warned[0] and "training texts" in warned[0]
 
 
 def test_agreement_matches_cluster_ids_one_to_one():

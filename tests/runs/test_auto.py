@@ -362,13 +362,14 @@ def test_the_default_train_command_runs_to_its_summary_and_names_the_served_clus
 
 
 def test_auto_saves_the_training_texts_clusters_and_their_summary(auto_trained):
+    from hf_textcluster.runs.clusterer import Clusterer
     from hf_textcluster.runs.folder import RunFolder
 
     result, out = auto_trained
     saved = RunFolder(out).read_assignments()
     assert np.array_equal(saved, result.served_labels)
     assert np.array_equal(result.trainer.train_assignments.clusters, saved)  # from calibration's pass
-    table = AutoModel.from_pretrained(out).cluster_info()
+    table = Clusterer.load(out).cluster_info()
     assert table["size"].tolist() == np.bincount(saved, minlength=3).tolist()
 
 

@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from hf_textcluster.runs.folder import TRAINED_MODEL_FOLDER, RunFolder
+from hf_textcluster.runs.folder import RunFolder
 
 
 def _fake_model(folder):
@@ -70,7 +70,7 @@ def test_processes_writing_one_file_at_once_each_rename_their_own_staging_file(t
     assert not list(tmp_path.glob("*.tmp"))
 
 
-def test_ownership_and_backup(tmp_path):
+def test_ownership(tmp_path):
     folder = RunFolder(tmp_path / "model")
     assert not folder.holds_trained_model()
     folder.check_may_replace_model(overwrite=False)  # an empty or missing folder is free
@@ -79,16 +79,6 @@ def test_ownership_and_backup(tmp_path):
     with pytest.raises(FileExistsError, match="already holds a trained model, which train would replace"):
         folder.check_may_replace_model(overwrite=False, command="train")
     folder.check_may_replace_model(overwrite=False, source=str(tmp_path / "model"))  # updated in place
-    kept = folder.keep_trained_model()
-    assert kept.endswith(TRAINED_MODEL_FOLDER) and sorted(
-        p.name for p in (tmp_path / "model" / "trained").iterdir()
-    ) == [
-        "config.json",
-        "model.safetensors",
-    ]
-    (tmp_path / "model" / "model.safetensors").write_bytes(b"replaced")
-    assert folder.keep_trained_model() == kept  # the first, trained, model stays
-    assert (tmp_path / "model" / "trained" / "model.safetensors").read_bytes() == b"weights"
 
 
 def test_open_needs_a_saved_model(tmp_path):

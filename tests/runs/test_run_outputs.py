@@ -14,6 +14,7 @@ from transformers import AutoModel
 import hf_textcluster  # noqa: F401
 from hf_textcluster import train_clusterer
 from hf_textcluster.data import add_augmented_views, load_texts
+from hf_textcluster.runs.clusterer import Clusterer
 from hf_textcluster.runs.folder import ASSIGNMENTS_FILE, RunFolder
 
 
@@ -49,14 +50,14 @@ def test_a_single_method_run_saves_its_training_texts_clusters(trained, toy_corp
 
 def test_the_saved_folder_alone_gives_the_cluster_table(trained):
     result, out = trained
-    table = AutoModel.from_pretrained(out).cluster_info()
+    table = Clusterer.load(out).cluster_info()
     saved = RunFolder(out).read_assignments()
     assert table["size"].tolist() == np.bincount(saved, minlength=3).tolist()
     assert table["name"].tolist() == [result.model.config.id2label[k] for k in range(3)]
     assert all(0 <= c <= 1 for c in table["mean_confidence"].dropna())
     assert table["keywords"].map(len).max() > 3  # more than the three words of a name
     # what training saved from its own encoding pass is what encoding the training texts again gives
-    again = AutoModel.from_pretrained(out).cluster_info(list(result.trainer.train_dataset["text"]))
+    again = Clusterer.load(out).cluster_info(list(result.trainer.train_dataset["text"]))
     assert again["size"].tolist() == table["size"].tolist()
     assert again["representative_texts"].tolist() == table["representative_texts"].tolist()
     confidence = again["mean_confidence"].to_numpy(float), table["mean_confidence"].to_numpy(float)

@@ -1,0 +1,477 @@
+"""``Clusterer``: a trained clusterer and everything that reads or edits it, on one object (BERTopic's way:
+``merge_topics``, ``reduce_topics``, ``set_topic_labels`` and ``get_topic_info`` are methods of one object), and
+:func:`edit_saved_model`, the same edits on a model folder, which the command line's edit commands call.
+
+The served model (``Clusterer.model``, a ``PreTrainedModel``) is what ships and serves; what edits it is package
+code: the weight arithmetic of :mod:`hf_textcluster.editing`, names and the clusters' summary
+(:mod:`hf_textcluster.representation`), the choice of a served partition (:mod:`hf_textcluster.choosing`). Every
+edit changes the Clusterer's model in place and records itself; ``save()`` writes it back to its folder, keeping the
+state it replaces in ``<folder>/previous/`` (``restore()`` swaps them back), or to another folder.
+
+Example:
+    >>> clusterer = Clusterer.load("runs/tickets")                          # doctest: +SKIP
+    >>> clusterer.merge([[3, 7]]).rename({3: "refunds"}).save()              # doctest: +SKIP
+    >>> clusterer.cluster_info()[["cluster", "name", "size"]]               # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import torch
+
+from ..cache import write_whole
+from ..choosing.serving import serve_partition
+from ..editing.clusters import initialize_clusters
+from ..editing.curation import merge_clusters, split_cluster, start_online, update
+from ..editing.rows import UpdateResult
+from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
+from ..modeling.input_checks import CANDIDATES, SERVE_CHOICES, check_num_clusters
+from ..modeling.loading_checks import check_finite_weights
+from ..modeling.validation import check_local_path, validate_texts
+from ..models.remote_code import save_pretrained
+from ..representation import DEFAULT_PROMPT, NAMES_FILE, label_clusters, name_clusters, rename_clusters
+from ..representation.summary import SUMMARY_KEY, cluster_info, merge_summaries, read_cluster_summary
+from .candidate_file import check_kept_candidate, keep_candidates, serve_kept_candidate
+from .curation import (
+    describe_edited_clusters,
+    keep_previous,
+    name_edited_clusters,
+    read_online_state,
+    reduce_groups,
+    restore_previous,
+    warn_if_unlike_calibration,
+    warn_if_unlike_head,
+    write_online_state,
+)
+from .folder import ASSIGNMENTS_FILE, RunFolder, load_clusterer, read_training_run, save_back_target
+from .training_texts import find_training_texts
+
+__all__ = ["EDITS", "Clusterer", "edit_saved_model"]
+
+# The edits of a saved model, by the name of their method (and command).
+EDITS = ("merge", "split", "reduce", "update", "rename", "name", "refine", "recluster", "calibrate")
+# The edits that change which cluster a text is in: the scores measured at training no longer describe the model.
+_PARTITION_EDITS = {"merge", "split", "reduce", "update", "refine", "recluster"}
+CALIBRATION_SAMPLE = 10_000  # the texts a calibration is fitted on, a seeded sample (as `train` does)
+
+
+class Clusterer:
+    """A trained clusterer with its run folder and training texts: fit or load it, read its clusters, edit them,
+    save it.
+
+    Args:
+        num_clusters: for :meth:`fit`: K, or ``"auto"`` (chosen from the embeddings).
+        method: for :meth:`fit`: ``"auto"`` (the default run) or a method name.
+        **train_kwargs: for :meth:`fit`: keywords of :func:`~hf_textcluster.runs.api.train_clusterer`.
+
+    Attributes:
+        model: the served model (a ``TextClusteringPreTrainedModel``), once fitted or loaded.
+        path: the folder it was loaded from or last saved to (None for a Hub model not saved yet).
+        run: its ``training_run.json`` record, with the edits not saved yet appended to ``run["edits"]``.
+
+    Example:
+        >>> clusterer = Clusterer(num_clusters=3).fit(texts, "runs/tickets")   # doctest: +SKIP
+        >>> clusterer.predict(["how do i join two tables in oracle"])         # doctest: +SKIP
+        array([1])
+    """
+
+    def __init__(self, num_clusters: int | str = "auto", *, method: str = "auto", **train_kwargs):
+        self.num_clusters, self.method, self.train_kwargs = num_clusters, method, train_kwargs
+        self.model = None
+        self.path: str | None = None
+        self.run: dict = {}
+        self._texts: list[str] | None = None  # the training texts, once known
+        self._unsaved: list[str] = []  # the edits since the last save
+        self._assignments: np.ndarray | None = None  # the training texts' clusters after an edit, when known
+        self._files: dict[str, str] = {}  # file name -> text to write on save (the names' cache)
+        self._candidates: tuple[list[str], np.ndarray] | None = None  # refine: texts and the served partition
+
+    # ----- fit, load, read ----------------------------------------------------------------------------------------
+    def fit(self, texts, output_dir: str | os.PathLike) -> Clusterer:
+        """Train on ``texts`` (a list of strings or a ``datasets.Dataset`` with a ``text`` column) with
+        :func:`~hf_textcluster.runs.api.train_clusterer` and the settings given to the constructor; the run folder
+        is ``output_dir``. Returns self."""
+        import datasets
+
+        from ..data import load_texts
+        from .api import train_clusterer
+
+        dataset = texts if isinstance(texts, datasets.Dataset) else load_texts(texts)
+        options = {"num_clusters": self.num_clusters, **self.train_kwargs}
+        result = train_clusterer(self.method, dataset, os.fspath(output_dir), **options)
+        self.model, self.path = result.model, os.fspath(output_dir)
+        self.run, self._texts = read_training_run(self.path) or {}, list(result.trainer.train_dataset["text"])
+        return self
+
+    @classmethod
+    def load(cls, path: str | os.PathLike, **kwargs) -> Clusterer:
+        """The clusterer saved in ``path`` (a model folder or a Hub id), with its run record, the online state an
+        ``update`` kept and, when asked for, its training texts (found again through ``training_run.json``).
+        ``kwargs`` go to ``from_pretrained``."""
+        path = os.fspath(path)
+        check_local_path(path, "path")
+        clusterer = cls()
+        clusterer.model = load_clusterer(path, **kwargs)
+        if os.path.isdir(path):
+            clusterer.path, clusterer.run = path, read_training_run(path) or {}
+            clusterer.model.online_state_ = read_online_state(path)
+        return clusterer
+
+    @property
+    def texts(self) -> list[str] | None:
+        """The training texts: those :meth:`fit` trained on, or those its run records (found when the file or
+        benchmark is still there); None when unknown."""
+        if self._texts is None:
+            self._texts = find_training_texts(self.run)[0]
+        return self._texts
+
+    def _texts_for(self, op: str, texts: Sequence[str] | None, required: bool = True) -> list[str] | None:
+        """``texts`` checked, else the training texts; one error naming how to pass them when required."""
+        if texts is not None:
+            return validate_texts(texts)
+        if self.texts is None and required:
+            why = find_training_texts(self.run)[1]
+            raise ValueError(
+                f"{op} needs texts: pass the training texts (texts=..., --input FILE)"
+                + (f"; {why}." if why else "; the run records none that can be found.")
+            )
+        return self.texts
+
+    def cluster_info(self, texts: Sequence[str] | None = None, **kwargs):
+        """A ``pandas.DataFrame`` of the clusters (BERTopic's ``get_topic_info``), from the summary of the training
+        texts saved with the model, or computed on ``texts``: see
+        :func:`~hf_textcluster.representation.summary.cluster_info`."""
+        return cluster_info(self.model, texts, **kwargs)
+
+    def predict(self, texts: Sequence[str], **kwargs) -> np.ndarray:
+        """Each text's cluster id: ``model.predict`` (BERTopic's ``transform``)."""
+        return self.model.predict(texts, **kwargs)
+
+    # ----- edits: each changes the model here and records itself --------------------------------------------------
+    def _edited(self, record: dict, assignments: np.ndarray | None = None) -> None:
+        op = record["op"]
+        if op in _PARTITION_EDITS:  # the training texts' saved clusters describe the model if recomputed on them
+            self._assignments = assignments
+        self._unsaved.append(op)
+        source = {"source": os.path.abspath(self.path)} if self.path else {}
+        time_now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+        record = {**record, "num_clusters": self.model.config.num_clusters, **source, "time": time_now}
+        self.run["edits"] = [*self.run.get("edits", []), record]
+
+    def _describe(self, texts, edited, batch_size) -> np.ndarray | None:
+        """Name the edited clusters and save the summary again on ``texts``; the clusters of the training texts."""
+        clusters = describe_edited_clusters(self.model, texts, edited, batch_size)
+        return clusters if texts is self._texts else None
+
+    def merge(
+        self,
+        clusters: Sequence[Sequence[int]],
+        texts: Sequence[str] | None = None,
+        batch_size: int = DEFAULT_ENCODE_BATCH_SIZE,
+    ) -> Clusterer:
+        """Merge each group of ``clusters`` (e.g. ``[[3, 7], [1, 4, 9]]``) into one cluster (BERTopic's
+        ``merge_topics``): :func:`~hf_textcluster.editing.merge_clusters`, then the merged clusters named after
+        their keywords and the summary recomputed on ``texts`` (default: the training texts; without any, the
+        calibration and the summary are merged). ``model.cluster_mapping_`` gives each old id's new id."""
+        texts = self._texts_for("merge", texts, required=False)
+        merged = merge_clusters(self.model, clusters, texts=texts, batch_size=batch_size)
+        mapping = merged.cluster_mapping_
+        assignments = None
+        if texts is not None:
+            self.model = merged
+            assignments = self._describe(texts, sorted({int(mapping[k]) for g in clusters for k in g}), batch_size)
+        else:
+            summary = merge_summaries(read_cluster_summary(self.model.config), mapping, merged.config.num_clusters)
+            setattr(merged.config, SUMMARY_KEY, summary)
+            self.model = merged
+        groups = [sorted(int(k) for k in group) for group in clusters]
+        self._edited({"op": "merge", "clusters": groups, "mapping": [int(v) for v in mapping]}, assignments)
+        return self
+
+    def split(
+        self,
+        cluster: int,
+        num_clusters: int = 2,
+        texts: Sequence[str] | None = None,
+        random_state: int | None = 0,
+        batch_size: int = DEFAULT_ENCODE_BATCH_SIZE,
+    ) -> Clusterer:
+        """Split ``cluster`` into ``num_clusters`` clusters by k-means on its texts among ``texts`` (default: the
+        training texts; required): :func:`~hf_textcluster.editing.split_cluster`. The first part keeps the id, the
+        others get the ids after the last; the parts are named after their keywords."""
+        texts = self._texts_for("split", texts)
+        k = self.model.config.num_clusters
+        self.model = split_cluster(
+            self.model, cluster, n=num_clusters, texts=texts, random_state=random_state, batch_size=batch_size
+        )
+        parts = [int(cluster), *range(k, k + int(num_clusters) - 1)]
+        assignments = self._describe(texts, parts, batch_size)
+        self._edited({"op": "split", "clusters": [int(cluster)], "new_ids": parts}, assignments)
+        return self
+
+    def reduce(
+        self, num_clusters: int, texts: Sequence[str] | None = None, batch_size: int = DEFAULT_ENCODE_BATCH_SIZE
+    ) -> Clusterer:
+        """Merge the closest clusters until ``num_clusters`` remain (BERTopic's ``reduce_topics``): again and again
+        the two whose calibrated centres are closest (:func:`~hf_textcluster.runs.curation.closest_merges`), by
+        :meth:`merge`. ``texts``: as for :meth:`merge` (required for a model that is not calibrated)."""
+        texts = self._texts_for("reduce", texts, required=False)
+        groups = reduce_groups(self.model, num_clusters, texts, batch_size)
+        self.merge(groups, texts=texts, batch_size=batch_size)
+        self.run["edits"][-1]["reduced_to"] = int(num_clusters)
+        return self
+
+    def update(
+        self,
+        texts: Sequence[str],
+        accept_new: bool = False,
+        reference_texts: Sequence[str] | None = None,
+        **update_kwargs,
+    ) -> UpdateResult:
+        """Take in new ``texts`` without retraining the encoder: :func:`~hf_textcluster.editing.update` (the
+        clusters' centres move by a running mean, an emerging group is proposed, ``accept_new`` adds it, named
+        after its keywords). The running means start, the first time, from ``reference_texts`` (default: the
+        training texts; else this batch starts them). ``update_kwargs``: ``far_quantile``, ``min_new_size``,
+        ``new_name``, ``random_state``, ``batch_size``. Returns the
+        :class:`~hf_textcluster.editing.rows.UpdateResult`."""
+        texts = validate_texts(texts)
+        if getattr(self.model, "online_state_", None) is None:
+            reference = self._texts_for("update", reference_texts, required=False)
+            if reference is not None:
+                start_online(self.model, reference)
+        result = update(self.model, texts, accept_new=accept_new, **update_kwargs)
+        if result.accepted:
+            name_edited_clusters(self.model, texts, result.clusters, [result.new_cluster])
+        new = [] if result.new_cluster is None else [result.new_cluster]
+        self._edited({"op": "update", "clusters": new, **result.to_dict()})
+        return result
+
+    def rename(self, names: Mapping[int | str, str]) -> Clusterer:
+        """Give clusters the ``names`` you choose (cluster id -> name; BERTopic's ``set_topic_labels``):
+        :func:`~hf_textcluster.representation.rename_clusters`."""
+        rename_clusters(self.model, names)
+        self._edited({"op": "rename", "clusters": sorted(int(k) for k in names)})
+        return self
+
+    def name(
+        self,
+        generator,
+        prompt: str = DEFAULT_PROMPT,
+        texts: Sequence[str] | None = None,
+        batch_size: int = DEFAULT_ENCODE_BATCH_SIZE,
+    ) -> dict[int, str]:
+        """Name the clusters with a language model (``generator``: a Hub id, a local folder, or a callable
+        ``prompt -> text``) from their keywords and typical ``texts`` (default: the training texts):
+        :func:`~hf_textcluster.representation.label_clusters`. The answers are cached in the folder's
+        ``cluster_names.json`` (written on save). Returns where each name came from (``"generated"`` or
+        ``"keywords"``)."""
+        texts = self._texts_for("name", texts)
+        with tempfile.TemporaryDirectory(prefix="hf-textcluster-names-") as folder:
+            cache = os.path.join(folder, NAMES_FILE)
+            earlier = self._files.get(NAMES_FILE) or _read_text(self.path, NAMES_FILE)
+            if earlier is not None:  # the answers already generated travel with the model
+                with open(cache, "w", encoding="utf-8") as f:
+                    f.write(earlier)
+            label_clusters(self.model, texts, batch_size=batch_size, generator=generator, prompt=prompt, cache=cache)
+            with open(cache, encoding="utf-8") as f:
+                self._files[NAMES_FILE] = f.read()
+        sources = json.loads(self._files[NAMES_FILE]).get("last", {}).get("sources", {})
+        sources = {k: sources.get(str(k), "keywords") for k in range(self.model.config.num_clusters)}
+        generated = sum(source == "generated" for source in sources.values())
+        name = generator if isinstance(generator, str) else getattr(generator, "__name__", type(generator).__name__)
+        self.run["names"] = {"generator": name, "generated": generated, "file": NAMES_FILE}
+        self._edited({"op": "name", "generator": name, "generated": generated})
+        return sources
+
+    def refine(
+        self,
+        serve: str = "auto",
+        candidates: Sequence[str] = CANDIDATES,
+        texts: Sequence[str] | None = None,
+        sample_size: int | None = CALIBRATION_SAMPLE,
+        random_state: int = 0,
+        batch_size: int = DEFAULT_ENCODE_BATCH_SIZE,
+    ):
+        """Serve the best of the model's partitions of ``texts`` (default: the training texts), each refined by
+        iterative classification or not, chosen without labels, or the one named by ``serve`` (one of
+        :data:`~hf_textcluster.modeling.input_checks.CANDIDATES`, or a candidate a ``train --method auto`` run
+        kept beside the model): :func:`~hf_textcluster.choosing.serving.serve_partition`; then calibrated and
+        named on ``texts``. Returns the :class:`~hf_textcluster.choosing.serving.ServingChoice`."""
+        kept = serve not in SERVE_CHOICES  # a candidate a `train --method auto` run kept beside the model
+        if kept:
+            check_kept_candidate(self.path or "", serve)  # before any text is encoded
+        texts = self._texts_for("refine", texts)
+        try:  # the texts train refuses (fewer distinct texts than clusters) cannot be partitioned either
+            check_num_clusters(self.model.config.num_clusters, len(texts), texts=texts)
+        except ValueError as err:
+            raise ValueError(f"`texts`: {err}") from None
+        warn_if_unlike_calibration(self.model, texts, batch_size, random_state)
+        embeddings = self.model.embed(texts, batch_size=batch_size, show_progress_bar=True)
+        if kept:
+            choice = serve_kept_candidate(
+                self.model, self.path, texts, serve, embeddings=embeddings, random_state=random_state
+            )
+        else:
+            choice = serve_partition(
+                self.model, embeddings, serve=serve, candidates=candidates, random_state=random_state
+            )
+        self._recalibrate(texts, sample_size, random_state, batch_size)
+        self.run["serving"] = choice.to_dict()
+        self._candidates = (texts, np.asarray(choice.labels))
+        assignments = np.asarray(choice.labels) if texts is self._texts else None
+        self._edited({"op": "refine", "served": choice.served}, assignments)
+        return choice
+
+    def recluster(
+        self,
+        kmeans_init: str = "best",
+        texts: Sequence[str] | None = None,
+        sample_size: int | None = CALIBRATION_SAMPLE,
+        random_state: int = 0,
+        batch_size: int = DEFAULT_ENCODE_BATCH_SIZE,
+    ) -> Clusterer:
+        """Re-fit the clusters by k-means on the model's own (trained) embeddings of ``texts`` (default: the
+        training texts; the benchmark's "k-means after"): :func:`~hf_textcluster.editing.initialize_clusters`, then
+        calibrated and named on them. Warns when the new clusters agree with the trained head's on under half of
+        the texts."""
+        texts = self._texts_for("recluster", texts)
+        embeddings = self.model.embed(texts, batch_size=batch_size, show_progress_bar=True)
+        trained = self.model.config.centroids_initialized
+        with torch.no_grad():
+            features = torch.from_numpy(np.ascontiguousarray(embeddings, dtype=np.float32))
+            before = self.model.cluster_probabilities(features).argmax(dim=-1).numpy() if trained else None
+        initialize_clusters(self.model, embeddings=embeddings, random_state=random_state, kmeans_init=kmeans_init)
+        if trained:
+            warn_if_unlike_head(self.model, embeddings, before)
+        self._recalibrate(texts, sample_size, random_state, batch_size)
+        self._edited({"op": "recluster", "kmeans_init": kmeans_init})
+        return self
+
+    def calibrate(
+        self,
+        texts: Sequence[str] | None = None,
+        sample_size: int | None = CALIBRATION_SAMPLE,
+        random_state: int = 0,
+        batch_size: int = DEFAULT_ENCODE_BATCH_SIZE,
+    ) -> Clusterer:
+        """Calibrate the confidence and outlier distances on ``texts`` (default: the training texts):
+        ``model.calibrate`` on a seeded sample of ``sample_size``. Warns when most texts are outliers for the
+        current calibration."""
+        texts = self._texts_for("calibrate", texts)
+        warn_if_unlike_calibration(self.model, texts, batch_size, random_state)
+        self.model.calibrate(
+            texts, sample_size=sample_size, random_state=random_state, batch_size=batch_size, show_progress_bar=True
+        )
+        self._edited({"op": "calibrate", "texts": len(texts)})
+        return self
+
+    def _recalibrate(self, texts, sample_size, random_state, batch_size) -> None:
+        """After the served partition changed: calibrate and name it on ``texts``; the running means of ``update``
+        described the old clusters."""
+        self.model.online_state_ = None
+        self.model.calibrate(
+            texts, sample_size=sample_size, random_state=random_state, batch_size=batch_size, show_progress_bar=True
+        )
+        name_clusters(self.model, texts, sample_size=sample_size, random_state=random_state, batch_size=batch_size)
+
+    # ----- save and go back -------------------------------------------------------------------------------------
+    def save(self, path: str | os.PathLike | None = None, overwrite: bool = False) -> str:
+        """Save the model, its run record (with the edits appended) and what the folder keeps beside it, to its own
+        folder (default) or to ``path``. A save over a model keeps that model in ``<folder>/previous/``
+        (:meth:`restore` goes back to it); a folder holding another trained model is replaced only with
+        ``overwrite``. Returns the folder.
+
+        Raises:
+            ValueError: no ``path`` for a clusterer that has no folder (loaded from the Hub).
+            FileExistsError: ``path`` holds another trained model and ``overwrite`` is false.
+        """
+        source = self.path
+        if path is None and source is None:
+            raise ValueError("`path` is required: this clusterer has no folder yet (loaded from the Hub).")
+        target = save_back_target(source or "", path, overwrite=overwrite, command="save").path
+        in_place = source is not None and RunFolder(target).is_folder(source)
+        run = dict(self.run)
+        if _PARTITION_EDITS & set(self._unsaved) and run.get("metrics"):  # measured on the trained partition
+            run.setdefault("metrics_before_edits", run["metrics"])
+            run["metrics"] = {}
+        run["num_clusters"] = self.model.config.num_clusters
+        self._write(target, source, in_place, run)
+        self.path, self.run, self._unsaved, self._files, self._candidates = target, run, [], {}, None
+        return target
+
+    def _write(self, target: str, source: str | None, in_place: bool, run: dict) -> None:
+        """The one save of a model folder: the previous state kept, then the model and every file beside it."""
+        check_finite_weights(self.model)  # refused before the previous state is replaced
+        keep_previous(target)
+        remote_code = source is not None and RunFolder(source).ships_remote_code()
+        save_pretrained(self.model, target, remote_code=remote_code)
+        folder = RunFolder(target)
+        folder.write_training_run(run)
+        write_online_state(target, getattr(self.model, "online_state_", None))
+        for name, text in self._files.items():
+            write_whole(os.path.join(target, name), text)
+        if self._candidates is not None and source is not None:
+            keep_candidates(source, target, *self._candidates)
+        if self._assignments is not None:
+            folder.write_assignments(self._assignments)
+        elif _PARTITION_EDITS & set(self._unsaved):  # the saved clusters of the training texts are the old ones
+            if os.path.isfile(os.path.join(target, ASSIGNMENTS_FILE)):
+                os.remove(os.path.join(target, ASSIGNMENTS_FILE))
+        elif not in_place and source is not None and os.path.isfile(os.path.join(source, ASSIGNMENTS_FILE)):
+            folder.write_assignments(RunFolder(source).read_assignments())
+        self._assignments = None
+
+    def restore(self) -> Clusterer:
+        """Go back to the model's previous state: swap the folder's model with ``<folder>/previous/`` (a second
+        restore undoes the first; see :func:`~hf_textcluster.runs.curation.restore_previous`) and load it. Edits
+        not saved are dropped."""
+        if self.path is None:
+            raise ValueError("restore needs a model folder: this clusterer has none (loaded from the Hub).")
+        vars(self).update(vars(self.load(restore_previous(self.path))))
+        return self
+
+
+def _read_text(folder: str | None, name: str) -> str | None:
+    path = os.path.join(folder, name) if folder else None
+    if path is None or not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def edit_saved_model(
+    model: str | os.PathLike, output_dir: str | os.PathLike | None, op: str, *, overwrite: bool = False, **kwargs
+):
+    """Edit the model saved in ``model`` by ``op`` (one of :data:`EDITS`, a :class:`Clusterer` method: ``"merge"``,
+    ``"split"``, ...; ``kwargs`` are its arguments) and save it: in place when ``output_dir`` is None (the model
+    before is kept in ``<model>/previous/``), else into ``output_dir`` (a folder holding another trained model only
+    with ``overwrite``). What the command line's edit commands run.
+
+    Returns:
+        ``(clusterer, what the method returned)``.
+
+    Raises:
+        ValueError: an unknown ``op``, a bad argument, a Hub model without ``output_dir``.
+        FileExistsError: ``output_dir`` holds another trained model and ``overwrite`` is false.
+
+    Example:
+        >>> clusterer, _ = edit_saved_model("runs/tickets", None, "merge", clusters=[[3, 7]])  # doctest: +SKIP
+        >>> *_, last_edit = clusterer.run["edits"]                                          # doctest: +SKIP
+        >>> last_edit["op"], clusterer.model.config.num_clusters                              # doctest: +SKIP
+        ('merge', 19)
+    """
+    if op not in EDITS:
+        raise ValueError(f"`op` must be one of {', '.join(EDITS)}; got {op!r}.")
+    model = os.fspath(model)
+    check_local_path(model, "--model")
+    save_back_target(model, output_dir, overwrite=overwrite, command=op)  # refused before any work
+    clusterer = Clusterer.load(model)
+    result = getattr(clusterer, op)(**kwargs)
+    clusterer.save(output_dir, overwrite=overwrite)
+    return clusterer, result
