@@ -7,8 +7,8 @@ import sys
 
 from transformers import pipeline
 
-from ..apps.chunked_input import DEFAULT_CHUNK_SIZE
 from ..apps.streaming import check_output, predict_file
+from ..data.text_files import DEFAULT_CHUNK_SIZE
 from ..distributed import leave_together, run_with_processes, running_processes
 from ..modeling.precision import INFERENCE_PRECISIONS
 from ..runs.folder import load_clusterer
