@@ -175,30 +175,28 @@ def _json_records(path: Path, encoding: str, columns: list[str], size: int):
     """The records of a JSON Lines file (or of a JSON array, loaded whole: it cannot be read piecewise)."""
     with open(path, encoding=encoding) as handle:
         is_array = handle.read(4096).lstrip().startswith("[")
-    fix = 'a .json file holds one array of objects ([{"text": "..."}, ...]) or, as .jsonl, one object per line'
+    fix = (
+        'each line of a JSON Lines file is one object, e.g. {"text": "..."}'
+        if path.suffix.lower() == ".jsonl"
+        else 'a .json file holds one array of objects ([{"text": "..."}, ...]) or one object per line'
+    )
+
+    def parsed(number, text):
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as err:
+            raise ValueError(
+                f"{path}, line {number + err.lineno - 1}: not JSON ({err.msg}, column {err.colno}); {fix}."
+            ) from None
+
     if is_array:
-        with open(path, encoding=encoding) as handle:
-            try:
-                records = list(enumerate(json.load(handle), 1))
-            except json.JSONDecodeError as err:
-                raise ValueError(
-                    f"{path}, line {err.lineno}: not JSON ({err.msg}, column {err.colno}); {fix}."
-                ) from None
+        records = list(enumerate(parsed(1, path.read_text(encoding=encoding)), 1))
         where, total = (lambda number: f"Item {number} of {path}"), len(records)
     else:
 
         def lines():
             with open(path, encoding=encoding) as handle:
-                for number, line in enumerate(handle, 1):
-                    if not line.strip():
-                        continue
-                    try:
-                        yield number, json.loads(line)
-                    except json.JSONDecodeError as err:
-                        raise ValueError(
-                            f"{path}, line {number}: not JSON ({err.msg}, column {err.colno}); each line of a JSON "
-                            'Lines file is one object, e.g. {"text": "..."}.'
-                        ) from None
+                yield from ((n, parsed(n, line.rstrip())) for n, line in enumerate(handle, 1) if line.strip())
 
         records, where, total = lines(), (lambda number: f"Line {number} of {path}"), None
     text_column, label_column = columns[0], columns[1] if len(columns) > 1 else None
