@@ -1,5 +1,6 @@
 """Resolving encoders offline: the pip-installed default, any hub id or local path, and sentence-transformers
-folders (whose modules.json + pooling config say how a sentence embedding is made)."""
+folders (whose modules.json + pooling config say how a sentence embedding is made); and what any pretrained folder's
+config.json says before transformers loads it (:func:`read_pretrained_config`: offline misses, code of its own)."""
 
 from __future__ import annotations
 
@@ -163,37 +164,78 @@ class EncoderSpec:
 
 
 def resolve_encoder_path(name_or_path: str | os.PathLike | None = None) -> str:
-    """A local path for the pip-shipped default encoder (or ``name_or_path`` unchanged: a local path or hub id)."""
+    """A local path for the pip-shipped default encoder (or ``name_or_path`` unchanged: a local path or hub id),
+    once its config.json (where it can be read without the network) names a model transformers knows and asks to run
+    no code of its own (:func:`read_pretrained_config`)."""
     name_or_path = str(DEFAULT_ENCODER if name_or_path is None else name_or_path)
-    if os.path.isdir(name_or_path):
-        return name_or_path
-    from .modeling.validation import check_local_path
+    if not os.path.isdir(name_or_path):
+        from .modeling.validation import check_local_path
 
-    check_local_path(name_or_path, "encoder")
-    shipped = _PIP_SHIPPED_ENCODERS.get(name_or_path)
-    if shipped is not None:
-        return shipped.locate(True)
-    _check_reachable_offline(name_or_path)
+        check_local_path(name_or_path, "encoder")
+        shipped = _PIP_SHIPPED_ENCODERS.get(name_or_path)
+        if shipped is not None:
+            return shipped.locate(True)
+    config = read_pretrained_config(name_or_path, "`encoder` (--encoder) ")
+    if config is not None and config.get("model_type") is not None and not _known_model_type(config["model_type"]):
+        raise ValueError(
+            f"`encoder` (--encoder) {name_or_path} is not a model transformers knows (model_type "
+            f"{config['model_type']!r}): pass a transformers encoder's folder or Hub id (e.g. {DEFAULT_ENCODER})."
+        )
     return name_or_path
 
 
-def _check_reachable_offline(hub_id: str) -> None:
-    """Offline, a Hub id that is not in the local cache cannot load: one line naming the encoder and offline mode,
-    instead of transformers' "couldn't connect to huggingface.co"."""
+def _known_model_type(model_type) -> bool:
+    """Whether transformers, or a library that registered it (hf_textcluster registers its methods), has classes for
+    ``model_type``."""
+    from transformers import CONFIG_MAPPING
+
+    return isinstance(model_type, str) and model_type in CONFIG_MAPPING
+
+
+def read_pretrained_config(
+    name_or_path: str, argument: str = "", *, cache_dir: str | None = None, revision: str | None = None
+):
+    """The config.json of a local folder or of a Hub id in the local cache, as a dict, read before transformers
+    loads it so that what transformers would refuse (or ask about) is one line naming the folder: a Hub id that is
+    not cached while the Hub is offline, and a folder with code of its own (an ``auto_map`` for a model type nothing
+    installed knows: hf_textcluster never runs it); ``argument`` (e.g. ``"`encoder` (--encoder) "``) prefixes the
+    folder in the messages. None when there is nothing to read without the network (the
+    load downloads and checks it), or the file is not a JSON object (the load says so).
+
+    Raises:
+        FileNotFoundError: offline, a Hub id that is not in the cache.
+        ValueError: the folder asks to run its own code.
+    """
     from huggingface_hub import constants, try_to_load_from_cache
 
-    if not constants.is_offline_mode():
-        return
+    path = os.fspath(name_or_path)
+    if os.path.isdir(path):
+        file = os.path.join(path, "config.json")
+    else:
+        try:
+            file = try_to_load_from_cache(path, "config.json", cache_dir=cache_dir, revision=revision)
+        except Exception:  # noqa: BLE001 - not a valid Hub id: transformers' load names it
+            return None
+        if not isinstance(file, str) and constants.is_offline_mode():
+            raise FileNotFoundError(
+                f"offline mode (HF_HUB_OFFLINE=1): {argument}{path} is not in your cache, nor a local folder; "
+                "download it once with the Hub online, or pass a local folder."
+            )
     try:
-        cached = try_to_load_from_cache(hub_id, "config.json")
-    except Exception:  # noqa: BLE001 - not a valid Hub id: transformers' load names it
-        return
-    if not isinstance(cached, str):
-        raise FileNotFoundError(
-            f"`encoder` (--encoder) {hub_id!r} is not a local folder, not an encoder a pip package ships, nor in the "
-            "Hugging Face cache, and the Hub is offline (HF_HUB_OFFLINE=1): pass a local folder, or download it "
-            "with the Hub online once."
+        with open(file, encoding="utf-8") as handle:
+            config = json.load(handle)
+    except (TypeError, OSError, ValueError):
+        return None
+    if not isinstance(config, dict):
+        return None
+    model_type = config.get("model_type")
+    if config.get("auto_map") and not _known_model_type(model_type):
+        raise ValueError(
+            f"{argument}{path} holds code of its own (`auto_map` in its config.json, model_type {model_type!r}): "
+            "hf_textcluster does not run code from folders it did not write; pass a folder it wrote or a plain "
+            "transformers model."
         )
+    return config
 
 
 def read_sentence_transformers_spec(path: str | os.PathLike) -> EncoderSpec | None:

@@ -4,7 +4,7 @@
 parquet), a ``datasets.Dataset`` or any iterable of strings, holding one chunk at a time. ``predict_file`` writes
 them as JSON lines and can be stopped and restarted: a small progress file beside the output records how many
 texts are done and how many bytes of the output hold them, so a restart truncates a half-written chunk and
-continues after the last complete one. The input is read by :func:`~hf_textcluster.apps.chunked_input.text_chunks`.
+continues after the last complete one. The input is read by :func:`~hf_textcluster.data.text_files.text_chunks`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from pathlib import Path
 from transformers.utils import logging
 
 from ..cache import write_whole
-from .chunked_input import DEFAULT_CHUNK_SIZE, text_chunks
+from ..data.text_files import DEFAULT_CHUNK_SIZE, text_chunks
 
 logger = logging.get_logger(__name__)
 

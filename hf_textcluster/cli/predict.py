@@ -7,8 +7,8 @@ import sys
 
 from transformers import pipeline
 
-from ..apps.chunked_input import DEFAULT_CHUNK_SIZE
 from ..apps.streaming import check_output, predict_file
+from ..data.text_files import DEFAULT_CHUNK_SIZE, text_chunks
 from ..distributed import leave_together, run_with_processes, running_processes
 from ..modeling.precision import INFERENCE_PRECISIONS
 from ..runs.folder import load_clusterer
@@ -107,6 +107,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     device = _device(args.device)
     if args.output:
         check_output(args.input, args.output, args.overwrite)
+    text_chunks(args.input, args.text_column, args.chunk_size)  # a file it cannot open fails before the model loads
     model = load_clusterer(args.model)  # loaded here: its errors are one clear line, not the pipeline's
     processes = running_processes()  # several under `accelerate launch`: each encodes a share, the main one writes
     device = device if processes is None else processes.device

@@ -10,11 +10,12 @@ from .augmentation import AUGMENTERS, add_augmented_views, get_augmenter
 from .augmenters import RandomWordDeletion, RandomWordSwap, TextAugmenter, VirtualAugmenter
 from .benchmark import DATA_DIR_ENV, ShortTextClusteringBenchmark, ShortTextClusteringConfig
 from .corpora import BENCHMARKS, CORPORA, CorpusSpec
-from .loading import default_data_dir, load_benchmark, load_text_file, load_texts
+from .loading import default_data_dir, load_benchmark, load_texts
 from .nlpaug_augmenters import ContextualWordSubstitution, WordNetSynonymAugmenter
 from .precomputed import AUGMENTATION_FAMILIES
 from .provenance import benchmark_corpus, views_augmentation
 from .readers import parse_json_lines, parse_label_tab_text, parse_line_aligned
+from .text_files import load_text_file
 
 __all__ = [
     "AUGMENTATION_FAMILIES",

@@ -1,10 +1,10 @@
-"""Loaders: a benchmark corpus, a user's list of texts, or a user's file, each as a ``datasets.Dataset``."""
+"""Loaders: a benchmark corpus or a user's list of texts, each as a ``datasets.Dataset`` (a user's file:
+:mod:`~hf_textcluster.data.text_files`)."""
 
 from __future__ import annotations
 
 import logging
 import os
-from pathlib import Path
 
 import datasets
 
@@ -12,11 +12,8 @@ from ..modeling.input_checks import MISSING_LABEL, missing_labels, validate_labe
 from ..modeling.validation import validate_texts
 from .benchmark import DATA_DIR_ENV, ShortTextClusteringBenchmark
 from .corpora import resolve_benchmark_name
-from .readers import read_csv_frame, read_lines
 
-__all__ = ["load_benchmark", "load_texts", "load_text_file", "check_column", "default_data_dir"]
-
-TEXT_FILE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet", ".txt")
+__all__ = ["load_benchmark", "load_texts", "check_column", "default_data_dir"]
 
 
 def default_data_dir() -> str | None:
@@ -98,83 +95,9 @@ def load_texts(texts, labels=None, *, label_source: str = "`labels`") -> dataset
     return datasets.Dataset.from_dict(columns, features=datasets.Features(features))
 
 
-def _read_table(path: Path):
-    """The file as a DataFrame; a file that cannot be parsed is a ValueError naming it, what went wrong and the fix."""
-    import pandas as pd
-
-    suffix = path.suffix.lower()
-    if path.stat().st_size == 0 and suffix in TEXT_FILE_SUFFIXES:
-        raise ValueError(f"{path} is empty (0 bytes): nothing to read.")
-    if suffix not in (".csv", ".tsv", ".jsonl", ".json", ".parquet"):
-        raise ValueError(
-            f"Unsupported file type {path.suffix!r} for {path}. Supported: {', '.join(TEXT_FILE_SUFFIXES)}."
-        )
-    try:
-        if suffix in (".csv", ".tsv"):
-            frame = read_csv_frame(path, sep="\t" if suffix == ".tsv" else ",")
-        elif suffix == ".parquet":
-            frame = pd.read_parquet(path)
-        else:
-            with open(path, encoding="utf-8-sig") as handle:
-                head = handle.read(4096).lstrip()
-            frame = pd.read_json(path, lines=not head.startswith("["), dtype=False, encoding="utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise ValueError(
-            f"{path} is not UTF-8 text ({err.reason} at byte {err.start}); re-save it as UTF-8 (e.g. with "
-            "`iconv -f latin1 -t utf-8`)."
-        ) from err
-    except ValueError as err:
-        raise ValueError(f"{path} could not be parsed as {path.suffix.lstrip('.').upper()}: {err}") from err
-    columns = [str(c) for c in frame.columns]
-    if suffix == ".csv" and len(columns) == 1 and "\t" in columns[0]:
-        raise ValueError(f"{path} looks tab-separated (its header is {columns[0]!r}): rename it to .tsv.")
-    return frame
-
-
 def check_column(source, column: str, available: list, argument: str = "text_column") -> None:
     """A clear error when ``source`` (a file, a dataset) has no ``column``: what it has, and which argument to set."""
     if column not in available:
         raise ValueError(
             f"{source} has no column {column!r}. Available columns: {list(available)}. Pass {argument}= one of them."
         )
-
-
-def load_text_file(
-    path: str | os.PathLike, text_column: str = "text", label_column: str | None = None
-) -> datasets.Dataset:
-    """Load a user's file of texts as a ``datasets.Dataset`` (columns ``text`` and, optionally, ``label``).
-
-    Formats, from the suffix: ``.csv`` / ``.tsv`` (a header row; read with pandas, every field as a string,
-    no NA conversion), ``.jsonl`` / ``.json`` (JSON lines or a JSON array of records), ``.parquet``, and
-    ``.txt`` (one text per line; ``text_column``/``label_column`` do not apply).
-
-    Args:
-        path: the file.
-        text_column: the column holding the texts.
-        label_column: a column of known classes, kept as ``label`` (only ever scored against, never trained on).
-
-    Returns:
-        A dataset with a ``text`` column and, with ``label_column``, a ``label`` ``ClassLabel`` column.
-
-    Raises:
-        FileNotFoundError: ``path`` does not exist.
-        ValueError: unsupported suffix; ``text_column`` or ``label_column`` missing (the message lists the
-            available columns); blank texts (the message names the row).
-        TypeError: non-string texts (e.g. numbers or nulls in the text column).
-    """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"Text file not found: {path.resolve()}. Pass the path of an existing file.")
-    if path.suffix.lower() == ".txt":
-        if label_column is not None:
-            raise ValueError(f"{path} is a plain-text file (one text per line): it has no label column.")
-        return load_texts(validate_texts(read_lines(path), f"lines of {path} (0-based)"))
-
-    frame = _read_table(path)
-    available = [str(column) for column in frame.columns]
-    for argument, column in (("text_column", text_column), ("label_column", label_column)):
-        if column is not None:
-            check_column(path, column, available, argument)
-    texts = validate_texts(frame[text_column].tolist(), f"column {text_column!r} of {path} (0-based rows)")
-    labels = frame[label_column].tolist() if label_column is not None else None
-    return load_texts(texts, labels, label_source=f"column {label_column!r} of {path}")

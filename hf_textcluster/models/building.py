@@ -45,11 +45,12 @@ def from_encoder_pretrained(
     """
     spec = (cls.encoder_resolver or resolve_encoder)(encoder)
     config_kwargs.setdefault("pooling", spec.pooling)
-    encoder_model = AutoModel.from_pretrained(spec.name_or_path)
+    # never a folder's own code (resolving the encoder refused what it could read; this refuses a Hub download's)
+    encoder_model = AutoModel.from_pretrained(spec.name_or_path, trust_remote_code=False)
     config = cls.config_class(encoder=encoder_model.config.to_dict(), num_clusters=num_clusters, **config_kwargs)
     model = cls(config)
     model.encoder.load_state_dict(encoder_model.state_dict())
-    model.tokenizer = AutoTokenizer.from_pretrained(spec.name_or_path)
+    model.tokenizer = AutoTokenizer.from_pretrained(spec.name_or_path, trust_remote_code=False)
     model.config.name_or_path = spec.name_or_path
     if hasattr(model, "mlm_head"):
         model.config.mlm_head_pretrained = load_pretrained_mlm_head(model.mlm_head, spec.name_or_path)
@@ -85,7 +86,9 @@ def load_pretrained_mlm_head(head: nn.Module, path: str) -> bool:
     bias; its decoder is the tied input embeddings); False when the checkpoint has none of that form."""
     try:
         with _quiet_transformers():
-            mlm_model, info = AutoModelForMaskedLM.from_pretrained(path, output_loading_info=True)
+            mlm_model, info = AutoModelForMaskedLM.from_pretrained(
+                path, output_loading_info=True, trust_remote_code=False
+            )
     except (ValueError, KeyError, OSError) as err:  # no masked-LM class for this architecture
         logger.info(f"No masked-LM model could be loaded from {path!r} ({type(err).__name__}: {err}).")
         return False

@@ -21,7 +21,9 @@ import numpy as np
 from transformers import AutoModel
 
 from ..cache import write_whole
+from ..encoders import read_pretrained_config
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
+from ..models import METHODS
 from ..training.checkpoints import last_complete_checkpoint
 from .training_texts import find_training_texts
 
@@ -76,7 +78,9 @@ def check_finished_run(model_dir: str | os.PathLike, argument: str = "--model") 
 
 
 def load_clusterer(model_dir: str | os.PathLike, **kwargs):
-    """``AutoModel.from_pretrained(model_dir)`` that insists on an hf_textcluster clusterer.
+    """``AutoModel.from_pretrained(model_dir)`` that insists on an hf_textcluster clusterer and never runs a folder's
+    own code: a folder of another kind, one that asks to run its own code, or (offline) a Hub id that is not in the
+    cache is one line naming it, before anything is loaded.
 
     Args:
         model_dir: a saved model folder or a Hub id.
@@ -86,19 +90,28 @@ def load_clusterer(model_dir: str | os.PathLike, **kwargs):
         The clusterer.
 
     Raises:
-        ValueError: when the folder holds another kind of model.
+        ValueError: when the folder holds another kind of model, or code of its own.
+        FileNotFoundError: offline, a Hub id that is not in the cache.
 
     Example:
         >>> model = load_clusterer("runs/sccl-stackoverflow")  # doctest: +SKIP
     """
     check_finished_run(model_dir)
-    model = AutoModel.from_pretrained(os.fspath(model_dir), **kwargs)
-    if not isinstance(model, TextClusteringPreTrainedModel):
-        raise ValueError(
-            f"{os.fspath(model_dir)!r} holds a {type(model).__name__}, not an hf_textcluster clusterer; train one "
-            "with `hf-textcluster train`."
-        )
+    path = os.fspath(model_dir)
+    config = read_pretrained_config(path, cache_dir=kwargs.get("cache_dir"), revision=kwargs.get("revision"))
+    if config is not None and config.get("model_type") not in tuple(METHODS):  # a tuple: any JSON value compares
+        raise _not_a_clusterer(path, config.get("model_type"))
+    model = AutoModel.from_pretrained(path, **{**kwargs, "trust_remote_code": False})
+    if not isinstance(model, TextClusteringPreTrainedModel):  # a Hub id whose config.json was not cached
+        raise _not_a_clusterer(path, model.config.model_type)
     return model
+
+
+def _not_a_clusterer(path: str, model_type) -> ValueError:
+    return ValueError(
+        f"{path} is not a folder made by hf_textcluster (model_type {model_type!r}; its models are "
+        f"{', '.join(METHODS)}): pass a model that `hf-textcluster train` saved, or train one."
+    )
 
 
 class RunFolder:

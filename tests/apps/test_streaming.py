@@ -10,9 +10,9 @@ from transformers import pipeline
 
 import hf_textcluster  # noqa: F401
 from hf_textcluster import SCCLModel
-from hf_textcluster.apps.chunked_input import text_chunks
 from hf_textcluster.apps.streaming import PROGRESS_SUFFIX, predict_file, predict_iter
 from hf_textcluster.data import load_texts
+from hf_textcluster.data.text_files import text_chunks
 from hf_textcluster.editing import initialize_clusters
 from hf_textcluster.editing.kmeans import fit_kmeans
 

@@ -504,7 +504,7 @@ def test_predict_with_a_broken_or_foreign_model_is_one_line(tiny_encoder_dir, tm
     assert "corrupted or incomplete" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
     assert main(["predict", "--model", str(tiny_encoder_dir), "--input", str(texts)]) in (1, 2)  # a plain BERT
     err = capsys.readouterr().err
-    assert "not an hf_textcluster clusterer" in err and "Traceback" not in err
+    assert "is not a folder made by hf_textcluster (model_type 'bert'" in err and "Traceback" not in err
 
 
 @pytest.mark.slow  # the real entry point trained twice in subprocesses

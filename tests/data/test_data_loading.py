@@ -87,7 +87,7 @@ def test_load_txt_one_text_per_line(tmp_path):
     path.write_bytes('\ufefffirst line \r\nsecond, "quoted"\nthird\n'.encode())
     assert load_text_file(path)["text"] == ["first line ", 'second, "quoted"', "third"]
     path.write_text("first\n\nthird\n", encoding="utf-8")
-    with pytest.raises(ValueError, match=r"lines of .*t\.txt \(0-based\)` item 1 is empty"):
+    with pytest.raises(ValueError, match=r"Line 2 of .*t\.txt is blank"):
         load_text_file(path)
 
 
@@ -105,7 +105,7 @@ def test_load_text_file_errors(tmp_path):
     with pytest.raises(ValueError, match="Unsupported file type '.xlsx'"):
         load_text_file(tmp_path / "t.xlsx")
     (tmp_path / "n.jsonl").write_text('{"text": "ok"}\n{"text": 5}\n', encoding="utf-8")
-    with pytest.raises(TypeError, match=r"item 1 is int \(5\)"):
+    with pytest.raises(TypeError, match=r"Line 2 of .*n\.jsonl is int \(5\)"):
         load_text_file(tmp_path / "n.jsonl")
 
 
@@ -113,9 +113,9 @@ def test_load_text_file_errors(tmp_path):
     "name,content,match",
     [
         ("empty.csv", b"", "is empty \\(0 bytes\\)"),
-        ("latin1.csv", "text\ncaf\xe9 au lait\n".encode("latin-1"), "not UTF-8 .*re-save it as UTF-8"),
+        ("latin1.csv", "text\ncaf\xe9 au lait\n".encode("latin-1"), "line 2: not UTF-8 .*save it as UTF-8"),
         ("tabs.csv", b"text\tlabel\nhello\t1\n", "looks tab-separated .*rename it to .tsv"),
-        ("broken.jsonl", b'{"text": "ok"}\n{"text": \n', "could not be parsed as JSONL"),
+        ("broken.jsonl", b'{"text": "ok"}\n{"text": \n', "line 2: not JSON"),
     ],
 )
 def test_unreadable_files_name_the_file_and_the_fix(name, content, match, tmp_path):
