@@ -182,7 +182,7 @@ def make_curves(args, run_dir: Path, run_info: dict | None, row: dict | None) ->
 
 
 def make_leaderboard(args, results: dict | None) -> str:
-    from hf_textcluster.apps.leaderboard import plot_leaderboard
+    from training.bench.leaderboard_plot import plot_leaderboard
 
     if results is None:
         raise FileNotFoundError(f"no results file {args.results} (python -m training.bench writes it).")

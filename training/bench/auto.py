@@ -29,6 +29,7 @@ from .common import (
     run_header,
     train_time,
 )
+from .criteria import AUTO_RECORDED, criteria_of
 from .store import put_row, run_dir, save_store, select_rows
 
 SECTION = "auto"
@@ -157,13 +158,14 @@ def _contrastive_views() -> str | None:
 
 def rescore(args, store: dict) -> None:
     """Every stored row of the corpora and seeds asked for whose run is kept: its candidates' criteria computed again
-    (:func:`~hf_textcluster.runs.gather_candidates.rescore_kept_candidates`) and its choice re-made by today's default
+    (:func:`~training.bench.rescoring.rescore_kept_candidates`) and its choice re-made by today's default
     criterion. The ACC of a re-made choice is its candidate's (for a candidate of the pretrained space or the
     consensus the saved model would serve a linear head fitted to it, which agrees with it on most texts)."""
     from hf_textcluster.choosing.candidate_choice import DEFAULT_AUTO_CRITERION
-    from hf_textcluster.runs.gather_candidates import rescore_kept_candidates
 
-    criteria = {"criteria": args.criteria} if args.criteria else {}
+    from .rescoring import rescore_from_store, rescore_kept_candidates
+
+    criteria = args.criteria or AUTO_RECORDED
     for name in args.datasets:
         for seed in args.seeds:
             rows = select_rows(store, SECTION, dataset=name, seed=seed, variant=args.variant)
@@ -180,7 +182,7 @@ def rescore(args, store: dict) -> None:
                 )
             texts = list(corpus_dataset(args.data_dir, name)["text"])
             if folder.is_dir():
-                values = rescore_kept_candidates(folder, texts, random_state=seed, **criteria)
+                values = rescore_kept_candidates(folder, texts, random_state=seed, criteria=criteria)
             else:
                 values = rescore_from_store(kept, texts, seed, args.criteria, f"{name} seed {seed}")
             row = dict(rows[0])
@@ -197,28 +199,6 @@ def rescore(args, store: dict) -> None:
                 f"serves {row['served_by_default']}",
                 flush=True,
             )
-
-
-def rescore_from_store(kept, texts: list[str], seed: int, criteria, what: str) -> dict[str, dict[str, float]]:
-    """The criteria the committed candidate store can give (no model: agreement, the lexical vote and its supported
-    form) of a run's kept partitions, computed again on its ``texts``."""
-    from hf_textcluster.choosing.candidate_choice import candidate_criteria
-    from hf_textcluster.choosing.criteria import AUTO_CRITERIA, CRITERIA, lexical_space
-    from hf_textcluster.runs.candidate_file import SERVED_KEY, texts_match
-
-    partitions, metadata = kept
-    partitions.pop(SERVED_KEY, None)
-    if not texts_match(texts, metadata):
-        raise SystemExit(f"{what}: the stored candidates partition other texts than the corpus gives now.")
-    possible = tuple(c for c in AUTO_CRITERIA if CRITERIA[c].space in (None, "lexical"))  # no model's space
-    wanted = list(criteria or possible)
-    need_models = [c for c in wanted if c not in possible]
-    if need_models or lexical_space(texts, random_state=seed) is None:
-        raise SystemExit(
-            f"{what}: {', '.join(need_models) or 'the lexical vote (too few shared words)'} needs the run's models, "
-            "which only its run folder keeps; the candidate store gives " + ", ".join(possible) + "."
-        )
-    return candidate_criteria(partitions, {}, texts=texts, criteria=wanted, random_state=seed)
 
 
 REMADE = "re-made choice: the ACC of the candidate"
@@ -272,8 +252,7 @@ def recompute_candidates(args, store: dict) -> None:
     training (how candidates are read out, chosen or served), without training them again."""
     from types import SimpleNamespace
 
-    from hf_textcluster.choosing.candidate_choice import DEFAULT_AUTO_CRITERION, candidate_criteria
-    from hf_textcluster.choosing.criteria import AUTO_CRITERIA
+    from hf_textcluster.choosing.candidate_choice import DEFAULT_AUTO_CRITERION
     from hf_textcluster.data import load_benchmark
     from hf_textcluster.modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
     from hf_textcluster.models import get_method
@@ -304,12 +283,10 @@ def recompute_candidates(args, store: dict) -> None:
                 trainer = SimpleNamespace(encode_batch_size=DEFAULT_ENCODE_BATCH_SIZE, precision=precision)
                 results[signal] = SimpleNamespace(model=model, trainer=trainer)
             chosen = choose_from_signals(results, None, texts, seed=seed, criterion=DEFAULT_AUTO_CRITERION)
-            others = [c for c in AUTO_CRITERIA if c not in chosen.criteria]
+            others = [c for c in AUTO_RECORDED if c not in chosen.criteria]
             criteria = {
                 **chosen.criteria,
-                **candidate_criteria(
-                    chosen.candidates, chosen.features, texts=texts, criteria=others, random_state=seed
-                ),
+                **criteria_of(chosen.candidates, chosen.features, texts=texts, criteria=others, random_state=seed),
             }
             record = {
                 "candidates": {c: {k: round(float(v[c]), 6) for k, v in criteria.items()} for c in chosen.candidates},
@@ -356,10 +333,11 @@ def run(args, store: dict, run_id: str) -> None:
         recompute_candidates(args, store)
         return
 
-    from hf_textcluster.choosing.criteria import AUTO_CRITERIA
     from hf_textcluster.data import BENCHMARKS
     from hf_textcluster.runs.auto import train_auto
     from hf_textcluster.runs.request import TrainingRequest
+
+    from .rescoring import rescore_kept_candidates
 
     overrides = {"save_strategy": "no", "disable_tqdm": True, "logging_steps": 100}
     if args.max_steps:
@@ -396,11 +374,16 @@ def run(args, store: dict, run_id: str) -> None:
                 save=True,
                 overwrite=True,  # a rerun replaces its own row's run
             )
-            # train_clusterer("auto", ...), and every criterion recorded for the comparison
-            result = train_auto(request, record_criteria=AUTO_CRITERIA)
-            # the run as train makes it: the criteria computed only for the comparison are timed apart
-            extra = result.auto["extra_criteria_seconds"]
-            wall = time.perf_counter() - start - extra
+            result = train_auto(request)  # train_clusterer("auto", ...)
+            wall = time.perf_counter() - start
+            # every other criterion, for the comparison: from the kept run, timed apart from the run as train makes it
+            start = time.perf_counter()
+            texts = list(result.train_dataset["text"])
+            others = [c for c in AUTO_RECORDED if c not in result.auto["criteria"]]
+            values = rescore_kept_candidates(output_dir, texts, criteria=others, random_state=seed)
+            for candidate, criteria in result.auto["candidates"].items():
+                criteria.update({c: round(float(v[candidate]), 6) for c, v in values.items()})
+            extra = round(time.perf_counter() - start, 2)
             fields = score_candidates(
                 result.train_dataset["label"], result.candidates, result.served_labels, result.auto
             )
