@@ -36,6 +36,7 @@ _LAZY = {
     "normalized_mutual_info": ".evaluation.metrics",
     "purity": ".evaluation.metrics",
     "train_clusterer": ".runs.api",
+    "from_encoder_pretrained": ".models.building",
     "ClusteringTrainer": ".training.trainer",
     "ClusteringTrainingArguments": ".training.arguments",
     "evaluate_clusterer": ".training.evaluation",
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
         normalized_mutual_info,
         purity,
     )
+    from .models.building import from_encoder_pretrained
     from .runs.api import train_clusterer
     from .training.arguments import ClusteringTrainingArguments
     from .training.evaluation import evaluate_clusterer
@@ -113,6 +115,7 @@ __all__ = [
     "clustering_scores",
     "compute_metrics",
     "evaluate_clusterer",
+    "from_encoder_pretrained",
     "get_method",
     "load_clustering_metric",
     "normalized_mutual_info",

@@ -28,6 +28,8 @@ import os
 import sys
 from pathlib import Path
 
+from hf_textcluster.models.building import from_encoder_pretrained
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -103,7 +105,8 @@ def make_map(args, run_dir: Path, run_info: dict | None, row: dict | None) -> st
     after = trained.embed(sample, show_progress_bar=False)
     encoder, encoder_note = _before_encoder(run_info)
     config = trained.config
-    before_model = TextClusteringPreTrainedModel.from_encoder_pretrained(
+    before_model = from_encoder_pretrained(
+        TextClusteringPreTrainedModel,
         encoder,
         num_clusters=config.num_clusters,
         pooling=config.pooling,

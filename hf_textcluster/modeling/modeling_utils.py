@@ -4,9 +4,9 @@ The model base of the inference code a pushed repository carries (:mod:`hf_textc
 serving a text needs, and nothing else: the encoder, pooling, the heads and one batched call (``cluster_batch``) behind
 ``embed``, ``predict``, ``predict_proba``, the calibration and its read-out
 (:mod:`~hf_textcluster.modeling.calibration`), the pipeline, and checked loading
-(:mod:`~hf_textcluster.modeling.loading_checks`). Building from an encoder (:mod:`hf_textcluster.models.building`),
-atomic saving and cluster edits (:mod:`hf_textcluster.editing`) are package-only code these methods reach on first
-use.
+(:mod:`~hf_textcluster.modeling.loading_checks`). Building from an encoder (:mod:`hf_textcluster.models.building`)
+and cluster edits (:mod:`hf_textcluster.editing`) are package-only functions that take a model class or a model;
+the atomic save and ``cluster_info`` are package-only code these methods reach on first use.
 """
 
 from __future__ import annotations
@@ -61,9 +61,6 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     _cluster_row_modules = ("cluster_head", "refined_head")
     # Checkpoints from before calibration have no `calibration.*` buffers: they load uncalibrated (zeros), silently.
     _keys_to_ignore_on_load_missing = [r"^calibration\."]
-    # A callable that resolves `encoder` (name_or_path, pooling) for `from_encoder_pretrained`; None: the package's
-    # resolve_encoder. Set it to resolve encoders your own way.
-    encoder_resolver = None
 
     def __init__(self, config: TextClusteringConfig):
         super().__init__(config)
@@ -317,18 +314,6 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     predict_with_confidence = predict_with_confidence  # the read-out of calibration.py, a method of every model
 
     calibrate = calibrate  # calibration.py's fit, a method of every model
-
-    @classmethod
-    def from_encoder_pretrained(cls, encoder: str | os.PathLike | None = None, num_clusters: int = 8, **config_kwargs):
-        """A new, untrained clusterer around a pretrained encoder (a hub id, a local path, or ``None``: the
-        pip-shipped all-MiniLM-L6-v2), in eval mode with its tokenizer; ``config_kwargs`` are the method's config
-        fields. See :func:`hf_textcluster.models.building.from_encoder_pretrained` (package only).
-
-        Example:
-            >>> model = SCCLModel.from_encoder_pretrained(None, num_clusters=20, max_length=32)  # doctest: +SKIP
-        """
-        building = _package_module("models.building", "`from_encoder_pretrained`")
-        return building.from_encoder_pretrained(cls, encoder, num_clusters, **config_kwargs)
 
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path, *model_args, tokenizer=None, **kwargs):

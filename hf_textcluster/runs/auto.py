@@ -52,6 +52,7 @@ from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.validation import Options, validate_parameters
 from ..models import get_method
+from ..models.building import from_encoder_pretrained
 from ..representation.summary import assign_embeddings
 from ..reuse import embed, reusing_results
 from ..timing import phase, recording_phases
@@ -295,8 +296,11 @@ def _estimate(request: TrainingRequest, shared, signals, overrides: dict) -> Run
         count = schedule.max_steps or math.ceil((schedule.epochs or 1) * num_texts / schedule.batch_size)
         steps[name] = (count, schedule.batch_size)
     config = load_recipe(SIGNALS[signals[0]].method, request.recipe)["config"]
-    encoder = TextClusteringPreTrainedModel.from_encoder_pretrained(
-        request.encoder, num_clusters=2, **{k: config[k] for k in ("pooling", "max_length") if k in config}
+    encoder = from_encoder_pretrained(
+        TextClusteringPreTrainedModel,
+        request.encoder,
+        num_clusters=2,
+        **{k: config[k] for k in ("pooling", "max_length") if k in config},
     )
     # the precision training will take: train --precision sets bf16 / fp16, else the hardware decides ("auto")
     bf16 = overrides.get("bf16")

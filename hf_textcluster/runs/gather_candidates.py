@@ -12,6 +12,7 @@ from ..choosing.criteria import PRETRAINED
 from ..choosing.serving import candidate_partitions, partition_features
 from ..modeling.input_checks import CANDIDATES
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
+from ..models.building import from_encoder_pretrained
 from ..reuse import embed
 from ..timing import phase
 from .cluster_count import EMBEDDING_CONFIG_KEYS
@@ -54,7 +55,8 @@ def gather_candidates(
 
 def pretrained_embedder(model, encoder: str | None) -> TextClusteringPreTrainedModel:
     """The pretrained encoder, pooled and cut as the signals' models."""
-    return TextClusteringPreTrainedModel.from_encoder_pretrained(
+    return from_encoder_pretrained(
+        TextClusteringPreTrainedModel,
         encoder,
         num_clusters=model.config.num_clusters,
         **{k: getattr(model.config, k) for k in EMBEDDING_CONFIG_KEYS if hasattr(model.config, k)},

@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hf_textcluster.models.building import from_encoder_pretrained
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # training/ is a folder of the checkout, not installed
 from hf_textcluster.editing import initialize_clusters  # noqa: E402
 from training.bench import common, comparisons, kmeans_init, leaderboard, partitions, render, rescore, speed  # noqa: E402
@@ -273,7 +275,7 @@ def test_rescore_adds_the_metrics_a_kept_model_lacks_and_changes_nothing_stored(
         "prepare_dataset",
         lambda name, augmentation, data_dir=None, seed=0: datasets.Dataset.from_dict({"text": texts, "label": labels}),
     )
-    model = DECCRLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, latent_dim=8)
+    model = from_encoder_pretrained(DECCRLModel, str(tiny_encoder_dir), num_clusters=3, latent_dim=8)
     initialize_clusters(model, texts)
     stored = {k: v for k, v in evaluate_clusterer(model, texts, labels).items() if not k.startswith("latent_")}
     for seed, variant in ((0, ""), (1, "")):
@@ -676,7 +678,7 @@ def test_partition_scores_of_a_model_rank_every_candidate_as_served(tiny_encoder
     from hf_textcluster import SCCLModel
 
     texts, labels = toy_corpus
-    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model = from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=3)
     initialize_clusters(model, texts, random_state=0)
     fields = partitions.partition_scores(model, texts, labels, seed=0)
     assert fields["partitions"]["head"]["acc"] == pytest.approx(
@@ -703,7 +705,7 @@ def test_partitions_sub_command_adds_its_columns_to_kept_runs_only(
         "prepare_dataset",
         lambda name, augmentation, data_dir=None, seed=0: datasets.Dataset.from_dict({"text": texts, "label": labels}),
     )
-    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model = from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=3)
     initialize_clusters(model, texts, random_state=0)
     head = clustering_scores(labels, model.predict(texts))["acc"]
     for seed in (0, 1):

@@ -20,6 +20,7 @@ from hf_textcluster.cli import main
 from hf_textcluster.editing import initialize_clusters
 from hf_textcluster.modeling.calibration import MIN_CLUSTER_SIZE, QUANTILE_LEVELS
 from hf_textcluster.modeling.input_checks import CANDIDATES
+from hf_textcluster.models.building import from_encoder_pretrained
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "checkpoints_eef6bf0"
 LEVELS = np.linspace(0, 1, QUANTILE_LEVELS)
@@ -28,7 +29,7 @@ LEVELS = np.linspace(0, 1, QUANTILE_LEVELS)
 @pytest.fixture(scope="module")
 def calibrated(tiny_encoder_dir, toy_corpus):
     torch.manual_seed(0)
-    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model = from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=3)
     initialize_clusters(model, toy_corpus[0])
     return model.calibrate(toy_corpus[0], precision="fp32")
 
@@ -237,7 +238,7 @@ def test_bad_calibration_arguments_are_clear_errors(calibrated, tiny_encoder_dir
         calibrated.predict_with_confidence(["a text"], outlier_quantile=2)
     with pytest.raises(TypeError, match="list of strings"):
         calibrated.calibrate("one string")
-    fresh = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    fresh = from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=3)
     with pytest.raises(RuntimeError, match="never initialised"):
         fresh.calibrate(["a text", "another"])
 
@@ -417,7 +418,7 @@ def test_model_card_says_whether_calibrated(calibrated, tiny_encoder_dir):
     from hf_textcluster.hub.card_sections import calibration_lines
 
     assert "Calibrated on 120 training texts" in "\n".join(calibration_lines(calibrated.config))
-    fresh = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    fresh = from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=3)
     assert "Not calibrated" in calibration_lines(fresh.config)[0]
 
 

@@ -22,6 +22,7 @@ from hf_textcluster.data import load_texts
 from hf_textcluster.editing import initialize_clusters
 from hf_textcluster.hub import save_pretrained
 from hf_textcluster.models import METHODS
+from hf_textcluster.models.building import from_encoder_pretrained
 from hf_textcluster.models.remote_code import auto_map, remote_code_files
 
 METHOD_NAMES = sorted(METHODS)
@@ -165,7 +166,7 @@ def test_logged_loss_terms_are_the_registered_ones(method, tiny_encoder_dir, toy
 
 @pytest.mark.parametrize("method", METHOD_NAMES)
 def test_predict_before_fitting_is_a_clear_error(method, tiny_encoder_dir, toy_corpus, tmp_path):
-    model = METHODS[method].model_class.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model = from_encoder_pretrained(METHODS[method].model_class, str(tiny_encoder_dir), num_clusters=3)
     with pytest.raises(RuntimeError, match="never initialised"):
         model.predict(toy_corpus[0][:3])
     model.save_pretrained(tmp_path)

@@ -17,6 +17,7 @@ import torch
 
 from hf_textcluster import SCCLModel
 from hf_textcluster.editing import initialize_clusters
+from hf_textcluster.models.building import from_encoder_pretrained
 
 # The child loads every case under an address-space cap of what it uses after its imports plus this much: about
 # twice the tiny model's weights and far below what any config-driven allocation (a billion cluster names) needs.
@@ -63,7 +64,7 @@ CHILD = textwrap.dedent(
 @pytest.fixture(scope="module")
 def saved(tiny_encoder_dir, toy_corpus, tmp_path_factory):
     torch.manual_seed(0)
-    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model = from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=3)
     initialize_clusters(model, toy_corpus[0])
     path = tmp_path_factory.mktemp("saved") / "model"
     model.save_pretrained(path)
