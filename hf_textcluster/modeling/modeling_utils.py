@@ -293,7 +293,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         ``probs`` (N x K): see :mod:`~hf_textcluster.modeling.calibration`. An uncalibrated model raises a ValueError.
         """
         self._require_calibration("`calibrated_confidence`")
-        return self.calibration.confidence(embeddings, probs, measure=self.config.confidence_measure)
+        return self.calibration.confidence(embeddings, probs)
 
     def _require_calibration(self, what: str = "`predict_with_confidence`") -> None:
         if not self.is_calibrated:

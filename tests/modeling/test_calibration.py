@@ -106,24 +106,6 @@ def test_confidence_is_the_empirical_share_of_calibration_margins(calibrated, to
     assert calibration.confidence(on_centre_0, probs).tolist() == [0.0, 1.0]
 
 
-def test_old_calibrations_keep_the_assignment_margin(calibrated, calibrated_dir, toy_corpus, tmp_path):
-    """A config.json from before `confidence_measure` ranks the soft assignment's top-1 minus top-2 margin, as then."""
-    old_dir = tmp_path / "old"
-    shutil.copytree(calibrated_dir, old_dir)
-    config = json.loads((old_dir / "config.json").read_text())
-    del config["confidence_measure"]
-    (old_dir / "config.json").write_text(json.dumps(config))
-    old = AutoModel.from_pretrained(old_dir)
-    assert old.config.confidence_measure == "assignment_margin" and old.is_calibrated
-    texts = toy_corpus[0][:20]
-    probs = old.predict_proba(texts, precision="fp32")
-    top2 = -np.sort(-probs, axis=-1)[:, :2]
-    expected = [np.interp(m, old.calibration.margin_quantiles.numpy(), LEVELS) for m in top2[:, 0] - top2[:, 1]]
-    got = old.predict_with_confidence(texts, precision="fp32")["confidence"]
-    # np.interp is the quantile rank inside the calibrated range (clamped to 0 / 1 outside it)
-    np.testing.assert_allclose(got, np.clip(expected, 0, 1), atol=0.02)
-
-
 def test_outliers_use_their_clusters_calibrated_quantile(calibrated, toy_corpus):
     texts = toy_corpus[0]
     _, _, clusters, _, unit = _direct(calibrated, texts)

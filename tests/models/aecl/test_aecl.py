@@ -287,28 +287,6 @@ def test_evaluation_scores_the_head_without_dropout(tiny_encoder_dir, toy_corpus
     assert scored == [expected] * 3
 
 
-def test_a_checkpoint_from_before_reclustering_loads_and_serves_its_network(tiny_encoder_dir, toy_corpus, tmp_path):
-    """Checkpoints saved before `kmeans_head` existed lack its weights: they load without a missing-weights report and
-    serve the clustering network, as before."""
-    from safetensors.torch import load_file, save_file
-
-    texts = toy_corpus[0]
-    model = from_encoder_pretrained(AECLModel, str(tiny_encoder_dir), num_clusters=3, projection_dim=8)
-    model.config.centroids_initialized = True
-    set_reference_texts(model, texts[:20])
-    model.save_pretrained(tmp_path / "old")
-    weights = load_file(tmp_path / "old" / "model.safetensors")
-    save_file(
-        {k: v for k, v in weights.items() if not k.startswith("kmeans_head.")},
-        tmp_path / "old" / "model.safetensors",
-        metadata={"format": "pt"},
-    )
-    loaded, info = AECLModel.from_pretrained(tmp_path / "old", output_loading_info=True)
-    assert not info["missing_keys"], info
-    assert loaded.config.serving_head == "network"
-    np.testing.assert_allclose(loaded.predict_proba(texts), model.predict_proba(texts), rtol=1e-5, atol=1e-6)
-
-
 def test_training_a_reclustered_model_serves_its_network_again(tiny_encoder_dir, views_dataset, tmp_path):
     model = from_encoder_pretrained(AECLModel, str(tiny_encoder_dir), num_clusters=3, projection_dim=8)
     initialize_clusters(model, list(views_dataset["text"]))
