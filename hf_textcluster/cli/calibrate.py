@@ -65,7 +65,7 @@ def warn_if_unlike_calibration(model, texts: list[str], args: argparse.Namespace
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     """Calibrate a trained model's confidence and outlier distances on ``--input`` and save it (in place by default):
-    models trained before calibration existed get it without retraining."""
+    a model trained without calibration gets it without retraining."""
 
     def update(model, texts):
         warn_if_unlike_calibration(model, texts, args)

@@ -59,8 +59,6 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     encoding_passes = None
     # The heads that hold one row per cluster: what the package's cluster edits (hf_textcluster.editing) rewrite.
     _cluster_row_modules = ("cluster_head", "refined_head")
-    # Checkpoints from before calibration have no `calibration.*` buffers: they load uncalibrated (zeros), silently.
-    _keys_to_ignore_on_load_missing = [r"^calibration\."]
 
     def __init__(self, config: TextClusteringConfig):
         super().__init__(config)

@@ -425,7 +425,7 @@ def test_a_config_of_another_method_over_these_weights_is_an_error(tmp_path):
 
     from transformers import AutoModel
 
-    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "checkpoints_eef6bf0" / "sccl"
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "saved_models" / "sccl"
     shutil.copytree(fixture, tmp_path / "m")
     config = json.loads((tmp_path / "m" / "config.json").read_text())
     config["model_type"] = "decmlm"
@@ -496,7 +496,7 @@ def test_predict_with_a_broken_or_foreign_model_is_one_line(tiny_encoder_dir, tm
 
     texts = tmp_path / "t.txt"
     texts.write_text("a text\n")
-    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "checkpoints_eef6bf0" / "sccl"
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "saved_models" / "sccl"
     shutil.copytree(fixture, tmp_path / "m")
     weights = tmp_path / "m" / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[:1000])  # truncated download

@@ -26,7 +26,7 @@ from hf_textcluster.models.building import from_encoder_pretrained
 from hf_textcluster.models.remote_code import auto_map, remote_code_files
 
 METHOD_NAMES = sorted(METHODS)
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "checkpoints_eef6bf0"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "saved_models"
 TRAIN = dict(per_device_train_batch_size=16, bf16=False, save_strategy="no", logging_steps=1, disable_tqdm=True)
 
 
@@ -309,9 +309,9 @@ def test_remote_code_predicts_like_the_package(method, trained, toy_corpus, tmp_
     )
 
 
-# ----- checkpoints made before the method registry still load and predict the same -----------------------------------
+# ----- a committed checkpoint loads and predicts what it predicted when it was saved ----------------------------------
 @pytest.mark.parametrize("method", sorted(p.name for p in FIXTURES.iterdir()))
-def test_checkpoints_from_before_the_registry_predict_the_same(method):
+def test_a_committed_checkpoint_predicts_the_same(method):
     expected = json.loads((FIXTURES / method / "expected_predictions.json").read_text())
     model = AutoModel.from_pretrained(FIXTURES / method)
     assert type(model) is METHODS[method].model_class
