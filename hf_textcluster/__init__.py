@@ -38,6 +38,7 @@ _LAZY = {
     "train_clusterer": ".runs.api",
     "Clusterer": ".runs.clusterer",
     "edit_saved_model": ".runs.clusterer",
+    "from_encoder_pretrained": ".models.building",
     "ClusteringTrainer": ".training.trainer",
     "ClusteringTrainingArguments": ".training.arguments",
     "evaluate_clusterer": ".training.evaluation",
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
         normalized_mutual_info,
         purity,
     )
+    from .models.building import from_encoder_pretrained
     from .runs.api import train_clusterer
     from .runs.clusterer import Clusterer, edit_saved_model
     from .training.arguments import ClusteringTrainingArguments
@@ -118,6 +120,7 @@ __all__ = [
     "compute_metrics",
     "edit_saved_model",
     "evaluate_clusterer",
+    "from_encoder_pretrained",
     "get_method",
     "load_clustering_metric",
     "normalized_mutual_info",

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 
+from hf_textcluster.models.building import from_encoder_pretrained
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -181,7 +183,7 @@ def toy_model(tiny_encoder_dir, toy_corpus):
     from hf_textcluster.editing import initialize_clusters
 
     torch.manual_seed(0)
-    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model = from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=3)
     initialize_clusters(model, toy_corpus[0])
     return model
 

@@ -51,10 +51,9 @@ def _layer(module: str) -> str:
     return parts[1] if len(parts) > 1 else "__init__"
 
 
-def _modules():
-    for path in sorted(PACKAGE.rglob("*.py")):
-        relative = path.relative_to(PACKAGE.parent).with_suffix("")
-        parts = list(relative.parts)
+def _modules(root: Path = PACKAGE, prefix: str = "hf_textcluster"):
+    for path in sorted(root.rglob("*.py")):
+        parts = [*prefix.split("."), *path.relative_to(root).with_suffix("").parts]
         is_package = parts[-1] == "__init__"
         if is_package:
             parts.pop()
@@ -62,8 +61,8 @@ def _modules():
         yield path, module, module if is_package else module.rpartition(".")[0]
 
 
-def _imports(path: Path, package: str):
-    """(line, imported module) for every import of the package in the file, at any depth."""
+def _imports(path: Path, package: str, prefix: str = "hf_textcluster"):
+    """(line, imported module) for every import of the package ``prefix`` in the file, at any depth."""
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             names = [alias.name for alias in node.names]
@@ -80,7 +79,7 @@ def _imports(path: Path, package: str):
         else:
             continue
         for name in names:
-            if name == "hf_textcluster" or name.startswith("hf_textcluster."):
+            if name == prefix or name.startswith(f"{prefix}."):
                 yield node.lineno, name
 
 
@@ -182,7 +181,7 @@ def test_the_package_code_is_at_most_the_cap():
     assert total <= MAX_CODE_LINES, f"{total} lines of code; the cap is {MAX_CODE_LINES}"
 
 
-def _runtime_imports(path: Path, package: str, modules: set[str]):
+def _runtime_imports(path: Path, package: str, modules: set[str], prefix: str = "hf_textcluster"):
     """The modules of ``modules`` the file imports when it runs: :func:`_imports` without TYPE_CHECKING blocks, each
     name cut to the module that defines it (``from . import name`` of a submodule is that submodule, and the package
     only when it also imports a name of the package itself)."""
@@ -195,7 +194,7 @@ def _runtime_imports(path: Path, package: str, modules: set[str]):
         if hasattr(node, "lineno")
     }
     by_line: dict[int, list[str]] = {}
-    for line, name in _imports(path, package):
+    for line, name in _imports(path, package, prefix):
         if line not in typing_only:
             by_line.setdefault(line, []).append(name)
     for names in by_line.values():
@@ -203,14 +202,17 @@ def _runtime_imports(path: Path, package: str, modules: set[str]):
         for name in submodules or names:
             while name and name not in modules:
                 name = name.rpartition(".")[0]
-            if name and name != "hf_textcluster":
+            if name and name != prefix:
                 yield name
 
 
-def test_no_two_modules_import_each_other_even_through_others():
-    """An import cycle (also through function-level imports) means two modules share one job or point both ways."""
-    modules = {module for _, module, _ in _modules()}
-    graph = {module: set(_runtime_imports(path, package, modules)) - {module} for path, module, package in _modules()}
+def _cycles(root: Path, prefix: str) -> list[str]:
+    """Every import cycle among the modules under ``root`` (the package ``prefix``), function-level imports included."""
+    found = list(_modules(root, prefix))
+    modules = {module for _, module, _ in found}
+    graph = {
+        module: set(_runtime_imports(path, package, modules, prefix)) - {module} for path, module, package in found
+    }
     seen, cycles = set(), []
     for start in graph:
         stack, path_to = [(start, iter(graph[start]))], {start: [start]}
@@ -226,4 +228,29 @@ def test_no_two_modules_import_each_other_even_through_others():
                 path_to[child] = [*path_to[node], child]
                 stack.append((child, iter(graph[child])))
         seen.add(start)
-    assert cycles == [], f"import cycles: {cycles}"
+    return cycles
+
+
+def test_no_two_modules_import_each_other_even_through_others():
+    """An import cycle (also through function-level imports) means two modules share one job or point both ways."""
+    assert _cycles(PACKAGE, "hf_textcluster") == [], "import cycles"
+
+
+BENCH = PACKAGE.parent / "training" / "bench"
+
+
+def test_the_benchmark_has_no_import_cycle_and_no_module_over_the_line_cap(tmp_path):
+    """The benchmark is held to the package's shape: acyclic, and no module over the cap."""
+    assert _cycles(BENCH, "training.bench") == [], "import cycles"
+    long = {
+        p.name: n
+        for p in BENCH.glob("*.py")
+        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
+    }
+    assert long == {}, f"modules over {MAX_MODULE_LINES} lines: {long}"
+    # the checker sees a cycle closed by a function-level import
+    fake = tmp_path / "training" / "bench"
+    fake.mkdir(parents=True)
+    (fake / "a.py").write_text("from . import b\n")
+    (fake / "b.py").write_text("def f():\n    from .a import x\n")
+    assert _cycles(fake, "training.bench")

@@ -9,6 +9,7 @@ import torch
 
 from hf_textcluster.editing import kmeans as kmeans_module
 from hf_textcluster.editing.kmeans import fit_kmeans
+from hf_textcluster.models.building import from_encoder_pretrained
 from hf_textcluster.models.decmlm import DECMLMModel
 from hf_textcluster.models.sccl import SCCLModel
 from hf_textcluster.reuse import MAX_ENTRIES, digest, embed, reuse, reusing_results
@@ -78,8 +79,8 @@ def test_the_digest_covers_dtype_shape_bytes_and_module_weights():
 
 def test_models_of_one_encoder_share_an_encoding_pass_until_its_weights_change(tiny_encoder_dir, monkeypatch):
     texts = ["alpha beta gamma", "delta epsilon", "beta beta alpha", "zeta eta theta iota"]
-    sccl = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=2)
-    dec = DECMLMModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=2)
+    sccl = from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=2)
+    dec = from_encoder_pretrained(DECMLMModel, str(tiny_encoder_dir), num_clusters=2)
     expected = embed(sccl, texts, batch_size=2, precision="fp32")
     passes = Counter()
     real = SCCLModel._encode_texts

@@ -28,6 +28,8 @@ import os
 import sys
 from pathlib import Path
 
+from hf_textcluster.models.building import from_encoder_pretrained
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
@@ -103,7 +105,8 @@ def make_map(args, run_dir: Path, run_info: dict | None, row: dict | None) -> st
     after = trained.embed(sample, show_progress_bar=False)
     encoder, encoder_note = _before_encoder(run_info)
     config = trained.config
-    before_model = TextClusteringPreTrainedModel.from_encoder_pretrained(
+    before_model = from_encoder_pretrained(
+        TextClusteringPreTrainedModel,
         encoder,
         num_clusters=config.num_clusters,
         pooling=config.pooling,
@@ -182,7 +185,7 @@ def make_curves(args, run_dir: Path, run_info: dict | None, row: dict | None) ->
 
 
 def make_leaderboard(args, results: dict | None) -> str:
-    from hf_textcluster.apps.leaderboard import plot_leaderboard
+    from training.bench.leaderboard_plot import plot_leaderboard
 
     if results is None:
         raise FileNotFoundError(f"no results file {args.results} (python -m training.bench writes it).")

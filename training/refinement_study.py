@@ -8,7 +8,7 @@ Three stages, each cached so a rerun only does what is missing:
    started from the UMAP partition, and both k-means and UMAP k-means refined by
    :func:`hf_textcluster.choosing.refinement.refine_partition`; ACC / NMI, inertia and timings go to
    ``<out>/results.jsonl``, the partitions and the UMAP to ``<out>/<corpus>_s<seed>.npz``;
-3. every criterion of :data:`hf_textcluster.choosing.criteria.SERVE_CRITERIA` picks among the six candidates; how
+3. every criterion of :data:`training.bench.criteria.SERVE_RECORDED` picks among the six candidates; how
    often it picks the best-by-ACC one and its mean ACC loss are printed.
 
 Labels only score; they never enter clustering, refinement or selection.
@@ -140,9 +140,9 @@ def bench(cache: Path, out: Path, corpora: list[str], seeds: list[int]) -> None:
 
 
 def select(cache: Path, out: Path) -> None:
-    from hf_textcluster.choosing.candidate_choice import score_partitions
-    from hf_textcluster.choosing.criteria import SERVE_CRITERIA as CRITERIA
     from hf_textcluster.evaluation.metrics import cluster_accuracy
+    from training.bench.criteria import SERVE_RECORDED as CRITERIA
+    from training.bench.criteria import reduced_silhouettes, score_all
 
     with open(out / "results.jsonl") as f:
         rows = [json.loads(line) for line in f]
@@ -157,8 +157,10 @@ def select(cache: Path, out: Path) -> None:
         line = [f"{r['corpus']:15s} s{r['seed']} oracle {best:.1f}"]
         for c in CRITERIA:
             start = time.time()
-            reduced = saved["umap"] if c == "silhouette_umap" else None
-            s = score_partitions(x, cands, criterion=c, random_state=0, reduced=reduced)
+            if c == "silhouette_umap":  # in the UMAP the candidates were made in
+                s = reduced_silhouettes(saved["umap"], cands, 0)
+            else:
+                s = score_all(x, cands, c, random_state=0)
             summary[c]["secs"] += time.time() - start
             pick = max(s, key=lambda n: (s[n], -CANDIDATES.index(n)))
             summary[c]["hits"] += accs[pick] >= best - 1e-9

@@ -1,4 +1,4 @@
-"""Pictures of a clustering: 2-D maps of the embeddings, cluster sizes, training curves and a leaderboard.
+"""Pictures of a clustering: 2-D maps of the embeddings, cluster sizes, and training curves.
 
 Every function draws with matplotlib's object-oriented API on the Agg canvas (no window, no ``plt.show``, no change
 to pyplot's global backend), returns the ``matplotlib.figure.Figure`` and, given ``path``, saves it there (PNG or any
@@ -6,9 +6,9 @@ format matplotlib writes, from the suffix). matplotlib is optional: ``pip instal
 "hf_textcluster[plot]"``; the maps' projections (umap-learn, scikit-learn) are dependencies of the package.
 
 This module draws the maps and the cluster sizes; the others live beside it: the projections in
-:mod:`~hf_textcluster.apps.projection`, the training curves in :mod:`~hf_textcluster.apps.training_curves`, the
-leaderboard in :mod:`~hf_textcluster.apps.leaderboard`, and the canvas every picture is drawn on in
-:mod:`~hf_textcluster.apps.canvas`.
+:mod:`~hf_textcluster.apps.projection`, the training curves in :mod:`~hf_textcluster.apps.training_curves` and the
+canvas every picture is drawn on in :mod:`~hf_textcluster.apps.canvas` (the benchmark's leaderboard picture is
+``training/bench/leaderboard_plot.py``).
 
     from hf_textcluster.apps.plotting import plot_embedding_map, plot_cluster_sizes
     from hf_textcluster.apps.training_curves import plot_training_curves

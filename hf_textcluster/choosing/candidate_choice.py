@@ -57,7 +57,6 @@ def score_partitions(
     *,
     criterion: str = DEFAULT_SERVE_CRITERION,
     random_state: int = 0,
-    reduced: np.ndarray | None = None,
 ) -> dict[str, float]:
     """Score every candidate partition of the same texts by a label-free criterion (higher is better).
 
@@ -66,9 +65,7 @@ def score_partitions(
         candidates: name -> ``(N,)`` cluster ids (any hashable ids; only the grouping matters).
         criterion: a registered criterion that scores partitions (those offered: :data:`SERVE_CRITERIA`); default
             :data:`DEFAULT_SERVE_CRITERION`.
-        random_state: seed of the silhouette sample, PCA/UMAP and the cross-validation folds.
-        reduced: optional precomputed ``(N, m)`` reduction (e.g. the UMAP a pipeline already fitted) used by
-            ``"silhouette_umap"`` instead of fitting one.
+        random_state: seed of the silhouette sample and the cross-validation folds.
 
     Returns:
         ``{name: score}`` in the order of ``candidates``.
@@ -92,7 +89,7 @@ def score_partitions(
     parts = dense_partitions(candidates, x.shape[0], "candidates")
     if criterion.startswith("agreement") and len(parts) < 3:
         raise ValueError(f"`criterion` {criterion!r} needs at least 3 candidates; pass more or pick another criterion.")
-    pool = CandidatePool(parts, {"embeddings": x}, random_state=random_state, reduced=reduced)
+    pool = CandidatePool(parts, {"embeddings": x}, random_state=random_state)
     return pool.values(criterion)
 
 
@@ -102,7 +99,6 @@ def choose_partition(
     *,
     criterion: str = DEFAULT_SERVE_CRITERION,
     random_state: int = 0,
-    reduced: np.ndarray | None = None,
 ) -> tuple[str, dict[str, float]]:
     """The candidate with the highest :func:`score_partitions` score (ties: the first listed), and all scores.
 
@@ -111,7 +107,6 @@ def choose_partition(
         candidates: name -> ``(N,)`` cluster ids.
         criterion: as in :func:`score_partitions`; default :data:`DEFAULT_SERVE_CRITERION`.
         random_state: seed, as in :func:`score_partitions`.
-        reduced: optional precomputed reduction for ``"silhouette_umap"``.
 
     Returns:
         ``(name, scores)``.
@@ -124,7 +119,7 @@ def choose_partition(
         >>> choose_partition(x, {"a": [0] * 10 + [1] * 10, "b": [0, 1] * 10}, criterion="silhouette")[0]
         'a'
     """
-    scores = score_partitions(embeddings, candidates, criterion=criterion, random_state=random_state, reduced=reduced)
+    scores = score_partitions(embeddings, candidates, criterion=criterion, random_state=random_state)
     return highest(scores), scores
 
 

@@ -11,7 +11,7 @@ function. What it scores decides how the function is called:
   (``"own"``; for the consensus, every trained signal's), every space and the lexical one (``"shared"``), or the
   lexical one alone (``"lexical"``, falling back on ``"shared"``);
 * ``"candidates"``: ``score(pool) -> {name: value}``, every candidate of a :class:`CandidatePool` at once (the
-  agreements with the other candidates, silhouettes in one reduced space);
+  agreement with the other candidates);
 * ``"k"``: ``score(x, k_min, k_max, random_state, n_neighbors) -> {K: value}``, every K at once (``eigengap``).
 
 The lexical space (:func:`lexical_space`: TF-IDF then a truncated SVD, latent semantic analysis, Deerwester et al.
@@ -30,10 +30,9 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 from sklearn.linear_model import RidgeClassifier
-from sklearn.metrics import adjusted_rand_score, calinski_harabasz_score, davies_bouldin_score, silhouette_score
+from sklearn.metrics import calinski_harabasz_score, davies_bouldin_score
 from sklearn.model_selection import KFold, cross_val_score
 
-from ..editing.kmeans import keeping_torch_threads
 from .consensus import average_nmi
 from .linear_heads import l2_normalize
 from .spectrum import search_eigengap
@@ -49,6 +48,7 @@ __all__ = [
     "Criterion",
     "cosine_silhouette",
     "get_criterion",
+    "knn_holdout",
     "lexical_space",
     "register_criterion",
     "supported_vote",
@@ -172,7 +172,7 @@ _KNN_SAMPLE = 10_000
 _KNN_NEIGHBOURS = 10
 
 
-def _knn_holdout(features: np.ndarray, labels: np.ndarray, random_state: int | None) -> float:
+def knn_holdout(features: np.ndarray, labels: np.ndarray, random_state: int | None) -> float:
     """Texts split in two halves (seeded); a k-nearest-neighbour vote (cosine, 10 neighbours) among one half's texts
     predicts the other half's clusters, and the other way round: the mean NMI of the predictions with the partition.
     The texts it is scored on did not shape the vote, and the vote assumes no cluster shape (neither linear, as
@@ -242,14 +242,14 @@ class CandidatePool:
         spaces: source -> ``(N, d)`` features its candidates were made in (L2-normalised on first use).
         texts: the N texts, for the lexical space (None: no lexical space).
         random_state: seed of every criterion's samples, folds and reductions, and of the lexical space's SVD.
-        reduced: a precomputed UMAP of the one space, for ``silhouette_umap``.
+        registry: the criteria it scores by name (default :data:`CRITERIA`; a study may pass its own mapping).
     """
 
     candidates: Mapping[str, np.ndarray]
     spaces: Mapping[str, np.ndarray]
     texts: Sequence[str] | None = None
     random_state: int = 0
-    reduced: np.ndarray | None = None
+    registry: Mapping[str, Criterion] = field(default_factory=lambda: CRITERIA, repr=False)
     _normalised: dict = field(default_factory=dict, repr=False)
     _values: dict = field(default_factory=dict, repr=False)
 
@@ -276,15 +276,12 @@ class CandidatePool:
         own = [source] if source in self.spaces else [s for s in self.spaces if s != PRETRAINED]
         return [self.space(s) for s in own]
 
-    def only_space(self, criterion: str) -> np.ndarray:
-        if len(self.spaces) != 1:
-            raise ValueError(f"`criterion` {criterion!r} scores candidates of one space; got {len(self.spaces)}.")
-        return self.space(next(iter(self.spaces)))
-
     def values(self, criterion: str) -> dict[str, float]:
         """``criterion``'s value of every candidate, higher is better (computed once per pool)."""
         if criterion not in self._values:
-            found = get_criterion(criterion)
+            if criterion not in self.registry:
+                raise ValueError(f"Unknown criterion {criterion!r}; choose one of {', '.join(self.registry)}.")
+            found = self.registry[criterion]
             if found.scores == "candidates":
                 self._values[criterion] = found.score(self)
             elif found.scores == "partition":
@@ -299,46 +296,6 @@ class CandidatePool:
 
 def _agreement(pool: CandidatePool) -> dict[str, float]:
     return average_nmi(pool.candidates)
-
-
-def _agreement_independent(pool: CandidatePool) -> dict[str, float]:
-    return average_nmi(pool.candidates, source=_source)
-
-
-def _agreement_ari(pool: CandidatePool) -> dict[str, float]:
-    c = pool.candidates
-    return {n: float(np.mean([adjusted_rand_score(c[n], c[m]) for m in c if m != n])) for n in c}
-
-
-def _reduced_silhouette(pool: CandidatePool, z: np.ndarray) -> dict[str, float]:
-    euclidean = Criterion("", _unseeded(silhouette_score), degenerate=-1.0, sample=_SAMPLE)
-    return {n: euclidean.value(z, y, pool.random_state) for n, y in pool.candidates.items()}
-
-
-def _silhouette_pca(pool: CandidatePool) -> dict[str, float]:
-    from sklearn.decomposition import PCA
-
-    x = pool.only_space("silhouette_pca")
-    z = PCA(n_components=min(10, x.shape[1], x.shape[0]), random_state=pool.random_state).fit_transform(x)
-    return _reduced_silhouette(pool, z)
-
-
-def _silhouette_umap(pool: CandidatePool) -> dict[str, float]:
-    x = pool.only_space("silhouette_umap")
-    if pool.reduced is not None:
-        z = np.asarray(pool.reduced, dtype=np.float64)
-        if z.ndim != 2 or z.shape[0] != x.shape[0]:
-            raise ValueError(f"`reduced` must be (N={x.shape[0]}, m); got shape {z.shape}. Pass the same texts.")
-        return _reduced_silhouette(pool, z)
-    try:
-        import umap
-    except ImportError as err:  # pragma: no cover - optional dependency
-        raise ValueError(
-            "`criterion` 'silhouette_umap' needs umap-learn; install it or pick another criterion."
-        ) from err
-    reducer = umap.UMAP(n_components=5, metric="cosine", n_neighbors=15, min_dist=0.0, random_state=pool.random_state)
-    with keeping_torch_threads():
-        return _reduced_silhouette(pool, reducer.fit_transform(x))
 
 
 # The share of candidates, least in agreement with the others, that knn_holdout_lexical_supported sets aside.
@@ -409,8 +366,6 @@ def get_criterion(name: str) -> Criterion:
 
 
 _SAMPLE = 5000  # the silhouettes of a partition look at a seeded sample of at most this many texts
-_POOL = {"scores": "candidates", "space": None}
-_REDUCED = {"scores": "candidates", "space": "own"}
 _SHARED = {"space": "shared", "degenerate": 0.0}
 _SILHOUETTE: dict[str, Any] = {"degenerate": -1.0, "sample": _SAMPLE}
 _SHARED_SILHOUETTE = {"space": "shared", **_SILHOUETTE}
@@ -423,15 +378,12 @@ for _criterion in (
         "eigengap", search_eigengap, True, "largest gap of the kNN graph Laplacian's spectrum", scores="k", space=None
     ),
     Criterion("separability", _separability, True, "3-fold accuracy of a ridge classifier", degenerate=0.0),
-    Criterion("knn_holdout", _knn_holdout, True, "NMI of a 10-neighbour vote of one half on the other", degenerate=0.0),
-    Criterion("silhouette_pca", _silhouette_pca, True, "euclidean silhouette after PCA to 10 dimensions", **_REDUCED),
-    Criterion("silhouette_umap", _silhouette_umap, True, "euclidean silhouette in a 5-d cosine UMAP", **_REDUCED),
-    Criterion("agreement", _agreement, True, "mean NMI with the other candidates (ANMI)", **_POOL),
-    Criterion("agreement_independent", _agreement_independent, True, "ANMI with other sources' candidates", **_POOL),
-    Criterion("agreement_ari", _agreement_ari, True, "mean adjusted Rand index with the other candidates", **_POOL),
-    Criterion("knn_holdout_shared", _knn_holdout, True, "knn_holdout, mean over every space", **_SHARED),
+    Criterion(
+        "agreement", _agreement, True, "mean NMI with the other candidates (ANMI)", scores="candidates", space=None
+    ),
+    Criterion("knn_holdout_shared", knn_holdout, True, "held-out 10-neighbour vote, mean over every space", **_SHARED),
     Criterion("silhouette_shared", cosine_silhouette, True, "silhouette, mean over every space", **_SHARED_SILHOUETTE),
-    Criterion("knn_holdout_lexical", _knn_holdout, True, "knn_holdout in the lexical space", **_LEXICAL),
+    Criterion("knn_holdout_lexical", knn_holdout, True, "held-out 10-neighbour vote in the lexical space", **_LEXICAL),
     Criterion(
         "knn_holdout_lexical_supported",
         _supported,
@@ -446,23 +398,10 @@ for _criterion in (
 
 # What each choice offers, in the order its listings show them.
 K_CRITERIA = ("silhouette", "calinski_harabasz", "davies_bouldin", "eigengap")
-SERVE_CRITERIA = (
-    "silhouette",
-    "silhouette_pca",
-    "silhouette_umap",
-    "agreement",
-    "agreement_ari",
-    "separability",
-    "calinski_harabasz",
-    "davies_bouldin",
-    "knn_holdout",
-)
+SERVE_CRITERIA = ("silhouette", "agreement", "separability", "calinski_harabasz", "davies_bouldin")
 AUTO_CRITERIA = (
     "agreement",
-    "agreement_independent",
-    "agreement_ari",
     "separability",
-    "knn_holdout",
     "silhouette",
     "knn_holdout_shared",
     "silhouette_shared",

@@ -111,15 +111,15 @@ class WordNetSynonymAugmenter(_NlpaugAugmenter):
         return {**super().config(), "stopwords": self.stopwords}
 
     def _build(self):
-        from . import _nltk
+        from ._nltk import ensure_wordnet, pos_tagger_available
 
-        _nltk.ensure_wordnet(self.nltk_data_dir)
+        ensure_wordnet(self.nltk_data_dir)
         import nlpaug.augmenter.word as naw
 
         use_tagger = self.use_pos_tagger
         if use_tagger is None:
-            use_tagger = _nltk.pos_tagger_available()
-        elif use_tagger and not _nltk.pos_tagger_available():
+            use_tagger = pos_tagger_available()
+        elif use_tagger and not pos_tagger_available():
             raise LookupError(
                 "use_pos_tagger=True but NLTK's averaged_perceptron_tagger_eng data is not installed "
                 "(it is not on PyPI). Pass use_pos_tagger=None or False to replace without POS filtering."

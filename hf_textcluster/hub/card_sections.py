@@ -305,10 +305,7 @@ def calibration_lines(config) -> list[str]:
             "`hf-textcluster calibrate --model DIR --input TRAINING_TEXTS` adds both."
         ]
     meaning = (
-        "assigned less or as clearly (top-1 minus top-2 probability, as calibrated by older versions): 0.9 = clearer "
-        "than 90% of the training texts."
-        if getattr(config, "confidence_measure", "assignment_margin") == "assignment_margin"
-        else "whose margin is smaller or equal (how much nearer their cluster's centre than the nearest other centre): "
+        "whose margin is smaller or equal (how much nearer their cluster's centre than the nearest other centre): "
         "0.9 = more clearly in its cluster than 90% of the training texts, so a threshold keeps a known share."
     )
     return [

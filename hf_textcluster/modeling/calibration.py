@@ -14,8 +14,7 @@ the model (they travel in ``model.safetensors``):
 - **outliers**: the distribution of each cluster's members' cosine distances to its centre. A text farther from its
   cluster's centre than that cluster's ``outlier_quantile`` (e.g. 0.99) of its members is an outlier.
 
-Both are kept as quantiles at ``QUANTILE_LEVELS`` evenly spaced levels. Models calibrated before the centre margin
-existed (``config.confidence_measure == "assignment_margin"``) rank the soft assignment's top-1 minus top-2 instead.
+Both are kept as quantiles at ``QUANTILE_LEVELS`` evenly spaced levels.
 """
 
 from __future__ import annotations
@@ -39,12 +38,6 @@ def check_outlier_quantile(value) -> float:
     hint = "the share of a cluster's training texts that are not outliers, e.g. 0.99"
     check_scalar(value, "outlier_quantile", (int, float), min_val=0, max_val=1, include_boundaries="right", hint=hint)
     return float(value)
-
-
-def assignment_margins(probs: torch.Tensor) -> torch.Tensor:
-    """Top-1 minus top-2 probability of each row of a soft assignment (batch x K)."""
-    top2 = probs.float().topk(2, dim=-1).values
-    return top2[..., 0] - top2[..., 1]
 
 
 def centre_margins(embeddings: torch.Tensor, centres: torch.Tensor, clusters: torch.Tensor) -> torch.Tensor:
@@ -105,12 +98,9 @@ class ClusterCalibration(nn.Module):
         for buffer in self.buffers():
             nn.init.zeros_(buffer)
 
-    def confidence(self, embeddings: torch.Tensor, probs: torch.Tensor, measure: str = "centre_margin") -> torch.Tensor:
+    def confidence(self, embeddings: torch.Tensor, probs: torch.Tensor) -> torch.Tensor:
         """Per text (pooled ``embeddings`` N x d, served soft assignment ``probs`` N x K): the share of calibration
-        texts whose margin (``measure``: ``"centre_margin"``, or older models' ``"assignment_margin"``) is <= its
-        own."""
-        if measure == "assignment_margin":
-            return quantile_rank(assignment_margins(probs), self.margin_quantiles)
+        texts whose centre margin is <= its own."""
         clusters = probs.argmax(dim=-1)
         return quantile_rank(centre_margins(embeddings, self.centres, clusters), self.margin_quantiles)
 

@@ -11,9 +11,8 @@ from transformers.configuration_utils import SubConfigSpec
 
 from .validation import Interval, Options, check_scalar, validate_parameters
 
-# What a calibrated confidence ranks (see hf_textcluster.modeling.calibration): the centre margin, or for models
-# calibrated by older versions (no `confidence_measure` in their config.json) the soft assignment's top-2 margin.
-CONFIDENCE_MEASURES = ("centre_margin", "assignment_margin")
+# What a calibrated confidence ranks (see hf_textcluster.modeling.calibration).
+CONFIDENCE_MEASURES = ("centre_margin",)
 # Bounds on the sizes a config.json can set, checked before anything is built from it: a config is data from anyone
 # (a repository on the Hub), and `"num_clusters": 1000000000` alone would otherwise build a billion cluster names.
 # Far above any clustering of texts; the weights' shapes then pin every size exactly (see from_pretrained).
@@ -53,8 +52,7 @@ class TextClusteringConfig(PreTrainedConfig):
         id2label (`dict[int, str]`): a name per cluster (defaults to ``cluster_<i>``).
         served_partition (`str`): which candidate partition it serves: ``"head"`` (the method's own),
             ``"kmeans"`` / ``"umap_kmeans"`` (centres re-fitted on its embeddings), each also ``"+refined"``.
-        confidence_measure (`str`): what the calibrated confidence ranks: ``"centre_margin"`` (set by
-            ``calibrate``) or ``"assignment_margin"`` (models calibrated by older versions).
+        confidence_measure (`str`): what the calibrated confidence ranks: ``"centre_margin"``.
         refined_head_dim (`int`): input size of the linear ``refined_head`` that serves a refined partition on the
             L2-normalised ``kmeans_features``; 0 when the model has none.
     """
@@ -69,7 +67,7 @@ class TextClusteringConfig(PreTrainedConfig):
     max_length: int = 32
     centroids_initialized: bool = False
     num_calibration_texts: int = 0
-    confidence_measure: str = "assignment_margin"  # what old config.json files without the key meant
+    confidence_measure: str = "centre_margin"
     served_partition: str = "head"
     refined_head_dim: int = 0
 

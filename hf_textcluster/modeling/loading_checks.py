@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import struct
 from collections.abc import Callable
 from typing import Any
@@ -108,10 +107,10 @@ def _load_config(config_class: Any, path: str, hub_kwargs: dict) -> Any:
 
 
 def check_weights_fit_config(model_class, path: str, config, hub_kwargs: dict | None = None) -> None:
-    """Before anything is allocated, the config must describe the weights tensor by tensor (the shapes in the
-    safetensors header, read without loading a tensor): loading then costs what the weights cost, and an edited
-    ``num_clusters`` or ``model_type`` or a cut weights file is one clear error, before transformers' load report
-    suggests ``ignore_mismatched_sizes`` (which would load those tensors random)."""
+    """Before anything is allocated, every tensor the config describes must have the shape the weights hold (read
+    from the safetensors header, without loading a tensor): loading then costs what the weights cost, however large
+    the sizes an edited config.json asks for, and an edited ``num_clusters`` is one clear error. Tensors the weights
+    lack are transformers' load report (:func:`load_checked` refuses it)."""
     if model_class.config_class is TextClusteringConfig:
         return
     saved = saved_shapes(path, hub_kwargs or {})
@@ -147,23 +146,6 @@ def check_weights_fit_config(model_class, path: str, config, hub_kwargs: dict | 
             f"{f' ({len(differ) - 1} more tensors differ)' if len(differ) > 1 else ''}. Was config.json edited or "
             "the weights file replaced? Re-save the model from its run folder (loading it with "
             "ignore_mismatched_sizes would give random clusters)."
-        )
-    # Tensors the config asks for that the weights lack would be allocated and left random; tied tensors (one
-    # Parameter under several names) are stored once, and checkpoints may lack what the class ignores.
-    names_of: dict[int, list[str]] = {}
-    for key, tensor in model.state_dict(keep_vars=True).items():
-        names_of.setdefault(id(tensor), []).append(key)
-    ignored = [re.compile(p) for p in (model_class._keys_to_ignore_on_load_missing or [])]
-    missing = [
-        names[0]
-        for names in names_of.values()
-        if not any(n in saved for n in names) and not any(p.search(n) for p in ignored for n in names)
-    ]
-    if missing:
-        raise ValueError(
-            f"The folder {path!r} is inconsistent: its config.json ({config.model_type!r}) asks for "
-            f"{len(missing)} tensors its model.safetensors does not hold (e.g. {missing[0]!r}). Was config.json "
-            "edited or the weights file replaced? Re-save the model from its run folder."
         )
 
 

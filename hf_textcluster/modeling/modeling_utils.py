@@ -4,9 +4,10 @@ The model base of the inference code a pushed repository carries (:mod:`hf_textc
 serving a text needs, and nothing else: the encoder, pooling, the heads and one batched call (``cluster_batch``) behind
 ``embed``, ``predict``, ``predict_proba``, the calibration and its read-out
 (:mod:`~hf_textcluster.modeling.calibration`), the pipeline, and checked loading
-(:mod:`~hf_textcluster.modeling.loading_checks`). Building from an encoder (:mod:`hf_textcluster.models.building`),
-atomic saving and cluster edits (:mod:`hf_textcluster.editing`) are package-only code these methods reach on first
-use.
+(:mod:`~hf_textcluster.modeling.loading_checks`). Building from an encoder (:mod:`hf_textcluster.models.building`)
+and cluster edits (:mod:`hf_textcluster.editing`) are package-only functions that take a model class or a model;
+the atomic save (:mod:`~hf_textcluster.modeling.serialization`) is package-only code ``save_pretrained`` reaches on
+first use.
 """
 
 from __future__ import annotations
@@ -59,11 +60,6 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     encoding_passes = None
     # The heads that hold one row per cluster: what the package's cluster edits (hf_textcluster.editing) rewrite.
     _cluster_row_modules = ("cluster_head", "refined_head")
-    # Checkpoints from before calibration have no `calibration.*` buffers: they load uncalibrated (zeros), silently.
-    _keys_to_ignore_on_load_missing = [r"^calibration\."]
-    # A callable that resolves `encoder` (name_or_path, pooling) for `from_encoder_pretrained`; None: the package's
-    # resolve_encoder. Set it to resolve encoders your own way.
-    encoder_resolver = None
 
     def __init__(self, config: TextClusteringConfig):
         super().__init__(config)
@@ -296,7 +292,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         ``probs`` (N x K): see :mod:`~hf_textcluster.modeling.calibration`. An uncalibrated model raises a ValueError.
         """
         self._require_calibration("`calibrated_confidence`")
-        return self.calibration.confidence(embeddings, probs, measure=self.config.confidence_measure)
+        return self.calibration.confidence(embeddings, probs)
 
     def _require_calibration(self, what: str = "`predict_with_confidence`") -> None:
         if not self.is_calibrated:
@@ -317,18 +313,6 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     predict_with_confidence = predict_with_confidence  # the read-out of calibration.py, a method of every model
 
     calibrate = calibrate  # calibration.py's fit, a method of every model
-
-    @classmethod
-    def from_encoder_pretrained(cls, encoder: str | os.PathLike | None = None, num_clusters: int = 8, **config_kwargs):
-        """A new, untrained clusterer around a pretrained encoder (a hub id, a local path, or ``None``: the
-        pip-shipped all-MiniLM-L6-v2), in eval mode with its tokenizer; ``config_kwargs`` are the method's config
-        fields. See :func:`hf_textcluster.models.building.from_encoder_pretrained` (package only).
-
-        Example:
-            >>> model = SCCLModel.from_encoder_pretrained(None, num_clusters=20, max_length=32)  # doctest: +SKIP
-        """
-        building = _package_module("models.building", "`from_encoder_pretrained`")
-        return building.from_encoder_pretrained(cls, encoder, num_clusters, **config_kwargs)
 
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path, *model_args, tokenizer=None, **kwargs):

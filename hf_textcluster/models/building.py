@@ -1,8 +1,8 @@
-"""Building a new clusterer around a pretrained encoder: what every model class's ``from_encoder_pretrained`` runs.
+"""Building a new clusterer around a pretrained encoder: :func:`from_encoder_pretrained`.
 
-Package-only: no shipped module imports this one (the model base reaches it on first use), so a pushed repository
-serves and loads models without it. It resolves encoders the package's way (pip-shipped encoders offline, a
-sentence-transformers folder's pooling) and loads a masked-LM head where the model has one (DEC-MLM).
+Package-only: no shipped module imports this one, so a pushed repository serves and loads models without it. It
+resolves encoders the package's way (pip-shipped encoders offline, a sentence-transformers folder's pooling) and loads
+a masked-LM head where the model has one (DEC-MLM).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ logger = logging.get_logger(__name__)
 def from_encoder_pretrained(
     cls, encoder: str | os.PathLike | None = None, num_clusters: int = 8, **config_kwargs
 ) -> Any:
-    """A new, untrained clusterer of class ``cls`` around a pretrained encoder (a classmethod of every clusterer:
-    ``SCCLModel.from_encoder_pretrained(...)``).
+    """A new, untrained clusterer of class ``cls`` (e.g. :class:`~hf_textcluster.SCCLModel`) around a pretrained
+    encoder.
 
     Pooling follows a sentence-transformers folder's metadata unless given. The cluster head is not fitted
     yet: the trainer (or :func:`hf_textcluster.editing.initialize_clusters`) does that. A model with a masked-LM head
@@ -40,10 +40,10 @@ def from_encoder_pretrained(
         The model, in eval mode, with the encoder's tokenizer attached.
 
     Example:
-        >>> from hf_textcluster import SCCLModel
-        >>> model = SCCLModel.from_encoder_pretrained(None, num_clusters=20, max_length=32)  # doctest: +SKIP
+        >>> from hf_textcluster import SCCLModel, from_encoder_pretrained
+        >>> model = from_encoder_pretrained(SCCLModel, None, num_clusters=20, max_length=32)  # doctest: +SKIP
     """
-    spec = (cls.encoder_resolver or resolve_encoder)(encoder)
+    spec = resolve_encoder(encoder)
     config_kwargs.setdefault("pooling", spec.pooling)
     # never a folder's own code (resolving the encoder refused what it could read; this refuses a Hub download's)
     encoder_model = AutoModel.from_pretrained(spec.name_or_path, trust_remote_code=False)

@@ -52,6 +52,7 @@ from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.validation import Options, validate_parameters
 from ..models import get_method
+from ..models.building import from_encoder_pretrained
 from ..representation.summary import assign_embeddings
 from ..reuse import embed, reusing_results
 from ..timing import phase, recording_phases
@@ -116,7 +117,6 @@ def train_auto(
     *,
     signals: Sequence[str] = tuple(SIGNALS),
     criterion: str = DEFAULT_AUTO_CRITERION,
-    record_criteria: Sequence[str] = (),
 ) -> AutoTrainingResult:
     """Train every signal of ``signals``, gather their candidates and a consensus, choose one without labels, save
     the model that serves it. ``train_clusterer("auto", ...)`` calls this.
@@ -134,9 +134,6 @@ def train_auto(
         criterion: the label-free criterion of the choice, one of
             :data:`~hf_textcluster.choosing.criteria.AUTO_CRITERIA`. Only it (and what it is made of) is
             computed and recorded with the candidates.
-        record_criteria: other criteria to compute and record beside it, to compare criteria after the fact (the
-            benchmark asks for all of them); their time is recorded apart (``extra_criteria_seconds``) and left out
-            of ``choose_seconds``, which stays the time of the choice itself.
 
     Returns:
         An :class:`AutoTrainingResult`.
@@ -154,10 +151,6 @@ def train_auto(
     if not signals or any(s not in SIGNALS for s in signals) or len(set(signals)) != len(signals):
         raise ValueError(f"`signals` must name distinct signals of {', '.join(SIGNALS)}; got {list(signals)!r}.")
     validate_parameters({"criterion": criterion}, {"criterion": Options(*AUTO_CRITERIA)})
-    if isinstance(record_criteria, str) or any(c not in AUTO_CRITERIA for c in record_criteria):
-        raise ValueError(f"`record_criteria` must be a list of {', '.join(AUTO_CRITERIA)}; got {record_criteria!r}.")
-    # the criteria to record beside `criterion` and its parts
-    extra_criteria = [c for c in record_criteria if c not in (criterion, *PARTS.get(criterion, ()))]
     output_dir, seed = request.output_dir, request.seed
     overrides = dict(request.training_overrides or {})
     serve = overrides.pop("serve", "auto")
@@ -184,16 +177,7 @@ def train_auto(
             with phase("calibrate"):
                 _calibrate(results[chosen.serving_signal], texts, seed, calibration)
         choose_seconds = time.perf_counter() - start
-        start = time.perf_counter()
-        if extra_criteria:  # for comparing criteria: not part of the choice, so not of its time
-            with phase("extra_criteria"):
-                chosen.criteria.update(
-                    candidate_criteria(
-                        chosen.candidates, chosen.features, texts=texts, criteria=extra_criteria, random_state=seed
-                    )
-                )
         record = auto_record(results, chosen, criterion if serve == "auto" else None, texts, choose_seconds)
-        record["extra_criteria_seconds"] = round(time.perf_counter() - start, 2)
         record["estimate_seconds"] = round(estimate.seconds, 1)
         train_seconds = sum(r.train_seconds for r in results.values())
         model, trainer = results[chosen.serving_signal].model, results[chosen.serving_signal].trainer
@@ -275,7 +259,7 @@ def choose_from_signals(
         ValueError: ``serve`` names no candidate of these signals.
 
     Example:
-        >>> chosen = choose_from_signals(results, None, texts, seed=0, criterion="knn_holdout")  # doctest: +SKIP
+        >>> chosen = choose_from_signals(results, None, texts, seed=0, criterion="agreement")  # doctest: +SKIP
         >>> chosen.served, chosen.serving_signal                                         # doctest: +SKIP
         ('self_training/kmeans', 'self_training')
     """
@@ -312,8 +296,11 @@ def _estimate(request: TrainingRequest, shared, signals, overrides: dict) -> Run
         count = schedule.max_steps or math.ceil((schedule.epochs or 1) * num_texts / schedule.batch_size)
         steps[name] = (count, schedule.batch_size)
     config = load_recipe(SIGNALS[signals[0]].method, request.recipe)["config"]
-    encoder = TextClusteringPreTrainedModel.from_encoder_pretrained(
-        request.encoder, num_clusters=2, **{k: config[k] for k in ("pooling", "max_length") if k in config}
+    encoder = from_encoder_pretrained(
+        TextClusteringPreTrainedModel,
+        request.encoder,
+        num_clusters=2,
+        **{k: config[k] for k in ("pooling", "max_length") if k in config},
     )
     # the precision training will take: train --precision sets bf16 / fp16, else the hardware decides ("auto")
     bf16 = overrides.get("bf16")

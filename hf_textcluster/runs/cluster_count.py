@@ -13,6 +13,7 @@ from transformers.utils import logging
 from ..choosing.auto_k import ClusterCountRequest
 from ..modeling.input_checks import check_num_clusters
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
+from ..models.building import from_encoder_pretrained
 from ..reuse import embed
 from .folder import RunFolder
 
@@ -64,8 +65,8 @@ def _choose_num_clusters(
     encoder alone: no method heads, at the precision and batch size the trainer will use), choose K; returns the
     record and the embeddings."""
     embedding_kwargs = {k: v for k, v in config_kwargs.items() if k in EMBEDDING_CONFIG_KEYS}
-    embedder = TextClusteringPreTrainedModel.from_encoder_pretrained(
-        encoder, num_clusters=request.k_min, **embedding_kwargs
+    embedder = from_encoder_pretrained(
+        TextClusteringPreTrainedModel, encoder, num_clusters=request.k_min, **embedding_kwargs
     ).to(args.device)
     precision = "bf16" if args.bf16 else ("fp16" if args.fp16 else "fp32")  # ClusteringTrainer.precision
     start = time.perf_counter()

@@ -9,6 +9,7 @@ from dataclasses import fields
 import torch
 from transformers.utils import logging
 
+from ..models.building import from_encoder_pretrained
 from ..training.arguments import ClusteringTrainingArguments
 from .schedule import Schedule, plan_schedule
 
@@ -77,7 +78,7 @@ def build_trainer(spec, num_clusters: int, encoder, config_kwargs: dict, args, t
     """(model, trainer): the method's model (K clusters, built from the encoder) and its Trainer. ``embeddings``
     (those that chose K, if any) initialise k-means; the evaluation is on the held-out texts, or on the training
     texts without them."""
-    model = spec.model_class.from_encoder_pretrained(encoder, num_clusters=num_clusters, **config_kwargs)
+    model = from_encoder_pretrained(spec.model_class, encoder, num_clusters=num_clusters, **config_kwargs)
     return model, spec.trainer_class(
         model=model,
         args=args,

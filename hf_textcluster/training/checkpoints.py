@@ -37,16 +37,16 @@ def _checkpoint_problem(folder: str) -> str | None:
             json.load(f)
     except (OSError, ValueError):
         return "its trainer_state.json is cut off"
-    manifest = os.path.join(folder, CHECKPOINT_MANIFEST)
-    if os.path.isfile(manifest):  # checkpoints written before the manifest existed have none
-        try:
-            with open(manifest) as f:
-                needed = json.load(f)["files"]
-        except (OSError, ValueError, KeyError, TypeError):
-            return f"its {CHECKPOINT_MANIFEST} is cut off"
-        missing = [name for name in needed if not os.path.isfile(os.path.join(folder, name))]
-        if missing:
-            return f"it lacks {', '.join(missing)}"
+    try:
+        with open(os.path.join(folder, CHECKPOINT_MANIFEST)) as f:
+            needed = json.load(f)["files"]
+    except FileNotFoundError:
+        return f"it has no {CHECKPOINT_MANIFEST}"
+    except (OSError, ValueError, KeyError, TypeError):
+        return f"its {CHECKPOINT_MANIFEST} is cut off"
+    missing = [name for name in needed if not os.path.isfile(os.path.join(folder, name))]
+    if missing:
+        return f"it lacks {', '.join(missing)}"
     return None
 
 

@@ -15,8 +15,9 @@ pytest.importorskip("matplotlib")
 
 from matplotlib.figure import Figure  # noqa: E402
 
-from hf_textcluster.apps import leaderboard, plotting, training_curves  # noqa: E402
+from hf_textcluster.apps import plotting, training_curves  # noqa: E402
 from hf_textcluster.cli import main  # noqa: E402
+from training.bench import leaderboard_plot as leaderboard  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hf_textcluster.models.building import from_encoder_pretrained
+
 pytest.importorskip("plotly")
 
 from hf_textcluster.apps.report import cluster_report, render_report  # noqa: E402
@@ -30,7 +32,7 @@ def trained_dir(tiny_encoder_dir, toy_corpus, tmp_path_factory) -> Path:
     from hf_textcluster.models.sccl import SCCLModel
 
     torch.manual_seed(0)
-    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model = from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=3)
     initialize_clusters(model, toy_corpus[0])
     model.calibrate(toy_corpus[0], precision="fp32")
     out_dir = tmp_path_factory.mktemp("runs") / "sccl-toy"

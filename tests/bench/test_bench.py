@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hf_textcluster.models.building import from_encoder_pretrained
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # training/ is a folder of the checkout, not installed
 from hf_textcluster.editing import initialize_clusters  # noqa: E402
 from training.bench import common, comparisons, kmeans_init, leaderboard, partitions, render, rescore, speed  # noqa: E402
@@ -25,6 +27,7 @@ def bench(tmp_path, monkeypatch):
     """The store module writing to a temporary results.json / results.md (README untouched)."""
     monkeypatch.setattr(results, "RESULTS_JSON", tmp_path / "results.json")
     monkeypatch.setattr(results, "RESULTS_MD", tmp_path / "results.md")
+    monkeypatch.setattr(results, "on_save", render.write_rendered)
     return results
 
 
@@ -272,7 +275,7 @@ def test_rescore_adds_the_metrics_a_kept_model_lacks_and_changes_nothing_stored(
         "prepare_dataset",
         lambda name, augmentation, data_dir=None, seed=0: datasets.Dataset.from_dict({"text": texts, "label": labels}),
     )
-    model = DECCRLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, latent_dim=8)
+    model = from_encoder_pretrained(DECCRLModel, str(tiny_encoder_dir), num_clusters=3, latent_dim=8)
     initialize_clusters(model, texts)
     stored = {k: v for k, v in evaluate_clusterer(model, texts, labels).items() if not k.startswith("latent_")}
     for seed, variant in ((0, ""), (1, "")):
@@ -468,7 +471,7 @@ def test_a_method_run_end_to_end_writes_its_row_model_and_tables(
 def test_readme_table_is_rewritten_between_its_markers_only(bench):
     """README's table of the default comes from the store: per corpus, tuning then confirmation, the run's BERTopic
     way against what is served; the lines between the markers are replaced, nothing else."""
-    from training.bench import auto
+    from training.bench import auto_tables
 
     accs = {"pretrained/umap_kmeans": 0.75, "contrastive/kmeans": 0.80}
     criteria = {n: {} for n in accs}
@@ -476,7 +479,7 @@ def test_readme_table_is_rewritten_between_its_markers_only(bench):
         {**_auto_row("trec6", 0, accs, criteria, "pretrained/umap_kmeans", 0.75), "num_texts": 5452},
         {**_auto_row("stackoverflow", 0, accs, criteria, "contrastive/kmeans", 0.80), "num_texts": 20000},
     ]
-    table = auto.readme_table({"runs": {"r": RUN}}, rows, render.README_CORPUS_NAMES)
+    table = auto_tables.readme_table({"runs": {"r": RUN}}, rows, render.README_CORPUS_NAMES)
     assert table[2:] == [
         "| StackOverflow | tuning | 20,000 | 75.0 | 80.0 | +5.0 | 100 (bf16 AMX) | 1 |",
         "| TREC-6 | confirmation | 5,452 | 75.0 | 75.0 | +0.0 | 100 (bf16 AMX) | 1 |",
@@ -489,9 +492,9 @@ def test_readme_table_is_rewritten_between_its_markers_only(bench):
     assert render.readme_with_table("no markers here\n", table) == "no markers here\n"
     assert render.readme_with_table(text, []) == text
     # the confirmation-only corpora get a table of their own; a confirmation choice re-made after its run is marked
-    remade = {**rows[0], "served_note": auto.REMADE}
+    remade = {**rows[0], "served_note": auto_tables.REMADE}
     banking = {**_auto_row("banking77", 0, accs, criteria, "contrastive/kmeans", 0.80), "num_texts": 10003}
-    table = auto.readme_table({"runs": {"r": RUN}}, [rows[1], remade, banking], render.README_CORPUS_NAMES)
+    table = auto_tables.readme_table({"runs": {"r": RUN}}, [rows[1], remade, banking], render.README_CORPUS_NAMES)
     assert table[3] == "| TREC-6 | confirmation | 5,452 | 75.0 | 75.0‡ | +0.0 | 100 (bf16 AMX) | 1 |"
     assert table[4] == "" and table[5].startswith("Confirmation-only:") and table[7] == table[0]
     assert table[9:] == ["| BANKING77 | confirmation-only | 10,003 | 75.0 | 80.0 | +5.0 | 100 (bf16 AMX) | 1 |"]
@@ -675,7 +678,7 @@ def test_partition_scores_of_a_model_rank_every_candidate_as_served(tiny_encoder
     from hf_textcluster import SCCLModel
 
     texts, labels = toy_corpus
-    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model = from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=3)
     initialize_clusters(model, texts, random_state=0)
     fields = partitions.partition_scores(model, texts, labels, seed=0)
     assert fields["partitions"]["head"]["acc"] == pytest.approx(
@@ -702,7 +705,7 @@ def test_partitions_sub_command_adds_its_columns_to_kept_runs_only(
         "prepare_dataset",
         lambda name, augmentation, data_dir=None, seed=0: datasets.Dataset.from_dict({"text": texts, "label": labels}),
     )
-    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model = from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=3)
     initialize_clusters(model, texts, random_state=0)
     head = clustering_scores(labels, model.predict(texts))["acc"]
     for seed in (0, 1):
@@ -819,7 +822,7 @@ def test_the_guard_table_serves_the_pick_only_where_every_view_prefers_it(bench)
     """Each form of the do-no-harm guard on the stored criteria: the pick beats the BERTopic way in the lexical vote
     but not in the shared silhouette, so the lexical form serves it and the every-view form does not."""
     from hf_textcluster.choosing.candidate_choice import GUARD_CRITERIA
-    from training.bench import auto
+    from training.bench import auto_tables
 
     accs = {"pretrained/umap_kmeans": 0.80, "contrastive/kmeans": 0.75}
     lexical, shared, silhouette = GUARD_CRITERIA
@@ -828,16 +831,16 @@ def test_the_guard_table_serves_the_pick_only_where_every_view_prefers_it(bench)
         "contrastive/kmeans": {"agreement": 0.9, lexical: 0.60, shared: 0.60, silhouette: 0.20},
     }
     rows = [_auto_row("tweet", 0, accs, criteria, "pretrained/umap_kmeans", 0.80)]
-    table = auto.render_guards(rows, "tuning set")
+    table = auto_tables.render_guards(rows, "tuning set")
     assert "| no guard | 5.0 | 5.0 | -5.0 | 1 of 1 | 0 |" in table
     assert "| the lexical vote alone | 5.0 | 5.0 | -5.0 | 1 of 1 | 0 |" in table
     assert "| every view (the default) | 0.0 | 0.0 | +0.0 | 0 of 1 | 1 |" in table
     rows[0]["partitions"]["contrastive/kmeans"]["criteria"].pop(silhouette)
-    assert auto.render_guards(rows, "tuning set") == []  # a run without every view is left out
+    assert auto_tables.render_guards(rows, "tuning set") == []  # a run without every view is left out
 
 
 def test_auto_section_scores_the_choice_and_every_criterion_against_the_oracle(bench):
-    from training.bench import auto
+    from training.bench import auto_tables
 
     accs = {"consensus": 0.80, "contrastive/umap_kmeans": 0.86, "self_training/kmeans": 0.70}
     criteria = {
@@ -855,7 +858,7 @@ def test_auto_section_scores_the_choice_and_every_criterion_against_the_oracle(b
         "run": "r",
     }
     rows = [_auto_row("tweet", 0, accs, criteria, "consensus", 0.79), baseline]
-    md = "\n".join(auto.render({"runs": {"r": RUN}}, rows))
+    md = "\n".join(auto_tables.render({"runs": {"r": RUN}}, rows))
     # the served model's ACC, its candidate, the oracle (labels) and the strongest shallow baseline, with Δ
     assert (
         "| tweet | 79.0 | consensus | 86.0 | contrastive/umap_kmeans | 75.0 (BERTopic way) | +4.0 | "
@@ -872,15 +875,15 @@ def test_auto_section_scores_the_choice_and_every_criterion_against_the_oracle(b
     rows.append({**_row("sccl", "tweet", 0.6, "r"), "partitions": {"head": {"acc": 0.6}}, "served_acc": 0.62})
     verdict = leaderboard.render_leaderboard(rows)[1][0]
     assert (verdict.served, verdict.served_how) == (79.0, "auto; 1 seed")
-    assert auto.render({"runs": {}}, [baseline]) == []  # no auto rows, no section
+    assert auto_tables.render({"runs": {}}, [baseline]) == []  # no auto rows, no section
     # another configuration's run (here another CPU kind) is listed apart, never in the default's tables
     other = {**_auto_row("tweet", 0, accs, criteria, "self_training/kmeans", 0.70), "variant": "AVX2-only"}
     other["cpu_kind"], other["wall_seconds"] = "AVX2", 250.0
-    md = "\n".join(auto.render({"runs": {"r": RUN}}, [*rows, other]))
+    md = "\n".join(auto_tables.render({"runs": {"r": RUN}}, [*rows, other]))
     assert "| tweet | AVX2-only | 70.0 | self_training/kmeans | 86.0 | 250 (AVX2) | 1 |" in md
     assert "seed 0: made before" not in md  # no note, no line
     other["note"] = "made before a fix <b>"  # a run's note follows its table, as text
-    md = "\n".join(auto.render({"runs": {"r": RUN}}, [*rows, other]))
+    md = "\n".join(auto_tables.render({"runs": {"r": RUN}}, [*rows, other]))
     assert "- tweet, AVX2-only, seed 0: made before a fix &lt;b&gt;" in md and "<b>" not in md
     assert (
         "| tweet | 79.0 | consensus | 86.0 | contrastive/umap_kmeans | 75.0 (BERTopic way) | +4.0 | "

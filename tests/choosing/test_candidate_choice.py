@@ -14,7 +14,7 @@ from hf_textcluster.choosing.candidate_choice import (
     guarded_choice,
     highest,
 )
-from hf_textcluster.choosing.criteria import AUTO_CRITERIA, CRITERIA, lexical_space
+from hf_textcluster.choosing.criteria import AUTO_CRITERIA, CRITERIA, knn_holdout, lexical_space
 
 TOPICS = [
     "sql join tables query",
@@ -58,19 +58,20 @@ def test_shared_criterion_is_the_mean_over_every_space_and_the_lexical_one():
     spaces = {"a": _space(truth, 4, 1), "pretrained": _space(truth, 1, 2)}
     shuffled = np.random.default_rng(3).permutation(truth)
     candidates = {"a/kmeans": truth, "pretrained/kmeans": shuffled, "consensus": truth}
-    values = candidate_criteria(candidates, spaces, texts=texts, criteria=["knn_holdout_shared", "knn_holdout"])
+    values = candidate_criteria(candidates, spaces, texts=texts, criteria=["knn_holdout_shared", "silhouette"])
     lexical = lexical_space(texts)
 
-    def score(x, labels):  # the registry's criterion on the rows as every criterion gets them (float64, unit length)
+    def score(x, labels, criterion="knn_holdout_shared"):  # on the rows as every criterion gets them (unit length)
         x = np.asarray(x, dtype=np.float64)
-        return CRITERIA["knn_holdout"].score(x / np.linalg.norm(x, axis=1, keepdims=True), labels, 0)
+        return CRITERIA[criterion].value(x / np.linalg.norm(x, axis=1, keepdims=True), labels, 0)
 
     for name, labels in candidates.items():
         direct = [score(x, labels) for x in (spaces["a"], spaces["pretrained"], lexical)]
         assert values["knn_holdout_shared"][name] == pytest.approx(np.mean(direct))
     # own space: the pretrained candidate in the pretrained space only, the consensus in the trained signals' spaces
-    assert values["knn_holdout"]["pretrained/kmeans"] == pytest.approx(score(spaces["pretrained"], shuffled))
-    assert values["knn_holdout"]["consensus"] == pytest.approx(score(spaces["a"], truth))
+    own = values["silhouette"]
+    assert own["pretrained/kmeans"] == pytest.approx(score(spaces["pretrained"], shuffled, "silhouette"))
+    assert own["consensus"] == pytest.approx(score(spaces["a"], truth, "silhouette"))
     assert values["knn_holdout_shared"]["a/kmeans"] > values["knn_holdout_shared"]["pretrained/kmeans"]
 
 
@@ -81,7 +82,7 @@ def test_a_partition_of_one_sharpened_space_loses_to_one_every_space_shares():
     spaces = {"a": _space(wrong, 8, 4), "b": _space(truth, 2, 5), "pretrained": _space(truth, 2, 6)}
     candidates = {"a/kmeans": wrong, "b/kmeans": truth}
     values = candidate_criteria(candidates, spaces, texts=texts)
-    assert values["knn_holdout"]["a/kmeans"] > values["knn_holdout"]["b/kmeans"]  # each judged where it was made
+    assert values["silhouette"]["a/kmeans"] > values["silhouette"]["b/kmeans"]  # each judged where it was made
     assert values["knn_holdout_shared"]["b/kmeans"] > values["knn_holdout_shared"]["a/kmeans"]
     assert set(values) == set(AUTO_CRITERIA) and DEFAULT_AUTO_CRITERION in values
 
@@ -100,7 +101,7 @@ def test_lexical_criterion_votes_in_the_lexical_space_alone_and_falls_back_witho
     lexical = lexical_space(texts).astype(np.float64)
     lexical /= np.linalg.norm(lexical, axis=1, keepdims=True)
     for name, labels in candidates.items():
-        assert values["knn_holdout_lexical"][name] == pytest.approx(CRITERIA["knn_holdout"].score(lexical, labels, 0))
+        assert values["knn_holdout_lexical"][name] == pytest.approx(knn_holdout(lexical, labels, 0))
     # texts that share no word: no lexical space, so the vote is the shared spaces' mean
     lonely = [f"word{i} other{i}" for i in range(len(truth))]
     fallback = candidate_criteria(

@@ -10,7 +10,7 @@ from sklearn.neighbors import KNeighborsClassifier
 
 from hf_textcluster.choosing.candidate_choice import candidate_criteria
 from hf_textcluster.choosing.consensus import average_nmi, consensus_partition, membership_matrix
-from hf_textcluster.choosing.criteria import CRITERIA
+from hf_textcluster.choosing.criteria import knn_holdout
 
 
 def _blobs(seed=0, per=30, k=3, d=8):
@@ -64,7 +64,7 @@ def test_average_nmi_is_the_mean_nmi_with_the_others():
 
 def test_knn_holdout_is_a_neighbour_vote_scored_on_the_other_half():
     x, truth = _blobs()
-    score = CRITERIA["knn_holdout"].score
+    score = knn_holdout
     rng = np.random.default_rng(7)
     shuffled = rng.permutation(truth)
     assert score(x, truth, 0) > 0.9 > 0.3 > score(x, shuffled, 0)

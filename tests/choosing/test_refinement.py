@@ -102,7 +102,7 @@ def test_argument_validation(kwargs, match):
         refine_partition(embeddings, labels, **args)
 
 
-@pytest.mark.parametrize("criterion", [c for c in SERVE_CRITERIA if c != "silhouette_umap"])
+@pytest.mark.parametrize("criterion", SERVE_CRITERIA)
 def test_choose_partition_prefers_the_clean_partition(criterion):
     x, y = _blobs([40, 50, 60], seed=4)
     rng = np.random.default_rng(0)

@@ -7,6 +7,7 @@ import pytest
 import torch
 
 from hf_textcluster.cli import main
+from hf_textcluster.models.building import from_encoder_pretrained
 
 
 @pytest.fixture(scope="module")
@@ -15,7 +16,7 @@ def model_dir(tiny_encoder_dir, toy_corpus, tmp_path_factory):
     from hf_textcluster.editing import initialize_clusters
 
     torch.manual_seed(0)
-    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model = from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=3)
     initialize_clusters(model, toy_corpus[0])
     path = tmp_path_factory.mktemp("input-files") / "model"
     model.save_pretrained(path)

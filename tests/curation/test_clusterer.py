@@ -20,6 +20,7 @@ from hf_textcluster.choosing.serving import serve_partition
 from hf_textcluster.cli import main
 from hf_textcluster.editing import initialize_clusters, merge_clusters, split_cluster, start_online, update
 from hf_textcluster.models import get_method
+from hf_textcluster.models.building import from_encoder_pretrained
 from hf_textcluster.representation import name_clusters, rename_clusters
 from hf_textcluster.representation.summary import cluster_info
 from hf_textcluster.runs.curation import PREVIOUS_FOLDER, closest_merges
@@ -34,7 +35,7 @@ def saved(tiny_encoder_dir, toy_corpus, tmp_path_factory):
     texts, _ = toy_corpus
     root = tmp_path_factory.mktemp("clusterer")
     torch.manual_seed(0)
-    model = get_method("sccl").model_class.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=K)
+    model = from_encoder_pretrained(get_method("sccl").model_class, str(tiny_encoder_dir), num_clusters=K)
     initialize_clusters(model, texts)
     model.calibrate(texts)
     name_clusters(model, texts)

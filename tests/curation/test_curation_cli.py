@@ -15,6 +15,7 @@ import hf_textcluster  # noqa: F401
 from hf_textcluster.cli import main
 from hf_textcluster.editing import initialize_clusters
 from hf_textcluster.models import get_method
+from hf_textcluster.models.building import from_encoder_pretrained
 from hf_textcluster.runs.clusterer import edit_saved_model
 from hf_textcluster.runs.curation import ONLINE_STATE_FILE
 
@@ -27,7 +28,7 @@ def saved(tiny_encoder_dir, toy_corpus, tmp_path_factory):
     texts, _ = toy_corpus
     root = tmp_path_factory.mktemp("curation")
     torch.manual_seed(0)
-    model = get_method("sccl").model_class.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=K)
+    model = from_encoder_pretrained(get_method("sccl").model_class, str(tiny_encoder_dir), num_clusters=K)
     initialize_clusters(model, texts)
     model.calibrate(texts)
     model.config.id2label = {k: f"topic {k}" for k in range(K)}

@@ -22,13 +22,14 @@ from hf_textcluster.editing import (
 )
 from hf_textcluster.hub import save_pretrained
 from hf_textcluster.models import METHODS, get_method
+from hf_textcluster.models.building import from_encoder_pretrained
 
 K = 5
 
 
 def _model(method, encoder_dir, texts, refined=False):
     torch.manual_seed(0)
-    model = get_method(method).model_class.from_encoder_pretrained(str(encoder_dir), num_clusters=K)
+    model = from_encoder_pretrained(get_method(method).model_class, str(encoder_dir), num_clusters=K)
     if method == "aecl" and not refined:  # the clustering network G_p served (random here: the arithmetic is the same)
         initialize_clusters(model, texts)
         model.config.serving_head, model.config.serving_attention = "network", "self"

@@ -12,6 +12,7 @@ import pytest
 
 from hf_textcluster.cli import main
 from hf_textcluster.editing import initialize_clusters
+from hf_textcluster.models.building import from_encoder_pretrained
 
 TEAMS = ["db", "code", "ui"]
 
@@ -233,7 +234,7 @@ def test_the_trainer_evaluation_goes_through_the_metric_with_the_same_keys(tiny_
     from hf_textcluster.evaluation.metrics import clustering_scores, load_clustering_metric
 
     texts, labels = toy_corpus
-    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model = from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=3)
     initialize_clusters(model, texts)
     loads = []
     monkeypatch.setattr(
@@ -269,7 +270,7 @@ def test_umap_kmeans_scores_the_partition_recluster_umap_serves(tiny_encoder_dir
     from hf_textcluster.training.evaluation import evaluate_clusterer
 
     texts, labels = toy_corpus
-    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model = from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=3)
     initialize_clusters(model, texts)
     plain = evaluate_clusterer(model, texts, labels, random_state=0)
     with_umap = evaluate_clusterer(model, texts, labels, random_state=0, umap_kmeans=True)

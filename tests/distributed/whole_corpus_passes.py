@@ -12,6 +12,8 @@ from pathlib import Path
 
 import numpy as np
 
+from hf_textcluster.models.building import from_encoder_pretrained
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import conftest  # noqa: E402  (the toy corpus)
 
@@ -28,7 +30,7 @@ BATCH = 25
 
 def trainer_for(method: str, encoder: str, dataset, out: Path):
     spec = hf_textcluster.get_method(method)
-    model = spec.model_class.from_encoder_pretrained(encoder, num_clusters=3)
+    model = from_encoder_pretrained(spec.model_class, encoder, num_clusters=3)
     args = ClusteringTrainingArguments(
         output_dir=str(out / f"run-{method}"),
         encode_batch_size=BATCH,

@@ -87,7 +87,7 @@ def docs_world(tmp_path_factory, tiny_encoder_dir, toy_corpus):
     """A folder with the user's files and a trained tiny model; the default encoder resolved to the tiny BERT."""
     import hf_textcluster
     from hf_textcluster import encoders
-    from hf_textcluster.modeling import modeling_utils
+    from hf_textcluster.models import building
 
     real_resolve = encoders.resolve_encoder
 
@@ -97,7 +97,7 @@ def docs_world(tmp_path_factory, tiny_encoder_dir, toy_corpus):
         return real_resolve(name_or_path)
 
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(modeling_utils.TextClusteringPreTrainedModel, "encoder_resolver", staticmethod(resolve_tiny))
+        mp.setattr(building, "resolve_encoder", resolve_tiny)
         mp.setattr(encoders, "resolve_encoder", resolve_tiny)
         mp.setattr(hf_textcluster, "resolve_encoder", resolve_tiny)
         mp.setenv("HF_HUB_OFFLINE", "1")

@@ -10,6 +10,7 @@ import pytest
 
 from hf_textcluster.editing import kmeans as kmeans_module
 from hf_textcluster.editing.kmeans import KMEANS_INITS, fit_kmeans
+from hf_textcluster.models.building import from_encoder_pretrained
 
 
 def _many_small_blobs(seed: int = 0) -> np.ndarray:
@@ -180,7 +181,7 @@ def test_the_trainer_starts_from_best_by_default_and_says_which_start_won(
     )
     assert args.kmeans_init == "best"
     torch.manual_seed(0)
-    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model = from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=3)
     trainer = SCCLTrainer(model=model, args=args, train_dataset=dataset)
     hf_logging.set_verbosity_info()
     hf_logging.enable_propagation()

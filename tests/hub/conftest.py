@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from hf_textcluster.models.building import from_encoder_pretrained
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from hub_client import hub_environment  # noqa: E402
@@ -70,7 +72,7 @@ def decmlm_dir(tiny_encoder_dir, toy_corpus, tmp_path_factory) -> Path:
     from hf_textcluster.editing import initialize_clusters
 
     torch.manual_seed(0)
-    model = DECMLMModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model = from_encoder_pretrained(DECMLMModel, str(tiny_encoder_dir), num_clusters=3)
     with torch.no_grad():
         for param in model.mlm_head.parameters():
             param.add_(torch.randn_like(param) * 0.1)

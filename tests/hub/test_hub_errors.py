@@ -25,7 +25,7 @@ result["bert_sccl"] = error_of(lambda: SCCLModel.from_pretrained("org/plain-bert
 result["bert_base"] = error_of(lambda: TextClusteringPreTrainedModel.from_pretrained("org/plain-bert"))
 result["bert_pipeline"] = error_of(lambda: pipeline("text-clustering", model="org/plain-bert"))
 
-untrained = SCCLModel.from_encoder_pretrained(PAYLOAD["encoder"], num_clusters=3)
+untrained = from_encoder_pretrained(SCCLModel, PAYLOAD["encoder"], num_clusters=3)
 result["untrained_push"] = error_of(lambda: push_to_hub(untrained, "org/untrained"))
 untrained.save_pretrained(PAYLOAD["untrained_dir"])
 result["untrained_cli_exit"] = cli_main(["push", "--model", PAYLOAD["untrained_dir"], "--repo-id", "org/untrained-cli"])

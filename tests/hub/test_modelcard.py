@@ -19,6 +19,7 @@ from hf_textcluster.hub.card_data import MetricsNotMeasuredWarning, encoder_hub_
 from hf_textcluster.hub.card_sections import names_line, training_command
 from hf_textcluster.hub.model_card import generate_model_card, write_model_card
 from hf_textcluster.models import METHODS
+from hf_textcluster.models.building import from_encoder_pretrained
 from hf_textcluster.models.remote_code import auto_map, remote_code_files
 from hf_textcluster.representation import cluster_keywords, keyword_labels, label_clusters
 from hf_textcluster.runs.folder import read_training_run
@@ -122,7 +123,7 @@ def test_a_method_without_a_template_gets_the_generic_card(model, monkeypatch):
 def test_decmlm_card_says_the_mlm_head_started_untrained_and_how_p_is_refreshed(tiny_encoder_dir):
     from hf_textcluster import DECMLMModel
 
-    model = DECMLMModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, target_refresh_steps=50)
+    model = from_encoder_pretrained(DECMLMModel, str(tiny_encoder_dir), num_clusters=3, target_refresh_steps=50)
     assert model.config.mlm_head_pretrained is False
     card = generate_model_card(model, metrics={"acc": 0.5, "nmi": 0.4}, remote_code=False)
     assert "${" not in card and "DEC-MLM" in card and "huang-etal-2020-unsupervised" in card

@@ -20,15 +20,16 @@ from hf_textcluster.cli import main
 from hf_textcluster.editing import initialize_clusters
 from hf_textcluster.modeling.calibration import MIN_CLUSTER_SIZE, QUANTILE_LEVELS
 from hf_textcluster.modeling.input_checks import CANDIDATES
+from hf_textcluster.models.building import from_encoder_pretrained
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "checkpoints_eef6bf0"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "saved_models"
 LEVELS = np.linspace(0, 1, QUANTILE_LEVELS)
 
 
 @pytest.fixture(scope="module")
 def calibrated(tiny_encoder_dir, toy_corpus):
     torch.manual_seed(0)
-    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model = from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=3)
     initialize_clusters(model, toy_corpus[0])
     return model.calibrate(toy_corpus[0], precision="fp32")
 
@@ -105,24 +106,6 @@ def test_confidence_is_the_empirical_share_of_calibration_margins(calibrated, to
     assert calibration.confidence(on_centre_0, probs).tolist() == [0.0, 1.0]
 
 
-def test_old_calibrations_keep_the_assignment_margin(calibrated, calibrated_dir, toy_corpus, tmp_path):
-    """A config.json from before `confidence_measure` ranks the soft assignment's top-1 minus top-2 margin, as then."""
-    old_dir = tmp_path / "old"
-    shutil.copytree(calibrated_dir, old_dir)
-    config = json.loads((old_dir / "config.json").read_text())
-    del config["confidence_measure"]
-    (old_dir / "config.json").write_text(json.dumps(config))
-    old = AutoModel.from_pretrained(old_dir)
-    assert old.config.confidence_measure == "assignment_margin" and old.is_calibrated
-    texts = toy_corpus[0][:20]
-    probs = old.predict_proba(texts, precision="fp32")
-    top2 = -np.sort(-probs, axis=-1)[:, :2]
-    expected = [np.interp(m, old.calibration.margin_quantiles.numpy(), LEVELS) for m in top2[:, 0] - top2[:, 1]]
-    got = old.predict_with_confidence(texts, precision="fp32")["confidence"]
-    # np.interp is the quantile rank inside the calibrated range (clamped to 0 / 1 outside it)
-    np.testing.assert_allclose(got, np.clip(expected, 0, 1), atol=0.02)
-
-
 def test_outliers_use_their_clusters_calibrated_quantile(calibrated, toy_corpus):
     texts = toy_corpus[0]
     _, _, clusters, _, unit = _direct(calibrated, texts)
@@ -168,14 +151,8 @@ def test_round_trip_keeps_the_calibration(calibrated, calibrated_dir):
 
 
 @pytest.mark.parametrize("method", sorted(p.name for p in FIXTURES.iterdir()))
-def test_checkpoints_from_before_calibration_load_uncalibrated(method, toy_corpus, caplog, tmp_path):
-    with caplog.at_level("WARNING"):
-        model, info = AutoModel.from_pretrained(FIXTURES / method, output_loading_info=True)
-    # (transformers' tensor-parallel check lists every layer as "not sharded" when its logger level is WARNING, which
-    # earlier tests can leave set; that message is not about calibration)
-    assert not info["missing_keys"] and not any(
-        "calibration" in r.getMessage() and "not sharded" not in r.getMessage() for r in caplog.records
-    )
+def test_an_uncalibrated_checkpoint_says_how_to_calibrate(method, toy_corpus, tmp_path):
+    model = AutoModel.from_pretrained(FIXTURES / method)
     assert not model.is_calibrated and not model.calibration.centres.any()
     with pytest.raises(ValueError, match=r"model\.calibrate\(texts\)"):
         model.predict_with_confidence(["a text"])
@@ -237,7 +214,7 @@ def test_bad_calibration_arguments_are_clear_errors(calibrated, tiny_encoder_dir
         calibrated.predict_with_confidence(["a text"], outlier_quantile=2)
     with pytest.raises(TypeError, match="list of strings"):
         calibrated.calibrate("one string")
-    fresh = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    fresh = from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=3)
     with pytest.raises(RuntimeError, match="never initialised"):
         fresh.calibrate(["a text", "another"])
 
@@ -417,7 +394,7 @@ def test_model_card_says_whether_calibrated(calibrated, tiny_encoder_dir):
     from hf_textcluster.hub.card_sections import calibration_lines
 
     assert "Calibrated on 120 training texts" in "\n".join(calibration_lines(calibrated.config))
-    fresh = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    fresh = from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=3)
     assert "Not calibrated" in calibration_lines(fresh.config)[0]
 
 

@@ -8,12 +8,13 @@ import hf_textcluster  # noqa: F401
 from hf_textcluster import SCCLModel
 from hf_textcluster.editing import initialize_clusters
 from hf_textcluster.models.aecl.trainer_aecl import set_reference_texts
+from hf_textcluster.models.building import from_encoder_pretrained
 
 
 @pytest.fixture(scope="module")
 def model_dir(tiny_encoder_dir, toy_corpus, tmp_path_factory):
     torch.manual_seed(0)
-    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model = from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=3)
     initialize_clusters(model, toy_corpus[0])
     model.config.id2label = {0: "oracle · sql", 1: "java · class", 2: "haskell · monad"}
     path = tmp_path_factory.mktemp("sccl")
@@ -62,7 +63,7 @@ def test_bad_inputs(model_dir, bad, match):
 
 
 def test_unfitted_model_is_refused(tiny_encoder_dir, tmp_path):
-    SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3).save_pretrained(tmp_path)
+    from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=3).save_pretrained(tmp_path)
     with pytest.raises(RuntimeError, match="never initialised"):
         pipeline("text-clustering", model=str(tmp_path))
 
@@ -95,7 +96,7 @@ def test_under_bf16_the_head_runs_in_fp32_as_in_predict(tiny_encoder_dir, toy_co
 
     texts = toy_corpus[0]
     torch.manual_seed(0)
-    model = AECLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, projection_dim=8)
+    model = from_encoder_pretrained(AECLModel, str(tiny_encoder_dir), num_clusters=3, projection_dim=8)
     model.config.centroids_initialized = True
     set_reference_texts(model, texts[:20], precision="fp32")
     model.save_pretrained(tmp_path)

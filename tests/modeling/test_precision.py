@@ -13,6 +13,7 @@ import torch
 from hf_textcluster import ClusteringTrainingArguments
 from hf_textcluster.modeling import precision
 from hf_textcluster.modeling.precision import autocast_dtype, resolve_precision
+from hf_textcluster.models.building import from_encoder_pretrained
 
 
 @pytest.fixture()
@@ -131,7 +132,7 @@ def test_int8_quantizes_a_cached_copy_of_the_encoder_and_follows_its_weights(tin
     from hf_textcluster import SCCLModel
 
     torch.manual_seed(0)
-    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model = from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=3)
     texts = toy_corpus[0][:40]
     before = {k: v.clone() for k, v in model.state_dict().items()}
     fp32, int8 = model.embed(texts, precision="fp32"), model.embed(texts, precision="int8")
@@ -146,6 +147,6 @@ def test_int8_quantizes_a_cached_copy_of_the_encoder_and_follows_its_weights(tin
     with torch.no_grad():  # as an optimizer step does: the next int8 pass quantizes the new weights
         model.encoder.encoder.layer[0].attention.self.query.weight.mul_(2.0)
     assert model._int8_encoder() is not quantized
-    fresh = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    fresh = from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=3)
     fresh.load_state_dict(model.state_dict())
     np.testing.assert_allclose(fresh.embed(texts, precision="int8"), model.embed(texts, precision="int8"), atol=1e-5)

@@ -12,7 +12,7 @@ from transformers import AutoModel
 
 import hf_textcluster  # noqa: F401
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "checkpoints_eef6bf0"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "saved_models"
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o077])

@@ -22,10 +22,11 @@ from hf_textcluster.data import load_texts
 from hf_textcluster.editing import initialize_clusters
 from hf_textcluster.hub import save_pretrained
 from hf_textcluster.models import METHODS
+from hf_textcluster.models.building import from_encoder_pretrained
 from hf_textcluster.models.remote_code import auto_map, remote_code_files
 
 METHOD_NAMES = sorted(METHODS)
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "checkpoints_eef6bf0"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "saved_models"
 TRAIN = dict(per_device_train_batch_size=16, bf16=False, save_strategy="no", logging_steps=1, disable_tqdm=True)
 
 
@@ -165,7 +166,7 @@ def test_logged_loss_terms_are_the_registered_ones(method, tiny_encoder_dir, toy
 
 @pytest.mark.parametrize("method", METHOD_NAMES)
 def test_predict_before_fitting_is_a_clear_error(method, tiny_encoder_dir, toy_corpus, tmp_path):
-    model = METHODS[method].model_class.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model = from_encoder_pretrained(METHODS[method].model_class, str(tiny_encoder_dir), num_clusters=3)
     with pytest.raises(RuntimeError, match="never initialised"):
         model.predict(toy_corpus[0][:3])
     model.save_pretrained(tmp_path)
@@ -308,9 +309,9 @@ def test_remote_code_predicts_like_the_package(method, trained, toy_corpus, tmp_
     )
 
 
-# ----- checkpoints made before the method registry still load and predict the same -----------------------------------
+# ----- a committed checkpoint loads and predicts what it predicted when it was saved ----------------------------------
 @pytest.mark.parametrize("method", sorted(p.name for p in FIXTURES.iterdir()))
-def test_checkpoints_from_before_the_registry_predict_the_same(method):
+def test_a_committed_checkpoint_predicts_the_same(method):
     expected = json.loads((FIXTURES / method / "expected_predictions.json").read_text())
     model = AutoModel.from_pretrained(FIXTURES / method)
     assert type(model) is METHODS[method].model_class

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from hf_textcluster.editing import initialize_clusters
+from hf_textcluster.models.building import from_encoder_pretrained
 from hf_textcluster.representation import (
     DEFAULT_PROMPT,
     NAMES_FILE,
@@ -242,7 +243,7 @@ def trained_dir(tiny_encoder_dir, toy_corpus, tmp_path_factory) -> Path:
     from hf_textcluster.models.sccl import SCCLModel
 
     torch.manual_seed(0)
-    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model = from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=3)
     initialize_clusters(model, toy_corpus[0])
     out_dir = tmp_path_factory.mktemp("runs") / "sccl-toy"
     model.save_pretrained(out_dir)

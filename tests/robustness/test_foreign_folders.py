@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from hf_textcluster.cli import main
+from hf_textcluster.models.building import from_encoder_pretrained
 from hf_textcluster.runs.folder import load_clusterer
 
 
@@ -108,7 +109,7 @@ def test_a_folder_hf_textcluster_saved_with_its_remote_code_still_loads(tiny_enc
     from hf_textcluster.models.remote_code import save_pretrained
 
     torch.manual_seed(0)
-    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model = from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=3)
     initialize_clusters(model, toy_corpus[0])
     save_pretrained(model, tmp_path / "model", remote_code=True)
     assert "auto_map" in json.loads((tmp_path / "model" / "config.json").read_text())

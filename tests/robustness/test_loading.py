@@ -16,12 +16,13 @@ import hf_textcluster  # noqa: F401
 from hf_textcluster import SCCLModel
 from hf_textcluster.editing import initialize_clusters
 from hf_textcluster.hub import save_pretrained
+from hf_textcluster.models.building import from_encoder_pretrained
 
 
 @pytest.fixture(scope="module")
 def saved(tiny_encoder_dir, toy_corpus, tmp_path_factory):
     torch.manual_seed(0)
-    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model = from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=3)
     initialize_clusters(model, toy_corpus[0])
     path = tmp_path_factory.mktemp("saved") / "model"
     model.save_pretrained(path)
@@ -102,7 +103,7 @@ def test_a_missing_relative_path_with_one_slash_is_named(saved, tmp_path, monkey
 
 
 def test_initialize_clusters_refuses_fewer_distinct_texts_than_clusters(tiny_encoder_dir):
-    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=5)
+    model = from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=5)
     with pytest.raises(ValueError, match=r"`num_clusters` \(5\) is larger than the number of distinct texts \(1 of 10"):
         initialize_clusters(model, ["how do i join two tables"] * 10)
     embeddings = torch.zeros(10, 32).numpy()
@@ -131,7 +132,7 @@ def test_a_local_remote_code_folder_loads_without_the_package(tiny_encoder_dir, 
     import sys
 
     torch.manual_seed(0)
-    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model = from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=3)
     initialize_clusters(model, toy_corpus[0])
     save_pretrained(model, tmp_path / "remote", remote_code=True)
     env = {**os.environ, "HF_HOME": str(tmp_path / "hf_home"), "HF_HUB_OFFLINE": "1"}

@@ -18,6 +18,7 @@ from hf_textcluster import SCCLModel, train_clusterer
 from hf_textcluster.cli import main
 from hf_textcluster.data import load_texts
 from hf_textcluster.editing import initialize_clusters
+from hf_textcluster.models.building import from_encoder_pretrained
 from hf_textcluster.runs.folder import RunFolder
 
 TRAIN = dict(per_device_train_batch_size=16, bf16=False, disable_tqdm=True, report_to="none", max_steps=2, save_steps=1)
@@ -26,7 +27,7 @@ TRAIN = dict(per_device_train_batch_size=16, bf16=False, disable_tqdm=True, repo
 @pytest.fixture(scope="module")
 def trained(tiny_encoder_dir, toy_corpus, tmp_path_factory):
     torch.manual_seed(0)
-    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model = from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=3)
     initialize_clusters(model, toy_corpus[0])
     model.calibrate(toy_corpus[0])
     path = tmp_path_factory.mktemp("trained") / "model"

@@ -17,12 +17,13 @@ from hf_textcluster import SCCLModel
 from hf_textcluster.apps import streaming
 from hf_textcluster.apps.streaming import PROGRESS_SUFFIX, predict_file
 from hf_textcluster.editing import initialize_clusters
+from hf_textcluster.models.building import from_encoder_pretrained
 
 
 @pytest.fixture(scope="module")
 def clusterer(tiny_encoder_dir, toy_corpus):
     torch.manual_seed(0)
-    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model = from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=3)
     initialize_clusters(model, toy_corpus[0])
     return pipeline("text-clustering", model=model, tokenizer=model.tokenizer)
 

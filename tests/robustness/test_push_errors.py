@@ -13,12 +13,13 @@ import hf_textcluster  # noqa: F401
 from hf_textcluster import SCCLModel
 from hf_textcluster.editing import initialize_clusters
 from hf_textcluster.hub import push_to_hub
+from hf_textcluster.models.building import from_encoder_pretrained
 
 
 @pytest.fixture(scope="module")
 def model(tiny_encoder_dir, toy_corpus):
     torch.manual_seed(0)
-    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model = from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=3)
     initialize_clusters(model, toy_corpus[0])
     model.calibrate(toy_corpus[0])
     return model

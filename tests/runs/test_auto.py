@@ -13,7 +13,6 @@ from transformers import AutoModel, pipeline
 import hf_textcluster  # noqa: F401
 from hf_textcluster import train_clusterer
 from hf_textcluster.choosing.candidate_choice import BERTOPIC_WAY, DEFAULT_AUTO_CRITERION, GUARD_CRITERIA
-from hf_textcluster.choosing.criteria import AUTO_CRITERIA
 from hf_textcluster.data import load_texts
 from hf_textcluster.runs.auto import AUTO_SCHEDULE, train_auto
 from hf_textcluster.runs.candidate_file import CANDIDATES_FILE, read_candidates, texts_match
@@ -278,7 +277,7 @@ def test_evaluate_scores_every_kept_candidate(auto_trained, toy_corpus, tmp_path
 
 
 def test_rescoring_a_kept_run_reproduces_its_criteria(auto_trained, toy_corpus):
-    from hf_textcluster.runs.gather_candidates import rescore_kept_candidates
+    from training.bench.rescoring import rescore_kept_candidates
 
     result, out = auto_trained
     record = json.loads((out / "training_run.json").read_text())["auto"]
@@ -289,46 +288,20 @@ def test_rescoring_a_kept_run_reproduces_its_criteria(auto_trained, toy_corpus):
         tolerance = 2e-5 if criterion == "silhouette_shared" else 2e-6
         for name, value in scores.items():
             assert value == pytest.approx(record["candidates"][name][criterion], abs=tolerance), (criterion, name)
+    # the benchmark's own criteria too, for every kept candidate
+    extra = rescore_kept_candidates(out, toy_corpus[0], random_state=0, criteria=["knn_holdout", "agreement_ari"])
+    assert set(extra["knn_holdout"]) == set(extra["agreement_ari"]) == set(record["candidates"])
     with pytest.raises(ValueError, match="not the training texts"):
         rescore_kept_candidates(out, toy_corpus[0][:-1])
 
 
-def test_the_benchmark_records_every_criterion_without_changing_the_choice(
-    auto_trained, tiny_encoder_dir, toy_corpus, tmp_path
-):
-    from hf_textcluster.runs.gather_candidates import rescore_kept_candidates
-
-    texts, labels = toy_corpus
-    out = tmp_path / "run"
-    request = TrainingRequest(
-        load_texts(texts, labels),
-        str(out),
-        encoder=str(tiny_encoder_dir),
-        num_clusters=3,
-        training_overrides=TRAIN,
-        evaluate=False,
-    )
-    result = train_auto(request, record_criteria=AUTO_CRITERIA)
-    record = result.auto
-    assert set(record["criteria"]) == set(AUTO_CRITERIA) and record["extra_criteria_seconds"] >= 0
-    assert record["choice"] == auto_trained[0].auto["choice"]  # the same seed serves the same candidate
-    values = rescore_kept_candidates(out, texts, random_state=0, precision="fp32")
-    for criterion, scores in values.items():
-        for name, value in scores.items():
-            assert value == pytest.approx(record["candidates"][name][criterion], abs=2e-6), (criterion, name)
-    with pytest.raises(ValueError, match="record_criteria"):
-        train_auto(
-            TrainingRequest(load_texts(texts, labels), str(tmp_path / "other")), record_criteria=["silhouette_umap"]
-        )
-
-
 def test_a_lexical_rescore_without_a_lexical_space_falls_back_on_the_embeddings(auto_trained, toy_corpus, monkeypatch):
     from hf_textcluster.choosing import criteria as criteria_module
-    from hf_textcluster.runs import gather_candidates
-    from hf_textcluster.runs.gather_candidates import rescore_kept_candidates
+    from training.bench import rescoring
+    from training.bench.rescoring import rescore_kept_candidates
 
     # texts that share too few words for a lexical space: the vote falls back on the embeddings, as in training
-    for module in (criteria_module, gather_candidates):
+    for module in (criteria_module, rescoring):
         monkeypatch.setattr(module, "lexical_space", lambda texts, random_state=0: None)
     _, out = auto_trained
     values = rescore_kept_candidates(out, toy_corpus[0], random_state=0, criteria=[DEFAULT_AUTO_CRITERION])

@@ -9,6 +9,7 @@ from hf_textcluster import SCCLModel, train_clusterer
 from hf_textcluster.data import load_benchmark
 from hf_textcluster.editing import initialize_clusters
 from hf_textcluster.evaluation.metrics import cluster_accuracy
+from hf_textcluster.models.building import from_encoder_pretrained
 
 pytestmark = pytest.mark.slow
 
@@ -29,7 +30,7 @@ def so_sample(data_dir_or_skip, tmp_path_factory):
 
 
 def test_minilm_embeddings_cluster_far_above_chance(so_sample, all_threads):
-    model = SCCLModel.from_encoder_pretrained(None, num_clusters=20)
+    model = from_encoder_pretrained(SCCLModel, None, num_clusters=20)
     assert model.config.pooling == "mean" and model.config.encoder.hidden_size == 384
     kmeans_labels = initialize_clusters(model, so_sample["text"], random_state=0)
     assert cluster_accuracy(so_sample["label"], kmeans_labels) > 0.45  # chance is 0.05-0.1 for 20 balanced classes

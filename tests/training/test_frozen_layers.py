@@ -7,6 +7,7 @@ import torch
 
 from hf_textcluster import train_clusterer
 from hf_textcluster.data import load_texts
+from hf_textcluster.models.building import from_encoder_pretrained
 from hf_textcluster.models.sccl.modeling_sccl import SCCLModel
 from hf_textcluster.training.arguments import ClusteringTrainingArguments
 from hf_textcluster.training.trainer import freeze_lower_layers
@@ -18,7 +19,7 @@ def _weights(model) -> dict[str, torch.Tensor]:
 
 def test_the_frozen_layers_do_not_move_and_the_others_do(tiny_encoder_dir, toy_corpus, tmp_path):
     texts, labels = toy_corpus
-    before = _weights(SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3))
+    before = _weights(from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=3))
     result = train_clusterer(
         "sccl",
         load_texts(texts, labels),
@@ -44,7 +45,7 @@ def test_the_frozen_layers_do_not_move_and_the_others_do(tiny_encoder_dir, toy_c
 
 
 def test_too_many_frozen_layers_is_one_clear_error(tiny_encoder_dir):
-    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model = from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=3)
     total = model.encoder.config.num_hidden_layers
     with pytest.raises(ValueError, match=f"pass at most {total}"):
         freeze_lower_layers(model.encoder, total + 1)

@@ -30,6 +30,7 @@ from . import (  # noqa: E402
 )
 from . import store as results  # noqa: E402
 from .common import environment, methods, new_run_id  # noqa: E402
+from .render import write_rendered  # noqa: E402
 
 # sub-command -> (module, one-line help); each registered method is a sub-command of its own (the `method` module)
 SECTIONS = {
@@ -85,9 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.section in ("model-cards", "push-cards"):
         return model_cards.run_cards(args)
     store = results.load_store()
+    results.on_save = write_rendered
     if args.section == "render":
-        from .render import write_rendered
-
         write_rendered(store)
         _rewrite_model_cards()
         return 0

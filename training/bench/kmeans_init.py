@@ -8,6 +8,8 @@ import time
 
 import numpy as np
 
+from hf_textcluster.models.building import from_encoder_pretrained
+
 from .common import add_corpus_arguments, mean_std, run_header
 from .store import put_row, save_store
 
@@ -54,7 +56,7 @@ def run(args, store: dict, run_id: str) -> None:
                 "umap + Lloyd": lloyd,
             }
             torch.manual_seed(seed)  # the model's own FC_e, as a DEC-CRL run builds it
-            deccrl = DECCRLModel.from_encoder_pretrained(None, num_clusters=k)
+            deccrl = from_encoder_pretrained(DECCRLModel, None, num_clusters=k)
             for entry in ("DEC-CRL random FC_e", "DEC-CRL pca FC_e"):
                 if entry.endswith("pca FC_e"):
                     init_latent_from_pca(deccrl, embeddings)

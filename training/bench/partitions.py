@@ -68,10 +68,12 @@ def partition_scores(model, texts, labels, seed: int) -> dict:
     import torch
 
     from hf_textcluster.choosing.candidate_choice import DEFAULT_SERVE_CRITERION as DEFAULT_CRITERION
-    from hf_textcluster.choosing.candidate_choice import choose_partition, score_partitions
-    from hf_textcluster.choosing.criteria import SERVE_CRITERIA as CRITERIA
+    from hf_textcluster.choosing.candidate_choice import choose_partition
     from hf_textcluster.choosing.serving import candidate_partitions, refinement_records
     from hf_textcluster.evaluation.metrics import clustering_scores
+
+    from .criteria import SERVE_RECORDED as CRITERIA
+    from .criteria import score_all
 
     start = time.perf_counter()
     embeddings = model.embed(list(texts), batch_size=128)
@@ -83,7 +85,7 @@ def partition_scores(model, texts, labels, seed: int) -> dict:
     # every other criterion's values too (the UMAP one aside: a UMAP fit of its own), so that criteria can be
     # compared on trained models after the fact, without labels entering the choice
     others = {
-        criterion: score_partitions(features, partitions, criterion=criterion, random_state=seed)
+        criterion: score_all(features, partitions, criterion, random_state=seed)
         for criterion in CRITERIA
         if criterion not in (DEFAULT_CRITERION, "silhouette_umap")
     }

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import torch
 
+from hf_textcluster.models.building import from_encoder_pretrained
+
 torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
 
 
@@ -35,7 +37,7 @@ def main(out: Path, data_dir: str, corpus: str, num_texts: int, encoder: str | N
     dataset = dataset.select(range(min(num_texts, len(dataset))))
     num_clusters = dataset.features["label"].num_classes
     torch.manual_seed(0)
-    model = SCCLModel.from_encoder_pretrained(encoder, num_clusters=num_clusters)
+    model = from_encoder_pretrained(SCCLModel, encoder, num_clusters=num_clusters)
     args = ClusteringTrainingArguments(
         output_dir=str(out / "run"),
         disable_tqdm=True,

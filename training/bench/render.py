@@ -9,8 +9,8 @@ from __future__ import annotations
 from . import (
     augmentation,
     authors_sccl,
-    auto,
     auto_k,
+    auto_tables,
     baselines,
     capabilities,
     comparisons,
@@ -70,7 +70,7 @@ def render(store: dict) -> str:
     out += capabilities.render_serving(rows)
     out += method.render_side_by_side(rows)
     out += leaderboard.render_leaderboard(rows)[0]
-    out += auto.render(store, rows)
+    out += auto_tables.render(store, rows)
     out += phases.render(store, [r for r in rows if r["section"] == phases.SECTION])
     out += compute_curve.render(store, rows)
     out += partitions.render_served_against_baselines(rows)
@@ -103,5 +103,5 @@ def write_rendered(store: dict) -> None:
     results.RESULTS_MD.write_text(render(store))
     readme = results.README_MD
     if results.RESULTS_JSON.resolve() == (results.REPO / "docs" / "results.json").resolve() and readme.exists():
-        table = auto.readme_table(store, store["rows"], README_CORPUS_NAMES)
+        table = auto_tables.readme_table(store, store["rows"], README_CORPUS_NAMES)
         readme.write_text(readme_with_table(readme.read_text(), table))

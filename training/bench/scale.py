@@ -11,6 +11,8 @@ import time
 
 import numpy as np
 
+from hf_textcluster.models.building import from_encoder_pretrained
+
 from . import store as results
 from .common import default_data_dir, run_header
 from .store import put_row, save_store
@@ -50,7 +52,7 @@ def run(args, store: dict, run_id: str) -> None:
     stackoverflow = load_benchmark("stackoverflow", data_dir=args.data_dir)["text"]
     embeddings = None
     if not (model_dir / "config.json").exists() or "kmeans" in args.parts:
-        model = SCCLModel.from_encoder_pretrained(None, num_clusters=20)
+        model = from_encoder_pretrained(SCCLModel, None, num_clusters=20)
         embeddings = model.embed(stackoverflow, show_progress_bar=False)
         initialize_clusters(model, embeddings=embeddings, random_state=0)
         model.save_pretrained(model_dir)

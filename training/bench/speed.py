@@ -11,6 +11,8 @@ import time
 
 import numpy as np
 
+from hf_textcluster.models.building import from_encoder_pretrained
+
 from .common import cpu_kind, default_data_dir, run_header
 from .store import put_row, save_store
 
@@ -82,7 +84,7 @@ def run(args, store: dict, run_id: str) -> None:
     auto = resolve_precision("auto", args.device)
     dataset = load_benchmark("stackoverflow", data_dir=args.data_dir, augmentation="sccl_contextual")
     texts, labels = list(dataset["text"]), dataset["label"]
-    model = SCCLModel.from_encoder_pretrained(args.encoder, num_clusters=20)
+    model = from_encoder_pretrained(SCCLModel, args.encoder, num_clusters=20)
     # seeded random centroids: every part times the model's passes, not its clusters
     init_clusters_from_kmeans(
         model, torch.randn(20, model.config.encoder.hidden_size, generator=torch.Generator().manual_seed(0))
@@ -325,7 +327,7 @@ def _speed_kmeans(texts, labels, emulated) -> list[dict]:
     rows = []
     from sklearn.cluster import KMeans
 
-    fresh = SCCLModel.from_encoder_pretrained(None, num_clusters=20)
+    fresh = from_encoder_pretrained(SCCLModel, None, num_clusters=20)
     for dtype_name in ("fp32",) if emulated else ("fp32", "bf16"):
         start = time.perf_counter()
         emb = fresh.embed(texts, precision=dtype_name)

@@ -3,7 +3,8 @@ that made them (command, package versions, machine).
 
 Every section appends its rows as it measures them (``put_row`` then ``save_store``), so a run that stops keeps what
 it finished and a re-run with ``--skip-done`` resumes; several bench processes may write at once: each saves only the
-rows it put. Saving re-renders docs/results.md (and README's table) from everything stored.
+rows it put. Saving then calls :data:`on_save`, which the entry point sets to re-render docs/results.md (and
+README's table) from everything stored.
 """
 
 from __future__ import annotations
@@ -11,12 +12,16 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 RESULTS_JSON = Path(os.environ.get("HF_TEXTCLUSTER_BENCH_STORE", REPO / "docs" / "results.json"))
 RESULTS_MD = RESULTS_JSON.with_suffix(".md")
 README_MD = REPO / "README.md"
+# What every save calls with the saved store: ``render.write_rendered`` once ``python -m training.bench`` (or a test)
+# sets it. The store cannot import the renderer: it imports every section, and every section imports the store.
+on_save: Callable[[dict], None] | None = None
 
 
 def load_store() -> dict:
@@ -47,9 +52,8 @@ def save_store(store: dict) -> None:
     tmp = RESULTS_JSON.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(store, indent=1, sort_keys=True))
     os.replace(tmp, RESULTS_JSON)
-    from .render import write_rendered  # the renderer reads every section; the sections import the store
-
-    write_rendered(store)
+    if on_save is not None:
+        on_save(store)
 
 
 def put_row(store: dict, row: dict) -> None:

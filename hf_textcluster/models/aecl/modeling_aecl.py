@@ -55,11 +55,6 @@ class SampleAttention(nn.Module):
 class AECLModel(TextClusteringPreTrainedModel):
     config_class = AECLConfig
     config: AECLConfig
-    # Checkpoints from before re-clustering existed have no `kmeans_head.*`: they serve the clustering network.
-    _keys_to_ignore_on_load_missing = [
-        *TextClusteringPreTrainedModel._keys_to_ignore_on_load_missing,
-        r"^kmeans_head\.",
-    ]
     _cluster_row_modules = (*TextClusteringPreTrainedModel._cluster_row_modules, "kmeans_head")
 
     def __init__(self, config: AECLConfig):

@@ -20,6 +20,7 @@ from hf_textcluster.models.aecl.losses_aecl import (
     similarity_guided_contrastive_loss,
 )
 from hf_textcluster.models.aecl.trainer_aecl import set_reference_texts
+from hf_textcluster.models.building import from_encoder_pretrained
 
 
 def _cos(a, b):
@@ -104,8 +105,14 @@ def test_pseudo_label_and_entropy_losses_are_eq_12_5_13():
 # ----- the trainer: stages, pseudo-labels, resume ---------------------------------------------------------------------
 def _aecl_trainer(tiny_encoder_dir, dataset, output_dir, max_steps=6, **config):
     torch.manual_seed(0)
-    model = AECLModel.from_encoder_pretrained(
-        str(tiny_encoder_dir), num_clusters=3, projection_dim=8, attention_ff_dim=16, reference_size=20, **config
+    model = from_encoder_pretrained(
+        AECLModel,
+        str(tiny_encoder_dir),
+        num_clusters=3,
+        projection_dim=8,
+        attention_ff_dim=16,
+        reference_size=20,
+        **config,
     )
     args = ClusteringTrainingArguments(
         output_dir=str(output_dir),
@@ -242,7 +249,7 @@ def test_serving_does_not_depend_on_the_batch(tiny_encoder_dir, views_dataset, t
 
 
 def test_reference_serving_without_a_reference_set_is_a_clear_error(tiny_encoder_dir):
-    model = AECLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, projection_dim=8)
+    model = from_encoder_pretrained(AECLModel, str(tiny_encoder_dir), num_clusters=3, projection_dim=8)
     model.config.centroids_initialized = True
     with pytest.raises(RuntimeError, match="no reference set"):
         model.predict_proba(["a text"])
@@ -269,7 +276,7 @@ def test_evaluation_scores_the_head_without_dropout(tiny_encoder_dir, toy_corpus
     from hf_textcluster.training.evaluation import evaluate_clusterer
 
     texts, labels = toy_corpus
-    model = AECLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, cluster_dropout=0.5)
+    model = from_encoder_pretrained(AECLModel, str(tiny_encoder_dir), num_clusters=3, cluster_dropout=0.5)
     model.config.centroids_initialized = True
     set_reference_texts(model, texts[:20])
     model.train()
@@ -280,30 +287,8 @@ def test_evaluation_scores_the_head_without_dropout(tiny_encoder_dir, toy_corpus
     assert scored == [expected] * 3
 
 
-def test_a_checkpoint_from_before_reclustering_loads_and_serves_its_network(tiny_encoder_dir, toy_corpus, tmp_path):
-    """Checkpoints saved before `kmeans_head` existed lack its weights: they load without a missing-weights report and
-    serve the clustering network, as before."""
-    from safetensors.torch import load_file, save_file
-
-    texts = toy_corpus[0]
-    model = AECLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, projection_dim=8)
-    model.config.centroids_initialized = True
-    set_reference_texts(model, texts[:20])
-    model.save_pretrained(tmp_path / "old")
-    weights = load_file(tmp_path / "old" / "model.safetensors")
-    save_file(
-        {k: v for k, v in weights.items() if not k.startswith("kmeans_head.")},
-        tmp_path / "old" / "model.safetensors",
-        metadata={"format": "pt"},
-    )
-    loaded, info = AECLModel.from_pretrained(tmp_path / "old", output_loading_info=True)
-    assert not info["missing_keys"], info
-    assert loaded.config.serving_head == "network"
-    np.testing.assert_allclose(loaded.predict_proba(texts), model.predict_proba(texts), rtol=1e-5, atol=1e-6)
-
-
 def test_training_a_reclustered_model_serves_its_network_again(tiny_encoder_dir, views_dataset, tmp_path):
-    model = AECLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, projection_dim=8)
+    model = from_encoder_pretrained(AECLModel, str(tiny_encoder_dir), num_clusters=3, projection_dim=8)
     initialize_clusters(model, list(views_dataset["text"]))
     assert model.config.serving_head == "kmeans" and model.config.centroids_initialized
     AECLTrainer(

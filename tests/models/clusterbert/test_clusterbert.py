@@ -20,6 +20,7 @@ from hf_textcluster import (
 )
 from hf_textcluster.data import load_texts
 from hf_textcluster.models import card_fields
+from hf_textcluster.models.building import from_encoder_pretrained
 from hf_textcluster.models.clusterbert.losses_clusterbert import target_cross_entropy
 from hf_textcluster.models.clusterbert.trainer_clusterbert import delete_words
 from hf_textcluster.training.losses import dec_target_distribution
@@ -57,7 +58,7 @@ def test_hardening_targets_are_eq_5():
 
 def _trainer(tiny_encoder_dir, toy_corpus, tmp_path, **config):
     texts, labels = toy_corpus
-    model = ClusterBERTModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, **config)
+    model = from_encoder_pretrained(ClusterBERTModel, str(tiny_encoder_dir), num_clusters=3, **config)
     args = ClusteringTrainingArguments(output_dir=str(tmp_path), max_steps=8, **TRAIN)
     return ClusterBERTTrainer(model=model, args=args, train_dataset=load_texts(texts, labels))
 
@@ -95,7 +96,7 @@ def test_the_decoder_starts_from_the_encoders_current_weights(tiny_encoder_dir, 
     # decoder's parameters: without care, building the trainer reset the encoder to that checkpoint's weights
     # (and, on a GPU, left them on the CPU)
     texts, labels = toy_corpus
-    model = ClusterBERTModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model = from_encoder_pretrained(ClusterBERTModel, str(tiny_encoder_dir), num_clusters=3)
     with torch.no_grad():
         model.encoder.embeddings.word_embeddings.weight.add_(1.0)  # e.g. a clusterer trained before
     expected = {k: v.clone() for k, v in model.encoder.state_dict().items()}

@@ -13,6 +13,7 @@ from transformers import AutoModel, TrainerCallback
 from hf_textcluster import ClusteringTrainingArguments, DECCRLConfig, DECCRLModel, DECCRLTrainer
 from hf_textcluster.editing import initialize_clusters
 from hf_textcluster.hub.model_card import generate_model_card
+from hf_textcluster.models.building import from_encoder_pretrained
 from hf_textcluster.models.deccrl.losses_deccrl import (
     cross_view_contrastive_loss,
     etm_reconstruction_loss,
@@ -27,8 +28,14 @@ from hf_textcluster.training.losses import dec_kl_loss, dec_target_distribution
 
 def _trainer(tiny_encoder_dir, dataset, tmp_path, **config):
     torch.manual_seed(0)
-    model = DECCRLModel.from_encoder_pretrained(
-        str(tiny_encoder_dir), num_clusters=3, latent_dim=8, num_topics=2, inference_hidden_dim=16, **config
+    model = from_encoder_pretrained(
+        DECCRLModel,
+        str(tiny_encoder_dir),
+        num_clusters=3,
+        latent_dim=8,
+        num_topics=2,
+        inference_hidden_dim=16,
+        **config,
     )
     args = ClusteringTrainingArguments(
         output_dir=str(tmp_path / "run"),
@@ -79,7 +86,7 @@ def test_etm_reconstruction_and_gaussian_kl_are_eq_15():
 
 def test_topic_decoder_is_eq_10_and_11(tiny_encoder_dir):
     config = dict(latent_dim=4, num_topics=2, vocabulary=["a", "b", "c"])
-    model = DECCRLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, **config)
+    model = from_encoder_pretrained(DECCRLModel, str(tiny_encoder_dir), num_clusters=3, **config)
     decoder, centroids = model.topic_decoder, model.cluster_head.centroids
     beta = model.topic_word_distributions()
     assert beta.shape == (3, 2, 3) and torch.allclose(beta.sum(-1), torch.ones(3, 2))
@@ -256,7 +263,7 @@ def test_evaluation_scores_k_means_in_the_latent_space_as_recluster_serves_it(ti
 
     texts, labels = toy_corpus
     torch.manual_seed(0)
-    model = DECCRLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, latent_dim=8)
+    model = from_encoder_pretrained(DECCRLModel, str(tiny_encoder_dir), num_clusters=3, latent_dim=8)
     initialize_clusters(model, texts, random_state=1)
     metrics = evaluate_clusterer(model, texts, labels, random_state=0)
     assert metrics["acc"] == pytest.approx(clustering_scores(labels, model.predict(texts))["acc"])
@@ -272,7 +279,7 @@ def test_cli_evaluate_prints_k_means_in_the_latent_space(tiny_encoder_dir, toy_c
     from hf_textcluster.evaluation.metrics import clustering_scores
 
     texts, labels = toy_corpus
-    model = DECCRLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, latent_dim=8)
+    model = from_encoder_pretrained(DECCRLModel, str(tiny_encoder_dir), num_clusters=3, latent_dim=8)
     initialize_clusters(model, texts)
     model.save_pretrained(tmp_path / "model")
     with open(tmp_path / "texts.csv", "w", newline="") as f:
@@ -313,7 +320,7 @@ def test_config_validation():
 
 
 def test_topics_before_training_is_a_clear_error(tiny_encoder_dir):
-    model = DECCRLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model = from_encoder_pretrained(DECCRLModel, str(tiny_encoder_dir), num_clusters=3)
     with pytest.raises(RuntimeError, match="never initialised"):
         cluster_topics(model)
 

@@ -15,6 +15,7 @@ import hf_textcluster  # noqa: F401  (registers the Auto classes)
 from hf_textcluster import DECMLMConfig, DECMLMModel
 from hf_textcluster.editing import initialize_clusters
 from hf_textcluster.editing.clusters import init_clusters_from_kmeans
+from hf_textcluster.models.building import from_encoder_pretrained
 from hf_textcluster.models.decmlm.losses_decmlm import mlm_logits
 
 TINY_ENCODER = {
@@ -30,7 +31,7 @@ TINY_ENCODER = {
 @pytest.fixture()
 def fitted_model(tiny_encoder_dir, toy_corpus):
     torch.manual_seed(0)
-    model = DECMLMModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model = from_encoder_pretrained(DECMLMModel, str(tiny_encoder_dir), num_clusters=3)
     initialize_clusters(model, toy_corpus[0], random_state=0)
     return model
 
@@ -110,8 +111,8 @@ def test_forward_predict_and_pipeline_never_run_the_mlm_head(fitted_model, toy_c
 
 
 def test_mean_pooling_by_default_and_cls_as_option(tiny_encoder_dir, toy_corpus):
-    mean = DECMLMModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
-    cls = DECMLMModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, pooling="cls")
+    mean = from_encoder_pretrained(DECMLMModel, str(tiny_encoder_dir), num_clusters=3)
+    cls = from_encoder_pretrained(DECMLMModel, str(tiny_encoder_dir), num_clusters=3, pooling="cls")
     inputs = mean.tokenize(toy_corpus[0][:2])
     hidden = mean.encoder(**inputs).last_hidden_state
     mask = inputs["attention_mask"].unsqueeze(-1).float()
@@ -121,7 +122,7 @@ def test_mean_pooling_by_default_and_cls_as_option(tiny_encoder_dir, toy_corpus)
 
 def test_encoder_without_mlm_head_warns_and_records_it(tiny_encoder_dir, caplog):
     with caplog.at_level(logging.WARNING, logger="hf_textcluster"):
-        model = DECMLMModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+        model = from_encoder_pretrained(DECMLMModel, str(tiny_encoder_dir), num_clusters=3)
     assert "has no masked-LM head" in caplog.text and "untrained" in caplog.text
     assert model.config.mlm_head_pretrained is False
     reference = AutoModel.from_pretrained(tiny_encoder_dir)
@@ -131,7 +132,7 @@ def test_encoder_without_mlm_head_warns_and_records_it(tiny_encoder_dir, caplog)
 
 def test_encoder_with_mlm_head_loads_it(tiny_mlm_encoder_dir, toy_corpus, caplog):
     with caplog.at_level(logging.WARNING, logger="hf_textcluster"):
-        model = DECMLMModel.from_encoder_pretrained(str(tiny_mlm_encoder_dir), num_clusters=3)
+        model = from_encoder_pretrained(DECMLMModel, str(tiny_mlm_encoder_dir), num_clusters=3)
     assert "masked-LM head" not in caplog.text
     assert model.config.mlm_head_pretrained is True
     reference = BertForMaskedLM.from_pretrained(tiny_mlm_encoder_dir).eval()
@@ -188,7 +189,7 @@ def test_pipeline_from_a_saved_directory(fitted_model, toy_corpus, tmp_path):
 
 
 def test_predict_requires_fitted_centroids(tiny_encoder_dir, toy_corpus):
-    model = DECMLMModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model = from_encoder_pretrained(DECMLMModel, str(tiny_encoder_dir), num_clusters=3)
     with pytest.raises(RuntimeError, match="initialize_clusters"):
         model.predict(toy_corpus[0])
     with pytest.raises(ValueError, match="do not fit"):

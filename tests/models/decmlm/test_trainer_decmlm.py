@@ -12,6 +12,7 @@ from transformers import TrainerCallback
 
 from hf_textcluster import ClusteringTrainingArguments, DECMLMModel, DECMLMTrainer, train_clusterer
 from hf_textcluster.editing import initialize_clusters
+from hf_textcluster.models.building import from_encoder_pretrained
 from hf_textcluster.models.decmlm.losses_decmlm import masked_lm_loss, mlm_logits
 from hf_textcluster.models.decmlm.trainer_decmlm import MaskedLMCollator, mask_tokens
 from hf_textcluster.training.losses import dec_target_distribution
@@ -41,7 +42,7 @@ def _args(tmp_path, **kwargs):
 
 def _model(encoder_dir, **kwargs):
     torch.manual_seed(0)
-    return DECMLMModel.from_encoder_pretrained(str(encoder_dir), num_clusters=3, **kwargs)
+    return from_encoder_pretrained(DECMLMModel, str(encoder_dir), num_clusters=3, **kwargs)
 
 
 # ----- masking -------------------------------------------------------------------------------------------------

@@ -11,13 +11,14 @@ import torch
 import hf_textcluster  # noqa: F401  (registers the Auto classes)
 from hf_textcluster import SCCLConfig, SCCLModel
 from hf_textcluster.editing import initialize_clusters
+from hf_textcluster.models.building import from_encoder_pretrained
 
 
 @pytest.fixture()
 def fitted_model(tiny_encoder_dir, toy_corpus):
     texts, _ = toy_corpus
     torch.manual_seed(0)
-    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3)
+    model = from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=3)
     initialize_clusters(model, texts, random_state=0)
     return model
 
@@ -64,8 +65,8 @@ def test_forward_outputs(fitted_model, toy_corpus):
 
 
 def test_mean_and_cls_pooling_differ(tiny_encoder_dir, toy_corpus):
-    mean = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, pooling="mean")
-    cls = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, pooling="cls")
+    mean = from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=3, pooling="mean")
+    cls = from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=3, pooling="cls")
     inputs = mean.tokenize(toy_corpus[0][:2])
     hidden = mean.encoder(**inputs).last_hidden_state
     mask = inputs["attention_mask"].unsqueeze(-1).float()

@@ -9,6 +9,7 @@ from transformers import TrainerCallback
 
 from hf_textcluster import ClusteringTrainingArguments, SCCLModel, SCCLTrainer
 from hf_textcluster.editing import initialize_clusters
+from hf_textcluster.models.building import from_encoder_pretrained
 from hf_textcluster.models.sccl.losses_sccl import instance_contrastive_loss
 from hf_textcluster.training.losses import dec_kl_loss, dec_target_distribution
 
@@ -31,7 +32,7 @@ def _args(tmp_path, **kwargs):
 
 def _model(tiny_encoder_dir, **kwargs):
     torch.manual_seed(0)
-    return SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=3, **kwargs)
+    return from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=3, **kwargs)
 
 
 def test_compute_loss_is_eq7(tiny_encoder_dir, views_dataset, tmp_path):

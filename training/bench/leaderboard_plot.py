@@ -1,6 +1,6 @@
 """The benchmark's leaderboard as grouped bars: each baseline and method per corpus, from ``docs/results.json``.
 
-from hf_textcluster.apps.leaderboard import plot_leaderboard
+from training.bench.leaderboard_plot import plot_leaderboard
 plot_leaderboard("docs/results.json", metric="nmi", path="leaderboard.png")
 """
 
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..data.corpora import CORPORA
-from ..models import METHODS
-from .canvas import is_drawable, new_figure, palette, save_figure
+from hf_textcluster.apps.canvas import is_drawable, new_figure, palette, save_figure
+from hf_textcluster.data.corpora import CORPORA
+from hf_textcluster.models import METHODS
 
 _BASELINE_ORDER = ("bow-kmeans", "tfidf-kmeans", "embeddings-kmeans")
 # the BERTopic ways, measured with the auto-K benchmark on the same embeddings
