@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from ..choosing.candidate_choice import BERTOPIC_WAY, GUARD_CRITERIA
 from ..choosing.criteria import AUTO_CRITERIA
 from .candidate_file import SERVED_KEY, save_candidates
-from .folder import RunFolder, read_training_run, texts_sha1
+from .folder import RunFolder, read_training_run, save_method_head, texts_sha1
 from .signals import SIGNALS, SIGNALS_DIR
 
 __all__ = ["auto_record", "save_auto_run"]
@@ -57,6 +57,7 @@ def save_auto_run(request, model, chosen, record, metrics, assignments, seconds)
     output_dir = request.output_dir
     serving_signal, criterion = chosen.serving_signal, record["choice"]["criterion"]
     model.save_pretrained(output_dir)
+    save_method_head(model, output_dir)
     save_candidates(output_dir, {**chosen.candidates, SERVED_KEY: chosen.served_labels}, record)
     folder = RunFolder(output_dir)
     folder.write_assignments(assignments)

@@ -25,6 +25,7 @@ from transformers import AutoModel
 from ..cache import write_whole
 from ..data import load_text_file
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
+from ..modeling.serialization import apply_umask
 from ..modeling.validation import check_local_path
 from ..models.remote_code import save_pretrained
 from ..training.checkpoints import last_complete_checkpoint
@@ -32,6 +33,7 @@ from .training_texts import find_training_texts
 
 __all__ = [
     "ASSIGNMENTS_FILE",
+    "METHOD_HEAD_FILE",
     "RUN_IDENTITY_FILE",
     "TRAINED_MODEL_FOLDER",
     "TRAINING_RUN_FILE",
@@ -39,6 +41,7 @@ __all__ = [
     "load_clusterer",
     "read_training_run",
     "record_metrics",
+    "save_method_head",
     "texts_sha1",
     "update_saved_model",
 ]
@@ -49,6 +52,9 @@ RUN_IDENTITY_FILE = "run_identity.json"
 ASSIGNMENTS_FILE = "assignments.csv"
 TRAINING_RUN_FILE = "training_run.json"  # what a run records; cards and `push` read it
 TRAINED_MODEL_FOLDER = "trained"  # where the trained model is kept before a command replaces its clusters in place
+# The trained head of a model that serves k-means centres in its place (editing.clusters.keep_method_head): serving
+# `head` again serves it.
+METHOD_HEAD_FILE = "method_head.safetensors"
 
 
 def texts_sha1(texts) -> str:
@@ -106,7 +112,40 @@ def load_clusterer(model_dir: str | os.PathLike, **kwargs):
             f"{os.fspath(model_dir)!r} holds a {type(model).__name__}, not an hf_textcluster clusterer; train one "
             "with `hf-textcluster train`."
         )
+    _load_method_head(model, os.path.join(os.fspath(model_dir), METHOD_HEAD_FILE))
     return model
+
+
+def save_method_head(model, output_dir: str | os.PathLike) -> None:
+    """Beside a saved model, the trained head it keeps aside while it serves k-means centres (``model.method_head_``,
+    :data:`METHOD_HEAD_FILE`); a model that keeps none leaves no stale file there."""
+    path = os.path.join(os.fspath(output_dir), METHOD_HEAD_FILE)
+    kept = getattr(model, "method_head_", None)
+    if kept is None:
+        if os.path.isfile(path):
+            os.remove(path)
+        return
+    from safetensors.torch import save_file
+
+    state, serving_head = kept
+    tensors = {name: value.detach().cpu().contiguous() for name, value in state.items()}
+    save_file(tensors, f"{path}.tmp", metadata={"serving_head": serving_head or ""})
+    apply_umask(f"{path}.tmp")
+    os.replace(f"{path}.tmp", path)
+
+
+def _load_method_head(model, path: str) -> None:
+    """The kept trained head of :func:`save_method_head`, when it fits the model's head."""
+    if not os.path.isfile(path):
+        return
+    from safetensors import safe_open
+
+    current = model.cluster_head.state_dict()
+    with safe_open(path, framework="pt") as f:
+        state = {name: f.get_tensor(name) for name in f.keys()}  # noqa: SIM118 - a safetensors file is not iterable
+        serving_head = (f.metadata() or {}).get("serving_head") or None
+    if set(state) == set(current) and all(state[n].shape == current[n].shape for n in state):
+        model.method_head_ = ({n: v.to(current[n].device, current[n].dtype) for n, v in state.items()}, serving_head)
 
 
 class RunFolder:
@@ -404,4 +443,5 @@ def update_saved_model(
         RunFolder(model).keep_trained_model()
     # A folder that ships remote code keeps it: its config.json's auto_map would otherwise be dropped on saving.
     save_pretrained(loaded, target.path, remote_code=RunFolder(model).ships_remote_code())
+    save_method_head(loaded, target.path)
     return loaded, seconds, target.path
