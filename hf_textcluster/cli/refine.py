@@ -78,6 +78,9 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         + (f" (chosen by {choice.criterion}: {scores})" if choice.criterion else "")
         + f"; calibrated and saved to {output_dir} in {seconds:.1f}s."
     )
+    if kept:  # no trained model of that partition is loaded: the served model's embeddings serve it
+        share = 100 * (1 - choice.serving.changed)
+        print(f"  served by a linear head fitted to it on this model's embeddings ({share:.1f}% of its texts kept)")
     for name, record in choice.refinement.items():
         state = (
             f"declined ({record['reason']})"
