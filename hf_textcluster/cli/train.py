@@ -214,9 +214,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--keep-checkpoints",
         action="store_true",
-        help="Keep the checkpoint-* folders in --output-dir (with --method auto: in each signals/<name>) after a "
-        "successful run (by default they are removed once the model is saved; a failed or interrupted run always "
-        "keeps them, to resume from).",
+        help="Keep the checkpoint-* folders in --output-dir (with --method auto: in each signals/<name>, kept then) "
+        "after a successful run (by default they are removed once the model is saved; a failed or interrupted run "
+        "always keeps them, to resume from).",
     )
     parser.add_argument(
         "--keep-signals",

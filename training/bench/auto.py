@@ -395,6 +395,7 @@ def run(args, store: dict, run_id: str) -> None:
                 evaluate=False,
                 save=True,
                 overwrite=True,  # a rerun replaces its own row's run
+                keep_signals=True,  # its candidates are re-scored from the signals' models
             )
             # train_clusterer("auto", ...), and every criterion recorded for the comparison
             result = train_auto(request, record_criteria=AUTO_CRITERIA)
