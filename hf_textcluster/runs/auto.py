@@ -49,7 +49,6 @@ from ..choosing.candidate_choice import (
 from ..choosing.criteria import AUTO_CRITERIA, PARTS, PRETRAINED
 from ..choosing.linear_heads import distil_partition
 from ..choosing.serving import apply_partition
-from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.validation import Options, validate_parameters
 from ..models import get_method
 from ..representation.summary import assign_embeddings
@@ -60,7 +59,7 @@ from ..training.callbacks import StopOnInterruptCallback
 from .after_training import name_trained_clusters
 from .auto_record import auto_record, save_auto_run, served_history
 from .estimate import RunEstimate, encoding_speed, estimate_auto
-from .first_save import FirstModel, TrainingStopped, save_first_model, unfinished
+from .first_save import FirstModel, TrainingStopped, encoding_options, save_first_model, unfinished
 from .gather_candidates import gather_candidates
 from .recipes import load_recipe
 from .request import TrainingRequest
@@ -355,11 +354,7 @@ def _estimate(request: TrainingRequest, shared, signals, overrides: dict, model)
         schedule = plan_schedule(plan, num_texts, overrides)
         count = schedule.max_steps or math.ceil((schedule.epochs or 1) * num_texts / schedule.batch_size)
         steps[name] = (count, schedule.batch_size)
-    # the precision training will take: train --precision sets bf16 / fp16, else the hardware decides ("auto")
-    bf16 = overrides.get("bf16")
-    precision = "bf16" if bf16 else "fp16" if overrides.get("fp16") else "fp32" if bf16 is False else "auto"
-    batch_size = overrides.get("encode_batch_size") or DEFAULT_ENCODE_BATCH_SIZE
-    speed = encoding_speed(model, list(shared["text"]), batch_size=batch_size, precision=precision, seed=request.seed)
+    speed = encoding_speed(model, list(shared["text"]), seed=request.seed, **encoding_options(overrides))
     frozen_share = overrides.get("frozen_layers", 0) / model.encoder.config.num_hidden_layers
     return estimate_auto(num_texts, steps, speed, frozen_share)
 

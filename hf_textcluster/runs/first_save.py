@@ -35,6 +35,7 @@ from .signals import PRETRAINED_CANDIDATES, SIGNALS_DIR, describe_partition
 
 __all__ = ["FirstModel", "TrainingStopped", "save_first_model", "unfinished"]
 
+
 @dataclass
 class FirstModel:
     """What :func:`save_first_model` made and saved.
@@ -62,6 +63,14 @@ class FirstModel:
     def describe(self) -> str:
         """The partition it serves, in words."""
         return describe_partition(self.served)
+
+
+def encoding_options(overrides: dict) -> dict:
+    """The batch size and precision of the encoding passes the signals' training will take, before any Trainer
+    exists: ``train --precision`` sets bf16 / fp16, else the hardware decides (``"auto"``)."""
+    bf16 = overrides.get("bf16")
+    precision = "bf16" if bf16 else "fp16" if overrides.get("fp16") else "fp32" if bf16 is False else "auto"
+    return {"batch_size": overrides.get("encode_batch_size") or DEFAULT_ENCODE_BATCH_SIZE, "precision": precision}
 
 
 def save_first_model(
@@ -95,11 +104,7 @@ def save_first_model(
     device = "cuda" if torch.cuda.is_available() else "cpu"
     k = count.k_min if count.is_auto else count.num_clusters
     model = model_class.from_encoder_pretrained(request.encoder, num_clusters=k, **pooling).to(device)
-    bf16 = overrides.get("bf16")
-    encoding = {
-        "batch_size": overrides.get("encode_batch_size") or DEFAULT_ENCODE_BATCH_SIZE,
-        "precision": "bf16" if bf16 else "fp16" if overrides.get("fp16") else "fp32" if bf16 is False else "auto",
-    }
+    encoding = encoding_options(overrides)
     embeddings = embed(model, texts, show_progress_bar=False, **encoding)
     k_selection = None
     if count.is_auto:  # chosen once, on the pretrained embeddings; every signal trains this K
