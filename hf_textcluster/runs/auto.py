@@ -2,8 +2,9 @@
 
 Which method and which read-out of it is best differs from corpus to corpus (a contrastive signal with UMAP k-means
 on its embeddings on one, self-training with k-means on another), and only labels tell for sure. ``auto`` does not
-guess: within one budget it trains each of :data:`SIGNALS` as a normal run in a sub-folder (``signals/<name>``), and
-gathers as candidates
+guess. First it saves a complete model that serves the BERTopic way (:mod:`~hf_textcluster.runs.first_save`), in
+about that way's own time; then within one budget it trains each of :data:`SIGNALS` as a normal run in a sub-folder
+(``signals/<name>``), and gathers as candidates
 
 - every partition each trained model offers (:func:`~hf_textcluster.choosing.serving.candidate_partitions`: its head,
   k-means and UMAP k-means on its embeddings, each refined or not), named ``<signal>/<candidate>``;
@@ -13,13 +14,16 @@ gathers as candidates
 
 A label-free criterion (:data:`~hf_textcluster.choosing.candidate_choice.DEFAULT_AUTO_CRITERION`: a held-out
 neighbour vote in a lexical space of the texts, which shaped no candidate, among the candidates the others support)
-chooses one, and ONE model serves it: the signal that made it,
-or for the consensus and the pretrained candidates, the trained signal whose linear head on its embeddings reproduces
-that partition most faithfully (:func:`~hf_textcluster.choosing.linear_heads.distil_partition`). The result is a normal
-saved clusterer in ``output_dir`` (loadable with ``AutoModel``, the pipeline or remote code); every candidate's
-partition of the training texts is kept beside it (:data:`~hf_textcluster.runs.candidate_file.CANDIDATES_FILE`, one
-integer per text each), with their values of the criterion (and of its parts) in ``training_run.json``, so
-``evaluate --model`` can score them and ``refine --serve NAME`` can switch to one.
+chooses one, guarded (the BERTopic way stays unless the pick beats it in every held-out view), and ONE model serves
+it: the model saved first for the BERTopic way, the signal that made a trained candidate, or for the consensus and
+``pretrained/kmeans`` the trained signal whose linear head on its embeddings reproduces that partition most faithfully
+(:func:`~hf_textcluster.choosing.linear_heads.distil_partition`). Ctrl-C or ``time_budget`` keeps the model saved
+first, and the signals' checkpoints to resume from; a finished run removes ``signals/`` unless ``keep_signals``. The
+result is a normal saved clusterer in ``output_dir`` (loadable with ``AutoModel``, the pipeline or remote code);
+every candidate's partition of the training texts is kept beside it
+(:data:`~hf_textcluster.runs.candidate_file.CANDIDATES_FILE`, one integer per text each), with their values of the
+criterion (and of its parts) in ``training_run.json``, so ``evaluate --model`` can score them and ``refine --serve
+NAME`` can switch to one.
 
 The schedule depends on the number of texts only (:data:`AUTO_SCHEDULE`); never on the corpus' name or its labels,
 which are only scored against.
@@ -126,11 +130,11 @@ def train_auto(
         request: the run's options, as for :func:`~hf_textcluster.runs.api.train_clusterer`. Every signal trains on
             the same texts (a benchmark's are read once, with the contrastive signal's augmented views) as a normal
             run in ``signals/<name>`` (with its checkpoints: an interrupted ``auto`` resumes them; ``recipe`` is each
-            signal's). ``output_dir`` gets the serving model, ``training_run.json`` and
-            :data:`~hf_textcluster.runs.candidate_file.CANDIDATES_FILE`. ``training_overrides`` apply to every
-            signal: ``max_steps`` replaces :data:`AUTO_SCHEDULE`; ``serve`` is ``"auto"`` (the choice) or a
-            candidate name to serve instead. ``name_clusters`` names the served clusters; the signals' own models are
-            neither named nor calibrated (what they serve is chosen afterwards).
+            signal's). ``output_dir`` gets the model saved first, then the serving model when the choice replaces
+            it, ``training_run.json`` and :data:`~hf_textcluster.runs.candidate_file.CANDIDATES_FILE`.
+            ``training_overrides`` apply to every signal: ``max_steps`` replaces :data:`AUTO_SCHEDULE`; ``serve`` is
+            ``"auto"`` (the choice) or a candidate name to serve instead. ``name_clusters`` names the served
+            clusters; the signals' own models are neither named nor calibrated (what they serve is chosen afterwards).
         signals: which of :data:`SIGNALS` to train (default: all).
         criterion: the label-free criterion of the choice, one of
             :data:`~hf_textcluster.choosing.criteria.AUTO_CRITERIA`. Only it (and what it is made of) is
