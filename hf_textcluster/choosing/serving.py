@@ -31,7 +31,7 @@ import numpy as np
 import torch
 from transformers.utils import logging
 
-from ..editing.clusters import init_clusters_from_kmeans, serve_method_head, set_refined_head
+from ..editing.clusters import init_clusters_from_kmeans, keep_method_head, restore_method_head, set_refined_head
 from ..editing.kmeans import NearestCentres, fit_kmeans
 
 # The names of the partitions a model can serve live with the model (its config's `served_partition`), so that the
@@ -189,14 +189,17 @@ def refinement_records(how: dict[str, object]) -> dict[str, dict]:
 
 def apply_partition(model: TextClusteringPreTrainedModel, name: str, serving: object) -> None:
     """Make ``model`` serve candidate ``name`` (see :func:`candidate_partitions` for ``serving``): what it records in
-    ``config.served_partition`` is what it then serves."""
-    if name == "head":  # a refined head in front of it is dropped (the head's weights were kept under it)
-        serve_method_head(model)
+    ``config.served_partition`` is what it then serves. The trained head survives every switch: a refined head is
+    served in front of it, and centres that replace it keep it aside (:func:`keep_method_head`), so ``head`` serves it
+    again."""
+    if name == "head":
+        restore_method_head(model)
         model.config.served_partition = "head"
         return
     if isinstance(serving, RefinementResult):
         set_refined_head(model, serving.coef, serving.intercept, served_partition=name)
         return
+    keep_method_head(model)
     init_clusters_from_kmeans(model, serving)
     model.config.served_partition = name
 
@@ -234,6 +237,8 @@ def serve_partition(
     """
     check_serve(serve)
     model._check_clusters_initialized()
+    if getattr(model, "method_head_", None) is not None:  # serving centres: the head candidates are the trained head's
+        restore_method_head(model)
     wanted = tuple(candidates) if serve == "auto" else (serve,)
     features = partition_features(model, embeddings)  # once: the candidates and the criterion both work on them
     partitions, how = candidate_partitions(

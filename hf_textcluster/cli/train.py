@@ -13,15 +13,19 @@ import dataclasses
 import json
 import os
 import shlex
+import sys
 
 from transformers import HfArgumentParser
 
+from ..choosing.criteria import PRETRAINED
 from ..data import load_text_file
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.precision import PRECISION_ENV, PRECISIONS, check_precision
 from ..modeling.validation import describe
 from ..models import METHODS, get_method
 from ..runs.api import train_clusterer
+from ..runs.first_save import TrainingStopped
+from ..runs.signals import describe_partition
 from ..runs.train import AUGMENTATIONS
 from ..training.arguments import GPU_ENCODE_BATCH_SIZE, OPTION_NAMES, ClusteringTrainingArguments
 from ._args import (
@@ -73,11 +77,11 @@ FLAG_HELP = {
     "max_steps": "Training steps; overrides --num-train-epochs (default: the recipe's schedule; cpu: 10 epochs of the "
     "training texts within 30 to 300 steps).",
     "encode_batch_size": f"{BATCH_SIZE_HELP} (default: {DOC_DEFAULTS['encode_batch_size']})",
-    "serve": "What the trained model serves. Under --method auto (the default): auto, the candidate a label-free "
-    "criterion chooses, or the name of a candidate to serve instead of that choice (<signal>/<partition> such as "
-    "contrastive/kmeans, pretrained/umap_kmeans, or consensus; training_run.json lists them). Under one method: auto "
-    "(the label-free choice among its head, k-means and UMAP k-means on its embeddings, each refined or not) or one "
-    "of them by name (head keeps the paper's output). (default: auto)",
+    "serve": "What the saved model serves. Default method (auto): 'auto' (default: the BERTopic way, saved first, "
+    "replaced at the end by a trained candidate only when the label-free choice and its guard confirm one) or a "
+    "candidate by name, e.g. contrastive/umap_kmeans, pretrained/kmeans or consensus (training_run.json lists them). "
+    "With --method: 'auto' (the label-free choice among its head, k-means and UMAP k-means on its embeddings, each "
+    "refined or not) or one of them by name ('head': the paper's output).",
 }
 
 
@@ -146,9 +150,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--method",
         default="auto",
         choices=["auto", *sorted(METHODS)],
-        help="auto (default): SCCL and DEC self-training, every partition of both, the pretrained encoder's and "
-        "their consensus, serving the one a label-free criterion chooses (about twice one method's time); or one "
-        "paper's method.",
+        help="auto (default): saves the BERTopic way first (UMAP -> k-means on the pretrained encoder), then trains "
+        "SCCL and DEC self-training and serves the partition a label-free criterion chooses among every partition of "
+        "both, the pretrained encoder's and their consensus, when it beats the BERTopic way in every held-out view "
+        "(about twice one method's time); or one paper's method.",
     )
     parser.add_argument("--dataset", help="A benchmark corpus name (or use --input).")
     parser.add_argument("--input", help="Your own texts: csv / jsonl / parquet / txt.")
@@ -210,9 +215,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--keep-checkpoints",
         action="store_true",
-        help="Keep the checkpoint-* folders in --output-dir (with --method auto: in each signals/<name>) after a "
-        "successful run (by default they are removed once the model is saved; a failed or interrupted run always "
-        "keeps them, to resume from).",
+        help="Keep the checkpoint-* folders in --output-dir (with --method auto: in each signals/<name>, kept then) "
+        "after a successful run (by default they are removed once the model is saved; a failed or interrupted run "
+        "always keeps them, to resume from).",
+    )
+    parser.add_argument(
+        "--keep-signals",
+        action="store_true",
+        help="Keep each trained signal's model (signals/<name>, an encoder each) after a successful default run; by "
+        "default only the served model and every candidate's partition are kept (refine --serve NAME then fits a "
+        "head for that partition on the served model).",
+    )
+    parser.add_argument(
+        "--time-budget",
+        type=float,
+        metavar="SECONDS",
+        help="Stop the default run's training after this many seconds, keeping the model it saved first (the "
+        "BERTopic way); running the same command again resumes training.",
     )
     parser.add_argument(
         "--test-size",
@@ -272,7 +291,18 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     request = cluster_count_request(args)  # a malformed request fails before any data is read
     check_pass_through(extra)
     overrides = {**parse_pass_through(trainer_flags(args) + extra), **precision_overrides(args.precision)}
-    result = train_clusterer(
+    try:
+        result = _train(args, request, overrides)
+    except TrainingStopped as stopped:  # the model saved first stays; the run resumes
+        print(stopped, file=sys.stdout if stopped.budget_spent else sys.stderr)
+        return 0 if stopped.budget_spent else 130
+    if result.trainer.is_world_process_zero():  # under several processes, the main one reports
+        _print_result(args, result)
+    return 0
+
+
+def _train(args: argparse.Namespace, request, overrides: dict):
+    return train_clusterer(
         args.method,
         args.dataset if args.dataset else _user_dataset(args),
         args.output_dir,
@@ -294,25 +324,30 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
             else None
         ),
         keep_checkpoints=args.keep_checkpoints,
+        keep_signals=args.keep_signals,
+        time_budget=args.time_budget,
     )
-    if result.trainer.is_world_process_zero():  # under several processes, the main one reports
-        _print_result(args, result)
-    return 0
 
 
 def _print_result(args: argparse.Namespace, result) -> None:
     m = result.metrics
+    what = "the clusterer" if args.method == "auto" else get_method(result.model.config.model_type).display_name
     print(
-        f"\nSaved {get_method(result.model.config.model_type).display_name} to {result.output_dir} (trained "
-        f"{result.train_seconds:.0f}s, precision {result.trainer.precision_description()})"
+        f"\nSaved {what} to {result.output_dir} (trained {result.train_seconds:.0f}s, precision "
+        f"{result.trainer.precision_description()}; the folder holds {folder_megabytes(result.output_dir):.0f} MB)"
     )
     if result.k_selection is not None:
         print(describe_k_selection(result.k_selection))
-    if getattr(result, "auto", None):  # --method auto: which candidate it serves
+    if getattr(result, "auto", None):  # the default: which candidate it serves, and whether training replaced it
         choice = result.auto["choice"]
+        by = f"chosen by {choice['criterion']}, no labels used" if choice["criterion"] else "asked for"
+        if choice["serving_signal"] == PRETRAINED:
+            by = "the model saved first, kept: " + (
+                "no trained candidate beat it in every held-out view" if choice["criterion"] else "asked for"
+            )
         print(
-            f"Serving {choice['served']} of {len(result.auto['candidates'])} candidates (chosen by "
-            f"{choice['criterion'] or 'you'}, no labels used); all of them are kept in {result.output_dir}."
+            f"Serving {choice['served']} of {len(result.auto['candidates'])} candidates ({by}); every candidate's "
+            f"partition is kept in {result.output_dir} (refine --serve NAME switches to one)."
         )
     if result.test_dataset is not None:
         print(f"Scored on the {len(result.test_dataset)} held-out texts (never trained on).")
@@ -325,6 +360,12 @@ def _print_result(args: argparse.Namespace, result) -> None:
         print(f"cluster head         : {format_scores(scores)}")
         print_kmeans_scores(scores)
     print(summary(result, args.input, args.text_column))
+
+
+def folder_megabytes(path: str) -> float:
+    """The size of the files under ``path``, in MB."""
+    sizes = (os.path.getsize(os.path.join(root, name)) for root, _, names in os.walk(path) for name in names)
+    return sum(sizes) / 1e6
 
 
 # Clusters listed by name; the rest are counted (a model with K = 200 would otherwise fill the screen).
@@ -352,7 +393,7 @@ def summary(result, input_path: str | None, text_column: str = "text") -> str:
     served = getattr(model.config, "served_partition", "head")
     choice = getattr(result.trainer, "serving_choice", None) or {}
     why = f", chosen without labels by {choice['criterion']}" if choice.get("criterion") else ""
-    lines = [f"Serves its {served} partition{why}; K = {model.config.num_clusters}."]
+    lines = [f"Serves {served} ({describe_partition(served)}){why}; K = {model.config.num_clusters}."]
     names = result.cluster_names
     if names is not None and names.num_texts:
         sample = "" if names.num_texts >= len(result.trainer.train_dataset) else " (a seeded sample)"

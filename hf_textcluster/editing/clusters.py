@@ -166,3 +166,28 @@ def serve_method_head(model: TextClusteringPreTrainedModel) -> None:
     since the method's losses train that head. The calibration no longer describes the clusters."""
     if model.config.refined_head_dim:
         _clusters_set(model)
+
+
+def keep_method_head(model: TextClusteringPreTrainedModel) -> None:
+    """Before k-means centres replace a trained model's head (serving ``kmeans``), keep the head's weights (and
+    which head serves) as ``model.method_head_``, so that serving ``head`` later serves the trained head, not the
+    centres (:func:`restore_method_head`; the run folder saves them beside the model). The first, trained, head is
+    kept: replacing the centres again keeps it."""
+    if getattr(model, "method_head_", None) is None and model.config.centroids_initialized:
+        state = {name: value.detach().clone() for name, value in model.cluster_head.state_dict().items()}
+        model.method_head_ = (state, getattr(model.config, "serving_head", None))
+
+
+def restore_method_head(model: TextClusteringPreTrainedModel) -> None:
+    """Serve the trained head that :func:`keep_method_head` kept (none kept: :func:`serve_method_head`). The
+    calibration no longer describes the clusters."""
+    kept = getattr(model, "method_head_", None)
+    if kept is None:
+        serve_method_head(model)
+        return
+    state, serving_head = kept
+    model.cluster_head.load_state_dict(state)
+    if serving_head is not None:
+        model.config.serving_head = serving_head
+    _clusters_set(model)
+    model.method_head_ = None

@@ -270,6 +270,11 @@ _PARTITIONS = {
     "head": "the method's own cluster head (the paper's output)",
     "kmeans": "k-means on the trained embeddings (centres served by the nearest-centre rule)",
     "umap_kmeans": "UMAP -> k-means on the trained embeddings (the BERTopic way)",
+    # a default (auto) run's candidates made without training
+    "pretrained/kmeans": "k-means on the pretrained encoder's embeddings (this encoder was not fine-tuned)",
+    "pretrained/umap_kmeans": "UMAP -> k-means on the pretrained encoder's embeddings (the BERTopic way; this "
+    "encoder was not fine-tuned)",
+    "consensus": "the consensus of a default run's candidate partitions",
 }
 
 
@@ -278,13 +283,15 @@ def serving_line(config, run: Mapping[str, Any] | None) -> str:
     refined and chosen without labels."""
     served = served_partition(config)
     base, refined = served.split("+")[0], served.endswith("+refined")
+    if base not in _PARTITIONS:  # a default run's `<signal>/<read-out>`: that signal's read-out
+        base = base.rpartition("/")[2]
     line = f"{markdown_code(served)}: {_PARTITIONS.get(base) or escape_markdown(base)}"
     record = (run or {}).get("serving") or {}
     if refined:
         how = record.get("refinement", {}).get(served, {})
         rounds = f" ({how['rounds']} rounds, {100 * how['changed']:.1f}% of the texts moved)" if how else ""
         line += f", refined by iterative classification{rounds} and served by a linear head on its embeddings"
-    elif base == "umap_kmeans":  # `train`/`refine` fit a linear head to its clusters; `recluster` serves the centres
+    elif base.endswith("umap_kmeans"):  # `train`/`refine` fit a linear head to it; `recluster` serves the centres
         line += (
             ", served by a linear head fitted to its clusters"
             if getattr(config, "refined_head_dim", 0)

@@ -15,7 +15,7 @@ from ..representation import ClusterNames, assign_texts, name_clusters
 from ..representation.summary import assign_embeddings
 from ..reuse import reusing_results
 from ..timing import phase
-from .folder import RunFolder
+from .folder import RunFolder, save_method_head
 
 logger = logging.get_logger(__name__)
 
@@ -91,6 +91,7 @@ def save_run(output_dir: str, model, trainer, run: dict, keep_checkpoints: bool,
     :data:`~hf_textcluster.runs.folder.ASSIGNMENTS_FILE`, when known) and the trainer's log history into
     ``output_dir``; then remove the checkpoints unless ``keep_checkpoints``. Called in the main process only."""
     model.save_pretrained(output_dir)
+    save_method_head(model, output_dir)
     folder = RunFolder(output_dir)
     folder.write_training_run(run)
     if assignments is not None:

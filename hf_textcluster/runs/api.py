@@ -35,6 +35,8 @@ def train_clusterer(
     keep_checkpoints: bool = False,
     verbose: bool = True,
     name_clusters: bool = True,
+    keep_signals: bool = False,
+    time_budget: float | None = None,
 ) -> TrainingResult | AutoTrainingResult:
     """Train ``method`` on a benchmark (by name) or a Dataset, save it to ``output_dir`` and evaluate it.
 
@@ -89,6 +91,11 @@ def train_clusterer(
             training texts' clusters beside it (``assignments.csv``). False leaves the default names
             (``cluster_<i>``) and saves neither, e.g. for a model whose served partition is chosen afterwards, as
             ``auto`` does with each signal.
+        keep_signals: with ``"auto"``, keep each trained signal's model (``signals/<name>``, an encoder each) after a
+            successful run; by default only the served model and every candidate's partition are kept (switching to
+            another candidate fits a head for it on the served model's embeddings).
+        time_budget: with ``"auto"``, stop training after this many seconds (a checkpoint saved, as after Ctrl-C):
+            the model saved first stays, and running the same call again resumes training.
 
     Returns:
         A :class:`~hf_textcluster.runs.train.TrainingResult` (model, trainer, metrics, output_dir, train_seconds,
@@ -124,8 +131,15 @@ def train_clusterer(
         overwrite=overwrite,
         keep_checkpoints=keep_checkpoints,
         name_clusters=name_clusters,
+        keep_signals=keep_signals,
+        time_budget=time_budget,
     )
     if method != "auto":
+        if keep_signals or time_budget is not None:
+            raise ValueError(
+                "`keep_signals` (--keep-signals) and `time_budget` (--time-budget) apply to the default method, auto; "
+                f"drop them to train {method} alone."
+            )
         return train_method(request, method, config_overrides, verbose)
     if config_overrides:
         raise ValueError(

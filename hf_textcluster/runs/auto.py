@@ -2,8 +2,9 @@
 
 Which method and which read-out of it is best differs from corpus to corpus (a contrastive signal with UMAP k-means
 on its embeddings on one, self-training with k-means on another), and only labels tell for sure. ``auto`` does not
-guess: within one budget it trains each of :data:`SIGNALS` as a normal run in a sub-folder (``signals/<name>``), and
-gathers as candidates
+guess. First it saves a complete model that serves the BERTopic way (:mod:`~hf_textcluster.runs.first_save`), in
+about that way's own time; then within one budget it trains each of :data:`SIGNALS` as a normal run in a sub-folder
+(``signals/<name>``), and gathers as candidates
 
 - every partition each trained model offers (:func:`~hf_textcluster.choosing.serving.candidate_partitions`: its head,
   k-means and UMAP k-means on its embeddings, each refined or not), named ``<signal>/<candidate>``;
@@ -13,13 +14,16 @@ gathers as candidates
 
 A label-free criterion (:data:`~hf_textcluster.choosing.candidate_choice.DEFAULT_AUTO_CRITERION`: a held-out
 neighbour vote in a lexical space of the texts, which shaped no candidate, among the candidates the others support)
-chooses one, and ONE model serves it: the signal that made it,
-or for the consensus and the pretrained candidates, the trained signal whose linear head on its embeddings reproduces
-that partition most faithfully (:func:`~hf_textcluster.choosing.linear_heads.distil_partition`). The result is a normal
-saved clusterer in ``output_dir`` (loadable with ``AutoModel``, the pipeline or remote code); every candidate's
-partition of the training texts is kept beside it (:data:`~hf_textcluster.runs.candidate_file.CANDIDATES_FILE`, one
-integer per text each), with their values of the criterion (and of its parts) in ``training_run.json``, so
-``evaluate --model`` can score them and ``refine --serve NAME`` can switch to one.
+chooses one, guarded (the BERTopic way stays unless the pick beats it in every held-out view), and ONE model serves
+it: the model saved first for the BERTopic way, the signal that made a trained candidate, or for the consensus and
+``pretrained/kmeans`` the trained signal whose linear head on its embeddings reproduces that partition most faithfully
+(:func:`~hf_textcluster.choosing.linear_heads.distil_partition`). Ctrl-C or ``time_budget`` keeps the model saved
+first, and the signals' checkpoints to resume from; a finished run removes ``signals/`` unless ``keep_signals``. The
+result is a normal saved clusterer in ``output_dir`` (loadable with ``AutoModel``, the pipeline or remote code);
+every candidate's partition of the training texts is kept beside it
+(:data:`~hf_textcluster.runs.candidate_file.CANDIDATES_FILE`, one integer per text each), with their values of the
+criterion (and of its parts) in ``training_run.json``, so ``evaluate --model`` can score them and ``refine --serve
+NAME`` can switch to one.
 
 The schedule depends on the number of texts only (:data:`AUTO_SCHEDULE`); never on the corpus' name or its labels,
 which are only scored against.
@@ -29,6 +33,7 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -45,27 +50,26 @@ from ..choosing.candidate_choice import (
     candidate_criteria,
     guarded_choice,
 )
-from ..choosing.criteria import AUTO_CRITERIA, PARTS
+from ..choosing.criteria import AUTO_CRITERIA, PARTS, PRETRAINED
 from ..choosing.linear_heads import distil_partition
 from ..choosing.serving import apply_partition
-from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
-from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.validation import Options, validate_parameters
 from ..models import get_method
-from ..models.building import from_encoder_pretrained
 from ..representation.summary import assign_embeddings
 from ..reuse import embed, reusing_results
 from ..timing import phase, recording_phases
 from ..training.arguments import ClusteringTrainingArguments
+from ..training.callbacks import StopOnInterruptCallback
 from .after_training import name_trained_clusters
-from .auto_record import auto_record, save_auto_run
+from .auto_record import auto_record, save_auto_run, served_history
 from .estimate import RunEstimate, encoding_speed, estimate_auto
+from .first_save import FirstModel, TrainingStopped, encoding_options, save_first_model, unfinished
 from .gather_candidates import gather_candidates
 from .recipes import load_recipe
 from .request import TrainingRequest
 from .schedule import plan_schedule
 from .signals import SIGNALS, SIGNALS_DIR
-from .train import TrainingResult, held_out_count, prepare_dataset, train_method
+from .train import TrainingResult, held_out_count, prepare_dataset, split_held_out, train_method
 
 logger = logging.get_logger(__name__)
 
@@ -125,11 +129,11 @@ def train_auto(
         request: the run's options, as for :func:`~hf_textcluster.runs.api.train_clusterer`. Every signal trains on
             the same texts (a benchmark's are read once, with the contrastive signal's augmented views) as a normal
             run in ``signals/<name>`` (with its checkpoints: an interrupted ``auto`` resumes them; ``recipe`` is each
-            signal's). ``output_dir`` gets the serving model, ``training_run.json`` and
-            :data:`~hf_textcluster.runs.candidate_file.CANDIDATES_FILE`. ``training_overrides`` apply to every
-            signal: ``max_steps`` replaces :data:`AUTO_SCHEDULE`; ``serve`` is ``"auto"`` (the choice) or a
-            candidate name to serve instead. ``name_clusters`` names the served clusters; the signals' own models are
-            neither named nor calibrated (what they serve is chosen afterwards).
+            signal's). ``output_dir`` gets the model saved first, then the serving model when the choice replaces
+            it, ``training_run.json`` and :data:`~hf_textcluster.runs.candidate_file.CANDIDATES_FILE`.
+            ``training_overrides`` apply to every signal: ``max_steps`` replaces :data:`AUTO_SCHEDULE`; ``serve`` is
+            ``"auto"`` (the choice) or a candidate name to serve instead. ``name_clusters`` names the served
+            clusters; the signals' own models are neither named nor calibrated (what they serve is chosen afterwards).
         signals: which of :data:`SIGNALS` to train (default: all).
         criterion: the label-free criterion of the choice, one of
             :data:`~hf_textcluster.choosing.criteria.AUTO_CRITERIA`. Only it (and what it is made of) is
@@ -157,54 +161,82 @@ def train_auto(
     # the served model is calibrated once, after the choice: the signals' runs skip it
     calibration = overrides.pop("calibration_sample_size", ClusteringTrainingArguments.calibration_sample_size)
     validate_parameters({"calibration_sample_size": calibration}, ClusteringTrainingArguments._parameter_constraints)
-    request.check_output_dir(resuming=os.path.isdir(os.path.join(output_dir, SIGNALS_DIR)))
+    request.check_output_dir(resuming=unfinished(output_dir))
+    started = time.perf_counter()
+    deadline = time.monotonic() + request.time_budget if request.time_budget else None
     with recording_phases() as seconds:
         with phase("data"):
             shared = _shared_dataset(request, signals)
-        with phase("estimate"):
-            estimate = _estimate(request, shared, signals, overrides)
-        logger.warning(
-            f"Training {' and '.join(signals)}, then choosing among their candidates: {estimate.describe()}."
-        )
-        # the signals' k-means starts and the pretrained candidates: one encoding pass and one k-means of those texts
+        # the pretrained candidates and the signals' k-means starts: one encoding pass and one k-means of those texts
         with reusing_results():
-            results = _train_signals(request, shared, signals, overrides)
-            first = results[signals[0]]
-            texts = list(first.trainer.train_dataset["text"])
+            with phase("first_save"):
+                train_texts, method = _training_texts(request, shared), SIGNALS[signals[0]].method
+                first = save_first_model(request, train_texts, method, overrides, calibration, started)
+            if request.save:
+                logger.warning(
+                    f"Saved the clusterer ({first.describe()}) to {output_dir} in {first.seconds:.0f}s; training now "
+                    "for better clusters, which replace it only when a label-free check confirms them. Ctrl-C keeps it."
+                )
+            request = replace(request, num_clusters=ClusterCountRequest.parse(first.model.config.num_clusters))
+            with phase("estimate"):
+                estimate = _estimate(request, shared, signals, overrides, first.model)
+            logger.warning(
+                f"Training {' and '.join(signals)}, then choosing among their candidates: {estimate.describe()}."
+            )
+            try:
+                with StopOnInterruptCallback.stopping_at(deadline):
+                    results = _train_signals(request, shared, signals, overrides)
+            except KeyboardInterrupt as err:
+                raise TrainingStopped.after(first, request, deadline, err) from None
+            texts = list(results[signals[0]].trainer.train_dataset["text"])
             start = time.perf_counter()
-            chosen = choose_from_signals(results, request.encoder, texts, seed=seed, criterion=criterion, serve=serve)
+            chosen = choose_from_signals(
+                results, request.encoder, texts, seed=seed, criterion=criterion, serve=serve, first=first
+            )
             # the serving signal's embeddings of the texts were computed for its candidates: reused, not encoded again
-            with phase("calibrate"):
-                _calibrate(results[chosen.serving_signal], texts, seed, calibration)
+            if chosen.serving_signal != PRETRAINED:
+                with phase("calibrate"):
+                    _calibrate(results[chosen.serving_signal], texts, seed, calibration)
         choose_seconds = time.perf_counter() - start
         record = auto_record(results, chosen, criterion if serve == "auto" else None, texts, choose_seconds)
         record["estimate_seconds"] = round(estimate.seconds, 1)
         train_seconds = sum(r.train_seconds for r in results.values())
-        model, trainer = results[chosen.serving_signal].model, results[chosen.serving_signal].trainer
-        with phase("name"):
-            cluster_names = name_trained_clusters(model, trainer, trainer.train_dataset, request)
+        trainer = results[signals[0] if chosen.serving_signal == PRETRAINED else chosen.serving_signal].trainer
+        if chosen.serving_signal == PRETRAINED:  # the first saved model stays: calibrated and named already
+            model, cluster_names = first.model, first.cluster_names
+        else:
+            model = results[chosen.serving_signal].model
+            with phase("name"):
+                cluster_names = name_trained_clusters(model, trainer, trainer.train_dataset, request)
         metrics = {"train_seconds": round(train_seconds, 2), "choose_seconds": round(choose_seconds, 2)}
         if request.evaluate:
             with phase("evaluate"):
-                metrics.update(trainer.evaluate())
+                metrics.update(_evaluate(trainer, model))
         if request.save:
             named = cluster_names.assignments if cluster_names is not None else None
             assignments = named.clusters if named is not None else chosen.served_labels
             with phase("save"):
-                save_auto_run(request, model, chosen, record, metrics, assignments, seconds)
+                record["served_history"] = served_history(output_dir, chosen, time.perf_counter() - started)
+                keep = request.keep_signals or request.keep_checkpoints
+                for signal in record["signals"].values():  # removed after the save unless kept
+                    signal["folder"] = signal["folder"] if keep else None
+                saved = None if chosen.serving_signal == PRETRAINED else model
+                save_auto_run(request, saved, chosen, record, metrics, assignments, seconds)
+            if not keep:  # resuming needs them no more
+                shutil.rmtree(os.path.join(output_dir, SIGNALS_DIR), ignore_errors=True)
     return AutoTrainingResult(
         model=model,
         trainer=trainer,
         metrics=metrics,
         output_dir=output_dir,
         train_seconds=train_seconds,
-        test_dataset=first.test_dataset,
+        test_dataset=results[signals[0]].test_dataset,
         k_selection=first.k_selection,
         candidates=chosen.candidates,
         served_labels=chosen.served_labels,
         auto=record,
         cluster_names=cluster_names,
-        train_dataset=first.trainer.train_dataset,
+        train_dataset=results[signals[0]].trainer.train_dataset,
     )
 
 
@@ -218,7 +250,7 @@ class SignalsChoice:
         features: each source's space (the signals' and the pretrained encoder's) the candidates were made in.
         criteria: criterion (and its parts) -> candidate -> value.
         served: the candidate served.
-        serving_signal: the signal whose model now serves it.
+        serving_signal: the signal whose model now serves it (``"pretrained"``: the first saved model).
         served_labels: the texts' clusters as that model now serves them.
         agreement: the share of texts the serving head keeps in their cluster of ``served`` (1 for the signal's own).
         pick: the candidate the criterion ranked highest (``served`` unless the do-no-harm guard kept the
@@ -237,7 +269,14 @@ class SignalsChoice:
 
 
 def choose_from_signals(
-    results: Mapping, encoder: str | None, texts: Sequence[str], *, seed: int, criterion: str, serve: str = "auto"
+    results: Mapping,
+    encoder: str | None,
+    texts: Sequence[str],
+    *,
+    seed: int,
+    criterion: str,
+    serve: str = "auto",
+    first: FirstModel | None = None,
 ) -> SignalsChoice:
     """Gather every candidate of the trained signals (``results``: signal -> an object with the signal's ``model``
     and ``trainer``), the pretrained encoder's and their consensus; rank them by ``criterion`` (and its parts); make
@@ -251,6 +290,9 @@ def choose_from_signals(
         seed: of k-means, UMAP, the consensus, the criterion and the serving heads.
         criterion: one of :data:`AUTO_CRITERIA`.
         serve: ``"auto"`` (the choice) or a candidate name.
+        first: the model :func:`~hf_textcluster.runs.first_save.save_first_model` saved: its pretrained candidates
+            are taken, not made again, and when the BERTopic way is served it stays the served model
+            (``serving_signal`` ``"pretrained"``).
 
     Returns:
         A :class:`SignalsChoice`.
@@ -264,13 +306,17 @@ def choose_from_signals(
         ('self_training/kmeans', 'self_training')
     """
     with phase("candidates"):
-        candidates, how, features = gather_candidates(results, encoder, texts, seed)
+        pretrained = (first.candidates, first.features) if first is not None else None
+        candidates, how, features = gather_candidates(results, encoder, texts, seed, pretrained)
     wanted = list(dict.fromkeys([criterion, *PARTS.get(criterion, ()), *GUARD_CRITERIA]))
     with phase("criteria"):
         criteria = candidate_criteria(candidates, features, texts=texts, criteria=wanted, random_state=seed)
     served, pick = _pick(criteria, criterion, serve, candidates)
     with phase("serve"):
-        serving_signal, served_labels, agreement = _serve(results, how, features, candidates, served, seed)
+        if first is not None and served == first.served:  # the first saved model serves it already
+            serving_signal, served_labels, agreement = PRETRAINED, first.labels, 1.0
+        else:
+            serving_signal, served_labels, agreement = _serve(results, how, features, candidates, served, seed)
     return SignalsChoice(candidates, how, features, criteria, served, serving_signal, served_labels, agreement, pick)
 
 
@@ -285,9 +331,9 @@ def _shared_dataset(request: TrainingRequest, signals) -> datasets.Dataset:
     return prepare_dataset(request.dataset, views, data_dir=request.data_dir, seed=request.seed)
 
 
-def _estimate(request: TrainingRequest, shared, signals, overrides: dict) -> RunEstimate:
+def _estimate(request: TrainingRequest, shared, signals, overrides: dict, model) -> RunEstimate:
     """The whole run's estimate (:mod:`~hf_textcluster.runs.estimate`): each signal's schedule on the texts it will
-    train on, and the pretrained encoder's speed on a sample of them (the encoder is freed before training)."""
+    train on, and the pretrained encoder's speed (``model``: the first saved model's) on a sample of them."""
     num_texts = len(shared) - (held_out_count(request.test_size, len(shared)) if request.test_size else 0)
     steps = {}
     for name in signals:
@@ -295,20 +341,25 @@ def _estimate(request: TrainingRequest, shared, signals, overrides: dict) -> Run
         schedule = plan_schedule(plan, num_texts, overrides)
         count = schedule.max_steps or math.ceil((schedule.epochs or 1) * num_texts / schedule.batch_size)
         steps[name] = (count, schedule.batch_size)
-    config = load_recipe(SIGNALS[signals[0]].method, request.recipe)["config"]
-    encoder = from_encoder_pretrained(
-        TextClusteringPreTrainedModel,
-        request.encoder,
-        num_clusters=2,
-        **{k: config[k] for k in ("pooling", "max_length") if k in config},
-    )
-    # the precision training will take: train --precision sets bf16 / fp16, else the hardware decides ("auto")
-    bf16 = overrides.get("bf16")
-    precision = "bf16" if bf16 else "fp16" if overrides.get("fp16") else "fp32" if bf16 is False else "auto"
-    batch_size = overrides.get("encode_batch_size") or DEFAULT_ENCODE_BATCH_SIZE
-    speed = encoding_speed(encoder, list(shared["text"]), batch_size=batch_size, precision=precision, seed=request.seed)
-    frozen_share = overrides.get("frozen_layers", 0) / encoder.encoder.config.num_hidden_layers
+    speed = encoding_speed(model, list(shared["text"]), seed=request.seed, **encoding_options(overrides))
+    frozen_share = overrides.get("frozen_layers", 0) / model.encoder.config.num_hidden_layers
     return estimate_auto(num_texts, steps, speed, frozen_share)
+
+
+def _training_texts(request: TrainingRequest, shared: datasets.Dataset) -> datasets.Dataset:
+    """The texts every signal trains on: ``shared`` without the held-out texts (split as each signal's run does)."""
+    if request.test_size is None:
+        return shared
+    return split_held_out(shared, request.test_size, seed=request.split_seed)[0]
+
+
+def _evaluate(trainer, model) -> dict:
+    """The trainer's evaluation of ``model`` (the served one: a signal's, or the first saved model)."""
+    trained, trainer.model = trainer.model, model
+    try:
+        return trainer.evaluate()
+    finally:
+        trainer.model = trained
 
 
 def _train_signals(request: TrainingRequest, shared, signals, overrides: dict) -> dict:

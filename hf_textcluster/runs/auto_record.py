@@ -7,9 +7,9 @@ import os
 from collections.abc import Mapping, Sequence
 
 from ..choosing.candidate_choice import BERTOPIC_WAY, GUARD_CRITERIA
-from ..choosing.criteria import AUTO_CRITERIA
+from ..choosing.criteria import AUTO_CRITERIA, PRETRAINED
 from .candidate_file import SERVED_KEY, save_candidates
-from .folder import RunFolder, read_training_run, texts_sha1
+from .folder import RunFolder, read_training_run, save_method_head, texts_sha1
 from .signals import SIGNALS, SIGNALS_DIR
 
 __all__ = ["auto_record", "save_auto_run"]
@@ -41,8 +41,9 @@ def auto_record(results: Mapping, chosen, criterion: str | None, texts: Sequence
             "guard": f"{BERTOPIC_WAY} unless the pick scores higher in each of {', '.join(GUARD_CRITERIA)}",
             "serving_signal": chosen.serving_signal,
             "head_agreement": round(float(chosen.agreement), 4),
-            "rule": "the signal that made the candidate; for the consensus and the pretrained candidates, the trained "
-            "signal whose linear head reproduces it most faithfully",
+            "rule": f"{BERTOPIC_WAY}: the model saved first (the pretrained encoder); a trained candidate: the signal "
+            "that made it; the consensus and the other pretrained candidate: the trained signal whose linear head "
+            "reproduces it most faithfully",
         },
         "num_train_texts": len(texts),
         "texts_sha1": texts_sha1(texts),
@@ -50,20 +51,39 @@ def auto_record(results: Mapping, chosen, criterion: str | None, texts: Sequence
     }
 
 
+def served_history(output_dir: str, chosen, seconds: float) -> list[dict]:
+    """What the run served when: the first save's entry (its ``training_run.json``), then what it serves now
+    (``chosen``: a :class:`~hf_textcluster.runs.auto.SignalsChoice`) ``seconds`` after the start."""
+    run = read_training_run(output_dir) or {}
+    history = list(run.get("auto", {}).get("served_history", []))
+    if chosen.serving_signal == PRETRAINED:
+        by = "kept: no trained candidate was confirmed" if chosen.served == chosen.pick else "kept: asked for"
+    else:
+        by = "the label-free choice, confirmed by its guard" if chosen.served == chosen.pick else "asked for"
+    return [*history, {"served": chosen.served, "seconds": round(seconds, 1), "by": by}]
+
+
 def save_auto_run(request, model, chosen, record, metrics, assignments, seconds) -> None:
-    """The serving model, the kept candidates (``chosen``: a :class:`~hf_textcluster.runs.auto.SignalsChoice`), the
-    training texts' clusters (``assignments.csv``) and ``training_run.json`` (the serving signal's, with ``auto``, what
-    ``request`` asked and the run's ``seconds`` by phase) in ``request.output_dir``."""
+    """The serving model (None: the model saved first stays), the kept candidates (``chosen``: a
+    :class:`~hf_textcluster.runs.auto.SignalsChoice`), the training texts' clusters (``assignments.csv``) and
+    ``training_run.json`` (the serving signal's, or the first save's, with ``auto``, what ``request`` asked and the
+    run's ``seconds`` by phase) in ``request.output_dir``."""
     output_dir = request.output_dir
     serving_signal, criterion = chosen.serving_signal, record["choice"]["criterion"]
-    model.save_pretrained(output_dir)
+    if model is not None:
+        model.save_pretrained(output_dir)
+        save_method_head(model, output_dir)
     save_candidates(output_dir, {**chosen.candidates, SERVED_KEY: chosen.served_labels}, record)
     folder = RunFolder(output_dir)
     folder.write_assignments(assignments)
-    run_info = read_training_run(os.path.join(output_dir, SIGNALS_DIR, serving_signal)) or {}
+    first_save = read_training_run(output_dir) or {}
+    signal_dir = os.path.join(output_dir, SIGNALS_DIR, serving_signal)
+    run_info = first_save if serving_signal == PRETRAINED else read_training_run(signal_dir) or {}
+    method = SIGNALS[serving_signal].method if serving_signal in SIGNALS else first_save.get("method")
+    record["first_save_seconds"] = first_save.get("auto", {}).get("first_save_seconds")
     run_info.update(
         {
-            "method": SIGNALS[serving_signal].method,
+            "method": method,
             "auto": record,
             **request.record(),
             "serving": {
@@ -71,7 +91,8 @@ def save_auto_run(request, model, chosen, record, metrics, assignments, seconds)
                 "criterion": criterion,
                 "scores": {n: v[criterion] for n, v in record["candidates"].items()} if criterion else {},
             },
-            "config_overrides": dict(SIGNALS[serving_signal].config),
+            "config_overrides": dict(SIGNALS[serving_signal].config) if serving_signal in SIGNALS else {},
+            **({"k_selection": first_save["k_selection"]} if "k_selection" in first_save else {}),
             "metrics": metrics,
             "seconds": dict(seconds),
         }

@@ -49,7 +49,7 @@ from .curation import (
     warn_if_unlike_head,
     write_online_state,
 )
-from .folder import ASSIGNMENTS_FILE, RunFolder, load_clusterer, read_training_run, save_back_target
+from .folder import ASSIGNMENTS_FILE, RunFolder, load_clusterer, read_training_run, save_back_target, save_method_head
 from .training_texts import find_training_texts
 
 __all__ = ["EDITS", "Clusterer", "edit_saved_model"]
@@ -411,6 +411,7 @@ class Clusterer:
         keep_previous(target)
         remote_code = source is not None and RunFolder(source).ships_remote_code()
         save_pretrained(self.model, target, remote_code=remote_code)
+        save_method_head(self.model, target)
         folder = RunFolder(target)
         folder.write_training_run(run)
         write_online_state(target, getattr(self.model, "online_state_", None))

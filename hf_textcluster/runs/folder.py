@@ -23,18 +23,21 @@ from transformers import AutoModel
 from ..cache import write_whole
 from ..encoders import read_pretrained_config
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
+from ..modeling.serialization import apply_umask
 from ..models import METHODS
 from ..training.checkpoints import last_complete_checkpoint
 from .training_texts import find_training_texts
 
 __all__ = [
     "ASSIGNMENTS_FILE",
+    "METHOD_HEAD_FILE",
     "RUN_IDENTITY_FILE",
     "TRAINING_RUN_FILE",
     "RunFolder",
     "load_clusterer",
     "read_training_run",
     "record_metrics",
+    "save_method_head",
     "texts_sha1",
 ]
 
@@ -43,6 +46,9 @@ RUN_IDENTITY_FILE = "run_identity.json"
 # the order they were trained on.
 ASSIGNMENTS_FILE = "assignments.csv"
 TRAINING_RUN_FILE = "training_run.json"  # what a run records; cards and `push` read it
+# The trained head of a model that serves k-means centres in its place (editing.clusters.keep_method_head): serving
+# `head` again serves it.
+METHOD_HEAD_FILE = "method_head.safetensors"
 
 
 def texts_sha1(texts) -> str:
@@ -104,6 +110,7 @@ def load_clusterer(model_dir: str | os.PathLike, **kwargs):
     model = AutoModel.from_pretrained(path, **{**kwargs, "trust_remote_code": False})
     if not isinstance(model, TextClusteringPreTrainedModel):  # a Hub id whose config.json was not cached
         raise _not_a_clusterer(path, model.config.model_type)
+    _load_method_head(model, os.path.join(path, METHOD_HEAD_FILE))
     return model
 
 
@@ -112,6 +119,38 @@ def _not_a_clusterer(path: str, model_type) -> ValueError:
         f"{path} is not a folder made by hf_textcluster (model_type {model_type!r}; its models are "
         f"{', '.join(METHODS)}): pass a model that `hf-textcluster train` saved, or train one."
     )
+
+
+def save_method_head(model, output_dir: str | os.PathLike) -> None:
+    """Beside a saved model, the trained head it keeps aside while it serves k-means centres (``model.method_head_``,
+    :data:`METHOD_HEAD_FILE`); a model that keeps none leaves no stale file there."""
+    path = os.path.join(os.fspath(output_dir), METHOD_HEAD_FILE)
+    kept = getattr(model, "method_head_", None)
+    if kept is None:
+        if os.path.isfile(path):
+            os.remove(path)
+        return
+    from safetensors.torch import save_file
+
+    state, serving_head = kept
+    tensors = {name: value.detach().cpu().contiguous() for name, value in state.items()}
+    save_file(tensors, f"{path}.tmp", metadata={"serving_head": serving_head or ""})
+    apply_umask(f"{path}.tmp")
+    os.replace(f"{path}.tmp", path)
+
+
+def _load_method_head(model, path: str) -> None:
+    """The kept trained head of :func:`save_method_head`, when it fits the model's head."""
+    if not os.path.isfile(path):
+        return
+    from safetensors import safe_open
+
+    current = model.cluster_head.state_dict()
+    with safe_open(path, framework="pt") as f:
+        state = {name: f.get_tensor(name) for name in f.keys()}  # noqa: SIM118 - a safetensors file is not iterable
+        serving_head = (f.metadata() or {}).get("serving_head") or None
+    if set(state) == set(current) and all(state[n].shape == current[n].shape for n in state):
+        model.method_head_ = ({n: v.to(current[n].device, current[n].dtype) for n, v in state.items()}, serving_head)
 
 
 class RunFolder:

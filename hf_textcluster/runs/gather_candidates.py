@@ -16,16 +16,18 @@ from ..models.building import from_encoder_pretrained
 from ..reuse import embed
 from ..timing import phase
 from .cluster_count import EMBEDDING_CONFIG_KEYS
-from .signals import CONSENSUS, PRETRAINED_CANDIDATES
+from .signals import CONSENSUS
 
 __all__ = ["gather_candidates", "pretrained_embedder"]
 
 
 def gather_candidates(
-    results: Mapping, encoder: str | None, texts: Sequence[str], seed: int
+    results: Mapping, encoder: str | None, texts: Sequence[str], seed: int, pretrained: tuple | None = None
 ) -> tuple[dict[str, np.ndarray], dict[str, tuple], dict[str, np.ndarray]]:
     """Every candidate of the trained signals (``results``: name -> training result), the pretrained encoder's two
-    and their consensus: (name -> partition of ``texts``, name -> how a signal serves it, source -> its space)."""
+    and their consensus: (name -> partition of ``texts``, name -> how a signal serves it, source -> its space).
+    ``pretrained``: the pretrained encoder's candidates and space when already made (the first saved model's), else
+    they are made here."""
     candidates, how, features = {}, {}, {}
     for name, result in results.items():
         encoding = result.trainer.encode_options
@@ -41,16 +43,24 @@ def gather_candidates(
             how[f"{name}/{base}"] = (name, base, serving[base])
     first = next(iter(results.values()))
     num_clusters = first.model.config.num_clusters
-    with phase(PRETRAINED):
-        embedder = pretrained_embedder(first.model, encoder)
-        encoding = first.trainer.encode_options
-        embeddings = embed(embedder, texts, show_progress_bar=False, **encoding)
-        partitions, _ = candidate_partitions(embedder, embeddings, candidates=PRETRAINED_CANDIDATES, random_state=seed)
-        candidates.update({f"{PRETRAINED}/{name}": labels for name, labels in partitions.items()})
-        features[PRETRAINED] = partition_features(embedder, embeddings)
+    if pretrained is not None:
+        candidates.update(pretrained[0])
+        features[PRETRAINED] = pretrained[1]
+    else:
+        with phase(PRETRAINED):
+            candidates.update(_pretrained_candidates(first, encoder, texts, seed, features))
     with phase(CONSENSUS):
         candidates[CONSENSUS] = consensus_partition(dict(candidates), num_clusters, random_state=seed)
     return candidates, how, features
+
+
+def _pretrained_candidates(first, encoder, texts, seed, features: dict) -> dict[str, np.ndarray]:
+    """The pretrained encoder's candidates of ``texts`` (its space added to ``features``)."""
+    embedder = pretrained_embedder(first.model, encoder)
+    embeddings = embed(embedder, texts, show_progress_bar=False, **first.trainer.encode_options)
+    partitions, _ = candidate_partitions(embedder, embeddings, candidates=PRETRAINED_CANDIDATES, random_state=seed)
+    features[PRETRAINED] = partition_features(embedder, embeddings)
+    return {f"{PRETRAINED}/{name}": labels for name, labels in partitions.items()}
 
 
 def pretrained_embedder(model, encoder: str | None) -> TextClusteringPreTrainedModel:

@@ -43,9 +43,14 @@ class TrainingRequest:
     overwrite: bool = False
     keep_checkpoints: bool = False
     name_clusters: bool = True
+    keep_signals: bool = False
+    time_budget: float | None = None
 
     def __post_init__(self):
         object.__setattr__(self, "num_clusters", ClusterCountRequest.parse(self.num_clusters))
+        budget = self.time_budget
+        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, (int, float)) or budget <= 0):
+            raise ValueError(f"`time_budget` (--time-budget) must be a number of seconds > 0; got {budget!r}.")
 
     @property
     def dataset_name(self) -> str | None:

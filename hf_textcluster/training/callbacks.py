@@ -131,12 +131,27 @@ class CheckpointTimeCallback(TrainerCallback):
 
 
 class StopOnInterruptCallback(TrainerCallback):
-    """After SIGINT / SIGTERM (Ctrl-C, a scheduler's kill), finish the current step, save a checkpoint and stop (within
-    ``handling_signals()``)."""
+    """After SIGINT / SIGTERM (Ctrl-C, a scheduler's kill), or once a time budget is spent (:meth:`stopping_at`),
+    finish the current step, save a checkpoint and stop (within ``handling_signals()``)."""
 
-    received: int | None = None  # the signal received
+    received: int | str | None = None  # the signal received, or "time budget"
+    deadline: float | None = None  # time.monotonic() past which every training stops, as after Ctrl-C
+
+    @classmethod
+    @contextlib.contextmanager
+    def stopping_at(cls, deadline: float | None):
+        """Within the block, every training stops after the step that ends past ``deadline`` (``time.monotonic()``;
+        None: never), with a checkpoint to resume from, and ``train()`` raises ``KeyboardInterrupt`` as after
+        Ctrl-C."""
+        cls.deadline = deadline
+        try:
+            yield
+        finally:
+            cls.deadline = None
 
     def on_step_end(self, args, state, control, **kwargs):
+        if self.received is None and self.deadline is not None and time.monotonic() >= self.deadline:
+            self.received = "time budget"
         if self.received is not None:
             control.should_save = True
             control.should_training_stop = True

@@ -359,6 +359,7 @@ def run(args, store: dict, run_id: str) -> None:
                 evaluate=False,
                 save=True,
                 overwrite=True,  # a rerun replaces its own row's run
+                keep_signals=True,  # its candidates are re-scored from the signals' models
             )
             result = train_auto(request)  # train_clusterer("auto", ...)
             wall = time.perf_counter() - start

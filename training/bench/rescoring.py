@@ -70,7 +70,10 @@ def rescore_kept_candidates(
             embeddings = embed(model, list(texts), show_progress_bar=False, precision=precision)
             spaces[name] = partition_features(model, embeddings)
     if model is None:
-        raise ValueError(f"{os.fspath(model_dir)} keeps no trained signal under {SIGNALS_DIR}/.")
+        raise ValueError(
+            f"{os.fspath(model_dir)} keeps no trained signal under {SIGNALS_DIR}/: train it with --keep-signals "
+            "(keep_signals=True) to re-score its candidates in the signals' spaces."
+        )
     embedder = pretrained_embedder(model, encoder or (read_training_run(model_dir) or {}).get("encoder"))
     embeddings = embed(embedder, list(texts), show_progress_bar=False, precision=precision)
     spaces[PRETRAINED] = partition_features(embedder, embeddings)

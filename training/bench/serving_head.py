@@ -42,7 +42,7 @@ def run(args, store: dict, run_id: str) -> None:
     from hf_textcluster.editing.kmeans import fit_kmeans
     from hf_textcluster.evaluation.metrics import clustering_scores
     from hf_textcluster.models import get_method
-    from hf_textcluster.runs.gather_candidates import _pretrained_embedder
+    from hf_textcluster.runs.gather_candidates import pretrained_embedder
     from hf_textcluster.runs.signals import SIGNALS, SIGNALS_DIR
 
     from .auto import SECTION as AUTO
@@ -61,7 +61,7 @@ def run(args, store: dict, run_id: str) -> None:
                 signal: get_method(SIGNALS[signal].method).model_class.from_pretrained(folder / SIGNALS_DIR / signal)
                 for signal in SIGNALS
             }
-            models[PRETRAINED] = _pretrained_embedder(next(iter(models.values())), None)
+            models[PRETRAINED] = pretrained_embedder(next(iter(models.values())), None)
             for space, model in models.items():
                 features = partition_features(model, model.embed(texts, show_progress_bar=False))
                 k = model.config.num_clusters

@@ -1,0 +1,202 @@
+"""The clusterer the default ``train`` saves first, before training anything: the BERTopic way (UMAP -> k-means on the
+pretrained encoder's embeddings), served by a linear head on those embeddings, calibrated and named.
+
+It takes about the BERTopic way's own time (one encoding pass, UMAP and k-means, a logistic regression), so a user
+has a complete model within a minute; :func:`~hf_textcluster.runs.auto.train_auto` then trains for better clusters
+and replaces it only when the label-free choice and its guard confirm a trained candidate. Its two partitions
+(``pretrained/kmeans`` and ``pretrained/umap_kmeans``) are the pretrained candidates of that choice: computed once.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+
+import datasets
+import numpy as np
+import torch
+
+from ..choosing.candidate_choice import BERTOPIC_WAY
+from ..choosing.criteria import PRETRAINED
+from ..choosing.serving import apply_partition, candidate_partitions, partition_features
+from ..editing.clusters import init_clusters_from_kmeans, initialize_clusters
+from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
+from ..models import get_method
+from ..representation import ClusterNames, name_clusters
+from ..representation.summary import assign_embeddings
+from ..reuse import embed
+from .candidate_file import SERVED_KEY, save_candidates
+from .cluster_count import EMBEDDING_CONFIG_KEYS, check_cluster_count
+from .folder import RunFolder, texts_sha1
+from .recipes import load_recipe
+from .request import TrainingRequest
+from .signals import PRETRAINED_CANDIDATES, SIGNALS_DIR, describe_partition
+
+__all__ = ["FirstModel", "TrainingStopped", "save_first_model", "unfinished"]
+
+
+@dataclass
+class FirstModel:
+    """What :func:`save_first_model` made and saved.
+
+    Attributes:
+        model: the pretrained encoder's model, serving ``served``, calibrated and named.
+        served: the partition it serves (``pretrained/umap_kmeans``; ``pretrained/kmeans`` when UMAP could not run).
+        labels: the training texts' clusters as it serves them (``served``'s partition: its head's argmax).
+        candidates: the pretrained candidates (``pretrained/kmeans``, ``pretrained/umap_kmeans``).
+        features: the pretrained encoder's space they were made in.
+        k_selection: with ``num_clusters="auto"``, how K was chosen (on the pretrained embeddings).
+        cluster_names: the served clusters' names, or None with ``name_clusters=False``.
+        seconds: from the start of the run to the saved model.
+    """
+
+    model: object
+    served: str
+    labels: np.ndarray
+    candidates: dict[str, np.ndarray]
+    features: np.ndarray
+    k_selection: dict | None
+    cluster_names: ClusterNames | None
+    seconds: float
+
+    def describe(self) -> str:
+        """The partition it serves, in words."""
+        return describe_partition(self.served)
+
+
+def encoding_options(overrides: dict) -> dict:
+    """The batch size and precision of the encoding passes the signals' training will take, before any Trainer
+    exists: ``train --precision`` sets bf16 / fp16, else the hardware decides (``"auto"``)."""
+    bf16 = overrides.get("bf16")
+    precision = "bf16" if bf16 else "fp16" if overrides.get("fp16") else "fp32" if bf16 is False else "auto"
+    return {"batch_size": overrides.get("encode_batch_size") or DEFAULT_ENCODE_BATCH_SIZE, "precision": precision}
+
+
+def save_first_model(
+    request: TrainingRequest,
+    train_dataset: datasets.Dataset,
+    method: str,
+    overrides: dict,
+    calibration: int,
+    started: float,
+) -> FirstModel:
+    """Fit the BERTopic way on the pretrained encoder's embeddings of ``train_dataset``'s texts, make a ``method``
+    model (its head: the pretrained k-means centres) serve it, calibrate it on ``calibration`` texts, name its
+    clusters, and save it in ``request.output_dir`` with its candidates and run record (unless ``save=False``).
+
+    Args:
+        request: the run's options (encoder, K, seed, what to save).
+        train_dataset: the texts every signal will train on (held-out texts removed).
+        method: the method whose model class and pooling the served model takes (the first signal's).
+        overrides: the run's training overrides (``encode_batch_size`` and the precision are read).
+        calibration: the calibration sample's size (0: not calibrated).
+        started: ``time.perf_counter()`` at the start of the run, for ``seconds``.
+
+    Returns:
+        A :class:`FirstModel`.
+    """
+    texts, seed = list(train_dataset["text"]), request.seed
+    config = load_recipe(method, request.recipe)["config"]
+    pooling = {k: config[k] for k in EMBEDDING_CONFIG_KEYS if k in config}
+    count = check_cluster_count(request.num_clusters, train_dataset)
+    model_class = get_method(method).model_class
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    k = count.k_min if count.is_auto else count.num_clusters
+    model = model_class.from_encoder_pretrained(request.encoder, num_clusters=k, **pooling).to(device)
+    encoding = encoding_options(overrides)
+    embeddings = embed(model, texts, show_progress_bar=False, **encoding)
+    k_selection = None
+    if count.is_auto:  # chosen once, on the pretrained embeddings; every signal trains this K
+        chosen = count.choose(embeddings, random_state=seed)
+        k_selection = {**chosen.to_dict(), "requested_k_range": count.to_dict()["k_range"]}
+        model = model_class.from_encoder_pretrained(
+            request.encoder, num_clusters=k_selection["num_clusters"], **pooling
+        ).to(device)
+    features = partition_features(model, embeddings)
+    partitions, how = candidate_partitions(
+        model, embeddings, candidates=PRETRAINED_CANDIDATES, random_state=seed, features=features
+    )
+    # the head an untrained model of the method starts from: the k-means centres on these embeddings
+    if "kmeans" in how:
+        init_clusters_from_kmeans(model, how["kmeans"])
+    else:
+        initialize_clusters(model, embeddings=embeddings, random_state=seed)
+    if "umap_kmeans" in how:
+        served, fit = BERTOPIC_WAY, how["umap_kmeans"]
+        apply_partition(model, served, fit)
+        labels = fit.labels
+    else:  # too few texts for UMAP
+        served, labels = f"{PRETRAINED}/kmeans", partitions["kmeans"]
+        model.config.served_partition = served
+    if calibration:
+        model.calibrate(texts, sample_size=calibration, random_state=seed, embeddings=embeddings, **encoding)
+    names = None
+    if request.name_clusters:
+        assignments = assign_embeddings(model, embeddings)
+        names = name_clusters(model, texts, random_state=seed, assignments=assignments, **encoding)
+    candidates = {f"{PRETRAINED}/{name}": labels for name, labels in partitions.items()}
+    first = FirstModel(model, served, labels, candidates, features, k_selection, names, 0.0)
+    if request.save:
+        _save(request, first, texts, method, started)
+    first.seconds = time.perf_counter() - started
+    return first
+
+
+def unfinished(output_dir: str) -> bool:
+    """Whether ``output_dir`` holds a default run that saved its first model and has not finished training (its
+    signals' folder is there, and its record has no choice yet): running it again resumes it."""
+    run = RunFolder(output_dir).read_training_run() or {}
+    return os.path.isdir(os.path.join(output_dir, SIGNALS_DIR)) and "choice" not in run.get("auto", {})
+
+
+def _save(request: TrainingRequest, first: FirstModel, texts, method: str, started: float) -> None:
+    """The model, its candidates, the training texts' clusters and ``training_run.json`` (last: with the seconds
+    from the start of the run to the saved model) in ``request.output_dir``; and the signals' folder, which makes
+    the run one to resume (:func:`unfinished`) until it has finished."""
+    out = request.output_dir
+    os.makedirs(os.path.join(out, SIGNALS_DIR), exist_ok=True)
+    first.model.save_pretrained(out)
+    digest = {"num_train_texts": len(texts), "texts_sha1": texts_sha1(texts)}
+    save_candidates(out, {**first.candidates, SERVED_KEY: first.labels}, digest)
+    folder = RunFolder(out)
+    names = first.cluster_names
+    folder.write_assignments(names.assignments.clusters if names is not None else first.labels)
+    seconds = round(time.perf_counter() - started, 1)
+    history = [{"served": first.served, "seconds": seconds, "by": "first save"}]
+    folder.write_training_run(
+        {
+            "method": method,
+            **request.record(),
+            "encoder": first.model.config.name_or_path,
+            **({"k_selection": first.k_selection} if first.k_selection else {}),
+            "serving": {"served": first.served, "criterion": None, "scores": {}},
+            "auto": {**digest, "first_save_seconds": seconds, "served_history": history},
+            "metrics": {},
+        }
+    )
+
+
+class TrainingStopped(KeyboardInterrupt):
+    """Training stopped (Ctrl-C, or ``time_budget`` spent) after the first model was saved: it stays the served model,
+    and running the same command again resumes training from the signals' checkpoints. ``budget_spent``: stopped by
+    the time budget (not an interrupt)."""
+
+    def __init__(self, message: str, budget_spent: bool):
+        super().__init__(message)
+        self.budget_spent = budget_spent
+
+    @classmethod
+    def after(cls, first: FirstModel, request: TrainingRequest, deadline: float | None, err) -> TrainingStopped:
+        """The stop of a run whose training raised ``err``, recorded in its ``training_run.json``."""
+        budget_spent = deadline is not None and time.monotonic() >= deadline
+        why = f"The time budget ({request.time_budget:g}s) is spent" if budget_spent else "Interrupted"
+        kept = "nothing is saved (save=False)"
+        if request.save:
+            kept = f"{request.output_dir} keeps the clusterer saved first ({first.describe()})"
+            folder = RunFolder(request.output_dir)
+            run = folder.read_training_run() or {}
+            run.setdefault("auto", {})["stopped"] = {"by": "time budget" if budget_spent else "interrupt"}
+            folder.write_training_run(run)
+        detail = str(err).replace("Interrupted at step", "Training stopped at step") or "Training stopped at once"
+        return cls(f"{why}: {kept}. {detail}", budget_spent)
