@@ -16,7 +16,7 @@ from ..models.building import from_encoder_pretrained
 from ..reuse import embed
 from ..timing import phase
 from .cluster_count import EMBEDDING_CONFIG_KEYS
-from .signals import CONSENSUS
+from .signals import CONSENSUS, PRETRAINED_CANDIDATES
 
 __all__ = ["gather_candidates", "pretrained_embedder"]
 
