@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from . import candidate_store
+from .auto_k import bertopic_way_timed
 from .common import (
     add_corpus_arguments,
     corpus_role,
@@ -346,6 +347,10 @@ def run(args, store: dict, run_id: str) -> None:
                 full = corpus_dataset(args.data_dir, name)
                 dataset = full.shuffle(seed=0).select(range(min(args.limit, len(full))))
             output_dir = str(run_dir(SECTION, name, seed, args.variant or ("check" if args.limit else "")))
+            # BERTopic itself on the same texts and machine, right before the default: what its time is quoted against
+            texts_read = dataset if not isinstance(dataset, str) else corpus_dataset(args.data_dir, name)
+            labels = np.asarray(texts_read["label"])
+            bertopic = bertopic_way_timed(texts_read["text"], labels, len(np.unique(labels)), seed, args.encoder)
             start = time.perf_counter()
             request = TrainingRequest(
                 dataset,
@@ -383,6 +388,8 @@ def run(args, store: dict, run_id: str) -> None:
                 "variant": args.variant,
                 "cpu_kind": cpu_kind(machine),
                 "wall_seconds": round(wall, 1),
+                "bertopic_seconds": bertopic and bertopic["seconds"],
+                "bertopic_acc": bertopic and bertopic["acc"],
                 "train_seconds": round(result.train_seconds, 1),
                 "choose_seconds": result.auto["choose_seconds"],
                 "extra_criteria_seconds": extra,
