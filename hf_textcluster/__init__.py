@@ -43,11 +43,13 @@ _LAZY = {
     "serve_partition": ".choosing.serving",
     "ServingChoice": ".choosing.serving",
     "cluster_report": ".apps.report",
+    "load_sample": ".data.loading",
 }
 if TYPE_CHECKING:
     from .apps.report import cluster_report
     from .choosing.refinement import refine_partition
     from .choosing.serving import ServingChoice, serve_partition
+    from .data.loading import load_sample
     from .encoders import DEFAULT_ENCODER, resolve_encoder
     from .evaluation.metrics import (
         adjusted_rand_index,
@@ -115,6 +117,7 @@ __all__ = [
     "evaluate_clusterer",
     "get_method",
     "load_clustering_metric",
+    "load_sample",
     "normalized_mutual_info",
     "purity",
     "refine_partition",
