@@ -55,9 +55,10 @@ def run_demo(
     serves compares with the BERTopic way and with k-means on the pretrained encoder (``make demo``).
 
     Prints the scores against the tags (used only to score) of the three, each with the wall time a user meets (the
-    two without training: loading the encoder and encoding the texts included; the default: its whole run, which
-    reuses that encoding pass and those two partitions as its own candidates); then the clusters the model is surest
-    of; and writes the model and its HTML report (``report.html``) into ``output_dir``.
+    two without training: loading the encoder and encoding the texts included; the default: its whole run, the
+    encoding pass and the two partitions it shares with them included, as its k-means start and its own candidates);
+    then the clusters the model is surest of; and writes the model and its HTML report (``report.html``) into
+    ``output_dir``.
 
     Args:
         output_dir: Where the trained model goes (default: ``runs/demo``, replaced).
@@ -79,10 +80,9 @@ def run_demo(
     from ..runs.api import train_clusterer
     from ..runs.folder import record_metrics
 
-    if num_texts is not None and num_texts < DEMO_MIN_TEXTS:
-        raise ValueError(f"`num_texts` (--num-texts) must be at least {DEMO_MIN_TEXTS}; got {num_texts}.")
-    if max_steps is not None and max_steps < 1:
-        raise ValueError(f"`max_steps` (--max-steps) must be at least 1; got {max_steps}.")
+    for name, value, least in (("num_texts", num_texts, DEMO_MIN_TEXTS), ("max_steps", max_steps, 1)):
+        if value is not None and value < least:
+            raise ValueError(f"`{name}` (--{name.replace('_', '-')}) must be at least {least}; got {value}.")
     total_start = time.perf_counter()
     precision, (sized_texts, sized_steps) = demo_size()
     steps = max_steps or sized_steps
