@@ -3,8 +3,8 @@ in the package (:func:`~hf_textcluster.data.load_sample`), beside the two ways t
 BERTopic way (UMAP -> k-means on the pretrained encoder's embeddings) and plain k-means on the same embeddings. It
 needs no download, no data folder and no environment variable: the texts train on word-deletion views, made on the
 fly. Its size follows the precision the hardware computes in (:func:`demo_size`): where bf16 is native (or on a GPU)
-60 steps of each training signal, in fp32 (a CPU without native bf16: each step costs several times more) 30, so that
-the demo stays within a few minutes on 2 CPU cores either way."""
+60 steps of each training signal, in fp32 (a CPU without native bf16: each step costs several times more) 25, so that
+the demo stays within 5 minutes on 2 CPU cores either way."""
 
 from __future__ import annotations
 
@@ -26,8 +26,8 @@ from .report_data import cluster_summaries
 DEMO_AUGMENTATION = "word_deletion"
 DEMO_OUTPUT_DIR = "runs/demo"
 # (texts, steps of each signal) where bf16 is native or on a GPU, and in fp32 (a CPU without native bf16: each step
-# costs several times more, so half the steps)
-DEMO_SIZES = {"bf16": (2000, 60), "fp32": (2000, 30)}
+# costs about twice as much or more, so fewer steps); each sized for 5 minutes on 2 CPU cores
+DEMO_SIZES = {"bf16": (2000, 60), "fp32": (2000, 25)}
 # fewer texts than this say little about 20 clusters (and UMAP needs more than 16)
 DEMO_MIN_TEXTS = 100
 # The report's map projects a sample (UMAP's cost grows with the points); its tables count every text.
