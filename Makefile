@@ -4,6 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 # The CPU build of torch (a wheel of it lies on disk); an unpinned torch pulls a multi-GB CUDA build.
 TORCH_PIN ?= torch==2.13.0
+# The benchmark corpora of the tests and the benchmark, when a data folder lies beside the clone (the demo needs none).
 SHARED_DATA := $(abspath ../shared/data)
 ifneq ($(wildcard $(SHARED_DATA)/stackoverflow.csv),)
 export HF_TEXTCLUSTER_DATA_DIR ?= $(SHARED_DATA)
@@ -22,8 +23,9 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q -e ".[all]" "$(TORCH_PIN)"
 	touch $@
 
+# The default on the StackOverflow sample shipped in the package: offline, whatever lies beside the clone.
 demo: setup
-	$(VENV)/bin/hf-textcluster demo
+	env -u HF_TEXTCLUSTER_DATA_DIR $(VENV)/bin/hf-textcluster demo
 
 # The tests (every snippet of README and docs/ included: tests/docs/test_docs.py), then lint, then the strict docs build.
 test: setup

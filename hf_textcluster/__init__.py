@@ -46,11 +46,13 @@ _LAZY = {
     "serve_partition": ".choosing.serving",
     "ServingChoice": ".choosing.serving",
     "cluster_report": ".apps.report",
+    "load_sample": ".data.loading",
 }
 if TYPE_CHECKING:
     from .apps.report import cluster_report
     from .choosing.refinement import refine_partition
     from .choosing.serving import ServingChoice, serve_partition
+    from .data.loading import load_sample
     from .encoders import DEFAULT_ENCODER, resolve_encoder
     from .evaluation.metrics import (
         adjusted_rand_index,
@@ -123,6 +125,7 @@ __all__ = [
     "from_encoder_pretrained",
     "get_method",
     "load_clustering_metric",
+    "load_sample",
     "normalized_mutual_info",
     "purity",
     "refine_partition",

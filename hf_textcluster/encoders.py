@@ -127,7 +127,7 @@ def unpack_split_zip(parts: list[Path], folder: str, target: Path, weights_sha25
 
 
 _PIP_SHIPPED_ENCODERS = {
-    DEFAULT_ENCODER: _ShippedEncoder("default-encoder", _minilm_path),
+    DEFAULT_ENCODER: _ShippedEncoder("default", _minilm_path),
     MPNET_ENCODER: _ShippedEncoder("mpnet-encoder", _mpnet_path),
 }
 

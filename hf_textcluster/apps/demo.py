@@ -1,9 +1,10 @@
-"""``make demo``: train a method briefly on a StackOverflow sample with the pip-shipped MiniLM and show it beside
-plain k-means on the same embeddings (the run's own k-means initialisation). Its size follows the precision the CPU
-computes in (:func:`demo_size`): where bf16 is native (or on a GPU) 4,000 texts and 60 steps; a CPU without native bf16
-computes in fp32, several times slower, and gets 2,000 texts and 30 steps, so that the demo stays within a few minutes
-on either. The corpus is downloaded once from its public source unless ``data_dir`` (or ``$HF_TEXTCLUSTER_DATA_DIR``)
-names a folder holding ``stackoverflow.csv``."""
+"""``make demo``: the default of ``hf-textcluster train`` (``method="auto"``) on the 2,000 StackOverflow titles shipped
+in the package (:func:`~hf_textcluster.data.load_sample`), beside the two ways to cluster them without training: the
+BERTopic way (UMAP -> k-means on the pretrained encoder's embeddings) and plain k-means on the same embeddings. It
+needs no download, no data folder and no environment variable: the texts train on word-deletion views, made on the
+fly. Its size follows the precision the hardware computes in (:func:`demo_size`): where bf16 is native (or on a GPU)
+60 steps of each training signal, in fp32 (a CPU without native bf16: each step costs several times more) 25, so that
+the demo stays within 5 minutes on 2 CPU cores either way."""
 
 from __future__ import annotations
 
@@ -14,123 +15,137 @@ from typing import Any
 
 import numpy as np
 
-from ..data import AUGMENTATION_FAMILIES, load_benchmark
+from ..choosing.candidate_choice import BERTOPIC_WAY
+from ..choosing.criteria import PRETRAINED
+from ..data import load_sample
 from ..evaluation.metrics import clustering_scores
-from ..models import get_method
 from .report import model_outputs, render_report
 from .report_data import cluster_summaries
 
-DEMO_DATASET = "stackoverflow"
-# (texts, steps) where bf16 is native or on a GPU, and in fp32 (a CPU without native bf16: each pass costs several times
-# more, so the demo does half the work twice over: half the texts to encode, half the steps)
-DEMO_SIZES = {"bf16": (4000, 60), "fp32": (2000, 30)}
+# what every training signal's model trains on: views made on the fly (nothing precomputed)
+DEMO_AUGMENTATION = "word_deletion"
+DEMO_OUTPUT_DIR = "runs/demo"
+# (texts, steps of each signal) where bf16 is native or on a GPU, and in fp32 (a CPU without native bf16: each step
+# costs about twice as much or more, so fewer steps); each sized for 5 minutes on 2 CPU cores
+DEMO_SIZES = {"bf16": (2000, 60), "fp32": (2000, 25)}
+# fewer texts than this say little about 20 clusters (and UMAP needs more than 16)
+DEMO_MIN_TEXTS = 100
 # The report's map projects a sample (UMAP's cost grows with the points); its tables count every text.
 DEMO_MAP_SAMPLE = 2000
 DEMO_SHOWN = 5
+# the two ways without training, as the run names its candidates, and how the demo names them
+BASELINES = {BERTOPIC_WAY: "the BERTopic way: UMAP -> k-means", f"{PRETRAINED}/kmeans": "k-means"}
 
 
-def _row(name: str, scores: dict, seconds: float | None = None) -> str:
-    took = f"   ({seconds:.0f}s)" if seconds is not None else ""
-    return f"  {name:<40} " + "   ".join(f"{m.upper()} {100 * scores[m]:5.1f}" for m in ("acc", "nmi", "ari")) + took
+def _rows(rows: list[tuple[str, dict, float]]) -> list[str]:
+    """One line per way of clustering: its name, ACC / NMI / ARI in percent and its wall time."""
+    width = max(len(name) for name, _, _ in rows)
+    return [
+        f"  {name:<{width}}   "
+        + "   ".join(f"{m.upper()} {100 * scores[m]:5.1f}" for m in ("acc", "nmi", "ari"))
+        + f"   ({seconds:.0f}s)"
+        for name, scores, seconds in rows
+    ]
 
 
 def run_demo(
-    method: str = "sccl",
-    data_dir: str | None = None,
     output_dir: str | None = None,
     max_steps: int | None = None,
     num_texts: int | None = None,
     seed: int = 0,
     overwrite: bool = False,
 ) -> int:
-    """Train ``method`` briefly on a StackOverflow sample and print how it compares with k-means (``make demo``).
+    """Train the default (``train_clusterer("auto", ...)``) on the shipped StackOverflow sample and print how what it
+    serves compares with the BERTopic way and with k-means on the pretrained encoder (``make demo``).
 
-    Prints the scores against the labels (used only to score) of k-means on the pretrained embeddings, of what the
-    trained model serves and of k-means on its embeddings; then the clusters the model is surest of; and writes the
-    model and its HTML report (``report.html``) into ``output_dir``.
+    Prints the scores against the tags (used only to score) of the three, each with the wall time a user meets (the
+    two without training: loading the encoder and encoding the texts included; the default: its whole run, the
+    encoding pass and the two partitions it shares with them included, as its k-means start and its own candidates);
+    then the clusters the model is surest of; and writes the model and its HTML report (``report.html``) into
+    ``output_dir``.
 
     Args:
-        method: The method to train (a name of the registry, e.g. ``"sccl"``).
-        data_dir: Where the corpus is (default: the builder's download).
-        output_dir: Where the trained model goes (default: ``runs/demo-<method>-stackoverflow``, replaced).
-        max_steps: Training steps (default: the demo's).
-        num_texts: Texts sampled from the corpus (default: the demo's).
-        seed: Seed of the sample, the training and k-means.
-        overwrite: Replace a trained model already in a given ``output_dir`` (the default folder holds the last
-            demo and is always replaced).
+        output_dir: Where the trained model goes (default: ``runs/demo``, replaced by each demo).
+        max_steps: Training steps of each signal (default: the demo's, :func:`demo_size`).
+        num_texts: Texts of the sample clustered (default: all 2,000).
+        seed: Seed of the sample's order, the training, k-means and UMAP.
+        overwrite: Replace a trained model already in a given ``output_dir``.
 
     Returns:
         0 (the command's exit status).
 
     Raises:
-        ValueError: an unknown ``method``.
-        FileExistsError: ``output_dir`` holds a trained model and ``overwrite`` is False.
+        ValueError: ``num_texts`` below :data:`DEMO_MIN_TEXTS`, or ``max_steps`` below 1.
+        FileExistsError: a given ``output_dir`` holds a trained model and ``overwrite`` is False.
 
     Example:
-        >>> run_demo("sccl", max_steps=20, num_texts=1000)  # doctest: +SKIP
+        >>> run_demo(max_steps=20, num_texts=1000)  # doctest: +SKIP
         0
     """
-    from sklearn.cluster import KMeans
-
+    from ..reuse import embed, reusing_results
     from ..runs.api import train_clusterer
     from ..runs.folder import RunFolder, record_metrics
-    from ..runs.recipes import load_recipe
 
+    for name, value, least in (("num_texts", num_texts, DEMO_MIN_TEXTS), ("max_steps", max_steps, 1)):
+        if value is not None and value < least:
+            raise ValueError(f"`{name}` (--{name.replace('_', '-')}) must be at least {least}; got {value}.")
     total_start = time.perf_counter()
-    spec = get_method(method)
     precision, (sized_texts, sized_steps) = demo_size()
     steps = max_steps or sized_steps
     if output_dir:  # checked before any work; the default folder holds the last demo
         RunFolder(output_dir).check_may_replace_model(overwrite=overwrite, command="demo")
-    output_dir = output_dir or f"runs/demo-{method}-{DEMO_DATASET}"
-    # a seeded sample of the corpus, with the augmented views the method's CPU recipe asks for
-    family = load_recipe(method, "cpu", DEMO_DATASET).get("augmentation") if spec.uses_augmented_views else None
-    augmentation = family if family in AUGMENTATION_FAMILIES else None
-    dataset = load_benchmark(DEMO_DATASET, data_dir=data_dir, augmentation=augmentation)
-    dataset = dataset.shuffle(seed=seed).select(range(min(num_texts or sized_texts, len(dataset))))
-    texts, labels = list(dataset["text"]), np.asarray(dataset["label"])
+    output_dir = output_dir or DEMO_OUTPUT_DIR
+    sample = load_sample()
+    dataset = sample.shuffle(seed=seed).select(range(min(num_texts or sized_texts, len(sample))))
     label_names = dataset.features["label"].names
     print(
-        f"Clustering {len(texts):,} StackOverflow question titles (a random sample of the corpus) into "
-        f"{len(label_names)} clusters with {spec.display_name}; labels are used only to score."
+        f"Clustering {len(dataset):,} StackOverflow question titles (shipped in the package: "
+        f"hf_textcluster.data.load_sample) into {len(label_names)} clusters with the default of `hf-textcluster "
+        "train`: SCCL and DEC self-training, every partition of both and of the pretrained encoder, one served by a "
+        "label-free choice. The tags are used only to score."
     )
     if not (max_steps or num_texts):
         other = "fp32" if precision == "bf16" else "bf16"
         print(
-            f"Sized for this machine, which computes in {precision}: {sized_texts:,} texts and {sized_steps} steps ("
-            f"{DEMO_SIZES[other][0]:,} and {DEMO_SIZES[other][1]} in {other}); --num-texts and --max-steps change it.\n"
+            f"Sized for this machine, which computes in {precision}: {sized_texts:,} texts and {sized_steps} steps of "
+            f"each signal ({DEMO_SIZES[other][1]} in {other}); --num-texts and --max-steps change it.\n"
         )
 
-    start = time.perf_counter()
-    result: Any = train_clusterer(
-        method,
-        dataset,
-        output_dir,
-        recipe="cpu",
-        seed=seed,
-        training_overrides={"max_steps": steps, "save_strategy": "no", "logging_steps": 10},
-        resume=False,
-        evaluate=False,
-        overwrite=True,  # checked above
-    )
-    model, trainer = result.model, result.trainer
-    train_seconds = time.perf_counter() - start
-
-    start = time.perf_counter()
-    embeddings = model.embed(texts, show_progress_bar=False, precision=trainer.precision)
+    # One scope: the run reuses the baselines' encoding pass, k-means and UMAP k-means (its k-means start and its
+    # pretrained candidates), and the served model's embeddings of the texts (its candidates') for the report.
+    with reusing_results():
+        texts = list(dataset["text"])
+        baselines, shared_seconds = _pretrained_baselines(texts, len(label_names), seed)
+        start = time.perf_counter()
+        result: Any = train_clusterer(
+            "auto",
+            dataset,
+            output_dir,
+            augmentation=DEMO_AUGMENTATION,
+            seed=seed,
+            training_overrides={"max_steps": steps, "save_strategy": "no", "logging_steps": 10},
+            resume=False,
+            evaluate=False,
+            overwrite=True,  # checked above; the default folder holds the last demo
+        )
+        run_seconds = shared_seconds + time.perf_counter() - start
+        model, trainer = result.model, result.trainer
+        texts, labels = list(result.train_dataset["text"]), np.asarray(result.train_dataset["label"])
+        embeddings = embed(model, texts, show_progress_bar=False, **trainer.encode_options)
     outputs: dict[str, Any] = model_outputs(model, embeddings)
-    kmeans_trained = KMeans(len(label_names), n_init=10, random_state=seed).fit_predict(embeddings)
-    eval_seconds = time.perf_counter() - start
-    served, served_clusters = _served_partition(model, trainer), outputs["probabilities"].argmax(-1)
-    served_scores, kmeans_scores = clustering_scores(labels, served_clusters), clustering_scores(labels, kmeans_trained)
-    # the model's card shows what the demo measured (labels score only)
-    record_metrics(output_dir, {**served_scores, **{f"kmeans_{k}": v for k, v in kmeans_scores.items()}})
+    served = result.auto["choice"]["served"]
+    served_scores = clustering_scores(labels, result.served_labels)
+    record_metrics(output_dir, served_scores)  # the model's card shows what the demo measured (labels score only)
 
-    print(f"\nResults on the {len(texts):,} texts (higher is better):")
-    print(_row("MiniLM embeddings + k-means (before)", clustering_scores(labels, trainer.initial_kmeans_labels)))
-    trained = f"{spec.display_name} ({steps} steps x {trainer.args.per_device_train_batch_size}): served ({served})"
-    print(_row(trained, served_scores, train_seconds))
-    print(_row(f"{spec.display_name}: k-means on its embeddings", kmeans_scores, eval_seconds))
+    # the run's own candidates where it made them (the same partitions, as the run would serve them)
+    rows = [
+        (f"{BASELINES[name]} on MiniLM", clustering_scores(labels, result.candidates.get(name, partition)), seconds)
+        for name, (partition, seconds) in baselines.items()
+    ]
+    steps_done = "+".join(str(s["steps"]) for s in result.auto["signals"].values())
+    rows.append((f"the default `train` ({steps_done} steps): serves {served}", served_scores, run_seconds))
+    print(f"\nResults on the {len(texts):,} texts (higher is better; wall time on this machine):")
+    print("\n".join(_rows(rows)))
 
     start = time.perf_counter()
     summaries = cluster_summaries(texts, **outputs)
@@ -144,20 +159,21 @@ def run_demo(
         calibrated=model.is_calibrated,
         sample_size=DEMO_MAP_SAMPLE,
         random_state=seed,
-        title=f"{spec.display_name} on {len(texts):,} StackOverflow titles (demo)",
+        title=f"The default on {len(texts):,} StackOverflow titles (demo)",
         **outputs,
     )
     report_seconds = time.perf_counter() - start
 
-    # the clusters the model is surest of: keywords, the label most of their texts have, their typical members
+    # the clusters the model is surest of: keywords, the tag most of their texts have, their typical members
     min_size = min_shown_size(len(texts), model.config.num_clusters)
     shown = most_confident_clusters(summaries, min_size, DEMO_SHOWN)
     what = "calibrated confidence" if model.is_calibrated else "top probability"
     print(
-        f"\nWhat the model serves by default ({served}): {len(summaries)} clusters. The {len(shown)} it is most "
-        f"confident about (mean {what}, clusters of >= {min_size} texts), with their keywords, the true label most of "
-        "their texts have (scoring only) and their three most typical members:"
+        f"\nWhat the model serves ({served}): {len(summaries)} clusters. The {len(shown)} it is most confident about "
+        f"(mean {what}, clusters of >= {min_size} texts), with their keywords, the tag most of their texts have "
+        "(scoring only) and their three most typical members:"
     )
+    served_clusters = outputs["probabilities"].argmax(-1)
     for s in shown:
         majority, count = Counter(labels[served_clusters == s["cluster"]].tolist()).most_common(1)[0]
         print(
@@ -167,7 +183,7 @@ def run_demo(
         for i in s["typical"]:
             print(f"    - {texts[i]}")
     print(
-        f"\nThe report of every cluster (map, keywords, typical members, outliers, confusion against the labels; "
+        f"\nThe report of every cluster (map, keywords, typical members, outliers, confusion against the tags; "
         f"{report_seconds:.0f}s): {os.path.abspath(report_path)}"
     )
     print(f"Precision: {trainer.precision_description()}. Demo total: {time.perf_counter() - total_start:.0f}s.")
@@ -178,13 +194,44 @@ def run_demo(
     return 0
 
 
+def _pretrained_baselines(texts: list[str], num_clusters: int, seed: int) -> tuple[dict, float]:
+    """k-means and the BERTopic way on the pretrained encoder's embeddings, as the run makes its pretrained candidates
+    (the encoder pooled and cut as its first signal's model; the same seed): ``({name: (partition, seconds)},
+    seconds they share)``, each timed as a user meets it (loading the encoder and encoding the texts included)."""
+    import torch
+
+    from ..choosing.serving import partition_features
+    from ..editing.kmeans import fit_kmeans
+    from ..modeling.modeling_utils import TextClusteringPreTrainedModel
+    from ..reuse import embed
+    from ..runs.cluster_count import EMBEDDING_CONFIG_KEYS
+    from ..runs.recipes import load_recipe
+    from ..runs.signals import SIGNALS
+
+    start = time.perf_counter()
+    config = load_recipe(next(iter(SIGNALS.values())).method, "cpu")["config"]
+    encoder = TextClusteringPreTrainedModel.from_encoder_pretrained(
+        None, num_clusters=num_clusters, **{k: config[k] for k in EMBEDDING_CONFIG_KEYS if k in config}
+    ).to("cuda" if torch.cuda.is_available() else "cpu")
+    features = partition_features(encoder, embed(encoder, texts, show_progress_bar=False))
+    encoded = time.perf_counter() - start
+    baselines, shared = {}, encoded
+    for name, init in ((BERTOPIC_WAY, "umap"), (f"{PRETRAINED}/kmeans", "k-means++")):
+        start = time.perf_counter()
+        fitted = fit_kmeans(features, num_clusters, random_state=seed, init=init)
+        partition = np.asarray(getattr(fitted, "groups_", fitted.labels_))
+        seconds = time.perf_counter() - start
+        baselines[name], shared = (partition, encoded + seconds), shared + seconds
+    return baselines, shared
+
+
 def demo_size() -> tuple[str, tuple[int, int]]:
     """``(precision, (texts, steps))``: the demo's size for the precision training takes here (``"bf16"`` where it is
     native or on a GPU, else ``"fp32"``).
 
     Example:
         >>> demo_size()  # doctest: +SKIP
-        ('bf16', (4000, 60))
+        ('bf16', (2000, 60))
     """
     import torch
 
@@ -205,10 +252,3 @@ def most_confident_clusters(summaries: list[dict], min_size: int, count: int = D
     ``cluster_summaries`` of at least ``min_size`` texts (all of them when none is that large)."""
     large = [s for s in summaries if s["size"] >= min_size] or list(summaries)
     return sorted(large, key=lambda s: -s["mean_confidence"])[:count]
-
-
-def _served_partition(model, trainer) -> str:
-    """The partition the trained model serves by default: the trainer's label-free choice when it made one."""
-    if choice := getattr(trainer, "serving_choice", None):
-        return str(choice["served"])
-    return str(getattr(model.config, "served_partition", None) or "head")

@@ -3,6 +3,7 @@
 >>> from hf_textcluster.data import load_benchmark
 >>> ds = load_benchmark("stackoverflow", data_dir="../shared/data")     # text, label (ClassLabel, 20 names)
 >>> ds = load_benchmark("stackoverflow", augmentation="sccl_contextual")  # + text_aug1, text_aug2
+>>> ds = load_sample()                                                  # 2,000 titles shipped in the package
 """
 
 from ..modeling.validation import validate_texts
@@ -10,7 +11,7 @@ from .augmentation import AUGMENTERS, add_augmented_views, get_augmenter
 from .augmenters import RandomWordDeletion, RandomWordSwap, TextAugmenter, VirtualAugmenter
 from .benchmark import DATA_DIR_ENV, ShortTextClusteringBenchmark, ShortTextClusteringConfig
 from .corpora import BENCHMARKS, CORPORA, CorpusSpec
-from .loading import default_data_dir, load_benchmark, load_texts
+from .loading import default_data_dir, load_benchmark, load_sample, load_texts
 from .nlpaug_augmenters import ContextualWordSubstitution, WordNetSynonymAugmenter
 from .precomputed import AUGMENTATION_FAMILIES
 from .provenance import benchmark_corpus, views_augmentation
@@ -37,6 +38,7 @@ __all__ = [
     "default_data_dir",
     "get_augmenter",
     "load_benchmark",
+    "load_sample",
     "load_text_file",
     "load_texts",
     "parse_json_lines",

@@ -1,19 +1,24 @@
-"""Loaders: a benchmark corpus or a user's list of texts, each as a ``datasets.Dataset`` (a user's file:
-:mod:`~hf_textcluster.data.text_files`)."""
+"""Loaders: a benchmark corpus, the sample shipped in the package or a user's list of texts, each as a
+``datasets.Dataset`` (a user's file: :mod:`~hf_textcluster.data.text_files`)."""
 
 from __future__ import annotations
 
 import logging
 import os
+from pathlib import Path
 
 import datasets
 
 from ..modeling.input_checks import MISSING_LABEL, missing_labels, validate_labels
 from ..modeling.validation import validate_texts
 from .benchmark import DATA_DIR_ENV, ShortTextClusteringBenchmark
-from .corpora import resolve_benchmark_name
+from .corpora import CORPORA, resolve_benchmark_name
+from .readers import read_text_label_csv
 
-__all__ = ["load_benchmark", "load_texts", "check_column", "default_data_dir"]
+__all__ = ["load_benchmark", "load_sample", "load_texts", "check_column", "default_data_dir"]
+
+# The labelled sample shipped in the package (its source, sampling and licence: SOURCE.md beside it).
+SAMPLE_FILE = Path(__file__).parent / "sample" / "stackoverflow_titles.csv.gz"
 
 
 def default_data_dir() -> str | None:
@@ -53,6 +58,36 @@ def load_benchmark(
     )
     builder.download_and_prepare()
     return builder.as_dataset(split="train")
+
+
+def load_sample() -> datasets.Dataset:
+    """2,000 StackOverflow question titles with their tags, shipped in the package: offline, no download, no folder.
+
+    A seeded stratified sample of the ``stackoverflow`` benchmark corpus (100 titles of each of its 20 tags; Xu et al.
+    2017's release of Stack Overflow titles, CC BY-SA 3.0, see ``hf_textcluster/data/sample/SOURCE.md``). The demo
+    clusters it; it is small enough to try a method in minutes on a CPU.
+
+    Returns:
+        A dataset with columns ``text`` (str) and ``label`` (``ClassLabel`` named by the 20 tags, as the
+        ``stackoverflow`` benchmark's), in the corpus' order.
+
+    Example:
+        >>> from hf_textcluster.data import load_sample
+        >>> sample = load_sample()
+        >>> len(sample), sample.features["label"].names[:3]
+        (2000, ['wordpress', 'oracle', 'svn'])
+    """
+    names = list(CORPORA["stackoverflow"].label_names)
+    rows = read_text_label_csv(SAMPLE_FILE)
+    features = datasets.Features({"text": datasets.Value("string"), "label": datasets.ClassLabel(names=names)})
+    info = datasets.DatasetInfo(
+        description="2,000 StackOverflow question titles, 100 per tag (a sample of Xu et al. 2017's corpus).",
+        license="CC BY-SA 3.0 (Stack Exchange content)",
+        homepage="https://github.com/jacoxu/STC2",
+        features=features,
+    )
+    columns = {"text": [text for text, _ in rows], "label": [names.index(label) for _, label in rows]}
+    return datasets.Dataset.from_dict(columns, info=info)
 
 
 def _numeric_aware_key(value: str):

@@ -31,7 +31,7 @@ from .card_data import (
 
 NOT_MEASURED = "not measured"
 # The package is installed from a checkout of its source (no package index serves it).
-INSTALL = 'from a checkout of its source: `pip install -e ".[default-encoder]"`'
+INSTALL = 'from a checkout of its source: `pip install -e ".[default]"`'
 
 # Training arguments worth a row of the hyper-parameter table, in this order.
 TRAINING_KEYS = (

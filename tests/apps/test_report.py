@@ -358,34 +358,6 @@ def test_report_renders_in_headless_chromium(model, toy_corpus, tmp_path):
     )
 
 
-# ----- the demo's ending ----------------------------------------------------------------------------------------------
-def test_demo_shows_the_most_confident_clusters_of_a_useful_size_not_the_largest():
-    from hf_textcluster.apps.demo import min_shown_size, most_confident_clusters
-
-    summaries = [
-        {"cluster": k, "size": size, "mean_confidence": conf}
-        for k, (size, conf) in enumerate([(500, 0.2), (300, 0.9), (40, 0.7), (5, 1.0), (60, 0.8)])
-    ]
-    assert min_shown_size(4000, 20) == 50 and min_shown_size(100, 20) == 10
-    assert [s["cluster"] for s in most_confident_clusters(summaries, 50, 2)] == [1, 4]
-    assert [s["cluster"] for s in most_confident_clusters(summaries, 10, 5)] == [1, 4, 2, 0]
-    assert [s["cluster"] for s in most_confident_clusters(summaries, 1000, 2)] == [3, 1]  # none that large: all
-
-
-def test_demo_names_what_the_trained_model_serves():
-    from types import SimpleNamespace
-
-    from hf_textcluster.apps.demo import _served_partition
-
-    model = SimpleNamespace(config=SimpleNamespace(served_partition=None))
-    assert _served_partition(model, SimpleNamespace()) == "head"
-    assert _served_partition(model, SimpleNamespace(serving_choice={"served": "umap_kmeans+refined"})) == (
-        "umap_kmeans+refined"
-    )
-    model.config.served_partition = "kmeans"
-    assert _served_partition(model, SimpleNamespace(serving_choice=None)) == "kmeans"
-
-
 # ----- the pictures of the clusters: keyword bars, map by similarity, hierarchy ---------------------------------------
 def _figures_in(page: str) -> list[dict]:
     """The plotly figures of a page, as the JSON each ``Plotly.newPlot`` call carries (data and layout)."""
@@ -490,15 +462,3 @@ def test_confidence_histogram_covers_zero_to_one_inclusive(with_outliers):
     bars = figure.data[0]
     assert bars.x[0] - bars.width / 2 == pytest.approx(0.0) and bars.x[-1] + bars.width / 2 == pytest.approx(1.0)
     assert counts[0] == 2 and counts[-1] == 5  # [0.975, 1] closed: 0.98, 0.99 and the three at 1.0
-
-
-def test_the_demo_is_sized_by_the_precision_it_trains_in(monkeypatch):
-    from hf_textcluster.apps import demo
-    from hf_textcluster.modeling import precision
-
-    monkeypatch.setattr(precision, "native_bf16", lambda device="cpu": False)
-    assert demo.demo_size() == ("fp32", demo.DEMO_SIZES["fp32"])
-    monkeypatch.setattr(precision, "native_bf16", lambda device="cpu": True)
-    assert demo.demo_size() == ("bf16", demo.DEMO_SIZES["bf16"])
-    texts, steps = demo.DEMO_SIZES["fp32"]
-    assert texts < demo.DEMO_SIZES["bf16"][0] and steps < demo.DEMO_SIZES["bf16"][1]

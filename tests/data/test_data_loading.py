@@ -1,4 +1,4 @@
-"""load_texts, load_text_file and validate_texts: formats and the error messages users see."""
+"""load_texts, load_text_file, load_sample and validate_texts: formats and the error messages users see."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from data_test_utils import write_csv
 
-from hf_textcluster.data import load_text_file, load_texts, validate_texts
+from hf_textcluster.data import CORPORA, load_sample, load_text_file, load_texts, validate_texts
 
 
 def test_validate_texts_accepts_sequences_and_keeps_strings():
@@ -124,3 +124,21 @@ def test_unreadable_files_name_the_file_and_the_fix(name, content, match, tmp_pa
     with pytest.raises(ValueError, match=match) as info:
         load_text_file(path)
     assert str(path) in str(info.value)
+
+
+def test_the_shipped_sample_loads_offline_without_a_data_folder(monkeypatch):
+    from collections import Counter
+
+    monkeypatch.delenv("HF_TEXTCLUSTER_DATA_DIR", raising=False)
+    sample = load_sample()
+    assert sample.features["label"].names == list(CORPORA["stackoverflow"].label_names)  # the tags, as the benchmark's
+    assert len(sample) == 2000 and Counter(sample["label"]) == {k: 100 for k in range(20)}
+    assert all(text.strip() for text in sample["text"]) and "CC BY-SA 3.0" in sample.info.license
+
+
+def test_the_shipped_sample_is_rows_of_the_stackoverflow_corpus(data_dir):
+    from hf_textcluster.data.readers import read_text_label_csv
+
+    corpus = {(text, int(label) - 1) for text, label in read_text_label_csv(data_dir / "stackoverflow.csv")}
+    sample = load_sample()
+    assert all((text, label) in corpus for text, label in zip(sample["text"], sample["label"]))

