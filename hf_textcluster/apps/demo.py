@@ -203,6 +203,7 @@ def _pretrained_baselines(texts: list[str], num_clusters: int, seed: int) -> tup
     from ..choosing.serving import partition_features
     from ..editing.kmeans import fit_kmeans
     from ..modeling.modeling_utils import TextClusteringPreTrainedModel
+    from ..models.building import from_encoder_pretrained
     from ..reuse import embed
     from ..runs.cluster_count import EMBEDDING_CONFIG_KEYS
     from ..runs.recipes import load_recipe
@@ -210,8 +211,11 @@ def _pretrained_baselines(texts: list[str], num_clusters: int, seed: int) -> tup
 
     start = time.perf_counter()
     config = load_recipe(next(iter(SIGNALS.values())).method, "cpu")["config"]
-    encoder = TextClusteringPreTrainedModel.from_encoder_pretrained(
-        None, num_clusters=num_clusters, **{k: config[k] for k in EMBEDDING_CONFIG_KEYS if k in config}
+    encoder = from_encoder_pretrained(
+        TextClusteringPreTrainedModel,
+        None,
+        num_clusters=num_clusters,
+        **{k: config[k] for k in EMBEDDING_CONFIG_KEYS if k in config},
     ).to("cuda" if torch.cuda.is_available() else "cpu")
     features = partition_features(encoder, embed(encoder, texts, show_progress_bar=False))
     encoded = time.perf_counter() - start

@@ -10,10 +10,11 @@ import torch
 from hf_textcluster.data import load_benchmark
 from hf_textcluster.data.augmenters import RandomWordDeletion
 from hf_textcluster.modeling.modeling_utils import TextClusteringPreTrainedModel
+from hf_textcluster.models.building import from_encoder_pretrained
 
 MAX_N = int(os.environ.get("MAX_N", 8000))
 torch.set_num_threads(2)
-model = TextClusteringPreTrainedModel.from_encoder_pretrained(None, num_clusters=2)
+model = from_encoder_pretrained(TextClusteringPreTrainedModel, None, num_clusters=2)
 for name in sys.argv[1:]:
     out = f"/tmp/emb/{name}.npz"
     if os.path.exists(out):
