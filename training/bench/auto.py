@@ -431,7 +431,7 @@ def row_criteria(row: dict) -> dict[str, dict[str, float]]:
 
 def split_of(dataset: str) -> str:
     """The set a corpus belongs to (:func:`~training.bench.common.corpus_role`): ``"tuning"`` (the rules were chosen
-    on it), ``"confirmation"`` or ``"confirmation_only"`` (set aside before any rule was chosen; a file the library
-    has no builder for counts as confirmation-only)."""
+    on it), ``"confirmation"`` or ``"confirmation_only"`` (no rule was chosen on them; a file the library has no
+    builder for counts as confirmation-only)."""
     role = corpus_role(dataset)
     return "confirmation_only" if role == "?" else role

@@ -226,8 +226,8 @@ def render_confirmation(store: dict, rows: list[dict]) -> list[str]:
         return []
     out = [
         "",
-        "The confirmation corpora (set aside before any rule was chosen; their numbers are reported as they fell,",
-        "never tuned on; ‡: the served ACC is a choice re-made from the run's stored criteria by a rule that came",
+        "The confirmation corpora (no rule was chosen on them; their numbers are reported as they fell, never",
+        "tuned on; ‡: the served ACC is a choice re-made from the run's stored criteria by a rule that came",
         "after the run, so its result was in view): *BERTopic way* = the run's own `pretrained/umap_kmeans`",
         "candidate (UMAP -> k-means on the pretrained MiniLM, the true K); *pick* = the criterion's pick before the",
         "do-no-harm guard; *loss* =",
