@@ -179,7 +179,7 @@ def card_kwargs(args: argparse.Namespace) -> dict:
     return {"license": args.license, **given}
 
 
-def update_saved_model(args: argparse.Namespace, command: str, update) -> tuple:
+def update_saved_model(args: argparse.Namespace, command: str, update, write_files=None) -> tuple:
     """:func:`~hf_textcluster.runs.folder.update_saved_model` with ``--model``, ``--input``, ``--text-column``,
     ``--output-dir`` and ``--overwrite``: (model, seconds, output folder)."""
     return runs_folder.update_saved_model(
@@ -190,6 +190,7 @@ def update_saved_model(args: argparse.Namespace, command: str, update) -> tuple:
         text_column=args.text_column,
         output_dir=args.output_dir,
         overwrite=args.overwrite,
+        write_files=write_files,
     )
 
 

@@ -55,14 +55,17 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         with open(cache, encoding="utf-8") as f:
             sources.update(json.load(f).get("last", {}).get("sources", {}))
 
-    model, _, output_dir = update_saved_model(args, "name", update)
+    def write_files(folder):
+        # training_run.json's "names": where the names came from, what the model card says (a folder without a
+        # training run record, a model not trained by `train`, gets none); saved with the model
+        record = read_training_run(output_dir) or read_training_run(args.model)
+        if record is not None:
+            generated = sum(source == "generated" for source in sources.values())
+            record["names"] = {"generator": args.generator, "generated": generated, "file": NAMES_FILE}
+            RunFolder(folder).write_training_run(record)
+
+    model, _, output_dir = update_saved_model(args, "name", update, write_files)
     generated = sum(source == "generated" for source in sources.values())
-    # training_run.json's "names": where the names came from, what the model card says (a folder without a training
-    # run record, a model not trained by `train`, gets none)
-    record = read_training_run(output_dir) or read_training_run(args.model)
-    if record is not None:
-        record["names"] = {"generator": args.generator, "generated": generated, "file": NAMES_FILE}
-        RunFolder(output_dir).write_training_run(record)
     for k, label in sorted(model.config.id2label.items()):
         print(f"{k:>4}  {sources.get(str(k), 'keywords'):<9}  {label}")
     print(

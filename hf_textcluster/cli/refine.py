@@ -65,13 +65,14 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         rename_clusters(model, texts, args)
         choices["texts"] = texts
 
-    model, seconds, output_dir = update_saved_model(args, "refine", update)
+    def write_files(folder):  # saved with the model: its training_run.json (what the card reads) and candidates
+        run = RunFolder(args.model).read_training_run() or {}
+        run["serving"] = choices["choice"].to_dict()
+        RunFolder(folder).write_training_run(run)
+        keep_candidates(args.model, folder, choices["texts"], choices["choice"].labels)
+
+    model, seconds, output_dir = update_saved_model(args, "refine", update, write_files)
     choice = choices["choice"]
-    # the model's training_run.json (what the model card reads) in output_dir, with the choice added
-    run = RunFolder(args.model).read_training_run() or {}
-    run["serving"] = choice.to_dict()
-    RunFolder(output_dir).write_training_run(run)
-    keep_candidates(args.model, output_dir, choices["texts"], choice.labels)
     scores = ", ".join(f"{name} {value:.3f}" for name, value in choice.scores.items())
     print(
         f"{args.model} now serves its {choice.served} partition of the {args.input} texts"

@@ -29,7 +29,7 @@ from typing import Any
 
 from ..modeling.loading_checks import check_finite_weights
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
-from ..modeling.serialization import save_staged
+from ..modeling.serialization import save_folder
 from ..models.remote_code import save_pretrained as ship_code
 from ..representation import label_clusters as name_clusters
 from ..runs.folder import RunFolder
@@ -62,7 +62,7 @@ def save_pretrained(
         ship_code(model, staging, *args, remote_code=remote_code, **kwargs)
         _write_card(staging, model, model_card, **card_kwargs)
 
-    save_staged(save_directory, write)
+    save_folder(save_directory, write)
 
 
 def _write_card(folder: str, model, model_card, **card_kwargs) -> None:

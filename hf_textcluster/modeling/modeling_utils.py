@@ -359,7 +359,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         if running_as_remote_code():
             write(os.fspath(save_directory))
         else:
-            importlib.import_module("hf_textcluster.modeling.serialization").save_staged(save_directory, write)
+            importlib.import_module("hf_textcluster.modeling.serialization").save_folder(save_directory, write)
 
     @classmethod
     def register_for_auto_class(cls, auto_class="AutoModel"):

@@ -18,7 +18,7 @@ import json
 import re
 from pathlib import Path
 
-from ..modeling.serialization import save_staged
+from ..modeling.serialization import save_folder
 from . import get_method
 
 PIPELINE_TASK = "text-clustering"
@@ -131,4 +131,4 @@ def save_pretrained(model, save_directory: str | Path, *args, remote_code: bool 
         model.save_pretrained(staging, *args, **kwargs)
         add_remote_code(staging, model.config.model_type)
 
-    save_staged(save_directory, write)
+    save_folder(save_directory, write)

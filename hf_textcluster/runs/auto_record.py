@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 
 from ..choosing.candidate_choice import BERTOPIC_WAY, GUARD_CRITERIA
 from ..choosing.criteria import AUTO_CRITERIA
+from ..modeling.serialization import save_folder
 from .candidate_file import SERVED_KEY, save_candidates
 from .folder import RunFolder, read_training_run, texts_sha1
 from .signals import SIGNALS, SIGNALS_DIR
@@ -53,13 +54,9 @@ def auto_record(results: Mapping, chosen, criterion: str | None, texts: Sequence
 def save_auto_run(request, model, chosen, record, metrics, assignments, seconds) -> None:
     """The serving model, the kept candidates (``chosen``: a :class:`~hf_textcluster.runs.auto.SignalsChoice`), the
     training texts' clusters (``assignments.csv``) and ``training_run.json`` (the serving signal's, with ``auto``, what
-    ``request`` asked and the run's ``seconds`` by phase) in ``request.output_dir``."""
+    ``request`` asked and the run's ``seconds`` by phase) in ``request.output_dir``, all at once."""
     output_dir = request.output_dir
     serving_signal, criterion = chosen.serving_signal, record["choice"]["criterion"]
-    model.save_pretrained(output_dir)
-    save_candidates(output_dir, {**chosen.candidates, SERVED_KEY: chosen.served_labels}, record)
-    folder = RunFolder(output_dir)
-    folder.write_assignments(assignments)
     run_info = read_training_run(os.path.join(output_dir, SIGNALS_DIR, serving_signal)) or {}
     run_info.update(
         {
@@ -76,4 +73,11 @@ def save_auto_run(request, model, chosen, record, metrics, assignments, seconds)
             "seconds": dict(seconds),
         }
     )
-    folder.write_training_run(run_info)
+
+    def write(staging: str) -> None:
+        model.save_pretrained(staging)
+        save_candidates(staging, {**chosen.candidates, SERVED_KEY: chosen.served_labels}, record)
+        RunFolder(staging).write_assignments(assignments)
+        RunFolder(staging).write_training_run(run_info)
+
+    save_folder(output_dir, write)

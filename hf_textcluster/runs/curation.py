@@ -26,7 +26,7 @@ import numpy as np
 from ..editing.curation import merge_clusters, split_cluster, start_online, update
 from ..editing.rows import OnlineCentres, UpdateResult
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
-from ..modeling.serialization import apply_umask
+from ..modeling.serialization import save_folder
 from ..modeling.validation import check_local_path, validate_texts
 from ..models.remote_code import save_pretrained
 from ..representation import cluster_keywords, keyword_labels, rename_clusters
@@ -71,8 +71,9 @@ def name_edited_clusters(model, texts: Sequence[str], clusters: Sequence[int], e
     return given
 
 
-def _save(model, model_dir: str, output_dir: str, record: dict) -> dict:
-    """Save ``model`` into ``output_dir`` with the source's ``training_run.json`` and the edit appended."""
+def _save(model, model_dir: str, output_dir: str, record: dict, in_place: bool) -> dict:
+    """Save ``model`` into ``output_dir`` with the source's ``training_run.json`` and the edit appended, all at once
+    (:func:`~hf_textcluster.modeling.serialization.save_folder`); in place, nothing else of the folder is kept."""
     run = read_training_run(model_dir) or {}
     if run.get("metrics"):  # measured on the trained partition, not on the edited one
         run.setdefault("metrics_before_edits", run["metrics"])
@@ -85,17 +86,19 @@ def _save(model, model_dir: str, output_dir: str, record: dict) -> dict:
     }
     run["edits"] = [*run.get("edits", []), record]
     run["num_clusters"] = model.config.num_clusters
-    save_pretrained(model, output_dir, remote_code=RunFolder(model_dir).ships_remote_code())
-    RunFolder(output_dir).write_training_run(run)
     state = getattr(model, "online_state_", None)
-    state_file = Path(output_dir, ONLINE_STATE_FILE)
-    if state is not None:
-        from safetensors.torch import save_file
+    remote_code = RunFolder(model_dir).ships_remote_code()
 
-        save_file(state.to_tensors(), str(state_file))
-        apply_umask(state_file)
-    elif state_file.is_file():  # the old clusters' state does not describe these
-        state_file.unlink()
+    def write(folder: str) -> None:
+        save_pretrained(model, folder, remote_code=remote_code)
+        RunFolder(folder).write_training_run(run)
+        if state is not None:
+            from safetensors.torch import save_file
+
+            save_file(state.to_tensors(), os.path.join(folder, ONLINE_STATE_FILE))
+
+    # the old clusters' online state does not describe these
+    save_folder(output_dir, write, keep=lambda name: not in_place and name != ONLINE_STATE_FILE)
     return run
 
 
@@ -122,14 +125,7 @@ def _edit(model_dir, output_dir, overwrite, op, texts, texts_required, edit: Cal
                 + (f"; {why}." if why else "; the run records none that can be found.")
             )
     edited, record = edit(load_clusterer(model_dir), texts)
-    if not in_place:
-        return edited, _save(edited, model_dir, output_dir, record)
-    staging = output_dir.rstrip("/\\") + ".editing"
-    shutil.rmtree(staging, ignore_errors=True)
-    _save(edited, model_dir, staging, record)
-    shutil.rmtree(output_dir)
-    os.replace(staging, output_dir)
-    return edited, folder.read_training_run()
+    return edited, _save(edited, model_dir, output_dir, record, in_place)
 
 
 def merge_saved_model(
@@ -377,11 +373,16 @@ def rename_saved_model(
     target = save_back_target(model_dir, output_dir, overwrite=overwrite, command="rename").path
     model = load_clusterer(model_dir)
     rename_clusters(model, names)  # refused before anything is written
-    save_pretrained(model, target, remote_code=RunFolder(model_dir).ships_remote_code())
-    if target != model_dir:
-        for name in (TRAINING_RUN_FILE, ASSIGNMENTS_FILE, ONLINE_STATE_FILE):
-            if os.path.isfile(os.path.join(model_dir, name)):
-                shutil.copy2(os.path.join(model_dir, name), os.path.join(target, name))
+    remote_code = RunFolder(model_dir).ships_remote_code()
+
+    def write(folder: str) -> None:
+        save_pretrained(model, folder, remote_code=remote_code)
+        if target != model_dir:
+            for name in (TRAINING_RUN_FILE, ASSIGNMENTS_FILE, ONLINE_STATE_FILE):
+                if os.path.isfile(os.path.join(model_dir, name)):
+                    shutil.copy2(os.path.join(model_dir, name), os.path.join(folder, name))
+
+    save_folder(target, write)
     return model
 
 

@@ -25,6 +25,7 @@ from transformers import AutoModel
 from ..cache import write_whole
 from ..data import load_text_file
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
+from ..modeling.serialization import recover_folder, save_folder
 from ..modeling.validation import check_local_path
 from ..models.remote_code import save_pretrained
 from ..training.checkpoints import last_complete_checkpoint
@@ -60,27 +61,50 @@ def texts_sha1(texts) -> str:
 
 
 def check_finished_run(model_dir: str | os.PathLike, argument: str = "--model") -> None:
-    """A folder where ``train`` is still running, or was interrupted (checkpoints or a run record, but no saved
-    model yet), is one clear line saying so and how to go on, not transformers' "Unrecognized model ... Should have a
-    `model_type` key". Anything else (a finished model, a hub id) passes.
+    """A folder without ``config.json`` is one clear line saying why and how to go on, not transformers'
+    "Unrecognized model ... Should have a `model_type` key": ``train`` still running there or interrupted
+    (checkpoints or a run identity, no saved model yet), a saved model whose ``config.json`` is gone, or a save into it
+    that was interrupted (what it left is cleaned up first: :func:`~hf_textcluster.modeling.serialization.
+    recover_folder`). Anything else (a saved model, a hub id) passes.
 
     Raises:
-        ValueError: ``model_dir`` holds an unfinished run.
+        ValueError: ``model_dir`` holds no finished model.
     """
     path = os.fspath(model_dir)
-    if not os.path.isdir(path) or os.path.isfile(os.path.join(path, "config.json")):
+    interrupted = recover_folder(path)
+    if os.path.isfile(os.path.join(path, "config.json")) or not (os.path.isdir(path) or interrupted):
         return
     checkpoint = last_complete_checkpoint(path)
-    if checkpoint is None and not os.path.isfile(os.path.join(path, RUN_IDENTITY_FILE)):
-        return
-    where = (
-        f"its last checkpoint is {os.path.basename(checkpoint)}" if checkpoint else "it has no complete checkpoint yet"
-    )
-    raise ValueError(
-        f"{argument} {path} holds a training run that has not finished (no saved model yet; {where}): wait for "
-        "`hf-textcluster train` to end, or, if it was interrupted, run the same train command again to resume "
-        f"{'from that checkpoint' if checkpoint else 'it'}."
-    )
+    saved = [name for name in ("model.safetensors", TRAINING_RUN_FILE) if os.path.isfile(os.path.join(path, name))]
+    if saved:
+        kept = os.path.join(path, TRAINED_MODEL_FOLDER)
+        raise ValueError(
+            f"{argument} {path} holds {' and '.join(saved)} but no config.json: the saved model is damaged. Put its "
+            "config.json back, or run the command that saved it again"
+            + (f" (train resumes from its last checkpoint, {os.path.basename(checkpoint)})" if checkpoint else "")
+            + (f"; the trained model is kept in {kept}." if os.path.isdir(kept) else ".")
+        )
+    if checkpoint is not None or os.path.isfile(os.path.join(path, RUN_IDENTITY_FILE)):
+        where = (
+            f"its last checkpoint is {os.path.basename(checkpoint)}"
+            if checkpoint
+            else "it has no complete checkpoint yet"
+        )
+        raise ValueError(
+            f"{argument} {path} holds a training run that has not finished (no saved model yet; {where}): wait for "
+            "`hf-textcluster train` to end, or, if it was interrupted, run the same train command again to resume "
+            f"{'from that checkpoint' if checkpoint else 'it'}."
+        )
+    if interrupted:
+        raise ValueError(
+            f"{argument} {path} holds no saved model: a save into it was interrupted before it finished (the model "
+            "it was made from is unchanged). Run that command again."
+        )
+    if not os.listdir(path):
+        raise ValueError(
+            f"{argument} {path} is an empty folder, not a saved model: pass a saved model's folder, or run the "
+            "command that saves one there."
+        )
 
 
 def load_clusterer(model_dir: str | os.PathLike, **kwargs):
@@ -281,25 +305,22 @@ class RunFolder:
         """Whether the saved model's ``config.json`` points at shipped remote code (``auto_map``)."""
         return "auto_map" in (self._read_json("config.json") or {})
 
-    def keep_trained_model(self) -> str:
+    def keep_trained_model(self, into: str) -> str:
         """Before a command replaces a model's clusters in place, keep the trained model's config.json, weights and
-        training_run.json in ``<folder>/trained/`` (once: later replacements keep the first, trained, one). Load it
-        from there to go back.
+        training_run.json in ``trained/`` of ``into`` (the folder's new state being saved; once: later replacements
+        keep the first, trained, one). Load it from there to go back.
 
         Returns:
-            That folder.
+            That folder, as it is named once saved.
         """
         keep = self._file(TRAINED_MODEL_FOLDER)
         if os.path.isdir(keep):
             return keep
-        staging = keep + ".tmp"
-        shutil.rmtree(staging, ignore_errors=True)
-        os.makedirs(staging)
+        os.makedirs(os.path.join(into, TRAINED_MODEL_FOLDER))
         for name in sorted(os.listdir(self.path)):
             path = self._file(name)
             if os.path.isfile(path) and not name.startswith("."):
-                shutil.copy2(path, os.path.join(staging, name))
-        os.replace(staging, keep)
+                shutil.copy2(path, os.path.join(into, TRAINED_MODEL_FOLDER, name))
         print(f"The trained model is kept in {keep} (load it from there to go back).")
         return keep
 
@@ -367,9 +388,12 @@ def update_saved_model(
     text_column: str = "text",
     output_dir: str | None = None,
     overwrite: bool = False,
+    write_files: Callable[[str], None] | None = None,
 ) -> tuple[Any, float, str]:
     """Load the model in ``model``, ``update(model, texts)`` with the texts of ``input_file``, save it (in place
-    unless ``output_dir``; nothing on disk changes before the update has finished). Replacing a model's clusters in
+    unless ``output_dir``; nothing on disk changes before the update has finished, and the model and the files of
+    ``write_files`` are saved all at once: :func:`~hf_textcluster.modeling.serialization.save_folder`).
+    Replacing a model's clusters in
     place keeps the trained model first (:meth:`RunFolder.keep_trained_model`; not for ``calibrate``, which changes
     no cluster, nor for ``name``).
 
@@ -381,6 +405,7 @@ def update_saved_model(
         text_column: the texts' column of ``input_file``.
         output_dir: save there instead of over ``model``.
         overwrite: replace another trained model already in ``output_dir``.
+        write_files: writes the command's other files (``training_run.json``...) into the folder being saved.
 
     Returns:
         ``(model, seconds the update took, the folder it was saved to)``.
@@ -400,8 +425,16 @@ def update_saved_model(
     start = time.perf_counter()
     update(loaded, texts)
     seconds = time.perf_counter() - start
-    if command not in ("calibrate", "name") and target.is_folder(model):  # they change no cluster: nothing to keep
-        RunFolder(model).keep_trained_model()
-    # A folder that ships remote code keeps it: its config.json's auto_map would otherwise be dropped on saving.
-    save_pretrained(loaded, target.path, remote_code=RunFolder(model).ships_remote_code())
+    source = RunFolder(model)
+    keep_trained = command not in ("calibrate", "name") and target.is_folder(model)  # they change no cluster
+
+    def write(folder: str) -> None:
+        if keep_trained:
+            source.keep_trained_model(folder)
+        # A folder that ships remote code keeps it: its config.json's auto_map would otherwise be dropped on saving.
+        save_pretrained(loaded, folder, remote_code=source.ships_remote_code())
+        if write_files is not None:
+            write_files(folder)
+
+    save_folder(target.path, write)
     return loaded, seconds, target.path

@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from hf_textcluster.modeling.serialization import save_folder
 from hf_textcluster.runs.folder import TRAINED_MODEL_FOLDER, RunFolder
 
 
@@ -79,15 +80,12 @@ def test_ownership_and_backup(tmp_path):
     with pytest.raises(FileExistsError, match="already holds a trained model, which train would replace"):
         folder.check_may_replace_model(overwrite=False, command="train")
     folder.check_may_replace_model(overwrite=False, source=str(tmp_path / "model"))  # updated in place
-    kept = folder.keep_trained_model()
-    assert kept.endswith(TRAINED_MODEL_FOLDER) and sorted(
-        p.name for p in (tmp_path / "model" / "trained").iterdir()
-    ) == [
-        "config.json",
-        "model.safetensors",
-    ]
+    save_folder(folder.path, lambda staging: folder.keep_trained_model(staging))
+    kept = str(tmp_path / "model" / TRAINED_MODEL_FOLDER)
+    assert sorted(p.name for p in (tmp_path / "model" / "trained").iterdir()) == ["config.json", "model.safetensors"]
     (tmp_path / "model" / "model.safetensors").write_bytes(b"replaced")
-    assert folder.keep_trained_model() == kept  # the first, trained, model stays
+    assert folder.keep_trained_model(str(tmp_path / "elsewhere")) == kept  # the first, trained, model stays
+    assert not (tmp_path / "elsewhere").exists()
     assert (tmp_path / "model" / "trained" / "model.safetensors").read_bytes() == b"weights"
 
 
