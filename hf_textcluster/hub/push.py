@@ -40,7 +40,7 @@ from .model_card import generate_model_card
 def save_pretrained(
     model, save_directory: str | os.PathLike, *args, model_card=False, remote_code: bool = False, **kwargs
 ) -> None:
-    """``model.save_pretrained(save_directory)`` and what the package adds, moved into place together: with
+    """``model.save_pretrained(save_directory)`` and what the package adds, saved together (all or nothing): with
     ``remote_code``, the inference code and ``config.json``'s ``auto_map`` / ``custom_pipelines`` (so that
     ``trust_remote_code=True`` loads it without hf_textcluster); with ``model_card`` (True, a dict of
     :func:`~hf_textcluster.hub.model_card.generate_model_card` arguments, or the card's text), ``README.md`` (the
