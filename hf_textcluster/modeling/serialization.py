@@ -141,10 +141,8 @@ def recover_folder(folder: str | os.PathLike) -> bool:
         if suffix.startswith(".partial-") and _running(int(suffix[len(".partial-") :])):
             continue  # a save under way in another process
         try:
-            if suffix == ".old" and not os.path.isdir(folder):
-                os.rename(path, folder)
-                logger.warning(f"{folder}: a save was interrupted; its previous state is back in place.")
-            elif suffix or os.stat(path).st_ino == old_id:  # unfinished, or the old state after a swap
+            # sorted, a complete new state comes before the old state that two renames left: it is swapped in first
+            if suffix or os.stat(path).st_ino == old_id:  # unfinished, or the old state after a swap
                 shutil.rmtree(path)
                 if suffix.startswith(".partial-"):
                     unfinished = True
@@ -164,15 +162,13 @@ def recover_folder(folder: str | os.PathLike) -> bool:
 
 def _running(pid: int) -> bool:
     """Whether process ``pid`` of this machine is alive (and not this one)."""
-    if pid == os.getpid():
-        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except OSError:
-        return True
-    return True
+    except OSError:  # another account's process
+        pass
+    return pid != os.getpid()
 
 
 def current_umask() -> int:
