@@ -324,9 +324,10 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
 
     def save_pretrained(self, save_directory: str | os.PathLike, *args, **kwargs):
         """Save config, ``model.safetensors`` and the tokenizer; a model with NaN or inf weights is refused.
-        ``push_to_hub=True``: saved, then pushed by transformers' ``push_to_hub``. With the package, the files are
-        written to a temporary folder first and moved into place (an interrupted save leaves no half-written
-        checkpoint), and ``hf_textcluster.hub.save_pretrained`` / ``push_to_hub`` add a model card and this code.
+        ``push_to_hub=True``: saved, then pushed by transformers' ``push_to_hub``. With the package, the folder's new
+        state is written beside it and swapped in at once (an interrupted save leaves the folder as it was:
+        :func:`~hf_textcluster.modeling.serialization.save_folder`), and ``hf_textcluster.hub.save_pretrained`` /
+        ``push_to_hub`` add a model card and this code.
         """
         check_finite_weights(self)
         if kwargs.pop("push_to_hub", False):  # transformers' spelling of "save, then push to repo_id"
@@ -343,7 +344,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         if running_as_remote_code():
             write(os.fspath(save_directory))
         else:
-            importlib.import_module("hf_textcluster.modeling.serialization").save_staged(save_directory, write)
+            importlib.import_module("hf_textcluster.modeling.serialization").save_folder(save_directory, write)
 
     @classmethod
     def register_for_auto_class(cls, auto_class="AutoModel"):
