@@ -1,6 +1,7 @@
 """A save is all or nothing: every command that saves a model folder, killed after each of its file operations (the
 process dies there: no later file operation runs, no cleanup either), leaves a folder that loads and predicts as its
-old state or as its new one, and running the command again finishes the job. A damaged folder is one clear line."""
+old state or as its new one, its `previous/` included (an edit in place keeps the model before there: the new state's
+`previous/` is the old state's model), and running the command again finishes the job."""
 
 from __future__ import annotations
 
@@ -21,15 +22,14 @@ import hf_textcluster  # noqa: F401
 from hf_textcluster.cli import main
 from hf_textcluster.editing import initialize_clusters
 from hf_textcluster.modeling import serialization
-from hf_textcluster.models.sccl import SCCLModel
+from hf_textcluster.models import get_method
+from hf_textcluster.models.building import from_encoder_pretrained
 from hf_textcluster.representation import name_clusters
 from hf_textcluster.runs.candidate_file import save_candidates
-from hf_textcluster.runs.folder import RunFolder, texts_sha1
+from hf_textcluster.runs.folder import PREVIOUS_FOLDER, RunFolder, texts_sha1
 
 K = 4
 KEPT = "self_training/kmeans"  # a candidate partition the folder keeps, as a `train --method auto` run does
-# What a save does not write: the card and the generator's answers are written around it, each on its own.
-UNTRACKED = ("README.md", "cluster_names.json")
 
 
 class Killed(BaseException):
@@ -107,12 +107,14 @@ def _tiny_generator(path: Path, texts) -> Path:
 
 @pytest.fixture(scope="module")
 def pristine(tiny_encoder_dir, toy_corpus, tmp_path_factory):
-    """A trained run folder as the commands meet it (model, training_run.json, assignments.csv, kept candidates),
-    its texts, new texts and a generator."""
+    """A trained run folder as the commands meet it (model, training_run.json, assignments.csv, kept candidates, the
+    model before an earlier edit in previous/), its texts, new texts and a generator."""
     texts, _ = toy_corpus
     root = tmp_path_factory.mktemp("saves")
     torch.manual_seed(0)
-    model = SCCLModel.from_encoder_pretrained(str(tiny_encoder_dir), num_clusters=K, max_length=16)
+    model = from_encoder_pretrained(
+        get_method("sccl").model_class, str(tiny_encoder_dir), num_clusters=K, max_length=16
+    )
     initialize_clusters(model, texts)
     model.calibrate(texts)
     name_clusters(model, texts)
@@ -127,23 +129,26 @@ def pristine(tiny_encoder_dir, toy_corpus, tmp_path_factory):
     clusters = model.predict(texts)
     folder.write_assignments(clusters)
     save_candidates(root / "model", {KEPT: np.asarray(clusters)[::-1]}, record)
+    assert main(["rename", "--model", str(root / "model"), "3=earlier"]) == 0  # keeps a previous/
     _tiny_generator(root / "generator", texts)
     return root
 
 
 def _argv(command: str, root: Path, model: Path, out: Path) -> list[str]:
+    name, copy = command.split(" ")[0], command.endswith("--output-dir")
     given = {
         "refine": ["--input", root / "texts.txt", "--serve", KEPT],
         "recluster": ["--input", root / "texts.txt", "--kmeans-init", "k-means++"],
         "calibrate": ["--input", root / "texts.txt"],
         "name": ["--input", root / "texts.txt", "--generator", root / "generator"],
         "rename": ["0=alpha", "1=beta"],
-        "reduce": ["--num-clusters", "2", "--output-dir", out],
-        "merge": ["--clusters", "0,1", "--output-dir", out],
-        "split": ["--cluster", "0", "--input", root / "texts.txt", "--output-dir", out],
-        "update": ["--input", root / "new.txt", "--accept-new", "--output-dir", out],
-    }[command]
-    return [command, "--model", str(model), *map(str, given)]
+        "reduce": ["--num-clusters", "2"],
+        "merge": ["--clusters", "0,1"],
+        "split": ["--cluster", "0", "--input", root / "texts.txt"],
+        "update": ["--input", root / "new.txt", "--accept-new"],
+        "restore": [],
+    }[name]
+    return [name, "--model", str(model), *map(str, given), *(["--output-dir", str(out)] if copy else [])]
 
 
 def _run(command: str, root: Path, model: Path, out: Path) -> None:
@@ -165,7 +170,7 @@ def _state(folder: Path) -> dict[str, str] | None:
     return {
         str(path.relative_to(folder)): hashlib.sha1(path.read_bytes()).hexdigest()
         for path in sorted(folder.rglob("*"))
-        if path.is_file() and not path.name.startswith(UNTRACKED)  # a name's own temporary file too
+        if path.is_file()
     }
 
 
@@ -179,13 +184,19 @@ def _check(folder: Path, old: dict | None, new: dict, texts) -> str:
         stale = [name for name in sorted(changed) if after.get(name) == before.get(name)]
         altered = [name for name in sorted(set(after) - changed) if after.get(name) != before.get(name)]
         assert not stale and not altered, f"{folder} mixes its old and new states: old {stale}, changed {altered}"
+        kept = {name: digest for name, digest in after.items() if name.startswith(PREVIOUS_FOLDER + os.sep)}
+        if kept != {name: digest for name, digest in before.items() if name.startswith(PREVIOUS_FOLDER + os.sep)}:
+            # the model before, as it was: the old state's own files
+            model_before = {os.path.join(PREVIOUS_FOLDER, name): d for name, d in before.items() if os.sep not in name}
+            assert kept == model_before, f"{folder}/{PREVIOUS_FOLDER} is not the model before the save"
     if now is not None:
         assert len(AutoModel.from_pretrained(folder).predict(texts[:4])) == 4
     return "old" if now == old else "new"
 
 
-NEW_FOLDER = ["reduce", "merge", "split", "update"]  # the others save the folder in place
-COMMANDS = ["save_pretrained", "refine", "recluster", "calibrate", "name", "rename", *NEW_FOLDER]
+EDITS = ["refine", "recluster", "calibrate", "name", "rename", "reduce", "merge", "split", "update", "restore"]
+NEW_FOLDER = ["merge --output-dir", "update --output-dir"]  # copies into a new folder; the others save in place
+COMMANDS = ["save_pretrained", *EDITS, *NEW_FOLDER]
 
 
 @pytest.mark.slow
@@ -206,12 +217,14 @@ def test_a_save_killed_after_any_file_operation_leaves_the_old_or_the_new_one(co
         shutil.copytree(pristine / "model", model)
         with file_operations(kill_after), pytest.raises(Killed):
             _run(command, pristine, model, out)
-        which = _check(target, old, new, texts)
+        _check(target, old, new, texts)  # as transformers alone loads it
         assert command not in NEW_FOLDER or _state(model) == _state(pristine / "model")  # an edit's source is kept
+        serialization.recover_folder(target)  # what the next command that opens or saves it does first
+        which = _check(target, old, new, texts)
         if which == "old":  # running the command again finishes the job
             _run(command, pristine, model, out)
-            assert _check(target, old, new, texts) == "new", f"{command} killed after {done[kill_after - 1]}"
+            assert _check(target, old, new, texts) == "new", f"{command} killed before {done[kill_after]}"
         else:  # a command that opens the folder cleans up what the killed save left
             assert main(["info", "--model", str(target)]) == 0
-        assert not [path.name for path in tmp_path.iterdir() if ".saving-" in path.name], done[kill_after - 1]
+        assert not [path.name for path in tmp_path.iterdir() if ".saving-" in path.name], done[kill_after]
         assert _check(target, old, new, texts) == "new"
