@@ -24,6 +24,7 @@ from ..editing.clusters import init_clusters_from_kmeans, initialize_clusters
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.serialization import save_folder
 from ..models import get_method
+from ..models.building import from_encoder_pretrained
 from ..representation import ClusterNames, name_clusters
 from ..representation.summary import assign_embeddings
 from ..reuse import embed
@@ -104,15 +105,15 @@ def save_first_model(
     model_class = get_method(method).model_class
     device = "cuda" if torch.cuda.is_available() else "cpu"
     k = count.k_min if count.is_auto else count.num_clusters
-    model = model_class.from_encoder_pretrained(request.encoder, num_clusters=k, **pooling).to(device)
+    model = from_encoder_pretrained(model_class, request.encoder, num_clusters=k, **pooling).to(device)
     encoding = encoding_options(overrides)
     embeddings = embed(model, texts, show_progress_bar=False, **encoding)
     k_selection = None
     if count.is_auto:  # chosen once, on the pretrained embeddings; every signal trains this K
         chosen = count.choose(embeddings, random_state=seed)
         k_selection = {**chosen.to_dict(), "requested_k_range": count.to_dict()["k_range"]}
-        model = model_class.from_encoder_pretrained(
-            request.encoder, num_clusters=k_selection["num_clusters"], **pooling
+        model = from_encoder_pretrained(
+            model_class, request.encoder, num_clusters=k_selection["num_clusters"], **pooling
         ).to(device)
     features = partition_features(model, embeddings)
     partitions, how = candidate_partitions(
