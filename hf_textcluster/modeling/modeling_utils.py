@@ -6,8 +6,8 @@ serving a text needs, and nothing else: the encoder, pooling, the heads and one 
 (:mod:`~hf_textcluster.modeling.calibration`), the pipeline, and checked loading
 (:mod:`~hf_textcluster.modeling.loading_checks`). Building from an encoder (:mod:`hf_textcluster.models.building`)
 and cluster edits (:mod:`hf_textcluster.editing`) are package-only functions that take a model class or a model;
-the atomic save (:mod:`~hf_textcluster.modeling.serialization`) is package-only code ``save_pretrained`` reaches on
-first use.
+the all-or-nothing save (:mod:`~hf_textcluster.modeling.serialization`) is package-only code ``save_pretrained``
+reaches on first use.
 """
 
 from __future__ import annotations
