@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from ..runs.curation import PREVIOUS_FOLDER, restore_previous
+from ..runs.curation import restore_previous
+from ..runs.folder import PREVIOUS_FOLDER
 
 HELP = (
     f"Go back to a trained model's state before the last command changed it (kept in its {PREVIOUS_FOLDER}/ "

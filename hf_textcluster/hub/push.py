@@ -29,7 +29,7 @@ from typing import Any
 
 from ..modeling.loading_checks import check_finite_weights
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
-from ..modeling.serialization import save_staged
+from ..modeling.serialization import save_folder
 from ..models.remote_code import save_pretrained as ship_code
 from ..representation import label_clusters as name_clusters
 from ..runs.folder import RunFolder
@@ -40,7 +40,7 @@ from .model_card import generate_model_card
 def save_pretrained(
     model, save_directory: str | os.PathLike, *args, model_card=False, remote_code: bool = False, **kwargs
 ) -> None:
-    """``model.save_pretrained(save_directory)`` and what the package adds, moved into place together: with
+    """``model.save_pretrained(save_directory)`` and what the package adds, saved together (all or nothing): with
     ``remote_code``, the inference code and ``config.json``'s ``auto_map`` / ``custom_pipelines`` (so that
     ``trust_remote_code=True`` loads it without hf_textcluster); with ``model_card`` (True, a dict of
     :func:`~hf_textcluster.hub.model_card.generate_model_card` arguments, or the card's text), ``README.md`` (the
@@ -62,7 +62,7 @@ def save_pretrained(
         ship_code(model, staging, *args, remote_code=remote_code, **kwargs)
         _write_card(staging, model, model_card, **card_kwargs)
 
-    save_staged(save_directory, write)
+    save_folder(save_directory, write)
 
 
 def _write_card(folder: str, model, model_card, **card_kwargs) -> None:

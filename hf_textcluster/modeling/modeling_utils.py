@@ -6,8 +6,8 @@ serving a text needs, and nothing else: the encoder, pooling, the heads and one 
 (:mod:`~hf_textcluster.modeling.calibration`), the pipeline, and checked loading
 (:mod:`~hf_textcluster.modeling.loading_checks`). Building from an encoder (:mod:`hf_textcluster.models.building`)
 and cluster edits (:mod:`hf_textcluster.editing`) are package-only functions that take a model class or a model;
-the atomic save (:mod:`~hf_textcluster.modeling.serialization`) is package-only code ``save_pretrained`` reaches on
-first use.
+the all-or-nothing save (:mod:`~hf_textcluster.modeling.serialization`) is package-only code ``save_pretrained``
+reaches on first use.
 """
 
 from __future__ import annotations
@@ -324,9 +324,10 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
 
     def save_pretrained(self, save_directory: str | os.PathLike, *args, **kwargs):
         """Save config, ``model.safetensors`` and the tokenizer; a model with NaN or inf weights is refused.
-        ``push_to_hub=True``: saved, then pushed by transformers' ``push_to_hub``. With the package, the files are
-        written to a temporary folder first and moved into place (an interrupted save leaves no half-written
-        checkpoint), and ``hf_textcluster.hub.save_pretrained`` / ``push_to_hub`` add a model card and this code.
+        ``push_to_hub=True``: saved, then pushed by transformers' ``push_to_hub``. With the package, the folder's new
+        state is written beside it and swapped in at once (an interrupted save leaves the folder as it was:
+        :func:`~hf_textcluster.modeling.serialization.save_folder`), and ``hf_textcluster.hub.save_pretrained`` /
+        ``push_to_hub`` add a model card and this code.
         """
         check_finite_weights(self)
         if kwargs.pop("push_to_hub", False):  # transformers' spelling of "save, then push to repo_id"
@@ -343,7 +344,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         if running_as_remote_code():
             write(os.fspath(save_directory))
         else:
-            importlib.import_module("hf_textcluster.modeling.serialization").save_staged(save_directory, write)
+            importlib.import_module("hf_textcluster.modeling.serialization").save_folder(save_directory, write)
 
     @classmethod
     def register_for_auto_class(cls, auto_class="AutoModel"):

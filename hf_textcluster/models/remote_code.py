@@ -18,7 +18,7 @@ import json
 import re
 from pathlib import Path
 
-from ..modeling.serialization import save_staged
+from ..modeling.serialization import save_folder
 from . import get_method
 
 PIPELINE_TASK = "text-clustering"
@@ -117,8 +117,9 @@ def model_file(model_type: str) -> str:
 
 def save_pretrained(model, save_directory: str | Path, *args, remote_code: bool = False, **kwargs) -> None:
     """``model.save_pretrained(save_directory, *args, **kwargs)``, with ``remote_code`` also the method's inference
-    code and the ``auto_map`` / ``custom_pipelines`` entries of ``config.json`` (:func:`add_remote_code`), moved into
-    place together (an interrupted save leaves the folder as it was).
+    code and the ``auto_map`` / ``custom_pipelines`` entries of ``config.json`` (:func:`add_remote_code`), saved
+    together: an interrupted save leaves the folder as it was (:func:`~hf_textcluster.modeling.serialization.
+    save_folder`).
 
     Example:
         >>> save_pretrained(model, "runs/tickets-remote", remote_code=True)  # doctest: +SKIP
@@ -131,4 +132,4 @@ def save_pretrained(model, save_directory: str | Path, *args, remote_code: bool 
         model.save_pretrained(staging, *args, **kwargs)
         add_remote_code(staging, model.config.model_type)
 
-    save_staged(save_directory, write)
+    save_folder(save_directory, write)

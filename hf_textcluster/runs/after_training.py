@@ -11,11 +11,12 @@ import time
 from transformers.utils import logging
 
 from ..choosing.serving import serve_chosen_partition
+from ..modeling.serialization import save_folder
 from ..representation import ClusterNames, assign_texts, name_clusters
 from ..representation.summary import assign_embeddings
 from ..reuse import reusing_results
 from ..timing import phase
-from .folder import RunFolder, save_method_head
+from .folder import METHOD_HEAD_FILE, RunFolder, save_method_head
 
 logger = logging.get_logger(__name__)
 
@@ -89,15 +90,20 @@ def name_trained_clusters(model, trainer, train_dataset, request) -> ClusterName
 def save_run(output_dir: str, model, trainer, run: dict, keep_checkpoints: bool, assignments=None) -> None:
     """Save the model, ``training_run.json`` (``run``), the training texts' clusters (``assignments``:
     :data:`~hf_textcluster.runs.folder.ASSIGNMENTS_FILE`, when known) and the trainer's log history into
-    ``output_dir``; then remove the checkpoints unless ``keep_checkpoints``. Called in the main process only."""
-    model.save_pretrained(output_dir)
-    save_method_head(model, output_dir)
-    folder = RunFolder(output_dir)
-    folder.write_training_run(run)
-    if assignments is not None:
-        folder.write_assignments(assignments)
-    # the log history (losses, health checks) stays beside the model for `plot`, whatever happens to checkpoints
-    trainer.state.save_to_json(os.path.join(output_dir, "trainer_state.json"))
+    ``output_dir``, all at once (:func:`~hf_textcluster.modeling.serialization.save_folder`); then remove the
+    checkpoints unless ``keep_checkpoints``. Called in the main process only."""
+
+    def write(staging: str) -> None:
+        model.save_pretrained(staging)
+        save_method_head(model, staging)
+        folder = RunFolder(staging)
+        folder.write_training_run(run)
+        if assignments is not None:
+            folder.write_assignments(assignments)
+        # the log history (losses, health checks) stays beside the model for `plot`, whatever happens to checkpoints
+        trainer.state.save_to_json(os.path.join(staging, "trainer_state.json"))
+
+    save_folder(output_dir, write, keep=lambda name: name != METHOD_HEAD_FILE)
     if keep_checkpoints:
         return
     for name in sorted(os.listdir(output_dir)):  # the model is saved: checkpoints only served to resume this run

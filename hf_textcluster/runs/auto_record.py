@@ -8,8 +8,9 @@ from collections.abc import Mapping, Sequence
 
 from ..choosing.candidate_choice import BERTOPIC_WAY, GUARD_CRITERIA
 from ..choosing.criteria import AUTO_CRITERIA, PRETRAINED
+from ..modeling.serialization import save_folder
 from .candidate_file import SERVED_KEY, save_candidates
-from .folder import RunFolder, read_training_run, save_method_head, texts_sha1
+from .folder import METHOD_HEAD_FILE, RunFolder, read_training_run, save_method_head, texts_sha1
 from .signals import SIGNALS, SIGNALS_DIR
 
 __all__ = ["auto_record", "save_auto_run"]
@@ -67,15 +68,10 @@ def save_auto_run(request, model, chosen, record, metrics, assignments, seconds)
     """The serving model (None: the model saved first stays), the kept candidates (``chosen``: a
     :class:`~hf_textcluster.runs.auto.SignalsChoice`), the training texts' clusters (``assignments.csv``) and
     ``training_run.json`` (the serving signal's, or the first save's, with ``auto``, what ``request`` asked and the
-    run's ``seconds`` by phase) in ``request.output_dir``."""
+    run's ``seconds`` by phase) in ``request.output_dir``, all at once
+    (:func:`~hf_textcluster.modeling.serialization.save_folder`)."""
     output_dir = request.output_dir
     serving_signal, criterion = chosen.serving_signal, record["choice"]["criterion"]
-    if model is not None:
-        model.save_pretrained(output_dir)
-        save_method_head(model, output_dir)
-    save_candidates(output_dir, {**chosen.candidates, SERVED_KEY: chosen.served_labels}, record)
-    folder = RunFolder(output_dir)
-    folder.write_assignments(assignments)
     first_save = read_training_run(output_dir) or {}
     signal_dir = os.path.join(output_dir, SIGNALS_DIR, serving_signal)
     run_info = first_save if serving_signal == PRETRAINED else read_training_run(signal_dir) or {}
@@ -97,4 +93,14 @@ def save_auto_run(request, model, chosen, record, metrics, assignments, seconds)
             "seconds": dict(seconds),
         }
     )
-    folder.write_training_run(run_info)
+
+    def write(staging: str) -> None:
+        if model is not None:
+            model.save_pretrained(staging)
+            save_method_head(model, staging)
+        save_candidates(staging, {**chosen.candidates, SERVED_KEY: chosen.served_labels}, record)
+        RunFolder(staging).write_assignments(assignments)
+        RunFolder(staging).write_training_run(run_info)
+
+    # a new model without a kept trained head leaves the first one's out
+    save_folder(output_dir, write, keep=lambda name: model is None or name != METHOD_HEAD_FILE)

@@ -17,7 +17,7 @@ from ..choosing.linear_heads import distil_partition
 from ..choosing.serving import ServingChoice, apply_partition, partition_features
 from ..modeling.input_checks import CANDIDATES
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
-from ..modeling.serialization import apply_umask
+from ..modeling.serialization import save_folder
 from ..reuse import embed
 from .folder import texts_sha1
 
@@ -38,15 +38,13 @@ SERVED_KEY = "served"  # the training texts' clusters as the saved model serves 
 
 def save_candidates(output_dir: str | os.PathLike, partitions: Mapping[str, np.ndarray], record: Mapping) -> None:
     """Write every candidate's partition of the training texts (int32, one per text) to :data:`CANDIDATES_FILE`,
-    with ``texts_sha1`` and ``num_train_texts`` of ``record`` in its metadata (safetensors: no pickle)."""
+    with ``texts_sha1`` and ``num_train_texts`` of ``record`` in its metadata (safetensors: no pickle; saved as
+    :func:`~hf_textcluster.modeling.serialization.save_folder` saves)."""
     from safetensors.numpy import save_file
 
     tensors = {name: np.ascontiguousarray(np.asarray(labels, dtype=np.int32)) for name, labels in partitions.items()}
     metadata = {"texts_sha1": str(record["texts_sha1"]), "num_train_texts": str(record["num_train_texts"])}
-    path = os.path.join(output_dir, CANDIDATES_FILE)
-    save_file(tensors, f"{path}.tmp", metadata=metadata)
-    apply_umask(f"{path}.tmp")
-    os.replace(f"{path}.tmp", path)
+    save_folder(output_dir, lambda folder: save_file(tensors, os.path.join(folder, CANDIDATES_FILE), metadata=metadata))
 
 
 def read_candidates(

@@ -33,12 +33,14 @@ from ..editing.rows import UpdateResult
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.input_checks import CANDIDATES, SERVE_CHOICES, check_num_clusters
 from ..modeling.loading_checks import check_finite_weights
+from ..modeling.serialization import save_folder
 from ..modeling.validation import check_local_path, validate_texts
 from ..models.remote_code import save_pretrained
 from ..representation import DEFAULT_PROMPT, NAMES_FILE, label_clusters, name_clusters, rename_clusters
 from ..representation.summary import SUMMARY_KEY, cluster_info, merge_summaries, read_cluster_summary
 from .candidate_file import check_kept_candidate, keep_candidates, serve_kept_candidate
 from .curation import (
+    ONLINE_STATE_FILE,
     describe_edited_clusters,
     keep_previous,
     name_edited_clusters,
@@ -49,7 +51,15 @@ from .curation import (
     warn_if_unlike_head,
     write_online_state,
 )
-from .folder import ASSIGNMENTS_FILE, RunFolder, load_clusterer, read_training_run, save_back_target, save_method_head
+from .folder import (
+    ASSIGNMENTS_FILE,
+    METHOD_HEAD_FILE,
+    RunFolder,
+    load_clusterer,
+    read_training_run,
+    save_back_target,
+    save_method_head,
+)
 from .training_texts import find_training_texts
 
 __all__ = ["EDITS", "Clusterer", "edit_saved_model"]
@@ -406,26 +416,35 @@ class Clusterer:
         return target
 
     def _write(self, target: str, source: str | None, in_place: bool, run: dict) -> None:
-        """The one save of a model folder: the previous state kept, then the model and every file beside it."""
-        check_finite_weights(self.model)  # refused before the previous state is replaced
-        keep_previous(target)
+        """The one save of a model folder, all at once (:func:`~hf_textcluster.modeling.serialization.save_folder`):
+        the state it replaces kept in ``previous/``, the model and every file beside it written into the save's
+        staging folder, which then replaces the folder in one step."""
+        check_finite_weights(self.model)  # refused before anything is written
         remote_code = source is not None and RunFolder(source).ships_remote_code()
-        save_pretrained(self.model, target, remote_code=remote_code)
-        save_method_head(self.model, target)
-        folder = RunFolder(target)
-        folder.write_training_run(run)
-        write_online_state(target, getattr(self.model, "online_state_", None))
-        for name, text in self._files.items():
-            write_whole(os.path.join(target, name), text)
-        if self._candidates is not None and source is not None:
-            keep_candidates(source, target, *self._candidates)
-        if self._assignments is not None:
-            folder.write_assignments(self._assignments)
-        elif _PARTITION_EDITS & set(self._unsaved):  # the saved clusters of the training texts are the old ones
-            if os.path.isfile(os.path.join(target, ASSIGNMENTS_FILE)):
-                os.remove(os.path.join(target, ASSIGNMENTS_FILE))
-        elif not in_place and source is not None and os.path.isfile(os.path.join(source, ASSIGNMENTS_FILE)):
-            folder.write_assignments(RunFolder(source).read_assignments())
+        state = getattr(self.model, "online_state_", None)
+        partition_edited = bool(_PARTITION_EDITS & set(self._unsaved))
+        # the folder's files that describe the model it replaces: left out unless written again
+        stale = {METHOD_HEAD_FILE, ONLINE_STATE_FILE, *([ASSIGNMENTS_FILE] if partition_edited else [])}
+
+        def write(staging: str) -> None:
+            keep_previous(target, staging)
+            save_pretrained(self.model, staging, remote_code=remote_code)
+            save_method_head(self.model, staging)
+            folder = RunFolder(staging)
+            folder.write_training_run(run)
+            write_online_state(staging, state)
+            for name, text in self._files.items():
+                write_whole(os.path.join(staging, name), text)
+            if self._candidates is not None and source is not None:
+                keep_candidates(source, staging, *self._candidates)
+            if self._assignments is not None:
+                folder.write_assignments(self._assignments)
+            elif not (partition_edited or in_place) and source is not None:
+                assignments = RunFolder(source).read_assignments()
+                if assignments is not None:
+                    folder.write_assignments(assignments)
+
+        save_folder(target, write, keep=lambda name: name not in stale)
         self._assignments = None
 
     def restore(self) -> Clusterer:

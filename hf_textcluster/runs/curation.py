@@ -22,17 +22,16 @@ from transformers.utils import logging
 from ..editing.rows import OnlineCentres
 from ..evaluation.metrics import cluster_accuracy
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
-from ..modeling.serialization import apply_umask
+from ..modeling.serialization import recover_folder, save_folder
 from ..representation import cluster_keywords, keyword_labels
 from ..representation.summary import SUMMARY_KEY, assign_texts, summarize_model
-from .folder import RunFolder
+from .folder import PREVIOUS_FOLDER, RunFolder
 
 logger = logging.get_logger(__name__)
 
 ONLINE_STATE_FILE = "online_state.safetensors"  # what `update` keeps between batches: running means and counts
-PREVIOUS_FOLDER = "previous"  # a model folder's state before its last save replaced it
-# Files at least this large are hard-linked into `previous/` (every save replaces them by a rename, never rewrites
-# them in place); smaller ones are copied.
+# Files at least this large are hard-linked into `previous/` (every save writes them new, never rewrites them in
+# place); smaller ones (a card a command writes again in place) are copied.
 LINK_FROM_BYTES = 1 << 20
 # Above this share of outliers (1% expected on the texts a model was calibrated on), the texts are not like those.
 UNLIKE_CALIBRATION = 0.1
@@ -175,19 +174,15 @@ def read_online_state(model_dir: str | os.PathLike) -> OnlineCentres | None:
     return OnlineCentres.from_tensors(load_file(path))
 
 
-def write_online_state(model_dir: str | os.PathLike, state: OnlineCentres | None) -> None:
-    """Write ``state`` as :data:`ONLINE_STATE_FILE` (whole: a temporary file renamed over it), or remove the file
-    when there is none (the old clusters' state does not describe the model)."""
-    path = os.path.join(os.fspath(model_dir), ONLINE_STATE_FILE)
+def write_online_state(folder: str | os.PathLike, state: OnlineCentres | None) -> None:
+    """Write ``state`` as :data:`ONLINE_STATE_FILE` into ``folder``, the staging folder of the save
+    (:func:`~hf_textcluster.modeling.serialization.save_folder`); None writes none, and the save leaves the folder's
+    old file out (the old clusters' state does not describe the model)."""
     if state is None:
-        if os.path.isfile(path):
-            os.remove(path)
         return
     from safetensors.torch import save_file
 
-    save_file(state.to_tensors(), f"{path}.tmp")
-    apply_umask(f"{path}.tmp")
-    os.replace(f"{path}.tmp", path)
+    save_file(state.to_tensors(), os.path.join(os.fspath(folder), ONLINE_STATE_FILE))
 
 
 def _model_files(folder: str) -> list[str]:
@@ -199,34 +194,36 @@ def _model_files(folder: str) -> list[str]:
     )
 
 
-def keep_previous(model_dir: str | os.PathLike) -> str | None:
+def _keep_files(source: str, target: str) -> None:
+    """The files of ``source``'s state in ``target``: large ones hard-linked, small ones copied."""
+    os.makedirs(target, exist_ok=True)
+    for name in _model_files(source):
+        path = os.path.join(source, name)
+        try:
+            if os.path.getsize(path) < LINK_FROM_BYTES:
+                raise OSError("small: copied")
+            os.link(path, os.path.join(target, name))
+        except OSError:  # small, or a file system without hard links
+            shutil.copy2(path, os.path.join(target, name))
+
+
+def keep_previous(model_dir: str | os.PathLike, into: str) -> str | None:
     """Before a save replaces the model in ``model_dir``: its files (model, config, tokenizer, ``training_run.json``
-    and the rest of the folder's top-level files) in ``<model_dir>/previous/``, replacing what was kept there
-    before (large files hard-linked, no copy). Returns that folder, or None when ``model_dir`` holds no model."""
+    and the rest of the folder's top-level files) in ``previous/`` of ``into``, the staging folder of that save
+    (:func:`~hf_textcluster.modeling.serialization.save_folder`), so that the new state and its ``previous/``
+    replace the old ones at once. Returns ``<model_dir>/previous``, or None when ``model_dir`` holds no model."""
     model_dir = os.fspath(model_dir)
     if not RunFolder(model_dir).holds_trained_model():
         return None
-    previous = os.path.join(model_dir, PREVIOUS_FOLDER)
-    staging = previous + ".tmp"
-    shutil.rmtree(staging, ignore_errors=True)
-    os.makedirs(staging)
-    for name in _model_files(model_dir):
-        source, target = os.path.join(model_dir, name), os.path.join(staging, name)
-        try:
-            if os.path.getsize(source) < LINK_FROM_BYTES:
-                raise OSError("small: copied")
-            os.link(source, target)
-        except OSError:  # small, or a file system without hard links
-            shutil.copy2(source, target)
-    shutil.rmtree(previous, ignore_errors=True)
-    os.replace(staging, previous)
-    return previous
+    _keep_files(model_dir, os.path.join(into, PREVIOUS_FOLDER))
+    return os.path.join(model_dir, PREVIOUS_FOLDER)
 
 
 def restore_previous(model_dir: str | os.PathLike) -> str:
     """Swap the model in ``model_dir`` with its previous state (``<model_dir>/previous/``, kept by the last save
-    that replaced it): the state before the last change is served again, and the state it replaces becomes the
-    previous one (a second restore undoes the first).
+    that replaced it), in one save (:func:`~hf_textcluster.modeling.serialization.save_folder`): the state before
+    the last change is served again, and the state it replaces becomes the previous one (a second restore undoes
+    the first).
 
     Returns:
         ``model_dir``.
@@ -238,19 +235,18 @@ def restore_previous(model_dir: str | os.PathLike) -> str:
         >>> restore_previous("runs/tickets")  # doctest: +SKIP
     """
     model_dir = os.fspath(model_dir)
+    recover_folder(model_dir)  # a save that was interrupted: completed or undone first
     previous = os.path.join(model_dir, PREVIOUS_FOLDER)
     if not RunFolder(previous).holds_trained_model():
         raise FileNotFoundError(
             f"{model_dir} keeps no previous state ({PREVIOUS_FOLDER}/ with a model): it is kept by a command that "
             "changed the model in place, and there was none."
         )
-    swap = previous + ".swap"
-    shutil.rmtree(swap, ignore_errors=True)
-    os.makedirs(swap)
-    for name in _model_files(model_dir):
-        os.replace(os.path.join(model_dir, name), os.path.join(swap, name))
-    for name in _model_files(previous):
-        os.replace(os.path.join(previous, name), os.path.join(model_dir, name))
-    shutil.rmtree(previous)
-    os.replace(swap, previous)
+    current = set(_model_files(model_dir))
+
+    def write(staging: str) -> None:
+        keep_previous(model_dir, staging)
+        _keep_files(previous, staging)
+
+    save_folder(model_dir, write, keep=lambda name: name not in current)
     return model_dir

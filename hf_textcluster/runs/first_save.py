@@ -22,6 +22,7 @@ from ..choosing.criteria import PRETRAINED
 from ..choosing.serving import apply_partition, candidate_partitions, partition_features
 from ..editing.clusters import init_clusters_from_kmeans, initialize_clusters
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
+from ..modeling.serialization import save_folder
 from ..models import get_method
 from ..models.building import from_encoder_pretrained
 from ..representation import ClusterNames, name_clusters
@@ -29,7 +30,7 @@ from ..representation.summary import assign_embeddings
 from ..reuse import embed
 from .candidate_file import SERVED_KEY, save_candidates
 from .cluster_count import EMBEDDING_CONFIG_KEYS, check_cluster_count
-from .folder import RunFolder, texts_sha1
+from .folder import METHOD_HEAD_FILE, RunFolder, texts_sha1
 from .recipes import load_recipe
 from .request import TrainingRequest
 from .signals import PRETRAINED_CANDIDATES, SIGNALS_DIR, describe_partition
@@ -153,29 +154,34 @@ def unfinished(output_dir: str) -> bool:
 
 def _save(request: TrainingRequest, first: FirstModel, texts, method: str, started: float) -> None:
     """The model, its candidates, the training texts' clusters and ``training_run.json`` (last: with the seconds
-    from the start of the run to the saved model) in ``request.output_dir``; and the signals' folder, which makes
-    the run one to resume (:func:`unfinished`) until it has finished."""
+    from the start of the run to the saved model) in ``request.output_dir``, all at once
+    (:func:`~hf_textcluster.modeling.serialization.save_folder`); and the signals' folder, which makes the run one to
+    resume (:func:`unfinished`) until it has finished."""
     out = request.output_dir
     os.makedirs(os.path.join(out, SIGNALS_DIR), exist_ok=True)
-    first.model.save_pretrained(out)
     digest = {"num_train_texts": len(texts), "texts_sha1": texts_sha1(texts)}
-    save_candidates(out, {**first.candidates, SERVED_KEY: first.labels}, digest)
-    folder = RunFolder(out)
-    names = first.cluster_names
-    folder.write_assignments(names.assignments.clusters if names is not None else first.labels)
-    seconds = round(time.perf_counter() - started, 1)
-    history = [{"served": first.served, "seconds": seconds, "by": "first save"}]
-    folder.write_training_run(
-        {
-            "method": method,
-            **request.record(),
-            "encoder": first.model.config.name_or_path,
-            **({"k_selection": first.k_selection} if first.k_selection else {}),
-            "serving": {"served": first.served, "criterion": None, "scores": {}},
-            "auto": {**digest, "first_save_seconds": seconds, "served_history": history},
-            "metrics": {},
-        }
-    )
+
+    def write(staging: str) -> None:
+        first.model.save_pretrained(staging)
+        save_candidates(staging, {**first.candidates, SERVED_KEY: first.labels}, digest)
+        folder = RunFolder(staging)
+        names = first.cluster_names
+        folder.write_assignments(names.assignments.clusters if names is not None else first.labels)
+        seconds = round(time.perf_counter() - started, 1)
+        history = [{"served": first.served, "seconds": seconds, "by": "first save"}]
+        folder.write_training_run(
+            {
+                "method": method,
+                **request.record(),
+                "encoder": first.model.config.name_or_path,
+                **({"k_selection": first.k_selection} if first.k_selection else {}),
+                "serving": {"served": first.served, "criterion": None, "scores": {}},
+                "auto": {**digest, "first_save_seconds": seconds, "served_history": history},
+                "metrics": {},
+            }
+        )
+
+    save_folder(out, write, keep=lambda name: name != METHOD_HEAD_FILE)  # a new model: no trained head kept aside
 
 
 class TrainingStopped(KeyboardInterrupt):

@@ -23,7 +23,7 @@ from transformers import AutoModel
 from ..cache import write_whole
 from ..encoders import read_pretrained_config
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
-from ..modeling.serialization import apply_umask
+from ..modeling.serialization import recover_folder
 from ..models import METHODS
 from ..training.checkpoints import last_complete_checkpoint
 from .training_texts import find_training_texts
@@ -31,6 +31,7 @@ from .training_texts import find_training_texts
 __all__ = [
     "ASSIGNMENTS_FILE",
     "METHOD_HEAD_FILE",
+    "PREVIOUS_FOLDER",
     "RUN_IDENTITY_FILE",
     "TRAINING_RUN_FILE",
     "RunFolder",
@@ -49,6 +50,7 @@ TRAINING_RUN_FILE = "training_run.json"  # what a run records; cards and `push` 
 # The trained head of a model that serves k-means centres in its place (editing.clusters.keep_method_head): serving
 # `head` again serves it.
 METHOD_HEAD_FILE = "method_head.safetensors"
+PREVIOUS_FOLDER = "previous"  # a model folder's state before its last save replaced it (restore goes back to it)
 
 
 def texts_sha1(texts) -> str:
@@ -60,27 +62,50 @@ def texts_sha1(texts) -> str:
 
 
 def check_finished_run(model_dir: str | os.PathLike, argument: str = "--model") -> None:
-    """A folder where ``train`` is still running, or was interrupted (checkpoints or a run record, but no saved
-    model yet), is one clear line saying so and how to go on, not transformers' "Unrecognized model ... Should have a
-    `model_type` key". Anything else (a finished model, a hub id) passes.
+    """A folder without ``config.json`` is one clear line saying why and how to go on, not transformers'
+    "Unrecognized model ... Should have a `model_type` key": ``train`` still running there or interrupted
+    (checkpoints or a run identity, no saved model yet), a saved model whose ``config.json`` is gone, or a save into it
+    that was interrupted (what it left is cleaned up first: :func:`~hf_textcluster.modeling.serialization.
+    recover_folder`). Anything else (a saved model, a hub id) passes.
 
     Raises:
-        ValueError: ``model_dir`` holds an unfinished run.
+        ValueError: ``model_dir`` holds no finished model.
     """
     path = os.fspath(model_dir)
-    if not os.path.isdir(path) or os.path.isfile(os.path.join(path, "config.json")):
+    interrupted = recover_folder(path)
+    if os.path.isfile(os.path.join(path, "config.json")) or not (os.path.isdir(path) or interrupted):
         return
     checkpoint = last_complete_checkpoint(path)
-    if checkpoint is None and not os.path.isfile(os.path.join(path, RUN_IDENTITY_FILE)):
-        return
-    where = (
-        f"its last checkpoint is {os.path.basename(checkpoint)}" if checkpoint else "it has no complete checkpoint yet"
-    )
-    raise ValueError(
-        f"{argument} {path} holds a training run that has not finished (no saved model yet; {where}): wait for "
-        "`hf-textcluster train` to end, or, if it was interrupted, run the same train command again to resume "
-        f"{'from that checkpoint' if checkpoint else 'it'}."
-    )
+    saved = [name for name in ("model.safetensors", TRAINING_RUN_FILE) if os.path.isfile(os.path.join(path, name))]
+    if saved:
+        previous = os.path.isdir(os.path.join(path, PREVIOUS_FOLDER))
+        raise ValueError(
+            f"{argument} {path} holds {' and '.join(saved)} but no config.json: the saved model is damaged. Put its "
+            "config.json back, or run the command that saved it again"
+            + (f" (train resumes from its last checkpoint, {os.path.basename(checkpoint)})" if checkpoint else "")
+            + (f"; `hf-textcluster restore --model {path}` goes back to the model before." if previous else ".")
+        )
+    if checkpoint is not None or os.path.isfile(os.path.join(path, RUN_IDENTITY_FILE)):
+        where = (
+            f"its last checkpoint is {os.path.basename(checkpoint)}"
+            if checkpoint
+            else "it has no complete checkpoint yet"
+        )
+        raise ValueError(
+            f"{argument} {path} holds a training run that has not finished (no saved model yet; {where}): wait for "
+            "`hf-textcluster train` to end, or, if it was interrupted, run the same train command again to resume "
+            f"{'from that checkpoint' if checkpoint else 'it'}."
+        )
+    if interrupted:
+        raise ValueError(
+            f"{argument} {path} holds no saved model: a save into it was interrupted before it finished (the model "
+            "it was made from is unchanged). Run that command again."
+        )
+    if not os.listdir(path):
+        raise ValueError(
+            f"{argument} {path} is an empty folder, not a saved model: pass a saved model's folder, or run the "
+            "command that saves one there."
+        )
 
 
 def load_clusterer(model_dir: str | os.PathLike, **kwargs):
@@ -121,22 +146,19 @@ def _not_a_clusterer(path: str, model_type) -> ValueError:
     )
 
 
-def save_method_head(model, output_dir: str | os.PathLike) -> None:
-    """Beside a saved model, the trained head it keeps aside while it serves k-means centres (``model.method_head_``,
-    :data:`METHOD_HEAD_FILE`); a model that keeps none leaves no stale file there."""
-    path = os.path.join(os.fspath(output_dir), METHOD_HEAD_FILE)
+def save_method_head(model, folder: str | os.PathLike) -> None:
+    """Beside a model being saved (in ``folder``, the staging folder of
+    :func:`~hf_textcluster.modeling.serialization.save_folder`), the trained head it keeps aside while it serves
+    k-means centres (``model.method_head_``, :data:`METHOD_HEAD_FILE`). A model that keeps none writes none, and its
+    save leaves the folder's old file out (``keep``)."""
     kept = getattr(model, "method_head_", None)
     if kept is None:
-        if os.path.isfile(path):
-            os.remove(path)
         return
     from safetensors.torch import save_file
 
     state, serving_head = kept
     tensors = {name: value.detach().cpu().contiguous() for name, value in state.items()}
-    save_file(tensors, f"{path}.tmp", metadata={"serving_head": serving_head or ""})
-    apply_umask(f"{path}.tmp")
-    os.replace(f"{path}.tmp", path)
+    save_file(tensors, os.path.join(os.fspath(folder), METHOD_HEAD_FILE), metadata={"serving_head": serving_head or ""})
 
 
 def _load_method_head(model, path: str) -> None:

@@ -23,7 +23,8 @@ from hf_textcluster.models import get_method
 from hf_textcluster.models.building import from_encoder_pretrained
 from hf_textcluster.representation import name_clusters, rename_clusters
 from hf_textcluster.representation.summary import cluster_info
-from hf_textcluster.runs.curation import PREVIOUS_FOLDER, closest_merges
+from hf_textcluster.runs.curation import closest_merges
+from hf_textcluster.runs.folder import PREVIOUS_FOLDER
 
 K = 4
 
