@@ -3,8 +3,8 @@ in the package (:func:`~hf_textcluster.data.load_sample`), beside the two ways t
 BERTopic way (UMAP -> k-means on the pretrained encoder's embeddings) and plain k-means on the same embeddings. It
 needs no download, no data folder and no environment variable: the texts train on word-deletion views, made on the
 fly. Its size follows the precision the hardware computes in (:func:`demo_size`): where bf16 is native (or on a GPU)
-60 steps of each training signal, in fp32 (a CPU without native bf16: each step costs several times more) 25, so that
-the demo stays within 5 minutes on 2 CPU cores either way."""
+all 2,000 texts and 60 steps of each training signal, in fp32 (a CPU without native bf16: each step costs several
+times more) 1,000 texts and 15 steps, so that the demo stays within 5 minutes on 2 CPU cores either way."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ DEMO_AUGMENTATION = "word_deletion"
 DEMO_OUTPUT_DIR = "runs/demo"
 # (texts, steps of each signal) where bf16 is native or on a GPU, and in fp32 (a CPU without native bf16: each step
 # costs about twice as much or more, so fewer steps); each sized for 5 minutes on 2 CPU cores
-DEMO_SIZES = {"bf16": (2000, 60), "fp32": (2000, 25)}
+DEMO_SIZES = {"bf16": (2000, 60), "fp32": (1000, 15)}
 # fewer texts than this say little about 20 clusters (and UMAP needs more than 16)
 DEMO_MIN_TEXTS = 100
 # The report's map projects a sample (UMAP's cost grows with the points); its tables count every text.
@@ -108,7 +108,8 @@ def run_demo(
         other = "fp32" if precision == "bf16" else "bf16"
         print(
             f"Sized for this machine, which computes in {precision}: {sized_texts:,} texts and {sized_steps} steps of "
-            f"each signal ({DEMO_SIZES[other][1]} in {other}); --num-texts and --max-steps change it.\n"
+            f"each signal ({DEMO_SIZES[other][0]:,} and {DEMO_SIZES[other][1]} in {other}); --num-texts and "
+            "--max-steps change it.\n"
         )
 
     # One scope: the run reuses the baselines' encoding pass, k-means and UMAP k-means (its k-means start and its
