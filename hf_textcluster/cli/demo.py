@@ -23,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--num-texts",
         type=int,
         default=None,
-        help="Texts of the sample clustered (default: by precision, all 2,000 in bf16, 1,000 in fp32).",,
+        help="Texts of the sample clustered (default: by precision, all 2,000 in bf16, 1,000 in fp32).",
     )
 
 
