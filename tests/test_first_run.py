@@ -141,18 +141,19 @@ def test_train_clusterer_is_quiet_when_asked(own_file, tiny_encoder_dir, tmp_pat
 
 
 def test_the_readme_shell_block_runs_as_written(own_file, tiny_encoder_dir, tmp_path, monkeypatch, capsys):
-    """README's "Cluster your texts" block, each command as written, on 300 texts of one's own (a tiny encoder and
-    a 3-step schedule added to `train`): a served model, its cluster table as CSV, one prediction per text."""
+    """README's shell block for one's own texts, each command as written, on 300 texts of one's own (a tiny encoder
+    and a 3-step schedule added to `train`): a served model, its cluster table as CSV, one prediction per text, the
+    HTML report."""
     import csv
     import re
     import shlex
     from pathlib import Path
 
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Cluster your texts", 1)[1]
+    section = readme.split("## Your own texts, from the command line", 1)[1]
     block = re.search(r"```bash\n(.*?)```", section, re.S).group(1)
     commands = [shlex.split(line) for line in block.splitlines() if line.startswith("hf-textcluster ")]
-    assert [c[1] for c in commands] == ["train", "info", "predict"]
+    assert [c[1] for c in commands] == ["train", "info", "predict", "report"]
     _, texts = own_file
     for name in ("tickets.csv", "new_tickets.csv"):
         with open(tmp_path / name, "w", newline="", encoding="utf-8") as f:
@@ -170,3 +171,4 @@ def test_the_readme_shell_block_runs_as_written(own_file, tiny_encoder_dir, tmp_
     assert sum(int(row["size"]) for row in table) == len(texts)
     assert len(Path("predictions.jsonl").read_text().splitlines()) == len(texts)
     assert len(Path("runs/tickets/assignments.csv").read_text().splitlines()) == len(texts) + 1
+    assert "<html" in Path("report.html").read_text(encoding="utf-8").lower()

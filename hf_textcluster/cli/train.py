@@ -81,7 +81,9 @@ FLAG_HELP = {
     "replaced at the end by a trained candidate only when the label-free choice and its guard confirm one) or a "
     "candidate by name, e.g. contrastive/umap_kmeans, pretrained/kmeans or consensus (training_run.json lists them). "
     "With --method: 'auto' (the label-free choice among its head, k-means and UMAP k-means on its embeddings, each "
-    "refined or not) or one of them by name ('head': the paper's output).",
+    "refined or not) or one of them by name ('head': the paper's output). Must be "
+    f"{describe(ClusteringTrainingArguments._parameter_constraints['serve'], none=False)}. Under the default, also "
+    "a candidate's name.",
 }
 
 

@@ -24,11 +24,6 @@ MAY_DIFFER = {
         "default": "train's come from the recipe, demo's are sized for the machine",
         "help": "train's come from the recipe, demo's are sized for the machine",
     },
-    "--method": {
-        "choices": "demo trains one method briefly; train's auto trains two",
-        "default": "demo trains one method briefly; train's auto trains two",
-        "help": "demo trains one method briefly; train's auto trains two",
-    },
     "--precision": {"choices": "predict's inference also runs in int8", "help": "training or inference precision"},
     "--num-clusters": {
         "type": "train and evaluate take K or 'auto'; reduce and split a count of the clusters an edit leaves",

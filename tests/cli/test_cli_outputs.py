@@ -42,7 +42,7 @@ def _command_line(command: str, option: str, tmp_path) -> tuple[list[str], str]:
     texts.write_text("a b\nc d\ne f\ng h\n")
     given = {
         "train": ["--input", str(texts), "--num-clusters", "2", "--encoder", str(tmp_path / "no-encoder")],
-        "demo": ["--data-dir", str(tmp_path / "no-data")],
+        "demo": ["--num-texts", "100"],
         "info": ["--model", model],
         "card": ["--model", model],
         "rename": ["--model", model, "0=refunds"],

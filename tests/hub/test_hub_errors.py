@@ -11,7 +11,7 @@ pytestmark = pytest.mark.timeout(600)
 
 BAD_INPUTS = """
 import hf_textcluster
-from hf_textcluster import SCCLModel, TextClusteringPreTrainedModel
+from hf_textcluster import SCCLModel, TextClusteringPreTrainedModel, from_encoder_pretrained
 from hf_textcluster.cli import main as cli_main
 from hf_textcluster.hub import push_to_hub
 from huggingface_hub import hf_hub_download
