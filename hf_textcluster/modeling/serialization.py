@@ -137,6 +137,7 @@ def recover_folder(folder: str | os.PathLike) -> bool:
     unfinished = False
     for entry in leftovers:
         path, match = os.path.join(parent, entry), _STAGING.fullmatch(entry)
+        assert match is not None  # leftovers are the names that match
         suffix, old_id = match["suffix"] or "", int(match["id"])
         if suffix.startswith(".partial-") and _running(int(suffix[len(".partial-") :])):
             continue  # a save under way in another process
