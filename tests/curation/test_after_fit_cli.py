@@ -8,38 +8,15 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-import torch
 from transformers import AutoModel, pipeline
 
 import hf_textcluster  # noqa: F401
 from hf_textcluster.cli import main
-from hf_textcluster.editing import initialize_clusters
-from hf_textcluster.models import get_method
-from hf_textcluster.models.building import from_encoder_pretrained
-from hf_textcluster.representation import name_clusters
 from hf_textcluster.representation.summary import cluster_info
 from hf_textcluster.runs.clusterer import edit_saved_model
 from hf_textcluster.runs.curation import closest_merges
 
-K = 4
-
-
-@pytest.fixture(scope="module")
-def saved(tiny_encoder_dir, toy_corpus, tmp_path_factory):
-    """A fitted, calibrated SCCL model named (with its clusters' summary) on its texts, whose training_run.json
-    points at the texts' file."""
-    texts, _ = toy_corpus
-    root = tmp_path_factory.mktemp("after-fit")
-    torch.manual_seed(0)
-    model = from_encoder_pretrained(get_method("sccl").model_class, str(tiny_encoder_dir), num_clusters=K)
-    initialize_clusters(model, texts)
-    model.calibrate(texts)
-    name_clusters(model, texts)
-    model.save_pretrained(root / "model")
-    (root / "texts.txt").write_text("\n".join(texts) + "\n", encoding="utf-8")
-    run = {"method": "sccl", "num_clusters": K, "input": {"path": str(root / "texts.txt"), "text_column": "text"}}
-    (root / "model" / "training_run.json").write_text(json.dumps(run), encoding="utf-8")
-    return root
+K = 4  # the clusters of the `saved` model (conftest.py)
 
 
 def _errors(capsys) -> list[str]:
