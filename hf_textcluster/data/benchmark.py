@@ -37,8 +37,9 @@ import datasets
 from datasets.fingerprint import Hasher
 
 from ..modeling.validation import validate_texts
-from . import corpora, precomputed, readers
-from .corpora import BENCHMARKS, CORPORA, resolve_benchmark_name
+from .corpora import BENCHMARKS, CORPORA, CorpusSpec, resolve_benchmark_name
+from .precomputed import JoinedRows, augmented_file, join_views, missing_file_error, resolve_augmentation
+from .readers import parse_raw, read_text_label_csv
 
 __all__ = ["ShortTextClusteringBenchmark", "ShortTextClusteringConfig", "DATA_DIR_ENV"]
 
@@ -71,7 +72,7 @@ def _input_files(name: str, data_dir, augmentation, augmented_dir) -> tuple[Path
             f"augmentation={augmentation!r} needs the precomputed views: pass data_dir= (the views are read "
             f"from <data_dir>/augmented) or augmented_dir=, or set {DATA_DIR_ENV}."
         )
-    return primary, precomputed.augmented_file(augmentation, name, root)
+    return primary, augmented_file(augmentation, name, root)
 
 
 def _repository(url: str) -> str:
@@ -127,7 +128,7 @@ class ShortTextClusteringBenchmark(datasets.GeneratorBasedBuilder):
         if config_name is None:
             raise ValueError(f"Pass config_name=, one of: {', '.join(BENCHMARKS)}.")
         config_name = resolve_benchmark_name(config_name)
-        augmentation = precomputed.resolve_augmentation(augmentation)
+        augmentation = resolve_augmentation(augmentation)
         data_dir = os.fspath(data_dir) if data_dir is not None else None
         augmented_dir = os.fspath(augmented_dir) if augmented_dir is not None else None
         if hash is None:
@@ -145,7 +146,7 @@ class ShortTextClusteringBenchmark(datasets.GeneratorBasedBuilder):
         )
 
     @property
-    def spec(self) -> corpora.CorpusSpec:
+    def spec(self) -> CorpusSpec:
         return CORPORA[self.config.name]
 
     def _info(self) -> datasets.DatasetInfo:
@@ -170,16 +171,16 @@ class ShortTextClusteringBenchmark(datasets.GeneratorBasedBuilder):
                     f"--data-dir / data_dir= or the {DATA_DIR_ENV} environment variable to the folder that holds "
                     f"{name}.csv, or pass data_dir=None to download the raw public sources."
                 )
-            rows, source = readers.read_text_label_csv(primary), str(primary)
+            rows, source = read_text_label_csv(primary), str(primary)
         else:
-            rows, source = readers.parse_raw(spec, dl_manager.download(dict(spec.urls))), " + ".join(spec.urls.values())
+            rows, source = parse_raw(spec, dl_manager.download(dict(spec.urls))), " + ".join(spec.urls.values())
         validate_texts([text for text, _ in rows], argument_name=f"texts of {source}")
         if augmented is None:
-            table = precomputed.JoinedRows([text for text, _ in rows], [label for _, label in rows])
+            table = JoinedRows([text for text, _ in rows], [label for _, label in rows])
         else:
             if not augmented.is_file():
-                raise precomputed.missing_file_error(config.augmentation, name, augmented)
-            table = precomputed.join_views(rows, augmented, config.augmentation, name)
+                raise missing_file_error(config.augmentation, name, augmented)
+            table = join_views(rows, augmented, config.augmentation, name)
             # Saved with the prepared dataset, so a cached copy still says where its text and views come from.
             self.info.description = f"{spec.description} Views: {config.augmentation} ({augmented}), " + (
                 "row-aligned: primary text and labels."

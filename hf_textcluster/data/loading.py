@@ -102,7 +102,7 @@ def load_texts(texts, labels=None, *, label_source: str = "`labels`") -> dataset
 
     Args:
         texts: a list (or any iterable) of non-blank strings; checked with
-            :func:`~hf_textcluster.data.validate_texts`.
+            :func:`~hf_textcluster.modeling.validation.validate_texts`.
         labels: optional, one label per text (str or int). They become a ``ClassLabel`` whose names are the
             distinct labels as strings, in numeric order when they are numbers (so integer labels ``0..K-1`` keep
             their values). Missing ones (None, NaN, blank) get the class id -1: they are clustered but left out of

@@ -19,14 +19,10 @@ import datasets
 from transformers import set_seed
 from transformers.utils import logging
 
-from ..data import (
-    AUGMENTATION_FAMILIES,
-    AUGMENTERS,
-    add_augmented_views,
-    benchmark_corpus,
-    load_benchmark,
-    views_augmentation,
-)
+from ..data.augmentation import AUGMENTERS, add_augmented_views
+from ..data.loading import load_benchmark
+from ..data.precomputed import AUGMENTATION_FAMILIES
+from ..data.provenance import benchmark_corpus, views_augmentation
 from ..modeling.validation import Interval, validate_parameters
 from ..models import get_method
 from ..representation import ClusterNames

@@ -6,17 +6,10 @@ import pickle
 
 import pytest
 
-from hf_textcluster.data import (
-    ContextualWordSubstitution,
-    RandomWordDeletion,
-    RandomWordSwap,
-    VirtualAugmenter,
-    WordNetSynonymAugmenter,
-    _nltk,
-    add_augmented_views,
-    get_augmenter,
-    load_texts,
-)
+from hf_textcluster.data import _nltk, add_augmented_views, load_texts
+from hf_textcluster.data.augmentation import get_augmenter
+from hf_textcluster.data.augmenters import RandomWordDeletion, RandomWordSwap, VirtualAugmenter
+from hf_textcluster.data.nlpaug_augmenters import ContextualWordSubstitution, WordNetSynonymAugmenter
 
 TEXTS = [
     "How do I join two tables in Oracle SQL?",

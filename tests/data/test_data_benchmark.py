@@ -10,11 +10,8 @@ import datasets
 import pytest
 from data_test_utils import write_csv
 
-from hf_textcluster.data import (
-    CORPORA,
-    ShortTextClusteringBenchmark,
-    load_benchmark,
-)
+from hf_textcluster.data import CORPORA, load_benchmark
+from hf_textcluster.data.benchmark import ShortTextClusteringBenchmark
 from hf_textcluster.data.corpora import CONFIRMATION_ONLY, IN_HOUSE, benchmarks_with_role
 
 # rows, number of labels (SOURCES.md)

@@ -8,7 +8,7 @@ import tarfile
 
 import pytest
 
-from hf_textcluster.data import BENCHMARKS, CORPORA, parse_json_lines, parse_label_tab_text, parse_line_aligned
+from hf_textcluster.data import BENCHMARKS, CORPORA
 from hf_textcluster.data.corpora import (
     CONFIRMATION,
     CONFIRMATION_ONLY,
@@ -22,7 +22,10 @@ from hf_textcluster.data.corpora import (
 )
 from hf_textcluster.data.readers import (
     parse_csv_columns,
+    parse_json_lines,
     parse_json_splits,
+    parse_label_tab_text,
+    parse_line_aligned,
     parse_text_folders,
     parse_trec,
     read_text_label_csv,

@@ -9,7 +9,8 @@ import pandas as pd
 import pytest
 from data_test_utils import write_csv
 
-from hf_textcluster.data import CORPORA, load_sample, load_text_file, load_texts, validate_texts
+from hf_textcluster.data import CORPORA, load_sample, load_text_file, load_texts
+from hf_textcluster.modeling.validation import validate_texts
 
 
 def test_validate_texts_accepts_sequences_and_keeps_strings():

@@ -297,7 +297,8 @@ def test_training_data_line_names_the_corpus_sample_the_file_or_the_dataset():
 
 def test_views_made_by_an_augmenter_are_recorded_by_name(tiny_encoder_dir, toy_corpus, tmp_path):
     from hf_textcluster import train_clusterer
-    from hf_textcluster.data import add_augmented_views, load_texts, views_augmentation
+    from hf_textcluster.data import add_augmented_views, load_texts
+    from hf_textcluster.data.provenance import views_augmentation
 
     texts, labels = toy_corpus
     train = add_augmented_views(load_texts(texts, labels), "word_deletion")
