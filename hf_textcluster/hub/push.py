@@ -31,7 +31,7 @@ from ..modeling.loading_checks import check_finite_weights
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.serialization import save_folder
 from ..models.remote_code import save_pretrained as ship_code
-from ..representation import label_clusters as name_clusters
+from ..representation import name_clusters
 from ..runs.folder import RunFolder
 from .card_data import card_texts, encoder_hub_id
 from .model_card import generate_model_card

@@ -2,10 +2,10 @@
 
 :class:`BaseRepresentation` is the interface (``extract(texts, clusters, num_clusters) -> {cluster: keywords}`` and
 ``labels(keywords)``); :class:`ClassTfidfRepresentation` (c-TF-IDF over each cluster's texts) and
-:class:`LearnedTopicsRepresentation` (the topics DEC-CRL learns) implement it. :func:`label_clusters` stores the
+:class:`LearnedTopicsRepresentation` (the topics DEC-CRL learns) implement it. :func:`name_clusters` stores the
 names in a model's ``id2label``, what the ``text-clustering`` pipeline returns as ``"label"``;
 :class:`GeneratedNamesRepresentation` (optional) has a language model write the names from those keywords and each
-cluster's typical members (``label_clusters(model, texts, generator=...)``).
+cluster's typical members (``name_clusters(model, texts, generator=...)``).
 """
 
 from __future__ import annotations
@@ -46,7 +46,6 @@ __all__ = [
     "cluster_info",
     "cluster_keywords",
     "keyword_labels",
-    "label_clusters",
     "name_clusters",
     "rename_clusters",
 ]
@@ -99,17 +98,23 @@ def name_clusters(
     precision: str | None = "auto",
     labels: Sequence[int] | np.ndarray | None = None,
     assignments: Assignments | None = None,
+    generator=None,
+    prompt: str = DEFAULT_PROMPT,
+    cache=None,
 ) -> ClusterNames:
     """Name each cluster of what ``model`` serves and store the names as ``model.config.id2label`` (and
     ``label2id``): what ``predict``, the pipeline's ``label``, the report and the card show. The names are c-TF-IDF
     keywords of the clusters' texts (a seeded sample of at most ``sample_size`` of ``texts``, the training texts); a
-    model that serves its own head and learns topics (DEC-CRL) is named after its learned topics instead. The
-    clusters' summary (sizes, mean confidence, up to 10 keywords and 3 representative texts each:
+    model that serves its own head and learns topics (DEC-CRL) is named after its learned topics instead. With
+    ``generator``, a language model writes each name from those keywords and the cluster's most typical texts,
+    keeping the keyword name where it fails (:class:`GeneratedNamesRepresentation`). The clusters' summary (sizes,
+    mean confidence, up to 10 keywords and 3 representative texts each:
     :func:`~hf_textcluster.representation.summary.cluster_info`) is stored with them, as ``config.cluster_summary``.
 
     Args:
         model: a trained clusterer (changed in place: its config's ``id2label`` / ``label2id``).
-        texts: the texts to name the clusters on (use the training texts); optional for a topic model's head.
+        texts: the texts to name the clusters on (use the training texts); optional for a topic model's head
+            without ``generator``.
         words_per_label: keywords per name (``"oracle · sql · table"``).
         sample_size: at most this many texts, a seeded sample (``None``: all).
         random_state: the sample's seed.
@@ -119,13 +124,17 @@ def name_clusters(
             rows are taken from them.
         assignments: ``assign_texts(model, texts)``, when the caller has them (no encoding pass then): the summary's
             sizes, mean confidences and representative texts are then over all ``texts``, not the sample.
+        generator: optional: a Hub id or local folder of a text-generation / text2text model, or a callable
+            ``prompt -> text``.
+        prompt: the generator's prompt template (``{keywords}``, ``{documents}``).
+        cache: with ``generator``: the JSON file of earlier answers (e.g. ``<model dir>/cluster_names.json``).
 
     Returns:
         A :class:`ClusterNames` (names, keywords, sizes on those texts).
 
     Raises:
-        ValueError: ``texts`` missing for a model that learns no topics (or serves another partition than its head),
-            or ``labels`` that are not one cluster id of ``model`` per text.
+        ValueError: ``texts`` missing for a model that learns no topics (or serves another partition than its head)
+            or with ``generator``, or ``labels`` that are not one cluster id of ``model`` per text.
 
     Example:
         >>> names = name_clusters(model, training_texts)  # doctest: +SKIP
@@ -134,6 +143,16 @@ def name_clusters(
     """
     num_clusters = model.config.num_clusters
     learned = named_by_topics(model.config)
+    if texts is None and (generator is not None or not learned):
+        why = (
+            "a language model names clusters from their typical texts"
+            if generator is not None
+            else (
+                f"{type(model).__name__} serves a partition without learned topics, its clusters are named after "
+                "their keywords on texts"
+            )
+        )
+        raise ValueError(f"`texts` is required: {why} (pass the training texts).")
     sizes, num_texts = {k: 0 for k in range(num_clusters)}, 0
     summarized: tuple[list[str] | None, Assignments | None] = (None, None)  # what the summary is made of
     if texts is not None:
@@ -153,14 +172,14 @@ def name_clusters(
         sizes, num_texts = {k: int(counts[k]) for k in range(num_clusters)}, len(sample)
     if learned:
         keywords = LearnedTopicsRepresentation(model, top_n=max(words_per_label, MAX_KEYWORDS)).extract()
-    elif texts is None:
-        raise ValueError(
-            f"`texts` is required: {type(model).__name__} serves a partition without learned topics, so its clusters "
-            "are named after their keywords on texts (pass the training texts)."
-        )
     else:
         keywords = cluster_keywords(sample, sampled.clusters, num_clusters, top_n=MAX_KEYWORDS)
-    names = _store_names(model.config, keyword_labels(keywords, words_per_label))
+    if generator is None:
+        names = keyword_labels(keywords, words_per_label)
+    else:
+        namer = GeneratedNamesRepresentation(generator, prompt=prompt, cache=cache)
+        names = namer.names(sample, sampled.clusters, num_clusters, typicality=sampled.typicality, keywords=keywords)
+    names = _store_names(model.config, names)
     setattr(model.config, SUMMARY_KEY, summarize_clusters(*summarized, num_clusters, keywords))
     return ClusterNames(
         names=names,
@@ -193,72 +212,6 @@ def _check_labels(labels, num_texts: int, num_clusters: int) -> np.ndarray:
             f"shape {given.shape} and dtype {given.dtype}. Leave `labels` out to predict them."
         )
     return given
-
-
-def label_clusters(
-    model,
-    texts: Sequence[str] | None = None,
-    words_per_label: int = 3,
-    batch_size: int = 64,
-    *,
-    generator=None,
-    prompt: str = DEFAULT_PROMPT,
-    cache=None,
-) -> dict[int, str]:
-    """Name each cluster of ``model`` and store the names as ``model.config.id2label`` (what the pipeline returns as
-    ``"label"``). A model with a topic model (DEC-CRL) is named after the words it learned
-    (:class:`LearnedTopicsRepresentation`); any other after its c-TF-IDF keywords on ``texts``. With ``generator``, a
-    language model writes each name from those keywords and the cluster's most typical ``texts`` (highest assignment
-    probability), keeping the keyword name where it fails (:class:`GeneratedNamesRepresentation`). Returns the names.
-
-    Args:
-        model: a clusterer.
-        texts: the texts its clusters are named from (the training texts); required without a topic model and with
-            ``generator``.
-        words_per_label: keywords per keyword name.
-        batch_size: texts per encoding batch.
-        generator: optional: a Hub id or local folder of a text-generation / text2text model, or a callable
-            ``prompt -> text``.
-        prompt: the generator's prompt template (``{keywords}``, ``{documents}``).
-        cache: with ``generator``: the JSON file of earlier answers (e.g. ``<model dir>/cluster_names.json``).
-
-    Raises:
-        ValueError: ``texts`` missing where they are needed.
-
-    Example:
-        >>> label_clusters(model, train_texts)  # doctest: +SKIP
-        {0: 'oracle · sql · table', 1: 'python · list · dict', ...}
-    """
-    learned = named_by_topics(model.config)
-    needs_texts = not learned or generator is not None
-    if texts is None and needs_texts:
-        why = (
-            "a language model names clusters from their typical texts"
-            if generator is not None
-            else (
-                f"{type(model).__name__} serves a partition without learned topics, its clusters are named after "
-                "their keywords on texts"
-            )
-        )
-        raise ValueError(f"`texts` is required: {why} (pass the training texts).")
-    if texts is not None:
-        texts = validate_texts(texts)
-    clusters = probabilities = None
-    if needs_texts:
-        probabilities = model.predict_proba(texts, batch_size=batch_size)
-        clusters = probabilities.argmax(axis=1)
-    if learned:
-        keywords = LearnedTopicsRepresentation(model, top_n=max(words_per_label, 8 if generator else 0)).extract()
-    else:
-        keywords = cluster_keywords(texts, clusters, model.config.num_clusters)
-    if generator is None:
-        labels = keyword_labels(keywords, words_per_label)
-    else:
-        namer = GeneratedNamesRepresentation(generator, prompt=prompt, cache=cache)
-        labels = namer.names(
-            texts, clusters, model.config.num_clusters, typicality=probabilities.max(axis=1), keywords=keywords
-        )
-    return _store_names(model.config, labels)
 
 
 # The longest name a user gives a cluster (a name is shown in tables, on one line).

@@ -36,7 +36,7 @@ from ..modeling.loading_checks import check_finite_weights
 from ..modeling.serialization import save_folder
 from ..modeling.validation import check_local_path, validate_texts
 from ..models.remote_code import save_pretrained
-from ..representation import DEFAULT_PROMPT, NAMES_FILE, label_clusters, name_clusters, rename_clusters
+from ..representation import DEFAULT_PROMPT, NAMES_FILE, name_clusters, rename_clusters
 from ..representation.summary import SUMMARY_KEY, cluster_info, merge_summaries, read_cluster_summary
 from .candidate_file import check_kept_candidate, keep_candidates, serve_kept_candidate
 from .curation import (
@@ -278,7 +278,7 @@ class Clusterer:
     ) -> dict[int, str]:
         """Name the clusters with a language model (``generator``: a Hub id, a local folder, or a callable
         ``prompt -> text``) from their keywords and typical ``texts`` (default: the training texts):
-        :func:`~hf_textcluster.representation.label_clusters`. The answers are cached in the folder's
+        :func:`~hf_textcluster.representation.name_clusters`. The answers are cached in the folder's
         ``cluster_names.json`` (written on save). Returns where each name came from (``"generated"`` or
         ``"keywords"``)."""
         texts = self._texts_for("name", texts)
@@ -288,7 +288,7 @@ class Clusterer:
             if earlier is not None:  # the answers already generated travel with the model
                 with open(cache, "w", encoding="utf-8") as f:
                     f.write(earlier)
-            label_clusters(self.model, texts, batch_size=batch_size, generator=generator, prompt=prompt, cache=cache)
+            name_clusters(self.model, texts, batch_size=batch_size, generator=generator, prompt=prompt, cache=cache)
             with open(cache, encoding="utf-8") as f:
                 self._files[NAMES_FILE] = f.read()
         sources = json.loads(self._files[NAMES_FILE]).get("last", {}).get("sources", {})

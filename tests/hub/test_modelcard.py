@@ -21,7 +21,7 @@ from hf_textcluster.hub.model_card import generate_model_card, write_model_card
 from hf_textcluster.models import METHODS
 from hf_textcluster.models.building import from_encoder_pretrained
 from hf_textcluster.models.remote_code import auto_map, remote_code_files
-from hf_textcluster.representation import cluster_keywords, keyword_labels, label_clusters
+from hf_textcluster.representation import cluster_keywords, keyword_labels, name_clusters
 from hf_textcluster.runs.folder import read_training_run
 
 
@@ -58,11 +58,11 @@ def test_keyword_labels_are_unique_with_a_fallback():
     assert labels == {0: "sql · oracle · table", 1: "sql · oracle · table (1)", 2: "cluster_2"}
 
 
-def test_label_clusters_names_the_pipeline_labels(trained_run, toy_corpus, tmp_path):
+def test_name_clusters_names_the_pipeline_labels(trained_run, toy_corpus, tmp_path):
     from transformers import pipeline
 
     model = AutoModel.from_pretrained(trained_run)
-    names = label_clusters(model, toy_corpus[0])
+    names = name_clusters(model, toy_corpus[0]).names
     assert model.config.id2label == names and set(model.config.label2id) == set(names.values())
     model.save_pretrained(tmp_path)
     result = pipeline("text-clustering", model=str(tmp_path))(toy_corpus[0][0])

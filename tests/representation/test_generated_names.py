@@ -18,7 +18,7 @@ from hf_textcluster.representation import (
     GeneratedNamesRepresentation,
     clean_name,
     keyword_labels,
-    label_clusters,
+    name_clusters,
 )
 from tests.conftest import WORDS
 
@@ -250,13 +250,13 @@ def trained_dir(tiny_encoder_dir, toy_corpus, tmp_path_factory) -> Path:
     return out_dir
 
 
-def test_label_clusters_with_a_generator_sets_id2label_from_the_most_typical_texts(trained_dir, toy_corpus):
+def test_name_clusters_with_a_generator_sets_id2label_from_the_most_typical_texts(trained_dir, toy_corpus):
     from hf_textcluster.runs.folder import load_clusterer
 
     model = load_clusterer(trained_dir)
     texts, _ = toy_corpus
     prompts = []
-    names = label_clusters(model, texts, generator=lambda p: prompts.append(p) or f"Topic {len(prompts)}")
+    names = name_clusters(model, texts, generator=lambda p: prompts.append(p) or f"Topic {len(prompts)}").names
     assert model.config.id2label == names and model.config.label2id == {v: k for k, v in names.items()}
     assert sorted(names.values()) == [f"Topic {i}" for i in range(1, len(prompts) + 1)]
     probabilities = model.predict_proba(texts)
@@ -266,7 +266,7 @@ def test_label_clusters_with_a_generator_sets_id2label_from_the_most_typical_tex
     most_typical = texts[members[np.argmax(probabilities[members, k])]]
     assert f"- {most_typical}\n" in prompts[sorted(set(clusters.tolist())).index(k)]
     with pytest.raises(ValueError, match="`texts` is required: a language model names clusters"):
-        label_clusters(model, None, generator=lambda p: "x")
+        name_clusters(model, None, generator=lambda p: "x")
 
 
 def test_cli_name_saves_the_names_and_their_record_beside_the_model(trained_dir, tiny_gpt2_dir, toy_corpus, tmp_path):

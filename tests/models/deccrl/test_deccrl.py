@@ -21,7 +21,7 @@ from hf_textcluster.models.deccrl.losses_deccrl import (
     latent_reconstruction_loss,
     word_log_likelihoods,
 )
-from hf_textcluster.representation import label_clusters
+from hf_textcluster.representation import name_clusters
 from hf_textcluster.representation.topics import cluster_top_words, cluster_topics
 from hf_textcluster.training.losses import dec_kl_loss, dec_target_distribution
 
@@ -220,7 +220,7 @@ def test_topics_survive_save_and_load(tiny_encoder_dir, views_dataset, tmp_path)
     topics = cluster_topics(model, top_n=3)
     assert set(topics) == {0, 1, 2} and all(len(t) == 2 and all(len(w) == 3 for w in t) for t in topics.values())
     assert all(w in model.config.vocabulary for t in topics.values() for words in t for w in words)
-    names = label_clusters(model)  # no texts: the learned words name the clusters
+    names = name_clusters(model).names  # no texts: the learned words name the clusters
     top_words = cluster_top_words(model, top_n=3)
     assert all(names[k].startswith(" · ".join(words)) for k, words in top_words.items())  # "(k)" if two clash
     assert len(set(names.values())) == 3
@@ -359,4 +359,4 @@ def test_lsr_ablation_replaces_the_topic_model(tiny_encoder_dir, views_dataset, 
     loaded = AutoModel.from_pretrained(tmp_path / "lsr")
     assert loaded.config.reconstruction_module == "lsr" and hasattr(loaded, "latent_autoencoder")
     with pytest.raises(ValueError, match="`texts` is required"):
-        label_clusters(loaded)
+        name_clusters(loaded)
