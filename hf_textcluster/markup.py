@@ -14,8 +14,6 @@ import html
 import re
 import unicodedata
 
-__all__ = ["escape_html", "escape_markdown", "markdown_code", "one_line"]
-
 # Characters that open or close a markdown construct anywhere in a line (links, emphasis, code, table cells), and
 # those that do at the start of one (headings, lists, quotes).
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]|~#])")

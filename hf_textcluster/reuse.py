@@ -28,8 +28,6 @@ import torch
 
 from .modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 
-__all__ = ["digest", "embed", "encoding_identity", "reuse", "reusing_results"]
-
 T = TypeVar("T")
 # The store of the innermost active scope (None: no scope, nothing is kept).
 _STORE: contextvars.ContextVar[OrderedDict | None] = contextvars.ContextVar("hf_textcluster_reused", default=None)

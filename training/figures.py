@@ -85,8 +85,8 @@ def make_map(args, run_dir: Path, run_info: dict | None, row: dict | None) -> st
 
     from hf_textcluster import TextClusteringPreTrainedModel, get_method
     from hf_textcluster.apps.plotting import plot_maps_before_after
-    from hf_textcluster.apps.projection import sample_indices
     from hf_textcluster.data import load_benchmark
+    from hf_textcluster.representation.summary import sample_rows
     from hf_textcluster.runs.folder import load_clusterer
 
     if not (run_dir / "config.json").is_file():
@@ -98,7 +98,7 @@ def make_map(args, run_dir: Path, run_info: dict | None, row: dict | None) -> st
         raise ValueError(f"{run_dir} was trained on {run_info['dataset']!r}, not --dataset {args.dataset!r}.")
     dataset = load_benchmark(args.dataset, data_dir=args.data_dir)
     texts, labels = dataset["text"], np.asarray(dataset["label"])
-    rows = sample_indices(len(texts), args.map_sample, args.random_state)
+    rows = sample_rows(len(texts), args.map_sample, args.random_state)
     sample = [texts[int(i)] for i in rows]
 
     trained = load_clusterer(run_dir)

@@ -25,8 +25,9 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ..representation.summary import sample_rows
 from .canvas import new_figure, palette, save_figure
-from .projection import embedding_matrix, method_title, project_2d, sample_indices
+from .projection import embedding_matrix, method_title, project_2d
 
 # More categories than this: no legend (the colours still tell them apart locally).
 MAX_LEGEND_ENTRIES = 20
@@ -128,7 +129,7 @@ def plot_embedding_map(
     x = embedding_matrix(embeddings)
     n = x.shape[0]
     labels, clusters = check_rows("labels", labels, n), check_rows("clusters", clusters, n)
-    rows = sample_indices(n, sample_size, random_state)
+    rows = sample_rows(n, sample_size, random_state)
     # coloured by the true labels when given, else by the clusters
     kind, values, names = ("label", labels, label_names) if labels is not None else ("cluster", clusters, cluster_names)
     coords = project_2d(x[rows], method=method, random_state=random_state, **projection_kwargs)

@@ -1,10 +1,12 @@
 """Embeddings to 2-D points, for the maps of :mod:`~hf_textcluster.apps.plotting` and the cluster report.
 
 UMAP (umap-learn), t-SNE or PCA (scikit-learn). A map of many texts
-draws a seeded sample of them (:func:`sample_indices`), so the same call draws the same picture.
+draws a seeded sample of them (:func:`~hf_textcluster.representation.summary.sample_rows`), so the same call draws
+the same picture.
 
-    from hf_textcluster.apps.projection import project_2d, sample_indices
-    rows = sample_indices(len(embeddings), 3000, random_state=0)
+    from hf_textcluster.apps.projection import project_2d
+    from hf_textcluster.representation.summary import sample_rows
+    rows = sample_rows(len(embeddings), 3000, random_state=0)
     coords = project_2d(embeddings[rows], method="pca")                 # -> (len(rows), 2)
 """
 
@@ -16,7 +18,7 @@ import warnings
 import numpy as np
 
 from ..editing.kmeans import keeping_torch_threads
-from ..modeling.validation import Options, check_scalar, validate_parameters
+from ..modeling.validation import Options, validate_parameters
 
 MAP_METHODS = ("umap", "tsne", "pca")
 # What a map's projection may be asked for: one of MAP_METHODS, or "auto" (see resolve_projection).
@@ -36,30 +38,6 @@ def resolve_projection(projection: str, name: str = "projection") -> str:
     if projection != "auto":
         return projection
     return "umap" if importlib.util.find_spec("umap") is not None else "pca"
-
-
-def sample_indices(num_rows: int, sample_size: int | None, random_state: int | None = 0) -> np.ndarray:
-    """Sorted row indices: all rows, or a seeded sample of ``sample_size`` of them when there are more.
-
-    Args:
-        num_rows: How many rows there are.
-        sample_size: At most this many rows; None keeps all.
-        random_state: Seed of the sample.
-
-    Returns:
-        Sorted row indices.
-
-    Raises:
-        ValueError: ``sample_size`` is not a positive integer or None.
-
-    Example:
-        >>> sample_indices(5, 10).tolist()
-        [0, 1, 2, 3, 4]
-    """
-    check_scalar(sample_size, "sample_size", int, min_val=1, allow_none=True)
-    if sample_size is None or num_rows <= sample_size:
-        return np.arange(num_rows)
-    return np.sort(np.random.default_rng(random_state).choice(num_rows, size=sample_size, replace=False))
 
 
 def embedding_matrix(embeddings, name: str = "embeddings") -> np.ndarray:

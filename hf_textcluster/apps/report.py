@@ -35,7 +35,8 @@ import numpy as np
 
 from ..cache import write_whole
 from ..modeling.validation import validate_texts
-from .projection import resolve_projection, sample_indices
+from ..representation.summary import sample_rows
+from .projection import resolve_projection
 from .report_data import DEFAULT_SAMPLE_SIZE, ReportData
 from .report_sections import render_page
 
@@ -241,7 +242,7 @@ def cluster_report(
     texts = validate_texts(texts)
     if labels is not None and len(labels) != len(texts):
         raise ValueError(f"`labels` has {len(labels)} items but `texts` has {len(texts)}; give one label per text.")
-    sample_indices(len(texts), sample_size, random_state)  # a bad sample_size fails before the encoding pass
+    sample_rows(len(texts), sample_size, random_state)  # a bad sample_size fails before the encoding pass
     from ..modeling.calibration import DEFAULT_OUTLIER_QUANTILE, check_outlier_quantile
     from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 

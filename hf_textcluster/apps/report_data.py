@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from ..modeling.validation import validate_texts
+from ..representation.summary import sample_rows
 from .plotting import check_rows, is_placeholder_names
-from .projection import sample_indices
 from .report_figures import cluster_centres
 
 DEFAULT_SAMPLE_SIZE = 3000
@@ -209,7 +209,7 @@ class ReportData:
             raise ValueError(f"`embeddings` must be a {n} x d matrix (one row per text), got shape {embeddings.shape}.")
         if n < 4:
             raise ValueError(f"A report needs at least 4 texts (its map does), got {n}.")
-        rows = sample_indices(n, sample_size, random_state)
+        rows = sample_rows(n, sample_size, random_state)
         clusters, num_clusters = probs.argmax(axis=1), probs.shape[1]
         from ..representation import ClassTfidfRepresentation
 

@@ -7,8 +7,9 @@ import os
 
 from ..apps.canvas import check_image_path
 from ..apps.plotting import is_placeholder_names, plot_clustering_overview
-from ..apps.projection import resolve_projection, sample_indices
+from ..apps.projection import resolve_projection
 from ..data import load_text_file
+from ..representation.summary import sample_rows
 from ..runs.folder import load_clusterer
 from ._args import add_map_args, add_model_input_args, add_output_args, check_output_file
 
@@ -45,7 +46,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     model = load_clusterer(args.model)
     # every text's cluster for the sizes; the map shows a seeded sample of them
     clusters = model.predict(texts, batch_size=args.batch_size)
-    rows = sample_indices(len(texts), args.map_sample, args.seed)
+    rows = sample_rows(len(texts), args.map_sample, args.seed)
     embeddings = model.embed([texts[i] for i in rows], batch_size=args.batch_size)
     labels = dataset.select(rows)["label"] if args.label_column else None
     label_names = dataset.features["label"].names if args.label_column else None

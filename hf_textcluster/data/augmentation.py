@@ -32,8 +32,6 @@ from .nlpaug_augmenters import ContextualWordSubstitution, WordNetSynonymAugment
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["AUGMENTERS", "get_augmenter", "add_augmented_views"]
-
 
 AUGMENTERS: dict[str, type[TextAugmenter]] = {
     cls.name: cls

@@ -14,8 +14,6 @@ from collections.abc import Sequence
 
 from ..modeling.validation import check_scalar, validate_texts
 
-__all__ = ["TextAugmenter", "VirtualAugmenter", "RandomWordDeletion", "RandomWordSwap", "derive_seed"]
-
 
 def derive_seed(seed: int, index: int, view: int) -> int:
     """A 32-bit seed for view ``view`` of row ``index`` (stable across processes and Python versions)."""

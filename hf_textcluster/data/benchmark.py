@@ -41,8 +41,6 @@ from .corpora import BENCHMARKS, CORPORA, CorpusSpec, resolve_benchmark_name
 from .precomputed import JoinedRows, augmented_file, join_views, missing_file_error, resolve_augmentation
 from .readers import parse_raw, read_text_label_csv
 
-__all__ = ["ShortTextClusteringBenchmark", "ShortTextClusteringConfig", "DATA_DIR_ENV"]
-
 DATA_DIR_ENV = "HF_TEXTCLUSTER_DATA_DIR"
 _VERSION = datasets.Version("1.0.0")
 

@@ -15,8 +15,6 @@ from .benchmark import DATA_DIR_ENV, ShortTextClusteringBenchmark
 from .corpora import CORPORA, resolve_benchmark_name
 from .readers import read_text_label_csv
 
-__all__ = ["load_benchmark", "load_sample", "load_texts", "check_column", "default_data_dir"]
-
 # The labelled sample shipped in the package (its source, sampling and licence: SOURCE.md beside it).
 SAMPLE_FILE = Path(__file__).parent / "sample" / "stackoverflow_titles.csv.gz"
 

@@ -18,8 +18,6 @@ from collections.abc import Sequence
 
 from .augmenters import TextAugmenter, check_probability
 
-__all__ = ["WordNetSynonymAugmenter", "ContextualWordSubstitution", "DEFAULT_STOPWORDS"]
-
 
 @contextlib.contextmanager
 def _seeded_global_rngs(seed: int):

@@ -22,8 +22,6 @@ import datasets
 from ..modeling.validation import check_scalar, is_blank
 from .loading import check_column, load_texts
 
-__all__ = ["DEFAULT_CHUNK_SIZE", "TEXT_FILE_SUFFIXES", "load_text_file", "text_chunks"]
-
 TEXT_FILE_SUFFIXES = (".csv", ".tsv", ".jsonl", ".json", ".parquet", ".txt")
 DEFAULT_CHUNK_SIZE = 10_000
 

@@ -24,25 +24,9 @@ from typing import Any
 import numpy as np
 
 from ..markup import one_line
-from ..modeling.validation import Interval, validate_texts
+from ..modeling.validation import Interval, check_scalar, validate_texts
 from .ctfidf import ClassTfidfRepresentation
 from .topics import LearnedTopicsRepresentation
-
-__all__ = [
-    "COLUMNS",
-    "MAX_KEYWORDS",
-    "MAX_REPRESENTATIVE_TEXTS",
-    "MAX_TEXT_CHARS",
-    "SUMMARY_KEY",
-    "Assignments",
-    "assign_embeddings",
-    "assign_texts",
-    "cluster_info",
-    "merge_summaries",
-    "read_cluster_summary",
-    "summarize_clusters",
-    "summarize_model",
-]
 
 SUMMARY_KEY = "cluster_summary"  # the config attribute (and config.json key) the summary is saved under
 MAX_KEYWORDS = 10
@@ -151,7 +135,16 @@ def typical_texts(
 
 
 def sample_rows(num_rows: int, size: int | None, seed: int | None = 0) -> np.ndarray:
-    """All row indices, or a seeded sample of ``size`` of them (sorted) when there are more."""
+    """All row indices, or a seeded sample of ``size`` of them (sorted) when there are more.
+
+    Raises:
+        ValueError: ``size`` is not a positive integer or None (the error names it ``sample_size``).
+
+    Example:
+        >>> sample_rows(5, 10).tolist()
+        [0, 1, 2, 3, 4]
+    """
+    check_scalar(size, "sample_size", int, min_val=1, allow_none=True)
     if size is None or num_rows <= size:
         return np.arange(num_rows)
     return np.sort(np.random.default_rng(seed).choice(num_rows, size=size, replace=False))
