@@ -49,9 +49,9 @@ def _names_by_id(
     """A name for every cluster id: the given name (keyed by the id or its string), else its top keywords when the
     given names are missing or only placeholders, else ``cluster_<id>``."""
     if cluster_names is None or is_placeholder_names(cluster_names):
-        from ..representation import keyword_labels
+        from ..representation import BaseRepresentation
 
-        cluster_names = keyword_labels(keywords)
+        cluster_names = BaseRepresentation.labels(keywords)
     return {k: str(cluster_names.get(k, cluster_names.get(str(k), f"cluster_{k}"))) for k in range(num_clusters)}
 
 
@@ -98,9 +98,9 @@ def cluster_summaries(
     )
     clusters, num_clusters = probs.argmax(axis=1), probs.shape[1]
     if keywords is None:
-        from ..representation import cluster_keywords  # c-TF-IDF
+        from ..representation import ClassTfidfRepresentation
 
-        keywords = cluster_keywords(texts, clusters, num_clusters, top_n=NUM_KEYWORDS)
+        keywords = ClassTfidfRepresentation(top_n=NUM_KEYWORDS).extract(texts, clusters, num_clusters)
     names = _names_by_id(cluster_names, keywords, num_clusters)
     # typicality: near the centre is typical (a calibrated model), else a confident assignment
     atypicality = distance if distance is not None else -confidence

@@ -165,7 +165,7 @@ def split_cluster(
 
     The cluster's members among ``texts`` are split by k-means in the head's input space; each head gets one row
     per part from the parts' means (see :mod:`hf_textcluster.editing.rows`), so the copy serves the
-    split partition itmodel. The first part keeps the id ``cluster``, the others get ids ``K .. K+n-2``;
+    split partition itself. The first part keeps the id ``cluster``, the others get ids ``K .. K+n-2``;
     ``cluster_mapping_`` (old id -> new id) is the identity. Names get `` (1)``, `` (2)``... The calibration is
     refitted on ``texts``.
 

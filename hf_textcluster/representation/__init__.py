@@ -44,26 +44,12 @@ __all__ = [
     "LearnedTopicsRepresentation",
     "assign_texts",
     "cluster_info",
-    "cluster_keywords",
-    "keyword_labels",
     "name_clusters",
     "rename_clusters",
 ]
 
 # Texts a model's clusters are named on at most (a seeded sample beyond): the keywords of 10,000 texts are stable.
 DEFAULT_NAMING_SAMPLE_SIZE = 10_000
-
-
-def cluster_keywords(
-    texts: Sequence[str], clusters: Sequence[int], num_clusters: int, top_n: int = 8, stop_words: str | None = "english"
-) -> dict[int, list[str]]:
-    """The ``top_n`` most distinctive words of each cluster (class-based TF-IDF, :class:`ClassTfidfRepresentation`)."""
-    return ClassTfidfRepresentation(top_n=top_n, stop_words=stop_words).extract(texts, clusters, num_clusters)
-
-
-def keyword_labels(keywords: Mapping[int, Sequence[str]], words_per_label: int = 3) -> dict[int, str]:
-    """Cluster names made of their top keywords (``"oracle · sql · table"``), unique, ``cluster_<k>`` if none."""
-    return BaseRepresentation.labels(keywords, words_per_label)
 
 
 @dataclass
@@ -173,9 +159,9 @@ def name_clusters(
     if learned:
         keywords = LearnedTopicsRepresentation(model, top_n=max(words_per_label, MAX_KEYWORDS)).extract()
     else:
-        keywords = cluster_keywords(sample, sampled.clusters, num_clusters, top_n=MAX_KEYWORDS)
+        keywords = ClassTfidfRepresentation(top_n=MAX_KEYWORDS).extract(sample, sampled.clusters, num_clusters)
     if generator is None:
-        names = keyword_labels(keywords, words_per_label)
+        names = BaseRepresentation.labels(keywords, words_per_label)
     else:
         namer = GeneratedNamesRepresentation(generator, prompt=prompt, cache=cache)
         names = namer.names(sample, sampled.clusters, num_clusters, typicality=sampled.typicality, keywords=keywords)

@@ -23,7 +23,7 @@ from ..editing.rows import OnlineCentres
 from ..evaluation.metrics import cluster_accuracy
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.serialization import recover_folder, save_folder
-from ..representation import cluster_keywords, keyword_labels
+from ..representation import BaseRepresentation, ClassTfidfRepresentation
 from ..representation.summary import SUMMARY_KEY, assign_texts, summarize_model
 from .folder import PREVIOUS_FOLDER, RunFolder
 
@@ -45,8 +45,8 @@ def name_edited_clusters(model, texts: Sequence[str], clusters: Sequence[int], e
     Returns the names given."""
     if not edited or all(str(name) == f"cluster_{k}" for k, name in model.config.id2label.items()):
         return {}
-    keywords = cluster_keywords(list(texts), np.asarray(clusters), model.config.num_clusters)
-    labels = keyword_labels(keywords)
+    keywords = ClassTfidfRepresentation().extract(list(texts), np.asarray(clusters), model.config.num_clusters)
+    labels = BaseRepresentation.labels(keywords)
     taken = {name for k, name in model.config.id2label.items() if k not in set(edited)}
     given = {}
     for k in edited:

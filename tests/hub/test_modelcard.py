@@ -21,7 +21,7 @@ from hf_textcluster.hub.model_card import generate_model_card, write_model_card
 from hf_textcluster.models import METHODS
 from hf_textcluster.models.building import from_encoder_pretrained
 from hf_textcluster.models.remote_code import auto_map, remote_code_files
-from hf_textcluster.representation import cluster_keywords, keyword_labels, name_clusters
+from hf_textcluster.representation import BaseRepresentation, ClassTfidfRepresentation, name_clusters
 from hf_textcluster.runs.folder import read_training_run
 
 
@@ -45,16 +45,16 @@ def run(trained_run):
 def test_cluster_keywords_are_the_distinctive_words_of_each_cluster(toy_corpus):
     texts, labels = toy_corpus
     TOPICS = [{w for t, y in zip(texts, labels) if y == k for w in t.split()} for k in range(3)]
-    keywords = cluster_keywords(texts, labels, num_clusters=4, top_n=5)
+    keywords = ClassTfidfRepresentation(top_n=5).extract(texts, labels, num_clusters=4)
     for k in range(3):
         assert len(keywords[k]) == 5 and set(keywords[k]) <= set(TOPICS[k]), (k, keywords[k])
     assert keywords[3] == []  # an empty cluster
     with pytest.raises(ValueError, match="one cluster per text"):
-        cluster_keywords(texts, labels[:-1], num_clusters=3)
+        ClassTfidfRepresentation().extract(texts, labels[:-1], num_clusters=3)
 
 
 def test_keyword_labels_are_unique_with_a_fallback():
-    labels = keyword_labels({0: ["sql", "oracle", "table", "join"], 1: ["sql", "oracle", "table"], 2: []})
+    labels = BaseRepresentation.labels({0: ["sql", "oracle", "table", "join"], 1: ["sql", "oracle", "table"], 2: []})
     assert labels == {0: "sql · oracle · table", 1: "sql · oracle · table (1)", 2: "cluster_2"}
 
 

@@ -14,10 +14,10 @@ from hf_textcluster.models.building import from_encoder_pretrained
 from hf_textcluster.representation import (
     DEFAULT_PROMPT,
     NAMES_FILE,
+    BaseRepresentation,
     ClassTfidfRepresentation,
     GeneratedNamesRepresentation,
     clean_name,
-    keyword_labels,
     name_clusters,
 )
 from tests.conftest import WORDS
@@ -132,7 +132,7 @@ def test_names_are_generated_unique_and_fall_back_to_keywords(tmp_path):
     answers = iter(["SQL tables", "**SQL tables**", "###"])
     namer = GeneratedNamesRepresentation(lambda prompt: next(answers))
     names = namer.names(TEXTS, CLUSTERS, 4)
-    keyword_names = keyword_labels(ClassTfidfRepresentation().extract(TEXTS, CLUSTERS, 4))
+    keyword_names = BaseRepresentation.labels(ClassTfidfRepresentation().extract(TEXTS, CLUSTERS, 4))
     assert names == {0: "SQL tables", 1: "SQL tables (1)", 2: keyword_names[2], 3: "cluster_3"}
     assert namer.sources == {0: "generated", 1: "generated", 2: "keywords", 3: "keywords"}
 

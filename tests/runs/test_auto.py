@@ -318,7 +318,7 @@ def test_the_default_train_command_runs_to_its_summary_and_names_the_served_clus
     tiny_encoder_dir, toy_corpus, tmp_path, capsys
 ):
     from hf_textcluster.cli import main
-    from hf_textcluster.representation import cluster_keywords, keyword_labels
+    from hf_textcluster.representation import BaseRepresentation, ClassTfidfRepresentation
 
     texts, labels = toy_corpus
     _write_texts(tmp_path / "texts.csv", texts, labels)
@@ -336,7 +336,7 @@ def test_the_default_train_command_runs_to_its_summary_and_names_the_served_clus
     assert f"Saved the clusterer to {out}" in printed and " MB)" in printed
     assert f"Serves {model.config.served_partition} (" in printed
     # the names are those of the served clusters (not of a signal's head, which auto may not serve)
-    expected = keyword_labels(cluster_keywords(texts, served, 3))
+    expected = BaseRepresentation.labels(ClassTfidfRepresentation().extract(texts, served, 3))
     assert {int(k): v for k, v in model.config.id2label.items()} == expected
     assert all(name in printed for name in expected.values())
 
