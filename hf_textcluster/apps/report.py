@@ -28,14 +28,14 @@ plotly is optional: ``pip install "hf_textcluster[report]"``.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
 from ..cache import write_whole
 from ..modeling.validation import validate_texts
-from ..representation.summary import sample_rows
+from ..representation.summary import assign_embeddings, sample_rows
 from .projection import resolve_projection
 from .report_data import DEFAULT_SAMPLE_SIZE, ReportData
 from .report_sections import render_page
@@ -155,33 +155,16 @@ def model_outputs(
         >>> sorted(outputs)  # a calibrated model  # doctest: +SKIP
         ['confidence', 'distance', 'is_outlier', 'probabilities']
     """
-    import torch
-
     from ..modeling.calibration import DEFAULT_OUTLIER_QUANTILE, check_outlier_quantile
 
     quantile = check_outlier_quantile(DEFAULT_OUTLIER_QUANTILE if outlier_quantile is None else outlier_quantile)
     model._check_clusters_initialized()
-    embeddings = torch.from_numpy(np.ascontiguousarray(embeddings, dtype=np.float32))
-
-    def in_batches(head: Callable, *rows):
-        """``head`` over ``batch_size`` rows at a time on the model's device, the results concatenated on the CPU."""
-        starts = range(0, len(embeddings), batch_size)
-        return torch.cat([head(*(r[i : i + batch_size].to(model.device) for r in rows)).cpu() for i in starts])
-
-    was_training = model.training
-    model.eval()
-    try:
-        with torch.inference_mode():
-            probs = in_batches(lambda e: model.cluster_probabilities(e).float(), embeddings)
-            out = {"probabilities": probs.numpy()}
-            if model.is_calibrated:
-                clusters = probs.argmax(dim=-1)
-                distance = in_batches(model.calibration.distance, embeddings, clusters)
-                out["confidence"] = in_batches(model.calibrated_confidence, embeddings, probs).numpy()
-                out["distance"] = distance.numpy()
-                out["is_outlier"] = (distance > model.calibration.thresholds(quantile).cpu()[clusters]).numpy()
-    finally:
-        model.train(was_training)
+    assigned = assign_embeddings(model, embeddings, batch_size, keep_probabilities=True)
+    out = {"probabilities": assigned.probabilities.astype(np.float32)}
+    if model.is_calibrated:
+        distance = -assigned.typicality
+        threshold = model.calibration.thresholds(quantile).float().cpu().numpy()[assigned.clusters]
+        out.update(confidence=assigned.confidence, distance=distance, is_outlier=distance > threshold)
     return out
 
 

@@ -47,11 +47,13 @@ class Assignments:
             assigned cluster; None when unknown.
         typicality: (N,) higher is more typical of its cluster: minus the cosine distance to the cluster's
             calibrated centre (a calibrated model), else the probability; None when unknown.
+        probabilities: (N, K) the soft assignments, when asked for (``assign_embeddings(keep_probabilities=True)``).
     """
 
     clusters: np.ndarray
     confidence: np.ndarray | None = None
     typicality: np.ndarray | None = None
+    probabilities: np.ndarray | None = None
 
     def take(self, rows: np.ndarray) -> Assignments:
         """The assignments of ``rows`` only."""
@@ -82,13 +84,16 @@ def assign_texts(model, texts: Sequence[str], batch_size: int = 128, precision: 
     return Assignments(probabilities.argmax(axis=1).astype(np.int64), top, top)
 
 
-def assign_embeddings(model, embeddings: np.ndarray, batch_size: int = 4096) -> Assignments:
+def assign_embeddings(
+    model, embeddings: np.ndarray, batch_size: int = 4096, keep_probabilities: bool = False
+) -> Assignments:
     """:func:`assign_texts` from the texts' pooled embeddings (``model.embed``, or a training run's pass over its
-    texts): the heads only, no encoding pass; the same result as :func:`assign_texts` on the texts."""
+    texts): the heads only, no encoding pass; the same result as :func:`assign_texts` on the texts. With
+    ``keep_probabilities``, also the N x K soft assignments (``probabilities``)."""
     import torch
 
     # no text: the arrays are empty (each part is concatenated after this one)
-    parts = [(np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0))]
+    parts = [(np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0), np.zeros((0, model.config.num_clusters)))]
     was_training = model.training
     model.eval()
     try:
@@ -103,13 +108,19 @@ def assign_embeddings(model, embeddings: np.ndarray, batch_size: int = 4096) -> 
                     typicality = -model.calibration.distance(batch, clusters)
                 else:
                     confidence = typicality = probs.gather(1, clusters[:, None])[:, 0]
+                kept = probs.cpu().numpy() if keep_probabilities else parts[0][3]
                 parts.append(
-                    (clusters.cpu().numpy(), confidence.float().cpu().numpy(), typicality.float().cpu().numpy())
+                    (clusters.cpu().numpy(), *(t.float().cpu().numpy() for t in (confidence, typicality)), kept)
                 )
     finally:
         model.train(was_training)
-    clusters, confidence, typicality = (np.concatenate(arrays) for arrays in zip(*parts))
-    return Assignments(clusters.astype(np.int64), confidence.astype(np.float64), typicality.astype(np.float64))
+    clusters, confidence, typicality, probabilities = (np.concatenate(arrays) for arrays in zip(*parts))
+    return Assignments(
+        clusters.astype(np.int64),
+        confidence.astype(np.float64),
+        typicality.astype(np.float64),
+        probabilities if keep_probabilities else None,
+    )
 
 
 def _clean_text(value: Any, max_chars: int) -> str:
