@@ -68,7 +68,7 @@ def test_load_reads_the_model_its_record_and_its_training_texts(saved, toy_corpu
     texts = toy_corpus[0]
     clusterer = Clusterer.load(saved / "model")
     model = AutoModel.from_pretrained(saved / "model")
-    assert clusterer.texts == texts and clusterer.run["method"] == "sccl" and clusterer.path == str(saved / "model")
+    assert clusterer.texts == texts and clusterer.run.method == "sccl" and clusterer.path == str(saved / "model")
     np.testing.assert_array_equal(clusterer.predict(texts), model.predict(texts))
     expected = cluster_info(model)
     assert clusterer.cluster_info().equals(expected)
@@ -81,7 +81,7 @@ def test_merge_equals_merge_clusters_and_names_the_merged_cluster(saved, toy_cor
     expected = merge_clusters(AutoModel.from_pretrained(saved / "model"), [[0, 2]], texts=texts)
     np.testing.assert_array_equal(clusterer.predict(texts), expected.predict(texts))
     assert list(clusterer.model.cluster_mapping_) == [0, 1, 0, 2]
-    edit = clusterer.run["edits"][-1]
+    edit = clusterer.run.edits[-1]
     assert edit["op"] == "merge" and edit["clusters"] == [[0, 2]] and edit["mapping"] == [0, 1, 0, 2]
     table = clusterer.cluster_info()  # the summary recomputed on the training texts
     assert table["size"].tolist() == np.bincount(clusterer.predict(texts), minlength=K - 1).tolist()
@@ -108,7 +108,7 @@ def test_split_equals_split_cluster_and_needs_texts(saved, toy_corpus):
     clusterer = Clusterer.load(saved / "model").split(cluster, num_clusters=3)
     expected = split_cluster(model, cluster, n=3, texts=texts)
     np.testing.assert_array_equal(clusterer.predict(texts), expected.predict(texts))
-    edit = clusterer.run["edits"][-1]
+    edit = clusterer.run.edits[-1]
     assert edit["op"] == "split" and edit["clusters"] == [cluster] and edit["new_ids"] == [cluster, K, K + 1]
     assert len(set(clusterer.model.config.id2label.values())) == K + 2
     bare = Clusterer.load(saved / "model")
@@ -124,7 +124,7 @@ def test_reduce_merges_the_closest_calibrated_centres(saved, toy_corpus):
     clusterer = Clusterer.load(saved / "model").reduce(2)
     expected = merge_clusters(source, groups, texts=texts)
     np.testing.assert_array_equal(clusterer.predict(texts), expected.predict(texts))
-    edit = clusterer.run["edits"][-1]
+    edit = clusterer.run.edits[-1]
     assert edit["op"] == "merge" and edit["reduced_to"] == 2 and edit["clusters"] == groups
     with pytest.raises(ValueError, match=f"from 2 to {K - 1}"):
         Clusterer.load(saved / "model").reduce(K)
@@ -139,7 +139,7 @@ def test_update_equals_the_online_update_started_from_the_training_texts(saved, 
     expected = update(model, new)
     np.testing.assert_array_equal(result.clusters, expected.clusters)
     np.testing.assert_allclose(result.moved, expected.moved, atol=1e-6)
-    assert clusterer.run["edits"][-1]["op"] == "update" and clusterer.run["edits"][-1]["texts"] == 40
+    assert clusterer.run.edits[-1]["op"] == "update" and clusterer.run.edits[-1]["texts"] == 40
 
 
 def test_rename_equals_rename_clusters(saved):
@@ -176,7 +176,7 @@ def test_refine_equals_serve_partition(saved, toy_corpus):
     expected = serve_partition(model, model.embed(texts), serve="kmeans")
     np.testing.assert_array_equal(choice.labels, expected.labels)
     np.testing.assert_array_equal(clusterer.predict(texts), model.predict(texts))
-    assert clusterer.model.is_calibrated and clusterer.run["serving"]["served"] == "kmeans"
+    assert clusterer.model.is_calibrated and clusterer.run.serving["served"] == "kmeans"
 
 
 def test_recluster_equals_initialize_clusters_and_calibrate_equals_model_calibrate(saved, toy_corpus):
