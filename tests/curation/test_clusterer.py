@@ -91,7 +91,7 @@ def test_merge_equals_merge_clusters_and_names_the_merged_cluster(saved, toy_cor
 
 def test_reduce_without_texts_merges_the_saved_summary(saved, toy_corpus):
     clusterer = Clusterer.load(saved / "model")
-    clusterer.run.pop("input")  # no training texts to be found
+    clusterer.run.input = None  # no training texts to be found
     before = clusterer.cluster_info()
     clusterer.reduce(3)
     after = clusterer.cluster_info()
@@ -112,7 +112,7 @@ def test_split_equals_split_cluster_and_needs_texts(saved, toy_corpus):
     assert edit["op"] == "split" and edit["clusters"] == [cluster] and edit["new_ids"] == [cluster, K, K + 1]
     assert len(set(clusterer.model.config.id2label.values())) == K + 2
     bare = Clusterer.load(saved / "model")
-    bare.run.pop("input")
+    bare.run.input = None
     with pytest.raises(ValueError, match="split needs texts"):
         bare.split(cluster)
 
