@@ -9,11 +9,10 @@ Writes into --output-dir (default docs/):
                                    the pretrained encoder's embeddings (before training: the encoder the run started
                                    from, by default the pip-shipped MiniLM) beside the trained model's in
                                    runs/bench/<method>-<dataset>-seed<seed>.
-  training_<method>_<dataset>.png  the run's loss terms and cluster health over the steps, from its log history: a
-                                   trainer_state.json (the run folder or its newest checkpoint), else a `log_history`
-                                   in training_run.json, else the health checks bench.py stored in docs/results.json.
-                                   The benchmark trains with save_strategy="no", so its runs usually have no
-                                   trainer_state.json: the script says what it found and draws what there is.
+  training_<method>_<dataset>.png  the run's loss terms and cluster health over the steps, from its log history: the
+                                   trainer_state.json saved beside the model (or in its newest checkpoint), else the
+                                   health checks bench.py stored in docs/results.json: the script says what it found
+                                   and draws what there is.
   leaderboard_<metric>.png         ACC (or --metric nmi) per corpus of the baselines and of each method's head and
                                    k-means on its embeddings, mean over seeds, from docs/results.json.
 
@@ -148,7 +147,7 @@ def make_map(args, run_dir: Path, run_info: dict | None, row: dict | None) -> st
     )
 
 
-def find_log_history(run_dir: Path, run_info: dict | None, row: dict | None) -> tuple[list[dict] | None, str]:
+def find_log_history(run_dir: Path, row: dict | None) -> tuple[list[dict] | None, str]:
     """The run's log history and where it came from (or None and why there is none)."""
     from hf_textcluster.apps.training_curves import load_log_history
 
@@ -156,8 +155,6 @@ def find_log_history(run_dir: Path, run_info: dict | None, row: dict | None) -> 
         return load_log_history(run_dir), "its trainer_state.json"
     except FileNotFoundError:
         pass
-    if run_info and isinstance(run_info.get("log_history"), list):
-        return run_info["log_history"], "training_run.json's log_history"
     if row and row.get("health"):
         history = [
             {"step": entry["step"], **{f"health_{k}": v for k, v in entry.items() if k != "step"}}
@@ -167,16 +164,13 @@ def find_log_history(run_dir: Path, run_info: dict | None, row: dict | None) -> 
             "the cluster health checks stored in results.json only (no losses: the run was saved with "
             "save_strategy='no', without trainer_state.json)"
         )
-    return None, (
-        "no log history: the run has no trainer_state.json (saved with save_strategy='no'), its "
-        "training_run.json holds no log_history and results.json no health checks for it"
-    )
+    return None, "no log history: the run has no trainer_state.json and results.json no health checks for it"
 
 
 def make_curves(args, run_dir: Path, run_info: dict | None, row: dict | None) -> str:
     from hf_textcluster.apps.training_curves import plot_training_curves
 
-    history, source = find_log_history(run_dir, run_info, row)
+    history, source = find_log_history(run_dir, row)
     if history is None:
         return f"skipped the training curves of {run_dir}: {source}"
     path = Path(args.output_dir) / f"training_{args.method}_{args.dataset}.png"

@@ -23,6 +23,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     """Reduce ``--model`` to ``--num-clusters`` clusters."""
     clusterer, _, where = run_edit(args, "reduce", num_clusters=args.num_clusters)
-    groups = "; ".join(" + ".join(map(str, group)) for group in clusterer.run["edits"][-1]["clusters"])
+    groups = "; ".join(" + ".join(map(str, group)) for group in clusterer.run.edits[-1]["clusters"])
     print(f"Reduced {args.model} to {clusterer.model.config.num_clusters} clusters by merging {groups}; {where}.")
     return 0

@@ -24,7 +24,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     clusterer, _, where = run_edit(
         args, "split", cluster=args.cluster, num_clusters=args.num_clusters, random_state=args.seed
     )
-    new_ids = clusterer.run["edits"][-1]["new_ids"]
+    new_ids = clusterer.run.edits[-1]["new_ids"]
     print(
         f"Split cluster {args.cluster} of {args.model} into clusters {', '.join(map(str, new_ids))}: "
         f"{clusterer.model.config.num_clusters} clusters now; {where}."

@@ -21,6 +21,7 @@ from ..encoders import _PIP_SHIPPED_ENCODERS, shipped_encoder_id
 from ..representation import ClassTfidfRepresentation
 from ..representation.summary import sample_rows
 from ..runs.recipes import load_recipe
+from ..runs.record import RunRecord
 from ..runs.training_texts import find_training_texts
 
 PLACEHOLDER_REPO_ID = "your-org/your-model"
@@ -62,18 +63,18 @@ def method_fields(config) -> dict[str, Any]:
     return {f.name: getattr(config, f.name) for f in dataclasses.fields(config) if f.name not in skip}
 
 
-def training_arguments(run: Mapping[str, Any] | None) -> dict[str, Any]:
-    if not run or not run.get("method"):
+def training_arguments(run: RunRecord) -> dict[str, Any]:
+    if not run.method:
         return {}
     try:
-        values = dict(load_recipe(run["method"], run.get("recipe", "cpu"), run.get("dataset"))["training"])
+        values = dict(load_recipe(run.method, run.recipe or "cpu", run.dataset)["training"])
     except ValueError:
         values = {}
-    values.update(run.get("training_overrides") or {})
-    schedule = run.get("schedule") or {}
+    values.update(run.training_overrides or {})
+    schedule = run.schedule or {}
     if schedule.get("max_steps"):  # the steps the run's schedule gave it (sized to its corpus), not the recipe's cap
         values["max_steps"] = schedule["max_steps"]
-    values["seed"] = run.get("seed", 0)
+    values["seed"] = run.seed or 0
     return values
 
 
@@ -83,11 +84,11 @@ def served_partition(config) -> str:
 
 
 def measured_metrics(
-    run: Mapping[str, Any], metrics: Mapping[str, Any] | None, stacklevel: int = 2
+    run: RunRecord, metrics: Mapping[str, Any] | None, stacklevel: int = 2
 ) -> tuple[dict[str, float], list[str]]:
     """The metrics to report (``metrics`` over the run's) and the display names of the required ones missing (a
     :class:`MetricsNotMeasuredWarning` at ``stacklevel`` says so)."""
-    measured = normalize_metrics(run.get("metrics"))
+    measured = normalize_metrics(run.metrics)
     measured.update(normalize_metrics(metrics))
     missing = [CARD_METRICS[key][1] for key in REQUIRED_METRICS if key not in measured]
     if missing:
@@ -116,7 +117,7 @@ def keywords_and_sizes(model, texts, clusters, top_n: int):
 
 
 def card_texts(
-    run: dict | None,
+    run: RunRecord | None,
     texts: Sequence[str] | None,
     data_dir: str | os.PathLike | None,
     max_texts: int | None,
@@ -126,7 +127,7 @@ def card_texts(
     :meth:`~hf_textcluster.runs.folder.RunFolder.training_texts`), sampled down to ``max_texts``.
 
     Args:
-        run: the run record (``training_run.json``) or ``None``.
+        run: the run record (``training_run.json``), or ``None``.
         texts: texts the caller passed, or ``None``.
         data_dir: the benchmark files' folder.
         max_texts: the sample size (``None``: all).
@@ -157,7 +158,7 @@ class CardData:
     the model, its run record and the card's arguments."""
 
     model: Any
-    run: dict[str, Any]
+    run: RunRecord
     method_name: str
     dataset_name: str | None
     measured: dict[str, float]

@@ -19,6 +19,7 @@ from ..data import CORPORA
 from ..markup import escape_markdown, markdown_code, one_line
 from ..models import METHODS, card_fields
 from ..representation import LearnedTopicsRepresentation
+from ..runs.record import RunRecord
 from ..runs.training_texts import run_input_file
 from .card_data import (
     CARD_METRICS,
@@ -74,14 +75,14 @@ def _training_flags(overrides: Mapping[str, Any]) -> list[str]:
     return flags
 
 
-def training_command(run: Mapping[str, Any] | None, num_clusters: int, output_dir: str = "runs/model") -> str:
-    """The ``hf-textcluster train`` command that reproduces ``run`` (a ``training_run.json``)."""
-    if not run:
+def training_command(run: RunRecord, num_clusters: int, output_dir: str = "runs/model") -> str:
+    """The ``hf-textcluster train`` command that reproduces ``run`` (its ``training_run.json``)."""
+    if not run.method:
         return "# not recorded: this model was not trained with `hf-textcluster train` (no training_run.json)"
-    parts = ["hf-textcluster train", f"--method {run.get('method', '?')}"]
+    parts = ["hf-textcluster train", f"--method {run.method}"]
     source = run_input_file(run)
-    if run.get("dataset"):
-        parts.append(f"--dataset {run['dataset']}")
+    if run.dataset:
+        parts.append(f"--dataset {run.dataset}")
     elif source:
         parts.append(f"--input {os.path.basename(source['path'])}")
         if source.get("text_column") not in (None, "text"):
@@ -91,39 +92,38 @@ def training_command(run: Mapping[str, Any] | None, num_clusters: int, output_di
         parts.append(f"--num-clusters {num_clusters}")
     else:
         parts += ["--input <your texts file>", f"--num-clusters {num_clusters}"]
-    parts += [f"--output-dir {output_dir}", f"--recipe {run.get('recipe', 'cpu')}"]
-    if run.get("augmentation") and run["augmentation"] != "custom":  # "custom": views given with the data
-        parts.append(f"--augmentation {run['augmentation']}")
-    parts.append(f"--seed {run.get('seed', 0)}")
-    encoder = encoder_hub_id(run.get("encoder"))
+    parts += [f"--output-dir {output_dir}", f"--recipe {run.recipe or 'cpu'}"]
+    if run.augmentation and run.augmentation != "custom":  # "custom": views given with the data
+        parts.append(f"--augmentation {run.augmentation}")
+    parts.append(f"--seed {run.seed or 0}")
+    encoder = encoder_hub_id(run.encoder)
     if encoder and encoder != "sentence-transformers/all-MiniLM-L6-v2":
         parts.append(f"--encoder {encoder}")
-    for key, value in (run.get("config_overrides") or {}).items():
+    for key, value in (run.config_overrides or {}).items():
         parts.append(f"--config {key}={json.dumps(value) if not isinstance(value, str) else value}")
-    parts += _training_flags(run.get("training_overrides") or {})
+    parts += _training_flags(run.training_overrides or {})
     return " \\\n    ".join(one_line(part) for part in parts)
 
 
-def hyperparameters_section(config, run: Mapping[str, Any]) -> str:
+def hyperparameters_section(config, run: RunRecord) -> str:
     training = training_arguments(run)
     rows = [
         ("model", key, value) for key, value in method_fields(config).items() if key not in ("id2label", "label2id")
     ]
     rows += [("training", key, training[key]) for key in (*TRAINING_KEYS, "seed") if key in training]
-    rows += [
-        (group, key, run[key]) for group, key in (("training", "precision"), ("data", "augmentation")) if run.get(key)
-    ]
+    rows += [("training", "precision", run.precision)] if run.precision else []
+    rows += [("data", "augmentation", run.augmentation)] if run.augmentation else []
     cells = [(group, markdown_code(key), escape_markdown(format_value(value))) for group, key, value in rows]
     return _table("| | hyper-parameter | value |", cells)
 
 
-def training_data_line(run: Mapping[str, Any], dataset_name: str | None) -> str:
+def training_data_line(run: RunRecord, dataset_name: str | None) -> str:
     """What a model was trained on: a benchmark corpus (all of it or a sample), the user's file, or a Dataset."""
-    count = f"{run['num_train_texts']:,} texts" if run.get("num_train_texts") else "texts"
-    corpus = run.get("dataset") or run.get("corpus")
+    count = f"{run.num_train_texts:,} texts" if run.num_train_texts else "texts"
+    corpus = run.dataset or run.corpus
     source = run_input_file(run)
     if corpus in CORPORA:
-        whole = run.get("dataset") and not run.get("num_test_texts")
+        whole = run.dataset and not run.num_test_texts
         description = CORPORA[corpus].description.rstrip(".")
         line = f"{'the ' if whole else ''}{count} of the `{corpus}` benchmark corpus ({description})"
     elif dataset_name:
@@ -132,7 +132,7 @@ def training_data_line(run: Mapping[str, Any], dataset_name: str | None) -> str:
         line = f"{count} of the file {markdown_code(os.path.basename(source['path']))}"
     else:
         line = f"{count} given to `train_clusterer` as a `datasets.Dataset`"
-    augmentation = run.get("augmentation")
+    augmentation = run.augmentation
     if augmentation:
         views = "views given with the data" if augmentation == "custom" else f"{markdown_code(augmentation)} views"
         line += f", trained on two augmented views of each text ({views})"
@@ -230,10 +230,10 @@ def front_matter(data: CardData, tags: Sequence[str] | None = None, **card_data)
     run, texts, measured, dataset_name = data.run, data.texts, data.measured, data.dataset_name
     method = METHODS.get(data.model_type)
     card_tags = ["hf_textcluster", "text-clustering", "clustering", "unsupervised", data.model_type]
-    if run:
+    if run.method:  # a run `train` recorded
         card_tags.append("generated_from_trainer")
-    if run.get("num_train_texts") or texts is not None:  # the training set's size, else the texts given here
-        card_tags.append(f"dataset_size:{run.get('num_train_texts') or len(texts)}")
+    if run.num_train_texts or texts is not None:  # the training set's size, else the texts given here
+        card_tags.append(f"dataset_size:{run.num_train_texts or len(texts)}")
     card_tags += [f"loss:{term}" for term in (method.loss_terms if method else ())]
     if data.code_name:
         card_tags.append("custom_code")
@@ -278,7 +278,7 @@ _PARTITIONS = {
 }
 
 
-def serving_line(config, run: Mapping[str, Any] | None) -> str:
+def serving_line(config, run: RunRecord) -> str:
     """What the model serves (``config.served_partition``) and, from ``training_run.json``'s ``serving``, how it was
     refined and chosen without labels."""
     served = served_partition(config)
@@ -286,7 +286,7 @@ def serving_line(config, run: Mapping[str, Any] | None) -> str:
     if base not in _PARTITIONS:  # a default run's `<signal>/<read-out>`: that signal's read-out
         base = base.rpartition("/")[2]
     line = f"{markdown_code(served)}: {_PARTITIONS.get(base) or escape_markdown(base)}"
-    record = (run or {}).get("serving") or {}
+    record = run.serving or {}
     if refined:
         how = record.get("refinement", {}).get(served, {})
         rounds = f" ({how['rounds']} rounds, {100 * how['changed']:.1f}% of the texts moved)" if how else ""
@@ -324,10 +324,10 @@ def calibration_lines(config) -> list[str]:
     ]
 
 
-def edit_lines(run: Mapping[str, Any]) -> list[str]:
+def edit_lines(run: RunRecord) -> list[str]:
     """What the card says about the edits made after training (``training_run.json``'s ``edits``), oldest first."""
     said = []
-    for edit in run.get("edits") or []:
+    for edit in run.edits or []:
         op, clusters = edit.get("op"), edit.get("clusters") or []
         if op == "merge":
             said.append("merged clusters " + ", ".join(" + ".join(map(str, group)) for group in clusters))
@@ -339,10 +339,10 @@ def edit_lines(run: Mapping[str, Any]) -> list[str]:
             said.append(f"updated with {edit.get('texts', 0):,} new texts{new}")
     if not said:
         return []
-    kept = run.get("metrics_before_edits")
-    scores = " (the scores measured on the trained model are kept as `metrics_before_edits`)" if kept else ""
+    kept = " (the scores measured on the trained model are kept as `metrics_before_edits`)"
+    scores = kept if run.metrics_before_edits else ""
     return [
-        f"- Edited after training{scores}: " + "; ".join(said) + f" ({run.get('num_clusters', '?')} clusters now; "
+        f"- Edited after training{scores}: " + "; ".join(said) + f" ({run.num_clusters or '?'} clusters now; "
         "each edit's record is in `training_run.json`'s `edits`)."
     ]
 
@@ -388,7 +388,7 @@ def limitations(data: CardData) -> str:
     """The card's run-specific limitation lines (the template holds the method's general ones)."""
     config, run = data.config, data.run
     lines = [score_line(served_partition(config)), *calibration_lines(config)]
-    if run.get("recipe") == "cpu":
+    if run.recipe == "cpu":
         steps = training_arguments(run).get("max_steps")
         lines.append(
             f"- Trained with the short CPU recipe ({steps} steps), far shorter than the paper's schedule; the "
@@ -439,7 +439,7 @@ def section_fields(data: CardData) -> dict[str, Any]:
         ),
         "hyperparameters_section": hyperparameters_section(config, run),
         "extra_limitations": limitations(data),
-        "names_limitation": names_line(config, data.keywords, run.get("names")),
+        "names_limitation": names_line(config, data.keywords, run.names),
         "install": INSTALL,
         "model_class": type(data.model).__name__,
     }

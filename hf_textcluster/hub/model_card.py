@@ -25,6 +25,7 @@ from ..modeling.loading_checks import check_finite_weights
 from ..models import METHODS, card_fields
 from ..models.remote_code import model_file
 from ..runs.folder import RunFolder
+from ..runs.record import RunRecord
 from .card_data import CardData, card_texts, encoder_hub_id, keywords_and_sizes, measured_metrics, method_fields
 from .card_sections import format_value, front_matter, section_fields
 
@@ -78,7 +79,7 @@ def _template_for(model_type: str, method_name: str) -> str:
 def generate_model_card(
     model,
     *,
-    training_run: Mapping[str, Any] | None = None,
+    training_run: RunRecord | None = None,
     metrics: Mapping[str, Any] | None = None,
     texts: Sequence[str] | None = None,
     clusters: Sequence[int] | None = None,
@@ -96,7 +97,8 @@ def generate_model_card(
 
     Args:
         model: a clusterer (``SCCLModel``, ...).
-        training_run: the ``training_run.json`` of the run (method, dataset, recipe, overrides, precision, metrics).
+        training_run: the run's record (its ``training_run.json``: method, dataset, recipe, overrides, precision,
+            metrics), as :meth:`~hf_textcluster.runs.folder.RunFolder.read_record` reads it.
         metrics: ACC / NMI / ARI (``{"acc": ..}`` or ``{"eval_acc": ..}``, fractions); override those of
             ``training_run``. Missing ACC or NMI emits a
             :class:`~hf_textcluster.hub.card_data.MetricsNotMeasuredWarning` and the card says "not measured".
@@ -113,8 +115,8 @@ def generate_model_card(
     config = model.config
     method = METHODS.get(config.model_type)
     method_name = method.display_name if method else config.model_type.upper()
-    run = dict(training_run or {})
-    dataset_name = dataset_name or run.get("dataset")
+    run = training_run or RunRecord()
+    dataset_name = dataset_name or run.dataset
     measured, missing = measured_metrics(run, metrics, stacklevel=3)  # a missing ACC / NMI names our caller
     texts = list(texts) if texts is not None else None
     keywords, sizes = keywords_and_sizes(model, texts, clusters, top_keywords)
@@ -129,9 +131,7 @@ def generate_model_card(
         texts=texts,
         keywords=keywords,
         sizes=sizes,
-        base_model=base_model
-        or encoder_hub_id(run.get("encoder"))
-        or encoder_hub_id(getattr(config, "name_or_path", None)),
+        base_model=base_model or encoder_hub_id(run.encoder) or encoder_hub_id(getattr(config, "name_or_path", None)),
         model_name=repo_id.split("/")[-1]
         if repo_id
         else f"{method_name} clusterer" + (f" on {dataset_name}" if dataset_name else ""),

@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,7 @@ from ..modeling.serialization import save_folder
 from ..models.remote_code import save_pretrained as ship_code
 from ..representation import name_clusters
 from ..runs.folder import RunFolder
+from ..runs.record import RunRecord
 from .card_data import card_texts, encoder_hub_id
 from .model_card import generate_model_card
 
@@ -55,7 +57,7 @@ def save_pretrained(
     check_finite_weights(model)  # no card for a diverged model
     card_kwargs = dict(model_card) if isinstance(model_card, dict) else {}
     if not isinstance(model_card, str):  # the folder's training_run.json feeds a generated card
-        card_kwargs.setdefault("training_run", RunFolder(save_directory).read_training_run())
+        card_kwargs.setdefault("training_run", RunFolder(save_directory).read_record())
     card_kwargs.setdefault("remote_code", bool(remote_code))
 
     def write(staging: str) -> None:
@@ -96,7 +98,7 @@ def push_to_hub(
     *,
     metrics: Mapping[str, Any] | None = None,
     texts: Sequence[str] | None = None,
-    training_run: Mapping[str, Any] | None = None,
+    training_run: RunRecord | None = None,
     model_card: bool | str = True,
     remote_code: bool = True,
     private: bool | None = None,
@@ -137,13 +139,13 @@ def push_to_hub(
         if model_card:
             card_kwargs.update(training_run=training_run, metrics=metrics, texts=texts, remote_code=remote_code)
             _write_card(folder, model, model_card, repo_id=repo_id, **card_kwargs)
-        if training_run:
-            run = dict(training_run)
-            if run.get("encoder"):  # a local path says nothing to others (and may leak a home folder)
-                run["encoder"] = encoder_hub_id(run["encoder"]) or os.path.basename(str(run["encoder"]).rstrip("/"))
-            if isinstance(run.get("input"), dict) and run["input"].get("path"):  # the user's file: its name only
-                run["input"] = {**run["input"], "path": os.path.basename(str(run["input"]["path"]))}
-            RunFolder(folder).write_training_run(run)
+        if training_run is not None:
+            run = replace(training_run)
+            if run.encoder:  # a local path says nothing to others (and may leak a home folder)
+                run.encoder = encoder_hub_id(run.encoder) or os.path.basename(run.encoder.rstrip("/"))
+            if run.input and run.input.get("path"):  # the user's file: its name only
+                run.input = {**run.input, "path": os.path.basename(str(run.input["path"]))}
+            RunFolder(folder).write_record(run)
         repo_url = api.create_repo(repo_id, private=private, exist_ok=True, repo_type="model")
         if revision is not None and not create_pr:
             api.create_branch(repo_url.repo_id, branch=revision, exist_ok=True)

@@ -17,6 +17,7 @@ from ..representation.summary import assign_embeddings
 from ..reuse import reusing_results
 from ..timing import phase
 from .folder import METHOD_HEAD_FILE, RunFolder, save_method_head
+from .record import RunRecord
 
 logger = logging.get_logger(__name__)
 
@@ -87,7 +88,7 @@ def name_trained_clusters(model, trainer, train_dataset, request) -> ClusterName
     return name_clusters(model, texts, random_state=request.seed, assignments=assignments, **encoding)
 
 
-def save_run(output_dir: str, model, trainer, run: dict, keep_checkpoints: bool, assignments=None) -> None:
+def save_run(output_dir: str, model, trainer, run: RunRecord, keep_checkpoints: bool, assignments=None) -> None:
     """Save the model, ``training_run.json`` (``run``), the training texts' clusters (``assignments``:
     :data:`~hf_textcluster.runs.folder.ASSIGNMENTS_FILE`, when known) and the trainer's log history into
     ``output_dir``, all at once (:func:`~hf_textcluster.modeling.serialization.save_folder`); then remove the
@@ -97,7 +98,7 @@ def save_run(output_dir: str, model, trainer, run: dict, keep_checkpoints: bool,
         model.save_pretrained(staging)
         save_method_head(model, staging)
         folder = RunFolder(staging)
-        folder.write_training_run(run)
+        folder.write_record(run)
         if assignments is not None:
             folder.write_assignments(assignments)
         # the log history (losses, health checks) stays beside the model for `plot`, whatever happens to checkpoints

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from ..choosing.candidate_choice import BERTOPIC_WAY, GUARD_CRITERIA
 from ..choosing.criteria import AUTO_CRITERIA, PRETRAINED
 from ..modeling.serialization import save_folder
 from .candidate_file import SERVED_KEY, save_candidates
-from .folder import METHOD_HEAD_FILE, RunFolder, read_training_run, save_method_head, texts_sha1
+from .folder import METHOD_HEAD_FILE, RunFolder, save_method_head, texts_sha1
+from .record import RunRecord
 from .signals import SIGNALS, SIGNALS_DIR
 
 __all__ = ["auto_record", "save_auto_run"]
@@ -55,8 +57,7 @@ def auto_record(results: Mapping, chosen, criterion: str | None, texts: Sequence
 def served_history(output_dir: str, chosen, seconds: float) -> list[dict]:
     """What the run served when: the first save's entry (its ``training_run.json``), then what it serves now
     (``chosen``: a :class:`~hf_textcluster.runs.auto.SignalsChoice`) ``seconds`` after the start."""
-    run = read_training_run(output_dir) or {}
-    history = list(run.get("auto", {}).get("served_history", []))
+    history = list(_read(output_dir).auto.get("served_history", []))
     if chosen.serving_signal == PRETRAINED:
         by = "kept: no trained candidate was confirmed" if chosen.served == chosen.pick else "kept: asked for"
     else:
@@ -72,26 +73,23 @@ def save_auto_run(request, model, chosen, record, metrics, assignments, seconds)
     (:func:`~hf_textcluster.modeling.serialization.save_folder`)."""
     output_dir = request.output_dir
     serving_signal, criterion = chosen.serving_signal, record["choice"]["criterion"]
-    first_save = read_training_run(output_dir) or {}
-    signal_dir = os.path.join(output_dir, SIGNALS_DIR, serving_signal)
-    run_info = first_save if serving_signal == PRETRAINED else read_training_run(signal_dir) or {}
-    method = SIGNALS[serving_signal].method if serving_signal in SIGNALS else first_save.get("method")
-    record["first_save_seconds"] = first_save.get("auto", {}).get("first_save_seconds")
-    run_info.update(
-        {
-            "method": method,
-            "auto": record,
-            **request.record(),
-            "serving": {
-                "served": chosen.served,
-                "criterion": criterion,
-                "scores": {n: v[criterion] for n, v in record["candidates"].items()} if criterion else {},
-            },
-            "config_overrides": dict(SIGNALS[serving_signal].config) if serving_signal in SIGNALS else {},
-            **({"k_selection": first_save["k_selection"]} if "k_selection" in first_save else {}),
-            "metrics": metrics,
-            "seconds": dict(seconds),
-        }
+    first_save, signal = _read(output_dir), SIGNALS.get(serving_signal)
+    run = first_save if signal is None else _read(os.path.join(output_dir, SIGNALS_DIR, serving_signal))
+    record["first_save_seconds"] = first_save.auto.get("first_save_seconds")
+    run = replace(
+        run,
+        method=first_save.method if signal is None else signal.method,
+        auto=record,
+        **request.record(),
+        serving={
+            "served": chosen.served,
+            "criterion": criterion,
+            "scores": {n: v[criterion] for n, v in record["candidates"].items()} if criterion else {},
+        },
+        config_overrides={} if signal is None else dict(signal.config),
+        k_selection=first_save.k_selection or run.k_selection,
+        metrics=metrics,
+        seconds=dict(seconds),
     )
 
     def write(staging: str) -> None:
@@ -100,7 +98,13 @@ def save_auto_run(request, model, chosen, record, metrics, assignments, seconds)
             save_method_head(model, staging)
         save_candidates(staging, {**chosen.candidates, SERVED_KEY: chosen.served_labels}, record)
         RunFolder(staging).write_assignments(assignments)
-        RunFolder(staging).write_training_run(run_info)
+        RunFolder(staging).write_record(run)
 
     # a new model without a kept trained head leaves the first one's out
     save_folder(output_dir, write, keep=lambda name: model is None or name != METHOD_HEAD_FILE)
+
+
+def _read(folder: str) -> RunRecord:
+    """The run record in ``folder`` (an empty one without), its ``auto`` block a mapping."""
+    run = RunFolder(folder).read_record() or RunRecord()
+    return replace(run, auto=run.auto or {})

@@ -21,6 +21,7 @@ import os
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 import numpy as np
 import torch
@@ -56,10 +57,10 @@ from .folder import (
     METHOD_HEAD_FILE,
     RunFolder,
     load_clusterer,
-    read_training_run,
     save_back_target,
     save_method_head,
 )
+from .record import RunRecord
 from .training_texts import find_training_texts
 
 __all__ = ["EDITS", "Clusterer", "edit_saved_model"]
@@ -83,7 +84,7 @@ class Clusterer:
     Attributes:
         model: the served model (a ``TextClusteringPreTrainedModel``), once fitted or loaded.
         path: the folder it was loaded from or last saved to (None for a Hub model not saved yet).
-        run: its ``training_run.json`` record, with the edits not saved yet appended to ``run["edits"]``.
+        run: its run record (``training_run.json``), with the edits not saved yet appended to ``run.edits``.
 
     Example:
         >>> clusterer = Clusterer(num_clusters=3).fit(texts, "runs/tickets")   # doctest: +SKIP
@@ -95,7 +96,7 @@ class Clusterer:
         self.num_clusters, self.method, self.train_kwargs = num_clusters, method, train_kwargs
         self.model = None
         self.path: str | None = None
-        self.run: dict = {}
+        self.run = RunRecord()
         self._texts: list[str] | None = None  # the training texts, once known
         self._unsaved: list[str] = []  # the edits since the last save
         self._assignments: np.ndarray | None = None  # the training texts' clusters after an edit, when known
@@ -116,7 +117,8 @@ class Clusterer:
         options = {"num_clusters": self.num_clusters, **self.train_kwargs}
         result = train_clusterer(self.method, dataset, os.fspath(output_dir), **options)
         self.model, self.path = result.model, os.fspath(output_dir)
-        self.run, self._texts = read_training_run(self.path) or {}, list(result.trainer.train_dataset["text"])
+        self.run = RunFolder(self.path).read_record() or RunRecord()
+        self._texts = list(result.trainer.train_dataset["text"])
         return self
 
     @classmethod
@@ -129,7 +131,7 @@ class Clusterer:
         clusterer = cls()
         clusterer.model = load_clusterer(path, **kwargs)
         if os.path.isdir(path):
-            clusterer.path, clusterer.run = path, read_training_run(path) or {}
+            clusterer.path, clusterer.run = path, RunFolder(path).read_record() or RunRecord()
             clusterer.model.online_state_ = read_online_state(path)
         return clusterer
 
@@ -172,7 +174,7 @@ class Clusterer:
         source = {"source": os.path.abspath(self.path)} if self.path else {}
         time_now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         record = {**record, "num_clusters": self.model.config.num_clusters, **source, "time": time_now}
-        self.run["edits"] = [*self.run.get("edits", []), record]
+        self.run.edits = [*(self.run.edits or []), record]
 
     def _describe(self, texts, edited, batch_size) -> np.ndarray | None:
         """Name the edited clusters and save the summary again on ``texts``; the clusters of the training texts."""
@@ -234,7 +236,7 @@ class Clusterer:
         texts = self._texts_for("reduce", texts, required=False)
         groups = reduce_groups(self.model, num_clusters, texts, batch_size)
         self.merge(groups, texts=texts, batch_size=batch_size)
-        self.run["edits"][-1]["reduced_to"] = int(num_clusters)
+        self.run.edits[-1]["reduced_to"] = int(num_clusters)
         return self
 
     def update(
@@ -295,7 +297,7 @@ class Clusterer:
         sources = {k: sources.get(str(k), "keywords") for k in range(self.model.config.num_clusters)}
         generated = sum(source == "generated" for source in sources.values())
         name = generator if isinstance(generator, str) else getattr(generator, "__name__", type(generator).__name__)
-        self.run["names"] = {"generator": name, "generated": generated, "file": NAMES_FILE}
+        self.run.names = {"generator": name, "generated": generated, "file": NAMES_FILE}
         self._edited({"op": "name", "generator": name, "generated": generated})
         return sources
 
@@ -332,7 +334,7 @@ class Clusterer:
                 self.model, embeddings, serve=serve, candidates=candidates, random_state=random_state
             )
         self._recalibrate(texts, sample_size, random_state, batch_size)
-        self.run["serving"] = choice.to_dict()
+        self.run.serving = choice.to_dict()
         self._candidates = (texts, np.asarray(choice.labels))
         assignments = np.asarray(choice.labels) if texts is self._texts else None
         self._edited({"op": "refine", "served": choice.served}, assignments)
@@ -406,16 +408,14 @@ class Clusterer:
             raise ValueError("`path` is required: this clusterer has no folder yet (loaded from the Hub).")
         target = save_back_target(source or "", path, overwrite=overwrite, command="save").path
         in_place = source is not None and RunFolder(target).is_folder(source)
-        run = dict(self.run)
-        if _PARTITION_EDITS & set(self._unsaved) and run.get("metrics"):  # measured on the trained partition
-            run.setdefault("metrics_before_edits", run["metrics"])
-            run["metrics"] = {}
-        run["num_clusters"] = self.model.config.num_clusters
+        run = replace(self.run, num_clusters=self.model.config.num_clusters)
+        if _PARTITION_EDITS & set(self._unsaved) and run.metrics:  # measured on the trained partition
+            run.metrics_before_edits, run.metrics = run.metrics_before_edits or run.metrics, {}
         self._write(target, source, in_place, run)
         self.path, self.run, self._unsaved, self._files, self._candidates = target, run, [], {}, None
         return target
 
-    def _write(self, target: str, source: str | None, in_place: bool, run: dict) -> None:
+    def _write(self, target: str, source: str | None, in_place: bool, run: RunRecord) -> None:
         """The one save of a model folder, all at once (:func:`~hf_textcluster.modeling.serialization.save_folder`):
         the state it replaces kept in ``previous/``, the model and every file beside it written into the save's
         staging folder, which then replaces the folder in one step."""
@@ -431,7 +431,7 @@ class Clusterer:
             save_pretrained(self.model, staging, remote_code=remote_code)
             save_method_head(self.model, staging)
             folder = RunFolder(staging)
-            folder.write_training_run(run)
+            folder.write_record(run)
             write_online_state(staging, state)
             for name, text in self._files.items():
                 write_whole(os.path.join(staging, name), text)
@@ -482,7 +482,7 @@ def edit_saved_model(
 
     Example:
         >>> clusterer, _ = edit_saved_model("runs/tickets", None, "merge", clusters=[[3, 7]])  # doctest: +SKIP
-        >>> *_, last_edit = clusterer.run["edits"]                                          # doctest: +SKIP
+        >>> *_, last_edit = clusterer.run.edits                                             # doctest: +SKIP
         >>> last_edit["op"], clusterer.model.config.num_clusters                              # doctest: +SKIP
         ('merge', 19)
     """

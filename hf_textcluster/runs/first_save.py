@@ -32,6 +32,7 @@ from .candidate_file import SERVED_KEY, save_candidates
 from .cluster_count import EMBEDDING_CONFIG_KEYS, check_cluster_count
 from .folder import METHOD_HEAD_FILE, RunFolder, texts_sha1
 from .recipes import load_recipe
+from .record import RunRecord
 from .request import TrainingRequest
 from .signals import PRETRAINED_CANDIDATES, SIGNALS_DIR, describe_partition
 
@@ -148,8 +149,8 @@ def save_first_model(
 def unfinished(output_dir: str) -> bool:
     """Whether ``output_dir`` holds a default run that saved its first model and has not finished training (its
     signals' folder is there, and its record has no choice yet): running it again resumes it."""
-    run = RunFolder(output_dir).read_training_run() or {}
-    return os.path.isdir(os.path.join(output_dir, SIGNALS_DIR)) and "choice" not in run.get("auto", {})
+    auto = (RunFolder(output_dir).read_record() or RunRecord()).auto or {}
+    return os.path.isdir(os.path.join(output_dir, SIGNALS_DIR)) and "choice" not in auto
 
 
 def _save(request: TrainingRequest, first: FirstModel, texts, method: str, started: float) -> None:
@@ -169,16 +170,16 @@ def _save(request: TrainingRequest, first: FirstModel, texts, method: str, start
         folder.write_assignments(names.assignments.clusters if names is not None else first.labels)
         seconds = round(time.perf_counter() - started, 1)
         history = [{"served": first.served, "seconds": seconds, "by": "first save"}]
-        folder.write_training_run(
-            {
-                "method": method,
+        folder.write_record(
+            RunRecord(
+                method=method,
                 **request.record(),
-                "encoder": first.model.config.name_or_path,
-                **({"k_selection": first.k_selection} if first.k_selection else {}),
-                "serving": {"served": first.served, "criterion": None, "scores": {}},
-                "auto": {**digest, "first_save_seconds": seconds, "served_history": history},
-                "metrics": {},
-            }
+                encoder=first.model.config.name_or_path,
+                k_selection=first.k_selection or None,
+                serving={"served": first.served, "criterion": None, "scores": {}},
+                auto={**digest, "first_save_seconds": seconds, "served_history": history},
+                metrics={},
+            )
         )
 
     save_folder(out, write, keep=lambda name: name != METHOD_HEAD_FILE)  # a new model: no trained head kept aside
@@ -202,8 +203,8 @@ class TrainingStopped(KeyboardInterrupt):
         if request.save:
             kept = f"{request.output_dir} keeps the clusterer saved first ({first.describe()})"
             folder = RunFolder(request.output_dir)
-            run = folder.read_training_run() or {}
-            run.setdefault("auto", {})["stopped"] = {"by": "time budget" if budget_spent else "interrupt"}
-            folder.write_training_run(run)
+            run = folder.read_record() or RunRecord()
+            run.auto = {**(run.auto or {}), "stopped": {"by": "time budget" if budget_spent else "interrupt"}}
+            folder.write_record(run)
         detail = str(err).replace("Interrupted at step", "Training stopped at step") or "Training stopped at once"
         return cls(f"{why}: {kept}. {detail}", budget_spent)

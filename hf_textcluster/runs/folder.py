@@ -3,8 +3,9 @@
 A run folder holds the trained model (``config.json``, ``model.safetensors``, the tokenizer), the Trainer's
 checkpoints, ``run_identity.json`` (what makes a resumed run the same run) and ``training_run.json`` (what the run
 did: method, data, recipe, metrics; cards and ``push`` read it). :class:`RunFolder` is the one place that knows
-those files: identity, the run record and its training texts, loading the model, and the ownership check of every
-writer.
+those files: identity, the run record (its one writer and reader; the schema is
+:class:`~hf_textcluster.runs.record.RunRecord`) and its training texts, loading the model, and the ownership check of
+every writer.
 
 Nothing here ships as remote code: a served model needs none of it.
 """
@@ -26,6 +27,7 @@ from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.serialization import recover_folder
 from ..models import METHODS
 from ..training.checkpoints import last_complete_checkpoint
+from .record import RunRecord
 from .training_texts import find_training_texts
 
 __all__ = [
@@ -36,7 +38,6 @@ __all__ = [
     "TRAINING_RUN_FILE",
     "RunFolder",
     "load_clusterer",
-    "read_training_run",
     "record_metrics",
     "save_method_head",
     "texts_sha1",
@@ -240,20 +241,24 @@ class RunFolder:
         write_whole(self._file(RUN_IDENTITY_FILE), json.dumps(identity, indent=2))
 
     # ----- the run record and its texts -------------------------------------------------------------------------------
-    def read_training_run(self) -> dict | None:
-        """The ``training_run.json`` that ``train_clusterer`` writes beside the model, or ``None``.
+    def read_record(self) -> RunRecord | None:
+        """The run record (``training_run.json``) written beside the model, or ``None`` when there is none.
 
         Raises:
-            ValueError: when the file is not valid JSON.
+            ValueError: the file is not valid JSON, or not a run record (a key it does not have).
         """
+        path = self._file(TRAINING_RUN_FILE)
         try:
-            return self._read_json(TRAINING_RUN_FILE)
+            data = self._read_json(TRAINING_RUN_FILE)
+            return None if data is None else RunRecord.from_dict(data)
         except json.JSONDecodeError as err:
-            raise ValueError(f"{self._file(TRAINING_RUN_FILE)} is not valid JSON ({err}); fix or delete it.") from err
+            raise ValueError(f"{path} is not valid JSON ({err}); fix or delete it.") from err
+        except ValueError as err:
+            raise ValueError(f"{path} {err}: fix or delete it (the fields are RunRecord's).") from err
 
-    def write_training_run(self, run: Mapping[str, Any]) -> None:
-        """Write ``training_run.json`` (whole or not at all: a temporary file renamed over it)."""
-        write_whole(self._file(TRAINING_RUN_FILE), json.dumps(dict(run), indent=2))
+    def write_record(self, record: RunRecord) -> None:
+        """Write the run record to ``training_run.json`` (whole or not at all: a temporary file renamed over it)."""
+        write_whole(self._file(TRAINING_RUN_FILE), json.dumps(record.to_dict(), indent=2))
 
     def write_assignments(self, clusters) -> None:
         """Write :data:`ASSIGNMENTS_FILE`: the column ``cluster``, one row per training text (atomically)."""
@@ -281,7 +286,7 @@ class RunFolder:
 
     def training_texts(self, data_dir: str | os.PathLike | None = None) -> tuple[list[str] | None, str | None]:
         """The texts this run was trained on: see :func:`~hf_textcluster.runs.training_texts.find_training_texts`."""
-        return find_training_texts(self.read_training_run(), data_dir)
+        return find_training_texts(self.read_record(), data_dir)
 
     # ----- the model -------------------------------------------------------------------------------------------------
     def holds_trained_model(self) -> bool:
@@ -325,7 +330,7 @@ class RunFolder:
         """Whether ``path`` is this very folder (both existing)."""
         return os.path.isdir(self.path) and os.path.isdir(path) and os.path.samefile(self.path, path)
 
-    def open(self, model=None, **kwargs) -> tuple[Any, dict | None]:
+    def open(self, model=None, **kwargs) -> tuple[Any, RunRecord | None]:
         """The saved model and its run record: what ``card`` and ``push`` start from.
 
         Args:
@@ -333,7 +338,7 @@ class RunFolder:
             **kwargs: passed to :func:`load_clusterer`.
 
         Returns:
-            ``(model, training_run)`` (the record is ``None`` when the run wrote none).
+            ``(model, record)`` (the record is ``None`` when the run wrote none).
 
         Raises:
             FileNotFoundError: when the folder holds no saved model.
@@ -341,21 +346,11 @@ class RunFolder:
         if not os.path.isfile(self._file("config.json")):
             raise FileNotFoundError(f"{self.path} is not a saved model directory (no config.json).")
         model = model if model is not None else load_clusterer(self.path, **kwargs)
-        return model, self.read_training_run()
+        return model, self.read_record()
 
     def ships_remote_code(self) -> bool:
         """Whether the saved model's ``config.json`` points at shipped remote code (``auto_map``)."""
         return "auto_map" in (self._read_json("config.json") or {})
-
-
-def read_training_run(model_dir: str | os.PathLike) -> dict | None:
-    """:meth:`RunFolder.read_training_run` of ``model_dir``.
-
-    Example:
-        >>> read_training_run("no/such/folder") is None
-        True
-    """
-    return RunFolder(model_dir).read_training_run()
 
 
 def record_metrics(model_dir: str | os.PathLike, metrics: Mapping[str, float]) -> None:
@@ -373,14 +368,14 @@ def record_metrics(model_dir: str | os.PathLike, metrics: Mapping[str, float]) -
         >>> record_metrics("runs/demo-sccl-stackoverflow", {"acc": 0.728, "nmi": 0.70})  # doctest: +SKIP
     """
     folder = RunFolder(model_dir)
-    run = folder.read_training_run()
-    if run is None:
+    record = folder.read_record()
+    if record is None:
         raise FileNotFoundError(
             f"{os.path.join(folder.path, TRAINING_RUN_FILE)} does not exist: record_metrics adds to a run that "
             "train_clusterer saved."
         )
-    run["metrics"] = {**(run.get("metrics") or {}), **{key: float(value) for key, value in metrics.items()}}
-    folder.write_training_run(run)
+    record.metrics = {**(record.metrics or {}), **{key: float(value) for key, value in metrics.items()}}
+    folder.write_record(record)
 
 
 def save_back_target(model: str, output_dir: str | os.PathLike | None, *, overwrite: bool, command: str) -> RunFolder:

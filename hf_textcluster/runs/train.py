@@ -32,6 +32,7 @@ from .after_training import name_trained_clusters, save_run, train_and_finish
 from .cluster_count import check_cluster_count, settle_auto_k
 from .folder import RunFolder
 from .recipes import load_recipe
+from .record import RunRecord
 from .request import TrainingRequest
 from .schedule import Schedule
 from .trainer_setup import build_trainer, set_up_training
@@ -178,7 +179,7 @@ def train_method(
             views = (views_augmentation(train_dataset) or augmentation) if spec.uses_augmented_views else None
             data = (train_dataset, test_dataset)
             run = _run_record(request, method, config_overrides, views, k_selection, metrics, planned, trainer, data)
-            run["seconds"] = own_phases(seconds)
+            run.seconds = own_phases(seconds)
             assignments = cluster_names.assignments.clusters if cluster_names and cluster_names.assignments else None
             with phase("save"):
                 save_run(out, model, trainer, run, request.keep_checkpoints, assignments)
@@ -197,31 +198,28 @@ def train_method(
 
 def _run_record(
     request: TrainingRequest, method, config_overrides, augmentation, k_selection, metrics, schedule, trainer, data
-) -> dict:
+) -> RunRecord:
     """``training_run.json``: what ``card`` / ``push`` and the benchmark read back (see
-    :func:`~hf_textcluster.runs.folder.read_training_run`); the run's ``seconds`` are added last."""
+    :meth:`~hf_textcluster.runs.folder.RunFolder.read_record`); the run's ``seconds`` are added last."""
     train_dataset, test_dataset = data
-    # a Dataset loaded from a benchmark (a sample of it, e.g. the demo's) names its corpus
-    corpus = benchmark_corpus(train_dataset)
-    return {
-        "method": method,
+    test = test_dataset is not None
+    return RunRecord(
+        method=method,
         **request.record(),
-        **({"corpus": corpus} if corpus else {}),
-        "augmentation": augmentation,
-        "encoder": trainer.model.config.name_or_path,
-        "num_train_texts": len(train_dataset),
-        **(
-            {"num_test_texts": len(test_dataset), "test_size": request.test_size, "split_seed": request.split_seed}
-            if test_dataset is not None
-            else {}
-        ),
-        "precision": trainer.precision_description(),
-        **({"k_selection": k_selection} if k_selection is not None else {}),
-        **({"serving": trainer.serving_choice} if trainer.serving_choice else {}),
-        "schedule": asdict(schedule),
-        "config_overrides": config_overrides or {},
-        "metrics": metrics,
-    }
+        corpus=benchmark_corpus(train_dataset),  # a Dataset loaded from a benchmark (a sample of it) names its corpus
+        augmentation=augmentation,
+        encoder=trainer.model.config.name_or_path,
+        num_train_texts=len(train_dataset),
+        num_test_texts=len(test_dataset) if test else None,
+        test_size=request.test_size if test else None,
+        split_seed=request.split_seed if test else None,
+        precision=trainer.precision_description(),
+        k_selection=k_selection,
+        serving=trainer.serving_choice or None,
+        schedule=asdict(schedule),
+        config_overrides=config_overrides or {},
+        metrics=metrics,
+    )
 
 
 def _resolve_augmentation(spec, plan: dict, dataset, augmentation: str | None) -> str | None:

@@ -5,38 +5,38 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
 
 from ..data import default_data_dir, load_benchmark, load_text_file
+from .record import RunRecord
 
 __all__ = ["find_training_texts", "run_input_file"]
 
 
-def run_input_file(run: Mapping[str, Any] | None) -> dict | None:
+def run_input_file(run: RunRecord | None) -> dict | None:
     """The user's file a run was trained on (``training_run.json``'s ``"input"``: path, text_column, label_column).
 
     Args:
-        run: a run record (``training_run.json``), or ``None``.
+        run: a run record (:class:`~hf_textcluster.runs.record.RunRecord`), or ``None``.
 
     Returns:
         The ``"input"`` entry, or ``None`` when the run was trained on a benchmark or is unknown.
 
     Example:
-        >>> run_input_file({"input": {"path": "tickets.csv", "text_column": "text"}})["path"]
+        >>> run_input_file(RunRecord(input={"path": "tickets.csv", "text_column": "text"}))["path"]
         'tickets.csv'
     """
-    source = (run or {}).get("input")
+    source = run.input if run is not None else None
     return dict(source) if isinstance(source, Mapping) and source.get("path") else None
 
 
 def find_training_texts(
-    run: Mapping[str, Any] | None, data_dir: str | os.PathLike | None = None
+    run: RunRecord | None, data_dir: str | os.PathLike | None = None
 ) -> tuple[list[str] | None, str | None]:
     """The texts a run was trained on: from the user's file it recorded (``"input"``) or from its benchmark when the
     files are available locally (``data_dir`` or ``$HF_TEXTCLUSTER_DATA_DIR``; never downloads).
 
     Args:
-        run: a run record (``training_run.json``), or ``None``.
+        run: a run record (:class:`~hf_textcluster.runs.record.RunRecord`), or ``None``.
         data_dir: the folder of the benchmark files.
 
     Returns:
@@ -58,7 +58,7 @@ def find_training_texts(
             return None, f"the run's input file {path} could not be read ({err})"
         return list(dataset["text"]), None
     data_dir = data_dir or default_data_dir()
-    corpus = (run or {}).get("dataset") or (run or {}).get("corpus")
+    corpus = run and (run.dataset or run.corpus)
     if not corpus or not data_dir:
         return None, None
     return list(load_benchmark(corpus, data_dir=data_dir)["text"]), None

@@ -18,6 +18,7 @@ from hf_textcluster.cli import main
 from hf_textcluster.data import load_texts
 from hf_textcluster.editing.clusters import init_clusters_from_kmeans
 from hf_textcluster.modeling.input_checks import CANDIDATES, check_serve
+from hf_textcluster.runs.record import RunRecord
 
 TRAIN = dict(
     per_device_train_batch_size=16, bf16=False, save_strategy="no", logging_steps=1, disable_tqdm=True, max_steps=3
@@ -176,7 +177,7 @@ def test_the_card_says_what_is_served_and_how_it_was_chosen(trained_sccl, toy_co
     assert "**Served partition:** `head`: the method's own cluster head" in generate_model_card(model, texts=texts)
     choice = serve_partition(model, model.embed(texts), candidates=("head", "kmeans", "kmeans+refined"))
     model.calibrate(texts)
-    card = generate_model_card(model, training_run={"method": "sccl", "serving": choice.to_dict()}, texts=texts)
+    card = generate_model_card(model, training_run=RunRecord(method="sccl", serving=choice.to_dict()), texts=texts)
     line = next(row for row in card.splitlines() if row.startswith("- **Served partition:**"))
     assert f"`{choice.served}`" in line and "chosen without labels by" in line
     assert all(name in line for name in choice.scores)

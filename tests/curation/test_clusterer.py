@@ -43,7 +43,7 @@ def test_load_reads_the_model_its_record_and_its_training_texts(saved, toy_corpu
     texts = toy_corpus[0]
     clusterer = Clusterer.load(saved / "model")
     model = AutoModel.from_pretrained(saved / "model")
-    assert clusterer.texts == texts and clusterer.run["method"] == "sccl" and clusterer.path == str(saved / "model")
+    assert clusterer.texts == texts and clusterer.run.method == "sccl" and clusterer.path == str(saved / "model")
     np.testing.assert_array_equal(clusterer.predict(texts), model.predict(texts))
     expected = cluster_info(model)
     assert clusterer.cluster_info().equals(expected)
@@ -56,7 +56,7 @@ def test_merge_equals_merge_clusters_and_names_the_merged_cluster(saved, toy_cor
     expected = merge_clusters(AutoModel.from_pretrained(saved / "model"), [[0, 2]], texts=texts)
     np.testing.assert_array_equal(clusterer.predict(texts), expected.predict(texts))
     assert list(clusterer.model.cluster_mapping_) == [0, 1, 0, 2]
-    edit = clusterer.run["edits"][-1]
+    edit = clusterer.run.edits[-1]
     assert edit["op"] == "merge" and edit["clusters"] == [[0, 2]] and edit["mapping"] == [0, 1, 0, 2]
     table = clusterer.cluster_info()  # the summary recomputed on the training texts
     assert table["size"].tolist() == np.bincount(clusterer.predict(texts), minlength=K - 1).tolist()
@@ -66,7 +66,7 @@ def test_merge_equals_merge_clusters_and_names_the_merged_cluster(saved, toy_cor
 
 def test_reduce_without_texts_merges_the_saved_summary(saved, toy_corpus):
     clusterer = Clusterer.load(saved / "model")
-    clusterer.run.pop("input")  # no training texts to be found
+    clusterer.run.input = None  # no training texts to be found
     before = clusterer.cluster_info()
     clusterer.reduce(3)
     after = clusterer.cluster_info()
@@ -83,11 +83,11 @@ def test_split_equals_split_cluster_and_needs_texts(saved, toy_corpus):
     clusterer = Clusterer.load(saved / "model").split(cluster, num_clusters=3)
     expected = split_cluster(model, cluster, n=3, texts=texts)
     np.testing.assert_array_equal(clusterer.predict(texts), expected.predict(texts))
-    edit = clusterer.run["edits"][-1]
+    edit = clusterer.run.edits[-1]
     assert edit["op"] == "split" and edit["clusters"] == [cluster] and edit["new_ids"] == [cluster, K, K + 1]
     assert len(set(clusterer.model.config.id2label.values())) == K + 2
     bare = Clusterer.load(saved / "model")
-    bare.run.pop("input")
+    bare.run.input = None
     with pytest.raises(ValueError, match="split needs texts"):
         bare.split(cluster)
 
@@ -99,7 +99,7 @@ def test_reduce_merges_the_closest_calibrated_centres(saved, toy_corpus):
     clusterer = Clusterer.load(saved / "model").reduce(2)
     expected = merge_clusters(source, groups, texts=texts)
     np.testing.assert_array_equal(clusterer.predict(texts), expected.predict(texts))
-    edit = clusterer.run["edits"][-1]
+    edit = clusterer.run.edits[-1]
     assert edit["op"] == "merge" and edit["reduced_to"] == 2 and edit["clusters"] == groups
     with pytest.raises(ValueError, match=f"from 2 to {K - 1}"):
         Clusterer.load(saved / "model").reduce(K)
@@ -114,7 +114,7 @@ def test_update_equals_the_online_update_started_from_the_training_texts(saved, 
     expected = update(model, new)
     np.testing.assert_array_equal(result.clusters, expected.clusters)
     np.testing.assert_allclose(result.moved, expected.moved, atol=1e-6)
-    assert clusterer.run["edits"][-1]["op"] == "update" and clusterer.run["edits"][-1]["texts"] == 40
+    assert clusterer.run.edits[-1]["op"] == "update" and clusterer.run.edits[-1]["texts"] == 40
 
 
 def test_rename_equals_rename_clusters(saved):
@@ -151,7 +151,7 @@ def test_refine_equals_serve_partition(saved, toy_corpus):
     expected = serve_partition(model, model.embed(texts), serve="kmeans")
     np.testing.assert_array_equal(choice.labels, expected.labels)
     np.testing.assert_array_equal(clusterer.predict(texts), model.predict(texts))
-    assert clusterer.model.is_calibrated and clusterer.run["serving"]["served"] == "kmeans"
+    assert clusterer.model.is_calibrated and clusterer.run.serving["served"] == "kmeans"
 
 
 def test_recluster_equals_initialize_clusters_and_calibrate_equals_model_calibrate(saved, toy_corpus):

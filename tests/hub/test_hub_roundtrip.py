@@ -30,11 +30,12 @@ import os
 import hf_textcluster
 from hf_textcluster.cli import main as cli_main
 from hf_textcluster.hub import push_to_hub
+from hf_textcluster.runs.folder import RunFolder
 from huggingface_hub import HfApi, hf_hub_download
 from transformers import AutoModel, pipeline
 
 texts = PAYLOAD["texts"]
-run = json.load(open(PAYLOAD["run_dir"] + "/training_run.json"))
+run = RunFolder(PAYLOAD["run_dir"]).read_record()
 model = AutoModel.from_pretrained(PAYLOAD["run_dir"])
 commit = push_to_hub(model, "org/sccl-toy", training_run=run, texts=texts, dataset_name="toy-topics")
 cli_exit = cli_main(
@@ -69,6 +70,7 @@ emit({
 PUSH_DECMLM = """
 import hf_textcluster
 from hf_textcluster.hub import push_to_hub
+from hf_textcluster.runs.folder import RunFolder
 from huggingface_hub import HfApi, hf_hub_download
 from transformers import AutoModel
 

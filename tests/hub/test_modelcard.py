@@ -6,6 +6,7 @@ import json
 import re
 import shlex
 import warnings
+from dataclasses import replace
 
 import pytest
 import yaml
@@ -21,8 +22,14 @@ from hf_textcluster.hub.model_card import generate_model_card, write_model_card
 from hf_textcluster.models import METHODS
 from hf_textcluster.models.building import from_encoder_pretrained
 from hf_textcluster.models.remote_code import auto_map, remote_code_files
+<<<<<<< HEAD
 from hf_textcluster.representation import BaseRepresentation, ClassTfidfRepresentation, name_clusters
 from hf_textcluster.runs.folder import read_training_run
+=======
+from hf_textcluster.representation import cluster_keywords, keyword_labels, label_clusters
+from hf_textcluster.runs.folder import RunFolder
+from hf_textcluster.runs.record import RunRecord
+>>>>>>> record
 
 
 def front_matter(card: str) -> dict:
@@ -38,7 +45,7 @@ def model(trained_run):
 
 @pytest.fixture(scope="module")
 def run(trained_run):
-    return read_training_run(trained_run)
+    return RunFolder(trained_run).read_record()
 
 
 # ----- keywords -------------------------------------------------------------------------------------------------------
@@ -89,9 +96,9 @@ def test_card_from_a_training_run(model, run, toy_corpus):
     index = meta["model-index"][0]
     assert index["name"] == "sccl-toy"
     values = {m["type"]: m["value"] for m in index["results"][0]["metrics"]}
-    assert values["accuracy"] == pytest.approx(run["metrics"]["eval_acc"], abs=1e-4)
-    assert values["nmi"] == pytest.approx(run["metrics"]["eval_nmi"], abs=1e-4)
-    assert values["kmeans_accuracy"] == pytest.approx(run["metrics"]["eval_kmeans_acc"], abs=1e-4)
+    assert values["accuracy"] == pytest.approx(run.metrics["eval_acc"], abs=1e-4)
+    assert values["nmi"] == pytest.approx(run.metrics["eval_nmi"], abs=1e-4)
+    assert values["kmeans_accuracy"] == pytest.approx(run.metrics["eval_kmeans_acc"], abs=1e-4)
     body = card.split("\n---\n", 1)[1]
     assert "Supporting Clustering with Contrastive Learning" in body and "@inproceedings" in body
     assert "Choices followed" in body and "cluster_loss_weight" in body
@@ -100,7 +107,7 @@ def test_card_from_a_training_run(model, run, toy_corpus):
     assert 'pipeline("text-clustering", model="org/sccl-toy")' in body
     assert 'AutoModel.from_pretrained("org/sccl-toy", trust_remote_code=True)' in body
     assert "top keywords" in body and "${" not in card
-    assert f"{100 * run['metrics']['eval_acc']:.1f}" in body and "not measured" not in body
+    assert f"{100 * run.metrics['eval_acc']:.1f}" in body and "not measured" not in body
 
 
 def test_card_without_metrics_warns_and_says_not_measured(model):
@@ -143,19 +150,14 @@ def test_remote_code_of_an_unregistered_method_is_a_clear_error():
 
 def test_training_command_for_user_texts():
     command = training_command(
-        {
-            "method": "sccl",
-            "dataset": None,
-            "recipe": "cpu",
-            "seed": 1,
-            "config_overrides": {"eta": 5},
-            "training_overrides": {"max_steps": 10},
-        },
+        RunRecord(
+            method="sccl", recipe="cpu", seed=1, config_overrides={"eta": 5}, training_overrides={"max_steps": 10}
+        ),
         12,
     )
     assert "--input <your texts file>" in command and "--num-clusters 12" in command
     assert "--config eta=5" in command and "--max-steps 10" in command and "--seed 1" in command
-    assert "not recorded" in training_command(None, 3)
+    assert "not recorded" in training_command(RunRecord(), 3)
 
 
 @pytest.mark.parametrize(
@@ -173,7 +175,7 @@ def test_training_command_spells_train_s_own_options(overrides, flags):
     from hf_textcluster.cli import parse_command_line
     from hf_textcluster.cli.train import check_pass_through
 
-    command = training_command({"method": "sccl", "dataset": "stackoverflow", "training_overrides": overrides}, 20)
+    command = training_command(RunRecord(method="sccl", dataset="stackoverflow", training_overrides=overrides), 20)
     assert flags in command and "--bf16" not in command and "--calibration-sample-size" not in command
     args, extra = parse_command_line(shlex.split(command.replace("\\\n", " "))[1:])
     check_pass_through(extra)
@@ -261,7 +263,7 @@ def test_card_names_the_served_partition_the_training_views_the_install_and_its_
     served = served_partition(model.config)
     card = generate_model_card(model, training_run=run)
     body = card.split("\n---\n", 1)[1]
-    assert run["augmentation"] == "virtual"  # a Dataset without views trains on the recipe's fallback
+    assert run.augmentation == "virtual"  # a Dataset without views trains on the recipe's fallback
     assert "trained on two augmented views of each text (`virtual` views)" in body
     assert re.search(rf"^\| `{re.escape(served)}` \(", body, flags=re.M), "the results row names the served partition"
     assert "pip install hf_textcluster" not in body and 'pip install -e ".[default]"' in body
@@ -285,14 +287,15 @@ def test_card_names_the_served_partition_the_training_views_the_install_and_its_
 def test_training_data_line_names_the_corpus_sample_the_file_or_the_dataset():
     from hf_textcluster.hub.card_sections import training_data_line
 
-    demo = {"corpus": "stackoverflow", "num_train_texts": 4000, "augmentation": "sccl_contextual"}
+    demo = RunRecord(corpus="stackoverflow", num_train_texts=4000, augmentation="sccl_contextual")
     line = training_data_line(demo, None)
     assert line.startswith("4,000 texts of the `stackoverflow` benchmark corpus (StackOverflow question titles")
     assert line.endswith("(`sccl_contextual` views)")
-    assert training_data_line({"dataset": "agnews", "num_train_texts": 8000}, "agnews").startswith("the 8,000 texts")
-    own = {"input": {"path": "/tmp/tickets.csv"}, "num_train_texts": 300}
+    agnews = RunRecord(dataset="agnews", num_train_texts=8000)
+    assert training_data_line(agnews, "agnews").startswith("the 8,000 texts")
+    own = RunRecord(input={"path": "/tmp/tickets.csv"}, num_train_texts=300)
     assert training_data_line(own, None) == "300 texts of the file `tickets.csv`"
-    assert "user-provided" not in training_data_line({}, None)
+    assert "user-provided" not in training_data_line(RunRecord(), None)
 
 
 def test_views_made_by_an_augmenter_are_recorded_by_name(tiny_encoder_dir, toy_corpus, tmp_path):
@@ -315,7 +318,7 @@ def test_views_made_by_an_augmenter_are_recorded_by_name(tiny_encoder_dir, toy_c
         evaluate=False,
         training_overrides={"max_steps": 1, "per_device_train_batch_size": 16, "bf16": False, "save_strategy": "no"},
     )
-    assert read_training_run(tmp_path / "run")["augmentation"] == "word_deletion"
+    assert RunFolder(tmp_path / "run").read_record().augmentation == "word_deletion"
 
 
 def test_card_input_computes_keywords_and_recorded_metrics_are_shown(trained_run, toy_corpus, tmp_path, capsys):
@@ -325,8 +328,8 @@ def test_card_input_computes_keywords_and_recorded_metrics_are_shown(trained_run
 
     run_dir = tmp_path / "run"
     shutil.copytree(trained_run, run_dir)
-    unscored = {**read_training_run(run_dir), "metrics": {}}  # a run trained without evaluation (as the demo's)
-    (run_dir / "training_run.json").write_text(json.dumps(unscored), encoding="utf-8")
+    folder = RunFolder(run_dir)
+    folder.write_record(replace(folder.read_record(), metrics={}))  # a run trained without evaluation (as the demo's)
     (tmp_path / "texts.txt").write_text("\n".join(toy_corpus[0]) + "\n", encoding="utf-8")
     with pytest.warns(MetricsNotMeasuredWarning):
         assert cli_main(["card", "--model", str(run_dir), "--input", str(tmp_path / "texts.txt")]) == 0
@@ -362,11 +365,9 @@ def test_a_card_escapes_every_string_the_model_carries(model, run, toy_corpus, t
     hostile = copy.deepcopy(model)
     hostile.config.id2label = {k: HOSTILE[k % len(HOSTILE)] for k in range(hostile.config.num_clusters)}
     texts = [f"{t} <script>alert(9)</script> [y](javascript:alert(8)) a|b" for t in toy_corpus[0]]
-    hostile_run = {
-        **run,
-        "input": {"path": "/data/<img src=x onerror=alert(4)>|`x`.csv", "text_column": "te\nxt"},
-        "dataset": None,
-    }
+    hostile_run = replace(
+        run, input={"path": "/data/<img src=x onerror=alert(4)>|`x`.csv", "text_column": "te\nxt"}, dataset=None
+    )
     card = generate_model_card(
         hostile, training_run=hostile_run, texts=texts, dataset_name="<script>alert(5)</script>\n# x"
     )

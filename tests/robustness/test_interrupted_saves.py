@@ -27,6 +27,7 @@ from hf_textcluster.models.building import from_encoder_pretrained
 from hf_textcluster.representation import name_clusters
 from hf_textcluster.runs.candidate_file import save_candidates
 from hf_textcluster.runs.folder import PREVIOUS_FOLDER, RunFolder, texts_sha1
+from hf_textcluster.runs.record import RunRecord
 
 K = 4
 KEPT = "self_training/kmeans"  # a candidate partition the folder keeps, as a `train --method auto` run does
@@ -123,8 +124,8 @@ def pristine(tiny_encoder_dir, toy_corpus, tmp_path_factory):
     (root / "new.txt").write_text("\n".join(texts[::7]) + "\n", encoding="utf-8")
     folder = RunFolder(root / "model")
     record = {"num_train_texts": len(texts), "texts_sha1": texts_sha1(texts)}
-    folder.write_training_run(
-        {"method": "sccl", "num_clusters": K, "input": {"path": str(root / "texts.txt"), "text_column": "text"}}
+    folder.write_record(
+        RunRecord(method="sccl", num_clusters=K, input={"path": str(root / "texts.txt"), "text_column": "text"})
     )
     clusters = model.predict(texts)
     folder.write_assignments(clusters)

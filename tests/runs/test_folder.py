@@ -8,6 +8,7 @@ import os
 import pytest
 
 from hf_textcluster.runs.folder import RunFolder
+from hf_textcluster.runs.record import RunRecord
 
 
 def _fake_model(folder):
@@ -42,14 +43,34 @@ def test_another_seed_does_not_resume_a_run_but_an_older_record_without_one_does
 
 def test_run_record_round_trips_and_bad_json_is_one_clear_error(tmp_path):
     folder = RunFolder(tmp_path)
-    assert folder.read_training_run() is None
-    folder.write_training_run({"method": "sccl", "input": {"path": str(tmp_path / "gone.csv")}})
-    assert folder.read_training_run()["method"] == "sccl"
+    assert folder.read_record() is None
+    record = RunRecord(
+        method="sccl",
+        input={"path": str(tmp_path / "gone.csv"), "text_column": "text", "label_column": None},
+        seed=3,
+        test_size=0.2,
+        serving={"served": "head", "criterion": None, "scores": {}},
+        metrics={"acc": 0.5},
+        edits=[{"op": "merge", "clusters": [[0, 1]]}],
+    )
+    folder.write_record(record)
+    assert folder.read_record() == record
+    saved = json.loads((tmp_path / "training_run.json").read_text())
+    assert list(saved) == ["method", "input", "seed", "test_size", "serving", "metrics", "edits"]  # None: not written
     texts, why = folder.training_texts()
     assert texts is None and "is no longer there" in why
     (tmp_path / "training_run.json").write_text("{", encoding="utf-8")
     with pytest.raises(ValueError, match="is not valid JSON"):
-        folder.read_training_run()
+        folder.read_record()
+
+
+def test_a_key_the_run_record_does_not_have_is_one_line_naming_the_file(tmp_path):
+    (tmp_path / "training_run.json").write_text(json.dumps({"method": "sccl", "metrix": {}}), encoding="utf-8")
+    with pytest.raises(ValueError, match=r"training_run.json has keys a run record does not have \('metrix'\): fix"):
+        RunFolder(tmp_path).read_record()
+    (tmp_path / "training_run.json").write_text("[1, 2]", encoding="utf-8")
+    with pytest.raises(ValueError, match=r"training_run.json holds list, not an object"):
+        RunFolder(tmp_path).read_record()
 
 
 def test_processes_writing_one_file_at_once_each_rename_their_own_staging_file(tmp_path, monkeypatch):
@@ -61,12 +82,12 @@ def test_processes_writing_one_file_at_once_each_rename_their_own_staging_file(t
     def other_process_in_between(src, dst):
         monkeypatch.setattr(os, "replace", real_replace)
         monkeypatch.setattr(os, "getpid", lambda: real_getpid() + 1)
-        folder.write_training_run({"writer": "other"})
+        folder.write_record(RunRecord(method="other"))
         real_replace(src, dst)
 
     monkeypatch.setattr(os, "replace", other_process_in_between)
-    folder.write_training_run({"writer": "this"})
-    assert folder.read_training_run() == {"writer": "this"}
+    folder.write_record(RunRecord(method="this"))
+    assert folder.read_record() == RunRecord(method="this")
     assert not list(tmp_path.glob("*.tmp"))
 
 

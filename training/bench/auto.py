@@ -245,7 +245,7 @@ def recompute_candidates(args, store: dict) -> None:
     from hf_textcluster.models import get_method
     from hf_textcluster.runs.auto import choose_from_signals
     from hf_textcluster.runs.candidate_file import SERVED_KEY, read_candidates, texts_match
-    from hf_textcluster.runs.folder import read_training_run, texts_sha1
+    from hf_textcluster.runs.folder import RunFolder, texts_sha1
     from hf_textcluster.runs.signals import SIGNALS, SIGNALS_DIR
 
     for name in args.datasets:
@@ -264,7 +264,7 @@ def recompute_candidates(args, store: dict) -> None:
             results = {}
             for signal in rows[0]["signals"]:
                 path = folder / SIGNALS_DIR / signal
-                precision = (read_training_run(path) or {}).get("precision", "auto").split(" ")[0]
+                precision = (getattr(RunFolder(path).read_record(), "precision", None) or "auto").split(" ")[0]
                 model = get_method(SIGNALS[signal].method).model_class.from_pretrained(path)
                 # the passes as the run's CPU trainer made them (its default batch; the run's precision)
                 trainer = SimpleNamespace(encode_batch_size=DEFAULT_ENCODE_BATCH_SIZE, precision=precision)

@@ -5,10 +5,8 @@ in docs/results.md: one per method and variant, and "Side by side"."""
 from __future__ import annotations
 
 import argparse
-import json
 import textwrap
 import time
-from pathlib import Path
 
 from .capabilities import serving_modes, topics_by_cluster
 from .common import (
@@ -83,6 +81,7 @@ def run(args, store: dict, run_id: str) -> None:
     from hf_textcluster.evaluation.metrics import clustering_scores
     from hf_textcluster.runs.api import train_clusterer
     from hf_textcluster.runs.baselines import EmbeddingKMeans
+    from hf_textcluster.runs.folder import record_metrics
     from hf_textcluster.training.evaluation import evaluate_clusterer
 
     spec = methods()[args.section]
@@ -183,12 +182,8 @@ def run(args, store: dict, run_id: str) -> None:
                 row["note"] = f"trained on {len(trainer.train_dataset):,}, scored on {len(scored):,} held-out texts"
             elif len(trainer.train_dataset) != CORPORA[name].num_rows:
                 row["note"] = "rows from the augmented file"
-            run_file = Path(output_dir) / "training_run.json"
-            run_info = json.loads(run_file.read_text())
-            run_info["metrics"].update({f"eval_{k}": v for k, v in metrics.items()})
-            run_info["log_history"] = trainer.state.log_history  # losses per step, for training/figures.py
-            run_info["command"] = store["runs"][run_id]["command"]
-            run_file.write_text(json.dumps(run_info, indent=2))
+            # the run's losses per step are its trainer_state.json (training/figures.py); its command is the store's
+            record_metrics(output_dir, {f"eval_{k}": v for k, v in metrics.items()})
             put_row(store, row)
             save_store(store)
             print(

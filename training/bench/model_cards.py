@@ -138,9 +138,10 @@ def _unbuilt_model(row: dict):
     return model, plan, corpus
 
 
-def _training_run(row: dict, plan: dict, corpus, uses_views: bool) -> dict:
-    """The ``training_run.json`` the training command would write, with the stored scores of what it serves."""
+def _training_run(row: dict, plan: dict, corpus, uses_views: bool):
+    """The run record (``RunRecord``) the training command would write, with the stored scores of what it serves."""
     from hf_textcluster.encoders import DEFAULT_ENCODER
+    from hf_textcluster.runs.record import RunRecord
 
     served = row["served_by_default"]
     partitions = row.get("partitions", {})
@@ -148,24 +149,24 @@ def _training_run(row: dict, plan: dict, corpus, uses_views: bool) -> dict:
     if "ari" in partitions.get(served, {}):
         metrics["ari"] = partitions[served]["ari"]
     metrics.update({f"kmeans_{key}": row[f"kmeans_{key}"] for key in ("acc", "nmi", "ari") if f"kmeans_{key}" in row})
-    return {
-        "method": row["method"],
-        "dataset": row["dataset"],
-        "recipe": RECIPE,
-        "augmentation": plan.get("augmentation") if uses_views else None,
-        "encoder": DEFAULT_ENCODER,
-        "seed": row.get("seed") or 0,
-        "num_train_texts": corpus.num_rows,
-        "serving": {
+    return RunRecord(
+        method=row["method"],
+        dataset=row["dataset"],
+        recipe=RECIPE,
+        augmentation=plan.get("augmentation") if uses_views else None,
+        encoder=DEFAULT_ENCODER,
+        seed=row.get("seed") or 0,
+        num_train_texts=corpus.num_rows,
+        serving={
             "served": served,
             "criterion": row.get("selection_criterion"),
             "scores": {name: p["selection"] for name, p in partitions.items() if "selection" in p},
             "refinement": row.get("refinement") or {},
         },
-        "config_overrides": {},
-        "training_overrides": {},
-        "metrics": metrics,
-    }
+        config_overrides={},
+        training_overrides={},
+        metrics=metrics,
+    )
 
 
 def provenance_section(entry: dict, repo_id: str) -> str:

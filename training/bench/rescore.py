@@ -46,7 +46,9 @@ def run(args, store: dict, run_id: str) -> None:
             print(f"{label}: skipped (has every metric)", flush=True)
             continue
         run_info = json.loads((directory / "training_run.json").read_text())
-        dataset = prepare_dataset(row["dataset"], run_info["augmentation"], data_dir=args.data_dir, seed=row["seed"])
+        dataset = prepare_dataset(
+            row["dataset"], run_info.get("augmentation"), data_dir=args.data_dir, seed=row["seed"]
+        )
         model = AutoModel.from_pretrained(str(directory))
         metrics = evaluate_clusterer(
             model, dataset["text"], dataset["label"], batch_size=128, random_state=row["seed"], umap_kmeans=True

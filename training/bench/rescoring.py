@@ -12,7 +12,7 @@ from hf_textcluster.choosing.serving import partition_features
 from hf_textcluster.models import get_method
 from hf_textcluster.reuse import embed
 from hf_textcluster.runs.candidate_file import CANDIDATES_FILE, SERVED_KEY, read_candidates, texts_match
-from hf_textcluster.runs.folder import read_training_run
+from hf_textcluster.runs.folder import RunFolder
 from hf_textcluster.runs.gather_candidates import pretrained_embedder
 from hf_textcluster.runs.signals import SIGNALS, SIGNALS_DIR
 
@@ -74,7 +74,7 @@ def rescore_kept_candidates(
             f"{os.fspath(model_dir)} keeps no trained signal under {SIGNALS_DIR}/: train it with --keep-signals "
             "(keep_signals=True) to re-score its candidates in the signals' spaces."
         )
-    embedder = pretrained_embedder(model, encoder or (read_training_run(model_dir) or {}).get("encoder"))
+    embedder = pretrained_embedder(model, encoder or getattr(RunFolder(model_dir).read_record(), "encoder", None))
     embeddings = embed(embedder, list(texts), show_progress_bar=False, precision=precision)
     spaces[PRETRAINED] = partition_features(embedder, embeddings)
     return criteria_of(partitions, spaces, texts=texts, criteria=criteria, random_state=random_state)

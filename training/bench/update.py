@@ -73,11 +73,12 @@ def _kept_model(method, dataset, output_dir, args, seed, num_clusters):
     folder = RunFolder(output_dir)
     if args.retrain or args.max_steps or args.training or args.encoder or not folder.holds_trained_model():
         return None
-    identity, record = folder.read_identity() or {}, folder.read_training_run() or {}
+    identity, record = folder.read_identity() or {}, folder.read_record()
     same = (
         identity.get("texts_sha1") == texts_sha1(dataset["text"])
         and (num_clusters is None or identity.get("num_clusters") == num_clusters)
-        and (record.get("method"), record.get("recipe"), record.get("seed")) == (method, args.recipe, seed)
+        and record is not None
+        and (record.method, record.recipe, record.seed) == (method, args.recipe, seed)
     )
     return load_clusterer(output_dir) if same else None
 
