@@ -98,9 +98,10 @@ def _set_centroids(head: torch.nn.Module, centers: np.ndarray | torch.Tensor) ->
 
 def init_clusters_from_kmeans(model: TextClusteringPreTrainedModel, centers: np.ndarray | torch.Tensor) -> None:
     """Set ``model``'s clusters from k-means centres (K x the ``kmeans_features`` size, fitted by
-    :func:`initialize_clusters`) and mark them initialised, uncalibrated: a head of centroids starts from them; a model with a ``kmeans_head`` (AECL) serves the nearest of them (Student-t probabilities on the
-    embeddings) instead of its clustering network, whose weights are kept (``config.serving_head="network"`` serves
-    it again); a linear head (ClusterBERT's h) becomes their nearest-centre rule (:func:`init_head_from_centroids`).
+    :func:`initialize_clusters`) and mark them initialised, uncalibrated: a head of centroids starts from them; a
+    model with a ``kmeans_head`` (AECL) serves the nearest of them (Student-t probabilities on the embeddings) instead
+    of its clustering network, whose weights are kept (``config.serving_head="network"`` serves it again); a linear
+    head (ClusterBERT's h) becomes their nearest-centre rule (:func:`init_head_from_centroids`).
     """
     if is_centroid_head(model.cluster_head):
         _set_centroids(model.cluster_head, centers)
