@@ -2,7 +2,8 @@
 
 Importing the package registers every method of the registry (:mod:`hf_textcluster.models`) with
 ``AutoConfig``/``AutoModel`` and the ``text-clustering`` pipeline, so ``AutoModel.from_pretrained(dir)`` and
-``pipeline("text-clustering", model=dir)`` just work. That needs only each method's config and model classes.
+``pipeline("text-clustering", model=dir)`` just work. That needs only each method's config and model classes; the
+models' ``save_pretrained`` then writes all or nothing (:mod:`hf_textcluster.modeling.serialization`).
 
 Every other public name (trainers, metrics, ``train_clusterer``, ``Clusterer``, the Hub layer, reports) is imported on
 first use (PEP 562, as transformers' lazy modules do): ``import hf_textcluster`` imports neither
@@ -22,6 +23,7 @@ from .modeling.configuration_utils import TextClusteringConfig
 from .modeling.encoding_passes import ClusteringOutput
 from .modeling.modeling_utils import TextClusteringPreTrainedModel
 from .modeling.pipelines import TextClusteringPipeline
+from .modeling.serialization import save_folder as _save_folder
 from .models import METHODS, ClusteringMethod, get_method
 
 # Where each lazily exported name lives (module relative to this package).
@@ -98,6 +100,8 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__) | set(_method_classes()))
 
 
+# the package's models save all or nothing (the same classes as remote code write in place)
+TextClusteringPreTrainedModel.folder_writer = staticmethod(_save_folder)
 PIPELINE_REGISTRY.register_pipeline("text-clustering", pipeline_class=TextClusteringPipeline, pt_model=AutoModel)
 for _method in METHODS.values():
     AutoConfig.register(_method.name, _method.config_class, exist_ok=True)

@@ -19,14 +19,15 @@ from ..modeling.input_checks import check_num_clusters
 from ..modeling.validation import validate_texts
 from ..reuse import embed
 from .kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
+from .rows import is_centroid_head
 
 if TYPE_CHECKING:
     from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 
 
 def uses_kmeans_init(model: TextClusteringPreTrainedModel) -> bool:
-    """Whether ``model``'s training starts from k-means on the corpus (its head defines ``init_from_kmeans``)."""
-    return callable(getattr(getattr(model, "cluster_head", None), "init_from_kmeans", None))
+    """Whether ``model``'s training starts from k-means on the corpus (its head is a set of centroids)."""
+    return is_centroid_head(getattr(model, "cluster_head", None))
 
 
 def initialize_clusters(
@@ -82,17 +83,30 @@ def initialize_clusters(
     return kmeans.labels_
 
 
+@torch.no_grad()
+def _set_centroids(head: torch.nn.Module, centers: np.ndarray | torch.Tensor) -> None:
+    """Use k-means centres (K x d, array or tensor) as a centroid head's centroids."""
+    centroids = head.centroids
+    centers = torch.as_tensor(centers, dtype=centroids.dtype, device=centroids.device)
+    if tuple(centers.shape) != tuple(centroids.shape):
+        raise ValueError(
+            f"Centroids of shape {tuple(centers.shape)} do not fit this head "
+            f"({tuple(centroids.shape)} = num_clusters x hidden_size)."
+        )
+    centroids.copy_(centers)
+
+
 def init_clusters_from_kmeans(model: TextClusteringPreTrainedModel, centers: np.ndarray | torch.Tensor) -> None:
     """Set ``model``'s clusters from k-means centres (K x the ``kmeans_features`` size, fitted by
-    :func:`initialize_clusters`) and mark them initialised, uncalibrated: a head of centroids (``init_from_kmeans``)
-    starts from them; a model with a ``kmeans_head`` (AECL) serves the nearest of them (Student-t probabilities on the
-    embeddings) instead of its clustering network, whose weights are kept (``config.serving_head="network"`` serves
-    it again); a linear head (ClusterBERT's h) becomes their nearest-centre rule (:func:`init_head_from_centroids`).
+    :func:`initialize_clusters`) and mark them initialised, uncalibrated: a head of centroids starts from them; a
+    model with a ``kmeans_head`` (AECL) serves the nearest of them (Student-t probabilities on the embeddings) instead
+    of its clustering network, whose weights are kept (``config.serving_head="network"`` serves it again); a linear
+    head (ClusterBERT's h) becomes their nearest-centre rule (:func:`init_head_from_centroids`).
     """
-    if callable(getattr(model.cluster_head, "init_from_kmeans", None)):
-        model.cluster_head.init_from_kmeans(centers)
+    if is_centroid_head(model.cluster_head):
+        _set_centroids(model.cluster_head, centers)
     elif getattr(model, "kmeans_head", None) is not None:
-        model.kmeans_head.init_from_kmeans(centers)
+        _set_centroids(model.kmeans_head, centers)
         model.config.serving_head = "kmeans"
     elif isinstance(model.cluster_head, torch.nn.Linear):
         init_head_from_centroids(model, centers)

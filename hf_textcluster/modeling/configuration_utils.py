@@ -15,9 +15,11 @@ from .validation import Interval, Options, check_scalar, validate_parameters
 CONFIDENCE_MEASURES = ("centre_margin",)
 # Bounds on the sizes a config.json can set, checked before anything is built from it: a config is data from anyone
 # (a repository on the Hub), and `"num_clusters": 1000000000` alone would otherwise build a billion cluster names.
-# Far above any clustering of texts; the weights' shapes then pin every size exactly (see from_pretrained).
+# Far above any clustering of texts; the weights' shapes then pin every size exactly (see from_pretrained). A model is
+# built layer by layer before any weight is read, so an encoder's layer count has a bound of its own.
 MAX_NUM_CLUSTERS = 100_000
 MAX_SIZE = 2**24
+MAX_LAYERS = 1_000
 # What the methods' tables share: a width or count of steps, a temperature, a loss weight, a dropout or share of steps.
 SIZE = Interval(int, 1, MAX_SIZE)
 POSITIVE_NUMBER = Interval(Real, 0, None, closed="neither")
@@ -91,8 +93,9 @@ class TextClusteringConfig(PreTrainedConfig):
             num_labels = self.encoder.get("num_labels")
             check_scalar(num_labels, "encoder.num_labels", int, min_val=0, max_val=MAX_NUM_CLUSTERS, allow_none=True)
             for key, value in self.encoder.items():
-                if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SIZE:
-                    raise ValueError(f"`encoder.{key}` is {value}, beyond any encoder (at most {MAX_SIZE}).")
+                limit = MAX_LAYERS if key.endswith("layers") else MAX_SIZE
+                if isinstance(value, int) and not isinstance(value, bool) and abs(value) > limit:
+                    raise ValueError(f"`encoder.{key}` is {value}, beyond any encoder (at most {limit}).")
         super().__post_init__(**kwargs)
         if not running_as_remote_code():
             # A pushed repository's remote-code entries are for users without this package; with it, the registered

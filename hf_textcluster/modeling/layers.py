@@ -1,8 +1,8 @@
 """Building blocks shared by the clustering methods: pooling, cluster heads and projection heads.
 
 A **cluster head** maps pooled embeddings (batch x d) to a soft assignment q (batch x K, rows summing to 1). It may
-define ``init_from_kmeans(centers)`` (start from k-means centres, K x d) and ``reset_own_parameters()`` (placeholder
-values of its own parameters for a new model, which ``_init_weights`` calls).
+define ``reset_own_parameters()`` (placeholder values of its own parameters for a new model, which ``_init_weights``
+calls); a head of ``centroids`` (K x d) starts from k-means centres (:mod:`hf_textcluster.editing.clusters`).
 """
 
 from __future__ import annotations
@@ -49,17 +49,6 @@ class StudentTAssignment(nn.Module):
 
     def reset_own_parameters(self) -> None:
         nn.init.normal_(self.centroids, mean=0.0, std=0.02)
-
-    @torch.no_grad()
-    def init_from_kmeans(self, centers) -> None:
-        """Use k-means centres (K x d, array or tensor) as the centroids."""
-        centers = torch.as_tensor(centers, dtype=self.centroids.dtype, device=self.centroids.device)
-        if tuple(centers.shape) != tuple(self.centroids.shape):
-            raise ValueError(
-                f"Centroids of shape {tuple(centers.shape)} do not fit this head "
-                f"({tuple(self.centroids.shape)} = num_clusters x hidden_size)."
-            )
-        self.centroids.copy_(centers)
 
 
 class ProjectionHead(nn.Module):

@@ -4,15 +4,13 @@ The model base of the inference code a pushed repository carries (:mod:`hf_textc
 serving a text needs, and nothing else: the encoder, pooling, the heads and one batched call (``cluster_batch``) behind
 ``embed``, ``predict``, ``predict_proba``, the calibration and its read-out
 (:mod:`~hf_textcluster.modeling.calibration`), the pipeline, and checked loading
-(:mod:`~hf_textcluster.modeling.loading_checks`). Building from an encoder (:mod:`hf_textcluster.models.building`)
-and cluster edits (:mod:`hf_textcluster.editing`) are package-only functions that take a model class or a model;
-the all-or-nothing save (:mod:`~hf_textcluster.modeling.serialization`) is package-only code ``save_pretrained``
-reaches on first use.
+(:mod:`~hf_textcluster.modeling.loading_checks`). What the package adds reaches it from above: building from an
+encoder and cluster edits are package functions that take a model class or a model, and the package sets the
+all-or-nothing save ``save_pretrained`` writes with (``folder_writer``) when it is imported.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -28,14 +26,6 @@ from .layers import pool_token_states
 from .loading_checks import check_finite_weights, load_checked
 from .precision import autocast_dtype, quantize_int8, resolve_precision
 from .validation import check_scalar, clip_text, validate_texts
-
-
-def _package_module(module: str, what: str):
-    """The package's module ``hf_textcluster.<module>``, imported on first use (never at import time); as remote code,
-    an ImportError saying that ``what`` needs the package."""
-    if running_as_remote_code():
-        raise ImportError(f"{what} needs the hf_textcluster package: pip install it to use it.")
-    return importlib.import_module(f"hf_textcluster.{module}")
 
 
 class TextClusteringPreTrainedModel(PreTrainedModel):
@@ -58,6 +48,9 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     # Where whole-list passes run: None, here; or an object whose `run(encode, texts, batch_size, show_progress_bar)`
     # runs `encode` on its share (hf_textcluster.distributed). A plain attribute, never saved.
     encoding_passes = None
+    # How `save_pretrained` writes a folder, `folder_writer(folder, write)`: None, in place (as remote code); the
+    # package sets its all-or-nothing save when it is imported (hf_textcluster/__init__.py). Never saved.
+    folder_writer: Any = None
     # The heads that hold one row per cluster: what the package's cluster edits (hf_textcluster.editing) rewrite.
     _cluster_row_modules = ("cluster_head", "refined_head")
 
@@ -325,9 +318,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     def save_pretrained(self, save_directory: str | os.PathLike, *args, **kwargs):
         """Save config, ``model.safetensors`` and the tokenizer; a model with NaN or inf weights is refused.
         ``push_to_hub=True``: saved, then pushed by transformers' ``push_to_hub``. With the package, the folder's new
-        state is written beside it and swapped in at once (an interrupted save leaves the folder as it was:
-        :func:`~hf_textcluster.modeling.serialization.save_folder`), and ``hf_textcluster.hub.save_pretrained`` /
-        ``push_to_hub`` add a model card and this code.
+        state is written beside it and swapped in at once (``folder_writer``: an interrupted save leaves the folder
+        as it was), and ``hf_textcluster.hub.save_pretrained`` / ``push_to_hub`` add a model card and this code.
         """
         check_finite_weights(self)
         if kwargs.pop("push_to_hub", False):  # transformers' spelling of "save, then push to repo_id"
@@ -341,10 +333,10 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             if self.tokenizer is not None:
                 self.tokenizer.save_pretrained(staging)
 
-        if running_as_remote_code():
+        if self.folder_writer is None:
             write(os.fspath(save_directory))
         else:
-            importlib.import_module("hf_textcluster.modeling.serialization").save_folder(save_directory, write)
+            self.folder_writer(save_directory, write)
 
     @classmethod
     def register_for_auto_class(cls, auto_class="AutoModel"):

@@ -51,7 +51,7 @@ class ClusterInitMixin:
 
     def initialize_clusters(self, embeddings: np.ndarray | None = None) -> None:
         """k-means on the embeddings of the training texts; the model's cluster head starts from its centres (for
-        methods whose head has ``init_from_kmeans``; others fit their head in their own trainer).
+        methods whose head is a set of centroids; others fit their head in their own trainer).
 
         ``embeddings`` (N x d, one row per training text) skips the encoding pass when a subclass already has them."""
         if not uses_kmeans_init(self.model):

@@ -61,10 +61,7 @@ def _requests_naming(hub_server, name: str) -> list[dict]:
 
 
 def test_a_repo_id_that_does_not_exist(bad_input_results):
-    error = bad_input_results["missing_sccl"]
-    assert error["type"] == "OSError" and "No model 'org/does-not-exist'" in error["message"]
-    assert "has no repository with that id" in error["message"] and "127.0.0.1" in error["message"]
-    for key in ("missing_auto", "missing_pipeline"):  # transformers' own message
+    for key in ("missing_sccl", "missing_auto", "missing_pipeline"):  # transformers' own message
         error = bad_input_results[key]
         assert error["type"] == "OSError" and "org/does-not-exist is not a local folder" in error["message"], error
 
