@@ -38,6 +38,7 @@ from ..editing.kmeans import NearestCentres, fit_kmeans
 # training arguments check `serve` without importing this layer.
 from ..modeling.input_checks import BASE_CANDIDATES, CANDIDATES, REFINED_SUFFIX, check_serve
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
+from ..training.distributed import share_from_main
 from .candidate_choice import DEFAULT_SERVE_CRITERION, choose_partition
 from .linear_heads import RefinementResult, distil_partition
 from .refinement import refine_partition
@@ -296,7 +297,7 @@ def serve_chosen_partition(trainer) -> dict | None:
         trainer.served_labels = choice.labels  # on the main process (naming reads them)
         return choice.to_dict(), choice.serving
 
-    record, serving = trainer.share_from_main(choose)
+    record, serving = share_from_main(trainer, choose)
     if not trainer.accelerator.is_main_process:
         apply_partition(model, record["served"], serving)
     trainer.serving_choice = {**record, "seconds": round(time.perf_counter() - start, 2)}

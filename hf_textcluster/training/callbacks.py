@@ -1,5 +1,5 @@
-"""The trainer's callbacks: label-free cluster health checks during training, and stopping cleanly on an interrupt
-(SIGINT, SIGTERM)."""
+"""The trainer's callbacks: label-free cluster health checks during training, the checkpoints' time, and stopping
+cleanly on an interrupt (SIGINT, SIGTERM); ``MethodCallback``, the base of a method's own callbacks."""
 
 from __future__ import annotations
 
@@ -17,28 +17,12 @@ logger = logging.get_logger(__name__)
 
 
 class MethodCallback(TrainerCallback):
-    """A callback that acts on its trainer (the health checks, the method's events), through a weak
-    reference (``self._trainer()``, None once the trainer is gone), since the trainer holds its callbacks."""
+    """A callback that acts on the trainer that adds it (the health checks; a method's targets and stages, named in
+    ``ClusteringTrainer.method_callbacks``), through a weak reference (``self._trainer()``, None once the trainer is
+    gone), since the trainer holds its callbacks."""
 
     def __init__(self, trainer):  # any ClusteringTrainer subclass: its callback reads that subclass's attributes
         self._trainer = weakref.ref(trainer)
-
-
-class TrainerEventsCallback(MethodCallback):
-    """Passes the Trainer's epoch-begin, step-begin and train-end events on to the trainer's methods of the same names,
-    where a method refreshes its targets and switches its stages."""
-
-    def on_epoch_begin(self, args, state, control, **kwargs):
-        if (trainer := self._trainer()) is not None:
-            trainer.on_epoch_begin(state)
-
-    def on_step_begin(self, args, state, control, **kwargs):
-        if (trainer := self._trainer()) is not None:
-            trainer.on_step_begin(state.global_step)
-
-    def on_train_end(self, args, state, control, **kwargs):
-        if (trainer := self._trainer()) is not None:
-            trainer.on_train_end(state)
 
 
 class ClusterHealthCallback(MethodCallback):
@@ -59,7 +43,7 @@ class ClusterHealthCallback(MethodCallback):
         if trainer is None or not interval or state.global_step % interval or trainer.train_dataset is None:
             return
         model = trainer.model
-        if not model.config.centroids_initialized or getattr(trainer, "initial_kmeans_labels", None) is None:
+        if not model.config.centroids_initialized or trainer.initial_kmeans_labels is None:
             return  # the head is not trained yet (a first stage without it) or there is no k-means start
         with phase("health"):
             self._check(trainer, model, args, state, control)

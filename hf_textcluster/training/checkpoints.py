@@ -15,8 +15,6 @@ import torch
 from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 from transformers.utils import logging
 
-from ..modeling.serialization import apply_umask
-
 logger = logging.get_logger(__name__)
 
 CHECKPOINT_ARRAY_PREFIX = "hf_textcluster_"
@@ -81,91 +79,73 @@ def last_complete_checkpoint(output_dir: str) -> str | None:
 TRAINING_MODULES_FILE = f"{CHECKPOINT_ARRAY_PREFIX}training_modules.safetensors"
 
 
-class ResumeFilesMixin:
-    """The part of :class:`~hf_textcluster.training.trainer.ClusteringTrainer` that saves and restores what a method
-    trains besides the model (``checkpoint_arrays``, see ``RowTargetsMixin``; ``training_modules``) in every
-    checkpoint."""
+def training_module_parameters(trainer) -> list[tuple[str, torch.nn.Parameter]]:
+    """The parameters of the trainer's ``training_modules()`` that are not the model's, by qualified name."""
+    in_model = {id(p) for p in trainer.model.parameters()}
+    return [
+        (f"{name}.{param_name}", param)
+        for name, module in trainer.training_modules().items()
+        for param_name, param in module.named_parameters()
+        if id(param) not in in_model
+    ]
 
-    def training_modules(self) -> dict[str, torch.nn.Module]:
-        """Modules that train with the model but are not part of the served model (e.g. a denoising decoder), by
-        name. Their parameters join the optimizer (where ``is_encoder_parameter("<name>.<param>")`` says) and their
-        own tensors (those not shared with the model) go into every checkpoint, so a resumed run gets them back."""
-        return {}
 
-    def _training_module_parameters(self) -> list[tuple[str, torch.nn.Parameter]]:
-        in_model = {id(p) for p in self.model.parameters()}
-        return [
-            (f"{name}.{param_name}", param)
-            for name, module in self.training_modules().items()
-            for param_name, param in module.named_parameters()
-            if id(param) not in in_model
-        ]
+def training_module_state(trainer) -> dict[str, torch.Tensor]:
+    """The training modules' own tensors (parameters and buffers not shared with the model), by qualified name."""
+    seen = {t.data_ptr() for t in trainer.model.state_dict().values()}
+    state = {}
+    for name, module in trainer.training_modules().items():
+        for key, tensor in module.state_dict().items():
+            # tensors tied inside a module (a decoder's output layer and input embeddings) are stored once
+            if tensor.data_ptr() not in seen:
+                seen.add(tensor.data_ptr())
+                state[f"{name}.{key}"] = tensor.detach().cpu().contiguous()
+    return state
 
-    def training_module_state(self) -> dict[str, torch.Tensor]:
-        """The training modules' own tensors (parameters and buffers not shared with the model), by qualified name."""
-        seen = {t.data_ptr() for t in self.model.state_dict().values()}
-        state = {}
-        for name, module in self.training_modules().items():
-            for key, tensor in module.state_dict().items():
-                # tensors tied inside a module (a decoder's output layer and input embeddings) are stored once
-                if tensor.data_ptr() not in seen:
-                    seen.add(tensor.data_ptr())
-                    state[f"{name}.{key}"] = tensor.detach().cpu().contiguous()
-        return state
 
-    def save_model(self, output_dir: str | None = None, _internal_call: bool = False):
-        super().save_model(output_dir, _internal_call=_internal_call)
-        folder = output_dir or self.args.output_dir
-        if _internal_call and os.path.basename(os.path.normpath(folder)).startswith(f"{PREFIX_CHECKPOINT_DIR}-"):
-            self._save_resume_files(folder)
-            if self.args.should_save:
-                apply_umask(folder)  # the weights were written private (0600), as transformers writes them
+def save_resume_files(trainer, folder: str) -> None:
+    """The method's own files (``checkpoint_arrays``, the training modules) and the manifest naming them, written
+    while the Trainer saves a checkpoint: before its ``trainer_state.json`` and before older checkpoints are rotated
+    away, so a checkpoint that looks complete is complete (each file atomically: a temporary file, then a rename)."""
+    if not trainer.args.should_save:
+        return
+    files: dict[str, Callable[[BinaryIO], object]] = {
+        f"{CHECKPOINT_ARRAY_PREFIX}{name}.npy": partial(np.save, arr=np.asarray(array))
+        for name, array in trainer.checkpoint_arrays().items()
+    }
+    if trainer.training_modules():
+        from safetensors.torch import save
 
-    def _save_resume_files(self, folder: str) -> None:
-        """The method's own files (``checkpoint_arrays``, the training modules) and the manifest naming them, written
-        while the Trainer saves a checkpoint: before its ``trainer_state.json`` and before older checkpoints are
-        rotated away, so a checkpoint that looks complete is complete (each file atomically: a temporary file, then a
-        rename)."""
-        if not self.args.should_save:
-            return
-        arrays = dict(self.checkpoint_arrays())
-        if getattr(self, "initial_kmeans_labels", None) is not None:  # the health checks' reference, after a resume too
-            arrays.setdefault("initial_kmeans_labels", np.asarray(self.initial_kmeans_labels))
-        files: dict[str, Callable[[BinaryIO], object]] = {
-            f"{CHECKPOINT_ARRAY_PREFIX}{name}.npy": partial(np.save, arr=np.asarray(array))
-            for name, array in arrays.items()
-        }
-        if self.training_modules():
-            from safetensors.torch import save
+        files[TRAINING_MODULES_FILE] = lambda f: f.write(save(training_module_state(trainer)))
+    manifest = json.dumps({"files": list(files)}).encode()
+    files[CHECKPOINT_MANIFEST] = lambda f: f.write(manifest)
+    for name, write in files.items():
+        path = os.path.join(folder, name)
+        with open(path + ".tmp", "wb") as f:
+            write(f)
+        os.replace(path + ".tmp", path)
 
-            files[TRAINING_MODULES_FILE] = lambda f: f.write(save(self.training_module_state()))
-        manifest = json.dumps({"files": list(files)}).encode()
-        files[CHECKPOINT_MANIFEST] = lambda f: f.write(manifest)
-        for name, write in files.items():
-            path = os.path.join(folder, name)
-            with open(path + ".tmp", "wb") as f:
-                write(f)
-            os.replace(path + ".tmp", path)
 
-    def _restore_from_checkpoint_folder(self, checkpoint: str) -> None:
-        arrays = {
-            name[len(CHECKPOINT_ARRAY_PREFIX) : -len(".npy")]: np.load(os.path.join(checkpoint, name))
-            for name in sorted(os.listdir(checkpoint))
-            if name.startswith(CHECKPOINT_ARRAY_PREFIX) and name.endswith(".npy")
-        }
-        if "initial_kmeans_labels" in arrays:
-            self.initial_kmeans_labels = arrays.pop("initial_kmeans_labels")
-        self.restore_checkpoint_arrays(arrays)
-        modules_file = os.path.join(checkpoint, TRAINING_MODULES_FILE)
-        if self.training_modules():
-            if not os.path.isfile(modules_file):
-                raise ValueError(
-                    f"{checkpoint} lacks {TRAINING_MODULES_FILE} (the {', '.join(self.training_modules())} "
-                    "this method trains besides the model): resume with --no-resume to start over."
-                )
-            from safetensors.torch import load_file
+def restore_resume_files(trainer, checkpoint: str) -> None:
+    """Take back what ``save_resume_files`` wrote into ``checkpoint`` (before a resumed run's first step)."""
+    arrays = {
+        name[len(CHECKPOINT_ARRAY_PREFIX) : -len(".npy")]: np.load(os.path.join(checkpoint, name))
+        for name in sorted(os.listdir(checkpoint))
+        if name.startswith(CHECKPOINT_ARRAY_PREFIX) and name.endswith(".npy")
+    }
+    trainer.restore_checkpoint_arrays(arrays)
+    modules = trainer.training_modules()
+    if not modules:
+        return
+    modules_file = os.path.join(checkpoint, TRAINING_MODULES_FILE)
+    if not os.path.isfile(modules_file):
+        raise ValueError(
+            f"{checkpoint} lacks {TRAINING_MODULES_FILE} (the {', '.join(modules)} this method trains besides the "
+            "model): resume with --no-resume to start over."
+        )
+    from safetensors.torch import load_file
 
-            saved = load_file(modules_file)
-            for name, module in self.training_modules().items():
-                own = {k[len(name) + 1 :]: v for k, v in saved.items() if k.startswith(f"{name}.")}
-                module.load_state_dict(own, strict=False)  # the tensors it shares with the model are the model's
+    saved = load_file(modules_file)
+    for name, module in modules.items():
+        own = {k[len(name) + 1 :]: v for k, v in saved.items() if k.startswith(f"{name}.")}
+        module.load_state_dict(own, strict=False)  # the tensors it shares with the model are the model's

@@ -1,8 +1,7 @@
 """ClusteringTrainer: the Trainer shared by all clusterers (two learning rates, k-means initialisation before the first
-step, the loss terms in the logs, clustering evaluation). Its parts live beside it: ``arguments`` (the training
-arguments), ``collator`` (text views), ``checkpoints`` (what a resumed run needs), ``callbacks`` (cluster health,
-stopping on an interrupt), ``distributed`` (several processes), ``initialization`` (the k-means start) and
-``evaluation`` (``evaluate_clusterer``).
+step, the loss terms in the logs, clustering evaluation). Its parts are functions of the trainer or callbacks it adds,
+beside it: ``arguments``, ``collator``, ``targets``, ``checkpoints``, ``callbacks``, ``distributed``,
+``initialization`` and ``evaluation``.
 
 ``train()`` trains. The steps after it are public: :func:`~hf_textcluster.runs.api.train_clusterer` calls them in
 this order (``finish_training(trainer)`` in ``runs.after_training`` runs the three), and so can a user of the trainer::
@@ -26,45 +25,30 @@ from typing import Any
 import numpy as np
 import torch
 from transformers import Trainer, TrainingArguments
+from transformers.trainer_utils import PREFIX_CHECKPOINT_DIR
 from transformers.utils import logging
 
+from ..distributed import sharded_passes
 from ..editing.clusters import serve_method_head
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.hardware import cpu_capability
 from ..modeling.precision import autocast_dtype
+from ..modeling.serialization import apply_umask
 from ..reuse import embed
 from ..timing import phase
 from .arguments import ClusteringTrainingArguments
-from .callbacks import CheckpointTimeCallback, ClusterHealthCallback, StopOnInterruptCallback, TrainerEventsCallback
-from .checkpoints import last_complete_checkpoint
+from .callbacks import CheckpointTimeCallback, ClusterHealthCallback, StopOnInterruptCallback
+from .checkpoints import last_complete_checkpoint, restore_resume_files, save_resume_files, training_module_parameters
 from .collator import TextViewsCollator, warn_if_truncated
+from .distributed import average_gradients
 from .evaluation import evaluate_clusterer
-from .initialization import ClusterInitMixin
+from .initialization import freeze_lower_layers, kmeans_start
 from .progress import install_progress_callbacks
-from .targets import RowTargetsMixin
+from .targets import with_index_column
 
 __all__ = ["ClusteringTrainer", "stage_starts"]
 
 logger = logging.get_logger(__name__)
-
-
-def freeze_lower_layers(encoder: torch.nn.Module, num_layers: int) -> None:
-    """Stop training the encoder's embeddings and its lowest ``num_layers`` transformer layers (their parameters no
-    longer require gradients, so the optimizer skips them and backward stops above them)."""
-    if not num_layers:
-        return
-    total = getattr(encoder.config, "num_hidden_layers", None)
-    layers = next(
-        (m for m in encoder.modules() if isinstance(m, torch.nn.ModuleList) and total and len(m) == total), None
-    )
-    if layers is None or num_layers > total:
-        raise ValueError(
-            f"`frozen_layers`={num_layers}: the encoder has {total or 'no list of'} transformer layers; pass at most "
-            f"{total or 0}."
-        )
-    embeddings = getattr(encoder, "embeddings", None) or encoder.get_input_embeddings()
-    for module in (embeddings, *layers[:num_layers]):
-        module.requires_grad_(False)
 
 
 def stage_starts(total_steps: int, fractions: Sequence[float]) -> list[int]:
@@ -81,11 +65,21 @@ def stage_starts(total_steps: int, fractions: Sequence[float]) -> list[int]:
     return starts
 
 
-class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
+class ClusteringTrainer(Trainer):
     """Base trainer of all clusterers. Subclasses set ``views`` (prefix -> text column) and implement
-    ``compute_loss``, recording each loss term with ``self.record_loss_terms`` so they show up in the logs."""
+    ``compute_loss``, recording each loss term with ``self.record_loss_terms`` so they show up in the logs. What a
+    method does at the Trainer's events (refreshing its targets, switching its stages) is a ``TrainerCallback``
+    named in ``method_callbacks``, built with the trainer."""
 
     views: dict[str, str] = {"": "text"}
+    method_callbacks: tuple[type, ...] = ()
+    # A method with per-row targets (``targets``) names them: their file's name; the trainer then adds an ``index``
+    # column to its ``train_dataset``. ``targets_at``: the step and epoch whose weights computed them (None: unknown).
+    targets_name = ""
+    targets: torch.Tensor | None = None
+    targets_at: tuple[int, int] | None = None
+    initial_kmeans_labels: np.ndarray | None = None  # the k-means start's clusters, the health checks' reference
+    main_only = False  # True while distributed.share_from_main computes on the main process alone
     # Whether batches carry each token's word number (``{prefix}word_ids``), for word-level noise in the step.
     word_ids: bool = False
     # compute_loss returns a per-batch mean: the Trainer must divide it under gradient accumulation.
@@ -118,7 +112,7 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
             if getattr(tokenizer, name, None) is not None:
                 setattr(model.config, name, getattr(tokenizer, name))
         if self.targets_name:
-            train_dataset = self.with_index_column(train_dataset)
+            train_dataset = with_index_column(train_dataset, type(self).__name__)
         for name, dataset, needed in (
             ("train_dataset", train_dataset, list(self.views.values())),
             ("eval_dataset", kwargs.get("eval_dataset"), ["text"]),
@@ -143,7 +137,8 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
         self._pending_logs: dict[str, float] = {}
         self.add_callback(ClusterHealthCallback(self))
         install_progress_callbacks(self)  # loss terms by name, and an estimate of the time, not raw log dicts
-        self.add_callback(TrainerEventsCallback(self))  # the method's on_epoch_begin / on_step_begin / on_train_end
+        for callback in self.method_callbacks:
+            self.add_callback(callback(self))
         self.add_callback(CheckpointTimeCallback())  # last: after every callback that may ask for a checkpoint
         logger.warning_once(f"Training precision: {self.precision_description()}.")
 
@@ -169,13 +164,10 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
         return f"{self.precision} ({source}; {device})"
 
     @property
-    def encode_batch_size(self) -> int:
-        return getattr(self.args, "encode_batch_size", DEFAULT_ENCODE_BATCH_SIZE)
-
-    @property
     def encode_options(self) -> dict:
         """The batch size and precision of every encoding pass (``embed``, ``predict``, ``calibrate``)."""
-        return {"batch_size": self.encode_batch_size, "precision": self.precision}
+        batch_size = getattr(self.args, "encode_batch_size", DEFAULT_ENCODE_BATCH_SIZE)
+        return {"batch_size": batch_size, "precision": self.precision}
 
     calibration_seconds: float = 0.0  # the end-of-training calibration's share of `train()`'s time
     serving_choice: dict | None = None  # what choosing.serving.serve_chosen_partition chose (training_run.json)
@@ -214,15 +206,37 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
         """The stage (1, 2, ...) of the optimizer step that starts at ``global_step == step``."""
         return 1 + sum(step >= start for start in self.stage_bounds())
 
-    # ----- the method's events (refreshing its targets, switching its stages) -----------------------------------------
-    def on_epoch_begin(self, state) -> None:
-        """Called when an epoch begins (``TrainerCallback.on_epoch_begin``)."""
+    # ----- per-row targets (looked up over the global batch, saved with each checkpoint) ---------------------------
+    def checkpoint_arrays(self) -> dict[str, np.ndarray]:
+        """What a resumed run needs besides weights, optimizer and RNG states (the targets, and the k-means start as the
+        health checks' reference), by name; saved as ``hf_textcluster_<name>.npy`` in each checkpoint and handed to
+        ``restore_checkpoint_arrays`` on resume."""
+        arrays = {} if self.initial_kmeans_labels is None else {"initial_kmeans_labels": self.initial_kmeans_labels}
+        if self.targets is not None:
+            arrays[self.targets_name] = self.targets.cpu().numpy()
+            arrays[f"{self.targets_name}_at"] = np.asarray(self.targets_at or (-1, -1))
+        return arrays
 
-    def on_step_begin(self, step: int) -> None:
-        """Called before the optimizer step that starts at ``global_step == step``."""
+    def restore_checkpoint_arrays(self, arrays: dict[str, np.ndarray]) -> None:
+        """Take back what ``checkpoint_arrays`` saved (called before a resumed run's first step)."""
+        self.initial_kmeans_labels = arrays.get("initial_kmeans_labels", self.initial_kmeans_labels)
+        if self.targets_name in arrays:  # as the interrupted run had them, not recomputed from the restored weights
+            step, epoch = (int(v) for v in arrays.get(f"{self.targets_name}_at", (-1, -1)))
+            self.targets = torch.from_numpy(arrays[self.targets_name])
+            self.targets_at = None if step < 0 else (step, epoch)
 
-    def on_train_end(self, state) -> None:
-        """Called when training ends, finished or interrupted."""
+    def training_modules(self) -> dict[str, torch.nn.Module]:
+        """Modules that train with the model but are not served (a denoising decoder), by name: their parameters join
+        the optimizer (as ``is_encoder_parameter("<name>.<param>")`` says), their own tensors every checkpoint."""
+        return {}
+
+    def save_model(self, output_dir: str | None = None, _internal_call: bool = False):
+        super().save_model(output_dir, _internal_call=_internal_call)
+        folder = output_dir or self.args.output_dir
+        if _internal_call and os.path.basename(os.path.normpath(folder)).startswith(f"{PREFIX_CHECKPOINT_DIR}-"):
+            save_resume_files(self, folder)
+            if self.args.should_save:
+                apply_umask(folder)  # the weights were written private (0600), as transformers writes them
 
     @torch.no_grad()
     def cluster_probabilities(self, embeddings: np.ndarray) -> torch.Tensor:
@@ -245,6 +259,8 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
     def embed_train_texts(self) -> np.ndarray:
         """The pooled embeddings of every training text (one inference pass, dropout off), on every process; with
         several processes each encodes its share of the texts (see ``sharded_passes``)."""
+        if self.train_dataset is None:
+            raise ValueError(f"Pass a `train_dataset`: {type(self).__name__} computes its clusters from all its texts.")
         with self.sharded_passes():
             return embed(
                 self.model,
@@ -252,6 +268,16 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
                 show_progress_bar=not self.args.disable_tqdm,
                 **self.encode_options,
             )
+
+    def sharded_passes(self):
+        """Within it, encoding passes are split between the processes (all make the same calls); see ``main_only``."""
+        if self.accelerator.num_processes == 1 or self.main_only:
+            return contextlib.nullcontext(self.model)
+        return sharded_passes(self.model, self.accelerator.state)
+
+    def initialize_clusters(self, embeddings: np.ndarray | None = None) -> None:
+        """The clusters before step 1 (``initialization.kmeans_start``, from ``embeddings`` when given)."""
+        kmeans_start(self, embeddings)
 
     # ----- optimisation --------------------------------------------------------------------------------------
     def create_optimizer(self, model=None):
@@ -266,7 +292,7 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
                 module.to(next(opt_model.parameters()).device)
             head_lr = getattr(self.args, "head_learning_rate", None) or self.args.learning_rate * 100
             encoder_params, head_params = [], []
-            for name, param in [*opt_model.named_parameters(), *self._training_module_parameters()]:
+            for name, param in [*opt_model.named_parameters(), *training_module_parameters(self)]:
                 if param.requires_grad:
                     (encoder_params if self.is_encoder_parameter(name) else head_params).append(param)
             groups = [
@@ -276,25 +302,23 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
             optimizer_cls, optimizer_kwargs = self.get_optimizer_cls_and_kwargs(self.args, opt_model)
             optimizer_kwargs.pop("lr", None)
             self.optimizer = optimizer_cls([g for g in groups if g["params"]], **optimizer_kwargs)
-            own = [param for _, param in self._training_module_parameters()]
+            own = [param for _, param in training_module_parameters(self)]
             if own:  # the Trainer zeroes the model's gradients only: without this, these would sum over all steps
                 self.optimizer.register_step_post_hook(lambda *_: [setattr(p, "grad", None) for p in own])
         return self.optimizer
 
     def _clip_grad_norm(self, model):
-        # The training modules' own parameters are clipped with the model's, as one norm (sentence-transformers
-        # clips its whole loss model, a TSDAE decoder included); the Trainer alone would clip the model's only.
-        # Private, kept on purpose: the Trainer clips between the last backward and `on_pre_optimizer_step` with no
-        # public hook, and clipping in a callback afterwards would clip twice (two norms, not one) and log another
-        # grad_norm; tests/training/test_trainer_hooks.py fails if the name goes.
-        own = [param for _, param in self._training_module_parameters()]
+        # The training modules' own parameters are clipped with the model's, as one norm (as sentence-transformers
+        # clips its whole loss model). Private, kept on purpose: no public hook runs between the last backward and the
+        # clipping, and a callback clipping afterwards would clip twice; tests/training/test_trainer_hooks.py fails
+        # if the name goes.
+        own = [param for _, param in training_module_parameters(self)]
         if not own or self._has_mixed_mesh_grads(model):
             return super()._clip_grad_norm(model)
         return self.accelerator.clip_grad_norm_([*model.parameters(), *own], self.args.max_grad_norm)
 
     def is_encoder_parameter(self, name: str) -> bool:
-        """Whether the parameter ``name`` trains at ``learning_rate`` (the encoder) rather than
-        ``head_learning_rate``."""
+        """Whether the parameter ``name`` trains at ``learning_rate`` (the encoder) or ``head_learning_rate``."""
         return name.startswith("encoder.")
 
     def autocast_smart_context_manager(self, cache_enabled: bool | None = True):
@@ -306,10 +330,10 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
         return torch.autocast(self.args.device.type, dtype=dtype, cache_enabled=cache_enabled)
 
     def training_step(self, model, inputs, num_items_in_batch=None):
-        # The unwrapped model: see _average_gradients.
+        # The unwrapped model: the gradients are averaged below, not by DDP (see distributed.average_gradients).
         loss = super().training_step(self.accelerator.unwrap_model(model), inputs, num_items_in_batch)
-        if self.num_processes > 1:
-            self._average_gradients()
+        if self.accelerator.num_processes > 1:
+            average_gradients(self)
         if not torch.isfinite(loss).all():
             terms = {name: values[-1] for name, values in self._loss_terms.items() if values}
             raise FloatingPointError(
@@ -355,7 +379,7 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
                 if os.path.isfile(os.path.join(checkpoint, "config.json")):
                     with open(os.path.join(checkpoint, "config.json")) as f:
                         self.restore_config(json.load(f))
-                self._restore_from_checkpoint_folder(checkpoint)
+                restore_resume_files(self, checkpoint)
             elif not checkpoint and not self.model.config.centroids_initialized:
                 embeddings, self.init_embeddings = self.init_embeddings, None
                 with phase("init"):
@@ -392,14 +416,8 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
         """Calibrate the trained model's confidence and outlier distances on a seeded sample of
         ``calibration_sample_size`` training texts (``model.calibrate``), so that every saved model carries them.
         Call it after ``train()`` and after choosing what the model serves (the calibration is of what it serves).
-
-        Args:
-            embeddings: the trained model's ``embed_train_texts()``, when the caller has them (choosing what to serve
-                computed them): the sample's rows are taken from them instead of encoding it again.
-
-        Example:
-            >>> trainer.train(); trainer.calibrate_model()  # doctest: +SKIP
-        """
+        ``embeddings``: the trained model's ``embed_train_texts()``, when the caller has them (choosing what to serve
+        computed them): the sample's rows are taken from them instead of encoding it again."""
         size = getattr(self.args, "calibration_sample_size", 10_000)
         if not size or self.train_dataset is None or not self.model.config.centroids_initialized:
             return
@@ -414,7 +432,7 @@ class ClusteringTrainer(ClusterInitMixin, RowTargetsMixin, Trainer):
                 embeddings=embeddings,
                 **self.encode_options,
             )
-        # kept apart, so that training times stay comparable with runs from before calibration
+        # kept apart from training's time: it grows with the sample, not with the steps
         self.calibration_seconds = time.perf_counter() - start
         logger.info(
             f"Calibrated the confidence and outlier distances on {self.model.config.num_calibration_texts} "

@@ -16,6 +16,7 @@ import conftest  # noqa: E402  (the toy corpus)
 
 import hf_textcluster  # noqa: E402
 from hf_textcluster.data import load_texts  # noqa: E402
+from hf_textcluster.training.distributed import gather  # noqa: E402
 
 # No randomness inside the step; AECL starts in its last stage (every loss term); ClusterBERT takes two steps, one in
 # its clustering stage and one in hardening.
@@ -41,7 +42,7 @@ def main(out: Path, encoder: str, global_batch: int, methods: list[str]) -> None
 
         def recording(self, model, inputs, *args, _compute_loss=compute_loss, _seen=seen, **kwargs):
             loss = _compute_loss(self, model, inputs, *args, **kwargs)
-            _seen.setdefault("index", self.gather(inputs["index"]).tolist())
+            _seen.setdefault("index", gather(self, inputs["index"]).tolist())
             _seen.setdefault("loss", float(loss))
             return loss
 
@@ -79,9 +80,9 @@ def main(out: Path, encoder: str, global_batch: int, methods: list[str]) -> None
         if trainer.is_world_process_zero():
             save_file(
                 {k: v.contiguous() for k, v in result.model.state_dict().items()},
-                str(out / f"{method}-{trainer.num_processes}.safetensors"),
+                str(out / f"{method}-{trainer.accelerator.num_processes}.safetensors"),
             )
-            (out / f"{method}-{trainer.num_processes}.json").write_text(json.dumps(seen))
+            (out / f"{method}-{trainer.accelerator.num_processes}.json").write_text(json.dumps(seen))
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ import pytest
 from hf_textcluster.editing import kmeans as kmeans_module
 from hf_textcluster.editing.kmeans import KMEANS_INITS, fit_kmeans
 from hf_textcluster.models.building import from_encoder_pretrained
+from hf_textcluster.training.initialization import run_kmeans
 
 
 def _many_small_blobs(seed: int = 0) -> np.ndarray:
@@ -188,7 +189,7 @@ def test_the_trainer_starts_from_best_by_default_and_says_which_start_won(
     try:
         with caplog.at_level("INFO"):
             trainer.initialize_clusters()
-            trainer.kmeans(model.embed(texts))  # a later k-means of the same run is not announced again
+            run_kmeans(trainer, model.embed(texts))  # a later k-means of the same run is not announced again
     finally:
         hf_logging.disable_propagation()
         hf_logging.set_verbosity_warning()

@@ -11,6 +11,7 @@ from transformers import TrainerCallback
 
 from hf_textcluster import train_clusterer
 from hf_textcluster.data import load_texts
+from hf_textcluster.training.checkpoints import training_module_parameters, training_module_state
 from hf_textcluster.training.trainer import ClusteringTrainer
 
 pytestmark = pytest.mark.slow  # three training runs per case, every method in fp32 and bf16
@@ -88,8 +89,8 @@ def test_killed_mid_run_then_the_same_command_equals_the_uninterrupted_run(
     for name, tensor in straight.model.state_dict().items():
         torch.testing.assert_close(resumed.model.state_dict()[name], tensor, rtol=1e-5, atol=1e-5, msg=name)
     # what trains besides the model (ClusterBERT's decoder) resumes exactly too
-    resumed_modules = resumed.trainer.training_module_state()
-    for name, tensor in straight.trainer.training_module_state().items():
+    resumed_modules = training_module_state(resumed.trainer)
+    for name, tensor in training_module_state(straight.trainer).items():
         torch.testing.assert_close(resumed_modules[name], tensor, rtol=1e-5, atol=1e-5, msg=name)
 
 
@@ -97,5 +98,5 @@ def test_what_trains_besides_the_model_starts_each_step_from_zero_gradients(tiny
     """The Trainer zeroes the model's gradients only; ClusterBERT's decoder has parameters of its own (its
     cross-attention), whose gradients must not sum over the steps."""
     result = _run("clusterbert", tiny_encoder_dir, toy_corpus, tmp_path / "run", False)
-    own = [param for _, param in result.trainer._training_module_parameters()]
+    own = [param for _, param in training_module_parameters(result.trainer)]
     assert own and all(param.grad is None for param in own)

@@ -10,7 +10,7 @@ from hf_textcluster.data import load_texts
 from hf_textcluster.models.building import from_encoder_pretrained
 from hf_textcluster.models.sccl.modeling_sccl import SCCLModel
 from hf_textcluster.training.arguments import ClusteringTrainingArguments
-from hf_textcluster.training.trainer import freeze_lower_layers
+from hf_textcluster.training.initialization import freeze_lower_layers
 
 
 def _weights(model) -> dict[str, torch.Tensor]:

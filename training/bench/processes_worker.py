@@ -46,7 +46,7 @@ def main(out: Path, data_dir: str, corpus: str, num_texts: int, encoder: str | N
         kmeans_init="k-means++",
     )
     trainer = ClusteringTrainer(model=model, args=args, train_dataset=dataset)
-    processes = trainer.num_processes
+    processes = trainer.accelerator.num_processes
     times = {}
 
     def timed(name, work):

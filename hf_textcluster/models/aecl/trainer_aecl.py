@@ -15,6 +15,10 @@ import numpy as np
 import torch
 from transformers.utils import logging
 
+from ...training.callbacks import MethodCallback
+from ...training.distributed import gather
+from ...training.initialization import run_kmeans
+from ...training.targets import batch_targets, set_targets, targets_computed_at
 from ...training.trainer import ClusteringTrainer
 from .losses_aecl import (
     cluster_contrastive_loss,
@@ -41,6 +45,27 @@ def set_reference_texts(model, texts, batch_size: int = 128, precision="auto") -
     model.config.num_reference_texts = z.shape[0]
 
 
+class AECLStagesCallback(MethodCallback):
+    """Stage 2's k-means pseudo-labels when stage 2 starts (and every ``pseudo_label_refresh_steps`` within it; they
+    go into each checkpoint), and the serving reference set when training ends."""
+
+    def on_step_begin(self, args, state, control, **kwargs):
+        trainer, step = self._trainer(), state.global_step
+        if trainer.stage(step) == 1:
+            return
+        trainer.model.config.centroids_initialized = True  # the clustering network trains from stage 2 (or 3) on
+        interval = trainer.model.config.pseudo_label_refresh_steps
+        due = interval is not None and (step - trainer.stage_bounds()[0]) % interval == 0
+        if trainer.stage(step) == 2 and (trainer.targets is None or due and not targets_computed_at(trainer, step)):
+            trainer.refresh_targets()
+
+    def on_train_end(self, args, state, control, **kwargs):
+        trainer = self._trainer()
+        if trainer.model.config.centroids_initialized:  # a seeded sample of ``reference_size`` training texts
+            _, texts = trainer.sample_train_texts(trainer.model.config.reference_size)
+            set_reference_texts(trainer.model, texts, **trainer.encode_options)
+
+
 class AECLTrainer(ClusteringTrainer):
     """Trains an [`AECLModel`] on rows ``{text, text_aug1}``: the original X^(0) and one augmented view X^(1) (the
     authors' EDA view: ``augmentation="aecl_eda"``). Both views go through the encoder as one batch; the attention
@@ -49,6 +74,7 @@ class AECLTrainer(ClusteringTrainer):
     views = {"": "text", "aug1_": "text_aug1"}
     stage_fractions = ("stage1_fraction", "stage2_fraction")
     targets_name = "aecl_pseudo_labels"  # stage 2's k-means pseudo-labels of every training row
+    method_callbacks = (AECLStagesCallback,)
 
     def __init__(self, model=None, *args, **kwargs):
         if model is not None and model.config.serving_head == "kmeans":
@@ -60,45 +86,23 @@ class AECLTrainer(ClusteringTrainer):
             model.config.serving_head = "network"
         super().__init__(model, *args, **kwargs)
 
-    # ----- pseudo-labels and the reference set --------------------------------------------------------------------
-    def on_step_begin(self, step: int) -> None:
-        """Stage 2's k-means pseudo-labels when stage 2 starts (and every ``pseudo_label_refresh_steps`` within it);
-        they go into each checkpoint through ``checkpoint_arrays``."""
-        if self.stage(step) == 1:
-            return
-        self.model.config.centroids_initialized = True  # the clustering network trains from stage 2 (or 3) on
-        interval = self.model.config.pseudo_label_refresh_steps
-        due = interval is not None and (step - self.stage_bounds()[0]) % interval == 0
-        if self.stage(step) == 2 and (self.targets is None or due and not self.targets_computed_at(step)):
-            self.refresh_targets()
-
-    def on_train_end(self, state) -> None:
-        """Store the serving reference set."""
-        if self.model.config.centroids_initialized:
-            self.store_reference_set()
-
+    # ----- pseudo-labels (AECLStagesCallback refreshes them) ----------------------------------------------------------
     def initialize_clusters(self, embeddings: np.ndarray | None = None) -> None:
         """k-means on the initial embeddings V of the training texts (the authors' code does this before epoch 1):
         ``initial_kmeans_labels`` (plain k-means, measured in the same run), and stage 2's labels if it starts at
         step 0. AECL has no centroids to initialise."""
-        if self.train_dataset is None:
-            raise ValueError("Pass a `train_dataset`: AECL's pseudo-labels are computed over all its rows.")
-        self.initial_kmeans_labels = self.kmeans(self.embed_train_texts() if embeddings is None else embeddings).labels_
+        embeddings = self.embed_train_texts() if embeddings is None else embeddings
+        self.initial_kmeans_labels = run_kmeans(self, embeddings).labels_
         if self.model.config.stage1_fraction == 0 and self.model.config.stage2_fraction > 0:  # stage 2 starts now
-            self.set_targets(torch.as_tensor(self.initial_kmeans_labels, dtype=torch.long))
+            set_targets(self, torch.as_tensor(self.initial_kmeans_labels, dtype=torch.long))
 
     def refresh_targets(self) -> None:
         """Stage 2's pseudo-labels: k-means (seeded) on the current encoder's embeddings V of all training texts."""
         start = time.perf_counter()
-        self.set_targets(torch.as_tensor(self.kmeans(self.embed_train_texts()).labels_, dtype=torch.long))
+        set_targets(self, torch.as_tensor(run_kmeans(self, self.embed_train_texts()).labels_, dtype=torch.long))
         logger.info(
             f"AECL stage 2: k-means pseudo-labels of {len(self.targets)} rows in {time.perf_counter() - start:.1f}s."
         )
-
-    def store_reference_set(self) -> None:
-        """Store ``reference_size`` training texts (a seeded sample) as the serving reference set."""
-        _, texts = self.sample_train_texts(self.model.config.reference_size)
-        set_reference_texts(self.model, texts, **self.encode_options)
 
     def head_predictions(self, texts) -> np.ndarray:
         """Mid-training there is no reference set yet: each text attends to itself (``"self"``)."""
@@ -116,7 +120,7 @@ class AECLTrainer(ClusteringTrainer):
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         config = model.config
         stage = self.stage(self.state.global_step)
-        v0, v1 = self.gather(*self.encode_views(model, inputs, ("", "aug1_")))
+        v0, v1 = gather(self, *self.encode_views(model, inputs, ("", "aug1_")))
         z0, z1 = model.cluster_features(v0), model.cluster_features(v1)
         (h0, s0), (h1, s1) = model.attention(z0), model.attention(z1)  # over the batch
         logits0, logits1 = model.cluster_head(h0).float(), model.cluster_head(h1).float()
@@ -131,7 +135,7 @@ class AECLTrainer(ClusteringTrainer):
         loss = config.instance_loss_weight * terms["similarity_guided_cl"]
         if stage >= 2:
             if stage == 2:
-                labels = self.batch_targets(inputs, p1.device)
+                labels = batch_targets(self, inputs, p1.device)
             else:  # Eq. 4: the model's own confident predictions
                 confidence = p0.detach().max(dim=-1).values
                 labels = torch.where(

@@ -29,7 +29,11 @@ from transformers.utils import logging
 
 from ...editing.clusters import init_head_from_centroids
 from ...evaluation.metrics import clustering_scores
+from ...training.callbacks import MethodCallback
+from ...training.distributed import gather, global_mean
+from ...training.initialization import run_kmeans
 from ...training.losses import dec_target_distribution
+from ...training.targets import batch_targets, set_targets, targets_computed_at
 from ...training.trainer import ClusteringTrainer
 from .losses_clusterbert import target_cross_entropy
 
@@ -112,6 +116,28 @@ def build_denoising_loss(model):
     return loss.to(device)
 
 
+class ClusterBERTStagesCallback(MethodCallback):
+    """Recomputes the targets Q where a round of stage 2 (k-means) or stage 3 (Eq. 5) begins. When training ends,
+    scores the embeddings after the last stage if the training texts have labels (reporting only) and saves the
+    decoder with ``keep_decoder``."""
+
+    def on_step_begin(self, args, state, control, **kwargs):
+        trainer, step = self._trainer(), state.global_step
+        if trainer.stage(step) > 1 and (
+            trainer.targets is None or step in trainer.round_starts() and not targets_computed_at(trainer, step)
+        ):
+            trainer.refresh_targets(trainer.stage(step))
+
+    def on_train_end(self, args, state, control, **kwargs):
+        trainer = self._trainer()
+        if trainer.labels is not None and state.global_step >= state.max_steps > 0:  # finished, not interrupted
+            trainer.record_stage_metrics(trainer.stage(state.global_step - 1), trainer.embed_train_texts())
+        if trainer.model.config.keep_decoder:  # a ``*ForCausalLM`` folder, with the tokenizer, for more TSDAE training
+            folder = os.path.join(args.output_dir, "decoder")
+            trainer.reconstruction.decoder.save_pretrained(folder)
+            trainer.model.tokenizer.save_pretrained(folder)
+
+
 class ClusterBERTTrainer(ClusteringTrainer):
     """Trains a [`ClusterBERTModel`] on rows ``{text}``: no augmented views; the noised input is made in the step."""
 
@@ -119,6 +145,7 @@ class ClusterBERTTrainer(ClusteringTrainer):
     word_ids = True
     stage_fractions = ("stage1_fraction", "stage2_fraction")
     targets_name = "clusterbert_targets"  # Q: N k-means cluster ids (stage 2) or N x K (Eq. 5, stage 3)
+    method_callbacks = (ClusterBERTStagesCallback,)
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -140,21 +167,6 @@ class ClusterBERTTrainer(ClusteringTrainer):
         return name.startswith(("encoder.", "decoder."))  # the decoder trains at the encoder's learning rate
 
     # ----- stages ----------------------------------------------------------------------------------------------------
-    def on_step_begin(self, step: int) -> None:
-        """Recompute the targets Q where a round of stage 2 (k-means) or stage 3 (Eq. 5) begins."""
-        if self.stage(step) > 1 and (
-            self.targets is None or step in self.round_starts() and not self.targets_computed_at(step)
-        ):
-            self.refresh_targets(self.stage(step))
-
-    def on_train_end(self, state) -> None:
-        """Score the embeddings after the last stage when the training texts have labels (reporting only); save the
-        decoder with ``keep_decoder``."""
-        if self.labels is not None and state.global_step >= state.max_steps > 0:  # finished, not interrupted
-            self.record_stage_metrics(self.stage(state.global_step - 1), self.embed_train_texts())
-        if self.model.config.keep_decoder:
-            self.save_decoder(os.path.join(self.args.output_dir, "decoder"))
-
     def round_starts(self) -> dict[int, int]:
         """Step -> stage, for every step at which a stage-2 or stage-3 round recomputes Q."""
         total = max(int(self.state.max_steps or self.args.max_steps or 0), 1)
@@ -171,10 +183,8 @@ class ClusterBERTTrainer(ClusteringTrainer):
     def initialize_clusters(self, embeddings: np.ndarray | None = None) -> None:
         """k-means on the pretrained encoder's embeddings: ``initial_kmeans_labels`` (plain k-means, measured in the
         same run). The head is trained from stage 2 on; ClusterBERT has no centroids."""
-        if self.train_dataset is None:
-            raise ValueError("Pass a `train_dataset`: ClusterBERT's targets are computed over all its rows.")
         embeddings = self.embed_train_texts() if embeddings is None else embeddings
-        kmeans = self.kmeans(embeddings)
+        kmeans = run_kmeans(self, embeddings)
         self.initial_kmeans_labels = kmeans.labels_
         self._initial_kmeans = kmeans if self.model.config.stage1_fraction == 0 else None  # stage 2 starts on them
         self.record_stage_metrics(0, embeddings, kmeans_labels=kmeans.labels_)
@@ -187,7 +197,7 @@ class ClusterBERTTrainer(ClusteringTrainer):
         kmeans = self._initial_kmeans if step == 0 else None  # no stage 1: the initial k-means is this round's
         embeddings = None if kmeans is not None and stage == 2 else self.embed_train_texts()
         if stage == 2:
-            kmeans = kmeans or self.kmeans(embeddings)
+            kmeans = kmeans or run_kmeans(self, embeddings)
             labels, centers = kmeans.labels_, kmeans.cluster_centers_
             if step == first2 and step > 0:
                 self.record_stage_metrics(1, embeddings, kmeans_labels=labels)
@@ -196,12 +206,12 @@ class ClusterBERTTrainer(ClusteringTrainer):
                 labels, centers = order[labels], centers[np.argsort(order)]
             if model.config.head_init == "kmeans":
                 init_head_from_centroids(model, centers)
-            self.set_targets(torch.as_tensor(labels, dtype=torch.long))
+            set_targets(self, torch.as_tensor(labels, dtype=torch.long))
         else:
             probs = self.cluster_probabilities(embeddings).cpu()
             if step == first3:
                 self.record_stage_metrics(2, embeddings, head_labels=probs.argmax(-1).numpy())
-            self.set_targets(dec_target_distribution(probs))  # Eq. 5 is DEC's target distribution
+            set_targets(self, dec_target_distribution(probs))  # Eq. 5 is DEC's target distribution
         model.config.centroids_initialized = True  # the head trains from the first stage-2 step on
         logger.info(
             f"ClusterBERT stage {stage}: targets of {len(self.targets)} texts in {time.perf_counter() - start:.1f}s."
@@ -242,7 +252,7 @@ class ClusterBERTTrainer(ClusteringTrainer):
         from sklearn.metrics import silhouette_score
 
         if kmeans_labels is None:
-            kmeans_labels = self.kmeans(embeddings).labels_
+            kmeans_labels = run_kmeans(self, embeddings).labels_
         entry = {
             "stage": stage,
             "step": self.state.global_step,
@@ -260,12 +270,6 @@ class ClusterBERTTrainer(ClusteringTrainer):
         self.stage_metrics.append(entry)
         logger.info(f"ClusterBERT after stage {stage} ({STAGE_NAMES[stage]}): {entry}")
 
-    # ----- the decoder -----------------------------------------------------------------------------------------------
-    def save_decoder(self, folder: str) -> None:
-        """The trained decoder as a ``*ForCausalLM`` folder (with the tokenizer), for further TSDAE training."""
-        self.reconstruction.decoder.save_pretrained(folder)
-        self.model.tokenizer.save_pretrained(folder)
-
     # ----- the loss --------------------------------------------------------------------------------------------------
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         config = model.config
@@ -279,11 +283,11 @@ class ClusterBERTTrainer(ClusteringTrainer):
         reconstruction = self.reconstruction([noised, clean], None)  # Eq. 1; z̃ kept by the hook
         # TSDAE's mean is over the decoder's target tokens (the clean ids after the first, without padding)
         targets = (clean["input_ids"][:, 1:] != pad).sum()
-        terms = {"reconstruction": self.global_mean(reconstruction, targets)}
+        terms = {"reconstruction": global_mean(self, reconstruction, targets)}
         loss = terms["reconstruction"]
-        noised_embedding = self.gather(self._noised_embedding)
+        noised_embedding = gather(self, self._noised_embedding)
         if stage >= 2:
-            targets = self.batch_targets(inputs, noised_embedding.device)
+            targets = batch_targets(self, inputs, noised_embedding.device)
             if targets.ndim == 1:  # k-means clusters: one-hot Q
                 targets = torch.nn.functional.one_hot(targets, config.num_clusters).float()
             log_probs = torch.log_softmax(model.cluster_head(noised_embedding).float(), dim=-1)

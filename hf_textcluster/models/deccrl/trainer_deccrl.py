@@ -15,6 +15,7 @@ import torch
 from transformers.utils import logging
 
 from ...training.collator import TextViewsCollator
+from ...training.distributed import gather, share_from_main
 from ...training.losses import dec_kl_loss, dec_target_distribution
 from ...training.trainer import ClusteringTrainer
 from .losses_deccrl import (
@@ -163,8 +164,9 @@ class DECCRLTrainer(ClusteringTrainer):
             return
         texts = list(self.train_dataset["text"])
         vocabulary = fit_vocabulary(texts, self.model.config.max_vocabulary_size)
-        rho = self.share_from_main(
-            lambda: train_word_embeddings(texts, vocabulary, 2 * self.model.config.latent_dim, seed=self.args.seed)
+        rho = share_from_main(
+            self,
+            lambda: train_word_embeddings(texts, vocabulary, 2 * self.model.config.latent_dim, seed=self.args.seed),
         )
         set_vocabulary(self.model, vocabulary, rho, seed=self.args.seed)
         logger.info(f"DEC-CRL vocabulary: {len(vocabulary)} words; Word2Vec embeddings of size {rho.shape[1]}.")
@@ -178,7 +180,7 @@ class DECCRLTrainer(ClusteringTrainer):
                 init_latent_from_pca(self.model, embeddings)
                 return {k: v.cpu() for k, v in self.model.fc_e.state_dict().items()}
 
-            self.model.fc_e.load_state_dict(self.share_from_main(pca))
+            self.model.fc_e.load_state_dict(share_from_main(self, pca))
         super().initialize_clusters(embeddings=embeddings)
 
     def restore_config(self, saved: dict) -> None:
@@ -224,7 +226,7 @@ class DECCRLTrainer(ClusteringTrainer):
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         config = model.config
-        original, view1, view2 = self.gather(*self.encode_views(model, inputs, ("", "aug1_", "aug2_")))
+        original, view1, view2 = gather(self, *self.encode_views(model, inputs, ("", "aug1_", "aug2_")))
         h, h1, h2 = model.cluster_features(original), model.cluster_features(view1), model.cluster_features(view2)
         terms = {
             "cross_view_cl": cross_view_contrastive_loss(
@@ -236,7 +238,7 @@ class DECCRLTrainer(ClusteringTrainer):
         loss = terms["cross_view_cl"] + config.cluster_loss_weight * terms["cluster_kl"]
         if config.reconstruction_loss_weight > 0 and config.has_topic_model:  # λ_r = 0: the paper's "w/o CRL"
             terms["etm_reconstruction"], terms["etm_kl"] = self.reconstruction_terms(
-                model, self.gather(inputs["bow"]), o
+                model, gather(self, inputs["bow"]), o
             )
             loss = loss + config.reconstruction_loss_weight * (terms["etm_reconstruction"] + terms["etm_kl"])
         elif config.reconstruction_loss_weight > 0:  # "w/o CRL w LSR"

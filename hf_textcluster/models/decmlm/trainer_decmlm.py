@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import torch
 from transformers.utils import logging
 
 from ...timing import phase
+from ...training.callbacks import MethodCallback
 from ...training.collator import TextViewsCollator
+from ...training.distributed import gather, global_mean
 from ...training.losses import dec_kl_loss, dec_target_distribution
+from ...training.targets import batch_targets, set_targets, targets_computed_at
 from ...training.trainer import ClusteringTrainer
 from .losses_decmlm import encode_masked, masked_lm_loss
 
@@ -57,18 +58,17 @@ def mask_tokens(
 
 @dataclass(eq=False, kw_only=True)
 class MaskedLMCollator(TextViewsCollator):
-    """Tokenizes the ``text`` column (``input_ids``, ``attention_mask``, ``index``) and adds a masked copy for the
-    masked-LM loss: ``mlm_input_ids`` and ``mlm_labels`` (BERT 80/10/10 masking of ``probability`` of the tokens;
-    special and padding tokens are never selected). With ``probability=0`` nothing is masked or added."""
+    """Tokenizes the ``text`` column (``input_ids``, ``attention_mask``, ``index``); ``add_masks`` adds a masked copy
+    for the masked-LM loss: ``mlm_input_ids`` and ``mlm_labels`` (BERT 80/10/10 masking of ``probability`` of the
+    tokens; special and padding tokens are never selected; with ``probability=0`` nothing). The trainer masks in the
+    training step, not while collating: the Trainer collates the next batch ahead of time, so masks drawn while
+    collating would not follow the RNG state a checkpoint saves (resume would differ)."""
 
     probability: float = 0.1
     mask_fraction: float = 0.8
     random_fraction: float = 0.1
     vocab_size: int | None = None
     generator: torch.Generator | None = None
-    # The trainer masks in the training step instead: the Trainer collates the next batch ahead of time, so masks
-    # drawn while collating would not follow the RNG state a checkpoint saves (resume would differ).
-    mask_when_collating: bool = True
 
     def __post_init__(self):
         super().__post_init__()
@@ -81,12 +81,6 @@ class MaskedLMCollator(TextViewsCollator):
             )
         candidates = torch.arange(min(len(tokenizer), self.vocab_size) if self.vocab_size else len(tokenizer))
         self.replacement_ids = candidates[~torch.isin(candidates, self.special_ids)]
-
-    def __call__(self, rows: Sequence[dict[str, Any]]) -> dict[str, torch.Tensor]:
-        batch = super().__call__(rows)
-        if self.mask_when_collating:
-            self.add_masks(batch)
-        return batch
 
     def add_masks(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """Add ``mlm_input_ids`` / ``mlm_labels`` to a tokenized batch (in place; also returned)."""
@@ -107,22 +101,47 @@ class MaskedLMCollator(TextViewsCollator):
         return batch
 
 
+class DECTargetsCallback(MethodCallback):
+    """Refreshes P when an epoch begins, or every ``config.target_refresh_steps`` optimizer steps when set. P is not
+    refreshed where it was computed at this very step: by the k-means initialisation pass before step 1, or by a
+    refresh at an epoch boundary that is also a step boundary; a run resumed inside an epoch keeps the P its
+    checkpoint holds (computed when that epoch began)."""
+
+    def on_epoch_begin(self, args, state, control, **kwargs):
+        trainer = self._trainer()
+        stale = trainer.targets_at is None or trainer.targets_at[1] < math.floor(state.epoch + 1e-9)
+        per_epoch = trainer.model.config.target_refresh_steps is None and stale
+        if (trainer.targets is None or per_epoch) and not targets_computed_at(trainer, state.global_step):
+            trainer.refresh_targets()
+
+    def on_step_begin(self, args, state, control, **kwargs):
+        trainer, step = self._trainer(), state.global_step
+        interval = trainer.model.config.target_refresh_steps
+        if interval is not None and step % interval == 0 and not targets_computed_at(trainer, step):
+            trainer.refresh_targets()
+
+    def on_train_end(self, args, state, control, **kwargs):
+        # the weights moved on: a later train() must not reuse P as "computed at step 0"
+        self._trainer().targets_at = None
+
+
 class DECMLMTrainer(ClusteringTrainer):
     """Trains a [`DECMLMModel`] on rows ``{text}`` (no augmented views).
 
     Loss = ``mlm_loss_weight`` · L_m + ``cluster_loss_weight`` · KL(P‖Q). The centroids come from k-means on the
     initial embeddings (before the first step). Learning rates: ``learning_rate`` for the encoder (and for the MLM
     head when it started pretrained), ``head_learning_rate`` for the centroids (and for an untrained MLM head). Each
-    step runs the encoder once on the masked batch: the token
-    states feed the MLM head at the masked positions and their mean pool gives Q. P is not computed per batch: a
-    callback recomputes it over all N training rows from unmasked inputs at every epoch start (``self.targets``,
-    N x K, row i = the dataset's row i), and each batch looks up its rows by ``index`` (a column added here when
-    the dataset has none); ``config.target_refresh_steps`` refreshes every that many steps instead. With
+    step runs the encoder once on the masked batch: the token states feed the MLM head at the masked positions and
+    their mean pool gives Q. P is not computed per batch: a callback (``DECTargetsCallback``) recomputes it over all N
+    training rows from unmasked inputs at every epoch start (``self.targets``, N x K, row i = the dataset's row i),
+    and each batch looks up its rows by ``index`` (a column added here when the dataset has none);
+    ``config.target_refresh_steps`` refreshes every that many steps instead. With
     ``mlm_loss_weight=0`` nothing is masked and the MLM head never runs.
     """
 
     views = {"": "text"}
     targets_name = "dec_targets"
+    method_callbacks = (DECTargetsCallback,)
     target_refreshes = 0
 
     def make_collator(self, tokenizer, model, args):
@@ -135,7 +154,6 @@ class DECMLMTrainer(ClusteringTrainer):
             random_fraction=config.mlm_random_fraction,
             vocab_size=config.encoder.vocab_size,
             pad_to_max_length=getattr(args, "pad_to_max_length", False),
-            mask_when_collating=False,
         )
 
     def is_encoder_parameter(self, name: str) -> bool:
@@ -147,36 +165,15 @@ class DECMLMTrainer(ClusteringTrainer):
 
     # ----- the target distribution P ------------------------------------------------------------------------
     def _set_targets(self, embeddings: np.ndarray) -> None:
-        self.set_targets(dec_target_distribution(self.cluster_probabilities(embeddings)).float())  # Eq. 5, f_j over N
+        set_targets(self, dec_target_distribution(self.cluster_probabilities(embeddings)).float())  # Eq. 5, f_j over N
         self.target_refreshes += 1
 
     def refresh_targets(self) -> None:
         """Recompute P over the whole training set from unmasked inputs (dropout off)."""
-        if self.train_dataset is None:
-            raise ValueError("Pass a `train_dataset`: DEC-MLM's targets are computed over all its rows.")
         start = time.perf_counter()
         with phase("targets"):
             self._set_targets(self.embed_train_texts())
         logger.info(f"Refreshed the DEC targets of {len(self.targets)} rows in {time.perf_counter() - start:.1f}s.")
-
-    # P is not refreshed where it was computed at this very step: by the k-means initialisation pass before step 1, or
-    # by a refresh at an epoch boundary that is also a step boundary.
-    def on_epoch_begin(self, state) -> None:
-        """Refresh P when an epoch begins (unless ``target_refresh_steps`` is set); a run resumed inside an epoch keeps
-        the P its checkpoint holds (computed when that epoch began)."""
-        stale = self.targets_at is None or self.targets_at[1] < math.floor(state.epoch + 1e-9)
-        per_epoch = self.model.config.target_refresh_steps is None and stale
-        if (self.targets is None or per_epoch) and not self.targets_computed_at(state.global_step):
-            self.refresh_targets()
-
-    def on_step_begin(self, step: int) -> None:
-        """Refresh P every ``config.target_refresh_steps`` optimizer steps, when set."""
-        interval = self.model.config.target_refresh_steps
-        if interval is not None and step % interval == 0 and not self.targets_computed_at(step):
-            self.refresh_targets()
-
-    def on_train_end(self, state) -> None:
-        self.targets_at = None  # the weights moved on: a later train() must not reuse P as "computed at step 0"
 
     def initialize_clusters(self, embeddings: np.ndarray | None = None) -> None:
         # One encoding pass serves both k-means and the first epoch's targets.
@@ -192,7 +189,7 @@ class DECMLMTrainer(ClusteringTrainer):
     # ----- the loss ------------------------------------------------------------------------------------------
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         config = model.config
-        p = self.batch_targets(inputs, model.device)
+        p = batch_targets(self, inputs, model.device)
         attention_mask = inputs["attention_mask"]
         token_type_ids = inputs.get("token_type_ids")
         terms = {}
@@ -202,14 +199,14 @@ class DECMLMTrainer(ClusteringTrainer):
                     raise ValueError(
                         "The batch has no 'mlm_input_ids'/'mlm_labels': use the trainer's MaskedLMCollator."
                     )
-                self.data_collator.add_masks(inputs)  # here, not while collating: see MaskedLMCollator
+                self.data_collator.add_masks(inputs)
             embeddings, logits, labels = encode_masked(
                 model, inputs["mlm_input_ids"], attention_mask, inputs["mlm_labels"], token_type_ids
             )
-            terms["mlm"] = self.global_mean(masked_lm_loss(logits, labels), (labels != IGNORE_INDEX).sum())
+            terms["mlm"] = global_mean(self, masked_lm_loss(logits, labels), (labels != IGNORE_INDEX).sum())
         else:  # the "w/o masked LM loss" ablation: unmasked inputs, no MLM head
             embeddings = model.encode(inputs["input_ids"], attention_mask, token_type_ids)
-        embeddings = self.gather(embeddings)
+        embeddings = gather(self, embeddings)
         q = model.cluster_probabilities(embeddings)
         terms["cluster_kl"] = dec_kl_loss(p, q)
         loss = config.cluster_loss_weight * terms["cluster_kl"]

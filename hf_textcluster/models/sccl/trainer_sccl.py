@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...training.distributed import gather
 from ...training.losses import dec_kl_loss, dec_target_distribution
 from ...training.trainer import ClusteringTrainer
 from .losses_sccl import instance_contrastive_loss
@@ -20,7 +21,7 @@ class SCCLTrainer(ClusteringTrainer):
 
     def compute_loss(self, model, inputs, return_outputs=False, num_items_in_batch=None):
         config = model.config
-        original, view1, view2 = self.gather(*self.encode_views(model, inputs, ("", "aug1_", "aug2_")))
+        original, view1, view2 = gather(self, *self.encode_views(model, inputs, ("", "aug1_", "aug2_")))
         contrastive = instance_contrastive_loss(
             model.contrast_head(view1), model.contrast_head(view2), temperature=config.temperature
         )

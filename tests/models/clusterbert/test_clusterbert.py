@@ -23,6 +23,7 @@ from hf_textcluster.models import card_fields
 from hf_textcluster.models.building import from_encoder_pretrained
 from hf_textcluster.models.clusterbert.losses_clusterbert import target_cross_entropy
 from hf_textcluster.models.clusterbert.trainer_clusterbert import delete_words
+from hf_textcluster.training.checkpoints import training_module_parameters
 from hf_textcluster.training.losses import dec_target_distribution
 
 TRAIN = dict(
@@ -72,7 +73,7 @@ def test_reconstruction_loss_is_eq_1_with_a_decoder_tied_to_the_encoder(tiny_enc
         model.encoder.encoder.layer[0].attention.self.query.weight
         is decoder.bert.encoder.layer[0].attention.self.query.weight
     )
-    assert any("crossattention" in name for name, _ in trainer._training_module_parameters())
+    assert any("crossattention" in name for name, _ in training_module_parameters(trainer))
     model.eval(), decoder.eval()
     texts = toy_corpus[0][:4]
     clean = dict(model.tokenize(texts))

@@ -57,7 +57,7 @@ def test_masking_rate_and_never_special_or_padding_tokens(tiny_encoder_dir, toy_
         generator=torch.Generator().manual_seed(0),
     )
     rows = [{"text": t, "index": i} for i, t in enumerate(toy_corpus[0] * 10)]
-    batch = collator(rows)
+    batch = collator.add_masks(collator(rows))
     ids, masked, labels = batch["input_ids"], batch["mlm_input_ids"], batch["mlm_labels"]
     special = torch.isin(ids, torch.tensor(tokenizer.all_special_ids))
     maskable = batch["attention_mask"].bool() & ~special
