@@ -31,18 +31,21 @@ def check_cluster_count(request: ClusterCountRequest, train_dataset: datasets.Da
     if num_clusters is None:
         label_feature = train_dataset.features.get("label")
         if label_feature is None:
-            raise ValueError("`num_clusters` is required for a dataset without labels.")
+            raise ValueError(
+                "`num_clusters` (--num-clusters) is required for texts without labels: a number, or 'auto' to "
+                "choose it from their embeddings."
+            )
         num_clusters = getattr(label_feature, "num_classes", None) or len(set(train_dataset["label"]))
     check_num_clusters(num_clusters, len(train_dataset), texts=train_dataset["text"])
     return ClusterCountRequest(num_clusters)
 
 
-def settle_auto_k(
-    request, output_dir, identity, last_checkpoint, encoder, config_kwargs, args, train_dataset, seed
-) -> tuple[dict, object]:
-    """K for ``num_clusters="auto"``: the one a resumed run chose, else chosen now from the training texts'
-    embeddings (returned too, for the k-means initialisation); ``identity`` records it."""
-    k_selection = _saved_k_selection(output_dir, request, identity) if last_checkpoint else None
+def settle_auto_k(request, identity, last_checkpoint, config_kwargs, args, train_dataset) -> tuple[dict, object]:
+    """K for ``num_clusters="auto"`` of ``request`` (a :class:`~hf_textcluster.runs.request.TrainingRequest`): the
+    one a resumed run chose, else chosen now from the training texts' embeddings (returned too, for the k-means
+    initialisation); ``identity`` records it."""
+    count, seed = request.num_clusters, request.seed
+    k_selection = _saved_k_selection(request.output_dir, count, identity) if last_checkpoint else None
     embeddings = None
     if k_selection is not None:
         logger.warning(
@@ -50,7 +53,7 @@ def settle_auto_k(
             f"{k_selection['criterion']} when this run started."
         )
     else:
-        k_selection, embeddings = _choose_num_clusters(encoder, config_kwargs, args, train_dataset, request, seed)
+        k_selection, embeddings = _choose_num_clusters(request.encoder, config_kwargs, args, train_dataset, count, seed)
     identity["num_clusters"] = k_selection["num_clusters"]
     identity["k_selection"] = k_selection
     check_num_clusters(identity["num_clusters"], len(train_dataset), texts=train_dataset["text"])
