@@ -126,13 +126,13 @@ class TrainingRequest:
         object.__setattr__(self, "num_clusters", ClusterCountRequest.parse(self.num_clusters, k_range, k_criterion))
         if self.method == "auto" and self.config_overrides:
             raise ValueError(
-                "`config_overrides` (--config) configures one method, and method 'auto' (the default) trains several, "
-                "each with its own: pass method 'sccl' (--method sccl, or another) to override its configuration."
+                "`config_overrides` (--config) configures one method, and the default method, auto, trains several, "
+                "each with its own: pass method='sccl' (--method sccl, or another) to override its configuration."
             )
         if self.method != "auto" and (self.keep_signals or self.time_budget is not None):
             raise ValueError(
-                f"`keep_signals` (--keep-signals) and `time_budget` (--time-budget) apply to method 'auto' (the "
-                f"default); drop them to train {self.method} alone."
+                f"`keep_signals` (--keep-signals) and `time_budget` (--time-budget) apply to the default method, "
+                f"auto; drop them to train {self.method} alone."
             )
 
     @property
