@@ -153,7 +153,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "both, the pretrained encoder's and their consensus, when it beats the BERTopic way in every held-out view "
         "(about twice one method's time); or one paper's method.",
     )
-    texts = parser.add_mutually_exclusive_group(required=True)
+    texts = parser.add_mutually_exclusive_group()
     texts.add_argument("--dataset", help="A benchmark corpus name (or use --input).")
     texts.add_argument("--input", help="Your own texts: csv / jsonl / parquet / txt.")
     parser.add_argument("--text-column", default="text", help=TEXT_COLUMN_HELP)
@@ -280,6 +280,8 @@ def training_request(args: argparse.Namespace, extra: list[str]) -> TrainingRequ
     ``--input`` is read: every option whose destination is a request field as given, ``--config`` as
     ``config_overrides``, and the Trainer options (listed and pass-through) with ``--precision`` as
     ``training_overrides``."""
+    if not (args.dataset or args.input):
+        raise ValueError("Pass --dataset (a benchmark corpus) or --input (your file: csv, jsonl, parquet or txt).")
     check_pass_through(extra)
     options, trainer = {}, list(extra)
     for name, value in vars(args).items():  # one pass: a request field as given, or a listed Trainer option

@@ -65,3 +65,10 @@ def test_the_count_of_clusters_is_one_value_every_copy_shares():
     assert signal.num_clusters is count
     with pytest.raises(ValueError, match="inside the ClusterCountRequest"):
         dataclasses.replace(request, k_range=(2, 9))
+
+
+def test_train_names_the_texts_it_needs(tmp_path, capsys):
+    assert main(["train", "--output-dir", str(tmp_path / "run")]) == 2
+    assert capsys.readouterr().err == (
+        "error: Pass --dataset (a benchmark corpus) or --input (your file: csv, jsonl, parquet or txt).\n"
+    )
