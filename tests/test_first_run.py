@@ -89,8 +89,8 @@ def test_keep_checkpoints_keeps_them_and_predict_says_a_run_is_unfinished(own_fi
     path, _ = own_file
     out = tmp_path / "kept"
     argv = ["train", "--method", "sccl", "--input", str(path), "--text-column", "body", "--num-clusters", "3"]
-    argv += ["--encoder", str(tiny_encoder_dir), "--output-dir", str(out), "--keep-checkpoints", "--max_steps", "4"]
-    assert main([*argv, "--disable_tqdm", "true", "--precision", "fp32"]) == 0
+    argv += ["--encoder", str(tiny_encoder_dir), "--output-dir", str(out), "--keep-checkpoints", "--max-steps", "4"]
+    assert main([*argv, "--disable-tqdm", "true", "--precision", "fp32"]) == 0
     assert sorted(p.name for p in out.glob("checkpoint-*")) == ["checkpoint-3", "checkpoint-4"]
     run = json.loads((out / "training_run.json").read_text())
     assert run["schedule"]["max_steps"] == 4 and run["schedule"]["source"] == "explicit"
@@ -159,7 +159,7 @@ def test_the_readme_shell_block_runs_as_written(own_file, tiny_encoder_dir, tmp_
         with open(tmp_path / name, "w", newline="", encoding="utf-8") as f:
             csv.writer(f).writerows([["text"], *([t] for t in texts)])
     monkeypatch.chdir(tmp_path)
-    small = ["--encoder", str(tiny_encoder_dir), "--max_steps", "3", "--precision", "fp32", "--disable_tqdm", "true"]
+    small = ["--encoder", str(tiny_encoder_dir), "--max-steps", "3", "--precision", "fp32", "--disable-tqdm", "true"]
     for command in commands:
         assert main(command[1:] + (small if command[1] == "train" else [])) == 0, command
     printed = capsys.readouterr().out

@@ -137,9 +137,9 @@ def check_k_range(k_min, k_max, num_texts: int) -> tuple[int, int]:
 class ClusterCountRequest:
     """How many clusters a run asks for: a fixed K, K from the labels, or ``"auto"`` (chosen without labels).
 
-    Built once at the public edge (:meth:`parse`; the CLI, :func:`~hf_textcluster.runs.api.train_clusterer` and
-    :class:`~hf_textcluster.runs.baselines.EmbeddingKMeans` all go through it); what it holds is already checked
-    for everything that needs no data, and :meth:`check` adds what the texts decide.
+    Built once at the public edge (:meth:`parse`: a run's :class:`~hf_textcluster.runs.request.TrainingRequest`,
+    ``evaluate`` and :class:`~hf_textcluster.runs.baselines.EmbeddingKMeans` go through it); what it holds is
+    checked for everything that needs no data, and :meth:`check` adds what the texts decide.
 
     Attributes:
         num_clusters: a whole number K, ``"auto"``, or None (the number of classes of labelled texts).

@@ -1,9 +1,10 @@
 """The hf-textcluster command line: one command per task, each with its own --help.
 
 Every command that reads a benchmark takes ``--data-dir`` (default: ``$HF_TEXTCLUSTER_DATA_DIR``, else the corpora's
-public download URLs). ``train`` passes any ``TrainingArguments`` flag through (``--max-steps 100``,
-``--per-device-train-batch-size 32``, ...; the old underscore spellings still work), except the few it names itself
-(``--precision`` for ``bf16`` / ``fp16``, ``--calibration-sample``).
+public download URLs). Options are spelled with dashes only (``--output-dir``; ``--output_dir`` is refused, naming
+the dashed one). ``train`` passes any ``TrainingArguments`` flag through (``--max-steps 100``,
+``--per-device-train-batch-size 32``, ...), except the few it names itself (``--precision`` for ``bf16`` / ``fp16``,
+``--calibration-sample``).
 
 One module per command: each defines ``HELP`` (its line in ``hf-textcluster --help``), ``add_arguments(parser)`` and
 ``run(args, extra) -> int`` (its exit status); a new command is a new module and its name in ``COMMANDS``.
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 
 from ..modeling.validation import check_local_path
@@ -40,7 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
     for name, command in zip(names, COMMANDS):
         command_parser = subparsers.add_parser(name, help=command.HELP, formatter_class=HelpFormatter)
         command.add_arguments(command_parser)
-        command_parser.set_defaults(func=command.run)
+        flags = frozenset(flag for action in command_parser._actions for flag in action.option_strings)
+        command_parser.set_defaults(func=command.run, flags=flags)
     return parser
 
 
@@ -49,33 +52,36 @@ _PYTHON_TO_FLAG = (
     ("Pass text_column= one of them", "Pass --text-column one of them"),
     ("Pass label_column= one of them", "Pass --label-column one of them"),
     ("Pass text_column= (--text-column)", "Pass --text-column"),
-    ("`far_quantile`", "--far-quantile"),
     ("`calibration_sample_size`", "--calibration-sample"),
     ("`flag_outliers=True`", "--flag-outliers"),  # the pipeline's options, as predict spells them
-    ("`flag_outliers`", "--flag-outliers"),
-    ("`outlier_quantile`", "--outlier-quantile"),
-    ("`top_k`", "--top-k"),
     ("overwrite=True (--overwrite)", "--overwrite"),
 )
 
 
-def cli_spelling(message: str) -> str:
-    """A library error as the command line says it: ``--text-column``, not ``text_column=``."""
+def cli_spelling(message: str, flags: frozenset = frozenset()) -> str:
+    """A library error as the command line says it: ``--text-column``, not ``text_column=``; an argument in
+    backquotes (```seed```) as the command's option of that name (``flags``), unless the message names it already."""
     for python, flag in _PYTHON_TO_FLAG:
         message = message.replace(python, flag)
-    return message
+
+    def spelled(match: re.Match) -> str:
+        flag = "--" + match[1].replace("_", "-")
+        return flag if flag in flags else match[0]
+
+    return re.sub(r"`([a-z][a-z0-9_]*)`(?! \(--)", spelled, message)
 
 
 def parse_command_line(argv: list[str] | None = None) -> tuple[argparse.Namespace, list[str]]:
-    """``(args, extra)`` of a command line (``sys.argv[1:]`` by default): options spelled with dashes or, as before,
-    underscores; ``extra``: ``train``'s pass-through TrainingArguments flags. A bad command line exits (status 2)
-    with argparse's one-line error."""
+    """``(args, extra)`` of a command line (``sys.argv[1:]`` by default); ``extra``: ``train``'s pass-through
+    TrainingArguments flags. A bad command line, or an option spelled with underscores, exits (status 2) with
+    argparse's one-line error."""
     parser = build_parser()
-    spelled = []  # `--max_steps 10` -> `--max-steps 10`: one spelling, the old one still accepted; values left alone
-    for arg in sys.argv[1:] if argv is None else argv:
-        name, equals, value = arg.partition("=")
-        spelled.append(name.replace("_", "-") + equals + value if arg.startswith("--") else arg)
-    args, extra = parser.parse_known_args(spelled)
+    argv = sys.argv[1:] if argv is None else argv
+    for arg in argv:
+        name = arg.partition("=")[0]
+        if name.startswith("--") and "_" in name:  # one spelling per option: the dashed one
+            parser.error(f"unrecognized option {name}: options are spelled with dashes, e.g. {name.replace('_', '-')}")
+    args, extra = parser.parse_known_args(argv)
     if extra and args.command != "train":
         parser.error(f"unrecognized arguments: {' '.join(extra)}")
     return args, extra
@@ -99,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             raise
         if isinstance(err, USAGE_ERRORS):
-            print(f"error: {cli_spelling(str(err))}", file=sys.stderr)
+            print(f"error: {cli_spelling(str(err), args.flags)}", file=sys.stderr)
             return 2
         if isinstance(err, WriteError):  # a full disk, no permission: the file and why, in one line
             print(f"error: {err}", file=sys.stderr)

@@ -1,8 +1,10 @@
 """``hf-textcluster train``: train a clusterer on a benchmark or on your own file.
 
-Its Trainer options are the ``ClusteringTrainingArguments`` fields a user reaches for first, listed in ``train --help``
-with their defaults; they go to the Trainer as pass-through flags, as does any other ``TrainingArguments`` field
-(``--save-steps 100``; dashes or underscores). It ends with a block saying what the model serves, its clusters (size
+The command line becomes one :class:`~hf_textcluster.runs.request.TrainingRequest` (:func:`training_request`): each
+option whose destination is a field of the request goes there as given, and the request checks them all. Its Trainer
+options are the ``ClusteringTrainingArguments`` fields a user reaches for first, listed in ``train --help`` with their
+defaults; they go to the Trainer as pass-through flags, as does any other ``TrainingArguments`` field
+(``--save-steps 100``). It ends with a block saying what the model serves, its clusters (size
 and name) and the next commands.
 """
 
@@ -10,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import inspect
 import json
 import os
 import shlex
@@ -23,10 +26,10 @@ from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.precision import PRECISION_ENV, PRECISIONS, check_precision
 from ..modeling.validation import describe
 from ..models import METHODS, get_method
-from ..runs.api import train_clusterer
+from ..runs.api import run_training
 from ..runs.first_save import TrainingStopped
+from ..runs.request import AUGMENTATIONS, TrainingRequest
 from ..runs.signals import describe_partition
-from ..runs.train import AUGMENTATIONS
 from ..training.arguments import GPU_ENCODE_BATCH_SIZE, OPTION_NAMES, ClusteringTrainingArguments
 from ._args import (
     BATCH_SIZE_HELP,
@@ -34,7 +37,6 @@ from ._args import (
     TEXT_COLUMN_HELP,
     add_data_args,
     add_k_selection_args,
-    cluster_count_request,
     count_or_fraction,
     describe_k_selection,
     format_scores,
@@ -128,12 +130,6 @@ def add_trainer_flags(parser: argparse.ArgumentParser) -> None:
         action.doc_default = DOC_DEFAULTS.get(name, "–" if default is None else f"`{default}`")  # docs/cli.md's
 
 
-def trainer_flags(args: argparse.Namespace) -> list[str]:
-    """The listed Trainer options given on the command line, as pass-through flags (``["--max_steps", "10"]``)."""
-    given = {key.removeprefix(PREFIX): value for key, value in vars(args).items() if key.startswith(PREFIX)}
-    return [token for name, value in given.items() for token in (f"--{name}", str(value))]
-
-
 def check_pass_through(extra: list[str]) -> None:
     """A pass-through flag that ``train`` sets through an option of its own (``--bf16``: ``--precision bf16``) is
     refused in one line naming that option: each setting has one name."""
@@ -157,8 +153,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "both, the pretrained encoder's and their consensus, when it beats the BERTopic way in every held-out view "
         "(about twice one method's time); or one paper's method.",
     )
-    parser.add_argument("--dataset", help="A benchmark corpus name (or use --input).")
-    parser.add_argument("--input", help="Your own texts: csv / jsonl / parquet / txt.")
+    texts = parser.add_mutually_exclusive_group()
+    texts.add_argument("--dataset", help="A benchmark corpus name (or use --input).")
+    texts.add_argument("--input", help="Your own texts: csv / jsonl / parquet / txt.")
     parser.add_argument("--text-column", default="text", help=TEXT_COLUMN_HELP)
     parser.add_argument(
         "--label-column", help="Known classes of your file: only scored against (ACC / NMI), never trained on."
@@ -195,6 +192,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--config",
         action="append",
+        type=config_item,
+        dest="config_overrides",
         metavar="KEY=VALUE",
         help="Model config override of one method, e.g. --method sccl --config eta=5 (refused with --method auto, "
         "which trains two methods, each with its own configuration).",
@@ -207,7 +206,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         f"with bf16, a CPU with AVX-512-BF16 / AMX; else fp32; ${PRECISION_ENV} overrides), fp32, bf16 or fp16.",
     )
     # What happens to --output-dir's checkpoints and earlier model, and the held-out texts.
-    parser.add_argument("--no-resume", action="store_true", help="Ignore checkpoints already in --output-dir.")
+    parser.add_argument(
+        "--no-resume", dest="resume", action="store_false", help="Ignore checkpoints already in --output-dir."
+    )
     parser.add_argument(
         "--overwrite",
         action="store_true",
@@ -246,7 +247,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def parse_pass_through(pairs: list[str]) -> dict:
-    """``--max_steps 10 --logging_steps 5`` style TrainingArguments flags, parsed by HfArgumentParser into typed
+    """``--max-steps 10 --logging-steps 5`` style TrainingArguments flags, parsed by HfArgumentParser into typed
     values."""
     if not pairs:
         return {}
@@ -265,70 +266,50 @@ def precision_overrides(precision: str) -> dict:
     return {} if precision == "auto" else {"bf16": precision == "bf16", "fp16": precision == "fp16"}
 
 
-def _config_overrides(items: list[str] | None) -> dict:
-    """``--config eta=5 --config pooling=cls``: JSON-looking values are parsed, the rest stay strings."""
-    pairs = [item.partition("=")[::2] for item in items or []]
-    return {key: json.loads(value) if value[:1] in "0123456789-[{tfn" else value for key, value in pairs}
+def config_item(item: str) -> tuple[str, object]:
+    """``--config eta=5``: ``(key, value)``, a JSON-looking value parsed, the rest kept as a string."""
+    key, _, value = item.partition("=")
+    return key, json.loads(value) if value[:1] in "0123456789-[{tfn" else value
 
 
-def _user_dataset(args):
+REQUEST_FIELDS = inspect.signature(TrainingRequest).parameters
+
+
+def training_request(args: argparse.Namespace, extra: list[str]) -> TrainingRequest:
+    """The :class:`~hf_textcluster.runs.request.TrainingRequest` of a ``train`` command line, checked before
+    ``--input`` is read: every option whose destination is a request field as given, ``--config`` as
+    ``config_overrides``, and the Trainer options (listed and pass-through) with ``--precision`` as
+    ``training_overrides``."""
+    if not (args.dataset or args.input):
+        raise ValueError("Pass --dataset (a benchmark corpus) or --input (your file: csv, jsonl, parquet or txt).")
+    check_pass_through(extra)
+    options, trainer = {}, list(extra)
+    for name, value in vars(args).items():  # one pass: a request field as given, or a listed Trainer option
+        if name in REQUEST_FIELDS:
+            options[name] = value
+        elif name.startswith(PREFIX):
+            trainer += [f"--{name.removeprefix(PREFIX)}", str(value)]
+    options["config_overrides"] = dict(args.config_overrides or [])
+    options["training_overrides"] = {**parse_pass_through(trainer), **precision_overrides(args.precision)}
+    request = TrainingRequest(**options)
     if not args.input:
-        raise SystemExit("error: pass --dataset <benchmark> or --input <file> (csv/jsonl/parquet/txt).")
-    if args.num_clusters is None and not args.label_column:
-        raise SystemExit(
-            "error: --num-clusters is required when training on your own file (without --label-column): "
-            "a number, or 'auto' to choose it from the embeddings."
-        )
-    return load_text_file(args.input, text_column=args.text_column, label_column=args.label_column)
+        return request
+    # where the texts came from, for training_run.json (the card reads its cluster keywords from the file)
+    source = {"path": os.path.abspath(args.input), "text_column": args.text_column, "label_column": args.label_column}
+    texts = load_text_file(args.input, text_column=args.text_column, label_column=args.label_column)
+    return dataclasses.replace(request, dataset=texts, input_file=source)
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
-    if args.dataset and args.input:
-        raise ValueError("Pass either --dataset (a benchmark) or --input (your file), not both.")
-    if args.method == "auto" and args.config:
-        raise ValueError(
-            "--config sets one method's configuration, and --method auto trains two (SCCL and DEC self-training), "
-            "each with its own: pass --method sccl (or another) with --config."
-        )
-    request = cluster_count_request(args)  # a malformed request fails before any data is read
-    check_pass_through(extra)
-    overrides = {**parse_pass_through(trainer_flags(args) + extra), **precision_overrides(args.precision)}
+    request = training_request(args, extra)
     try:
-        result = _train(args, request, overrides)
+        result = run_training(request)
     except TrainingStopped as stopped:  # the model saved first stays; the run resumes
         print(stopped, file=sys.stdout if stopped.budget_spent else sys.stderr)
         return 0 if stopped.budget_spent else 130
     if result.trainer.is_world_process_zero():  # under several processes, the main one reports
         _print_result(args, result)
     return 0
-
-
-def _train(args: argparse.Namespace, request, overrides: dict):
-    return train_clusterer(
-        args.method,
-        args.dataset if args.dataset else _user_dataset(args),
-        args.output_dir,
-        encoder=args.encoder,
-        recipe=args.recipe,
-        augmentation=args.augmentation,
-        num_clusters=request,
-        data_dir=args.data_dir,
-        seed=args.seed,
-        config_overrides=_config_overrides(args.config),
-        training_overrides=overrides,
-        resume=not args.no_resume,
-        overwrite=args.overwrite,
-        test_size=args.test_size,
-        # where the texts came from, for training_run.json (the card reads its cluster keywords from the file)
-        input_file=(
-            {"path": os.path.abspath(args.input), "text_column": args.text_column, "label_column": args.label_column}
-            if args.input
-            else None
-        ),
-        keep_checkpoints=args.keep_checkpoints,
-        keep_signals=args.keep_signals,
-        time_budget=args.time_budget,
-    )
 
 
 def _print_result(args: argparse.Namespace, result) -> None:

@@ -370,6 +370,10 @@ def _train_signals(request: TrainingRequest, shared, signals, overrides: dict) -
         signal = SIGNALS[name]
         signal_request = replace(
             request,
+            method=signal.method,
+            config_overrides=dict(signal.config),
+            keep_signals=False,
+            time_budget=None,
             dataset=shared,
             output_dir=os.path.join(request.output_dir, SIGNALS_DIR, name),
             augmentation="recipe",
@@ -379,7 +383,7 @@ def _train_signals(request: TrainingRequest, shared, signals, overrides: dict) -
             name_clusters=False,
         )
         with phase(name):
-            results[name] = train_method(signal_request, signal.method, dict(signal.config), schedule=AUTO_SCHEDULE)
+            results[name] = train_method(signal_request, schedule=AUTO_SCHEDULE)
         # the next signals use the K the first one settled on (chosen once, from the same texts)
         request = replace(request, num_clusters=ClusterCountRequest.parse(results[name].model.config.num_clusters))
     return results

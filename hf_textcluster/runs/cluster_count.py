@@ -31,18 +31,20 @@ def check_cluster_count(request: ClusterCountRequest, train_dataset: datasets.Da
     if num_clusters is None:
         label_feature = train_dataset.features.get("label")
         if label_feature is None:
-            raise ValueError("`num_clusters` is required for a dataset without labels.")
+            raise ValueError(
+                "`num_clusters` (--num-clusters) is required for texts without labels: a number, or 'auto' to "
+                "choose it from their embeddings."
+            )
         num_clusters = getattr(label_feature, "num_classes", None) or len(set(train_dataset["label"]))
     check_num_clusters(num_clusters, len(train_dataset), texts=train_dataset["text"])
     return ClusterCountRequest(num_clusters)
 
 
-def settle_auto_k(
-    request, output_dir, identity, last_checkpoint, encoder, config_kwargs, args, train_dataset, seed
-) -> tuple[dict, object]:
-    """K for ``num_clusters="auto"``: the one a resumed run chose, else chosen now from the training texts'
-    embeddings (returned too, for the k-means initialisation); ``identity`` records it."""
-    k_selection = _saved_k_selection(output_dir, request, identity) if last_checkpoint else None
+def settle_auto_k(request, identity, last_checkpoint, config_kwargs, args, train_dataset) -> tuple[dict, object]:
+    """K for ``num_clusters="auto"`` of ``request`` (a :class:`~hf_textcluster.runs.request.TrainingRequest`): the
+    one a resumed run chose, else chosen now from the training texts' embeddings (returned too, for the k-means
+    initialisation); ``identity`` records it."""
+    k_selection = _saved_k_selection(request, identity) if last_checkpoint else None
     embeddings = None
     if k_selection is not None:
         logger.warning(
@@ -50,23 +52,22 @@ def settle_auto_k(
             f"{k_selection['criterion']} when this run started."
         )
     else:
-        k_selection, embeddings = _choose_num_clusters(encoder, config_kwargs, args, train_dataset, request, seed)
+        k_selection, embeddings = _choose_num_clusters(request, config_kwargs, args, train_dataset)
     identity["num_clusters"] = k_selection["num_clusters"]
     identity["k_selection"] = k_selection
     check_num_clusters(identity["num_clusters"], len(train_dataset), texts=train_dataset["text"])
-    set_seed(seed)  # the model starts as it would with --num-clusters K
+    set_seed(request.seed)  # the model starts as it would with --num-clusters K
     return k_selection, embeddings
 
 
-def _choose_num_clusters(
-    encoder, config_kwargs, args, train_dataset, request: ClusterCountRequest, seed
-) -> tuple[dict, object]:
+def _choose_num_clusters(request, config_kwargs, args, train_dataset) -> tuple[dict, object]:
     """Embed the training texts once with the encoder, pooling and length the method's model will use (the
     encoder alone: no method heads, at the precision and batch size the trainer will use), choose K; returns the
     record and the embeddings."""
+    count = request.num_clusters
     embedding_kwargs = {k: v for k, v in config_kwargs.items() if k in EMBEDDING_CONFIG_KEYS}
     embedder = from_encoder_pretrained(
-        TextClusteringPreTrainedModel, encoder, num_clusters=request.k_min, **embedding_kwargs
+        TextClusteringPreTrainedModel, request.encoder, num_clusters=count.k_min, **embedding_kwargs
     ).to(args.device)
     precision = "bf16" if args.bf16 else ("fp16" if args.fp16 else "fp32")  # ClusteringTrainer.precision
     start = time.perf_counter()
@@ -74,20 +75,20 @@ def _choose_num_clusters(
     embeddings = embed(embedder, train_dataset["text"], show_progress_bar=not args.disable_tqdm, **encoding)
     embed_seconds = time.perf_counter() - start
     del embedder
-    result = request.choose(embeddings, random_state=seed)
+    result = count.choose(embeddings, random_state=request.seed)
     logger.warning(f"num_clusters='auto': {result}; embedding took {embed_seconds:.0f}s; no labels used.")
     for note in result.notes:
         logger.warning(f"num_clusters='auto': {note}.")
-    return {**result.to_dict(), "requested_k_range": request.to_dict()["k_range"]}, embeddings
+    return {**result.to_dict(), "requested_k_range": count.to_dict()["k_range"]}, embeddings
 
 
-def _saved_k_selection(output_dir: str, request: ClusterCountRequest, identity: dict) -> dict | None:
+def _saved_k_selection(request, identity: dict) -> dict | None:
     """The K an interrupted run of the same request on the same texts chose (its run_identity.json), if any."""
-    saved = RunFolder(output_dir).read_identity() or {}
+    saved = RunFolder(request.output_dir).read_identity() or {}
     selection = saved.get("k_selection") or {}
     same = (
         saved.get("texts_sha1") == identity["texts_sha1"]
-        and selection.get("criterion") == request.criterion
-        and selection.get("requested_k_range") == request.to_dict()["k_range"]
+        and selection.get("criterion") == request.num_clusters.criterion
+        and selection.get("requested_k_range") == request.num_clusters.to_dict()["k_range"]
     )
     return selection if same and isinstance(selection.get("num_clusters"), int) else None

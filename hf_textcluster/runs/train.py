@@ -39,8 +39,6 @@ from .trainer_setup import build_trainer, set_up_training
 
 logger = logging.get_logger(__name__)
 
-AUGMENTATIONS = tuple(AUGMENTATION_FAMILIES) + tuple(AUGMENTERS)
-
 
 def prepare_dataset(
     dataset: str | datasets.Dataset,
@@ -49,9 +47,8 @@ def prepare_dataset(
     seed: int = 0,
 ) -> datasets.Dataset:
     """A benchmark name or a Dataset with a ``text`` column -> a Dataset with ``text_aug1``/``text_aug2`` as asked:
-    a precomputed family (joined from files) or an on-the-fly augmenter (computed with ``map``, cached)."""
-    if augmentation is not None and augmentation not in AUGMENTATIONS:
-        raise ValueError(f"Unknown augmentation {augmentation!r}; choose one of {', '.join(AUGMENTATIONS)}.")
+    a precomputed family (joined from files) or an on-the-fly augmenter (computed with ``map``, cached); the name is
+    the request's, checked there (:class:`~hf_textcluster.runs.request.TrainingRequest`)."""
     if isinstance(dataset, str):
         family = augmentation if augmentation in AUGMENTATION_FAMILIES else None
         dataset = load_benchmark(dataset, data_dir=data_dir, augmentation=family)
@@ -116,27 +113,18 @@ class TrainingResult:
     schedule: Schedule | None = None
 
 
-def train_method(
-    request: TrainingRequest,
-    method: str,
-    config_overrides: dict | None = None,
-    verbose: bool = True,
-    schedule: Mapping | None = None,
-) -> TrainingResult:
-    """Train one registered ``method`` as ``request`` asks (see :func:`~hf_textcluster.runs.api.train_clusterer`).
+def train_method(request: TrainingRequest, schedule: Mapping | None = None) -> TrainingResult:
+    """Train the one method ``request`` names as it asks (see :func:`~hf_textcluster.runs.api.train_clusterer`).
 
     Args:
-        request: the run's options.
-        method: a registered method name.
-        config_overrides: model config fields over the recipe's.
-        verbose: say the schedule and show a progress bar.
+        request: the run's options, ``method`` one registered method.
         schedule: a recipe ``schedule`` block (:func:`~hf_textcluster.runs.schedule.plan_schedule`) in place of the
             recipe's, e.g. ``auto``'s for its signals.
 
     Returns:
         A :class:`TrainingResult`.
     """
-    spec = get_method(method)
+    spec, method = get_method(request.method), request.method
     out = request.output_dir
     request.check_output_dir(resuming=bool(last_complete_checkpoint(out)))  # its own checkpoints replace nothing
     plan = load_recipe(method, request.recipe, request.dataset_name)
@@ -151,9 +139,7 @@ def train_method(
             if request.test_size is not None:
                 train_dataset, test_dataset = split_held_out(train_dataset, request.test_size, seed=request.split_seed)
         count = check_cluster_count(request.num_clusters, train_dataset)
-        config_kwargs, planned, args = set_up_training(
-            spec, request, plan, len(train_dataset), config_overrides, verbose
-        )
+        config_kwargs, planned, args = set_up_training(spec, request, plan, len(train_dataset))
         # the run's identity with its K settled (chosen now, or the one a resumed run chose), recorded in `out`
         encoder, seed = request.encoder, request.seed
         identity = RunFolder.identity_of(method, count.num_clusters, encoder, config_kwargs, train_dataset, seed)
@@ -162,7 +148,7 @@ def train_method(
         if count.is_auto:
             with phase("num_clusters"):
                 k_selection, embeddings = settle_auto_k(
-                    count, out, identity, last_checkpoint, encoder, config_kwargs, args, train_dataset, seed
+                    request, identity, last_checkpoint, config_kwargs, args, train_dataset
                 )
         RunFolder(out).record_identity(identity, resuming=bool(last_checkpoint))
         # Built once K is known; the embeddings that chose K (if any) are the k-means initialisation's.
@@ -178,7 +164,7 @@ def train_method(
             # what made the views trained on (an augmenter, a precomputed family), also for a Dataset given with views
             views = (views_augmentation(train_dataset) or augmentation) if spec.uses_augmented_views else None
             data = (train_dataset, test_dataset)
-            run = _run_record(request, method, config_overrides, views, k_selection, metrics, planned, trainer, data)
+            run = _run_record(request, views, k_selection, metrics, planned, trainer, data)
             run.seconds = own_phases(seconds)
             assignments = cluster_names.assignments.clusters if cluster_names and cluster_names.assignments else None
             with phase("save"):
@@ -196,15 +182,13 @@ def train_method(
     )
 
 
-def _run_record(
-    request: TrainingRequest, method, config_overrides, augmentation, k_selection, metrics, schedule, trainer, data
-) -> RunRecord:
+def _run_record(request: TrainingRequest, augmentation, k_selection, metrics, schedule, trainer, data) -> RunRecord:
     """``training_run.json``: what ``card`` / ``push`` and the benchmark read back (see
     :meth:`~hf_textcluster.runs.folder.RunFolder.read_record`); the run's ``seconds`` are added last."""
     train_dataset, test_dataset = data
     test = test_dataset is not None
     return RunRecord(
-        method=method,
+        method=request.method,
         **request.record(),
         corpus=benchmark_corpus(train_dataset),  # a Dataset loaded from a benchmark (a sample of it) names its corpus
         augmentation=augmentation,
@@ -217,7 +201,7 @@ def _run_record(
         k_selection=k_selection,
         serving=trainer.serving_choice or None,
         schedule=asdict(schedule),
-        config_overrides=config_overrides or {},
+        config_overrides=dict(request.config_overrides or {}),
         metrics=metrics,
     )
 

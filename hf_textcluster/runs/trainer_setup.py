@@ -55,20 +55,18 @@ def build_training_arguments(output_dir: str, recipe_training: dict, overrides: 
     return ClusteringTrainingArguments(**values)
 
 
-def set_up_training(
-    spec, request, plan: dict, num_texts: int, config_overrides: dict | None, verbose: bool
-) -> tuple[dict, Schedule, ClusteringTrainingArguments]:
+def set_up_training(spec, request, plan: dict, num_texts: int) -> tuple[dict, Schedule, ClusteringTrainingArguments]:
     """(the model's config values, the schedule, the training arguments) of a run of ``spec`` as ``request`` (a
     :class:`~hf_textcluster.runs.request.TrainingRequest`) asks, with the recipe ``plan`` on ``num_texts`` training
-    texts; says the schedule (a warning when ``verbose``, else at INFO level)."""
-    check_config_overrides(spec.config_class, config_overrides or {})
-    config_kwargs = {**plan["config"], **(config_overrides or {})}
+    texts; says the schedule (a warning when ``request.verbose``, else at INFO level)."""
+    check_config_overrides(spec.config_class, request.config_overrides or {})
+    config_kwargs = {**plan["config"], **(request.config_overrides or {})}
     schedule = plan_schedule(plan, num_texts, request.training_overrides)
     training = {**plan["training"], "max_steps": schedule.max_steps or -1}
-    if not verbose:
+    if not request.verbose:
         training["disable_tqdm"] = True
     args = build_training_arguments(request.output_dir, training, request.training_overrides, seed=request.seed)
-    (logger.warning if verbose else logger.info)(
+    (logger.warning if request.verbose else logger.info)(
         f"Training {spec.display_name} with the {request.recipe} recipe: {schedule.describe()}."
     )
     return config_kwargs, schedule, args

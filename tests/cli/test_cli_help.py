@@ -1,5 +1,5 @@
-"""``--help`` documents every option of every command with its default; one spelling (dashes) per option, the old
-underscore spellings still accepted."""
+"""``--help`` documents every option of every command with its default; one spelling (dashes) per option, an
+underscore spelling refused naming it."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import argparse
 import pytest
 
 from hf_textcluster.cli import COMMANDS, build_parser, parse_command_line
-from hf_textcluster.cli.train import parse_pass_through
 
 
 def _commands() -> dict[str, argparse.ArgumentParser]:
@@ -47,21 +46,44 @@ def test_train_help_lists_the_trainer_options_and_what_recipe_augmentation_does(
 def test_train_runs_auto_unless_a_method_is_named():
     args, _ = parse_command_line(["train", "--input", "t.csv", "--num-clusters", "5", "--output-dir", "x"])
     assert args.method == "auto"
-    assert parse_command_line(["train", "--method", "sccl", "--output-dir", "x"])[0].method == "sccl"
+    assert parse_command_line(["train", "--method", "sccl", "--dataset", "d", "--output-dir", "x"])[0].method == "sccl"
     assert "auto (default)" in " ".join(_commands()["train"].format_help().split())
 
 
-def test_underscore_spellings_still_work_and_reach_the_trainer():
-    from hf_textcluster.cli.train import trainer_flags
+@pytest.mark.parametrize("option", ["--output_dir", "--max_steps", "--save_steps=3"])
+def test_an_underscore_spelling_is_refused_naming_the_dashed_one(option, capsys):
+    argv = ["train", "--method", "sccl", "--dataset", "stackoverflow", "--output-dir", "x", option, "3"]
+    with pytest.raises(SystemExit) as exit_:
+        parse_command_line(argv)
+    err = capsys.readouterr().err
+    dashed = option.split("=")[0].replace("_", "-")
+    assert exit_.value.code == 2 and err.count("\n") == 1 and f"spelled with dashes, e.g. {dashed}" in err
 
-    args, extra = parse_command_line(
-        ["train", "--method", "sccl", "--output_dir", "runs/x", "--max_steps", "7", "--save_steps", "3"]
+
+def test_the_command_line_becomes_one_request(monkeypatch):
+    """Each option lands in the request's field of that name; the Trainer's, listed or passed through, typed."""
+    from hf_textcluster.cli.train import training_request
+
+    monkeypatch.delenv("HF_TEXTCLUSTER_PRECISION", raising=False)
+    argv = ["train", "--method", "sccl", "--dataset", "stackoverflow", "--output-dir", "runs/x", "--no-resume"]
+    argv += ["--num-clusters", "auto", "--k-range", "3:9", "--config", "eta=5", "--max-steps", "7"]
+    args, extra = parse_command_line([*argv, "--kmeans-init", "umap", "--save-steps", "3", "--precision", "fp32"])
+    request = training_request(args, extra)
+    assert (request.method, request.dataset, request.output_dir, request.resume) == (
+        "sccl",
+        "stackoverflow",
+        "runs/x",
+        False,
     )
-    assert args.output_dir == "runs/x" and extra == ["--save-steps", "3"]
-    overrides = parse_pass_through(trainer_flags(args) + extra)
-    assert overrides == {"max_steps": 7, "save_steps": 3}
-    args, _ = parse_command_line(["train", "--method", "sccl", "--output-dir", "x", "--kmeans-init", "umap"])
-    assert parse_pass_through(trainer_flags(args)) == {"kmeans_init": "umap"}
+    assert request.num_clusters.is_auto and request.num_clusters.k_range == (3, 9)
+    assert request.config_overrides == {"eta": 5}
+    assert request.training_overrides == {
+        "max_steps": 7,
+        "kmeans_init": "umap",
+        "save_steps": 3,
+        "bf16": False,
+        "fp16": False,
+    }
 
 
 def test_the_top_level_help_names_every_command_in_plain_text():

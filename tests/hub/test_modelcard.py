@@ -22,14 +22,9 @@ from hf_textcluster.hub.model_card import generate_model_card, write_model_card
 from hf_textcluster.models import METHODS
 from hf_textcluster.models.building import from_encoder_pretrained
 from hf_textcluster.models.remote_code import auto_map, remote_code_files
-<<<<<<< HEAD
 from hf_textcluster.representation import BaseRepresentation, ClassTfidfRepresentation, name_clusters
-from hf_textcluster.runs.folder import read_training_run
-=======
-from hf_textcluster.representation import cluster_keywords, keyword_labels, label_clusters
 from hf_textcluster.runs.folder import RunFolder
 from hf_textcluster.runs.record import RunRecord
->>>>>>> record
 
 
 def front_matter(card: str) -> dict:

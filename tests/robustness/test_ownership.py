@@ -89,7 +89,7 @@ def test_train_refuses_a_finished_run_whose_checkpoints_were_deleted(tiny_encode
             str(tiny_encoder_dir),
             "--output-dir",
             str(run),
-            "--max_steps",
+            "--max-steps",
             "2",
         ]
     )

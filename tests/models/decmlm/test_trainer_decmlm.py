@@ -362,15 +362,15 @@ def test_cli_train_method_decmlm(tiny_encoder_dir, toy_corpus, tmp_path):
             "mlm_probability=0.2",
             "--augmentation",
             "word_deletion",  # DEC-MLM uses no views: ignored with a warning
-            "--max_steps",
+            "--max-steps",
             "2",
-            "--per_device_train_batch_size",
+            "--per-device-train-batch-size",
             "8",
             "--precision",
             "fp32",
-            "--save_strategy",
+            "--save-strategy",
             "no",
-            "--disable_tqdm",
+            "--disable-tqdm",
             "true",
         ]
     )
