@@ -11,7 +11,8 @@ from typing import ClassVar
 import datasets
 
 from ..choosing.auto_k import ClusterCountRequest
-from ..data import AUGMENTATION_FAMILIES, AUGMENTERS
+from ..data.augmentation import AUGMENTERS
+from ..data.precomputed import AUGMENTATION_FAMILIES
 from ..modeling.validation import Interval, Options, validate_parameters
 from ..models import METHODS
 from .folder import RunFolder
