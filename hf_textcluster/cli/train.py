@@ -25,7 +25,7 @@ from ..modeling.validation import describe
 from ..models import METHODS, get_method
 from ..runs.api import train_clusterer
 from ..runs.first_save import TrainingStopped
-from ..runs.signals import describe_partition
+from ..runs.signals import CACHED_SIGNALS, DEFAULT_SIGNALS, SIGNALS, describe_partition
 from ..runs.train import AUGMENTATIONS
 from ..training.arguments import GPU_ENCODE_BATCH_SIZE, OPTION_NAMES, ClusteringTrainingArguments
 from ._args import (
@@ -153,9 +153,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="auto",
         choices=["auto", *sorted(METHODS)],
         help="auto (default): saves the BERTopic way first (UMAP -> k-means on the pretrained encoder), then trains "
-        "SCCL and DEC self-training and serves the partition a label-free criterion chooses among every partition of "
-        "both, the pretrained encoder's and their consensus, when it beats the BERTopic way in every held-out view "
-        "(about twice one method's time); or one paper's method.",
+        "cheap objectives on the pretrained encoder's cached embeddings (see --signals) and serves the partition a "
+        "label-free criterion chooses among theirs, the pretrained encoder's and their consensus, when it beats the "
+        "BERTopic way in every held-out view; or one paper's method.",
     )
     parser.add_argument("--dataset", help="A benchmark corpus name (or use --input).")
     parser.add_argument("--input", help="Your own texts: csv / jsonl / parquet / txt.")
@@ -197,7 +197,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         metavar="KEY=VALUE",
         help="Model config override of one method, e.g. --method sccl --config eta=5 (refused with --method auto, "
-        "which trains two methods, each with its own configuration).",
+        "whose signals each have their own configuration).",
     )
     parser.add_argument(
         "--precision",
@@ -227,6 +227,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="Keep each trained signal's model (signals/<name>, an encoder each) after a successful default run; by "
         "default only the served model and every candidate's partition are kept (refine --serve NAME then fits a "
         "head for that partition on the served model).",
+    )
+    parser.add_argument(
+        "--signals",
+        nargs="+",
+        choices=[*CACHED_SIGNALS, *SIGNALS],
+        metavar="SIGNAL",
+        help=f"What the default run trains: {', '.join(DEFAULT_SIGNALS)} (default; objectives on the pretrained "
+        "encoder's cached embeddings, seconds on a CPU) and contrastive, self_training (the encoder fine-tuned with "
+        "SCCL and with DEC self-training: many times the BERTopic way's time on a CPU), in any mix.",
     )
     parser.add_argument(
         "--time-budget",
@@ -287,8 +296,8 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         raise ValueError("Pass either --dataset (a benchmark) or --input (your file), not both.")
     if args.method == "auto" and args.config:
         raise ValueError(
-            "--config sets one method's configuration, and --method auto trains two (SCCL and DEC self-training), "
-            "each with its own: pass --method sccl (or another) with --config."
+            "--config sets one method's configuration, and --method auto trains several signals, each with its own: "
+            "pass --method sccl (or another) with --config."
         )
     request = cluster_count_request(args)  # a malformed request fails before any data is read
     check_pass_through(extra)
@@ -328,6 +337,7 @@ def _train(args: argparse.Namespace, request, overrides: dict):
         keep_checkpoints=args.keep_checkpoints,
         keep_signals=args.keep_signals,
         time_budget=args.time_budget,
+        signals=args.signals,
     )
 
 

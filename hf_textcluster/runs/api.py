@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import datasets
 
 from ..choosing.auto_k import ClusterCountRequest
 from .auto import AutoTrainingResult, train_auto
 from .request import TrainingRequest
+from .signals import DEFAULT_SIGNALS
 from .train import TrainingResult, train_method
 
 
@@ -37,6 +40,7 @@ def train_clusterer(
     name_clusters: bool = True,
     keep_signals: bool = False,
     time_budget: float | None = None,
+    signals: Sequence[str] | None = None,
 ) -> TrainingResult | AutoTrainingResult:
     """Train ``method`` on a benchmark (by name) or a Dataset, save it to ``output_dir`` and evaluate it.
 
@@ -96,6 +100,8 @@ def train_clusterer(
             another candidate fits a head for it on the served model's embeddings).
         time_budget: with ``"auto"``, stop training after this many seconds (a checkpoint saved, as after Ctrl-C):
             the model saved first stays, and running the same call again resumes training.
+        signals: with ``"auto"``, what it trains (:func:`~hf_textcluster.runs.auto.train_auto`); None: the objectives
+            on the pretrained encoder's cached embeddings (:data:`~hf_textcluster.runs.signals.DEFAULT_SIGNALS`).
 
     Returns:
         A :class:`~hf_textcluster.runs.train.TrainingResult` (model, trainer, metrics, output_dir, train_seconds,
@@ -135,10 +141,10 @@ def train_clusterer(
         time_budget=time_budget,
     )
     if method != "auto":
-        if keep_signals or time_budget is not None:
+        if keep_signals or time_budget is not None or signals is not None:
             raise ValueError(
-                "`keep_signals` (--keep-signals) and `time_budget` (--time-budget) apply to the default method, auto; "
-                f"drop them to train {method} alone."
+                "`keep_signals` (--keep-signals), `time_budget` (--time-budget) and `signals` (--signals) apply to "
+                f"the default method, auto; drop them to train {method} alone."
             )
         return train_method(request, method, config_overrides, verbose)
     if config_overrides:
@@ -146,4 +152,4 @@ def train_clusterer(
             "`config_overrides` (--config) configures one method; `auto` trains several with their own. Train one "
             "method (--method sccl, ...) to override its configuration."
         )
-    return train_auto(request)
+    return train_auto(request, signals=DEFAULT_SIGNALS if signals is None else signals)

@@ -42,9 +42,10 @@ def auto_record(results: Mapping, chosen, criterion: str | None, texts: Sequence
             "guard": f"{BERTOPIC_WAY} unless the pick scores higher in each of {', '.join(GUARD_CRITERIA)}",
             "serving_signal": chosen.serving_signal,
             "head_agreement": round(float(chosen.agreement), 4),
-            "rule": f"{BERTOPIC_WAY}: the model saved first (the pretrained encoder); a trained candidate: the signal "
-            "that made it; the consensus and the other pretrained candidate: the trained signal whose linear head "
-            "reproduces it most faithfully",
+            "rule": f"{BERTOPIC_WAY}: the model saved first (the pretrained encoder); a fine-tuned candidate: the "
+            "signal that made it; a cached objective's: the pretrained encoder with a linear head (SCAN's own, or one "
+            "fitted on its embeddings); the consensus and the other pretrained candidate: the fine-tuned signal whose "
+            "linear head reproduces it most faithfully (the pretrained encoder when none was fine-tuned)",
         },
         "num_train_texts": len(texts),
         "texts_sha1": texts_sha1(texts),
@@ -74,7 +75,8 @@ def save_auto_run(request, model, chosen, record, metrics, assignments, seconds)
     serving_signal, criterion = chosen.serving_signal, record["choice"]["criterion"]
     first_save = read_training_run(output_dir) or {}
     signal_dir = os.path.join(output_dir, SIGNALS_DIR, serving_signal)
-    run_info = first_save if serving_signal == PRETRAINED else read_training_run(signal_dir) or {}
+    # the first saved model's record when it serves (kept, or serving a cached objective's candidate)
+    run_info = first_save if serving_signal not in SIGNALS else read_training_run(signal_dir) or {}
     method = SIGNALS[serving_signal].method if serving_signal in SIGNALS else first_save.get("method")
     record["first_save_seconds"] = first_save.get("auto", {}).get("first_save_seconds")
     run_info.update(
