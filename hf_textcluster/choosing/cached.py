@@ -29,7 +29,16 @@ from ..training.losses import dec_kl_loss, dec_target_distribution
 from .linear_heads import RefinementResult, check_embeddings, l2_normalize, served_by_head
 from .serving import UMAP_MIN_TEXTS
 
-__all__ = ["CachedPartitions", "adapter_loss", "fit_adapter", "fit_scan", "nearest_neighbours", "scan_loss"]
+__all__ = [
+    "ADAPTER_STEPS",
+    "CachedPartitions",
+    "adapter_loss",
+    "fit_adapter",
+    "fit_scan",
+    "nearest_neighbours",
+    "scan_loss",
+    "scan_steps",
+]
 
 # SCAN (Van Gansbeke et al. 2020): the neighbours of each text, the weight of the entropy term, the heads trained at
 # once (the lowest total loss kept) and the passes over the texts; Adam's settings and the batch, as the paper's
@@ -81,6 +90,11 @@ def adapter_loss(view_a, view_b, projected_a, projected_b, centres, temperature=
     )
 
 
+def scan_steps(num_texts: int) -> int:
+    """SCAN's steps on ``num_texts`` texts: 60 passes in batches of 256, at least 200."""
+    return max(200, SCAN_EPOCHS * num_texts // BATCH_SIZE)
+
+
 def nearest_neighbours(embeddings: np.ndarray, k: int) -> torch.Tensor:
     """``(N, k)`` the indices of each row's ``k`` nearest other rows by cosine similarity (chunks of 2,048 rows)."""
     x = F.normalize(torch.as_tensor(np.asarray(embeddings, dtype=np.float32)), dim=1)
@@ -118,7 +132,7 @@ def fit_scan(
     n = len(e)
     check_scalar(neighbours, "neighbours", numbers.Integral, min_val=1, max_val=n - 1, hint="e.g. 20")
     check_scalar(heads, "heads", numbers.Integral, min_val=1, hint="e.g. 5")
-    steps = max(200, SCAN_EPOCHS * n // BATCH_SIZE) if steps is None else steps
+    steps = scan_steps(n) if steps is None else steps
     check_scalar(steps, "steps", numbers.Integral, min_val=1, hint="None: max(200, 60 * N // 256)")
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(random_state)
@@ -151,13 +165,14 @@ def fit_adapter(
     view_embeddings,
     num_clusters: int,
     *,
-    steps: int = ADAPTER_STEPS,
+    steps: int | None = None,
     random_state: int = 0,
 ) -> CachedPartitions:
     """SCCL's objective on cached embeddings: a residual MLP adapter ``x + MLP(x)`` (its last layer zero-initialised:
     it starts as the identity) and a projection head trained with :func:`adapter_loss` on the ``embeddings`` of the
     texts and ``view_embeddings`` of one augmented view of each (row i of both: the same text), the cluster centres
-    started by k-means on ``embeddings`` and trained with them (Adam, lr 1e-3, batches of 256, ``steps`` steps).
+    started by k-means on ``embeddings`` and trained with them (Adam, lr 1e-3, batches of 256, ``steps`` steps; None:
+    :data:`ADAPTER_STEPS`).
 
     Returns:
         A :class:`CachedPartitions` in the adapter's space: ``head`` (the nearest centre by Student's t), ``kmeans``
@@ -172,7 +187,8 @@ def fit_adapter(
         raise ValueError(
             f"`view_embeddings` must have the shape of `embeddings` {e0.shape} (one view per text); got {e1.shape}."
         )
-    check_scalar(steps, "steps", numbers.Integral, min_val=1, hint="e.g. 1500")
+    steps = ADAPTER_STEPS if steps is None else steps
+    check_scalar(steps, "steps", numbers.Integral, min_val=1, hint="None: 1500")
     n, d = e0.shape
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(random_state)

@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..choosing.cached import ADAPTER_STEPS, scan_steps
+
 # What a step costs, per trained text, in encodings of one text at the speed measured on the sample (a signal encodes
 # its views forward and backward; the health checks and checkpoints it makes are included), with every layer trained.
 # Measured in the profile (StackOverflow, 2,500 and 20,000 texts, 2-core Xeon with AMX).
@@ -32,10 +34,10 @@ PASSES, PASS_COST = 3, 0.8
 TARGET_REFRESH_STEPS = 100
 # what does not run on the encoder (UMAP, k-means, refinement, the consensus, the criteria, naming, saving), on a CPU
 OTHER_SECONDS, OTHER_SECONDS_PER_TEXT = 17.0, 0.0054
-# a step of each objective on cached embeddings (hf_textcluster.choosing.cached), in seconds on a CPU (2 threads, 384
-# dimensions, batches of 256), and its number of steps on N texts; the adapter adds a UMAP k-means of its space
-CACHED_STEP_SECONDS = {"scan": 0.006, "adapter": 0.012}
-CACHED_STEPS = {"scan": lambda n: max(200, 60 * n // 256), "adapter": lambda n: 1500}
+# a step of each objective on cached embeddings (hf_textcluster.choosing.cached: 384 dimensions, batches of 256), in
+# seconds on a CPU core (timed on the 2-core Xeon of the profile under a load of three, divided by three: to be
+# measured again by the profile); the adapter adds a UMAP k-means of its space (half the rest, below)
+CACHED_STEP_SECONDS = {"scan": 0.012, "adapter": 0.027}
 # texts the encoder's speed is measured on
 SAMPLE_SIZE = 512
 
@@ -93,14 +95,15 @@ def estimate_auto(
         >>> round(estimate_auto(20_000, {"contrastive": (300, 64), "self_training": (300, 64)}, 1150, 0.5).seconds)
         477
         >>> round(estimate_auto(20_000, {}, 1150, cached=("scan", "adapter")).seconds)
-        285
+        312
     """
     per_text = 1.0 / texts_per_second
     step_share = 1.0 - FROZEN_SAVING * frozen_share
     steps_seconds = step_share * sum(
         count * batch * STEP_COST[name] * per_text for name, (count, batch) in steps.items()
     )
-    steps_seconds += sum(CACHED_STEP_SECONDS[name] * CACHED_STEPS[name](num_texts) for name in cached)
+    cached_steps = {"scan": scan_steps(num_texts), "adapter": ADAPTER_STEPS}
+    steps_seconds += sum(CACHED_STEP_SECONDS[name] * cached_steps[name] for name in cached)
     passes = (PASSES if steps else 1) + ("adapter" in cached)  # the first save's pass; the adapter's view
     passes += (steps["self_training"][0] - 1) // TARGET_REFRESH_STEPS if "self_training" in steps else 0
     other = (OTHER_SECONDS + OTHER_SECONDS_PER_TEXT * num_texts) * (1 + ("adapter" in cached) / 2)

@@ -13,6 +13,7 @@ from transformers import AutoModel, pipeline
 
 import hf_textcluster  # noqa: F401
 from hf_textcluster import train_clusterer
+from hf_textcluster.choosing import cached
 from hf_textcluster.choosing.candidate_choice import BERTOPIC_WAY
 from hf_textcluster.cli import main
 from hf_textcluster.data import load_texts
@@ -29,6 +30,15 @@ def _train(encoder, corpus, out, **kwargs):
         "auto", load_texts(texts, labels), str(out), encoder=str(encoder), num_clusters=3, evaluate=False,
         training_overrides={"bf16": False, **kwargs.pop("overrides", {})}, **kwargs,
     )  # fmt: skip
+
+
+@pytest.fixture(scope="module", autouse=True)
+def fewer_adapter_steps():
+    """The adapter's 1,500 steps take a minute on the shared test CPU: 60 show the same path."""
+    patch = pytest.MonkeyPatch()
+    patch.setattr(cached, "ADAPTER_STEPS", 60)
+    yield
+    patch.undo()
 
 
 @pytest.fixture(scope="module")
