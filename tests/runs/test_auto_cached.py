@@ -71,6 +71,11 @@ def test_scans_own_head_serves_its_candidate_after_save_and_load(scan_served, to
     clusterer = Clusterer.load(out)
     assert clusterer.cluster_info()["size"].sum() == len(texts)
     np.testing.assert_array_equal(read_candidates(out)[0]["served"], result.served_labels)
+    # the model card says what it serves
+    from hf_textcluster.hub.card_sections import serving_line
+
+    run = json.loads((out / "training_run.json").read_text())
+    assert "SCAN's linear head on the pretrained encoder's embeddings" in serving_line(model.config, run)
 
 
 def test_an_adapter_candidate_is_distilled_onto_the_pretrained_encoder(tiny_encoder_dir, toy_corpus, tmp_path):
