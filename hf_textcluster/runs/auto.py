@@ -198,8 +198,9 @@ def train_auto(
             request = replace(request, num_clusters=ClusterCountRequest.parse(first.model.config.num_clusters))
             with phase("estimate"):
                 estimate = _estimate(request, shared, signals, cached, overrides, first.model)
+            on = " on the pretrained encoder's cached embeddings (the encoder is not fine-tuned)" if not signals else ""
             logger.warning(
-                f"Training {' and '.join((*cached, *signals))}, then choosing among their candidates: "
+                f"Training {' and '.join((*cached, *signals))}{on}, then choosing among their candidates: "
                 f"{estimate.describe()}."
             )
             texts, encoding = list(train_texts["text"]), encoding_options(overrides)

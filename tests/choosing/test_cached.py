@@ -22,9 +22,7 @@ def _blobs(n_per=30, k=3, d=8, seed=0):
 def test_scan_loss_is_eq_2_by_hand():
     anchor = torch.tensor([[0.7, 0.2, 0.1], [0.1, 0.8, 0.1]])
     neighbour = torch.tensor([[0.6, 0.3, 0.1], [0.2, 0.2, 0.6]])
-    consistency = -(
-        math.log(0.7 * 0.6 + 0.2 * 0.3 + 0.1 * 0.1) + math.log(0.1 * 0.2 + 0.8 * 0.2 + 0.1 * 0.6)
-    ) / 2
+    consistency = -(math.log(0.7 * 0.6 + 0.2 * 0.3 + 0.1 * 0.1) + math.log(0.1 * 0.2 + 0.8 * 0.2 + 0.1 * 0.6)) / 2
     mean = [(0.7 + 0.1) / 2, (0.2 + 0.8) / 2, (0.1 + 0.1) / 2]
     negative_entropy = sum(m * math.log(m) for m in mean)
     assert float(scan_loss(anchor, neighbour, 5.0)) == pytest.approx(consistency + 5.0 * negative_entropy, rel=1e-5)
@@ -109,3 +107,23 @@ def test_bad_arguments_fail_with_one_line_naming_them(call, match):
     with pytest.raises(ValueError, match=match) as err:
         call(x)
     assert "\n" not in str(err.value)
+
+
+def test_the_package_reproduces_the_studys_partitions():
+    """training/studies/cached_heads.py measured these objectives; the package's functions give its partitions."""
+    threads = torch.get_num_threads()
+    from sklearn.cluster import KMeans
+
+    from hf_textcluster.editing.kmeans import _umap_kmeans_groups
+    from training.studies import cached_heads as study
+
+    torch.set_num_threads(threads)  # the study sets its own at import
+    x, _ = _blobs(n_per=40, k=3, d=16, seed=2)
+    view = x + np.random.default_rng(3).normal(size=x.shape).astype(np.float32) * 0.3
+    np.testing.assert_array_equal(fit_scan(x, 3, random_state=1).candidates["scan"], study.scan(x, 3, seed=1)[0])
+    made = fit_adapter(x, view, 3, steps=40, random_state=1)
+    head, adapted = study.sccl_cache(x, view, 3, seed=1, steps=40)
+    np.testing.assert_array_equal(made.candidates["head"], head)
+    np.testing.assert_allclose(made.features, adapted, atol=1e-5)
+    np.testing.assert_array_equal(made.candidates["kmeans"], KMeans(3, n_init=10, random_state=1).fit_predict(adapted))
+    np.testing.assert_array_equal(made.candidates["umap_kmeans"], _umap_kmeans_groups(adapted, 3, random_state=1))

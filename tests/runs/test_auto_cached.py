@@ -122,3 +122,16 @@ def test_signals_name_the_cached_and_the_fine_tuning_ones(tiny_encoder_dir, toy_
     with pytest.raises(SystemExit):
         main([*argv, "--signals", "nope"])
     assert "--signals" in capsys.readouterr().err
+
+
+def test_a_spent_time_budget_keeps_the_first_model(tiny_encoder_dir, toy_corpus, tmp_path, caplog):
+    from hf_textcluster.runs.first_save import TrainingStopped
+
+    with pytest.raises(TrainingStopped, match="keeps the clusterer saved first") as stopped:
+        _train(tiny_encoder_dir, toy_corpus, tmp_path / "run", time_budget=0.001)
+    assert stopped.value.budget_spent
+    # the estimate said what the default trains before it started
+    assert "Training scan and adapter on the pretrained encoder's cached embeddings (the encoder is not" in caplog.text
+    model = AutoModel.from_pretrained(tmp_path / "run")
+    assert model.config.served_partition == BERTOPIC_WAY and model.is_calibrated
+    assert set(read_candidates(tmp_path / "run")[0]) == {"pretrained/kmeans", BERTOPIC_WAY, "served"}

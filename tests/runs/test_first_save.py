@@ -1,6 +1,7 @@
 """The default ``train`` saves a complete model first (the BERTopic way on the pretrained encoder), trains for better
-clusters (here its fine-tuning signals, whose checkpoints resume), replaces it only when the guarded choice confirms one, keeps it when stopped, and keeps a folder a user can
-keep (no signal models unless asked). Every ``refine --serve`` switch of its runs serves the partition it names."""
+clusters (here its fine-tuning signals, whose checkpoints resume), replaces it only when the guarded choice confirms
+one, keeps it when stopped, and keeps a folder a user can keep (no signal models unless asked). Every ``refine
+--serve`` switch of its runs serves the partition it names."""
 
 from __future__ import annotations
 
