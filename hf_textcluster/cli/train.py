@@ -29,7 +29,7 @@ from ..models import METHODS, get_method
 from ..runs.api import run_training
 from ..runs.first_save import TrainingStopped
 from ..runs.request import AUGMENTATIONS, TrainingRequest
-from ..runs.signals import describe_partition
+from ..runs.signals import CACHED_SIGNALS, DEFAULT_SIGNALS, SIGNALS, describe_partition
 from ..training.arguments import GPU_ENCODE_BATCH_SIZE, OPTION_NAMES, ClusteringTrainingArguments
 from ._args import (
     BATCH_SIZE_HELP,
@@ -149,9 +149,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="auto",
         choices=["auto", *sorted(METHODS)],
         help="auto (default): saves the BERTopic way first (UMAP -> k-means on the pretrained encoder), then trains "
-        "SCCL and DEC self-training and serves the partition a label-free criterion chooses among every partition of "
-        "both, the pretrained encoder's and their consensus, when it beats the BERTopic way in every held-out view "
-        "(about twice one method's time); or one paper's method.",
+        "cheap objectives on the pretrained encoder's cached embeddings (see --signals) and serves the partition a "
+        "label-free criterion chooses among theirs, the pretrained encoder's and their consensus, when it beats the "
+        "BERTopic way in every held-out view; or one paper's method.",
     )
     texts = parser.add_mutually_exclusive_group()
     texts.add_argument("--dataset", help="A benchmark corpus name (or use --input).")
@@ -196,7 +196,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         dest="config_overrides",
         metavar="KEY=VALUE",
         help="Model config override of one method, e.g. --method sccl --config eta=5 (refused with --method auto, "
-        "which trains two methods, each with its own configuration).",
+        "whose signals each have their own configuration).",
     )
     parser.add_argument(
         "--precision",
@@ -228,6 +228,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="Keep each trained signal's model (signals/<name>, an encoder each) after a successful default run; by "
         "default only the served model and every candidate's partition are kept (refine --serve NAME then fits a "
         "head for that partition on the served model).",
+    )
+    parser.add_argument(
+        "--signals",
+        nargs="+",
+        choices=[*CACHED_SIGNALS, *SIGNALS],
+        metavar="SIGNAL",
+        help=f"What the default run trains: {', '.join(DEFAULT_SIGNALS)} (default; objectives on the pretrained "
+        "encoder's cached embeddings, seconds on a CPU) and contrastive, self_training (the encoder fine-tuned with "
+        "SCCL and with DEC self-training: many times the BERTopic way's time on a CPU), in any mix.",
     )
     parser.add_argument(
         "--time-budget",

@@ -275,6 +275,14 @@ _PARTITIONS = {
     "pretrained/umap_kmeans": "UMAP -> k-means on the pretrained encoder's embeddings (the BERTopic way; this "
     "encoder was not fine-tuned)",
     "consensus": "the consensus of a default run's candidate partitions",
+    # a default run's candidates trained on the pretrained encoder's cached embeddings (the encoder not fine-tuned)
+    "pretrained/scan": "SCAN's linear head on the pretrained encoder's embeddings (this encoder was not fine-tuned)",
+    "adapter/head": "the cluster head of an adapter trained on the pretrained encoder's embeddings, served by a linear "
+    "head fitted to its clusters on them (this encoder was not fine-tuned)",
+    "adapter/kmeans": "k-means in the space of an adapter trained on the pretrained encoder's embeddings, served by a "
+    "linear head fitted to its clusters on them (this encoder was not fine-tuned)",
+    "adapter/umap_kmeans": "UMAP -> k-means in the space of an adapter trained on the pretrained encoder's embeddings "
+    "(this encoder was not fine-tuned)",
 }
 
 

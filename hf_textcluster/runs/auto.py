@@ -1,12 +1,15 @@
 """``train --method auto``: several training signals, every read-out of each, a consensus, one label-free choice.
 
-Which method and which read-out of it is best differs from corpus to corpus (a contrastive signal with UMAP k-means
-on its embeddings on one, self-training with k-means on another), and only labels tell for sure. ``auto`` does not
-guess. First it saves a complete model that serves the BERTopic way (:mod:`~hf_textcluster.runs.first_save`), in
-about that way's own time; then within one budget it trains each of :data:`SIGNALS` as a normal run in a sub-folder
-(``signals/<name>``), and gathers as candidates
+Which objective and which read-out of it is best differs from corpus to corpus, and only labels tell for sure.
+``auto`` does not guess. First it saves a complete model that serves the BERTopic way
+(:mod:`~hf_textcluster.runs.first_save`), in about that way's own time; then within one budget it trains each signal
+of ``signals`` (by default :data:`~hf_textcluster.runs.signals.DEFAULT_SIGNALS`) and gathers as candidates
 
-- every partition each trained model offers (:func:`~hf_textcluster.choosing.serving.candidate_partitions`: its head,
+- the partitions of the objectives trained on the pretrained encoder's cached embeddings
+  (:data:`~hf_textcluster.runs.signals.CACHED_SIGNALS`, :mod:`~hf_textcluster.choosing.cached`; the default, seconds
+  on a CPU): ``pretrained/scan`` (SCAN's head) and ``adapter/head``, ``adapter/kmeans``, ``adapter/umap_kmeans``;
+- for each fine-tuning signal of :data:`SIGNALS` named (each trained as a normal run in ``signals/<name>``), every
+  partition its trained model offers (:func:`~hf_textcluster.choosing.serving.candidate_partitions`: its head,
   k-means and UMAP k-means on its embeddings, each refined or not), named ``<signal>/<candidate>``;
 - k-means and UMAP k-means on the *pretrained* encoder's embeddings (``pretrained/kmeans``,
   ``pretrained/umap_kmeans``: what a user gets in seconds without training);
@@ -15,9 +18,11 @@ about that way's own time; then within one budget it trains each of :data:`SIGNA
 A label-free criterion (:data:`~hf_textcluster.choosing.candidate_choice.DEFAULT_AUTO_CRITERION`: a held-out
 neighbour vote in a lexical space of the texts, which shaped no candidate, among the candidates the others support)
 chooses one, guarded (the BERTopic way stays unless the pick beats it in every held-out view), and ONE model serves
-it: the model saved first for the BERTopic way, the signal that made a trained candidate, or for the consensus and
-``pretrained/kmeans`` the trained signal whose linear head on its embeddings reproduces that partition most faithfully
-(:func:`~hf_textcluster.choosing.linear_heads.distil_partition`). Ctrl-C or ``time_budget`` keeps the model saved
+it: the model saved first for the BERTopic way, the signal that made a fine-tuned candidate, the pretrained encoder
+with a linear head for a cached objective's candidate (SCAN's own head, or one distilled on the pretrained
+embeddings: :func:`~hf_textcluster.choosing.linear_heads.distil_partition`), or for the consensus and
+``pretrained/kmeans`` the fine-tuned signal whose linear head on its embeddings reproduces that partition most
+faithfully (the pretrained encoder's when none was fine-tuned). Ctrl-C or ``time_budget`` keeps the model saved
 first, and the signals' checkpoints to resume from; a finished run removes ``signals/`` unless ``keep_signals``. The
 result is a normal saved clusterer in ``output_dir`` (loadable with ``AutoModel``, the pipeline or remote code);
 every candidate's partition of the training texts is kept beside it
@@ -60,16 +65,25 @@ from ..reuse import embed, reusing_results
 from ..timing import phase, recording_phases
 from ..training.arguments import ClusteringTrainingArguments
 from ..training.callbacks import StopOnInterruptCallback
+from ..training.trainer import ClusteringTrainer
 from .after_training import name_trained_clusters
 from .auto_record import auto_record, save_auto_run, served_history
 from .estimate import RunEstimate, encoding_speed, estimate_auto
-from .first_save import FirstModel, TrainingStopped, encoding_options, save_first_model, unfinished
-from .gather_candidates import gather_candidates
+from .first_save import (
+    FirstModel,
+    TrainingStopped,
+    calibrate_and_name,
+    encoding_options,
+    save_first_model,
+    unfinished,
+)
+from .gather_candidates import CachedCandidates, cached_candidates, gather_candidates
 from .recipes import load_recipe
 from .request import TrainingRequest
 from .schedule import plan_schedule
-from .signals import SIGNALS, SIGNALS_DIR
+from .signals import CACHED, CACHED_SIGNALS, DEFAULT_SIGNALS, SIGNALS, SIGNALS_DIR
 from .train import TrainingResult, held_out_count, prepare_dataset, split_held_out, train_method
+from .trainer_setup import build_training_arguments
 
 logger = logging.get_logger(__name__)
 
@@ -119,22 +133,21 @@ class AutoTrainingResult(TrainingResult):
 def train_auto(
     request: TrainingRequest,
     *,
-    signals: Sequence[str] = tuple(SIGNALS),
     criterion: str = DEFAULT_AUTO_CRITERION,
 ) -> AutoTrainingResult:
-    """Train every signal of ``signals``, gather their candidates and a consensus, choose one without labels, save
-    the model that serves it. ``train_clusterer("auto", ...)`` calls this.
+    """Train every signal of ``request.signals``, gather their candidates and a consensus, choose one without labels,
+    save the model that serves it. ``train_clusterer("auto", ...)`` calls this.
 
     Args:
         request: the run's options, as for :func:`~hf_textcluster.runs.api.train_clusterer`. Every signal trains on
-            the same texts (a benchmark's are read once, with the contrastive signal's augmented views) as a normal
-            run in ``signals/<name>`` (with its checkpoints: an interrupted ``auto`` resumes them; ``recipe`` is each
-            signal's). ``output_dir`` gets the model saved first, then the serving model when the choice replaces
-            it, ``training_run.json`` and :data:`~hf_textcluster.runs.candidate_file.CANDIDATES_FILE`.
+            the same texts (a benchmark's are read once, with the contrastive signal's augmented views); a
+            fine-tuning signal as a normal run in ``signals/<name>`` (with its checkpoints: an interrupted ``auto``
+            resumes them; ``recipe`` is each signal's). ``output_dir`` gets the model saved first, then the serving
+            model when the choice replaces it, ``training_run.json`` and
+            :data:`~hf_textcluster.runs.candidate_file.CANDIDATES_FILE`.
             ``training_overrides`` apply to every signal: ``max_steps`` replaces :data:`AUTO_SCHEDULE`; ``serve`` is
             ``"auto"`` (the choice) or a candidate name to serve instead. ``name_clusters`` names the served
             clusters; the signals' own models are neither named nor calibrated (what they serve is chosen afterwards).
-        signals: which of :data:`SIGNALS` to train (default: all).
         criterion: the label-free criterion of the choice, one of
             :data:`~hf_textcluster.choosing.criteria.AUTO_CRITERIA`. Only it (and what it is made of) is
             computed and recorded with the candidates.
@@ -143,17 +156,16 @@ def train_auto(
         An :class:`AutoTrainingResult`.
 
     Raises:
-        ValueError: an unknown signal, criterion or served candidate, or what ``train_clusterer`` raises.
+        ValueError: an unknown criterion or served candidate, or what ``train_clusterer`` raises.
 
     Example:
         >>> from hf_textcluster import train_clusterer
         >>> result = train_clusterer("auto", "stackoverflow", "runs/auto-so")   # doctest: +SKIP
         >>> result.auto["choice"]["served"]                                    # doctest: +SKIP
-        'contrastive/umap_kmeans'
+        'adapter/umap_kmeans'
     """
-    signals = tuple(signals)
-    if not signals or any(s not in SIGNALS for s in signals) or len(set(signals)) != len(signals):
-        raise ValueError(f"`signals` must name distinct signals of {', '.join(SIGNALS)}; got {list(signals)!r}.")
+    signals = request.signals or DEFAULT_SIGNALS  # checked by the request
+    cached, signals = tuple(s for s in signals if s in CACHED_SIGNALS), tuple(s for s in signals if s in SIGNALS)
     validate_parameters({"criterion": criterion}, {"criterion": Options(*AUTO_CRITERIA)})
     output_dir, seed = request.output_dir, request.seed
     overrides = dict(request.training_overrides or {})
@@ -169,8 +181,8 @@ def train_auto(
             shared = _shared_dataset(request, signals)
         # the pretrained candidates and the signals' k-means starts: one encoding pass and one k-means of those texts
         with reusing_results():
-            with phase("first_save"):
-                train_texts, method = _training_texts(request, shared), SIGNALS[signals[0]].method
+            with phase("first_save"):  # its model class: the first fine-tuning signal's, or SCCL's
+                (train_texts, held_out), method = _split(request, shared), SIGNALS[(*signals, *SIGNALS)[0]].method
                 first = save_first_model(request, train_texts, method, overrides, calibration, started)
             if request.save:
                 logger.warning(
@@ -179,31 +191,49 @@ def train_auto(
                 )
             request = replace(request, num_clusters=ClusterCountRequest.parse(first.model.config.num_clusters))
             with phase("estimate"):
-                estimate = _estimate(request, shared, signals, overrides, first.model)
+                estimate = _estimate(request, shared, signals, cached, overrides, first.model)
+            on = " on the pretrained encoder's cached embeddings (the encoder is not fine-tuned)" if not signals else ""
             logger.warning(
-                f"Training {' and '.join(signals)}, then choosing among their candidates: {estimate.describe()}."
+                f"Training {' and '.join((*cached, *signals))}{on}, then choosing among their candidates: "
+                f"{estimate.describe()}."
             )
+            texts, encoding = list(train_texts["text"]), encoding_options(overrides)
             try:
                 with StopOnInterruptCallback.stopping_at(deadline):
+                    made = cached_candidates(first, texts, cached, seed, encoding, deadline) if cached else None
                     results = _train_signals(request, shared, signals, overrides)
             except KeyboardInterrupt as err:
                 raise TrainingStopped.after(first, request, deadline, err) from None
-            texts = list(results[signals[0]].trainer.train_dataset["text"])
             start = time.perf_counter()
             chosen = choose_from_signals(
-                results, request.encoder, texts, seed=seed, criterion=criterion, serve=serve, first=first
+                results, request.encoder, texts, seed=seed, criterion=criterion, serve=serve, first=first, cached=made
             )
-            # the serving signal's embeddings of the texts were computed for its candidates: reused, not encoded again
-            if chosen.serving_signal != PRETRAINED:
+            # the serving model's embeddings of the texts were computed for its candidates: reused, not encoded again
+            if chosen.serving_signal in results:
                 with phase("calibrate"):
                     _calibrate(results[chosen.serving_signal], texts, seed, calibration)
+            elif chosen.serving_signal == CACHED:  # the pretrained encoder serves another partition: again
+                with phase("calibrate"):
+                    embeddings = embed(first.model, texts, show_progress_bar=False, **encoding)
+                    names = calibrate_and_name(first.model, texts, embeddings, request, calibration, encoding)
         choose_seconds = time.perf_counter() - start
         record = auto_record(results, chosen, criterion if serve == "auto" else None, texts, choose_seconds)
         record["estimate_seconds"] = round(estimate.seconds, 1)
-        train_seconds = sum(r.train_seconds for r in results.values())
-        trainer = results[signals[0] if chosen.serving_signal == PRETRAINED else chosen.serving_signal].trainer
+        if made is not None:
+            record["cached"] = {n: {"description": CACHED_SIGNALS[n], "seconds": made.seconds[n]} for n in cached}
+        train_seconds = sum(r.train_seconds for r in results.values()) + sum(made.seconds.values() if made else ())
+        if chosen.serving_signal in results:
+            trainer = results[chosen.serving_signal].trainer
+        else:
+            trainer = (
+                results[signals[0]].trainer
+                if signals
+                else _pretrained_trainer(request, first, train_texts, held_out, overrides)
+            )
         if chosen.serving_signal == PRETRAINED:  # the first saved model stays: calibrated and named already
             model, cluster_names = first.model, first.cluster_names
+        elif chosen.serving_signal == CACHED:  # the first saved model, serving a cached objective's candidate
+            model, cluster_names = first.model, names
         else:
             model = results[chosen.serving_signal].model
             with phase("name"):
@@ -230,13 +260,13 @@ def train_auto(
         metrics=metrics,
         output_dir=output_dir,
         train_seconds=train_seconds,
-        test_dataset=results[signals[0]].test_dataset,
+        test_dataset=held_out,
         k_selection=first.k_selection,
         candidates=chosen.candidates,
         served_labels=chosen.served_labels,
         auto=record,
         cluster_names=cluster_names,
-        train_dataset=results[signals[0]].trainer.train_dataset,
+        train_dataset=results[signals[0]].trainer.train_dataset if signals else train_texts,
     )
 
 
@@ -277,6 +307,7 @@ def choose_from_signals(
     criterion: str,
     serve: str = "auto",
     first: FirstModel | None = None,
+    cached: CachedCandidates | None = None,
 ) -> SignalsChoice:
     """Gather every candidate of the trained signals (``results``: signal -> an object with the signal's ``model``
     and ``trainer``), the pretrained encoder's and their consensus; rank them by ``criterion`` (and its parts); make
@@ -292,7 +323,10 @@ def choose_from_signals(
         serve: ``"auto"`` (the choice) or a candidate name.
         first: the model :func:`~hf_textcluster.runs.first_save.save_first_model` saved: its pretrained candidates
             are taken, not made again, and when the BERTopic way is served it stays the served model
-            (``serving_signal`` ``"pretrained"``).
+            (``serving_signal`` ``"pretrained"``); a cached objective's candidate is served by it with a linear head
+            (``serving_signal`` ``"cached"``).
+        cached: the cached objectives' candidates (:func:`~hf_textcluster.runs.gather_candidates.cached_candidates`;
+            needs ``first``).
 
     Returns:
         A :class:`SignalsChoice`.
@@ -307,7 +341,7 @@ def choose_from_signals(
     """
     with phase("candidates"):
         pretrained = (first.candidates, first.features) if first is not None else None
-        candidates, how, features = gather_candidates(results, encoder, texts, seed, pretrained)
+        candidates, how, features = gather_candidates(results, encoder, texts, seed, pretrained, cached)
     wanted = list(dict.fromkeys([criterion, *PARTS.get(criterion, ()), *GUARD_CRITERIA]))
     with phase("criteria"):
         criteria = candidate_criteria(candidates, features, texts=texts, criteria=wanted, random_state=seed)
@@ -316,7 +350,9 @@ def choose_from_signals(
         if first is not None and served == first.served:  # the first saved model serves it already
             serving_signal, served_labels, agreement = PRETRAINED, first.labels, 1.0
         else:
-            serving_signal, served_labels, agreement = _serve(results, how, features, candidates, served, seed)
+            serving_signal, served_labels, agreement = _serve(
+                results, how, features, candidates, served, seed, first, cached
+            )
     return SignalsChoice(candidates, how, features, criteria, served, serving_signal, served_labels, agreement, pick)
 
 
@@ -331,9 +367,10 @@ def _shared_dataset(request: TrainingRequest, signals) -> datasets.Dataset:
     return prepare_dataset(request.dataset, views, data_dir=request.data_dir, seed=request.seed)
 
 
-def _estimate(request: TrainingRequest, shared, signals, overrides: dict, model) -> RunEstimate:
-    """The whole run's estimate (:mod:`~hf_textcluster.runs.estimate`): each signal's schedule on the texts it will
-    train on, and the pretrained encoder's speed (``model``: the first saved model's) on a sample of them."""
+def _estimate(request: TrainingRequest, shared, signals, cached, overrides: dict, model) -> RunEstimate:
+    """The whole run's estimate (:mod:`~hf_textcluster.runs.estimate`): each fine-tuning signal's schedule on the
+    texts it will train on, the cached objectives (``cached``), and the pretrained encoder's speed (``model``: the
+    first saved model's) on a sample of them."""
     num_texts = len(shared) - (held_out_count(request.test_size, len(shared)) if request.test_size else 0)
     steps = {}
     for name in signals:
@@ -343,14 +380,22 @@ def _estimate(request: TrainingRequest, shared, signals, overrides: dict, model)
         steps[name] = (count, schedule.batch_size)
     speed = encoding_speed(model, list(shared["text"]), seed=request.seed, **encoding_options(overrides))
     frozen_share = overrides.get("frozen_layers", 0) / model.encoder.config.num_hidden_layers
-    return estimate_auto(num_texts, steps, speed, frozen_share)
+    return estimate_auto(num_texts, steps, speed, frozen_share, cached=cached)
 
 
-def _training_texts(request: TrainingRequest, shared: datasets.Dataset) -> datasets.Dataset:
-    """The texts every signal trains on: ``shared`` without the held-out texts (split as each signal's run does)."""
+def _split(request: TrainingRequest, shared: datasets.Dataset) -> tuple[datasets.Dataset, datasets.Dataset | None]:
+    """(the texts every signal trains on, the held-out texts): ``shared`` split as each signal's run splits it."""
     if request.test_size is None:
-        return shared
-    return split_held_out(shared, request.test_size, seed=request.split_seed)[0]
+        return shared, None
+    return split_held_out(shared, request.test_size, seed=request.split_seed)
+
+
+def _pretrained_trainer(request: TrainingRequest, first: FirstModel, train_texts, held_out, overrides: dict):
+    """A trainer of the first saved model that trains nothing: it evaluates the served model (on the held-out texts,
+    else the training texts) and says the run's precision, when no encoder was fine-tuned."""
+    args = build_training_arguments(request.output_dir, {}, overrides, seed=request.seed)
+    evaluated = held_out if held_out is not None else train_texts
+    return ClusteringTrainer(model=first.model, args=args, train_dataset=train_texts, eval_dataset=evaluated)
 
 
 def _evaluate(trainer, model) -> dict:
@@ -425,18 +470,25 @@ def _calibrate(result, texts: Sequence[str], seed: int, sample_size: int) -> Non
     trainer.train_assignments = assign_embeddings(model, embeddings)  # for naming: no pass of its own
 
 
-def _serve(results, how, features, candidates, served: str, seed: int) -> tuple[str, np.ndarray, float]:
-    """Make one signal's model serve ``served``: (that signal, the texts' served clusters, its head's agreement)."""
+def _serve(results, how, features, candidates, served: str, seed: int, first=None, cached=None):
+    """Make one model serve ``served``: (its signal, or ``"cached"`` for the first saved model with a linear head;
+    the texts' served clusters; its head's agreement with ``served``)."""
     if served in how:
         signal, base, serving = how[served]
         model = results[signal].model
         apply_partition(model, base, serving)
         model.config.served_partition = served
         return signal, candidates[served], 1.0
+    if cached is not None and served in cached.serving:  # SCAN's own head on the pretrained space
+        apply_partition(first.model, served, cached.serving[served])
+        return CACHED, cached.serving[served].labels, 1.0 - cached.serving[served].changed
     labels = candidates[served]
-    k = next(iter(results.values())).model.config.num_clusters
-    fits = {signal: distil_partition(features[signal], labels, num_clusters=k, random_state=seed) for signal in results}
+    models = {signal: result.model for signal, result in results.items()}
+    if first is not None and (not models or served.split("/")[0] in CACHED_SIGNALS):  # distilled on the pretrained
+        models, features = {CACHED: first.model}, {**features, CACHED: features[PRETRAINED]}
+    k = next(iter(models.values())).config.num_clusters
+    fits = {signal: distil_partition(features[signal], labels, num_clusters=k, random_state=seed) for signal in models}
     # faithfulness: the share of texts whose cluster the head keeps (1 - what distilling it changed)
     signal = max(fits, key=lambda s: (-fits[s].changed, -list(fits).index(s)))
-    apply_partition(results[signal].model, served, fits[signal])
+    apply_partition(models[signal], served, fits[signal])
     return signal, fits[signal].labels, 1.0 - fits[signal].changed

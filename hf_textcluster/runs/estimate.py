@@ -1,10 +1,11 @@
 """How long ``train`` (the default) will take on this machine, said before its first step.
 
 The encoder's speed here is measured on a sample of the training texts (under a second). Each phase is priced from
-it: a training step costs what encoding its texts' views forward and backward costs (:data:`STEP_COST`, in text
+it: a fine-tuning step costs what encoding its texts' views forward and backward costs (:data:`STEP_COST`, in text
 encodings per trained text, less for the layers left frozen), the passes over the texts (the k-means start, DEC's
-targets, each signal's candidates) cost one encoding of every text each, and what does not run on the encoder (UMAP,
-k-means, refinement, the consensus, the criteria, naming, saving) grows with the number of texts
+targets, each signal's candidates, the adapter's view) cost one encoding of every text each, the objectives on cached
+embeddings cost their steps (:data:`CACHED_STEP_SECONDS`), and what does not run on the encoder (UMAP, k-means,
+refinement, the consensus, the criteria, naming, saving) grows with the number of texts
 (:data:`OTHER_SECONDS_PER_TEXT`, on a CPU: the encoder's speed does not tell it). The constants come from the
 benchmark's profile of the default (``python -m training.bench profile``), which records each run's estimate beside
 its wall time.
@@ -17,6 +18,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from ..choosing.cached import ADAPTER_STEPS, scan_steps
 
 # What a step costs, per trained text, in encodings of one text at the speed measured on the sample (a signal encodes
 # its views forward and backward; the health checks and checkpoints it makes are included), with every layer trained.
@@ -31,6 +34,10 @@ PASSES, PASS_COST = 3, 0.8
 TARGET_REFRESH_STEPS = 100
 # what does not run on the encoder (UMAP, k-means, refinement, the consensus, the criteria, naming, saving), on a CPU
 OTHER_SECONDS, OTHER_SECONDS_PER_TEXT = 17.0, 0.0054
+# a step of each objective on cached embeddings (hf_textcluster.choosing.cached: 384 dimensions, batches of 256), in
+# seconds on a CPU core (timed on the 2-core Xeon of the profile under a load of three, divided by three: to be
+# measured again by the profile); the adapter adds a UMAP k-means of its space (half the rest, below)
+CACHED_STEP_SECONDS = {"scan": 0.012, "adapter": 0.027}
 # texts the encoder's speed is measured on
 SAMPLE_SIZE = 512
 
@@ -41,7 +48,7 @@ class RunEstimate:
 
     Attributes:
         seconds: the whole run.
-        steps_seconds: the training steps of every signal together.
+        steps_seconds: the training steps of every signal together (the cached objectives' included).
         texts_per_second: the encoder's measured speed (inference, the run's precision).
     """
 
@@ -74,21 +81,31 @@ def encoding_speed(model, texts: Sequence[str], *, batch_size: int, precision: s
 
 
 def estimate_auto(
-    num_texts: int, steps: Mapping[str, tuple[int, int]], texts_per_second: float, frozen_share: float = 0.0
+    num_texts: int,
+    steps: Mapping[str, tuple[int, int]],
+    texts_per_second: float,
+    frozen_share: float = 0.0,
+    cached: Sequence[str] = (),
 ) -> RunEstimate:
-    """The whole run's seconds: ``steps`` maps each signal to (its steps, texts per step); ``frozen_share`` is the
-    share of the encoder's layers left as pretrained.
+    """The whole run's seconds: ``steps`` maps each fine-tuning signal to (its steps, texts per step);
+    ``frozen_share`` is the share of the encoder's layers left as pretrained; ``cached`` names the objectives trained
+    on cached embeddings.
 
     Example:
         >>> round(estimate_auto(20_000, {"contrastive": (300, 64), "self_training": (300, 64)}, 1150, 0.5).seconds)
         477
+        >>> round(estimate_auto(20_000, {}, 1150, cached=("scan", "adapter")).seconds)
+        312
     """
     per_text = 1.0 / texts_per_second
     step_share = 1.0 - FROZEN_SAVING * frozen_share
     steps_seconds = step_share * sum(
         count * batch * STEP_COST[name] * per_text for name, (count, batch) in steps.items()
     )
-    passes = PASSES + ((steps["self_training"][0] - 1) // TARGET_REFRESH_STEPS if "self_training" in steps else 0)
-    other = OTHER_SECONDS + OTHER_SECONDS_PER_TEXT * num_texts
+    cached_steps = {"scan": scan_steps(num_texts), "adapter": ADAPTER_STEPS}
+    steps_seconds += sum(CACHED_STEP_SECONDS[name] * cached_steps[name] for name in cached)
+    passes = (PASSES if steps else 1) + ("adapter" in cached)  # the first save's pass; the adapter's view
+    passes += (steps["self_training"][0] - 1) // TARGET_REFRESH_STEPS if "self_training" in steps else 0
+    other = (OTHER_SECONDS + OTHER_SECONDS_PER_TEXT * num_texts) * (1 + ("adapter" in cached) / 2)
     seconds = steps_seconds + passes * PASS_COST * num_texts * per_text + other
     return RunEstimate(seconds=seconds, steps_seconds=steps_seconds, texts_per_second=texts_per_second)

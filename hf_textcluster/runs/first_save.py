@@ -36,7 +36,7 @@ from .record import RunRecord
 from .request import TrainingRequest
 from .signals import PRETRAINED_CANDIDATES, SIGNALS_DIR, describe_partition
 
-__all__ = ["FirstModel", "TrainingStopped", "save_first_model", "unfinished"]
+__all__ = ["FirstModel", "TrainingStopped", "calibrate_and_name", "save_first_model", "unfinished"]
 
 
 @dataclass
@@ -132,18 +132,26 @@ def save_first_model(
     else:  # too few texts for UMAP
         served, labels = f"{PRETRAINED}/kmeans", partitions["kmeans"]
         model.config.served_partition = served
-    if calibration:
-        model.calibrate(texts, sample_size=calibration, random_state=seed, embeddings=embeddings, **encoding)
-    names = None
-    if request.name_clusters:
-        assignments = assign_embeddings(model, embeddings)
-        names = name_clusters(model, texts, random_state=seed, assignments=assignments, **encoding)
+    names = calibrate_and_name(model, texts, embeddings, request, calibration, encoding)
     candidates = {f"{PRETRAINED}/{name}": labels for name, labels in partitions.items()}
     first = FirstModel(model, served, labels, candidates, features, k_selection, names, 0.0)
     if request.save:
         _save(request, first, texts, method, started)
     first.seconds = time.perf_counter() - started
     return first
+
+
+def calibrate_and_name(model, texts, embeddings, request: TrainingRequest, calibration: int, encoding: dict):
+    """Calibrate the pretrained encoder's ``model`` on ``calibration`` of ``texts`` (0: not at all) and name the
+    clusters it serves (None unless ``request.name_clusters``), both from its ``embeddings`` of the texts: what it
+    serves changed (the first save, or a cached objective's candidate served by it)."""
+    seed = request.seed
+    if calibration:
+        model.calibrate(texts, sample_size=calibration, random_state=seed, embeddings=embeddings, **encoding)
+    if not request.name_clusters:
+        return None
+    assignments = assign_embeddings(model, embeddings)
+    return name_clusters(model, texts, random_state=seed, assignments=assignments, **encoding)
 
 
 def unfinished(output_dir: str) -> bool:

@@ -1,15 +1,20 @@
-"""The candidates of ``train --method auto``: every read-out of each trained signal, k-means and UMAP k-means on the
-pretrained encoder's embeddings, and their consensus."""
+"""The candidates of ``train --method auto``: those of the objectives trained on the pretrained encoder's cached
+embeddings, every read-out of each fine-tuned signal, k-means and UMAP k-means on the pretrained encoder's embeddings,
+and their consensus."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
+from ..choosing.cached import fit_adapter, fit_scan
 from ..choosing.consensus import consensus_partition
 from ..choosing.criteria import PRETRAINED
 from ..choosing.serving import candidate_partitions, partition_features
+from ..data.augmenters import RandomWordDeletion
 from ..modeling.input_checks import CANDIDATES
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..models.building import from_encoder_pretrained
@@ -18,17 +23,73 @@ from ..timing import phase
 from .cluster_count import EMBEDDING_CONFIG_KEYS
 from .signals import CONSENSUS, PRETRAINED_CANDIDATES
 
-__all__ = ["gather_candidates", "pretrained_embedder"]
+__all__ = ["CachedCandidates", "cached_candidates", "gather_candidates", "pretrained_embedder"]
+
+# the adapter's view of each text: each word deleted with this probability (one view, encoded once)
+VIEW_DELETION = 0.2
+
+
+class CachedCandidates(NamedTuple):
+    """What the cached objectives made: candidate name -> partition, source -> its space (``adapter``), candidate ->
+    the linear head on the pretrained space that serves it exactly (``pretrained/scan``), and each objective's
+    seconds."""
+
+    candidates: dict[str, np.ndarray]
+    features: dict[str, np.ndarray]
+    serving: dict[str, object]
+    seconds: dict[str, float]
+    num_clusters: int
+
+
+def cached_candidates(first, texts: Sequence[str], signals: Sequence[str], seed: int, encoding: dict, deadline=None):
+    """Train each cached objective of ``signals`` on the first saved model's embeddings of ``texts`` (``first``: a
+    :class:`~hf_textcluster.runs.first_save.FirstModel`; its space, ``first.features``) and, for the adapter, on its
+    embeddings of one seeded word-deletion view of each text (one encoding pass, ``encoding``: its batch size and
+    precision). Past ``deadline`` (``time.monotonic()``; None: never) it raises ``KeyboardInterrupt`` before the next
+    objective, as a time budget stops a fine-tuning signal. Returns a :class:`CachedCandidates`."""
+    candidates, features, serving, seconds = {}, {}, {}, {}
+    k = first.model.config.num_clusters
+    for name in signals:
+        if deadline is not None and time.monotonic() >= deadline:
+            raise KeyboardInterrupt("")
+        start = time.perf_counter()
+        with phase(name):
+            if name == "scan":
+                made = fit_scan(first.features, k, random_state=seed)
+                candidates[f"{PRETRAINED}/scan"], serving[f"{PRETRAINED}/scan"] = (
+                    made.candidates["scan"],
+                    made.serving["scan"],
+                )
+            else:
+                with phase("view"):
+                    views = RandomWordDeletion(p=VIEW_DELETION)(list(texts), seed=seed)
+                    view = partition_features(
+                        first.model, embed(first.model, views, show_progress_bar=False, **encoding)
+                    )
+                made = fit_adapter(first.features, view, k, random_state=seed)
+                candidates.update({f"{name}/{base}": labels for base, labels in made.candidates.items()})
+                features[name] = made.features
+        seconds[name] = round(time.perf_counter() - start, 2)
+    return CachedCandidates(candidates, features, serving, seconds, k)
 
 
 def gather_candidates(
-    results: Mapping, encoder: str | None, texts: Sequence[str], seed: int, pretrained: tuple | None = None
+    results: Mapping,
+    encoder: str | None,
+    texts: Sequence[str],
+    seed: int,
+    pretrained: tuple | None = None,
+    cached: CachedCandidates | None = None,
 ) -> tuple[dict[str, np.ndarray], dict[str, tuple], dict[str, np.ndarray]]:
-    """Every candidate of the trained signals (``results``: name -> training result), the pretrained encoder's two
-    and their consensus: (name -> partition of ``texts``, name -> how a signal serves it, source -> its space).
-    ``pretrained``: the pretrained encoder's candidates and space when already made (the first saved model's), else
-    they are made here."""
+    """Every candidate of the cached objectives (``cached``), of the fine-tuned signals (``results``: name -> training
+    result), the pretrained encoder's two and their consensus: (name -> partition of ``texts``, name -> how a signal
+    serves it, source -> its space). ``pretrained``: the pretrained encoder's candidates and space when already made
+    (the first saved model's; with no fine-tuned signal, ``pretrained`` and ``cached`` are given), else they are made
+    here."""
     candidates, how, features = {}, {}, {}
+    if cached is not None:
+        candidates.update(cached.candidates)
+        features.update(cached.features)
     for name, result in results.items():
         encoding = result.trainer.encode_options
         with phase(f"{name}/embed"):
@@ -41,14 +102,13 @@ def gather_candidates(
         for base, labels in partitions.items():
             candidates[f"{name}/{base}"] = labels
             how[f"{name}/{base}"] = (name, base, serving[base])
-    first = next(iter(results.values()))
-    num_clusters = first.model.config.num_clusters
     if pretrained is not None:
         candidates.update(pretrained[0])
         features[PRETRAINED] = pretrained[1]
     else:
         with phase(PRETRAINED):
-            candidates.update(_pretrained_candidates(first, encoder, texts, seed, features))
+            candidates.update(_pretrained_candidates(next(iter(results.values())), encoder, texts, seed, features))
+    num_clusters = next(iter(results.values())).model.config.num_clusters if results else cached.num_clusters
     with phase(CONSENSUS):
         candidates[CONSENSUS] = consensus_partition(dict(candidates), num_clusters, random_state=seed)
     return candidates, how, features

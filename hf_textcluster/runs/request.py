@@ -4,7 +4,7 @@ once here and checked once, before any data is read."""
 from __future__ import annotations
 
 import numbers
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import InitVar, dataclass
 from typing import ClassVar
 
@@ -16,6 +16,7 @@ from ..data.precomputed import AUGMENTATION_FAMILIES
 from ..modeling.validation import Interval, Options, validate_parameters
 from ..models import METHODS
 from .folder import RunFolder
+from .signals import CACHED_SIGNALS, SIGNALS
 
 AUGMENTATIONS = tuple(AUGMENTATION_FAMILIES) + tuple(AUGMENTERS)
 
@@ -80,6 +81,10 @@ class TrainingRequest:
             another candidate fits a head for it on the served model's embeddings).
         time_budget: with ``"auto"``, stop training after this many seconds (a checkpoint saved, as after Ctrl-C):
             the model saved first stays, and running the same call again resumes training.
+        signals: with ``"auto"``, what it trains: any distinct mix of
+            :data:`~hf_textcluster.runs.signals.CACHED_SIGNALS` (objectives on the pretrained encoder's cached
+            embeddings) and :data:`~hf_textcluster.runs.signals.SIGNALS` (the encoder fine-tuned); None:
+            :data:`~hf_textcluster.runs.signals.DEFAULT_SIGNALS`.
 
     Example:
         >>> request = TrainingRequest("stackoverflow", "runs/so", num_clusters="auto", k_range=(2, 40))
@@ -112,6 +117,7 @@ class TrainingRequest:
     name_clusters: bool = True
     keep_signals: bool = False
     time_budget: float | None = None
+    signals: Sequence[str] | None = None
 
     _parameter_constraints: ClassVar[dict] = {
         "method": Options("auto", *METHODS),
@@ -130,11 +136,19 @@ class TrainingRequest:
                 "`config_overrides` (--config) configures one method, and the default method, auto, trains several, "
                 "each with its own: pass method='sccl' (--method sccl, or another) to override its configuration."
             )
-        if self.method != "auto" and (self.keep_signals or self.time_budget is not None):
+        if self.method != "auto" and (self.keep_signals or self.time_budget is not None or self.signals is not None):
             raise ValueError(
-                f"`keep_signals` (--keep-signals) and `time_budget` (--time-budget) apply to the default method, "
-                f"auto; drop them to train {self.method} alone."
+                "`keep_signals` (--keep-signals), `time_budget` (--time-budget) and `signals` (--signals) apply to the "
+                f"default method, auto; drop them to train {self.method} alone."
             )
+        if self.signals is not None:
+            known = (*CACHED_SIGNALS, *SIGNALS)
+            signals = tuple(self.signals)
+            if not signals or any(s not in known for s in signals) or len(set(signals)) != len(signals):
+                raise ValueError(
+                    f"`signals` (--signals) must name distinct signals of {', '.join(known)}; got {list(signals)!r}."
+                )
+            object.__setattr__(self, "signals", signals)
 
     @property
     def dataset_name(self) -> str | None:

@@ -209,8 +209,9 @@ def test_each_signal_records_the_schedule_that_sized_it(
         evaluate=False,
         training_overrides=overrides,
         keep_signals=True,
+        signals=["self_training"],
     )
-    train_auto(request, signals=["self_training"])
+    train_auto(request)
     schedule = json.loads((out / "signals" / "self_training" / "training_run.json").read_text())["schedule"]
     assert schedule["source"] == "corpus" and schedule["max_steps"] == 2
     given = json.loads((auto_trained[1] / "signals" / "contrastive" / "training_run.json").read_text())["schedule"]

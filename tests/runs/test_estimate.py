@@ -24,3 +24,13 @@ def test_the_estimate_says_minutes_and_the_encoders_speed():
         "about 6.5 minutes on this machine (4.0 minutes of them training steps; the encoder reads 1,480 texts/s here)"
     )
     assert RunEstimate(seconds=42.0, steps_seconds=30.0, texts_per_second=900.0).describe().startswith("about 42 s ")
+
+
+def test_the_default_prices_the_cached_objectives_below_fine_tuning():
+    cached = estimate_auto(20_000, {}, 1_000.0, cached=("scan", "adapter"))
+    scan_only = estimate_auto(20_000, {}, 1_000.0, cached=("scan",))
+    assert 0 < scan_only.steps_seconds < cached.steps_seconds < cached.seconds
+    # their steps do not run the encoder: its speed changes only the passes over the texts
+    faster = estimate_auto(20_000, {}, 2_000.0, cached=("scan", "adapter"))
+    assert faster.steps_seconds == pytest.approx(cached.steps_seconds) and faster.seconds < cached.seconds
+    assert cached.seconds < estimate_auto(20_000, STEPS, 1_000.0).seconds

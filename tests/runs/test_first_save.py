@@ -1,6 +1,7 @@
 """The default ``train`` saves a complete model first (the BERTopic way on the pretrained encoder), trains for better
-clusters, replaces it only when the guarded choice confirms one, keeps it when stopped, and keeps a folder a user can
-keep (no signal models unless asked). Every ``refine --serve`` switch of its runs serves the partition it names."""
+clusters (here its fine-tuning signals, whose checkpoints resume), replaces it only when the guarded choice confirms
+one, keeps it when stopped, and keeps a folder a user can keep (no signal models unless asked). Every ``refine
+--serve`` switch of its runs serves the partition it names."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from hf_textcluster.cli import main
 from hf_textcluster.data import load_texts
 from hf_textcluster.runs import gather_candidates
 from hf_textcluster.runs.candidate_file import read_candidates
+from hf_textcluster.runs.signals import SIGNALS
 
 TRAIN = dict(
     per_device_train_batch_size=16, bf16=False, save_strategy="no", logging_steps=1, disable_tqdm=True, max_steps=2
@@ -30,7 +32,7 @@ def _train(encoder, corpus, out, **kwargs):
     overrides = {**TRAIN, **kwargs.pop("overrides", {})}
     return train_clusterer(
         "auto", load_texts(texts, labels), str(out), encoder=str(encoder), num_clusters=3,
-        training_overrides=overrides, evaluate=False, **kwargs,
+        training_overrides=overrides, evaluate=False, signals=tuple(SIGNALS), **kwargs,
     )  # fmt: skip
 
 
@@ -75,7 +77,7 @@ def test_a_stopped_run_keeps_its_first_model_and_resumes(tiny_encoder_dir, toy_c
     out = tmp_path / "run"
     argv = ["train", "--input", str(tmp_path / "texts.csv"), "--encoder", str(tiny_encoder_dir)]
     argv += ["--output-dir", str(out), "--num-clusters", "3", "--max-steps", "2", "--per-device-train-batch-size", "8"]
-    argv += ["--precision", "fp32", "--save-steps", "1"]
+    argv += ["--precision", "fp32", "--save-steps", "1", "--signals", *SIGNALS]
     assert main([*argv, "--time-budget", "0.001"]) == 0  # spent before the first step ends
     printed = capsys.readouterr()
     assert f"The time budget (0.001s) is spent: {out} keeps the clusterer saved first (the BERTopic way" in printed.out
