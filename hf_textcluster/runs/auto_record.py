@@ -44,9 +44,10 @@ def auto_record(results: Mapping, chosen, criterion: str | None, texts: Sequence
             "guard": f"{BERTOPIC_WAY} unless the pick scores higher in each of {', '.join(GUARD_CRITERIA)}",
             "serving_signal": chosen.serving_signal,
             "head_agreement": round(float(chosen.agreement), 4),
-            "rule": f"{BERTOPIC_WAY}: the model saved first (the pretrained encoder); a trained candidate: the signal "
-            "that made it; the consensus and the other pretrained candidate: the trained signal whose linear head "
-            "reproduces it most faithfully",
+            "rule": f"{BERTOPIC_WAY}: the model saved first (the pretrained encoder); a fine-tuned candidate: the "
+            "signal that made it; a cached objective's: the pretrained encoder with a linear head (SCAN's own, or one "
+            "fitted on its embeddings); the consensus and the other pretrained candidate: the fine-tuned signal whose "
+            "linear head reproduces it most faithfully (the pretrained encoder when none was fine-tuned)",
         },
         "num_train_texts": len(texts),
         "texts_sha1": texts_sha1(texts),

@@ -1,5 +1,6 @@
-"""`train --method auto`: two signals trained, every candidate and a consensus kept, one chosen without labels and
-served by one saved model (through AutoModel and the pipeline), the same with the label column removed."""
+"""`train --method auto` with its two fine-tuning signals named: both trained, every candidate and a consensus kept,
+one chosen without labels and served by one saved model (through AutoModel and the pipeline), the same with the label
+column removed. (The default, the objectives on cached embeddings: tests/runs/test_auto_cached.py.)"""
 
 from __future__ import annotations
 
@@ -36,6 +37,7 @@ def _train(encoder, texts, labels, out, keep_signals=False, **overrides):
         training_overrides={**TRAIN, **overrides},
         evaluate=False,
         keep_signals=keep_signals,
+        signals=tuple(SIGNALS),
     )
 
 
@@ -326,7 +328,7 @@ def test_the_default_train_command_runs_to_its_summary_and_names_the_served_clus
     out = tmp_path / "run"
     argv = ["train", "--input", str(tmp_path / "texts.csv"), "--encoder", str(tiny_encoder_dir)]
     argv += ["--output-dir", str(out), "--num-clusters", "3", "--max-steps", "2", "--per-device-train-batch-size", "16"]
-    argv += ["--precision", "fp32", "--keep-checkpoints", "--save-steps", "1"]
+    argv += ["--precision", "fp32", "--keep-checkpoints", "--save-steps", "1", "--signals", *SIGNALS]
     assert main(argv) == 0  # no --method: auto
     printed = capsys.readouterr().out
     # --keep-checkpoints holds under auto: each signal's run keeps its checkpoints
