@@ -419,6 +419,7 @@ def _train_signals(request: TrainingRequest, shared, signals, overrides: dict) -
             config_overrides=dict(signal.config),
             keep_signals=False,
             time_budget=None,
+            signals=None,
             dataset=shared,
             output_dir=os.path.join(request.output_dir, SIGNALS_DIR, name),
             augmentation="recipe",

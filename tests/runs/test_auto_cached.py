@@ -19,6 +19,7 @@ from hf_textcluster.cli import main
 from hf_textcluster.data import load_texts
 from hf_textcluster.runs.candidate_file import read_candidates
 from hf_textcluster.runs.clusterer import Clusterer
+from hf_textcluster.runs.folder import RunFolder
 from hf_textcluster.runs.signals import CACHED, DEFAULT_SIGNALS
 
 CACHED_CANDIDATES = {"pretrained/scan", "adapter/head", "adapter/kmeans", "adapter/umap_kmeans"}
@@ -74,7 +75,7 @@ def test_scans_own_head_serves_its_candidate_after_save_and_load(scan_served, to
     # the model card says what it serves
     from hf_textcluster.hub.card_sections import serving_line
 
-    run = json.loads((out / "training_run.json").read_text())
+    run = RunFolder(out).read_record()
     assert "SCAN's linear head on the pretrained encoder's embeddings" in serving_line(model.config, run)
 
 

@@ -20,7 +20,7 @@ BAD_OPTIONS = [
     ("sccl", {"num_clusters": "many"}, ValueError, "`num_clusters` must be a whole number of clusters or 'auto'"),
     ("sccl", {"num_clusters": 5, "k_range": (2, 9)}, ValueError, "apply to num_clusters='auto'"),
     ("sccl", {"num_clusters": "auto", "k_range": (9, 2)}, ValueError, "`k_max` (2) is smaller than `k_min` (9)"),
-    ("sccl", {"keep_signals": True}, ValueError, "`keep_signals` (--keep-signals) and `time_budget`"),
+    ("sccl", {"keep_signals": True}, ValueError, "`keep_signals` (--keep-signals), `time_budget`"),
     ("auto", {"config_overrides": {"eta": 5}}, ValueError, "`config_overrides` (--config) configures one method"),
     ("auto", {"time_budget": 0}, ValueError, "`time_budget` must be a number > 0"),
     ("kmeans", {}, ValueError, "`method` must be one of auto, "),
@@ -39,7 +39,7 @@ def test_a_bad_option_is_one_line_naming_it_before_any_data_is_read(method, opti
 CLI_ERRORS = [
     (["--seed", "-1"], "error: --seed must be an integer >= 0, got -1.\n"),
     (["--time-budget", "0"], "error: --time-budget must be a number > 0 or None, got 0.0.\n"),
-    (["--method", "sccl", "--keep-signals"], "error: `keep_signals` (--keep-signals) and `time_budget`"),
+    (["--method", "sccl", "--keep-signals"], "error: `keep_signals` (--keep-signals), `time_budget`"),
     (["--config", "eta=5"], "error: `config_overrides` (--config) configures one method"),
     (["--num-clusters", "5", "--k-range", "2:9"], "error: --k-range / --k-criterion apply to num_clusters='auto'"),
 ]
