@@ -234,9 +234,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         nargs="+",
         choices=[*CACHED_SIGNALS, *SIGNALS],
         metavar="SIGNAL",
-        help=f"What the default run trains: {', '.join(DEFAULT_SIGNALS)} (default; objectives on the pretrained "
-        "encoder's cached embeddings, seconds on a CPU) and contrastive, self_training (the encoder fine-tuned with "
-        "SCCL and with DEC self-training: many times the BERTopic way's time on a CPU), in any mix.",
+        help=f"What the default run trains, in any mix: {', '.join(DEFAULT_SIGNALS)} (the default), adapter "
+        "(objectives on the pretrained encoder's cached embeddings, seconds on a CPU), contrastive, self_training (the "
+        "encoder fine-tuned with SCCL and with DEC self-training: many times the BERTopic way's time on a CPU).",
     )
     parser.add_argument(
         "--time-budget",

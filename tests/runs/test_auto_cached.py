@@ -20,13 +20,15 @@ from hf_textcluster.data import load_texts
 from hf_textcluster.runs.candidate_file import read_candidates
 from hf_textcluster.runs.clusterer import Clusterer
 from hf_textcluster.runs.folder import RunFolder
-from hf_textcluster.runs.signals import CACHED, DEFAULT_SIGNALS
+from hf_textcluster.runs.signals import CACHED, CACHED_SIGNALS, DEFAULT_SIGNALS
 
 CACHED_CANDIDATES = {"pretrained/scan", "adapter/head", "adapter/kmeans", "adapter/umap_kmeans"}
 
 
 def _train(encoder, corpus, out, **kwargs):
+    """A default run; ``signals`` defaults to both cached objectives (None: the default's own)."""
     texts, labels = corpus
+    kwargs.setdefault("signals", tuple(CACHED_SIGNALS))
     return train_clusterer(
         "auto", load_texts(texts, labels), str(out), encoder=str(encoder), num_clusters=3, evaluate=False,
         training_overrides={"bf16": False, **kwargs.pop("overrides", {})}, **kwargs,
@@ -49,11 +51,10 @@ def scan_served(tiny_encoder_dir, toy_corpus, tmp_path_factory):
     return _train(tiny_encoder_dir, toy_corpus, out, overrides={"serve": "pretrained/scan"}), out
 
 
-def test_the_default_trains_the_cached_objectives_and_fine_tunes_nothing(scan_served):
+def test_the_cached_objectives_fine_tune_nothing(scan_served):
     result, out = scan_served
-    assert DEFAULT_SIGNALS == ("scan", "adapter")
     record = json.loads((out / "training_run.json").read_text())["auto"]
-    assert record["signals"] == {} and set(record["cached"]) == set(DEFAULT_SIGNALS)
+    assert record["signals"] == {} and set(record["cached"]) == set(CACHED_SIGNALS)
     assert all(entry["seconds"] > 0 for entry in record["cached"].values())
     assert CACHED_CANDIDATES | {"pretrained/kmeans", BERTOPIC_WAY, "consensus"} == set(record["candidates"])
     assert not (out / "signals").exists()
@@ -131,10 +132,11 @@ def test_a_spent_time_budget_keeps_the_first_model(tiny_encoder_dir, toy_corpus,
     from hf_textcluster.runs.first_save import TrainingStopped
 
     with pytest.raises(TrainingStopped, match="keeps the clusterer saved first") as stopped:
-        _train(tiny_encoder_dir, toy_corpus, tmp_path / "run", time_budget=0.001)
+        _train(tiny_encoder_dir, toy_corpus, tmp_path / "run", time_budget=0.001, signals=None)
     assert stopped.value.budget_spent
-    # the estimate said what the default trains before it started
-    assert "Training scan and adapter on the pretrained encoder's cached embeddings (the encoder is not" in caplog.text
+    # the estimate said what the default trains before it started: SCAN alone
+    assert f"Training {' and '.join(DEFAULT_SIGNALS)} on the pretrained encoder's cached embeddings" in caplog.text
+    assert DEFAULT_SIGNALS == ("scan",)
     model = AutoModel.from_pretrained(tmp_path / "run")
     assert model.config.served_partition == BERTOPIC_WAY and model.is_calibrated
     assert set(read_candidates(tmp_path / "run")[0]) == {"pretrained/kmeans", BERTOPIC_WAY, "served"}

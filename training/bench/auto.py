@@ -400,6 +400,7 @@ def run(args, store: dict, run_id: str) -> None:
                     s: {k: v[k] for k in ("method", "steps", "batch_size", "train_seconds")}
                     for s, v in result.auto["signals"].items()
                 },
+                "cached": result.auto.get("cached", {}),
                 **fields,
             }
             print(
