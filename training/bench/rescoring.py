@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
+from transformers import AutoModel
+
 from hf_textcluster.choosing.criteria import PRETRAINED, lexical_space
 from hf_textcluster.choosing.serving import partition_features
 from hf_textcluster.models import get_method
@@ -69,11 +71,13 @@ def rescore_kept_candidates(
             model = get_method(signal.method).model_class.from_pretrained(folder)
             embeddings = embed(model, list(texts), show_progress_bar=False, precision=precision)
             spaces[name] = partition_features(model, embeddings)
-    if model is None:
-        raise ValueError(
-            f"{os.fspath(model_dir)} keeps no trained signal under {SIGNALS_DIR}/: train it with --keep-signals "
-            "(keep_signals=True) to re-score its candidates in the signals' spaces."
-        )
+    if model is None:  # no encoder fine-tuned (the cached objectives' candidates): the pretrained space alone
+        if any(not name.startswith((f"{PRETRAINED}/", "consensus")) for name in partitions):
+            raise ValueError(
+                f"{os.fspath(model_dir)} keeps no trained signal under {SIGNALS_DIR}/: train it with --keep-signals "
+                "(keep_signals=True) to re-score its candidates in the signals' spaces."
+            )
+        model = AutoModel.from_pretrained(os.fspath(model_dir))
     embedder = pretrained_embedder(model, encoder or getattr(RunFolder(model_dir).read_record(), "encoder", None))
     embeddings = embed(embedder, list(texts), show_progress_bar=False, precision=precision)
     spaces[PRETRAINED] = partition_features(embedder, embeddings)
