@@ -1,10 +1,8 @@
 """``make demo``: the default of ``hf-textcluster train`` (``method="auto"``) on the 2,000 StackOverflow titles shipped
 in the package (:func:`~hf_textcluster.data.load_sample`), beside the two ways to cluster them without training: the
 BERTopic way (UMAP -> k-means on the pretrained encoder's embeddings) and plain k-means on the same embeddings. It
-needs no download, no data folder and no environment variable: the texts train on word-deletion views, made on the
-fly. Its size follows the precision the hardware computes in (:func:`demo_size`): where bf16 is native (or on a GPU)
-all 2,000 texts and 60 steps of each training signal, in fp32 (a CPU without native bf16: each step costs several
-times more) 1,000 texts and 15 steps, so that the demo stays within 5 minutes on 2 CPU cores either way."""
+needs no download, no data folder and no environment variable. The default encodes the texts once and trains on those
+cached embeddings, so all 2,000 texts take a minute or two on 2 CPU cores."""
 
 from __future__ import annotations
 
@@ -22,12 +20,7 @@ from ..evaluation.metrics import clustering_scores
 from .report import model_outputs, render_report
 from .report_data import cluster_summaries
 
-# what every training signal's model trains on: views made on the fly (nothing precomputed)
-DEMO_AUGMENTATION = "word_deletion"
 DEMO_OUTPUT_DIR = "runs/demo"
-# (texts, steps of each signal) where bf16 is native or on a GPU, and in fp32 (a CPU without native bf16: each step
-# costs about twice as much or more, so fewer steps); each sized for 5 minutes on 2 CPU cores
-DEMO_SIZES = {"bf16": (2000, 60), "fp32": (1000, 15)}
 # fewer texts than this say little about 20 clusters (and UMAP needs more than 16)
 DEMO_MIN_TEXTS = 100
 # The report's map projects a sample (UMAP's cost grows with the points); its tables count every text.
@@ -50,7 +43,6 @@ def _rows(rows: list[tuple[str, dict, float]]) -> list[str]:
 
 def run_demo(
     output_dir: str | None = None,
-    max_steps: int | None = None,
     num_texts: int | None = None,
     seed: int = 0,
     overwrite: bool = False,
@@ -66,7 +58,6 @@ def run_demo(
 
     Args:
         output_dir: Where the trained model goes (default: ``runs/demo``, replaced by each demo).
-        max_steps: Training steps of each signal (default: the demo's, :func:`demo_size`).
         num_texts: Texts of the sample clustered (default: all 2,000).
         seed: Seed of the sample's order, the training, k-means and UMAP.
         overwrite: Replace a trained model already in a given ``output_dir``.
@@ -75,42 +66,33 @@ def run_demo(
         0 (the command's exit status).
 
     Raises:
-        ValueError: ``num_texts`` below :data:`DEMO_MIN_TEXTS`, or ``max_steps`` below 1.
+        ValueError: ``num_texts`` below :data:`DEMO_MIN_TEXTS`.
         FileExistsError: a given ``output_dir`` holds a trained model and ``overwrite`` is False.
 
     Example:
-        >>> run_demo(max_steps=20, num_texts=1000)  # doctest: +SKIP
+        >>> run_demo(num_texts=1000)  # doctest: +SKIP
         0
     """
     from ..reuse import embed, reusing_results
     from ..runs.api import train_clusterer
     from ..runs.folder import RunFolder, record_metrics
 
-    for name, value, least in (("num_texts", num_texts, DEMO_MIN_TEXTS), ("max_steps", max_steps, 1)):
-        if value is not None and value < least:
-            raise ValueError(f"`{name}` (--{name.replace('_', '-')}) must be at least {least}; got {value}.")
+    if num_texts is not None and num_texts < DEMO_MIN_TEXTS:
+        raise ValueError(f"`num_texts` (--num-texts) must be at least {DEMO_MIN_TEXTS}; got {num_texts}.")
     total_start = time.perf_counter()
-    precision, (sized_texts, sized_steps) = demo_size()
-    steps = max_steps or sized_steps
     if output_dir:  # checked before any work; the default folder holds the last demo
         RunFolder(output_dir).check_may_replace_model(overwrite=overwrite, command="demo")
     output_dir = output_dir or DEMO_OUTPUT_DIR
     sample = load_sample()
-    dataset = sample.shuffle(seed=seed).select(range(min(num_texts or sized_texts, len(sample))))
+    dataset = sample.shuffle(seed=seed).select(range(min(num_texts or len(sample), len(sample))))
     label_names = dataset.features["label"].names
     print(
         f"Clustering {len(dataset):,} StackOverflow question titles (shipped in the package: "
         f"hf_textcluster.data.load_sample) into {len(label_names)} clusters with the default of `hf-textcluster "
-        "train`: SCCL and DEC self-training, every partition of both and of the pretrained encoder, one served by a "
-        "label-free choice. The tags are used only to score."
+        "train`: the BERTopic way saved first, then SCAN trained on the cached embeddings, one partition served by "
+        "a label-free choice that keeps the BERTopic way unless every held-out view prefers another. The tags are "
+        "used only to score.\n"
     )
-    if not (max_steps or num_texts):
-        other = "fp32" if precision == "bf16" else "bf16"
-        print(
-            f"Sized for this machine, which computes in {precision}: {sized_texts:,} texts and {sized_steps} steps of "
-            f"each signal ({DEMO_SIZES[other][0]:,} and {DEMO_SIZES[other][1]} in {other}); --num-texts and "
-            "--max-steps change it.\n"
-        )
 
     # One scope: the run reuses the baselines' encoding pass, k-means and UMAP k-means (its k-means start and its
     # pretrained candidates), and the served model's embeddings of the texts (its candidates') for the report.
@@ -122,9 +104,8 @@ def run_demo(
             "auto",
             dataset,
             output_dir,
-            augmentation=DEMO_AUGMENTATION,
             seed=seed,
-            training_overrides={"max_steps": steps, "save_strategy": "no", "logging_steps": 10},
+            training_overrides={"save_strategy": "no"},
             resume=False,
             evaluate=False,
             overwrite=True,  # checked above; the default folder holds the last demo
@@ -143,8 +124,7 @@ def run_demo(
         (f"{BASELINES[name]} on MiniLM", clustering_scores(labels, result.candidates.get(name, partition)), seconds)
         for name, (partition, seconds) in baselines.items()
     ]
-    steps_done = "+".join(str(s["steps"]) for s in result.auto["signals"].values())
-    rows.append((f"the default `train` ({steps_done} steps): serves {served}", served_scores, run_seconds))
+    rows.append((f"the default `train`: serves {served}", served_scores, run_seconds))
     print(f"\nResults on the {len(texts):,} texts (higher is better; wall time on this machine):")
     print("\n".join(_rows(rows)))
 
@@ -228,22 +208,6 @@ def _pretrained_baselines(texts: list[str], num_clusters: int, seed: int) -> tup
         seconds = time.perf_counter() - start
         baselines[name], shared = (partition, encoded + seconds), shared + seconds
     return baselines, shared
-
-
-def demo_size() -> tuple[str, tuple[int, int]]:
-    """``(precision, (texts, steps))``: the demo's size for the precision training takes here (``"bf16"`` where it is
-    native or on a GPU, else ``"fp32"``).
-
-    Example:
-        >>> demo_size()  # doctest: +SKIP
-        ('bf16', (2000, 60))
-    """
-    import torch
-
-    from ..modeling.precision import native_bf16
-
-    precision = "bf16" if torch.cuda.is_available() or native_bf16("cpu") else "fp32"
-    return precision, DEMO_SIZES[precision]
 
 
 def min_shown_size(num_texts: int, num_clusters: int) -> int:

@@ -7,7 +7,9 @@ import argparse
 
 from ..apps.demo import DEMO_OUTPUT_DIR, run_demo
 
-HELP = "Train the default on 2,000 StackOverflow titles shipped in the package, beside the BERTopic way (minutes)."
+HELP = (
+    "Train the default on 2,000 StackOverflow titles shipped in the package, beside the BERTopic way (a minute or two)."
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -17,17 +19,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--overwrite", action="store_true", help="Replace a trained model already in --output-dir.")
     parser.add_argument(
-        "--max-steps", type=int, default=None, help="Training steps of each signal (default: the demo's)."
-    )
-    parser.add_argument(
         "--num-texts",
         type=int,
         default=None,
-        help="Texts of the sample clustered (default: by precision, all 2,000 in bf16, 1,000 in fp32).",
+        help="Texts of the sample clustered (default: all 2,000).",
     )
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
-    return run_demo(
-        output_dir=args.output_dir, max_steps=args.max_steps, num_texts=args.num_texts, overwrite=args.overwrite
-    )
+    return run_demo(output_dir=args.output_dir, num_texts=args.num_texts, overwrite=args.overwrite)
