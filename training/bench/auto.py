@@ -49,6 +49,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--max-steps", type=int, default=None, help="Steps per signal instead of the default schedule (checks only)."
     )
     parser.add_argument(
+        "--signals",
+        nargs="+",
+        default=None,
+        help="What the run trains instead of the default's (e.g. contrastive self_training, the encoder fine-tuned: "
+        "the stored 'fine-tuned' variant); name it in --variant.",
+    )
+    parser.add_argument(
         "--augmentation",
         default="recipe",
         help="The views the signals train on: recipe (a benchmark corpus' precomputed ones) or an augmenter, e.g. "
@@ -365,6 +372,7 @@ def run(args, store: dict, run_id: str) -> None:
                 save=True,
                 overwrite=True,  # a rerun replaces its own row's run
                 keep_signals=True,  # its candidates are re-scored from the signals' models
+                signals=args.signals,
             )
             result = train_auto(request)  # train_clusterer("auto", ...)
             wall = time.perf_counter() - start
