@@ -32,6 +32,13 @@ OUT = Path(__file__).with_name("cached_choice.jsonl")
 PARTS = Path(os.environ.get("PARTS", "/work/study/parts"))
 DATA = os.environ.get("HF_TEXTCLUSTER_DATA_DIR", "/work/shared/data")
 
+def timed(seconds, key, make, *args, **kwargs):
+    t = time.perf_counter()
+    out = make(*args, **kwargs)
+    seconds[key] = round(time.perf_counter() - t, 1)
+    return out
+
+
 if __name__ == "__main__":
     done = {json.loads(line)["dataset"] for line in OUT.read_text().splitlines()} if OUT.exists() else set()
     for name in sys.argv[1:]:
@@ -44,22 +51,15 @@ if __name__ == "__main__":
         K = len(np.unique(labels))
         seconds, parts = {}, {}
 
-        def timed(key, make):
-            t = time.perf_counter()
-            out = make()
-            seconds[key] = round(time.perf_counter() - t, 1)
-            return out
-
-        parts["pretrained/kmeans"] = timed("kmeans", lambda: fit_kmeans(e0, K, random_state=0).labels_)
-        parts["pretrained/umap_kmeans"] = timed("umap_kmeans", lambda: _umap_kmeans_groups(e0, K, random_state=0))
-        parts["pretrained/scan"] = timed("scan", lambda: scan(e0, K)[0])
-        head, adapted = timed("adapter", lambda: sccl_cache(e0, e1, K))
+        parts["pretrained/kmeans"] = timed(seconds, "kmeans", fit_kmeans, e0, K, random_state=0).labels_
+        parts["pretrained/umap_kmeans"] = timed(seconds, "umap_kmeans", _umap_kmeans_groups, e0, K, random_state=0)
+        parts["pretrained/scan"] = timed(seconds, "scan", scan, e0, K)[0]
+        head, adapted = timed(seconds, "adapter", sccl_cache, e0, e1, K)
         parts["adapter/head"] = head
         parts["adapter/kmeans"] = fit_kmeans(adapted, K, random_state=0).labels_
-        parts["adapter/umap_kmeans"] = timed("adapter_umap", lambda: _umap_kmeans_groups(adapted, K, random_state=0))
-        values = timed(
-            "criteria", lambda: candidate_criteria(parts, {"pretrained": e0, "adapter": adapted}, texts=texts)
-        )
+        parts["adapter/umap_kmeans"] = timed(seconds, "adapter_umap", _umap_kmeans_groups, adapted, K, random_state=0)
+        spaces = {"pretrained": e0, "adapter": adapted}
+        values = timed(seconds, "criteria", candidate_criteria, parts, spaces, texts=texts)
         acc = {n: round(100 * clustering_scores(labels, p)["acc"], 1) for n, p in parts.items()}
         row = {"dataset": name, "N": len(texts), "K": K, "acc": acc, "criteria": values, "seconds": seconds}
         PARTS.mkdir(parents=True, exist_ok=True)

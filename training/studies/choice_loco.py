@@ -71,7 +71,8 @@ def main():
     delta = [o["acc"] - o["bertopic_way"] for o in out]
     loss = [o["oracle"] - o["acc"] for o in out]
     print(
-        f"LOCO: mean served {np.mean([o['acc'] for o in out]):.1f}, mean BW {np.mean([o['bertopic_way'] for o in out]):.1f},"
+        f"LOCO: mean served {np.mean([o['acc'] for o in out]):.1f}, "
+        f"mean BW {np.mean([o['bertopic_way'] for o in out]):.1f},"
         f" Δ BW mean {np.mean(delta):+.1f} (min {min(delta):+.1f}, ≥+3 on {sum(d >= 3 for d in delta)}),"
         f" mean loss to the oracle {np.mean(loss):.1f}"
     )
