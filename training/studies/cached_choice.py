@@ -32,6 +32,7 @@ OUT = Path(__file__).with_name("cached_choice.jsonl")
 PARTS = Path(os.environ.get("PARTS", "/work/study/parts"))
 DATA = os.environ.get("HF_TEXTCLUSTER_DATA_DIR", "/work/shared/data")
 
+
 def timed(seconds, key, make, *args, **kwargs):
     t = time.perf_counter()
     out = make(*args, **kwargs)
