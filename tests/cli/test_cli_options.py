@@ -20,10 +20,6 @@ MAY_DIFFER = {
     "--calibration-sample": {"help": "train's runs at the end of training, on its training texts; 0 skips it"},
     "--kmeans-init": {"help": "train's starts the initial clusters, recluster's those of a trained model"},
     "--serve": {"help": "train's names a candidate of its own run, refine's switches a trained model"},
-    "--max-steps": {
-        "default": "train's come from the recipe, demo's are sized for the machine",
-        "help": "train's come from the recipe, demo's are sized for the machine",
-    },
     "--precision": {"choices": "predict's inference also runs in int8", "help": "training or inference precision"},
     "--num-clusters": {
         "type": "train and evaluate take K or 'auto'; reduce and split a count of the clusters an edit leaves",
