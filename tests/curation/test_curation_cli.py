@@ -8,18 +8,13 @@ import json
 
 import numpy as np
 import pytest
-import torch
 from transformers import AutoModel, pipeline
 
 import hf_textcluster  # noqa: F401
 from hf_textcluster.cli import main
-from hf_textcluster.editing import initialize_clusters
-from hf_textcluster.models import get_method
-from hf_textcluster.models.building import from_encoder_pretrained
 from hf_textcluster.runs.clusterer import edit_saved_model
 from hf_textcluster.runs.curation import ONLINE_STATE_FILE
-
-K = 4
+from tests.curation.conftest import K, fitted_model
 
 
 @pytest.fixture(scope="module")
@@ -27,10 +22,7 @@ def saved(tiny_encoder_dir, toy_corpus, tmp_path_factory):
     """A fitted, calibrated, named SCCL model with a training_run.json and a card, and its texts in a file."""
     texts, _ = toy_corpus
     root = tmp_path_factory.mktemp("curation")
-    torch.manual_seed(0)
-    model = from_encoder_pretrained(get_method("sccl").model_class, str(tiny_encoder_dir), num_clusters=K)
-    initialize_clusters(model, texts)
-    model.calibrate(texts)
+    model = fitted_model(tiny_encoder_dir, texts)
     model.config.id2label = {k: f"topic {k}" for k in range(K)}
     model.config.label2id = {v: k for k, v in model.config.id2label.items()}
     model.save_pretrained(root / "model")
