@@ -21,6 +21,7 @@ from ..choosing.candidate_choice import BERTOPIC_WAY
 from ..choosing.criteria import PRETRAINED
 from ..choosing.serving import apply_partition, candidate_partitions, partition_features
 from ..editing.clusters import init_clusters_from_kmeans, initialize_clusters
+from ..encoders import resolve_encoder
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.serialization import save_folder
 from ..models import get_method
@@ -28,6 +29,7 @@ from ..models.building import from_encoder_pretrained
 from ..representation import ClusterNames, name_clusters
 from ..representation.summary import assign_embeddings
 from ..reuse import embed
+from ..training.collator import READING_LENGTHS, reading_length
 from .candidate_file import SERVED_KEY, save_candidates
 from .cluster_count import EMBEDDING_CONFIG_KEYS, check_cluster_count
 from .folder import METHOD_HEAD_FILE, RunFolder, texts_sha1
@@ -107,6 +109,10 @@ def save_first_model(
     device = "cuda" if torch.cuda.is_available() else "cpu"
     k = count.k_min if count.is_auto else count.num_clusters
     model = from_encoder_pretrained(model_class, request.encoder, num_clusters=k, **pooling).to(device)
+    # long texts (news, abstracts) are read whole, short ones to 32 tokens: the texts decide
+    pooling["max_length"] = model.config.max_length = reading_length(
+        texts, model.tokenizer, _encoder_limit(request.encoder, model.config), seed=seed
+    )
     encoding = encoding_options(overrides)
     embeddings = embed(model, texts, show_progress_bar=False, **encoding)
     k_selection = None
@@ -139,6 +145,15 @@ def save_first_model(
         _save(request, first, texts, method, started)
     first.seconds = time.perf_counter() - started
     return first
+
+
+def _encoder_limit(encoder, config) -> int:
+    """The most tokens ``encoder`` reads: its sentence-transformers ``max_seq_length``, else its positions."""
+    return (
+        resolve_encoder(encoder).max_length
+        or getattr(config.encoder, "max_position_embeddings", None)
+        or READING_LENGTHS[0]
+    )
 
 
 def calibrate_and_name(model, texts, embeddings, request: TrainingRequest, calibration: int, encoding: dict):

@@ -1,4 +1,5 @@
-"""The collator that tokenizes a batch's text views, and the warning about training texts cut at ``max_length``."""
+"""The collator that tokenizes a batch's text views; how long the texts are (the warning about texts cut at
+``max_length``, and the length the default reads them to)."""
 
 from __future__ import annotations
 
@@ -15,15 +16,38 @@ from ..modeling.validation import clip_text
 logger = logging.get_logger(__name__)
 
 
+# The lengths the default reads texts to: a short text is read to 32 tokens (what the short-text papers use), a longer
+# one to the first of these that covers COVERED of the texts, within the encoder's own limit.
+READING_LENGTHS = (32, 64, 128, 256, 512)
+COVERED = 0.95
+
+
+def token_counts(
+    texts: Sequence[str], tokenizer, max_length: int, sample_size: int = 5000, seed: int = 0
+) -> np.ndarray:
+    """Token counts (special tokens included) of a seeded sample of at most ``sample_size`` of ``texts``, each cut to
+    what ``max_length`` tokens can hold first (tokenizing a million texts, or one huge one, would take minutes)."""
+    n = len(texts)
+    rows = range(n) if n <= sample_size else np.random.default_rng(seed).choice(n, size=sample_size, replace=False)
+    encoded = tokenizer([clip_text(texts[int(i)], max_length) for i in rows], truncation=False)["input_ids"]
+    return np.asarray([len(ids) for ids in encoded], dtype=int)
+
+
+def reading_length(texts: Sequence[str], tokenizer, limit: int, seed: int = 0) -> int:
+    """The number of tokens the default reads each text to: the first of :data:`READING_LENGTHS` that holds
+    :data:`COVERED` of ``texts`` whole (measured on a seeded sample), at most ``limit`` (the encoder's)."""
+    counts = token_counts(texts, tokenizer, min(limit, READING_LENGTHS[-1]) + 1, seed=seed)
+    needed = float(np.quantile(counts, COVERED)) if len(counts) else 0.0
+    return min(limit, next((n for n in READING_LENGTHS if n >= needed), READING_LENGTHS[-1]))
+
+
 def warn_if_truncated(
     texts: Sequence[str], tokenizer, max_length: int, sample_size: int = 5000, seed: int = 0
 ) -> float:
     """Warn when training texts are longer than ``max_length`` tokens (they are cut); returns the share cut, measured
-    on a seeded sample of at most ``sample_size`` texts (tokenizing a million texts only to warn would take minutes)."""
+    on a seeded sample of at most ``sample_size`` texts."""
     n = len(texts)
-    rows = range(n) if n <= sample_size else np.random.default_rng(seed).choice(n, size=sample_size, replace=False)
-    encoded = tokenizer([clip_text(texts[int(i)], max_length) for i in rows], truncation=False)["input_ids"]
-    lengths = np.asarray([len(ids) for ids in encoded])
+    lengths = token_counts(texts, tokenizer, max_length, sample_size, seed)
     share = float((lengths > max_length).mean()) if len(lengths) else 0.0
     if share > 0:
         # a warning from 1% of the texts on (short-text corpora have a few long outliers), a note below that

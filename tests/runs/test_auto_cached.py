@@ -140,3 +140,16 @@ def test_a_spent_time_budget_keeps_the_first_model(tiny_encoder_dir, toy_corpus,
     model = AutoModel.from_pretrained(tmp_path / "run")
     assert model.config.served_partition == BERTOPIC_WAY and model.is_calibrated
     assert set(read_candidates(tmp_path / "run")[0]) == {"pretrained/kmeans", BERTOPIC_WAY, "served"}
+
+
+def test_the_texts_length_decides_how_much_of_them_the_default_reads(
+    tiny_encoder_dir, toy_corpus, scan_served, tmp_path
+):
+    assert scan_served[0].model.config.max_length == 32  # short texts
+    texts, labels = toy_corpus
+    long_texts = [" ".join([text] * 8) for text in texts]  # 24-72 words: 32 tokens would cut most of them
+    result = _train(tiny_encoder_dir, (long_texts, labels), tmp_path / "run", signals=None)
+    assert result.model.config.max_length == 64  # the first length that holds them, within the encoder's 64 positions
+    model = AutoModel.from_pretrained(tmp_path / "run")
+    assert model.config.max_length == 64
+    np.testing.assert_array_equal(model.predict(long_texts), result.served_labels)
