@@ -11,7 +11,7 @@ import numpy as np
 import torch
 from transformers.utils import logging
 
-from ..modeling.validation import clip_text
+from ..modeling.validation import MAX_CHARS_PER_TOKEN, clip_text
 
 logger = logging.get_logger(__name__)
 
@@ -29,8 +29,10 @@ def token_counts(
     what ``max_length`` tokens can hold first (tokenizing a million texts, or one huge one, would take minutes)."""
     n = len(texts)
     rows = range(n) if n <= sample_size else np.random.default_rng(seed).choice(n, size=sample_size, replace=False)
-    encoded = tokenizer([clip_text(texts[int(i)], max_length) for i in rows], truncation=False)["input_ids"]
-    return np.asarray([len(ids) for ids in encoded], dtype=int)
+    # every count whole (clipping bounds them), and no "longer than the model's maximum" warning from the tokenizer
+    bound = MAX_CHARS_PER_TOKEN * max_length + 2
+    encoded = tokenizer([clip_text(texts[int(i)], max_length) for i in rows], truncation=True, max_length=bound)
+    return np.asarray([len(ids) for ids in encoded["input_ids"]], dtype=int)
 
 
 def reading_length(texts: Sequence[str], tokenizer, limit: int, seed: int = 0) -> int:

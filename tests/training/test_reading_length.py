@@ -39,3 +39,10 @@ def test_a_few_long_texts_do_not_lengthen_every_text(tokenizer):
 def test_the_encoders_limit_caps_it(tokenizer):
     assert reading_length(_texts(300), tokenizer, 256) == 256
     assert reading_length(_texts(100), tokenizer, 64) == 64
+
+
+def test_counting_long_texts_says_nothing_about_the_models_maximum(tokenizer, caplog):
+    tokenizer.model_max_length = 64
+    with caplog.at_level("WARNING"):
+        assert token_counts(_texts(300, 2), tokenizer, 512).tolist() == [302, 302]
+    assert "longer than the specified maximum" not in caplog.text
