@@ -32,13 +32,15 @@ from torch import nn
 from ..modeling.calibration import QUANTILE_LEVELS
 from .kmeans import fit_kmeans
 
+# The heads that hold one row per cluster, where a model has them (AECL's re-clustered `kmeans_head` too).
+CLUSTER_ROW_MODULES = ("cluster_head", "refined_head", "kmeans_head")
+
 
 def row_holders(model) -> dict[str, nn.Module]:
     """Name -> the module holding one row per cluster (a centroid head or an ``nn.Linear``; the last ``nn.Linear``
-    of a sequential head), for every head ``model`` has (served or not; each model class lists its heads in
-    ``_cluster_row_modules``)."""
+    of a sequential head), for every head of ``CLUSTER_ROW_MODULES`` ``model`` has (served or not)."""
     holders = {}
-    for name in model._cluster_row_modules:
+    for name in CLUSTER_ROW_MODULES:
         module = model._modules.get(name)
         if module is None:
             continue

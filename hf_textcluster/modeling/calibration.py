@@ -1,20 +1,13 @@
-"""A clusterer's calibration, as it serves: a confidence that means something, and outlier distances.
+"""A clusterer's calibration: a confidence that means something, and outlier distances.
 
 A method's soft assignment q (``score``) says little on its own: nearly flat for a Student's t kernel, saturated at 1.0
-for a linear head. Calibration (:func:`calibrate`) records, on a
-sample of the training texts, two distributions that mean the same whatever partition is served, stored as buffers of
-the model (they travel in ``model.safetensors``):
-
-- **centres**: each served cluster's centre, the mean direction of the L2-normalised pooled embeddings of the
-  calibration texts assigned to it.
-- **confidence**: how much closer a text is to its own cluster's centre than to the nearest other centre, the relative
-  margin ``(d_other - d_own) / (d_other + d_own)`` of cosine distances, ranked against the margins of the calibration
-  texts. ``confidence = 0.8`` means "closer to its own cluster, relative to the next one, than 80% of the training
-  texts are to theirs": spread evenly over [0, 1] on the training texts, so a threshold keeps a known share of texts.
-- **outliers**: the distribution of each cluster's members' cosine distances to its centre. A text farther from its
-  cluster's centre than that cluster's ``outlier_quantile`` (e.g. 0.99) of its members is an outlier.
-
-Both are kept as quantiles at ``QUANTILE_LEVELS`` evenly spaced levels.
+for a linear head. :func:`calibrate` records, on a sample of the training texts, buffers that mean the same whatever
+partition is served (saved in ``model.safetensors``): each cluster's **centre** (mean direction of its members'
+L2-normalised embeddings); the **confidence**, a text's relative margin ``(d_other - d_own) / (d_other + d_own)`` of
+cosine distances to its own and the nearest other centre, ranked against the calibration texts' margins (0.8: nearer
+its own cluster, relative to the next, than 80% of the training texts: a threshold keeps a known share of texts); and
+**outliers**: farther from the cluster's centre than its ``outlier_quantile`` (e.g. 0.99) of its members. Both
+distributions are kept as quantiles at ``QUANTILE_LEVELS`` evenly spaced levels.
 """
 
 from __future__ import annotations
@@ -41,9 +34,8 @@ def check_outlier_quantile(value) -> float:
 
 
 def centre_margins(embeddings: torch.Tensor, centres: torch.Tensor, clusters: torch.Tensor) -> torch.Tensor:
-    """Per embedding (N x d): ``(d_other - d_own) / (d_other + d_own)``, the relative margin, in [-1, 1], of the cosine
-    distance to the nearest centre (K x d, unit vectors) other than its cluster's over the distance to its cluster's
-    centre ``clusters`` (N). 1: on its own centre; 0: halfway; negative: nearer another cluster's centre."""
+    """Per embedding, ``(d_other - d_own) / (d_other + d_own)`` in [-1, 1] (cosine distances to its cluster's centre
+    and the nearest other one): 1 on its own centre, 0 halfway, negative nearer another centre."""
     unit = nn.functional.normalize(embeddings.float(), dim=-1)
     distances = 1 - unit @ centres.to(unit.device, torch.float32).T
     own = distances.gather(1, clusters.view(-1, 1).to(unit.device)).squeeze(1)
@@ -76,10 +68,8 @@ def quantile_at(quantiles: torch.Tensor, level: float) -> torch.Tensor:
 
 
 class ClusterCalibration(nn.Module):
-    """The calibration of a clusterer, buffers only (zero until fitted): ``margin_quantiles`` (L, the calibration
-    texts' margins), ``centres`` (K x d, unit vectors), ``distance_quantiles`` (K x L, cosine distances of each
-    cluster's members to its centre), ``cluster_sizes`` (K, calibration texts per cluster).
-    """
+    """Buffers only (zero until fitted): ``margin_quantiles`` (L), ``centres`` (K x d, unit vectors),
+    ``distance_quantiles`` (K x L, members' cosine distances to their centre), ``cluster_sizes`` (K)."""
 
     # the buffers' types, for type checkers (nn.Module's attribute lookup would say "Tensor | Module")
     margin_quantiles: torch.Tensor
@@ -99,8 +89,7 @@ class ClusterCalibration(nn.Module):
             nn.init.zeros_(buffer)
 
     def confidence(self, embeddings: torch.Tensor, probs: torch.Tensor) -> torch.Tensor:
-        """Per text (pooled ``embeddings`` N x d, served soft assignment ``probs`` N x K): the share of calibration
-        texts whose centre margin is <= its own."""
+        """Per text: the share of calibration texts whose centre margin is <= its own."""
         clusters = probs.argmax(dim=-1)
         return quantile_rank(centre_margins(embeddings, self.centres, clusters), self.margin_quantiles)
 
@@ -122,20 +111,11 @@ def predict_with_confidence(
     show_progress_bar: bool | None = None,
     precision: str | torch.dtype | None = "auto",
 ) -> dict[str, np.ndarray]:
-    """Each text's assignment with its calibrated confidence and outlier flag (a calibrated model only; see
-    ``calibrate``), as arrays of length N (``pandas.DataFrame(result)`` makes a table): ``cluster`` (the most likely
-    one, never -1), ``probability`` (its soft-assignment probability, the pipeline's ``score``), ``confidence`` (the
-    share of calibration texts whose centre margin is <= this text's), ``distance`` (cosine distance to the cluster's
-    calibrated centre) and ``is_outlier`` (``distance`` beyond the ``outlier_quantile`` of the cluster's calibration
-    texts'). A method of every clusterer. ``batch_size``, ``show_progress_bar``, ``precision``: as for ``embed``.
-
-    Raises:
-        ValueError: the model is not calibrated (see ``calibrate``).
-
-    Example:
-        >>> import pandas as pd
-        >>> pd.DataFrame(model.predict_with_confidence(["how do i join two tables"]))  # doctest: +SKIP
-    """
+    """A calibrated model's arrays (length N; ``pandas.DataFrame(result)`` makes a table): ``cluster`` (never -1),
+    ``probability`` (the pipeline's ``score``), ``confidence`` (share of calibration texts whose centre margin is <=
+    this text's), ``distance`` (cosine, to the cluster's centre) and ``is_outlier`` (``distance`` beyond the
+    ``outlier_quantile`` of the cluster's calibration texts'). Other arguments as for ``embed``; an uncalibrated model
+    raises a ValueError."""
     model._require_calibration()
     outlier_quantile = check_outlier_quantile(outlier_quantile)
     model._check_clusters_initialized()
@@ -163,35 +143,11 @@ def calibrate(
     *,
     embeddings: np.ndarray | torch.Tensor | None = None,
 ) -> Any:
-    """Calibrate the confidence and the outlier distances on a seeded sample of ``texts`` (use the training texts).
-
-    One encoding pass, or none when ``embeddings`` are given. Stores the result in the model's ``calibration``
-    buffers (saved with the weights) and ``config.num_calibration_texts``.
-
-    Afterwards ``predict_with_confidence`` and the pipeline's ``confidence`` / ``flag_outliers`` work: a text's
-    confidence is the share of these calibration texts whose centre margin is <= its own (how much nearer its
-    cluster's centre than the nearest other centre, relative to both distances; see ``calibrated_confidence``),
-    so it spreads over [0, 1] whatever partition the model serves; a text is an outlier when it is farther (cosine
-    distance of its pooled embedding) from its cluster's centre than ``outlier_quantile`` of that cluster's
-    calibration texts (a cluster with fewer than ``MIN_CLUSTER_SIZE``, 20, uses the distances of all of them).
-
-    Args:
-        texts: the texts to calibrate on (non-blank strings).
-        sample_size: at most this many of them, a seeded sample (``None``: all).
-        random_state: the sample's seed.
-        batch_size: texts per encoder call.
-        show_progress_bar: a tqdm bar; ``None`` shows one for large inputs only.
-        precision: as for ``embed``.
-        embeddings: ``embed(texts)`` (N x hidden, the same order), when the caller has them already: the
-            sample's rows are taken from them instead of encoding the texts again (the heads run on them as on
-            a pass's own embeddings, in fp32).
-
-    Returns:
-        The model itself (save it with ``save_pretrained`` to keep the calibration).
-
-    Raises:
-        ValueError: fewer than 2 texts, a bad ``sample_size``, or ``embeddings`` of another shape than
-            N x hidden.
+    """Fit the ``calibration`` buffers (saved with the weights) and ``config.num_calibration_texts`` on a seeded
+    sample of at most ``sample_size`` (``None``: all) of ``texts`` (use the training texts), so that
+    ``predict_with_confidence`` and the pipeline's ``confidence`` / ``flag_outliers`` work (see the module). One
+    encoding pass, or none when ``embeddings`` (``embed(texts)``, N x hidden, same order) are given. Other arguments as
+    for ``embed``. Returns the model (``save_pretrained`` it to keep the calibration).
 
     Example:
         >>> model.calibrate(training_texts).save_pretrained("runs/old-model")  # doctest: +SKIP
@@ -227,15 +183,13 @@ def calibrate(
     return model
 
 
-# A cluster with fewer calibration members than this has too few distances for its own tail: its outlier threshold
-# comes from the distances of all calibration texts to their own clusters' centres (pooled) instead.
+# A cluster with fewer calibration members has too few distances for its own tail: it uses all texts' (pooled).
 MIN_CLUSTER_SIZE = 20
 
 
 @torch.no_grad()
 def _fit(calibration: ClusterCalibration, embeddings: torch.Tensor, probs: torch.Tensor) -> None:
-    """Fit ``calibration``'s buffers on the pooled embeddings (N x d) and served soft assignments (N x K) of the
-    calibration texts."""
+    """Fit ``calibration`` on the calibration texts' pooled embeddings (N x d) and served assignments (N x K)."""
     num_clusters = calibration.centres.shape[0]
     levels = torch.linspace(0, 1, QUANTILE_LEVELS, dtype=torch.float64)
     probs = probs.double().cpu()

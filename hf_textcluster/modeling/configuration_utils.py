@@ -13,10 +13,8 @@ from .validation import Interval, Options, check_scalar, validate_parameters
 
 # What a calibrated confidence ranks (see hf_textcluster.modeling.calibration).
 CONFIDENCE_MEASURES = ("centre_margin",)
-# Bounds on the sizes a config.json can set, checked before anything is built from it: a config is data from anyone
-# (a repository on the Hub), and `"num_clusters": 1000000000` alone would otherwise build a billion cluster names.
-# Far above any clustering of texts; the weights' shapes then pin every size exactly (see from_pretrained). A model is
-# built layer by layer before any weight is read, so an encoder's layer count has a bound of its own.
+# Bounds on the sizes a config.json (data from anyone) can set, checked before anything is built: `"num_clusters":
+# 1000000000` would build a billion cluster names. The weights' shapes then pin every size; layers are built before.
 MAX_NUM_CLUSTERS = 100_000
 MAX_SIZE = 2**24
 MAX_LAYERS = 1_000
@@ -28,13 +26,7 @@ SHARE = Interval(Real, 0, 1, closed="left")
 
 
 def running_as_remote_code() -> bool:
-    """Whether this code runs as a pushed repository's remote code (``trust_remote_code=True``) rather than from the
-    installed package: transformers loads remote code under its own module names, not ``hf_textcluster.*``.
-
-    Example:
-        >>> running_as_remote_code()
-        False
-    """
+    """Whether this runs as remote code: transformers loads it under its own module names, not ``hf_textcluster.*``."""
     return not __name__.startswith("hf_textcluster.")
 
 
@@ -98,8 +90,7 @@ class TextClusteringConfig(PreTrainedConfig):
                     raise ValueError(f"`encoder.{key}` is {value}, beyond any encoder (at most {limit}).")
         super().__post_init__(**kwargs)
         if not running_as_remote_code():
-            # A pushed repository's remote-code entries are for users without this package; with it, the registered
-            # classes and pipeline apply, so they are dropped (a re-save adds them when asked).
+            # remote-code entries are for users without the package; with it, its classes apply (a re-save adds them)
             for key in ("auto_map", "custom_pipelines"):
                 self.__dict__.pop(key, None)
         given: Any = self.encoder  # a config, its dict, or None
@@ -121,8 +112,7 @@ class TextClusteringConfig(PreTrainedConfig):
 
     @classmethod
     def from_dict(cls, config_dict, **kwargs):
-        """transformers' ``from_dict`` (what loading a config.json runs), with its multi-line field-type errors as
-        one line, as every other config error."""
+        """transformers' ``from_dict``, with its multi-line field-type errors as one line."""
         try:
             return super().from_dict(config_dict, **kwargs)
         except Exception as err:  # huggingface_hub's StrictDataclassError is no ValueError: named by its class

@@ -1,6 +1,4 @@
-"""What a clusterer's encoding passes share: the output of a pass, the batch size of whole-list passes and the
-length-sorted pass itself (:func:`encode_sorted`), used by the model base, the calibration and the package's edits.
-"""
+"""A clusterer's encoding passes: their output, the batch size of whole-list passes and the length-sorted pass."""
 
 from __future__ import annotations
 
@@ -14,23 +12,15 @@ from transformers.utils import ModelOutput, logging
 
 logger = logging.get_logger(__name__)
 
-# Encoding passes (k-means initialisation, targets, evaluation, predict) are inference: a batch far larger than a
-# training batch keeps the matrix products efficient; texts are sorted by length so each batch pads little.
+# Encoding passes are inference: a batch far larger than a training batch keeps the matrix products efficient.
 DEFAULT_ENCODE_BATCH_SIZE = 128
 
 
 @dataclass
 class ClusteringOutput(ModelOutput):
-    """Output of a clusterer's forward pass.
-
-    Args:
-        loss: the training loss, when computed.
-        embeddings: pooled sentence embeddings (batch x hidden).
-        cluster_probs: soft cluster assignment q (batch x K); rows sum to 1.
-        logits: ``log(cluster_probs)``, so that ``argmax(logits)`` is the cluster (``Trainer`` metrics work).
-        distance, confidence: (batch,) the cosine distance to the cluster's calibrated centre and the calibrated
-            confidence in [0, 1]; set by ``cluster_batch`` on a calibrated model only.
-    """
+    """Output of a clusterer's pass: the training ``loss``, pooled ``embeddings`` (batch x hidden), the soft assignment
+    ``cluster_probs`` (batch x K), its log as ``logits`` (``Trainer`` metrics work) and, set by ``cluster_batch`` on a
+    calibrated model, the cosine ``distance`` (batch,) to the cluster's centre and the calibrated ``confidence``."""
 
     loss: torch.Tensor | None = None
     embeddings: torch.Tensor | None = None
@@ -41,8 +31,7 @@ class ClusteringOutput(ModelOutput):
 
 
 def encode_sorted(model: Any, texts, batch_size, show_progress_bar, precision, fields) -> ClusteringOutput:
-    """A model's pass over ``texts`` in length-sorted batches (``model._cluster_batch`` on each): the ``fields`` asked
-    for, as CPU tensors in the order of ``texts``; what a model's ``encoding_passes`` runs, when it has one."""
+    """``model._cluster_batch`` over ``texts`` in length-sorted batches: ``fields`` as CPU tensors in input order."""
     with_clusters = fields != ("embeddings",)
     was_training = model.training
     model.eval()

@@ -1,8 +1,5 @@
-"""Building blocks shared by the clustering methods: pooling, cluster heads and projection heads.
-
-A **cluster head** maps pooled embeddings (batch x d) to a soft assignment q (batch x K, rows summing to 1). It may
-define ``reset_own_parameters()`` (placeholder values of its own parameters for a new model, which ``_init_weights``
-calls); a head of ``centroids`` (K x d) starts from k-means centres (:mod:`hf_textcluster.editing.clusters`).
+"""Pooling, cluster heads and projection heads. A **cluster head** maps pooled embeddings (batch x d) to a soft
+assignment q (batch x K); ``reset_own_parameters()`` gives a new model's placeholders (``_init_weights`` calls it).
 """
 
 from __future__ import annotations
@@ -27,10 +24,7 @@ def pool_token_states(
 
 
 def student_t_assignment(embeddings: torch.Tensor, centroids: torch.Tensor, alpha: float = 1.0) -> torch.Tensor:
-    """Soft assignment q_jk with a Student's t kernel (SCCL Eq. 3, DEC-MLM Eq. 3).
-
-    q_jk ∝ (1 + ||e_j - μ_k||² / α)^(-(α+1)/2), normalised over k. Computed in log space for stability.
-    """
+    """Soft assignment q_jk ∝ (1 + ||e_j - μ_k||² / α)^(-(α+1)/2), a Student's t kernel (SCCL Eq. 3), in log space."""
     squared_distances = torch.cdist(embeddings.float(), centroids.float()).pow(2)
     log_kernel = -(alpha + 1.0) / 2.0 * torch.log1p(squared_distances / alpha)
     return torch.softmax(log_kernel, dim=-1)

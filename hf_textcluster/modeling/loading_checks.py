@@ -1,10 +1,6 @@
-"""A clusterer's ``from_pretrained`` (:func:`load_checked`): transformers' own load, and the checks it does not make.
-
-transformers refuses weights of another shape than the config asks for (before allocating them, with a report of
-every such tensor). What it does not do, and a served model needs, is here: a checkpoint of another kind is named as
-such, tensors the weights lack or hold in excess are refused instead of served random (a config.json of another
-method, or a refined head the weights do not hold, would otherwise silently serve wrong clusters), NaN or inf weights
-are refused, and the tokenizer saved beside the weights is attached.
+"""A clusterer's ``from_pretrained``: transformers' load (which refuses weights of another shape than the config's),
+and the checks it does not make: a checkpoint of another kind, tensors the weights lack or hold in excess (served
+random otherwise: silently wrong clusters), NaN or inf weights; and the tokenizer beside the weights attached.
 """
 
 from __future__ import annotations
@@ -26,18 +22,15 @@ _HUB_KWARGS = ("revision", "token", "cache_dir", "local_files_only")
 
 
 def load_checked(cls, load: Callable, path: str, model_args: tuple, tokenizer, kwargs: dict) -> Any:
-    """``cls.from_pretrained(path, *model_args, tokenizer=tokenizer, **kwargs)`` by transformers' ``load``, checked
-    before (the config names a clusterer of ``cls``' kind, with the asked ``num_clusters``) and after (the weights
-    file is readable, the load report lists no missing or unexpected tensor, no tensor holds NaN or inf); safetensors
-    only. The tokenizer saved beside the weights is attached (or ``tokenizer``; None, with a warning, when there is
-    none)."""
+    """``cls.from_pretrained`` by transformers' ``load`` (safetensors only), checked before (a clusterer of ``cls``'
+    kind, with the asked ``num_clusters``) and after (see the module); the tokenizer attached (None, with a warning,
+    when there is none)."""
     check_local_path(path, "pretrained_model_name_or_path")
     config = kwargs.pop("config", None)
     num_clusters = kwargs.pop("num_clusters", None)
     hub_kwargs = {k: kwargs[k] for k in _HUB_KWARGS if k in kwargs}
     if config is None:
-        # As remote code, the class's own config class (AutoConfig would pick the package's where it is
-        # also installed); in the package, AutoConfig, so that another method's checkpoint is recognised.
+        # as remote code, its own config class (not the package's); in the package, any method's, to name it
         config = (cls.config_class if running_as_remote_code() else AutoConfig).from_pretrained(path, **hub_kwargs)
     # the base class loads any clusterer; a method's class its own kind. By class name, not identity: a folder's
     # remote code loaded next to the package (or twice, from transformers' module cache) has its own config class.
@@ -95,8 +88,8 @@ def load_checked(cls, load: Callable, path: str, model_args: tuple, tokenizer, k
 
 
 def check_finite_weights(model: torch.nn.Module, path: str | None = None) -> None:
-    """No floating-point tensor of ``model`` holds NaN or inf: a diverged run is never saved, carded or pushed, nor
-    loaded from ``path`` (it would serve every text in one cluster with a NaN score)."""
+    """Refuse NaN or inf weights: a diverged run is never saved, pushed, or loaded from ``path`` (it would serve every
+    text in one cluster with a NaN score)."""
     bad = [n for n, t in model.state_dict().items() if t.is_floating_point() and not torch.isfinite(t).all()]
     if bad and path is None:
         raise ValueError(

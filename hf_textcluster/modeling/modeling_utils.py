@@ -1,12 +1,8 @@
 """TextClusteringPreTrainedModel: an encoder + pooling whose embedding is assigned to clusters by a method's head.
 
-The model base of the inference code a pushed repository carries (:mod:`hf_textcluster.models.remote_code`): what
-serving a text needs, and nothing else: the encoder, pooling, the heads and one batched call (``cluster_batch``) behind
-``embed``, ``predict``, ``predict_proba``, the calibration and its read-out
-(:mod:`~hf_textcluster.modeling.calibration`), the pipeline, and checked loading
-(:mod:`~hf_textcluster.modeling.loading_checks`). What the package adds reaches it from above: building from an
-encoder and cluster edits are package functions that take a model class or a model, and the package sets the
-all-or-nothing save ``save_pretrained`` writes with (``folder_writer``) when it is imported.
+What serving a text needs, and nothing else (it ships as remote code): one batched call (``cluster_batch``) behind
+``embed`` / ``predict*``, the calibration and checked loading. What the package adds (building, edits, the
+all-or-nothing save ``folder_writer``) reaches it from above.
 """
 
 from __future__ import annotations
@@ -29,9 +25,8 @@ from .validation import check_scalar, clip_text, validate_texts
 
 
 class TextClusteringPreTrainedModel(PreTrainedModel):
-    """Base class of all clusterers: the encoder built from ``config.encoder`` (no download in ``__init__``), whose
-    pooled token states the method's ``cluster_head`` assigns to clusters, and an optional ``tokenizer`` so that
-    ``embed``/``predict`` take raw texts and ``save_pretrained`` writes a self-contained directory."""
+    """Base class of all clusterers: the encoder (built from ``config.encoder``, no download), whose pooled states the
+    method's ``cluster_head`` assigns to clusters, and a ``tokenizer`` so that ``embed``/``predict`` take texts."""
 
     config_class = TextClusteringConfig
     config: TextClusteringConfig
@@ -45,14 +40,11 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     supports_gradient_checkpointing = True
     _supports_sdpa = True
 
-    # Where whole-list passes run: None, here; or an object whose `run(encode, texts, batch_size, show_progress_bar)`
-    # runs `encode` on its share (hf_textcluster.distributed). A plain attribute, never saved.
+    # Never saved. Where whole-list passes run: None, here; or an object whose `run(encode, texts, batch_size,
+    # show_progress_bar)` runs `encode` on its share (hf_textcluster.distributed).
     encoding_passes = None
-    # How `save_pretrained` writes a folder, `folder_writer(folder, write)`: None, in place (as remote code); the
-    # package sets its all-or-nothing save when it is imported (hf_textcluster/__init__.py). Never saved.
+    # How `save_pretrained` writes, `folder_writer(folder, write)`: None, in place; the package's all-or-nothing save.
     folder_writer: Any = None
-    # The heads that hold one row per cluster: what the package's cluster edits (hf_textcluster.editing) rewrite.
-    _cluster_row_modules = ("cluster_head", "refined_head")
 
     def __init__(self, config: TextClusteringConfig):
         super().__init__(config)
@@ -91,17 +83,15 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     def cluster_batch(
         self, inputs: dict[str, torch.Tensor], precision: str | torch.dtype | None = "auto", with_clusters: bool = True
     ) -> ClusteringOutput:
-        """The serving pass over one tokenized batch (on the model's device) that ``embed``, ``predict`` and the
-        pipeline run: a ``ClusteringOutput`` of fp32 tensors (the cluster fields only ``with_clusters``, ``distance``
-        and ``confidence`` only once calibrated). Only the encoder runs at ``precision`` (as for ``embed``); the heads
-        run in fp32, since bf16 would round the probabilities and flip near-ties."""
+        """The serving pass over one tokenized batch behind ``embed``, ``predict*`` and the pipeline: fp32 outputs
+        (``distance`` / ``confidence`` once calibrated). Only the encoder runs at ``precision``; the heads run in fp32,
+        since bf16 would round the probabilities and flip near-ties."""
         precision = resolve_precision(precision, self.device, inference=True)
         if with_clusters:
             self._check_clusters_initialized()
         return self._cluster_batch(inputs, precision, with_clusters)
 
     def _cluster_batch(self, inputs: dict[str, torch.Tensor], precision: str, with_clusters: bool) -> ClusteringOutput:
-        """``cluster_batch`` without its checks: ``precision`` is already resolved (``resolve_precision``)."""
         if precision == "int8":
             embeddings = self.encode(**inputs, encoder=self._int8_encoder()).float()
         else:
@@ -137,8 +127,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         return embeddings
 
     def kmeans_features(self, embeddings: torch.Tensor) -> torch.Tensor:
-        """The space k-means runs in (:func:`hf_textcluster.editing.initialize_clusters`): the cluster head's, unless a
-        method says."""
+        """The space k-means (and a refined head) works in: the cluster head's, unless a method says."""
         return self.cluster_features(embeddings)
 
     def head_probabilities(self, embeddings: torch.Tensor) -> torch.Tensor:
@@ -146,8 +135,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         return self.cluster_head(self.cluster_features(embeddings))
 
     def cluster_probabilities(self, embeddings: torch.Tensor) -> torch.Tensor:
-        """Soft assignment (batch x K) by what the model serves: the method's head, or the linear ``refined_head`` on
-        the L2-normalised ``kmeans_features`` once a refined partition was set."""
+        """What the model serves: the method's head, or once set, ``refined_head`` on normalised ``kmeans_features``."""
         if not self.config.refined_head_dim:
             return self.head_probabilities(embeddings)
         features = torch.nn.functional.normalize(self.kmeans_features(embeddings).float(), dim=-1)
@@ -199,9 +187,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
     def _encode_texts(
         self, texts: list[str], batch_size: int, show_progress_bar: bool | None, precision: str, fields: tuple[str, ...]
     ) -> Any:
-        """The whole-list pass behind ``embed``, ``predict*`` and ``calibrate`` (``texts`` validated, ``precision``
-        resolved): the ``ClusteringOutput`` ``fields`` asked for, as CPU tensors in input order. ``encoding_passes``
-        decides where the batches run (here, or split between processes: :mod:`hf_textcluster.distributed`)."""
+        """The whole-list pass behind ``embed``, ``predict*`` and ``calibrate``: ``fields`` as CPU tensors in input
+        order, run here or by ``encoding_passes`` (split between processes)."""
 
         def encode(shard: list[str], show: bool | None) -> Any:
             return encode_sorted(self, shard, batch_size, show, precision, fields)
@@ -222,23 +209,10 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         show_progress_bar: bool | None = None,
         precision: str | torch.dtype | None = "auto",
     ) -> np.ndarray:
-        """Pooled embeddings of raw texts, batched (sorted by length), the space the clusters are formed in.
-
-        Args:
-            texts: the texts (non-blank strings).
-            batch_size: texts per encoder call.
-            show_progress_bar: a tqdm bar; ``None`` shows one for large inputs only.
-            precision: ``"auto"`` (bf16 only where the device runs it natively; see
-                :mod:`~hf_textcluster.modeling.precision`), ``"fp32"``, ``"bf16"``, ``"fp16"`` or ``"int8"`` (CPU
-                only, ~96% of texts in fp32's cluster; a few % change cluster with their batch companions).
-
-        Returns:
-            A float32 array of shape (N, hidden).
-
-        Example:
-            >>> model.embed(["how do i join two tables in oracle"]).shape  # doctest: +SKIP
-            (1, 384)
-        """
+        """Pooled embeddings (float32, N x hidden) of non-blank texts, in length-sorted batches of ``batch_size``.
+        ``show_progress_bar=None``: a bar for large inputs only. ``precision``: ``"auto"`` (bf16 only where the device
+        runs it natively), ``"fp32"``, ``"bf16"``, ``"fp16"`` or ``"int8"`` (CPU only; ~96% of texts in fp32's
+        cluster, a few % change cluster with their batch companions)."""
         texts, precision = self._serving_arguments(texts, batch_size, precision)
         outputs = self._encode_texts(texts, batch_size, show_progress_bar, precision, ("embeddings",))
         return outputs.embeddings.numpy()
@@ -250,9 +224,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         show_progress_bar: bool | None = None,
         precision: str | torch.dtype | None = "auto",
     ) -> np.ndarray:
-        """Soft cluster assignments (N, K) of raw texts: the method's own probabilities (often nearly flat;
-        ``predict_with_confidence`` has a calibrated confidence). Arguments as for ``embed``; an untrained model
-        raises a RuntimeError."""
+        """Soft assignments (N, K): the method's own, often nearly flat (``predict_with_confidence`` is calibrated).
+        Arguments as for ``embed``."""
         self._check_clusters_initialized()
         texts, precision = self._serving_arguments(texts, batch_size, precision)
         fields = ("cluster_probs",)
@@ -265,14 +238,8 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         show_progress_bar: bool | None = None,
         precision: str | torch.dtype | None = "auto",
     ) -> np.ndarray:
-        """Cluster ids (N,) of raw texts; outside int8, a text's cluster never depends on the other texts of the
-        call. Arguments as for ``embed``; an untrained model raises a RuntimeError.
-
-        Example:
-            >>> model = AutoModel.from_pretrained("runs/tickets")  # doctest: +SKIP
-            >>> model.predict(["how do i join two tables in oracle", "my cat sleeps all day"])  # doctest: +SKIP
-            array([3, 7])
-        """
+        """Cluster ids (N,); outside int8, a text's cluster never depends on the call's other texts. Arguments as for
+        ``embed``; an untrained model raises a RuntimeError."""
         return self.predict_proba(texts, batch_size, show_progress_bar, precision).argmax(axis=-1)
 
     @property
@@ -281,9 +248,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         return bool(self.config.num_calibration_texts)
 
     def calibrated_confidence(self, embeddings: torch.Tensor, probs: torch.Tensor) -> torch.Tensor:
-        """The calibrated confidence (N,) in [0, 1] of pooled ``embeddings`` (N x d) with served soft assignment
-        ``probs`` (N x K): see :mod:`~hf_textcluster.modeling.calibration`. An uncalibrated model raises a ValueError.
-        """
+        """The calibrated confidence (N,) in [0, 1] (see :mod:`~hf_textcluster.modeling.calibration`)."""
         self._require_calibration("`calibrated_confidence`")
         return self.calibration.confidence(embeddings, probs)
 
@@ -297,8 +262,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
             )
 
     def check_can_serve(self, needs_calibration: str | None = None) -> None:
-        """Raise the error a prediction would, before any text: clusters never initialised (RuntimeError), or not
-        calibrated when ``needs_calibration`` names the option that needs it (ValueError)."""
+        """Raise the error a prediction would, before any text (``needs_calibration``: the option that needs it)."""
         self._check_clusters_initialized()
         if needs_calibration:
             self._require_calibration(needs_calibration)
@@ -309,18 +273,14 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
 
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path, *model_args, tokenizer=None, **kwargs):
-        """transformers' ``from_pretrained``, checked, with the tokenizer saved beside the weights attached (or
-        ``tokenizer``): :func:`~hf_textcluster.modeling.loading_checks.load_checked`."""
+        """transformers' load, checked, with the tokenizer beside the weights (or ``tokenizer``): ``load_checked``."""
         return load_checked(
             cls, super().from_pretrained, str(pretrained_model_name_or_path), model_args, tokenizer, kwargs
         )
 
     def save_pretrained(self, save_directory: str | os.PathLike, *args, **kwargs):
-        """Save config, ``model.safetensors`` and the tokenizer; a model with NaN or inf weights is refused.
-        ``push_to_hub=True``: saved, then pushed by transformers' ``push_to_hub``. With the package, the folder's new
-        state is written beside it and swapped in at once (``folder_writer``: an interrupted save leaves the folder
-        as it was), and ``hf_textcluster.hub.save_pretrained`` / ``push_to_hub`` add a model card and this code.
-        """
+        """Save config, weights and tokenizer (refused with NaN or inf weights); ``push_to_hub=True``: then push. With
+        the package, ``folder_writer`` swaps the new folder in at once (an interrupted save leaves the old one)."""
         check_finite_weights(self)
         if kwargs.pop("push_to_hub", False):  # transformers' spelling of "save, then push to repo_id"
             hub_kwargs = {k: kwargs.pop(k) for k in ("token", "private", "commit_message", "create_pr") if k in kwargs}
@@ -340,8 +300,7 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
 
     @classmethod
     def register_for_auto_class(cls, auto_class="AutoModel"):
-        """As remote code, transformers' own. In the package, refused: transformers would copy the package's files
-        with their package imports (``hf_textcluster.hub.save_pretrained(..., remote_code=True)`` ships them)."""
+        """Refused in the package: transformers would copy its files with their package imports."""
         if running_as_remote_code():
             return super().register_for_auto_class(auto_class)
         raise NotImplementedError(

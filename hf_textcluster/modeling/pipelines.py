@@ -19,22 +19,17 @@ def _is_text_column(inputs) -> bool:
 
 
 class TextClusteringPipeline(Pipeline):
-    """Assigns texts to the clusters of a trained clusterer.
-
-    ``clusterer(texts)`` returns, per text, ``{"cluster": int, "label": str, "score": float, "confidence": float}``:
-    the most likely cluster, its name (``config.id2label``), its soft-assignment probability (the method's own q) and
-    the calibrated ``confidence`` in [0, 1] (see :mod:`~hf_textcluster.modeling.calibration`; None when the model is
-    not calibrated). ``top_k=k``: a list of the k most likely clusters per text, the first with its ``confidence``.
-    ``flag_outliers=True`` (a calibrated model; not with ``top_k``): a text farther from its cluster's centre than
-    ``outlier_quantile`` (0.99) of that cluster's calibration texts gets ``"cluster": -1, "label": "outlier"`` plus
-    ``"nearest_cluster"`` / ``"nearest_label"``. Lists are processed in length-sorted batches (default 128) and
-    returned in input order; ``precision`` (at construction or per call) is ``predict``'s.
+    """``clusterer(texts)``: per text ``{"cluster", "label", "score", "confidence"}`` (the most likely cluster, its
+    ``id2label`` name, the method's own q, the calibrated confidence or None). ``top_k=k``: the k most likely.
+    ``flag_outliers=True`` (calibrated; not with ``top_k``): a text farther from its cluster's centre than
+    ``outlier_quantile`` (0.99) of its calibration texts is ``"cluster": -1, "label": "outlier"`` with
+    ``"nearest_cluster"`` / ``"nearest_label"``. Lists run in length-sorted batches (128), answered in input order;
+    ``precision`` (at construction or per call) is ``predict``'s.
     """
 
     model: TextClusteringPreTrainedModel  # checked in __init__ (its `cluster_batch`)
 
-    # Pipeline's stages take their options as **kwargs; these name the options they take (what _sanitize_parameters
-    # returns), hence the `override` ignores.
+    # Pipeline's stages take **kwargs; these name the options they take, hence the `override` ignores.
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("batch_size", DEFAULT_ENCODE_BATCH_SIZE)
         super().__init__(*args, **kwargs)
@@ -52,8 +47,7 @@ class TextClusteringPipeline(Pipeline):
     def _sanitize_parameters(
         self, top_k=None, max_length=None, flag_outliers=None, outlier_quantile=None, precision=None, **kwargs
     ):
-        # transformers passes its own call options (batch_size, num_workers, ...) through here too; anything else is
-        # a misspelt option that would otherwise be ignored.
+        # besides transformers' own call options, anything is a misspelt option that would otherwise be ignored
         unknown = sorted(set(kwargs) - {"batch_size", "num_workers", "device", "binary_output", "torch_dtype", "dtype"})
         if unknown:
             raise TypeError(
@@ -86,8 +80,7 @@ class TextClusteringPipeline(Pipeline):
             )
         forward_params = {}
         if precision is not None:
-            # Checked now (a bad value or int8 off the CPU fails at construction), resolved per call: "auto" then
-            # means what it means for `predict` at that moment ($HF_TEXTCLUSTER_PRECISION included).
+            # checked now (int8 off the CPU fails at construction), resolved per call as `predict` does
             resolve_precision(precision, self.model.device, inference=True)
             forward_params["precision"] = check_precision(precision, inference=True)
         return preprocess_params, forward_params, postprocess_params
@@ -98,8 +91,7 @@ class TextClusteringPipeline(Pipeline):
             return super().__call__([inputs], **kwargs)[0]
         if isinstance(inputs, (list, tuple)) or _is_text_column(inputs):
             texts = validate_texts(list(inputs), argument_name="inputs")  # once, naming the bad row
-            # Batched in length order, so that each batch pads little (the batches `predict` makes, hence its exact
-            # results), and answered in the input order.
+            # in length order, as `predict` batches (hence its exact results), and answered in the input order
             order = np.argsort([-len(t) for t in texts], kind="stable")
             results = super().__call__([texts[i] for i in order], **kwargs)
             return [results[i] for i in np.argsort(order, kind="stable")]

@@ -1,8 +1,7 @@
-"""Numerical precision chosen by the hardware: ``"auto"`` is bf16 autocast only where the device runs bf16 natively
-(a CUDA device that supports it, a CPU with AVX-512-BF16 or AMX; on an AVX2-only CPU oneDNN emulates bf16, 9x-30x
-*slower* than fp32), fp32 elsewhere; ``$HF_TEXTCLUSTER_PRECISION`` overrides the default for a process. Serving also
-takes ``"int8"``: the encoder's Linear layers dynamically quantized (CPU only, 1.7x-2.5x fp32 on every x86 CPU kind
-measured, at a small cost in agreement; see docs/results.md), never picked by ``"auto"``.
+"""Precision chosen by the hardware: ``"auto"`` is bf16 autocast only where the device runs it natively (CUDA, or a
+CPU with AVX-512-BF16 or AMX: oneDNN's emulation is 9x-30x *slower* than fp32), fp32 elsewhere;
+``$HF_TEXTCLUSTER_PRECISION`` overrides it. Serving also takes ``"int8"`` (CPU only, 1.7x-2.5x fp32 at a small cost
+in agreement; see docs/results.md), never picked by ``"auto"``.
 """
 
 from __future__ import annotations
@@ -23,8 +22,7 @@ _DTYPES = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
 
 @functools.cache
 def cpu_has_native_bf16() -> bool:
-    """Whether this CPU runs bf16 matrix products in hardware (AVX-512-BF16 or AMX) *and* oneDNN may use them (so that
-    ``ONEDNN_MAX_CPU_ISA=AVX2`` counts as an AVX2-only CPU, as it behaves like one)."""
+    """Whether this CPU runs bf16 in hardware *and* oneDNN may use it (``ONEDNN_MAX_CPU_ISA=AVX2`` counts as AVX2)."""
     cpu: Any = getattr(torch, "cpu", None)
     try:
         has_instructions = bool(cpu._is_avx512_bf16_supported() or cpu._is_amx_tile_supported())
@@ -65,8 +63,7 @@ def check_precision(precision, inference: bool = False) -> str:
 def resolve_precision(
     precision: str | torch.dtype | None = "auto", device: torch.device | str = "cpu", inference: bool = False
 ) -> str:
-    """``"fp32"``, ``"bf16"`` or ``"fp16"`` (or, with ``inference``, ``"int8"``): ``precision`` itself, or for
-    ``"auto"`` (``None``: the environment's default) the fastest safe choice on ``device``."""
+    """``precision`` checked, or for ``"auto"`` (``None``: the environment's) the fastest safe one on ``device``."""
     precision = check_precision(precision, inference)
     if precision == "auto" and os.environ.get(PRECISION_ENV, "auto") != "auto":
         precision = check_precision(os.environ[PRECISION_ENV])
@@ -88,8 +85,8 @@ def autocast_dtype(
 
 
 def quantize_int8(module: torch.nn.Module) -> torch.nn.Module:
-    """A copy of ``module`` with its Linear layers dynamically quantized to int8 (CPU inference). torch marks
-    ``quantize_dynamic`` deprecated for torchao, whose CPU path needs compilation: its warnings are silenced."""
+    """A copy of ``module`` with its Linear layers dynamically int8 (CPU). torch's deprecation warning (for torchao,
+    whose CPU path needs compilation) is silenced."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return torch.ao.quantization.quantize_dynamic(

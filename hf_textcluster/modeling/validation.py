@@ -1,8 +1,5 @@
-"""The input checks shared by every entry point and serving: texts (:func:`validate_texts`), a class's parameter
-table (:class:`Interval` / :class:`Options`, checked by :func:`validate_parameters`, as scikit-learn's
-``_parameter_constraints``), a number argument (:func:`check_scalar`) and a folder argument (:func:`check_local_path`).
-The package's own checks (labels, K, a served partition) are :mod:`~hf_textcluster.modeling.input_checks`.
-"""
+"""The input checks shared by every entry point and serving: texts, a parameter table (scikit-learn's
+``_parameter_constraints``), a number and a folder argument. The package's own are ``input_checks``."""
 
 from __future__ import annotations
 
@@ -23,12 +20,7 @@ _BOUNDARIES = ("both", "left", "right", "neither")
 
 class Interval:
     """Numbers of ``type`` from ``left`` to ``right`` (None: no bound; ``closed``: which bounds are allowed), as
-    scikit-learn's ``Interval``. A bool is never a number.
-
-    Example:
-        >>> str(Interval(int, 1, None)), str(Interval(numbers.Real, 0, 1, closed="left"))
-        ('a positive integer', 'a number in [0, 1)')
-    """
+    scikit-learn's ``Interval``. A bool is never a number."""
 
     def __init__(self, type: type | tuple[type, ...], left=None, right=None, *, closed: str = "both"):
         if closed not in _BOUNDARIES:
@@ -46,7 +38,6 @@ class Interval:
         )
 
     def __str__(self) -> str:
-        """What a value must be, in words (``a positive integer``, ``a number in [0, 1]``)."""
         kind = "an integer" if all(issubclass(t, numbers.Integral) for t in self.types) else "a number"
         low, high = self.left, self.right
         if kind == "an integer" and low == 1 and self.low_ok and high is None:
@@ -77,22 +68,13 @@ def _as_list(constraints) -> list:
 
 
 def describe(constraints, *, none: bool = True) -> str:
-    """What a parameter's constraints allow, in words (``"an integer >= 0 or None"``, ``"one of mean, cls"``), for
-    error messages and ``--help`` (``none=False`` leaves None out: a command line cannot pass it)."""
+    """What ``constraints`` allow, in words, for messages and ``--help`` (``none=False``: a command line has none)."""
     return " or ".join("None" if c is None else str(c) for c in _as_list(constraints) if none or c is not None)
 
 
 def validate_parameters(params: Any, constraints: dict, owner: str | None = None) -> None:
-    """Check ``params`` (an object's attributes or a dict's items) against ``constraints``, a table of parameter ->
-    :class:`Interval`, :class:`Options`, ``None`` (None allowed) or a list of them (any one suffices): a one-line
-    ValueError names the first parameter out of its constraints, after ``owner`` (e.g. ``"SCCLConfig"``) if given.
-
-    Example:
-        >>> validate_parameters({"pooling": "max"}, {"pooling": Options("mean", "cls")})
-        Traceback (most recent call last):
-        ...
-        ValueError: `pooling` must be one of mean, cls, got 'max'.
-    """
+    """Check ``params`` (attributes or a dict's items) against a table of name -> :class:`Interval`, :class:`Options`,
+    ``None`` or a list of them (any one suffices): a one-line ValueError names the first one out, after ``owner``."""
     values = params if isinstance(params, dict) else {name: getattr(params, name) for name in constraints}
     for name, allowed in constraints.items():
         value = values.get(name)
@@ -113,19 +95,9 @@ def check_scalar(
     hint: str | None = None,
     type_error: type[Exception] = ValueError,
 ):
-    """``value``, unchanged, if it is in the :class:`Interval` of ``target_type`` from ``min_val`` to ``max_val``
-    (``include_boundaries``: its ``closed``) or None with ``allow_none``; else, as :func:`sklearn.utils.check_scalar`,
-    one message naming the argument, what it must be (``hint``: a reason) and the value. A value of the wrong type
-    raises ``type_error`` (ValueError by default, as every entry point of the package answers a bad value).
-
-    Example:
-        >>> check_scalar(8, "batch_size", numbers.Integral, min_val=1)
-        8
-        >>> check_scalar(True, "batch_size", numbers.Integral, min_val=1)
-        Traceback (most recent call last):
-        ...
-        ValueError: `batch_size` must be a positive integer, got True.
-    """
+    """``value`` if it is in its :class:`Interval` (or None with ``allow_none``); else, as scikit-learn's
+    ``check_scalar``, one message naming the argument, what it must be (``hint``: why) and the value. The wrong type
+    raises ``type_error`` (ValueError by default, as every entry point answers a bad value)."""
     if include_boundaries not in _BOUNDARIES:
         raise ValueError(f"`include_boundaries` must be one of {_BOUNDARIES}, got {include_boundaries!r}.")
     interval = Interval(target_type, min_val, max_val, closed=include_boundaries)
@@ -180,13 +152,7 @@ def validate_texts(texts: object, argument_name: str = "texts") -> list[str]:
 
 
 def is_blank(text: str) -> bool:
-    """Whether ``text`` holds nothing to cluster: empty, or only whitespace and invisible characters (zero-width
-    spaces, BOMs, ...).
-
-    Example:
-        >>> is_blank(" \u200b "), is_blank("a")
-        (True, False)
-    """
+    """Whether ``text`` is empty or only whitespace and invisible characters (zero-width spaces, BOMs, ...)."""
     return all(unicodedata.category(ch)[0] in "CZ" for ch in text)  # whitespace, control and format characters
 
 
@@ -206,13 +172,12 @@ def check_local_path(name_or_path: str, argument_name: str) -> None:
         )
 
 
-# A token is rarely longer than a few characters: cutting a text at this many characters per token of `max_length`
-# changes no tokenization that `max_length` keeps, and spares tokenizing a 50 MB line whole (gigabytes of memory).
+# Cutting at this many characters per token of `max_length` changes no tokenization `max_length` keeps, and spares
+# tokenizing a 50 MB line whole (gigabytes of memory).
 MAX_CHARS_PER_TOKEN = 32
 
 
 def clip_text(text: str, max_length: int) -> str:
-    """``text`` cut to ``MAX_CHARS_PER_TOKEN * max_length`` characters before tokenizing (what bounds the work a
-    single huge text costs predict, training and the pipeline)."""
+    """``text`` cut to ``MAX_CHARS_PER_TOKEN * max_length`` characters before tokenizing."""
     limit = MAX_CHARS_PER_TOKEN * int(max_length)
     return text if len(text) <= limit else text[:limit]

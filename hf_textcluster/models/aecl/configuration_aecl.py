@@ -18,8 +18,7 @@ class AECLConfig(TextClusteringConfig):
     Args:
         projection_dim (`int`): D_2, the size of z and h (128).
         attention_ff_dim (`int`): the feed-forward width of the attention layer (256, the authors' code).
-        attention_dropout (`float`): dropout inside the attention layer (0.1, torch's transformer-layer default the
-            authors' code keeps).
+        attention_dropout (`float`): dropout inside the attention layer (0.1, torch's default, as the authors' code).
         cluster_dropout (`float`): the clustering network's dropout (0.5, the authors' code).
         instance_temperature (`float`): τ_I of Eq. 6-7. The authors' code uses 0.5 (default here), the paper says 1.
         cluster_temperature (`float`): τ_C of Eq. 10. The authors' code uses 1.0 (default here), the paper says 0.5.
@@ -27,20 +26,19 @@ class AECLConfig(TextClusteringConfig):
             Eq. 6 alone (the paper's "No IC" ablation, Table 3).
         instance_loss_weight (`float`): λ1 of Eq. 14-15 (10).
         pseudo_label_loss_weight (`float`): λ2 (5).
-        row_entropy_weight (`float`): λ3, the weight of L_E1 (Eq. 5, the mean row entropy): the authors' code's -0.01
-            (a little row entropy is rewarded, so predictions do not turn one-hot too early); the paper says +0.01.
-        marginal_entropy_weight (`float`): λ4, the weight of L_E2 (Eq. 13, the entropy of the cluster marginals): the
-            authors' code's 0.18 · Σ_v (log K - H(q^(v))) = -0.36 · L_E2 + const spreads the batch over the clusters;
-            the paper's positive λ4 (0.09 / 0.18 / 10 by imbalance) would concentrate it.
+        row_entropy_weight (`float`): λ3, of L_E1 (Eq. 5, mean row entropy): the authors' code's -0.01 rewards a
+            little row entropy, so predictions do not turn one-hot too early (the paper: +0.01).
+        marginal_entropy_weight (`float`): λ4, of L_E2 (Eq. 13, marginals' entropy): the authors' code's -0.36 spreads
+            the batch over the clusters; the paper's positive λ4 would concentrate it.
         confidence_threshold (`float`): Eq. 4's thres: stage-3 pseudo-labels only where max p^(0) >= it (0.95).
         stage1_fraction (`float`): E_1 as a share of the training steps: L_I only (Algorithm 1, lines 8-10).
         stage2_fraction (`float`): E_2 as a share: k-means pseudo-labels and Eq. 14. The rest is stage 3 (Eq. 15).
             0 removes a stage (the paper's "No Stage 1" / "No Stage 2" ablations).
         pseudo_label_refresh_steps (`int`, *optional*): recompute stage 2's k-means pseudo-labels every that many
             steps (the authors' code: once per epoch); ``None``: once, when stage 2 starts.
-        serving_attention (`str`): what a text attends to at prediction: ``"reference"`` (itself and a fixed reference
-            set of training texts stored with the checkpoint, so its cluster never depends on the other texts of the
-            call), ``"self"`` (only itself) or ``"batch"`` (the other texts of the call, as the authors' code does).
+        serving_attention (`str`): what a text attends to at prediction: ``"reference"`` (itself and a stored reference
+            set of training texts: its cluster never depends on the call's other texts), ``"self"`` or ``"batch"``
+            (the call's other texts, as the authors' code).
         reference_size (`int`): how many training texts form the reference set (400, the paper's batch size).
         num_reference_texts (`int`): how many the checkpoint holds (set when the reference set is stored).
         serving_head (`str`): what predicts a text's cluster: ``"network"`` (the clustering network G_p, as trained)

@@ -1,9 +1,7 @@
 """AECL model: an encoder, the projecting network G_z, the sample-level attention network G_h (Eq. 1-3) and the
-clustering network G_p. In training, the attention runs over the samples of a batch; a served model must not let
-a text's cluster depend on its companions, so prediction attends to the text itself and a fixed reference set of
-training texts stored with the checkpoint (``config.serving_attention``). A re-clustered model (``initialize_clusters``
-on a trained one, ``hf-textcluster recluster``) serves k-means centres on its trained embeddings instead
-(``config.serving_head="kmeans"``)."""
+clustering network G_p. Training attends over a batch; serving must not let a text's cluster depend on its
+companions, so it attends to the text and a stored reference set of training texts (``config.serving_attention``).
+A re-clustered model serves k-means centres on its embeddings instead (``config.serving_head="kmeans"``)."""
 
 from __future__ import annotations
 
@@ -55,7 +53,6 @@ class SampleAttention(nn.Module):
 class AECLModel(TextClusteringPreTrainedModel):
     config_class = AECLConfig
     config: AECLConfig
-    _cluster_row_modules = (*TextClusteringPreTrainedModel._cluster_row_modules, "kmeans_head")
 
     def __init__(self, config: AECLConfig):
         super().__init__(config)
@@ -93,8 +90,7 @@ class AECLModel(TextClusteringPreTrainedModel):
         return self.attention(z, self.reference_projections.to(z.dtype), mode=mode)
 
     def kmeans_features(self, embeddings: torch.Tensor) -> torch.Tensor:
-        """Re-clustering runs k-means on the embeddings v, not on z: k-means on the trained v is the better partition
-        (the benchmark's "k-means after"; in z it scores lower)."""
+        """k-means runs on the embeddings v, not z: on the trained v it is the better partition (the benchmark's)."""
         return embeddings
 
     def head_probabilities(self, embeddings: torch.Tensor) -> torch.Tensor:

@@ -9,10 +9,8 @@ from ...modeling.validation import Options
 
 class DECCRLConfig(TextClusteringConfig):
     r"""
-    Configuration of [`DECCRLModel`]: an encoder and `FC_e` to a latent space of size L (Eq. 1), SCCL's contrast head,
-    K centroids with a Student's t assignment o (Eq. 5), and the cluster-level representation learning (CRL) module:
-    T topic vectors u_t, `FC_g` making topic embeddings α_k^t = FC_g(c_k ⊕ u_t) (Eq. 10), word embeddings ρ (V x 2L),
-    β_k = softmax(ρ α_k) over the vocabulary (Eq. 11), and an inference network BoW* -> hidden -> (μ, log σ²) (Eq. 14).
+    Configuration of [`DECCRLModel`]: an encoder, `FC_e` to a latent space of size L (Eq. 1), SCCL's contrast head, K
+    centroids with a Student's t assignment (Eq. 5), and the cluster-level representation learning (CRL) module.
 
     Args:
         latent_dim (`int`): L, the size of `FC_e`'s output (not given in the paper).
@@ -30,8 +28,7 @@ class DECCRLConfig(TextClusteringConfig):
             mean squared reconstruction error is the loss; such a model has no topics).
         crl_cluster (`str`): which cluster's β_k reconstructs a text in Eq. 13 (left open by the paper): ``"argmax"``
             (the text's cluster), ``"expectation"`` (E_{k~s_i} of the log-likelihood) or ``"sample"`` (k ~ s_i).
-        vocabulary (`list[str]`): the V words of the bag-of-words, fitted on the training texts before training and
-            stored with the checkpoint (so topics and the BoW survive save / load / push).
+        vocabulary (`list[str]`): the V words of the bag-of-words, fitted on the training texts (saved with the model).
         max_vocabulary_size (`int`): at most this many words (the most frequent, English stop words removed).
         word_embeddings_source (`str`): where ρ came from (``"word2vec"``: trained on the corpus with gensim).
         train_word_embeddings (`bool`): update ρ during training (the paper uses fixed Word2Vec embeddings).

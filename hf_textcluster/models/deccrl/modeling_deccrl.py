@@ -1,8 +1,6 @@
-"""DEC-CRL model: SCCL's encoder, contrast head and Student's t clustering in a latent space `FC_e` maps to (Eq. 1,
-5), plus the cluster-level representation learning (CRL) module, an embedded topic model whose topic embeddings are
-made from the cluster centroids (Eq. 10-15). Prediction runs the encoder, `FC_e` and the centroids only; the CRL
-weights are part of the checkpoint because they hold each cluster's topics
-(:func:`hf_textcluster.representation.topics.cluster_topics`)."""
+"""DEC-CRL model: SCCL's encoder, contrast head and Student's t clustering in `FC_e`'s latent space (Eq. 1, 5), plus
+the cluster-level representation learning (CRL) module, an embedded topic model built on the centroids (Eq. 10-15).
+Prediction runs the encoder, `FC_e` and the centroids; the CRL weights hold each cluster's topics."""
 
 from __future__ import annotations
 
@@ -15,9 +13,7 @@ from .configuration_deccrl import DECCRLConfig
 
 
 class TopicDecoder(nn.Module):
-    """The generative part of CRL: topic vectors u_t (T x L), `FC_g` (2L -> 2L) and word embeddings ρ (V x 2L).
-    ``beta(centroids)`` gives β (K x T x V): for cluster k and topic t, softmax over the vocabulary of ρ α_k^t with
-    α_k^t = FC_g(c_k ⊕ u_t) (Eq. 10-11)."""
+    """The generative part of CRL: topic vectors u_t (T x L), `FC_g` (2L -> 2L) and word embeddings ρ (V x 2L)."""
 
     def __init__(self, num_topics: int, latent_dim: int, vocabulary_size: int, train_word_embeddings: bool = False):
         super().__init__()
