@@ -173,9 +173,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="recipe",
         choices=["recipe", *AUGMENTATIONS],
         help="The two augmented views of each text that SCCL, DEC-CRL and AECL train on. 'recipe' (default): the "
-        "recipe's precomputed views, which exist only for the benchmark corpora: with --input they become "
-        "dropout-only views ('virtual': both views are the text itself; a line says so); name an augmenter "
-        "(word_deletion, word_swap, wordnet, contextual) for text views of your file.",
+        "recipe's views; where the recipe names the papers' precomputed views (files that come as a Dataset's "
+        "text_aug1 / text_aug2 columns), dropout-only views ('virtual': both views are the text itself; a line says "
+        "so); name an augmenter (word_deletion, word_swap, wordnet, contextual) for text views of your texts.",
     )
     parser.add_argument(
         "--num-clusters",

@@ -2,7 +2,7 @@
 
 >>> from hf_textcluster.data import load_benchmark
 >>> ds = load_benchmark("stackoverflow", data_dir="../shared/data")     # text, label (ClassLabel, 20 names)
->>> ds = load_benchmark("stackoverflow", augmentation="sccl_contextual")  # + text_aug1, text_aug2
+>>> ds = add_augmented_views(ds, "word_deletion")                        # + text_aug1, text_aug2
 >>> ds = load_sample()                                                  # 2,000 titles shipped in the package
 """
 

@@ -27,10 +27,7 @@ def default_data_dir() -> str | None:
 def load_benchmark(
     name: str,
     data_dir: str | os.PathLike | None = None,
-    augmentation: str | None = None,
     cache_dir: str | os.PathLike | None = None,
-    *,
-    augmented_dir: str | os.PathLike | None = None,
 ) -> datasets.Dataset:
     """Load one benchmark corpus (split ``train``) as a ``datasets.Dataset``.
 
@@ -38,20 +35,15 @@ def load_benchmark(
         name: one of :data:`~hf_textcluster.data.BENCHMARKS`.
         data_dir: folder holding ``<name>.csv``. Defaults to ``$HF_TEXTCLUSTER_DATA_DIR``; when neither is set,
             the raw public sources are downloaded (needs internet once; the result is cached).
-        augmentation: ``None``, ``"sccl_contextual"``, ``"mist_contextual"`` or ``"aecl_eda"``: join the
-            precomputed views as ``text_aug1``/``text_aug2`` (see :mod:`hf_textcluster.data.precomputed`).
         cache_dir: the ``datasets`` cache folder (default: the ``datasets`` default).
-        augmented_dir: folder holding ``<family>/<name>.csv``; default ``<data_dir>/augmented``.
 
     Returns:
-        A dataset with columns ``text`` (str), ``label`` (``ClassLabel``) and, with augmentation,
-        ``text_aug1``/``text_aug2``.
+        A dataset with columns ``text`` (str) and ``label`` (``ClassLabel``); for the views some methods train on,
+        see :func:`~hf_textcluster.data.add_augmented_views`.
     """
     builder = ShortTextClusteringBenchmark(
         config_name=resolve_benchmark_name(name),
         data_dir=default_data_dir() if data_dir is None else data_dir,
-        augmentation=augmentation,
-        augmented_dir=augmented_dir,
         cache_dir=os.fspath(cache_dir) if cache_dir is not None else None,
     )
     builder.download_and_prepare()

@@ -9,8 +9,6 @@ it from and the augmentation that made its ``text_aug1`` / ``text_aug2`` views. 
 
 from __future__ import annotations
 
-import re
-
 import datasets
 from datasets.naming import camelcase_to_snakecase
 
@@ -18,8 +16,6 @@ from .benchmark import ShortTextClusteringBenchmark
 from .corpora import CORPORA
 
 VIEW_COLUMNS = ("text_aug1", "text_aug2")
-# The builder names the precomputed family it joined in the prepared dataset's description ("... Views: <family> (").
-_BUILDER_VIEWS = re.compile(r"Views: (\w+) \(")
 _BUILDER_NAME = camelcase_to_snakecase(ShortTextClusteringBenchmark.__name__)
 
 
@@ -40,9 +36,8 @@ def benchmark_corpus(dataset: datasets.Dataset) -> str | None:
 
 
 def views_augmentation(dataset: datasets.Dataset) -> str | None:
-    """The augmentation that made a Dataset's ``text_aug1`` / ``text_aug2``: the augmenter that
-    :func:`~hf_textcluster.data.add_augmented_views` names in the views' feature ``id``, or the precomputed family
-    a benchmark builder joined.
+    """The augmentation that made a Dataset's ``text_aug1`` / ``text_aug2``: what the views' feature ``id`` names
+    (the augmenter of :func:`~hf_textcluster.data.add_augmented_views`, or the family of precomputed views given).
 
     Args:
         dataset: a ``datasets.Dataset``.
@@ -52,8 +47,4 @@ def views_augmentation(dataset: datasets.Dataset) -> str | None:
     """
     if not set(VIEW_COLUMNS) <= set(dataset.column_names):
         return None
-    view = dataset.features[VIEW_COLUMNS[0]]
-    if getattr(view, "id", None):
-        return view.id
-    match = _BUILDER_VIEWS.search(dataset.info.description or "") if benchmark_corpus(dataset) else None
-    return match.group(1) if match else "custom"
+    return getattr(dataset.features[VIEW_COLUMNS[0]], "id", None) or "custom"

@@ -12,13 +12,12 @@ import datasets
 
 from ..choosing.auto_k import ClusterCountRequest
 from ..data.augmentation import AUGMENTERS
-from ..data.precomputed import AUGMENTATION_FAMILIES
 from ..modeling.validation import Interval, Options, validate_parameters
 from ..models import METHODS
 from .folder import RunFolder
 from .signals import CACHED_SIGNALS, SIGNALS
 
-AUGMENTATIONS = tuple(AUGMENTATION_FAMILIES) + tuple(AUGMENTERS)
+AUGMENTATIONS = tuple(AUGMENTERS)
 
 
 @dataclass(frozen=True)
@@ -43,7 +42,8 @@ class TrainingRequest:
             ``AutoTrainingResult``).
         encoder: a hub id or local path; ``None`` is the pip-shipped all-MiniLM-L6-v2.
         recipe: the recipe variant in the method's ``recipes.json``: ``"cpu"`` (default) or ``"paper"``.
-        augmentation: ``"recipe"`` (the recipe's precomputed views for a benchmark), an augmenter name, or ``None``.
+        augmentation: ``"recipe"`` (the recipe's views: an augmenter, or precomputed ones a Dataset brings as
+            ``text_aug1`` / ``text_aug2``), an augmenter name, or ``None``.
         num_clusters: K; defaults to the number of classes of a labelled dataset. ``"auto"`` chooses K from the
             training texts' embeddings (one encoding pass, reused for the k-means initialisation) with
             :func:`~hf_textcluster.choosing.auto_k.estimate_num_clusters`; a resumed run keeps the K it chose. A

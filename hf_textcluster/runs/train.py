@@ -21,8 +21,7 @@ from transformers.utils import logging
 
 from ..data.augmentation import AUGMENTERS, add_augmented_views
 from ..data.loading import load_benchmark
-from ..data.precomputed import AUGMENTATION_FAMILIES
-from ..data.provenance import benchmark_corpus, views_augmentation
+from ..data.provenance import VIEW_COLUMNS, benchmark_corpus, views_augmentation
 from ..modeling.validation import Interval, validate_parameters
 from ..models import get_method
 from ..representation import ClusterNames
@@ -46,14 +45,11 @@ def prepare_dataset(
     data_dir: str | None = None,
     seed: int = 0,
 ) -> datasets.Dataset:
-    """A benchmark name or a Dataset with a ``text`` column -> a Dataset with ``text_aug1``/``text_aug2`` as asked:
-    a precomputed family (joined from files) or an on-the-fly augmenter (computed with ``map``, cached); the name is
-    the request's, checked there (:class:`~hf_textcluster.runs.request.TrainingRequest`)."""
+    """A benchmark name or a Dataset with a ``text`` column -> a Dataset with the ``text_aug1``/``text_aug2`` of the
+    augmenter ``augmentation`` names (computed with ``map``, cached). Any other ``augmentation`` (None, a recipe's
+    precomputed views) leaves the texts as they are: precomputed views come with the Dataset."""
     if isinstance(dataset, str):
-        family = augmentation if augmentation in AUGMENTATION_FAMILIES else None
-        dataset = load_benchmark(dataset, data_dir=data_dir, augmentation=family)
-    elif augmentation in AUGMENTATION_FAMILIES:
-        raise ValueError(f"Precomputed augmentation {augmentation!r} only exists for the benchmark corpora.")
+        dataset = load_benchmark(dataset, data_dir=data_dir)
     if augmentation in AUGMENTERS:
         dataset = add_augmented_views(dataset, augmentation, seed=seed)
     return dataset
@@ -127,7 +123,8 @@ def train_method(request: TrainingRequest, schedule: Mapping | None = None) -> T
     spec, method = get_method(request.method), request.method
     out = request.output_dir
     request.check_output_dir(resuming=bool(last_complete_checkpoint(out)))  # its own checkpoints replace nothing
-    plan = load_recipe(method, request.recipe, request.dataset_name)
+    # a Dataset loaded from a benchmark (a sample of it, or with its precomputed views) gets the corpus' settings
+    plan = load_recipe(method, request.recipe, request.dataset_name or benchmark_corpus(request.dataset))
     if schedule is not None:
         plan["schedule"] = dict(schedule)
     with recording_phases() as seconds:
@@ -207,21 +204,23 @@ def _run_record(request: TrainingRequest, augmentation, k_selection, metrics, sc
 
 
 def _resolve_augmentation(spec, plan: dict, dataset, augmentation: str | None) -> str | None:
-    """``"recipe"`` -> the recipe's views (``"virtual"`` for a Dataset without them); None for methods without views."""
+    """``"recipe"`` -> the recipe's views: its augmenter, or, when it names precomputed views, None for a Dataset that
+    has them and ``"virtual"`` otherwise; None for methods without views."""
     uses_views = spec.uses_augmented_views
     if not uses_views and augmentation not in (None, "recipe"):
         logger.warning(f"{spec.name} trains on the texts alone; augmentation {augmentation!r} is ignored.")
         return None
     if augmentation == "recipe":
         augmentation = plan.get("augmentation") if uses_views else None
-        if isinstance(dataset, datasets.Dataset) and augmentation in AUGMENTATION_FAMILIES:
-            if {"text_aug1", "text_aug2"} <= set(dataset.column_names):
+        if augmentation is not None and augmentation not in AUGMENTERS:
+            if isinstance(dataset, datasets.Dataset) and set(VIEW_COLUMNS) <= set(dataset.column_names):
                 return None  # the views given with the data
             # one line, so a user knows what their texts train on and how to get text views instead
             logger.warning(
-                f"The recipe's {augmentation} views exist only for the benchmark corpora: {spec.display_name} trains "
-                "on dropout-only views of these texts ('virtual': both views are the text itself). For text views "
-                "pass --augmentation word_deletion (augmentation='word_deletion'; or word_swap, wordnet, contextual)."
+                f"The recipe's {augmentation} views are precomputed files that come as text_aug1 / text_aug2 columns "
+                f"of a Dataset: {spec.display_name} trains on dropout-only views of these texts ('virtual': both "
+                "views are the text itself). For text views pass --augmentation word_deletion "
+                "(augmentation='word_deletion'; or word_swap, wordnet, contextual)."
             )
             augmentation = "virtual"
     return augmentation

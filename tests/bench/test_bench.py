@@ -385,13 +385,13 @@ def test_speed_times_the_pipeline_alone_on_a_given_encoder(bench, tiny_encoder_d
 
     import datasets
 
-    import hf_textcluster.data
+    from training.bench import precomputed
 
     texts, labels = toy_corpus
     monkeypatch.setattr(
-        hf_textcluster.data,
-        "load_benchmark",
-        lambda name, data_dir=None, augmentation=None: datasets.Dataset.from_dict({"text": texts, "label": labels}),
+        precomputed,
+        "load_with_views",
+        lambda name, family, data_dir=None: datasets.Dataset.from_dict({"text": texts, "label": labels}),
     )
     args = argparse.Namespace(
         parts=["pipeline"], device="cpu", encoder=str(tiny_encoder_dir), data_dir=None, pipeline_repeats=1
@@ -415,6 +415,7 @@ def test_a_method_run_end_to_end_writes_its_row_model_and_tables(
     import datasets
 
     import hf_textcluster.runs.train
+    from training.bench import precomputed
 
     texts, labels = toy_corpus
     toy = datasets.Dataset.from_dict(
@@ -430,6 +431,7 @@ def test_a_method_run_end_to_end_writes_its_row_model_and_tables(
     )
     monkeypatch.setattr(results, "REPO", tmp_path)
     monkeypatch.setattr(hf_textcluster.runs.train, "prepare_dataset", lambda *args, **kwargs: toy)
+    monkeypatch.setattr(precomputed, "load_with_views", lambda *args, **kwargs: toy)  # the recipe's views
     argv = [
         "sccl",
         "--datasets",

@@ -215,16 +215,16 @@ def test_a_tiny_compute_curve_stores_a_row_per_scale_and_skips_them_when_done(
 ):
     """Two steps at x1 and x2 of the contrastive signal on a tiny encoder and a toy StackOverflow folder with its
     sccl_contextual views (the views auto trains on), then the same command with --skip-done."""
-    import hf_textcluster.data
+    from training.bench import precomputed
 
     data = _corpus_folder(tmp_path / "data", *toy_corpus)
-    load_benchmark, loaded = hf_textcluster.data.load_benchmark, []
+    load_with_views, loaded = precomputed.load_with_views, []
 
-    def load(name, data_dir=None, augmentation=None):
-        loaded.append((name, data_dir, augmentation))
-        return load_benchmark(name, data_dir=data_dir, augmentation=augmentation, cache_dir=tmp_path / "cache")
+    def load(name, family, data_dir=None):
+        loaded.append((name, data_dir, family))
+        return load_with_views(name, family, data_dir=data_dir, cache_dir=tmp_path / "cache")
 
-    monkeypatch.setattr(hf_textcluster.data, "load_benchmark", load)
+    monkeypatch.setattr(precomputed, "load_with_views", load)
     argv = [
         "compute-curve",
         "--datasets",

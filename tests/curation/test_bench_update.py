@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # training/ is a folder of the checkout, not installed
-from training.bench import update  # noqa: E402
+from training.bench import precomputed, update  # noqa: E402
 from training.bench.__main__ import main  # noqa: E402
 
 
@@ -46,6 +46,7 @@ def test_a_tiny_run_writes_its_row_and_resumes(bench_store, tiny_encoder_dir, to
         ),
     )
     monkeypatch.setattr(hf_textcluster.data, "load_benchmark", lambda *args, **kwargs: toy)
+    monkeypatch.setattr(precomputed, "load_with_views", lambda *args, **kwargs: toy)  # the recipe's views: none here
     args = ["update", "--datasets", "stackoverflow", "--seeds", "0", "--encoder", str(tiny_encoder_dir)]
     small = ["--max-steps", "2", "--training", "per_device_train_batch_size=16"]
     assert main([*args, *small, "--batches", "2"]) == 0

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
-from collections import Counter, defaultdict
 
 import datasets
 import pytest
@@ -102,46 +100,6 @@ def test_real_confirmation_corpora_labels_and_texts(data_dir, session_cache):
     assert not any(text.endswith("\n") for text in bbc["text"])
 
 
-def test_real_augmented_stackoverflow_is_row_aligned(data_dir, session_cache):
-    plain = load_benchmark("stackoverflow", data_dir=data_dir, cache_dir=session_cache)
-    ds = load_benchmark("stackoverflow", data_dir=data_dir, augmentation="sccl_contextual", cache_dir=session_cache)
-    assert ds.column_names == ["text", "label", "text_aug1", "text_aug2"]
-    assert ds["text"] == plain["text"] and ds["label"] == plain["label"]  # primary text and labels kept
-    assert "sccl_contextual" in ds.info.description and "row-aligned: primary text" in ds.info.description
-    assert ds[1]["text_aug1"] == "How do you page that collection with LINQ?"
-    assert ds[1]["text_aug2"] == "how do you win a collection with linq?"
-    changed = sum(a != t for a, t in zip(ds["text_aug1"], ds["text"]))
-    assert changed > 0.9 * ds.num_rows
-
-
-def test_real_augmented_googlenews_t_uses_the_files_own_text(data_dir, session_cache, caplog):
-    plain = load_benchmark("googlenews_t", data_dir=data_dir, cache_dir=session_cache)
-    with caplog.at_level(logging.WARNING, logger="hf_textcluster"):
-        ds = load_benchmark("googlenews_t", data_dir=data_dir, augmentation="sccl_contextual", cache_dir=session_cache)
-    assert "not row-aligned" in caplog.text and "own text" in caplog.text
-    assert ds.num_rows == 11108 and ds.features["label"].names == plain.features["label"].names
-    assert "not row-aligned" in ds.info.description and "row-aligned" not in plain.info.description
-    assert ds[0]["text"] == "centrepoint winter white gala london"
-    assert ds[0]["text_aug1"] == "centrepoint winter white gala glasses"
-    assert "kensin" in " ".join(ds["text"][:200])  # Rakib's variant text ("kensington" truncated)
-    # The labels are the primary GSDMM ids: every text found in the primary file has the same label there.
-    primary = defaultdict(set)
-    for text, label in zip(plain["text"], plain["label"]):
-        primary[text].add(label)
-    matched = [(primary[t], label) for t, label in zip(ds["text"], ds["label"]) if len(primary.get(t, ())) == 1]
-    assert len(matched) > 9000 and all(labels == {label} for labels, label in matched)
-    assert Counter(ds["label"]) == Counter(plain["label"])
-
-
-def test_real_aecl_eda_has_one_view_and_no_ts(data_dir, session_cache):
-    ds = load_benchmark("tweet", data_dir=data_dir, augmentation="aecl_eda", cache_dir=session_cache)
-    plain = load_benchmark("tweet", data_dir=data_dir, cache_dir=session_cache)
-    assert ds["text_aug2"] == ds["text"] == plain["text"] and ds["label"] == plain["label"]
-    assert ds[0]["text_aug1"] == "brain fluid buildup runny delay giffords rehab"
-    with pytest.raises(FileNotFoundError, match="AECL published no GoogleNews-TS"):
-        load_benchmark("googlenews_ts", data_dir=data_dir, augmentation="aecl_eda", cache_dir=session_cache)
-
-
 # --------------------------------------------------------------------------------------------- synthetic folders
 
 
@@ -181,10 +139,6 @@ def test_bad_names_and_arguments(tmp_path):
         load_benchmark("news", data_dir=tmp_path, cache_dir=tmp_path / "cache")
     with pytest.raises(ValueError, match="Valid names"):
         ShortTextClusteringBenchmark(config_name="stack", cache_dir=str(tmp_path / "cache"))
-    with pytest.raises(ValueError, match="Unknown augmentation 'eda'.*sccl_contextual"):
-        load_benchmark("tweet", data_dir=tmp_path, augmentation="eda", cache_dir=tmp_path / "cache")
-    with pytest.raises(ValueError, match="needs the precomputed views"):
-        ShortTextClusteringBenchmark(config_name="tweet", augmentation="aecl_eda", cache_dir=str(tmp_path / "c"))
 
 
 def test_blank_text_and_unknown_label_in_csv(tmp_path):
@@ -197,81 +151,6 @@ def test_blank_text_and_unknown_label_in_csv(tmp_path):
     write_csv(tmp_path / "d3" / "agnews.csv", ["sentence", "label"], [["fine", "1"]])
     with pytest.raises(ValueError, match=r"no column\(s\) \['text'\]; its columns are \['sentence', 'label'\]"):
         build("agnews", tmp_path, data_dir=str(tmp_path / "d3"))
-
-
-def test_row_aligned_views_keep_primary_text_and_labels(tmp_path):
-    rows = _stackoverflow_rows()
-    write_csv(tmp_path / "stackoverflow.csv", ["text", "label"], rows)
-    aug_rows = [[str(21 - int(label)), text, f"v1 {text}", f"v2 {text}"] for text, label in rows]  # renumbered
-    aug_rows[0][1] = "question 0 about topic 1 (other copy)"  # one text differs (Rakib's copy)
-    write_csv(
-        tmp_path / "augmented" / "sccl_contextual" / "stackoverflow.csv", ["label", "text", "text1", "text2"], aug_rows
-    )
-    ds = build("stackoverflow", tmp_path, data_dir=str(tmp_path), augmentation="sccl_contextual")
-    assert ds["text"] == [r[0] for r in rows]
-    assert [ds.features["label"].int2str(i) for i in ds["label"][:3]] == ["wordpress", "wordpress", "oracle"]
-    assert ds[2]["text_aug1"] == "v1 question 0 about topic 2" and ds[2]["text_aug2"] == "v2 question 0 about topic 2"
-
-
-def test_row_aligned_file_with_another_partition_is_rejected(tmp_path):
-    rows = _stackoverflow_rows()
-    write_csv(tmp_path / "stackoverflow.csv", ["text", "label"], rows)
-    aug_rows = [[str(i % 20 + 1), text, "a", "b"] for i, (text, _) in enumerate(rows)]
-    write_csv(
-        tmp_path / "augmented" / "sccl_contextual" / "stackoverflow.csv", ["label", "text", "text1", "text2"], aug_rows
-    )
-    with pytest.raises(ValueError, match="different partition"):
-        build("stackoverflow", tmp_path, data_dir=str(tmp_path), augmentation="sccl_contextual")
-
-
-def _googlenews_folder(tmp_path, family="sccl_contextual"):
-    """A primary file in GSDMM order and an augmented file in Rakib's form: sorted by cluster, ids 1..K, some
-    texts altered (and one whole class with no exact match, so the word-overlap stage is needed)."""
-    clusters = {"65": "taylor swift gala", "96": "mourinho chelsea killer", "72": "golden globe johansson",
-                "140": "storm cold florida", "89": "welker turnover patriots"}  # fmt: skip
-    primary = [[f"{words} story {i} kensington", cid] for i in range(4) for cid, words in clusters.items()]
-    write_csv(tmp_path / "googlenews_t.csv", ["text", "label"], primary)
-    order = sorted(range(len(primary)), key=lambda i: int(primary[i][1]))  # stably sorted by cluster
-    rakib_id = {cid: str(k + 1) for k, cid in enumerate(sorted(clusters, key=int))}
-    aug = []
-    for i in order:
-        text, cid = primary[i]
-        if i % 2 or cid == "140":
-            text = text.replace("kensington", "kensin")  # Rakib's "lt"/"gt" truncation
-        aug.append([rakib_id[cid], text, f"view1 {text}", f"view2 {text}"])
-    if family == "aecl_eda":
-        aug = [[label, text, view1] for label, text, view1, _ in aug]
-        header = ["label", "text0", "text1"]
-    else:
-        header = ["label", "text", "text1", "text2"]
-    write_csv(tmp_path / "augmented" / family / "googlenews_t.csv", header, aug)
-    return primary, aug
-
-
-def test_not_aligned_file_uses_own_text_and_translated_labels(tmp_path, caplog):
-    primary, aug = _googlenews_folder(tmp_path)
-    with caplog.at_level(logging.WARNING, logger="hf_textcluster"):
-        ds = build("googlenews_t", tmp_path, data_dir=str(tmp_path), augmentation="sccl_contextual")
-    assert "not row-aligned" in caplog.text
-    assert ds["text"] == [row[1] for row in aug]
-    assert ds["text_aug1"] == [row[2] for row in aug]
-    # Labels are the primary GSDMM ids of the same cluster, not Rakib's 1..K.
-    names = ds.features["label"]
-    primary_label = {text.replace("kensington", ""): label for text, label in primary}
-    for text, label in zip(ds["text"], ds["label"]):
-        assert names.int2str(label) == primary_label[text.replace("kensington", "").replace("kensin", "")]
-
-
-def test_aecl_eda_own_text_second_view_is_the_text(tmp_path):
-    _, aug = _googlenews_folder(tmp_path, family="aecl_eda")
-    ds = build("googlenews_t", tmp_path, data_dir=str(tmp_path), augmentation="aecl_eda")
-    assert ds["text_aug1"] == [row[2] for row in aug] and ds["text_aug2"] == ds["text"]
-
-
-def test_missing_augmented_file(tmp_path):
-    write_csv(tmp_path / "tweet.csv", ["text", "label"], [["a tweet", "1"]])
-    with pytest.raises(FileNotFoundError, match="augmented_dir="):
-        build("tweet", tmp_path, data_dir=str(tmp_path), augmentation="sccl_contextual")
 
 
 # ------------------------------------------------------------------------------------------------ download path

@@ -31,13 +31,14 @@ def run(args, store: dict, run_id: str) -> None:
     import torch
     from sklearn.cluster import KMeans
 
-    from hf_textcluster.data import load_benchmark
     from hf_textcluster.evaluation.metrics import clustering_scores
     from hf_textcluster.runs.baselines import EmbeddingKMeans
 
+    from .precomputed import load_with_views
+
     family = args.augmentation or "sccl_contextual"
     for name in args.datasets:
-        dataset = load_benchmark(name, data_dir=args.data_dir, augmentation=family)
+        dataset = load_with_views(name, family, data_dir=args.data_dir)
         labels = np.asarray(dataset["label"])
         k = dataset.features["label"].num_classes
         start = time.perf_counter()

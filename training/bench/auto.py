@@ -111,9 +111,11 @@ def corpus_dataset(data_dir: str, name: str):
     ``<data_dir>/<name>.csv`` (header ``text,label``)."""
     from hf_textcluster.data import BENCHMARKS, load_benchmark, load_text_file
 
+    from .precomputed import load_with_views
+
     if name in BENCHMARKS:
         views = _contrastive_views() if split_of(name) == "tuning" else None
-        return load_benchmark(name, data_dir=data_dir, augmentation=views)
+        return load_with_views(name, views, data_dir) if views else load_benchmark(name, data_dir=data_dir)
     path = Path(data_dir) / f"{name}.csv"
     if not path.is_file():
         raise SystemExit(f"error: no corpus {name!r}: neither a benchmark nor {path}.")
@@ -247,7 +249,6 @@ def recompute_candidates(args, store: dict) -> None:
     from types import SimpleNamespace
 
     from hf_textcluster.choosing.candidate_choice import DEFAULT_AUTO_CRITERION
-    from hf_textcluster.data import load_benchmark
     from hf_textcluster.modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
     from hf_textcluster.models import get_method
     from hf_textcluster.runs.auto import choose_from_signals
@@ -263,7 +264,7 @@ def recompute_candidates(args, store: dict) -> None:
                 print(f"{name:15s} seed {seed} auto: no stored row with kept signal models", flush=True)
                 continue
             start = time.perf_counter()
-            dataset = load_benchmark(name, data_dir=args.data_dir, augmentation=_contrastive_views())
+            dataset = corpus_dataset(args.data_dir, name)
             texts = list(dataset["text"])
             kept = read_candidates(folder)
             if kept is not None and not texts_match(texts, kept[1]):
@@ -348,8 +349,10 @@ def run(args, store: dict, run_id: str) -> None:
             if args.skip_done and (name, seed) in done:
                 print(f"{name:15s} seed {seed} auto: stored already (--skip-done)", flush=True)
                 continue
-            # a corpus with no recipe views trains as a user's file does: on the views --augmentation makes
-            dataset = name if name in BENCHMARKS else corpus_dataset(args.data_dir, name)
+            # the recipe's views come with the corpus (a tuning corpus' precomputed ones); a corpus with none trains as
+            # a user's file does: on the views --augmentation makes
+            recipe_views = args.augmentation == "recipe" or name not in BENCHMARKS
+            dataset = corpus_dataset(args.data_dir, name) if recipe_views else name
             if args.limit:  # a quick check on a seeded subset (a tuning corpus with the contrastive signal's views)
                 full = corpus_dataset(args.data_dir, name)
                 dataset = full.shuffle(seed=0).select(range(min(args.limit, len(full))))

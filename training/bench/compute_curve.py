@@ -55,12 +55,12 @@ def run(args, store: dict, run_id: str) -> None:
     """Train every signal at every scale on every corpus and seed asked for; score every candidate; store a row each."""
     import torch
 
-    from hf_textcluster.data import load_benchmark
     from hf_textcluster.runs.api import train_clusterer
     from hf_textcluster.runs.recipes import load_recipe
     from hf_textcluster.runs.signals import SIGNALS
 
     from .partitions import partition_scores, summary_line
+    from .precomputed import load_with_views
 
     unknown = sorted(set(args.signals) - set(SIGNALS))
     if unknown:
@@ -71,7 +71,7 @@ def run(args, store: dict, run_id: str) -> None:
     views = load_recipe(SIGNALS["contrastive"].method, "cpu", None).get("augmentation")
     for name in args.datasets:
         # the texts auto trains on: the contrastive signal's views joined once, no per-corpus setting
-        dataset = load_benchmark(name, data_dir=args.data_dir, augmentation=views)
+        dataset = load_with_views(name, views, data_dir=args.data_dir)
         if args.limit:
             dataset = dataset.shuffle(seed=0).select(range(min(args.limit, len(dataset))))
         for seed in args.seeds:

@@ -84,6 +84,8 @@ def run(args, store: dict, run_id: str) -> None:
     from hf_textcluster.runs.folder import record_metrics
     from hf_textcluster.training.evaluation import evaluate_clusterer
 
+    from .precomputed import training_data
+
     spec = methods()[args.section]
     variant = ", ".join(v for v in (args.variant, encoder_variant(args.encoder)) if v)
     if args.held_out:
@@ -115,14 +117,18 @@ def run(args, store: dict, run_id: str) -> None:
                 print(f"{name:15s} seed {seed} {args.section}: stored already (--skip-done)", flush=True)
                 continue
             output_dir = str(run_dir(args.section, name, seed, variant))
+            # the recipe's precomputed views (or --augmentation's) joined here: the package reads no such files
+            data, augmentation = training_data(
+                args.section, name, args.augmentation or "recipe", args.recipe, args.data_dir
+            )
             result = train_clusterer(
                 args.section,
-                name,
+                data,
                 output_dir,
                 data_dir=args.data_dir,
                 recipe=args.recipe,
                 seed=seed,
-                augmentation=args.augmentation or "recipe",
+                augmentation=augmentation,
                 training_overrides=overrides,
                 config_overrides=key_values(args.config),
                 resume=False,

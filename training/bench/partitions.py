@@ -183,7 +183,8 @@ def run_kept_models(args, store: dict, run_id: str) -> None:
     from transformers import AutoModel
 
     from hf_textcluster.evaluation.metrics import clustering_scores
-    from hf_textcluster.runs.train import prepare_dataset
+
+    from .precomputed import prepare_views
 
     rows = [
         r
@@ -206,9 +207,7 @@ def run_kept_models(args, store: dict, run_id: str) -> None:
             print(f"{label}: skipped (no kept model)", flush=True)
             continue
         run_info = json.loads((directory / "training_run.json").read_text())
-        dataset = prepare_dataset(
-            row["dataset"], run_info.get("augmentation"), data_dir=args.data_dir, seed=row["seed"]
-        )
+        dataset = prepare_views(row["dataset"], run_info.get("augmentation"), data_dir=args.data_dir, seed=row["seed"])
         model = AutoModel.from_pretrained(str(directory))
         head = clustering_scores(dataset["label"], model.predict(dataset["text"], batch_size=128))
         if not math.isclose(head["acc"], row["acc"], abs_tol=1e-3):

@@ -22,8 +22,9 @@ def run(args, store: dict, run_id: str) -> None:
     whose head no longer gives the stored ACC on the same texts is left alone."""
     from transformers import AutoModel
 
-    from hf_textcluster.runs.train import prepare_dataset
     from hf_textcluster.training.evaluation import evaluate_clusterer
+
+    from .precomputed import prepare_views
 
     rows = [
         r
@@ -46,9 +47,7 @@ def run(args, store: dict, run_id: str) -> None:
             print(f"{label}: skipped (has every metric)", flush=True)
             continue
         run_info = json.loads((directory / "training_run.json").read_text())
-        dataset = prepare_dataset(
-            row["dataset"], run_info.get("augmentation"), data_dir=args.data_dir, seed=row["seed"]
-        )
+        dataset = prepare_views(row["dataset"], run_info.get("augmentation"), data_dir=args.data_dir, seed=row["seed"])
         model = AutoModel.from_pretrained(str(directory))
         metrics = evaluate_clusterer(
             model, dataset["text"], dataset["label"], batch_size=128, random_state=row["seed"], umap_kmeans=True

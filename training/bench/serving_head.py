@@ -38,7 +38,6 @@ def run(args, store: dict, run_id: str) -> None:
     from hf_textcluster.choosing.linear_heads import DISTIL_C, distil_partition
     from hf_textcluster.choosing.refinement import refine_partition
     from hf_textcluster.choosing.serving import partition_features
-    from hf_textcluster.data import load_benchmark
     from hf_textcluster.editing.kmeans import fit_kmeans
     from hf_textcluster.evaluation.metrics import clustering_scores
     from hf_textcluster.models import get_method
@@ -46,7 +45,7 @@ def run(args, store: dict, run_id: str) -> None:
     from hf_textcluster.runs.signals import SIGNALS, SIGNALS_DIR
 
     from .auto import SECTION as AUTO
-    from .auto import _contrastive_views
+    from .auto import corpus_dataset
 
     for name in args.datasets:
         for seed in args.seeds:
@@ -55,7 +54,7 @@ def run(args, store: dict, run_id: str) -> None:
                 print(f"{name:15s} seed {seed}: no kept auto run", flush=True)
                 continue
             # the texts as the auto run read them
-            dataset = load_benchmark(name, data_dir=args.data_dir, augmentation=_contrastive_views())
+            dataset = corpus_dataset(args.data_dir, name)
             texts, labels = list(dataset["text"]), np.asarray(dataset["label"])
             models = {
                 signal: get_method(SIGNALS[signal].method).model_class.from_pretrained(folder / SIGNALS_DIR / signal)

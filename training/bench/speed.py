@@ -72,9 +72,10 @@ def run(args, store: dict, run_id: str) -> None:
 
     import hf_textcluster  # noqa: F401
     from hf_textcluster import SCCLModel
-    from hf_textcluster.data import load_benchmark
     from hf_textcluster.editing.clusters import init_clusters_from_kmeans
     from hf_textcluster.modeling.precision import native_bf16, resolve_precision
+
+    from .precomputed import load_with_views
 
     parts = set(args.parts)
     if args.device != "cpu" and parts != {"pipeline"}:
@@ -82,7 +83,7 @@ def run(args, store: dict, run_id: str) -> None:
     variant = speed_variant(args.device, args.encoder)
     emulated = not native_bf16("cpu")  # bf16 emulated (~30x slower per step): timed less, skipped where redundant
     auto = resolve_precision("auto", args.device)
-    dataset = load_benchmark("stackoverflow", data_dir=args.data_dir, augmentation="sccl_contextual")
+    dataset = load_with_views("stackoverflow", "sccl_contextual", data_dir=args.data_dir)
     texts, labels = list(dataset["text"]), dataset["label"]
     model = from_encoder_pretrained(SCCLModel, args.encoder, num_clusters=20)
     # seeded random centroids: every part times the model's passes, not its clusters

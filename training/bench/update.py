@@ -120,10 +120,12 @@ def run(args, store: dict, run_id: str) -> None:
     from hf_textcluster.evaluation.metrics import clustering_scores
     from hf_textcluster.runs.recipes import load_recipe
 
+    from .precomputed import load_with_views
+
     for name in args.datasets:
         family = load_recipe(args.method, args.recipe, name).get("augmentation")
         try:
-            corpus = load_benchmark(name, data_dir=args.data_dir, augmentation=family)
+            corpus = load_with_views(name, family, data_dir=args.data_dir)
         except (ValueError, FileNotFoundError):  # no precomputed views here: the recipe's augmenter on the fly
             corpus = load_benchmark(name, data_dir=args.data_dir)
         if args.limit and args.limit < len(corpus):

@@ -1,4 +1,7 @@
-"""Joining the precomputed augmented views (``<augmented_dir>/<family>/<name>.csv``) to a benchmark corpus.
+"""The precomputed augmented views of the benchmark corpora (``<augmented_dir>/<family>/<name>.csv``, by default
+``<data_dir>/augmented``: files only the benchmark's data folder holds), joined to a corpus as ``text_aug1`` /
+``text_aug2``. The package trains on a Dataset that has these columns; :func:`load_with_views` makes one, and
+:func:`training_data` hands a benchmark run the corpus with its recipe's views.
 
 The published augmented files were made by other groups from their own copies of the corpora, so they do not
 always line up with the primary files (see the ``augmented/`` sections of SOURCES.md). :func:`join_views`
@@ -17,7 +20,7 @@ decides, per file, from the data itself:
   overlap for classes with no exact match, and is verified to be one-to-one with equal class sizes; if it is not,
   a ``ValueError`` is raised instead of guessing.
 
-Families (``augmentation=``):
+Families (``--augmentation`` of the benchmark, ``augmentation`` of the recipes):
 
 * ``"sccl_contextual"``: the main ``sccl_contextual/`` folder: two contextual word-substitution views
   ``text1``/``text2`` (RSTC's roberta/bert pair at aug_p 0.1 where it exists, MIST's 0.1/0.2 views elsewhere).
@@ -35,7 +38,9 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from .readers import read_csv_frame, require_columns
+import datasets
+
+from hf_textcluster.data.readers import read_csv_frame, require_columns
 
 logger = logging.getLogger(__name__)
 
@@ -48,15 +53,69 @@ _MIST_OWN_FOLDER = {"agnews", "stackoverflow", "googlenews_t", "tweet"}
 _UNAVAILABLE = {("aecl_eda", "googlenews_ts"): "AECL published no GoogleNews-TS augmentation"}
 
 
-def resolve_augmentation(augmentation: object) -> str | None:
-    """Validate the ``augmentation`` argument (``None`` or one of :data:`AUGMENTATION_FAMILIES`)."""
-    if augmentation is not None and augmentation not in AUGMENTATION_FAMILIES:
+def load_with_views(
+    name: str,
+    family: str,
+    data_dir: str | os.PathLike | None = None,
+    augmented_dir: str | os.PathLike | None = None,
+    cache_dir: str | os.PathLike | None = None,
+) -> datasets.Dataset:
+    """The benchmark corpus ``name`` (:func:`hf_textcluster.data.load_benchmark`) with the views of ``family``
+    joined as ``text_aug1`` / ``text_aug2`` (see the module docstring), whose feature ``id`` names the family (what a
+    training run records) and whose description says where they come from."""
+    from hf_textcluster.data import default_data_dir, load_benchmark
+
+    if family not in AUGMENTATION_FAMILIES:
         raise ValueError(
-            f"Unknown augmentation {augmentation!r}. Valid values: None, "
-            + ", ".join(repr(f) for f in AUGMENTATION_FAMILIES)
-            + ". To compute views yourself, load without augmentation and call add_augmented_views()."
+            f"Unknown augmentation {family!r}: precomputed views are one of {', '.join(AUGMENTATION_FAMILIES)}; "
+            "an augmenter (word_deletion, ...) computes views with hf_textcluster.data.add_augmented_views()."
         )
-    return augmentation
+    data_dir = default_data_dir() if data_dir is None else data_dir
+    root = augmented_dir or (Path(data_dir) / "augmented" if data_dir else None)
+    if root is None:
+        raise ValueError(
+            f"augmentation={family!r} needs the precomputed views: pass data_dir= (the views are read from "
+            "<data_dir>/augmented) or augmented_dir=, or set HF_TEXTCLUSTER_DATA_DIR."
+        )
+    path = augmented_file(family, name, root)
+    if not path.is_file():
+        raise missing_file_error(family, name, path)
+    corpus = load_benchmark(name, data_dir=data_dir, cache_dir=cache_dir)
+    table = join_views(list(zip(corpus["text"], corpus["label"])), path, family, name)
+    view = datasets.Value("string", id=family)
+    features = datasets.Features({**corpus.features, "text_aug1": view, "text_aug2": view})
+    info = corpus.info.copy()
+    info.features = features
+    info.description = f"{info.description} Views: {family} ({path}), " + (
+        "row-aligned: primary text and labels."
+        if table.row_aligned
+        else "not row-aligned: `text` is the augmented file's own text, labels its partition in primary ids."
+    )
+    columns = {"text": table.texts, "label": table.labels, "text_aug1": table.views1, "text_aug2": table.views2}
+    return datasets.Dataset.from_dict(columns, features=features, info=info)
+
+
+def training_data(method: str, name: str, augmentation: str | None, recipe: str = "cpu", data_dir=None):
+    """``(dataset, augmentation)`` for ``train_clusterer`` on the benchmark corpus ``name``: when the views asked for
+    (``"recipe"``: the recipe's) are a precomputed family and ``method`` trains on views, the corpus with them joined
+    and ``None`` (the views come with the Dataset); otherwise ``name`` and ``augmentation`` unchanged."""
+    from hf_textcluster.models import get_method
+    from hf_textcluster.runs.recipes import load_recipe
+
+    family = load_recipe(method, recipe, name).get("augmentation") if augmentation == "recipe" else augmentation
+    if family in AUGMENTATION_FAMILIES and get_method(method).uses_augmented_views:
+        return load_with_views(name, family, data_dir), None
+    return name, augmentation
+
+
+def prepare_views(name: str, augmentation: str | None, data_dir=None, seed: int = 0) -> datasets.Dataset:
+    """:func:`hf_textcluster.runs.train.prepare_dataset` for a benchmark corpus, a precomputed family joined from its
+    files: the texts and views a kept run (its ``training_run.json`` ``augmentation``) trained on."""
+    from hf_textcluster.runs.train import prepare_dataset
+
+    if augmentation in AUGMENTATION_FAMILIES:
+        return load_with_views(name, augmentation, data_dir)
+    return prepare_dataset(name, augmentation, data_dir=data_dir, seed=seed)
 
 
 def augmented_file(family: str, name: str, augmented_dir: str | os.PathLike) -> Path:
@@ -84,19 +143,19 @@ def missing_file_error(family: str, name: str, path: Path) -> FileNotFoundError:
 
 @dataclass
 class JoinedRows:
-    """A split's rows, column by column (one object, not lists: datasets treats list arguments as shards)."""
+    """A corpus' rows, column by column."""
 
     texts: list
-    labels: list  # raw label ids of the primary corpus
-    views1: list | None = None
-    views2: list | None = None
+    labels: list  # label ids of the primary corpus
+    views1: list
+    views2: list
     row_aligned: bool = True
 
 
-def join_views(primary: list[tuple[str, str]], path: str | os.PathLike, family: str, name: str) -> JoinedRows:
-    """Join the views of the augmented file ``path`` to the ``primary`` rows ``(text, raw_label)``.
+def join_views(primary: list[tuple[str, int]], path: str | os.PathLike, family: str, name: str) -> JoinedRows:
+    """Join the views of the augmented file ``path`` to the ``primary`` rows ``(text, label id)``.
 
-    See the module docstring for the rule. Returns the final texts, raw labels (primary ids) and two views.
+    See the module docstring for the rule. Returns the final texts, label ids (the primary's) and two views.
     """
     frame = read_csv_frame(path)
     text_column = "text" if "text" in frame.columns else "text0"
