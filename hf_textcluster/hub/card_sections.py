@@ -16,6 +16,7 @@ from huggingface_hub import ModelCardData
 from huggingface_hub.repocard_data import EvalResult
 
 from ..data import CORPORA
+from ..data.augmentation import AUGMENTERS
 from ..markup import escape_markdown, markdown_code, one_line
 from ..models import METHODS, card_fields
 from ..representation import LearnedTopicsRepresentation
@@ -79,6 +80,12 @@ def training_command(run: RunRecord, num_clusters: int, output_dir: str = "runs/
     """The ``hf-textcluster train`` command that reproduces ``run`` (its ``training_run.json``)."""
     if not run.method:
         return "# not recorded: this model was not trained with `hf-textcluster train` (no training_run.json)"
+    corpus = run.dataset or run.corpus
+    if corpus and run.augmentation not in (None, "custom", "recipe", *AUGMENTERS):  # the papers' precomputed views
+        return (
+            f"# trained on {corpus} with the papers' precomputed views, which only the repository's benchmark joins:\n"
+            f"python -m training.bench {run.method} --datasets {corpus} --seeds {run.seed or 0} --data-dir <its data>"
+        )
     parts = ["hf-textcluster train", f"--method {run.method}"]
     source = run_input_file(run)
     if run.dataset:

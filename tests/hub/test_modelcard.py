@@ -155,6 +155,14 @@ def test_training_command_for_user_texts():
     assert "not recorded" in training_command(RunRecord(), 3)
 
 
+def test_a_run_on_the_papers_views_is_reproduced_by_the_benchmark():
+    command = training_command(RunRecord(method="sccl", dataset="stackoverflow", augmentation="sccl_contextual"), 20)
+    assert "python -m training.bench sccl --datasets stackoverflow --seeds 0" in command
+    assert "hf-textcluster train" not in command
+    user_views = training_command(RunRecord(method="sccl", dataset="stackoverflow", augmentation="word_deletion"), 20)
+    assert user_views.startswith("hf-textcluster train") and "--augmentation word_deletion" in user_views
+
+
 @pytest.mark.parametrize(
     "overrides, flags",
     [
