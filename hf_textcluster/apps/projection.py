@@ -10,8 +10,6 @@ the same picture.
     coords = project_2d(embeddings[rows], method="pca")                 # -> (len(rows), 2)
 """
 
-from __future__ import annotations
-
 import importlib.util
 import warnings
 

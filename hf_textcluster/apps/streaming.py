@@ -7,8 +7,6 @@ texts are done and how many bytes of the output hold them, so a restart truncate
 continues after the last complete one. The input is read by :func:`~hf_textcluster.data.text_files.text_chunks`.
 """
 
-from __future__ import annotations
-
 import hashlib
 import json
 import os

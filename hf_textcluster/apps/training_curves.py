@@ -4,8 +4,6 @@ from hf_textcluster.apps.training_curves import plot_training_curves
 plot_training_curves(trainer.state.log_history, path="curves.png")  # or a run folder / trainer_state.json
 """
 
-from __future__ import annotations
-
 import json
 import math
 import os

@@ -1,8 +1,6 @@
 """``hf-textcluster demo``: the default of ``train`` on the StackOverflow sample shipped in the package, beside the
 BERTopic way and k-means."""
 
-from __future__ import annotations
-
 import argparse
 
 from ..apps.demo import DEMO_OUTPUT_DIR, run_demo

@@ -1,7 +1,5 @@
 """``hf-textcluster evaluate``: ACC / NMI / ARI of a baseline or a trained model on labelled texts."""
 
-from __future__ import annotations
-
 import argparse
 import time
 

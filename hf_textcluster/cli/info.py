@@ -1,8 +1,6 @@
 """``hf-textcluster info``: the table of a trained model's clusters (id, name, size, keywords, representative texts,
 mean confidence), from what the model saved at training time or recomputed from texts; optionally as a CSV file."""
 
-from __future__ import annotations
-
 import argparse
 import os
 

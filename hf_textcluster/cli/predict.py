@@ -1,7 +1,5 @@
 """``hf-textcluster predict``: cluster a file of texts with a trained model (JSON lines out)."""
 
-from __future__ import annotations
-
 import argparse
 import sys
 

@@ -1,8 +1,6 @@
 """``hf-textcluster rename``: give a trained model's clusters the names you choose (``3="refunds"``, or a JSON file
 of them), saved as its ``id2label`` (what ``predict`` and the pipeline return as ``label``)."""
 
-from __future__ import annotations
-
 import argparse
 import json
 

@@ -5,8 +5,6 @@ base encoder, the training arguments of the run (``training_run.json``) and the 
 :func:`~hf_textcluster.hub.model_card.generate_model_card` fills the template with it.
 """
 
-from __future__ import annotations
-
 import dataclasses
 import math
 import os

@@ -3,8 +3,6 @@ YAML front matter, the results and clusters tables, the command that reproduces 
 the model serves and the run-specific limitations. Each is a markdown string for one field of the card template.
 """
 
-from __future__ import annotations
-
 import json
 import os
 import re

@@ -10,8 +10,6 @@ What a card says is gathered by :mod:`hf_textcluster.hub.card_data` and its sect
 the run record and the trained model are read by :mod:`hf_textcluster.runs.folder`.
 """
 
-from __future__ import annotations
-
 import os
 import string
 import warnings
