@@ -92,12 +92,6 @@ def num_clusters_or_auto(value: str) -> int | str:
     return "auto" if _count_or_auto(value) == "auto" else positive_int(value)
 
 
-def cluster_count_request(args: argparse.Namespace, default: int | None = None) -> ClusterCountRequest:
-    """The K request of ``--num-clusters`` / ``--k-range`` / ``--k-criterion`` (``default`` when K is not given)."""
-    num_clusters = default if args.num_clusters is None else args.num_clusters
-    return ClusterCountRequest.parse(num_clusters, args.k_range, args.k_criterion)
-
-
 def count_or_fraction(value: str) -> int | float:
     with contextlib.suppress(ValueError):
         return float(value) if "." in value else int(value)

@@ -29,14 +29,6 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     check_output_file(args)
     check_image_path(args.output)  # matplotlib missing, an unknown format or no such folder
     projection = resolve_projection(args.projection)
-    if projection == "umap":
-        try:
-            import umap  # noqa: F401  (a dependency of the package; checked before any work)
-        except ImportError as err:
-            raise ImportError(
-                "--projection umap needs umap-learn, a dependency of hf_textcluster that is not installed: pip "
-                "install umap-learn (or pass --projection tsne)."
-            ) from err
     dataset, texts, title = read_map_input(args)
     if len(texts) < 4:
         raise ValueError(f"{args.input} holds {len(texts)} text(s): a map needs at least 4.")
