@@ -144,7 +144,7 @@ def generate_model_card(
     }
     fields.update(card_fields(config)[0])
     fields.update({k: escape_markdown(format_value(v)) for k, v in method_fields(config).items() if k not in fields})
-    return string.Template(_template_for(data.model_type, data.method_name)).safe_substitute(fields)
+    return string.Template(_template_for(data.config.model_type, data.method_name)).safe_substitute(fields)
 
 
 def write_model_card(
