@@ -19,14 +19,7 @@ from ..models import METHODS, card_fields
 from ..representation import LearnedTopicsRepresentation
 from ..runs.record import RunRecord
 from ..runs.training_texts import run_input_file
-from .card_data import (
-    CARD_METRICS,
-    CardData,
-    encoder_hub_id,
-    method_fields,
-    served_partition,
-    training_arguments,
-)
+from .card_data import CARD_METRICS, CardData, encoder_hub_id, method_fields, served_partition, training_arguments
 
 NOT_MEASURED = "not measured"
 # The package is installed from a checkout of its source (no package index serves it).
