@@ -10,8 +10,6 @@ pyplot's global backend, so drawing works the same in a notebook, a script or a 
     save_figure(fig, "line.png")
 """
 
-from __future__ import annotations
-
 import math
 import os
 from pathlib import Path

@@ -17,8 +17,6 @@ canvas every picture is drawn on in :mod:`~hf_textcluster.apps.canvas` (the benc
     plot_training_curves(trainer.state.log_history)     # or a checkpoint's trainer_state.json
 """
 
-from __future__ import annotations
-
 import math
 import os
 from collections.abc import Iterable, Mapping, Sequence

@@ -10,8 +10,6 @@ the same picture.
     coords = project_2d(embeddings[rows], method="pca")                 # -> (len(rows), 2)
 """
 
-from __future__ import annotations
-
 import importlib.util
 import warnings
 
@@ -28,13 +26,19 @@ _TITLES = {"umap": "UMAP", "tsne": "t-SNE", "pca": "PCA"}
 
 def resolve_projection(projection: str, name: str = "projection") -> str:
     """One of :data:`MAP_METHODS` for one of :data:`PROJECTIONS`: ``"auto"`` is UMAP when umap-learn is installed,
-    else PCA (a map without the optional dependency rather than an error). ``name``: the argument, for the error.
+    else PCA (a map without the optional dependency rather than an error); ``"umap"`` without umap-learn is an
+    ImportError, before any work. ``name``: the argument, for the errors.
 
     Example:
         >>> resolve_projection("pca")
         'pca'
     """
     validate_parameters({name: projection}, {name: Options(*PROJECTIONS)})
+    if projection == "umap" and importlib.util.find_spec("umap") is None:
+        raise ImportError(
+            f"`{name}` umap needs umap-learn, a dependency of hf_textcluster that is not installed: pip install "
+            f"umap-learn (or pass `{name}` tsne)."
+        )
     if projection != "auto":
         return projection
     return "umap" if importlib.util.find_spec("umap") is not None else "pca"

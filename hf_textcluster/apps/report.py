@@ -25,8 +25,6 @@ plotly is optional: ``pip install "hf_textcluster[report]"``.
     cluster_report(model, texts, labels=labels, output="report.html")    # -> Path("report.html")
 """
 
-from __future__ import annotations
-
 import os
 from collections.abc import Sequence
 from pathlib import Path

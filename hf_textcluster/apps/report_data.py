@@ -9,8 +9,6 @@ the :func:`cluster_summaries` (one per used cluster: size, keywords, most and le
         print(summary["cluster"], summary["name"], summary["size"], summary["keywords"])
 """
 
-from __future__ import annotations
-
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -175,7 +173,7 @@ class ReportData:
         sample_size: int | None = DEFAULT_SAMPLE_SIZE,
         map_method: str = "pca",
         random_state: int | None = 0,
-    ) -> ReportData:
+    ) -> "ReportData":
         """Check the arrays :func:`~hf_textcluster.apps.report.render_report` was given and compute what the page
         shows from them.
 

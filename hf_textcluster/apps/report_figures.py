@@ -17,8 +17,6 @@ method: the same picture for every clusterer, computed from the texts the report
     hierarchy_figure(ids, centres, names).write_html("hierarchy.html")
 """
 
-from __future__ import annotations
-
 import math
 from collections.abc import Mapping, Sequence
 

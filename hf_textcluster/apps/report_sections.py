@@ -10,8 +10,6 @@ self-contained HTML document.
     html = render_page(ReportData.from_arrays(texts, probabilities, embeddings), "My clusters")
 """
 
-from __future__ import annotations
-
 from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np

@@ -7,8 +7,6 @@ texts are done and how many bytes of the output hold them, so a restart truncate
 continues after the last complete one. The input is read by :func:`~hf_textcluster.data.text_files.text_chunks`.
 """
 
-from __future__ import annotations
-
 import hashlib
 import json
 import os
@@ -278,15 +276,6 @@ class _ResumableOutput:
             self.lock.close()
 
 
-def _json_lines(chunk: list[str], results) -> str:
-    """One JSON line per text: the text and its result; with ``top_k`` (a list of results, most likely first), the
-    line without ``top_k`` (the first result, its confidence included) and the list under ``"top_k"``."""
-    return "".join(
-        json.dumps({"text": text, **(r if isinstance(r, dict) else {**r[0], "top_k": r})}, ensure_ascii=False) + "\n"
-        for text, r in zip(chunk, results)
-    )
-
-
 def predict_file(
     clusterer,
     source,
@@ -351,7 +340,13 @@ def predict_file(
     try:
         for chunk, results in _predicted_chunks(clusterer, chunks, out.done, call_kwargs):
             count += len(chunk)
-            out.write(_json_lines(chunk, results), count)
+            # one JSON line per text: the text and its result; with top_k (a list of results, most likely first),
+            # the line without top_k (the first result, its confidence included) and the list under "top_k"
+            lines = (
+                json.dumps({"text": t, **(r if isinstance(r, dict) else {**r[0], "top_k": r})}, ensure_ascii=False)
+                for t, r in zip(chunk, results)
+            )
+            out.write("".join(line + "\n" for line in lines), count)
             bar.update(len(chunk))
         out.finish()
     finally:

@@ -4,8 +4,6 @@ from hf_textcluster.apps.training_curves import plot_training_curves
 plot_training_curves(trainer.state.log_history, path="curves.png")  # or a run folder / trainer_state.json
 """
 
-from __future__ import annotations
-
 import json
 import math
 import os
@@ -58,11 +56,6 @@ def load_log_history(source: str | os.PathLike) -> list[dict]:
     return history
 
 
-def _series(history: Sequence[Mapping], key: str) -> tuple[list[float], list[float]]:
-    drawn = [entry for entry in history if "step" in entry and is_drawable(entry.get(key))]
-    return [entry["step"] for entry in drawn], [float(entry[key]) for entry in drawn]
-
-
 def plot_training_curves(
     log_history: Sequence[Mapping[str, Any]] | str | os.PathLike,
     *,
@@ -95,7 +88,11 @@ def plot_training_curves(
         log_history = load_log_history(log_history)
     history = [entry for entry in log_history if isinstance(entry, Mapping)]
     keys = dict.fromkeys(k for entry in history for k in entry)
-    series = {k: points for k in keys if (points := _series(history, k))[0]}  # the keys with a value at a step
+    # (steps, values) of each key with a value at a step
+    drawn = {k: [entry for entry in history if "step" in entry and is_drawable(entry.get(k))] for k in keys}
+    series = {
+        k: ([e["step"] for e in entries], [float(e[k]) for e in entries]) for k, entries in drawn.items() if entries
+    }
     loss_keys = [k for k in series if k == "loss" or k.startswith("loss_")]
     score_keys = [k for k in (*_HEALTH_KEYS, *_SCORE_KEYS) if k in series]
     health = bool(score_keys) or _CLUSTERS_USED in series

@@ -10,8 +10,6 @@ One module per command: each defines ``HELP`` (its line in ``hf-textcluster --he
 ``run(args, extra) -> int`` (its exit status); a new command is a new module and its name in ``COMMANDS``.
 """
 
-from __future__ import annotations
-
 import argparse
 import importlib
 import os

@@ -1,10 +1,9 @@
 """Argument types and helpers shared by several ``hf-textcluster`` commands."""
 
-from __future__ import annotations
-
 import argparse
 import contextlib
 import os
+import warnings
 
 from ..apps.projection import PROJECTIONS
 from ..apps.report_data import DEFAULT_SAMPLE_SIZE
@@ -93,12 +92,6 @@ def num_clusters_or_auto(value: str) -> int | str:
     return "auto" if _count_or_auto(value) == "auto" else positive_int(value)
 
 
-def cluster_count_request(args: argparse.Namespace, default: int | None = None) -> ClusterCountRequest:
-    """The K request of ``--num-clusters`` / ``--k-range`` / ``--k-criterion`` (``default`` when K is not given)."""
-    num_clusters = default if args.num_clusters is None else args.num_clusters
-    return ClusterCountRequest.parse(num_clusters, args.k_range, args.k_criterion)
-
-
 def count_or_fraction(value: str) -> int | float:
     with contextlib.suppress(ValueError):
         return float(value) if "." in value else int(value)
@@ -151,8 +144,12 @@ def add_model_input_args(parser: argparse.ArgumentParser, model_help: str) -> No
     _add_text_column_and_batch_args(parser)
 
 
-def add_map_args(parser: argparse.ArgumentParser) -> None:
-    """``--projection``, ``--map-sample`` and ``--seed``: how a 2-D map of the texts is drawn (plot and report)."""
+def add_map_command_args(parser: argparse.ArgumentParser, label_help: str, output_help: str, output: str) -> None:
+    """plot and report: a trained model on the texts of ``--input`` (``--label-column`` their known classes), drawn
+    into ``--output``; ``--projection``, ``--map-sample`` and ``--seed``: how the 2-D map of the texts is drawn."""
+    add_model_input_args(parser, "A trained model directory or hub id.")
+    parser.add_argument("--label-column", help=label_help)
+    add_output_args(parser, output_help, default=output)
     parser.add_argument(
         "--projection",
         default="auto",
@@ -168,6 +165,15 @@ def add_map_args(parser: argparse.ArgumentParser) -> None:
         help="At most this many texts in the map, a seeded sample (the sizes and tables count every text).",
     )
     parser.add_argument("--seed", type=int, default=0, help="Seed of the map's sample and projection.")
+
+
+def read_map_input(args: argparse.Namespace):
+    """plot and report: ``(the --input dataset, its texts, the title "<model> on <input file>")``."""
+    from ..data import load_text_file
+
+    dataset = load_text_file(args.input, text_column=args.text_column, label_column=args.label_column)
+    title = f"{os.path.basename(os.path.normpath(args.model))} on {os.path.basename(args.input)}"
+    return dataset, list(dataset["text"]), title
 
 
 def add_output_args(parser: argparse.ArgumentParser, help: str, default: str | None = None) -> None:
@@ -203,12 +209,11 @@ def write_output(path: str, write) -> None:
         raise WriteError(f"could not write {path}: {err.strerror or err}") from err
 
 
-# `--model` of the commands that read the whole run folder (card and push).
-TRAINED_MODEL_DIR = "A trained model directory (weights, tokenizer, training_run.json)."
-
-
 def add_card_args(parser: argparse.ArgumentParser) -> None:
-    """What the model card says about a run (``card`` and ``push``)."""
+    """The run folder and what its model card says (``card`` and ``push``)."""
+    parser.add_argument(
+        "--model", required=True, help="A trained model directory (weights, tokenizer, training_run.json)."
+    )
     parser.add_argument("--license", default="apache-2.0", help="Card license (default: apache-2.0).")
     parser.add_argument("--dataset-name", help="Card dataset (default: the run's benchmark).")
     parser.add_argument("--base-model", help="Card base_model hub id (default: the run's encoder when on the Hub).")
@@ -266,7 +271,13 @@ def run_edit(args: argparse.Namespace, op: str, **kwargs) -> tuple:
         if texts is None or not str(err).startswith("`texts`: "):
             raise
         raise ValueError(f"--input {args.input}: {str(err).removeprefix('`texts`: ')}") from None
-    refresh_card(args.model, clusterer.path, model=clusterer.model, texts=None if op == "update" else texts)
+    if os.path.isfile(os.path.join(args.model, "README.md")):  # its card lists the clusters: written again
+        from ..hub.card_data import MetricsNotMeasuredWarning
+        from ..hub.model_card import write_model_card
+
+        with warnings.catch_warnings():  # the card says the scores were measured before the edits
+            warnings.simplefilter("ignore", MetricsNotMeasuredWarning)
+            write_model_card(clusterer.path, model=clusterer.model, texts=None if op == "update" else texts)
     if args.output_dir:
         where = f"saved to {clusterer.path} ({args.model} is unchanged)"
     else:
@@ -290,16 +301,3 @@ def read_texts(path: str | None, text_column: str) -> list[str] | None:
     from ..data import load_text_file
 
     return list(load_text_file(path, text_column=text_column)["text"]) if path else None
-
-
-def refresh_card(model_dir: str, output_dir: str, **card) -> None:
-    """Write the edited model's card again (it lists the clusters) when the model it was made from had one."""
-    if os.path.isfile(os.path.join(model_dir, "README.md")):
-        import warnings
-
-        from ..hub.card_data import MetricsNotMeasuredWarning
-        from ..hub.model_card import write_model_card
-
-        with warnings.catch_warnings():  # the card says the scores were measured before the edits
-            warnings.simplefilter("ignore", MetricsNotMeasuredWarning)
-            write_model_card(output_dir, **card)

@@ -1,7 +1,5 @@
 """``hf-textcluster calibrate``: calibrate a trained model's confidence and outlier distances on your texts."""
 
-from __future__ import annotations
-
 import argparse
 
 from ._args import add_edit_args, positive_int, run_edit

@@ -1,14 +1,11 @@
 """``hf-textcluster card``: write the model card of a trained directory (no upload)."""
 
-from __future__ import annotations
-
 import argparse
 import sys
 from pathlib import Path
 
 from ..hub.model_card import write_model_card
 from ._args import (
-    TRAINED_MODEL_DIR,
     add_card_args,
     add_output_args,
     add_text_column_arg,
@@ -22,7 +19,7 @@ HELP = "Write the model card of a trained directory (no upload)."
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", required=True, help=TRAINED_MODEL_DIR)
+    add_card_args(parser)
     add_output_args(parser, "Write the card here instead of stdout.")
     parser.add_argument("--repo-id", help="Hub id used in the card's usage snippets (default: your-org/your-model).")
     parser.add_argument(
@@ -31,7 +28,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "them (default: the file or benchmark the run recorded, when it is still there).",
     )
     add_text_column_arg(parser)
-    add_card_args(parser)
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:

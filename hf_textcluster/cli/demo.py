@@ -1,8 +1,6 @@
 """``hf-textcluster demo``: the default of ``train`` on the StackOverflow sample shipped in the package, beside the
 BERTopic way and k-means."""
 
-from __future__ import annotations
-
 import argparse
 
 from ..apps.demo import DEMO_OUTPUT_DIR, run_demo
@@ -14,16 +12,10 @@ HELP = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--output-dir",
-        help=f"Where the trained model goes (default: {DEMO_OUTPUT_DIR}, replaced by each demo).",
+        "--output-dir", help=f"Where the trained model goes (default: {DEMO_OUTPUT_DIR}, replaced by each demo)."
     )
     parser.add_argument("--overwrite", action="store_true", help="Replace a trained model already in --output-dir.")
-    parser.add_argument(
-        "--num-texts",
-        type=int,
-        default=None,
-        help="Texts of the sample clustered (default: all 2,000).",
-    )
+    parser.add_argument("--num-texts", type=int, help="Texts of the sample clustered (default: all 2,000).")
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:

@@ -1,10 +1,9 @@
 """``hf-textcluster evaluate``: ACC / NMI / ARI of a baseline or a trained model on labelled texts."""
 
-from __future__ import annotations
-
 import argparse
 import time
 
+from ..choosing.auto_k import ClusterCountRequest
 from ..data import load_benchmark, load_text_file
 from ..evaluation.metrics import clustering_scores
 from ..runs.baselines import BASELINES, make_baseline
@@ -16,7 +15,6 @@ from ._args import (
     add_data_args,
     add_k_selection_args,
     add_text_column_arg,
-    cluster_count_request,
     describe_k_selection,
     format_scores,
     num_clusters_or_auto,
@@ -72,9 +70,8 @@ def _evaluation_dataset(args: argparse.Namespace):
     return dataset, args.input
 
 
-def _check_arguments(args: argparse.Namespace) -> bool:
-    """Refuse a bad combination before reading any data; True when K is to be chosen (``--num-clusters auto``)."""
-    auto = args.num_clusters == "auto"
+def run(args: argparse.Namespace, extra: list[str]) -> int:
+    auto = args.num_clusters == "auto"  # a bad combination is refused before any data is read
     if auto and (args.model or args.baseline != "embeddings-kmeans"):
         raise ValueError(
             "--num-clusters auto chooses K from encoder embeddings: it works with --baseline "
@@ -83,11 +80,6 @@ def _check_arguments(args: argparse.Namespace) -> bool:
         )
     if not auto and (args.k_range or args.k_criterion):
         raise ValueError("--k-range / --k-criterion apply to --num-clusters auto.")
-    return auto
-
-
-def run(args: argparse.Namespace, extra: list[str]) -> int:
-    auto = _check_arguments(args)
     dataset, source = _evaluation_dataset(args)
     texts, labels = dataset["text"], dataset["label"]
     num_classes = dataset.features["label"].num_classes
@@ -102,7 +94,8 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
             )
         metrics = evaluate_clusterer(model, texts, labels, random_state=args.seed, show_progress_bar=True)
     else:
-        request = cluster_count_request(args, default=num_classes)
+        num_clusters = num_classes if args.num_clusters is None else args.num_clusters
+        request = ClusterCountRequest.parse(num_clusters, args.k_range, args.k_criterion)
         kwargs = {"encoder": args.encoder} if args.baseline == "embeddings-kmeans" and args.encoder else {}
         baseline = make_baseline(args.baseline, request, random_state=args.seed, **kwargs)
         try:

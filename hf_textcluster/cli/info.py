@@ -1,11 +1,10 @@
 """``hf-textcluster info``: the table of a trained model's clusters (id, name, size, keywords, representative texts,
 mean confidence), from what the model saved at training time or recomputed from texts; optionally as a CSV file."""
 
-from __future__ import annotations
-
 import argparse
 import os
 
+from ..apps.report_figures import shorten
 from ..runs.clusterer import Clusterer
 from ._args import _add_text_column_and_batch_args, add_output_args, check_output_file, read_texts, write_output
 
@@ -70,9 +69,7 @@ def format_table(table) -> str:
         if row.keywords:
             lines.append(f"{'':>30}keywords: {', '.join(row.keywords[:SHOWN_KEYWORDS])}")
         if row.representative_texts:
-            text = row.representative_texts[0]
-            text = text if len(text) <= SHOWN_TEXT_CHARS else text[: SHOWN_TEXT_CHARS - 1] + "…"
-            lines.append(f"{'':>30}e.g. {text}")
+            lines.append(f"{'':>30}e.g. {shorten(row.representative_texts[0], SHOWN_TEXT_CHARS)}")
     return "\n".join(lines)
 
 

@@ -1,7 +1,5 @@
 """``hf-textcluster merge``: merge clusters of a trained model (in place, the model before kept; or into a copy)."""
 
-from __future__ import annotations
-
 import argparse
 
 from ._args import add_edit_args, run_edit

@@ -3,8 +3,6 @@
 ``id2label`` (what the pipeline returns as ``"label"``), a cluster whose answer fails or is unusable keeps its keyword
 name, and the answers are cached beside the model (``cluster_names.json``)."""
 
-from __future__ import annotations
-
 import argparse
 
 from ..modeling.validation import check_local_path

@@ -1,17 +1,13 @@
 """``hf-textcluster plot``: a picture of a trained model's clusters on your texts (needs the plot extra)."""
 
-from __future__ import annotations
-
 import argparse
-import os
 
 from ..apps.canvas import check_image_path
 from ..apps.plotting import is_placeholder_names, plot_clustering_overview
 from ..apps.projection import resolve_projection
-from ..data import load_text_file
 from ..representation.summary import sample_rows
 from ..runs.folder import load_clusterer
-from ._args import add_map_args, add_model_input_args, add_output_args, check_output_file
+from ._args import add_map_command_args, check_output_file, read_map_input
 
 HELP = (
     "A PNG of a trained model's clusters on your texts: a 2-D map coloured "
@@ -20,10 +16,12 @@ HELP = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_model_input_args(parser, "A trained model directory or hub id.")
-    parser.add_argument("--label-column", help="Known classes of --input: a second map coloured by them.")
-    add_output_args(parser, "The picture (default: map.png; .png, .pdf, .svg, ...).", default="map.png")
-    add_map_args(parser)
+    add_map_command_args(
+        parser,
+        "Known classes of --input: a second map coloured by them.",
+        "The picture (default: map.png; .png, .pdf, .svg, ...).",
+        "map.png",
+    )
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
@@ -31,16 +29,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     check_output_file(args)
     check_image_path(args.output)  # matplotlib missing, an unknown format or no such folder
     projection = resolve_projection(args.projection)
-    if projection == "umap":
-        try:
-            import umap  # noqa: F401  (a dependency of the package; checked before any work)
-        except ImportError as err:
-            raise ImportError(
-                "--projection umap needs umap-learn, a dependency of hf_textcluster that is not installed: pip "
-                "install umap-learn (or pass --projection tsne)."
-            ) from err
-    dataset = load_text_file(args.input, text_column=args.text_column, label_column=args.label_column)
-    texts = list(dataset["text"])
+    dataset, texts, title = read_map_input(args)
     if len(texts) < 4:
         raise ValueError(f"{args.input} holds {len(texts)} text(s): a map needs at least 4.")
     model = load_clusterer(args.model)
@@ -64,8 +53,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
         method=projection,
         random_state=args.seed,
         path=args.output,
-        title=f"{os.path.basename(os.path.normpath(args.model))} on {os.path.basename(args.input)}: {shown} texts "
-        f"mapped",
+        title=f"{title}: {shown} texts mapped",
     )
     used = len(set(clusters.tolist()))
     print(

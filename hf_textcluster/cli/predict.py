@@ -1,7 +1,5 @@
 """``hf-textcluster predict``: cluster a file of texts with a trained model (JSON lines out)."""
 
-from __future__ import annotations
-
 import argparse
 import sys
 
@@ -69,18 +67,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _pipeline_options(args: argparse.Namespace) -> dict:
-    # an option left at its default is not passed: it is no part of the options a half-written --output resumes with
-    options = {
-        "batch_size": args.batch_size,
-        "top_k": args.top_k,
-        "flag_outliers": args.flag_outliers or None,
-        "outlier_quantile": args.outlier_quantile,
-        "precision": None if args.precision == "auto" else args.precision,
-    }
-    return {key: value for key, value in options.items() if value is not None}
-
-
 def _device(device: str) -> str:
     """``--device auto``: the first CUDA GPU when torch sees one, else the CPU. A device this machine lacks is one line
     naming --device, not torch's bare AssertionError later."""
@@ -105,6 +91,14 @@ def _device(device: str) -> str:
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     device = _device(args.device)
+    # an option left at its default is not passed: it is no part of the options a half-written --output resumes with
+    options = {
+        "batch_size": args.batch_size,
+        "top_k": args.top_k,
+        "flag_outliers": args.flag_outliers or None,
+        "outlier_quantile": args.outlier_quantile,
+        "precision": None if args.precision == "auto" else args.precision,
+    }
     if args.output:
         check_output(args.input, args.output, args.overwrite)
     text_chunks(args.input, args.text_column, args.chunk_size)  # a file it cannot open fails before the model loads
@@ -121,7 +115,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
             text_column=args.text_column,
             chunk_size=args.chunk_size,
             overwrite=args.overwrite,
-            **_pipeline_options(args),
+            **{key: value for key, value in options.items() if value is not None},
         ),
         processes,
     )

@@ -1,20 +1,18 @@
 """``hf-textcluster push``: upload a trained model directory to the Hub with a generated model card."""
 
-from __future__ import annotations
-
 import argparse
 import sys
 
 from huggingface_hub.errors import HfHubHTTPError
 
 from ..hub.push import push_model_dir
-from ._args import TRAINED_MODEL_DIR, add_card_args, card_kwargs
+from ._args import add_card_args, card_kwargs
 
 HELP = "Upload a trained model directory to the Hub with a generated model card."
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", required=True, help=TRAINED_MODEL_DIR)
+    add_card_args(parser)
     parser.add_argument(
         "--repo-id", required=True, help="Target Hub repository, e.g. org/sccl-stackoverflow (created if missing)."
     )
@@ -27,7 +25,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--no-card", action="store_true", help="Upload no README.md.")
     parser.add_argument("--label-clusters", action="store_true", help="Name clusters after their keywords (id2label).")
-    add_card_args(parser)
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:

@@ -1,7 +1,5 @@
 """``hf-textcluster recluster``: re-fit a trained model's clusters by k-means on its trained embeddings."""
 
-from __future__ import annotations
-
 import argparse
 
 from ..editing.kmeans import KMEANS_INITS

@@ -1,8 +1,6 @@
 """``hf-textcluster reduce``: merge a trained model's closest clusters until N remain (in place, the model before
 kept; or into a copy)."""
 
-from __future__ import annotations
-
 import argparse
 
 from ._args import add_edit_args, positive_int, run_edit

@@ -1,7 +1,5 @@
 """``hf-textcluster refine``: serve the best of a trained model's partitions, refined by iterative classification."""
 
-from __future__ import annotations
-
 import argparse
 
 from ..modeling.input_checks import CANDIDATES, SERVE_CHOICES

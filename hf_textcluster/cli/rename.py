@@ -1,8 +1,6 @@
 """``hf-textcluster rename``: give a trained model's clusters the names you choose (``3="refunds"``, or a JSON file
 of them), saved as its ``id2label`` (what ``predict`` and the pipeline return as ``label``)."""
 
-from __future__ import annotations
-
 import argparse
 import json
 
@@ -36,18 +34,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_edit_args(parser, input_help="")
 
 
-def _read_names_file(path: str) -> dict:
-    try:
-        names = json.loads(read_file_option(path, "--file"))
-    except ValueError as err:  # UnicodeDecodeError included
-        raise ValueError(f'--file {path} is not JSON ({err}); write it as {{"3": "refunds"}}.') from None
-    if not isinstance(names, dict):
-        raise ValueError(f'--file {path} must hold one JSON object of cluster id -> name, e.g. {{"3": "refunds"}}.')
-    return names
-
-
 def run(args: argparse.Namespace, extra: list[str]) -> int:
-    names = _read_names_file(args.file) if args.file else {}
+    try:
+        names = json.loads(read_file_option(args.file, "--file")) if args.file else {}
+    except ValueError as err:  # UnicodeDecodeError included
+        raise ValueError(f'--file {args.file} is not JSON ({err}); write it as {{"3": "refunds"}}.') from None
+    if not isinstance(names, dict):
+        raise ValueError(
+            f'--file {args.file} must hold one JSON object of cluster id -> name, e.g. {{"3": "refunds"}}.'
+        )
     names.update(dict(args.names))
     if not names:
         raise ValueError('rename needs names: pass ID=NAME pairs (3="refunds") or --file names.json.')

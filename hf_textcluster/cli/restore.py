@@ -1,7 +1,5 @@
 """``hf-textcluster restore``: go back to a model's state before the last command changed it in place."""
 
-from __future__ import annotations
-
 import argparse
 
 from ..runs.curation import restore_previous

@@ -1,7 +1,5 @@
 """``hf-textcluster update``: take new texts into a trained model (centres moved, an emerging group proposed)."""
 
-from __future__ import annotations
-
 import argparse
 
 from ..editing.curation import UPDATE_FAR_QUANTILE

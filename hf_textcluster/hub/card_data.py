@@ -5,8 +5,6 @@ base encoder, the training arguments of the run (``training_run.json``) and the 
 :func:`~hf_textcluster.hub.model_card.generate_model_card` fills the template with it.
 """
 
-from __future__ import annotations
-
 import dataclasses
 import math
 import os
@@ -23,8 +21,6 @@ from ..representation.summary import sample_rows
 from ..runs.recipes import load_recipe
 from ..runs.record import RunRecord
 from ..runs.training_texts import find_training_texts
-
-PLACEHOLDER_REPO_ID = "your-org/your-model"
 
 # Metrics of the model-index, in display order: key in the metrics dict -> (model-index type, display name).
 CARD_METRICS = {"acc": ("accuracy", "ACC"), "nmi": ("nmi", "NMI"), "ari": ("ari", "ARI")}
@@ -175,12 +171,3 @@ class CardData:
     @property
     def config(self):
         return self.model.config
-
-    @property
-    def model_type(self) -> str:
-        return self.model.config.model_type
-
-    @property
-    def repo(self) -> str:
-        """The hub id the usage snippets name (a placeholder when the card is for no repository yet)."""
-        return self.repo_id or PLACEHOLDER_REPO_ID

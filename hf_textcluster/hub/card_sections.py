@@ -3,8 +3,6 @@ YAML front matter, the results and clusters tables, the command that reproduces 
 the model serves and the run-specific limitations. Each is a markdown string for one field of the card template.
 """
 
-from __future__ import annotations
-
 import json
 import os
 import re
@@ -22,14 +20,7 @@ from ..models import METHODS, card_fields
 from ..representation import LearnedTopicsRepresentation
 from ..runs.record import RunRecord
 from ..runs.training_texts import run_input_file
-from .card_data import (
-    CARD_METRICS,
-    CardData,
-    encoder_hub_id,
-    method_fields,
-    served_partition,
-    training_arguments,
-)
+from .card_data import CARD_METRICS, CardData, encoder_hub_id, method_fields, served_partition, training_arguments
 
 NOT_MEASURED = "not measured"
 # The package is installed from a checkout of its source (no package index serves it).
@@ -235,8 +226,8 @@ def front_matter(data: CardData, tags: Sequence[str] | None = None, **card_data)
     """The YAML front matter: tags (method, loss terms, dataset size, custom code) and the model-index results;
     ``card_data``: more fields of ``ModelCardData`` (``license``, ``language``)."""
     run, texts, measured, dataset_name = data.run, data.texts, data.measured, data.dataset_name
-    method = METHODS.get(data.model_type)
-    card_tags = ["hf_textcluster", "text-clustering", "clustering", "unsupervised", data.model_type]
+    method = METHODS.get(data.config.model_type)
+    card_tags = ["hf_textcluster", "text-clustering", "clustering", "unsupervised", data.config.model_type]
     if run.method:  # a run `train` recorded
         card_tags.append("generated_from_trainer")
     if run.num_train_texts or texts is not None:  # the training set's size, else the texts given here
@@ -433,12 +424,12 @@ def base_model_link(base: str | None) -> str:
 def section_fields(data: CardData) -> dict[str, Any]:
     """The template's fields that come from the model and its run (the front matter and the method's own aside)."""
     config, run, texts = data.config, data.run, data.texts
-    repo_id = one_line(data.repo).replace('"', "")
+    repo_id = one_line(data.repo_id or "your-org/your-model").replace('"', "")  # a placeholder: for no repository yet
     keywords_from = f"; {len(texts):,} of its texts give the keywords below" if texts is not None else ""
     return {
         "model_name": escape_markdown(data.model_name),
         "method_name": data.method_name,
-        "model_type": data.model_type,
+        "model_type": data.config.model_type,
         "repo_id": repo_id,
         "num_clusters": config.num_clusters,
         "pooling": config.pooling,

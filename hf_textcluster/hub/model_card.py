@@ -10,8 +10,6 @@ What a card says is gathered by :mod:`hf_textcluster.hub.card_data` and its sect
 the run record and the trained model are read by :mod:`hf_textcluster.runs.folder`.
 """
 
-from __future__ import annotations
-
 import os
 import string
 import warnings
@@ -146,7 +144,7 @@ def generate_model_card(
     }
     fields.update(card_fields(config)[0])
     fields.update({k: escape_markdown(format_value(v)) for k, v in method_fields(config).items() if k not in fields})
-    return string.Template(_template_for(data.model_type, data.method_name)).safe_substitute(fields)
+    return string.Template(_template_for(data.config.model_type, data.method_name)).safe_substitute(fields)
 
 
 def write_model_card(

@@ -19,8 +19,6 @@ Where ``hf_textcluster`` is imported, its registered classes and pipeline take p
 on load), so nothing needs ``trust_remote_code``.
 """
 
-from __future__ import annotations
-
 import os
 import tempfile
 from collections.abc import Mapping, Sequence
