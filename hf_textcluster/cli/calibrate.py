@@ -32,8 +32,8 @@ def calibration_kwargs(args: argparse.Namespace) -> dict:
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
-    """Calibrate ``--model``'s confidence and outlier distances on ``--input`` (default: its training texts): models
-    trained before calibration existed get it without retraining."""
+    """Calibrate ``--model``'s confidence and outlier distances on ``--input`` (default: its training texts): a model
+    saved uncalibrated, or calibrated on other texts, gets it without retraining."""
     clusterer, _, where = run_edit(args, "calibrate", **calibration_kwargs(args))
     texts = clusterer.model.config.num_calibration_texts
     print(
