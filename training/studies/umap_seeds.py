@@ -45,7 +45,9 @@ if __name__ == "__main__":
                     "acc": round(100 * clustering_scores(labels, p)["acc"], 1),
                     "within_ss": round(within_ss(x, p), 2),
                     "agreement": round(float(np.mean(others)), 4),
-                    "silhouette": round(float(silhouette_score(x, p, metric="cosine", sample_size=4000, random_state=0)), 4),
+                    "silhouette": round(
+                        float(silhouette_score(x, p, metric="cosine", sample_size=4000, random_state=0)), 4
+                    ),
                 }
             )
         row = {"dataset": name, "N": len(x), "K": K, "runs": runs}
