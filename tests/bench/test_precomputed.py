@@ -3,7 +3,6 @@ own text, their labels translated to the corpus' ids; the real files when the sh
 
 from __future__ import annotations
 
-import csv
 import logging
 import sys
 from collections import Counter, defaultdict
@@ -15,16 +14,8 @@ from hf_textcluster.data import load_benchmark, load_texts
 from hf_textcluster.data.provenance import benchmark_corpus, views_augmentation
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # training/ is a folder of the checkout, not installed
+from tests.data.data_test_utils import write_csv  # noqa: E402
 from training.bench.precomputed import load_with_views, training_data  # noqa: E402
-
-
-def write_csv(path: Path, header: list[str], rows: list[list]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8", newline="") as handle:
-        writer = csv.writer(handle, lineterminator="\n")
-        writer.writerow(header)
-        writer.writerows(rows)
-    return path
 
 
 def views(name, tmp_path, family):
@@ -91,14 +82,18 @@ def _stackoverflow_rows(n_per_class=2):
     return [[f"question {i} about topic {label}", str(label)] for label in range(1, 21) for i in range(n_per_class)]
 
 
+def _write_stackoverflow(tmp_path, rows, aug_rows):
+    """The corpus ``rows`` and its sccl_contextual views ``aug_rows`` (label, text, view 1, view 2) in ``tmp_path``."""
+    write_csv(tmp_path / "stackoverflow.csv", ["text", "label"], rows)
+    path = tmp_path / "augmented" / "sccl_contextual" / "stackoverflow.csv"
+    write_csv(path, ["label", "text", "text1", "text2"], aug_rows)
+
+
 def test_row_aligned_views_keep_primary_text_and_labels(tmp_path):
     rows = _stackoverflow_rows()
-    write_csv(tmp_path / "stackoverflow.csv", ["text", "label"], rows)
     aug_rows = [[str(21 - int(label)), text, f"v1 {text}", f"v2 {text}"] for text, label in rows]  # renumbered
     aug_rows[0][1] = "question 0 about topic 1 (other copy)"  # one text differs (Rakib's copy)
-    write_csv(
-        tmp_path / "augmented" / "sccl_contextual" / "stackoverflow.csv", ["label", "text", "text1", "text2"], aug_rows
-    )
+    _write_stackoverflow(tmp_path, rows, aug_rows)
     ds = views("stackoverflow", tmp_path, "sccl_contextual")
     assert ds["text"] == [r[0] for r in rows]
     assert [ds.features["label"].int2str(i) for i in ds["label"][:3]] == ["wordpress", "wordpress", "oracle"]
@@ -107,11 +102,8 @@ def test_row_aligned_views_keep_primary_text_and_labels(tmp_path):
 
 def test_row_aligned_file_with_another_partition_is_rejected(tmp_path):
     rows = _stackoverflow_rows()
-    write_csv(tmp_path / "stackoverflow.csv", ["text", "label"], rows)
     aug_rows = [[str(i % 20 + 1), text, "a", "b"] for i, (text, _) in enumerate(rows)]
-    write_csv(
-        tmp_path / "augmented" / "sccl_contextual" / "stackoverflow.csv", ["label", "text", "text1", "text2"], aug_rows
-    )
+    _write_stackoverflow(tmp_path, rows, aug_rows)
     with pytest.raises(ValueError, match="different partition"):
         views("stackoverflow", tmp_path, "sccl_contextual")
 
@@ -169,11 +161,8 @@ def test_missing_augmented_file(tmp_path):
 def test_views_name_their_family_and_keep_the_corpus(tmp_path):
     """A training run records what the views are and which corpus they belong to, read from the Dataset."""
     rows = _stackoverflow_rows()
-    write_csv(tmp_path / "stackoverflow.csv", ["text", "label"], rows)
     aug_rows = [[label, text, f"v1 {text}", f"v2 {text}"] for text, label in rows]
-    write_csv(
-        tmp_path / "augmented" / "sccl_contextual" / "stackoverflow.csv", ["label", "text", "text1", "text2"], aug_rows
-    )
+    _write_stackoverflow(tmp_path, rows, aug_rows)
     ds = views("stackoverflow", tmp_path, "sccl_contextual")
     assert views_augmentation(ds) == "sccl_contextual" and benchmark_corpus(ds) == "stackoverflow"
     assert views_augmentation(ds.select(range(3))) == "sccl_contextual"
@@ -182,11 +171,8 @@ def test_views_name_their_family_and_keep_the_corpus(tmp_path):
 
 def test_training_data_joins_a_recipes_family_and_passes_an_augmenter_on(tmp_path):
     rows = _stackoverflow_rows()
-    write_csv(tmp_path / "stackoverflow.csv", ["text", "label"], rows)
     aug_rows = [[label, text, f"v1 {text}", f"v2 {text}"] for text, label in rows]
-    write_csv(
-        tmp_path / "augmented" / "sccl_contextual" / "stackoverflow.csv", ["label", "text", "text1", "text2"], aug_rows
-    )
+    _write_stackoverflow(tmp_path, rows, aug_rows)
     data, augmentation = training_data("sccl", "stackoverflow", "recipe", "cpu", str(tmp_path))
     assert augmentation is None and data["text_aug1"][0] == f"v1 {rows[0][0]}"
     assert training_data("sccl", "stackoverflow", "word_deletion", "cpu", str(tmp_path)) == (
