@@ -10,7 +10,6 @@ Writes one JSON line per corpus to ``cached_choice.jsonl`` beside this file, and
 Run: ``PYTHONPATH=. python training/studies/cached_choice.py tweet agnews ...`` (after ``cached_encode.py``).
 """
 
-import json
 import os
 import sys
 import time
@@ -26,6 +25,7 @@ from hf_textcluster.evaluation.metrics import clustering_scores
 
 sys.path.insert(0, str(Path(__file__).parent))
 from cached_heads import scan, sccl_cache  # noqa: E402
+from study_rows import append_row, pending  # noqa: E402
 
 torch.set_num_threads(int(os.environ.get("THREADS", 2)))
 OUT = Path(__file__).with_name("cached_choice.jsonl")
@@ -41,11 +41,7 @@ def timed(seconds, key, make, *args, **kwargs):
 
 
 if __name__ == "__main__":
-    done = {json.loads(line)["dataset"] for line in OUT.read_text().splitlines()} if OUT.exists() else set()
-    for name in sys.argv[1:]:
-        if name in done:
-            continue
-        z = np.load(f"/tmp/emb/{name}.npz")
+    for name, z in pending(OUT, sys.argv[1:]):
         e0, e1, labels, idx = z["e0"], z["e1"], z["labels"], z["idx"]
         all_texts = load_benchmark(name, data_dir=DATA)["text"]
         texts = [all_texts[int(i)] for i in idx]
@@ -65,6 +61,5 @@ if __name__ == "__main__":
         row = {"dataset": name, "N": len(texts), "K": K, "acc": acc, "criteria": values, "seconds": seconds}
         PARTS.mkdir(parents=True, exist_ok=True)
         np.savez(PARTS / f"{name}.npz", labels=labels, **{n.replace("/", "__"): p for n, p in parts.items()})
-        with OUT.open("a") as f:
-            f.write(json.dumps(row) + "\n")
+        append_row(OUT, row)
         print(name, acc, seconds, flush=True)

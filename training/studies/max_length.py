@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from study_rows import append_row, pending  # the script's folder is on sys.path
 
 from hf_textcluster.data import load_benchmark
 from hf_textcluster.editing.kmeans import _umap_kmeans_groups, fit_kmeans
@@ -33,12 +34,8 @@ def bucket(tokens: float) -> int:
 
 
 if __name__ == "__main__":
-    done = {json.loads(line)["dataset"] for line in OUT.read_text().splitlines()} if OUT.exists() else set()
     model = from_encoder_pretrained(TextClusteringPreTrainedModel, None, num_clusters=2)
-    for name in sys.argv[1:]:
-        if name in done:
-            continue
-        z = np.load(f"/tmp/emb/{name}.npz")
+    for name, z in pending(OUT, sys.argv[1:]):
         labels, idx = z["labels"], z["idx"]
         all_texts = load_benchmark(name, data_dir=DATA)["text"]
         texts = [all_texts[int(i)] for i in idx]
@@ -68,6 +65,5 @@ if __name__ == "__main__":
             "acc": acc,
             "encode_seconds": seconds,
         }
-        with OUT.open("a") as f:
-            f.write(json.dumps(row) + "\n")
+        append_row(OUT, row)
         print(json.dumps(row), flush=True)

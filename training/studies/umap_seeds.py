@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 from sklearn.metrics import normalized_mutual_info_score, silhouette_score
+from study_rows import append_row, pending  # the script's folder is on sys.path
 
 from hf_textcluster.editing.kmeans import _umap_kmeans_groups
 from hf_textcluster.evaluation.metrics import clustering_scores
@@ -27,11 +28,7 @@ def within_ss(x: np.ndarray, labels: np.ndarray) -> float:
 
 
 if __name__ == "__main__":
-    done = {json.loads(line)["dataset"] for line in OUT.read_text().splitlines()} if OUT.exists() else set()
-    for name in sys.argv[1:]:
-        if name in done:
-            continue
-        z = np.load(f"/tmp/emb/{name}.npz")
+    for name, z in pending(OUT, sys.argv[1:]):
         x, labels = z["e0"], z["labels"]
         x = x / np.linalg.norm(x, axis=1, keepdims=True)
         K = len(np.unique(labels))
@@ -51,6 +48,5 @@ if __name__ == "__main__":
                 }
             )
         row = {"dataset": name, "N": len(x), "K": K, "runs": runs}
-        with OUT.open("a") as f:
-            f.write(json.dumps(row) + "\n")
+        append_row(OUT, row)
         print(json.dumps(row), flush=True)
