@@ -3,11 +3,13 @@
 its nearest centre. Lloyd's iterations cost rows x K x dims each, times ``n_init`` restarts: on a million texts the
 sample keeps the fit at the cost of 100k rows, and the assignment is one linear pass (scikit-learn chunks it).
 
-``init="umap"``: the centres are the means, in the original space, of the clusters k-means finds on a UMAP
-reduction of the rows (BERTopic's: 15 neighbours, 5 dimensions, cosine), and each row goes to its nearest centre, so
-a centroid head serves the result exactly. With many clusters k-means++ restarts end in poor local optima that the
-neighbourhood graph avoids, though not on every corpus; Lloyd's iterations from these centres are skipped, because
-they can fall back to k-means++'s optimum (docs/results.md has the measurements).
+``init="umap"``: the centres are the means, in the original space, of the clusters k-means finds on a UMAP reduction
+of the rows (BERTopic's: 15 neighbours, 5 dimensions, cosine), and each row goes to its nearest centre, so a
+centroid head serves the result exactly. UMAP lays the exact neighbours out ``UMAP_LAYOUTS`` times and the partition
+agreeing most with the others is kept: one layout in a few merges two clusters. With many clusters k-means++
+restarts end in poor local optima that the neighbourhood graph avoids, though not on every corpus; Lloyd's
+iterations from these centres are skipped, because they can fall back to k-means++'s optimum (docs/results.md has
+the measurements).
 
 ``init="best"`` (the trainers' default): k-means++ restarts and one Lloyd run started from the UMAP clusters' means,
 the lower inertia kept (no labels involved); see :func:`fit_kmeans` for where each wins.
@@ -37,9 +39,12 @@ logger = logging.get_logger(__name__)
 DEFAULT_KMEANS_MAX_SAMPLES = 100_000
 KMEANS_INITS = ("k-means++", "umap", "best")
 # UMAP's spectral layout needs more rows than its 15 neighbours
-# below this many rows UMAP computes all pairwise distances (umap-learn's own threshold) instead of approximate
-# nearest neighbours
-UMAP_EXACT_ROWS = 4096
+# up to this many rows the neighbours UMAP starts from are computed exactly (rows x rows x dims multiply-adds, in
+# chunks); above it UMAP's approximate search
+EXACT_NEIGHBOUR_ROWS = 50_000
+UMAP_NEIGHBOURS = 15
+# layouts drawn per UMAP k-means, the most agreeing partition kept (training/studies/umap_layouts.py chose it)
+UMAP_LAYOUTS = 3
 UMAP_MIN_ROWS = 17
 
 
@@ -337,9 +342,43 @@ def keeping_torch_threads():
             torch.set_num_threads(threads)
 
 
-def _umap_kmeans_groups(features, num_clusters: int, n_init: int = 10, random_state: int | None = 0) -> np.ndarray:
+def exact_neighbours(features, k: int, chunk: int = 2048) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's ``k`` nearest rows by cosine distance (itself among them) and those distances, in ascending order:
+    exact, ``chunk`` rows at a time (UMAP's ``precomputed_knn``)."""
+    x = np.asarray(features, dtype=np.float32)
+    x = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
+    indices = np.empty((len(x), k), dtype=np.int64)
+    distances = np.empty((len(x), k), dtype=np.float32)
+    for start in range(0, len(x), chunk):
+        dist = 1.0 - x[start : start + chunk] @ x.T
+        nearest = np.argpartition(dist, k - 1, axis=1)[:, :k]
+        near = np.take_along_axis(dist, nearest, axis=1)
+        order = np.argsort(near, axis=1, kind="stable")
+        indices[start : start + chunk] = np.take_along_axis(nearest, order, axis=1)
+        distances[start : start + chunk] = np.maximum(np.take_along_axis(near, order, axis=1), 0.0)
+    return indices, distances
+
+
+def _most_agreeing(partitions: list[np.ndarray]) -> np.ndarray:
+    """The partition with the highest mean NMI with the others: a layout that merged two clusters the others keep
+    apart agrees least with them."""
+    from sklearn.metrics import normalized_mutual_info_score
+
+    agreement = [
+        np.mean([normalized_mutual_info_score(p, q) for j, q in enumerate(partitions) if j != i])
+        for i, p in enumerate(partitions)
+    ]
+    # the first of those tied up to rounding: equal partitions under other cluster numbers score 1 - 1e-16 or 1
+    return partitions[int(np.flatnonzero(np.asarray(agreement) >= max(agreement) - 1e-9)[0])]
+
+
+def _umap_kmeans_groups(
+    features, num_clusters: int, n_init: int = 10, random_state: int | None = 0, layouts: int = UMAP_LAYOUTS
+) -> np.ndarray:
     """The clusters k-means finds on a UMAP reduction of ``features`` (BERTopic's: 15 neighbours, 5 dimensions,
-    cosine; seeded)."""
+    cosine; seeded). The neighbours are exact (up to ``EXACT_NEIGHBOUR_ROWS`` rows) and computed once; with
+    ``layouts`` > 1, UMAP lays them out that many times (seeds ``random_state``, ``random_state + 1``, ...) and the
+    partition agreeing most with the others is kept (one layout in a few can merge two clusters)."""
     why_not = _umap_start_unavailable(features)
     if why_not is not None:
         raise (ImportError if "umap-learn" in why_not else ValueError)(f"kmeans_init='umap' cannot run: {why_not}.")
@@ -348,22 +387,34 @@ def _umap_kmeans_groups(features, num_clusters: int, n_init: int = 10, random_st
 
     def groups() -> np.ndarray:
         with warnings.catch_warnings(), keeping_torch_threads():  # a seeded UMAP runs single-threaded and says so
-            warnings.filterwarnings("ignore", message="n_jobs value .* overridden|using precomputed metric")
-            data, metric = features, "cosine"
-            if features.shape[0] < UMAP_EXACT_ROWS:
-                # UMAP computes every distance of a small input exactly, one Python call per pair: scikit-learn's
-                # vectorised cosine distances give the same neighbours in a fraction of the time
-                from sklearn.metrics import pairwise_distances
-
-                data = pairwise_distances(np.asarray(features, dtype=np.float32), metric="cosine")
-                metric = "precomputed"
-                np.fill_diagonal(data, 0.0)
-            reduced = UMAP(
-                n_neighbors=15, n_components=5, min_dist=0.0, metric=metric, random_state=random_state
-            ).fit_transform(data)
-        return KMeans(n_clusters=num_clusters, n_init=n_init, random_state=random_state).fit_predict(reduced)
+            warnings.filterwarnings("ignore", message="n_jobs value .* overridden|precomputed_knn.2. .knn_search_index")
+            data, knn = np.asarray(features, dtype=np.float32), (None, None, None)
+            if features.shape[0] <= EXACT_NEIGHBOUR_ROWS:
+                # exact neighbours cost less than UMAP's search (approximate, or one Python call per pair below 4,096
+                # rows), and an approximate graph can merge two clusters in every layout drawn from it
+                knn = (*exact_neighbours(data, UMAP_NEIGHBOURS), None)
+            partitions = []
+            for layout in range(layouts):
+                seed = None if random_state is None else random_state + layout
+                reduced = UMAP(
+                    n_neighbors=UMAP_NEIGHBOURS,
+                    n_components=5,
+                    min_dist=0.0,
+                    metric="cosine",
+                    random_state=seed,
+                    precomputed_knn=knn,
+                ).fit_transform(data)
+                partitions.append(
+                    KMeans(n_clusters=num_clusters, n_init=n_init, random_state=seed).fit_predict(reduced)
+                )
+        kept = partitions[0] if layouts == 1 else _most_agreeing(partitions)
+        # clusters numbered in order of first appearance: layouts finding the same partition number it alike
+        first_rows = np.unique(kept, return_index=True)[1]
+        number = np.empty(len(first_rows), dtype=kept.dtype)
+        number[np.argsort(first_rows)] = np.arange(len(first_rows))
+        return number[kept]
 
     if random_state is None:  # unseeded: another result each time
         return groups()
     # seeded, computed once per reusing_results block (see _kmeans_pp)
-    return reuse(lambda: ("umap k-means", np.asarray(features), num_clusters, n_init, random_state), groups)
+    return reuse(lambda: ("umap k-means", np.asarray(features), num_clusters, n_init, random_state, layouts), groups)

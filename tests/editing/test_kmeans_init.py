@@ -227,3 +227,55 @@ def test_a_umap_start_leaves_torch_s_thread_count_as_it_was():
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
+
+
+def test_the_exact_neighbours_are_scikit_learns_brute_force_cosine_neighbours():
+    from sklearn.neighbors import NearestNeighbors
+
+    x = np.random.default_rng(0).normal(size=(50, 6)).astype(np.float32)
+    indices, distances = kmeans_module.exact_neighbours(x * 3.0, 5, chunk=7)  # scale-free; chunks cover every row
+    expected_distances, expected = (
+        NearestNeighbors(n_neighbors=5, metric="cosine", algorithm="brute").fit(x).kneighbors(x)
+    )
+    np.testing.assert_array_equal(indices, expected)
+    np.testing.assert_allclose(distances, expected_distances, atol=1e-5)
+
+
+class _LayoutBySeed:
+    """Stands in for ``umap.UMAP``: the layout of seed 1 puts the first two of three blobs on top of each other (a
+    layout that merged two clusters), every other seed keeps the three apart."""
+
+    seeds: list = []
+
+    def __init__(self, random_state=None, precomputed_knn=(None, None, None), **kwargs):
+        self.random_state = random_state
+        _LayoutBySeed.seeds.append(random_state)
+
+    def fit_transform(self, x):
+        blob = np.repeat(np.arange(3), len(x) // 3)
+        rng = np.random.default_rng(self.random_state)
+        centres = np.array([[0.0, 0.0], [0.0, 0.0], [9.0, 0.0]]) if self.random_state == 1 else np.eye(3, 2) * 9
+        return centres[blob] + rng.normal(scale=0.3, size=(len(x), 2))
+
+
+def test_several_layouts_keep_the_partition_the_others_agree_with(monkeypatch):
+    """One layout in a few merges two clusters; of three, the partition agreeing most with the others is kept."""
+    umap = pytest.importorskip("umap")
+    from sklearn.metrics import adjusted_rand_score
+
+    monkeypatch.setattr(umap, "UMAP", _LayoutBySeed)
+    x = np.random.default_rng(0).normal(size=(90, 4)).astype(np.float32)
+    blobs = np.repeat(np.arange(3), 30)
+    _LayoutBySeed.seeds = []
+    merged = kmeans_module._umap_kmeans_groups(x, 3, random_state=1, layouts=1)
+    assert adjusted_rand_score(blobs, merged) < 0.9  # the premise: alone, that layout's partition is wrong
+    kept = kmeans_module._umap_kmeans_groups(x, 3, random_state=1, layouts=3)
+    assert _LayoutBySeed.seeds == [1, 1, 2, 3]  # one layout per seed from random_state on
+    assert adjusted_rand_score(blobs, kept) == 1.0
+
+
+def test_the_most_agreeing_partition_is_the_one_the_majority_shares():
+    outlier = np.array([0, 0, 0, 0, 1, 2])
+    majority = np.array([0, 0, 1, 1, 2, 2])
+    relabelled = np.array([2, 2, 0, 0, 1, 1])  # the same partition under other cluster numbers
+    assert kmeans_module._most_agreeing([outlier, majority, relabelled]) is majority
