@@ -68,7 +68,7 @@ def fit_kmeans(
       one Lloyd run in the original space started from the means of the UMAP clusters (``KMeans(init=<means>,
       n_init=1)``); the same optimum from both (inertias within a relative 1e-6) keeps k-means++. With many
       clusters the UMAP-started run tends to end at the lower inertia, with few k-means++ (docs/results.md has the
-      measurements); the UMAP run adds its fit to the time. Without umap-learn (a warning), with 16 rows or fewer,
+      measurements); the UMAP layouts add their fits to the time. Without umap-learn (a warning), with 16 rows or fewer,
       or on sparse features it is k-means++ alone (logged).
 
     The returned object's ``start_`` says which start it came from: ``"k-means++"`` or ``"umap"``.
@@ -409,9 +409,9 @@ def _umap_kmeans_groups(
                 )
         kept = partitions[0] if layouts == 1 else _most_agreeing(partitions)
         # clusters numbered in order of first appearance: layouts finding the same partition number it alike
-        first_rows = np.unique(kept, return_index=True)[1]
-        number = np.empty(len(first_rows), dtype=kept.dtype)
-        number[np.argsort(first_rows)] = np.arange(len(first_rows))
+        found, first_rows = np.unique(kept, return_index=True)
+        number = np.empty(int(found.max()) + 1, dtype=kept.dtype)
+        number[found[np.argsort(first_rows)]] = np.arange(len(found))
         return number[kept]
 
     if random_state is None:  # unseeded: another result each time
