@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import time
 import warnings
 from dataclasses import dataclass, field
 
@@ -39,11 +40,12 @@ import numpy as np
 
 from ..modeling.validation import check_scalar
 from ..representation.summary import sample_rows
-from .criteria import K_CRITERIA
+from .criteria import K_CRITERIA, get_criterion
+from .density import density_tree, score_cuts
 from .k_search import KMeansSearch, best_k, score_criterion
 from .linear_heads import l2_normalize
 
-DEFAULT_CRITERION = "eigengap"
+DEFAULT_CRITERION = "density"
 
 DEFAULT_SAMPLE_SIZE = 4000
 K_MAX_CAP = 200  # the default k_max is at most this (the benchmark corpora have 4 to 152 classes)
@@ -65,11 +67,35 @@ class AutoKResult:
     random_state: int | None = 0
     notes: list[str] = field(default_factory=list)
 
+    def alternatives(self, count: int = 3) -> list[int]:
+        """The best K of each other peak of the scores (a K scoring better than the K tried on either side of it),
+        best first: the K a user would try next (``--num-clusters K``, or ``reduce``)."""
+        signed = {k: get_criterion(self.criterion).signed(v) for k, v in self.scores.items()}
+        ks = sorted(signed)
+        peaks = [
+            k
+            for i, k in enumerate(ks)
+            if k != self.num_clusters
+            and (i == 0 or signed[k] > signed[ks[i - 1]])
+            and (i == len(ks) - 1 or signed[k] >= signed[ks[i + 1]])
+        ]
+        return sorted(peaks, key=lambda k: -signed[k])[:count]
+
+    def describe(self) -> str:
+        """K, its score and the alternatives' in one line: how sure the choice is."""
+        others = ", ".join(f"K={k} ({self.scores[k]:.3f})" for k in self.alternatives())
+        return (
+            f"K={self.num_clusters} ({self.criterion} {self.scores[self.num_clusters]:.3f}, the best of "
+            f"{len(self.scores)} values of K in {self.k_min}..{self.k_max})"
+            + (f"; next best: {others}" if others else "")
+        )
+
     def to_dict(self) -> dict:
         """A JSON-ready record (``training_run.json``'s ``k_selection``)."""
         return {
             "num_clusters": self.num_clusters,
             "criterion": self.criterion,
+            "alternatives": self.alternatives(),
             "k_range": [self.k_min, self.k_max],
             "sample_size": self.sample_size,
             "num_texts": self.num_texts,
@@ -248,6 +274,8 @@ class ClusterCountRequest:
         """K for these embeddings (``"auto"`` only), by :func:`estimate_num_clusters`."""
         if not self.is_auto:
             raise ValueError(f"num_clusters={self.num_clusters!r} is fixed: there is no K to choose.")
+        if self.criterion == "density":  # every text (the tree is the served partition's): see choose_by_density
+            return choose_by_density(embeddings, k_min=self.k_min, k_max=self.k_max, random_state=random_state)
         return estimate_num_clusters(
             embeddings, k_min=self.k_min, k_max=self.k_max, criterion=self.criterion, random_state=random_state
         )
@@ -386,3 +414,36 @@ def estimate_num_clusters(
         )
     results = compare_criteria(embeddings, k_min, k_max, (criterion,), sample_size, random_state, n_init, n_neighbors)
     return results[criterion]
+
+
+def choose_by_density(features, k_min: int = 2, k_max: int | None = None, random_state: int | None = 0) -> AutoKResult:
+    """K by the ``density`` criterion on every row of ``features`` (N x d; not a sample: the tree it cuts is the one
+    the ``density`` candidate serves, :mod:`~hf_textcluster.choosing.density`, computed once per
+    ``reusing_results`` block). K is at most the number of HDBSCAN's clusters (a note says so when that is below
+    ``k_max``)."""
+    start = time.perf_counter()
+    x = _as_embeddings(features)
+    k_min, k_max = check_k_range(k_min, k_max, x.shape[0])
+    tree = density_tree(x, random_state)
+    cuts = score_cuts(tree, x, k_min, k_max, random_state)
+    notes = []
+    if tree.num_leaves < k_max:
+        notes.append(f"HDBSCAN found {tree.num_leaves} dense clusters: K is at most that")
+    if not cuts.scores:
+        raise ValueError(
+            f"No K in {k_min}..{k_max} could be chosen: the texts form {tree.num_leaves} dense cluster(s) "
+            f"(HDBSCAN, {int(tree.outliers.sum())} outliers); pass num_clusters=K, or more varied texts."
+        )
+    best = max(cuts.scores, key=lambda k: (cuts.scores[k], -k))
+    return AutoKResult(
+        num_clusters=best,
+        criterion="density",
+        scores=cuts.scores,
+        k_min=k_min,
+        k_max=min(k_max, max(cuts.scores)),
+        sample_size=cuts.sample_size,
+        num_texts=x.shape[0],
+        seconds=time.perf_counter() - start,
+        random_state=random_state,
+        notes=notes,
+    )

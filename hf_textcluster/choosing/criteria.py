@@ -35,6 +35,7 @@ from sklearn.model_selection import KFold, cross_val_score
 
 from .consensus import average_nmi
 from .linear_heads import l2_normalize
+from .density import search_density
 from .spectrum import search_eigengap
 
 __all__ = [
@@ -377,6 +378,14 @@ for _criterion in (
     Criterion(
         "eigengap", search_eigengap, True, "largest gap of the kNN graph Laplacian's spectrum", scores="k", space=None
     ),
+    Criterion(
+        "density",
+        search_density,
+        True,
+        "silhouette of HDBSCAN's clusters of a UMAP layout merged to K (average linkage)",
+        scores="k",
+        space=None,
+    ),
     Criterion("separability", _separability, True, "3-fold accuracy of a ridge classifier", degenerate=0.0),
     Criterion(
         "agreement", _agreement, True, "mean NMI with the other candidates (ANMI)", scores="candidates", space=None
@@ -397,7 +406,7 @@ for _criterion in (
     register_criterion(_criterion)
 
 # What each choice offers, in the order its listings show them.
-K_CRITERIA = ("silhouette", "calinski_harabasz", "davies_bouldin", "eigengap")
+K_CRITERIA = ("density", "silhouette", "calinski_harabasz", "davies_bouldin", "eigengap")
 SERVE_CRITERIA = ("silhouette", "agreement", "separability", "calinski_harabasz", "davies_bouldin")
 AUTO_CRITERIA = (
     "agreement",

@@ -181,9 +181,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--num-clusters",
         type=num_clusters_or_auto,
         metavar="K|auto",
-        help="K, or 'auto' to choose it from the embeddings of the training texts (see --k-range). Required with "
-        "--input unless --label-column is given (then the default is its number of classes); a benchmark "
-        "--dataset defaults to its number of classes.",
+        help="K, or 'auto' to choose it from the embeddings of the training texts (see --k-range and "
+        "--k-criterion). Default: 'auto', except with --label-column or a benchmark --dataset (their number of "
+        "classes).",
     )
     add_k_selection_args(parser)
     parser.add_argument(

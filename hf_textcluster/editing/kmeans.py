@@ -372,20 +372,17 @@ def _most_agreeing(partitions: list[np.ndarray]) -> np.ndarray:
     return partitions[int(np.flatnonzero(np.asarray(agreement) >= max(agreement) - 1e-9)[0])]
 
 
-def _umap_kmeans_groups(
-    features, num_clusters: int, n_init: int = 10, random_state: int | None = 0, layouts: int = UMAP_LAYOUTS
-) -> np.ndarray:
-    """The clusters k-means finds on a UMAP reduction of ``features`` (BERTopic's: 15 neighbours, 5 dimensions,
-    cosine; seeded). The neighbours are exact (up to ``EXACT_NEIGHBOUR_ROWS`` rows) and computed once; with
-    ``layouts`` > 1, UMAP lays them out that many times (seeds ``random_state``, ``random_state + 1``, ...) and the
-    partition agreeing most with the others is kept (one layout in a few can merge two clusters)."""
+def umap_layouts(features, random_state: int | None = 0, layouts: int = UMAP_LAYOUTS) -> list[np.ndarray]:
+    """``layouts`` UMAP reductions of ``features`` (BERTopic's: 15 neighbours, 5 dimensions, cosine), seeds
+    ``random_state``, ``random_state + 1``, ... The neighbours are exact (up to ``EXACT_NEIGHBOUR_ROWS`` rows) and
+    computed once. Seeded, they are computed once per ``reusing_results`` block: the BERTopic way's k-means and the
+    density clusters read the same layouts."""
     why_not = _umap_start_unavailable(features)
     if why_not is not None:
-        raise (ImportError if "umap-learn" in why_not else ValueError)(f"kmeans_init='umap' cannot run: {why_not}.")
-    from sklearn.cluster import KMeans
+        raise (ImportError if "umap-learn" in why_not else ValueError)(f"UMAP cannot run: {why_not}.")
     from umap import UMAP
 
-    def groups() -> np.ndarray:
+    def draw() -> list[np.ndarray]:
         with warnings.catch_warnings(), keeping_torch_threads():  # a seeded UMAP runs single-threaded and says so
             warnings.filterwarnings("ignore", message="n_jobs value .* overridden|precomputed_knn.2. .knn_search_index")
             data, knn = np.asarray(features, dtype=np.float32), (None, None, None)
@@ -393,28 +390,49 @@ def _umap_kmeans_groups(
                 # exact neighbours cost less than UMAP's search (approximate, or one Python call per pair below 4,096
                 # rows), and an approximate graph can merge two clusters in every layout drawn from it
                 knn = (*exact_neighbours(data, UMAP_NEIGHBOURS), None)
-            partitions = []
-            for layout in range(layouts):
-                seed = None if random_state is None else random_state + layout
-                reduced = UMAP(
+            return [
+                UMAP(
                     n_neighbors=UMAP_NEIGHBOURS,
                     n_components=5,
                     min_dist=0.0,
                     metric="cosine",
-                    random_state=seed,
+                    random_state=None if random_state is None else random_state + layout,
                     precomputed_knn=knn,
                 ).fit_transform(data)
-                partitions.append(
-                    KMeans(n_clusters=num_clusters, n_init=n_init, random_state=seed).fit_predict(reduced)
-                )
+                for layout in range(layouts)
+            ]
+
+    if random_state is None:  # unseeded: another result each time
+        return draw()
+    return reuse(lambda: ("umap layouts", np.asarray(features), random_state, layouts), draw)
+
+
+def _umap_kmeans_groups(
+    features, num_clusters: int, n_init: int = 10, random_state: int | None = 0, layouts: int = UMAP_LAYOUTS
+) -> np.ndarray:
+    """The clusters k-means finds on :func:`umap_layouts` of ``features``; with ``layouts`` > 1 the partition agreeing
+    most with the others is kept (one layout in a few can merge two clusters)."""
+    from sklearn.cluster import KMeans
+
+    def groups() -> np.ndarray:
+        partitions = [
+            KMeans(
+                n_clusters=num_clusters, n_init=n_init, random_state=None if random_state is None else random_state + i
+            ).fit_predict(reduced)
+            for i, reduced in enumerate(umap_layouts(features, random_state, layouts))
+        ]
         kept = partitions[0] if layouts == 1 else _most_agreeing(partitions)
-        # clusters numbered in order of first appearance: layouts finding the same partition number it alike
-        found, first_rows = np.unique(kept, return_index=True)
-        number = np.empty(int(found.max()) + 1, dtype=kept.dtype)
-        number[found[np.argsort(first_rows)]] = np.arange(len(found))
-        return number[kept]
+        return first_appearance(kept)
 
     if random_state is None:  # unseeded: another result each time
         return groups()
     # seeded, computed once per reusing_results block (see _kmeans_pp)
     return reuse(lambda: ("umap k-means", np.asarray(features), num_clusters, n_init, random_state, layouts), groups)
+
+
+def first_appearance(labels: np.ndarray) -> np.ndarray:
+    """``labels`` renumbered in order of first appearance: partitions that are the same are numbered alike."""
+    found, first_rows = np.unique(labels, return_index=True)
+    number = np.empty(int(found.max()) + 1, dtype=labels.dtype)
+    number[found[np.argsort(first_rows)]] = np.arange(len(found))
+    return number[labels]

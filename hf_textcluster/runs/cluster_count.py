@@ -1,5 +1,5 @@
-"""How many clusters a training run trains: the request checked against the training texts (K from the labels when
-none was given), and with ``num_clusters="auto"`` K chosen from the texts' embeddings, or the K an interrupted run of
+"""How many clusters a training run trains: the request checked against the training texts (with none given, K from
+the labels of labelled texts, else chosen from the texts as with ``"auto"``), and with ``num_clusters="auto"`` K chosen from the texts' embeddings, or the K an interrupted run of
 the same request chose."""
 
 from __future__ import annotations
@@ -23,18 +23,18 @@ EMBEDDING_CONFIG_KEYS = ("pooling", "normalize_embeddings", "max_length")
 
 
 def check_cluster_count(request: ClusterCountRequest, train_dataset: datasets.Dataset) -> ClusterCountRequest:
-    """The request checked against the training texts; K from the labels when none was given."""
+    """The request checked against the training texts; with none given, K from the labels of labelled texts, else
+    ``"auto"``."""
     if request.is_auto:
         request.check(len(train_dataset))  # a bad range fails before the encoding pass
         return request
     num_clusters = request.num_clusters
     if num_clusters is None:
         label_feature = train_dataset.features.get("label")
-        if label_feature is None:
-            raise ValueError(
-                "`num_clusters` (--num-clusters) is required for texts without labels: a number, or 'auto' to "
-                "choose it from their embeddings."
-            )
+        if label_feature is None:  # no K and no labels: chosen from the texts
+            auto = ClusterCountRequest.parse("auto")
+            auto.check(len(train_dataset))
+            return auto
         num_clusters = getattr(label_feature, "num_classes", None) or len(set(train_dataset["label"]))
     check_num_clusters(num_clusters, len(train_dataset), texts=train_dataset["text"])
     return ClusterCountRequest(num_clusters)

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 import datasets
 import numpy as np
 import torch
+from transformers.utils import logging
 
-from ..choosing.candidate_choice import BERTOPIC_WAY
 from ..choosing.criteria import PRETRAINED
 from ..choosing.serving import apply_partition, candidate_partitions, partition_features
 from ..editing.clusters import init_clusters_from_kmeans, initialize_clusters
@@ -37,6 +37,8 @@ from .recipes import load_recipe
 from .record import RunRecord
 from .request import TrainingRequest
 from .signals import PRETRAINED_CANDIDATES, SIGNALS_DIR, describe_partition
+
+logger = logging.get_logger(__name__)
 
 __all__ = ["FirstModel", "TrainingStopped", "calibrate_and_name", "save_first_model", "unfinished"]
 
@@ -115,14 +117,15 @@ def save_first_model(
     )
     encoding = encoding_options(overrides)
     embeddings = embed(model, texts, show_progress_bar=False, **encoding)
+    features = partition_features(model, embeddings)
     k_selection = None
     if count.is_auto:  # chosen once, on the pretrained embeddings; every signal trains this K
-        chosen = count.choose(embeddings, random_state=seed)
+        chosen = count.choose(features, random_state=seed)
         k_selection = {**chosen.to_dict(), "requested_k_range": count.to_dict()["k_range"]}
+        logger.warning(f"No K given: {chosen.describe()}; no labels used.")
         model = from_encoder_pretrained(
             model_class, request.encoder, num_clusters=k_selection["num_clusters"], **pooling
         ).to(device)
-    features = partition_features(model, embeddings)
     partitions, how = candidate_partitions(
         model, embeddings, candidates=PRETRAINED_CANDIDATES, random_state=seed, features=features
     )
@@ -131,8 +134,11 @@ def save_first_model(
         init_clusters_from_kmeans(model, how["kmeans"])
     else:
         initialize_clusters(model, embeddings=embeddings, random_state=seed)
-    if "umap_kmeans" in how:
-        served, fit = BERTOPIC_WAY, how["umap_kmeans"]
+    # K chosen from the dense clusters: their cut at K is served first; K given: the BERTopic way
+    first_choice = "density" if count.is_auto and chosen.criterion == "density" else "umap_kmeans"
+    served_base = next((b for b in (first_choice, "umap_kmeans") if b in how), None)
+    if served_base is not None:
+        served, fit = f"{PRETRAINED}/{served_base}", how[served_base]
         apply_partition(model, served, fit)
         labels = fit.labels
     else:  # too few texts for UMAP

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 import datasets
 from transformers import set_seed
@@ -136,6 +136,7 @@ def train_method(request: TrainingRequest, schedule: Mapping | None = None) -> T
             if request.test_size is not None:
                 train_dataset, test_dataset = split_held_out(train_dataset, request.test_size, seed=request.split_seed)
         count = check_cluster_count(request.num_clusters, train_dataset)
+        request = replace(request, num_clusters=count)  # no K and no labels: "auto"
         config_kwargs, planned, args = set_up_training(spec, request, plan, len(train_dataset))
         # the run's identity with its K settled (chosen now, or the one a resumed run chose), recorded in `out`
         encoder, seed = request.encoder, request.seed
