@@ -107,6 +107,10 @@ def check_finished_run(model_dir: str | os.PathLike, argument: str = "--model") 
             f"{argument} {path} is an empty folder, not a saved model: pass a saved model's folder, or run the "
             "command that saves one there."
         )
+    raise ValueError(
+        f"{argument} {path} holds no saved model (no config.json): pass the folder a model was saved in (train, or "
+        "an edit's --output-dir, saves one)."
+    )
 
 
 def load_clusterer(model_dir: str | os.PathLike, **kwargs):
@@ -198,7 +202,10 @@ class RunFolder:
         if not os.path.isfile(self._file(name)):
             return None
         with open(self._file(name), encoding="utf-8") as f:
-            return json.load(f)
+            try:
+                return json.load(f)
+            except RecursionError:  # JSON nested deeper than Python's recursion limit
+                raise json.JSONDecodeError("nested too deep to be read", "", 0) from None
 
     # ----- identity: what makes a resumed run the same run ------------------------------------------------------------
     @staticmethod
