@@ -19,6 +19,7 @@ from transformers import AutoConfig, AutoModel
 from transformers.pipelines import PIPELINE_REGISTRY
 
 from ._version import __version__ as __version__
+from .modeling import serialization as _serialization
 from .modeling.configuration_utils import TextClusteringConfig
 from .modeling.encoding_passes import ClusteringOutput
 from .modeling.modeling_utils import TextClusteringPreTrainedModel
@@ -102,6 +103,16 @@ def __dir__() -> list[str]:
 
 # the package's models save all or nothing (the same classes as remote code write in place)
 TextClusteringPreTrainedModel.folder_writer = staticmethod(_save_folder)
+
+
+def _card_writer(model, run, texts) -> str:
+    """The card a save of an edited model writes again (``serialization.card_writer``): the Hub layer's."""
+    from .hub.model_card import edited_model_card
+
+    return edited_model_card(model, run, texts)
+
+
+_serialization.card_writer = _card_writer
 PIPELINE_REGISTRY.register_pipeline("text-clustering", pipeline_class=TextClusteringPipeline, pt_model=AutoModel)
 for _method in METHODS.values():
     AutoConfig.register(_method.name, _method.config_class, exist_ok=True)

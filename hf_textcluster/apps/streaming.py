@@ -19,6 +19,7 @@ from transformers.utils import logging
 
 from ..cache import write_whole
 from ..data.text_files import DEFAULT_CHUNK_SIZE, text_chunks
+from ..modeling.serialization import release_lock, take_lock
 
 logger = logging.get_logger(__name__)
 
@@ -134,25 +135,9 @@ def _finished(output: Path) -> FileExistsError:
 
 
 def _lock(output: Path):
-    """An exclusive lock on ``<output>.lock`` (``fcntl.flock``), as its open handle: a second process writing the same
-    output fails at once instead of interleaving its lines. The kernel releases it when the process dies, so a killed
-    run never leaves a stale lock behind. None where there is no flock (Windows): no protection against a second
-    writer."""
-    try:
-        import fcntl
-    except ImportError:
-        return None
-    path = _lock_path(output)
-    handle = open(path, "a")  # noqa: SIM115 - held until the output is finished (or this process ends)
-    try:
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        handle.close()
-        raise RuntimeError(
-            f"Another process is writing {output} (it holds the lock {path}): wait for it to finish or stop it, or "
-            "write to another output."
-        ) from None
-    return handle
+    """An exclusive lock on ``<output>.lock`` (:func:`~hf_textcluster.modeling.serialization.take_lock`): a second
+    process writing the same output fails at once instead of interleaving its lines."""
+    return take_lock(str(_lock_path(output)), str(output), "or write to another output")
 
 
 class _StandardOutput:
@@ -270,10 +255,7 @@ class _ResumableOutput:
         self._unlock(remove=not self.progress_path.exists())
 
     def _unlock(self, remove: bool) -> None:
-        if self.lock is not None:
-            if remove:
-                Path(self.lock.name).unlink(missing_ok=True)
-            self.lock.close()
+        release_lock(self.lock, remove)
 
 
 def predict_file(

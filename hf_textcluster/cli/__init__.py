@@ -16,7 +16,9 @@ import os
 import re
 import sys
 
+from ..modeling.serialization import FolderBusyError, FolderWriteError
 from ..modeling.validation import check_local_path
+from ..runs.record import EditAlreadyApplied
 from ._args import CommandParser, HelpFormatter, WriteError
 
 # One module per command, in the order of `hf-textcluster --help`.
@@ -96,6 +98,9 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(args, "model", None):  # a misspelt local --model folder: one line naming it, before any work
             check_local_path(args.model, "--model")
         return args.func(args, extra)
+    except EditAlreadyApplied as err:  # a command run again after it was interrupted: done already
+        print(err, file=sys.stderr)
+        return 0
     except KeyboardInterrupt as err:
         print(f"interrupted{': ' + str(err) if str(err) else ''}", file=sys.stderr)
         return 130
@@ -105,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(err, USAGE_ERRORS):
             print(f"error: {cli_spelling(str(err), args.flags)}", file=sys.stderr)
             return 2
-        if isinstance(err, WriteError):  # a full disk, no permission: the file and why, in one line
+        if isinstance(err, (WriteError, FolderBusyError, FolderWriteError)):  # the file or folder and why, one line
             print(f"error: {err}", file=sys.stderr)
             return 1
         # anything else (disk full, a corrupted file, no CUDA): one line, not a traceback

@@ -3,7 +3,6 @@
 import argparse
 import contextlib
 import os
-import warnings
 
 from ..apps.projection import PROJECTIONS
 from ..apps.report_data import DEFAULT_SAMPLE_SIZE
@@ -261,8 +260,8 @@ def add_edit_args(parser: argparse.ArgumentParser, input_help: str | None = None
 
 def run_edit(args: argparse.Namespace, op: str, **kwargs) -> tuple:
     """:func:`~hf_textcluster.runs.clusterer.edit_saved_model` of ``--model`` by ``op`` (with the texts of
-    ``--input``, ``--batch-size``, ``--output-dir``, ``--overwrite``), then the model's card written again when it
-    had one: ``(clusterer, what the edit returned, the line that says where it was saved)``."""
+    ``--input``, ``--batch-size``, ``--output-dir``, ``--overwrite``; the card, when the model had one, written again
+    in the same save): ``(clusterer, what the edit returned, the line that says where it was saved)``."""
     from ..runs.clusterer import edit_saved_model
 
     texts = read_texts(getattr(args, "input", None), getattr(args, "text_column", "text"))
@@ -276,13 +275,6 @@ def run_edit(args: argparse.Namespace, op: str, **kwargs) -> tuple:
         if texts is None or not str(err).startswith("`texts`: "):
             raise
         raise ValueError(f"--input {args.input}: {str(err).removeprefix('`texts`: ')}") from None
-    if os.path.isfile(os.path.join(args.model, "README.md")):  # its card lists the clusters: written again
-        from ..hub.card_data import MetricsNotMeasuredWarning
-        from ..hub.model_card import write_model_card
-
-        with warnings.catch_warnings():  # the card says the scores were measured before the edits
-            warnings.simplefilter("ignore", MetricsNotMeasuredWarning)
-            write_model_card(clusterer.path, model=clusterer.model, texts=None if op == "update" else texts)
     if args.output_dir:
         where = f"saved to {clusterer.path} ({args.model} is unchanged)"
     else:

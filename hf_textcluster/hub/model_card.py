@@ -18,13 +18,23 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
+from ..cache import write_whole
 from ..markup import escape_markdown
 from ..modeling.loading_checks import check_finite_weights
+from ..modeling.serialization import folder_lock
 from ..models import METHODS, card_fields
 from ..models.remote_code import model_file
 from ..runs.folder import RunFolder
 from ..runs.record import RunRecord
-from .card_data import CardData, card_texts, encoder_hub_id, keywords_and_sizes, measured_metrics, method_fields
+from .card_data import (
+    CardData,
+    MetricsNotMeasuredWarning,
+    card_texts,
+    encoder_hub_id,
+    keywords_and_sizes,
+    measured_metrics,
+    method_fields,
+)
 from .card_sections import format_value, front_matter, section_fields
 
 CARD_TEMPLATE = Path(__file__).resolve().parent / "templates" / "model_card.md"
@@ -162,7 +172,8 @@ def write_model_card(
     The training texts for the cluster keywords are ``texts``, else the run's own input file (recorded in
     ``training_run.json`` by ``hf-textcluster train --input``), else the run's benchmark when its files are available
     locally (``data_dir`` / ``$HF_TEXTCLUSTER_DATA_DIR``), sampled down to ``max_texts``. The card is written to
-    ``output`` (``<model_dir>/README.md`` when ``output`` is None; pass ``output="-"`` to only return it).
+    ``output`` (``<model_dir>/README.md`` when ``output`` is None, holding the folder's writer lock; pass
+    ``output="-"`` to only return it), whole or not at all: a symbolic link there is replaced, never written through.
     """
     model_dir = Path(model_dir)
     model, run = RunFolder(model_dir).open(model=model)
@@ -172,7 +183,19 @@ def write_model_card(
         texts = None
     card = generate_model_card(model, training_run=run, texts=texts, **card_kwargs)
     if output is None:
-        output = model_dir / "README.md"
-    if os.fspath(output) != "-":
-        Path(output).write_text(card, encoding="utf-8")
+        with folder_lock(model_dir):
+            write_whole(model_dir / "README.md", card)
+    elif os.fspath(output) != "-":
+        write_whole(output, card)
     return card
+
+
+def edited_model_card(model, run: RunRecord | None, texts: Sequence[str] | None = None) -> str:
+    """The card a save of an edited model writes again in its folder: keywords from ``texts``, else the run's
+    training texts; scores measured before the edits are said to be so (without a warning)."""
+    card_kwargs: dict = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", MetricsNotMeasuredWarning)
+        texts, _ = card_texts(run, texts, None, 5000, card_kwargs)
+        texts = texts if model.tokenizer is not None else None
+        return generate_model_card(model, training_run=run, texts=texts, **card_kwargs)

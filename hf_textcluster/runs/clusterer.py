@@ -34,7 +34,7 @@ from ..editing.rows import UpdateResult
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.input_checks import CANDIDATES, SERVE_CHOICES, check_num_clusters
 from ..modeling.loading_checks import check_finite_weights
-from ..modeling.serialization import save_folder
+from ..modeling.serialization import folder_lock, recover_folder, save_folder
 from ..modeling.validation import check_local_path, validate_texts
 from ..models.remote_code import save_pretrained
 from ..representation import DEFAULT_PROMPT, NAMES_FILE, name_clusters, rename_clusters
@@ -44,7 +44,10 @@ from .curation import (
     ONLINE_STATE_FILE,
     describe_edited_clusters,
     keep_previous,
+    model_card_file,
     name_edited_clusters,
+    next_edit_id,
+    read_folder_text,
     read_online_state,
     reduce_groups,
     restore_previous,
@@ -102,6 +105,7 @@ class Clusterer:
         self._assignments: np.ndarray | None = None  # the training texts' clusters after an edit, when known
         self._files: dict[str, str] = {}  # file name -> text to write on save (the names' cache)
         self._candidates: tuple[list[str], np.ndarray] | None = None  # refine: texts and the served partition
+        self._given_texts: list[str] | None = None  # the texts an edit was given: the card's keywords come from them
 
     # ----- fit, load, read ----------------------------------------------------------------------------------------
     def fit(self, texts, output_dir: str | os.PathLike) -> Clusterer:
@@ -146,7 +150,8 @@ class Clusterer:
     def _texts_for(self, op: str, texts: Sequence[str] | None, required: bool = True) -> list[str] | None:
         """``texts`` checked, else the training texts; one error naming how to pass them when required."""
         if texts is not None:
-            return validate_texts(texts)
+            self._given_texts = validate_texts(texts)
+            return self._given_texts
         if self.texts is None and required:
             why = find_training_texts(self.run)[1]
             raise ValueError(
@@ -286,7 +291,7 @@ class Clusterer:
         texts = self._texts_for("name", texts)
         with tempfile.TemporaryDirectory(prefix="hf-textcluster-names-") as folder:
             cache = os.path.join(folder, NAMES_FILE)
-            earlier = self._files.get(NAMES_FILE) or _read_text(self.path, NAMES_FILE)
+            earlier = self._files.get(NAMES_FILE) or read_folder_text(self.path, NAMES_FILE)
             if earlier is not None:  # the answers already generated travel with the model
                 with open(cache, "w", encoding="utf-8") as f:
                     f.write(earlier)
@@ -404,6 +409,8 @@ class Clusterer:
             FileExistsError: ``path`` holds another trained model and ``overwrite`` is false.
         """
         source = self.path
+        if path is not None and source is not None and RunFolder(path).is_folder(source):
+            path = None  # its own folder: saved in place
         if path is None and source is None:
             raise ValueError("`path` is required: this clusterer has no folder yet (loaded from the Hub).")
         target = save_back_target(source or "", path, overwrite=overwrite, command="save").path
@@ -425,6 +432,7 @@ class Clusterer:
         partition_edited = bool(_PARTITION_EDITS & set(self._unsaved))
         # the folder's files that describe the model it replaces: left out unless written again
         stale = {METHOD_HEAD_FILE, ONLINE_STATE_FILE, *([ASSIGNMENTS_FILE] if partition_edited else [])}
+        card = model_card_file(self.model, run, [target, source], self._given_texts or self._texts)
 
         def write(staging: str) -> None:
             keep_previous(target, staging)
@@ -433,7 +441,7 @@ class Clusterer:
             folder = RunFolder(staging)
             folder.write_record(run)
             write_online_state(staging, state)
-            for name, text in self._files.items():
+            for name, text in {**self._files, **card}.items():
                 write_whole(os.path.join(staging, name), text)
             if self._candidates is not None and source is not None:
                 keep_candidates(source, staging, *self._candidates)
@@ -445,7 +453,7 @@ class Clusterer:
                     folder.write_assignments(assignments)
 
         save_folder(target, write, keep=lambda name: name not in stale)
-        self._assignments = None
+        self._assignments = self._given_texts = None
 
     def restore(self) -> Clusterer:
         """Go back to the model's previous state: swap the folder's model with ``<folder>/previous/`` (a second
@@ -457,28 +465,19 @@ class Clusterer:
         return self
 
 
-def _read_text(folder: str | None, name: str) -> str | None:
-    path = os.path.join(folder, name) if folder else None
-    if path is None or not os.path.isfile(path):
-        return None
-    with open(path, encoding="utf-8") as f:
-        return f.read()
-
-
 def edit_saved_model(
     model: str | os.PathLike, output_dir: str | os.PathLike | None, op: str, *, overwrite: bool = False, **kwargs
 ):
     """Edit the model saved in ``model`` by ``op`` (one of :data:`EDITS`, a :class:`Clusterer` method: ``"merge"``,
     ``"split"``, ...; ``kwargs`` are its arguments) and save it: in place when ``output_dir`` is None (the model
     before is kept in ``<model>/previous/``), else into ``output_dir`` (a folder holding another trained model only
-    with ``overwrite``). What the command line's edit commands run.
-
-    Returns:
-        ``(clusterer, what the method returned)``.
+    with ``overwrite``), holding its writer lock from the load to the save. What the command line's edit commands
+    run. Returns ``(clusterer, what the method returned)``.
 
     Raises:
         ValueError: an unknown ``op``, a bad argument, a Hub model without ``output_dir``.
         FileExistsError: ``output_dir`` holds another trained model and ``overwrite`` is false.
+        EditAlreadyApplied: in place, the folder's last edit is this very edit (a command run again).
 
     Example:
         >>> clusterer, _ = edit_saved_model("runs/tickets", None, "merge", clusters=[[3, 7]])  # doctest: +SKIP
@@ -490,8 +489,12 @@ def edit_saved_model(
         raise ValueError(f"`op` must be one of {', '.join(EDITS)}; got {op!r}.")
     model = os.fspath(model)
     check_local_path(model, "--model")
-    save_back_target(model, output_dir, overwrite=overwrite, command=op)  # refused before any work
-    clusterer = Clusterer.load(model)
-    result = getattr(clusterer, op)(**kwargs)
-    clusterer.save(output_dir, overwrite=overwrite)
+    target = save_back_target(model, output_dir, overwrite=overwrite, command=op).path  # refused before any work
+    with folder_lock(target):  # one writer from reading the model to saving it: no edit of another is lost
+        recover_folder(target, complete=True)
+        clusterer = Clusterer.load(model)
+        edit_id = next_edit_id(clusterer.run.edits, op, kwargs, None if output_dir else model)
+        result = getattr(clusterer, op)(**kwargs)
+        clusterer.run.edits[-1]["id"] = edit_id
+        clusterer.save(output_dir, overwrite=overwrite)
     return clusterer, result

@@ -11,6 +11,8 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 from collections.abc import Sequence
@@ -21,14 +23,17 @@ from transformers.utils import logging
 
 from ..editing.rows import OnlineCentres
 from ..evaluation.metrics import cluster_accuracy
+from ..modeling import serialization
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
-from ..modeling.serialization import recover_folder, save_folder
+from ..modeling.serialization import folder_lock, recover_folder, save_folder
 from ..representation import BaseRepresentation, ClassTfidfRepresentation
 from ..representation.summary import SUMMARY_KEY, assign_texts, summarize_model
-from .folder import PREVIOUS_FOLDER, RunFolder
+from .folder import PREVIOUS_FOLDER, RunFolder, texts_sha1
+from .record import EditAlreadyApplied, RunRecord
 
 logger = logging.get_logger(__name__)
 
+CARD_FILE = "README.md"  # the model card: a save of an edited model writes it again when the folder has one
 ONLINE_STATE_FILE = "online_state.safetensors"  # what `update` keeps between batches: running means and counts
 # Files at least this large are hard-linked into `previous/` (every save writes them new, never rewrites them in
 # place); smaller ones (a card a command writes again in place) are copied.
@@ -186,11 +191,12 @@ def write_online_state(folder: str | os.PathLike, state: OnlineCentres | None) -
 
 
 def _model_files(folder: str) -> list[str]:
-    """The files of a model folder's state: its top-level files (not its folders: checkpoints, signals, previous)."""
+    """The files of a model folder's state: its top-level files (not its folders: checkpoints, signals, previous;
+    nor a symbolic link, whose target is not the folder's to copy)."""
     return sorted(
-        name
-        for name in os.listdir(folder)
-        if os.path.isfile(os.path.join(folder, name)) and not name.startswith(".") and not name.endswith(".tmp")
+        entry.name
+        for entry in os.scandir(folder)
+        if entry.is_file(follow_symlinks=False) and not entry.name.startswith(".") and not entry.name.endswith(".tmp")
     )
 
 
@@ -235,18 +241,69 @@ def restore_previous(model_dir: str | os.PathLike) -> str:
         >>> restore_previous("runs/tickets")  # doctest: +SKIP
     """
     model_dir = os.fspath(model_dir)
-    recover_folder(model_dir)  # a save that was interrupted: completed or undone first
     previous = os.path.join(model_dir, PREVIOUS_FOLDER)
-    if not RunFolder(previous).holds_trained_model():
-        raise FileNotFoundError(
-            f"{model_dir} keeps no previous state ({PREVIOUS_FOLDER}/ with a model): it is kept by a command that "
-            "changed the model in place, and there was none."
-        )
-    current = set(_model_files(model_dir))
+    with folder_lock(model_dir):
+        recover_folder(model_dir, complete=True)  # a save that was interrupted: completed or undone first
+        if os.path.islink(previous):
+            raise ValueError(
+                f"{previous} is a symbolic link, not the previous state a save kept: restore serves only what the "
+                f"folder kept itself. Remove the link, or load the model it points to by its own folder."
+            )
+        if not RunFolder(previous).holds_trained_model():
+            raise FileNotFoundError(
+                f"{model_dir} keeps no previous state ({PREVIOUS_FOLDER}/ with a model): it is kept by a command that "
+                "changed the model in place, and there was none."
+            )
+        current = set(_model_files(model_dir))
 
-    def write(staging: str) -> None:
-        keep_previous(model_dir, staging)
-        _keep_files(previous, staging)
+        def write(staging: str) -> None:
+            keep_previous(model_dir, staging)
+            _keep_files(previous, staging)
 
-    save_folder(model_dir, write, keep=lambda name: name not in current)
+        save_folder(model_dir, write, keep=lambda name: name not in current)
     return model_dir
+
+
+def read_folder_text(folder: str | None, name: str) -> str | None:
+    """The text of the file ``name`` of ``folder``, or None."""
+    path = os.path.join(folder, name) if folder else None
+    if path is None or not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def model_card_file(model, run: RunRecord, folders: Sequence[str | None], texts: Sequence[str] | None) -> dict:
+    """``{"README.md": the card of the edited model}`` (keywords from ``texts``) when one of ``folders`` (the folder
+    saved to, the one it was loaded from) has a card: it lists the clusters, so a save writes it again, in the same
+    save (the Hub layer's writer, :data:`~hf_textcluster.modeling.serialization.card_writer`); else ``{}``."""
+    if not serialization.card_writer or not any(os.path.lexists(os.path.join(f, CARD_FILE)) for f in folders if f):
+        return {}
+    return {CARD_FILE: serialization.card_writer(model, run, texts)}
+
+
+def next_edit_id(edits: Sequence[dict] | None, op: str, kwargs: dict, in_place: str | None) -> str:
+    """The id of the edit ``op(**kwargs)`` made after ``edits`` (a run record's): a digest of the id of the edit it
+    follows, ``op`` and its arguments (texts by their digest; the batch size left out). The same edit of the same
+    state has the same id, so an edit run again after its save was interrupted (and completed later) is found.
+
+    Raises:
+        EditAlreadyApplied: ``in_place`` (the folder edited in place) already ends with this very edit.
+    """
+    edits = list(edits or [])
+    follows = [None, *(edit.get("id") for edit in edits)]  # the id of the edit each one follows
+    if in_place and edits and edits[-1].get("id") == _edit_id(follows[-2], op, kwargs):
+        raise EditAlreadyApplied(
+            f"{in_place}: this {op} is already applied: it is the folder's last edit, on the same model (saved "
+            f"{edits[-1].get('time')}; a command interrupted after its save leaves it so). Nothing changed."
+        )
+    return _edit_id(follows[-1], op, kwargs)
+
+
+def _edit_id(follows: str | None, op: str, kwargs: dict) -> str:
+    arguments = [
+        (key, texts_sha1(value) if key in ("texts", "reference_texts") and value is not None else value)
+        for key, value in sorted(kwargs.items())
+        if key != "batch_size"
+    ]
+    return hashlib.sha1(json.dumps([follows, op, arguments], default=repr).encode()).hexdigest()[:16]

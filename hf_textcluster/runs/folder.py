@@ -107,6 +107,10 @@ def check_finished_run(model_dir: str | os.PathLike, argument: str = "--model") 
             f"{argument} {path} is an empty folder, not a saved model: pass a saved model's folder, or run the "
             "command that saves one there."
         )
+    raise ValueError(
+        f"{argument} {path} holds no saved model (no config.json): pass the folder a model was saved in (train, or "
+        "an edit's --output-dir, saves one)."
+    )
 
 
 def load_clusterer(model_dir: str | os.PathLike, **kwargs):
@@ -198,7 +202,10 @@ class RunFolder:
         if not os.path.isfile(self._file(name)):
             return None
         with open(self._file(name), encoding="utf-8") as f:
-            return json.load(f)
+            try:
+                return json.load(f)
+            except RecursionError:  # JSON nested deeper than Python's recursion limit
+                raise json.JSONDecodeError("nested too deep to be read", "", 0) from None
 
     # ----- identity: what makes a resumed run the same run ------------------------------------------------------------
     @staticmethod
@@ -384,13 +391,20 @@ def save_back_target(model: str, output_dir: str | os.PathLike | None, *, overwr
     (:meth:`RunFolder.check_may_replace_model`).
 
     Raises:
-        ValueError: a Hub model without ``output_dir``. FileExistsError / NotADirectoryError: see
-            :meth:`RunFolder.check_may_replace_model`.
+        ValueError: a Hub model without ``output_dir``; an ``output_dir`` that is ``model`` itself or inside it (by
+            its real path). FileExistsError / NotADirectoryError: see :meth:`RunFolder.check_may_replace_model`.
     """
     if not os.path.isdir(model) and not output_dir:
         raise ValueError(
             f"--model {model} is not a local folder: {command} saves the model back, so pass --output-dir <folder> "
             "(output_dir=) for a Hub model."
+        )
+    real = os.path.realpath(model) if model and os.path.isdir(model) else None
+    if output_dir and real and (os.path.realpath(output_dir) + os.sep).startswith(real + os.sep):
+        raise ValueError(
+            f"--output-dir {output_dir} is --model {model} itself or a folder inside it: leave --output-dir out to "
+            f"change {model} in place (the model before is kept in its {PREVIOUS_FOLDER}/), or pass a folder "
+            "elsewhere."
         )
     target = RunFolder(output_dir or model)
     target.check_may_replace_model(overwrite=overwrite, argument="--output-dir", command=command, source=model)

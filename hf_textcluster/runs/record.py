@@ -14,7 +14,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
-__all__ = ["RunRecord"]
+__all__ = ["EditAlreadyApplied", "RunRecord"]
+
+
+class EditAlreadyApplied(Exception):  # noqa: N818 - what happened, not an error
+    """The edit asked for is the folder's last recorded edit, on the state it was made from (the same edit id): it
+    is not applied twice."""
 
 
 @dataclass

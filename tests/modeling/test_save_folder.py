@@ -1,6 +1,6 @@
 """`save_folder`: a folder's new state is written beside it and swapped in at once; the files a save does not write
-are carried over as hard links; what an interrupted save left is cleaned up or completed by the next save or load,
-with a log line; a damaged or empty folder is one line that says what to do."""
+are carried over as hard links; what an interrupted save left is cleaned up or completed by the next save (a load
+only reports a complete new state), with a log line; a damaged or empty folder is one line that says what to do."""
 
 from __future__ import annotations
 
@@ -97,8 +97,13 @@ def test_an_interrupted_save_is_completed_or_cleaned_up_with_a_log_line(tmp_path
     if not exchange:
         os.rename(folder, f"{complete}.old")
     caplog.clear()
-    with caplog.at_level(logging.WARNING):
-        assert not recover_folder(folder)
+    with caplog.at_level(logging.WARNING):  # a reader reports it and reads the old state, never applies it
+        assert recover_folder(folder)
+    assert _files(folder) == {"config.json": "old"} and complete.is_dir()
+    assert "not applied by this command" in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):  # a writer, holding the lock, completes it
+        assert not recover_folder(folder, complete=True)
     assert _files(folder) == {"config.json": "new"} and sorted(os.listdir(tmp_path)) == ["model"]
     assert "completed a save that was interrupted" in caplog.text
 
