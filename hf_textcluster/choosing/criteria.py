@@ -34,8 +34,8 @@ from sklearn.metrics import calinski_harabasz_score, davies_bouldin_score
 from sklearn.model_selection import KFold, cross_val_score
 
 from .consensus import average_nmi
-from .linear_heads import l2_normalize
 from .density import search_density
+from .linear_heads import l2_normalize
 from .spectrum import search_eigengap
 
 __all__ = [

@@ -1,6 +1,6 @@
 """How many clusters a training run trains: the request checked against the training texts (with none given, K from
-the labels of labelled texts, else chosen from the texts as with ``"auto"``), and with ``num_clusters="auto"`` K chosen from the texts' embeddings, or the K an interrupted run of
-the same request chose."""
+the labels of labelled texts, else ``"auto"``), and with ``"auto"`` K chosen from the texts' embeddings, or the K an
+interrupted run of the same request chose."""
 
 from __future__ import annotations
 

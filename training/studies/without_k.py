@@ -3,8 +3,8 @@
 Per task, on the pretrained MiniLM embeddings (L2-normalised): one UMAP layout with BERTopic's settings (15 exact
 cosine neighbours -> 5 dims, min_dist 0, seed 0), then
 
-- ``hdbscan``: BERTopic's default partition, HDBSCAN (scikit-learn's; min_cluster_size 10, EOM) on that layout: its K, its outlier
-  share, ACC / NMI with the outliers as one cluster (how BERTopic users meet it);
+- ``hdbscan``: BERTopic's default partition, HDBSCAN (scikit-learn's; min_cluster_size 10, EOM) on that layout: its
+  K, its outlier share, ACC / NMI with the outliers as one cluster (how BERTopic users meet it);
 - ``hdbscan_assigned``: the same with every outlier given its nearest cluster centre (cosine, pretrained space);
 - per K of a grid (2 .. 3 sqrt(N), about 10% steps): k-means on the layout (``layout``: the BERTopic way at K) and
   the HDBSCAN clusters merged to K by average linkage of their centres (``merged``, K below HDBSCAN's count), each
