@@ -274,7 +274,8 @@ _PARTITIONS = {
     "encoder was not fine-tuned)",
     "density": "HDBSCAN's dense clusters of a UMAP layout of the trained embeddings, merged to K",
     "pretrained/density": "HDBSCAN's dense clusters of a UMAP layout of the pretrained encoder's embeddings "
-    "(BERTopic's default), outliers joined to the nearest cluster and the clusters merged to K (this encoder was not fine-tuned)",
+    "(BERTopic's default), outliers joined to the nearest cluster and the clusters merged to K (this encoder was not "
+    "fine-tuned)",
     "consensus": "the consensus of a default run's candidate partitions",
     # a default run's candidates trained on the pretrained encoder's cached embeddings (the encoder not fine-tuned)
     "pretrained/scan": "SCAN's linear head on the pretrained encoder's embeddings (this encoder was not fine-tuned)",
