@@ -27,6 +27,7 @@ from . import (  # noqa: E402
     serving_head,
     speed,
     update,
+    without_k,
 )
 from . import store as results  # noqa: E402
 from .common import environment, methods, new_run_id  # noqa: E402
@@ -41,6 +42,7 @@ SECTIONS = {
     "speed": (speed, "Speed ratios measured side by side in one process."),
     "authors-sccl": (authors_sccl, "Record a side-by-side timing of the SCCL authors' code, run outside."),
     "auto-k": (auto_k, "Choosing K without labels: the criteria and BERTopic."),
+    "without-k": (without_k, "The default with no K given against BERTopic's default, side by side."),
     "scale": (scale, "Time and peak memory at 10k / 100k / 1M texts."),
     "augmentation": (augmentation, "What the augmented views keep of the label signal."),
     "kmeans-init": (kmeans_init, "How the initial k-means starts."),

@@ -25,6 +25,7 @@ from . import (
     serving_head,
     speed,
     update,
+    without_k,
 )
 from . import (
     store as results,
@@ -32,6 +33,8 @@ from . import (
 
 # README's table of the default against the BERTopic way sits between these lines; every render rewrites it.
 README_MARKERS = ("<!-- bench.py: the default against the BERTopic way -->", "<!-- /bench.py -->")
+# and its table without K between these
+README_WITHOUT_K_MARKERS = ("<!-- bench.py: without K -->", "<!-- /bench.py: without K -->")
 README_CORPUS_NAMES = {
     "agnews": "AgNews",
     "searchsnippets": "SearchSnippets",
@@ -70,6 +73,7 @@ def render(store: dict) -> str:
     out += capabilities.render_serving(rows)
     out += method.render_side_by_side(rows)
     out += leaderboard.render_leaderboard(rows)[0]
+    out += without_k.render(store, rows)
     out += auto_tables.render(store, rows)
     out += phases.render(store, [r for r in rows if r["section"] == phases.SECTION])
     out += compute_curve.render(store, rows)
@@ -89,9 +93,9 @@ def render(store: dict) -> str:
     return "\n".join(out) + "\n"
 
 
-def readme_with_table(text: str, table: list[str]) -> str:
-    """`text` with the lines between README_MARKERS replaced by ``table`` (unchanged without markers or rows)."""
-    start, end = README_MARKERS
+def readme_with_table(text: str, table: list[str], markers: tuple[str, str] = README_MARKERS) -> str:
+    """`text` with the lines between ``markers`` replaced by ``table`` (unchanged without markers or rows)."""
+    start, end = markers
     if start not in text or end not in text or not table:
         return text
     head, rest = text.split(start, 1)
@@ -104,4 +108,6 @@ def write_rendered(store: dict) -> None:
     readme = results.README_MD
     if results.RESULTS_JSON.resolve() == (results.REPO / "docs" / "results.json").resolve() and readme.exists():
         table = auto_tables.readme_table(store, store["rows"], README_CORPUS_NAMES)
-        readme.write_text(readme_with_table(readme.read_text(), table))
+        text = readme_with_table(readme.read_text(), table)
+        without = without_k.table(store["rows"], README_CORPUS_NAMES)
+        readme.write_text(readme_with_table(text, without, README_WITHOUT_K_MARKERS))

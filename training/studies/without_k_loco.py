@@ -1,6 +1,7 @@
 """Rules for K and the partition without labels, estimated by leaving one tuning corpus out (``without_k.jsonl``).
 
-A rule is (the family whose grid a criterion scores, the criterion, the family served at the K it picks): families
+A rule is (the family whose grid a criterion scores, the criterion, what is served at the K it picks: a family, or
+``pick:<criterion>``, the family whose partition at that K the criterion scores higher): families
 ``layout`` (k-means on the UMAP layout: the BERTopic way at K) and ``merged`` (HDBSCAN's clusters merged to K);
 criteria ``sil_layout``, ``sil_emb``, ``ch_layout``; plus ``hdbscan_assigned`` (HDBSCAN's clusters, outliers joined to
 the nearest). Within each fold the rule with the best mean of (ACC + NMI) / 2 over the other corpora's tasks is
@@ -19,11 +20,14 @@ FAMILIES = ("layout", "merged")
 CRITERIA = ("sil_layout", "sil_emb", "ch_layout")
 
 
+SERVED = (*FAMILIES, *(f"pick:{c}" for c in CRITERIA))
+
+
 def rules():
     yield ("hdbscan_assigned",)
     for family in FAMILIES:
         for criterion in CRITERIA:
-            for served in FAMILIES:
+            for served in SERVED:
                 yield (family, criterion, served)
 
 
@@ -35,6 +39,10 @@ def apply(rule, task) -> tuple[int, dict]:
     if not grid:  # no K below HDBSCAN's count: its clusters as they are
         return task["k_hdbscan"], task["hdbscan_assigned"]
     k = max(grid, key=lambda k: (grid[k][criterion], -k))
+    if served.startswith("pick:"):  # the family whose partition at K scores higher by that criterion
+        by = served.split(":")[1]
+        at_k = [task[f][str(k)] for f in FAMILIES if str(k) in task[f] and by in task[f][str(k)]]
+        return k, max(at_k, key=lambda r: r[by]) if at_k else task["hdbscan_assigned"]
     other = {int(kk): v for kk, v in task[served].items()}
     return k, other.get(k, task["hdbscan_assigned"])
 
