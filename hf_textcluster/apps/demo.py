@@ -78,7 +78,7 @@ def run_demo(
     from ..runs.folder import RunFolder, record_metrics
 
     if num_texts is not None and num_texts < DEMO_MIN_TEXTS:
-        raise ValueError(f"`num_texts` (--num-texts) must be at least {DEMO_MIN_TEXTS}; got {num_texts}.")
+        raise ValueError(f"`num_texts` (--train-sample) must be at least {DEMO_MIN_TEXTS}; got {num_texts}.")
     total_start = time.perf_counter()
     if output_dir:  # checked before any work; the default folder holds the last demo
         RunFolder(output_dir).check_may_replace_model(overwrite=overwrite, command="demo")

@@ -194,13 +194,15 @@ def push_model_dir(
     data_dir: str | os.PathLike | None = None,
     max_texts: int | None = 5000,
     label_clusters: bool = False,
+    model=None,
     **kwargs,
 ):
     """Push a trained model directory (what ``hf-textcluster train`` wrote): the model is loaded and checked, its
     ``training_run.json`` supplies the card's metrics and command, and the run's own input file (``train --input``) or
     its benchmark texts (when available locally) the cluster keywords. ``label_clusters`` names the clusters after
-    their keywords (``id2label``)."""
-    model, run = RunFolder(model_dir).open()
+    their keywords (``id2label``); ``model``: the folder's model when the caller has it loaded already (on the device
+    it encodes on)."""
+    model, run = RunFolder(model_dir).open(model=model)
     check_ready_to_push(model)
     texts, why_no_texts = card_texts(run, texts, data_dir, max_texts, kwargs)
     if label_clusters and texts is None and not model.config.has_topic_model:

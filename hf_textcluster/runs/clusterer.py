@@ -466,12 +466,19 @@ def _read_text(folder: str | None, name: str) -> str | None:
 
 
 def edit_saved_model(
-    model: str | os.PathLike, output_dir: str | os.PathLike | None, op: str, *, overwrite: bool = False, **kwargs
+    model: str | os.PathLike,
+    output_dir: str | os.PathLike | None,
+    op: str,
+    *,
+    overwrite: bool = False,
+    device: str | None = None,
+    **kwargs,
 ):
     """Edit the model saved in ``model`` by ``op`` (one of :data:`EDITS`, a :class:`Clusterer` method: ``"merge"``,
     ``"split"``, ...; ``kwargs`` are its arguments) and save it: in place when ``output_dir`` is None (the model
     before is kept in ``<model>/previous/``), else into ``output_dir`` (a folder holding another trained model only
-    with ``overwrite``). What the command line's edit commands run.
+    with ``overwrite``); ``device``: where it encodes texts (default: where it loads). What the command line's edit
+    commands run.
 
     Returns:
         ``(clusterer, what the method returned)``.
@@ -492,6 +499,8 @@ def edit_saved_model(
     check_local_path(model, "--model")
     save_back_target(model, output_dir, overwrite=overwrite, command=op)  # refused before any work
     clusterer = Clusterer.load(model)
+    if device is not None:
+        clusterer.model.to(device)
     result = getattr(clusterer, op)(**kwargs)
     clusterer.save(output_dir, overwrite=overwrite)
     return clusterer, result

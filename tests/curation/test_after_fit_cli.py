@@ -62,7 +62,7 @@ def test_info_recomputes_on_input_and_asks_for_it_without_a_summary(saved, toy_c
 def test_reduce_merges_the_closest_clusters_and_serves_after_reload(saved, toy_corpus, capsys):
     texts = toy_corpus[0]
     out = saved / "reduced"
-    assert main(["reduce", "--model", str(saved / "model"), "--num-clusters", "2", "--output-dir", str(out)]) == 0
+    assert main(["reduce", "--model", str(saved / "model"), "--to", "2", "--output-dir", str(out)]) == 0
     assert "to 2 clusters" in capsys.readouterr().out
     model = _serves(out, texts)
     assert model.config.num_clusters == 2 and model.is_calibrated
