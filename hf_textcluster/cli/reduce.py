@@ -11,6 +11,9 @@ HELP = (
 )
 
 
+SPELLED = {"num_clusters": "--to"}
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--to", type=positive_int, required=True, metavar="N", help="The clusters that remain (fewer than the model's)."

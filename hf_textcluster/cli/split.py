@@ -7,6 +7,9 @@ from ._args import add_edit_args, positive_int, run_edit
 HELP = "Split a cluster of a trained model (split 5 --parts 2) by k-means on its texts; in place unless --output-dir."
 
 
+SPELLED = {"num_clusters": "--parts", "cluster": "ID"}
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("cluster", type=int, metavar="ID", help="The id of the cluster to split.")
     parser.add_argument(

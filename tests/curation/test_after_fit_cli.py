@@ -77,9 +77,9 @@ def test_reduce_merges_the_closest_clusters_and_serves_after_reload(saved, toy_c
 
 def test_reduce_refuses_a_count_it_cannot_reach(saved, capsys):
     args = ["reduce", "--model", str(saved / "model"), "--output-dir", str(saved / "x")]
-    assert main([*args, "--num-clusters", str(K)]) == 2
+    assert main([*args, "--to", str(K)]) == 2
     (err,) = _errors(capsys)
-    assert "--num-clusters" in err and f"from 2 to {K - 1}" in err
+    assert "--to" in err and f"from 2 to {K - 1}" in err
     with pytest.raises(ValueError, match="from 2 to 3"):
         edit_saved_model(saved / "model", saved / "y", "reduce", num_clusters=1)
 

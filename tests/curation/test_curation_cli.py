@@ -88,7 +88,7 @@ def test_split_needs_texts_and_names_the_parts(saved, toy_corpus, capsys):
     args = ["split", "--model", model_dir, str(cluster), "--output-dir", str(saved / "split")]
     assert main(args) == 2
     assert "needs texts" in capsys.readouterr().err
-    assert main([*args, "--input", str(saved / "texts.txt"), "--to", "3"]) == 0
+    assert main([*args, "--input", str(saved / "texts.txt"), "--parts", "3"]) == 0
     model = _serves(saved / "split", texts)
     assert model.config.num_clusters == K + 2
     edit = json.loads((saved / "split" / "training_run.json").read_text())["edits"][-1]
