@@ -30,6 +30,7 @@ from ..modeling.loading_checks import check_finite_weights
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.serialization import save_folder
 from ..models.remote_code import save_pretrained as ship_code
+from ..models.remote_code import shipped_file_names
 from ..representation import name_clusters
 from ..runs.folder import RunFolder
 from ..runs.record import RunRecord
@@ -155,6 +156,7 @@ def push_to_hub(
             create_pr=create_pr,
             commit_message=commit_message or f"Upload {type(model).__name__} ({model.config.num_clusters} clusters)",
             commit_description=commit_description,
+            delete_patterns=shipped_file_names(),  # an earlier push's code files, those this one ships replaced
         )
 
 
