@@ -466,13 +466,7 @@ def _read_text(folder: str | None, name: str) -> str | None:
 
 
 def edit_saved_model(
-    model: str | os.PathLike,
-    output_dir: str | os.PathLike | None,
-    op: str,
-    *,
-    overwrite: bool = False,
-    device: str | None = None,
-    **kwargs,
+    model: str | os.PathLike, output_dir: str | os.PathLike | None, op: str, *, overwrite=False, device=None, **kwargs
 ):
     """Edit the model saved in ``model`` by ``op`` (one of :data:`EDITS`, a :class:`Clusterer` method: ``"merge"``,
     ``"split"``, ...; ``kwargs`` are its arguments) and save it: in place when ``output_dir`` is None (the model
