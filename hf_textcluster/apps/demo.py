@@ -50,9 +50,10 @@ def run_demo(
     """Train the default (``train_clusterer("auto", ...)``) on the shipped StackOverflow sample and print how what it
     serves compares with the BERTopic way and with k-means on the pretrained encoder (``make demo``).
 
-    Prints the scores against the tags (used only to score) of the three, each with the wall time a user meets (the
-    two without training: loading the encoder and encoding the texts included; the default: its whole run, the
-    encoding pass and the two partitions it shares with them included, as its k-means start and its own candidates);
+    Prints the scores against the tags (they give K and score; never trained on) of the three, each with the wall
+    time a user meets (the two without training: loading the encoder and encoding the texts included; the default:
+    its whole run, the encoding pass and the two partitions it shares with them included, as its k-means start and its
+    own candidates);
     then the clusters the model is surest of; and writes the model and its HTML report (``report.html``) into
     ``output_dir``.
 
@@ -78,7 +79,7 @@ def run_demo(
     from ..runs.folder import RunFolder, record_metrics
 
     if num_texts is not None and num_texts < DEMO_MIN_TEXTS:
-        raise ValueError(f"`num_texts` (--num-texts) must be at least {DEMO_MIN_TEXTS}; got {num_texts}.")
+        raise ValueError(f"`num_texts` (--train-sample) must be at least {DEMO_MIN_TEXTS}; got {num_texts}.")
     total_start = time.perf_counter()
     if output_dir:  # checked before any work; the default folder holds the last demo
         RunFolder(output_dir).check_may_replace_model(overwrite=overwrite, command="demo")
@@ -90,8 +91,8 @@ def run_demo(
         f"Clustering {len(dataset):,} StackOverflow question titles (shipped in the package: "
         f"hf_textcluster.data.load_sample) into {len(label_names)} clusters with the default of `hf-textcluster "
         "train`: the BERTopic way saved first, then SCAN trained on the cached embeddings, one partition served by "
-        "a label-free choice that keeps the BERTopic way unless every held-out view prefers another. The tags are "
-        "used only to score.\n"
+        "a label-free choice that keeps the BERTopic way unless every held-out view prefers another. The tags give "
+        "the number of clusters and score them; they are never trained on.\n"
     )
 
     # One scope: the run reuses the baselines' encoding pass, k-means and UMAP k-means (its k-means start and its

@@ -7,7 +7,8 @@ the dashed one). ``train`` passes any ``TrainingArguments`` flag through (``--ma
 ``--calibration-sample``).
 
 One module per command: each defines ``HELP`` (its line in ``hf-textcluster --help``), ``add_arguments(parser)`` and
-``run(args, extra) -> int`` (its exit status); a new command is a new module and its name in ``COMMANDS``.
+``run(args, extra) -> int`` (its exit status), and may define ``SPELLED`` (a library argument its errors name -> the
+option that sets it, where the names differ); a new command is a new module and its name in ``COMMANDS``.
 """
 
 import argparse
@@ -43,7 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
         command_parser = subparsers.add_parser(name, help=command.HELP, formatter_class=HelpFormatter)
         command.add_arguments(command_parser)
         flags = frozenset(flag for action in command_parser._actions for flag in action.option_strings)
-        command_parser.set_defaults(func=command.run, flags=flags)
+        spelled = getattr(command, "SPELLED", {})
+        command_parser.set_defaults(func=command.run, flags=flags, spelled=spelled)
     return parser
 
 
@@ -58,17 +60,18 @@ _PYTHON_TO_FLAG = (
 )
 
 
-def cli_spelling(message: str, flags: frozenset = frozenset()) -> str:
+def cli_spelling(message: str, flags: frozenset = frozenset(), spelled: dict | None = None) -> str:
     """A library error as the command line says it: ``--text-column``, not ``text_column=``; an argument in
-    backquotes (```seed```) as the command's option of that name (``flags``), unless the message names it already."""
+    backquotes (```seed```) as the command's option of that name (``flags``) or the one ``spelled`` maps it to,
+    unless the message names it already."""
     for python, flag in _PYTHON_TO_FLAG:
         message = message.replace(python, flag)
 
-    def spelled(match: re.Match) -> str:
+    def spell(match: re.Match) -> str:
         flag = "--" + match[1].replace("_", "-")
-        return flag if flag in flags else match[0]
+        return (spelled or {}).get(match[1]) or (flag if flag in flags else match[0])
 
-    return re.sub(r"`([a-z][a-z0-9_]*)`(?! \(--)", spelled, message)
+    return re.sub(r"`([a-z][a-z0-9_]*)`(?! \(--)", spell, message)
 
 
 def parse_command_line(argv: list[str] | None = None) -> tuple[argparse.Namespace, list[str]]:
@@ -108,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             raise
         if isinstance(err, USAGE_ERRORS):
-            print(f"error: {cli_spelling(str(err), args.flags)}", file=sys.stderr)
+            print(f"error: {cli_spelling(str(err), args.flags, args.spelled)}", file=sys.stderr)
             return 2
         if isinstance(err, (WriteError, FolderBusyError, FolderWriteError)):  # the file or folder and why, one line
             print(f"error: {err}", file=sys.stderr)

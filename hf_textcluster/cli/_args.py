@@ -9,6 +9,7 @@ from ..apps.report_data import DEFAULT_SAMPLE_SIZE
 from ..choosing.auto_k import DEFAULT_CRITERION, ClusterCountRequest
 from ..choosing.criteria import K_CRITERIA
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
+from ..modeling.precision import INFERENCE_PRECISIONS, PRECISION_ENV, PRECISIONS
 from ..modeling.validation import Interval
 
 
@@ -17,7 +18,8 @@ class HelpFormatter(argparse.HelpFormatter):
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
-        shown = action.default not in (None, False, argparse.SUPPRESS) and action.option_strings
+        # a flag (store_true / store_false) is off unless given: its help says what giving it does
+        shown = action.default not in (None, False, argparse.SUPPRESS) and action.option_strings and action.nargs != 0
         if shown and "default" not in text.lower():
             text += " (default: %(default)s)"
         return text
@@ -129,29 +131,88 @@ def describe_k_selection(selection: dict) -> str:
 TEXT_COLUMN_HELP = "Column of --input holding the texts (csv, jsonl, parquet)."
 BATCH_SIZE_HELP = "Texts encoded at a time (memory against speed)."
 ENCODER_HELP = "The sentence encoder: a Hub id or local path (default: the pip-shipped all-MiniLM-L6-v2)."
+# What --model accepts: commands that only read a model load a Hub id as well; card and push read its run folder.
+MODEL_HELP = "A trained model: a local folder or a Hub id."
+MODEL_FOLDER_HELP = "A trained model folder (weights, tokenizer, training_run.json); a Hub id is not accepted."
+DEVICE_HELP = "Where the model encodes: auto (the GPU when torch sees one, else the CPU), cpu, cuda, cuda:1, ..."
 
 
 def add_text_column_arg(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--text-column", default="text", help=TEXT_COLUMN_HELP)
 
 
-def _add_text_column_and_batch_args(parser: argparse.ArgumentParser) -> None:
-    """``--text-column`` and ``--batch-size``: how a command reads and encodes the texts of ``--input``."""
+def add_device_args(parser: argparse.ArgumentParser, inference: bool = False) -> None:
+    """``--device`` and ``--precision``: where and how a command that encodes texts runs the encoder (``inference``:
+    serving only, where int8 is also offered)."""
+    parser.add_argument("--device", default="auto", help=DEVICE_HELP)
+    int8 = " or int8 (dynamic quantization, CPU: faster on every CPU kind measured, ~96%% of texts in the fp32 cluster)"
+    parser.add_argument(
+        "--precision",
+        choices=INFERENCE_PRECISIONS if inference else PRECISIONS,
+        default="auto",
+        help=f"The encoder's precision: auto (bf16 where the device runs it natively, else fp32; ${PRECISION_ENV} "
+        f"overrides), fp32, bf16, fp16{int8 if inference else ''}.",
+    )
+
+
+def add_encoding_args(parser: argparse.ArgumentParser, inference: bool = False) -> None:
+    """``--text-column``, ``--batch-size``, ``--device`` and ``--precision``: how a command reads and encodes the
+    texts of ``--input``."""
     add_text_column_arg(parser)
     parser.add_argument("--batch-size", type=positive_int, default=DEFAULT_ENCODE_BATCH_SIZE, help=BATCH_SIZE_HELP)
+    add_device_args(parser, inference)
 
 
-def add_model_input_args(parser: argparse.ArgumentParser, model_help: str) -> None:
-    """A trained model applied to a file of texts: predict, calibrate, recluster and plot."""
-    parser.add_argument("--model", required=True, help=model_help)
+def resolve_device(device: str) -> str:
+    """``--device auto``: the first CUDA GPU when torch sees one, else the CPU. A device this machine lacks is one line
+    naming --device, not torch's bare AssertionError later."""
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device.startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise ValueError(
+                f"--device {device}: this machine has no CUDA GPU that torch can use "
+                "(torch.cuda.is_available() is False); pass --device cpu."
+            )
+        index = device.partition(":")[2]
+        if index.isdigit() and int(index) >= torch.cuda.device_count():
+            raise ValueError(
+                f"--device {device}: this machine has {torch.cuda.device_count()} CUDA GPU(s) "
+                f"(cuda:0 to cuda:{torch.cuda.device_count() - 1})."
+            )
+    return device
+
+
+@contextlib.contextmanager
+def encoding_on(args: argparse.Namespace):
+    """While a command runs: the device of ``--device`` (yielded, checked) and ``--precision`` as the precision every
+    encoding pass resolves ``auto`` to (``$HF_TEXTCLUSTER_PRECISION``, restored after)."""
+    device = resolve_device(args.device)
+    before = os.environ.get(PRECISION_ENV)
+    if args.precision != "auto":
+        os.environ[PRECISION_ENV] = args.precision
+    try:
+        yield device
+    finally:
+        if before is None:
+            os.environ.pop(PRECISION_ENV, None)
+        else:
+            os.environ[PRECISION_ENV] = before
+
+
+def add_model_input_args(parser: argparse.ArgumentParser, inference: bool = False) -> None:
+    """A trained model applied to a file of texts: predict, plot and report."""
+    parser.add_argument("--model", required=True, help=MODEL_HELP)
     parser.add_argument("--input", required=True, help="Texts: .txt (one per line), csv, jsonl or parquet.")
-    _add_text_column_and_batch_args(parser)
+    add_encoding_args(parser, inference)
 
 
 def add_map_command_args(parser: argparse.ArgumentParser, label_help: str, output_help: str, output: str) -> None:
     """plot and report: a trained model on the texts of ``--input`` (``--label-column`` their known classes), drawn
     into ``--output``; ``--projection``, ``--map-sample`` and ``--seed``: how the 2-D map of the texts is drawn."""
-    add_model_input_args(parser, "A trained model directory or hub id.")
+    add_model_input_args(parser)
     parser.add_argument("--label-column", help=label_help)
     add_output_args(parser, output_help, default=output)
     parser.add_argument(
@@ -215,13 +276,18 @@ def write_output(path: str, write) -> None:
 
 def add_card_args(parser: argparse.ArgumentParser) -> None:
     """The run folder and what its model card says (``card`` and ``push``)."""
-    parser.add_argument(
-        "--model", required=True, help="A trained model directory (weights, tokenizer, training_run.json)."
-    )
+    parser.add_argument("--model", required=True, help=MODEL_FOLDER_HELP)
     parser.add_argument("--license", default="apache-2.0", help="Card license (default: apache-2.0).")
     parser.add_argument("--dataset-name", help="Card dataset (default: the run's benchmark).")
     parser.add_argument("--base-model", help="Card base_model hub id (default: the run's encoder when on the Hub).")
-    parser.add_argument("--max-texts", type=int, default=5000, help="Training texts sampled for cluster keywords.")
+    parser.add_argument(
+        "--keyword-sample",
+        type=positive_int,
+        default=5000,
+        metavar="N",
+        help="The cluster keywords are computed on a seeded sample of this many training texts.",
+    )
+    add_device_args(parser)
     parser.add_argument(
         "--no-remote-code", action="store_true", help="Do not ship the inference code for trust_remote_code."
     )
@@ -240,8 +306,8 @@ def add_edit_args(parser: argparse.ArgumentParser, input_help: str | None = None
     parser.add_argument(
         "--model",
         required=True,
-        help="A trained model directory: changed in place, the model before kept in its previous/ folder "
-        "(`hf-textcluster restore --model DIR` goes back).",
+        help="A trained model: a local folder, changed in place, the model before kept in its previous/ folder "
+        "(`hf-textcluster restore --model DIR` goes back); or a Hub id, with --output-dir.",
     )
     if input_help != "":
         parser.add_argument(
@@ -251,7 +317,7 @@ def add_edit_args(parser: argparse.ArgumentParser, input_help: str | None = None
             or "The texts it works on, its training texts: .txt (one per line), csv, jsonl or parquet (default: the "
             "run's training texts when they can be found).",
         )
-        _add_text_column_and_batch_args(parser)
+        add_encoding_args(parser)
     parser.add_argument("--output-dir", help="Save the edited model here instead (--model is left as it was).")
     parser.add_argument(
         "--overwrite", action="store_true", help="Replace another trained model already in --output-dir."
@@ -270,7 +336,10 @@ def run_edit(args: argparse.Namespace, op: str, **kwargs) -> tuple:
     if hasattr(args, "batch_size"):
         kwargs["batch_size"] = args.batch_size
     try:
-        clusterer, result = edit_saved_model(args.model, args.output_dir, op, overwrite=args.overwrite, **kwargs)
+        with encoding_on(args) if hasattr(args, "device") else contextlib.nullcontext("cpu") as device:
+            clusterer, result = edit_saved_model(
+                args.model, args.output_dir, op, overwrite=args.overwrite, device=device, **kwargs
+            )
     except ValueError as err:  # what is wrong with the texts, said of the file they came from
         if texts is None or not str(err).startswith("`texts`: "):
             raise

@@ -5,12 +5,14 @@ import sys
 from pathlib import Path
 
 from ..hub.model_card import write_model_card
+from ..runs.folder import RunFolder
 from ._args import (
     add_card_args,
     add_output_args,
     add_text_column_arg,
     card_kwargs,
     check_output_file,
+    encoding_on,
     read_texts,
     write_output,
 )
@@ -32,16 +34,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     check_output_file(args)
-    card = write_model_card(
-        args.model,
-        "-",
-        texts=read_texts(args.input, args.text_column),
-        data_dir=args.data_dir,
-        max_texts=args.max_texts,
-        repo_id=args.repo_id,
-        remote_code=not args.no_remote_code,
-        **card_kwargs(args),
-    )
+    texts = read_texts(args.input, args.text_column)
+    with encoding_on(args) as device:  # the keywords: each text's cluster
+        card = write_model_card(
+            args.model,
+            "-",
+            texts=texts,
+            data_dir=args.data_dir,
+            max_texts=args.keyword_sample,
+            model=RunFolder(args.model).open()[0].to(device),
+            repo_id=args.repo_id,
+            remote_code=not args.no_remote_code,
+            **card_kwargs(args),
+        )
     if args.output:
         write_output(args.output, lambda path: Path(path).write_text(card, encoding="utf-8"))
     else:

@@ -6,16 +6,18 @@ import time
 from ..choosing.auto_k import ClusterCountRequest
 from ..data import load_benchmark, load_text_file
 from ..evaluation.metrics import clustering_scores
-from ..runs.baselines import BASELINES, make_baseline
+from ..runs.baselines import BASELINES, EMBEDDING_BASELINES, make_baseline
 from ..runs.candidate_file import SERVED_KEY, read_candidates, texts_match
 from ..runs.folder import load_clusterer
 from ..training.evaluation import evaluate_clusterer
 from ._args import (
     ENCODER_HELP,
     add_data_args,
+    add_device_args,
     add_k_selection_args,
     add_text_column_arg,
     describe_k_selection,
+    encoding_on,
     format_scores,
     num_clusters_or_auto,
     print_kmeans_scores,
@@ -29,9 +31,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--baseline",
         default="embeddings-kmeans",
         choices=BASELINES,
-        help="The baseline scored when no --model is given: k-means on bag-of-words, TF-IDF or --encoder embeddings.",
+        help="The baseline scored when no --model is given: k-means on bag-of-words, TF-IDF or --encoder embeddings, "
+        "or umap-kmeans: the BERTopic way (UMAP -> k-means on --encoder embeddings, as train's pretrained/umap_kmeans "
+        "partition; needs umap-learn).",
     )
-    parser.add_argument("--model", help="Evaluate a trained model directory instead of a baseline.")
+    parser.add_argument("--model", help="Evaluate a trained model (a local folder or a Hub id) instead of a baseline.")
     parser.add_argument("--dataset", help="A benchmark corpus name (or use --input).")
     parser.add_argument("--input", help="Your own labelled texts: csv / jsonl / parquet (with --label-column).")
     add_text_column_arg(parser)
@@ -41,10 +45,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--num-clusters",
         type=num_clusters_or_auto,
         metavar="K|auto",
-        help="K of a baseline (default: the number of classes); 'auto' (embeddings-kmeans): "
+        help="K of a baseline (default: the number of classes); 'auto' (embeddings-kmeans, umap-kmeans): "
         "chosen from the embeddings, without the labels.",
     )
     add_k_selection_args(parser)
+    add_device_args(parser)
     parser.add_argument("--seed", type=int, default=0, help="Seed of k-means (and of the K search).")
     add_data_args(parser)
 
@@ -72,10 +77,10 @@ def _evaluation_dataset(args: argparse.Namespace):
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     auto = args.num_clusters == "auto"  # a bad combination is refused before any data is read
-    if auto and (args.model or args.baseline != "embeddings-kmeans"):
+    if auto and (args.model or args.baseline not in EMBEDDING_BASELINES):
         raise ValueError(
             "--num-clusters auto chooses K from encoder embeddings: it works with --baseline "
-            "embeddings-kmeans"
+            "embeddings-kmeans or umap-kmeans"
             + (" (a trained model's K is fixed: drop --num-clusters)." if args.model else f", not {args.baseline}.")
         )
     if not auto and (args.k_range or args.k_criterion):
@@ -84,30 +89,33 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     texts, labels = dataset["text"], dataset["label"]
     num_classes = dataset.features["label"].num_classes
     start = time.perf_counter()
-    if args.model:
-        model = load_clusterer(args.model)
-        num_clusters, name = model.config.num_clusters, args.model
-        if args.num_clusters and args.num_clusters != num_clusters:
-            raise ValueError(
-                f"--num-clusters {args.num_clusters}: the model {args.model} has {num_clusters} clusters (fixed "
-                "when it was trained); drop --num-clusters."
-            )
-        metrics = evaluate_clusterer(model, texts, labels, random_state=args.seed, show_progress_bar=True)
-    else:
-        num_clusters = num_classes if args.num_clusters is None else args.num_clusters
-        request = ClusterCountRequest.parse(num_clusters, args.k_range, args.k_criterion)
-        kwargs = {"encoder": args.encoder} if args.baseline == "embeddings-kmeans" and args.encoder else {}
-        baseline = make_baseline(args.baseline, request, random_state=args.seed, **kwargs)
-        try:
-            clusters = baseline.fit_predict(texts)
-        except ValueError as err:  # which file and column the texts came from
-            where = (
-                f"--dataset {args.dataset}" if args.dataset else f"--input {args.input} (column {args.text_column!r})"
-            )
-            raise ValueError(f"{where}: {err}") from None
-        metrics = clustering_scores(labels, clusters)
-        num_clusters = baseline.auto_k_.num_clusters if auto else request.num_clusters
-        name = args.baseline
+    with encoding_on(args) as device:
+        if args.model:
+            model = load_clusterer(args.model).to(device)
+            num_clusters, name = model.config.num_clusters, args.model
+            if args.num_clusters and args.num_clusters != num_clusters:
+                raise ValueError(
+                    f"--num-clusters {args.num_clusters}: the model {args.model} has {num_clusters} clusters (fixed "
+                    "when it was trained); drop --num-clusters."
+                )
+            metrics = evaluate_clusterer(model, texts, labels, random_state=args.seed, show_progress_bar=True)
+        else:
+            num_clusters = num_classes if args.num_clusters is None else args.num_clusters
+            request = ClusterCountRequest.parse(num_clusters, args.k_range, args.k_criterion)
+            kwargs = {"device": device, "encoder": args.encoder} if args.baseline in EMBEDDING_BASELINES else {}
+            baseline = make_baseline(args.baseline, request, random_state=args.seed, **kwargs)
+            try:
+                clusters = baseline.fit_predict(texts)
+            except ValueError as err:  # which file and column the texts came from
+                where = (
+                    f"--dataset {args.dataset}"
+                    if args.dataset
+                    else f"--input {args.input} (column {args.text_column!r})"
+                )
+                raise ValueError(f"{where}: {err}") from None
+            metrics = clustering_scores(labels, clusters)
+            num_clusters = baseline.auto_k_.num_clusters if auto else request.num_clusters
+            name = args.baseline
     seconds = time.perf_counter() - start
     print(f"{name} on {source} (N={len(texts)}, K={num_clusters}, {num_classes} classes, seed={args.seed})")
     if auto:

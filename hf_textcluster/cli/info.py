@@ -6,7 +6,15 @@ import os
 
 from ..apps.report_figures import shorten
 from ..runs.clusterer import Clusterer
-from ._args import _add_text_column_and_batch_args, add_output_args, check_output_file, read_texts, write_output
+from ._args import (
+    MODEL_HELP,
+    add_encoding_args,
+    add_output_args,
+    check_output_file,
+    encoding_on,
+    read_texts,
+    write_output,
+)
 
 # Keywords and characters of the first representative text shown per cluster on the terminal (the CSV has them all).
 SHOWN_KEYWORDS = 6
@@ -20,13 +28,13 @@ HELP = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--model", required=True, help="A trained model directory or hub id.")
+    parser.add_argument("--model", required=True, help=MODEL_HELP)
     parser.add_argument(
         "--input",
         help="Texts to compute the table on: .txt (one per line), csv, jsonl or parquet (default: the summary of "
         "the training texts saved with the model).",
     )
-    _add_text_column_and_batch_args(parser)
+    add_encoding_args(parser)
     add_output_args(
         parser,
         "Also write the table here as CSV (keywords comma-separated, representative texts one per line of their cell).",
@@ -39,7 +47,9 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     clusterer = Clusterer.load(args.model)
     model = clusterer.model
     try:
-        table = clusterer.cluster_info(texts, batch_size=args.batch_size)
+        with encoding_on(args) as device:
+            model.to(device)
+            table = clusterer.cluster_info(texts, batch_size=args.batch_size)
     except ValueError as err:
         if texts is None and "`texts` is required" in str(err):
             raise ValueError(

@@ -16,24 +16,23 @@ def cluster_ids(value: str) -> list[int]:
     return ids
 
 
-HELP = "Merge clusters of a trained model (--clusters 3,7 --clusters 1,4,9); in place unless --output-dir."
+HELP = "Merge clusters of a trained model (merge 3,7 1,4,9: two groups); in place unless --output-dir."
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--clusters",
+        "groups",
         type=cluster_ids,
-        action="append",
-        required=True,
+        nargs="+",
         metavar="IDS",
-        help="Comma-separated ids of clusters merged into one; repeat for several groups.",
+        help="Comma-separated ids of clusters merged into one (3,7); several groups one after the other.",
     )
     add_edit_args(parser)
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
-    """Merge ``--clusters`` groups of ``--model`` (names, calibration, card and ``training_run.json``'s edits)."""
-    clusterer, _, where = run_edit(args, "merge", clusters=args.clusters)
-    groups = "; ".join(" + ".join(map(str, group)) for group in args.clusters)
+    """Merge the ``IDS`` groups of ``--model`` (names, calibration, card and ``training_run.json``'s edits)."""
+    clusterer, _, where = run_edit(args, "merge", clusters=args.groups)
+    groups = "; ".join(" + ".join(map(str, group)) for group in args.groups)
     print(f"Merged clusters {groups} of {args.model}: {clusterer.model.config.num_clusters} clusters now; {where}.")
     return 0

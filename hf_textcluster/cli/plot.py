@@ -7,7 +7,7 @@ from ..apps.plotting import is_placeholder_names, plot_clustering_overview
 from ..apps.projection import resolve_projection
 from ..representation.summary import sample_rows
 from ..runs.folder import load_clusterer
-from ._args import add_map_command_args, check_output_file, read_map_input
+from ._args import add_map_command_args, check_output_file, encoding_on, read_map_input
 
 HELP = (
     "A PNG of a trained model's clusters on your texts: a 2-D map coloured "
@@ -33,10 +33,10 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     if len(texts) < 4:
         raise ValueError(f"{args.input} holds {len(texts)} text(s): a map needs at least 4.")
     model = load_clusterer(args.model)
-    # every text's cluster for the sizes; the map shows a seeded sample of them
-    clusters = model.predict(texts, batch_size=args.batch_size)
     rows = sample_rows(len(texts), args.map_sample, args.seed)
-    embeddings = model.embed([texts[i] for i in rows], batch_size=args.batch_size)
+    with encoding_on(args) as device:  # every text's cluster for the sizes; the map shows a seeded sample of them
+        clusters = model.to(device).predict(texts, batch_size=args.batch_size)
+        embeddings = model.embed([texts[i] for i in rows], batch_size=args.batch_size)
     labels = dataset.select(rows)["label"] if args.label_column else None
     label_names = dataset.features["label"].names if args.label_column else None
     names = None if is_placeholder_names(model.config.id2label) else model.config.id2label

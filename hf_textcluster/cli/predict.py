@@ -8,35 +8,29 @@ from transformers import pipeline
 from ..apps.streaming import check_output, predict_file
 from ..data.text_files import DEFAULT_CHUNK_SIZE, text_chunks
 from ..distributed import leave_together, run_with_processes, running_processes
-from ..modeling.precision import INFERENCE_PRECISIONS
 from ..runs.folder import load_clusterer
-from ._args import add_model_input_args, positive_int, quantile
+from ._args import add_model_input_args, positive_int, quantile, resolve_device
 
 HELP = "Cluster texts with a trained model (JSON lines out)."
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_model_input_args(parser, "A trained model directory or hub id.")
+    add_model_input_args(parser, inference=True)
     parser.add_argument("--output", help="Write JSON lines here instead of stdout.")
     parser.add_argument(
-        "--top-k",
+        "--top-clusters",
         type=positive_int,
-        metavar="K",
-        help="Also give the K most likely clusters of each text (cluster, label, score; most likely first) under "
-        '"top_k"; the rest of the line is as without --top-k (cluster, label, score, confidence).',
-    )
-    parser.add_argument(
-        "--device",
-        default="auto",
-        help="Where the model runs: auto (the GPU when torch sees one, else the CPU), cpu, cuda, cuda:1, ... "
-        "Under `accelerate launch` each process uses its own device instead, encodes its share of each chunk, and "
-        "the main process writes the output in input order.",
+        metavar="N",
+        help="Also give the N most likely clusters of each text (cluster, label, score; most likely first) under "
+        '"top_k"; the rest of the line is as without --top-clusters (cluster, label, score, confidence).',
     )
     parser.add_argument(
         "--chunk-size",
         type=positive_int,
         default=DEFAULT_CHUNK_SIZE,
-        help="Texts read, clustered and written at a time (memory holds one chunk).",
+        help="Texts read, clustered and written at a time (memory holds one chunk). Under `accelerate launch` each "
+        "process uses its own device instead of --device, encodes its share of each chunk, and the main process "
+        "writes the output in input order.",
     )
     parser.add_argument(
         "--overwrite",
@@ -57,44 +51,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "calibrated distances is an outlier, so about 1 - Q of the calibration texts are (default 0.99; not "
         "update's --far-quantile).",
     )
-    parser.add_argument(
-        "--precision",
-        choices=INFERENCE_PRECISIONS,
-        default="auto",
-        help="The encoder's precision: auto (bf16 where the CPU runs it natively, else fp32), or int8 "
-        "(dynamic quantization, CPU: faster on every CPU kind measured, ~96%% of texts in "
-        "the fp32 cluster).",
-    )
-
-
-def _device(device: str) -> str:
-    """``--device auto``: the first CUDA GPU when torch sees one, else the CPU. A device this machine lacks is one line
-    naming --device, not torch's bare AssertionError later."""
-    import torch
-
-    if device == "auto":
-        return "cuda" if torch.cuda.is_available() else "cpu"
-    if device.startswith("cuda"):
-        if not torch.cuda.is_available():
-            raise ValueError(
-                f"--device {device}: this machine has no CUDA GPU that torch can use "
-                "(torch.cuda.is_available() is False); pass --device cpu."
-            )
-        index = device.partition(":")[2]
-        if index.isdigit() and int(index) >= torch.cuda.device_count():
-            raise ValueError(
-                f"--device {device}: this machine has {torch.cuda.device_count()} CUDA GPU(s) "
-                f"(cuda:0 to cuda:{torch.cuda.device_count() - 1})."
-            )
-    return device
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
-    device = _device(args.device)
+    device = resolve_device(args.device)
     # an option left at its default is not passed: it is no part of the options a half-written --output resumes with
     options = {
         "batch_size": args.batch_size,
-        "top_k": args.top_k,
+        "top_k": args.top_clusters,
         "flag_outliers": args.flag_outliers or None,
         "outlier_quantile": args.outlier_quantile,
         "precision": None if args.precision == "auto" else args.precision,

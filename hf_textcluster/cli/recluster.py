@@ -17,7 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--kmeans-init",
         default="best",
-        choices=list(KMEANS_INITS),
+        choices=list(KMEANS_INITS),  # train's --kmeans-init offers the same
         help="How k-means starts, as in train: best (the lower inertia of k-means++ and a run started from the "
         "UMAP clusters, no labels used), k-means++ (the benchmark's 'k-means after' column) or umap (from "
         "k-means on a UMAP reduction: better with many clusters).",

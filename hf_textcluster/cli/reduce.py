@@ -6,21 +6,24 @@ import argparse
 from ._args import add_edit_args, positive_int, run_edit
 
 HELP = (
-    "Merge a trained model's closest clusters (nearest calibrated centres first) until --num-clusters remain; in "
+    "Merge a trained model's closest clusters (nearest calibrated centres first) until --to of them remain; in "
     "place unless --output-dir."
 )
 
 
+SPELLED = {"num_clusters": "--to"}
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--num-clusters", type=positive_int, required=True, help="How many clusters remain (below the model's K)."
+        "--to", type=positive_int, required=True, metavar="N", help="The clusters that remain (fewer than the model's)."
     )
     add_edit_args(parser)
 
 
 def run(args: argparse.Namespace, extra: list[str]) -> int:
-    """Reduce ``--model`` to ``--num-clusters`` clusters."""
-    clusterer, _, where = run_edit(args, "reduce", num_clusters=args.num_clusters)
+    """Reduce ``--model`` to ``--to`` clusters."""
+    clusterer, _, where = run_edit(args, "reduce", num_clusters=args.to)
     groups = "; ".join(" + ".join(map(str, group)) for group in clusterer.run.edits[-1]["clusters"])
     print(f"Reduced {args.model} to {clusterer.model.config.num_clusters} clusters by merging {groups}; {where}.")
     return 0

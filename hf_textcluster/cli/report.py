@@ -6,7 +6,7 @@ import argparse
 
 from ..apps.report import check_report_path, cluster_report
 from ..runs.folder import load_clusterer
-from ._args import add_map_command_args, check_output_file, read_map_input
+from ._args import add_map_command_args, check_output_file, encoding_on, read_map_input
 
 HELP = (
     "An HTML page of a trained model's clusters on your texts: map, "
@@ -29,18 +29,19 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     check_report_path(args.output)
     dataset, texts, title = read_map_input(args)
     model = load_clusterer(args.model)
-    path = cluster_report(
-        model,
-        texts,
-        list(dataset["label"]) if args.label_column else None,
-        args.output,
-        label_names=dataset.features["label"].names if args.label_column else None,
-        sample_size=args.map_sample,
-        map_method=args.projection,
-        batch_size=args.batch_size,
-        random_state=args.seed,
-        title=title,
-    )
+    with encoding_on(args) as device:
+        path = cluster_report(
+            model.to(device),
+            texts,
+            list(dataset["label"]) if args.label_column else None,
+            args.output,
+            label_names=dataset.features["label"].names if args.label_column else None,
+            sample_size=args.map_sample,
+            map_method=args.projection,
+            batch_size=args.batch_size,
+            random_state=args.seed,
+            title=title,
+        )
     print(
         f"Wrote {path}: {len(texts):,} texts in {model.config.num_clusters} clusters"
         f"{', scored against ' + repr(args.label_column) if args.label_column else ''}; open it in a browser."

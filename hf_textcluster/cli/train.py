@@ -22,6 +22,7 @@ from transformers import HfArgumentParser
 
 from ..choosing.criteria import PRETRAINED
 from ..data import load_text_file
+from ..editing.kmeans import KMEANS_INITS
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.precision import PRECISION_ENV, PRECISIONS, check_precision
 from ..modeling.validation import describe
@@ -64,6 +65,8 @@ SET_BY_OPTION = {
     "fp16": "--precision fp16",
     **{name: f"--{flag}" for name, flag in OPTION_NAMES.items()},
 }
+# Listed options with a fixed set of values: refused by the parser, offered as recluster offers them.
+CHOICES = {"kmeans_init": list(KMEANS_INITS)}
 FROM_RECIPE = {"max_steps", "num_train_epochs", "per_device_train_batch_size", "learning_rate", "head_learning_rate"}
 PREFIX = "trainer__"
 # The defaults the reference page (docs/cli.md) shows where the dataclass's is not the one used: the recipe's, or
@@ -124,7 +127,8 @@ def add_trainer_flags(parser: argparse.ArgumentParser) -> None:
             dest=PREFIX + name,
             default=argparse.SUPPRESS,  # not given: the recipe's or the Trainer's own value
             help=_help(fields[name]),
-            metavar=flag.upper().replace("-", "_"),
+            choices=CHOICES.get(name),
+            metavar=None if name in CHOICES else flag.upper().replace("-", "_"),
         )
         default = fields[name].default
         action.doc_default = DOC_DEFAULTS.get(name, "–" if default is None else f"`{default}`")  # docs/cli.md's

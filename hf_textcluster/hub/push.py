@@ -30,6 +30,7 @@ from ..modeling.loading_checks import check_finite_weights
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.serialization import save_folder
 from ..models.remote_code import save_pretrained as ship_code
+from ..models.remote_code import shipped_file_names
 from ..representation import name_clusters
 from ..runs.folder import RunFolder
 from ..runs.record import RunRecord
@@ -155,6 +156,7 @@ def push_to_hub(
             create_pr=create_pr,
             commit_message=commit_message or f"Upload {type(model).__name__} ({model.config.num_clusters} clusters)",
             commit_description=commit_description,
+            delete_patterns=shipped_file_names(),  # an earlier push's code files, those this one ships replaced
         )
 
 
@@ -194,13 +196,15 @@ def push_model_dir(
     data_dir: str | os.PathLike | None = None,
     max_texts: int | None = 5000,
     label_clusters: bool = False,
+    model=None,
     **kwargs,
 ):
     """Push a trained model directory (what ``hf-textcluster train`` wrote): the model is loaded and checked, its
     ``training_run.json`` supplies the card's metrics and command, and the run's own input file (``train --input``) or
     its benchmark texts (when available locally) the cluster keywords. ``label_clusters`` names the clusters after
-    their keywords (``id2label``)."""
-    model, run = RunFolder(model_dir).open()
+    their keywords (``id2label``); ``model``: the folder's model when the caller has it loaded already (on the device
+    it encodes on)."""
+    model, run = RunFolder(model_dir).open(model=model)
     check_ready_to_push(model)
     texts, why_no_texts = card_texts(run, texts, data_dir, max_texts, kwargs)
     if label_clusters and texts is None and not model.config.has_topic_model:

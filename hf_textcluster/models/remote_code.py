@@ -57,6 +57,15 @@ def _flatten(module: str) -> tuple[str, list[str]]:
     return _HEADER.format(path=shown) + "".join(lines), imported
 
 
+def shipped_file_names() -> list[str]:
+    """Every file name a push of any method may ship as remote code (each package module's flat name), and
+    ``standalone_textcluster.py`` (shipped before the method registry): a re-push deletes these from the repository,
+    so no stale code file of an earlier push stays; other files (a ``handler.py`` of the user's) are left alone."""
+    root = Path(__file__).resolve().parents[1]
+    names = {f"{p.parent.name if p.name == '__init__.py' else p.stem}.py" for p in root.rglob("*.py")}
+    return sorted(names | {"standalone_textcluster.py"})
+
+
 def remote_code_files(model_type: str) -> dict[str, str]:
     """File name -> source of the inference code of method ``model_type``: its configuration and modeling files,
     the pipeline, and every package module they import (recursively)."""

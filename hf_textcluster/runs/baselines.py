@@ -1,4 +1,6 @@
-"""Reference baselines, the floor of every results table: BoW / TF-IDF + k-means, and encoder embeddings + k-means.
+"""Reference baselines, the floor of every results table: BoW / TF-IDF + k-means, encoder embeddings + k-means, and
+the BERTopic way (UMAP -> k-means on encoder embeddings, the package's own: ``fit_kmeans(init="umap")``, as ``train``
+makes its ``pretrained/umap_kmeans`` partition).
 
 Each baseline is a small estimator with scikit-learn's shape: ``fit_predict(texts) -> cluster ids`` and a
 ``random_state``. The SCCL paper's BoW/TF-IDF baselines use 1,500 features; so do these.
@@ -18,7 +20,9 @@ from ..encoders import resolve_encoder
 from ..modeling.input_checks import check_num_clusters
 from ..modeling.validation import Options, validate_parameters, validate_texts
 
-BASELINES = ("bow-kmeans", "tfidf-kmeans", "embeddings-kmeans")
+BASELINES = ("bow-kmeans", "tfidf-kmeans", "embeddings-kmeans", "umap-kmeans")
+# the baselines on encoder embeddings, and how each starts k-means
+EMBEDDING_BASELINES = {"embeddings-kmeans": "k-means++", "umap-kmeans": "umap"}
 
 
 def _kmeans_labels(baseline, features, num_clusters: int) -> np.ndarray:
@@ -29,6 +33,7 @@ def _kmeans_labels(baseline, features, num_clusters: int) -> np.ndarray:
         n_init=baseline.n_init,
         random_state=baseline.random_state,
         max_samples=baseline.kmeans_max_samples,
+        init=getattr(baseline, "init", "k-means++"),
     )
     return kmeans.labels_
 
@@ -67,6 +72,8 @@ class VectorizerKMeans:
 class EmbeddingKMeans:
     """Sentence embeddings of a pretrained encoder (pooled and normalised as its sentence-transformers config says)
     + k-means. ``encoder`` is a hub id or local path; None means the pip-shipped default (all-MiniLM-L6-v2).
+    ``init="umap"``: k-means on a UMAP reduction of the embeddings, the BERTopic way (see
+    :func:`~hf_textcluster.editing.kmeans.fit_kmeans`).
 
     ``num_clusters="auto"`` chooses K from the embeddings without labels (:mod:`hf_textcluster.choosing.auto_k`), within
     ``k_range=(k_min, k_max)`` (None: the defaults) by ``k_criterion`` (None: the default criterion), or pass a
@@ -81,6 +88,7 @@ class EmbeddingKMeans:
     random_state: int | None = 0
     show_progress_bar: bool = True
     device: str | None = None
+    init: str = "k-means++"
     k_range: tuple[int | None, int | None] | None = None
     k_criterion: str | None = None
     labels_: np.ndarray | None = field(default=None, init=False)
@@ -113,17 +121,19 @@ class EmbeddingKMeans:
 
 
 def make_baseline(method: str, num_clusters: int | str | ClusterCountRequest, random_state: int | None = 0, **kwargs):
-    """A baseline by its CLI name: ``bow-kmeans``, ``tfidf-kmeans`` or ``embeddings-kmeans``.
+    """A baseline by its CLI name: ``bow-kmeans``, ``tfidf-kmeans``, ``embeddings-kmeans`` or ``umap-kmeans`` (the
+    BERTopic way).
 
-    ``num_clusters`` is K, or (``embeddings-kmeans`` only) ``"auto"`` / a :class:`ClusterCountRequest`."""
-    if isinstance(num_clusters, ClusterCountRequest) and method != "embeddings-kmeans":
+    ``num_clusters`` is K, or (the baselines on embeddings only) ``"auto"`` / a :class:`ClusterCountRequest`."""
+    if isinstance(num_clusters, ClusterCountRequest) and method not in EMBEDDING_BASELINES:
         if num_clusters.is_auto:
             raise ValueError(
-                f"num_clusters='auto' chooses K from encoder embeddings: it works with embeddings-kmeans, not {method}."
+                "num_clusters='auto' chooses K from encoder embeddings: it works with embeddings-kmeans or "
+                f"umap-kmeans, not {method}."
             )
         num_clusters = num_clusters.num_clusters
     if method in ("bow-kmeans", "tfidf-kmeans"):
         return VectorizerKMeans(num_clusters, kind=method.removesuffix("-kmeans"), random_state=random_state, **kwargs)
-    if method == "embeddings-kmeans":
-        return EmbeddingKMeans(num_clusters, random_state=random_state, **kwargs)
+    if method in EMBEDDING_BASELINES:
+        return EmbeddingKMeans(num_clusters, random_state=random_state, init=EMBEDDING_BASELINES[method], **kwargs)
     raise ValueError(f"Unknown baseline {method!r}; choose one of {', '.join(BASELINES)}.")

@@ -466,13 +466,14 @@ class Clusterer:
 
 
 def edit_saved_model(
-    model: str | os.PathLike, output_dir: str | os.PathLike | None, op: str, *, overwrite: bool = False, **kwargs
+    model: str | os.PathLike, output_dir: str | os.PathLike | None, op: str, *, overwrite=False, device=None, **kwargs
 ):
     """Edit the model saved in ``model`` by ``op`` (one of :data:`EDITS`, a :class:`Clusterer` method: ``"merge"``,
     ``"split"``, ...; ``kwargs`` are its arguments) and save it: in place when ``output_dir`` is None (the model
     before is kept in ``<model>/previous/``), else into ``output_dir`` (a folder holding another trained model only
-    with ``overwrite``), holding its writer lock from the load to the save. What the command line's edit commands
-    run. Returns ``(clusterer, what the method returned)``.
+    with ``overwrite``), holding its writer lock from the load to the save; ``device``: where it encodes texts
+    (default: where it loads). What the command line's edit commands run. Returns ``(clusterer, what the method
+    returned)``.
 
     Raises:
         ValueError: an unknown ``op``, a bad argument, a Hub model without ``output_dir``.
@@ -493,6 +494,8 @@ def edit_saved_model(
     with folder_lock(target):  # one writer from reading the model to saving it: no edit of another is lost
         recover_folder(target, complete=True)
         clusterer = Clusterer.load(model)
+        if device is not None:
+            clusterer.model.to(device)
         edit_id = next_edit_id(clusterer.run.edits, op, kwargs, None if output_dir else model)
         result = getattr(clusterer, op)(**kwargs)
         clusterer.run.edits[-1]["id"] = edit_id

@@ -122,7 +122,7 @@ def reduce_groups(
     k = model.config.num_clusters
     if isinstance(num_clusters, bool) or not isinstance(num_clusters, (int, np.integer)) or not 2 <= num_clusters < k:
         raise ValueError(
-            f"`num_clusters` (--num-clusters) must be a whole number from 2 to {k - 1} to reduce this model's {k} "
+            f"`num_clusters` must be a whole number from 2 to {k - 1} to reduce this model's {k} "
             f"clusters; got {num_clusters!r}."
         )
     if model.is_calibrated:

@@ -81,7 +81,7 @@ def test_the_demo_runs_on_a_fresh_clone_offline_with_nothing_beside_it(tmp_path)
     assert "network access blocked" in blocked.stderr  # the guard is in force in the demo's interpreter
 
     out = tmp_path / "demo"
-    command = [sys.executable, "-m", "hf_textcluster.cli", "demo", "--num-texts", "100"]
+    command = [sys.executable, "-m", "hf_textcluster.cli", "demo", "--train-sample", "100"]
     done = subprocess.run(
         [*command, "--output-dir", str(out)], cwd=clone, env=env, capture_output=True, text=True, timeout=1800
     )
@@ -104,7 +104,7 @@ def test_the_demo_runs_on_a_fresh_clone_offline_with_nothing_beside_it(tmp_path)
 def test_the_demo_refuses_a_size_it_cannot_show_naming_the_flag():
     from hf_textcluster.apps.demo import run_demo
 
-    with pytest.raises(ValueError, match=r"--num-texts\) must be at least 100; got 10"):
+    with pytest.raises(ValueError, match=r"--train-sample\) must be at least 100; got 10"):
         run_demo(num_texts=10)
 
 

@@ -16,7 +16,17 @@ from hf_textcluster.models.building import from_encoder_pretrained
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # training/ is a folder of the checkout, not installed
 from hf_textcluster.editing import initialize_clusters  # noqa: E402
-from training.bench import common, comparisons, kmeans_init, leaderboard, partitions, render, rescore, speed  # noqa: E402
+from training.bench import (  # noqa: E402
+    auto_tables,  # noqa: E402
+    common,
+    comparisons,
+    kmeans_init,
+    leaderboard,
+    partitions,
+    render,
+    rescore,
+    speed,
+)
 from training.bench import method as method_section  # noqa: E402
 from training.bench import store as results  # noqa: E402
 from training.bench.__main__ import main  # noqa: E402
@@ -492,6 +502,8 @@ def test_readme_table_is_rewritten_between_its_markers_only(bench):
     assert table[2:] == [
         "| StackOverflow | tuning | 20,000 | 78.0 | 50.0 | 75.0 | 80.0 | +2.0 | 2.5x | 1 |",
         "| TREC-6 | confirmation | 5,452 | – | – | 75.0 | 75.0 | +0.0 | – | 1 |",
+        "",
+        '× time "–": a run made before BERTopic was timed beside it. A baseline "–": not run on that corpus.',
     ]
     start, end = render.README_MARKERS
     text = f"# Title\n\nbefore\n{start}\n| stale | table |\n{end}\nafter\n"
@@ -506,7 +518,8 @@ def test_readme_table_is_rewritten_between_its_markers_only(bench):
     table = auto_tables.readme_table({"runs": {"r": RUN}}, [rows[1], remade, banking], render.README_CORPUS_NAMES)
     assert table[3] == "| TREC-6 | confirmation | 5,452 | – | – | 75.0 | 75.0‡ | +0.0 | – | 1 |"
     assert table[4] == "" and table[5].startswith("Confirmation-only:") and table[7] == table[0]
-    assert table[9:] == ["| BANKING77 | confirmation-only | 10,003 | – | – | 75.0 | 80.0 | +5.0 | – | 1 |"]
+    assert table[9] == "| BANKING77 | confirmation-only | 10,003 | – | – | 75.0 | 80.0 | +5.0 | – | 1 |"
+    assert table[10:] == ["", " ".join(auto_tables.MARKS.values())]  # every mark is in the table: each is said
 
 
 def test_verdict_table_names_corpora_and_the_best_reported_number(bench):
@@ -588,6 +601,18 @@ def test_render_rewrites_the_committed_results_page_from_its_store():
     """`python -m training.bench render` gives back docs/results.md exactly from docs/results.json."""
     docs = Path(__file__).resolve().parents[2] / "docs"
     assert render.render(json.loads((docs / "results.json").read_text())) == (docs / "results.md").read_text()
+
+
+def test_render_rewrites_the_committed_readme_table_from_its_store():
+    """README's table of the default, and the line saying what its marks mean, are what the store renders today."""
+    repo = Path(__file__).resolve().parents[2]
+    store = json.loads((repo / "docs" / "results.json").read_text())
+    table = auto_tables.readme_table(store, store["rows"], render.README_CORPUS_NAMES)
+    readme = (repo / "README.md").read_text()
+    assert table and render.readme_with_table(readme, table) == readme, "run `python -m training.bench render`"
+    legend = "\n".join(table).split("|")[-1]  # after the last cell: the marks' line, if any
+    for mark in ("‡", "–"):
+        assert (mark in "\n".join(line for line in table if line.startswith("|"))) == (mark in legend), mark
 
 
 def test_each_section_and_each_registered_method_is_a_sub_command():

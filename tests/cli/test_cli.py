@@ -71,11 +71,11 @@ def test_train_on_a_file_then_predict(tiny_encoder_dir, toy_corpus, tmp_path, ca
 
     queries = tmp_path / "queries.txt"
     queries.write_text("\n".join(texts[:4]) + "\n")
-    assert main(["predict", "--model", str(out_dir), "--input", str(queries), "--top-k", "2"]) == 0
+    assert main(["predict", "--model", str(out_dir), "--input", str(queries), "--top-clusters", "2"]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.strip().splitlines()]
     assert [line["text"] for line in lines] == texts[:4]
     assert all(len(line["top_k"]) == 2 for line in lines)
-    # the line keeps what it holds without --top-k, its confidence included
+    # the line keeps what it holds without --top-clusters, its confidence included
     assert all({"cluster", "label", "score", "confidence"} <= set(line) for line in lines)
     assert all(line["cluster"] == line["top_k"][0]["cluster"] for line in lines)
 
@@ -307,7 +307,7 @@ def test_predict_checks_its_output_before_working(tmp_path, capsys):
     )
     assert "does not exist" in capsys.readouterr().err
     with pytest.raises(SystemExit):
-        main(["predict", "--model", str(tmp_path), "--input", str(texts), "--top-k", "0"])
+        main(["predict", "--model", str(tmp_path), "--input", str(texts), "--top-clusters", "0"])
 
 
 def test_unexpected_errors_are_one_line_unless_debug(tmp_path, capsys, monkeypatch):

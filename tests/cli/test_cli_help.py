@@ -30,7 +30,7 @@ def test_every_option_has_help_and_its_default_shows(name):
         label = action.option_strings[0] if action.option_strings else action.dest
         assert action.help, f"{name} {label} has no help"
         assert "_" not in "".join(action.option_strings), f"{name} {label}: options are spelled with dashes"
-        if action.default not in (None, False, argparse.SUPPRESS):
+        if action.default not in (None, False, argparse.SUPPRESS) and action.nargs != 0:  # a flag is off unless given
             help_text = command._get_formatter()._format_action(action)
             assert "default" in help_text.lower(), f"{name} {label}: its default {action.default!r} is not shown"
     assert "%(" not in text

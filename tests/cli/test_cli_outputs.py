@@ -42,13 +42,13 @@ def _command_line(command: str, option: str, tmp_path) -> tuple[list[str], str]:
     texts.write_text("a b\nc d\ne f\ng h\n")
     given = {
         "train": ["--input", str(texts), "--num-clusters", "2", "--encoder", str(tmp_path / "no-encoder")],
-        "demo": ["--num-texts", "100"],
+        "demo": ["--train-sample", "100"],
         "info": ["--model", model],
         "card": ["--model", model],
         "rename": ["--model", model, "0=refunds"],
-        "merge": ["--model", model, "--input", str(texts), "--clusters", "0,1"],
-        "reduce": ["--model", model, "--input", str(texts), "--num-clusters", "1"],
-        "split": ["--model", model, "--input", str(texts), "--cluster", "0"],
+        "merge": ["--model", model, "--input", str(texts), "0,1"],
+        "reduce": ["--model", model, "--input", str(texts), "--to", "1"],
+        "split": ["--model", model, "--input", str(texts), "0"],
         "name": ["--model", model, "--input", str(texts), "--generator", model],
     }.get(command, ["--model", model, "--input", str(texts)])
     if option == "--output-dir":

@@ -62,7 +62,7 @@ def test_info_recomputes_on_input_and_asks_for_it_without_a_summary(saved, toy_c
 def test_reduce_merges_the_closest_clusters_and_serves_after_reload(saved, toy_corpus, capsys):
     texts = toy_corpus[0]
     out = saved / "reduced"
-    assert main(["reduce", "--model", str(saved / "model"), "--num-clusters", "2", "--output-dir", str(out)]) == 0
+    assert main(["reduce", "--model", str(saved / "model"), "--to", "2", "--output-dir", str(out)]) == 0
     assert "to 2 clusters" in capsys.readouterr().out
     model = _serves(out, texts)
     assert model.config.num_clusters == 2 and model.is_calibrated
@@ -77,9 +77,9 @@ def test_reduce_merges_the_closest_clusters_and_serves_after_reload(saved, toy_c
 
 def test_reduce_refuses_a_count_it_cannot_reach(saved, capsys):
     args = ["reduce", "--model", str(saved / "model"), "--output-dir", str(saved / "x")]
-    assert main([*args, "--num-clusters", str(K)]) == 2
+    assert main([*args, "--to", str(K)]) == 2
     (err,) = _errors(capsys)
-    assert "--num-clusters" in err and f"from 2 to {K - 1}" in err
+    assert "--to" in err and f"from 2 to {K - 1}" in err
     with pytest.raises(ValueError, match="from 2 to 3"):
         edit_saved_model(saved / "model", saved / "y", "reduce", num_clusters=1)
 

@@ -204,7 +204,7 @@ def test_save_elsewhere_leaves_the_folder_and_refuses_another_model(saved, folde
 
 def test_every_edit_command_changes_in_place_and_restore_goes_back(folder, saved, capsys):
     before = (folder / "model.safetensors").read_bytes()
-    assert main(["merge", "--model", str(folder), "--clusters", "0,1"]) == 0
+    assert main(["merge", "--model", str(folder), "0,1"]) == 0
     out = capsys.readouterr().out
     assert f"kept in {folder}/previous" in out and f"restore --model {folder}" in out
     assert AutoModel.from_pretrained(folder).config.num_clusters == K - 1

@@ -44,7 +44,7 @@ def test_merge_writes_a_new_folder_with_the_history(saved, toy_corpus, capsys):
     texts, _ = toy_corpus
     before = (saved / "model" / "model.safetensors").read_bytes()
     out = saved / "merged"
-    args = ["merge", "--model", str(saved / "model"), "--clusters", "0,2", "--output-dir", str(out)]
+    args = ["merge", "--model", str(saved / "model"), "0,2", "--output-dir", str(out)]
     assert main([*args, "--input", str(saved / "texts.txt")]) == 0
     assert "3 clusters now" in capsys.readouterr().out
     assert (saved / "model" / "model.safetensors").read_bytes() == before  # the old folder is kept as it was
@@ -59,7 +59,7 @@ def test_merge_writes_a_new_folder_with_the_history(saved, toy_corpus, capsys):
     assert run["metrics"] == {} and run["metrics_before_edits"] == {"acc": 0.5, "nmi": 0.4}
     assert "merged clusters 0 + 2" in (out / "README.md").read_text()
     # an edit of the edit keeps the history
-    assert main(["merge", "--model", str(out), "--clusters", "0,1", "--output-dir", str(saved / "merged2")]) == 0
+    assert main(["merge", "--model", str(out), "0,1", "--output-dir", str(saved / "merged2")]) == 0
     history = json.loads((saved / "merged2" / "training_run.json").read_text())["edits"]
     assert [e["op"] for e in history] == ["merge", "merge"] and history[1]["num_clusters"] == K - 2
 
@@ -67,7 +67,7 @@ def test_merge_writes_a_new_folder_with_the_history(saved, toy_corpus, capsys):
 def test_edits_never_replace_another_model_without_overwrite(saved, capsys):
     model_dir = str(saved / "model")
     edit_saved_model(model_dir, saved / "taken", "merge", clusters=[[0, 1]])
-    assert main(["merge", "--model", model_dir, "--clusters", "1,2", "--output-dir", str(saved / "taken")]) != 0
+    assert main(["merge", "--model", model_dir, "1,2", "--output-dir", str(saved / "taken")]) != 0
     assert f"--output-dir {saved / 'taken'} already holds a trained model" in capsys.readouterr().err
     with pytest.raises(FileExistsError, match="--overwrite"):
         edit_saved_model(model_dir, saved / "taken", "merge", clusters=[[1, 2]])
@@ -75,9 +75,9 @@ def test_edits_never_replace_another_model_without_overwrite(saved, capsys):
     model = clusterer.model
     assert AutoModel.from_pretrained(saved / "taken").config.num_clusters == model.config.num_clusters == K - 1
     with pytest.raises(SystemExit):
-        main(["merge", "--model", model_dir, "--clusters", "7", "--output-dir", str(saved / "x")])
+        main(["merge", "--model", model_dir, "7", "--output-dir", str(saved / "x")])
     assert "at least two comma-separated cluster ids" in capsys.readouterr().err
-    assert main(["merge", "--model", model_dir, "--clusters", "0,9", "--output-dir", str(saved / "x")]) == 2
+    assert main(["merge", "--model", model_dir, "0,9", "--output-dir", str(saved / "x")]) == 2
     assert "cluster id in 0..3" in capsys.readouterr().err
 
 
@@ -85,10 +85,10 @@ def test_split_needs_texts_and_names_the_parts(saved, toy_corpus, capsys):
     texts, _ = toy_corpus
     model_dir = str(saved / "model")
     cluster = int(np.bincount(AutoModel.from_pretrained(model_dir).predict(texts)).argmax())
-    args = ["split", "--model", model_dir, "--cluster", str(cluster), "--output-dir", str(saved / "split")]
+    args = ["split", "--model", model_dir, str(cluster), "--output-dir", str(saved / "split")]
     assert main(args) == 2
     assert "needs texts" in capsys.readouterr().err
-    assert main([*args, "--input", str(saved / "texts.txt"), "--num-clusters", "3"]) == 0
+    assert main([*args, "--input", str(saved / "texts.txt"), "--parts", "3"]) == 0
     model = _serves(saved / "split", texts)
     assert model.config.num_clusters == K + 2
     edit = json.loads((saved / "split" / "training_run.json").read_text())["edits"][-1]

@@ -40,6 +40,13 @@ with warnings.catch_warnings(record=True) as caught:
     push_to_hub(trained, "org/no-metrics")
 result["no_metrics_warnings"] = [f"{w.category.__name__}: {w.message}" for w in caught]
 result["no_metrics_readme"] = open(hf_hub_download("org/no-metrics", "README.md")).read()
+
+from huggingface_hub import HfApi  # a re-push: the code file of an earlier push goes, the user's own file stays
+
+for name in ("standalone_textcluster.py", "handler.py"):
+    HfApi().upload_file(path_or_fileobj=b"# old", path_in_repo=name, repo_id="org/no-metrics")
+push_to_hub(trained, "org/no-metrics")
+result["repushed_files"] = sorted(HfApi().list_repo_files("org/no-metrics"))
 emit(result)
 """
 
@@ -86,6 +93,12 @@ def test_pushing_without_a_tokenizer_uploads_nothing(bad_input_results, hub_serv
     error = bad_input_results["no_tokenizer_push"]
     assert error["type"] == "ValueError" and "tokenizer" in error["message"]
     assert _requests_naming(hub_server, "no-tokenizer") == []
+
+
+def test_a_re_push_deletes_the_code_files_of_an_earlier_push_only(bad_input_results):
+    files = bad_input_results["repushed_files"]
+    assert "standalone_textcluster.py" not in files and "handler.py" in files, files
+    assert "config.json" in files and any(name.startswith("modeling_") for name in files), files
 
 
 def test_a_card_without_metrics_warns_and_says_not_measured(bad_input_results):

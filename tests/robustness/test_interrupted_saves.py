@@ -143,9 +143,9 @@ def _argv(command: str, root: Path, model: Path, out: Path) -> list[str]:
         "calibrate": ["--input", root / "texts.txt"],
         "name": ["--input", root / "texts.txt", "--generator", root / "generator"],
         "rename": ["0=alpha", "1=beta"],
-        "reduce": ["--num-clusters", "2"],
-        "merge": ["--clusters", "0,1"],
-        "split": ["--cluster", "0", "--input", root / "texts.txt"],
+        "reduce": ["--to", "2"],
+        "merge": ["0,1"],
+        "split": ["0", "--input", root / "texts.txt"],
         "update": ["--input", root / "new.txt", "--accept-new"],
         "restore": [],
     }[name]

@@ -46,10 +46,13 @@ def render(store: dict, rows: list[dict]) -> list[str]:
     out = [
         "## The default: `train --method auto`",
         "",
-        "`train --method auto` trains two signals (SCCL and DEC self-training without the masked-LM term) within one",
-        "schedule set by the number of texts, gathers every read-out of each, k-means and UMAP k-means on the",
-        "pretrained encoder's embeddings and their consensus, and serves the candidate a label-free criterion",
-        "chooses (`hf_textcluster.runs.auto`). *served* = what the saved model serves (ACC of its clusters);",
+        "`train --method auto` saves the BERTopic way first (UMAP -> k-means on the pretrained encoder), trains its",
+        "signals (today's default: SCAN's objective on the pretrained encoder's cached embeddings; `--signals` adds",
+        "an SCCL adapter or fine-tunes the encoder; the earlier runs here fine-tuned it with SCCL and DEC",
+        "self-training), gathers every read-out of each, k-means and UMAP k-means on the pretrained encoder's",
+        "embeddings and their consensus, and serves another candidate than the BERTopic way only when a label-free",
+        "criterion chooses it and it also wins in every held-out view (`hf_textcluster.runs.auto`). *served* = what",
+        "the saved model serves (ACC of its clusters);",
         "*oracle* = the candidate with the highest ACC, **chosen with labels** (out of a user's reach). *strongest",
         "shallow baseline* = the best of MiniLM + k-means, the BERTopic way at the true K and BERTopic's default.",
         "ACC in %, mean ± std over seeds; wall time (training, candidates, choice) per CPU kind, as `train` runs:",
@@ -173,7 +176,8 @@ def readme_table(store: dict, rows: list[dict], names: dict[str, str]) -> list[s
     k-means, BERTopic's default, the run's own BERTopic-way partition ``pretrained/umap_kmeans``) against what
     ``train`` serves; *Δ strongest* = served minus the strongest of them (:func:`shallow_best`, TF-IDF + k-means too);
     *× time* = the default's wall time over BERTopic's own (UMAP -> k-means, encoding included) in the same row, "–"
-    where a run did not time BERTopic; ``names``: display names of the corpora."""
+    where a run did not time BERTopic; ``names``: display names of the corpora. A line under the tables explains each
+    mark ("‡", "–") that they hold, and only those."""
     from hf_textcluster.data import BENCHMARKS
 
     auto_rows = [r for r in rows if r["section"] == SECTION and not r.get("variant")]
@@ -201,10 +205,29 @@ def readme_table(store: dict, rows: list[dict], names: dict[str, str]) -> list[s
             f"| {100 * (served - strongest) + 0.0:+.1f} "
             f"| {f'{statistics.median(ratios):.1f}x' if ratios else '–'} | {len(d)} |"
         )
-    if len(tables[True]) == len(header):
-        return tables[False]
     lead = "Confirmation-only: public corpora of the kinds users bring, never tuned on, reported as they fell."
-    return [*tables[False], "", lead, "", *tables[True]]
+    out = tables[False] if len(tables[True]) == len(header) else [*tables[False], "", lead, "", *tables[True]]
+    return out + _marks_legend(out)
+
+
+# What each mark of README's table means, said under it only when the table holds the mark.
+MARKS = {
+    "‡": "‡: a choice re-made from the run's stored criteria by a rule that came after the run.",
+    "x | –": '× time "–": a run made before BERTopic was timed beside it.',
+    "| – |": 'A baseline "–": not run on that corpus.',
+}
+
+
+def _marks_legend(table: list[str]) -> list[str]:
+    """The lines explaining the marks ``table`` holds (none when it holds none)."""
+    rows = [line for line in table if line.startswith("| ") and not line.startswith("| corpus")]
+    # the × time cell is the third from the end: "| 1.9x | 1 |", or "| – | 1 |" where BERTopic was not timed
+    untimed = any(line.rsplit("|", 3)[1].strip() == "–" for line in rows)
+    baseline = any("–" in "|".join(line.split("|")[4:6]) for line in rows)
+    said = [MARKS["‡"]] if any("‡" in line for line in rows) else []
+    said += [MARKS["x | –"]] if untimed else []
+    said += [MARKS["| – |"]] if baseline else []
+    return ["", " ".join(said)] if said else []
 
 
 def _baseline(rows: list[dict], dataset: str, method: str) -> float | None:
