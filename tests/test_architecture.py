@@ -28,6 +28,7 @@ RANKS = {
     "choosing": 5,
     "models": 4,
     "training": 3,
+    "figures": 3,  # plotly figures and 2-D projections from plain arrays: the report's and Clusterer.visualize_*'s
     "editing": 2,  # package-only: k-means and what sets or changes a model's clusters (merge, split, update)
     "evaluation": 1,
     "data": 1,

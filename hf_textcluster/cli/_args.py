@@ -5,10 +5,10 @@ import contextlib
 import os
 import warnings
 
-from ..apps.projection import PROJECTIONS
 from ..apps.report_data import DEFAULT_SAMPLE_SIZE
 from ..choosing.auto_k import DEFAULT_CRITERION, ClusterCountRequest
 from ..choosing.criteria import K_CRITERIA
+from ..figures.projection import PROJECTIONS
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.validation import Interval
 

@@ -4,7 +4,7 @@ mean confidence), from what the model saved at training time or recomputed from 
 import argparse
 import os
 
-from ..apps.report_figures import shorten
+from ..figures.clusters import shorten
 from ..runs.clusterer import Clusterer
 from ._args import _add_text_column_and_batch_args, add_output_args, check_output_file, read_texts, write_output
 
