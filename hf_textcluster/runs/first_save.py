@@ -164,9 +164,9 @@ def calibrate_and_name(model, texts, embeddings, request: TrainingRequest, calib
     seed = request.seed
     if calibration:
         model.calibrate(texts, sample_size=calibration, random_state=seed, embeddings=embeddings, **encoding)
+    set_keyword_vectorizer(model.config, request.keywords)  # what every later command counts keywords with
     if not request.name_clusters:
         return None
-    set_keyword_vectorizer(model.config, request.keywords)
     assignments = assign_embeddings(model, embeddings)
     return name_clusters(model, texts, random_state=seed, assignments=assignments, **encoding)
 

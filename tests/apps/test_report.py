@@ -152,8 +152,8 @@ def test_render_report_on_arrays_orders_members_and_matches_clusters_to_classes(
 
 
 def test_confusion_puts_the_hungarian_match_on_the_diagonal(tmp_path):
-    from hf_textcluster.figures.clusters import confusion_figure
     from hf_textcluster.apps.report_sections import scores_line
+    from hf_textcluster.figures.clusters import confusion_figure
 
     labels = np.array([0] * 10 + [1] * 10 + [2] * 10)
     clusters = np.array([2] * 9 + [0] + [0] * 10 + [1] * 10)  # class 0 -> cluster 2, 1 -> 0, 2 -> 1
