@@ -6,7 +6,7 @@ format matplotlib writes, from the suffix). matplotlib is optional: ``pip instal
 "hf_textcluster[plot]"``; the maps' projections (umap-learn, scikit-learn) are dependencies of the package.
 
 This module draws the maps and the cluster sizes; the others live beside it: the projections in
-:mod:`~hf_textcluster.apps.projection`, the training curves in :mod:`~hf_textcluster.apps.training_curves` and the
+:mod:`~hf_textcluster.figures.projection`, the training curves in :mod:`~hf_textcluster.apps.training_curves` and the
 canvas every picture is drawn on in :mod:`~hf_textcluster.apps.canvas` (the benchmark's leaderboard picture is
 ``training/bench/leaderboard_plot.py``).
 
@@ -23,22 +23,13 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ..figures.clusters import display_name
+from ..figures.projection import embedding_matrix, method_title, project_2d
 from ..representation.summary import sample_rows
 from .canvas import new_figure, palette, save_figure
-from .projection import embedding_matrix, method_title, project_2d
 
 # More categories than this: no legend (the colours still tell them apart locally).
 MAX_LEGEND_ENTRIES = 20
-
-
-def display_name(value, names) -> str:
-    """How a figure shows a category: its name in ``names`` (a dict by value or its string, or a list by index)."""
-    name = None
-    if isinstance(names, Mapping):
-        name = names.get(value, names.get(str(value)))
-    elif names is not None and isinstance(value, (int, np.integer)) and 0 <= int(value) < len(names):
-        name = names[int(value)]
-    return str(value if name is None else name)
 
 
 def _draw_map(ax, coords: np.ndarray, values, names, title: str, legend_title: str, random_state: int | None) -> None:
@@ -112,7 +103,7 @@ def plot_embedding_map(
         path: Where to save the picture (its format from the suffix); None only returns it.
         ax: A matplotlib Axes to draw on; default: a new figure.
         figsize: The new figure's size in inches.
-        **projection_kwargs: Passed to the projection (:func:`~hf_textcluster.apps.projection.project_2d`).
+        **projection_kwargs: Passed to the projection (:func:`~hf_textcluster.figures.projection.project_2d`).
 
     Returns:
         The matplotlib Figure.

@@ -17,7 +17,7 @@ The file opens offline in any browser (plotly's JavaScript is inlined, no CDN) a
 This module takes a model (:func:`cluster_report`) or arrays already computed (:func:`render_report`) and writes the
 file. The page is cut where a newcomer would look for it: what it shows, checked once, in
 :mod:`~hf_textcluster.apps.report_data`; one function per section, in page order, in
-:mod:`~hf_textcluster.apps.report_sections`; their plotly figures in :mod:`~hf_textcluster.apps.report_figures`.
+:mod:`~hf_textcluster.apps.report_sections`; their plotly figures in :mod:`~hf_textcluster.figures.clusters`.
 
 plotly is optional: ``pip install "hf_textcluster[report]"``.
 
@@ -32,9 +32,10 @@ from pathlib import Path
 import numpy as np
 
 from ..cache import write_whole
+from ..figures.projection import resolve_projection
 from ..modeling.validation import validate_texts
+from ..representation.ctfidf import KEYWORDS_KEY
 from ..representation.summary import assign_embeddings, sample_rows
-from .projection import resolve_projection
 from .report_data import DEFAULT_SAMPLE_SIZE, ReportData
 from .report_sections import render_page
 
@@ -103,7 +104,8 @@ def render_report(
             no text is flagged). ``labels``: N known classes (the report adds ACC / NMI / ARI and the confusion), with
             ``label_names`` when they are integer ids. ``cluster_names``: cluster id -> name (e.g.
             ``model.config.id2label``; default: top keywords). ``keywords``: cluster id -> keywords (default: c-TF-IDF
-            on ``texts``). ``calibrated``: whether ``confidence`` is calibrated (the histogram's axis says which;
+            on ``texts``, its words counted with ``keyword_vectorizer``). ``calibrated``: whether ``confidence`` is
+            calibrated (the histogram's axis says which;
             default: whether ``distance`` was given). ``sample_size``: at most this many texts in the map, a seeded
             sample (3,000 by default; None maps all; sizes count all texts). ``random_state``: seed of the sample and
             the projection.
@@ -239,6 +241,7 @@ def cluster_report(
         labels=labels,
         label_names=label_names,
         cluster_names=getattr(model.config, "id2label", None),
+        keyword_vectorizer=getattr(model.config, KEYWORDS_KEY, None),
         calibrated=model.is_calibrated,
         sample_size=sample_size,
         map_method=map_method,

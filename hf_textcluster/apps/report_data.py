@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from ..figures.clusters import cluster_centres
 from ..modeling.validation import validate_texts
 from ..representation.summary import sample_rows
 from .plotting import check_rows, is_placeholder_names
-from .report_figures import cluster_centres
 
 DEFAULT_SAMPLE_SIZE = 3000
 NUM_KEYWORDS = 8
@@ -169,6 +169,7 @@ class ReportData:
         label_names: Sequence[str] | None = None,
         cluster_names: Mapping[int, str] | None = None,
         keywords: Mapping[int, Sequence[str]] | None = None,
+        keyword_vectorizer: Mapping | None = None,
         calibrated: bool | None = None,
         sample_size: int | None = DEFAULT_SAMPLE_SIZE,
         map_method: str = "pca",
@@ -187,6 +188,8 @@ class ReportData:
             label_names: Class names when ``labels`` are integer ids.
             cluster_names: cluster id -> name (e.g. ``model.config.id2label``); default: top keywords.
             keywords: cluster id -> keywords; default: c-TF-IDF on ``texts``.
+            keyword_vectorizer: the settings c-TF-IDF counts words with (a model's
+                ``config.keyword_vectorizer``; default: English stop words).
             calibrated: Whether ``confidence`` is calibrated (the histogram's axis says which); default: whether
                 ``distance`` was given.
             sample_size: At most this many texts in the map (a seeded sample); None maps all. Sizes count all texts.
@@ -211,7 +214,8 @@ class ReportData:
         clusters, num_clusters = probs.argmax(axis=1), probs.shape[1]
         from ..representation import ClassTfidfRepresentation
 
-        weights = ClassTfidfRepresentation(top_n=NUM_KEYWORDS).extract_weights(texts, clusters, num_clusters)
+        representation = ClassTfidfRepresentation(top_n=NUM_KEYWORDS, vectorizer_model=keyword_vectorizer)
+        weights = representation.extract_weights(texts, clusters, num_clusters)
         if keywords is None:
             keywords = {k: [word for word, _ in scored] for k, scored in weights.items()}
         names = _names_by_id(cluster_names, keywords, num_clusters)

@@ -1,7 +1,7 @@
 """The sections of the cluster report, in page order: each one function from :class:`ReportData` to HTML.
 
 To add a section, write a function ``(data: ReportData) -> str`` here (its figure, if any, in
-:mod:`~hf_textcluster.apps.report_figures`) and list it in :data:`SECTIONS` where it belongs on the page; a section
+:mod:`~hf_textcluster.figures.clusters`) and list it in :data:`SECTIONS` where it belongs on the page; a section
 with nothing to show returns ``""``. :func:`render_page` puts the header, the sections and the style into one
 self-contained HTML document.
 
@@ -14,21 +14,21 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
-from ..markup import escape_html
-from ..modeling.input_checks import missing_labels
-from .projection import method_title, project_2d
-from .report_data import ReportData
-from .report_figures import (
+from ..figures.clusters import (
     MAX_BAR_CLUSTERS,
     cluster_map_figure,
     confidence_figure,
     confusion_figure,
+    documents_figure,
     first_joins,
     hierarchy_figure,
     keyword_bars_figure,
     shorten,
-    text_map_figure,
 )
+from ..figures.projection import method_title
+from ..markup import escape_html
+from ..modeling.input_checks import missing_labels
+from .report_data import ReportData
 
 MAX_OUTLIERS_SHOWN = 50
 MEMBER_CHARS = 200
@@ -64,10 +64,16 @@ def _members_list(indices: Sequence[int], texts: Sequence[str]) -> str:
 
 def map_section(data: ReportData) -> str:
     """The texts (a seeded sample of them) on a 2-D map of their embeddings, coloured by cluster."""
-    method = method_title(data.map_method)
-    coords = project_2d(data.embeddings[data.rows], method=data.map_method, random_state=data.random_state)
-    title = f"{data.shown} texts, {method} projection of the embeddings"
-    fig = text_map_figure(coords, data.clusters, data.rows, data.texts, data.names, data.confidence, method, title)
+    fig = documents_figure(
+        data.texts,
+        data.embeddings,
+        data.clusters,
+        data.rows,
+        data.names,
+        data.confidence,
+        data.map_method,
+        data.random_state,
+    )
     return "<h2>Map</h2>" + figure_html(fig, with_plotly_js=True)
 
 

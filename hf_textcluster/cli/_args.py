@@ -4,10 +4,10 @@ import argparse
 import contextlib
 import os
 
-from ..apps.projection import PROJECTIONS
 from ..apps.report_data import DEFAULT_SAMPLE_SIZE
 from ..choosing.auto_k import DEFAULT_CRITERION, ClusterCountRequest
 from ..choosing.criteria import K_CRITERIA
+from ..figures.projection import PROJECTIONS
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.precision import INFERENCE_PRECISIONS, PRECISION_ENV, PRECISIONS
 from ..modeling.validation import Interval

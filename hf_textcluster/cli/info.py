@@ -4,7 +4,7 @@ mean confidence), from what the model saved at training time or recomputed from 
 import argparse
 import os
 
-from ..apps.report_figures import shorten
+from ..figures.clusters import shorten
 from ..runs.clusterer import Clusterer
 from ._args import (
     MODEL_HELP,

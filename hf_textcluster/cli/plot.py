@@ -4,7 +4,7 @@ import argparse
 
 from ..apps.canvas import check_image_path
 from ..apps.plotting import is_placeholder_names, plot_clustering_overview
-from ..apps.projection import resolve_projection
+from ..figures.projection import resolve_projection
 from ..representation.summary import sample_rows
 from ..runs.folder import load_clusterer
 from ._args import add_map_command_args, check_output_file, encoding_on, read_map_input

@@ -250,6 +250,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "BERTopic way); running the same command again resumes training.",
     )
     parser.add_argument(
+        "--stop-words",
+        type=lambda value: None if value == "none" else value,
+        default="english",
+        metavar="LANGUAGE",
+        help="The language of the texts, whose stop words the clusters' keywords leave out: english (default), "
+        "french, german, spanish, ... (the stop-words package's lists), or none. Saved with the model.",
+    )
+    parser.add_argument(
         "--test-size",
         type=count_or_fraction,
         metavar="N|F",

@@ -16,7 +16,7 @@ import numpy as np
 from transformers import PreTrainedConfig
 
 from ..encoders import _PIP_SHIPPED_ENCODERS, shipped_encoder_id
-from ..representation import ClassTfidfRepresentation
+from ..representation.ctfidf import keyword_representation
 from ..representation.summary import sample_rows
 from ..runs.recipes import load_recipe
 from ..runs.record import RunRecord
@@ -108,7 +108,7 @@ def keywords_and_sizes(model, texts, clusters, top_n: int):
         clusters = model.predict(texts)
     clusters = np.asarray(clusters, dtype=int)
     num_clusters = model.config.num_clusters
-    keywords = ClassTfidfRepresentation(top_n=top_n).extract(texts, clusters, num_clusters)
+    keywords = keyword_representation(model.config, top_n).extract(texts, clusters, num_clusters)
     return keywords, {k: int((clusters == k).sum()) for k in range(num_clusters)}
 
 

@@ -18,7 +18,7 @@ import numpy as np
 from ..markup import one_line
 from ..modeling.validation import validate_texts
 from ._base import BaseRepresentation
-from .ctfidf import ClassTfidfRepresentation
+from .ctfidf import ClassTfidfRepresentation, keyword_representation
 from .generation import DEFAULT_PROMPT, NAMES_FILE, GeneratedNamesRepresentation, clean_name
 from .summary import (
     MAX_KEYWORDS,
@@ -159,7 +159,7 @@ def name_clusters(
     if learned:
         keywords = LearnedTopicsRepresentation(model, top_n=max(words_per_label, MAX_KEYWORDS)).extract()
     else:
-        keywords = ClassTfidfRepresentation(top_n=MAX_KEYWORDS).extract(sample, sampled.clusters, num_clusters)
+        keywords = keyword_representation(model.config, MAX_KEYWORDS).extract(sample, sampled.clusters, num_clusters)
     if generator is None:
         names = BaseRepresentation.labels(keywords, words_per_label)
     else:

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..markup import one_line
 from ..modeling.validation import Interval, check_scalar, validate_texts
-from .ctfidf import ClassTfidfRepresentation
+from .ctfidf import keyword_representation
 from .topics import LearnedTopicsRepresentation
 
 SUMMARY_KEY = "cluster_summary"  # the config attribute (and config.json key) the summary is saved under
@@ -378,7 +378,7 @@ def summarize_model(
     else:
         rows = sample_rows(len(texts), sample_size, random_state)
         sample = [texts[int(i)] for i in rows]
-        keywords = ClassTfidfRepresentation(top_n=MAX_KEYWORDS).extract(
+        keywords = keyword_representation(model.config, MAX_KEYWORDS).extract(
             sample, np.asarray(assignments.clusters)[rows], num_clusters
         )
     return summarize_clusters(texts, assignments, num_clusters, keywords)

@@ -13,6 +13,7 @@ from transformers.utils import logging
 from ..choosing.serving import serve_chosen_partition
 from ..modeling.serialization import save_folder
 from ..representation import ClusterNames, assign_texts, name_clusters
+from ..representation.ctfidf import set_keyword_vectorizer
 from ..representation.summary import assign_embeddings
 from ..reuse import reusing_results
 from ..timing import phase
@@ -80,6 +81,7 @@ def name_trained_clusters(model, trainer, train_dataset, request) -> ClusterName
     initialised the clusters, and in every process but the main one."""
     if not (request.name_clusters and model.config.centroids_initialized and trainer.is_world_process_zero()):
         return None
+    set_keyword_vectorizer(model.config, request.keywords)
     texts = list(train_dataset["text"])
     encoding = trainer.encode_options
     assignments = getattr(trainer, "train_assignments", None)  # from finish_training's pass, when it made one

@@ -38,8 +38,10 @@ from ..modeling.serialization import folder_lock, recover_folder, save_folder
 from ..modeling.validation import check_local_path, validate_texts
 from ..models.remote_code import save_pretrained
 from ..representation import DEFAULT_PROMPT, NAMES_FILE, name_clusters, rename_clusters
-from ..representation.summary import SUMMARY_KEY, cluster_info, merge_summaries, read_cluster_summary
+from ..representation.summary import SUMMARY_KEY, merge_summaries, read_cluster_summary
+from ..reuse import embed, reusing_results
 from .candidate_file import check_kept_candidate, keep_candidates, serve_kept_candidate
+from .clusterer_outputs import ClustererOutputs
 from .curation import (
     ONLINE_STATE_FILE,
     describe_edited_clusters,
@@ -64,7 +66,6 @@ from .folder import (
     save_method_head,
 )
 from .record import RunRecord
-from .training_texts import find_training_texts
 
 __all__ = ["EDITS", "Clusterer", "edit_saved_model"]
 
@@ -75,7 +76,7 @@ _PARTITION_EDITS = {"merge", "split", "reduce", "update", "refine", "recluster"}
 CALIBRATION_SAMPLE = 10_000  # the texts a calibration is fitted on, a seeded sample (as `train` does)
 
 
-class Clusterer:
+class Clusterer(ClustererOutputs):
     """A trained clusterer with its run folder and training texts: fit or load it, read its clusters, edit them,
     save it.
 
@@ -86,13 +87,19 @@ class Clusterer:
 
     Attributes:
         model: the served model (a ``TextClusteringPreTrainedModel``), once fitted or loaded.
-        path: the folder it was loaded from or last saved to (None for a Hub model not saved yet).
+        path: the folder it was fitted into, loaded from or last saved to (a temporary folder after ``fit`` without
+            one; None for a Hub model not saved yet).
+        labels_, probabilities_: each training text's cluster id and confidence (see ``ClustererOutputs``).
         run: its run record (``training_run.json``), with the edits not saved yet appended to ``run.edits``.
 
     Example:
-        >>> clusterer = Clusterer(num_clusters=3).fit(texts, "runs/tickets")   # doctest: +SKIP
+        >>> clusterer = Clusterer(num_clusters=3)                              # doctest: +SKIP
+        >>> clusterer.fit_transform(texts)                                    # doctest: +SKIP
+        array([1, 0, 2, ...])
         >>> clusterer.predict(["how do i join two tables in oracle"])         # doctest: +SKIP
         array([1])
+        >>> clusterer.visualize_documents()                                   # doctest: +SKIP
+        >>> clusterer.save("runs/tickets")                                    # doctest: +SKIP
     """
 
     def __init__(self, num_clusters: int | str = "auto", *, method: str = "auto", **train_kwargs):
@@ -106,24 +113,40 @@ class Clusterer:
         self._files: dict[str, str] = {}  # file name -> text to write on save (the names' cache)
         self._candidates: tuple[list[str], np.ndarray] | None = None  # refine: texts and the served partition
         self._given_texts: list[str] | None = None  # the texts an edit was given: the card's keywords come from them
+        self._embedded: tuple[list[str], np.ndarray] | None = None  # the training texts and their embeddings
+        self._workdir: tempfile.TemporaryDirectory | None = None  # the run folder of a fit without output_dir
 
     # ----- fit, load, read ----------------------------------------------------------------------------------------
-    def fit(self, texts, output_dir: str | os.PathLike) -> Clusterer:
+    def fit(self, texts, output_dir: str | os.PathLike | None = None, *, overwrite: bool = False) -> Clusterer:
         """Train on ``texts`` (a list of strings or a ``datasets.Dataset`` with a ``text`` column) with
-        :func:`~hf_textcluster.runs.api.train_clusterer` and the settings given to the constructor; the run folder
-        is ``output_dir``. Returns self."""
+        :func:`~hf_textcluster.runs.api.train_clusterer` and the settings given to the constructor. The run folder is
+        ``output_dir``, or a temporary folder this clusterer owns (removed with it: :meth:`save` keeps the model). A
+        folder holding a trained model is replaced only with ``overwrite`` or when it is this clusterer's own. Then
+        :attr:`labels_` and :attr:`probabilities_` hold the training texts' clusters and confidences. Returns self."""
         import datasets
 
         from ..data import load_texts
         from .api import train_clusterer
 
         dataset = texts if isinstance(texts, datasets.Dataset) else load_texts(texts)
-        options = {"num_clusters": self.num_clusters, **self.train_kwargs}
-        result = train_clusterer(self.method, dataset, os.fspath(output_dir), **options)
-        self.model, self.path = result.model, os.fspath(output_dir)
+        if output_dir is None:
+            self._workdir = tempfile.TemporaryDirectory(prefix="hf-textcluster-fit-")
+        output_dir = os.fspath(output_dir or self._workdir.name)
+        own = self.path is not None and RunFolder(output_dir).is_folder(self.path)
+        options = {"num_clusters": self.num_clusters, "overwrite": overwrite or own, **self.train_kwargs}
+        with reusing_results():  # the run's own encoding pass of the texts, for labels_ and the figures
+            result = train_clusterer(self.method, dataset, output_dir, **options)
+            self._texts = list(result.trainer.train_dataset["text"])
+            encode = result.trainer.encode_options
+            self._embedded = (self._texts, embed(result.model, self._texts, show_progress_bar=False, **encode))
+        self.model, self.path = result.model, output_dir
         self.run = RunFolder(self.path).read_record() or RunRecord()
-        self._texts = list(result.trainer.train_dataset["text"])
+        self._unsaved, self._assignments, self._files, self._candidates = [], None, {}, None
         return self
+
+    def fit_transform(self, texts, output_dir: str | os.PathLike | None = None, **kwargs) -> np.ndarray:
+        """:meth:`fit`, then each training text's cluster id (:attr:`labels_`; BERTopic's ``fit_transform``)."""
+        return self.fit(texts, output_dir, **kwargs).labels_
 
     @classmethod
     def load(cls, path: str | os.PathLike, **kwargs) -> Clusterer:
@@ -139,40 +162,11 @@ class Clusterer:
             clusterer.model.online_state_ = read_online_state(path)
         return clusterer
 
-    @property
-    def texts(self) -> list[str] | None:
-        """The training texts: those :meth:`fit` trained on, or those its run records (found when the file or
-        benchmark is still there); None when unknown."""
-        if self._texts is None:
-            self._texts = find_training_texts(self.run)[0]
-        return self._texts
-
-    def _texts_for(self, op: str, texts: Sequence[str] | None, required: bool = True) -> list[str] | None:
-        """``texts`` checked, else the training texts; one error naming how to pass them when required."""
-        if texts is not None:
-            self._given_texts = validate_texts(texts)
-            return self._given_texts
-        if self.texts is None and required:
-            why = find_training_texts(self.run)[1]
-            raise ValueError(
-                f"{op} needs texts: pass the training texts (texts=..., --input FILE)"
-                + (f"; {why}." if why else "; the run records none that can be found.")
-            )
-        return self.texts
-
-    def cluster_info(self, texts: Sequence[str] | None = None, **kwargs):
-        """A ``pandas.DataFrame`` of the clusters (BERTopic's ``get_topic_info``), from the summary of the training
-        texts saved with the model, or computed on ``texts``: see
-        :func:`~hf_textcluster.representation.summary.cluster_info`."""
-        return cluster_info(self.model, texts, **kwargs)
-
-    def predict(self, texts: Sequence[str], **kwargs) -> np.ndarray:
-        """Each text's cluster id: ``model.predict`` (BERTopic's ``transform``)."""
-        return self.model.predict(texts, **kwargs)
-
     # ----- edits: each changes the model here and records itself --------------------------------------------------
     def _edited(self, record: dict, assignments: np.ndarray | None = None) -> None:
         op = record["op"]
+        if op == "refine":  # the served partition may be another space's: its embeddings are computed again
+            self._embedded = None
         if op in _PARTITION_EDITS:  # the training texts' saved clusters describe the model if recomputed on them
             self._assignments = assignments
         self._unsaved.append(op)
@@ -411,8 +405,11 @@ class Clusterer:
         source = self.path
         if path is not None and source is not None and RunFolder(path).is_folder(source):
             path = None  # its own folder: saved in place
-        if path is None and source is None:
-            raise ValueError("`path` is required: this clusterer has no folder yet (loaded from the Hub).")
+        if path is None and (source is None or self._workdir is not None and source == self._workdir.name):
+            raise ValueError(
+                "`path` is required: this clusterer has no folder of its own (fitted without one, or "
+                "loaded from the Hub); save(path) keeps it."
+            )
         target = save_back_target(source or "", path, overwrite=overwrite, command="save").path
         in_place = source is not None and RunFolder(target).is_folder(source)
         run = replace(self.run, num_clusters=self.model.config.num_clusters)
@@ -420,6 +417,8 @@ class Clusterer:
             run.metrics_before_edits, run.metrics = run.metrics_before_edits or run.metrics, {}
         self._write(target, source, in_place, run)
         self.path, self.run, self._unsaved, self._files, self._candidates = target, run, [], {}, None
+        if self._workdir is not None and source == self._workdir.name:
+            self._workdir = None  # the temporary run folder of fit is removed: the model lives in `target`
         return target
 
     def _write(self, target: str, source: str | None, in_place: bool, run: RunRecord) -> None:

@@ -26,7 +26,8 @@ from ..evaluation.metrics import cluster_accuracy
 from ..modeling import serialization
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.serialization import folder_lock, recover_folder, save_folder
-from ..representation import BaseRepresentation, ClassTfidfRepresentation
+from ..representation import BaseRepresentation
+from ..representation.ctfidf import keyword_representation
 from ..representation.summary import SUMMARY_KEY, assign_texts, summarize_model
 from .folder import PREVIOUS_FOLDER, RunFolder, texts_sha1
 from .record import EditAlreadyApplied, RunRecord
@@ -50,7 +51,8 @@ def name_edited_clusters(model, texts: Sequence[str], clusters: Sequence[int], e
     Returns the names given."""
     if not edited or all(str(name) == f"cluster_{k}" for k, name in model.config.id2label.items()):
         return {}
-    keywords = ClassTfidfRepresentation().extract(list(texts), np.asarray(clusters), model.config.num_clusters)
+    num_clusters = model.config.num_clusters
+    keywords = keyword_representation(model.config).extract(list(texts), np.asarray(clusters), num_clusters)
     labels = BaseRepresentation.labels(keywords)
     taken = {name for k, name in model.config.id2label.items() if k not in set(edited)}
     given = {}

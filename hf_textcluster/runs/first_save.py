@@ -27,6 +27,7 @@ from ..modeling.serialization import save_folder
 from ..models import get_method
 from ..models.building import from_encoder_pretrained
 from ..representation import ClusterNames, name_clusters
+from ..representation.ctfidf import set_keyword_vectorizer
 from ..representation.summary import assign_embeddings
 from ..reuse import embed
 from ..training.collator import READING_LENGTHS, reading_length
@@ -169,6 +170,7 @@ def calibrate_and_name(model, texts, embeddings, request: TrainingRequest, calib
     seed = request.seed
     if calibration:
         model.calibrate(texts, sample_size=calibration, random_state=seed, embeddings=embeddings, **encoding)
+    set_keyword_vectorizer(model.config, request.keywords)  # what every later command counts keywords with
     if not request.name_clusters:
         return None
     assignments = assign_embeddings(model, embeddings)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import InitVar, dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import datasets
 
@@ -14,6 +14,7 @@ from ..choosing.auto_k import ClusterCountRequest
 from ..data.augmentation import AUGMENTERS
 from ..modeling.validation import Interval, Options, validate_parameters
 from ..models import METHODS
+from ..representation.ctfidf import keyword_vectorizer
 from .folder import RunFolder
 from .signals import CACHED_SIGNALS, SIGNALS
 
@@ -85,6 +86,11 @@ class TrainingRequest:
             :data:`~hf_textcluster.runs.signals.CACHED_SIGNALS` (objectives on the pretrained encoder's cached
             embeddings) and :data:`~hf_textcluster.runs.signals.SIGNALS` (the encoder fine-tuned); None:
             :data:`~hf_textcluster.runs.signals.DEFAULT_SIGNALS`.
+        stop_words: the words the clusters' keywords leave out: ``"english"``, another language (``"french"``,
+            ``"german"``, ...: the ``stop-words`` package's list), a list of words, or None. Saved in the model's
+            config (``keyword_vectorizer``), so that every later command counts keywords the same way.
+        vectorizer_model: a scikit-learn ``CountVectorizer`` the keywords' words are counted with instead
+            (BERTopic's); its settings are saved, so they must be plain values (no callable).
 
     Example:
         >>> request = TrainingRequest("stackoverflow", "runs/so", num_clusters="auto", k_range=(2, 40))
@@ -118,6 +124,8 @@ class TrainingRequest:
     keep_signals: bool = False
     time_budget: float | None = None
     signals: Sequence[str] | None = None
+    stop_words: str | Sequence[str] | None = "english"
+    vectorizer_model: Any = None
 
     _parameter_constraints: ClassVar[dict] = {
         "method": Options("auto", *METHODS),
@@ -141,6 +149,7 @@ class TrainingRequest:
                 "`keep_signals` (--keep-signals), `time_budget` (--time-budget) and `signals` (--signals) apply to the "
                 f"default method, auto; drop them to train {self.method} alone."
             )
+        keyword_vectorizer(self.stop_words, self.vectorizer_model)  # refused before any work
         if self.signals is not None:
             known = (*CACHED_SIGNALS, *SIGNALS)
             signals = tuple(self.signals)
@@ -149,6 +158,11 @@ class TrainingRequest:
                     f"`signals` (--signals) must name distinct signals of {', '.join(known)}; got {list(signals)!r}."
                 )
             object.__setattr__(self, "signals", signals)
+
+    @property
+    def keywords(self) -> dict:
+        """The settings the clusters' keywords are counted with, saved in the model's config."""
+        return keyword_vectorizer(self.stop_words, self.vectorizer_model)
 
     @property
     def dataset_name(self) -> str | None:

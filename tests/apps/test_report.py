@@ -152,8 +152,8 @@ def test_render_report_on_arrays_orders_members_and_matches_clusters_to_classes(
 
 
 def test_confusion_puts_the_hungarian_match_on_the_diagonal(tmp_path):
-    from hf_textcluster.apps.report_figures import confusion_figure
     from hf_textcluster.apps.report_sections import scores_line
+    from hf_textcluster.figures.clusters import confusion_figure
 
     labels = np.array([0] * 10 + [1] * 10 + [2] * 10)
     clusters = np.array([2] * 9 + [0] + [0] * 10 + [1] * 10)  # class 0 -> cluster 2, 1 -> 0, 2 -> 1
@@ -379,7 +379,7 @@ def _section(page: str, heading: str) -> str:
 def test_report_shows_keyword_bars_with_their_ctfidf_weights_a_cluster_map_and_the_hierarchy(
     model, toy_corpus, tmp_path
 ):
-    from hf_textcluster.apps.report_figures import cluster_centres, first_joins
+    from hf_textcluster.figures.clusters import cluster_centres, first_joins
     from hf_textcluster.representation import ClassTfidfRepresentation
 
     texts, _ = toy_corpus
@@ -423,7 +423,7 @@ def test_report_shows_keyword_bars_with_their_ctfidf_weights_a_cluster_map_and_t
 
 
 def test_hierarchy_joins_the_closest_centres_first_and_leaves_are_the_clusters():
-    from hf_textcluster.apps.report_figures import cluster_centres, first_joins, hierarchy_figure
+    from hf_textcluster.figures.clusters import cluster_centres, first_joins, hierarchy_figure
 
     rng = np.random.default_rng(0)
     directions = np.eye(6, 8)
@@ -452,7 +452,7 @@ def test_a_report_with_one_cluster_says_there_is_nothing_to_map(tmp_path):
 @pytest.mark.parametrize("with_outliers", [False, True])
 def test_confidence_histogram_covers_zero_to_one_inclusive(with_outliers):
     """Every text is counted, those at exactly 0.0 and 1.0 included (plotly's own bins leave out the right edge)."""
-    from hf_textcluster.apps.report_figures import confidence_figure
+    from hf_textcluster.figures.clusters import confidence_figure
 
     confidence = np.array([0.0, 0.0, 0.3, 0.5, 0.98, 0.99, 1.0, 1.0, 1.0])
     is_outlier = np.array([True, False, False, False, False, False, True, False, False]) if with_outliers else None

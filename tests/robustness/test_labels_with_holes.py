@@ -93,8 +93,8 @@ def test_evaluate_takes_k_from_the_classes_and_scores_the_labelled_texts(toy_cor
 
 def test_the_report_confusion_has_no_class_for_missing_labels():
     pytest.importorskip("plotly.graph_objects")
-    from hf_textcluster.apps.report_figures import confusion_figure
     from hf_textcluster.apps.report_sections import scores_line
+    from hf_textcluster.figures.clusters import confusion_figure
 
     labels = np.array([0] * 10 + [1] * 10 + [-1] * 3)
     clusters = np.array([1] * 10 + [0] * 10 + [0, 1, 1])

@@ -1,10 +1,11 @@
-"""Embeddings to 2-D points, for the maps of :mod:`~hf_textcluster.apps.plotting` and the cluster report.
+"""Embeddings to 2-D points, for the maps of :mod:`~hf_textcluster.apps.plotting`, the cluster report and
+``Clusterer.visualize_documents``.
 
 UMAP (umap-learn), t-SNE or PCA (scikit-learn). A map of many texts
 draws a seeded sample of them (:func:`~hf_textcluster.representation.summary.sample_rows`), so the same call draws
 the same picture.
 
-    from hf_textcluster.apps.projection import project_2d
+    from hf_textcluster.figures.projection import project_2d
     from hf_textcluster.representation.summary import sample_rows
     rows = sample_rows(len(embeddings), 3000, random_state=0)
     coords = project_2d(embeddings[rows], method="pca")                 # -> (len(rows), 2)

@@ -1,6 +1,8 @@
-"""The report's figures, as plotly figures built from plain arrays (so each can be drawn, tested and reused alone):
+"""The figures of a clustering, as plotly figures built from plain arrays (so each can be drawn, tested and reused
+alone): the HTML report's and ``Clusterer.visualize_*``'s.
 
-- :func:`text_map_figure`: the texts on a 2-D map of their embeddings, coloured by cluster, the text on hover;
+- :func:`text_map_figure`: the texts on a 2-D map of their embeddings, coloured by cluster, the text on hover
+  (:func:`documents_figure` projects them first: BERTopic's ``visualize_documents``);
 - :func:`keyword_bars_figure`: each cluster's top keywords as bars of their c-TF-IDF weights;
 - :func:`cluster_map_figure`: the clusters' centres projected to 2-D (PCA), each a disc sized by its cluster;
 - :func:`hierarchy_figure`: the dendrogram of the centres (average linkage, cosine distance), whose lowest joins are
@@ -12,7 +14,7 @@ The middle three are what BERTopic's ``visualize_barchart``, ``visualize_topics`
 cluster's centre here is the mean of its texts' L2-normalised embeddings (:func:`cluster_centres`), whatever the
 method: the same picture for every clusterer, computed from the texts the report shows.
 
-    from hf_textcluster.apps.report_figures import cluster_centres, hierarchy_figure
+    from hf_textcluster.figures.clusters import cluster_centres, hierarchy_figure
     ids, centres, sizes = cluster_centres(embeddings, clusters, num_clusters)
     hierarchy_figure(ids, centres, names).write_html("hierarchy.html")
 """
@@ -24,7 +26,7 @@ import numpy as np
 
 from ..markup import escape_html
 from ..modeling.input_checks import missing_labels
-from .plotting import display_name
+from .projection import method_title, project_2d
 
 # The largest clusters get a bar chart each; more would make the page a wall of bars.
 MAX_BAR_CLUSTERS = 12
@@ -43,6 +45,16 @@ def shorten(text: str, limit: int = 160) -> str:
         'a lon…'
     """
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def display_name(value, names) -> str:
+    """How a figure shows a category: its name in ``names`` (a dict by value or its string, or a list by index)."""
+    name = None
+    if isinstance(names, Mapping):
+        name = names.get(value, names.get(str(value)))
+    elif names is not None and isinstance(value, (int, np.integer)) and 0 <= int(value) < len(names):
+        name = names[int(value)]
+    return str(value if name is None else name)
 
 
 def _label(k: int, names: Mapping[int, str], limit: int = 40) -> str:
@@ -258,6 +270,15 @@ def text_map_figure(coords, clusters, rows, texts: Sequence[str], names, confide
     legend = {"itemsizing": "constant", "font": {"size": 10}}
     axis = {"showticklabels": False}
     return _laid_out(fig, 650, f"{method} 1", f"{method} 2", axis, title=title, legend=legend, margin={"t": 60})
+
+
+def documents_figure(texts: Sequence[str], embeddings, clusters, rows, names, confidence, method: str, random_state):
+    """:func:`text_map_figure` of the texts of ``rows`` (sorted indices) at the ``method`` projection
+    (:func:`~hf_textcluster.figures.projection.project_2d`) of their ``embeddings`` (N x d, all texts')."""
+    coords = project_2d(np.asarray(embeddings)[rows], method=method, random_state=random_state)
+    shown = f"{len(rows):,} of {len(texts):,}" if len(rows) < len(texts) else f"{len(texts):,}"
+    title = f"{shown} texts, {method_title(method)} projection of the embeddings"
+    return text_map_figure(coords, np.asarray(clusters), rows, texts, names, confidence, method_title(method), title)
 
 
 def confidence_figure(confidence, is_outlier, calibrated: bool):
