@@ -8,6 +8,10 @@ Every criterion looks at a seeded sample of at most ``sample_size`` texts (L2-no
 k-means and cosine similarity agree), which keeps the search affordable for any N; the embeddings themselves are the
 costly part. The criteria (:data:`~hf_textcluster.choosing.criteria.K_CRITERIA`):
 
+- ``umap_silhouette`` (the default, :data:`DEFAULT_CRITERION`): k-means on the BERTopic way's first UMAP layout for
+  each K of the grid; the K with the highest silhouette in that layout (:mod:`~hf_textcluster.choosing.layout_k`).
+  A run (:meth:`ClusterCountRequest.choose`) reads it on every text (:func:`choose_in_layout`), so its layouts are
+  those the BERTopic way then clusters at that K.
 - ``silhouette``: k-means (seeded, k-means++) for each K of a grid (every K up to 16, then ~10% steps, then every
   K around the best grid point); the K with the highest mean silhouette, with cosine distance (computed exactly in
   O(N K d) from the cluster sums, so the whole sample is scored).
@@ -19,13 +23,15 @@ costly part. The criteria (:data:`~hf_textcluster.choosing.criteria.K_CRITERIA`)
   self-tuning Gaussian weights of Zelnik-Manor and Perona, 2004); K is where the gap between consecutive smallest
   eigenvalues, lambda_{K+1} - lambda_K, is largest.
 
-``DEFAULT_CRITERION`` is ``eigengap``, the cheapest for large K; ``python -m training.bench auto-k`` measures every
-criterion on the benchmark corpora (docs/results.md, "Choosing K without labels") and the default follows that
-measurement. The others stay selectable with ``criterion=``.
+``training/studies/without_k.py`` chose the default on the tuning corpora and their class subsets, by leaving one
+corpus out; ``python -m training.bench auto-k`` measures every criterion on the benchmark corpora (docs/results.md,
+"Choosing K without labels"). The others stay selectable with ``criterion=``. :meth:`AutoKResult.describe` says the
+K chosen, its score and the next best peaks: how sure the choice is, and the K to try next.
 
-Every criterion is the registry's (:mod:`~hf_textcluster.choosing.criteria`): the first three score partitions, as
-in the choice of the served partition; ``eigengap`` scores K from a spectrum. How each criterion scores the candidate
-K (the shared k-means fits, the grid, the spectrum) is in :mod:`~hf_textcluster.choosing.k_search`.
+Every criterion is the registry's (:mod:`~hf_textcluster.choosing.criteria`): the silhouette, Calinski-Harabasz and
+Davies-Bouldin score partitions, as in the choice of the served partition; ``eigengap`` and ``umap_silhouette`` score
+every K at once. How each criterion scores the candidate K (the shared k-means fits, the grid, the spectrum) is in
+:mod:`~hf_textcluster.choosing.k_search`.
 """
 
 from __future__ import annotations
@@ -41,13 +47,14 @@ import numpy as np
 from ..modeling.validation import check_scalar
 from ..representation.summary import sample_rows
 from .criteria import K_CRITERIA, get_criterion
-from .density import density_tree, score_cuts
 from .k_search import KMeansSearch, best_k, score_criterion
+from .layout_k import umap_silhouettes
 from .linear_heads import l2_normalize
 
-DEFAULT_CRITERION = "density"
+DEFAULT_CRITERION = "umap_silhouette"
 
 DEFAULT_SAMPLE_SIZE = 4000
+LAYOUT_MAX_ROWS = 100_000  # umap_silhouette lays out at most this many texts (k-means' own max_samples)
 K_MAX_CAP = 200  # the default k_max is at most this (the benchmark corpora have 4 to 152 classes)
 
 
@@ -274,8 +281,8 @@ class ClusterCountRequest:
         """K for these embeddings (``"auto"`` only), by :func:`estimate_num_clusters`."""
         if not self.is_auto:
             raise ValueError(f"num_clusters={self.num_clusters!r} is fixed: there is no K to choose.")
-        if self.criterion == "density":  # every text (the tree is the served partition's): see choose_by_density
-            return choose_by_density(embeddings, k_min=self.k_min, k_max=self.k_max, random_state=random_state)
+        if self.criterion == "umap_silhouette":  # on every text: the BERTopic way's own layouts
+            return choose_in_layout(embeddings, k_min=self.k_min, k_max=self.k_max, random_state=random_state)
         return estimate_num_clusters(
             embeddings, k_min=self.k_min, k_max=self.k_max, criterion=self.criterion, random_state=random_state
         )
@@ -416,34 +423,29 @@ def estimate_num_clusters(
     return results[criterion]
 
 
-def choose_by_density(features, k_min: int = 2, k_max: int | None = None, random_state: int | None = 0) -> AutoKResult:
-    """K by the ``density`` criterion on every row of ``features`` (N x d; not a sample: the tree it cuts is the one
-    the ``density`` candidate serves, :mod:`~hf_textcluster.choosing.density`, computed once per
-    ``reusing_results`` block). K is at most the number of HDBSCAN's clusters (a note says so when that is below
-    ``k_max``)."""
+def choose_in_layout(features, k_min: int = 2, k_max: int | None = None, random_state: int | None = 0) -> AutoKResult:
+    """K by ``umap_silhouette`` (:mod:`~hf_textcluster.choosing.layout_k`) on every row of ``features`` (N x d; at
+    most :data:`LAYOUT_MAX_ROWS`, else a seeded sample): the layouts it reads are those the BERTopic way's k-means
+    clusters at the chosen K (drawn once per ``reusing_results`` block)."""
     start = time.perf_counter()
     x = _as_embeddings(features)
     k_min, k_max = check_k_range(k_min, k_max, x.shape[0])
-    tree = density_tree(x, random_state)
-    cuts = score_cuts(tree, x, k_min, k_max, random_state)
-    notes = []
-    if tree.num_leaves < k_max:
-        notes.append(f"HDBSCAN found {tree.num_leaves} dense clusters: K is at most that")
-    if not cuts.scores:
+    if x.shape[0] > LAYOUT_MAX_ROWS:
+        x = x[sample_rows(x.shape[0], LAYOUT_MAX_ROWS, random_state)]
+    scores = umap_silhouettes(x, k_min, k_max, random_state)
+    if not scores:
         raise ValueError(
-            f"No K in {k_min}..{k_max} could be chosen: the texts form {tree.num_leaves} dense cluster(s) "
-            f"(HDBSCAN, {int(tree.outliers.sum())} outliers); pass num_clusters=K, or more varied texts."
+            f"No K in {k_min}..{k_max} splits these texts: they are (nearly) identical; pass num_clusters=K or more "
+            "varied texts."
         )
-    best = max(cuts.scores, key=lambda k: (cuts.scores[k], -k))
     return AutoKResult(
-        num_clusters=best,
-        criterion="density",
-        scores=cuts.scores,
+        num_clusters=best_k("umap_silhouette", scores),
+        criterion="umap_silhouette",
+        scores=scores,
         k_min=k_min,
-        k_max=min(k_max, max(cuts.scores)),
-        sample_size=cuts.sample_size,
-        num_texts=x.shape[0],
+        k_max=k_max,
+        sample_size=x.shape[0],
+        num_texts=len(features),
         seconds=time.perf_counter() - start,
         random_state=random_state,
-        notes=notes,
     )

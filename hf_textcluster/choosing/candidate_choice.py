@@ -170,15 +170,11 @@ def highest(values: Mapping[str, float]) -> str:
 
 
 def guarded_choice(
-    criteria: Mapping[str, Mapping[str, float]],
-    criterion: str,
-    guards: Sequence[str] = GUARD_CRITERIA,
-    anchor: str = BERTOPIC_WAY,
+    criteria: Mapping[str, Mapping[str, float]], criterion: str, guards: Sequence[str] = GUARD_CRITERIA
 ) -> tuple[str, str]:
     """``(served, pick)``: ``pick`` is the candidate ``criterion`` ranks highest; ``served`` is ``pick`` when it is
-    ``anchor`` (the partition the model saved first serves: :data:`BERTOPIC_WAY` with K given) or scores strictly
-    higher than it in each of ``guards`` that was computed, else ``anchor``. Without ``anchor`` or any guard's values,
-    ``pick`` is served.
+    :data:`BERTOPIC_WAY` or scores strictly higher than it in each of ``guards`` that was computed, else
+    :data:`BERTOPIC_WAY`. Without :data:`BERTOPIC_WAY` or any guard's values, ``pick`` is served.
 
     Example:
         >>> guarded_choice(
@@ -190,7 +186,7 @@ def guarded_choice(
         ('pretrained/umap_kmeans', 'a/head')
     """
     pick = highest(criteria[criterion])
-    views = [criteria[g] for g in guards if pick in criteria.get(g, {}) and anchor in criteria[g]]
-    if pick == anchor or not views:
+    views = [criteria[g] for g in guards if pick in criteria.get(g, {}) and BERTOPIC_WAY in criteria[g]]
+    if pick == BERTOPIC_WAY or not views:
         return pick, pick
-    return (pick if all(v[pick] > v[anchor] for v in views) else anchor), pick
+    return (pick if all(v[pick] > v[BERTOPIC_WAY] for v in views) else BERTOPIC_WAY), pick

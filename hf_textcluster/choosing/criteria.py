@@ -34,7 +34,7 @@ from sklearn.metrics import calinski_harabasz_score, davies_bouldin_score
 from sklearn.model_selection import KFold, cross_val_score
 
 from .consensus import average_nmi
-from .density import search_density
+from .layout_k import umap_silhouettes
 from .linear_heads import l2_normalize
 from .spectrum import search_eigengap
 
@@ -379,10 +379,10 @@ for _criterion in (
         "eigengap", search_eigengap, True, "largest gap of the kNN graph Laplacian's spectrum", scores="k", space=None
     ),
     Criterion(
-        "density",
-        search_density,
+        "umap_silhouette",
+        umap_silhouettes,
         True,
-        "silhouette of HDBSCAN's clusters of a UMAP layout merged to K (average linkage)",
+        "silhouette of k-means on the BERTopic way's UMAP layout",
         scores="k",
         space=None,
     ),
@@ -406,7 +406,7 @@ for _criterion in (
     register_criterion(_criterion)
 
 # What each choice offers, in the order its listings show them.
-K_CRITERIA = ("density", "silhouette", "calinski_harabasz", "davies_bouldin", "eigengap")
+K_CRITERIA = ("umap_silhouette", "silhouette", "calinski_harabasz", "davies_bouldin", "eigengap")
 SERVE_CRITERIA = ("silhouette", "agreement", "separability", "calinski_harabasz", "davies_bouldin")
 AUTO_CRITERIA = (
     "agreement",

@@ -15,22 +15,11 @@ import warnings
 import numpy as np
 
 from .criteria import get_criterion
+from .layout_k import candidate_ks
 
-DENSE_UP_TO = 16  # every K up to here is tried; above, a ~10% geometric grid, refined around the best point
-GRID_RATIO = 1.1
 REFINE_POINTS = 10
 MINIBATCH_ABOVE = 20000  # samples larger than this are clustered with MiniBatchKMeans
 KMEANS_DIMS = 64  # k-means runs on the sample's first 64 principal components (~10x faster); scores use all dims
-
-
-def candidate_ks(k_min: int, k_max: int) -> list[int]:
-    """The grid searched first: every K from ``k_min`` to 16, then steps of ~10% up to ``k_max`` (always included)."""
-    ks = list(range(k_min, max(k_min, min(k_max, DENSE_UP_TO)) + 1))
-    k = float(ks[-1])
-    while ks[-1] < k_max:
-        k = max(k * GRID_RATIO, ks[-1] + 1)
-        ks.append(min(k_max, int(round(k))))
-    return ks
 
 
 class KMeansSearch:

@@ -9,8 +9,6 @@ internal criterion (:mod:`~hf_textcluster.choosing.candidate_choice`, no labels)
 - ``"head"``: the method's own head (a refined head served in front of it is dropped; the head's weights were kept);
 - ``"kmeans"``: the centres (means of each cluster's ``kmeans_features``) replace the head, as ``hf-textcluster
   recluster`` does;
-- ``"density"``: HDBSCAN's clusters of the first UMAP layout, merged to K (:mod:`~hf_textcluster.choosing.density`),
-  served like ``"umap_kmeans"``;
 - ``"umap_kmeans"``: a linear ``refined_head`` fitted on its clusters (a logistic regression, no refinement rounds:
   :func:`~hf_textcluster.choosing.linear_heads.distil_partition`) replaces the head, and its argmax on the texts is the
   candidate: the clusters were found in the UMAP space, where the nearest of their centres in the embedding space
@@ -42,7 +40,6 @@ from ..modeling.input_checks import BASE_CANDIDATES, CANDIDATES, REFINED_SUFFIX,
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..training.distributed import share_from_main
 from .candidate_choice import DEFAULT_SERVE_CRITERION, choose_partition
-from .density import density_tree
 from .linear_heads import RefinementResult, distil_partition
 from .refinement import refine_partition
 
@@ -141,20 +138,13 @@ def candidate_partitions(
         if base == "head":
             labels, serving = _head_labels(model, embeddings), None
             raw = labels
-        elif base in ("umap_kmeans", "density") and features.shape[0] <= UMAP_MIN_TEXTS:
-            logger.warning(
-                f"No {base} candidate: UMAP needs more than {UMAP_MIN_TEXTS} texts, got {features.shape[0]}."
-            )
-            continue
-        elif base == "density":
-            raw = density_tree(features, random_state).cut(num_clusters)
-            if np.unique(raw).size < num_clusters:  # fewer dense clusters than K: no cut has K of them
-                continue
-            # found in the UMAP layout, like umap_kmeans: a linear head fitted on them keeps them
-            serving = distil_partition(features, raw, num_clusters=num_clusters, random_state=random_state)
-            labels = serving.labels
         else:
             init = "umap" if base == "umap_kmeans" else "k-means++"
+            if init == "umap" and features.shape[0] <= UMAP_MIN_TEXTS:
+                logger.warning(
+                    f"No UMAP k-means candidate: UMAP needs more than {UMAP_MIN_TEXTS} texts, got {features.shape[0]}."
+                )
+                continue
             fitted = fit_kmeans(features, num_clusters, random_state=random_state, init=init)
             labels = raw = np.asarray(fitted.labels_)
             if init == "umap":

@@ -272,10 +272,6 @@ _PARTITIONS = {
     "pretrained/kmeans": "k-means on the pretrained encoder's embeddings (this encoder was not fine-tuned)",
     "pretrained/umap_kmeans": "UMAP -> k-means on the pretrained encoder's embeddings (the BERTopic way; this "
     "encoder was not fine-tuned)",
-    "density": "HDBSCAN's dense clusters of a UMAP layout of the trained embeddings, merged to K",
-    "pretrained/density": "HDBSCAN's dense clusters of a UMAP layout of the pretrained encoder's embeddings "
-    "(BERTopic's default), outliers joined to the nearest cluster and the clusters merged to K (this encoder was not "
-    "fine-tuned)",
     "consensus": "the consensus of a default run's candidate partitions",
     # a default run's candidates trained on the pretrained encoder's cached embeddings (the encoder not fine-tuned)
     "pretrained/scan": "SCAN's linear head on the pretrained encoder's embeddings (this encoder was not fine-tuned)",
@@ -301,7 +297,7 @@ def serving_line(config, run: RunRecord) -> str:
         how = record.get("refinement", {}).get(served, {})
         rounds = f" ({how['rounds']} rounds, {100 * how['changed']:.1f}% of the texts moved)" if how else ""
         line += f", refined by iterative classification{rounds} and served by a linear head on its embeddings"
-    elif base.endswith(("umap_kmeans", "density")):  # `train`/`refine` fit a linear head; `recluster`: the centres
+    elif base.endswith("umap_kmeans"):  # `train`/`refine` fit a linear head to it; `recluster` serves the centres
         line += (
             ", served by a linear head fitted to its clusters"
             if getattr(config, "refined_head_dim", 0)

@@ -45,8 +45,7 @@ class TextClusteringConfig(PreTrainedConfig):
             uninitialised clusterer refuses to predict.
         id2label (`dict[int, str]`): a name per cluster (defaults to ``cluster_<i>``).
         served_partition (`str`): which candidate partition it serves: ``"head"`` (the method's own),
-            ``"kmeans"`` / ``"umap_kmeans"`` (centres re-fitted on its embeddings), ``"density"`` (dense clusters
-            merged to K), each also ``"+refined"``.
+            ``"kmeans"`` / ``"umap_kmeans"`` (centres re-fitted on its embeddings), each also ``"+refined"``.
         confidence_measure (`str`): what the calibrated confidence ranks: ``"centre_margin"``.
         refined_head_dim (`int`): input size of the linear ``refined_head`` that serves a refined partition on the
             L2-normalised ``kmeans_features``; 0 when the model has none.

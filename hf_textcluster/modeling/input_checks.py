@@ -19,7 +19,7 @@ from .validation import Options, check_scalar, is_blank, validate_parameters
 
 # The partitions a trained model can serve (its config's `served_partition`; hf_textcluster.choosing.serving chooses
 # among them): its head, k-means and UMAP k-means on its embeddings, each also refined.
-BASE_CANDIDATES = ("head", "kmeans", "umap_kmeans", "density")
+BASE_CANDIDATES = ("head", "kmeans", "umap_kmeans")
 REFINED_SUFFIX = "+refined"
 CANDIDATES = (*BASE_CANDIDATES, *(f"{name}{REFINED_SUFFIX}" for name in BASE_CANDIDATES))
 SERVE_CHOICES = ("auto", *CANDIDATES)

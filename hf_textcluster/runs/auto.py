@@ -81,7 +81,7 @@ from .gather_candidates import CachedCandidates, cached_candidates, gather_candi
 from .recipes import load_recipe
 from .request import TrainingRequest
 from .schedule import plan_schedule
-from .signals import CACHED, CACHED_SIGNALS, DEFAULT_SIGNALS, SIGNALS, SIGNALS_DIR, describe_partition
+from .signals import CACHED, CACHED_SIGNALS, DEFAULT_SIGNALS, SIGNALS, SIGNALS_DIR
 from .train import TrainingResult, held_out_count, prepare_dataset, split_held_out, train_method
 from .trainer_setup import build_training_arguments
 
@@ -345,7 +345,7 @@ def choose_from_signals(
     wanted = list(dict.fromkeys([criterion, *PARTS.get(criterion, ()), *GUARD_CRITERIA]))
     with phase("criteria"):
         criteria = candidate_criteria(candidates, features, texts=texts, criteria=wanted, random_state=seed)
-    served, pick = _pick(criteria, criterion, serve, candidates, first.served if first is not None else BERTOPIC_WAY)
+    served, pick = _pick(criteria, criterion, serve, candidates)
     with phase("serve"):
         if first is not None and served == first.served:  # the first saved model serves it already
             serving_signal, served_labels, agreement = PRETRAINED, first.labels, 1.0
@@ -436,21 +436,20 @@ def _train_signals(request: TrainingRequest, shared, signals, overrides: dict) -
 
 
 def _pick(
-    criteria: Mapping[str, Mapping[str, float]], criterion: str, serve: str, candidates: Mapping, anchor: str
+    criteria: Mapping[str, Mapping[str, float]], criterion: str, serve: str, candidates: Mapping
 ) -> tuple[str, str]:
-    """``(served, pick)``: for ``serve="auto"`` the highest by ``criterion``, guarded by ``anchor``, the partition
-    the model saved first serves (:func:`~hf_textcluster.choosing.candidate_choice.guarded_choice`); else the one
-    asked for, twice."""
+    """``(served, pick)``: for ``serve="auto"`` the highest by ``criterion``, guarded
+    (:func:`~hf_textcluster.choosing.candidate_choice.guarded_choice`); else the one asked for, twice."""
     if serve == "auto":
-        served, pick = guarded_choice(criteria, criterion, anchor=anchor)
-        if anchor not in candidates:
-            logger.warning(f"No {anchor} candidate (UMAP failed): {pick} is served unguarded.")
+        served, pick = guarded_choice(criteria, criterion)
+        if BERTOPIC_WAY not in candidates:
+            logger.warning(f"No {BERTOPIC_WAY} candidate (UMAP failed): {pick} is served unguarded.")
         elif served != pick:
             guards = [g for g in GUARD_CRITERIA if g in criteria]
-            views = ", ".join(f"{g} {criteria[g][pick]:.3f} vs {criteria[g][anchor]:.3f}" for g in guards)
+            views = ", ".join(f"{g} {criteria[g][pick]:.3f} vs {criteria[g][BERTOPIC_WAY]:.3f}" for g in guards)
             logger.warning(
-                f"Serving {describe_partition(anchor)} (the model saved first): the best other candidate, {pick}, "
-                f"does not beat it in every held-out view ({views})."
+                f"Serving the pretrained encoder's UMAP k-means clusters (the BERTopic way): the best trained "
+                f"candidate, {pick}, does not beat them in every held-out view ({views})."
             )
         return served, pick
     if serve in candidates:

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 from transformers.utils import logging
 
+from ..choosing.candidate_choice import BERTOPIC_WAY
 from ..choosing.criteria import PRETRAINED
 from ..choosing.serving import apply_partition, candidate_partitions, partition_features
 from ..editing.clusters import init_clusters_from_kmeans, initialize_clusters
@@ -135,11 +136,8 @@ def save_first_model(
         init_clusters_from_kmeans(model, how["kmeans"])
     else:
         initialize_clusters(model, embeddings=embeddings, random_state=seed)
-    # K chosen from the dense clusters: their cut at K is served first; K given: the BERTopic way
-    first_choice = "density" if count.is_auto and chosen.criterion == "density" else "umap_kmeans"
-    served_base = next((b for b in (first_choice, "umap_kmeans") if b in how), None)
-    if served_base is not None:
-        served, fit = f"{PRETRAINED}/{served_base}", how[served_base]
+    if "umap_kmeans" in how:
+        served, fit = BERTOPIC_WAY, how["umap_kmeans"]
         apply_partition(model, served, fit)
         labels = fit.labels
     else:  # too few texts for UMAP

@@ -55,14 +55,13 @@ DEFAULT_SIGNALS = ("scan",)
 CACHED = "cached"
 CONSENSUS = "consensus"
 SIGNALS_DIR = "signals"
-PRETRAINED_CANDIDATES = ("kmeans", "umap_kmeans", "density")
+PRETRAINED_CANDIDATES = ("kmeans", "umap_kmeans")
 
 # A served partition in words (see describe_partition).
 _READ_OUTS = {
     "head": "the cluster head",
     "kmeans": "k-means on the embeddings",
     "umap_kmeans": "UMAP -> k-means on the embeddings",
-    "density": "dense clusters (UMAP -> HDBSCAN) merged to K on the embeddings",
     "scan": "SCAN's linear head",
 }
 
@@ -78,8 +77,6 @@ def describe_partition(name: str) -> str:
     """
     if name == "pretrained/umap_kmeans":
         return "the BERTopic way: UMAP -> k-means on the pretrained encoder"
-    if name == "pretrained/density":
-        return "dense clusters (UMAP -> HDBSCAN, merged to K) on the pretrained encoder"
     if name == "pretrained/kmeans":
         return "k-means on the pretrained encoder"
     if name == "pretrained/scan":

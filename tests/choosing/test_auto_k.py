@@ -11,7 +11,7 @@ from sklearn.datasets import make_blobs
 
 from hf_textcluster.choosing.auto_k import DEFAULT_CRITERION, compare_criteria, default_k_max, estimate_num_clusters
 from hf_textcluster.choosing.criteria import K_CRITERIA, cosine_silhouette
-from hf_textcluster.choosing.k_search import candidate_ks
+from hf_textcluster.choosing.layout_k import candidate_ks
 
 
 def blobs(k: int, per_cluster: int = 40, seed: int = 0):

@@ -118,9 +118,9 @@ def run(args, store: dict, run_id: str) -> None:
             b = bertopic or {}
             print(
                 f"{name:15s} seed {seed} without K: K {row['k_found']} (true {row['k_true']}) ACC "
-                f"{100 * row['acc']:.1f} NMI {100 * row['nmi']:.1f} {wall:.0f}s | BERTopic default "
-                f"{b.get('k')} topics, {100 * b.get('outlier_share', 0):.0f}% outliers, ACC {100 * b.get('acc', 0):.1f} "
-                f"NMI {100 * b.get('nmi', 0):.1f} {b.get('seconds')}s",
+                f"{100 * row['acc']:.1f} NMI {100 * row['nmi']:.1f} {wall:.0f}s | BERTopic default {b.get('k')} "
+                f"topics, {100 * b.get('outlier_share', 0):.0f}% outliers, ACC {100 * b.get('acc', 0):.1f} NMI "
+                f"{100 * b.get('nmi', 0):.1f} {b.get('seconds')}s",
                 flush=True,
             )
 
@@ -153,8 +153,8 @@ def table(rows: list[dict], names: dict[str, str] | None = None) -> list[str]:
         topics = "/".join(str(r["bertopic"]["k"]) for r in d)
         ratio = statistics.median(r["wall_seconds"] / r["bertopic"]["seconds"] for r in d)
         out.append(
-            f"| {names.get(name, name)} | {split_of(name).replace('_', '-')} | {d[0]['num_texts']:,} | {d[0]['k_true']} "
-            f"| {found} | {topics} | {100 * _mean(d, lambda r: r['bertopic']['outlier_share']):.0f}% "
+            f"| {names.get(name, name)} | {split_of(name).replace('_', '-')} | {d[0]['num_texts']:,} "
+            f"| {d[0]['k_true']} | {found} | {topics} | {100 * _mean(d, lambda r: r['bertopic']['outlier_share']):.0f}% "
             f"| {100 * b_nmi:.1f} | {100 * b_acc:.1f} | {100 * nmi:.1f} | {100 * acc:.1f} "
             f"| {100 * (nmi - b_nmi) + 0.0:+.1f} | {100 * (acc - b_acc) + 0.0:+.1f} | {ratio:.1f}x | {len(d)} |"
         )
@@ -171,7 +171,7 @@ def render(store: dict, rows: list[dict]) -> list[str]:
         "",
         *run_header(store, rows),
         "",
-        "`train` with no K on the whole corpus (K chosen without labels: `hf_textcluster.choosing.density`), and",
+        "`train` with no K on the whole corpus (K chosen without labels: `hf_textcluster.choosing.layout_k`), and",
         "BERTopic's default (`BERTopic(embedding_model=MiniLM, umap_model=its UMAP seeded).fit_transform`, HDBSCAN",
         "with `min_topic_size=10`) on the same texts, right before it in the same process. BERTopic's ACC and NMI count",
         "its outliers (topic -1) as one cluster, as its users meet them; the default assigns every text. NMI and ACC",
