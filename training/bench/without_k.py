@@ -152,9 +152,10 @@ def table(rows: list[dict], names: dict[str, str] | None = None) -> list[str]:
         found = "/".join(str(r["k_found"]) for r in d)
         topics = "/".join(str(r["bertopic"]["k"]) for r in d)
         ratio = statistics.median(r["wall_seconds"] / r["bertopic"]["seconds"] for r in d)
+        outliers = 100 * _mean(d, lambda r: r["bertopic"]["outlier_share"])
         out.append(
             f"| {names.get(name, name)} | {split_of(name).replace('_', '-')} | {d[0]['num_texts']:,} "
-            f"| {d[0]['k_true']} | {found} | {topics} | {100 * _mean(d, lambda r: r['bertopic']['outlier_share']):.0f}% "
+            f"| {d[0]['k_true']} | {found} | {topics} | {outliers:.0f}% "
             f"| {100 * b_nmi:.1f} | {100 * b_acc:.1f} | {100 * nmi:.1f} | {100 * acc:.1f} "
             f"| {100 * (nmi - b_nmi) + 0.0:+.1f} | {100 * (acc - b_acc) + 0.0:+.1f} | {ratio:.1f}x | {len(d)} |"
         )
@@ -171,11 +172,11 @@ def render(store: dict, rows: list[dict]) -> list[str]:
         "",
         *run_header(store, rows),
         "",
-        "`train` with no K on the whole corpus (K chosen without labels: `hf_textcluster.choosing.layout_k`), and",
-        "BERTopic's default (`BERTopic(embedding_model=MiniLM, umap_model=its UMAP seeded).fit_transform`, HDBSCAN",
-        "with `min_topic_size=10`) on the same texts, right before it in the same process. BERTopic's ACC and NMI count",
-        "its outliers (topic -1) as one cluster, as its users meet them; the default assigns every text. NMI and ACC",
-        "in %, mean over seeds (K per seed); *× time*: the default's wall time over BERTopic's, both with their",
+        "`train` with no K on the whole corpus (K chosen without labels: `hf_textcluster.choosing.layout_k`),",
+        "and BERTopic's default (`BERTopic(embedding_model=MiniLM, umap_model=its UMAP seeded).fit_transform`,",
+        "HDBSCAN with `min_topic_size=10`) on the same texts, right before it in the same process. BERTopic's ACC and",
+        "NMI count its outliers (topic -1) as one cluster, as its users meet them; the default assigns every text. NMI",
+        "and ACC in %, mean over seeds (K per seed); *× time*: the default's wall time over BERTopic's, both with their",
         "encoding pass (median over seeds). Labels only score.",
         "",
         *table(rows),
