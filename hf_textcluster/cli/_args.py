@@ -104,12 +104,14 @@ def add_k_selection_args(parser: argparse.ArgumentParser) -> None:
         "--k-range",
         type=k_range,
         metavar="K_MIN:K_MAX",
-        help="With --num-clusters auto: the range searched (default 2:min(200, 3 sqrt(N))).",
+        help="With --num-clusters auto (train's default for texts without labels): the range searched (default "
+        "2:min(200, 3 sqrt(N))).",
     )
     parser.add_argument(
         "--k-criterion",
         choices=K_CRITERIA,
-        help=f"With --num-clusters auto: how K is chosen (default: {DEFAULT_CRITERION}).",
+        help=f"With --num-clusters auto (train's default for texts without labels): how K is chosen (default: "
+        f"{DEFAULT_CRITERION}).",
     )
 
 

@@ -396,11 +396,8 @@ class Clusterer(ClustererOutputs):
         """Save the model, its run record (with the edits appended) and what the folder keeps beside it, to its own
         folder (default) or to ``path``. A save over a model keeps that model in ``<folder>/previous/``
         (:meth:`restore` goes back to it); a folder holding another trained model is replaced only with
-        ``overwrite``. Returns the folder.
-
-        Raises:
-            ValueError: no ``path`` for a clusterer that has no folder (loaded from the Hub).
-            FileExistsError: ``path`` holds another trained model and ``overwrite`` is false.
+        ``overwrite``. Returns the folder. Raises ValueError without ``path`` for a clusterer with no folder of its
+        own (fitted without one, loaded from the Hub), FileExistsError for another model's folder without ``overwrite``.
         """
         source = self.path
         if path is not None and source is not None and RunFolder(path).is_folder(source):

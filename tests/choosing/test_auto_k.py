@@ -331,3 +331,40 @@ def test_baselines_take_a_cluster_count_request(tiny_encoder_dir, toy_corpus):
     )
     baseline.fit_predict(texts)
     assert 2 <= baseline.auto_k_.num_clusters <= 5 and baseline.auto_k_.k_max == 5
+
+
+def test_alternatives_are_the_other_peaks_best_first_and_describe_says_them():
+    from hf_textcluster.choosing.auto_k import AutoKResult
+
+    scores = {2: 0.1, 3: 0.5, 4: 0.2, 5: 0.4, 6: 0.3, 7: 0.35, 8: 0.1}
+    result = AutoKResult(3, "umap_silhouette", scores, 2, 8, 100, 100, 0.1)
+    assert result.alternatives() == [5, 7] and result.alternatives(1) == [5]
+    line = result.describe()
+    assert line.startswith("K=3 (umap_silhouette 0.500, the best of 7 values of K in 2..8)")
+    assert "next best: K=5 (0.400), K=7 (0.350)" in line
+    assert result.to_dict()["alternatives"] == [5, 7]
+    # a lower-is-better criterion's peaks are its valleys
+    db = AutoKResult(4, "davies_bouldin", {2: 0.9, 3: 0.5, 4: 0.3, 5: 0.6, 6: 0.4, 7: 0.8}, 2, 7, 100, 100, 0.1)
+    assert db.alternatives() == [6]
+
+
+def test_the_default_reads_k_on_every_text_in_the_layouts_the_bertopic_way_clusters(monkeypatch):
+    """umap_silhouette on a run's features: every row (no sample), UMAP laid out once for the K search and the
+    BERTopic way's k-means at that K (one reusing_results block), and the K of well-separated groups found."""
+    import umap
+
+    from hf_textcluster.choosing.auto_k import ClusterCountRequest
+    from hf_textcluster.editing.kmeans import fit_kmeans
+    from hf_textcluster.reuse import reusing_results
+
+    fits = []
+    fit_transform = umap.UMAP.fit_transform
+    monkeypatch.setattr(umap.UMAP, "fit_transform", lambda self, *a, **k: fits.append(1) or fit_transform(self, *a, **k))
+    x, y = blobs(5, per_cluster=60, seed=3)
+    with reusing_results():
+        result = ClusterCountRequest.parse("auto", k_range=(2, 12)).choose(x.astype(np.float32), random_state=0)
+        drawn = len(fits)
+        fit_kmeans(x.astype(np.float32), result.num_clusters, init="umap", random_state=0)
+    assert result.criterion == DEFAULT_CRITERION == "umap_silhouette" and result.num_clusters == 5
+    assert result.sample_size == result.num_texts == len(x) and set(result.scores) == set(range(2, 13))
+    assert drawn == 3 and len(fits) == 3  # the BERTopic way's three layouts, drawn once for both

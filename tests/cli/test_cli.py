@@ -87,11 +87,24 @@ def test_train_on_a_file_then_predict(tiny_encoder_dir, toy_corpus, tmp_path, ca
     assert [line["score"] for line in int8_lines] == pytest.approx(expected.tolist(), abs=1e-6)
 
 
-def test_train_on_own_file_needs_num_clusters(tmp_path, capsys):
-    data = tmp_path / "t.txt"
-    data.write_text("a b\nc d\n")
-    assert main(["train", "--method", "sccl", "--input", str(data), "--output-dir", str(tmp_path / "o")]) == 2
-    assert "--num-clusters) is required for texts without labels" in capsys.readouterr().err
+def test_train_on_own_file_without_k_chooses_it_and_says_how(tiny_encoder_dir, toy_corpus, tmp_path, capsys):
+    """No --num-clusters and no labels: K is chosen from the texts (the default criterion, no labels), and the run
+    prints it with its score and the next best K; the run record keeps every K's score."""
+    data = tmp_path / "t.csv"
+    data.write_text("text\n" + "\n".join(toy_corpus[0]) + "\n")
+    out = tmp_path / "o"
+    argv = ["train", "--method", "sccl", "--input", str(data), "--output-dir", str(out)]
+    argv += ["--encoder", str(tiny_encoder_dir), "--max-steps", "1", "--per-device-train-batch-size", "8"]
+    assert main([*argv, "--precision", "fp32", "--save-strategy", "no", "--k-range", "2:8"]) == 0
+    printed = capsys.readouterr().out
+    selection = json.loads((out / "training_run.json").read_text())["k_selection"]
+    k = selection["num_clusters"]
+    assert selection["criterion"] == "umap_silhouette" and 2 <= k <= 8
+    assert f"K = {k}, chosen without labels by umap_silhouette ({selection['scores'][str(k)]:.3f})" in printed
+    best = max(selection["scores"].values())
+    assert selection["scores"][str(k)] == best and str(k) not in map(str, selection["alternatives"])
+    if selection["alternatives"]:
+        assert "next best K = " in printed
 
 
 def test_held_out_split_is_stratified_and_never_trained_on(tiny_encoder_dir, toy_corpus, tmp_path, capsys):
