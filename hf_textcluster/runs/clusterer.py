@@ -104,7 +104,7 @@ class Clusterer(ClustererOutputs):
 
     def __init__(self, num_clusters: int | str = "auto", *, method: str = "auto", **train_kwargs):
         self.num_clusters, self.method, self.train_kwargs = num_clusters, method, train_kwargs
-        self.model = None
+        self._model = None
         self.path: str | None = None
         self.run = RunRecord()
         self._texts: list[str] | None = None  # the training texts, once known

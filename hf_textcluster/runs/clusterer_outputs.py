@@ -33,10 +33,21 @@ class ClustererOutputs:
     """Each training text's cluster and confidence, and the figures of the clusters (``texts``: default the
     training texts)."""
 
-    model = None
+    _model = None
     run: RunRecord
     _texts: list[str] | None = None  # the training texts, once known
     _embedded: tuple[list[str], np.ndarray] | None = None  # the training texts and their embeddings, once computed
+
+    @property
+    def model(self):
+        """The served model; a clear error before :meth:`fit` or :meth:`load` made one."""
+        if self._model is None:
+            raise ValueError("This Clusterer has no model yet: call fit(texts) first, or use Clusterer.load(path).")
+        return self._model
+
+    @model.setter
+    def model(self, model) -> None:
+        self._model = model
 
     @property
     def texts(self) -> list[str] | None:

@@ -359,7 +359,9 @@ def test_the_default_reads_k_on_every_text_in_the_layouts_the_bertopic_way_clust
 
     fits = []
     fit_transform = umap.UMAP.fit_transform
-    monkeypatch.setattr(umap.UMAP, "fit_transform", lambda self, *a, **k: fits.append(1) or fit_transform(self, *a, **k))
+    monkeypatch.setattr(
+        umap.UMAP, "fit_transform", lambda self, *a, **k: fits.append(1) or fit_transform(self, *a, **k)
+    )
     x, y = blobs(5, per_cluster=60, seed=3)
     with reusing_results():
         result = ClusterCountRequest.parse("auto", k_range=(2, 12)).choose(x.astype(np.float32), random_state=0)

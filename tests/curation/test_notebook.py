@@ -130,3 +130,10 @@ def test_train_takes_the_language_and_every_later_command_counts_with_it(tiny_en
     assert keywords and not {"der", "die", "und", "das"} & keywords
     loaded.merge([[0, 1]])
     assert not {"der", "die", "und", "das"} & set(loaded.model.config.id2label[0].split(" · "))
+
+
+@pytest.mark.parametrize("call", ["predict", "cluster_info", "save"])
+def test_a_clusterer_used_before_fit_says_so_in_one_line(call, tmp_path):
+    args = {"predict": (["a text"],), "cluster_info": (), "save": (str(tmp_path / "m"),)}[call]
+    with pytest.raises(ValueError, match=r"no model yet: call fit\(texts\) first, or use Clusterer.load\(path\)"):
+        getattr(Clusterer(), call)(*args)
