@@ -21,3 +21,21 @@ def pending(out: Path, names: Iterable[str]) -> Iterator[tuple[str, dict]]:
 def append_row(out: Path, row: dict) -> None:
     with out.open("a") as f:
         f.write(json.dumps(row) + "\n")
+
+
+def class_subsets(
+    labels: np.ndarray, sizes: Iterable[int], draws: int, min_texts: int
+) -> Iterator[tuple[str, np.ndarray]]:
+    """The tasks a study grows the tuning set with: the corpus whole, then ``draws`` seeded draws of each of ``sizes``
+    of its classes (fewer than it has; at least ``min_texts`` texts), as (name, rows)."""
+    classes = np.unique(labels)
+    yield "whole", np.arange(len(labels))
+    rng = np.random.default_rng(0)
+    for size in sizes:
+        if size >= len(classes):
+            continue
+        for draw in range(draws):
+            chosen = rng.choice(classes, size, replace=False)
+            rows = np.flatnonzero(np.isin(labels, chosen))
+            if len(rows) >= min_texts:
+                yield f"{size} classes" + (f", draw {draw}" if draws > 1 else ""), rows

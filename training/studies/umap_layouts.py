@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.cluster import KMeans
 from sklearn.metrics import normalized_mutual_info_score
-from study_rows import append_row, pending  # the script's folder is on sys.path
+from study_rows import append_row, class_subsets, pending  # the script's folder is on sys.path
 from umap_seeds import within_ss
 
 from hf_textcluster.editing.kmeans import exact_neighbours
@@ -32,17 +32,7 @@ MIN_TEXTS = 300
 
 
 def tasks(labels: np.ndarray):
-    classes = np.unique(labels)
-    yield "whole", np.arange(len(labels))
-    rng = np.random.default_rng(0)
-    for size in SUBSET_SIZES:
-        if size >= len(classes):
-            continue
-        for draw in range(DRAWS):
-            chosen = rng.choice(classes, size, replace=False)
-            rows = np.flatnonzero(np.isin(labels, chosen))
-            if len(rows) >= MIN_TEXTS:
-                yield f"{size} classes, draw {draw}", rows
+    return class_subsets(labels, SUBSET_SIZES, DRAWS, MIN_TEXTS)
 
 
 def runs(x: np.ndarray, labels: np.ndarray) -> dict:

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 from sklearn.cluster import KMeans
 from sklearn.metrics import calinski_harabasz_score, silhouette_score
-from study_rows import EMBEDDINGS, append_row  # the script's folder is on sys.path
+from study_rows import EMBEDDINGS, append_row, class_subsets  # the script's folder is on sys.path
 
 from hf_textcluster.editing.kmeans import exact_neighbours
 from hf_textcluster.evaluation.metrics import clustering_scores
@@ -65,16 +65,7 @@ def embeddings(name: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 def tasks(labels: np.ndarray):
-    classes = np.unique(labels)
-    yield "whole", np.arange(len(labels))
-    rng = np.random.default_rng(0)
-    for size in SUBSET_SIZES:
-        if size >= len(classes):
-            continue
-        chosen = rng.choice(classes, size, replace=False)
-        rows = np.flatnonzero(np.isin(labels, chosen))
-        if len(rows) >= MIN_TEXTS:
-            yield f"{size} classes", rows
+    return class_subsets(labels, SUBSET_SIZES, 1, MIN_TEXTS)
 
 
 def grid(n: int) -> list[int]:
