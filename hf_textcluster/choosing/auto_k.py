@@ -210,7 +210,7 @@ class ClusterCountRequest:
     def parse(cls, num_clusters=None, k_range=None, k_criterion: str | None = None) -> ClusterCountRequest:
         """The request from the loose values users pass: ``num_clusters`` a whole number, ``"auto"`` (any case),
         None or already a request; ``k_range=(k_min, k_max)`` (either None for its default) and ``k_criterion``
-        only with ``"auto"``.
+        only with ``"auto"`` (given with None, they ask for it).
 
         Raises:
             ValueError: a string other than "auto"; ``k_range`` / ``k_criterion`` for a fixed K; a malformed or
@@ -223,6 +223,8 @@ class ClusterCountRequest:
             return num_clusters
         if isinstance(num_clusters, str) and num_clusters.strip().lower() == "auto":
             num_clusters = "auto"
+        if num_clusters is None and (k_range is not None or k_criterion is not None):
+            num_clusters = "auto"  # a range or a criterion to choose K with asks for K to be chosen
         if num_clusters != "auto":
             if isinstance(num_clusters, str):
                 cls(num_clusters)  # the error for a string that is not "auto"

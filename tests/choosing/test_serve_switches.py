@@ -51,8 +51,9 @@ def run_partitions(tiny_encoder_dir, toy_corpus, tmp_path_factory):
 
 
 def _refine(model, texts_file, serve, out) -> None:
-    argv = ["refine", "--model", str(model), "--input", str(texts_file), "--serve", serve, "--output-dir", str(out)]
-    assert main([*argv, "--overwrite"]) == 0
+    argv = ["refine", "--model", str(model), "--input", str(texts_file), "--serve", serve]
+    in_place = out == model  # the model's own folder is changed in place: no --output-dir naming it
+    assert main(argv if in_place else [*argv, "--output-dir", str(out), "--overwrite"]) == 0
 
 
 @pytest.fixture(scope="module")

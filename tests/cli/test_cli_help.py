@@ -125,9 +125,9 @@ def test_one_name_per_setting():
     assert parse_command_line(["predict", "--model", "m", "--input", "t.txt"])[0].device == "auto"
 
 
-def test_train_help_says_when_num_clusters_is_required():
+def test_train_help_says_what_k_defaults_to():
     text = " ".join(_commands()["train"].format_help().split())
-    assert "Required with --input unless --label-column" in text
+    assert "Default: 'auto', except with --label-column or a benchmark --dataset" in text
 
 
 def test_a_missing_required_option_is_one_line(capsys):
