@@ -269,9 +269,21 @@ def _swap(complete: str, folder: str) -> None:
         shutil.rmtree(f"{complete}.old", ignore_errors=True)
 
 
+def save_interrupted(folder: str | os.PathLike) -> bool:
+    """Whether a save of ``folder`` was interrupted: it left a new or an old state beside the folder (what
+    :func:`recover_folder` cleans up)."""
+    folder = os.path.realpath(os.fspath(folder))
+    parent, name = os.path.split(folder)
+    try:
+        return any((m := _STAGING.fullmatch(e)) and m["name"] == name for e in os.listdir(parent))
+    except OSError:
+        return False
+
+
 def recover_folder(folder: str | os.PathLike, complete: bool = False) -> bool:
     """Clean up after a save of ``folder`` that was interrupted (:func:`save_folder`), with one log line each: an
-    unfinished new state is deleted (the folder holds the old one), the old state a swap left is deleted. A complete
+    unfinished new state is deleted (the folder holds the old one), the old state a swap left is deleted by a writer
+    (``complete``; a reader leaves it, so that an edit run again sees its save happened). A complete
     new state that was not swapped in is swapped in with ``complete`` (what a writer, holding the folder's lock, does:
     the save is completed), else only reported: a reader loads the folder as it is. Nothing is touched while another
     process holds the folder's lock (its save is under way).
@@ -306,6 +318,11 @@ def recover_folder(folder: str | os.PathLike, complete: bool = False) -> bool:
             elif suffix or os.stat(path).st_ino == old_id:  # the old state after a swap (or between two renames)
                 if not os.path.isdir(folder):  # between the two renames, the new state not applied: the old one back
                     os.rename(path, folder)
+                    continue
+                if not complete:  # left for the next writer: it tells a re-run edit that the save happened
+                    logger.warning(
+                        f"{folder}: a save was interrupted after its new state was swapped in (the folder holds it)."
+                    )
                     continue
                 shutil.rmtree(path)
                 logger.warning(

@@ -34,7 +34,7 @@ from ..editing.rows import UpdateResult
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.input_checks import CANDIDATES, SERVE_CHOICES, check_num_clusters
 from ..modeling.loading_checks import check_finite_weights
-from ..modeling.serialization import folder_lock, recover_folder, save_folder
+from ..modeling.serialization import folder_lock, recover_folder, save_folder, save_interrupted
 from ..modeling.validation import check_local_path, validate_texts
 from ..models.remote_code import save_pretrained
 from ..representation import DEFAULT_PROMPT, NAMES_FILE, name_clusters, rename_clusters
@@ -488,11 +488,12 @@ def edit_saved_model(
     check_local_path(model, "--model")
     target = save_back_target(model, output_dir, overwrite=overwrite, command=op).path  # refused before any work
     with folder_lock(target):  # one writer from reading the model to saving it: no edit of another is lost
+        interrupted = save_interrupted(target)  # a re-run after it: the same last edit is not applied twice
         recover_folder(target, complete=True)
         clusterer = Clusterer.load(model)
         if device is not None:
             clusterer.model.to(device)
-        edit_id = next_edit_id(clusterer.run.edits, op, kwargs, None if output_dir else model)
+        edit_id = next_edit_id(clusterer.run.edits, op, kwargs, model if interrupted and not output_dir else None)
         result = getattr(clusterer, op)(**kwargs)
         clusterer.run.edits[-1]["id"] = edit_id
         clusterer.save(output_dir, overwrite=overwrite)

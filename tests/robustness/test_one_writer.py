@@ -141,7 +141,7 @@ class Killed(BaseException):
 
 
 def _merge(model: Path) -> int:
-    return main(["merge", "--model", str(model), "--clusters", "0,1"])
+    return main(["merge", "--model", str(model), "0,1"])
 
 
 @pytest.mark.parametrize("when", ["after the swap", "before the swap"])
@@ -173,7 +173,7 @@ def test_an_edit_killed_around_its_swap_is_not_applied_twice(model, when, monkey
     assert _config(model)["num_clusters"] == K - 1
     assert [edit["op"] for edit in _edits(model)] == ["merge"]
     assert _leftovers(model) == []
-    assert main(["merge", "--model", str(model), "--clusters", "1,2"]) == 0  # another merge is a new edit
+    assert main(["merge", "--model", str(model), "1,2"]) == 0  # another merge is a new edit
     assert [edit["op"] for edit in _edits(model)] == ["merge", "merge"]
 
 
@@ -209,7 +209,7 @@ def test_ctrl_c_during_a_first_save_says_no_model_was_saved(saved, tmp_path, mon
 def test_an_output_dir_that_is_the_model_or_inside_it_is_refused(model, output, capsys):
     before = (model / "config.json").read_text()
     out = output.format(model=model, name=model.name)
-    assert main(["reduce", "--model", str(model), "--num-clusters", "2", "--output-dir", out]) == 2
+    assert main(["reduce", "--model", str(model), "--to", "2", "--output-dir", out]) == 2
     err = capsys.readouterr().err
     assert f"--output-dir {out} is --model {model} itself or a folder inside it" in err.splitlines()[-1]
     assert (model / "config.json").read_text() == before and not (model / PREVIOUS_FOLDER).exists()
