@@ -142,8 +142,8 @@ def test_train_clusterer_is_quiet_when_asked(own_file, tiny_encoder_dir, tmp_pat
 
 def test_the_readme_shell_block_runs_as_written(own_file, tiny_encoder_dir, tmp_path, monkeypatch, capsys):
     """README's shell block for one's own texts, each command as written, on 300 texts of one's own (a tiny encoder
-    and a 3-step schedule added to `train`): a served model, its cluster table as CSV, one prediction per text, the
-    HTML report."""
+    and a 3-step schedule added to `train`): K chosen and said, a served model, its cluster table as CSV, one
+    prediction per text, the HTML report."""
     import csv
     import re
     import shlex
@@ -163,7 +163,8 @@ def test_the_readme_shell_block_runs_as_written(own_file, tiny_encoder_dir, tmp_
     for command in commands:
         assert main(command[1:] + (small if command[1] == "train" else [])) == 0, command
     printed = capsys.readouterr().out
-    k = int(commands[0][commands[0].index("--num-clusters") + 1])
+    assert "--num-clusters" not in commands[0]  # README's first command line leaves K to the texts
+    k = int(re.search(r"K = (\d+), chosen without labels by umap_silhouette", printed).group(1))
     assert "Serves " in printed and f"K = {k}." in printed
     with open("clusters.csv", encoding="utf-8") as f:
         table = list(csv.DictReader(f))
