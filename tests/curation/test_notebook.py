@@ -4,6 +4,7 @@ language."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import numpy as np
@@ -137,3 +138,25 @@ def test_a_clusterer_used_before_fit_says_so_in_one_line(call, tmp_path):
     args = {"predict": (["a text"],), "cluster_info": (), "save": (str(tmp_path / "m"),)}[call]
     with pytest.raises(ValueError, match=r"no model yet: call fit\(texts\) first, or use Clusterer.load\(path\)"):
         getattr(Clusterer(), call)(*args)
+
+
+@pytest.mark.slow  # a Jupyter kernel started and run, as a notebook would
+def test_the_figures_render_in_a_real_notebook_run_without_a_server(tiny_encoder_dir, toy_corpus, tmp_path):
+    """A notebook executed by a Jupyter kernel (nbclient): the cell that ends in a figure displays plotly's own
+    output, which Jupyter draws from the notebook alone (no server, no network)."""
+    nbformat = pytest.importorskip("nbformat")
+    nbclient = pytest.importorskip("nbclient")
+    pytest.importorskip("ipykernel")
+    folder = _clusterer(tiny_encoder_dir).fit(toy_corpus[0], tmp_path / "model").path
+    (tmp_path / "texts.json").write_text(json.dumps(toy_corpus[0]))
+    load = f"clusterer = Clusterer.load({folder!r})\ntexts = json.loads(open({str(tmp_path / 'texts.json')!r}).read())"
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_code_cell(f"import json\nfrom hf_textcluster import Clusterer\n{load}"),
+        nbformat.v4.new_code_cell("clusterer.visualize_barchart(texts)"),
+    ]
+    nbclient.NotebookClient(notebook, timeout=600, kernel_name="python3").execute()
+    shown = [o for o in notebook.cells[1].outputs if o.output_type != "stream"]  # the encoding bar aside
+    assert [o.output_type for o in shown] == ["display_data"], shown
+    data = shown[0].data
+    assert "application/vnd.plotly.v1+json" in data and data["application/vnd.plotly.v1+json"]["data"]
