@@ -376,7 +376,7 @@ def umap_layouts(features, random_state: int | None = 0, layouts: int = UMAP_LAY
     """``layouts`` UMAP reductions of ``features`` (BERTopic's: 15 neighbours, 5 dimensions, cosine), seeds
     ``random_state``, ``random_state + 1``, ... The neighbours are exact (up to ``EXACT_NEIGHBOUR_ROWS`` rows) and
     computed once. Seeded, they are computed once per ``reusing_results`` block: the BERTopic way's k-means and the
-    density clusters read the same layouts."""
+    choice of K (``umap_silhouette``) read the same layouts."""
     why_not = _umap_start_unavailable(features)
     if why_not is not None:
         raise (ImportError if "umap-learn" in why_not else ValueError)(f"UMAP cannot run: {why_not}.")

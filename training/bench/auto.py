@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from . import candidate_store
-from .auto_k import bertopic_way_timed
+from .auto_k import bertopic_timed
 from .common import (
     add_corpus_arguments,
     corpus_role,
@@ -360,7 +360,7 @@ def run(args, store: dict, run_id: str) -> None:
             # BERTopic itself on the same texts and machine, right before the default: what its time is quoted against
             texts_read = dataset if not isinstance(dataset, str) else corpus_dataset(args.data_dir, name)
             labels = np.asarray(texts_read["label"])
-            bertopic = bertopic_way_timed(texts_read["text"], labels, len(np.unique(labels)), seed, args.encoder)
+            bertopic = bertopic_timed(texts_read["text"], labels, seed, args.encoder, len(np.unique(labels)))
             start = time.perf_counter()
             request = TrainingRequest(
                 dataset,

@@ -14,7 +14,7 @@ import time
 import numpy as np
 
 from .auto import split_of
-from .auto_k import bertopic_umap
+from .auto_k import bertopic_timed
 from .common import add_corpus_arguments, cpu_kind, run_header
 from .store import put_row, run_dir, save_store
 
@@ -28,35 +28,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--note", default="", help="Stored with each row, e.g. 'time inflated: another job shared the CPU'."
     )
-
-
-def bertopic_default_timed(texts, labels, seed: int) -> dict | None:
-    """BERTopic as its users run it: ``BERTopic(embedding_model=MiniLM, umap_model=its UMAP seeded).fit_transform``,
-    encoding included; its topics, outlier share, ACC / NMI with the outliers (topic -1) as one cluster."""
-    try:
-        from bertopic import BERTopic
-    except ImportError as err:
-        print(f"BERTopic skipped: {err} (pip install -e '.[bench]')", flush=True)
-        return None
-    from sentence_transformers import SentenceTransformer
-
-    from hf_textcluster.encoders import resolve_encoder_path
-    from hf_textcluster.evaluation.metrics import clustering_scores
-
-    start = time.perf_counter()
-    model = BERTopic(
-        embedding_model=SentenceTransformer(resolve_encoder_path(None), device="cpu"), umap_model=bertopic_umap(seed)
-    )
-    topics = np.asarray(model.fit_transform(list(texts))[0])
-    seconds = time.perf_counter() - start
-    scores = clustering_scores(labels, topics)
-    return {
-        "seconds": round(seconds, 1),
-        "k": int(len(set(topics[topics >= 0].tolist()))),
-        "outlier_share": round(float((topics < 0).mean()), 4),
-        "acc": scores["acc"],
-        "nmi": scores["nmi"],
-    }
 
 
 def run(args, store: dict, run_id: str) -> None:
@@ -75,7 +46,7 @@ def run(args, store: dict, run_id: str) -> None:
                 continue
             dataset = load_benchmark(name, data_dir=args.data_dir)
             labels = np.asarray(dataset["label"])
-            bertopic = bertopic_default_timed(dataset["text"], labels, seed)
+            bertopic = bertopic_timed(dataset["text"], labels, seed)  # its default: no K
             start = time.perf_counter()
             request = TrainingRequest(
                 name,
