@@ -21,7 +21,8 @@ Per tuning corpus (the seeded subsample of ``cached_encode.py``, at most 8,000 t
 
 Labels only score (ACC, NMI). Results: one JSON line per corpus in ``top_layers.jsonl`` (resumable). Seconds are
 wall time on this machine with the load average beside them (a timing at a load above 1.5 is not a measurement).
-Run: ``python training/studies/top_layers.py tweet agnews ...``; ``VARIANTS=sccl,scan STEPS=300 TOP=2``.
+Run: ``python training/studies/top_layers.py tweet agnews ...``; ``VARIANTS=sccl,scan STEPS=300 TOP=2``;
+``--table`` prints the results as markdown.
 """
 
 import copy
@@ -227,7 +228,28 @@ def study(name: str, model) -> dict:
     return row
 
 
+def table(rows: list[dict]) -> str:
+    """Markdown: per corpus the BERTopic way's ACC / NMI and seconds, then each variant's BERTopic way on the trained
+    embeddings at each checkpoint as ACC / NMI (its wall time over the BERTopic way's)."""
+    variants = [v for v in VARIANTS if any(v in r for r in rows)]
+    head = ["corpus", "N", "K", "BERTopic way", "s", *[f"{v} @ {c}" for v in variants for c in CHECKPOINTS]]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        way = r["bertopic_way"]
+        cells = [r["dataset"], f"{r['n']:,}", str(r["k"]), f"{way['acc']:.1f} / {way['nmi']:.1f}", f"{way['seconds']:.0f}"]
+        for v in variants:
+            points = {p["step"]: p for p in r.get(v, [])}
+            for c in CHECKPOINTS:
+                p = points.get(c)
+                cells.append(f"{p['way']['acc']:.1f} / {p['way']['nmi']:.1f} ({p['x_way']:.1f}x)" if p else "–")
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--table"]:
+        print(table([json.loads(line) for line in OUT.read_text().splitlines()]))
+        sys.exit()
     done = {json.loads(line)["dataset"] for line in OUT.read_text().splitlines()} if OUT.exists() else set()
     model = from_encoder_pretrained(TextClusteringPreTrainedModel, None, num_clusters=2)
     for corpus in sys.argv[1:]:
