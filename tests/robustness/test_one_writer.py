@@ -242,7 +242,7 @@ def test_the_card_follows_edits_made_from_python(model):
 # ----- unclear lines ----------------------------------------------------------------------------------------------
 def test_a_run_record_nested_too_deep_is_one_line(model):
     (model / "training_run.json").write_text("[" * 100_000 + "]" * 100_000)
-    with pytest.raises(ValueError, match=r"training_run.json is not valid JSON \(nested too deep to be read"):
+    with pytest.raises(ValueError, match=r"training_run.json is nested too deep to be read; fix or delete it"):
         RunFolder(model).read_record()
 
 
