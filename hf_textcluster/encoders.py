@@ -204,7 +204,7 @@ def read_pretrained_config(
 
     Raises:
         FileNotFoundError: offline, a Hub id that is not in the cache.
-        ValueError: the folder asks to run its own code.
+        ValueError: the folder asks to run its own code, or its config.json is nested too deep to be read.
     """
     from huggingface_hub import constants, try_to_load_from_cache
 
@@ -226,6 +226,11 @@ def read_pretrained_config(
             config = json.load(handle)
     except (TypeError, OSError, ValueError):
         return None
+    except RecursionError:  # JSON nested past Python's recursion limit: transformers' load would raise it bare
+        raise ValueError(
+            f"{argument}{path}: its config.json is nested too deep to be read (no model was saved with it); put the "
+            "model's own config.json back, or save the model again."
+        ) from None
     if not isinstance(config, dict):
         return None
     model_type = config.get("model_type")

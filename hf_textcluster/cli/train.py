@@ -29,6 +29,7 @@ from ..modeling.validation import describe
 from ..models import METHODS, get_method
 from ..runs.api import run_training
 from ..runs.first_save import TrainingStopped
+from ..runs.folder import RunFolder
 from ..runs.request import AUGMENTATIONS, TrainingRequest
 from ..runs.signals import CACHED_SIGNALS, DEFAULT_SIGNALS, SIGNALS, describe_partition
 from ..training.arguments import GPU_ENCODE_BATCH_SIZE, OPTION_NAMES, ClusteringTrainingArguments
@@ -328,6 +329,13 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     except TrainingStopped as stopped:  # the model saved first stays; the run resumes
         print(stopped, file=sys.stdout if stopped.budget_spent else sys.stderr)
         return 0 if stopped.budget_spent else 130
+    except KeyboardInterrupt as err:  # Ctrl-C where nothing said what the folder holds (before the first save)
+        if str(err) or not request.output_dir:
+            raise
+        kept = "keeps the model saved there before" if RunFolder(request.output_dir).holds_trained_model() else ""
+        raise KeyboardInterrupt(
+            f"{request.output_dir} {kept or 'holds no saved model yet'}; run the same command again to go on."
+        ) from None
     if result.trainer.is_world_process_zero():  # under several processes, the main one reports
         _print_result(args, result)
     return 0

@@ -4,7 +4,8 @@ streams, also from a ``datasets.Dataset`` or any iterable of strings).
 
 Every error is one line that names the file, the line where there is one, and the fix: a folder or an empty file, a
 binary file, text that is not UTF-8 (UTF-16 and UTF-32 files with a byte-order mark are read), a quote that never
-closes or a row with more fields than the header, a line that is not JSON, a missing column, a blank or missing text.
+closes or a row with more fields than the header, a line that is not JSON, a missing column, a blank or missing text,
+a NUL byte in a text.
 """
 
 from __future__ import annotations
@@ -56,11 +57,31 @@ def _open_file(source: str | os.PathLike) -> tuple[Path, str]:
         return path, "binary"
     encoding = next((name for mark, name in _BYTE_ORDER_MARKS if head.startswith(mark)), "utf-8")
     if encoding == "utf-8" and b"\0" in head:
+        if head.count(b"\0") * 10 < len(head) and _is_utf8(head):  # UTF-8 text with a few NUL bytes in it
+            line = head[: head.index(b"\0")].count(b"\n") + 1
+            raise _nul_error(path, f"{path}, line {line}")
         raise ValueError(
             f"{path} is not a text file (it holds NUL bytes: a binary file, or UTF-16 / UTF-32 without a "
             "byte-order mark): save it as UTF-8 text."
         )
     return path, encoding
+
+
+def _nul_error(path: Path, where: str) -> ValueError:
+    """A NUL byte in the texts of ``path`` (at ``where``): not text a model reads, and how to remove it."""
+    return ValueError(
+        f"{where}: a NUL byte (\\0) inside the text; remove the NUL bytes "
+        f"(e.g. `tr -d '\\000' < {path.name} > clean{path.suffix}`) and pass that file."
+    )
+
+
+def _is_utf8(head: bytes) -> bool:
+    """Whether ``head`` (a file's first bytes, maybe cut inside a character) is UTF-8."""
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _not_utf8(path: Path, encoding: str, err: UnicodeDecodeError) -> ValueError:
@@ -121,12 +142,15 @@ def _chunks_of(items: Iterable, size: int) -> Iterator[list]:
         yield chunk
 
 
-def _checked(chunks: Iterator[tuple[list, list | None]], place) -> Iterator[tuple[list, list | None]]:
-    """Every text of every chunk checked; an error names the text by ``place(index in the whole input)``."""
+def _checked(chunks: Iterator[tuple[list, list | None]], place, path: Path | None = None):
+    """Every text of every chunk checked; an error names the text by ``place(index in the whole input)``. A text of
+    the file ``path`` with a NUL byte is refused too (past the first bytes :func:`_open_file` reads)."""
     start = 0
     for texts, labels in chunks:
         for index, text in enumerate(texts, start):
             _check_text(text, place(index))
+            if path is not None and "\0" in text:
+                raise _nul_error(path, place(index))
         start += len(texts)
         yield texts, labels
 
@@ -267,7 +291,7 @@ def _file_chunks(source, text_column: str, label_column: str | None, size: int):
         except UnicodeDecodeError as err:
             raise _not_utf8(path, encoding, err) from None
 
-    return _checked(decoded(), place), total
+    return _checked(decoded(), place, path), total
 
 
 def load_text_file(

@@ -29,9 +29,14 @@ def load_checked(cls, load: Callable, path: str, model_args: tuple, tokenizer, k
     config = kwargs.pop("config", None)
     num_clusters = kwargs.pop("num_clusters", None)
     hub_kwargs = {k: kwargs[k] for k in _HUB_KWARGS if k in kwargs}
-    if config is None:
-        # as remote code, its own config class (not the package's); in the package, any method's, to name it
-        config = (cls.config_class if running_as_remote_code() else AutoConfig).from_pretrained(path, **hub_kwargs)
+    if config is None:  # as remote code, its own config class (not the package's); in the package, any method's
+        try:
+            config = (cls.config_class if running_as_remote_code() else AutoConfig).from_pretrained(path, **hub_kwargs)
+        except RecursionError:  # transformers' json.loads of a config.json nested past Python's recursion limit
+            raise ValueError(
+                f"{path}: its config.json is nested too deep to be read (no model was saved with it); put the "
+                "model's own config.json back, or save the model again."
+            ) from None
     # the base class loads any clusterer; a method's class its own kind. By class name, not identity: a folder's
     # remote code loaded next to the package (or twice, from transformers' module cache) has its own config class.
     expected = None if cls.config_class.__name__ == "TextClusteringConfig" else {cls.config_class.model_type}

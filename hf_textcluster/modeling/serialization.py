@@ -49,7 +49,7 @@ class FolderBusyError(RuntimeError):
 
 
 class FolderWriteError(OSError):
-    """A folder could not be replaced by its new state (left as it was): its message says why and what to do."""
+    """A folder could not be written (left as it was): its message says why and what to do."""
 
 
 def take_lock(path: str, what: str, advice: str, wait: float = 0.0):
@@ -118,9 +118,12 @@ def folder_lock(folder: str | os.PathLike) -> Iterator[None]:
     if folder in _held:
         _held[folder][1] += 1
     else:
-        os.makedirs(os.path.dirname(folder), exist_ok=True)
-        advice = "then run this command again"
-        _held[folder] = [take_lock(_lock_file(folder), folder, advice, wait=LOCK_WAIT_SECONDS), 1]
+        try:
+            os.makedirs(os.path.dirname(folder), exist_ok=True)
+            lock = take_lock(_lock_file(folder), folder, "then run this command again", wait=LOCK_WAIT_SECONDS)
+        except OSError as err:  # no lock file beside the folder: a read-only file system, a mount's root
+            raise _unwritable(folder, err) from None
+        _held[folder] = [lock, 1]
     try:
         yield
     finally:
@@ -154,7 +157,7 @@ def save_folder(folder: str | os.PathLike, write: Callable[[str], None], keep: C
 
     Raises:
         NotADirectoryError: ``folder`` is a file.
-        OSError: the folder could not be replaced (it is left as it was, and nothing of the new state remains).
+        OSError: the folder could not be written (it is left as it was, and nothing of the new state remains).
         KeyboardInterrupt: interrupted; its message says what the folder holds.
     """
     given, folder = os.fspath(folder), os.path.realpath(folder)  # a folder reached by a symbolic link is saved there
@@ -206,9 +209,9 @@ def _save(folder: str, old: os.stat_result | None, write: Callable[[str], None],
 
 def _unwritable(folder: str, err: OSError) -> FolderWriteError:
     error = FolderWriteError(
-        f"{folder} could not be replaced by its new state ({err.strerror or err}): it is unchanged. A save writes "
-        "the new state beside the folder and swaps the two, which a read-only file system or a mount point refuses: "
-        "save to a folder elsewhere (--output-dir, path=)."
+        f"{folder} cannot be written ({err.strerror or err}): it is unchanged. A save writes a lock file and the new "
+        "state beside the folder and swaps the two, which a read-only file system or a mount point refuses: save to "
+        "a folder elsewhere (--output-dir, path=)."
     )
     error.errno = err.errno
     return error

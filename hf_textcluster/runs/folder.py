@@ -145,9 +145,10 @@ def load_clusterer(model_dir: str | os.PathLike, **kwargs):
 
 
 def _not_a_clusterer(path: str, model_type) -> ValueError:
+    what = f"model_type {model_type!r}" if model_type is not None else "its config.json has no model_type"
     return ValueError(
-        f"{path} is not a folder made by hf_textcluster (model_type {model_type!r}; its models are "
-        f"{', '.join(METHODS)}): pass a model that `hf-textcluster train` saved, or train one."
+        f"{path} is not a folder made by hf_textcluster ({what}; its models are {', '.join(METHODS)}): pass the folder "
+        "of a model that `hf-textcluster train` or `save_pretrained` saved, or train one."
     )
 
 
@@ -204,8 +205,8 @@ class RunFolder:
         with open(self._file(name), encoding="utf-8") as f:
             try:
                 return json.load(f)
-            except RecursionError:  # JSON nested deeper than Python's recursion limit
-                raise json.JSONDecodeError("nested too deep to be read", "", 0) from None
+            except RecursionError:  # JSON nested past Python's recursion limit: hf_textcluster never writes that
+                raise ValueError(f"{self._file(name)} is nested too deep to be read; fix or delete it.") from None
 
     # ----- identity: what makes a resumed run the same run ------------------------------------------------------------
     @staticmethod
@@ -257,9 +258,10 @@ class RunFolder:
         path = self._file(TRAINING_RUN_FILE)
         try:
             data = self._read_json(TRAINING_RUN_FILE)
-            return None if data is None else RunRecord.from_dict(data)
         except json.JSONDecodeError as err:
             raise ValueError(f"{path} is not valid JSON ({err}); fix or delete it.") from err
+        try:
+            return None if data is None else RunRecord.from_dict(data)
         except ValueError as err:
             raise ValueError(f"{path} {err}: fix or delete it (the fields are RunRecord's).") from err
 

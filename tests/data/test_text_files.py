@@ -41,6 +41,10 @@ READERS = pytest.mark.parametrize("read", [_whole, _streamed], ids=["whole", "st
         ("number.jsonl", b'{"text": "ok"}\n\n{"text": 5}\n', 3, r"is int \(5\), not a string"),
         ("no-field.jsonl", b'{"text": "ok"}\n{"body": "x"}\n', 2, r"has no field 'text' .*Pass text_column="),
         ("texts.parquet", b"not parquet at all", None, r"is not a Parquet file .*write it again"),
+        ("nul.txt", b"first\nsec\0ond\n", 2, r"a NUL byte \(\\0\) inside the text; remove the NUL bytes"),
+        ("nul.jsonl", b'{"text": "ok"}\n{"text": "a\0b"}\n', 2, r"a NUL byte .*tr -d '\\000' < nul.jsonl"),
+        ("late-nul.txt", b"ok\n" * 40_000 + b"a\0b\n", 40_001, r"a NUL byte .*remove the NUL bytes"),  # past 64 KiB
+        ("late-nul.csv", b"text\n" + b"ok\n" * 40_000 + b"a\0b\n", 40_002, r"a NUL byte .*remove the NUL bytes"),
     ],
 )
 def test_a_file_that_cannot_be_read_is_one_line_naming_it_its_line_and_the_fix(

@@ -184,12 +184,27 @@ def test_a_failed_swap_leaves_nothing_a_later_command_applies(model, saved, monk
     monkeypatch.setattr(serialization, "_exchange", busy)
     assert _merge(model) == 1
     err = capsys.readouterr().err.splitlines()[-1]  # the last line: the error (before it, loading's progress)
-    assert err.startswith("error: ") and "could not be replaced by its new state (Device or resource busy)" in err
+    assert err.startswith("error: ") and "cannot be written (Device or resource busy)" in err
     assert "it is unchanged" in err and "--output-dir" in err
     assert _leftovers(model) == []  # its new state deleted: never swapped in later
     monkeypatch.undo()
     assert main(["info", "--model", str(model), "--input", str(saved.parent / "texts.txt")]) == 0
     assert _config(model)["num_clusters"] == K and not _edits(model)
+
+
+def test_a_read_only_mount_is_one_line_naming_the_folder(model, monkeypatch, capsys):
+    def read_only(path, *args, **kwargs):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), path)
+
+    monkeypatch.setattr(serialization, "take_lock", read_only)  # the lock file beside the folder is the first write
+    assert _merge(model) == 1
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert err == (
+        f"error: {os.path.realpath(model)} cannot be written (Read-only file system): it is unchanged. A save writes a "
+        "lock file and the new state beside the folder and swaps the two, which a read-only file system or a mount "
+        "point refuses: save to a folder elsewhere (--output-dir, path=)."
+    )
+    assert _config(model)["num_clusters"] == K and _leftovers(model) == []
 
 
 def test_ctrl_c_during_a_first_save_says_no_model_was_saved(saved, tmp_path, monkeypatch, capsys):
@@ -227,7 +242,7 @@ def test_the_card_follows_edits_made_from_python(model):
 # ----- unclear lines ----------------------------------------------------------------------------------------------
 def test_a_run_record_nested_too_deep_is_one_line(model):
     (model / "training_run.json").write_text("[" * 100_000 + "]" * 100_000)
-    with pytest.raises(ValueError, match=r"training_run.json is not valid JSON \(nested too deep to be read"):
+    with pytest.raises(ValueError, match=r"training_run.json is nested too deep to be read; fix or delete it"):
         RunFolder(model).read_record()
 
 
