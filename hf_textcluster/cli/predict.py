@@ -39,9 +39,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--flag-outliers",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
         help="Give a text farther from its cluster's centre than --outlier-quantile of that cluster's "
-        "training texts cluster -1 ('outlier') and its nearest cluster (a calibrated model).",
+        "training texts cluster -1 ('outlier') and its nearest cluster (a calibrated model). Default: on for a model "
+        "trained with --outliers, else off; --no-flag-outliers turns it off.",
     )
     parser.add_argument(
         "--outlier-quantile",
@@ -59,7 +60,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     options = {
         "batch_size": args.batch_size,
         "top_k": args.top_clusters,
-        "flag_outliers": args.flag_outliers or None,
+        "flag_outliers": args.flag_outliers,
         "outlier_quantile": args.outlier_quantile,
         "precision": None if args.precision == "auto" else args.precision,
     }
