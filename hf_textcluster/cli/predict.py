@@ -37,13 +37,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="Replace an existing --output (by default a half-written one is resumed, a finished one is kept).",
     )
-    parser.add_argument(
+    flag = parser.add_argument(
         "--flag-outliers",
         action=argparse.BooleanOptionalAction,
         help="Give a text farther from its cluster's centre than --outlier-quantile of that cluster's "
         "training texts cluster -1 ('outlier') and its nearest cluster (a calibrated model). Default: on for a model "
         "trained with --outliers, else off; --no-flag-outliers turns it off.",
     )
+    flag.doc_default = "the model's: on after train --outliers"
     parser.add_argument(
         "--outlier-quantile",
         type=quantile,
