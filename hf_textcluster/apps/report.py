@@ -159,7 +159,7 @@ def model_outputs(
 
     quantile = check_outlier_quantile(DEFAULT_OUTLIER_QUANTILE if outlier_quantile is None else outlier_quantile)
     model._check_clusters_initialized()
-    assigned = assign_embeddings(model, embeddings, batch_size, keep_probabilities=True)
+    assigned = assign_embeddings(model, embeddings, batch_size, keep_probabilities=True, outliers=False)
     out = {"probabilities": assigned.probabilities.astype(np.float32)}
     if model.is_calibrated:
         distance = -assigned.typicality

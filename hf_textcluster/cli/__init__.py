@@ -8,7 +8,8 @@ the dashed one). ``train`` passes any ``TrainingArguments`` flag through (``--ma
 
 One module per command: each defines ``HELP`` (its line in ``hf-textcluster --help``), ``add_arguments(parser)`` and
 ``run(args, extra) -> int`` (its exit status), and may define ``SPELLED`` (a library argument its errors name -> the
-option that sets it, where the names differ); a new command is a new module and its name in ``COMMANDS``.
+option that sets it, where the names differ); a new command is a new module and its name in ``COMMANDS`` (the command
+is the module's name with dashes: ``reduce_outliers.py`` is ``reduce-outliers``).
 """
 
 import argparse
@@ -24,14 +25,14 @@ from ._args import CommandParser, HelpFormatter, WriteError
 
 # One module per command, in the order of `hf-textcluster --help`.
 _ORDER = (
-    "train predict info calibrate recluster refine name rename merge reduce split update restore plot report evaluate "
-    "demo push card"
+    "train predict info calibrate recluster refine name rename merge reduce reduce_outliers split update restore plot "
+    "report evaluate demo push card"
 )
 COMMANDS = tuple(importlib.import_module(f"{__name__}.{name}") for name in _ORDER.split())
 
 
 def build_parser() -> argparse.ArgumentParser:
-    names = _ORDER.split()
+    names = [name.replace("_", "-") for name in _ORDER.split()]
     parser = CommandParser(
         prog="hf-textcluster",
         description=f"Train a text clusterer and use it: {', '.join(names[:-1])} and {names[-1]}. "

@@ -37,12 +37,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="Replace an existing --output (by default a half-written one is resumed, a finished one is kept).",
     )
-    parser.add_argument(
+    flag = parser.add_argument(
         "--flag-outliers",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
         help="Give a text farther from its cluster's centre than --outlier-quantile of that cluster's "
-        "training texts cluster -1 ('outlier') and its nearest cluster (a calibrated model).",
+        "training texts cluster -1 ('outlier') and its nearest cluster (a calibrated model). Default: on for a model "
+        "trained with --outliers, else off; --no-flag-outliers turns it off.",
     )
+    flag.doc_default = "the model's: on after train --outliers"
     parser.add_argument(
         "--outlier-quantile",
         type=quantile,
@@ -59,7 +61,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     options = {
         "batch_size": args.batch_size,
         "top_k": args.top_clusters,
-        "flag_outliers": args.flag_outliers or None,
+        "flag_outliers": args.flag_outliers,
         "outlier_quantile": args.outlier_quantile,
         "precision": None if args.precision == "auto" else args.precision,
     }

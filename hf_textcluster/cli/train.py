@@ -27,6 +27,7 @@ from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.precision import PRECISION_ENV, PRECISIONS, check_precision
 from ..modeling.validation import describe
 from ..models import METHODS, get_method
+from ..representation.summary import read_cluster_summary
 from ..runs.api import run_training
 from ..runs.first_save import TrainingStopped
 from ..runs.folder import RunFolder
@@ -259,6 +260,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "french, german, spanish, ... (the stop-words package's lists), or none. Saved with the model.",
     )
     parser.add_argument(
+        "--outliers",
+        action="store_true",
+        help="Leave the texts far from every cluster at -1, as BERTopic's topic -1: farther from their cluster's "
+        "centre than 99%% of its training texts (about 1%% of them). predict then flags such texts too; "
+        "reduce-outliers puts them in their nearest cluster. By default every text is in a cluster.",
+    )
+    parser.add_argument(
         "--test-size",
         type=count_or_fraction,
         metavar="N|F",
@@ -414,6 +422,12 @@ def summary(result, input_path: str | None, text_column: str = "text") -> str:
             "(saved as the model's id2label):"
         )
         lines += cluster_lines(names)
+    outliers = (read_cluster_summary(model.config) or {}).get("outliers")
+    if outliers:
+        lines.append(
+            f"  {-1:>3}  {outliers:,} outliers (far from every cluster; `hf-textcluster reduce-outliers --model "
+            f"{shlex.quote(out)}` puts them in their nearest cluster)"
+        )
     texts = shlex.quote(input_path) if input_path else "TEXTS.csv"
     column = f" --text-column {shlex.quote(text_column)}" if input_path and text_column != "text" else ""
     folder = shlex.quote(out)

@@ -1,5 +1,5 @@
 """Curating a trained clusterer's clusters: :func:`merge_clusters`, :func:`split_cluster`, :func:`start_online` /
-:func:`update` for new texts, and :func:`least_typical`, functions that take the model.
+:func:`update` for new texts, :func:`reduce_outliers` and :func:`least_typical`, functions that take the model.
 
 They choose what to edit and check the arguments; the weight arithmetic that rewrites each head's rows is
 :mod:`~hf_textcluster.editing.rows`. An edit returns an edited copy (``update`` edits in place) that serves, saves
@@ -21,6 +21,7 @@ import torch
 from ..modeling.calibration import quantile_at, quantile_rank
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.validation import check_scalar
+from ..representation.summary import SUMMARY_KEY, assign_texts, outlier_rows, summarize_model
 from .kmeans import fit_kmeans
 from .rows import (
     OnlineCentres,
@@ -424,3 +425,23 @@ def least_typical(
         typicality[rows] = 1 - quantile_rank(distance[rows], quantiles[int(k)]).numpy()
         flagged[rows[np.argsort(-distance_np[rows], kind="stable")[: math.ceil(fraction * rows.size)]]] = True
     return {"cluster": clusters_np, "distance": distance_np, "typicality": typicality, "least_typical": flagged}
+
+
+def reduce_outliers(model, texts: Sequence[str], batch_size: int = DEFAULT_ENCODE_BATCH_SIZE) -> tuple[np.ndarray, int]:
+    """Stop flagging outliers (``config.flag_outliers`` back to False, in place), so that every text that was -1 is
+    in its nearest cluster (BERTopic's ``reduce_outliers``), and summarise the clusters again on ``texts`` (the
+    training texts; ``config.cluster_summary``, names kept). Returns ``texts``' clusters now (one encoding pass) and
+    how many of them were outliers.
+
+    Raises:
+        ValueError: the model flags no outliers (trained without ``outliers``, or reduced already).
+    """
+    if not (model.config.flag_outliers and model.is_calibrated):
+        raise ValueError(
+            "This model flags no outliers (trained without --outliers / outliers=True, or reduced already): "
+            "no text is -1, there is nothing to reduce."
+        )
+    model.config.flag_outliers = False
+    assigned = assign_texts(model, texts, batch_size=batch_size)
+    setattr(model.config, SUMMARY_KEY, summarize_model(model, list(texts), assigned))
+    return assigned.clusters, int(outlier_rows(model, assigned).sum())

@@ -74,7 +74,7 @@ def cluster_centres(embeddings, clusters, num_clusters: int) -> tuple[np.ndarray
 
     Args:
         embeddings: N x d embeddings.
-        clusters: N cluster ids in ``0 .. num_clusters - 1``.
+        clusters: N cluster ids in ``0 .. num_clusters - 1``; -1 (an outlier) is in no cluster.
         num_clusters: K.
 
     Returns:
@@ -93,7 +93,7 @@ def cluster_centres(embeddings, clusters, num_clusters: int) -> tuple[np.ndarray
     if x.ndim != 2 or len(x) != len(clusters):
         raise ValueError(f"`embeddings` must be an N x d matrix with N = {len(clusters)} (one row per cluster id).")
     x = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
-    counts = np.bincount(clusters, minlength=num_clusters)
+    counts = np.bincount(clusters[clusters >= 0], minlength=num_clusters)
     ids = np.flatnonzero(counts)
     centres = np.stack([x[clusters == k].mean(axis=0) for k in ids])
     centres /= np.maximum(np.linalg.norm(centres, axis=1, keepdims=True), 1e-12)
@@ -234,7 +234,7 @@ def text_map_figure(coords, clusters, rows, texts: Sequence[str], names, confide
 
     Args:
         coords: ``len(rows)`` x 2 coordinates, row i the point of text ``rows[i]``.
-        clusters: The N texts' cluster ids.
+        clusters: The N texts' cluster ids (-1: outliers, in grey).
         rows: The sorted indices of the texts drawn.
         texts: The N texts.
         names: cluster id -> name.
@@ -263,7 +263,7 @@ def text_map_figure(coords, clusters, rows, texts: Sequence[str], names, confide
             y=coords[positions, 1],
             mode="markers",
             name=f"{k}: {_e(names[k])}",
-            marker={"size": 6, "opacity": 0.75, "color": colours[position % len(colours)]},
+            marker={"size": 6, "opacity": 0.75, "color": "lightgrey" if k == -1 else colours[position % len(colours)]},
             text=hover,
             hovertemplate="%{text}<extra></extra>",
         )

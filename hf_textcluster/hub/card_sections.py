@@ -321,12 +321,17 @@ def calibration_lines(config) -> list[str]:
         "whose margin is smaller or equal (how much nearer their cluster's centre than the nearest other centre): "
         "0.9 = more clearly in its cluster than 90% of the training texts, so a threshold keeps a known share."
     )
+    outliers = (
+        "text farther from its cluster's centre than `outlier_quantile` (default 0.99) of that cluster's calibration "
+        'texts gets cluster -1 (`"outlier"`) and its `nearest_cluster`, instead of being forced into it'
+    )
     return [
         f"- Calibrated on {n:,} training texts. The pipeline's `confidence` (beside `score`) is the share of them "
         + meaning,
-        "- Outliers (off by default): with `flag_outliers=True`, a text farther from its cluster's centre than "
-        '`outlier_quantile` (default 0.99) of that cluster\'s calibration texts gets cluster -1 (`"outlier"`) and '
-        "its `nearest_cluster`, instead of being forced into it.",
+        f"- Outliers (on: trained with `--outliers`): a {outliers}; `flag_outliers=False` turns it off for a call, "
+        "`hf-textcluster reduce-outliers` for good."
+        if getattr(config, "flag_outliers", False)
+        else f"- Outliers (off by default): with `flag_outliers=True`, a {outliers}.",
     ]
 
 
@@ -343,6 +348,8 @@ def edit_lines(run: RunRecord) -> list[str]:
         elif op == "update":
             new = f", new cluster {edit['new_cluster']} accepted" if edit.get("new_cluster") is not None else ""
             said.append(f"updated with {edit.get('texts', 0):,} new texts{new}")
+        elif op == "reduce_outliers":
+            said.append(f"{edit.get('moved', 0):,} outliers assigned to their nearest cluster")
     if not said:
         return []
     kept = " (the scores measured on the trained model are kept as `metrics_before_edits`)"

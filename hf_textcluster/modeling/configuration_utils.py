@@ -49,6 +49,7 @@ class TextClusteringConfig(PreTrainedConfig):
         confidence_measure (`str`): what the calibrated confidence ranks: ``"centre_margin"``.
         refined_head_dim (`int`): input size of the linear ``refined_head`` that serves a refined partition on the
             L2-normalised ``kmeans_features``; 0 when the model has none.
+        flag_outliers (`bool`): the pipeline's default ``flag_outliers`` (``train --outliers``, ``reduce-outliers``).
     """
 
     model_type = "text-clustering"
@@ -64,6 +65,7 @@ class TextClusteringConfig(PreTrainedConfig):
     confidence_measure: str = "centre_margin"
     served_partition: str = "head"
     refined_head_dim: int = 0
+    flag_outliers: bool = False
 
     # Each field's allowed values, checked once when the config is made; a method's config extends this table.
     _parameter_constraints = {

@@ -21,10 +21,10 @@ def _is_text_column(inputs) -> bool:
 class TextClusteringPipeline(Pipeline):
     """``clusterer(texts)``: per text ``{"cluster", "label", "score", "confidence"}`` (the most likely cluster, its
     ``id2label`` name, the method's own q, the calibrated confidence or None). ``top_k=k``: the k most likely.
-    ``flag_outliers=True`` (calibrated; not with ``top_k``): a text farther from its cluster's centre than
-    ``outlier_quantile`` (0.99) of its calibration texts is ``"cluster": -1, "label": "outlier"`` with
-    ``"nearest_cluster"`` / ``"nearest_label"``. Lists run in length-sorted batches (128), answered in input order;
-    ``precision`` (at construction or per call) is ``predict``'s.
+    ``flag_outliers=True`` (calibrated; not with ``top_k``; default: the config's ``flag_outliers``): a text farther
+    from its cluster's centre than ``outlier_quantile`` (0.99) of its calibration texts is ``"cluster": -1, "label":
+    "outlier"`` with ``"nearest_cluster"`` / ``"nearest_label"``. Lists run in length-sorted batches (128), answered
+    in input order; ``precision`` (at construction or per call) is ``predict``'s.
     """
 
     model: TextClusteringPreTrainedModel  # checked in __init__ (its `cluster_batch`)
@@ -65,7 +65,7 @@ class TextClusteringPipeline(Pipeline):
             postprocess_params["top_k"] = top_k
         if flag_outliers is not None and not isinstance(flag_outliers, bool):
             raise ValueError(f"`flag_outliers` must be True or False, got {flag_outliers!r}.")
-        if outlier_quantile is not None and not flag_outliers:
+        if outlier_quantile is not None and not (flag_outliers or flag_outliers is None and self._flags_outliers):
             raise ValueError("`outlier_quantile` applies with `flag_outliers=True`; pass both (or neither).")
         if flag_outliers:
             if top_k is not None:
@@ -74,16 +74,21 @@ class TextClusteringPipeline(Pipeline):
                     "`top_k` (call the pipeline once with each)."
                 )
             self.model.check_can_serve(needs_calibration="`flag_outliers`")
-            # in postprocess, a quantile means "flag outliers at it"
-            postprocess_params["outlier_quantile"] = check_outlier_quantile(
-                DEFAULT_OUTLIER_QUANTILE if outlier_quantile is None else outlier_quantile
-            )
+        if flag_outliers is not None:  # else the model's default, in postprocess
+            postprocess_params["flag_outliers"] = flag_outliers
+        if outlier_quantile is not None:
+            postprocess_params["outlier_quantile"] = check_outlier_quantile(outlier_quantile)
         forward_params = {}
         if precision is not None:
             # checked now (int8 off the CPU fails at construction), resolved per call as `predict` does
             resolve_precision(precision, self.model.device, inference=True)
             forward_params["precision"] = check_precision(precision, inference=True)
         return preprocess_params, forward_params, postprocess_params
+
+    @property
+    def _flags_outliers(self) -> bool:
+        """The model's default for ``flag_outliers``: ``config.flag_outliers`` (``train --outliers``), calibrated."""
+        return bool(self.model.config.flag_outliers and self.model.is_calibrated)
 
     def __call__(self, inputs, **kwargs):  # type: ignore[override]
         if isinstance(inputs, str):
@@ -111,11 +116,10 @@ class TextClusteringPipeline(Pipeline):
         probs = outputs.cluster_probs
         result = {"cluster_probs": probs}
         if outputs.distance is not None and probs is not None:  # a calibrated model
-            result["distance"] = outputs.distance
-            result["confidence"] = outputs.confidence
+            result.update(distance=outputs.distance, confidence=outputs.confidence)
         return result
 
-    def postprocess(self, model_outputs, top_k=None, outlier_quantile=None):  # type: ignore[override]
+    def postprocess(self, model_outputs, top_k=None, flag_outliers=None, outlier_quantile=DEFAULT_OUTLIER_QUANTILE):  # type: ignore[override]
         probs = model_outputs["cluster_probs"][0].float()
         id2label: dict = self.model.config.id2label or {}
         k = top_k or 1
@@ -129,15 +133,9 @@ class TextClusteringPipeline(Pipeline):
         result["confidence"] = None if confidence is None else float(confidence[0])
         if top_k is not None:
             return results
-        if outlier_quantile is not None:
+        if self._flags_outliers if flag_outliers is None else flag_outliers:
             threshold = self.model.calibration.thresholds(outlier_quantile)[int(result["cluster"])]
-            if float(model_outputs["distance"][0]) > float(threshold):
-                result = {
-                    "cluster": -1,
-                    "label": "outlier",
-                    "score": result["score"],
-                    "confidence": result["confidence"],
-                    "nearest_cluster": result["cluster"],
-                    "nearest_label": result["label"],
-                }
+            if float(model_outputs["distance"][0]) > float(threshold):  # the keys in the same order, then the nearest
+                nearest = {"nearest_cluster": result["cluster"], "nearest_label": result["label"]}
+                result = {**result, "cluster": -1, "label": "outlier", **nearest}
         return result

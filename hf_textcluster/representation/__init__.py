@@ -143,8 +143,8 @@ def name_clusters(
     summarized: tuple[list[str] | None, Assignments | None] = (None, None)  # what the summary is made of
     if texts is not None:
         texts = validate_texts(texts)
-        if assignments is not None:
-            _check_labels(assignments.clusters, len(texts), num_clusters)
+        if assignments is not None:  # -1: an outlier (a model that flags them), in no cluster's keywords
+            _check_labels(assignments.clusters, len(texts), num_clusters, lowest=-1)
         given = None if labels is None else Assignments(_check_labels(labels, len(texts), num_clusters))
         given = assignments or given
         rows = sample_rows(len(texts), sample_size, random_state)
@@ -154,7 +154,7 @@ def name_clusters(
         else:
             sampled = given.take(rows) if len(rows) < len(texts) else given
         summarized = (texts, assignments) if assignments is not None else (sample, sampled)
-        counts = np.bincount(sampled.clusters, minlength=num_clusters)
+        counts = np.bincount(sampled.clusters[sampled.clusters >= 0], minlength=num_clusters)
         sizes, num_texts = {k: int(counts[k]) for k in range(num_clusters)}, len(sample)
     if learned:
         keywords = LearnedTopicsRepresentation(model, top_n=max(words_per_label, MAX_KEYWORDS)).extract()
@@ -184,14 +184,14 @@ def _store_names(config, names: dict[int, str]) -> dict[int, str]:
     return names
 
 
-def _check_labels(labels, num_texts: int, num_clusters: int) -> np.ndarray:
-    """``labels`` given to :func:`name_clusters`: one cluster id in ``[0, num_clusters)`` per text."""
+def _check_labels(labels, num_texts: int, num_clusters: int, lowest: int = 0) -> np.ndarray:
+    """``labels`` given to :func:`name_clusters`: one cluster id in ``[lowest, num_clusters)`` per text."""
     given = np.asarray(labels)
     if (
         given.shape != (num_texts,)
         or not np.issubdtype(given.dtype, np.integer)
         or given.size
-        and (given.min() < 0 or given.max() >= num_clusters)
+        and (given.min() < lowest or given.max() >= num_clusters)
     ):
         raise ValueError(
             f"`labels` must be `model.predict(texts)`: {num_texts} cluster ids in [0, {num_clusters}); got an array of "

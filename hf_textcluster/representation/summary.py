@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..markup import one_line
+from ..modeling.calibration import DEFAULT_OUTLIER_QUANTILE
 from ..modeling.validation import Interval, check_scalar, validate_texts
 from .ctfidf import keyword_representation
 from .topics import LearnedTopicsRepresentation
@@ -35,6 +36,7 @@ MAX_TEXT_CHARS = 200
 MAX_KEYWORD_CHARS = 50
 # The table's columns, in order.
 COLUMNS = ("cluster", "name", "size", "keywords", "representative_texts", "mean_confidence")
+OUTLIER_NAME = "outliers"  # the table's row -1 (BERTopic's topic -1)
 
 
 @dataclass
@@ -42,7 +44,7 @@ class Assignments:
     """Texts' clusters as a model serves them, with how sure and how typical each is.
 
     Attributes:
-        clusters: (N,) cluster ids.
+        clusters: (N,) cluster ids; -1 for an outlier of a model that flags them (``config.flag_outliers``).
         confidence: (N,) the calibrated confidence (a calibrated model), else the soft-assignment probability of the
             assigned cluster; None when unknown.
         typicality: (N,) higher is more typical of its cluster: minus the cosine distance to the cluster's
@@ -65,7 +67,8 @@ class Assignments:
 
 
 def assign_texts(model, texts: Sequence[str], batch_size: int = 128, precision: str | None = "auto") -> Assignments:
-    """One encoding pass over ``texts``: their clusters, confidence and typicality (see :class:`Assignments`).
+    """One encoding pass over ``texts``: their clusters, confidence and typicality (see :class:`Assignments`), with
+    -1 for the outliers of a model that flags them (:func:`mark_outliers`).
 
     Example:
         >>> assign_texts(model, ["how do i join two tables"]).clusters  # doctest: +SKIP
@@ -74,22 +77,24 @@ def assign_texts(model, texts: Sequence[str], batch_size: int = 128, precision: 
     texts = validate_texts(texts)
     if model.is_calibrated:
         out = model.predict_with_confidence(texts, batch_size=batch_size, show_progress_bar=False, precision=precision)
-        return Assignments(
+        assigned = Assignments(
             np.asarray(out["cluster"], dtype=np.int64),
             np.asarray(out["confidence"], dtype=np.float64),
             -np.asarray(out["distance"], dtype=np.float64),
         )
+        return mark_outliers(model, assigned)
     probabilities = model.predict_proba(texts, batch_size=batch_size, show_progress_bar=False, precision=precision)
     top = probabilities.max(axis=1).astype(np.float64)
     return Assignments(probabilities.argmax(axis=1).astype(np.int64), top, top)
 
 
 def assign_embeddings(
-    model, embeddings: np.ndarray, batch_size: int = 4096, keep_probabilities: bool = False
+    model, embeddings: np.ndarray, batch_size: int = 4096, keep_probabilities: bool = False, outliers: bool = True
 ) -> Assignments:
     """:func:`assign_texts` from the texts' pooled embeddings (``model.embed``, or a training run's pass over its
     texts): the heads only, no encoding pass; the same result as :func:`assign_texts` on the texts. With
-    ``keep_probabilities``, also the N x K soft assignments (``probabilities``)."""
+    ``keep_probabilities``, also the N x K soft assignments (``probabilities``); ``outliers=False``: every text's
+    nearest cluster, never -1."""
     import torch
 
     # no text: the arrays are empty (each part is concatenated after this one)
@@ -115,12 +120,33 @@ def assign_embeddings(
     finally:
         model.train(was_training)
     clusters, confidence, typicality, probabilities = (np.concatenate(arrays) for arrays in zip(*parts))
-    return Assignments(
+    assigned = Assignments(
         clusters.astype(np.int64),
         confidence.astype(np.float64),
         typicality.astype(np.float64),
         probabilities if keep_probabilities else None,
     )
+    return mark_outliers(model, assigned) if outliers else assigned
+
+
+def outlier_rows(model, assignments: Assignments) -> np.ndarray:
+    """Which texts are far from every cluster, by the one rule training, ``predict`` and the pipeline share: a
+    cosine distance to their cluster's calibrated centre beyond its ``outlier_quantile`` (0.99) of its calibration
+    texts' (about 1% of the texts it was calibrated on). All False for a model that is not calibrated."""
+    clusters = np.asarray(assignments.clusters)
+    if not model.is_calibrated or assignments.typicality is None:
+        return np.zeros(len(clusters), dtype=bool)
+    thresholds = model.calibration.thresholds(DEFAULT_OUTLIER_QUANTILE).float().cpu().numpy()
+    return (clusters == -1) | (-assignments.typicality > thresholds[np.maximum(clusters, 0)])
+
+
+def mark_outliers(model, assignments: Assignments) -> Assignments:
+    """``assignments`` with -1 for :func:`outlier_rows`, when the model flags outliers (``config.flag_outliers``:
+    ``train --outliers``); else as they are."""
+    if not getattr(model.config, "flag_outliers", False):
+        return assignments
+    clusters = np.where(outlier_rows(model, assignments), -1, assignments.clusters)
+    return Assignments(clusters, assignments.confidence, assignments.typicality, assignments.probabilities)
 
 
 def _clean_text(value: Any, max_chars: int) -> str:
@@ -173,9 +199,9 @@ def summarize_clusters(
     num_clusters: int,
     keywords: Mapping[int, Sequence[str]],
 ) -> dict:
-    """The bounded summary saved as ``config.cluster_summary``: ``{"num_texts": N, "clusters": [{"size",
-    "mean_confidence", "keywords", "texts"}, ...]}`` (list index = cluster id). Without texts, only the keywords
-    (sizes and confidences ``None``).
+    """The bounded summary saved as ``config.cluster_summary``: ``{"num_texts": N, "outliers": texts at -1,
+    "clusters": [{"size", "mean_confidence", "keywords", "texts"}, ...]}`` (list index = cluster id). Without texts,
+    only the keywords (sizes and confidences ``None``).
 
     Args:
         texts: the texts the clusters are summarised on (the training texts), or None.
@@ -203,7 +229,8 @@ def summarize_clusters(
                 entry["mean_confidence"] = round(float(assignments.confidence[members].mean()), 4)
             entry["texts"] = typical_texts(texts, members, assignments.typicality, MAX_REPRESENTATIVE_TEXTS, clean)
         clusters.append(entry)
-    return {"num_texts": len(texts) if counted else 0, "clusters": clusters}
+    outliers = int(np.sum(np.asarray(assignments.clusters) == -1)) if counted else 0
+    return {"num_texts": len(texts) if counted else 0, "outliers": outliers, "clusters": clusters}
 
 
 def _strings(value: Any, limit: int, max_chars: int) -> list[str]:
@@ -246,7 +273,11 @@ def read_cluster_summary(config) -> dict | None:
         }
         for entry in entries
     ]
-    return {"num_texts": _count(summary.get("num_texts")) or 0, "clusters": clusters}
+    return {
+        "num_texts": _count(summary.get("num_texts")) or 0,
+        "outliers": _count(summary.get("outliers")) or 0,
+        "clusters": clusters,
+    }
 
 
 def merge_summaries(summary: Mapping | None, mapping: Sequence[int], num_clusters: int) -> dict | None:
@@ -281,7 +312,7 @@ def merge_summaries(summary: Mapping | None, mapping: Sequence[int], num_cluster
                 if item is not None and item not in entry[field] and len(entry[field]) < limit:
                     entry[field].append(item)
         clusters.append(entry)
-    return {"num_texts": summary.get("num_texts", 0), "clusters": clusters}
+    return {"num_texts": summary.get("num_texts", 0), "outliers": summary.get("outliers", 0), "clusters": clusters}
 
 
 def _table(model, summary: Mapping):
@@ -299,6 +330,9 @@ def _table(model, summary: Mapping):
         }
         for k, entry in enumerate(summary["clusters"])
     ]
+    if summary.get("outliers"):  # first, as BERTopic's topic -1
+        outliers = {"cluster": -1, "name": OUTLIER_NAME, "size": summary["outliers"], "mean_confidence": None}
+        rows.insert(0, {**outliers, "keywords": [], "representative_texts": []})
     table = pd.DataFrame(rows, columns=list(COLUMNS))
     table["size"] = table["size"].astype("Int64")
     table["mean_confidence"] = table["mean_confidence"].astype("Float64")
@@ -317,7 +351,8 @@ def cluster_info(
     """One row per cluster of ``model``: ``cluster`` (id), ``name`` (``config.id2label``), ``size``, ``keywords``
     (a list, best first), ``representative_texts`` (a list: the texts nearest their cluster's centre) and
     ``mean_confidence`` (the mean calibrated confidence of its texts; the mean probability of the assigned cluster
-    for a model that is not calibrated), as BERTopic's ``get_topic_info``.
+    for a model that is not calibrated), as BERTopic's ``get_topic_info``; first a row -1 (``"outliers"``, their
+    count) when a model that flags outliers (``train --outliers``) left texts at -1.
 
     Without ``texts``, the summary saved at training time (the training texts') is read from the model: nothing is
     encoded. With ``texts``, everything is recomputed from them: one encoding pass, keywords by c-TF-IDF on a seeded
@@ -333,7 +368,7 @@ def cluster_info(
         random_state: the sample's seed.
 
     Returns:
-        A ``pandas.DataFrame`` with the columns of :data:`COLUMNS`, one row per cluster in id order.
+        A ``pandas.DataFrame`` with the columns of :data:`COLUMNS`, one row per cluster in id order (-1 first).
 
     Raises:
         ValueError: no ``texts`` and the model carries no summary of its clusters (one edited without texts, or

@@ -14,7 +14,7 @@ from ..choosing.serving import serve_chosen_partition
 from ..modeling.serialization import save_folder
 from ..representation import ClusterNames, assign_texts, name_clusters
 from ..representation.ctfidf import set_keyword_vectorizer
-from ..representation.summary import assign_embeddings
+from ..representation.summary import assign_embeddings, mark_outliers
 from ..reuse import reusing_results
 from ..timing import phase
 from .folder import METHOD_HEAD_FILE, RunFolder, save_method_head
@@ -78,7 +78,9 @@ def name_trained_clusters(model, trainer, train_dataset, request) -> ClusterName
     mean confidence, keywords and representative texts: ``Clusterer.cluster_info()``); they come from the encoding
     pass of :func:`finish_training` when it made one (``trainer.train_assignments``), else from a pass of their own.
     None unless ``request`` (a :class:`~hf_textcluster.runs.request.TrainingRequest`) asks for names, before k-means
-    initialised the clusters, and in every process but the main one."""
+    initialised the clusters, and in every process but the main one. With ``request.outliers``, the model flags
+    outliers from now on and the outliers of the training texts are -1."""
+    model.config.flag_outliers = request.outliers
     if not (request.name_clusters and model.config.centroids_initialized and trainer.is_world_process_zero()):
         return None
     set_keyword_vectorizer(model.config, request.keywords)
@@ -87,6 +89,7 @@ def name_trained_clusters(model, trainer, train_dataset, request) -> ClusterName
     assignments = getattr(trainer, "train_assignments", None)  # from finish_training's pass, when it made one
     if assignments is None or len(assignments.clusters) != len(texts):
         assignments = assign_texts(model, texts, **encoding)
+    assignments = mark_outliers(model, assignments)  # those of finish_training's pass were made before the flag
     return name_clusters(model, texts, random_state=request.seed, assignments=assignments, **encoding)
 
 

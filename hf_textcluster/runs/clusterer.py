@@ -24,12 +24,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 import numpy as np
-import torch
 
 from ..cache import write_whole
 from ..choosing.serving import serve_partition
 from ..editing.clusters import initialize_clusters
-from ..editing.curation import merge_clusters, split_cluster, start_online, update
+from ..editing.curation import merge_clusters, reduce_outliers, split_cluster, start_online, update
 from ..editing.rows import UpdateResult
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.input_checks import CANDIDATES, SERVE_CHOICES, check_num_clusters
@@ -38,7 +37,7 @@ from ..modeling.serialization import folder_lock, recover_folder, save_folder, s
 from ..modeling.validation import check_local_path, validate_texts
 from ..models.remote_code import save_pretrained
 from ..representation import DEFAULT_PROMPT, NAMES_FILE, name_clusters, rename_clusters
-from ..representation.summary import SUMMARY_KEY, merge_summaries, read_cluster_summary
+from ..representation.summary import SUMMARY_KEY, assign_embeddings, merge_summaries, read_cluster_summary
 from ..reuse import embed, reusing_results
 from .candidate_file import check_kept_candidate, keep_candidates, serve_kept_candidate
 from .clusterer_outputs import ClustererOutputs
@@ -70,9 +69,9 @@ from .record import RunRecord
 __all__ = ["EDITS", "Clusterer", "edit_saved_model"]
 
 # The edits of a saved model, by the name of their method (and command).
-EDITS = ("merge", "split", "reduce", "update", "rename", "name", "refine", "recluster", "calibrate")
+EDITS = ("merge", "split", "reduce", "reduce_outliers", "update", "rename", "name", "refine", "recluster", "calibrate")
 # The edits that change which cluster a text is in: the scores measured at training no longer describe the model.
-_PARTITION_EDITS = {"merge", "split", "reduce", "update", "refine", "recluster"}
+_PARTITION_EDITS = {"merge", "split", "reduce", "reduce_outliers", "update", "refine", "recluster"}
 CALIBRATION_SAMPLE = 10_000  # the texts a calibration is fitted on, a seeded sample (as `train` does)
 
 
@@ -104,7 +103,6 @@ class Clusterer(ClustererOutputs):
 
     def __init__(self, num_clusters: int | str = "auto", *, method: str = "auto", **train_kwargs):
         self.num_clusters, self.method, self.train_kwargs = num_clusters, method, train_kwargs
-        self._model = None
         self.path: str | None = None
         self.run = RunRecord()
         self._texts: list[str] | None = None  # the training texts, once known
@@ -238,6 +236,14 @@ class Clusterer(ClustererOutputs):
         self.run.edits[-1]["reduced_to"] = int(num_clusters)
         return self
 
+    def reduce_outliers(self, texts: Sequence[str] | None = None, batch_size: int = DEFAULT_ENCODE_BATCH_SIZE):
+        """Put every outlier (-1) in its nearest cluster and stop flagging outliers (BERTopic's ``reduce_outliers``):
+        :func:`~hf_textcluster.editing.curation.reduce_outliers` on ``texts`` (default: the training texts)."""
+        texts = self._texts_for("reduce_outliers", texts)
+        clusters, moved = reduce_outliers(self.model, texts, batch_size)
+        self._edited({"op": "reduce_outliers", "moved": moved}, clusters if texts is self._texts else None)
+        return self
+
     def update(
         self,
         texts: Sequence[str],
@@ -287,11 +293,9 @@ class Clusterer(ClustererOutputs):
             cache = os.path.join(folder, NAMES_FILE)
             earlier = self._files.get(NAMES_FILE) or read_folder_text(self.path, NAMES_FILE)
             if earlier is not None:  # the answers already generated travel with the model
-                with open(cache, "w", encoding="utf-8") as f:
-                    f.write(earlier)
+                write_whole(cache, earlier)
             name_clusters(self.model, texts, batch_size=batch_size, generator=generator, prompt=prompt, cache=cache)
-            with open(cache, encoding="utf-8") as f:
-                self._files[NAMES_FILE] = f.read()
+            self._files[NAMES_FILE] = read_folder_text(folder, NAMES_FILE)
         sources = json.loads(self._files[NAMES_FILE]).get("last", {}).get("sources", {})
         sources = {k: sources.get(str(k), "keywords") for k in range(self.model.config.num_clusters)}
         generated = sum(source == "generated" for source in sources.values())
@@ -354,9 +358,7 @@ class Clusterer(ClustererOutputs):
         texts = self._texts_for("recluster", texts)
         embeddings = self.model.embed(texts, batch_size=batch_size, show_progress_bar=True)
         trained = self.model.config.centroids_initialized
-        with torch.no_grad():
-            features = torch.from_numpy(np.ascontiguousarray(embeddings, dtype=np.float32))
-            before = self.model.cluster_probabilities(features).argmax(dim=-1).numpy() if trained else None
+        before = assign_embeddings(self.model, embeddings, outliers=False).clusters if trained else None
         initialize_clusters(self.model, embeddings=embeddings, random_state=random_state, kmeans_init=kmeans_init)
         if trained:
             warn_if_unlike_head(self.model, embeddings, before)
@@ -376,9 +378,8 @@ class Clusterer(ClustererOutputs):
         current calibration."""
         texts = self._texts_for("calibrate", texts)
         warn_if_unlike_calibration(self.model, texts, batch_size, random_state)
-        self.model.calibrate(
-            texts, sample_size=sample_size, random_state=random_state, batch_size=batch_size, show_progress_bar=True
-        )
+        sampling = {"sample_size": sample_size, "random_state": random_state, "batch_size": batch_size}
+        self.model.calibrate(texts, show_progress_bar=True, **sampling)
         self._edited({"op": "calibrate", "texts": len(texts)})
         return self
 
@@ -386,10 +387,9 @@ class Clusterer(ClustererOutputs):
         """After the served partition changed: calibrate and name it on ``texts``; the running means of ``update``
         described the old clusters."""
         self.model.online_state_ = None
-        self.model.calibrate(
-            texts, sample_size=sample_size, random_state=random_state, batch_size=batch_size, show_progress_bar=True
-        )
-        name_clusters(self.model, texts, sample_size=sample_size, random_state=random_state, batch_size=batch_size)
+        sampling = {"sample_size": sample_size, "random_state": random_state, "batch_size": batch_size}
+        self.model.calibrate(texts, show_progress_bar=True, **sampling)
+        name_clusters(self.model, texts, **sampling)
 
     # ----- save and go back -------------------------------------------------------------------------------------
     def save(self, path: str | os.PathLike | None = None, overwrite: bool = False) -> str:

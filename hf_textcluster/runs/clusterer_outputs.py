@@ -24,7 +24,7 @@ from ..figures.clusters import (
 from ..figures.projection import resolve_projection
 from ..modeling.validation import validate_texts
 from ..representation.ctfidf import keyword_representation
-from ..representation.summary import assign_embeddings, cluster_info, sample_rows
+from ..representation.summary import OUTLIER_NAME, assign_embeddings, cluster_info, sample_rows
 from .record import RunRecord
 from .training_texts import find_training_texts
 
@@ -77,12 +77,17 @@ class ClustererOutputs:
         return cluster_info(self.model, texts, **kwargs)
 
     def predict(self, texts: Sequence[str], **kwargs) -> np.ndarray:
-        """Each text's cluster id: ``model.predict`` (BERTopic's ``transform``)."""
-        return self.model.predict(texts, **kwargs)
+        """Each text's cluster id: ``model.predict`` (BERTopic's ``transform``); -1 for a text far from every cluster
+        when the model flags outliers (``config.flag_outliers``: ``train --outliers``)."""
+        model = self.model
+        if not (model.config.flag_outliers and model.is_calibrated):
+            return model.predict(texts, **kwargs)
+        out = model.predict_with_confidence(texts, **kwargs)
+        return np.where(out["is_outlier"], -1, out["cluster"])
 
     @property
     def labels_(self) -> np.ndarray:
-        """Each training text's cluster id, as :meth:`predict` gives it (after edits too)."""
+        """Each training text's cluster id, as :meth:`predict` gives it (after edits too; -1: an outlier)."""
         return self._outputs(None)[2]
 
     @property
@@ -119,7 +124,7 @@ class ClustererOutputs:
         texts, _, clusters, _ = self._outputs(texts, "visualize_barchart")
         k = self.model.config.num_clusters
         weights = keyword_representation(self.model.config, n_words).extract_weights(texts, clusters, k)
-        sizes = np.bincount(clusters, minlength=k)
+        sizes = np.bincount(clusters[clusters >= 0], minlength=k)
         order = [c for c in np.argsort(-sizes, kind="stable") if sizes[c]]
         return keyword_bars_figure(weights, order, self._names(), max_clusters=top_n_clusters, words=n_words)
 
@@ -140,4 +145,7 @@ class ClustererOutputs:
 
     def _names(self) -> dict[int, str]:
         names = self.model.config.id2label or {}
-        return {k: str(names.get(k, f"cluster_{k}")) for k in range(self.model.config.num_clusters)}
+        return {
+            -1: OUTLIER_NAME,
+            **{k: str(names.get(k, f"cluster_{k}")) for k in range(self.model.config.num_clusters)},
+        }

@@ -164,8 +164,10 @@ def _encoder_limit(encoder, config) -> int:
 def calibrate_and_name(model, texts, embeddings, request: TrainingRequest, calibration: int, encoding: dict):
     """Calibrate the pretrained encoder's ``model`` on ``calibration`` of ``texts`` (0: not at all) and name the
     clusters it serves (None unless ``request.name_clusters``), both from its ``embeddings`` of the texts: what it
-    serves changed (the first save, or a cached objective's candidate served by it)."""
+    serves changed (the first save, or a cached objective's candidate served by it). With ``request.outliers`` the
+    model flags outliers (-1 in the named assignments)."""
     seed = request.seed
+    model.config.flag_outliers = request.outliers
     if calibration:
         model.calibrate(texts, sample_size=calibration, random_state=seed, embeddings=embeddings, **encoding)
     set_keyword_vectorizer(model.config, request.keywords)  # what every later command counts keywords with

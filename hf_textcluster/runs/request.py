@@ -91,6 +91,10 @@ class TrainingRequest:
             config (``keyword_vectorizer``), so that every later command counts keywords the same way.
         vectorizer_model: a scikit-learn ``CountVectorizer`` the keywords' words are counted with instead
             (BERTopic's); its settings are saved, so they must be plain values (no callable).
+        outliers: leave the texts far from every cluster at -1 (BERTopic's topic -1), in the saved clusters of the
+            training texts and their summary, and have the model flag them when it predicts (``config.flag_outliers``).
+            Far: a cosine distance to the cluster's calibrated centre beyond 0.99 of its calibration texts' (about 1%
+            of the training texts). ``Clusterer.reduce_outliers`` assigns them to their nearest cluster.
 
     Example:
         >>> request = TrainingRequest("stackoverflow", "runs/so", num_clusters="auto", k_range=(2, 40))
@@ -126,6 +130,7 @@ class TrainingRequest:
     signals: Sequence[str] | None = None
     stop_words: str | Sequence[str] | None = "english"
     vectorizer_model: Any = None
+    outliers: bool = False
 
     _parameter_constraints: ClassVar[dict] = {
         "method": Options("auto", *METHODS),

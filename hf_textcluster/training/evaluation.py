@@ -11,6 +11,7 @@ import torch
 from ..editing.kmeans import DEFAULT_KMEANS_MAX_SAMPLES, fit_kmeans
 from ..evaluation.metrics import load_clustering_metric
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
+from ..representation.summary import assign_embeddings
 from ..reuse import embed
 
 
@@ -32,7 +33,8 @@ def evaluate_clusterer(
     AECL), from k-means in that space (``latent_kmeans_acc``, ...). ``umap_kmeans`` (with ``kmeans``; needs
     umap-learn, minutes on a large corpus): also ``umap_kmeans_*``, the nearest of the means of the clusters k-means
     finds on a UMAP reduction of the embeddings (what ``recluster --kmeans-init umap`` serves, but for DEC-CRL, which
-    re-clusters in its latent space). Without labels, only the number of used clusters."""
+    re-clusters in its latent space). A model that flags outliers (``train --outliers``) is scored as it predicts,
+    its outliers (-1) one cluster. Without labels, only the number of used clusters."""
     embeddings = embed(model, texts, batch_size=batch_size, show_progress_bar=show_progress_bar, precision=precision)
     was_training = model.training
     model.eval()  # a head with dropout (AECL's) must not drop units while it is scored
@@ -45,6 +47,8 @@ def evaluate_clusterer(
     finally:
         model.train(was_training)
     head_pred = probs.argmax(dim=-1).cpu().numpy()
+    if model.config.flag_outliers:
+        head_pred = assign_embeddings(model, embeddings).clusters
     metrics: dict[str, float] = {"clusters_used": float(len(np.unique(head_pred)))}
     if labels is None:
         return metrics

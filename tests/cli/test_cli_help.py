@@ -17,7 +17,7 @@ def _commands() -> dict[str, argparse.ArgumentParser]:
 
 
 def test_every_command_is_listed():
-    assert set(_commands()) == {module.__name__.rsplit(".", 1)[1] for module in COMMANDS}
+    assert set(_commands()) == {module.__name__.rsplit(".", 1)[1].replace("_", "-") for module in COMMANDS}
 
 
 @pytest.mark.parametrize("name", sorted(_commands()))
@@ -90,7 +90,7 @@ def test_the_top_level_help_names_every_command_in_plain_text():
     text = " ".join(build_parser().format_help().split())
     assert "``" not in text
     for module in COMMANDS:
-        name = module.__name__.rsplit(".", 1)[1]
+        name = module.__name__.rsplit(".", 1)[1].replace("_", "-")
         assert f" {name}," in text or f" {name} " in text or f" {name}." in text, name
 
 

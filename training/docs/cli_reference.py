@@ -59,10 +59,10 @@ def _said_default(text: str) -> str | None:
 def _default(action: argparse.Action) -> str:
     if action.required or (not action.option_strings and action.nargs not in ("*", "?")):
         return "required"
-    if action.nargs == 0:
-        return "off"
     if getattr(action, "doc_default", None) is not None:  # a pass-through option's default, as the Trainer has it
         return _cell(action.doc_default)
+    if action.nargs == 0:
+        return "off"
     if isinstance(action.default, (list, tuple)):
         return _cell(", ".join(f"`{value}`" for value in action.default))
     if action.default not in (None, argparse.SUPPRESS):
