@@ -39,6 +39,7 @@ from ..editing.describing import (
 from ..editing.rows import UpdateResult
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.input_checks import CANDIDATES, SERVE_CHOICES, check_num_clusters
+from ..modeling.loading_checks import check_finite_weights
 from ..modeling.serialization import folder_lock, recover_folder, save_interrupted
 from ..modeling.validation import check_local_path, validate_texts
 from ..representation import DEFAULT_PROMPT, NAMES_FILE, name_clusters, rename_clusters
@@ -403,28 +404,31 @@ class Clusterer(ClustererOutputs):
 
     def _write(self, target: str, source: str | None, in_place: bool, run: RunRecord) -> None:
         """The one save of a model folder (:func:`~hf_textcluster.runs.saving.save_model_folder`): the state it
-        replaces kept in ``previous/``, the model and every file beside it, all at once."""
+        replaces kept in ``previous/``, the model and every file beside it, all at once; what it carries over from
+        the folders is read holding the target's lock, after an interrupted save there was completed or undone."""
+        check_finite_weights(self.model)  # refused before anything is written, the card included
         partition_edited = bool(_PARTITION_EDITS & set(self._unsaved))
-        assignments = self._assignments
-        if assignments is None and not (partition_edited or in_place) and source is not None:
-            assignments = RunFolder(source).read_assignments()
-        candidates = None
-        if self._candidates is not None and source is not None:
-            candidates = kept_candidates(source, *self._candidates)
         card = model_card_file(self.model, run, [target, source], self._given_texts or self._texts)
-        save_model_folder(
-            target,
-            model=self.model,
-            remote_code=source is not None and RunFolder(source).ships_remote_code(),
-            run=run,
-            assignments=assignments,
-            candidates=candidates,
-            online_state=getattr(self.model, "online_state_", None),
-            files={**self._files, **card},
-            previous=True,
-            # the folder's files that describe the model it replaces: left out unless written again
-            stale=[ONLINE_STATE_FILE, *([ASSIGNMENTS_FILE] if partition_edited else [])],
-        )
+        with folder_lock(target):
+            recover_folder(target, complete=True)
+            assignments, candidates = self._assignments, None
+            if assignments is None and not (partition_edited or in_place) and source is not None:
+                assignments = RunFolder(source).read_assignments()
+            if self._candidates is not None and source is not None:
+                candidates = kept_candidates(source, *self._candidates)
+            save_model_folder(
+                target,
+                model=self.model,
+                remote_code=source is not None and RunFolder(source).ships_remote_code(),
+                run=run,
+                assignments=assignments,
+                candidates=candidates,
+                online_state=getattr(self.model, "online_state_", None),
+                files={**self._files, **card},
+                previous=True,
+                # the folder's files that describe the model it replaces: left out unless written again
+                stale=[ONLINE_STATE_FILE, *([ASSIGNMENTS_FILE] if partition_edited else [])],
+            )
         self._assignments = self._given_texts = None
 
     def restore(self) -> Clusterer:
