@@ -177,7 +177,7 @@ def test_no_module_is_over_the_line_cap():
 
 # Lines of code in the package, docstrings, comments and blank lines not counted. The cap only goes down: a change that
 # adds code removes as much elsewhere, or lowers nothing and says why in review.
-MAX_CODE_LINES = 14_964
+MAX_CODE_LINES = 14_956
 
 
 def _code_lines(source: str) -> int:
@@ -263,6 +263,37 @@ def _cycles(root: Path, prefix: str) -> list[str]:
                 stack.append((child, iter(graph[child])))
         seen.add(start)
     return cycles
+
+
+# The modules that may call the all-or-nothing save of a folder: the one writer of a model folder, and the Hub layer's
+# staging (a model with its remote code and card). The shipped save_pretrained reaches it through `folder_writer`.
+FOLDER_WRITERS = {"hf_textcluster.runs.saving", "hf_textcluster.hub.push"}
+
+
+def test_a_model_folder_has_one_writer():
+    """``save_folder`` is called from the owner of a model folder (``runs/saving.py``) and the Hub layer's staging
+    only, and the names of the files beside a model are defined in the owner only."""
+    callers, names = set(), {}
+    for path, module, _ in _modules():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Call)
+                and getattr(node.func, "id", getattr(node.func, "attr", None)) == "save_folder"
+            ):
+                callers.add(module)
+        for node in tree.body:
+            if (
+                isinstance(node, ast.Assign)
+                and isinstance(node.value, ast.Constant)
+                and module.startswith("hf_textcluster.runs")
+            ):
+                for target in node.targets:
+                    if isinstance(target, ast.Name) and target.id.endswith(("_FILE", "_FOLDER", "_DIR")):
+                        names[target.id] = module
+    assert callers <= FOLDER_WRITERS, f"save_folder called outside the owner: {sorted(callers - FOLDER_WRITERS)}"
+    assert "hf_textcluster.runs.saving" in callers
+    assert set(names.values()) == {"hf_textcluster.runs.saving"}, names
 
 
 def test_no_two_modules_import_each_other_even_through_others():

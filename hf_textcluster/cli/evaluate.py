@@ -7,8 +7,9 @@ from ..choosing.auto_k import ClusterCountRequest
 from ..data import load_benchmark, load_text_file
 from ..evaluation.metrics import clustering_scores
 from ..runs.baselines import BASELINES, EMBEDDING_BASELINES, make_baseline
-from ..runs.candidate_file import SERVED_KEY, read_candidates, texts_match
+from ..runs.candidate_file import read_candidates, texts_match
 from ..runs.folder import load_clusterer
+from ..runs.saving import SERVED_KEY
 from ..training.evaluation import evaluate_clusterer
 from ._args import (
     ENCODER_HELP,

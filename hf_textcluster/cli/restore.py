@@ -2,8 +2,7 @@
 
 import argparse
 
-from ..runs.curation import restore_previous
-from ..runs.folder import PREVIOUS_FOLDER
+from ..runs.saving import PREVIOUS_FOLDER, restore_previous
 
 HELP = (
     f"Go back to a trained model's state before the last command changed it (kept in its {PREVIOUS_FOLDER}/ "

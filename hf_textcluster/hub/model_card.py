@@ -21,11 +21,11 @@ from .._version import __version__
 from ..cache import write_whole
 from ..markup import escape_markdown
 from ..modeling.loading_checks import check_finite_weights
-from ..modeling.serialization import folder_lock
 from ..models import METHODS, card_fields
 from ..models.remote_code import model_file
 from ..runs.folder import RunFolder
 from ..runs.record import RunRecord
+from ..runs.saving import CARD_FILE, save_model_folder
 from .card_data import (
     CardData,
     MetricsNotMeasuredWarning,
@@ -172,8 +172,9 @@ def write_model_card(
     The training texts for the cluster keywords are ``texts``, else the run's own input file (recorded in
     ``training_run.json`` by ``hf-textcluster train --input``), else the run's benchmark when its files are available
     locally (``data_dir`` / ``$HF_TEXTCLUSTER_DATA_DIR``), sampled down to ``max_texts``. The card is written to
-    ``output`` (``<model_dir>/README.md`` when ``output`` is None, holding the folder's writer lock; pass
-    ``output="-"`` to only return it), whole or not at all: a symbolic link there is replaced, never written through.
+    ``output`` (``<model_dir>/README.md`` when ``output`` is None, in one save of the folder:
+    :func:`~hf_textcluster.runs.saving.save_model_folder`; pass ``output="-"`` to only return it), whole or not at
+    all: a symbolic link there is replaced, never written through.
     """
     model_dir = Path(model_dir)
     model, run = RunFolder(model_dir).open(model=model)
@@ -183,8 +184,7 @@ def write_model_card(
         texts = None
     card = generate_model_card(model, training_run=run, texts=texts, **card_kwargs)
     if output is None:
-        with folder_lock(model_dir):
-            write_whole(model_dir / "README.md", card)
+        save_model_folder(model_dir, files={CARD_FILE: card})
     elif os.fspath(output) != "-":
         write_whole(output, card)
     return card

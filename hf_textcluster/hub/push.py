@@ -29,11 +29,11 @@ from typing import Any
 from ..modeling.loading_checks import check_finite_weights
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.serialization import save_folder
-from ..models.remote_code import save_pretrained as ship_code
-from ..models.remote_code import shipped_file_names
+from ..models.remote_code import add_remote_code, shipped_file_names
 from ..representation import name_clusters
 from ..runs.folder import RunFolder
 from ..runs.record import RunRecord
+from ..runs.saving import CARD_FILE, write_record
 from .card_data import card_texts, encoder_hub_id
 from .model_card import generate_model_card
 
@@ -50,27 +50,31 @@ def save_pretrained(
     Example:
         >>> save_pretrained(model, "runs/tickets-share", model_card=True, remote_code=True)  # doctest: +SKIP
     """
-    if model_card is None or model_card is False:
-        ship_code(model, save_directory, *args, remote_code=remote_code, **kwargs)
+    with_card = model_card is not None and model_card is not False
+    if not (remote_code or with_card):
+        model.save_pretrained(save_directory, *args, **kwargs)
         return
     check_finite_weights(model)  # no card for a diverged model
     card_kwargs = dict(model_card) if isinstance(model_card, dict) else {}
-    if not isinstance(model_card, str):  # the folder's training_run.json feeds a generated card
+    if with_card and not isinstance(model_card, str):  # the folder's training_run.json feeds a generated card
         card_kwargs.setdefault("training_run", RunFolder(save_directory).read_record())
     card_kwargs.setdefault("remote_code", bool(remote_code))
 
     def write(staging: str) -> None:
-        ship_code(model, staging, *args, remote_code=remote_code, **kwargs)
-        _write_card(staging, model, model_card, **card_kwargs)
+        model.save_pretrained(staging, *args, **kwargs)
+        if remote_code:
+            add_remote_code(staging, model.config.model_type)
+        if with_card:
+            _write_card(staging, model, model_card, **card_kwargs)
 
-    save_folder(save_directory, write)
+    save_folder(save_directory, write)  # the Hub layer's own save: the weights, the code and the card, at once
 
 
 def _write_card(folder: str, model, model_card, **card_kwargs) -> None:
     """``README.md`` in ``folder``: ``model_card`` when it is the card's text, else a card generated with
     ``card_kwargs``."""
     card = model_card if isinstance(model_card, str) else generate_model_card(model, **card_kwargs)
-    Path(folder, "README.md").write_text(card, encoding="utf-8")
+    Path(folder, CARD_FILE).write_text(card, encoding="utf-8")
 
 
 def check_ready_to_push(model) -> None:
@@ -134,7 +138,7 @@ def push_to_hub(
     if getattr(api, "endpoint", None):  # before any work: an endpoint that never answers must not hang
         check_hub_answers(api.endpoint)
     with tempfile.TemporaryDirectory(prefix="hf-textcluster-push-") as folder:
-        ship_code(model, folder, remote_code=remote_code, max_shard_size=max_shard_size)
+        save_pretrained(model, folder, remote_code=remote_code, max_shard_size=max_shard_size)
         if model_card:
             card_kwargs.update(training_run=training_run, metrics=metrics, texts=texts, remote_code=remote_code)
             _write_card(folder, model, model_card, repo_id=repo_id, **card_kwargs)
@@ -144,7 +148,7 @@ def push_to_hub(
                 run.encoder = encoder_hub_id(run.encoder) or os.path.basename(run.encoder.rstrip("/"))
             if run.input and run.input.get("path"):  # the user's file: its name only
                 run.input = {**run.input, "path": os.path.basename(str(run.input["path"]))}
-            RunFolder(folder).write_record(run)
+            write_record(folder, run)
         repo_url = api.create_repo(repo_id, private=private, exist_ok=True, repo_type="model")
         if revision is not None and not create_pr:
             api.create_branch(repo_url.repo_id, branch=revision, exist_ok=True)

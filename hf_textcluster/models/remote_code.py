@@ -1,7 +1,8 @@
 """The inference code a pushed repository carries, so that ``trust_remote_code=True`` works without this package.
 
 Read from the registry and the package's own files, so it sits with the methods, below the run folder (whose edits
-keep a folder's remote code) and the Hub layer (which pushes it): :func:`save_pretrained` saves a model with it.
+keep a folder's remote code) and the Hub layer (which pushes it): :func:`add_remote_code` writes it into a saved
+model's folder.
 
 There is no second copy of the classes: a method's ``configuration_<method>.py`` and ``modeling_<method>.py``, the
 shared config / model base / layers / pipeline they import, and nothing else, import only torch, numpy,
@@ -18,7 +19,6 @@ import json
 import re
 from pathlib import Path
 
-from ..modeling.serialization import save_folder
 from . import get_method
 
 PIPELINE_TASK = "text-clustering"
@@ -122,23 +122,3 @@ def add_remote_code(directory: str | Path, model_type: str) -> list[str]:
 def model_file(model_type: str) -> str:
     """The shipped file that defines the method's model class (what ``auto_map`` names)."""
     return f"{_flat_name(get_method(model_type).model_class.__module__)}.py"
-
-
-def save_pretrained(model, save_directory: str | Path, *args, remote_code: bool = False, **kwargs) -> None:
-    """``model.save_pretrained(save_directory, *args, **kwargs)``, with ``remote_code`` also the method's inference
-    code and the ``auto_map`` / ``custom_pipelines`` entries of ``config.json`` (:func:`add_remote_code`), saved
-    together: an interrupted save leaves the folder as it was (:func:`~hf_textcluster.modeling.serialization.
-    save_folder`).
-
-    Example:
-        >>> save_pretrained(model, "runs/tickets-remote", remote_code=True)  # doctest: +SKIP
-    """
-    if not remote_code:
-        model.save_pretrained(save_directory, *args, **kwargs)
-        return
-
-    def write(staging: str) -> None:
-        model.save_pretrained(staging, *args, **kwargs)
-        add_remote_code(staging, model.config.model_type)
-
-    save_folder(save_directory, write)

@@ -11,14 +11,13 @@ import time
 from transformers.utils import logging
 
 from ..choosing.serving import serve_chosen_partition
-from ..modeling.serialization import save_folder
 from ..representation import ClusterNames, assign_texts, name_clusters
 from ..representation.ctfidf import set_keyword_vectorizer
 from ..representation.summary import assign_embeddings, mark_outliers
 from ..reuse import reusing_results
 from ..timing import phase
-from .folder import METHOD_HEAD_FILE, RunFolder, save_method_head
 from .record import RunRecord
+from .saving import save_model_folder
 
 logger = logging.get_logger(__name__)
 
@@ -94,22 +93,11 @@ def name_trained_clusters(model, trainer, train_dataset, request) -> ClusterName
 
 
 def save_run(output_dir: str, model, trainer, run: RunRecord, keep_checkpoints: bool, assignments=None) -> None:
-    """Save the model, ``training_run.json`` (``run``), the training texts' clusters (``assignments``:
-    :data:`~hf_textcluster.runs.folder.ASSIGNMENTS_FILE`, when known) and the trainer's log history into
-    ``output_dir``, all at once (:func:`~hf_textcluster.modeling.serialization.save_folder`); then remove the
-    checkpoints unless ``keep_checkpoints``. Called in the main process only."""
-
-    def write(staging: str) -> None:
-        model.save_pretrained(staging)
-        save_method_head(model, staging)
-        folder = RunFolder(staging)
-        folder.write_record(run)
-        if assignments is not None:
-            folder.write_assignments(assignments)
-        # the log history (losses, health checks) stays beside the model for `plot`, whatever happens to checkpoints
-        trainer.state.save_to_json(os.path.join(staging, "trainer_state.json"))
-
-    save_folder(output_dir, write, keep=lambda name: name != METHOD_HEAD_FILE)
+    """Save the model, ``training_run.json`` (``run``), the training texts' clusters (``assignments``, when known)
+    and the trainer's log history (for ``plot``, whatever happens to checkpoints) into ``output_dir``, all at once
+    (:func:`~hf_textcluster.runs.saving.save_model_folder`); then remove the checkpoints unless
+    ``keep_checkpoints``. Called in the main process only."""
+    save_model_folder(output_dir, model=model, run=run, assignments=assignments, trainer_state=trainer.state)
     if keep_checkpoints:
         return
     for name in sorted(os.listdir(output_dir)):  # the model is saved: checkpoints only served to resume this run

@@ -26,7 +26,7 @@ faithfully (the pretrained encoder's when none was fine-tuned). Ctrl-C or ``time
 first, and the signals' checkpoints to resume from; a finished run removes ``signals/`` unless ``keep_signals``. The
 result is a normal saved clusterer in ``output_dir`` (loadable with ``AutoModel``, the pipeline or remote code);
 every candidate's partition of the training texts is kept beside it
-(:data:`~hf_textcluster.runs.candidate_file.CANDIDATES_FILE`, one integer per text each), with their values of the
+(:data:`~hf_textcluster.runs.saving.CANDIDATES_FILE`, one integer per text each), with their values of the
 criterion (and of its parts) in ``training_run.json``, so ``evaluate --model`` can score them and ``refine --serve
 NAME`` can switch to one.
 
@@ -112,7 +112,7 @@ class AutoTrainingResult(TrainingResult):
         trainer: the Trainer of the serving signal.
         metrics: ACC / NMI / ARI of what the model serves (empty without labels), and the training seconds.
         output_dir: where the model, ``training_run.json``,
-            :data:`~hf_textcluster.runs.candidate_file.CANDIDATES_FILE` and ``signals/`` are.
+            :data:`~hf_textcluster.runs.saving.CANDIDATES_FILE` and ``signals/`` are.
         train_seconds: wall-clock seconds of training, all signals together.
         test_dataset: the held-out texts (``test_size``), never trained on.
         k_selection: with ``num_clusters="auto"``, how K was chosen.
@@ -144,7 +144,7 @@ def train_auto(
             fine-tuning signal as a normal run in ``signals/<name>`` (with its checkpoints: an interrupted ``auto``
             resumes them; ``recipe`` is each signal's). ``output_dir`` gets the model saved first, then the serving
             model when the choice replaces it, ``training_run.json`` and
-            :data:`~hf_textcluster.runs.candidate_file.CANDIDATES_FILE`.
+            :data:`~hf_textcluster.runs.saving.CANDIDATES_FILE`.
             ``training_overrides`` apply to every signal: ``max_steps`` replaces :data:`AUTO_SCHEDULE`; ``serve`` is
             ``"auto"`` (the choice) or a candidate name to serve instead. ``name_clusters`` names the served
             clusters; the signals' own models are neither named nor calibrated (what they serve is chosen afterwards).

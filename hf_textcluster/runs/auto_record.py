@@ -9,11 +9,10 @@ from dataclasses import replace
 
 from ..choosing.candidate_choice import BERTOPIC_WAY, GUARD_CRITERIA
 from ..choosing.criteria import AUTO_CRITERIA, PRETRAINED
-from ..modeling.serialization import save_folder
-from .candidate_file import SERVED_KEY, save_candidates
-from .folder import METHOD_HEAD_FILE, RunFolder, save_method_head, texts_sha1
-from .record import RunRecord
-from .signals import SIGNALS, SIGNALS_DIR
+from .folder import RunFolder
+from .record import RunRecord, texts_sha1
+from .saving import SERVED_KEY, SIGNALS_DIR, save_model_folder
+from .signals import SIGNALS
 
 __all__ = ["auto_record", "save_auto_run"]
 
@@ -71,7 +70,7 @@ def save_auto_run(request, model, chosen, record, metrics, assignments, seconds)
     :class:`~hf_textcluster.runs.auto.SignalsChoice`), the training texts' clusters (``assignments.csv``) and
     ``training_run.json`` (the serving signal's, or the first save's, with ``auto``, what ``request`` asked and the
     run's ``seconds`` by phase) in ``request.output_dir``, all at once
-    (:func:`~hf_textcluster.modeling.serialization.save_folder`)."""
+    (:func:`~hf_textcluster.runs.saving.save_model_folder`)."""
     output_dir = request.output_dir
     serving_signal, criterion = chosen.serving_signal, record["choice"]["criterion"]
     first_save, signal = _read(output_dir), SIGNALS.get(serving_signal)
@@ -92,17 +91,8 @@ def save_auto_run(request, model, chosen, record, metrics, assignments, seconds)
         metrics=metrics,
         seconds=dict(seconds),
     )
-
-    def write(staging: str) -> None:
-        if model is not None:
-            model.save_pretrained(staging)
-            save_method_head(model, staging)
-        save_candidates(staging, {**chosen.candidates, SERVED_KEY: chosen.served_labels}, record)
-        RunFolder(staging).write_assignments(assignments)
-        RunFolder(staging).write_record(run)
-
-    # a new model without a kept trained head leaves the first one's out
-    save_folder(output_dir, write, keep=lambda name: model is None or name != METHOD_HEAD_FILE)
+    candidates = ({**chosen.candidates, SERVED_KEY: chosen.served_labels}, record)
+    save_model_folder(output_dir, model=model, run=run, assignments=assignments, candidates=candidates)
 
 
 def _read(folder: str) -> RunRecord:

@@ -1,5 +1,6 @@
-"""The candidate partitions a ``train --method auto`` run keeps beside its model (:data:`CANDIDATES_FILE`, one
-integer per training text each, safetensors), and serving one of them later without training.
+"""The candidate partitions a ``train --method auto`` run keeps beside its model
+(:data:`~hf_textcluster.runs.saving.CANDIDATES_FILE`, one integer per training text each, safetensors, written by
+:func:`~hf_textcluster.runs.saving.save_model_folder`): reading them, and serving one of them later without training.
 
 ``evaluate --model`` scores them, ``refine --serve NAME`` switches the model to one, and the benchmark re-scores
 them with new criteria; the training texts' digest in the file's metadata makes sure they are the texts the run
@@ -17,34 +18,11 @@ from ..choosing.linear_heads import distil_partition
 from ..choosing.serving import ServingChoice, apply_partition, partition_features
 from ..modeling.input_checks import CANDIDATES
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
-from ..modeling.serialization import save_folder
 from ..reuse import embed
-from .folder import texts_sha1
+from .record import texts_sha1
+from .saving import CANDIDATES_FILE, SERVED_KEY
 
-__all__ = [
-    "CANDIDATES_FILE",
-    "SERVED_KEY",
-    "check_kept_candidate",
-    "keep_candidates",
-    "read_candidates",
-    "save_candidates",
-    "serve_kept_candidate",
-    "texts_match",
-]
-
-CANDIDATES_FILE = "candidates.safetensors"
-SERVED_KEY = "served"  # the training texts' clusters as the saved model serves them, beside the candidates
-
-
-def save_candidates(output_dir: str | os.PathLike, partitions: Mapping[str, np.ndarray], record: Mapping) -> None:
-    """Write every candidate's partition of the training texts (int32, one per text) to :data:`CANDIDATES_FILE`,
-    with ``texts_sha1`` and ``num_train_texts`` of ``record`` in its metadata (safetensors: no pickle; saved as
-    :func:`~hf_textcluster.modeling.serialization.save_folder` saves)."""
-    from safetensors.numpy import save_file
-
-    tensors = {name: np.ascontiguousarray(np.asarray(labels, dtype=np.int32)) for name, labels in partitions.items()}
-    metadata = {"texts_sha1": str(record["texts_sha1"]), "num_train_texts": str(record["num_train_texts"])}
-    save_folder(output_dir, lambda folder: save_file(tensors, os.path.join(folder, CANDIDATES_FILE), metadata=metadata))
+__all__ = ["check_kept_candidate", "kept_candidates", "read_candidates", "serve_kept_candidate", "texts_match"]
 
 
 def read_candidates(
@@ -147,16 +125,16 @@ def check_kept_candidate(model_dir: str | os.PathLike, name: str) -> tuple[dict[
     return partitions, metadata
 
 
-def keep_candidates(
-    model_dir: str | os.PathLike, output_dir: str | os.PathLike, texts: Sequence[str], served_labels: np.ndarray
-) -> None:
-    """After the model of ``model_dir`` was made to serve another partition and saved to ``output_dir``: keep its
-    candidates there too, with the served clusters of the training texts updated (dropped when ``texts`` are other
-    texts, which the candidates do not partition)."""
+def kept_candidates(
+    model_dir: str | os.PathLike, texts: Sequence[str], served_labels: np.ndarray
+) -> tuple[dict[str, np.ndarray], dict[str, str]] | None:
+    """After the model of ``model_dir`` was made to serve another partition: its kept candidates (None without),
+    with the served clusters of the training texts updated (dropped when ``texts`` are other texts, which the
+    candidates do not partition), for the save that keeps them beside it."""
     kept = read_candidates(model_dir, served=False)
     if kept is None:
-        return
+        return None
     partitions, metadata = kept
     if texts_match(texts, metadata):
         partitions[SERVED_KEY] = np.asarray(served_labels)
-    save_candidates(output_dir, partitions, metadata)
+    return partitions, metadata

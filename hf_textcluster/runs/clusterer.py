@@ -29,42 +29,27 @@ from ..cache import write_whole
 from ..choosing.serving import serve_partition
 from ..editing.clusters import initialize_clusters
 from ..editing.curation import merge_clusters, reduce_outliers, split_cluster, start_online, update
+from ..editing.describing import (
+    describe_edited_clusters,
+    name_edited_clusters,
+    reduce_groups,
+    warn_if_unlike_calibration,
+    warn_if_unlike_head,
+)
 from ..editing.rows import UpdateResult
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.input_checks import CANDIDATES, SERVE_CHOICES, check_num_clusters
 from ..modeling.loading_checks import check_finite_weights
-from ..modeling.serialization import folder_lock, recover_folder, save_folder, save_interrupted
+from ..modeling.serialization import folder_lock, recover_folder, save_interrupted
 from ..modeling.validation import check_local_path, validate_texts
-from ..models.remote_code import save_pretrained
 from ..representation import DEFAULT_PROMPT, NAMES_FILE, name_clusters, rename_clusters
 from ..representation.summary import SUMMARY_KEY, assign_embeddings, merge_summaries, read_cluster_summary
 from ..reuse import embed, reusing_results
-from .candidate_file import check_kept_candidate, keep_candidates, serve_kept_candidate
+from .candidate_file import check_kept_candidate, kept_candidates, serve_kept_candidate
 from .clusterer_outputs import ClustererOutputs
-from .curation import (
-    ONLINE_STATE_FILE,
-    describe_edited_clusters,
-    keep_previous,
-    model_card_file,
-    name_edited_clusters,
-    next_edit_id,
-    read_folder_text,
-    read_online_state,
-    reduce_groups,
-    restore_previous,
-    warn_if_unlike_calibration,
-    warn_if_unlike_head,
-    write_online_state,
-)
-from .folder import (
-    ASSIGNMENTS_FILE,
-    METHOD_HEAD_FILE,
-    RunFolder,
-    load_clusterer,
-    save_back_target,
-    save_method_head,
-)
-from .record import RunRecord
+from .folder import RunFolder, load_clusterer, read_folder_text, read_online_state, save_back_target
+from .record import RunRecord, next_edit_id
+from .saving import ASSIGNMENTS_FILE, ONLINE_STATE_FILE, model_card_file, restore_previous, save_model_folder
 
 __all__ = ["EDITS", "Clusterer", "edit_saved_model"]
 
@@ -228,7 +213,7 @@ class Clusterer(ClustererOutputs):
         self, num_clusters: int, texts: Sequence[str] | None = None, batch_size: int = DEFAULT_ENCODE_BATCH_SIZE
     ) -> Clusterer:
         """Merge the closest clusters until ``num_clusters`` remain (BERTopic's ``reduce_topics``): again and again
-        the two whose calibrated centres are closest (:func:`~hf_textcluster.runs.curation.closest_merges`), by
+        the two whose calibrated centres are closest (:func:`~hf_textcluster.editing.describing.closest_merges`), by
         :meth:`merge`. ``texts``: as for :meth:`merge` (required for a model that is not calibrated)."""
         texts = self._texts_for("reduce", texts, required=False)
         groups = reduce_groups(self.model, num_clusters, texts, batch_size)
@@ -419,41 +404,37 @@ class Clusterer(ClustererOutputs):
         return target
 
     def _write(self, target: str, source: str | None, in_place: bool, run: RunRecord) -> None:
-        """The one save of a model folder, all at once (:func:`~hf_textcluster.modeling.serialization.save_folder`):
-        the state it replaces kept in ``previous/``, the model and every file beside it written into the save's
-        staging folder, which then replaces the folder in one step."""
-        check_finite_weights(self.model)  # refused before anything is written
-        remote_code = source is not None and RunFolder(source).ships_remote_code()
-        state = getattr(self.model, "online_state_", None)
+        """The one save of a model folder (:func:`~hf_textcluster.runs.saving.save_model_folder`): the state it
+        replaces kept in ``previous/``, the model and every file beside it, all at once; what it carries over from
+        the folders is read holding the target's lock, after an interrupted save there was completed or undone."""
+        check_finite_weights(self.model)  # refused before anything is written, the card included
         partition_edited = bool(_PARTITION_EDITS & set(self._unsaved))
-        # the folder's files that describe the model it replaces: left out unless written again
-        stale = {METHOD_HEAD_FILE, ONLINE_STATE_FILE, *([ASSIGNMENTS_FILE] if partition_edited else [])}
         card = model_card_file(self.model, run, [target, source], self._given_texts or self._texts)
-
-        def write(staging: str) -> None:
-            keep_previous(target, staging)
-            save_pretrained(self.model, staging, remote_code=remote_code)
-            save_method_head(self.model, staging)
-            folder = RunFolder(staging)
-            folder.write_record(run)
-            write_online_state(staging, state)
-            for name, text in {**self._files, **card}.items():
-                write_whole(os.path.join(staging, name), text)
-            if self._candidates is not None and source is not None:
-                keep_candidates(source, staging, *self._candidates)
-            if self._assignments is not None:
-                folder.write_assignments(self._assignments)
-            elif not (partition_edited or in_place) and source is not None:
+        with folder_lock(target):
+            recover_folder(target, complete=True)
+            assignments, candidates = self._assignments, None
+            if assignments is None and not (partition_edited or in_place) and source is not None:
                 assignments = RunFolder(source).read_assignments()
-                if assignments is not None:
-                    folder.write_assignments(assignments)
-
-        save_folder(target, write, keep=lambda name: name not in stale)
+            if self._candidates is not None and source is not None:
+                candidates = kept_candidates(source, *self._candidates)
+            save_model_folder(
+                target,
+                model=self.model,
+                remote_code=source is not None and RunFolder(source).ships_remote_code(),
+                run=run,
+                assignments=assignments,
+                candidates=candidates,
+                online_state=getattr(self.model, "online_state_", None),
+                files={**self._files, **card},
+                previous=True,
+                # the folder's files that describe the model it replaces: left out unless written again
+                stale=[ONLINE_STATE_FILE, *([ASSIGNMENTS_FILE] if partition_edited else [])],
+            )
         self._assignments = self._given_texts = None
 
     def restore(self) -> Clusterer:
         """Go back to the model's previous state: swap the folder's model with ``<folder>/previous/`` (a second
-        restore undoes the first; see :func:`~hf_textcluster.runs.curation.restore_previous`) and load it. Edits
+        restore undoes the first; see :func:`~hf_textcluster.runs.saving.restore_previous`) and load it. Edits
         not saved are dropped."""
         if self.path is None:
             raise ValueError("restore needs a model folder: this clusterer has none (loaded from the Hub).")

@@ -24,7 +24,6 @@ from ..choosing.serving import apply_partition, candidate_partitions, partition_
 from ..editing.clusters import init_clusters_from_kmeans, initialize_clusters
 from ..encoders import resolve_encoder
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
-from ..modeling.serialization import save_folder
 from ..models import get_method
 from ..models.building import from_encoder_pretrained
 from ..representation import ClusterNames, name_clusters
@@ -32,13 +31,13 @@ from ..representation.ctfidf import set_keyword_vectorizer
 from ..representation.summary import assign_embeddings
 from ..reuse import embed
 from ..training.collator import READING_LENGTHS, reading_length
-from .candidate_file import SERVED_KEY, save_candidates
 from .cluster_count import EMBEDDING_CONFIG_KEYS, check_cluster_count
-from .folder import METHOD_HEAD_FILE, RunFolder, texts_sha1
+from .folder import RunFolder
 from .recipes import load_recipe
-from .record import RunRecord
+from .record import RunRecord, texts_sha1
 from .request import TrainingRequest
-from .signals import PRETRAINED_CANDIDATES, SIGNALS_DIR, describe_partition
+from .saving import SERVED_KEY, SIGNALS_DIR, save_model_folder, write_record
+from .signals import PRETRAINED_CANDIDATES, describe_partition
 
 logger = logging.get_logger(__name__)
 
@@ -187,33 +186,33 @@ def unfinished(output_dir: str) -> bool:
 def _save(request: TrainingRequest, first: FirstModel, texts, method: str, started: float) -> None:
     """The model, its candidates, the training texts' clusters and ``training_run.json`` (last: with the seconds
     from the start of the run to the saved model) in ``request.output_dir``, all at once
-    (:func:`~hf_textcluster.modeling.serialization.save_folder`); and the signals' folder, which makes the run one to
+    (:func:`~hf_textcluster.runs.saving.save_model_folder`); and the signals' folder, which makes the run one to
     resume (:func:`unfinished`) until it has finished."""
     out = request.output_dir
     os.makedirs(os.path.join(out, SIGNALS_DIR), exist_ok=True)
     digest = {"num_train_texts": len(texts), "texts_sha1": texts_sha1(texts)}
+    names = first.cluster_names
 
-    def write(staging: str) -> None:
-        first.model.save_pretrained(staging)
-        save_candidates(staging, {**first.candidates, SERVED_KEY: first.labels}, digest)
-        folder = RunFolder(staging)
-        names = first.cluster_names
-        folder.write_assignments(names.assignments.clusters if names is not None else first.labels)
+    def run() -> RunRecord:
         seconds = round(time.perf_counter() - started, 1)
         history = [{"served": first.served, "seconds": seconds, "by": "first save"}]
-        folder.write_record(
-            RunRecord(
-                method=method,
-                **request.record(),
-                encoder=first.model.config.name_or_path,
-                k_selection=first.k_selection or None,
-                serving={"served": first.served, "criterion": None, "scores": {}},
-                auto={**digest, "first_save_seconds": seconds, "served_history": history},
-                metrics={},
-            )
+        return RunRecord(
+            method=method,
+            **request.record(),
+            encoder=first.model.config.name_or_path,
+            k_selection=first.k_selection or None,
+            serving={"served": first.served, "criterion": None, "scores": {}},
+            auto={**digest, "first_save_seconds": seconds, "served_history": history},
+            metrics={},
         )
 
-    save_folder(out, write, keep=lambda name: name != METHOD_HEAD_FILE)  # a new model: no trained head kept aside
+    save_model_folder(
+        out,
+        model=first.model,
+        run=run,
+        assignments=names.assignments.clusters if names is not None else first.labels,
+        candidates=({**first.candidates, SERVED_KEY: first.labels}, digest),
+    )
 
 
 class TrainingStopped(KeyboardInterrupt):
@@ -236,6 +235,6 @@ class TrainingStopped(KeyboardInterrupt):
             folder = RunFolder(request.output_dir)
             run = folder.read_record() or RunRecord()
             run.auto = {**(run.auto or {}), "stopped": {"by": "time budget" if budget_spent else "interrupt"}}
-            folder.write_record(run)
+            write_record(folder.path, run)
         detail = str(err).replace("Interrupted at step", "Training stopped at step") or "Training stopped at once"
         return cls(f"{why}: {kept}. {detail}", budget_spent)

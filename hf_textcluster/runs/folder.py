@@ -2,17 +2,16 @@
 
 A run folder holds the trained model (``config.json``, ``model.safetensors``, the tokenizer), the Trainer's
 checkpoints, ``run_identity.json`` (what makes a resumed run the same run) and ``training_run.json`` (what the run
-did: method, data, recipe, metrics; cards and ``push`` read it). :class:`RunFolder` is the one place that knows
-those files: identity, the run record (its one writer and reader; the schema is
-:class:`~hf_textcluster.runs.record.RunRecord`) and its training texts, loading the model, and the ownership check of
-every writer.
+did: method, data, recipe, metrics; cards and ``push`` read it). :class:`RunFolder` reads those files: identity, the
+run record (the schema is :class:`~hf_textcluster.runs.record.RunRecord`) and its training texts, the model, the
+online state; it holds the ownership check of every writer. What writes the folder is
+:mod:`~hf_textcluster.runs.saving` (the names of its files live there).
 
 Nothing here ships as remote code: a served model needs none of it.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from collections.abc import Mapping
@@ -21,45 +20,27 @@ from typing import Any
 import numpy as np
 from transformers import AutoModel
 
-from ..cache import write_whole
+from ..editing.rows import OnlineCentres
 from ..encoders import read_pretrained_config
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
 from ..modeling.serialization import recover_folder
 from ..models import METHODS
 from ..training.checkpoints import last_complete_checkpoint
-from .record import RunRecord
+from .record import RunRecord, texts_sha1
+from .saving import (
+    ASSIGNMENTS_FILE,
+    METHOD_HEAD_FILE,
+    ONLINE_STATE_FILE,
+    PREVIOUS_FOLDER,
+    RUN_IDENTITY_FILE,
+    TRAINING_RUN_FILE,
+    holds_model,
+    write_identity,
+    write_record,
+)
 from .training_texts import find_training_texts
 
-__all__ = [
-    "ASSIGNMENTS_FILE",
-    "METHOD_HEAD_FILE",
-    "PREVIOUS_FOLDER",
-    "RUN_IDENTITY_FILE",
-    "TRAINING_RUN_FILE",
-    "RunFolder",
-    "load_clusterer",
-    "record_metrics",
-    "save_method_head",
-    "texts_sha1",
-]
-
-RUN_IDENTITY_FILE = "run_identity.json"
-# The training texts' clusters as the saved model serves them: one column, ``cluster``, one row per training text in
-# the order they were trained on.
-ASSIGNMENTS_FILE = "assignments.csv"
-TRAINING_RUN_FILE = "training_run.json"  # what a run records; cards and `push` read it
-# The trained head of a model that serves k-means centres in its place (editing.clusters.keep_method_head): serving
-# `head` again serves it.
-METHOD_HEAD_FILE = "method_head.safetensors"
-PREVIOUS_FOLDER = "previous"  # a model folder's state before its last save replaced it (restore goes back to it)
-
-
-def texts_sha1(texts) -> str:
-    """The digest that ties a run (its identity, its kept candidates) to its texts, order included."""
-    digest = hashlib.sha1()
-    for text in texts:
-        digest.update(text.encode("utf-8", "replace") + b"\0")
-    return digest.hexdigest()
+__all__ = ["RunFolder", "load_clusterer", "read_folder_text", "read_online_state", "record_metrics"]
 
 
 def check_finished_run(model_dir: str | os.PathLike, argument: str = "--model") -> None:
@@ -152,23 +133,28 @@ def _not_a_clusterer(path: str, model_type) -> ValueError:
     )
 
 
-def save_method_head(model, folder: str | os.PathLike) -> None:
-    """Beside a model being saved (in ``folder``, the staging folder of
-    :func:`~hf_textcluster.modeling.serialization.save_folder`), the trained head it keeps aside while it serves
-    k-means centres (``model.method_head_``, :data:`METHOD_HEAD_FILE`). A model that keeps none writes none, and its
-    save leaves the folder's old file out (``keep``)."""
-    kept = getattr(model, "method_head_", None)
-    if kept is None:
-        return
-    from safetensors.torch import save_file
+def read_online_state(model_dir: str | os.PathLike) -> OnlineCentres | None:
+    """The running means and counts ``update`` kept in ``model_dir`` (:data:`~.saving.ONLINE_STATE_FILE`), or None."""
+    path = os.path.join(os.fspath(model_dir), ONLINE_STATE_FILE)
+    if not os.path.isfile(path):
+        return None
+    from safetensors.torch import load_file
 
-    state, serving_head = kept
-    tensors = {name: value.detach().cpu().contiguous() for name, value in state.items()}
-    save_file(tensors, os.path.join(os.fspath(folder), METHOD_HEAD_FILE), metadata={"serving_head": serving_head or ""})
+    return OnlineCentres.from_tensors(load_file(path))
+
+
+def read_folder_text(folder: str | None, name: str) -> str | None:
+    """The text of the file ``name`` of ``folder``, or None."""
+    path = os.path.join(folder, name) if folder else None
+    if path is None or not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        return f.read()
 
 
 def _load_method_head(model, path: str) -> None:
-    """The kept trained head of :func:`save_method_head`, when it fits the model's head."""
+    """The trained head a save kept beside the model (:data:`~.saving.METHOD_HEAD_FILE`), when it fits the model's
+    head."""
     if not os.path.isfile(path):
         return
     from safetensors import safe_open
@@ -245,8 +231,7 @@ class RunFolder:
         """Write ``run_identity.json`` (after :meth:`check_same_run` when ``resuming``)."""
         if resuming:
             self.check_same_run(identity)
-        os.makedirs(self.path, exist_ok=True)
-        write_whole(self._file(RUN_IDENTITY_FILE), json.dumps(identity, indent=2))
+        write_identity(self.path, identity)
 
     # ----- the run record and its texts -------------------------------------------------------------------------------
     def read_record(self) -> RunRecord | None:
@@ -264,16 +249,6 @@ class RunFolder:
             return None if data is None else RunRecord.from_dict(data)
         except ValueError as err:
             raise ValueError(f"{path} {err}: fix or delete it (the fields are RunRecord's).") from err
-
-    def write_record(self, record: RunRecord) -> None:
-        """Write the run record to ``training_run.json`` (whole or not at all: a temporary file renamed over it)."""
-        write_whole(self._file(TRAINING_RUN_FILE), json.dumps(record.to_dict(), indent=2))
-
-    def write_assignments(self, clusters) -> None:
-        """Write :data:`ASSIGNMENTS_FILE`: the column ``cluster``, one row per training text (atomically)."""
-        write_whole(
-            self._file(ASSIGNMENTS_FILE), "cluster\n" + "".join(f"{int(k)}\n" for k in np.asarray(clusters).reshape(-1))
-        )
 
     def read_assignments(self):
         """The clusters of :data:`ASSIGNMENTS_FILE` (an int array, one per training text), or None without one.
@@ -301,12 +276,7 @@ class RunFolder:
     def holds_trained_model(self) -> bool:
         """Whether the folder holds a saved hf_textcluster model (a config.json with ``num_clusters`` beside its
         weights)."""
-        if not any(os.path.isfile(self._file(name)) for name in ("model.safetensors", "model.safetensors.index.json")):
-            return False
-        try:
-            return "num_clusters" in (self._read_json("config.json") or {})
-        except (OSError, ValueError):
-            return False
+        return holds_model(self.path)
 
     def check_may_replace_model(
         self,
@@ -384,7 +354,7 @@ def record_metrics(model_dir: str | os.PathLike, metrics: Mapping[str, float]) -
             "train_clusterer saved."
         )
     record.metrics = {**(record.metrics or {}), **{key: float(value) for key, value in metrics.items()}}
-    folder.write_record(record)
+    write_record(folder.path, record)
 
 
 def save_back_target(model: str, output_dir: str | os.PathLike | None, *, overwrite: bool, command: str) -> RunFolder:

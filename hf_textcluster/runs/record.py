@@ -1,25 +1,63 @@
 """The run record: what ``training_run.json`` holds beside a saved model, as one typed object.
 
 ``train`` builds it, the default run (``train`` without ``--method``) and the edits of a saved model update it, and
-the model card, ``push`` and ``evaluate --model`` read it. :class:`~hf_textcluster.runs.folder.RunFolder` is its only
-writer and reader (``write_record`` / ``read_record``). A field that is None is not written; a key the record does not
-know is refused on reading (one line naming the file), so a misspelt or foreign key is never silently carried along.
+the model card, ``push`` and ``evaluate --model`` read it. :func:`~hf_textcluster.runs.saving.write_record` is its
+only writer, :meth:`~hf_textcluster.runs.folder.RunFolder.read_record` its reader. A field that is None is not
+written; a key the record does not know is refused on reading (one line naming the file), so a misspelt or foreign key
+is never silently carried along.
 The blocks whose shape is the choosing code's own (``k_selection``, ``serving``, ``auto``, ``schedule``) or one entry
 per thing (``edits``, ``seconds``, ``metrics``) stay mappings.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
-__all__ = ["EditAlreadyApplied", "RunRecord"]
+__all__ = ["EditAlreadyApplied", "RunRecord", "next_edit_id", "texts_sha1"]
+
+
+def texts_sha1(texts) -> str:
+    """The digest that ties a run (its identity, its kept candidates, its edits) to its texts, order included."""
+    digest = hashlib.sha1()
+    for text in texts:
+        digest.update(text.encode("utf-8", "replace") + b"\0")
+    return digest.hexdigest()
 
 
 class EditAlreadyApplied(Exception):  # noqa: N818 - what happened, not an error
     """The edit asked for is the folder's last recorded edit, on the state it was made from (the same edit id): it
     is not applied twice."""
+
+
+def next_edit_id(edits: Sequence[dict] | None, op: str, kwargs: dict, in_place: str | None) -> str:
+    """The id of the edit ``op(**kwargs)`` made after ``edits`` (a run record's): a digest of the id of the edit it
+    follows, ``op`` and its arguments (texts by their digest; the batch size left out). The same edit of the same
+    state has the same id, so an edit run again after its save was interrupted (and completed later) is found.
+
+    Raises:
+        EditAlreadyApplied: ``in_place`` (the folder edited in place) already ends with this very edit.
+    """
+    edits = list(edits or [])
+    follows = [None, *(edit.get("id") for edit in edits)]  # the id of the edit each one follows
+    if in_place and edits and edits[-1].get("id") == _edit_id(follows[-2], op, kwargs):
+        raise EditAlreadyApplied(
+            f"{in_place}: this {op} is already applied: it is the folder's last edit, on the same model (saved "
+            f"{edits[-1].get('time')}; a command interrupted after its save leaves it so). Nothing changed."
+        )
+    return _edit_id(follows[-1], op, kwargs)
+
+
+def _edit_id(follows: str | None, op: str, kwargs: dict) -> str:
+    arguments = [
+        (key, texts_sha1(value) if key in ("texts", "reference_texts") and value is not None else value)
+        for key, value in sorted(kwargs.items())
+        if key != "batch_size"
+    ]
+    return hashlib.sha1(json.dumps([follows, op, arguments], default=repr).encode()).hexdigest()[:16]
 
 
 @dataclass

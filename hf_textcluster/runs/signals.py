@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from .saving import SIGNALS_DIR
+
 __all__ = [
     "CACHED",
     "CACHED_SIGNALS",
@@ -54,7 +56,6 @@ DEFAULT_SIGNALS = ("scan",)
 # the consensus or `pretrained/kmeans`
 CACHED = "cached"
 CONSENSUS = "consensus"
-SIGNALS_DIR = "signals"
 PRETRAINED_CANDIDATES = ("kmeans", "umap_kmeans")
 
 # A served partition in words (see describe_partition).

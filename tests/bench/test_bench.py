@@ -962,7 +962,7 @@ def test_rescore_from_the_committed_candidate_store_needs_no_run_folder(bench, t
     import pandas as pd
 
     from hf_textcluster.choosing.candidate_choice import DEFAULT_AUTO_CRITERION, GUARD_CRITERIA
-    from hf_textcluster.runs.folder import texts_sha1
+    from hf_textcluster.runs.record import texts_sha1
     from training.bench import auto, candidate_store
 
     texts, labels = toy_corpus

@@ -19,10 +19,10 @@ from hf_textcluster import Clusterer, TextClusteringPreTrainedModel, edit_saved_
 from hf_textcluster.choosing.serving import serve_partition
 from hf_textcluster.cli import main
 from hf_textcluster.editing import initialize_clusters, merge_clusters, split_cluster, start_online, update
+from hf_textcluster.editing.describing import closest_merges
 from hf_textcluster.representation import rename_clusters
 from hf_textcluster.representation.summary import cluster_info
-from hf_textcluster.runs.curation import closest_merges
-from hf_textcluster.runs.folder import PREVIOUS_FOLDER
+from hf_textcluster.runs.saving import PREVIOUS_FOLDER
 
 K = 4  # the clusters of the `saved` model (conftest.py)
 

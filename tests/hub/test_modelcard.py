@@ -25,6 +25,7 @@ from hf_textcluster.models.remote_code import auto_map, remote_code_files
 from hf_textcluster.representation import BaseRepresentation, ClassTfidfRepresentation, name_clusters
 from hf_textcluster.runs.folder import RunFolder
 from hf_textcluster.runs.record import RunRecord
+from hf_textcluster.runs.saving import write_record
 
 
 def front_matter(card: str) -> dict:
@@ -332,7 +333,7 @@ def test_card_input_computes_keywords_and_recorded_metrics_are_shown(trained_run
     run_dir = tmp_path / "run"
     shutil.copytree(trained_run, run_dir)
     folder = RunFolder(run_dir)
-    folder.write_record(replace(folder.read_record(), metrics={}))  # a run trained without evaluation (as the demo's)
+    write_record(run_dir, replace(folder.read_record(), metrics={}))  # a run trained without evaluation (as the demo's)
     (tmp_path / "texts.txt").write_text("\n".join(toy_corpus[0]) + "\n", encoding="utf-8")
     with pytest.warns(MetricsNotMeasuredWarning):
         assert cli_main(["card", "--model", str(run_dir), "--input", str(tmp_path / "texts.txt")]) == 0

@@ -106,7 +106,7 @@ def test_a_folder_hf_textcluster_saved_with_its_remote_code_still_loads(tiny_enc
     """Its config.json has an auto_map too, for a model type the package registers: the package's classes load it."""
     from hf_textcluster import SCCLModel, TextClusteringPreTrainedModel
     from hf_textcluster.editing import initialize_clusters
-    from hf_textcluster.models.remote_code import save_pretrained
+    from hf_textcluster.hub import save_pretrained
 
     torch.manual_seed(0)
     model = from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=3)

@@ -25,9 +25,9 @@ from hf_textcluster.modeling import serialization
 from hf_textcluster.models import get_method
 from hf_textcluster.models.building import from_encoder_pretrained
 from hf_textcluster.representation import name_clusters
-from hf_textcluster.runs.candidate_file import save_candidates
-from hf_textcluster.runs.folder import PREVIOUS_FOLDER, RunFolder, texts_sha1
-from hf_textcluster.runs.record import RunRecord
+from hf_textcluster.runs.folder import RunFolder
+from hf_textcluster.runs.record import RunRecord, texts_sha1
+from hf_textcluster.runs.saving import PREVIOUS_FOLDER, save_model_folder, write_assignments, write_record
 
 K = 4
 KEPT = "self_training/kmeans"  # a candidate partition the folder keeps, as a `train --method auto` run does
@@ -124,12 +124,13 @@ def pristine(tiny_encoder_dir, toy_corpus, tmp_path_factory):
     (root / "new.txt").write_text("\n".join(texts[::7]) + "\n", encoding="utf-8")
     folder = RunFolder(root / "model")
     record = {"num_train_texts": len(texts), "texts_sha1": texts_sha1(texts)}
-    folder.write_record(
-        RunRecord(method="sccl", num_clusters=K, input={"path": str(root / "texts.txt"), "text_column": "text"})
+    write_record(
+        folder.path,
+        RunRecord(method="sccl", num_clusters=K, input={"path": str(root / "texts.txt"), "text_column": "text"}),
     )
     clusters = model.predict(texts)
-    folder.write_assignments(clusters)
-    save_candidates(root / "model", {KEPT: np.asarray(clusters)[::-1]}, record)
+    write_assignments(folder.path, clusters)
+    save_model_folder(root / "model", candidates=({KEPT: np.asarray(clusters)[::-1]}, record))
     assert main(["rename", "--model", str(root / "model"), "3=earlier"]) == 0  # keeps a previous/
     _tiny_generator(root / "generator", texts)
     return root

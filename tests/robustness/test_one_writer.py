@@ -27,8 +27,9 @@ from hf_textcluster.hub.model_card import write_model_card
 from hf_textcluster.modeling import serialization
 from hf_textcluster.models import get_method
 from hf_textcluster.models.building import from_encoder_pretrained
-from hf_textcluster.runs.folder import PREVIOUS_FOLDER, RunFolder
+from hf_textcluster.runs.folder import RunFolder
 from hf_textcluster.runs.record import RunRecord
+from hf_textcluster.runs.saving import PREVIOUS_FOLDER, write_record
 
 K = 4
 ROOT = Path(__file__).resolve().parents[2]
@@ -47,8 +48,9 @@ def saved(tiny_encoder_dir, toy_corpus, tmp_path_factory) -> Path:
     model.calibrate(texts)
     model.save_pretrained(root / "model")
     (root / "texts.txt").write_text("\n".join(texts) + "\n", encoding="utf-8")
-    RunFolder(root / "model").write_record(
-        RunRecord(method="sccl", num_clusters=K, input={"path": str(root / "texts.txt"), "text_column": "text"})
+    write_record(
+        root / "model",
+        RunRecord(method="sccl", num_clusters=K, input={"path": str(root / "texts.txt"), "text_column": "text"}),
     )
     return root / "model"
 

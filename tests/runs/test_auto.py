@@ -16,9 +16,10 @@ from hf_textcluster import train_clusterer
 from hf_textcluster.choosing.candidate_choice import BERTOPIC_WAY, DEFAULT_AUTO_CRITERION, GUARD_CRITERIA
 from hf_textcluster.data import load_texts
 from hf_textcluster.runs.auto import AUTO_SCHEDULE, train_auto
-from hf_textcluster.runs.candidate_file import CANDIDATES_FILE, read_candidates, texts_match
+from hf_textcluster.runs.candidate_file import read_candidates, texts_match
 from hf_textcluster.runs.recipes import load_recipe
 from hf_textcluster.runs.request import TrainingRequest
+from hf_textcluster.runs.saving import CANDIDATES_FILE
 from hf_textcluster.runs.schedule import plan_schedule
 from hf_textcluster.runs.signals import CONSENSUS, SIGNALS
 

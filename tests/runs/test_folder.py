@@ -9,6 +9,7 @@ import pytest
 
 from hf_textcluster.runs.folder import RunFolder
 from hf_textcluster.runs.record import RunRecord
+from hf_textcluster.runs.saving import write_record
 
 
 def _fake_model(folder):
@@ -53,7 +54,7 @@ def test_run_record_round_trips_and_bad_json_is_one_clear_error(tmp_path):
         metrics={"acc": 0.5},
         edits=[{"op": "merge", "clusters": [[0, 1]]}],
     )
-    folder.write_record(record)
+    write_record(folder.path, record)
     assert folder.read_record() == record
     saved = json.loads((tmp_path / "training_run.json").read_text())
     assert list(saved) == ["method", "input", "seed", "test_size", "serving", "metrics", "edits"]  # None: not written
@@ -82,11 +83,11 @@ def test_processes_writing_one_file_at_once_each_rename_their_own_staging_file(t
     def other_process_in_between(src, dst):
         monkeypatch.setattr(os, "replace", real_replace)
         monkeypatch.setattr(os, "getpid", lambda: real_getpid() + 1)
-        folder.write_record(RunRecord(method="other"))
+        write_record(folder.path, RunRecord(method="other"))
         real_replace(src, dst)
 
     monkeypatch.setattr(os, "replace", other_process_in_between)
-    folder.write_record(RunRecord(method="this"))
+    write_record(folder.path, RunRecord(method="this"))
     assert folder.read_record() == RunRecord(method="this")
     assert not list(tmp_path.glob("*.tmp"))
 

@@ -15,7 +15,8 @@ import hf_textcluster  # noqa: F401
 from hf_textcluster import train_clusterer
 from hf_textcluster.data import add_augmented_views, load_texts
 from hf_textcluster.runs.clusterer import Clusterer
-from hf_textcluster.runs.folder import ASSIGNMENTS_FILE, RunFolder
+from hf_textcluster.runs.folder import RunFolder
+from hf_textcluster.runs.saving import ASSIGNMENTS_FILE
 
 
 @pytest.fixture(scope="module")

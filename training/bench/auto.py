@@ -252,8 +252,10 @@ def recompute_candidates(args, store: dict) -> None:
     from hf_textcluster.modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
     from hf_textcluster.models import get_method
     from hf_textcluster.runs.auto import choose_from_signals
-    from hf_textcluster.runs.candidate_file import SERVED_KEY, read_candidates, texts_match
-    from hf_textcluster.runs.folder import RunFolder, texts_sha1
+    from hf_textcluster.runs.candidate_file import read_candidates, texts_match
+    from hf_textcluster.runs.folder import RunFolder
+    from hf_textcluster.runs.record import texts_sha1
+    from hf_textcluster.runs.saving import SERVED_KEY
     from hf_textcluster.runs.signals import SIGNALS, SIGNALS_DIR
 
     for name in args.datasets:

@@ -13,9 +13,10 @@ from hf_textcluster.choosing.criteria import PRETRAINED, lexical_space
 from hf_textcluster.choosing.serving import partition_features
 from hf_textcluster.models import get_method
 from hf_textcluster.reuse import embed
-from hf_textcluster.runs.candidate_file import CANDIDATES_FILE, SERVED_KEY, read_candidates, texts_match
+from hf_textcluster.runs.candidate_file import read_candidates, texts_match
 from hf_textcluster.runs.folder import RunFolder
 from hf_textcluster.runs.gather_candidates import pretrained_embedder
+from hf_textcluster.runs.saving import CANDIDATES_FILE, SERVED_KEY
 from hf_textcluster.runs.signals import SIGNALS, SIGNALS_DIR
 
 from .criteria import AUTO_RECORDED, REGISTRY, criteria_of

@@ -68,7 +68,8 @@ def new_cluster_scores(final: np.ndarray, new_ids: list[int], held_rows: np.ndar
 def _kept_model(method, dataset, output_dir, args, seed, num_clusters):
     """The model a finished earlier run left in ``output_dir`` when it is this run (method, recipe, seed, K, the
     texts, the default schedule), or None."""
-    from hf_textcluster.runs.folder import RunFolder, load_clusterer, texts_sha1
+    from hf_textcluster.runs.folder import RunFolder, load_clusterer
+    from hf_textcluster.runs.record import texts_sha1
 
     folder = RunFolder(output_dir)
     if args.retrain or args.max_steps or args.training or args.encoder or not folder.holds_trained_model():
