@@ -172,8 +172,10 @@ def train_variant(variant, layers, cache, neighbours, centres, rng, on_checkpoin
 
 
 def scores(labels, predicted) -> dict:
-    return {"acc": round(100 * cluster_accuracy(labels, predicted), 2),
-            "nmi": round(100 * normalized_mutual_info(labels, predicted), 2)}
+    return {
+        "acc": round(100 * cluster_accuracy(labels, predicted), 2),
+        "nmi": round(100 * normalized_mutual_info(labels, predicted), 2),
+    }
 
 
 def bertopic_way(features, k) -> tuple[np.ndarray, float]:
@@ -190,14 +192,27 @@ def study(name: str, model) -> dict:
     texts = [ds[int(i)]["text"] for i in idx]
     labels = np.asarray(ds["label"])[idx]
     k = len(np.unique(labels))
-    row = {"dataset": name, "n": len(texts), "k": k, "top": TOP, "batch": BATCH, "lr": LR, "steps": STEPS,
-           "cpu": cpu_capability(), "load_before": os.getloadavg()[0]}
+    row = {
+        "dataset": name,
+        "n": len(texts),
+        "k": k,
+        "top": TOP,
+        "batch": BATCH,
+        "lr": LR,
+        "steps": STEPS,
+        "cpu": cpu_capability(),
+        "load_before": os.getloadavg()[0],
+    }
     t0 = time.perf_counter()
     e0, cache = encode_and_cache(model, texts)
     t_encode = time.perf_counter() - t0
     groups, t_way = bertopic_way(e0, k)
-    row["bertopic_way"] = {**scores(labels, groups), "seconds": round(t_encode + t_way, 1),
-                           "encode_seconds": round(t_encode, 1), "umap_kmeans_seconds": round(t_way, 1)}
+    row["bertopic_way"] = {
+        **scores(labels, groups),
+        "seconds": round(t_encode + t_way, 1),
+        "encode_seconds": round(t_encode, 1),
+        "umap_kmeans_seconds": round(t_way, 1),
+    }
     row["kmeans"] = scores(labels, fit_kmeans(e0, k).labels_)
     t0 = time.perf_counter()
     neighbours = exact_neighbours(e0, NEIGHBOURS + 1)[0][:, 1:]
@@ -216,10 +231,16 @@ def study(name: str, model) -> dict:
             served, t_way1 = bertopic_way(e1, k)
             extra = t_neighbours if variant in ("neighbours", "scan") else 0.0
             total = row["bertopic_way"]["seconds"] + extra + seconds + t_re + t_way1
-            point = {"step": step, "loss": round(loss, 4), "way": scores(labels, served),
-                     "kmeans": scores(labels, fit_kmeans(e1, k).labels_), "train_seconds": round(seconds, 1),
-                     "seconds": round(total, 1), "x_way": round(total / row["bertopic_way"]["seconds"], 2),
-                     "load": os.getloadavg()[0]}
+            point = {
+                "step": step,
+                "loss": round(loss, 4),
+                "way": scores(labels, served),
+                "kmeans": scores(labels, fit_kmeans(e1, k).labels_),
+                "train_seconds": round(seconds, 1),
+                "seconds": round(total, 1),
+                "x_way": round(total / row["bertopic_way"]["seconds"], 2),
+                "load": os.getloadavg()[0],
+            }
             curve.append(point)
             print(name, variant, point, flush=True)
 
@@ -236,7 +257,13 @@ def table(rows: list[dict]) -> str:
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         way = r["bertopic_way"]
-        cells = [r["dataset"], f"{r['n']:,}", str(r["k"]), f"{way['acc']:.1f} / {way['nmi']:.1f}", f"{way['seconds']:.0f}"]
+        cells = [
+            r["dataset"],
+            f"{r['n']:,}",
+            str(r["k"]),
+            f"{way['acc']:.1f} / {way['nmi']:.1f}",
+            f"{way['seconds']:.0f}",
+        ]
         for v in variants:
             points = {p["step"]: p for p in r.get(v, [])}
             for c in CHECKPOINTS:
