@@ -117,7 +117,7 @@ def test_retired_names_do_not_exist():
 
 # One name per meaning: each meaning below has exactly one name, taken by exactly these commands; no other option of
 # any command means it (a count of clusters, a cluster id, a sample of texts, ...). "ID": the positional cluster ids.
-EDITS_WITH_TEXTS = {"calibrate", "recluster", "refine", "name", "merge", "reduce", "split", "update"}
+EDITS_WITH_TEXTS = {"calibrate", "recluster", "refine", "name", "merge", "reduce", "reduce-outliers", "split", "update"}
 MEANINGS = {
     "K, the clusters a training or a baseline makes": ("--num-clusters", {"train", "evaluate"}),
     "the clusters a reduce leaves": ("--to", {"reduce"}),
