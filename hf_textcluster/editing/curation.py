@@ -436,7 +436,7 @@ def reduce_outliers(model, texts: Sequence[str], batch_size: int = DEFAULT_ENCOD
     Raises:
         ValueError: the model flags no outliers (trained without ``outliers``, or reduced already).
     """
-    if not (model.config.flag_outliers and model.is_calibrated):
+    if not model.flags_outliers:
         raise ValueError(
             "This model flags no outliers (trained without --outliers / outliers=True, or reduced already): "
             "no text is -1, there is nothing to reduce."

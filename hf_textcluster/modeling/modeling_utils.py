@@ -247,6 +247,11 @@ class TextClusteringPreTrainedModel(PreTrainedModel):
         """Whether ``calibrate`` was run (the trainer does it at the end of training)."""
         return bool(self.config.num_calibration_texts)
 
+    @property
+    def flags_outliers(self) -> bool:
+        """Whether serving flags outliers by default: ``config.flag_outliers`` (``train --outliers``), calibrated."""
+        return bool(self.config.flag_outliers and self.is_calibrated)
+
     def calibrated_confidence(self, embeddings: torch.Tensor, probs: torch.Tensor) -> torch.Tensor:
         """The calibrated confidence (N,) in [0, 1] (see :mod:`~hf_textcluster.modeling.calibration`)."""
         self._require_calibration("`calibrated_confidence`")

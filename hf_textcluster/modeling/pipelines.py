@@ -65,7 +65,7 @@ class TextClusteringPipeline(Pipeline):
             postprocess_params["top_k"] = top_k
         if flag_outliers is not None and not isinstance(flag_outliers, bool):
             raise ValueError(f"`flag_outliers` must be True or False, got {flag_outliers!r}.")
-        if outlier_quantile is not None and not (flag_outliers or flag_outliers is None and self._flags_outliers):
+        if outlier_quantile is not None and not (flag_outliers or flag_outliers is None and self.model.flags_outliers):
             raise ValueError("`outlier_quantile` applies with `flag_outliers=True`; pass both (or neither).")
         if flag_outliers:
             if top_k is not None:
@@ -84,11 +84,6 @@ class TextClusteringPipeline(Pipeline):
             resolve_precision(precision, self.model.device, inference=True)
             forward_params["precision"] = check_precision(precision, inference=True)
         return preprocess_params, forward_params, postprocess_params
-
-    @property
-    def _flags_outliers(self) -> bool:
-        """The model's default for ``flag_outliers``: ``config.flag_outliers`` (``train --outliers``), calibrated."""
-        return bool(self.model.config.flag_outliers and self.model.is_calibrated)
 
     def __call__(self, inputs, **kwargs):  # type: ignore[override]
         if isinstance(inputs, str):
@@ -133,7 +128,7 @@ class TextClusteringPipeline(Pipeline):
         result["confidence"] = None if confidence is None else float(confidence[0])
         if top_k is not None:
             return results
-        if self._flags_outliers if flag_outliers is None else flag_outliers:
+        if self.model.flags_outliers if flag_outliers is None else flag_outliers:
             threshold = self.model.calibration.thresholds(outlier_quantile)[int(result["cluster"])]
             if float(model_outputs["distance"][0]) > float(threshold):  # the keys in the same order, then the nearest
                 nearest = {"nearest_cluster": result["cluster"], "nearest_label": result["label"]}

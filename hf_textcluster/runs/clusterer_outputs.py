@@ -80,7 +80,7 @@ class ClustererOutputs:
         """Each text's cluster id: ``model.predict`` (BERTopic's ``transform``); -1 for a text far from every cluster
         when the model flags outliers (``config.flag_outliers``: ``train --outliers``)."""
         model = self.model
-        if not (model.config.flag_outliers and model.is_calibrated):
+        if not model.flags_outliers:
             return model.predict(texts, **kwargs)
         out = model.predict_with_confidence(texts, **kwargs)
         return np.where(out["is_outlier"], -1, out["cluster"])
