@@ -40,7 +40,7 @@ _LAZY = {
     "purity": ".evaluation.metrics",
     "train_clusterer": ".runs.api",
     "Clusterer": ".runs.clusterer",
-    "edit_saved_model": ".runs.clusterer",
+    "edit_saved_model": ".runs.saved_edits",
     "from_encoder_pretrained": ".models.building",
     "ClusteringTrainer": ".training.trainer",
     "ClusteringTrainingArguments": ".training.arguments",
@@ -68,7 +68,8 @@ if TYPE_CHECKING:
     )
     from .models.building import from_encoder_pretrained
     from .runs.api import train_clusterer
-    from .runs.clusterer import Clusterer, edit_saved_model
+    from .runs.clusterer import Clusterer
+    from .runs.saved_edits import edit_saved_model
     from .training.arguments import ClusteringTrainingArguments
     from .training.evaluation import evaluate_clusterer
     from .training.trainer import ClusteringTrainer

@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..modeling.input_checks import check_num_clusters, parse_num_clusters
 from ..modeling.validation import check_scalar
 from ..representation.summary import sample_rows
 from .criteria import K_CRITERIA, get_criterion
@@ -175,7 +176,7 @@ class ClusterCountRequest:
     checked for everything that needs no data, and :meth:`check` adds what the texts decide.
 
     Attributes:
-        num_clusters: a whole number K, ``"auto"``, or None (the number of classes of labelled texts).
+        num_clusters: a whole number K >= 2, ``"auto"``, or None (the number of classes of labelled texts).
         k_min: with ``"auto"``, the smallest K searched (default 2).
         k_max: with ``"auto"``, the largest K searched (None: min(200, 3 sqrt(N)), :func:`default_k_max`).
         criterion: with ``"auto"``, one of :data:`~hf_textcluster.choosing.criteria.K_CRITERIA` (default
@@ -195,11 +196,8 @@ class ClusterCountRequest:
     criterion: str = DEFAULT_CRITERION
 
     def __post_init__(self):
-        if isinstance(self.num_clusters, str) and self.num_clusters != "auto":
-            raise ValueError(
-                f"`num_clusters` must be a whole number of clusters or 'auto' (chosen from the "
-                f"embeddings), got {self.num_clusters!r}."
-            )
+        if self.num_clusters is not None:
+            object.__setattr__(self, "num_clusters", parse_num_clusters(self.num_clusters))
         if self.criterion not in K_CRITERIA:
             raise ValueError(f"Unknown `k_criterion` {self.criterion!r}; choose one of {', '.join(K_CRITERIA)}.")
         k_min, k_max = _check_k_bounds(self.k_min, self.k_max)
@@ -213,27 +211,24 @@ class ClusterCountRequest:
         only with ``"auto"`` (given with None, they ask for it).
 
         Raises:
-            ValueError: a string other than "auto"; ``k_range`` / ``k_criterion`` for a fixed K; a malformed or
-                inverted range; an unknown criterion.
-            TypeError: a range bound that is not a whole number.
+            ValueError: K < 2, or a string other than a number or "auto"; ``k_range`` / ``k_criterion`` for a
+                fixed K; a malformed or inverted range; an unknown criterion.
+            TypeError: K or a range bound that is not a whole number.
         """
         if isinstance(num_clusters, cls):
             if k_range is not None or k_criterion is not None:
                 raise ValueError("Pass `k_range` / `k_criterion` inside the ClusterCountRequest, not beside it.")
             return num_clusters
-        if isinstance(num_clusters, str) and num_clusters.strip().lower() == "auto":
-            num_clusters = "auto"
         if num_clusters is None and (k_range is not None or k_criterion is not None):
             num_clusters = "auto"  # a range or a criterion to choose K with asks for K to be chosen
-        if num_clusters != "auto":
-            if isinstance(num_clusters, str):
-                cls(num_clusters)  # the error for a string that is not "auto"
+        request = cls(num_clusters)  # K parsed: a number >= 2, "auto" or None
+        if not request.is_auto:
             if k_range is not None or k_criterion is not None:
                 raise ValueError(
                     f"`k_range` / `k_criterion` apply to num_clusters='auto' (got num_clusters="
-                    f"{num_clusters!r}); pass num_clusters='auto' (--num-clusters auto) or drop them."
+                    f"{request.num_clusters!r}); pass num_clusters='auto' (--num-clusters auto) or drop them."
                 )
-            return cls(num_clusters)
+            return request
         k_range = (None, None) if k_range is None else k_range
         if isinstance(k_range, (str, bytes)) or not hasattr(k_range, "__len__") or len(k_range) != 2:
             raise ValueError(
@@ -242,16 +237,6 @@ class ClusterCountRequest:
         k_min, k_max = k_range
         criterion = DEFAULT_CRITERION if k_criterion is None else k_criterion
         return cls("auto", k_min=2 if k_min is None else k_min, k_max=k_max, criterion=criterion)
-
-    @staticmethod
-    def parse_num_clusters(value: str) -> int | str:
-        """Command-line text -> a whole number or ``"auto"`` (any case); ValueError otherwise."""
-        if value.strip().lower() == "auto":
-            return "auto"
-        try:
-            return int(value)
-        except ValueError:
-            raise ValueError(f"expected a number of clusters (20) or 'auto', got {value!r}") from None
 
     @staticmethod
     def parse_k_range(value: str) -> tuple[int | None, int | None]:
@@ -273,11 +258,14 @@ class ClusterCountRequest:
         """(k_min, k_max) as requested (k_max None: the default for the number of texts)."""
         return self.k_min, self.k_max
 
-    def check(self, num_texts: int) -> None:
-        """With ``"auto"``: the range against the number of texts (before any encoding pass). A fixed K is checked
-        where it is used (:func:`~hf_textcluster.modeling.input_checks.check_num_clusters`, with the texts)."""
+    def check(self, num_texts: int, texts=None) -> None:
+        """The request against the texts, before any encoding pass: with ``"auto"``, the range against their number;
+        a fixed K against their number (and the distinct ``texts``, when given:
+        :func:`~hf_textcluster.modeling.input_checks.check_num_clusters`)."""
         if self.is_auto:
             check_k_range(self.k_min, self.k_max, num_texts)
+        else:
+            check_num_clusters(self.num_clusters, num_texts, texts=texts)
 
     def choose(self, embeddings, random_state: int | None = 0) -> AutoKResult:
         """K for these embeddings (``"auto"`` only), by :func:`estimate_num_clusters`."""

@@ -9,6 +9,7 @@ from ..choosing.auto_k import DEFAULT_CRITERION, ClusterCountRequest
 from ..choosing.criteria import K_CRITERIA
 from ..figures.projection import PROJECTIONS
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
+from ..modeling.input_checks import parse_num_clusters
 from ..modeling.precision import INFERENCE_PRECISIONS, PRECISION_ENV, PRECISIONS
 from ..modeling.validation import Interval
 
@@ -83,14 +84,10 @@ def _parsed(parse):
     return parse_argument
 
 
-_count_or_auto = _parsed(ClusterCountRequest.parse_num_clusters)
+# `--num-clusters`: K >= 2 or `auto` (chosen from the embeddings, see `--k-range`), by the library's one parse of K
+num_clusters_or_auto = _parsed(parse_num_clusters)
 # `--k-range 2:60` -> (2, 60); either side may be left out (`:60`, `5:`) for its default
 k_range = _parsed(ClusterCountRequest.parse_k_range)
-
-
-def num_clusters_or_auto(value: str) -> int | str:
-    """``--num-clusters``: a whole number >= 1, or ``auto`` (chosen from the embeddings, see ``--k-range``)."""
-    return "auto" if _count_or_auto(value) == "auto" else positive_int(value)
 
 
 def count_or_fraction(value: str) -> int | float:
@@ -327,10 +324,10 @@ def add_edit_args(parser: argparse.ArgumentParser, input_help: str | None = None
 
 
 def run_edit(args: argparse.Namespace, op: str, **kwargs) -> tuple:
-    """:func:`~hf_textcluster.runs.clusterer.edit_saved_model` of ``--model`` by ``op`` (with the texts of
+    """:func:`~hf_textcluster.runs.saved_edits.edit_saved_model` of ``--model`` by ``op`` (with the texts of
     ``--input``, ``--batch-size``, ``--output-dir``, ``--overwrite``; the card, when the model had one, written again
     in the same save): ``(clusterer, what the edit returned, the line that says where it was saved)``."""
-    from ..runs.clusterer import edit_saved_model
+    from ..runs.saved_edits import edit_saved_model
 
     texts = read_texts(getattr(args, "input", None), getattr(args, "text_column", "text"))
     if texts is not None:

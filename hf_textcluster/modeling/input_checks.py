@@ -1,6 +1,6 @@
 """Checks of the package's own arguments that a served model never needs: the names of the partitions a model can
-serve (:func:`check_serve`), labels with holes (:func:`missing_labels`, :func:`validate_labels`) and K
-(:func:`check_num_clusters`).
+serve (:func:`check_serve`), labels with holes (:func:`missing_labels`, :func:`validate_labels`) and K: as a user
+gives it (:func:`parse_num_clusters`) and against the texts (:func:`check_num_clusters`).
 
 Package-only: no shipped module imports this one, so it is not part of a pushed repository's remote code (the checks
 serving needs are :mod:`~hf_textcluster.modeling.validation`).
@@ -85,10 +85,26 @@ def validate_labels(labels: object, num_texts: int, argument_name: str = "labels
     return items
 
 
+def parse_num_clusters(value: Any, auto: bool = True) -> int | str:
+    """K as a user gives it, to the library (``num_clusters``) or on the command line (``--num-clusters``): a whole
+    number >= 2 (or its text), or with ``auto`` the text ``"auto"`` (any case: chosen from the embeddings). The one
+    parse of K; a clear error naming `num_clusters` and the fix otherwise."""
+    or_auto = " or 'auto'" if auto else ""
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if auto and text == "auto":
+            return "auto"
+        if not text.lstrip("+-").isdigit():
+            raise ValueError(f"`num_clusters` must be a whole number of clusters{or_auto}, got {value!r}.")
+        value = int(text)
+    fix = "one cluster groups nothing: pass 2 or more" + (", or 'auto' to choose K" if auto else "")
+    return int(check_scalar(value, "num_clusters", numbers.Integral, min_val=2, hint=fix, type_error=TypeError))
+
+
 def check_num_clusters(num_clusters: Any, num_texts: int, texts: Iterable[str] | None = None) -> None:
-    """K must be an integer with 2 <= K <= the number of texts (of distinct texts, when ``texts`` are given: K
-    clusters of copies of fewer texts mean nothing); a clear error naming `num_clusters` otherwise."""
-    check_scalar(num_clusters, "num_clusters", numbers.Integral, min_val=2, type_error=TypeError)
+    """K (:func:`parse_num_clusters`, a number) must be at most the number of texts (of distinct texts, when ``texts``
+    are given: K clusters of copies of fewer texts mean nothing); a clear error naming `num_clusters` otherwise."""
+    num_clusters = parse_num_clusters(num_clusters, auto=False)
     if num_clusters > num_texts:
         raise ValueError(
             f"`num_clusters` ({num_clusters}) is larger than the number of texts ({num_texts}); "

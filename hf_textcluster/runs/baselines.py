@@ -109,9 +109,7 @@ class EmbeddingKMeans:
     def fit_predict(self, texts: Sequence[str]) -> np.ndarray:
         texts = validate_texts(texts)
         request = ClusterCountRequest.parse(self.num_clusters, self.k_range, self.k_criterion)
-        request.check(len(texts))  # an "auto" range, before the encoding pass
-        if not request.is_auto:
-            check_num_clusters(request.num_clusters, len(texts))
+        request.check(len(texts))  # K or the "auto" range, before the encoding pass
         self.embeddings_ = self.embed(texts)
         if request.is_auto:
             self.auto_k_ = request.choose(self.embeddings_, random_state=self.random_state)

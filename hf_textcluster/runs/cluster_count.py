@@ -4,8 +4,6 @@ interrupted run of the same request chose."""
 
 from __future__ import annotations
 
-import time
-
 import datasets
 from transformers import set_seed
 from transformers.utils import logging
@@ -25,19 +23,15 @@ EMBEDDING_CONFIG_KEYS = ("pooling", "normalize_embeddings", "max_length")
 def check_cluster_count(request: ClusterCountRequest, train_dataset: datasets.Dataset) -> ClusterCountRequest:
     """The request checked against the training texts; with none given, K from the labels of labelled texts, else
     ``"auto"``."""
-    if request.is_auto:
-        request.check(len(train_dataset))  # a bad range fails before the encoding pass
-        return request
-    num_clusters = request.num_clusters
-    if num_clusters is None:
+    if request.num_clusters is None:
         label_feature = train_dataset.features.get("label")
         if label_feature is None:  # no K and no labels: chosen from the texts
-            auto = ClusterCountRequest.parse("auto")
-            auto.check(len(train_dataset))
-            return auto
-        num_clusters = getattr(label_feature, "num_classes", None) or len(set(train_dataset["label"]))
-    check_num_clusters(num_clusters, len(train_dataset), texts=train_dataset["text"])
-    return ClusterCountRequest(num_clusters)
+            request = ClusterCountRequest.parse("auto")
+        else:
+            num_classes = getattr(label_feature, "num_classes", None) or len(set(train_dataset["label"]))
+            request = ClusterCountRequest(num_classes)
+    request.check(len(train_dataset), texts=None if request.is_auto else train_dataset["text"])
+    return request
 
 
 def settle_auto_k(request, identity, last_checkpoint, config_kwargs, args, train_dataset) -> tuple[dict, object]:
@@ -70,16 +64,21 @@ def _choose_num_clusters(request, config_kwargs, args, train_dataset) -> tuple[d
         TextClusteringPreTrainedModel, request.encoder, num_clusters=count.k_min, **embedding_kwargs
     ).to(args.device)
     precision = "bf16" if args.bf16 else ("fp16" if args.fp16 else "fp32")  # ClusteringTrainer.precision
-    start = time.perf_counter()
     encoding = {"batch_size": args.encode_batch_size, "precision": precision}
     embeddings = embed(embedder, train_dataset["text"], show_progress_bar=not args.disable_tqdm, **encoding)
-    embed_seconds = time.perf_counter() - start
     del embedder
-    result = count.choose(embeddings, random_state=request.seed)
-    logger.warning(f"num_clusters='auto': {result}; embedding took {embed_seconds:.0f}s; no labels used.")
+    return choose_k(count, embeddings, request.seed), embeddings
+
+
+def choose_k(count: ClusterCountRequest, embeddings, seed: int) -> dict:
+    """K for ``count`` (``"auto"``) chosen from the training texts' ``embeddings``, the one choice of K of a run (the
+    default run's first save and a method's own run both call it), said in the log; returns what
+    ``training_run.json`` records of it (``k_selection``)."""
+    result = count.choose(embeddings, random_state=seed)
+    logger.warning(f"num_clusters='auto': {result.describe()}; no labels used.")
     for note in result.notes:
         logger.warning(f"num_clusters='auto': {note}.")
-    return {**result.to_dict(), "requested_k_range": count.to_dict()["k_range"]}, embeddings
+    return {**result.to_dict(), "requested_k_range": count.to_dict()["k_range"]}
 
 
 def _saved_k_selection(request, identity: dict) -> dict | None:

@@ -1,6 +1,7 @@
 """``Clusterer``: a trained clusterer and everything that reads or edits it, on one object (BERTopic's way:
-``merge_topics``, ``reduce_topics``, ``set_topic_labels`` and ``get_topic_info`` are methods of one object), and
-:func:`edit_saved_model`, the same edits on a model folder, which the command line's edit commands call.
+``merge_topics``, ``reduce_topics``, ``set_topic_labels`` and ``get_topic_info`` are methods of one object); the same
+edits on a model folder, which the command line's edit commands call, are
+:func:`~hf_textcluster.runs.saved_edits.edit_saved_model`.
 
 The served model (``Clusterer.model``, a ``PreTrainedModel``) is what ships and serves; what edits it is package
 code: the weight arithmetic of :mod:`hf_textcluster.editing`, names and the clusters' summary
@@ -40,7 +41,7 @@ from ..editing.rows import UpdateResult
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.input_checks import CANDIDATES, SERVE_CHOICES, check_num_clusters
 from ..modeling.loading_checks import check_finite_weights
-from ..modeling.serialization import folder_lock, recover_folder, save_interrupted
+from ..modeling.serialization import folder_lock, recover_folder
 from ..modeling.validation import check_local_path, validate_texts
 from ..representation import DEFAULT_PROMPT, NAMES_FILE, name_clusters, rename_clusters
 from ..representation.summary import SUMMARY_KEY, assign_embeddings, merge_summaries, read_cluster_summary
@@ -48,10 +49,10 @@ from ..reuse import embed, reusing_results
 from .candidate_file import check_kept_candidate, kept_candidates, serve_kept_candidate
 from .clusterer_outputs import ClustererOutputs
 from .folder import RunFolder, load_clusterer, read_folder_text, read_online_state, save_back_target
-from .record import RunRecord, next_edit_id
+from .record import RunRecord
 from .saving import ASSIGNMENTS_FILE, ONLINE_STATE_FILE, model_card_file, restore_previous, save_model_folder
 
-__all__ = ["EDITS", "Clusterer", "edit_saved_model"]
+__all__ = ["EDITS", "Clusterer"]
 
 # The edits of a saved model, by the name of their method (and command).
 EDITS = ("merge", "split", "reduce", "reduce_outliers", "update", "rename", "name", "refine", "recluster", "calibrate")
@@ -440,42 +441,3 @@ class Clusterer(ClustererOutputs):
             raise ValueError("restore needs a model folder: this clusterer has none (loaded from the Hub).")
         vars(self).update(vars(self.load(restore_previous(self.path))))
         return self
-
-
-def edit_saved_model(
-    model: str | os.PathLike, output_dir: str | os.PathLike | None, op: str, *, overwrite=False, device=None, **kwargs
-):
-    """Edit the model saved in ``model`` by ``op`` (one of :data:`EDITS`, a :class:`Clusterer` method: ``"merge"``,
-    ``"split"``, ...; ``kwargs`` are its arguments) and save it: in place when ``output_dir`` is None (the model
-    before is kept in ``<model>/previous/``), else into ``output_dir`` (a folder holding another trained model only
-    with ``overwrite``), holding its writer lock from the load to the save; ``device``: where it encodes texts
-    (default: where it loads). What the command line's edit commands run. Returns ``(clusterer, what the method
-    returned)``.
-
-    Raises:
-        ValueError: an unknown ``op``, a bad argument, a Hub model without ``output_dir``.
-        FileExistsError: ``output_dir`` holds another trained model and ``overwrite`` is false.
-        EditAlreadyApplied: in place, the folder's last edit is this very edit (a command run again).
-
-    Example:
-        >>> clusterer, _ = edit_saved_model("runs/tickets", None, "merge", clusters=[[3, 7]])  # doctest: +SKIP
-        >>> *_, last_edit = clusterer.run.edits                                             # doctest: +SKIP
-        >>> last_edit["op"], clusterer.model.config.num_clusters                              # doctest: +SKIP
-        ('merge', 19)
-    """
-    if op not in EDITS:
-        raise ValueError(f"`op` must be one of {', '.join(EDITS)}; got {op!r}.")
-    model = os.fspath(model)
-    check_local_path(model, "--model")
-    target = save_back_target(model, output_dir, overwrite=overwrite, command=op).path  # refused before any work
-    with folder_lock(target):  # one writer from reading the model to saving it: no edit of another is lost
-        interrupted = save_interrupted(target)  # a re-run after it: the same last edit is not applied twice
-        recover_folder(target, complete=True)
-        clusterer = Clusterer.load(model)
-        if device is not None:
-            clusterer.model.to(device)
-        edit_id = next_edit_id(clusterer.run.edits, op, kwargs, model if interrupted and not output_dir else None)
-        result = getattr(clusterer, op)(**kwargs)
-        clusterer.run.edits[-1]["id"] = edit_id
-        clusterer.save(output_dir, overwrite=overwrite)
-    return clusterer, result

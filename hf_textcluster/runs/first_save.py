@@ -16,7 +16,6 @@ from dataclasses import dataclass
 import datasets
 import numpy as np
 import torch
-from transformers.utils import logging
 
 from ..choosing.candidate_choice import BERTOPIC_WAY
 from ..choosing.criteria import PRETRAINED
@@ -31,15 +30,13 @@ from ..representation.ctfidf import set_keyword_vectorizer
 from ..representation.summary import assign_embeddings
 from ..reuse import embed
 from ..training.collator import READING_LENGTHS, reading_length
-from .cluster_count import EMBEDDING_CONFIG_KEYS, check_cluster_count
+from .cluster_count import EMBEDDING_CONFIG_KEYS, check_cluster_count, choose_k
 from .folder import RunFolder
 from .recipes import load_recipe
 from .record import RunRecord, texts_sha1
 from .request import TrainingRequest
 from .saving import SERVED_KEY, SIGNALS_DIR, save_model_folder, write_record
 from .signals import PRETRAINED_CANDIDATES, describe_partition
-
-logger = logging.get_logger(__name__)
 
 __all__ = ["FirstModel", "TrainingStopped", "calibrate_and_name", "save_first_model", "unfinished"]
 
@@ -121,9 +118,7 @@ def save_first_model(
     features = partition_features(model, embeddings)
     k_selection = None
     if count.is_auto:  # chosen once, on the pretrained embeddings; every signal trains this K
-        chosen = count.choose(features, random_state=seed)
-        k_selection = {**chosen.to_dict(), "requested_k_range": count.to_dict()["k_range"]}
-        logger.warning(f"No K given: {chosen.describe()}; no labels used.")
+        k_selection = choose_k(count, features, seed)
         model = from_encoder_pretrained(
             model_class, request.encoder, num_clusters=k_selection["num_clusters"], **pooling
         ).to(device)

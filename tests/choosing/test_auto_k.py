@@ -309,10 +309,12 @@ def test_cluster_count_request_is_parsed_and_checked_once():
         ClusterCountRequest.parse("auto", k_range=(2, 50)).check(30)
     with pytest.raises(ValueError, match="is fixed"):
         fixed.choose(np.eye(4))
-    assert ClusterCountRequest.parse_num_clusters(" Auto ") == "auto" and ClusterCountRequest.parse_k_range("5:") == (
-        5,
-        None,
-    )
+    assert ClusterCountRequest.parse(" Auto ").is_auto and ClusterCountRequest.parse_k_range("5:") == (5, None)
+    assert ClusterCountRequest.parse("12").num_clusters == 12  # the command line's text of K, parsed as in the library
+    with pytest.raises(ValueError, match=r"`num_clusters` must be an integer >= 2 \(one cluster groups nothing"):
+        ClusterCountRequest(1)  # refused when the request is made, before any text is read
+    with pytest.raises(ValueError, match="larger than the number of distinct texts"):
+        fixed.check(20, texts=["same text"] * 20)  # the one check of a request against the texts
     with pytest.raises(ValueError, match="K_MIN:K_MAX"):
         ClusterCountRequest.parse_k_range("2-60")
 

@@ -178,6 +178,25 @@ def test_no_other_option_means_a_count_of_clusters_or_a_sample_of_texts():
                 assert option in samples, f"{command} {option} is a sample of texts: name it as MEANINGS does"
 
 
+@pytest.mark.parametrize("command", ["train", "evaluate"])
+@pytest.mark.parametrize(
+    "value,says",
+    [("1", "must be an integer >= 2 (one cluster groups nothing: pass 2 or more"), ("many", "must be a whole number")],
+)
+def test_num_clusters_is_refused_in_one_line_before_any_work(command, value, says, tmp_path, capsys):
+    """K is parsed once, by the library's rule: one cluster (or no number) is refused while the command line is read,
+    as `train_clusterer(num_clusters=1)` refuses it, not after the texts are read."""
+    from hf_textcluster.cli import main
+
+    missing = str(tmp_path / "not-written-yet.csv")  # were it read first, the error would be about this file
+    where = ["--input", missing, "--output-dir", str(tmp_path / "run")] if command == "train" else ["--input", missing]
+    with pytest.raises(SystemExit) as exited:
+        main([command, *where, "--num-clusters", value])
+    err = capsys.readouterr().err
+    assert exited.value.code == 2 and err.count("\n") == 1
+    assert f"error: argument --num-clusters: `num_clusters` {says}" in err
+
+
 def test_every_command_that_encodes_texts_takes_device_and_precision():
     for command in set(_commands()) - set(NO_ENCODING) - TRAINER_DEVICE:
         for option in ("--device", "--precision"):

@@ -14,7 +14,7 @@ import hf_textcluster  # noqa: F401
 from hf_textcluster.cli import main
 from hf_textcluster.editing.describing import closest_merges
 from hf_textcluster.representation.summary import cluster_info
-from hf_textcluster.runs.clusterer import edit_saved_model
+from hf_textcluster.runs.saved_edits import edit_saved_model
 
 K = 4  # the clusters of the `saved` model (conftest.py)
 

@@ -12,7 +12,7 @@ from transformers import AutoModel, pipeline
 
 import hf_textcluster  # noqa: F401
 from hf_textcluster.cli import main
-from hf_textcluster.runs.clusterer import edit_saved_model
+from hf_textcluster.runs.saved_edits import edit_saved_model
 from hf_textcluster.runs.saving import ONLINE_STATE_FILE
 from tests.curation.conftest import K, fitted_model
 
