@@ -147,3 +147,21 @@ def test_every_serve_switch_of_a_default_run_serves_that_partition(start, target
         else:
             reference = {name: f"{serving}/{name}" for name in ("head", "kmeans", "umap_kmeans")}
         np.testing.assert_array_equal(served, kept[reference[target]])
+
+
+def test_the_first_save_chooses_k_as_a_run_of_one_method_does(tiny_encoder_dir, toy_corpus, tmp_path, monkeypatch):
+    """Without K, the first save chooses it once, on the pretrained encoder's embeddings, by the one choice of K a
+    run of one method makes too (``choose_k``), and serves that many clusters."""
+    import time
+
+    from hf_textcluster.runs import cluster_count, first_save
+    from hf_textcluster.runs.request import TrainingRequest
+
+    choices = []
+    monkeypatch.setattr(first_save, "choose_k", lambda *a: choices.append(cluster_count.choose_k(*a)) or choices[-1])
+    texts = toy_corpus[0]
+    request = TrainingRequest(load_texts(texts), str(tmp_path / "run"), encoder=str(tiny_encoder_dir), save=False)
+    first = first_save.save_first_model(request, request.dataset, "sccl", {}, 0, time.perf_counter())
+    (selection,) = choices
+    assert first.k_selection == selection and 2 <= selection["num_clusters"] <= len(texts) - 1
+    assert first.model.config.num_clusters == selection["num_clusters"] == len(set(first.labels))

@@ -18,6 +18,7 @@ BAD_OPTIONS = [
     ("sccl", {"test_size": 1.5}, ValueError, "`test_size` must be"),
     ("sccl", {"augmentation": "typos"}, ValueError, "`augmentation` must be one of recipe,"),
     ("sccl", {"num_clusters": "many"}, ValueError, "`num_clusters` must be a whole number of clusters or 'auto'"),
+    ("sccl", {"num_clusters": 1}, ValueError, "`num_clusters` must be an integer >= 2 (one cluster groups nothing"),
     ("sccl", {"num_clusters": 5, "k_range": (2, 9)}, ValueError, "apply to num_clusters='auto'"),
     ("sccl", {"num_clusters": "auto", "k_range": (9, 2)}, ValueError, "`k_max` (2) is smaller than `k_min` (9)"),
     ("sccl", {"keep_signals": True}, ValueError, "`keep_signals` (--keep-signals), `time_budget`"),
