@@ -101,7 +101,11 @@ def subsets(names: list[str]) -> None:
                 CANDIDATES[0]: _umap_kmeans_groups(x.astype(np.float32), k),
                 CANDIDATES[1]: np.asarray(fit_kmeans(x, k, random_state=0).labels_),
             }
-            row["tasks"][task] = {"n": int(len(rows)), "k": k, **{c: score(labels, p, spaces) for c, p in parts.items()}}
+            row["tasks"][task] = {
+                "n": int(len(rows)),
+                "k": k,
+                **{c: score(labels, p, spaces) for c, p in parts.items()},
+            }
             print(name, task, {c: row["tasks"][task][c]["acc"] for c in parts}, flush=True)
         append_row(out, row)
 

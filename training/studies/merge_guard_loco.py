@@ -10,7 +10,16 @@ from pathlib import Path
 
 HERE = Path(__file__).parent
 W, K = "pretrained/umap_kmeans", "pretrained/kmeans"
-TUNING = {"tweet", "agnews", "stackoverflow", "searchsnippets", "biomedical", "googlenews_ts", "googlenews_t", "googlenews_s"}
+TUNING = {
+    "tweet",
+    "agnews",
+    "stackoverflow",
+    "searchsnippets",
+    "biomedical",
+    "googlenews_ts",
+    "googlenews_t",
+    "googlenews_s",
+}
 KINDS = ("vote_ari", "vote_nmi", "vote_kappa", "silhouette")
 VIEWS = [f"{kind}_{space}" for kind in KINDS for space in ("lexical", "pretrained", "shared")]
 RULES = [(), *((v,) for v in VIEWS), *itertools.combinations(VIEWS, 2)]
@@ -51,13 +60,16 @@ def main() -> None:
         rule = best([t for t in tuning if t[0] != corpus])
         held = loss([t for t in tuning if t[0] == corpus], rule)
         total += held
-        print(f"  {corpus:15s} rule chosen on the others: {rule or 'always the BERTopic way'}; held-out loss {held:.1f}")
+        print(
+            f"  {corpus:15s} rule chosen on the others: {rule or 'always the BERTopic way'}; held-out loss {held:.1f}"
+        )
     print(f"leave-one-corpus-out loss {total:.1f}")
     rule = best(tuning)
     print(f"chosen on every tuning task: {rule} (in-sample loss {loss(tuning, rule):.1f})")
     for t in (t for t in tasks if t[0] not in TUNING):
         s = served(t, rule)
-        print(f"  confirmation {t[0]:10s} BERTopic way {t[2]['acc']:.1f}, k-means {t[3]['acc']:.1f}, rule serves {s['acc']:.1f}")
+        way, kmeans = t[2]["acc"], t[3]["acc"]
+        print(f"  confirmation {t[0]:10s} BERTopic way {way:.1f}, k-means {kmeans:.1f}, rule serves {s['acc']:.1f}")
 
 
 if __name__ == "__main__":
