@@ -26,6 +26,7 @@ from . import (  # noqa: E402
     scale,
     serving_head,
     speed,
+    top_layers,
     update,
     without_k,
 )
@@ -38,6 +39,7 @@ SECTIONS = {
     "auto": (auto, "The default, train --method auto: every candidate, the served choice and the oracle."),
     "profile": (phases, "Where the default's time goes: its phases on N texts of a corpus, and what it serves."),
     "compute-curve": (compute_curve, "Each signal of train --method auto at 1x / 3x / 10x its cpu recipe's steps."),
+    "top-layers": (top_layers, "Import the top-layers fine-tuning study's rows (quality against time)."),
     "baselines": (baselines, "BoW / TF-IDF / embeddings + k-means (and the BERTopic way with --encoder)."),
     "speed": (speed, "Speed ratios measured side by side in one process."),
     "authors-sccl": (authors_sccl, "Record a side-by-side timing of the SCCL authors' code, run outside."),

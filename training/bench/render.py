@@ -24,6 +24,7 @@ from . import (
     scale,
     serving_head,
     speed,
+    top_layers,
     update,
     without_k,
 )
@@ -77,6 +78,7 @@ def render(store: dict) -> str:
     out += auto_tables.render(store, rows)
     out += phases.render(store, [r for r in rows if r["section"] == phases.SECTION])
     out += compute_curve.render(store, rows)
+    out += top_layers.render(store, rows)
     out += partitions.render_served_against_baselines(rows)
     out += comparisons.render_head_or_kmeans(rows)
     out += partitions.render(store, rows)
