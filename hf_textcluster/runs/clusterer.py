@@ -325,7 +325,7 @@ class Clusterer(ClustererOutputs):
         self._recalibrate(texts, sample_size, random_state, batch_size)
         self.run.serving = choice.to_dict()
         self._candidates = (texts, np.asarray(choice.labels))
-        assignments = np.asarray(choice.labels) if texts is self._texts else None
+        assignments = self._with_outliers(texts, choice.labels, batch_size) if texts is self._texts else None
         self._edited({"op": "refine", "served": choice.served}, assignments)
         return choice
 

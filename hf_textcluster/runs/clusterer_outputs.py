@@ -24,7 +24,14 @@ from ..figures.clusters import (
 from ..figures.projection import resolve_projection
 from ..modeling.validation import validate_texts
 from ..representation.ctfidf import keyword_representation
-from ..representation.summary import OUTLIER_NAME, assign_embeddings, cluster_info, sample_rows
+from ..representation.summary import (
+    OUTLIER_NAME,
+    assign_embeddings,
+    assign_texts,
+    cluster_info,
+    outlier_rows,
+    sample_rows,
+)
 from .record import RunRecord
 from .training_texts import find_training_texts
 
@@ -84,6 +91,12 @@ class ClustererOutputs:
             return model.predict(texts, **kwargs)
         out = model.predict_with_confidence(texts, **kwargs)
         return np.where(out["is_outlier"], -1, out["cluster"])
+
+    def _with_outliers(self, texts: Sequence[str], clusters, batch_size: int) -> np.ndarray:
+        """``clusters`` of ``texts`` with -1 where the model flags an outlier (as :meth:`predict` says)."""
+        if not self.model.flags_outliers:
+            return np.asarray(clusters)
+        return np.where(outlier_rows(self.model, assign_texts(self.model, texts, batch_size)), -1, clusters)
 
     @property
     def labels_(self) -> np.ndarray:

@@ -150,3 +150,14 @@ def test_the_reduce_outliers_command(trained, tmp_path, capsys):
     assert [e["op"] for e in edits] == ["reduce_outliers"]
     assert main(["reduce-outliers", "--model", str(out)]) == 2
     assert "flags no outliers" in capsys.readouterr().err
+
+
+def test_refine_keeps_the_outliers_of_a_flagging_model(flagged, tmp_path):
+    folder = shutil.copytree(flagged.path, tmp_path / "model")
+    clusterer = Clusterer.load(folder)
+    clusterer.refine(serve="kmeans")
+    clusterer.save()
+    saved = np.asarray(RunFolder(folder).read_assignments())
+    summary = read_cluster_summary(Clusterer.load(folder).model.config)
+    assert (saved == -1).sum() == summary["outliers"] > 0  # the file and the summary say the same
+    np.testing.assert_array_equal(saved, Clusterer.load(folder).labels_)
