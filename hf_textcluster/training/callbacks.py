@@ -99,10 +99,9 @@ class ClusterHealthCallback(MethodCallback):
             logger.warning(
                 f"The clusters may be collapsing at step {state.global_step}: on {len(self.sample)} training texts the "
                 f"head uses {int(entry['clusters_used'])} of {k} clusters, size entropy {entry['size_entropy']:.2f} "
-                f"(k-means "
-                f"start {start['size_entropy']:.2f}), agreement with the initial k-means NMI {entry['agreement']:.2f}. "
-                "The trained head may end below plain k-means: compare it with k-means on the trained embeddings, and "
-                "consider fewer steps, a lower head learning rate or --early-stopping-tol."
+                f"(k-means start {start['size_entropy']:.2f}), agreement with the initial k-means NMI "
+                f"{entry['agreement']:.2f}. The trained head may end below plain k-means: compare it with k-means on "
+                "the trained embeddings, and consider fewer steps, a lower head learning rate or --early-stopping-tol."
             )
         tol = getattr(args, "early_stopping_tol", None)
         if tol is not None and entry.get("changed", 1.0) < tol:
