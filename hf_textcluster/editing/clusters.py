@@ -83,17 +83,21 @@ def initialize_clusters(
     return kmeans.labels_
 
 
+def _centres_for(rows: torch.Tensor, centers: np.ndarray | torch.Tensor) -> torch.Tensor:
+    """``centers`` (K x d, array or tensor) as a tensor like ``rows``, a head's K x d weights, which they must fit."""
+    centers = torch.as_tensor(centers, dtype=rows.dtype, device=rows.device)
+    if tuple(centers.shape) != tuple(rows.shape):
+        raise ValueError(
+            f"Centres of shape {tuple(centers.shape)} do not fit the head "
+            f"({tuple(rows.shape)} = num_clusters x hidden_size)."
+        )
+    return centers
+
+
 @torch.no_grad()
 def _set_centroids(head: torch.nn.Module, centers: np.ndarray | torch.Tensor) -> None:
     """Use k-means centres (K x d, array or tensor) as a centroid head's centroids."""
-    centroids = head.centroids
-    centers = torch.as_tensor(centers, dtype=centroids.dtype, device=centroids.device)
-    if tuple(centers.shape) != tuple(centroids.shape):
-        raise ValueError(
-            f"Centroids of shape {tuple(centers.shape)} do not fit this head "
-            f"({tuple(centroids.shape)} = num_clusters x hidden_size)."
-        )
-    centroids.copy_(centers)
+    head.centroids.copy_(_centres_for(head.centroids, centers))
 
 
 def init_clusters_from_kmeans(model: TextClusteringPreTrainedModel, centers: np.ndarray | torch.Tensor) -> None:
@@ -123,14 +127,8 @@ def init_clusters_from_kmeans(model: TextClusteringPreTrainedModel, centers: np.
 def init_head_from_centroids(model: TextClusteringPreTrainedModel, centers: np.ndarray | torch.Tensor) -> None:
     """Set a linear head h (ClusterBERT's, Eq. 2) so that its logits are 2 z·c_k - ‖c_k‖² = -‖z - c_k‖² + ‖z‖²: the
     softmax ranks the clusters as the nearest of ``centers`` does (``head_init="kmeans"``)."""
-    weight = model.cluster_head.weight
-    centers = torch.as_tensor(centers, dtype=weight.dtype, device=weight.device)
-    if tuple(centers.shape) != tuple(weight.shape):
-        raise ValueError(
-            f"Centres of shape {tuple(centers.shape)} do not fit the head "
-            f"({tuple(weight.shape)} = num_clusters x hidden_size)."
-        )
-    weight.copy_(2 * centers)
+    centers = _centres_for(model.cluster_head.weight, centers)
+    model.cluster_head.weight.copy_(2 * centers)
     model.cluster_head.bias.copy_(-(centers**2).sum(dim=-1))
 
 

@@ -21,6 +21,7 @@ import torch
 from ..modeling.calibration import quantile_at, quantile_rank
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.validation import check_scalar
+from ..representation import store_names
 from ..representation.summary import SUMMARY_KEY, assign_texts, outlier_rows, summarize_model
 from .kmeans import fit_kmeans
 from .rows import (
@@ -74,8 +75,7 @@ def _rename_clusters(
         for new_id, members in enumerate(plan)
     } | (given or {})
     model.config.num_clusters = len(plan)
-    model.config.id2label = names
-    model.config.label2id = {name: i for i, name in names.items()}
+    store_names(model.config, names)
     vars(model.config).pop("cluster_summary", None)  # it described the old clusters (the package recomputes it)
 
 

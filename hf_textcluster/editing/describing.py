@@ -18,7 +18,7 @@ from transformers.utils import logging
 
 from ..evaluation.metrics import cluster_accuracy
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
-from ..representation import BaseRepresentation
+from ..representation import BaseRepresentation, store_names
 from ..representation.ctfidf import keyword_representation
 from ..representation.summary import SUMMARY_KEY, assign_texts, summarize_model
 
@@ -47,8 +47,7 @@ def name_edited_clusters(model, texts: Sequence[str], clusters: Sequence[int], e
             name = f"{name} ({k})"
         given[k] = name
         taken.add(name)
-    model.config.id2label = {**model.config.id2label, **given}
-    model.config.label2id = {name: k for k, name in model.config.id2label.items()}
+    store_names(model.config, {**model.config.id2label, **given})
     return given
 
 

@@ -7,7 +7,7 @@ the same picture.
 
     from hf_textcluster.figures.projection import project_2d
     from hf_textcluster.representation.summary import sample_rows
-    rows = sample_rows(len(embeddings), 3000, random_state=0)
+    rows = sample_rows(len(embeddings), 3000, seed=0)
     coords = project_2d(embeddings[rows], method="pca")                 # -> (len(rows), 2)
 """
 

@@ -46,6 +46,7 @@ __all__ = [
     "cluster_info",
     "name_clusters",
     "rename_clusters",
+    "store_names",
 ]
 
 # Texts a model's clusters are named on at most (a seeded sample beyond): the keywords of 10,000 texts are stable.
@@ -165,7 +166,7 @@ def name_clusters(
     else:
         namer = GeneratedNamesRepresentation(generator, prompt=prompt, cache=cache)
         names = namer.names(sample, sampled.clusters, num_clusters, typicality=sampled.typicality, keywords=keywords)
-    names = _store_names(model.config, names)
+    names = store_names(model.config, names)
     setattr(model.config, SUMMARY_KEY, summarize_clusters(*summarized, num_clusters, keywords))
     return ClusterNames(
         names=names,
@@ -177,7 +178,7 @@ def name_clusters(
     )
 
 
-def _store_names(config, names: dict[int, str]) -> dict[int, str]:
+def store_names(config, names: dict[int, str]) -> dict[int, str]:
     """Store ``names`` as ``config.id2label`` (and ``label2id``), what ``predict`` and the pipeline's ``label`` show."""
     config.id2label = names
     config.label2id = {name: k for k, name in names.items()}
@@ -248,4 +249,4 @@ def rename_clusters(model, names: Mapping[int | str, str]) -> dict[int, str]:
                 "are the model's label2id); give one of them another name."
             )
         seen[merged[k]] = k
-    return _store_names(model.config, merged)
+    return store_names(model.config, merged)

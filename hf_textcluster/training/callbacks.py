@@ -25,6 +25,34 @@ class MethodCallback(TrainerCallback):
         self._trainer = weakref.ref(trainer)
 
 
+def final_health_check(trainer) -> dict | None:
+    """The trainer's ``check_final_health``: its served clusters of a seeded sample of ``health_sample_size`` training
+    texts, kept as ``trainer.final_health``, with a warning when they collapsed (fewer than half of them used, or one
+    holding 90% of the texts); None where it does not run (``health_check_steps=0``, no texts, no clusters yet, a
+    process other than the main one)."""
+    args, model = trainer.args, trainer.model
+    if (
+        getattr(args, "health_check_steps", None) == 0
+        or trainer.train_dataset is None
+        or not model.config.centroids_initialized
+        or not trainer.accelerator.is_main_process
+    ):
+        return None
+    _, texts = trainer.sample_train_texts(getattr(args, "health_sample_size", 1000))
+    size, k = len(texts), model.config.num_clusters
+    counts = np.bincount(model.predict(texts, show_progress_bar=False, **trainer.encode_options), minlength=k)
+    health = {"clusters_used": int((counts > 0).sum()), "largest_share": float(counts.max() / size)}
+    trainer.final_health = health
+    if health["clusters_used"] < k / 2 or health["largest_share"] >= 0.9:
+        logger.warning(
+            f"The trained model puts {100 * health['largest_share']:.0f}% of {size} training texts (a seeded sample) "
+            f"in one cluster and uses {health['clusters_used']} of its {k} clusters: its clusters collapsed. Compare "
+            "it with k-means on its embeddings (`hf-textcluster recluster`), or train again with more steps, a lower "
+            "head learning rate or another seed."
+        )
+    return health
+
+
 class ClusterHealthCallback(MethodCallback):
     """Every ``health_check_steps``, predicts a seeded sample of training texts with the head and logs
     ``health_agreement`` (NMI with the initial k-means on the same texts), ``health_size_entropy`` (entropy of the
@@ -71,10 +99,9 @@ class ClusterHealthCallback(MethodCallback):
             logger.warning(
                 f"The clusters may be collapsing at step {state.global_step}: on {len(self.sample)} training texts the "
                 f"head uses {int(entry['clusters_used'])} of {k} clusters, size entropy {entry['size_entropy']:.2f} "
-                f"(k-means "
-                f"start {start['size_entropy']:.2f}), agreement with the initial k-means NMI {entry['agreement']:.2f}. "
-                "The trained head may end below plain k-means: compare it with k-means on the trained embeddings, and "
-                "consider fewer steps, a lower head learning rate or --early-stopping-tol."
+                f"(k-means start {start['size_entropy']:.2f}), agreement with the initial k-means NMI "
+                f"{entry['agreement']:.2f}. The trained head may end below plain k-means: compare it with k-means on "
+                "the trained embeddings, and consider fewer steps, a lower head learning rate or --early-stopping-tol."
             )
         tol = getattr(args, "early_stopping_tol", None)
         if tol is not None and entry.get("changed", 1.0) < tol:

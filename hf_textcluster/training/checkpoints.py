@@ -126,8 +126,25 @@ def save_resume_files(trainer, folder: str) -> None:
         os.replace(path + ".tmp", path)
 
 
+def resume_checkpoint(trainer, checkpoint: str | bool | None) -> str | bool | None:
+    """The checkpoint ``train(resume_from_checkpoint=checkpoint)`` resumes from: ``True`` is the newest complete one
+    of the run's ``output_dir``, an error when there is none."""
+    if checkpoint is True:
+        checkpoint = last_complete_checkpoint(trainer.args.output_dir)
+        if checkpoint is None:
+            raise ValueError(
+                f"resume_from_checkpoint=True, but {trainer.args.output_dir} holds no complete "
+                "checkpoint to resume from. Pass resume_from_checkpoint=None to start over."
+            )
+    return checkpoint
+
+
 def restore_resume_files(trainer, checkpoint: str) -> None:
-    """Take back what ``save_resume_files`` wrote into ``checkpoint`` (before a resumed run's first step)."""
+    """Take back what the Trainer does not restore from ``checkpoint`` (before a resumed run's first step): what its
+    config says that the weights do not (``trainer.restore_config``) and what ``save_resume_files`` wrote."""
+    if os.path.isfile(os.path.join(checkpoint, "config.json")):
+        with open(os.path.join(checkpoint, "config.json")) as f:
+            trainer.restore_config(json.load(f))
     arrays = {
         name[len(CHECKPOINT_ARRAY_PREFIX) : -len(".npy")]: np.load(os.path.join(checkpoint, name))
         for name in sorted(os.listdir(checkpoint))

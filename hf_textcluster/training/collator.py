@@ -1,9 +1,9 @@
-"""The collator that tokenizes a batch's text views; how long the texts are (the warning about texts cut at
-``max_length``, and the length the default reads them to)."""
+"""The collator that tokenizes a batch's text views, and the check that a trainer's datasets hold them; how long the
+texts are (the warning about texts cut at ``max_length``, and the length the default reads them to)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +41,20 @@ def reading_length(texts: Sequence[str], tokenizer, limit: int, seed: int = 0) -
     counts = token_counts(texts, tokenizer, min(limit, READING_LENGTHS[-1]) + 1, seed=seed)
     needed = float(np.quantile(counts, COVERED)) if len(counts) else 0.0
     return min(limit, next((n for n in READING_LENGTHS if n >= needed), READING_LENGTHS[-1]))
+
+
+def check_text_columns(trainer_name: str, views: Mapping[str, str], train_dataset, eval_dataset) -> None:
+    """Refuse datasets without the columns the trainer ``trainer_name`` reads: its ``views`` in ``train_dataset``,
+    ``text`` in ``eval_dataset`` (a dataset without ``column_names``, or None, is not checked)."""
+    for name, dataset, needed in (
+        ("train_dataset", train_dataset, list(views.values())),
+        ("eval_dataset", eval_dataset, ["text"]),
+    ):
+        missing = [c for c in needed if c not in getattr(dataset, "column_names", needed)]
+        if missing:
+            augmented = "augmented views (`data.add_augmented_views`, or a benchmark loaded with `augmentation=`)"
+            fix = "a 'text' column" if missing == ["text"] else augmented
+            raise ValueError(f"`{name}` lacks the columns {missing} that {trainer_name} reads: give it {fix}.")
 
 
 def warn_if_truncated(

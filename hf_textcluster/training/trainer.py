@@ -15,7 +15,6 @@ this order (``finish_training(trainer)`` in ``runs.after_training`` runs the thr
 from __future__ import annotations
 
 import contextlib
-import json
 import math
 import os
 import time
@@ -37,9 +36,9 @@ from ..modeling.serialization import apply_umask
 from ..reuse import embed
 from ..timing import phase
 from .arguments import ClusteringTrainingArguments
-from .callbacks import CheckpointTimeCallback, ClusterHealthCallback, StopOnInterruptCallback
-from .checkpoints import last_complete_checkpoint, restore_resume_files, save_resume_files, training_module_parameters
-from .collator import TextViewsCollator, warn_if_truncated
+from .callbacks import CheckpointTimeCallback, ClusterHealthCallback, StopOnInterruptCallback, final_health_check
+from .checkpoints import restore_resume_files, resume_checkpoint, save_resume_files, training_module_parameters
+from .collator import TextViewsCollator, check_text_columns, warn_if_truncated
 from .distributed import average_gradients
 from .evaluation import evaluate_clusterer
 from .initialization import freeze_lower_layers, kmeans_start
@@ -113,17 +112,7 @@ class ClusteringTrainer(Trainer):
                 setattr(model.config, name, getattr(tokenizer, name))
         if self.targets_name:
             train_dataset = with_index_column(train_dataset, type(self).__name__)
-        for name, dataset, needed in (
-            ("train_dataset", train_dataset, list(self.views.values())),
-            ("eval_dataset", kwargs.get("eval_dataset"), ["text"]),
-        ):
-            missing = [c for c in needed if c not in getattr(dataset, "column_names", needed)]
-            if missing:
-                views = "augmented views (`data.add_augmented_views`, or a benchmark loaded with `augmentation=`)"
-                fix = "a 'text' column" if missing == ["text"] else views
-                raise ValueError(
-                    f"`{name}` lacks the columns {missing} that {type(self).__name__} reads: give it {fix}."
-                )
+        check_text_columns(type(self).__name__, self.views, train_dataset, kwargs.get("eval_dataset"))
         if data_collator is None:
             data_collator = self.make_collator(tokenizer, model, args)
         if hasattr(train_dataset, "column_names"):
@@ -365,20 +354,10 @@ class ClusteringTrainer(Trainer):
                 f"{self.args.serve!r})."
             )
             serve_method_head(self.model)
-        checkpoint = resume_from_checkpoint
-        if checkpoint is True:
-            checkpoint = last_complete_checkpoint(self.args.output_dir)
-            if checkpoint is None:
-                raise ValueError(
-                    f"resume_from_checkpoint=True, but {self.args.output_dir} holds no complete "
-                    "checkpoint to resume from. Pass resume_from_checkpoint=None to start over."
-                )
+        checkpoint = resume_checkpoint(self, resume_from_checkpoint)
         with self._stop_on_interrupt.handling_signals():
             # A resumed run restores trained centroids from its checkpoint; a fresh run fits them first.
             if checkpoint and os.path.isdir(checkpoint):
-                if os.path.isfile(os.path.join(checkpoint, "config.json")):
-                    with open(os.path.join(checkpoint, "config.json")) as f:
-                        self.restore_config(json.load(f))
                 restore_resume_files(self, checkpoint)
             elif not checkpoint and not self.model.config.centroids_initialized:
                 embeddings, self.init_embeddings = self.init_embeddings, None
@@ -444,27 +423,7 @@ class ClusteringTrainer(Trainer):
         them, once training has ended: every method, whatever its stages (a check during training may have run
         before a head existed, or on a head mode other than the served one). Warns when the clusters collapsed (fewer
         than half of them used, or one holding 90% of the texts). Off with ``health_check_steps=0``."""
-        if (
-            getattr(self.args, "health_check_steps", None) == 0
-            or self.train_dataset is None
-            or not self.model.config.centroids_initialized
-            or not self.accelerator.is_main_process
-        ):
-            return None
-        _, texts = self.sample_train_texts(getattr(self.args, "health_sample_size", 1000))
-        size = len(texts)
-        predicted = self.model.predict(texts, show_progress_bar=False, **self.encode_options)
-        k = self.model.config.num_clusters
-        counts = np.bincount(predicted, minlength=k)
-        self.final_health = {"clusters_used": int((counts > 0).sum()), "largest_share": float(counts.max() / size)}
-        if self.final_health["clusters_used"] < k / 2 or self.final_health["largest_share"] >= 0.9:
-            logger.warning(
-                f"The trained model puts {100 * self.final_health['largest_share']:.0f}% of {size} training texts (a "
-                f"seeded sample) in one cluster and uses {self.final_health['clusters_used']} of its {k} clusters: "
-                "its clusters collapsed. Compare it with k-means on its embeddings (`hf-textcluster recluster`), or "
-                "train again with more steps, a lower head learning rate or another seed."
-            )
-        return self.final_health
+        return final_health_check(self)
 
     # ----- evaluation ----------------------------------------------------------------------------------------
     def evaluate(self, eval_dataset=None, ignore_keys=None, metric_key_prefix: str = "eval") -> dict[str, float]:

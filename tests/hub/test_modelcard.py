@@ -17,7 +17,8 @@ from hf_textcluster import SCCLModel
 from hf_textcluster.cli import main as cli_main
 from hf_textcluster.hub import save_pretrained
 from hf_textcluster.hub.card_data import MetricsNotMeasuredWarning, encoder_hub_id
-from hf_textcluster.hub.card_sections import names_line, training_command
+from hf_textcluster.hub.card_limitations import names_line
+from hf_textcluster.hub.card_sections import training_command
 from hf_textcluster.hub.model_card import generate_model_card, write_model_card
 from hf_textcluster.models import METHODS
 from hf_textcluster.models.building import from_encoder_pretrained

@@ -391,7 +391,7 @@ def test_cli_recluster_serves_kmeans_on_the_trained_embeddings(tmp_path, toy_cor
 
 
 def test_model_card_says_whether_calibrated(calibrated, tiny_encoder_dir):
-    from hf_textcluster.hub.card_sections import calibration_lines
+    from hf_textcluster.hub.card_limitations import calibration_lines
 
     assert "Calibrated on 120 training texts" in "\n".join(calibration_lines(calibrated.config))
     fresh = from_encoder_pretrained(SCCLModel, str(tiny_encoder_dir), num_clusters=3)
