@@ -66,7 +66,8 @@ class Clusterer(ClustererOutputs):
     save it.
 
     Args:
-        num_clusters: for :meth:`fit`: K, or ``"auto"`` (chosen from the embeddings).
+        num_clusters: for :meth:`fit`: K, or ``"auto"`` (chosen from the embeddings); by default the number of
+            classes of a labelled ``Dataset``, else ``"auto"`` (as ``train`` and ``train_clusterer``).
         method: for :meth:`fit`: ``"auto"`` (the default run) or a method name.
         **train_kwargs: for :meth:`fit`: keywords of :func:`~hf_textcluster.runs.api.train_clusterer`.
 
@@ -87,7 +88,7 @@ class Clusterer(ClustererOutputs):
         >>> clusterer.save("runs/tickets")                                    # doctest: +SKIP
     """
 
-    def __init__(self, num_clusters: int | str = "auto", *, method: str = "auto", **train_kwargs):
+    def __init__(self, num_clusters: int | str | None = None, *, method: str = "auto", **train_kwargs):
         self.num_clusters, self.method, self.train_kwargs = num_clusters, method, train_kwargs
         self.path: str | None = None
         self.run = RunRecord()

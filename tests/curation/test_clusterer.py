@@ -232,6 +232,17 @@ def test_edit_saved_model_refuses_before_any_work(saved, tmp_path):
         edit_saved_model("your-org/no-such-model", None, "rename", names={0: "x"})
 
 
+def test_fit_takes_k_from_a_labelled_dataset_by_default(tiny_encoder_dir, toy_corpus, tmp_path):
+    import datasets
+
+    # seven label classes over three topics: K chosen from the texts would be about 3
+    labels = [i % 7 for i in range(len(toy_corpus[0]))]
+    labelled = datasets.Dataset.from_dict({"text": toy_corpus[0], "label": labels})
+    train = {"per_device_train_batch_size": 16, "bf16": False, "disable_tqdm": True, "max_steps": 2}
+    clusterer = Clusterer(method="sccl", encoder=str(tiny_encoder_dir), evaluate=False, training_overrides=train)
+    assert clusterer.fit(labelled, tmp_path / "run").model.config.num_clusters == 7
+
+
 def test_fit_trains_and_keeps_the_run(tiny_encoder_dir, toy_corpus, tmp_path):
     texts = toy_corpus[0]
     train = {"per_device_train_batch_size": 16, "bf16": False, "disable_tqdm": True, "max_steps": 2}
