@@ -218,7 +218,7 @@ class Clusterer(ClustererOutputs):
         texts = self._texts_for("reduce", texts, required=False)
         groups = reduce_groups(self.model, num_clusters, texts, batch_size)
         self.merge(groups, texts=texts, batch_size=batch_size)
-        self.run.edits[-1]["reduced_to"] = int(num_clusters)
+        self.run.amend_last_edit(reduced_to=int(num_clusters))
         return self
 
     def reduce_outliers(self, texts: Sequence[str] | None = None, batch_size: int = DEFAULT_ENCODE_BATCH_SIZE):
@@ -476,6 +476,6 @@ def edit_saved_model(
             clusterer.model.to(device)
         edit_id = next_edit_id(clusterer.run.edits, op, kwargs, model if interrupted and not output_dir else None)
         result = getattr(clusterer, op)(**kwargs)
-        clusterer.run.edits[-1]["id"] = edit_id
+        clusterer.run.amend_last_edit(id=edit_id)
         clusterer.save(output_dir, overwrite=overwrite)
     return clusterer, result
