@@ -6,12 +6,12 @@ only writer, :meth:`~hf_textcluster.runs.folder.RunFolder.read_record` its reade
 blocks does not know is refused on reading (one line naming it), so a misspelt or foreign key is never silently
 carried along.
 
-Every block of the record is a :class:`Block`: a dataclass read from and written to its JSON object by its fields'
-names (:meth:`Block.from_dict`, :meth:`Block.to_dict`), nested blocks included. A block given as its JSON mapping (a
-``RunRecord(serving={...})``, ``run.edits = [..., {"op": ...}]``) is read into its type, and a block reads like the
-mapping it is written as (``run.serving["served"]``, ``edit.get("id")``), so code and the file say the same keys.
-Only what is one entry per thing stays a mapping, typed: metrics and seconds by name, overrides by argument,
-candidates' criteria by candidate.
+Every block of the record is a :class:`~hf_textcluster.runs.block.Block`, frozen: a dataclass read from and written
+to its JSON object by its fields' names (``from_dict``, ``to_dict``), nested blocks included; it is changed with
+``dataclasses.replace``. A block given as its JSON mapping (``RunRecord(serving={...})``, ``run.edits = [...,
+{"op": ...}]``) is read into its type, and a block reads like the mapping it is written as (``run.serving["served"]``,
+``edit.get("id")``), so code and the file say the same keys. What is one entry per thing stays a mapping, typed:
+metrics and seconds by name, overrides by argument, candidates' criteria by candidate.
 """
 
 from __future__ import annotations
@@ -19,16 +19,14 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import MISSING, dataclass, field, fields, replace
-from functools import cache
-from typing import TYPE_CHECKING, Any, Union, get_args, get_origin, get_type_hints
+from dataclasses import dataclass, field, replace
+from typing import Any
 
-if TYPE_CHECKING:
-    from .schedule import Schedule
+from .block import NULL, Block
+from .schedule import Schedule
 
 __all__ = [
     "AutoRun",
-    "Block",
     "Edit",
     "EditAlreadyApplied",
     "InputFile",
@@ -40,7 +38,6 @@ __all__ = [
 ]
 
 Setting = str | int | float | bool | list | None  # a value given over a recipe or a config (JSON)
-NULL = {"null": True}  # a block field's metadata: written as null while None, not left out
 
 
 def texts_sha1(texts) -> str:
@@ -81,94 +78,6 @@ def _edit_id(follows: str | None, op: str, kwargs: dict) -> str:
         if key != "batch_size"
     ]
     return hashlib.sha1(json.dumps([follows, op, arguments], default=repr).encode()).hexdigest()[:16]
-
-
-class Block(Mapping):
-    """A block of ``training_run.json``: a dataclass written as the JSON object of its fields (one that defaults to
-    None is left out while None, unless its metadata says ``null``) and read back from it, nested blocks typed; it
-    reads like that mapping."""
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]):
-        """The block of its JSON object.
-
-        Raises:
-            ValueError: ``data`` is not an object, lacks a key the block needs or has one it does not have.
-        """
-        what = "a run record" if cls is RunRecord else f"its {cls.__name__} block"
-        if not isinstance(data, Mapping):
-            raise ValueError(f"holds {type(data).__name__}, not an object of {what}'s fields")
-        names = {f.name for f in fields(cls)}
-        unknown = sorted(set(data) - names)
-        if unknown:
-            raise ValueError(f"has keys {what} does not have ({', '.join(map(repr, unknown))})")
-        missing = [f.name for f in fields(cls) if f.default is MISSING and f.default_factory is MISSING]
-        if set(missing) - set(data):
-            raise ValueError(f"lacks keys {what} needs ({', '.join(repr(n) for n in missing if n not in data)})")
-        return cls(**data)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON object of the block, in its fields' order, nested blocks written as theirs."""
-        return {name: _write(value) for name, value in self._items()}
-
-    def __post_init__(self):  # a nested block given as its mapping is read into its type
-        for name, hint in _hints(type(self)).items():
-            object.__setattr__(self, name, _read(hint, getattr(self, name)))
-
-    def __setattr__(self, name: str, value) -> None:  # a block that is not frozen (the record): the same
-        object.__setattr__(self, name, _read(_hints(type(self)).get(name), value))
-
-    def _items(self):
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if value is not None or f.default is not None or f.metadata.get("null"):
-                yield f.name, value
-
-    def __getitem__(self, key: str):
-        for name, value in self._items():
-            if name == key:
-                return value
-        raise KeyError(key)
-
-    def __iter__(self):
-        return (name for name, _ in self._items())
-
-    def __len__(self) -> int:
-        return sum(1 for _ in self._items())
-
-
-@cache
-def _hints(cls) -> dict[str, Any]:
-    from .schedule import Schedule  # a Block itself, which that module imports from here
-
-    hints = get_type_hints(cls, localns={"Schedule": Schedule})
-    return {f.name: hints[f.name] for f in fields(cls)}
-
-
-def _read(hint, value):
-    """``value`` (a JSON value) as ``hint`` types it: the blocks in it read into theirs."""
-    if value is None or hint is None:
-        return value
-    if get_origin(hint) in (Union, type(Setting)):  # X | None
-        hint = next(arg for arg in get_args(hint) if arg is not type(None))
-    origin, args = get_origin(hint), get_args(hint)
-    if isinstance(hint, type) and issubclass(hint, Block):
-        return value if isinstance(value, hint) else hint.from_dict(value)
-    if origin is tuple:
-        return tuple(_read(args[0], item) for item in value)
-    if origin is dict and isinstance(args[1], type) and issubclass(args[1], Block):
-        return {key: _read(args[1], item) for key, item in value.items()}
-    return value
-
-
-def _write(value):
-    if isinstance(value, Block):
-        return value.to_dict()
-    if isinstance(value, tuple):
-        return [_write(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _write(item) for key, item in value.items()}
-    return value
 
 
 @dataclass(frozen=True)
@@ -397,6 +306,7 @@ class RunRecord(Block):
     names: Names | None = None
     edits: tuple[Edit, ...] | None = None
     num_clusters: int | None = None
+    _what = "a run record"
 
     def amend_last_edit(self, **changes) -> None:
         """Add to the last edit what is known once it has run (``reduced_to``, its ``id``)."""

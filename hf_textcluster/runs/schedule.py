@@ -19,7 +19,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .record import Block
+from .block import Block
 
 
 @dataclass

@@ -11,10 +11,10 @@ from typing import get_type_hints
 
 import pytest
 
+from hf_textcluster.runs.block import Block
 from hf_textcluster.runs.folder import RunFolder
-from hf_textcluster.runs.record import Block, RunRecord
+from hf_textcluster.runs.record import RunRecord
 from hf_textcluster.runs.saving import write_record
-from hf_textcluster.runs.schedule import Schedule
 
 
 def _fake_model(folder):
@@ -222,7 +222,7 @@ def test_a_run_record_is_typed_through_and_writes_back_the_json_it_read(tmp_path
         *("AutoChoice", "CachedRun", "Served", "Stopped", "Names", "Edit", "UpdateEdit"),
     }
     for block in _blocks(record):
-        hints = get_type_hints(type(block), localns={"Schedule": Schedule})
+        hints = get_type_hints(type(block))
         for name, value in block.items():
             assert "Any" not in str(hints[name]), (type(block).__name__, name)
             if isinstance(value, dict):  # one entry per thing, a typed mapping; never an object of fields
