@@ -104,7 +104,7 @@ class KSelection(Block):
     random_state: int | None
     scores: dict[str, float]
     notes: list[str] | None = None
-    requested_k_range: list | None = None  # written by earlier versions
+    requested_k_range: list | None = None  # the range asked for (an end None: the default)
 
 
 @dataclass(frozen=True)
@@ -120,12 +120,13 @@ class Refinement(Block):
 @dataclass(frozen=True)
 class Serving(Block):
     """What the model serves and how it was chosen (``"serving"``): each candidate's value of ``criterion`` (None:
-    the candidate was asked for) and, by refined candidate, what refinement did."""
+    the candidate was asked for), by refined candidate what refinement did, and the choice's seconds."""
 
     served: str
     criterion: str | None
     scores: dict[str, float]
     refinement: dict[str, Refinement] | None = None
+    seconds: float | None = None
 
 
 @dataclass(frozen=True)

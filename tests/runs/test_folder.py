@@ -146,6 +146,7 @@ FULL_RECORD = {
         "criterion": "knn_holdout",
         "scores": {"head": 0.4, "kmeans_refined": 0.5},
         "refinement": {"kmeans_refined": {"rounds": 2, "changed": 0.1, "declined": False, "reason": None}},
+        "seconds": 0.2,
     },
     "schedule": {"max_steps": None, "epochs": 8.0, "batch_size": 16, "num_texts": 40, "source": "corpus", "rule": "r"},
     "config_overrides": {"eta": 5, "hidden_dims": [500, 2000]},
