@@ -42,7 +42,7 @@ class Block(Mapping):
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of the block, in its fields' order, nested blocks written as theirs."""
-        return {name: _write(value) for name, value in self._items()}
+        return {name: _write(value) for name, value in self._written().items()}
 
     def __post_init__(self):  # a nested block given as its mapping is read into its type
         for name, hint in _hints(type(self)).items():
@@ -51,23 +51,19 @@ class Block(Mapping):
     def __setattr__(self, name: str, value) -> None:  # a block that is not frozen (the record): the same
         object.__setattr__(self, name, _read(_hints(type(self)).get(name), value))
 
-    def _items(self):
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if value is not None or f.default is not None or f.metadata.get("null"):
-                yield f.name, value
+    def _written(self) -> dict[str, Any]:
+        nulls = {f.name for f in fields(self) if f.default is not None or f.metadata.get("null")}  # written as null
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        return {name: value for name, value in values.items() if value is not None or name in nulls}
 
     def __getitem__(self, key: str):
-        for name, value in self._items():
-            if name == key:
-                return value
-        raise KeyError(key)
+        return self._written()[key]
 
     def __iter__(self):
-        return (name for name, _ in self._items())
+        return iter(self._written())
 
     def __len__(self) -> int:
-        return sum(1 for _ in self._items())
+        return len(self._written())
 
 
 @cache

@@ -96,13 +96,13 @@ class KSelection(Block):
 
     num_clusters: int
     criterion: str
-    alternatives: list[int]
-    k_range: list[int]
-    sample_size: int
-    num_texts: int
-    seconds: float
-    random_state: int | None
-    scores: dict[str, float]
+    alternatives: list[int] | None = None  # (a run saved before it was recorded has none)
+    k_range: list[int] | None = None
+    sample_size: int | None = None
+    num_texts: int | None = None
+    seconds: float | None = None
+    random_state: int | None = field(default=None, metadata=NULL)
+    scores: dict[str, float] | None = None
     notes: list[str] | None = None
     requested_k_range: list | None = None  # the range asked for (an end None: the default)
 
@@ -185,12 +185,12 @@ class SignalRun(Block):
     steps, batch size and training seconds."""
 
     method: str
-    config: dict[str, Setting]
-    description: str
-    folder: str | None
-    steps: int
-    batch_size: int
-    train_seconds: float
+    config: dict[str, Setting] | None = None
+    description: str | None = None
+    folder: str | None = field(default=None, metadata=NULL)
+    steps: int | None = None
+    batch_size: int | None = None
+    train_seconds: float | None = None
 
 
 @dataclass(frozen=True)
@@ -208,11 +208,11 @@ class AutoChoice(Block):
 
     served: str
     criterion: str | None
-    pick: str
-    guard: str
-    serving_signal: str
-    head_agreement: float
-    rule: str
+    pick: str | None = None
+    guard: str | None = None
+    serving_signal: str | None = None
+    head_agreement: float | None = None
+    rule: str | None = None
 
 
 @dataclass(frozen=True)
