@@ -20,11 +20,14 @@ import numbers
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+from transformers.utils import logging
 
 from ..modeling.validation import check_scalar
 from .consensus import dense_partitions
 from .criteria import AUTO_CRITERIA, CRITERIA, PRETRAINED, SERVE_CRITERIA, CandidatePool
 from .linear_heads import check_embeddings
+
+logger = logging.get_logger(__name__)
 
 __all__ = [
     "BERTOPIC_WAY",
@@ -32,6 +35,7 @@ __all__ = [
     "DEFAULT_SERVE_CRITERION",
     "GUARD_CRITERIA",
     "candidate_criteria",
+    "choose_candidate",
     "choose_partition",
     "guarded_choice",
     "highest",
@@ -190,3 +194,31 @@ def guarded_choice(
     if pick == BERTOPIC_WAY or not views:
         return pick, pick
     return (pick if all(v[pick] > v[BERTOPIC_WAY] for v in views) else BERTOPIC_WAY), pick
+
+
+def choose_candidate(
+    criteria: Mapping[str, Mapping[str, float]], criterion: str, serve: str, candidates: Mapping
+) -> tuple[str, str]:
+    """``(served, pick)``: for ``serve="auto"`` the highest by ``criterion``, guarded (:func:`guarded_choice`; a
+    warning says when the guard kept :data:`BERTOPIC_WAY`); else the candidate asked for, twice.
+
+    Raises:
+        ValueError: ``serve`` is neither ``"auto"`` nor one of ``candidates``.
+    """
+    if serve == "auto":
+        served, pick = guarded_choice(criteria, criterion)
+        if BERTOPIC_WAY not in candidates:
+            logger.warning(f"No {BERTOPIC_WAY} candidate (UMAP failed): {pick} is served unguarded.")
+        elif served != pick:
+            guards = [g for g in GUARD_CRITERIA if g in criteria]
+            views = ", ".join(f"{g} {criteria[g][pick]:.3f} vs {criteria[g][BERTOPIC_WAY]:.3f}" for g in guards)
+            logger.warning(
+                f"Serving the pretrained encoder's UMAP k-means clusters (the BERTopic way): the best trained "
+                f"candidate, {pick}, does not beat them in every held-out view ({views})."
+            )
+        return served, pick
+    if serve in candidates:
+        return serve, serve
+    raise ValueError(
+        f"`serve`={serve!r} is not a candidate of this run; pass 'auto' or one of {', '.join(candidates)}."
+    )

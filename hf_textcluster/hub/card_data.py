@@ -67,9 +67,8 @@ def training_arguments(run: RunRecord) -> dict[str, Any]:
     except ValueError:
         values = {}
     values.update(run.training_overrides or {})
-    schedule = run.schedule or {}
-    if schedule.get("max_steps"):  # the steps the run's schedule gave it (sized to its corpus), not the recipe's cap
-        values["max_steps"] = schedule["max_steps"]
+    if run.schedule and run.schedule.max_steps:  # the steps its schedule gave it (sized to its corpus), not the cap
+        values["max_steps"] = run.schedule.max_steps
     values["seed"] = run.seed or 0
     return values
 

@@ -146,8 +146,8 @@ def push_to_hub(
             run = replace(training_run)
             if run.encoder:  # a local path says nothing to others (and may leak a home folder)
                 run.encoder = encoder_hub_id(run.encoder) or os.path.basename(run.encoder.rstrip("/"))
-            if run.input and run.input.get("path"):  # the user's file: its name only
-                run.input = {**run.input, "path": os.path.basename(str(run.input["path"]))}
+            if run.input and run.input.path:  # the user's file: its name only
+                run.input = replace(run.input, path=os.path.basename(str(run.input.path)))
             write_record(folder, run)
         repo_url = api.create_repo(repo_id, private=private, exist_ok=True, repo_type="model")
         if revision is not None and not create_pr:

@@ -48,16 +48,8 @@ import numpy as np
 from transformers.utils import logging
 
 from ..choosing.auto_k import ClusterCountRequest
-from ..choosing.candidate_choice import (
-    BERTOPIC_WAY,
-    DEFAULT_AUTO_CRITERION,
-    GUARD_CRITERIA,
-    candidate_criteria,
-    guarded_choice,
-)
+from ..choosing.candidate_choice import DEFAULT_AUTO_CRITERION, GUARD_CRITERIA, candidate_criteria, choose_candidate
 from ..choosing.criteria import AUTO_CRITERIA, PARTS, PRETRAINED
-from ..choosing.linear_heads import distil_partition
-from ..choosing.serving import apply_partition
 from ..modeling.validation import Options, validate_parameters
 from ..models import get_method
 from ..representation.summary import assign_embeddings
@@ -67,7 +59,7 @@ from ..training.arguments import ClusteringTrainingArguments
 from ..training.callbacks import StopOnInterruptCallback
 from ..training.trainer import ClusteringTrainer
 from .after_training import name_trained_clusters
-from .auto_record import auto_record, save_auto_run, served_history
+from .auto_record import auto_record, save_auto_run
 from .estimate import RunEstimate, encoding_speed, estimate_auto
 from .first_save import (
     FirstModel,
@@ -77,8 +69,9 @@ from .first_save import (
     save_first_model,
     unfinished,
 )
-from .gather_candidates import CachedCandidates, cached_candidates, gather_candidates
+from .gather_candidates import CachedCandidates, cached_candidates, gather_candidates, serve_candidate
 from .recipes import load_recipe
+from .record import AutoRun
 from .request import TrainingRequest
 from .schedule import plan_schedule
 from .signals import CACHED, CACHED_SIGNALS, DEFAULT_SIGNALS, SIGNALS, SIGNALS_DIR
@@ -126,7 +119,7 @@ class AutoTrainingResult(TrainingResult):
 
     candidates: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
     served_labels: np.ndarray | None = field(default=None, repr=False)
-    auto: dict = field(default_factory=dict)
+    auto: AutoRun = field(default_factory=AutoRun)
     train_dataset: datasets.Dataset | None = field(default=None, repr=False)
 
 
@@ -161,7 +154,7 @@ def train_auto(
     Example:
         >>> from hf_textcluster import train_clusterer
         >>> result = train_clusterer("auto", "stackoverflow", "runs/auto-so")   # doctest: +SKIP
-        >>> result.auto["choice"]["served"]                                    # doctest: +SKIP
+        >>> result.auto.choice.served                                          # doctest: +SKIP
         'adapter/umap_kmeans'
     """
     signals = request.signals or DEFAULT_SIGNALS  # checked by the request
@@ -217,10 +210,8 @@ def train_auto(
                     embeddings = embed(first.model, texts, show_progress_bar=False, **encoding)
                     names = calibrate_and_name(first.model, texts, embeddings, request, calibration, encoding)
         choose_seconds = time.perf_counter() - start
-        record = auto_record(results, chosen, criterion if serve == "auto" else None, texts, choose_seconds)
-        record["estimate_seconds"] = round(estimate.seconds, 1)
-        if made is not None:
-            record["cached"] = {n: {"description": CACHED_SIGNALS[n], "seconds": made.seconds[n]} for n in cached}
+        timed = {"choose": choose_seconds, "estimate": estimate.seconds}
+        record = auto_record(results, chosen, criterion if serve == "auto" else None, texts, timed, made)
         train_seconds = sum(r.train_seconds for r in results.values()) + sum(made.seconds.values() if made else ())
         if chosen.serving_signal in results:
             trainer = results[chosen.serving_signal].trainer
@@ -245,13 +236,10 @@ def train_auto(
         if request.save:
             named = cluster_names.assignments if cluster_names is not None else None
             assignments = named.clusters if named is not None else chosen.served_labels
+            keep = request.keep_signals or request.keep_checkpoints  # the signals' folders, else removed
             with phase("save"):
-                record["served_history"] = served_history(output_dir, chosen, time.perf_counter() - started)
-                keep = request.keep_signals or request.keep_checkpoints
-                for signal in record["signals"].values():  # removed after the save unless kept
-                    signal["folder"] = signal["folder"] if keep else None
                 saved = None if chosen.serving_signal == PRETRAINED else model
-                save_auto_run(request, saved, chosen, record, metrics, assignments, seconds)
+                record = save_auto_run(request, saved, chosen, record, metrics, assignments, seconds, started, keep)
             if not keep:  # resuming needs them no more
                 shutil.rmtree(os.path.join(output_dir, SIGNALS_DIR), ignore_errors=True)
     return AutoTrainingResult(
@@ -345,12 +333,12 @@ def choose_from_signals(
     wanted = list(dict.fromkeys([criterion, *PARTS.get(criterion, ()), *GUARD_CRITERIA]))
     with phase("criteria"):
         criteria = candidate_criteria(candidates, features, texts=texts, criteria=wanted, random_state=seed)
-    served, pick = _pick(criteria, criterion, serve, candidates)
+    served, pick = choose_candidate(criteria, criterion, serve, candidates)
     with phase("serve"):
         if first is not None and served == first.served:  # the first saved model serves it already
             serving_signal, served_labels, agreement = PRETRAINED, first.labels, 1.0
         else:
-            serving_signal, served_labels, agreement = _serve(
+            serving_signal, served_labels, agreement = serve_candidate(
                 results, how, features, candidates, served, seed, first, cached
             )
     return SignalsChoice(candidates, how, features, criteria, served, serving_signal, served_labels, agreement, pick)
@@ -435,30 +423,6 @@ def _train_signals(request: TrainingRequest, shared, signals, overrides: dict) -
     return results
 
 
-def _pick(
-    criteria: Mapping[str, Mapping[str, float]], criterion: str, serve: str, candidates: Mapping
-) -> tuple[str, str]:
-    """``(served, pick)``: for ``serve="auto"`` the highest by ``criterion``, guarded
-    (:func:`~hf_textcluster.choosing.candidate_choice.guarded_choice`); else the one asked for, twice."""
-    if serve == "auto":
-        served, pick = guarded_choice(criteria, criterion)
-        if BERTOPIC_WAY not in candidates:
-            logger.warning(f"No {BERTOPIC_WAY} candidate (UMAP failed): {pick} is served unguarded.")
-        elif served != pick:
-            guards = [g for g in GUARD_CRITERIA if g in criteria]
-            views = ", ".join(f"{g} {criteria[g][pick]:.3f} vs {criteria[g][BERTOPIC_WAY]:.3f}" for g in guards)
-            logger.warning(
-                f"Serving the pretrained encoder's UMAP k-means clusters (the BERTopic way): the best trained "
-                f"candidate, {pick}, does not beat them in every held-out view ({views})."
-            )
-        return served, pick
-    if serve in candidates:
-        return serve, serve
-    raise ValueError(
-        f"`serve`={serve!r} is not a candidate of this run; pass 'auto' or one of {', '.join(candidates)}."
-    )
-
-
 def _calibrate(result, texts: Sequence[str], seed: int, sample_size: int) -> None:
     """Calibrate the serving model on a seeded sample of ``sample_size`` texts (0: not at all, as for one method),
     from its embeddings of ``texts`` (within a reusing_results block, those its candidates were made from)."""
@@ -469,27 +433,3 @@ def _calibrate(result, texts: Sequence[str], seed: int, sample_size: int) -> Non
     embeddings = embed(model, texts, show_progress_bar=False, **encoding)
     model.calibrate(texts, sample_size=sample_size, random_state=seed, embeddings=embeddings, **encoding)
     trainer.train_assignments = assign_embeddings(model, embeddings)  # for naming: no pass of its own
-
-
-def _serve(results, how, features, candidates, served: str, seed: int, first=None, cached=None):
-    """Make one model serve ``served``: (its signal, or ``"cached"`` for the first saved model with a linear head;
-    the texts' served clusters; its head's agreement with ``served``)."""
-    if served in how:
-        signal, base, serving = how[served]
-        model = results[signal].model
-        apply_partition(model, base, serving)
-        model.config.served_partition = served
-        return signal, candidates[served], 1.0
-    if cached is not None and served in cached.serving:  # SCAN's own head on the pretrained space
-        apply_partition(first.model, served, cached.serving[served])
-        return CACHED, cached.serving[served].labels, 1.0 - cached.serving[served].changed
-    labels = candidates[served]
-    models = {signal: result.model for signal, result in results.items()}
-    if first is not None and (not models or served.split("/")[0] in CACHED_SIGNALS):  # distilled on the pretrained
-        models, features = {CACHED: first.model}, {**features, CACHED: features[PRETRAINED]}
-    k = next(iter(models.values())).config.num_clusters
-    fits = {signal: distil_partition(features[signal], labels, num_clusters=k, random_state=seed) for signal in models}
-    # faithfulness: the share of texts whose cluster the head keeps (1 - what distilling it changed)
-    signal = max(fits, key=lambda s: (-fits[s].changed, -list(fits).index(s)))
-    apply_partition(models[signal], served, fits[signal])
-    return signal, fits[signal].labels, 1.0 - fits[signal].changed

@@ -220,7 +220,7 @@ class Clusterer(ClustererOutputs):
         texts = self._texts_for("reduce", texts, required=False)
         groups = reduce_groups(self.model, num_clusters, texts, batch_size)
         self.merge(groups, texts=texts, batch_size=batch_size)
-        self.run.edits[-1]["reduced_to"] = int(num_clusters)
+        self.run.amend_last_edit(reduced_to=int(num_clusters))
         return self
 
     def reduce_outliers(self, texts: Sequence[str] | None = None, batch_size: int = DEFAULT_ENCODE_BATCH_SIZE):

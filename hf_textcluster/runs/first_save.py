@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import datasets
 import numpy as np
@@ -33,7 +33,7 @@ from ..training.collator import READING_LENGTHS, reading_length
 from .cluster_count import EMBEDDING_CONFIG_KEYS, check_cluster_count, choose_k
 from .folder import RunFolder
 from .recipes import load_recipe
-from .record import RunRecord, texts_sha1
+from .record import AutoRun, RunRecord, Stopped, texts_sha1
 from .request import TrainingRequest
 from .saving import SERVED_KEY, SIGNALS_DIR, save_model_folder, write_record
 from .signals import PRETRAINED_CANDIDATES, describe_partition
@@ -229,7 +229,7 @@ class TrainingStopped(KeyboardInterrupt):
             kept = f"{request.output_dir} keeps the clusterer saved first ({first.describe()})"
             folder = RunFolder(request.output_dir)
             run = folder.read_record() or RunRecord()
-            run.auto = {**(run.auto or {}), "stopped": {"by": "time budget" if budget_spent else "interrupt"}}
+            run.auto = replace(run.auto or AutoRun(), stopped=Stopped("time budget" if budget_spent else "interrupt"))
             write_record(folder.path, run)
         detail = str(err).replace("Interrupted at step", "Training stopped at step") or "Training stopped at once"
         return cls(f"{why}: {kept}. {detail}", budget_spent)

@@ -247,7 +247,7 @@ class RunFolder:
             raise ValueError(f"{path} is not valid JSON ({err}); fix or delete it.") from err
         try:
             return None if data is None else RunRecord.from_dict(data)
-        except ValueError as err:
+        except (ValueError, TypeError) as err:  # TypeError: a block holds a value of another type
             raise ValueError(f"{path} {err}: fix or delete it (the fields are RunRecord's).") from err
 
     def read_assignments(self):

@@ -1,6 +1,6 @@
 """The candidates of ``train --method auto``: those of the objectives trained on the pretrained encoder's cached
 embeddings, every read-out of each fine-tuned signal, k-means and UMAP k-means on the pretrained encoder's embeddings,
-and their consensus."""
+and their consensus; and the model that serves the one chosen."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ import numpy as np
 from ..choosing.cached import fit_adapter, fit_scan
 from ..choosing.consensus import consensus_partition
 from ..choosing.criteria import PRETRAINED
-from ..choosing.serving import candidate_partitions, partition_features
+from ..choosing.linear_heads import distil_partition
+from ..choosing.serving import apply_partition, candidate_partitions, partition_features
 from ..data.augmenters import RandomWordDeletion
 from ..modeling.input_checks import CANDIDATES
 from ..modeling.modeling_utils import TextClusteringPreTrainedModel
@@ -21,9 +22,9 @@ from ..models.building import from_encoder_pretrained
 from ..reuse import embed
 from ..timing import phase
 from .cluster_count import EMBEDDING_CONFIG_KEYS
-from .signals import CONSENSUS, PRETRAINED_CANDIDATES
+from .signals import CACHED, CACHED_SIGNALS, CONSENSUS, PRETRAINED_CANDIDATES
 
-__all__ = ["CachedCandidates", "cached_candidates", "gather_candidates", "pretrained_embedder"]
+__all__ = ["CachedCandidates", "cached_candidates", "gather_candidates", "pretrained_embedder", "serve_candidate"]
 
 # the adapter's view of each text: each word deleted with this probability (one view, encoded once)
 VIEW_DELETION = 0.2
@@ -131,3 +132,28 @@ def pretrained_embedder(model, encoder: str | None) -> TextClusteringPreTrainedM
         num_clusters=model.config.num_clusters,
         **{k: getattr(model.config, k) for k in EMBEDDING_CONFIG_KEYS if hasattr(model.config, k)},
     ).to(model.device)
+
+
+def serve_candidate(results, how, features, candidates, served: str, seed: int, first=None, cached=None):
+    """Make one model serve the candidate ``served`` (of ``candidates``, gathered by :func:`gather_candidates` with
+    ``how`` and ``features``): (its signal, or ``"cached"`` for the first saved model with a linear head; the texts'
+    served clusters; its head's agreement with ``served``)."""
+    if served in how:
+        signal, base, serving = how[served]
+        model = results[signal].model
+        apply_partition(model, base, serving)
+        model.config.served_partition = served
+        return signal, candidates[served], 1.0
+    if cached is not None and served in cached.serving:  # SCAN's own head on the pretrained space
+        apply_partition(first.model, served, cached.serving[served])
+        return CACHED, cached.serving[served].labels, 1.0 - cached.serving[served].changed
+    labels = candidates[served]
+    models = {signal: result.model for signal, result in results.items()}
+    if first is not None and (not models or served.split("/")[0] in CACHED_SIGNALS):  # distilled on the pretrained
+        models, features = {CACHED: first.model}, {**features, CACHED: features[PRETRAINED]}
+    k = next(iter(models.values())).config.num_clusters
+    fits = {signal: distil_partition(features[signal], labels, num_clusters=k, random_state=seed) for signal in models}
+    # faithfulness: the share of texts whose cluster the head keeps (1 - what distilling it changed)
+    signal = max(fits, key=lambda s: (-fits[s].changed, -list(fits).index(s)))
+    apply_partition(models[signal], served, fits[signal])
+    return signal, fits[signal].labels, 1.0 - fits[signal].changed

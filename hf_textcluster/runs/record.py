@@ -2,11 +2,16 @@
 
 ``train`` builds it, the default run (``train`` without ``--method``) and the edits of a saved model update it, and
 the model card, ``push`` and ``evaluate --model`` read it. :func:`~hf_textcluster.runs.saving.write_record` is its
-only writer, :meth:`~hf_textcluster.runs.folder.RunFolder.read_record` its reader. A field that is None is not
-written; a key the record does not know is refused on reading (one line naming the file), so a misspelt or foreign key
-is never silently carried along.
-The blocks whose shape is the choosing code's own (``k_selection``, ``serving``, ``auto``, ``schedule``) or one entry
-per thing (``edits``, ``seconds``, ``metrics``) stay mappings.
+only writer, :meth:`~hf_textcluster.runs.folder.RunFolder.read_record` its reader. A key the record or one of its
+blocks does not know is refused on reading (one line naming it), so a misspelt or foreign key is never silently
+carried along.
+
+Every block of the record is a :class:`~hf_textcluster.runs.block.Block`, frozen: a dataclass read from and written
+to its JSON object by its fields' names (``from_dict``, ``to_dict``), nested blocks included; it is changed with
+``dataclasses.replace``. A block given as its JSON mapping (``RunRecord(serving={...})``, ``run.edits = [...,
+{"op": ...}]``) is read into its type, and a block reads like the mapping it is written as (``run.serving["served"]``,
+``edit.get("id")``), so code and the file say the same keys. What is one entry per thing stays a mapping, typed:
+metrics and seconds by name, overrides by argument, candidates' criteria by candidate.
 """
 
 from __future__ import annotations
@@ -14,10 +19,25 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-__all__ = ["EditAlreadyApplied", "RunRecord", "next_edit_id", "texts_sha1"]
+from .block import NULL, Block
+from .schedule import Schedule
+
+__all__ = [
+    "AutoRun",
+    "Edit",
+    "EditAlreadyApplied",
+    "InputFile",
+    "KSelection",
+    "RunRecord",
+    "Serving",
+    "next_edit_id",
+    "texts_sha1",
+]
+
+Setting = str | int | float | bool | list | None  # a value given over a recipe or a config (JSON)
 
 
 def texts_sha1(texts) -> str:
@@ -33,7 +53,7 @@ class EditAlreadyApplied(Exception):  # noqa: N818 - what happened, not an error
     is not applied twice."""
 
 
-def next_edit_id(edits: Sequence[dict] | None, op: str, kwargs: dict, in_place: str | None) -> str:
+def next_edit_id(edits: Sequence[Edit] | None, op: str, kwargs: dict, in_place: str | None) -> str:
     """The id of the edit ``op(**kwargs)`` made after ``edits`` (a run record's): a digest of the id of the edit it
     follows, ``op`` and its arguments (texts by their digest; the batch size left out). The same edit of the same
     state has the same id, so an edit run again after its save was interrupted (and completed later) is found.
@@ -60,8 +80,178 @@ def _edit_id(follows: str | None, op: str, kwargs: dict) -> str:
     return hashlib.sha1(json.dumps([follows, op, arguments], default=repr).encode()).hexdigest()[:16]
 
 
+@dataclass(frozen=True)
+class InputFile(Block):
+    """The user's file a run trained on (``"input"``): its absolute path and columns."""
+
+    path: str
+    text_column: str | None = field(default=None, metadata=NULL)
+    label_column: str | None = field(default=None, metadata=NULL)
+
+
+@dataclass(frozen=True)
+class KSelection(Block):
+    """How K was chosen with ``num_clusters="auto"`` (``"k_selection"``, what
+    :meth:`~hf_textcluster.choosing.auto_k.AutoKResult.to_dict` writes): every K's score, by K."""
+
+    num_clusters: int
+    criterion: str
+    alternatives: list[int] | None = None  # (a run saved before it was recorded has none)
+    k_range: list[int] | None = None
+    sample_size: int | None = None
+    num_texts: int | None = None
+    seconds: float | None = None
+    random_state: int | None = field(default=None, metadata=NULL)
+    scores: dict[str, float] | None = None
+    notes: list[str] | None = None
+    requested_k_range: list | None = None  # the range asked for (an end None: the default)
+
+
+@dataclass(frozen=True)
+class Refinement(Block):
+    """What refinement did for a refined candidate: rounds, share of texts moved, whether it declined and why."""
+
+    rounds: int
+    changed: float
+    declined: bool
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class Serving(Block):
+    """What the model serves and how it was chosen (``"serving"``): each candidate's value of ``criterion`` (None:
+    the candidate was asked for), by refined candidate what refinement did, and the choice's seconds."""
+
+    served: str
+    criterion: str | None
+    scores: dict[str, float]
+    refinement: dict[str, Refinement] | None = None
+    seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class Names(Block):
+    """Who named the clusters (``"names"``): the generator, how many names it generated, the file of names."""
+
+    generator: str
+    generated: int
+    file: str
+
+
+@dataclass(frozen=True)
+class Edit(Block):
+    """One edit made after training (an entry of ``"edits"``): its ``op`` and what it was given and did (the keys
+    of its op only), the clusters after it, the folder it was made from, when, and its id (see
+    :func:`next_edit_id`)."""
+
+    op: str
+    clusters: list | None = None  # merge: groups of ids; split, update, rename: ids
+    mapping: list[int] | None = None
+    new_ids: list[int] | None = None
+    n: int | None = None  # a split's parts, as earlier versions wrote it (now: len(new_ids))
+    reduced_to: int | None = None
+    moved: int | None = None
+    texts: int | None = None
+    generator: str | None = None
+    generated: int | None = None
+    served: str | None = None
+    kmeans_init: str | None = None
+    num_clusters: int | None = None
+    source: str | None = None
+    time: str | None = None
+    id: str | None = None
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Edit:
+        """The edit of its JSON object (an ``update``'s: an :class:`UpdateEdit`)."""
+        op = data.get("op") if isinstance(data, Mapping) else None
+        return Block.from_dict.__func__(UpdateEdit if cls is Edit and op == "update" else cls, data)
+
+
+@dataclass(frozen=True)
+class UpdateEdit(Edit):
+    """An online ``update``: its texts far from every cluster, the new cluster proposed among them (its size, or
+    null), whether it was added and its id (or null)."""
+
+    far: int | None = None
+    proposed: int | None = field(default=None, metadata=NULL)
+    accepted: bool | None = None
+    new_cluster: int | None = field(default=None, metadata=NULL)
+
+
+@dataclass(frozen=True)
+class SignalRun(Block):
+    """A fine-tuning signal of a default run: its method and config, its run folder (None once removed), its
+    steps, batch size and training seconds."""
+
+    method: str
+    config: dict[str, Setting] | None = None
+    description: str | None = None
+    folder: str | None = field(default=None, metadata=NULL)
+    steps: int | None = None
+    batch_size: int | None = None
+    train_seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class CachedRun(Block):
+    """An objective a default run trained on the pretrained encoder's cached embeddings."""
+
+    description: str
+    seconds: float
+
+
+@dataclass(frozen=True)
+class AutoChoice(Block):
+    """A default run's choice: the candidate served (``pick``: the criterion's, before the guard), by what
+    (``criterion`` None: asked for), the signal serving it and how faithfully its head does."""
+
+    served: str
+    criterion: str | None
+    pick: str | None = None
+    guard: str | None = None
+    serving_signal: str | None = None
+    head_agreement: float | None = None
+    rule: str | None = None
+
+
+@dataclass(frozen=True)
+class Served(Block):
+    """What a default run served, ``seconds`` after its start, and why."""
+
+    served: str
+    seconds: float
+    by: str
+
+
+@dataclass(frozen=True)
+class Stopped(Block):
+    """What stopped a default run's training (``"interrupt"`` or ``"time budget"``)."""
+
+    by: str
+
+
+@dataclass(frozen=True)
+class AutoRun(Block):
+    """A default run (``"auto"``): its training texts' count and digest, what it served when; once it has chosen,
+    its signals, every candidate's criteria (candidate -> criterion -> value), the choice and its seconds."""
+
+    num_train_texts: int | None = None
+    texts_sha1: str | None = None
+    first_save_seconds: float | None = None
+    served_history: tuple[Served, ...] | None = None
+    signals: dict[str, SignalRun] | None = None
+    criteria: list[str] | None = None
+    candidates: dict[str, dict[str, float]] | None = None
+    choice: AutoChoice | None = None
+    choose_seconds: float | None = None
+    estimate_seconds: float | None = None
+    cached: dict[str, CachedRun] | None = None
+    stopped: Stopped | None = None
+
+
 @dataclass
-class RunRecord:
+class RunRecord(Block):
     """One run's ``training_run.json``.
 
     Attributes:
@@ -84,7 +274,7 @@ class RunRecord:
         seconds: the run's seconds, by phase.
         auto: a default run's signals, its candidates' criteria, the choice and what it served when.
         names: who named the clusters (``hf-textcluster name``): ``generator``, ``generated``, ``file``.
-        edits: the edits made after training, oldest first, each a mapping with its ``op``.
+        edits: the edits made after training, oldest first, each with its ``op``.
         num_clusters: the clusters after the last edit.
 
     Example:
@@ -94,10 +284,10 @@ class RunRecord:
 
     method: str | None = None
     dataset: str | None = None
-    input: dict[str, Any] | None = None
+    input: InputFile | None = None
     recipe: str | None = None
     seed: int | None = None
-    training_overrides: dict[str, Any] | None = None
+    training_overrides: dict[str, Setting] | None = None
     corpus: str | None = None
     augmentation: str | None = None
     encoder: str | None = None
@@ -106,32 +296,20 @@ class RunRecord:
     test_size: int | float | None = None
     split_seed: int | None = None
     precision: str | None = None
-    k_selection: dict[str, Any] | None = None
-    serving: dict[str, Any] | None = None
-    schedule: dict[str, Any] | None = None
-    config_overrides: dict[str, Any] | None = None
+    k_selection: KSelection | None = None
+    serving: Serving | None = None
+    schedule: Schedule | None = None
+    config_overrides: dict[str, Setting] | None = None
     metrics: dict[str, float] | None = None
     metrics_before_edits: dict[str, float] | None = None
     seconds: dict[str, float] | None = None
-    auto: dict[str, Any] | None = None
-    names: dict[str, Any] | None = None
-    edits: list[dict[str, Any]] | None = None
+    auto: AutoRun | None = None
+    names: Names | None = None
+    edits: tuple[Edit, ...] | None = None
     num_clusters: int | None = None
+    _what = "a run record"
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> RunRecord:
-        """The record of a ``training_run.json``'s object.
-
-        Raises:
-            ValueError: ``data`` is not an object, or has keys a run record does not have.
-        """
-        if not isinstance(data, Mapping):
-            raise ValueError(f"holds {type(data).__name__}, not an object of a run's fields")
-        unknown = sorted(set(data) - {f.name for f in fields(cls)})
-        if unknown:
-            raise ValueError(f"has keys a run record does not have ({', '.join(map(repr, unknown))})")
-        return cls(**data)
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON object of ``training_run.json``: every field that is not None, in the fields' order."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) is not None}
+    def amend_last_edit(self, **changes) -> None:
+        """Add to the last edit what is known once it has run (``reduced_to``, its ``id``)."""
+        *earlier, last = self.edits
+        self.edits = (*earlier, replace(last, **changes))

@@ -48,6 +48,6 @@ def edit_saved_model(
             clusterer.model.to(device)
         edit_id = next_edit_id(clusterer.run.edits, op, kwargs, model if interrupted and not output_dir else None)
         result = getattr(clusterer, op)(**kwargs)
-        clusterer.run.edits[-1]["id"] = edit_id
+        clusterer.run.amend_last_edit(id=edit_id)
         clusterer.save(output_dir, overwrite=overwrite)
     return clusterer, result

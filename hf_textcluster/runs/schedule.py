@@ -19,10 +19,12 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from .block import Block
+
 
 @dataclass
-class Schedule:
-    """How many steps a run trains and why.
+class Schedule(Block):
+    """How many steps a run trains and why (``training_run.json``'s ``"schedule"``).
 
     Attributes:
         max_steps: optimizer steps (None: the recipe or the caller gave ``num_train_epochs`` instead).

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, replace
 
 import datasets
 from transformers import set_seed
@@ -198,7 +198,7 @@ def _run_record(request: TrainingRequest, augmentation, k_selection, metrics, sc
         precision=trainer.precision_description(),
         k_selection=k_selection,
         serving=trainer.serving_choice or None,
-        schedule=asdict(schedule),
+        schedule=schedule,
         config_overrides=dict(request.config_overrides or {}),
         metrics=metrics,
     )

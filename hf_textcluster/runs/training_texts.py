@@ -4,7 +4,6 @@ or its benchmark, when the files are available locally (never downloaded)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 
 from ..data import default_data_dir, load_benchmark, load_text_file
 from .record import RunRecord
@@ -25,8 +24,7 @@ def run_input_file(run: RunRecord | None) -> dict | None:
         >>> run_input_file(RunRecord(input={"path": "tickets.csv", "text_column": "text"}))["path"]
         'tickets.csv'
     """
-    source = run.input if run is not None else None
-    return dict(source) if isinstance(source, Mapping) and source.get("path") else None
+    return dict(run.input) if run is not None and run.input and run.input.path else None
 
 
 def find_training_texts(

@@ -1,9 +1,8 @@
 """The default, ``train --method auto`` (``python -m training.bench auto``): every candidate it gathers (each training
 signal's read-outs, the pretrained encoder's k-means and UMAP k-means, their consensus) scored against the labels,
 beside the one it serves (chosen without labels) and the oracle (the best candidate by ACC: chosen with labels, out of
-a user's reach). Labels only score: the run itself never sees them.
-
-Resumable: ``--skip-done`` skips (corpus, seed) pairs already stored. Each row records the CPU kind and the wall time.
+a user's reach). Labels only score: the run itself never sees them. Resumable: ``--skip-done`` skips (corpus, seed)
+pairs already stored. Each row records the CPU kind and the wall time.
 """
 
 from __future__ import annotations
@@ -122,7 +121,7 @@ def corpus_dataset(data_dir: str, name: str):
     return load_text_file(path, label_column="label")
 
 
-def score_candidates(labels, candidates: dict, served_labels, record: dict) -> dict:
+def score_candidates(labels, candidates: dict, served_labels, record) -> dict:
     """Every candidate scored against ``labels`` (with its label-free criteria), the served model's clusters, the
     choice and the oracle: the fields of an ``auto`` row."""
     from hf_textcluster.evaluation.metrics import clustering_scores
@@ -413,7 +412,7 @@ def run(args, store: dict, run_id: str) -> None:
                     s: {k: v[k] for k in ("method", "steps", "batch_size", "train_seconds")}
                     for s, v in result.auto["signals"].items()
                 },
-                "cached": result.auto.get("cached", {}),
+                "cached": result.auto.to_dict().get("cached", {}),
                 **fields,
             }
             print(
