@@ -49,8 +49,8 @@ from transformers.utils import logging
 
 from ..choosing.auto_k import ClusterCountRequest
 from ..choosing.candidate_choice import DEFAULT_AUTO_CRITERION, GUARD_CRITERIA, candidate_criteria, choose_candidate
-from ..choosing.criteria import AUTO_CRITERIA, PARTS, PRETRAINED
-from ..modeling.validation import Options, validate_parameters
+from ..choosing.criteria import PARTS, PRETRAINED
+from ..modeling.validation import validate_parameters
 from ..models import get_method
 from ..representation.summary import assign_embeddings
 from ..reuse import embed, reusing_results
@@ -123,11 +123,7 @@ class AutoTrainingResult(TrainingResult):
     train_dataset: datasets.Dataset | None = field(default=None, repr=False)
 
 
-def train_auto(
-    request: TrainingRequest,
-    *,
-    criterion: str = DEFAULT_AUTO_CRITERION,
-) -> AutoTrainingResult:
+def train_auto(request: TrainingRequest) -> AutoTrainingResult:
     """Train every signal of ``request.signals``, gather their candidates and a consensus, choose one without labels,
     save the model that serves it. ``train_clusterer("auto", ...)`` calls this.
 
@@ -141,15 +137,14 @@ def train_auto(
             ``training_overrides`` apply to every signal: ``max_steps`` replaces :data:`AUTO_SCHEDULE`; ``serve`` is
             ``"auto"`` (the choice) or a candidate name to serve instead. ``name_clusters`` names the served
             clusters; the signals' own models are neither named nor calibrated (what they serve is chosen afterwards).
-        criterion: the label-free criterion of the choice, one of
-            :data:`~hf_textcluster.choosing.criteria.AUTO_CRITERIA`. Only it (and what it is made of) is
-            computed and recorded with the candidates.
+            The choice's criterion is :data:`~hf_textcluster.choosing.candidate_choice.DEFAULT_AUTO_CRITERION`: only it
+            (and what it is made of) is computed and recorded with the candidates.
 
     Returns:
         An :class:`AutoTrainingResult`.
 
     Raises:
-        ValueError: an unknown criterion or served candidate, or what ``train_clusterer`` raises.
+        ValueError: an unknown served candidate, or what ``train_clusterer`` raises.
 
     Example:
         >>> from hf_textcluster import train_clusterer
@@ -159,7 +154,7 @@ def train_auto(
     """
     signals = request.signals or DEFAULT_SIGNALS  # checked by the request
     cached, signals = tuple(s for s in signals if s in CACHED_SIGNALS), tuple(s for s in signals if s in SIGNALS)
-    validate_parameters({"criterion": criterion}, {"criterion": Options(*AUTO_CRITERIA)})
+    criterion = DEFAULT_AUTO_CRITERION
     output_dir, seed = request.output_dir, request.seed
     overrides = dict(request.training_overrides or {})
     serve = overrides.pop("serve", "auto")
