@@ -24,14 +24,7 @@ from ..figures.clusters import (
 from ..figures.projection import resolve_projection
 from ..modeling.validation import validate_texts
 from ..representation.ctfidf import keyword_representation
-from ..representation.summary import (
-    OUTLIER_NAME,
-    assign_embeddings,
-    assign_texts,
-    cluster_info,
-    outlier_rows,
-    sample_rows,
-)
+from ..representation.summary import OUTLIER_NAME, assign_embeddings, assign_texts, cluster_info, sample_rows
 from .record import RunRecord
 from .training_texts import find_training_texts
 
@@ -96,7 +89,7 @@ class ClustererOutputs:
         """``clusters`` of ``texts`` with -1 where the model flags an outlier (as :meth:`predict` says)."""
         if not self.model.flags_outliers:
             return np.asarray(clusters)
-        return np.where(outlier_rows(self.model, assign_texts(self.model, texts, batch_size)), -1, clusters)
+        return np.where(assign_texts(self.model, texts, batch_size).clusters == -1, -1, clusters)  # marked there
 
     @property
     def labels_(self) -> np.ndarray:
