@@ -16,6 +16,7 @@ Per tuning corpus (the seeded subsample of ``cached_encode.py``, at most 8,000 t
      centres, started at the means of the BERTopic way's clusters).
    - ``neighbours``: the positive of a text is one of its 10 nearest pretrained neighbours' view (intents:
      neighbours as positives, no word deletion).
+   - ``dec``: ``sccl``'s clustering term alone (DEC's self-training; one pass per step, no contrast).
    - ``scan``: SCAN's neighbour consistency (-log <p_i, p_j> for a neighbour j, minus 5 x the entropy of the mean
      assignment) through a linear head started at the BERTopic way's cluster means.
 
@@ -130,7 +131,7 @@ def student_t(z: torch.Tensor, centres: torch.Tensor) -> torch.Tensor:
 def train_variant(variant, layers, cache, neighbours, centres, rng, on_checkpoint):
     head = None
     params = list(layers.parameters())
-    if variant == "sccl":
+    if variant in ("sccl", "dec"):
         head = torch.nn.Parameter(torch.as_tensor(centres))
         params.append(head)
     elif variant == "scan":
@@ -149,7 +150,7 @@ def train_variant(variant, layers, cache, neighbours, centres, rng, on_checkpoin
         if variant in ("neighbours", "scan"):
             partners = neighbours[rows, rng.integers(0, NEIGHBOURS, BATCH)]
             z2 = run_top(layers, *batch_of(cache, partners))
-        else:
+        elif variant != "dec":
             z2 = run_top(layers, *batch_of(cache, rows))
         if variant in ("simcse", "neighbours"):
             loss = nt_xent(z1, z2, 0.05)
@@ -158,6 +159,10 @@ def train_variant(variant, layers, cache, neighbours, centres, rng, on_checkpoin
             p = (q.pow(2) / q.sum(0)).detach()
             p = p / p.sum(1, keepdim=True)
             loss = nt_xent(z1, z2, 0.05) + F.kl_div(q.log(), p, reduction="batchmean")
+        elif variant == "dec":  # the clustering term alone: DEC's self-training, one pass per step
+            q = student_t(z1, head)
+            p = (q.pow(2) / q.sum(0)).detach()
+            loss = F.kl_div(q.log(), p / p.sum(1, keepdim=True), reduction="batchmean")
         else:  # scan
             p1, p2 = F.softmax(head(F.normalize(z1, dim=-1)), -1), F.softmax(head(F.normalize(z2, dim=-1)), -1)
             consistency = -torch.log((p1 * p2).sum(1).clamp_min(1e-7)).mean()
