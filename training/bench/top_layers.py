@@ -11,11 +11,14 @@ from __future__ import annotations
 import argparse
 import json
 
-from .common import run_header
+from .common import corpus_role, run_header
 from .store import REPO, put_row, save_store, select_rows
 
 SECTION = "top-layers"
-STUDY = REPO / "training" / "studies" / "top_layers.jsonl"
+# One results file per setting of the study (``OUT=top_layers_<setting>.jsonl``).
+STUDIES = sorted((REPO / "training" / "studies").glob("top_layers*.jsonl"))
+# The study's defaults: a setting that differs is named beside the objective.
+DEFAULTS = {"top": 2, "lr": 5e-5, "batch": 64}
 # Another job shared the CPU, so a time is not a measurement: a load average above BUSY before the run, or above the
 # study's own two threads + BUSY while a variant trained.
 BUSY = 1.5
@@ -26,9 +29,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--datasets", nargs="+", default=None, help="Corpora to import (default: all the study has).")
 
 
+def setting(study: dict) -> str:
+    """The settings of a study row that differ from the study's defaults, in words (``""`` for none)."""
+    changed = [f"{key} {study[key]:g}" for key, default in DEFAULTS.items() if study.get(key, default) != default]
+    return f" ({', '.join(changed)})" if changed else ""
+
+
 def run(args, store: dict, run_id: str) -> None:
-    for line in STUDY.read_text().splitlines():
-        study = json.loads(line)
+    studies = [json.loads(line) for path in STUDIES for line in path.read_text().splitlines()]
+    for study in studies:
         if args.datasets and study["dataset"] not in args.datasets:
             continue
         way = study["bertopic_way"]
@@ -40,7 +49,7 @@ def run(args, store: dict, run_id: str) -> None:
                     store,
                     {
                         "section": SECTION,
-                        "method": variant,
+                        "method": variant + setting(study),
                         "dataset": study["dataset"],
                         "seed": 0,
                         "variant": f"{point['step']} steps",
@@ -74,22 +83,23 @@ def render(store: dict, rows: list[dict]) -> list[str]:
         "",
         "The one MiniLM pass the BERTopic way makes keeps the token states below the top layers; a copy of the top "
         "layers is trained on them (two dropout passes of a text are its two views, so the cache stays valid), then "
-        "re-run over every text, and the BERTopic way (UMAP -> k-means) clusters the new embeddings. Per tuning "
-        "corpus a seeded subsample of at most 8,000 texts, the true K, seed 0, fp32; ACC in % of the BERTopic way "
-        "on the fine-tuned embeddings (its gain over the BERTopic way on the pretrained ones), and the wall time "
-        "(encoding, training, re-encoding, UMAP -> k-means) over the BERTopic way's in the same run. Labels only "
-        "score. Measured by `python training/studies/top_layers.py` (variants and settings: that script), imported "
-        f"here. † another job shared the 2 cores (a load average above {BUSY} before the run, or above "
-        f"{OWN_THREADS + BUSY} while it trained): the time is not a measurement.",
+        "re-run over every text, and the BERTopic way (UMAP -> k-means) clusters the new embeddings. Per corpus "
+        "(the confirmation corpora once, as they fell) a seeded subsample of at most 8,000 texts, the true K, seed 0, "
+        "fp32; the top 2 layers, AdamW 5e-5, 64 texts a step unless the variant says otherwise; ACC in % of the "
+        "BERTopic way on the fine-tuned embeddings (its gain over the BERTopic way on the pretrained ones), and the "
+        "wall time (encoding, training, re-encoding, UMAP -> k-means) over the BERTopic way's in the same run. "
+        "Labels only score. Measured by `python training/studies/top_layers.py` (variants and settings: that "
+        f"script), imported here. † another job shared the 2 cores (a load average above {BUSY} before the run, "
+        f"or above {OWN_THREADS + BUSY} while it trained): the time is not a measurement.",
         "",
         *run_header(store, rows),
         "",
-        "| corpus | N | K | variant | BERTopic way (s) | "
+        "| corpus | set | N | K | variant | BERTopic way (s) | "
         + " | ".join(f"{s} steps: ACC (gain), × time" for s in steps)
         + " |",
-        "|---|---|---|---|---|" + "---|" * len(steps),
+        "|---|---|---|---|---|---|" + "---|" * len(steps),
     ]
-    for dataset in dict.fromkeys(r["dataset"] for r in rows):
+    for dataset in sorted(dict.fromkeys(r["dataset"] for r in rows), key=lambda d: corpus_role(d) != "tuning"):
         for variant in dict.fromkeys(r["method"] for r in rows if r["dataset"] == dataset):
             points = {r["steps"]: r for r in select_rows(store, SECTION, dataset=dataset, method=variant)}
             first = next(iter(points.values()))
@@ -100,7 +110,7 @@ def render(store: dict, rows: list[dict]) -> list[str]:
                 for s in steps
             ]
             lines.append(
-                f"| {dataset} | {first['num_texts']:,} | {first['num_clusters']} | {variant} | "
-                f"{first['way_acc']:.1f} ({first['way_seconds']:.0f}) | " + " | ".join(cells) + " |"
+                f"| {dataset} | {corpus_role(dataset)} | {first['num_texts']:,} | {first['num_clusters']} | "
+                f"{variant} | {first['way_acc']:.1f} ({first['way_seconds']:.0f}) | " + " | ".join(cells) + " |"
             )
     return [*lines, ""]
