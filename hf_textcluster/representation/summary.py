@@ -264,8 +264,10 @@ def summarize_clusters(
 
 def _strings(value: Any, limit: int, max_chars: int) -> list[str]:
     """The first ``limit`` non-empty cleaned strings of a list (read lazily: a long list is not scanned to its end)."""
+    if not isinstance(value, list):  # absent (an older summary) or not a list
+        return []
     cleaned = (_clean_text(item, max_chars) if isinstance(item, str) else "" for item in value)
-    return list(itertools.islice(filter(None, cleaned), limit)) if isinstance(value, list) else []
+    return list(itertools.islice(filter(None, cleaned), limit))
 
 
 def _count(value: Any) -> int | None:
