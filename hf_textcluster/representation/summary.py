@@ -254,19 +254,14 @@ def summarize_clusters(
             entry["texts"] = typical_texts(texts, members, assignments.typicality, MAX_REPRESENTATIVE_TEXTS, clean)
         clusters.append(entry)
     outliers = int(np.sum(np.asarray(assignments.clusters) == -1)) if counted else 0
-    return {
-        "num_texts": len(texts) if counted else 0,
-        "outliers": outliers,
-        "outlier_keywords": _keywords(keywords.get(-1, [])) if outliers else [],
-        "clusters": clusters,
-    }
+    summary = {"num_texts": len(texts) if counted else 0, "outliers": outliers, "clusters": clusters}
+    return {**summary, "outlier_keywords": _keywords(keywords.get(-1, [])) if outliers else []}
 
 
 def _strings(value: Any, limit: int, max_chars: int) -> list[str]:
     """The first ``limit`` non-empty cleaned strings of a list (read lazily: a long list is not scanned to its end)."""
-    if not isinstance(value, list):  # absent (an older summary) or not a list
-        return []
-    cleaned = (_clean_text(item, max_chars) if isinstance(item, str) else "" for item in value)
+    items = value if isinstance(value, list) else ()  # absent (an older summary) or not a list: none
+    cleaned = (_clean_text(item, max_chars) if isinstance(item, str) else "" for item in items)
     return list(itertools.islice(filter(None, cleaned), limit))
 
 
@@ -344,12 +339,8 @@ def merge_summaries(summary: Mapping | None, mapping: Sequence[int], num_cluster
                 if item is not None and item not in entry[field] and len(entry[field]) < limit:
                     entry[field].append(item)
         clusters.append(entry)
-    return {
-        "num_texts": summary.get("num_texts", 0),
-        "outliers": summary.get("outliers", 0),  # a merge moves no outlier
-        "outlier_keywords": summary.get("outlier_keywords", []),
-        "clusters": clusters,
-    }
+    kept = {key: summary.get(key, none) for key, none in (("num_texts", 0), ("outliers", 0), ("outlier_keywords", []))}
+    return {**kept, "clusters": clusters}  # a merge moves no outlier
 
 
 def _table(model, summary: Mapping):
