@@ -18,7 +18,7 @@ import numpy as np
 from ..markup import one_line
 from ..modeling.validation import validate_texts
 from ._base import BaseRepresentation
-from .ctfidf import ClassTfidfRepresentation, keyword_representation
+from .ctfidf import ClassTfidfRepresentation
 from .generation import DEFAULT_PROMPT, NAMES_FILE, GeneratedNamesRepresentation, clean_name
 from .summary import (
     MAX_KEYWORDS,
@@ -26,6 +26,7 @@ from .summary import (
     Assignments,
     assign_texts,
     cluster_info,
+    cluster_keywords,
     named_by_topics,
     sample_rows,
     summarize_clusters,
@@ -142,9 +143,10 @@ def name_clusters(
         raise ValueError(f"`texts` is required: {why} (pass the training texts).")
     sizes, num_texts = {k: 0 for k in range(num_clusters)}, 0
     summarized: tuple[list[str] | None, Assignments | None] = (None, None)  # what the summary is made of
+    sample, sampled_clusters = None, None
     if texts is not None:
         texts = validate_texts(texts)
-        if assignments is not None:  # -1: an outlier (a model that flags them), in no cluster's keywords
+        if assignments is not None:  # -1: an outlier (a model that flags them), keywords of their own
             _check_labels(assignments.clusters, len(texts), num_clusters, lowest=-1)
         given = None if labels is None else Assignments(_check_labels(labels, len(texts), num_clusters))
         given = assignments or given
@@ -155,14 +157,13 @@ def name_clusters(
         else:
             sampled = given.take(rows) if len(rows) < len(texts) else given
         summarized = (texts, assignments) if assignments is not None else (sample, sampled)
-        counts = np.bincount(sampled.clusters[sampled.clusters >= 0], minlength=num_clusters)
+        sampled_clusters = sampled.clusters
+        counts = np.bincount(sampled_clusters[sampled_clusters >= 0], minlength=num_clusters)
         sizes, num_texts = {k: int(counts[k]) for k in range(num_clusters)}, len(sample)
-    if learned:
-        keywords = LearnedTopicsRepresentation(model, top_n=max(words_per_label, MAX_KEYWORDS)).extract()
-    else:
-        keywords = keyword_representation(model.config, MAX_KEYWORDS).extract(sample, sampled.clusters, num_clusters)
+    keywords = cluster_keywords(model, sample, sampled_clusters, top_n=max(words_per_label, MAX_KEYWORDS))
+    per_cluster = {k: list(words) for k, words in keywords.items() if k >= 0}  # -1, the outliers, is not named
     if generator is None:
-        names = BaseRepresentation.labels(keywords, words_per_label)
+        names = BaseRepresentation.labels(per_cluster, words_per_label)
     else:
         namer = GeneratedNamesRepresentation(generator, prompt=prompt, cache=cache)
         names = namer.names(sample, sampled.clusters, num_clusters, typicality=sampled.typicality, keywords=keywords)
@@ -170,7 +171,7 @@ def name_clusters(
     setattr(model.config, SUMMARY_KEY, summarize_clusters(*summarized, num_clusters, keywords))
     return ClusterNames(
         names=names,
-        keywords={k: list(v) for k, v in keywords.items()},
+        keywords=per_cluster,
         sizes=sizes,
         num_texts=num_texts,
         source="learned topics" if learned else "c-TF-IDF",

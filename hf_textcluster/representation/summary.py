@@ -193,6 +193,29 @@ def named_by_topics(config) -> bool:
     return config.has_topic_model and getattr(config, "served_partition", "head") == "head"
 
 
+def cluster_keywords(
+    model, texts: Sequence[str] | None, clusters: np.ndarray | None, top_n: int = MAX_KEYWORDS
+) -> dict[int, list[str]]:
+    """Each cluster's keywords, best first: its learned topics' words for a model named after them (a DEC-CRL head),
+    else c-TF-IDF of ``texts`` by ``clusters``. Texts at -1 (outliers) are one more class of that c-TF-IDF, as
+    BERTopic's topic -1: their keywords come under -1 (and those outlier texts' words count against every cluster's).
+    """
+    num_clusters = model.config.num_clusters
+    learned = named_by_topics(model.config)
+    keywords = LearnedTopicsRepresentation(model, top_n=top_n).extract() if learned else {}
+    flagged = texts is not None and bool((np.asarray(clusters) == -1).any())
+    if learned and not flagged:
+        return keywords
+    classes = np.where(np.asarray(clusters) == -1, num_clusters, clusters)
+    counted = keyword_representation(model.config, top_n).extract(texts, classes, num_clusters + flagged)
+    outliers = {-1: counted.pop(num_clusters)} if flagged else {}
+    return {**outliers, **(keywords if learned else counted)}
+
+
+def _keywords(words: Sequence[str]) -> list[str]:
+    return [_clean_text(word, MAX_KEYWORD_CHARS) for word in list(words)[:MAX_KEYWORDS]]
+
+
 def summarize_clusters(
     texts: Sequence[str] | None,
     assignments: Assignments | None,
@@ -200,14 +223,15 @@ def summarize_clusters(
     keywords: Mapping[int, Sequence[str]],
 ) -> dict:
     """The bounded summary saved as ``config.cluster_summary``: ``{"num_texts": N, "outliers": texts at -1,
-    "clusters": [{"size", "mean_confidence", "keywords", "texts"}, ...]}`` (list index = cluster id). Without texts,
-    only the keywords (sizes and confidences ``None``).
+    "outlier_keywords": theirs, "clusters": [{"size", "mean_confidence", "keywords", "texts"}, ...]}`` (list index =
+    cluster id). Without texts, only the keywords (sizes and confidences ``None``).
 
     Args:
         texts: the texts the clusters are summarised on (the training texts), or None.
         assignments: their :class:`Assignments` (one per text).
         num_clusters: K.
-        keywords: cluster id -> keywords, best first (at most :data:`MAX_KEYWORDS` are kept).
+        keywords: cluster id -> keywords, best first (at most :data:`MAX_KEYWORDS` are kept); -1: the outliers'
+            (:func:`cluster_keywords`).
 
     Example:
         >>> summary = summarize_clusters(["sql join", "git push"], Assignments(np.array([0, 1])), 2,
@@ -220,7 +244,7 @@ def summarize_clusters(
     counted = texts is not None and assignments is not None
     clean = functools.partial(_clean_text, max_chars=MAX_TEXT_CHARS)
     for k in range(num_clusters):
-        words = [_clean_text(w, MAX_KEYWORD_CHARS) for w in list(keywords.get(k, []))[:MAX_KEYWORDS]]
+        words = _keywords(keywords.get(k, []))
         entry: dict[str, Any] = {"size": None, "mean_confidence": None, "keywords": words, "texts": []}
         if counted:
             members = np.flatnonzero(assignments.clusters == k)
@@ -230,13 +254,15 @@ def summarize_clusters(
             entry["texts"] = typical_texts(texts, members, assignments.typicality, MAX_REPRESENTATIVE_TEXTS, clean)
         clusters.append(entry)
     outliers = int(np.sum(np.asarray(assignments.clusters) == -1)) if counted else 0
-    return {"num_texts": len(texts) if counted else 0, "outliers": outliers, "clusters": clusters}
+    summary = {"num_texts": len(texts) if counted else 0, "outliers": outliers, "clusters": clusters}
+    return {**summary, "outlier_keywords": _keywords(keywords.get(-1, [])) if outliers else []}
 
 
 def _strings(value: Any, limit: int, max_chars: int) -> list[str]:
     """The first ``limit`` non-empty cleaned strings of a list (read lazily: a long list is not scanned to its end)."""
-    cleaned = (_clean_text(item, max_chars) if isinstance(item, str) else "" for item in value)
-    return list(itertools.islice(filter(None, cleaned), limit)) if isinstance(value, list) else []
+    items = value if isinstance(value, list) else ()  # absent (an older summary) or not a list: none
+    cleaned = (_clean_text(item, max_chars) if isinstance(item, str) else "" for item in items)
+    return list(itertools.islice(filter(None, cleaned), limit))
 
 
 def _count(value: Any) -> int | None:
@@ -276,6 +302,7 @@ def read_cluster_summary(config) -> dict | None:
     return {
         "num_texts": _count(summary.get("num_texts")) or 0,
         "outliers": _count(summary.get("outliers")) or 0,
+        "outlier_keywords": _strings(summary.get("outlier_keywords"), MAX_KEYWORDS, MAX_KEYWORD_CHARS),
         "clusters": clusters,
     }
 
@@ -312,7 +339,8 @@ def merge_summaries(summary: Mapping | None, mapping: Sequence[int], num_cluster
                 if item is not None and item not in entry[field] and len(entry[field]) < limit:
                     entry[field].append(item)
         clusters.append(entry)
-    return {"num_texts": summary.get("num_texts", 0), "outliers": summary.get("outliers", 0), "clusters": clusters}
+    kept = {key: summary.get(key, none) for key, none in (("num_texts", 0), ("outliers", 0), ("outlier_keywords", []))}
+    return {**kept, "clusters": clusters}  # a merge moves no outlier
 
 
 def _table(model, summary: Mapping):
@@ -332,7 +360,7 @@ def _table(model, summary: Mapping):
     ]
     if summary.get("outliers"):  # first, as BERTopic's topic -1
         outliers = {"cluster": -1, "name": OUTLIER_NAME, "size": summary["outliers"], "mean_confidence": None}
-        rows.insert(0, {**outliers, "keywords": [], "representative_texts": []})
+        rows.insert(0, {**outliers, "keywords": list(summary["outlier_keywords"]), "representative_texts": []})
     table = pd.DataFrame(rows, columns=list(COLUMNS))
     table["size"] = table["size"].astype("Int64")
     table["mean_confidence"] = table["mean_confidence"].astype("Float64")
@@ -352,7 +380,8 @@ def cluster_info(
     (a list, best first), ``representative_texts`` (a list: the texts nearest their cluster's centre) and
     ``mean_confidence`` (the mean calibrated confidence of its texts; the mean probability of the assigned cluster
     for a model that is not calibrated), as BERTopic's ``get_topic_info``; first a row -1 (``"outliers"``, their
-    count) when a model that flags outliers (``train --outliers``) left texts at -1.
+    count and keywords: c-TF-IDF with the outliers as one more class) when a model that flags outliers
+    (``train --outliers``) left texts at -1.
 
     Without ``texts``, the summary saved at training time (the training texts') is read from the model: nothing is
     encoded. With ``texts``, everything is recomputed from them: one encoding pass, keywords by c-TF-IDF on a seeded
@@ -405,15 +434,7 @@ def summarize_model(
     random_state: int | None = 0,
 ) -> dict:
     """:func:`summarize_clusters` of ``model``'s clusters on ``texts`` (``assignments``: ``assign_texts(model,
-    texts)``), with the keywords of each cluster: its learned topics' words for a model named after them (a DEC-CRL
-    head), else c-TF-IDF on a seeded sample of at most ``sample_size`` of ``texts``."""
-    num_clusters = model.config.num_clusters
-    if named_by_topics(model.config):
-        keywords = LearnedTopicsRepresentation(model, top_n=MAX_KEYWORDS).extract()
-    else:
-        rows = sample_rows(len(texts), sample_size, random_state)
-        sample = [texts[int(i)] for i in rows]
-        keywords = keyword_representation(model.config, MAX_KEYWORDS).extract(
-            sample, np.asarray(assignments.clusters)[rows], num_clusters
-        )
-    return summarize_clusters(texts, assignments, num_clusters, keywords)
+    texts)``), with the :func:`cluster_keywords` of a seeded sample of at most ``sample_size`` of ``texts``."""
+    rows = sample_rows(len(texts), sample_size, random_state)
+    keywords = cluster_keywords(model, [texts[int(i)] for i in rows], np.asarray(assignments.clusters)[rows])
+    return summarize_clusters(texts, assignments, model.config.num_clusters, keywords)

@@ -16,9 +16,11 @@ from hf_textcluster.hub import save_pretrained
 from hf_textcluster.representation import name_clusters, rename_clusters
 from hf_textcluster.representation.summary import (
     COLUMNS,
+    MAX_KEYWORD_CHARS,
     MAX_KEYWORDS,
     MAX_REPRESENTATIVE_TEXTS,
     MAX_TEXT_CHARS,
+    Assignments,
     cluster_info,
     merge_summaries,
     read_cluster_summary,
@@ -125,6 +127,40 @@ def test_what_a_config_carries_is_bounded_and_on_one_line(named, tmp_path):
     config_file.write_text(json.dumps(config))
     with pytest.raises(ValueError, match="`texts` is required"):
         cluster_info(AutoModel.from_pretrained(tmp_path))
+
+
+def test_the_outliers_have_keywords_of_their_own_and_no_name(toy_model, toy_corpus):
+    model = copy.deepcopy(toy_model)
+    far = ["kubernetes helm chart", "kubernetes pod helm"]  # words no toy text has
+    texts = [*toy_corpus[0], *far]
+    clusters = np.concatenate([model.predict(toy_corpus[0]), [-1, -1]])
+    names = name_clusters(model, texts, assignments=Assignments(clusters), sample_size=None)
+    assert set(names.names) == set(names.keywords) == {0, 1, 2}  # -1 is not named
+    assert not {"kubernetes", "helm"} & {word for words in names.keywords.values() for word in words}
+    table = cluster_info(model)
+    outliers = table.iloc[0]
+    assert outliers["cluster"] == -1 and outliers["name"] == "outliers" and outliers["size"] == 2
+    # c-TF-IDF with the outliers as one more class: their words, the most frequent first
+    assert sorted(outliers["keywords"][:2]) == ["helm", "kubernetes"]
+    assert set(outliers["keywords"]) == {"kubernetes", "helm", "chart", "pod"}
+    assert read_cluster_summary(model.config)["outlier_keywords"] == outliers["keywords"]
+
+
+def test_the_outlier_row_is_read_bounded_and_an_older_summary_without_its_keywords_loads(named, tmp_path):
+    named.save_pretrained(tmp_path)
+    config_file = tmp_path / "config.json"
+    config = json.loads(config_file.read_text())
+    summary = config["cluster_summary"]
+    summary["outliers"] = 4
+    summary["outlier_keywords"] = ["<b>x</b>\n# heading", "y" * 1000, *[f"w{i}" for i in range(10_000)], 5, None]
+    config_file.write_text(json.dumps(config))
+    keywords = cluster_info(AutoModel.from_pretrained(tmp_path)).loc[0, "keywords"]
+    assert len(keywords) == MAX_KEYWORDS and keywords[0] == "<b>x</b> # heading"  # escaped where it is shown
+    assert all(len(word) <= MAX_KEYWORD_CHARS for word in keywords)
+    del summary["outlier_keywords"]  # a summary saved before the outliers had keywords
+    config_file.write_text(json.dumps(config))
+    row = cluster_info(AutoModel.from_pretrained(tmp_path)).iloc[0]
+    assert row["cluster"] == -1 and row["size"] == 4 and row["keywords"] == []
 
 
 def test_rename_clusters_sets_id2label_and_refuses_bad_names(named):

@@ -9,6 +9,7 @@ import contextlib
 import copy
 import io
 import json
+import re
 import shutil
 
 import numpy as np
@@ -16,8 +17,10 @@ import pytest
 from transformers import AutoModel, pipeline
 
 from hf_textcluster import Clusterer
+from hf_textcluster.choosing import cached
 from hf_textcluster.cli import main
 from hf_textcluster.evaluation.metrics import clustering_scores
+from hf_textcluster.representation.ctfidf import TOKEN_PATTERN
 from hf_textcluster.representation.summary import read_cluster_summary
 from hf_textcluster.runs.first_save import calibrate_and_name
 from hf_textcluster.runs.folder import RunFolder
@@ -161,3 +164,30 @@ def test_refine_keeps_the_outliers_of_a_flagging_model(flagged, tmp_path):
     summary = read_cluster_summary(Clusterer.load(folder).model.config)
     assert (saved == -1).sum() == summary["outliers"] > 0  # the file and the summary say the same
     np.testing.assert_array_equal(saved, Clusterer.load(folder).labels_)
+
+
+@pytest.mark.slow
+def test_a_default_run_with_outliers_saves_them_with_their_keywords(
+    tiny_encoder_dir, toy_corpus, tmp_path, monkeypatch
+):
+    """The whole default ``train --outliers`` (no --method), then ``Clusterer.load``: the -1 texts, their count in
+    the summary and their row in ``cluster_info``, with keywords of their own texts (BERTopic's topic -1)."""
+    monkeypatch.setattr(cached, "ADAPTER_STEPS", 60)  # as in test_auto_cached: the same path, sooner
+    # far texts of words (two letters or more, unknown to the tiny vocabulary): keywords c-TF-IDF can count
+    texts = [*toy_corpus[0], "qzx vvv ? qzx vvv ? qzx", "zzq xxw zzq xxw ? ? ?", "wwv ? ? ? qqz ? ? ? wwv"]
+    data, out = tmp_path / "texts.txt", tmp_path / "run"
+    data.write_text("\n".join(texts) + "\n", encoding="utf-8")
+    argv = ["train", "--input", str(data), "--encoder", str(tiny_encoder_dir), "--output-dir", str(out)]
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert main([*argv, "--num-clusters", "3", "--outliers", "--precision", "fp32"]) == 0
+    clusterer = Clusterer.load(out)
+    assert clusterer.run.auto is not None  # the default run
+    labels = np.asarray(RunFolder(out).read_assignments())
+    np.testing.assert_array_equal(clusterer.labels_, labels)
+    outliers = int((labels == -1).sum())
+    assert outliers > 0
+    assert read_cluster_summary(clusterer.model.config)["outliers"] == outliers
+    row = clusterer.cluster_info().iloc[0]
+    assert row["cluster"] == -1 and row["name"] == "outliers" and row["size"] == outliers
+    words = {word for i in np.flatnonzero(labels == -1) for word in re.findall(TOKEN_PATTERN, texts[i].lower())}
+    assert row["keywords"] and set(row["keywords"]) <= words
