@@ -21,13 +21,12 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..editing.kmeans import exact_neighbours, fit_kmeans
+from ..editing.kmeans import UMAP_MIN_ROWS, exact_neighbours, fit_kmeans
 from ..modeling.layers import student_t_assignment
 from ..modeling.validation import check_scalar
 from ..models.sccl.losses_sccl import instance_contrastive_loss
 from ..training.losses import dec_kl_loss, dec_target_distribution
 from .linear_heads import RefinementResult, check_embeddings, l2_normalize, served_by_head
-from .serving import UMAP_MIN_TEXTS
 
 __all__ = [
     "ADAPTER_STEPS",
@@ -204,7 +203,7 @@ def fit_adapter(
         "head": head,
         "kmeans": np.asarray(fit_kmeans(features, num_clusters, random_state=random_state).labels_),
     }
-    if n > UMAP_MIN_TEXTS:
+    if n >= UMAP_MIN_ROWS:
         umap = fit_kmeans(features, num_clusters, random_state=random_state, init="umap")
         candidates["umap_kmeans"] = np.asarray(umap.groups_)
     return CachedPartitions(candidates, features, loss=float(loss.detach()))

@@ -38,13 +38,13 @@ logger = logging.get_logger(__name__)
 
 DEFAULT_KMEANS_MAX_SAMPLES = 100_000
 KMEANS_INITS = ("k-means++", "umap", "best")
-# UMAP's spectral layout needs more rows than its 15 neighbours
 # up to this many rows the neighbours UMAP starts from are computed exactly (rows x rows x dims multiply-adds, in
 # chunks); above it UMAP's approximate search
 EXACT_NEIGHBOUR_ROWS = 50_000
 UMAP_NEIGHBOURS = 15
 # layouts drawn per UMAP k-means, the most agreeing partition kept (training/studies/umap_layouts.py chose it)
 UMAP_LAYOUTS = 3
+# UMAP's spectral layout needs more rows than its 15 neighbours: with fewer, no UMAP k-means (start, candidate)
 UMAP_MIN_ROWS = 17
 
 
