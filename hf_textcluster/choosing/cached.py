@@ -21,13 +21,12 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ..editing.kmeans import fit_kmeans
+from ..editing.kmeans import UMAP_MIN_ROWS, exact_neighbours, fit_kmeans
 from ..modeling.layers import student_t_assignment
 from ..modeling.validation import check_scalar
 from ..models.sccl.losses_sccl import instance_contrastive_loss
 from ..training.losses import dec_kl_loss, dec_target_distribution
 from .linear_heads import RefinementResult, check_embeddings, l2_normalize, served_by_head
-from .serving import UMAP_MIN_TEXTS
 
 __all__ = [
     "ADAPTER_STEPS",
@@ -35,7 +34,6 @@ __all__ = [
     "adapter_loss",
     "fit_adapter",
     "fit_scan",
-    "nearest_neighbours",
     "scan_loss",
     "scan_steps",
 ]
@@ -95,18 +93,6 @@ def scan_steps(num_texts: int) -> int:
     return max(200, SCAN_EPOCHS * num_texts // BATCH_SIZE)
 
 
-def nearest_neighbours(embeddings: np.ndarray, k: int) -> torch.Tensor:
-    """``(N, k)`` the indices of each row's ``k`` nearest other rows by cosine similarity (chunks of 2,048 rows)."""
-    x = F.normalize(torch.as_tensor(np.asarray(embeddings, dtype=np.float32)), dim=1)
-    found = []
-    for start in range(0, len(x), 2048):
-        sim = x[start : start + 2048] @ x.T
-        rows = torch.arange(sim.shape[0])
-        sim[rows, rows + start] = -2  # never its own neighbour
-        found.append(sim.topk(k, dim=1).indices)
-    return torch.cat(found)
-
-
 def fit_scan(
     embeddings,
     num_clusters: int,
@@ -138,7 +124,7 @@ def fit_scan(
         torch.manual_seed(random_state)
         rng = torch.Generator().manual_seed(random_state)
         x = F.normalize(torch.from_numpy(e), dim=1)
-        near = nearest_neighbours(e, neighbours)
+        near = torch.from_numpy(exact_neighbours(e, neighbours, exclude_self=True)[0])
         linear = torch.nn.ModuleList([torch.nn.Linear(e.shape[1], num_clusters) for _ in range(heads)])
         optimizer = torch.optim.Adam(linear.parameters(), lr=LEARNING_RATE, weight_decay=1e-4)
         for _ in range(steps):
@@ -217,7 +203,7 @@ def fit_adapter(
         "head": head,
         "kmeans": np.asarray(fit_kmeans(features, num_clusters, random_state=random_state).labels_),
     }
-    if n > UMAP_MIN_TEXTS:
+    if n >= UMAP_MIN_ROWS:
         umap = fit_kmeans(features, num_clusters, random_state=random_state, init="umap")
         candidates["umap_kmeans"] = np.asarray(umap.groups_)
     return CachedPartitions(candidates, features, loss=float(loss.detach()))

@@ -32,7 +32,7 @@ import torch
 from transformers.utils import logging
 
 from ..editing.clusters import init_clusters_from_kmeans, keep_method_head, restore_method_head, set_refined_head
-from ..editing.kmeans import NearestCentres, fit_kmeans
+from ..editing.kmeans import UMAP_MIN_ROWS, NearestCentres, fit_kmeans
 
 # The names of the partitions a model can serve live with the model (its config's `served_partition`), so that the
 # training arguments check `serve` without importing this layer.
@@ -76,9 +76,6 @@ class ServingChoice:
             "scores": {name: round(float(value), 6) for name, value in self.scores.items()},
             "refinement": self.refinement,
         }
-
-
-UMAP_MIN_TEXTS = 16
 
 
 def _on_model(model: TextClusteringPreTrainedModel, embeddings: np.ndarray, step) -> np.ndarray:
@@ -140,9 +137,10 @@ def candidate_partitions(
             raw = labels
         else:
             init = "umap" if base == "umap_kmeans" else "k-means++"
-            if init == "umap" and features.shape[0] <= UMAP_MIN_TEXTS:
+            if init == "umap" and features.shape[0] < UMAP_MIN_ROWS:
                 logger.warning(
-                    f"No UMAP k-means candidate: UMAP needs more than {UMAP_MIN_TEXTS} texts, got {features.shape[0]}."
+                    f"No UMAP k-means candidate: UMAP needs more than {UMAP_MIN_ROWS - 1} texts, "
+                    f"got {features.shape[0]}."
                 )
                 continue
             fitted = fit_kmeans(features, num_clusters, random_state=random_state, init=init)

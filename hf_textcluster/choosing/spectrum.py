@@ -8,23 +8,15 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse.linalg import eigsh
 
+from ..editing.kmeans import exact_neighbours
+
 
 def knn_affinity(x: np.ndarray, n_neighbors: int = 10, scale_neighbor: int = 7):
-    """Symmetric sparse kNN affinity of the normalised rows ``x``: w_ij = exp(-d_ij^2 / (sigma_i sigma_j)), d the
-    cosine distance, sigma_i the distance of i to its ``scale_neighbor``-th neighbour (self-tuning)."""
+    """Symmetric sparse kNN affinity of the rows ``x``: w_ij = exp(-d_ij^2 / (sigma_i sigma_j)), d the cosine distance,
+    sigma_i the distance of i to its ``scale_neighbor``-th other row (self-tuning)."""
     n = x.shape[0]
     k = min(n_neighbors, n - 1)
-    neighbors = np.empty((n, k), dtype=np.int64)
-    distances = np.empty((n, k))
-    for start in range(0, n, 2048):
-        sim = x[start : start + 2048] @ x.T
-        rows = np.arange(sim.shape[0])
-        sim[rows, start + rows] = -np.inf  # not one's own neighbour
-        part = np.argpartition(-sim, k - 1, axis=1)[:, :k]
-        order = np.argsort(-np.take_along_axis(sim, part, axis=1), axis=1)
-        block = slice(start, start + len(rows))
-        neighbors[block] = np.take_along_axis(part, order, axis=1)
-        distances[block] = np.maximum(1.0 - np.take_along_axis(sim, neighbors[block], axis=1), 0.0)
+    neighbors, distances = exact_neighbours(x, k, exclude_self=True)
     sigma = np.maximum(distances[:, min(scale_neighbor, k) - 1], 1e-6)
     weights = np.exp(-(distances**2) / (sigma[:, None] * sigma[neighbors]))
     w = sparse.csr_matrix((weights.ravel(), (np.repeat(np.arange(n), k), neighbors.ravel())), shape=(n, n))

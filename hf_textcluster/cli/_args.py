@@ -12,6 +12,7 @@ from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
 from ..modeling.input_checks import parse_num_clusters
 from ..modeling.precision import INFERENCE_PRECISIONS, PRECISION_ENV, PRECISIONS
 from ..modeling.validation import Interval
+from ..runs.folder import RunFolder
 
 
 class HelpFormatter(argparse.HelpFormatter):
@@ -293,9 +294,14 @@ def add_card_args(parser: argparse.ArgumentParser) -> None:
     add_data_args(parser)
 
 
-def card_kwargs(args: argparse.Namespace) -> dict:
+def card_kwargs(args: argparse.Namespace, device) -> dict:
+    """What ``card`` and ``push`` give the card alike (the options of :func:`add_card_args`): the trained model on
+    ``device`` (the keywords need each text's cluster), where its texts are, the sample, the remote code, the
+    metadata."""
     given = {key: getattr(args, key) for key in ("dataset_name", "base_model") if getattr(args, key)}
-    return {"license": args.license, **given}
+    model = RunFolder(args.model).open()[0].to(device)
+    shared = {"data_dir": args.data_dir, "max_texts": args.keyword_sample, "remote_code": not args.no_remote_code}
+    return {"model": model, **shared, "license": args.license, **given}
 
 
 def add_edit_args(parser: argparse.ArgumentParser, input_help: str | None = None) -> None:

@@ -5,7 +5,6 @@ import sys
 from pathlib import Path
 
 from ..hub.model_card import write_model_card
-from ..runs.folder import RunFolder
 from ._args import (
     add_card_args,
     add_output_args,
@@ -40,12 +39,8 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
             args.model,
             "-",
             texts=texts,
-            data_dir=args.data_dir,
-            max_texts=args.keyword_sample,
-            model=RunFolder(args.model).open()[0].to(device),
             repo_id=args.repo_id,
-            remote_code=not args.no_remote_code,
-            **card_kwargs(args),
+            **card_kwargs(args, device),
         )
     if args.output:
         write_output(args.output, lambda path: Path(path).write_text(card, encoding="utf-8"))

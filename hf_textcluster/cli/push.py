@@ -6,7 +6,6 @@ import sys
 from huggingface_hub.errors import HfHubHTTPError
 
 from ..hub.push import push_model_dir
-from ..runs.folder import RunFolder
 from ._args import add_card_args, card_kwargs, encoding_on
 
 HELP = "Upload a trained model directory to the Hub with a generated model card."
@@ -34,18 +33,14 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
             commit = push_model_dir(
                 args.model,
                 args.repo_id,
-                model=RunFolder(args.model).open()[0].to(device),
-                data_dir=args.data_dir,
-                max_texts=args.keyword_sample,
                 label_clusters=args.label_clusters,
                 model_card=not args.no_card,
-                remote_code=not args.no_remote_code,
                 private=args.private or None,
                 token=args.token,
                 revision=args.revision,
                 create_pr=args.create_pr,
                 commit_message=args.commit_message,
-                **card_kwargs(args),
+                **card_kwargs(args, device),
             )
     except (RuntimeError, OSError, HfHubHTTPError) as err:  # untrained model, Hub unreachable, rejected upload
         print(f"error: {err}", file=sys.stderr)

@@ -38,13 +38,13 @@ logger = logging.get_logger(__name__)
 
 DEFAULT_KMEANS_MAX_SAMPLES = 100_000
 KMEANS_INITS = ("k-means++", "umap", "best")
-# UMAP's spectral layout needs more rows than its 15 neighbours
 # up to this many rows the neighbours UMAP starts from are computed exactly (rows x rows x dims multiply-adds, in
 # chunks); above it UMAP's approximate search
 EXACT_NEIGHBOUR_ROWS = 50_000
 UMAP_NEIGHBOURS = 15
 # layouts drawn per UMAP k-means, the most agreeing partition kept (training/studies/umap_layouts.py chose it)
 UMAP_LAYOUTS = 3
+# UMAP's spectral layout needs more rows than its 15 neighbours: with fewer, no UMAP k-means (start, candidate)
 UMAP_MIN_ROWS = 17
 
 
@@ -342,20 +342,26 @@ def keeping_torch_threads():
             torch.set_num_threads(threads)
 
 
-def exact_neighbours(features, k: int, chunk: int = 2048) -> tuple[np.ndarray, np.ndarray]:
-    """Each row's ``k`` nearest rows by cosine distance (itself among them) and those distances, in ascending order:
-    exact, ``chunk`` rows at a time (UMAP's ``precomputed_knn``)."""
-    x = np.asarray(features, dtype=np.float32)
+def exact_neighbours(features, k: int, chunk: int = 2048, exclude_self: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's ``k`` nearest rows by cosine distance and those distances, in ascending order: exact, ``chunk`` rows
+    at a time (UMAP's ``precomputed_knn``, SCAN's neighbours, the eigengap's kNN graph). Each row is among its own
+    neighbours unless ``exclude_self`` (then the row itself is left out, never a duplicate of it). In float64 for
+    float64 rows, float32 otherwise."""
+    x = np.asarray(features)
+    x = x if x.dtype == np.float64 else x.astype(np.float32)
     x = x / np.maximum(np.linalg.norm(x, axis=1, keepdims=True), 1e-12)
     indices = np.empty((len(x), k), dtype=np.int64)
-    distances = np.empty((len(x), k), dtype=np.float32)
+    distances = np.empty((len(x), k), dtype=x.dtype)
     for start in range(0, len(x), chunk):
-        dist = 1.0 - x[start : start + chunk] @ x.T
-        nearest = np.argpartition(dist, k - 1, axis=1)[:, :k]
-        near = np.take_along_axis(dist, nearest, axis=1)
-        order = np.argsort(near, axis=1, kind="stable")
-        indices[start : start + chunk] = np.take_along_axis(nearest, order, axis=1)
-        distances[start : start + chunk] = np.maximum(np.take_along_axis(near, order, axis=1), 0.0)
+        sim = x[start : start + chunk] @ x.T
+        if exclude_self:
+            rows = np.arange(len(sim))
+            sim[rows, start + rows] = -np.inf
+        nearest = np.argpartition(-sim, k - 1, axis=1)[:, :k]
+        order = np.argsort(-np.take_along_axis(sim, nearest, axis=1), axis=1, kind="stable")
+        block = slice(start, start + len(sim))
+        indices[block] = np.take_along_axis(nearest, order, axis=1)
+        distances[block] = np.maximum(1.0 - np.take_along_axis(sim, indices[block], axis=1), 0.0)
     return indices, distances
 
 

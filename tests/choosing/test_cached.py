@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from hf_textcluster.choosing.cached import adapter_loss, fit_adapter, fit_scan, nearest_neighbours, scan_loss
+from hf_textcluster.choosing.cached import adapter_loss, fit_adapter, fit_scan, scan_loss
 
 
 def _blobs(n_per=30, k=3, d=8, seed=0):
@@ -57,11 +57,6 @@ def test_adapter_loss_is_sccl_instance_contrast_plus_eta_kl_by_hand():
     assert float(adapter_loss(a, b, pa, pb, centres, temperature=0.5, eta=2.0)) == pytest.approx(
         contrast + 2.0 * kl, rel=1e-5
     )
-
-
-def test_nearest_neighbours_are_the_most_similar_other_rows():
-    x = np.array([[1, 0], [0.9, 0.1], [0, 1], [0.1, 0.9]], dtype=np.float32)
-    assert nearest_neighbours(x, 1)[:, 0].tolist() == [1, 0, 3, 2]
 
 
 def test_scan_is_seeded_and_served_by_its_head():

@@ -229,16 +229,29 @@ def test_a_umap_start_leaves_torch_s_thread_count_as_it_was():
         torch.set_num_threads(before)
 
 
-def test_the_exact_neighbours_are_scikit_learns_brute_force_cosine_neighbours():
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("exclude_self", [False, True])
+def test_the_exact_neighbours_are_scikit_learns_brute_force_cosine_neighbours(exclude_self, dtype):
     from sklearn.neighbors import NearestNeighbors
 
-    x = np.random.default_rng(0).normal(size=(50, 6)).astype(np.float32)
-    indices, distances = kmeans_module.exact_neighbours(x * 3.0, 5, chunk=7)  # scale-free; chunks cover every row
-    expected_distances, expected = (
-        NearestNeighbors(n_neighbors=5, metric="cosine", algorithm="brute").fit(x).kneighbors(x)
-    )
+    x = np.random.default_rng(0).normal(size=(50, 6)).astype(dtype)
+    # scale-free; chunks of 7 rows cover every row
+    indices, distances = kmeans_module.exact_neighbours(x * 3.0, 5, chunk=7, exclude_self=exclude_self)
+    searched = NearestNeighbors(n_neighbors=5, metric="cosine", algorithm="brute").fit(x)
+    # kneighbors() without query rows leaves each row itself out
+    expected_distances, expected = searched.kneighbors() if exclude_self else searched.kneighbors(x)
     np.testing.assert_array_equal(indices, expected)
     np.testing.assert_allclose(distances, expected_distances, atol=1e-5)
+    assert distances.dtype == dtype
+
+
+def test_leaving_each_row_out_keeps_its_duplicates():
+    """Only the row itself is left out: a copy of it stays its nearest neighbour, at distance 0."""
+    x = np.array([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0], [0.0, 3.0], [0.6, 0.8]], dtype=np.float32)
+    indices, distances = kmeans_module.exact_neighbours(x, 2, chunk=2, exclude_self=True)
+    assert not (indices == np.arange(5)[:, None]).any()
+    assert indices[:4, 0].tolist() == [1, 0, 3, 2]  # rows 2 and 3 point the same way
+    assert distances[:4, 0].tolist() == [0.0, 0.0, 0.0, 0.0]
 
 
 class _LayoutBySeed:
