@@ -272,7 +272,8 @@ def test_fit_from_a_train_command_line_trains_the_run_train_does(tiny_encoder_di
     assert clusterer.labels_.shape == (len(toy_corpus[0]),) and clusterer.training_result_.output_dir == clusterer.path
     cli, fit = (json.loads((tmp_path / name / "training_run.json").read_text()) for name in ("cli", "fit"))
     assert sorted(cli) == sorted(fit)
-    for key in ("method", "num_clusters", "input", "recipe", "training_overrides"):
+    for key in ("method", "input", "recipe", "training_overrides", "encoder", "num_train_texts", "precision"):
         assert cli[key] == fit[key], key
     saved = [json.loads((tmp_path / name / "config.json").read_text()) for name in ("cli", "fit")]
+    assert saved[0]["num_clusters"] == saved[1]["num_clusters"] == 3
     assert saved[0]["keyword_vectorizer"] == saved[1]["keyword_vectorizer"] == {"stop_words": "german"}
