@@ -47,8 +47,8 @@ def run_demo(
     seed: int = 0,
     overwrite: bool = False,
 ) -> int:
-    """Train the default (``train_clusterer("auto", ...)``) on the shipped StackOverflow sample and print how what it
-    serves compares with the BERTopic way and with k-means on the pretrained encoder (``make demo``).
+    """Train the default (``Clusterer().fit(...)``: ``method="auto"``) on the shipped StackOverflow sample and print
+    how what it serves compares with the BERTopic way and with k-means on the pretrained encoder (``make demo``).
 
     Prints the scores against the tags (they give K and score; never trained on) of the three, each with the wall
     time a user meets (the two without training: loading the encoder and encoding the texts included; the default:
@@ -75,7 +75,7 @@ def run_demo(
         0
     """
     from ..reuse import embed, reusing_results
-    from ..runs.api import train_clusterer
+    from ..runs.clusterer import Clusterer
     from ..runs.folder import RunFolder, record_metrics
 
     if num_texts is not None and num_texts < DEMO_MIN_TEXTS:
@@ -101,16 +101,8 @@ def run_demo(
         texts = list(dataset["text"])
         baselines, shared_seconds = _pretrained_baselines(texts, len(label_names), seed)
         start = time.perf_counter()
-        result: Any = train_clusterer(
-            "auto",
-            dataset,
-            output_dir,
-            seed=seed,
-            training_overrides={"save_strategy": "no"},
-            resume=False,
-            evaluate=False,
-            overwrite=True,  # checked above; the default folder holds the last demo
-        )
+        clusterer = Clusterer(seed=seed, training_overrides={"save_strategy": "no"}, resume=False, evaluate=False)
+        result: Any = clusterer.fit(dataset, output_dir, overwrite=True).training_result_  # overwrite: checked above
         run_seconds = shared_seconds + time.perf_counter() - start
         model, trainer = result.model, result.trainer
         texts, labels = list(result.train_dataset["text"]), np.asarray(result.train_dataset["label"])

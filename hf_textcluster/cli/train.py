@@ -1,7 +1,8 @@
 """``hf-textcluster train``: train a clusterer on a benchmark or on your own file.
 
 The command line becomes one :class:`~hf_textcluster.runs.request.TrainingRequest` (:func:`training_request`): each
-option whose destination is a field of the request goes there as given, and the request checks them all. Its Trainer
+option whose destination is a field of the request goes there as given, and the request checks them all; a
+``Clusterer`` made from it trains it (``Clusterer.from_request(request).fit()``, as from Python). Its Trainer
 options are the ``ClusteringTrainingArguments`` fields a user reaches for first, listed in ``train --help`` with their
 defaults; they go to the Trainer as pass-through flags, as does any other ``TrainingArguments`` field
 (``--save-steps 100``). It ends with a block saying what the model serves, its clusters (size
@@ -28,7 +29,7 @@ from ..modeling.precision import PRECISION_ENV, PRECISIONS, check_precision
 from ..modeling.validation import describe
 from ..models import METHODS, get_method
 from ..representation.summary import read_cluster_summary
-from ..runs.api import run_training
+from ..runs.clusterer import Clusterer
 from ..runs.first_save import TrainingStopped
 from ..runs.folder import RunFolder
 from ..runs.request import AUGMENTATIONS, TrainingRequest
@@ -333,7 +334,7 @@ def training_request(args: argparse.Namespace, extra: list[str]) -> TrainingRequ
 def run(args: argparse.Namespace, extra: list[str]) -> int:
     request = training_request(args, extra)
     try:
-        result = run_training(request)
+        result = Clusterer.from_request(request).fit().training_result_
     except TrainingStopped as stopped:  # the model saved first stays; the run resumes
         print(stopped, file=sys.stdout if stopped.budget_spent else sys.stderr)
         return 0 if stopped.budget_spent else 130

@@ -18,7 +18,7 @@ from transformers.utils import logging
 
 from ..evaluation.metrics import cluster_accuracy
 from ..modeling.encoding_passes import DEFAULT_ENCODE_BATCH_SIZE
-from ..representation import BaseRepresentation, store_names
+from ..representation import BaseRepresentation, name_clusters, store_names
 from ..representation.ctfidf import keyword_representation
 from ..representation.summary import SUMMARY_KEY, assign_texts, summarize_model
 
@@ -61,6 +61,15 @@ def describe_edited_clusters(
     name_edited_clusters(model, texts, assignments.clusters, edited)
     setattr(model.config, SUMMARY_KEY, summarize_model(model, list(texts), assignments))
     return np.asarray(assignments.clusters)
+
+
+def recalibrate(model, texts: Sequence[str], **sampling) -> None:
+    """After the served partition changed (``refine``, ``recluster``): calibrate and name it on ``texts``
+    (``sampling``: ``sample_size``, ``random_state``, ``batch_size``); the running means of ``update`` described the
+    old clusters."""
+    model.online_state_ = None
+    model.calibrate(texts, show_progress_bar=True, **sampling)
+    name_clusters(model, texts, **sampling)
 
 
 def closest_merges(centres: np.ndarray, sizes: np.ndarray, num_clusters: int) -> list[list[int]]:

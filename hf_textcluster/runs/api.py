@@ -7,6 +7,7 @@ import inspect
 
 import datasets
 
+from ..data import load_texts
 from .auto import AutoTrainingResult, train_auto
 from .request import TrainingRequest
 from .train import TrainingResult, train_method
@@ -16,7 +17,7 @@ OPTIONS = list(inspect.signature(TrainingRequest).parameters)[3:]
 
 
 def train_clusterer(
-    method: str, dataset: str | datasets.Dataset, output_dir: str, **options
+    method: str, dataset: str | datasets.Dataset | list[str], output_dir: str, **options
 ) -> TrainingResult | AutoTrainingResult:
     """Train ``method`` on a benchmark (by name) or a Dataset, save it to ``output_dir`` and evaluate it.
 
@@ -29,7 +30,7 @@ def train_clusterer(
 
     Args:
         method: a registered method name (``"sccl"``, ...), or ``"auto"``, the default of ``hf-textcluster train``.
-        dataset: a benchmark name or a ``datasets.Dataset`` with a ``text`` column.
+        dataset: a benchmark name, a ``datasets.Dataset`` with a ``text`` column, or a list of texts.
         output_dir: where checkpoints, the model and ``training_run.json`` go.
         **options: the other fields of :class:`~hf_textcluster.runs.request.TrainingRequest`, where each is described
             (``encoder``, ``num_clusters``, ``training_overrides``, ...).
@@ -50,15 +51,23 @@ def train_clusterer(
         >>> train = add_augmented_views(load_text_file("tickets.csv"), "word_deletion")  # doctest: +SKIP
         >>> result = train_clusterer("sccl", train, "runs/tickets", num_clusters=12)       # doctest: +SKIP
     """
+    return run_training(make_request(method, dataset, output_dir, **options))
+
+
+def make_request(method: str, dataset, output_dir: str, **options) -> TrainingRequest:
+    """The :class:`~hf_textcluster.runs.request.TrainingRequest` of :func:`train_clusterer`'s arguments (and of
+    ``Clusterer``'s keywords; a list of texts becomes a Dataset); an option that is no field of it is refused naming
+    the closest one."""
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
         close = difflib.get_close_matches(unknown[0], OPTIONS, n=1)
         hint = f"did you mean {close[0]!r}?" if close else f"the options are {', '.join(OPTIONS)}."
         raise TypeError(f"train_clusterer() got an unknown option {unknown[0]!r}; {hint}")
-    return run_training(TrainingRequest(dataset, output_dir, method=method, **options))
+    texts = dataset if isinstance(dataset, (str, datasets.Dataset)) else load_texts(dataset)
+    return TrainingRequest(texts, output_dir, method=method, **options)
 
 
 def run_training(request: TrainingRequest) -> TrainingResult | AutoTrainingResult:
-    """The run ``request`` asks for (:func:`train_clusterer` with its options already in a request, as
-    ``hf-textcluster train`` builds one): ``auto``, or one method."""
+    """The run ``request`` asks for: ``auto``, or one method. :func:`train_clusterer` and ``Clusterer.fit`` (which
+    ``hf-textcluster train`` and the demo call) build the request and call this."""
     return train_auto(request) if request.method == "auto" else train_method(request)

@@ -22,7 +22,7 @@ import os
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import fields, replace
 
 import numpy as np
 
@@ -33,6 +33,7 @@ from ..editing.curation import merge_clusters, reduce_outliers, split_cluster, s
 from ..editing.describing import (
     describe_edited_clusters,
     name_edited_clusters,
+    recalibrate,
     reduce_groups,
     warn_if_unlike_calibration,
     warn_if_unlike_head,
@@ -50,6 +51,7 @@ from .candidate_file import check_kept_candidate, kept_candidates, serve_kept_ca
 from .clusterer_outputs import ClustererOutputs
 from .folder import RunFolder, load_clusterer, read_folder_text, read_online_state, save_back_target
 from .record import RunRecord
+from .request import TrainingRequest
 from .saving import ASSIGNMENTS_FILE, ONLINE_STATE_FILE, model_card_file, restore_previous, save_model_folder
 
 __all__ = ["EDITS", "Clusterer"]
@@ -69,7 +71,9 @@ class Clusterer(ClustererOutputs):
         num_clusters: for :meth:`fit`: K, or ``"auto"`` (chosen from the embeddings); by default the number of
             classes of a labelled ``Dataset``, else ``"auto"`` (as ``train`` and ``train_clusterer``).
         method: for :meth:`fit`: ``"auto"`` (the default run) or a method name.
-        **train_kwargs: for :meth:`fit`: keywords of :func:`~hf_textcluster.runs.api.train_clusterer`.
+        **train_kwargs: for :meth:`fit`: the other fields of :class:`~hf_textcluster.runs.request.TrainingRequest`
+            (the keywords of :func:`~hf_textcluster.runs.api.train_clusterer`; ``dataset`` and ``output_dir``: fit's
+            defaults); a whole request: :meth:`from_request`.
 
     Attributes:
         model: the served model (a ``TextClusteringPreTrainedModel``), once fitted or loaded.
@@ -77,6 +81,7 @@ class Clusterer(ClustererOutputs):
             one; None for a Hub model not saved yet).
         labels_, probabilities_: each training text's cluster id and confidence (see ``ClustererOutputs``).
         run: its run record (``training_run.json``), with the edits not saved yet appended to ``run.edits``.
+        training_result_: the ``TrainingResult`` of the last :meth:`fit` (metrics, trainer, ...: what ``train`` prints).
 
     Example:
         >>> clusterer = Clusterer(num_clusters=3)                              # doctest: +SKIP
@@ -102,29 +107,36 @@ class Clusterer(ClustererOutputs):
         self._workdir: tempfile.TemporaryDirectory | None = None  # the run folder of a fit without output_dir
 
     # ----- fit, load, read ----------------------------------------------------------------------------------------
-    def fit(self, texts, output_dir: str | os.PathLike | None = None, *, overwrite: bool = False) -> Clusterer:
-        """Train on ``texts`` (a list of strings or a ``datasets.Dataset`` with a ``text`` column) with
-        :func:`~hf_textcluster.runs.api.train_clusterer` and the settings given to the constructor. The run folder is
-        ``output_dir``, or a temporary folder this clusterer owns (removed with it: :meth:`save` keeps the model). A
-        folder holding a trained model is replaced only with ``overwrite`` or when it is this clusterer's own. Then
-        :attr:`labels_` and :attr:`probabilities_` hold the training texts' clusters and confidences. Returns self."""
-        import datasets
+    @classmethod
+    def from_request(cls, request: TrainingRequest) -> Clusterer:
+        """A clusterer whose :meth:`fit` trains the run ``request`` describes (its fields as keywords)."""
+        return cls(**{field.name: getattr(request, field.name) for field in fields(request)})
 
-        from ..data import load_texts
-        from .api import train_clusterer
+    def fit(self, texts=None, output_dir: str | os.PathLike | None = None, *, overwrite: bool = False) -> Clusterer:
+        """Train the run of one :class:`~hf_textcluster.runs.request.TrainingRequest`, the constructor's keywords, on
+        ``texts`` (a list of strings or a ``datasets.Dataset``; default: its ``dataset``) into ``output_dir`` (default:
+        its own, else a temporary folder this clusterer owns, removed with it: :meth:`save` keeps the model), replacing
+        a trained model there only with ``overwrite`` or when it is this clusterer's own. Then :attr:`labels_` and
+        :attr:`probabilities_` hold the training texts' clusters and confidences. Returns self."""
+        from .api import make_request, run_training
 
-        dataset = texts if isinstance(texts, datasets.Dataset) else load_texts(texts)
+        options = {"num_clusters": self.num_clusters, **self.train_kwargs}
+        output_dir = options.pop("output_dir", None) if output_dir is None else output_dir
+        if texts is not None:  # these texts, not the file a request's dataset was read from
+            options.update(input_file=None, dataset=texts)
         if output_dir is None:
             self._workdir = tempfile.TemporaryDirectory(prefix="hf-textcluster-fit-")
         output_dir = os.fspath(output_dir or self._workdir.name)
         own = self.path is not None and RunFolder(output_dir).is_folder(self.path)
-        options = {"num_clusters": self.num_clusters, "overwrite": overwrite or own, **self.train_kwargs}
+        options["overwrite"] = overwrite or own or options.get("overwrite", False)
+        request = make_request(self.method, options.pop("dataset", None), output_dir, **options)
         with reusing_results():  # the run's own encoding pass of the texts, for labels_ and the figures
-            result = train_clusterer(self.method, dataset, output_dir, **options)
-            self._texts = list(result.trainer.train_dataset["text"])
-            encode = result.trainer.encode_options
-            self._embedded = (self._texts, embed(result.model, self._texts, show_progress_bar=False, **encode))
-        self.model, self.path = result.model, output_dir
+            result = run_training(request)
+            self._texts, self._embedded = list(result.trainer.train_dataset["text"]), None
+            if getattr(result.trainer, "train_assignments", None) is not None:  # the run encoded them: reused
+                encode = result.trainer.encode_options
+                self._embedded = (self._texts, embed(result.model, self._texts, show_progress_bar=False, **encode))
+        self.model, self.path, self.training_result_ = result.model, output_dir, result
         self.run = RunFolder(self.path).read_record() or RunRecord()
         self._unsaved, self._assignments, self._files, self._candidates = [], None, {}, None
         return self
@@ -323,7 +335,7 @@ class Clusterer(ClustererOutputs):
             choice = serve_partition(
                 self.model, embeddings, serve=serve, candidates=candidates, random_state=random_state
             )
-        self._recalibrate(texts, sample_size, random_state, batch_size)
+        recalibrate(self.model, texts, sample_size=sample_size, random_state=random_state, batch_size=batch_size)
         self.run.serving = choice.to_dict()
         self._candidates = (texts, np.asarray(choice.labels))
         assignments = self._with_outliers(texts, choice.labels, batch_size) if texts is self._texts else None
@@ -349,7 +361,7 @@ class Clusterer(ClustererOutputs):
         initialize_clusters(self.model, embeddings=embeddings, random_state=random_state, kmeans_init=kmeans_init)
         if trained:
             warn_if_unlike_head(self.model, embeddings, before)
-        self._recalibrate(texts, sample_size, random_state, batch_size)
+        recalibrate(self.model, texts, sample_size=sample_size, random_state=random_state, batch_size=batch_size)
         self._edited({"op": "recluster", "kmeans_init": kmeans_init})
         return self
 
@@ -369,14 +381,6 @@ class Clusterer(ClustererOutputs):
         self.model.calibrate(texts, show_progress_bar=True, **sampling)
         self._edited({"op": "calibrate", "texts": len(texts)})
         return self
-
-    def _recalibrate(self, texts, sample_size, random_state, batch_size) -> None:
-        """After the served partition changed: calibrate and name it on ``texts``; the running means of ``update``
-        described the old clusters."""
-        self.model.online_state_ = None
-        sampling = {"sample_size": sample_size, "random_state": random_state, "batch_size": batch_size}
-        self.model.calibrate(texts, show_progress_bar=True, **sampling)
-        name_clusters(self.model, texts, **sampling)
 
     # ----- save and go back -------------------------------------------------------------------------------------
     def save(self, path: str | os.PathLike | None = None, overwrite: bool = False) -> str:

@@ -23,8 +23,9 @@ AUGMENTATIONS = tuple(AUGMENTERS)
 
 @dataclass(frozen=True)
 class TrainingRequest:
-    """The options of a training run: ``train_clusterer(method, dataset, output_dir, **options)`` builds one from its
-    arguments, ``hf-textcluster train`` from its command line, and every step of the run reads it.
+    """The options of a training run: ``train_clusterer(method, dataset, output_dir, **options)`` and ``Clusterer``
+    build one from their keywords, ``hf-textcluster train`` from its command line (and trains it with
+    ``Clusterer.from_request(request).fit()``), and every step of the run reads it.
 
     Each option is checked against ``_parameter_constraints`` (and against the others: ``config_overrides`` and
     ``keep_signals`` / ``time_budget`` belong to different methods) when the request is made, so a bad one fails in one

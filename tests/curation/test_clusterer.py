@@ -251,3 +251,29 @@ def test_fit_trains_and_keeps_the_run(tiny_encoder_dir, toy_corpus, tmp_path):
     assert clusterer.model.config.num_clusters == 3 and clusterer.texts == texts
     assert clusterer.cluster_info()["size"].sum() == len(texts)
     np.testing.assert_array_equal(clusterer.predict(texts), AutoModel.from_pretrained(tmp_path / "run").predict(texts))
+
+
+def test_fit_from_a_train_command_line_trains_the_run_train_does(tiny_encoder_dir, toy_corpus, tmp_path, capsys):
+    """`train` and `Clusterer.from_request(request).fit()` of the same command line write the same run: one way
+    to train, whichever door."""
+    from hf_textcluster.cli import parse_command_line
+    from hf_textcluster.cli.train import training_request
+
+    data = tmp_path / "texts.csv"
+    data.write_text("text\n" + "\n".join(toy_corpus[0]) + "\n")
+    argv = ["train", "--method", "sccl", "--input", str(data), "--num-clusters", "3"]
+    argv += ["--encoder", str(tiny_encoder_dir)]
+    argv += ["--max-steps", "2", "--per-device-train-batch-size", "16", "--precision", "fp32", "--stop-words", "german"]
+    argv += ["--save-strategy", "no", "--disable-tqdm", "true", "--output-dir"]
+    assert main([*argv, str(tmp_path / "cli")]) == 0
+    assert "Saved SCCL" in capsys.readouterr().out
+    clusterer = Clusterer.from_request(training_request(*parse_command_line([*argv, str(tmp_path / "fit")]))).fit()
+    assert clusterer.path == str(tmp_path / "fit") and clusterer.texts == toy_corpus[0]
+    assert clusterer.labels_.shape == (len(toy_corpus[0]),) and clusterer.training_result_.output_dir == clusterer.path
+    cli, fit = (json.loads((tmp_path / name / "training_run.json").read_text()) for name in ("cli", "fit"))
+    assert sorted(cli) == sorted(fit)
+    for key in ("method", "input", "recipe", "training_overrides", "encoder", "num_train_texts", "precision"):
+        assert cli[key] == fit[key], key
+    saved = [json.loads((tmp_path / name / "config.json").read_text()) for name in ("cli", "fit")]
+    assert saved[0]["num_clusters"] == saved[1]["num_clusters"] == 3
+    assert saved[0]["keyword_vectorizer"] == saved[1]["keyword_vectorizer"] == {"stop_words": "german"}
