@@ -62,7 +62,7 @@ def make_request(method: str, dataset, output_dir: str, **options) -> TrainingRe
     if unknown:
         close = difflib.get_close_matches(unknown[0], OPTIONS, n=1)
         hint = f"did you mean {close[0]!r}?" if close else f"the options are {', '.join(OPTIONS)}."
-        raise TypeError(f"train_clusterer() got an unknown option {unknown[0]!r}; {hint}")
+        raise TypeError(f"unknown training option {unknown[0]!r}; {hint}")
     texts = dataset if isinstance(dataset, (str, datasets.Dataset)) else load_texts(dataset)
     return TrainingRequest(texts, output_dir, method=method, **options)
 

@@ -121,7 +121,8 @@ class Clusterer(ClustererOutputs):
         from .api import make_request, run_training
 
         options = {"num_clusters": self.num_clusters, **self.train_kwargs}
-        output_dir = options.pop("output_dir", None) if output_dir is None else output_dir
+        own_dir = options.pop("output_dir", None)  # a request's folder, unless fit is given another
+        output_dir = own_dir if output_dir is None else output_dir
         if texts is not None:  # these texts, not the file a request's dataset was read from
             options.update(input_file=None, dataset=texts)
         if output_dir is None:

@@ -277,3 +277,7 @@ def test_fit_from_a_train_command_line_trains_the_run_train_does(tiny_encoder_di
     saved = [json.loads((tmp_path / name / "config.json").read_text()) for name in ("cli", "fit")]
     assert saved[0]["num_clusters"] == saved[1]["num_clusters"] == 3
     assert saved[0]["keyword_vectorizer"] == saved[1]["keyword_vectorizer"] == {"stop_words": "german"}
+    given = toy_corpus[0][:-4]  # texts given to fit replace the file the command line named
+    clusterer.fit(given, tmp_path / "given")
+    assert clusterer.texts == given and clusterer.labels_.shape == (len(given),)
+    assert json.loads((tmp_path / "given" / "training_run.json").read_text())["num_train_texts"] == len(given)

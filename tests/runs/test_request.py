@@ -13,7 +13,7 @@ from hf_textcluster.runs.request import TrainingRequest
 
 # (method, options, error, what the message says): each fails before the benchmark, which does not exist, is read
 BAD_OPTIONS = [
-    ("sccl", {"num_cluster": 3}, TypeError, "unknown option 'num_cluster'; did you mean 'num_clusters'?"),
+    ("sccl", {"num_cluster": 3}, TypeError, "unknown training option 'num_cluster'; did you mean 'num_clusters'?"),
     ("sccl", {"seed": -1}, ValueError, "`seed` must be an integer >= 0, got -1."),
     ("sccl", {"test_size": 1.5}, ValueError, "`test_size` must be"),
     ("sccl", {"augmentation": "typos"}, ValueError, "`augmentation` must be one of recipe,"),
