@@ -423,11 +423,12 @@ def summary(result, input_path: str | None, text_column: str = "text") -> str:
             "(saved as the model's id2label):"
         )
         lines += cluster_lines(names)
-    outliers = (read_cluster_summary(model.config) or {}).get("outliers")
-    if outliers:
+    saved = read_cluster_summary(model.config) or {}
+    if saved.get("outliers"):
+        often = f", most often: {', '.join(saved['outlier_keywords'][:5])}" if saved.get("outlier_keywords") else ""
         lines.append(
-            f"  {-1:>3}  {outliers:,} outliers (far from every cluster; `hf-textcluster reduce-outliers --model "
-            f"{shlex.quote(out)}` puts them in their nearest cluster)"
+            f"  {-1:>3}  {saved['outliers']:,} outliers (far from every cluster{often}; `hf-textcluster "
+            f"reduce-outliers --model {shlex.quote(out)}` puts them in their nearest cluster)"
         )
     texts = shlex.quote(input_path) if input_path else "TEXTS.csv"
     column = f" --text-column {shlex.quote(text_column)}" if input_path and text_column != "text" else ""

@@ -72,6 +72,8 @@ def test_training_with_outliers_leaves_the_far_texts_at_minus_one(flagged, texts
     assert (model.predict(texts) >= 0).all()  # the served model's own predict never says -1
     said = trained[1]
     assert f"   -1  {(labels == -1).sum()} outliers" in said and "reduce-outliers --model" in said
+    keywords = read_cluster_summary(model.config)["outlier_keywords"]
+    assert keywords and f"most often: {', '.join(keywords[:5])};" in said  # what the outliers are about
 
 
 def test_without_the_option_no_text_is_an_outlier(tiny_encoder_dir, texts, tmp_path):
