@@ -223,8 +223,8 @@ def summarize_clusters(
     keywords: Mapping[int, Sequence[str]],
 ) -> dict:
     """The bounded summary saved as ``config.cluster_summary``: ``{"num_texts": N, "outliers": texts at -1,
-    "outlier_keywords": theirs, "clusters": [{"size", "mean_confidence", "keywords", "texts"}, ...]}`` (list index =
-    cluster id). Without texts, only the keywords (sizes and confidences ``None``).
+    "outlier_keywords": theirs, "outlier_texts": the first few, "clusters": [{"size", "mean_confidence", "keywords",
+    "texts"}, ...]}`` (list index = cluster id). Without texts, only the keywords (sizes and confidences ``None``).
 
     Args:
         texts: the texts the clusters are summarised on (the training texts), or None.
@@ -253,9 +253,10 @@ def summarize_clusters(
                 entry["mean_confidence"] = round(float(assignments.confidence[members].mean()), 4)
             entry["texts"] = typical_texts(texts, members, assignments.typicality, MAX_REPRESENTATIVE_TEXTS, clean)
         clusters.append(entry)
-    outliers = int(np.sum(np.asarray(assignments.clusters) == -1)) if counted else 0
-    summary = {"num_texts": len(texts) if counted else 0, "outliers": outliers, "clusters": clusters}
-    return {**summary, "outlier_keywords": _keywords(keywords.get(-1, [])) if outliers else []}
+    flagged = np.flatnonzero(np.asarray(assignments.clusters) == -1) if counted else np.zeros(0, int)
+    summary = {"num_texts": len(texts) if counted else 0, "outliers": int(flagged.size), "clusters": clusters}
+    summary["outlier_texts"] = typical_texts(texts, flagged, None, MAX_REPRESENTATIVE_TEXTS, clean) if counted else []
+    return {**summary, "outlier_keywords": _keywords(keywords.get(-1, [])) if flagged.size else []}
 
 
 def _strings(value: Any, limit: int, max_chars: int) -> list[str]:
@@ -303,6 +304,7 @@ def read_cluster_summary(config) -> dict | None:
         "num_texts": _count(summary.get("num_texts")) or 0,
         "outliers": _count(summary.get("outliers")) or 0,
         "outlier_keywords": _strings(summary.get("outlier_keywords"), MAX_KEYWORDS, MAX_KEYWORD_CHARS),
+        "outlier_texts": _strings(summary.get("outlier_texts"), MAX_REPRESENTATIVE_TEXTS, MAX_TEXT_CHARS),
         "clusters": clusters,
     }
 
@@ -339,7 +341,8 @@ def merge_summaries(summary: Mapping | None, mapping: Sequence[int], num_cluster
                 if item is not None and item not in entry[field] and len(entry[field]) < limit:
                     entry[field].append(item)
         clusters.append(entry)
-    kept = {key: summary.get(key, none) for key, none in (("num_texts", 0), ("outliers", 0), ("outlier_keywords", []))}
+    kept = {key: summary.get(key, []) for key in ("outlier_keywords", "outlier_texts")}
+    kept.update(num_texts=summary.get("num_texts", 0), outliers=summary.get("outliers", 0))
     return {**kept, "clusters": clusters}  # a merge moves no outlier
 
 
@@ -360,7 +363,8 @@ def _table(model, summary: Mapping):
     ]
     if summary.get("outliers"):  # first, as BERTopic's topic -1
         outliers = {"cluster": -1, "name": OUTLIER_NAME, "size": summary["outliers"], "mean_confidence": None}
-        rows.insert(0, {**outliers, "keywords": list(summary["outlier_keywords"]), "representative_texts": []})
+        texts = list(summary["outlier_texts"])
+        rows.insert(0, {**outliers, "keywords": list(summary["outlier_keywords"]), "representative_texts": texts})
     table = pd.DataFrame(rows, columns=list(COLUMNS))
     table["size"] = table["size"].astype("Int64")
     table["mean_confidence"] = table["mean_confidence"].astype("Float64")

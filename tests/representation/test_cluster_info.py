@@ -144,23 +144,28 @@ def test_the_outliers_have_keywords_of_their_own_and_no_name(toy_model, toy_corp
     assert sorted(outliers["keywords"][:2]) == ["helm", "kubernetes"]
     assert set(outliers["keywords"]) == {"kubernetes", "helm", "chart", "pod"}
     assert read_cluster_summary(model.config)["outlier_keywords"] == outliers["keywords"]
+    assert outliers["representative_texts"] == far  # the outliers themselves, as BERTopic's topic -1 shows them
 
 
-def test_the_outlier_row_is_read_bounded_and_an_older_summary_without_its_keywords_loads(named, tmp_path):
+def test_the_outlier_row_is_read_bounded_and_an_older_summary_without_its_words_and_texts_loads(named, tmp_path):
     named.save_pretrained(tmp_path)
     config_file = tmp_path / "config.json"
     config = json.loads(config_file.read_text())
     summary = config["cluster_summary"]
     summary["outliers"] = 4
     summary["outlier_keywords"] = ["<b>x</b>\n# heading", "y" * 1000, *[f"w{i}" for i in range(10_000)], 5, None]
-    config_file.write_text(json.dumps(config))
-    keywords = cluster_info(AutoModel.from_pretrained(tmp_path)).loc[0, "keywords"]
-    assert len(keywords) == MAX_KEYWORDS and keywords[0] == "<b>x</b> # heading"  # escaped where it is shown
-    assert all(len(word) <= MAX_KEYWORD_CHARS for word in keywords)
-    del summary["outlier_keywords"]  # a summary saved before the outliers had keywords
+    summary["outlier_texts"] = ["a\n\x1b[31mred", "z" * 100_000, *[f"t{i}" for i in range(10_000)]]
     config_file.write_text(json.dumps(config))
     row = cluster_info(AutoModel.from_pretrained(tmp_path)).iloc[0]
-    assert row["cluster"] == -1 and row["size"] == 4 and row["keywords"] == []
+    keywords, texts = row["keywords"], row["representative_texts"]
+    assert len(keywords) == MAX_KEYWORDS and keywords[0] == "<b>x</b> # heading"  # escaped where it is shown
+    assert all(len(word) <= MAX_KEYWORD_CHARS for word in keywords)
+    assert len(texts) == MAX_REPRESENTATIVE_TEXTS and all(len(t) <= MAX_TEXT_CHARS for t in texts)
+    assert not any(ch in t for t in texts for ch in "\n\x1b")
+    del summary["outlier_keywords"], summary["outlier_texts"]  # a summary saved before the outliers had them
+    config_file.write_text(json.dumps(config))
+    row = cluster_info(AutoModel.from_pretrained(tmp_path)).iloc[0]
+    assert row["cluster"] == -1 and row["size"] == 4 and row["keywords"] == row["representative_texts"] == []
 
 
 def test_rename_clusters_sets_id2label_and_refuses_bad_names(named):
