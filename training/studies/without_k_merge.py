@@ -21,6 +21,7 @@ Run: ``PYTHONPATH=. python training/studies/without_k_merge.py agnews ...``, the
 """
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -28,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-OUT = Path(__file__).with_name("without_k_merge.jsonl")
+OUT = Path(__file__).parent / os.environ.get("OUT", "without_k_merge.jsonl")
 THRESHOLDS = {"words": (0.5, 0.6, 0.7, 0.8, 0.9, 0.95), "centres": (0.1, 0.2, 0.3, 0.4, 0.5)}
 
 
@@ -79,7 +80,9 @@ def run(x, labels, texts) -> dict:
                 merged = merge(vectors, part, t)
                 s = clustering_scores(labels, merged)
                 out["options"][f"{start}/{name}/{t}"] = {
-                    "k0": k0, "k": int(len(np.unique(merged))), "acc": round(100 * s["acc"], 2),
+                    "k0": k0,
+                    "k": int(len(np.unique(merged))),
+                    "acc": round(100 * s["acc"], 2),
                     "nmi": round(100 * s["nmi"], 2),
                 }
     out["seconds"] = round(time.perf_counter() - t0, 1)
@@ -93,6 +96,8 @@ def current(task) -> dict:
 
 
 def report() -> None:
+    from study_rows import leave_one_corpus_out
+
     base = {r["dataset"]: r["tasks"] for r in map(json.loads, Path(__file__).with_name("without_k.jsonl").open())}
     corpora = [json.loads(line) for line in OUT.read_text().splitlines()]
     tasks = [(c["dataset"], t, r, current(base[c["dataset"]][t])) for c in corpora for t, r in c["tasks"].items()]
@@ -102,50 +107,14 @@ def report() -> None:
         v = task[3] if option == "current" else task[2]["options"][option]
         return (v["acc"] + v["nmi"]) / 2, v["k"], abs(v["k"] - task[2]["K"]) <= 0.25 * task[2]["K"]
 
-    print(f"{len(tasks)} tasks; (ACC + NMI) / 2, K within 25% of the true K")
-    for o in options:
-        got = [served(o, t) for t in tasks]
-        print(f"  {o:24s} {np.mean([g[0] for g in got]):6.2f}  K ok {sum(g[2] for g in got):2d}/{len(tasks)}  "
-              f"K {[g[1] for g in got]}")
-    print(f"  true K: {[t[2]['K'] for t in tasks]}")
-    news = [c["dataset"] for c in corpora if c["dataset"].startswith("googlenews")]
-    for label, folds in (
-        ("one corpus", [[c["dataset"]] for c in corpora]),
-        ("GoogleNews together", [news] + [[c["dataset"]] for c in corpora if c["dataset"] not in news]),
-    ):
-        print(f"\nleaving {label} out (ties keep the current rule):")
-        held, cur, ok = [], [], 0
-        for fold in folds:
-            train = [t for t in tasks if t[0] not in fold]
-            test = [t for t in tasks if t[0] in fold]
-            best = max(options, key=lambda o: round(np.mean([served(o, t)[0] for t in train]), 6))
-            got = [served(best, t) for t in test]
-            held += [g[0] for g in got]
-            cur += [served("current", t)[0] for t in test]
-            ok += sum(g[2] for g in got)
-            print(f"  {'+'.join(fold):40s} picks {best:22s} {np.mean(held[-len(test):]):6.2f} (current "
-                  f"{np.mean(cur[-len(test):]):6.2f}) K {[g[1] for g in got]} for {[t[2]['K'] for t in test]}")
-        print(f"  held out {np.mean(held):.2f} against the current {np.mean(cur):.2f}; K within 25% on {ok}/{len(tasks)}")
+    print(f"true K: {[t[2]['K'] for t in tasks]}")
+    leave_one_corpus_out(tasks, options, served)
 
 
 if __name__ == "__main__":
+    from study_rows import run_tasks
+
     if sys.argv[1:] == ["--rules"]:
         report()
-        sys.exit()
-    from study_rows import append_row, class_subsets, pending
-    from without_k import MIN_TEXTS, SUBSET_SIZES
-
-    from hf_textcluster.data import load_benchmark
-
-    for name, z in pending(OUT, sys.argv[1:]):
-        x = z["e0"].astype(np.float32)
-        x /= np.linalg.norm(x, axis=1, keepdims=True)
-        ds = load_benchmark(name, data_dir="/work/shared/data")
-        texts = [ds[int(i)]["text"] for i in z["idx"]]
-        assert np.array_equal(np.asarray(ds["label"])[z["idx"]], z["labels"])
-        row = {"dataset": name, "tasks": {}}
-        for task, idx in class_subsets(z["labels"], SUBSET_SIZES, 1, MIN_TEXTS):
-            r = run(x[idx], z["labels"][idx], [texts[i] for i in idx])
-            row["tasks"][task] = r
-            print(name, task, r["N"], r["K"], r["seconds"], flush=True)
-        append_row(OUT, row)
+    else:
+        run_tasks(OUT, sys.argv[1:], lambda name, task, x, labels, texts: run(x, labels, texts), texts=True)

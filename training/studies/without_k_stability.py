@@ -101,57 +101,29 @@ def _best_among(r, crit, gate, t):
 
 
 def report() -> None:
-    corpora = [json.loads(line) for line in OUT.read_text().splitlines()]
-    tasks = [(c["dataset"], t, {int(k): v for k, v in r["per_k"].items()}, r["K"]) for c in corpora for t, r in c["tasks"].items()]
-    named = list(rules())
+    from study_rows import leave_one_corpus_out
 
-    def served(rule, task):
-        k = rule(task[2])
+    corpora = [json.loads(line) for line in OUT.read_text().splitlines()]
+    tasks = [
+        (c["dataset"], t, {int(k): v for k, v in r["per_k"].items()}, r["K"])
+        for c in corpora
+        for t, r in c["tasks"].items()
+    ]
+    named = dict(rules())
+
+    def served(name, task):
+        k = named[name](task[2])
         v = task[2][k]
         return (v["acc"] + v["nmi_true"]) / 2, k, abs(k - task[3]) <= 0.25 * task[3]
 
-    print(f"{len(tasks)} tasks on {len(corpora)} corpora; (ACC + NMI) / 2 of the served partition, K within 25%")
-    for name, rule in named:
-        got = [served(rule, t) for t in tasks]
-        print(f"  {name:42s} {np.mean([g[0] for g in got]):6.2f}  K ok {sum(g[2] for g in got):2d}/{len(tasks)}")
-    for label, folds in (("one corpus", [[c["dataset"]] for c in corpora]), ("GoogleNews together", _grouped(corpora))):
-        print(f"\nleaving {label} out (the fold picks the best rule on the others, the current one first on ties):")
-        held, ok = [], 0
-        for fold in folds:
-            train = [t for t in tasks if t[0] not in fold]
-            test = [t for t in tasks if t[0] in fold]
-            best = max(named, key=lambda nr: round(np.mean([served(nr[1], t)[0] for t in train]), 6))
-            got = [served(best[1], t) for t in test]
-            cur = [served(named[0][1], t) for t in test]
-            held += [g[0] for g in got]
-            ok += sum(g[2] for g in got)
-            print(f"  {'+'.join(fold):32s} picks {best[0]:42s} held out {np.mean([g[0] for g in got]):6.2f} "
-                  f"(current {np.mean([c[0] for c in cur]):6.2f}), K {[g[1] for g in got]} for {[t[3] for t in test]}")
-        cur_all = np.mean([served(named[0][1], t)[0] for t in tasks])
-        print(f"  held out mean {np.mean(held):.2f} against the current rule's {cur_all:.2f}; K within 25% on {ok}/{len(tasks)}")
-
-
-def _grouped(corpora):
-    names = [c["dataset"] for c in corpora]
-    news = [n for n in names if n.startswith("googlenews")]
-    return [news] + [[n] for n in names if n not in news]
+    leave_one_corpus_out(tasks, list(named), served)
 
 
 if __name__ == "__main__":
     sys.path.insert(0, str(Path(__file__).parent))
+    from study_rows import run_tasks
+
     if sys.argv[1:] == ["--rules"]:
         report()
-        sys.exit()
-    from study_rows import append_row, pending
-    from without_k import SUBSET_SIZES, MIN_TEXTS
-    from study_rows import class_subsets
-
-    for name, z in pending(OUT, sys.argv[1:]):
-        x = z["e0"].astype(np.float32)
-        x /= np.linalg.norm(x, axis=1, keepdims=True)
-        row = {"dataset": name, "tasks": {}}
-        for task, idx in class_subsets(z["labels"], SUBSET_SIZES, 1, MIN_TEXTS):
-            r = run(x[idx], z["labels"][idx])
-            row["tasks"][task] = r
-            print(name, task, r["N"], r["K"], r["seconds"], flush=True)
-        append_row(OUT, row)
+    else:
+        run_tasks(OUT, sys.argv[1:], lambda name, task, x, labels, texts: run(x, labels))

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-OUT = Path(__file__).with_name(os.environ.get("OUT", "without_k_tree.jsonl"))
+OUT = Path(__file__).parent / os.environ.get("OUT", "without_k_tree.jsonl")
 THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 MIN_SPLIT = 20
 MIN_OWN = 100
@@ -91,8 +91,10 @@ def silhouette_k(red) -> int:
 
     rows = np.random.default_rng(0).choice(len(red), min(SIL_SAMPLE, len(red)), replace=False)
     d = pairwise_distances(red[rows])
-    sil = {k: silhouette_score(d, KMeans(k, n_init=1, random_state=0).fit_predict(red)[rows], metric="precomputed")
-           for k in grid(len(red))}
+    sil = {
+        k: silhouette_score(d, KMeans(k, n_init=1, random_state=0).fit_predict(red)[rows], metric="precomputed")
+        for k in grid(len(red))
+    }
     return max(sorted(sil), key=sil.get)
 
 
@@ -108,8 +110,12 @@ def run(x, labels, k_top) -> dict:
     k_top = k_top or silhouette_k(red)
     top = KMeans(k_top, n_init=1, random_state=0).fit_predict(red)
     s = clustering_scores(labels, top)
-    out = {"N": len(x), "K": len(np.unique(labels)), "top": {"k": k_top, "acc": round(100 * s["acc"], 2),
-                                                              "nmi": round(100 * s["nmi"], 2)}, "options": {}}
+    out = {
+        "N": len(x),
+        "K": len(np.unique(labels)),
+        "top": {"k": k_top, "acc": round(100 * s["acc"], 2), "nmi": round(100 * s["nmi"], 2)},
+        "options": {},
+    }
     for variant in ("global", "own"):
         tree = [grow(x, red, np.flatnonzero(top == c), 0, variant == "own") for c in range(k_top)]
         for t in THRESHOLDS:
@@ -118,13 +124,18 @@ def run(x, labels, k_top) -> dict:
             for i, r in enumerate(parts):
                 part[r] = i
             s = clustering_scores(labels, part)
-            out["options"][f"{variant}/{t}"] = {"k": len(parts), "acc": round(100 * s["acc"], 2),
-                                                "nmi": round(100 * s["nmi"], 2)}
+            out["options"][f"{variant}/{t}"] = {
+                "k": len(parts),
+                "acc": round(100 * s["acc"], 2),
+                "nmi": round(100 * s["nmi"], 2),
+            }
         out[f"seconds_{variant}"] = round(time.perf_counter() - t0, 1)
     return out
 
 
 def report() -> None:
+    from study_rows import leave_one_corpus_out
+
     corpora = [json.loads(line) for line in OUT.read_text().splitlines()]
     tasks = [(c["dataset"], t, r) for c in corpora for t, r in c["tasks"].items()]
     options = ["current", *corpora[0]["tasks"]["whole"]["options"]]
@@ -133,12 +144,8 @@ def report() -> None:
         v = task[2]["top"] if option == "current" else task[2]["options"][option]
         return (v["acc"] + v["nmi"]) / 2, v["k"], abs(v["k"] - task[2]["K"]) <= 0.25 * task[2]["K"]
 
-    print(f"{len(tasks)} tasks; (ACC + NMI) / 2, K within 25% of the true K")
-    for o in options:
-        got = [served(o, t) for t in tasks]
-        print(f"  {o:12s} {np.mean([g[0] for g in got]):6.2f}  K ok {sum(g[2] for g in got):2d}/{len(tasks)}  "
-              f"K {[g[1] for g in got]}")
-    print(f"  true K: {[t[2]['K'] for t in tasks]}")
+    print(f"true K: {[t[2]['K'] for t in tasks]}")
+    leave_one_corpus_out(tasks, options, served)
     # the leaves' K served the BERTopic way instead (k-means on the layout at the nearest K of without_k.py's grid)
     base = {r["dataset"]: r["tasks"] for r in map(json.loads, Path(__file__).with_name("without_k.jsonl").open())}
     for o in ("global/0.8", "own/0.8"):
@@ -148,24 +155,6 @@ def report() -> None:
             nearest = grid[min(grid, key=lambda k: abs(k - r["options"][o]["k"]))]
             at_k.append((nearest["acc"] + nearest["nmi"]) / 2)
         print(f"  {o}'s K served by k-means on the layout: {np.mean(at_k):6.2f}")
-    news = [c["dataset"] for c in corpora if c["dataset"].startswith("googlenews")]
-    for label, folds in (
-        ("one corpus", [[c["dataset"]] for c in corpora]),
-        ("GoogleNews together", [news] + [[c["dataset"]] for c in corpora if c["dataset"] not in news]),
-    ):
-        print(f"\nleaving {label} out (ties keep the current rule):")
-        held, cur, ok = [], [], 0
-        for fold in folds:
-            train = [t for t in tasks if t[0] not in fold]
-            test = [t for t in tasks if t[0] in fold]
-            best = max(options, key=lambda o: round(np.mean([served(o, t)[0] for t in train]), 6))
-            got = [served(best, t) for t in test]
-            held += [g[0] for g in got]
-            cur += [served("current", t)[0] for t in test]
-            ok += sum(g[2] for g in got)
-            print(f"  {'+'.join(fold):40s} picks {best:12s} {np.mean(held[-len(test):]):6.2f} (current "
-                  f"{np.mean(cur[-len(test):]):6.2f}) K {[g[1] for g in got]} for {[t[2]['K'] for t in test]}")
-        print(f"  held out {np.mean(held):.2f} against the current {np.mean(cur):.2f}; K within 25% on {ok}/{len(tasks)}")
 
 
 def confirm(rule: str = "global/0.8") -> None:
@@ -173,25 +162,22 @@ def confirm(rule: str = "global/0.8") -> None:
     for c in map(json.loads, OUT.read_text().splitlines()):
         for t, r in c["tasks"].items():
             now, new = r["top"], r["options"][rule]
-            print(f"  {c['dataset']:8s} {t:10s} true K {r['K']:3d}  current K {now['k']:3d} ACC {now['acc']:5.1f} NMI "
-                  f"{now['nmi']:5.1f}  {rule} K {new['k']:3d} ACC {new['acc']:5.1f} NMI {new['nmi']:5.1f}")
+            print(
+                f"  {c['dataset']:8s} {t:10s} true K {r['K']:3d}  current K {now['k']:3d} ACC {now['acc']:5.1f} NMI "
+                f"{now['nmi']:5.1f}  {rule} K {new['k']:3d} ACC {new['acc']:5.1f} NMI {new['nmi']:5.1f}"
+            )
 
 
 if __name__ == "__main__":
+    from study_rows import run_tasks
+    from without_k_merge import current
+
     if sys.argv[1:] in (["--rules"], ["--confirm"]):
         report() if sys.argv[1] == "--rules" else confirm()
         sys.exit()
-    from study_rows import append_row, class_subsets, pending
-    from without_k import MIN_TEXTS, SUBSET_SIZES
-    from without_k_merge import current
-
     base = {r["dataset"]: r["tasks"] for r in map(json.loads, Path(__file__).with_name("without_k.jsonl").open())}
-    for name, z in pending(OUT, sys.argv[1:]):
-        x = z["e0"].astype(np.float32)
-        x /= np.linalg.norm(x, axis=1, keepdims=True)
-        row = {"dataset": name, "tasks": {}}
-        for task, idx in class_subsets(z["labels"], SUBSET_SIZES, 1, MIN_TEXTS):
-            r = run(x[idx], z["labels"][idx], current(base[name][task])["k"] if name in base else None)
-            row["tasks"][task] = r
-            print(name, task, r["N"], r["K"], r["top"], r["seconds_global"], r["seconds_own"], flush=True)
-        append_row(OUT, row)
+
+    def task_run(name, task, x, labels, texts):  # the top level: without_k.py's choice where it ran, else found here
+        return run(x, labels, current(base[name][task])["k"] if name in base else None)
+
+    run_tasks(OUT, sys.argv[1:], task_run)
