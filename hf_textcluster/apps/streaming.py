@@ -134,12 +134,6 @@ def _finished(output: Path) -> FileExistsError:
     )
 
 
-def _lock(output: Path):
-    """An exclusive lock on ``<output>.lock`` (:func:`~hf_textcluster.modeling.serialization.take_lock`): a second
-    process writing the same output fails at once instead of interleaving its lines."""
-    return take_lock(str(_lock_path(output)), str(output), "or write to another output")
-
-
 class _StandardOutput:
     """Where ``predict_file`` writes without an output file: standard output, neither locked nor resumable."""
 
@@ -163,7 +157,8 @@ class _ResumableOutput:
         self.output = output
         self.progress_path = _progress_path(output)
         self.identity = identity
-        self.lock = _lock(output)
+        # an exclusive lock on <output>.lock: a second process writing the same output fails at once
+        self.lock = take_lock(str(_lock_path(output)), str(output), "or write to another output")
         self.digest = hashlib.sha256()
         self.done = 0
         try:

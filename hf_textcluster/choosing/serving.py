@@ -89,11 +89,6 @@ def partition_features(model: TextClusteringPreTrainedModel, embeddings: np.ndar
     return _on_model(model, embeddings, lambda x: model.kmeans_features(x).float())
 
 
-def _head_labels(model: TextClusteringPreTrainedModel, embeddings: np.ndarray) -> np.ndarray:
-    """The method's own head's clusters, whatever the model serves now (a refined head in front is not the head)."""
-    return _on_model(model, embeddings, lambda x: model.head_probabilities(x).argmax(dim=-1))
-
-
 def candidate_partitions(
     model: TextClusteringPreTrainedModel,
     embeddings: np.ndarray,
@@ -133,7 +128,8 @@ def candidate_partitions(
     how: dict[str, object] = {}
     for base in wanted_bases:
         if base == "head":
-            labels, serving = _head_labels(model, embeddings), None
+            # the method's own head, whatever the model serves now (a refined head in front is not the head)
+            labels, serving = _on_model(model, embeddings, lambda x: model.head_probabilities(x).argmax(dim=-1)), None
             raw = labels
         else:
             init = "umap" if base == "umap_kmeans" else "k-means++"

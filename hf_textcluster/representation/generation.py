@@ -50,10 +50,6 @@ _PREFIX = re.compile(r"^\s*(?:[-•]+|\d+[.)])?\s*(?:(?:group|cluster|topic)?\s*
 _EDGES = " \t\"'“”‘’.,;:!-–—"
 
 
-def _one_line(text) -> str:
-    return " ".join(str(text).split())[:MAX_MEMBER_CHARS]
-
-
 def clean_name(text: str | None, max_chars: int = MAX_NAME_CHARS) -> str | None:
     """A generated answer as a cluster name: its first non-empty line, without tags, markdown or a leading
     ``Name:``, quotes and trailing punctuation, whitespace collapsed, cut at a word to ``max_chars``. None when
@@ -242,8 +238,9 @@ class GeneratedNamesRepresentation(BaseRepresentation):
             raise ValueError(f"`typicality` must hold one value per text ({len(texts)}), got shape {scores.shape}.")
         keywords = keywords if keywords is not None else self.extract(texts, clusters, num_clusters)
         prompts = {}
+        one_line = lambda text: " ".join(str(text).split())[:MAX_MEMBER_CHARS]  # noqa: E731
         for k in range(num_clusters):
-            members = typical_texts(texts, np.flatnonzero(clusters == k), scores, self.num_members, _one_line)
+            members = typical_texts(texts, np.flatnonzero(clusters == k), scores, self.num_members, one_line)
             if not members:
                 continue
             prompts[k] = self.prompt.format(

@@ -255,7 +255,7 @@ def summarize_clusters(
         clusters.append(entry)
     flagged = np.flatnonzero(np.asarray(assignments.clusters) == -1) if counted else np.zeros(0, int)
     summary = {"num_texts": len(texts) if counted else 0, "outliers": int(flagged.size), "clusters": clusters}
-    summary["outlier_texts"] = typical_texts(texts, flagged, None, MAX_REPRESENTATIVE_TEXTS, clean) if counted else []
+    summary["outlier_texts"] = typical_texts(texts, flagged, None, MAX_REPRESENTATIVE_TEXTS, clean)  # none: []
     return {**summary, "outlier_keywords": _keywords(keywords.get(-1, [])) if flagged.size else []}
 
 
@@ -341,9 +341,8 @@ def merge_summaries(summary: Mapping | None, mapping: Sequence[int], num_cluster
                 if item is not None and item not in entry[field] and len(entry[field]) < limit:
                     entry[field].append(item)
         clusters.append(entry)
-    kept = {key: summary.get(key, []) for key in ("outlier_keywords", "outlier_texts")}
-    kept.update(num_texts=summary.get("num_texts", 0), outliers=summary.get("outliers", 0))
-    return {**kept, "clusters": clusters}  # a merge moves no outlier
+    kept = {key: value for key, value in summary.items() if key != "clusters"}  # a merge moves no outlier
+    return {**kept, "clusters": clusters}
 
 
 def _table(model, summary: Mapping):
@@ -363,8 +362,8 @@ def _table(model, summary: Mapping):
     ]
     if summary.get("outliers"):  # first, as BERTopic's topic -1
         outliers = {"cluster": -1, "name": OUTLIER_NAME, "size": summary["outliers"], "mean_confidence": None}
-        texts = list(summary["outlier_texts"])
-        rows.insert(0, {**outliers, "keywords": list(summary["outlier_keywords"]), "representative_texts": texts})
+        outliers.update(keywords=list(summary["outlier_keywords"]), representative_texts=list(summary["outlier_texts"]))
+        rows.insert(0, outliers)
     table = pd.DataFrame(rows, columns=list(COLUMNS))
     table["size"] = table["size"].astype("Int64")
     table["mean_confidence"] = table["mean_confidence"].astype("Float64")
