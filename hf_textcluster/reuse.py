@@ -93,6 +93,15 @@ def reuse(key: Callable[[], tuple], compute: Callable[[], T]) -> T:
     return result
 
 
+def keep(key: Callable[[], tuple], result: Any) -> None:
+    """Make ``result`` what :func:`reuse` with an equal key gives from now on inside the current block (replacing
+    what it kept); outside a block, nothing. For a result another step decided: the partition K was read from."""
+    store = _STORE.get()
+    if store is not None:
+        store.pop(digest(*key()), None)
+        reuse(key, lambda: result)
+
+
 def digest(*parts: Any) -> str:
     """A digest of ``parts``: arrays and tensors by dtype, shape and bytes, a module by its parameters and buffers
     (names, dtypes, shapes, bytes), anything else by its ``repr``.

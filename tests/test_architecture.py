@@ -177,7 +177,7 @@ def test_no_module_is_over_the_line_cap():
 
 # Lines of code in the package, docstrings, comments and blank lines not counted. The cap only goes down: a change that
 # adds code removes as much elsewhere, or lowers nothing and says why in review.
-MAX_CODE_LINES = 15_129
+MAX_CODE_LINES = 15_128
 
 
 def _code_lines(source: str) -> int:

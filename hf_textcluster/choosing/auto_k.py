@@ -11,27 +11,19 @@ costly part. The criteria (:data:`~hf_textcluster.choosing.criteria.K_CRITERIA`)
 - ``umap_silhouette`` (the default, :data:`DEFAULT_CRITERION`): k-means on the BERTopic way's first UMAP layout for
   each K of the grid; the K with the highest silhouette in that layout (:mod:`~hf_textcluster.choosing.layout_k`).
   A run (:meth:`ClusterCountRequest.choose`) reads it on every text (:func:`choose_in_layout`), so its layouts are
-  those the BERTopic way then clusters at that K.
-- ``silhouette``: k-means (seeded, k-means++) for each K of a grid (every K up to 16, then ~10% steps, then every
-  K around the best grid point); the K with the highest mean silhouette, with cosine distance (computed exactly in
-  O(N K d) from the cluster sums, so the whole sample is scored).
-- ``calinski_harabasz``: the same k-means solutions; the K with the highest Calinski-Harabasz index (between- over
-  within-cluster dispersion, each per degree of freedom).
-- ``davies_bouldin``: the same k-means solutions; the K with the lowest Davies-Bouldin index (mean over clusters of
-  the worst ratio of spreads to centroid distance).
-- ``eigengap``: no k-means: the normalised Laplacian of a symmetric kNN graph of the sample (cosine distance, the
-  self-tuning Gaussian weights of Zelnik-Manor and Perona, 2004); K is where the gap between consecutive smallest
-  eigenvalues, lambda_{K+1} - lambda_K, is largest.
+  those the BERTopic way then clusters, and splits the clusters that hold clear groups of their own: K is their
+  number, and the BERTopic way serves them.
+- ``silhouette``, ``calinski_harabasz``, ``davies_bouldin`` (lowest is best): k-means (seeded, k-means++) for each K
+  of a grid (every K up to 16, then ~10% steps, then every K around the best grid point), scored by that index (the
+  cosine silhouette exactly, in O(N K d) from the cluster sums).
+- ``eigengap``: K where the gap between consecutive smallest eigenvalues of a kNN graph's normalised Laplacian
+  (self-tuning weights, Zelnik-Manor and Perona 2004) is largest.
 
-``training/studies/without_k.py`` chose the default on the tuning corpora and their class subsets, by leaving one
-corpus out; ``python -m training.bench auto-k`` measures every criterion on the benchmark corpora (docs/results.md,
-"Choosing K without labels"). The others stay selectable with ``criterion=``. :meth:`AutoKResult.describe` says the
-K chosen, its score and the next best peaks: how sure the choice is, and the K to try next.
-
-Every criterion is the registry's (:mod:`~hf_textcluster.choosing.criteria`): the silhouette, Calinski-Harabasz and
-Davies-Bouldin score partitions, as in the choice of the served partition; ``eigengap`` and ``umap_silhouette`` score
-every K at once. How each criterion scores the candidate K (the shared k-means fits, the grid, the spectrum) is in
-:mod:`~hf_textcluster.choosing.k_search`.
+``training/studies/without_k.py`` and ``without_k_tree.py`` chose the default on the tuning corpora and their class
+subsets, by leaving one corpus out; ``python -m training.bench auto-k`` measures every criterion (docs/results.md,
+"Choosing K without labels"); the others stay selectable with ``criterion=``. :meth:`AutoKResult.describe` says the K
+chosen, its score and the next best peaks. How each criterion of the registry (:mod:`~hf_textcluster.choosing.criteria`)
+scores the candidate K is in :mod:`~hf_textcluster.choosing.k_search`.
 """
 
 from __future__ import annotations
@@ -44,12 +36,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..editing.kmeans import umap_layouts
 from ..modeling.input_checks import check_num_clusters, parse_num_clusters
 from ..modeling.validation import check_scalar
 from ..representation.summary import sample_rows
 from .criteria import K_CRITERIA, get_criterion
 from .k_search import KMeansSearch, best_k, score_criterion
-from .layout_k import umap_silhouettes
+from .layout_k import SPLIT_SILHOUETTE, candidate_ks, layout_partitions, split_layout_clusters
 from .linear_heads import l2_normalize
 
 DEFAULT_CRITERION = "umap_silhouette"
@@ -74,6 +67,7 @@ class AutoKResult:
     seconds: float
     random_state: int | None = 0
     notes: list[str] = field(default_factory=list)
+    split_from: int | None = None  # umap_silhouette: the best K before its clusters were split (None: none split)
 
     def alternatives(self, count: int = 3) -> list[int]:
         """The best K of each other peak of the scores (a K scoring better than the K tried on either side of it),
@@ -83,26 +77,22 @@ class AutoKResult:
         peaks = [
             k
             for i, k in enumerate(ks)
-            if k != self.num_clusters
+            if k != (self.split_from or self.num_clusters)
             and (i == 0 or signed[k] > signed[ks[i - 1]])
             and (i == len(ks) - 1 or signed[k] >= signed[ks[i + 1]])
         ]
         return sorted(peaks, key=lambda k: -signed[k])[:count]
 
     def describe(self) -> str:
-        """K, its score and the alternatives' in one line: how sure the choice is."""
-        others = ", ".join(f"K={k} ({self.scores[k]:.3f})" for k in self.alternatives())
-        return (
-            f"K={self.num_clusters} ({self.criterion} {self.scores[self.num_clusters]:.3f}, the best of "
-            f"{len(self.scores)} values of K in {self.k_min}..{self.k_max})"
-            + (f"; next best: {others}" if others else "")
-        )
+        """K, its score and the alternatives' in one line: how sure the choice is (:func:`describe_k_selection`)."""
+        return describe_k_selection(self.to_dict())
 
     def to_dict(self) -> dict:
         """A JSON-ready record (``training_run.json``'s ``k_selection``)."""
         return {
             "num_clusters": self.num_clusters,
             "criterion": self.criterion,
+            **({"split_from": self.split_from} if self.split_from else {}),
             "alternatives": self.alternatives(),
             "k_range": [self.k_min, self.k_max],
             "sample_size": self.sample_size,
@@ -113,12 +103,24 @@ class AutoKResult:
             **({"notes": list(self.notes)} if self.notes else {}),
         }
 
-    def __str__(self) -> str:
-        return (
-            f"K={self.num_clusters} chosen by {self.criterion} among K in {self.k_min}..{self.k_max} "
-            f"({len(self.scores)} values tried on {self.sample_size:,} of {self.num_texts:,} texts, "
-            f"{self.seconds:.1f}s)"
-        )
+    __str__ = describe
+
+
+def describe_k_selection(selection: dict) -> str:
+    """How K was chosen (a ``k_selection`` record: :meth:`AutoKResult.to_dict`), how sure, and how to take another."""
+    k_min, k_max = selection["k_range"]
+    scores = selection.get("scores", {})
+    score = lambda k: f" ({scores[str(k)]:.3f})" if str(k) in scores else ""  # noqa: E731
+    others = ", ".join(f"K = {k}{score(k)}" for k in selection.get("alternatives", []))
+    split = selection.get("split_from")  # K before the clusters holding clear groups were split
+    clear = f"clusters hold clear groups (silhouette >= {SPLIT_SILHOUETTE} alone)"
+    scored = f"{score(split)} at K = {split}, then split where {clear}" if split else ""
+    return (
+        f"K = {selection['num_clusters']}, chosen without labels by {selection['criterion']}"
+        f"{scored or score(selection['num_clusters'])} among K in {k_min}..{k_max} ({selection['sample_size']:,} of "
+        f"{selection['num_texts']:,} texts, {selection['seconds']:.1f}s)"
+        + (f"; next best {others} (--num-clusters K trains another, `reduce` merges clusters)" if others else "")
+    )
 
 
 def default_k_max(num_texts: int, k_min: int = 2) -> int:
@@ -416,20 +418,27 @@ def estimate_num_clusters(
 def choose_in_layout(features, k_min: int = 2, k_max: int | None = None, random_state: int | None = 0) -> AutoKResult:
     """K by ``umap_silhouette`` (:mod:`~hf_textcluster.choosing.layout_k`) on every row of ``features`` (N x d; at
     most :data:`LAYOUT_MAX_ROWS`, else a seeded sample): the layouts it reads are those the BERTopic way's k-means
-    clusters at the chosen K (drawn once per ``reusing_results`` block)."""
+    clusters at the chosen K (drawn once per ``reusing_results`` block). On every row, clusters holding clear groups
+    are split and become the BERTopic way's partition at their number within the block (``split_from``: K before)."""
     start = time.perf_counter()
     x = _as_embeddings(features)
     k_min, k_max = check_k_range(k_min, k_max, x.shape[0])
-    if x.shape[0] > LAYOUT_MAX_ROWS:
+    whole = x.shape[0] <= LAYOUT_MAX_ROWS
+    if not whole:
         x = x[sample_rows(x.shape[0], LAYOUT_MAX_ROWS, random_state)]
-    scores = umap_silhouettes(x, k_min, k_max, random_state)
+    layout = umap_layouts(x, random_state)[0]
+    partitions = layout_partitions(layout, candidate_ks(k_min, k_max), random_state)
+    scores = {k: score for k, (score, _) in partitions.items()}
     if not scores:
         raise ValueError(
             f"No K in {k_min}..{k_max} splits these texts: they are (nearly) identical; pass num_clusters=K or more "
             "varied texts."
         )
+    best = best_k("umap_silhouette", scores)
+    groups = split_layout_clusters(x, partitions[best][1], layout, k_max, random_state) if whole else None
     return AutoKResult(
-        num_clusters=best_k("umap_silhouette", scores),
+        num_clusters=best if groups is None else int(groups.max()) + 1,
+        split_from=None if groups is None else best,
         criterion="umap_silhouette",
         scores=scores,
         k_min=k_min,

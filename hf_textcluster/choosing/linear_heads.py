@@ -252,12 +252,12 @@ def _check_labels(labels: Any, n: int, num_clusters: int | None) -> tuple[np.nda
     return y, int(num_clusters)
 
 
-def _fit_classifier(template, x: np.ndarray, y: np.ndarray | None, seed: int):
+def _fit_classifier(template, x: np.ndarray, y: np.ndarray, seed: int):
     """A clone of the estimator ``template`` (its ``random_state`` set to ``seed`` where it has one) fitted on x, y."""
     estimator = clone(template)
     if "random_state" in estimator.get_params(deep=False):
         estimator.set_params(random_state=seed)
-    return estimator.fit(x) if y is None else estimator.fit(x, y)
+    return estimator.fit(x, y)
 
 
 def _linear_head(clf, num_clusters: int, d: int) -> tuple[np.ndarray, np.ndarray] | None:

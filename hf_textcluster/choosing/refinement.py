@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import numbers
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
@@ -99,20 +98,18 @@ def refine_partition(
     tol: float = 0.01,
     outlier_fraction: float = 0.1,
     train_fraction: tuple[float, float] = (0.7, 0.85),
-    outlier_detector: Any = None,
-    classifier: Any = None,
     min_kept: float = 0.34,
     max_collapsed: float = 0.1,
     random_state: int = 0,
 ) -> RefinementResult:
     """Refine a partition of embeddings by iterative classification.
 
-    Every round: per cluster, flag outliers (the ``outlier_fraction`` members farthest from the cluster mean
-    by cosine, or ``outlier_detector``'s ``-1`` predictions); from the rest take a random sample of at most
-    ``p * N / K`` members (``p`` drawn per round from ``train_fraction``); fit the classifier on the sample
-    with cluster ids as targets; reassign every text with it. Stops when fewer than
-    ``tol`` of the texts changed cluster in a round, or after ``max_rounds``. Finally a linear head is fitted
-    on all texts and the final partition is its argmax, so the head reproduces ``labels`` exactly.
+    Every round: per cluster, flag outliers (the ``outlier_fraction`` members farthest from the cluster mean by
+    cosine); from the rest take a random sample of at most ``p * N / K`` members (``p`` drawn per round from
+    ``train_fraction``); fit the classifier (shrinkage LDA with uniform priors) on the sample with cluster ids as
+    targets; reassign every text with it. Stops when fewer than ``tol`` of the texts changed cluster in a round, or
+    after ``max_rounds``. Finally a linear head is fitted on all texts and the final partition is its argmax, so the
+    head reproduces ``labels`` exactly.
 
     Args:
         embeddings: ``(N, d)`` array, one row per text (L2-normalised inside).
@@ -125,12 +122,6 @@ def refine_partition(
         tol: stop when the fraction of texts that changed cluster in a round is below this (0 <= tol < 1).
         outlier_fraction: share of each cluster set aside by the default outlier rule (0 <= f < 0.5).
         train_fraction: ``(low, high)`` range of ``p``; the per-cluster training cap is ``p * N / K``.
-        outlier_detector: optional scikit-learn outlier detector (cloned, fitted per cluster with >= 10 members,
-            ``predict`` returning -1 for outliers), e.g. ``IsolationForest(contamination=0.1)``.
-        classifier: optional scikit-learn classifier (cloned, ``random_state`` set when it has one). Default:
-            :class:`~hf_textcluster.choosing.linear_heads.SharedCovarianceClassifier` (shrinkage LDA with uniform
-            priors). If it exposes ``coef_`` / ``intercept_`` it also serves as the final head; otherwise the default
-            LDA fits the head.
         min_kept: guard: a cluster "collapses" when it keeps less than this fraction of its input size.
         max_collapsed: guard: decline when more than this fraction of the clusters collapse, or any vanishes.
         random_state: seed for sampling and for estimators that take one; same inputs give same outputs.
@@ -164,10 +155,7 @@ def refine_partition(
         validate_parameters({"train_fraction": bound}, _OPTIONS)
     if p_low > p_high:
         raise ValueError(f"`train_fraction` must be (low, high) with low <= high; got {train_fraction!r}.")
-    for name, est in (("outlier_detector", outlier_detector), ("classifier", classifier)):
-        if est is not None and not (hasattr(est, "fit") and hasattr(est, "predict") and hasattr(est, "get_params")):
-            raise ValueError(f"`{name}` must be a scikit-learn estimator with fit/predict; got {type(est).__name__}.")
-    template = SharedCovarianceClassifier() if classifier is None else classifier
+    template = SharedCovarianceClassifier()
 
     # the classification rounds
     rng = np.random.default_rng(random_state)
@@ -185,13 +173,7 @@ def refine_partition(
         n_out = 0
         for c in np.flatnonzero(np.bincount(y, minlength=k)):
             members = np.flatnonzero(y == c)
-            if outlier_detector is None:
-                out = _centroid_outliers(x[members], outlier_fraction)
-            elif members.size >= 10:
-                out = _fit_classifier(outlier_detector, x[members], None, seed).predict(x[members]) == -1
-            else:
-                out = np.zeros(members.size, dtype=bool)
-            inliers = members[~out]
+            inliers = members[~_centroid_outliers(x[members], outlier_fraction)]
             if inliers.size == 0:  # keep the cluster known to the classifier
                 inliers = members
             n_out += members.size - inliers.size
@@ -218,25 +200,14 @@ def refine_partition(
             break
     # the head fitted on every text, whose argmax is the served partition (so head and labels agree exactly); when
     # the guard declines, the head is fitted on the input, which is returned unchanged
-    head_template = template if _is_linear(template) else SharedCovarianceClassifier()
-    head_clf = _fit_classifier(head_template, x, y, random_state)
+    head_clf = _fit_classifier(template, x, y, random_state)
     y_final = np.asarray(head_clf.predict(x), dtype=np.int64)
     why = _guard(sizes_in, np.bincount(y_final, minlength=k), min_kept, max_collapsed)[1]
     if why:
         reason = f"declined: {why}; the input partition is returned unchanged"
         y_final = y_in.copy()
-        head_clf = _fit_classifier(head_template, x, y_final, random_state)
+        head_clf = _fit_classifier(template, x, y_final, random_state)
     coef, intercept = _linear_head(head_clf, k, x.shape[1])
     head_agreement = float(np.mean(np.argmax(x @ coef.T + intercept, axis=1) == y_final))
     fields = {"rounds": rounds, "history": history, "declined": bool(why), "reason": reason}
     return served_by_head(x, y_in, y_final, coef, intercept, head_agreement=head_agreement, **fields)
-
-
-def _is_linear(template) -> bool:
-    """Whether the classifier exposes linear weights (coef_ / intercept_), told by a tiny 3-class 2-D fit."""
-    probe = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0], [0.1, 0.9], [-1.0, 0.0], [-0.9, -0.1]])
-    try:
-        fitted = _fit_classifier(template, probe, np.array([0, 0, 1, 1, 2, 2]), 0)
-    except Exception:  # noqa: BLE001 - a classifier that cannot fit the probe is simply not used as the head
-        return False
-    return _linear_head(fitted, 3, 2) is not None

@@ -113,20 +113,6 @@ def add_k_selection_args(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def describe_k_selection(selection: dict) -> str:
-    """How K was chosen, how sure (its score and the next best K's), and how to take another."""
-    k_min, k_max = selection["k_range"]
-    scores = selection.get("scores", {})
-    score = lambda k: f" ({scores[str(k)]:.3f})" if str(k) in scores else ""  # noqa: E731
-    others = ", ".join(f"K = {k}{score(k)}" for k in selection.get("alternatives", []))
-    return (
-        f"K = {selection['num_clusters']}, chosen without labels by {selection['criterion']}"
-        f"{score(selection['num_clusters'])} among K in {k_min}..{k_max} ({selection['sample_size']:,} of "
-        f"{selection['num_texts']:,} texts, {selection['seconds']:.1f}s)"
-        + (f"; next best {others} (--num-clusters K trains another, `reduce` merges clusters)" if others else "")
-    )
-
-
 # The help of options that several commands share word for word.
 TEXT_COLUMN_HELP = "Column of --input holding the texts (csv, jsonl, parquet)."
 BATCH_SIZE_HELP = "Texts encoded at a time (memory against speed)."

@@ -17,7 +17,6 @@ from ._args import (
     add_device_args,
     add_k_selection_args,
     add_text_column_arg,
-    describe_k_selection,
     encoding_on,
     format_scores,
     num_clusters_or_auto,
@@ -120,7 +119,7 @@ def run(args: argparse.Namespace, extra: list[str]) -> int:
     seconds = time.perf_counter() - start
     print(f"{name} on {source} (N={len(texts)}, K={num_clusters}, {num_classes} classes, seed={args.seed})")
     if auto:
-        print(describe_k_selection(baseline.auto_k_.to_dict()) + f"; the labels have {num_classes} classes")
+        print(baseline.auto_k_.describe() + f"; the labels have {num_classes} classes")
     print(f"{format_scores(metrics, ('acc', 'nmi', 'ari', 'purity'))}  time {seconds:.1f}s")
     print_kmeans_scores(metrics)
     if args.model:

@@ -21,6 +21,7 @@ import sys
 
 from transformers import HfArgumentParser
 
+from ..choosing.auto_k import describe_k_selection
 from ..choosing.criteria import PRETRAINED
 from ..data import load_text_file
 from ..editing.kmeans import KMEANS_INITS
@@ -42,7 +43,6 @@ from ._args import (
     add_data_args,
     add_k_selection_args,
     count_or_fraction,
-    describe_k_selection,
     format_scores,
     num_clusters_or_auto,
     print_kmeans_scores,

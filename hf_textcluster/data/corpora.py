@@ -18,7 +18,7 @@ checked on others:
 * ``"confirmation_only"``: public corpora of the kinds users bring (support requests and intents, news headlines),
   kept outside the shared data folder, for confirmation only.
 
-:data:`IN_HOUSE` (tuning + confirmation) is what ``all`` means to :func:`expand_benchmark_names`.
+:data:`IN_HOUSE` (tuning + confirmation) is what ``all`` means to ``python -m training.bench``.
 """
 
 from __future__ import annotations
@@ -248,39 +248,11 @@ BENCHMARKS: tuple[str, ...] = tuple(CORPORA)
 def benchmarks_with_role(*roles: str) -> tuple[str, ...]:
     """The corpora of the given roles (``"tuning"``, ``"confirmation"``, ``"confirmation_only"``), in
     :data:`BENCHMARKS` order."""
-    unknown = [role for role in roles if role not in ROLES]
-    if unknown:
-        raise ValueError(f"Unknown role(s) {unknown}: expected some of {list(ROLES)}.")
     return tuple(name for name, spec in CORPORA.items() if spec.role in roles)
 
 
 # The in-house corpora (their prepared CSVs are in the shared data folder): what ``all`` means.
 IN_HOUSE: tuple[str, ...] = benchmarks_with_role(TUNING, CONFIRMATION)
-
-# Names that stand for several corpora in a list of benchmark names (see expand_benchmark_names).
-BENCHMARK_GROUPS: dict[str, tuple[str, ...]] = {"all": IN_HOUSE, **{role: benchmarks_with_role(role) for role in ROLES}}
-
-
-def expand_benchmark_names(names) -> list[str]:
-    """Canonical corpus names for a list of names and group names, in the given order, each once.
-
-    Groups: ``all`` (the in-house corpora, :data:`IN_HOUSE`: tuning + confirmation; confirmation-only corpora are
-    named one by one or by their group), ``tuning``, ``confirmation``, ``confirmation_only``.
-
-    Raises:
-        ValueError: a name that is neither a corpus nor a group.
-    """
-    expanded: list[str] = []
-    for name in names:
-        if isinstance(name, str) and _key(name) in BENCHMARK_GROUPS:
-            corpora = BENCHMARK_GROUPS[_key(name)]
-        else:
-            try:
-                corpora = (resolve_benchmark_name(name),)
-            except ValueError as error:
-                raise ValueError(f"{error} Or a group: {', '.join(BENCHMARK_GROUPS)}.") from None
-        expanded += [corpus for corpus in corpora if corpus not in expanded]
-    return expanded
 
 
 def resolve_benchmark_name(name: object) -> str:

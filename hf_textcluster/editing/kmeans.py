@@ -37,6 +37,7 @@ from ..reuse import reuse
 logger = logging.get_logger(__name__)
 
 DEFAULT_KMEANS_MAX_SAMPLES = 100_000
+DEFAULT_N_INIT = 10
 KMEANS_INITS = ("k-means++", "umap", "best")
 # up to this many rows the neighbours UMAP starts from are computed exactly (rows x rows x dims multiply-adds, in
 # chunks); above it UMAP's approximate search
@@ -51,7 +52,7 @@ UMAP_MIN_ROWS = 17
 def fit_kmeans(
     features,
     num_clusters: int,
-    n_init: int = 10,
+    n_init: int = DEFAULT_N_INIT,
     random_state: int | None = 0,
     max_samples: int | None = DEFAULT_KMEANS_MAX_SAMPLES,
     init: str = "k-means++",
@@ -414,7 +415,7 @@ def umap_layouts(features, random_state: int | None = 0, layouts: int = UMAP_LAY
 
 
 def _umap_kmeans_groups(
-    features, num_clusters: int, n_init: int = 10, random_state: int | None = 0, layouts: int = UMAP_LAYOUTS
+    features, num_clusters: int, n_init: int = DEFAULT_N_INIT, random_state: int | None = 0, layouts: int = UMAP_LAYOUTS
 ) -> np.ndarray:
     """The clusters k-means finds on :func:`umap_layouts` of ``features``; with ``layouts`` > 1 the partition agreeing
     most with the others is kept (one layout in a few can merge two clusters)."""
@@ -433,7 +434,12 @@ def _umap_kmeans_groups(
     if random_state is None:  # unseeded: another result each time
         return groups()
     # seeded, computed once per reusing_results block (see _kmeans_pp)
-    return reuse(lambda: ("umap k-means", np.asarray(features), num_clusters, n_init, random_state, layouts), groups)
+    return reuse(lambda: umap_kmeans_key(features, num_clusters, n_init, random_state, layouts), groups)
+
+
+def umap_kmeans_key(features, num_clusters: int, n_init: int, random_state: int, layouts: int) -> tuple:
+    """What the BERTopic way's partition of ``features`` is kept under within a ``reusing_results`` block."""
+    return ("umap k-means", np.asarray(features), num_clusters, n_init, random_state, layouts)
 
 
 def first_appearance(labels: np.ndarray) -> np.ndarray:

@@ -75,19 +75,21 @@ def choose_k(count: ClusterCountRequest, embeddings, seed: int) -> dict:
     default run's first save and a method's own run both call it), said in the log; returns what
     ``training_run.json`` records of it (``k_selection``)."""
     result = count.choose(embeddings, random_state=seed)
-    logger.warning(f"num_clusters='auto': {result.describe()}; no labels used.")
+    logger.warning(f"num_clusters='auto': {result.describe()}.")
     for note in result.notes:
         logger.warning(f"num_clusters='auto': {note}.")
     return {**result.to_dict(), "requested_k_range": count.to_dict()["k_range"]}
 
 
 def _saved_k_selection(request, identity: dict) -> dict | None:
-    """The K an interrupted run of the same request on the same texts chose (its run_identity.json), if any."""
+    """The K an interrupted run of the same request on the same texts chose (its run_identity.json), if any; none
+    when that K came from split clusters (the BERTopic way serves them only within the run that found them)."""
     saved = RunFolder(request.output_dir).read_identity() or {}
     selection = saved.get("k_selection") or {}
     same = (
         saved.get("texts_sha1") == identity["texts_sha1"]
         and selection.get("criterion") == request.num_clusters.criterion
         and selection.get("requested_k_range") == request.num_clusters.to_dict()["k_range"]
+        and not selection.get("split_from")  # split clusters are kept for a run only: choosing again finds them
     )
     return selection if same and isinstance(selection.get("num_clusters"), int) else None

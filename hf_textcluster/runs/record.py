@@ -96,6 +96,7 @@ class KSelection(Block):
 
     num_clusters: int
     criterion: str
+    split_from: int | None = None  # umap_silhouette: the best K before its clusters were split (None: none split)
     alternatives: list[int] | None = None  # (a run saved before it was recorded has none)
     k_range: list[int] | None = None
     sample_size: int | None = None
@@ -148,7 +149,6 @@ class Edit(Block):
     clusters: list | None = None  # merge: groups of ids; split, update, rename: ids
     mapping: list[int] | None = None
     new_ids: list[int] | None = None
-    n: int | None = None  # a split's parts, as earlier versions wrote it (now: len(new_ids))
     reduced_to: int | None = None
     moved: int | None = None
     texts: int | None = None

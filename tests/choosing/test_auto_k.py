@@ -344,8 +344,8 @@ def test_alternatives_are_the_other_peaks_best_first_and_describe_says_them():
     result = AutoKResult(3, "umap_silhouette", scores, 2, 8, 100, 100, 0.1)
     assert result.alternatives() == [5, 7] and result.alternatives(1) == [5]
     line = result.describe()
-    assert line.startswith("K=3 (umap_silhouette 0.500, the best of 7 values of K in 2..8)")
-    assert "next best: K=5 (0.400), K=7 (0.350)" in line
+    assert line.startswith("K = 3, chosen without labels by umap_silhouette (0.500) among K in 2..8 (100 of 100 texts")
+    assert "next best K = 5 (0.400), K = 7 (0.350)" in line
     assert result.to_dict()["alternatives"] == [5, 7]
     # a lower-is-better criterion's peaks are its valleys
     db = AutoKResult(4, "davies_bouldin", {2: 0.9, 3: 0.5, 4: 0.3, 5: 0.6, 6: 0.4, 7: 0.8}, 2, 7, 100, 100, 0.1)
@@ -374,3 +374,61 @@ def test_the_default_reads_k_on_every_text_in_the_layouts_the_bertopic_way_clust
     assert result.criterion == DEFAULT_CRITERION == "umap_silhouette" and result.num_clusters == 5
     assert result.sample_size == result.num_texts == len(x) and set(result.scores) == set(range(2, 13))
     assert drawn == 3 and len(fits) == 3  # the BERTopic way's three layouts, drawn once for both
+
+
+def test_a_cluster_is_split_where_it_holds_clear_groups_alone():
+    """The layout's silhouette favours the coarsest split of nested groups: a cluster made of tight groups far apart
+    is split at its best k (and a part of it again, two levels down), a cluster of one loose group, or of fewer than
+    20 rows, is not."""
+    from hf_textcluster.choosing.layout_k import SPLIT_MIN_TEXTS, split_clear_groups
+
+    rng = np.random.default_rng(0)
+
+    def group(centre, n, spread=0.05):
+        return rng.normal(centre, spread, (n, 5))
+
+    nested = [group([0, 0, 0, 0, 0], 40), group([0, 0, 0, 0, 2], 40)]  # one group of two tight halves, far apart
+    points = np.concatenate([*nested, group([20, 0, 0, 0, 0], 80), group([40, 0, 0, 0, 0], 80, spread=1.0)])
+    points = np.concatenate([points, group([0, 40, 0, 0, 0], SPLIT_MIN_TEXTS - 1)])
+    labels = np.repeat([0, 0, 1, 2, 3], [40, 40, 80, 80, SPLIT_MIN_TEXTS - 1])  # 0: the nested group, 1: alone
+    split = split_clear_groups(points, labels, random_state=0)
+    assert len(np.unique(split)) == 5  # cluster 0 in two, the others kept
+    assert len(np.unique(split[:80])) == 2 and len(np.unique(split[:40])) == len(np.unique(split[40:80])) == 1
+    for rows in (slice(80, 160), slice(160, 240), slice(240, None)):
+        assert len(np.unique(split[rows])) == 1 and not set(split[rows]) & set(split[:80])
+    deeper = np.concatenate([group([0, 0, 0, 0, 0], 40), group([0, 0, 0, 2, 0], 40), group([100, 0, 0, 0, 0], 80)])
+    assert len(np.unique(split_clear_groups(deeper, np.zeros(160, int), random_state=0))) == 3  # two levels
+
+
+def test_the_split_clusters_are_the_bertopic_ways_partition_at_their_number_in_the_block():
+    from hf_textcluster.choosing.auto_k import AutoKResult
+    from hf_textcluster.choosing.layout_k import split_layout_clusters
+    from hf_textcluster.editing.kmeans import fit_kmeans
+    from hf_textcluster.reuse import reusing_results
+
+    x, _ = blobs(4, per_cluster=40, seed=1)
+    x = x.astype(np.float32)
+    rng = np.random.default_rng(0)
+    centres = ([0, 0, 0, 0, 0], [0, 0, 0, 0, 2], [20, 0, 0, 0, 0], [20, 0, 0, 0, 2])  # two clusters of two halves
+    layout = np.concatenate([rng.normal(c, 0.05, (40, 5)) for c in centres])[rng.permutation(160)]
+    labels = (layout[:, 0] > 10).astype(int)  # not the groups of `x`: served only because they were kept
+    with reusing_results():
+        found = fit_kmeans(x, 4, init="umap", random_state=0).groups_  # kept first: replaced by what is kept next
+        groups = split_layout_clusters(x, labels, layout, k_max=10, random_state=0)
+        served = fit_kmeans(x, 4, init="umap", random_state=0).groups_
+        assert split_layout_clusters(x, labels, layout, k_max=3, random_state=0) is None  # more than k_max
+        assert split_layout_clusters(x, groups, layout, k_max=10, random_state=0) is None  # nothing splits
+    assert len(np.unique(groups)) == 4
+    np.testing.assert_array_equal(served, groups)
+    assert not np.array_equal(found, groups)
+    split_layout_clusters(x, labels, layout, k_max=10, random_state=0)  # outside a block: nothing kept
+    assert not np.array_equal(fit_kmeans(x, 4, init="umap", random_state=0).groups_, groups)
+    scores = {2: 0.9, 3: 0.5, 4: 0.6, 5: 0.4}
+    result = AutoKResult(7, "umap_silhouette", scores, 2, 5, 100, 100, 0.1, split_from=2)
+    said = result.describe()  # what train prints and logs
+    assert said.startswith("K = 7, chosen without labels by umap_silhouette (0.900) at K = 2, then split where")
+    assert "next best K = 4 (0.600)" in said and str(result) == said
+    assert (
+        result.to_dict()["split_from"] == 2
+        and "split_from" not in AutoKResult(2, "umap_silhouette", scores, 2, 5, 100, 100, 0.1).to_dict()
+    )

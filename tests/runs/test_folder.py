@@ -197,7 +197,7 @@ FULL_RECORD = {
             "accepted": False,
             "new_cluster": None,
         },
-        {"op": "split", "clusters": [1], "n": 2, "new_ids": [1, 3], "source": "/runs/a", "time": "2026-01-01"},
+        {"op": "split", "clusters": [1], "new_ids": [1, 3], "source": "/runs/a", "time": "2026-01-01"},
     ],
     "num_clusters": 3,
 }

@@ -31,7 +31,7 @@ from . import (  # noqa: E402
     without_k,
 )
 from . import store as results  # noqa: E402
-from .common import environment, methods, new_run_id  # noqa: E402
+from .common import environment, expand_benchmark_names, methods, new_run_id  # noqa: E402
 from .render import write_rendered  # noqa: E402
 
 # sub-command -> (module, one-line help); each registered method is a sub-command of its own (the `method` module)
@@ -82,8 +82,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one section (its rows are saved as they are measured) and re-render; ``render`` only re-renders."""
-    from hf_textcluster.data.corpora import expand_benchmark_names
-
     args = build_parser().parse_args(argv)
     if getattr(args, "datasets", None) is not None:  # corpus and group names (all, tuning, ...) -> corpus names
         args.datasets = expand_benchmark_names(args.datasets)
