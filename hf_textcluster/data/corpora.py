@@ -264,10 +264,11 @@ def resolve_benchmark_name(name: object) -> str:
     """
     if not isinstance(name, str):
         raise TypeError(f"The benchmark name must be a string, one of {list(BENCHMARKS)}; got {type(name).__name__}.")
-    if _key(name) not in CORPORA:
+    if benchmark_key(name) not in CORPORA:
         raise ValueError(f"Unknown benchmark {name!r}. Valid names: {', '.join(BENCHMARKS)}.")
-    return _key(name)
+    return benchmark_key(name)
 
 
-def _key(name: str) -> str:
+def benchmark_key(name: str) -> str:
+    """``name`` as corpus and group names are compared: case, ``-``, ``_`` and spaces alike."""
     return name.strip().lower().replace("-", "_").replace(" ", "_")

@@ -254,14 +254,13 @@ def expand_benchmark_names(names) -> list[str]:
     """Canonical corpus names for ``--datasets``' names and group names, in the given order, each once. Groups:
     ``all`` (the in-house corpora: tuning + confirmation; confirmation-only corpora are named one by one or by their
     group), ``tuning``, ``confirmation``, ``confirmation_only`` (case and ``-``/``_`` insensitive)."""
-    from hf_textcluster.data.corpora import IN_HOUSE, ROLES, benchmarks_with_role, resolve_benchmark_name
+    from hf_textcluster.data.corpora import IN_HOUSE, ROLES, benchmark_key, benchmarks_with_role, resolve_benchmark_name
 
     groups = {"all": IN_HOUSE, **{role: benchmarks_with_role(role) for role in ROLES}}
     expanded: list[str] = []
     for name in names:
-        key = name.strip().lower().replace("-", "_").replace(" ", "_")
         try:
-            corpora = groups.get(key) or (resolve_benchmark_name(name),)
+            corpora = groups.get(benchmark_key(name)) or (resolve_benchmark_name(name),)
         except ValueError as error:
             raise ValueError(f"{error} Or a group: {', '.join(groups)}.") from None
         expanded += [corpus for corpus in corpora if corpus not in expanded]
